@@ -1,0 +1,1 @@
+"""api room; see DESIGN.md section 4."""

@@ -1,0 +1,248 @@
+"""The Kubernetes objects kubesched honours, as typed, immutable values.
+
+Parsing from manifests lives in :mod:`kubesched.api.parse`; this module only declares the
+shapes.  Every quantity is already an exact integer here: CPU in millicores, memory and
+storage in bytes, ``pods`` and extended resources (``nvidia.com/gpu``) in units.
+
+A ``Pod`` keeps its original manifest in ``raw`` so that outputs (``schedule``, the simulated
+API server) can hand back exactly what came in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+CPU = "cpu"
+MEMORY = "memory"
+EPHEMERAL_STORAGE = "ephemeral-storage"
+PODS = "pods"
+
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+
+# Taint effects.
+NO_SCHEDULE = "NoSchedule"
+PREFER_NO_SCHEDULE = "PreferNoSchedule"
+NO_EXECUTE = "NoExecute"
+
+Resources = dict[str, int]
+"""Resource name to exact integer amount (millicores for ``cpu``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    """A node taint (``spec.taints[]``)."""
+
+    key: str
+    value: str = ""
+    effect: str = NO_SCHEDULE
+
+
+@dataclass(frozen=True, slots=True)
+class Toleration:
+    """A pod toleration; ``operator`` is ``Equal`` or ``Exists``, empty ``effect`` matches all."""
+
+    key: str = ""
+    operator: str = "Equal"
+    value: str = ""
+    effect: str = ""
+
+    def tolerates(self, taint: Taint) -> bool:
+        """Upstream ``Toleration.ToleratesTaint``."""
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator == "Exists":
+            return True
+        return self.operator in ("Equal", "") and self.value == taint.value
+
+
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    """A selector requirement: ``key``, ``operator`` (In, NotIn, Exists, DoesNotExist, Gt, Lt)."""
+
+    key: str
+    operator: str
+    values: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSelectorTerm:
+    """One term of a node selector; its requirements are ANDed (an empty term matches nothing)."""
+
+    match_expressions: tuple[Requirement, ...] = ()
+    match_fields: tuple[Requirement, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PreferredSchedulingTerm:
+    """A weighted preferred node-affinity term (weight 1..100)."""
+
+    weight: int
+    preference: NodeSelectorTerm
+
+
+@dataclass(frozen=True, slots=True)
+class NodeAffinity:
+    """``spec.affinity.nodeAffinity``; ``required`` is None when absent (terms are ORed)."""
+
+    required: tuple[NodeSelectorTerm, ...] | None = None
+    preferred: tuple[PreferredSchedulingTerm, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class LabelSelector:
+    """A ``metav1.LabelSelector``: ``matchLabels`` plus ``matchExpressions``."""
+
+    match_labels: tuple[tuple[str, str], ...] = ()
+    match_expressions: tuple[Requirement, ...] = ()
+
+    def matches(self, labels: dict[str, str]) -> bool:
+        """Whether ``labels`` satisfy every requirement (an empty selector matches all)."""
+        for k, v in self.match_labels:
+            if labels.get(k) != v:
+                return False
+        for r in self.match_expressions:
+            has = r.key in labels
+            if r.operator == "In":
+                if not has or labels[r.key] not in r.values:
+                    return False
+            elif r.operator == "NotIn":
+                if has and labels[r.key] in r.values:
+                    return False
+            elif r.operator == "Exists":
+                if not has:
+                    return False
+            elif r.operator == "DoesNotExist":
+                if has:
+                    return False
+            else:
+                return False
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class PodAffinityTerm:
+    """One pod (anti-)affinity term."""
+
+    topology_key: str
+    label_selector: LabelSelector | None = None
+    namespaces: tuple[str, ...] = ()
+    namespace_selector: LabelSelector | None = None
+    match_label_keys: tuple[str, ...] = ()
+    mismatch_label_keys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class WeightedPodAffinityTerm:
+    """A preferred pod (anti-)affinity term with its weight."""
+
+    weight: int
+    term: PodAffinityTerm
+
+
+@dataclass(frozen=True, slots=True)
+class PodAffinity:
+    """Required and preferred terms of ``podAffinity`` or ``podAntiAffinity``."""
+
+    required: tuple[PodAffinityTerm, ...] = ()
+    preferred: tuple[WeightedPodAffinityTerm, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TopologySpreadConstraint:
+    """``spec.topologySpreadConstraints[]``."""
+
+    max_skew: int
+    topology_key: str
+    when_unsatisfiable: str
+    label_selector: LabelSelector | None = None
+    min_domains: int | None = None
+    node_affinity_policy: str | None = None
+    node_taints_policy: str | None = None
+    match_label_keys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class HostPort:
+    """A container port that claims a port on the host (``hostPort`` > 0)."""
+
+    port: int
+    protocol: str = "TCP"
+    host_ip: str = "0.0.0.0"
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerReference:
+    """``metadata.ownerReferences[]``."""
+
+    kind: str
+    name: str
+    api_version: str = ""
+    controller: bool = False
+    uid: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ImageState:
+    """One entry of a node's ``status.images``: its names and size in bytes."""
+
+    names: tuple[str, ...]
+    size_bytes: int
+
+
+@dataclass(slots=True)
+class Pod:
+    """A Pod as the scheduler sees it.
+
+    ``requests`` is the effective request (containers, sidecars, init containers, overhead);
+    ``nonzero_requests`` holds only ``cpu`` and ``memory`` with upstream's scoring defaults
+    (100m, 200Mi) for containers that request nothing.
+    """
+
+    name: str
+    namespace: str = "default"
+    uid: str = ""
+    labels: dict[str, str] = field(default_factory=dict)
+    annotations: dict[str, str] = field(default_factory=dict)
+    owner_references: tuple[OwnerReference, ...] = ()
+    creation_timestamp: float | None = None
+    scheduler_name: str = DEFAULT_SCHEDULER_NAME
+    priority: int = 0
+    priority_class_name: str = ""
+    preemption_policy: str = "PreemptLowerPriority"
+    node_name: str = ""
+    node_selector: dict[str, str] = field(default_factory=dict)
+    node_affinity: NodeAffinity | None = None
+    pod_affinity: PodAffinity | None = None
+    pod_anti_affinity: PodAffinity | None = None
+    tolerations: tuple[Toleration, ...] = ()
+    topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
+    requests: Resources = field(default_factory=dict)
+    nonzero_requests: Resources = field(default_factory=dict)
+    host_ports: tuple[HostPort, ...] = ()
+    images: tuple[str, ...] = ()
+    scheduling_gates: tuple[str, ...] = ()
+    termination_grace_period_seconds: int | None = None
+    phase: str = "Pending"
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        """``namespace/name``, the identity used everywhere."""
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(slots=True)
+class Node:
+    """A Node as the scheduler sees it; ``allocatable`` falls back to ``status.capacity``."""
+
+    name: str
+    labels: dict[str, str] = field(default_factory=dict)
+    annotations: dict[str, str] = field(default_factory=dict)
+    unschedulable: bool = False
+    taints: tuple[Taint, ...] = ()
+    allocatable: Resources = field(default_factory=dict)
+    images: tuple[ImageState, ...] = ()
+    raw: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,80 @@
+"""Kubernetes resource quantities ("250m", "1.5Gi", "2e3", "1k") as exact integers.
+
+Parsing follows ``k8s.io/apimachinery/pkg/api/resource``: a signed decimal number, then a
+binary suffix (Ki..Ei), a decimal suffix (n, u, m, "", k, M..E) or a decimal exponent
+(``e3``).  Values are kept as :class:`fractions.Fraction`, so nothing is rounded until a
+caller asks for millis (CPU) or units (everything else), which round up as upstream's
+``MilliValue()`` / ``Value()`` do.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+
+from kubesched.api import objects as api
+
+_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_DECIMAL = {
+    "n": Fraction(1, 10**9),
+    "u": Fraction(1, 10**6),
+    "m": Fraction(1, 10**3),
+    "": Fraction(1),
+    "k": Fraction(10**3),
+    "M": Fraction(10**6),
+    "G": Fraction(10**9),
+    "T": Fraction(10**12),
+    "P": Fraction(10**15),
+    "E": Fraction(10**18),
+}
+_QUANTITY = re.compile(
+    r"^(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+))"
+    r"(?:(?P<exp>[eE][+-]?\d+)|(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)$"
+)
+
+
+class QuantityError(ValueError):
+    """A string that is not a Kubernetes quantity."""
+
+
+def parse_quantity(value: str | int | float) -> Fraction:
+    """Exact value of a quantity: ``parse_quantity("1.5Gi") == 1610612736``."""
+    if isinstance(value, bool):
+        raise QuantityError(f"quantities must match the regular expression, got {value!r}")
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise QuantityError(f"invalid quantity {value!r}")
+        return Fraction(str(value))
+    text = value.strip()
+    m = _QUANTITY.match(text)
+    if m is None:
+        raise QuantityError(
+            f"quantities must match the regular expression "
+            f"'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$', got {value!r}"
+        )
+    number = Fraction(m.group("num"))
+    if m.group("exp"):
+        return number * Fraction(10) ** int(m.group("exp")[1:])
+    suffix = m.group("suffix") or ""
+    if suffix in _BINARY:
+        return number * _BINARY[suffix]
+    return number * _DECIMAL[suffix]
+
+
+def to_milli(q: Fraction) -> int:
+    """Millis, rounded up (upstream ``MilliValue``)."""
+    return math.ceil(q * 1000)
+
+
+def to_units(q: Fraction) -> int:
+    """Whole units, rounded up (upstream ``Value``)."""
+    return math.ceil(q)
+
+
+def resource_amount(name: str, value: str | int | float) -> int:
+    """The integer the scheduler counts for resource ``name``: millicores for ``cpu``."""
+    q = parse_quantity(value)
+    return to_milli(q) if name == api.CPU else to_units(q)

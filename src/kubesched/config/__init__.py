@@ -1,0 +1,1 @@
+"""config room; see DESIGN.md section 4."""

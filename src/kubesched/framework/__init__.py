@@ -1,0 +1,1 @@
+"""framework room; see DESIGN.md section 4."""

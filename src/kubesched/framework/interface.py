@@ -1,0 +1,282 @@
+"""The plugin contract: Status codes, CycleState, verdict arrays and the extension points.
+
+This mirrors upstream ``pkg/scheduler/framework/interface.go`` with one deliberate change:
+Filter and Score answer for **all candidate nodes at once**.  ``rows`` is an int64 array of
+shape ``(n,)`` of node-table rows; a filter returns a :class:`Verdict` whose ``codes`` has
+shape ``(n,)`` (0 = node passes, ``k > 0`` = ``table[k]`` says why it does not) and a score
+returns int64 scores of shape ``(n,)``.
+
+A plugin joins an extension point by implementing its method (capability wiring); the
+runtime checks with ``hasattr``.  Plugins get a :class:`Handle` at construction.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from kubesched.api import objects as api
+
+if TYPE_CHECKING:
+    from kubesched.state.cache import ClusterState
+
+IntArray = npt.NDArray[np.int64]
+CodeArray = npt.NDArray[np.int8]
+
+MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
+MAX_TOTAL_SCORE = 2**63 - 1
+
+
+class Code(enum.IntEnum):
+    """Upstream ``framework.Code`` values, same order."""
+
+    SUCCESS = 0
+    ERROR = 1
+    UNSCHEDULABLE = 2
+    UNSCHEDULABLE_AND_UNRESOLVABLE = 3
+    WAIT = 4
+    SKIP = 5
+    PENDING = 6
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """Outcome of one plugin call; ``plugin`` names who said so."""
+
+    code: Code = Code.SUCCESS
+    reasons: tuple[str, ...] = ()
+    plugin: str = ""
+
+    def is_success(self) -> bool:
+        """True for Success (a nil status upstream)."""
+        return self.code == Code.SUCCESS
+
+    def is_rejected(self) -> bool:
+        """Unschedulable, UnschedulableAndUnresolvable or Pending."""
+        return self.code in (
+            Code.UNSCHEDULABLE,
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+            Code.PENDING,
+        )
+
+    def message(self) -> str:
+        """Reasons joined as upstream's ``Status.Message``."""
+        return ", ".join(self.reasons)
+
+    def with_plugin(self, plugin: str) -> Status:
+        """This status attributed to ``plugin``."""
+        return Status(self.code, self.reasons, plugin)
+
+
+SUCCESS = Status()
+
+
+def unschedulable(*reasons: str, resolvable: bool = True) -> Status:
+    """An Unschedulable (or UnschedulableAndUnresolvable) status with ``reasons``."""
+    code = Code.UNSCHEDULABLE if resolvable else Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    return Status(code, tuple(reasons))
+
+
+def error(message: str) -> Status:
+    """An Error status: a fault, not a verdict."""
+    return Status(Code.ERROR, (message,))
+
+
+SKIP = Status(Code.SKIP)
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """A filter plugin's answer for ``n`` nodes.
+
+    ``codes`` : int8 array of shape ``(n,)``; 0 means the node passes, ``k > 0`` means
+    ``table[k]`` is the (non-success) status for that node.
+    """
+
+    codes: CodeArray
+    table: Mapping[int, Status] = field(default_factory=dict)
+
+    @staticmethod
+    def all_pass(n: int) -> Verdict:
+        """Every node passes."""
+        return Verdict(np.zeros(n, dtype=np.int8))
+
+    @staticmethod
+    def from_mask(fails: npt.NDArray[np.bool_], status: Status) -> Verdict:
+        """Nodes where ``fails`` is True get ``status``; the rest pass."""
+        return Verdict(fails.astype(np.int8), {1: status})
+
+
+class CycleState(dict[str, Any]):
+    """Per-attempt scratch space shared by a profile's plugins (upstream ``CycleState``).
+
+    ``skip_filter`` and ``skip_score`` collect plugins whose PreFilter / PreScore returned Skip.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.skip_filter: set[str] = set()
+        self.skip_score: set[str] = set()
+
+
+# --------------------------------------------------------------------------- events
+class ActionType(enum.IntFlag):
+    """Upstream ``framework.ActionType`` bits."""
+
+    ADD = 1
+    DELETE = 2
+    UPDATE_NODE_ALLOCATABLE = 4
+    UPDATE_NODE_LABEL = 8
+    UPDATE_NODE_TAINT = 16
+    UPDATE_NODE_CONDITION = 32
+    UPDATE_NODE_ANNOTATION = 64
+    UPDATE_POD_LABEL = 128
+    UPDATE_POD_SCALE_DOWN = 256
+    UPDATE_POD_TOLERATION = 512
+    UPDATE_POD_SCHEDULING_GATES_ELIMINATED = 1024
+    UPDATE_POD_GENERATED_RESOURCE_CLAIM = 2048
+    UPDATE = (
+        UPDATE_NODE_ALLOCATABLE
+        | UPDATE_NODE_LABEL
+        | UPDATE_NODE_TAINT
+        | UPDATE_NODE_CONDITION
+        | UPDATE_NODE_ANNOTATION
+        | UPDATE_POD_LABEL
+        | UPDATE_POD_SCALE_DOWN
+        | UPDATE_POD_TOLERATION
+        | UPDATE_POD_SCHEDULING_GATES_ELIMINATED
+        | UPDATE_POD_GENERATED_RESOURCE_CLAIM
+    )
+    ALL = ADD | DELETE | UPDATE
+
+
+class Resource(enum.StrEnum):
+    """Upstream ``framework.EventResource`` values we emit."""
+
+    POD = "Pod"
+    ASSIGNED_POD = "AssignedPod"
+    UNSCHEDULED_POD = "UnschedulablePod"
+    NODE = "Node"
+    NAMESPACE = "Namespace"
+    SERVICE = "Service"
+    PDB = "PodDisruptionBudget"
+    WILDCARD = "*"
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterEvent:
+    """A change in the cluster: which resource and which action(s)."""
+
+    resource: Resource
+    action: ActionType
+    label: str = ""
+
+    def matches(self, other: ClusterEvent) -> bool:
+        """Whether this *registered* event covers the *incoming* ``other`` event."""
+        if self.resource == Resource.WILDCARD and self.action == ActionType.ALL:
+            return True
+        same = self.resource in (other.resource, Resource.WILDCARD) or (
+            self.resource == Resource.POD
+            and other.resource in (Resource.ASSIGNED_POD, Resource.UNSCHEDULED_POD)
+        )
+        return same and bool(self.action & other.action)
+
+    def __str__(self) -> str:
+        return self.label or f"{self.resource}{self.action.name}"
+
+
+class QueueingHint(enum.Enum):
+    """A plugin's answer to "may this event make the Pod schedulable?"."""
+
+    QUEUE_SKIP = 0
+    QUEUE = 1
+
+
+HintFn = Callable[[api.Pod, Any, Any], QueueingHint]
+"""``hint(pod, old_obj, new_obj)``; old/new are Node or Pod objects (None when absent)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterEventWithHint:
+    """A registered event; a None ``hint`` always means Queue."""
+
+    event: ClusterEvent
+    hint: HintFn | None = None
+
+
+# --------------------------------------------------------------------------- queue items
+@dataclass(slots=True)
+class QueuedPodInfo:
+    """A Pod in the scheduling queue with its bookkeeping (upstream ``QueuedPodInfo``)."""
+
+    pod: api.Pod
+    timestamp: float
+    """When it was added to (or last moved into) the queue; QueueSort's tie-breaker."""
+    initial_attempt_timestamp: float | None = None
+    attempts: int = 0
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pending_plugins: set[str] = field(default_factory=set)
+    gated: bool = False
+    gating_plugin: str = ""
+    message: str = ""
+    seq: int = 0
+    """Insertion counter, so equal sort keys stay FIFO and runs are deterministic."""
+
+
+# --------------------------------------------------------------------------- handle
+class ApiClient(Protocol):
+    """What plugins may ask of the API server (a simulated one, a test fake or the real one)."""
+
+    def bind(self, pod: api.Pod, node_name: str) -> None:
+        """Bind ``pod`` to ``node_name``; raises on failure."""
+
+    def delete_pod(self, pod: api.Pod, reason: str) -> None:
+        """Delete ``pod`` (preemption victims)."""
+
+
+@dataclass(slots=True)
+class Handle:
+    """What the runtime gives every plugin at construction."""
+
+    cluster: ClusterState
+    api: ApiClient | None = None
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- extension points
+@runtime_checkable
+class Plugin(Protocol):
+    """Every plugin has its upstream name."""
+
+    name: str
+
+
+PluginFactory = Callable[[Any, Handle], Plugin]
+"""``factory(args, handle)``; ``args`` is the plugin's typed args object or None."""
+
+
+class PreFilterResult:
+    """Nodes a PreFilter narrowed the search to (upstream ``PreFilterResult.NodeNames``)."""
+
+    __slots__ = ("node_names",)
+
+    def __init__(self, node_names: frozenset[str] | None) -> None:
+        self.node_names = node_names
+
+    def all_nodes(self) -> bool:
+        """True when no narrowing happened."""
+        return self.node_names is None
+
+    def merge(self, other: PreFilterResult | None) -> PreFilterResult:
+        """Intersection of two results (None means all nodes)."""
+        if other is None or other.node_names is None:
+            return self
+        if self.node_names is None:
+            return other
+        return PreFilterResult(self.node_names & other.node_names)

@@ -1,0 +1,1 @@
+"""plugins room; see DESIGN.md section 4."""

@@ -1,0 +1,1 @@
+"""queue room; see DESIGN.md section 4."""

@@ -1,0 +1,1 @@
+"""report room; see DESIGN.md section 4."""

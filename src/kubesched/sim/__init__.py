@@ -1,0 +1,1 @@
+"""sim room; see DESIGN.md section 4."""

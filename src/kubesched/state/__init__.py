@@ -1,0 +1,1 @@
+"""state room; see DESIGN.md section 4."""

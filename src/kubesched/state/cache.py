@@ -1,0 +1,152 @@
+"""The scheduler cache: the node table plus a registry of the Pods placed on it.
+
+Upstream keeps a cache of NodeInfos and hands each cycle a snapshot.  kubesched runs each
+scheduling cycle on one thread, so the columns themselves are the snapshot: a cycle reads
+them, and only ``assume`` / ``forget`` / informer events write them, between cycles.
+
+Lifecycle of a placement (upstream ``cache.go``):
+
+- ``assume_pod`` when the scheduling cycle picks a node (resources counted at once);
+- ``finish_binding`` when the binding cycle is done (still assumed until confirmed);
+- ``add_pod`` for a Pod the API server reports bound: confirms an assumed Pod (moving it if
+  the API says another node), or adds a Pod someone else bound;
+- ``forget_pod`` on any failure after assume: the exact inverse of ``assume_pod``;
+- ``remove_pod`` when a bound Pod is deleted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from kubesched.api import objects as api
+from kubesched.state.nodes import IntArray, NodeTable
+
+
+class CacheError(Exception):
+    """A cache operation that contradicts the cache's state (a bug upstream would log)."""
+
+
+@dataclass(slots=True)
+class PodRecord:
+    """A Pod accounted on a node row."""
+
+    pod: api.Pod
+    node: str
+    row: int
+    request: IntArray
+    nonzero: tuple[int, int]
+    assumed: bool = False
+    binding_finished: bool = False
+
+
+class ClusterState:
+    """Nodes as columns and the Pods placed on them.  ``version`` bumps on every change."""
+
+    def __init__(self, capacity: int = 64) -> None:
+        self.nodes = NodeTable(capacity)
+        self.pods: dict[str, PodRecord] = {}
+        self.pods_on_node: dict[str, set[str]] = {}
+        self.version = 0
+
+    # ------------------------------------------------------------------ nodes
+    def add_node(self, node: api.Node) -> None:
+        """Add a node, or update it when its name exists."""
+        self.nodes.add_node(node)
+        self.pods_on_node.setdefault(node.name, set())
+        self.version += 1
+
+    def update_node(self, node: api.Node) -> None:
+        """Replace a node's facts; its Pods stay."""
+        if node.name not in self.nodes.row_of:
+            self.add_node(node)
+            return
+        self.nodes.update_node(node)
+        self.version += 1
+
+    def remove_node(self, name: str) -> list[api.Pod]:
+        """Remove a node and forget every Pod accounted on it; returns those Pods."""
+        if name not in self.nodes.row_of:
+            return []
+        gone = [self.pods[k].pod for k in sorted(self.pods_on_node.get(name, ()))]
+        for key in list(self.pods_on_node.get(name, ())):
+            self._unaccount(key)
+        self.pods_on_node.pop(name, None)
+        self.nodes.remove_node(name)
+        self.version += 1
+        return gone
+
+    def node(self, name: str) -> api.Node | None:
+        """The Node object called ``name``, if present."""
+        row = self.nodes.row_of.get(name)
+        return None if row is None else self.nodes.nodes[row]
+
+    # ------------------------------------------------------------------ pods
+    def _account(self, pod: api.Pod, node_name: str, assumed: bool) -> PodRecord:
+        row = self.nodes.row_of.get(node_name)
+        if row is None:
+            raise CacheError(f"pod {pod.key}: node {node_name!r} is not in the cache")
+        req = self.nodes.request_vector(pod.requests)
+        nonzero = (pod.nonzero_requests.get(api.CPU, 0), pod.nonzero_requests.get(api.MEMORY, 0))
+        self.nodes.add_pod_usage(row, req, nonzero, pod.host_ports)
+        rec = PodRecord(pod, node_name, row, req, nonzero, assumed=assumed)
+        self.pods[pod.key] = rec
+        self.pods_on_node.setdefault(node_name, set()).add(pod.key)
+        self.version += 1
+        return rec
+
+    def _unaccount(self, key: str) -> PodRecord:
+        rec = self.pods.pop(key)
+        self.nodes.remove_pod_usage(rec.row, rec.request, rec.nonzero, rec.pod.host_ports)
+        self.pods_on_node.get(rec.node, set()).discard(key)
+        self.version += 1
+        return rec
+
+    def assume_pod(self, pod: api.Pod, node_name: str) -> None:
+        """Count ``pod`` on ``node_name`` before the bind is confirmed."""
+        if pod.key in self.pods:
+            raise CacheError(f"pod {pod.key} is already in the cache")
+        self._account(pod, node_name, assumed=True)
+
+    def finish_binding(self, pod: api.Pod) -> None:
+        """The binding cycle finished for an assumed Pod."""
+        rec = self.pods.get(pod.key)
+        if rec is not None and rec.assumed:
+            rec.binding_finished = True
+
+    def forget_pod(self, pod: api.Pod) -> None:
+        """Undo ``assume_pod`` exactly."""
+        rec = self.pods.get(pod.key)
+        if rec is None or not rec.assumed:
+            raise CacheError(f"pod {pod.key} was not assumed")
+        self._unaccount(pod.key)
+
+    def add_pod(self, pod: api.Pod) -> None:
+        """A bound Pod (``pod.node_name`` set) reported by the API server."""
+        rec = self.pods.get(pod.key)
+        if rec is not None:
+            if rec.assumed and rec.node == pod.node_name:
+                rec.assumed = False
+                rec.pod = pod
+                return
+            self._unaccount(pod.key)
+        self._account(pod, pod.node_name, assumed=False)
+
+    def remove_pod(self, pod_key: str) -> PodRecord | None:
+        """A Pod deleted (or moved away); returns its record if it was accounted."""
+        if pod_key not in self.pods:
+            return None
+        return self._unaccount(pod_key)
+
+    def is_assumed(self, pod_key: str) -> bool:
+        """Whether ``pod_key`` is assumed and not yet confirmed."""
+        rec = self.pods.get(pod_key)
+        return rec is not None and rec.assumed
+
+    def overcommitted_nodes(self) -> list[str]:
+        """Names of nodes whose requests exceed allocatable (must always be empty)."""
+        t = self.nodes
+        alive = t.alive
+        over = (t.requested > t.allocatable).any(axis=1) | (t.pod_count > t.allowed_pods)
+        return [t.names[int(r)] for r in np.flatnonzero(over & alive)]

@@ -1,0 +1,285 @@
+"""The columnar node table: one row per node, one numpy column per fact.
+
+Plugins answer for all candidate nodes at once by reading these columns with an index array
+``rows`` (``int64`` array of shape ``(n,)``).  Placing or removing a Pod touches one row.
+
+Columns (``cap`` rows are allocated; ``alive[row]`` says whether a row holds a node):
+
+- ``allocatable``, ``requested`` : int64 ``(cap, R)``; resource ``r`` is ``resources[r]``
+  (CPU millicores, bytes, units).  Column 0 is ``cpu``, 1 ``memory``, 2 ``ephemeral-storage``;
+  extended resources are appended as they appear.
+- ``nonzero_requested`` : int64 ``(cap, 2)``: CPU and memory with upstream's non-zero
+  defaults, what the scoring plugins use.
+- ``pod_count``, ``allowed_pods`` : int64 ``(cap,)``.
+- ``unschedulable`` : bool ``(cap,)``; ``generation`` : int64 ``(cap,)`` bumped on each change.
+- ``label_codes[key]`` : int32 ``(cap,)`` interned value code of label ``key``, -1 if absent;
+  ``label_values[key]`` maps value to code.
+- ``taint_set`` : int32 ``(cap,)`` id into ``taint_sets`` (interned tuples of taints).
+- ``host_ports[(ip, protocol, port)]`` : int32 ``(cap,)`` count of pods using that host port.
+- ``image_sizes[name]`` : int64 ``(cap,)`` size of that image on the node, 0 if absent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+import numpy.typing as npt
+
+from kubesched.api import objects as api
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+BASE_RESOURCES = (api.CPU, api.MEMORY, api.EPHEMERAL_STORAGE)
+_INITIAL_CAP = 64
+
+
+class NodeTable:
+    """Columns for every node of the cluster; see the module docstring for the layout."""
+
+    def __init__(self, capacity: int = _INITIAL_CAP) -> None:
+        cap = max(1, capacity)
+        self.resources: list[str] = list(BASE_RESOURCES)
+        self.resource_index: dict[str, int] = {r: i for i, r in enumerate(self.resources)}
+        self.allocatable = np.zeros((cap, len(self.resources)), dtype=np.int64)
+        self.requested = np.zeros((cap, len(self.resources)), dtype=np.int64)
+        self.nonzero_requested = np.zeros((cap, 2), dtype=np.int64)
+        self.pod_count = np.zeros(cap, dtype=np.int64)
+        self.allowed_pods = np.zeros(cap, dtype=np.int64)
+        self.unschedulable = np.zeros(cap, dtype=np.bool_)
+        self.alive = np.zeros(cap, dtype=np.bool_)
+        self.generation = np.zeros(cap, dtype=np.int64)
+        self.taint_set = np.zeros(cap, dtype=np.int32)
+        self.taint_sets: list[tuple[api.Taint, ...]] = [()]
+        self._taint_set_ids: dict[tuple[api.Taint, ...], int] = {(): 0}
+        self.label_codes: dict[str, npt.NDArray[np.int32]] = {}
+        self.label_values: dict[str, dict[str, int]] = {}
+        self.host_ports: dict[tuple[str, str, int], npt.NDArray[np.int32]] = {}
+        self.image_sizes: dict[str, IntArray] = {}
+        self.names: list[str] = [""] * cap
+        self.nodes: list[api.Node | None] = [None] * cap
+        self.row_of: dict[str, int] = {}
+        self._free_rows: list[int] = []
+        self._order: IntArray | None = None
+        self._seq = np.zeros(cap, dtype=np.int64)
+        self._next_seq = 0
+        self.version = 0
+        """Bumped on every node add/update/delete; cached per-cycle data keys on it."""
+
+    # ----------------------------------------------------------------- sizing
+    @property
+    def capacity(self) -> int:
+        """Rows allocated."""
+        return int(self.alive.shape[0])
+
+    def __len__(self) -> int:
+        return len(self.row_of)
+
+    def order(self) -> IntArray:
+        """Rows of live nodes in insertion order: the list the scheduler walks round-robin."""
+        if self._order is None:
+            rows = sorted(self.row_of.values(), key=lambda r: self._seq[r])
+            self._order = np.asarray(rows, dtype=np.int64)
+        return self._order
+
+    def _grow(self, cap: int) -> None:
+        old = self.capacity
+        if cap <= old:
+            return
+
+        def grow(a: npt.NDArray[np.generic]) -> npt.NDArray[np.generic]:
+            shape = (cap, *a.shape[1:])
+            fill = -1 if a.dtype == np.int32 and a is not self.taint_set else 0
+            b = np.full(shape, fill, dtype=a.dtype)
+            b[:old] = a
+            return b
+
+        self.allocatable = grow(self.allocatable)  # type: ignore[assignment]
+        self.requested = grow(self.requested)  # type: ignore[assignment]
+        self.nonzero_requested = grow(self.nonzero_requested)  # type: ignore[assignment]
+        self.pod_count = grow(self.pod_count)  # type: ignore[assignment]
+        self.allowed_pods = grow(self.allowed_pods)  # type: ignore[assignment]
+        self.unschedulable = grow(self.unschedulable)  # type: ignore[assignment]
+        self.alive = grow(self.alive)  # type: ignore[assignment]
+        self.generation = grow(self.generation)  # type: ignore[assignment]
+        self.taint_set = grow(self.taint_set)  # type: ignore[assignment]
+        self._seq = np.concatenate([self._seq, np.zeros(cap - old, dtype=np.int64)])
+        for key, col in self.label_codes.items():
+            self.label_codes[key] = grow(col)  # type: ignore[assignment]
+        for pkey, pcol in self.host_ports.items():
+            b = np.zeros(cap, dtype=np.int32)
+            b[:old] = pcol
+            self.host_ports[pkey] = b
+        for img, icol in self.image_sizes.items():
+            self.image_sizes[img] = grow(icol)  # type: ignore[assignment]
+        self.nodes.extend([None] * (cap - old))
+        self.names.extend([""] * (cap - old))
+
+    def resource_col(self, name: str) -> int:
+        """Column of resource ``name``, adding a new (all-zero) column when unseen."""
+        col = self.resource_index.get(name)
+        if col is not None:
+            return col
+        col = len(self.resources)
+        self.resources.append(name)
+        self.resource_index[name] = col
+        pad = np.zeros((self.capacity, 1), dtype=np.int64)
+        self.allocatable = np.hstack([self.allocatable, pad])
+        self.requested = np.hstack([self.requested, pad])
+        return col
+
+    def request_vector(self, requests: api.Resources) -> IntArray:
+        """A pod's requests as an int64 vector of shape ``(R,)`` (``pods`` excluded)."""
+        for name in requests:
+            if name != api.PODS:
+                self.resource_col(name)
+        vec = np.zeros(len(self.resources), dtype=np.int64)
+        for name, amount in requests.items():
+            if name != api.PODS:
+                vec[self.resource_index[name]] = amount
+        return vec
+
+    # ----------------------------------------------------------------- labels, taints
+    def label_code(self, key: str, value: str) -> int:
+        """Interned code of ``value`` for label ``key``, or -2 if no node ever had it."""
+        return self.label_values.get(key, {}).get(value, -2)
+
+    def label_column(self, key: str) -> npt.NDArray[np.int32]:
+        """Codes of label ``key`` for every row (-1 where the node lacks the label)."""
+        col = self.label_codes.get(key)
+        if col is None:
+            col = np.full(self.capacity, -1, dtype=np.int32)
+            self.label_codes[key] = col
+            self.label_values[key] = {}
+        return col
+
+    def _set_labels(self, row: int, labels: dict[str, str]) -> None:
+        for key, col in self.label_codes.items():
+            if key not in labels:
+                col[row] = -1
+        for key, value in labels.items():
+            col = self.label_column(key)
+            values = self.label_values[key]
+            code = values.get(value)
+            if code is None:
+                code = len(values)
+                values[value] = code
+            col[row] = code
+
+    def _intern_taints(self, taints: tuple[api.Taint, ...]) -> int:
+        tid = self._taint_set_ids.get(taints)
+        if tid is None:
+            tid = len(self.taint_sets)
+            self.taint_sets.append(taints)
+            self._taint_set_ids[taints] = tid
+        return tid
+
+    # ----------------------------------------------------------------- nodes
+    def add_node(self, node: api.Node) -> int:
+        """Insert a node (or update it, if its name exists); return its row."""
+        row = self.row_of.get(node.name)
+        if row is not None:
+            self.update_node(node)
+            return row
+        if self._free_rows:
+            row = self._free_rows.pop()
+        else:
+            row = len(self.row_of) + len(self._free_rows)
+            if row >= self.capacity:
+                self._grow(max(self.capacity * 2, row + 1))
+        self.row_of[node.name] = row
+        self.names[row] = node.name
+        self.alive[row] = True
+        self._seq[row] = self._next_seq
+        self._next_seq += 1
+        self.requested[row] = 0
+        self.nonzero_requested[row] = 0
+        self.pod_count[row] = 0
+        for pcol in self.host_ports.values():
+            pcol[row] = 0
+        self._write_node(row, node)
+        self._order = None
+        return row
+
+    def update_node(self, node: api.Node) -> int:
+        """Replace the node facts of an existing row (its pods stay accounted)."""
+        row = self.row_of[node.name]
+        self._write_node(row, node)
+        return row
+
+    def _write_node(self, row: int, node: api.Node) -> None:
+        for name in node.allocatable:
+            if name != api.PODS:
+                self.resource_col(name)
+        self.allocatable[row] = 0
+        for name, amount in node.allocatable.items():
+            if name == api.PODS:
+                self.allowed_pods[row] = amount
+            else:
+                self.allocatable[row, self.resource_index[name]] = amount
+        if api.PODS not in node.allocatable:
+            self.allowed_pods[row] = 0
+        self.unschedulable[row] = node.unschedulable
+        self.taint_set[row] = self._intern_taints(node.taints)
+        self._set_labels(row, node.labels)
+        for icol in self.image_sizes.values():
+            icol[row] = 0
+        for image in node.images:
+            for name in image.names:
+                icol = self.image_sizes.get(name)
+                if icol is None:
+                    icol = np.zeros(self.capacity, dtype=np.int64)
+                    self.image_sizes[name] = icol
+                icol[row] = image.size_bytes
+        self.nodes[row] = node
+        self.generation[row] += 1
+        self.version += 1
+
+    def remove_node(self, name: str) -> int:
+        """Drop a node; its row is recycled later.  Returns the freed row."""
+        row = self.row_of.pop(name)
+        self.alive[row] = False
+        self.nodes[row] = None
+        self.names[row] = ""
+        for col in self.label_codes.values():
+            col[row] = -1
+        for icol in self.image_sizes.values():
+            icol[row] = 0
+        self.allocatable[row] = 0
+        self.requested[row] = 0
+        self.generation[row] += 1
+        self._free_rows.append(row)
+        self._order = None
+        self.version += 1
+        return row
+
+    # ----------------------------------------------------------------- pods on rows
+    def add_pod_usage(
+        self, row: int, req: IntArray, nonzero: tuple[int, int], ports: Iterable[api.HostPort]
+    ) -> None:
+        """Account one pod on ``row``: ``req`` has shape ``(R',)`` with ``R' <= R``."""
+        self.requested[row, : req.shape[0]] += req
+        self.nonzero_requested[row, 0] += nonzero[0]
+        self.nonzero_requested[row, 1] += nonzero[1]
+        self.pod_count[row] += 1
+        for p in ports:
+            key = (p.host_ip, p.protocol, p.port)
+            pcol = self.host_ports.get(key)
+            if pcol is None:
+                pcol = np.zeros(self.capacity, dtype=np.int32)
+                self.host_ports[key] = pcol
+            pcol[row] += 1
+        self.generation[row] += 1
+
+    def remove_pod_usage(
+        self, row: int, req: IntArray, nonzero: tuple[int, int], ports: Iterable[api.HostPort]
+    ) -> None:
+        """Undo :meth:`add_pod_usage` for the same arguments."""
+        self.requested[row, : req.shape[0]] -= req
+        self.nonzero_requested[row, 0] -= nonzero[0]
+        self.nonzero_requested[row, 1] -= nonzero[1]
+        self.pod_count[row] -= 1
+        for p in ports:
+            self.host_ports[(p.host_ip, p.protocol, p.port)][row] -= 1
+        self.generation[row] += 1
