@@ -9,6 +9,7 @@ caller asks for millis (CPU) or units (everything else), which round up as upstr
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from fractions import Fraction
@@ -78,3 +79,30 @@ def resource_amount(name: str, value: str | int | float) -> int:
     """The integer the scheduler counts for resource ``name``: millicores for ``cpu``."""
     q = parse_quantity(value)
     return to_milli(q) if name == api.CPU else to_units(q)
+
+
+@functools.lru_cache(maxsize=16384)
+def _milli_of_text(text: str) -> int:
+    return to_milli(parse_quantity(text))
+
+
+def milli_value(value: str | int | float) -> int:
+    """``value`` in thousandths, rounded up: what the API server stores.
+
+    The API server rounds every quantity up to milli precision when it defaults a Pod or
+    Node (``SetDefaults_ResourceList``), so sums and maxima of these integers are exact.
+    Strings are cached: real manifests repeat a handful of quantities many times.
+    """
+    if type(value) is str:
+        return _milli_of_text(value)
+    if type(value) is int:
+        return value * 1000
+    if not isinstance(value, float):
+        raise TypeError(f"a quantity must be a string or a number, got {type(value).__name__}")
+    return to_milli(parse_quantity(value))
+
+
+def units_from_milli(name: str, millis: int) -> int:
+    """The scheduler's integer for ``name`` given thousandths: millicores for ``cpu``, else
+    whole units rounded up (``Value()``)."""
+    return millis if name == api.CPU else -(-millis // 1000)

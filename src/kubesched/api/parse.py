@@ -1,0 +1,308 @@
+"""Read cluster manifests (YAML or JSON, one or many documents, ``List`` kinds) into objects.
+
+Field paths in errors name a place in the *stream* of documents:
+
+- a stream with one document is its own root: ``items[3].spec.containers[0]`` for the
+  ``kubectl get nodes,pods -A -o json`` List, ``spec.containers[0]`` for a lone Pod;
+- in a stream of several documents the document index comes first: ``[2].spec...`` and,
+  for a List inside it, ``[2].items[3].spec...``.  A file whose only document is a
+  sequence (JSON ``[...]`` or YAML ``- ...``) is such a stream.
+
+:func:`split_documents` flattens Lists and records these paths in a :class:`Documents`
+list; :func:`parse_objects` uses them (a plain list gets the same scheme).
+
+YAML is read the way ``kubectl`` reads it: the C loader when PyYAML has it, ``safe`` only,
+and unquoted timestamps stay strings (``sigs.k8s.io/yaml`` does not turn them into dates).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from kubesched.api import fields as f
+from kubesched.api import objects as api
+from kubesched.api.errors import InputError
+from kubesched.api.fields import join
+from kubesched.api.pods import parse_pod
+from kubesched.api.quantity import units_from_milli
+
+__all__ = [
+    "SYSTEM_PRIORITY_CLASSES",
+    "Documents",
+    "ParsedObjects",
+    "load_cluster",
+    "load_documents",
+    "parse_node",
+    "parse_objects",
+    "parse_pod",
+    "resolve_priorities",
+    "split_documents",
+]
+
+MAX_PROBLEMS = 50
+"""At most this many problems are collected before :func:`parse_objects` gives up."""
+
+SYSTEM_PRIORITY_CLASSES = {
+    "system-node-critical": 2000001000,
+    "system-cluster-critical": 2000000000,
+}
+"""PriorityClasses every API server has, whether or not the snapshot lists them."""
+
+_BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc]
+    """Safe loader that leaves timestamps as strings."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+class Documents(list[dict[str, Any]]):
+    """Objects of a manifest stream in order, with ``paths[i]`` the field path of object ``i``."""
+
+    paths: list[str]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.paths = []
+
+
+@dataclass(slots=True)
+class ParsedObjects:
+    """The objects of a snapshot: Nodes and Pods parsed, every other kind kept as a dict."""
+
+    nodes: list[api.Node] = field(default_factory=list)
+    pods: list[api.Pod] = field(default_factory=list)
+    others: list[dict[str, Any]] = field(default_factory=list)
+
+    def of_kind(self, kind: str) -> list[dict[str, Any]]:
+        """The ``others`` of one ``kind`` (``PodGroup``, ``PriorityClass``, ...), in file order."""
+        return [o for o in self.others if o.get("kind") == kind]
+
+
+def load_documents(path: str) -> list[dict[str, Any]]:
+    """Every object in the YAML/JSON file at ``path``, Lists flattened (a :class:`Documents`)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except FileNotFoundError:
+        raise InputError("no such file", file=path) from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(f"cannot read: {err}", file=path) from None
+    docs: list[Any] | None = None
+    if text.lstrip()[:1] in ("{", "["):
+        try:
+            loaded = json.loads(text)
+            docs = loaded if isinstance(loaded, list) else [loaded]
+        except ValueError:
+            docs = None  # maybe YAML flow style; let YAML report the error
+    if docs is None:
+        try:
+            docs = [d for d in yaml.load_all(text, Loader=_Loader) if d is not None]
+        except yaml.YAMLError as err:
+            raise InputError([_yaml_problem(err)], file=path) from None
+        if len(docs) == 1 and isinstance(docs[0], list):
+            docs = docs[0]  # a top-level sequence is a stream of objects, as in JSON
+    try:
+        return split_documents(docs)
+    except InputError as err:
+        raise err.with_file(path) from None
+
+
+def _yaml_problem(err: yaml.YAMLError) -> tuple[str, str]:
+    mark = getattr(err, "problem_mark", None)
+    problem = getattr(err, "problem", None) or str(err)
+    if mark is None:
+        return ("", f"invalid YAML: {problem}")
+    return (f"line {mark.line + 1}, column {mark.column + 1}", f"invalid YAML: {problem}")
+
+
+def split_documents(docs: Sequence[Any]) -> Documents:
+    """Flatten ``List`` kinds (``List``, ``PodList``, ``NodeList``, ... with ``items``) into
+    their items and name each object's path (see the module docstring)."""
+    out = Documents()
+    single = len(docs) == 1
+    for k, doc in enumerate(docs):
+        prefix = "" if single else f"[{k}]"
+        f.as_mapping(doc, prefix or "document")
+        kind = doc.get("kind")
+        if isinstance(kind, str) and kind.endswith("List") and "items" in doc:
+            for i, item in enumerate(f.seq(doc, "items", prefix)):
+                ipath = join(join(prefix, "items"), i)
+                f.as_mapping(item, ipath)
+                out.append(item)
+                out.paths.append(ipath)
+        else:
+            out.append(doc)
+            out.paths.append(prefix)
+    return out
+
+
+def parse_node(obj: dict[str, Any], path: str = "") -> api.Node:
+    """A Node from its manifest; allocatable is ``status.allocatable``, or ``status.capacity``
+    when the node reports no allocatable at all (the API server's ``SetDefaults_NodeStatus``)."""
+    node = f.as_mapping(obj, path)
+    meta_path = join(path, "metadata")
+    meta = f.mapping(node, "metadata", path)
+    spec_path = join(path, "spec")
+    spec = f.mapping(node, "spec", path)
+    status_path = join(path, "status")
+    status = f.mapping(node, "status", path)
+    alloc = f.resource_list(status, "allocatable", status_path)
+    if alloc is None:
+        alloc = f.resource_list(status, "capacity", status_path) or {}
+    taints = tuple(
+        f.taint(f.as_mapping(t, p), p)
+        for i, t in enumerate(f.seq(spec, "taints", spec_path))
+        for p in (join(join(spec_path, "taints"), i),)
+    )
+    images = []
+    for i, img in enumerate(f.seq(status, "images", status_path)):
+        ipath = join(join(status_path, "images"), i)
+        img = f.as_mapping(img, ipath)
+        size = f.integer(img, "sizeBytes", ipath)
+        images.append(api.ImageState(f.string_list(img, "names", ipath), size or 0))
+    return api.Node(
+        name=f.required_string(meta, "name", meta_path),
+        labels=f.string_map(meta, "labels", meta_path),
+        annotations=f.string_map(meta, "annotations", meta_path),
+        unschedulable=f.boolean(spec, "unschedulable", spec_path),
+        taints=taints,
+        allocatable={n: units_from_milli(n, m) for n, m in alloc.items()},
+        images=tuple(images),
+        raw=obj,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _PriorityClass:
+    value: int
+    global_default: bool = False
+    preemption_policy: str = ""
+
+
+class _PriorityTable:
+    """PriorityClass values by name, with the built-in system classes and the global default."""
+
+    def __init__(self) -> None:
+        self.classes = {n: _PriorityClass(v) for n, v in SYSTEM_PRIORITY_CLASSES.items()}
+        self.default: _PriorityClass | None = None
+
+    def add(self, obj: Mapping[str, Any], path: str) -> None:
+        name = f.required_string(f.mapping(obj, "metadata", path), "name", join(path, "metadata"))
+        value = f.integer(obj, "value", path)
+        if value is None:
+            f.fail(join(path, "value"), "Required value")
+        pc = _PriorityClass(
+            value, f.boolean(obj, "globalDefault", path), f.string(obj, "preemptionPolicy", path)
+        )
+        self.classes[name] = pc
+        # Upstream admission picks the lowest value if several claim to be the default.
+        if pc.global_default and (self.default is None or pc.value < self.default.value):
+            self.default = pc
+
+    def resolve(self, pod: api.Pod) -> str | None:
+        """Fill ``pod.priority`` unless ``spec.priority`` was set; an error message or None."""
+        spec = pod.raw.get("spec") or {}
+        if spec.get("priority") is not None:
+            return None
+        if pod.priority_class_name:
+            pc = self.classes.get(pod.priority_class_name)
+            if pc is None:
+                return f"no PriorityClass with name {pod.priority_class_name} was found"
+        elif self.default is not None:
+            pc = self.default
+        else:
+            pod.priority = 0
+            return None
+        pod.priority = pc.value
+        if spec.get("preemptionPolicy") is None and pc.preemption_policy:
+            pod.preemption_policy = pc.preemption_policy
+        return None
+
+
+def resolve_priorities(
+    pods: Iterable[api.Pod], priority_classes: Iterable[Mapping[str, Any]]
+) -> None:
+    """Set each Pod's priority (and preemption policy) from its PriorityClass, as the priority
+    admission plugin would, unless its manifest has ``spec.priority``.  Raises InputError for
+    a ``priorityClassName`` that names no class (the API server would refuse the Pod)."""
+    table = _PriorityTable()
+    for i, pc in enumerate(priority_classes):
+        table.add(pc, f"PriorityClass[{i}]")
+    problems = []
+    for pod in pods:
+        message = table.resolve(pod)
+        if message:
+            problems.append((f"Pod {pod.key}: spec.priorityClassName", message))
+    if problems:
+        raise InputError(problems)
+
+
+def _identity(obj: Mapping[str, Any], kind: str, path: str) -> tuple[str, str, str]:
+    meta_path = join(path, "metadata")
+    meta = f.mapping(obj, "metadata", path)
+    name = f.required_string(meta, "name", meta_path)
+    namespace = "" if kind == "Node" else f.string(meta, "namespace", meta_path)
+    if kind == "Pod" and not namespace:
+        namespace = "default"
+    return kind, namespace, name
+
+
+def parse_objects(docs: Sequence[dict[str, Any]], file: str | None = None) -> ParsedObjects:
+    """Nodes, Pods and the other kinds of a document stream; priorities resolved from the
+    stream's PriorityClasses.  All problems (up to :data:`MAX_PROBLEMS`) are reported in one
+    :class:`InputError` carrying ``file``; duplicate kind + namespace/name is an error."""
+    if not isinstance(docs, Documents):
+        docs = split_documents(docs)
+    out = ParsedObjects()
+    problems: list[tuple[str, str]] = []
+    seen: dict[tuple[str, str, str], str] = {}
+    pod_paths: list[str] = []
+    table = _PriorityTable()
+    for obj, path in zip(docs, docs.paths, strict=True):
+        if len(problems) >= MAX_PROBLEMS:
+            break
+        try:
+            kind = f.required_string(obj, "kind", path)
+            ident = _identity(obj, kind, path)
+            if ident in seen:
+                shown = f"{ident[1]}/{ident[2]}" if ident[1] else ident[2]
+                f.fail(
+                    join(path, "metadata.name"),
+                    f"duplicate {kind} {shown} (first at {seen[ident] or 'the root'})",
+                )
+            seen[ident] = path
+            if kind == "Pod":
+                out.pods.append(parse_pod(obj, path))
+                pod_paths.append(path)
+            elif kind == "Node":
+                out.nodes.append(parse_node(obj, path))
+            else:
+                if kind == "PriorityClass":
+                    table.add(obj, path)
+                out.others.append(obj)
+        except InputError as err:
+            problems.extend(err.problems)
+    if not problems:
+        for pod, path in zip(out.pods, pod_paths, strict=True):
+            message = table.resolve(pod)
+            if message:
+                problems.append((join(path, "spec.priorityClassName"), message))
+    if problems:
+        raise InputError(problems[:MAX_PROBLEMS], file=file)
+    return out
+
+
+def load_cluster(path: str) -> ParsedObjects:
+    """:func:`load_documents` then :func:`parse_objects`, errors naming ``path``."""
+    return parse_objects(load_documents(path), file=path)

@@ -1,0 +1,332 @@
+"""Parse a Pod manifest (a dict from YAML/JSON) into :class:`kubesched.api.objects.Pod`.
+
+Every problem raises :class:`~kubesched.api.errors.InputError` with the full field path
+(``items[3].spec.containers[0].resources.requests.cpu: quantities must match ...``).
+
+What the API server would have done to a Pod before the scheduler sees it is done here too:
+a container's missing request defaults to its limit, pod-level requests are defaulted from
+pod-level limits, ``hostNetwork`` Pods get ``hostPort = containerPort``, ``schedulerName``
+defaults to ``default-scheduler``, a missing ``uid`` becomes a deterministic UUID of
+``namespace/name``.  ``priority`` is ``spec.priority`` or 0 here; PriorityClass resolution is
+:func:`kubesched.api.parse.resolve_priorities`.
+
+``images`` lists init-container images, then container images (ImageLocality scores both).
+``host_ports`` lists sidecar (restartable init container) ports, then container ports
+(upstream ``GetHostPorts``).  ``matchLabelKeys`` / ``mismatchLabelKeys`` are kept as written;
+merging them into selectors is the plugins' job.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from kubesched.api import fields as f
+from kubesched.api import objects as api
+from kubesched.api import podresources
+from kubesched.api.fields import Obj, fail, join
+
+_UID_NAMESPACE = uuid.UUID("5c4e1f0a-7d1b-4c0e-9a57-6b7375626573")
+_PROTOCOLS = ("TCP", "UDP", "SCTP")
+_PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")
+_WHEN_UNSATISFIABLE = ("DoNotSchedule", "ScheduleAnyway")
+_POLICIES = ("Honor", "Ignore")
+_TOLERATION_OPS = ("Equal", "Exists")
+_TOLERATION_EFFECTS = ("", *f.TAINT_EFFECTS)
+
+
+def deterministic_uid(kind: str, namespace: str, name: str) -> str:
+    """A stable UUID for an object that came without ``metadata.uid``."""
+    return str(uuid.uuid5(_UID_NAMESPACE, f"{kind}/{namespace}/{name}"))
+
+
+def parse_timestamp(value: object, path: str) -> float | None:
+    """RFC3339 (``2026-11-20T08:00:00Z``) to epoch seconds."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return value.timestamp()
+    if not isinstance(value, str):
+        fail(path, f"must be an RFC3339 time string, got {value!r}")
+    try:
+        return datetime.fromisoformat(value).timestamp()
+    except ValueError:
+        fail(path, f"must be an RFC3339 time, got {value!r}")
+
+
+def parse_pod(obj: dict[str, Any], path: str = "") -> api.Pod:
+    """A Pod from its manifest; ``path`` prefixes every error's field path."""
+    pod = f.as_mapping(obj, path)
+    meta_path = join(path, "metadata")
+    meta = f.mapping(pod, "metadata", path)
+    name = f.required_string(meta, "name", meta_path)
+    namespace = f.string(meta, "namespace", meta_path) or "default"
+    spec_path = join(path, "spec")
+    spec = f.mapping(pod, "spec", path)
+    host_network = f.boolean(spec, "hostNetwork", spec_path)
+
+    containers_raw = f.seq(spec, "containers", spec_path)
+    if not containers_raw:
+        fail(join(spec_path, "containers"), "Required value")
+    containers: list[podresources.Millis] = []
+    inits: list[tuple[podresources.Millis, bool]] = []
+    images: list[str] = []
+    sidecar_ports: list[api.HostPort] = []
+    ports: list[api.HostPort] = []
+    for i, c in enumerate(f.seq(spec, "initContainers", spec_path)):
+        cpath = join(join(spec_path, "initContainers"), i)
+        c = f.as_mapping(c, cpath)
+        restartable = f.string(c, "restartPolicy", cpath) == "Always"
+        inits.append((_container_requests(c, cpath), restartable))
+        images.append(f.string(c, "image", cpath))
+        if restartable:
+            sidecar_ports.extend(_host_ports(c, cpath, host_network))
+    for i, c in enumerate(containers_raw):
+        cpath = join(join(spec_path, "containers"), i)
+        c = f.as_mapping(c, cpath)
+        containers.append(_container_requests(c, cpath))
+        images.append(f.string(c, "image", cpath))
+        ports.extend(_host_ports(c, cpath, host_network))
+
+    overhead = f.resource_list(spec, "overhead", spec_path)
+    pod_res_path = join(spec_path, "resources")
+    pod_res = f.mapping(spec, "resources", spec_path)
+    pod_level = podresources.default_pod_level_requests(
+        f.resource_list(pod_res, "requests", pod_res_path),
+        f.resource_list(pod_res, "limits", pod_res_path),
+        containers,
+        inits,
+    )
+    requests, nonzero = podresources.effective_requests(containers, inits, overhead, pod_level)
+
+    affinity_path = join(spec_path, "affinity")
+    affinity = f.mapping(spec, "affinity", spec_path)
+    priority = f.integer(spec, "priority", spec_path)
+    grace = f.integer(spec, "terminationGracePeriodSeconds", spec_path)
+    status = f.mapping(pod, "status", path)
+    return api.Pod(
+        name=name,
+        namespace=namespace,
+        uid=f.string(meta, "uid", meta_path) or deterministic_uid("Pod", namespace, name),
+        labels=f.string_map(meta, "labels", meta_path),
+        annotations=f.string_map(meta, "annotations", meta_path),
+        owner_references=_owner_references(meta, meta_path),
+        creation_timestamp=parse_timestamp(
+            meta.get("creationTimestamp"), join(meta_path, "creationTimestamp")
+        ),
+        scheduler_name=f.string(spec, "schedulerName", spec_path) or api.DEFAULT_SCHEDULER_NAME,
+        priority=priority if priority is not None else 0,
+        priority_class_name=f.string(spec, "priorityClassName", spec_path),
+        preemption_policy=f.one_of(
+            spec, "preemptionPolicy", spec_path, _PREEMPTION_POLICIES, "PreemptLowerPriority"
+        ),
+        node_name=f.string(spec, "nodeName", spec_path),
+        node_selector=f.string_map(spec, "nodeSelector", spec_path),
+        node_affinity=_node_affinity(affinity, affinity_path),
+        pod_affinity=_pod_affinity(affinity, "podAffinity", affinity_path),
+        pod_anti_affinity=_pod_affinity(affinity, "podAntiAffinity", affinity_path),
+        tolerations=_tolerations(spec, spec_path),
+        topology_spread_constraints=_spread_constraints(spec, spec_path),
+        requests=requests,
+        nonzero_requests=nonzero,
+        host_ports=(*sidecar_ports, *ports),
+        images=tuple(images),
+        scheduling_gates=_scheduling_gates(spec, spec_path),
+        termination_grace_period_seconds=grace,
+        phase=f.string(status, "phase", join(path, "status")) or "Pending",
+        raw=obj,
+    )
+
+
+def _container_requests(c: Obj, path: str) -> podresources.Millis:
+    res_path = join(path, "resources")
+    res = f.mapping(c, "resources", path)
+    if not res:
+        return {}
+    return podresources.default_container_requests(
+        f.resource_list(res, "requests", res_path), f.resource_list(res, "limits", res_path)
+    )
+
+
+def _host_ports(c: Obj, path: str, host_network: bool) -> list[api.HostPort]:
+    out = []
+    for i, p in enumerate(f.seq(c, "ports", path)):
+        ppath = join(join(path, "ports"), i)
+        p = f.as_mapping(p, ppath)
+        host_port = f.integer(p, "hostPort", ppath) or 0
+        if host_network and host_port == 0:
+            host_port = f.integer(p, "containerPort", ppath) or 0
+        if host_port < 0 or host_port > 65535:
+            fail(join(ppath, "hostPort"), "must be between 1 and 65535, inclusive")
+        if host_port > 0:
+            protocol = f.one_of(p, "protocol", ppath, _PROTOCOLS, "TCP")
+            host_ip = f.string(p, "hostIP", ppath) or "0.0.0.0"
+            out.append(api.HostPort(host_port, protocol, host_ip))
+    return out
+
+
+def _owner_references(meta: Obj, path: str) -> tuple[api.OwnerReference, ...]:
+    out = []
+    for i, ref in enumerate(f.seq(meta, "ownerReferences", path)):
+        rpath = join(join(path, "ownerReferences"), i)
+        ref = f.as_mapping(ref, rpath)
+        out.append(
+            api.OwnerReference(
+                kind=f.string(ref, "kind", rpath),
+                name=f.string(ref, "name", rpath),
+                api_version=f.string(ref, "apiVersion", rpath),
+                controller=f.boolean(ref, "controller", rpath),
+                uid=f.string(ref, "uid", rpath),
+            )
+        )
+    return tuple(out)
+
+
+def _node_affinity(affinity: Obj, path: str) -> api.NodeAffinity | None:
+    na_path = join(path, "nodeAffinity")
+    na = f.mapping(affinity, "nodeAffinity", path)
+    if not na:
+        return None
+    required: tuple[api.NodeSelectorTerm, ...] | None = None
+    req_path = join(na_path, "requiredDuringSchedulingIgnoredDuringExecution")
+    req = f.mapping(na, "requiredDuringSchedulingIgnoredDuringExecution", na_path)
+    if na.get("requiredDuringSchedulingIgnoredDuringExecution") is not None:
+        terms = f.seq(req, "nodeSelectorTerms", req_path)
+        if not terms:
+            fail(join(req_path, "nodeSelectorTerms"), "must have at least one node selector term")
+        required = tuple(
+            f.node_selector_term(f.as_mapping(t, p), p)
+            for i, t in enumerate(terms)
+            for p in (join(join(req_path, "nodeSelectorTerms"), i),)
+        )
+    preferred = []
+    pref_key = "preferredDuringSchedulingIgnoredDuringExecution"
+    for i, item in enumerate(f.seq(na, pref_key, na_path)):
+        ipath = join(join(na_path, pref_key), i)
+        item = f.as_mapping(item, ipath)
+        weight = _weight(item, ipath)
+        term_path = join(ipath, "preference")
+        term = f.node_selector_term(f.mapping(item, "preference", ipath), term_path)
+        preferred.append(api.PreferredSchedulingTerm(weight, term))
+    if required is None and not preferred:
+        return None
+    return api.NodeAffinity(required, tuple(preferred))
+
+
+def _weight(item: Obj, path: str) -> int:
+    weight = f.integer(item, "weight", path)
+    if weight is None or not 1 <= weight <= 100:
+        fail(join(path, "weight"), "must be in the range 1-100")
+    return weight
+
+
+def _pod_affinity_term(term: Obj, path: str) -> api.PodAffinityTerm:
+    return api.PodAffinityTerm(
+        topology_key=f.required_string(term, "topologyKey", path),
+        label_selector=f.label_selector(term, "labelSelector", path),
+        namespaces=f.string_list(term, "namespaces", path),
+        namespace_selector=f.label_selector(term, "namespaceSelector", path),
+        match_label_keys=f.string_list(term, "matchLabelKeys", path),
+        mismatch_label_keys=f.string_list(term, "mismatchLabelKeys", path),
+    )
+
+
+def _pod_affinity(affinity: Obj, key: str, path: str) -> api.PodAffinity | None:
+    pa_path = join(path, key)
+    pa = f.mapping(affinity, key, path)
+    if not pa:
+        return None
+    req_key = "requiredDuringSchedulingIgnoredDuringExecution"
+    required = []
+    for i, t in enumerate(f.seq(pa, req_key, pa_path)):
+        tpath = join(join(pa_path, req_key), i)
+        required.append(_pod_affinity_term(f.as_mapping(t, tpath), tpath))
+    pref_key = "preferredDuringSchedulingIgnoredDuringExecution"
+    preferred = []
+    for i, item in enumerate(f.seq(pa, pref_key, pa_path)):
+        ipath = join(join(pa_path, pref_key), i)
+        item = f.as_mapping(item, ipath)
+        weight = _weight(item, ipath)
+        tpath = join(ipath, "podAffinityTerm")
+        term = _pod_affinity_term(f.mapping(item, "podAffinityTerm", ipath), tpath)
+        preferred.append(api.WeightedPodAffinityTerm(weight, term))
+    if not required and not preferred:
+        return None
+    return api.PodAffinity(tuple(required), tuple(preferred))
+
+
+def _tolerations(spec: Obj, path: str) -> tuple[api.Toleration, ...]:
+    out = []
+    for i, t in enumerate(f.seq(spec, "tolerations", path)):
+        tpath = join(join(path, "tolerations"), i)
+        t = f.as_mapping(t, tpath)
+        key = f.string(t, "key", tpath)
+        op = f.one_of(t, "operator", tpath, _TOLERATION_OPS, "Equal")
+        value = f.string(t, "value", tpath)
+        effect = f.one_of(t, "effect", tpath, _TOLERATION_EFFECTS, "")
+        if op == "Exists" and value:
+            fail(join(tpath, "operator"), "value must be empty when `operator` is 'Exists'")
+        if not key and op != "Exists":
+            fail(
+                join(tpath, "operator"),
+                'operator must be Exists when `key` is empty, which means "match all values '
+                'and all keys"',
+            )
+        out.append(api.Toleration(key, op, value, effect))
+    return tuple(out)
+
+
+def _spread_constraints(spec: Obj, path: str) -> tuple[api.TopologySpreadConstraint, ...]:
+    out = []
+    key = "topologySpreadConstraints"
+    for i, c in enumerate(f.seq(spec, key, path)):
+        cpath = join(join(path, key), i)
+        c = f.as_mapping(c, cpath)
+        max_skew = f.integer(c, "maxSkew", cpath)
+        if max_skew is None or max_skew <= 0:
+            fail(join(cpath, "maxSkew"), "must be greater than zero")
+        when = string_required_one_of(c, "whenUnsatisfiable", cpath, _WHEN_UNSATISFIABLE)
+        min_domains = f.integer(c, "minDomains", cpath)
+        if min_domains is not None:
+            if min_domains <= 0:
+                fail(join(cpath, "minDomains"), "must be greater than zero")
+            if when != "DoNotSchedule":
+                fail(
+                    join(cpath, "minDomains"),
+                    "can only use minDomains if whenUnsatisfiable=DoNotSchedule",
+                )
+        out.append(
+            api.TopologySpreadConstraint(
+                max_skew=max_skew,
+                topology_key=f.required_string(c, "topologyKey", cpath),
+                when_unsatisfiable=when,
+                label_selector=f.label_selector(c, "labelSelector", cpath),
+                min_domains=min_domains,
+                node_affinity_policy=_optional_one_of(c, "nodeAffinityPolicy", cpath),
+                node_taints_policy=_optional_one_of(c, "nodeTaintsPolicy", cpath),
+                match_label_keys=f.string_list(c, "matchLabelKeys", cpath),
+            )
+        )
+    return tuple(out)
+
+
+def string_required_one_of(obj: Obj, key: str, path: str, allowed: tuple[str, ...]) -> str:
+    """A required string restricted to ``allowed``."""
+    if not f.string(obj, key, path):
+        fail(join(path, key), "Required value")
+    return f.one_of(obj, key, path, allowed, "")
+
+
+def _optional_one_of(obj: Obj, key: str, path: str) -> str | None:
+    if obj.get(key) is None:
+        return None
+    return f.one_of(obj, key, path, _POLICIES, "")
+
+
+def _scheduling_gates(spec: Obj, path: str) -> tuple[str, ...]:
+    out = []
+    for i, g in enumerate(f.seq(spec, "schedulingGates", path)):
+        gpath = join(join(path, "schedulingGates"), i)
+        out.append(f.required_string(f.as_mapping(g, gpath), "name", gpath))
+    return tuple(out)
