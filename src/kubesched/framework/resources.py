@@ -1,0 +1,254 @@
+"""Resource arithmetic shared by the resource plugins (NodeResourcesFit, BalancedAllocation).
+
+Pure, vectorised kernels mirroring upstream ``noderesources/resource_allocation.go`` and the
+scorers in ``least_allocated.go``, ``most_allocated.go``, ``requested_to_capacity_ratio.go``
+and ``balanced_allocation.go`` (kube-scheduler v1.34).  Plugins never import each other, so
+what two of them share lives here.
+
+Conventions: ``requested`` and ``allocatable`` are int64 arrays of shape ``(n, k)``: one row
+per candidate node, one column per *scored* resource (in the order the plugin's args list
+them).  An ``allocatable`` entry of 0 means "skip this resource on this node", exactly like
+upstream's ``calculateResourceAllocatableRequest`` returning ``(0, 0)``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from kubesched.api import objects as api
+from kubesched.state.nodes import IntArray, NodeTable
+
+FloatArray = npt.NDArray[np.float64]
+
+MAX_NODE_SCORE = 100
+MAX_UTILIZATION = 100
+MAX_CUSTOM_PRIORITY_SCORE = 10
+"""RequestedToCapacityRatio shape scores are 0..10; upstream scales them by 100/10."""
+
+_NATIVE_PREFIX = "kubernetes.io/"
+_REQUESTS_PREFIX = "requests."
+_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+
+
+# --------------------------------------------------------------------------- names
+def is_prefixed_native_resource(name: str) -> bool:
+    """Upstream ``IsPrefixedNativeResource``: the name contains ``kubernetes.io/``."""
+    return _NATIVE_PREFIX in name
+
+
+def _is_qualified_name(value: str) -> bool:
+    parts = value.split("/")
+    if len(parts) == 2:
+        prefix, name = parts
+        if not prefix or len(prefix) > 253 or not _DNS1123_SUBDOMAIN.fullmatch(prefix):
+            return False
+    elif len(parts) == 1:
+        name = parts[0]
+    else:
+        return False
+    return 0 < len(name) <= 63 and _QUALIFIED_NAME.fullmatch(name) is not None
+
+
+def is_extended_resource_name(name: str) -> bool:
+    """Upstream ``IsExtendedResourceName``: ``domain/name``, not native, quota-name valid."""
+    if "/" not in name or is_prefixed_native_resource(name):
+        return False
+    if name.startswith(_REQUESTS_PREFIX):
+        return False
+    return _is_qualified_name(_REQUESTS_PREFIX + name)
+
+
+def is_scalar_resource_name(name: str) -> bool:
+    """Upstream ``IsScalarResourceName``: extended, hugepages, prefixed native, attachable volumes.
+
+    Only these (besides cpu, memory and ephemeral-storage) count in a Pod's request for
+    fitting and scoring; any other name is ignored, as upstream's ``Resource`` ignores it.
+    """
+    return (
+        is_extended_resource_name(name)
+        or name.startswith("hugepages-")
+        or is_prefixed_native_resource(name)
+        or name.startswith("attachable-volumes-")
+    )
+
+
+def counted_requests(requests: Mapping[str, int]) -> dict[str, int]:
+    """The part of a Pod's requests upstream's ``framework.Resource`` keeps (no ``pods``)."""
+    return {
+        name: amount
+        for name, amount in requests.items()
+        if name in (api.CPU, api.MEMORY, api.EPHEMERAL_STORAGE) or is_scalar_resource_name(name)
+    }
+
+
+# --------------------------------------------------------------------------- score inputs
+def pod_score_requests(pod: api.Pod, names: Sequence[str], use_requested: bool) -> IntArray:
+    """A Pod's request per scored resource, int64 ``(k,)`` (``calculatePodResourceRequestList``).
+
+    With ``use_requested`` False (NodeResourcesFit), cpu and memory use the non-zero defaults
+    (``pod.nonzero_requests``); every other resource uses the plain request.
+    """
+    out = np.zeros(len(names), dtype=np.int64)
+    for i, name in enumerate(names):
+        if not use_requested and name in (api.CPU, api.MEMORY):
+            out[i] = pod.nonzero_requests.get(name, 0)
+        else:
+            out[i] = pod.requests.get(name, 0)
+    return out
+
+
+def allocatable_and_requested(
+    nodes: NodeTable,
+    rows: IntArray,
+    names: Sequence[str],
+    pod_requests: IntArray,
+    use_requested: bool,
+) -> tuple[IntArray, IntArray]:
+    """Per node and scored resource: ``(allocatable, requested + pod)``, each int64 ``(n, k)``.
+
+    Mirrors upstream ``calculateResourceAllocatableRequest``: cpu and memory read the node's
+    non-zero requested sums unless ``use_requested``; a scalar resource the Pod does not
+    request, a resource the node lacks, and a name that is neither cpu, memory,
+    ephemeral-storage nor scalar all give ``(0, 0)`` (skipped by the scorers).
+    """
+    n, k = rows.shape[0], len(names)
+    alloc = np.zeros((n, k), dtype=np.int64)
+    req = np.zeros((n, k), dtype=np.int64)
+    for j, name in enumerate(names):
+        pod_req = int(pod_requests[j])
+        if name in (api.CPU, api.MEMORY):
+            col = 0 if name == api.CPU else 1
+            used = (
+                nodes.requested[rows, col] if use_requested else nodes.nonzero_requested[rows, col]
+            )
+        elif name == api.EPHEMERAL_STORAGE:
+            col = 2
+            used = nodes.requested[rows, col]
+        elif is_scalar_resource_name(name) and pod_req != 0 and name in nodes.resource_index:
+            col = nodes.resource_index[name]
+            used = nodes.requested[rows, col]
+        else:
+            continue
+        a = nodes.allocatable[rows, col]
+        present = a != 0
+        alloc[:, j] = a
+        req[:, j] = np.where(present, used + pod_req, 0)
+    return alloc, req
+
+
+# --------------------------------------------------------------------------- scorers
+def go_div(a: IntArray, b: IntArray | int) -> IntArray:
+    """Go's int64 division (truncates toward zero), elementwise; ``b`` must be non-zero."""
+    q = np.abs(a) // np.abs(b)
+    return np.where((a < 0) != (np.asarray(b) < 0), -q, q).astype(np.int64)
+
+
+def _weighted_mean(scores: IntArray, counted: npt.NDArray[np.bool_], weights: IntArray) -> IntArray:
+    node_score = (scores * weights * counted).sum(axis=1)
+    weight_sum = (weights * counted).sum(axis=1)
+    out = np.zeros(scores.shape[0], dtype=np.int64)
+    ok = weight_sum > 0
+    out[ok] = node_score[ok] // weight_sum[ok]
+    return out
+
+
+def least_allocated(requested: IntArray, allocatable: IntArray, weights: IntArray) -> IntArray:
+    """LeastAllocated: weighted mean of ``(alloc - req) * 100 // alloc`` (0 when over), ``(n,)``."""
+    valid = allocatable != 0
+    safe = np.where(valid, allocatable, 1)
+    per = np.where(requested > allocatable, 0, (safe - requested) * MAX_NODE_SCORE // safe)
+    return _weighted_mean(np.where(valid, per, 0), valid, weights)
+
+
+def most_allocated(requested: IntArray, allocatable: IntArray, weights: IntArray) -> IntArray:
+    """MostAllocated: weighted mean of ``min(req, alloc) * 100 // alloc``, int64 ``(n,)``."""
+    valid = allocatable != 0
+    safe = np.where(valid, allocatable, 1)
+    per = np.minimum(requested, safe) * MAX_NODE_SCORE // safe
+    return _weighted_mean(np.where(valid, per, 0), valid, weights)
+
+
+def broken_linear(p: IntArray, utilization: IntArray, score: IntArray) -> IntArray:
+    """Upstream ``BuildBrokenLinearFunction`` evaluated at every element of ``p`` (int64).
+
+    ``utilization`` and ``score`` (int64 ``(m,)``, ``m >= 1``) are the shape points, with
+    utilization strictly increasing; interpolation truncates toward zero like Go.
+    """
+    m = utilization.shape[0]
+    idx = np.searchsorted(utilization, p, side="left")
+    lo = np.clip(idx - 1, 0, m - 1)
+    hi = np.clip(idx, 0, m - 1)
+    du = utilization[hi] - utilization[lo]
+    num = (score[hi] - score[lo]) * (p - utilization[lo])
+    interp = score[lo] + go_div(num, np.where(du == 0, 1, du))
+    out = np.where(idx == 0, score[0], interp)
+    return np.where(idx >= m, score[m - 1], out).astype(np.int64)
+
+
+def requested_to_capacity_ratio(
+    requested: IntArray,
+    allocatable: IntArray,
+    weights: IntArray,
+    utilization: IntArray,
+    score: IntArray,
+) -> IntArray:
+    """RequestedToCapacityRatio, int64 ``(n,)``; ``score`` already scaled to 0..100.
+
+    Each resource scores ``f(req * 100 // alloc)`` (``f(100)`` when over capacity); only
+    positive resource scores count toward the weighted mean, which is rounded half away
+    from zero from float64 as upstream's ``math.Round``.
+    """
+    valid = allocatable != 0
+    safe = np.where(valid, allocatable, 1)
+    util = np.where(requested > allocatable, MAX_UTILIZATION, requested * MAX_UTILIZATION // safe)
+    per = broken_linear(util, utilization, score)
+    counted = valid & (per > 0)
+    node_score = (per * weights * counted).sum(axis=1)
+    weight_sum = (weights * counted).sum(axis=1)
+    out = np.zeros(requested.shape[0], dtype=np.int64)
+    ok = weight_sum > 0
+    x = node_score[ok].astype(np.float64) / weight_sum[ok].astype(np.float64)
+    fl = np.floor(x)
+    out[ok] = np.where(x - fl >= 0.5, fl + 1, fl).astype(np.int64)
+    return out
+
+
+def balanced_allocation(requested: IntArray, allocatable: IntArray) -> IntArray:
+    """BalancedAllocation: ``int64((1 - std) * 100)`` of the capped fractions, int64 ``(n,)``.
+
+    Float64 operations run in upstream's order (fractions in resource order, the two-resource
+    case as ``|f0 - f1| / 2``), so results match Go bit for bit on amd64.
+    """
+    n, k = requested.shape
+    valid = allocatable != 0
+    safe = np.where(valid, allocatable, 1).astype(np.float64)
+    frac = np.minimum(requested.astype(np.float64) / safe, 1.0)
+    frac = np.where(valid, frac, 0.0)
+    count = valid.sum(axis=1)
+    total = np.zeros(n, dtype=np.float64)
+    first = np.zeros(n, dtype=np.float64)
+    second = np.zeros(n, dtype=np.float64)
+    seen = np.zeros(n, dtype=np.int64)
+    for j in range(k):
+        v = valid[:, j]
+        total = total + frac[:, j]
+        first = np.where(v & (seen == 0), frac[:, j], first)
+        second = np.where(v & (seen == 1), frac[:, j], second)
+        seen = seen + v
+    std = np.zeros(n, dtype=np.float64)
+    two = count == 2
+    std[two] = np.abs((first[two] - second[two]) / 2)
+    many = count > 2
+    if many.any():
+        mean = total[many] / count[many].astype(np.float64)
+        acc = np.zeros(mean.shape[0], dtype=np.float64)
+        for j in range(k):
+            d = frac[many, j] - mean
+            acc = acc + np.where(valid[many, j], d * d, 0.0)
+        std[many] = np.sqrt(acc / count[many].astype(np.float64))
+    return np.trunc((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)

@@ -1,0 +1,91 @@
+"""ImageLocality: prefer nodes that already hold the Pod's container images.
+
+Upstream ``pkg/scheduler/framework/plugins/imagelocality/image_locality.go`` (v1.34).  Each
+image of the Pod (init and app containers, ``pod.images``: one entry per container) that a
+node holds adds ``int64(size * numNodesWithImage / totalNumNodes)`` to the node's sum; the
+sum is clamped to ``[23 MiB, 1000 MiB * numContainers]`` and mapped linearly to 0..100 with
+integer division.  Image names without a tag get ``:latest`` before the lookup.  Score only;
+no PreScore, no NormalizeScore.
+
+Deviation: upstream takes an image's size from the first node that reported it; we use each
+node's own reported size (they differ only if nodes disagree on one image's size).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kubesched.api import objects as api
+from kubesched.api.errors import InputError
+from kubesched.framework import interface as fw
+from kubesched.state.cache import ClusterState
+from kubesched.state.nodes import IntArray
+
+NAME = "ImageLocality"
+MB = 1024 * 1024
+MIN_THRESHOLD = 23 * MB
+MAX_CONTAINER_THRESHOLD = 1000 * MB
+DEFAULT_IMAGE_TAG = "latest"
+
+
+# --------------------------------------------------------------------------- plugin
+class ImageLocality:
+    """Scores nodes by the (spread-scaled) size of the Pod's images already on them."""
+
+    name = NAME
+
+    def __init__(self, args: object | None, handle: fw.Handle) -> None:
+        self.handle = handle
+
+    def score(
+        self, state: fw.CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
+    ) -> IntArray:
+        """Raw 0..100 scores, int64 ``(n,)``."""
+        nodes = cluster.nodes
+        total = len(nodes)
+        sums = np.zeros(rows.shape[0], dtype=np.int64)
+        if total == 0:
+            return sums
+        for image in pod.images:
+            col = nodes.image_sizes.get(normalized_image_name(image))
+            if col is None:
+                continue
+            num_nodes = int(np.count_nonzero(col[nodes.alive]))
+            sums += scaled_image_score(col[rows], num_nodes, total)
+        return calculate_priority(sums, len(pod.images))
+
+
+# --------------------------------------------------------------------------- kernels
+def normalized_image_name(name: str) -> str:
+    """Upstream ``normalizedImageName``: append ``:latest`` when the name has no tag."""
+    if name.rfind(":") <= name.rfind("/"):
+        return f"{name}:{DEFAULT_IMAGE_TAG}"
+    return name
+
+
+def scaled_image_score(sizes: IntArray, num_nodes: int, total_nodes: int) -> IntArray:
+    """``int64(float64(size) * (numNodes / totalNodes))`` per node, int64 ``(n,)``.
+
+    ``sizes``: int64 ``(n,)``, the image's size on each node (0 where absent, scoring 0).
+    """
+    spread = float(num_nodes) / float(total_nodes)
+    return np.trunc(sizes.astype(np.float64) * spread).astype(np.int64)
+
+
+def calculate_priority(sums: IntArray, num_containers: int) -> IntArray:
+    """Upstream ``calculatePriority``: clamp the sums and map them to 0..100, int64 ``(n,)``."""
+    max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
+    clamped = np.where(sums < MIN_THRESHOLD, MIN_THRESHOLD, sums)
+    clamped = np.where(clamped > max_threshold, max_threshold, clamped)
+    den = max_threshold - MIN_THRESHOLD
+    num = fw.MAX_NODE_SCORE * (clamped - MIN_THRESHOLD)
+    if den <= 0:  # a Pod with no containers: numerator is 0 too, and Go gives 0
+        return np.zeros(sums.shape[0], dtype=np.int64)
+    return (num // den).astype(np.int64)
+
+
+def new(args: object | None, handle: fw.Handle) -> ImageLocality:
+    """Factory; ImageLocality takes no args."""
+    if args is not None:
+        raise InputError(f"ImageLocality takes no args, got {type(args)}")
+    return ImageLocality(args, handle)

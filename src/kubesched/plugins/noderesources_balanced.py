@@ -1,0 +1,109 @@
+"""NodeResourcesBalancedAllocation: prefer nodes whose resource use stays balanced.
+
+Upstream ``pkg/scheduler/framework/plugins/noderesources/balanced_allocation.go`` (v1.34):
+score = ``int64((1 - std) * 100)`` where ``std`` is the standard deviation of the fractions
+``min(requested / allocatable, 1)`` over the configured resources (default cpu and memory),
+with the Pod's plain requests added to the node's plain requested sums (no non-zero
+defaults).  A scalar resource the Pod does not request, and any resource the node has none
+of, is left out.  PreScore returns Skip for a Pod that requests none of the resources
+(upstream #129138).  No NormalizeScore.
+
+Deviation: the DRA-backed extended resources (alpha, off by default) are not modelled.
+(v1.36 changed the formula to score the change in balance; we follow v1.34.)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from kubesched.api import objects as api
+from kubesched.api.errors import InputError
+from kubesched.config import args as cfg
+from kubesched.framework import interface as fw
+from kubesched.framework import resources as res
+from kubesched.state.cache import ClusterState
+from kubesched.state.nodes import IntArray
+
+NAME = "NodeResourcesBalancedAllocation"
+_PRE_SCORE_KEY = "PreScore" + NAME
+
+
+# --------------------------------------------------------------------------- cycle state
+@dataclass(frozen=True, slots=True)
+class _PreScoreState:
+    """The Pod's plain request per configured resource, int64 ``(k,)``."""
+
+    pod_requests: IntArray
+
+
+# --------------------------------------------------------------------------- plugin
+class NodeResourcesBalancedAllocation:
+    """Scores nodes by how evenly the Pod would leave their resources used."""
+
+    name = NAME
+
+    def __init__(
+        self, args: cfg.NodeResourcesBalancedAllocationArgs | None, handle: fw.Handle
+    ) -> None:
+        self.args = args or cfg.NodeResourcesBalancedAllocationArgs()
+        self.handle = handle
+        self.names = tuple(r.name for r in self.args.resources)
+
+    def pre_score(
+        self, state: fw.CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
+    ) -> fw.Status:
+        """Store the Pod's requests; Skip a best-effort Pod (requests none of the resources)."""
+        reqs = res.pod_score_requests(pod, self.names, use_requested=True)
+        if not reqs.any():
+            return fw.SKIP
+        state[_PRE_SCORE_KEY] = _PreScoreState(reqs)
+        return fw.SUCCESS
+
+    def score(
+        self, state: fw.CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
+    ) -> IntArray:
+        """Raw 0..100 scores, int64 ``(n,)``; all 0 for a best-effort Pod without PreScore."""
+        s = state.get(_PRE_SCORE_KEY)
+        if isinstance(s, _PreScoreState):
+            reqs = s.pod_requests
+        else:
+            reqs = res.pod_score_requests(pod, self.names, use_requested=True)
+            if not reqs.any():
+                return np.zeros(rows.shape[0], dtype=np.int64)
+        return balanced_scores(cluster, rows, self.names, reqs)
+
+
+# --------------------------------------------------------------------------- kernel
+def balanced_scores(
+    cluster: ClusterState, rows: IntArray, names: tuple[str, ...], pod_requests: IntArray
+) -> IntArray:
+    """BalancedAllocation scores for ``rows`` (int64 ``(n,)``) given the Pod's requests.
+
+    ``pod_requests``: int64 ``(k,)``, the Pod's plain request for each of ``names``.
+    """
+    alloc, req = res.allocatable_and_requested(
+        cluster.nodes, rows, names, pod_requests, use_requested=True
+    )
+    return res.balanced_allocation(req, alloc)
+
+
+def new(args: object | None, handle: fw.Handle) -> NodeResourcesBalancedAllocation:
+    """Factory: validates ``args`` as upstream (unique resource names, each weight 1)."""
+    if args is not None and not isinstance(args, cfg.NodeResourcesBalancedAllocationArgs):
+        raise InputError(
+            f"want args to be of type NodeResourcesBalancedAllocationArgs, got {type(args)}"
+        )
+    ba_args = args or cfg.NodeResourcesBalancedAllocationArgs()
+    problems: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for i, spec in enumerate(ba_args.resources):
+        if spec.name in seen:
+            problems.append((f"resources[{i}].name", f"Duplicate value: {spec.name!r}"))
+        seen.add(spec.name)
+        if spec.weight != 1:
+            problems.append((f"resources[{i}].weight", "must be 1"))
+    if problems:
+        raise InputError(problems)
+    return NodeResourcesBalancedAllocation(ba_args, handle)

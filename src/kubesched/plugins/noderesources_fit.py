@@ -1,0 +1,294 @@
+"""NodeResourcesFit: does the node have room for the Pod, and how full would it be.
+
+Upstream ``pkg/scheduler/framework/plugins/noderesources/fit.go`` (v1.34), answered for all
+candidate nodes at once:
+
+- PreFilter computes the Pod's request vector once (cpu, memory, ephemeral-storage and the
+  scalar resources it asks for; ``ignoredResources`` / ``ignoredResourceGroups`` drop
+  extended resources only).
+- Filter fails a node with ``Too many pods`` and ``Insufficient <resource>`` for every
+  resource that does not fit, in upstream's order (pods, cpu, memory, ephemeral-storage,
+  scalar resources).  The status is UnschedulableAndUnresolvable when some request exceeds
+  the node's whole allocatable (preemption cannot help), else Unschedulable.
+- Score uses the configured ``scoringStrategy`` (LeastAllocated, MostAllocated,
+  RequestedToCapacityRatio) over non-zero cpu/memory requests; no NormalizeScore.
+
+Deviations: upstream walks scalar resources in Go map order (random); we list them sorted by
+name.  The DRA-backed extended resources (alpha, off by default) are not modelled.  An empty
+``scoringStrategy.resources`` scores 0 where upstream returns an Error status.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from kubesched.api import objects as api
+from kubesched.api.errors import InputError
+from kubesched.config import args as cfg
+from kubesched.framework import interface as fw
+from kubesched.framework import resources as res
+from kubesched.state.cache import ClusterState
+from kubesched.state.nodes import IntArray
+
+NAME = "NodeResourcesFit"
+TOO_MANY_PODS = "Too many pods"
+_PRE_FILTER_KEY = "PreFilter" + NAME
+_PRE_SCORE_KEY = "PreScore" + NAME
+_BASE = (api.CPU, api.MEMORY, api.EPHEMERAL_STORAGE)
+
+
+def insufficient(resource: str) -> str:
+    """The reason for one resource that does not fit: ``Insufficient <resource>``."""
+    return f"Insufficient {resource}"
+
+
+# --------------------------------------------------------------------------- cycle state
+@dataclass(frozen=True, slots=True)
+class _PreFilterState:
+    """The Pod's requests to check: node-table columns, amounts (int64 ``(k,)``), reasons."""
+
+    cols: IntArray
+    amounts: IntArray
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _PreScoreState:
+    """The Pod's request per scored resource, int64 ``(k,)``."""
+
+    pod_requests: IntArray
+
+
+# --------------------------------------------------------------------------- plugin
+class NodeResourcesFit:
+    """Filters nodes without room for the Pod and scores by the configured strategy."""
+
+    name = NAME
+
+    def __init__(self, args: cfg.NodeResourcesFitArgs | None, handle: fw.Handle) -> None:
+        self.args = args or cfg.NodeResourcesFitArgs()
+        self.handle = handle
+        self.ignored = frozenset(self.args.ignored_resources)
+        self.ignored_groups = frozenset(self.args.ignored_resource_groups)
+        strategy = self.args.scoring_strategy
+        self.strategy = strategy.type
+        self.score_names = tuple(r.name for r in strategy.resources)
+        self.weights = np.asarray([r.weight for r in strategy.resources], dtype=np.int64)
+        self.shape_util = np.asarray([p.utilization for p in strategy.shape], dtype=np.int64)
+        scale = res.MAX_NODE_SCORE // res.MAX_CUSTOM_PRIORITY_SCORE
+        self.shape_score = np.asarray([p.score * scale for p in strategy.shape], dtype=np.int64)
+
+    def _ignored(self, name: str) -> bool:
+        if not res.is_extended_resource_name(name):
+            return False
+        return name in self.ignored or name.split("/")[0] in self.ignored_groups
+
+    def pre_filter(
+        self, state: fw.CycleState, pod: api.Pod, cluster: ClusterState
+    ) -> tuple[fw.PreFilterResult | None, fw.Status]:
+        """Store the Pod's checked requests (upstream ``computePodResourceRequest``)."""
+        nodes = cluster.nodes
+        counted = res.counted_requests(pod.requests)
+        nodes.request_vector(counted)  # makes sure every requested resource has a column
+        scalars = sorted(n for n in counted if n not in _BASE)
+        cols: list[int] = []
+        amounts: list[int] = []
+        reasons: list[str] = []
+        for name in (*_BASE, *scalars):
+            amount = counted.get(name, 0)
+            if amount <= 0 or self._ignored(name):
+                continue
+            cols.append(nodes.resource_index[name])
+            amounts.append(amount)
+            reasons.append(insufficient(name))
+        state[_PRE_FILTER_KEY] = _PreFilterState(
+            np.asarray(cols, dtype=np.int64), np.asarray(amounts, dtype=np.int64), tuple(reasons)
+        )
+        return None, fw.SUCCESS
+
+    def filter(
+        self, state: fw.CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
+    ) -> fw.Verdict:
+        """One verdict per row: pass, or every reason the Pod does not fit there."""
+        s = state.get(_PRE_FILTER_KEY)
+        if not isinstance(s, _PreFilterState):
+            err = fw.error(f'error reading "{_PRE_FILTER_KEY}" from cycleState: not found')
+            return fw.Verdict(np.ones(rows.shape[0], dtype=np.int8), {1: err})
+        nodes = cluster.nodes
+        masks = fit_masks(
+            nodes.pod_count[rows],
+            nodes.allowed_pods[rows],
+            nodes.allocatable[np.ix_(rows, s.cols)],
+            nodes.requested[np.ix_(rows, s.cols)],
+            s.amounts,
+        )
+        return verdict_from_masks(masks, s.reasons)
+
+    def pre_score(
+        self, state: fw.CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
+    ) -> fw.Status:
+        """Store the Pod's request per scored resource (non-zero cpu and memory)."""
+        reqs = res.pod_score_requests(pod, self.score_names, use_requested=False)
+        state[_PRE_SCORE_KEY] = _PreScoreState(reqs)
+        return fw.SUCCESS
+
+    def score(
+        self, state: fw.CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
+    ) -> IntArray:
+        """Raw 0..100 scores, int64 ``(n,)``, by the configured scoring strategy."""
+        s = state.get(_PRE_SCORE_KEY)
+        if isinstance(s, _PreScoreState):
+            pod_reqs = s.pod_requests
+        else:
+            pod_reqs = res.pod_score_requests(pod, self.score_names, use_requested=False)
+        if not self.score_names:
+            return np.zeros(rows.shape[0], dtype=np.int64)
+        alloc, req = res.allocatable_and_requested(
+            cluster.nodes, rows, self.score_names, pod_reqs, use_requested=False
+        )
+        if self.strategy == cfg.MOST_ALLOCATED:
+            return res.most_allocated(req, alloc, self.weights)
+        if self.strategy == cfg.REQUESTED_TO_CAPACITY_RATIO:
+            return res.requested_to_capacity_ratio(
+                req, alloc, self.weights, self.shape_util, self.shape_score
+            )
+        return res.least_allocated(req, alloc, self.weights)
+
+    # ----------------------------------------------------------------------- queueing hints
+    def events_to_register(self) -> list[fw.ClusterEventWithHint]:
+        """Pod deleted or scaled down; Node added or its allocatable changed."""
+        pod_actions = fw.ActionType.DELETE | fw.ActionType.UPDATE_POD_SCALE_DOWN
+        node_actions = fw.ActionType.ADD | fw.ActionType.UPDATE_NODE_ALLOCATABLE
+        return [
+            fw.ClusterEventWithHint(fw.ClusterEvent(fw.Resource.POD, pod_actions), pod_hint),
+            fw.ClusterEventWithHint(fw.ClusterEvent(fw.Resource.NODE, node_actions), node_hint),
+        ]
+
+
+def pod_hint(pod: api.Pod, old: Any, new: Any) -> fw.QueueingHint:
+    """Upstream ``isSchedulableAfterPodEvent``: a bound Pod deleted, or one that shrank.
+
+    (Upstream also queues on deleting an unbound Pod with a nominated node; our Pod has no
+    ``nominatedNodeName``, so such a deletion is skipped.)
+    """
+    if new is None:
+        if old is None or not old.node_name:
+            return fw.QueueingHint.QUEUE_SKIP
+        return fw.QueueingHint.QUEUE
+    if old is None:
+        return fw.QueueingHint.QUEUE
+    if new.uid == pod.uid:
+        return fw.QueueingHint.QUEUE
+    if not new.node_name:
+        return fw.QueueingHint.QUEUE_SKIP
+    before = res.counted_requests(old.requests)
+    after = res.counted_requests(new.requests)
+    for name, amount in res.counted_requests(pod.requests).items():
+        if amount != 0 and before.get(name, 0) > after.get(name, 0):
+            return fw.QueueingHint.QUEUE
+    return fw.QueueingHint.QUEUE_SKIP
+
+
+def node_hint(pod: api.Pod, old: Any, new: Any) -> fw.QueueingHint:
+    """Upstream ``isSchedulableAfterNodeChange``: the Pod fits the new node, and it grew."""
+    if new is None or not node_fits(pod.requests, new.allocatable):
+        return fw.QueueingHint.QUEUE_SKIP
+    if old is None:
+        return fw.QueueingHint.QUEUE
+    if new.allocatable.get(api.PODS, 0) > old.allocatable.get(api.PODS, 0):
+        return fw.QueueingHint.QUEUE
+    for name, amount in res.counted_requests(pod.requests).items():
+        if amount > 0 and new.allocatable.get(name, 0) > old.allocatable.get(name, 0):
+            return fw.QueueingHint.QUEUE
+    return fw.QueueingHint.QUEUE_SKIP
+
+
+# --------------------------------------------------------------------------- kernels
+def node_fits(requests: api.Resources, allocatable: api.Resources) -> bool:
+    """Upstream ``isFit``: the Pod alone fits an empty node with ``allocatable``."""
+    if allocatable.get(api.PODS, 0) < 1:
+        return False
+    counted = res.counted_requests(requests)
+    return all(amount <= allocatable.get(name, 0) for name, amount in counted.items())
+
+
+def fit_masks(
+    pod_count: IntArray,
+    allowed_pods: IntArray,
+    allocatable: IntArray,
+    requested: IntArray,
+    amounts: IntArray,
+) -> IntArray:
+    """Failure bitmask per node, int64 ``(n,)``; 0 means the Pod fits.
+
+    ``pod_count``, ``allowed_pods``: int64 ``(n,)``; ``allocatable``, ``requested``: int64
+    ``(n, k)`` for the ``k`` checked resources, whose Pod amounts are ``amounts`` (int64
+    ``(k,)``, all positive).  Bit 0: too many pods; bit ``1 + j``: resource ``j`` does not
+    fit; bit ``k + 1``: some resource exceeds the whole allocatable (unresolvable).
+    """
+    k = amounts.shape[0]
+    mask = (pod_count + 1 > allowed_pods).astype(np.int64)
+    if k:
+        fails = amounts > allocatable - requested
+        bits = np.left_shift(np.int64(1), np.arange(1, k + 1, dtype=np.int64))
+        mask = mask | (fails * bits).sum(axis=1)
+        unresolvable = (fails & (amounts > allocatable)).any(axis=1)
+        mask = mask | (unresolvable.astype(np.int64) << (k + 1))
+    return mask
+
+
+def verdict_from_masks(masks: IntArray, reasons: tuple[str, ...]) -> fw.Verdict:
+    """Compact int8 codes and a status table from :func:`fit_masks` bitmasks."""
+    uniq, inverse = np.unique(masks, return_inverse=True)
+    if uniq.shape[0] > 127:
+        raise ValueError("more than 127 distinct NodeResourcesFit outcomes in one cycle")
+    offset = 0 if uniq[0] == 0 else 1
+    codes = (inverse.reshape(-1) + offset).astype(np.int8)
+    k = len(reasons)
+    table: dict[int, fw.Status] = {}
+    for i, m in enumerate(uniq.tolist()):
+        if m == 0:
+            continue
+        out = [TOO_MANY_PODS] if m & 1 else []
+        out.extend(r for j, r in enumerate(reasons) if m >> (j + 1) & 1)
+        table[i + offset] = fw.unschedulable(*out, resolvable=not (m >> (k + 1) & 1))
+    return fw.Verdict(codes, table)
+
+
+def new(args: object | None, handle: fw.Handle) -> NodeResourcesFit:
+    """Factory: validates ``args`` (upstream ``ValidateNodeResourcesFitArgs``, in part)."""
+    if args is not None and not isinstance(args, cfg.NodeResourcesFitArgs):
+        raise InputError(f"want args to be of type NodeResourcesFitArgs, got {type(args)}")
+    fit_args = args or cfg.NodeResourcesFitArgs()
+    problems: list[tuple[str, str]] = []
+    strategy = fit_args.scoring_strategy
+    if strategy.type not in cfg.SCORING_STRATEGIES:
+        problems.append(("scoringStrategy.type", f"unsupported value {strategy.type!r}"))
+    for i, spec in enumerate(strategy.resources):
+        if not 1 <= spec.weight <= res.MAX_NODE_SCORE:
+            problems.append(
+                (f"scoringStrategy.resources[{i}].weight", "must be in the range [1, 100]")
+            )
+    if strategy.type == cfg.REQUESTED_TO_CAPACITY_RATIO:
+        problems.extend(_shape_problems(strategy.shape))
+    if problems:
+        raise InputError(problems)
+    return NodeResourcesFit(fit_args, handle)
+
+
+def _shape_problems(shape: tuple[cfg.UtilizationShapePoint, ...]) -> list[tuple[str, str]]:
+    path = "scoringStrategy.requestedToCapacityRatio.shape"
+    if not shape:
+        return [(path, "at least one point must be specified")]
+    out: list[tuple[str, str]] = []
+    for i, p in enumerate(shape):
+        if not 0 <= p.utilization <= res.MAX_UTILIZATION:
+            out.append((f"{path}[{i}].utilization", "not in valid range [0, 100]"))
+        elif i > 0 and p.utilization <= shape[i - 1].utilization:
+            out.append((f"{path}[{i}].utilization", "utilization values must be sorted"))
+        if not 0 <= p.score <= res.MAX_CUSTOM_PRIORITY_SCORE:
+            out.append((f"{path}[{i}].score", "not in valid range [0, 10]"))
+    return out

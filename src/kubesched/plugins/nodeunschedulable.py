@@ -1,0 +1,113 @@
+"""NodeUnschedulable: filters cordoned nodes (``spec.unschedulable``).
+
+Upstream ``nodeunschedulable/node_unschedulable.go`` (v1.34, QueueingHints enabled): a node
+with ``spec.unschedulable: true`` fails with UnschedulableAndUnresolvable
+``node(s) were unschedulable`` unless the Pod tolerates the
+``node.kubernetes.io/unschedulable:NoSchedule`` taint.  Requeued by a Node add that is
+schedulable, a Node update that un-cordons, or the Pod gaining that toleration.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from kubesched.api import objects as api
+from kubesched.framework.interface import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    Handle,
+    IntArray,
+    QueueingHint,
+    Resource,
+    Status,
+    Verdict,
+)
+from kubesched.state.cache import ClusterState
+from kubesched.state.nodes import BoolArray
+
+NAME = "NodeUnschedulable"
+ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
+ERR_REASON_UNKNOWN_CONDITION = "node(s) had unknown conditions"
+TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
+
+_UNSCHEDULABLE_TAINT = api.Taint(TAINT_NODE_UNSCHEDULABLE, "", api.NO_SCHEDULE)
+_STATUS = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_UNSCHEDULABLE,))
+
+
+class NodeUnschedulable:
+    """Rejects cordoned nodes for Pods that don't tolerate the unschedulable taint."""
+
+    name = NAME
+
+    def __init__(self, args: object | None, handle: Handle) -> None:
+        self.handle = handle
+
+    def filter(
+        self, state: CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
+    ) -> Verdict:
+        """Fail rows whose ``unschedulable`` flag is set, unless the Pod tolerates it."""
+        if tolerates_unschedulable(pod.tolerations):
+            return Verdict.all_pass(rows.shape[0])
+        return Verdict.from_mask(unschedulable_mask(cluster, rows), _STATUS)
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """Node/Add|UpdateNodeTaint and Pod/UpdatePodToleration, both hinted."""
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(Resource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+                is_schedulable_after_node_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(Resource.POD, ActionType.UPDATE_POD_TOLERATION),
+                is_schedulable_after_pod_toleration_change,
+            ),
+        ]
+
+
+# --------------------------------------------------------------------------- queueing hints
+def is_schedulable_after_node_change(pod: api.Pod, old: Any, new: Any) -> QueueingHint:
+    """Queue when a schedulable node is added, or a node flips to schedulable."""
+    if not isinstance(new, api.Node) or (old is not None and not isinstance(old, api.Node)):
+        return QueueingHint.QUEUE
+    if new.unschedulable:
+        return QueueingHint.QUEUE_SKIP
+    if old is None or old.unschedulable:
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def is_schedulable_after_pod_toleration_change(pod: api.Pod, old: Any, new: Any) -> QueueingHint:
+    """Queue when ``pod`` itself now tolerates the unschedulable taint."""
+    if not isinstance(new, api.Pod):
+        return QueueingHint.QUEUE
+    if _same_pod(pod, new) and tolerates_unschedulable(new.tolerations):
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def _same_pod(a: api.Pod, b: api.Pod) -> bool:
+    # Upstream compares UIDs; Pods built without one fall back to namespace/name.
+    if a.uid or b.uid:
+        return a.uid == b.uid
+    return a.key == b.key
+
+
+# --------------------------------------------------------------------------- kernel
+def tolerates_unschedulable(tolerations: tuple[api.Toleration, ...]) -> bool:
+    """Whether ``tolerations`` tolerate ``node.kubernetes.io/unschedulable:NoSchedule``."""
+    return any(t.tolerates(_UNSCHEDULABLE_TAINT) for t in tolerations)
+
+
+def unschedulable_mask(cluster: ClusterState, rows: IntArray) -> BoolArray:
+    """bool array of shape ``(n,)``: True where the node at ``rows[i]`` is cordoned."""
+    return np.asarray(cluster.nodes.unschedulable[rows], dtype=np.bool_)
+
+
+def new(args: object | None, handle: Handle) -> NodeUnschedulable:
+    """Factory; NodeUnschedulable has no args (anything given is ignored, as upstream)."""
+    return NodeUnschedulable(args, handle)

@@ -1,0 +1,82 @@
+"""The in-tree plugin registry: upstream plugin name to factory.
+
+Upstream plugins whose subject kubesched does not model are registered as *unmodelled*:
+the volume plugins (kubesched does not model PersistentVolumes, so they accept every node,
+as upstream does for Pods without volumes) and DynamicResources (no ResourceClaims).  They
+implement no extension point, so a configuration naming them loads, and they change nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kubesched.framework.interface import Handle, PluginFactory
+from kubesched.plugins import (
+    defaultbinder,
+    imagelocality,
+    nodeaffinity,
+    nodename,
+    nodeports,
+    noderesources_balanced,
+    noderesources_fit,
+    nodeunschedulable,
+    prioritysort,
+    schedulinggates,
+    tainttoleration,
+)
+
+UNMODELLED = (
+    "VolumeRestrictions",
+    "NodeVolumeLimits",
+    "VolumeBinding",
+    "VolumeZone",
+    "DynamicResources",
+    "PodTopologySpread",
+    "InterPodAffinity",
+    "DefaultPreemption",
+)
+"""Known upstream names that are accepted but do nothing yet (see the module docstring)."""
+
+
+class Unmodelled:
+    """A known upstream plugin that kubesched does not model: it joins no extension point."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def _unmodelled(name: str) -> PluginFactory:
+    def factory(args: Any, handle: Handle) -> Unmodelled:
+        del args, handle
+        return Unmodelled(name)
+
+    return factory
+
+
+def in_tree_registry() -> dict[str, PluginFactory]:
+    """Every in-tree plugin by its upstream name."""
+    reg: dict[str, PluginFactory] = {
+        prioritysort.NAME: prioritysort.new,
+        schedulinggates.NAME: schedulinggates.new,
+        nodeunschedulable.NAME: nodeunschedulable.new,
+        nodename.NAME: nodename.new,
+        tainttoleration.NAME: tainttoleration.new,
+        nodeaffinity.NAME: nodeaffinity.new,
+        nodeports.NAME: nodeports.new,
+        noderesources_fit.NAME: noderesources_fit.new,
+        noderesources_balanced.NAME: noderesources_balanced.new,
+        imagelocality.NAME: imagelocality.new,
+        defaultbinder.NAME: defaultbinder.new,
+    }
+    for name in UNMODELLED:
+        reg.setdefault(name, _unmodelled(name))
+    return reg
+
+
+def known_plugin_names(extra: Mapping[str, PluginFactory] | None = None) -> frozenset[str]:
+    """Names a configuration may use."""
+    names = set(in_tree_registry())
+    if extra:
+        names |= set(extra)
+    return frozenset(names)

@@ -1,0 +1,218 @@
+"""TaintToleration: node taints against Pod tolerations (Filter, PreScore, Score).
+
+Upstream ``tainttoleration/taint_toleration.go`` (v1.34, QueueingHints enabled):
+
+- Filter: the first NoSchedule/NoExecute taint (in node order) that no toleration tolerates
+  rejects the node, UnschedulableAndUnresolvable ``node(s) had untolerated taint {key: value}``.
+- Score: the number of PreferNoSchedule taints not tolerated by the Pod's tolerations whose
+  effect is PreferNoSchedule or empty; NormalizeScore is ``DefaultNormalizeScore`` reversed
+  (fewest intolerable taints scores 100).
+
+Nodes share interned taint sets (``NodeTable.taint_set`` ids into ``taint_sets``), so each
+distinct set among ``rows`` is evaluated once and the answer indexed back.  Deviation: int8
+verdict codes allow at most 127 distinct reasons per call; further distinct untolerated
+taints reuse the 127th reason (the node is still rejected).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+from kubesched.api import objects as api
+from kubesched.framework.interface import (
+    MAX_NODE_SCORE,
+    SUCCESS,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    Handle,
+    IntArray,
+    QueueingHint,
+    Resource,
+    Status,
+    Verdict,
+)
+from kubesched.state.cache import ClusterState
+
+NAME = "TaintToleration"
+ERR_REASON_NOT_MATCH = "node(s) had taints that the pod didn't tolerate"
+_MAX_CODES = 127
+_PRE_SCORE_KEY = "PreScore" + NAME
+
+Taints = tuple[api.Taint, ...]
+Tolerations = tuple[api.Toleration, ...]
+
+
+class TaintToleration:
+    """Filters nodes with untolerated hard taints; prefers nodes with fewer soft ones."""
+
+    name = NAME
+
+    def __init__(self, args: object | None, handle: Handle) -> None:
+        self.handle = handle
+
+    def filter(
+        self, state: CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
+    ) -> Verdict:
+        """Reject rows whose taint set has an untolerated NoSchedule/NoExecute taint."""
+        table = cluster.nodes
+        ids = table.taint_set[rows]
+        if len(table.taint_sets) == 1 or not ids.any():
+            return Verdict.all_pass(rows.shape[0])
+        uniq, inverse = np.unique(ids, return_inverse=True)
+        reasons: dict[str, int] = {}
+        statuses: dict[int, Status] = {}
+        per_set = np.zeros(uniq.shape[0], dtype=np.int8)
+        for i, tid in enumerate(uniq.tolist()):
+            taint = find_untolerated_taint(table.taint_sets[tid], pod.tolerations)
+            if taint is None:
+                continue
+            reason = untolerated_reason(taint)
+            code = reasons.get(reason)
+            if code is None:
+                code = min(len(reasons) + 1, _MAX_CODES)
+                reasons[reason] = code
+                statuses.setdefault(code, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (reason,)))
+            per_set[i] = code
+        return Verdict(per_set[inverse.reshape(-1)], statuses)
+
+    def pre_score(
+        self, state: CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
+    ) -> Status:
+        """Keep the tolerations that can tolerate PreferNoSchedule taints."""
+        state[_PRE_SCORE_KEY] = prefer_no_schedule_tolerations(pod.tolerations)
+        return SUCCESS
+
+    def score(
+        self, state: CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
+    ) -> IntArray:
+        """int64 ``(n,)``: intolerable PreferNoSchedule taints on each node."""
+        tolerations = state.get(_PRE_SCORE_KEY)
+        if tolerations is None:  # PreScore did not run: compute as it would have
+            tolerations = prefer_no_schedule_tolerations(pod.tolerations)
+        table = cluster.nodes
+        ids = table.taint_set[rows]
+        if len(table.taint_sets) == 1 or not ids.any():
+            return np.zeros(rows.shape[0], dtype=np.int64)
+        uniq, inverse = np.unique(ids, return_inverse=True)
+        per_set = np.fromiter(
+            (
+                count_intolerable_prefer_no_schedule(table.taint_sets[t], tolerations)
+                for t in uniq.tolist()
+            ),
+            dtype=np.int64,
+            count=uniq.shape[0],
+        )
+        return np.asarray(per_set[inverse.reshape(-1)], dtype=np.int64)
+
+    def normalize_score(self, state: CycleState, pod: api.Pod, scores: IntArray) -> None:
+        """``DefaultNormalizeScore(100, reverse=True)`` in place."""
+        default_normalize_score(scores, MAX_NODE_SCORE, reverse=True)
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """Node/Add|UpdateNodeTaint and Pod/UpdatePodToleration, both hinted."""
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(Resource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+                is_schedulable_after_node_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(Resource.POD, ActionType.UPDATE_POD_TOLERATION),
+                is_schedulable_after_pod_toleration_change,
+            ),
+        ]
+
+
+# --------------------------------------------------------------------------- queueing hints
+def is_schedulable_after_node_change(pod: api.Pod, old: Any, new: Any) -> QueueingHint:
+    """Queue when the node's hard taints went from untolerated (or absent) to tolerated."""
+    if not isinstance(new, api.Node) or (old is not None and not isinstance(old, api.Node)):
+        return QueueingHint.QUEUE
+    was_untolerated = old is None or find_untolerated_taint(old.taints, pod.tolerations) is not None
+    is_untolerated = find_untolerated_taint(new.taints, pod.tolerations) is not None
+    if was_untolerated and not is_untolerated:
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def is_schedulable_after_pod_toleration_change(pod: api.Pod, old: Any, new: Any) -> QueueingHint:
+    """Queue when the updated Pod is ``pod`` itself (its tolerations grew)."""
+    if not isinstance(new, api.Pod):
+        return QueueingHint.QUEUE
+    same = new.uid == pod.uid if (new.uid or pod.uid) else new.key == pod.key
+    return QueueingHint.QUEUE if same else QueueingHint.QUEUE_SKIP
+
+
+# --------------------------------------------------------------------------- kernel
+def tolerations_tolerate_taint(tolerations: Iterable[api.Toleration], taint: api.Taint) -> bool:
+    """Upstream ``TolerationsTolerateTaint``: some toleration tolerates ``taint``."""
+    return any(t.tolerates(taint) for t in tolerations)
+
+
+def do_not_schedule(taint: api.Taint) -> bool:
+    """Upstream ``DoNotScheduleTaintsFilterFunc``: NoSchedule or NoExecute."""
+    return taint.effect in (api.NO_SCHEDULE, api.NO_EXECUTE)
+
+
+def find_untolerated_taint(
+    taints: Iterable[api.Taint],
+    tolerations: Tolerations,
+    include: Callable[[api.Taint], bool] = do_not_schedule,
+) -> api.Taint | None:
+    """Upstream ``FindMatchingUntoleratedTaint``: the first included, untolerated taint."""
+    for taint in taints:
+        if include(taint) and not tolerations_tolerate_taint(tolerations, taint):
+            return taint
+    return None
+
+
+def tolerations_tolerate_taints(taints: Iterable[api.Taint], tolerations: Tolerations) -> bool:
+    """Whether every NoSchedule/NoExecute taint of ``taints`` is tolerated (Filter passes)."""
+    return find_untolerated_taint(taints, tolerations) is None
+
+
+def untolerated_reason(taint: api.Taint) -> str:
+    """The v1.34 Filter reason for ``taint``: ``node(s) had untolerated taint {k: v}``."""
+    return f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
+
+
+def prefer_no_schedule_tolerations(tolerations: Tolerations) -> Tolerations:
+    """Tolerations whose effect is PreferNoSchedule or empty (empty matches every effect)."""
+    return tuple(t for t in tolerations if t.effect in ("", api.PREFER_NO_SCHEDULE))
+
+
+def count_intolerable_prefer_no_schedule(taints: Taints, tolerations: Tolerations) -> int:
+    """PreferNoSchedule taints of ``taints`` that no toleration tolerates."""
+    return sum(
+        1
+        for t in taints
+        if t.effect == api.PREFER_NO_SCHEDULE and not tolerations_tolerate_taint(tolerations, t)
+    )
+
+
+def default_normalize_score(scores: IntArray, max_priority: int, reverse: bool) -> None:
+    """Upstream ``helper.DefaultNormalizeScore`` in place on int64 ``scores`` of shape (n,).
+
+    ``max * score / maxCount`` with Go's truncating division; ``maxCount`` starts at 0, so
+    all-zero (or all-negative) scores stay as they are, or all become ``max`` if reversed.
+    """
+    max_count = max(int(scores.max(initial=0)), 0)
+    if max_count == 0:
+        if reverse:
+            scores[:] = max_priority
+        return
+    prod = scores * max_priority
+    quotient = np.abs(prod) // max_count * np.sign(prod)
+    if reverse:
+        quotient = max_priority - quotient
+    scores[:] = quotient
+
+
+def new(args: object | None, handle: Handle) -> TaintToleration:
+    """Factory; TaintToleration has no args (anything given is ignored, as upstream)."""
+    return TaintToleration(args, handle)

@@ -1,0 +1,155 @@
+"""ImageLocality: upstream v1.34 ``image_locality_test.go`` cases, exact expected scores."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pytest
+
+from kubesched.api import objects as api
+from kubesched.api.errors import InputError
+from kubesched.framework import interface as fw
+from kubesched.plugins import imagelocality as il
+from tests.builders import make_cluster, make_node
+
+MB = 1024 * 1024
+Images = list[tuple[int, tuple[str, ...]]]
+
+NODE_40_300_2000: Images = [
+    (40 * MB, ("gcr.io/40:latest", "gcr.io/40:v1", "gcr.io/40:v1")),
+    (300 * MB, ("gcr.io/300:latest", "gcr.io/300:v1")),
+    (2000 * MB, ("gcr.io/2000:latest",)),
+]
+NODE_250_10: Images = [
+    (250 * MB, ("gcr.io/250:latest",)),
+    (10 * MB, ("gcr.io/10:latest", "gcr.io/10:v1")),
+]
+NODE_600_40_900: Images = [
+    (600 * MB, ("gcr.io/600:latest",)),
+    (40 * MB, ("gcr.io/40:latest",)),
+    (900 * MB, ("gcr.io/900:latest",)),
+]
+NODE_300_600_900: Images = [
+    (300 * MB, ("gcr.io/300:latest",)),
+    (600 * MB, ("gcr.io/600:latest",)),
+    (900 * MB, ("gcr.io/900:latest",)),
+]
+NODE_4000_30: Images = [(4000 * MB, ("gcr.io/4000:latest",)), (30 * MB, ("gcr.io/30:latest",))]
+NODE_20_30_40: Images = [
+    (20 * MB, ("gcr.io/20:latest",)),
+    (30 * MB, ("gcr.io/30:latest",)),
+    (40 * MB, ("gcr.io/40:latest",)),
+]
+NO_IMAGES: Images = []
+
+
+def _node(name: str, images: Images) -> api.Node:
+    b = make_node(name)
+    for size, names in images:
+        b.image(size, *names)
+    return b.obj()
+
+
+CASES = [
+    (
+        "two images spread on two nodes, prefer the larger image one",
+        ("gcr.io/40", "gcr.io/250"),
+        [NODE_40_300_2000, NODE_250_10],
+        [0, 5],
+    ),
+    (
+        "two images on one node, prefer this node",
+        ("gcr.io/40", "gcr.io/300"),
+        [NODE_40_300_2000, NODE_250_10],
+        [7, 0],
+    ),
+    (
+        "if exceed limit, use limit",
+        ("gcr.io/10", "gcr.io/4000"),
+        [NODE_4000_30, NODE_250_10],
+        [100, 0],
+    ),
+    (
+        "if exceed limit, use limit (with node which has no images present)",
+        ("gcr.io/10", "gcr.io/4000"),
+        [NODE_4000_30, NODE_250_10, NO_IMAGES],
+        [66, 0, 0],
+    ),
+    (
+        "pod with multiple large images, node2 is preferred",
+        ("gcr.io/300", "gcr.io/600", "gcr.io/900"),
+        [NODE_600_40_900, NODE_300_600_900, NO_IMAGES],
+        [32, 36, 0],
+    ),
+    (
+        "pod with multiple small images",
+        ("gcr.io/30", "gcr.io/40"),
+        [NODE_20_30_40, NODE_4000_30],
+        [1, 0],
+    ),
+    # pod.images lists init-container images first: InitContainers gcr.io/300, Containers gcr.io/30
+    (
+        "include InitContainers: two images spread on two nodes, prefer the larger image one",
+        ("gcr.io/300", "gcr.io/30"),
+        [NODE_40_300_2000, NODE_20_30_40],
+        [6, 0],
+    ),
+    (
+        "tagged name matches exactly, digest-less name gets :latest",
+        ("gcr.io/300:v1", "gcr.io/2000:latest"),
+        [NODE_40_300_2000, NODE_250_10],
+        [57, 0],
+    ),
+    ("a pod without containers scores 0", (), [NODE_40_300_2000], [0]),
+]
+
+
+@pytest.mark.parametrize(("name", "images", "nodes", "want"), CASES, ids=[c[0] for c in CASES])
+def test_image_locality(
+    name: str, images: tuple[str, ...], nodes: list[Images], want: list[int]
+) -> None:
+    cluster = make_cluster([_node(f"node{i + 1}", imgs) for i, imgs in enumerate(nodes)])
+    pl = il.new(None, fw.Handle(cluster))
+    pod = api.Pod(name="p", images=images)
+    got = pl.score(fw.CycleState(), pod, cluster, cluster.nodes.order())
+    assert got.dtype == np.int64
+    assert got.tolist() == want
+
+
+def test_spread_counts_live_nodes_only() -> None:
+    img: Images = [(600 * MB, ("gcr.io/600:latest",))]
+    cluster = make_cluster([_node("node1", img), _node("node2", img), _node("node3", NO_IMAGES)])
+    pl = il.new(None, fw.Handle(cluster))
+    pod = api.Pod(name="p", images=("gcr.io/600",))
+
+    def scores() -> list[int]:
+        return [int(x) for x in pl.score(fw.CycleState(), pod, cluster, cluster.nodes.order())]
+
+    assert scores() == [38, 38, 0]  # 100 * (600M * 2/3 - 23M) // (1000M - 23M)
+    cluster.remove_node("node3")
+    assert scores() == [59, 59]  # 100 * (600M * 2/2 - 23M) // (1000M - 23M)
+    cluster.remove_node("node2")
+    assert scores() == [59]  # 600M * 1/1
+
+
+def _digest(content: str) -> str:
+    return "sha256:" + hashlib.sha256(content.encode()).hexdigest()
+
+
+@pytest.mark.parametrize(
+    ("name", "want"),
+    [
+        ("root", "root:latest"),
+        ("gcr.io:5000/root", "gcr.io:5000/root:latest"),
+        ("root:tag", "root:tag"),
+        ("root@" + _digest("root"), "root@" + _digest("root")),
+    ],
+)
+def test_normalized_image_name(name: str, want: str) -> None:
+    assert il.normalized_image_name(name) == want
+
+
+def test_rejects_args() -> None:
+    with pytest.raises(InputError):
+        il.new(object(), fw.Handle(make_cluster([])))

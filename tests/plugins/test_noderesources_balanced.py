@@ -1,0 +1,187 @@
+"""NodeResourcesBalancedAllocation: upstream v1.34 ``balanced_allocation_test.go`` cases.
+
+Expected scores are upstream's for the v1.34 formula ``int64((1 - std) * 100)``; cases whose
+Pod requests nothing are Skip in PreScore (upstream #129138).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from kubesched.api import objects as api
+from kubesched.api.errors import InputError
+from kubesched.api.quantity import resource_amount
+from kubesched.config import args as cfg
+from kubesched.framework import interface as fw
+from kubesched.framework import resources as res
+from kubesched.plugins import noderesources_balanced as ba
+from tests.builders import make_cluster, make_node
+
+_seq = itertools.count()
+GPU = "nvidia.com/gpu"
+
+
+def _pod(reqs: dict[str, str], node: str = "") -> api.Pod:
+    """A Pod with effective ``reqs`` (the sum of its containers' requests)."""
+    i = next(_seq)
+    amounts = {k: resource_amount(k, v) for k, v in reqs.items()}
+    return api.Pod(name=f"p{i}", uid=f"u{i}", node_name=node, requests=amounts)
+
+
+def _node(name: str, milli_cpu: int, memory: int, gpu: int | None = None) -> api.Node:
+    spec: dict[str, str | int] = {"cpu": f"{milli_cpu}m", "memory": memory}
+    if gpu is not None:
+        spec[GPU] = gpu
+    return make_node(name).res(spec).obj()
+
+
+CPU_ONLY = {"cpu": "3000m", "memory": "0"}
+CPU_AND_MEMORY = {"cpu": "3000m", "memory": "5000"}
+CPU_MEMORY_GPU = {"cpu": "3000m", "memory": "5000", GPU: "3"}
+DEFAULT = (cfg.ResourceSpec("cpu"), cfg.ResourceSpec("memory"))
+WITH_GPU = (*DEFAULT, cfg.ResourceSpec(GPU))
+
+CASES = [
+    (
+        "nothing scheduled, resources requested, differently sized nodes",
+        _pod(CPU_AND_MEMORY),
+        [_node("node1", 4000, 10000), _node("node2", 6000, 10000)],
+        [],
+        DEFAULT,
+        [87, 100],
+    ),
+    (
+        "resources requested, pods scheduled with resources",
+        _pod(CPU_AND_MEMORY),
+        [_node("node1", 10000, 20000), _node("node2", 10000, 20000)],
+        [_pod(CPU_ONLY, "node1"), _pod(CPU_AND_MEMORY, "node2")],
+        DEFAULT,
+        [82, 95],
+    ),
+    (
+        "resources requested, pods scheduled with resources, differently sized nodes",
+        _pod(CPU_AND_MEMORY),
+        [_node("node1", 10000, 20000), _node("node2", 10000, 50000)],
+        [_pod(CPU_ONLY, "node1"), _pod(CPU_AND_MEMORY, "node2")],
+        DEFAULT,
+        [82, 80],
+    ),
+    (
+        "nodes to reach min/max score",
+        _pod({"memory": "5000"}),
+        [_node("node1", 3000, 5000), _node("node2", 3000, 5000)],
+        [_pod(CPU_ONLY, "node1")],
+        DEFAULT,
+        [100, 50],
+    ),
+    (
+        "requested resources at node capacity",
+        _pod(CPU_ONLY),
+        [_node("node1", 6000, 10000), _node("node2", 6000, 10000)],
+        [_pod(CPU_ONLY, "node1"), _pod(CPU_AND_MEMORY, "node2")],
+        DEFAULT,
+        [50, 75],
+    ),
+    (
+        "include scalar resource on a node",
+        _pod({"memory": "0", GPU: "1"}),
+        [_node("node1", 3500, 40000, 8), _node("node2", 3500, 40000, 8)],
+        [_pod(CPU_MEMORY_GPU, "node1"), _pod(CPU_AND_MEMORY, "node2")],
+        WITH_GPU,
+        [70, 65],
+    ),
+    (
+        "scalar resource the pod does not request is skipped",
+        _pod(CPU_AND_MEMORY),
+        [_node("node1", 3500, 40000, 8), _node("node2", 3500, 40000)],
+        [],
+        WITH_GPU,
+        [63, 63],
+    ),
+    (
+        "zero node resources: no fraction, std 0",
+        _pod(CPU_AND_MEMORY),
+        [_node("node1", 0, 0), _node("node2", 0, 0)],
+        [],
+        DEFAULT,
+        [100, 100],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "pod", "nodes", "pods", "resources", "want"), CASES, ids=[c[0] for c in CASES]
+)
+@pytest.mark.parametrize("run_pre_score", [True, False])
+def test_balanced_allocation(
+    name: str,
+    pod: api.Pod,
+    nodes: list[api.Node],
+    pods: list[api.Pod],
+    resources: tuple[cfg.ResourceSpec, ...],
+    want: list[int],
+    run_pre_score: bool,
+) -> None:
+    cluster = make_cluster(nodes, pods)
+    pl = ba.new(cfg.NodeResourcesBalancedAllocationArgs(resources), fw.Handle(cluster))
+    state = fw.CycleState()
+    rows = cluster.nodes.order()
+    if run_pre_score:
+        assert pl.pre_score(state, pod, cluster, rows).code == fw.Code.SUCCESS
+    got = pl.score(state, pod, cluster, rows)
+    assert got.dtype == np.int64
+    assert got.tolist() == want
+
+
+@pytest.mark.parametrize(
+    ("pod", "resources"),
+    [
+        (_pod({}), DEFAULT),
+        (api.Pod(name="nz", nonzero_requests={"cpu": 100, "memory": 209715200}), DEFAULT),
+        (_pod({"ephemeral-storage": "1Gi"}), DEFAULT),
+        (_pod({"memory": "1Gi"}), (cfg.ResourceSpec("cpu"), cfg.ResourceSpec(GPU))),
+    ],
+    ids=["no requests", "non-zero defaults do not count", "unscored resource", "cpu and gpu"],
+)
+def test_best_effort_pod_is_skipped(pod: api.Pod, resources: tuple[cfg.ResourceSpec, ...]) -> None:
+    cluster = make_cluster([_node("node1", 4000, 10000)])
+    pl = ba.new(cfg.NodeResourcesBalancedAllocationArgs(resources), fw.Handle(cluster))
+    rows = cluster.nodes.order()
+    assert pl.pre_score(fw.CycleState(), pod, cluster, rows).code == fw.Code.SKIP
+    assert pl.score(fw.CycleState(), pod, cluster, rows).tolist() == [0]
+
+
+def test_three_fractions_match_float64_formula() -> None:
+    rng = np.random.default_rng(7)
+    alloc = rng.integers(1, 10**9, size=(200, 3), dtype=np.int64)
+    req = rng.integers(0, 2 * 10**9, size=(200, 3), dtype=np.int64)
+    alloc[::7, 1] = 0  # some nodes lack the second resource: two fractions left
+    got = res.balanced_allocation(req, alloc)
+    for i in range(200):
+        fr = [min(float(r) / float(a), 1.0) for r, a in zip(req[i], alloc[i], strict=True) if a]
+        if len(fr) == 2:
+            std = abs((fr[0] - fr[1]) / 2)
+        else:
+            mean = sum(fr) / len(fr)
+            acc = 0.0
+            for f in fr:
+                acc = acc + (f - mean) * (f - mean)
+            std = math.sqrt(acc / len(fr))
+        assert got[i] == int((1 - std) * 100.0)
+
+
+@pytest.mark.parametrize(
+    ("resources", "path"),
+    [
+        ((cfg.ResourceSpec("cpu", 2),), "resources[0].weight"),
+        ((cfg.ResourceSpec("cpu"), cfg.ResourceSpec("cpu")), "resources[1].name"),
+    ],
+)
+def test_invalid_args(resources: tuple[cfg.ResourceSpec, ...], path: str) -> None:
+    with pytest.raises(InputError) as err:
+        ba.new(cfg.NodeResourcesBalancedAllocationArgs(resources), fw.Handle(make_cluster([])))
+    assert [p for p, _ in err.value.problems] == [path]

@@ -1,0 +1,419 @@
+"""NodeResourcesFit: filter reasons and codes, queueing hints, args (scores: *_scoring.py).
+
+Cases are ported from upstream ``noderesources/fit_test.go`` (v1.34).  Upstream test pods
+list containers; ``_pod`` folds them into effective requests (init containers by max).
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+import pytest
+
+from kubesched.api import objects as api
+from kubesched.api.errors import InputError
+from kubesched.api.quantity import resource_amount
+from kubesched.config import args as cfg
+from kubesched.framework import interface as fw
+from kubesched.plugins import noderesources_fit as fit
+from tests.builders import make_cluster, make_node
+
+_seq = itertools.count()
+Spec = dict[str, Any]
+
+
+def _pod(
+    *containers: Spec, init: tuple[Spec, ...] = (), overhead: Spec | None = None, node: str = ""
+) -> api.Pod:
+    """A Pod from upstream-style containers (requests maps); no containers = no requests."""
+    reqs: dict[str, int] = {}
+    for c in containers:
+        for k, v in c.items():
+            reqs[k] = reqs.get(k, 0) + resource_amount(k, v)
+    for c in init:
+        for k, v in c.items():
+            reqs[k] = max(reqs.get(k, 0), resource_amount(k, v))
+    for k, v in (overhead or {}).items():
+        reqs[k] = reqs.get(k, 0) + resource_amount(k, v)
+    i = next(_seq)
+    return api.Pod(name=f"p{i}", uid=f"u{i}", node_name=node, requests=reqs)
+
+
+EXT_A, EXT_B = "example.com/aaa", "example.com/bbb"
+K8S_A, K8S_B = "kubernetes.io/something", "subdomain.kubernetes.io/something"
+HUGE = "hugepages-2Mi"
+_FILTER_NODE: dict[str, str | int] = {
+    "cpu": "10m",
+    "memory": 20,
+    "pods": 32,
+    EXT_A: 5,
+    "ephemeral-storage": 20,
+    HUGE: 5,
+}
+U, UU = fw.Code.UNSCHEDULABLE, fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+
+
+def _ins(name: str) -> str:
+    return f"Insufficient {name}"
+
+
+def _run_filter(
+    pod: api.Pod,
+    nodes: list[api.Node],
+    pods: list[api.Pod],
+    args: cfg.NodeResourcesFitArgs | None = None,
+) -> list[fw.Status | None]:
+    cluster = make_cluster(nodes, pods)
+    pl = fit.new(args, fw.Handle(cluster))
+    state = fw.CycleState()
+    _, st = pl.pre_filter(state, pod, cluster)
+    assert st.is_success()
+    v = pl.filter(state, pod, cluster, cluster.nodes.order())
+    assert v.codes.dtype == np.int8
+    return [None if c == 0 else v.table[int(c)] for c in v.codes]
+
+
+FILTER_CASES = [
+    ("no resources requested always fits", _pod(), {"cpu": "10m", "memory": 20}, None, None),
+    (
+        "too many resources fails",
+        _pod({"cpu": "1m", "memory": 1}),
+        {"cpu": "10m", "memory": 20},
+        None,
+        (U, (_ins("cpu"), _ins("memory"))),
+    ),
+    (
+        "fails due to init container cpu",
+        _pod({"cpu": "1m", "memory": 1}, init=({"cpu": "3m", "memory": 1},)),
+        {"cpu": "8m", "memory": 19},
+        None,
+        (U, (_ins("cpu"),)),
+    ),
+    (
+        "fails due to highest init container memory",
+        _pod(
+            {"cpu": "1m", "memory": 1},
+            init=({"cpu": "1m", "memory": 3}, {"cpu": "1m", "memory": 2}),
+        ),
+        {"cpu": "9m", "memory": 19},
+        None,
+        (U, (_ins("memory"),)),
+    ),
+    (
+        "init container max, not sum",
+        _pod({"cpu": "1m", "memory": 1}, init=({"cpu": "1m", "memory": 1},) * 2),
+        {"cpu": "9m", "memory": 19},
+        None,
+        None,
+    ),
+    (
+        "both resources fit",
+        _pod({"cpu": "1m", "memory": 1}),
+        {"cpu": "5m", "memory": 5},
+        None,
+        None,
+    ),
+    (
+        "one resource memory fits",
+        _pod({"cpu": "2m", "memory": 1}),
+        {"cpu": "9m", "memory": 5},
+        None,
+        (U, (_ins("cpu"),)),
+    ),
+    (
+        "one resource cpu fits",
+        _pod({"cpu": "1m", "memory": 2}),
+        {"cpu": "5m", "memory": 19},
+        None,
+        (U, (_ins("memory"),)),
+    ),
+    ("equal edge case", _pod({"cpu": "5m", "memory": 1}), {"cpu": "5m", "memory": 19}, None, None),
+    ("extended resource fits", _pod({EXT_A: 1}), {}, None, None),
+    (
+        "extended resource capacity enforced",
+        _pod({"cpu": "1m", "memory": 1, EXT_A: 10}),
+        {EXT_A: 0},
+        None,
+        (UU, (_ins(EXT_A),)),
+    ),
+    (
+        "extended resource allocatable enforced",
+        _pod({"cpu": "1m", "memory": 1, EXT_A: 1}),
+        {EXT_A: 5},
+        None,
+        (U, (_ins(EXT_A),)),
+    ),
+    (
+        "extended resource enforced for multiple containers",
+        _pod({"cpu": "1m", "memory": 1, EXT_A: 3}, {"cpu": "1m", "memory": 1, EXT_A: 3}),
+        {EXT_A: 2},
+        None,
+        (UU, (_ins(EXT_A),)),
+    ),
+    (
+        "extended resource admits multiple init containers",
+        _pod(init=({"cpu": "1m", "memory": 1, EXT_A: 3},) * 2),
+        {EXT_A: 2},
+        None,
+        None,
+    ),
+    (
+        "extended resource enforced for unknown resource",
+        _pod({"cpu": "1m", "memory": 1, EXT_B: 1}),
+        {},
+        None,
+        (UU, (_ins(EXT_B),)),
+    ),
+    (
+        "kubernetes.io resource capacity enforced",
+        _pod({"cpu": "1m", "memory": 1, K8S_A: 10}),
+        {},
+        None,
+        (UU, (_ins(K8S_A),)),
+    ),
+    (
+        "kubernetes.io resource enforced for init container",
+        _pod(init=({"cpu": "1m", "memory": 1, K8S_B: 10},)),
+        {},
+        None,
+        (UU, (_ins(K8S_B),)),
+    ),
+    (
+        "hugepages capacity enforced",
+        _pod({"cpu": "1m", "memory": 1, HUGE: 10}),
+        {HUGE: 0},
+        None,
+        (UU, (_ins(HUGE),)),
+    ),
+    (
+        "hugepages enforced for multiple containers",
+        _pod({"cpu": "1m", "memory": 1, HUGE: 3}, {"cpu": "1m", "memory": 1, HUGE: 3}),
+        {HUGE: 2},
+        None,
+        (UU, (_ins(HUGE),)),
+    ),
+    (
+        "skip checking ignored extended resource",
+        _pod({"cpu": "1m", "memory": 1, EXT_B: 1}),
+        {},
+        cfg.NodeResourcesFitArgs(ignored_resources=(EXT_B,)),
+        None,
+    ),
+    (
+        "resources + pod overhead fits",
+        _pod({"cpu": "1m", "memory": 1}, overhead={"cpu": "3m", "memory": 13}),
+        {"cpu": "5m", "memory": 5},
+        None,
+        None,
+    ),
+    (
+        "requests + overhead does not fit for memory",
+        _pod({"cpu": "1m", "memory": 1}, overhead={"cpu": "1m", "memory": 15}),
+        {"cpu": "5m", "memory": 5},
+        None,
+        (U, (_ins("memory"),)),
+    ),
+    (
+        "ignored resource groups skip extended, not kubernetes.io",
+        _pod({"cpu": "1m", "memory": 1, EXT_B: 1, K8S_A: 1}),
+        {},
+        cfg.NodeResourcesFitArgs(ignored_resource_groups=("example.com",)),
+        (UU, (_ins(K8S_A),)),
+    ),
+    (
+        "ignored resources do not apply to kubernetes.io names",
+        _pod({K8S_A: 1}),
+        {},
+        cfg.NodeResourcesFitArgs(ignored_resources=(K8S_A,)),
+        (UU, (_ins(K8S_A),)),
+    ),
+    (
+        "extended request of quantity zero is not checked",
+        _pod({"cpu": "1m", "memory": 1, EXT_A: 0}),
+        {EXT_A: 6},
+        None,
+        None,
+    ),
+    (
+        "storage: ephemeral-storage exceeds the node",
+        _pod({"ephemeral-storage": 25}),
+        {},
+        None,
+        (UU, (_ins("ephemeral-storage"),)),
+    ),
+    (
+        "storage: ephemeral-storage exceeds what is left",
+        _pod({"ephemeral-storage": 10}),
+        {"ephemeral-storage": 15},
+        None,
+        (U, (_ins("ephemeral-storage"),)),
+    ),
+    ("a name that is no scalar resource is ignored", _pod({"foo": 100}), {}, None, None),
+    (
+        "several resources at once, scalars sorted by name",
+        _pod({"cpu": "11m", "ephemeral-storage": 30, EXT_B: 1, EXT_A: 10}),
+        {},
+        None,
+        (UU, (_ins("cpu"), _ins("ephemeral-storage"), _ins(EXT_A), _ins(EXT_B))),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "pod", "used", "args", "want"), FILTER_CASES, ids=[c[0] for c in FILTER_CASES]
+)
+def test_filter(
+    name: str,
+    pod: api.Pod,
+    used: Spec,
+    args: cfg.NodeResourcesFitArgs | None,
+    want: tuple[fw.Code, tuple[str, ...]] | None,
+) -> None:
+    node = make_node("n").res(_FILTER_NODE).obj()
+    [got] = _run_filter(pod, [node], [_pod(used, node="n")], args)
+    if want is None:
+        assert got is None
+    else:
+        assert got is not None and (got.code, got.reasons) == want
+
+
+@pytest.mark.parametrize(
+    ("pod", "want"),
+    [
+        (_pod(), (U, ("Too many pods",))),
+        (_pod({"cpu": "1m", "memory": 1}), (U, ("Too many pods", _ins("cpu"), _ins("memory")))),
+        (_pod({"cpu": "11m"}), (UU, ("Too many pods", _ins("cpu")))),
+    ],
+)
+def test_too_many_pods_comes_first(pod: api.Pod, want: tuple[fw.Code, tuple[str, ...]]) -> None:
+    node = make_node("n").res({"cpu": "10m", "memory": 20, "pods": 1}).obj()
+    [got] = _run_filter(pod, [node], [_pod({"cpu": "10m", "memory": 20}, node="n")])
+    assert got is not None and (got.code, got.reasons) == want
+
+
+def test_verdict_codes_are_shared_per_distinct_outcome() -> None:
+    nodes = [
+        make_node(f"n{i}").res({"cpu": c, "memory": m, "pods": p}).obj()
+        for i, (c, m, p) in enumerate(
+            [("1", 100, 5), ("100m", 100, 5), ("1", 100, 5), ("100m", 100, 5), ("1", 10, 0)]
+        )
+    ]
+    got = _run_filter(_pod({"cpu": "500m", "memory": 50}), nodes, [])
+    assert got[0] is None and got[2] is None
+    assert got[1] is not None and got[1] == got[3]
+    assert got[1].reasons == (_ins("cpu"),) and got[1].code == UU
+    assert got[4] is not None
+    assert got[4].reasons == ("Too many pods", _ins("memory")) and got[4].code == UU
+
+
+def test_filter_without_pre_filter_is_an_error() -> None:
+    cluster = make_cluster([make_node("n").cap(cpu="1", pods=10).obj()])
+    pl = fit.new(None, fw.Handle(cluster))
+    v = pl.filter(fw.CycleState(), _pod(), cluster, cluster.nodes.order())
+    assert v.table[int(v.codes[0])].code == fw.Code.ERROR
+
+
+# --------------------------------------------------------------------------- hints, args
+R, P = cfg.ResourceSpec, cfg.UtilizationShapePoint
+DEFAULT = (R("cpu", 1), R("memory", 1))
+Q, SKIP = fw.QueueingHint.QUEUE, fw.QueueingHint.QUEUE_SKIP
+
+
+def _with(pod: api.Pod, uid: str, node: str, **reqs: int) -> api.Pod:
+    return api.Pod(name=pod.name, uid=uid, node_name=node, requests=dict(reqs))
+
+
+TARGET = api.Pod(name="t", uid="t", requests={"cpu": 1000})
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "want"),
+    [
+        (_with(TARGET, "o", "n1", cpu=1000), None, Q),
+        (_with(TARGET, "o", "", cpu=1000), None, SKIP),
+        (_with(TARGET, "o", "n1", cpu=2000), _with(TARGET, "o", "n1", cpu=1000), Q),
+        (_with(TARGET, "o", "n1", cpu=1000, memory=5), _with(TARGET, "o", "n1", cpu=1000), SKIP),
+        (_with(TARGET, "o", "", cpu=2000), _with(TARGET, "o", "", cpu=1000), SKIP),
+        (_with(TARGET, "t", "", cpu=2000), _with(TARGET, "t", "", cpu=1000), Q),
+    ],
+    ids=[
+        "bound deleted",
+        "unbound deleted",
+        "scaled down cpu",
+        "unrelated resource",
+        "unbound scaled down",
+        "target itself",
+    ],
+)
+def test_pod_hint(old: api.Pod, new: api.Pod | None, want: fw.QueueingHint) -> None:
+    assert fit.pod_hint(TARGET, old, new) == want
+
+
+def _n(**alloc: int) -> api.Node:
+    return api.Node(name="n", allocatable={k.replace("__", "/"): v for k, v in alloc.items()})
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "want"),
+    [
+        (None, _n(cpu=2000, pods=10), Q),
+        (None, _n(cpu=500, pods=10), SKIP),
+        (None, _n(cpu=2000, pods=0), SKIP),
+        (_n(cpu=500, pods=10), _n(cpu=2000, pods=10), Q),
+        (_n(cpu=2000, pods=10), _n(cpu=2000, memory=9, pods=10), SKIP),
+        (_n(cpu=2000, pods=10), _n(cpu=500, pods=10), SKIP),
+        (_n(cpu=2000, pods=10), _n(cpu=2000, pods=20), Q),
+    ],
+    ids=[
+        "added fits",
+        "added too small",
+        "added no pods",
+        "grew to fit",
+        "unrelated growth",
+        "shrank",
+        "more pods allowed",
+    ],
+)
+def test_node_hint(old: api.Node | None, new: api.Node, want: fw.QueueingHint) -> None:
+    assert fit.node_hint(TARGET, old, new) == want
+
+
+def test_events_to_register() -> None:
+    pl = fit.new(None, fw.Handle(make_cluster([])))
+    events = {e.event.resource: e.event.action for e in pl.events_to_register()}
+    assert events[fw.Resource.POD] == fw.ActionType.DELETE | fw.ActionType.UPDATE_POD_SCALE_DOWN
+    assert events[fw.Resource.NODE] == fw.ActionType.ADD | fw.ActionType.UPDATE_NODE_ALLOCATABLE
+
+
+@pytest.mark.parametrize(
+    ("strategy", "path"),
+    [
+        (
+            cfg.ScoringStrategy(resources=(R("memory", -1), R("cpu", 1))),
+            "scoringStrategy.resources[0].weight",
+        ),
+        (
+            cfg.ScoringStrategy(resources=(R("memory", 1), R("cpu", 0))),
+            "scoringStrategy.resources[1].weight",
+        ),
+        (
+            cfg.ScoringStrategy(cfg.MOST_ALLOCATED, (R("memory", 101),)),
+            "scoringStrategy.resources[0].weight",
+        ),
+        (
+            cfg.ScoringStrategy(cfg.REQUESTED_TO_CAPACITY_RATIO, DEFAULT, (P(50, 1), P(10, 2))),
+            "scoringStrategy.requestedToCapacityRatio.shape[1].utilization",
+        ),
+        (
+            cfg.ScoringStrategy(cfg.REQUESTED_TO_CAPACITY_RATIO, DEFAULT, (P(0, 11),)),
+            "scoringStrategy.requestedToCapacityRatio.shape[0].score",
+        ),
+        (cfg.ScoringStrategy("Nope"), "scoringStrategy.type"),
+    ],
+)
+def test_invalid_args(strategy: cfg.ScoringStrategy, path: str) -> None:
+    with pytest.raises(InputError) as err:
+        fit.new(cfg.NodeResourcesFitArgs(scoring_strategy=strategy), fw.Handle(make_cluster([])))
+    assert [p for p, _ in err.value.problems] == [path]
