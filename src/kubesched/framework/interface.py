@@ -185,7 +185,7 @@ class ClusterEvent:
             self.resource == Resource.POD
             and other.resource in (Resource.ASSIGNED_POD, Resource.UNSCHEDULED_POD)
         )
-        return same and bool(self.action & other.action)
+        return same and bool(self.action & other.action) and other.action <= self.action
 
     def __str__(self) -> str:
         return self.label or f"{self.resource}{self.action.name}"

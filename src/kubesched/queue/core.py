@@ -1,0 +1,173 @@
+"""The private mechanics of the scheduling queue: where a Pod goes, and how it gets there.
+
+:class:`QueueCore` owns the sub-queues (the activeQ heap, ``BackoffQueue``,
+``UnschedulablePool``, ``InFlightLog``) and the moves between them, after upstream v1.34
+``moveToActiveQ``, ``moveToBackoffQ``, ``requeuePodWithQueueingStrategy`` and
+``movePodsToActiveOrBackoffQueue``.  Every move records
+``scheduler_queue_incoming_pods_total{queue, event}`` in :attr:`QueueCore.incoming_counts` the
+way upstream does (once per entry into a queue; the pool counts only Pods not already in it).
+:class:`~kubesched.queue.scheduling_queue.SchedulingQueue` adds the public operations.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from kubesched.api import objects as api
+from kubesched.framework.interface import ClusterEvent, QueuedPodInfo
+from kubesched.queue import events
+from kubesched.queue.backoff import BackoffQueue, Entry
+from kubesched.queue.heaps import KeyedHeap
+from kubesched.queue.hints import HintMap, HintTable, Strategy, pod_uid
+from kubesched.queue.inflight import InFlightLog
+from kubesched.queue.unschedulable import PreEnqueuePlugin, UnschedulablePool, run_pre_enqueue
+
+ACTIVE = "active"
+BACKOFF = "backoff"
+UNSCHEDULABLE = "unschedulable"
+GATED = "gated"
+IN_FLIGHT = "in_flight"
+
+SortKey = Callable[[QueuedPodInfo], tuple[Any, ...]]
+AssignedPodFilter = Callable[[QueuedPodInfo, api.Pod], bool]
+
+
+class QueueCore:
+    """Sub-queues and the moves between them; see :class:`SchedulingQueue` for the API."""
+
+    def __init__(
+        self,
+        *,
+        clock: Callable[[], float],
+        sort_key: SortKey,
+        pre_enqueue: Mapping[str, Sequence[PreEnqueuePlugin]] | None = None,
+        hints: HintMap | None = None,
+        initial_backoff: float = 1.0,
+        max_backoff: float = 10.0,
+        max_in_unschedulable: float = 300.0,
+        assigned_pod_filter: AssignedPodFilter | None = None,
+    ) -> None:
+        """Sub-queues empty; ``assigned_pod_filter`` is documented on SchedulingQueue."""
+        self._clock = clock
+        self._sort_key = sort_key
+        self._pre_enqueue = {name: tuple(pls) for name, pls in (pre_enqueue or {}).items()}
+        self._hints = HintTable(hints or {})
+        self._backoff = BackoffQueue(clock, initial_backoff, max_backoff, sort_key)
+        self._assigned_pod_filter = assigned_pod_filter
+        self._entries: dict[str, Entry] = {}
+        self._active: KeyedHeap[Entry] = KeyedHeap()
+        self._pool = UnschedulablePool(max_in_unschedulable)
+        self._in_flight = InFlightLog()
+        self._cycle = 0
+        self._seq = 0
+        self.incoming_counts: Counter[tuple[str, str]] = Counter()
+        """``(queue, event) -> n`` for ``scheduler_queue_incoming_pods_total``."""
+
+    def _new_entry(self, pod: api.Pod) -> Entry:
+        qp = QueuedPodInfo(pod=pod, timestamp=self._clock(), seq=self._seq)
+        self._seq += 1
+        entry = Entry(qp, pod_uid(pod))
+        self._entries[pod.key] = entry
+        return entry
+
+    def _adopt(self, qp: QueuedPodInfo) -> Entry:
+        """A Pod the queue does not track (done() already called): treat as in flight."""
+        entry = Entry(qp, pod_uid(qp.pod), where=IN_FLIGHT)
+        self._entries[qp.pod.key] = entry
+        return entry
+
+    def _active_priority(self, qp: QueuedPodInfo) -> tuple[Any, ...]:
+        return (self._sort_key(qp), qp.seq)
+
+    def _cross_topology(self, pod: api.Pod) -> list[Entry]:
+        accept = self._assigned_pod_filter
+        return [e for e in self._pool if accept is None or accept(e.qp, pod)]
+
+    def _in_flight_strategy(self, entry: Entry) -> Strategy:
+        """Upstream ``determineSchedulingHintForInFlightPod``."""
+        qp = entry.qp
+        if not qp.unschedulable_plugins and not qp.pending_plugins:
+            return Strategy.AFTER_BACKOFF
+        recorded = self._in_flight.events_since(entry.uid)
+        if recorded is None:
+            return Strategy.AFTER_BACKOFF
+        return self._hints.replay(qp, recorded)
+
+    def _move_pods(self, entries: list[Entry], event: ClusterEvent, old: Any, new: Any) -> None:
+        """Upstream ``movePodsToActiveOrBackoffQueue``."""
+        if not self._hints.is_event_of_interest(event):
+            return
+        label = events.event_label(event)
+        for entry in entries:
+            qp = entry.qp
+            if entry.where != UNSCHEDULABLE:
+                continue
+            if qp.gated and not self._hints.plugin_interested(qp.gating_plugin, event):
+                continue
+            strategy = self._hints.worth_requeuing(qp, event, old, new)
+            if strategy == Strategy.SKIP:
+                continue
+            self._detach(entry)
+            self._requeue(entry, strategy, label)
+        self._in_flight.record(event, old, new)
+
+    def _requeue(self, entry: Entry, strategy: Strategy, label: str) -> str:
+        """Upstream ``requeuePodWithQueueingStrategy``; returns where the Pod went."""
+        if strategy == Strategy.SKIP:
+            self._pool_add(entry, label)
+            return UNSCHEDULABLE
+        if strategy == Strategy.AFTER_BACKOFF and self._backoff.is_backing_off(entry):
+            return BACKOFF if self._move_to_backoff(entry, label) else UNSCHEDULABLE
+        return ACTIVE if self._move_to_active(entry, label, from_backoff=False) else UNSCHEDULABLE
+
+    def _move_to_active(self, entry: Entry, label: str, *, from_backoff: bool) -> bool:
+        qp = entry.qp
+        if not from_backoff:  # PreEnqueue already ran when it entered backoffQ
+            run_pre_enqueue(self._pre_enqueue, qp)
+        if qp.gated:
+            if entry.where not in (ACTIVE, BACKOFF):
+                self._pool_add(entry, label)
+            return False
+        if qp.initial_attempt_timestamp is None:
+            qp.initial_attempt_timestamp = self._clock()
+        self._detach(entry)
+        entry.where = ACTIVE
+        self._active.push(entry.key, self._active_priority(qp), entry)
+        self.incoming_counts[(ACTIVE, label)] += 1
+        return True
+
+    def _move_to_backoff(self, entry: Entry, label: str) -> bool:
+        run_pre_enqueue(self._pre_enqueue, entry.qp)
+        if entry.qp.gated:
+            self._pool_add(entry, label)
+            return False
+        self._detach(entry)
+        entry.where = BACKOFF
+        self._backoff.add(entry)
+        self.incoming_counts[(BACKOFF, label)] += 1
+        return True
+
+    def _pool_add(self, entry: Entry, label: str) -> None:
+        """Add to (or refresh in) the unschedulable pool."""
+        qp = entry.qp
+        if entry.where != UNSCHEDULABLE:
+            self._detach(entry)
+            entry.where = UNSCHEDULABLE
+            self.incoming_counts[(UNSCHEDULABLE, label)] += 1
+        times_out = not qp.gated or self._hints.plugin_interested(
+            qp.gating_plugin, events.EVENT_UNSCHEDULABLE_TIMEOUT
+        )
+        self._pool.add_or_update(entry, times_out)
+
+    def _detach(self, entry: Entry) -> None:
+        """Take the Pod out of whichever structure holds it."""
+        key = entry.key
+        if entry.where == ACTIVE:
+            self._active.remove(key)
+        elif entry.where == BACKOFF:
+            self._backoff.remove(key)
+        elif entry.where == UNSCHEDULABLE:
+            self._pool.remove(key)
+        entry.where = ""

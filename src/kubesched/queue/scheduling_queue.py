@@ -1,0 +1,317 @@
+"""The scheduling queue: activeQ, backoffQ, the unschedulable pool and gated Pods.
+
+Upstream v1.34 ``PriorityQueue`` (``pkg/scheduler/backend/queue/scheduling_queue.go``) with its
+default feature gates (``SchedulerQueueingHints``, ``SchedulerPopFromBackoffQ``), driven by the
+caller instead of goroutines: :meth:`SchedulingQueue.pop` never blocks, and the caller (a loop
+in virtual or wall-clock time) calls :meth:`~SchedulingQueue.flush_backoff_completed` every
+second and :meth:`~SchedulingQueue.flush_unschedulable_left_over` every 30 s, or jumps to
+:meth:`~SchedulingQueue.next_wakeup`.
+
+Life of a Pod: ``add`` runs the profile's PreEnqueue plugins (a failing one *gates* the Pod in
+the pool until an event its gating plugin registered passes the hints); ``pop`` takes activeQ's
+head by ``sort_key`` (ties FIFO by ``QueuedPodInfo.seq``), or backoffQ's head when activeQ is
+empty (KEP-5142), increments ``attempts`` and the cycle, and clears the last rejectors;
+``initial_attempt_timestamp`` is set when the Pod first enters activeQ (as upstream: gated
+time does not count).  After a failed attempt the caller fills ``unschedulable_plugins`` /
+``pending_plugins`` and calls ``add_unschedulable_if_not_present``: ``timestamp`` becomes now
+(backoff counts from the last failure), and the events recorded while the Pod was in flight are
+replayed through the rejectors' hints (v1.34's in-flight check, not the older
+``moveRequestCycle`` rule): any Queue sends it to backoffQ (activeQ if its backoff already
+passed, or a *pending* plugin said Queue), otherwise it joins the unschedulable pool; with no
+rejector (an error) it goes to backoffQ's error heap.  Cluster events, updates of pooled Pods
+(their ``UpdatePod*`` events) and the 5-minute time-out move pooled Pods out the same way.
+``delete`` removes a Pod wherever it is (an in-flight Pod is dropped when its attempt ends).
+
+The queue imports no plugin: PreEnqueue plugins, hints and the QueueSort key arrive through
+the constructor.  Every operation is O(log n) except those that, as upstream, visit the whole
+pool (a cluster event).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from kubesched.api import objects as api
+from kubesched.framework.interface import ClusterEvent, QueuedPodInfo
+from kubesched.queue import events
+from kubesched.queue.core import (
+    ACTIVE,
+    BACKOFF,
+    GATED,
+    IN_FLIGHT,
+    UNSCHEDULABLE,
+    AssignedPodFilter,
+    QueueCore,
+    SortKey,
+)
+from kubesched.queue.hints import pod_uid
+from kubesched.queue.unschedulable import PreEnqueuePlugin
+
+__all__ = [
+    "ACTIVE",
+    "BACKOFF",
+    "GATED",
+    "IN_FLIGHT",
+    "UNSCHEDULABLE",
+    "AssignedPodFilter",
+    "PreEnqueuePlugin",
+    "SchedulingQueue",
+    "SortKey",
+]
+
+FLUSH_UNSCHEDULABLE_INTERVAL = 30.0
+"""Seconds between upstream's ``flushUnschedulablePodsLeftover`` runs."""
+
+_UNSCHEDULED_ADD = events.event_label(events.EVENT_UNSCHEDULED_POD_ADD)
+_UNSCHEDULED_UPDATE = events.event_label(events.EVENT_UNSCHEDULED_POD_UPDATE)
+
+
+class SchedulingQueue(QueueCore):
+    """Upstream ``PriorityQueue`` semantics with a caller-driven clock.
+
+    Constructor (keyword-only): ``clock`` (seconds), ``sort_key`` (QueueSort: smaller pops
+    first), ``pre_enqueue`` (profile -> PreEnqueue plugins), ``hints`` (profile -> plugin ->
+    registered events), ``initial_backoff`` / ``max_backoff`` (1 s / 10 s),
+    ``max_in_unschedulable`` (300 s), and ``assigned_pod_filter(qp, pod)``, standing in for
+    upstream's ``getUnschedulablePodsWithCrossTopologyTerm`` (PodTopologySpread / inter-pod
+    affinity knowledge): only pooled Pods it accepts are offered assigned-Pod add/update
+    events; None offers every pooled Pod and lets the hints decide.
+    """
+
+    # ------------------------------------------------------------------ informer side
+    def add(self, pod: api.Pod) -> None:
+        """A new pending Pod (a known one is treated as an update)."""
+        known = self._entries.get(pod.key)
+        if known is not None:
+            self.update(known.latest_pod or known.qp.pod, pod)
+            return
+        self._move_to_active(self._new_entry(pod), _UNSCHEDULED_ADD, from_backoff=False)
+
+    def update(self, old: api.Pod | None, new: api.Pod) -> None:
+        """A pending Pod changed; a pooled Pod moves if its hints say the change may help."""
+        evs = (
+            events.pod_scheduling_properties_change(new, old)
+            if old is not None
+            else [events.EVENT_UNSCHEDULED_POD_UPDATE]
+        )
+        entry = self._entries.get(new.key)
+        if entry is None:
+            self._move_to_active(self._new_entry(new), _UNSCHEDULED_UPDATE, from_backoff=False)
+            return
+        if entry.where == IN_FLIGHT:
+            entry.latest_pod = new
+            self._in_flight.record_for_pod(entry.uid, evs, old, new)
+            return
+        entry.qp.pod = new
+        if entry.where == ACTIVE:
+            self._active.push(entry.key, self._active_priority(entry.qp), entry)
+        elif entry.where == BACKOFF:
+            self._backoff.update(entry)
+        elif entry.where == UNSCHEDULABLE:
+            for ev in evs:
+                strategy = self._hints.worth_requeuing(entry.qp, ev, old, new)
+                if self._requeue(entry, strategy, events.event_label(ev)) != UNSCHEDULABLE:
+                    break
+
+    def delete(self, pod: api.Pod) -> None:
+        """The Pod is gone (or was bound elsewhere): forget it wherever it is."""
+        entry = self._entries.get(pod.key)
+        if entry is None:
+            return
+        if entry.where == IN_FLIGHT:
+            entry.deleted = True
+            return
+        self._detach(entry)
+        del self._entries[entry.key]
+
+    def activate(self, pods: Iterable[api.Pod]) -> None:
+        """Force Pods from the pool or backoffQ into activeQ (PreEnqueue still applies).
+
+        An in-flight Pod gets a ``ForceActivate`` event so it is requeued when it comes back.
+        """
+        for pod in pods:
+            entry = self._entries.get(pod.key)
+            if entry is None:
+                continue
+            if entry.where == UNSCHEDULABLE:
+                self._move_to_active(entry, events.FORCE_ACTIVATE, from_backoff=False)
+            elif entry.where == BACKOFF:
+                self._detach(entry)
+                self._move_to_active(entry, events.FORCE_ACTIVATE, from_backoff=True)
+            elif entry.where == IN_FLIGHT:
+                self._in_flight.record_for_pod(entry.uid, [events.EVENT_FORCE_ACTIVATE], None, pod)
+
+    # ------------------------------------------------------------------ scheduler side
+    @property
+    def scheduling_cycle(self) -> int:
+        """Number of Pods popped so far."""
+        return self._cycle
+
+    def pop(self) -> QueuedPodInfo | None:
+        """The next Pod to schedule, or None when activeQ and backoffQ are both empty."""
+        entry = self._active.pop()
+        if entry is None:
+            entry = self._backoff.pop_backoff()
+            if entry is None:
+                return None
+            self.incoming_counts[(ACTIVE, events.POP_FROM_BACKOFF_Q)] += 1
+        qp = entry.qp
+        qp.attempts += 1
+        if qp.initial_attempt_timestamp is None:
+            qp.initial_attempt_timestamp = self._clock()
+        entry.backoff_expiration = None
+        entry.where = IN_FLIGHT
+        self._in_flight.start(entry.uid, entry.key)
+        self._cycle += 1
+        qp.unschedulable_plugins.clear()
+        qp.pending_plugins.clear()
+        return qp
+
+    def add_unschedulable_if_not_present(
+        self, qp: QueuedPodInfo, pod_scheduling_cycle: int
+    ) -> None:
+        """Requeue a Pod after a failed attempt and mark the attempt done.
+
+        ``qp.unschedulable_plugins`` / ``pending_plugins`` name the rejectors (both empty: the
+        attempt failed with an error).  ``pod_scheduling_cycle`` is accepted for upstream
+        parity; v1.34 decides with in-flight events, not the cycle number.  A Pod already
+        queued, or deleted while in flight, is left alone.
+        """
+        del pod_scheduling_cycle
+        entry = self._entries.get(qp.pod.key)
+        if entry is None:
+            entry = self._adopt(qp)
+        elif entry.where != IN_FLIGHT:
+            self.done(entry.uid)
+            return
+        entry.qp = qp
+        try:
+            if entry.deleted:
+                del self._entries[entry.key]
+                return
+            if entry.latest_pod is not None:
+                qp.pod, entry.latest_pod = entry.latest_pod, None
+            if not qp.unschedulable_plugins and not qp.pending_plugins:
+                entry.consecutive_errors += 1
+            else:
+                entry.unschedulable_count += 1
+                entry.consecutive_errors = 0
+            qp.timestamp = self._clock()
+            entry.backoff_expiration = None
+            strategy = self._in_flight_strategy(entry)
+            entry.where = ""
+            self._requeue(entry, strategy, events.SCHEDULE_ATTEMPT_FAILURE)
+        finally:
+            self._in_flight.done(entry.uid)
+
+    def done(self, pod: api.Pod | str) -> None:
+        """The attempt for this Pod (a Pod, its UID or its key) is over: bound, dropped or
+        requeued; stop tracking it in flight.  A Pod neither requeued nor deleted is forgotten."""
+        uid = pod_uid(pod) if isinstance(pod, api.Pod) else pod
+        if uid not in self._in_flight:
+            entry = self._entries.get(pod.key if isinstance(pod, api.Pod) else pod)
+            if entry is None:
+                return
+            uid = entry.uid
+        key = self._in_flight.done(uid)
+        if key is not None:
+            entry = self._entries.get(key)
+            if entry is not None and entry.where == IN_FLIGHT:
+                del self._entries[key]
+
+    # ------------------------------------------------------------------ cluster events
+    def move_all_to_active_or_backoff(
+        self,
+        event: ClusterEvent,
+        old: Any = None,
+        new: Any = None,
+        pre_check: Callable[[api.Pod], bool] | None = None,
+    ) -> None:
+        """A cluster event: pooled Pods whose rejectors' hints say Queue move out."""
+        if not self._hints.is_event_of_interest(event):
+            return
+        pooled = [e for e in self._pool if pre_check is None or pre_check(e.qp.pod)]
+        self._move_pods(pooled, event, old, new)
+
+    def assigned_pod_added(self, pod: api.Pod) -> None:
+        """A bound Pod appeared (may satisfy affinity / spread of pooled Pods)."""
+        self._move_pods(self._cross_topology(pod), events.EVENT_ASSIGNED_POD_ADD, None, pod)
+
+    def assigned_pod_updated(
+        self, old: api.Pod, new: api.Pod, event: ClusterEvent | None = None
+    ) -> None:
+        """A bound Pod changed; a scale-down is offered to every pooled Pod.
+
+        Without ``event`` each of ``pod_scheduling_properties_change(new, old)`` is applied.
+        """
+        for ev in (
+            [event] if event is not None else events.pod_scheduling_properties_change(new, old)
+        ):
+            if events.matches(events.EVENT_POD_SCALE_DOWN, ev):
+                self.move_all_to_active_or_backoff(ev, old, new)
+            else:
+                self._move_pods(self._cross_topology(new), ev, old, new)
+
+    def flush_backoff_completed(self) -> None:
+        """Move Pods whose backoff completed to activeQ (upstream: every aligned second)."""
+        for entry in self._backoff.pop_all_completed():
+            entry.where = ""
+            self._move_to_active(entry, events.BACKOFF_COMPLETE, from_backoff=True)
+
+    def flush_unschedulable_left_over(self) -> None:
+        """Move Pods pooled longer than ``max_in_unschedulable`` (upstream: every 30 s)."""
+        now = self._clock()
+        due = self._pool.pop_due(now)
+        if not due:
+            return
+        self._move_pods(due, events.EVENT_UNSCHEDULABLE_TIMEOUT, None, None)
+        for entry in due:  # still gated: upstream retries at the next periodic flush
+            if entry.where == UNSCHEDULABLE:
+                self._pool.retry_at(entry, now + FLUSH_UNSCHEDULABLE_INTERVAL)
+
+    def next_wakeup(self) -> float | None:
+        """Earliest time at which a flush could move a Pod (None: nothing is waiting)."""
+        times = []
+        backoff = self._backoff.next_completion()
+        if backoff is not None:
+            times.append(backoff)
+        timeout = self._pool.next_timeout()
+        if timeout is not None:
+            times.append(math.nextafter(timeout, math.inf))
+        return min(times) if times else None
+
+    # ------------------------------------------------------------------ reporting
+    def pending_pods(self) -> dict[str, int]:
+        """Pods per queue, as ``scheduler_pending_pods{queue}``."""
+        gated = self._pool.gated_count
+        return {
+            ACTIVE: len(self._active),
+            BACKOFF: len(self._backoff),
+            UNSCHEDULABLE: len(self._pool) - gated,
+            GATED: gated,
+        }
+
+    def pending_pod_infos(self) -> list[QueuedPodInfo]:
+        """Every queued Pod (not in flight); see :meth:`queue_of` for where each one is."""
+        queued = (ACTIVE, BACKOFF, UNSCHEDULABLE)
+        return [e.qp for e in self._entries.values() if e.where in queued]
+
+    def queue_of(self, pod_key: str) -> str | None:
+        """``active``, ``backoff``, ``unschedulable``, ``gated``, ``in_flight`` or None."""
+        entry = self._entries.get(pod_key)
+        if entry is None or not entry.where:
+            return None
+        if entry.where == UNSCHEDULABLE and self._pool.is_gated(entry.key):
+            return GATED
+        return entry.where
+
+    def get(self, pod_key: str) -> QueuedPodInfo | None:
+        """The queue's record of a Pod (queued or in flight)."""
+        entry = self._entries.get(pod_key)
+        return None if entry is None else entry.qp
+
+    def in_flight_pods(self) -> list[str]:
+        """UIDs of Pods popped and not yet done."""
+        return self._in_flight.pods()
