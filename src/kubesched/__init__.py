@@ -1,3 +1,42 @@
-"""kubesched: a Kubernetes-compatible pod scheduler for large clusters, and its lab."""
+"""kubesched: a Kubernetes-compatible pod scheduler for large clusters, and its lab.
+
+The public Python API (DESIGN.md section 5)::
+
+    import kubesched
+    kubesched.explain(cluster, pod, config=None)     # why is it Pending / why that node
+    kubesched.schedule(cluster, pods, config=None)   # offline what-if in virtual time
+
+Both take Kubernetes objects as dicts (a ``List`` snapshot as printed by
+``kubectl get nodes,pods -A -o json``) and return JSON-ready dicts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 __version__ = "0.1.0"
+
+__all__ = ["__version__", "explain", "schedule"]
+
+
+def explain(
+    cluster: Mapping[str, Any] | list[Any],
+    pod: Mapping[str, Any],
+    config: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Every node's filter verdict and reasons, every plugin's score, and the chosen node."""
+    from kubesched.explainer import explain as _explain
+
+    return _explain(cluster, pod, config)
+
+
+def schedule(
+    cluster: Mapping[str, Any] | Sequence[Any],
+    pods: Mapping[str, Any] | Sequence[Any],
+    config: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Schedule ``pods`` onto ``cluster`` in virtual time; one result per Pod plus a summary."""
+    from kubesched.sim.whatif import schedule as _schedule
+
+    return _schedule(cluster, pods, config)

@@ -227,11 +227,11 @@ class NodeTable:
             icol[row] = 0
         for image in node.images:
             for name in image.names:
-                icol = self.image_sizes.get(name)
-                if icol is None:
-                    icol = np.zeros(self.capacity, dtype=np.int64)
-                    self.image_sizes[name] = icol
-                icol[row] = image.size_bytes
+                sizes = self.image_sizes.get(name)
+                if sizes is None:
+                    sizes = np.zeros(self.capacity, dtype=np.int64)
+                    self.image_sizes[name] = sizes
+                sizes[row] = image.size_bytes
         self.nodes[row] = node
         self.generation[row] += 1
         self.version += 1

@@ -1,0 +1,132 @@
+"""Validation of the plugin args we keep as raw mappings (upstream v1.34 rules and messages).
+
+DefaultPreemption, InterPodAffinity, PodTopologySpread, VolumeBinding and DynamicResources
+args are checked strictly (unknown keys, wrong types) and with upstream's
+``validation_pluginargs.go`` rules, on the already-defaulted mapping, but not converted to
+classes: the plugins that use them read the mapping.  Feature gates are taken at their v1.34
+defaults: ``StorageCapacityScoring`` off (so VolumeBinding ``shape`` is rejected) and
+``DRASchedulerFilterTimeout`` on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kubesched.config import defaults as d
+from kubesched.config import fielderr as fe
+from kubesched.config.decode import Decoder
+
+_FIELDS: Mapping[str, tuple[str, ...]] = {
+    d.DEFAULT_PREEMPTION: ("minCandidateNodesPercentage", "minCandidateNodesAbsolute"),
+    d.INTER_POD_AFFINITY: ("hardPodAffinityWeight", "ignorePreferredTermsOfExistingPods"),
+    d.POD_TOPOLOGY_SPREAD: ("defaultConstraints", "defaultingType"),
+    d.VOLUME_BINDING: ("bindTimeoutSeconds", "shape"),
+    d.DYNAMIC_RESOURCES: ("filterTimeout",),
+}
+_CONSTRAINT_FIELDS = (
+    "maxSkew",
+    "topologyKey",
+    "whenUnsatisfiable",
+    "labelSelector",
+    "minDomains",
+    "nodeAffinityPolicy",
+    "nodeTaintsPolicy",
+    "matchLabelKeys",
+)
+SYSTEM_DEFAULTING = "System"
+LIST_DEFAULTING = "List"
+_WHEN_UNSATISFIABLE = ("DoNotSchedule", "ScheduleAnyway")
+
+
+def validate(dec: Decoder, name: str, args: Mapping[str, Any], path: str) -> None:
+    """Check the defaulted raw ``args`` of plugin ``name`` at ``path``; problems go to ``dec``."""
+    r = dec.obj(args, path, _FIELDS.get(name, tuple(args))) or {}
+    if name == d.DEFAULT_PREEMPTION:
+        _default_preemption(dec, r, path)
+    elif name == d.INTER_POD_AFFINITY:
+        p = fe.join(path, "hardPodAffinityWeight")
+        w = dec.integer(r.get("hardPodAffinityWeight"), p)
+        if w is not None and not 0 <= w <= 100:
+            dec.problems.append(fe.invalid(p, w, "not in valid range [0, 100]"))
+        dec.boolean(
+            r.get("ignorePreferredTermsOfExistingPods"),
+            fe.join(path, "ignorePreferredTermsOfExistingPods"),
+        )
+    elif name == d.POD_TOPOLOGY_SPREAD:
+        _pod_topology_spread(dec, r, path)
+    elif name == d.VOLUME_BINDING:
+        p = fe.join(path, "bindTimeoutSeconds")
+        timeout = dec.integer(r.get("bindTimeoutSeconds"), p, fe.INT64_MIN, fe.INT64_MAX)
+        if timeout is not None and timeout < 0:
+            msg = "invalid BindTimeoutSeconds, should not be a negative value"
+            dec.problems.append(fe.invalid(p, timeout, msg))
+        if r.get("shape") is not None:
+            msg = "unexpected field `shape`, remove it or turn on the feature gate "
+            dec.problems.append(
+                fe.invalid(fe.join(path, "shape"), r["shape"], msg + "StorageCapacityScoring")
+            )
+    elif name == d.DYNAMIC_RESOURCES:
+        p = fe.join(path, "filterTimeout")
+        timeout_s = dec.duration(r.get("filterTimeout"), p)
+        if timeout_s is not None and timeout_s < 0:
+            dec.problems.append(fe.invalid(p, r["filterTimeout"], "must be zero or positive"))
+
+
+def _default_preemption(dec: Decoder, r: Mapping[str, Any], path: str) -> None:
+    pp = fe.join(path, "minCandidateNodesPercentage")
+    ap = fe.join(path, "minCandidateNodesAbsolute")
+    pct = dec.integer(r.get("minCandidateNodesPercentage"), pp)
+    absolute = dec.integer(r.get("minCandidateNodesAbsolute"), ap)
+    if pct is not None and not 0 <= pct <= 100:
+        dec.problems.append(fe.invalid(pp, pct, "not in valid range [0, 100]"))
+    if absolute is not None and absolute < 0:
+        dec.problems.append(fe.invalid(ap, absolute, "not in valid range [0, inf)"))
+    if pct == 0 and absolute == 0:
+        dec.problems.append(
+            fe.invalid(pp, 0, "cannot be zero at the same time as minCandidateNodesAbsolute")
+        )
+        dec.problems.append(
+            fe.invalid(ap, 0, "cannot be zero at the same time as minCandidateNodesPercentage")
+        )
+
+
+def _pod_topology_spread(dec: Decoder, r: Mapping[str, Any], path: str) -> None:
+    cp = fe.join(path, "defaultConstraints")
+    constraints = dec.lst(r.get("defaultConstraints"), cp)
+    tp = fe.join(path, "defaultingType")
+    defaulting = dec.string(r.get("defaultingType"), tp)
+    if defaulting is not None and defaulting not in (SYSTEM_DEFAULTING, LIST_DEFAULTING):
+        dec.problems.append(fe.not_supported(tp, defaulting, (SYSTEM_DEFAULTING, LIST_DEFAULTING)))
+    elif defaulting == SYSTEM_DEFAULTING and constraints:
+        dec.problems.append(fe.invalid(tp, defaulting, "when .defaultConstraints are not empty"))
+    seen: list[tuple[str, str]] = []
+    for i, item in enumerate(constraints):
+        p = fe.index(cp, i)
+        c = dec.obj(item, p, _CONSTRAINT_FIELDS) or {}
+        skew = dec.integer(c.get("maxSkew"), fe.join(p, "maxSkew")) or 0
+        if skew <= 0:
+            dec.problems.append(
+                fe.invalid(fe.join(p, "maxSkew"), skew, "not in valid range (0, inf)")
+            )
+        key = dec.string(c.get("topologyKey"), fe.join(p, "topologyKey")) or ""
+        if not key:
+            dec.problems.append(fe.required(fe.join(p, "topologyKey"), "can not be empty"))
+        else:
+            dec.problems.extend(fe.validate_label_name(fe.join(p, "topologyKey"), key))
+        wp = fe.join(p, "whenUnsatisfiable")
+        when = dec.string(c.get("whenUnsatisfiable"), wp) or ""
+        if not when:
+            dec.problems.append(fe.required(wp, "can not be empty"))
+        elif when not in _WHEN_UNSATISFIABLE:
+            dec.problems.append(fe.not_supported(wp, when, _WHEN_UNSATISFIABLE))
+        if c.get("labelSelector") is not None:
+            dec.problems.append(
+                fe.forbidden(
+                    fe.join(p, "labelSelector"),
+                    "constraint must not define a selector, as they deduced for each pod",
+                )
+            )
+        if (key, when) in seen:
+            dec.problems.append(fe.duplicate(p, f"{{{key}, {when}}}"))
+        seen.append((key, when))

@@ -1,0 +1,45 @@
+"""The cluster events the scheduler emits, named as upstream (``framework/events.go``).
+
+``node_update_events`` mirrors upstream ``NodeSchedulingPropertiesChange``: one event per
+kind of change that can matter to scheduling.
+"""
+
+from __future__ import annotations
+
+from kubesched.api import objects as api
+from kubesched.framework.interface import ActionType, ClusterEvent, Resource
+
+NODE_ADD = ClusterEvent(Resource.NODE, ActionType.ADD, "NodeAdd")
+NODE_DELETE = ClusterEvent(Resource.NODE, ActionType.DELETE, "NodeDelete")
+NODE_ALLOCATABLE_CHANGE = ClusterEvent(
+    Resource.NODE, ActionType.UPDATE_NODE_ALLOCATABLE, "NodeAllocatableChange"
+)
+NODE_LABEL_CHANGE = ClusterEvent(Resource.NODE, ActionType.UPDATE_NODE_LABEL, "NodeLabelChange")
+NODE_TAINT_CHANGE = ClusterEvent(Resource.NODE, ActionType.UPDATE_NODE_TAINT, "NodeTaintChange")
+NODE_SPEC_UNSCHEDULABLE_CHANGE = ClusterEvent(
+    Resource.NODE, ActionType.UPDATE_NODE_TAINT, "NodeSpecUnschedulableChange"
+)
+NODE_ANNOTATION_CHANGE = ClusterEvent(
+    Resource.NODE, ActionType.UPDATE_NODE_ANNOTATION, "NodeAnnotationChange"
+)
+ASSIGNED_POD_ADD = ClusterEvent(Resource.ASSIGNED_POD, ActionType.ADD, "AssignedPodAdd")
+ASSIGNED_POD_UPDATE = ClusterEvent(Resource.ASSIGNED_POD, ActionType.UPDATE, "AssignedPodUpdate")
+ASSIGNED_POD_DELETE = ClusterEvent(Resource.ASSIGNED_POD, ActionType.DELETE, "AssignedPodDelete")
+UNSCHEDULABLE_TIMEOUT = ClusterEvent(Resource.WILDCARD, ActionType.ALL, "UnschedulableTimeout")
+FORCE_ACTIVATE = ClusterEvent(Resource.WILDCARD, ActionType.ALL, "ForceActivate")
+
+
+def node_update_events(old: api.Node, new: api.Node) -> list[ClusterEvent]:
+    """The scheduling-relevant changes between two versions of a node."""
+    out: list[ClusterEvent] = []
+    if old.unschedulable != new.unschedulable:
+        out.append(NODE_SPEC_UNSCHEDULABLE_CHANGE)
+    if old.allocatable != new.allocatable:
+        out.append(NODE_ALLOCATABLE_CHANGE)
+    if old.labels != new.labels:
+        out.append(NODE_LABEL_CHANGE)
+    if old.taints != new.taints:
+        out.append(NODE_TAINT_CHANGE)
+    if old.annotations != new.annotations:
+        out.append(NODE_ANNOTATION_CHANGE)
+    return out

@@ -1,0 +1,435 @@
+"""The runtime that runs one profile's plugins over whole arrays of nodes.
+
+Upstream ``frameworkImpl`` runs ``Filter(pod, nodeInfo)`` per node on many goroutines; here
+each Filter plugin answers for every still-feasible node at once (see
+:mod:`kubesched.framework.interface`).  The order of plugins, the first-failure rule, weights,
+``Skip`` handling and ``NormalizeScore`` follow upstream ``framework.go``.
+
+Plugins are wired by capability: a plugin takes part in an extension point when it has that
+point's method; :func:`kubesched.config.load.resolve_plugins` decides the order.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from kubesched.api import objects as api
+from kubesched.config.load import resolve_plugins
+from kubesched.config.types import Profile
+from kubesched.framework.interface import (
+    MAX_NODE_SCORE,
+    SUCCESS,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    Handle,
+    IntArray,
+    Plugin,
+    PluginFactory,
+    PreFilterResult,
+    Status,
+    error,
+)
+
+POINTS = (
+    "pre_enqueue",
+    "queue_sort",
+    "pre_filter",
+    "filter",
+    "post_filter",
+    "pre_score",
+    "score",
+    "reserve",
+    "permit",
+    "pre_bind",
+    "bind",
+    "post_bind",
+)
+"""Extension points by the name of the plugin method that implements each."""
+
+_METHOD_OF = {"reserve": "reserve", "queue_sort": "sort_key"}
+
+Observer = Callable[[str, str, float], None]
+"""``observe(extension_point, status, seconds)``: where extension-point durations go."""
+
+
+def implements(plugin_cls: Any, point: str) -> bool:
+    """Whether a plugin class (or instance) implements extension ``point``."""
+    return callable(getattr(plugin_cls, _METHOD_OF.get(point, point), None))
+
+
+@dataclass(slots=True)
+class FilterOutcome:
+    """What running the Filter plugins over a set of nodes found.
+
+    ``feasible`` : int64 rows that passed every plugin, in evaluation order.
+    ``failed`` : int64 rows that some plugin rejected; ``failed_status[i]`` indexes
+    ``statuses`` (each Status names the plugin that rejected the node first).
+    ``processed`` : how many candidate nodes were looked at.
+    """
+
+    feasible: IntArray
+    failed: IntArray
+    failed_status: IntArray
+    statuses: list[Status]
+    processed: int
+
+    def reason_counts(self) -> Counter[str]:
+        """Each reason string with the number of nodes it was given for."""
+        counts: Counter[str] = Counter()
+        if self.failed.size == 0:
+            return counts
+        uniq, cnt = np.unique(self.failed_status, return_counts=True)
+        for sid, c in zip(uniq.tolist(), cnt.tolist(), strict=True):
+            for reason in self.statuses[sid].reasons:
+                counts[reason] += c
+        return counts
+
+    def rejecting_plugins(self) -> set[str]:
+        """Plugins that rejected at least one node."""
+        return {self.statuses[i].plugin for i in np.unique(self.failed_status).tolist()}
+
+    def status_of(self, i: int) -> Status:
+        """Status of the ``i``-th failed node."""
+        return self.statuses[int(self.failed_status[i])]
+
+
+@dataclass(slots=True)
+class ScoreOutcome:
+    """Weighted totals and each plugin's normalized (pre-weight) scores, shape ``(n,)``."""
+
+    total: IntArray
+    by_plugin: dict[str, IntArray] = field(default_factory=dict)
+
+
+class Framework:
+    """One profile: its plugins per extension point, weights and percentage of nodes to score."""
+
+    def __init__(
+        self,
+        profile: Profile,
+        registry: Mapping[str, PluginFactory],
+        handle: Handle,
+        *,
+        percentage_of_nodes_to_score: int | None = None,
+        observe: Observer | None = None,
+    ) -> None:
+        self.profile = profile
+        self.profile_name = profile.scheduler_name
+        self.handle = handle
+        self.percentage_of_nodes_to_score = (
+            profile.percentage_of_nodes_to_score
+            if profile.percentage_of_nodes_to_score is not None
+            else percentage_of_nodes_to_score
+        )
+        self._observe = observe
+        instances: dict[str, Plugin] = {}
+
+        def instance(name: str) -> Any:
+            if name not in instances:
+                instances[name] = registry[name](profile.plugin_config.get(name), handle)
+            return instances[name]
+
+        resolved = resolve_plugins(profile, lambda name, point: implements(instance(name), point))
+        self.plugins: dict[str, list[Any]] = {
+            point: [instance(name) for name, _ in resolved.get(point, [])] for point in POINTS
+        }
+        self.score_weights = [w for _, w in resolved.get("score", [])]
+        used = {name for point in POINTS for name, _ in resolved.get(point, [])}
+        self.instances = {n: p for n, p in instances.items() if n in used}
+        self.filter_plugins: list[Any] = self.plugins["filter"]
+
+    # ------------------------------------------------------------------ helpers
+    def _timed(self, point: str, start: float, status: Status) -> None:
+        if self._observe is not None:
+            self._observe(point, status.code.name.title(), time.perf_counter() - start)
+
+    def queue_sort_key(self) -> Callable[[Any], tuple[Any, ...]]:
+        """The QueueSort plugin's key function."""
+        plugin = self.plugins["queue_sort"][0]
+        key: Callable[[Any], tuple[Any, ...]] = plugin.sort_key
+        return key
+
+    def events_to_register(self) -> dict[str, list[ClusterEventWithHint]]:
+        """Plugin name to the cluster events (with hints) that may requeue its rejections."""
+        return {
+            name: list(p.events_to_register())
+            for name, p in self.instances.items()
+            if hasattr(p, "events_to_register")
+        }
+
+    def has_filter_plugins(self) -> bool:
+        """Whether any Filter plugin is configured."""
+        return bool(self.filter_plugins)
+
+    def has_score_plugins(self) -> bool:
+        """Whether any Score plugin is configured."""
+        return bool(self.plugins["score"])
+
+    # ------------------------------------------------------------------ PreEnqueue
+    def run_pre_enqueue(self, pod: api.Pod) -> Status:
+        """First non-success PreEnqueue status (attributed), else Success."""
+        for p in self.plugins["pre_enqueue"]:
+            s: Status = p.pre_enqueue(pod)
+            if not s.is_success():
+                return s.with_plugin(p.name)
+        return SUCCESS
+
+    # ------------------------------------------------------------------ PreFilter / Filter
+    def run_pre_filter(
+        self, state: CycleState, pod: api.Pod
+    ) -> tuple[PreFilterResult | None, Status, set[str]]:
+        """Run PreFilter plugins: merged node narrowing, status, plugins that rejected."""
+        start = time.perf_counter()
+        result: PreFilterResult | None = None
+        narrowing: set[str] = set()
+        cluster = self.handle.cluster
+        for p in self.plugins["pre_filter"]:
+            r, s = p.pre_filter(state, pod, cluster)
+            if s.code == Code.SKIP:
+                state.skip_filter.add(p.name)
+                continue
+            if not s.is_success():
+                s = s.with_plugin(p.name)
+                self._timed("PreFilter", start, s)
+                if s.is_rejected():
+                    return None, s, {p.name}
+                return None, error(f'running PreFilter plugin "{p.name}": {s.message()}'), set()
+            if r is not None and not r.all_nodes():
+                narrowing.add(p.name)
+                result = r if result is None else result.merge(r)
+                assert result.node_names is not None
+                if not result.node_names:
+                    s = Status(
+                        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                        (f"node(s) didn't satisfy plugin(s) {sorted(narrowing)}".replace("'", ""),),
+                        p.name,
+                    )
+                    self._timed("PreFilter", start, s)
+                    return None, s, narrowing
+        self._timed("PreFilter", start, SUCCESS)
+        return result, SUCCESS, narrowing
+
+    def run_filter(
+        self,
+        state: CycleState,
+        pod: api.Pod,
+        rows: IntArray,
+        interned: dict[Status, int] | None = None,
+    ) -> FilterOutcome:
+        """Run every Filter plugin over ``rows`` (first failure wins per node).
+
+        ``interned`` maps statuses to ids; pass the same dict to outcomes you will merge.
+        """
+        cluster = self.handle.cluster
+        interned = {} if interned is None else interned
+        alive = rows
+        failed: list[IntArray] = []
+        failed_status: list[IntArray] = []
+        for p in self.filter_plugins:
+            if p.name in state.skip_filter or alive.size == 0:
+                continue
+            verdict = p.filter(state, pod, cluster, alive)
+            codes = verdict.codes
+            bad = codes != 0
+            if not bad.any():
+                continue
+            remap = np.zeros(max(verdict.table, default=0) + 1, dtype=np.int64)
+            for k, st in verdict.table.items():
+                if st.code == Code.ERROR and bool((codes == k).any()):
+                    raise PluginError(p.name, st.message())
+                st = st.with_plugin(p.name)
+                remap[k] = interned.setdefault(st, len(interned))
+            failed.append(alive[bad])
+            failed_status.append(remap[codes[bad]])
+            alive = alive[~bad]
+        empty = np.zeros(0, dtype=np.int64)
+        return FilterOutcome(
+            feasible=alive,
+            failed=np.concatenate(failed) if failed else empty,
+            failed_status=np.concatenate(failed_status) if failed_status else empty,
+            statuses=list(interned),
+            processed=int(rows.size),
+        )
+
+    def find_nodes_that_pass_filters(
+        self, state: CycleState, pod: api.Pod, ordered_rows: IntArray, num_to_find: int
+    ) -> FilterOutcome:
+        """Filter ``ordered_rows`` (already rotated to the start index) in chunks, stopping once
+        ``num_to_find`` feasible nodes are found; ``processed`` counts nodes looked at up to and
+        including the last feasible one kept (upstream's ``len(feasible) + len(statuses)``).
+        """
+        start = time.perf_counter()
+        n = int(ordered_rows.size)
+        if not self.filter_plugins:
+            take = ordered_rows[:num_to_find]
+            empty = np.zeros(0, dtype=np.int64)
+            return FilterOutcome(take, empty, empty, [], int(take.size))
+        pos = 0
+        chunk = max(num_to_find, 1)
+        parts: list[FilterOutcome] = []
+        interned: dict[Status, int] = {}
+        found = 0
+        while pos < n and found < num_to_find:
+            part = self.run_filter(state, pod, ordered_rows[pos : pos + chunk], interned)
+            parts.append(part)
+            found += int(part.feasible.size)
+            pos += chunk
+            chunk = max(chunk, (num_to_find - found) * 2)
+        outcome = _merge(parts, list(interned))
+        if outcome.feasible.size > num_to_find:
+            outcome = _truncate(outcome, ordered_rows, num_to_find)
+        self._timed("Filter", start, SUCCESS)
+        return outcome
+
+    # ------------------------------------------------------------------ PostFilter
+    def run_post_filter(
+        self, state: CycleState, pod: api.Pod, diagnosis: Any
+    ) -> tuple[Any, Status]:
+        """Run PostFilter plugins until one succeeds (upstream semantics)."""
+        result = None
+        last = Status(Code.UNSCHEDULABLE)
+        for p in self.plugins["post_filter"]:
+            r, s = p.post_filter(state, pod, self.handle.cluster, diagnosis)
+            if s.is_success():
+                return r, s.with_plugin(p.name)
+            if s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return r, s.with_plugin(p.name)
+            if not s.is_rejected():
+                return r, s.with_plugin(p.name)
+            if r is not None:
+                result = r
+            last = s.with_plugin(p.name)
+        return result, last
+
+    # ------------------------------------------------------------------ PreScore / Score
+    def run_pre_score(self, state: CycleState, pod: api.Pod, rows: IntArray) -> Status:
+        """Run PreScore plugins; Skip marks the plugin's Score as skipped."""
+        start = time.perf_counter()
+        cluster = self.handle.cluster
+        for p in self.plugins["pre_score"]:
+            s: Status = p.pre_score(state, pod, cluster, rows)
+            if s.code == Code.SKIP:
+                state.skip_score.add(p.name)
+            elif not s.is_success():
+                s = error(f'running PreScore plugin "{p.name}": {s.message()}')
+                self._timed("PreScore", start, s)
+                return s
+        self._timed("PreScore", start, SUCCESS)
+        return SUCCESS
+
+    def run_score(self, state: CycleState, pod: api.Pod, rows: IntArray) -> ScoreOutcome:
+        """Score, normalize, weight and sum; raises :class:`PluginError` on a bad score."""
+        start = time.perf_counter()
+        cluster = self.handle.cluster
+        total = np.zeros(rows.size, dtype=np.int64)
+        out = ScoreOutcome(total)
+        for p, weight in zip(self.plugins["score"], self.score_weights, strict=True):
+            if p.name in state.skip_score:
+                continue
+            scores = np.asarray(p.score(state, pod, cluster, rows), dtype=np.int64)
+            if hasattr(p, "normalize_score"):
+                p.normalize_score(state, pod, scores)
+            if scores.size and (scores.max() > MAX_NODE_SCORE or scores.min() < 0):
+                raise PluginError(
+                    p.name, f"plugin {p.name!r} returns an invalid score, it should be in [0, 100]"
+                )
+            out.by_plugin[p.name] = scores
+            total += scores * weight
+        self._timed("Score", start, SUCCESS)
+        return out
+
+    # ------------------------------------------------------------------ Reserve / Permit
+    def run_reserve(self, state: CycleState, pod: api.Pod, node: str) -> Status:
+        """Reserve in order; the first failure is returned (caller runs Unreserve)."""
+        for p in self.plugins["reserve"]:
+            s: Status = p.reserve(state, pod, node)
+            if not s.is_success():
+                return s.with_plugin(p.name)
+        return SUCCESS
+
+    def run_unreserve(self, state: CycleState, pod: api.Pod, node: str) -> None:
+        """Unreserve in reverse order (upstream)."""
+        for p in reversed(self.plugins["reserve"]):
+            if hasattr(p, "unreserve"):
+                p.unreserve(state, pod, node)
+
+    def run_permit(self, state: CycleState, pod: api.Pod, node: str) -> Status:
+        """Permit: a rejection wins; otherwise Wait if any plugin waits."""
+        waiting = False
+        for p in self.plugins["permit"]:
+            s: Status = p.permit(state, pod, node)[0]
+            if s.code == Code.WAIT:
+                waiting = True
+            elif not s.is_success():
+                return s.with_plugin(p.name)
+        return Status(Code.WAIT) if waiting else SUCCESS
+
+    # ------------------------------------------------------------------ binding cycle
+    def run_pre_bind(self, state: CycleState, pod: api.Pod, node: str) -> Status:
+        """PreBind; the first non-success ends the binding cycle."""
+        for p in self.plugins["pre_bind"]:
+            s: Status = p.pre_bind(state, pod, node)
+            if not s.is_success():
+                return s.with_plugin(p.name)
+        return SUCCESS
+
+    def run_bind(self, state: CycleState, pod: api.Pod, node: str) -> Status:
+        """Bind with the first plugin that does not Skip."""
+        start = time.perf_counter()
+        for p in self.plugins["bind"]:
+            s: Status = p.bind(state, pod, node)
+            if s.code == Code.SKIP:
+                continue
+            self._timed("Bind", start, s)
+            return s.with_plugin(p.name)
+        return error("no bind plugin handled the pod")
+
+    def run_post_bind(self, state: CycleState, pod: api.Pod, node: str) -> None:
+        """PostBind (informational)."""
+        for p in self.plugins["post_bind"]:
+            p.post_bind(state, pod, node)
+
+
+class PluginError(Exception):
+    """A plugin fault (Error status or invalid output): the attempt ends as an error."""
+
+    def __init__(self, plugin: str, message: str) -> None:
+        super().__init__(f"running plugin {plugin!r}: {message}")
+        self.plugin = plugin
+
+
+def _merge(parts: list[FilterOutcome], statuses: list[Status]) -> FilterOutcome:
+    if len(parts) == 1:
+        parts[0].statuses = statuses
+        return parts[0]
+    cat = np.concatenate
+    return FilterOutcome(
+        cat([p.feasible for p in parts]),
+        cat([p.failed for p in parts]),
+        cat([p.failed_status for p in parts]),
+        statuses,
+        sum(p.processed for p in parts),
+    )
+
+
+def _truncate(outcome: FilterOutcome, ordered: IntArray, k: int) -> FilterOutcome:
+    """Keep the first ``k`` feasible nodes (in ``ordered`` order) and the failures before them."""
+    position = np.empty(int(ordered.max()) + 1, dtype=np.int64)
+    position[ordered] = np.arange(ordered.size)
+    feas_pos = np.sort(position[outcome.feasible])[:k]
+    cutoff = int(feas_pos[-1])
+    keep_failed = position[outcome.failed] <= cutoff
+    return FilterOutcome(
+        ordered[feas_pos],
+        outcome.failed[keep_failed],
+        outcome.failed_status[keep_failed],
+        outcome.statuses,
+        cutoff + 1,
+    )

@@ -1,0 +1,57 @@
+"""kubesched.schedule: the offline what-if through the real queue in virtual time."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import kubesched
+from tests.test_explain import as_list, node, pod
+
+
+def test_pods_are_scheduled_in_creation_order_until_nothing_fits() -> None:
+    cluster = as_list(node("a", cpu="2"))
+    late = pod("late", cpu="1")
+    late["metadata"]["creationTimestamp"] = "2026-01-01T00:00:10Z"
+    early = pod("early", cpu="1")
+    early["metadata"]["creationTimestamp"] = "2026-01-01T00:00:01Z"
+    third = pod("third", cpu="1")
+    third["metadata"]["creationTimestamp"] = "2026-01-01T00:00:20Z"
+    out = kubesched.schedule(cluster, as_list(late, third, early))
+    pods = out["pods"]
+    assert pods["default/early"]["result"] == "Scheduled"
+    assert pods["default/late"]["result"] == "Scheduled"
+    assert pods["default/third"] == {
+        "result": "Unschedulable",
+        "node": None,
+        "message": "0/1 nodes are available: 1 Insufficient cpu.",
+        "attempts": 1,
+    }
+    assert out["summary"]["scheduled"] == 2
+    assert out["summary"]["unschedulable"] == 1
+
+
+def test_other_schedulers_pods_are_ignored_and_gated_pods_reported() -> None:
+    gated = pod("gated", schedulingGates=[{"name": "example.com/hold"}])
+    other = pod("other", schedulerName="someone-else")
+    out = kubesched.schedule(as_list(node("a")), as_list(gated, other, pod("ok")))
+    assert "default/other" not in out["pods"]
+    assert out["summary"]["ignored"] == 1
+    assert out["pods"]["default/gated"]["result"] == "Gated"
+    assert out["pods"]["default/gated"]["attempts"] == 0
+    assert out["pods"]["default/ok"]["node"] == "a"
+
+
+def test_running_pods_of_the_snapshot_hold_resources() -> None:
+    cluster = as_list(
+        node("a", cpu="2"), node("b", cpu="2"), pod("running", cpu="2", node_name="a")
+    )
+    out = kubesched.schedule(cluster, as_list(pod("new", cpu="2")))
+    assert out["pods"]["default/new"]["node"] == "b"
+
+
+def test_results_are_deterministic() -> None:
+    cluster = as_list(*[node(f"n{i}") for i in range(10)])
+    pods: list[dict[str, Any]] = [pod(f"p{i}") for i in range(30)]
+    assert kubesched.schedule(cluster, as_list(*pods)) == kubesched.schedule(
+        cluster, as_list(*pods)
+    )

@@ -1,0 +1,135 @@
+"""kubesched.explain on the shared kubectl snapshot and on hand-made clusters (DESIGN.md §5)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import kubesched
+
+SNAPSHOT = (
+    Path(__file__).resolve().parents[2] / "shared" / "data" / "snapshots" / "kind-like-cluster.json"
+)
+
+
+def node(
+    name: str, cpu: str = "4", taints: list[dict[str, str]] | None = None, **labels: str
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **labels}},
+        "spec": {"taints": taints or []},
+        "status": {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "110"}},
+    }
+
+
+def pod(name: str, cpu: str = "100m", node_name: str | None = None, **spec: Any) -> dict[str, Any]:
+    p: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": cpu}}}],
+            **spec,
+        },
+    }
+    if node_name:
+        p["spec"]["nodeName"] = node_name
+    return p
+
+
+def as_list(*items: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "List", "items": list(items)}
+
+
+def test_result_has_the_contract_shape_and_upstream_message() -> None:
+    cluster = as_list(
+        node("a", cpu="1"),
+        node("b", taints=[{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]),
+        node("c", taints=[{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]),
+    )
+    out = kubesched.explain(cluster, pod("p", cpu="2"))
+    assert set(out) == {"pod", "profile", "result", "selectedNode", "message", "nodes"}
+    assert out["pod"] == "default/p"
+    assert out["profile"] == "default-scheduler"
+    assert out["result"] == "Unschedulable"
+    assert out["selectedNode"] is None
+    assert out["message"] == (
+        "0/3 nodes are available: 1 Insufficient cpu, "
+        "2 node(s) had untolerated taint {dedicated: gpu}."
+    )
+    assert out["nodes"]["a"] == {
+        "feasible": False,
+        "plugin": "NodeResourcesFit",
+        "reasons": ["Insufficient cpu"],
+        "score": 0,
+        "scores": {},
+    }
+    assert out["nodes"]["b"]["plugin"] == "TaintToleration"
+    json.dumps(out)  # JSON-ready
+
+
+def test_scores_are_normalized_per_plugin_and_weighted_into_the_total() -> None:
+    cluster = as_list(node("busy"), node("idle"), pod("running", cpu="3", node_name="busy"))
+    out = kubesched.explain(cluster, pod("p", cpu="1"))
+    assert out["result"] == "Scheduled"
+    assert out["selectedNode"] == "idle"
+    weights = {
+        "TaintToleration": 3,
+        "NodeAffinity": 2,
+        "NodeResourcesFit": 1,
+        "NodeResourcesBalancedAllocation": 1,
+        "ImageLocality": 1,
+    }
+    for info in out["nodes"].values():
+        assert info["feasible"]
+        assert all(0 <= s <= 100 for s in info["scores"].values())
+        assert info["score"] == sum(weights[p] * s for p, s in info["scores"].items())
+    # LeastAllocated on cpu (memory requests are the non-zero default 200Mi on both):
+    assert (
+        out["nodes"]["idle"]["scores"]["NodeResourcesFit"]
+        > out["nodes"]["busy"]["scores"]["NodeResourcesFit"]
+    )
+
+
+def test_every_node_is_evaluated_even_in_a_large_cluster() -> None:
+    items = [node(f"n{i:03d}") for i in range(250)]
+    out = kubesched.explain(as_list(*items), pod("p"))
+    assert len(out["nodes"]) == 250
+    assert all(n["feasible"] and n["scores"] for n in out["nodes"].values())
+
+
+def test_unknown_profile_is_an_error_result() -> None:
+    out = kubesched.explain(as_list(node("a")), pod("p", schedulerName="other"))
+    assert out["result"] == "Error"
+    assert "other" in out["message"]
+
+
+def test_node_selector_mismatch_reason() -> None:
+    out = kubesched.explain(
+        as_list(node("a", zone="z1"), node("b", zone="z2")), pod("p", nodeSelector={"zone": "z2"})
+    )
+    assert out["selectedNode"] == "b"
+    assert out["nodes"]["a"]["reasons"] == ["node(s) didn't match Pod's node affinity/selector"]
+
+
+@pytest.mark.skipif(not SNAPSHOT.exists(), reason="shared snapshot not present")
+def test_the_shared_snapshot_explains_the_pending_web_pod() -> None:
+    snapshot = json.loads(SNAPSHOT.read_text())
+    pending = next(i for i in snapshot["items"] if i["metadata"]["name"] == "web-6d4cf56db6-3abcd")
+    out = kubesched.explain(snapshot, pending)
+    assert out["pod"] == "shop/web-6d4cf56db6-3abcd"
+    nodes = out["nodes"]
+    assert set(nodes) == {"kind-control-plane", "kind-worker", "kind-worker2", "gpu-node-0"}
+    assert nodes["kind-control-plane"]["reasons"] == [
+        "node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }"
+    ]
+    assert nodes["gpu-node-0"]["reasons"] == [
+        "node(s) had untolerated taint {nvidia.com/gpu: present}"
+    ]
+    assert out["result"] == "Scheduled"
+    assert out["selectedNode"] in ("kind-worker", "kind-worker2")

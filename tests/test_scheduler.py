@@ -1,0 +1,224 @@
+"""The serial scheduling loop: placement, failure messages, sampling, faults and requeue."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from kubesched.api import objects as api
+from kubesched.config.load import load_config
+from kubesched.framework.interface import CycleState, Handle, IntArray, Verdict
+from kubesched.plugins.registry import in_tree_registry, known_plugin_names
+from kubesched.scheduler import Scheduler, num_feasible_nodes_to_find
+from kubesched.state.cache import ClusterState
+from tests.builders import make_node, make_pod
+
+
+class FakeApi:
+    """Records binds; can be told to fail them."""
+
+    def __init__(self) -> None:
+        self.binds: dict[str, str] = {}
+        self.fail_binds = False
+        self.failures: dict[str, tuple[str, str]] = {}
+
+    def bind(self, pod: api.Pod, node_name: str) -> None:
+        if self.fail_binds:
+            raise RuntimeError("apiserver unavailable")
+        self.binds[pod.key] = node_name
+
+    def delete_pod(self, pod: api.Pod, reason: str) -> None:
+        pass
+
+    def pod_scheduling_failed(self, pod: api.Pod, reason: str, message: str) -> None:
+        self.failures[pod.key] = (reason, message)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def new_scheduler(
+    config: dict[str, Any] | None = None, registry: dict[str, Any] | None = None
+) -> tuple[Scheduler, FakeApi, Clock]:
+    reg = in_tree_registry()
+    reg.update(registry or {})
+    cfg = load_config(config, known_plugins=known_plugin_names(reg))
+    fake, clock = FakeApi(), Clock()
+    return Scheduler(cfg, clock=clock, api_client=fake, registry=reg), fake, clock
+
+
+def drain(s: Scheduler) -> int:
+    n = 0
+    while s.schedule_one():
+        n += 1
+    return n
+
+
+@pytest.mark.parametrize(
+    ("nodes", "percentage", "expected"),
+    [
+        (50, None, 50),
+        (99, 10, 99),
+        (100, None, 100),
+        (1000, None, 420),  # 50 - 1000/125 = 42 %
+        (5000, None, 500),  # 10 %
+        (6000, None, 300),  # 2 % -> clamped to 5 %
+        (10000, None, 500),
+        (1000, 10, 100),
+        (1000, 50, 500),
+        (200, 30, 100),  # 60 -> at least 100
+        (5000, 100, 5000),
+    ],
+)
+def test_num_feasible_nodes_to_find(nodes: int, percentage: int | None, expected: int) -> None:
+    assert num_feasible_nodes_to_find(percentage, nodes) == expected
+
+
+def test_fit_error_message_is_upstreams_sorted_histogram() -> None:
+    s, fake, _ = new_scheduler()
+    s.on_node_add(make_node("small").cap(cpu="1", memory="4Gi", pods=10).obj())
+    for n in ("gpu-a", "gpu-b"):
+        s.on_node_add(
+            make_node(n).cap(cpu="8", memory="4Gi", pods=10).taint("dedicated", "gpu").obj()
+        )
+    s.on_pod_add(make_pod("big").req(cpu="2").obj())
+    drain(s)
+    assert fake.binds == {}
+    reason, message = fake.failures["default/big"]
+    assert reason == "Unschedulable"
+    assert message == (
+        "0/3 nodes are available: 1 Insufficient cpu, "
+        "2 node(s) had untolerated taint {dedicated: gpu}."
+    )
+    assert s.attempts["unschedulable"] == 1
+    assert s.queue.pending_pods()["unschedulable"] == 1
+
+
+def test_pods_are_bound_and_resources_accounted() -> None:
+    s, fake, _ = new_scheduler()
+    for i in range(3):
+        s.on_node_add(make_node(f"n{i}").cap(cpu="1", memory="4Gi", pods=10).obj())
+    for i in range(3):
+        s.on_pod_add(make_pod(f"p{i}").req(cpu="600m").obj())
+    drain(s)
+    assert sorted(fake.binds.values()) == ["n0", "n1", "n2"]  # one per node: 2 x 600m > 1 CPU
+    assert s.cluster.overcommitted_nodes() == []
+    assert s.attempts["scheduled"] == 3
+
+
+def test_round_robin_start_index_advances_by_processed_nodes() -> None:
+    s, _, _ = new_scheduler(
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "percentageOfNodesToScore": 10,
+        }
+    )
+    for i in range(300):
+        s.on_node_add(make_node(f"n{i:03d}").cap(cpu="4", memory="8Gi", pods=110).obj())
+    s.on_pod_add(make_pod("a").req(cpu="100m").obj())
+    s.on_pod_add(make_pod("b").req(cpu="100m").obj())
+    s.schedule_one()
+    assert s.next_start_node_index == 100  # 300 nodes * 10 % = 30 -> at least 100
+    s.schedule_one()
+    assert s.next_start_node_index == 200
+
+
+class Faulty:
+    """A filter plugin that raises for Pods labelled ``boom``."""
+
+    name = "Faulty"
+
+    def __init__(self, args: Any, handle: Handle) -> None:
+        del args, handle
+
+    def filter(
+        self, state: CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
+    ) -> Verdict:
+        if "boom" in pod.labels:
+            raise ValueError("kaboom")
+        return Verdict.all_pass(rows.size)
+
+
+FAULTY_CONFIG = {
+    "apiVersion": "kubescheduler.config.k8s.io/v1",
+    "kind": "KubeSchedulerConfiguration",
+    "profiles": [
+        {
+            "schedulerName": "default-scheduler",
+            "plugins": {"filter": {"enabled": [{"name": "Faulty"}]}},
+        }
+    ],
+}
+
+
+def test_a_plugin_that_raises_marks_error_backs_off_and_the_loop_continues() -> None:
+    s, fake, clock = new_scheduler(FAULTY_CONFIG, {"Faulty": Faulty})
+    s.on_node_add(make_node("n").cap(cpu="4", memory="8Gi", pods=10).obj())
+    s.on_pod_add(make_pod("bad").labels(boom="1").obj())
+    s.on_pod_add(make_pod("good").obj())
+    drain(s)
+    assert fake.binds == {"default/good": "n"}
+    assert s.attempts["error"] == 1
+    assert fake.failures["default/bad"][0] == "SchedulerError"
+    assert "kaboom" in fake.failures["default/bad"][1]
+    assert s.queue.pending_pods()["backoff"] == 1  # not lost: backing off
+    clock.now = 2.5  # a 1 s backoff, released at the next 1 s window (upstream 1.33+)
+    s.queue.flush_backoff_completed()
+    assert s.schedule_one()
+    assert s.attempts["error"] == 2
+
+
+def test_bind_failure_forgets_the_pod_and_requeues_it() -> None:
+    s, fake, clock = new_scheduler()
+    s.on_node_add(make_node("n").cap(cpu="1", memory="8Gi", pods=10).obj())
+    s.on_pod_add(make_pod("p").req(cpu="1").obj())
+    fake.fail_binds = True
+    drain(s)
+    assert not s.cluster.pods  # forgotten: nothing held
+    assert int(s.cluster.nodes.requested.sum()) == 0
+    assert s.attempts["error"] == 1
+    fake.fail_binds = False
+    clock.now = 2.5
+    s.queue.flush_backoff_completed()
+    drain(s)
+    assert fake.binds == {"default/p": "n"}
+
+
+def test_unschedulable_pod_is_requeued_when_a_fitting_node_arrives() -> None:
+    s, fake, clock = new_scheduler()
+    s.on_node_add(make_node("small").cap(cpu="1", memory="8Gi", pods=10).obj())
+    s.on_pod_add(make_pod("p").req(cpu="2").obj())
+    drain(s)
+    assert s.queue.pending_pods()["unschedulable"] == 1
+    s.on_node_add(make_node("big").cap(cpu="4", memory="8Gi", pods=10).obj())
+    clock.now = 20.0
+    s.queue.flush_backoff_completed()
+    drain(s)
+    assert fake.binds == {"default/p": "big"}
+
+
+def test_same_seed_same_placements() -> None:
+    def run() -> dict[str, str]:
+        s, fake, _ = new_scheduler()
+        for i in range(20):
+            s.on_node_add(make_node(f"n{i}").cap(cpu="8", memory="16Gi", pods=110).obj())
+        for i in range(50):
+            s.on_pod_add(make_pod(f"p{i}").req(cpu="100m", memory="100Mi").obj())
+        drain(s)
+        return fake.binds
+
+    assert run() == run()
+
+
+def test_node_table_rows_are_numpy_int64() -> None:
+    s, _, _ = new_scheduler()
+    s.on_node_add(make_node("n").cap(cpu="1").obj())
+    assert s.cluster.nodes.order().dtype == np.int64
