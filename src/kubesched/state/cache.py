@@ -16,7 +16,8 @@ Lifecycle of a placement (upstream ``cache.go``):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
@@ -41,6 +42,30 @@ class PodRecord:
     binding_finished: bool = False
 
 
+class Observer(Protocol):
+    """Something that keeps derived state (counts per node or domain) current incrementally.
+
+    Plugins that need matching-Pod counts (topology spread, inter-pod affinity) register one
+    with :meth:`ClusterState.observe`; it hears every accounted Pod and every node change.
+    """
+
+    def pod_added(self, rec: PodRecord) -> None:
+        """``rec`` is now accounted on ``rec.row`` (assumed or bound)."""
+
+    def pod_removed(self, rec: PodRecord) -> None:
+        """``rec`` is no longer accounted (forgotten, deleted, or its node went away)."""
+
+    def node_changed(self, row: int, old: api.Node | None, new: api.Node | None) -> None:
+        """Node at ``row`` was added (old None), updated, or removed (new None)."""
+
+
+@dataclass(slots=True)
+class Namespaces:
+    """Namespace labels (for ``namespaceSelector``); a namespace never declared has none."""
+
+    labels: dict[str, dict[str, str]] = field(default_factory=dict)
+
+
 class ClusterState:
     """Nodes as columns and the Pods placed on them.  ``version`` bumps on every change."""
 
@@ -48,22 +73,39 @@ class ClusterState:
         self.nodes = NodeTable(capacity)
         self.pods: dict[str, PodRecord] = {}
         self.pods_on_node: dict[str, set[str]] = {}
+        self.namespaces = Namespaces()
+        self.observers: list[Observer] = []
         self.version = 0
+
+    def observe(self, observer: Observer) -> None:
+        """Register ``observer`` and replay the current nodes and Pods to it."""
+        self.observers.append(observer)
+        for name, row in self.nodes.row_of.items():
+            observer.node_changed(row, None, self.nodes.nodes[row])
+            del name
+        for rec in self.pods.values():
+            observer.pod_added(rec)
 
     # ------------------------------------------------------------------ nodes
     def add_node(self, node: api.Node) -> None:
         """Add a node, or update it when its name exists."""
-        self.nodes.add_node(node)
+        old = self.node(node.name)
+        row = self.nodes.add_node(node)
         self.pods_on_node.setdefault(node.name, set())
         self.version += 1
+        for o in self.observers:
+            o.node_changed(row, old, node)
 
     def update_node(self, node: api.Node) -> None:
         """Replace a node's facts; its Pods stay."""
         if node.name not in self.nodes.row_of:
             self.add_node(node)
             return
-        self.nodes.update_node(node)
+        old = self.node(node.name)
+        row = self.nodes.update_node(node)
         self.version += 1
+        for o in self.observers:
+            o.node_changed(row, old, node)
 
     def remove_node(self, name: str) -> list[api.Pod]:
         """Remove a node and forget every Pod accounted on it; returns those Pods."""
@@ -73,8 +115,11 @@ class ClusterState:
         for key in list(self.pods_on_node.get(name, ())):
             self._unaccount(key)
         self.pods_on_node.pop(name, None)
-        self.nodes.remove_node(name)
+        old = self.node(name)
+        row = self.nodes.remove_node(name)
         self.version += 1
+        for o in self.observers:
+            o.node_changed(row, old, None)
         return gone
 
     def node(self, name: str) -> api.Node | None:
@@ -94,6 +139,8 @@ class ClusterState:
         self.pods[pod.key] = rec
         self.pods_on_node.setdefault(node_name, set()).add(pod.key)
         self.version += 1
+        for o in self.observers:
+            o.pod_added(rec)
         return rec
 
     def _unaccount(self, key: str) -> PodRecord:
@@ -101,6 +148,8 @@ class ClusterState:
         self.nodes.remove_pod_usage(rec.row, rec.request, rec.nonzero, rec.pod.host_ports)
         self.pods_on_node.get(rec.node, set()).discard(key)
         self.version += 1
+        for o in self.observers:
+            o.pod_removed(rec)
         return rec
 
     def assume_pod(self, pod: api.Pod, node_name: str) -> None:
@@ -126,7 +175,7 @@ class ClusterState:
         """A bound Pod (``pod.node_name`` set) reported by the API server."""
         rec = self.pods.get(pod.key)
         if rec is not None:
-            if rec.assumed and rec.node == pod.node_name:
+            if rec.assumed and rec.node == pod.node_name and rec.pod.labels == pod.labels:
                 rec.assumed = False
                 rec.pod = pod
                 return

@@ -1,0 +1,61 @@
+"""The ``kubesched`` command line: thin commands, one module each, that parse arguments and
+call one function.
+
+Bad input (a malformed manifest, scenario or configuration) prints one clear message naming
+the file and field path and exits with code 2; ``--debug`` shows the traceback instead.
+To add a command, write ``cli/<name>.py`` with ``add_parser(sub)`` and list it in COMMANDS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from kubesched import __version__
+from kubesched.api.errors import InputError
+from kubesched.cli import explain, schedule, simulate
+
+EXIT_INPUT = 2
+
+COMMANDS = (simulate, explain, schedule)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser for every command."""
+    p = argparse.ArgumentParser(
+        prog="kubesched",
+        description="A Kubernetes-compatible pod scheduler for large clusters, and its lab.",
+    )
+    p.add_argument("--version", action="version", version=f"kubesched {__version__}")
+    p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    p.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv)")
+    sub = p.add_subparsers(dest="command", required=True)
+    for module in COMMANDS:
+        module.add_parser(sub)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``kubesched`` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.WARNING - 10 * min(args.verbose, 2),
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        code: int = args.func(args)
+        return code
+    except InputError as e:
+        if args.debug:
+            raise
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_INPUT
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

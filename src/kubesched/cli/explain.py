@@ -1,0 +1,38 @@
+"""``kubesched explain --cluster FILE --pod FILE [--config FILE] [-o json|text]``."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from kubesched.api.errors import InputError
+from kubesched.cli import common
+from kubesched.report import text
+
+
+def add_parser(sub: Any) -> None:
+    """Register the command."""
+    e = sub.add_parser("explain", help="why is this Pod Pending / why that node")
+    e.add_argument("--cluster", required=True, help="snapshot: kubectl get nodes,pods -A -o json")
+    e.add_argument("--pod", required=True, help="the Pod manifest (YAML or JSON)")
+    e.add_argument("--config", help="KubeSchedulerConfiguration file (default: upstream's)")
+    e.add_argument("-o", "--output", choices=("json", "text"), default="text")
+    e.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Explain one Pod against a snapshot."""
+    from kubesched.explainer import explain
+
+    cluster = common.load_list(args.cluster)
+    pod = common.load_one(args.pod)
+    if pod.get("kind") != "Pod":
+        raise InputError([("kind", f"expected a Pod, got {pod.get('kind')!r}")], file=args.pod)
+    config = common.load_config(args.config)
+    common.check_inputs((cluster, args.cluster), (pod, args.pod), (config, args.config))
+    try:
+        result = explain(cluster, pod, config)
+    except InputError as e:
+        raise e.with_file(args.config or args.cluster) from None
+    common.emit(result, args.output, text.explain_table)
+    return 0

@@ -1,0 +1,106 @@
+"""The command line: JSON output, exit codes, clear errors for bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kubesched.cli import main
+from tests.test_explain import as_list, node, pod
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    cluster = tmp_path / "cluster.json"
+    cluster.write_text(json.dumps(as_list(node("a", cpu="1"), node("b", cpu="4"))))
+    p = tmp_path / "pod.yaml"
+    p.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers:\n"
+        "  - name: c\n    image: nginx\n    resources: {requests: {cpu: '2'}}\n"
+    )
+    pods = tmp_path / "pods.yaml"
+    pods.write_text(p.read_text() + "---\n" + p.read_text().replace("name: web", "name: web2"))
+    return {"cluster": cluster, "pod": p, "pods": pods, "dir": tmp_path}
+
+
+def test_explain_json_matches_the_python_api(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    rc = main(
+        ["explain", "--cluster", str(files["cluster"]), "--pod", str(files["pod"]), "-o", "json"]
+    )
+    assert rc == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["selectedNode"] == "b"
+    assert out["nodes"]["a"]["reasons"] == ["Insufficient cpu"]
+
+
+def test_explain_text_is_a_table(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["explain", "--cluster", str(files["cluster"]), "--pod", str(files["pod"])]) == 0
+    out = capsys.readouterr().out
+    assert "Result:   Scheduled" in out
+    assert "rejected by NodeResourcesFit" in out
+
+
+def test_schedule_json(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(
+        ["schedule", "--cluster", str(files["cluster"]), "--pods", str(files["pods"]), "-o", "json"]
+    )
+    assert rc == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["pods"]["default/web"]["node"] == "b"
+    assert out["pods"]["default/web2"]["node"] == "b"
+    assert out["summary"]["scheduled"] == 2
+
+
+def test_malformed_quantity_exits_2_naming_file_and_field(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = files["dir"] / "bad.yaml"
+    bad.write_text(files["pod"].read_text().replace("'2'", "'two'"))
+    rc = main(["explain", "--cluster", str(files["cluster"]), "--pod", str(bad)])
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert str(bad) in err
+    assert "spec.containers[0].resources.requests.cpu" in err
+    assert "Traceback" not in err
+
+
+def test_bad_config_exits_2_with_every_problem(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = files["dir"] / "config.yaml"
+    cfg.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        "percentageOfNodesToScore: 120\nprofiles:\n- schedulerName: x\n  plugins:\n"
+        "    score:\n      enabled: [{name: NoSuchPlugin}]\n"
+    )
+    rc = main(
+        [
+            "explain",
+            "--cluster",
+            str(files["cluster"]),
+            "--pod",
+            str(files["pod"]),
+            "--config",
+            str(cfg),
+        ]
+    )
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert "percentageOfNodesToScore" in err
+    assert "profiles[0].plugins.score.enabled[0]" in err
+
+
+def test_missing_file_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explain", "--cluster", "/nonexistent.json", "--pod", "/nonexistent.yaml"]) == 2
+    assert "/nonexistent.json" in capsys.readouterr().err
+
+
+def test_debug_shows_the_traceback(files: dict[str, Path]) -> None:
+    with pytest.raises(Exception, match="nonexistent"):
+        main(["--debug", "explain", "--cluster", "/nonexistent.json", "--pod", str(files["pod"])])
