@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kubesched.cli import main
-from tests.test_explain import as_list, node, pod
+from tests.test_explain import as_list, node
 
 
 @pytest.fixture
