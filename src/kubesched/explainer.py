@@ -40,6 +40,8 @@ def build_cluster(snapshot: Mapping[str, Any] | list[Any]) -> tuple[ClusterState
     cluster = ClusterState(capacity=max(64, len(parsed.nodes)))
     for node in parsed.nodes:
         cluster.add_node(node)
+    for obj in parsed.others:
+        cluster.apply_object(obj)
     pending: list[api.Pod] = []
     for pod in parsed.pods:
         if pod.phase in TERMINAL_PHASES:

@@ -218,6 +218,13 @@ class Scheduler:
             self.queue.delete(pod)
         self.failures.pop(pod.key, None)
 
+    def on_object(self, obj: dict[str, Any], *, deleted: bool = False) -> None:
+        """A Namespace, Service, PodDisruptionBudget or other object changed."""
+        kind = self.cluster.apply_object(obj, deleted=deleted)
+        event = events.object_event(kind, deleted)
+        if event is not None:
+            self.queue.move_all_to_active_or_backoff(event, None, obj)
+
     # ------------------------------------------------------------------ the cycle
     def schedule_one(self) -> bool:
         """Run one scheduling cycle; False when no Pod was ready to pop."""

@@ -43,3 +43,19 @@ def node_update_events(old: api.Node, new: api.Node) -> list[ClusterEvent]:
     if old.annotations != new.annotations:
         out.append(NODE_ANNOTATION_CHANGE)
     return out
+
+
+_OBJECT_RESOURCES = {
+    "Namespace": Resource.NAMESPACE,
+    "Service": Resource.SERVICE,
+    "PodDisruptionBudget": Resource.PDB,
+}
+
+
+def object_event(kind: str, deleted: bool) -> ClusterEvent | None:
+    """The event for an add/update (or delete) of a Namespace, Service or PDB."""
+    resource = _OBJECT_RESOURCES.get(kind)
+    if resource is None:
+        return None
+    action = ActionType.DELETE if deleted else ActionType.ADD | ActionType.UPDATE
+    return ClusterEvent(resource, action, f"{kind}{'Delete' if deleted else 'Change'}")

@@ -13,7 +13,7 @@ import dataclasses
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -38,6 +38,7 @@ class Watcher(Protocol):
     def on_pod_add(self, pod: api.Pod) -> None: ...
     def on_pod_update(self, old: api.Pod, new: api.Pod) -> None: ...
     def on_pod_delete(self, pod: api.Pod) -> None: ...
+    def on_object(self, obj: dict[str, Any], *, deleted: bool = False) -> None: ...
 
 
 @dataclass(slots=True)
@@ -71,6 +72,7 @@ class SimApiServer:
         self.nodes: dict[str, api.Node] = {}
         self.pods: dict[str, api.Pod] = {}
         self.conditions: dict[str, PodCondition] = {}
+        self.objects: dict[tuple[str, str], dict[str, Any]] = {}
         self.watchers: list[Watcher] = []
         self.stats = ApiStats()
         self.bind_failure_rate = 0.0
@@ -91,6 +93,8 @@ class SimApiServer:
     def watch(self, watcher: Watcher) -> None:
         """Register a watcher and replay the current state to it (list, then watch)."""
         self.watchers.append(watcher)
+        for obj in self.objects.values():
+            watcher.on_object(obj)
         for node in self.nodes.values():
             watcher.on_node_add(node)
         for pod in self.pods.values():
@@ -99,6 +103,20 @@ class SimApiServer:
         for pod in self.pods.values():
             if not pod.node_name:
                 watcher.on_pod_add(pod)
+
+    # ------------------------------------------------------------------ other objects
+    def apply_object(self, obj: dict[str, Any]) -> None:
+        """Create or replace a Namespace, Service, PodDisruptionBudget or other object."""
+        meta = obj.get("metadata") or {}
+        key = (str(obj.get("kind")), f"{meta.get('namespace') or 'default'}/{meta.get('name')}")
+        self.objects[key] = obj
+        self._notify(lambda w: w.on_object(obj))
+
+    def delete_object(self, kind: str, namespace: str, name: str) -> None:
+        """Delete an object created with :meth:`apply_object` (no error if absent)."""
+        obj = self.objects.pop((kind, f"{namespace}/{name}"), None)
+        if obj is not None:
+            self._notify(lambda w: w.on_object(obj, deleted=True))
 
     # ------------------------------------------------------------------ nodes
     def create_node(self, node: api.Node) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from kubesched.api import objects as api
 from kubesched.config.types import KubeSchedulerConfiguration
@@ -64,6 +65,10 @@ class _Informer:
 
     def on_pod_delete(self, pod: api.Pod) -> None:
         self.s.on_pod_delete(pod)
+        self.sim.wake()
+
+    def on_object(self, obj: dict[str, Any], *, deleted: bool = False) -> None:
+        self.s.on_object(obj, deleted=deleted)
         self.sim.wake()
 
 

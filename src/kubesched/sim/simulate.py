@@ -30,6 +30,8 @@ def run_scenario(sc: Scenario, *, progress: ProgressFn | None = None) -> dict[st
     sim = SimCluster(config, seed=sc.seed, timing=sc.timing)
     for node in sc.nodes:
         sim.api.create_node(node)
+    for obj in sc.others:
+        sim.api.apply_object(obj)
     lifetimes: dict[str, float] = {}
 
     def arrive(pod: api.Pod, life: float | None) -> Callable[[], None]:

@@ -56,6 +56,8 @@ def schedule(
     sim = SimCluster(cfg, seed=seed)
     for node in snapshot.nodes:
         sim.api.create_node(node)
+    for obj in snapshot.others:
+        sim.api.apply_object(obj)
     for pod in snapshot.pods:
         if pod.phase not in TERMINAL_PHASES and (
             not pod.node_name or pod.node_name in sim.api.nodes

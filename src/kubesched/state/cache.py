@@ -17,7 +17,7 @@ Lifecycle of a placement (upstream ``cache.go``):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -74,6 +74,10 @@ class ClusterState:
         self.pods: dict[str, PodRecord] = {}
         self.pods_on_node: dict[str, set[str]] = {}
         self.namespaces = Namespaces()
+        self.services: dict[str, tuple[str, dict[str, str]]] = {}
+        """Service ``ns/name`` to ``(namespace, spec.selector)`` (system default spreading)."""
+        self.objects: dict[tuple[str, str], dict[str, Any]] = {}
+        """Other objects by ``(kind, ns/name)``: PodDisruptionBudgets, PodGroups, quotas, ..."""
         self.observers: list[Observer] = []
         self.version = 0
 
@@ -85,6 +89,32 @@ class ClusterState:
             del name
         for rec in self.pods.values():
             observer.pod_added(rec)
+
+    # ------------------------------------------------------------------ other objects
+    def apply_object(self, obj: dict[str, Any], *, deleted: bool = False) -> str:
+        """Record (or forget) a Namespace, Service or any other object; returns its kind."""
+        kind = str(obj.get("kind", ""))
+        meta = obj.get("metadata") or {}
+        name = str(meta.get("name", ""))
+        ns = str(meta.get("namespace") or "default")
+        if kind == "Namespace":
+            if deleted:
+                self.namespaces.labels.pop(name, None)
+            else:
+                self.namespaces.labels[name] = dict(meta.get("labels") or {})
+        elif kind == "Service":
+            if deleted:
+                self.services.pop(f"{ns}/{name}", None)
+            else:
+                selector = (obj.get("spec") or {}).get("selector") or {}
+                self.services[f"{ns}/{name}"] = (ns, {str(k): str(v) for k, v in selector.items()})
+        key = (kind, f"{ns}/{name}")
+        if deleted:
+            self.objects.pop(key, None)
+        else:
+            self.objects[key] = obj
+        self.version += 1
+        return kind
 
     # ------------------------------------------------------------------ nodes
     def add_node(self, node: api.Node) -> None:
