@@ -35,7 +35,9 @@ class _Api:
         pass
 
 
-def run_once(n_nodes: int, n_pods: int, profile: str | None) -> tuple[float, int]:
+def run_once(
+    n_nodes: int, n_pods: int, profile: str | None, batching: bool = True
+) -> tuple[float, int]:
     node_tpl = parse_node(
         {
             "metadata": {"name": "tpl"},
@@ -87,6 +89,7 @@ def run_once(n_nodes: int, n_pods: int, profile: str | None) -> tuple[float, int
         prof.dump_stats(profile)  # type: ignore[arg-type]
     elapsed = time.perf_counter() - t0
     assert api.bound == n_pods, (api.bound, sched.attempts)
+    print(f"  reuse: {dict(sched.batch.attempts)} flushes {dict(sched.batch.flushes)}")
     return n_pods / elapsed, api.bound
 
 
@@ -96,11 +99,14 @@ def main() -> None:
     ap.add_argument("--pods", type=int, default=10000)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--profile", help="write a cProfile of the last run here")
+    ap.add_argument("--no-batching", action="store_true", help="turn result reuse off")
     args = ap.parse_args()
     rates = []
     for i in range(args.runs):
         last = i == args.runs - 1
-        rate, bound = run_once(args.nodes, args.pods, args.profile if last else None)
+        rate, bound = run_once(
+            args.nodes, args.pods, args.profile if last else None, not args.no_batching
+        )
         rates.append(rate)
         print(f"run {i + 1}: {rate:,.0f} pods/s ({bound} bound)")
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

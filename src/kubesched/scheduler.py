@@ -13,7 +13,6 @@ code runs in the simulator, the benchmark and live mode.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import time
 from collections import Counter
@@ -25,12 +24,14 @@ import numpy as np
 
 from kubesched.api import objects as api
 from kubesched.config.types import KubeSchedulerConfiguration
-from kubesched.framework import events
+from kubesched.framework import batch, events
+from kubesched.framework.batch import BatchCache, BatchEntry
 from kubesched.framework.interface import (
     ApiClient,
     Code,
     CycleState,
     Handle,
+    IntArray,
     PluginFactory,
     QueuedPodInfo,
     Status,
@@ -97,11 +98,13 @@ class FitError(Exception):
 
 @dataclass(slots=True)
 class ScheduleResult:
-    """The chosen node and how many nodes were evaluated / feasible."""
+    """The chosen node and how many nodes were evaluated / feasible; ``entry`` is what
+    result reuse keeps for the next equivalent Pod (None when nothing can be reused)."""
 
     node: str
     evaluated: int
     feasible: int
+    entry: BatchEntry | None = None
 
 
 def truncate_message(message: str) -> str:
@@ -125,6 +128,7 @@ class Scheduler:
         seed: int = 0,
         submit_binding: Callable[[Callable[[], None]], None] | None = None,
         metrics: SchedulerMetrics | None = None,
+        batching: bool = True,
     ) -> None:
         self.config = config
         self.clock = clock
@@ -160,6 +164,8 @@ class Scheduler:
         self.failures: dict[str, tuple[str, str]] = {}
         """Pod key to (reason, message) of its last failed attempt."""
         self.in_flight_bindings = 0
+        self.batch = BatchCache(enabled=batching)
+        """Reuse of results across equivalent Pods (see :mod:`kubesched.framework.batch`)."""
 
     # ------------------------------------------------------------------ informer events
     def responsible_for(self, pod: api.Pod) -> bool:
@@ -253,8 +259,12 @@ class Scheduler:
             log.exception("plugin fault while scheduling %s", pod.key)
             self._fail(fwk, qp, Status(Code.ERROR, (f"{type(e).__name__}: {e}",)), cycle, start)
             return True
-        assumed = dataclasses.replace(pod, node_name=result.node)
+        assumed = pod.bound_to(result.node)
         self.cluster.assume_pod(assumed, result.node)
+        if result.entry is not None:
+            result.entry.version = self.cluster.version
+            result.entry.cycle = cycle
+            self.batch.store(result.entry)
         status = self._reserve_and_permit(fwk, state, assumed, result.node)
         if not status.is_success():
             self.cluster.forget_pod(assumed)
@@ -331,6 +341,16 @@ class Scheduler:
         n = int(order.size)
         if n == 0:
             raise NoNodesError(NO_NODES_AVAILABLE)
+        if self.batch.enabled:
+            cycle = self.queue.scheduling_cycle
+            entry = self.batch.lookup(fwk.profile_name, fwk.sign(pod), cycle, self.cluster.version)
+            if entry is not None:
+                reused = self._schedule_from_entry(fwk, state, pod, entry)
+                if reused is not None:
+                    return reused
+                state.clear()
+                state.skip_filter.clear()
+                state.skip_score.clear()
         pre, status, rejectors = fwk.run_pre_filter(state, pod)
         if not status.is_success():
             if not status.is_rejected():
@@ -365,20 +385,52 @@ class Scheduler:
         pre_status = fwk.run_pre_score(state, pod, feasible)
         if not pre_status.is_success():
             raise PluginError(pre_status.plugin, pre_status.message())
-        total = fwk.run_score(state, pod, feasible).total if fwk.has_score_plugins() else None
+        if not fwk.has_score_plugins():
+            return ScheduleResult(
+                table.names[int(feasible[0])], outcome.processed, int(feasible.size)
+            )
+        scored = fwk.run_score(state, pod, feasible)
+        pick = self.select_host(scored.total, feasible)
+        entry = None
+        if self.batch.enabled and absent is None:
+            signature = fwk.sign(pod)
+            if signature is not None:
+                entry = batch.build_entry(
+                    fwk, state, signature, feasible, scored, pick, outcome.processed
+                )
         return ScheduleResult(
-            table.names[int(feasible[self.select_host(total, feasible.size)])],
-            outcome.processed,
-            int(feasible.size),
+            table.names[int(feasible[pick])], outcome.processed, int(feasible.size), entry
         )
 
-    def select_host(self, total: Any, n: int) -> int:
-        """Index of the highest total score; ties broken uniformly at random (seeded)."""
+    def _schedule_from_entry(
+        self, fwk: Framework, state: CycleState, pod: api.Pod, entry: BatchEntry
+    ) -> ScheduleResult | None:
+        """Reuse the previous equivalent Pod's results (see :mod:`kubesched.framework.batch`);
+        None when the entry cannot serve, and the full path runs instead."""
+        if not batch.reuse(fwk, state, pod, entry):
+            self.batch.invalidate("exhausted")
+            return None
+        pick = self.select_host(entry.total, entry.rows)
+        entry.chosen = pick
+        entry.uses += 1
+        n = max(len(self.cluster.nodes), 1)
+        self.next_start_node_index = (self.next_start_node_index + entry.processed) % n
+        return ScheduleResult(
+            self.cluster.nodes.names[int(entry.rows[pick])], 1, int(entry.rows.size), entry
+        )
+
+    def select_host(self, total: IntArray | None, rows: IntArray) -> int:
+        """Index into ``rows`` of the highest total score.
+
+        Ties are broken uniformly at random by the seeded generator, over the tied nodes in
+        row order, so the pick does not depend on where the round-robin search started.
+        """
         if total is None:
             return 0
         best = np.flatnonzero(total == total.max())
         if best.size == 1:
             return int(best[0])
+        best = best[np.argsort(rows[best], kind="stable")]
         return int(best[int(self.rng.integers(best.size))])
 
     # ------------------------------------------------------------------ failures

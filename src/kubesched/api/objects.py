@@ -233,6 +233,17 @@ class Pod:
         """``namespace/name``, the identity used everywhere."""
         return f"{self.namespace}/{self.name}"
 
+    def bound_to(self, node_name: str) -> Pod:
+        """A shallow copy with ``node_name`` set (what the scheduler assumes)."""
+        other = object.__new__(Pod)
+        for slot in _POD_SLOTS:
+            object.__setattr__(other, slot, getattr(self, slot))
+        other.node_name = node_name
+        return other
+
+
+_POD_SLOTS: tuple[str, ...] = Pod.__slots__
+
 
 @dataclass(slots=True)
 class Node:

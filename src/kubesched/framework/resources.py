@@ -252,3 +252,37 @@ def balanced_allocation(requested: IntArray, allocatable: IntArray) -> IntArray:
             acc = acc + np.where(valid[many, j], d * d, 0.0)
         std[many] = np.sqrt(acc / count[many].astype(np.float64))
     return np.trunc((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
+
+
+def balanced_cpu_memory(requested: IntArray, allocatable: IntArray) -> IntArray:
+    """:func:`balanced_allocation` for exactly two resources, all allocatable non-zero.
+
+    ``requested``, ``allocatable``: int64 ``(n, 2)``.  Same float64 operations in the same
+    order as the general kernel (``|f0 - f1| / 2``), so the results are identical.
+    """
+    frac = np.minimum(requested / allocatable, 1.0)
+    std = np.abs((frac[:, 0] - frac[:, 1]) / 2)
+    return np.trunc((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
+
+
+def least_allocated_all_present(
+    requested: IntArray, allocatable: IntArray, weights: IntArray
+) -> IntArray:
+    """:func:`least_allocated` when every allocatable is non-zero: int64 ``(n,)``.
+
+    ``requested``, ``allocatable``: int64 ``(n, k)``; ``weights``: int64 ``(k,)``.
+    """
+    per = np.where(
+        requested > allocatable, 0, (allocatable - requested) * MAX_NODE_SCORE // allocatable
+    )
+    out: IntArray = (per * weights).sum(axis=1) // int(weights.sum())
+    return out
+
+
+def most_allocated_all_present(
+    requested: IntArray, allocatable: IntArray, weights: IntArray
+) -> IntArray:
+    """:func:`most_allocated` when every allocatable is non-zero: int64 ``(n,)``."""
+    per = np.minimum(requested, allocatable) * MAX_NODE_SCORE // allocatable
+    out: IntArray = (per * weights).sum(axis=1) // int(weights.sum())
+    return out

@@ -102,10 +102,12 @@ class FilterOutcome:
 
 @dataclass(slots=True)
 class ScoreOutcome:
-    """Weighted totals and each plugin's normalized (pre-weight) scores, shape ``(n,)``."""
+    """Weighted totals, each plugin's normalized (pre-weight) scores and its raw scores
+    (before NormalizeScore), each of shape ``(n,)``."""
 
     total: IntArray
     by_plugin: dict[str, IntArray] = field(default_factory=dict)
+    raw: dict[str, IntArray] = field(default_factory=dict)
 
 
 class Framework:
@@ -141,9 +143,18 @@ class Framework:
             point: [instance(name) for name, _ in resolved.get(point, [])] for point in POINTS
         }
         self.score_weights = [w for _, w in resolved.get("score", [])]
+        self._check_scores = [
+            not type(p).__module__.startswith("kubesched.plugins.") for p in self.plugins["score"]
+        ]
+        """Out-of-tree plugins get their scores range-checked; in-tree ones are tested."""
         used = {name for point in POINTS for name, _ in resolved.get(point, [])}
         self.instances = {n: p for n, p in instances.items() if n in used}
         self.filter_plugins: list[Any] = self.plugins["filter"]
+        signers: dict[str, Any] = {}
+        for point in ("pre_filter", "filter", "pre_score", "score"):
+            for p in self.plugins[point]:
+                signers.setdefault(p.name, p)
+        self._signers = list(signers.values())
 
     # ------------------------------------------------------------------ helpers
     def _timed(self, point: str, start: float, status: Status) -> None:
@@ -330,13 +341,18 @@ class Framework:
         cluster = self.handle.cluster
         total = np.zeros(rows.size, dtype=np.int64)
         out = ScoreOutcome(total)
-        for p, weight in zip(self.plugins["score"], self.score_weights, strict=True):
+        for p, weight, check in zip(
+            self.plugins["score"], self.score_weights, self._check_scores, strict=True
+        ):
             if p.name in state.skip_score:
                 continue
             scores = np.asarray(p.score(state, pod, cluster, rows), dtype=np.int64)
             if hasattr(p, "normalize_score"):
+                out.raw[p.name] = scores.copy()
                 p.normalize_score(state, pod, scores)
-            if scores.size and (scores.max() > MAX_NODE_SCORE or scores.min() < 0):
+            else:
+                out.raw[p.name] = scores
+            if check and scores.size and (scores.max() > MAX_NODE_SCORE or scores.min() < 0):
                 raise PluginError(
                     p.name, f"plugin {p.name!r} returns an invalid score, it should be in [0, 100]"
                 )
@@ -344,6 +360,48 @@ class Framework:
             total += scores * weight
         self._timed("Score", start, SUCCESS)
         return out
+
+    def totals_from_raw(
+        self, state: CycleState, pod: api.Pod, raw: dict[str, IntArray]
+    ) -> IntArray:
+        """Normalize cached raw scores again and weight them: the totals :meth:`run_score`
+        would return for the same raw scores (used by result reuse)."""
+        total: IntArray | None = None
+        for p, weight in zip(self.plugins["score"], self.score_weights, strict=True):
+            scores = raw.get(p.name)
+            if scores is None:
+                continue
+            if hasattr(p, "normalize_score"):
+                scores = scores.copy()
+                p.normalize_score(state, pod, scores)
+            total = scores * weight if total is None else total + scores * weight
+        if total is None:
+            return np.zeros(next(iter(raw.values())).shape[0] if raw else 0, dtype=np.int64)
+        return total
+
+    def raw_scores(
+        self, state: CycleState, pod: api.Pod, rows: IntArray, names: set[str]
+    ) -> dict[str, IntArray]:
+        """Raw (unnormalized) scores of the plugins in ``names`` for ``rows``."""
+        cluster = self.handle.cluster
+        return {
+            p.name: np.asarray(p.score(state, pod, cluster, rows), dtype=np.int64)
+            for p in self.plugins["score"]
+            if p.name in names
+        }
+
+    def sign(self, pod: api.Pod) -> tuple[object, ...] | None:
+        """The Pod's signature for result reuse, or None when some plugin cannot sign it."""
+        parts: list[object] = [pod.scheduler_name]
+        for p in self._signers:
+            sign = getattr(p, "sign", None)
+            if sign is None:
+                return None
+            part = sign(pod)
+            if part is None:
+                return None
+            parts.append(part)
+        return tuple(parts)
 
     # ------------------------------------------------------------------ Reserve / Permit
     def run_reserve(self, state: CycleState, pod: api.Pod, node: str) -> Status:

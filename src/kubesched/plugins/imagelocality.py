@@ -33,9 +33,15 @@ class ImageLocality:
     """Scores nodes by the (spread-scaled) size of the Pod's images already on them."""
 
     name = NAME
+    node_only = True
+    """Answers depend on the node object only, not on the Pods placed on it."""
 
     def __init__(self, args: object | None, handle: fw.Handle) -> None:
         self.handle = handle
+
+    def sign(self, pod: api.Pod) -> object:
+        """Result reuse: the answer depends on the Pod's images only."""
+        return pod.images
 
     def score(
         self, state: fw.CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
@@ -46,12 +52,16 @@ class ImageLocality:
         sums = np.zeros(rows.shape[0], dtype=np.int64)
         if total == 0:
             return sums
+        found = False
         for image in pod.images:
             col = nodes.image_sizes.get(normalized_image_name(image))
             if col is None:
                 continue
+            found = True
             num_nodes = int(np.count_nonzero(col[nodes.alive]))
             sums += scaled_image_score(col[rows], num_nodes, total)
+        if not found:  # no node has any of the images: every sum is 0, so every score is 0
+            return sums
         return calculate_priority(sums, len(pod.images))
 
 

@@ -117,6 +117,8 @@ class NodeAffinity:
     """Filters by required node affinity/selector; scores preferred node affinity."""
 
     name = NAME
+    node_only = True
+    """Answers depend on the node object only, not on the Pods placed on it."""
 
     def __init__(self, args: NodeAffinityArgs | None, handle: Handle) -> None:
         self.handle = handle
@@ -135,6 +137,10 @@ class NodeAffinity:
             self.added_preferred = compile_preferred(added.preferred, pref_path, problems)
         if problems:
             raise InputError(problems)
+
+    def sign(self, pod: api.Pod) -> object:
+        """Result reuse: the answer depends on the node selector and node affinity only."""
+        return (tuple(sorted(pod.node_selector.items())), pod.node_affinity)
 
     def pre_filter(
         self, state: CycleState, pod: api.Pod, cluster: ClusterState

@@ -36,9 +36,15 @@ class NodeName:
     """Rejects every node but ``spec.nodeName`` when the Pod names one."""
 
     name = NAME
+    node_only = True
+    """Answers depend on the node object only, not on the Pods placed on it."""
 
     def __init__(self, args: object | None, handle: Handle) -> None:
         self.handle = handle
+
+    def sign(self, pod: api.Pod) -> object:
+        """Result reuse: the answer depends on ``spec.nodeName`` only."""
+        return pod.node_name
 
     def filter(
         self, state: CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray

@@ -59,6 +59,10 @@ class NodePorts:
     def __init__(self, args: object | None, handle: Handle) -> None:
         self.handle = handle
 
+    def sign(self, pod: api.Pod) -> object:
+        """Result reuse: the answer depends on the Pod's host ports only."""
+        return pod.host_ports
+
     def pre_filter(
         self, state: CycleState, pod: api.Pod, cluster: ClusterState
     ) -> tuple[PreFilterResult | None, Status]:

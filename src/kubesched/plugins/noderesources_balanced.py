@@ -51,6 +51,10 @@ class NodeResourcesBalancedAllocation:
         self.handle = handle
         self.names = tuple(r.name for r in self.args.resources)
 
+    def sign(self, pod: api.Pod) -> object:
+        """Result reuse: the answer depends on the Pod's requests only."""
+        return tuple(sorted(pod.requests.items()))
+
     def pre_score(
         self, state: fw.CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
     ) -> fw.Status:
@@ -83,10 +87,18 @@ def balanced_scores(
 
     ``pod_requests``: int64 ``(k,)``, the Pod's plain request for each of ``names``.
     """
-    alloc, req = res.allocatable_and_requested(
-        cluster.nodes, rows, names, pod_requests, use_requested=True
-    )
+    nodes = cluster.nodes
+    if names == _CPU_MEMORY:
+        # Fast path for the default resources: both columns present on every row.
+        alloc = nodes.allocatable[rows, :2]
+        if alloc.all():
+            req = nodes.requested[rows, :2] + pod_requests
+            return res.balanced_cpu_memory(req, alloc)
+    alloc, req = res.allocatable_and_requested(nodes, rows, names, pod_requests, use_requested=True)
     return res.balanced_allocation(req, alloc)
+
+
+_CPU_MEMORY = (api.CPU, api.MEMORY)
 
 
 def new(args: object | None, handle: fw.Handle) -> NodeResourcesBalancedAllocation:

@@ -77,9 +77,20 @@ class NodeResourcesFit:
         self.strategy = strategy.type
         self.score_names = tuple(r.name for r in strategy.resources)
         self.weights = np.asarray([r.weight for r in strategy.resources], dtype=np.int64)
+        self.cpu_memory_only = bool(self.score_names) and set(self.score_names) <= {
+            api.CPU,
+            api.MEMORY,
+        }
+        self.score_cols = np.asarray(
+            [0 if n == api.CPU else 1 for n in self.score_names], dtype=np.int64
+        )
         self.shape_util = np.asarray([p.utilization for p in strategy.shape], dtype=np.int64)
         scale = res.MAX_NODE_SCORE // res.MAX_CUSTOM_PRIORITY_SCORE
         self.shape_score = np.asarray([p.score * scale for p in strategy.shape], dtype=np.int64)
+
+    def sign(self, pod: api.Pod) -> object:
+        """Result reuse: the answer depends on the Pod's requests only."""
+        return (tuple(sorted(pod.requests.items())), tuple(sorted(pod.nonzero_requests.items())))
 
     def _ignored(self, name: str) -> bool:
         if not res.is_extended_resource_name(name):
@@ -118,14 +129,13 @@ class NodeResourcesFit:
             err = fw.error(f'error reading "{_PRE_FILTER_KEY}" from cycleState: not found')
             return fw.Verdict(np.ones(rows.shape[0], dtype=np.int8), {1: err})
         nodes = cluster.nodes
-        masks = fit_masks(
-            nodes.pod_count[rows],
-            nodes.allowed_pods[rows],
-            nodes.allocatable[np.ix_(rows, s.cols)],
-            nodes.requested[np.ix_(rows, s.cols)],
-            s.amounts,
-        )
-        return verdict_from_masks(masks, s.reasons)
+        pod_count = nodes.pod_count[rows]
+        allowed = nodes.allowed_pods[rows]
+        alloc = nodes.allocatable[rows][:, s.cols]
+        used = nodes.requested[rows][:, s.cols]
+        if (pod_count < allowed).all() and (alloc - used >= s.amounts).all():
+            return fw.Verdict.all_pass(rows.shape[0])  # the common case: no bitmasks needed
+        return verdict_from_masks(fit_masks(pod_count, allowed, alloc, used, s.amounts), s.reasons)
 
     def pre_score(
         self, state: fw.CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
@@ -146,6 +156,15 @@ class NodeResourcesFit:
             pod_reqs = res.pod_score_requests(pod, self.score_names, use_requested=False)
         if not self.score_names:
             return np.zeros(rows.shape[0], dtype=np.int64)
+        if self.cpu_memory_only and self.strategy != cfg.REQUESTED_TO_CAPACITY_RATIO:
+            # Fast path: only cpu/memory scored and every row has both.
+            nodes = cluster.nodes
+            alloc2 = nodes.allocatable[rows][:, self.score_cols]
+            if alloc2.all():
+                req2 = nodes.nonzero_requested[rows][:, self.score_cols] + pod_reqs
+                if self.strategy == cfg.MOST_ALLOCATED:
+                    return res.most_allocated_all_present(req2, alloc2, self.weights)
+                return res.least_allocated_all_present(req2, alloc2, self.weights)
         alloc, req = res.allocatable_and_requested(
             cluster.nodes, rows, self.score_names, pod_reqs, use_requested=False
         )

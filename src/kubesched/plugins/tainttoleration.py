@@ -52,9 +52,15 @@ class TaintToleration:
     """Filters nodes with untolerated hard taints; prefers nodes with fewer soft ones."""
 
     name = NAME
+    node_only = True
+    """Answers depend on the node object only, not on the Pods placed on it."""
 
     def __init__(self, args: object | None, handle: Handle) -> None:
         self.handle = handle
+
+    def sign(self, pod: api.Pod) -> object:
+        """Result reuse: the answer depends on the Pod's tolerations only."""
+        return pod.tolerations
 
     def filter(
         self, state: CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray

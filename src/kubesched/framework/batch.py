@@ -1,0 +1,199 @@
+"""Reuse of scheduling results across equivalent Pods (upstream: opportunistic batching).
+
+Consecutive Pods with the same *signature* (every Filter and Score plugin of the profile says
+which Pod fields its answer depends on, through ``sign(pod)``; one that cannot, or a plugin
+without ``sign``, makes the Pod unsignable) see the same cluster, except for the node the
+previous Pod was just assumed on.  So instead of filtering and scoring every candidate node
+again, kubesched keeps the previous cycle's feasible nodes with each Score plugin's *raw*
+scores, re-filters and re-scores only that one node, normalizes the cached raw scores again
+and picks the best node as the full path would.
+
+Validity (a miss flushes the entry, counted by reason):
+
+- ``signature``: the Pod's signature differs (or it is unsignable);
+- ``not_consecutive``: another scheduling cycle ran in between;
+- ``cluster_changed``: anything but our own assume changed the cluster (``ClusterState.version``);
+- ``expired``: the entry has served ``max_uses`` Pods (then it is rebuilt in full);
+- ``exhausted``: no cached node is feasible any more.
+
+Beyond upstream: upstream hands the next Pod the next node of the previous sorted list and
+only filters it; kubesched rescores the one changed node and keeps the cache, so the choice
+is the one the full path would make over the same candidate nodes.  With every node
+evaluated (``percentageOfNodesToScore: 100`` or fewer than 100 nodes) batched and
+non-batched placements are identical; with sampling the batched path keeps choosing within
+the window it cached, where the full path would move its round-robin window on.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kubesched.api import objects as api
+from kubesched.framework.interface import CycleState, IntArray
+
+if TYPE_CHECKING:
+    from kubesched.framework.runtime import Framework, ScoreOutcome
+
+DEFAULT_MAX_USES = 1024
+
+HIT = "hit"
+MISS = "miss"
+UNSIGNABLE = "unsignable"
+
+
+@dataclass(slots=True)
+class BatchEntry:
+    """What one full cycle found, kept for the next equivalent Pod.
+
+    ``rows``: int64 ``(n,)`` feasible rows; ``total``: int64 ``(n,)`` weighted totals;
+    ``raw[plugin]``: int64 ``(n,)`` raw scores of the plugins whose answer depends on the
+    Pods on a node; ``chosen``: index into ``rows`` of the node the last Pod was assumed on;
+    ``state``: the PreFilter / PreScore results, identical for every Pod of this signature.
+    """
+
+    profile: str
+    signature: Hashable
+    rows: IntArray
+    total: IntArray
+    raw: dict[str, IntArray]
+    chosen: int
+    processed: int
+    state: dict[str, Any]
+    skip_filter: frozenset[str]
+    skip_score: frozenset[str]
+    filters: list[Any]
+    scores: list[tuple[Any, int]]
+    incremental: bool
+    cycle: int = -1
+    version: int = -1
+    uses: int = 0
+
+
+@dataclass(slots=True)
+class BatchCache:
+    """The single cached entry and its hit / miss / flush statistics."""
+
+    enabled: bool = True
+    max_uses: int = DEFAULT_MAX_USES
+    entry: BatchEntry | None = None
+    attempts: Counter[str] = field(default_factory=Counter)
+    """``hit`` / ``miss`` / ``unsignable`` counts (``scheduler_batch_attempts_total``)."""
+    flushes: Counter[str] = field(default_factory=Counter)
+    """Flush reasons (``scheduler_batch_cache_flushed_total``)."""
+
+    def lookup(
+        self, profile: str, signature: Hashable | None, cycle: int, version: int
+    ) -> BatchEntry | None:
+        """The entry usable for this cycle, or None (flushing a stale one)."""
+        if not self.enabled:
+            return None
+        if signature is None:
+            self.attempts[UNSIGNABLE] += 1
+            self._flush("signature")
+            return None
+        e = self.entry
+        reason = ""
+        if e is None:
+            reason = "empty"
+        elif e.profile != profile or e.signature != signature:
+            reason = "signature"
+        elif e.cycle != cycle - 1:
+            reason = "not_consecutive"
+        elif e.version != version:
+            reason = "cluster_changed"
+        elif e.uses >= self.max_uses:
+            reason = "expired"
+        if reason:
+            self.attempts[MISS] += 1
+            if reason != "empty":
+                self._flush(reason)
+            return None
+        self.attempts[HIT] += 1
+        return e
+
+    def store(self, entry: BatchEntry) -> None:
+        """Keep ``entry`` for the next cycle."""
+        if self.enabled:
+            self.entry = entry
+
+    def invalidate(self, reason: str) -> None:
+        """Drop the entry (e.g. ``exhausted``)."""
+        self._flush(reason)
+
+    def _flush(self, reason: str) -> None:
+        if self.entry is not None:
+            self.flushes[reason] += 1
+            self.entry = None
+
+
+def build_entry(
+    fwk: Framework,
+    state: CycleState,
+    signature: Hashable,
+    feasible: IntArray,
+    scored: ScoreOutcome,
+    pick: int,
+    processed: int,
+) -> BatchEntry:
+    """An entry from a full cycle's results (call before Reserve touches ``state``)."""
+    filters = [
+        p
+        for p in fwk.filter_plugins
+        if not getattr(p, "node_only", False) and p.name not in state.skip_filter
+    ]
+    scores = [
+        (p, w)
+        for p, w in zip(fwk.plugins["score"], fwk.score_weights, strict=True)
+        if p.name in scored.raw and not getattr(p, "node_only", False)
+    ]
+    incremental = not any(hasattr(p, "normalize_score") for p, _ in scores)
+    kept = [p.name for p, _ in scores] if incremental else list(scored.raw)
+    return BatchEntry(
+        profile=fwk.profile_name,
+        signature=signature,
+        rows=feasible,
+        total=scored.total.copy(),
+        raw={name: scored.raw[name].copy() for name in kept},
+        chosen=pick,
+        processed=processed,
+        state=dict(state),
+        skip_filter=frozenset(state.skip_filter),
+        skip_score=frozenset(state.skip_score),
+        filters=filters,
+        scores=scores,
+        incremental=incremental,
+    )
+
+
+def reuse(fwk: Framework, state: CycleState, pod: api.Pod, entry: BatchEntry) -> bool:
+    """Bring ``entry`` up to date for ``pod``: re-filter and re-score only the node the
+    previous Pod was assumed on, with ``state`` restored from the entry.  False when no
+    cached node is feasible any more."""
+    state.update(entry.state)
+    state.skip_filter.update(entry.skip_filter)
+    state.skip_score.update(entry.skip_score)
+    cluster = fwk.handle.cluster
+    i = entry.chosen
+    row = entry.rows[i : i + 1]
+    fits = all(int(p.filter(state, pod, cluster, row).codes[0]) == 0 for p in entry.filters)
+    if not fits:
+        keep = np.ones(entry.rows.shape[0], dtype=np.bool_)
+        keep[i] = False
+        entry.rows = entry.rows[keep]
+        entry.total = entry.total[keep]
+        entry.raw = {k: v[keep] for k, v in entry.raw.items()}
+        return bool(entry.rows.shape[0] > 0)
+    for p, weight in entry.scores:
+        new = int(p.score(state, pod, cluster, row)[0])
+        raw = entry.raw[p.name]
+        if entry.incremental:
+            entry.total[i] += weight * (new - int(raw[i]))
+        raw[i] = new
+    if not entry.incremental:  # some plugin normalizes over all nodes: redo every total
+        entry.total = fwk.totals_from_raw(state, pod, entry.raw)
+    return True

@@ -1,0 +1,99 @@
+"""Reuse of results across equivalent Pods: same placements as the full path, and the
+validity rules that flush the cache."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kubesched.config.load import load_config
+from kubesched.plugins.registry import known_plugin_names
+from kubesched.scheduler import Scheduler
+from tests.builders import make_node, make_pod
+from tests.test_scheduler import Clock, FakeApi, drain
+
+ALL_NODES = {
+    "apiVersion": "kubescheduler.config.k8s.io/v1",
+    "kind": "KubeSchedulerConfiguration",
+    "percentageOfNodesToScore": 100,
+}
+
+
+def scheduler(batching: bool, config: dict[str, Any] | None = None) -> tuple[Scheduler, FakeApi]:
+    fake = FakeApi()
+    cfg = load_config(config, known_plugins=known_plugin_names())
+    return Scheduler(cfg, clock=Clock(), api_client=fake, batching=batching), fake
+
+
+def workload(s: Scheduler, nodes: int, pods: list[tuple[str, str]]) -> None:
+    for i in range(nodes):
+        cpu = "4" if i % 3 else "8"
+        s.on_node_add(
+            make_node(f"n{i:03d}")
+            .cap(cpu=cpu, memory="16Gi", pods=30)
+            .labels(zone=f"z{i % 3}")
+            .obj()
+        )
+    for i, (cpu, mem) in enumerate(pods):
+        s.on_pod_add(make_pod(f"p{i:04d}").req(cpu=cpu, memory=mem).created(float(i)).obj())
+
+
+@pytest.mark.parametrize("nodes", [7, 150])
+def test_batched_placements_equal_the_full_path(nodes: int) -> None:
+    shapes = [("100m", "200Mi")] * 300 + [("500m", "1Gi")] * 100 + [("100m", "200Mi")] * 200
+    runs = []
+    for batching in (False, True):
+        s, fake = scheduler(batching, ALL_NODES)
+        workload(s, nodes, shapes)
+        drain(s)
+        runs.append((fake.binds, s))
+    (full, s_full), (batched, s) = runs
+    assert full == batched
+    assert len(full) == min(len(shapes), 30 * nodes)  # 30 pods per node at most
+    assert s_full.attempts == s.attempts
+    assert s.batch.attempts["hit"] >= len(full) - 5  # all but the first of each run
+    if nodes > 100:
+        assert s.batch.flushes["signature"] == 2  # the shape changed twice
+
+
+def test_cluster_change_flushes_the_cache() -> None:
+    s, fake = scheduler(True)
+    workload(s, 10, [("100m", "200Mi")] * 4)
+    s.schedule_one()
+    s.schedule_one()
+    assert s.batch.attempts["hit"] == 1
+    s.on_node_add(make_node("late").cap(cpu="64", memory="64Gi", pods=110).obj())
+    s.schedule_one()
+    assert s.batch.flushes["cluster_changed"] == 1
+    assert s.batch.attempts["miss"] == 2
+    drain(s)
+    assert len(fake.binds) == 4
+
+
+def test_exhausted_cache_falls_back_to_the_full_path() -> None:
+    s, fake = scheduler(True)
+    for i in range(3):
+        s.on_node_add(make_node(f"n{i}").cap(cpu="1", memory="4Gi", pods=110).obj())
+    for i in range(7):
+        s.on_pod_add(make_pod(f"p{i}").req(cpu="400m").created(float(i)).obj())
+    drain(s)
+    assert len(fake.binds) == 6  # two per node, the seventh does not fit
+    assert s.batch.flushes["exhausted"] == 1
+    assert s.cluster.overcommitted_nodes() == []
+
+
+def test_unsignable_pods_are_scheduled_normally() -> None:
+    s, fake = scheduler(True)
+    workload(s, 5, [])
+
+    class NoSign:
+        name = "NoSign"
+
+        def score(self, *a: Any) -> Any:
+            raise AssertionError("not configured")
+
+    s.on_pod_add(make_pod("a").obj())
+    s.profiles["default-scheduler"]._signers.append(NoSign())
+    drain(s)
+    assert fake.binds and s.batch.attempts["unsignable"] == 1
