@@ -1,0 +1,118 @@
+"""The simulator end to end: invariants on every run, determinism, lifetimes, bad scenarios."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kubesched.api.errors import InputError
+from kubesched.config.load import load_config
+from kubesched.plugins.registry import known_plugin_names
+from kubesched.sim.driver import SimCluster
+from kubesched.sim.scenario import build_scenario, default_scenario_text, load_scenario
+from kubesched.sim.simulate import invariants_hold, run_scenario
+from tests.builders import make_node, make_pod
+
+
+def small(**over: Any) -> dict[str, Any]:
+    doc = yaml.safe_load(default_scenario_text())
+    spec = doc["spec"]
+    for pool in spec["nodePools"]:
+        pool["count"] = max(2, pool["count"] // 100)
+    for wl in spec["workloads"]:
+        wl["count"] = max(2, wl["count"] // 100)
+    spec["durationSeconds"] = 20
+    spec["drainSeconds"] = 20
+    spec.update(over)
+    return doc
+
+
+def test_small_default_runs_with_every_invariant() -> None:
+    summary = run_scenario(build_scenario(small()))
+    assert invariants_hold(summary), summary["invariants"]
+    assert summary["podsScheduled"] > 0
+    assert summary["podsScheduled"] + summary["podsPending"] <= summary["podsSubmitted"]
+    assert summary["attempts"]["scheduled"] == summary["podsScheduled"]
+    assert summary["pendingPods"]["unschedulable"] >= 1  # the oversized Pods stay Pending
+
+
+def test_same_seed_same_result() -> None:
+    a = run_scenario(build_scenario(small()))
+    b = run_scenario(build_scenario(small()))
+    for key in ("podsScheduled", "attempts", "queueingSeconds", "utilization", "pendingPods"):
+        assert a[key] == b[key]
+
+
+def test_the_embedded_default_loads() -> None:
+    sc = load_scenario(None)
+    assert len(sc.nodes) == 3000
+    assert sc.arrivals and sc.arrivals == sorted(sc.arrivals, key=lambda a: a.at)
+
+
+def test_bad_scenario_names_the_field(tmp_path: Path) -> None:
+    doc = small()
+    doc["spec"]["nodePools"][1]["count"] = "many"
+    f = tmp_path / "s.yaml"
+    f.write_text(yaml.safe_dump(doc))
+    with pytest.raises(InputError) as err:
+        load_scenario(str(f))
+    assert "spec.nodePools[1].count" in str(err.value)
+    assert str(f) in str(err.value)
+
+
+@pytest.mark.slow
+def test_the_embedded_default_holds_every_invariant() -> None:
+    summary = run_scenario(load_scenario(None))
+    assert invariants_hold(summary)
+    assert summary["podsScheduled"] > 18000
+
+
+OPS = st.lists(
+    st.tuples(
+        st.sampled_from(["pod", "delete", "node_del", "node_add", "run"]),
+        st.integers(0, 30),
+        st.integers(0, 4),
+        st.sampled_from(["100m", "700m", "1500m", "3"]),
+    ),
+    min_size=5,
+    max_size=50,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(OPS)
+def test_no_interleaving_overcommits_or_loses_a_pod(ops: list[tuple[str, int, int, str]]) -> None:
+    """Random adds, deletes and node losses: never overcommitted, nothing lost or bound twice,
+    and every submitted Pod ends bound, pending with a reason, or deleted by us."""
+    sim = SimCluster(load_config(None, known_plugins=known_plugin_names()), seed=1)
+    for i in range(3):
+        sim.api.create_node(make_node(f"n{i}").cap(cpu="2", memory="4Gi", pods=5).obj())
+    submitted: set[str] = set()
+    deleted: set[str] = set()
+    for op, p, n, cpu in ops:
+        key = f"default/p{p}"
+        if op == "pod" and key not in submitted:
+            sim.api.create_pod(make_pod(f"p{p}").req(cpu=cpu).obj())
+            submitted.add(key)
+        elif op == "delete" and key in sim.api.pods:
+            sim.api.delete_pod(sim.api.pods[key])
+            deleted.add(key)
+        elif op == "node_del" and f"n{n}" in sim.api.nodes:
+            deleted.update(p.key for p in sim.api.delete_node(f"n{n}"))
+        elif op == "node_add" and f"n{n}" not in sim.api.nodes:
+            sim.api.create_node(make_node(f"n{n}").cap(cpu="2", memory="4Gi", pods=5).obj())
+        else:
+            sim.run(until=sim.loop.now + 2.0)
+        assert sim.api.overcommitted() == []
+    sim.run(until=sim.loop.now + 30.0)
+    assert sim.api.overcommitted() == []
+    assert sim.api.bound_twice() == []
+    assert sim.scheduler.cluster.overcommitted_nodes() == []
+    for key in submitted - deleted:
+        pod = sim.api.pods[key]
+        assert pod.node_name or key in sim.scheduler.failures, key
