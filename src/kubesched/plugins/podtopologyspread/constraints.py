@@ -1,0 +1,203 @@
+"""Spread constraints as the plugin uses them (upstream ``common.go``).
+
+A :class:`Selector` is upstream's parsed ``labels.Selector``: ``reqs is None`` is
+``labels.Nothing()`` (a nil ``labelSelector``), ``reqs == ()`` is ``labels.Everything()``
+(``labelSelector: {}``).  Two upstream subtleties are kept on purpose:
+
+- counting existing Pods skips *empty* selectors (``countPodsMatchSelector`` returns 0 when
+  ``selector.Empty()``, v1.34), so both nil and ``{}`` count nothing, while the incoming Pod's
+  self-match and the queueing hints use real matching (``{}`` matches every Pod);
+- ``matchLabelKeys`` values from the incoming Pod's labels are ANDed into the selector, except
+  into a nil selector (which stays Nothing).
+
+Deviation: default constraints deduce their selector only from Services
+(``ClusterState.services``); ReplicaSets, StatefulSets and ReplicationControllers are not
+modelled, so their selectors are not merged in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from kubesched.api import objects as api
+from kubesched.plugins.podtopologyspread import args as a
+
+Req = tuple[str, str, tuple[str, ...]]
+"""``(key, operator, values)``; operator In, NotIn, Exists or DoesNotExist (``=`` is In)."""
+
+_OPS = ("In", "NotIn", "Exists", "DoesNotExist")
+
+
+class SelectorError(ValueError):
+    """A label selector upstream's ``LabelSelectorAsSelector`` would reject."""
+
+
+@dataclass(frozen=True, slots=True)
+class Selector:
+    """A parsed label selector; ``reqs`` is sorted so equal selectors compare (and hash) equal."""
+
+    reqs: tuple[Req, ...] | None
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        """``labels.Selector.Matches``: Nothing matches nothing, Everything matches all."""
+        if self.reqs is None:
+            return False
+        for key, op, values in self.reqs:
+            value = labels.get(key)
+            if op == "In":
+                if value is None or value not in values:
+                    return False
+            elif op == "NotIn":
+                if value is not None and value in values:
+                    return False
+            elif op == "Exists":
+                if value is None:
+                    return False
+            elif value is not None:  # DoesNotExist
+                return False
+        return True
+
+    @property
+    def counts_nothing(self) -> bool:
+        """True when existing Pods are never counted (nil or empty selector, v1.34)."""
+        return not self.reqs
+
+
+NOTHING = Selector(None)
+EVERYTHING = Selector(())
+
+
+def _normalised(reqs: Iterable[Req]) -> Selector:
+    return Selector(tuple(sorted(reqs)))
+
+
+def selector_from(ls: api.LabelSelector | None) -> Selector:
+    """Upstream ``metav1.LabelSelectorAsSelector``; raises :class:`SelectorError`."""
+    if ls is None:
+        return NOTHING
+    reqs: list[Req] = [(k, "In", (v,)) for k, v in ls.match_labels]
+    for r in ls.match_expressions:
+        if r.operator not in _OPS:
+            raise SelectorError(f'"{r.operator}" is not a valid label selector operator')
+        if r.operator in ("In", "NotIn") and not r.values:
+            raise SelectorError("for 'in', 'notin' operators, values set can't be empty")
+        if r.operator in ("Exists", "DoesNotExist") and r.values:
+            raise SelectorError("values set must be empty for exists and does not exist")
+        reqs.append((r.key, r.operator, tuple(sorted(set(r.values)))))
+    return _normalised(reqs)
+
+
+def merge_label_set(selector: Selector, match_labels: Mapping[str, str]) -> Selector:
+    """Upstream ``mergeLabelSetWithSelector``: AND ``key=value`` pairs in (Nothing stays)."""
+    if selector.reqs is None or not match_labels:
+        return selector
+    extra = [(k, "In", (v,)) for k, v in match_labels.items()]
+    return _normalised([*selector.reqs, *extra])
+
+
+def selector_from_set(labels: Mapping[str, str]) -> Selector:
+    """Upstream ``labels.SelectorFromSet``: equality requirements (empty set: Everything)."""
+    return _normalised((k, "In", (v,)) for k, v in labels.items())
+
+
+@dataclass(frozen=True, slots=True)
+class Constraint:
+    """Upstream ``topologySpreadConstraint``: one parsed constraint with its defaults applied."""
+
+    max_skew: int
+    topology_key: str
+    selector: Selector
+    min_domains: int = 1
+    honor_affinity: bool = True
+    honor_taints: bool = False
+
+
+def filter_constraints(
+    constraints: Sequence[api.TopologySpreadConstraint],
+    pod_labels: Mapping[str, str],
+    action: str,
+) -> list[Constraint]:
+    """Upstream ``filterTopologySpreadConstraints``: those with ``whenUnsatisfiable ==
+    action``, parsed, with ``matchLabelKeys`` merged in and nil fields defaulted
+    (minDomains 1, nodeAffinityPolicy Honor, nodeTaintsPolicy Ignore)."""
+    out: list[Constraint] = []
+    for c in constraints:
+        if c.when_unsatisfiable != action:
+            continue
+        selector = selector_from(c.label_selector)
+        if c.match_label_keys:
+            pairs = {k: pod_labels[k] for k in c.match_label_keys if k in pod_labels}
+            selector = merge_label_set(selector, pairs)
+        out.append(
+            Constraint(
+                max_skew=c.max_skew,
+                topology_key=c.topology_key,
+                selector=selector,
+                min_domains=c.min_domains if c.min_domains is not None else 1,
+                honor_affinity=(c.node_affinity_policy or a.HONOR) == a.HONOR,
+                honor_taints=(c.node_taints_policy or a.IGNORE) == a.HONOR,
+            )
+        )
+    return out
+
+
+ServiceIndex = Mapping[str, tuple[str, Mapping[str, str]]]
+"""``ClusterState.services``: ``"ns/name"`` to ``(namespace, spec.selector)``."""
+
+
+def default_selector(pod: api.Pod, services: ServiceIndex) -> Selector:
+    """Upstream ``helper.DefaultSelector`` from the Services in the Pod's namespace whose
+    (non-empty) selector matches the Pod; Everything when none does."""
+    merged: dict[str, str] = {}
+    labels = pod.labels
+    for namespace, sel in services.values():
+        if namespace != pod.namespace or not sel:
+            continue
+        if all(labels.get(k) == v for k, v in sel.items()):
+            merged.update(sel)
+    return selector_from_set(merged)
+
+
+def build_default_constraints(
+    defaults: Sequence[api.TopologySpreadConstraint],
+    pod: api.Pod,
+    action: str,
+    services: ServiceIndex,
+) -> list[Constraint]:
+    """Upstream ``buildDefaultConstraints``: the defaults for ``action`` with the deduced
+    selector, or none when the selector is empty."""
+    constraints = filter_constraints(defaults, pod.labels, action)
+    if not constraints:
+        return []
+    selector = default_selector(pod, services)
+    if not selector.reqs:
+        return []
+    return [
+        Constraint(
+            c.max_skew,
+            c.topology_key,
+            selector,
+            c.min_domains,
+            c.honor_affinity,
+            c.honor_taints,
+        )
+        for c in constraints
+    ]
+
+
+def node_has_topology_keys(labels: Mapping[str, str], constraints: Iterable[Constraint]) -> bool:
+    """Upstream ``nodeLabelsMatchSpreadConstraints``: the node has every topology key."""
+    return all(c.topology_key in labels for c in constraints)
+
+
+def pod_matches_any(constraints: Iterable[Constraint], labels: Mapping[str, str]) -> bool:
+    """Upstream ``podLabelsMatchSpreadConstraints``."""
+    return any(c.selector.matches(labels) for c in constraints)
+
+
+def topology_keys_changed(
+    old: Mapping[str, str], new: Mapping[str, str], constraints: Iterable[Constraint]
+) -> bool:
+    """Upstream ``checkTopologyKeyLabelsChanged``."""
+    return any(old.get(c.topology_key, "") != new.get(c.topology_key, "") for c in constraints)

@@ -1,0 +1,122 @@
+"""PreFilter and Filter of PodTopologySpread (upstream ``filtering.go``).
+
+PreFilter counts, for each hard (``DoNotSchedule``) constraint, the matching Pods per domain
+over *all* nodes that have every topology key and pass the constraint's inclusion policies;
+the global minimum is the least-populated such domain, or 0 while fewer than ``minDomains``
+domains exist.  Filter then rejects, constraint by constraint in order, a node
+
+- without the topology key: UnschedulableAndUnresolvable
+  ``node(s) didn't match pod topology spread constraints (missing required label)``;
+- where ``matching + selfMatch - globalMinimum > maxSkew``: Unschedulable
+  ``node(s) didn't match pod topology spread constraints``.
+
+Counts come from the incrementally maintained per-row arrays; per cycle the work is one
+``bincount`` per constraint and a few gathers over the candidate rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from kubesched.api import objects as api
+from kubesched.framework.interface import Code, CodeArray, Status
+from kubesched.plugins.podtopologyspread import domains
+from kubesched.plugins.podtopologyspread.constraints import Constraint
+from kubesched.plugins.podtopologyspread.counts import MatchCounts
+from kubesched.state.cache import ClusterState
+from kubesched.state.nodes import BoolArray, IntArray
+
+ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
+ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
+
+CODE_SKEW = 1
+CODE_MISSING_LABEL = 2
+_BIG = 2**62
+STATUSES = {
+    CODE_SKEW: Status(Code.UNSCHEDULABLE, (ERR_REASON_CONSTRAINTS_NOT_MATCH,)),
+    CODE_MISSING_LABEL: Status(
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_NODE_LABEL_NOT_MATCH,)
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class HardConstraint:
+    """One hard constraint with its PreFilter counts.
+
+    ``column`` : int32 ``(capacity,)`` label codes of the topology key; ``domain_counts`` :
+    int64 ``(size,)`` matching Pods per domain code; ``present`` : bool ``(size,)`` domains
+    with an eligible node; ``min_match`` : the global minimum (minDomains applied);
+    ``self_match`` : 1 if the incoming Pod matches its own selector; ``verdicts`` : int8
+    ``(size,)`` the Filter code of a node per label code, the last slot (index -1) being
+    :data:`CODE_MISSING_LABEL` for nodes without the label.
+    """
+
+    constraint: Constraint
+    column: npt.NDArray[np.int32]
+    domain_counts: IntArray
+    present: BoolArray
+    min_match: int
+    self_match: int
+    verdicts: CodeArray
+
+    @property
+    def domains_num(self) -> int:
+        """Number of eligible domains (upstream ``len(TpValueToMatchNum[i])``)."""
+        return int(self.present.sum())
+
+
+@dataclass(frozen=True, slots=True)
+class PreFilterState:
+    """What PreFilter computed for the Pod; Filter reads only this."""
+
+    constraints: tuple[HardConstraint, ...]
+
+    def match_nums(self, cluster: ClusterState) -> list[dict[str, int]]:
+        """Per constraint, ``{domain value: matching Pods}`` for eligible domains (tests)."""
+        out = []
+        for hc in self.constraints:
+            values = cluster.nodes.label_values.get(hc.constraint.topology_key, {})
+            out.append(
+                {v: int(hc.domain_counts[code]) for v, code in values.items() if hc.present[code]}
+            )
+        return out
+
+
+def compute_pre_filter_state(
+    cluster: ClusterState, store: MatchCounts, pod: api.Pod, constraints: Sequence[Constraint]
+) -> PreFilterState:
+    """Upstream ``calPreFilterState`` over every node of ``cluster``."""
+    groups = domains.node_groups(cluster, store, pod, constraints)
+    hard = []
+    for c, group in zip(constraints, groups, strict=True):
+        counts = group.domain_counts(store, cluster, pod.namespace, c.selector).copy()
+        present = group.present
+        num = group.domains_num
+        min_match = 0 if num < c.min_domains else int(counts.min(where=present, initial=_BIG))
+        column = cluster.nodes.label_codes[c.topology_key]
+        self_match = 1 if c.selector.matches(pod.labels) else 0
+        # skew = matching + selfMatch - globalMinimum > maxSkew, decided once per label code
+        limit = c.max_skew + min_match - self_match
+        verdicts: CodeArray = (counts > limit).astype(np.int8)  # True -> 1 == CODE_SKEW
+        verdicts[-1] = CODE_MISSING_LABEL  # the spare slot: label code -1 indexes it
+        hard.append(HardConstraint(c, column, counts, present, min_match, self_match, verdicts))
+    return PreFilterState(tuple(hard))
+
+
+def filter_codes(state: PreFilterState, rows: IntArray) -> CodeArray:
+    """int8 ``(n,)``: 0 fits, :data:`CODE_SKEW` or :data:`CODE_MISSING_LABEL` per row.
+
+    The first constraint (in order) a row fails decides its code, as upstream's loop does.
+    """
+    first, *others = state.constraints
+    codes: CodeArray = first.verdicts[first.column[rows]]
+    for hc in others:
+        more = hc.verdicts[hc.column[rows]]
+        undecided = codes == 0
+        codes[undecided] = more[undecided]
+    return codes

@@ -1,0 +1,129 @@
+"""PodTopologySpread defaults (System / List defaulting with Service selectors), PreScore
+Skip cases (upstream TestPreScoreSkip, TestPreScoreStateEmptyNodes) and the numeric helpers."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+
+from kubesched.api import objects as api
+from kubesched.framework.interface import Code, CycleState, Handle
+from kubesched.plugins import podtopologyspread as pts
+from kubesched.plugins.podtopologyspread import scoring
+from kubesched.plugins.podtopologyspread.plugin import _PRE_SCORE_KEY
+from tests.plugins.test_podtopologyspread_filtering import BAR, FOO, cluster_of, pod, tsc
+from tests.plugins.test_podtopologyspread_scoring import (
+    ABCD,
+    HOST,
+    P2103,
+    P4321,
+    SA,
+    hn,
+    hz,
+    run_score,
+)
+
+
+def test_system_defaulting_with_a_service_and_no_zone_labels() -> None:
+    """Nodes without a zone are not ignored under system defaults; hostname spreads."""
+    services = {"default/svc": ("default", {"foo": ""})}
+    status, got, _ = run_score(pod({"foo": ""}), ABCD, [], P4321, services=services)
+    assert status.is_success()
+    assert got == {"node-a": 44, "node-b": 66, "node-c": 77, "node-d": 100}
+
+
+def test_system_default_weights_count_missing_zone_as_a_domain() -> None:
+    """TestPreScoreStateEmptyNodes 'system default constraints': weights log(4+2), log(2+2)."""
+    nodes = [
+        hn("node-a", **{"topology.kubernetes.io/zone": "mars"}),
+        hn("node-b", **{"topology.kubernetes.io/zone": "mars"}),
+        hn("node-c"),
+        hn("node-d"),
+    ]
+    services = {"default/svc": ("default", {"foo": "tar"})}
+    p = pod({"foo": "tar", "baz": "sup"})
+    status, _, state = run_score(p, nodes, [], [], services=services)
+    assert status.is_success()
+    pre = state[_PRE_SCORE_KEY]
+    assert [sc.constraint.max_skew for sc in pre.constraints] == [3, 5]
+    assert [sc.weight for sc in pre.constraints] == [math.log(6), math.log(4)]
+
+
+def test_weights_and_ignored_nodes() -> None:
+    """TestPreScoreStateEmptyNodes 'node-x doesn't have label zone'."""
+    p = pod({"foo": ""}, tsc(1, "zone", FOO, SA), tsc(1, HOST, BAR, SA))
+    nodes = [hz("node-a", "zone1"), hz("node-b", "zone1"), hn("node-x")]
+    _, got, state = run_score(p, nodes, [], [])
+    pre = state[_PRE_SCORE_KEY]
+    assert [sc.weight for sc in pre.constraints] == [math.log(3), math.log(4)]
+    assert got == {"node-a": 100, "node-b": 100, "node-x": 0}
+
+
+@pytest.mark.parametrize(
+    ("p", "args", "services"),
+    [
+        (pod({"foo": ""}), {"defaultingType": "List"}, None),
+        (pod({"foo": ""}, tsc(1, "zone", FOO)), None, None),  # only hard constraints
+        (pod({"foo": "bar"}), None, {"default/s": ("default", {"foo": "other"})}),
+        (pod({"foo": "bar"}), None, {"ns/s": ("ns", {"foo": "bar"})}),  # other namespace
+        (
+            pod({"foo": "bar"}),
+            {
+                "defaultingType": "List",
+                "defaultConstraints": [
+                    {"maxSkew": 2, "topologyKey": "planet", "whenUnsatisfiable": "ScheduleAnyway"}
+                ],
+            },
+            None,  # default constraints but no Service selects the Pod
+        ),
+    ],
+)
+def test_pre_score_skip(p: api.Pod, args: Any, services: Any) -> None:
+    status, _, _ = run_score(p, [hn("node-a", zone="z")], [], [], args, services)
+    assert status.code == Code.SKIP
+
+
+def test_list_defaulting_uses_default_constraints_with_the_service_selector() -> None:
+    args = {
+        "defaultingType": "List",
+        "defaultConstraints": [
+            {"maxSkew": 1, "topologyKey": HOST, "whenUnsatisfiable": "ScheduleAnyway"},
+            {"maxSkew": 2, "topologyKey": "rack", "whenUnsatisfiable": "DoNotSchedule"},
+        ],
+    }
+    services = {"default/s": ("default", {"foo": ""})}
+    cluster = cluster_of([hn("node-a", rack="r1"), hn("node-b")], P2103[:3])
+    cluster.services = services  # type: ignore[attr-defined]
+    plugin = pts.new(args, Handle(cluster))
+    state = CycleState()
+    _, status = plugin.pre_filter(state, pod({"foo": ""}), cluster)
+    assert status.is_success()
+    verdict = plugin.filter(state, pod({"foo": ""}), cluster, cluster.nodes.order())
+    assert [verdict.table[c].code if c else 0 for c in verdict.codes.tolist()] == [
+        0,
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+    ]
+    status, got, _ = run_score(
+        pod({"foo": ""}), [hn("node-a", rack="r1"), hn("node-b")], [], P2103[:3], args, services
+    )
+    assert got == {"node-a": 33, "node-b": 100}  # 2 vs 1 matching Pods, weight log(4)
+
+
+@pytest.mark.parametrize(
+    ("x", "want"),
+    [(0.5, 1), (1.5, 2), (2.5, 3), (2.4999999, 2), (-0.5, -1), (0.49999999999999994, 0), (7.0, 7)],
+)
+def test_go_round_is_half_away_from_zero(x: float, want: int) -> None:
+    assert scoring.go_round(np.asarray([x]))[0] == want
+
+
+def test_normalize_all_ignored_and_all_zero() -> None:
+    scores = np.asarray([5, 0, 7], dtype=np.int64)
+    scoring.normalize(scores, np.asarray([True, True, True]))
+    assert scores.tolist() == [0, 0, 0]
+    scores = np.asarray([0, 0, 3], dtype=np.int64)
+    scoring.normalize(scores, np.asarray([False, False, True]))
+    assert scores.tolist() == [100, 100, 0]
