@@ -1,0 +1,220 @@
+"""Matching-Pod counts for inter-pod affinity, maintained incrementally by a cache observer.
+
+Upstream walks every Pod of every node in PreFilter and PreScore.  kubesched keeps the
+answers current instead, through :meth:`ClusterState.observe` (``pod_added`` / ``pod_removed``
+/ ``node_changed``), so a cycle only reads arrays:
+
+- **counters**: for each distinct :class:`~.terms.Matcher` tuple an incoming Pod asked about
+  (one matcher per anti-affinity or preferred term; all required affinity terms of a Pod
+  together, since upstream counts only Pods matching *all* of them), how many accounted Pods
+  match, per node row.  Created lazily by a from-scratch count, then kept current; the least
+  recently used are dropped beyond :data:`MAX_COUNTERS`.
+- **groups**: existing Pods' own terms, grouped by (kind, weight, term), with how many Pods of
+  the group sit on each row (a Pod with the same term twice counts twice, as upstream).  Only
+  these Pods are looked at when checking "does the incoming Pod violate an existing Pod's
+  anti-affinity" or scoring existing Pods' preferences.
+
+Each :class:`Counts` aggregates per topology domain on demand: ``domain(key)`` is an int64
+array indexed by the node table's interned value code of label ``key``, with one extra zero
+slot at the end so that code -1 (node without the label) reads 0.  Domain arrays are kept
+current on Pod changes and dropped when a node holding counted Pods changes labels.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kubesched.api import objects as api
+from kubesched.plugins.interpodaffinity.terms import Matcher, Term, pod_terms
+from kubesched.state.cache import ClusterState, PodRecord
+from kubesched.state.nodes import IntArray, NodeTable
+
+REQUIRED_AFFINITY = 0
+REQUIRED_ANTI = 1
+PREFERRED_AFFINITY = 2
+PREFERRED_ANTI = 3
+KINDS = (REQUIRED_AFFINITY, REQUIRED_ANTI, PREFERRED_AFFINITY, PREFERRED_ANTI)
+
+MAX_COUNTERS = 256
+"""Counters kept for incoming Pods' terms; the least recently used beyond this are dropped."""
+
+CounterKey = tuple[Matcher, ...]
+GroupKey = tuple[int, Term]
+"""(weight, term); weight is 0 for required terms."""
+
+
+class Counts:
+    """Pods counted per node row (sparse) and, on demand, per topology domain."""
+
+    __slots__ = ("doms", "last_used", "rows", "total")
+
+    def __init__(self) -> None:
+        self.rows: dict[int, int] = {}
+        self.doms: dict[str, IntArray] = {}
+        self.total = 0
+        self.last_used = 0
+
+    def add(self, row: int, n: int, table: NodeTable) -> None:
+        """Count ``n`` (may be negative) more Pods on ``row``."""
+        c = self.rows.get(row, 0) + n
+        if c:
+            self.rows[row] = c
+        else:
+            del self.rows[row]
+        self.total += n
+        for key, dom in self.doms.items():
+            col = table.label_codes.get(key)
+            code = -1 if col is None else int(col[row])
+            if code < 0:
+                continue
+            if code >= dom.shape[0] - 1:
+                dom = self._grow(key, table)
+            dom[code] += n
+
+    def _grow(self, key: str, table: NodeTable) -> IntArray:
+        old = self.doms[key]
+        dom = np.zeros(len(table.label_values.get(key, ())) + 1, dtype=np.int64)
+        dom[: old.shape[0] - 1] = old[:-1]
+        self.doms[key] = dom
+        return dom
+
+    def domain(self, key: str, table: NodeTable) -> IntArray:
+        """int64 ``(V + 1,)``: counted Pods per value code of node label ``key``; the last
+        slot is 0 (what code -1 reads)."""
+        dom = self.doms.get(key)
+        n_values = len(table.label_values.get(key, ()))
+        if dom is not None:
+            return dom if dom.shape[0] > n_values else self._grow(key, table)
+        col = table.label_codes.get(key)
+        if col is None or not self.rows:
+            dom = np.zeros(n_values + 1, dtype=np.int64)
+        else:
+            rows = np.fromiter(self.rows.keys(), dtype=np.int64, count=len(self.rows))
+            cnt = np.fromiter(self.rows.values(), dtype=np.int64, count=len(self.rows))
+            codes = col[rows]
+            has = codes >= 0
+            dom = np.zeros(n_values + 1, dtype=np.int64)
+            np.add.at(dom, codes[has], cnt[has])
+        self.doms[key] = dom
+        return dom
+
+
+@dataclass(slots=True)
+class _Entry:
+    """What the index remembers of an accounted Pod, to undo its counts exactly."""
+
+    row: int
+    namespace: str
+    labels: dict[str, str]
+    groups: list[tuple[int, GroupKey]] = field(default_factory=list)
+
+
+class AffinityIndex:
+    """Cache observer keeping :class:`Counts` for counters and term groups (module docs)."""
+
+    def __init__(self, cluster: ClusterState, attach: bool = True) -> None:
+        self.cluster = cluster
+        self.table = cluster.nodes
+        self.counters: dict[CounterKey, Counts] = {}
+        self.groups: tuple[dict[GroupKey, Counts], ...] = tuple({} for _ in KINDS)
+        self.pod_namespaces: Counter[str] = Counter()
+        self._pods: dict[str, _Entry] = {}
+        self._tick = 0
+        if attach:
+            cluster.observe(self)
+
+    # ------------------------------------------------------------------ observer
+    def pod_added(self, rec: PodRecord) -> None:
+        """Count ``rec`` in every counter it matches and in its own terms' groups."""
+        pod = rec.pod
+        if pod.key in self._pods:
+            self._remove(pod.key)
+        entry = _Entry(rec.row, pod.namespace, dict(pod.labels))
+        terms = pod_terms(pod)
+        kinds: tuple[tuple[int, tuple[GroupKey, ...]], ...] = (
+            (REQUIRED_AFFINITY, tuple((0, t) for t in terms.required_affinity)),
+            (REQUIRED_ANTI, tuple((0, t) for t in terms.required_anti)),
+            (PREFERRED_AFFINITY, terms.preferred_affinity),
+            (PREFERRED_ANTI, terms.preferred_anti),
+        )
+        table = self.table
+        for kind, keys in kinds:
+            groups = self.groups[kind]
+            for gkey in keys:
+                counts = groups.get(gkey)
+                if counts is None:
+                    counts = groups[gkey] = Counts()
+                counts.add(rec.row, 1, table)
+                entry.groups.append((kind, gkey))
+        for ckey, counts in self.counters.items():
+            if all(m.matches(entry.namespace, entry.labels) for m in ckey):
+                counts.add(rec.row, 1, table)
+        self.pod_namespaces[entry.namespace] += 1
+        self._pods[pod.key] = entry
+
+    def pod_removed(self, rec: PodRecord) -> None:
+        """Undo :meth:`pod_added` for ``rec``."""
+        self._remove(rec.pod.key)
+
+    def node_changed(self, row: int, old: api.Node | None, new: api.Node | None) -> None:
+        """Domain arrays of counts holding Pods on ``row`` go stale when its labels change.
+
+        A new node holds no Pods yet, and a removed one's Pods were removed before it."""
+        if old is None or new is None or old.labels == new.labels:
+            return
+        for counts in self._all_counts():
+            if row in counts.rows:
+                counts.doms.clear()
+
+    def _remove(self, key: str) -> None:
+        entry = self._pods.pop(key, None)
+        if entry is None:
+            return
+        table = self.table
+        for kind, gkey in entry.groups:
+            groups = self.groups[kind]
+            counts = groups[gkey]
+            counts.add(entry.row, -1, table)
+            if counts.total == 0:
+                del groups[gkey]
+        for ckey, counts in self.counters.items():
+            if all(m.matches(entry.namespace, entry.labels) for m in ckey):
+                counts.add(entry.row, -1, table)
+        self.pod_namespaces[entry.namespace] -= 1
+        if not self.pod_namespaces[entry.namespace]:
+            del self.pod_namespaces[entry.namespace]
+
+    def _all_counts(self) -> list[Counts]:
+        out = list(self.counters.values())
+        for groups in self.groups:
+            out.extend(groups.values())
+        return out
+
+    # ------------------------------------------------------------------ queries
+    def counter(self, key: CounterKey) -> Counts:
+        """Counts of the Pods matching every matcher of ``key`` (counted now if new)."""
+        self._tick += 1
+        counts = self.counters.get(key)
+        if counts is None:
+            if len(self.counters) >= MAX_COUNTERS:
+                self._evict()
+            counts = Counts()
+            table = self.table
+            for entry in self._pods.values():
+                if all(m.matches(entry.namespace, entry.labels) for m in key):
+                    counts.add(entry.row, 1, table)
+            self.counters[key] = counts
+        counts.last_used = self._tick
+        return counts
+
+    def _evict(self) -> None:
+        by_age = sorted(self.counters.items(), key=lambda kv: kv[1].last_used)
+        for key, _ in by_age[: len(by_age) // 2 + 1]:
+            del self.counters[key]
+
+    def has_groups(self) -> bool:
+        """Whether any accounted Pod has an (anti-)affinity term."""
+        return any(self.groups)

@@ -1,0 +1,237 @@
+"""The InterPodAffinity plugin: PreFilter, Filter, PreScore, Score, NormalizeScore, hints.
+
+Upstream ``interpodaffinity/plugin.go`` (v1.34, QueueingHints enabled).  The per-Pod work that
+upstream does by walking every Pod in the cluster is read from the plugin's
+:class:`~.index.AffinityIndex`, a cache observer registered at construction; see
+:mod:`.filtering` and :mod:`.scoring` for the checks and formulas.
+
+Args (``profile.plugin_config["InterPodAffinity"]``, a raw mapping already validated by the
+config layer): ``hardPodAffinityWeight`` (default 1), ``ignorePreferredTermsOfExistingPods``
+(default false).
+
+Queueing hints (upstream's, incl. the finer node hint of v1.32+):
+
+- Pod Add | UpdatePodLabel | Delete: an unscheduled Pod never helps; the target Pod's own
+  update queues; an added Pod queues when it matches all of the target's affinity terms; an
+  updated one when it starts matching them all, or stops matching all anti-affinity terms; a
+  deleted one when it matched all anti-affinity terms, or its own required anti-affinity
+  matched the target Pod.
+- Node Add | UpdateNodeLabel: for an affinity term, a new node with the key or an update that
+  adds the key or changes its value queues; for an anti-affinity term, any new node, or an
+  update that removes the key or changes its value.  A Pod without terms is not queued.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kubesched.api import objects as api
+from kubesched.framework.interface import (
+    SKIP,
+    SUCCESS,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    Handle,
+    IntArray,
+    PreFilterResult,
+    QueueingHint,
+    Resource,
+    Status,
+    Verdict,
+    error,
+)
+from kubesched.plugins.interpodaffinity import filtering, scoring
+from kubesched.plugins.interpodaffinity.index import AffinityIndex
+from kubesched.plugins.interpodaffinity.terms import PodTerms, Term, pod_terms
+from kubesched.state.cache import ClusterState
+
+NAME = "InterPodAffinity"
+_PRE_FILTER_KEY = "PreFilter" + NAME
+_PRE_SCORE_KEY = "PreScore" + NAME
+
+_TABLE = {
+    filtering.AFFINITY_CODE: Status(
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (filtering.ERR_REASON_AFFINITY_RULES_NOT_MATCH,)
+    ),
+    filtering.ANTI_AFFINITY_CODE: Status(
+        Code.UNSCHEDULABLE, (filtering.ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,)
+    ),
+    filtering.EXISTING_ANTI_AFFINITY_CODE: Status(
+        Code.UNSCHEDULABLE, (filtering.ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,)
+    ),
+}
+
+
+class InterPodAffinity:
+    """Required inter-pod (anti-)affinity as a filter, preferred as a score."""
+
+    name = NAME
+
+    def __init__(self, args: Mapping[str, Any] | None, handle: Handle) -> None:
+        args = args or {}
+        self.hard_pod_affinity_weight = int(args.get("hardPodAffinityWeight", 1))
+        self.ignore_preferred_terms_of_existing_pods = bool(
+            args.get("ignorePreferredTermsOfExistingPods", False)
+        )
+        self.cluster = handle.cluster
+        self.index = AffinityIndex(handle.cluster)
+
+    def sign(self, pod: api.Pod) -> object:
+        """Batching signature: only a Pod without terms in a cluster without Pods with terms
+        gets the same answers as its predecessor (otherwise None: not reusable)."""
+        if pod.pod_affinity is not None or pod.pod_anti_affinity is not None:
+            return None
+        return None if self.index.has_groups() else ()
+
+    # ------------------------------------------------------------------ filtering
+    def pre_filter(
+        self, state: CycleState, pod: api.Pod, cluster: ClusterState
+    ) -> tuple[PreFilterResult | None, Status]:
+        """Count what Filter needs; Skip when neither the Pod nor existing Pods constrain."""
+        terms = pod_terms(pod)
+        if terms.error:
+            return None, Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (f"parsing pod: {terms.error}",)
+            )
+        s = filtering.pre_filter_state(self.index, pod, terms, cluster.namespaces.labels)
+        if s is None:
+            return None, SKIP
+        state[_PRE_FILTER_KEY] = s
+        return None, SUCCESS
+
+    def filter(
+        self, state: CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
+    ) -> Verdict:
+        """Codes 1..3 for upstream's three checks, in upstream's order."""
+        s = state.get(_PRE_FILTER_KEY)
+        if s is None:
+            s = filtering.pre_filter_state(
+                self.index, pod, pod_terms(pod), cluster.namespaces.labels
+            )
+            if s is None:
+                return Verdict.all_pass(rows.shape[0])
+        codes, present = filtering.filter_codes(s, cluster.nodes, rows)
+        return Verdict(codes, {k: _TABLE[k] for k in present})
+
+    # ------------------------------------------------------------------ scoring
+    def pre_score(
+        self, state: CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
+    ) -> Status:
+        """Sum the topology scores; Skip when nothing contributes (upstream)."""
+        terms = pod_terms(pod)
+        if terms.error:
+            return error(f"failed to parse pod: {terms.error}")
+        s = self._pre_score_state(pod, terms, cluster)
+        if s is None:
+            return SKIP
+        state[_PRE_SCORE_KEY] = s
+        return SUCCESS
+
+    def _pre_score_state(
+        self, pod: api.Pod, terms: PodTerms, cluster: ClusterState
+    ) -> scoring.PreScoreState | None:
+        return scoring.pre_score_state(
+            self.index,
+            pod,
+            terms,
+            cluster.namespaces.labels,
+            self.hard_pod_affinity_weight,
+            self.ignore_preferred_terms_of_existing_pods,
+        )
+
+    def score(
+        self, state: CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
+    ) -> IntArray:
+        """int64 ``(n,)``: the summed topology score of each row (may be negative)."""
+        s = state.get(_PRE_SCORE_KEY)
+        if s is None:
+            s = self._pre_score_state(pod, pod_terms(pod), cluster)
+            if s is None:
+                s = scoring.PreScoreState()
+            state[_PRE_SCORE_KEY] = s
+        return scoring.raw_scores(s, cluster.nodes, rows)
+
+    def normalize_score(self, state: CycleState, pod: api.Pod, scores: IntArray) -> None:
+        """Min-max to ``[0, 100]`` in place; a no-op when no topology score exists."""
+        s = state.get(_PRE_SCORE_KEY)
+        if s is not None and s.by_key:
+            scoring.normalize(scores)
+
+    # ------------------------------------------------------------------ queueing hints
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """Pod Add|UpdatePodLabel|Delete and Node Add|UpdateNodeLabel, both hinted."""
+        pod_event = ClusterEvent(
+            Resource.POD, ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE
+        )
+        node_event = ClusterEvent(Resource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL)
+        return [
+            ClusterEventWithHint(pod_event, self.is_schedulable_after_pod_change),
+            ClusterEventWithHint(node_event, self.is_schedulable_after_node_change),
+        ]
+
+    def is_schedulable_after_pod_change(self, pod: api.Pod, old: Any, new: Any) -> QueueingHint:
+        """See the module docstring."""
+        if not isinstance(old, api.Pod | None) or not isinstance(new, api.Pod | None):
+            return QueueingHint.QUEUE
+        if new is not None and _same_pod(new, pod):
+            return QueueingHint.QUEUE
+        if (new is not None and not new.node_name) or (old is not None and not old.node_name):
+            return QueueingHint.QUEUE_SKIP
+        terms = pod_terms(pod)
+        aff, anti = terms.required_affinity, terms.required_anti
+        if old is not None and new is not None:
+            if not _match_all(aff, old) and _match_all(aff, new):
+                return QueueingHint.QUEUE
+            if _match_all(anti, old) and not _match_all(anti, new):
+                return QueueingHint.QUEUE
+            return QueueingHint.QUEUE_SKIP
+        if new is not None:
+            return QueueingHint.QUEUE if _match_all(aff, new) else QueueingHint.QUEUE_SKIP
+        if old is None:
+            return QueueingHint.QUEUE
+        if _match_all(anti, old):
+            return QueueingHint.QUEUE
+        ns_labels = self.cluster.namespaces.labels.get(pod.namespace, {})
+        for t in pod_terms(old).required_anti:
+            if t.matches(pod.namespace, pod.labels, ns_labels):
+                return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+
+    def is_schedulable_after_node_change(self, pod: api.Pod, old: Any, new: Any) -> QueueingHint:
+        """See the module docstring."""
+        if not isinstance(new, api.Node) or not isinstance(old, api.Node | None):
+            return QueueingHint.QUEUE
+        terms = pod_terms(pod)
+        for t in terms.required_affinity:
+            key = t.topology_key
+            if key in new.labels and (old is None or old.labels.get(key) != new.labels[key]):
+                return QueueingHint.QUEUE
+        for t in terms.required_anti:
+            key = t.topology_key
+            if old is None:
+                return QueueingHint.QUEUE
+            if key in old.labels and old.labels[key] != new.labels.get(key):
+                return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+
+
+def _same_pod(a: api.Pod, b: api.Pod) -> bool:
+    if a.uid and b.uid:
+        return a.uid == b.uid
+    return a.key == b.key
+
+
+def _match_all(terms: tuple[Term, ...], pod: api.Pod) -> bool:
+    """Upstream ``podMatchesAllAffinityTerms`` (False for no terms; namespace labels nil)."""
+    return bool(terms) and all(t.matches(pod.namespace, pod.labels, {}) for t in terms)
+
+
+def new(args: object | None, handle: Handle) -> InterPodAffinity:
+    """Factory; ``args`` is the raw (validated, defaulted) mapping or None."""
+    if args is not None and not isinstance(args, Mapping):
+        raise TypeError(f"args are not a mapping for InterPodAffinity, got {type(args).__name__}")
+    return InterPodAffinity(args, handle)

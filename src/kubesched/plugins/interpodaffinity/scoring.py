@@ -1,0 +1,115 @@
+"""PreScore, Score and NormalizeScore of InterPodAffinity (upstream ``scoring.go``).
+
+Upstream's ``topologyScore[key][value]`` sums, over existing Pods on nodes labelled ``key``:
+
+- ``+weight`` for each preferred affinity term of the incoming Pod the existing Pod matches,
+  ``-weight`` for each preferred anti-affinity term;
+- ``+hardPodAffinityWeight`` for each required affinity term of the existing Pod the incoming
+  Pod matches (when the weight is > 0);
+- ``+weight`` / ``-weight`` for each preferred affinity / anti-affinity term of the existing
+  Pod the incoming Pod matches (namespace selectors against the incoming Pod's namespace
+  labels).
+
+A node's raw score is the sum of ``topologyScore[key][node's value of key]`` over the keys.
+Here each contribution is ``weight * counts.domain(key)`` from the index, summed per key into
+one int64 array per key, so Score is one gather per key.  PreScore returns Skip when
+``ignorePreferredTermsOfExistingPods`` is set and the Pod has no preferred term, or when
+nothing contributed at all.  NormalizeScore maps ``[min, max]`` of the scored nodes to
+``[0, 100]`` with upstream's float64 arithmetic truncated toward zero (all 0 when max == min).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kubesched.api import objects as api
+from kubesched.framework.interface import MAX_NODE_SCORE, IntArray
+from kubesched.plugins.interpodaffinity.index import (
+    PREFERRED_AFFINITY,
+    PREFERRED_ANTI,
+    REQUIRED_AFFINITY,
+    AffinityIndex,
+)
+from kubesched.plugins.interpodaffinity.terms import PodTerms, matcher
+from kubesched.state.nodes import NodeTable
+
+
+@dataclass(slots=True)
+class PreScoreState:
+    """``by_key``: (topology key, int64 summed weight per label value code, trailing 0 slot)."""
+
+    by_key: list[tuple[str, IntArray]] = field(default_factory=list)
+
+
+class _Sum:
+    """Accumulates weighted domain counts per topology key."""
+
+    def __init__(self) -> None:
+        self.acc: dict[str, IntArray] = {}
+        self.hit = False
+
+    def add(self, key: str, weight: int, dom: IntArray) -> None:
+        if not dom.any():
+            return  # no matching Pod on a node labelled ``key``: upstream adds no entry
+        self.hit = True
+        cur = self.acc.get(key)
+        self.acc[key] = weight * dom if cur is None else cur + weight * dom
+
+
+def pre_score_state(
+    index: AffinityIndex,
+    pod: api.Pod,
+    terms: PodTerms,
+    namespaces: Mapping[str, dict[str, str]],
+    hard_weight: int,
+    ignore_existing_preferred: bool,
+) -> PreScoreState | None:
+    """The summed topology scores, or None when upstream's PreScore returns Skip."""
+    has_preferred = bool(terms.preferred_affinity or terms.preferred_anti)
+    if ignore_existing_preferred and not has_preferred:
+        return None
+    table = index.table
+    total = _Sum()
+    pod_ns = index.pod_namespaces
+    for sign, weighted in ((1, terms.preferred_affinity), (-1, terms.preferred_anti)):
+        for weight, t in weighted:
+            counts = index.counter((matcher(t, namespaces, pod_ns),))
+            total.add(t.topology_key, sign * weight, counts.domain(t.topology_key, table))
+    own = namespaces.get(pod.namespace, {})
+    kinds = [(PREFERRED_AFFINITY, 1), (PREFERRED_ANTI, -1)]
+    if hard_weight > 0:
+        kinds.insert(0, (REQUIRED_AFFINITY, 1))
+    for kind, sign in kinds:
+        for (weight, t), counts in index.groups[kind].items():
+            if t.matches(pod.namespace, pod.labels, own):
+                w = hard_weight if kind == REQUIRED_AFFINITY else weight
+                total.add(t.topology_key, sign * w, counts.domain(t.topology_key, table))
+    if not total.hit:
+        return None
+    return PreScoreState(list(total.acc.items()))
+
+
+def raw_scores(state: PreScoreState, table: NodeTable, rows: IntArray) -> IntArray:
+    """int64 ``(n,)``: each row's summed topology score."""
+    scores = np.zeros(rows.shape[0], dtype=np.int64)
+    for key, per_value in state.by_key:
+        col = table.label_codes.get(key)
+        if col is not None:
+            scores += per_value[col[rows]]
+    return scores
+
+
+def normalize(scores: IntArray) -> None:
+    """In place: ``int64(100 * (s - min) / (max - min))`` (float64, truncated), or 0."""
+    if scores.size == 0:
+        return
+    lo = int(scores.min())
+    diff = int(scores.max()) - lo
+    if diff <= 0:
+        scores[:] = 0
+        return
+    frac = (scores - lo).astype(np.float64) / float(diff)
+    scores[:] = (float(MAX_NODE_SCORE) * frac).astype(np.int64)

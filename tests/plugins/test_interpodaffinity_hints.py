@@ -1,0 +1,230 @@
+"""InterPodAffinity queueing hints: upstream plugin_test.go tables, plus registered events."""
+
+from __future__ import annotations
+
+import pytest
+
+from kubesched.api import objects as api
+from kubesched.framework.interface import ActionType, QueueingHint, Resource
+from tests.plugins._interpodaffinity import Exists, In, P, T, cluster_of, plugin
+
+Q = QueueingHint.QUEUE
+SKIP = QueueingHint.QUEUE_SKIP
+AFF_SVC = {"aff": [T("region", In("service", "securityscan", "value2"))]}
+ANTI_SVC = {"anti": [T("region", In("service", "securityscan", "value2"))]}
+AFF_AB = {"aff": [T("hostname", Exists("aaa")), T("hostname", Exists("bbb"))]}
+
+
+def target(labels: dict[str, str] | None = None, **aff: list[api.PodAffinityTerm]) -> api.Pod:
+    return P("p", labels=labels, **aff)
+
+
+def other(
+    labels: dict[str, str], node: str = "fake-node", **aff: list[api.PodAffinityTerm]
+) -> api.Pod:
+    return P("other", labels=labels, node=node, **aff)
+
+
+# (name, target pod, old pod, new pod, hint)
+POD_CASES = [
+    (
+        "add a pod matching the affinity",
+        target(**AFF_SVC),
+        None,
+        other({"service": "securityscan"}),
+        Q,
+    ),
+    (
+        "add an unscheduled pod",
+        target(**AFF_SVC),
+        None,
+        other({"service": "securityscan"}, node=""),
+        SKIP,
+    ),
+    ("add a pod not matching the affinity", target(**AFF_SVC), None, other({"aaa": "a"}), SKIP),
+    (
+        "update a pod from non-match to match",
+        target(**AFF_SVC),
+        other({"aaa": "a"}),
+        other({"service": "securityscan"}),
+        Q,
+    ),
+    (
+        "update a pod matching before and after",
+        target(**AFF_SVC),
+        other({"service": "value2"}),
+        other({"service": "securityscan"}),
+        SKIP,
+    ),
+    (
+        "update an unscheduled pod",
+        target(**AFF_SVC),
+        other({"aaa": "a"}, node=""),
+        other({"service": "securityscan"}, node=""),
+        SKIP,
+    ),
+    (
+        "update a pod from match to non-match",
+        target(**AFF_SVC),
+        other({"service": "securityscan"}),
+        other({"aaa": "a"}),
+        SKIP,
+    ),
+    (
+        "multiple terms: match to non-match",
+        target(**AFF_AB),
+        other({"aaa": "a"}),
+        other({"service": "securityscan"}),
+        SKIP,
+    ),
+    (
+        "multiple terms: non-match to match",
+        target(**AFF_AB),
+        other({"aaa": "a"}),
+        other({"aaa": "", "bbb": ""}),
+        Q,
+    ),
+    (
+        "the updated pod is the target pod",
+        target({"foo": "baz"}),
+        P("p", labels={"foo": "bar"}),
+        P("p", labels={"foo": "baz"}),
+        Q,
+    ),
+    (
+        "label change stops matching the anti-affinity",
+        target(**ANTI_SVC),
+        other({"service": "securityscan"}),
+        other({"service": "aaaa"}),
+        Q,
+    ),
+    (
+        "label change starts matching the anti-affinity",
+        target(**ANTI_SVC),
+        other({"service": "bbb"}),
+        other({"service": "securityscan"}),
+        SKIP,
+    ),
+    (
+        "delete a pod not matching the anti-affinity",
+        target(**ANTI_SVC),
+        other({"aaa": "a"}),
+        None,
+        SKIP,
+    ),
+    (
+        "delete a pod matching the anti-affinity",
+        target(**ANTI_SVC),
+        other({"service": "securityscan"}),
+        None,
+        Q,
+    ),
+    (
+        "delete a pod whose anti-affinity matches the target",
+        target({"service": "securityscan"}),
+        other({}, **ANTI_SVC),
+        None,
+        Q,
+    ),
+    (
+        "delete a pod whose anti-affinity does not match",
+        target({"service": "foo"}),
+        other({}, **ANTI_SVC),
+        None,
+        SKIP,
+    ),
+    (
+        "delete: neither side matches",
+        target({"service": "foo"}, **ANTI_SVC),
+        other({"service": "foo"}, **ANTI_SVC),
+        None,
+        SKIP,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("pod", "old", "new", "want"), [c[1:] for c in POD_CASES], ids=[c[0] for c in POD_CASES]
+)
+def test_is_schedulable_after_pod_change(
+    pod: api.Pod, old: api.Pod | None, new: api.Pod | None, want: QueueingHint
+) -> None:
+    pl = plugin(cluster_of([]))
+    assert pl.is_schedulable_after_pod_change(pod, old, new) == want
+
+
+def node(**labels: str) -> api.Node:
+    return api.Node("node-a", labels=dict(labels))
+
+
+AFF_ZONE = {"aff": [T("zone", In("service", "securityscan", "value2"))]}
+AFF_REGION = {"aff": [T("region", In("service", "securityscan", "value2"))]}
+ANTI_ZONE = {"anti": [T("zone", labels={"another": "label"})]}
+
+# (name, target pod, old node, new node, hint)
+NODE_CASES = [
+    ("add a node with the affinity key", target(**AFF_ZONE), None, node(zone="zone1"), Q),
+    ("add a node without the affinity key", target(**AFF_REGION), None, node(zone="zone1"), SKIP),
+    ("update a label that is not the key", target(**AFF_ZONE), node(aaa="a"), node(aaa="b"), SKIP),
+    (
+        "update an unrelated label",
+        target(**AFF_ZONE),
+        node(zone="zone1"),
+        node(zone="zone1", unrelated="x"),
+        SKIP,
+    ),
+    (
+        "change the affinity key's value",
+        target(**AFF_ZONE),
+        node(zone="zone1"),
+        node(zone="zone2"),
+        Q,
+    ),
+    ("add the affinity key", target(**AFF_ZONE), node(aaa="a"), node(zone="zone1"), Q),
+    ("add a node with the anti-affinity key", target(**ANTI_ZONE), None, node(zone="zone1"), Q),
+    ("add a node without the anti-affinity key", target(**ANTI_ZONE), None, node(), Q),
+    (
+        "update an unrelated label (anti)",
+        target(**ANTI_ZONE),
+        node(zone="zone1"),
+        node(zone="zone1", unrelated="x"),
+        SKIP,
+    ),
+    (
+        "change the anti-affinity key's value",
+        target(**ANTI_ZONE),
+        node(zone="zone1"),
+        node(zone="zone2"),
+        Q,
+    ),
+    ("add the anti-affinity key", target(**ANTI_ZONE), node(aaa="a"), node(zone="zone1"), SKIP),
+    ("remove the anti-affinity key", target(**ANTI_ZONE), node(zone="zone1"), node(aaa="a"), Q),
+]
+
+
+@pytest.mark.parametrize(
+    ("pod", "old", "new", "want"), [c[1:] for c in NODE_CASES], ids=[c[0] for c in NODE_CASES]
+)
+def test_is_schedulable_after_node_change(
+    pod: api.Pod, old: api.Node | None, new: api.Node, want: QueueingHint
+) -> None:
+    pl = plugin(cluster_of([]))
+    assert pl.is_schedulable_after_node_change(pod, old, new) == want
+
+
+def test_events_to_register() -> None:
+    events = [e.event for e in plugin(cluster_of([])).events_to_register()]
+    assert [(e.resource, e.action) for e in events] == [
+        (Resource.POD, ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),
+        (Resource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+    ]
+
+
+def test_deleted_pods_anti_affinity_uses_the_target_namespace_labels() -> None:
+    sel = api.LabelSelector((), (In("team", "team1"),))
+    deleted = other({}, anti=[T("zone", Exists("app"), ns_selector=sel)])
+    pl = plugin(cluster_of([]))
+    in_team1 = P("p", ns="subteam1.team1", labels={"app": "x"})
+    in_team2 = P("p", ns="subteam1.team2", labels={"app": "x"})
+    assert pl.is_schedulable_after_pod_change(in_team1, deleted, None) == Q
+    assert pl.is_schedulable_after_pod_change(in_team2, deleted, None) == SKIP
