@@ -1,0 +1,176 @@
+"""Dry-run preemption over many candidate nodes at once (upstream ``DryRunPreemption`` and
+``SelectVictimsOnNode``).
+
+Upstream checks one node per goroutine: remove every lower-priority Pod from a copy of the
+node, run the Filter plugins (with nominated Pods), then add the victims back one by one,
+PDB-violating ones first and each group most important first, keeping out only those whose
+return makes the Pod fit no more.  kubesched runs the same steps *in lock-step over a chunk
+of nodes*: the victims' usage is taken off their rows of the real node table, one Filter call
+answers for every node of the chunk, round ``i`` adds back the ``i``-th victim of every node
+still reprieving, and at the end every row is restored exactly.  Filter plugins answer per
+node from that node's row, so the outcome per node is the one the sequential algorithm gets.
+
+Nodes are taken in order from ``offset`` (wrapping), as upstream with parallelism 1 — the
+deterministic reading of its parallel search: checking stops once ``num_candidates`` nodes
+are candidates and at least one of them violates no PDB; later nodes are not reported.
+
+Deviation: plugins that keep per-cycle PreFilter state (inter-pod affinity, topology
+spread) do not see the victims leave (kubesched has no PreFilterExtensions RemovePod yet).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+
+from kubesched.api import objects as api
+from kubesched.framework import nominated
+from kubesched.framework.interface import Code, CycleState, IntArray, Status
+from kubesched.framework.runtime import FilterOutcome
+from kubesched.plugins.defaultpreemption import pdb
+from kubesched.plugins.defaultpreemption.picking import Candidate, by_importance
+from kubesched.state.cache import ClusterState, PodRecord
+
+NO_VICTIMS = "No preemption victims found for incoming pod"
+
+
+class FilterRunner(Protocol):
+    """What the dry run needs of the framework."""
+
+    def run_filter_with_nominated(
+        self, state: CycleState, pod: api.Pod, rows: IntArray
+    ) -> FilterOutcome: ...
+
+
+NodeResult = tuple[list[api.Pod], int, Status]
+"""``(victims most important first, PDB violations, status)`` of one node."""
+
+
+def potential_victims(cluster: ClusterState, pod: api.Pod, row: int) -> list[PodRecord]:
+    """Pods on ``row`` with lower priority than ``pod``, most important first (upstream
+    ``isPreemptionAllowed`` with the default ``IsEligiblePod``)."""
+    keys = cluster.pods_on_node.get(cluster.nodes.names[row], ())
+    recs = [cluster.pods[k] for k in sorted(keys)]
+    recs = [r for r in recs if r.pod.priority < pod.priority]
+    order = {id(p): i for i, p in enumerate(by_importance([r.pod for r in recs]))}
+    return sorted(recs, key=lambda r: order[id(r.pod)])
+
+
+def select_victims(
+    fwk: FilterRunner,
+    state: CycleState,
+    pod: api.Pod,
+    cluster: ClusterState,
+    rows: IntArray,
+    budgets: Sequence[pdb.Budget],
+) -> list[NodeResult]:
+    """Upstream ``SelectVictimsOnNode`` for every row of ``rows`` (int64, shape ``(n,)``),
+    vectorised as the module docstring says; one result per row, in order."""
+    table = cluster.nodes
+    no_victims = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,))
+    results: list[NodeResult] = [([], 0, no_victims) for _ in range(rows.size)]
+    pending: dict[int, list[PodRecord]] = {}
+    for row in rows.tolist():
+        recs = potential_victims(cluster, pod, row)
+        if recs:
+            pending[row] = recs
+    if not pending:
+        return results
+    index = {row: i for i, row in enumerate(rows.tolist())}
+    flat = [rec for recs in pending.values() for rec in recs]
+    block = nominated.UsageBlock(table, [_usage(r) for r in flat])
+    at: dict[int, int] = {id(r): i for i, r in enumerate(flat)}  # record -> block index
+    off = np.zeros(len(flat), dtype=bool)  # usage lifted off its row
+
+    def move(recs: list[PodRecord], sign: int) -> None:
+        idx = np.fromiter((at[id(r)] for r in recs), dtype=np.int64, count=len(recs))
+        block.shift(idx, sign)
+        off[idx] = sign < 0
+
+    try:
+        block.shift(slice(None), -1)
+        off[:] = True
+        first = fwk.run_filter_with_nominated(state, pod, np.asarray(list(pending), np.int64))
+        for j, row in enumerate(first.failed.tolist()):
+            move(pending.pop(row), 1)
+            results[index[row]] = ([], 0, first.status_of(j))
+        plans: dict[int, tuple[list[PodRecord], int]] = {}
+        for row, recs in pending.items():
+            if budgets:
+                by_pod = {id(r.pod): r for r in recs}
+                bad, good = pdb.split_by_violation([r.pod for r in recs], budgets)
+                plans[row] = ([by_pod[id(p)] for p in (*bad, *good)], len(bad))
+            else:
+                plans[row] = (recs, 0)
+        victims: dict[int, list[api.Pod]] = {row: [] for row in plans}
+        violations = dict.fromkeys(plans, 0)
+        rounds = max((len(p[0]) for p in plans.values()), default=0)
+        for i in range(rounds):
+            active = [row for row, (plan, _) in plans.items() if len(plan) > i]
+            move([plans[row][0][i] for row in active], 1)
+            out = fwk.run_filter_with_nominated(state, pod, np.asarray(active, np.int64))
+            misfits = out.failed.tolist()
+            move([plans[row][0][i] for row in misfits], -1)
+            for row in misfits:
+                victims[row].append(plans[row][0][i].pod)
+                if i < plans[row][1]:
+                    violations[row] += 1
+        for row, (plan, n_bad) in plans.items():
+            chosen = victims[row]
+            if 0 < n_bad < len(plan):  # both groups present: back to importance order
+                chosen = by_importance(chosen)
+            results[index[row]] = (chosen, violations[row], Status())
+    finally:
+        block.shift(np.flatnonzero(off), 1)
+    return results
+
+
+def _usage(rec: PodRecord) -> nominated.Usage:
+    return (rec.row, rec.request, rec.nonzero, rec.pod.host_ports)
+
+
+def dry_run_preemption(
+    fwk: FilterRunner,
+    state: CycleState,
+    pod: api.Pod,
+    cluster: ClusterState,
+    potential: IntArray,
+    budgets: Sequence[pdb.Budget],
+    offset: int,
+    num_candidates: int,
+) -> tuple[list[Candidate], dict[int, Status], list[str]]:
+    """Upstream ``DryRunPreemption``: candidates (those violating no PDB first), the status
+    of each node checked and rejected (by row), and error messages."""
+    n = int(potential.size)
+    ordered = np.roll(potential, -offset) if n else potential
+    fine: list[Candidate] = []
+    violating: list[Candidate] = []
+    statuses: dict[int, Status] = {}
+    errors: list[str] = []
+    pos, chunk = 0, max(num_candidates, 1)
+    while pos < n:
+        rows = ordered[pos : pos + chunk]
+        for row, (victims, n_bad, status) in zip(
+            rows.tolist(), select_victims(fwk, state, pod, cluster, rows, budgets), strict=True
+        ):
+            name = cluster.nodes.names[row]
+            if status.is_success() and victims:
+                kept = fine if n_bad == 0 else violating
+                if len(kept) < num_candidates:  # upstream's candidate lists hold that many
+                    kept.append(Candidate(name, row, victims, n_bad))
+                if fine and len(fine) + len(violating) >= num_candidates:
+                    return fine + violating, statuses, errors
+                continue
+            if status.is_success():
+                status = Status(Code.ERROR, (f'expected at least one victim pod on node "{name}"',))
+            if status.code == Code.ERROR:
+                errors.append(status.message())
+            statuses[row] = status
+        pos += int(rows.size)
+        # about enough nodes for the candidates still missing, at the rate found so far
+        found = len(fine) + len(violating)
+        missing = max(num_candidates - found, 1)
+        chunk = max(32, -(-missing * pos // max(found, 1)))
+    return fine + violating, statuses, errors

@@ -1,0 +1,121 @@
+"""PodDisruptionBudgets as preemption sees them (upstream ``filterPodsWithPDBViolation``).
+
+Budgets come from ``cluster.objects[("PodDisruptionBudget", "ns/name")]`` (raw ``policy/v1``
+dicts).  Upstream reads only ``status.disruptionsAllowed`` (kept current by the disruption
+controller) and ``status.disruptedPods``.  Best effort where no controller runs (snapshots
+and the simulator often carry no status): without ``status.disruptionsAllowed`` the budget is
+derived from ``spec.minAvailable`` / ``spec.maxUnavailable`` over the bound Pods it selects,
+as the disruption controller would with every selected Pod healthy and the expected count
+equal to the selected Pods (no workload scale lookup).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kubesched.api import fields
+from kubesched.api import objects as api
+from kubesched.state.cache import ClusterState
+
+KIND = "PodDisruptionBudget"
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """One PodDisruptionBudget: who it selects and how many disruptions it still allows."""
+
+    namespace: str
+    selector: api.LabelSelector
+    allowed: int
+    disrupted: frozenset[str] = frozenset()
+
+    def selects(self, pod: api.Pod) -> bool:
+        """Same namespace and selector match (a Pod without labels matches no budget)."""
+        return (
+            bool(pod.labels)
+            and pod.namespace == self.namespace
+            and self.selector.matches(pod.labels)
+        )
+
+
+def _scaled(value: Any, total: int) -> int | None:
+    """Upstream ``GetScaledValueFromIntOrPercent`` rounding up; None when invalid."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        if value.endswith("%") and value[:-1].isdigit():
+            return math.ceil(int(value[:-1]) * total / 100)
+        if value.isdigit():
+            return int(value)
+    return None
+
+
+def _derived_allowed(spec: dict[str, Any], healthy: int) -> int:
+    """Disruptions allowed from the spec when no controller wrote a status (best effort)."""
+    if spec.get("minAvailable") is not None:
+        desired = _scaled(spec["minAvailable"], healthy)
+    elif spec.get("maxUnavailable") is not None:
+        unavailable = _scaled(spec["maxUnavailable"], healthy)
+        desired = None if unavailable is None else max(0, healthy - unavailable)
+    else:
+        return 0
+    return 0 if desired is None else max(0, healthy - desired)
+
+
+def parse_budget(obj: dict[str, Any], bound: Iterable[api.Pod] = ()) -> Budget | None:
+    """A :class:`Budget` from a raw PDB; None when its selector is missing, empty or invalid
+    (upstream: such a budget matches nothing).  ``bound`` are the Pods it may count."""
+    meta = obj.get("metadata") or {}
+    spec = obj.get("spec") or {}
+    status = obj.get("status") or {}
+    try:
+        selector = fields.label_selector(spec, "selector", "spec")
+    except Exception:  # an invalid selector matches nothing, as upstream
+        return None
+    if selector is None or not (selector.match_labels or selector.match_expressions):
+        return None
+    namespace = str(meta.get("namespace") or "default")
+    if "disruptionsAllowed" in status:
+        allowed = int(status.get("disruptionsAllowed") or 0)
+    else:
+        healthy = sum(1 for p in bound if p.namespace == namespace and selector.matches(p.labels))
+        allowed = _derived_allowed(spec, healthy)
+    disrupted = frozenset(str(k) for k in (status.get("disruptedPods") or {}))
+    return Budget(namespace, selector, allowed, disrupted)
+
+
+def load_budgets(cluster: ClusterState) -> list[Budget]:
+    """Every usable PodDisruptionBudget of the cluster, in a stable (key) order."""
+    raws = [obj for (kind, _), obj in sorted(cluster.objects.items()) if kind == KIND]
+    if not raws:
+        return []
+    bound = [rec.pod for rec in cluster.pods.values() if not rec.assumed]
+    budgets = (parse_budget(obj, bound) for obj in raws)
+    return [b for b in budgets if b is not None]
+
+
+def split_by_violation(
+    pods: Sequence[api.Pod], budgets: Sequence[Budget]
+) -> tuple[list[api.Pod], list[api.Pod]]:
+    """Upstream ``filterPodsWithPDBViolation``: ``(violating, non_violating)``, both in the
+    order of ``pods``.  Evicting the Pods in order, a Pod violates when some budget selecting
+    it (and not already listing it in ``disruptedPods``) runs below zero."""
+    left = [b.allowed for b in budgets]
+    violating: list[api.Pod] = []
+    fine: list[api.Pod] = []
+    for pod in pods:
+        violated = False
+        if pod.labels:
+            for i, b in enumerate(budgets):
+                if not b.selects(pod) or pod.name in b.disrupted:
+                    continue
+                left[i] -= 1
+                if left[i] < 0:
+                    violated = True
+        (violating if violated else fine).append(pod)
+    return violating, fine

@@ -1,0 +1,200 @@
+"""The DefaultPreemption plugin class, its args and the factory (upstream
+``default_preemption.go`` with ``preemption.Evaluator.Preempt``)."""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from kubesched.api import objects as api
+from kubesched.framework.interface import Code, CycleState, Handle, Status
+from kubesched.framework.runtime import PostFilterResult
+from kubesched.plugins.defaultpreemption import dryrun, pdb
+from kubesched.plugins.defaultpreemption.picking import Candidate, pick_one_node
+from kubesched.state.cache import ClusterState
+
+NAME = "DefaultPreemption"
+PREFIX = "preemption: "
+NOT_HELPFUL = "Preemption is not helpful for scheduling"
+NEVER = "not eligible due to preemptionPolicy=Never."
+TERMINATING = "not eligible due to a terminating pod on the nominated node."
+NO_CANDIDATE = "no candidate node for preemption"
+NO_FRAMEWORK = "preemption needs the framework to run Filter plugins"
+VICTIM_REASON = "PreemptionByScheduler"
+"""Upstream ``v1.PodReasonPreemptionByScheduler``: the deletion reason given for victims."""
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class DefaultPreemptionArgs:
+    """``DefaultPreemptionArgs`` (defaults 10 % and 100, as upstream)."""
+
+    min_candidate_nodes_percentage: int = 10
+    min_candidate_nodes_absolute: int = 100
+
+    @staticmethod
+    def from_raw(raw: Mapping[str, Any] | None) -> DefaultPreemptionArgs:
+        """From the profile's raw (already validated and defaulted) mapping."""
+        raw = raw or {}
+        return DefaultPreemptionArgs(
+            int(raw.get("minCandidateNodesPercentage", 10)),
+            int(raw.get("minCandidateNodesAbsolute", 100)),
+        )
+
+
+class DefaultPreemption:
+    """PostFilter: evict lower-priority Pods so the Pod fits on one node next time."""
+
+    name = NAME
+
+    def __init__(self, args: DefaultPreemptionArgs, handle: Handle) -> None:
+        self.args = args
+        self.handle = handle
+        rng = handle.extras.get("rng")
+        self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(0)
+        self.fwk: dryrun.FilterRunner | None = None
+
+    def set_framework(self, fwk: dryrun.FilterRunner) -> None:
+        """The framework whose Filter plugins the dry runs use (upstream ``fh``)."""
+        self.fwk = fwk
+
+    # ------------------------------------------------------------------ PostFilter
+    def post_filter(
+        self, state: CycleState, pod: api.Pod, cluster: ClusterState, diagnosis: Any
+    ) -> tuple[PostFilterResult | None, Status]:
+        """Upstream ``PostFilter`` / ``Evaluator.Preempt``; ``diagnosis`` carries the Filter
+        ``outcome`` and the ``absent`` status of nodes it does not cover."""
+        if self.fwk is None:
+            return None, Status(Code.ERROR, (PREFIX + NO_FRAMEWORK,))
+        table = cluster.nodes
+        codes = node_codes(diagnosis, table.capacity)
+        eligible, why = self.pod_eligible_to_preempt_others(pod, cluster, codes)
+        if not eligible:
+            return None, Status(Code.UNSCHEDULABLE, (PREFIX + why,))
+        order = table.order()
+        potential = order[codes[order] == Code.UNSCHEDULABLE]
+        candidates: list[Candidate] = []
+        statuses: dict[int, Status] = {}
+        if potential.size:
+            offset, num = self.get_offset_and_num_candidates(int(potential.size))
+            candidates, statuses, errors = dryrun.dry_run_preemption(
+                self.fwk, state, pod, cluster, potential, pdb.load_budgets(cluster), offset, num
+            )
+            if errors and not candidates:
+                return None, Status(Code.ERROR, (PREFIX + _aggregate(errors),))
+        if not candidates:
+            msg = fit_error_message(len(table), statuses)
+            return PostFilterResult(""), Status(Code.UNSCHEDULABLE, (PREFIX + msg,))
+        best = pick_one_node(candidates)
+        if best < 0:
+            return None, Status(Code.UNSCHEDULABLE, (PREFIX + NO_CANDIDATE,))
+        chosen = candidates[best]
+        self.prepare_candidate(chosen)
+        return PostFilterResult(chosen.node, tuple(chosen.victims)), Status()
+
+    # ------------------------------------------------------------------ steps
+    def pod_eligible_to_preempt_others(
+        self, pod: api.Pod, cluster: ClusterState, codes: npt.NDArray[np.int8]
+    ) -> tuple[bool, str]:
+        """Upstream ``PodEligibleToPreemptOthers``: not with ``preemptionPolicy: Never``, and
+        not again while lower-priority Pods on its nominated node are still terminating
+        because of a preemption (unless that node is now UnschedulableAndUnresolvable)."""
+        if pod.preemption_policy == "Never":
+            return False, NEVER
+        nominated = pod.nominated_node_name
+        row = cluster.nodes.row_of.get(nominated) if nominated else None
+        if not nominated:
+            return True, ""
+        code = codes[row] if row is not None else Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+        if code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE or row is None:
+            return True, ""
+        for key in cluster.pods_on_node.get(nominated, ()):
+            other = cluster.pods[key].pod
+            if other.priority < pod.priority and terminating_by_preemption(other):
+                return False, TERMINATING
+        return True, ""
+
+    def get_offset_and_num_candidates(self, num_nodes: int) -> tuple[int, int]:
+        """A random offset into the potential nodes (the scheduler's seeded generator) and
+        how many candidates to find (upstream ``GetOffsetAndNumCandidates``)."""
+        return int(self.rng.integers(num_nodes)), self.calculate_num_candidates(num_nodes)
+
+    def calculate_num_candidates(self, num_nodes: int) -> int:
+        """``max(nodes * percentage / 100, absolute)``, at most ``num_nodes``."""
+        n = num_nodes * self.args.min_candidate_nodes_percentage // 100
+        n = max(n, self.args.min_candidate_nodes_absolute)
+        return min(n, num_nodes)
+
+    def prepare_candidate(self, chosen: Candidate) -> None:
+        """Delete the victims through the API server (those already terminating are left
+        alone).  As upstream's asynchronous preemption, a failed deletion is logged and the
+        Pod is still nominated; the scheduler clears lower-priority nominations there."""
+        client = self.handle.api
+        if client is None:
+            return
+        for victim in chosen.victims:
+            if victim.deletion_timestamp is not None:
+                continue
+            try:
+                client.delete_pod(victim, VICTIM_REASON)
+            except Exception:
+                log.exception("could not preempt %s on %s", victim.key, chosen.node)
+
+
+# ---------------------------------------------------------------------- helpers
+def node_codes(diagnosis: Any, capacity: int) -> npt.NDArray[np.int8]:
+    """Status code per node-table row from the Filter outcome (int8, shape ``(capacity,)``);
+    rows the outcome does not cover get the ``absent`` status's code."""
+    absent: Status | None = getattr(diagnosis, "absent", None)
+    default = absent.code if absent is not None else Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    codes = np.full(capacity, int(default), dtype=np.int8)
+    outcome = getattr(diagnosis, "outcome", None)
+    if outcome is not None and outcome.failed.size:
+        by_status = np.asarray([int(s.code) for s in outcome.statuses], dtype=np.int8)
+        codes[outcome.failed] = by_status[outcome.failed_status]
+    if outcome is not None and outcome.feasible.size:
+        codes[outcome.feasible] = Code.SUCCESS
+    return codes
+
+
+def fit_error_message(num_all_nodes: int, statuses: Mapping[int, Status]) -> str:
+    """Upstream ``FitError.Error()`` for the dry run: nodes checked and rejected give their
+    reasons, every other node "Preemption is not helpful for scheduling"."""
+    counts: Counter[str] = Counter()
+    for status in statuses.values():
+        counts.update(status.reasons)
+    if num_all_nodes > len(statuses):
+        counts[NOT_HELPFUL] += num_all_nodes - len(statuses)
+    msg = f"0/{num_all_nodes} nodes are available:"
+    parts = sorted(f"{c} {r}" for r, c in counts.items())
+    return msg + (" " + ", ".join(parts) + "." if parts else "")
+
+
+def terminating_by_preemption(pod: api.Pod) -> bool:
+    """Deleted (``deletionTimestamp`` set) with a ``DisruptionTarget`` condition of reason
+    ``PreemptionByScheduler`` (upstream ``podTerminatingByPreemption``)."""
+    if pod.deletion_timestamp is None:
+        return False
+    for cond in (pod.raw.get("status") or {}).get("conditions") or ():
+        if isinstance(cond, Mapping) and cond.get("type") == "DisruptionTarget":
+            return cond.get("status") == "True" and cond.get("reason") == VICTIM_REASON
+    return False
+
+
+def _aggregate(errors: list[str]) -> str:
+    """Upstream ``utilerrors.NewAggregate(...).Error()``."""
+    return errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
+
+
+def new(args: object | None, handle: Handle) -> DefaultPreemption:
+    """Factory: ``args`` is the profile's raw DefaultPreemption mapping (or None)."""
+    if args is not None and not isinstance(args, Mapping):
+        raise TypeError(f"DefaultPreemption args must be a mapping, got {type(args).__name__}")
+    return DefaultPreemption(DefaultPreemptionArgs.from_raw(args), handle)

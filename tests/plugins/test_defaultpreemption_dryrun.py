@@ -1,0 +1,444 @@
+"""DefaultPreemption dry runs and node picking: upstream ``TestDryRunPreemption`` and
+``TestSelectBestCandidate`` as data, plus the PDB grouping (``filterPodsWithPDBViolation``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pytest
+
+from kubesched.api import objects as api
+from kubesched.plugins.defaultpreemption import dryrun, pdb
+from kubesched.plugins.defaultpreemption.picking import Candidate, pick_one_node
+from tests.plugins._defaultpreemption import (
+    HIGH,
+    LARGE,
+    LOW,
+    MEDIUM,
+    MID,
+    NEG,
+    SMALL,
+    VERY_HIGH,
+    VERY_LARGE,
+    framework,
+    node,
+    pdb_obj,
+    plugin,
+    pod,
+    prefiltered,
+    scheduler,
+)
+
+FOO = {"app": "foo"}
+
+
+def nodes(*names: str) -> list[api.Node]:
+    return [node(n, VERY_LARGE) for n in names]
+
+
+@dataclass
+class DryRun:
+    name: str
+    node_names: tuple[str, ...]
+    preemptors: list[api.Pod]
+    pods: list[api.Pod]
+    want: list[dict[str, tuple[list[str], int]]]  # per cycle: node -> (victims, PDB violations)
+    offsets: tuple[int, ...] = (4,)  # upstream's rand.NewSource(4).Int31n: 4, 1, 3
+    args: tuple[int, int] = (10, 100)
+    pdbs: list[dict[str, Any]] = field(default_factory=list)
+
+
+FIVE = ("node1", "node2", "node3", "node4", "node5")
+DRY_RUNS = [
+    DryRun(
+        "a pod that fits on both nodes when lower priority pods are preempted",
+        ("node1", "node2"),
+        [pod("p", HIGH, LARGE)],
+        [pod("p1", MID, LARGE, "node1"), pod("p2", MID, LARGE, "node2")],
+        [{"node1": (["p1"], 0), "node2": (["p2"], 0)}],
+    ),
+    DryRun(
+        "other pods running are higher priority, no preemption would happen",
+        ("node1", "node2"),
+        [pod("p", LOW, LARGE)],
+        [pod("p1", MID, LARGE, "node1"), pod("p2", MID, LARGE, "node2")],
+        [{}],
+    ),
+    DryRun(
+        "medium priority pod is preempted, but lower priority one stays as it is small",
+        ("node1", "node2"),
+        [pod("p", HIGH, LARGE)],
+        [
+            pod("p1.1", LOW, SMALL, "node1"),
+            pod("p1.2", MID, LARGE, "node1"),
+            pod("p2", MID, LARGE, "node2"),
+        ],
+        [{"node1": (["p1.2"], 0), "node2": (["p2"], 0)}],
+    ),
+    DryRun(
+        "mixed priority pods are preempted",
+        ("node1", "node2"),
+        [pod("p", HIGH, LARGE)],
+        [
+            pod("p1.1", MID, SMALL, "node1"),
+            pod("p1.2", LOW, SMALL, "node1"),
+            pod("p1.3", MID, MEDIUM, "node1"),
+            pod("p1.4", HIGH, SMALL, "node1"),
+            pod("p2", HIGH, LARGE, "node2"),
+        ],
+        [{"node1": (["p1.2", "p1.3"], 0)}],
+    ),
+    DryRun(
+        "mixed priority pods are preempted, pick later StartTime one when priorities are equal",
+        ("node1", "node2"),
+        [pod("p", HIGH, LARGE)],
+        [
+            pod("p1.1", LOW, SMALL, "node1", start=5e-9),
+            pod("p1.2", LOW, SMALL, "node1", start=4e-9),
+            pod("p1.3", MID, MEDIUM, "node1", start=3e-9),
+            pod("p1.4", HIGH, SMALL, "node1", start=2e-9),
+            pod("p2", HIGH, LARGE, "node2", start=1e-9),
+        ],
+        [{"node1": (["p1.1", "p1.3"], 0)}],
+    ),
+    DryRun(
+        "preemption with violation of same pdb",
+        ("node1",),
+        [pod("p", HIGH, VERY_LARGE)],
+        [
+            pod("p1.1", MID, MEDIUM, "node1", labels=FOO),
+            pod("p1.2", MID, MEDIUM, "node1", labels=FOO),
+        ],
+        [{"node1": (["p1.1", "p1.2"], 1)}],
+        pdbs=[pdb_obj("pdb", FOO, allowed=1)],
+    ),
+    DryRun(
+        "pdb with a processed eviction of a pod that is not a victim",
+        ("node1",),
+        [pod("p", HIGH, VERY_LARGE)],
+        [
+            pod("p1.1", MID, MEDIUM, "node1", labels=FOO),
+            pod("p1.2", MID, MEDIUM, "node1", labels=FOO),
+        ],
+        [{"node1": (["p1.1", "p1.2"], 1)}],
+        pdbs=[pdb_obj("pdb", FOO, allowed=1, disrupted=("p2",))],
+    ),
+    DryRun(
+        "pdb with a processed eviction of a victim",
+        ("node1",),
+        [pod("p", HIGH, VERY_LARGE)],
+        [
+            pod("p1.1", MID, MEDIUM, "node1", labels=FOO),
+            pod("p1.2", MID, MEDIUM, "node1", labels=FOO),
+        ],
+        [{"node1": (["p1.1", "p1.2"], 0)}],
+        pdbs=[pdb_obj("pdb", FOO, allowed=1, disrupted=("p1.2",))],
+    ),
+    DryRun(
+        "a victim listed in DisruptedPods is treated as non-violating",
+        ("node1",),
+        [pod("p", HIGH, VERY_LARGE)],
+        [pod(f"p1.{i}", MID, MEDIUM, "node1", labels=FOO) for i in (1, 2, 3)],
+        [{"node1": (["p1.1", "p1.2", "p1.3"], 1)}],
+        pdbs=[pdb_obj("pdb", FOO, allowed=1, disrupted=("p1.3",))],
+    ),
+    DryRun(
+        "all nodes are possible candidates, but DefaultPreemptionArgs limits to 2",
+        FIVE,
+        [pod("p", HIGH, LARGE)],
+        [pod(f"p{i}", MID, LARGE, f"node{i}") for i in range(1, 6)],
+        [{"node1": (["p1"], 0), "node5": (["p5"], 0)}],
+        args=(40, 1),
+    ),
+    DryRun(
+        "some nodes are not possible candidates, DefaultPreemptionArgs limits to 2",
+        FIVE,
+        [pod("p", HIGH, LARGE)],
+        [pod(f"p{i}", VERY_HIGH if i in (2, 5) else MID, LARGE, f"node{i}") for i in range(1, 6)],
+        [{"node1": (["p1"], 0), "node3": (["p3"], 0)}],
+        args=(40, 1),
+    ),
+    DryRun(
+        "preemption offset across multiple scheduling cycles and wrap around",
+        FIVE,
+        [pod(f"tp{i}", HIGH, LARGE) for i in (1, 2, 3)],
+        [pod(f"p{i}", MID, LARGE, f"node{i}") for i in range(1, 6)],
+        [
+            {"node1": (["p1"], 0), "node5": (["p5"], 0)},
+            {"node2": (["p2"], 0), "node3": (["p3"], 0)},
+            {"node4": (["p4"], 0), "node5": (["p5"], 0)},
+        ],
+        offsets=(4, 1, 3),
+        args=(40, 1),
+    ),
+    DryRun(
+        "preemption looks past numCandidates until a non-PDB violating node is found",
+        FIVE,
+        [pod("p", HIGH, LARGE)],
+        [
+            pod(f"p{i}", MID, LARGE, f"node{i}", labels=None if i in (3, 4) else FOO)
+            for i in range(1, 6)
+        ],
+        [{"node1": (["p1"], 1), "node3": (["p3"], 0), "node5": (["p5"], 1)}],
+        args=(40, 2),
+        pdbs=[pdb_obj("pdb", FOO, allowed=0)],
+    ),
+]
+
+
+@pytest.mark.parametrize("case", DRY_RUNS, ids=lambda c: c.name)
+def test_dry_run_preemption(case: DryRun) -> None:
+    s, _ = scheduler(nodes(*case.node_names), case.pods, case.pdbs)
+    pl = plugin(s)
+    pl.args = type(pl.args)(*case.args)
+    table = s.cluster.nodes
+    rows = np.asarray(sorted(table.row_of.values(), key=lambda r: table.names[r]), np.int64)
+    before = table.requested.copy()
+    for preemptor, offset, want in zip(case.preemptors, case.offsets, case.want, strict=True):
+        state = prefiltered(s, preemptor)
+        num = pl.calculate_num_candidates(int(rows.size))
+        got, _, errors = dryrun.dry_run_preemption(
+            framework(s),
+            state,
+            preemptor,
+            s.cluster,
+            rows,
+            pdb.load_budgets(s.cluster),
+            offset,
+            num,
+        )
+        assert errors == []
+        assert {
+            c.node: (sorted(v.name for v in c.victims), c.num_pdb_violations) for c in got
+        } == want
+    assert (table.requested == before).all()
+
+
+def test_dry_run_reports_rejected_nodes_and_stops_early() -> None:
+    s, _ = scheduler(
+        [node("n1", {"cpu": "200m", "memory": "400"}), *nodes("n2", "n3")],
+        [pod("a", LOW, SMALL, "n1"), pod("b", HIGH, LARGE, "n2"), pod("c", LOW, LARGE, "n3")],
+    )
+    preemptor = pod("p", HIGH, LARGE)
+    rows = np.asarray([s.cluster.nodes.row_of[n] for n in ("n1", "n2", "n3")], np.int64)
+    got, statuses, _ = dryrun.dry_run_preemption(
+        framework(s), prefiltered(s, preemptor), preemptor, s.cluster, rows, [], 0, 1
+    )
+    assert [c.node for c in got] == ["n3"]
+    by_name = {s.cluster.nodes.names[r]: st.message() for r, st in statuses.items()}
+    assert by_name == {"n1": "Insufficient cpu", "n2": dryrun.NO_VICTIMS}
+
+
+@dataclass
+class Pick:
+    name: str
+    node_names: tuple[str, ...]
+    preemptor: api.Pod
+    pods: list[api.Pod]
+    want: tuple[str, ...]
+
+
+PICKS = [
+    Pick(
+        "a pod that fits on both nodes when lower priority pods are preempted",
+        ("node1", "node2"),
+        pod("p", HIGH, LARGE),
+        [pod("p1", MID, LARGE, "node1", start=0.0), pod("p2", MID, LARGE, "node2", start=0.0)],
+        ("node1", "node2"),
+    ),
+    Pick(
+        "node with min highest priority pod is picked",
+        ("node1", "node2", "node3"),
+        pod("p", HIGH, VERY_LARGE),
+        [
+            pod("p1.1", MID, MEDIUM, "node1", start=0.0),
+            pod("p1.2", MID, LARGE, "node1", start=0.0),
+            pod("p2.1", MID, MEDIUM, "node2", start=0.0),
+            pod("p2.2", LOW, MEDIUM, "node2", start=0.0),
+            pod("p3.1", LOW, MEDIUM, "node3", start=0.0),
+            pod("p3.2", LOW, MEDIUM, "node3", start=0.0),
+        ],
+        ("node3",),
+    ),
+    Pick(
+        "when highest priorities are the same, minimum sum of priorities is picked",
+        ("node1", "node2", "node3"),
+        pod("p", HIGH, VERY_LARGE),
+        [
+            pod("p1.1", MID, MEDIUM, "node1", start=0.0),
+            pod("p1.2", MID, LARGE, "node1", start=0.0),
+            pod("p2.1", MID, LARGE, "node2", start=0.0),
+            pod("p2.2", LOW, MEDIUM, "node2", start=0.0),
+            pod("p3.1", MID, MEDIUM, "node3", start=0.0),
+            pod("p3.2", MID, MEDIUM, "node3", start=0.0),
+        ],
+        ("node2",),
+    ),
+    Pick(
+        "when highest priority and sum are the same, minimum number of pods is picked",
+        ("node1", "node2", "node3"),
+        pod("p", HIGH, VERY_LARGE),
+        [
+            pod("p1.1", MID, SMALL, "node1", start=0.0),
+            pod("p1.2", NEG, SMALL, "node1", start=0.0),
+            pod("p1.3", MID, SMALL, "node1", start=0.0),
+            pod("p1.4", NEG, SMALL, "node1", start=0.0),
+            pod("p2.1", MID, LARGE, "node2", start=0.0),
+            pod("p2.2", NEG, MEDIUM, "node2", start=0.0),
+            pod("p3.1", MID, MEDIUM, "node3", start=0.0),
+            pod("p3.2", NEG, SMALL, "node3", start=0.0),
+            pod("p3.3", LOW, SMALL, "node3", start=0.0),
+        ],
+        ("node2",),
+    ),
+    Pick(
+        "sum of adjusted priorities is considered",
+        ("node1", "node2", "node3"),
+        pod("p", HIGH, VERY_LARGE),
+        [
+            pod("p1.1", MID, SMALL, "node1", start=0.0),
+            pod("p1.2", NEG, SMALL, "node1", start=0.0),
+            pod("p1.3", NEG, SMALL, "node1", start=0.0),
+            pod("p2.1", MID, LARGE, "node2", start=0.0),
+            pod("p2.2", NEG, MEDIUM, "node2", start=0.0),
+            pod("p3.1", MID, MEDIUM, "node3", start=0.0),
+            pod("p3.2", NEG, SMALL, "node3", start=0.0),
+            pod("p3.3", LOW, SMALL, "node3", start=0.0),
+        ],
+        ("node2",),
+    ),
+    Pick(
+        "non-overlapping lowest high priority, sum priorities, and number of pods",
+        ("node1", "node2", "node3", "node4"),
+        pod("p", VERY_HIGH, VERY_LARGE),
+        [
+            pod("p1.1", MID, SMALL, "node1", start=0.0),
+            pod("p1.2", LOW, SMALL, "node1", start=0.0),
+            pod("p1.3", LOW, SMALL, "node1", start=0.0),
+            pod("p2.1", HIGH, LARGE, "node2", start=0.0),
+            pod("p3.1", MID, MEDIUM, "node3", start=0.0),
+            pod("p3.2", LOW, SMALL, "node3", start=0.0),
+            pod("p3.3", LOW, SMALL, "node3", start=0.0),
+            pod("p3.4", LOW, MEDIUM, "node3", start=0.0),
+            pod("p4.1", MID, MEDIUM, "node4", start=0.0),
+            pod("p4.2", MID, SMALL, "node4", start=0.0),
+            pod("p4.3", MID, SMALL, "node4", start=0.0),
+            pod("p4.4", NEG, SMALL, "node4", start=0.0),
+        ],
+        ("node1",),
+    ),
+    Pick(
+        "same priority, same number of victims, different start time for each node's pod",
+        ("node1", "node2", "node3"),
+        pod("p", HIGH, VERY_LARGE),
+        [
+            pod(f"p{n}.{i}", MID, MEDIUM, f"node{n}", start=t)
+            for n, t in ((1, 2e-9), (2, 3e-9), (3, 1e-9))
+            for i in (1, 2)
+        ],
+        ("node2",),
+    ),
+    Pick(
+        "same priority, same number of victims, different start time for all pods",
+        ("node1", "node2", "node3"),
+        pod("p", HIGH, VERY_LARGE),
+        [
+            pod("p1.1", MID, MEDIUM, "node1", start=4e-9),
+            pod("p1.2", MID, MEDIUM, "node1", start=2e-9),
+            pod("p2.1", MID, MEDIUM, "node2", start=5e-9),
+            pod("p2.2", MID, MEDIUM, "node2", start=1e-9),
+            pod("p3.1", MID, MEDIUM, "node3", start=3e-9),
+            pod("p3.2", MID, MEDIUM, "node3", start=6e-9),
+        ],
+        ("node3",),
+    ),
+    Pick(
+        "different priority, same number of victims, different start time for all pods",
+        ("node1", "node2", "node3"),
+        pod("p", HIGH, VERY_LARGE),
+        [
+            pod("p1.1", LOW, MEDIUM, "node1", start=4e-9),
+            pod("p1.2", MID, MEDIUM, "node1", start=2e-9),
+            pod("p2.1", MID, MEDIUM, "node2", start=6e-9),
+            pod("p2.2", LOW, MEDIUM, "node2", start=1e-9),
+            pod("p3.1", LOW, MEDIUM, "node3", start=3e-9),
+            pod("p3.2", MID, MEDIUM, "node3", start=5e-9),
+        ],
+        ("node2",),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", PICKS, ids=lambda c: c.name)
+def test_select_best_candidate(case: Pick) -> None:
+    s, _ = scheduler(nodes(*case.node_names), case.pods)
+    rows = s.cluster.nodes.order()
+    num = plugin(s).calculate_num_candidates(int(rows.size))
+    got, _, _ = dryrun.dry_run_preemption(
+        framework(s),
+        prefiltered(s, case.preemptor),
+        case.preemptor,
+        s.cluster,
+        rows,
+        [],
+        len(case.node_names) - 1,
+        num,
+    )
+    assert got[pick_one_node(got)].node in case.want
+
+
+def _candidate(name: str, *prios: int, pdb_violations: int = 0) -> Candidate:
+    victims = [pod(f"{name}-{i}", p, start=float(i)) for i, p in enumerate(prios)]
+    return Candidate(name, 0, victims, pdb_violations)
+
+
+@pytest.mark.parametrize(
+    ("candidates", "want"),
+    [
+        ([], -1),
+        ([_candidate("a", 5, pdb_violations=1), _candidate("b", 9)], 1),
+        ([_candidate("a", 5), _candidate("b", 5)], 0),  # full tie: the first
+        ([_candidate("a", -100, -100), _candidate("b", -100)], 1),  # adjusted sums
+    ],
+)
+def test_pick_one_node(candidates: list[Candidate], want: int) -> None:
+    assert pick_one_node(candidates) == want
+
+
+@pytest.mark.parametrize(
+    ("spec", "status", "healthy", "want"),
+    [
+        ({"minAvailable": 1}, None, 3, 2),
+        ({"minAvailable": "50%"}, None, 3, 1),  # 50% of 3 rounds up to 2
+        ({"maxUnavailable": 1}, None, 3, 1),
+        ({"maxUnavailable": "34%"}, None, 3, 2),  # 34% of 3 rounds up to 2
+        ({"minAvailable": 5}, None, 3, 0),
+        ({"minAvailable": 1}, 7, 3, 7),  # status wins, as upstream
+        ({}, None, 3, 0),
+    ],
+)
+def test_budget_allowed(spec: dict[str, Any], status: int | None, healthy: int, want: int) -> None:
+    obj = pdb_obj("b", FOO, allowed=status, **spec)
+    bound = [pod(f"x{i}", node="n", labels=FOO) for i in range(healthy)] + [pod("other", node="n")]
+    budget = pdb.parse_budget(obj, bound)
+    assert budget is not None and budget.allowed == want
+
+
+def test_budget_with_empty_or_invalid_selector_matches_nothing() -> None:
+    empty = pdb_obj("b", {})
+    bad = pdb_obj("b", FOO)
+    bad["spec"]["selector"] = {"matchExpressions": [{"key": "a", "operator": "Bogus"}]}
+    assert pdb.parse_budget(empty) is None
+    assert pdb.parse_budget(bad) is None
+
+
+def test_split_by_violation_keeps_order_and_budgets() -> None:
+    budget = pdb.Budget("default", api.LabelSelector((("app", "foo"),)), allowed=1)
+    pods = [pod("a", labels=FOO), pod("b"), pod("c", labels=FOO), pod("d", labels=FOO)]
+    violating, fine = pdb.split_by_violation(pods, [budget])
+    assert [p.name for p in violating] == ["c", "d"]
+    assert [p.name for p in fine] == ["a", "b"]
+    other_ns = pdb.Budget("kube-system", budget.selector, allowed=0)
+    assert pdb.split_by_violation(pods, [other_ns]) == ([], pods)
