@@ -5,42 +5,64 @@ from __future__ import annotations
 from typing import Any
 
 
-def _table(headers: list[str], rows: list[list[str]]) -> str:
+def _table(headers: list[str], rows: list[list[str]], right: tuple[int, ...] = ()) -> str:
+    """Columns padded to their widest cell; columns in ``right`` are right-aligned."""
     widths = [len(h) for h in headers]
     for row in rows:
         widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
-    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-    lines = [fmt.format(*headers), fmt.format(*("-" * w for w in widths))]
-    lines += [fmt.format(*row) for row in rows]
-    return "\n".join(line.rstrip() for line in lines)
+
+    def line(cells: list[str]) -> str:
+        out = [
+            c.rjust(w) if i in right else c.ljust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ]
+        return "  ".join(out).rstrip()
+
+    lines = [line(headers), line(["-" * w for w in widths])]
+    lines += [line(row) for row in rows]
+    return "\n".join(lines)
 
 
 def explain_table(result: dict[str, Any]) -> str:
-    """One line per node: verdict, rejecting plugin and reasons, or scores."""
+    """The verdict, then one line per node: feasible ones by total score with each score
+    plugin's normalized score in its own column, then rejected ones with the plugin and
+    reasons; the selected node is marked ``*``."""
+    nodes = result["nodes"]
+    feasible = sum(1 for info in nodes.values() if info["feasible"])
     head = [
         f"Pod:      {result['pod']}",
         f"Profile:  {result['profile']}",
         f"Result:   {result['result']}",
         f"Node:     {result['selectedNode'] or '-'}",
+        f"Feasible: {feasible}/{len(nodes)} nodes",
         f"Message:  {result['message']}",
+        "",
         "",
     ]
     plugins: list[str] = []
-    for info in result["nodes"].values():
+    for info in nodes.values():
         for name in info["scores"]:
             if name not in plugins:
                 plugins.append(name)
+    ordered = sorted(nodes.items(), key=lambda kv: (not kv[1]["feasible"], -kv[1]["score"], kv[0]))
     rows = []
-    nodes = sorted(
-        result["nodes"].items(), key=lambda kv: (not kv[1]["feasible"], -kv[1]["score"], kv[0])
+    for name, info in ordered:
+        mark = "*" if name == result["selectedNode"] else " "
+        if info["feasible"]:
+            scores = [str(info["scores"].get(p, "-")) for p in plugins]
+            rows.append([mark + name, "feasible", str(info["score"]), *scores, ""])
+        else:
+            why = "; ".join(info["reasons"])
+            verdict = f"rejected by {info['plugin']}"
+            rows.append([mark + name, verdict, "", *([""] * len(plugins)), why])
+    headers = ["NODE", "VERDICT", "TOTAL", *plugins, "REASONS"]
+    right = tuple(range(2, 3 + len(plugins)))
+    legend = (
+        "\n\nTOTAL is the weighted sum of the plugins' normalized scores (0-100) shown beside it."
+        if plugins
+        else ""
     )
-    for name, info in nodes:
-        mark = "*" if name == result["selectedNode"] else ""
-        verdict = "feasible" if info["feasible"] else f"rejected by {info['plugin']}"
-        scores = " ".join(f"{p}={info['scores'][p]}" for p in plugins if p in info["scores"])
-        detail = scores if info["feasible"] else "; ".join(info["reasons"])
-        rows.append([mark + name, verdict, str(info["score"]) if info["feasible"] else "-", detail])
-    return "\n".join(head) + _table(["NODE", "VERDICT", "SCORE", "DETAIL"], rows)
+    return "\n".join(head) + _table(headers, rows, right) + legend
 
 
 def schedule_table(result: dict[str, Any]) -> str:
@@ -54,7 +76,7 @@ def schedule_table(result: dict[str, Any]) -> str:
         f"\n\n{s['pods']} pods: {s['scheduled']} scheduled, {s['unschedulable']} unschedulable, "
         f"{s['gated']} gated, {s['error']} error; {s['ignored']} ignored (other schedulers)"
     )
-    return _table(["POD", "RESULT", "NODE", "ATTEMPTS", "MESSAGE"], rows) + tail
+    return _table(["POD", "RESULT", "NODE", "ATTEMPTS", "MESSAGE"], rows, right=(3,)) + tail
 
 
 def simulate_summary(s: dict[str, Any]) -> str:

@@ -1,0 +1,215 @@
+"""The static HTML report of a run: ``index.html`` beside its PNG plots and ``summary.json``.
+
+Opens from disk without a server (relative image links, inline CSS, no scripts).
+:func:`write_report` takes the summary dict that ``simulate --json-out`` saves (and that
+``kubesched report RESULTS.json`` reads back); sections whose data a run lacks are left out
+of the tables, and plots say so.  Denominators come first: an operator reads "P99 of what,
+out of how many Pods" before any percentile.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+from typing import Any
+
+from kubesched.api.errors import InputError
+from kubesched.report import plots
+
+CSS = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1000px; color: #222; }
+h1 { font-size: 1.5em; } h2 { font-size: 1.15em; margin-top: 1.8em; }
+table { border-collapse: collapse; margin: 0.5em 0; font-size: 0.92em; }
+td, th { border: 1px solid #ccc; padding: 3px 10px; text-align: left; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+figure { margin: 1em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
+figcaption { font-size: 0.85em; color: #555; }
+.bad { color: #b30000; font-weight: bold; } .ok { color: #2a7a2a; }
+"""
+
+
+def _esc(v: Any) -> str:
+    return html.escape("-" if v is None else str(v))
+
+
+def _table(rows: list[tuple[str, Any]], head: tuple[str, str] | None = None) -> str:
+    out = ["<table>"]
+    if head:
+        out.append(f"<tr><th>{_esc(head[0])}</th><th>{_esc(head[1])}</th></tr>")
+    for k, v in rows:
+        cls = ' class="num"' if isinstance(v, int | float) else ""
+        out.append(f"<tr><td>{_esc(k)}</td><td{cls}>{_esc(v)}</td></tr>")
+    out.append("</table>")
+    return "\n".join(out)
+
+
+def _grid(headers: list[str], rows: list[list[Any]]) -> str:
+    out = ["<table>", "<tr>" + "".join(f"<th>{_esc(h)}</th>" for h in headers) + "</tr>"]
+    for row in rows:
+        cells = []
+        for v in row:
+            cls = ' class="num"' if isinstance(v, int | float) else ""
+            cells.append(f"<td{cls}>{_esc(v)}</td>")
+        out.append("<tr>" + "".join(cells) + "</tr>")
+    out.append("</table>")
+    return "\n".join(out)
+
+
+def _ms(v: float | None) -> str:
+    return "-" if v is None else f"{v * 1e3:.3f}"
+
+
+def denominators(s: dict[str, Any]) -> list[tuple[str, Any]]:
+    """Pods created, scheduled, failed (last attempt an error), timed out (still Pending when
+    the run stopped), and attempts by result."""
+    waiting = s.get("waiting") or {}
+    by_reason = waiting.get("byReason") or {}
+    attempts = s.get("attempts") or {}
+    return [
+        ("Pods created", s.get("podsSubmitted")),
+        ("Pods scheduled", s.get("podsScheduled")),
+        ("Pods failed (scheduler error)", by_reason.get("SchedulerError", 0)),
+        ("Pods timed out (still Pending at the end)", s.get("podsPending")),
+        ("Attempts: scheduled", attempts.get("scheduled")),
+        ("Attempts: unschedulable", attempts.get("unschedulable")),
+        ("Attempts: error", attempts.get("error")),
+        ("Success ratio (scheduled / attempts)", s.get("successRatio")),
+    ]
+
+
+def configuration(s: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The run's identity and settings."""
+    rows: list[tuple[str, Any]] = [
+        ("Scenario", s.get("scenario")),
+        ("Seed", s.get("seed")),
+        ("Nodes", s.get("nodes")),
+        ("Simulated seconds", s.get("virtualSeconds")),
+        ("Wall-clock seconds", s.get("wallSeconds")),
+        ("Scheduler wall-clock seconds", s.get("schedulerWallSeconds")),
+        ("Attempts per wall-clock second", s.get("attemptsPerWallSecond")),
+        ("Successful Pods per simulated second", s.get("scheduledPodsPerVirtualSecond")),
+    ]
+    for k, v in (s.get("config") or {}).items():
+        rows.append((k, ", ".join(map(str, v)) if isinstance(v, list) else v))
+    tl = s.get("timeline") or {}
+    if tl:
+        rows.append(("Sample interval (simulated s)", tl.get("interval")))
+    return rows
+
+
+def _latency_tables(s: dict[str, Any]) -> str:
+    lat = s.get("latency") or {}
+    parts = []
+    for key, title in (
+        ("extensionPointSeconds", "Extension points (scheduler_framework_extension_point_…)"),
+        ("attemptSeconds", "Attempts by result (scheduler_scheduling_attempt_duration_seconds)"),
+        ("pluginSeconds", "Plugins, sampled cycles (scheduler_plugin_execution_duration_…)"),
+        ("sliSeconds", "Pod scheduling SLI, simulated time (…_pod_scheduling_sli_…)"),
+    ):
+        data = lat.get(key) or {}
+        if not data:
+            continue
+        rows = [
+            [name or "all", int(v.get("count") or 0), _ms(v.get("p50")), _ms(v.get("p99"))]
+            for name, v in data.items()
+        ]
+        parts.append(f"<h3>{_esc(title)}</h3>")
+        parts.append(_grid(["", "observations", "P50 ms", "P99 ms"], rows))
+    return "\n".join(parts)
+
+
+def _waiting(s: dict[str, Any]) -> str:
+    w = s.get("waiting") or {}
+    rows = [[reason, n] for reason, n in (w.get("byReason") or {}).items()]
+    out = [_grid(["PodScheduled reason", "Pods"], rows) if rows else "<p>None.</p>"]
+    oldest = w.get("oldest")
+    if oldest:
+        out.append(
+            _table(
+                [
+                    ("Oldest waiting Pod", oldest.get("pod")),
+                    ("Age (s)", oldest.get("ageSeconds")),
+                    ("Reason", oldest.get("reason")),
+                    ("Message", oldest.get("message")),
+                ]
+            )
+        )
+    return "\n".join(out)
+
+
+def _invariants(s: dict[str, Any]) -> str:
+    inv = s.get("invariants") or {}
+    if not inv:
+        return "<p>Not checked.</p>"
+    rows = []
+    for k, v in inv.items():
+        ok = not v
+        mark = '<span class="ok">holds</span>' if ok else f'<span class="bad">{len(v)}</span>'
+        rows.append(f"<tr><td>{_esc(k)}</td><td>{mark}</td></tr>")
+    return "<table>" + "".join(rows) + "</table>"
+
+
+def render_html(s: dict[str, Any], captions: dict[str, str]) -> str:
+    """The page, referring to the PNGs by their file names."""
+    title = f"kubesched run: {s.get('scenario', 'run')} (seed {s.get('seed', '-')})"
+
+    def fig(name: str) -> str:
+        return (
+            f'<figure><img src="{html.escape(name)}" alt="{html.escape(name)}">'
+            f"<figcaption>{_esc(captions.get(name, ''))}</figcaption></figure>"
+        )
+
+    pending = ", ".join(f"{k} {v}" for k, v in (s.get("pendingPods") or {}).items())
+    util = ", ".join(f"{k} {v}%" for k, v in (s.get("utilization") or {}).items())
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{_esc(title)}</title>
+<style>{CSS}</style></head>
+<body>
+<h1>{_esc(title)}</h1>
+<h2>Denominators</h2>
+{_table(denominators(s))}
+<p>Pending by queue at the end: {_esc(pending or "-")}.
+Utilisation at the end: {_esc(util or "-")}.</p>
+<h2>Throughput and attempts</h2>
+{fig("throughput.png")}
+{fig("attempts.png")}
+<h2>Queue</h2>
+{fig("queues.png")}
+<h2>Pods still waiting</h2>
+{fig("waiting.png")}
+{_waiting(s)}
+<h2>Latency</h2>
+{fig("latency.png")}
+{_latency_tables(s)}
+<h2>Resources</h2>
+{fig("resources.png")}
+<h2>Invariants</h2>
+{_invariants(s)}
+<h2>Configuration</h2>
+{_table(configuration(s), head=("setting", "value"))}
+<p><a href="summary.json">summary.json</a> holds every number above.</p>
+</body></html>
+"""
+
+
+def write_report(summary: dict[str, Any], out: str | Path) -> Path:
+    """Write ``index.html``, the PNG plots and ``summary.json`` into ``out``; the index path."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    captions = plots.render_all(summary, out)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    index = out / "index.html"
+    index.write_text(render_html(summary, captions))
+    return index
+
+
+def load_results(path: str | Path) -> dict[str, Any]:
+    """A saved summary (``simulate --json-out``); :class:`InputError` if it is not one."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise InputError([("", f"cannot read results: {e}")], file=str(path)) from None
+    if not isinstance(data, dict) or "podsSubmitted" not in data:
+        raise InputError([("", "not a run summary (simulate --json-out)")], file=str(path))
+    return data

@@ -1,0 +1,183 @@
+"""The simulated world's time series: what the HTML report plots and a saved run keeps.
+
+:class:`Timeline` samples once per ``interval`` virtual seconds (default 1): queue sizes,
+cumulative attempts by result, Pods created and bound, Pods running, and per resource (CPU,
+memory, GPUs) utilisation and fragmentation plus the number of fully idle 8-GPU nodes.  Each
+sample also brings the scheduler's gauges up to date (``Scheduler.sync_metrics``), so metrics
+advance in virtual time, and with ``pace`` set it sleeps until the wall clock catches up
+(``pace`` simulated seconds per wall second), so a Prometheus scraping ``/metrics`` sees a
+run unfold at a known speed: ``rate()`` over a scrape window then equals ``pace`` times the
+per-simulated-second rate (exactly the simulated rate at ``pace`` 1).
+
+Definitions (DESIGN.md's "is the place worth having"):
+
+- utilisation of a resource: requested / allocatable over live nodes, percent;
+- fragmentation of a resource: the share of its free capacity that sits on nodes where it is
+  partly used, percent (free capacity on fully idle nodes is not fragmented; a request as
+  large as a whole node can only use those);
+- idle 8-GPU nodes: nodes with at least 8 allocatable GPUs and none requested.
+
+:func:`waiting_pods` describes Pods still Pending at the end from the API server's creation
+time and ``PodScheduled=False`` condition: a distribution of ages and the oldest, by reason.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kubesched.api import objects as api
+
+if TYPE_CHECKING:
+    from kubesched.sim.driver import SimCluster
+
+GPU = "nvidia.com/gpu"
+RESOURCES = (api.CPU, api.MEMORY, GPU)
+QUEUES = ("active", "backoff", "unschedulable", "gated")
+RESULTS = ("scheduled", "unschedulable", "error")
+WHOLE_GPU_NODE = 8
+MAX_AGES = 5000
+"""At most this many ages are kept (evenly spaced ranks of the sorted list beyond that)."""
+
+
+class Timeline:
+    """Samples ``sim`` every ``interval`` virtual seconds from ``start`` until ``until``."""
+
+    def __init__(self, sim: SimCluster, *, interval: float = 1.0, pace: float | None = None):
+        self.sim = sim
+        self.interval = interval
+        self.pace = pace
+        self.series: dict[str, Any] = {
+            "t": [],
+            "pending": {q: [] for q in QUEUES},
+            "attempts": {r: [] for r in RESULTS},
+            "created": [],
+            "bound": [],
+            "running": [],
+            "utilization": {r: [] for r in RESOURCES},
+            "fragmentation": {r: [] for r in RESOURCES},
+            "idleGpuNodes": [],
+        }
+        self._wall0 = time.perf_counter()
+        self._until = 0.0
+
+    def start(self, until: float, at: float = 0.0) -> None:
+        """Sample at ``at``, ``at + interval``, ... up to ``until`` (inclusive)."""
+        self._until = until
+        self._wall0 = time.perf_counter() - (at / self.pace if self.pace else 0.0)
+        self.sim.loop.call_at(at, self._tick, priority=2)
+
+    def _tick(self) -> None:
+        self.sample()
+        nxt = self.sim.loop.now + self.interval
+        if nxt <= self._until + 1e-9:
+            self.sim.loop.call_at(nxt, self._tick, priority=2)
+
+    def sample(self) -> None:
+        """Record one point at the current virtual time and sync the scheduler's metrics."""
+        sim = self.sim
+        s = sim.scheduler
+        now = sim.loop.now
+        if self.pace:
+            lag = self._wall0 + now / self.pace - time.perf_counter()
+            if lag > 0:
+                time.sleep(lag)
+        s.sync_metrics()
+        ser = self.series
+        ser["t"].append(round(now, 6))
+        pending = s.queue.pending_pods()
+        for q in QUEUES:
+            ser["pending"][q].append(int(pending.get(q, 0)))
+        for r in RESULTS:
+            ser["attempts"][r].append(int(s.attempts.get(r, 0)))
+        stats = sim.api.stats
+        ser["created"].append(len(stats.created_at))
+        ser["bound"].append(len(stats.bound_at))
+        ser["running"].append(len(s.cluster.pods))
+        usage = resource_usage(sim)
+        for r in RESOURCES:
+            util, frag = usage.get(r, (None, None))
+            ser["utilization"][r].append(util)
+            ser["fragmentation"][r].append(frag)
+        ser["idleGpuNodes"].append(idle_gpu_nodes(sim))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The series, JSON-ready (``interval`` and ``pace`` included)."""
+        return {"interval": self.interval, "pace": self.pace, **self.series}
+
+
+def resource_usage(sim: SimCluster) -> dict[str, tuple[float | None, float | None]]:
+    """Per resource present in the cluster: (utilisation %, fragmentation %); see module doc."""
+    t = sim.scheduler.cluster.nodes
+    alive = t.alive
+    out: dict[str, tuple[float | None, float | None]] = {}
+    for name in RESOURCES:
+        col = t.resource_index.get(name)
+        if col is None:
+            continue
+        alloc = t.allocatable[alive, col]
+        used = t.requested[alive, col]
+        total = int(alloc.sum())
+        if total <= 0:
+            continue
+        free = np.maximum(alloc - used, 0)
+        total_free = int(free.sum())
+        stranded = int(free[(used > 0)].sum())
+        util = round(100.0 * int(used.sum()) / total, 3)
+        frag = round(100.0 * stranded / total_free, 3) if total_free else 0.0
+        out[name] = (util, frag)
+    return out
+
+
+def idle_gpu_nodes(sim: SimCluster) -> int:
+    """Live nodes with at least 8 allocatable GPUs and none requested."""
+    t = sim.scheduler.cluster.nodes
+    col = t.resource_index.get(GPU)
+    if col is None:
+        return 0
+    alive = t.alive
+    whole = (t.allocatable[alive, col] >= WHOLE_GPU_NODE) & (t.requested[alive, col] == 0)
+    return int(whole.sum())
+
+
+def waiting_pods(sim: SimCluster, keys: list[str], now: float) -> dict[str, Any]:
+    """Pods among ``keys`` still Pending at ``now``: ages (seconds since creation), counts by
+    the reason of their ``PodScheduled=False`` condition (``SchedulingGated`` for gated Pods,
+    ``NotYetAttempted`` when the scheduler has not written one), and the oldest Pod."""
+    api_server = sim.api
+    queue = sim.scheduler.queue
+    rows: list[tuple[float, str, str, str]] = []
+    for key in keys:
+        pod = api_server.pods.get(key)
+        if pod is None or pod.node_name:
+            continue
+        created = api_server.stats.created_at.get(key, now)
+        cond = api_server.conditions.get(key)
+        if cond is not None:
+            reason, message = cond.reason, cond.message
+        elif queue.queue_of(key) == "gated":
+            qp = queue.get(key)
+            reason, message = "SchedulingGated", qp.message if qp is not None else ""
+        else:
+            reason, message = "NotYetAttempted", ""
+        rows.append((max(0.0, now - created), key, reason, message))
+    rows.sort(reverse=True)
+    by_reason: dict[str, int] = {}
+    for _, _, reason, _ in rows:
+        by_reason[reason] = by_reason.get(reason, 0) + 1
+    ages = sorted(a for a, _, _, _ in rows)
+    if len(ages) > MAX_AGES:
+        idx = np.linspace(0, len(ages) - 1, MAX_AGES).round().astype(np.int64)
+        ages = [ages[int(i)] for i in idx]
+    oldest = None
+    if rows:
+        age, key, reason, message = rows[0]
+        oldest = {"pod": key, "ageSeconds": round(age, 3), "reason": reason, "message": message}
+    return {
+        "count": len(rows),
+        "byReason": dict(sorted(by_reason.items())),
+        "agesSeconds": [round(a, 3) for a in ages],
+        "oldest": oldest,
+    }

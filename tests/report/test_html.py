@@ -1,0 +1,90 @@
+"""The HTML report: every plot present and a valid PNG, the page refers to each, and the
+numbers in its tables are the run's."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import matplotlib.image as mpimg
+import pytest
+
+from kubesched.cli import main
+from kubesched.report import html, plots
+from tests.sim.test_observability import SCENARIO
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    d = tmp_path_factory.mktemp("run")
+    (d / "scenario.yaml").write_text(SCENARIO)
+    results = d / "results.json"
+    rc = main(
+        [
+            "simulate",
+            str(d / "scenario.yaml"),
+            "--no-progress",
+            "--json-out",
+            str(results),
+            "--report",
+            str(d / "report"),
+            "--metrics-file",
+            str(d / "metrics.txt"),
+        ]
+    )
+    assert rc == 0
+    return d, json.loads(results.read_text())
+
+
+def _check_report(out: Path) -> str:
+    page = (out / "index.html").read_text()
+    for name in plots.PLOTS:
+        data = (out / name).read_bytes()
+        assert data.startswith(PNG_MAGIC) and len(data) > 5000, name
+        img = mpimg.imread(out / name)
+        assert img.shape[0] >= 300 and img.shape[1] >= 800, name
+        assert img.std() > 0.01, name  # not a blank canvas
+        assert f'<img src="{name}"' in page
+    assert len(re.findall(r"<img ", page)) == len(plots.PLOTS)
+    return page
+
+
+def test_simulate_report_has_every_plot(saved: tuple[Path, dict[str, Any]]) -> None:
+    d, summary = saved
+    page = _check_report(d / "report")
+    assert '<td>Pods created</td><td class="num">153</td>' in page
+    assert '<td>Pods scheduled</td><td class="num">150</td>' in page
+    assert "default/huge-000000" in page  # the oldest waiting Pod
+    assert "Filter" in page and "observations" in page
+    assert json.loads((d / "report" / "summary.json").read_text()) == summary
+    text = (d / "metrics.txt").read_text()
+    assert 'scheduler_pending_pods{queue="unschedulable"} 3.0' in text
+
+
+def test_report_command_renders_a_saved_run(
+    saved: tuple[Path, dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d, _ = saved
+    assert main(["report", str(d / "results.json"), "--out", str(tmp_path / "r")]) == 0
+    assert capsys.readouterr().out.strip().endswith("index.html")
+    _check_report(tmp_path / "r")
+
+
+def test_a_run_without_timeline_still_gets_every_figure(
+    saved: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    _, summary = saved
+    bare = {k: v for k, v in summary.items() if k not in ("timeline", "waiting", "latency")}
+    html.write_report(bare, tmp_path)
+    page = _check_report(tmp_path)
+    assert "Pods created" in page
+
+
+def test_report_rejects_a_file_that_is_not_a_run(tmp_path: Path) -> None:
+    bad = tmp_path / "x.json"
+    bad.write_text('{"kind": "Pod"}')
+    assert main(["report", str(bad)]) == 2
