@@ -1,0 +1,425 @@
+"""Run scheduler_perf workloads against the real scheduler in wall-clock time.
+
+:func:`run_config` loads a config, picks workloads (case, workload, labels), resolves their
+params (every selected workload before running any), and runs each with a fresh scheduler,
+API server and client; :func:`run_workload` runs one.  The ops follow upstream's
+``executor.go``:
+
+- ``createNodes`` names nodes ``generateName`` + 5 random characters (seeded) and applies
+  ``labelNodePrepareStrategy`` round-robin over the op's nodes in name order;
+- ``createPods`` writes to ``namespace-<op index>`` unless the op names a namespace; with
+  ``collectMetrics`` it is a measured phase; it waits until all *its* Pods are bound (upstream
+  counts every bound Pod of the namespace), or records them for a later ``barrier`` with
+  ``skipWaitToCompletion``; ``steadyState`` deletes each bound Pod and creates a new one
+  until ``duration`` has passed;
+- ``barrier`` waits until the recorded Pods of its namespaces are Scheduled (or Attempted);
+- ``churn``, and ``deletePods`` with ``skipWaitToCompletion``, run in the background until
+  the workload ends.
+
+Unknown ``featureGates`` are ignored with a warning.  :func:`scheduler_options` is the one
+place that turns gates and options into ``Scheduler`` arguments (``OpportunisticBatching``
+-> ``batching``, the hook for result reuse across equivalent Pods).
+"""
+
+from __future__ import annotations
+
+import cProfile
+import gc
+import logging
+import resource
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kubesched.api import objects as api
+from kubesched.bench import background, collect, objects
+from kubesched.bench import params as p
+from kubesched.bench.api import BenchApi, SchedulerClient
+from kubesched.bench.config import TestCase, Workload, load_test_cases
+from kubesched.bench.loop import Loop, Phase, WorkloadError
+from kubesched.bench.results import API, ATTEMPT_METRIC, MEMORY, ApiModel, WorkloadResult
+from kubesched.config.load import load_config
+from kubesched.plugins.registry import known_plugin_names
+from kubesched.scheduler import Scheduler
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT = 600.0
+"""Seconds an op may wait (upstream: 10 minutes for Pods to be scheduled)."""
+GATES_HONOURED = {"OpportunisticBatching": "batching"}
+"""Feature gates kubesched maps onto a ``Scheduler`` argument; every other gate is ignored."""
+
+ProgressFactory = Callable[[str, int], Callable[[int], None]]
+"""``factory(label, total)`` returns ``update(done)`` for one workload's progress bar."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """How to run workloads."""
+
+    binding: str = MEMORY
+    """``memory`` (binds apply at once) or ``api`` (modelled API server)."""
+    api_latency: float = 0.0
+    """Seconds each API call takes in ``api`` mode."""
+    client_qps: float | None = None
+    """Client rate limit in ``api`` mode; None: the scheduler config's (default 50)."""
+    client_burst: int | None = None
+    """Client burst in ``api`` mode; None: the scheduler config's (default 100)."""
+    timeout: float = DEFAULT_TIMEOUT
+    seed: int = 0
+    batching: bool | None = None
+    """Result reuse across equivalent Pods; None: the gate if set, else the default."""
+    profiler: cProfile.Profile | None = None
+    """Enabled during every measured phase."""
+    progress: ProgressFactory | None = None
+
+
+def scheduler_options(gates: Mapping[str, bool], options: RunOptions) -> dict[str, Any]:
+    """``Scheduler`` keyword arguments for a workload's merged feature gates and options."""
+    kwargs: dict[str, Any] = {}
+    for gate, value in sorted(gates.items()):
+        if gate in GATES_HONOURED:
+            kwargs[GATES_HONOURED[gate]] = value
+        else:
+            log.warning("feature gate %s=%s ignored: kubesched has no such gate", gate, value)
+    if options.batching is not None:
+        kwargs["batching"] = options.batching
+    return kwargs
+
+
+def run_config(
+    path: str,
+    *,
+    case: str | None = None,
+    workload: str | None = None,
+    labels: tuple[str, ...] = (),
+    options: RunOptions = RunOptions(),
+    on_result: Callable[[WorkloadResult], None] | None = None,
+) -> list[WorkloadResult]:
+    """Run the selected workloads of the config at ``path`` (``both`` runs each twice)."""
+    cases = load_test_cases(path)
+    chosen = p.select(cases, case=case, workload=workload, labels=labels)
+    plans = [(tc, w, p.resolve(tc, w)) for tc, w in chosen]
+    modes = (MEMORY, API) if options.binding == "both" else (options.binding,)
+    results = []
+    for tc, w, steps in plans:
+        for mode in modes:
+            opts = RunOptions(**{**_as_dict(options), "binding": mode})
+            result = run_workload(tc, w, steps, opts)
+            results.append(result)
+            if on_result is not None:
+                on_result(result)
+    return results
+
+
+def _as_dict(options: RunOptions) -> dict[str, Any]:
+    return {name: getattr(options, name) for name in RunOptions.__slots__}
+
+
+def run_workload(
+    case: TestCase, workload: Workload, steps: list[p.Step], options: RunOptions
+) -> WorkloadResult:
+    """Run one workload from a fresh cluster; never raises for a workload failure."""
+    run = _WorkloadRun(case, workload, steps, options)
+    try:
+        run.run()
+    except WorkloadError as err:
+        run.result.error = str(err)
+    finally:
+        run.finish()
+    return run.result
+
+
+class _WorkloadRun:
+    """The state of one workload while its steps run."""
+
+    def __init__(
+        self, case: TestCase, workload: Workload, steps: list[p.Step], options: RunOptions
+    ) -> None:
+        self.case, self.workload, self.steps, self.options = case, workload, steps, options
+        cfg = load_config(case.scheduler_config_path, known_plugins=known_plugin_names())
+        clock = time.perf_counter
+        self.api = BenchApi()
+        cc = cfg.client_connection
+        qps = options.client_qps if options.client_qps is not None else cc.qps
+        burst = options.client_burst if options.client_burst is not None else cc.burst
+        modelled = options.binding == API
+        self.client = SchedulerClient(
+            self.api, clock, modelled=modelled, latency=options.api_latency, qps=qps, burst=burst
+        )
+        gates = {**case.feature_gates, **workload.feature_gates}
+        self.scheduler = Scheduler(
+            cfg,
+            clock=clock,
+            api_client=self.client,
+            seed=options.seed,
+            submit_binding=self.client.submit_binding,
+            **scheduler_options(gates, options),
+        )
+        self.api.watcher = self.scheduler
+        self.total = sum(
+            s.count for s in steps if isinstance(s, p.CreatePods) and not s.steady_state
+        )
+        self._update: Callable[[int], None] | None = None
+        if options.progress is not None:
+            self._update = options.progress(f"{case.name}/{workload.name}", self.total)
+        self.loop = Loop(self.scheduler, self.api, self.client, clock, self._tick_progress)
+        self.names = objects.Names(options.seed)
+        self.writer = background.Writer(self.api, self.names)
+        self.known: dict[str, int] = {}
+        """Upstream ``numPodsScheduledPerNamespace``: Pods a barrier waits for, by namespace."""
+        self.measured = sum(1 for s in steps if isinstance(s, p.StopCollecting)) + sum(
+            1 for s in steps if isinstance(s, p.CreatePods) and s.collect_metrics
+        )
+        mode = ApiModel(API, options.api_latency, qps, burst) if modelled else ApiModel()
+        self.result = WorkloadResult(case.name, workload.name, mode, threshold=workload.threshold)
+        self.start = clock()
+
+    def _tick_progress(self) -> None:
+        if self._update is not None:
+            self._update(min(self.api.binds, self.total))
+
+    # ------------------------------------------------------------------ the steps
+    def run(self) -> None:
+        for step in self.steps:
+            try:
+                getattr(self, "_" + type(step).__name__)(step)
+            except WorkloadError as err:
+                raise WorkloadError(f"op {step.index}: {err}") from None
+
+    def finish(self) -> None:
+        if self.loop.phase is not None:
+            self._stop()
+        self.loop.background.clear()
+        gc.unfreeze()
+        r = self.result
+        r.pods_bound = self.api.binds
+        r.wall_seconds = time.perf_counter() - self.start
+        r.attempts = {k: int(v) for k, v in self.scheduler.attempts.items()}
+        r.api.calls, r.api.max_wait = self.client.calls, self.client.max_wait
+        r.api.throttled_calls = self.client.throttled_calls
+        r.peak_rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+        self._tick_progress()
+
+    def _namespace(self, name: str) -> None:
+        self.api.create_namespace(name)
+        self.known.setdefault(name, 0)
+
+    def _CreateNodes(self, step: p.CreateNodes) -> None:
+        manifest = objects.Manifest(step.template, step.template_params) if step.template else None
+        taken: set[str] = set()
+        maker = objects.NodeMaker(
+            manifest, self.names, lambda n: n in self.api.nodes or n in taken, f"node-{step.index}-"
+        )
+        nodes: list[api.Node] = []
+        for i in range(step.count):
+            node = maker.make(i, step.count)
+            taken.add(node.name)
+            nodes.append(node)
+        if step.label_key and step.label_values:
+            for j, node in enumerate(sorted(nodes, key=lambda n: n.name)):
+                node.labels[step.label_key] = step.label_values[j % len(step.label_values)]
+        for node in nodes:
+            if step.unique_label_key:
+                node.labels[step.unique_label_key] = self.names.uid()
+            self.writer.create(self.api.create_node, node)
+
+    def _CreateNamespaces(self, step: p.CreateNamespaces) -> None:
+        labels: dict[str, str] = {}
+        if step.template:
+            meta = objects.Manifest(step.template).document().get("metadata") or {}
+            labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
+        for i in range(step.count):
+            name = f"{step.prefix}-{i}"
+            self.api.create_namespace(name, labels)
+            self.known.setdefault(name, 0)
+
+    def _CreatePods(self, step: p.CreatePods) -> None:
+        ns = step.namespace
+        self._namespace(ns)
+        manifest = None
+        if step.template is not None:  # else upstream's base Pod, without signature label
+            manifest = objects.Manifest(step.template, step.template_params)
+        batch = step.signature_batch_size if manifest is not None else 0
+        exists = lambda n: f"{ns}/{n}" in self.api.pods  # noqa: E731
+        maker = objects.PodMaker(manifest, ns, self.names, exists, batch)
+        if step.collect_metrics:
+            self._start(ns, (ns,), None)
+        if step.steady_state:
+            self._steady(step, maker)
+        else:
+            waiting: set[str] = set()
+            for i in range(step.count):
+                pod = maker.make(i, step.count)
+                self.writer.create(self.api.create_pod, pod)
+                waiting.add(pod.key)
+            if step.skip_wait:
+                self.known[ns] += step.count
+            else:
+                self._wait_bound(waiting, ns, step.count)
+        if step.collect_metrics:
+            self._stop()
+
+    def _wait_bound(self, waiting: set[str], ns: str, count: int) -> None:
+        def bound(pod: api.Pod) -> None:
+            waiting.discard(pod.key)
+
+        self.api.on_bound.append(bound)
+        for key in list(waiting):
+            live = self.api.pods.get(key)
+            if live is not None and live.node_name:
+                waiting.discard(key)
+        try:
+            self.loop.wait(
+                lambda: not waiting or not any(k in self.api.pods for k in waiting),
+                lambda: f"{count - len(waiting)} of {count} Pods of namespace {ns} scheduled",
+                timeout=self.options.timeout,
+            )
+        finally:
+            self.api.on_bound.remove(bound)
+
+    def _steady(self, step: p.CreatePods, maker: objects.PodMaker) -> None:
+        seen: list[api.Pod] = []
+        total = [0]
+
+        def bound(pod: api.Pod) -> None:
+            if pod.namespace == step.namespace:
+                seen.append(pod)
+
+        self.api.on_bound.append(bound)
+        try:
+            for i in range(step.count):
+                self.api.create_pod(maker.make(i, step.count))
+            end = time.perf_counter() + step.duration
+
+            def done() -> bool:
+                while seen:
+                    pod = seen.pop()
+                    total[0] += 1
+                    self.api.delete_pod(pod, grace=0)
+                    self.api.create_pod(maker.make(total[0], step.count))
+                return time.perf_counter() >= end
+
+            self.loop.wait(
+                done, lambda: "steady state", timeout=step.duration + 1.0, stall_fails=False
+            )
+        finally:
+            self.api.on_bound.remove(bound)
+        if total[0] == 0:
+            raise WorkloadError("no pod at all got scheduled in the steady-state duration")
+
+    def _DeletePods(self, step: p.DeletePods) -> None:
+        victims = self.api.pods_in(step.namespace, step.label_selector)
+        if step.per_second <= 0:
+            for pod in victims:
+                self.api.delete_pod(pod)
+            return
+        task = background.DeleteAtRate(
+            self.api, victims, 1.0 / step.per_second, time.perf_counter()
+        )
+        self.loop.background.append(task)
+        if not step.skip_wait:
+            self.loop.wait(
+                lambda: task not in self.loop.background,
+                lambda: f"{task.left} Pods left to delete",
+                timeout=self.options.timeout,
+                stall_fails=False,
+            )
+
+    def _Churn(self, step: p.Churn) -> None:
+        self._namespace(step.namespace)
+        docs = []
+        for path in step.templates:
+            manifest = objects.Manifest(path)
+            if not manifest.static:
+                raise WorkloadError(f"{path}: churn templates are plain YAML, not rendered")
+            docs.append((path, manifest.document()))
+        self.loop.background.append(background.Churn(self.writer, step, docs, time.perf_counter()))
+
+    def _Barrier(self, step: p.Barrier) -> None:
+        namespaces = list(step.namespaces) or list(self.known)
+        for ns in namespaces:
+            if ns not in self.known:
+                raise WorkloadError(f"unknown namespace {ns}")
+        for ns in namespaces:
+            self._barrier(ns, self.known[ns], step)
+        if step.stage == "Scheduled":
+            for ns in namespaces:
+                del self.known[ns]
+
+    def _barrier(self, ns: str, want: int, step: p.Barrier) -> None:
+        def reached() -> int:
+            return self.api.count(ns, step.stage, step.label_selector)
+
+        self.loop.wait(
+            lambda: reached() >= want,
+            lambda: f"barrier: {reached()} of {want} Pods of namespace {ns} {step.stage}",
+            timeout=self.options.timeout,
+        )
+
+    def _Sleep(self, step: p.Sleep) -> None:
+        self.loop.run_for(step.duration)
+
+    def _StartCollecting(self, step: p.StartCollecting) -> None:
+        for ns in step.namespaces:
+            self._namespace(ns)
+        self._start(step.name, step.namespaces, step.label_selector)
+
+    def _StopCollecting(self, step: p.StopCollecting) -> None:
+        if self.loop.phase is None:
+            raise WorkloadError("missing startCollectingMetrics operation before stopping")
+        self._stop()
+
+    def _CreateAny(self, step: p.CreateAny) -> None:
+        if step.namespace:
+            self._namespace(step.namespace)
+        manifest = objects.Manifest(step.template, step.template_params)
+        for i in range(step.count):
+            doc = objects.make_object(
+                manifest.document(i, step.count),
+                step.namespace,
+                self.names,
+                self.writer.exists,
+                step.template,
+            )
+            self.writer.create_any(doc)
+
+    # ------------------------------------------------------------------ measured phases
+    def _start(
+        self, name: str, namespaces: tuple[str, ...], selector: Mapping[str, str] | None
+    ) -> None:
+        if self.loop.phase is not None:
+            raise WorkloadError("metrics collection is overlapping")
+        gc.collect()
+        gc.freeze()  # setup objects stay out of the collector's way while measuring
+        label = f"{self.case.name}/{self.workload.name}"
+        if self.measured > 1:
+            label += f"/{name}"
+        now = time.perf_counter()
+        before = collect.snapshot(self.scheduler.metrics, [h[0] for h in collect.HISTOGRAMS])
+        self.loop.phase = Phase(
+            label, collect.ThroughputCollector(namespaces, selector, now), before, now
+        )
+        if self.options.profiler is not None:
+            self.options.profiler.enable()
+
+    def _stop(self) -> None:
+        phase = self.loop.phase
+        assert phase is not None
+        if self.options.profiler is not None:
+            self.options.profiler.disable()
+        self.loop.phase = None
+        phase.end = time.perf_counter()
+        items = []
+        data, short = phase.collector.summary()
+        if data is not None:
+            items.append(collect.throughput_item(data, phase.name))
+        self.result.short_run = self.result.short_run or short
+        if phase.attempts:
+            items.append(collect.duration_item(phase.attempts, ATTEMPT_METRIC, phase.name))
+        after = collect.snapshot(self.scheduler.metrics, [h[0] for h in collect.HISTOGRAMS])
+        items.extend(collect.histogram_items(phase.before, after, phase.name))
+        w = self.workload
+        self.result.failures.extend(collect.apply_threshold(items, w.threshold, w.selector))
+        self.result.items.extend(items)
