@@ -1,0 +1,243 @@
+"""The edge to the API server: the only module of kubesched that imports ``kubernetes``.
+
+The official client loads kubeconfig files and in-cluster service-account credentials
+(certificates, bearer tokens, exec plugins, token refresh) and owns the HTTP connection pool.
+Requests go through its raw layer (``param_serialize`` + ``call_api``, the equivalent of
+``_preload_content=False``) and come back as plain JSON dicts, because kubesched reads objects
+with its own parsers and because the generated models cannot read everything the API server
+answers: ``create_namespaced_binding`` receives a ``Status`` and fails to deserialise it as a
+``V1Binding`` (kubernetes-client/python#825), and watch streams are consumed line by line.
+
+Every request is JSON (``clientConnection.contentType``, protobuf by default upstream, is
+not used: kubesched reads plain dicts).  Errors are decided here, once: :class:`ApiError`
+carries the HTTP code and says whether a retry can help (:attr:`ApiError.retryable`: 429,
+5xx, connection failures).  Requests are paced by a token bucket with
+``clientConnection.qps`` / ``burst`` (client-go's ``flowcontrol`` limiter); watches are not
+paced once open.  Underneath, urllib3 retries idempotent requests answered 429/503 with a
+``Retry-After`` header, as client-go does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import threading
+import time
+from collections.abc import Generator, Mapping
+from typing import Any
+
+import urllib3
+from kubernetes import client as k8s
+from kubernetes import config as k8s_config
+
+from kubesched.api.errors import InputError
+
+Obj = dict[str, Any]
+
+DEFAULT_TIMEOUT = 10.0
+"""Seconds a non-watch request may take before it fails as retryable."""
+RETRYABLE = frozenset({429, 500, 502, 503, 504})
+
+
+class ApiError(Exception):
+    """A failed request: ``code`` is the HTTP status (0 when no answer came back)."""
+
+    def __init__(
+        self, code: int, message: str, reason: str = "", retry_after: float | None = None
+    ) -> None:
+        super().__init__(f"{code} {reason}: {message}" if reason else f"{code}: {message}")
+        self.code = code
+        self.reason = reason
+        self.message = message
+        self.retry_after = retry_after
+
+    @property
+    def retryable(self) -> bool:
+        """Temporary: throttled, server error or no connection."""
+        return self.code == 0 or self.code in RETRYABLE
+
+    @property
+    def gone(self) -> bool:
+        """410: the resourceVersion is too old; relist."""
+        return self.code == 410
+
+
+class RateLimiter:
+    """Token bucket: ``qps`` tokens per second, at most ``burst`` saved (qps <= 0: no limit)."""
+
+    def __init__(self, qps: float, burst: int, clock: Any = time.monotonic) -> None:
+        self.qps = qps
+        self.burst = max(1, burst)
+        self.clock = clock
+        self._tokens = float(self.burst)
+        self._last = clock()
+        self._lock = threading.Lock()
+
+    def reserve(self) -> float:
+        """Take a token; the seconds to wait before using it."""
+        if self.qps <= 0:
+            return 0.0
+        with self._lock:
+            now = self.clock()
+            self._tokens = min(self.burst, self._tokens + (now - self._last) * self.qps)
+            self._last = now
+            self._tokens -= 1.0
+            return 0.0 if self._tokens >= 0 else -self._tokens / self.qps
+
+    def wait(self) -> None:
+        """Block until a token is available."""
+        delay = self.reserve()
+        if delay > 0:
+            time.sleep(delay)
+
+
+def _status_error(status: int, data: bytes, headers: Mapping[str, str]) -> ApiError:
+    message, reason = data.decode("utf-8", "replace")[:512], ""
+    try:
+        body = json.loads(data)
+        if isinstance(body, dict):
+            message, reason = str(body.get("message", message)), str(body.get("reason", ""))
+    except ValueError:
+        pass
+    retry_after = None
+    if headers.get("Retry-After", "").isdigit():
+        retry_after = float(headers["Retry-After"])
+    return ApiError(status, message, reason, retry_after)
+
+
+class KubeClient:
+    """JSON requests and watch streams over one official ``ApiClient``."""
+
+    def __init__(self, api: Any, *, qps: float = 50.0, burst: int = 100) -> None:
+        self._api = api
+        self.limiter = RateLimiter(qps, burst)
+        self._open: set[Any] = set()
+        """Raw responses of the watches being read (cut by :meth:`abort`)."""
+
+    def sibling(self, qps: float, burst: int) -> KubeClient:
+        """A client on the same connection pool with its own rate limiter (leader election
+        gets its own, as upstream's separate leader-election client)."""
+        return KubeClient(self._api, qps=qps, burst=burst)
+
+    @property
+    def host(self) -> str:
+        """The API server URL."""
+        return str(self._api.configuration.host)
+
+    def _send(
+        self,
+        method: str,
+        path: str,
+        query: Mapping[str, Any] | None,
+        body: Obj | None,
+        content_type: str,
+        timeout: float | tuple[float, float],
+    ) -> Any:
+        headers = {"Accept": "application/json"}
+        if body is not None:
+            headers["Content-Type"] = content_type
+        m, url, hdrs, data, _ = self._api.param_serialize(
+            method=method,
+            resource_path=path,
+            query_params=list((query or {}).items()),
+            header_params=headers,
+            body=body,
+            auth_settings=["BearerToken"],
+        )
+        try:
+            return self._api.call_api(
+                m, url, header_params=hdrs, body=data, _request_timeout=timeout
+            )
+        except (urllib3.exceptions.HTTPError, OSError, k8s.ApiException) as e:
+            raise ApiError(0, f"{type(e).__name__}: {e}") from e
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, Any] | None = None,
+        body: Obj | None = None,
+        content_type: str = "application/json",
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> Obj:
+        """One paced request; the decoded JSON answer, or :class:`ApiError`."""
+        self.limiter.wait()
+        resp = self._send(method, path, query, body, content_type, timeout)
+        try:
+            data = resp.read()
+        except (urllib3.exceptions.HTTPError, OSError) as e:
+            raise ApiError(0, f"{type(e).__name__}: {e}") from e
+        if resp.status >= 400:
+            raise _status_error(resp.status, data or b"", resp.headers)
+        try:
+            out = json.loads(data) if data else {}
+        except ValueError as e:
+            raise ApiError(0, f"undecodable answer: {e}") from e
+        return out if isinstance(out, dict) else {"items": out}
+
+    def watch(
+        self, path: str, query: Mapping[str, Any], *, read_timeout: float
+    ) -> Generator[Obj, None, None]:
+        """Watch events (``{"type", "object"}``) until the server ends the stream.
+
+        Raises :class:`ApiError` for an error answer or a broken connection (code 0).
+        Closing the generator closes the connection; :meth:`abort` unblocks a reader.
+        """
+        self.limiter.wait()
+        resp = self._send("GET", path, {**query, "watch": "true"}, None, "", (5.0, read_timeout))
+        raw = resp.response
+        if resp.status >= 400:
+            raise _status_error(resp.status, resp.read() or b"", resp.headers)
+        self._open.add(raw)
+        buf = b""
+        try:
+            for chunk in raw.stream(amt=None, decode_content=True):
+                buf += chunk
+                while b"\n" in buf:
+                    line, buf = buf.split(b"\n", 1)
+                    if line.strip():
+                        yield json.loads(line)
+            if buf.strip():
+                yield json.loads(buf)
+        except (urllib3.exceptions.HTTPError, OSError, ValueError) as e:
+            raise ApiError(0, f"watch broken: {type(e).__name__}: {e}") from e
+        finally:
+            self._open.discard(raw)
+            raw.release_conn()
+
+    def abort(self) -> None:
+        """Cut every open watch (shutdown)."""
+        for raw in list(self._open):
+            with contextlib.suppress(Exception):  # best effort on the way out
+                raw.shutdown()
+
+    def close(self) -> None:
+        """Cut watches and release the connection pool."""
+        self.abort()
+        self._api.close()
+
+
+def connect(
+    *,
+    kubeconfig: str | None = None,
+    in_cluster: bool = False,
+    qps: float = 50.0,
+    burst: int = 100,
+    user_agent: str = "kubesched",
+) -> KubeClient:
+    """A client from ``kubeconfig``, in-cluster credentials, or (neither) in-cluster when
+    ``KUBERNETES_SERVICE_HOST`` is set, else the default kubeconfig loading rules."""
+    conf = k8s.Configuration()
+    try:
+        if in_cluster or (not kubeconfig and os.environ.get("KUBERNETES_SERVICE_HOST")):
+            k8s_config.load_incluster_config(client_configuration=conf)
+        else:
+            k8s_config.load_kube_config(config_file=kubeconfig, client_configuration=conf)
+    except (k8s_config.ConfigException, OSError, TypeError, ValueError) as e:
+        problem = ("", f"cannot load API server credentials: {e}")
+        raise InputError([problem], file=kubeconfig) from None
+    api = k8s.ApiClient(conf)
+    api.user_agent = user_agent
+    return KubeClient(api, qps=qps, burst=burst)

@@ -1,0 +1,105 @@
+"""Informer deltas to the scheduler's informer-style calls (on the scheduling thread).
+
+Pods and Nodes are parsed with :mod:`kubesched.api` (a manifest kubesched cannot read is
+logged and skipped, never fatal); the last parsed object of each is kept so updates and
+deletes hand the scheduler the ``old`` object it expects.  Everything else (Namespaces,
+Services, PodDisruptionBudgets, PodGroups, quotas) goes to ``on_object`` as raw JSON.
+
+As upstream's event handlers: a Pod update with an unchanged resourceVersion (an informer
+resync) is dropped; a Pod that reached ``Succeeded`` or ``Failed`` leaves the cache (upstream
+filters terminal Pods out of the scheduler's Pod informer); a Pod re-created under the same
+name (new UID) is a delete followed by an add.  Which Pods are scheduled is decided by the
+scheduler (``spec.schedulerName`` must name one of its profiles); bound Pods of every
+scheduler occupy the cache.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from kubesched.api import objects as api
+from kubesched.api.errors import InputError
+from kubesched.api.parse import parse_node, parse_pod
+from kubesched.live.informer import DELETED, Delta, object_key
+from kubesched.scheduler import Scheduler
+
+log = logging.getLogger(__name__)
+
+TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
+
+
+def _resource_version(obj: api.Pod) -> str:
+    return str((obj.raw.get("metadata") or {}).get("resourceVersion", ""))
+
+
+class Dispatcher:
+    """Applies deltas to one :class:`~kubesched.scheduler.Scheduler`."""
+
+    def __init__(self, scheduler: Scheduler) -> None:
+        self.scheduler = scheduler
+        self.pods: dict[str, api.Pod] = {}
+        self.nodes: dict[str, api.Node] = {}
+        self.skipped = 0
+        """Objects that could not be parsed."""
+
+    def apply(self, delta: Delta) -> None:
+        """One delta, whatever its kind."""
+        if delta.kind == "Pod":
+            self._pod(delta)
+        elif delta.kind == "Node":
+            self._node(delta)
+        else:
+            self.scheduler.on_object(delta.new, deleted=delta.type == DELETED)
+
+    def _pod(self, delta: Delta) -> None:
+        s = self.scheduler
+        key = object_key(delta.new)
+        old = self.pods.get(key)
+        if delta.type == DELETED:
+            if old is not None:
+                del self.pods[key]
+                s.on_pod_delete(old)
+            return
+        try:
+            pod = parse_pod(delta.new)
+        except InputError as e:
+            self.skipped += 1
+            log.warning("skipping Pod %s: %s", key, e)
+            return
+        if old is not None and old.uid != pod.uid:
+            del self.pods[key]
+            s.on_pod_delete(old)
+            old = None
+        if pod.phase in TERMINAL_PHASES:
+            if old is not None:
+                del self.pods[key]
+                s.on_pod_delete(old)
+            return
+        if old is not None and _resource_version(old) == _resource_version(pod):
+            return
+        self.pods[key] = pod
+        if old is None:
+            s.on_pod_add(pod)
+        else:
+            s.on_pod_update(old, pod)
+
+    def _node(self, delta: Delta) -> None:
+        s = self.scheduler
+        name = object_key(delta.new)
+        old = self.nodes.get(name)
+        if delta.type == DELETED:
+            if old is not None:
+                del self.nodes[name]
+                s.on_node_delete(old)
+            return
+        try:
+            node = parse_node(delta.new)
+        except InputError as e:
+            self.skipped += 1
+            log.warning("skipping Node %s: %s", name, e)
+            return
+        self.nodes[name] = node
+        if old is None:
+            s.on_node_add(node)
+        else:
+            s.on_node_update(old, node)

@@ -1,0 +1,258 @@
+"""Informers: list, then watch from the list's resourceVersion, and keep a local store.
+
+Like client-go's reflector: a paged list (``limit`` / ``continue``) replaces the store and
+emits the difference as deltas (new keys ADDED, changed resourceVersions MODIFIED, vanished
+keys DELETED); a watch from the list's resourceVersion with bookmarks follows; when it ends
+(server timeout, dropped connection) the watch resumes from the last resourceVersion seen;
+a 410 Gone (an HTTP answer or an ``ERROR`` event) relists; other errors back off
+exponentially (0.8 s doubling to 30 s, client-go's defaults) or as ``Retry-After`` says.
+A kind whose API is not installed (404 on an optional custom resource) counts as synced and
+empty, and is tried again at the longest backoff.
+
+Deltas go to one ``sink`` shared by every informer (the scheduling loop's queue), so the
+scheduler sees them in order, on one thread.  List items come without ``kind``; the informer
+sets ``kind`` and ``apiVersion`` on every object it hands on.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from kubesched.live.client import ApiError, KubeClient
+
+log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+
+ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
+
+
+@dataclass(frozen=True, slots=True)
+class Kind:
+    """A resource kubesched watches."""
+
+    kind: str
+    api_version: str
+    path: str
+    """Cluster-wide collection path, e.g. ``/api/v1/pods``."""
+    optional: bool = False
+    """A custom resource that may not be installed (404 is not an error)."""
+
+
+KINDS = (
+    Kind("Namespace", "v1", "/api/v1/namespaces"),
+    Kind("Node", "v1", "/api/v1/nodes"),
+    Kind("Service", "v1", "/api/v1/services"),
+    Kind("PodDisruptionBudget", "policy/v1", "/apis/policy/v1/poddisruptionbudgets"),
+    Kind(
+        "PodGroup",
+        "scheduling.x-k8s.io/v1alpha1",
+        "/apis/scheduling.x-k8s.io/v1alpha1/podgroups",
+        optional=True,
+    ),
+    Kind(
+        "ElasticQuota",
+        "scheduling.x-k8s.io/v1alpha1",
+        "/apis/scheduling.x-k8s.io/v1alpha1/elasticquotas",
+        optional=True,
+    ),
+    Kind("Pod", "v1", "/api/v1/pods"),
+)
+"""What ``kubesched run`` watches; Pods last so a first sync sees nodes before their Pods."""
+
+
+@dataclass(frozen=True, slots=True)
+class Delta:
+    """One change: ``type`` ADDED / MODIFIED / DELETED, ``old`` None for ADDED."""
+
+    kind: str
+    type: str
+    old: Obj | None
+    new: Obj
+
+
+@dataclass(frozen=True, slots=True)
+class Timing:
+    """Informer timing, seconds."""
+
+    backoff_initial: float = 0.8
+    backoff_max: float = 30.0
+    watch_timeout: float = 300.0
+    """Server-side watch timeout; each watch asks for a random value in [t, 2t] (client-go)."""
+    page_size: int = 500
+
+
+def object_key(obj: Obj) -> str:
+    """``namespace/name`` (``name`` for cluster-scoped objects)."""
+    meta = obj.get("metadata") or {}
+    ns = meta.get("namespace") or ""
+    return f"{ns}/{meta.get('name', '')}" if ns else str(meta.get("name", ""))
+
+
+def _rv(obj: Obj) -> str:
+    return str((obj.get("metadata") or {}).get("resourceVersion", ""))
+
+
+class _Relist(Exception):
+    """Start over with a list."""
+
+
+class Informer:
+    """List + watch of one kind, on its own thread (:meth:`run`)."""
+
+    def __init__(
+        self,
+        client: KubeClient,
+        kind: Kind,
+        sink: Callable[[Delta], None],
+        stop: threading.Event,
+        timing: Timing | None = None,
+    ) -> None:
+        self.client = client
+        self.kind = kind
+        self.sink = sink
+        self.stop = stop
+        self.timing = timing or Timing()
+        self.store: dict[str, Obj] = {}
+        self.lock = threading.Lock()
+        self.synced = threading.Event()
+        self.lists = 0
+        """Completed lists (the runner waits for this to grow after :meth:`request_relist`)."""
+        self.absent = False
+        self._relist = threading.Event()
+        self._delay = self.timing.backoff_initial
+
+    # ------------------------------------------------------------------ the thread
+    def run(self) -> None:
+        """List and watch until ``stop`` is set."""
+        while not self.stop.is_set():
+            try:
+                rv = self._list()
+                self._delay = self.timing.backoff_initial
+                while not self.stop.is_set():
+                    rv = self._watch(rv)
+            except _Relist:
+                continue
+            except ApiError as e:
+                if self.stop.is_set():
+                    return
+                if e.gone:
+                    log.info("%s: resourceVersion too old, relisting", self.kind.kind)
+                    continue
+                self._backoff(e)
+
+    def request_relist(self) -> None:
+        """Make the informer list again (its open watch is cut by the caller)."""
+        self._relist.set()
+
+    def snapshot(self) -> list[Obj]:
+        """The store's objects (for resync)."""
+        with self.lock:
+            return list(self.store.values())
+
+    # ------------------------------------------------------------------ list
+    def _list(self) -> str:
+        self._relist.clear()
+        items: list[Obj] = []
+        query: dict[str, Any] = {"limit": self.timing.page_size}
+        while True:
+            try:
+                page = self.client.request("GET", self.kind.path, query=query)
+            except ApiError as e:
+                if e.code == 404 and self.kind.optional:
+                    self._absent()
+                raise
+            items.extend(page.get("items") or [])
+            meta = page.get("metadata") or {}
+            if not meta.get("continue"):
+                break
+            query = {"limit": self.timing.page_size, "continue": meta["continue"]}
+        self._replace(items)
+        self.absent = False
+        self.lists += 1
+        self.synced.set()
+        return str(meta.get("resourceVersion", ""))
+
+    def _absent(self) -> None:
+        if not self.absent:
+            log.info("%s is not served by this API server; treating it as empty", self.kind.kind)
+        self.absent = True
+        self._replace([])
+        self.lists += 1
+        self.synced.set()
+
+    def _stamp(self, obj: Obj) -> Obj:
+        obj["kind"] = self.kind.kind
+        obj["apiVersion"] = self.kind.api_version
+        return obj
+
+    def _replace(self, items: list[Obj]) -> None:
+        fresh = {object_key(o): self._stamp(o) for o in items}
+        with self.lock:
+            old_store, self.store = self.store, fresh
+        for key, obj in fresh.items():
+            old = old_store.get(key)
+            if old is None:
+                self.sink(Delta(self.kind.kind, ADDED, None, obj))
+            elif _rv(old) != _rv(obj):
+                self.sink(Delta(self.kind.kind, MODIFIED, old, obj))
+        for key, old in old_store.items():
+            if key not in fresh:
+                self.sink(Delta(self.kind.kind, DELETED, old, old))
+
+    # ------------------------------------------------------------------ watch
+    def _watch(self, rv: str) -> str:
+        timeout = int(self.timing.watch_timeout * (1 + random.random()))
+        query = {"resourceVersion": rv, "allowWatchBookmarks": "true", "timeoutSeconds": timeout}
+        stream = self.client.watch(self.kind.path, query, read_timeout=timeout + 30)
+        try:
+            for event in stream:
+                if self.stop.is_set() or self._relist.is_set():
+                    raise _Relist
+                rv = self._apply(event, rv)
+        except ApiError as e:
+            if self._relist.is_set() or self.stop.is_set():
+                raise _Relist from e
+            if e.code == 0:  # a dropped connection: resume from the last version seen
+                log.info("%s watch dropped (%s); resuming at %s", self.kind.kind, e, rv)
+                return rv
+            raise
+        finally:
+            stream.close()
+        if self._relist.is_set():
+            raise _Relist
+        return rv
+
+    def _apply(self, event: Obj, rv: str) -> str:
+        etype = str(event.get("type", ""))
+        obj = event.get("object") or {}
+        if etype == "ERROR":
+            code = int(obj.get("code") or 0)
+            raise ApiError(code or 500, str(obj.get("message", "")), str(obj.get("reason", "")))
+        new_rv = _rv(obj) or rv
+        if etype == "BOOKMARK":
+            return new_rv
+        key = object_key(obj)
+        obj = self._stamp(obj)
+        with self.lock:
+            old = self.store.pop(key, None) if etype == DELETED else self.store.get(key)
+            if etype != DELETED:
+                self.store[key] = obj
+        if etype == DELETED:
+            self.sink(Delta(self.kind.kind, DELETED, old, obj))
+        elif etype in (ADDED, MODIFIED):
+            self.sink(Delta(self.kind.kind, ADDED if old is None else MODIFIED, old, obj))
+        return new_rv
+
+    def _backoff(self, e: ApiError) -> None:
+        delay = self._delay if e.retry_after is None else max(e.retry_after, 0.0)
+        if self.absent:
+            delay = self.timing.backoff_max
+        log.warning("%s: %s; retrying in %.1f s", self.kind.kind, e, delay)
+        self._delay = min(self._delay * 2, self.timing.backoff_max)
+        self.stop.wait(delay * (1 + 0.1 * random.random()))

@@ -1,0 +1,218 @@
+"""Writes that must not hold up the scheduling loop: Events and ``PodScheduled`` conditions.
+
+One background thread drains two queues:
+
+- ``PodScheduled=False`` conditions, coalesced per Pod (only the latest failure of a Pod is
+  written), as a strategic-merge patch of ``pods/status`` (upstream ``updatePod``) that also
+  carries ``nominatedNodeName`` when preemption nominated (or un-nominated) the Pod; a write
+  is skipped when the Pod already carries the same condition and nomination;
+- ``events.k8s.io/v1`` Events (``FailedScheduling`` / Warning / action ``Scheduling``,
+  ``Scheduled`` / Normal / action ``Binding``), named ``<pod>.<unix-nanos hex>``, reported by
+  the profile's scheduler name and ``<scheduler>-<hostname>`` as upstream's event recorder.
+
+Rate limits as upstream's recorder: the note is capped at 1024 bytes; a spam filter allows
+each (Pod, reason) a burst of 25 Events refilled at one per 5 minutes (client-go's
+``EventSourceObjectSpamFilter``); at most 1000 Events wait, newer ones are dropped when full
+(the broadcaster's ``maxQueuedEvents``).  All requests go through the client's QPS limiter.
+Failures are logged and dropped: these writes are informative, never needed for correctness.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import socket
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from kubesched.api import objects as api
+from kubesched.live.client import ApiError, KubeClient
+from kubesched.live.leader import micro_time
+
+log = logging.getLogger(__name__)
+
+NOTE_LIMIT = 1024
+MAX_QUEUED_EVENTS = 1000
+SPAM_BURST = 25
+SPAM_REFILL_SECONDS = 300.0
+
+
+def cap_note(note: str) -> str:
+    """At most :data:`NOTE_LIMIT` bytes of UTF-8, cut on a character boundary."""
+    data = note.encode()
+    if len(data) <= NOTE_LIMIT:
+        return note
+    return data[: NOTE_LIMIT - 4].decode("utf-8", "ignore") + " ..."
+
+
+@dataclass(slots=True)
+class _Bucket:
+    tokens: float
+    last: float
+
+
+class SpamFilter:
+    """Per-key token buckets (burst :data:`SPAM_BURST`, one token per 5 minutes)."""
+
+    def __init__(self, clock: Any = time.monotonic) -> None:
+        self.clock = clock
+        self.buckets: dict[tuple[str, str], _Bucket] = {}
+
+    def allow(self, key: tuple[str, str]) -> bool:
+        now = self.clock()
+        b = self.buckets.get(key)
+        if b is None:
+            b = self.buckets[key] = _Bucket(float(SPAM_BURST), now)
+        b.tokens = min(SPAM_BURST, b.tokens + (now - b.last) / SPAM_REFILL_SECONDS)
+        b.last = now
+        if b.tokens < 1:
+            return False
+        b.tokens -= 1
+        return True
+
+
+def pod_condition_patch(pod: api.Pod, reason: str, message: str) -> dict[str, Any]:
+    """The strategic-merge patch of ``pods/status`` that sets ``PodScheduled=False`` and, when
+    the scheduler's nomination differs from the Pod's, ``nominatedNodeName`` (null clears
+    it, as upstream's override with an empty node)."""
+    cond = {
+        "type": "PodScheduled",
+        "status": "False",
+        "reason": reason,
+        "message": message,
+        "lastProbeTime": None,
+        "lastTransitionTime": micro_time().split(".")[0] + "Z",
+    }
+    status: dict[str, Any] = {"conditions": [cond]}
+    if _nominated(pod) != pod.nominated_node_name:
+        status["nominatedNodeName"] = pod.nominated_node_name or None
+    return {"status": status}
+
+
+def _nominated(pod: api.Pod) -> str:
+    return str((pod.raw.get("status") or {}).get("nominatedNodeName") or "")
+
+
+def has_condition(pod: api.Pod, reason: str, message: str) -> bool:
+    """The Pod (as last seen) already has this ``PodScheduled=False`` condition and
+    nomination, so a patch would change nothing (upstream skips it too)."""
+    if _nominated(pod) != pod.nominated_node_name:
+        return False
+    for c in (pod.raw.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "PodScheduled":
+            return bool(
+                c.get("status") == "False"
+                and c.get("reason") == reason
+                and c.get("message") == message
+            )
+    return False
+
+
+class Recorder:
+    """The background writer; :meth:`run` is its thread body."""
+
+    def __init__(self, client: KubeClient, *, host: str | None = None) -> None:
+        self.client = client
+        self.host = host or socket.gethostname()
+        self.spam = SpamFilter()
+        self.cond = threading.Condition()
+        self.conditions: dict[str, tuple[api.Pod, str, str]] = {}
+        self.events: collections.deque[dict[str, Any]] = collections.deque()
+        self.dropped = 0
+        self.written = 0
+
+    # ------------------------------------------------------------------ producers
+    def pod_failed(self, pod: api.Pod, reason: str, message: str) -> None:
+        """Queue the condition and a ``FailedScheduling`` Event."""
+        with self.cond:
+            if not has_condition(pod, reason, message):
+                self.conditions[pod.key] = (pod, reason, message)
+            self._event(pod, "Warning", "FailedScheduling", "Scheduling", message)
+            self.cond.notify()
+
+    def pod_scheduled(self, pod: api.Pod, node: str) -> None:
+        """Queue a ``Scheduled`` Event."""
+        note = f"Successfully assigned {pod.namespace}/{pod.name} to {node}"
+        with self.cond:
+            self._event(pod, "Normal", "Scheduled", "Binding", note)
+            self.cond.notify()
+
+    def _event(self, pod: api.Pod, etype: str, reason: str, action: str, note: str) -> None:
+        if not self.spam.allow((pod.uid or pod.key, reason)):
+            self.dropped += 1
+            return
+        if len(self.events) >= MAX_QUEUED_EVENTS:
+            self.dropped += 1
+            return
+        controller = pod.scheduler_name
+        self.events.append(
+            {
+                "apiVersion": "events.k8s.io/v1",
+                "kind": "Event",
+                "metadata": {
+                    "name": f"{pod.name}.{time.time_ns():x}",
+                    "namespace": pod.namespace,
+                },
+                "eventTime": micro_time(),
+                "reportingController": controller,
+                "reportingInstance": f"{controller}-{self.host}",
+                "action": action,
+                "reason": reason,
+                "type": etype,
+                "note": cap_note(note),
+                "regarding": {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "namespace": pod.namespace,
+                    "name": pod.name,
+                    "uid": pod.uid,
+                },
+            }
+        )
+
+    # ------------------------------------------------------------------ the thread
+    def run(self, stop: threading.Event) -> None:
+        """Write until ``stop`` is set, then flush what is queued (bounded by the limiter)."""
+        while True:
+            with self.cond:
+                while not self.conditions and not self.events and not stop.is_set():
+                    self.cond.wait(timeout=0.5)
+                if stop.is_set() and not self.conditions and not self.events:
+                    return
+                conditions = list(self.conditions.values())
+                self.conditions.clear()
+                events = list(self.events)
+                self.events.clear()
+            for pod, reason, message in conditions:
+                self._write(
+                    "PATCH",
+                    f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status",
+                    pod_condition_patch(pod, reason, message),
+                    "application/strategic-merge-patch+json",
+                )
+            for ev in events:
+                ns = ev["metadata"]["namespace"]
+                self._write("POST", f"/apis/events.k8s.io/v1/namespaces/{ns}/events", ev)
+
+    def wake(self) -> None:
+        """Wake the thread (shutdown)."""
+        with self.cond:
+            self.cond.notify_all()
+
+    def _write(
+        self, method: str, path: str, body: dict[str, Any], ctype: str = "application/json"
+    ) -> None:
+        for attempt in (1, 2):
+            try:
+                self.client.request(method, path, body=body, content_type=ctype, timeout=5.0)
+                self.written += 1
+                return
+            except ApiError as e:
+                if e.code == 404:
+                    return  # the Pod is gone
+                if not e.retryable or attempt == 2:
+                    log.info("dropping %s %s: %s", method, path, e)
+                    return
+                time.sleep(min(e.retry_after or 0.2, 2.0))

@@ -1,0 +1,259 @@
+"""``kubesched run``: the real-time loop around the same Scheduler the simulator drives.
+
+Threads: one informer per watched kind, the leader elector, the background recorder, the
+metrics/health server, and the scheduling thread (the caller of :meth:`LiveScheduler.run`).
+The Scheduler is not thread-safe, so informers never touch it: they put deltas on one queue
+and the scheduling thread applies them between cycles; every scheduler call happens there.
+
+The loop, while this replica leads: apply pending deltas, flush the backoff queue every
+second and the unschedulable pool every 30 s (upstream's ``flushBackoffQCompleted`` and
+``flushUnschedulablePodsLeftover`` periods), run ``schedule_one()``; with nothing to do, wait
+for the next delta or timer.  The binding cycle runs inline on this thread (upstream: one
+goroutine per binding), so an API write never races a scheduling cycle.
+
+Leadership: standbys keep their informers (and so their cache) warm unless
+``delayCacheUntilActive``; no cycle runs without the Lease.  On acquiring it the replica
+relists every kind and reconciles its cache with the fresh lists before the first cycle, so
+the cache it schedules from is the API's state, never another replica's assumptions.  Each
+cycle and each bind first checks that the Lease was renewed within the renew deadline; a
+replica that lost the Lease stops at once and :meth:`run` returns 1 (upstream exits).
+A bind's timeout is at most ``leaseDuration - renewDeadline``, so no bind of the old leader
+is still in flight when another replica may take over.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+
+from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.live.binder import LiveApi
+from kubesched.live.client import KubeClient
+from kubesched.live.dispatch import Dispatcher
+from kubesched.live.informer import KINDS, MODIFIED, Delta, Informer, Kind, Timing
+from kubesched.live.leader import LeaderElector
+from kubesched.live.recorder import Recorder
+from kubesched.metrics import SchedulerMetrics
+from kubesched.scheduler import Scheduler
+
+log = logging.getLogger(__name__)
+
+BACKOFF_FLUSH_PERIOD = 1.0
+UNSCHEDULABLE_FLUSH_PERIOD = 30.0
+METRICS_SYNC_PERIOD = 1.0
+MAX_DELTAS_PER_TURN = 10_000
+EXIT_LOST_LEASE = 1
+_WAKE = Delta("", "", None, {})
+"""Wakes the loop from its wait (ignored when applied)."""
+
+
+class LiveScheduler:
+    """One replica: informers, leader election, the scheduling loop."""
+
+    def __init__(
+        self,
+        config: KubeSchedulerConfiguration,
+        client: KubeClient,
+        *,
+        identity: str,
+        metrics: SchedulerMetrics | None = None,
+        timing: Timing | None = None,
+        resync_seconds: float = 0.0,
+        kinds: tuple[Kind, ...] = KINDS,
+        election_client: KubeClient | None = None,
+    ) -> None:
+        self.config = config
+        self.client = client
+        self.identity = identity
+        self.resync_seconds = resync_seconds
+        self.stop_event = threading.Event()
+        self.deltas: queue.SimpleQueue[Delta] = queue.SimpleQueue()
+        le = config.leader_election
+        self.elector = (
+            LeaderElector(election_client or client, le, identity) if le.leader_elect else None
+        )
+        bind_timeout = 5.0
+        if self.elector is not None:
+            margin = le.lease_duration_seconds - le.renew_deadline_seconds
+            bind_timeout = max(0.2, min(bind_timeout, margin))
+        # Events and conditions get their own limiter (upstream's event client is separate),
+        # so a storm of failures cannot starve binds of QPS.
+        self.recorder = Recorder(client.sibling(client.limiter.qps, client.limiter.burst))
+        self.api = LiveApi(client, self.recorder, bind_timeout=bind_timeout, guard=self.leading)
+        self.scheduler = Scheduler(
+            config, clock=time.monotonic, api_client=self.api, metrics=metrics
+        )
+        self.dispatch = Dispatcher(self.scheduler)
+        self.informers = [
+            Informer(client, k, self.deltas.put, self.stop_event, timing) for k in kinds
+        ]
+        self.exit_code = 0
+        self.cycles = 0
+        self.loop_alive = False
+        self._threads: list[threading.Thread] = []
+        self._relist_from: dict[int, int] | None = None
+        self._relist_asked = 0.0
+
+    # ------------------------------------------------------------------ state
+    def leading(self) -> bool:
+        """May this replica schedule now?"""
+        return True if self.elector is None else self.elector.leading()
+
+    def synced(self) -> bool:
+        """Every informer has listed at least once."""
+        return all(i.synced.is_set() for i in self.informers)
+
+    def healthy(self) -> bool:
+        """The loop runs and leader election is healthy."""
+        return self.loop_alive and (self.elector is None or self.elector.healthy())
+
+    def stop(self) -> None:
+        """Ask for a graceful shutdown (safe from a signal handler or another thread)."""
+        self.stop_event.set()
+        self.deltas.put(_WAKE)
+
+    # ------------------------------------------------------------------ run
+    def run(self) -> int:
+        """Run until :meth:`stop` or a lost Lease; the exit code (0, or 1 when lost)."""
+        self._spawn("recorder", lambda: self.recorder.run(self.stop_event))
+        if self.elector is not None:
+            elector = self.elector
+            self._spawn("leader-election", lambda: elector.run(self.stop_event))
+        started = False
+        if not self.config.delay_cache_until_active:
+            self._start_informers()
+            started = True
+        self.loop_alive = True
+        try:
+            self._loop(started)
+        finally:
+            self.loop_alive = False
+            self._shutdown()
+        return self.exit_code
+
+    def _spawn(self, name: str, target: Callable[[], None]) -> None:
+        t = threading.Thread(target=target, name=f"kubesched-{name}", daemon=True)
+        t.start()
+        self._threads.append(t)
+
+    def _start_informers(self) -> None:
+        for inf in self.informers:
+            self._spawn(f"informer-{inf.kind.kind}", inf.run)
+
+    def _loop(self, started: bool) -> None:
+        was_leading = in_sync = False
+        now = time.monotonic()
+        next_backoff = now + BACKOFF_FLUSH_PERIOD
+        next_unschedulable = now + UNSCHEDULABLE_FLUSH_PERIOD
+        next_metrics = now
+        next_resync = now + self.resync_seconds
+        q = self.scheduler.queue
+        while not self.stop_event.is_set():
+            self._drain()
+            if not self.leading():
+                if was_leading or (self.elector is not None and self.elector.lost.is_set()):
+                    if not self.stop_event.is_set():
+                        log.error("%s lost the Lease; stopping", self.identity)
+                        self.exit_code = EXIT_LOST_LEASE
+                    return
+                self._wait(0.1)
+                continue
+            if not was_leading:
+                was_leading = True
+                if not started:
+                    self._start_informers()
+                    started = True
+                else:
+                    self._request_relist()
+            if not self._caught_up():
+                self._wait(0.05)
+                continue
+            if not in_sync:  # apply every delta the fresh lists produced before a cycle
+                in_sync = True
+                continue
+            now = time.monotonic()
+            if now >= next_unschedulable:
+                q.flush_unschedulable_left_over()
+                next_unschedulable = now + UNSCHEDULABLE_FLUSH_PERIOD
+            if now >= next_backoff:
+                q.flush_backoff_completed()
+                next_backoff = now + BACKOFF_FLUSH_PERIOD
+            if now >= next_metrics:
+                self.scheduler.sync_metrics()
+                next_metrics = now + METRICS_SYNC_PERIOD
+            if self.resync_seconds > 0 and now >= next_resync:
+                self._resync()
+                next_resync = now + self.resync_seconds
+            if self.scheduler.schedule_one():
+                self.cycles += 1
+                continue
+            self._wait(min(0.5, min(next_backoff, next_metrics) - time.monotonic()))
+
+    # ------------------------------------------------------------------ deltas
+    def _drain(self) -> None:
+        for _ in range(MAX_DELTAS_PER_TURN):
+            try:
+                delta = self.deltas.get_nowait()
+            except queue.Empty:
+                return
+            self._apply(delta)
+
+    def _wait(self, seconds: float) -> None:
+        try:
+            delta = self.deltas.get(timeout=max(seconds, 0.001))
+        except queue.Empty:
+            return
+        self._apply(delta)
+
+    def _apply(self, delta: Delta) -> None:
+        if delta is _WAKE:
+            return
+        try:
+            self.dispatch.apply(delta)
+        except Exception:  # one bad object must not stop the scheduler
+            log.exception("failed to apply %s %s", delta.type, delta.kind)
+
+    def _resync(self) -> None:
+        for inf in self.informers:
+            for obj in inf.snapshot():
+                self._apply(Delta(inf.kind.kind, MODIFIED, obj, obj))
+
+    # ------------------------------------------------------------------ leadership
+    def _request_relist(self) -> None:
+        """Relist every kind that already listed; scheduling waits for the fresh lists."""
+        self._relist_from = {id(i): i.lists for i in self.informers if i.lists > 0}
+        for inf in self.informers:
+            if inf.lists > 0:
+                inf.request_relist()
+        self.client.abort()
+        self._relist_asked = time.monotonic()
+
+    def _caught_up(self) -> bool:
+        if not self.synced():
+            return False
+        if self._relist_from is None:
+            return True
+        behind = [i for i in self.informers if i.lists <= self._relist_from.get(id(i), -1)]
+        if not behind:
+            self._relist_from = None
+            log.info("cache reconciled with fresh lists; scheduling")
+            return True
+        if time.monotonic() - self._relist_asked > 0.5:
+            self.client.abort()  # a watch opened just after the first cut
+            self._relist_asked = time.monotonic()
+        return False
+
+    # ------------------------------------------------------------------ shutdown
+    def _shutdown(self) -> None:
+        self.stop_event.set()
+        self.client.abort()
+        self.recorder.wake()
+        deadline = time.monotonic() + 5.0
+        for t in self._threads:
+            t.join(timeout=max(0.0, deadline - time.monotonic()))
+        alive = [t.name for t in self._threads if t.is_alive()]
+        if alive:
+            log.warning("threads still running at exit: %s", ", ".join(alive))

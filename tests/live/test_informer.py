@@ -1,0 +1,128 @@
+"""Informers against the fake API server: list + watch, resume, 410 relist, backoff, pages."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from kubesched.live.client import KubeClient, connect
+from kubesched.live.informer import ADDED, DELETED, MODIFIED, Delta, Informer, Kind, object_key
+from tests.live.conftest import FAST, Api, node, pod, wait_for
+from tests.live.fakestore import by_plural
+
+PODS = Kind("Pod", "v1", "/api/v1/pods")
+GROUPS = Kind("PodGroup", "scheduling.x-k8s.io/v1alpha1", "/apis/example.io/v1/podgroups", True)
+
+
+class Run:
+    """An informer on a thread, its deltas collected."""
+
+    def __init__(self, client: KubeClient, kind: Kind, page_size: int = 500) -> None:
+        self.deltas: list[Delta] = []
+        self.stop = threading.Event()
+        timing = replace(FAST, page_size=page_size)
+        self.inf = Informer(client, kind, self.deltas.append, self.stop, timing)
+        self.thread = threading.Thread(target=self.inf.run, daemon=True)
+        self.thread.start()
+
+    def seen(self) -> list[tuple[str, str]]:
+        return [(d.type, object_key(d.new)) for d in list(self.deltas)]
+
+    def close(self, client: KubeClient) -> None:
+        self.stop.set()
+        client.abort()
+        self.thread.join(5)
+        assert not self.thread.is_alive()
+
+
+@pytest.fixture
+def client(kubeconfig: Path) -> Iterator[KubeClient]:
+    c = connect(kubeconfig=str(kubeconfig), qps=0, burst=1)
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def run(client: KubeClient) -> Iterator[type[Run]]:
+    made: list[Run] = []
+
+    class Made(Run):
+        def __init__(self, kind: Kind = PODS, page_size: int = 500) -> None:
+            super().__init__(client, kind, page_size)
+            made.append(self)
+
+    yield Made
+    for r in made:
+        r.close(client)
+
+
+def test_list_then_watch_stamps_kind_and_tracks_changes(api: Api, run: type[Run]) -> None:
+    api.create(pod("a"))
+    r = run()
+    wait_for(r.inf.synced.is_set)
+    assert r.seen() == [(ADDED, "default/a")]
+    assert (r.deltas[0].new["kind"], r.deltas[0].new["apiVersion"]) == ("Pod", "v1")
+    api.create(pod("b"))
+    api.store.bind("default", "a", {"target": {"name": "n1"}}, "t", 0.0)
+    api.store.delete(by_plural("pods"), "default", "b")
+    wait_for(lambda: len(r.deltas) == 4)
+    assert r.seen()[1:] == [(ADDED, "default/b"), (MODIFIED, "default/a"), (DELETED, "default/b")]
+    modified = r.deltas[2]
+    assert modified.old is not None and not modified.old["spec"].get("nodeName")
+    assert modified.new["spec"]["nodeName"] == "n1"
+    assert set(r.inf.store) == {"default/a"}
+
+
+def test_dropped_watch_resumes_without_relisting(api: Api, run: type[Run]) -> None:
+    r = run()
+    wait_for(r.inf.synced.is_set)
+    wait_for(lambda: api.store.stats.requests["GET pods"] == 2)  # list + watch
+    api.store.drop_watches()
+    api.create(pod("after-drop"))
+    wait_for(lambda: r.seen() == [(ADDED, "default/after-drop")])
+    assert r.inf.lists == 1
+
+
+def test_gone_relists_and_emits_only_the_difference(api: Api, run: type[Run]) -> None:
+    api.create(pod("kept"))
+    api.create(pod("removed"))
+    r = run()
+    wait_for(lambda: len(r.deltas) == 2)
+    wait_for(lambda: api.store.stats.requests["GET pods"] == 2)
+    # While the watch is down, one Pod goes away, one arrives, and history is compacted.
+    api.store.drop_watches()
+    api.store.delete(by_plural("pods"), "default", "removed")
+    api.create(pod("new"))
+    api.store.compact()
+    wait_for(lambda: r.inf.lists == 2)
+    wait_for(lambda: len(r.deltas) == 4)
+    assert sorted(r.seen()[2:]) == [(ADDED, "default/new"), (DELETED, "default/removed")]
+    assert set(r.inf.store) == {"default/kept", "default/new"}
+
+
+def test_server_errors_back_off_then_succeed(api: Api, run: type[Run]) -> None:
+    api.server.fail(r"GET /api/v1/pods\?limit", 500, times=3)
+    api.create(pod("a"))
+    r = run()
+    wait_for(r.inf.synced.is_set, timeout=5)
+    assert r.seen() == [(ADDED, "default/a")]
+    assert api.store.stats.requests["GET pods"] >= 1
+
+
+def test_pages_are_followed(api: Api, run: type[Run]) -> None:
+    for i in range(5):
+        api.create(node(f"n{i}"))
+    r = run(Kind("Node", "v1", "/api/v1/nodes"), page_size=2)
+    wait_for(r.inf.synced.is_set)
+    assert r.seen() == [(ADDED, f"n{i}") for i in range(5)]
+    assert api.store.stats.requests["GET nodes"] >= 3
+
+
+def test_a_missing_optional_kind_is_synced_and_empty(api: Api, run: type[Run]) -> None:
+    r = run(GROUPS)
+    wait_for(r.inf.synced.is_set)
+    assert r.inf.absent and r.deltas == []

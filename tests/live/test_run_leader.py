@@ -1,0 +1,125 @@
+"""``kubesched run`` replicas and the Lease: a lost Lease stops scheduling within the renew
+deadline; two replicas never both schedule; a standby takes over and rebuilds from the API."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from collections.abc import Callable
+
+from tests.live.conftest import Api, Replica, make_config, node, pod
+from tests.live.conftest import wait_for as wait
+
+
+def bound(api: Api, *names: str) -> bool:
+    return all(api.node_of(n) for n in names)
+
+
+def test_lost_lease_stops_scheduling_within_the_renew_deadline(
+    api: Api, replicas: Callable[..., Replica]
+) -> None:
+    api.create(node("n1"))
+    r = replicas("a")
+    api.create(pod("before"))
+    wait(lambda: bound(api, "before"))
+    api.server.fail(r"leases/kubesched", 500, times=100_000)
+    t0 = time.monotonic()
+    wait(lambda: not r.live.leading(), timeout=3)
+    assert time.monotonic() - t0 <= r.live.config.leader_election.renew_deadline_seconds + 0.05
+    api.create(pod("after"))
+    r.thread.join(5)
+    assert r.code == 1  # as kube-scheduler: a replica that lost the Lease exits
+    assert api.node_of("after") == ""
+
+
+class Overlap:
+    """Samples both replicas' leadership every few milliseconds on a thread."""
+
+    def __init__(self, a: Replica, b: Replica) -> None:
+        self.both = 0
+        self.samples = 0
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._watch, args=(a, b), daemon=True)
+        self.thread.start()
+
+    def _watch(self, a: Replica, b: Replica) -> None:
+        while not self.done.wait(0.005):
+            self.samples += 1
+            self.both += a.live.leading() and b.live.leading()
+
+    def end(self) -> int:
+        self.done.set()
+        self.thread.join(2)
+        assert self.samples > 10
+        return self.both
+
+
+def test_two_replicas_never_both_schedule(api: Api, replicas: Callable[..., Replica]) -> None:
+    for i in range(3):
+        api.create(node(f"n{i}"))
+    a = replicas("replica-a")
+    b = replicas("replica-b")
+    overlap = Overlap(a, b)
+    first = [f"a-{i}" for i in range(15)]
+    for name in first:
+        api.create(pod(name))
+    wait(lambda: bound(api, *first))
+    leader, standby = (a, b) if a.live.leading() else (b, a)
+    assert not standby.live.leading() and standby.live.cycles == 0
+    t_handover = time.monotonic()
+    assert leader.stop() == 0  # graceful: releases the Lease
+    second = [f"b-{i}" for i in range(15)]
+    for name in second:
+        api.create(pod(name))
+    wait(lambda: bound(api, *second), timeout=5)
+    binds = api.store.stats.binds
+    assert sorted(api.store.stats.binds_per_pod.values()) == [1] * 30  # none bound twice
+    assert api.store.stats.bind_conflicts == 0
+    by_leader = [t for t, _, _, ua in binds if ua == f"kubesched-test ({leader.live.identity})"]
+    by_standby = [t for t, _, _, ua in binds if ua == f"kubesched-test ({standby.live.identity})"]
+    assert len(by_leader) == 15 and len(by_standby) == 15
+    assert max(by_leader) < t_handover < min(by_standby)
+    assert overlap.end() == 0
+
+
+def test_standby_takes_over_from_a_failed_leader(
+    api: Api, replicas: Callable[..., Replica]
+) -> None:
+    api.create(node("n1"))
+    a = replicas("replica-a")
+    wait(a.live.leading)
+    b = replicas("replica-b")
+    overlap = Overlap(a, b)
+    api.create(pod("early"))
+    wait(lambda: bound(api, "early"))
+    # The leader's API connection breaks for Lease writes: it must stop, b must take over
+    # after the lease duration, rebuild from fresh lists and schedule what arrived meanwhile.
+    api.server.fail(r"leases/kubesched .*replica-a", 500, times=100_000)
+    a.thread.join(5)
+    assert a.code == 1
+    api.create(pod("orphan"))
+    wait(b.live.leading, timeout=5)
+    wait(lambda: bound(api, "orphan"), timeout=5)
+    agents = {ua for _, key, _, ua in api.store.stats.binds if key == "default/orphan"}
+    assert agents <= {"kubesched-test (replica-b)"}
+    assert api.store.stats.binds_per_pod["default/orphan"] == 1
+    assert overlap.end() == 0
+
+
+def test_delay_cache_until_active_keeps_a_standby_cold(
+    api: Api, replicas: Callable[..., Replica]
+) -> None:
+    api.create(node("n1"))
+    a = replicas("replica-a")
+    wait(a.live.leading)
+    cold = make_config()
+    cold = dataclasses.replace(cold, delay_cache_until_active=True)
+    b = replicas("replica-b", cold)
+    time.sleep(0.5)
+    assert not b.live.leading() and all(i.lists == 0 for i in b.live.informers)
+    a.stop()
+    api.create(pod("p"))
+    wait(b.live.leading, timeout=5)
+    wait(lambda: bound(api, "p"), timeout=5)
+    assert all(i.lists >= 1 for i in b.live.informers)
