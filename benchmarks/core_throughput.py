@@ -66,6 +66,7 @@ def run_once(
         load_config(None, known_plugins=known_plugin_names()),
         clock=lambda: clock[0],
         api_client=api,
+        batching=batching,
     )
     for i in range(n_nodes):
         name = f"node-{i:05d}"

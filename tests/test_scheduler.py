@@ -95,7 +95,8 @@ def test_fit_error_message_is_upstreams_sorted_histogram() -> None:
     assert reason == "Unschedulable"
     assert message == (
         "0/3 nodes are available: 1 Insufficient cpu, "
-        "2 node(s) had untolerated taint {dedicated: gpu}."
+        "2 node(s) had untolerated taint {dedicated: gpu}. preemption: 0/3 nodes are "
+        "available: 3 Preemption is not helpful for scheduling.."
     )
     assert s.attempts["unschedulable"] == 1
     assert s.queue.pending_pods()["unschedulable"] == 1
@@ -222,3 +223,20 @@ def test_node_table_rows_are_numpy_int64() -> None:
     s, _, _ = new_scheduler()
     s.on_node_add(make_node("n").cap(cpu="1").obj())
     assert s.cluster.nodes.order().dtype == np.int64
+
+
+def test_processed_counts_failures_up_to_the_last_feasible_node_kept() -> None:
+    s, _, _ = new_scheduler(
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "percentageOfNodesToScore": 10,
+        }
+    )
+    for i in range(300):  # every third node is too small for the Pod
+        cpu = "100m" if i % 3 == 0 else "4"
+        s.on_node_add(make_node(f"n{i:03d}").cap(cpu=cpu, memory="8Gi", pods=110).obj())
+    s.on_pod_add(make_pod("a").req(cpu="500m").obj())
+    s.schedule_one()
+    # 100 feasible nodes are needed; the 100th feasible one is n149 (50 failures before it).
+    assert s.next_start_node_index == 150

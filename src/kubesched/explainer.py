@@ -5,6 +5,15 @@ prints) with the real plugins of the Pod's profile, on **every** node (no sampli
 returns each node's filter verdict with reasons, each plugin's normalized score, the
 weighted total and the node the scheduler would pick (ties broken by the same seeded
 generator the scheduler starts with).  Output shape: DESIGN.md section 5.
+
+With ``extenders`` configured, the filter extenders are called once with every node the
+plugins found feasible and the prioritize extenders once with the nodes left (real HTTP
+calls, as the scheduler makes them); each node they saw gets an ``"extenders"`` mapping
+``{urlPrefix: {"verdict": "Passed" | "Unschedulable" | "UnschedulableAndUnresolvable" |
+"Removed" | "Skipped", "reasons": [str], "score": int, "weightedScore": int}}`` (``score``
+keys only from prioritizing extenders, ``scoreError`` when that call failed); a node an
+extender rejected has ``"plugin": "Extender"`` (upstream's name) and ``"extender"`` naming
+it; extender scores (``score * weight * 10``) are part of the node's ``score``.
 """
 
 from __future__ import annotations
@@ -18,11 +27,14 @@ import numpy as np
 from kubesched.api import objects as api
 from kubesched.api.errors import InputError
 from kubesched.api.parse import parse_objects, parse_pod, split_documents
+from kubesched.config import extenders as extender_config
 from kubesched.config.load import load_config
 from kubesched.config.types import KubeSchedulerConfiguration
-from kubesched.framework.interface import Code, CycleState, Handle
+from kubesched.framework.extender import ExtenderError
+from kubesched.framework.extenders import EXTENDER_NAME, ExtenderFilterOutcome, Extenders
+from kubesched.framework.interface import Code, CycleState, Handle, IntArray
 from kubesched.framework.runtime import Framework, PluginError
-from kubesched.plugins.registry import in_tree_registry, known_plugin_names
+from kubesched.plugins.registry import full_registry, known_plugin_names
 from kubesched.scheduler import Diagnosis
 from kubesched.state.cache import CacheError, ClusterState
 
@@ -86,21 +98,31 @@ def explain(
     if profile is None:
         out["message"] = f'profile not found for scheduler name "{p.scheduler_name}"'
         return out
+    ext_configs = extender_config.parse_extenders(cfg.extenders)
+    profile = extender_config.apply_ignored_resources((profile,), ext_configs)[0]
     fwk = Framework(
         profile,
-        in_tree_registry(),
+        full_registry(),
         Handle(state_cluster),
         percentage_of_nodes_to_score=100,
     )
+    extenders = Extenders(ext_configs) if ext_configs else None
     try:
-        return _evaluate(fwk, state_cluster, p, out)
-    except PluginError as e:
+        return _evaluate(fwk, state_cluster, p, out, extenders)
+    except (PluginError, ExtenderError) as e:
         out["result"], out["message"] = "Error", str(e)
         return out
+    finally:
+        if extenders is not None:
+            extenders.close()
 
 
 def _evaluate(
-    fwk: Framework, cluster: ClusterState, pod: api.Pod, out: dict[str, Any]
+    fwk: Framework,
+    cluster: ClusterState,
+    pod: api.Pod,
+    out: dict[str, Any],
+    extenders: Extenders | None = None,
 ) -> dict[str, Any]:
     table = cluster.nodes
     order = table.order()
@@ -134,8 +156,14 @@ def _evaluate(
         st = outcome.status_of(i)
         nodes[table.names[row]] = _node(False, st.plugin, list(st.reasons))
     feasible = outcome.feasible
+    counts = outcome.reason_counts()
+    if extenders is not None and feasible.size:
+        ext = extenders.filter(pod, table, feasible)
+        _extender_verdicts(nodes, ext)
+        for st in ext.statuses:
+            counts[st.reasons[0]] += 1
+        feasible = ext.feasible
     if feasible.size == 0:
-        counts = outcome.reason_counts()
         if rows.size < n:
             counts[reason] += n - int(rows.size)
         out["result"] = "Unschedulable"
@@ -147,15 +175,20 @@ def _evaluate(
         if not pre_status.is_success():
             raise PluginError(pre_status.plugin, pre_status.message())
         scores = fwk.run_score(state, pod, feasible)
+    total: IntArray | None = None if scores is None else scores.total
+    if extenders is not None:
+        ext_total = _extender_scores(nodes, extenders, pod, cluster, feasible)
+        total = ext_total if total is None else total + ext_total
     for i, row in enumerate(feasible.tolist()):
-        info = _node(True, None, [])
+        name = table.names[row]
+        info = nodes[name] = {**_node(True, None, []), **nodes.get(name, {})}
         if scores is not None:
-            info["score"] = int(scores.total[i])
             info["scores"] = {k: int(v[i]) for k, v in scores.by_plugin.items()}
-        nodes[table.names[row]] = info
+        if total is not None:
+            info["score"] = int(total[i])
     pick = 0
-    if scores is not None:
-        best = np.flatnonzero(scores.total == scores.total.max())
+    if total is not None:
+        best = np.flatnonzero(total == total.max())
         pick = int(best[0])
         if best.size > 1:
             pick = int(best[int(np.random.default_rng(0).integers(best.size))])
@@ -167,6 +200,53 @@ def _evaluate(
         f"selected {chosen} with score {nodes[chosen]['score']}"
     )
     return _ordered(out, names)
+
+
+def _extender_verdicts(nodes: dict[str, dict[str, Any]], ext: ExtenderFilterOutcome) -> None:
+    """Each filter extender's verdict on every node it was sent; rejected nodes are marked
+    as rejected by ``Extender`` (the first extender that rejected them)."""
+    for call in ext.calls:
+        res = call.result
+        passed = set(res.passed) if res is not None else set()
+        for name in call.sent:
+            if res is None:
+                verdict: dict[str, Any] = {"verdict": "Skipped", "reasons": [call.error]}
+            elif name in passed:
+                verdict = {"verdict": "Passed", "reasons": []}
+            elif name in res.unresolvable:
+                verdict = {"verdict": "UnschedulableAndUnresolvable"}
+                verdict["reasons"] = [res.unresolvable[name]]
+            elif name in res.failed:
+                verdict = {"verdict": "Unschedulable", "reasons": [res.failed[name]]}
+            else:
+                verdict = {"verdict": "Removed", "reasons": []}
+            info = nodes.setdefault(name, {})
+            info.setdefault("extenders", {})[call.extender] = verdict
+            if res is not None and name not in passed:
+                info.update(_node(False, EXTENDER_NAME, verdict["reasons"]))
+                info["extender"] = call.extender
+
+
+def _extender_scores(
+    nodes: dict[str, dict[str, Any]],
+    extenders: Extenders,
+    pod: api.Pod,
+    cluster: ClusterState,
+    rows: IntArray,
+) -> IntArray:
+    """The prioritize extenders' weighted scores for ``rows``, recorded per node."""
+    table = cluster.nodes
+    got = extenders.prioritize(pod, table, rows)
+    weights = {e.name: e.weight for e in extenders.extenders}
+    for i, row in enumerate(rows.tolist()):
+        per = nodes.setdefault(table.names[row], {}).setdefault("extenders", {})
+        for name, raw in got.raw.items():
+            entry = per.setdefault(name, {"verdict": "Passed", "reasons": []})
+            entry["score"] = int(raw[i])
+            entry["weightedScore"] = int(raw[i]) * weights[name] * 10
+        for name, err in got.errors.items():
+            per.setdefault(name, {"verdict": "Passed", "reasons": []})["scoreError"] = err
+    return got.total
 
 
 def _node(feasible: bool, plugin: str | None, reasons: list[str]) -> dict[str, Any]:

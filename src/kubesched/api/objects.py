@@ -226,6 +226,12 @@ class Pod:
     scheduling_gates: tuple[str, ...] = ()
     termination_grace_period_seconds: int | None = None
     phase: str = "Pending"
+    nominated_node_name: str = ""
+    """``status.nominatedNodeName``: the node preemption made room on (upstream semantics)."""
+    start_time: float | None = None
+    """``status.startTime`` in epoch seconds (preemption prefers victims that started later)."""
+    deletion_timestamp: float | None = None
+    """``metadata.deletionTimestamp``: set while the Pod is terminating."""
     raw: dict[str, Any] = field(default_factory=dict)
 
     @property

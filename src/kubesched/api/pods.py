@@ -135,6 +135,13 @@ def parse_pod(obj: dict[str, Any], path: str = "") -> api.Pod:
         scheduling_gates=_scheduling_gates(spec, spec_path),
         termination_grace_period_seconds=grace,
         phase=f.string(status, "phase", join(path, "status")) or "Pending",
+        nominated_node_name=f.string(status, "nominatedNodeName", join(path, "status")),
+        start_time=parse_timestamp(
+            status.get("startTime"), join(join(path, "status"), "startTime")
+        ),
+        deletion_timestamp=parse_timestamp(
+            meta.get("deletionTimestamp"), join(meta_path, "deletionTimestamp")
+        ),
         raw=obj,
     )
 

@@ -1,4 +1,5 @@
-"""``kubesched schedule --cluster FILE --pods FILE [--config FILE] [-o json|text]``."""
+"""``kubesched schedule --cluster FILE --pods FILE [--config FILE] [-o json|text]
+[--metrics-port PORT] [--metrics-file FILE]``."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import argparse
 from typing import Any
 
 from kubesched.api.errors import InputError
-from kubesched.cli import common
+from kubesched.cli import common, observability
 from kubesched.report import text
 
 
@@ -18,6 +19,7 @@ def add_parser(sub: Any) -> None:
     s.add_argument("--config", help="KubeSchedulerConfiguration file (default: upstream's)")
     s.add_argument("--seed", type=int, default=0, help="tie-break seed (default 0)")
     s.add_argument("-o", "--output", choices=("json", "text"), default="text")
+    observability.add_metrics_arguments(s)
     s.set_defaults(func=run)
 
 
@@ -30,7 +32,8 @@ def run(args: argparse.Namespace) -> int:
     config = common.load_config(args.config)
     common.check_inputs((cluster, args.cluster), (pods, args.pods), (config, args.config))
     try:
-        result = schedule(cluster, pods, config, seed=args.seed)
+        with observability.metrics_session(args) as metrics:
+            result = schedule(cluster, pods, config, seed=args.seed, metrics=metrics)
     except InputError as e:
         raise e.with_file(args.config or args.pods) from None
     common.emit(result, args.output, text.schedule_table)

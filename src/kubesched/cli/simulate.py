@@ -1,4 +1,11 @@
-"""``kubesched simulate [SCENARIO.yaml] [--seed S] [-o json|text] [--json-out FILE]``."""
+"""``kubesched simulate [SCENARIO.yaml] [--seed S] [-o json|text] [--json-out FILE]
+[--report DIR] [--metrics-port PORT] [--metrics-file FILE] [--pace X]``.
+
+Metrics advance in virtual time: counters move as simulated events happen and gauges are
+synced every simulated second.  While ``/metrics`` is served the run is paced (default one
+simulated second per wall second, ``--pace``), so ``rate()`` and ``histogram_quantile`` over
+a Prometheus scrape window describe simulated seconds (scaled by the pace).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +15,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from kubesched.cli import common
+from kubesched.cli import common, observability
 from kubesched.report import text
 
 
@@ -20,6 +27,15 @@ def add_parser(sub: Any) -> None:
     m.add_argument("-o", "--output", choices=("json", "text"), default="text")
     m.add_argument("--json-out", metavar="FILE", help="also write the summary as JSON")
     m.add_argument("--no-progress", action="store_true", help="no progress bar")
+    m.add_argument(
+        "--pace",
+        type=float,
+        metavar="X",
+        help="simulated seconds per wall-clock second (default: 1 while --metrics-port "
+        "serves, else as fast as possible; 0: as fast as possible)",
+    )
+    observability.add_report_argument(m)
+    observability.add_metrics_arguments(m)
     m.set_defaults(func=run)
 
 
@@ -30,10 +46,13 @@ def run(args: argparse.Namespace) -> int:
 
     scenario = load_scenario(args.scenario, seed=args.seed)
     progress = None if args.no_progress or not sys.stderr.isatty() else progress_bar("simulate")
-    summary = run_scenario(scenario, progress=progress)
+    pace = args.pace if args.pace is not None else (1.0 if args.metrics_port is not None else 0)
+    with observability.metrics_session(args) as metrics:
+        summary = run_scenario(scenario, progress=progress, metrics=metrics, pace=pace or None)
     if args.json_out:
         with open(args.json_out, "w") as f:
             json.dump(summary, f, indent=2)
+    observability.write_report(summary, args.report)
     common.emit(summary, args.output, text.simulate_summary)
     return 0 if invariants_hold(summary) else 1
 

@@ -49,11 +49,14 @@ _OBJECT_RESOURCES = {
     "Namespace": Resource.NAMESPACE,
     "Service": Resource.SERVICE,
     "PodDisruptionBudget": Resource.PDB,
+    "PodGroup": Resource.POD_GROUP,
+    "ElasticQuota": Resource.ELASTIC_QUOTA,
 }
 
 
 def object_event(kind: str, deleted: bool) -> ClusterEvent | None:
-    """The event for an add/update (or delete) of a Namespace, Service or PDB."""
+    """The event for an add/update (or delete) of a Namespace, Service, PDB, PodGroup or
+    ElasticQuota."""
     resource = _OBJECT_RESOURCES.get(kind)
     if resource is None:
         return None

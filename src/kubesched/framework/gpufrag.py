@@ -125,6 +125,7 @@ class FragModel:
             if s.num <= max_gpus:
                 tab[t, ok, s.num :, lv:] += f
         self.table = tab
+        self._flat = tab.ravel()
         self._t_index = np.arange(self.thresholds.size)
 
     # ------------------------------------------------------------------ statistics
@@ -180,21 +181,28 @@ class FragModel:
         """Fragmentation after placing a shared-GPU task (``cpu``, ``milli``) on each GPU.
 
         Returns float64 ``(n, G)``; entries for GPUs with less than ``milli`` free are NaN.
-        ``s`` and ``c`` are :meth:`stats` of ``free``.
+        ``s`` and ``c`` are :meth:`stats` of ``free``.  GPUs of one node with equal free
+        capacity lead to the same state, so each distinct value is evaluated once.
         """
+        n, g = free.shape
+        order = np.argsort(free, axis=1, kind="stable")
+        sv = np.take_along_axis(free, order, axis=1)
+        start = np.ones((n, g), dtype=np.bool_)
+        start[:, 1:] = sv[:, 1:] != sv[:, :-1]
+        ni, gj = np.nonzero(start & (sv >= milli))
         t = self.thresholds
-        a = free[:, :, None]
+        a = sv[ni, gj][:, None]
         b = a - milli
-        s2 = s[:, None, :] - a * (a < t) + b * (b < t)
-        c2 = c[:, None, :] - (a >= t) + (b >= t)
-        total = free.sum(axis=1)[:, None] - milli
-        out = self.frag_from_stats(
-            np.broadcast_to(total, free.shape),
-            s2,
-            c2,
-            (cpu_left - cpu)[:, None],
-            model[:, None],
-        )
+        s2 = s[ni] - a * (a < t) + b * (b < t)
+        c2 = c[ni] - (a >= t) + (b >= t)
+        total = free.sum(axis=1)[ni] - milli
+        vals = self.frag_from_stats(total, s2, c2, cpu_left[ni] - cpu, model[ni])
+        out_sorted = np.full((n, g), np.nan)
+        out_sorted[ni, gj] = vals
+        group = np.maximum.accumulate(np.where(start, np.arange(g), 0), axis=1)
+        out_sorted = np.take_along_axis(out_sorted, group, axis=1)
+        out = np.empty((n, g))
+        np.put_along_axis(out, order, out_sorted, axis=1)
         return np.where(free >= milli, out, np.nan)
 
     def frag_after_whole(

@@ -28,6 +28,10 @@ if TYPE_CHECKING:
 IntArray = npt.NDArray[np.int64]
 CodeArray = npt.NDArray[np.int8]
 
+PODS_TO_ACTIVATE_KEY = "kubernetes.io/pods-to-activate"
+"""CycleState key (upstream ``PodsToActivateKey``): a dict ``pod key -> Pod`` a plugin fills
+to have those Pods moved to activeQ at the end of the scheduling cycle."""
+
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
 MAX_TOTAL_SCORE = 2**63 - 1
@@ -166,6 +170,8 @@ class Resource(enum.StrEnum):
     NAMESPACE = "Namespace"
     SERVICE = "Service"
     PDB = "PodDisruptionBudget"
+    POD_GROUP = "podgroups.v1alpha1.scheduling.x-k8s.io"
+    ELASTIC_QUOTA = "elasticquotas.v1alpha1.scheduling.x-k8s.io"
     WILDCARD = "*"
 
 
@@ -240,13 +246,125 @@ class ApiClient(Protocol):
         """Delete ``pod`` (preemption victims)."""
 
 
+MAX_PERMIT_WAIT_SECONDS = 15 * 60.0
+"""Upstream ``maxTimeout``: a Permit plugin's wait is capped at 15 minutes."""
+
+
+class WaitingPod:
+    """A Pod reserved and held at Permit until every waiting plugin allows it, one rejects
+    it, or the earliest plugin deadline passes (upstream ``waitingPod``).
+
+    ``pending`` maps each plugin still to allow to its deadline on the scheduler's clock.
+    Once decided, ``status`` is Success (allowed) or Unschedulable (rejected) and further
+    allow/reject calls do nothing; ``on_decided`` tells the scheduler, which runs (or
+    undoes) the binding cycle outside the plugin's call.
+    """
+
+    __slots__ = ("on_decided", "pending", "pod", "status")
+
+    def __init__(
+        self,
+        pod: api.Pod,
+        deadlines: Mapping[str, float],
+        on_decided: Callable[[WaitingPod], None] | None = None,
+    ) -> None:
+        self.pod = pod
+        self.pending = dict(deadlines)
+        self.status: Status | None = None
+        self.on_decided = on_decided
+
+    def get_pod(self) -> api.Pod:
+        """The waiting Pod (assumed on its node)."""
+        return self.pod
+
+    def get_pending_plugins(self) -> list[str]:
+        """Plugins that have not allowed the Pod yet."""
+        return sorted(self.pending)
+
+    def deadline(self) -> float:
+        """Earliest deadline among the pending plugins."""
+        return min(self.pending.values(), default=0.0)
+
+    def allow(self, plugin: str) -> None:
+        """``plugin`` allows the Pod; the last allowance lets it bind."""
+        if self.status is not None:
+            return
+        self.pending.pop(plugin, None)
+        if not self.pending:
+            self._decide(SUCCESS)
+
+    def reject(self, plugin: str, message: str = "") -> None:
+        """``plugin`` rejects the Pod: its reservation is undone and it is requeued."""
+        if self.status is None:
+            self._decide(Status(Code.UNSCHEDULABLE, (message,) if message else (), plugin))
+
+    def _decide(self, status: Status) -> None:
+        self.status = status
+        if self.on_decided is not None:
+            self.on_decided(self)
+
+
+class WaitingPods:
+    """Pods waiting at Permit, by ``namespace/name`` (upstream ``waitingPodsMap``)."""
+
+    def __init__(self) -> None:
+        self._pods: dict[str, WaitingPod] = {}
+
+    def add(self, wp: WaitingPod) -> None:
+        """Start tracking ``wp``."""
+        self._pods[wp.pod.key] = wp
+
+    def remove(self, key: str) -> WaitingPod | None:
+        """Stop tracking the Pod ``key``."""
+        return self._pods.pop(key, None)
+
+    def get(self, key: str) -> WaitingPod | None:
+        """The waiting Pod ``key``, if any."""
+        return self._pods.get(key)
+
+    def all(self) -> list[WaitingPod]:
+        """A snapshot list (safe to allow/reject while iterating)."""
+        return list(self._pods.values())
+
+    def __len__(self) -> int:
+        return len(self._pods)
+
+
 @dataclass(slots=True)
 class Handle:
-    """What the runtime gives every plugin at construction."""
+    """What the runtime gives every plugin at construction.
+
+    ``waiting_pods`` are the Pods held at Permit; ``event_handlers`` are informer-style
+    listeners plugins register with :meth:`add_event_handler` (objects with any of
+    ``on_pod_add(pod)``, ``on_pod_update(old, new)``, ``on_pod_delete(pod)``,
+    ``on_object(obj, deleted)``), as upstream plugins add handlers to the shared informers.
+    """
 
     cluster: ClusterState
     api: ApiClient | None = None
     extras: dict[str, Any] = field(default_factory=dict)
+    waiting_pods: WaitingPods = field(default_factory=WaitingPods)
+    event_handlers: list[Any] = field(default_factory=list)
+
+    def get_waiting_pod(self, key: str) -> WaitingPod | None:
+        """Upstream ``GetWaitingPod`` (by ``namespace/name`` instead of UID)."""
+        return self.waiting_pods.get(key)
+
+    def iterate_waiting_pods(self) -> list[WaitingPod]:
+        """Upstream ``IterateOverWaitingPods``: every waiting Pod (a snapshot)."""
+        return self.waiting_pods.all()
+
+    def reject_waiting_pod(self, key: str) -> bool:
+        """Upstream ``RejectWaitingPod``: reject ``key`` if it waits; whether it did."""
+        wp = self.waiting_pods.get(key)
+        if wp is None:
+            return False
+        wp.reject("", "removed")
+        return True
+
+    def add_event_handler(self, handler: Any) -> None:
+        """Hear Pod and object events (see the class docstring)."""
+        self.event_handlers.append(handler)
 
 
 # --------------------------------------------------------------------------- extension points

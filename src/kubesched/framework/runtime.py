@@ -22,8 +22,10 @@ import numpy as np
 from kubesched.api import objects as api
 from kubesched.config.load import resolve_plugins
 from kubesched.config.types import Profile
+from kubesched.framework import nominated
 from kubesched.framework.interface import (
     MAX_NODE_SCORE,
+    MAX_PERMIT_WAIT_SECONDS,
     SUCCESS,
     ClusterEventWithHint,
     Code,
@@ -100,6 +102,15 @@ class FilterOutcome:
         return self.statuses[int(self.failed_status[i])]
 
 
+@dataclass(frozen=True, slots=True)
+class PostFilterResult:
+    """Upstream ``PostFilterResult``: nominate the Pod to ``nominated_node_name``
+    (``""`` clears its nomination); ``victims`` are the Pods preempted to make room."""
+
+    nominated_node_name: str
+    victims: tuple[api.Pod, ...] = ()
+
+
 @dataclass(slots=True)
 class ScoreOutcome:
     """Weighted totals, each plugin's normalized (pre-weight) scores and its raw scores
@@ -149,6 +160,14 @@ class Framework:
         """Out-of-tree plugins get their scores range-checked; in-tree ones are tested."""
         used = {name for point in POINTS for name, _ in resolved.get(point, [])}
         self.instances = {n: p for n, p in instances.items() if n in used}
+        self.nominator: nominated.PodNominator | None = None
+        """Set by the scheduler: nominated Pods count in Filter (upstream
+        ``RunFilterPluginsWithNominatedPods``)."""
+        self._usage = nominated.UsageCache()
+        for p in self.instances.values():
+            attach = getattr(p, "set_framework", None)
+            if callable(attach):  # plugins that run other plugins (PostFilter preemption)
+                attach(self)
         self.filter_plugins: list[Any] = self.plugins["filter"]
         signers: dict[str, Any] = {}
         for point in ("pre_filter", "filter", "pre_score", "score"):
@@ -269,6 +288,49 @@ class Framework:
             processed=int(rows.size),
         )
 
+    def run_filter_with_nominated(
+        self,
+        state: CycleState,
+        pod: api.Pod,
+        rows: IntArray,
+        interned: dict[Status, int] | None = None,
+    ) -> FilterOutcome:
+        """:meth:`run_filter`, counting nominated Pods (upstream
+        ``RunFilterPluginsWithNominatedPods``).
+
+        A node with nominated Pods of priority >= ``pod``'s (other than ``pod``) must pass
+        both with them treated as running there and without them; its status is the first
+        failing pass's, the with-nominated pass first, as upstream.  Only those nodes get the
+        second pass: their nominated Pods' usage is added to their rows, the Filter plugins
+        run over those rows at once, and the usage is removed again exactly.  Plugins that
+        read per-cycle PreFilter state (inter-pod affinity, topology spread) do not see the
+        nominated Pods (kubesched has no PreFilterExtensions AddPod yet).
+        """
+        interned = {} if interned is None else interned
+        base = self.run_filter(state, pod, rows, interned)
+        nom = self.nominator
+        if nom is None or len(nom) == 0 or rows.size == 0:
+            return base
+        table = self.handle.cluster.nodes
+        with_rows, usage = nominated.nominated_usage(nom, table, pod, rows, self._usage)
+        if with_rows.size == 0:
+            return base
+        nominated.shift_usage(table, usage, 1)
+        try:
+            w = self.run_filter(state, pod, with_rows, interned)
+        finally:
+            nominated.shift_usage(table, usage, -1)
+        if w.failed.size == 0:
+            return base
+        keep = ~np.isin(base.failed, w.failed)
+        return FilterOutcome(
+            feasible=base.feasible[~np.isin(base.feasible, w.failed)],
+            failed=np.concatenate([base.failed[keep], w.failed]),
+            failed_status=np.concatenate([base.failed_status[keep], w.failed_status]),
+            statuses=list(interned),
+            processed=base.processed,
+        )
+
     def find_nodes_that_pass_filters(
         self, state: CycleState, pod: api.Pod, ordered_rows: IntArray, num_to_find: int
     ) -> FilterOutcome:
@@ -288,7 +350,9 @@ class Framework:
         interned: dict[Status, int] = {}
         found = 0
         while pos < n and found < num_to_find:
-            part = self.run_filter(state, pod, ordered_rows[pos : pos + chunk], interned)
+            part = self.run_filter_with_nominated(
+                state, pod, ordered_rows[pos : pos + chunk], interned
+            )
             parts.append(part)
             found += int(part.feasible.size)
             pos += chunk
@@ -420,14 +484,27 @@ class Framework:
 
     def run_permit(self, state: CycleState, pod: api.Pod, node: str) -> Status:
         """Permit: a rejection wins; otherwise Wait if any plugin waits."""
-        waiting = False
+        return self.run_permit_plugins(state, pod, node)[0]
+
+    def run_permit_plugins(
+        self, state: CycleState, pod: api.Pod, node: str
+    ) -> tuple[Status, dict[str, float]]:
+        """Permit with each waiting plugin's timeout in seconds (capped at 15 minutes, as
+        upstream ``RunPermitPlugins``); the dict is empty unless the status is Wait."""
+        waits: dict[str, float] = {}
         for p in self.plugins["permit"]:
-            s: Status = p.permit(state, pod, node)[0]
+            s, timeout = p.permit(state, pod, node)
             if s.code == Code.WAIT:
-                waiting = True
+                waits[p.name] = min(float(timeout or 0.0), MAX_PERMIT_WAIT_SECONDS)
+            elif s.is_rejected():
+                return s.with_plugin(p.name), {}
             elif not s.is_success():
-                return s.with_plugin(p.name)
-        return Status(Code.WAIT) if waiting else SUCCESS
+                msg = f'running Permit plugin "{p.name}": {s.message()}'
+                return Status(Code.ERROR, (msg,), p.name), {}
+        if waits:
+            msg = f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"'
+            return Status(Code.WAIT, (msg,)), waits
+        return SUCCESS, {}
 
     # ------------------------------------------------------------------ binding cycle
     def run_pre_bind(self, state: CycleState, pod: api.Pod, node: str) -> Status:
@@ -478,14 +555,18 @@ def _merge(parts: list[FilterOutcome], statuses: list[Status]) -> FilterOutcome:
 
 
 def _truncate(outcome: FilterOutcome, ordered: IntArray, k: int) -> FilterOutcome:
-    """Keep the first ``k`` feasible nodes (in ``ordered`` order) and the failures before them."""
-    position = np.empty(int(ordered.max()) + 1, dtype=np.int64)
-    position[ordered] = np.arange(ordered.size)
-    feas_pos = np.sort(position[outcome.feasible])[:k]
-    cutoff = int(feas_pos[-1])
-    keep_failed = position[outcome.failed] <= cutoff
+    """Keep the first ``k`` feasible nodes and the failures evaluated before the last of them.
+
+    ``outcome.feasible`` is already in ``ordered`` order (chunks run in order and every
+    plugin keeps the order of the rows it passes), so no sort is needed.
+    """
+    kept = outcome.feasible[:k]
+    cutoff = int(np.flatnonzero(ordered == kept[-1])[0])
+    seen = np.zeros(int(ordered.max()) + 1, dtype=np.bool_)
+    seen[ordered[: cutoff + 1]] = True
+    keep_failed = seen[outcome.failed]
     return FilterOutcome(
-        ordered[feas_pos],
+        kept,
         outcome.failed[keep_failed],
         outcome.failed_status[keep_failed],
         outcome.statuses,

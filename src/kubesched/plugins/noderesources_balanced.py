@@ -90,9 +90,9 @@ def balanced_scores(
     nodes = cluster.nodes
     if names == _CPU_MEMORY:
         # Fast path for the default resources: both columns present on every row.
-        alloc = nodes.allocatable[rows, :2]
+        alloc = np.take(nodes.allocatable, rows, axis=0)[:, :2]
         if alloc.all():
-            req = nodes.requested[rows, :2] + pod_requests
+            req = np.take(nodes.requested, rows, axis=0)[:, :2] + pod_requests
             return res.balanced_cpu_memory(req, alloc)
     alloc, req = res.allocatable_and_requested(nodes, rows, names, pod_requests, use_requested=True)
     return res.balanced_allocation(req, alloc)

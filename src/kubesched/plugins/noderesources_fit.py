@@ -129,10 +129,11 @@ class NodeResourcesFit:
             err = fw.error(f'error reading "{_PRE_FILTER_KEY}" from cycleState: not found')
             return fw.Verdict(np.ones(rows.shape[0], dtype=np.int8), {1: err})
         nodes = cluster.nodes
+        # np.take on axis 0 is several times faster than fancy row indexing of 2-D arrays.
         pod_count = nodes.pod_count[rows]
         allowed = nodes.allowed_pods[rows]
-        alloc = nodes.allocatable[rows][:, s.cols]
-        used = nodes.requested[rows][:, s.cols]
+        alloc = np.take(nodes.allocatable, rows, axis=0)[:, s.cols]
+        used = np.take(nodes.requested, rows, axis=0)[:, s.cols]
         if (pod_count < allowed).all() and (alloc - used >= s.amounts).all():
             return fw.Verdict.all_pass(rows.shape[0])  # the common case: no bitmasks needed
         return verdict_from_masks(fit_masks(pod_count, allowed, alloc, used, s.amounts), s.reasons)
@@ -159,9 +160,9 @@ class NodeResourcesFit:
         if self.cpu_memory_only and self.strategy != cfg.REQUESTED_TO_CAPACITY_RATIO:
             # Fast path: only cpu/memory scored and every row has both.
             nodes = cluster.nodes
-            alloc2 = nodes.allocatable[rows][:, self.score_cols]
+            alloc2 = np.take(nodes.allocatable, rows, axis=0)[:, self.score_cols]
             if alloc2.all():
-                req2 = nodes.nonzero_requested[rows][:, self.score_cols] + pod_reqs
+                req2 = np.take(nodes.nonzero_requested, rows, axis=0)[:, self.score_cols] + pod_reqs
                 if self.strategy == cfg.MOST_ALLOCATED:
                     return res.most_allocated_all_present(req2, alloc2, self.weights)
                 return res.least_allocated_all_present(req2, alloc2, self.weights)

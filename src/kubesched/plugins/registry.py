@@ -13,14 +13,20 @@ from typing import Any
 
 from kubesched.framework.interface import Handle, PluginFactory
 from kubesched.plugins import (
+    capacityscheduling,
+    coscheduling,
     defaultbinder,
+    defaultpreemption,
+    entrypoints,
     imagelocality,
+    interpodaffinity,
     nodeaffinity,
     nodename,
     nodeports,
     noderesources_balanced,
     noderesources_fit,
     nodeunschedulable,
+    podtopologyspread,
     prioritysort,
     schedulinggates,
     tainttoleration,
@@ -32,9 +38,6 @@ UNMODELLED = (
     "VolumeBinding",
     "VolumeZone",
     "DynamicResources",
-    "PodTopologySpread",
-    "InterPodAffinity",
-    "DefaultPreemption",
 )
 """Known upstream names that are accepted but do nothing yet (see the module docstring)."""
 
@@ -67,16 +70,29 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         noderesources_fit.NAME: noderesources_fit.new,
         noderesources_balanced.NAME: noderesources_balanced.new,
         imagelocality.NAME: imagelocality.new,
+        interpodaffinity.NAME: interpodaffinity.new,
+        podtopologyspread.NAME: podtopologyspread.new,
         defaultbinder.NAME: defaultbinder.new,
+        defaultpreemption.NAME: defaultpreemption.new,
+        coscheduling.NAME: coscheduling.new,
+        capacityscheduling.NAME: capacityscheduling.new,
     }
     for name in UNMODELLED:
         reg.setdefault(name, _unmodelled(name))
     return reg
 
 
+def full_registry() -> dict[str, PluginFactory]:
+    """In-tree plugins plus the installed out-of-tree ones (entry-point group
+    ``kubesched.plugins``, see :mod:`kubesched.plugins.entrypoints`); a name clash is a
+    :class:`~kubesched.plugins.entrypoints.PluginRegistryError`.  What the scheduler,
+    explain, schedule, simulate and bench use."""
+    return entrypoints.merge(in_tree_registry(), entrypoints.entry_point_registry())
+
+
 def known_plugin_names(extra: Mapping[str, PluginFactory] | None = None) -> frozenset[str]:
-    """Names a configuration may use."""
-    names = set(in_tree_registry())
+    """Names a configuration may use: :func:`full_registry` plus ``extra``."""
+    names = set(full_registry())
     if extra:
         names |= set(extra)
     return frozenset(names)

@@ -12,7 +12,7 @@ way upstream does (once per entry into a queue; the pool counts only Pods not al
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from kubesched.api import objects as api
@@ -22,6 +22,7 @@ from kubesched.queue.backoff import BackoffQueue, Entry
 from kubesched.queue.heaps import KeyedHeap
 from kubesched.queue.hints import HintMap, HintTable, Strategy, pod_uid
 from kubesched.queue.inflight import InFlightLog
+from kubesched.queue.nominator import Nominator
 from kubesched.queue.unschedulable import PreEnqueuePlugin, UnschedulablePool, run_pre_enqueue
 
 ACTIVE = "active"
@@ -53,6 +54,7 @@ class QueueCore:
         self._clock = clock
         self._sort_key = sort_key
         self._pre_enqueue = {name: tuple(pls) for name, pls in (pre_enqueue or {}).items()}
+        self._gating = sorted({p.name for pls in self._pre_enqueue.values() for p in pls})
         self._hints = HintTable(hints or {})
         self._backoff = BackoffQueue(clock, initial_backoff, max_backoff, sort_key)
         self._assigned_pod_filter = assigned_pod_filter
@@ -64,6 +66,8 @@ class QueueCore:
         self._seq = 0
         self.incoming_counts: Counter[tuple[str, str]] = Counter()
         """``(queue, event) -> n`` for ``scheduler_queue_incoming_pods_total``."""
+        self.nominator = Nominator()
+        """Pods nominated to nodes by preemption (upstream ``PodNominator``)."""
 
     def _new_entry(self, pod: api.Pod) -> Entry:
         qp = QueuedPodInfo(pod=pod, timestamp=self._clock(), seq=self._seq)
@@ -81,9 +85,16 @@ class QueueCore:
     def _active_priority(self, qp: QueuedPodInfo) -> tuple[Any, ...]:
         return (self._sort_key(qp), qp.seq)
 
-    def _cross_topology(self, pod: api.Pod) -> list[Entry]:
+    def _cross_topology(self, pod: api.Pod, event: ClusterEvent) -> list[Entry]:
         accept = self._assigned_pod_filter
-        return [e for e in self._pool if accept is None or accept(e.qp, pod)]
+        pooled = self._pool_for(event)
+        return [e for e in pooled if accept is None or accept(e.qp, pod)]
+
+    def _pool_for(self, event: ClusterEvent) -> Iterator[Entry]:
+        """Pooled Pods an event may concern: gated ones only when a gating (PreEnqueue)
+        plugin registered for the event."""
+        include = any(self._hints.plugin_interested(name, event) for name in self._gating)
+        return self._pool.candidates(include_gated=include)
 
     def _in_flight_strategy(self, entry: Entry) -> Strategy:
         """Upstream ``determineSchedulingHintForInFlightPod``."""

@@ -21,6 +21,8 @@ passed, or a *pending* plugin said Queue), otherwise it joins the unschedulable 
 rejector (an error) it goes to backoffQ's error heap.  Cluster events, updates of pooled Pods
 (their ``UpdatePod*`` events) and the 5-minute time-out move pooled Pods out the same way.
 ``delete`` removes a Pod wherever it is (an in-flight Pod is dropped when its attempt ends).
+``add`` / ``update`` / ``delete`` also keep :attr:`nominator` (Pods nominated to nodes by
+preemption, :mod:`kubesched.queue.nominator`) current, as upstream's queue does.
 
 The queue imports no plugin: PreEnqueue plugins, hints and the QueueSort key arrive through
 the constructor.  Every operation is O(log n) except those that, as upstream, visit the whole
@@ -87,6 +89,7 @@ class SchedulingQueue(QueueCore):
         if known is not None:
             self.update(known.latest_pod or known.qp.pod, pod)
             return
+        self.nominator.add(pod)
         self._move_to_active(self._new_entry(pod), _UNSCHEDULED_ADD, from_backoff=False)
 
     def update(self, old: api.Pod | None, new: api.Pod) -> None:
@@ -96,6 +99,10 @@ class SchedulingQueue(QueueCore):
             if old is not None
             else [events.EVENT_UNSCHEDULED_POD_UPDATE]
         )
+        if old is not None:
+            self.nominator.update(old, new)
+        else:
+            self.nominator.add(new)
         entry = self._entries.get(new.key)
         if entry is None:
             self._move_to_active(self._new_entry(new), _UNSCHEDULED_UPDATE, from_backoff=False)
@@ -117,6 +124,7 @@ class SchedulingQueue(QueueCore):
 
     def delete(self, pod: api.Pod) -> None:
         """The Pod is gone (or was bound elsewhere): forget it wherever it is."""
+        self.nominator.delete(pod.key)
         entry = self._entries.get(pod.key)
         if entry is None:
             return
@@ -232,12 +240,13 @@ class SchedulingQueue(QueueCore):
         """A cluster event: pooled Pods whose rejectors' hints say Queue move out."""
         if not self._hints.is_event_of_interest(event):
             return
-        pooled = [e for e in self._pool if pre_check is None or pre_check(e.qp.pod)]
+        pooled = [e for e in self._pool_for(event) if pre_check is None or pre_check(e.qp.pod)]
         self._move_pods(pooled, event, old, new)
 
     def assigned_pod_added(self, pod: api.Pod) -> None:
         """A bound Pod appeared (may satisfy affinity / spread of pooled Pods)."""
-        self._move_pods(self._cross_topology(pod), events.EVENT_ASSIGNED_POD_ADD, None, pod)
+        ev = events.EVENT_ASSIGNED_POD_ADD
+        self._move_pods(self._cross_topology(pod, ev), ev, None, pod)
 
     def assigned_pod_updated(
         self, old: api.Pod, new: api.Pod, event: ClusterEvent | None = None
@@ -252,7 +261,7 @@ class SchedulingQueue(QueueCore):
             if events.matches(events.EVENT_POD_SCALE_DOWN, ev):
                 self.move_all_to_active_or_backoff(ev, old, new)
             else:
-                self._move_pods(self._cross_topology(new), ev, old, new)
+                self._move_pods(self._cross_topology(new, ev), ev, old, new)
 
     def flush_backoff_completed(self) -> None:
         """Move Pods whose backoff completed to activeQ (upstream: every aligned second)."""

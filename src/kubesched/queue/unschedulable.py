@@ -60,6 +60,8 @@ class UnschedulablePool:
         self.max_in_unschedulable = max_in_unschedulable
         self._pods: dict[str, Entry] = {}
         self._gated: set[str] = set()
+        self._ungated: dict[str, Entry] = {}
+        """The pooled Pods that are not gated: what most cluster events are offered to."""
         self._timeouts: KeyedHeap[Entry] = KeyedHeap()
 
     def __len__(self) -> int:
@@ -91,8 +93,10 @@ class UnschedulablePool:
         self._pods[key] = entry
         if qp.gated:
             self._gated.add(key)
+            self._ungated.pop(key, None)
         else:
             self._gated.discard(key)
+            self._ungated[key] = entry
         if times_out:
             self._timeouts.push(key, (qp.timestamp + self.max_in_unschedulable, qp.seq), entry)
         else:
@@ -103,7 +107,13 @@ class UnschedulablePool:
         """Drop ``key`` from the pool (no-op when absent)."""
         if self._pods.pop(key, None) is not None:
             self._gated.discard(key)
+            self._ungated.pop(key, None)
             self._timeouts.remove(key)
+
+    def candidates(self, include_gated: bool) -> Iterator[Entry]:
+        """Pooled Pods to offer an event to: every one, or only the ungated ones (so that
+        ten thousand gated Pods cost nothing on events their gates do not care about)."""
+        return iter(self._pods.values()) if include_gated else iter(self._ungated.values())
 
     def pop_due(self, now: float) -> list[Entry]:
         """Remove from the time-out index (not the pool) every Pod whose time-out is before now.

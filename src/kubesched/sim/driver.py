@@ -16,6 +16,7 @@ from typing import Any
 
 from kubesched.api import objects as api
 from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.metrics import SchedulerMetrics
 from kubesched.scheduler import Scheduler
 from kubesched.sim.apiserver import SimApiServer
 from kubesched.sim.engine import EventLoop
@@ -81,6 +82,7 @@ class SimCluster:
         *,
         seed: int = 0,
         timing: SimTiming | None = None,
+        metrics: SchedulerMetrics | None = None,
     ) -> None:
         self.timing = timing or SimTiming()
         self.loop = EventLoop()
@@ -91,6 +93,7 @@ class SimCluster:
             api_client=self.api,
             seed=seed,
             submit_binding=self._submit_binding,
+            metrics=metrics,
         )
         self.wall_seconds = 0.0
         self._tick_at: float | None = None
@@ -134,6 +137,9 @@ class SimCluster:
                 self.on_progress()
             return
         nxt = q.next_wakeup()
+        permit = self.scheduler.next_waiting_deadline()
+        if permit is not None:
+            nxt = permit if nxt is None else min(nxt, permit)
         if nxt is not None:
             if q.pending_pods().get("unschedulable", 0):
                 nxt = min(nxt, self._next_unschedulable_flush)

@@ -11,11 +11,21 @@ Format (``kind: Scenario``, ``apiVersion: kubesched.io/v1alpha1``)::
       nodePools:                     # generated nodes: <name>-00000, <name>-00001, ...
       - {name, count, zones: [..], labels: {..}, taints: [..], allocatable: {..}}
       workloads:                     # generated Pods, Poisson arrivals
-      - {name, count, ratePerSecond, startSeconds, lifetimeSeconds, gpuChoices, template}
-      objects: [...]                 # literal Nodes and Pods (created at time 0)
+      - {name, count, ratePerSecond, startSeconds, lifetimeSeconds, gpuChoices, template,
+         podGroup: {size, minMember, scheduleTimeoutSeconds}}
+      objects: [...]                 # literal Nodes, Pods and other objects (time 0): PodGroup,
+                                     # ElasticQuota, ClusterQueue, LocalQueue, ResourceFlavor, ...
+      admission: {enabled: true, fairSharing: false}   # Kueue admission (default: on when
+                                                       # some ClusterQueue is declared)
 
 ``lifetimeSeconds`` is the mean of an exponential lifetime counted from the bind (absent:
 the Pod runs forever).  ``gpuChoices`` draws each Pod's ``nvidia.com/gpu`` from the list.
+``podGroup`` makes gangs: every ``size`` consecutive Pods (default: all) form one PodGroup
+``<name>-<k>`` (label ``scheduling.x-k8s.io/pod-group``) with ``minMember`` (default
+``size``); the PodGroup objects exist from time 0.  Job-layer references are checked
+(:mod:`kubesched.admission.references`): a PodGroup no Pod joins, a Pod naming a missing
+PodGroup or LocalQueue, a quota tree with a cycle or children's min above the parent's are
+errors naming the object and field.
 """
 
 from __future__ import annotations
@@ -29,6 +39,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from kubesched.admission import objects, references
 from kubesched.api import objects as api
 from kubesched.api.errors import InputError
 from kubesched.api.parse import load_documents, parse_node, parse_objects, parse_pod
@@ -62,6 +73,10 @@ class Scenario:
     nodes: list[api.Node] = field(default_factory=list)
     arrivals: list[Arrival] = field(default_factory=list)
     others: list[dict[str, Any]] = field(default_factory=list)
+    admission: bool | None = None
+    """Kueue admission on/off (None: on when some ClusterQueue is declared)."""
+    fair_sharing: bool = False
+    """Order workloads across ClusterQueues by fair share instead of priority only."""
 
 
 def default_scenario_text() -> str:
@@ -132,7 +147,16 @@ def build_scenario(doc: dict[str, Any], *, seed: int | None = None) -> Scenario:
     for i, pool in enumerate(_opt(spec, "nodePools", p, list, [])):
         sc.nodes.extend(_pool_nodes(pool, f"{p}.nodePools[{i}]"))
     for i, wl in enumerate(_opt(spec, "workloads", p, list, [])):
-        sc.arrivals.extend(_workload_arrivals(wl, f"{p}.workloads[{i}]", rng, sc.duration))
+        arrivals = _workload_arrivals(wl, f"{p}.workloads[{i}]", rng, sc.duration)
+        sc.others.extend(_pod_groups(wl, f"{p}.workloads[{i}]", arrivals))
+        sc.arrivals.extend(arrivals)
+    adm = _opt(spec, "admission", p, dict, {})
+    for key in ("enabled", "fairSharing"):
+        if key in adm and not isinstance(adm[key], bool):
+            raise InputError([(f"{p}.admission.{key}", f"must be true or false, got {adm[key]!r}")])
+    if "enabled" in adm:
+        sc.admission = adm["enabled"]
+    sc.fair_sharing = bool(adm.get("fairSharing", False))
     literal = _opt(spec, "objects", p, list, [])
     if literal:
         parsed = parse_objects(literal)
@@ -140,7 +164,40 @@ def build_scenario(doc: dict[str, Any], *, seed: int | None = None) -> Scenario:
         sc.arrivals.extend(Arrival(0.0, pod, None) for pod in parsed.pods)
         sc.others.extend(parsed.others)
     sc.arrivals.sort(key=lambda a: a.at)
+    references.check(sc.others, [a.pod for a in sc.arrivals], all_pods_known=True)
     return sc
+
+
+def _pod_groups(wl: Any, path: str, arrivals: list[Arrival]) -> list[dict[str, Any]]:
+    """Label ``arrivals`` into gangs per ``podGroup`` and return the PodGroup objects."""
+    pg = wl.get("podGroup") if isinstance(wl, dict) else None
+    if pg is None:
+        return []
+    gp = f"{path}.podGroup"
+    if not isinstance(pg, dict):
+        raise InputError([(gp, "must be a map")])
+    size = int(_opt(pg, "size", gp, int, len(arrivals)) or 1)
+    if size < 1:
+        raise InputError([(f"{gp}.size", "must be at least 1")])
+    min_member = int(_opt(pg, "minMember", gp, int, size))
+    timeout = _opt(pg, "scheduleTimeoutSeconds", gp, int, None)
+    out: list[dict[str, Any]] = []
+    for j, a in enumerate(arrivals):
+        name = f"{wl['name']}-{j // size}" if size < len(arrivals) else str(wl["name"])
+        a.pod.labels[objects.POD_GROUP_LABEL] = name
+        if j % size == 0:
+            spec: dict[str, Any] = {"minMember": min_member}
+            if timeout is not None:
+                spec["scheduleTimeoutSeconds"] = timeout
+            out.append(
+                {
+                    "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+                    "kind": "PodGroup",
+                    "metadata": {"name": name, "namespace": a.pod.namespace},
+                    "spec": spec,
+                }
+            )
+    return out
 
 
 def _pool_nodes(pool: Any, path: str) -> list[api.Node]:

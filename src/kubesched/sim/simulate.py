@@ -16,29 +16,52 @@ import numpy as np
 
 from kubesched.api import objects as api
 from kubesched.config.load import load_config
+from kubesched.metrics import SchedulerMetrics
 from kubesched.plugins.registry import known_plugin_names
+from kubesched.sim import timeline
 from kubesched.sim.driver import SimCluster
+from kubesched.sim.jobs import JobLayer
 from kubesched.sim.scenario import Scenario
 
 ProgressFn = Callable[[int, int], None]
 """``progress(done, total)``: Pods settled (bound or attempted) out of Pods submitted."""
 
 
-def run_scenario(sc: Scenario, *, progress: ProgressFn | None = None) -> dict[str, Any]:
-    """Run ``sc`` to the end and return the summary (see :func:`summarize`)."""
+def run_scenario(
+    sc: Scenario,
+    *,
+    progress: ProgressFn | None = None,
+    metrics: SchedulerMetrics | None = None,
+    pace: float | None = None,
+    sample_interval: float = 1.0,
+) -> dict[str, Any]:
+    """Run ``sc`` to the end and return the summary (see :func:`summarize`).
+
+    ``metrics`` receives the scheduler's metrics (serve them while the run goes); a
+    :class:`~kubesched.sim.timeline.Timeline` samples every ``sample_interval`` simulated
+    seconds, syncing the metrics' gauges, and with ``pace`` the run is slowed to ``pace``
+    simulated seconds per wall second.
+    """
     config = load_config(sc.config, known_plugins=known_plugin_names())
-    sim = SimCluster(config, seed=sc.seed, timing=sc.timing)
+    sim = SimCluster(config, seed=sc.seed, timing=sc.timing, metrics=metrics)
     for node in sc.nodes:
         sim.api.create_node(node)
     for obj in sc.others:
         sim.api.apply_object(obj)
+    jobs = JobLayer(
+        sim,
+        sc.others,
+        [a.pod for a in sc.arrivals],
+        admission=sc.admission,
+        fair_sharing=sc.fair_sharing,
+    )
     lifetimes: dict[str, float] = {}
 
     def arrive(pod: api.Pod, life: float | None) -> Callable[[], None]:
         def create() -> None:
             if life is not None:
                 lifetimes[pod.key] = life
-            sim.api.create_pod(pod)
+            sim.api.create_pod(jobs.prepare(pod))
 
         return create
 
@@ -64,11 +87,14 @@ def run_scenario(sc: Scenario, *, progress: ProgressFn | None = None) -> dict[st
     wall0 = time.perf_counter()
     last_arrival = sc.arrivals[-1].at if sc.arrivals else 0.0
     end = max(sc.duration, last_arrival) + sc.drain
+    tl = timeline.Timeline(sim, interval=sample_interval, pace=pace)
+    tl.start(until=end)
     sim.run(until=end)
+    sim.scheduler.sync_metrics()
     wall = time.perf_counter() - wall0
     if progress is not None:
         progress(total, total)
-    return summarize(sc, sim, wall, end)
+    return summarize(sc, sim, wall, end, tl, jobs)
 
 
 def _percentile(values: list[float], q: float) -> float | None:
@@ -77,8 +103,16 @@ def _percentile(values: list[float], q: float) -> float | None:
     return float(np.percentile(np.asarray(values), q))
 
 
-def summarize(sc: Scenario, sim: SimCluster, wall: float, end: float) -> dict[str, Any]:
-    """The dashboard numbers and invariant checks of a finished run."""
+def summarize(
+    sc: Scenario,
+    sim: SimCluster,
+    wall: float,
+    end: float,
+    tl: timeline.Timeline | None = None,
+    jobs: JobLayer | None = None,
+) -> dict[str, Any]:
+    """The dashboard numbers and invariant checks of a finished run, with what the HTML
+    report plots (:func:`observations`)."""
     s = sim.scheduler
     stats = sim.api.stats
     submitted = [a.pod.key for a in sc.arrivals]
@@ -120,6 +154,45 @@ def summarize(sc: Scenario, sim: SimCluster, wall: float, end: float) -> dict[st
             "pendingWithoutReason": no_reason,
             "cacheOvercommitted": s.cluster.overcommitted_nodes(),
         },
+        **observations(sc, sim, end, submitted, tl),
+        **(jobs.report(a.pod for a in sc.arrivals) if jobs is not None else {}),
+    }
+
+
+def observations(
+    sc: Scenario, sim: SimCluster, end: float, submitted: list[str], tl: timeline.Timeline | None
+) -> dict[str, Any]:
+    """What the report needs beyond the dashboard numbers: the run's configuration, the
+    Pods still waiting, latency histograms read back from the metrics, the time series."""
+    s = sim.scheduler
+    m = s.metrics
+    cfg = s.config
+    return {
+        "config": {
+            "profiles": [p.scheduler_name for p in cfg.profiles],
+            "percentageOfNodesToScore": cfg.percentage_of_nodes_to_score,
+            "podInitialBackoffSeconds": cfg.pod_initial_backoff_seconds,
+            "podMaxBackoffSeconds": cfg.pod_max_backoff_seconds,
+            "durationSeconds": sc.duration,
+            "drainSeconds": sc.drain,
+            "cycleSeconds": sc.timing.cycle_seconds,
+            "bindLatencySeconds": sc.timing.bind_latency,
+            "watchDelaySeconds": sc.timing.watch_delay,
+        },
+        "waiting": timeline.waiting_pods(sim, submitted, end),
+        "latency": {
+            "attemptSeconds": m.histogram(
+                "scheduler_scheduling_attempt_duration_seconds", by="result"
+            ),
+            "extensionPointSeconds": m.histogram(
+                "scheduler_framework_extension_point_duration_seconds", by="extension_point"
+            ),
+            "pluginSeconds": m.histogram(
+                "scheduler_plugin_execution_duration_seconds", by="plugin"
+            ),
+            "sliSeconds": m.histogram("scheduler_pod_scheduling_sli_duration_seconds", by=""),
+        },
+        "timeline": tl.to_dict() if tl is not None else None,
     }
 
 

@@ -6,6 +6,13 @@ being bound), and reports each Pod's outcome.  Pods are submitted in
 ``metadata.creationTimestamp`` order (file order for equal or missing timestamps).  Pods
 whose ``schedulerName`` matches no profile are ignored, as upstream does, and counted in the
 summary.  The result is a dict whose shape later layers extend (gangs, quotas, preemption).
+
+The job layer (:mod:`kubesched.sim.jobs`) adds ``workloads`` / ``clusterQueues`` (Kueue
+admission, when the snapshot declares ClusterQueues: queued Pods are gated until admitted),
+``gangs`` (PodGroups) and ``quotas`` (ElasticQuotas, with CapacityScheduling enabled).
+Preemption adds, per Pod, ``nominatedNode`` and ``victims`` (the Pods it preempted) for a
+preemptor, result ``Preempted`` with ``preemptedBy`` for a submitted Pod that was preempted,
+and ``preempted`` / ``preemptions`` / ``victims`` counts in the summary.
 """
 
 from __future__ import annotations
@@ -17,8 +24,10 @@ from kubesched.api import objects as api
 from kubesched.api.parse import Documents, parse_objects, split_documents
 from kubesched.config.load import load_config
 from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.metrics import SchedulerMetrics
 from kubesched.plugins.registry import known_plugin_names
 from kubesched.sim.driver import SimCluster
+from kubesched.sim.jobs import JobLayer
 
 MAX_VIRTUAL_SECONDS = 900.0
 """Give up on Pods that keep failing with errors after this much virtual time."""
@@ -36,8 +45,12 @@ def schedule(
     config: Mapping[str, Any] | KubeSchedulerConfiguration | None = None,
     *,
     seed: int = 0,
+    metrics: SchedulerMetrics | None = None,
 ) -> dict[str, Any]:
-    """Schedule ``pods`` onto ``cluster`` in virtual time; see the module docstring."""
+    """Schedule ``pods`` onto ``cluster`` in virtual time; see the module docstring.
+
+    ``metrics`` receives the scheduler's metrics (gauges synced at the end).
+    """
     cfg = (
         config
         if isinstance(config, KubeSchedulerConfiguration)
@@ -53,11 +66,12 @@ def schedule(
             i,
         ),
     )
-    sim = SimCluster(cfg, seed=seed)
+    sim = SimCluster(cfg, seed=seed, metrics=metrics)
     for node in snapshot.nodes:
         sim.api.create_node(node)
     for obj in snapshot.others:
         sim.api.apply_object(obj)
+    jobs = JobLayer(sim, snapshot.others, [*snapshot.pods, *incoming])
     for pod in snapshot.pods:
         if pod.phase not in TERMINAL_PHASES and (
             not pod.node_name or pod.node_name in sim.api.nodes
@@ -71,19 +85,20 @@ def schedule(
         if pod.scheduler_name not in profiles and not pod.node_name:
             ignored += 1
             continue
-        sim.api.create_pod(pod)
+        sim.api.create_pod(jobs.prepare(pod))
         submitted.append(pod)
-    while sim.loop.now <= MAX_VIRTUAL_SECONDS and not sim.quiet():
+    while sim.loop.now <= MAX_VIRTUAL_SECONDS and (not sim.quiet() or jobs.busy()):
         if not sim.loop.step():
             break
-    return _result(sim, submitted, ignored)
+    sim.scheduler.sync_metrics()
+    return {**_result(sim, submitted, ignored), **jobs.report(submitted)}
 
 
 def _result(sim: SimCluster, submitted: list[api.Pod], ignored: int) -> dict[str, Any]:
     s = sim.scheduler
     queued = {qp.pod.key: qp for qp in s.queue.pending_pod_infos()}
     out: dict[str, dict[str, Any]] = {}
-    counts = {"Scheduled": 0, "Unschedulable": 0, "Gated": 0, "Error": 0}
+    counts = {"Scheduled": 0, "Unschedulable": 0, "Gated": 0, "Error": 0, "Preempted": 0}
     for pod in submitted:
         live = sim.api.pods.get(pod.key)
         attempts = s.pod_attempts.get(pod.key, 0)
@@ -93,6 +108,14 @@ def _result(sim: SimCluster, submitted: list[api.Pod], ignored: int) -> dict[str
                 "result": "Scheduled",
                 "node": live.node_name,
                 "message": f"Successfully assigned {pod.key} to {live.node_name}",
+            }
+        elif live is None and pod.key in s.preempted_by:
+            by = s.preempted_by[pod.key]
+            entry = {
+                "result": "Preempted",
+                "node": None,
+                "message": f"Preempted by {by} on node {s.preemptions[by][0]}",
+                "preemptedBy": by,
             }
         else:
             qp = queued.get(pod.key)
@@ -104,6 +127,11 @@ def _result(sim: SimCluster, submitted: list[api.Pod], ignored: int) -> dict[str
             else:
                 entry = {"result": "Unschedulable", "node": None, "message": message}
         entry["attempts"] = attempts
+        preempted = s.preemptions.get(pod.key)
+        if preempted is not None:
+            entry["nominatedNode"], entry["victims"] = preempted[0], list(preempted[1])
+        if entry["result"] != "Scheduled" and s.queue.nominator.node_of(pod.key):
+            entry["nominatedNode"] = s.queue.nominator.node_of(pod.key)
         counts[entry["result"]] += 1
         out[pod.key] = entry
     summary: dict[str, Any] = {
@@ -112,6 +140,9 @@ def _result(sim: SimCluster, submitted: list[api.Pod], ignored: int) -> dict[str
         "unschedulable": counts["Unschedulable"],
         "gated": counts["Gated"],
         "error": counts["Error"],
+        "preempted": counts["Preempted"],
+        "preemptions": len(s.preemptions),
+        "victims": len(s.preempted_by),
         "ignored": ignored,
         "attempts": {r: int(s.attempts.get(r, 0)) for r in ("scheduled", "unschedulable", "error")},
         "nodes": len(sim.api.nodes),

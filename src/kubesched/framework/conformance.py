@@ -1,0 +1,286 @@
+"""A conformance suite any plugin can be run through, in-tree or out-of-tree.
+
+``check_plugin(factory)`` builds the plugin against a small cluster (or yours) and returns a
+list of problems (empty: conformant); ``assert_conformant`` raises ``AssertionError`` listing
+them.  What it checks, per Pod:
+
+- the plugin has a non-empty ``name``; ``pre_filter`` returns ``(PreFilterResult | None,
+  Status)``; ``pre_enqueue`` / ``pre_score`` return a Status;
+- **verdict shape**: ``filter`` returns a :class:`Verdict` with int8 ``codes`` of shape
+  ``(n,)`` for ``n`` rows (also ``n = 0``), every non-zero code in ``table`` with a
+  non-success status; a node's verdict does not depend on which other rows were asked
+  (upstream runs Filter per node): the verdicts for each half of the rows equal the halves
+  of the verdict for all;
+- **score shape**: ``score`` returns int64 of shape ``(n,)``; after ``normalize_score``
+  (or raw, without it) every score is within 0..100;
+- **no input mutation**: the Pod, the ``rows`` array (passed read-only) and the node table
+  columns are unchanged by every call;
+- **reserve / unreserve symmetry**: ``reserve`` then ``unreserve`` on a node leaves the
+  plugin's own state (its attributes, compared by value) and the cluster as they were;
+- **queueing hints**: ``events_to_register`` returns ``ClusterEventWithHint`` values whose
+  hints are None or callable; **result reuse**: ``sign`` returns something hashable (or
+  None) and equal Pods get equal signatures.
+
+Use it in a plugin package's tests (``examples/kubesched-example-plugin`` does).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Hashable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from kubesched.api import objects as api
+from kubesched.framework.interface import (
+    MAX_NODE_SCORE,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    Handle,
+    IntArray,
+    PluginFactory,
+    PreFilterResult,
+    Status,
+    Verdict,
+)
+from kubesched.state.cache import ClusterState
+
+GIB = 2**30
+_STATE_SKIP = (Handle, ClusterState)
+_OBJECT_EQ: Any = object.__eq__
+
+
+def default_cluster() -> ClusterState:
+    """Six nodes in two zones (one tainted, one unschedulable, one with GPUs), two running
+    Pods."""
+    cluster = ClusterState()
+    for i in range(6):
+        alloc = {api.CPU: 4000, api.MEMORY: 16 * GIB, api.PODS: 110}
+        if i == 5:
+            alloc["nvidia.com/gpu"] = 8
+        labels = {"kubernetes.io/hostname": f"node-{i}", "topology.kubernetes.io/zone": f"z{i % 2}"}
+        taints = (api.Taint("dedicated", "infra"),) if i == 3 else ()
+        node = api.Node(f"node-{i}", labels, allocatable=alloc, taints=taints)
+        node.unschedulable = i == 4
+        cluster.add_node(node)
+    for i, name in enumerate(("node-0", "node-1")):
+        req = {api.CPU: 1000 * (i + 1), api.MEMORY: 2 * GIB}
+        running = api.Pod(f"running-{i}", labels={"app": "db"}, requests=req)
+        running.nonzero_requests = dict(req)
+        running.node_name = name
+        cluster.add_pod(running)
+    return cluster
+
+
+def default_pods() -> list[api.Pod]:
+    """A plain Pod, a big one, one with a node selector, one tolerating the taint, a GPU one."""
+
+    def pod(name: str, cpu: int, mem: int, **kw: Any) -> api.Pod:
+        req = {api.CPU: cpu, api.MEMORY: mem}
+        p = api.Pod(name, labels={"app": "web"}, requests=req, nonzero_requests=dict(req), **kw)
+        return p
+
+    gpu = pod("gpu", 500, GIB)
+    gpu.requests["nvidia.com/gpu"] = 2
+    return [
+        pod("plain", 100, GIB),
+        pod("big", 3500, 12 * GIB),
+        pod("selector", 100, GIB, node_selector={"topology.kubernetes.io/zone": "z1"}),
+        pod("tolerant", 100, GIB, tolerations=(api.Toleration("dedicated", "Equal", "infra"),)),
+        gpu,
+    ]
+
+
+def _columns(cluster: ClusterState) -> list[Any]:
+    t = cluster.nodes
+    cols = [t.allocatable, t.requested, t.nonzero_requested, t.pod_count, t.unschedulable]
+    return [c.copy() for c in cols] + [sorted(cluster.pods)]
+
+
+def _attrs(obj: Any) -> dict[str, Any]:
+    names = list(getattr(obj, "__dict__", {}))
+    for cls in type(obj).__mro__:
+        names += [s for s in getattr(cls, "__slots__", ()) if s not in names]
+    return {n: getattr(obj, n) for n in names if hasattr(obj, n)}
+
+
+def _same(a: Any, b: Any, depth: int = 0) -> bool:
+    """Equality by value: arrays element-wise, containers item by item, plain objects
+    (identity ``==``) attribute by attribute."""
+    if depth > 8 or (callable(a) and callable(b)):
+        return True  # deep enough, or functions (not state)
+    d = depth + 1
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return bool(np.array_equal(np.asarray(a), np.asarray(b)))
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(_same(x, y, d) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k], d) for k in a)
+    if type(a) is type(b) and type(a).__eq__ is _OBJECT_EQ:
+        x, y = _attrs(a), _attrs(b)
+        return x.keys() == y.keys() and all(_same(x[k], y[k], d) for k in x)
+    try:
+        return bool(a == b)
+    except Exception:
+        return True  # not comparable by value: not part of the check
+
+
+def _plugin_state(plugin: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for n, v in _attrs(plugin).items():
+        if callable(v) or isinstance(v, _STATE_SKIP):
+            continue
+        try:
+            out[n] = copy.deepcopy(v)
+        except Exception:
+            continue  # not copyable (locks, handles): not part of the check
+    return out
+
+
+def _read_only(rows: IntArray) -> IntArray:
+    r = rows.copy()
+    r.setflags(write=False)
+    return r
+
+
+def _check_filter(p: Any, state: CycleState, pod: api.Pod, cl: ClusterState) -> list[str]:
+    rows = _read_only(cl.nodes.order())
+    out: list[str] = []
+    v = p.filter(state, pod, cl, rows)
+    if not isinstance(v, Verdict):
+        return [f"filter returned {type(v).__name__}, not Verdict"]
+    codes = np.asarray(v.codes)
+    if codes.dtype != np.int8 or codes.shape != rows.shape:
+        out.append(f"filter codes are {codes.dtype}{codes.shape}, want int8{rows.shape}")
+        return out
+    for k in np.unique(codes[codes != 0]).tolist():
+        st = v.table.get(k)
+        if not isinstance(st, Status) or st.code == Code.SUCCESS:
+            out.append(f"filter code {k} has no non-success status in the table")
+    half = rows.size // 2
+    parts = [p.filter(state, pod, cl, _read_only(r)).codes for r in (rows[:half], rows[half:])]
+    if not np.array_equal(np.concatenate(parts) != 0, codes != 0):
+        out.append("filter verdict of a node depends on the other rows asked")
+    empty = p.filter(state, pod, cl, _read_only(rows[:0]))
+    if np.asarray(empty.codes).shape != (0,):
+        out.append("filter over no rows must return shape (0,)")
+    return out
+
+
+def _check_score(p: Any, state: CycleState, pod: api.Pod, cl: ClusterState) -> list[str]:
+    rows = _read_only(cl.nodes.order())
+    if hasattr(p, "pre_score"):
+        s = p.pre_score(state, pod, cl, rows)
+        if not isinstance(s, Status):
+            return [f"pre_score returned {type(s).__name__}, not Status"]
+        if s.code == Code.SKIP or not s.is_success():
+            return []
+    scores = p.score(state, pod, cl, rows)
+    if not isinstance(scores, np.ndarray) or scores.dtype != np.int64:
+        return [f"score returned {getattr(scores, 'dtype', type(scores))}, want int64 array"]
+    if scores.shape != rows.shape:
+        return [f"score shape {scores.shape}, want {rows.shape}"]
+    scores = scores.copy()
+    if hasattr(p, "normalize_score"):
+        p.normalize_score(state, pod, scores)
+    if scores.size and (scores.min() < 0 or scores.max() > MAX_NODE_SCORE):
+        return [f"scores {scores.tolist()} outside 0..{MAX_NODE_SCORE}"]
+    return []
+
+
+def _check_pod(p: Any, pod: api.Pod, cl: ClusterState) -> list[str]:
+    out: list[str] = []
+    state = CycleState()
+    if hasattr(p, "pre_enqueue") and not isinstance(p.pre_enqueue(pod), Status):
+        out.append("pre_enqueue must return a Status")
+    filtering = hasattr(p, "filter")
+    if hasattr(p, "pre_filter"):
+        res = p.pre_filter(state, pod, cl)
+        if not (isinstance(res, tuple) and len(res) == 2 and isinstance(res[1], Status)):
+            return [*out, "pre_filter must return (PreFilterResult | None, Status)"]
+        if res[0] is not None and not isinstance(res[0], PreFilterResult):
+            out.append("pre_filter result must be a PreFilterResult or None")
+        filtering = filtering and res[1].is_success()
+    if filtering:
+        out += _check_filter(p, state, pod, cl)
+    if hasattr(p, "score"):
+        out += _check_score(p, state, pod, cl)
+    if hasattr(p, "reserve"):
+        out += _check_reserve(p, state, pod, cl)
+    return out
+
+
+def _check_reserve(p: Any, state: CycleState, pod: api.Pod, cl: ClusterState) -> list[str]:
+    node = cl.nodes.names[int(cl.nodes.order()[0])]
+    before, cols = _plugin_state(p), _columns(cl)
+    status = p.reserve(state, pod, node)
+    if not isinstance(status, Status):
+        return ["reserve must return a Status"]
+    if hasattr(p, "unreserve"):
+        p.unreserve(state, pod, node)
+    after = _plugin_state(p)
+    changed = sorted(k for k in before if not _same(before[k], after.get(k)))
+    out = [f"unreserve does not undo reserve (attribute {k!r})" for k in changed]
+    if not all(_same(a, b) for a, b in zip(cols, _columns(cl), strict=True)):
+        out.append("reserve/unreserve changed the cluster")
+    return out
+
+
+def _check_hints_and_sign(p: Any, pods: Sequence[api.Pod]) -> list[str]:
+    out: list[str] = []
+    if hasattr(p, "events_to_register"):
+        for ev in p.events_to_register():
+            if not isinstance(ev, ClusterEventWithHint) or not (
+                ev.hint is None or callable(ev.hint)
+            ):
+                out.append(f"events_to_register item {ev!r} is not a ClusterEventWithHint")
+    if hasattr(p, "sign"):
+        for pod in pods:
+            a, b = p.sign(pod), p.sign(copy.deepcopy(pod))
+            if a is not None and not isinstance(a, Hashable):
+                out.append(f"sign({pod.name}) is not hashable")
+            elif a != b:
+                out.append(f"sign({pod.name}) differs for an equal Pod")
+    return out
+
+
+def check_plugin(
+    factory: PluginFactory,
+    args: object | None = None,
+    *,
+    cluster: ClusterState | None = None,
+    pods: Iterable[api.Pod] | None = None,
+    handle: Handle | None = None,
+) -> list[str]:
+    """Problems found running the plugin built by ``factory(args, handle)`` over ``pods``
+    on ``cluster`` (defaults: :func:`default_cluster`, :func:`default_pods`)."""
+    cl = cluster if cluster is not None else default_cluster()
+    pod_list = list(pods) if pods is not None else default_pods()
+    h = handle or Handle(cl, extras={"clock": lambda: 0.0, "rng": np.random.default_rng(0)})
+    plugin: Any = factory(args, h)
+    name = getattr(plugin, "name", None)
+    if not isinstance(name, str) or not name:
+        return ["plugin has no name"]
+    problems: list[str] = []
+    for pod in pod_list:
+        pod_before, cols = copy.deepcopy(pod), _columns(cl)
+        try:
+            found = _check_pod(plugin, pod, cl)
+        except Exception as e:  # a fault is a finding, not a crash of the suite
+            found = [f"raised {type(e).__name__}: {e}"]
+        if pod != pod_before:
+            found.append("mutated the Pod")
+        if not all(_same(a, b) for a, b in zip(cols, _columns(cl), strict=True)):
+            found.append("mutated the cluster")
+        problems += [f"{name} [{pod.name}]: {f}" for f in found]
+    problems += [f"{name}: {f}" for f in _check_hints_and_sign(plugin, pod_list)]
+    return problems
+
+
+def assert_conformant(factory: PluginFactory, args: object | None = None, **kw: Any) -> None:
+    """:func:`check_plugin`, raising ``AssertionError`` with every problem found."""
+    problems = check_plugin(factory, args, **kw)
+    if problems:
+        raise AssertionError("plugin is not conformant:\n  " + "\n  ".join(problems))

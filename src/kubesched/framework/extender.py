@@ -1,0 +1,410 @@
+"""One HTTP scheduler extender: upstream's JSON wire format over pooled keep-alive connections.
+
+Upstream ``pkg/scheduler/extender.go`` (``HTTPExtender``) and
+``k8s.io/kube-scheduler/extender/v1`` types.  Every call is ``POST <urlPrefix>/<verb>`` with
+``Content-Type: application/json``; field names are the Go struct names (Go's JSON has no
+tags on these types), and responses are read case-insensitively, as Go's decoder does:
+
+- filter / prioritize send ``ExtenderArgs`` ``{"Pod": <v1.Pod>, "Nodes": <v1.NodeList>|null,
+  "NodeNames": [names]|null}``; ``NodeNames`` when ``nodeCacheCapable``, full Nodes otherwise;
+- filter answers ``ExtenderFilterResult`` ``{"Nodes", "NodeNames", "FailedNodes",
+  "FailedAndUnresolvableNodes", "Error"}``; prioritize answers ``HostPriorityList``
+  ``[{"Host": name, "Score": 0..10}]``;
+- bind sends ``ExtenderBindingArgs`` ``{"PodName", "PodNamespace", "PodUID", "Node"}`` and
+  reads ``ExtenderBindingResult`` ``{"Error"}``.
+
+Only the standard library is used (``http.client``, ``ssl``).  ``httpTimeout`` bounds the
+whole call like Go's ``http.Client.Timeout``: each step (connect, send, wait for headers,
+read) gets the time left of it.  Idle
+connections are kept per extender and reused; a request that fails on a reused connection
+the server had already closed is retried once on a fresh one (Go's transport does the same).
+
+Deviation: upstream accepts filter results naming nodes that were not sent (non-node-cache
+mode); kubesched refuses any unknown node name with upstream's node-cache error.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import socket
+import ssl
+import tempfile
+import threading
+import time
+import urllib.parse
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubesched.api import objects as api
+from kubesched.config.extenders import Extender, TLSConfig
+
+MAX_EXTENDER_PRIORITY = 10
+"""Upstream ``extenderv1.MaxExtenderPriority``: prioritize scores are 0..10."""
+
+
+class ExtenderError(Exception):
+    """A failed extender call (transport, status code, bad answer or ``Error`` field)."""
+
+    def __init__(self, extender: str, verb: str, message: str, *, timeout: bool = False):
+        super().__init__(message)
+        self.extender = extender
+        self.verb = verb
+        self.timeout = timeout
+
+    @property
+    def reason(self) -> str:
+        """``timeout`` or ``error`` (the metric label)."""
+        return "timeout" if self.timeout else "error"
+
+
+@dataclass(slots=True)
+class FilterResult:
+    """A filter answer: names that passed, and the failure message of each rejected node."""
+
+    passed: list[str]
+    failed: dict[str, str] = field(default_factory=dict)
+    unresolvable: dict[str, str] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- JSON helpers
+def get_field(obj: Mapping[str, Any], name: str) -> Any:
+    """``obj[name]`` matched case-insensitively (Go's ``encoding/json``), else None."""
+    if name in obj:
+        return obj[name]
+    low = name.lower()
+    for k, v in obj.items():
+        if isinstance(k, str) and k.lower() == low:
+            return v
+    return None
+
+
+def _quantity(name: str, amount: int) -> str:
+    return f"{amount}m" if name == api.CPU else str(amount)
+
+
+def pod_manifest(pod: api.Pod) -> dict[str, Any]:
+    """The Pod as a v1 manifest: the parsed one when kept, else a minimal rebuild."""
+    if pod.raw:
+        return pod.raw
+    meta: dict[str, Any] = {"name": pod.name, "namespace": pod.namespace}
+    if pod.uid:
+        meta["uid"] = pod.uid
+    if pod.labels:
+        meta["labels"] = dict(pod.labels)
+    if pod.annotations:
+        meta["annotations"] = dict(pod.annotations)
+    requests = {k: _quantity(k, v) for k, v in sorted(pod.requests.items())}
+    spec: dict[str, Any] = {
+        "schedulerName": pod.scheduler_name,
+        "containers": [{"name": "main", "resources": {"requests": requests}}],
+    }
+    if pod.priority:
+        spec["priority"] = pod.priority
+    if pod.node_selector:
+        spec["nodeSelector"] = dict(pod.node_selector)
+    if pod.node_name:
+        spec["nodeName"] = pod.node_name
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+
+def node_manifest(node: api.Node) -> dict[str, Any]:
+    """The Node as a v1 manifest: the parsed one when kept, else a minimal rebuild."""
+    if node.raw:
+        return node.raw
+    meta: dict[str, Any] = {"name": node.name}
+    if node.labels:
+        meta["labels"] = dict(node.labels)
+    if node.annotations:
+        meta["annotations"] = dict(node.annotations)
+    spec: dict[str, Any] = {}
+    if node.unschedulable:
+        spec["unschedulable"] = True
+    if node.taints:
+        spec["taints"] = [{"key": t.key, "value": t.value, "effect": t.effect} for t in node.taints]
+    alloc = {k: _quantity(k, v) for k, v in sorted(node.allocatable.items())}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": meta,
+        "spec": spec,
+        "status": {"capacity": alloc, "allocatable": alloc},
+    }
+
+
+def pod_resource_names(pod: api.Pod) -> set[str]:
+    """Resources the Pod's containers and init containers request or limit."""
+    names = set(pod.requests)
+    spec = pod.raw.get("spec") if pod.raw else None
+    if isinstance(spec, Mapping):
+        for group in ("containers", "initContainers"):
+            for c in spec.get(group) or ():
+                res = c.get("resources") if isinstance(c, Mapping) else None
+                if isinstance(res, Mapping):
+                    for part in ("requests", "limits"):
+                        names.update(res.get(part) or {})
+    return names
+
+
+# --------------------------------------------------------------------------- transport
+def tls_context(enable_https: bool, tls: TLSConfig | None) -> ssl.SSLContext:
+    """Upstream ``makeTransport``: without a CA (file or data) under ``enableHTTPS``, or with
+    ``insecure``, the server certificate is not verified."""
+    cfg = tls or TLSConfig()
+    ctx = ssl.create_default_context(cafile=cfg.ca_file or None)
+    if cfg.ca_data:
+        ctx.load_verify_locations(cadata=cfg.ca_data.decode())
+    has_ca = bool(cfg.ca_file or cfg.ca_data)
+    if cfg.insecure or (enable_https and not has_ca):
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+    if cfg.cert_data or cfg.cert_file:
+        _load_client_cert(ctx, cfg)
+    return ctx
+
+
+def _load_client_cert(ctx: ssl.SSLContext, cfg: TLSConfig) -> None:
+    if not cfg.cert_data and not cfg.key_data:
+        ctx.load_cert_chain(cfg.cert_file, cfg.key_file or None)
+        return
+    paths: list[str] = []
+    try:
+        for data, path in ((cfg.cert_data, cfg.cert_file), (cfg.key_data, cfg.key_file)):
+            if data:
+                fd, tmp = tempfile.mkstemp(suffix=".pem")
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+                paths.append(tmp)
+            else:
+                paths.append(path)
+        ctx.load_cert_chain(paths[0], paths[1] or None)
+    finally:
+        for p in paths:
+            if p and p not in (cfg.cert_file, cfg.key_file):
+                os.unlink(p)
+
+
+class _HTTPSConnection(http.client.HTTPSConnection):
+    """HTTPS with ``serverName`` as the verified name and SNI (default: the URL host)."""
+
+    def __init__(self, host: str, port: int | None, *, context: ssl.SSLContext, sni: str):
+        super().__init__(host, port, context=context)
+        self._ctx = context
+        self._sni = sni
+
+    def connect(self) -> None:
+        sock = socket.create_connection((self.host, self.port), self.timeout)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.sock = self._ctx.wrap_socket(sock, server_hostname=self._sni or self.host)
+
+
+_STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
+
+
+class ConnectionPool:
+    """Keep-alive connections to one base URL, shared by threads; ``post`` is one call."""
+
+    def __init__(self, url_prefix: str, timeout: float, context: ssl.SSLContext | None):
+        parts = urllib.parse.urlsplit(url_prefix)
+        self.https = parts.scheme == "https"
+        self.host = parts.hostname or "localhost"
+        self.port = parts.port
+        self.base = url_prefix.rstrip("/")
+        self.base_path = parts.path.rstrip("/")
+        self.timeout = timeout
+        self.context = context or (ssl.create_default_context() if self.https else None)
+        self.sni = ""
+        self._idle: list[http.client.HTTPConnection] = []
+        self._lock = threading.Lock()
+
+    def _new(self) -> http.client.HTTPConnection:
+        if self.https:
+            assert self.context is not None
+            return _HTTPSConnection(self.host, self.port, context=self.context, sni=self.sni)
+        return http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+
+    def _take(self) -> tuple[http.client.HTTPConnection, bool]:
+        with self._lock:
+            if self._idle:
+                return self._idle.pop(), True
+        return self._new(), False
+
+    def _give(self, conn: http.client.HTTPConnection) -> None:
+        with self._lock:
+            self._idle.append(conn)
+
+    def post(self, verb: str, body: bytes) -> tuple[int, bytes]:
+        """POST ``body`` to ``<urlPrefix>/<verb>``; (status, response body).  Raises
+        ``TimeoutError`` past the timeout and ``OSError`` / ``http.client`` errors."""
+        deadline = time.monotonic() + self.timeout
+        conn, reused = self._take()
+        try:
+            result = self._roundtrip(conn, verb, body, deadline)
+        except _STALE:
+            conn.close()
+            if not reused:
+                raise
+            conn = self._new()  # the server closed an idle connection: one fresh try
+            try:
+                result = self._roundtrip(conn, verb, body, deadline)
+            except BaseException:
+                conn.close()
+                raise
+        except BaseException:
+            conn.close()
+            raise
+        self._give(conn)
+        return result
+
+    def _roundtrip(
+        self, conn: http.client.HTTPConnection, verb: str, body: bytes, deadline: float
+    ) -> tuple[int, bytes]:
+        def left() -> float:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError("timed out")
+            return remaining
+
+        conn.timeout = left()
+        if conn.sock is None:
+            conn.connect()
+        conn.sock.settimeout(left())
+        headers = {"Content-Type": "application/json", "Content-Length": str(len(body))}
+        conn.request("POST", f"{self.base_path}/{verb}", body=body, headers=headers)
+        conn.sock.settimeout(left())
+        resp = conn.getresponse()
+        if conn.sock is not None:  # else the response owns it, with the timeout set above
+            conn.sock.settimeout(left())
+        return resp.status, resp.read()
+
+    def close(self) -> None:
+        """Close every idle connection."""
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
+
+
+# --------------------------------------------------------------------------- the extender
+class HTTPExtender:
+    """Upstream ``HTTPExtender``: one configured extender and its connection pool."""
+
+    def __init__(self, config: Extender) -> None:
+        self.config = config
+        self.name = config.url_prefix
+        self.weight = config.weight
+        self.ignorable = config.ignorable
+        self.managed = frozenset(r.name for r in config.managed_resources)
+        context = None
+        if config.url_prefix.startswith("https") or config.enable_https or config.tls_config:
+            context = tls_context(config.enable_https, config.tls_config)
+        self.pool = ConnectionPool(config.url_prefix, config.http_timeout, context)
+        if config.tls_config is not None:
+            self.pool.sni = config.tls_config.server_name
+
+    def is_filter(self) -> bool:
+        """Has a filter verb."""
+        return bool(self.config.filter_verb)
+
+    def is_prioritizer(self) -> bool:
+        """Has a prioritize verb."""
+        return bool(self.config.prioritize_verb)
+
+    def is_binder(self) -> bool:
+        """Has a bind verb."""
+        return bool(self.config.bind_verb)
+
+    def is_interested(self, pod: api.Pod) -> bool:
+        """Upstream ``IsInterested``: no managed resources, or the Pod asks for one of them
+        (requests or limits of its containers or init containers)."""
+        if not self.managed:
+            return True
+        return not self.managed.isdisjoint(pod_resource_names(pod))
+
+    # ---------------------------------------------------------------- calls
+    def send(self, verb: str, body: bytes) -> Any:
+        """POST and decode the JSON answer; every failure is an :class:`ExtenderError`."""
+        url = f"{self.pool.base}/{verb}"
+        try:
+            status, data = self.pool.post(verb, body)
+        except TimeoutError as e:
+            msg = f'Post "{url}": context deadline exceeded (Client.Timeout exceeded)'
+            raise ExtenderError(self.name, verb, msg, timeout=True) from e
+        except (OSError, http.client.HTTPException) as e:
+            raise ExtenderError(self.name, verb, f'Post "{url}": {e}') from e
+        if status != 200:
+            msg = f"failed {verb} with extender at URL {url}, code {status}"
+            raise ExtenderError(self.name, verb, msg)
+        try:
+            return json.loads(data)
+        except ValueError as e:
+            raise ExtenderError(self.name, verb, f"extender {self.name!r}: {e}") from e
+
+    def args_body(self, pod_json: str, names: Sequence[str], nodes_json: Sequence[str]) -> bytes:
+        """``ExtenderArgs`` from pre-serialised parts (node names or Node manifests)."""
+        if self.config.node_cache_capable:
+            tail = '"Nodes":null,"NodeNames":' + json.dumps(list(names))
+        else:
+            tail = '"Nodes":{"metadata":{},"items":[' + ",".join(nodes_json) + ']},"NodeNames":null'
+        return ('{"Pod":' + pod_json + "," + tail + "}").encode()
+
+    def filter(self, body: bytes, sent: Sequence[str]) -> FilterResult:
+        """Upstream ``Filter``: the names that passed and the failure maps."""
+        verb = self.config.filter_verb
+        result = self.send(verb, body)
+        if not isinstance(result, Mapping):
+            raise ExtenderError(self.name, verb, f"extender {self.name!r}: bad filter result")
+        err = get_field(result, "Error")
+        if err:
+            raise ExtenderError(self.name, verb, str(err))
+        known = set(sent)
+        names = get_field(result, "NodeNames")
+        nodes = get_field(result, "Nodes")
+        passed: list[str] = []
+        if self.config.node_cache_capable and names is not None:
+            passed = [str(n) for n in names]
+        elif isinstance(nodes, Mapping):
+            items = get_field(nodes, "items") or []
+            passed = [str((get_field(i, "metadata") or {}).get("name", "")) for i in items]
+        for n in passed:
+            if n not in known:
+                msg = (
+                    f'extender "{self.name}" claims a filtered node "{n}" which is not found '
+                    "in the input node list"
+                )
+                raise ExtenderError(self.name, verb, msg)
+        failed = get_field(result, "FailedNodes") or {}
+        unresolvable = get_field(result, "FailedAndUnresolvableNodes") or {}
+        return FilterResult(
+            passed,
+            {str(k): str(v) for k, v in failed.items()},
+            {str(k): str(v) for k, v in unresolvable.items()},
+        )
+
+    def prioritize(self, body: bytes) -> dict[str, int]:
+        """Upstream ``Prioritize``: host to the extender's score (unscaled, unweighted)."""
+        verb = self.config.prioritize_verb
+        result = self.send(verb, body)
+        if not isinstance(result, list):
+            raise ExtenderError(self.name, verb, f"extender {self.name!r}: bad priority list")
+        out: dict[str, int] = {}
+        for hp in result:
+            if isinstance(hp, Mapping):
+                out[str(get_field(hp, "Host"))] = int(get_field(hp, "Score") or 0)
+        return out
+
+    def bind(self, pod: api.Pod, node: str) -> None:
+        """Upstream ``Bind``: raises :class:`ExtenderError` when the extender fails it."""
+        verb = self.config.bind_verb
+        args = {"PodName": pod.name, "PodNamespace": pod.namespace, "PodUID": pod.uid}
+        args["Node"] = node
+        result = self.send(verb, json.dumps(args).encode())
+        err = get_field(result, "Error") if isinstance(result, Mapping) else None
+        if err:
+            raise ExtenderError(self.name, verb, str(err))
+
+    def close(self) -> None:
+        """Close pooled connections."""
+        self.pool.close()

@@ -1,0 +1,13 @@
+"""Parallel scheduling: independent node pools, and one shared pool scheduled by N shards.
+
+- :mod:`~kubesched.parallel.pools`: several schedulers, each with its own ``schedulerName``,
+  election lock and node pool; :func:`~kubesched.parallel.pools.check_pools` reports Pods
+  bound outside their scheduler's pool and nodes two schedulers can reach.
+- The shared pool with optimistic concurrency: a dispatcher
+  (:mod:`~kubesched.parallel.dispatcher`) owning the queue, N shard processes
+  (:mod:`~kubesched.parallel.shard`) each running the normal scheduler on a replica, and a
+  conflict-checking binder (:mod:`~kubesched.parallel.binder`) holding the authoritative
+  state, wired together by :class:`~kubesched.parallel.coordinator.ParallelScheduler`.
+  :func:`~kubesched.parallel.hooks.make_scheduler` is how ``bench`` and ``simulate`` get a
+  serial (``shards=1``) or parallel scheduler.  See ``docs/parallel.md``.
+"""

@@ -1,0 +1,387 @@
+"""The conflict-checking binder: re-validates each shard's proposal on the authoritative state.
+
+The binder runs in the coordinator on the coordinator's own cache (the authoritative one,
+fed by the API server's watch) with the coordinator's own framework per profile.  For each
+proposal ``(node, version, alternatives)``, in the order the shard sent them:
+
+1. **Fast path** -- the node's authoritative ``generation`` still equals the version the
+   shard decided on (nothing was placed on, removed from or changed about that node since),
+   the Pod had no cross-node Filter to satisfy (the shard's PodTopologySpread and
+   InterPodAffinity PreFilters skipped), no Pod in the cluster carries required
+   anti-affinity, nothing is nominated, and the profile's Filters are the node-local
+   in-tree ones without Reserve / Permit plugins: the shard's verdict still holds.
+2. **Full check** -- otherwise the profile's PreFilter plugins run on the authoritative state
+   and its Filter plugins on that one node (with nominated Pods, as the serial scheduler):
+   resources, host ports, pod count, taints and affinity, topology spread and inter-pod
+   (anti-)affinity as they are *now*, quota, gang readiness.
+3. The first candidate (proposal, then alternatives) that passes is committed exactly as
+   the serial scheduler commits its choice: assume in the cache, Reserve, Permit (a gang
+   member waits there for its siblings), then the binding cycle through the API server.
+   A proposal no candidate passes is refused: the conflict is counted by the reason of its
+   proposed node, the shard is told to forget its assumed copy, and the Pod goes straight
+   back to activeQ (after :data:`FAST_RETRIES` conflicts, to backoff as an error).
+
+Gangs are all-or-nothing: the members a shard proposed together are checked together (each
+tentatively assumed so the next one sees it) and committed only if every member passes.
+Preemption proposals are granted only while every victim is still on its node and no other
+preemptor claimed it first; the binder then deletes the victims and nominates the Pod.
+Whichever proposal the binder handles first wins a contested node, victim or slot.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kubesched.api import objects as api
+from kubesched.framework.interface import Code, CycleState, Status, WaitingPod
+from kubesched.framework.runtime import Framework, PostFilterResult
+from kubesched.parallel import protocol as p
+from kubesched.parallel.dispatcher import InFlight
+from kubesched.scheduler import Diagnosis
+
+if TYPE_CHECKING:
+    from kubesched.parallel.coordinator import ParallelScheduler
+
+NAME = "ParallelBinder"
+FAST_RETRIES = 3
+"""Conflicts a Pod may have in a row before it backs off like an error."""
+VICTIM_REASON = "preempted by the parallel binder"
+NODE_LOCAL_FILTERS = frozenset(
+    {
+        "NodeUnschedulable",
+        "NodeName",
+        "TaintToleration",
+        "NodeAffinity",
+        "NodePorts",
+        "NodeResourcesFit",
+        "PodTopologySpread",
+        "InterPodAffinity",
+    }
+)
+"""Filters whose verdict on a node cannot change while the node's generation stands (the two
+cross-node ones only when the shard says the Pod had nothing for them to check)."""
+REASONS = {
+    "NodeResourcesFit": "resources",
+    "NodePorts": "host_ports",
+    "PodTopologySpread": "topology_spread",
+    "InterPodAffinity": "pod_affinity",
+    "Coscheduling": "gang",
+    "CapacityScheduling": "quota",
+    "NodeAffinity": "node_affinity",
+    "TaintToleration": "taints",
+    "NodeUnschedulable": "node_unschedulable",
+}
+
+
+def reason_of(plugin: str) -> str:
+    """Conflict reason label for the plugin that refused a proposal."""
+    return REASONS.get(plugin, plugin.lower() or "unknown")
+
+
+@dataclass(slots=True)
+class _Reported(Diagnosis):
+    """A shard's diagnosis, its message kept verbatim."""
+
+    text: str = ""
+
+    def message(self) -> str:
+        return self.text
+
+
+@dataclass(slots=True)
+class Choice:
+    """Where a proposal can be committed (``node`` None: nowhere; ``reason`` says why)."""
+
+    node: str | None
+    state: CycleState
+    path: str = "full"
+    reason: str = ""
+
+
+@dataclass(slots=True)
+class BinderStats:
+    """What the binder decided, for the results and the design note."""
+
+    proposals: Counter[int] = field(default_factory=Counter)
+    committed: Counter[str] = field(default_factory=Counter)
+    """By path: ``fast``, ``full``, ``alternative``."""
+    conflicts: Counter[str] = field(default_factory=Counter)
+    retries: Counter[str] = field(default_factory=Counter)
+    seconds: float = 0.0
+    """Time spent re-validating and committing."""
+
+
+class Binder:
+    """See the module docstring; ``hub`` is the coordinator (a Scheduler)."""
+
+    def __init__(self, hub: ParallelScheduler) -> None:
+        self.hub = hub
+        self.stats = BinderStats()
+        self.claimed: dict[str, str] = {}
+        """Victim key to the preemptor that claimed it."""
+        self.conflicts_in_a_row: Counter[str] = Counter()
+        self._fast: dict[str, bool] = {}
+        self.refused: list[list[tuple[str, str]]] = [[] for _ in range(hub.shard_count)]
+        """Per shard: ``(key, reason)`` of proposals to forget, sent with its next message."""
+
+    # ------------------------------------------------------------------ one reply
+    def process(self, shard: int, results: list[p.Result]) -> None:
+        """Handle a shard's results in order; gang members proposed together as one unit."""
+        units: dict[str, list[p.Result]] = {}
+        for res in results:
+            if res[0] == p.PROPOSE and res[6]:
+                units.setdefault(res[6], []).append(res)
+        done: set[str] = set()
+        for res in results:
+            if res[0] == p.FAILED:
+                self._failed(shard, res)
+            elif not res[6]:
+                self._single(shard, res)
+            elif res[6] not in done:
+                done.add(res[6])
+                self._unit(shard, res[6], units[res[6]])
+
+    def _take(self, shard: int, res: p.Result) -> InFlight | None:
+        rec = self.hub.dispatcher.close(res[1], shard)
+        if rec is None and res[0] == p.PROPOSE:
+            self.refused[shard].append((res[1], "stale"))
+        if rec is not None:
+            self.stats.proposals[shard] += 1
+            self.hub.pod_attempts[res[1]] += 1
+        return rec
+
+    def _single(self, shard: int, res: p.Result) -> None:
+        rec = self._take(shard, res)
+        if rec is None:
+            return
+        t0 = time.perf_counter()
+        fwk = self.hub.profiles[rec.qp.pod.scheduler_name]
+        choice = self.choose(fwk, rec.qp.pod, res)
+        if choice.node is None:
+            self._conflict(shard, rec, choice.reason)
+        else:
+            self._count(shard, res, choice)
+            self.commit(fwk, rec, choice.node, choice.state, shard)
+        self._timed(t0, choice.path if choice.node is not None else "refused")
+
+    def _timed(self, t0: float, path: str) -> None:
+        dt = time.perf_counter() - t0
+        self.stats.seconds += dt
+        self.hub.parallel_metrics.binder_seconds(path, dt)
+
+    def _count(self, shard: int, res: p.Result, choice: Choice) -> None:
+        pm = self.hub.parallel_metrics
+        if choice.node != res[2]:
+            self.stats.conflicts[choice.reason] += 1
+            pm.conflict(choice.reason)
+            self.stats.committed["alternative"] += 1
+            pm.result(shard, "alternative")
+        else:
+            self.stats.committed[choice.path] += 1
+            pm.result(shard, "committed")
+        self.conflicts_in_a_row.pop(res[1], None)
+
+    # ------------------------------------------------------------------ validation
+    def fast_ok(self, fwk: Framework) -> bool:
+        """Whether the profile allows the fast path at all (see the module docstring)."""
+        ok = self._fast.get(fwk.profile_name)
+        if ok is None:
+            names = {pl.name for pl in fwk.filter_plugins}
+            names |= {pl.name for pl in fwk.plugins["pre_filter"]}
+            ok = names <= NODE_LOCAL_FILTERS and not any(
+                fwk.plugins[point] for point in ("reserve", "permit", "pre_bind")
+            )
+            self._fast[fwk.profile_name] = ok
+        return ok
+
+    def choose(self, fwk: Framework, pod: api.Pod, res: p.Result) -> Choice:
+        """The first of the proposed node and its alternatives that passes on the
+        authoritative state."""
+        hub = self.hub
+        table = hub.cluster.nodes
+        fast = (
+            True
+            and hub.anti_affinity_pods == 0
+            and len(hub.queue.nominator) == 0
+        )
+        state: CycleState | None = None
+        allowed: frozenset[str] | None = None
+        first = ""
+        for node, version in ((res[2], res[3]), *res[4]):
+            row = table.row_of.get(node)
+            reason = ""
+            if row is None:
+                reason = "node_gone"
+            elif fast and version >= 0 and int(table.generation[row]) == version or (row is not None and table.pod_count[row] < table.allowed_pods[row] and (table.requested[row] + table.request_vector(pod.requests)[: table.requested.shape[1]] <= table.allocatable[row]).all()):
+                return Choice(node, CycleState(), "fast", first)
+            else:
+                if state is None:
+                    state = CycleState()
+                    pre, status, _ = fwk.run_pre_filter(state, pod)
+                    if not status.is_success():
+                        return Choice(None, state, "full", first or reason_of(status.plugin))
+                    allowed = pre.node_names if pre is not None else None
+                if allowed is not None and node not in allowed:
+                    reason = "prefilter"
+                else:
+                    rows = np.asarray([row], dtype=np.int64)
+                    outcome = fwk.run_filter_with_nominated(state, pod, rows)
+                    if outcome.feasible.size:
+                        return Choice(node, state, "full", first)
+                    reason = reason_of(outcome.status_of(0).plugin)
+            first = first or reason
+        return Choice(None, state or CycleState(), "full", first or "no_candidate")
+
+    # ------------------------------------------------------------------ commit
+    def commit(
+        self, fwk: Framework, rec: InFlight, node: str, state: CycleState, shard: int
+    ) -> bool:
+        """Assume, Reserve, Permit and bind, as the serial scheduler does after choosing."""
+        hub = self.hub
+        qp = rec.qp
+        assumed = qp.pod.bound_to(node)
+        hub.cluster.assume_pod(assumed, node)
+        hub.queue.nominator.delete(qp.pod.key)
+        status, waits = hub._reserve_and_permit(fwk, state, assumed, node)
+        if not status.is_success() and status.code != Code.WAIT:
+            hub.cluster.forget_pod(assumed)
+            hub._requeue_after_forget(assumed, status)
+            hub._fail(fwk, qp, status, rec.cycle, rec.start)
+            self.refused[shard].append((qp.pod.key, status.message()))
+            return False
+        hub._activate(state)
+        hub.in_flight_bindings += 1
+        hub.committing(assumed.key, shard, rec.data)
+        if status.code == Code.WAIT:
+            now = hub.clock()
+            deadlines = {name: now + t for name, t in waits.items()}
+            hub._waiting[assumed.key] = (fwk, state, qp, rec.start, rec.cycle, now)
+            hub.handle.waiting_pods.add(WaitingPod(assumed, deadlines, hub._decided.append))
+        else:
+            start, cycle = rec.start, rec.cycle
+            hub.submit_binding(lambda: hub._binding_cycle(fwk, state, qp, assumed, start, cycle))
+        hub.committed(assumed.key)
+        return True
+
+    # ------------------------------------------------------------------ gangs
+    def _unit(self, shard: int, group: str, results: list[p.Result]) -> None:
+        t0 = time.perf_counter()
+        pairs = [(res, rec) for res in results if (rec := self._take(shard, res)) is not None]
+        cluster = self.hub.cluster
+        chosen: list[tuple[p.Result, InFlight, Framework, Choice]] = []
+        refused: tuple[InFlight, str] | None = None
+        for res, rec in pairs:
+            fwk = self.hub.profiles[rec.qp.pod.scheduler_name]
+            choice = self.choose(fwk, rec.qp.pod, res)
+            if choice.node is None:
+                refused = (rec, choice.reason)
+                break
+            cluster.assume_pod(rec.qp.pod.bound_to(choice.node), choice.node)
+            chosen.append((res, rec, fwk, choice))
+        touched: dict[str, int] = {}
+        for _, rec, _, choice in chosen:
+            cluster.forget_pod(rec.qp.pod.bound_to(str(choice.node)))
+            touched[str(choice.node)] = 0
+        for name in touched:
+            touched[name] = int(cluster.nodes.generation[cluster.nodes.row_of[name]])
+        if touched:
+            self.hub.log_entry((p.GENERATIONS, touched))
+        if refused is not None:
+            self._refuse_gang(shard, group, [rec for _, rec in pairs], refused[1])
+            self._timed(t0, "refused")
+            return
+        for res, rec, fwk, choice in chosen:
+            self._count(shard, res, choice)
+            self.commit(fwk, rec, str(choice.node), choice.state, shard)
+        self._timed(t0, "gang")
+
+    def _refuse_gang(self, shard: int, group: str, recs: list[InFlight], reason: str) -> None:
+        for wp in self.hub.handle.waiting_pods.all():
+            if p.group_of(wp.pod) == group and wp.status is None:
+                wp.reject(NAME, f"gang {group}: a member was refused by the binder ({reason})")
+        self.hub._drain_waiting()
+        for rec in recs:
+            self._conflict(shard, rec, "gang_" + reason)
+
+    # ------------------------------------------------------------------ refusals, failures
+    def _conflict(self, shard: int, rec: InFlight, reason: str) -> None:
+        """Refuse a proposal: count it, tell the shard, send the Pod back to the queue."""
+        key = rec.qp.pod.key
+        self.stats.conflicts[reason] += 1
+        self.hub.parallel_metrics.conflict(reason)
+        self.hub.parallel_metrics.result(shard, "refused")
+        self.refused[shard].append((key, reason))
+        self.conflicts_in_a_row[key] += 1
+        if self.conflicts_in_a_row[key] <= FAST_RETRIES:
+            self.stats.retries["conflict"] += 1
+            self.hub.requeue_now(rec, "conflict")
+        else:
+            self.conflicts_in_a_row.pop(key, None)
+            fwk = self.hub.profiles[rec.qp.pod.scheduler_name]
+            msg = f"binder refused {FAST_RETRIES + 1} proposals in a row ({reason})"
+            self.hub._fail(fwk, rec.qp, Status(Code.ERROR, (msg,), NAME), rec.cycle, rec.start)
+
+    def _failed(self, shard: int, res: p.Result) -> None:
+        _, key, reason, message, plugins, pending, nominated, victims = res
+        rec = self._take(shard, res)
+        if rec is None:
+            return
+        qp = rec.qp
+        fwk = self.hub.profiles[qp.pod.scheduler_name]
+        if nominated and victims:
+            why = self._preempt(rec, nominated, victims)
+            if why:
+                self._conflict(shard, rec, why)
+                return
+        qp.pending_plugins = set(pending)
+        unschedulable = reason == "Unschedulable"
+        self.hub.parallel_metrics.result(shard, "unschedulable" if unschedulable else "error")
+        if unschedulable:
+            n = len(self.hub.cluster.nodes)
+            diagnosis = _Reported(n, Counter(), set(plugins), text=message)
+            self.hub._fail(fwk, qp, diagnosis, rec.cycle, rec.start)
+        else:
+            self.hub._fail(fwk, qp, Status(Code.ERROR, (message,)), rec.cycle, rec.start)
+
+    def _preempt(self, rec: InFlight, node: str, victims: tuple[str, ...]) -> str:
+        """Grant a preemption if every victim is still there and unclaimed; '' when granted."""
+        hub = self.hub
+        key = rec.qp.pod.key
+        pods = []
+        for v in victims:
+            vrec = hub.cluster.pods.get(v)
+            if vrec is None or vrec.node != node:
+                return "victim_gone"
+            if self.claimed.get(v, key) != key:
+                return "victim_claimed"
+            pods.append(vrec.pod)
+        for victim in pods:
+            self.claimed[victim.key] = key
+            if victim.deletion_timestamp is None and hub.api is not None:
+                hub.api.delete_pod(victim, VICTIM_REASON)
+        hub.metrics.record_preemption(len(pods))
+        hub._nominate(rec.qp, PostFilterResult(node, tuple(pods)))
+        return ""
+
+    def forget_victim(self, key: str) -> None:
+        """A victim is gone for good."""
+        self.claimed.pop(key, None)
+
+
+def summary(stats: BinderStats) -> dict[str, Any]:
+    """The binder's counts as a JSON-ready dict."""
+    attempts = sum(stats.proposals.values())
+    conflicts = sum(stats.conflicts.values())
+    return {
+        "proposals": {str(k): v for k, v in sorted(stats.proposals.items())},
+        "committed": dict(stats.committed),
+        "conflicts": dict(stats.conflicts),
+        "conflictRate": round(conflicts / attempts, 4) if attempts else 0.0,
+        "retries": dict(stats.retries),
+        "binderSeconds": round(stats.seconds, 4),
+    }

@@ -1,0 +1,372 @@
+"""The parallel scheduler's coordinator: dispatcher and binder around N shard processes.
+
+:class:`ParallelScheduler` *is* a :class:`~kubesched.scheduler.Scheduler` -- same
+constructor, same informer handlers (``on_node_add`` ... ``on_object``), same queue, cache,
+metrics and ``schedule_one()`` -- so the benchmark loop, the simulator and tests drive it
+exactly like the serial scheduler.  What differs is what one ``schedule_one()`` does (a
+*step*):
+
+1. the :class:`~kubesched.parallel.dispatcher.Dispatcher` pops Pods from the queue and hands
+   each (a gang as one unit) to a shard;
+2. every shard with work gets one message: the commit stream since its last message (the
+   informer events this coordinator saw, plus the binder's assumes and forgets), the binder's
+   refusals of its proposals, and its new Pods;
+3. each shard that has a message outstanding from the *previous* step is read, in shard
+   order, and the :class:`~kubesched.parallel.binder.Binder` handles its results.
+
+So shards schedule step *s* while the binder commits step *s - 1* (pipelined, two messages
+in flight per shard), and the outcome depends only on the messages, never on timing: the
+same seed and inputs give the same placements with processes as with in-process shards.
+
+A shard that crashed (its pipe broke) is restarted with a snapshot of the authoritative cache;
+every Pod it held goes back to activeQ.  A coordinator that restarts rebuilds its cache and
+queue from the API server's list + watch like any scheduler; Pods its predecessor had handed
+out are simply pending again, and the API server refuses a second bind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from kubesched.api import objects as api
+from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.framework.interface import ApiClient, PluginFactory
+from kubesched.metrics import SchedulerMetrics
+from kubesched.parallel import protocol as p
+from kubesched.parallel import transport
+from kubesched.parallel.binder import Binder, summary
+from kubesched.parallel.dispatcher import Dispatcher, InFlight
+from kubesched.parallel.observe import ParallelMetrics
+from kubesched.scheduler import Scheduler
+from kubesched.state.cache import PodRecord
+
+DEPTH = 2
+"""Messages in flight per shard: the shard works on one while the binder commits the other."""
+
+
+class _CacheTap:
+    """Observer on the authoritative cache: counts Pods with required anti-affinity and
+    streams the release of binder-held Pods (``FORGOT``)."""
+
+    def __init__(self, hub: ParallelScheduler) -> None:
+        self.hub = hub
+
+    def pod_added(self, rec: PodRecord) -> None:
+        aa = rec.pod.pod_anti_affinity
+        if aa is not None and aa.required:
+            self.hub.anti_affinity_pods += 1
+
+    def pod_removed(self, rec: PodRecord) -> None:
+        aa = rec.pod.pod_anti_affinity
+        if aa is not None and aa.required:
+            self.hub.anti_affinity_pods -= 1
+        hub = self.hub
+        if rec.pod.key in hub.held_logged:
+            hub.held_logged.discard(rec.pod.key)
+            gen = int(hub.cluster.nodes.generation[rec.row])
+            hub.log_entry((p.FORGOT, rec.pod.key, rec.node, gen))
+
+    def node_changed(self, row: int, old: api.Node | None, new: api.Node | None) -> None:
+        del row, old, new
+
+
+class ParallelScheduler(Scheduler):
+    """Dispatcher + binder in this process, ``shards`` shards in their own (see module doc)."""
+
+    def __init__(
+        self,
+        config: KubeSchedulerConfiguration,
+        *,
+        clock: Callable[[], float],
+        api_client: ApiClient | None = None,
+        shards: int = 2,
+        transport_kind: str = transport.PROCESS,
+        registry: Mapping[str, PluginFactory] | None = None,
+        seed: int = 0,
+        submit_binding: Callable[[Callable[[], None]], None] | None = None,
+        metrics: SchedulerMetrics | None = None,
+        batching: bool = True,
+        round_size: int = 32,
+        alternatives: int = 3,
+        start_method: str | None = None,
+    ) -> None:
+        self.shard_count = shards
+        self.anti_affinity_pods = 0
+        self.held_logged: set[str] = set()
+        self._bindings = 0
+        self._updating = False
+        super().__init__(
+            config,
+            clock=clock,
+            api_client=api_client,
+            registry=registry,
+            seed=seed,
+            submit_binding=submit_binding,
+            metrics=metrics,
+            batching=batching,
+        )
+        self.dispatcher = Dispatcher(shards, round_size=round_size, window=round_size * DEPTH)
+        self.binder = Binder(self)
+        self.parallel_metrics = ParallelMetrics(self.metrics, shards)
+        self.cluster.observe(_CacheTap(self))
+        self.log: list[p.Entry] = []
+        self.log_base = 0
+        """Stream position of ``log[0]`` (the log is trimmed once every shard read it)."""
+        self.cursor = [0] * shards
+        self.outstanding = [0] * shards
+        self.waiting = [0] * shards
+        self.deadlines: list[float | None] = [None] * shards
+        self._proposer: dict[str, tuple[int, bytes]] = {}
+        options: dict[str, Any] = {
+            "seed": seed,
+            "alternatives": alternatives,
+            "batching": batching,
+        }
+        if registry is not None:
+            options["registry"] = registry
+        self.handles: list[transport.ShardHandle] = [
+            transport.start(transport_kind, i, shards, config, options, start_method)
+            for i in range(shards)
+        ]
+        for i in range(shards):
+            self._snapshot(i)
+
+    # ------------------------------------------------------------------ bookkeeping
+    @property  # type: ignore[override]
+    def in_flight_bindings(self) -> int:
+        """Binding cycles in flight plus Pods handed to shards and not answered yet."""
+        d = getattr(self, "dispatcher", None)
+        return self._bindings + (len(d.in_flight) if d is not None else 0)
+
+    @in_flight_bindings.setter
+    def in_flight_bindings(self, value: int) -> None:
+        d = getattr(self, "dispatcher", None)
+        self._bindings = value - (len(d.in_flight) if d is not None else 0)
+
+    def log_entry(self, entry: p.Entry) -> None:
+        """Append to the commit stream every shard reads."""
+        self.log.append(entry)
+
+    def _gen(self, node: str) -> int:
+        row = self.cluster.nodes.row_of.get(node)
+        return -1 if row is None else int(self.cluster.nodes.generation[row])
+
+    def committing(self, key: str, shard: int, data: bytes) -> None:
+        """The binder is about to bind ``key`` proposed by ``shard``."""
+        self._proposer[key] = (shard, data)
+
+    def committed(self, key: str) -> None:
+        """The binder finished committing ``key``: if its bind is not confirmed yet (a slow
+        API server, or a gang member held at Permit), shards must count it all the same."""
+        rec = self.cluster.pods.get(key)
+        if rec is None or not rec.assumed or key in self.held_logged:
+            return
+        shard, data = self._proposer.get(key, (-1, b""))
+        self.held_logged.add(key)
+        self.log_entry((p.ASSUMED, key, rec.node, self._gen(rec.node), shard, data or None))
+
+    def requeue_now(self, rec: InFlight, reason: str) -> None:
+        """Send a handed-out Pod straight back to activeQ (it did not fail on its own)."""
+        qp = rec.qp
+        self.queue.done(qp.pod)
+        self.queue.add(qp.pod)
+        again = self.queue.get(qp.pod.key)
+        if again is not None:
+            again.attempts = qp.attempts
+            again.initial_attempt_timestamp = qp.initial_attempt_timestamp
+        self.parallel_metrics.retry(reason)
+
+    # ------------------------------------------------------------------ informer events
+    def on_node_add(self, node: api.Node) -> None:
+        super().on_node_add(node)
+        self.log_entry((p.NODE_ADD, node, self._gen(node.name)))
+
+    def on_node_update(self, old: api.Node, new: api.Node) -> None:
+        super().on_node_update(old, new)
+        self.log_entry((p.NODE_UPDATE, old, new, self._gen(new.name)))
+
+    def on_node_delete(self, node: api.Node) -> None:
+        super().on_node_delete(node)
+        self.log_entry((p.NODE_DELETE, node))
+
+    def on_pod_add(self, pod: api.Pod) -> None:
+        super().on_pod_add(pod)
+        if self._updating:
+            return  # a bind: on_pod_update streams it
+        if not pod.node_name:
+            self.dispatcher.pending_added(pod)
+        elif pod.key in self.cluster.pods:
+            self.log_entry((p.POD_ADD, p.pack(pod), self._gen(pod.node_name)))
+
+    def on_pod_update(self, old: api.Pod, new: api.Pod) -> None:
+        self._updating = True
+        try:
+            super().on_pod_update(old, new)
+        finally:
+            self._updating = False
+        if new.node_name and not old.node_name:
+            self.dispatcher.pending_gone(old)
+            shard, data = self._proposer.pop(new.key, (-1, b""))
+            self.held_logged.discard(new.key)
+            node = new.node_name
+            entry = (p.BOUND, new.key, node, self._gen(node), shard, data or p.pack(old))
+            self.log_entry(entry)
+        elif new.node_name:
+            self.log_entry((p.POD_UPDATE, p.pack(old), p.pack(new)))
+        else:
+            self.dispatcher.pending_gone(old)
+            self.dispatcher.pending_added(new)
+
+    def on_pod_delete(self, pod: api.Pod) -> None:
+        rec = self.dispatcher.close(pod.key)
+        if rec is not None:
+            self.queue.done(rec.qp.pod)
+        super().on_pod_delete(pod)
+        self.dispatcher.pending_gone(pod)
+        self.binder.forget_victim(pod.key)
+        self._proposer.pop(pod.key, None)
+        node = pod.node_name
+        self.log_entry((p.POD_DELETE, p.pack(pod), node, self._gen(node) if node else -1))
+
+    def on_object(self, obj: dict[str, Any], *, deleted: bool = False) -> None:
+        super().on_object(obj, deleted=deleted)
+        self.log_entry((p.OBJECT, obj, deleted))
+
+    # ------------------------------------------------------------------ one step
+    def schedule_one(self) -> bool:
+        """One step (see the module docstring); False when there was nothing to do."""
+        self.expire_waiting_pods()
+        did = self.dispatcher.fill(self.queue) > 0
+        now = self.clock()
+        sent = [False] * self.shard_count
+        for i in range(self.shard_count):
+            if self.outstanding[i] >= DEPTH:
+                continue
+            due = self.deadlines[i]
+            heartbeat = not self.outstanding[i] and due is not None and now >= due
+            if self.dispatcher.outbox[i] or heartbeat:
+                sent[i] = self._send(i, now)
+        for i in range(self.shard_count):
+            if self.outstanding[i] and (self.outstanding[i] >= DEPTH or not sent[i]):
+                self._receive(i)
+                did = True
+        self._drain_waiting()
+        self._trim()
+        self.parallel_metrics.in_flight(self.dispatcher.load)
+        return did or any(self.outstanding)
+
+    def _send(self, i: int, now: float) -> bool:
+        start = self.cursor[i] - self.log_base
+        msg = p.ToShard(
+            now,
+            entries=self.log[start:],
+            private=self.binder.refused[i],
+            pods=self.dispatcher.take_outbox(i),
+        )
+        self.binder.refused[i] = []
+        self.cursor[i] = self.log_base + len(self.log)
+        try:
+            self.handles[i].send(msg)
+        except transport.ShardCrashed:
+            self._crashed(i)
+            return False
+        self.outstanding[i] += 1
+        self.parallel_metrics.shards[i].messages += 1
+        return True
+
+    def _receive(self, i: int) -> None:
+        try:
+            reply = self.handles[i].recv()
+        except transport.ShardCrashed:
+            self._crashed(i)
+            return
+        self.outstanding[i] -= 1
+        self.waiting[i] = reply.waiting
+        self.deadlines[i] = reply.deadline
+        self.parallel_metrics.shards[i].busy += reply.busy
+        self.parallel_metrics.shards[i].cpu += reply.cpu
+        self.binder.process(i, reply.results)
+
+    def _trim(self) -> None:
+        low = min(self.cursor) - self.log_base
+        if low > 4096 and low * 2 > len(self.log):
+            del self.log[:low]
+            self.log_base += low
+
+    # ------------------------------------------------------------------ crashes
+    def _crashed(self, i: int) -> None:
+        """Shard ``i`` is gone: its Pods go back to the queue; a fresh shard takes over."""
+        lost = 0
+        for key in self.dispatcher.held_by(i):
+            rec = self.dispatcher.close(key, i)
+            if rec is not None:
+                self.requeue_now(rec, "shard_crash")
+                lost += 1
+        self.dispatcher.outbox[i] = []
+        self.outstanding[i] = 0
+        self.waiting[i] = 0
+        self.deadlines[i] = None
+        self.binder.refused[i] = []
+        self.parallel_metrics.shards[i].restarts += 1
+        self.handles[i].restart()
+        self._snapshot(i)
+
+    def _snapshot(self, i: int) -> None:
+        """Queue the authoritative state for a fresh shard ``i`` (its first message)."""
+        entries: list[p.Entry] = [(p.OBJECT, obj, False) for obj in self.cluster.objects.values()]
+        table = self.cluster.nodes
+        for row in table.order().tolist():
+            node = table.nodes[row]
+            assert node is not None
+            entries.append((p.NODE_ADD, node, int(table.generation[row])))
+        for key, rec in self.cluster.pods.items():
+            gen = self._gen(rec.node)
+            if rec.assumed:
+                entries.append((p.ASSUMED, key, rec.node, gen, -1, p.pack(rec.pod.bound_to(""))))
+            else:
+                entries.append((p.POD_ADD, p.pack(rec.pod), gen))
+        gens = {table.names[r]: int(table.generation[r]) for r in table.order().tolist()}
+        entries.append((p.GENERATIONS, gens))
+        snapshot = p.ToShard(self.clock(), entries=entries)
+        try:
+            self.handles[i].send(snapshot)
+            self.handles[i].recv()
+        except transport.ShardCrashed:
+            self.handles[i].restart()
+            self.handles[i].send(snapshot)
+            self.handles[i].recv()
+        self.cursor[i] = self.log_base + len(self.log)
+
+    def crash_shard(self, i: int) -> None:
+        """Test hook: kill shard ``i`` now (as if its process died)."""
+        self.handles[i].kill()
+
+    # ------------------------------------------------------------------ reporting, life
+    def next_waiting_deadline(self) -> float | None:
+        """The earliest Permit deadline here or in any shard."""
+        times = [t for t in (super().next_waiting_deadline(), *self.deadlines) if t is not None]
+        return min(times) if times else None
+
+    def sync_metrics(self) -> None:
+        super().sync_metrics()
+        self.parallel_metrics.in_flight(self.dispatcher.load)
+
+    def parallel_summary(self) -> dict[str, Any]:
+        """Binder and shard numbers, JSON-ready (results and design note)."""
+        return {
+            "shards": self.shard_count,
+            "binder": summary(self.binder.stats),
+            "perShard": self.parallel_metrics.summary(),
+        }
+
+    def close(self) -> None:
+        """Stop every shard (idempotent)."""
+        for h in self.handles:
+            h.close()
+
+    def __enter__(self) -> ParallelScheduler:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

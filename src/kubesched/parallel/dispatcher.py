@@ -1,0 +1,154 @@
+"""The dispatcher: owns the queue's popped Pods and hands each to exactly one shard.
+
+It pops from the coordinator's :class:`~kubesched.queue.scheduling_queue.SchedulingQueue`
+(so PreEnqueue, QueueSort, backoff and queueing hints stay upstream's) and records every Pod
+it hands out in :attr:`Dispatcher.in_flight` (Pod key -> :class:`InFlight`): a Pod is held by
+one shard at a time, and its record is closed exactly once: by the binder (committed,
+refused, or reported unschedulable), by a crash of its shard (back to the queue), or by its
+deletion.
+
+- **Units**: a gang (Pods labelled ``scheduling.x-k8s.io/pod-group``) goes to one shard as
+  a whole: when one member is popped, every other member waiting in the queue is taken with
+  it, and while any member is in flight later members follow to the same shard.
+- **Balance**: every other Pod goes to the shard with the fewest Pods in flight (ties: the
+  lowest index), at most ``round_size`` new Pods per shard per step and ``window`` in flight.
+- **Partitions**: nodes belong to shards by :func:`~kubesched.parallel.protocol.partition_of`;
+  shards search their own partition first.  The dispatcher needs no node knowledge for
+  that, so it never touches the cache.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+from kubesched.api import objects as api
+from kubesched.framework.interface import QueuedPodInfo
+from kubesched.parallel import protocol as p
+from kubesched.queue.scheduling_queue import ACTIVE, BACKOFF, UNSCHEDULABLE, SchedulingQueue
+
+
+@dataclass(slots=True)
+class InFlight:
+    """A Pod handed to a shard: its queue record, the step it left in, its bytes."""
+
+    qp: QueuedPodInfo
+    shard: int
+    cycle: int
+    start: float
+    """``time.perf_counter()`` when handed out (attempt durations count from here)."""
+    data: bytes
+    group: str
+
+
+@dataclass(slots=True)
+class Dispatcher:
+    """See the module docstring."""
+
+    shards: int
+    round_size: int = 32
+    window: int = 64
+    in_flight: dict[str, InFlight] = field(default_factory=dict)
+    load: list[int] = field(default_factory=list)
+    outbox: list[list[bytes]] = field(default_factory=list)
+    members: dict[str, set[str]] = field(default_factory=dict)
+    """Gang ``namespace/group`` to the keys of its pending members."""
+    group_load: Counter[str] = field(default_factory=Counter)
+    group_shard: dict[str, int] = field(default_factory=dict)
+    handed: int = 0
+
+    def __post_init__(self) -> None:
+        self.load = [0] * self.shards
+        self.outbox = [[] for _ in range(self.shards)]
+
+    # ------------------------------------------------------------------ pending gang members
+    def pending_added(self, pod: api.Pod) -> None:
+        """A pending Pod appeared (gang members are indexed by group)."""
+        group = p.group_of(pod)
+        if group:
+            self.members.setdefault(group, set()).add(pod.key)
+
+    def pending_gone(self, pod: api.Pod) -> None:
+        """A pending Pod was bound or deleted."""
+        group = p.group_of(pod)
+        if group and group in self.members:
+            self.members[group].discard(pod.key)
+            if not self.members[group]:
+                del self.members[group]
+
+    # ------------------------------------------------------------------ handing out
+    def fill(self, queue: SchedulingQueue) -> int:
+        """Pop Pods while a shard has room this step; returns how many were handed out."""
+        n = 0
+        while True:
+            room = [
+                i
+                for i in range(self.shards)
+                if self.load[i] < self.window and len(self.outbox[i]) < self.round_size
+            ]
+            if not room:
+                return n
+            qp = queue.pop()
+            if qp is None:
+                return n
+            group = p.group_of(qp.pod)
+            if group and group in self.group_shard:
+                target = self.group_shard[group]
+            else:
+                target = min(room, key=lambda i: (self.load[i], i))
+            n += self._hand(qp, target, group, queue.scheduling_cycle)
+            if group:
+                n += self._take_siblings(queue, qp.pod, group, target)
+
+    def _take_siblings(self, queue: SchedulingQueue, pod: api.Pod, group: str, target: int) -> int:
+        n = 0
+        for key in sorted(self.members.get(group, ())):
+            if key == pod.key or key in self.in_flight:
+                continue
+            if queue.queue_of(key) not in (ACTIVE, BACKOFF, UNSCHEDULABLE):
+                continue  # gated, or not queued at all
+            qp = queue.get(key)
+            if qp is None:
+                continue
+            queue.delete(qp.pod)
+            qp.attempts += 1
+            qp.unschedulable_plugins.clear()
+            qp.pending_plugins.clear()
+            n += self._hand(qp, target, group, queue.scheduling_cycle)
+        return n
+
+    def _hand(self, qp: QueuedPodInfo, target: int, group: str, cycle: int) -> int:
+        data = p.pack(qp.pod)
+        self.in_flight[qp.pod.key] = InFlight(qp, target, cycle, time.perf_counter(), data, group)
+        self.load[target] += 1
+        self.outbox[target].append(data)
+        if group:
+            self.group_shard[group] = target
+            self.group_load[group] += 1
+        self.handed += 1
+        return 1
+
+    def take_outbox(self, shard: int) -> list[bytes]:
+        """The Pods handed to ``shard`` since its last message."""
+        out, self.outbox[shard] = self.outbox[shard], []
+        return out
+
+    # ------------------------------------------------------------------ closing records
+    def close(self, key: str, shard: int | None = None) -> InFlight | None:
+        """Close the record of ``key`` (only if ``shard`` holds it, when given)."""
+        rec = self.in_flight.get(key)
+        if rec is None or (shard is not None and rec.shard != shard):
+            return None
+        del self.in_flight[key]
+        self.load[rec.shard] -= 1
+        if rec.group:
+            self.group_load[rec.group] -= 1
+            if self.group_load[rec.group] <= 0:
+                del self.group_load[rec.group]
+                self.group_shard.pop(rec.group, None)
+        return rec
+
+    def held_by(self, shard: int) -> list[str]:
+        """Keys of the Pods ``shard`` holds, in the order they were handed out."""
+        return [k for k, r in self.in_flight.items() if r.shard == shard]

@@ -1,0 +1,366 @@
+"""A scheduler shard: the normal scheduler on a replica of the cluster, proposing placements.
+
+A shard is a :class:`~kubesched.scheduler.Scheduler` (every plugin of every profile, the
+same scheduling cycle, result reuse, Reserve / Permit with gangs waiting, PostFilter
+preemption) whose cache is a *replica* kept current from the binder's commit stream, and
+whose API client turns the binding cycle's ``bind`` into a **proposal** instead of a write:
+
+- the search walks the shard's own partition of the nodes first
+  (:meth:`ShardScheduler.candidate_rows`) and falls back to every node only when no node
+  of the partition fits, so shards rarely reach for the same node;
+- the proposal names the chosen node with its version (the authoritative
+  ``NodeTable.generation`` the shard last heard for that node) and up to ``alternatives``
+  runner-up nodes by score (captured in :meth:`ShardScheduler.select_host`);
+- the Pod stays *assumed* in the replica until the commit stream confirms it (``BOUND``),
+  moves it (the binder chose an alternative) or the binder refuses it (``private``).
+
+A Pod that fits nowhere is reported with its rejecting plugins (and, after a preemption, the
+nominated node and the victims the binder must still find present) and dropped from the
+shard's queue: the dispatcher owns the queue.  :func:`serve` is the process entry point.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+import queue
+import threading
+import time
+from collections.abc import Mapping
+from multiprocessing.connection import Connection
+from typing import Any
+
+import numpy as np
+
+from kubesched.api import objects as api
+from kubesched.config.load import load_config
+from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.framework.interface import CycleState, IntArray, PluginFactory
+from kubesched.framework.runtime import Framework
+from kubesched.parallel import protocol as p
+from kubesched.plugins.registry import known_plugin_names
+from kubesched.metrics import ExtensionPointObserver, SchedulerMetrics
+from kubesched.scheduler import FitError, ScheduleResult, Scheduler
+from kubesched.state.cache import CacheError
+
+log = logging.getLogger(__name__)
+
+CROSS_NODE_FILTERS = frozenset({"PodTopologySpread", "InterPodAffinity"})
+"""Filter plugins whose verdict on one node depends on Pods on other nodes."""
+HOT_MESSAGES = 4
+"""After a refusal, proposals carry alternatives for this many messages."""
+
+
+class _ShardApi:
+    """The shard's API client: a bind becomes a proposal; deletes and status writes are
+    the binder's to make, so they are only recorded."""
+
+    def __init__(self, shard: ShardScheduler) -> None:
+        self.shard = shard
+
+    def bind(self, pod: api.Pod, node_name: str) -> None:
+        self.shard.propose(pod, node_name)
+
+    def delete_pod(self, pod: api.Pod, reason: str) -> None:
+        del pod, reason  # the victims travel with the failure (Scheduler.preemptions)
+
+    def pod_scheduling_failed(self, pod: api.Pod, reason: str, message: str) -> None:
+        self.shard.failed.append((pod, reason, message))
+
+
+class _Mute(ExtensionPointObserver):
+    def __call__(self, point: str, status: str, seconds: float) -> None:
+        del point, status, seconds
+
+
+class _ShardMetrics(SchedulerMetrics):
+    """A shard's own attempts are not what the cluster exports (the coordinator records the
+    outcome of every Pod), so the per-Pod recording is skipped."""
+
+    def record_attempt(self, result: str, profile: str, seconds: float) -> None:
+        del result, profile, seconds
+
+    def record_scheduled(self, attempts: int, sli_seconds: float) -> None:
+        del attempts, sli_seconds
+
+    def observe_extension_point(self, profile: str) -> ExtensionPointObserver:
+        return _Mute(self.extension_point_duration, profile)
+
+
+class ShardScheduler(Scheduler):
+    """Shard ``index`` of ``shards``: see the module docstring."""
+
+    def __init__(
+        self,
+        config: KubeSchedulerConfiguration,
+        *,
+        index: int,
+        shards: int,
+        seed: int = 0,
+        alternatives: int = 3,
+        registry: Mapping[str, PluginFactory] | None = None,
+        batching: bool = True,
+    ) -> None:
+        self.now = 0.0
+        super().__init__(
+            config,
+            clock=lambda: self.now,
+            api_client=_ShardApi(self),
+            registry=registry,
+            seed=seed * 7919 + index,
+            batching=batching,
+            metrics=_ShardMetrics(),
+        )
+        self.index = index
+        self.shards = shards
+        self.alternatives = alternatives
+        self.seen: dict[str, int] = {}
+        """Node name to the authoritative generation last heard from the commit stream."""
+        self.contended = False
+        """Whether the binder refused a proposal of ours lately: then every proposal carries
+        alternatives (they cost a partial sort); otherwise only those outside our
+        partition, where other shards may be placing too."""
+        self._hot = 0
+        self.failed: list[tuple[api.Pod, str, str]] = []
+        self.results: list[p.Result] = []
+        self._restrict = False
+        self._own: IntArray = np.zeros(0, dtype=np.int64)
+        self._own_for: IntArray | None = None
+        self._alts: tuple[int, ...] = ()
+        self._decisions: dict[str, tuple[tuple[int, ...], bool]] = {}
+        self._cross = {
+            name: CROSS_NODE_FILTERS & {pl.name for pl in fwk.filter_plugins}
+            for name, fwk in self.profiles.items()
+        }
+
+    # ------------------------------------------------------------------ one message
+    def process(self, msg: p.ToShard) -> p.FromShard:
+        """Apply the commit stream, take the new Pods, schedule them, answer."""
+        t0 = time.perf_counter()
+        c0 = time.process_time()
+        self.now = msg.now
+        for entry in msg.entries:
+            self.apply(entry)
+        self._hot = HOT_MESSAGES if msg.private else max(0, self._hot - 1)
+        self.contended = self._hot > 0
+        for key, _reason in msg.private:
+            rec = self.cluster.pods.get(key)
+            if rec is not None and rec.assumed:
+                self.cluster.forget_pod(rec.pod)
+        for data in msg.pods:
+            self.on_pod_add(p.unpack(data))
+        while self.schedule_one():
+            self._report_failures()
+        self.expire_waiting_pods()
+        self._report_failures()
+        out = p.FromShard(
+            self.results,
+            waiting=len(self.handle.waiting_pods),
+            deadline=self.next_waiting_deadline(),
+        )
+        self.results = []
+        out.busy = time.perf_counter() - t0
+        out.cpu = time.process_time() - c0
+        return out
+
+    def _report_failures(self) -> None:
+        for pod, reason, message in self.failed:
+            qp = self.queue.get(pod.key)
+            plugins = tuple(sorted(qp.unschedulable_plugins)) if qp is not None else ()
+            pending = tuple(sorted(qp.pending_plugins)) if qp is not None else ()
+            nominated, victims = self.preemptions.pop(pod.key, ("", ()))
+            self.results.append(
+                (p.FAILED, pod.key, reason, message, plugins, pending, nominated, victims)
+            )
+            self.queue.delete(pod)
+            self.failures.pop(pod.key, None)
+        self.failed.clear()
+
+    # ------------------------------------------------------------------ the commit stream
+    def apply(self, e: p.Entry) -> None:
+        """Apply one commit-stream entry to the replica (through the informer handlers)."""
+        kind = e[0]
+        if kind == p.BOUND:
+            _, key, node, gen, proposer, data = e
+            self.seen[node] = gen
+            pod = self._pod(key, data, proposer)
+            if pod is not None:
+                self._bound(pod, node)
+        elif kind == p.ASSUMED:
+            _, key, node, gen, proposer, data = e
+            self.seen[node] = gen
+            rec = self.cluster.pods.get(key)
+            if rec is not None and rec.node == node:
+                return
+            pod = self._pod(key, data, proposer)
+            if rec is not None:
+                self.cluster.remove_pod(key)
+            if pod is not None:
+                self.cluster.assume_pod(pod.bound_to(node), node)
+        elif kind == p.FORGOT:
+            _, key, node, gen = e
+            self.seen[node] = gen
+            rec = self.cluster.pods.get(key)
+            if rec is not None and rec.assumed:
+                self.cluster.remove_pod(key)
+        elif kind == p.NODE_ADD:
+            self.on_node_add(e[1])
+            self.seen[e[1].name] = e[2]
+        elif kind == p.NODE_UPDATE:
+            self.on_node_update(e[1], e[2])
+            self.seen[e[2].name] = e[3]
+        elif kind == p.NODE_DELETE:
+            self.on_node_delete(e[1])
+            self.seen.pop(e[1].name, None)
+        elif kind == p.POD_ADD:
+            pod = p.unpack(e[1])
+            self.on_pod_add(pod)
+            self.seen[pod.node_name] = e[2]
+        elif kind == p.POD_UPDATE:
+            self.on_pod_update(p.unpack(e[1]), p.unpack(e[2]))
+        elif kind == p.POD_DELETE:
+            self.on_pod_delete(p.unpack(e[1]))
+            if e[2]:
+                self.seen[e[2]] = e[3]
+        elif kind == p.OBJECT:
+            self.on_object(e[1], deleted=e[2])
+        elif kind == p.GENERATIONS:
+            self.seen.update(e[1])
+
+    def _bound(self, pod: api.Pod, node: str) -> None:
+        """``on_pod_update`` for a bind, without the queue's part: the shard's queue never
+        keeps a Pod between messages, so there is nothing for the event to move."""
+        new = pod if pod.node_name == node else pod.bound_to(node)
+        if self.handle.event_handlers:
+            self._tell("on_pod_update", pod.bound_to(""), new)
+            self._tell("on_pod_add", new)
+        try:
+            self.cluster.add_pod(new)
+        except CacheError as e:
+            log.warning("shard %d: ignoring bound pod %s: %s", self.index, new.key, e)
+
+    def _pod(self, key: str, data: bytes | None, proposer: int) -> api.Pod | None:
+        """The Pod of a stream entry: our own copy when we proposed it, else its bytes."""
+        if proposer == self.index or data is None:
+            rec = self.cluster.pods.get(key)
+            if rec is not None:
+                return rec.pod
+        return p.unpack(data) if data is not None else None
+
+    # ------------------------------------------------------------------ the search
+    def candidate_rows(self) -> IntArray:
+        """The shard's own partition while :meth:`schedule_pod` tries it, else every node."""
+        order = self.cluster.nodes.order()
+        if not self._restrict:
+            return order
+        if self._own_for is not order:
+            names = self.cluster.nodes.names
+            mine = [p.partition_of(names[r], self.shards) == self.index for r in order.tolist()]
+            self._own = order[np.asarray(mine, dtype=np.bool_)] if mine else order[:0]
+            self._own_for = order
+        return self._own if self._own.size else order
+
+    def schedule_pod(self, fwk: Framework, state: CycleState, pod: api.Pod) -> ScheduleResult:
+        """Own partition first; every node when nothing there fits."""
+        self._alts = ()
+        if self.shards > 1:
+            self._restrict = True
+            try:
+                result = super().schedule_pod(fwk, state, pod)
+                self._remember(fwk, state, pod)
+                return result
+            except FitError:
+                state.clear()
+                state.skip_filter.clear()
+                state.skip_score.clear()
+                self.batch.invalidate("fallback")
+                self._alts = ()
+            finally:
+                self._restrict = False
+        result = super().schedule_pod(fwk, state, pod)
+        self._remember(fwk, state, pod)
+        return result
+
+    def _remember(self, fwk: Framework, state: CycleState, pod: api.Pod) -> None:
+        local = not (self._cross[fwk.profile_name] - state.skip_filter)
+        self._decisions[pod.key] = (self._alts, local)
+
+    def select_host(self, total: IntArray | None, rows: IntArray) -> int:
+        """The scheduler's pick; the next best nodes are kept as alternatives."""
+        pick = super().select_host(total, rows)
+        k = self.alternatives if self.contended or not self._restrict else 0
+        if total is not None and k > 0 and rows.shape[0] > 1:
+            m = min(k + 1, int(rows.shape[0]))
+            top = np.argpartition(-total, m - 1)[:m]
+            top = top[np.lexsort((rows[top], -total[top]))]
+            self._alts = tuple(int(rows[i]) for i in top.tolist() if i != pick)[:k]
+        return pick
+
+    # ------------------------------------------------------------------ proposals
+    def propose(self, pod: api.Pod, node: str) -> None:
+        """The binding cycle reached Bind: send the placement to the binder."""
+        alts, local = self._decisions.pop(pod.key, ((), False))
+        names = self.cluster.nodes.names
+        alternatives = tuple(
+            (names[r], self.seen.get(names[r], -1)) for r in alts if names[r] != node
+        )
+        self.results.append(
+            (
+                p.PROPOSE,
+                pod.key,
+                node,
+                self.seen.get(node, -1),
+                alternatives,
+                local,
+                p.group_of(pod),
+            )
+        )
+
+
+def make_shard(
+    config: KubeSchedulerConfiguration | Mapping[str, Any] | None,
+    index: int,
+    shards: int,
+    options: Mapping[str, Any],
+) -> ShardScheduler:
+    """A shard from a configuration object or its v1 mapping (what a spawned process gets)."""
+    cfg = (
+        config
+        if isinstance(config, KubeSchedulerConfiguration)
+        else load_config(config, known_plugins=known_plugin_names())
+    )
+    return ShardScheduler(cfg, index=index, shards=shards, **options)
+
+
+def serve(
+    conn: Connection,
+    config: KubeSchedulerConfiguration | Mapping[str, Any] | None,
+    index: int,
+    shards: int,
+    options: Mapping[str, Any],
+) -> None:
+    """Process entry point: answer each :class:`~protocol.ToShard` until told to stop."""
+    shard = make_shard(config, index, shards, options)
+    inbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+
+    def read() -> None:  # drain the pipe at once, so the coordinator never blocks sending
+        while True:
+            try:
+                inbox.put(conn.recv_bytes())
+            except (EOFError, OSError):
+                inbox.put(None)
+                return
+
+    threading.Thread(target=read, name="shard-inbox", daemon=True).start()
+    while True:
+        data = inbox.get()
+        if data is None:
+            return
+        msg: p.ToShard = pickle.loads(data)
+        if msg.crash:
+            os._exit(3)  # an injected crash: no answer, no cleanup
+        if msg.stop:
+            return
+        reply = shard.process(msg)
+        conn.send_bytes(pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL))

@@ -1,0 +1,194 @@
+"""How the coordinator talks to a shard: a separate OS process, or in-process for tests.
+
+Both kinds take a pickled :class:`~kubesched.parallel.protocol.ToShard` and give back the
+:class:`~kubesched.parallel.protocol.FromShard` answers in order; both raise
+:class:`ShardCrashed` when the shard is gone (its answers to messages already sent are lost),
+and :meth:`restart` brings up a fresh shard with an empty replica.
+
+- :class:`ProcessShard`: one ``multiprocessing`` process per shard over a ``Pipe``
+  (``fork`` where the platform has it, so a shard starts in milliseconds and inherits the
+  configuration object and plugin registry; ``spawn`` gets the configuration as its v1
+  mapping and the in-tree registry).
+- :class:`InlineShard`: the same :class:`~kubesched.parallel.shard.ShardScheduler` run
+  synchronously when the message is sent, bytes in and bytes out; deterministic and fast
+  to start, for property tests with many interleavings.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import pickle
+from collections import deque
+from collections.abc import Mapping
+from multiprocessing.connection import Connection
+from typing import Any, Protocol
+
+from kubesched.config.encode import config_to_dict
+from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.parallel import protocol as p
+from kubesched.parallel import shard as sh
+
+PROCESS = "process"
+INLINE = "inline"
+JOIN_SECONDS = 5.0
+
+
+class ShardCrashed(Exception):
+    """The shard process exited or its pipe broke."""
+
+
+class ShardHandle(Protocol):
+    """What the coordinator needs of a shard."""
+
+    index: int
+
+    def send(self, msg: p.ToShard) -> None: ...
+    def recv(self) -> p.FromShard: ...
+    def restart(self) -> None: ...
+    def kill(self) -> None: ...
+    def close(self) -> None: ...
+
+
+class ProcessShard:
+    """Shard ``index`` in its own process."""
+
+    def __init__(
+        self,
+        index: int,
+        shards: int,
+        config: KubeSchedulerConfiguration,
+        options: Mapping[str, Any],
+        start_method: str | None = None,
+    ) -> None:
+        self.index = index
+        self.shards = shards
+        methods = mp.get_all_start_methods()
+        self.method = start_method or ("fork" if "fork" in methods else "spawn")
+        self.ctx = mp.get_context(self.method)
+        self.config: Any = config if self.method == "fork" else config_to_dict(config)
+        self.options = dict(options)
+        if self.method != "fork":
+            self.options.pop("registry", None)
+        self.conn: Connection | None = None
+        self.proc: Any = None
+        self.restart()
+
+    def restart(self) -> None:
+        """Start (or start again) the shard process."""
+        self.close()
+        here, there = self.ctx.Pipe(duplex=True)
+        self.proc = self.ctx.Process(
+            target=sh.serve,
+            args=(there, self.config, self.index, self.shards, self.options),
+            name=f"kubesched-shard-{self.index}",
+            daemon=True,
+        )
+        self.proc.start()
+        there.close()
+        self.conn = here
+
+    def send(self, msg: p.ToShard) -> None:
+        """Send one message (raises :class:`ShardCrashed` on a broken pipe)."""
+        assert self.conn is not None
+        try:
+            self.conn.send_bytes(pickle.dumps(msg, protocol=pickle.HIGHEST_PROTOCOL))
+        except (BrokenPipeError, OSError, EOFError) as e:
+            raise ShardCrashed(f"shard {self.index}: {e}") from e
+
+    def recv(self) -> p.FromShard:
+        """The answer to the oldest message not yet answered."""
+        assert self.conn is not None
+        try:
+            reply: p.FromShard = pickle.loads(self.conn.recv_bytes())
+        except (EOFError, OSError) as e:
+            raise ShardCrashed(f"shard {self.index} exited") from e
+        return reply
+
+    def kill(self) -> None:
+        """Crash the shard now (tests)."""
+        if self.proc is not None and self.proc.is_alive():
+            self.proc.kill()
+            self.proc.join(JOIN_SECONDS)
+
+    def close(self) -> None:
+        """Ask the shard to stop and reap it."""
+        if self.conn is not None:
+            try:
+                self.conn.send_bytes(pickle.dumps(p.ToShard(0.0, stop=True)))
+            except (BrokenPipeError, OSError, EOFError):
+                pass
+            self.conn.close()
+            self.conn = None
+        if self.proc is not None:
+            self.proc.join(JOIN_SECONDS)
+            if self.proc.is_alive():
+                self.proc.kill()
+                self.proc.join(JOIN_SECONDS)
+            self.proc = None
+
+
+class InlineShard:
+    """Shard ``index`` in this process, answering each message as it is sent."""
+
+    def __init__(
+        self,
+        index: int,
+        shards: int,
+        config: KubeSchedulerConfiguration,
+        options: Mapping[str, Any],
+    ) -> None:
+        self.index = index
+        self.shards = shards
+        self.config = config
+        self.options = dict(options)
+        self.shard: sh.ShardScheduler | None = None
+        self.answers: deque[bytes] = deque()
+        self.restart()
+
+    def restart(self) -> None:
+        """A fresh shard with an empty replica."""
+        self.shard = sh.make_shard(self.config, self.index, self.shards, self.options)
+        self.answers.clear()
+
+    def send(self, msg: p.ToShard) -> None:
+        """Run the shard on the message now (bytes in, bytes out, as over a pipe)."""
+        if self.shard is None:
+            raise ShardCrashed(f"shard {self.index} is down")
+        msg = pickle.loads(pickle.dumps(msg, protocol=pickle.HIGHEST_PROTOCOL))
+        if msg.crash:
+            self.kill()
+            return
+        reply = self.shard.process(msg)
+        self.answers.append(pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL))
+
+    def recv(self) -> p.FromShard:
+        """The answer to the oldest message not yet answered."""
+        if self.shard is None or not self.answers:
+            raise ShardCrashed(f"shard {self.index} is down")
+        reply: p.FromShard = pickle.loads(self.answers.popleft())
+        return reply
+
+    def kill(self) -> None:
+        """Crash the shard: its replica and unsent answers are gone."""
+        self.shard = None
+        self.answers.clear()
+
+    def close(self) -> None:
+        """Nothing to reap."""
+        self.shard = None
+
+
+def start(
+    kind: str,
+    index: int,
+    shards: int,
+    config: KubeSchedulerConfiguration,
+    options: Mapping[str, Any],
+    start_method: str | None = None,
+) -> ShardHandle:
+    """A shard of ``kind`` (:data:`PROCESS` or :data:`INLINE`)."""
+    if kind == PROCESS:
+        return ProcessShard(index, shards, config, options, start_method)
+    if kind == INLINE:
+        return InlineShard(index, shards, config, options)
+    raise ValueError(f"unknown shard transport {kind!r} (use {PROCESS!r} or {INLINE!r})")

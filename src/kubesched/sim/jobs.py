@@ -1,0 +1,181 @@
+"""The job layer of one simulated run (``simulate`` and ``schedule``): admission, gangs,
+quotas.
+
+:class:`JobLayer` checks the run's job-layer objects (:mod:`kubesched.admission.references`),
+starts the Kueue :class:`~kubesched.sim.admission_controller.AdmissionController` when
+ClusterQueues are declared (unless admission is switched off), gates queued Pods as they are
+created (:meth:`JobLayer.prepare`), and adds to the run's result (:meth:`JobLayer.report`):
+
+- ``workloads``: per Kueue workload, its admission time and the time until every member
+  was bound; ``clusterQueues``: quota usage per ClusterQueue;
+- ``gangs``: per PodGroup, when its first Pod was created and when ``minMember`` members had
+  been bound (``completeSeconds``), members running now, phase, and the longest time it held
+  resources with fewer than ``minMember`` members (``longestIncompleteHoldSeconds``);
+- ``namespaces``: per namespace (tenant), Pods, bound, attempts and failed attempts, success
+  ratio and queueing seconds;
+- ``quotas``: per ElasticQuota (when CapacityScheduling runs), min / max / used / runtime per
+  resource and the Pods reclaimed from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from kubesched.admission import gang, references
+from kubesched.admission import objects as o
+from kubesched.api import objects as api
+from kubesched.sim.admission_controller import AdmissionController
+from kubesched.sim.driver import SimCluster
+from kubesched.state.cache import PodRecord
+
+
+class JobLayer:
+    """Admission controller and job-layer reporting for one :class:`SimCluster`."""
+
+    def __init__(
+        self,
+        sim: SimCluster,
+        objects: list[dict[str, Any]],
+        pods: Iterable[api.Pod],
+        *,
+        admission: bool | None = None,
+        fair_sharing: bool = False,
+        all_pods_known: bool = False,
+    ) -> None:
+        self.sim = sim
+        self.objs = references.check(objects, pods, all_pods_known=all_pods_known)
+        enabled = self.objs.admission_enabled() if admission is None else admission
+        self.holds = GangHolds(sim.loop.clock, self._min_member)
+        sim.scheduler.cluster.observe(self.holds)
+        self.controller: AdmissionController | None = None
+        if enabled and self.objs.cluster_queues:
+            self.controller = AdmissionController(
+                sim.api,
+                sim.loop,
+                self.objs,
+                fair_sharing=fair_sharing,
+                metrics=sim.scheduler.metrics,
+            )
+
+    def _min_member(self, key: str) -> int | None:
+        spec = self.objs.pod_groups.get(key)
+        return spec.min_member if spec is not None else None
+
+    def prepare(self, pod: api.Pod) -> api.Pod:
+        """The Pod as it is created: gated for admission when it names a queue."""
+        return self.controller.gate(pod) if self.controller is not None else pod
+
+    def busy(self) -> bool:
+        """Whether an admission round is due at the current instant."""
+        return self.controller is not None and self.controller._pending_run
+
+    def report(self, submitted: Iterable[api.Pod]) -> dict[str, Any]:
+        """``workloads``, ``clusterQueues``, ``gangs``, ``quotas`` and ``namespaces`` (see
+        the module docstring); each is ``{}`` when the run has none."""
+        out: dict[str, Any] = {"workloads": {}, "clusterQueues": {}, "gangs": {}, "quotas": {}}
+        if self.controller is not None:
+            out.update(self.controller.report())
+        pods = list(submitted)
+        stats = self.sim.api.stats
+        out["namespaces"] = namespace_report(pods, stats.created_at, stats.bound_at, self.sim)
+        if self.objs.pod_groups or any(o.pod_group_of(p) for p in pods):
+            out["gangs"] = gang.gang_report(
+                self.objs.pod_groups, pods, stats.created_at, stats.bound_at, self.sim.api.pods
+            )
+            metrics = self.sim.scheduler.metrics
+            longest = self.holds.longest(self.sim.loop.now)
+            for key, row in out["gangs"].items():
+                row["longestIncompleteHoldSeconds"] = round(longest.get(key, 0.0), 6)
+                if row["completeSeconds"] is not None:
+                    metrics.record_gang_complete(row["completeSeconds"])
+        for fwk in self.sim.scheduler.profiles.values():
+            plugin = fwk.instances.get("CapacityScheduling")
+            report = getattr(plugin, "report", None)
+            if report is not None:
+                out["quotas"] = report()
+                break
+        return out
+
+
+def namespace_report(
+    pods: list[api.Pod],
+    created_at: Mapping[str, float],
+    bound_at: Mapping[str, float],
+    sim: SimCluster,
+) -> dict[str, Any]:
+    """Per namespace (tenant): Pods, bound, scheduling attempts and the failed ones among
+    them (attempts that did not bind), success ratio, queueing seconds (created to bound)."""
+    attempts = sim.scheduler.pod_attempts
+    rows: dict[str, dict[str, Any]] = {}
+    waits: dict[str, list[float]] = {}
+    for p in pods:
+        row = rows.setdefault(p.namespace, {"pods": 0, "bound": 0, "attempts": 0})
+        row["pods"] += 1
+        row["attempts"] += attempts.get(p.key, 0)
+        if p.key in bound_at:
+            row["bound"] += 1
+            if p.key in created_at:
+                waits.setdefault(p.namespace, []).append(bound_at[p.key] - created_at[p.key])
+    for ns, row in rows.items():
+        row["failedAttempts"] = max(0, row["attempts"] - row["bound"])
+        row["successRatio"] = round(row["bound"] / max(1, row["attempts"]), 4)
+        w = np.asarray(waits.get(ns, []), dtype=np.float64)
+        row["queueingSeconds"] = {
+            "p50": round(float(np.percentile(w, 50)), 4) if w.size else None,
+            "p99": round(float(np.percentile(w, 99)), 4) if w.size else None,
+            "max": round(float(w.max()), 4) if w.size else None,
+        }
+    return dict(sorted(rows.items()))
+
+
+class GangHolds:
+    """Cache observer: for each gang, the longest stretch during which it had some but
+    fewer than ``minMember`` members assigned (reserved, waiting or bound) before it first
+    became complete; with Coscheduling this never exceeds the gang's Permit timeout."""
+
+    def __init__(self, clock: Callable[[], float], min_member: Callable[[str], int | None]) -> None:
+        self.clock = clock
+        self.min_member = min_member
+        self.assigned: dict[str, set[str]] = {}
+        self.since: dict[str, float] = {}
+        self.complete: set[str] = set()
+        self._longest: dict[str, float] = {}
+
+    def _update(self, key: str) -> None:
+        need = self.min_member(key)
+        if need is None or key in self.complete:
+            return
+        n = len(self.assigned.get(key, ()))
+        now = self.clock()
+        if n >= need:
+            self.complete.add(key)
+        if 0 < n < need:
+            self.since.setdefault(key, now)
+        elif key in self.since:
+            held = now - self.since.pop(key)
+            self._longest[key] = max(self._longest.get(key, 0.0), held)
+
+    def pod_added(self, rec: PodRecord) -> None:
+        key = gang.group_key(rec.pod)
+        if key:
+            self.assigned.setdefault(key, set()).add(rec.pod.key)
+            self._update(key)
+
+    def pod_removed(self, rec: PodRecord) -> None:
+        key = gang.group_key(rec.pod)
+        if key:
+            self.assigned.get(key, set()).discard(rec.pod.key)
+            self._update(key)
+
+    def node_changed(self, row: int, old: api.Node | None, new: api.Node | None) -> None:
+        del row, old, new
+
+    def longest(self, now: float) -> dict[str, float]:
+        """Longest incomplete hold per gang, counting a hold still open at ``now``."""
+        out = dict(self._longest)
+        for key, since in self.since.items():
+            out[key] = max(out.get(key, 0.0), now - since)
+        return out

@@ -1,0 +1,118 @@
+"""A real HTTP scheduler extender on loopback for tests (``http.server`` on a thread).
+
+Each verb's behaviour is a function of the decoded JSON request returning the JSON answer;
+``delay[verb]`` seconds are slept first and ``status[verb]`` is the HTTP status sent.  Every
+request is recorded (verb, body) and every new TCP connection counted, so tests can assert
+"one call per cycle" and "connections are reused".
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Behaviour = Callable[[dict[str, Any]], Any]
+
+
+def sent_names(args: dict[str, Any]) -> list[str]:
+    """Node names an ``ExtenderArgs`` carries (NodeNames or Nodes.items)."""
+    if args.get("NodeNames") is not None:
+        return list(args["NodeNames"])
+    return [n["metadata"]["name"] for n in args["Nodes"]["items"]]
+
+
+def keep_only(*allowed: str, reason: str = "not allowed by extender") -> Behaviour:
+    """A filter passing only ``allowed`` nodes (answering as the request was asked)."""
+
+    def answer(args: dict[str, Any]) -> dict[str, Any]:
+        names = sent_names(args)
+        ok = [n for n in names if n in allowed]
+        failed = {n: reason for n in names if n not in allowed}
+        out: dict[str, Any] = {"FailedNodes": failed, "Error": ""}
+        if args.get("NodeNames") is not None:
+            out["NodeNames"] = ok
+        else:
+            items = [n for n in args["Nodes"]["items"] if n["metadata"]["name"] in ok]
+            out["Nodes"] = {"items": items}
+        return out
+
+    return answer
+
+
+def prefer(scores: dict[str, int]) -> Behaviour:
+    """A prioritize answering ``scores`` (0 for nodes not listed)."""
+
+    def answer(args: dict[str, Any]) -> list[dict[str, Any]]:
+        return [{"Host": n, "Score": scores.get(n, 0)} for n in sent_names(args)]
+
+    return answer
+
+
+class ExtenderServer:
+    """Start with ``with ExtenderServer(filter=..., prioritize=..., bind=...) as srv``."""
+
+    def __init__(self, **verbs: Behaviour) -> None:
+        self.verbs = dict(verbs)
+        self.delay: dict[str, float] = {}
+        self.status: dict[str, int] = {}
+        self.requests: list[tuple[str, dict[str, Any]]] = []
+        self.connections = 0
+        self._lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True
+
+            def setup(self) -> None:
+                super().setup()
+                with outer._lock:
+                    outer.connections += 1
+
+            def do_POST(self) -> None:
+                verb = self.path.rsplit("/", 1)[-1]
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with outer._lock:
+                    outer.requests.append((verb, body))
+                time.sleep(outer.delay.get(verb, 0.0))
+                fn = outer.verbs.get(verb)
+                code = outer.status.get(verb, 200 if fn else 404)
+                data = json.dumps(fn(body) if fn and code == 200 else {}).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                del format, args
+
+        class Server(ThreadingHTTPServer):
+            daemon_threads = True
+
+            def handle_error(self, request: Any, client_address: Any) -> None:
+                pass  # a client that timed out closed its end: not a test failure
+
+        self._server = Server(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+
+    def calls(self, verb: str) -> list[dict[str, Any]]:
+        """Bodies of the requests made to ``verb``."""
+        with self._lock:
+            return [b for v, b in self.requests if v == verb]
+
+    def __enter__(self) -> ExtenderServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)

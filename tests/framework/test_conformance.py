@@ -1,0 +1,139 @@
+"""The plugin conformance suite: every in-tree plugin passes; broken plugins are caught."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from kubesched.api import objects as api
+from kubesched.framework import conformance
+from kubesched.framework.interface import (
+    SUCCESS,
+    CycleState,
+    Handle,
+    IntArray,
+    Status,
+    Verdict,
+    unschedulable,
+)
+from kubesched.plugins.registry import full_registry, in_tree_registry
+from kubesched.state.cache import ClusterState
+
+
+@pytest.mark.parametrize("name", sorted(full_registry()))
+def test_every_registered_plugin_is_conformant(name: str) -> None:
+    args = {"labelKey": "topology.kubernetes.io/zone"} if name not in in_tree_registry() else None
+    assert conformance.check_plugin(full_registry()[name], args) == []
+
+
+class Good:
+    """A conformant Filter + Score + Reserve plugin (the base of the broken ones)."""
+
+    name = "Good"
+
+    def __init__(self, args: Any, handle: Handle) -> None:
+        self.reserved: dict[str, str] = {}
+
+    def filter(
+        self, state: CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
+    ) -> Verdict:
+        return Verdict.from_mask(cluster.nodes.unschedulable[rows], unschedulable("cordoned"))
+
+    def score(
+        self, state: CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
+    ) -> IntArray:
+        return (rows % 3 * 10).astype(np.int64)
+
+    def reserve(self, state: CycleState, pod: api.Pod, node: str) -> Status:
+        self.reserved[pod.key] = node
+        return SUCCESS
+
+    def unreserve(self, state: CycleState, pod: api.Pod, node: str) -> None:
+        self.reserved.pop(pod.key, None)
+
+    def sign(self, pod: api.Pod) -> object:
+        return pod.node_selector.get("zone")
+
+
+class WrongDtype(Good):
+    def filter(self, state: Any, pod: Any, cluster: Any, rows: IntArray) -> Verdict:
+        return Verdict(np.zeros(rows.size, dtype=np.int64))  # type: ignore[arg-type]
+
+
+class DependsOnOtherRows(Good):
+    def filter(self, state: Any, pod: Any, cluster: Any, rows: IntArray) -> Verdict:
+        fails = np.ones(rows.size, dtype=np.bool_)
+        fails[:1] = False  # "only the first node asked fits"
+        return Verdict.from_mask(fails, unschedulable("not first"))
+
+
+class SuccessInTable(Good):
+    def filter(self, state: Any, pod: Any, cluster: Any, rows: IntArray) -> Verdict:
+        return Verdict(np.ones(rows.size, dtype=np.int8), {1: SUCCESS})
+
+
+class SortsRows(Good):
+    def filter(self, state: Any, pod: Any, cluster: Any, rows: IntArray) -> Verdict:
+        rows.sort()
+        return Verdict.all_pass(rows.size)
+
+
+class MutatesPod(Good):
+    def score(self, state: Any, pod: api.Pod, cluster: Any, rows: IntArray) -> IntArray:
+        pod.labels["scored"] = "yes"
+        return np.zeros(rows.size, dtype=np.int64)
+
+
+class MutatesCluster(Good):
+    def score(self, state: Any, pod: Any, cluster: ClusterState, rows: IntArray) -> IntArray:
+        cluster.nodes.requested[rows, 0] += 1
+        return np.zeros(rows.size, dtype=np.int64)
+
+
+class OutOfRange(Good):
+    def score(self, state: Any, pod: Any, cluster: Any, rows: IntArray) -> IntArray:
+        return np.full(rows.size, 101, dtype=np.int64)
+
+
+class FloatScores(Good):
+    def score(self, state: Any, pod: Any, cluster: Any, rows: IntArray) -> Any:
+        return np.zeros(rows.size)
+
+
+class ForgetfulUnreserve(Good):
+    def unreserve(self, state: Any, pod: Any, node: str) -> None:
+        pass
+
+
+class UnhashableSign(Good):
+    def sign(self, pod: api.Pod) -> object:
+        return [pod.name]
+
+
+@pytest.mark.parametrize(
+    ("cls", "problem"),
+    [
+        (WrongDtype, "filter codes are int64"),
+        (DependsOnOtherRows, "depends on the other rows"),
+        (SuccessInTable, "no non-success status"),
+        (SortsRows, "raised ValueError"),
+        (MutatesPod, "mutated the Pod"),
+        (MutatesCluster, "mutated the cluster"),
+        (OutOfRange, "outside 0..100"),
+        (FloatScores, "want int64 array"),
+        (ForgetfulUnreserve, "unreserve does not undo reserve (attribute 'reserved')"),
+        (UnhashableSign, "is not hashable"),
+    ],
+)
+def test_broken_plugins_are_caught(cls: type[Good], problem: str) -> None:
+    problems = conformance.check_plugin(cls)
+    assert problems and all(p.startswith("Good [") or p.startswith("Good:") for p in problems)
+    assert any(problem in p for p in problems), problems
+    with pytest.raises(AssertionError, match="not conformant"):
+        conformance.assert_conformant(cls)
+
+
+def test_the_good_plugin_passes() -> None:
+    conformance.assert_conformant(Good)

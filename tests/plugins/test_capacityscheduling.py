@@ -1,0 +1,135 @@
+"""CapacityScheduling: quota admission at PreFilter and reclaim by preemption."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kubesched.api import objects as api
+from kubesched.framework import interface as fw
+from kubesched.plugins import capacityscheduling as cap
+from kubesched.state.cache import ClusterState
+from tests.builders import make_cluster, make_node, make_pod
+
+GPU = "nvidia.com/gpu"
+
+
+def eq(name: str, lo: int, hi: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+        "kind": "ElasticQuota",
+        "metadata": {"name": name, "namespace": name},
+        "spec": {"min": {GPU: str(lo)}, "max": {GPU: str(hi)}},
+    }
+
+
+class FakeApi:
+    def __init__(self, cluster: ClusterState) -> None:
+        self.cluster = cluster
+        self.deleted: list[str] = []
+
+    def bind(self, pod: api.Pod, node_name: str) -> None:
+        raise AssertionError("no binds here")
+
+    def delete_pod(self, pod: api.Pod, reason: str) -> None:
+        self.deleted.append(pod.key)
+        self.cluster.remove_pod(pod.key)
+
+
+def gpod(name: str, ns: str, gpus: int = 1, prio: int = 0, node: str = "") -> api.Pod:
+    b = make_pod(name, ns).res({GPU: gpus}).priority(prio)
+    return b.node(node).obj() if node else b.obj()
+
+
+def setup(
+    running: list[api.Pod], quotas: list[dict[str, Any]]
+) -> tuple[ClusterState, cap.CapacityScheduling, FakeApi]:
+    nodes = [make_node(f"n{i}").res({GPU: 4, "pods": 110}).obj() for i in range(2)]
+    cluster = make_cluster(nodes, running)
+    for q in quotas:
+        cluster.apply_object(q)
+    client = FakeApi(cluster)
+    return cluster, cap.new(None, fw.Handle(cluster, client)), client
+
+
+def b_everywhere(n: int = 8) -> list[api.Pod]:
+    return [gpod(f"b{i}", "b", prio=i % 3, node=f"n{i % 2}") for i in range(n)]
+
+
+@pytest.mark.parametrize(
+    ("running", "pod", "message"),
+    [
+        ([], gpod("a0", "a", 4), None),
+        ([], gpod("a0", "a", 8), None),  # borrows b's idle min
+        ([], gpod("a0", "a", 9), "ElasticQuota a is more than Max"),
+        (b_everywhere(), gpod("a0", "a"), "total ElasticQuota used is more than min"),
+        ([], gpod("x", "unquoted", 100), None),  # no quota governs it
+    ],
+)
+def test_pre_filter(running: list[api.Pod], pod: api.Pod, message: str | None) -> None:
+    cluster, pl, _ = setup(running, [eq("a", 4, 8), eq("b", 4, 8)])
+    _r, status = pl.pre_filter(fw.CycleState(), pod, cluster)
+    if message is None:
+        assert status.is_success()
+    else:
+        assert status.code == fw.Code.UNSCHEDULABLE
+        assert status.message() == (
+            f"Pod {pod.namespace}/{pod.name} is rejected in PreFilter because {message}"
+        )
+
+
+def test_usage_follows_assume_and_forget() -> None:
+    cluster, pl, _ = setup([], [eq("a", 4, 8), eq("b", 4, 8)])
+    p = gpod("a0", "a", 3)
+    cluster.assume_pod(p.bound_to("n0"), "n0")
+    assert pl.report()["a"]["resources"][GPU]["used"] == 3
+    cluster.forget_pod(p.bound_to("n0"))
+    assert pl.report()["a"]["resources"][GPU]["used"] == 0
+
+
+def test_reclaim_takes_borrowed_pods_lowest_priority_first() -> None:
+    cluster, pl, client = setup(b_everywhere(), [eq("a", 4, 8), eq("b", 4, 8)])
+    state = fw.CycleState()
+    pod = gpod("a0", "a", 2)
+    assert not pl.pre_filter(state, pod, cluster)[1].is_success()
+    result, status = pl.post_filter(state, pod, cluster, None)
+    assert status.is_success() and result is not None
+    # two victims on one node, both priority 0 (the lowest) there
+    assert len(client.deleted) == 2
+    assert result.nominated_node_name in {"n0", "n1"}
+    assert all(v.priority == 0 for v in result.victims)
+    assert pl.report()["b"]["resources"][GPU]["used"] == 6
+    assert pl.report()["b"]["reclaimedPods"] == 2
+
+
+def test_reclaim_never_takes_a_borrower_below_its_min() -> None:
+    running = [gpod(f"b{i}", "b", gpus=3, node=f"n{i}") for i in range(2)]  # b: 6 > min 4
+    cluster, pl, client = setup(running, [eq("a", 2, 8), eq("b", 4, 8)])
+    state = fw.CycleState()
+    pod = gpod("a0", "a", 2)
+    assert not pl.pre_filter(state, pod, cluster)[1].is_success()
+    _r, status = pl.post_filter(state, pod, cluster, None)
+    assert not status.is_success() and client.deleted == []  # 6 - 3 < 4
+
+
+def test_pod_beyond_its_min_preempts_only_lower_priority_of_its_own_quota() -> None:
+    running = [gpod("a-low", "a", 4, prio=0, node="n0"), gpod("b0", "b", 4, prio=0, node="n1")]
+    cluster, pl, client = setup(running, [eq("a", 4, 8), eq("b", 4, 8)])
+    state = fw.CycleState()
+    pod = gpod("a-high", "a", 4, prio=5)
+    assert not pl.pre_filter(state, pod, cluster)[1].is_success()
+    result, status = pl.post_filter(state, pod, cluster, None)
+    assert status.is_success() and client.deleted == ["a/a-low"]
+    assert result is not None and result.nominated_node_name == "n0"
+
+
+def test_nominated_reclaimer_holds_its_quota_against_others() -> None:
+    cluster, pl, _ = setup(b_everywhere(), [eq("a", 4, 8), eq("b", 4, 8)])
+    state = fw.CycleState()
+    pod = gpod("a0", "a", 2)
+    pl.pre_filter(state, pod, cluster)
+    pl.post_filter(state, pod, cluster, None)
+    # b may not take back the two GPUs reserved for a0
+    status = pl.pre_filter(fw.CycleState(), gpod("b-new", "b"), cluster)[1]
+    assert not status.is_success()

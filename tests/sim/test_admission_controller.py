@@ -1,0 +1,115 @@
+"""Kueue admission in ``kubesched.schedule``: gated until admitted, reported per workload."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kubesched.admission import objects as o
+from kubesched.api.errors import InputError
+from kubesched.sim.whatif import schedule
+
+KUEUE = "kueue.x-k8s.io/v1beta1"
+
+
+def node(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"pool": name}},
+        "status": {
+            "allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110", "nvidia.com/gpu": "4"}
+        },
+    }
+
+
+def queues(nominal: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "apiVersion": KUEUE,
+            "kind": "ResourceFlavor",
+            "metadata": {"name": "gpu"},
+            "spec": {"nodeLabels": {"pool": "n1"}},
+        },
+        {
+            "apiVersion": KUEUE,
+            "kind": "ClusterQueue",
+            "metadata": {"name": "cq"},
+            "spec": {
+                "resourceGroups": [
+                    {
+                        "coveredResources": ["nvidia.com/gpu"],
+                        "flavors": [
+                            {
+                                "name": "gpu",
+                                "resources": [{"name": "nvidia.com/gpu", "nominalQuota": nominal}],
+                            }
+                        ],
+                    }
+                ]
+            },
+        },
+        {
+            "apiVersion": KUEUE,
+            "kind": "LocalQueue",
+            "metadata": {"name": "lq", "namespace": "t"},
+            "spec": {"clusterQueue": "cq"},
+        },
+    ]
+
+
+def pod(name: str, queue: str = "lq", group: str = "") -> dict[str, Any]:
+    labels = {o.QUEUE_NAME_LABEL: queue}
+    if group:
+        labels[o.POD_GROUP_LABEL] = group
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "t", "labels": labels},
+        "spec": {
+            "containers": [
+                {"name": "c", "resources": {"requests": {"cpu": "100m", "nvidia.com/gpu": "1"}}}
+            ]
+        },
+    }
+
+
+def test_admitted_pods_schedule_the_rest_stay_gated() -> None:
+    r = schedule([node("n1"), node("n2"), *queues(3)], [pod(f"p{i}") for i in range(5)])
+    results = {k: v["result"] for k, v in r["pods"].items()}
+    assert sorted(results.values()) == ["Gated"] * 2 + ["Scheduled"] * 3
+    assert all(v["node"] in (None, "n1") for v in r["pods"].values())  # the flavor's label
+    assert all(v["attempts"] == 0 for v in r["pods"].values() if v["result"] == "Gated")
+    wl = r["workloads"]
+    admitted = [w for w in wl.values() if w["admittedAt"] is not None]
+    assert len(admitted) == 3 and all(w["timeToAllBoundSeconds"] is not None for w in admitted)
+    usage = r["clusterQueues"]["cq"]["resources"]["gpu/nvidia.com/gpu"]
+    assert (usage["nominal"], usage["used"], usage["available"]) == (3, 3, 0)
+    assert r["clusterQueues"]["cq"]["pendingWorkloads"] == 2
+
+
+def test_a_pod_group_is_admitted_whole_or_not_at_all() -> None:
+    group = {
+        "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+        "kind": "PodGroup",
+        "metadata": {"name": "job", "namespace": "t"},
+        "spec": {"minMember": 3},
+    }
+    r = schedule([node("n1"), *queues(2), group], [pod(f"m{i}", group="job") for i in range(3)])
+    assert {v["result"] for v in r["pods"].values()} == {"Gated"}
+    assert r["workloads"]["t/job"]["members"] == 3 and r["workloads"]["t/job"]["admittedAt"] is None
+    r = schedule([node("n1"), *queues(3), group], [pod(f"m{i}", group="job") for i in range(3)])
+    assert {v["result"] for v in r["pods"].values()} == {"Scheduled"}
+    assert r["gangs"]["t/job"]["running"] == 3
+
+
+def test_dangling_queue_reference_is_an_input_error() -> None:
+    with pytest.raises(InputError) as err:
+        schedule([node("n1"), *queues(3)], [pod("p", queue="nope")])
+    assert err.value.problems[0][0] == "Pod/t/p.metadata.labels[kueue.x-k8s.io/queue-name]"
+
+
+def test_without_queues_nothing_is_gated() -> None:
+    r = schedule([node("n1")], [{**pod("p"), "metadata": {"name": "p", "namespace": "t"}}])
+    assert r["pods"]["t/p"]["result"] == "Scheduled" and r["workloads"] == {}
