@@ -241,10 +241,15 @@ class Pod:
 
     def bound_to(self, node_name: str) -> Pod:
         """A shallow copy with ``node_name`` set (what the scheduler assumes)."""
+        other = self.shallow_copy()
+        other.node_name = node_name
+        return other
+
+    def shallow_copy(self) -> Pod:
+        """A shallow copy, several times cheaper than ``copy.copy`` on a slotted dataclass."""
         other = object.__new__(Pod)
         for slot in _POD_SLOTS:
             object.__setattr__(other, slot, getattr(self, slot))
-        other.node_name = node_name
         return other
 
 

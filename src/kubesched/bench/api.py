@@ -23,7 +23,6 @@ ceiling, ``throttled_calls`` grows and the measured throughput sits at the QPS.
 
 from __future__ import annotations
 
-import copy
 import heapq
 import itertools
 from collections import Counter
@@ -144,8 +143,8 @@ class BenchApi:
             raise ApiError(409, f"pod {pod.key} is already assigned to node {current.node_name}")
         if node_name not in self.nodes:
             raise ApiError(404, f'nodes "{node_name}" not found')
-        bound = copy.copy(current)
-        bound.node_name, bound.phase = node_name, "Running"
+        bound = current.bound_to(node_name)
+        bound.phase = "Running"
         self.pods[pod.key] = bound
         self.conditions.pop(pod.key, None)
         self.binds += 1

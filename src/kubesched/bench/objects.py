@@ -162,7 +162,7 @@ class PodMaker:
         """Pod ``index`` of ``count``."""
         ns = self.namespace
         if self._base is not None:
-            pod = copy.copy(self._base)
+            pod = self._base.shallow_copy()
             pod.name = _name_of(self._meta, self.names, self.exists, self._path)
             pod.labels = dict(pod.labels)
         else:

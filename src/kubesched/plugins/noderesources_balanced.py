@@ -14,6 +14,7 @@ Deviation: the DRA-backed extended resources (alpha, off by default) are not mod
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -88,6 +89,15 @@ def balanced_scores(
     ``pod_requests``: int64 ``(k,)``, the Pod's plain request for each of ``names``.
     """
     nodes = cluster.nodes
+    if names == _CPU_MEMORY and rows.shape[0] == 1:
+        # One node (result reuse): the same float64 operations on Python floats.
+        r = int(rows[0])
+        a0, a1 = int(nodes.allocatable[r, 0]), int(nodes.allocatable[r, 1])
+        if a0 and a1:
+            f0 = min((int(nodes.requested[r, 0]) + int(pod_requests[0])) / a0, 1.0)
+            f1 = min((int(nodes.requested[r, 1]) + int(pod_requests[1])) / a1, 1.0)
+            std = abs((f0 - f1) / 2)
+            return np.asarray([math.trunc((1 - std) * float(fw.MAX_NODE_SCORE))], dtype=np.int64)
     if names == _CPU_MEMORY:
         # Fast path for the default resources: both columns present on every row.
         alloc = np.take(nodes.allocatable, rows, axis=0)[:, :2]
