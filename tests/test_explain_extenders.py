@@ -88,3 +88,15 @@ def test_without_extenders_the_node_keys_are_unchanged() -> None:
     cluster = {"apiVersion": "v1", "kind": "List", "items": [node("n0")]}
     out = kubesched.explain(cluster, POD)
     assert set(out["nodes"]["n0"]) == {"feasible", "plugin", "reasons", "score", "scores"}
+
+
+def test_text_report_names_the_rejecting_extender() -> None:
+    from kubesched.report.text import explain_table
+
+    cluster = {"apiVersion": "v1", "kind": "List", "items": [node("n0"), node("n1")]}
+    with ExtenderServer(filter=licence_filter) as lic:
+        out = kubesched.explain(
+            cluster, POD, config({"urlPrefix": lic.url, "filterVerb": "filter"})
+        )
+    (line,) = [ln for ln in explain_table(out).splitlines() if ln.lstrip().startswith("n0")]
+    assert f"rejected by Extender {lic.url}" in line and "no licence on n0" in line

@@ -9,6 +9,7 @@ request is recorded (verb, body) and every new TCP connection counted, so tests 
 from __future__ import annotations
 
 import json
+import ssl
 import threading
 import time
 from collections.abc import Callable
@@ -53,14 +54,18 @@ def prefer(scores: dict[str, int]) -> Behaviour:
 
 
 class ExtenderServer:
-    """Start with ``with ExtenderServer(filter=..., prioritize=..., bind=...) as srv``."""
+    """Start with ``with ExtenderServer(filter=..., prioritize=..., bind=...) as srv``; pass
+    ``tls`` (a server-side SSL context) to serve HTTPS."""
 
-    def __init__(self, **verbs: Behaviour) -> None:
+    def __init__(self, tls: ssl.SSLContext | None = None, **verbs: Behaviour) -> None:
         self.verbs = dict(verbs)
         self.delay: dict[str, float] = {}
         self.status: dict[str, int] = {}
         self.requests: list[tuple[str, dict[str, Any]]] = []
         self.connections = 0
+        self.drop_connections = False
+        """Close each connection after one answer, without telling the client (stale
+        keep-alive connections)."""
         self._lock = threading.Lock()
         outer = self
 
@@ -87,6 +92,7 @@ class ExtenderServer:
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
+                self.close_connection = outer.drop_connections
 
             def log_message(self, format: str, *args: Any) -> None:
                 del format, args
@@ -98,7 +104,11 @@ class ExtenderServer:
                 pass  # a client that timed out closed its end: not a test failure
 
         self._server = Server(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        scheme = "http"
+        if tls is not None:
+            self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
+            scheme = "https"
+        self.url = f"{scheme}://127.0.0.1:{self._server.server_address[1]}"
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )

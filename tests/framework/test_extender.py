@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import shutil
+import ssl
+import subprocess
 import time
 from typing import Any
 
@@ -264,3 +268,116 @@ def test_extended_resource_pod_manifest_keeps_units() -> None:
         Extenders([Extender(srv.url, filter_verb="filter")]).filter(pod, t, rows(t))
     requests = srv.calls("filter")[0]["Pod"]["spec"]["containers"][0]["resources"]["requests"]
     assert requests == {"cpu": "250m", "memory": str(2**30), GPU: "2"}
+
+
+# ------------------------------------------------------------------ TLS
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """A self-signed certificate for ``extender.test`` (cert path, key path)."""
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl not installed")
+    d = tmp_path_factory.mktemp("tls")
+    cert, key = str(d / "cert.pem"), str(d / "key.pem")
+    new_key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    files = ["-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=extender.test"]
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            *new_key,
+            *files,
+            "-addext",
+            "subjectAltName=DNS:extender.test",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=30,
+    )
+    return cert, key
+
+
+@pytest.mark.parametrize(
+    ("tls", "ok"),
+    [
+        ({}, True),  # enableHTTPS without a CA: not verified (upstream)
+        ({"caFile": "CERT", "serverName": "extender.test"}, True),
+        ({"caData": "CERT_DATA", "serverName": "extender.test"}, True),
+        ({"caFile": "CERT", "serverName": "other.test"}, False),  # name mismatch
+        ({"caFile": "CERT"}, False),  # the certificate is not for 127.0.0.1
+    ],
+)
+def test_https_extender(certificate: tuple[str, str], tls: dict[str, str], ok: bool) -> None:
+    cert, key = certificate
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(cert, key)
+    with open(cert, "rb") as f:
+        pem = f.read()
+    tls_config = {
+        k: cert if v == "CERT" else base64.b64encode(pem).decode() if v == "CERT_DATA" else v
+        for k, v in tls.items()
+    }
+    t = table(2)
+    with ExtenderServer(tls=ctx, filter=keep_only("n1")) as srv:
+        cfg = parse_extender(
+            {
+                "urlPrefix": srv.url,
+                "filterVerb": "filter",
+                "enableHTTPS": True,
+                "tlsConfig": tls_config,
+                "httpTimeout": "2s",
+            }
+        )
+        ext = Extenders([cfg])
+        if ok:
+            assert [t.names[r] for r in ext.filter(make_pod().obj(), t, rows(t)).feasible] == ["n1"]
+        else:
+            with pytest.raises(ExtenderError, match=r"CERTIFICATE_VERIFY_FAILED|certificate"):
+                ext.filter(make_pod().obj(), t, rows(t))
+        ext.close()
+
+
+def test_a_pooled_connection_the_server_closed_is_retried_once() -> None:
+    with ExtenderServer(filter=keep_only("n0")) as srv:
+        srv.drop_connections = True
+        ext = HTTPExtender(Extender(srv.url, filter_verb="filter", node_cache_capable=True))
+        body = ext.args_body("{}", ["n0"], [])
+        for _ in range(5):
+            time.sleep(0.01)  # let the server close its end
+            assert ext.filter(body, ["n0"]).passed == ["n0"]
+        ext.close()
+    assert len(srv.calls("filter")) == 5 and srv.connections == 5
+
+
+@pytest.mark.parametrize("as_data", [False, True])
+def test_client_certificate_for_mutual_tls(certificate: tuple[str, str], as_data: bool) -> None:
+    cert, key = certificate
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(cert, key)
+    ctx.load_verify_locations(cert)  # the same self-signed certificate identifies the client
+    ctx.verify_mode = ssl.CERT_REQUIRED
+
+    def b64(path: str) -> str:
+        with open(path, "rb") as f:
+            return base64.b64encode(f.read()).decode()
+
+    client = {"certData": b64(cert), "keyData": b64(key)} if as_data else {}
+    client = client or {"certFile": cert, "keyFile": key}
+    t = table(1)
+    with ExtenderServer(tls=ctx, filter=keep_only("n0")) as srv:
+        for tls, ok in (({}, False), (client, True)):
+            cfg = parse_extender(
+                {
+                    "urlPrefix": srv.url,
+                    "filterVerb": "filter",
+                    "enableHTTPS": True,
+                    "tlsConfig": tls,
+                }
+            )
+            ext = Extenders([cfg])
+            if ok:
+                assert ext.filter(make_pod().obj(), t, rows(t)).feasible.size == 1
+            else:
+                with pytest.raises(ExtenderError):
+                    ext.filter(make_pod().obj(), t, rows(t))
+            ext.close()

@@ -79,7 +79,9 @@ def _check_constraints(w: World) -> None:
     anti = Counter(p.node_name for p in bound if p.labels.get("app") == "anti")
     assert all(c == 1 for c in anti.values()), anti
     nodes = w.api.nodes
-    zones = Counter(nodes[p.node_name].labels[ZONE] for p in bound if p.labels.get("app") == "spread")
+    zones = Counter(
+        nodes[p.node_name].labels[ZONE] for p in bound if p.labels.get("app") == "spread"
+    )
     counts = [zones.get(z, 0) for z in {n.labels[ZONE] for n in nodes.values()}]
     assert max(counts) - min(counts) <= 1, zones
 

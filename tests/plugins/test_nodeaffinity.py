@@ -303,7 +303,11 @@ OPERATOR_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("requirement", "want"), OPERATOR_CASES, ids=lambda x: str(sorted(x)) if isinstance(x, set) else str(x)[:60])
+@pytest.mark.parametrize(
+    ("requirement", "want"),
+    OPERATOR_CASES,
+    ids=lambda x: str(sorted(x)) if isinstance(x, set) else str(x)[:60],
+)
 def test_operators_vectorised_and_scalar(requirement: api.Requirement, want: set[str]) -> None:
     cluster = make_cluster(NODES)
     p = plugin()

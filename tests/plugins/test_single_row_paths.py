@@ -11,7 +11,9 @@ from kubesched.framework.interface import CycleState, Handle
 from kubesched.plugins import noderesources_balanced, noderesources_fit
 from tests.builders import make_cluster, make_node, make_pod
 
-NODE = st.tuples(st.integers(1, 64_000), st.integers(1, 2**36), st.integers(0, 40_000), st.integers(0, 2**35))
+NODE = st.tuples(
+    st.integers(1, 64_000), st.integers(1, 2**36), st.integers(0, 40_000), st.integers(0, 2**35)
+)
 
 
 @settings(max_examples=60, deadline=None)

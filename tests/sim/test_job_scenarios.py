@@ -15,7 +15,10 @@ import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from kubesched.sim.scenario import build_scenario
+from kubesched.api.errors import InputError
+from kubesched.cli import main
+from kubesched.metrics import SchedulerMetrics
+from kubesched.sim.scenario import build_scenario, load_scenario
 from kubesched.sim.simulate import invariants_hold, run_scenario
 
 
@@ -170,3 +173,83 @@ def test_borrow_without_owner_demand_keeps_everything() -> None:
     r = run(d)
     assert r["quotas"]["team-b"]["resources"]["nvidia.com/gpu"]["used"] == 16
     assert r["quotas"]["team-b"]["reclaimedPods"] == 0
+
+
+# ------------------------------------------------------------------ metrics
+def sample(m: SchedulerMetrics, name: str, **labels: str) -> float:
+    want = tuple(sorted(labels.items()))
+    return sum(v for (n, ls), v in m.samples().items() if n == name and set(want) <= set(ls))
+
+
+def test_job_layer_metrics() -> None:
+    m = SchedulerMetrics()
+    run_scenario(build_scenario(doc("piecemeal")), metrics=m)
+    assert sample(m, "scheduler_gang_attempts_total", result="scheduled") == 2
+    assert sample(m, "scheduler_gang_time_to_complete_seconds_count") == 2
+    assert sample(m, "scheduler_gangs_waiting") == 0
+    m = SchedulerMetrics()
+    run_scenario(build_scenario(doc("borrow_reclaim")), metrics=m)
+    assert sample(m, "scheduler_quota_reclaim_victims_total", quota="team-b") == 8
+    assert sample(m, "scheduler_quota_limit", quota="team-a", limit="min") == 8
+    assert sample(m, "scheduler_quota_limit", quota="team-a", limit="runtime") == 8
+    assert sample(m, "scheduler_quota_borrowed", quota="team-b") == 0
+    m = SchedulerMetrics()
+    d = small_flood()
+    run_scenario(build_scenario(d), metrics=m)
+    assert sample(m, "scheduler_admission_wait_duration_seconds_count") > 16
+    assert sample(m, "scheduler_admission_pending_workloads", cluster_queue="tenant-a") >= 0
+
+
+# ------------------------------------------------------------------ bad input
+@pytest.mark.parametrize(
+    ("edit", "path"),
+    [
+        (
+            lambda s: (
+                s["objects"][0]["metadata"].update(
+                    labels={"quota.scheduling.koordinator.sh/parent": "team-b"}
+                )
+                or s["objects"][1]["metadata"].update(
+                    labels={"quota.scheduling.koordinator.sh/parent": "team-a"}
+                )
+            ),
+            "ElasticQuota/team-",
+        ),
+        (
+            lambda s: (
+                s["objects"][1]["metadata"].update(
+                    labels={"quota.scheduling.koordinator.sh/parent": "team-a"}
+                )
+                or s["objects"][0]["spec"]["min"].update({"nvidia.com/gpu": 4})
+            ),
+            "ElasticQuota/team-a.spec.min[nvidia.com/gpu]",
+        ),
+        (
+            lambda s: s["objects"][0]["metadata"].update(
+                labels={"quota.scheduling.koordinator.sh/parent": "nobody"}
+            ),
+            "ElasticQuota/team-a.metadata.labels[quota.scheduling.koordinator.sh/parent]",
+        ),
+        (
+            lambda s: s["objects"].append(
+                {
+                    "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+                    "kind": "PodGroup",
+                    "metadata": {"name": "orphan", "namespace": "team-a"},
+                    "spec": {"minMember": 2},
+                }
+            ),
+            "PodGroup/team-a/orphan.metadata.name",
+        ),
+    ],
+)
+def test_bad_job_layer_input_names_object_and_field(edit: Any, path: str, tmp_path: Any) -> None:
+    d = doc("borrow_reclaim")
+    edit(d["spec"])
+    f = tmp_path / "bad.yaml"
+    f.write_text(yaml.safe_dump(d))
+    with pytest.raises(InputError) as err:
+        load_scenario(str(f))
+    assert err.value.file == str(f)
+    assert any(p.startswith(path) for p, _m in err.value.problems), err.value.problems
+    assert main(["simulate", "--no-progress", str(f)]) == 2

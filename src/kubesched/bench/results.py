@@ -61,6 +61,8 @@ class WorkloadResult:
     short_run: bool = False
     threshold: float = 0.0
     peak_rss_mib: float = 0.0
+    parallel: dict[str, Any] | None = None
+    """Binder and per-shard numbers when the run used ``--shards N`` with N >= 2."""
 
     @property
     def name(self) -> str:
@@ -98,6 +100,12 @@ class WorkloadResult:
             f"{self.pods_bound} pods bound in {self.wall_seconds:.1f} s, "
             f"peak RSS {self.peak_rss_mib:.0f} MiB"
         )
+        if self.parallel is not None:
+            b = self.parallel["binder"]
+            parts.append(
+                f"{self.parallel['shards']} shards: {100.0 * b['conflictRate']:.2f}% of "
+                f"{sum(b['proposals'].values())} proposals conflicted"
+            )
         if self.api.mode != MEMORY:
             limit = f"{self.api.qps:g} qps / burst {self.api.burst}" if self.api.qps else "no limit"
             share = 100.0 * self.api.throttled_calls / max(1, self.api.calls)
@@ -123,6 +131,8 @@ def perf_dash(results: Sequence[WorkloadResult]) -> dict[str, Any]:
             copy = {**item, "labels": dict(item["labels"])}
             if label_binding:
                 copy["labels"]["Binding"] = r.api.mode
+            if r.parallel is not None:
+                copy["labels"]["Shards"] = str(r.parallel["shards"])
             items.append(copy)
     return {"version": "v1", "dataItems": items}
 

@@ -40,8 +40,8 @@ from kubesched.bench.config import TestCase, Workload, load_test_cases
 from kubesched.bench.loop import Loop, Phase, WorkloadError
 from kubesched.bench.results import API, ATTEMPT_METRIC, MEMORY, ApiModel, WorkloadResult
 from kubesched.config.load import load_config
+from kubesched.parallel import hooks
 from kubesched.plugins.registry import known_plugin_names
-from kubesched.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +73,9 @@ class RunOptions:
     profiler: cProfile.Profile | None = None
     """Enabled during every measured phase."""
     progress: ProgressFactory | None = None
+    shards: int = 1
+    """1: the serial scheduler; N >= 2: dispatcher, binder and N shard processes
+    (:mod:`kubesched.parallel`)."""
 
 
 def scheduler_options(gates: Mapping[str, bool], options: RunOptions) -> dict[str, Any]:
@@ -149,8 +152,9 @@ class _WorkloadRun:
             self.api, clock, modelled=modelled, latency=options.api_latency, qps=qps, burst=burst
         )
         gates = {**case.feature_gates, **workload.feature_gates}
-        self.scheduler = Scheduler(
+        self.scheduler = hooks.make_scheduler(
             cfg,
+            shards=options.shards,
             clock=clock,
             api_client=self.client,
             seed=options.seed,
@@ -200,6 +204,8 @@ class _WorkloadRun:
         r.api.calls, r.api.max_wait = self.client.calls, self.client.max_wait
         r.api.throttled_calls = self.client.throttled_calls
         r.peak_rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+        r.parallel = hooks.summary(self.scheduler)
+        hooks.close(self.scheduler)
         self._tick_progress()
 
     def _namespace(self, name: str) -> None:

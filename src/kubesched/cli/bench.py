@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kubesched.bench.results import API, MEMORY
+from kubesched.parallel import hooks
 
 
 def add_parser(sub: Any) -> None:
@@ -58,6 +59,7 @@ def add_parser(sub: Any) -> None:
         choices=("on", "off"),
         help="reuse results across equivalent Pods (default: the scheduler's)",
     )
+    hooks.add_shards_argument(m)
     m.add_argument("--profile", metavar="FILE", help="write a cProfile of the measured phases")
     m.add_argument("--report", metavar="DIR", help="write an HTML report (not available yet)")
     m.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -81,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         seed=args.seed,
         batching=None if args.batching is None else args.batching == "on",
+        shards=args.shards,
         profiler=profiler,
         progress=progress_bars if show else None,
     )

@@ -204,7 +204,8 @@ class KubeSchedulerConfiguration:
     leader_election: LeaderElection = LeaderElection()
     """Leader-election settings (used only by the live adapter)."""
     extenders: tuple[Mapping[str, Any], ...] = ()
-    """``extenders`` as given (validated like upstream, not interpreted yet)."""
+    """``extenders`` as given (validated like upstream); typed by
+    :func:`kubesched.config.extenders.parse_extenders`."""
     enable_profiling: bool = True
     """Upstream ``enableProfiling`` (pprof handlers); kept for round trips."""
     enable_contention_profiling: bool = True

@@ -153,10 +153,14 @@ def tls_context(enable_https: bool, tls: TLSConfig | None) -> ssl.SSLContext:
     """Upstream ``makeTransport``: without a CA (file or data) under ``enableHTTPS``, or with
     ``insecure``, the server certificate is not verified."""
     cfg = tls or TLSConfig()
-    ctx = ssl.create_default_context(cafile=cfg.ca_file or None)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies certificate and host name
+    has_ca = bool(cfg.ca_file or cfg.ca_data)
+    if cfg.ca_file:
+        ctx.load_verify_locations(cafile=cfg.ca_file)
     if cfg.ca_data:
         ctx.load_verify_locations(cadata=cfg.ca_data.decode())
-    has_ca = bool(cfg.ca_file or cfg.ca_data)
+    if not has_ca:  # as Go: the given CAs replace the system roots
+        ctx.load_default_certs()
     if cfg.insecure or (enable_https and not has_ca):
         ctx.check_hostname = False
         ctx.verify_mode = ssl.CERT_NONE

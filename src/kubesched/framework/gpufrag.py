@@ -50,6 +50,8 @@ class Shape:
     milli: int
     num: int
     models: tuple[str, ...] = ()
+    memory: int = 0
+    """Memory the shape needs (any unit nodes also use); 0 leaves memory out."""
 
     def accepts(self, model: str) -> bool:
         """Whether the shape may run on a node with GPU ``model``."""
@@ -111,22 +113,32 @@ class FragModel:
             sorted({s.milli for s, _ in gpu_shapes}), dtype=np.int64
         )
         self.cpu_levels: IntArray = np.array(sorted({s.cpu for s, _ in gpu_shapes}), dtype=np.int64)
+        self.mem_levels: IntArray = np.array(
+            sorted({s.memory for s, _ in gpu_shapes if s.memory}), dtype=np.int64
+        )
         n_models = len(self.models) + 1
         tab = np.zeros(
-            (self.thresholds.size, n_models, max_gpus + 1, self.cpu_levels.size + 1),
+            (
+                self.thresholds.size,
+                n_models,
+                max_gpus + 1,
+                self.cpu_levels.size + 1,
+                self.mem_levels.size + 1,
+            ),
             dtype=np.float64,
         )
         for s, f in gpu_shapes:
             t = int(np.searchsorted(self.thresholds, s.milli))
             lv = int(np.searchsorted(self.cpu_levels, s.cpu)) + 1
+            lm = int(np.searchsorted(self.mem_levels, s.memory)) + 1 if s.memory else 0
             ok = [m for m, name in enumerate(self.models) if s.accepts(name)]
             if not s.models:
                 ok.append(n_models - 1)
             if s.num <= max_gpus:
-                tab[t, ok, s.num :, lv:] += f
+                tab[t, ok, s.num :, lv:, lm:] += f
         self.table = tab
         self._flat = tab.ravel()
-        self._t_index = np.arange(self.thresholds.size)
+        self._t_offset = np.arange(self.thresholds.size) * int(np.prod(tab.shape[1:]))
 
     # ------------------------------------------------------------------ statistics
     def stats(self, free: IntArray) -> tuple[IntArray, IntArray]:
@@ -145,19 +157,23 @@ class FragModel:
         c: IntArray,
         cpu_left: IntArray,
         model: IntArray,
+        mem_left: IntArray | None = None,
     ) -> FloatArray:
         """Fragmentation in milli, float64 of ``total``'s shape.
 
-        ``s`` and ``c`` have ``total``'s shape plus a trailing ``T`` axis; ``cpu_left`` and
-        ``model`` broadcast against ``total``.
+        ``s`` and ``c`` have ``total``'s shape plus a trailing ``T`` axis; ``cpu_left``,
+        ``model`` and ``mem_left`` (used only when shapes carry memory) broadcast against
+        ``total``.
         """
         if self.thresholds.size == 0:
             return np.asarray(total, dtype=np.float64)
         level = np.searchsorted(self.cpu_levels, cpu_left, side="right")
-        cc = np.minimum(c, self.max_gpus)
-        w = self.table[
-            self._t_index, np.asarray(model)[..., None], cc, np.asarray(level)[..., None]
-        ]
+        _, _, n_c, n_l, n_m = self.table.shape
+        cell = (np.asarray(model) * n_c)[..., None] + np.minimum(c, self.max_gpus)
+        cell = (cell * n_l + np.asarray(level)[..., None]) * n_m
+        if n_m > 1 and mem_left is not None:
+            cell = cell + np.searchsorted(self.mem_levels, mem_left, side="right")[..., None]
+        w = self._flat.take(cell + self._t_offset)
         tot = np.asarray(total, dtype=np.float64)
         result: FloatArray = tot - (w * (tot[..., None] - s)).sum(axis=-1)
         return result

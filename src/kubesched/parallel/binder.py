@@ -205,7 +205,8 @@ class Binder:
         hub = self.hub
         table = hub.cluster.nodes
         fast = (
-            True
+            bool(res[5])
+            and self.fast_ok(fwk)
             and hub.anti_affinity_pods == 0
             and len(hub.queue.nominator) == 0
         )
@@ -217,7 +218,7 @@ class Binder:
             reason = ""
             if row is None:
                 reason = "node_gone"
-            elif fast and version >= 0 and int(table.generation[row]) == version or (row is not None and table.pod_count[row] < table.allowed_pods[row] and (table.requested[row] + table.request_vector(pod.requests)[: table.requested.shape[1]] <= table.allocatable[row]).all()):
+            elif fast and version >= 0 and int(table.generation[row]) == version:
                 return Choice(node, CycleState(), "fast", first)
             else:
                 if state is None:
@@ -327,7 +328,7 @@ class Binder:
             self.hub._fail(fwk, rec.qp, Status(Code.ERROR, (msg,), NAME), rec.cycle, rec.start)
 
     def _failed(self, shard: int, res: p.Result) -> None:
-        _, key, reason, message, plugins, pending, nominated, victims = res
+        _, _key, reason, message, plugins, pending, nominated, victims = res
         rec = self._take(shard, res)
         if rec is None:
             return

@@ -118,6 +118,8 @@ class ParallelScheduler(Scheduler):
         self.waiting = [0] * shards
         self.deadlines: list[float | None] = [None] * shards
         self._proposer: dict[str, tuple[int, bytes]] = {}
+        self.last_step_pods = 0
+        """Most results any one shard returned in the last step (virtual-time cost)."""
         options: dict[str, Any] = {
             "seed": seed,
             "alternatives": alternatives,
@@ -133,7 +135,7 @@ class ParallelScheduler(Scheduler):
             self._snapshot(i)
 
     # ------------------------------------------------------------------ bookkeeping
-    @property  # type: ignore[override]
+    @property
     def in_flight_bindings(self) -> int:
         """Binding cycles in flight plus Pods handed to shards and not answered yet."""
         d = getattr(self, "dispatcher", None)
@@ -238,6 +240,7 @@ class ParallelScheduler(Scheduler):
         """One step (see the module docstring); False when there was nothing to do."""
         self.expire_waiting_pods()
         did = self.dispatcher.fill(self.queue) > 0
+        self.last_step_pods = 0
         now = self.clock()
         sent = [False] * self.shard_count
         for i in range(self.shard_count):
@@ -286,6 +289,7 @@ class ParallelScheduler(Scheduler):
         self.deadlines[i] = reply.deadline
         self.parallel_metrics.shards[i].busy += reply.busy
         self.parallel_metrics.shards[i].cpu += reply.cpu
+        self.last_step_pods = max(self.last_step_pods, len(reply.results))
         self.binder.process(i, reply.results)
 
     def _trim(self) -> None:

@@ -38,10 +38,10 @@ from kubesched.config.load import load_config
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.interface import CycleState, IntArray, PluginFactory
 from kubesched.framework.runtime import Framework
+from kubesched.metrics import ExtensionPointObserver, SchedulerMetrics
 from kubesched.parallel import protocol as p
 from kubesched.plugins.registry import known_plugin_names
-from kubesched.metrics import ExtensionPointObserver, SchedulerMetrics
-from kubesched.scheduler import FitError, ScheduleResult, Scheduler
+from kubesched.scheduler import FitError, Scheduler, ScheduleResult
 from kubesched.state.cache import CacheError
 
 log = logging.getLogger(__name__)

@@ -16,6 +16,7 @@ and :meth:`restart` brings up a fresh shard with an empty replica.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import pickle
 from collections import deque
@@ -64,7 +65,7 @@ class ProcessShard:
         self.shards = shards
         methods = mp.get_all_start_methods()
         self.method = start_method or ("fork" if "fork" in methods else "spawn")
-        self.ctx = mp.get_context(self.method)
+        self.ctx: Any = mp.get_context(self.method)
         self.config: Any = config if self.method == "fork" else config_to_dict(config)
         self.options = dict(options)
         if self.method != "fork":
@@ -113,10 +114,8 @@ class ProcessShard:
     def close(self) -> None:
         """Ask the shard to stop and reap it."""
         if self.conn is not None:
-            try:
+            with contextlib.suppress(BrokenPipeError, OSError, EOFError):
                 self.conn.send_bytes(pickle.dumps(p.ToShard(0.0, stop=True)))
-            except (BrokenPipeError, OSError, EOFError):
-                pass
             self.conn.close()
             self.conn = None
         if self.proc is not None:

@@ -54,6 +54,8 @@ def explain_table(result: dict[str, Any]) -> str:
         else:
             why = "; ".join(info["reasons"])
             verdict = f"rejected by {info['plugin']}"
+            if info.get("extender"):  # an extender's rejection: name it (its urlPrefix)
+                verdict += f" {info['extender']}"
             rows.append([mark + name, verdict, "", *([""] * len(plugins)), why])
     headers = ["NODE", "VERDICT", "TOTAL", *plugins, "REASONS"]
     right = tuple(range(2, 3 + len(plugins)))
@@ -98,8 +100,39 @@ def simulate_summary(s: dict[str, Any]) -> str:
         f"  queueing time         p50 {q['p50']} s, p99 {q['p99']} s",
         f"  pending pods by queue {pending}",
         f"  utilisation           {util}",
+        *_job_lines(s),
         f"  wall time             {s['wallSeconds']} s ({s['virtualSeconds']} simulated s)",
         "  invariants            "
         + ("all hold" if not broken else "VIOLATED: " + ", ".join(sorted(broken))),
     ]
     return "\n".join(lines)
+
+
+def _job_lines(s: dict[str, Any]) -> list[str]:
+    """Job-layer lines (gangs, Kueue workloads, elastic quotas) when the run had any."""
+    out: list[str] = []
+    gangs = s.get("gangs") or {}
+    if gangs:
+        whole = sum(1 for g in gangs.values() if g.get("completeAt") is not None)
+        hold = max((g.get("longestIncompleteHoldSeconds", 0.0) for g in gangs.values()), default=0)
+        out.append(
+            f"  gangs                 {whole}/{len(gangs)} reached minMember bound, longest "
+            f"incomplete hold {hold} s"
+        )
+    workloads = s.get("workloads") or {}
+    if workloads:
+        admitted = [w for w in workloads.values() if w.get("admittedAt") is not None]
+        waits = sorted(w["admissionWaitSeconds"] for w in admitted)
+        freed = [w["freedToBoundSeconds"] for w in admitted if w.get("freedToBoundSeconds")]
+        median = waits[len(waits) // 2] if waits else None
+        out.append(
+            f"  workloads             {len(admitted)}/{len(workloads)} admitted, admission wait "
+            f"p50 {median} s, freed-to-bound max {max(freed, default=None)} s"
+        )
+    for name, q in (s.get("quotas") or {}).items():
+        cells = ", ".join(
+            f"{res} used {c['used']} min {c['min']} max {c['max']} runtime {c['runtime']}"
+            for res, c in q["resources"].items()
+        )
+        out.append(f"  quota {name:<15} {cells}; reclaimed {q.get('reclaimedPods', 0)} pods")
+    return out

@@ -183,6 +183,14 @@ class Coscheduling:
             "PostFilter"
         )
 
+    def _publish_waiting(self, add: str = "", drop: str = "") -> None:
+        """``scheduler_gangs_waiting``: groups with members held at Permit."""
+        if self.metrics is None:
+            return
+        groups = {gang.group_key(wp.get_pod()) for wp in self.handle.iterate_waiting_pods()}
+        groups = (groups | {add}) - {drop, ""}
+        self.metrics.gangs_waiting.set(len(groups))
+
     def _reject_waiting(self, key: str, message: str, result: str = "rejected") -> None:
         released = ""
         for wp in self.handle.iterate_waiting_pods():
@@ -193,6 +201,7 @@ class Coscheduling:
             self.tracker.groups[key].releases += 1
             if self.metrics is not None:
                 self.metrics.record_gang(released, result)
+            self._publish_waiting(drop=key)
 
     # ------------------------------------------------------------------ Reserve / Permit
     def reserve(self, state: fw.CycleState, pod: api.Pod, node_name: str) -> fw.Status:
@@ -228,12 +237,14 @@ class Coscheduling:
             if self.metrics is not None and g is not None and assigned + 1 == spec.min_member:
                 first = g.first_assigned if g.first_assigned is not None else self.clock()
                 self.metrics.record_gang(pod.scheduler_name, "scheduled", self.clock() - first)
+            self._publish_waiting(drop=key)
             return fw.SUCCESS, 0.0
         if assigned == 0:
             siblings = {p.key: p for p in self.tracker.unassigned(key) if p.key != pod.key}
             if siblings:
                 state.setdefault(fw.PODS_TO_ACTIVATE_KEY, {}).update(siblings)
         timeout = spec.schedule_timeout_seconds or self.args.permit_waiting_time_seconds
+        self._publish_waiting(add=key)
         return fw.Status(fw.Code.WAIT), float(timeout)
 
     # ------------------------------------------------------------------ queueing hints
