@@ -15,11 +15,11 @@ from collections.abc import Sequence
 
 from kubesched import __version__
 from kubesched.api.errors import InputError
-from kubesched.cli import bench, explain, pools, report, run, schedule, simulate
+from kubesched.cli import bench, explain, pools, report, run, schedule, simulate, sweep
 
 EXIT_INPUT = 2
 
-COMMANDS = (simulate, explain, schedule, report, bench, run, pools)
+COMMANDS = (simulate, explain, schedule, report, bench, run, pools, sweep)
 
 
 def build_parser() -> argparse.ArgumentParser:

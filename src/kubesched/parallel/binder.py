@@ -151,7 +151,8 @@ class Binder:
         if rec is None and res[0] == p.PROPOSE:
             self.refused[shard].append((res[1], "stale"))
         if rec is not None:
-            self.stats.proposals[shard] += 1
+            if res[0] == p.PROPOSE:
+                self.stats.proposals[shard] += 1
             self.hub.pod_attempts[res[1]] += 1
         return rec
 

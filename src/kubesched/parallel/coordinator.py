@@ -289,6 +289,7 @@ class ParallelScheduler(Scheduler):
         self.deadlines[i] = reply.deadline
         self.parallel_metrics.shards[i].busy += reply.busy
         self.parallel_metrics.shards[i].cpu += reply.cpu
+        self.parallel_metrics.shards[i].apply_cpu += reply.apply_cpu
         self.last_step_pods = max(self.last_step_pods, len(reply.results))
         self.binder.process(i, reply.results)
 

@@ -10,8 +10,8 @@ deletion.
 - **Units**: a gang (Pods labelled ``scheduling.x-k8s.io/pod-group``) goes to one shard as
   a whole: when one member is popped, every other member waiting in the queue is taken with
   it, and while any member is in flight later members follow to the same shard.
-- **Balance**: every other Pod goes to the shard with the fewest Pods in flight (ties: the
-  lowest index), at most ``round_size`` new Pods per shard per step and ``window`` in flight.
+- **Balance**: every other Pod goes to the shard with the fewest Pods in flight (ties go
+  round the shards), at most ``round_size`` new Pods per shard per step and ``window`` in flight.
 - **Partitions**: nodes belong to shards by :func:`~kubesched.parallel.protocol.partition_of`;
   shards search their own partition first.  The dispatcher needs no node knowledge for
   that, so it never touches the cache.
@@ -95,8 +95,9 @@ class Dispatcher:
             group = p.group_of(qp.pod)
             if group and group in self.group_shard:
                 target = self.group_shard[group]
-            else:
-                target = min(room, key=lambda i: (self.load[i], i))
+            else:  # least loaded; ties go round the shards
+                start = self.handed % self.shards
+                target = min(room, key=lambda i: (self.load[i], (i - start) % self.shards))
             n += self._hand(qp, target, group, queue.scheduling_cycle)
             if group:
                 n += self._take_siblings(queue, qp.pod, group, target)

@@ -23,6 +23,7 @@ class ShardCounts:
     results: Counter[str] = field(default_factory=Counter)
     busy: float = 0.0
     cpu: float = 0.0
+    apply_cpu: float = 0.0
     messages: int = 0
     restarts: int = 0
 
@@ -38,6 +39,8 @@ class ParallelMetrics:
         self._retries = own["scheduler_dispatcher_retries_total"]
         self._in_flight = own["scheduler_dispatcher_in_flight_pods"]
         self.shards = [ShardCounts() for _ in range(shards)]
+        self._children: dict[tuple[int, str], Any] = {}
+        self._paths: dict[str, Any] = {}
 
     def conflict(self, reason: str) -> None:
         """A proposed node failed re-validation."""
@@ -46,11 +49,18 @@ class ParallelMetrics:
     def result(self, shard: int, result: str) -> None:
         """A shard's result was handled: committed, alternative, refused, unschedulable, error."""
         self.shards[shard].results[result] += 1
-        self._proposals.labels(shard=str(shard), result=result).inc()
+        child = self._children.get((shard, result))
+        if child is None:
+            child = self._proposals.labels(shard=str(shard), result=result)
+            self._children[(shard, result)] = child
+        child.inc()
 
     def binder_seconds(self, path: str, seconds: float) -> None:
         """Time the binder spent on one proposal (or gang)."""
-        self._duration.labels(path=path).observe(seconds)
+        child = self._paths.get(path)
+        if child is None:
+            child = self._paths[path] = self._duration.labels(path=path)
+        child.observe(seconds)
 
     def retry(self, reason: str, n: int = 1) -> None:
         """Pods handed out again."""
@@ -70,6 +80,7 @@ class ParallelMetrics:
                 "results": dict(s.results),
                 "busySeconds": round(s.busy, 3),
                 "cpuSeconds": round(s.cpu, 3),
+                "applyCpuSeconds": round(s.apply_cpu, 3),
                 "messages": s.messages,
                 "restarts": s.restarts,
                 "podsPerBusySecond": round(

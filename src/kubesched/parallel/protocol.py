@@ -96,6 +96,8 @@ class FromShard:
     busy: float = 0.0
     cpu: float = 0.0
     """CPU seconds the shard spent on the message (``busy`` is wall-clock)."""
+    apply_cpu: float = 0.0
+    """Of ``cpu``, the seconds spent applying the commit stream to the replica."""
 
 
 def pack(pod: api.Pod) -> bytes:

@@ -1,0 +1,230 @@
+"""Serial vs parallel (dispatcher + N shard processes + binder) throughput, in the same run.
+
+    .venv/bin/python benchmarks/parallel.py [--shards 1,2,4] [--runs 3]
+        [--workload 5000Nodes_50000Pods] [--batching on|off] [--skip-basic] [--skip-high]
+
+Two cases, each run ``--runs`` times per shard count (interleaved, so a busy neighbour
+slows every variant alike), medians reported:
+
+- **SchedulingBasic** (upstream scheduler_perf, from ``shared/benchmarks/performance-config
+  .yaml`` when present, else an identical config written here): 5,000 nodes 4 CPU / 32Gi /
+  110 Pods, 5,000 initial + 50,000 measured Pods of 100m / 500Mi;
+- **HighUtilization**: 1,000 such nodes 90 % full (3,600 initial Pods of 1 CPU), then 380
+  measured Pods of 1 CPU for the last 400 free slots: shards run out of room in their
+  partitions and reach into each other's, the case where conflicts happen.
+
+Besides wall-clock throughput it prints the CPU each stage spent per Pod (coordinator =
+dispatcher + binder + the in-process API server; shard = scheduling cycle; replica =
+applying the commit stream), measured with ``time.process_time`` in each process, and what
+they predict for a 16-core machine.  Not a test: numbers depend on the machine and on
+whatever else runs on it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kubesched.bench import params
+from kubesched.bench.config import load_test_cases
+from kubesched.bench.results import WorkloadResult
+from kubesched.bench.runner import RunOptions, run_workload
+
+ROOT = Path(__file__).resolve().parents[1]
+NODE = {
+    "apiVersion": "v1",
+    "kind": "Node",
+    "metadata": {"generateName": "node-"},
+    "status": {"capacity": {"pods": "110", "cpu": "4", "memory": "32Gi"}},
+}
+
+
+def _pod(cpu: str, memory: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"generateName": "pod-"},
+        "spec": {
+            "containers": [
+                {
+                    "name": "c",
+                    "image": "registry.k8s.io/pause:3.10",
+                    "resources": {"requests": {"cpu": cpu, "memory": memory}},
+                }
+            ]
+        },
+    }
+
+
+def _case(name: str, pod: str, workload: str, nodes: int, init: int, measure: int) -> Any:
+    return {
+        "name": name,
+        "defaultPodTemplatePath": pod,
+        "workloadTemplate": [
+            {"opcode": "createNodes", "countParam": "$initNodes", "nodeTemplatePath": "node.yaml"},
+            {"opcode": "createPods", "countParam": "$initPods"},
+            {"opcode": "createPods", "countParam": "$measurePods", "collectMetrics": True},
+        ],
+        "workloads": [
+            {
+                "name": workload,
+                "params": {"initNodes": nodes, "initPods": init, "measurePods": measure},
+            }
+        ],
+    }
+
+
+def write_configs(tmp: Path) -> tuple[Path, Path]:
+    """SchedulingBasic (a copy, for machines without the shared folder) and HighUtilization."""
+    (tmp / "node.yaml").write_text(yaml.safe_dump(NODE))
+    (tmp / "pod-default.yaml").write_text(yaml.safe_dump(_pod("100m", "500Mi")))
+    (tmp / "pod-1cpu.yaml").write_text(yaml.safe_dump(_pod("1", "1Gi")))
+    basic = tmp / "basic.yaml"
+    basic.write_text(
+        yaml.safe_dump(
+            [_case("SchedulingBasic", "pod-default.yaml", "5000Nodes_50000Pods", 5000, 5000, 50000)]
+        )
+    )
+    high = tmp / "high.yaml"
+    high.write_text(
+        yaml.safe_dump(
+            [_case("HighUtilization", "pod-1cpu.yaml", "1000Nodes_90pct", 1000, 3600, 380)]
+        )
+    )
+    return basic, high
+
+
+def _shared_basic() -> Path | None:
+    for base in (ROOT / "shared", ROOT.parent / "shared"):
+        path = base / "benchmarks" / "performance-config.yaml"
+        if path.is_file():
+            return path
+    return None
+
+
+def run_one(
+    path: Path, case: str, workload: str, shards: int, batching: bool | None
+) -> dict[str, Any]:
+    """One run: throughput, conflicts and CPU per stage."""
+    cases = load_test_cases(str(path))
+    [(tc, w)] = params.select(cases, case=case, workload=workload)
+    steps = params.resolve(tc, w)
+    c0 = time.process_time()
+    result: WorkloadResult = run_workload(
+        tc, w, steps, RunOptions(shards=shards, batching=batching)
+    )
+    hub_cpu = time.process_time() - c0
+    if result.error:
+        raise SystemExit(f"{case}/{workload} with {shards} shard(s) failed: {result.error}")
+    tp = result.metric("SchedulingThroughput") or {"Average": 0.0}
+    pods = max(1, result.pods_bound)
+    out: dict[str, Any] = {
+        "podsPerSecond": tp["Average"],
+        "hubCpuUsPerPod": 1e6 * hub_cpu / pods,
+        "conflictRate": 0.0,
+    }
+    if result.parallel is not None:
+        b = result.parallel["binder"]
+        shards_cpu = [s["cpuSeconds"] for s in result.parallel["perShard"]]
+        apply_cpu = [s["applyCpuSeconds"] for s in result.parallel["perShard"]]
+        out["conflictRate"] = b["conflictRate"]
+        out["conflicts"] = b["conflicts"]
+        out["committed"] = b["committed"]
+        out["shardCpuUsPerPod"] = 1e6 * (sum(shards_cpu) - sum(apply_cpu)) / pods
+        out["applyCpuUsPerPod"] = 1e6 * statistics.mean(apply_cpu) / pods
+    return out
+
+
+def model(c_h: float, c_s: float, c_f: float, shards: int, cores: int) -> float:
+    """Pods/s the per-stage CPU costs (microseconds) allow: the coordinator is one process,
+    each shard schedules 1/N of the Pods and applies every commit, all share ``cores``."""
+    hub = 1e6 / c_h
+    shard = 1e6 * shards / (c_s + shards * c_f)
+    machine = 1e6 * cores / (c_h + c_s + shards * c_f)
+    return min(hub, shard, machine)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--shards", default="1,2,4")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--workload", default="5000Nodes_50000Pods")
+    ap.add_argument("--batching", choices=("on", "off"))
+    ap.add_argument("--skip-basic", action="store_true")
+    ap.add_argument("--skip-high", action="store_true")
+    ap.add_argument(
+        "--also",
+        action="append",
+        default=[],
+        metavar="CASE/WORKLOAD",
+        help="another case of the shared performance config, e.g. TopologySpreading/500Nodes",
+    )
+    args = ap.parse_args()
+    counts = [int(x) for x in args.shards.split(",")]
+    batching = None if args.batching is None else args.batching == "on"
+    with tempfile.TemporaryDirectory() as tmp:
+        basic, high = write_configs(Path(tmp))
+        shared = _shared_basic()
+        cases = []
+        if not args.skip_basic:
+            cases.append((shared or basic, "SchedulingBasic", args.workload))
+        if not args.skip_high:
+            cases.append((high, "HighUtilization", "1000Nodes_90pct"))
+        for extra in args.also:
+            if shared is None:
+                raise SystemExit("--also needs shared/benchmarks/performance-config.yaml")
+            case, workload = extra.split("/", 1)
+            cases.append((shared, case, workload))
+        for path, case, workload in cases:
+            runs: dict[int, list[dict[str, Any]]] = {n: [] for n in counts}
+            for r in range(args.runs):
+                for n in counts:
+                    one = run_one(path, case, workload, n, batching)
+                    runs[n].append(one)
+                    print(f"  run {r + 1} {case}/{workload} shards={n}: {one}", flush=True)
+            report(case, workload, runs)
+
+
+def report(case: str, workload: str, runs: dict[int, list[dict[str, Any]]]) -> None:
+    """Medians per shard count, the ratio to serial, and the 16-core model."""
+
+    def med(n: int, key: str) -> float:
+        return statistics.median(r.get(key, 0.0) for r in runs[n])
+
+    serial = med(1, "podsPerSecond") if 1 in runs else None
+    print(f"\n{case}/{workload} (medians of {len(next(iter(runs.values())))} runs)")
+    print("shards  pods/s   x serial  conflicts  coord us/pod  shards us/pod  replica us/pod")
+    for n in sorted(runs):
+        tp = med(n, "podsPerSecond")
+        ratio = f"{tp / serial:6.2f}" if serial else "   n/a"
+        print(
+            f"{n:>6}  {tp:7.0f}  {ratio}    {100 * med(n, 'conflictRate'):6.2f}%  "
+            f"{med(n, 'hubCpuUsPerPod'):12.0f}  {med(n, 'shardCpuUsPerPod'):13.0f}  "
+            f"{med(n, 'applyCpuUsPerPod'):14.0f}"
+        )
+    parallel = [n for n in runs if n > 1]
+    if serial is None or not parallel:
+        return
+    n0 = max(parallel)
+    c_h = med(n0, "hubCpuUsPerPod")
+    c_s = med(n0, "shardCpuUsPerPod")
+    c_f = med(n0, "applyCpuUsPerPod")
+    c_1 = med(1, "hubCpuUsPerPod")
+    print(
+        f"model (coordinator {c_h:.0f} us/pod, scheduling {c_s:.0f} us/pod, replica {c_f:.0f} "
+        f"us/pod per shard; serial {c_1:.0f} us/pod), pods/s by shards N and cores:"
+    )
+    for cores in (2, 16):
+        ns = sorted({1, 2, 4, 8, cores - 1} - {0})
+        row = ", ".join(f"N={n}: {model(c_h, c_s, c_f, n, cores):.0f}" for n in ns)
+        print(f"  {cores:>2} cores: {row} pods/s (serial on one free core: {1e6 / c_1:.0f})")
+
+
+if __name__ == "__main__":
+    main()

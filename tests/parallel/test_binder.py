@@ -1,0 +1,152 @@
+"""The binder's decisions, driven with hand-made shard results; gang units in the dispatcher;
+preemption through the shards end to end."""
+
+from __future__ import annotations
+
+from kubesched.api import objects as api
+from kubesched.parallel import protocol as p
+from tests.builders import make_node, make_pod
+from tests.parallel.harness import GANG_CONFIG, World, pod_group
+
+HOST = "kubernetes.io/hostname"
+GROUP = "scheduling.x-k8s.io/pod-group"
+
+
+def _node(name: str, cpu: str = "2") -> api.Node:
+    return make_node(name).cap(cpu=cpu, memory="8Gi", pods=10).labels(**{HOST: name}).obj()
+
+
+def _handed(w: World, *pods: api.Pod) -> list[int]:
+    """Create ``pods`` and let the dispatcher hand them out (nothing sent yet)."""
+    w.add(pods)
+    w.parallel.dispatcher.fill(w.sched.queue)
+    return [w.parallel.dispatcher.in_flight[pod.key].shard for pod in pods]
+
+
+def _gen(w: World, node: str) -> int:
+    table = w.sched.cluster.nodes
+    return int(table.generation[table.row_of[node]])
+
+
+def test_fast_path_needs_an_unchanged_node_and_full_check_catches_the_change() -> None:
+    w = World([_node("a"), _node("b")], round_size=4)
+    try:
+        one, two = (
+            make_pod("one", "ns").req(cpu="1500m").obj(),
+            make_pod("two", "ns").req(cpu="1").obj(),
+        )
+        s1, s2 = _handed(w, one, two)
+        version = _gen(w, "a")
+        binder = w.parallel.binder
+        binder.process(s1, [(p.PROPOSE, one.key, "a", version, (), True, "")])
+        assert w.placements() == {"ns/one": "a"}
+        # ``two`` was decided on the same version of ``a``: the fast path must not apply, and
+        # the full check finds a full node, so the runner-up ``b`` is used.
+        binder.process(s2, [(p.PROPOSE, two.key, "a", version, (("b", _gen(w, "b")),), True, "")])
+        assert w.placements() == {"ns/one": "a", "ns/two": "b"}
+        assert binder.stats.committed == {"fast": 1, "alternative": 1}
+        assert binder.stats.conflicts == {"resources": 1}
+        w.check([one, two])
+    finally:
+        w.close()
+
+
+def test_refused_proposal_goes_back_to_the_queue_and_the_shard_forgets_it() -> None:
+    w = World([_node("a", cpu="1")], round_size=4)
+    try:
+        one, two = (
+            make_pod("one", "ns").req(cpu="1").obj(),
+            make_pod("two", "ns").req(cpu="1").obj(),
+        )
+        s1, s2 = _handed(w, one, two)
+        version = _gen(w, "a")
+        binder = w.parallel.binder
+        binder.process(s1, [(p.PROPOSE, one.key, "a", version, (), True, "")])
+        binder.process(s2, [(p.PROPOSE, two.key, "a", version, (), True, "")])
+        assert w.placements() == {"ns/one": "a"}
+        assert binder.refused[s2] == [(two.key, "resources")]
+        assert w.sched.queue.queue_of(two.key) == "active"
+        assert two.key not in w.parallel.dispatcher.in_flight
+    finally:
+        w.close()
+
+
+def test_stale_result_after_deletion_is_ignored() -> None:
+    w = World([_node("a")], round_size=4)
+    try:
+        gone = make_pod("gone", "ns").req(cpu="1").obj()
+        [shard] = _handed(w, gone)
+        w.api.delete_pod(gone)
+        w.parallel.binder.process(shard, [(p.PROPOSE, gone.key, "a", _gen(w, "a"), (), True, "")])
+        assert w.placements() == {}
+        assert w.parallel.binder.refused[shard] == [(gone.key, "stale")]
+    finally:
+        w.close()
+
+
+def test_first_preemptor_claims_the_victim_the_second_is_refused() -> None:
+    w = World([_node("a", cpu="1")], round_size=4)
+    try:
+        low = make_pod("low", "ns").req(cpu="1").priority(0).node("a").obj()
+        low.termination_grace_period_seconds = 30  # stays terminating: still present
+        w.add([low])
+        hi1 = make_pod("hi1", "ns").req(cpu="1").priority(10).obj()
+        hi2 = make_pod("hi2", "ns").req(cpu="1").priority(10).obj()
+        s1, s2 = _handed(w, hi1, hi2)
+        msg = "0/1 nodes are available: 1 Insufficient cpu."
+        fail = (p.FAILED, "", "Unschedulable", msg, ("NodeResourcesFit",), (), "a", (low.key,))
+        binder = w.parallel.binder
+        binder.process(s1, [(fail[0], hi1.key, *fail[2:])])
+        binder.process(s2, [(fail[0], hi2.key, *fail[2:])])
+        assert low.key in w.api.terminating
+        assert w.sched.queue.nominator.node_of(hi1.key) == "a"
+        assert binder.stats.conflicts == {"victim_claimed": 1}
+        assert w.sched.queue.queue_of(hi2.key) == "active"
+    finally:
+        w.close()
+
+
+def test_preemption_through_the_shards_end_to_end() -> None:
+    w = World([_node("a", cpu="2"), _node("b", cpu="2")], round_size=2)
+    try:
+        lows = [make_pod(f"low{i}", "ns").req(cpu="1").priority(0).obj() for i in range(4)]
+        for pod in lows:
+            pod.termination_grace_period_seconds = 0
+        w.add(lows)
+        w.run(max_steps=200)
+        assert len(w.placements()) == 4
+        his = [make_pod(f"hi{i}", "ns").req(cpu="1").priority(100).obj() for i in range(2)]
+        w.add(his)
+        w.run(max_steps=500)
+        placed = w.placements()
+        assert all(h.key in placed for h in his), placed
+        assert len(placed) == 4  # two low-priority Pods were preempted
+        w.check(his)
+    finally:
+        w.close()
+
+
+def test_a_gang_goes_to_one_shard_and_is_refused_whole() -> None:
+    w = World([_node("a"), _node("b")], config=GANG_CONFIG, objects=[pod_group("g", "ns", 3)])
+    try:
+        members = [
+            make_pod(f"m{i}", "ns").req(cpu="1").labels(**{GROUP: "g"}).obj() for i in range(3)
+        ]
+        shards = _handed(w, *members)
+        assert len(set(shards)) == 1  # siblings were taken with the first member
+        shard = shards[0]
+        gens = {n: _gen(w, n) for n in ("a", "b")}
+        results = [
+            (p.PROPOSE, members[0].key, "a", gens["a"], (), True, "ns/g"),
+            (p.PROPOSE, members[1].key, "a", gens["a"], (), True, "ns/g"),
+            (p.PROPOSE, members[2].key, "a", gens["a"], (), True, "ns/g"),  # no room left on a
+        ]
+        w.parallel.binder.process(shard, results)
+        assert w.placements() == {}
+        assert not w.sched.cluster.pods  # nothing is held either
+        assert w.parallel.binder.stats.conflicts == {"gang_resources": 3}
+        w.run(max_steps=300)  # retried as a unit, it fits on two nodes
+        assert len(w.placements()) == 3
+        w.check_gangs({"ns/g": 3})
+    finally:
+        w.close()
