@@ -10,6 +10,7 @@ API server) can hand back exactly what came in.
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -248,12 +249,14 @@ class Pod:
     def shallow_copy(self) -> Pod:
         """A shallow copy, several times cheaper than ``copy.copy`` on a slotted dataclass."""
         other = object.__new__(Pod)
-        for slot in _POD_SLOTS:
-            object.__setattr__(other, slot, getattr(self, slot))
+        for set_slot, value in zip(_POD_SETTERS, _POD_GETTER(self), strict=True):
+            set_slot(other, value)
         return other
 
 
 _POD_SLOTS: tuple[str, ...] = Pod.__slots__
+_POD_GETTER = operator.attrgetter(*_POD_SLOTS)
+_POD_SETTERS = tuple(Pod.__dict__[slot].__set__ for slot in _POD_SLOTS)
 
 
 @dataclass(slots=True)
