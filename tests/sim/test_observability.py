@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from kubesched import metrics as m
-from kubesched import scheduler as scheduler_module
+from kubesched.scheduler import core as scheduler_module
 from kubesched.config.load import load_config
 from kubesched.plugins.registry import known_plugin_names
 from kubesched.sim.driver import SimCluster

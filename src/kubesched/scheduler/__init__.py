@@ -1,0 +1,35 @@
+"""The serial scheduler: one scheduling cycle at a time, binding cycles handed off.
+
+:class:`Scheduler` reads like upstream ``schedule_one.go``; its parts live in small modules:
+``core`` (informer events, the cycle, Reserve/Permit and the binding cycle), ``algorithm``
+(finding the node, result reuse), ``waiting`` (Pods held at Permit), ``failures``
+(PostFilter, recorded reasons, requeue) and ``types`` (results and ``FitError``).
+"""
+
+from kubesched.scheduler.core import Scheduler
+from kubesched.scheduler.types import (
+    NO_NODES_AVAILABLE,
+    NOTE_LENGTH_LIMIT,
+    POD_REASON_SCHEDULER_ERROR,
+    POD_REASON_UNSCHEDULABLE,
+    Diagnosis,
+    FitError,
+    NoNodesError,
+    ScheduleResult,
+    num_feasible_nodes_to_find,
+    truncate_message,
+)
+
+__all__ = [
+    "NOTE_LENGTH_LIMIT",
+    "NO_NODES_AVAILABLE",
+    "POD_REASON_SCHEDULER_ERROR",
+    "POD_REASON_UNSCHEDULABLE",
+    "Diagnosis",
+    "FitError",
+    "NoNodesError",
+    "ScheduleResult",
+    "Scheduler",
+    "num_feasible_nodes_to_find",
+    "truncate_message",
+]

@@ -1,0 +1,213 @@
+"""The scheduling algorithm: find the node for one Pod (upstream ``schedulePod``).
+
+PreFilter, the nominated node first, Filter over the round-robin window of
+``percentageOfNodesToScore``, filter extenders, PreScore/Score and extenders'
+priorities, then ``select_host``; or reuse of the previous equivalent Pod's results
+(:mod:`kubesched.framework.batch`)."""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+
+import numpy as np
+
+from kubesched.api import objects as api
+from kubesched.framework import batch
+from kubesched.framework.batch import BatchEntry
+from kubesched.framework.extender import ExtenderError
+from kubesched.framework.extenders import EXTENDER_NAME
+from kubesched.framework.interface import (
+    Code,
+    CycleState,
+    IntArray,
+    Status,
+)
+from kubesched.framework.runtime import FilterOutcome, Framework, PluginError
+from kubesched.scheduler.base import SchedulerBase
+from kubesched.scheduler.types import (
+    NO_NODES_AVAILABLE,
+    Diagnosis,
+    FitError,
+    NoNodesError,
+    ScheduleResult,
+    num_feasible_nodes_to_find,
+)
+
+log = logging.getLogger("kubesched.scheduler")
+
+
+class AlgorithmMixin(SchedulerBase):
+    """Part of :class:`kubesched.scheduler.Scheduler`; see the module docstring."""
+
+    # ------------------------------------------------------------------ algorithm
+    def candidate_rows(self) -> IntArray:
+        """Rows the search walks (every live node; a parallel shard narrows this to its
+        partition first, see :mod:`kubesched.parallel.shard`)."""
+        return self.cluster.nodes.order()
+
+    def schedule_pod(self, fwk: Framework, state: CycleState, pod: api.Pod) -> ScheduleResult:
+        """Find the node for ``pod`` (upstream ``schedulePod``); raises :class:`FitError`."""
+        table = self.cluster.nodes
+        order = self.candidate_rows()
+        n = int(order.size)
+        if n == 0:
+            raise NoNodesError(NO_NODES_AVAILABLE)
+        nominations = len(self.queue.nominator)
+        if self.batch.enabled and not nominations:
+            cycle = self.queue.scheduling_cycle
+            entry = self.batch.lookup(
+                fwk.profile_name, self._sign(fwk, pod), cycle, self.cluster.version
+            )
+            if entry is not None:
+                reused = self._schedule_from_entry(fwk, state, pod, entry)
+                if reused is not None:
+                    return reused
+                state.clear()
+                state.skip_filter.clear()
+                state.skip_score.clear()
+        pre, status, rejectors = fwk.run_pre_filter(state, pod)
+        if not status.is_success():
+            if not status.is_rejected():
+                raise PluginError(status.plugin, status.message())
+            raise FitError(
+                Diagnosis(n, Counter(), rejectors, pre_filter_msg=status.message(), absent=status)
+            )
+        nominated = pod.nominated_node_name or self.queue.nominator.node_of(pod.key)
+        if nominated and nominated in table.row_of:
+            # Upstream evaluateNominatedNode: the node preemption made room on is tried first.
+            one = np.asarray([table.row_of[nominated]], dtype=np.int64)
+            fits = fwk.run_filter_with_nominated(state, pod, one).feasible
+            if fits.size and self._nominated_passes_extenders(pod, fits):
+                return ScheduleResult(nominated, 1, 1)
+        candidates = order
+        absent: Status | None = None
+        if pre is not None and pre.node_names is not None:
+            rows = [table.row_of[nm] for nm in sorted(pre.node_names) if nm in table.row_of]
+            candidates = np.asarray(rows, dtype=np.int64)
+            absent = Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(rejectors))}]",),
+            )
+        m = int(candidates.size)
+        to_find = num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, m)
+        if not fwk.has_score_plugins() and not self._extenders_filter_or_score():
+            to_find = min(to_find, 1)
+        start = self.next_start_node_index % max(m, 1)
+        rotated = np.concatenate([candidates[start:], candidates[:start]]) if start else candidates
+        outcome = fwk.find_nodes_that_pass_filters(state, pod, rotated, to_find)
+        self.next_start_node_index = (self.next_start_node_index + outcome.processed) % n
+        feasible = outcome.feasible
+        removed = False
+        if self.extenders is not None and feasible.size:
+            outcome, removed = self._filter_by_extenders(pod, outcome)
+            feasible = outcome.feasible
+        if feasible.size == 0:
+            counts = outcome.reason_counts()
+            if absent is not None and n > outcome.failed.size:
+                counts[absent.reasons[0]] += n - int(outcome.failed.size)
+            plugins = rejectors | outcome.rejecting_plugins()
+            if removed:
+                plugins.add(EXTENDER_NAME)
+            raise FitError(Diagnosis(n, counts, plugins, outcome=outcome, absent=absent))
+        if feasible.size == 1:
+            return ScheduleResult(table.names[int(feasible[0])], outcome.processed, 1)
+        pre_status = fwk.run_pre_score(state, pod, feasible)
+        if not pre_status.is_success():
+            raise PluginError(pre_status.plugin, pre_status.message())
+        if not fwk.has_score_plugins() and self.extenders is None:
+            return ScheduleResult(
+                table.names[int(feasible[0])], outcome.processed, int(feasible.size)
+            )
+        scored = fwk.run_score(state, pod, feasible)
+        if self.extenders is not None:  # upstream prioritizeNodes: extender scores added
+            scored.total = scored.total + self.extenders.prioritize(pod, table, feasible).total
+        pick = self.select_host(scored.total, feasible)
+        entry = None
+        if self.batch.enabled and absent is None and not nominations:
+            signature = self._sign(fwk, pod)
+            if signature is not None:
+                entry = batch.build_entry(
+                    fwk, state, signature, feasible, scored, pick, outcome.processed
+                )
+        return ScheduleResult(
+            table.names[int(feasible[pick])], outcome.processed, int(feasible.size), entry
+        )
+
+    # ------------------------------------------------------------------ extenders
+    def _sign(self, fwk: Framework, pod: api.Pod) -> tuple[object, ...] | None:
+        """The Pod's result-reuse signature; None (unsignable) when an extender is
+        interested in it, since an extender's answers are not known to be reusable."""
+        if self.extenders is not None and self.extenders.interested(pod):
+            return None
+        return fwk.sign(pod)
+
+    def _extenders_filter_or_score(self) -> bool:
+        """Upstream ``hasExtenderFilters || hasScoring`` (the extender part)."""
+        e = self.extenders
+        return e is not None and (e.has_filters() or e.has_prioritizers())
+
+    def _nominated_passes_extenders(self, pod: api.Pod, rows: IntArray) -> bool:
+        """Upstream ``evaluateNominatedNode``: the nominated node must pass the filter
+        extenders too; an extender error only skips the shortcut (upstream logs it)."""
+        if self.extenders is None:
+            return True
+        try:
+            return bool(self.extenders.filter(pod, self.cluster.nodes, rows).feasible.size)
+        except ExtenderError as e:
+            log.warning("evaluating nominated node of %s: %s", pod.key, e)
+            return False
+
+    def _filter_by_extenders(
+        self, pod: api.Pod, outcome: FilterOutcome
+    ) -> tuple[FilterOutcome, bool]:
+        """Run the filter extenders over the feasible nodes (upstream
+        ``findNodesThatPassExtenders``); their rejections join the outcome's failures.
+        Also whether extenders removed any node.  Raises :class:`ExtenderError`."""
+        assert self.extenders is not None
+        ext = self.extenders.filter(pod, self.cluster.nodes, outcome.feasible)
+        if not ext.removed and ext.failed.size == 0:
+            return outcome, False
+        statuses = list(outcome.statuses)
+        ids = {st: i for i, st in enumerate(statuses)}
+        sid = [ids.setdefault(st, len(ids)) for st in ext.statuses]
+        statuses.extend(list(ids)[len(statuses) :])
+        merged = FilterOutcome(
+            feasible=ext.feasible,
+            failed=np.concatenate([outcome.failed, ext.failed]),
+            failed_status=np.concatenate([outcome.failed_status, np.asarray(sid, np.int64)]),
+            statuses=statuses,
+            processed=outcome.processed,
+        )
+        return merged, ext.removed
+
+    def _schedule_from_entry(
+        self, fwk: Framework, state: CycleState, pod: api.Pod, entry: BatchEntry
+    ) -> ScheduleResult | None:
+        """Reuse the previous equivalent Pod's results (see :mod:`kubesched.framework.batch`);
+        None when the entry cannot serve, and the full path runs instead."""
+        if not batch.reuse(fwk, state, pod, entry):
+            self.batch.invalidate("exhausted")
+            return None
+        pick = self.select_host(entry.total, entry.rows)
+        entry.chosen = pick
+        entry.uses += 1
+        n = max(len(self.cluster.nodes), 1)
+        self.next_start_node_index = (self.next_start_node_index + entry.processed) % n
+        return ScheduleResult(
+            self.cluster.nodes.names[int(entry.rows[pick])], 1, int(entry.rows.size), entry
+        )
+
+    def select_host(self, total: IntArray | None, rows: IntArray) -> int:
+        """Index into ``rows`` of the highest total score.
+
+        Ties are broken uniformly at random by the seeded generator, over the tied nodes in
+        row order, so the pick does not depend on where the round-robin search started.
+        """
+        if total is None:
+            return 0
+        best = np.flatnonzero(total == total.max())
+        if best.size == 1:
+            return int(best[0])
+        best = best[np.argsort(rows[best], kind="stable")]
+        return int(best[int(self.rng.integers(best.size))])

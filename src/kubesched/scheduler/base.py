@@ -1,0 +1,78 @@
+"""The state every part of :class:`kubesched.scheduler.Scheduler` shares, declared once.
+
+The scheduler is one class assembled from small modules (the algorithm, waiting Pods,
+failure handling); this base names the attributes they use and the methods one part calls
+on another, so each module type-checks on its own.  ``Scheduler.__init__`` sets them all.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from kubesched.api import objects
+from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.framework.batch import BatchCache
+from kubesched.framework.extenders import Extenders
+from kubesched.framework.interface import (
+    ApiClient,
+    CycleState,
+    Handle,
+    QueuedPodInfo,
+    Status,
+    WaitingPod,
+)
+from kubesched.framework.runtime import Framework
+from kubesched.metrics import SchedulerMetrics
+from kubesched.queue.scheduling_queue import SchedulingQueue
+from kubesched.state.cache import ClusterState
+
+Waiting = tuple[Framework, CycleState, QueuedPodInfo, float, int, float]
+"""A Pod held at Permit: its profile, cycle state, queue info, start, cycle, wait start."""
+
+
+class SchedulerBase:
+    """Attributes and cross-part methods of the scheduler (see the module docstring)."""
+
+    config: KubeSchedulerConfiguration
+    clock: Callable[[], float]
+    api: ApiClient | None
+    cluster: ClusterState
+    metrics: SchedulerMetrics
+    rng: np.random.Generator
+    submit_binding: Callable[[Callable[[], None]], None]
+    handle: Handle
+    extenders: Extenders | None
+    profiles: dict[str, Framework]
+    queue: SchedulingQueue
+    batch: BatchCache
+    next_start_node_index: int
+    attempts: Counter[str]
+    pod_attempts: Counter[str]
+    failures: dict[str, tuple[str, str]]
+    preemptions: dict[str, tuple[str, tuple[str, ...]]]
+    preempted_by: dict[str, str]
+    in_flight_bindings: int
+    _waiting: dict[str, Waiting]
+    _decided: deque[WaitingPod]
+    _sampled: dict[str, Framework]
+
+    def _fail(self, fwk: Framework, qp: QueuedPodInfo, why: Any, cycle: int, start: float) -> None:
+        raise NotImplementedError
+
+    def _requeue_after_forget(self, assumed: objects.Pod, status: Status) -> None:
+        raise NotImplementedError
+
+    def _binding_cycle(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        qp: QueuedPodInfo,
+        assumed: objects.Pod,
+        start: float,
+        cycle: int,
+    ) -> None:
+        raise NotImplementedError

@@ -1,0 +1,364 @@
+"""The serial scheduler: one scheduling cycle at a time, binding cycles handed off.
+
+Reads like upstream ``schedule_one.go``: pop → PreFilter/Filter → PreScore/Score → select
+host → assume → Reserve → Permit, then the binding cycle (PreBind → Bind → PostBind) through
+``submit_binding`` (run at once, later in virtual time, or on a thread).  Every failure path
+undoes what was done, next to its twin: Unreserve and ``forget`` after assume, requeue with
+backoff through the queue.
+
+Time and the outside world come in through small interfaces: ``clock()`` returns seconds,
+``api`` binds and deletes, and informer-style ``on_*`` methods feed cluster events.  The same
+code runs in the simulator, the benchmark and live mode."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter, deque
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from kubesched.api import objects as api
+from kubesched.config import extenders as extender_config
+from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.framework import events, sampling
+from kubesched.framework.batch import BatchCache
+from kubesched.framework.extender import ExtenderError
+from kubesched.framework.extenders import EXTENDER_NAME, Extenders
+from kubesched.framework.interface import (
+    ActionType,
+    ApiClient,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    Handle,
+    PluginFactory,
+    QueuedPodInfo,
+    Resource,
+    Status,
+    WaitingPod,
+)
+from kubesched.framework.runtime import Framework, PluginError
+from kubesched.metrics import PLUGIN_SAMPLE_EVERY, SchedulerMetrics
+from kubesched.plugins.registry import full_registry
+from kubesched.queue.scheduling_queue import SchedulingQueue
+from kubesched.scheduler.algorithm import AlgorithmMixin
+from kubesched.scheduler.failures import FailureMixin
+from kubesched.scheduler.types import (
+    FitError,
+    NoNodesError,
+)
+from kubesched.scheduler.waiting import WaitingMixin
+from kubesched.state.cache import CacheError, ClusterState
+
+log = logging.getLogger("kubesched.scheduler")
+
+
+class Scheduler(AlgorithmMixin, WaitingMixin, FailureMixin):
+    """The scheduling loop over one cache, one queue and one framework per profile."""
+
+    def __init__(
+        self,
+        config: KubeSchedulerConfiguration,
+        *,
+        clock: Callable[[], float],
+        api_client: ApiClient | None = None,
+        cluster: ClusterState | None = None,
+        registry: Mapping[str, PluginFactory] | None = None,
+        seed: int = 0,
+        submit_binding: Callable[[Callable[[], None]], None] | None = None,
+        metrics: SchedulerMetrics | None = None,
+        batching: bool = True,
+    ) -> None:
+        self.config = config
+        self.clock = clock
+        self.api = api_client
+        self.cluster = cluster or ClusterState()
+        self.metrics = metrics or SchedulerMetrics()
+        self.rng = np.random.default_rng(seed)
+        self.submit_binding = submit_binding or (lambda fn: fn())
+        self.handle = Handle(self.cluster, api_client)
+        self.handle.extras.update(clock=clock, metrics=self.metrics, rng=self.rng)
+        self._waiting: dict[
+            str, tuple[Framework, CycleState, QueuedPodInfo, float, int, float]
+        ] = {}
+        """Pods held at Permit: their profile, cycle state, queue info, start, cycle, wait start."""
+        self._decided: deque[WaitingPod] = deque()
+        """Waiting Pods allowed or rejected, whose binding cycle (or undo) is still to run."""
+        reg = registry or full_registry()
+        ext_configs = extender_config.parse_extenders(config.extenders)
+        self.extenders = (
+            Extenders(ext_configs, self.metrics.record_extender) if ext_configs else None
+        )
+        """The configured extenders (:mod:`kubesched.framework.extenders`), or None."""
+        self.profiles: dict[str, Framework] = {
+            p.scheduler_name: Framework(
+                p,
+                reg,
+                self.handle,
+                percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
+                observe=self.metrics.observe_extension_point(p.scheduler_name),
+            )
+            for p in extender_config.apply_ignored_resources(config.profiles, ext_configs)
+        }
+        recorder = self.metrics.plugin_recorder()
+        self._sampled = {n: sampling.sampled_twin(f, recorder) for n, f in self.profiles.items()}
+        """Profile twins that time each plugin call (every PLUGIN_SAMPLE_EVERY-th cycle)."""
+        first = next(iter(self.profiles.values()))
+        hints = {n: f.events_to_register() for n, f in self.profiles.items()}
+        if self.extenders is not None:  # upstream: extender rejections requeue on any event
+            for per_plugin in hints.values():
+                any_event = ClusterEvent(Resource.WILDCARD, ActionType.ALL)
+                per_plugin[EXTENDER_NAME] = [ClusterEventWithHint(any_event)]
+        self.queue = SchedulingQueue(
+            clock=clock,
+            sort_key=first.queue_sort_key(),
+            pre_enqueue={n: f.plugins["pre_enqueue"] for n, f in self.profiles.items()},
+            hints=hints,
+            initial_backoff=float(config.pod_initial_backoff_seconds),
+            max_backoff=float(config.pod_max_backoff_seconds),
+        )
+        for f in (*self.profiles.values(), *self._sampled.values()):
+            f.nominator = self.queue.nominator
+        self.preemptions: dict[str, tuple[str, tuple[str, ...]]] = {}
+        """Preemptor key to (node, victim keys) of its last successful preemption."""
+        self.preempted_by: dict[str, str] = {}
+        """Victim key to the key of the Pod that preempted it."""
+        self.next_start_node_index = 0
+        self.attempts: Counter[str] = Counter()
+        self.pod_attempts: Counter[str] = Counter()
+        self.failures: dict[str, tuple[str, str]] = {}
+        """Pod key to (reason, message) of its last failed attempt."""
+        self.in_flight_bindings = 0
+        self.batch = BatchCache(enabled=batching)
+        """Reuse of results across equivalent Pods (see :mod:`kubesched.framework.batch`)."""
+
+    # ------------------------------------------------------------------ informer events
+    def responsible_for(self, pod: api.Pod) -> bool:
+        """Whether one of our profiles schedules this Pod."""
+        return pod.scheduler_name in self.profiles
+
+    def on_node_add(self, node: api.Node) -> None:
+        """A node appeared."""
+        self.cluster.add_node(node)
+        self.queue.move_all_to_active_or_backoff(events.NODE_ADD, None, node)
+
+    def on_node_update(self, old: api.Node, new: api.Node) -> None:
+        """A node changed; requeue by what changed."""
+        self.cluster.update_node(new)
+        for event in events.node_update_events(old, new):
+            self.queue.move_all_to_active_or_backoff(event, old, new)
+
+    def on_node_delete(self, node: api.Node) -> None:
+        """A node went away with its Pods."""
+        self.cluster.remove_node(node.name)
+        self.queue.move_all_to_active_or_backoff(events.NODE_DELETE, node, None)
+
+    def _tell(self, method: str, *args: Any) -> None:
+        """Pass an informer event on to the plugins' event handlers."""
+        for handler in self.handle.event_handlers:
+            fn = getattr(handler, method, None)
+            if fn is not None:
+                fn(*args)
+
+    def on_pod_add(self, pod: api.Pod) -> None:
+        """A Pod appeared: bound ones go to the cache, ours to the queue."""
+        self._tell("on_pod_add", pod)
+        if pod.node_name:
+            try:
+                self.cluster.add_pod(pod)
+            except CacheError as e:
+                log.warning("ignoring bound pod %s: %s", pod.key, e)
+                return
+            self.queue.assigned_pod_added(pod)
+        elif self.responsible_for(pod):
+            self.queue.add(pod)
+
+    def on_pod_update(self, old: api.Pod, new: api.Pod) -> None:
+        """A Pod changed (a bind confirmed, labels changed, gates removed, ...)."""
+        self._tell("on_pod_update", old, new)
+        if new.node_name:
+            if not old.node_name:
+                self.queue.delete(old)
+                self.on_pod_add(new)
+                return
+            try:
+                self.cluster.add_pod(new)
+            except CacheError as e:
+                log.warning("ignoring bound pod %s: %s", new.key, e)
+                return
+            self.queue.assigned_pod_updated(old, new)
+        elif self.responsible_for(new):
+            self.queue.update(old, new)
+
+    def on_pod_delete(self, pod: api.Pod) -> None:
+        """A Pod was deleted: free its resources or drop it from the queue."""
+        self._tell("on_pod_delete", pod)
+        if self.handle.reject_waiting_pod(pod.key):
+            self._drain_waiting()
+        if self.cluster.remove_pod(pod.key) is not None:
+            self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_DELETE, pod, None)
+        else:
+            self.queue.delete(pod)
+        self.failures.pop(pod.key, None)
+
+    def on_object(self, obj: dict[str, Any], *, deleted: bool = False) -> None:
+        """A Namespace, Service, PodDisruptionBudget or other object changed."""
+        kind = self.cluster.apply_object(obj, deleted=deleted)
+        self._tell("on_object", obj, deleted)
+        event = events.object_event(kind, deleted)
+        if event is not None:
+            self.queue.move_all_to_active_or_backoff(event, None, obj)
+
+    # ------------------------------------------------------------------ the cycle
+    def schedule_one(self) -> bool:
+        """Run one scheduling cycle; False when no Pod was ready to pop.  Waiting Pods whose
+        Permit timed out are rejected first; Pods allowed or rejected during the cycle then
+        start (or undo) their binding cycle."""
+        self.expire_waiting_pods()
+        ran = self._schedule_one()
+        self._drain_waiting()
+        return ran
+
+    def _schedule_one(self) -> bool:
+        qp = self.queue.pop()
+        if qp is None:
+            return False
+        pod = qp.pod
+        fwk = self.profiles.get(pod.scheduler_name)
+        if fwk is None or self.cluster.is_assumed(pod.key):
+            self.queue.done(pod)
+            return True
+        if self.queue.scheduling_cycle % PLUGIN_SAMPLE_EVERY == 0:
+            fwk = self._sampled[pod.scheduler_name]
+        self.pod_attempts[pod.key] += 1
+        start = time.perf_counter()
+        state = CycleState()
+        cycle = self.queue.scheduling_cycle
+        try:
+            result = self.schedule_pod(fwk, state, pod)
+        except FitError as fit:
+            nominating = self._post_filter(fwk, state, pod, fit.diagnosis)
+            if nominating is not None:
+                self._nominate(qp, nominating)
+            self._fail(fwk, qp, fit.diagnosis, cycle, start)
+            return True
+        except (PluginError, NoNodesError, ExtenderError) as e:
+            self._fail(fwk, qp, Status(Code.ERROR, (str(e),)), cycle, start)
+            return True
+        except Exception as e:  # a faulty plugin must not stop the loop
+            log.exception("plugin fault while scheduling %s", pod.key)
+            self._fail(fwk, qp, Status(Code.ERROR, (f"{type(e).__name__}: {e}",)), cycle, start)
+            return True
+        self.metrics.algorithm_duration.observe(time.perf_counter() - start)
+        assumed = pod.bound_to(result.node)
+        self.cluster.assume_pod(assumed, result.node)
+        self.queue.nominator.delete(pod.key)
+        if result.entry is not None:
+            result.entry.version = self.cluster.version
+            result.entry.cycle = cycle
+            self.batch.store(result.entry)
+        status, waits = self._reserve_and_permit(fwk, state, assumed, result.node)
+        if not status.is_success() and status.code != Code.WAIT:
+            self.cluster.forget_pod(assumed)
+            self._requeue_after_forget(assumed, status)
+            self._fail(fwk, qp, status, cycle, start)
+            return True
+        self._activate(state)
+        self.in_flight_bindings += 1
+        if status.code == Code.WAIT:
+            now = self.clock()
+            deadlines = {name: now + t for name, t in waits.items()}
+            self._waiting[assumed.key] = (fwk, state, qp, start, cycle, now)
+            self.handle.waiting_pods.add(WaitingPod(assumed, deadlines, self._decided.append))
+            return True
+        self.submit_binding(lambda: self._binding_cycle(fwk, state, qp, assumed, start, cycle))
+        return True
+
+    def _reserve_and_permit(
+        self, fwk: Framework, state: CycleState, assumed: api.Pod, node: str
+    ) -> tuple[Status, dict[str, float]]:
+        """Reserve then Permit; a Wait comes with each waiting plugin's timeout."""
+        waits: dict[str, float] = {}
+        try:
+            status = fwk.run_reserve(state, assumed, node)
+            if status.is_success():
+                status, waits = fwk.run_permit_plugins(state, assumed, node)
+        except Exception as e:
+            status = Status(Code.ERROR, (f"{type(e).__name__}: {e}",))
+        if not status.is_success() and status.code != Code.WAIT:
+            fwk.run_unreserve(state, assumed, node)
+        return status, waits
+
+    def _binding_cycle(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        qp: QueuedPodInfo,
+        assumed: api.Pod,
+        start: float,
+        cycle: int,
+    ) -> None:
+        self.in_flight_bindings -= 1
+        node = assumed.node_name
+        try:
+            status = fwk.run_pre_bind(state, assumed, node)
+            if status.is_success():
+                status = self._bind(fwk, state, assumed, node)
+        except Exception as e:
+            status = Status(Code.ERROR, (f"{type(e).__name__}: {e}",))
+        self.cluster.finish_binding(assumed)
+        if not status.is_success():
+            fwk.run_unreserve(state, assumed, node)
+            if self.cluster.is_assumed(assumed.key):
+                self.cluster.forget_pod(assumed)
+            self._requeue_after_forget(assumed, status)
+            self._fail(fwk, qp, status, cycle, start)
+            self._drain_waiting()
+            return
+        fwk.run_post_bind(state, assumed, node)
+        self._record("scheduled", fwk, start)
+        now = self.clock()
+        first = qp.initial_attempt_timestamp if qp.initial_attempt_timestamp is not None else now
+        self.metrics.record_scheduled(qp.attempts, now - first)
+        self.failures.pop(assumed.key, None)
+        self.queue.done(assumed)
+
+    def _bind(self, fwk: Framework, state: CycleState, pod: api.Pod, node: str) -> Status:
+        """Upstream ``bind``: a binding extender first, else the Bind plugins."""
+        if self.extenders is not None:
+            status = self.extenders.bind(pod, node)
+            if status is not None:
+                return status
+        return fwk.run_bind(state, pod, node)
+
+    # ------------------------------------------------------------------ metrics
+    def sync_metrics(self) -> None:
+        """Bring gauges and queue counters up to date; the loops call this about once a
+        (real or simulated) second, so nothing is paid per Pod (see :mod:`kubesched.metrics`)."""
+        q = self.queue
+        pods = self.cluster.pods
+        self.metrics.sync(
+            pending=q.pending_pods(),
+            incoming=q.incoming_counts,
+            rejected=(
+                (qp.pod.scheduler_name, qp.unschedulable_plugins | qp.pending_plugins)
+                for qp in q.pending_pod_infos()
+            ),
+            cache={
+                "nodes": len(self.cluster.nodes),
+                "pods": len(pods),
+                "assumed_pods": sum(1 for r in pods.values() if r.assumed),
+            },
+            batch_profile=next(iter(self.profiles)),
+            batch_attempts=self.batch.attempts,
+            batch_flushes=self.batch.flushes,
+        )
+        for fwk in self.profiles.values():
+            for plugin in fwk.instances.values():
+                sync = getattr(plugin, "sync_metrics", None)
+                if sync is not None:
+                    sync()  # plugin-owned gauges (quota runtime / min / max)

@@ -1,0 +1,116 @@
+"""Failure handling (upstream ``handleSchedulingFailure``): PostFilter (preemption) and
+its nomination, the recorded reason, metrics, and requeue with backoff."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+
+from kubesched.api import objects as api
+from kubesched.framework import events
+from kubesched.framework.interface import (
+    Code,
+    CycleState,
+    QueuedPodInfo,
+    Status,
+)
+from kubesched.framework.runtime import Framework, PostFilterResult
+from kubesched.scheduler.base import SchedulerBase
+from kubesched.scheduler.types import (
+    POD_REASON_SCHEDULER_ERROR,
+    POD_REASON_UNSCHEDULABLE,
+    PREEMPTION_PLUGIN,
+    Diagnosis,
+    truncate_message,
+)
+
+log = logging.getLogger("kubesched.scheduler")
+
+
+class FailureMixin(SchedulerBase):
+    """Part of :class:`kubesched.scheduler.Scheduler`; see the module docstring."""
+
+    def _requeue_after_forget(self, assumed: api.Pod, status: Status) -> None:
+        """Resources of the assumed Pod are free again: tell the queue (upstream)."""
+        if status.is_rejected():
+            self.queue.move_all_to_active_or_backoff(
+                events.ASSIGNED_POD_DELETE, assumed, None, lambda p: p.key != assumed.key
+            )
+        else:
+            self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_DELETE, assumed, None)
+
+    # ------------------------------------------------------------------ failures
+    def _post_filter(
+        self, fwk: Framework, state: CycleState, pod: api.Pod, diagnosis: Diagnosis
+    ) -> PostFilterResult | None:
+        """Run PostFilter (preemption); the result says how to change the nomination."""
+        if not fwk.plugins["post_filter"]:
+            return None
+        result = None
+        try:
+            result, status = fwk.run_post_filter(state, pod, diagnosis)
+        except Exception as e:  # PostFilter faults never lose the Pod
+            log.exception("PostFilter fault for %s", pod.key)
+            status = Status(Code.ERROR, (str(e),))
+        if status.reasons:
+            diagnosis.post_filter_msg = status.message()
+        if any(p.name == PREEMPTION_PLUGIN for p in fwk.plugins["post_filter"]):
+            victims = len(result.victims) if isinstance(result, PostFilterResult) else 0
+            self.metrics.record_preemption(victims)
+        return result if isinstance(result, PostFilterResult) else None
+
+    def _nominate(self, qp: QueuedPodInfo, result: PostFilterResult) -> None:
+        """Apply a PostFilter nomination (upstream ``AddNominatedPod`` + status patch); after a
+        preemption, lower-priority Pods nominated to the same node lose their nomination
+        (upstream ``prepareCandidate``)."""
+        node, pod = result.nominated_node_name, qp.pod
+        nominator = self.queue.nominator
+        if node:
+            for other in nominator.nominated_pods_for_node(node):
+                if other.priority < pod.priority:
+                    nominator.delete(other.key)
+                    queued = self.queue.get(other.key)
+                    if queued is not None and queued.pod.nominated_node_name:
+                        queued.pod = dataclasses.replace(queued.pod, nominated_node_name="")
+        if result.victims:
+            keys = tuple(v.key for v in result.victims)
+            self.preemptions[pod.key] = (node, keys)
+            for k in keys:
+                self.preempted_by[k] = pod.key
+        if pod.nominated_node_name != node:
+            qp.pod = dataclasses.replace(pod, nominated_node_name=node)
+        nominator.add(qp.pod, node)
+
+    def _fail(
+        self,
+        fwk: Framework,
+        qp: QueuedPodInfo,
+        why: Diagnosis | Status,
+        cycle: int,
+        start: float,
+    ) -> None:
+        """Upstream ``handleSchedulingFailure``: record, then requeue with backoff."""
+        if isinstance(why, Diagnosis):
+            reason, message = POD_REASON_UNSCHEDULABLE, why.message()
+            qp.unschedulable_plugins = set(why.unschedulable_plugins)
+            result = "unschedulable"
+        elif why.is_rejected():
+            reason, message = POD_REASON_UNSCHEDULABLE, why.message()
+            qp.unschedulable_plugins = {why.plugin} if why.plugin else set()
+            result = "unschedulable"
+        else:
+            reason, message = POD_REASON_SCHEDULER_ERROR, why.message()
+            qp.unschedulable_plugins = set()
+            result = "error"
+        self._record(result, fwk, start)
+        qp.message = message
+        self.failures[qp.pod.key] = (reason, message)
+        self.queue.add_unschedulable_if_not_present(qp, cycle)
+        report = getattr(self.api, "pod_scheduling_failed", None)
+        if report is not None:
+            report(qp.pod, reason, truncate_message(message))
+
+    def _record(self, result: str, fwk: Framework, start: float) -> None:
+        self.attempts[result] += 1
+        self.metrics.record_attempt(result, fwk.profile_name, time.perf_counter() - start)

@@ -1,0 +1,91 @@
+"""What one scheduling attempt produces: the chosen node, or why no node fits.
+
+``Diagnosis.message`` is upstream's ``FitError.Error()``, byte for byte."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from kubesched.framework.batch import BatchEntry
+from kubesched.framework.interface import (
+    Status,
+)
+from kubesched.framework.runtime import FilterOutcome
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+POD_REASON_UNSCHEDULABLE = "Unschedulable"
+POD_REASON_SCHEDULER_ERROR = "SchedulerError"
+NOTE_LENGTH_LIMIT = 1024
+PREEMPTION_PLUGIN = "DefaultPreemption"
+"""PostFilter plugin whose calls count in ``scheduler_preemption_attempts_total``."""
+
+
+def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
+    """Upstream ``numFeasibleNodesToFind``: adaptive ``max(5, 50 - n/125)``%, at least 100."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    pct = percentage or 0
+    if pct == 0:
+        pct = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    num = num_all_nodes * pct // 100
+    return max(num, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+@dataclass(slots=True)
+class Diagnosis:
+    """Why a Pod fits nowhere (upstream ``framework.Diagnosis``)."""
+
+    num_all_nodes: int
+    reason_counts: Counter[str]
+    unschedulable_plugins: set[str]
+    pre_filter_msg: str = ""
+    post_filter_msg: str = ""
+    outcome: FilterOutcome | None = None
+    absent: Status | None = None
+    """Status of the nodes ``outcome`` does not cover (None: UnschedulableAndUnresolvable)."""
+
+    def message(self) -> str:
+        """Upstream ``FitError.Error()``: ``0/N nodes are available: 2 Insufficient cpu.``."""
+        msg = f"0/{self.num_all_nodes} nodes are available:"
+        if self.pre_filter_msg:
+            msg += f" {self.pre_filter_msg}."
+        else:
+            parts = sorted(f"{c} {r}" for r, c in self.reason_counts.items())
+            if parts:
+                msg += " " + ", ".join(parts) + "."
+        if self.post_filter_msg:
+            msg += f" {self.post_filter_msg}."
+        return msg
+
+
+class FitError(Exception):
+    """No node fits; carries the diagnosis."""
+
+    def __init__(self, diagnosis: Diagnosis) -> None:
+        super().__init__(diagnosis.message())
+        self.diagnosis = diagnosis
+
+
+@dataclass(slots=True)
+class ScheduleResult:
+    """The chosen node and how many nodes were evaluated / feasible; ``entry`` is what
+    result reuse keeps for the next equivalent Pod (None when nothing can be reused)."""
+
+    node: str
+    evaluated: int
+    feasible: int
+    entry: BatchEntry | None = None
+
+
+def truncate_message(message: str) -> str:
+    """Upstream ``truncateMessage``: cap at the Event note length."""
+    if len(message) <= NOTE_LENGTH_LIMIT:
+        return message
+    return message[: NOTE_LENGTH_LIMIT - 4] + " ..."
+
+
+class NoNodesError(Exception):
+    """The cluster has no nodes (upstream ``ErrNoNodesAvailable``)."""
