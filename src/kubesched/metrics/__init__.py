@@ -21,284 +21,47 @@ unchanged.  What the values mean here:
   upstream observes one call per node.
 
 kubesched's own metrics (upstream has none) use the same ``scheduler_`` prefix and are
-documented where they are defined (:data:`OWN_METRICS`).
-"""
+documented where they are defined (:data:`OWN_METRICS`)."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator, Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-import numpy as np
-import prometheus_client
 from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
-from prometheus_client.core import HistogramMetricFamily, Metric
-from prometheus_client.utils import floatToGoString
 
-# upstream exports no *_created series
-prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
-
-SUBSYSTEM = "scheduler"
-CONTENT_TYPE = prometheus_client.CONTENT_TYPE_LATEST
-PLUGIN_SAMPLE_EVERY = 10
-"""One scheduling cycle in this many records per-plugin durations (upstream: 10 %)."""
-
-
-def exponential_buckets(start: float, factor: float, count: int) -> tuple[float, ...]:
-    """Upstream ``metrics.ExponentialBuckets``: ``start``, then each times ``factor``."""
-    out = []
-    for _ in range(count):
-        out.append(start)
-        start *= factor
-    return tuple(out)
-
-
-ATTEMPT_BUCKETS = exponential_buckets(0.001, 2, 15)
-EXTENSION_POINT_BUCKETS = exponential_buckets(0.0001, 2, 12)
-PLUGIN_BUCKETS = exponential_buckets(0.00001, 1.5, 20)
-SLI_BUCKETS = exponential_buckets(0.01, 2, 20)
-POD_ATTEMPTS_BUCKETS = exponential_buckets(1, 2, 5)
-VICTIMS_BUCKETS = exponential_buckets(1, 2, 7)
-
-QUEUES = ("active", "backoff", "unschedulable", "gated")
-RESULTS = ("scheduled", "unschedulable", "error")
-CACHE_TYPES = ("nodes", "pods", "assumed_pods")
-
-UPSTREAM_METRICS: dict[str, tuple[str, tuple[str, ...], tuple[float, ...] | None]] = {
-    "scheduler_schedule_attempts_total": ("counter", ("result", "profile"), None),
-    "scheduler_scheduling_attempt_duration_seconds": (
-        "histogram",
-        ("result", "profile"),
-        ATTEMPT_BUCKETS,
-    ),
-    "scheduler_scheduling_algorithm_duration_seconds": ("histogram", (), ATTEMPT_BUCKETS),
-    "scheduler_pending_pods": ("gauge", ("queue",), None),
-    "scheduler_framework_extension_point_duration_seconds": (
-        "histogram",
-        ("extension_point", "status", "profile"),
-        EXTENSION_POINT_BUCKETS,
-    ),
-    "scheduler_plugin_execution_duration_seconds": (
-        "histogram",
-        ("plugin", "extension_point", "status"),
-        PLUGIN_BUCKETS,
-    ),
-    "scheduler_pod_scheduling_sli_duration_seconds": ("histogram", ("attempts",), SLI_BUCKETS),
-    "scheduler_pod_scheduling_attempts": ("histogram", (), POD_ATTEMPTS_BUCKETS),
-    "scheduler_queue_incoming_pods_total": ("counter", ("queue", "event"), None),
-    "scheduler_unschedulable_pods": ("gauge", ("plugin", "profile"), None),
-    "scheduler_preemption_attempts_total": ("counter", (), None),
-    "scheduler_preemption_victims": ("histogram", (), VICTIMS_BUCKETS),
-    "scheduler_cache_size": ("gauge", ("type",), None),
-}
-"""Upstream v1.34 metrics we export: full name -> (type, label names, buckets)."""
-
-OWN_METRICS: dict[str, tuple[str, tuple[str, ...], str]] = {
-    "scheduler_batch_attempts_total": (
-        "counter",
-        ("profile", "result"),
-        "Reuse of the previous equivalent Pod's filter and score results: result=hit "
-        "(reused), miss (searched afresh), unsignable (a plugin cannot tell which Pods are "
-        "equivalent). Named after the batching metric of upstream releases after v1.34.",
-    ),
-    "scheduler_batch_cache_flushed_total": (
-        "counter",
-        ("profile", "reason"),
-        "Cached results dropped, by reason (signature, not_consecutive, cluster_changed, "
-        "expired, exhausted). The cache is shared by all profiles and counted under the first.",
-    ),
-    "scheduler_binder_conflicts_total": (
-        "counter",
-        ("reason",),
-        "Placements proposed by a scheduler shard that the conflict-checking binder refused "
-        "(reason: resources, node_gone, generation, ...); each sends its Pod back to the queue.",
-    ),
-    "scheduler_binder_proposals_total": (
-        "counter",
-        ("shard", "result"),
-        "Results of the parallel scheduler's shards as the binder handled them (result: "
-        "committed on the proposed node, alternative (committed on a runner-up node), refused "
-        "(conflict, Pod requeued), unschedulable, error).",
-    ),
-    "scheduler_binder_duration_seconds": (
-        "histogram",
-        ("path",),
-        "Seconds the binder spent re-validating and committing one proposal (path: fast "
-        "(node unchanged since the shard decided), full (Filter plugins re-run), gang, refused).",
-    ),
-    "scheduler_dispatcher_retries_total": (
-        "counter",
-        ("reason",),
-        "Pods the dispatcher handed out again: after a binder conflict, or because the shard "
-        "holding them crashed (reason: conflict, shard_crash).",
-    ),
-    "scheduler_dispatcher_in_flight_pods": (
-        "gauge",
-        ("shard",),
-        "Pods the dispatcher has handed to each shard and not yet had an answer for (the "
-        "dispatcher's queue length per shard).",
-    ),
-    "scheduler_quota_admissions_total": (
-        "counter",
-        ("quota", "result"),
-        "Admission decisions of the elastic quota tree (result: admitted, rejected, borrowed).",
-    ),
-    "scheduler_quota_used": (
-        "gauge",
-        ("quota", "resource"),
-        "Admitted usage per quota and resource, in request units (CPU millicores, memory "
-        "bytes, devices).",
-    ),
-    "scheduler_gang_attempts_total": (
-        "counter",
-        ("profile", "result"),
-        "Gang (PodGroup) outcomes: scheduled (minMember bound), timeout (released at "
-        "scheduleTimeoutSeconds), rejected (a member was rejected and the gang released).",
-    ),
-    "scheduler_gangs_waiting": (
-        "gauge",
-        (),
-        "Gangs with members reserved and waiting at Permit.",
-    ),
-    "scheduler_gang_wait_duration_seconds": (
-        "histogram",
-        (),
-        "Seconds from a gang's first reserved member to its last, for scheduled gangs.",
-    ),
-    "scheduler_quota_limit": (
-        "gauge",
-        ("quota", "resource", "limit"),
-        "An elastic quota's min, max (absent when unlimited) and water-filled runtime quota, "
-        "in request units.",
-    ),
-    "scheduler_quota_borrowed": (
-        "gauge",
-        ("quota", "resource"),
-        "Usage above the quota's min, i.e. borrowed from idle min of other quotas.",
-    ),
-    "scheduler_quota_reclaim_victims_total": (
-        "counter",
-        ("quota",),
-        "Pods preempted to give a quota back its min, by the quota they were charged to.",
-    ),
-    "scheduler_admission_wait_duration_seconds": (
-        "histogram",
-        ("cluster_queue",),
-        "Seconds from a workload's first Pod's creation to its admission by its ClusterQueue.",
-    ),
-    "scheduler_admission_pending_workloads": (
-        "gauge",
-        ("cluster_queue",),
-        "Workloads waiting for admission (their Pods held by the admission scheduling gate).",
-    ),
-    "scheduler_gang_time_to_complete_seconds": (
-        "histogram",
-        (),
-        "Seconds from a gang's first Pod's creation until minMember members were bound.",
-    ),
-    "scheduler_extender_duration_seconds": (
-        "histogram",
-        ("extender", "verb"),
-        "Wall-clock seconds of one HTTP call to a scheduler extender (one call per scheduling "
-        "cycle and verb), failed calls included; extender is its urlPrefix, verb one of "
-        "filter, prioritize, bind. Buckets: the attempt-duration buckets.",
-    ),
-    "scheduler_extender_errors_total": (
-        "counter",
-        ("extender", "verb", "reason", "ignored"),
-        "Failed extender calls (reason: timeout, error). ignored=true: the failure was "
-        "skipped (an ignorable extender, or any prioritize failure, as upstream); "
-        "ignored=false: it failed the scheduling attempt or the binding.",
-    ),
-}
-"""kubesched's own metrics: full name -> (type, label names, help); histograms use the
-SLI buckets unless :data:`OWN_BUCKETS` names others."""
-
-OWN_BUCKETS: dict[str, tuple[float, ...]] = {
-    "scheduler_extender_duration_seconds": ATTEMPT_BUCKETS,
-    "scheduler_binder_duration_seconds": PLUGIN_BUCKETS,
-}
-"""Buckets of own histograms that are not SLI-sized."""
-
-
-class BufferedChild:
-    """One label set of a :class:`BufferedHistogram`: ``observe`` only appends."""
-
-    __slots__ = ("_lock", "buckets", "pending", "total")
-
-    def __init__(self, n_buckets: int) -> None:
-        self.pending: list[float] = []
-        self.buckets = np.zeros(n_buckets, dtype=np.int64)
-        self.total = 0.0
-        self._lock = threading.Lock()
-
-    def observe(self, value: float) -> None:
-        """Record one observation (cheap: counted into buckets at collection)."""
-        self.pending.append(value)
-
-    def flush(self, bounds: np.ndarray[Any, np.dtype[np.float64]]) -> None:
-        """Count pending observations into the buckets (``value <= le``, as Prometheus)."""
-        with self._lock:
-            values, self.pending = self.pending, []
-        if values:
-            arr = np.asarray(values, dtype=np.float64)
-            idx = np.searchsorted(bounds, arr, side="left")
-            self.buckets += np.bincount(idx, minlength=self.buckets.shape[0])
-            self.total += float(arr.sum())
-
-
-class BufferedHistogram:
-    """A Prometheus histogram for the hot path: ``observe`` appends to a list, and the
-    observations are bucketed with numpy when the registry is collected.  Exposes exactly
-    what ``prometheus_client.Histogram`` would (``_bucket``/``_sum``/``_count`` series, Go
-    float formatting of ``le``) at a fraction of the per-observation cost."""
-
-    def __init__(
-        self,
-        name: str,
-        documentation: str,
-        labelnames: tuple[str, ...],
-        buckets: tuple[float, ...],
-        registry: CollectorRegistry,
-    ) -> None:
-        self.name = name
-        self.documentation = documentation
-        self.labelnames = labelnames
-        self._bounds = np.asarray([*buckets, float("inf")], dtype=np.float64)
-        self._le = [floatToGoString(b) for b in self._bounds.tolist()]  # type: ignore[no-untyped-call]
-        self._children: dict[tuple[str, ...], BufferedChild] = {}
-        self._lock = threading.Lock()
-        registry.register(self)
-
-    def labels(self, *values: str, **labels: str) -> BufferedChild:
-        """The child for one label set (by position or by name)."""
-        key = tuple(values) if values else tuple(str(labels[n]) for n in self.labelnames)
-        child = self._children.get(key)
-        if child is None:
-            with self._lock:
-                child = self._children.setdefault(key, BufferedChild(self._bounds.shape[0]))
-        return child
-
-    def observe(self, value: float) -> None:
-        """Observe on the histogram without labels."""
-        self.labels().observe(value)
-
-    def describe(self) -> list[Metric]:
-        """The family without samples (so registration does not collect)."""
-        return [HistogramMetricFamily(self.name, self.documentation, labels=self.labelnames)]
-
-    def collect(self) -> Iterator[Metric]:
-        """Bucket what was observed since the last collection and yield the family."""
-        family = HistogramMetricFamily(self.name, self.documentation, labels=self.labelnames)
-        for key, child in sorted(self._children.items()):
-            child.flush(self._bounds)
-            cumulative = np.cumsum(child.buckets).tolist()
-            family.add_metric(
-                list(key), list(zip(self._le, cumulative, strict=True)), sum_value=child.total
-            )
-        yield family
+from kubesched.metrics.catalog import (
+    ATTEMPT_BUCKETS,
+    CACHE_TYPES,
+    CONTENT_TYPE,
+    EXTENSION_POINT_BUCKETS,
+    OWN_BUCKETS,
+    OWN_METRICS,
+    PLUGIN_BUCKETS,
+    PLUGIN_SAMPLE_EVERY,
+    POD_ATTEMPTS_BUCKETS,
+    QUEUES,
+    RESULTS,
+    SLI_BUCKETS,
+    SUBSYSTEM,
+    UPSTREAM_METRICS,
+    VICTIMS_BUCKETS,
+    exponential_buckets,
+)
+from kubesched.metrics.histogram import (
+    BufferedChild,
+    BufferedHistogram,
+    histogram_quantile,
+)
+from kubesched.metrics.recorders import (
+    ExtensionPointObserver,
+    PluginRecorder,
+    code_label,
+)
+from kubesched.metrics.server import (
+    MetricsServer,
+)
 
 
 class SchedulerMetrics:
@@ -617,128 +380,29 @@ class SchedulerMetrics:
         return out
 
 
-def histogram_quantile(q: float, buckets: list[tuple[float, float]]) -> float | None:
-    """Prometheus's ``histogram_quantile`` over cumulative ``(le, count)`` pairs sorted by
-    ``le`` (the last one ``+Inf``): linear interpolation inside the bucket holding the rank;
-    a rank in the ``+Inf`` bucket gives the highest finite bound.  None with no observations."""
-    if not buckets or buckets[-1][1] <= 0:
-        return None
-    total = buckets[-1][1]
-    rank = q * total
-    prev_le, prev_count = 0.0, 0.0
-    for le, count in buckets:
-        if count >= rank:
-            if le == float("inf"):
-                return prev_le
-            if count == prev_count:
-                return le
-            return prev_le + (le - prev_le) * (rank - prev_count) / (count - prev_count)
-        prev_le, prev_count = le, count
-    return prev_le
-
-
-class ExtensionPointObserver:
-    """Records ``scheduler_framework_extension_point_duration_seconds`` for one profile.
-
-    ``status`` may be upstream's code string or an enum name (``UNSCHEDULABLE_AND_UNRESOLVABLE``
-    or ``Unschedulable_And_Unresolvable``); it is exported as upstream's
-    ``UnschedulableAndUnresolvable``.
-    """
-
-    __slots__ = ("_children", "_metric", "_profile")
-
-    def __init__(self, metric: BufferedHistogram, profile: str) -> None:
-        self._metric = metric
-        self._profile = profile
-        self._children: dict[tuple[str, str], Any] = {}
-
-    def __call__(self, point: str, status: str, seconds: float) -> None:
-        child = self._children.get((point, status))
-        if child is None:
-            child = self._metric.labels(
-                extension_point=point, status=code_label(status), profile=self._profile
-            )
-            self._children[(point, status)] = child
-        child.observe(seconds)
-
-
-class PluginRecorder:
-    """Records ``scheduler_plugin_execution_duration_seconds`` (children cached)."""
-
-    __slots__ = ("_children", "_metric")
-
-    def __init__(self, metric: BufferedHistogram) -> None:
-        self._metric = metric
-        self._children: dict[tuple[str, str, str], Any] = {}
-
-    def __call__(self, plugin: str, point: str, status: str, seconds: float) -> None:
-        key = (plugin, point, status)
-        child = self._children.get(key)
-        if child is None:
-            child = self._metric.labels(
-                plugin=plugin, extension_point=point, status=code_label(status)
-            )
-            self._children[key] = child
-        child.observe(seconds)
-
-
-def code_label(status: str) -> str:
-    """Upstream ``Code.String()`` from an enum-style name (``UNSCHEDULABLE_AND_UNRESOLVABLE``)."""
-    if "_" not in status and not status.isupper():
-        return status
-    return "".join(part.title() for part in status.split("_"))
-
-
-class MetricsServer:
-    """``/metrics`` (text exposition) and ``/healthz`` on a background thread.
-
-    ``port`` 0 picks a free port (read it back from :attr:`port`).  Loopback by default.
-    """
-
-    def __init__(self, metrics: SchedulerMetrics, address: str = "127.0.0.1", port: int = 0):
-        registry = metrics.registry
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                path = self.path.split("?", 1)[0]
-                if path == "/metrics":
-                    body, ctype, code = generate_latest(registry), CONTENT_TYPE, 200
-                elif path in ("/healthz", "/livez", "/readyz"):
-                    body, ctype, code = b"ok", "text/plain; charset=utf-8", 200
-                else:
-                    body, ctype, code = b"not found\n", "text/plain; charset=utf-8", 404
-                self.send_response(code)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                del format, args  # scrapes are not worth a log line
-
-        self._server = ThreadingHTTPServer((address, port), Handler)
-        self._server.daemon_threads = True
-        self.address = address
-        self.port: int = self._server.server_address[1]
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, name="kubesched-metrics", daemon=True
-        )
-        self._thread.start()
-
-    @property
-    def url(self) -> str:
-        """The ``/metrics`` URL."""
-        host = f"[{self.address}]" if ":" in self.address else self.address
-        return f"http://{host}:{self.port}/metrics"
-
-    def close(self) -> None:
-        """Stop serving."""
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
-
-    def __enter__(self) -> MetricsServer:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+__all__ = [
+    "ATTEMPT_BUCKETS",
+    "CACHE_TYPES",
+    "CONTENT_TYPE",
+    "EXTENSION_POINT_BUCKETS",
+    "OWN_BUCKETS",
+    "OWN_METRICS",
+    "PLUGIN_BUCKETS",
+    "PLUGIN_SAMPLE_EVERY",
+    "POD_ATTEMPTS_BUCKETS",
+    "QUEUES",
+    "RESULTS",
+    "SLI_BUCKETS",
+    "SUBSYSTEM",
+    "UPSTREAM_METRICS",
+    "VICTIMS_BUCKETS",
+    "BufferedChild",
+    "BufferedHistogram",
+    "ExtensionPointObserver",
+    "MetricsServer",
+    "PluginRecorder",
+    "SchedulerMetrics",
+    "code_label",
+    "exponential_buckets",
+    "histogram_quantile",
+]
