@@ -193,6 +193,8 @@ class FragModel:
         model: IntArray,
         cpu: int,
         milli: int,
+        mem_left: IntArray | None = None,
+        memory: int = 0,
     ) -> FloatArray:
         """Fragmentation after placing a shared-GPU task (``cpu``, ``milli``) on each GPU.
 
@@ -212,7 +214,8 @@ class FragModel:
         s2 = s[ni] - a * (a < t) + b * (b < t)
         c2 = c[ni] - (a >= t) + (b >= t)
         total = free.sum(axis=1)[ni] - milli
-        vals = self.frag_from_stats(total, s2, c2, cpu_left[ni] - cpu, model[ni])
+        mem = None if mem_left is None else mem_left[ni] - memory
+        vals = self.frag_from_stats(total, s2, c2, cpu_left[ni] - cpu, model[ni], mem)
         out_sorted = np.full((n, g), np.nan)
         out_sorted[ni, gj] = vals
         group = np.maximum.accumulate(np.where(start, np.arange(g), 0), axis=1)
@@ -230,6 +233,8 @@ class FragModel:
         model: IntArray,
         cpu: int,
         num: int,
+        mem_left: IntArray | None = None,
+        memory: int = 0,
     ) -> FloatArray:
         """Fragmentation after placing ``num`` whole GPUs (0 for CPU-only) and ``cpu``.
 
@@ -237,7 +242,8 @@ class FragModel:
         ``C`` and the total change.  float64 ``(n,)``.
         """
         total = free.sum(axis=1) - num * MILLI
-        return self.frag_from_stats(total, s, c - num, cpu_left - cpu, model)
+        mem = None if mem_left is None else mem_left - memory
+        return self.frag_from_stats(total, s, c - num, cpu_left - cpu, model, mem)
 
 
 def sigmoid_scores(before: FloatArray, after: FloatArray) -> IntArray:

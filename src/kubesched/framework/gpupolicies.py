@@ -16,11 +16,13 @@ millicores, thousandths per GPU and GPU count (``milli < 1000`` means one shared
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import numpy.typing as npt
 
 from kubesched.framework import gpufrag
-from kubesched.framework.gpufrag import FragModel
+from kubesched.framework.gpufrag import FragModel, TargetWorkload
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -149,9 +151,73 @@ def fgd_scores(
     return gpufrag.sigmoid_scores(frag_now, after_w), np.full(free.shape[0], -1, dtype=np.int64)
 
 
+# --------------------------------------------------------------------------- kubesched
+@dataclass(frozen=True, slots=True)
+class HoleValue:
+    """Expected eventual waste of a partly used GPU, by its free thousandths.
+
+    ``v`` : float64 ``(1001,)``; ``v[h]`` for a GPU with ``h`` free (``v[0] = v[1000] = 0``).
+    A GPU on a node with less than ``cpu_min`` millicores free is *dead*: nothing shared will
+    reach it, so its whole free capacity is waste.
+    """
+
+    v: FloatArray
+    cpu_min: int
+    weight: float = 1.0
+    """How much hole waste counts against fragmentation: the whole-GPU tasks' part of the
+    workload's GPU demand (the tasks a needlessly broken GPU turns away)."""
+
+
+def hole_values(workload: TargetWorkload, dead_quantile: float = 0.4) -> HoleValue:
+    """Hole values for a target workload.
+
+    With ``p(s)`` the frequency of shared size ``s`` among the workload's shared tasks and
+    ``P(h)`` that of the sizes fitting in ``h``, the next fitting task takes a hole with
+    probability ``P(h)``, else the hole stays empty:
+    ``v[h] = (1 - P(h)) h + sum_{s <= h} p(s) v[h - s]``.  ``v[1000] = 0``: an idle GPU may
+    go to a whole-GPU task.  ``cpu_min`` is the ``dead_quantile`` (by frequency) of the shared
+    shapes' CPU; ``weight`` the whole-GPU tasks' part of the workload's GPU demand.
+    """
+    shared: dict[int, float] = {}
+    cpus: dict[int, float] = {}
+    shared_mass = whole_mass = 0.0
+    for shape, fr in zip(workload.shapes, workload.freq, strict=True):
+        f = float(fr)
+        if shape.num == 1 and 0 < shape.milli < MILLI:
+            shared[shape.milli] = shared.get(shape.milli, 0.0) + f
+            cpus[shape.cpu] = cpus.get(shape.cpu, 0.0) + f
+            shared_mass += f * shape.milli
+        elif shape.num >= 1:
+            whole_mass += f * shape.num * MILLI
+    v = np.arange(MILLI + 1, dtype=np.float64)
+    if shared:
+        size_arr = np.array(sorted(shared), dtype=np.int64)
+        prob = np.array([shared[k] for k in sorted(shared)]) / sum(shared.values())
+        for h in range(int(size_arr[0]), MILLI):
+            fit = size_arr <= h
+            v[h] = (1.0 - prob[fit].sum()) * h + (prob[fit] * v[h - size_arr[fit]]).sum()
+    v[MILLI] = 0.0
+    cpu_min = 0
+    if cpus:
+        order = sorted(cpus)
+        cum = np.cumsum([cpus[c] for c in order]) / sum(cpus.values())
+        cpu_min = int(order[int(np.searchsorted(cum, dead_quantile))])
+    weight = whole_mass / (shared_mass + whole_mass) if shared_mass + whole_mass else 0.0
+    return HoleValue(v, cpu_min, weight)
+
+
+def _hole_value(hv: HoleValue, free: IntArray, dead: BoolArray) -> FloatArray:
+    """Value of each GPU's free capacity, ``(n, G)``: ``v[free]``, or all of it on a dead node
+    (an idle GPU there is stranded too, so a small task that uses it saves waste)."""
+    f = np.clip(free, 0, MILLI)
+    return np.where(dead & (f > 0), f, hv.v[f])
+
+
 def kubesched_scores(
     fm: FragModel,
+    hv: HoleValue,
     free: IntArray,
+    count: IntArray,
     cpu_left: IntArray,
     model: IntArray,
     frag_now: FloatArray,
@@ -160,5 +226,46 @@ def kubesched_scores(
     num: int,
     stats: tuple[IntArray, IntArray] | None = None,
 ) -> tuple[IntArray, IntArray]:
-    """kubesched's own policy (placeholder: FGD)."""
-    return fgd_scores(fm, free, cpu_left, model, frag_now, cpu, milli, num, stats)
+    """kubesched's own policy: FGD's fragmentation gradient, plus GPU-level packing that values
+    the hole a shared task leaves by its expected eventual waste (:class:`HoleValue`).
+
+    Lexicographic keys, best first (the caller breaks the last ties by its node order):
+
+    - shared GPU: least added hole waste (10-milli steps), FGD score, a node already running
+      GPU work, the tightest GPU;
+    - whole GPUs and CPU-only: FGD score, least hole value killed by taking the node's CPU
+      below ``cpu_min`` (10-milli steps), a node already running GPU work, and for CPU-only
+      tasks the fewest idle GPUs (in whole GPUs).
+
+    Returns composite int64 scores (higher is better; -1 for impossible GPUs) and GPU indices
+    (-1 unless shared), both ``(n,)``.
+    """
+    n = free.shape[0]
+    s, c = stats if stats is not None else fm.stats(free)
+    used = (free.sum(axis=1) < count * MILLI).astype(np.int64)
+    dead_now = (cpu_left < hv.cpu_min)[:, None]
+    dead_after = ((cpu_left - cpu) < hv.cpu_min)[:, None]
+    if num == 1 and 0 < milli < MILLI:
+        after = fm.frag_after_share(free, s, c, cpu_left, model, cpu, milli)
+        q = gpufrag.sigmoid_scores(frag_now[:, None], after)
+        dv = _hole_value(hv, free - milli, dead_after) - _hole_value(hv, free, dead_now)
+        dvb = np.clip(np.round(dv / 10.0), -127, 127).astype(np.int64)
+        tight = np.clip(MILLI - (free - milli), 0, MILLI)
+        wdv = np.clip(np.round(dv * hv.weight / 10.0), -127, 127).astype(np.int64)
+        key = (((127 - wdv) * 128 + q) * 256 + (127 - dvb)) * 2 + used[:, None]
+        key = key * 1024 + tight
+        key = np.where(free >= milli, key, -1)
+        gpu = key.argmax(axis=1).astype(np.int64)
+        return key[np.arange(n), gpu], gpu
+    after_w = fm.frag_after_whole(free, s, c, cpu_left, model, cpu, num)
+    q1 = gpufrag.sigmoid_scores(frag_now, after_w)
+    killed = (~dead_now[:, 0]) & dead_after[:, 0]
+    holes = _hole_value(hv, free, np.zeros_like(free, dtype=np.bool_))
+    f = np.clip(free, 0, MILLI)
+    loss = np.where((f > 0) & (f < MILLI), f - holes, 0.0).sum(axis=1) * killed
+    lossb = np.clip(np.round(loss / 10.0), 0, 1023).astype(np.int64)
+    key1 = (q1 * 1024 + (1023 - lossb)) * 2 + used
+    if num == 0:
+        idle_gpus = np.clip(free.sum(axis=1) // MILLI, 0, 15)
+        key1 = key1 * 16 + (15 - idle_gpus)
+    return key1.astype(np.int64), np.full(n, -1, dtype=np.int64)

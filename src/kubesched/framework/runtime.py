@@ -12,9 +12,7 @@ point's method; :func:`kubesched.config.load.resolve_plugins` decides the order.
 from __future__ import annotations
 
 import time
-from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -37,6 +35,19 @@ from kubesched.framework.interface import (
     PreFilterResult,
     Status,
     error,
+)
+from kubesched.framework.outcomes import (  # re-exported: callers import them from here
+    FilterOutcome as FilterOutcome,
+)
+from kubesched.framework.outcomes import (
+    PluginError as PluginError,
+)
+from kubesched.framework.outcomes import (
+    ScoreOutcome as ScoreOutcome,
+)
+from kubesched.framework.outcomes import (
+    merge_outcomes,
+    truncate_outcome,
 )
 
 POINTS = (
@@ -64,61 +75,6 @@ Observer = Callable[[str, str, float], None]
 def implements(plugin_cls: Any, point: str) -> bool:
     """Whether a plugin class (or instance) implements extension ``point``."""
     return callable(getattr(plugin_cls, _METHOD_OF.get(point, point), None))
-
-
-@dataclass(slots=True)
-class FilterOutcome:
-    """What running the Filter plugins over a set of nodes found.
-
-    ``feasible`` : int64 rows that passed every plugin, in evaluation order.
-    ``failed`` : int64 rows that some plugin rejected; ``failed_status[i]`` indexes
-    ``statuses`` (each Status names the plugin that rejected the node first).
-    ``processed`` : how many candidate nodes were looked at.
-    """
-
-    feasible: IntArray
-    failed: IntArray
-    failed_status: IntArray
-    statuses: list[Status]
-    processed: int
-
-    def reason_counts(self) -> Counter[str]:
-        """Each reason string with the number of nodes it was given for."""
-        counts: Counter[str] = Counter()
-        if self.failed.size == 0:
-            return counts
-        uniq, cnt = np.unique(self.failed_status, return_counts=True)
-        for sid, c in zip(uniq.tolist(), cnt.tolist(), strict=True):
-            for reason in self.statuses[sid].reasons:
-                counts[reason] += c
-        return counts
-
-    def rejecting_plugins(self) -> set[str]:
-        """Plugins that rejected at least one node."""
-        return {self.statuses[i].plugin for i in np.unique(self.failed_status).tolist()}
-
-    def status_of(self, i: int) -> Status:
-        """Status of the ``i``-th failed node."""
-        return self.statuses[int(self.failed_status[i])]
-
-
-@dataclass(frozen=True, slots=True)
-class PostFilterResult:
-    """Upstream ``PostFilterResult``: nominate the Pod to ``nominated_node_name``
-    (``""`` clears its nomination); ``victims`` are the Pods preempted to make room."""
-
-    nominated_node_name: str
-    victims: tuple[api.Pod, ...] = ()
-
-
-@dataclass(slots=True)
-class ScoreOutcome:
-    """Weighted totals, each plugin's normalized (pre-weight) scores and its raw scores
-    (before NormalizeScore), each of shape ``(n,)``."""
-
-    total: IntArray
-    by_plugin: dict[str, IntArray] = field(default_factory=dict)
-    raw: dict[str, IntArray] = field(default_factory=dict)
 
 
 class Framework:
@@ -357,9 +313,9 @@ class Framework:
             found += int(part.feasible.size)
             pos += chunk
             chunk = max(chunk, (num_to_find - found) * 2)
-        outcome = _merge(parts, list(interned))
+        outcome = merge_outcomes(parts, list(interned))
         if outcome.feasible.size > num_to_find:
-            outcome = _truncate(outcome, ordered_rows, num_to_find)
+            outcome = truncate_outcome(outcome, ordered_rows, num_to_find)
         self._timed("Filter", start, SUCCESS)
         return outcome
 
@@ -530,45 +486,3 @@ class Framework:
         """PostBind (informational)."""
         for p in self.plugins["post_bind"]:
             p.post_bind(state, pod, node)
-
-
-class PluginError(Exception):
-    """A plugin fault (Error status or invalid output): the attempt ends as an error."""
-
-    def __init__(self, plugin: str, message: str) -> None:
-        super().__init__(f"running plugin {plugin!r}: {message}")
-        self.plugin = plugin
-
-
-def _merge(parts: list[FilterOutcome], statuses: list[Status]) -> FilterOutcome:
-    if len(parts) == 1:
-        parts[0].statuses = statuses
-        return parts[0]
-    cat = np.concatenate
-    return FilterOutcome(
-        cat([p.feasible for p in parts]),
-        cat([p.failed for p in parts]),
-        cat([p.failed_status for p in parts]),
-        statuses,
-        sum(p.processed for p in parts),
-    )
-
-
-def _truncate(outcome: FilterOutcome, ordered: IntArray, k: int) -> FilterOutcome:
-    """Keep the first ``k`` feasible nodes and the failures evaluated before the last of them.
-
-    ``outcome.feasible`` is already in ``ordered`` order (chunks run in order and every
-    plugin keeps the order of the rows it passes), so no sort is needed.
-    """
-    kept = outcome.feasible[:k]
-    cutoff = int(np.flatnonzero(ordered == kept[-1])[0])
-    seen = np.zeros(int(ordered.max()) + 1, dtype=np.bool_)
-    seen[ordered[: cutoff + 1]] = True
-    keep_failed = seen[outcome.failed]
-    return FilterOutcome(
-        kept,
-        outcome.failed[keep_failed],
-        outcome.failed_status[keep_failed],
-        outcome.statuses,
-        cutoff + 1,
-    )

@@ -39,7 +39,8 @@ import numpy as np
 
 from kubesched.api import objects as api
 from kubesched.framework.interface import Code, CycleState, Status, WaitingPod
-from kubesched.framework.runtime import Framework, PostFilterResult
+from kubesched.framework.outcomes import PostFilterResult
+from kubesched.framework.runtime import Framework
 from kubesched.parallel import protocol as p
 from kubesched.parallel.dispatcher import InFlight
 from kubesched.scheduler import Diagnosis

@@ -15,7 +15,8 @@ from kubesched.framework.interface import (
     QueuedPodInfo,
     Status,
 )
-from kubesched.framework.runtime import Framework, PostFilterResult
+from kubesched.framework.outcomes import PostFilterResult
+from kubesched.framework.runtime import Framework
 from kubesched.scheduler.base import SchedulerBase
 from kubesched.scheduler.types import (
     POD_REASON_SCHEDULER_ERROR,

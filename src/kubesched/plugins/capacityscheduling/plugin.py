@@ -35,7 +35,7 @@ from kubesched.admission import quota as qt
 from kubesched.api import objects as api
 from kubesched.api.errors import InputError
 from kubesched.framework import interface as fw
-from kubesched.framework.runtime import PostFilterResult
+from kubesched.framework.outcomes import PostFilterResult
 from kubesched.plugins.capacityscheduling import reclaim
 from kubesched.state.cache import ClusterState, PodRecord
 

@@ -14,7 +14,7 @@ import numpy.typing as npt
 
 from kubesched.api import objects as api
 from kubesched.framework.interface import Code, CycleState, Handle, Status
-from kubesched.framework.runtime import PostFilterResult
+from kubesched.framework.outcomes import PostFilterResult
 from kubesched.plugins.defaultpreemption import dryrun, pdb
 from kubesched.plugins.defaultpreemption.picking import Candidate, pick_one_node
 from kubesched.state.cache import ClusterState

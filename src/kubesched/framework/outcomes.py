@@ -1,0 +1,112 @@
+"""What running Filter and Score over arrays of nodes produces, and the merging of the
+chunks the round-robin search evaluates (kept apart from the runtime that produces them)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kubesched.api import objects as api
+from kubesched.framework.interface import (
+    IntArray,
+    Status,
+)
+
+
+@dataclass(slots=True)
+class FilterOutcome:
+    """What running the Filter plugins over a set of nodes found.
+
+    ``feasible`` : int64 rows that passed every plugin, in evaluation order.
+    ``failed`` : int64 rows that some plugin rejected; ``failed_status[i]`` indexes
+    ``statuses`` (each Status names the plugin that rejected the node first).
+    ``processed`` : how many candidate nodes were looked at.
+    """
+
+    feasible: IntArray
+    failed: IntArray
+    failed_status: IntArray
+    statuses: list[Status]
+    processed: int
+
+    def reason_counts(self) -> Counter[str]:
+        """Each reason string with the number of nodes it was given for."""
+        counts: Counter[str] = Counter()
+        if self.failed.size == 0:
+            return counts
+        uniq, cnt = np.unique(self.failed_status, return_counts=True)
+        for sid, c in zip(uniq.tolist(), cnt.tolist(), strict=True):
+            for reason in self.statuses[sid].reasons:
+                counts[reason] += c
+        return counts
+
+    def rejecting_plugins(self) -> set[str]:
+        """Plugins that rejected at least one node."""
+        return {self.statuses[i].plugin for i in np.unique(self.failed_status).tolist()}
+
+    def status_of(self, i: int) -> Status:
+        """Status of the ``i``-th failed node."""
+        return self.statuses[int(self.failed_status[i])]
+
+
+@dataclass(frozen=True, slots=True)
+class PostFilterResult:
+    """Upstream ``PostFilterResult``: nominate the Pod to ``nominated_node_name``
+    (``""`` clears its nomination); ``victims`` are the Pods preempted to make room."""
+
+    nominated_node_name: str
+    victims: tuple[api.Pod, ...] = ()
+
+
+@dataclass(slots=True)
+class ScoreOutcome:
+    """Weighted totals, each plugin's normalized (pre-weight) scores and its raw scores
+    (before NormalizeScore), each of shape ``(n,)``."""
+
+    total: IntArray
+    by_plugin: dict[str, IntArray] = field(default_factory=dict)
+    raw: dict[str, IntArray] = field(default_factory=dict)
+
+
+class PluginError(Exception):
+    """A plugin fault (Error status or invalid output): the attempt ends as an error."""
+
+    def __init__(self, plugin: str, message: str) -> None:
+        super().__init__(f"running plugin {plugin!r}: {message}")
+        self.plugin = plugin
+
+
+def merge_outcomes(parts: list[FilterOutcome], statuses: list[Status]) -> FilterOutcome:
+    if len(parts) == 1:
+        parts[0].statuses = statuses
+        return parts[0]
+    cat = np.concatenate
+    return FilterOutcome(
+        cat([p.feasible for p in parts]),
+        cat([p.failed for p in parts]),
+        cat([p.failed_status for p in parts]),
+        statuses,
+        sum(p.processed for p in parts),
+    )
+
+
+def truncate_outcome(outcome: FilterOutcome, ordered: IntArray, k: int) -> FilterOutcome:
+    """Keep the first ``k`` feasible nodes and the failures evaluated before the last of them.
+
+    ``outcome.feasible`` is already in ``ordered`` order (chunks run in order and every
+    plugin keeps the order of the rows it passes), so no sort is needed.
+    """
+    kept = outcome.feasible[:k]
+    cutoff = int(np.flatnonzero(ordered == kept[-1])[0])
+    seen = np.zeros(int(ordered.max()) + 1, dtype=np.bool_)
+    seen[ordered[: cutoff + 1]] = True
+    keep_failed = seen[outcome.failed]
+    return FilterOutcome(
+        kept,
+        outcome.failed[keep_failed],
+        outcome.failed_status[keep_failed],
+        outcome.statuses,
+        cutoff + 1,
+    )
