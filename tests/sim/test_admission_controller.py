@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
 
 from kubesched.admission import objects as o
+from kubesched.api import objects as api
 from kubesched.api.errors import InputError
+from kubesched.api.parse import parse_objects
+from kubesched.sim.admission_controller import AdmissionController
+from kubesched.sim.apiserver import SimApiServer
+from kubesched.sim.engine import EventLoop
 from kubesched.sim.whatif import schedule
 
 KUEUE = "kueue.x-k8s.io/v1beta1"
@@ -113,3 +119,56 @@ def test_dangling_queue_reference_is_an_input_error() -> None:
 def test_without_queues_nothing_is_gated() -> None:
     r = schedule([node("n1")], [{**pod("p"), "metadata": {"name": "p", "namespace": "t"}}])
     assert r["pods"]["t/p"]["result"] == "Scheduled" and r["workloads"] == {}
+
+
+class FakeMetrics:
+    def __init__(self) -> None:
+        self.reclaimed: list[tuple[str, int]] = []
+
+    def record_admission(self, cluster_queue: str, wait_seconds: float) -> None:
+        del cluster_queue, wait_seconds
+
+    def set_admission_pending(self, pending: dict[str, int]) -> None:
+        del pending
+
+    def record_reclaim(self, quota: str, victims: int = 1) -> None:
+        self.reclaimed.append((quota, victims))
+
+
+def prio_pod(name: str, prio: int) -> api.Pod:
+    return dataclasses.replace(parse_objects([pod(name)]).pods[0], priority=prio)
+
+
+@pytest.mark.parametrize(("within", "evicted"), [("LowerPriority", True), ("Never", False)])
+def test_within_cluster_queue_preemption_deletes_the_victims_pods(
+    within: str, evicted: bool
+) -> None:
+    objs = queues(2)
+    objs[1]["spec"]["preemption"] = {"withinClusterQueue": within}
+    loop = EventLoop()
+    server = SimApiServer(loop)
+    metrics = FakeMetrics()
+    ctl = AdmissionController(server, loop, o.collect(objs), metrics=metrics)
+    for name, prio in [("low0", 0), ("low1", 1)]:
+        server.create_pod(ctl.gate(prio_pod(name, prio)))
+    loop.run()
+    loop.call_later(
+        5.0,
+        lambda: server.create_pod(ctl.gate(prio_pod("high", 10))),
+    )
+    loop.run()
+    wl = ctl.report()["workloads"]
+    if evicted:
+        assert wl["t/low0"]["evictedBy"] == "t/high" and wl["t/low0"]["evictedAt"] == 5.0
+        assert wl["t/low0"]["evictionReason"] == "InClusterQueue"
+        assert "evictedBy" not in wl["t/low1"] and wl["t/high"]["admittedAt"] == 5.0
+        assert "t/low0" not in server.pods and "t/low1" in server.pods
+        assert o.KUEUE_GATE not in server.pods["t/high"].scheduling_gates
+        assert ctl.report()["clusterQueues"]["cq"]["evictedWorkloads"] == 1
+        assert metrics.reclaimed == [("cq", 1)]
+    else:
+        assert all("evictedBy" not in w for w in wl.values())
+        assert wl["t/high"]["admittedAt"] is None and "t/low0" in server.pods
+        assert o.KUEUE_GATE in server.pods["t/high"].scheduling_gates
+        assert ctl.report()["clusterQueues"]["cq"]["evictedWorkloads"] == 0
+        assert metrics.reclaimed == []

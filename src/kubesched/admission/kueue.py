@@ -22,8 +22,11 @@ Workloads are grouped by request, so a queue of ten thousand identical Pods cost
 test per admission round, not ten thousand.
 
 Deviations: resources a ClusterQueue does not cover are not charged (Kueue refuses the
-workload); ``preemption`` policies are parsed and reported but workloads wait instead of
-preempting.
+workload).
+
+Preemption (:mod:`kubesched.admission.kueue_preemption`): a workload that does not fit
+may evict admitted ones per its ClusterQueue's ``preemption`` policies; their quota is
+released at once (:meth:`Admitter.evict`) and the preemptor is admitted in the same round.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesched.admission import kueue_preemption as kp
 from kubesched.admission import objects as o
 from kubesched.api import objects as api
 
@@ -53,6 +57,11 @@ class Workload:
     admitted_at: float | None = None
     assignment: dict[str, str] = field(default_factory=dict)
     """Resource -> flavor, once admitted."""
+    admit_seq: int = 0
+    evicted_by: str = ""
+    """The preemptor's key, once evicted."""
+    evicted_at: float | None = None
+    eviction_reason: str = ""
 
     @property
     def priority(self) -> int:
@@ -75,6 +84,8 @@ class Admission:
     workload: Workload
     pods: tuple[api.Pod, ...]
     node_labels: dict[str, str]
+    evicted: tuple[kp.Target, ...] = ()
+    """Workloads evicted to make room for this one (their Pods must go)."""
 
 
 class Admitter:
@@ -89,6 +100,8 @@ class Admitter:
         self._charged: dict[str, tuple[str, dict[FlavorResource, int]]] = {}
         self._member_of: dict[str, str] = {}
         self._seq = 0
+        self.evictions: dict[str, int] = dict.fromkeys(objs.cluster_queues, 0)
+        """ClusterQueue -> workloads evicted from it by preemption."""
 
     # ------------------------------------------------------------------ quota arithmetic
     def _quota(self, cq: str, fr: FlavorResource) -> o.FlavorQuota | None:
@@ -230,14 +243,65 @@ class Admitter:
                 continue
             request = wl.request()
             assignment = self.fit(cq, request)
+            evicted: list[kp.Target] = []
+            if assignment is None:
+                evicted, _flavors = kp.get_targets(self, wl)
+                for t in evicted:
+                    self.evict(t, wl, now)
+                if evicted:
+                    assignment = self.fit(cq, request)
             if assignment is None:
                 strict = self.objs.cluster_queues[cq].queueing_strategy == "StrictFIFO"
                 blocked.add((cq, ()) if strict else (cq, sig))
                 continue
             heapq.heappop(heap)
-            out.append(self._charge(wl, cq, assignment, now))
+            out.append(self._charge(wl, cq, assignment, now, tuple(evicted)))
 
-    def _charge(self, wl: Workload, cq: str, assignment: dict[str, str], now: float) -> Admission:
+    # ------------------------------------------------------------------ preemption
+    def admitted_workloads(self, cq: str) -> list[Workload]:
+        """Admitted workloads of ``cq`` still charged for some Pod, in admission order."""
+        out = [
+            w
+            for w in self.workloads.values()
+            if w.cluster_queue == cq
+            and w.admitted_at is not None
+            and not w.evicted_by
+            and any(k in self._charged for k in w.pods)
+        ]
+        return sorted(out, key=lambda w: w.admit_seq)
+
+    def workload_usage(self, wl: Workload) -> dict[FlavorResource, int]:
+        """What an admitted workload's Pods are charged now, per flavor and resource."""
+        total: dict[FlavorResource, int] = {}
+        for k in wl.pods:
+            charged = self._charged.get(k)
+            if charged is not None:
+                for fr, v in charged[1].items():
+                    total[fr] = total.get(fr, 0) + v
+        return total
+
+    def evict(self, target: kp.Target, by: Workload, now: float) -> None:
+        """Evict an admitted workload: release its quota now and mark it (its Pods are
+        deleted by the controller)."""
+        victim = target.workload
+        for k in victim.pods:
+            if k in self._charged:
+                self.remove_pod(k)
+        victim.evicted_by = by.key
+        victim.evicted_at = now
+        victim.eviction_reason = target.reason
+        self.evictions[victim.cluster_queue] = self.evictions.get(victim.cluster_queue, 0) + 1
+
+    def _charge(
+        self,
+        wl: Workload,
+        cq: str,
+        assignment: dict[str, str],
+        now: float,
+        evicted: tuple[kp.Target, ...] = (),
+    ) -> Admission:
+        self._seq += 1
+        wl.admit_seq = self._seq
         wl.admitted_at = now
         wl.assignment = assignment
         usage = self.usage[cq]
@@ -254,7 +318,7 @@ class Admitter:
                     charge[(flavor, res)] = v
                     usage[(flavor, res)] = usage.get((flavor, res), 0) + v
             self._charged[pod.key] = (cq, charge)
-        return Admission(wl, tuple(wl.pods.values()), labels)
+        return Admission(wl, tuple(wl.pods.values()), labels, evicted)
 
     # ------------------------------------------------------------------ reporting
     def pending_workloads(self) -> Iterable[Workload]:
@@ -279,5 +343,6 @@ class Admitter:
                 "cohort": spec.cohort or None,
                 "pendingWorkloads": pending,
                 "resources": rows,
+                "evictedWorkloads": self.evictions.get(cq, 0),
             }
         return out

@@ -42,6 +42,7 @@ POD_GROUP_VERSIONS = ("scheduling.x-k8s.io/v1alpha1", "scheduling.sigs.k8s.io/v1
 KUEUE_VERSIONS = ("kueue.x-k8s.io/v1beta1",)
 QUEUEING_STRATEGIES = ("BestEffortFIFO", "StrictFIFO")
 PREEMPTION_POLICIES = ("Never", "LowerPriority", "LowerOrNewerEqualPriority", "Any")
+BORROW_POLICIES = ("Never", "LowerPriority")
 
 
 def pod_group_of(pod: api.Pod) -> str:
@@ -107,6 +108,10 @@ class ClusterQueueSpec:
     weight: int = 1
     reclaim_within_cohort: str = "Never"
     within_cluster_queue: str = "Never"
+    borrow_within_cohort: str = "Never"
+    """``preemption.borrowWithinCohort.policy``: ``Never`` or ``LowerPriority``."""
+    borrow_max_priority_threshold: int | None = None
+    """``preemption.borrowWithinCohort.maxPriorityThreshold``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,6 +235,8 @@ def parse_cluster_queue(obj: Mapping[str, Any]) -> ClusterQueueSpec:
             flavors.append((f.required_string(fl, "name", fp), quotas))
         groups.append(ResourceGroup(covered, tuple(flavors)))
     preemption = f.mapping(spec, "preemption", sp)
+    bwc = f.mapping(preemption, "borrowWithinCohort", f"{sp}.preemption")
+    bwc_path = f"{sp}.preemption.borrowWithinCohort"
     fair = f.mapping(spec, "fairSharing", sp)
     weight = f.integer(fair, "weight", f"{sp}.fairSharing")
     if weight is not None and weight < 1:
@@ -248,6 +255,8 @@ def parse_cluster_queue(obj: Mapping[str, Any]) -> ClusterQueueSpec:
         within_cluster_queue=f.one_of(
             preemption, "withinClusterQueue", f"{sp}.preemption", PREEMPTION_POLICIES, "Never"
         ),
+        borrow_within_cohort=f.one_of(bwc, "policy", bwc_path, BORROW_POLICIES, "Never"),
+        borrow_max_priority_threshold=f.integer(bwc, "maxPriorityThreshold", bwc_path),
     )
 
 

@@ -9,6 +9,11 @@ the admitted workloads' Pods through ``update_pod``, adding their flavor's node 
 the node selector).  Pods of one workload are ungated together, so they enter the
 scheduler together.
 
+Preemption: when admitting a workload evicts others (Kueue's ClusterQueue ``preemption``
+policies), the evicted workloads' Pods are deleted through ``delete_pod`` before the
+preemptor's Pods are ungated, as Kueue's Pod integration stops an evicted plain Pod or
+PodGroup by deleting it (a bound Pod cannot be gated again).  They are not recreated.
+
 It also keeps, per workload, the times the report needs: first Pod created, admitted, and
 every member bound (:meth:`AdmissionController.report`).
 """
@@ -31,6 +36,7 @@ class AdmissionMetrics(Protocol):
 
     def record_admission(self, cluster_queue: str, wait_seconds: float) -> None: ...
     def set_admission_pending(self, pending: dict[str, int]) -> None: ...
+    def record_reclaim(self, quota: str, victims: int = 1) -> None: ...
 
 
 class AdmissionController:
@@ -115,6 +121,8 @@ class AdmissionController:
             wl = adm.workload
             if self._releases:
                 self.freed_at[wl.key] = self._releases.popleft()
+            for target in adm.evicted:
+                self._evict_pods(target.workload)
             if self.metrics is not None:
                 self.metrics.record_admission(wl.cluster_queue, now - wl.created)
             for pod in adm.pods:
@@ -132,6 +140,16 @@ class AdmissionController:
                 if w.cluster_queue in pending:
                     pending[w.cluster_queue] += 1
             self.metrics.set_admission_pending(pending)
+
+    def _evict_pods(self, victim: kueue.Workload) -> None:
+        deleted = 0
+        for key in victim.pods:
+            current = self.api.pods.get(key)
+            if current is not None:
+                self.api.delete_pod(current, reason="Preempted")
+                deleted += 1
+        if self.metrics is not None and deleted:
+            self.metrics.record_reclaim(victim.cluster_queue, deleted)
 
     # ------------------------------------------------------------------ reporting
     def report(self) -> dict[str, Any]:
@@ -155,6 +173,11 @@ class AdmissionController:
                 else round(float(all_bound) - wl.created, 6),
                 "flavors": dict(sorted(wl.assignment.items())),
             }
+            if wl.evicted_by:
+                row = workloads[key]
+                row["evictedBy"] = wl.evicted_by
+                row["evictedAt"] = None if wl.evicted_at is None else round(wl.evicted_at, 6)
+                row["evictionReason"] = wl.eviction_reason
             freed = self.freed_at.get(key)
             if freed is not None:
                 row = workloads[key]

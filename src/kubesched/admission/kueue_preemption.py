@@ -1,0 +1,247 @@
+"""Kueue's admission-level preemption: which admitted workloads to evict for a pending one.
+
+Ported from Kueue v1beta1 (``pkg/scheduler/preemption/preemption.go``), without fair sharing:
+
+- *flavors*: per resource group the first flavor where the request fits; else the first
+  where it could fit after preemption (each resource at most ``nominalQuota``, or, with
+  ``borrowWithinCohort``, at most ``nominal + borrowingLimit``).  The flavor/resources that
+  do not fit now are the ones *requiring preemption*;
+- *candidates*: admitted workloads using one of those, from the own ClusterQueue per
+  ``withinClusterQueue`` (``LowerPriority``: strictly lower priority;
+  ``LowerOrNewerEqualPriority``: also equal priority created later), and from the other
+  ClusterQueues of the cohort that are *borrowing* one of those resources per
+  ``reclaimWithinCohort`` (``LowerPriority``: strictly lower; ``Any``: any priority);
+- *order*: other queues' workloads first, then lower priority, then most recently admitted
+  (then later admission sequence, our stand-in for Kueue's UID tie-break);
+- *minimal set*: remove candidates in that order (skipping other queues' ones once they
+  stop borrowing) until the preemptor fits, then add back, newest removal first, every one
+  whose return still lets it fit.  Own-queue victims may leave the preemptor borrowing;
+  victims from other queues only when it stays within its nominal quota, unless
+  ``borrowWithinCohort`` allows it for victims below its priority threshold.
+
+Reasons are Kueue's: ``InClusterQueue``, ``InCohortReclamation``,
+``InCohortReclaimWhileBorrowing``.  Usage is simulated on the admitter in place and
+restored before returning.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kubesched.admission.kueue import Admitter, Workload
+
+FlavorResource = tuple[str, str]
+
+IN_CLUSTER_QUEUE = "InClusterQueue"
+IN_COHORT_RECLAMATION = "InCohortReclamation"
+IN_COHORT_RECLAIM_WHILE_BORROWING = "InCohortReclaimWhileBorrowing"
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """One workload to evict, and why (Kueue's preemption reason)."""
+
+    workload: Workload
+    reason: str
+
+
+def can_preempt(adm: Admitter, cq: str) -> bool:
+    """Whether the ClusterQueue's policies allow any preemption at all."""
+    spec = adm.objs.cluster_queues[cq]
+    within = spec.within_cluster_queue != "Never"
+    reclaim = bool(spec.cohort) and spec.reclaim_within_cohort != "Never"
+    return within or reclaim
+
+
+def preempt_assignment(
+    adm: Admitter, cq: str, request: dict[str, int]
+) -> tuple[dict[str, str], set[FlavorResource]] | None:
+    """Resource -> flavor and the flavor/resources requiring preemption, or None when the
+    request cannot fit even after preemption (Kueue's flavor assigner, Fit over Preempt)."""
+    spec = adm.objs.cluster_queues[cq]
+    borrow = bool(spec.cohort) and spec.borrow_within_cohort != "Never"
+    assignment: dict[str, str] = {}
+    needing: set[FlavorResource] = set()
+    for group in spec.resource_groups:
+        wanted = {r: v for r, v in request.items() if r in group.covered and v > 0}
+        if not wanted:
+            continue
+        chosen: tuple[str, set[FlavorResource]] | None = None
+        for flavor, quotas in group.flavors:
+            short: set[FlavorResource] = set()
+            possible = True
+            for res, v in wanted.items():
+                q = quotas.get(res)
+                if q is None:
+                    possible = False
+                    break
+                if v <= adm.available(cq, (flavor, res)):
+                    continue
+                limit = q.nominal
+                if borrow:
+                    limit = q.nominal + q.borrowing_limit if q.borrowing_limit is not None else v
+                if v > limit:
+                    possible = False
+                    break
+                short.add((flavor, res))
+            if not possible:
+                continue
+            if not short:
+                chosen = (flavor, short)
+                break
+            if chosen is None:
+                chosen = (flavor, short)
+        if chosen is None:
+            return None
+        assignment.update(dict.fromkeys(wanted, chosen[0]))
+        needing |= chosen[1]
+    return assignment, needing
+
+
+def _borrowing(adm: Admitter, cq: str, frs: set[FlavorResource]) -> bool:
+    if not adm.objs.cluster_queues[cq].cohort:
+        return False
+    for fr in frs:
+        q = adm._quota(cq, fr)
+        if q is not None and adm.usage[cq].get(fr, 0) > q.nominal:
+            return True
+    return False
+
+
+def _fits(adm: Admitter, cq: str, need: dict[FlavorResource, int], allow_borrowing: bool) -> bool:
+    for fr, v in need.items():
+        q = adm._quota(cq, fr)
+        if q is None:
+            return False
+        if not allow_borrowing and adm.usage[cq].get(fr, 0) + v > q.nominal:
+            return False
+        if v > adm.available(cq, fr):
+            return False
+    return True
+
+
+def _apply(adm: Admitter, wl: Workload, sign: int) -> None:
+    usage = adm.usage[wl.cluster_queue]
+    for fr, v in adm.workload_usage(wl).items():
+        usage[fr] = usage.get(fr, 0) + sign * v
+
+
+def find_candidates(adm: Admitter, wl: Workload, frs: set[FlavorResource]) -> list[Workload]:
+    """Admitted workloads the policies allow evicting for ``wl``, in Kueue's order."""
+    cq = wl.cluster_queue
+    spec = adm.objs.cluster_queues[cq]
+    prio = wl.priority
+    out: list[Workload] = []
+
+    def uses(c: Workload) -> bool:
+        return any(fr in frs for fr in adm.workload_usage(c))
+
+    if spec.within_cluster_queue != "Never":
+        same_ok = spec.within_cluster_queue == "LowerOrNewerEqualPriority"
+        for c in adm.admitted_workloads(cq):
+            p = c.priority
+            if p > prio or (p == prio and not (same_ok and wl.created < c.created)):
+                continue
+            if uses(c):
+                out.append(c)
+    if spec.cohort and spec.reclaim_within_cohort != "Never":
+        only_lower = spec.reclaim_within_cohort != "Any"
+        for other in adm._cohort(cq):
+            if other == cq or not _borrowing(adm, other, frs):
+                continue
+            for c in adm.admitted_workloads(other):
+                if only_lower and c.priority >= prio:
+                    continue
+                if uses(c):
+                    out.append(c)
+    out.sort(
+        key=lambda c: (
+            c.cluster_queue == cq,
+            c.priority,
+            -(c.admitted_at or 0.0),
+            -c.admit_seq,
+        )
+    )
+    return out
+
+
+def _minimal(
+    adm: Admitter,
+    wl: Workload,
+    need: dict[FlavorResource, int],
+    frs: set[FlavorResource],
+    candidates: list[Workload],
+    allow_borrowing: bool,
+    threshold: int | None,
+) -> list[Target]:
+    cq = wl.cluster_queue
+    targets: list[Target] = []
+    fits = False
+    for c in candidates:
+        reason = IN_CLUSTER_QUEUE
+        if c.cluster_queue != cq:
+            if not _borrowing(adm, c.cluster_queue, frs):
+                continue
+            reason = IN_COHORT_RECLAMATION
+            if threshold is not None:
+                if c.priority >= threshold:
+                    allow_borrowing = False
+                else:
+                    reason = IN_COHORT_RECLAIM_WHILE_BORROWING
+        _apply(adm, c, -1)
+        targets.append(Target(c, reason))
+        if _fits(adm, cq, need, allow_borrowing):
+            fits = True
+            break
+    if fits:
+        for i in range(len(targets) - 2, -1, -1):
+            _apply(adm, targets[i].workload, +1)
+            if _fits(adm, cq, need, allow_borrowing):
+                targets[i] = targets[-1]
+                targets.pop()
+            else:
+                _apply(adm, targets[i].workload, -1)
+    for t in targets:
+        _apply(adm, t.workload, +1)
+    return targets if fits else []
+
+
+def get_targets(adm: Admitter, wl: Workload) -> tuple[list[Target], dict[str, str]]:
+    """Workloads to evict so that ``wl`` fits (``[]`` when none would do), and the flavor
+    assignment they make room in (Kueue's ``GetTargets`` without fair sharing)."""
+    cq = wl.cluster_queue
+    if not can_preempt(adm, cq):
+        return [], {}
+    request = wl.request()
+    found = preempt_assignment(adm, cq, request)
+    if found is None or not found[1]:
+        return [], {}
+    assignment, frs = found
+    need: dict[FlavorResource, int] = {}
+    for res, flavor in assignment.items():
+        need[(flavor, res)] = need.get((flavor, res), 0) + request[res]
+    candidates = find_candidates(adm, wl, frs)
+    if not candidates:
+        return [], assignment
+    same = [c for c in candidates if c.cluster_queue == cq]
+    if len(same) == len(candidates):
+        return _minimal(adm, wl, need, frs, candidates, True, None), assignment
+    spec = adm.objs.cluster_queues[cq]
+    under_nominal = all(
+        adm.usage[cq].get(fr, 0) < q.nominal for fr in frs if (q := adm._quota(cq, fr)) is not None
+    )
+    if spec.borrow_within_cohort != "Never":
+        threshold = wl.priority
+        cap = spec.borrow_max_priority_threshold
+        if cap is not None and cap < threshold:
+            threshold = cap + 1
+        if not under_nominal:
+            candidates = [c for c in candidates if c.cluster_queue == cq or c.priority < threshold]
+        return _minimal(adm, wl, need, frs, candidates, True, threshold), assignment
+    if under_nominal:
+        targets = _minimal(adm, wl, need, frs, candidates, False, None)
+        if targets:
+            return targets, assignment
+    return _minimal(adm, wl, need, frs, same, True, None), assignment
