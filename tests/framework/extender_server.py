@@ -53,6 +53,32 @@ def prefer(scores: dict[str, int]) -> Behaviour:
     return answer
 
 
+def sent_victims(args: dict[str, Any]) -> dict[str, list[str]]:
+    """Victim UIDs per node of an ``ExtenderPreemptionArgs`` (full Pods or MetaVictims)."""
+    if args.get("NodeNameToMetaVictims") is not None:
+        meta = args["NodeNameToMetaVictims"]
+        return {n: [p["UID"] for p in v["Pods"]] for n, v in meta.items()}
+    full = args["NodeNameToVictims"]
+    return {n: [p["metadata"]["uid"] for p in v["Pods"]] for n, v in full.items()}
+
+
+def preempt_only(
+    *allowed: str, victims: dict[str, list[str]] | None = None, pdb: int = 0
+) -> Behaviour:
+    """A preempt keeping only the ``allowed`` candidate nodes (all when none are named), with
+    the victims it was sent unless ``victims`` names UIDs for a node; ``NumPDBViolations``
+    ``pdb``."""
+
+    def answer(args: dict[str, Any]) -> dict[str, Any]:
+        sent = sent_victims(args)
+        chosen = {**sent, **(victims or {})}
+        kept = [n for n in chosen if not allowed or n in allowed]
+        meta = {n: {"Pods": [{"UID": u} for u in chosen[n]], "NumPDBViolations": pdb} for n in kept}
+        return {"NodeNameToMetaVictims": meta}
+
+    return answer
+
+
 class ExtenderServer:
     """Start with ``with ExtenderServer(filter=..., prioritize=..., bind=...) as srv``; pass
     ``tls`` (a server-side SSL context) to serve HTTPS."""

@@ -29,7 +29,7 @@ KUBECTL = shutil.which("kubectl")
 needs_kubectl = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
 
 
-def wait_for(cond: Callable[[], Any], timeout: float = 5.0, step: float = 0.02) -> Any:
+def wait_for(cond: Callable[[], Any], timeout: float = 20.0, step: float = 0.02) -> Any:
     """Poll ``cond`` until truthy; its value, or AssertionError after ``timeout``."""
     deadline = time.monotonic() + timeout
     while True:

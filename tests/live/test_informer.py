@@ -108,7 +108,7 @@ def test_server_errors_back_off_then_succeed(api: Api, run: type[Run]) -> None:
     api.server.fail(r"GET /api/v1/pods\?limit", 500, times=3)
     api.create(pod("a"))
     r = run()
-    wait_for(r.inf.synced.is_set, timeout=5)
+    wait_for(r.inf.synced.is_set, timeout=15)
     assert r.seen() == [(ADDED, "default/a")]
     assert api.store.stats.requests["GET pods"] >= 1
 

@@ -111,7 +111,7 @@ def test_conflict_on_bind_forgets_and_requeues(api: Api, replicas: Callable[...,
     r = replicas("a")
     api.create(pod("p"))
     wait(lambda: r.live.api.bind_errors == 1)
-    wait(lambda: bound(api, "p"), timeout=5)  # retried after the 1 s backoff
+    wait(lambda: bound(api, "p"), timeout=15)  # retried after the 1 s backoff
     assert api.store.stats.binds_per_pod["default/p"] == 1
     wait(lambda: r.live.scheduler.attempts["scheduled"] == 1)
     assert r.live.scheduler.attempts["error"] == 1

@@ -72,7 +72,7 @@ def test_two_replicas_never_both_schedule(api: Api, replicas: Callable[..., Repl
     second = [f"b-{i}" for i in range(15)]
     for name in second:
         api.create(pod(name))
-    wait(lambda: bound(api, *second), timeout=5)
+    wait(lambda: bound(api, *second), timeout=15)
     binds = api.store.stats.binds
     assert sorted(api.store.stats.binds_per_pod.values()) == [1] * 30  # none bound twice
     assert api.store.stats.bind_conflicts == 0

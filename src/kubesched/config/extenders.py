@@ -72,7 +72,7 @@ class Extender:
     filter_verb: str = ""
     """Verb of the filter call; empty: the extender does not filter."""
     preempt_verb: str = ""
-    """Verb of the preempt call (accepted; kubesched does not call it yet)."""
+    """Verb of the preempt call (DefaultPreemption sends it the candidates)."""
     prioritize_verb: str = ""
     """Verb of the prioritize call; empty: the extender does not score."""
     weight: int = 0

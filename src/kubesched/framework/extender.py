@@ -11,7 +11,11 @@ tags on these types), and responses are read case-insensitively, as Go's decoder
   "FailedAndUnresolvableNodes", "Error"}``; prioritize answers ``HostPriorityList``
   ``[{"Host": name, "Score": 0..10}]``;
 - bind sends ``ExtenderBindingArgs`` ``{"PodName", "PodNamespace", "PodUID", "Node"}`` and
-  reads ``ExtenderBindingResult`` ``{"Error"}``.
+  reads ``ExtenderBindingResult`` ``{"Error"}``;
+- preempt sends ``ExtenderPreemptionArgs`` ``{"Pod", "NodeNameToVictims",
+  "NodeNameToMetaVictims"}`` (victims as ``{"Pods": [v1.Pod], "NumPDBViolations": n}``, or as
+  ``MetaVictims`` ``{"Pods": [{"UID": uid}], ...}`` when ``nodeCacheCapable``; the other map
+  ``null``) and reads ``ExtenderPreemptionResult`` ``{"NodeNameToMetaVictims"}``.
 
 Only the standard library is used (``http.client``, ``ssl``).  ``httpTimeout`` bounds the
 whole call like Go's ``http.Client.Timeout``: each step (connect, send, wait for headers,
@@ -34,7 +38,7 @@ import tempfile
 import threading
 import time
 import urllib.parse
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +62,14 @@ class ExtenderError(Exception):
     def reason(self) -> str:
         """``timeout`` or ``error`` (the metric label)."""
         return "timeout" if self.timeout else "error"
+
+
+@dataclass(slots=True)
+class Victims:
+    """Upstream ``extenderv1.Victims``: the Pods to evict on one node, PDB violations."""
+
+    pods: list[api.Pod]
+    num_pdb_violations: int = 0
 
 
 @dataclass(slots=True)
@@ -320,6 +332,10 @@ class HTTPExtender:
         """Has a bind verb."""
         return bool(self.config.bind_verb)
 
+    def supports_preemption(self) -> bool:
+        """Has a preempt verb (upstream ``SupportsPreemption``)."""
+        return bool(self.config.preempt_verb)
+
     def is_interested(self, pod: api.Pod) -> bool:
         """Upstream ``IsInterested``: no managed resources, or the Pod asks for one of them
         (requests or limits of its containers or init containers)."""
@@ -408,6 +424,46 @@ class HTTPExtender:
         err = get_field(result, "Error") if isinstance(result, Mapping) else None
         if err:
             raise ExtenderError(self.name, verb, str(err))
+
+    def process_preemption(
+        self,
+        pod_json: str,
+        victims: Mapping[str, Victims],
+        pods_on: Callable[[str], Sequence[api.Pod] | None],
+    ) -> dict[str, Victims]:
+        """Upstream ``ProcessPreemption``: send the candidates (node name to victims) and
+        return the extender's answer, its Pod UIDs resolved among ``pods_on(node)`` (the Pods
+        on a node; None for an unknown node, which is an error as upstream)."""
+        verb = self.config.preempt_verb
+        meta = self.config.node_cache_capable
+        out: dict[str, Any] = {}
+        for node, v in victims.items():
+            pods = [{"UID": p.uid} if meta else pod_manifest(p) for p in v.pods]
+            out[node] = {"Pods": pods, "NumPDBViolations": v.num_pdb_violations}
+        encoded = json.dumps(out, separators=(",", ":"))
+        full, metas = ("null", encoded) if meta else (encoded, "null")
+        body = f'{{"Pod":{pod_json},"NodeNameToVictims":{full},"NodeNameToMetaVictims":{metas}}}'
+        result = self.send(verb, body.encode())
+        answer = get_field(result, "NodeNameToMetaVictims") if isinstance(result, Mapping) else None
+        got: dict[str, Victims] = {}
+        for node, mv in (answer or {}).items():
+            on_node = pods_on(str(node))
+            if on_node is None:
+                raise ExtenderError(self.name, verb, f'nodeinfo not found for node name "{node}"')
+            by_uid = {p.uid: p for p in on_node}
+            mv = mv if isinstance(mv, Mapping) else {}
+            chosen: list[api.Pod] = []
+            for mp in get_field(mv, "Pods") or ():
+                uid = str(get_field(mp, "UID") or "") if isinstance(mp, Mapping) else ""
+                if uid not in by_uid:
+                    msg = (
+                        f"extender: {self.name} claims to preempt pod (UID: &{{{uid}}}) on "
+                        f"node: {node}, but the pod is not found on that node"
+                    )
+                    raise ExtenderError(self.name, verb, msg)
+                chosen.append(by_uid[uid])
+            got[str(node)] = Victims(chosen, int(get_field(mv, "NumPDBViolations") or 0))
+        return got
 
     def close(self) -> None:
         """Close pooled connections."""

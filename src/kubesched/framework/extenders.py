@@ -22,9 +22,16 @@ serialised once per Node object and cached).  Semantics, as upstream v1.34:
   fails, an ignorable one is skipped (the next binder, or the Bind plugins, bind), a
   non-ignorable one fails the binding cycle.
 
+- **preempt** (upstream ``Evaluator.callExtenders``): after DefaultPreemption found its
+  candidates, every interested extender with a ``preemptVerb`` is called once, in order, with
+  the whole candidate map (node name to victims); its answer replaces the map the next one
+  sees, so it may drop nodes or change victims.  An error skips an ignorable extender and
+  fails the preemption for a non-ignorable one; a node answered without victims is dropped
+  (ignorable) or is the error ``expected at least one victim pod on node "n"``.
+
 Every call is observed through ``observe(extender, verb, seconds, error_reason, ignored)``
 (``error_reason`` None, ``timeout`` or ``error``; ``verb`` is ``filter`` / ``prioritize`` /
-``bind``), which the scheduler points at its metrics.
+``bind`` / ``preempt``), which the scheduler points at its metrics.
 """
 
 from __future__ import annotations
@@ -45,6 +52,7 @@ from kubesched.framework.extender import (
     ExtenderError,
     FilterResult,
     HTTPExtender,
+    Victims,
     node_manifest,
     pod_manifest,
 )
@@ -255,6 +263,41 @@ class Extenders:
                 return Status(Code.ERROR, (str(e),), EXTENDER_NAME)
             return Status(Code.SUCCESS, (), EXTENDER_NAME)
         return None
+
+    # ---------------------------------------------------------------- preempt
+    def has_preemption(self, pod: api.Pod) -> bool:
+        """Whether an extender with a preempt verb is interested in ``pod``."""
+        return any(e.supports_preemption() and e.is_interested(pod) for e in self.extenders)
+
+    def process_preemption(
+        self,
+        pod: api.Pod,
+        victims: dict[str, Victims],
+        pods_on: Callable[[str], Sequence[api.Pod] | None],
+    ) -> dict[str, Victims]:
+        """Upstream ``callExtenders``: the candidates (node name to victims) the preempting
+        extenders keep; ``pods_on(node)`` lists a node's Pods (None: no such node).  Raises
+        :class:`ExtenderError` when a non-ignorable extender fails."""
+        for ext in self.extenders:
+            if not victims:
+                break
+            if not ext.supports_preemption() or not ext.is_interested(pod):
+                continue
+            call = functools.partial(ext.process_preemption, self._pod_json(pod), victims, pods_on)
+            try:
+                got = self._call(ext, "preempt", call)
+            except ExtenderError:
+                if ext.ignorable:
+                    continue
+                raise
+            assert isinstance(got, dict)
+            for node in [n for n, v in got.items() if not v.pods]:
+                if not ext.ignorable:
+                    msg = f'expected at least one victim pod on node "{node}"'
+                    raise ExtenderError(ext.name, ext.config.preempt_verb, msg)
+                del got[node]
+            victims = got
+        return victims
 
     def close(self) -> None:
         """Close connections and worker threads."""

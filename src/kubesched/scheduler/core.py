@@ -94,6 +94,8 @@ class Scheduler(AlgorithmMixin, WaitingMixin, FailureMixin):
             Extenders(ext_configs, self.metrics.record_extender) if ext_configs else None
         )
         """The configured extenders (:mod:`kubesched.framework.extenders`), or None."""
+        if self.extenders is not None:  # DefaultPreemption calls the preempt verbs
+            self.handle.extras["extenders"] = self.extenders
         self.profiles: dict[str, Framework] = {
             p.scheduler_name: Framework(
                 p,

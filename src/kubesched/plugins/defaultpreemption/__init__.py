@@ -15,10 +15,12 @@ the room is kept for it.
 
 Deviations from upstream: preemption runs synchronously inside the cycle (victims are
 deleted through the API client at once; upstream v1.34 deletes them asynchronously and gates
-the Pod meanwhile, which the simulator's immediate deletions make equivalent); no extenders;
-the default ``IsEligiblePod`` / ``MoreImportantPod`` only; candidates are searched in node
-order from the offset (upstream's parallel search with parallelism 1); plugins that keep
-PreFilter state (inter-pod affinity, topology spread) do not see victims removed or
+the Pod meanwhile, which the simulator's immediate deletions make equivalent); extenders
+with a ``preemptVerb`` (``handle.extras["extenders"]``) filter the candidates as upstream's
+``callExtenders``, the candidates they keep staying in search order (upstream: Go map
+order); the default ``IsEligiblePod`` / ``MoreImportantPod`` only; candidates are searched
+in node order from the offset (upstream's parallel search with parallelism 1); plugins that
+keep PreFilter state (inter-pod affinity, topology spread) do not see victims removed or
 nominated Pods added (no PreFilterExtensions yet); PDBs without ``status`` are derived from
 their spec (see :mod:`.pdb`).
 """

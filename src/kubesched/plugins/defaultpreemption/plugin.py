@@ -13,6 +13,8 @@ import numpy as np
 import numpy.typing as npt
 
 from kubesched.api import objects as api
+from kubesched.framework.extender import ExtenderError, Victims
+from kubesched.framework.extenders import Extenders
 from kubesched.framework.interface import Code, CycleState, Handle, Status
 from kubesched.framework.outcomes import PostFilterResult
 from kubesched.plugins.defaultpreemption import dryrun, pdb
@@ -92,6 +94,9 @@ class DefaultPreemption:
         if not candidates:
             msg = fit_error_message(len(table), statuses)
             return PostFilterResult(""), Status(Code.UNSCHEDULABLE, (PREFIX + msg,))
+        candidates, status = self.call_extenders(pod, cluster, candidates)
+        if not status.is_success():
+            return None, status
         best = pick_one_node(candidates)
         if best < 0:
             return None, Status(Code.UNSCHEDULABLE, (PREFIX + NO_CANDIDATE,))
@@ -131,6 +136,34 @@ class DefaultPreemption:
         n = num_nodes * self.args.min_candidate_nodes_percentage // 100
         n = max(n, self.args.min_candidate_nodes_absolute)
         return min(n, num_nodes)
+
+    def call_extenders(
+        self, pod: api.Pod, cluster: ClusterState, candidates: list[Candidate]
+    ) -> tuple[list[Candidate], Status]:
+        """Upstream ``callExtenders``: the scheduler's extenders with a preempt verb
+        (``handle.extras["extenders"]``) keep or drop candidates and may change victims.
+        Surviving candidates keep their order, then any the extenders added, in their order."""
+        exts = self.handle.extras.get("extenders")
+        if not isinstance(exts, Extenders) or not exts.has_preemption(pod):
+            return candidates, Status()
+        table = cluster.nodes
+
+        def pods_on(node: str) -> list[api.Pod] | None:
+            if node not in table.row_of:
+                return None
+            return [cluster.pods[k].pod for k in sorted(cluster.pods_on_node.get(node, ()))]
+
+        sent = {c.node: Victims(list(c.victims), c.num_pdb_violations) for c in candidates}
+        try:
+            kept = exts.process_preemption(pod, sent, pods_on)
+        except ExtenderError as e:
+            return [], Status(Code.ERROR, (PREFIX + str(e),))
+        order = {c.node: i for i, c in enumerate(candidates)}
+        names = sorted(kept, key=lambda n: order.get(n, len(order)))
+        out = [
+            Candidate(n, table.row_of[n], kept[n].pods, kept[n].num_pdb_violations) for n in names
+        ]
+        return out, Status()
 
     def prepare_candidate(self, chosen: Candidate) -> None:
         """Delete the victims through the API server (those already terminating are left
