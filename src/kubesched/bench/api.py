@@ -78,6 +78,7 @@ class BenchApi:
         self.on_bound: list[Callable[[api.Pod], None]] = []
         self.binds = 0
         self.deletes = 0
+        self.pods_created = 0
 
     # ------------------------------------------------------------------ objects
     def create_namespace(self, name: str, labels: Mapping[str, str] | None = None) -> None:
@@ -127,6 +128,7 @@ class BenchApi:
         if pod.key in self.pods:
             raise ApiError(409, f'pods "{pod.name}" already exists')
         self.pods[pod.key] = pod
+        self.pods_created += 1
         if pod.node_name:
             self._count_bound(pod)
         elif pod.scheduling_gates:

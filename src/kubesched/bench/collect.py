@@ -77,6 +77,9 @@ class ThroughputCollector:
         self.start = start
         self.scheduled = 0
         self.samples: list[float] = []
+        self.sample_times: list[float] = []
+        """Seconds since ``start`` at which each of ``samples`` ends (a stretched sample's
+        share of its interval), for plots."""
         self.next_tick = start + SAMPLE_INTERVAL
         self.started = False
         self.last_count = 0
@@ -109,6 +112,9 @@ class ThroughputCollector:
             return
         rate = new / (now - self.last_time)
         self.samples.extend([rate] * (self.skipped + 1))
+        step = (now - self.last_time) / (self.skipped + 1)
+        base = self.last_time - self.start
+        self.sample_times.extend(base + step * (i + 1) for i in range(self.skipped + 1))
         self.last_count, self.last_time, self.skipped = scheduled, now, 0
 
     def summary(self) -> tuple[dict[str, float] | None, bool]:

@@ -3,7 +3,9 @@
 One thread does everything, in real time (``time.perf_counter``): :meth:`Loop.pump` completes
 the API calls that are due (modelled binding mode), runs the background ops that are due
 (churn ticks, ``deletePods`` at a rate), flushes the scheduling queue's backoff every second
-and its unschedulable pool every 30 s (upstream's periods), then runs one
+and its unschedulable pool every 30 s (upstream's periods), syncs the scheduler's metric
+gauges every second when asked to (``sync_metrics``: a served or written ``/metrics``), then
+runs one
 ``Scheduler.schedule_one()``.  An op that waits (``createPods`` until its Pods are bound, a
 ``barrier``, a ``sleep``) calls :meth:`Loop.wait`, which pumps until its condition holds and
 sleeps until the next timer when the scheduler has nothing to pop.
@@ -33,6 +35,7 @@ BACKOFF_FLUSH_PERIOD = 1.0
 UNSCHEDULABLE_FLUSH_PERIOD = 30.0
 MAX_IDLE_SLEEP = 0.05
 PROGRESS_PERIOD = 0.25
+METRICS_SYNC_PERIOD = 1.0
 
 
 class WorkloadError(Exception):
@@ -72,6 +75,8 @@ class Loop:
         client: SchedulerClient,
         clock: Callable[[], float] = time.perf_counter,
         progress: Callable[[], None] | None = None,
+        *,
+        sync_metrics: bool = False,
     ) -> None:
         self.scheduler = scheduler
         self.api = api_server
@@ -85,6 +90,7 @@ class Loop:
         self.next_unschedulable_flush = now + UNSCHEDULABLE_FLUSH_PERIOD
         self.next_progress = now
         self.next_timer = now
+        self.next_metrics_sync: float | None = now if sync_metrics else None
         self.api.on_bound.append(self._bound)
 
     def _bound(self, pod: api.Pod) -> None:
@@ -126,6 +132,9 @@ class Loop:
         if self.progress is not None and now >= self.next_progress:
             self.progress()
             self.next_progress = now + PROGRESS_PERIOD
+        if self.next_metrics_sync is not None and now >= self.next_metrics_sync:
+            self.scheduler.sync_metrics()
+            self.next_metrics_sync = now + METRICS_SYNC_PERIOD
         self.next_timer = min(self._next_events(now))
 
     def _next_events(self, now: float) -> list[float]:
@@ -136,6 +145,8 @@ class Loop:
         times.extend(task.due for task in self.background)
         if self.progress is not None:
             times.append(self.next_progress)
+        if self.next_metrics_sync is not None:
+            times.append(self.next_metrics_sync)
         return times
 
     # ------------------------------------------------------------------ waiting

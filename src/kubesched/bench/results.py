@@ -63,6 +63,14 @@ class WorkloadResult:
     peak_rss_mib: float = 0.0
     parallel: dict[str, Any] | None = None
     """Binder and per-shard numbers when the run used ``--shards N`` with N >= 2."""
+    pods_created: int = 0
+    pods_unbound: int = 0
+    """Pods present but not bound when the workload ended (failed or still pending)."""
+    throughput_samples: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
+    """Per measured phase (its ``Name`` label): ``(seconds since the phase began, pods/s)``
+    for every throughput sample, for the HTML report; not part of perf-dash JSON."""
+    settings: dict[str, Any] = field(default_factory=dict)
+    """How the workload ran (params, seed, timeout, gates, ...), for the HTML report."""
 
     @property
     def name(self) -> str:

@@ -40,6 +40,7 @@ from kubesched.bench.config import TestCase, Workload, load_test_cases
 from kubesched.bench.loop import Loop, Phase, WorkloadError
 from kubesched.bench.results import API, ATTEMPT_METRIC, MEMORY, ApiModel, WorkloadResult
 from kubesched.config.load import load_config
+from kubesched.metrics import SchedulerMetrics
 from kubesched.parallel import hooks
 from kubesched.plugins.registry import known_plugin_names
 
@@ -76,6 +77,9 @@ class RunOptions:
     shards: int = 1
     """1: the serial scheduler; N >= 2: dispatcher, binder and N shard processes
     (:mod:`kubesched.parallel`)."""
+    metrics: SchedulerMetrics | None = None
+    """Registry every workload's scheduler records into, its gauges synced every second
+    (``--metrics-port`` / ``--metrics-file``); None: a private one per workload, no syncing."""
 
 
 def scheduler_options(gates: Mapping[str, bool], options: RunOptions) -> dict[str, Any]:
@@ -159,6 +163,7 @@ class _WorkloadRun:
             api_client=self.client,
             seed=options.seed,
             submit_binding=self.client.submit_binding,
+            metrics=options.metrics,
             **scheduler_options(gates, options),
         )
         self.api.watcher = self.scheduler
@@ -168,7 +173,14 @@ class _WorkloadRun:
         self._update: Callable[[int], None] | None = None
         if options.progress is not None:
             self._update = options.progress(f"{case.name}/{workload.name}", self.total)
-        self.loop = Loop(self.scheduler, self.api, self.client, clock, self._tick_progress)
+        self.loop = Loop(
+            self.scheduler,
+            self.api,
+            self.client,
+            clock,
+            self._tick_progress,
+            sync_metrics=options.metrics is not None,
+        )
         self.names = objects.Names(options.seed)
         self.writer = background.Writer(self.api, self.names)
         self.known: dict[str, int] = {}
@@ -178,6 +190,15 @@ class _WorkloadRun:
         )
         mode = ApiModel(API, options.api_latency, qps, burst) if modelled else ApiModel()
         self.result = WorkloadResult(case.name, workload.name, mode, threshold=workload.threshold)
+        self.result.settings = {
+            "params": dict(workload.params),
+            "featureGates": gates,
+            "schedulerConfig": case.scheduler_config_path or "(default)",
+            "seed": options.seed,
+            "timeout": options.timeout,
+            "shards": options.shards,
+            "batching": options.batching,
+        }
         self.start = clock()
 
     def _tick_progress(self) -> None:
@@ -199,12 +220,16 @@ class _WorkloadRun:
         gc.unfreeze()
         r = self.result
         r.pods_bound = self.api.binds
+        r.pods_created = self.api.pods_created
+        r.pods_unbound = sum(1 for pod in self.api.pods.values() if not pod.node_name)
         r.wall_seconds = time.perf_counter() - self.start
         r.attempts = {k: int(v) for k, v in self.scheduler.attempts.items()}
         r.api.calls, r.api.max_wait = self.client.calls, self.client.max_wait
         r.api.throttled_calls = self.client.throttled_calls
         r.peak_rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
         r.parallel = hooks.summary(self.scheduler)
+        if self.options.metrics is not None:
+            self.scheduler.sync_metrics()
         hooks.close(self.scheduler)
         self._tick_progress()
 
@@ -421,6 +446,10 @@ class _WorkloadRun:
         data, short = phase.collector.summary()
         if data is not None:
             items.append(collect.throughput_item(data, phase.name))
+        c = phase.collector
+        self.result.throughput_samples[phase.name] = list(
+            zip(c.sample_times, c.samples, strict=True)
+        )
         self.result.short_run = self.result.short_run or short
         if phase.attempts:
             items.append(collect.duration_item(phase.attempts, ATTEMPT_METRIC, phase.name))

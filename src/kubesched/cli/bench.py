@@ -1,8 +1,13 @@
-"""``kubesched bench CONFIG.yaml [--case C] [--workload W] [--label L ...] [-o results.json]``.
+"""``kubesched bench CONFIG.yaml [--case C] [--workload W] [--label L ...] [-o results.json]
+[--report DIR] [--metrics-port PORT] [--metrics-file FILE]``.
 
 Runs upstream scheduler_perf-format test cases against the real scheduler in wall-clock time
 (see :mod:`kubesched.bench.runner`), prints a one-line summary per workload as it finishes
-(the last line on stdout is the last workload's), and writes perf-dash JSON with ``-o``.
+(the last line on stdout is the last workload's), and writes perf-dash JSON with ``-o`` and
+an HTML report (:mod:`kubesched.report.bench`) with ``--report``.  With ``--metrics-port`` or
+``--metrics-file`` every workload's scheduler records into one registry whose gauges are
+synced every second, served live and/or written at the end
+(:mod:`kubesched.cli.observability`).
 Exit code 0 when every workload finished above its threshold, 1 otherwise, 2 for a bad
 config.
 """
@@ -11,12 +16,12 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import importlib
 import sys
 from collections.abc import Callable
 from typing import Any
 
 from kubesched.bench.results import API, MEMORY
+from kubesched.cli import observability
 from kubesched.parallel import hooks
 
 
@@ -61,7 +66,8 @@ def add_parser(sub: Any) -> None:
     )
     hooks.add_shards_argument(m)
     m.add_argument("--profile", metavar="FILE", help="write a cProfile of the measured phases")
-    m.add_argument("--report", metavar="DIR", help="write an HTML report (not available yet)")
+    observability.add_report_argument(m)
+    observability.add_metrics_arguments(m)
     m.add_argument("--no-progress", action="store_true", help="no progress bar")
     m.set_defaults(func=run)
 
@@ -69,39 +75,14 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the benchmark; exit 1 if a workload failed or fell below its threshold."""
     from kubesched.bench.results import write_json
-    from kubesched.bench.runner import RunOptions, run_config
 
     modelled = any(v is not None for v in (args.api_latency, args.client_qps, args.client_burst))
     binding = args.binding or (API if modelled else MEMORY)
     profiler = cProfile.Profile() if args.profile else None
     show = not args.no_progress and sys.stderr.isatty()
-    options = RunOptions(
-        binding=binding,
-        api_latency=args.api_latency or 0.0,
-        client_qps=args.client_qps,
-        client_burst=args.client_burst,
-        timeout=args.timeout,
-        seed=args.seed,
-        batching=None if args.batching is None else args.batching == "on",
-        shards=args.shards,
-        profiler=profiler,
-        progress=progress_bars if show else None,
-    )
-
-    def emit(result: Any) -> None:
-        for close in _open_bars:
-            close()
-        _open_bars.clear()
-        print(result.summary_line(), flush=True)
-
-    results = run_config(
-        args.config,
-        case=args.case,
-        workload=args.workload,
-        labels=tuple(args.label),
-        options=options,
-        on_result=emit,
-    )
+    wants_metrics = args.metrics_port is not None or bool(args.metrics_file)
+    with observability.metrics_session(args) as metrics:
+        results = _run(args, binding, profiler, show, metrics if wants_metrics else None)
     if not results:
         print("no workload matches the filters", file=sys.stderr)
         return 1
@@ -114,15 +95,51 @@ def run(args: argparse.Namespace) -> int:
     return 0 if all(r.ok for r in results) else 1
 
 
+def _run(
+    args: argparse.Namespace,
+    binding: str,
+    profiler: cProfile.Profile | None,
+    show: bool,
+    metrics: Any,
+) -> list[Any]:
+    from kubesched.bench.runner import RunOptions, run_config
+
+    options = RunOptions(
+        binding=binding,
+        api_latency=args.api_latency or 0.0,
+        client_qps=args.client_qps,
+        client_burst=args.client_burst,
+        timeout=args.timeout,
+        seed=args.seed,
+        batching=None if args.batching is None else args.batching == "on",
+        shards=args.shards,
+        profiler=profiler,
+        progress=progress_bars if show else None,
+        metrics=metrics,
+    )
+
+    def emit(result: Any) -> None:
+        for close in _open_bars:
+            close()
+        _open_bars.clear()
+        print(result.summary_line(), flush=True)
+
+    return run_config(
+        args.config,
+        case=args.case,
+        workload=args.workload,
+        labels=tuple(args.label),
+        options=options,
+        on_result=emit,
+    )
+
+
 def write_report(results: Any, directory: str) -> None:
-    """Hook for the HTML benchmark report (``kubesched.report``), when it exists."""
-    try:
-        report_bench = importlib.import_module("kubesched.report.bench")
-    except ImportError:
-        # TODO: the report room renders bench results (plots of throughput per workload).
-        print(f"--report {directory}: HTML bench reports are not available yet", file=sys.stderr)
-        return
-    report_bench.write(results, directory)
+    """Write the HTML benchmark report (:mod:`kubesched.report.bench`) into ``directory``."""
+    from kubesched.report.bench import write
+
+    index = write(results, directory)
+    print(f"report written to {index}", file=sys.stderr)
 
 
 _open_bars: list[Callable[[], None]] = []

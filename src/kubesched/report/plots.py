@@ -233,6 +233,41 @@ def plot_resources(summary: dict[str, Any], path: Path) -> str:
     )
 
 
+def plot_bench_throughput(
+    title: str,
+    samples: Sequence[tuple[float, float]],
+    path: Path,
+    *,
+    average: float | None = None,
+    threshold: float = 0.0,
+) -> str:
+    """One bench phase's throughput samples ``(seconds since the phase began, pods/s)``,
+    with their average and the workload's threshold as horizontal lines."""
+    fig, (ax,) = _figure()
+    if not samples:
+        short = f"; total / elapsed: {average:.1f} Pods/s" if average is not None else ""
+        _note(ax, f"no 1 s throughput sample (phase shorter than about 2 s){short}")
+    else:
+        t = np.asarray([s[0] for s in samples], dtype=np.float64)
+        rate = np.asarray([s[1] for s in samples], dtype=np.float64)
+        ax.plot(t, rate, color="#31a354", marker=".", label="sample")
+        if average is not None:
+            ax.axhline(average, color="#3182bd", ls="--", lw=1, label=f"average {average:.1f}")
+        if threshold:
+            ax.axhline(threshold, color="#de2d26", ls=":", lw=1, label=f"threshold {threshold:g}")
+        ax.set_xlabel("wall-clock seconds since collection started")
+        ax.set_ylabel("Pods / s")
+        ax.set_ylim(bottom=0)
+        ax.legend(loc="lower right")
+        ax.grid(alpha=0.3)
+    ax.set_title(f"Scheduling throughput: {title}")
+    fig.savefig(path)
+    return (
+        f"{len(samples)} throughput sample(s) of {title}: measured Pods bound per second of "
+        "wall time, one per 1 s tick (scheduler_perf's throughputCollector)."
+    )
+
+
 PLOTS: dict[str, PlotFn] = {
     "throughput.png": plot_throughput,
     "attempts.png": plot_attempts,
