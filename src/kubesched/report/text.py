@@ -101,6 +101,7 @@ def simulate_summary(s: dict[str, Any]) -> str:
         f"  pending pods by queue {pending}",
         f"  utilisation           {util}",
         *_job_lines(s),
+        *_fault_lines(s),
         f"  wall time             {s['wallSeconds']} s ({s['virtualSeconds']} simulated s)",
         "  invariants            "
         + ("all hold" if not broken else "VIOLATED: " + ", ".join(sorted(broken))),
@@ -135,4 +136,19 @@ def _job_lines(s: dict[str, Any]) -> list[str]:
             for res, c in q["resources"].items()
         )
         out.append(f"  quota {name:<15} {cells}; reclaimed {q.get('reclaimedPods', 0)} pods")
+    return out
+
+
+def _fault_lines(s: dict[str, Any]) -> list[str]:
+    """One line per fault drill (``spec.faults``): Pods affected and recovery."""
+    out: list[str] = []
+    for d in s.get("faults") or []:
+        if d.get("skipped"):
+            out.append(f"  fault {d['name']:<15} skipped: {d['skipped']}")
+            continue
+        rec = f"recovered in {d['recoverySeconds']} s" if d.get("recovered") else "NOT recovered"
+        out.append(
+            f"  fault {d['name']:<15} {d['kind']} at {d['atSeconds']} s: "
+            f"{d['podsAffected']} pods affected, {rec} (pending peak {d.get('peakPending')})"
+        )
     return out

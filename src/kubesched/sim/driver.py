@@ -17,7 +17,7 @@ from typing import Any
 from kubesched.api import objects as api
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.metrics import SchedulerMetrics
-from kubesched.scheduler import Scheduler
+from kubesched.parallel import hooks
 from kubesched.sim.apiserver import SimApiServer
 from kubesched.sim.engine import EventLoop
 
@@ -35,6 +35,10 @@ class SimTiming:
     """Virtual seconds from the end of a cycle to the bind being accepted."""
     watch_delay: float = 0.0
     """Virtual seconds before watchers hear of a change."""
+    client_qps: float = 0.0
+    """The scheduler's client rate limit on binds (queries per second); 0: no limit."""
+    client_burst: int = 0
+    """Binds the client may send at once before ``client_qps`` applies (at least 1)."""
 
 
 class _Informer:
@@ -83,12 +87,14 @@ class SimCluster:
         seed: int = 0,
         timing: SimTiming | None = None,
         metrics: SchedulerMetrics | None = None,
+        shards: int = 1,
     ) -> None:
         self.timing = timing or SimTiming()
         self.loop = EventLoop()
         self.api = SimApiServer(self.loop, watch_delay=self.timing.watch_delay, seed=seed)
-        self.scheduler = Scheduler(
+        self.scheduler = hooks.make_scheduler(  # shards > 1: kubesched.parallel
             config,
+            shards=shards,
             clock=self.loop.clock,
             api_client=self.api,
             seed=seed,
@@ -101,6 +107,11 @@ class SimCluster:
         self.api.watch(_Informer(self))
         self._next_unschedulable_flush = UNSCHEDULABLE_FLUSH_PERIOD
         self.on_progress: Callable[[], None] | None = None
+        self.seed = seed
+        self.down = False
+        """The scheduler process is dead (a fault drill): nothing is scheduled."""
+        self._tokens = 0.0
+        self._tokens_at: float | None = None
 
     def _submit_binding(self, fn: Callable[[], None]) -> None:
         def run() -> None:
@@ -108,7 +119,22 @@ class SimCluster:
             fn()
             self.wall_seconds += time.perf_counter() - t0
 
-        self.loop.call_later(self.timing.bind_latency, run, priority=-1)
+        delay = self._client_wait() + self.timing.bind_latency
+        self.loop.call_later(delay, run, priority=-1)
+
+    def _client_wait(self) -> float:
+        """Seconds a bind waits for the client's token bucket (client-go's rate limiter)."""
+        qps = self.timing.client_qps
+        if qps <= 0:
+            return 0.0
+        now, burst = self.loop.now, float(max(1, self.timing.client_burst))
+        if self._tokens_at is None:
+            self._tokens = burst
+        else:
+            self._tokens = min(burst, self._tokens + (now - self._tokens_at) * qps)
+        self._tokens_at = now
+        self._tokens -= 1.0
+        return 0.0 if self._tokens >= 0 else -self._tokens / qps
 
     def wake(self, at: float | None = None) -> None:
         """Make sure the scheduling process runs at ``at`` (default: as soon as it is free)."""
@@ -122,6 +148,8 @@ class SimCluster:
         if self._tick_at is None or self.loop.now < self._tick_at:
             return  # superseded by an earlier wake-up that already ran
         self._tick_at = None
+        if self.down:
+            return
         q = self.scheduler.queue
         if self.loop.now >= self._next_unschedulable_flush:
             q.flush_unschedulable_left_over()
@@ -131,7 +159,8 @@ class SimCluster:
         ran = self.scheduler.schedule_one()
         self.wall_seconds += time.perf_counter() - t0
         if ran:
-            self._busy_until = self.loop.now + self.timing.cycle_seconds
+            cycles = hooks.step_weight(self.scheduler)  # a parallel step: shards side by side
+            self._busy_until = self.loop.now + self.timing.cycle_seconds * cycles
             self.wake()
             if self.on_progress is not None:
                 self.on_progress()
@@ -157,3 +186,33 @@ class SimCluster:
             and counts.get("backoff", 0) == 0
             and self.scheduler.in_flight_bindings == 0
         )
+
+    # ------------------------------------------------------------------ fault drills
+    def kill_scheduler(self) -> None:
+        """The scheduler process dies (:mod:`kubesched.sim.faults`): it hears nothing more and
+        schedules nothing; binding requests it already sent still reach the API server."""
+        self.api.watchers = [w for w in self.api.watchers if getattr(w, "sim", None) is not self]
+        self.down = True
+
+    def start_standby(self) -> None:
+        """A standby takes over: a fresh scheduler of the same kind and configuration whose
+        cache and queue are rebuilt from the API server (list, then watch).  The attempt
+        counters are the run's, carried over (the dead leader's late binds still count)."""
+        old = self.scheduler
+        hooks.close(old)
+        new = hooks.make_scheduler(
+            old.config,
+            shards=int(getattr(old, "shard_count", 1)),
+            clock=self.loop.clock,
+            api_client=self.api,
+            seed=self.seed,
+            submit_binding=self._submit_binding,
+            metrics=old.metrics,
+        )
+        new.attempts = old.attempts
+        new.pod_attempts = old.pod_attempts
+        self.scheduler = new
+        self.down = False
+        self._busy_until = self.loop.now
+        self.api.watch(_Informer(self))
+        self.wake()

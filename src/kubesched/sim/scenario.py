@@ -6,7 +6,8 @@ Format (``kind: Scenario``, ``apiVersion: kubesched.io/v1alpha1``)::
       seed: 42                       # placements and arrivals are a function of the seed
       durationSeconds: 120           # virtual time after which nothing new arrives
       drainSeconds: 60               # extra virtual time to let the queue settle
-      timing: {cycleSeconds: 0.0005, bindLatencySeconds: 0.005, watchDelaySeconds: 0}
+      timing: {cycleSeconds: 0.0005, bindLatencySeconds: 0.005, watchDelaySeconds: 0,
+               clientQPS: 0, clientBurst: 0}   # client rate limit on binds (0: none)
       config: {...}                  # an inline KubeSchedulerConfiguration (optional)
       nodePools:                     # generated nodes: <name>-00000, <name>-00001, ...
       - {name, count, zones: [..], labels: {..}, taints: [..], allocatable: {..}}
@@ -17,6 +18,7 @@ Format (``kind: Scenario``, ``apiVersion: kubesched.io/v1alpha1``)::
                                      # ElasticQuota, ClusterQueue, LocalQueue, ResourceFlavor, ...
       admission: {enabled: true, fairSharing: false}   # Kueue admission (default: on when
                                                        # some ClusterQueue is declared)
+      faults: [...]                  # fault drills (kubesched.sim.faults)
 
 ``lifetimeSeconds`` is the mean of an exponential lifetime counted from the bind (absent:
 the Pod runs forever).  ``gpuChoices`` draws each Pod's ``nvidia.com/gpu`` from the list.
@@ -43,6 +45,7 @@ from kubesched.admission import objects, references
 from kubesched.api import objects as api
 from kubesched.api.errors import InputError
 from kubesched.api.parse import load_documents, parse_node, parse_objects, parse_pod
+from kubesched.sim import faults as fault_drills
 from kubesched.sim.driver import SimTiming
 
 API_VERSION = "kubesched.io/v1alpha1"
@@ -77,6 +80,8 @@ class Scenario:
     """Kueue admission on/off (None: on when some ClusterQueue is declared)."""
     fair_sharing: bool = False
     """Order workloads across ClusterQueues by fair share instead of priority only."""
+    faults: list[fault_drills.Fault] = field(default_factory=list)
+    """Fault drills (:mod:`kubesched.sim.faults`)."""
 
 
 def default_scenario_text() -> str:
@@ -134,6 +139,8 @@ def build_scenario(doc: dict[str, Any], *, seed: int | None = None) -> Scenario:
         cycle_seconds=float(_opt(timing_obj, "cycleSeconds", f"{p}.timing", num, 0.0005)),
         bind_latency=float(_opt(timing_obj, "bindLatencySeconds", f"{p}.timing", num, 0.005)),
         watch_delay=float(_opt(timing_obj, "watchDelaySeconds", f"{p}.timing", num, 0.0)),
+        client_qps=float(_opt(timing_obj, "clientQPS", f"{p}.timing", num, 0.0)),
+        client_burst=int(_opt(timing_obj, "clientBurst", f"{p}.timing", int, 0)),
     )
     sc = Scenario(
         name=str((doc.get("metadata") or {}).get("name", "scenario")),
@@ -157,6 +164,7 @@ def build_scenario(doc: dict[str, Any], *, seed: int | None = None) -> Scenario:
     if "enabled" in adm:
         sc.admission = adm["enabled"]
     sc.fair_sharing = bool(adm.get("fairSharing", False))
+    sc.faults = fault_drills.parse_faults(spec.get("faults"), f"{p}.faults")
     literal = _opt(spec, "objects", p, list, [])
     if literal:
         parsed = parse_objects(literal)
