@@ -56,3 +56,16 @@ def test_results_are_deterministic() -> None:
     assert kubesched.schedule(cluster, as_list(*pods)) == kubesched.schedule(
         cluster, as_list(*pods)
     )
+
+
+def test_pods_may_name_a_priority_class_of_the_snapshot() -> None:
+    high = {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": "high"},
+        "value": 1000,
+    }
+    p = pod("p")
+    p["spec"]["priorityClassName"] = "high"
+    out = kubesched.schedule(as_list(node("a"), high), as_list(p))
+    assert out["pods"]["default/p"]["result"] == "Scheduled"

@@ -35,6 +35,18 @@ MAX_VIRTUAL_SECONDS = 900.0
 TERMINAL_PHASES = ("Succeeded", "Failed")
 
 
+def _with_priority_classes(docs: Documents, cluster_docs: Documents) -> Documents:
+    """The Pods' documents plus the snapshot's PriorityClasses they do not declare
+    themselves, appended (so error paths keep their indexes): a Pod may name a class the
+    cluster has."""
+    own = {d.get("metadata", {}).get("name") for d in docs if d.get("kind") == "PriorityClass"}
+    for d in cluster_docs:
+        if d.get("kind") == "PriorityClass" and d.get("metadata", {}).get("name") not in own:
+            docs.append(d)
+            docs.paths.append("cluster")
+    return docs
+
+
 def _documents(obj: Mapping[str, Any] | Sequence[Any]) -> Documents:
     return split_documents([dict(obj)] if isinstance(obj, Mapping) else list(obj))
 
@@ -56,8 +68,9 @@ def schedule(
         if isinstance(config, KubeSchedulerConfiguration)
         else load_config(config, known_plugins=known_plugin_names())
     )
-    snapshot = parse_objects(_documents(cluster))
-    incoming = parse_objects(_documents(pods)).pods
+    cluster_docs = _documents(cluster)
+    snapshot = parse_objects(cluster_docs)
+    incoming = parse_objects(_with_priority_classes(_documents(pods), cluster_docs)).pods
     order = sorted(
         range(len(incoming)),
         key=lambda i: (
