@@ -15,11 +15,11 @@ from collections.abc import Sequence
 
 from kubesched import __version__
 from kubesched.api.errors import InputError
-from kubesched.cli import bench, explain, pools, report, run, schedule, simulate, sweep
+from kubesched.cli import bench, explain, pools, replay, report, run, schedule, simulate, sweep
 
 EXIT_INPUT = 2
 
-COMMANDS = (simulate, explain, schedule, report, bench, run, pools, sweep)
+COMMANDS = (simulate, explain, schedule, report, bench, run, pools, sweep, replay)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,5 +1,5 @@
 """``kubesched simulate [SCENARIO.yaml] [--seed S] [-o json|text] [--json-out FILE]
-[--report DIR] [--metrics-port PORT] [--metrics-file FILE] [--pace X]``.
+[--report DIR] [--metrics-port PORT] [--metrics-file FILE] [--pace X] [--shards N]``.
 
 Metrics advance in virtual time: counters move as simulated events happen and gauges are
 synced every simulated second.  While ``/metrics`` is served the run is paced (default one
@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kubesched.cli import common, observability
+from kubesched.parallel import hooks
 from kubesched.report import text
 
 
@@ -34,6 +35,7 @@ def add_parser(sub: Any) -> None:
         help="simulated seconds per wall-clock second (default: 1 while --metrics-port "
         "serves, else as fast as possible; 0: as fast as possible)",
     )
+    hooks.add_shards_argument(m)
     observability.add_report_argument(m)
     observability.add_metrics_arguments(m)
     m.set_defaults(func=run)
@@ -48,7 +50,9 @@ def run(args: argparse.Namespace) -> int:
     progress = None if args.no_progress or not sys.stderr.isatty() else progress_bar("simulate")
     pace = args.pace if args.pace is not None else (1.0 if args.metrics_port is not None else 0)
     with observability.metrics_session(args) as metrics:
-        summary = run_scenario(scenario, progress=progress, metrics=metrics, pace=pace or None)
+        summary = run_scenario(
+            scenario, progress=progress, metrics=metrics, pace=pace or None, shards=args.shards
+        )
     if args.json_out:
         with open(args.json_out, "w") as f:
             json.dump(summary, f, indent=2)

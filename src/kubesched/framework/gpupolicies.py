@@ -124,7 +124,8 @@ def clustering_scores(tags: IntArray, gpu_left: IntArray, tag: int) -> IntArray:
     classes = (tags > 0).sum(axis=1)
     same = tags[:, tag] > 0 if tag < tags.shape[1] else np.zeros(n, dtype=np.bool_)
     band = np.where(same, np.where(classes == 1, 75, 50), np.where(classes == 0, 25, 0))
-    return (fill + band).astype(np.int64)
+    out: IntArray = (fill + band).astype(np.int64)
+    return out
 
 
 def fgd_scores(
@@ -227,15 +228,16 @@ def kubesched_scores(
     stats: tuple[IntArray, IntArray] | None = None,
 ) -> tuple[IntArray, IntArray]:
     """kubesched's own policy: FGD's fragmentation gradient, plus GPU-level packing that values
-    the hole a shared task leaves by its expected eventual waste (:class:`HoleValue`).
+    the hole a shared task leaves by its expected eventual waste (:class:`HoleValue`), and
+    CPU-starved nodes whose idle GPUs nothing can use.
 
     Lexicographic keys, best first (the caller breaks the last ties by its node order):
 
-    - shared GPU: least added hole waste (10-milli steps), FGD score, a node already running
-      GPU work, the tightest GPU;
-    - whole GPUs and CPU-only: FGD score, least hole value killed by taking the node's CPU
-      below ``cpu_min`` (10-milli steps), a node already running GPU work, and for CPU-only
-      tasks the fewest idle GPUs (in whole GPUs).
+    - shared GPU: least added hole waste weighted by ``hv.weight`` (10-milli steps), FGD
+      score, least added hole waste, a node already running GPU work, the tightest GPU;
+    - whole GPUs and CPU-only: FGD score, least hole value stranded by taking the node's CPU
+      below ``hv.cpu_min`` (10-milli steps), a node already running GPU work, and for CPU-only
+      tasks the fewest idle GPUs (whole GPUs).
 
     Returns composite int64 scores (higher is better; -1 for impossible GPUs) and GPU indices
     (-1 unless shared), both ``(n,)``.

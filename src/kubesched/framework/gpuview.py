@@ -130,7 +130,9 @@ def parse_target_workload(args: Mapping[str, Any] | None, path: str) -> dict[Sha
             problems.append((f"{p}.weight", "must be positive"))
             continue
         shape = Shape(cpu, milli if count else 0, count if milli else 0)
-        shape = Shape(shape.cpu, shape.milli, shape.num, g.parse_models(str(item.get("models", ""))))
+        shape = Shape(
+            shape.cpu, shape.milli, shape.num, g.parse_models(str(item.get("models", "")))
+        )
         out[shape] = out.get(shape, 0.0) + weight
     if problems:
         raise InputError(problems)

@@ -118,3 +118,22 @@ def curve(
             )
         )
     return out
+
+
+def point_at(
+    arrived: IntArray,
+    allocated: IntArray,
+    frag: FloatArray,
+    idle: IntArray,
+    capacity_milli: int,
+    percent: int,
+) -> CurvePoint:
+    """The measurement after the last task whose arrived share is at most ``percent`` (the
+    first task when none is): the fallback where :func:`curve` has no point."""
+    k = max(int(np.searchsorted(arrived, percent / 100.0 * capacity_milli, side="right")) - 1, 0)
+    return CurvePoint(
+        percent,
+        100.0 - float(allocated[k]) / capacity_milli * 100.0,
+        float(frag[k]) / capacity_milli * 100.0,
+        float(idle[k]),
+    )

@@ -49,6 +49,7 @@ class ReplayState:
     def __init__(self, nodes: NodeList, fm: FragModel, specs: tuple[tuple[str, ...], ...]) -> None:
         g = max(int(nodes.gpus.max()), 1)
         self.fm = fm
+        self.hv = gp.hole_values(fm.workload)
         self.count = nodes.gpus.copy()
         self.free = np.where(np.arange(g) < self.count[:, None], MILLI, 0).astype(np.int64)
         self.cpu_left = nodes.cpu.copy()
@@ -142,8 +143,8 @@ def make_chooser(policy: str, rank: IntArray) -> Chooser:
         st: ReplayState, rows: IntArray, t: Task, rng: np.random.Generator
     ) -> tuple[int, int]:
         scores, gpu = gp.kubesched_scores(
-            st.fm, st.free[rows], st.cpu_left[rows], st.model[rows], st.frag[rows],
-            t.cpu, t.milli, t.num, (st.s[rows], st.c[rows]),
+            st.fm, st.hv, st.free[rows], st.count[rows], st.cpu_left[rows], st.model[rows],
+            st.frag[rows], t.cpu, t.milli, t.num, (st.s[rows], st.c[rows]),
         )  # fmt: skip
         i = _best(scores, rows, rank)
         return i, int(gpu[i])
@@ -224,7 +225,8 @@ def replay(
     frag = np.zeros(n, dtype=np.float64)
     idle = np.zeros(n, dtype=np.int64)
     placed = np.full(n, -1, dtype=np.int64)
-    cpu, mem, milli, num, spec = (a[order].tolist() for a in (pods.cpu, pods.memory, pods.milli, pods.num, pods.spec))  # fmt: skip
+    cols = (pods.cpu, pods.memory, pods.milli, pods.num, pods.spec)
+    cpu, mem, milli, num, spec = (a[order].tolist() for a in cols)
     frag_total = float(st.frag.sum())
     for k in range(n):
         t = Task(cpu[k], mem[k], milli[k], num[k], spec[k])

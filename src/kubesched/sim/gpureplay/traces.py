@@ -85,7 +85,9 @@ def _int(row: dict[str, str], col: str, line: int, path: Path, low: int = 0) -> 
     try:
         value = int(raw)
     except ValueError:
-        raise InputError([(f"line {line}: {col}", f"not an integer: {raw!r}")], file=str(path))
+        raise InputError(
+            [(f"line {line}: {col}", f"not an integer: {raw!r}")], file=str(path)
+        ) from None
     if value < low:
         raise InputError(
             [(f"line {line}: {col}", f"must be >= {low}, got {value}")], file=str(path)

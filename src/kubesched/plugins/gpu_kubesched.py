@@ -1,0 +1,103 @@
+"""GpuKubesched: kubesched's own GPU placement policy (Score, NormalizeScore).
+
+FGD's fragmentation gradient plus GPU-level packing that values the hole a shared-GPU Pod
+leaves by its expected eventual waste, and keeps CPU-starved nodes from stranding GPUs
+(:func:`kubesched.framework.gpupolicies.kubesched_scores`).  Raw scores are lexicographic
+composite keys; NormalizeScore maps their distinct values by rank onto 0..100 (the best node
+gets 100), so the order survives weighting.  For a shared-GPU Pod the chosen GPU index of each
+node is left in CycleState for GpuDevices' Reserve.  Args: optional ``targetWorkload`` (see
+:mod:`kubesched.framework.gpuview`); without it the workload is learned from the Pods seen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from kubesched.api import objects as api
+from kubesched.api.errors import InputError
+from kubesched.framework import gpupolicies as gp
+from kubesched.framework import gpuview as gv
+from kubesched.framework.interface import SKIP, SUCCESS, CycleState, Handle, IntArray, Status
+from kubesched.state import gpus
+from kubesched.state.cache import ClusterState
+
+NAME = "GpuKubesched"
+_KEY = "PreScore" + NAME
+
+
+# --------------------------------------------------------------------------- cycle state
+@dataclass(frozen=True, slots=True)
+class _PreScoreState:
+    pod: gv.GpuPod
+
+
+# --------------------------------------------------------------------------- plugin
+class GpuKubesched:
+    """Prefers the node (and GPU) that wastes least GPU capacity, now and later."""
+
+    name = NAME
+
+    def __init__(self, args: Mapping[str, Any] | None, handle: Handle) -> None:
+        self.handle = handle
+        self.workload = gv.WorkloadModel(gv.parse_target_workload(args, NAME))
+        self.workload.see_cluster(handle.cluster)
+
+    def pre_score(
+        self, state: CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
+    ) -> Status:
+        """Parse the request and count the Pod's shape; Skip a malformed request."""
+        try:
+            gpod = gv.gpu_pod(pod)
+        except InputError:
+            return SKIP
+        self.workload.see(pod.key, gpod.shape)
+        state[_KEY] = _PreScoreState(gpod)
+        return SUCCESS
+
+    def score(
+        self, state: CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
+    ) -> IntArray:
+        """Composite scores (higher is better), int64 ``(n,)``."""
+        s = state.get(_KEY)
+        if not isinstance(s, _PreScoreState) or rows.shape[0] == 0:
+            return np.zeros(rows.shape[0], dtype=np.int64)
+        table = gpus.table_for(cluster)
+        fm, hv = self.workload.models(table)
+        v = gv.node_view(cluster, table, rows)
+        frag_now = fm.frag(v.free, v.cpu_left, v.model)
+        req = s.pod.req
+        scores, gpu = gp.kubesched_scores(
+            fm, hv, v.free, v.count, v.cpu_left, v.model, frag_now, s.pod.cpu, req.milli,
+            req.count,
+        )  # fmt: skip
+        if req.shared:
+            state[gp.CHOICE_KEY] = dict(zip(rows.tolist(), gpu.tolist(), strict=True))
+        return scores
+
+    def normalize_score(self, state: CycleState, pod: api.Pod, scores: IntArray) -> None:
+        """Distinct raw values by rank onto 0..100, in place (the best gets 100)."""
+        rank_scores(scores)
+
+
+# --------------------------------------------------------------------------- kernel
+def rank_scores(scores: IntArray) -> None:
+    """Replace ``scores`` (int64 ``(n,)``) in place by ``100 * rank / (distinct - 1)`` of
+    their value among the distinct values (all 100 when they are equal)."""
+    if scores.shape[0] == 0:
+        return
+    values, inverse = np.unique(scores, return_inverse=True)
+    if values.size == 1:
+        scores[:] = 100
+        return
+    scores[:] = (inverse * 100) // (values.size - 1)
+
+
+def new(args: object | None, handle: Handle) -> GpuKubesched:
+    """Factory: ``args`` may hold ``targetWorkload``."""
+    if args is not None and not isinstance(args, Mapping):
+        raise InputError(f"{NAME}: args must be a mapping, got {type(args).__name__}")
+    return GpuKubesched(args, handle)
