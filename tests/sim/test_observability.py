@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from kubesched import metrics as m
-from kubesched.scheduler import core as scheduler_module
 from kubesched.config.load import load_config
 from kubesched.plugins.registry import known_plugin_names
+from kubesched.scheduler import core as scheduler_module
 from kubesched.sim.driver import SimCluster
 from kubesched.sim.scenario import load_scenario
 from kubesched.sim.simulate import run_scenario
