@@ -222,6 +222,8 @@ class Framework:
             if p.name in state.skip_filter or alive.size == 0:
                 continue
             verdict = p.filter(state, pod, cluster, alive)
+            if not verdict.table:  # no status to give: every node passed
+                continue
             codes = verdict.codes
             bad = codes != 0
             if not bad.any():

@@ -54,11 +54,11 @@ class AlgorithmMixin(SchedulerBase):
         if n == 0:
             raise NoNodesError(NO_NODES_AVAILABLE)
         nominations = len(self.queue.nominator)
+        signature = None
         if self.batch.enabled and not nominations:
             cycle = self.queue.scheduling_cycle
-            entry = self.batch.lookup(
-                fwk.profile_name, self._sign(fwk, pod), cycle, self.cluster.version
-            )
+            signature = self._sign(fwk, pod)
+            entry = self.batch.lookup(fwk.profile_name, signature, cycle, self.cluster.version)
             if entry is not None:
                 reused = self._schedule_from_entry(fwk, state, pod, entry)
                 if reused is not None:
@@ -125,7 +125,6 @@ class AlgorithmMixin(SchedulerBase):
         pick = self.select_host(scored.total, feasible)
         entry = None
         if self.batch.enabled and absent is None and not nominations:
-            signature = self._sign(fwk, pod)
             if signature is not None:
                 entry = batch.build_entry(
                     fwk, state, signature, feasible, scored, pick, outcome.processed
