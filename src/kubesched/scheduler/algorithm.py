@@ -124,11 +124,10 @@ class AlgorithmMixin(SchedulerBase):
             scored.total = scored.total + self.extenders.prioritize(pod, table, feasible).total
         pick = self.select_host(scored.total, feasible)
         entry = None
-        if self.batch.enabled and absent is None and not nominations:
-            if signature is not None:
-                entry = batch.build_entry(
-                    fwk, state, signature, feasible, scored, pick, outcome.processed
-                )
+        if self.batch.enabled and absent is None and not nominations and signature is not None:
+            entry = batch.build_entry(
+                fwk, state, signature, feasible, scored, pick, outcome.processed
+            )
         return ScheduleResult(
             table.names[int(feasible[pick])], outcome.processed, int(feasible.size), entry
         )
