@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -34,8 +35,10 @@ class Run:
 
     def close(self, client: KubeClient) -> None:
         self.stop.set()
-        client.abort()
-        self.thread.join(5)
+        deadline = time.monotonic() + 15
+        while self.thread.is_alive() and time.monotonic() < deadline:
+            client.abort()  # again: a watch may open just after an earlier cut (as the runner does)
+            self.thread.join(0.2)
         assert not self.thread.is_alive()
 
 
