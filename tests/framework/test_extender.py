@@ -186,7 +186,7 @@ def test_slow_extender_hits_http_timeout() -> None:
         elapsed = time.monotonic() - start
     assert err.value.timeout and err.value.reason == "timeout"
     assert "context deadline exceeded" in str(err.value)
-    assert 0.15 < elapsed < 1.0
+    assert 0.15 < elapsed < 1.9  # cut at httpTimeout, well before the 2 s answer
 
 
 def test_filter_runs_only_for_pods_using_a_managed_resource() -> None:
