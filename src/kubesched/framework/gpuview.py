@@ -33,8 +33,9 @@ from kubesched.api.errors import InputError
 from kubesched.api.quantity import resource_amount
 from kubesched.framework import gpupolicies as gp
 from kubesched.framework.gpufrag import FragModel, Shape, TargetWorkload, target_workload
+from kubesched.framework.interface import SKIP, SUCCESS, CycleState, Handle, Status
 from kubesched.state.cache import ClusterState
-from kubesched.state.gpus import GpuTable
+from kubesched.state.gpus import GpuTable, table_for
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -179,3 +180,52 @@ class WorkloadModel:
             self._hv = gp.hole_values(tw)
             self._key = key
         return self._fm, self._hv
+
+
+class GpuScorePlugin:
+    """What every GPU policy Score plugin shares: PreScore parses the Pod's GPU request into
+    CycleState (Skip for a malformed request, and for CPU-only Pods when ``skip_cpu_only``);
+    Score reads it back and hands :meth:`score_view` the candidates' GPU columns (zeros when
+    PreScore did not run).  A policy implements :meth:`score_view`, and :meth:`saw` when it
+    learns the target workload from the Pods it scores."""
+
+    name = ""
+    skip_cpu_only = False
+    """Whether CPU-only Pods are skipped (their score would be 0 on every node)."""
+
+    def __init__(self, args: object | None, handle: Handle) -> None:
+        del args
+        self.handle = handle
+
+    def pre_score(
+        self, state: CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
+    ) -> Status:
+        """Parse the request into CycleState; Skip as the class docstring says."""
+        try:
+            gpod = gpu_pod(pod)
+        except InputError:
+            return SKIP
+        if self.skip_cpu_only and gpod.req.count == 0:
+            return SKIP
+        self.saw(pod, gpod)
+        state["PreScore" + self.name] = gpod
+        return SUCCESS
+
+    def saw(self, pod: api.Pod, gpod: GpuPod) -> None:
+        """Hook: PreScore parsed ``gpod`` for ``pod`` (nothing by default)."""
+
+    def score(
+        self, state: CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
+    ) -> IntArray:
+        """The policy's scores for ``rows``, int64 ``(n,)``."""
+        gpod = state.get("PreScore" + self.name)
+        if not isinstance(gpod, GpuPod) or rows.shape[0] == 0:
+            return np.zeros(rows.shape[0], dtype=np.int64)
+        table = table_for(cluster)
+        return self.score_view(state, gpod, table, node_view(cluster, table, rows), rows)
+
+    def score_view(
+        self, state: CycleState, gpod: GpuPod, table: GpuTable, view: NodeView, rows: IntArray
+    ) -> IntArray:
+        """The policy's kernel over the candidates' ``view``; int64 ``(n,)``."""
+        raise NotImplementedError

@@ -9,55 +9,25 @@ tightest GPU (GpuDevices' default).  No args.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import numpy as np
-
 from kubesched.api import objects as api
-from kubesched.api.errors import InputError
 from kubesched.framework import gpupolicies as gp
 from kubesched.framework import gpuview as gv
-from kubesched.framework.interface import SKIP, SUCCESS, CycleState, Handle, IntArray, Status
-from kubesched.state import gpus
-from kubesched.state.cache import ClusterState
+from kubesched.framework.interface import CycleState, Handle, IntArray
+from kubesched.state.gpus import GpuTable
 
 NAME = "GpuBestFit"
-_KEY = "PreScore" + NAME
 
 
-@dataclass(frozen=True, slots=True)
-class _PreScoreState:
-    pod: gv.GpuPod
-
-
-class GpuBestFit:
+class GpuBestFit(gv.GpuScorePlugin):
     """Prefers the fullest node that still fits."""
 
     name = NAME
 
-    def __init__(self, args: object | None, handle: Handle) -> None:
-        del args
-        self.handle = handle
-
-    def pre_score(
-        self, state: CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
-    ) -> Status:
-        """Parse the request; Skip a malformed one."""
-        try:
-            state[_KEY] = _PreScoreState(gv.gpu_pod(pod))
-        except InputError:
-            return SKIP
-        return SUCCESS
-
-    def score(
-        self, state: CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
+    def score_view(
+        self, state: CycleState, gpod: gv.GpuPod, table: GpuTable, view: gv.NodeView, rows: IntArray
     ) -> IntArray:
         """Raw best-fit scores, int64 ``(n,)``."""
-        s = state.get(_KEY)
-        if not isinstance(s, _PreScoreState):
-            return np.zeros(rows.shape[0], dtype=np.int64)
-        v = gv.node_view(cluster, gpus.table_for(cluster), rows)
-        return gp.bestfit_scores(v.cpu_left, v.gpu_left, s.pod.cpu, s.pod.req.total_milli)
+        return gp.bestfit_scores(view.cpu_left, view.gpu_left, gpod.cpu, gpod.req.total_milli)
 
     def normalize_score(self, state: CycleState, pod: api.Pod, scores: IntArray) -> None:
         """Min-max onto 0..100 in place (reference ``NormalizeScore``)."""

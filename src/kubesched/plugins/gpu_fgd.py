@@ -12,7 +12,6 @@ it the workload is learned from the Pods seen.  No NormalizeScore (scores are 0.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -21,57 +20,35 @@ from kubesched.api import objects as api
 from kubesched.api.errors import InputError
 from kubesched.framework import gpupolicies as gp
 from kubesched.framework import gpuview as gv
-from kubesched.framework.interface import SKIP, SUCCESS, CycleState, Handle, IntArray, Status
-from kubesched.state import gpus
-from kubesched.state.cache import ClusterState
+from kubesched.framework.interface import CycleState, Handle, IntArray
+from kubesched.state.gpus import GpuTable
 
 NAME = "GpuFGD"
-_KEY = "PreScore" + NAME
 
 
-# --------------------------------------------------------------------------- cycle state
-@dataclass(frozen=True, slots=True)
-class _PreScoreState:
-    pod: gv.GpuPod
-
-
-# --------------------------------------------------------------------------- plugin
-class GpuFGD:
+class GpuFGD(gv.GpuScorePlugin):
     """Prefers the node (and GPU) whose fragmentation grows least."""
 
     name = NAME
 
     def __init__(self, args: Mapping[str, Any] | None, handle: Handle) -> None:
-        self.handle = handle
+        super().__init__(args, handle)
         self.workload = gv.WorkloadModel(gv.parse_target_workload(args, NAME))
         self.workload.see_cluster(handle.cluster)
 
-    def pre_score(
-        self, state: CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
-    ) -> Status:
-        """Parse the request and count the Pod's shape; Skip a malformed request."""
-        try:
-            gpod = gv.gpu_pod(pod)
-        except InputError:
-            return SKIP
+    def saw(self, pod: api.Pod, gpod: gv.GpuPod) -> None:
+        """Count the Pod's shape in the learned target workload."""
         self.workload.see(pod.key, gpod.shape)
-        state[_KEY] = _PreScoreState(gpod)
-        return SUCCESS
 
-    def score(
-        self, state: CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
+    def score_view(
+        self, state: CycleState, gpod: gv.GpuPod, table: GpuTable, view: gv.NodeView, rows: IntArray
     ) -> IntArray:
         """FGD scores 0..100, int64 ``(n,)``."""
-        s = state.get(_KEY)
-        if not isinstance(s, _PreScoreState) or rows.shape[0] == 0:
-            return np.zeros(rows.shape[0], dtype=np.int64)
-        table = gpus.table_for(cluster)
         fm, _ = self.workload.models(table)
-        v = gv.node_view(cluster, table, rows)
-        frag_now = fm.frag(v.free, v.cpu_left, v.model)
-        req = s.pod.req
+        frag_now = fm.frag(view.free, view.cpu_left, view.model)
+        req = gpod.req
         scores, gpu = gp.fgd_scores(
-            fm, v.free, v.cpu_left, v.model, frag_now, s.pod.cpu, req.milli, req.count
+            fm, view.free, view.cpu_left, view.model, frag_now, gpod.cpu, req.milli, req.count
         )
         if req.shared:
             state[gp.CHOICE_KEY] = dict(zip(rows.tolist(), gpu.tolist(), strict=True))

@@ -10,58 +10,25 @@ default).  No NormalizeScore; no args.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import numpy as np
-
-from kubesched.api import objects as api
-from kubesched.api.errors import InputError
 from kubesched.framework import gpupolicies as gp
 from kubesched.framework import gpuview as gv
-from kubesched.framework.interface import SKIP, SUCCESS, CycleState, Handle, IntArray, Status
-from kubesched.state import gpus
-from kubesched.state.cache import ClusterState
+from kubesched.framework.interface import CycleState, Handle, IntArray
+from kubesched.state.gpus import GpuTable
 
 NAME = "GpuPacking"
-_KEY = "PreScore" + NAME
 
 
-@dataclass(frozen=True, slots=True)
-class _PreScoreState:
-    pod: gv.GpuPod
-
-
-class GpuPacking:
+class GpuPacking(gv.GpuScorePlugin):
     """Packs GPU work onto GPUs and nodes already in use."""
 
     name = NAME
+    skip_cpu_only = True
 
-    def __init__(self, args: object | None, handle: Handle) -> None:
-        del args
-        self.handle = handle
-
-    def pre_score(
-        self, state: CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
-    ) -> Status:
-        """Parse the request; Skip CPU-only Pods (all 0) and malformed requests."""
-        try:
-            gpod = gv.gpu_pod(pod)
-        except InputError:
-            return SKIP
-        if gpod.req.count == 0:
-            return SKIP
-        state[_KEY] = _PreScoreState(gpod)
-        return SUCCESS
-
-    def score(
-        self, state: CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
+    def score_view(
+        self, state: CycleState, gpod: gv.GpuPod, table: GpuTable, view: gv.NodeView, rows: IntArray
     ) -> IntArray:
         """Scores 0..100, int64 ``(n,)``."""
-        s = state.get(_KEY)
-        if not isinstance(s, _PreScoreState):
-            return np.zeros(rows.shape[0], dtype=np.int64)
-        v = gv.node_view(cluster, gpus.table_for(cluster), rows)
-        return gp.packing_scores(v.free, v.count, s.pod.req.milli, s.pod.req.count)
+        return gp.packing_scores(view.free, view.count, gpod.req.milli, gpod.req.count)
 
 
 def new(args: object | None, handle: Handle) -> GpuPacking:
