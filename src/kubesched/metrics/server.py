@@ -1,8 +1,15 @@
-"""``/metrics`` and ``/healthz`` over HTTP, on a thread."""
+"""``/metrics`` and the health probes (``/healthz``, ``/livez``, ``/readyz``) over HTTP, on a
+thread.
+
+Probes run named checks: with none (the default, as in ``simulate`` or ``bench``) they answer
+``ok``; ``kubesched run`` passes checks of the live scheduler.  A failing probe answers 500
+with the failed check's name, as kube-scheduler's ``[-]name failed`` lines.
+"""
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
@@ -15,25 +22,57 @@ from kubesched.metrics.catalog import (
 if TYPE_CHECKING:
     from kubesched.metrics import SchedulerMetrics
 
+Check = Callable[[], bool]
+TEXT = "text/plain; charset=utf-8"
+
+
+def probe(checks: Mapping[str, Check]) -> tuple[int, bytes]:
+    """(HTTP code, body) of a health endpoint over named checks."""
+    lines, ok = [], True
+    for name, check in checks.items():
+        try:
+            passed = bool(check())
+        except Exception:  # a broken check is a failed check
+            passed = False
+        ok &= passed
+        lines.append(f"[{'+' if passed else '-'}]{name} {'ok' if passed else 'failed'}")
+    if ok:
+        return 200, b"ok"
+    return 500, ("\n".join(lines) + "\nhealthz check failed\n").encode()
+
 
 class MetricsServer:
-    """``/metrics`` (text exposition) and ``/healthz`` on a background thread.
+    """``/metrics`` (text exposition) and the probes on a background thread.
 
+    ``health`` checks back ``/healthz`` and ``/livez``; ``/readyz`` runs those and ``ready``.
     ``port`` 0 picks a free port (read it back from :attr:`port`).  Loopback by default.
     """
 
-    def __init__(self, metrics: SchedulerMetrics, address: str = "127.0.0.1", port: int = 0):
+    def __init__(
+        self,
+        metrics: SchedulerMetrics,
+        address: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        health: Mapping[str, Check] | None = None,
+        ready: Mapping[str, Check] | None = None,
+    ) -> None:
         registry = metrics.registry
+        health_checks = dict(health or {})
+        ready_checks = {**health_checks, **(ready or {})}
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 path = self.path.split("?", 1)[0]
+                ctype = TEXT
                 if path == "/metrics":
-                    body, ctype, code = generate_latest(registry), CONTENT_TYPE, 200
-                elif path in ("/healthz", "/livez", "/readyz"):
-                    body, ctype, code = b"ok", "text/plain; charset=utf-8", 200
+                    code, body, ctype = 200, generate_latest(registry), CONTENT_TYPE
+                elif path in ("/healthz", "/livez"):
+                    code, body = probe(health_checks)
+                elif path == "/readyz":
+                    code, body = probe(ready_checks)
                 else:
-                    body, ctype, code = b"not found\n", "text/plain; charset=utf-8", 404
+                    code, body = 404, b"not found\n"
                 self.send_response(code)
                 self.send_header("Content-Type", ctype)
                 self.send_header("Content-Length", str(len(body)))
