@@ -30,16 +30,9 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from kubesched.api import objects as api
+from kubesched.sim.apiserver import ApiError
 
 SCHEDULING_GATED = "SchedulingGated"
-
-
-class ApiError(Exception):
-    """A refused call (409 Conflict, 404 Not Found)."""
-
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code = code
 
 
 class Watcher(Protocol):
