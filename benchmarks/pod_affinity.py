@@ -24,8 +24,10 @@ import statistics
 import time
 from typing import Any
 
+from _support import InMemoryApi, default_node  # benchmarks/ is on sys.path as the script dir
+
 from kubesched.api import objects as api
-from kubesched.api.parse import parse_node, parse_pod
+from kubesched.api.parse import parse_pod
 from kubesched.config.load import load_config
 from kubesched.plugins.registry import known_plugin_names
 from kubesched.scheduler import Scheduler
@@ -61,19 +63,6 @@ POD_TEMPLATE: dict[str, Any] = {
 }
 
 
-class _Api:
-    """In-memory binds: the binding subresource always succeeds at once."""
-
-    def __init__(self) -> None:
-        self.bound = 0
-
-    def bind(self, pod: object, node_name: str) -> None:
-        self.bound += 1
-
-    def delete_pod(self, pod: object, reason: str) -> None:
-        pass
-
-
 def _pods(tpl: api.Pod, namespace: str, count: int, start: int) -> list[api.Pod]:
     return [
         dataclasses.replace(
@@ -93,15 +82,10 @@ def run_once(
 ) -> tuple[float, float, int]:
     """Schedule the init Pods, then time the measured ones: (Pods per wall second, Pods per
     CPU second of this process, measured Pods bound)."""
-    node_tpl = parse_node(
-        {
-            "metadata": {"name": "tpl"},
-            "status": {"allocatable": {"cpu": "4", "memory": "32Gi", "pods": "110"}},
-        }
-    )
+    node_tpl = default_node()
     pod_tpl = parse_pod(POD_TEMPLATE)
     clock = [0.0]
-    client = _Api()
+    client = InMemoryApi()
     sched = Scheduler(
         load_config(None, known_plugins=known_plugin_names()),
         clock=lambda: clock[0],
@@ -116,7 +100,7 @@ def run_once(
         sched.on_pod_add(pod)
     while sched.schedule_one():
         pass
-    init_bound = client.bound
+    init_bound = len(client.bound)
     for pod in _pods(pod_tpl, "sched-1", n_pods, n_init):
         sched.on_pod_add(pod)
     prof = cProfile.Profile() if profile else None
@@ -131,7 +115,7 @@ def run_once(
         prof.dump_stats(profile)  # type: ignore[arg-type]
     elapsed = time.perf_counter() - t0
     cpu = time.process_time() - c0
-    measured = client.bound - init_bound
+    measured = len(client.bound) - init_bound
     assert init_bound == min(n_init, n_nodes), init_bound
     assert measured == min(n_pods, n_nodes - init_bound), (measured, sched.attempts)
     return measured / elapsed, measured / cpu, measured

@@ -23,25 +23,14 @@ import statistics
 import time
 from collections import Counter
 
-from kubesched.api.parse import parse_node, parse_pod
+from _support import InMemoryApi, default_node  # benchmarks/ is on sys.path as the script dir
+
+from kubesched.api.parse import parse_pod
 from kubesched.config.load import load_config
 from kubesched.plugins.registry import known_plugin_names
 from kubesched.scheduler import Scheduler
 
 ZONE = "topology.kubernetes.io/zone"
-
-
-class _Api:
-    """In-memory binds: the binding subresource always succeeds at once."""
-
-    def __init__(self) -> None:
-        self.bound: dict[str, str] = {}
-
-    def bind(self, pod: object, node_name: str) -> None:
-        self.bound[pod.key] = node_name  # type: ignore[attr-defined]
-
-    def delete_pod(self, pod: object, reason: str) -> None:
-        pass
 
 
 def _pod_manifest(name: str, namespace: str, spread: bool) -> dict[str, object]:
@@ -75,16 +64,11 @@ def _pod_manifest(name: str, namespace: str, spread: bool) -> dict[str, object]:
 def run_once(
     n_nodes: int, n_init: int, n_pods: int, profile: str | None
 ) -> tuple[float, float, Counter[str]]:
-    node_tpl = parse_node(
-        {
-            "metadata": {"name": "tpl"},
-            "status": {"capacity": {"cpu": "4", "memory": "32Gi", "pods": "110"}},
-        }
-    )
+    node_tpl = default_node()
     init_tpl = parse_pod(_pod_manifest("tpl", "namespace-1", spread=False))
     spread_tpl = parse_pod(_pod_manifest("tpl", "namespace-2", spread=True))
     clock = [0.0]
-    api = _Api()
+    api = InMemoryApi()
     sched = Scheduler(
         load_config(None, known_plugins=known_plugin_names()),
         clock=lambda: clock[0],
