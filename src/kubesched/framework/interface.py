@@ -128,6 +128,16 @@ class CycleState(dict[str, Any]):
         self.skip_filter: set[str] = set()
         self.skip_score: set[str] = set()
 
+    def clone(self) -> CycleState:
+        """A copy whose entries can be replaced without touching this one (upstream
+        ``CycleState.Clone``; plugins never mutate an entry in place, they store a new one,
+        so the entries themselves are shared)."""
+        other = CycleState()
+        other.update(self)
+        other.skip_filter = set(self.skip_filter)
+        other.skip_score = set(self.skip_score)
+        return other
+
 
 # --------------------------------------------------------------------------- events
 class ActionType(enum.IntFlag):

@@ -76,23 +76,27 @@ class UsageCache:
 
 def nominated_usage(
     nominator: PodNominator, table: NodeTable, pod: api.Pod, rows: IntArray, cache: UsageCache
-) -> tuple[IntArray, list[Usage]]:
+) -> tuple[IntArray, list[Usage], list[list[api.Pod]]]:
     """Rows of ``rows`` that hold nominated Pods of priority >= ``pod``'s (``pod`` itself
-    excluded), and those Pods' usage."""
+    excluded), those Pods' usage, and the Pods of each such row (aligned with the rows)."""
     nominated, nrows = cache.nominated_rows(nominator, table)
     if not nominated:
-        return np.zeros(0, dtype=np.int64), []
+        return np.zeros(0, dtype=np.int64), [], []
     with_rows: list[int] = []
     usage: list[Usage] = []
+    pods: list[list[api.Pod]] = []
     for k in np.flatnonzero(np.isin(nrows, rows)).tolist():
         row, name = nominated[k]
-        before = len(usage)
-        for p in nominator.nominated_pods_for_node(name):
-            if p.priority >= pod.priority and p.key != pod.key:
-                usage.append(cache.usage(table, row, p))
-        if len(usage) > before:
+        here = [
+            p
+            for p in nominator.nominated_pods_for_node(name)
+            if p.priority >= pod.priority and p.key != pod.key
+        ]
+        if here:
             with_rows.append(row)
-    return np.asarray(with_rows, dtype=np.int64), usage
+            pods.append(here)
+            usage.extend(cache.usage(table, row, p) for p in here)
+    return np.asarray(with_rows, dtype=np.int64), usage, pods
 
 
 class UsageBlock:

@@ -9,7 +9,9 @@ the room is kept for it.
   ``minCandidateNodesAbsolute`` 100), eligibility (``preemptionPolicy: Never``, victims still
   terminating on the nominated node) and the FitError message of a failed preemption;
 - :mod:`.dryrun`: candidate nodes from a random offset and minimal victim sets, vectorised
-  over nodes (the victims' usage is lifted from the node table and restored exactly);
+  over nodes (the victims' usage is lifted from the node table and restored exactly), or
+  node by node with PreFilterExtensions (RemovePod / AddPod) when inter-pod affinity or
+  topology spread hold state this cycle;
 - :mod:`.pdb`: PodDisruptionBudgets (PDB-violating victims are reprieved first);
 - :mod:`.picking`: upstream's node-picking criteria in order.
 
@@ -19,10 +21,8 @@ the Pod meanwhile, which the simulator's immediate deletions make equivalent); e
 with a ``preemptVerb`` (``handle.extras["extenders"]``) filter the candidates as upstream's
 ``callExtenders``, the candidates they keep staying in search order (upstream: Go map
 order); the default ``IsEligiblePod`` / ``MoreImportantPod`` only; candidates are searched
-in node order from the offset (upstream's parallel search with parallelism 1); plugins that
-keep PreFilter state (inter-pod affinity, topology spread) do not see victims removed or
-nominated Pods added (no PreFilterExtensions yet); PDBs without ``status`` are derived from
-their spec (see :mod:`.pdb`).
+in node order from the offset (upstream's parallel search with parallelism 1); PDBs without
+``status`` are derived from their spec (see :mod:`.pdb`).
 """
 
 from kubesched.plugins.defaultpreemption.plugin import (

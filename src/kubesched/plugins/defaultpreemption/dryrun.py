@@ -14,8 +14,10 @@ Nodes are taken in order from ``offset`` (wrapping), as upstream with parallelis
 deterministic reading of its parallel search: checking stops once ``num_candidates`` nodes
 are candidates and at least one of them violates no PDB; later nodes are not reported.
 
-Deviation: plugins that keep per-cycle PreFilter state (inter-pod affinity, topology
-spread) do not see the victims leave (kubesched has no PreFilterExtensions RemovePod yet).
+When PreFilter plugins with PreFilterExtensions hold state this cycle (inter-pod affinity,
+topology spread: their counts span nodes), each node is instead checked on its own, exactly
+as upstream: a copy of the cycle state, ``RemovePod`` for every potential victim, then
+``AddPod`` for each one reprieved (and ``RemovePod`` again if it must go after all).
 """
 
 from __future__ import annotations
@@ -42,6 +44,12 @@ class FilterRunner(Protocol):
     def run_filter_with_nominated(
         self, state: CycleState, pod: api.Pod, rows: IntArray
     ) -> FilterOutcome: ...
+
+    def active_extensions(self, state: CycleState) -> list[object]: ...
+
+    def run_pre_filter_extension(
+        self, state: CycleState, pod: api.Pod, other: api.Pod, row: int, *, add: bool
+    ) -> Status: ...
 
 
 NodeResult = tuple[list[api.Pod], int, Status]
@@ -79,6 +87,10 @@ def select_victims(
     if not pending:
         return results
     index = {row: i for i, row in enumerate(rows.tolist())}
+    if fwk.active_extensions(state):
+        for row, recs in pending.items():
+            results[index[row]] = _select_on_node(fwk, state, pod, cluster, row, recs, budgets)
+        return results
     flat = [rec for recs in pending.values() for rec in recs]
     block = nominated.UsageBlock(table, [_usage(r) for r in flat])
     at: dict[int, int] = {id(r): i for i, r in enumerate(flat)}  # record -> block index
@@ -96,14 +108,7 @@ def select_victims(
         for j, row in enumerate(first.failed.tolist()):
             move(pending.pop(row), 1)
             results[index[row]] = ([], 0, first.status_of(j))
-        plans: dict[int, tuple[list[PodRecord], int]] = {}
-        for row, recs in pending.items():
-            if budgets:
-                by_pod = {id(r.pod): r for r in recs}
-                bad, good = pdb.split_by_violation([r.pod for r in recs], budgets)
-                plans[row] = ([by_pod[id(p)] for p in (*bad, *good)], len(bad))
-            else:
-                plans[row] = (recs, 0)
+        plans = {row: _plan(recs, budgets) for row, recs in pending.items()}
         victims: dict[int, list[api.Pod]] = {row: [] for row in plans}
         violations = dict.fromkeys(plans, 0)
         rounds = max((len(p[0]) for p in plans.values()), default=0)
@@ -125,6 +130,64 @@ def select_victims(
     finally:
         block.shift(np.flatnonzero(off), 1)
     return results
+
+
+def _plan(recs: list[PodRecord], budgets: Sequence[pdb.Budget]) -> tuple[list[PodRecord], int]:
+    """The order victims are reprieved in: PDB-violating ones first, each group most
+    important first; and how many violate."""
+    if not budgets:
+        return recs, 0
+    by_pod = {id(r.pod): r for r in recs}
+    bad, good = pdb.split_by_violation([r.pod for r in recs], budgets)
+    return [by_pod[id(p)] for p in (*bad, *good)], len(bad)
+
+
+def _select_on_node(
+    fwk: FilterRunner,
+    state: CycleState,
+    pod: api.Pod,
+    cluster: ClusterState,
+    row: int,
+    recs: list[PodRecord],
+    budgets: Sequence[pdb.Budget],
+) -> NodeResult:
+    """Upstream ``SelectVictimsOnNode`` for one node, with PreFilterExtensions."""
+    copy = state.clone()
+    block = nominated.UsageBlock(cluster.nodes, [_usage(r) for r in recs])
+    off = np.zeros(len(recs), dtype=bool)
+    one = np.asarray([row], dtype=np.int64)
+
+    def move(i: int, add: bool) -> Status:
+        block.shift(np.asarray([i], dtype=np.int64), 1 if add else -1)
+        off[i] = not add
+        return fwk.run_pre_filter_extension(copy, pod, recs[i].pod, row, add=add)
+
+    try:
+        for i in range(len(recs)):
+            if not (s := move(i, add=False)).is_success():
+                return [], 0, s
+        first = fwk.run_filter_with_nominated(copy, pod, one)
+        if first.failed.size:
+            return [], 0, first.status_of(0)
+        plan, n_bad = _plan(recs, budgets)
+        at = {id(r): i for i, r in enumerate(recs)}
+        victims: list[api.Pod] = []
+        violations = 0
+        for k, rec in enumerate(plan):
+            i = at[id(rec)]
+            if not (s := move(i, add=True)).is_success():
+                return [], 0, s
+            if fwk.run_filter_with_nominated(copy, pod, one).failed.size:
+                if not (s := move(i, add=False)).is_success():
+                    return [], 0, s
+                victims.append(rec.pod)
+                if k < n_bad:
+                    violations += 1
+        if 0 < n_bad < len(plan):  # both groups present: back to importance order
+            victims = by_importance(victims)
+        return victims, violations, Status()
+    finally:
+        block.shift(np.flatnonzero(off), 1)
 
 
 def _usage(rec: PodRecord) -> nominated.Usage:

@@ -8,8 +8,10 @@
 
 Deviations from upstream: ``matchLabelKeys`` / ``mismatchLabelKeys`` are merged into the
 selectors here (the API server does it upstream, so already-merged Pods are unaffected); a
-namespace that holds Pods but was never declared counts as existing with no labels; no
-PreFilterExtensions (AddPod / RemovePod), which only preemption's dry runs use.
+namespace that holds Pods but was never declared counts as existing with no labels.
+
+PreFilterExtensions (AddPod / RemovePod, used by preemption's dry runs and the nominated-Pod
+pass) update a copy of the cycle's counts (:func:`.filtering.with_pod`).
 """
 
 from kubesched.plugins.interpodaffinity.plugin import NAME, InterPodAffinity, new

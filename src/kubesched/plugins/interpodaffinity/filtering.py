@@ -20,7 +20,7 @@ stops at the first failing check).  Upstream's three checks, in its order, with 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -28,7 +28,7 @@ import numpy.typing as npt
 from kubesched.api import objects as api
 from kubesched.framework.interface import CodeArray, IntArray
 from kubesched.plugins.interpodaffinity.index import REQUIRED_ANTI, AffinityIndex
-from kubesched.plugins.interpodaffinity.terms import PodTerms, matcher
+from kubesched.plugins.interpodaffinity.terms import Matcher, PodTerms, matcher, pod_terms
 from kubesched.state.nodes import NodeTable
 
 ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH = (
@@ -44,10 +44,25 @@ EXISTING_ANTI_AFFINITY_CODE = 3
 
 @dataclass(slots=True)
 class PreFilterState:
-    """What Filter needs: ``verdicts[key]`` is an int8 array indexed by the value code of node
-    label ``key`` (the last slot for nodes without the label) holding the first failing
-    check's code for nodes in that domain, 0 when they pass every check on that key."""
+    """What PreFilter counted and what Filter reads.
 
+    Counts are int64 arrays indexed by the value code of a node label (the last slot for
+    nodes without it): ``affinity[key]`` Pods matching *all* the incoming Pod's required
+    affinity terms (once per term on ``key``), ``anti[key]`` Pods matching one of its
+    required anti-affinity terms on ``key``, ``existing[key]`` existing Pods whose required
+    anti-affinity term on ``key`` matches the incoming Pod.  ``verdicts[key]`` (derived by
+    :func:`finish`) holds the first failing check's code for nodes in each domain, 0 when
+    they pass every check on that key.
+    """
+
+    affinity: dict[str, IntArray] = field(default_factory=dict)
+    anti: dict[str, IntArray] = field(default_factory=dict)
+    existing: dict[str, IntArray] = field(default_factory=dict)
+    affinity_terms: tuple[tuple[str, Matcher], ...] = ()
+    """(topology key, matcher) of each required affinity term of the incoming Pod."""
+    anti_terms: tuple[tuple[str, Matcher], ...] = ()
+    self_match: bool = False
+    """The incoming Pod matches all its own affinity terms (the first-Pod exception)."""
     verdicts: dict[str, CodeArray] = field(default_factory=dict)
 
 
@@ -63,7 +78,7 @@ def _mark(state: PreFilterState, key: str, fails: npt.NDArray[np.bool_], code: i
 
 def _accumulate(acc: dict[str, IntArray], key: str, dom: IntArray) -> None:
     cur = acc.get(key)
-    acc[key] = dom if cur is None else cur + dom
+    acc[key] = dom.copy() if cur is None else cur + dom
 
 
 def existing_anti_domains(
@@ -91,37 +106,99 @@ def pre_filter_state(
     existing = {k: d for k, d in existing.items() if np.count_nonzero(d)}
     if not existing and not terms.required_affinity and not terms.required_anti:
         return None
-    state = PreFilterState()
+    state = PreFilterState(existing=existing)
     table = index.table
     pod_ns = index.pod_namespaces
     if terms.required_affinity:
         matchers = tuple(matcher(t, namespaces, pod_ns) for t in terms.required_affinity)
         counts = index.counter(matchers)
-        doms = [
-            (t.topology_key, counts.domain(t.topology_key, table)) for t in terms.required_affinity
-        ]
-        nothing = not any(np.count_nonzero(d) for _, d in doms)
-        first_pod = nothing and all(m.matches(pod.namespace, pod.labels) for m in matchers)
-        for key, dom in doms:
+        for t in terms.required_affinity:
+            _accumulate(state.affinity, t.topology_key, counts.domain(t.topology_key, table))
+        state.affinity_terms = tuple(
+            (t.topology_key, m) for t, m in zip(terms.required_affinity, matchers, strict=True)
+        )
+        state.self_match = all(m.matches(pod.namespace, pod.labels) for m in matchers)
+    if terms.required_anti:
+        anti = tuple((t.topology_key, matcher(t, namespaces, pod_ns)) for t in terms.required_anti)
+        for key, m in anti:
+            _accumulate(state.anti, key, index.counter((m,)).domain(key, table))
+        state.anti_terms = anti
+    return finish(state)
+
+
+def finish(state: PreFilterState) -> PreFilterState:
+    """Derive ``state.verdicts`` from its counts (upstream's three checks, in order)."""
+    state.verdicts = {}
+    if state.affinity_terms:
+        # The first Pod of a group: nothing anywhere matches and the Pod matches its terms.
+        first_pod = state.self_match and not any(
+            np.count_nonzero(d) for d in state.affinity.values()
+        )
+        for key, dom in state.affinity.items():
             # The domain must hold a matching Pod (the missing-label slot never does), or for
             # the first Pod of a group only the label must be there.
             if first_pod:
                 fails = np.zeros(dom.shape[0], dtype=np.bool_)
                 fails[-1] = True
             else:
-                fails = dom == 0
+                fails = dom <= 0
             _mark(state, key, fails, AFFINITY_CODE)
-    if terms.required_anti:
-        acc: dict[str, IntArray] = {}
-        for t in terms.required_anti:
-            counts = index.counter((matcher(t, namespaces, pod_ns),))
-            _accumulate(acc, t.topology_key, counts.domain(t.topology_key, table))
-        for key, dom in acc.items():
-            if np.count_nonzero(dom):
-                _mark(state, key, dom > 0, ANTI_AFFINITY_CODE)
-    for key, dom in existing.items():
-        _mark(state, key, dom > 0, EXISTING_ANTI_AFFINITY_CODE)
+    for key, dom in state.anti.items():
+        if np.count_nonzero(dom):
+            _mark(state, key, dom > 0, ANTI_AFFINITY_CODE)
+    for key, dom in state.existing.items():
+        if np.count_nonzero(dom):
+            _mark(state, key, dom > 0, EXISTING_ANTI_AFFINITY_CODE)
     return state
+
+
+def with_pod(
+    state: PreFilterState,
+    table: NodeTable,
+    pod: api.Pod,
+    other: api.Pod,
+    row: int,
+    delta: int,
+    ns_labels: dict[str, str],
+) -> PreFilterState:
+    """Upstream ``updateWithPod``: a copy of ``state`` with ``other`` counted ``delta`` (1
+    added, -1 removed) more times on node ``row``, for incoming Pod ``pod``; ``ns_labels``
+    are the labels of ``pod``'s namespace.  A node without a term's topology key counts for
+    nothing on that key, as upstream."""
+    new = replace(
+        state,
+        affinity=dict(state.affinity),
+        anti=dict(state.anti),
+        existing=dict(state.existing),
+    )
+    for t in pod_terms(other).required_anti:
+        if t.matches(pod.namespace, pod.labels, ns_labels):
+            _bump(new.existing, table, t.topology_key, row, delta)
+    if state.affinity_terms and all(
+        m.matches(other.namespace, other.labels) for _, m in state.affinity_terms
+    ):
+        for key, _ in state.affinity_terms:
+            _bump(new.affinity, table, key, row, delta)
+    for key, m in state.anti_terms:
+        if m.matches(other.namespace, other.labels):
+            _bump(new.anti, table, key, row, delta)
+    return finish(new)
+
+
+def _bump(counts: dict[str, IntArray], table: NodeTable, key: str, row: int, delta: int) -> None:
+    """Add ``delta`` to the domain of node ``row`` in ``counts[key]`` (a new array; the
+    caller's dict is a copy), unless the node lacks label ``key``."""
+    col = table.label_codes.get(key)
+    code = -1 if col is None else int(col[row])
+    if code < 0:
+        return
+    size = len(table.label_values.get(key, ())) + 1
+    old = counts.get(key)
+    dom = np.zeros(max(size, 0 if old is None else old.shape[0]), dtype=np.int64)
+    if old is not None:
+        dom[: old.shape[0] - 1] = old[:-1]
+    dom[code] += delta
+    counts[key] = dom
 
 
 def _codes(table: NodeTable, key: str, rows: IntArray) -> npt.NDArray[np.int32]:

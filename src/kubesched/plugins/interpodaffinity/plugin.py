@@ -117,6 +117,36 @@ class InterPodAffinity:
         codes, present = filtering.filter_codes(s, cluster.nodes, rows)
         return Verdict(codes, {k: _TABLE[k] for k in present})
 
+    def pre_filter_add_pod(
+        self, state: CycleState, pod: api.Pod, other: api.Pod, row: int, cluster: ClusterState
+    ) -> Status:
+        """PreFilterExtensions ``AddPod``: count ``other`` on node ``row`` in this cycle."""
+        return self._update(state, pod, other, row, 1, cluster)
+
+    def pre_filter_remove_pod(
+        self, state: CycleState, pod: api.Pod, other: api.Pod, row: int, cluster: ClusterState
+    ) -> Status:
+        """PreFilterExtensions ``RemovePod``: stop counting ``other`` on node ``row``."""
+        return self._update(state, pod, other, row, -1, cluster)
+
+    def _update(
+        self,
+        state: CycleState,
+        pod: api.Pod,
+        other: api.Pod,
+        row: int,
+        delta: int,
+        cluster: ClusterState,
+    ) -> Status:
+        s = state.get(_PRE_FILTER_KEY)
+        if s is None:
+            return error(f'reading "{_PRE_FILTER_KEY}" from cycleState: not found')
+        ns_labels = cluster.namespaces.labels.get(pod.namespace, {})
+        state[_PRE_FILTER_KEY] = filtering.with_pod(
+            s, cluster.nodes, pod, other, row, delta, ns_labels
+        )
+        return SUCCESS
+
     # ------------------------------------------------------------------ scoring
     def pre_score(
         self, state: CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray

@@ -17,9 +17,12 @@ Speed: counts of matching Pods per node row are maintained incrementally by a ca
 (:mod:`.counts`), per-domain counts are one ``bincount`` per constraint, and Filter/Score are
 vectorised over the candidate rows.
 
-Deviations: no PreFilterExtensions (AddPod/RemovePod, used by preemption) yet; terminating
-Pods are not modelled (every accounted Pod counts); default selectors ignore ReplicaSets,
-StatefulSets and ReplicationControllers (not modelled), using Services only.
+PreFilterExtensions (AddPod / RemovePod, used by preemption's dry runs and the nominated-Pod
+pass) update the cycle's counts for one node's domains (:func:`.filtering.with_pod`).
+
+Deviations: terminating Pods are not modelled (every accounted Pod counts); default selectors
+ignore ReplicaSets, StatefulSets and ReplicationControllers (not modelled), using Services
+only.
 """
 
 from kubesched.plugins.podtopologyspread.filtering import (

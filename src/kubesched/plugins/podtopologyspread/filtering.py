@@ -12,6 +12,10 @@ domains exist.  Filter then rejects, constraint by constraint in order, a node
 
 Counts come from the incrementally maintained per-row arrays; per cycle the work is one
 ``bincount`` per constraint and a few gathers over the candidate rows.
+
+PreFilterExtensions (upstream ``AddPod`` / ``RemovePod``, used by preemption's dry runs and
+the nominated-Pod pass): :func:`with_pod` returns the state with one Pod added to or removed
+from one node's domains, the global minimum recomputed exactly.
 """
 
 from __future__ import annotations
@@ -53,7 +57,8 @@ class HardConstraint:
     with an eligible node; ``min_match`` : the global minimum (minDomains applied);
     ``self_match`` : 1 if the incoming Pod matches its own selector; ``verdicts`` : int8
     ``(size,)`` the Filter code of a node per label code, the last slot (index -1) being
-    :data:`CODE_MISSING_LABEL` for nodes without the label.
+    :data:`CODE_MISSING_LABEL` for nodes without the label; ``rows`` : int64 ``(m,)`` the
+    nodes that count for the constraint (topology keys present, inclusion policies passed).
     """
 
     constraint: Constraint
@@ -63,6 +68,7 @@ class HardConstraint:
     min_match: int
     self_match: int
     verdicts: CodeArray
+    rows: IntArray
 
     @property
     def domains_num(self) -> int:
@@ -95,17 +101,60 @@ def compute_pre_filter_state(
     hard = []
     for c, group in zip(constraints, groups, strict=True):
         counts = group.domain_counts(store, cluster, pod.namespace, c.selector).copy()
-        present = group.present
-        num = group.domains_num
-        min_match = 0 if num < c.min_domains else int(counts.min(where=present, initial=_BIG))
         column = cluster.nodes.label_codes[c.topology_key]
         self_match = 1 if c.selector.matches(pod.labels) else 0
-        # skew = matching + selfMatch - globalMinimum > maxSkew, decided once per label code
-        limit = c.max_skew + min_match - self_match
-        verdicts: CodeArray = (counts > limit).astype(np.int8)  # True -> 1 == CODE_SKEW
-        verdicts[-1] = CODE_MISSING_LABEL  # the spare slot: label code -1 indexes it
-        hard.append(HardConstraint(c, column, counts, present, min_match, self_match, verdicts))
+        hard.append(_hard(c, column, counts, group.present, self_match, group.rows))
     return PreFilterState(tuple(hard))
+
+
+def _hard(
+    c: Constraint,
+    column: npt.NDArray[np.int32],
+    counts: IntArray,
+    present: BoolArray,
+    self_match: int,
+    rows: IntArray,
+) -> HardConstraint:
+    num = int(present.sum())
+    min_match = 0 if num < c.min_domains else int(counts.min(where=present, initial=_BIG))
+    # skew = matching + selfMatch - globalMinimum > maxSkew, decided once per label code
+    limit = c.max_skew + min_match - self_match
+    verdicts: CodeArray = (counts > limit).astype(np.int8)  # True -> 1 == CODE_SKEW
+    verdicts[-1] = CODE_MISSING_LABEL  # the spare slot: label code -1 indexes it
+    return HardConstraint(c, column, counts, present, min_match, self_match, verdicts, rows)
+
+
+def with_pod(
+    state: PreFilterState, other: api.Pod, namespace: str, row: int, delta: int
+) -> PreFilterState:
+    """Upstream ``updateWithPod``: ``state`` with ``other`` counted ``delta`` (1 added, -1
+    removed) more times on node ``row``, for the incoming Pod of ``namespace``.
+
+    Only a Pod of the same namespace on a node with every topology key counts, for each
+    constraint whose selector it matches and whose inclusion policies the node passes.  The
+    global minimum is recomputed over the domains (upstream updates its two critical paths;
+    for changes confined to one node's domains, as preemption and nominated Pods make, both
+    give the same minimum).
+    """
+    if other.namespace != namespace:
+        return state
+    hard = state.constraints
+    if any(hc.column[row] < 0 for hc in hard):
+        return state
+    out = []
+    for hc in hard:
+        code = int(hc.column[row])
+        if (
+            not hc.constraint.selector.matches(other.labels)
+            or code >= hc.domain_counts.shape[0]
+            or not bool((hc.rows == row).any())
+        ):
+            out.append(hc)
+            continue
+        counts = hc.domain_counts.copy()
+        counts[code] += delta
+        out.append(_hard(hc.constraint, hc.column, counts, hc.present, hc.self_match, hc.rows))
+    return PreFilterState(tuple(out))
 
 
 def filter_codes(state: PreFilterState, rows: IntArray) -> CodeArray:

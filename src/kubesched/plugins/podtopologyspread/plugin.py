@@ -146,6 +146,27 @@ class PodTopologySpread:
         seen = np.bincount(codes, minlength=3)
         return Verdict(codes, {k: st for k, st in filtering.STATUSES.items() if seen[k]})
 
+    def pre_filter_add_pod(
+        self, state: CycleState, pod: api.Pod, other: api.Pod, row: int, cluster: ClusterState
+    ) -> Status:
+        """PreFilterExtensions ``AddPod``: count ``other`` on node ``row`` in this cycle."""
+        return self._update(state, pod, other, row, 1)
+
+    def pre_filter_remove_pod(
+        self, state: CycleState, pod: api.Pod, other: api.Pod, row: int, cluster: ClusterState
+    ) -> Status:
+        """PreFilterExtensions ``RemovePod``: stop counting ``other`` on node ``row``."""
+        return self._update(state, pod, other, row, -1)
+
+    def _update(
+        self, state: CycleState, pod: api.Pod, other: api.Pod, row: int, delta: int
+    ) -> Status:
+        pre = state.get(_PRE_FILTER_KEY)
+        if pre is None:
+            return error(f'reading "{_PRE_FILTER_KEY}" from cycleState: not found')
+        state[_PRE_FILTER_KEY] = filtering.with_pod(pre, other, pod.namespace, row, delta)
+        return SUCCESS
+
     # ------------------------------------------------------------------ PreScore / Score
     def pre_score(
         self, state: CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray

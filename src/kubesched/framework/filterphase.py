@@ -1,0 +1,249 @@
+"""The PreFilter and Filter phases of a profile's framework (upstream ``framework.go``'s
+``RunPreFilterPlugins``, ``RunFilterPlugins``, ``RunFilterPluginsWithNominatedPods`` and
+``RunPreFilterExtensionAddPod`` / ``RemovePod``), as a part of
+:class:`kubesched.framework.runtime.Framework`.
+
+Each Filter plugin answers for every still-feasible node at once: ``rows`` are int64 node-table
+rows ``(n,)``; a plugin's :class:`~kubesched.framework.interface.Verdict` has one int8 code per
+row.  Nominated Pods count as upstream's do (:meth:`FilterPhase.run_filter_with_nominated`).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from kubesched.api import objects as api
+from kubesched.framework import nominated
+from kubesched.framework.interface import (
+    SUCCESS,
+    Code,
+    CycleState,
+    Handle,
+    IntArray,
+    PreFilterResult,
+    Status,
+    error,
+)
+from kubesched.framework.outcomes import (
+    FilterOutcome,
+    PluginError,
+    merge_outcomes,
+    truncate_outcome,
+)
+
+
+class FilterPhase:
+    """PreFilter, Filter (with nominated Pods) and PreFilterExtensions of one profile."""
+
+    handle: Handle
+    plugins: dict[str, list[Any]]
+    filter_plugins: list[Any]
+    pre_filter_extensions: list[Any]
+    nominator: nominated.PodNominator | None
+    _usage: nominated.UsageCache
+
+    def _timed(self, point: str, start: float, status: Status) -> None:
+        """Record an extension point's duration (the framework provides it)."""
+        raise NotImplementedError
+
+    def run_pre_filter(
+        self, state: CycleState, pod: api.Pod
+    ) -> tuple[PreFilterResult | None, Status, set[str]]:
+        """Run PreFilter plugins: merged node narrowing, status, plugins that rejected."""
+        start = time.perf_counter()
+        result: PreFilterResult | None = None
+        narrowing: set[str] = set()
+        cluster = self.handle.cluster
+        for p in self.plugins["pre_filter"]:
+            r, s = p.pre_filter(state, pod, cluster)
+            if s.code == Code.SKIP:
+                state.skip_filter.add(p.name)
+                continue
+            if not s.is_success():
+                s = s.with_plugin(p.name)
+                self._timed("PreFilter", start, s)
+                if s.is_rejected():
+                    return None, s, {p.name}
+                return None, error(f'running PreFilter plugin "{p.name}": {s.message()}'), set()
+            if r is not None and not r.all_nodes():
+                narrowing.add(p.name)
+                result = r if result is None else result.merge(r)
+                assert result.node_names is not None
+                if not result.node_names:
+                    s = Status(
+                        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                        (f"node(s) didn't satisfy plugin(s) {sorted(narrowing)}".replace("'", ""),),
+                        p.name,
+                    )
+                    self._timed("PreFilter", start, s)
+                    return None, s, narrowing
+        self._timed("PreFilter", start, SUCCESS)
+        return result, SUCCESS, narrowing
+
+    def run_filter(
+        self,
+        state: CycleState,
+        pod: api.Pod,
+        rows: IntArray,
+        interned: dict[Status, int] | None = None,
+    ) -> FilterOutcome:
+        """Run every Filter plugin over ``rows`` (first failure wins per node).
+
+        ``interned`` maps statuses to ids; pass the same dict to outcomes you will merge.
+        """
+        cluster = self.handle.cluster
+        interned = {} if interned is None else interned
+        alive = rows
+        failed: list[IntArray] = []
+        failed_status: list[IntArray] = []
+        for p in self.filter_plugins:
+            if p.name in state.skip_filter or alive.size == 0:
+                continue
+            verdict = p.filter(state, pod, cluster, alive)
+            if not verdict.table:  # no status to give: every node passed
+                continue
+            codes = verdict.codes
+            bad = codes != 0
+            if not bad.any():
+                continue
+            remap = np.zeros(max(verdict.table, default=0) + 1, dtype=np.int64)
+            for k, st in verdict.table.items():
+                if st.code == Code.ERROR and bool((codes == k).any()):
+                    raise PluginError(p.name, st.message())
+                st = st.with_plugin(p.name)
+                remap[k] = interned.setdefault(st, len(interned))
+            failed.append(alive[bad])
+            failed_status.append(remap[codes[bad]])
+            alive = alive[~bad]
+        empty = np.zeros(0, dtype=np.int64)
+        return FilterOutcome(
+            feasible=alive,
+            failed=np.concatenate(failed) if failed else empty,
+            failed_status=np.concatenate(failed_status) if failed_status else empty,
+            statuses=list(interned),
+            processed=int(rows.size),
+        )
+
+    def run_filter_with_nominated(
+        self,
+        state: CycleState,
+        pod: api.Pod,
+        rows: IntArray,
+        interned: dict[Status, int] | None = None,
+    ) -> FilterOutcome:
+        """:meth:`run_filter`, counting nominated Pods (upstream
+        ``RunFilterPluginsWithNominatedPods``).
+
+        A node with nominated Pods of priority >= ``pod``'s (other than ``pod``) must pass
+        both with them treated as running there and without them; its status is the first
+        failing pass's, the with-nominated pass first, as upstream.  Only those nodes get the
+        second pass: their nominated Pods' usage is added to their rows, the Filter plugins
+        run over those rows at once, and the usage is removed again exactly.  When PreFilter
+        plugins with PreFilterExtensions hold state this cycle (inter-pod affinity, topology
+        spread), each such node is filtered on its own copy of the state with its nominated
+        Pods added (upstream ``addNominatedPods``).
+        """
+        interned = {} if interned is None else interned
+        base = self.run_filter(state, pod, rows, interned)
+        nom = self.nominator
+        if nom is None or len(nom) == 0 or rows.size == 0:
+            return base
+        table = self.handle.cluster.nodes
+        with_rows, usage, pods = nominated.nominated_usage(nom, table, pod, rows, self._usage)
+        if with_rows.size == 0:
+            return base
+        nominated.shift_usage(table, usage, 1)
+        try:
+            if self.active_extensions(state):
+                w = merge_outcomes(
+                    [
+                        self._filter_with_added(state, pod, row, here, interned)
+                        for row, here in zip(with_rows.tolist(), pods, strict=True)
+                    ],
+                    list(interned),
+                )
+            else:
+                w = self.run_filter(state, pod, with_rows, interned)
+        finally:
+            nominated.shift_usage(table, usage, -1)
+        if w.failed.size == 0:
+            return base
+        keep = ~np.isin(base.failed, w.failed)
+        return FilterOutcome(
+            feasible=base.feasible[~np.isin(base.feasible, w.failed)],
+            failed=np.concatenate([base.failed[keep], w.failed]),
+            failed_status=np.concatenate([base.failed_status[keep], w.failed_status]),
+            statuses=list(interned),
+            processed=base.processed,
+        )
+
+    def _filter_with_added(
+        self,
+        state: CycleState,
+        pod: api.Pod,
+        row: int,
+        added: list[api.Pod],
+        interned: dict[Status, int],
+    ) -> FilterOutcome:
+        """Filter node ``row`` on a copy of ``state`` with ``added`` Pods counted there."""
+        copy = state.clone()
+        for other in added:
+            s = self.run_pre_filter_extension(copy, pod, other, row, add=True)
+            if not s.is_success():
+                raise PluginError(s.plugin or "", s.message())
+        return self.run_filter(copy, pod, np.asarray([row], dtype=np.int64), interned)
+
+    def active_extensions(self, state: CycleState) -> list[Any]:
+        """PreFilter plugins with PreFilterExtensions that did not Skip this cycle."""
+        return [p for p in self.pre_filter_extensions if p.name not in state.skip_filter]
+
+    def run_pre_filter_extension(
+        self, state: CycleState, pod: api.Pod, other: api.Pod, row: int, *, add: bool
+    ) -> Status:
+        """Upstream ``RunPreFilterExtensionAddPod`` (``add``) / ``...RemovePod``: tell every
+        PreFilter plugin that kept state this cycle that ``other`` is added to (removed from)
+        node ``row``; they replace their entry of ``state``."""
+        cluster = self.handle.cluster
+        for p in self.active_extensions(state):
+            fn = p.pre_filter_add_pod if add else p.pre_filter_remove_pod
+            s: Status = fn(state, pod, other, row, cluster)
+            if not s.is_success():
+                what = "AddPod" if add else "RemovePod"
+                msg = f'running {what} on PreFilter plugin "{p.name}": {s.message()}'
+                return error(msg).with_plugin(p.name)
+        return SUCCESS
+
+    def find_nodes_that_pass_filters(
+        self, state: CycleState, pod: api.Pod, ordered_rows: IntArray, num_to_find: int
+    ) -> FilterOutcome:
+        """Filter ``ordered_rows`` (already rotated to the start index) in chunks, stopping once
+        ``num_to_find`` feasible nodes are found; ``processed`` counts nodes looked at up to and
+        including the last feasible one kept (upstream's ``len(feasible) + len(statuses)``).
+        """
+        start = time.perf_counter()
+        n = int(ordered_rows.size)
+        if not self.filter_plugins:
+            take = ordered_rows[:num_to_find]
+            empty = np.zeros(0, dtype=np.int64)
+            return FilterOutcome(take, empty, empty, [], int(take.size))
+        pos = 0
+        chunk = max(num_to_find, 1)
+        parts: list[FilterOutcome] = []
+        interned: dict[Status, int] = {}
+        found = 0
+        while pos < n and found < num_to_find:
+            part = self.run_filter_with_nominated(
+                state, pod, ordered_rows[pos : pos + chunk], interned
+            )
+            parts.append(part)
+            found += int(part.feasible.size)
+            pos += chunk
+            chunk = max(chunk, (num_to_find - found) * 2)
+        outcome = merge_outcomes(parts, list(interned))
+        if outcome.feasible.size > num_to_find:
+            outcome = truncate_outcome(outcome, ordered_rows, num_to_find)
+        self._timed("Filter", start, SUCCESS)
+        return outcome
