@@ -97,3 +97,46 @@ def test_unsignable_pods_are_scheduled_normally() -> None:
     s.profiles["default-scheduler"]._signers.append(NoSign())
     drain(s)
     assert fake.binds and s.batch.attempts["unsignable"] == 1
+
+
+def _spread_pod(i: int, skew: int) -> Any:
+    from kubesched.api import objects as api
+
+    p = make_pod(f"s{i:04d}").req(cpu="100m", memory="200Mi").labels(app="web").created(float(i))
+    pod = p.obj()
+    pod.topology_spread_constraints = (
+        api.TopologySpreadConstraint(
+            skew,
+            "zone",
+            "DoNotSchedule",
+            api.LabelSelector(match_labels=(("app", "web"),)),
+        ),
+    )
+    return pod
+
+
+@pytest.mark.parametrize(("nodes", "skew", "placed"), [(7, 1, 181), (150, 1, 200), (150, 3, 200)])
+def test_topology_spread_pods_reuse_results_and_place_as_the_full_path(
+    nodes: int, skew: int, placed: int
+) -> None:
+    """Pods with hard spread constraints are signable: the reuse path refreshes the zone
+    counts every time, drops nodes of a zone that became too full and flushes when a zone
+    that was too full may accept again, so placements equal the full path's."""
+    runs = []
+    for batching in (False, True):
+        s, fake = scheduler(batching, ALL_NODES)
+        workload(s, nodes, [])
+        for i in range(200):
+            s.on_pod_add(_spread_pod(i, skew))
+        drain(s)
+        runs.append((fake.binds, s))
+    (full, _), (batched, s) = runs
+    assert full == batched
+    assert len(full) == placed  # 7 nodes: zones of 60 slots cap the other at 61
+    assert s.batch.attempts["hit"] > 0
+    if skew == 1:  # with maxSkew 1 every third Pod re-opens the zones: flushes happen
+        assert s.batch.flushes["domain_widened"] > 0
+    zones = [0, 0, 0]
+    for node in dict(full).values():
+        zones[int(node[1:]) % 3] += 1
+    assert max(zones) - min(zones) <= skew

@@ -214,11 +214,22 @@ def test_hints_use_default_constraints_from_services() -> None:
     assert pl.is_schedulable_after_node_change(web, None, n(zone="z")) == Q
 
 
-def test_sign_only_pods_without_constraints() -> None:
+def test_sign_pods_without_constraints_or_with_hard_ones_only() -> None:
     cluster = ClusterState()
     pl = pts.new(None, Handle(cluster))
     assert pl.sign(api.Pod("a")) is not None
-    assert pl.sign(target(*ZONE)) is None
+    hard = pl.sign(target(*ZONE))
+    assert hard is not None and hard != pl.sign(api.Pod("a"))
+    assert pl.sign(target(*ZONE_NODE)) != hard
+    other_labels = api.Pod(
+        "p", uid="q", labels={"foo": "", "x": "1"}, topology_spread_constraints=ZONE
+    )
+    assert pl.sign(other_labels) == hard  # labels no selector reads do not matter
+    no_self = api.Pod("p", uid="p", labels={"bar": ""}, topology_spread_constraints=ZONE)
+    assert pl.sign(no_self) != hard  # the Pod no longer counts itself
+    assert pl.sign(target(*ZONE, namespace="other")) != hard
+    assert pl.sign(target(tsc(1, "zone", FOO, "ScheduleAnyway"))) is None
+    assert pl.sign(target(tsc(1, "zone", FOO), tsc(1, "node", FOO, "ScheduleAnyway"))) is None
     cluster.services = {"default/s": ("default", {"app": "web"})}  # type: ignore[attr-defined]
     assert pl.sign(api.Pod("a", labels={"app": "web"})) is None
     assert pl.sign(api.Pod("a", labels={"app": "db"})) is not None

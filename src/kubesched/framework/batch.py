@@ -14,7 +14,16 @@ Validity (a miss flushes the entry, counted by reason):
 - ``not_consecutive``: another scheduling cycle ran in between;
 - ``cluster_changed``: anything but our own assume changed the cluster (``ClusterState.version``);
 - ``expired``: the entry has served ``max_uses`` Pods (then it is rebuilt in full);
-- ``exhausted``: no cached node is feasible any more.
+- ``exhausted``: no cached node is feasible any more;
+- ``domain_widened``: a Filter whose answers span nodes (see below) may now accept a node it
+  rejected when the entry was built, which the cache therefore does not hold.
+
+Filters whose answers span nodes (PodTopologySpread's hard constraints: an assume changes the
+counts of a whole domain) take part through ``refresh_filter(state, pod, cluster)``: on every
+reuse it recomputes the plugin's PreFilter state and returns False if a node it rejected
+before may now pass; otherwise its Filter runs again over all cached nodes (one gather) and
+those it now rejects are dropped.  So the cache always holds exactly the nodes the full path
+would find feasible among those it looked at.
 
 Beyond upstream: upstream hands the next Pod the next node of the previous sorted list and
 only filters it; kubesched rescores the one changed node and keeps the cache, so the choice
@@ -170,30 +179,49 @@ def build_entry(
     )
 
 
-def reuse(fwk: Framework, state: CycleState, pod: api.Pod, entry: BatchEntry) -> bool:
-    """Bring ``entry`` up to date for ``pod``: re-filter and re-score only the node the
-    previous Pod was assumed on, with ``state`` restored from the entry.  False when no
-    cached node is feasible any more."""
+def reuse(fwk: Framework, state: CycleState, pod: api.Pod, entry: BatchEntry) -> str:
+    """Bring ``entry`` up to date for ``pod``: refresh the Filters spanning nodes, then
+    re-filter and re-score only the node the previous Pod was assumed on, with ``state``
+    restored from the entry.  Returns "" when the entry serves, else the flush reason
+    (``exhausted``: no cached node is feasible any more; ``domain_widened``)."""
     state.update(entry.state)
     state.skip_filter.update(entry.skip_filter)
     state.skip_score.update(entry.skip_score)
     cluster = fwk.handle.cluster
+    keep = np.ones(entry.rows.shape[0], dtype=np.bool_)
+    refreshed = False
+    for p in entry.filters:
+        refresh = getattr(p, "refresh_filter", None)
+        if refresh is not None:
+            if not refresh(state, pod, cluster):
+                return "domain_widened"
+            keep &= p.filter(state, pod, cluster, entry.rows).codes == 0
+            refreshed = True
+    if refreshed:
+        entry.state = dict(state)
     i = entry.chosen
     row = entry.rows[i : i + 1]
-    fits = all(int(p.filter(state, pod, cluster, row).codes[0]) == 0 for p in entry.filters)
-    if not fits:
-        keep = np.ones(entry.rows.shape[0], dtype=np.bool_)
-        keep[i] = False
+    if keep[i]:
+        keep[i] = all(
+            int(p.filter(state, pod, cluster, row).codes[0]) == 0
+            for p in entry.filters
+            if not hasattr(p, "refresh_filter")
+        )
+    if keep[i]:
+        for p, weight in entry.scores:
+            new = int(p.score(state, pod, cluster, row)[0])
+            raw = entry.raw[p.name]
+            if entry.incremental:
+                entry.total[i] += weight * (new - int(raw[i]))
+            raw[i] = new
+    changed = not entry.incremental and bool(keep[i])
+    if not keep.all():
         entry.rows = entry.rows[keep]
         entry.total = entry.total[keep]
         entry.raw = {k: v[keep] for k, v in entry.raw.items()}
-        return bool(entry.rows.shape[0] > 0)
-    for p, weight in entry.scores:
-        new = int(p.score(state, pod, cluster, row)[0])
-        raw = entry.raw[p.name]
-        if entry.incremental:
-            entry.total[i] += weight * (new - int(raw[i]))
-        raw[i] = new
-    if not entry.incremental:  # some plugin normalizes over all nodes: redo every total
+        changed = not entry.incremental
+    if entry.rows.shape[0] == 0:
+        return "exhausted"
+    if changed:  # some plugin normalizes over all nodes: redo every total
         entry.total = fwk.totals_from_raw(state, pod, entry.raw)
-    return True
+    return ""

@@ -184,8 +184,9 @@ class AlgorithmMixin(SchedulerBase):
     ) -> ScheduleResult | None:
         """Reuse the previous equivalent Pod's results (see :mod:`kubesched.framework.batch`);
         None when the entry cannot serve, and the full path runs instead."""
-        if not batch.reuse(fwk, state, pod, entry):
-            self.batch.invalidate("exhausted")
+        reason = batch.reuse(fwk, state, pod, entry)
+        if reason:
+            self.batch.invalidate(reason)
             return None
         pick = self.select_host(entry.total, entry.rows)
         entry.chosen = pick

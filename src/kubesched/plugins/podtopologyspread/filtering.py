@@ -57,8 +57,8 @@ class HardConstraint:
     with an eligible node; ``min_match`` : the global minimum (minDomains applied);
     ``self_match`` : 1 if the incoming Pod matches its own selector; ``verdicts`` : int8
     ``(size,)`` the Filter code of a node per label code, the last slot (index -1) being
-    :data:`CODE_MISSING_LABEL` for nodes without the label; ``rows`` : int64 ``(m,)`` the
-    nodes that count for the constraint (topology keys present, inclusion policies passed).
+    :data:`CODE_MISSING_LABEL` for nodes without the label; ``group`` : the nodes that
+    count for the constraint (topology keys present, inclusion policies passed).
     """
 
     constraint: Constraint
@@ -68,7 +68,7 @@ class HardConstraint:
     min_match: int
     self_match: int
     verdicts: CodeArray
-    rows: IntArray
+    group: domains.NodeGroup
 
     @property
     def domains_num(self) -> int:
@@ -103,7 +103,20 @@ def compute_pre_filter_state(
         counts = group.domain_counts(store, cluster, pod.namespace, c.selector).copy()
         column = cluster.nodes.label_codes[c.topology_key]
         self_match = 1 if c.selector.matches(pod.labels) else 0
-        hard.append(_hard(c, column, counts, group.present, self_match, group.rows))
+        hard.append(_hard(c, column, counts, self_match, group))
+    return PreFilterState(tuple(hard))
+
+
+def refresh_pre_filter_state(
+    cluster: ClusterState, store: MatchCounts, pod: api.Pod, old: PreFilterState
+) -> PreFilterState:
+    """:func:`compute_pre_filter_state` again for the same Pod, nodes unchanged since ``old``
+    (only Pods came or went): the node groups are reused, the counts read afresh."""
+    hard = []
+    for hc in old.constraints:
+        c, group = hc.constraint, hc.group
+        counts = group.domain_counts(store, cluster, pod.namespace, c.selector).copy()
+        hard.append(_hard(c, hc.column, counts, hc.self_match, group))
     return PreFilterState(tuple(hard))
 
 
@@ -111,17 +124,17 @@ def _hard(
     c: Constraint,
     column: npt.NDArray[np.int32],
     counts: IntArray,
-    present: BoolArray,
     self_match: int,
-    rows: IntArray,
+    group: domains.NodeGroup,
 ) -> HardConstraint:
-    num = int(present.sum())
+    present = group.present
+    num = group.domains_num
     min_match = 0 if num < c.min_domains else int(counts.min(where=present, initial=_BIG))
     # skew = matching + selfMatch - globalMinimum > maxSkew, decided once per label code
     limit = c.max_skew + min_match - self_match
     verdicts: CodeArray = (counts > limit).astype(np.int8)  # True -> 1 == CODE_SKEW
     verdicts[-1] = CODE_MISSING_LABEL  # the spare slot: label code -1 indexes it
-    return HardConstraint(c, column, counts, present, min_match, self_match, verdicts, rows)
+    return HardConstraint(c, column, counts, present, min_match, self_match, verdicts, group)
 
 
 def with_pod(
@@ -147,14 +160,24 @@ def with_pod(
         if (
             not hc.constraint.selector.matches(other.labels)
             or code >= hc.domain_counts.shape[0]
-            or not bool((hc.rows == row).any())
+            or not bool((hc.group.rows == row).any())
         ):
             out.append(hc)
             continue
         counts = hc.domain_counts.copy()
         counts[code] += delta
-        out.append(_hard(hc.constraint, hc.column, counts, hc.present, hc.self_match, hc.rows))
+        out.append(_hard(hc.constraint, hc.column, counts, hc.self_match, hc.group))
     return PreFilterState(tuple(out))
+
+
+def only_narrowed(old: PreFilterState, new: PreFilterState) -> bool:
+    """Whether every node ``new`` accepts was accepted by ``old`` (same constraints)."""
+    for o, n in zip(old.constraints, new.constraints, strict=True):
+        if o.verdicts.shape != n.verdicts.shape or bool(
+            ((o.verdicts != 0) & (n.verdicts == 0)).any()
+        ):
+            return False
+    return True
 
 
 def filter_codes(state: PreFilterState, rows: IntArray) -> CodeArray:

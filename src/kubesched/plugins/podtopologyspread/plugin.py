@@ -58,20 +58,47 @@ class PodTopologySpread:
         self._store: tuple[ClusterState, MatchCounts] | None = None
 
     def sign(self, pod: api.Pod) -> object:
-        """Result reuse: only Pods that get no constraint at all are signable.
+        """Result reuse (beyond upstream, whose ``SignPod`` refuses any constraint).
 
-        Spreading is not local to a node (an assume changes the counts of its whole domain),
-        so a Pod with constraints of its own, or with default constraints (some Service
-        selects it), cannot reuse a previous Pod's results (upstream ``SignPod`` is stricter
-        still: any configured default constraints make every Pod unsignable).
+        A Pod with only hard (``DoNotSchedule``) constraints of its own is signable by
+        everything its answers depend on: namespace, constraints, what its labels decide
+        (each constraint's self-match and the ``matchLabelKeys`` values merged into its
+        selector, not other labels), and the node affinity and tolerations the inclusion
+        policies read.  The reuse path refreshes the domain counts on every Pod
+        (:meth:`refresh_filter`).  Soft constraints score every node from every domain's
+        counts, so a Pod with any (or with default constraints: a Service selects it) is
+        unsignable.
         """
-        if pod.topology_spread_constraints:
-            return None
+        own = pod.topology_spread_constraints
+        if own:
+            if any(c.when_unsatisfiable != a.DO_NOT_SCHEDULE for c in own):
+                return None
+            parsed = self._own_constraints(own, pod.labels, a.DO_NOT_SCHEDULE)
+            return (
+                pod.namespace,
+                own,
+                tuple(c.selector.matches(pod.labels) for c in parsed),
+                tuple(pod.labels.get(k) for c in own for k in c.match_label_keys),
+                tuple(sorted(pod.node_selector.items())),
+                pod.node_affinity,
+                pod.tolerations,
+            )
         if self._has_defaults[a.DO_NOT_SCHEDULE] or self._has_defaults[a.SCHEDULE_ANYWAY]:
             services: cs.ServiceIndex = getattr(self.handle.cluster, "services", None) or {}
             if cs.default_selector(pod, services).reqs:
                 return None
         return ()
+
+    def refresh_filter(self, state: CycleState, pod: api.Pod, cluster: ClusterState) -> bool:
+        """Result reuse: recount this Pod's domains (a Pod was assumed since; nodes are
+        unchanged, or the cache would have been flushed); False if a domain rejected before
+        may now accept (see :mod:`kubesched.framework.batch`)."""
+        old = state.get(_PRE_FILTER_KEY)
+        if old is None:
+            return False
+        new = filtering.refresh_pre_filter_state(cluster, self._counts(cluster), pod, old)
+        state[_PRE_FILTER_KEY] = new
+        return filtering.only_narrowed(old, new)
 
     # ------------------------------------------------------------------ constraints
     def constraints(
