@@ -151,24 +151,29 @@ class FilterPhase:
         nom = self.nominator
         if nom is None or len(nom) == 0 or rows.size == 0:
             return base
-        table = self.handle.cluster.nodes
-        with_rows, usage, pods = nominated.nominated_usage(nom, table, pod, rows, self._usage)
-        if with_rows.size == 0:
+        nset = self._usage.nominated(nom, self.handle.cluster.nodes)
+        idx = nset.select(pod, rows)
+        if idx.size == 0:
             return base
-        nominated.shift_usage(table, usage, 1)
+        at = nset.rows[idx]
+        with_rows, starts = np.unique(at, return_index=True)
+        nset.block.shift(idx, 1)
         try:
             if self.active_extensions(state):
+                groups = np.split(idx, starts[1:])
                 w = merge_outcomes(
                     [
-                        self._filter_with_added(state, pod, row, here, interned)
-                        for row, here in zip(with_rows.tolist(), pods, strict=True)
+                        self._filter_with_added(
+                            state, pod, row, [nset.pods[i] for i in g.tolist()], interned
+                        )
+                        for row, g in zip(with_rows.tolist(), groups, strict=True)
                     ],
                     list(interned),
                 )
             else:
                 w = self.run_filter(state, pod, with_rows, interned)
         finally:
-            nominated.shift_usage(table, usage, -1)
+            nset.block.shift(idx, -1)
         if w.failed.size == 0:
             return base
         keep = ~np.isin(base.failed, w.failed)

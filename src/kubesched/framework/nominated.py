@@ -4,15 +4,17 @@ Upstream ``RunFilterPluginsWithNominatedPods`` filters a node that has nominated
 priority >= the incoming Pod's twice: with those Pods added to (a copy of) the node, and
 without.  kubesched adds their usage to the node rows of the real table, runs the Filter
 plugins over those rows at once, and takes the usage off again exactly
-(:meth:`kubesched.framework.runtime.Framework.run_filter_with_nominated`).  Preemption's dry
-runs lift victims off their rows the same way (:func:`shift_usage`).
+(:meth:`kubesched.framework.filterphase.FilterPhase.run_filter_with_nominated`).  All
+nominated Pods are kept as arrays (:class:`NominatedSet`), rebuilt only when a nomination
+changes.  Preemption's dry runs lift victims off their rows the same way
+(:class:`UsageBlock`).
 
 Arrays: ``rows`` int64 ``(n,)`` node-table rows; a :data:`Usage` is one Pod on one row.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Protocol
 
 import numpy as np
@@ -38,65 +40,84 @@ class PodNominator(Protocol):
     def nominated_node_names(self) -> Collection[str]: ...
 
 
+class NominatedSet:
+    """Every nominated Pod's usage as arrays (built once per nominator and node-table
+    version), so that picking those relevant to one Filter call is a few array operations.
+
+    ``rows`` : int64 ``(k,)`` the node row each Pod is nominated to; ``priority`` : int64
+    ``(k,)``; ``pods`` : the Pods; ``block`` : their usage, to shift on and off the rows.
+    """
+
+    def __init__(
+        self,
+        nominator: PodNominator,
+        table: NodeTable,
+        usage_of: Callable[[int, api.Pod], Usage] | None = None,
+    ) -> None:
+        usage_of = usage_of or (lambda row, pod: _usage_of(table, row, pod))
+        row_of = table.row_of
+        pods: list[api.Pod] = []
+        rows: list[int] = []
+        for name in nominator.nominated_node_names():
+            row = row_of.get(name)
+            if row is None:
+                continue
+            for p in nominator.nominated_pods_for_node(name):
+                pods.append(p)
+                rows.append(row)
+        self.pods = pods
+        self.rows = np.asarray(rows, dtype=np.int64)
+        self.priority = np.fromiter((p.priority for p in pods), dtype=np.int64, count=len(pods))
+        self.index = {p.key: i for i, p in enumerate(pods)}
+        self.block = UsageBlock(table, [usage_of(r, p) for r, p in zip(rows, pods, strict=True)])
+
+    def select(self, pod: api.Pod, rows: IntArray) -> IntArray:
+        """int64 indexes of the Pods nominated to one of ``rows`` with priority >= ``pod``'s,
+        ``pod`` itself excluded, ordered by row."""
+        mask = self.priority >= pod.priority
+        mine = self.index.get(pod.key)
+        if mine is not None:
+            mask[mine] = False
+        mask &= np.isin(self.rows, rows)
+        idx = np.flatnonzero(mask)
+        return idx[np.argsort(self.rows[idx], kind="stable")]
+
+
 class UsageCache:
-    """Request vectors of nominated Pods, built once per Pod object and table width."""
+    """The :class:`NominatedSet` of the current nominator and node-table version, and each
+    nominated Pod's usage (kept per Pod object, so a rebuild after one nomination changed
+    does not recompute the others)."""
 
     def __init__(self) -> None:
-        self._cache: dict[str, tuple[api.Pod, int, IntArray, tuple[int, int]]] = {}
-        self._nodes: tuple[int, int, list[tuple[int, str]], IntArray] | None = None
+        self._set: tuple[tuple[int, int, int], NominatedSet] | None = None
+        self._usage: dict[str, tuple[api.Pod, int, Usage]] = {}
 
-    def nominated_rows(
-        self, nominator: PodNominator, table: NodeTable
-    ) -> tuple[list[tuple[int, str]], IntArray]:
-        """``(row, node name)`` of every node with nominated Pods, and those rows (int64)."""
-        cached = self._nodes
-        if cached is None or cached[0] != nominator.version or cached[1] != table.version:
-            row_of = table.row_of
-            pairs = [(row_of[n], n) for n in nominator.nominated_node_names() if n in row_of]
-            rows = np.fromiter((r for r, _ in pairs), dtype=np.int64, count=len(pairs))
-            cached = self._nodes = (nominator.version, table.version, pairs, rows)
-        return cached[2], cached[3]
+    def nominated(self, nominator: PodNominator, table: NodeTable) -> NominatedSet:
+        """The set for ``nominator`` as it is now."""
+        key = (nominator.version, table.version, len(table.resources))
+        cached = self._set
+        if cached is None or cached[0] != key:
+            if len(self._usage) > 2 * len(nominator) + 1024:
+                self._usage.clear()
+            cached = self._set = (key, NominatedSet(nominator, table, self._usage_fn(table)))
+        return cached[1]
 
-    def usage(self, table: NodeTable, row: int, pod: api.Pod) -> Usage:
-        """``pod``'s usage on ``row``."""
-        hit = self._cache.get(pod.key)
+    def _usage_fn(self, table: NodeTable) -> Callable[[int, api.Pod], Usage]:
+        memo = self._usage
         width = len(table.resources)
-        if hit is None or hit[0] is not pod or hit[1] != width:
-            nonzero = (
-                pod.nonzero_requests.get(api.CPU, 0),
-                pod.nonzero_requests.get(api.MEMORY, 0),
-            )
-            req = table.request_vector(pod.requests)
-            hit = (pod, len(table.resources), req, nonzero)
-            if len(self._cache) > 4096:
-                self._cache.clear()
-            self._cache[pod.key] = hit
-        return (row, hit[2], hit[3], pod.host_ports)
+
+        def usage(row: int, pod: api.Pod) -> Usage:
+            hit = memo.get(pod.key)
+            if hit is None or hit[0] is not pod or hit[1] != width or hit[2][0] != row:
+                hit = memo[pod.key] = (pod, width, _usage_of(table, row, pod))
+            return hit[2]
+
+        return usage
 
 
-def nominated_usage(
-    nominator: PodNominator, table: NodeTable, pod: api.Pod, rows: IntArray, cache: UsageCache
-) -> tuple[IntArray, list[Usage], list[list[api.Pod]]]:
-    """Rows of ``rows`` that hold nominated Pods of priority >= ``pod``'s (``pod`` itself
-    excluded), those Pods' usage, and the Pods of each such row (aligned with the rows)."""
-    nominated, nrows = cache.nominated_rows(nominator, table)
-    if not nominated:
-        return np.zeros(0, dtype=np.int64), [], []
-    with_rows: list[int] = []
-    usage: list[Usage] = []
-    pods: list[list[api.Pod]] = []
-    for k in np.flatnonzero(np.isin(nrows, rows)).tolist():
-        row, name = nominated[k]
-        here = [
-            p
-            for p in nominator.nominated_pods_for_node(name)
-            if p.priority >= pod.priority and p.key != pod.key
-        ]
-        if here:
-            with_rows.append(row)
-            pods.append(here)
-            usage.extend(cache.usage(table, row, p) for p in here)
-    return np.asarray(with_rows, dtype=np.int64), usage, pods
+def _usage_of(table: NodeTable, row: int, pod: api.Pod) -> Usage:
+    nonzero = (pod.nonzero_requests.get(api.CPU, 0), pod.nonzero_requests.get(api.MEMORY, 0))
+    return (row, table.request_vector(pod.requests), nonzero, pod.host_ports)
 
 
 class UsageBlock:
@@ -108,8 +129,13 @@ class UsageBlock:
         self.table = table
         self.rows = np.fromiter((u[0] for u in usage), dtype=np.int64, count=n)
         self.requests = np.zeros((n, table.requested.shape[1]), dtype=np.int64)
-        for i, u in enumerate(usage):
-            self.requests[i, : u[1].shape[0]] = u[1]
+        widths = {u[1].shape[0] for u in usage}
+        if len(widths) == 1:  # the usual case: one stack instead of a row per Pod
+            w = widths.pop()
+            self.requests[:, :w] = np.stack([u[1] for u in usage])
+        else:
+            for i, u in enumerate(usage):
+                self.requests[i, : u[1].shape[0]] = u[1]
         self.nonzero = np.asarray([u[2] for u in usage], dtype=np.int64).reshape(n, 2)
         self.ports = {i: u[3] for i, u in enumerate(usage) if u[3]}
 
@@ -134,9 +160,3 @@ class UsageBlock:
                     if col is None:
                         col = t.host_ports[key] = np.zeros(t.capacity, dtype=np.int32)
                     col[int(self.rows[i])] += sign
-
-
-def shift_usage(table: NodeTable, usage: Sequence[Usage], sign: int) -> None:
-    """Add (``sign`` 1) or remove (-1) the usage of ``usage`` (see :class:`UsageBlock`)."""
-    if usage:
-        UsageBlock(table, usage).shift(slice(None), sign)

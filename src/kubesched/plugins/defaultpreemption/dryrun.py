@@ -56,9 +56,28 @@ NodeResult = tuple[list[api.Pod], int, Status]
 """``(victims most important first, PDB violations, status)`` of one node."""
 
 
-def potential_victims(cluster: ClusterState, pod: api.Pod, row: int) -> list[PodRecord]:
+VictimCache = dict[tuple[int, int, int], list[PodRecord]]
+"""Potential victims by ``(row, row generation, preemptor priority)``: a row's generation
+changes whenever a Pod is placed on or removed from it."""
+
+
+def potential_victims(
+    cluster: ClusterState, pod: api.Pod, row: int, cache: VictimCache | None = None
+) -> list[PodRecord]:
     """Pods on ``row`` with lower priority than ``pod``, most important first (upstream
     ``isPreemptionAllowed`` with the default ``IsEligiblePod``)."""
+    if cache is None:
+        return _potential_victims(cluster, pod, row)
+    key = (row, int(cluster.nodes.generation[row]), pod.priority)
+    hit = cache.get(key)
+    if hit is None:
+        if len(cache) > 4 * max(len(cluster.nodes), 256):
+            cache.clear()
+        hit = cache[key] = _potential_victims(cluster, pod, row)
+    return hit
+
+
+def _potential_victims(cluster: ClusterState, pod: api.Pod, row: int) -> list[PodRecord]:
     keys = cluster.pods_on_node.get(cluster.nodes.names[row], ())
     recs = [cluster.pods[k] for k in sorted(keys)]
     recs = [r for r in recs if r.pod.priority < pod.priority]
@@ -73,6 +92,7 @@ def select_victims(
     cluster: ClusterState,
     rows: IntArray,
     budgets: Sequence[pdb.Budget],
+    cache: VictimCache | None = None,
 ) -> list[NodeResult]:
     """Upstream ``SelectVictimsOnNode`` for every row of ``rows`` (int64, shape ``(n,)``),
     vectorised as the module docstring says; one result per row, in order."""
@@ -81,7 +101,7 @@ def select_victims(
     results: list[NodeResult] = [([], 0, no_victims) for _ in range(rows.size)]
     pending: dict[int, list[PodRecord]] = {}
     for row in rows.tolist():
-        recs = potential_victims(cluster, pod, row)
+        recs = potential_victims(cluster, pod, row, cache)
         if recs:
             pending[row] = recs
     if not pending:
@@ -203,6 +223,7 @@ def dry_run_preemption(
     budgets: Sequence[pdb.Budget],
     offset: int,
     num_candidates: int,
+    cache: VictimCache | None = None,
 ) -> tuple[list[Candidate], dict[int, Status], list[str]]:
     """Upstream ``DryRunPreemption``: candidates (those violating no PDB first), the status
     of each node checked and rejected (by row), and error messages."""
@@ -216,7 +237,9 @@ def dry_run_preemption(
     while pos < n:
         rows = ordered[pos : pos + chunk]
         for row, (victims, n_bad, status) in zip(
-            rows.tolist(), select_victims(fwk, state, pod, cluster, rows, budgets), strict=True
+            rows.tolist(),
+            select_victims(fwk, state, pod, cluster, rows, budgets, cache),
+            strict=True,
         ):
             name = cluster.nodes.names[row]
             if status.is_success() and victims:

@@ -62,6 +62,8 @@ class DefaultPreemption:
         rng = handle.extras.get("rng")
         self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(0)
         self.fwk: dryrun.FilterRunner | None = None
+        self.victims: dryrun.VictimCache = {}
+        """Potential victims per node row, kept across attempts (see :mod:`.dryrun`)."""
 
     def set_framework(self, fwk: dryrun.FilterRunner) -> None:
         """The framework whose Filter plugins the dry runs use (upstream ``fh``)."""
@@ -87,7 +89,15 @@ class DefaultPreemption:
         if potential.size:
             offset, num = self.get_offset_and_num_candidates(int(potential.size))
             candidates, statuses, errors = dryrun.dry_run_preemption(
-                self.fwk, state, pod, cluster, potential, pdb.load_budgets(cluster), offset, num
+                self.fwk,
+                state,
+                pod,
+                cluster,
+                potential,
+                pdb.load_budgets(cluster),
+                offset,
+                num,
+                self.victims,
             )
             if errors and not candidates:
                 return None, Status(Code.ERROR, (PREFIX + _aggregate(errors),))
