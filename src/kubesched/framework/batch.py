@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from kubesched.api import objects as api
 from kubesched.framework.interface import CycleState, IntArray
@@ -81,6 +82,8 @@ class BatchEntry:
     cycle: int = -1
     version: int = -1
     uses: int = 0
+    refreshers: list[Any] = field(default_factory=list)
+    """The Filters of ``filters`` whose answers span nodes (``refresh_filter``)."""
 
 
 @dataclass(slots=True)
@@ -150,11 +153,13 @@ def build_entry(
     processed: int,
 ) -> BatchEntry:
     """An entry from a full cycle's results (call before Reserve touches ``state``)."""
-    filters = [
+    checked = [
         p
         for p in fwk.filter_plugins
         if not getattr(p, "node_only", False) and p.name not in state.skip_filter
     ]
+    refreshers = [p for p in checked if hasattr(p, "refresh_filter")]
+    filters = [p for p in checked if not hasattr(p, "refresh_filter")]
     scores = [
         (p, w)
         for p, w in zip(fwk.plugins["score"], fwk.score_weights, strict=True)
@@ -176,6 +181,7 @@ def build_entry(
         filters=filters,
         scores=scores,
         incremental=incremental,
+        refreshers=refreshers,
     )
 
 
@@ -188,40 +194,42 @@ def reuse(fwk: Framework, state: CycleState, pod: api.Pod, entry: BatchEntry) ->
     state.skip_filter.update(entry.skip_filter)
     state.skip_score.update(entry.skip_score)
     cluster = fwk.handle.cluster
-    keep = np.ones(entry.rows.shape[0], dtype=np.bool_)
-    refreshed = False
-    for p in entry.filters:
-        refresh = getattr(p, "refresh_filter", None)
-        if refresh is not None:
-            if not refresh(state, pod, cluster):
+    keep: npt.NDArray[np.bool_] | None = None
+    if entry.refreshers:
+        keep = np.ones(entry.rows.shape[0], dtype=np.bool_)
+        for p in entry.refreshers:
+            if not p.refresh_filter(state, pod, cluster):
                 return "domain_widened"
             keep &= p.filter(state, pod, cluster, entry.rows).codes == 0
-            refreshed = True
-    if refreshed:
         entry.state = dict(state)
     i = entry.chosen
     row = entry.rows[i : i + 1]
-    if keep[i]:
-        keep[i] = all(
-            int(p.filter(state, pod, cluster, row).codes[0]) == 0
-            for p in entry.filters
-            if not hasattr(p, "refresh_filter")
-        )
-    if keep[i]:
+    fits = keep is None or bool(keep[i])
+    if fits:
+        for p in entry.filters:
+            if p.filter(state, pod, cluster, row).codes[0]:
+                fits = False
+                break
+    if fits:
         for p, weight in entry.scores:
             new = int(p.score(state, pod, cluster, row)[0])
             raw = entry.raw[p.name]
             if entry.incremental:
                 entry.total[i] += weight * (new - int(raw[i]))
             raw[i] = new
-    changed = not entry.incremental and bool(keep[i])
-    if not keep.all():
-        entry.rows = entry.rows[keep]
-        entry.total = entry.total[keep]
-        entry.raw = {k: v[keep] for k, v in entry.raw.items()}
-        changed = not entry.incremental
-    if entry.rows.shape[0] == 0:
-        return "exhausted"
+    elif keep is None:
+        keep = np.ones(entry.rows.shape[0], dtype=np.bool_)
+    changed = not entry.incremental
+    if keep is not None:
+        keep[i] &= fits
+        if not keep.all():
+            entry.rows = entry.rows[keep]
+            entry.total = entry.total[keep]
+            entry.raw = {k: v[keep] for k, v in entry.raw.items()}
+            if entry.rows.shape[0] == 0:
+                return "exhausted"
+        else:
+            changed = changed and fits
     if changed:  # some plugin normalizes over all nodes: redo every total
         entry.total = fwk.totals_from_raw(state, pod, entry.raw)
     return ""

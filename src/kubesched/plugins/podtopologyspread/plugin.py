@@ -85,7 +85,7 @@ class PodTopologySpread:
             )
         if self._has_defaults[a.DO_NOT_SCHEDULE] or self._has_defaults[a.SCHEDULE_ANYWAY]:
             services: cs.ServiceIndex = getattr(self.handle.cluster, "services", None) or {}
-            if cs.default_selector(pod, services).reqs:
+            if services and cs.default_selector(pod, services).reqs:
                 return None
         return ()
 
