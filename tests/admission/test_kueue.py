@@ -19,7 +19,7 @@ def cq(
     borrow: int | None = None,
     lend: int | None = None,
     strategy: str = "BestEffortFIFO",
-    weight: int = 1,
+    weight: float = 1,
     flavors: tuple[str, ...] = ("f",),
 ) -> o.ClusterQueueSpec:
     groups = (
@@ -28,7 +28,7 @@ def cq(
         ),
     )
     return o.ClusterQueueSpec(
-        name, groups, cohort=cohort, queueing_strategy=strategy, weight=weight
+        name, groups, cohort=cohort, queueing_strategy=strategy, weight_milli=round(weight * 1000)
     )
 
 

@@ -160,9 +160,15 @@ def test_within_cluster_queue_preemption_deletes_the_victims_pods(
     wl = ctl.report()["workloads"]
     if evicted:
         assert wl["t/low0"]["evictedBy"] == "t/high" and wl["t/low0"]["evictedAt"] == 5.0
-        assert wl["t/low0"]["evictionReason"] == "InClusterQueue"
+        assert wl["t/low0"]["evictionReason"] == "Preempted"
+        assert wl["t/low0"]["preemptionReason"] == "InClusterQueue"
+        assert wl["t/low0"]["evictions"] == 1 and wl["t/low0"]["admittedAt"] is None
         assert "evictedBy" not in wl["t/low1"] and wl["t/high"]["admittedAt"] == 5.0
         assert "t/low0" not in server.pods and "t/low1" in server.pods
+        # recreated, gated, and still the same workload, pending again
+        assert o.KUEUE_GATE in server.pods["t/low0-r1"].scheduling_gates
+        assert ctl.origin("t/low0-r1") == "t/low0"
+        assert ctl.report()["clusterQueues"]["cq"]["pendingWorkloads"] == 1
         assert o.KUEUE_GATE not in server.pods["t/high"].scheduling_gates
         assert ctl.report()["clusterQueues"]["cq"]["evictedWorkloads"] == 1
         assert metrics.reclaimed == [("cq", 1)]

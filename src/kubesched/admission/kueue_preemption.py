@@ -1,6 +1,6 @@
 """Kueue's admission-level preemption: which admitted workloads to evict for a pending one.
 
-Ported from Kueue v1beta1 (``pkg/scheduler/preemption/preemption.go``), without fair sharing:
+Ported from Kueue v1beta1 (``pkg/scheduler/preemption/preemption.go``, flat cohorts):
 
 - *flavors*: per resource group the first flavor where the request fits; else the first
   where it could fit after preemption (each resource at most ``nominalQuota``, or, with
@@ -19,7 +19,14 @@ Ported from Kueue v1beta1 (``pkg/scheduler/preemption/preemption.go``), without 
   victims from other queues only when it stays within its nominal quota, unless
   ``borrowWithinCohort`` allows it for victims below its priority threshold.
 
-Reasons are Kueue's: ``InClusterQueue``, ``InCohortReclamation``,
+With fair sharing (:func:`fair_preemptions`), victims from other queues are chosen by
+share instead: the candidate queues are visited highest share first; a workload of another
+queue is taken when the first ``preemptionStrategies`` rule holds (or it is below the
+``borrowWithinCohort`` threshold), one of the preemptor's own queue in candidate order;
+when that is not enough, the second rule is tried once per remaining queue; the minimal set
+is then found as above, and borrowing while preempting is allowed.
+
+Reasons are Kueue's: ``InClusterQueue``, ``InCohortReclamation``, ``InCohortFairSharing``,
 ``InCohortReclaimWhileBorrowing``.  Usage is simulated on the admitter in place and
 restored before returning.
 """
@@ -27,16 +34,20 @@ restored before returning.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from kubesched.admission import fair_sharing as fs
 
 if TYPE_CHECKING:
-    from kubesched.admission.kueue import Admitter, Workload
+    from kubesched.admission.kueue import Admitter
+    from kubesched.admission.kueue_workload import Workload
 
 FlavorResource = tuple[str, str]
 
 IN_CLUSTER_QUEUE = "InClusterQueue"
 IN_COHORT_RECLAMATION = "InCohortReclamation"
 IN_COHORT_RECLAIM_WHILE_BORROWING = "InCohortReclaimWhileBorrowing"
+IN_COHORT_FAIR_SHARING = "InCohortFairSharing"
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +72,7 @@ def preempt_assignment(
     """Resource -> flavor and the flavor/resources requiring preemption, or None when the
     request cannot fit even after preemption (Kueue's flavor assigner, Fit over Preempt)."""
     spec = adm.objs.cluster_queues[cq]
-    borrow = bool(spec.cohort) and spec.borrow_within_cohort != "Never"
+    borrow = bool(spec.cohort) and (spec.borrow_within_cohort != "Never" or adm.fair_sharing)
     assignment: dict[str, str] = {}
     needing: set[FlavorResource] = set()
     for group in spec.resource_groups:
@@ -229,14 +240,18 @@ def get_targets(adm: Admitter, wl: Workload) -> tuple[list[Target], dict[str, st
     if len(same) == len(candidates):
         return _minimal(adm, wl, need, frs, candidates, True, None), assignment
     spec = adm.objs.cluster_queues[cq]
-    under_nominal = all(
-        adm.usage[cq].get(fr, 0) < q.nominal for fr in frs if (q := adm._quota(cq, fr)) is not None
-    )
+    threshold: int | None = None
     if spec.borrow_within_cohort != "Never":
         threshold = wl.priority
         cap = spec.borrow_max_priority_threshold
         if cap is not None and cap < threshold:
             threshold = cap + 1
+    if adm.fair_sharing:
+        return fair_preemptions(adm, wl, need, frs, candidates, threshold), assignment
+    under_nominal = all(
+        adm.usage[cq].get(fr, 0) < q.nominal for fr in frs if (q := adm._quota(cq, fr)) is not None
+    )
+    if threshold is not None:
         if not under_nominal:
             candidates = [c for c in candidates if c.cluster_queue == cq or c.priority < threshold]
         return _minimal(adm, wl, need, frs, candidates, True, threshold), assignment
@@ -245,3 +260,89 @@ def get_targets(adm: Admitter, wl: Workload) -> tuple[list[Target], dict[str, st
         if targets:
             return targets, assignment
     return _minimal(adm, wl, need, frs, same, True, None), assignment
+
+
+def _by_queue(adm: Admitter, candidates: list[Workload], first_only: bool) -> dict[str, list[Any]]:
+    """Candidates grouped by ClusterQueue, in candidate order: ``cq -> [share, workloads]``
+    (Kueue's ``cqHeapFromCandidates``)."""
+    out: dict[str, list[Any]] = {}
+    for c in candidates:
+        entry = out.get(c.cluster_queue)
+        if entry is None:
+            out[c.cluster_queue] = [fs.dominant_resource_share(adm, c.cluster_queue)[0], [c]]
+        elif not first_only:
+            entry[1].append(c)
+    return out
+
+
+def _pop_highest(queues: dict[str, list[Any]]) -> tuple[str, list[Any]]:
+    name = min(queues, key=lambda q: (-queues[q][0], q))
+    return name, queues.pop(name)
+
+
+def fair_preemptions(
+    adm: Admitter,
+    wl: Workload,
+    need: dict[FlavorResource, int],
+    frs: set[FlavorResource],
+    candidates: list[Workload],
+    threshold: int | None,
+) -> list[Target]:
+    """Victims for ``wl`` under fair sharing (see the module docstring), ``[]`` when none
+    would do; ``need`` is its request per flavor/resource, ``threshold`` the
+    ``borrowWithinCohort`` priority below which other queues' workloads may always go."""
+    cq = wl.cluster_queue
+    rules = [fs.STRATEGIES[s] for s in adm.config.preemption_strategies]
+    queues = _by_queue(adm, candidates, False)
+    new_share = fs.dominant_resource_share(adm, cq, need)[0]
+    targets: list[Target] = []
+    fits = False
+    retry: list[Workload] = []
+    while queues and not fits:
+        name, (share, wls) = _pop_highest(queues)
+        if name == cq:
+            _apply(adm, wls[0], -1)
+            targets.append(Target(wls[0], IN_CLUSTER_QUEUE))
+            if _fits(adm, cq, need, True):
+                fits = True
+                break
+            new_share = fs.dominant_resource_share(adm, cq, need)[0]
+            if wls[1:]:
+                queues[name] = [fs.dominant_resource_share(adm, name)[0], wls[1:]]
+            continue
+        for i, c in enumerate(wls):
+            below = threshold is not None and c.priority < threshold
+            usage = {fr: -v for fr, v in adm.workload_usage(c).items()}
+            cand_new = fs.dominant_resource_share(adm, name, usage)[0]
+            ok = rules[0](new_share, share, cand_new)
+            if not (below or ok):
+                retry.append(c)
+                continue
+            _apply(adm, c, -1)
+            targets.append(
+                Target(c, IN_COHORT_FAIR_SHARING if ok else IN_COHORT_RECLAIM_WHILE_BORROWING)
+            )
+            if _fits(adm, cq, need, True):
+                fits = True
+            elif wls[i + 1 :] and _borrowing(adm, name, frs):
+                queues[name] = [cand_new, wls[i + 1 :]]
+            break
+    if not fits and len(rules) > 1:
+        queues = _by_queue(adm, retry, True)
+        while queues and not fits:
+            name, (share, wls) = _pop_highest(queues)
+            if rules[1](new_share, share, 0):
+                _apply(adm, wls[0], -1)
+                targets.append(Target(wls[0], IN_COHORT_FAIR_SHARING))
+                fits = _fits(adm, cq, need, True)
+    if fits:
+        for i in range(len(targets) - 2, -1, -1):
+            _apply(adm, targets[i].workload, +1)
+            if _fits(adm, cq, need, True):
+                targets[i] = targets[-1]
+                targets.pop()
+            else:
+                _apply(adm, targets[i].workload, -1)
+    for t in targets:
+        _apply(adm, t.workload, +1)
+    return targets if fits else []

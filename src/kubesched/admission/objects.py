@@ -105,7 +105,8 @@ class ClusterQueueSpec:
     resource_groups: tuple[ResourceGroup, ...]
     cohort: str = ""
     queueing_strategy: str = "BestEffortFIFO"
-    weight: int = 1
+    weight_milli: int = 1000
+    """``fairSharing.weight`` in thousandths (a quantity, default 1; 0 is allowed)."""
     reclaim_within_cohort: str = "Never"
     within_cluster_queue: str = "Never"
     borrow_within_cohort: str = "Never"
@@ -238,9 +239,14 @@ def parse_cluster_queue(obj: Mapping[str, Any]) -> ClusterQueueSpec:
     bwc = f.mapping(preemption, "borrowWithinCohort", f"{sp}.preemption")
     bwc_path = f"{sp}.preemption.borrowWithinCohort"
     fair = f.mapping(spec, "fairSharing", sp)
-    weight = f.integer(fair, "weight", f"{sp}.fairSharing")
-    if weight is not None and weight < 1:
-        f.fail(f"{sp}.fairSharing.weight", "must be at least 1")
+    weight = 1000
+    if fair.get("weight") is not None:
+        try:
+            weight = quantity.milli_value(fair["weight"])
+        except (ValueError, TypeError) as e:  # QuantityError is a ValueError
+            f.fail(f"{sp}.fairSharing.weight", f"must be a quantity: {e}")
+        if weight < 0:
+            f.fail(f"{sp}.fairSharing.weight", "must be greater than or equal to 0")
     return ClusterQueueSpec(
         name,
         tuple(groups),
@@ -248,7 +254,7 @@ def parse_cluster_queue(obj: Mapping[str, Any]) -> ClusterQueueSpec:
         queueing_strategy=f.one_of(
             spec, "queueingStrategy", sp, QUEUEING_STRATEGIES, "BestEffortFIFO"
         ),
-        weight=weight or 1,
+        weight_milli=weight,
         reclaim_within_cohort=f.one_of(
             preemption, "reclaimWithinCohort", f"{sp}.preemption", PREEMPTION_POLICIES, "Never"
         ),

@@ -100,7 +100,8 @@ OWN_METRICS: dict[str, tuple[str, tuple[str, ...], str]] = {
         "counter",
         ("profile", "reason"),
         "Cached results dropped, by reason (signature, not_consecutive, cluster_changed, "
-        "expired, exhausted). The cache is shared by all profiles and counted under the first.",
+        "expired, exhausted, domain_widened). The cache is shared by all profiles and counted "
+        "under the first.",
     ),
     "scheduler_binder_conflicts_total": (
         "counter",
@@ -186,6 +187,25 @@ OWN_METRICS: dict[str, tuple[str, tuple[str, ...], str]] = {
         ("cluster_queue",),
         "Workloads waiting for admission (their Pods held by the admission scheduling gate).",
     ),
+    "scheduler_admission_evicted_workloads_total": (
+        "counter",
+        ("cluster_queue", "reason"),
+        "Workloads evicted from their ClusterQueue and requeued (Kueue's "
+        "kueue_evicted_workloads_total; reason: Preempted, PodsReadyTimeout).",
+    ),
+    "scheduler_admission_preempted_workloads_total": (
+        "counter",
+        ("preempting_cluster_queue", "reason"),
+        "Workloads preempted, by the preemptor's ClusterQueue (Kueue's "
+        "kueue_preempted_workloads_total; reason: InClusterQueue, InCohortReclamation, "
+        "InCohortFairSharing, InCohortReclaimWhileBorrowing).",
+    ),
+    "scheduler_admission_cluster_queue_weighted_share": (
+        "gauge",
+        ("cluster_queue",),
+        "A ClusterQueue's weighted dominant resource share under fair sharing (Kueue's "
+        "kueue_cluster_queue_weighted_share; 0 when not borrowing).",
+    ),
     "scheduler_gang_time_to_complete_seconds": (
         "histogram",
         (),
@@ -204,6 +224,28 @@ OWN_METRICS: dict[str, tuple[str, tuple[str, ...], str]] = {
         "Failed extender calls (reason: timeout, error). ignored=true: the failure was "
         "skipped (an ignorable extender, or any prioritize failure, as upstream); "
         "ignored=false: it failed the scheduling attempt or the binding.",
+    ),
+    "scheduler_gpu_fragmentation_ratio": (
+        "gauge",
+        (),
+        "Idle GPU capacity that the target workload's common task shapes cannot use (the FGD "
+        "paper's fragmentation), as a share of all GPU capacity; set by the GpuDevices plugin.",
+    ),
+    "scheduler_gpu_idle_whole_nodes": (
+        "gauge",
+        (),
+        "Nodes of 8 GPUs with every GPU idle (where an 8-GPU job can start).",
+    ),
+    "scheduler_gpu_pods_waiting_for_whole_node": (
+        "gauge",
+        (),
+        "Pending multi-GPU Pods (tried by a profile with GpuDevices) that ask for more idle "
+        "GPUs than any one node has now, whatever the free GPUs of the cluster in total.",
+    ),
+    "scheduler_gpu_cross_numa_pods": (
+        "gauge",
+        (),
+        "Pods holding GPUs on more than one NUMA node (per the node's GPU topology).",
     ),
 }
 

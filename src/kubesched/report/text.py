@@ -130,6 +130,14 @@ def _job_lines(s: dict[str, Any]) -> list[str]:
             f"  workloads             {len(admitted)}/{len(workloads)} admitted, admission wait "
             f"p50 {median} s, freed-to-bound max {max(freed, default=None)} s"
         )
+        evictions = sum(int(w.get("evictions") or 0) for w in workloads.values())
+        if evictions:
+            requeued = sum(1 for w in workloads.values() if w.get("evictions"))
+            out.append(
+                f"  evictions             {evictions} ({requeued} workloads evicted and "
+                f"requeued, {sum(1 for w in workloads.values() if w.get('deactivated'))} "
+                "deactivated)"
+            )
     for name, q in (s.get("quotas") or {}).items():
         cells = ", ".join(
             f"{res} used {c['used']} min {c['min']} max {c['max']} runtime {c['runtime']}"

@@ -6,8 +6,10 @@ starts the Kueue :class:`~kubesched.sim.admission_controller.AdmissionController
 ClusterQueues are declared (unless admission is switched off), gates queued Pods as they are
 created (:meth:`JobLayer.prepare`), and adds to the run's result (:meth:`JobLayer.report`):
 
-- ``workloads``: per Kueue workload, its admission time and the time until every member
-  was bound; ``clusterQueues``: quota usage per ClusterQueue;
+- ``workloads``: per Kueue workload, its (last) admission time, the time until every member
+  was bound, its admissions and evictions (evicted workloads are requeued and their Pods
+  recreated, see :mod:`kubesched.sim.admission_controller`); ``clusterQueues``: quota usage
+  and evictions per ClusterQueue, and its weighted share under fair sharing;
 - ``gangs``: per PodGroup, when its first Pod was created and when ``minMember`` members had
   been bound (``completeSeconds``), members running now, phase, and the longest time it held
   resources with fewer than ``minMember`` members (``longestIncompleteHoldSeconds``);
@@ -25,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from kubesched.admission import gang, references
+from kubesched.admission import kueue_config as kc
 from kubesched.admission import objects as o
 from kubesched.api import objects as api
 from kubesched.sim.admission_controller import AdmissionController
@@ -43,6 +46,7 @@ class JobLayer:
         *,
         admission: bool | None = None,
         fair_sharing: bool = False,
+        kueue: kc.KueueConfig | None = None,
         all_pods_known: bool = False,
     ) -> None:
         self.sim = sim
@@ -57,6 +61,7 @@ class JobLayer:
                 sim.loop,
                 self.objs,
                 fair_sharing=fair_sharing,
+                config=kueue,
                 metrics=sim.scheduler.metrics,
             )
 
@@ -67,6 +72,17 @@ class JobLayer:
     def prepare(self, pod: api.Pod) -> api.Pod:
         """The Pod as it is created: gated for admission when it names a queue."""
         return self.controller.gate(pod) if self.controller is not None else pod
+
+    def origin(self, pod_key: str) -> str:
+        """The submitted Pod a Pod stands for (itself, unless an eviction recreated it)."""
+        return self.controller.origin(pod_key) if self.controller is not None else pod_key
+
+    def current(self, pod_key: str) -> str:
+        """The Pod that stands for a submitted Pod now (its latest replacement, if any)."""
+        if self.controller is None:
+            return pod_key
+        latest = self.controller.latest.get(pod_key)
+        return latest if latest is not None else pod_key
 
     def busy(self) -> bool:
         """Whether an admission round is due at the current instant."""

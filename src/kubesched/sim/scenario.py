@@ -18,6 +18,8 @@ Format (``kind: Scenario``, ``apiVersion: kubesched.io/v1alpha1``)::
                                      # ElasticQuota, ClusterQueue, LocalQueue, ResourceFlavor, ...
       admission: {enabled: true, fairSharing: false}   # Kueue admission (default: on when
                                                        # some ClusterQueue is declared)
+      admission: {configuration: {...}}   # a Kueue Configuration (config.kueue.x-k8s.io/
+                                          # v1beta1): fairSharing, waitForPodsReady
       faults: [...]                  # fault drills (kubesched.sim.faults)
 
 ``lifetimeSeconds`` is the mean of an exponential lifetime counted from the bind (absent:
@@ -42,6 +44,7 @@ import numpy as np
 import yaml
 
 from kubesched.admission import objects, references
+from kubesched.admission.kueue_config import KueueConfig, parse_configuration
 from kubesched.api import objects as api
 from kubesched.api.errors import InputError
 from kubesched.api.parse import load_documents, parse_node, parse_objects, parse_pod
@@ -80,6 +83,9 @@ class Scenario:
     """Kueue admission on/off (None: on when some ClusterQueue is declared)."""
     fair_sharing: bool = False
     """Order workloads across ClusterQueues by fair share instead of priority only."""
+    kueue: KueueConfig | None = None
+    """``spec.admission.configuration``: Kueue's own configuration (fair sharing,
+    waitForPodsReady), when given."""
     faults: list[fault_drills.Fault] = field(default_factory=list)
     """Fault drills (:mod:`kubesched.sim.faults`)."""
 
@@ -164,6 +170,12 @@ def build_scenario(doc: dict[str, Any], *, seed: int | None = None) -> Scenario:
     if "enabled" in adm:
         sc.admission = adm["enabled"]
     sc.fair_sharing = bool(adm.get("fairSharing", False))
+    if adm.get("configuration") is not None:
+        conf = adm["configuration"]
+        if not isinstance(conf, dict):
+            raise InputError([(f"{p}.admission.configuration", "must be a map")])
+        sc.kueue = parse_configuration(conf, f"{p}.admission.configuration")
+        sc.fair_sharing = sc.fair_sharing or sc.kueue.fair_sharing
     sc.faults = fault_drills.parse_faults(spec.get("faults"), f"{p}.faults")
     literal = _opt(spec, "objects", p, list, [])
     if literal:

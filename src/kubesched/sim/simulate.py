@@ -72,6 +72,7 @@ def _run(
         [a.pod for a in sc.arrivals],
         admission=sc.admission,
         fair_sharing=sc.fair_sharing,
+        kueue=sc.kueue,
     )
     lifetimes: dict[str, float] = {}
 
@@ -84,7 +85,7 @@ def _run(
         return create
 
     def on_bound(pod: api.Pod) -> None:
-        life = lifetimes.pop(pod.key, None)
+        life = lifetimes.get(jobs.origin(pod.key))  # a recreated Pod runs its own lifetime
         if life is not None:
             sim.loop.call_later(life, lambda: sim.api.delete_pod(pod, "Completed"))
 
@@ -154,7 +155,14 @@ def summarize(
     still_pending = [k for k in submitted if k in sim.api.pods and not sim.api.pods[k].node_name]
     gated = {qp.pod.key for qp in s.queue.pending_pod_infos() if qp.gated}
     no_reason = [k for k in still_pending if k not in s.failures and k not in gated]
-    lost = [k for k in submitted if k not in stats.bound_at and k not in sim.api.pods]
+    current = jobs.current if jobs is not None else str  # an evicted Pod's replacement
+    lost = [
+        k
+        for k in submitted
+        if k not in stats.bound_at
+        and current(k) not in stats.bound_at
+        and current(k) not in sim.api.pods
+    ]
     return {
         "scenario": sc.name,
         "seed": sc.seed,
