@@ -4,10 +4,13 @@ seeds 42-51, under the FGD paper's protocol; writes ``benchmarks/GPU_RESULTS.md`
     .venv/bin/python benchmarks/gpu_replay_all.py [--data DIR] [--jobs 2]
         [--policies random,...,kubesched] [--traces default,...] [--seeds 42-51]
         [--cache benchmarks/gpu_results.json] [--out benchmarks/GPU_RESULTS.md]
+        [--rerun kubesched]
 
 Each replay's result (unallocated and fragmentation % at 100 % and 130 % arrived, failed
 tasks, seconds) is cached in ``--cache`` as soon as it is done, so an interrupted run resumes
-where it stopped.  The published numbers come from ``fgd-expected-results/`` next to the data.
+where it stopped, and results already cached are reused (``--rerun P,...`` drops the cached
+results of those policies first, e.g. after changing kubesched's policy, so the others are
+not recomputed).  The published numbers come from ``fgd-expected-results/`` next to the data.
 Long: about 1,750 replays of 1-5 s each.
 """
 
@@ -205,6 +208,7 @@ def main() -> None:
     ap.add_argument("--seeds", default="42-51")
     ap.add_argument("--cache", type=Path, default=ROOT / "benchmarks" / "gpu_results.json")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "GPU_RESULTS.md")
+    ap.add_argument("--rerun", default="", help="policies whose cached results to recompute")
     args = ap.parse_args()
     lo, _, hi = args.seeds.partition("-")
     seeds = list(range(int(lo), int(hi or lo) + 1))
@@ -212,6 +216,10 @@ def main() -> None:
         p.stem.replace("openb_pod_list_", "") for p in args.data.glob("openb_pod_list_*.csv")
     )
     done: list[dict[str, Any]] = json.loads(args.cache.read_text()) if args.cache.exists() else []
+    rerun = {p for p in args.rerun.split(",") if p}
+    done = [
+        r for r in done if not (r["policy"] in rerun and r["trace"] in names and r["seed"] in seeds)
+    ]
     have = {(r["trace"], r["policy"], r["seed"]) for r in done}
     todo = [
         (t, p, s)

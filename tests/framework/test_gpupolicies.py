@@ -125,3 +125,55 @@ def test_kubesched_cpu_starved_node_strands_its_gpu() -> None:
     frag = fm.frag(free, cpu, model)
     scores, _ = gp.kubesched_scores(fm, hv, free, count, cpu, model, frag, 1000, 500, 1)
     assert scores[0] > scores[1]
+
+
+def test_hole_weight_is_the_whole_gpu_share_of_demand_unless_small() -> None:
+    # whole: 1 task x 1000; shared: 1 x 500 -> whole share 2/3
+    tw = target_workload({Shape(1000, 500, 1): 1.0, Shape(1000, 1000, 1): 1.0})
+    assert gp.hole_values(tw).weight == pytest.approx(2 / 3)
+    # whole share 1000 / (1000 + 8 * 500) = 0.2 < MIN_WHOLE_SHARE: FGD leads, holes break ties
+    tw = target_workload({Shape(1000, 500, 1): 8.0, Shape(1000, 1000, 1): 1.0})
+    assert gp.hole_values(tw).weight == 0.0
+
+
+def test_model_pressure_spreads_restricted_demand_by_capacity() -> None:
+    # demand per task: 0.5 * 1 (any) + 0.25 * 1 (T4 only) + 0.25 * 2 (T4 or V100) = 1.25
+    tw = target_workload(
+        {
+            Shape(1000, 1000, 1): 2.0,
+            Shape(1000, 1000, 1, ("T4",)): 1.0,
+            Shape(1000, 1000, 2, ("T4", "V100")): 1.0,
+        }
+    )
+    models = ("T4", "V100", "A100")
+    cap = np.array([2.0, 6.0, 8.0])  # 16 GPUs
+    p = gp.model_pressure(tw, models, cap)
+    # T4 needs 0.25 + 0.5 * 2/8 = 0.375, V100 0.5 * 6/8 = 0.375 (per 1.25 of demand);
+    # scaled to 16 GPUs of demand: T4 0.375 * 16 / 1.25 = 4.8 over 2 GPUs, V100 4.8 over 6
+    np.testing.assert_allclose(p, [2.4, 0.8, 0.0, 0.0])
+    assert gp.model_pressure(target_workload({Shape(1000, 0, 0): 1.0}), models, cap).sum() == 0
+
+
+def test_kubesched_keeps_gpu_tasks_off_a_model_restricted_tasks_need() -> None:
+    tw = target_workload({Shape(1000, 1000, 1): 1.0, Shape(1000, 1000, 1, ("T4",)): 1.0})
+    fm = FragModel(tw, ("T4", "A100"), 2)
+    hv = gp.hole_values(tw)
+    free = arr([1000, 1000], [1000, 1000])
+    cpu, model, count = arr([8000, 8000])[0], arr([0, 1])[0], arr([2, 2])[0]
+    frag = fm.frag(free, cpu, model)
+    pressure = gp.model_pressure(tw, fm.models, np.array([2.0, 2.0]))[model]
+    assert pressure.tolist() == [1.0, 0.0]  # the T4-only half of the demand fills T4
+    plain, _ = gp.kubesched_scores(fm, hv, free, count, cpu, model, frag, 1000, 1000, 1)
+    scores, _ = gp.kubesched_scores(
+        fm, hv, free, count, cpu, model, frag, 1000, 1000, 1, pressure=pressure
+    )
+    # FGD alone already leans to A100 (the T4 shape cannot use it); the pressure widens it by
+    # PRESSURE_POINTS score points
+    assert scores[1] > scores[0]
+    assert (scores[1] - scores[0]) > (plain[1] - plain[0])
+    # a CPU-only task ignores the pressure
+    cpu_only, _ = gp.kubesched_scores(
+        fm, hv, free, count, cpu, model, frag, 1000, 0, 0, pressure=pressure
+    )
+    same, _ = gp.kubesched_scores(fm, hv, free, count, cpu, model, frag, 1000, 0, 0)
+    assert cpu_only.tolist() == same.tolist()

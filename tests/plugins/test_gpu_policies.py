@@ -108,3 +108,28 @@ def test_fragmentation_aware_policies_pair_shared_pods(policy: str) -> None:
     assert res["default/s1"]["node"] == res["default/s2"]["node"]
     assert res["default/w"]["result"] == "Scheduled"
     assert res["default/w"]["node"] != res["default/s1"]["node"]
+
+
+def test_kubesched_plugin_weighs_models_by_their_gpus_in_the_cluster() -> None:
+    from kubesched.framework.interface import Handle
+    from kubesched.plugins import gpu_kubesched
+    from kubesched.state import gpus
+    from kubesched.state.cache import ClusterState
+    from tests.state.test_gpus import gpu_node
+
+    cl = ClusterState()
+    for n in (gpu_node("t4", 2, "T4"), gpu_node("a", 4, "A100"), gpu_node("b", 2, "A100")):
+        cl.add_node(n)
+    args = {
+        "targetWorkload": [
+            {"cpu": "1", "gpuMilli": 1000, "gpuCount": 1, "weight": 3},
+            {"cpu": "1", "gpuMilli": 1000, "gpuCount": 1, "models": "T4", "weight": 1},
+        ]
+    }
+    plugin = gpu_kubesched.new(args, Handle(cl))
+    table = gpus.table_for(cl)
+    fm, _ = plugin.workload.models(table)
+    p = plugin.pressure(fm, table)
+    # a quarter of 8 GPUs' demand (2) must land on T4's 2 GPUs: pressure 1; A100 none
+    assert p[table.model_code["T4"]] == pytest.approx(1.0)
+    assert p[table.model_code["A100"]] == 0.0

@@ -153,6 +153,16 @@ def fgd_scores(
 
 
 # --------------------------------------------------------------------------- kubesched
+MIN_WHOLE_SHARE = 0.25
+"""Below this share of the GPU demand in whole-GPU tasks, hole waste only breaks FGD's ties
+(:attr:`HoleValue.weight` 0): shared tasks are then most of the demand and refill holes, and
+FGD's measure, which sees their shapes, judges better (measured: ``gpushare80``)."""
+
+PRESSURE_POINTS = 2.0
+"""FGD score points a GPU task gives up, per unit of :func:`model_pressure`, on a node whose
+GPU model the workload's model-restricted tasks need."""
+
+
 @dataclass(frozen=True, slots=True)
 class HoleValue:
     """Expected eventual waste of a partly used GPU, by its free thousandths.
@@ -166,7 +176,8 @@ class HoleValue:
     cpu_min: int
     weight: float = 1.0
     """How much hole waste counts against fragmentation: the whole-GPU tasks' part of the
-    workload's GPU demand (the tasks a needlessly broken GPU turns away)."""
+    workload's GPU demand (the tasks a needlessly broken GPU turns away), 0 below
+    :data:`MIN_WHOLE_SHARE`."""
 
 
 def hole_values(workload: TargetWorkload, dead_quantile: float = 0.4) -> HoleValue:
@@ -177,7 +188,8 @@ def hole_values(workload: TargetWorkload, dead_quantile: float = 0.4) -> HoleVal
     probability ``P(h)``, else the hole stays empty:
     ``v[h] = (1 - P(h)) h + sum_{s <= h} p(s) v[h - s]``.  ``v[1000] = 0``: an idle GPU may
     go to a whole-GPU task.  ``cpu_min`` is the ``dead_quantile`` (by frequency) of the shared
-    shapes' CPU; ``weight`` the whole-GPU tasks' part of the workload's GPU demand.
+    shapes' CPU; ``weight`` the whole-GPU tasks' part of the workload's GPU demand (0 when
+    under :data:`MIN_WHOLE_SHARE`).
     """
     shared: dict[int, float] = {}
     cpus: dict[int, float] = {}
@@ -204,7 +216,37 @@ def hole_values(workload: TargetWorkload, dead_quantile: float = 0.4) -> HoleVal
         cum = np.cumsum([cpus[c] for c in order]) / sum(cpus.values())
         cpu_min = int(order[int(np.searchsorted(cum, dead_quantile))])
     weight = whole_mass / (shared_mass + whole_mass) if shared_mass + whole_mass else 0.0
-    return HoleValue(v, cpu_min, weight)
+    return HoleValue(v, cpu_min, weight if weight >= MIN_WHOLE_SHARE else 0.0)
+
+
+def model_pressure(
+    workload: TargetWorkload, models: tuple[str, ...] | list[str], capacity: npt.ArrayLike
+) -> FloatArray:
+    """How much of each GPU model the workload's model-restricted tasks will need.
+
+    ``capacity`` float64 ``(M,)`` or ``(M + 1,)``: GPUs of each model code.  Each restricted
+    shape's GPU demand is spread over the models it accepts in proportion to their capacity;
+    a model's pressure is the demand so expected on it when the whole workload has arrived as
+    much GPU as the cluster has, over its capacity (1: the restricted tasks alone fill it).
+    Returns float64 ``(M + 1,)`` (the last entry, unknown models, 0).
+    """
+    m = len(models)
+    given = np.asarray(capacity, dtype=np.float64)[: m + 1]
+    cap = np.zeros(m + 1)
+    cap[: given.shape[0]] = given
+    need = np.zeros(m + 1)
+    demand = 0.0
+    for shape, fr in zip(workload.shapes, workload.freq, strict=True):
+        d = float(fr) * shape.milli * shape.num / MILLI
+        demand += d
+        if shape.models and d > 0:
+            ok = np.array([name in shape.models for name in models] + [False]) * cap
+            if ok.sum() > 0:
+                need += d * ok / ok.sum()
+    if demand <= 0:
+        return np.zeros(m + 1)
+    out: FloatArray = np.where(cap > 0, need / np.maximum(cap, 1.0), 0.0) * (cap.sum() / demand)
+    return out
 
 
 def _hole_value(hv: HoleValue, free: IntArray, dead: BoolArray) -> FloatArray:
@@ -226,10 +268,13 @@ def kubesched_scores(
     milli: int,
     num: int,
     stats: tuple[IntArray, IntArray] | None = None,
+    pressure: FloatArray | None = None,
 ) -> tuple[IntArray, IntArray]:
     """kubesched's own policy: FGD's fragmentation gradient, plus GPU-level packing that values
-    the hole a shared task leaves by its expected eventual waste (:class:`HoleValue`), and
-    CPU-starved nodes whose idle GPUs nothing can use.
+    the hole a shared task leaves by its expected eventual waste (:class:`HoleValue`),
+    CPU-starved nodes whose idle GPUs nothing can use, and GPU models that model-restricted
+    tasks will need (``pressure``: float64 ``(n,)``, :func:`model_pressure` of each row's
+    model; GPU tasks take :data:`PRESSURE_POINTS` per unit off FGD's score there).
 
     Lexicographic keys, best first (the caller breaks the last ties by its node order):
 
@@ -245,11 +290,15 @@ def kubesched_scores(
     n = free.shape[0]
     s, c = stats if stats is not None else fm.stats(free)
     used = (free.sum(axis=1) < count * MILLI).astype(np.int64)
+    shift = np.zeros(n, dtype=np.int64)
+    if pressure is not None and num > 0:
+        shift = np.round(PRESSURE_POINTS * pressure).astype(np.int64)
+    shift = np.clip(shift, 0, 20) - 20  # keeps the shifted score in 0..127
     dead_now = (cpu_left < hv.cpu_min)[:, None]
     dead_after = ((cpu_left - cpu) < hv.cpu_min)[:, None]
     if num == 1 and 0 < milli < MILLI:
         after = fm.frag_after_share(free, s, c, cpu_left, model, cpu, milli)
-        q = gpufrag.sigmoid_scores(frag_now[:, None], after)
+        q = gpufrag.sigmoid_scores(frag_now[:, None], after) - shift[:, None]
         dv = _hole_value(hv, free - milli, dead_after) - _hole_value(hv, free, dead_now)
         dvb = np.clip(np.round(dv / 10.0), -127, 127).astype(np.int64)
         tight = np.clip(MILLI - (free - milli), 0, MILLI)
@@ -260,7 +309,7 @@ def kubesched_scores(
         gpu = key.argmax(axis=1).astype(np.int64)
         return key[np.arange(n), gpu], gpu
     after_w = fm.frag_after_whole(free, s, c, cpu_left, model, cpu, num)
-    q1 = gpufrag.sigmoid_scores(frag_now, after_w)
+    q1 = gpufrag.sigmoid_scores(frag_now, after_w) - shift
     killed = (~dead_now[:, 0]) & dead_after[:, 0]
     holes = _hole_value(hv, free, np.zeros_like(free, dtype=np.bool_))
     f = np.clip(free, 0, MILLI)

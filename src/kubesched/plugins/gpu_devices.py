@@ -17,17 +17,28 @@ kubelet's device plugins, which cannot say no to a bad node choice).
   oversubscribes: a choice that does not fit fails Reserve.  Unreserve restores the previous
   choice.
 - PreBind: writes the indices to the Pod's ``kubesched.io/gpu-index`` annotation.
+- ``on_object``: Koordinator ``Device`` objects set the GPU topology of their node instead
+  of the node annotation (:mod:`kubesched.framework.gpudevice`).
+- ``sync_metrics`` (called by the scheduler about once a second): takes the GPU measures of
+  :mod:`kubesched.framework.gpumetrics` and sets their gauges.  The target workload of the
+  fragmentation measure is learned from the GPU Pods this plugin has seen (CPU-only Pods are
+  left out, unlike the trace replay, so a mostly-CPU cluster does not read as fragmented);
+  "waiting for a whole node" counts the multi-GPU Pods this plugin has tried that are neither
+  placed nor deleted (with several profiles, each plugin counts its own profile's Pods and
+  the last one to sync sets the gauge).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from kubesched.api import gpu as g
 from kubesched.api import objects as api
 from kubesched.api.errors import InputError
+from kubesched.framework import gpudevice, gpumetrics
 from kubesched.framework import gpupolicies as gp
 from kubesched.framework import gpuview as gv
 from kubesched.framework.interface import (
@@ -81,6 +92,13 @@ class GpuDevices:
     def __init__(self, args: object | None, handle: Handle) -> None:
         del args
         self.handle = handle
+        self.metrics = handle.extras.get("metrics")
+        self.workload = gv.WorkloadModel({})
+        self._tried_multi: dict[str, api.Pod] = {}
+        self._seen_cluster = False
+        self.gpu_gauges: gpumetrics.GpuGauges | None = None
+        """The measures the last :meth:`sync_metrics` took."""
+        handle.add_event_handler(self)
 
     def pre_filter(
         self, state: CycleState, pod: api.Pod, cluster: ClusterState
@@ -94,6 +112,9 @@ class GpuDevices:
             return None, SKIP
         state[_KEY] = _PodState(req)
         gpus.table_for(cluster)
+        self.workload.see(pod.key, gv.GpuPod(req, _cpu(pod), 0).shape)
+        if req.count >= 2:
+            self._tried_multi[pod.key] = pod
         return None, SUCCESS
 
     def filter(
@@ -172,6 +193,36 @@ class GpuDevices:
             pod.annotations = {**pod.annotations, g.GPU_INDEX_ANNOTATION: g.format_indices(indices)}
         return SUCCESS
 
+    def on_object(self, obj: dict[str, Any], deleted: bool = False) -> None:
+        """Event handler: a Koordinator Device sets (or, deleted, unsets) its node's GPU
+        topology."""
+        if gpudevice.is_device(obj):
+            gpudevice.topologies_for(self.handle.cluster).device_changed(obj, deleted)
+
+    def on_pod_delete(self, pod: api.Pod) -> None:
+        """Event handler: a deleted Pod no longer waits."""
+        self._tried_multi.pop(pod.key, None)
+
+    def sync_metrics(self) -> None:
+        """Take the GPU measures (:attr:`gpu_gauges`) and set their gauges."""
+        cluster = self.handle.cluster
+        if not self._seen_cluster:
+            self._seen_cluster = True
+            for key, rec in cluster.pods.items():
+                try:
+                    req = g.pod_gpu_request(rec.pod)
+                except InputError:
+                    continue
+                if req.count:
+                    self.workload.see(key, gv.GpuPod(req, _cpu(rec.pod), 0).shape)
+        for key in [k for k in self._tried_multi if k in cluster.pods]:
+            del self._tried_multi[key]
+        table = gpus.table_for(cluster)
+        fm, _ = self.workload.models(table)
+        self.gpu_gauges = gpumetrics.measure(cluster, self._tried_multi.values(), fm)
+        if self.metrics is not None:
+            self.gpu_gauges.export(self.metrics)
+
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """GPUs free up when an assigned Pod goes; nodes gain GPUs or change model."""
         return [
@@ -186,6 +237,10 @@ class GpuDevices:
                 )
             ),
         ]
+
+
+def _cpu(pod: api.Pod) -> int:
+    return int(pod.requests.get(api.CPU, 0))
 
 
 def _request(state: CycleState, pod: api.Pod) -> g.GpuRequest | None:

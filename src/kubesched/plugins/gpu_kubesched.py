@@ -1,12 +1,14 @@
 """GpuKubesched: kubesched's own GPU placement policy (Score, NormalizeScore).
 
 FGD's fragmentation gradient plus GPU-level packing that values the hole a shared-GPU Pod
-leaves by its expected eventual waste, and keeps CPU-starved nodes from stranding GPUs
-(:func:`kubesched.framework.gpupolicies.kubesched_scores`).  Raw scores are lexicographic
-composite keys; NormalizeScore maps their distinct values by rank onto 0..100 (the best node
-gets 100), so the order survives weighting.  For a shared-GPU Pod the chosen GPU index of each
-node is left in CycleState for GpuDevices' Reserve.  Args: optional ``targetWorkload`` (see
-:mod:`kubesched.framework.gpuview`); without it the workload is learned from the Pods seen.
+leaves by its expected eventual waste, keeps CPU-starved nodes from stranding GPUs, and
+keeps GPU Pods off the GPU models that model-restricted Pods will need, by the models' GPU
+count in the cluster (:func:`kubesched.framework.gpupolicies.kubesched_scores`).  Raw
+scores are lexicographic composite keys; NormalizeScore maps their distinct values by rank
+onto 0..100 (the best node gets 100), so the order survives weighting.  For a shared-GPU Pod
+the chosen GPU index of each node is left in CycleState for GpuDevices' Reserve.  Args:
+optional ``targetWorkload`` (see :mod:`kubesched.framework.gpuview`); without it the
+workload is learned from the Pods seen.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from kubesched.api import objects as api
 from kubesched.api.errors import InputError
 from kubesched.framework import gpupolicies as gp
 from kubesched.framework import gpuview as gv
+from kubesched.framework.gpufrag import FragModel
+from kubesched.framework.gpupolicies import FloatArray
 from kubesched.framework.interface import CycleState, Handle, IntArray
 from kubesched.state.gpus import GpuTable
 
@@ -48,13 +52,23 @@ class GpuKubesched(gv.GpuScorePlugin):
         v = view
         frag_now = fm.frag(v.free, v.cpu_left, v.model)
         req = gpod.req
+        pressure = self.pressure(fm, table)[v.model] if req.count else None
         scores, gpu = gp.kubesched_scores(
             fm, hv, v.free, v.count, v.cpu_left, v.model, frag_now, gpod.cpu, req.milli,
-            req.count,
+            req.count, pressure=pressure,
         )  # fmt: skip
         if req.shared:
             state[gp.CHOICE_KEY] = dict(zip(rows.tolist(), gpu.tolist(), strict=True))
         return scores
+
+    def pressure(self, fm: FragModel, table: GpuTable) -> FloatArray:
+        """:func:`~kubesched.framework.gpupolicies.model_pressure` per model code of
+        ``table``, from the GPUs of every node in the cluster; float64 ``(M + 1,)``."""
+        rows = self.handle.cluster.nodes.order()
+        capacity = np.bincount(
+            table.model[rows], weights=table.count[rows], minlength=len(table.models)
+        )
+        return gp.model_pressure(fm.workload, tuple(table.models), capacity)
 
     def normalize_score(self, state: CycleState, pod: api.Pod, scores: IntArray) -> None:
         """Distinct raw values by rank onto 0..100, in place (the best gets 100)."""

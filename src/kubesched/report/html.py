@@ -150,6 +150,24 @@ def _invariants(s: dict[str, Any]) -> str:
     return "<table>" + "".join(rows) + "</table>"
 
 
+def _gpu_table(s: dict[str, Any]) -> str:
+    """The GPU measures at the end of the run (the last timeline sample), if any."""
+    gpu = (s.get("timeline") or {}).get("gpu") or {}
+    last = {k: v[-1] for k, v in gpu.items() if v and v[-1] is not None}
+    if not last:
+        return ""
+    rows = [
+        ("GPU fragmentation % (scheduler_gpu_fragmentation_ratio × 100)", "fragmentationPercent"),
+        ("Idle 8-GPU nodes (scheduler_gpu_idle_whole_nodes)", "idleWholeGpuNodes"),
+        (
+            "Pods waiting for a whole node (scheduler_gpu_pods_waiting_for_whole_node)",
+            "podsWaitingForWholeNode",
+        ),
+        ("Cross-NUMA Pods (scheduler_gpu_cross_numa_pods)", "crossNumaPods"),
+    ]
+    return _table([(label, last.get(key)) for label, key in rows], head=("at the end", "value"))
+
+
 def render_html(s: dict[str, Any], captions: dict[str, str]) -> str:
     """The page, referring to the PNGs by their file names."""
     title = f"kubesched run: {s.get('scenario', 'run')} (seed {s.get('seed', '-')})"
@@ -184,6 +202,9 @@ Utilisation at the end: {_esc(util or "-")}.</p>
 {_latency_tables(s)}
 <h2>Resources</h2>
 {fig("resources.png")}
+<h2>GPU placement</h2>
+{fig("gpu.png")}
+{_gpu_table(s)}
 <h2>Invariants</h2>
 {_invariants(s)}
 <h2>Configuration</h2>

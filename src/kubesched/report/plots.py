@@ -233,6 +233,47 @@ def plot_resources(summary: dict[str, Any], path: Path) -> str:
     )
 
 
+GPU_PANELS = (
+    ("fragmentationPercent", "GPU fragmentation %", "#de2d26"),
+    ("idleWholeGpuNodes", "idle 8-GPU nodes", "#756bb1"),
+    ("podsWaitingForWholeNode", "waiting for a\nwhole node", "#fd8d3c"),
+    ("crossNumaPods", "cross-NUMA Pods", "#3182bd"),
+)
+"""The GPU panels: timeline key (``summary["timeline"]["gpu"]``), axis label, colour."""
+
+
+def plot_gpu(summary: dict[str, Any], path: Path) -> str:
+    """The GPU placement measures over time, one panel each (:data:`GPU_PANELS`)."""
+    fig, axes = _figure(rows=len(GPU_PANELS), height=1.9)
+    tl = _timeline(summary)
+    gpu = (tl or {}).get("gpu") or {}
+    have = tl is not None and any(
+        v is not None for key, _, _ in GPU_PANELS for v in gpu.get(key) or []
+    )
+    if not have:
+        why = (
+            "no timeline in this run" if tl is None else "no GPU measures (GpuDevices not enabled)"
+        )
+        for ax in axes:
+            _note(ax, why)
+    else:
+        t = np.asarray(tl["t"]) if tl is not None else np.zeros(0)
+        for ax, (key, label, color) in zip(axes, GPU_PANELS, strict=True):
+            ys = np.asarray([np.nan if v is None else v for v in gpu.get(key) or []], dtype=float)
+            ax.step(t[: ys.size], ys, where="post", color=color)
+            ax.set_ylabel(label, fontsize=9)
+            ax.set_ylim(bottom=0)
+            ax.grid(alpha=0.3)
+        axes[-1].set_xlabel("simulated seconds")
+    axes[0].set_title("GPU placement (scheduler_gpu_* gauges)")
+    fig.savefig(path)
+    return (
+        "FGD fragmentation: idle GPU capacity the common GPU task shapes cannot use, percent "
+        "of all GPU capacity; nodes of 8 GPUs all idle; multi-GPU Pods waiting because no "
+        "node has that many idle GPUs; Pods whose GPUs span NUMA nodes."
+    )
+
+
 def plot_bench_throughput(
     title: str,
     samples: Sequence[tuple[float, float]],
@@ -275,6 +316,7 @@ PLOTS: dict[str, PlotFn] = {
     "waiting.png": plot_waiting,
     "latency.png": plot_latency,
     "resources.png": plot_resources,
+    "gpu.png": plot_gpu,
 }
 """Every figure of the report: file name -> function, in report order."""
 

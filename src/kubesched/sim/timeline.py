@@ -15,7 +15,10 @@ Definitions (DESIGN.md's "is the place worth having"):
 - fragmentation of a resource: the share of its free capacity that sits on nodes where it is
   partly used, percent (free capacity on fully idle nodes is not fragmented; a request as
   large as a whole node can only use those);
-- idle 8-GPU nodes: nodes with at least 8 allocatable GPUs and none requested.
+- idle 8-GPU nodes: nodes with at least 8 allocatable GPUs and none requested;
+- ``gpu``: the GPU placement measures the GpuDevices plugin took at the same sync
+  (:mod:`kubesched.framework.gpumetrics`: FGD fragmentation %, idle 8-GPU nodes, Pods waiting
+  for a whole node, cross-NUMA Pods), None where no profile enables GpuDevices.
 
 :func:`waiting_pods` describes Pods still Pending at the end from the API server's creation
 time and ``PodScheduled=False`` condition: a distribution of ages and the oldest, by reason.
@@ -29,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kubesched.api import objects as api
+from kubesched.framework import gpumetrics
 
 if TYPE_CHECKING:
     from kubesched.sim.driver import SimCluster
@@ -38,6 +42,13 @@ RESOURCES = (api.CPU, api.MEMORY, GPU)
 QUEUES = ("active", "backoff", "unschedulable", "gated")
 RESULTS = ("scheduled", "unschedulable", "error")
 WHOLE_GPU_NODE = 8
+GPU_SERIES = (
+    "fragmentationPercent",
+    "idleWholeGpuNodes",
+    "podsWaitingForWholeNode",
+    "crossNumaPods",
+)
+"""The GPU measures sampled (:meth:`kubesched.framework.gpumetrics.GpuGauges.as_json`)."""
 MAX_AGES = 5000
 """At most this many ages are kept (evenly spaced ranks of the sorted list beyond that)."""
 
@@ -59,6 +70,7 @@ class Timeline:
             "utilization": {r: [] for r in RESOURCES},
             "fragmentation": {r: [] for r in RESOURCES},
             "idleGpuNodes": [],
+            "gpu": {k: [] for k in GPU_SERIES},
         }
         self._wall0 = time.perf_counter()
         self._until = 0.0
@@ -102,6 +114,10 @@ class Timeline:
             ser["utilization"][r].append(util)
             ser["fragmentation"][r].append(frag)
         ser["idleGpuNodes"].append(idle_gpu_nodes(sim))
+        gauges = gpumetrics.latest(p for fwk in s.profiles.values() for p in fwk.instances.values())
+        point = gauges.as_json() if gauges is not None else {}
+        for k in GPU_SERIES:
+            ser["gpu"][k].append(point.get(k))
 
     def to_dict(self) -> dict[str, Any]:
         """The series, JSON-ready (``interval`` and ``pace`` included)."""

@@ -95,7 +95,16 @@ def test_replay_is_deterministic_and_consistent(tiny: tuple[Path, Path], policy:
 def test_curve_and_document(tiny: tuple[Path, Path]) -> None:
     res = runner.run_seeds(*tiny, "fgd", [1, 2])
     doc = runner.replay_document(res)
-    assert set(doc) == {"policy", "seeds", "gpuCapacity", "curve", "at", "failedPods"}
+    assert set(doc) == {
+        "policy",
+        "seeds",
+        "gpuCapacity",
+        "curve",
+        "at",
+        "failedPods",
+        "failedForWholeNode",
+    }
+    assert len(doc["failedForWholeNode"]) == 2
     assert doc["seeds"] == [1, 2] and doc["gpuCapacity"] == 15 and len(doc["failedPods"]) == 2
     assert set(doc["at"]) == {"100", "130"}
     point = doc["curve"][0]
@@ -105,6 +114,20 @@ def test_curve_and_document(tiny: tuple[Path, Path]) -> None:
         "fragmentationPercent",
         "idleWholeGpuNodes",
     }
+
+
+@pytest.mark.parametrize(("num", "counted"), [(2, True), (4, False)])
+def test_failed_for_lack_of_a_whole_node(tmp_path: Path, num: int, counted: bool) -> None:
+    # three 1-GPU nodes: 2 GPUs are idle in all but on no one node; 4 are not idle at all
+    (tmp_path / "n.csv").write_text(
+        "sn,cpu_milli,memory_mib,gpu,model\n" + "".join(f"n{i},8000,8192,1,T4\n" for i in range(3))
+    )
+    (tmp_path / "p.csv").write_text(
+        f"name,cpu_milli,memory_mib,num_gpu,gpu_milli\nz,1000,1024,{num},1000\n"
+    )
+    nodes, pods = traces.load_nodes(tmp_path / "n.csv"), traces.load_pods(tmp_path / "p.csv")
+    res = replay.replay(nodes, pods, "kubesched", seed=1, ratio=2.0)
+    assert res.failed >= 1 and res.waited_whole == (res.failed if counted else 0)
 
 
 def test_curve_discretisation() -> None:

@@ -50,6 +50,8 @@ class ReplayState:
         g = max(int(nodes.gpus.max()), 1)
         self.fm = fm
         self.hv = gp.hole_values(fm.workload)
+        capacity = np.bincount(nodes.model, weights=nodes.gpus, minlength=len(nodes.models))
+        self.pressure = gp.model_pressure(fm.workload, nodes.models, capacity)[nodes.model]
         self.count = nodes.gpus.copy()
         self.free = np.where(np.arange(g) < self.count[:, None], MILLI, 0).astype(np.int64)
         self.cpu_left = nodes.cpu.copy()
@@ -144,7 +146,7 @@ def make_chooser(policy: str, rank: IntArray) -> Chooser:
     ) -> tuple[int, int]:
         scores, gpu = gp.kubesched_scores(
             st.fm, st.hv, st.free[rows], st.count[rows], st.cpu_left[rows], st.model[rows],
-            st.frag[rows], t.cpu, t.milli, t.num, (st.s[rows], st.c[rows]),
+            st.frag[rows], t.cpu, t.milli, t.num, (st.s[rows], st.c[rows]), st.pressure[rows],
         )  # fmt: skip
         i = _best(scores, rows, rank)
         return i, int(gpu[i])
@@ -188,6 +190,10 @@ class ReplayResult:
     idle_whole: IntArray
     node: IntArray
     """Row each task went to, -1 when it found no node."""
+    waited_whole: int = 0
+    """Multi-GPU tasks that found no node although the cluster had that many idle GPUs in
+    all, spread over nodes (the replay's "waiting for lack of a whole node"; each task is
+    tried once, so they fail instead of waiting)."""
 
     @property
     def failed(self) -> int:
@@ -228,6 +234,7 @@ def replay(
     cols = (pods.cpu, pods.memory, pods.milli, pods.num, pods.spec)
     cpu, mem, milli, num, spec = (a[order].tolist() for a in cols)
     frag_total = float(st.frag.sum())
+    waited_whole = 0
     for k in range(n):
         t = Task(cpu[k], mem[k], milli[k], num[k], spec[k])
         rows = st.feasible(t)
@@ -239,7 +246,9 @@ def replay(
             st.place(row, gpus, t)
             frag_total += st.frag[row] - before
             placed[k] = row
+        elif t.num >= 2 and int(st.full.sum()) >= t.num:
+            waited_whole += 1
         allocated[k] = st.allocated
         frag[k] = frag_total
         idle[k] = st.idle_whole
-    return ReplayResult(policy, seed, cap, arrived, allocated, frag, idle, placed)
+    return ReplayResult(policy, seed, cap, arrived, allocated, frag, idle, placed, waited_whole)

@@ -4,7 +4,9 @@
 "fragmentationPercent", "idleWholeGpuNodes"}, ...], "at": {"100": {...}, "130": {...}},
 "failedPods"}``: ``gpuCapacity`` in GPUs, each curve point the mean over the seeds (points
 some seed lacks are left out), ``at`` the points at 100 % and 130 % arrived, ``failedPods`` the
-number of tasks that found no node, one count per seed.  Where the curve has no point at 100
+number of tasks that found no node, one count per seed, and ``failedForWholeNode`` those of
+them that asked several whole GPUs while the cluster had that many idle GPUs spread over
+nodes (no single node had them).  Where the curve has no point at 100
 or 130 % (a tiny trace), ``at`` holds the state after the last task that arrived by then.
 """
 
@@ -87,4 +89,5 @@ def replay_document(results: Sequence[ReplayResult]) -> dict[str, Any]:
         "curve": [p.as_json() for p in curve],
         "at": {str(k): by_pct[k] for k in AT_POINTS},
         "failedPods": [r.failed for r in results],
+        "failedForWholeNode": [r.waited_whole for r in results],
     }
