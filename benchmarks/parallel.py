@@ -15,9 +15,11 @@ slows every variant alike), medians reported:
 
 Besides wall-clock throughput it prints the CPU each stage spent per Pod (coordinator =
 dispatcher + binder + the in-process API server; shard = scheduling cycle; replica =
-applying the commit stream), measured with ``time.process_time`` in each process, and what
-they predict for a 16-core machine.  Not a test: numbers depend on the machine and on
-whatever else runs on it.
+applying the commit stream), measured with ``time.process_time`` in each process -- for
+the coordinator (and the serial scheduler) also *while scheduling*, without setup and Pod
+creation (in brackets) -- and what they predict for 2 and 16 free cores.  Not a test:
+numbers depend on the machine and on whatever else runs on it (a busy machine hurts three
+processes more than one: compare the CPU columns too).
 """
 
 from __future__ import annotations
@@ -115,9 +117,15 @@ def run_one(
     cases = load_test_cases(str(path))
     [(tc, w)] = params.select(cases, case=case, workload=workload)
     steps = params.resolve(tc, w)
+    samples: list[tuple[int, float, float]] = []
+
+    def progress(label: str, total: int) -> Any:
+        del label, total
+        return lambda done: samples.append((done, time.process_time(), time.perf_counter()))
+
     c0 = time.process_time()
     result: WorkloadResult = run_workload(
-        tc, w, steps, RunOptions(shards=shards, batching=batching)
+        tc, w, steps, RunOptions(shards=shards, batching=batching, progress=progress)
     )
     hub_cpu = time.process_time() - c0
     if result.error:
@@ -128,6 +136,7 @@ def run_one(
         "podsPerSecond": tp["Average"],
         "hubCpuUsPerPod": 1e6 * hub_cpu / pods,
         "conflictRate": 0.0,
+        "hubSteadyUsPerPod": _steady(samples),
     }
     if result.parallel is not None:
         b = result.parallel["binder"]
@@ -139,6 +148,20 @@ def run_one(
         out["shardCpuUsPerPod"] = 1e6 * (sum(shards_cpu) - sum(apply_cpu)) / pods
         out["applyCpuUsPerPod"] = 1e6 * statistics.mean(apply_cpu) / pods
     return out
+
+
+def _steady(samples: list[tuple[int, float, float]]) -> float:
+    """Coordinator CPU per Pod bound while the measured Pods are being scheduled: the slope
+    of process time over Pods bound between the progress samples at 10 % and 90 % of the
+    binds (Pod creation and setup excluded)."""
+    if len(samples) < 2:
+        return 0.0
+    last = samples[-1][0]
+    inner = [s for s in samples if 0.1 * last <= s[0] <= 0.9 * last]
+    if len(inner) < 2 or inner[-1][0] == inner[0][0]:
+        inner = [samples[0], samples[-1]]
+    (n0, c0, _), (n1, c1, _) = inner[0], inner[-1]
+    return 1e6 * (c1 - c0) / (n1 - n0) if n1 > n0 else 0.0
 
 
 def model(c_h: float, c_s: float, c_f: float, shards: int, cores: int) -> float:
@@ -199,26 +222,29 @@ def report(case: str, workload: str, runs: dict[int, list[dict[str, Any]]]) -> N
 
     serial = med(1, "podsPerSecond") if 1 in runs else None
     print(f"\n{case}/{workload} (medians of {len(next(iter(runs.values())))} runs)")
-    print("shards  pods/s   x serial  conflicts  coord us/pod  shards us/pod  replica us/pod")
+    print(
+        "shards  pods/s   x serial  conflicts  coord us/pod (steady)  shards us/pod  replica us/pod"
+    )
     for n in sorted(runs):
         tp = med(n, "podsPerSecond")
         ratio = f"{tp / serial:6.2f}" if serial else "   n/a"
         print(
             f"{n:>6}  {tp:7.0f}  {ratio}    {100 * med(n, 'conflictRate'):6.2f}%  "
-            f"{med(n, 'hubCpuUsPerPod'):12.0f}  {med(n, 'shardCpuUsPerPod'):13.0f}  "
-            f"{med(n, 'applyCpuUsPerPod'):14.0f}"
+            f"{med(n, 'hubCpuUsPerPod'):12.0f} ({med(n, 'hubSteadyUsPerPod'):6.0f})  "
+            f"{med(n, 'shardCpuUsPerPod'):13.0f}  {med(n, 'applyCpuUsPerPod'):14.0f}"
         )
     parallel = [n for n in runs if n > 1]
     if serial is None or not parallel:
         return
-    n0 = max(parallel)
-    c_h = med(n0, "hubCpuUsPerPod")
+    n0 = 2 if 2 in parallel else max(parallel)
+    c_h = med(n0, "hubSteadyUsPerPod") or med(n0, "hubCpuUsPerPod")
     c_s = med(n0, "shardCpuUsPerPod")
     c_f = med(n0, "applyCpuUsPerPod")
-    c_1 = med(1, "hubCpuUsPerPod")
+    c_1 = med(1, "hubSteadyUsPerPod") or med(1, "hubCpuUsPerPod")
     print(
-        f"model (coordinator {c_h:.0f} us/pod, scheduling {c_s:.0f} us/pod, replica {c_f:.0f} "
-        f"us/pod per shard; serial {c_1:.0f} us/pod), pods/s by shards N and cores:"
+        f"model (N={n0}: coordinator {c_h:.0f} us/pod while scheduling, scheduling {c_s:.0f} "
+        f"us/pod, replica {c_f:.0f} us/pod per shard; serial {c_1:.0f} us/pod while "
+        "scheduling), pods/s by shards N and cores:"
     )
     for cores in (2, 16):
         ns = sorted({1, 2, 4, 8, cores - 1} - {0})

@@ -12,6 +12,10 @@ Pods per namespace) and the upstream rules that matter without a kubelet:
   ``SchedulingGated``) at once, so it counts as *Attempted*;
 - a deleted Node leaves its Pods bound to a name that no longer exists (no garbage collector).
 
+``bind_many`` binds a batch with the same per-Pod checks and tells the watcher once
+(``on_pods_bound``, when it has it): the parallel binder's bulk commit (in-memory mode only,
+``SchedulerClient.bulk_binds``).
+
 :class:`SchedulerClient` is the scheduler's client in one of two binding modes.  *In-memory*:
 binds and status updates apply at once (pure scheduler throughput).  *Modelled*: every call
 (bind, ``PodScheduled`` status update, preemption delete) takes a token from a client-side
@@ -131,6 +135,40 @@ class BenchApi:
 
     def bind(self, pod: api.Pod, node_name: str) -> None:
         """The binding subresource: 404 for a missing Pod or Node, 409 if already bound."""
+        current, bound = self._bind_one(pod, node_name)
+        if self.watcher is not None:
+            self.watcher.on_pod_update(current, bound)
+        for hook in self.on_bound:
+            hook(bound)
+
+    def bind_many(self, pairs: list[tuple[api.Pod, str]]) -> list[ApiError | None]:
+        """:meth:`bind` for many Pods at once (a parallel binder's batch): the same checks
+        and effects per Pod, in order; the watcher then hears them in one
+        ``on_pods_bound([(old, new), ...])`` call when it has that method (else one
+        ``on_pod_update`` each).  Returns each bind's error, None where it succeeded."""
+        errors: list[ApiError | None] = []
+        done: list[tuple[api.Pod, api.Pod]] = []
+        for pod, node_name in pairs:
+            try:
+                done.append(self._bind_one(pod, node_name))
+                errors.append(None)
+            except ApiError as err:
+                errors.append(err)
+        watcher = self.watcher
+        if watcher is not None:
+            many = getattr(watcher, "on_pods_bound", None)
+            if many is not None:
+                many(done)
+            else:
+                for old, new in done:
+                    watcher.on_pod_update(old, new)
+        for _, new in done:
+            for hook in self.on_bound:
+                hook(new)
+        return errors
+
+    def _bind_one(self, pod: api.Pod, node_name: str) -> tuple[api.Pod, api.Pod]:
+        """Store ``pod`` bound to ``node_name``: ``(before, after)``; raises :class:`ApiError`."""
         current = self.pods.get(pod.key)
         if current is None or (pod.uid and current.uid != pod.uid):
             raise ApiError(404, f'pods "{pod.name}" not found')
@@ -144,10 +182,7 @@ class BenchApi:
         self.conditions.pop(pod.key, None)
         self.binds += 1
         self._count_bound(bound)
-        if self.watcher is not None:
-            self.watcher.on_pod_update(current, bound)
-        for hook in self.on_bound:
-            hook(bound)
+        return current, bound
 
     def delete_pod(self, pod: api.Pod, reason: str = "", *, grace: int | None = None) -> None:
         """Delete a Pod: gone at once unless bound with a grace period (then terminating);
@@ -274,6 +309,18 @@ class SchedulerClient:
         if not self.modelled:
             self.calls += 1
         self.api.bind(pod, node_name)
+
+    @property
+    def bulk_binds(self) -> bool:
+        """Whether :meth:`bind_many` may be used: binds complete at once (in-memory)."""
+        return not self.modelled
+
+    def bind_many(self, pairs: list[tuple[api.Pod, str]]) -> list[ApiError | None]:
+        """Many bind calls at once (in-memory mode only, see :attr:`bulk_binds`)."""
+        if self.modelled:
+            raise RuntimeError("bind_many needs in-memory binds")
+        self.calls += len(pairs)
+        return self.api.bind_many(pairs)
 
     def delete_pod(self, pod: api.Pod, reason: str) -> None:
         """Delete a Pod (preemption victims)."""

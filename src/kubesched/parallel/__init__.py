@@ -7,7 +7,10 @@
   (:mod:`~kubesched.parallel.dispatcher`) owning the queue, N shard processes
   (:mod:`~kubesched.parallel.shard`) each running the normal scheduler on a replica, and a
   conflict-checking binder (:mod:`~kubesched.parallel.binder`) holding the authoritative
-  state, wired together by :class:`~kubesched.parallel.coordinator.ParallelScheduler`.
+  state (its fast check in :mod:`~kubesched.parallel.fastpath`, its bulk commit in
+  :mod:`~kubesched.parallel.bulk`), wired together by
+  :class:`~kubesched.parallel.coordinator.ParallelScheduler`; a shard process runs
+  :func:`~kubesched.parallel.shardmain.serve`.
   :func:`~kubesched.parallel.hooks.make_scheduler` is how ``bench`` and ``simulate`` get a
   serial (``shards=1``) or parallel scheduler.  See ``docs/parallel.md``.
 """

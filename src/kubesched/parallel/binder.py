@@ -6,6 +6,8 @@ proposal ``(node, version, alternatives)``, in the order the shard sent them:
 
 1. **Fast path** -- the node's authoritative ``generation`` still equals the version the
    shard decided on (nothing was placed on, removed from or changed about that node since),
+   or every change since was a fast-path commit of that same shard's own proposals (which
+   its replica held, assumed, when it decided: :mod:`~kubesched.parallel.fastpath`),
    the Pod had no cross-node Filter to satisfy (the shard's PodTopologySpread and
    InterPodAffinity PreFilters skipped), no Pod in the cluster carries required
    anti-affinity, nothing is nominated, and the profile's Filters are the node-local
@@ -20,6 +22,9 @@ proposal ``(node, version, alternatives)``, in the order the shard sent them:
    A proposal no candidate passes is refused: the conflict is counted by the reason of its
    proposed node, the shard is told to forget its assumed copy, and the Pod goes straight
    back to activeQ (after :data:`FAST_RETRIES` conflicts, to backoff as an error).
+
+Where binds complete at once (in-memory), runs of fast-path proposals are committed in
+bulk (:mod:`~kubesched.parallel.bulk`): the same decisions, one ``bind_many`` call.
 
 Gangs are all-or-nothing: the members a shard proposed together are checked together (each
 tentatively assumed so the next one sees it) and committed only if every member passes.
@@ -42,7 +47,10 @@ from kubesched.framework.interface import Code, CycleState, Status, WaitingPod
 from kubesched.framework.outcomes import PostFilterResult
 from kubesched.framework.runtime import Framework
 from kubesched.parallel import protocol as p
+from kubesched.parallel.bulk import BulkCommitter
 from kubesched.parallel.dispatcher import InFlight
+from kubesched.parallel.fastpath import NODE_LOCAL_FILTERS as NODE_LOCAL_FILTERS  # re-export
+from kubesched.parallel.fastpath import FastPath
 from kubesched.scheduler import Diagnosis
 
 if TYPE_CHECKING:
@@ -52,20 +60,6 @@ NAME = "ParallelBinder"
 FAST_RETRIES = 3
 """Conflicts a Pod may have in a row before it backs off like an error."""
 VICTIM_REASON = "preempted by the parallel binder"
-NODE_LOCAL_FILTERS = frozenset(
-    {
-        "NodeUnschedulable",
-        "NodeName",
-        "TaintToleration",
-        "NodeAffinity",
-        "NodePorts",
-        "NodeResourcesFit",
-        "PodTopologySpread",
-        "InterPodAffinity",
-    }
-)
-"""Filters whose verdict on a node cannot change while the node's generation stands (the two
-cross-node ones only when the shard says the Pod had nothing for them to check)."""
 REASONS = {
     "NodeResourcesFit": "resources",
     "NodePorts": "host_ports",
@@ -126,19 +120,34 @@ class Binder:
         self.claimed: dict[str, str] = {}
         """Victim key to the preemptor that claimed it."""
         self.conflicts_in_a_row: Counter[str] = Counter()
-        self._fast: dict[str, bool] = {}
+        self.fast = FastPath(hub)
         self.refused: list[list[tuple[str, str]]] = [[] for _ in range(hub.shard_count)]
         """Per shard: ``(key, reason)`` of proposals to forget, sent with its next message."""
+        self.bulk = BulkCommitter(self)
 
     # ------------------------------------------------------------------ one reply
     def process(self, shard: int, results: list[p.Result]) -> None:
-        """Handle a shard's results in order; gang members proposed together as one unit."""
+        """Handle a shard's results in order; gang members proposed together as one unit;
+        runs of fast-path proposals committed in bulk where the API allows it."""
         units: dict[str, list[p.Result]] = {}
         for res in results:
             if res[0] == p.PROPOSE and res[6]:
                 units.setdefault(res[6], []).append(res)
         done: set[str] = set()
+        bulk = self.bulk if self.bulk.enabled() else None
         for res in results:
+            if bulk is not None and res[0] == p.PROPOSE and not res[6]:
+                rec = self._take(shard, res)
+                if rec is None:
+                    continue
+                fwk = self.hub.profiles[rec.qp.pod.scheduler_name]
+                if bulk.offer(shard, res, rec, fwk):
+                    continue
+                bulk.flush()
+                self._decide(shard, res, rec)
+                continue
+            if bulk is not None:
+                bulk.flush()
             if res[0] == p.FAILED:
                 self._failed(shard, res)
             elif not res[6]:
@@ -146,6 +155,8 @@ class Binder:
             elif res[6] not in done:
                 done.add(res[6])
                 self._unit(shard, res[6], units[res[6]])
+        if bulk is not None:
+            bulk.flush()
 
     def _take(self, shard: int, res: p.Result) -> InFlight | None:
         rec = self.hub.dispatcher.close(res[1], shard)
@@ -159,16 +170,22 @@ class Binder:
 
     def _single(self, shard: int, res: p.Result) -> None:
         rec = self._take(shard, res)
-        if rec is None:
-            return
+        if rec is not None:
+            self._decide(shard, res, rec)
+
+    def _decide(self, shard: int, res: p.Result, rec: InFlight) -> None:
         t0 = time.perf_counter()
         fwk = self.hub.profiles[rec.qp.pod.scheduler_name]
-        choice = self.choose(fwk, rec.qp.pod, res)
+        choice = self.choose(fwk, rec.qp.pod, res, shard)
         if choice.node is None:
             self._conflict(shard, rec, choice.reason)
         else:
             self._count(shard, res, choice)
-            self.commit(fwk, rec, choice.node, choice.state, shard)
+            row = self.hub.cluster.nodes.row_of[choice.node]
+            base = self.fast.base(shard, row)
+            ok = self.commit(fwk, rec, choice.node, choice.state, shard)
+            if ok and choice.path == "fast" and choice.node == res[2]:
+                self.fast.committed(shard, row, base)
         self._timed(t0, choice.path if choice.node is not None else "refused")
 
     def _timed(self, t0: float, path: str) -> None:
@@ -190,28 +207,15 @@ class Binder:
 
     # ------------------------------------------------------------------ validation
     def fast_ok(self, fwk: Framework) -> bool:
-        """Whether the profile allows the fast path at all (see the module docstring)."""
-        ok = self._fast.get(fwk.profile_name)
-        if ok is None:
-            names = {pl.name for pl in fwk.filter_plugins}
-            names |= {pl.name for pl in fwk.plugins["pre_filter"]}
-            ok = names <= NODE_LOCAL_FILTERS and not any(
-                fwk.plugins[point] for point in ("reserve", "permit", "pre_bind")
-            )
-            self._fast[fwk.profile_name] = ok
-        return ok
+        """Whether the profile allows the fast path at all (:mod:`~.fastpath`)."""
+        return self.fast.profile_ok(fwk)
 
-    def choose(self, fwk: Framework, pod: api.Pod, res: p.Result) -> Choice:
+    def choose(self, fwk: Framework, pod: api.Pod, res: p.Result, shard: int = -1) -> Choice:
         """The first of the proposed node and its alternatives that passes on the
-        authoritative state."""
+        authoritative state (``shard``: the proposer, for the own-commit chain)."""
         hub = self.hub
         table = hub.cluster.nodes
-        fast = (
-            bool(res[5])
-            and self.fast_ok(fwk)
-            and hub.anti_affinity_pods == 0
-            and len(hub.queue.nominator) == 0
-        )
+        fast = self.fast.allowed(fwk, bool(res[5]))
         state: CycleState | None = None
         allowed: frozenset[str] | None = None
         first = ""
@@ -220,7 +224,7 @@ class Binder:
             reason = ""
             if row is None:
                 reason = "node_gone"
-            elif fast and version >= 0 and int(table.generation[row]) == version:
+            elif fast and self.fast.unchanged(shard, row, version):
                 return Choice(node, CycleState(), "fast", first)
             else:
                 if state is None:
@@ -259,7 +263,7 @@ class Binder:
             return False
         hub._activate(state)
         hub.in_flight_bindings += 1
-        hub.committing(assumed.key, shard, rec.data)
+        hub.committing(assumed.key, shard, rec.sent)
         if status.code == Code.WAIT:
             now = hub.clock()
             deadlines = {name: now + t for name, t in waits.items()}

@@ -9,14 +9,16 @@ exactly like the serial scheduler.  What differs is what one ``schedule_one()`` 
 1. the :class:`~kubesched.parallel.dispatcher.Dispatcher` pops Pods from the queue and hands
    each (a gang as one unit) to a shard;
 2. every shard with work gets one message: the commit stream since its last message (the
-   informer events this coordinator saw, plus the binder's assumes and forgets), the binder's
-   refusals of its proposals, and its new Pods;
-3. each shard that has a message outstanding from the *previous* step is read, in shard
-   order, and the :class:`~kubesched.parallel.binder.Binder` handles its results.
+   informer events this coordinator saw, plus the binder's assumes and forgets; pickled once
+   per step for all shards reading the same stretch), the binder's refusals of its
+   proposals, and its new Pods;
+3. the oldest answer of each shard with :data:`DEPTH` messages outstanding (or none sent
+   now) is read, in shard order, and the :class:`~kubesched.parallel.binder.Binder`
+   handles its results (in bulk where binds complete at once: :mod:`~.bulk`).
 
-So shards schedule step *s* while the binder commits step *s - 1* (pipelined, two messages
-in flight per shard), and the outcome depends only on the messages, never on timing: the
-same seed and inputs give the same placements with processes as with in-process shards.
+So shards schedule while the binder commits earlier steps (pipelined), and the outcome
+depends only on the messages, never on timing: the same seed and inputs give the same
+placements with processes as with in-process shards.
 
 A shard that crashed (its pipe broke) is restarted with a snapshot of the authoritative cache;
 every Pod it held goes back to activeQ.  A coordinator that restarts rebuilds its cache and
@@ -41,8 +43,9 @@ from kubesched.parallel.observe import ParallelMetrics
 from kubesched.scheduler import Scheduler
 from kubesched.state.cache import PodRecord
 
-DEPTH = 2
-"""Messages in flight per shard: the shard works on one while the binder commits the other."""
+DEPTH = 3
+"""Messages in flight per shard: one being scheduled, one waiting in the socket (so a shard
+that finishes early finds work), one being committed."""
 
 
 class _CacheTap:
@@ -87,7 +90,7 @@ class ParallelScheduler(Scheduler):
         submit_binding: Callable[[Callable[[], None]], None] | None = None,
         metrics: SchedulerMetrics | None = None,
         batching: bool = True,
-        round_size: int = 32,
+        round_size: int = 64,
         alternatives: int = 3,
         start_method: str | None = None,
     ) -> None:
@@ -117,9 +120,10 @@ class ParallelScheduler(Scheduler):
         self.outstanding = [0] * shards
         self.waiting = [0] * shards
         self.deadlines: list[float | None] = [None] * shards
-        self._proposer: dict[str, tuple[int, bytes]] = {}
-        self.last_step_pods = 0
-        """Most results any one shard returned in the last step (virtual-time cost)."""
+        self._proposer: dict[str, tuple[int, api.Pod]] = {}
+        self._chunks: dict[tuple[int, int], bytes] = {}
+        """This step's pickled stretches of the log, by absolute (start, end)."""
+        self.last_step_pods = 0  # most results one shard returned in the last step
         options: dict[str, Any] = {
             "seed": seed,
             "alternatives": alternatives,
@@ -154,9 +158,10 @@ class ParallelScheduler(Scheduler):
         row = self.cluster.nodes.row_of.get(node)
         return -1 if row is None else int(self.cluster.nodes.generation[row])
 
-    def committing(self, key: str, shard: int, data: bytes) -> None:
-        """The binder is about to bind ``key`` proposed by ``shard``."""
-        self._proposer[key] = (shard, data)
+    def committing(self, key: str, shard: int, sent: api.Pod) -> None:
+        """The binder is about to bind ``key`` proposed by ``shard`` (``sent``: the Pod as
+        the dispatcher sent it)."""
+        self._proposer[key] = (shard, sent)
 
     def committed(self, key: str) -> None:
         """The binder finished committing ``key``: if its bind is not confirmed yet (a slow
@@ -164,9 +169,9 @@ class ParallelScheduler(Scheduler):
         rec = self.cluster.pods.get(key)
         if rec is None or not rec.assumed or key in self.held_logged:
             return
-        shard, data = self._proposer.get(key, (-1, b""))
+        shard, sent = self._proposer.get(key, (-1, None))
         self.held_logged.add(key)
-        self.log_entry((p.ASSUMED, key, rec.node, self._gen(rec.node), shard, data or None))
+        self.log_entry((p.ASSUMED, key, rec.node, self._gen(rec.node), shard, sent))
 
     def requeue_now(self, rec: InFlight, reason: str) -> None:
         """Send a handed-out Pod straight back to activeQ (it did not fail on its own)."""
@@ -190,6 +195,7 @@ class ParallelScheduler(Scheduler):
 
     def on_node_delete(self, node: api.Node) -> None:
         super().on_node_delete(node)
+        self.binder.fast.forget()  # rows are recycled
         self.log_entry((p.NODE_DELETE, node))
 
     def on_pod_add(self, pod: api.Pod) -> None:
@@ -199,7 +205,7 @@ class ParallelScheduler(Scheduler):
         if not pod.node_name:
             self.dispatcher.pending_added(pod)
         elif pod.key in self.cluster.pods:
-            self.log_entry((p.POD_ADD, p.pack(pod), self._gen(pod.node_name)))
+            self.log_entry((p.POD_ADD, p.strip(pod), self._gen(pod.node_name)))
 
     def on_pod_update(self, old: api.Pod, new: api.Pod) -> None:
         self._updating = True
@@ -209,16 +215,23 @@ class ParallelScheduler(Scheduler):
             self._updating = False
         if new.node_name and not old.node_name:
             self.dispatcher.pending_gone(old)
-            shard, data = self._proposer.pop(new.key, (-1, b""))
+            shard, sent = self._proposer.pop(new.key, (-1, None))
             self.held_logged.discard(new.key)
             node = new.node_name
-            entry = (p.BOUND, new.key, node, self._gen(node), shard, data or p.pack(old))
+            entry = (p.BOUND, new.key, node, self._gen(node), shard, sent or p.strip(old))
             self.log_entry(entry)
         elif new.node_name:
-            self.log_entry((p.POD_UPDATE, p.pack(old), p.pack(new)))
+            self.log_entry((p.POD_UPDATE, p.strip(old), p.strip(new)))
         else:
             self.dispatcher.pending_gone(old)
             self.dispatcher.pending_added(new)
+
+    def on_pods_bound(self, pairs: list[tuple[api.Pod, api.Pod]]) -> None:
+        """Binds the API server made in one batch (``BenchApi.bind_many``): each as
+        :meth:`on_pod_update` would handle it; the binder's bulk path did not assume them,
+        so the cache counts them here."""
+        for old, new in pairs:
+            self.on_pod_update(old, new)
 
     def on_pod_delete(self, pod: api.Pod) -> None:
         rec = self.dispatcher.close(pod.key)
@@ -229,7 +242,7 @@ class ParallelScheduler(Scheduler):
         self.binder.forget_victim(pod.key)
         self._proposer.pop(pod.key, None)
         node = pod.node_name
-        self.log_entry((p.POD_DELETE, p.pack(pod), node, self._gen(node) if node else -1))
+        self.log_entry((p.POD_DELETE, p.strip(pod), node, self._gen(node) if node else -1))
 
     def on_object(self, obj: dict[str, Any], *, deleted: bool = False) -> None:
         super().on_object(obj, deleted=deleted)
@@ -239,6 +252,7 @@ class ParallelScheduler(Scheduler):
     def schedule_one(self) -> bool:
         """One step (see the module docstring); False when there was nothing to do."""
         self.expire_waiting_pods()
+        self._chunks.clear()
         did = self.dispatcher.fill(self.queue) > 0
         self.last_step_pods = 0
         now = self.clock()
@@ -259,11 +273,19 @@ class ParallelScheduler(Scheduler):
         self.parallel_metrics.in_flight(self.dispatcher.load)
         return did or any(self.outstanding)
 
+    def _stream(self, start: int) -> bytes:
+        """The log from ``start`` (an index into ``log``) on, pickled once per step."""
+        key = (self.log_base + start, self.log_base + len(self.log))
+        data = self._chunks.get(key)
+        if data is None:
+            data = self._chunks[key] = p.encode_stream(self.log[start:])
+        return data
+
     def _send(self, i: int, now: float) -> bool:
         start = self.cursor[i] - self.log_base
         msg = p.ToShard(
             now,
-            entries=self.log[start:],
+            stream=self._stream(start),
             private=self.binder.refused[i],
             pods=self.dispatcher.take_outbox(i),
         )
@@ -313,6 +335,7 @@ class ParallelScheduler(Scheduler):
         self.waiting[i] = 0
         self.deadlines[i] = None
         self.binder.refused[i] = []
+        self.binder.fast.forget(i)
         self.parallel_metrics.shards[i].restarts += 1
         self.handles[i].restart()
         self._snapshot(i)
@@ -328,9 +351,9 @@ class ParallelScheduler(Scheduler):
         for key, rec in self.cluster.pods.items():
             gen = self._gen(rec.node)
             if rec.assumed:
-                entries.append((p.ASSUMED, key, rec.node, gen, -1, p.pack(rec.pod.bound_to(""))))
+                entries.append((p.ASSUMED, key, rec.node, gen, -1, p.strip(rec.pod.bound_to(""))))
             else:
-                entries.append((p.POD_ADD, p.pack(rec.pod), gen))
+                entries.append((p.POD_ADD, p.strip(rec.pod), gen))
         gens = {table.names[r]: int(table.generation[r]) for r in table.order().tolist()}
         entries.append((p.GENERATIONS, gens))
         snapshot = p.ToShard(self.clock(), entries=entries)

@@ -31,14 +31,15 @@ from kubesched.queue.scheduling_queue import ACTIVE, BACKOFF, UNSCHEDULABLE, Sch
 
 @dataclass(slots=True)
 class InFlight:
-    """A Pod handed to a shard: its queue record, the step it left in, its bytes."""
+    """A Pod handed to a shard: its queue record, the step it left in, the Pod as sent."""
 
     qp: QueuedPodInfo
     shard: int
     cycle: int
     start: float
     """``time.perf_counter()`` when handed out (attempt durations count from here)."""
-    data: bytes
+    sent: api.Pod
+    """The :func:`~kubesched.parallel.protocol.strip`-ped Pod the shard got."""
     group: str
 
 
@@ -47,11 +48,11 @@ class Dispatcher:
     """See the module docstring."""
 
     shards: int
-    round_size: int = 32
-    window: int = 64
+    round_size: int = 64
+    window: int = 192
     in_flight: dict[str, InFlight] = field(default_factory=dict)
     load: list[int] = field(default_factory=list)
-    outbox: list[list[bytes]] = field(default_factory=list)
+    outbox: list[list[api.Pod]] = field(default_factory=list)
     members: dict[str, set[str]] = field(default_factory=dict)
     """Gang ``namespace/group`` to the keys of its pending members."""
     group_load: Counter[str] = field(default_factory=Counter)
@@ -120,17 +121,17 @@ class Dispatcher:
         return n
 
     def _hand(self, qp: QueuedPodInfo, target: int, group: str, cycle: int) -> int:
-        data = p.pack(qp.pod)
-        self.in_flight[qp.pod.key] = InFlight(qp, target, cycle, time.perf_counter(), data, group)
+        sent = p.strip(qp.pod)
+        self.in_flight[qp.pod.key] = InFlight(qp, target, cycle, time.perf_counter(), sent, group)
         self.load[target] += 1
-        self.outbox[target].append(data)
+        self.outbox[target].append(sent)
         if group:
             self.group_shard[group] = target
             self.group_load[group] += 1
         self.handed += 1
         return 1
 
-    def take_outbox(self, shard: int) -> list[bytes]:
+    def take_outbox(self, shard: int) -> list[api.Pod]:
         """The Pods handed to ``shard`` since its last message."""
         out, self.outbox[shard] = self.outbox[shard], []
         return out

@@ -33,7 +33,7 @@ def make_scheduler(
     *,
     shards: int = 1,
     transport_kind: str = transport.PROCESS,
-    round_size: int = 32,
+    round_size: int = 64,
     **kwargs: Any,
 ) -> Scheduler:
     """A serial (``shards == 1``) or parallel scheduler with the serial one's arguments."""

@@ -1,16 +1,23 @@
 """The messages between the coordinator (dispatcher + binder) and the scheduler shards.
 
-Messages are small tuples of strings, ints and bytes, pickled once per send: Pods travel as
-their pickled bytes (made once, when the dispatcher hands a Pod out, and reused when its
-commit is streamed to the other shards), never as live objects shared between processes.
+Messages are small tuples of strings, ints and Pods, and each message is pickled **once, as
+a whole**: a Pod travels as its :func:`strip`-ped copy (made once, when the dispatcher hands
+it out, and reused when its commit is streamed to the other shards), and Pods made from one
+template share their sub-objects (requests, tolerations, the stripped manifest), which
+pickle's memo then writes once per message instead of once per Pod.  Nothing is shared
+between processes: the receiver gets its own copies.
 
 Coordinator to shard, one :class:`ToShard` per step:
 
-- ``entries``: the commit stream since the shard's cursor, a list of *entries* (below): what
-  the authoritative cache and the API server's watch saw, in order;
+- ``stream``: the commit stream since the shard's cursor, a list of *entries* (below): what
+  the authoritative cache and the API server's watch saw, in order; pickled by
+  :func:`encode_stream` once per step for every shard that reads the same stretch (the
+  stretch is the same for all shards messaged every step), so each entry is pickled once,
+  not once per shard;
+- ``entries``: entries applied before ``stream`` (a fresh shard's snapshot);
 - ``private``: ``(key, reason)`` of this shard's proposals the binder refused (the shard
   forgets its assumed copy);
-- ``pods``: pickled Pods handed to this shard to schedule;
+- ``pods``: the Pods handed to this shard to schedule;
 - ``now``: the coordinator's clock (the shard's clock, so Permit timeouts agree).
 
 Entries (first item is the kind; ``gen`` is the node's authoritative
@@ -19,14 +26,14 @@ Entries (first item is the kind; ``gen`` is the node's authoritative
 =====================================================  =========================================
 ``(NODE_ADD, node, gen)`` / ``(NODE_UPDATE, old, new, gen)``  node events
 ``(NODE_DELETE, node)``                                 node gone
-``(POD_ADD, pod_bytes, gen)``                           a Pod created already bound
-``(BOUND, key, node, gen, proposer, pod_bytes|None)``   a pending Pod is bound (``None`` for the
+``(POD_ADD, pod, gen)``                                 a Pod created already bound
+``(BOUND, key, node, gen, proposer, pod|None)``         a pending Pod is bound (``None`` for the
                                                         proposing shard, which has the Pod)
-``(ASSUMED, key, node, gen, proposer, pod_bytes|None)`` the binder holds resources for a Pod
+``(ASSUMED, key, node, gen, proposer, pod|None)``       the binder holds resources for a Pod
                                                         whose bind is not confirmed yet
 ``(FORGOT, key, node, gen)``                            the binder released such a Pod
-``(POD_UPDATE, old_bytes, new_bytes)``                  a bound Pod changed
-``(POD_DELETE, pod_bytes, node, gen)``                  a Pod was deleted (node ``""``: pending)
+``(POD_UPDATE, old, new)``                              a bound Pod changed
+``(POD_DELETE, pod, node, gen)``                        a Pod was deleted (node ``""``: pending)
 ``(OBJECT, obj, deleted)``                              Namespace, Service, PodGroup, ...
 ``(GENERATIONS, {node: gen})``                          snapshot of every node's version
 =====================================================  =========================================
@@ -79,8 +86,9 @@ class ToShard:
 
     now: float
     entries: list[Entry] = field(default_factory=list)
+    stream: bytes = b""
     private: list[tuple[str, str]] = field(default_factory=list)
-    pods: list[bytes] = field(default_factory=list)
+    pods: list[api.Pod] = field(default_factory=list)
     stop: bool = False
     crash: bool = False
     """Test hook: the shard process exits at once without answering (a crash)."""
@@ -100,20 +108,59 @@ class FromShard:
     """Of ``cpu``, the seconds spent applying the commit stream to the replica."""
 
 
+_STRIPPED: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+"""``id(raw)`` -> ``(raw, stripped)``: Pods sharing one manifest share one stripped copy."""
+_STRIPPED_MAX = 4096
+
+
+def strip(pod: api.Pod) -> api.Pod:
+    """The Pod as it travels: of its manifest only ``status`` is kept (plugins read the
+    parsed fields, preemption reads the status conditions), by a copy -- except for a
+    manifest shared with a Pod seen before (Pods made from one template share theirs):
+    such a Pod travels as it is, since a message pickles a shared manifest only once."""
+    raw = pod.raw
+    if not raw or (len(raw) == 1 and "status" in raw):
+        return pod
+    memo = _STRIPPED.get(id(raw))
+    if memo is not None and memo[0] is raw:
+        return pod  # a shared manifest: pickled once per message anyway, no copy needed
+    if len(_STRIPPED) >= _STRIPPED_MAX:
+        _STRIPPED.clear()
+    status = raw.get("status")
+    stripped = {"status": status} if status else {}
+    _STRIPPED[id(raw)] = (raw, stripped)
+    other = pod.shallow_copy()
+    other.raw = stripped
+    return other
+
+
 def pack(pod: api.Pod) -> bytes:
-    """A Pod as bytes; of its manifest only ``status`` is kept (plugins read the parsed
-    fields, preemption reads the status conditions)."""
-    if pod.raw:
-        status = pod.raw.get("status")
-        pod = pod.bound_to(pod.node_name)
-        pod.raw = {"status": status} if status else {}
-    return pickle.dumps(pod, protocol=pickle.HIGHEST_PROTOCOL)
+    """A Pod as bytes (:func:`strip` and pickle), for senders that need bytes."""
+    return pickle.dumps(strip(pod), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def unpack(data: bytes) -> api.Pod:
     """The Pod packed by :func:`pack`."""
     pod: api.Pod = pickle.loads(data)
     return pod
+
+
+def encode_stream(entries: list[Entry]) -> bytes:
+    """A stretch of the commit stream as one pickle (``b""`` when empty)."""
+    return pickle.dumps(entries, protocol=pickle.HIGHEST_PROTOCOL) if entries else b""
+
+
+def decode_stream(data: bytes) -> list[Entry]:
+    """The entries :func:`encode_stream` pickled."""
+    if not data:
+        return []
+    entries: list[Entry] = pickle.loads(data)
+    return entries
+
+
+def as_pod(item: api.Pod | bytes) -> api.Pod:
+    """A stream item's Pod: the object itself, or the bytes of :func:`pack` unpacked."""
+    return unpack(item) if isinstance(item, bytes) else item
 
 
 def group_of(pod: api.Pod) -> str:

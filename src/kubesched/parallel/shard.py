@@ -16,31 +16,24 @@ whose API client turns the binding cycle's ``bind`` into a **proposal** instead 
 
 A Pod that fits nowhere is reported with its rejecting plugins (and, after a preemption, the
 nominated node and the victims the binder must still find present) and dropped from the
-shard's queue: the dispatcher owns the queue.  :func:`serve` is the process entry point.
+shard's queue: the dispatcher owns the queue.  :func:`~kubesched.parallel.shardmain.serve`
+is the process entry point.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import pickle
-import queue
-import threading
 import time
 from collections.abc import Mapping
-from multiprocessing.connection import Connection
-from typing import Any
 
 import numpy as np
 
 from kubesched.api import objects as api
-from kubesched.config.load import load_config
 from kubesched.config.types import KubeSchedulerConfiguration
-from kubesched.framework.interface import CycleState, IntArray, PluginFactory
+from kubesched.framework.interface import CycleState, IntArray, PluginFactory, QueuedPodInfo
 from kubesched.framework.runtime import Framework
 from kubesched.metrics import ExtensionPointObserver, SchedulerMetrics
 from kubesched.parallel import protocol as p
-from kubesched.plugins.registry import known_plugin_names
 from kubesched.scheduler import FitError, Scheduler, ScheduleResult, num_feasible_nodes_to_find
 from kubesched.state.cache import CacheError
 
@@ -129,6 +122,9 @@ class ShardScheduler(Scheduler):
         self._own_for: IntArray | None = None
         self._alts: tuple[int, ...] = ()
         self._decisions: dict[str, tuple[tuple[int, ...], bool]] = {}
+        self._lean_profiles: dict[str, bool] = {}
+        self.applied = 0
+        """Commit-stream entries the last message carried."""
         self._cross = {
             name: CROSS_NODE_FILTERS & {pl.name for pl in fwk.filter_plugins}
             for name, fwk in self.profiles.items()
@@ -140,7 +136,11 @@ class ShardScheduler(Scheduler):
         t0 = time.perf_counter()
         c0 = time.process_time()
         self.now = msg.now
+        stream = p.decode_stream(msg.stream)
+        self.applied = len(msg.entries) + len(stream)
         for entry in msg.entries:
+            self.apply(entry)
+        for entry in stream:
             self.apply(entry)
         c1 = time.process_time()
         self._hot = HOT_MESSAGES if msg.private else max(0, self._hot - 1)
@@ -149,8 +149,8 @@ class ShardScheduler(Scheduler):
             rec = self.cluster.pods.get(key)
             if rec is not None and rec.assumed:
                 self.cluster.forget_pod(rec.pod)
-        for data in msg.pods:
-            self.on_pod_add(p.unpack(data))
+        for pod in msg.pods:
+            self.on_pod_add(pod)
         while self.schedule_one():
             self._report_failures()
         self.expire_waiting_pods()
@@ -184,18 +184,20 @@ class ShardScheduler(Scheduler):
         """Apply one commit-stream entry to the replica (through the informer handlers)."""
         kind = e[0]
         if kind == p.BOUND:
-            _, key, node, gen, proposer, data = e
+            _, key, node, gen, proposer, sent = e
             self.seen[node] = gen
-            pod = self._pod(key, data, proposer)
-            if pod is not None:
-                self._bound(pod, node)
+            rec = self.cluster.pods.get(key) if proposer == self.index or not sent else None
+            if rec is not None:
+                self._bound(rec.pod, node)
+            elif sent is not None:  # decoded from this message: ours to change
+                self._bound(p.as_pod(sent), node, owned=True)
         elif kind == p.ASSUMED:
-            _, key, node, gen, proposer, data = e
+            _, key, node, gen, proposer, sent = e
             self.seen[node] = gen
             rec = self.cluster.pods.get(key)
             if rec is not None and rec.node == node:
                 return
-            pod = self._pod(key, data, proposer)
+            pod = self._pod(key, sent, proposer)
             if rec is not None:
                 self.cluster.remove_pod(key)
             if pod is not None:
@@ -216,13 +218,13 @@ class ShardScheduler(Scheduler):
             self.on_node_delete(e[1])
             self.seen.pop(e[1].name, None)
         elif kind == p.POD_ADD:
-            pod = p.unpack(e[1])
+            pod = p.as_pod(e[1])
             self.on_pod_add(pod)
             self.seen[pod.node_name] = e[2]
         elif kind == p.POD_UPDATE:
-            self.on_pod_update(p.unpack(e[1]), p.unpack(e[2]))
+            self.on_pod_update(p.as_pod(e[1]), p.as_pod(e[2]))
         elif kind == p.POD_DELETE:
-            self.on_pod_delete(p.unpack(e[1]))
+            self.on_pod_delete(p.as_pod(e[1]))
             if e[2]:
                 self.seen[e[2]] = e[3]
         elif kind == p.OBJECT:
@@ -230,10 +232,17 @@ class ShardScheduler(Scheduler):
         elif kind == p.GENERATIONS:
             self.seen.update(e[1])
 
-    def _bound(self, pod: api.Pod, node: str) -> None:
+    def _bound(self, pod: api.Pod, node: str, owned: bool = False) -> None:
         """``on_pod_update`` for a bind, without the queue's part: the shard's queue never
-        keeps a Pod between messages, so there is nothing for the event to move."""
-        new = pod if pod.node_name == node else pod.bound_to(node)
+        keeps a Pod between messages, so there is nothing for the event to move.  An
+        ``owned`` Pod (decoded from the stream, referenced nowhere else) is bound in place."""
+        if pod.node_name == node:
+            new = pod
+        elif owned and not self.handle.event_handlers:
+            pod.node_name = node
+            new = pod
+        else:
+            new = pod.bound_to(node)
         if self.handle.event_handlers:
             self._tell("on_pod_update", pod.bound_to(""), new)
             self._tell("on_pod_add", new)
@@ -242,13 +251,13 @@ class ShardScheduler(Scheduler):
         except CacheError as e:
             log.warning("shard %d: ignoring bound pod %s: %s", self.index, new.key, e)
 
-    def _pod(self, key: str, data: bytes | None, proposer: int) -> api.Pod | None:
-        """The Pod of a stream entry: our own copy when we proposed it, else its bytes."""
-        if proposer == self.index or data is None:
+    def _pod(self, key: str, sent: api.Pod | bytes | None, proposer: int) -> api.Pod | None:
+        """The Pod of a stream entry: our own copy when we proposed it, else the entry's."""
+        if proposer == self.index or sent is None:
             rec = self.cluster.pods.get(key)
             if rec is not None:
                 return rec.pod
-        return p.unpack(data) if data is not None else None
+        return p.as_pod(sent) if sent is not None else None
 
     # ------------------------------------------------------------------ the search
     def candidate_rows(self) -> IntArray:
@@ -314,6 +323,40 @@ class ShardScheduler(Scheduler):
         return pick
 
     # ------------------------------------------------------------------ proposals
+    def _lean(self, fwk: Framework) -> bool:
+        """Whether the profile's binding cycle is only the DefaultBinder's bind (no PreBind,
+        PostBind or extenders): then the shard proposes at once (the binder runs the real
+        binding cycle; the shard's metrics are muted anyway)."""
+        lean = self._lean_profiles.get(fwk.profile_name)
+        if lean is None:
+            plugins = fwk.plugins
+            lean = (
+                not plugins["pre_bind"]
+                and not plugins["post_bind"]
+                and [pl.name for pl in plugins["bind"]] == ["DefaultBinder"]
+                and self.extenders is None
+            )
+            self._lean_profiles[fwk.profile_name] = lean
+        return lean
+
+    def _binding_cycle(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        qp: QueuedPodInfo,
+        assumed: api.Pod,
+        start: float,
+        cycle: int,
+    ) -> None:
+        if not self._lean(fwk):
+            super()._binding_cycle(fwk, state, qp, assumed, start, cycle)
+            return
+        self.in_flight_bindings -= 1
+        self.propose(assumed, assumed.node_name)
+        self.cluster.finish_binding(assumed)
+        self.failures.pop(assumed.key, None)
+        self.queue.done(assumed)
+
     def propose(self, pod: api.Pod, node: str) -> None:
         """The binding cycle reached Bind: send the placement to the binder."""
         alts, local = self._decisions.pop(pod.key, ((), False))
@@ -332,51 +375,3 @@ class ShardScheduler(Scheduler):
                 p.group_of(pod),
             )
         )
-
-
-def make_shard(
-    config: KubeSchedulerConfiguration | Mapping[str, Any] | None,
-    index: int,
-    shards: int,
-    options: Mapping[str, Any],
-) -> ShardScheduler:
-    """A shard from a configuration object or its v1 mapping (what a spawned process gets)."""
-    cfg = (
-        config
-        if isinstance(config, KubeSchedulerConfiguration)
-        else load_config(config, known_plugins=known_plugin_names())
-    )
-    return ShardScheduler(cfg, index=index, shards=shards, **options)
-
-
-def serve(
-    conn: Connection,
-    config: KubeSchedulerConfiguration | Mapping[str, Any] | None,
-    index: int,
-    shards: int,
-    options: Mapping[str, Any],
-) -> None:
-    """Process entry point: answer each :class:`~protocol.ToShard` until told to stop."""
-    shard = make_shard(config, index, shards, options)
-    inbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-
-    def read() -> None:  # drain the pipe at once, so the coordinator never blocks sending
-        while True:
-            try:
-                inbox.put(conn.recv_bytes())
-            except (EOFError, OSError):
-                inbox.put(None)
-                return
-
-    threading.Thread(target=read, name="shard-inbox", daemon=True).start()
-    while True:
-        data = inbox.get()
-        if data is None:
-            return
-        msg: p.ToShard = pickle.loads(data)
-        if msg.crash:
-            os._exit(3)  # an injected crash: no answer, no cleanup
-        if msg.stop:
-            return
-        reply = shard.process(msg)
-        conn.send_bytes(pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL))

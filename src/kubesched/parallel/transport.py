@@ -19,6 +19,8 @@ from __future__ import annotations
 import contextlib
 import multiprocessing as mp
 import pickle
+import socket
+import sys
 from collections import deque
 from collections.abc import Mapping
 from multiprocessing.connection import Connection
@@ -28,10 +30,29 @@ from kubesched.config.encode import config_to_dict
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.parallel import protocol as p
 from kubesched.parallel import shard as sh
+from kubesched.parallel import shardmain
 
 PROCESS = "process"
 INLINE = "inline"
 JOIN_SECONDS = 5.0
+SOCKET_BUFFER = 4 << 20
+"""Bytes asked for each direction's socket buffer (the kernel caps it at ``wmem_max``)."""
+
+
+def pipe() -> tuple[Connection, Connection]:
+    """A duplex connection pair (as ``multiprocessing.Pipe``) whose socket buffers hold a
+    whole step's message (:data:`SOCKET_BUFFER`, up to the system's ``wmem_max``), so the
+    coordinator's send returns at once while the shard is still busy with the previous one
+    (the default 208 KiB made it wait for the shard's reader to get the GIL)."""
+    if not hasattr(socket, "socketpair") or sys.platform == "win32":
+        here, there = mp.Pipe(duplex=True)
+        return here, there
+    a, b = socket.socketpair()
+    for sock in (a, b):
+        for opt in (socket.SO_SNDBUF, socket.SO_RCVBUF):
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.SOL_SOCKET, opt, SOCKET_BUFFER)
+    return Connection(a.detach()), Connection(b.detach())
 
 
 class ShardCrashed(Exception):
@@ -77,9 +98,9 @@ class ProcessShard:
     def restart(self) -> None:
         """Start (or start again) the shard process."""
         self.close()
-        here, there = self.ctx.Pipe(duplex=True)
+        here, there = pipe()
         self.proc = self.ctx.Process(
-            target=sh.serve,
+            target=shardmain.serve,
             args=(there, self.config, self.index, self.shards, self.options),
             name=f"kubesched-shard-{self.index}",
             daemon=True,
@@ -146,7 +167,7 @@ class InlineShard:
 
     def restart(self) -> None:
         """A fresh shard with an empty replica."""
-        self.shard = sh.make_shard(self.config, self.index, self.shards, self.options)
+        self.shard = shardmain.make_shard(self.config, self.index, self.shards, self.options)
         self.answers.clear()
 
     def send(self, msg: p.ToShard) -> None:

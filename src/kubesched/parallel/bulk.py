@@ -1,0 +1,130 @@
+"""The binder's bulk fast path: a shard's fast-path proposals committed as one batch.
+
+When binds complete at once (the benchmark's in-memory API server: the client's
+``bulk_binds`` is true and it has ``bind_many``), the proposals of one shard message that
+pass the fast check (:mod:`~kubesched.parallel.fastpath`) are committed
+together instead of one binding cycle each:
+
+1. every proposal of the run is checked against the generations as they were *before* the
+   run -- correct because one shard's proposals of one message were decided in order on a
+   replica that already held the earlier ones (assumed), so each saw the node with its
+   predecessors on it, which is what the authoritative node will hold;
+2. one ``bind_many`` call binds them all in the API server, whose watcher hears them in one
+   ``on_pods_bound`` call: the coordinator's cache counts each Pod as bound (it skips the
+   assume / confirm pair, which is only observable while a bind is in flight, and an
+   in-memory bind never is) and streams one ``BOUND`` entry each, as before;
+3. per Pod, the metrics the serial binding cycle records (attempt result and duration,
+   scheduling SLI, the ``Bind`` extension point) and the queue's ``done``.
+
+Only profiles whose commit is exactly that take this path: the fast path's conditions (no
+Reserve / Permit / PreBind plugins, node-local Filters) plus no PostBind plugin, the
+DefaultBinder as the only Bind plugin, and no extenders.  A bind that fails (the Pod was
+deleted meanwhile) fails the Pod as the serial binding cycle does.  Anything else (gangs,
+failures, proposals that need the full check) goes through the binder one by one, after
+the run so far is flushed, so results are still handled in the shard's order.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from kubesched.framework.interface import SUCCESS, Code, Status
+from kubesched.framework.runtime import Framework
+from kubesched.parallel import protocol as p
+from kubesched.parallel.dispatcher import InFlight
+
+if TYPE_CHECKING:
+    from kubesched.parallel.binder import Binder
+
+DEFAULT_BINDER = "DefaultBinder"
+
+Item = tuple[p.Result, InFlight, Framework, int]
+"""A proposal of the run: its result tuple, dispatcher record, profile and node row."""
+
+
+class BulkCommitter:
+    """Collects a shard's fast-path proposals and commits them together (module doc)."""
+
+    def __init__(self, binder: Binder) -> None:
+        self.binder = binder
+        self.run: list[Item] = []
+        self.shard = -1
+        self._ok: dict[str, bool] = {}
+
+    def enabled(self) -> bool:
+        """Whether the API client binds at once (so a batch may be bound in one call)."""
+        api = self.binder.hub.api
+        return bool(getattr(api, "bulk_binds", False)) and hasattr(api, "bind_many")
+
+    def profile_ok(self, fwk: Framework) -> bool:
+        """Whether the profile's commit is only the DefaultBinder's bind."""
+        ok = self._ok.get(fwk.profile_name)
+        if ok is None:
+            plugins = fwk.plugins
+            ok = (
+                self.binder.fast_ok(fwk)
+                and not plugins["post_bind"]
+                and [pl.name for pl in plugins["bind"]] == [DEFAULT_BINDER]
+                and self.binder.hub.extenders is None
+            )
+            self._ok[fwk.profile_name] = ok
+        return ok
+
+    def offer(self, shard: int, res: p.Result, rec: InFlight, fwk: Framework) -> bool:
+        """Take the proposal into the run if it may be committed in bulk."""
+        binder = self.binder
+        row = binder.hub.cluster.nodes.row_of.get(res[2])
+        if (
+            row is None
+            or not self.profile_ok(fwk)
+            or not binder.fast.allowed(fwk, bool(res[5]))
+            or not binder.fast.unchanged(shard, row, res[3])
+        ):
+            return False
+        self.shard = shard
+        self.run.append((res, rec, fwk, row))
+        return True
+
+    def flush(self) -> None:
+        """Commit the run collected so far (see the module docstring)."""
+        run, self.run = self.run, []
+        if not run:
+            return
+        binder, shard = self.binder, self.shard
+        hub = binder.hub
+        t0 = time.perf_counter()
+        bases: dict[int, int] = {}
+        for res, rec, _, row in run:
+            if row not in bases:
+                bases[row] = binder.fast.base(shard, row)
+            hub.committing(res[1], shard, rec.sent)
+        api = hub.api
+        assert api is not None
+        t1 = time.perf_counter()
+        errors = api.bind_many([(rec.qp.pod, res[2]) for res, rec, _, _ in run])  # type: ignore[attr-defined]
+        share = (time.perf_counter() - t1) / len(run)
+        now = hub.clock()
+        stats, pm, metrics = binder.stats, hub.parallel_metrics, hub.metrics
+        for (res, rec, fwk, _), err in zip(run, errors, strict=True):
+            qp = rec.qp
+            if err is not None:
+                hub._proposer.pop(res[1], None)
+                hub._fail(fwk, qp, Status(Code.ERROR, (str(err),)), rec.cycle, rec.start)
+                pm.result(shard, "error")
+                continue
+            stats.committed["fast"] += 1
+            pm.result(shard, "committed")
+            binder.conflicts_in_a_row.pop(res[1], None)
+            fwk._timed("Bind", time.perf_counter() - share, SUCCESS)
+            hub._record("scheduled", fwk, rec.start)
+            first = qp.initial_attempt_timestamp
+            metrics.record_scheduled(qp.attempts, now - (first if first is not None else now))
+            hub.failures.pop(res[1], None)
+            hub.queue.done(qp.pod)
+        for row, base in bases.items():
+            binder.fast.committed(shard, row, base)
+        dt = time.perf_counter() - t0
+        stats.seconds += dt
+        for _ in run:
+            pm.binder_seconds("fast", dt / len(run))

@@ -1,0 +1,108 @@
+"""The binder's fast check: may a proposal be committed without re-running any Filter?
+
+A proposal may skip the full check when the Filter verdicts the shard computed for its node
+are still those the authoritative state would give:
+
+- the profile's PreFilter and Filter plugins are node-local in-tree ones
+  (:data:`NODE_LOCAL_FILTERS`; the two cross-node ones only when the shard says the Pod had
+  nothing for them to check, ``local``) and it has no Reserve / Permit / PreBind plugins;
+- no Pod in the cluster has required anti-affinity, and nothing is nominated;
+- the node is as the shard saw it (:meth:`FastPath.unchanged`): its generation is still the
+  version the shard quoted, or every change since was a fast-path commit of *that shard's
+  own* proposals.  Those the shard held (assumed) in its replica when it decided, so its
+  view of the node was exactly the authoritative one.  This *own-commit chain* lets one
+  shard place several Pods on one node in one message without a full check for each.
+
+The chain is kept per shard and node row as ``(base, gen)``: since generation ``base`` every
+change of the row was such a commit, the last leaving generation ``gen``; any other change
+(another shard's commit, a deletion, a node update) moves the generation past ``gen`` and so
+ends the chain.  Generations only grow per row, and a shard's chains are dropped when it is
+restarted and everyone's when a node is deleted (rows are recycled).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kubesched.framework.runtime import Framework
+
+if TYPE_CHECKING:
+    from kubesched.parallel.coordinator import ParallelScheduler
+
+NODE_LOCAL_FILTERS = frozenset(
+    {
+        "NodeUnschedulable",
+        "NodeName",
+        "TaintToleration",
+        "NodeAffinity",
+        "NodePorts",
+        "NodeResourcesFit",
+        "PodTopologySpread",
+        "InterPodAffinity",
+    }
+)
+"""Filters whose verdict on a node cannot change while the node's generation stands (the two
+cross-node ones only when the shard says the Pod had nothing for them to check)."""
+
+Chain = tuple[int, int]
+"""``(base, gen)`` of a node row (see the module docstring)."""
+
+
+class FastPath:
+    """The fast check's state and rules for one coordinator (module docstring)."""
+
+    def __init__(self, hub: ParallelScheduler) -> None:
+        self.hub = hub
+        self._ok: dict[str, bool] = {}
+        self.chains: list[dict[int, Chain]] = [{} for _ in range(hub.shard_count)]
+        """Per shard, node row -> its own-commit chain."""
+
+    def profile_ok(self, fwk: Framework) -> bool:
+        """Whether the profile allows the fast path at all."""
+        ok = self._ok.get(fwk.profile_name)
+        if ok is None:
+            names = {pl.name for pl in fwk.filter_plugins}
+            names |= {pl.name for pl in fwk.plugins["pre_filter"]}
+            ok = names <= NODE_LOCAL_FILTERS and not any(
+                fwk.plugins[point] for point in ("reserve", "permit", "pre_bind")
+            )
+            self._ok[fwk.profile_name] = ok
+        return ok
+
+    def allowed(self, fwk: Framework, local: bool) -> bool:
+        """Whether a proposal (``local``: no cross-node Filter to satisfy) may take the fast
+        path now, whatever its node."""
+        hub = self.hub
+        return (
+            local
+            and self.profile_ok(fwk)
+            and hub.anti_affinity_pods == 0
+            and len(hub.queue.nominator) == 0
+        )
+
+    def unchanged(self, shard: int, row: int, version: int) -> bool:
+        """Whether node ``row`` is as ``shard`` saw it at ``version``, give or take the
+        shard's own fast-path commits (``shard`` -1: no chain applies)."""
+        gen = int(self.hub.cluster.nodes.generation[row])
+        if gen == version:
+            return version >= 0
+        chain = self.chains[shard].get(row) if shard >= 0 else None
+        return chain is not None and chain[1] == gen and chain[0] <= version <= gen
+
+    def base(self, shard: int, row: int) -> int:
+        """Where a chain of ``shard`` on ``row`` starts if a fast-path commit of it is made
+        now: the running chain's base, else the current generation."""
+        gen = int(self.hub.cluster.nodes.generation[row])
+        chain = self.chains[shard].get(row)
+        return chain[0] if chain is not None and chain[1] == gen else gen
+
+    def committed(self, shard: int, row: int, base: int) -> None:
+        """``shard``'s fast-path commits on ``row`` are made; ``base`` from :meth:`base`
+        before them."""
+        self.chains[shard][row] = (base, int(self.hub.cluster.nodes.generation[row]))
+
+    def forget(self, shard: int | None = None) -> None:
+        """Drop one shard's chains (restarted), or everyone's (a node was deleted)."""
+        for i, chains in enumerate(self.chains):
+            if shard is None or i == shard:
+                chains.clear()

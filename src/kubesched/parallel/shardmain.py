@@ -1,0 +1,87 @@
+"""A shard's process: building a shard and answering the coordinator's messages.
+
+:func:`serve` is what :class:`~kubesched.parallel.transport.ProcessShard` runs in the shard
+process; :func:`make_shard` builds a :class:`~kubesched.parallel.shard.ShardScheduler` from
+a configuration object (fork) or its v1 mapping (spawn).
+
+The shard reads its connection itself, between messages: the socket buffers
+(:func:`~kubesched.parallel.transport.pipe`) hold the next message while it works, so the
+coordinator does not wait, and no reader thread competes with the scheduling thread for the
+GIL.  (A reply is a few kilobytes, far below the buffer, so neither side can block the
+other for good.)
+
+The process tunes Python's garbage collector for a replica, whose objects are nearly all
+long-lived: what exists once the shard is built, and again after any message that carried a
+snapshot or many commit-stream entries, is frozen (``gc.freeze()``, as the benchmark
+runner does before measuring), and the young-generation threshold is raised
+(:data:`GC_THRESHOLDS`).
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import pickle
+from collections.abc import Mapping
+from multiprocessing.connection import Connection
+from typing import Any
+
+from kubesched.config.load import load_config
+from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.parallel import protocol as p
+from kubesched.parallel.shard import ShardScheduler
+from kubesched.plugins.registry import known_plugin_names
+
+FREEZE_AFTER = 1000
+"""A message with this many commit-stream entries (a snapshot, nodes added in bulk) is
+followed by ``gc.freeze()`` in the shard process, as the benchmark runner does before
+measuring: the replica's nodes and Pods are long-lived, and the collector need not walk
+them again and again."""
+GC_THRESHOLDS = (10_000, 20, 100)
+"""The collector's thresholds in a shard process (Python's are 700, 10, 10): a shard
+allocates a few objects per Pod of every commit, nearly all long-lived (the replica), so
+frequent young collections only walk them again; measured ~5 % of a shard's CPU."""
+
+
+def make_shard(
+    config: KubeSchedulerConfiguration | Mapping[str, Any] | None,
+    index: int,
+    shards: int,
+    options: Mapping[str, Any],
+) -> ShardScheduler:
+    """A shard from a configuration object or its v1 mapping (what a spawned process gets)."""
+    cfg = (
+        config
+        if isinstance(config, KubeSchedulerConfiguration)
+        else load_config(config, known_plugins=known_plugin_names())
+    )
+    return ShardScheduler(cfg, index=index, shards=shards, **options)
+
+
+def serve(
+    conn: Connection,
+    config: KubeSchedulerConfiguration | Mapping[str, Any] | None,
+    index: int,
+    shards: int,
+    options: Mapping[str, Any],
+) -> None:
+    """Process entry point: answer each :class:`~protocol.ToShard` until told to stop."""
+    shard = make_shard(config, index, shards, options)
+    gc.collect()
+    gc.freeze()  # the configuration and plugins stay out of the collector's way
+    gc.set_threshold(*GC_THRESHOLDS)
+    while True:
+        try:
+            data = conn.recv_bytes()
+        except (EOFError, OSError):
+            return
+        msg: p.ToShard = pickle.loads(data)
+        if msg.crash:
+            os._exit(3)  # an injected crash: no answer, no cleanup
+        if msg.stop:
+            return
+        reply = shard.process(msg)
+        conn.send_bytes(pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL))
+        if shard.applied >= FREEZE_AFTER:  # a snapshot, or many nodes: long-lived objects
+            gc.collect()
+            gc.freeze()
