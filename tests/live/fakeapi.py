@@ -10,8 +10,9 @@ concurrency), merge / strategic-merge patch, delete, the ``status`` subresource 
 ``binding`` subresource.  Errors are ``Status`` objects with upstream codes and reasons.
 
 Test controls: :meth:`FakeApiServer.fail` injects error codes (409, 429 with Retry-After,
-500, ...) on matching requests; ``store.drop_watches()`` cuts open watches;
-``store.compact()`` makes old resourceVersions 410 Gone.
+500, ...) on matching requests; :meth:`FakeApiServer.delay` holds matching requests back;
+``store.drop_watches()`` cuts open watches; ``store.compact()`` makes old resourceVersions
+410 Gone.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import re
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -156,6 +158,9 @@ class FakeApiServer:
     def __init__(self, port: int = 0) -> None:
         self.store = Store()
         self.faults: list[Fault] = []
+        self.delays: list[
+            tuple[re.Pattern[str], float, list[int], Callable[[], object] | None]
+        ] = []
         self._faults_lock = threading.Lock()
         server = self
 
@@ -174,6 +179,33 @@ class FakeApiServer:
         in ``"METHOD /path?query User-Agent"``)."""
         with self._faults_lock:
             self.faults.append(Fault(re.compile(pattern), code, times, retry_after))
+
+    def delay(
+        self,
+        pattern: str,
+        seconds: float,
+        times: int = 1,
+        until: Callable[[], object] | None = None,
+    ) -> None:
+        """Hold the next ``times`` requests matching ``pattern`` for ``seconds`` before
+        serving them (a slow API server); with ``until``, only until it turns true."""
+        with self._faults_lock:
+            self.delays.append((re.compile(pattern), seconds, [times], until))
+
+    def hold(self, line: str) -> None:
+        """Wait as a matching :meth:`delay` says."""
+        with self._faults_lock:
+            found = None
+            for pattern, seconds, left, until in self.delays:
+                if left[0] > 0 and pattern.search(line):
+                    left[0] -= 1
+                    found = (seconds, until)
+                    break
+        if found is None:
+            return
+        deadline = time.monotonic() + found[0]
+        while time.monotonic() < deadline and not (found[1] is not None and found[1]()):
+            time.sleep(0.01)
 
     def take_fault(self, line: str) -> Fault | None:
         with self._faults_lock:
@@ -256,7 +288,9 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             body = self._body()  # always drain it: DELETE carries DeleteOptions
             agent = self.headers.get("User-Agent", "")
-            fault = self.api.take_fault(f"{method} {self.path} {agent}")
+            line = f"{method} {self.path} {agent}"
+            self.api.hold(line)
+            fault = self.api.take_fault(line)
             if fault is not None:
                 extra = {"Retry-After": str(fault.retry_after)} if fault.retry_after else None
                 err = ApiStatusError(fault.code, f"injected {fault.code}")

@@ -4,7 +4,9 @@ Semantics follow kube-apiserver where kubesched and kubectl can see them: one gl
 ``resourceVersion`` counter, optimistic concurrency on update (409 when the given
 resourceVersion is stale), 409 AlreadyExists on create, list items without ``kind``, watch
 history that can be compacted (a watch or list from a compacted resourceVersion is 410 Gone),
-and the Pod ``binding`` subresource refusing a Pod that already has a node (409).
+the Pod ``binding`` subresource refusing a Pod that already has a node (409), and merge /
+strategic-merge patches (a ``metadata.resourceVersion`` in the patch is a precondition; a
+``null`` deletes a key, e.g. an annotation).
 Not modelled: admission, defaulting beyond metadata, field-selector transitions on watches
 (a selector is applied to the object in each event).
 """
@@ -157,8 +159,8 @@ MERGE_KEYS = {"conditions": "type", "containers": "name", "initContainers": "nam
 
 def merge_patch(target: Any, patch: Any, strategic: bool, key: str = "") -> Any:
     """JSON merge patch (RFC 7386); ``strategic`` merges known lists by their merge key."""
-    if isinstance(patch, dict) and isinstance(target, dict):
-        out = dict(target)
+    if isinstance(patch, dict):  # RFC 7386: a non-object target becomes {} first
+        out = dict(target) if isinstance(target, dict) else {}
         for k, v in patch.items():
             if v is None:
                 out.pop(k, None)
@@ -300,7 +302,9 @@ class Store:
         with self.cond:
             current = self.get(res, ns, name)
             merged = merge_patch(current, patch, strategic)
-            merged["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+            # A resourceVersion in the patch is a precondition (409 when stale), as upstream.
+            given = (patch.get("metadata") or {}).get("resourceVersion")
+            merged["metadata"]["resourceVersion"] = given or current["metadata"]["resourceVersion"]
             return self.update(res, ns, name, merged, status_only=status_only)
 
     def delete(self, res: Resource, ns: str, name: str) -> Obj:

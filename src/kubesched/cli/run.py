@@ -1,5 +1,12 @@
 """``kubesched run --config FILE [--kubeconfig FILE | --in-cluster] [--metrics-address ADDR]
-[--metrics-port PORT] [--id ID] [--resync SECONDS]``: schedule a real cluster's Pods.
+[--metrics-port PORT] [--id ID] [--resync SECONDS] [--role coordinator|shard [--shards N]
+[--shard-index I]]``: schedule a real cluster's Pods.
+
+Without ``--role`` this is the serial scheduler.  ``--role coordinator --shards N`` and
+``--role shard --shard-index I --shards N`` run the sharded architecture as separate
+processes coordinating through the API server (``docs/parallel.md`` §6): one coordinator
+(leader-elected on the configuration's Lease) and one process per shard index (each holding
+the Lease ``kubesched-shard-I``); every process takes the same configuration file and ``N``.
 
 Credentials: ``--kubeconfig``, else ``clientConnection.kubeconfig`` of the configuration,
 else in-cluster when running in a Pod, else the default kubeconfig rules (``$KUBECONFIG``,
@@ -49,16 +56,49 @@ def add_parser(sub: Any) -> None:
         metavar="SECONDS",
         help="replay the informer caches this often (default 0: never, as kube-scheduler)",
     )
+    s.add_argument(
+        "--role",
+        choices=("coordinator", "shard"),
+        help="sharded architecture: the coordinator, or one shard (default: serial scheduler)",
+    )
+    s.add_argument("--shards", type=int, metavar="N", help="number of shards (with --role)")
+    s.add_argument(
+        "--shard-index", type=int, metavar="I", help="this shard's index, 0..N-1 (--role shard)"
+    )
     s.set_defaults(func=run)
+
+
+def check_role(args: argparse.Namespace) -> None:
+    """The role flags fit together; InputError (exit code 2) otherwise."""
+    from kubesched.api.errors import InputError
+
+    role = getattr(args, "role", None)
+    shards, index = getattr(args, "shards", None), getattr(args, "shard_index", None)
+    problems: list[tuple[str, str]] = []
+    if role is None:
+        if shards is not None:
+            problems.append(("--shards", "only with --role coordinator or --role shard"))
+        if index is not None:
+            problems.append(("--shard-index", "only with --role shard"))
+    elif shards is None or shards < 1:
+        problems.append(("--shards", f"required with --role {role}: a number >= 1"))
+    elif role == "coordinator" and index is not None:
+        problems.append(("--shard-index", "only with --role shard"))
+    elif role == "shard" and (index is None or not 0 <= index < shards):
+        problems.append(("--shard-index", f"required with --role shard: 0..{shards - 1}"))
+    if problems:
+        raise InputError(problems)
 
 
 def run(args: argparse.Namespace) -> int:
     """Connect, then schedule until SIGTERM or a lost Lease."""
     from kubesched.config.load import load_config
-    from kubesched.live import client, health, runner
+    from kubesched.live import client, health, roles
     from kubesched.metrics import SchedulerMetrics
     from kubesched.plugins.registry import known_plugin_names
 
+    check_role(args)
+    role = getattr(args, "role", None) or roles.SERIAL
     config = load_config(args.config, known_plugins=known_plugin_names())
     cc, le = config.client_connection, config.leader_election
     if le.leader_elect and le.resource_name == "kube-scheduler":
@@ -75,10 +115,13 @@ def run(args: argparse.Namespace) -> int:
         user_agent=f"kubesched/{__version__} ({identity})",
     )
     metrics = SchedulerMetrics()
-    live = runner.LiveScheduler(
+    live = roles.make_replica(
+        role,
         config,
         kc,
         identity=identity,
+        shards=getattr(args, "shards", None) or 1,
+        shard_index=getattr(args, "shard_index", None) or 0,
         metrics=metrics,
         resync_seconds=args.resync,
         election_client=kc.sibling(cc.qps, cc.burst),
@@ -91,7 +134,8 @@ def run(args: argparse.Namespace) -> int:
         ready={"informer-sync": live.synced},
     )
     print(
-        f"kubesched {identity}: API server {kc.host}; serving /metrics, /healthz, /readyz "
+        f"kubesched {identity}{'' if role == roles.SERIAL else ' (' + _role_text(args) + ')'}: "
+        f"API server {kc.host}; serving /metrics, /healthz, /readyz "
         f"at {server.url}",
         file=sys.stderr,
         flush=True,
@@ -109,3 +153,9 @@ def run(args: argparse.Namespace) -> int:
     finally:
         server.close()
         kc.close()
+
+
+def _role_text(args: argparse.Namespace) -> str:
+    if args.role == "shard":
+        return f"shard {args.shard_index} of {args.shards}"
+    return f"coordinator of {args.shards} shards"

@@ -53,6 +53,7 @@ class LiveApi:
         self.guard = guard
         self.binds = 0
         self.bind_errors = 0
+        self.last_bind_error: ApiError | None = None
 
     def bind(self, pod: api.Pod, node_name: str) -> None:
         """POST ``pods/<name>/binding``; raises :class:`ApiError` or :class:`NotLeaderError`."""
@@ -70,8 +71,9 @@ class LiveApi:
         path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/binding"
         try:
             self.client.request("POST", path, body=body, timeout=self.bind_timeout)
-        except ApiError:
+        except ApiError as e:
             self.bind_errors += 1
+            self.last_bind_error = e
             raise
         self.binds += 1
         self.recorder.pod_scheduled(pod, node_name)

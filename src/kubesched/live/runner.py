@@ -19,6 +19,10 @@ cycle and each bind first checks that the Lease was renewed within the renew dea
 replica that lost the Lease stops at once and :meth:`run` returns 1 (upstream exits).
 A bind's timeout is at most ``leaseDuration - renewDeadline``, so no bind of the old leader
 is still in flight when another replica may take over.
+
+The sharded roles (:mod:`kubesched.live.roles`, :mod:`kubesched.live.shard`) are this
+replica with another scheduler, delta dispatch and step (:meth:`LiveScheduler.make_scheduler`,
+:meth:`LiveScheduler.make_dispatch`, :meth:`LiveScheduler.step`).
 """
 
 from __future__ import annotations
@@ -83,10 +87,8 @@ class LiveScheduler:
         # so a storm of failures cannot starve binds of QPS.
         self.recorder = Recorder(client.sibling(client.limiter.qps, client.limiter.burst))
         self.api = LiveApi(client, self.recorder, bind_timeout=bind_timeout, guard=self.leading)
-        self.scheduler = Scheduler(
-            config, clock=time.monotonic, api_client=self.api, metrics=metrics
-        )
-        self.dispatch = Dispatcher(self.scheduler)
+        self.scheduler = self.make_scheduler(metrics)
+        self.dispatch = self.make_dispatch()
         self.informers = [
             Informer(client, k, self.deltas.put, self.stop_event, timing) for k in kinds
         ]
@@ -96,6 +98,19 @@ class LiveScheduler:
         self._threads: list[threading.Thread] = []
         self._relist_from: dict[int, int] | None = None
         self._relist_asked = 0.0
+
+    # ------------------------------------------------------------------ roles
+    def make_scheduler(self, metrics: SchedulerMetrics | None) -> Scheduler:
+        """The scheduler this replica drives (the sharded roles override it)."""
+        return Scheduler(self.config, clock=time.monotonic, api_client=self.api, metrics=metrics)
+
+    def make_dispatch(self) -> Dispatcher:
+        """What applies informer deltas to :attr:`scheduler`."""
+        return Dispatcher(self.scheduler)
+
+    def step(self) -> bool:
+        """One unit of work while leading (a scheduling cycle); False when idle."""
+        return self.scheduler.schedule_one()
 
     # ------------------------------------------------------------------ state
     def leading(self) -> bool:
@@ -187,7 +202,7 @@ class LiveScheduler:
             if self.resync_seconds > 0 and now >= next_resync:
                 self._resync()
                 next_resync = now + self.resync_seconds
-            if self.scheduler.schedule_one():
+            if self.step():
                 self.cycles += 1
                 continue
             self._wait(min(0.5, min(next_backoff, next_metrics) - time.monotonic()))

@@ -1,0 +1,288 @@
+"""``kubesched run --role coordinator``: dispatcher and binder of the sharded architecture, live.
+
+The coordinator is a leader-elected replica (its own Lease, as ``kubesched run``) whose
+scheduler, :class:`CoordinatorScheduler`, keeps the authoritative informer cache and the
+queue (PreEnqueue, QueueSort, backoff and queueing hints stay upstream's) but searches no
+nodes.  Each step (:meth:`CoordinatorScheduler.step`):
+
+1. **membership**: shards whose Lease expired lose their Pods, which go straight back to
+   activeQ (:mod:`kubesched.live.sharding`); so do Pods whose shard gave no answer within
+   ``dispatch_timeout``;
+2. **decide**: every proposal that arrived on the Pod watch for the current hand-out (same
+   shard, same attempt) is re-validated against the authoritative cache with
+   :meth:`kubesched.parallel.binder.Binder.choose` (PreFilter, then the profile's Filters on
+   the proposed node and then its alternatives: resources, host ports, topology spread and
+   inter-pod (anti-)affinity as they are *now*), committed as the serial scheduler commits
+   (assume, Reserve, Permit, the ``binding`` subresource), or **refused**: the annotations
+   are cleared, ``kubesched.io/refused`` says why, and the Pod is handed out again (after
+   :data:`~kubesched.parallel.binder.FAST_RETRIES` refusals in a row it backs off as an
+   error).  A gang's members handed to one shard are decided together once all have
+   answered: all pass (each tentatively assumed so the next sees it) or all are refused.
+   A shard's failure report fails the Pod as the serial scheduler would (condition, Event,
+   unschedulable pool); a preemption is granted only while every victim is still there and
+   unclaimed;
+3. **dispatch**: Pods popped from the queue are handed to the live shard with the fewest
+   Pods in flight (ties rotate; at most ``window`` each) by patching ``kubesched.io/shard``
+   and ``kubesched.io/attempt``; a gang goes whole, later members follow to its shard.
+
+Nothing is lost or bound twice: a hand-out is closed exactly once (decision, deletion, bind
+seen on the watch, shard loss, timeout); the ``binding`` subresource is first-writer-wins, and
+a bind refused with 409 fails the attempt like any bind error (requeue, handed out again).
+A restarted or new leader relists (``kubesched run``'s leadership rules) and hands every
+pending Pod out again with the next attempt number, so answers to its predecessor's
+hand-outs are ignored.
+
+Deviations from the in-process form (``docs/parallel.md`` §3): the binder's fast path is
+off -- a proposal quotes the node's ``resourceVersion``, which does not move when Pods land
+on the node, so it cannot stand in for the node's generation, and every proposal gets the
+full check; and the coordinator's holds (assumed, not yet bound) are not published, so a
+shard may propose a slot the coordinator holds, which the full check refuses.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable
+from typing import TYPE_CHECKING, cast
+
+from kubesched.api import objects as api
+from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.framework.interface import Code, QueuedPodInfo, Status
+from kubesched.live import sharding as sh
+from kubesched.live.binder import LiveApi
+from kubesched.live.client import ApiError, KubeClient
+from kubesched.live.decisions import Decisions, Flight
+from kubesched.metrics import SchedulerMetrics
+from kubesched.parallel import protocol as p
+from kubesched.parallel.binder import Binder
+from kubesched.parallel.observe import ParallelMetrics
+from kubesched.queue.scheduling_queue import ACTIVE, BACKOFF, UNSCHEDULABLE
+
+if TYPE_CHECKING:
+    from kubesched.parallel.coordinator import ParallelScheduler
+
+log = logging.getLogger(__name__)
+
+WINDOW = 64
+"""Pods in flight per shard."""
+DISPATCH_TIMEOUT = 120.0
+"""Seconds a shard may hold a Pod without answering (longer than a gang's Permit wait)."""
+
+
+class CoordinatorScheduler(Decisions):
+    """See the module docstring; ``client`` writes the annotations, ``api_client`` binds."""
+
+    def __init__(
+        self,
+        config: KubeSchedulerConfiguration,
+        *,
+        clock: Callable[[], float],
+        api_client: LiveApi,
+        client: KubeClient,
+        shards: int,
+        membership: sh.Membership,
+        metrics: SchedulerMetrics | None = None,
+        guard: Callable[[], bool] = lambda: True,
+        window: int = WINDOW,
+        dispatch_timeout: float = DISPATCH_TIMEOUT,
+    ) -> None:
+        super().__init__(config, clock=clock, api_client=api_client, metrics=metrics)
+        self.client = client
+        self.live_api = api_client
+        self.shard_count = shards
+        self.anti_affinity_pods = 0
+        """Read by the binder's fast path only, which live proposals never take."""
+        self.membership = membership
+        self.guard = guard
+        self.window = window
+        self.dispatch_timeout = dispatch_timeout
+        self.flights: dict[str, Flight] = {}
+        self.load = [0] * shards
+        self.members: dict[str, set[str]] = {}
+        self.group_shard: dict[str, int] = {}
+        self.last_attempt: dict[str, int] = {}
+        """Highest hand-out number seen on each pending Pod (ours or a predecessor's)."""
+        self.ready: list[str] = []
+        self.claimed: dict[str, str] = {}
+        self.in_a_row: Counter[str] = Counter()
+        self.stats: Counter[str] = Counter()
+        """``dispatched``, ``committed``, ``alternative``, ``refused:<reason>``,
+        ``requeued:<reason>``, ``failed``, ``stale_proposal``, ``node_changed``."""
+        self.live: list[int] = []
+        self._turn = 0
+        # parallel.binder.Binder re-validates for the in-process coordinator; its checks
+        # (choose) read only ``cluster``, ``queue.nominator`` and, on the fast path,
+        # ``anti_affinity_pods``, all of which this scheduler has (a thin adapter).
+        self.binder = Binder(cast("ParallelScheduler", self))
+        self.parallel_metrics = ParallelMetrics(self.metrics, shards)
+        """The in-process coordinator's metrics: conflicts by reason, results per shard,
+        binder latency, hand-outs again by reason, Pods in flight per shard."""
+
+    # ------------------------------------------------------------------ informer events
+    def on_pod_add(self, pod: api.Pod) -> None:
+        self._note(pod)
+        super().on_pod_add(pod)
+        if not pod.node_name:
+            self._pending_added(pod)
+
+    def on_pod_update(self, old: api.Pod, new: api.Pod) -> None:
+        self._note(new)
+        super().on_pod_update(old, new)
+        if new.node_name:
+            if not old.node_name:
+                self._pending_gone(old)
+                flight = self._close(new.key)  # bound by us (already closed) or someone else
+                if flight is not None:
+                    self.queue.done(flight.qp.pod)
+            return
+        self._pending_gone(old)
+        self._pending_added(new)
+        self._arrived(new)
+
+    def on_pod_delete(self, pod: api.Pod) -> None:
+        flight = self._close(pod.key)
+        if flight is not None:
+            self.queue.done(flight.qp.pod)
+        super().on_pod_delete(pod)
+        self._pending_gone(pod)
+        self.last_attempt.pop(pod.key, None)
+        self.in_a_row.pop(pod.key, None)
+        self.claimed.pop(pod.key, None)
+
+    def _note(self, pod: api.Pod) -> None:
+        if not pod.node_name:
+            seen = sh.attempt_of(pod.annotations)
+            if seen > self.last_attempt.get(pod.key, 0):
+                self.last_attempt[pod.key] = seen
+
+    def _pending_added(self, pod: api.Pod) -> None:
+        group = p.group_of(pod)
+        if group:
+            self.members.setdefault(group, set()).add(pod.key)
+
+    def _pending_gone(self, pod: api.Pod) -> None:
+        group = p.group_of(pod)
+        if group in self.members:
+            self.members[group].discard(pod.key)
+            if not self.members[group]:
+                del self.members[group]
+
+    def _arrived(self, pod: api.Pod) -> None:
+        """A pending Pod changed: is it the answer to its current hand-out?"""
+        flight = self.flights.get(pod.key)
+        text = pod.annotations.get(sh.PROPOSAL)
+        if flight is None or text is None or flight.proposal is not None:
+            return
+        prop = sh.Proposal.decode(text)
+        if prop is None or (prop.shard, prop.attempt) != (flight.shard, flight.attempt):
+            self.stats["stale_proposal"] += 1
+            return
+        flight.proposal = prop
+        self.ready.append(pod.key)
+
+    # ------------------------------------------------------------------ one step
+    def step(self) -> bool:
+        """Membership, decisions, hand-outs (see the module docstring); False when idle."""
+        self.expire_waiting_pods()
+        did = self._membership()
+        did = self._decide() or did
+        did = self._fill() > 0 or did
+        self._drain_waiting()
+        return did
+
+    def _membership(self) -> bool:
+        live = self.membership.live()
+        now = self.clock()
+        lost = [
+            f
+            for f in self.flights.values()
+            if f.shard not in live
+            or (f.proposal is None and now - f.handed_at > self.dispatch_timeout)
+        ]
+        for f in lost:
+            why = "shard_lost" if f.shard not in live else "timeout"
+            self._close(f.qp.pod.key)
+            self._requeue_now(f, why)
+        changed = live != self.live
+        if changed:
+            log.info("live shards: %s", live)
+            self.live = live
+        return changed or bool(lost)
+
+    # ------------------------------------------------------------------ hand-outs
+    def _fill(self) -> int:
+        if not self.live:
+            return 0
+        n = 0
+        while True:
+            room = [i for i in self.live if self.load[i] < self.window]
+            if not room or not self.guard():
+                return n
+            qp = self.queue.pop()
+            if qp is None:
+                return n
+            pod = qp.pod
+            if pod.scheduler_name not in self.profiles or self.cluster.is_assumed(pod.key):
+                self.queue.done(pod)
+                continue
+            group = p.group_of(pod)
+            target = self.group_shard.get(group, -1) if group else -1
+            if target not in self.live:
+                first = self._turn % self.shard_count
+                target = min(room, key=lambda i: (self.load[i], (i - first) % self.shard_count))
+                self._turn += 1
+            n += self._hand(qp, target, group)
+            if group:
+                n += self._take_siblings(pod, group, target)
+
+    def _take_siblings(self, pod: api.Pod, group: str, target: int) -> int:
+        n = 0
+        for key in sorted(self.members.get(group, ())):
+            if key == pod.key or key in self.flights:
+                continue
+            if self.queue.queue_of(key) not in (ACTIVE, BACKOFF, UNSCHEDULABLE):
+                continue  # gated, or not queued at all
+            qp = self.queue.get(key)
+            if qp is None:
+                continue
+            self.queue.delete(qp.pod)
+            qp.attempts += 1
+            qp.unschedulable_plugins.clear()
+            qp.pending_plugins.clear()
+            n += self._hand(qp, target, group)
+        return n
+
+    def _hand(self, qp: QueuedPodInfo, target: int, group: str) -> int:
+        pod = qp.pod
+        attempt = self.last_attempt.get(pod.key, 0) + 1
+        marks: dict[str, str | None] = {
+            sh.SHARD: str(target),
+            sh.ATTEMPT: str(attempt),
+            sh.PROPOSAL: None,
+        }
+        cycle = self.queue.scheduling_cycle
+        try:
+            sh.annotate(self.client, pod.namespace, pod.name, marks)
+        except ApiError as e:
+            if e.code == 404:  # deleted; its watch event follows
+                self.queue.done(pod)
+                return 0
+            fwk = self.profiles[pod.scheduler_name]
+            status = Status(Code.ERROR, (f"cannot hand the Pod to shard {target}: {e}",))
+            self._fail(fwk, qp, status, cycle, time.perf_counter())
+            return 0
+        self.last_attempt[pod.key] = attempt
+        self.pod_attempts[pod.key] += 1
+        start = time.perf_counter()
+        self.flights[pod.key] = Flight(qp, target, attempt, cycle, start, self.clock(), group)
+        self.load[target] += 1
+        if group:
+            self.group_shard[group] = target
+        self.stats["dispatched"] += 1
+        return 1
+
+    def sync_metrics(self) -> None:
+        super().sync_metrics()
+        self.parallel_metrics.in_flight(self.load)

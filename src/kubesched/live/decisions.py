@@ -1,0 +1,296 @@
+"""The coordinator's decisions on shard answers (part of
+:class:`~kubesched.live.coordinator.CoordinatorScheduler`).
+
+A proposal is re-validated with :meth:`kubesched.parallel.binder.Binder.choose` on the
+authoritative cache (always its full check: see the coordinator's docstring) and committed
+exactly as the serial scheduler commits its own choice, or refused; a gang's members are
+decided together; a failure report fails the Pod as the serial scheduler would, after
+granting the preemption it carries if every victim is still there and unclaimed.  Every
+hand-out record (:class:`Flight`) is closed exactly once, here or by the coordinator.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from dataclasses import dataclass
+
+from kubesched.api import objects as api
+from kubesched.framework.interface import Code, CycleState, QueuedPodInfo, Status, WaitingPod
+from kubesched.framework.outcomes import PostFilterResult
+from kubesched.framework.runtime import Framework
+from kubesched.live import sharding as sh
+from kubesched.live.binder import LiveApi
+from kubesched.live.client import ApiError, KubeClient
+from kubesched.parallel import protocol as p
+from kubesched.parallel.binder import FAST_RETRIES, Binder, Choice
+from kubesched.parallel.observe import ParallelMetrics
+from kubesched.scheduler import Diagnosis, Scheduler
+
+log = logging.getLogger(__name__)
+
+NAME = "ShardCoordinator"
+
+
+@dataclass(slots=True)
+class Flight:
+    """A Pod handed to a shard and not decided yet."""
+
+    qp: QueuedPodInfo
+    shard: int
+    attempt: int
+    cycle: int
+    start: float
+    """``time.perf_counter()`` at hand-out (attempt durations count from here)."""
+    handed_at: float
+    group: str
+    proposal: sh.Proposal | None = None
+
+
+@dataclass(slots=True)
+class _Reported(Diagnosis):
+    """A shard's diagnosis, its message kept verbatim."""
+
+    text: str = ""
+
+    def message(self) -> str:
+        return self.text
+
+
+class Decisions(Scheduler):
+    """Decisions on answers; the state is the coordinator's (set in its ``__init__``)."""
+
+    client: KubeClient
+    live_api: LiveApi
+    binder: Binder
+    parallel_metrics: ParallelMetrics
+    flights: dict[str, Flight]
+    load: list[int]
+    group_shard: dict[str, int]
+    ready: list[str]
+    claimed: dict[str, str]
+    in_a_row: Counter[str]
+    stats: Counter[str]
+
+    # ------------------------------------------------------------------ decisions
+    def _decide(self) -> bool:
+        keys, self.ready = self.ready, []
+        done: set[str] = set()
+        for key in keys:
+            f = self.flights.get(key)
+            if f is None or f.proposal is None or key in done:
+                continue
+            if not f.group:
+                done.add(key)
+                self._single(f)
+                continue
+            unit = [g for g in self.flights.values() if (g.group, g.shard) == (f.group, f.shard)]
+            if all(g.proposal is not None for g in unit):  # else wait for the others
+                done.update(g.qp.pod.key for g in unit)
+                self._unit(unit)
+        return bool(done)
+
+    def _choose(self, fwk: Framework, f: Flight) -> Choice:
+        prop = f.proposal
+        assert prop is not None
+        node = self.cluster.node(prop.node)
+        if node is not None and _rv(node.raw) != prop.resource_version:
+            self.stats["node_changed"] += 1
+        alts = tuple((n, -1) for n, _ in prop.alternatives)
+        res = (p.PROPOSE, f.qp.pod.key, prop.node, -1, alts, False, f.group)
+        return self.binder.choose(fwk, f.qp.pod, res)
+
+    def _single(self, f: Flight) -> None:
+        self._close(f.qp.pod.key)
+        assert f.proposal is not None
+        if f.proposal.failed:
+            self._failed(f, f.proposal)
+            return
+        t0 = time.perf_counter()
+        fwk = self.profiles[f.qp.pod.scheduler_name]
+        choice = self._choose(fwk, f)
+        if choice.node is None:
+            self._refuse(f, choice.reason)
+        else:
+            self._commit(fwk, f, choice)
+        path = "refused" if choice.node is None else "full"
+        self.parallel_metrics.binder_seconds(path, time.perf_counter() - t0)
+
+    def _unit(self, unit: list[Flight]) -> None:
+        for f in unit:
+            self._close(f.qp.pod.key)
+        if any(f.proposal is not None and f.proposal.failed for f in unit):
+            for f in unit:
+                assert f.proposal is not None
+                if f.proposal.failed:
+                    self._failed(f, f.proposal)
+                else:
+                    self._refuse(f, "gang_member_failed")
+            return
+        t0 = time.perf_counter()
+        chosen: list[tuple[Flight, Framework, Choice]] = []
+        refused = ""
+        for f in unit:
+            fwk = self.profiles[f.qp.pod.scheduler_name]
+            choice = self._choose(fwk, f)
+            if choice.node is None:
+                refused = choice.reason or "unknown"
+                break
+            self.cluster.assume_pod(f.qp.pod.bound_to(choice.node), choice.node)
+            chosen.append((f, fwk, choice))
+        for f, _, choice in chosen:
+            self.cluster.forget_pod(f.qp.pod.bound_to(str(choice.node)))
+        if refused:
+            for wp in self.handle.waiting_pods.all():
+                if p.group_of(wp.pod) == unit[0].group and wp.status is None:
+                    wp.reject(NAME, f"gang {unit[0].group}: a member was refused ({refused})")
+            self._drain_waiting()
+            for f in unit:
+                self._refuse(f, "gang_" + refused)
+            self.parallel_metrics.binder_seconds("refused", time.perf_counter() - t0)
+            return
+        for f, fwk, choice in chosen:
+            self._commit(fwk, f, choice)
+        self.parallel_metrics.binder_seconds("gang", time.perf_counter() - t0)
+
+    def _commit(self, fwk: Framework, f: Flight, choice: Choice) -> None:
+        """Assume, Reserve, Permit and bind, as the serial scheduler after choosing."""
+        node = str(choice.node)
+        assert f.proposal is not None
+        result = "committed" if node == f.proposal.node else "alternative"
+        self.stats[result] += 1
+        self.parallel_metrics.result(f.shard, result)
+        if result == "alternative":
+            self.parallel_metrics.conflict(choice.reason)
+        self.in_a_row.pop(f.qp.pod.key, None)
+        qp, state, start, cycle = f.qp, choice.state, f.start, f.cycle
+        assumed = qp.pod.bound_to(node)
+        self.cluster.assume_pod(assumed, node)
+        self.queue.nominator.delete(qp.pod.key)
+        status, waits = self._reserve_and_permit(fwk, state, assumed, node)
+        if not status.is_success() and status.code != Code.WAIT:
+            self.cluster.forget_pod(assumed)
+            self._requeue_after_forget(assumed, status)
+            self._fail(fwk, qp, status, cycle, start)
+            return
+        self._activate(state)
+        self.in_flight_bindings += 1
+        if status.code == Code.WAIT:
+            now = self.clock()
+            self._waiting[assumed.key] = (fwk, state, qp, start, cycle, now)
+            deadlines = {name: now + t for name, t in waits.items()}
+            self.handle.waiting_pods.add(WaitingPod(assumed, deadlines, self._decided.append))
+            return
+        self.submit_binding(lambda: self._bind_cycle(fwk, state, qp, assumed, start, cycle))
+
+    def _bind_cycle(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        qp: QueuedPodInfo,
+        assumed: api.Pod,
+        start: float,
+        cycle: int,
+    ) -> None:
+        """The binding cycle; a bind the API server refused with 409 (the Pod was bound or
+        re-created meanwhile) counts as a conflict.  Either way a failed bind has requeued
+        the Pod (backoff), and it is handed out again as a new attempt."""
+        errors = self.live_api.bind_errors
+        self._binding_cycle(fwk, state, qp, assumed, start, cycle)
+        if self.live_api.bind_errors == errors:
+            return
+        self.stats["bind_failed"] += 1
+        err = self.live_api.last_bind_error
+        if err is not None and err.code == 409:
+            self.stats["refused:bind_conflict"] += 1
+            self.parallel_metrics.conflict("bind_conflict")
+
+    def _refuse(self, f: Flight, reason: str) -> None:
+        """Clear the hand-out, record why, hand the Pod out again (or back off)."""
+        pod = f.qp.pod
+        self.stats[f"refused:{reason}"] += 1
+        self.parallel_metrics.conflict(reason)
+        self.parallel_metrics.result(f.shard, "refused")
+        marks: dict[str, str | None] = {sh.SHARD: None, sh.PROPOSAL: None, sh.REFUSED: reason}
+        try:
+            sh.annotate(self.client, pod.namespace, pod.name, marks)
+        except ApiError as e:
+            if e.code != 404:
+                log.warning("could not record the refusal of %s: %s", pod.key, e)
+        self.in_a_row[pod.key] += 1
+        if self.in_a_row[pod.key] <= FAST_RETRIES:
+            self._requeue_now(f, "conflict")
+            return
+        self.in_a_row.pop(pod.key, None)
+        fwk = self.profiles[pod.scheduler_name]
+        msg = f"coordinator refused {FAST_RETRIES + 1} proposals in a row ({reason})"
+        self._fail(fwk, f.qp, Status(Code.ERROR, (msg,), NAME), f.cycle, f.start)
+
+    def _failed(self, f: Flight, prop: sh.Proposal) -> None:
+        self.stats["failed"] += 1
+        qp = f.qp
+        fwk = self.profiles[qp.pod.scheduler_name]
+        if prop.nominated and prop.victims:
+            why = self._preempt(f, prop)
+            if why:
+                self._refuse(f, why)
+                return
+        qp.pending_plugins = set(prop.pending)
+        unschedulable = prop.failed == "Unschedulable"
+        self.parallel_metrics.result(f.shard, "unschedulable" if unschedulable else "error")
+        if unschedulable:
+            n = len(self.cluster.nodes)
+            diagnosis = _Reported(n, Counter(), set(prop.plugins), text=prop.message)
+            self._fail(fwk, qp, diagnosis, f.cycle, f.start)
+        else:
+            self._fail(fwk, qp, Status(Code.ERROR, (prop.message,)), f.cycle, f.start)
+
+    def _preempt(self, f: Flight, prop: sh.Proposal) -> str:
+        """Grant a preemption while every victim is there and unclaimed; '' when granted."""
+        key = f.qp.pod.key
+        victims = []
+        for v in prop.victims:
+            rec = self.cluster.pods.get(v)
+            if rec is None or rec.node != prop.nominated:
+                return "victim_gone"
+            if self.claimed.get(v, key) != key:
+                return "victim_claimed"
+            victims.append(rec.pod)
+        for victim in victims:
+            self.claimed[victim.key] = key
+            if victim.deletion_timestamp is None:
+                try:
+                    self.live_api.delete_pod(victim, "preempted by the shard coordinator")
+                except ApiError as e:
+                    log.warning("could not delete victim %s: %s", victim.key, e)
+                    return "victim_delete_failed"
+        self.metrics.record_preemption(len(victims))
+        self._nominate(f.qp, PostFilterResult(prop.nominated, tuple(victims)))
+        return ""
+
+    def _close(self, key: str) -> Flight | None:
+        f = self.flights.pop(key, None)
+        if f is None:
+            return None
+        self.load[f.shard] -= 1
+        if f.group and not any(g.group == f.group for g in self.flights.values()):
+            self.group_shard.pop(f.group, None)
+        return f
+
+    def _requeue_now(self, f: Flight, reason: str) -> None:
+        """Back to activeQ at once: the Pod did not fail on its own."""
+        qp = f.qp
+        self.queue.done(qp.pod)
+        self.queue.add(qp.pod)
+        again = self.queue.get(qp.pod.key)
+        if again is not None:
+            again.attempts = qp.attempts
+            again.initial_attempt_timestamp = qp.initial_attempt_timestamp
+        self.stats[f"requeued:{reason}"] += 1
+        self.parallel_metrics.retry(reason)
+
+
+def _rv(raw: dict[str, object]) -> str:
+    meta = raw.get("metadata")
+    return str(meta.get("resourceVersion", "")) if isinstance(meta, dict) else ""
