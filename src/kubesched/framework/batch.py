@@ -84,6 +84,14 @@ class BatchEntry:
     uses: int = 0
     refreshers: list[Any] = field(default_factory=list)
     """The Filters of ``filters`` whose answers span nodes (``refresh_filter``)."""
+    order: IntArray | None = None
+    """``argsort(rows)``, kept until ``rows`` changes (see :meth:`row_order`)."""
+
+    def row_order(self) -> IntArray:
+        """int64 ``(n,)``: indexes into ``rows`` in increasing row order."""
+        if self.order is None:
+            self.order = np.argsort(self.rows, kind="stable")
+        return self.order
 
 
 @dataclass(slots=True)
@@ -224,6 +232,7 @@ def reuse(fwk: Framework, state: CycleState, pod: api.Pod, entry: BatchEntry) ->
         keep[i] &= fits
         if not keep.all():
             entry.rows = entry.rows[keep]
+            entry.order = None
             entry.total = entry.total[keep]
             entry.raw = {k: v[keep] for k, v in entry.raw.items()}
             if entry.rows.shape[0] == 0:

@@ -311,9 +311,11 @@ class ShardScheduler(Scheduler):
         local = not (self._cross[fwk.profile_name] - state.skip_filter)
         self._decisions[pod.key] = (self._alts, local)
 
-    def select_host(self, total: IntArray | None, rows: IntArray) -> int:
+    def select_host(
+        self, total: IntArray | None, rows: IntArray, order: IntArray | None = None
+    ) -> int:
         """The scheduler's pick; the next best nodes are kept as alternatives."""
-        pick = super().select_host(total, rows)
+        pick = super().select_host(total, rows, order)
         k = self.alternatives if self.contended or not self._restrict else 0
         if total is not None and k > 0 and rows.shape[0] > 1:
             m = min(k + 1, int(rows.shape[0]))

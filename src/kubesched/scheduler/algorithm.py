@@ -188,7 +188,7 @@ class AlgorithmMixin(SchedulerBase):
         if reason:
             self.batch.invalidate(reason)
             return None
-        pick = self.select_host(entry.total, entry.rows)
+        pick = self.select_host(entry.total, entry.rows, entry.row_order())
         entry.chosen = pick
         entry.uses += 1
         n = max(len(self.cluster.nodes), 1)
@@ -197,16 +197,25 @@ class AlgorithmMixin(SchedulerBase):
             self.cluster.nodes.names[int(entry.rows[pick])], 1, int(entry.rows.size), entry
         )
 
-    def select_host(self, total: IntArray | None, rows: IntArray) -> int:
+    def select_host(
+        self, total: IntArray | None, rows: IntArray, order: IntArray | None = None
+    ) -> int:
         """Index into ``rows`` of the highest total score.
 
         Ties are broken uniformly at random by the seeded generator, over the tied nodes in
         row order, so the pick does not depend on where the round-robin search started.
+        ``order`` (int64, ``argsort(rows)``), when the caller keeps it, saves sorting the ties.
         """
         if total is None:
             return 0
-        best = np.flatnonzero(total == total.max())
-        if best.size == 1:
-            return int(best[0])
-        best = best[np.argsort(rows[best], kind="stable")]
+        top = total.max()
+        if order is None:
+            best = np.flatnonzero(total == top)
+            if best.size == 1:
+                return int(best[0])
+            best = best[np.argsort(rows[best], kind="stable")]
+        else:
+            best = order[total[order] == top]
+            if best.size == 1:
+                return int(best[0])
         return int(best[int(self.rng.integers(best.size))])
