@@ -155,17 +155,18 @@ class FilterPhase:
         idx = nset.select(pod, rows)
         if idx.size == 0:
             return base
-        at = nset.rows[idx]
-        with_rows, starts = np.unique(at, return_index=True)
+        at = nset.rows[idx]  # sorted
+        first = np.ones(at.shape[0], dtype=np.bool_)
+        first[1:] = at[1:] != at[:-1]
+        starts = np.flatnonzero(first)
+        with_rows = at[starts]
         nset.block.shift(idx, 1)
         try:
             if self.active_extensions(state):
                 groups = np.split(idx, starts[1:])
                 w = merge_outcomes(
                     [
-                        self._filter_with_added(
-                            state, pod, row, [nset.pods[i] for i in g.tolist()], interned
-                        )
+                        self._filter_with_added(state, pod, row, nset.pods_at(g), interned)
                         for row, g in zip(with_rows.tolist(), groups, strict=True)
                     ],
                     list(interned),

@@ -41,66 +41,125 @@ class PodNominator(Protocol):
 
 
 class NominatedSet:
-    """Every nominated Pod's usage as arrays (built once per nominator and node-table
-    version), so that picking those relevant to one Filter call is a few array operations.
+    """Every nominated Pod's usage as arrays, so that picking those relevant to one Filter
+    call is a few array operations; brought up to date by :meth:`update` whenever the
+    nominator changes (slots of Pods no longer nominated are freed and reused, so a change
+    of one nomination costs one pass over the nominations, not a rebuild).
 
-    ``rows`` : int64 ``(k,)`` the node row each Pod is nominated to; ``priority`` : int64
-    ``(k,)``; ``pods`` : the Pods; ``block`` : their usage, to shift on and off the rows.
+    Per slot: ``rows`` int64 the node row; ``priority`` int64; ``alive`` bool; ``pods`` the
+    Pod (None when free); ``block`` their usage, to shift on and off the rows.
     """
 
-    def __init__(
-        self,
-        nominator: PodNominator,
-        table: NodeTable,
-        usage_of: Callable[[int, api.Pod], Usage] | None = None,
-    ) -> None:
-        usage_of = usage_of or (lambda row, pod: _usage_of(table, row, pod))
-        row_of = table.row_of
-        pods: list[api.Pod] = []
-        rows: list[int] = []
+    def __init__(self, table: NodeTable) -> None:
+        self.table = table
+        self.capacity = table.capacity
+        self.pods: list[api.Pod | None] = []
+        self.index: dict[str, int] = {}
+        self.priority = np.zeros(0, dtype=np.int64)
+        self.alive = np.zeros(0, dtype=np.bool_)
+        self.block = UsageBlock(table, [])
+        self._free: list[int] = []
+
+    @property
+    def rows(self) -> IntArray:
+        """int64 ``(slots,)``: the node row of each slot."""
+        return self.block.rows
+
+    def update(self, nominator: PodNominator, usage_of: Callable[[int, api.Pod], Usage]) -> None:
+        """Match the slots to ``nominator``'s nominations (same node table)."""
+        row_of = self.table.row_of
+        current: dict[str, tuple[int, api.Pod]] = {}
         for name in nominator.nominated_node_names():
             row = row_of.get(name)
-            if row is None:
-                continue
-            for p in nominator.nominated_pods_for_node(name):
-                pods.append(p)
-                rows.append(row)
-        self.pods = pods
-        self.rows = np.asarray(rows, dtype=np.int64)
-        self.priority = np.fromiter((p.priority for p in pods), dtype=np.int64, count=len(pods))
-        self.index = {p.key: i for i, p in enumerate(pods)}
-        self.block = UsageBlock(table, [usage_of(r, p) for r, p in zip(rows, pods, strict=True)])
+            if row is not None:
+                for p in nominator.nominated_pods_for_node(name):
+                    current[p.key] = (row, p)
+        rows = self.block.rows
+        for key, slot in list(self.index.items()):
+            now = current.get(key)
+            if now is None or now[1] is not self.pods[slot] or now[0] != rows[slot]:
+                del self.index[key]
+                self.pods[slot] = None
+                self.alive[slot] = False
+                self._free.append(slot)
+        for key, (row, p) in current.items():
+            if key not in self.index:
+                self._put(p, usage_of(row, p))
+
+    def _put(self, pod: api.Pod, usage: Usage) -> None:
+        if not self._free:
+            self._grow()
+        slot = self._free.pop()
+        b = self.block
+        b.rows[slot] = usage[0]
+        b.requests[slot] = 0
+        b.requests[slot, : usage[1].shape[0]] = usage[1]
+        b.nonzero[slot] = usage[2]
+        if usage[3]:
+            b.ports[slot] = usage[3]
+        else:
+            b.ports.pop(slot, None)
+        self.priority[slot] = pod.priority
+        self.alive[slot] = True
+        self.pods[slot] = pod
+        self.index[pod.key] = slot
+
+    def _grow(self) -> None:
+        old = len(self.pods)
+        new = max(16, 2 * old)
+        b = self.block
+        b.rows = np.concatenate([b.rows, np.zeros(new - old, dtype=np.int64)])
+        width = self.table.requested.shape[1]
+        requests = np.zeros((new, width), dtype=np.int64)
+        requests[:old, : b.requests.shape[1]] = b.requests
+        b.requests = requests
+        b.nonzero = np.concatenate([b.nonzero, np.zeros((new - old, 2), dtype=np.int64)])
+        self.priority = np.concatenate([self.priority, np.zeros(new - old, dtype=np.int64)])
+        self.alive = np.concatenate([self.alive, np.zeros(new - old, dtype=np.bool_)])
+        self.pods.extend([None] * (new - old))
+        self._free.extend(range(new - 1, old - 1, -1))
+
+    def pods_at(self, slots: IntArray) -> list[api.Pod]:
+        """The Pods of ``slots`` (live ones, as :meth:`select` returns)."""
+        return [p for i in slots.tolist() if (p := self.pods[i]) is not None]
 
     def select(self, pod: api.Pod, rows: IntArray) -> IntArray:
-        """int64 indexes of the Pods nominated to one of ``rows`` with priority >= ``pod``'s,
+        """int64 slots of the Pods nominated to one of ``rows`` with priority >= ``pod``'s,
         ``pod`` itself excluded, ordered by row."""
-        mask = self.priority >= pod.priority
+        mask = self.alive & (self.priority >= pod.priority)
         mine = self.index.get(pod.key)
         if mine is not None:
             mask[mine] = False
-        mask &= np.isin(self.rows, rows)
+        if not mask.any():
+            return np.zeros(0, dtype=np.int64)
+        wanted = np.zeros(self.capacity, dtype=np.bool_)
+        wanted[rows] = True
+        mask &= wanted[self.rows]
         idx = np.flatnonzero(mask)
         return idx[np.argsort(self.rows[idx], kind="stable")]
 
 
 class UsageCache:
-    """The :class:`NominatedSet` of the current nominator and node-table version, and each
-    nominated Pod's usage (kept per Pod object, so a rebuild after one nomination changed
-    does not recompute the others)."""
+    """The :class:`NominatedSet` of the current node table, updated when the nominator
+    changes, and each nominated Pod's usage (kept per Pod object)."""
 
     def __init__(self) -> None:
-        self._set: tuple[tuple[int, int, int], NominatedSet] | None = None
+        self._set: tuple[tuple[int, int], int, NominatedSet] | None = None
         self._usage: dict[str, tuple[api.Pod, int, Usage]] = {}
 
     def nominated(self, nominator: PodNominator, table: NodeTable) -> NominatedSet:
         """The set for ``nominator`` as it is now."""
-        key = (nominator.version, table.version, len(table.resources))
+        shape = (table.version, len(table.resources))
         cached = self._set
-        if cached is None or cached[0] != key:
+        if cached is None or cached[0] != shape:
+            cached = (shape, -1, NominatedSet(table))
+        if cached[1] != nominator.version:
             if len(self._usage) > 2 * len(nominator) + 1024:
                 self._usage.clear()
-            cached = self._set = (key, NominatedSet(nominator, table, self._usage_fn(table)))
-        return cached[1]
+            cached[2].update(nominator, self._usage_fn(table))
+            cached = (shape, nominator.version, cached[2])
+        self._set = cached
+        return cached[2]
 
     def _usage_fn(self, table: NodeTable) -> Callable[[int, api.Pod], Usage]:
         memo = self._usage
