@@ -86,6 +86,8 @@ class QueueCore:
         return (self._sort_key(qp), qp.seq)
 
     def _cross_topology(self, pod: api.Pod, event: ClusterEvent) -> list[Entry]:
+        if not len(self._pool):  # nothing pooled: the common case while Pods keep fitting
+            return []
         accept = self._assigned_pod_filter
         pooled = self._pool_for(event)
         return [e for e in pooled if accept is None or accept(e.qp, pod)]
@@ -110,7 +112,7 @@ class QueueCore:
         """Upstream ``movePodsToActiveOrBackoffQueue``."""
         if not self._hints.is_event_of_interest(event):
             return
-        label = events.event_label(event)
+        label = events.event_label(event) if entries else ""
         for entry in entries:
             qp = entry.qp
             if entry.where != UNSCHEDULABLE:
