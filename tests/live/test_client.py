@@ -133,6 +133,21 @@ def test_watch_streams_events_and_abort_unblocks_it(api: Api, client: KubeClient
     assert not t.is_alive() and errors and errors[0].code == 0
 
 
+def test_after_stop_watches_a_new_watch_ends_at_once(api: Api, client: KubeClient) -> None:
+    """Shutdown is sticky (a watch that races the cut is cut too); a relist's abort is not."""
+    client.abort()
+    events = client.watch("/api/v1/pods", {"resourceVersion": "0"}, read_timeout=10)
+    api.create(pod("a"))
+    assert next(events)["object"]["metadata"]["name"] == "a"  # abort() did not stick
+    events.close()
+    client.stop_watches()
+    t0 = time.monotonic()
+    with pytest.raises(ApiError) as err:
+        for _ in client.watch("/api/v1/pods", {"resourceVersion": "0"}, read_timeout=10):
+            pass
+    assert err.value.code == 0 and time.monotonic() - t0 < 5
+
+
 def test_watch_ends_when_the_server_drops_it(api: Api, client: KubeClient) -> None:
     errors: list[ApiError] = []
 

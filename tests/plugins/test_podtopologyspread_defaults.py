@@ -127,3 +127,93 @@ def test_normalize_all_ignored_and_all_zero() -> None:
     scores = np.asarray([0, 0, 3], dtype=np.int64)
     scoring.normalize(scores, np.asarray([False, False, True]))
     assert scores.tolist() == [100, 100, 0]
+
+
+# ------------------------------------------------------------------ owning controllers
+def _owned(kind: str, api_version: str = "apps/v1", controller: bool = True) -> api.Pod:
+    p = pod({"foo": "", "app": "web"})
+    p.owner_references = (api.OwnerReference(kind, "web", api_version, controller),)
+    return p
+
+
+def _objects(kind: str, selector: Any) -> dict[tuple[str, str], dict[str, Any]]:
+    obj = {"kind": kind, "metadata": {"name": "web", "namespace": "default"}}
+    obj["spec"] = {"selector": selector}
+    return {(kind, "default/web"): obj}
+
+
+RS_SELECTOR = {
+    "matchLabels": {"app": "web"},
+    "matchExpressions": [{"key": "foo", "operator": "Exists"}],
+}
+
+
+@pytest.mark.parametrize(
+    ("owner", "objects", "want"),
+    [
+        (
+            "ReplicaSet",
+            _objects("ReplicaSet", RS_SELECTOR),
+            (("app", "In", ("web",)), ("foo", "Exists", ())),
+        ),
+        (
+            "StatefulSet",
+            _objects("StatefulSet", {"matchLabels": {"app": "web"}}),
+            (("app", "In", ("web",)),),
+        ),
+        (
+            ("ReplicationController", "v1"),
+            _objects("ReplicationController", {"app": "web"}),
+            (("app", "In", ("web",)),),
+        ),
+        # not the controller, a kind or group upstream does not look up, or not in the cluster
+        (("ReplicaSet", "apps/v1", False), _objects("ReplicaSet", RS_SELECTOR), ()),
+        (("ReplicaSet", "extensions/v1beta1"), _objects("ReplicaSet", RS_SELECTOR), ()),
+        ("Deployment", _objects("Deployment", RS_SELECTOR), ()),
+        ("ReplicaSet", {}, ()),
+        # an invalid selector is ignored, as upstream ignores LabelSelectorAsSelector errors
+        (
+            "ReplicaSet",
+            _objects("ReplicaSet", {"matchExpressions": [{"key": "a", "operator": "In"}]}),
+            (),
+        ),
+    ],
+)
+def test_default_selector_merges_the_controlling_owner(owner: Any, objects: Any, want: Any) -> None:
+    """Upstream helper.DefaultSelector: a controlling RC / ReplicaSet / StatefulSet adds its
+    selector to the Services' (here none)."""
+    args = owner if isinstance(owner, tuple) else (owner,)
+    sel = pts.constraints.default_selector(_owned(*args), {}, objects)
+    assert sel.reqs == want
+
+
+def test_default_selector_adds_the_owner_to_the_service_selector() -> None:
+    services = {"default/svc": ("default", {"foo": ""})}
+    objects = _objects("ReplicaSet", {"matchLabels": {"app": "web"}})
+    sel = pts.constraints.default_selector(_owned("ReplicaSet"), services, objects)
+    assert sel.reqs == (("app", "In", ("web",)), ("foo", "In", ("",)))
+
+
+def test_system_defaults_spread_a_replicaset_pod_without_any_service() -> None:
+    """A Pod controlled by a ReplicaSet gets the system default constraints with the
+    ReplicaSet's selector: hostname spreading over the matching Pods (as the Service case)."""
+    p = _owned("ReplicaSet")
+    existing = [
+        api.Pod(name=f"w{i}", uid=f"w{i}", labels={"app": "web", "foo": ""}, node_name=n)
+        for i, n in enumerate(["node-a", "node-a", "node-a", "node-b", "node-b", "node-c"])
+    ]
+    cluster = cluster_of(ABCD, existing)
+    cluster.apply_object(
+        _objects("ReplicaSet", {"matchLabels": {"app": "web"}})[("ReplicaSet", "default/web")]
+    )
+    plugin = pts.new(None, Handle(cluster))
+    assert plugin.sign(p) is None  # default constraints apply: not reusable
+    rows = np.asarray([cluster.nodes.row_of[n.name] for n in ABCD], dtype=np.int64)
+    state = CycleState()
+    assert plugin.pre_score(state, p, cluster, rows).is_success()
+    scores = plugin.score(state, p, cluster, rows)
+    plugin.normalize_score(state, p, scores)
+    got = dict(zip([n.name for n in ABCD], scores.tolist(), strict=True))
+    assert got["node-d"] == 100 and got["node-a"] < got["node-b"] < got["node-c"] < 100
+    plain = pod({"foo": "", "app": "web"})  # the same Pod without its owner: nothing to spread
+    assert plugin.pre_score(CycleState(), plain, cluster, rows).code == Code.SKIP

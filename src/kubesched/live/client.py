@@ -114,6 +114,8 @@ class KubeClient:
         self.limiter = RateLimiter(qps, burst)
         self._open: set[Any] = set()
         """Raw responses of the watches being read (cut by :meth:`abort`)."""
+        self._stopped = False
+        """Set by :meth:`stop_watches`: a watch opened afterwards is cut at once."""
 
     def sibling(self, qps: float, burst: int) -> KubeClient:
         """A client on the same connection pool with its own rate limiter (leader election
@@ -191,6 +193,9 @@ class KubeClient:
         if resp.status >= 400:
             raise _status_error(resp.status, resp.read() or b"", resp.headers)
         self._open.add(raw)
+        if self._stopped:  # shutting down: a watch that raced the cut ends here too
+            with contextlib.suppress(Exception):
+                raw.shutdown()
         buf = b""
         try:
             for chunk in raw.stream(amt=None, decode_content=True):
@@ -208,14 +213,19 @@ class KubeClient:
             raw.release_conn()
 
     def abort(self) -> None:
-        """Cut every open watch (shutdown)."""
+        """Cut every open watch (a relist; watches opened later run normally)."""
         for raw in list(self._open):
             with contextlib.suppress(Exception):  # best effort on the way out
                 raw.shutdown()
 
+    def stop_watches(self) -> None:
+        """Cut every open watch and every one opened from now on (shutdown)."""
+        self._stopped = True
+        self.abort()
+
     def close(self) -> None:
         """Cut watches and release the connection pool."""
-        self.abort()
+        self.stop_watches()
         self._api.close()
 
 
@@ -238,6 +248,9 @@ def connect(
     except (k8s_config.ConfigException, OSError, TypeError, ValueError) as e:
         problem = ("", f"cannot load API server credentials: {e}")
         raise InputError([problem], file=kubeconfig) from None
+    # One connection per open watch (ten kinds) plus binds, Events and the Lease: the
+    # default pool (5 per CPU) would be full on small machines (client-go multiplexes HTTP/2).
+    conf.connection_pool_maxsize = max(int(conf.connection_pool_maxsize or 0), 32)
     api = k8s.ApiClient(conf)
     api.user_agent = user_agent
     return KubeClient(api, qps=qps, burst=burst)

@@ -48,6 +48,9 @@ KINDS = (
     Kind("Namespace", "v1", "/api/v1/namespaces"),
     Kind("Node", "v1", "/api/v1/nodes"),
     Kind("Service", "v1", "/api/v1/services"),
+    Kind("ReplicationController", "v1", "/api/v1/replicationcontrollers"),
+    Kind("ReplicaSet", "apps/v1", "/apis/apps/v1/replicasets"),
+    Kind("StatefulSet", "apps/v1", "/apis/apps/v1/statefulsets"),
     Kind("PodDisruptionBudget", "policy/v1", "/apis/policy/v1/poddisruptionbudgets"),
     Kind(
         "PodGroup",

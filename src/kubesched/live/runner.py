@@ -264,7 +264,7 @@ class LiveScheduler:
     # ------------------------------------------------------------------ shutdown
     def _shutdown(self) -> None:
         self.stop_event.set()
-        self.client.abort()
+        self.client.stop_watches()
         self.recorder.wake()
         deadline = time.monotonic() + 5.0
         for t in self._threads:

@@ -10,17 +10,21 @@ A :class:`Selector` is upstream's parsed ``labels.Selector``: ``reqs is None`` i
 - ``matchLabelKeys`` values from the incoming Pod's labels are ANDed into the selector, except
   into a nil selector (which stays Nothing).
 
-Deviation: default constraints deduce their selector only from Services
-(``ClusterState.services``); ReplicaSets, StatefulSets and ReplicationControllers are not
-modelled, so their selectors are not merged in.
+Default constraints deduce their selector as upstream's ``DefaultSelector``: the Services
+selecting the Pod (``ClusterState.services``) and the ReplicationController, ReplicaSet or
+StatefulSet controlling it (``ClusterState.objects``, from the snapshot, scenario or
+informers).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from kubesched.api import fields
 from kubesched.api import objects as api
+from kubesched.api.errors import InputError
 from kubesched.plugins.podtopologyspread import args as a
 
 Req = tuple[str, str, tuple[str, ...]]
@@ -145,10 +149,23 @@ def filter_constraints(
 ServiceIndex = Mapping[str, tuple[str, Mapping[str, str]]]
 """``ClusterState.services``: ``"ns/name"`` to ``(namespace, spec.selector)``."""
 
+ObjectIndex = Mapping[tuple[str, str], Mapping[str, Any]]
+"""``ClusterState.objects``: raw objects by ``(kind, "ns/name")`` (owning controllers)."""
 
-def default_selector(pod: api.Pod, services: ServiceIndex) -> Selector:
-    """Upstream ``helper.DefaultSelector`` from the Services in the Pod's namespace whose
-    (non-empty) selector matches the Pod; Everything when none does."""
+_CONTROLLERS = {
+    ("v1", "ReplicationController"),
+    ("apps/v1", "ReplicaSet"),
+    ("apps/v1", "StatefulSet"),
+}
+
+
+def default_selector(
+    pod: api.Pod, services: ServiceIndex, objects: ObjectIndex | None = None
+) -> Selector:
+    """Upstream ``helper.DefaultSelector``: the selectors of the Services in the Pod's
+    namespace whose (non-empty) selector matches the Pod, merged, and then those of the
+    ReplicationController, ReplicaSet or StatefulSet that controls the Pod (its controller
+    ``ownerReference``, looked up in ``objects``); Everything when there are none."""
     merged: dict[str, str] = {}
     labels = pod.labels
     for namespace, sel in services.values():
@@ -156,7 +173,26 @@ def default_selector(pod: api.Pod, services: ServiceIndex) -> Selector:
             continue
         if all(labels.get(k) == v for k, v in sel.items()):
             merged.update(sel)
-    return selector_from_set(merged)
+    selector = selector_from_set(merged)
+    owner = next((o for o in pod.owner_references if o.controller), None)
+    if owner is None or objects is None or (owner.api_version, owner.kind) not in _CONTROLLERS:
+        return selector
+    obj = objects.get((owner.kind, f"{pod.namespace}/{owner.name}"))
+    spec = obj.get("spec") if obj is not None else None
+    if not isinstance(spec, Mapping):
+        return selector
+    if owner.kind == "ReplicationController":  # spec.selector is a plain label map
+        rc = spec.get("selector")
+        if isinstance(rc, Mapping):
+            merged.update({str(k): str(v) for k, v in rc.items()})
+        return selector_from_set(merged)
+    try:  # ReplicaSet, StatefulSet: a LabelSelector, its requirements added
+        other = selector_from(fields.label_selector(dict(spec), "selector", ""))
+    except (InputError, SelectorError):
+        return selector
+    if other.reqs is None or selector.reqs is None:
+        return selector
+    return _normalised([*selector.reqs, *other.reqs])
 
 
 def build_default_constraints(
@@ -164,13 +200,14 @@ def build_default_constraints(
     pod: api.Pod,
     action: str,
     services: ServiceIndex,
+    objects: ObjectIndex | None = None,
 ) -> list[Constraint]:
     """Upstream ``buildDefaultConstraints``: the defaults for ``action`` with the deduced
     selector, or none when the selector is empty."""
     constraints = filter_constraints(defaults, pod.labels, action)
     if not constraints:
         return []
-    selector = default_selector(pod, services)
+    selector = default_selector(pod, services, objects)
     if not selector.reqs:
         return []
     return [

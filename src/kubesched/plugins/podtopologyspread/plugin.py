@@ -84,8 +84,11 @@ class PodTopologySpread:
                 pod.tolerations,
             )
         if self._has_defaults[a.DO_NOT_SCHEDULE] or self._has_defaults[a.SCHEDULE_ANYWAY]:
-            services: cs.ServiceIndex = getattr(self.handle.cluster, "services", None) or {}
-            if services and cs.default_selector(pod, services).reqs:
+            cluster = self.handle.cluster
+            services: cs.ServiceIndex = getattr(cluster, "services", None) or {}
+            if (services or pod.owner_references) and cs.default_selector(
+                pod, services, getattr(cluster, "objects", None)
+            ).reqs:
                 return None
         return ()
 
@@ -112,7 +115,13 @@ class PodTopologySpread:
         if not self._has_defaults[action]:
             return ()
         services: cs.ServiceIndex = getattr(cluster, "services", None) or {}
-        return cs.build_default_constraints(self.args.default_constraints, pod, action, services)
+        return cs.build_default_constraints(
+            self.args.default_constraints,
+            pod,
+            action,
+            services,
+            getattr(cluster, "objects", None),
+        )
 
     def _own_constraints(
         self,
