@@ -17,11 +17,10 @@ tags on these types), and responses are read case-insensitively, as Go's decoder
   ``MetaVictims`` ``{"Pods": [{"UID": uid}], ...}`` when ``nodeCacheCapable``; the other map
   ``null``) and reads ``ExtenderPreemptionResult`` ``{"NodeNameToMetaVictims"}``.
 
-Only the standard library is used (``http.client``, ``ssl``).  ``httpTimeout`` bounds the
-whole call like Go's ``http.Client.Timeout``: each step (connect, send, wait for headers,
-read) gets the time left of it.  Idle
-connections are kept per extender and reused; a request that fails on a reused connection
-the server had already closed is retried once on a fresh one (Go's transport does the same).
+The transport (:mod:`kubesched.framework.extender_transport`, standard library only):
+``httpTimeout`` bounds the whole call like Go's ``http.Client.Timeout``; idle connections
+are kept per extender and reused; a request that fails on a reused connection the server
+had already closed is retried once on a fresh one (Go's transport does the same).
 
 Deviation: upstream accepts filter results naming nodes that were not sent (non-node-cache
 mode); kubesched refuses any unknown node name with upstream's node-cache error.
@@ -31,19 +30,13 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
-import socket
-import ssl
-import tempfile
-import threading
-import time
-import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.api import objects as api
-from kubesched.config.extenders import Extender, TLSConfig
+from kubesched.config.extenders import Extender
+from kubesched.framework.extender_transport import ConnectionPool, tls_context
 
 MAX_EXTENDER_PRIORITY = 10
 """Upstream ``extenderv1.MaxExtenderPriority``: prioritize scores are 0..10."""
@@ -158,149 +151,6 @@ def pod_resource_names(pod: api.Pod) -> set[str]:
                     for part in ("requests", "limits"):
                         names.update(res.get(part) or {})
     return names
-
-
-# --------------------------------------------------------------------------- transport
-def tls_context(enable_https: bool, tls: TLSConfig | None) -> ssl.SSLContext:
-    """Upstream ``makeTransport``: without a CA (file or data) under ``enableHTTPS``, or with
-    ``insecure``, the server certificate is not verified."""
-    cfg = tls or TLSConfig()
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies certificate and host name
-    has_ca = bool(cfg.ca_file or cfg.ca_data)
-    if cfg.ca_file:
-        ctx.load_verify_locations(cafile=cfg.ca_file)
-    if cfg.ca_data:
-        ctx.load_verify_locations(cadata=cfg.ca_data.decode())
-    if not has_ca:  # as Go: the given CAs replace the system roots
-        ctx.load_default_certs()
-    if cfg.insecure or (enable_https and not has_ca):
-        ctx.check_hostname = False
-        ctx.verify_mode = ssl.CERT_NONE
-    if cfg.cert_data or cfg.cert_file:
-        _load_client_cert(ctx, cfg)
-    return ctx
-
-
-def _load_client_cert(ctx: ssl.SSLContext, cfg: TLSConfig) -> None:
-    if not cfg.cert_data and not cfg.key_data:
-        ctx.load_cert_chain(cfg.cert_file, cfg.key_file or None)
-        return
-    paths: list[str] = []
-    try:
-        for data, path in ((cfg.cert_data, cfg.cert_file), (cfg.key_data, cfg.key_file)):
-            if data:
-                fd, tmp = tempfile.mkstemp(suffix=".pem")
-                with os.fdopen(fd, "wb") as f:
-                    f.write(data)
-                paths.append(tmp)
-            else:
-                paths.append(path)
-        ctx.load_cert_chain(paths[0], paths[1] or None)
-    finally:
-        for p in paths:
-            if p and p not in (cfg.cert_file, cfg.key_file):
-                os.unlink(p)
-
-
-class _HTTPSConnection(http.client.HTTPSConnection):
-    """HTTPS with ``serverName`` as the verified name and SNI (default: the URL host)."""
-
-    def __init__(self, host: str, port: int | None, *, context: ssl.SSLContext, sni: str):
-        super().__init__(host, port, context=context)
-        self._ctx = context
-        self._sni = sni
-
-    def connect(self) -> None:
-        sock = socket.create_connection((self.host, self.port), self.timeout)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.sock = self._ctx.wrap_socket(sock, server_hostname=self._sni or self.host)
-
-
-_STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
-
-
-class ConnectionPool:
-    """Keep-alive connections to one base URL, shared by threads; ``post`` is one call."""
-
-    def __init__(self, url_prefix: str, timeout: float, context: ssl.SSLContext | None):
-        parts = urllib.parse.urlsplit(url_prefix)
-        self.https = parts.scheme == "https"
-        self.host = parts.hostname or "localhost"
-        self.port = parts.port
-        self.base = url_prefix.rstrip("/")
-        self.base_path = parts.path.rstrip("/")
-        self.timeout = timeout
-        self.context = context or (ssl.create_default_context() if self.https else None)
-        self.sni = ""
-        self._idle: list[http.client.HTTPConnection] = []
-        self._lock = threading.Lock()
-
-    def _new(self) -> http.client.HTTPConnection:
-        if self.https:
-            assert self.context is not None
-            return _HTTPSConnection(self.host, self.port, context=self.context, sni=self.sni)
-        return http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
-
-    def _take(self) -> tuple[http.client.HTTPConnection, bool]:
-        with self._lock:
-            if self._idle:
-                return self._idle.pop(), True
-        return self._new(), False
-
-    def _give(self, conn: http.client.HTTPConnection) -> None:
-        with self._lock:
-            self._idle.append(conn)
-
-    def post(self, verb: str, body: bytes) -> tuple[int, bytes]:
-        """POST ``body`` to ``<urlPrefix>/<verb>``; (status, response body).  Raises
-        ``TimeoutError`` past the timeout and ``OSError`` / ``http.client`` errors."""
-        deadline = time.monotonic() + self.timeout
-        conn, reused = self._take()
-        try:
-            result = self._roundtrip(conn, verb, body, deadline)
-        except _STALE:
-            conn.close()
-            if not reused:
-                raise
-            conn = self._new()  # the server closed an idle connection: one fresh try
-            try:
-                result = self._roundtrip(conn, verb, body, deadline)
-            except BaseException:
-                conn.close()
-                raise
-        except BaseException:
-            conn.close()
-            raise
-        self._give(conn)
-        return result
-
-    def _roundtrip(
-        self, conn: http.client.HTTPConnection, verb: str, body: bytes, deadline: float
-    ) -> tuple[int, bytes]:
-        def left() -> float:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise TimeoutError("timed out")
-            return remaining
-
-        conn.timeout = left()
-        if conn.sock is None:
-            conn.connect()
-        conn.sock.settimeout(left())
-        headers = {"Content-Type": "application/json", "Content-Length": str(len(body))}
-        conn.request("POST", f"{self.base_path}/{verb}", body=body, headers=headers)
-        conn.sock.settimeout(left())
-        resp = conn.getresponse()
-        if conn.sock is not None:  # else the response owns it, with the timeout set above
-            conn.sock.settimeout(left())
-        return resp.status, resp.read()
-
-    def close(self) -> None:
-        """Close every idle connection."""
-        with self._lock:
-            idle, self._idle = self._idle, []
-        for conn in idle:
-            conn.close()
 
 
 # --------------------------------------------------------------------------- the extender
