@@ -12,7 +12,7 @@ import yaml
 
 from kubesched.api.errors import InputError
 from kubesched.cli import main
-from kubesched.sim.faults import parse_faults
+from kubesched.sim.faultspec import parse_faults
 from kubesched.sim.recovery import Sampler, recovery
 from kubesched.sim.scenario import build_scenario
 from kubesched.sim.simulate import invariants_hold, run_scenario

@@ -48,7 +48,7 @@ from kubesched.admission.kueue_config import KueueConfig, parse_configuration
 from kubesched.api import objects as api
 from kubesched.api.errors import InputError
 from kubesched.api.parse import load_documents, parse_node, parse_objects, parse_pod
-from kubesched.sim import faults as fault_drills
+from kubesched.sim import faultspec as fault_drills
 from kubesched.sim.driver import SimTiming
 
 API_VERSION = "kubesched.io/v1alpha1"
