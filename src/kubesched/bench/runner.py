@@ -32,12 +32,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kubesched.api import objects as api
 from kubesched.bench import background, collect, objects
 from kubesched.bench import params as p
 from kubesched.bench.api import BenchApi, SchedulerClient
 from kubesched.bench.config import TestCase, Workload, load_test_cases
 from kubesched.bench.loop import Loop, Phase, WorkloadError
+from kubesched.bench.ops import Ops
 from kubesched.bench.results import API, ATTEMPT_METRIC, MEMORY, ApiModel, WorkloadResult
 from kubesched.config.load import load_config
 from kubesched.metrics import SchedulerMetrics
@@ -138,7 +138,7 @@ def run_workload(
     return run.result
 
 
-class _WorkloadRun:
+class _WorkloadRun(Ops):
     """The state of one workload while its steps run."""
 
     def __init__(
@@ -232,189 +232,6 @@ class _WorkloadRun:
             self.scheduler.sync_metrics()
         hooks.close(self.scheduler)
         self._tick_progress()
-
-    def _namespace(self, name: str) -> None:
-        self.api.create_namespace(name)
-        self.known.setdefault(name, 0)
-
-    def _CreateNodes(self, step: p.CreateNodes) -> None:
-        manifest = objects.Manifest(step.template, step.template_params) if step.template else None
-        taken: set[str] = set()
-        maker = objects.NodeMaker(
-            manifest, self.names, lambda n: n in self.api.nodes or n in taken, f"node-{step.index}-"
-        )
-        nodes: list[api.Node] = []
-        for i in range(step.count):
-            node = maker.make(i, step.count)
-            taken.add(node.name)
-            nodes.append(node)
-        if step.label_key and step.label_values:
-            for j, node in enumerate(sorted(nodes, key=lambda n: n.name)):
-                node.labels[step.label_key] = step.label_values[j % len(step.label_values)]
-        for node in nodes:
-            if step.unique_label_key:
-                node.labels[step.unique_label_key] = self.names.uid()
-            self.writer.create(self.api.create_node, node)
-
-    def _CreateNamespaces(self, step: p.CreateNamespaces) -> None:
-        labels: dict[str, str] = {}
-        if step.template:
-            meta = objects.Manifest(step.template).document().get("metadata") or {}
-            labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
-        for i in range(step.count):
-            name = f"{step.prefix}-{i}"
-            self.api.create_namespace(name, labels)
-            self.known.setdefault(name, 0)
-
-    def _CreatePods(self, step: p.CreatePods) -> None:
-        ns = step.namespace
-        self._namespace(ns)
-        manifest = None
-        if step.template is not None:  # else upstream's base Pod, without signature label
-            manifest = objects.Manifest(step.template, step.template_params)
-        batch = step.signature_batch_size if manifest is not None else 0
-        exists = lambda n: f"{ns}/{n}" in self.api.pods  # noqa: E731
-        maker = objects.PodMaker(manifest, ns, self.names, exists, batch)
-        if step.collect_metrics:
-            self._start(ns, (ns,), None)
-        if step.steady_state:
-            self._steady(step, maker)
-        else:
-            waiting: set[str] = set()
-            for i in range(step.count):
-                pod = maker.make(i, step.count)
-                self.writer.create(self.api.create_pod, pod)
-                waiting.add(pod.key)
-            if step.skip_wait:
-                self.known[ns] += step.count
-            else:
-                self._wait_bound(waiting, ns, step.count)
-        if step.collect_metrics:
-            self._stop()
-
-    def _wait_bound(self, waiting: set[str], ns: str, count: int) -> None:
-        def bound(pod: api.Pod) -> None:
-            waiting.discard(pod.key)
-
-        self.api.on_bound.append(bound)
-        for key in list(waiting):
-            live = self.api.pods.get(key)
-            if live is not None and live.node_name:
-                waiting.discard(key)
-        try:
-            self.loop.wait(
-                lambda: not waiting or not any(k in self.api.pods for k in waiting),
-                lambda: f"{count - len(waiting)} of {count} Pods of namespace {ns} scheduled",
-                timeout=self.options.timeout,
-            )
-        finally:
-            self.api.on_bound.remove(bound)
-
-    def _steady(self, step: p.CreatePods, maker: objects.PodMaker) -> None:
-        seen: list[api.Pod] = []
-        total = [0]
-
-        def bound(pod: api.Pod) -> None:
-            if pod.namespace == step.namespace:
-                seen.append(pod)
-
-        self.api.on_bound.append(bound)
-        try:
-            for i in range(step.count):
-                self.api.create_pod(maker.make(i, step.count))
-            end = time.perf_counter() + step.duration
-
-            def done() -> bool:
-                while seen:
-                    pod = seen.pop()
-                    total[0] += 1
-                    self.api.delete_pod(pod, grace=0)
-                    self.api.create_pod(maker.make(total[0], step.count))
-                return time.perf_counter() >= end
-
-            self.loop.wait(
-                done, lambda: "steady state", timeout=step.duration + 1.0, stall_fails=False
-            )
-        finally:
-            self.api.on_bound.remove(bound)
-        if total[0] == 0:
-            raise WorkloadError("no pod at all got scheduled in the steady-state duration")
-
-    def _DeletePods(self, step: p.DeletePods) -> None:
-        victims = self.api.pods_in(step.namespace, step.label_selector)
-        if step.per_second <= 0:
-            for pod in victims:
-                self.api.delete_pod(pod)
-            return
-        task = background.DeleteAtRate(
-            self.api, victims, 1.0 / step.per_second, time.perf_counter()
-        )
-        self.loop.background.append(task)
-        if not step.skip_wait:
-            self.loop.wait(
-                lambda: task not in self.loop.background,
-                lambda: f"{task.left} Pods left to delete",
-                timeout=self.options.timeout,
-                stall_fails=False,
-            )
-
-    def _Churn(self, step: p.Churn) -> None:
-        self._namespace(step.namespace)
-        docs = []
-        for path in step.templates:
-            manifest = objects.Manifest(path)
-            if not manifest.static:
-                raise WorkloadError(f"{path}: churn templates are plain YAML, not rendered")
-            docs.append((path, manifest.document()))
-        self.loop.background.append(background.Churn(self.writer, step, docs, time.perf_counter()))
-
-    def _Barrier(self, step: p.Barrier) -> None:
-        namespaces = list(step.namespaces) or list(self.known)
-        for ns in namespaces:
-            if ns not in self.known:
-                raise WorkloadError(f"unknown namespace {ns}")
-        for ns in namespaces:
-            self._barrier(ns, self.known[ns], step)
-        if step.stage == "Scheduled":
-            for ns in namespaces:
-                del self.known[ns]
-
-    def _barrier(self, ns: str, want: int, step: p.Barrier) -> None:
-        def reached() -> int:
-            return self.api.count(ns, step.stage, step.label_selector)
-
-        self.loop.wait(
-            lambda: reached() >= want,
-            lambda: f"barrier: {reached()} of {want} Pods of namespace {ns} {step.stage}",
-            timeout=self.options.timeout,
-        )
-
-    def _Sleep(self, step: p.Sleep) -> None:
-        self.loop.run_for(step.duration)
-
-    def _StartCollecting(self, step: p.StartCollecting) -> None:
-        for ns in step.namespaces:
-            self._namespace(ns)
-        self._start(step.name, step.namespaces, step.label_selector)
-
-    def _StopCollecting(self, step: p.StopCollecting) -> None:
-        if self.loop.phase is None:
-            raise WorkloadError("missing startCollectingMetrics operation before stopping")
-        self._stop()
-
-    def _CreateAny(self, step: p.CreateAny) -> None:
-        if step.namespace:
-            self._namespace(step.namespace)
-        manifest = objects.Manifest(step.template, step.template_params)
-        for i in range(step.count):
-            doc = objects.make_object(
-                manifest.document(i, step.count),
-                step.namespace,
-                self.names,
-                self.writer.exists,
-                step.template,
-            )
-            self.writer.create_any(doc)
 
     # ------------------------------------------------------------------ measured phases
     def _start(
