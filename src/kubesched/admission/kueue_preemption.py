@@ -206,6 +206,20 @@ def _minimal(
         if _fits(adm, cq, need, allow_borrowing):
             fits = True
             break
+    return _fill_back(adm, cq, need, targets, fits, allow_borrowing)
+
+
+def _fill_back(
+    adm: Admitter,
+    cq: str,
+    need: dict[FlavorResource, int],
+    targets: list[Target],
+    fits: bool,
+    allow_borrowing: bool,
+) -> list[Target]:
+    """Kueue's ``fillBackWorkloads``: with the targets' usage taken off (``fits`` says the
+    workload then fits), give back every target but the last whose return still lets it fit;
+    restore all usage and return the targets left (``[]`` when it never fit)."""
     if fits:
         for i in range(len(targets) - 2, -1, -1):
             _apply(adm, targets[i].workload, +1)
@@ -335,14 +349,4 @@ def fair_preemptions(
                 _apply(adm, wls[0], -1)
                 targets.append(Target(wls[0], IN_COHORT_FAIR_SHARING))
                 fits = _fits(adm, cq, need, True)
-    if fits:
-        for i in range(len(targets) - 2, -1, -1):
-            _apply(adm, targets[i].workload, +1)
-            if _fits(adm, cq, need, True):
-                targets[i] = targets[-1]
-                targets.pop()
-            else:
-                _apply(adm, targets[i].workload, -1)
-    for t in targets:
-        _apply(adm, t.workload, +1)
-    return targets if fits else []
+    return _fill_back(adm, cq, need, targets, fits, True)
