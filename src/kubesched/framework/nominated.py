@@ -5,8 +5,8 @@ priority >= the incoming Pod's twice: with those Pods added to (a copy of) the n
 without.  kubesched adds their usage to the node rows of the real table, runs the Filter
 plugins over those rows at once, and takes the usage off again exactly
 (:meth:`kubesched.framework.filterphase.FilterPhase.run_filter_with_nominated`).  All
-nominated Pods are kept as arrays (:class:`NominatedSet`), rebuilt only when a nomination
-changes.  Preemption's dry runs lift victims off their rows the same way
+nominated Pods are kept as arrays (:class:`NominatedSet`), updated in place when a
+nomination changes.  Preemption's dry runs lift victims off their rows the same way
 (:class:`UsageBlock`).
 
 Arrays: ``rows`` int64 ``(n,)`` node-table rows; a :data:`Usage` is one Pod on one row.
@@ -14,7 +14,7 @@ Arrays: ``rows`` int64 ``(n,)`` node-table rows; a :data:`Usage` is one Pod on o
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from typing import Protocol
 
 import numpy as np
@@ -65,7 +65,7 @@ class NominatedSet:
         """int64 ``(slots,)``: the node row of each slot."""
         return self.block.rows
 
-    def update(self, nominator: PodNominator, usage_of: Callable[[int, api.Pod], Usage]) -> None:
+    def update(self, nominator: PodNominator) -> None:
         """Match the slots to ``nominator``'s nominations (same node table)."""
         row_of = self.table.row_of
         current: dict[str, tuple[int, api.Pod]] = {}
@@ -84,7 +84,7 @@ class NominatedSet:
                 self._free.append(slot)
         for key, (row, p) in current.items():
             if key not in self.index:
-                self._put(p, usage_of(row, p))
+                self._put(p, _usage_of(self.table, row, p))
 
     def _put(self, pod: api.Pod, usage: Usage) -> None:
         if not self._free:
@@ -141,11 +141,10 @@ class NominatedSet:
 
 class UsageCache:
     """The :class:`NominatedSet` of the current node table, updated when the nominator
-    changes, and each nominated Pod's usage (kept per Pod object)."""
+    changes (a new one when the table's nodes or resource columns change)."""
 
     def __init__(self) -> None:
         self._set: tuple[tuple[int, int], int, NominatedSet] | None = None
-        self._usage: dict[str, tuple[api.Pod, int, Usage]] = {}
 
     def nominated(self, nominator: PodNominator, table: NodeTable) -> NominatedSet:
         """The set for ``nominator`` as it is now."""
@@ -154,24 +153,10 @@ class UsageCache:
         if cached is None or cached[0] != shape:
             cached = (shape, -1, NominatedSet(table))
         if cached[1] != nominator.version:
-            if len(self._usage) > 2 * len(nominator) + 1024:
-                self._usage.clear()
-            cached[2].update(nominator, self._usage_fn(table))
+            cached[2].update(nominator)
             cached = (shape, nominator.version, cached[2])
         self._set = cached
         return cached[2]
-
-    def _usage_fn(self, table: NodeTable) -> Callable[[int, api.Pod], Usage]:
-        memo = self._usage
-        width = len(table.resources)
-
-        def usage(row: int, pod: api.Pod) -> Usage:
-            hit = memo.get(pod.key)
-            if hit is None or hit[0] is not pod or hit[1] != width or hit[2][0] != row:
-                hit = memo[pod.key] = (pod, width, _usage_of(table, row, pod))
-            return hit[2]
-
-        return usage
 
 
 def _usage_of(table: NodeTable, row: int, pod: api.Pod) -> Usage:
