@@ -227,18 +227,16 @@ def reuse(fwk: Framework, state: CycleState, pod: api.Pod, entry: BatchEntry) ->
             raw[i] = new
     elif keep is None:
         keep = np.ones(entry.rows.shape[0], dtype=np.bool_)
-    changed = not entry.incremental
     if keep is not None:
         keep[i] &= fits
-        if not keep.all():
-            entry.rows = entry.rows[keep]
-            entry.order = None
-            entry.total = entry.total[keep]
-            entry.raw = {k: v[keep] for k, v in entry.raw.items()}
-            if entry.rows.shape[0] == 0:
-                return "exhausted"
-        else:
-            changed = changed and fits
-    if changed:  # some plugin normalizes over all nodes: redo every total
+    dropped = keep is not None and not keep.all()
+    if dropped:
+        entry.rows = entry.rows[keep]
+        entry.order = None
+        entry.total = entry.total[keep]
+        entry.raw = {k: v[keep] for k, v in entry.raw.items()}
+        if entry.rows.shape[0] == 0:
+            return "exhausted"
+    if not entry.incremental and (fits or dropped):  # a plugin normalizes over all nodes
         entry.total = fwk.totals_from_raw(state, pod, entry.raw)
     return ""
