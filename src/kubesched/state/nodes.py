@@ -66,6 +66,7 @@ class NodeTable:
         self._next_seq = 0
         self.version = 0
         """Bumped on every node add/update/delete; cached per-cycle data keys on it."""
+        self._last_request: tuple[dict[str, int], IntArray] | None = None
 
     # ----------------------------------------------------------------- sizing
     @property
@@ -130,7 +131,12 @@ class NodeTable:
         return col
 
     def request_vector(self, requests: api.Resources) -> IntArray:
-        """A pod's requests as an int64 vector of shape ``(R,)`` (``pods`` excluded)."""
+        """A pod's requests as a read-only int64 vector of shape ``(R',)`` (``pods``
+        excluded; ``R' <= R``: resources added to the table later are not in it).  The last
+        answer is reused for equal requests (Pods of one template come in runs)."""
+        last = self._last_request
+        if last is not None and last[0] == requests:
+            return last[1]
         for name in requests:
             if name != api.PODS:
                 self.resource_col(name)
@@ -138,6 +144,8 @@ class NodeTable:
         for name, amount in requests.items():
             if name != api.PODS:
                 vec[self.resource_index[name]] = amount
+        vec.flags.writeable = False
+        self._last_request = (dict(requests), vec)
         return vec
 
     # ----------------------------------------------------------------- labels, taints
