@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kubesched.api import objects as api
-from kubesched.plugins.interpodaffinity.terms import Matcher, Term, pod_terms
+from kubesched.plugins.interpodaffinity.terms import NO_TERMS, Matcher, Term, pod_terms
 from kubesched.state.cache import ClusterState, PodRecord
 from kubesched.state.nodes import IntArray, NodeTable
 
@@ -134,6 +134,10 @@ class AffinityIndex:
             self._remove(pod.key)
         entry = _Entry(rec.row, pod.namespace, dict(pod.labels))
         terms = pod_terms(pod)
+        if terms is NO_TERMS and not self.counters:  # the common Pod: nothing to count yet
+            self.pod_namespaces[entry.namespace] += 1
+            self._pods[pod.key] = entry
+            return
         kinds: tuple[tuple[int, tuple[GroupKey, ...]], ...] = (
             (REQUIRED_AFFINITY, tuple((0, t) for t in terms.required_affinity)),
             (REQUIRED_ANTI, tuple((0, t) for t in terms.required_anti)),
