@@ -107,6 +107,13 @@ class ForgetfulUnreserve(Good):
         pass
 
 
+class CountsEveryPod(Good):
+    row_local = True  # but its score looks at every node's Pods
+
+    def score(self, state: Any, pod: Any, cluster: ClusterState, rows: IntArray) -> IntArray:
+        return np.full(rows.size, min(100, len(cluster.pods)), dtype=np.int64)
+
+
 class UnhashableSign(Good):
     def sign(self, pod: api.Pod) -> object:
         return [pod.name]
@@ -125,6 +132,7 @@ class UnhashableSign(Good):
         (FloatScores, "want int64 array"),
         (ForgetfulUnreserve, "unreserve does not undo reserve (attribute 'reserved')"),
         (UnhashableSign, "is not hashable"),
+        (CountsEveryPod, "row_local, but its answers for a node moved"),
     ],
 )
 def test_broken_plugins_are_caught(cls: type[Good], problem: str) -> None:

@@ -12,7 +12,9 @@ Validity (a miss flushes the entry, counted by reason):
 
 - ``signature``: the Pod's signature differs (or it is unsignable);
 - ``not_consecutive``: another scheduling cycle ran in between;
-- ``cluster_changed``: anything but our own assume changed the cluster (``ClusterState.version``);
+- ``cluster_changed``: anything but our own assume changed the cluster (``ClusterState.version``)
+  -- except, for an entry whose Filters and Scores are all *row-local* (below), Pods added
+  to or removed from nodes the full path did not look at (``ClusterState.rows_changed_since``);
 - ``expired``: the entry has served ``max_uses`` Pods (then it is rebuilt in full);
 - ``exhausted``: no cached node is feasible any more;
 - ``domain_widened``: a Filter whose answers span nodes (see below) may now accept a node it
@@ -24,6 +26,15 @@ reuse it recomputes the plugin's PreFilter state and returns False if a node it 
 before may now pass; otherwise its Filter runs again over all cached nodes (one gather) and
 those it now rejects are dropped.  So the cache always holds exactly the nodes the full path
 would find feasible among those it looked at.
+
+A plugin is *row-local* (class attribute ``row_local = True``) when its Filter verdict and
+raw Score for a node depend only on the Pod, that node and the Pods on it (NodeResourcesFit,
+BalancedAllocation, NodePorts); ``node_only`` plugins depend on the node alone.  An entry
+whose remaining Filters and Scores are all such keeps the mask of the rows the full path
+looked at (``window``): a Pod bound elsewhere cannot change any cached answer, so the entry
+stays valid.  This matters where other schedulers place Pods on the same cluster -- a
+parallel shard's replica hears the other shards' binds in every message -- and on a live
+cluster with churn.
 
 Beyond upstream: upstream hands the next Pod the next node of the previous sorted list and
 only filters it; kubesched rescores the one changed node and keeps the cache, so the choice
@@ -48,6 +59,7 @@ from kubesched.framework.interface import CycleState, IntArray
 
 if TYPE_CHECKING:
     from kubesched.framework.runtime import Framework, ScoreOutcome
+    from kubesched.state.cache import ClusterState
 
 DEFAULT_MAX_USES = 1024
 
@@ -84,6 +96,9 @@ class BatchEntry:
     uses: int = 0
     refreshers: list[Any] = field(default_factory=list)
     """The Filters of ``filters`` whose answers span nodes (``refresh_filter``)."""
+    window: npt.NDArray[np.bool_] | None = None
+    """bool ``(capacity,)``: the rows the full path looked at, when every Filter and Score of
+    the entry is row-local (module docs); None: any change to the cluster flushes."""
     order: IntArray | None = None
     """``argsort(rows)``, kept until ``rows`` changes (see :meth:`row_order`)."""
 
@@ -107,7 +122,7 @@ class BatchCache:
     """Flush reasons (``scheduler_batch_cache_flushed_total``)."""
 
     def lookup(
-        self, profile: str, signature: Hashable | None, cycle: int, version: int
+        self, profile: str, signature: Hashable | None, cycle: int, cluster: ClusterState
     ) -> BatchEntry | None:
         """The entry usable for this cycle, or None (flushing a stale one)."""
         if not self.enabled:
@@ -124,8 +139,11 @@ class BatchCache:
             reason = "signature"
         elif e.cycle != cycle - 1:
             reason = "not_consecutive"
-        elif e.version != version:
-            reason = "cluster_changed"
+        elif e.version != cluster.version:
+            if e.window is None or _touches(e.window, cluster.rows_changed_since(e.version)):
+                reason = "cluster_changed"
+            else:
+                e.version = cluster.version
         elif e.uses >= self.max_uses:
             reason = "expired"
         if reason:
@@ -151,6 +169,11 @@ class BatchCache:
             self.entry = None
 
 
+def _touches(window: npt.NDArray[np.bool_], rows: list[int] | None) -> bool:
+    """Whether ``rows`` (None: unknown changes) include one of ``window``."""
+    return rows is None or bool(window[np.asarray(rows, dtype=np.int64)].any())
+
+
 def build_entry(
     fwk: Framework,
     state: CycleState,
@@ -158,9 +181,10 @@ def build_entry(
     feasible: IntArray,
     scored: ScoreOutcome,
     pick: int,
-    processed: int,
+    looked_at: IntArray,
 ) -> BatchEntry:
-    """An entry from a full cycle's results (call before Reserve touches ``state``)."""
+    """An entry from a full cycle's results (call before Reserve touches ``state``);
+    ``looked_at``: int64 ``(k,)``, the rows the Filters ran on, in order."""
     checked = [
         p
         for p in fwk.filter_plugins
@@ -174,6 +198,11 @@ def build_entry(
         if p.name in scored.raw and not getattr(p, "node_only", False)
     ]
     incremental = not any(hasattr(p, "normalize_score") for p, _ in scores)
+    window = None
+    plugins = [*filters, *(p for p, _ in scores)]
+    if not refreshers and all(getattr(p, "row_local", False) for p in plugins):
+        window = np.zeros(fwk.handle.cluster.nodes.capacity, dtype=np.bool_)
+        window[looked_at] = True
     kept = [p.name for p, _ in scores] if incremental else list(scored.raw)
     return BatchEntry(
         profile=fwk.profile_name,
@@ -182,7 +211,7 @@ def build_entry(
         total=scored.total.copy(),
         raw={name: scored.raw[name].copy() for name in kept},
         chosen=pick,
-        processed=processed,
+        processed=int(looked_at.shape[0]),
         state=dict(state),
         skip_filter=frozenset(state.skip_filter),
         skip_score=frozenset(state.skip_score),
@@ -190,6 +219,7 @@ def build_entry(
         scores=scores,
         incremental=incremental,
         refreshers=refreshers,
+        window=window,
     )
 
 

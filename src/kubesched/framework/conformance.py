@@ -209,7 +209,50 @@ def _check_pod(p: Any, pod: api.Pod, cl: ClusterState) -> list[str]:
         out += _check_score(p, state, pod, cl)
     if hasattr(p, "reserve"):
         out += _check_reserve(p, state, pod, cl)
+    if getattr(p, "row_local", False):
+        out += _check_row_local(p, pod, cl)
     return out
+
+
+def _answers(p: Any, pod: api.Pod, cl: ClusterState, rows: IntArray) -> list[Any]:
+    """PreFilter's status, Filter codes, PreScore's status and raw scores over ``rows``."""
+    state = CycleState()
+    out: list[Any] = []
+    if hasattr(p, "pre_filter"):
+        out.append(p.pre_filter(state, pod, cl)[1].code)
+    if hasattr(p, "filter"):
+        out.append(np.asarray(p.filter(state, pod, cl, rows).codes).tolist())
+    if hasattr(p, "pre_score"):
+        out.append(p.pre_score(state, pod, cl, rows).code)
+    if hasattr(p, "score") and out[-1:] != [Code.SKIP]:
+        out.append(np.asarray(p.score(state, pod, cl, rows)).tolist())
+    return out
+
+
+def _check_row_local(p: Any, pod: api.Pod, cl: ClusterState) -> list[str]:
+    """``row_local`` promises answers for a node that a Pod placed on another node cannot
+    move (result reuse relies on it); the probe is a labelled Pod with a host port."""
+    rows = _read_only(cl.nodes.order())
+    if rows.size < 2:
+        return []
+    req = {api.CPU: 500, api.MEMORY: GIB}
+    probe = api.Pod(
+        "conformance-probe",
+        labels=dict(pod.labels),
+        requests=req,
+        nonzero_requests=dict(req),
+        host_ports=(api.HostPort(8080),),
+        node_name=cl.nodes.names[int(rows[-1])],
+    )
+    before = _answers(p, pod, cl, rows[:-1])
+    cl.add_pod(probe)
+    try:
+        after = _answers(p, pod, cl, rows[:-1])
+    finally:
+        cl.remove_pod(probe.key)
+    if before == after:
+        return []
+    return ["row_local, but its answers for a node moved when a Pod was placed on another"]
 
 
 def _check_reserve(p: Any, state: CycleState, pod: api.Pod, cl: ClusterState) -> list[str]:

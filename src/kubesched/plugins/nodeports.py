@@ -55,6 +55,9 @@ class NodePorts:
     """Rejects nodes where a wanted host port is already taken."""
 
     name = NAME
+    row_local = True
+    """Answers for a node depend on the Pod, that node and the Pods on it only (result
+    reuse keeps its entry when Pods change on other nodes: ``framework.batch``)."""
 
     def __init__(self, args: object | None, handle: Handle) -> None:
         self.handle = handle

@@ -44,6 +44,9 @@ class NodeResourcesBalancedAllocation:
     """Scores nodes by how evenly the Pod would leave their resources used."""
 
     name = NAME
+    row_local = True
+    """Answers for a node depend on the Pod, that node and the Pods on it only (result
+    reuse keeps its entry when Pods change on other nodes: ``framework.batch``)."""
 
     def __init__(
         self, args: cfg.NodeResourcesBalancedAllocationArgs | None, handle: fw.Handle

@@ -67,6 +67,9 @@ class NodeResourcesFit:
     """Filters nodes without room for the Pod and scores by the configured strategy."""
 
     name = NAME
+    row_local = True
+    """Answers for a node depend on the Pod, that node and the Pods on it only (result
+    reuse keeps its entry when Pods change on other nodes: ``framework.batch``)."""
 
     def __init__(self, args: cfg.NodeResourcesFitArgs | None, handle: fw.Handle) -> None:
         self.args = args or cfg.NodeResourcesFitArgs()

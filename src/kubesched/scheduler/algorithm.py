@@ -58,7 +58,7 @@ class AlgorithmMixin(SchedulerBase):
         if self.batch.enabled and not nominations:
             cycle = self.queue.scheduling_cycle
             signature = self._sign(fwk, pod)
-            entry = self.batch.lookup(fwk.profile_name, signature, cycle, self.cluster.version)
+            entry = self.batch.lookup(fwk.profile_name, signature, cycle, self.cluster)
             if entry is not None:
                 reused = self._schedule_from_entry(fwk, state, pod, entry)
                 if reused is not None:
@@ -125,9 +125,8 @@ class AlgorithmMixin(SchedulerBase):
         pick = self.select_host(scored.total, feasible)
         entry = None
         if self.batch.enabled and absent is None and not nominations and signature is not None:
-            entry = batch.build_entry(
-                fwk, state, signature, feasible, scored, pick, outcome.processed
-            )
+            looked_at = rotated[: outcome.processed]
+            entry = batch.build_entry(fwk, state, signature, feasible, scored, pick, looked_at)
         return ScheduleResult(
             table.names[int(feasible[pick])], outcome.processed, int(feasible.size), entry
         )

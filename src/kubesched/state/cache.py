@@ -24,6 +24,11 @@ import numpy as np
 from kubesched.api import objects as api
 from kubesched.state.nodes import IntArray, NodeTable
 
+STRUCTURAL = -1
+"""Journal mark of a change that is not a Pod on a node (a node, a Namespace, a Service...)."""
+JOURNAL_LENGTH = 8192
+"""Changes the journal keeps at most (then the older half is dropped)."""
+
 
 class CacheError(Exception):
     """A cache operation that contradicts the cache's state (a bug upstream would log)."""
@@ -80,6 +85,29 @@ class ClusterState:
         """Other objects by ``(kind, ns/name)``: PodDisruptionBudgets, PodGroups, quotas, ..."""
         self.observers: list[Observer] = []
         self.version = 0
+        self._journal: list[int] = []
+        """The row each change touched, in order (:data:`STRUCTURAL` for a node or another
+        object): entry ``i`` took ``version`` from ``_journal_base + i`` to the next."""
+        self._journal_base = 0
+
+    def _bump(self, row: int) -> None:
+        self.version += 1
+        journal = self._journal
+        journal.append(row)
+        if len(journal) > JOURNAL_LENGTH:
+            drop = len(journal) // 2
+            del journal[:drop]
+            self._journal_base += drop
+
+    def rows_changed_since(self, version: int) -> list[int] | None:
+        """The node rows whose Pods changed after ``version`` (with repeats), when every
+        change since was a Pod added to or removed from a node; None when a node or another
+        object changed too, or the journal no longer reaches back to ``version``."""
+        start = version - self._journal_base
+        if start < 0 or version > self.version:
+            return None
+        rows = self._journal[start:]
+        return None if STRUCTURAL in rows else rows
 
     def observe(self, observer: Observer) -> None:
         """Register ``observer`` and replay the current nodes and Pods to it."""
@@ -113,7 +141,7 @@ class ClusterState:
             self.objects.pop(key, None)
         else:
             self.objects[key] = obj
-        self.version += 1
+        self._bump(STRUCTURAL)
         return kind
 
     # ------------------------------------------------------------------ nodes
@@ -122,7 +150,7 @@ class ClusterState:
         old = self.node(node.name)
         row = self.nodes.add_node(node)
         self.pods_on_node.setdefault(node.name, set())
-        self.version += 1
+        self._bump(STRUCTURAL)
         for o in self.observers:
             o.node_changed(row, old, node)
 
@@ -133,7 +161,7 @@ class ClusterState:
             return
         old = self.node(node.name)
         row = self.nodes.update_node(node)
-        self.version += 1
+        self._bump(STRUCTURAL)
         for o in self.observers:
             o.node_changed(row, old, node)
 
@@ -147,7 +175,7 @@ class ClusterState:
         self.pods_on_node.pop(name, None)
         old = self.node(name)
         row = self.nodes.remove_node(name)
-        self.version += 1
+        self._bump(STRUCTURAL)
         for o in self.observers:
             o.node_changed(row, old, None)
         return gone
@@ -168,7 +196,7 @@ class ClusterState:
         rec = PodRecord(pod, node_name, row, req, nonzero, assumed=assumed)
         self.pods[pod.key] = rec
         self.pods_on_node.setdefault(node_name, set()).add(pod.key)
-        self.version += 1
+        self._bump(row)
         for o in self.observers:
             o.pod_added(rec)
         return rec
@@ -177,7 +205,7 @@ class ClusterState:
         rec = self.pods.pop(key)
         self.nodes.remove_pod_usage(rec.row, rec.request, rec.nonzero, rec.pod.host_ports)
         self.pods_on_node.get(rec.node, set()).discard(key)
-        self.version += 1
+        self._bump(rec.row)
         for o in self.observers:
             o.pod_removed(rec)
         return rec
