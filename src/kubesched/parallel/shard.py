@@ -120,6 +120,8 @@ class ShardScheduler(Scheduler):
         self._restrict = False
         self._own: IntArray = np.zeros(0, dtype=np.int64)
         self._own_for: IntArray | None = None
+        self._percentage: tuple[tuple[int, int, int | None], int | None] = ((-1, -1, None), None)
+        """The last answer of :meth:`_partition_percentage` and what it was computed from."""
         self._alts: tuple[int, ...] = ()
         self._decisions: dict[str, tuple[tuple[int, ...], bool]] = {}
         self._lean_profiles: dict[str, bool] = {}
@@ -302,10 +304,14 @@ class ShardScheduler(Scheduler):
         otherwise look at a larger share of a smaller list)."""
         mine = int(self.candidate_rows().size)
         everyone = len(self.cluster.nodes)
-        if mine >= everyone or mine == 0:
-            return configured
-        want = num_feasible_nodes_to_find(configured, everyone)
-        return min(100, -(-100 * want // mine))
+        key = (mine, everyone, configured)
+        if self._percentage[0] != key:
+            pct = configured
+            if 0 < mine < everyone:
+                want = num_feasible_nodes_to_find(configured, everyone)
+                pct = min(100, -(-100 * want // mine))
+            self._percentage = (key, pct)
+        return self._percentage[1]
 
     def _remember(self, fwk: Framework, state: CycleState, pod: api.Pod) -> None:
         local = not (self._cross[fwk.profile_name] - state.skip_filter)
