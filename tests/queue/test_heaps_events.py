@@ -19,12 +19,12 @@ R = Resource
 def test_heap_orders_updates_and_removes() -> None:
     h: KeyedHeap[str] = KeyedHeap()
     for key, prio in [("a", 3), ("b", 1), ("c", 2), ("d", 1)]:
-        h.push(key, prio, key)
-    h.push("a", 0, "a")  # update moves it to the front
+        h.push(key, (prio, 1.5), key)
+    h.push("a", (0, 2.5), "a")  # update moves it to the front
     assert h.remove("c") == "c"
     assert h.remove("zz") is None
     assert len(h) == 3 and "c" not in h and "a" in h
-    assert h.peek_priority() == 0
+    assert h.peek_priority() == (0, 2.5)
     assert [h.pop(), h.pop(), h.pop(), h.pop()] == ["a", "b", "d", None]  # b/d FIFO tie
 
 
@@ -38,7 +38,7 @@ def test_heap_matches_sorted_order_under_churn() -> None:
             h.remove(key)
             live.pop(key, None)
         else:
-            h.push(key, i % 97, i)
+            h.push(key, (i % 97,), i)
             live[key] = i
     assert len(h._heap) <= 2 * len(h) + 64 + 1  # garbage is compacted
     popped = []
@@ -46,6 +46,9 @@ def test_heap_matches_sorted_order_under_churn() -> None:
         popped.append(item)
     assert sorted(popped) == sorted(live.values())
     assert [p % 97 for p in popped] == sorted(p % 97 for p in popped)
+    # equal priorities pop in push order (the token breaks ties, never the key)
+    ties = [p for p in popped if p % 97 == popped[0] % 97]
+    assert ties == sorted(ties)
 
 
 @pytest.mark.parametrize(

@@ -83,7 +83,7 @@ class QueueCore:
         return entry
 
     def _active_priority(self, qp: QueuedPodInfo) -> tuple[Any, ...]:
-        return (self._sort_key(qp), qp.seq)
+        return (*self._sort_key(qp), qp.seq)
 
     def _cross_topology(self, pod: api.Pod, event: ClusterEvent) -> list[Entry]:
         if not len(self._pool):  # nothing pooled: the common case while Pods keep fitting
