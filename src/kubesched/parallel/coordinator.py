@@ -44,9 +44,8 @@ from kubesched.scheduler import Scheduler
 from kubesched.state.cache import PodRecord
 
 DEPTH = 5
-"""Messages in flight per shard: one being scheduled, one being committed, and three waiting
-in the socket, so a shard finds work even while the coordinator is off the CPU (three
-processes share two cores on the lab machine: 5 gave ~7 % more than 3 there, same conflicts)."""
+"""Messages in flight per shard: one being scheduled, one being committed, three waiting in
+the socket so a shard finds work while the coordinator is off the CPU (~7 % over 3)."""
 
 
 class _CacheTap:
