@@ -49,19 +49,9 @@ from kubesched.metrics.catalog import (
     VICTIMS_BUCKETS,
     exponential_buckets,
 )
-from kubesched.metrics.histogram import (
-    BufferedChild,
-    BufferedHistogram,
-    histogram_quantile,
-)
-from kubesched.metrics.recorders import (
-    ExtensionPointObserver,
-    PluginRecorder,
-    code_label,
-)
-from kubesched.metrics.server import (
-    MetricsServer,
-)
+from kubesched.metrics.histogram import BufferedChild, BufferedHistogram, histogram_quantile
+from kubesched.metrics.recorders import ExtensionPointObserver, PluginRecorder, code_label
+from kubesched.metrics.server import MetricsServer
 
 
 class SchedulerMetrics:

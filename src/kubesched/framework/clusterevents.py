@@ -1,0 +1,100 @@
+"""Cluster events and queueing hints: what a plugin registers to have its rejected Pods
+requeued (upstream ``framework.ClusterEvent``, ``ActionType``, ``QueueingHint``).
+
+Part of the plugin contract; :mod:`kubesched.framework.interface` re-exports every name.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from kubesched.api import objects as api
+
+
+class ActionType(enum.IntFlag):
+    """Upstream ``framework.ActionType`` bits."""
+
+    ADD = 1
+    DELETE = 2
+    UPDATE_NODE_ALLOCATABLE = 4
+    UPDATE_NODE_LABEL = 8
+    UPDATE_NODE_TAINT = 16
+    UPDATE_NODE_CONDITION = 32
+    UPDATE_NODE_ANNOTATION = 64
+    UPDATE_POD_LABEL = 128
+    UPDATE_POD_SCALE_DOWN = 256
+    UPDATE_POD_TOLERATION = 512
+    UPDATE_POD_SCHEDULING_GATES_ELIMINATED = 1024
+    UPDATE_POD_GENERATED_RESOURCE_CLAIM = 2048
+    UPDATE = (
+        UPDATE_NODE_ALLOCATABLE
+        | UPDATE_NODE_LABEL
+        | UPDATE_NODE_TAINT
+        | UPDATE_NODE_CONDITION
+        | UPDATE_NODE_ANNOTATION
+        | UPDATE_POD_LABEL
+        | UPDATE_POD_SCALE_DOWN
+        | UPDATE_POD_TOLERATION
+        | UPDATE_POD_SCHEDULING_GATES_ELIMINATED
+        | UPDATE_POD_GENERATED_RESOURCE_CLAIM
+    )
+    ALL = ADD | DELETE | UPDATE
+
+
+class Resource(enum.StrEnum):
+    """Upstream ``framework.EventResource`` values we emit."""
+
+    POD = "Pod"
+    ASSIGNED_POD = "AssignedPod"
+    UNSCHEDULED_POD = "UnschedulablePod"
+    NODE = "Node"
+    NAMESPACE = "Namespace"
+    SERVICE = "Service"
+    PDB = "PodDisruptionBudget"
+    POD_GROUP = "podgroups.v1alpha1.scheduling.x-k8s.io"
+    ELASTIC_QUOTA = "elasticquotas.v1alpha1.scheduling.x-k8s.io"
+    WILDCARD = "*"
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterEvent:
+    """A change in the cluster: which resource and which action(s)."""
+
+    resource: Resource
+    action: ActionType
+    label: str = ""
+
+    def matches(self, other: ClusterEvent) -> bool:
+        """Whether this *registered* event covers the *incoming* ``other`` event."""
+        if self.resource == Resource.WILDCARD and self.action == ActionType.ALL:
+            return True
+        same = self.resource in (other.resource, Resource.WILDCARD) or (
+            self.resource == Resource.POD
+            and other.resource in (Resource.ASSIGNED_POD, Resource.UNSCHEDULED_POD)
+        )
+        return same and bool(self.action & other.action) and other.action <= self.action
+
+    def __str__(self) -> str:
+        return self.label or f"{self.resource}{self.action.name}"
+
+
+class QueueingHint(enum.Enum):
+    """A plugin's answer to "may this event make the Pod schedulable?"."""
+
+    QUEUE_SKIP = 0
+    QUEUE = 1
+
+
+HintFn = Callable[[api.Pod, Any, Any], QueueingHint]
+"""``hint(pod, old_obj, new_obj)``; old/new are Node or Pod objects (None when absent)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterEventWithHint:
+    """A registered event; a None ``hint`` always means Queue."""
+
+    event: ClusterEvent
+    hint: HintFn | None = None
