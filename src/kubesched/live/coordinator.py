@@ -92,8 +92,6 @@ class CoordinatorScheduler(Decisions):
         self.client = client
         self.live_api = api_client
         self.shard_count = shards
-        self.anti_affinity_pods = 0
-        """Read by the binder's fast path only, which live proposals never take."""
         self.membership = membership
         self.guard = guard
         self.window = window
@@ -113,8 +111,8 @@ class CoordinatorScheduler(Decisions):
         self.live: list[int] = []
         self._turn = 0
         # parallel.binder.Binder re-validates for the in-process coordinator; its checks
-        # (choose) read only ``cluster``, ``queue.nominator`` and, on the fast path,
-        # ``anti_affinity_pods``, all of which this scheduler has (a thin adapter).
+        # (choose) read only ``cluster`` and ``queue.nominator``, which this scheduler has
+        # (a thin adapter); live proposals never take the fast path.
         self.binder = Binder(cast("ParallelScheduler", self))
         self.parallel_metrics = ParallelMetrics(self.metrics, shards)
         """The in-process coordinator's metrics: conflicts by reason, results per shard,

@@ -9,9 +9,11 @@ proposal ``(node, version, alternatives)``, in the order the shard sent them:
    or every change since was a fast-path commit of that same shard's own proposals (which
    its replica held, assumed, when it decided: :mod:`~kubesched.parallel.fastpath`),
    the Pod had no cross-node Filter to satisfy (the shard's PodTopologySpread and
-   InterPodAffinity PreFilters skipped), no Pod in the cluster carries required
-   anti-affinity, nothing is nominated, and the profile's Filters are the node-local
-   in-tree ones without Reserve / Permit plugins: the shard's verdict still holds.
+   InterPodAffinity PreFilters skipped) and no Pod in the cluster carries required
+   anti-affinity -- or all such anti-affinity, the Pod's and everyone's, is by hostname
+   and the node is alone in its hostname domain --, nothing is nominated, and the
+   profile's Filters are the node-local in-tree ones without Reserve / Permit plugins:
+   the shard's verdict still holds.
 2. **Full check** -- otherwise the profile's PreFilter plugins run on the authoritative state
    and its Filter plugins on that one node (with nominated Pods, as the serial scheduler):
    resources, host ports, pod count, taints and affinity, topology spread and inter-pod
@@ -215,7 +217,7 @@ class Binder:
         authoritative state (``shard``: the proposer, for the own-commit chain)."""
         hub = self.hub
         table = hub.cluster.nodes
-        fast = self.fast.allowed(fwk, bool(res[5]))
+        fast = self.fast.allowed(fwk, int(res[5]))
         state: CycleState | None = None
         allowed: frozenset[str] | None = None
         first = ""
@@ -224,7 +226,7 @@ class Binder:
             reason = ""
             if row is None:
                 reason = "node_gone"
-            elif fast and self.fast.unchanged(shard, row, version):
+            elif self.fast.check(fast, shard, row, version):
                 return Choice(node, CycleState(), "fast", first)
             else:
                 if state is None:

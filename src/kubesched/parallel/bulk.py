@@ -78,8 +78,7 @@ class BulkCommitter:
         if (
             row is None
             or not self.profile_ok(fwk)
-            or not binder.fast.allowed(fwk, bool(res[5]))
-            or not binder.fast.unchanged(shard, row, res[3])
+            or not binder.fast.check(binder.fast.allowed(fwk, int(res[5])), shard, row, res[3])
         ):
             return False
         self.shard = shard

@@ -49,21 +49,16 @@ the socket so a shard finds work while the coordinator is off the CPU (~7 % over
 
 
 class _CacheTap:
-    """Observer on the authoritative cache: counts Pods with required anti-affinity and
-    streams the release of binder-held Pods (``FORGOT``)."""
+    """Observer on the authoritative cache: streams the release of binder-held Pods
+    (``FORGOT``)."""
 
     def __init__(self, hub: ParallelScheduler) -> None:
         self.hub = hub
 
     def pod_added(self, rec: PodRecord) -> None:
-        aa = rec.pod.pod_anti_affinity
-        if aa is not None and aa.required:
-            self.hub.anti_affinity_pods += 1
+        del rec
 
     def pod_removed(self, rec: PodRecord) -> None:
-        aa = rec.pod.pod_anti_affinity
-        if aa is not None and aa.required:
-            self.hub.anti_affinity_pods -= 1
         hub = self.hub
         if rec.pod.key in hub.held_logged:
             hub.held_logged.discard(rec.pod.key)
@@ -95,7 +90,6 @@ class ParallelScheduler(Scheduler):
         start_method: str | None = None,
     ) -> None:
         self.shard_count = shards
-        self.anti_affinity_pods = 0
         self.held_logged: set[str] = set()
         self._bindings = 0
         self._updating = False

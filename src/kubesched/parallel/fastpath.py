@@ -6,7 +6,11 @@ are still those the authoritative state would give:
 - the profile's PreFilter and Filter plugins are node-local in-tree ones
   (:data:`NODE_LOCAL_FILTERS`; the two cross-node ones only when the shard says the Pod had
   nothing for them to check, ``local``) and it has no Reserve / Permit / PreBind plugins;
-- no Pod in the cluster has required anti-affinity, and nothing is nominated;
+- nothing is nominated, and either no Pod in the cluster has required anti-affinity, or
+  *node-domain* anti-affinity only: every such term in the cluster (and each of the Pod's
+  own, ``NODE_DOMAIN``) is by ``kubernetes.io/hostname`` with fixed namespaces, and the node
+  is alone in its hostname domain -- then InterPodAffinity's verdict for the node depends
+  on the Pods on that node only (a Pod placed on another node is in another domain);
 - the node is as the shard saw it (:meth:`FastPath.unchanged`): its generation is still the
   version the shard quoted, or every change since was a fast-path commit of *that shard's
   own* proposals.  Those the shard held (assumed) in its replica when it decided, so its
@@ -24,7 +28,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
+
+from kubesched.api import objects as api
 from kubesched.framework.runtime import Framework
+from kubesched.parallel import protocol as p
+from kubesched.state.cache import PodRecord
 
 if TYPE_CHECKING:
     from kubesched.parallel.coordinator import ParallelScheduler
@@ -44,6 +53,12 @@ NODE_LOCAL_FILTERS = frozenset(
 """Filters whose verdict on a node cannot change while the node's generation stands (the two
 cross-node ones only when the shard says the Pod had nothing for them to check)."""
 
+NO = 0
+YES = 1
+IF_ALONE = 2
+"""What :meth:`FastPath.allowed` answers: no fast path; fast path; fast path on a node
+alone in its hostname domain."""
+
 Chain = tuple[int, int]
 """``(base, gen)`` of a node row (see the module docstring)."""
 
@@ -54,8 +69,34 @@ class FastPath:
     def __init__(self, hub: ParallelScheduler) -> None:
         self.hub = hub
         self._ok: dict[str, bool] = {}
+        self._hosts: tuple[int, np.ndarray] = (-1, np.zeros(0, dtype=np.int64))
+        """Node-table version and nodes per hostname label value code then."""
+        self.anti_affinity_pods = 0
+        """Accounted Pods with required anti-affinity (the cache tells, as an observer)."""
+        self.spanning_pods = 0
+        """Of those, Pods with a term not by hostname or with a namespace selector."""
         self.chains: list[dict[int, Chain]] = [{} for _ in range(hub.shard_count)]
         """Per shard, node row -> its own-commit chain."""
+        hub.cluster.observe(self)
+
+    # ------------------------------------------------------------------ cache observer
+    def _count(self, pod: api.Pod, n: int) -> None:
+        anti = pod.pod_anti_affinity
+        if anti is not None and anti.required:
+            self.anti_affinity_pods += n
+            if not p.node_domain_terms(anti.required):
+                self.spanning_pods += n
+
+    def pod_added(self, rec: PodRecord) -> None:
+        self._count(rec.pod, 1)
+
+    def pod_removed(self, rec: PodRecord) -> None:
+        self._count(rec.pod, -1)
+
+    def node_changed(self, row: int, old: api.Node | None, new: api.Node | None) -> None:
+        del row, old, new
+
+    # ------------------------------------------------------------------ the rules
 
     def profile_ok(self, fwk: Framework) -> bool:
         """Whether the profile allows the fast path at all."""
@@ -69,16 +110,33 @@ class FastPath:
             self._ok[fwk.profile_name] = ok
         return ok
 
-    def allowed(self, fwk: Framework, local: bool) -> bool:
-        """Whether a proposal (``local``: no cross-node Filter to satisfy) may take the fast
-        path now, whatever its node."""
+    def allowed(self, fwk: Framework, local: int) -> int:
+        """Whether a proposal (``local``: see :mod:`~.protocol`) may take the fast path now:
+        :data:`NO`, :data:`YES`, or :data:`IF_ALONE` (on a node alone in its hostname
+        domain, :meth:`alone`)."""
         hub = self.hub
+        if local == p.NOT_LOCAL or not self.profile_ok(fwk) or len(hub.queue.nominator):
+            return NO
+        if local == p.LOCAL and self.anti_affinity_pods == 0:
+            return YES
+        return IF_ALONE if self.spanning_pods == 0 else NO
+
+    def check(self, mode: int, shard: int, row: int, version: int) -> bool:
+        """Whether a proposal :meth:`allowed` ``mode`` for node ``row`` is fast now."""
         return (
-            local
-            and self.profile_ok(fwk)
-            and hub.anti_affinity_pods == 0
-            and len(hub.queue.nominator) == 0
+            mode != NO and (mode == YES or self.alone(row)) and self.unchanged(shard, row, version)
         )
+
+    def alone(self, row: int) -> bool:
+        """Whether no other node shares node ``row``'s hostname label value."""
+        table = self.hub.cluster.nodes
+        col = table.label_codes.get(p.HOSTNAME_LABEL)
+        if col is None or col[row] < 0:
+            return True  # no hostname: in no domain at all
+        if self._hosts[0] != table.version:
+            codes = col[table.alive & (col >= 0)]
+            self._hosts = (table.version, np.bincount(codes) if codes.size else codes)
+        return bool(self._hosts[1][col[row]] == 1)
 
     def unchanged(self, shard: int, row: int, version: int) -> bool:
         """Whether node ``row`` is as ``shard`` saw it at ``version``, give or take the

@@ -43,8 +43,10 @@ Shard to coordinator, one :class:`FromShard` per :class:`ToShard`: ``results`` (
 or None), ``busy`` (seconds the shard spent on the message).
 
 Results: ``(PROPOSE, key, node, version, alternatives, local, group)`` where ``alternatives``
-is a tuple of ``(node, version)`` in score order and ``local`` says the cross-node Filter
-plugins (PodTopologySpread, InterPodAffinity) had nothing to check for this Pod; or
+is a tuple of ``(node, version)`` in score order and ``local`` says what the cross-node
+Filter plugins (PodTopologySpread, InterPodAffinity) checked for this Pod: nothing
+(:data:`LOCAL`), only anti-affinity whose topology is the node itself (:data:`NODE_DOMAIN`,
+see :func:`node_domain_only`), or more (:data:`NOT_LOCAL`); or
 ``(FAILED, key, reason, message, unschedulable_plugins, pending_plugins, nominated, victims)``
 with ``victims`` the keys the shard's PostFilter chose to preempt on ``nominated``.
 """
@@ -74,6 +76,16 @@ PROPOSE = "ok"
 FAILED = "fail"
 
 GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+
+NOT_LOCAL = 0
+"""A proposal's Filter verdict may depend on Pods on other nodes."""
+LOCAL = 1
+"""The cross-node Filters had nothing to check (``True`` reads as this)."""
+NODE_DOMAIN = 2
+"""Only InterPodAffinity checked, and only anti-affinity by :data:`HOSTNAME_LABEL` (the
+Pod's own terms, and no namespace selectors): on a node alone in its hostname domain the
+verdict depends on that node's Pods only."""
 """Pods carrying this label are dispatched, proposed and committed as one unit per group."""
 
 Entry = tuple[Any, ...]
@@ -167,6 +179,22 @@ def group_of(pod: api.Pod) -> str:
     """``namespace/group`` for a gang member, ``""`` for other Pods."""
     name = pod.labels.get(GROUP_LABEL, "")
     return f"{pod.namespace}/{name}" if name else ""
+
+
+def node_domain_only(pod: api.Pod) -> bool:
+    """Whether the Pod's required inter-pod terms are all anti-affinity by
+    :data:`HOSTNAME_LABEL` with fixed namespaces (no required affinity: "no Pod matches
+    anywhere" is a cluster-wide question; a namespace selector changes with Namespace
+    labels, which no node generation records)."""
+    aff, anti = pod.pod_affinity, pod.pod_anti_affinity
+    if aff is not None and aff.required:
+        return False
+    return anti is None or node_domain_terms(anti.required)
+
+
+def node_domain_terms(terms: tuple[api.PodAffinityTerm, ...]) -> bool:
+    """Whether every term is by :data:`HOSTNAME_LABEL` with fixed namespaces."""
+    return all(t.topology_key == HOSTNAME_LABEL and t.namespace_selector is None for t in terms)
 
 
 def partition_of(node_name: str, shards: int) -> int:

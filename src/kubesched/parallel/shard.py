@@ -39,7 +39,8 @@ from kubesched.state.cache import CacheError
 
 log = logging.getLogger(__name__)
 
-CROSS_NODE_FILTERS = frozenset({"PodTopologySpread", "InterPodAffinity"})
+INTER_POD_AFFINITY = "InterPodAffinity"
+CROSS_NODE_FILTERS = frozenset({"PodTopologySpread", INTER_POD_AFFINITY})
 """Filter plugins whose verdict on one node depends on Pods on other nodes."""
 HOT_MESSAGES = 4
 """After a refusal, proposals carry alternatives for this many messages."""
@@ -123,7 +124,7 @@ class ShardScheduler(Scheduler):
         self._percentage: tuple[tuple[int, int, int | None], int | None] = ((-1, -1, None), None)
         """The last answer of :meth:`_partition_percentage` and what it was computed from."""
         self._alts: tuple[int, ...] = ()
-        self._decisions: dict[str, tuple[tuple[int, ...], bool]] = {}
+        self._decisions: dict[str, tuple[tuple[int, ...], int]] = {}
         self._lean_profiles: dict[str, bool] = {}
         self.applied = 0
         """Commit-stream entries the last message carried."""
@@ -314,7 +315,10 @@ class ShardScheduler(Scheduler):
         return self._percentage[1]
 
     def _remember(self, fwk: Framework, state: CycleState, pod: api.Pod) -> None:
-        local = not (self._cross[fwk.profile_name] - state.skip_filter)
+        active = self._cross[fwk.profile_name] - state.skip_filter
+        local = p.LOCAL if not active else p.NOT_LOCAL
+        if active == {INTER_POD_AFFINITY} and p.node_domain_only(pod):
+            local = p.NODE_DOMAIN
         self._decisions[pod.key] = (self._alts, local)
 
     def select_host(
@@ -367,7 +371,7 @@ class ShardScheduler(Scheduler):
 
     def propose(self, pod: api.Pod, node: str) -> None:
         """The binding cycle reached Bind: send the placement to the binder."""
-        alts, local = self._decisions.pop(pod.key, ((), False))
+        alts, local = self._decisions.pop(pod.key, ((), p.NOT_LOCAL))
         names = self.cluster.nodes.names
         alternatives = tuple(
             (names[r], self.seen.get(names[r], -1)) for r in alts if names[r] != node
