@@ -18,8 +18,11 @@ import pytest
 from kubesched.config.load import load_config
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.live.client import KubeClient, connect
+from kubesched.live.coordinator import CoordinatorScheduler
 from kubesched.live.informer import Timing
+from kubesched.live.roles import COORDINATOR, SHARD, LiveCoordinator, make_replica
 from kubesched.live.runner import LiveScheduler
+from kubesched.live.shard import LiveShard
 from kubesched.plugins.registry import known_plugin_names
 from tests.live.fakeapi import FakeApiServer
 from tests.live.fakestore import Obj, by_plural
@@ -195,3 +198,77 @@ def replicas(kubeconfig: Path) -> Iterator[Callable[..., Replica]]:
     for r in made:
         if r.thread.is_alive():
             r.stop()
+
+
+# --------------------------------------------------------------------------- sharded roles
+class Role:
+    """One in-process replica of a role on a thread."""
+
+    def __init__(
+        self,
+        kubeconfig: Path,
+        role: str,
+        identity: str,
+        config: KubeSchedulerConfiguration | None = None,
+        **kw: Any,
+    ) -> None:
+        self.client: KubeClient = connect(
+            kubeconfig=str(kubeconfig), user_agent=f"kubesched-test ({identity})"
+        )
+        self.live: LiveScheduler = make_replica(
+            role,
+            config or make_config(),
+            self.client,
+            identity=identity,
+            timing=FAST,
+            election_client=self.client.sibling(0, 1),
+            **kw,
+        )
+        self.code: int | None = None
+        self.thread = threading.Thread(target=self._run, name=identity, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        self.code = self.live.run()
+
+    @property
+    def coordinator(self) -> CoordinatorScheduler:
+        assert isinstance(self.live, LiveCoordinator)
+        return self.live.coordinator
+
+    @property
+    def shard(self) -> LiveShard:
+        assert isinstance(self.live, LiveShard)
+        return self.live
+
+    def stop(self) -> None:
+        if self.thread.is_alive():
+            self.live.stop()
+            self.thread.join(8)
+            assert not self.thread.is_alive(), "replica did not stop"
+        self.client.close()
+
+
+@pytest.fixture
+def roles(kubeconfig: Path) -> Iterator[Callable[..., Role]]:
+    made: list[Role] = []
+
+    def make(
+        role: str, identity: str, config: KubeSchedulerConfiguration | None = None, **kw: Any
+    ) -> Role:
+        r = Role(kubeconfig, role, identity, config, **kw)
+        made.append(r)
+        return r
+
+    yield make
+    for r in made:
+        r.stop()
+
+
+def start(
+    roles: Callable[..., Role], shards: int = 2, config: KubeSchedulerConfiguration | None = None
+) -> tuple[Role, list[Role]]:
+    c = roles(COORDINATOR, "coordinator", config, shards=shards)
+    s = [roles(SHARD, f"shard-{i}", config, shards=shards, shard_index=i) for i in range(shards)]
+    wait_for(lambda: c.coordinator.live == list(range(shards)), timeout=10)
+    return c, s

@@ -3,23 +3,14 @@ coordinating through the fake API server only."""
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
-import pytest
-
 from kubesched.config.load import load_config
-from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.live import sharding as sh
-from kubesched.live.client import KubeClient, connect
-from kubesched.live.coordinator import CoordinatorScheduler
-from kubesched.live.roles import COORDINATOR, SHARD, LiveCoordinator, make_replica
-from kubesched.live.runner import LiveScheduler
-from kubesched.live.shard import LiveShard
+from kubesched.live.roles import COORDINATOR, SHARD
 from kubesched.plugins.registry import known_plugin_names
-from tests.live.conftest import FAST, Api, kubectl, make_config, needs_kubectl, node, pod
+from tests.live.conftest import Api, Role, kubectl, needs_kubectl, node, pod, start
 from tests.live.conftest import wait_for as wait
 from tests.live.fakeapi import FakeApiServer
 from tests.live.fakestore import by_plural
@@ -33,85 +24,12 @@ spec:
 """
 
 
-class Role:
-    """One in-process replica of a role on a thread."""
-
-    def __init__(
-        self,
-        kubeconfig: Path,
-        role: str,
-        identity: str,
-        config: KubeSchedulerConfiguration | None = None,
-        **kw: Any,
-    ) -> None:
-        self.client: KubeClient = connect(
-            kubeconfig=str(kubeconfig), user_agent=f"kubesched-test ({identity})"
-        )
-        self.live: LiveScheduler = make_replica(
-            role,
-            config or make_config(),
-            self.client,
-            identity=identity,
-            timing=FAST,
-            election_client=self.client.sibling(0, 1),
-            **kw,
-        )
-        self.code: int | None = None
-        self.thread = threading.Thread(target=self._run, name=identity, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        self.code = self.live.run()
-
-    @property
-    def coordinator(self) -> CoordinatorScheduler:
-        assert isinstance(self.live, LiveCoordinator)
-        return self.live.coordinator
-
-    @property
-    def shard(self) -> LiveShard:
-        assert isinstance(self.live, LiveShard)
-        return self.live
-
-    def stop(self) -> None:
-        if self.thread.is_alive():
-            self.live.stop()
-            self.thread.join(8)
-            assert not self.thread.is_alive(), "replica did not stop"
-        self.client.close()
-
-
-@pytest.fixture
-def roles(kubeconfig: Path) -> Iterator[Callable[..., Role]]:
-    made: list[Role] = []
-
-    def make(
-        role: str, identity: str, config: KubeSchedulerConfiguration | None = None, **kw: Any
-    ) -> Role:
-        r = Role(kubeconfig, role, identity, config, **kw)
-        made.append(r)
-        return r
-
-    yield make
-    for r in made:
-        r.stop()
-
-
 def bound(api: Api, *names: str) -> bool:
     return all(api.node_of(n) for n in names)
 
 
 def annotations(api: Api, name: str) -> dict[str, str]:
     return dict(api.pod(name)["metadata"].get("annotations") or {})
-
-
-def start(
-    roles: Callable[..., Role], shards: int = 2, config: KubeSchedulerConfiguration | None = None
-) -> tuple[Role, list[Role]]:
-    c = roles(COORDINATOR, "coordinator", config, shards=shards)
-    s = [roles(SHARD, f"shard-{i}", config, shards=shards, shard_index=i) for i in range(shards)]
-    wait(lambda: c.coordinator.live == list(range(shards)), timeout=10)
-    return c, s
 
 
 @needs_kubectl

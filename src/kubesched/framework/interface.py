@@ -175,6 +175,19 @@ class ApiClient(Protocol):
         """Delete ``pod`` (preemption victims)."""
 
 
+def preempt_pod(
+    client: ApiClient, victim: api.Pod, preemptor: api.Pod, node: str, reason: str
+) -> None:
+    """Evict a preemption victim.  A client with ``preempt_pod`` (the live one) does what
+    upstream's ``PreemptPod`` does -- marks the victim ``DisruptionTarget``, deletes it and
+    records the ``Preempted`` Event; any other client just deletes it."""
+    evict = getattr(client, "preempt_pod", None)
+    if evict is not None:
+        evict(victim, preemptor, node, reason)
+    else:
+        client.delete_pod(victim, reason)
+
+
 MAX_PERMIT_WAIT_SECONDS = 15 * 60.0
 """Upstream ``maxTimeout``: a Permit plugin's wait is capped at 15 minutes."""
 

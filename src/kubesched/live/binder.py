@@ -8,7 +8,9 @@
   deserialise it.  Any error (409 already bound, 404 gone, 429, 500, a timeout) raises, so the
   binding cycle forgets the assumed Pod, unreserves and requeues it with backoff.
 - ``delete_pod`` deletes a preemption victim with its grace period and a UID precondition;
-  a 404 (already gone) is success.
+  a 404 (already gone) is success.  ``preempt_pod`` (what preemption calls,
+  :func:`kubesched.framework.interface.preempt_pod`) first marks the victim
+  ``DisruptionTarget`` and afterwards records the ``Preempted`` Event, as upstream.
 - ``pod_scheduling_failed`` (called by the scheduler on every failed attempt) hands the
   ``PodScheduled=False`` condition and the ``FailedScheduling`` Event to the background
   :class:`~kubesched.live.recorder.Recorder`; a successful bind queues ``Scheduled``.
@@ -27,7 +29,7 @@ from typing import Any
 
 from kubesched.api import objects as api
 from kubesched.live.client import ApiError, KubeClient
-from kubesched.live.recorder import Recorder
+from kubesched.live.recorder import Recorder, disruption_condition
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +94,25 @@ class LiveApi:
             if e.code != 404:
                 raise
         log.info("deleted %s (%s)", pod.key, reason)
+
+    def preempt_pod(self, victim: api.Pod, preemptor: api.Pod, node: str, reason: str) -> None:
+        """Upstream ``PreemptPod``: mark the victim ``DisruptionTarget`` (reason
+        ``PreemptionByScheduler``), delete it, and record the ``Preempted`` Event.  A victim
+        already gone is success; another failure of the status patch raises, as upstream
+        then gives up the preemption."""
+        message = f"{preemptor.scheduler_name}: preempting to accommodate a higher priority pod"
+        patch = {"status": {"conditions": [disruption_condition(message)]}}
+        path = f"/api/v1/namespaces/{victim.namespace}/pods/{victim.name}/status"
+        try:
+            self.client.request(
+                "PATCH", path, body=patch, content_type="application/strategic-merge-patch+json"
+            )
+        except ApiError as e:
+            if e.code == 404:
+                return
+            raise
+        self.delete_pod(victim, reason)
+        self.recorder.pod_preempted(victim, preemptor, node)
 
     def pod_scheduling_failed(self, pod: api.Pod, reason: str, message: str) -> None:
         """Report a failed attempt (condition + Event), asynchronously."""

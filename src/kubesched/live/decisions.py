@@ -261,7 +261,9 @@ class Decisions(Scheduler):
             self.claimed[victim.key] = key
             if victim.deletion_timestamp is None:
                 try:
-                    self.live_api.delete_pod(victim, "preempted by the shard coordinator")
+                    self.live_api.preempt_pod(
+                        victim, f.qp.pod, prop.nominated, "preempted by the shard coordinator"
+                    )
                 except ApiError as e:
                     log.warning("could not delete victim %s: %s", victim.key, e)
                     return "victim_delete_failed"

@@ -7,8 +7,10 @@ One background thread drains two queues:
   carries ``nominatedNodeName`` when preemption nominated (or un-nominated) the Pod; a write
   is skipped when the Pod already carries the same condition and nomination;
 - ``events.k8s.io/v1`` Events (``FailedScheduling`` / Warning / action ``Scheduling``,
-  ``Scheduled`` / Normal / action ``Binding``), named ``<pod>.<unix-nanos hex>``, reported by
-  the profile's scheduler name and ``<scheduler>-<hostname>`` as upstream's event recorder.
+  ``Scheduled`` / Normal / action ``Binding``, ``Preempted`` / Normal / action
+  ``Preempting`` on a preemption victim with the preemptor as ``related``), named
+  ``<pod>.<unix-nanos hex>``, reported by the profile's scheduler name and
+  ``<scheduler>-<hostname>`` as upstream's event recorder.
 
 Rate limits as upstream's recorder: the note is capped at 1024 bytes; a spam filter allows
 each (Pod, reason) a burst of 25 Events refilled at one per 5 minutes (client-go's
@@ -91,6 +93,28 @@ def pod_condition_patch(pod: api.Pod, reason: str, message: str) -> dict[str, An
     return {"status": status}
 
 
+def disruption_condition(message: str) -> dict[str, Any]:
+    """The ``DisruptionTarget`` condition preemption puts on a victim (upstream's reason
+    ``PreemptionByScheduler``)."""
+    return {
+        "type": "DisruptionTarget",
+        "status": "True",
+        "reason": "PreemptionByScheduler",
+        "message": message,
+        "lastTransitionTime": micro_time().split(".")[0] + "Z",
+    }
+
+
+def _reference(pod: api.Pod) -> dict[str, str]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "namespace": pod.namespace,
+        "name": pod.name,
+        "uid": pod.uid,
+    }
+
+
 def _nominated(pod: api.Pod) -> str:
     return str((pod.raw.get("status") or {}).get("nominatedNodeName") or "")
 
@@ -139,14 +163,29 @@ class Recorder:
             self._event(pod, "Normal", "Scheduled", "Binding", note)
             self.cond.notify()
 
-    def _event(self, pod: api.Pod, etype: str, reason: str, action: str, note: str) -> None:
+    def pod_preempted(self, victim: api.Pod, preemptor: api.Pod, node: str) -> None:
+        """Queue upstream's ``Preempted`` Event on the victim (related: the preemptor)."""
+        note = f"Preempted by pod {preemptor.uid} on node {node}"
+        with self.cond:
+            self._event(victim, "Normal", "Preempted", "Preempting", note, related=preemptor)
+            self.cond.notify()
+
+    def _event(
+        self,
+        pod: api.Pod,
+        etype: str,
+        reason: str,
+        action: str,
+        note: str,
+        related: api.Pod | None = None,
+    ) -> None:
         if not self.spam.allow((pod.uid or pod.key, reason)):
             self.dropped += 1
             return
         if len(self.events) >= MAX_QUEUED_EVENTS:
             self.dropped += 1
             return
-        controller = pod.scheduler_name
+        controller = (related or pod).scheduler_name
         self.events.append(
             {
                 "apiVersion": "events.k8s.io/v1",
@@ -162,13 +201,8 @@ class Recorder:
                 "reason": reason,
                 "type": etype,
                 "note": cap_note(note),
-                "regarding": {
-                    "apiVersion": "v1",
-                    "kind": "Pod",
-                    "namespace": pod.namespace,
-                    "name": pod.name,
-                    "uid": pod.uid,
-                },
+                "regarding": _reference(pod),
+                **({"related": _reference(related)} if related is not None else {}),
             }
         )
 

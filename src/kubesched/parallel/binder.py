@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kubesched.api import objects as api
-from kubesched.framework.interface import Code, CycleState, Status, WaitingPod
+from kubesched.framework.interface import Code, CycleState, Status, WaitingPod, preempt_pod
 from kubesched.framework.outcomes import PostFilterResult
 from kubesched.framework.runtime import Framework
 from kubesched.parallel import protocol as p
@@ -372,7 +372,7 @@ class Binder:
         for victim in pods:
             self.claimed[victim.key] = key
             if victim.deletion_timestamp is None and hub.api is not None:
-                hub.api.delete_pod(victim, VICTIM_REASON)
+                preempt_pod(hub.api, victim, rec.qp.pod, node, VICTIM_REASON)
         hub.metrics.record_preemption(len(pods))
         hub._nominate(rec.qp, PostFilterResult(node, tuple(pods)))
         return ""

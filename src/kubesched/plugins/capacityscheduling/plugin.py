@@ -199,7 +199,9 @@ class CapacityScheduling:
             self.reclaimed[name] = self.reclaimed.get(name, 0) + 1
             if self.metrics is not None:
                 self.metrics.record_reclaim(name)
-            self.handle.api.delete_pod(rec.pod, f"Preempted by {pod.key} on node {node}")
+            fw.preempt_pod(
+                self.handle.api, rec.pod, pod, node, f"Preempted by {pod.key} on node {node}"
+            )
         self.nominated[pod.key] = _Nomination(
             pre.quota, pre.vec, pod.priority, self.clock() + NOMINATION_SECONDS
         )

@@ -15,7 +15,7 @@ import numpy.typing as npt
 from kubesched.api import objects as api
 from kubesched.framework.extender import ExtenderError, Victims
 from kubesched.framework.extenders import Extenders
-from kubesched.framework.interface import Code, CycleState, Handle, Status
+from kubesched.framework.interface import Code, CycleState, Handle, Status, preempt_pod
 from kubesched.framework.outcomes import PostFilterResult
 from kubesched.plugins.defaultpreemption import dryrun, pdb
 from kubesched.plugins.defaultpreemption.picking import Candidate, pick_one_node
@@ -111,7 +111,7 @@ class DefaultPreemption:
         if best < 0:
             return None, Status(Code.UNSCHEDULABLE, (PREFIX + NO_CANDIDATE,))
         chosen = candidates[best]
-        self.prepare_candidate(chosen)
+        self.prepare_candidate(pod, chosen)
         return PostFilterResult(chosen.node, tuple(chosen.victims)), Status()
 
     # ------------------------------------------------------------------ steps
@@ -175,7 +175,7 @@ class DefaultPreemption:
         ]
         return out, Status()
 
-    def prepare_candidate(self, chosen: Candidate) -> None:
+    def prepare_candidate(self, pod: api.Pod, chosen: Candidate) -> None:
         """Delete the victims through the API server (those already terminating are left
         alone).  As upstream's asynchronous preemption, a failed deletion is logged and the
         Pod is still nominated; the scheduler clears lower-priority nominations there."""
@@ -186,7 +186,7 @@ class DefaultPreemption:
             if victim.deletion_timestamp is not None:
                 continue
             try:
-                client.delete_pod(victim, VICTIM_REASON)
+                preempt_pod(client, victim, pod, chosen.node, VICTIM_REASON)
             except Exception:
                 log.exception("could not preempt %s on %s", victim.key, chosen.node)
 
