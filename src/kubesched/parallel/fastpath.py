@@ -97,7 +97,6 @@ class FastPath:
         del row, old, new
 
     # ------------------------------------------------------------------ the rules
-
     def profile_ok(self, fwk: Framework) -> bool:
         """Whether the profile allows the fast path at all."""
         ok = self._ok.get(fwk.profile_name)

@@ -76,6 +76,7 @@ PROPOSE = "ok"
 FAILED = "fail"
 
 GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
+"""Pods carrying this label are dispatched, proposed and committed as one unit per group."""
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 
 NOT_LOCAL = 0
@@ -86,7 +87,6 @@ NODE_DOMAIN = 2
 """Only InterPodAffinity checked, and only anti-affinity by :data:`HOSTNAME_LABEL` (the
 Pod's own terms, and no namespace selectors): on a node alone in its hostname domain the
 verdict depends on that node's Pods only."""
-"""Pods carrying this label are dispatched, proposed and committed as one unit per group."""
 
 Entry = tuple[Any, ...]
 Result = tuple[Any, ...]
