@@ -40,8 +40,22 @@ SPREAD_2103 = foo_pods(
     "p-a1@node-a", "p-a2@node-a", "p-b1@node-b", "p-y1@node-y", "p-y2@node-y", "p-y3@node-y"
 )
 
+
+def _terminating(spec: str) -> api.Pod:
+    p = placed(spec, foo="")
+    p.deletion_timestamp = 1.0
+    return p
+
+
 SINGLE = [
     ("no existing pods", pod({"foo": ""}, tsc(1, "zone", FOO)), FOUR, [], codes(S, S, S, S)),
+    (
+        "terminating Pods should be excluded",
+        pod({"foo": ""}, tsc(1, "node", FOO)),
+        [node("node-a", node="node-a"), node("node-b", node="node-b")],
+        [_terminating("p-a@node-a"), placed("p-b@node-b", foo="")],
+        codes(S, U, names=("node-a", "node-b")),
+    ),
     (
         "no existing pods, incoming pod doesn't match itself",
         pod({"foo": ""}, tsc(1, "zone", BAR)),

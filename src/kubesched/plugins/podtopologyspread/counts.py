@@ -3,7 +3,10 @@
 One :class:`MatchCounts` per :class:`~kubesched.state.cache.ClusterState` (shared by every
 plugin instance using that cluster) observes the cache: for each ``(namespace, selector)``
 pair some Pod's constraint has asked about, it keeps an int64 array over node rows with the
-number of accounted Pods (bound or assumed) in that namespace matching that selector.  An
+number of accounted Pods (bound or assumed) in that namespace matching that selector --
+terminating Pods (``deletionTimestamp`` set) not counted, as upstream's
+``countPodsMatchSelector`` bypasses them (kubernetes#87621).  A Pod becoming terminating
+reaches the cache as an update, i.e. remove + add, so its count goes.  An
 array is built lazily by a from-scratch count on first use, then kept current by
 ``pod_added`` / ``pod_removed`` (a label change reaches the cache as remove + add; a node
 removal removes its Pods first).  Arrays for selectors unused for a while are dropped (at
@@ -103,7 +106,7 @@ class MatchCounts:
 
     def _bump(self, pod: api.Pod, row: int, delta: int) -> None:
         trackers = self._by_namespace.get(pod.namespace)
-        if not trackers:
+        if not trackers or pod.deletion_timestamp is not None:
             return
         labels = pod.labels
         for selector, tracker in trackers.items():
@@ -194,7 +197,9 @@ def recount(cluster: ClusterState, namespace: str, selector: Selector) -> IntArr
     rows = [
         rec.row
         for rec in cluster.pods.values()
-        if rec.pod.namespace == namespace and selector.matches(rec.pod.labels)
+        if rec.pod.namespace == namespace
+        and rec.pod.deletion_timestamp is None
+        and selector.matches(rec.pod.labels)
     ]
     if rows:
         np.add.at(counts, np.asarray(rows, dtype=np.int64), 1)
