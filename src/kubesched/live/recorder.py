@@ -85,7 +85,7 @@ def pod_condition_patch(pod: api.Pod, reason: str, message: str) -> dict[str, An
         "reason": reason,
         "message": message,
         "lastProbeTime": None,
-        "lastTransitionTime": micro_time().split(".")[0] + "Z",
+        "lastTransitionTime": _seconds_now(),
     }
     status: dict[str, Any] = {"conditions": [cond]}
     if _nominated(pod) != pod.nominated_node_name:
@@ -101,8 +101,13 @@ def disruption_condition(message: str) -> dict[str, Any]:
         "status": "True",
         "reason": "PreemptionByScheduler",
         "message": message,
-        "lastTransitionTime": micro_time().split(".")[0] + "Z",
+        "lastTransitionTime": _seconds_now(),
     }
+
+
+def _seconds_now() -> str:
+    """Now as RFC 3339 to the second (a condition's ``lastTransitionTime``)."""
+    return micro_time().split(".")[0] + "Z"
 
 
 def _reference(pod: api.Pod) -> dict[str, str]:
