@@ -300,3 +300,19 @@ def test_activate_moves_from_pool_and_backoff() -> None:
     q.activate([qa.pod, qb.pod])
     assert q.pending_pods()["active"] == 2
     assert q.incoming_counts[("active", "ForceActivate")] == 2
+
+
+def test_requeue_at_once_keeps_attempts_and_first_attempt_time() -> None:
+    """A popped Pod sent back through no fault of its own (a parallel binder's conflict)
+    is active again at once, with its attempt count and first-attempt time."""
+    clock = Clock()
+    q = make_queue(clock)
+    q.add(make_pod("a").obj())
+    first = q.pop()
+    assert first is not None and first.attempts == 1
+    clock.t += 5.0
+    q.requeue_at_once(first)
+    assert q.pending_pods()["active"] == 1 and q.queue_of("default/a") == "active"
+    again = q.pop()
+    assert again is not None and again.attempts == 2
+    assert again.initial_attempt_timestamp == T0

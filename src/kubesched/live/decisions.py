@@ -282,13 +282,7 @@ class Decisions(Scheduler):
 
     def _requeue_now(self, f: Flight, reason: str) -> None:
         """Back to activeQ at once: the Pod did not fail on its own."""
-        qp = f.qp
-        self.queue.done(qp.pod)
-        self.queue.add(qp.pod)
-        again = self.queue.get(qp.pod.key)
-        if again is not None:
-            again.attempts = qp.attempts
-            again.initial_attempt_timestamp = qp.initial_attempt_timestamp
+        self.queue.requeue_at_once(f.qp)
         self.stats[f"requeued:{reason}"] += 1
         self.parallel_metrics.retry(reason)
 

@@ -169,13 +169,7 @@ class ParallelScheduler(Scheduler):
 
     def requeue_now(self, rec: InFlight, reason: str) -> None:
         """Send a handed-out Pod straight back to activeQ (it did not fail on its own)."""
-        qp = rec.qp
-        self.queue.done(qp.pod)
-        self.queue.add(qp.pod)
-        again = self.queue.get(qp.pod.key)
-        if again is not None:
-            again.attempts = qp.attempts
-            again.initial_attempt_timestamp = qp.initial_attempt_timestamp
+        self.queue.requeue_at_once(rec.qp)
         self.parallel_metrics.retry(reason)
 
     # ------------------------------------------------------------------ informer events

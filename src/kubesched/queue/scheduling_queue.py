@@ -214,6 +214,17 @@ class SchedulingQueue(QueueCore):
         finally:
             self._in_flight.done(entry.uid)
 
+    def requeue_at_once(self, qp: QueuedPodInfo) -> None:
+        """A popped Pod whose attempt ended through no fault of its own (a parallel binder's
+        conflict, a lost shard) goes straight back to activeQ, keeping its attempt count and
+        first-attempt time."""
+        self.done(qp.pod)
+        self.add(qp.pod)
+        again = self.get(qp.pod.key)
+        if again is not None:
+            again.attempts = qp.attempts
+            again.initial_attempt_timestamp = qp.initial_attempt_timestamp
+
     def done(self, pod: api.Pod | str) -> None:
         """The attempt for this Pod (a Pod, its UID or its key) is over: bound, dropped or
         requeued; stop tracking it in flight.  A Pod neither requeued nor deleted is forgotten."""
