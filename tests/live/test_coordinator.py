@@ -10,6 +10,7 @@ from typing import Any
 
 from kubesched.api import objects as api
 from kubesched.api.parse import parse_node, parse_pod
+from kubesched.framework.interface import CycleState
 from kubesched.live import sharding as sh
 from kubesched.live.client import ApiError
 from kubesched.live.coordinator import CoordinatorScheduler
@@ -216,3 +217,21 @@ def test_a_409_on_bind_counts_as_a_conflict_and_the_pod_is_handed_out_again() ->
     w.propose("a", "n1")
     w.c.step()
     assert w.api.binds == [("a", "n1")]
+
+
+def test_a_409_after_a_wait_at_permit_counts_as_a_conflict_too() -> None:
+    """A Pod held at Permit binds, once allowed, through the same binding cycle as one that
+    did not wait (``_submit``): its 409 is a conflict as well."""
+    w = World()
+    w.add_node("n1", cpu="4")
+    w.add_pod("a")
+    w.c.step()
+    qp = w.c.flights["default/a"].qp
+    fwk = w.c.profiles[qp.pod.scheduler_name]
+    assumed = qp.pod.bound_to("n1")
+    w.c.cluster.assume_pod(assumed, "n1")
+    w.c.in_flight_bindings += 1
+    w.api.refuse.add("a")
+    w.c._submit(fwk, CycleState(), qp, assumed, w.clock.now, 1)  # what an allowed wait runs
+    assert w.api.binds == [] and w.c.stats["refused:bind_conflict"] == 1
+    assert w.c.cluster.pods == {}  # forgotten

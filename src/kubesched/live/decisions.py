@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from kubesched.api import objects as api
-from kubesched.framework.interface import Code, CycleState, QueuedPodInfo, Status, WaitingPod
+from kubesched.framework.interface import Code, CycleState, QueuedPodInfo, Status
 from kubesched.framework.outcomes import PostFilterResult
 from kubesched.framework.runtime import Framework
 from kubesched.live import sharding as sh
@@ -174,17 +174,9 @@ class Decisions(Scheduler):
             self._requeue_after_forget(assumed, status)
             self._fail(fwk, qp, status, cycle, start)
             return
-        self._activate(state)
-        self.in_flight_bindings += 1
-        if status.code == Code.WAIT:
-            now = self.clock()
-            self._waiting[assumed.key] = (fwk, state, qp, start, cycle, now)
-            deadlines = {name: now + t for name, t in waits.items()}
-            self.handle.waiting_pods.add(WaitingPod(assumed, deadlines, self._decided.append))
-            return
-        self.submit_binding(lambda: self._bind_cycle(fwk, state, qp, assumed, start, cycle))
+        self._hold_or_bind(fwk, state, qp, assumed, status, waits, start, cycle)
 
-    def _bind_cycle(
+    def _binding_cycle(
         self,
         fwk: Framework,
         state: CycleState,
@@ -193,11 +185,12 @@ class Decisions(Scheduler):
         start: float,
         cycle: int,
     ) -> None:
-        """The binding cycle; a bind the API server refused with 409 (the Pod was bound or
-        re-created meanwhile) counts as a conflict.  Either way a failed bind has requeued
-        the Pod (backoff), and it is handed out again as a new attempt."""
+        """The binding cycle (straight after Permit, or once a Pod held there is allowed); a
+        bind the API server refused with 409 (the Pod was bound or re-created meanwhile)
+        counts as a conflict.  Either way a failed bind has requeued the Pod (backoff), and
+        it is handed out again as a new attempt."""
         errors = self.live_api.bind_errors
-        self._binding_cycle(fwk, state, qp, assumed, start, cycle)
+        super()._binding_cycle(fwk, state, qp, assumed, start, cycle)
         if self.live_api.bind_errors == errors:
             return
         self.stats["bind_failed"] += 1

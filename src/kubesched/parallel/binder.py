@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kubesched.api import objects as api
-from kubesched.framework.interface import Code, CycleState, Status, WaitingPod, preempt_pod
+from kubesched.framework.interface import Code, CycleState, Status, preempt_pod
 from kubesched.framework.outcomes import PostFilterResult
 from kubesched.framework.runtime import Framework
 from kubesched.parallel import protocol as p
@@ -263,17 +263,8 @@ class Binder:
             hub._fail(fwk, qp, status, rec.cycle, rec.start)
             self.refused[shard].append((qp.pod.key, status.message()))
             return False
-        hub._activate(state)
-        hub.in_flight_bindings += 1
         hub.committing(assumed.key, shard, rec.sent)
-        if status.code == Code.WAIT:
-            now = hub.clock()
-            deadlines = {name: now + t for name, t in waits.items()}
-            hub._waiting[assumed.key] = (fwk, state, qp, rec.start, rec.cycle, now)
-            hub.handle.waiting_pods.add(WaitingPod(assumed, deadlines, hub._decided.append))
-        else:
-            start, cycle = rec.start, rec.cycle
-            hub.submit_binding(lambda: hub._binding_cycle(fwk, state, qp, assumed, start, cycle))
+        hub._hold_or_bind(fwk, state, qp, assumed, status, waits, rec.start, rec.cycle)
         hub.committed(assumed.key)
         return True
 

@@ -269,6 +269,23 @@ class Scheduler(AlgorithmMixin, WaitingMixin, FailureMixin):
             self._requeue_after_forget(assumed, status)
             self._fail(fwk, qp, status, cycle, start)
             return True
+        self._hold_or_bind(fwk, state, qp, assumed, status, waits, start, cycle)
+        return True
+
+    def _hold_or_bind(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        qp: QueuedPodInfo,
+        assumed: api.Pod,
+        status: Status,
+        waits: dict[str, float],
+        start: float,
+        cycle: int,
+    ) -> None:
+        """After Reserve and Permit passed: activate the Pods the cycle asked for, count the
+        binding in flight, then hold the Pod at Permit (Wait, each plugin's timeout in
+        ``waits``) or start its binding cycle."""
         self._activate(state)
         self.in_flight_bindings += 1
         if status.code == Code.WAIT:
@@ -276,9 +293,8 @@ class Scheduler(AlgorithmMixin, WaitingMixin, FailureMixin):
             deadlines = {name: now + t for name, t in waits.items()}
             self._waiting[assumed.key] = (fwk, state, qp, start, cycle, now)
             self.handle.waiting_pods.add(WaitingPod(assumed, deadlines, self._decided.append))
-            return True
-        self.submit_binding(lambda: self._binding_cycle(fwk, state, qp, assumed, start, cycle))
-        return True
+            return
+        self._submit(fwk, state, qp, assumed, start, cycle)
 
     def _reserve_and_permit(
         self, fwk: Framework, state: CycleState, assumed: api.Pod, node: str
