@@ -229,3 +229,17 @@ class GpuScorePlugin:
     ) -> IntArray:
         """The policy's kernel over the candidates' ``view``; int64 ``(n,)``."""
         raise NotImplementedError
+
+
+class WorkloadScorePlugin(GpuScorePlugin):
+    """A GPU policy that scores against the target workload: given by ``targetWorkload`` in
+    its args, else learned from the Pods already in the cluster and those it scores."""
+
+    def __init__(self, args: Mapping[str, Any] | None, handle: Handle) -> None:
+        super().__init__(args, handle)
+        self.workload = WorkloadModel(parse_target_workload(args, self.name))
+        self.workload.see_cluster(handle.cluster)
+
+    def saw(self, pod: api.Pod, gpod: GpuPod) -> None:
+        """Count the Pod's shape in the learned target workload."""
+        self.workload.see(pod.key, gpod.shape)

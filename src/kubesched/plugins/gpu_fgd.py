@@ -12,11 +12,9 @@ it the workload is learned from the Pods seen.  No NormalizeScore (scores are 0.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import numpy as np
 
-from kubesched.api import objects as api
 from kubesched.api.errors import InputError
 from kubesched.framework import gpupolicies as gp
 from kubesched.framework import gpuview as gv
@@ -26,19 +24,10 @@ from kubesched.state.gpus import GpuTable
 NAME = "GpuFGD"
 
 
-class GpuFGD(gv.GpuScorePlugin):
+class GpuFGD(gv.WorkloadScorePlugin):
     """Prefers the node (and GPU) whose fragmentation grows least."""
 
     name = NAME
-
-    def __init__(self, args: Mapping[str, Any] | None, handle: Handle) -> None:
-        super().__init__(args, handle)
-        self.workload = gv.WorkloadModel(gv.parse_target_workload(args, NAME))
-        self.workload.see_cluster(handle.cluster)
-
-    def saw(self, pod: api.Pod, gpod: gv.GpuPod) -> None:
-        """Count the Pod's shape in the learned target workload."""
-        self.workload.see(pod.key, gpod.shape)
 
     def score_view(
         self, state: CycleState, gpod: gv.GpuPod, table: GpuTable, view: gv.NodeView, rows: IntArray

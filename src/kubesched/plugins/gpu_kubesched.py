@@ -14,7 +14,6 @@ workload is learned from the Pods seen.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import numpy as np
 
@@ -30,19 +29,10 @@ from kubesched.state.gpus import GpuTable
 NAME = "GpuKubesched"
 
 
-class GpuKubesched(gv.GpuScorePlugin):
+class GpuKubesched(gv.WorkloadScorePlugin):
     """Prefers the node (and GPU) that wastes least GPU capacity, now and later."""
 
     name = NAME
-
-    def __init__(self, args: Mapping[str, Any] | None, handle: Handle) -> None:
-        super().__init__(args, handle)
-        self.workload = gv.WorkloadModel(gv.parse_target_workload(args, NAME))
-        self.workload.see_cluster(handle.cluster)
-
-    def saw(self, pod: api.Pod, gpod: gv.GpuPod) -> None:
-        """Count the Pod's shape in the learned target workload."""
-        self.workload.see(pod.key, gpod.shape)
 
     def score_view(
         self, state: CycleState, gpod: gv.GpuPod, table: GpuTable, view: gv.NodeView, rows: IntArray
