@@ -1,0 +1,114 @@
+// kube-oracle answers kubesched's questions with upstream kube-scheduler v1.34's own code.
+//
+//	kube-oracle explain [--stream]   {cluster, pod, config} on stdin -> kubesched.explain's JSON
+//	kube-oracle version              the upstream version it was built against
+//
+// With --stream, every line of stdin is one request and every line of stdout its answer
+// ({"error": "..."} when a request cannot be answered), so one process serves many cases.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/klog/v2"
+
+	"github.com/kubesched/kubesched/oracle/internal/oracle"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: kube-oracle explain [--stream] | version")
+		os.Exit(2)
+	}
+	klog.SetOutput(io.Discard)
+	klog.LogToStderr(false)
+	// Preemption's API calls are made synchronously, so the victims are known when
+	// PostFilter returns (the choice of victims is the same either way).
+	if err := utilfeature.DefaultMutableFeatureGate.Set("SchedulerAsyncPreemption=false"); err != nil {
+		fail(err)
+	}
+	switch os.Args[1] {
+	case "explain":
+		stream := len(os.Args) > 2 && os.Args[2] == "--stream"
+		serve(stream, func(ctx context.Context, raw []byte) (any, error) {
+			var req oracle.ExplainRequest
+			if err := json.Unmarshal(raw, &req); err != nil {
+				return nil, fmt.Errorf("request: %w", err)
+			}
+			return oracle.Explain(ctx, &req)
+		})
+	case "version":
+		fmt.Println(upstreamVersion())
+	default:
+		fmt.Fprintf(os.Stderr, "kube-oracle: unknown verb %q\n", os.Args[1])
+		os.Exit(2)
+	}
+}
+
+// serve answers one request read whole from stdin, or one per line with stream.
+func serve(stream bool, answer func(context.Context, []byte) (any, error)) {
+	out := json.NewEncoder(os.Stdout)
+	if !stream {
+		raw, err := io.ReadAll(os.Stdin)
+		if err != nil {
+			fail(err)
+		}
+		res, err := call(answer, raw)
+		if err != nil {
+			fail(err)
+		}
+		_ = out.Encode(res)
+		return
+	}
+	in := bufio.NewReader(os.Stdin)
+	for {
+		line, err := in.ReadBytes('\n')
+		if len(line) > 1 {
+			res, aerr := call(answer, line)
+			if aerr != nil {
+				res = map[string]string{"error": aerr.Error()}
+			}
+			if eerr := out.Encode(res); eerr != nil {
+				fail(eerr)
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// call answers one request on its own context, turning a panic into an error.
+func call(answer func(context.Context, []byte) (any, error), raw []byte) (res any, err error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
+		}
+	}()
+	return answer(ctx, raw)
+}
+
+func upstreamVersion() string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range info.Deps {
+			if d.Path == "k8s.io/kubernetes" {
+				return d.Path + " " + d.Version
+			}
+		}
+	}
+	return "unknown"
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "kube-oracle:", err)
+	os.Exit(1)
+}

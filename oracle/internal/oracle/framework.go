@@ -1,0 +1,157 @@
+package oracle
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/informers"
+	clientset "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/events"
+	resourceslicetracker "k8s.io/dynamic-resource-allocation/resourceslice/tracker"
+	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/pkg/features"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config/latest"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config/validation"
+	internalqueue "k8s.io/kubernetes/pkg/scheduler/backend/queue"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	frameworkplugins "k8s.io/kubernetes/pkg/scheduler/framework/plugins"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/dynamicresources"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	"k8s.io/kubernetes/pkg/scheduler/metrics"
+	"k8s.io/kubernetes/pkg/scheduler/profile"
+	"k8s.io/kubernetes/pkg/scheduler/util/assumecache"
+
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+)
+
+func init() {
+	metrics.Register()
+}
+
+// LoadConfig decodes a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) with
+// upstream's scheme (defaults applied) and validates it; nil or null gives the defaults.
+func LoadConfig(raw json.RawMessage) (*config.KubeSchedulerConfiguration, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return latest.Default()
+	}
+	obj, gvk, err := scheme.Codecs.UniversalDecoder().Decode(raw, nil, nil)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	cfg, ok := obj.(*config.KubeSchedulerConfiguration)
+	if !ok {
+		return nil, fmt.Errorf("config: got %v, want KubeSchedulerConfiguration", gvk)
+	}
+	if err := validation.ValidateKubeSchedulerConfiguration(cfg); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return cfg, nil
+}
+
+// Env is upstream's framework for every profile, over a fake clientset holding the
+// snapshot's objects (the listers plugins use: Services, ReplicaSets, Namespaces, PDBs,
+// ResourceSlices, ...).
+type Env struct {
+	Client     *fake.Clientset
+	Informers  informers.SharedInformerFactory
+	Frameworks profile.Map
+	Queue      *internalqueue.PriorityQueue
+}
+
+// NewEnv builds the frameworks of cfg as scheduler.New does, with lister as the
+// snapshot every plugin reads nodes from.
+func NewEnv(ctx context.Context, cfg *config.KubeSchedulerConfiguration, objs []runtime.Object,
+	lister framework.SharedLister) (*Env, error) {
+	client := fake.NewClientset(objs...)
+	factory := informers.NewSharedInformerFactory(client, 0)
+	dra, err := draManager(ctx, client, factory)
+	if err != nil {
+		return nil, err
+	}
+	recorders := func(string) events.EventRecorder { return &events.FakeRecorder{} }
+	stop := ctx.Done()
+	fws, err := profile.NewMap(ctx, cfg.Profiles, frameworkplugins.NewInTreeRegistry(), recorders,
+		frameworkruntime.WithClientSet(client),
+		frameworkruntime.WithInformerFactory(factory),
+		frameworkruntime.WithSharedDRAManager(dra),
+		frameworkruntime.WithSnapshotSharedLister(lister),
+		frameworkruntime.WithParallelism(int(cfg.Parallelism)),
+		frameworkruntime.WithMetricsRecorder(metrics.NewMetricsAsyncRecorder(1000, time.Second, stop)),
+		frameworkruntime.WithWaitingPods(frameworkruntime.NewWaitingPodsMap()),
+	)
+	if err != nil {
+		return nil, err
+	}
+	first := fws[cfg.Profiles[0].SchedulerName]
+	queue := internalqueue.NewPriorityQueue(first.QueueSortFunc(), factory,
+		internalqueue.WithMetricsRecorder(*metrics.NewMetricsAsyncRecorder(1000, time.Second, stop)))
+	for _, f := range fws {
+		f.SetPodNominator(queue)
+		f.SetPodActivator(queue)
+	}
+	factory.Start(stop)
+	waitForSync(ctx, factory)
+	return &Env{Client: client, Informers: factory, Frameworks: fws, Queue: queue}, nil
+}
+
+// waitForSync waits for the informers to list the fake clientset: polling every
+// millisecond, not every 100 ms as WaitForCacheSync does (requests are small and many).
+func waitForSync(ctx context.Context, factory informers.SharedInformerFactory) {
+	now := make(chan struct{})
+	close(now)
+	for ctx.Err() == nil {
+		synced := true
+		for _, ok := range factory.WaitForCacheSync(now) {
+			synced = synced && ok
+		}
+		if synced {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func draManager(ctx context.Context, client clientset.Interface, factory informers.SharedInformerFactory) (framework.SharedDRAManager, error) {
+	if !utilfeature.DefaultFeatureGate.Enabled(features.DynamicResourceAllocation) {
+		return nil, nil
+	}
+	logger := klog.FromContext(ctx)
+	claims := assumecache.NewAssumeCache(logger, factory.Resource().V1().ResourceClaims().Informer(), "ResourceClaim", "", nil)
+	opts := resourceslicetracker.Options{
+		EnableDeviceTaints:       utilfeature.DefaultFeatureGate.Enabled(features.DRADeviceTaints),
+		EnableConsumableCapacity: utilfeature.DefaultFeatureGate.Enabled(features.DRAConsumableCapacity),
+		SliceInformer:            factory.Resource().V1().ResourceSlices(),
+		KubeClient:               client,
+	}
+	if opts.EnableDeviceTaints {
+		opts.TaintInformer = factory.Resource().V1alpha3().DeviceTaintRules()
+		opts.ClassInformer = factory.Resource().V1().DeviceClasses()
+	}
+	slices, err := resourceslicetracker.StartTracker(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("resource slice tracker: %w", err)
+	}
+	return dynamicresources.NewDRAManager(ctx, claims, slices, factory), nil
+}
+
+// objectsOf lists a cluster's objects for the fake clientset.
+func objectsOf(c *Cluster, extra ...*v1.Pod) []runtime.Object {
+	objs := make([]runtime.Object, 0, len(c.Nodes)+len(c.Pods)+len(c.Others)+len(extra))
+	for _, n := range c.Nodes {
+		objs = append(objs, n)
+	}
+	for _, p := range c.Pods {
+		objs = append(objs, p)
+	}
+	for _, p := range extra {
+		objs = append(objs, p)
+	}
+	return append(objs, c.Others...)
+}
