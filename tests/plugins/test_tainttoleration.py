@@ -100,7 +100,7 @@ def test_filter(
     else:
         status = verdict.table[code]
         assert status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-        assert status.reasons == (f"node(s) had untolerated taint {want}",)
+        assert status.reasons == ("node(s) had untolerated taint(s)",)  # v1.34: no taint named
 
 
 def test_filter_many_nodes_shares_taint_sets() -> None:
@@ -118,18 +118,18 @@ def test_filter_many_nodes_shares_taint_sets() -> None:
     codes = verdict.codes.tolist()
     assert codes[0] == codes[2] == codes[4] == codes[5] == 0
     assert codes[1] == codes[3] != 0
-    assert verdict.table[codes[1]].reasons == ("node(s) had untolerated taint {a: 1}",)
+    assert verdict.table[codes[1]].reasons == ("node(s) had untolerated taint(s)",)
     # a subset of rows, in another order
     sub = rows[[3, 0]]
     assert plugin().filter(CycleState(), pod(), cluster, sub).codes.tolist()[1] == 0
 
 
-def test_filter_reason_table_is_capped_at_int8() -> None:
+def test_distinct_taints_share_one_reason() -> None:
     nodes = [node(f"n{i}", taint(f"k{i}", "v")) for i in range(130)]
     cluster = make_cluster(nodes)
     verdict = plugin().filter(CycleState(), pod(), cluster, cluster.nodes.order())
     assert (verdict.codes > 0).all()
-    assert max(verdict.table) == 127
+    assert [s.reasons for s in verdict.table.values()] == [(tt.UNTOLERATED,)]
     assert verdict.codes.dtype == np.int8
 
 
@@ -294,7 +294,7 @@ def test_vectorised_filter_and_score_agree_with_scalar_on_random_cases() -> None
             bad = tt.find_untolerated_taint(n.taints, tols)
             assert (code == 0) == (bad is None)
             if bad is not None:
-                assert verdict.table[code].reasons == (tt.untolerated_reason(bad),)
+                assert verdict.table[code].reasons == (tt.UNTOLERATED,)
         raw = p.score(CycleState(), the_pod, cluster, rows).tolist()
         soft = tt.prefer_no_schedule_tolerations(tols)
         assert raw == [tt.count_intolerable_prefer_no_schedule(n.taints, soft) for n in nodes]

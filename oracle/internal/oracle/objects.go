@@ -6,6 +6,7 @@
 package oracle
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -14,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	api "k8s.io/kubernetes/pkg/apis/core"
+	registrypod "k8s.io/kubernetes/pkg/registry/core/pod"
 
 	// API defaulting (requests from limits, protocol TCP, ...) as the API server applies it.
 	_ "k8s.io/kubernetes/pkg/apis/apps/install"
@@ -84,7 +87,29 @@ func DecodeObject(raw json.RawMessage) (runtime.Object, error) {
 		return nil, err
 	}
 	legacyscheme.Scheme.Default(obj)
+	if pod, ok := obj.(*v1.Pod); ok {
+		if err := prepareForCreate(pod); err != nil {
+			return nil, err
+		}
+	}
 	return obj, nil
+}
+
+// prepareForCreate mutates a Pod as the API server does when it is created (the
+// registry's PrepareForCreate: matchLabelKeys merged into affinity and spreading
+// selectors, fields of disabled features dropped), keeping the status it was given.
+func prepareForCreate(p *v1.Pod) error {
+	internal := &api.Pod{}
+	if err := legacyscheme.Scheme.Convert(p, internal, nil); err != nil {
+		return err
+	}
+	registrypod.Strategy.PrepareForCreate(context.Background(), internal)
+	status := p.Status
+	if err := legacyscheme.Scheme.Convert(internal, p, nil); err != nil {
+		return err
+	}
+	p.Status = status
+	return nil
 }
 
 // DecodePod decodes a Pod, defaulting its apiVersion and kind when absent.

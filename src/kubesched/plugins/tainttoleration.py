@@ -3,15 +3,14 @@
 Upstream ``tainttoleration/taint_toleration.go`` (v1.34, QueueingHints enabled):
 
 - Filter: the first NoSchedule/NoExecute taint (in node order) that no toleration tolerates
-  rejects the node, UnschedulableAndUnresolvable ``node(s) had untolerated taint {key: value}``.
+  rejects the node, UnschedulableAndUnresolvable ``node(s) had untolerated taint(s)`` (v1.34
+  no longer names the taint in the reason; it logs it).
 - Score: the number of PreferNoSchedule taints not tolerated by the Pod's tolerations whose
   effect is PreferNoSchedule or empty; NormalizeScore is ``DefaultNormalizeScore`` reversed
   (fewest intolerable taints scores 100).
 
 Nodes share interned taint sets (``NodeTable.taint_set`` ids into ``taint_sets``), so each
-distinct set among ``rows`` is evaluated once and the answer indexed back.  Deviation: int8
-verdict codes allow at most 127 distinct reasons per call; further distinct untolerated
-taints reuse the 127th reason (the node is still rejected).
+distinct set among ``rows`` is evaluated once and the answer indexed back.
 """
 
 from __future__ import annotations
@@ -41,7 +40,6 @@ from kubesched.state.cache import ClusterState
 
 NAME = "TaintToleration"
 ERR_REASON_NOT_MATCH = "node(s) had taints that the pod didn't tolerate"
-_MAX_CODES = 127
 _PRE_SCORE_KEY = "PreScore" + NAME
 
 Taints = tuple[api.Taint, ...]
@@ -71,21 +69,11 @@ class TaintToleration:
         if len(table.taint_sets) == 1 or not ids.any():
             return Verdict.all_pass(rows.shape[0])
         uniq, inverse = np.unique(ids, return_inverse=True)
-        reasons: dict[str, int] = {}
-        statuses: dict[int, Status] = {}
         per_set = np.zeros(uniq.shape[0], dtype=np.int8)
         for i, tid in enumerate(uniq.tolist()):
-            taint = find_untolerated_taint(table.taint_sets[tid], pod.tolerations)
-            if taint is None:
-                continue
-            reason = untolerated_reason(taint)
-            code = reasons.get(reason)
-            if code is None:
-                code = min(len(reasons) + 1, _MAX_CODES)
-                reasons[reason] = code
-                statuses.setdefault(code, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (reason,)))
-            per_set[i] = code
-        return Verdict(per_set[inverse.reshape(-1)], statuses)
+            if find_untolerated_taint(table.taint_sets[tid], pod.tolerations) is not None:
+                per_set[i] = 1
+        return Verdict(per_set[inverse.reshape(-1)], {1: _UNTOLERATED_STATUS})
 
     def pre_score(
         self, state: CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
@@ -182,9 +170,8 @@ def tolerations_tolerate_taints(taints: Iterable[api.Taint], tolerations: Tolera
     return find_untolerated_taint(taints, tolerations) is None
 
 
-def untolerated_reason(taint: api.Taint) -> str:
-    """The v1.34 Filter reason for ``taint``: ``node(s) had untolerated taint {k: v}``."""
-    return f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
+UNTOLERATED = "node(s) had untolerated taint(s)"
+_UNTOLERATED_STATUS = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (UNTOLERATED,))
 
 
 def prefer_no_schedule_tolerations(tolerations: Tolerations) -> Tolerations:

@@ -1,0 +1,161 @@
+"""Compare ``kubesched.explain`` with upstream's answer (``kube-oracle explain``).
+
+``Oracle`` keeps one ``kube-oracle explain --stream`` process and sends it requests one
+JSON line each.  ``differences(ours, theirs)`` lists what a user would see differ: the
+result, the message of a Pod that does not schedule, every node's verdict, rejecting plugin,
+reasons, weighted score and per-plugin normalized scores (a plugin upstream skips counts
+as 0), and for a scheduled Pod the set of top-scored nodes (upstream picks one of them at
+random).  ``shrink`` removes objects and fields while the case still differs, so a saved
+regression is small.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent
+BINARY = ROOT / "bin" / "kube-oracle"
+BUILD_HINT = "bash oracle/build.sh (needs Go; builds upstream kube-scheduler v1.34)"
+
+
+class OracleMissing(RuntimeError):
+    """kube-oracle has not been built."""
+
+
+class Oracle:
+    """One ``kube-oracle explain --stream`` process."""
+
+    def __init__(self, binary: Path = BINARY) -> None:
+        if not os.access(binary, os.X_OK):
+            raise OracleMissing(f"{binary} is missing: run {BUILD_HINT}")
+        self.proc = subprocess.Popen(
+            [str(binary), "explain", "--stream"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    def explain(self, request: dict[str, Any]) -> dict[str, Any]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps(request) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError("kube-oracle exited")
+        answer: dict[str, Any] = json.loads(line)
+        return answer
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+    def __enter__(self) -> Oracle:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
+def ours(request: dict[str, Any]) -> dict[str, Any]:
+    """kubesched's answer; an input error is an answer too (upstream may accept the input)."""
+    import kubesched
+    from kubesched.api.errors import InputError
+
+    try:
+        return kubesched.explain(
+            copy.deepcopy(request["cluster"]), copy.deepcopy(request["pod"]), request["config"]
+        )
+    except InputError as e:
+        return {"error": str(e)}
+
+
+def differences(mine: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
+    """What differs between kubesched's and upstream's answers, one line each."""
+    if "error" in theirs or "error" in mine:
+        if ("error" in theirs) != ("error" in mine):
+            return [f"error: ours {mine.get('error')!r}, upstream {theirs.get('error')!r}"]
+        return []
+    out: list[str] = []
+    if mine["result"] != theirs["result"]:
+        out.append(f"result: ours {mine['result']}, upstream {theirs['result']}")
+    if theirs["result"] in ("Unschedulable", "Gated") and mine["message"] != theirs["message"]:
+        out.append(f"message: ours {mine['message']!r}, upstream {theirs['message']!r}")
+    if theirs["result"] == "Scheduled" and mine["result"] == "Scheduled":
+        top = set(theirs["topNodes"])
+        if mine["selectedNode"] not in top:
+            out.append(f"selectedNode: ours {mine['selectedNode']}, upstream one of {sorted(top)}")
+    mine_nodes, their_nodes = mine.get("nodes", {}), theirs.get("nodes", {})
+    if theirs["result"] != "Error":
+        for name in sorted(set(mine_nodes) | set(their_nodes)):
+            out.extend(_node_differences(name, mine_nodes.get(name), their_nodes.get(name)))
+    return out
+
+
+def _node_differences(name: str, a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[str]:
+    if a is None or b is None:
+        return [f"{name}: ours {'absent' if a is None else 'present'}, upstream the other"]
+    out = []
+    for key in ("feasible", "plugin", "reasons", "score"):
+        if a.get(key) != b.get(key):
+            out.append(f"{name}.{key}: ours {a.get(key)!r}, upstream {b.get(key)!r}")
+    sa, sb = a.get("scores", {}), b.get("scores", {})
+    for plugin in sorted(set(sa) | set(sb)):
+        if sa.get(plugin, 0) != sb.get(plugin, 0):
+            out.append(f"{name}.scores.{plugin}: ours {sa.get(plugin)}, upstream {sb.get(plugin)}")
+    return out
+
+
+def compare(oracle: Oracle, request: dict[str, Any]) -> list[str]:
+    return differences(ours(request), oracle.explain(request))
+
+
+def shrink(request: dict[str, Any], differs: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+    """Greedily drop cluster items and Pod/config fields while ``differs`` stays true."""
+    best = copy.deepcopy(request)
+    changed = True
+    while changed:
+        changed = False
+        for candidate in _smaller(best):
+            if differs(candidate):
+                best, changed = candidate, True
+                break
+    return best
+
+
+def _smaller(request: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    items = request["cluster"]["items"]
+    for i in range(len(items)):
+        c = copy.deepcopy(request)
+        del c["cluster"]["items"][i]
+        yield c
+    if request.get("config") is not None:
+        c = copy.deepcopy(request)
+        c["config"] = None
+        yield c
+    for path in _paths(request["pod"].get("spec", {}), ("pod", "spec")):
+        c = copy.deepcopy(request)
+        parent: Any = c
+        for key in path[:-1]:
+            parent = parent[key]
+        del parent[path[-1]]
+        yield c
+
+
+def _paths(value: Any, prefix: tuple[Any, ...]) -> Iterator[tuple[Any, ...]]:
+    """Removable leaves and subtrees of the incoming Pod's spec, biggest first."""
+    if isinstance(value, dict):
+        for key in list(value):
+            if prefix == ("pod", "spec") and key == "containers":
+                continue
+            yield (*prefix, key)
+            yield from _paths(value[key], (*prefix, key))
+    elif isinstance(value, list) and len(value) > 1:
+        for i in range(len(value)):
+            yield (*prefix, i)
