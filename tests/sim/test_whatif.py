@@ -24,7 +24,7 @@ def test_pods_are_scheduled_in_creation_order_until_nothing_fits() -> None:
         "result": "Unschedulable",
         "node": None,
         "message": "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are "
-        "available: 1 No preemption victims found for incoming pod..",
+        "available: 1 No preemption victims found for incoming pod.",
         "attempts": 1,
     }
     assert out["summary"]["scheduled"] == 2
