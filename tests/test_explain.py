@@ -133,3 +133,44 @@ def test_the_shared_snapshot_explains_the_pending_web_pod() -> None:
     ]
     assert out["result"] == "Scheduled"
     assert out["selectedNode"] in ("kind-worker", "kind-worker2")
+
+
+def to_nodes(*names: str) -> dict[str, Any]:
+    """Required node affinity to ``names`` by ``metadata.name`` (one term each, ORed), as a
+    DaemonSet controller writes it."""
+    terms = [
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [name]}]}
+        for name in names
+    ]
+    req = {"nodeSelectorTerms": terms}
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": req}}
+
+
+def test_affinity_to_a_deleted_node_is_unschedulable_on_every_node() -> None:
+    """Upstream: NodeAffinity's PreFilterResult names only the ghost; findNodesThatFitPod
+    keeps the names the snapshot has (none) and gives every other node its reason."""
+    out = kubesched.explain(
+        as_list(node("n1"), node("n2"), node("n3")), pod("ds", affinity=to_nodes("ghost"))
+    )
+    assert out["result"] == "Unschedulable"
+    assert out["selectedNode"] is None
+    assert out["message"] == (
+        "0/3 nodes are available: 3 node(s) didn't satisfy plugin(s) [NodeAffinity]."
+    )
+    reason = "node(s) didn't satisfy plugin(s) [NodeAffinity]"
+    rejected = {"feasible": False, "plugin": "NodeAffinity", "reasons": [reason]}
+    assert out["nodes"] == {n: {**rejected, "score": 0, "scores": {}} for n in ("n1", "n2", "n3")}
+
+
+def test_affinity_to_a_deleted_and_an_existing_node_filters_the_existing_one() -> None:
+    cluster = as_list(
+        node("n1"), node("n2", cpu="2"), node("n3"), pod("full", cpu="2", node_name="n2")
+    )
+    out = kubesched.explain(cluster, pod("ds", cpu="1", affinity=to_nodes("ghost", "n2")))
+    assert out["result"] == "Unschedulable"
+    assert out["message"] == (
+        "0/3 nodes are available: 1 Insufficient cpu, "
+        "2 node(s) didn't satisfy plugin(s) [NodeAffinity]."
+    )
+    assert out["nodes"]["n2"]["plugin"] == "NodeResourcesFit"
+    assert out["nodes"]["n1"]["plugin"] == out["nodes"]["n3"]["plugin"] == "NodeAffinity"
