@@ -174,3 +174,20 @@ def test_affinity_to_a_deleted_and_an_existing_node_filters_the_existing_one() -
     )
     assert out["nodes"]["n2"]["plugin"] == "NodeResourcesFit"
     assert out["nodes"]["n1"]["plugin"] == out["nodes"]["n3"]["plugin"] == "NodeAffinity"
+
+
+def test_a_gated_pod_is_gated_with_schedules_message_and_the_nodes_as_if_ungated() -> None:
+    """Upstream's PreEnqueue keeps a Pod with schedulingGates out of activeQ: no cycle, no
+    node.  explain says so as ``schedule`` does and still evaluates every node."""
+    cluster = as_list(node("a", cpu="1"), node("b"))
+    gated = pod("g", cpu="2", schedulingGates=[{"name": "example.com/hold"}, {"name": "x/y"}])
+    out = kubesched.explain(cluster, gated)
+    assert out["result"] == "Gated"
+    assert out["selectedNode"] is None
+    assert out["message"] == "waiting for scheduling gates: [example.com/hold x/y]"
+    scheduled = kubesched.schedule(cluster, as_list(gated))["pods"]["default/g"]
+    assert (scheduled["result"], scheduled["message"]) == ("Gated", out["message"])
+    assert out["nodes"]["a"]["reasons"] == ["Insufficient cpu"]
+    assert out["nodes"]["b"]["feasible"] and out["nodes"]["b"]["scores"]
+    ungated = kubesched.explain(cluster, pod("g", cpu="2"))
+    assert out["nodes"] == ungated["nodes"]
