@@ -46,6 +46,24 @@ def test_explain_text_is_a_table(
     assert "rejected by NodeResourcesFit" in out
 
 
+def test_explain_of_a_gated_pod(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    gated = files["dir"] / "gated.yaml"
+    gated.write_text(files["pod"].read_text() + "  schedulingGates: [{name: example.com/hold}]\n")
+    args = ["explain", "--cluster", str(files["cluster"]), "--pod", str(gated)]
+    assert main([*args, "-o", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["result"], out["selectedNode"]) == ("Gated", None)
+    assert out["message"] == "waiting for scheduling gates: [example.com/hold]"
+    assert out["nodes"]["b"]["feasible"]
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    assert "Result:   Gated" in text
+    assert "Node:     -" in text
+    assert "Message:  waiting for scheduling gates: [example.com/hold]" in text
+    assert "if the gates were removed" in text
+    assert "rejected by NodeResourcesFit" in text
+
+
 def test_schedule_json(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     rc = main(
         ["schedule", "--cluster", str(files["cluster"]), "--pods", str(files["pods"]), "-o", "json"]

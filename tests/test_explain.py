@@ -133,3 +133,61 @@ def test_the_shared_snapshot_explains_the_pending_web_pod() -> None:
     ]
     assert out["result"] == "Scheduled"
     assert out["selectedNode"] in ("kind-worker", "kind-worker2")
+
+
+def to_nodes(*names: str) -> dict[str, Any]:
+    """Required node affinity to ``names`` by ``metadata.name`` (one term each, ORed), as a
+    DaemonSet controller writes it."""
+    terms = [
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [name]}]}
+        for name in names
+    ]
+    req = {"nodeSelectorTerms": terms}
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": req}}
+
+
+def test_affinity_to_a_deleted_node_is_unschedulable_on_every_node() -> None:
+    """Upstream: NodeAffinity's PreFilterResult names only the ghost; findNodesThatFitPod
+    keeps the names the snapshot has (none) and gives every other node its reason."""
+    out = kubesched.explain(
+        as_list(node("n1"), node("n2"), node("n3")), pod("ds", affinity=to_nodes("ghost"))
+    )
+    assert out["result"] == "Unschedulable"
+    assert out["selectedNode"] is None
+    assert out["message"] == (
+        "0/3 nodes are available: 3 node(s) didn't satisfy plugin(s) [NodeAffinity]."
+    )
+    reason = "node(s) didn't satisfy plugin(s) [NodeAffinity]"
+    rejected = {"feasible": False, "plugin": "NodeAffinity", "reasons": [reason]}
+    assert out["nodes"] == {n: {**rejected, "score": 0, "scores": {}} for n in ("n1", "n2", "n3")}
+
+
+def test_affinity_to_a_deleted_and_an_existing_node_filters_the_existing_one() -> None:
+    cluster = as_list(
+        node("n1"), node("n2", cpu="2"), node("n3"), pod("full", cpu="2", node_name="n2")
+    )
+    out = kubesched.explain(cluster, pod("ds", cpu="1", affinity=to_nodes("ghost", "n2")))
+    assert out["result"] == "Unschedulable"
+    assert out["message"] == (
+        "0/3 nodes are available: 1 Insufficient cpu, "
+        "2 node(s) didn't satisfy plugin(s) [NodeAffinity]."
+    )
+    assert out["nodes"]["n2"]["plugin"] == "NodeResourcesFit"
+    assert out["nodes"]["n1"]["plugin"] == out["nodes"]["n3"]["plugin"] == "NodeAffinity"
+
+
+def test_a_gated_pod_is_gated_with_schedules_message_and_the_nodes_as_if_ungated() -> None:
+    """Upstream's PreEnqueue keeps a Pod with schedulingGates out of activeQ: no cycle, no
+    node.  explain says so as ``schedule`` does and still evaluates every node."""
+    cluster = as_list(node("a", cpu="1"), node("b"))
+    gated = pod("g", cpu="2", schedulingGates=[{"name": "example.com/hold"}, {"name": "x/y"}])
+    out = kubesched.explain(cluster, gated)
+    assert out["result"] == "Gated"
+    assert out["selectedNode"] is None
+    assert out["message"] == "waiting for scheduling gates: [example.com/hold x/y]"
+    scheduled = kubesched.schedule(cluster, as_list(gated))["pods"]["default/g"]
+    assert (scheduled["result"], scheduled["message"]) == ("Gated", out["message"])
+    assert out["nodes"]["a"]["reasons"] == ["Insufficient cpu"]
+    assert out["nodes"]["b"]["feasible"] and out["nodes"]["b"]["scores"]
+    ungated = kubesched.explain(cluster, pod("g", cpu="2"))
+    assert out["nodes"] == ungated["nodes"]

@@ -25,7 +25,8 @@ def explain(
     pod: Mapping[str, Any],
     config: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Every node's filter verdict and reasons, every plugin's score, and the chosen node."""
+    """Every node's filter verdict and reasons, every plugin's score, and the chosen node;
+    ``result`` is ``Scheduled``, ``Unschedulable``, ``Gated`` (schedulingGates) or ``Error``."""
     from kubesched.explainer import explain as _explain
 
     return _explain(cluster, pod, config)

@@ -6,6 +6,10 @@ returns each node's filter verdict with reasons, each plugin's normalized score,
 weighted total and the node the scheduler would pick (ties broken by the same seeded
 generator the scheduler starts with).  Output shape: DESIGN.md section 5.
 
+A Pod a PreEnqueue plugin holds back (``spec.schedulingGates``) is ``"Gated"`` with the
+message ``schedule`` gives (``waiting for scheduling gates: [...]``) and no selected node;
+its ``nodes`` are what the cycle would find if the gates were removed.
+
 With ``extenders`` configured, the filter extenders are called once with every node the
 plugins found feasible and the prioritize extenders once with the nodes left (real HTTP
 calls, as the scheduler makes them); each node they saw gets an ``"extenders"`` mapping
@@ -108,13 +112,18 @@ def explain(
     )
     extenders = Extenders(ext_configs) if ext_configs else None
     try:
-        return _evaluate(fwk, state_cluster, p, out, extenders)
+        _evaluate(fwk, state_cluster, p, out, extenders)
     except (PluginError, ExtenderError) as e:
         out["result"], out["message"] = "Error", str(e)
-        return out
     finally:
         if extenders is not None:
             extenders.close()
+    gate = fwk.run_pre_enqueue(p)
+    if not gate.is_success():
+        # Upstream's PreEnqueue keeps the Pod out of activeQ, so no cycle runs for it; the
+        # nodes still show what a cycle would find once the gates are removed.
+        out.update(result="Gated", selectedNode=None, message=gate.message())
+    return out
 
 
 def _evaluate(

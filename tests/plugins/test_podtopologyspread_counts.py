@@ -267,5 +267,5 @@ def test_unsatisfiable_spread_reports_the_upstream_reasons() -> None:
         f"1 {pts.ERR_REASON_CONSTRAINTS_NOT_MATCH}, 1 {pts.ERR_REASON_NODE_LABEL_NOT_MATCH}."
         # DefaultPreemption's part, with upstream's double period:
         " preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod,"
-        " 2 Preemption is not helpful for scheduling.."
+        " 2 Preemption is not helpful for scheduling."
     )

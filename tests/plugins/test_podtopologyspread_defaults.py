@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+import kubesched
 from kubesched.api import objects as api
 from kubesched.framework.interface import Code, CycleState, Handle
 from kubesched.plugins import podtopologyspread as pts
@@ -25,6 +26,9 @@ from tests.plugins.test_podtopologyspread_scoring import (
     hz,
     run_score,
 )
+from tests.test_explain import as_list
+from tests.test_explain import node as explain_node
+from tests.test_explain import pod as explain_pod
 
 
 def test_system_defaulting_with_a_service_and_no_zone_labels() -> None:
@@ -50,6 +54,43 @@ def test_system_default_weights_count_missing_zone_as_a_domain() -> None:
     pre = state[_PRE_SCORE_KEY]
     assert [sc.constraint.max_skew for sc in pre.constraints] == [3, 5]
     assert [sc.weight for sc in pre.constraints] == [math.log(6), math.log(4)]
+
+
+def test_issue_16_example_through_explain_matches_upstream_v1_34() -> None:
+    """Zones a, a, b and a node without a zone; Service app=web with 2 Pods on n1, 1 on n3.
+
+    Under the system defaults (hostname maxSkew 3, zone maxSkew 5) upstream's
+    ``initPreScoreState`` does not require every key, so the zoneless n4 is the domain ""
+    (upstream's own case: "Nodes with no zone are not excluded. They are considered a
+    separate zone."): zone weight log(3+2), hostname weight log(4+2); raw 13/9/9/2,
+    normalized 15/46/46/100.  Upstream v1.34.4's plugin run on this cluster gives exactly
+    these numbers; issue 16's 16/41/41/100 would need the zoneless node left out."""
+    zone = "topology.kubernetes.io/zone"
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"selector": {"app": "web"}},
+    }
+
+    def web(name: str, node_name: str | None = None) -> dict[str, Any]:
+        p = explain_pod(name, node_name=node_name)
+        p["metadata"]["labels"] = {"app": "web"}
+        return p
+
+    cluster = as_list(
+        explain_node("n1", **{zone: "a"}),
+        explain_node("n2", **{zone: "a"}),
+        explain_node("n3", **{zone: "b"}),
+        explain_node("n4"),
+        service,
+        web("w1", "n1"),
+        web("w2", "n1"),
+        web("w3", "n3"),
+    )
+    out = kubesched.explain(cluster, web("new"))
+    got = {n: info["scores"]["PodTopologySpread"] for n, info in out["nodes"].items()}
+    assert got == {"n1": 15, "n2": 46, "n3": 46, "n4": 100}
 
 
 def test_weights_and_ignored_nodes() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import kubesched
-from tests.test_explain import as_list, node, pod
+from tests.test_explain import as_list, node, pod, to_nodes
 
 
 def test_pods_are_scheduled_in_creation_order_until_nothing_fits() -> None:
@@ -24,7 +24,7 @@ def test_pods_are_scheduled_in_creation_order_until_nothing_fits() -> None:
         "result": "Unschedulable",
         "node": None,
         "message": "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are "
-        "available: 1 No preemption victims found for incoming pod..",
+        "available: 1 No preemption victims found for incoming pod.",
         "attempts": 1,
     }
     assert out["summary"]["scheduled"] == 2
@@ -69,3 +69,36 @@ def test_pods_may_name_a_priority_class_of_the_snapshot() -> None:
     p["spec"]["priorityClassName"] = "high"
     out = kubesched.schedule(as_list(node("a"), high), as_list(p))
     assert out["pods"]["default/p"]["result"] == "Scheduled"
+
+
+def test_affinity_to_a_deleted_node_is_unschedulable_not_an_error() -> None:
+    """A DaemonSet Pod whose node was deleted: upstream's FitError, one attempt (it used to
+    crash the cycle and be retried as an Error)."""
+    cluster = as_list(node("n1"), node("n2"), node("n3"))
+    out = kubesched.schedule(cluster, as_list(pod("ds", affinity=to_nodes("ghost"))))
+    assert out["pods"]["default/ds"] == {
+        "result": "Unschedulable",
+        "node": None,
+        "message": "0/3 nodes are available: 3 node(s) didn't satisfy plugin(s) [NodeAffinity]."
+        " preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.",
+        "attempts": 1,
+    }
+    assert out["summary"]["error"] == 0
+
+
+def test_affinity_to_a_deleted_and_an_existing_node() -> None:
+    cluster = as_list(
+        node("n1"), node("n2", cpu="2"), node("n3"), pod("full", cpu="2", node_name="n2")
+    )
+    pods = as_list(pod("ds", cpu="1", affinity=to_nodes("ghost", "n2")), pod("ok", cpu="1"))
+    out = kubesched.schedule(cluster, pods)
+    assert out["pods"]["default/ds"]["message"] == (
+        "0/3 nodes are available: 1 Insufficient cpu, "
+        "2 node(s) didn't satisfy plugin(s) [NodeAffinity]. preemption: 0/3 nodes are "
+        "available: 1 No preemption victims found for incoming pod, "
+        "2 Preemption is not helpful for scheduling."
+    )
+    assert out["pods"]["default/ok"]["result"] == "Scheduled"
+    roomy = as_list(node("n1"), node("n2"), node("n3"))
+    fits = kubesched.schedule(roomy, as_list(pod("ds", affinity=to_nodes("ghost", "n2"))))
+    assert fits["pods"]["default/ds"]["node"] == "n2"

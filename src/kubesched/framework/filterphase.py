@@ -35,6 +35,16 @@ from kubesched.framework.outcomes import (
 )
 
 
+def _no_node_left(narrowing: set[str]) -> str:
+    """Upstream ``RunPreFilterPlugins``' reason when the merged PreFilterResults name no node:
+    ``node(s) didn't satisfy plugin A`` for one plugin, else ``node(s) didn't satisfy
+    plugin(s) [A B] simultaneously`` (Go's ``%v`` of the sorted names)."""
+    names = sorted(narrowing)
+    if len(names) == 1:
+        return f"node(s) didn't satisfy plugin {names[0]}"
+    return f"node(s) didn't satisfy plugin(s) [{' '.join(names)}] simultaneously"
+
+
 class FilterPhase:
     """PreFilter, Filter (with nominated Pods) and PreFilterExtensions of one profile."""
 
@@ -73,11 +83,8 @@ class FilterPhase:
                 result = r if result is None else result.merge(r)
                 assert result.node_names is not None
                 if not result.node_names:
-                    s = Status(
-                        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                        (f"node(s) didn't satisfy plugin(s) {sorted(narrowing)}".replace("'", ""),),
-                        p.name,
-                    )
+                    reason = _no_node_left(narrowing)
+                    s = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (reason,), p.name)
                     self._timed("PreFilter", start, s)
                     return None, s, narrowing
         self._timed("PreFilter", start, SUCCESS)

@@ -79,6 +79,11 @@ class PluginError(Exception):
 
 
 def merge_outcomes(parts: list[FilterOutcome], statuses: list[Status]) -> FilterOutcome:
+    """The chunks ``parts`` as one outcome, in order; no chunk at all (the PreFilterResult
+    named no node of the snapshot) is an outcome with no node."""
+    if not parts:
+        empty = np.zeros(0, dtype=np.int64)
+        return FilterOutcome(empty, empty.copy(), empty.copy(), statuses, 0)
     if len(parts) == 1:
         parts[0].statuses = statuses
         return parts[0]

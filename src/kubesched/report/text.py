@@ -39,6 +39,8 @@ def explain_table(result: dict[str, Any]) -> str:
         "",
         "",
     ]
+    if result["result"] == "Gated":  # no cycle runs for it; explain evaluated the nodes anyway
+        head[-1:-1] = ["The nodes are what a cycle would find if the gates were removed.", ""]
     plugins: list[str] = []
     for info in nodes.values():
         for name in info["scores"]:

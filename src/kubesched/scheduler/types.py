@@ -56,8 +56,8 @@ class Diagnosis:
             parts = sorted(f"{c} {r}" for r, c in self.reason_counts.items())
             if parts:
                 msg += " " + ", ".join(parts) + "."
-        if self.post_filter_msg:
-            msg += f" {self.post_filter_msg}."
+        if self.post_filter_msg:  # v1.34 appends " %v": no second period
+            msg += f" {self.post_filter_msg}"
         return msg
 
 
