@@ -41,6 +41,21 @@ UPSTREAM = [
     ("scheduler_preemption_attempts_total", "counter", (), None),
     ("scheduler_preemption_victims", "histogram", (), (1, 2, 7)),
     ("scheduler_cache_size", "gauge", ("type",), None),
+    (
+        "scheduler_plugin_evaluation_total",
+        "counter",
+        ("plugin", "extension_point", "profile"),
+        None,
+    ),
+    ("scheduler_permit_wait_duration_seconds", "histogram", ("result",), (0.001, 2, 15)),
+    (
+        "scheduler_queueing_hint_execution_duration_seconds",
+        "histogram",
+        ("plugin", "event", "hint"),
+        (0.00001, 1.5, 20),
+    ),
+    ("scheduler_event_handling_duration_seconds", "histogram", ("event",), (0.0001, 2, 12)),
+    ("scheduler_inflight_events", "gauge", ("event",), None),
 ]
 
 # `le` strings as kube-scheduler's /metrics prints them (Go's shortest float formatting).
@@ -72,7 +87,12 @@ def _exercised() -> m.SchedulerMetrics:
         incoming={("active", "PodAdd"): 1},
         rejected=[("default-scheduler", ["NodeResourcesFit"])],
         cache={"nodes": 1, "pods": 0, "assumed_pods": 0},
+        evaluations={("NodeResourcesFit", "Filter", "default-scheduler"): 3},
+        inflight={"PodPopped": 1, "NodeAdd": 1},
     )
+    sm.record_permit_wait("SUCCESS", 1.5)
+    sm.hint_recorder()(0.00002, "NodeResourcesFit", "NodeAdd", "Queue")
+    sm.event_recorder()(0.0003, "NodeAdd")
     sm.record_binder_conflict("resources")
     sm.record_quota("team-a", "admitted", {"cpu": 1000})
     sm.record_gang("default-scheduler", "scheduled", 2.0)
@@ -129,12 +149,40 @@ def test_bucket_labels_print_like_kube_scheduler(name: str, strings: list[str]) 
         assert f'le="{le}"' in text, (name, le)
 
 
-def test_help_strings_are_upstreams(families: dict[str, object]) -> None:
-    fam = families["scheduler_schedule_attempts"]
-    assert fam.documentation == (  # type: ignore[attr-defined]
-        "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could "
-        "not be scheduled, while 'error' means an internal scheduler problem."
-    )
+@pytest.mark.parametrize(
+    ("family", "help_text"),
+    [
+        (
+            "scheduler_schedule_attempts",
+            "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod "
+            "could not be scheduled, while 'error' means an internal scheduler problem.",
+        ),
+        (
+            "scheduler_plugin_evaluation",
+            "Number of attempts to schedule pods by each plugin and the extension point "
+            "(available only in PreFilter, Filter, PreScore, and Score).",
+        ),
+        ("scheduler_permit_wait_duration_seconds", "Duration of waiting on permit."),
+        (
+            "scheduler_queueing_hint_execution_duration_seconds",
+            "Duration for running a queueing hint function of a plugin.",
+        ),
+        ("scheduler_event_handling_duration_seconds", "Event handling latency in seconds."),
+        (
+            "scheduler_inflight_events",
+            "Number of events currently tracked in the scheduling queue.",
+        ),
+    ],
+)
+def test_help_strings_are_upstreams(
+    families: dict[str, object], family: str, help_text: str
+) -> None:
+    assert families[family].documentation == help_text  # type: ignore[attr-defined]
+
+
+def test_permit_wait_result_is_upstreams_code_string(families: dict[str, object]) -> None:
+    samples = families["scheduler_permit_wait_duration_seconds"].samples  # type: ignore[attr-defined]
+    assert {s.labels["result"] for s in samples} == {"Success"}
 
 
 def test_no_created_series_and_every_family_known(families: dict[str, object]) -> None:

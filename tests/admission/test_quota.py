@@ -108,26 +108,24 @@ def test_pod_to_quota_by_label_then_namespace() -> None:
 
 
 @pytest.mark.parametrize(
-    ("used_b", "victim", "allowed"),
+    ("used_b", "allowed"),
     [
-        (16, 1, True),
-        (9, 1, True),
-        (9, 2, False),  # would take b below its min
-        (8, 1, False),  # b does not borrow
+        (16, True),
+        (9, True),  # even a victim of 2 GPUs, taking b below its min (upstream)
+        (8, False),  # b does not borrow
     ],
 )
-def test_victim_never_below_own_min(used_b: int, victim: int, allowed: bool) -> None:
+def test_victims_while_their_quota_is_over_min(used_b: int, allowed: bool) -> None:
     t = flat()
     used = t.used.copy()
     used[t.index["b"], 0] = used_b
-    got = t.victim_allowed(t.index["b"], t.vector({GPU: victim}), used, t.index["a"])
-    assert got is allowed
+    assert t.victim_eligible(t.index["b"], used, t.index["a"]) is allowed
 
 
 def test_siblings_reclaim_below_a_parent_within_its_min() -> None:
     t = QuotaTree([q("p", 16, 16), q("a", 8, parent="p"), q("b", 8, parent="p")])
     t.add("k/b", t.index["b"], t.vector({GPU: 16}))
-    assert t.victim_allowed(t.index["b"], t.vector({GPU: 1}), t.used, t.index["a"])
+    assert t.victim_eligible(t.index["b"], t.used, t.index["a"])
 
 
 @settings(max_examples=60, deadline=None)
@@ -166,3 +164,15 @@ def test_usage_never_exceeds_what_the_tree_allows(
             for a in t.path(qi):
                 total[a] += vec
         assert (total == t.used).all()
+
+
+def test_victims_of_a_quota_over_min_on_one_resource_only() -> None:
+    """Upstream ``usedOverMin`` is true when *some* resource exceeds min: b borrows GPUs while
+    far below its cpu min, and its Pods are still victims (issue 16)."""
+    mins, maxs = {GPU: 8, "cpu": 64_000}, {GPU: 16, "cpu": 128_000}
+    t = QuotaTree([o.ElasticQuotaSpec(n, n, mins, maxs) for n in ("a", "b")])
+    t.add("b/p", t.index["b"], t.vector({GPU: 9, "cpu": 2_000}))
+    assert t.victim_eligible(t.index["b"], t.used, t.index["a"])
+    t.remove("b/p")
+    t.add("b/p", t.index["b"], t.vector({GPU: 8, "cpu": 2_000}))
+    assert not t.victim_eligible(t.index["b"], t.used, t.index["a"])

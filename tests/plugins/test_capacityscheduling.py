@@ -103,14 +103,28 @@ def test_reclaim_takes_borrowed_pods_lowest_priority_first() -> None:
     assert pl.report()["b"]["reclaimedPods"] == 2
 
 
-def test_reclaim_never_takes_a_borrower_below_its_min() -> None:
+def test_reclaim_may_take_a_borrower_below_its_min() -> None:
+    """Upstream: b uses more than its min, so its Pods are victims, even one whose loss takes
+    b below its min (6 - 3 < 4)."""
     running = [gpod(f"b{i}", "b", gpus=3, node=f"n{i}") for i in range(2)]  # b: 6 > min 4
     cluster, pl, client = setup(running, [eq("a", 2, 8), eq("b", 4, 8)])
     state = fw.CycleState()
     pod = gpod("a0", "a", 2)
     assert not pl.pre_filter(state, pod, cluster)[1].is_success()
+    result, status = pl.post_filter(state, pod, cluster, None)
+    assert status.is_success() and client.deleted == ["b/b0"]
+    assert result is not None and result.nominated_node_name == "n0"
+
+
+def test_reclaim_takes_nothing_from_a_quota_within_its_min() -> None:
+    running = [gpod(f"b{i}", "b", gpus=2, node=f"n{i}") for i in range(2)]  # b: 4 = min
+    running += [gpod("a-run", "a", gpus=2, node="n0")]
+    cluster, pl, client = setup(running, [eq("a", 4, 8), eq("b", 4, 8)])
+    state = fw.CycleState()
+    pod = gpod("a0", "a", 4)  # over a's min: only a's lower-priority Pods, none here
+    pl.pre_filter(state, pod, cluster)
     _r, status = pl.post_filter(state, pod, cluster, None)
-    assert not status.is_success() and client.deleted == []  # 6 - 3 < 4
+    assert not status.is_success() and client.deleted == []
 
 
 def test_pod_beyond_its_min_preempts_only_lower_priority_of_its_own_quota() -> None:

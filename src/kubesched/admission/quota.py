@@ -19,8 +19,8 @@ What the tree allows (a Pod asking ``req`` of quota ``q``):
 Deviation from upstream Capacity Scheduling (flat, one quota per namespace): the tree and
 water-filling are Koordinator's; a quota governs only the resources named in its ``min`` or
 ``max`` (upstream treats an unnamed CPU or memory ``max`` as 0); a resource no root names
-in ``min`` has an unlimited pool.  Reclaim (:meth:`QuotaTree.victim_allowed`) never takes a
-borrower below its own ``min``.
+in ``min`` has an unlimited pool.  Reclaim (:meth:`QuotaTree.victim_eligible`) takes Pods of
+quotas that use more than their ``min`` on some resource, as upstream does.
 """
 
 from __future__ import annotations
@@ -223,17 +223,21 @@ class QuotaTree:
         used = self.used if used is None else used
         return bool((used[q] + vec > self.minimum[q]).any())
 
-    def victim_allowed(self, v: int, vec: IntArray, used: IntArray, q: int) -> bool:
-        """Whether a Pod of quota ``v`` asking ``vec`` may be reclaimed for quota ``q``: each
-        quota on ``v``'s path below the common ancestor borrows beyond its ``min`` and stays
-        at or above its ``min`` without the Pod (a borrower is never taken below its min)."""
+    def over_min(self, q: int, used: IntArray | None = None) -> bool:
+        """Upstream ``usedOverMin``: ``used`` exceeds ``min`` for some resource."""
+        used = self.used if used is None else used
+        return bool((used[q] > self.minimum[q]).any())
+
+    def victim_eligible(self, v: int, used: IntArray, q: int) -> bool:
+        """Whether Pods of quota ``v`` may be reclaimed for quota ``q`` at usage ``used``:
+        each quota on ``v``'s path below the ancestors it shares with ``q`` uses more than its
+        ``min`` on some resource (upstream ``usedOverMin``; flat quotas: ``v`` itself).  The
+        victim may take its quota below ``min`` on any resource, as upstream's may."""
         shared = set(self.path(q))
         for a in self.path(v):
             if a in shared:
                 break
-            if not bool((used[a] > self.minimum[a]).any()):
-                return False
-            if bool(((used[a] - vec < self.minimum[a]) & (vec > 0)).any()):
+            if not self.over_min(a, used):
                 return False
         return True
 

@@ -54,6 +54,11 @@ class FilterPhase:
     pre_filter_extensions: list[Any]
     nominator: nominated.PodNominator | None
     _usage: nominated.UsageCache
+    evaluations: dict[tuple[str, str], int]
+    """``(plugin, extension point) -> evaluations`` so far, for
+    ``scheduler_plugin_evaluation_total``: one per PreFilter / PreScore call that did not
+    Skip, one per node a Filter / Score call answered for (upstream counts each per-node call).
+    """
 
     def _timed(self, point: str, start: float, status: Status) -> None:
         """Record an extension point's duration (the framework provides it)."""
@@ -67,11 +72,14 @@ class FilterPhase:
         result: PreFilterResult | None = None
         narrowing: set[str] = set()
         cluster = self.handle.cluster
+        ev = self.evaluations
         for p in self.plugins["pre_filter"]:
             r, s = p.pre_filter(state, pod, cluster)
             if s.code == Code.SKIP:
                 state.skip_filter.add(p.name)
                 continue
+            key = (p.name, "PreFilter")
+            ev[key] = ev.get(key, 0) + 1
             if not s.is_success():
                 s = s.with_plugin(p.name)
                 self._timed("PreFilter", start, s)
@@ -106,10 +114,13 @@ class FilterPhase:
         alive = rows
         failed: list[IntArray] = []
         failed_status: list[IntArray] = []
+        ev = self.evaluations
         for p in self.filter_plugins:
             if p.name in state.skip_filter or alive.size == 0:
                 continue
             verdict = p.filter(state, pod, cluster, alive)
+            key = (p.name, "Filter")
+            ev[key] = ev.get(key, 0) + int(alive.size)
             if not verdict.table:  # no status to give: every node passed
                 continue
             codes = verdict.codes

@@ -116,6 +116,7 @@ class Framework(FilterPhase):
         """Set by the scheduler: nominated Pods count in Filter (upstream
         ``RunFilterPluginsWithNominatedPods``)."""
         self._usage = nominated.UsageCache()
+        self.evaluations = {}
         for p in self.instances.values():
             attach = getattr(p, "set_framework", None)
             if callable(attach):  # plugins that run other plugins (PostFilter preemption)
@@ -136,6 +137,11 @@ class Framework(FilterPhase):
     def _timed(self, point: str, start: float, status: Status) -> None:
         if self._observe is not None:
             self._observe(point, status.code.name.title(), time.perf_counter() - start)
+
+    def _evaluated(self, plugin: str, nodes: int) -> None:
+        """A Score plugin answered for ``nodes`` nodes (one evaluation each, as upstream)."""
+        key = (plugin, "Score")
+        self.evaluations[key] = self.evaluations.get(key, 0) + nodes
 
     def queue_sort_key(self) -> Callable[[Any], tuple[Any, ...]]:
         """The QueueSort plugin's key function."""
@@ -193,11 +199,15 @@ class Framework(FilterPhase):
         """Run PreScore plugins; Skip marks the plugin's Score as skipped."""
         start = time.perf_counter()
         cluster = self.handle.cluster
+        ev = self.evaluations
         for p in self.plugins["pre_score"]:
             s: Status = p.pre_score(state, pod, cluster, rows)
             if s.code == Code.SKIP:
                 state.skip_score.add(p.name)
-            elif not s.is_success():
+                continue
+            key = (p.name, "PreScore")
+            ev[key] = ev.get(key, 0) + 1
+            if not s.is_success():
                 s = error(f'running PreScore plugin "{p.name}": {s.message()}')
                 self._timed("PreScore", start, s)
                 return s
@@ -216,6 +226,7 @@ class Framework(FilterPhase):
             if p.name in state.skip_score:
                 continue
             scores = np.asarray(p.score(state, pod, cluster, rows), dtype=np.int64)
+            self._evaluated(p.name, int(rows.size))
             if hasattr(p, "normalize_score"):
                 out.raw[p.name] = scores.copy()
                 p.normalize_score(state, pod, scores)
@@ -253,11 +264,14 @@ class Framework(FilterPhase):
     ) -> dict[str, IntArray]:
         """Raw (unnormalized) scores of the plugins in ``names`` for ``rows``."""
         cluster = self.handle.cluster
-        return {
+        out = {
             p.name: np.asarray(p.score(state, pod, cluster, rows), dtype=np.int64)
             for p in self.plugins["score"]
             if p.name in names
         }
+        for name in out:
+            self._evaluated(name, int(rows.size))
+        return out
 
     def sign(self, pod: api.Pod) -> tuple[object, ...] | None:
         """The Pod's signature for result reuse, or None when some plugin cannot sign it."""

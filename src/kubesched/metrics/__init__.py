@@ -18,7 +18,23 @@ unchanged.  What the values mean here:
 - ``plugin_execution_duration_seconds`` is sampled: one scheduling cycle in
   :data:`PLUGIN_SAMPLE_EVERY` (upstream: a random 10 %; a fixed stride keeps seeded runs
   deterministic).  One observation covers a plugin's call over a whole array of nodes, where
-  upstream observes one call per node.
+  upstream observes one call per node;
+- ``plugin_evaluation_total{plugin, extension_point, profile}`` counts as upstream does, one
+  per PreFilter / PreScore call that did not Skip and one per *node* a Filter / Score call
+  answered for (Filter: the nodes still feasible when the plugin ran), but is summed per call
+  in the framework and published by :meth:`SchedulerMetrics.sync`; Pods whose results are
+  reused from an equivalent Pod evaluate no plugin and count nothing;
+- ``permit_wait_duration_seconds{result}`` is the scheduler's clock from the hold at Permit to
+  the decision (simulated seconds in the simulator), ``result`` the status code (``Success``,
+  ``Unschedulable``);
+- ``queueing_hint_execution_duration_seconds{plugin, event, hint}`` (wall clock) times every
+  hint call (``hint``: ``Queue``, ``QueueSkip``, ``Error``), and
+  ``event_handling_duration_seconds{event}`` every informer event the scheduler handles
+  (``NodeAdd``, ``AssignedPodAdd``, ``UnschedulablePodUpdate``, ...) as upstream's event
+  handlers do;
+- ``inflight_events{event}`` is what the queue keeps for Pods in flight (``PodPopped``: the
+  Pods; other labels: events that arrived meanwhile, held for their queueing hints), set at
+  each sync.
 
 kubesched's own metrics (upstream has none) use the same ``scheduler_`` prefix and are
 documented where they are defined (:data:`OWN_METRICS`)."""
@@ -41,6 +57,8 @@ from kubesched.metrics.catalog import (
     PLUGIN_BUCKETS,
     PLUGIN_SAMPLE_EVERY,
     POD_ATTEMPTS_BUCKETS,
+    POD_POPPED_IN_FLIGHT_EVENT,
+    QUEUEING_HINT_RESULTS,
     QUEUES,
     RESULTS,
     SLI_BUCKETS,
@@ -50,7 +68,12 @@ from kubesched.metrics.catalog import (
     exponential_buckets,
 )
 from kubesched.metrics.histogram import BufferedChild, BufferedHistogram, histogram_quantile
-from kubesched.metrics.recorders import ExtensionPointObserver, PluginRecorder, code_label
+from kubesched.metrics.recorders import (
+    ExtensionPointObserver,
+    LabelledObserver,
+    PluginRecorder,
+    code_label,
+)
 from kubesched.metrics.server import MetricsServer
 
 
@@ -147,6 +170,36 @@ class SchedulerMetrics:
             "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
             ("type",),
         )
+        self.plugin_evaluation = counter(
+            "plugin_evaluation",
+            "Number of attempts to schedule pods by each plugin and the extension point "
+            "(available only in PreFilter, Filter, PreScore, and Score).",
+            ("plugin", "extension_point", "profile"),
+        )
+        self.permit_wait = histogram(
+            "permit_wait_duration_seconds",
+            "Duration of waiting on permit.",
+            ("result",),
+            ATTEMPT_BUCKETS,
+        )
+        self.queueing_hint_duration = histogram(
+            "queueing_hint_execution_duration_seconds",
+            "Duration for running a queueing hint function of a plugin.",
+            ("plugin", "event", "hint"),
+            PLUGIN_BUCKETS,
+        )
+        self.event_handling = histogram(
+            "event_handling_duration_seconds",
+            "Event handling latency in seconds.",
+            ("event",),
+            EXTENSION_POINT_BUCKETS,
+        )
+        self.inflight_events = gauge(
+            "inflight_events",
+            "Number of events currently tracked in the scheduling queue.",
+            ("event",),
+        )
+        self._inflight_seen: set[str] = set()
         self._own(counter, gauge, histogram)
         self._attempt_children: dict[tuple[str, str], tuple[Any, Any]] = {}
         self._sli_children: dict[str, Any] = {}
@@ -215,6 +268,20 @@ class SchedulerMetrics:
     def plugin_recorder(self) -> PluginRecorder:
         """A callable ``(plugin, point, status, seconds)`` for sampled cycles."""
         return PluginRecorder(self.plugin_duration)
+
+    def event_recorder(self) -> LabelledObserver:
+        """A callable ``(seconds, event)`` for ``event_handling_duration_seconds``."""
+        return LabelledObserver(self.event_handling)
+
+    def hint_recorder(self) -> LabelledObserver:
+        """A callable ``(seconds, plugin, event, hint)`` for
+        ``queueing_hint_execution_duration_seconds``."""
+        return LabelledObserver(self.queueing_hint_duration)
+
+    def record_permit_wait(self, result: str, seconds: float) -> None:
+        """A Pod held at Permit was allowed or rejected after ``seconds`` (upstream
+        ``WaitOnPermit``; ``result`` is the status code, e.g. ``Success``)."""
+        self.permit_wait.labels(result=code_label(result)).observe(max(0.0, seconds))
 
     # ------------------------------------------------------------------ hooks for other rooms
     def record_preemption(self, victims: int) -> None:
@@ -289,6 +356,8 @@ class SchedulerMetrics:
         batch_profile: str = "",
         batch_attempts: Mapping[str, int] | None = None,
         batch_flushes: Mapping[str, int] | None = None,
+        evaluations: Mapping[tuple[str, str, str], int] | None = None,
+        inflight: Mapping[str, int] | None = None,
     ) -> None:
         """Bring gauges and queue counters up to date (call about once a second).
 
@@ -297,7 +366,9 @@ class SchedulerMetrics:
         last sync); ``rejected``: one ``(profile, plugins)`` per queued Pod whose last attempt
         (or PreEnqueue) was rejected by ``plugins``; ``cache``: type -> count;
         ``batch_attempts`` / ``batch_flushes``: cumulative result / reason counts of result
-        reuse, exported under ``batch_profile``.
+        reuse, exported under ``batch_profile``; ``evaluations``: cumulative
+        ``(plugin, extension_point, profile) -> n`` plugin evaluations; ``inflight``: event
+        label -> events (and ``PodPopped`` -> Pods) the queue tracks in flight now.
         """
         with self._lock:
             for q in QUEUES:
@@ -325,6 +396,21 @@ class SchedulerMetrics:
             self._unschedulable_seen |= counts.keys()
             for kind, n in (cache or {}).items():
                 self.cache_size.labels(type=kind).set(n)
+            for (plugin, point, profile), n in (evaluations or {}).items():
+                self._advance(
+                    self.plugin_evaluation,
+                    ("evaluation", plugin, point, profile),
+                    n,
+                    plugin=plugin,
+                    extension_point=point,
+                    profile=profile,
+                )
+            if inflight is not None:
+                for label in self._inflight_seen - inflight.keys():
+                    self.inflight_events.labels(event=label).set(0)
+                for label, n in inflight.items():
+                    self.inflight_events.labels(event=label).set(n)
+                self._inflight_seen |= inflight.keys()
 
     def _advance(self, metric: Counter, key: tuple[str, ...], total: int, **labels: str) -> None:
         """Grow a counter to the cumulative ``total`` kept elsewhere (never backwards)."""
@@ -380,6 +466,8 @@ __all__ = [
     "PLUGIN_BUCKETS",
     "PLUGIN_SAMPLE_EVERY",
     "POD_ATTEMPTS_BUCKETS",
+    "POD_POPPED_IN_FLIGHT_EVENT",
+    "QUEUEING_HINT_RESULTS",
     "QUEUES",
     "RESULTS",
     "SLI_BUCKETS",
@@ -389,6 +477,7 @@ __all__ = [
     "BufferedChild",
     "BufferedHistogram",
     "ExtensionPointObserver",
+    "LabelledObserver",
     "MetricsServer",
     "PluginRecorder",
     "SchedulerMetrics",

@@ -50,6 +50,14 @@ VICTIMS_BUCKETS = exponential_buckets(1, 2, 7)
 QUEUES = ("active", "backoff", "unschedulable", "gated")
 
 
+POD_POPPED_IN_FLIGHT_EVENT = "PodPopped"
+"""Upstream ``metrics.PodPoppedInFlightEvent``: the ``inflight_events`` label of Pods in flight."""
+
+
+QUEUEING_HINT_RESULTS = ("Queue", "QueueSkip", "Error")
+"""Upstream ``QueueingHintResult*``: the ``hint`` label of queueing hint durations."""
+
+
 RESULTS = ("scheduled", "unschedulable", "error")
 
 
@@ -82,6 +90,23 @@ UPSTREAM_METRICS: dict[str, tuple[str, tuple[str, ...], tuple[float, ...] | None
     "scheduler_preemption_attempts_total": ("counter", (), None),
     "scheduler_preemption_victims": ("histogram", (), VICTIMS_BUCKETS),
     "scheduler_cache_size": ("gauge", ("type",), None),
+    "scheduler_plugin_evaluation_total": (
+        "counter",
+        ("plugin", "extension_point", "profile"),
+        None,
+    ),
+    "scheduler_permit_wait_duration_seconds": ("histogram", ("result",), ATTEMPT_BUCKETS),
+    "scheduler_queueing_hint_execution_duration_seconds": (
+        "histogram",
+        ("plugin", "event", "hint"),
+        PLUGIN_BUCKETS,
+    ),
+    "scheduler_event_handling_duration_seconds": (
+        "histogram",
+        ("event",),
+        EXTENSION_POINT_BUCKETS,
+    ),
+    "scheduler_inflight_events": ("gauge", ("event",), None),
 }
 
 

@@ -54,6 +54,23 @@ class PluginRecorder:
         child.observe(seconds)
 
 
+class LabelledObserver:
+    """``observe(seconds, *label_values)`` on one histogram, children cached by label values
+    (event handling, queueing hints: called per event or hint call, so kept cheap)."""
+
+    __slots__ = ("_children", "_metric")
+
+    def __init__(self, metric: BufferedHistogram) -> None:
+        self._metric = metric
+        self._children: dict[tuple[str, ...], Any] = {}
+
+    def __call__(self, seconds: float, *values: str) -> None:
+        child = self._children.get(values)
+        if child is None:
+            child = self._children[values] = self._metric.labels(*values)
+        child.observe(seconds)
+
+
 def code_label(status: str) -> str:
     """Upstream ``Code.String()`` from an enum-style name (``UNSCHEDULABLE_AND_UNRESOLVABLE``)."""
     if "_" not in status and not status.isupper():

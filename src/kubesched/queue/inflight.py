@@ -96,6 +96,11 @@ class InFlightLog:
                 self._head = 0
         return rec[1]
 
+    def tracked(self) -> tuple[int, list[ClusterEvent]]:
+        """How many Pods are in flight and the events still logged for them: what upstream's
+        ``inFlightEvents`` list holds (``scheduler_inflight_events``)."""
+        return len(self._pods), [rec[0] for _, rec in self._events[self._head :]]
+
     def pods(self) -> list[str]:
         """UIDs of the Pods in flight, oldest first."""
         return [uid for seq, uid in self._order if self._pods.get(uid, (None,))[0] == seq]

@@ -37,6 +37,7 @@ from typing import Any
 
 from kubesched.api import objects as api
 from kubesched.framework.interface import ClusterEvent, QueuedPodInfo
+from kubesched.metrics.catalog import POD_POPPED_IN_FLIGHT_EVENT
 from kubesched.queue import events
 from kubesched.queue.core import (
     ACTIVE,
@@ -48,7 +49,7 @@ from kubesched.queue.core import (
     QueueCore,
     SortKey,
 )
-from kubesched.queue.hints import pod_uid
+from kubesched.queue.hints import HintObserver, pod_uid
 from kubesched.queue.unschedulable import PreEnqueuePlugin
 
 __all__ = [
@@ -331,6 +332,20 @@ class SchedulingQueue(QueueCore):
         """The queue's record of a Pod (queued or in flight)."""
         entry = self._entries.get(pod_key)
         return None if entry is None else entry.qp
+
+    def set_hint_recorder(self, observe: HintObserver | None) -> None:
+        """Time every queueing hint call into ``observe(seconds, plugin, event, hint)``."""
+        self._hints.observe = observe
+
+    def inflight_events(self) -> dict[str, int]:
+        """``scheduler_inflight_events``: per event label the events kept for Pods in flight,
+        and ``PodPopped`` -> the Pods in flight (upstream's ``inFlightEvents`` list)."""
+        pods, evs = self._in_flight.tracked()
+        out: dict[str, int] = {POD_POPPED_IN_FLIGHT_EVENT: pods}
+        for ev in evs:
+            label = events.event_label(ev)
+            out[label] = out.get(label, 0) + 1
+        return out
 
     def in_flight_pods(self) -> list[str]:
         """UIDs of Pods popped and not yet done."""

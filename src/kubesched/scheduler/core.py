@@ -44,6 +44,7 @@ from kubesched.framework.interface import (
 from kubesched.framework.runtime import Framework, PluginError
 from kubesched.metrics import PLUGIN_SAMPLE_EVERY, SchedulerMetrics
 from kubesched.plugins.registry import full_registry
+from kubesched.queue import events as qevents
 from kubesched.queue.scheduling_queue import SchedulingQueue
 from kubesched.scheduler.algorithm import AlgorithmMixin
 from kubesched.scheduler.failures import FailureMixin
@@ -125,6 +126,9 @@ class Scheduler(AlgorithmMixin, WaitingMixin, FailureMixin):
         )
         for f in (*self.profiles.values(), *self._sampled.values()):
             f.nominator = self.queue.nominator
+        self.queue.set_hint_recorder(self.metrics.hint_recorder())
+        self._event_timer = self.metrics.event_recorder()
+        """``scheduler_event_handling_duration_seconds``: ``(seconds, event label)``."""
         self.preemptions: dict[str, tuple[str, tuple[str, ...]]] = {}
         """Preemptor key to (node, victim keys) of its last successful preemption."""
         self.preempted_by: dict[str, str] = {}
@@ -143,21 +147,37 @@ class Scheduler(AlgorithmMixin, WaitingMixin, FailureMixin):
         """Whether one of our profiles schedules this Pod."""
         return pod.scheduler_name in self.profiles
 
+    def _handled(self, start: float, *labels: str) -> None:
+        """An informer event took from ``start`` until now (upstream ``EventHandlingLatency``,
+        observed under each of ``labels``)."""
+        seconds = time.perf_counter() - start
+        for label in labels:
+            self._event_timer(seconds, label)
+
     def on_node_add(self, node: api.Node) -> None:
         """A node appeared."""
+        start = time.perf_counter()
         self.cluster.add_node(node)
         self.queue.move_all_to_active_or_backoff(events.NODE_ADD, None, node)
+        self._handled(start, "NodeAdd")
 
     def on_node_update(self, old: api.Node, new: api.Node) -> None:
-        """A node changed; requeue by what changed."""
+        """A node changed; requeue by what changed (each change timed with the cache update,
+        as upstream)."""
+        start = time.perf_counter()
         self.cluster.update_node(new)
+        updating = time.perf_counter() - start
         for event in events.node_update_events(old, new):
+            moving = time.perf_counter()
             self.queue.move_all_to_active_or_backoff(event, old, new)
+            self._handled(moving - updating, qevents.event_label(event))
 
     def on_node_delete(self, node: api.Node) -> None:
         """A node went away with its Pods."""
+        start = time.perf_counter()
         self.cluster.remove_node(node.name)
         self.queue.move_all_to_active_or_backoff(events.NODE_DELETE, node, None)
+        self._handled(start, "NodeDelete")
 
     def _tell(self, method: str, *args: Any) -> None:
         """Pass an informer event on to the plugins' event handlers."""
@@ -168,6 +188,7 @@ class Scheduler(AlgorithmMixin, WaitingMixin, FailureMixin):
 
     def on_pod_add(self, pod: api.Pod) -> None:
         """A Pod appeared: bound ones go to the cache, ours to the queue."""
+        start = time.perf_counter()
         self._tell("on_pod_add", pod)
         if pod.node_name:
             try:
@@ -176,15 +197,19 @@ class Scheduler(AlgorithmMixin, WaitingMixin, FailureMixin):
                 log.warning("ignoring bound pod %s: %s", pod.key, e)
                 return
             self.queue.assigned_pod_added(pod)
+            self._handled(start, "AssignedPodAdd")
         elif self.responsible_for(pod):
             self.queue.add(pod)
+            self._handled(start, "UnschedulablePodAdd")
 
     def on_pod_update(self, old: api.Pod, new: api.Pod) -> None:
         """A Pod changed (a bind confirmed, labels changed, gates removed, ...)."""
+        start = time.perf_counter()
         self._tell("on_pod_update", old, new)
         if new.node_name:
-            if not old.node_name:
+            if not old.node_name:  # upstream: the unscheduled informer's delete, then an add
                 self.queue.delete(old)
+                self._handled(start, "UnschedulablePodDelete")
                 self.on_pod_add(new)
                 return
             try:
@@ -193,27 +218,40 @@ class Scheduler(AlgorithmMixin, WaitingMixin, FailureMixin):
                 log.warning("ignoring bound pod %s: %s", new.key, e)
                 return
             self.queue.assigned_pod_updated(old, new)
+            self._handled(start, "AssignedPodUpdate")
         elif self.responsible_for(new):
             self.queue.update(old, new)
+            labels = {
+                qevents.event_label(e) for e in qevents.pod_scheduling_properties_change(new, old)
+            }
+            self._handled(
+                start, "UnschedulablePodUpdate", *sorted(labels - {"UnschedulablePodUpdate"})
+            )
 
     def on_pod_delete(self, pod: api.Pod) -> None:
         """A Pod was deleted: free its resources or drop it from the queue."""
+        start = time.perf_counter()
         self._tell("on_pod_delete", pod)
         if self.handle.reject_waiting_pod(pod.key):
             self._drain_waiting()
         if self.cluster.remove_pod(pod.key) is not None:
             self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_DELETE, pod, None)
+            label = "AssignedPodDelete"
         else:
             self.queue.delete(pod)
+            label = "UnschedulablePodDelete"
         self.failures.pop(pod.key, None)
+        self._handled(start, label)
 
     def on_object(self, obj: dict[str, Any], *, deleted: bool = False) -> None:
         """A Namespace, Service, PodDisruptionBudget or other object changed."""
+        start = time.perf_counter()
         kind = self.cluster.apply_object(obj, deleted=deleted)
         self._tell("on_object", obj, deleted)
         event = events.object_event(kind, deleted)
         if event is not None:
             self.queue.move_all_to_active_or_backoff(event, None, obj)
+            self._handled(start, qevents.event_label(event))
 
     # ------------------------------------------------------------------ the cycle
     def schedule_one(self) -> bool:
@@ -374,6 +412,12 @@ class Scheduler(AlgorithmMixin, WaitingMixin, FailureMixin):
             batch_profile=next(iter(self.profiles)),
             batch_attempts=self.batch.attempts,
             batch_flushes=self.batch.flushes,
+            evaluations={
+                (plugin, point, name): n
+                for name, fwk in self.profiles.items()
+                for (plugin, point), n in fwk.evaluations.items()
+            },
+            inflight=q.inflight_events(),
         )
         for fwk in self.profiles.values():
             for plugin in fwk.instances.values():

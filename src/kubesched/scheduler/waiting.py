@@ -1,5 +1,7 @@
 """Pods held at Permit (gangs): timeouts, and the binding cycle (or undo) of Pods that
-were allowed or rejected while they waited (upstream ``WaitOnPermit``)."""
+were allowed or rejected while they waited (upstream ``WaitOnPermit``, which also records
+``scheduler_permit_wait_duration_seconds{result}``: here in the scheduler's clock, so
+simulated seconds in the simulator)."""
 
 from __future__ import annotations
 
@@ -56,7 +58,8 @@ class WaitingMixin(SchedulerBase):
             ctx = self._waiting.pop(wp.pod.key, None)
             if ctx is None or wp.status is None:
                 continue
-            fwk, state, qp, start, cycle, _since = ctx
+            fwk, state, qp, start, cycle, since = ctx
+            self.metrics.record_permit_wait(wp.status.code.name, self.clock() - since)
             if wp.status.is_success():
                 self._submit(fwk, state, qp, wp.pod, start, cycle)
                 continue

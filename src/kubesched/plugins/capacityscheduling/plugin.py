@@ -11,15 +11,16 @@ while they are assumed or bound.
   (:meth:`kubesched.admission.quota.QuotaTree.check`).  Pods nominated by an earlier reclaim
   count as used: those of the same quota with priority at least the Pod's, and those of
   other quotas within their ``min`` (upstream's nominated-Pods rule).
-- PostFilter: reclaim by preemption (:mod:`.reclaim`).  A Pod whose quota would stay within
-  ``min`` takes back what others borrowed: victims are Pods of quotas above their ``min``,
-  lowest priority first, never taking a borrower below its own ``min``; a Pod beyond its
-  ``min`` may only preempt lower-priority Pods of its own quota.  The victims are deleted
-  through the API and the Pod is nominated (its request reserved) until it is placed.
+- PostFilter: reclaim by preemption (upstream ``SelectVictimsOnNode``, :mod:`.reclaim`).  A
+  Pod whose quota would stay within ``min`` takes back what others borrowed: victims are
+  Pods of other quotas while those use more than their ``min`` on some resource; a Pod
+  beyond its ``min`` may only preempt lower-priority Pods of its own quota; a Pod no quota
+  governs, lower-priority Pods no quota governs.  The victims are deleted through the API
+  and the Pod is nominated (its request reserved) until it is placed.
 
 Deviations: the quota tree and water-filled runtime quotas are Koordinator's (see
 :mod:`kubesched.admission.quota`); reclaim checks the victims' node by resources only
-(upstream re-runs every Filter plugin on it); nominations expire after
+(upstream re-runs every Filter plugin on it, see :mod:`.reclaim`); nominations expire after
 :data:`NOMINATION_SECONDS` instead of living in the Pod's status.
 """
 
@@ -29,6 +30,8 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from kubesched.admission import objects as o
 from kubesched.admission import quota as qt
@@ -57,7 +60,7 @@ class _Nomination:
 
 @dataclass(frozen=True, slots=True)
 class _PreFilterState:
-    quota: int
+    quota: int | None
     vec: qt.IntArray
     used: qt.IntArray
     """Usage with the nominated Pods that count against this Pod."""
@@ -158,9 +161,10 @@ class CapacityScheduling:
     ) -> tuple[fw.PreFilterResult | None, fw.Status]:
         """Refuse a Pod its quota tree cannot take now."""
         q = self.tree.quota_of(pod)
-        if q is None:
-            return None, fw.SUCCESS
         vec = self.tree.vector(pod.requests)
+        if q is None:
+            state[_STATE_KEY] = _PreFilterState(None, vec, self.tree.used)
+            return None, fw.SUCCESS
         used = self._effective_used(pod, q)
         state[_STATE_KEY] = _PreFilterState(q, vec, used)
         why = self.tree.check(q, vec, used)
@@ -189,7 +193,15 @@ class CapacityScheduling:
             return None, fw.unschedulable("no quota to reclaim for")
         if pod.preemption_policy == "Never":
             return None, fw.unschedulable("not eligible due to preemptionPolicy=Never.")
-        choice = reclaim.choose(self.tree, cluster, pod, pre.quota, pre.vec, pre.used)
+        skip = _unresolvable_rows(diagnosis, cluster.nodes.capacity)
+        row = cluster.nodes.row_of.get(pod.nominated_node_name, -1)
+        if (
+            row >= 0
+            and row not in skip
+            and reclaim.terminating_blocks(self.tree, cluster, pod, pre.quota, pre.vec, pre.used)
+        ):
+            return None, fw.unschedulable(reclaim.TERMINATING)
+        choice = reclaim.choose(self.tree, cluster, pod, pre.quota, pre.vec, pre.used, skip)
         if choice is None:
             return None, fw.unschedulable("no victims found to reclaim quota")
         node, victims = choice
@@ -202,9 +214,10 @@ class CapacityScheduling:
             fw.preempt_pod(
                 self.handle.api, rec.pod, pod, node, f"Preempted by {pod.key} on node {node}"
             )
-        self.nominated[pod.key] = _Nomination(
-            pre.quota, pre.vec, pod.priority, self.clock() + NOMINATION_SECONDS
-        )
+        if pre.quota is not None:
+            self.nominated[pod.key] = _Nomination(
+                pre.quota, pre.vec, pod.priority, self.clock() + NOMINATION_SECONDS
+            )
         return PostFilterResult(node, tuple(rec.pod for rec in victims)), fw.SUCCESS
 
     # ------------------------------------------------------------------ Reserve
@@ -244,6 +257,24 @@ class CapacityScheduling:
             return
         for name, row in self.tree.report().items():
             self.metrics.record_quota_limits(name, row["resources"])
+
+
+def _unresolvable_rows(diagnosis: Any, capacity: int) -> set[int]:
+    """Node rows where preemption cannot help: rejected as UnschedulableAndUnresolvable by a
+    Filter plugin, or not covered by the Filter outcome while the ``absent`` status (PreFilter
+    rejection, PreFilterResult) is (upstream ``nodesWherePreemptionMightHelp``)."""
+    absent = getattr(diagnosis, "absent", None)
+    outcome = getattr(diagnosis, "outcome", None)
+    if absent is None and outcome is None:
+        return set()  # no diagnosis (a direct call): every node may help
+    default = absent.code if absent is not None else fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    codes = np.full(capacity, int(default), dtype=np.int8)
+    if outcome is not None and outcome.failed.size:
+        by_status = np.asarray([int(st.code) for st in outcome.statuses], dtype=np.int8)
+        codes[outcome.failed] = by_status[outcome.failed_status]
+    if outcome is not None and outcome.feasible.size:
+        codes[outcome.feasible] = int(fw.Code.SUCCESS)
+    return set(np.flatnonzero(codes == fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE).tolist())
 
 
 def np_zero(vec: qt.IntArray) -> qt.IntArray:

@@ -1,19 +1,36 @@
-"""Victim selection for quota reclaim (CapacityScheduling's ``SelectVictimsOnNode`` and
-``pickOneNodeForPreemption``, by resources).
+"""Victim selection for quota reclaim: scheduler-plugins' ``SelectVictimsOnNode``,
+``PodEligibleToPreemptOthers`` and upstream's ``pickOneNodeForPreemption``.
 
-For each node hosting an eligible Pod: take eligible Pods lowest priority first until the
-preemptor fits the node's free resources *and* its quota tree check passes with those Pods
-gone; then reprieve victims, highest priority first, while both still hold.  Eligibility is
-re-checked as victims are taken, so a borrower is never taken below its ``min``
-(:meth:`~kubesched.admission.quota.QuotaTree.victim_allowed`).  Among nodes with a solution
-the one whose most important victim has the lowest priority wins, then the smallest sum of
-priorities, the fewest victims, the lowest node row.
+Who may be a victim depends on the preemptor (upstream's three branches):
 
-This is the PostFilter path (rare, after a failed cycle): it loops over the few nodes that
-host eligible Pods and their Pods, never over all nodes on the filter/score path.
+- ``own``: its quota would go over its ``min`` on some resource with the Pod
+  (``usedOverMinWith``): only Pods of the same quota with lower priority;
+- ``borrowers``: it stays within its ``min``: Pods of *other* quotas while those use more than
+  their ``min`` on *some* resource (``usedOverMin``, re-read as victims are removed, so a
+  quota stops giving victims once it is back within its ``min`` on every resource);
+- ``unquoted``: no quota governs the Pod: lower-priority Pods no quota governs.
+
+On each node the potential victims (least important first: lowest priority, then latest
+start) are all removed; the node must then fit the Pod and the quota check
+(``usedOverMaxWith`` / ``aggregatedUsedOverMinWith`` with the Pod's request) must pass.
+Then victims are reprieved, most important first: one stays a victim when the Pod no longer
+fits the node with it back, or when the quota check *with the nominated Pods* fails.  Among
+nodes with a solution the winner is upstream's: lowest highest-priority victim, smallest sum
+of ``priority + 2**31``, fewest victims, latest start of the highest-priority victims, then
+the lowest node row.
+
+Deviations: the node check is by resources and Pod slots only (upstream re-runs every Filter
+plugin); nodes a Filter plugin rejected as UnschedulableAndUnresolvable are skipped as
+upstream does; PodDisruptionBudgets are not consulted; where upstream's reprieve would remove
+a victim twice (it fits neither the node nor the quota) and fail the node with an error, the
+Pod is one victim.  This is the PostFilter path (rare, after a failed cycle): it loops over
+the few nodes that host potential victims, never over all nodes on the filter/score path.
 """
 
 from __future__ import annotations
+
+import math
+from collections.abc import Container
 
 import numpy as np
 
@@ -22,46 +39,76 @@ from kubesched.api import objects as api
 from kubesched.state.cache import ClusterState, PodRecord
 
 Choice = tuple[str, list[PodRecord]]
+PRIORITY_OFFSET = 2**31
+"""Upstream adds ``MaxInt32 + 1`` to every victim priority before summing them."""
+TERMINATING = "not eligible due to a terminating pod on the nominated node."
+
+_Cand = tuple[PodRecord, int | None, qt.IntArray]
 
 
-def _eligible_kind(tree: qt.QuotaTree, q: int, vec: qt.IntArray, used: qt.IntArray) -> str:
-    """``own``: only lower-priority Pods of the same quota (the Pod is beyond its min);
-    ``borrowers``: Pods of quotas above their min."""
+def mode(tree: qt.QuotaTree, q: int | None, vec: qt.IntArray, used: qt.IntArray) -> str:
+    """``own``, ``borrowers`` or ``unquoted`` (see the module docstring); ``used`` counts the
+    nominated Pods that count against the preemptor (upstream
+    ``nominatedPodsReqInEQWithPodReq``)."""
+    if q is None:
+        return "unquoted"
     return "own" if tree.over_min_with(q, vec, used) else "borrowers"
+
+
+def _start(pod: api.Pod) -> float:
+    return math.inf if pod.start_time is None else pod.start_time
+
+
+def _least_important_first(c: _Cand) -> tuple[int, float, str]:
+    return (c[0].pod.priority, -_start(c[0].pod), c[0].pod.key)
 
 
 def choose(
     tree: qt.QuotaTree,
     cluster: ClusterState,
     pod: api.Pod,
-    q: int,
+    q: int | None,
     vec: qt.IntArray,
     used: qt.IntArray,
+    skip: Container[int] = (),
 ) -> Choice | None:
-    """The node and victims that make room for ``pod`` of quota ``q``, or None."""
-    kind = _eligible_kind(tree, q, vec, used)
+    """The node and victims that make room for ``pod`` of quota ``q`` (None: no quota), or
+    None.  ``used``: usage with the nominated Pods that count against the Pod; ``skip``: node
+    rows where preemption cannot help."""
+    kind = mode(tree, q, vec, used)
     t = cluster.nodes
     need = t.request_vector(pod.requests)
-    by_node: dict[str, list[tuple[PodRecord, int, qt.IntArray]]] = {}
+    by_node: dict[str, list[_Cand]] = {}
     for rec in cluster.pods.values():
-        vq = tree.quota_of(rec.pod)
-        if vq is None or rec.pod.key == pod.key:
+        p = rec.pod
+        if p.key == pod.key:
             continue
-        if kind == "own" and (vq != q or rec.pod.priority >= pod.priority):
-            continue
-        if kind == "borrowers" and vq == q:
-            continue
-        by_node.setdefault(rec.node, []).append((rec, vq, tree.vector(rec.pod.requests)))
-    best: tuple[tuple[int, int, int, int], Choice] | None = None
+        vq = tree.quota_of(p)
+        if kind == "unquoted":
+            keep = vq is None and p.priority < pod.priority
+        elif kind == "own":
+            keep = vq == q and p.priority < pod.priority
+        else:
+            keep = vq is not None and vq != q
+        if keep:
+            v = tree.vector(p.requests) if vq is not None else np.zeros(0, dtype=np.int64)
+            by_node.setdefault(rec.node, []).append((rec, vq, v))
+    best: tuple[tuple[int, int, int, float, int], Choice] | None = None
     for node, cands in sorted(by_node.items()):
         row = t.row_of.get(node)
-        if row is None:
+        if row is None or row in skip:
             continue
-        found = _on_node(tree, cluster, row, need, q, vec, used, cands, kind)
-        if found is None:
+        found = _on_node(tree, cluster, row, need, q, vec, used, cands)
+        if not found:
             continue
-        prios = [r.pod.priority for r in found]
-        rank = (max(prios), sum(prios), len(found), row)
+        top = max(r.pod.priority for r in found)
+        rank = (
+            top,
+            sum(r.pod.priority + PRIORITY_OFFSET for r in found),
+            len(found),
+            -min(_start(r.pod) for r in found if r.pod.priority == top),
+            row,
+        )
         if best is None or rank < best[0]:
             best = (rank, (node, found))
     return None if best is None else best[1]
@@ -72,46 +119,81 @@ def _on_node(
     cluster: ClusterState,
     row: int,
     need: qt.IntArray,
-    q: int,
+    q: int | None,
     vec: qt.IntArray,
     used: qt.IntArray,
-    cands: list[tuple[PodRecord, int, qt.IntArray]],
-    kind: str,
+    cands: list[_Cand],
 ) -> list[PodRecord] | None:
+    """Upstream ``SelectVictimsOnNode`` for one node: the victims, or None."""
     t = cluster.nodes
     free = t.allocatable[row] - t.requested[row]
     slots = int(t.allowed_pods[row] - t.pod_count[row])
-    used = used.copy()
-    taken: list[tuple[PodRecord, int, qt.IntArray]] = []
+    raw = tree.used.copy()
+    """The quotas' own usage (upstream's snapshot), as victims leave."""
+    eff = used.copy()
+    """The same with the nominated Pods that count against the preemptor."""
 
-    def ok() -> bool:
-        fits = bool((free[: need.shape[0]] >= need).all()) and slots >= 1
-        return fits and tree.check(q, vec, used) is None
+    def move(c: _Cand, sign: int) -> None:
+        """Take ``c`` off the node (``sign`` +1) or put it back (-1)."""
+        nonlocal free, slots
+        rec, vq, v = c
+        free = free + sign * _pad(rec.request, free.shape[0])
+        slots += sign
+        if vq is not None:
+            path = tree.path(vq)
+            raw[path] -= sign * v
+            eff[path] -= sign * v
 
-    for item in sorted(cands, key=lambda c: (c[0].pod.priority, c[0].pod.key)):
-        if ok():
-            break
-        rec, vq, vvec = item
-        if kind == "borrowers" and not tree.victim_allowed(vq, vvec, used, q):
+    def fits() -> bool:
+        return bool((free[: need.shape[0]] >= need).all()) and slots >= 1
+
+    potential: list[_Cand] = []
+    for c in sorted(cands, key=_least_important_first):
+        vq = c[1]
+        if q is not None and vq is not None and vq != q and not tree.victim_eligible(vq, raw, q):
             continue
-        taken.append(item)
-        free = free + _pad(rec.request, free.shape[0])
-        slots += 1
-        used[tree.path(vq)] -= vvec
-    if not taken or not ok():
+        potential.append(c)
+        move(c, +1)
+    if not potential or not fits():
         return None
-    for item in sorted(taken, key=lambda c: (-c[0].pod.priority, c[0].pod.key)):
-        rec, vq, vvec = item
-        free = free - _pad(rec.request, free.shape[0])
-        slots -= 1
-        used[tree.path(vq)] += vvec
-        if ok():
-            taken.remove(item)
+    if q is not None and tree.check(q, vec, raw) is not None:
+        return None
+    victims: list[PodRecord] = []
+    for c in sorted(potential, key=_least_important_first, reverse=True):
+        move(c, -1)
+        if not fits() or (q is not None and tree.check(q, vec, eff) is not None):
+            move(c, +1)
+            victims.append(c[0])
+    return victims
+
+
+def terminating_blocks(
+    tree: qt.QuotaTree,
+    cluster: ClusterState,
+    pod: api.Pod,
+    q: int | None,
+    vec: qt.IntArray,
+    used: qt.IntArray,
+) -> bool:
+    """Upstream ``PodEligibleToPreemptOthers`` (given a nominated node preemption can help
+    on): a terminating Pod there whose room the Pod may take blocks preempting more -- of the
+    same quota with lower priority; of another quota above its ``min`` when the Pod stays
+    within its own; without a quota and lower priority when the Pod has none."""
+    kind = mode(tree, q, vec, used)
+    for key in cluster.pods_on_node.get(pod.nominated_node_name, ()):
+        other = cluster.pods[key].pod
+        if other.deletion_timestamp is None:
             continue
-        free = free + _pad(rec.request, free.shape[0])
-        slots += 1
-        used[tree.path(vq)] -= vvec
-    return [rec for rec, _vq, _v in taken]
+        vq = tree.quota_of(other)
+        if q is None:
+            if vq is None and other.priority < pod.priority:
+                return True
+        elif vq == q:
+            if other.priority < pod.priority:
+                return True
+        elif vq is not None and kind == "borrowers" and tree.over_min(vq):
+            return True
+    return False
 
 
 def _pad(vec: qt.IntArray, n: int) -> qt.IntArray:
