@@ -55,13 +55,16 @@ class _Gen:
         return seq[self.r.randrange(len(seq))]
 
     def request(self) -> dict[str, Any]:
-        nodes = [self.node(i) for i in range(self.r.randint(1, 7))]
+        nodes = [self.node(i) for i in range(self.r.randint(1, self.pick([4, 8, 12])))]
         names = [n["metadata"]["name"] for n in nodes]
-        pods = [self.running_pod(i, names) for i in range(self.r.randint(0, 10))]
-        items: list[dict[str, Any]] = [*nodes, *pods, *self.others()]
+        pods = [self.running_pod(i, names) for i in range(self.r.randint(0, self.pick([6, 24])))]
+        incoming = self.incoming_pod(names)
+        items: list[dict[str, Any]] = [*nodes, *pods, *self.others(incoming)]
+        if self.chance(0.2):
+            items.append(self.replica_set(incoming, pods))
         return {
             "cluster": {"apiVersion": "v1", "kind": "List", "items": items},
-            "pod": self.incoming_pod(names),
+            "pod": incoming,
             "config": self.config(),
         }
 
@@ -287,7 +290,7 @@ class _Gen:
         meta: dict[str, Any] = {"name": "incoming", "namespace": self.pick(NAMESPACES)}
         meta["labels"] = labels
         meta["uid"] = "uid-incoming"
-        spec = self.pod_spec(big=True)
+        spec = self.pod_spec(big=self.chance(0.3))
         if self.chance(0.2):
             spec["nodeSelector"] = self.pick(
                 [{"tier": self.pick(TIERS)}, {"topology.kubernetes.io/zone": self.pick(ZONES)}]
@@ -296,7 +299,7 @@ class _Gen:
         if self.chance(0.3):
             affinity["nodeAffinity"] = self.node_affinity(nodes)
         for kind in ("podAffinity", "podAntiAffinity"):
-            if self.chance(0.2):
+            if self.chance(0.3):
                 terms: dict[str, Any] = {}
                 if self.chance(0.5):
                     terms["requiredDuringSchedulingIgnoredDuringExecution"] = [
@@ -309,19 +312,43 @@ class _Gen:
                 affinity[kind] = terms
         if affinity:
             spec["affinity"] = affinity
-        if self.chance(0.3):
+        if self.chance(0.4):
             spec["topologySpreadConstraints"] = [self.spread() for _ in range(self.r.randint(1, 2))]
         if self.chance(0.3):
             spec["tolerations"] = [self.toleration() for _ in range(self.r.randint(1, 2))]
         if self.chance(0.05):
             spec["schedulingGates"] = [{"name": "example.com/wait"}]
+        if self.chance(0.4):
+            spec["priority"] = self.pick([100, 1000, 2000])  # may preempt the running Pods
         if self.chance(0.1):
             spec["preemptionPolicy"] = "Never"
         return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
 
     # --- other objects and the configuration -------------------------------------------
 
-    def others(self) -> list[dict[str, Any]]:
+    def replica_set(self, incoming: dict[str, Any], pods: list[dict[str, Any]]) -> dict[str, Any]:
+        """A ReplicaSet owning the incoming Pod and the running Pods of its app (the system
+        default spreading selects by the owner's selector)."""
+        ns, app = incoming["metadata"]["namespace"], incoming["metadata"]["labels"]["app"]
+        ref = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "uid-rs"}
+        ref["controller"] = True
+        for p in [incoming, *pods]:
+            if p["metadata"]["namespace"] == ns and p["metadata"]["labels"]["app"] == app:
+                p["metadata"]["ownerReferences"] = [ref]
+        return {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {"name": "rs", "namespace": ns, "uid": "uid-rs"},
+            "spec": {
+                "selector": {"matchLabels": {"app": app}},
+                "template": {
+                    "metadata": {"labels": {"app": app}},
+                    "spec": {"containers": [{"name": "c", "image": "nginx:1.27"}]},
+                },
+            },
+        }
+
+    def others(self, incoming: dict[str, Any]) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         for ns in NAMESPACES:
             labels = {"kubernetes.io/metadata.name": ns}

@@ -70,7 +70,10 @@ def ours(request: dict[str, Any]) -> dict[str, Any]:
 
     try:
         return kubesched.explain(
-            copy.deepcopy(request["cluster"]), copy.deepcopy(request["pod"]), request["config"]
+            copy.deepcopy(request["cluster"]),
+            copy.deepcopy(request["pod"]),
+            request["config"],
+            preemption=True,
         )
     except InputError as e:
         return {"error": str(e)}
@@ -91,10 +94,32 @@ def differences(mine: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
         top = set(theirs["topNodes"])
         if mine["selectedNode"] not in top:
             out.append(f"selectedNode: ours {mine['selectedNode']}, upstream one of {sorted(top)}")
+    if theirs["result"] == "Unschedulable" and mine["result"] == "Unschedulable":
+        out.extend(_preemption_differences(mine.get("preemption"), theirs.get("preemption")))
     mine_nodes, their_nodes = mine.get("nodes", {}), theirs.get("nodes", {})
     if theirs["result"] != "Error":
         for name in sorted(set(mine_nodes) | set(their_nodes)):
             out.extend(_node_differences(name, mine_nodes.get(name), their_nodes.get(name)))
+    return out
+
+
+DRA_POSTFILTER = "no new claims to deallocate"
+"""DynamicResources' PostFilter reason for a Pod without claims (kubesched does not model
+DRA yet: the reason is dropped from upstream's PostFilter message before comparing)."""
+
+
+def _preemption_differences(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[str]:
+    """The nominated node, the victims and PostFilter's message of an unschedulable Pod."""
+    a, b = a or {}, b or {}
+    out = []
+    for key in ("nominatedNode", "victims"):
+        if a.get(key) != b.get(key):
+            out.append(f"preemption.{key}: ours {a.get(key)!r}, upstream {b.get(key)!r}")
+    mine, theirs = (
+        p.get("message", "").removeprefix(DRA_POSTFILTER).removeprefix(", ") for p in (a, b)
+    )
+    if mine != theirs:
+        out.append(f"preemption.message: ours {mine!r}, upstream {theirs!r}")
     return out
 
 

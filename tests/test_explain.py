@@ -59,8 +59,7 @@ def test_result_has_the_contract_shape_and_upstream_message() -> None:
     assert out["result"] == "Unschedulable"
     assert out["selectedNode"] is None
     assert out["message"] == (
-        "0/3 nodes are available: 1 Insufficient cpu, "
-        "2 node(s) had untolerated taint(s)."
+        "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint(s)."
     )
     assert out["nodes"]["a"] == {
         "feasible": False,
@@ -125,12 +124,8 @@ def test_the_shared_snapshot_explains_the_pending_web_pod() -> None:
     assert out["pod"] == "shop/web-6d4cf56db6-3abcd"
     nodes = out["nodes"]
     assert set(nodes) == {"kind-control-plane", "kind-worker", "kind-worker2", "gpu-node-0"}
-    assert nodes["kind-control-plane"]["reasons"] == [
-        "node(s) had untolerated taint(s)"
-    ]
-    assert nodes["gpu-node-0"]["reasons"] == [
-        "node(s) had untolerated taint(s)"
-    ]
+    assert nodes["kind-control-plane"]["reasons"] == ["node(s) had untolerated taint(s)"]
+    assert nodes["gpu-node-0"]["reasons"] == ["node(s) had untolerated taint(s)"]
     assert out["result"] == "Scheduled"
     assert out["selectedNode"] in ("kind-worker", "kind-worker2")
 
@@ -191,3 +186,36 @@ def test_a_gated_pod_is_gated_with_schedules_message_and_the_nodes_as_if_ungated
     assert out["nodes"]["b"]["feasible"] and out["nodes"]["b"]["scores"]
     ungated = kubesched.explain(cluster, pod("g", cpu="2"))
     assert out["nodes"] == ungated["nodes"]
+
+
+def test_preemption_dry_run_names_the_node_and_victims_without_deleting() -> None:
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "n1", "labels": {"kubernetes.io/hostname": "n1"}},
+        "status": {"allocatable": {"cpu": "2", "memory": "4Gi", "pods": "110"}},
+    }
+
+    def pod_of(name: str, cpu: str, priority: int, node_name: str = "") -> dict[str, Any]:
+        spec: dict[str, Any] = {
+            "priority": priority,
+            "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": cpu}}}],
+        }
+        if node_name:
+            spec["nodeName"] = node_name
+        return {"metadata": {"name": name, "namespace": "default"}, "spec": spec}
+
+    low = {"apiVersion": "v1", "kind": "Pod", **pod_of("low", "1500m", 0, "n1")}
+    cluster = {"apiVersion": "v1", "kind": "List", "items": [node, low]}
+    high = pod_of("high", "1", 100)
+    plain = kubesched.explain(cluster, high)
+    assert plain["result"] == "Unschedulable" and "preemption" not in plain
+    out = kubesched.explain(cluster, high, preemption=True)
+    assert out["preemption"] == {"message": "", "nominatedNode": "n1", "victims": ["default/low"]}
+    never = {**high, "spec": {**high["spec"], "preemptionPolicy": "Never"}}
+    assert kubesched.explain(cluster, never, preemption=True)["preemption"] == {
+        "message": "preemption: not eligible due to preemptionPolicy=Never.",
+        "nominatedNode": None,
+        "victims": [],
+    }
+    assert kubesched.explain(cluster, high)["result"] == "Unschedulable"  # nothing deleted

@@ -24,12 +24,15 @@ def explain(
     cluster: Mapping[str, Any] | list[Any],
     pod: Mapping[str, Any],
     config: Mapping[str, Any] | None = None,
+    *,
+    preemption: bool = False,
 ) -> dict[str, Any]:
     """Every node's filter verdict and reasons, every plugin's score, and the chosen node;
-    ``result`` is ``Scheduled``, ``Unschedulable``, ``Gated`` (schedulingGates) or ``Error``."""
+    ``result`` is ``Scheduled``, ``Unschedulable``, ``Gated`` (schedulingGates) or ``Error``.
+    ``preemption=True`` adds what preemption would do for an Unschedulable Pod (a dry run)."""
     from kubesched.explainer import explain as _explain
 
-    return _explain(cluster, pod, config)
+    return _explain(cluster, pod, config, preemption=preemption)
 
 
 def schedule(

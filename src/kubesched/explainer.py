@@ -36,7 +36,7 @@ from kubesched.config.load import load_config
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.extender import ExtenderError
 from kubesched.framework.extenders import EXTENDER_NAME, ExtenderFilterOutcome, Extenders
-from kubesched.framework.interface import Code, CycleState, Handle, IntArray
+from kubesched.framework.interface import Code, CycleState, Handle, IntArray, Status
 from kubesched.framework.runtime import Framework, PluginError
 from kubesched.plugins.registry import full_registry, known_plugin_names
 from kubesched.scheduler import Diagnosis
@@ -82,8 +82,12 @@ def explain(
     cluster: Mapping[str, Any] | list[Any],
     pod: Mapping[str, Any],
     config: Mapping[str, Any] | KubeSchedulerConfiguration | None = None,
+    *,
+    preemption: bool = False,
 ) -> dict[str, Any]:
-    """Explain the placement of ``pod`` on ``cluster`` (dicts in, dict out)."""
+    """Explain the placement of ``pod`` on ``cluster`` (dicts in, dict out).  With
+    ``preemption``, an Unschedulable answer also has ``"preemption": {"message",
+    "nominatedNode", "victims"}``: what PostFilter would do (a dry run, nothing deleted)."""
     cfg = _config(config)
     state_cluster, _ = build_cluster(cluster)
     p = parse_pod(dict(pod), "pod")
@@ -112,7 +116,7 @@ def explain(
     )
     extenders = Extenders(ext_configs) if ext_configs else None
     try:
-        _evaluate(fwk, state_cluster, p, out, extenders)
+        _evaluate(fwk, state_cluster, p, out, extenders, preemption)
     except (PluginError, ExtenderError) as e:
         out["result"], out["message"] = "Error", str(e)
     finally:
@@ -132,6 +136,7 @@ def _evaluate(
     pod: api.Pod,
     out: dict[str, Any],
     extenders: Extenders | None = None,
+    preemption: bool = False,
 ) -> dict[str, Any]:
     table = cluster.nodes
     order = table.order()
@@ -150,13 +155,18 @@ def _evaluate(
         for name in names:
             nodes[name] = _node(False, status.plugin, list(status.reasons))
         out["result"] = "Unschedulable"
-        out["message"] = Diagnosis(n, Counter(), rejectors, status.message()).message()
+        diagnosis = Diagnosis(n, Counter(), rejectors, status.message(), absent=status)
+        out["message"] = diagnosis.message()
+        if preemption:
+            out["preemption"] = _preemption(fwk, state, pod, diagnosis)
         return out
     rows = order
     reason = ""
+    absent: Status | None = None
     if pre is not None and pre.node_names is not None:
         keep = np.isin(np.asarray(names, dtype=object), np.asarray(sorted(pre.node_names)))
         reason = f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(rejectors))}]"
+        absent = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (reason,))
         for name in np.asarray(names, dtype=object)[~keep].tolist():
             nodes[name] = _node(False, sorted(rejectors)[0], [reason])
         rows = order[keep]
@@ -176,7 +186,10 @@ def _evaluate(
         if rows.size < n:
             counts[reason] += n - int(rows.size)
         out["result"] = "Unschedulable"
-        out["message"] = Diagnosis(n, counts, rejectors).message()
+        diagnosis = Diagnosis(n, counts, rejectors, outcome=outcome, absent=absent)
+        out["message"] = diagnosis.message()
+        if preemption:
+            out["preemption"] = _preemption(fwk, state, pod, diagnosis)
         return _ordered(out, names)
     scores = None
     if fwk.has_score_plugins():
@@ -209,6 +222,17 @@ def _evaluate(
         f"selected {chosen} with score {nodes[chosen]['score']}"
     )
     return _ordered(out, names)
+
+
+def _preemption(
+    fwk: Framework, state: CycleState, pod: api.Pod, diagnosis: Diagnosis
+) -> dict[str, Any]:
+    """What PostFilter would do (a dry run: explain's handle has no API to delete through):
+    its message, the node the Pod would be nominated to and the victims, ``ns/name`` sorted."""
+    result, status = fwk.run_post_filter(state, pod, diagnosis)
+    nominated = getattr(result, "nominated_node_name", "") or None
+    victims = sorted(v.key for v in getattr(result, "victims", ()))
+    return {"message": status.message(), "nominatedNode": nominated, "victims": victims}
 
 
 def _extender_verdicts(nodes: dict[str, dict[str, Any]], ext: ExtenderFilterOutcome) -> None:
