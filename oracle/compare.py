@@ -111,7 +111,8 @@ def schedule_differences(mine: dict[str, Any], theirs: dict[str, Any]) -> list[s
             if a.get(field) != b.get(field):
                 out.append(f"{key}.{field}: ours {a.get(field)!r}, upstream {b.get(field)!r}")
         once = a.get("attempts") == b.get("attempts") == 1
-        if b["result"] == "Unschedulable" and once and a["message"] != _without_dra(b["message"]):
+        mine_msg, their_msg = _without_dra(a["message"]), _without_dra(b["message"])
+        if b["result"] == "Unschedulable" and once and mine_msg != their_msg:
             out.append(f"{key}.message: ours {a['message']!r}, upstream {b['message']!r}")
     return out
 
