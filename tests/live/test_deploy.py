@@ -18,7 +18,7 @@ from kubesched.config.load import load_config
 from kubesched.live.informer import KINDS
 from kubesched.plugins.registry import known_plugin_names
 from tests.live import rbac
-from tests.live.conftest import Api, Replica, node, pod
+from tests.live.conftest import Api, Replica, make_config, node, pod
 from tests.live.conftest import wait_for as wait
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
@@ -146,7 +146,7 @@ def test_the_rbac_grants_every_call_a_live_replica_makes(
     """A serial ``kubesched run`` binds, preempts and reports an unschedulable Pod against
     the fake API server: each request it made is one deploy/rbac.yaml allows."""
     api.create(node("n1", cpu="1"))
-    replicas("a")
+    replicas("a", make_config(lease=("15s", "10s", "100ms")))  # no failover when loaded
     for name, cpu, priority in (("low", "1", 0), ("high", "1", 100), ("huge", "8", 0)):
         manifest = pod(name, cpu=cpu)
         manifest["spec"]["priority"] = priority
