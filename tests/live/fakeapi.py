@@ -68,6 +68,17 @@ def _resolve(parts: list[str]) -> tuple[Resource, str, str, str]:
     raise ApiStatusError(404, "the server could not find the requested resource", "NotFound")
 
 
+def rbac_verb(method: str, name: str, query: dict[str, str]) -> str:
+    """The RBAC verb an API request needs (``GET`` of a collection is ``list``, or ``watch``)."""
+    if method == "GET":
+        if name:
+            return "get"
+        return "watch" if query.get("watch") in ("true", "1") else "list"
+    if method == "DELETE" and not name:
+        return "deletecollection"
+    return {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}[method]
+
+
 def _table(res: Resource, items: list[Obj], rv: str) -> Obj:
     cols = ["Name"]
     if res.kind == "Pod":
@@ -335,7 +346,11 @@ class _Handler(BaseHTTPRequestHandler):
         if len(parts) < 3 or parts[0] not in ("api", "apis"):
             raise ApiStatusError(404, "the server could not find the requested resource")
         res, ns, name, sub = _resolve(parts)
-        self.api.store.stats.requests[f"{method} {res.plural}{'/' + sub if sub else ''}"] += 1
+        resource = f"{res.plural}{'/' + sub if sub else ''}"
+        self.api.store.stats.requests[f"{method} {resource}"] += 1
+        agent = self.headers.get("User-Agent", "")
+        verb = rbac_verb(method, name, query)
+        self.api.store.stats.calls[(agent, verb, res.group, resource, name)] += 1
         store = self.api.store
         if method == "GET" and not name:
             if query.get("watch") in ("true", "1"):

@@ -195,6 +195,9 @@ class Stats:
     binds_per_pod: Counter[str] = field(default_factory=Counter)
     requests: Counter[str] = field(default_factory=Counter)
     """``METHOD plural[/subresource]`` counts."""
+    calls: Counter[tuple[str, str, str, str, str]] = field(default_factory=Counter)
+    """``(User-Agent, RBAC verb, API group, plural[/subresource], name)`` counts: who
+    needs which permission."""
 
 
 class Store:

@@ -7,8 +7,9 @@ import dataclasses
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
-from tests.live.conftest import Api, Replica, make_config, node, pod
+from tests.live.conftest import Api, ManualClock, Replica, make_config, node, pod
 from tests.live.conftest import wait_for as wait
 
 
@@ -16,21 +17,29 @@ def bound(api: Api, *names: str) -> bool:
     return all(api.node_of(n) for n in names)
 
 
-def test_lost_lease_stops_scheduling_within_the_renew_deadline(
-    api: Api, replicas: Callable[..., Replica]
-) -> None:
+def test_lost_lease_stops_scheduling_at_the_renew_deadline(api: Api, kubeconfig: Path) -> None:
     api.create(node("n1"))
-    r = replicas("a")
-    api.create(pod("before"))
-    wait(lambda: bound(api, "before"))
-    api.server.fail(r"leases/kubesched", 500, times=100_000)
-    t0 = time.monotonic()
-    wait(lambda: not r.live.leading(), timeout=3)
-    assert time.monotonic() - t0 <= r.live.config.leader_election.renew_deadline_seconds + 0.05
-    api.create(pod("after"))
-    r.thread.join(5)
-    assert r.code == 1  # as kube-scheduler: a replica that lost the Lease exits
-    assert api.node_of("after") == ""
+    r = Replica(kubeconfig, "a")
+    assert r.live.elector is not None
+    clock = r.live.elector.clock = ManualClock()  # the Lease's clock moves only when told
+    r.start()
+    try:
+        api.create(pod("before"))
+        wait(lambda: bound(api, "before"))
+        api.server.fail(r"leases/kubesched", 500, times=100_000)
+        deadline = r.live.config.leader_election.renew_deadline_seconds
+        renewed = r.live.elector.renewed_at  # every renewal stamped the standing clock
+        clock.now = renewed + deadline - 0.001
+        assert r.live.leading()  # renewals failing, but not yet for a whole renew deadline
+        clock.now = renewed + deadline
+        assert not r.live.leading()  # the scheduling loop stops here, not a moment later
+        api.create(pod("after"))
+        r.thread.join(5)
+        assert r.code == 1  # as kube-scheduler: a replica that lost the Lease exits
+        assert api.node_of("after") == ""
+    finally:
+        if r.thread.is_alive():
+            r.stop()
 
 
 class Overlap:

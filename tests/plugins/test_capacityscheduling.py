@@ -147,3 +147,23 @@ def test_nominated_reclaimer_holds_its_quota_against_others() -> None:
     # b may not take back the two GPUs reserved for a0
     status = pl.pre_filter(fw.CycleState(), gpod("b-new", "b"), cluster)[1]
     assert not status.is_success()
+
+
+def test_a_child_within_its_own_max_is_refused_by_its_parents_max() -> None:
+    """A second guard of the tree rule (tests/admission/test_quota.py checks QuotaTree
+    itself): from ElasticQuota manifests with Koordinator's parent label and running Pods,
+    PreFilter refuses a Pod its own quota has room for once the parent's max is used up by
+    a sibling, and admits it when the sibling's Pod is gone."""
+    parent = "quota.scheduling.koordinator.sh/parent"
+    quotas = [eq("p", 4, 4), eq("a", 2, 4), eq("b", 2, 4), eq("r", 4, 4)]
+    for child in quotas[1:3]:
+        child["metadata"]["labels"] = {parent: "p"}
+    running = [gpod("a0", "a", 2, node="n0"), gpod("b0", "b", 2, node="n1")]
+    cluster, pl, _ = setup(running, quotas)
+    pod = gpod("a1", "a", 1)  # a: 2 + 1 <= 4, but p: 2 + 2 + 1 > 4
+    _r, status = pl.pre_filter(fw.CycleState(), pod, cluster)
+    assert status.code == fw.Code.UNSCHEDULABLE
+    assert status.message().endswith("because ElasticQuota p is more than Max")
+    assert pl.pre_filter(fw.CycleState(), gpod("r1", "r", 1), cluster)[1].is_success()
+    cluster.remove_pod("b/b0")
+    assert pl.pre_filter(fw.CycleState(), pod, cluster)[1].is_success()

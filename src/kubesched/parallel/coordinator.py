@@ -159,9 +159,17 @@ class ParallelScheduler(Scheduler):
 
     def committed(self, key: str) -> None:
         """The binder finished committing ``key``: if its bind is not confirmed yet (a slow
-        API server, or a gang member held at Permit), shards must count it all the same."""
+        API server, or a gang member held at Permit), shards must count it all the same.
+        If its binding cycle already failed (PreBind or Bind, the cache forgot it before
+        anything was streamed), the proposer must forget its assumed copy: a replica that
+        still held it would drop the Pod when it is handed out again."""
         rec = self.cluster.pods.get(key)
-        if rec is None or not rec.assumed or key in self.held_logged:
+        if rec is None:
+            shard, _ = self._proposer.pop(key, (-1, None))
+            if shard >= 0:
+                self.binder.refused[shard].append((key, "bind_failed"))
+            return
+        if not rec.assumed or key in self.held_logged:
             return
         shard, sent = self._proposer.get(key, (-1, None))
         self.held_logged.add(key)

@@ -106,7 +106,6 @@ class SimCluster:
         self._busy_until = 0.0
         self.api.watch(_Informer(self))
         self._next_unschedulable_flush = UNSCHEDULABLE_FLUSH_PERIOD
-        self.on_progress: Callable[[], None] | None = None
         self.seed = seed
         self.down = False
         """The scheduler process is dead (a fault drill): nothing is scheduled."""
@@ -162,8 +161,6 @@ class SimCluster:
             cycles = hooks.step_weight(self.scheduler)  # a parallel step: shards side by side
             self._busy_until = self.loop.now + self.timing.cycle_seconds * cycles
             self.wake()
-            if self.on_progress is not None:
-                self.on_progress()
             return
         nxt = q.next_wakeup()
         permit = self.scheduler.next_waiting_deadline()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,8 +25,23 @@ from kubesched.sim.driver import SimCluster
 from kubesched.sim.jobs import JobLayer
 from kubesched.sim.scenario import Scenario
 
-ProgressFn = Callable[[int, int], None]
-"""``progress(done, total)``: Pods settled (bound or attempted) out of Pods submitted."""
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """Where a run is: virtual seconds ``now`` of the run's ``end`` (arrivals plus drain),
+    and Pods ``bound`` and ``created`` so far of the ``arrivals`` the scenario has."""
+
+    now: float
+    end: float
+    bound: int
+    created: int
+    arrivals: int
+
+
+ProgressFn = Callable[[Progress], None]
+"""Called at every timeline sample (each ``sample_interval`` virtual seconds) and once at
+the end: virtual time is what the run spends, so the bar moves through the drain too
+(submitted or attempted Pods reach their total a third of the way into a default run)."""
 
 
 def run_scenario(
@@ -92,21 +108,20 @@ def _run(
     sim.api.on_bound.append(on_bound)
     for a in sc.arrivals:
         sim.loop.call_at(a.at, arrive(a.pod, a.lifetime))
-    total = len(sc.arrivals)
-    if progress is not None:
-        step = max(1, total // 200)
-        count = [0]
-
-        def tick() -> None:
-            count[0] += 1
-            if count[0] % step == 0:
-                progress(min(total, sim.scheduler.attempts.total()), total)
-
-        sim.on_progress = tick
     wall0 = time.perf_counter()
     last_arrival = sc.arrivals[-1].at if sc.arrivals else 0.0
     end = max(sc.duration, last_arrival) + sc.drain
     tl = timeline.Timeline(sim, interval=sample_interval, pace=pace)
+    stats = sim.api.stats
+
+    def report() -> None:
+        if progress is not None:
+            now = min(sim.loop.now, end)
+            progress(
+                Progress(now, end, len(stats.bound_at), len(stats.created_at), len(sc.arrivals))
+            )
+
+    tl.on_sample = report
     tl.start(until=end)
     drills = faults.install(
         sim, sc.faults, seed=sc.seed, until=end, interval=sample_interval, jobs=jobs
@@ -115,7 +130,7 @@ def _run(
     sim.scheduler.sync_metrics()
     wall = time.perf_counter() - wall0
     if progress is not None:
-        progress(total, total)
+        progress(Progress(end, end, len(stats.bound_at), len(stats.created_at), len(sc.arrivals)))
     out = summarize(sc, sim, wall, end, tl, jobs)
     if drills is not None:  # per drill: Pods affected, recovery; and the invariants faults test
         out["faults"], extra = drills.report(out)
