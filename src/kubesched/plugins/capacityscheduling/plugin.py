@@ -15,7 +15,9 @@ while they are assumed or bound.
   ``min`` takes back what others borrowed: victims are Pods of quotas above their ``min``,
   lowest priority first, never taking a borrower below its own ``min``; a Pod beyond its
   ``min`` may only preempt lower-priority Pods of its own quota.  The victims are deleted
-  through the API and the Pod is nominated (its request reserved) until it is placed.
+  through the API and the Pod is nominated (its request reserved) until it is placed; while
+  a Pod that frees room for it still terminates on its nominated node it does not reclaim
+  again (upstream's ``PodEligibleToPreemptOthers``).
 
 Deviations: the quota tree and water-filled runtime quotas are Koordinator's (see
 :mod:`kubesched.admission.quota`); reclaim checks the victims' node by resources only
@@ -30,6 +32,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from kubesched.admission import objects as o
 from kubesched.admission import quota as qt
 from kubesched.api import objects as api
@@ -42,6 +46,7 @@ from kubesched.state.cache import ClusterState, PodRecord
 log = logging.getLogger(__name__)
 
 NAME = "CapacityScheduling"
+TERMINATING = "not eligible due to a terminating pod on the nominated node."
 NOMINATION_SECONDS = 30.0
 """How long a reclaiming Pod's request stays reserved for it."""
 _STATE_KEY = "PreFilter" + NAME
@@ -189,11 +194,15 @@ class CapacityScheduling:
             return None, fw.unschedulable("no quota to reclaim for")
         if pod.preemption_policy == "Never":
             return None, fw.unschedulable("not eligible due to preemptionPolicy=Never.")
+        if self._terminating_on_nominated(pod, cluster, pre, diagnosis):
+            return None, fw.unschedulable(TERMINATING)
         choice = reclaim.choose(self.tree, cluster, pod, pre.quota, pre.vec, pre.used)
         if choice is None:
             return None, fw.unschedulable("no victims found to reclaim quota")
         node, victims = choice
         for rec in victims:
+            if rec.pod.deletion_timestamp is not None:
+                continue  # graceful deletion has started: no second API call (upstream)
             vq = self.tree.quota_of(rec.pod)
             name = self.tree.names[vq] if vq is not None else ""
             self.reclaimed[name] = self.reclaimed.get(name, 0) + 1
@@ -206,6 +215,29 @@ class CapacityScheduling:
             pre.quota, pre.vec, pod.priority, self.clock() + NOMINATION_SECONDS
         )
         return PostFilterResult(node, tuple(rec.pod for rec in victims)), fw.SUCCESS
+
+    def _terminating_on_nominated(
+        self, pod: api.Pod, cluster: ClusterState, pre: _PreFilterState, diagnosis: Any
+    ) -> bool:
+        """Upstream ``PodEligibleToPreemptOthers`` (Pod with a quota): the Pod's nominated
+        node (unless Filter found it UnschedulableAndUnresolvable) still has a terminating
+        Pod that frees room for it -- of its own quota with lower priority, or, when the Pod
+        stays within its ``min``, of another quota above its ``min``."""
+        node = pod.nominated_node_name
+        row = cluster.nodes.row_of.get(node) if node else None
+        if row is None or _code_on(diagnosis, row) == fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+            return False
+        within_min = not self.tree.over_min_with(pre.quota, pre.vec, pre.used)
+        for key in cluster.pods_on_node.get(node, ()):
+            other = cluster.pods[key].pod
+            vq = self.tree.quota_of(other) if other.deletion_timestamp is not None else None
+            if vq is None:
+                continue
+            if vq == pre.quota and other.priority < pod.priority:
+                return True
+            if vq != pre.quota and within_min and self.tree.over_min_with(vq, np_zero(pre.vec)):
+                return True
+        return False
 
     # ------------------------------------------------------------------ Reserve
     def reserve(self, state: fw.CycleState, pod: api.Pod, node_name: str) -> fw.Status:
@@ -244,6 +276,20 @@ class CapacityScheduling:
             return
         for name, row in self.tree.report().items():
             self.metrics.record_quota_limits(name, row["resources"])
+
+
+def _code_on(diagnosis: Any, row: int) -> int:
+    """The Filter status code of node-table ``row`` in ``diagnosis`` (its ``absent`` status
+    for a node the Filter outcome does not cover)."""
+    outcome = getattr(diagnosis, "outcome", None)
+    if outcome is not None:
+        hit = np.flatnonzero(outcome.failed == row)
+        if hit.size:
+            return int(outcome.status_of(int(hit[0])).code)
+        if bool((outcome.feasible == row).any()):
+            return int(fw.Code.SUCCESS)
+    absent = getattr(diagnosis, "absent", None)
+    return int(absent.code) if absent is not None else int(fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
 
 
 def np_zero(vec: qt.IntArray) -> qt.IntArray:
