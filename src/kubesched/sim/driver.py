@@ -172,6 +172,8 @@ class SimCluster:
         if nxt is not None:
             if q.pending_pods().get("unschedulable", 0):
                 nxt = min(nxt, self._next_unschedulable_flush)
+            if nxt <= self.loop.now:  # a Pod's pool timeout passed: it waits for the flush
+                nxt = self._next_unschedulable_flush
             self.wake(max(nxt, self.loop.now + 1e-6))
 
     def run(self, until: float) -> None:
