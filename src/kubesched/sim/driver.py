@@ -181,12 +181,14 @@ class SimCluster:
         self.loop.run(until=until)
 
     def quiet(self) -> bool:
-        """No Pod is ready to schedule or being bound."""
+        """No Pod is ready to schedule, being bound, or terminating (a victim's grace period
+        still running: its preemptor is waiting for it)."""
         counts = self.scheduler.queue.pending_pods()
         return (
             counts.get("active", 0) == 0
             and counts.get("backoff", 0) == 0
             and self.scheduler.in_flight_bindings == 0
+            and not self.api.terminating
         )
 
     # ------------------------------------------------------------------ fault drills
