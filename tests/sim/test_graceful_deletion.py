@@ -174,3 +174,24 @@ def test_the_preemptor_waits_nominated_and_does_not_preempt_again() -> None:
     z = sim.api.pods["default/z"]
     assert z.node_name == "n2" and z.deletion_timestamp is None  # never a second victim
     assert sim.scheduler.preemptions["default/p"] == ("n0", ("default/w",))
+
+
+def test_a_terminating_pod_still_holds_resources_and_counts_for_anti_affinity() -> None:
+    """Upstream's NodeInfo keeps a terminating Pod (NodeResourcesFit counts it, so does
+    InterPodAffinity); only PodTopologySpread skips it.  A guard: this held before."""
+    old = pod("old", cpu="1500m", node_name="n0")
+    old["metadata"]["labels"] = {"app": "web"}
+    old["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:30Z"
+    term = {
+        "labelSelector": {"matchLabels": {"app": "web"}},
+        "topologyKey": "kubernetes.io/hostname",
+    }
+    away = pod(
+        "away",
+        affinity={"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}},
+    )
+    cluster = as_list(node("n0", cpu="2"), node("n1", cpu="2"), old)
+    verdict = kubesched.explain(cluster, away)["nodes"]["n0"]
+    assert verdict["plugin"] == "InterPodAffinity"
+    big = kubesched.explain(cluster, pod("big", cpu="1"))["nodes"]["n0"]
+    assert big["plugin"] == "NodeResourcesFit" and big["reasons"] == ["Insufficient cpu"]
