@@ -171,3 +171,16 @@ def test_no_interleaving_overcommits_or_loses_a_pod(ops: list[tuple[str, int, in
     for key in submitted - deleted:
         pod = sim.api.pods[key]
         assert pod.node_name or key in sim.scheduler.failures, key
+
+
+def test_a_pod_pooled_past_its_timeout_waits_for_the_periodic_flush() -> None:
+    """The 5-minute timeout falls between two 30 s flushes: the scheduler sleeps until the
+    flush (it used to wake every 1e-6 virtual seconds until then)."""
+    sim = SimCluster(load_config(None, known_plugins=known_plugin_names()))
+    sim.api.create_node(make_node("n0").cap(cpu="1", memory="4Gi", pods=5).obj())
+    sim.loop.call_at(0.1, lambda: sim.api.create_pod(make_pod("big").req(cpu="2").obj()))
+    steps = 0
+    while sim.loop.now <= 400 and steps < 10_000 and sim.loop.step():
+        steps += 1
+    assert sim.loop.now > 400 and steps < 100
+    assert sim.scheduler.pod_attempts["default/big"] == 2  # at 0.1 and at the 330 s flush

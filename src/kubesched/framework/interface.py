@@ -178,9 +178,10 @@ class ApiClient(Protocol):
 def preempt_pod(
     client: ApiClient, victim: api.Pod, preemptor: api.Pod, node: str, reason: str
 ) -> None:
-    """Evict a preemption victim.  A client with ``preempt_pod`` (the live one) does what
-    upstream's ``PreemptPod`` does -- marks the victim ``DisruptionTarget``, deletes it and
-    records the ``Preempted`` Event; any other client just deletes it."""
+    """Evict a preemption victim.  A client with ``preempt_pod`` (the live and simulated
+    ones) does what upstream's ``PreemptPod`` does -- marks the victim ``DisruptionTarget``
+    and deletes it (the live one also records the ``Preempted`` Event); any other client
+    just deletes it."""
     evict = getattr(client, "preempt_pod", None)
     if evict is not None:
         evict(victim, preemptor, node, reason)

@@ -75,6 +75,17 @@ def denominators(s: dict[str, Any]) -> list[tuple[str, Any]]:
         ("Attempts: unschedulable", attempts.get("unschedulable")),
         ("Attempts: error", attempts.get("error")),
         ("Success ratio (scheduled / attempts)", s.get("successRatio")),
+        *_preemption_rows(s.get("preemptionLatencySeconds") or {}),
+    ]
+
+
+def _preemption_rows(p: dict[str, Any]) -> list[tuple[str, Any]]:
+    """Preemptors and their latency from nomination to bind (simulated seconds)."""
+    if not p.get("preemptors"):
+        return []
+    return [
+        ("Preemptors (bound / all)", f"{p.get('bound')} / {p.get('preemptors')}"),
+        ("Preemption latency, nominated to bound, P50 / P99 s", f"{p.get('p50')} / {p.get('p99')}"),
     ]
 
 

@@ -80,6 +80,8 @@ def schedule_table(result: dict[str, Any]) -> str:
         f"\n\n{s['pods']} pods: {s['scheduled']} scheduled, {s['unschedulable']} unschedulable, "
         f"{s['gated']} gated, {s['error']} error; {s['ignored']} ignored (other schedulers)"
     )
+    lines = _preemption_lines(s.get("preemptionLatencySeconds") or {})
+    tail += ("\n" + lines[0].strip()) if lines else ""
     return _table(["POD", "RESULT", "NODE", "ATTEMPTS", "MESSAGE"], rows, right=(3,)) + tail
 
 
@@ -100,6 +102,7 @@ def simulate_summary(s: dict[str, Any]) -> str:
         f"  successful pods/s     {s['scheduledPodsPerVirtualSecond']} per simulated second",
         f"  scheduler throughput  {s['attemptsPerWallSecond']} attempts per wall-clock second",
         f"  queueing time         p50 {q['p50']} s, p99 {q['p99']} s",
+        *_preemption_lines(s.get("preemptionLatencySeconds") or {}),
         f"  pending pods by queue {pending}",
         f"  utilisation           {util}",
         *_job_lines(s),
@@ -109,6 +112,16 @@ def simulate_summary(s: dict[str, Any]) -> str:
         + ("all hold" if not broken else "VIOLATED: " + ", ".join(sorted(broken))),
     ]
     return "\n".join(lines)
+
+
+def _preemption_lines(p: dict[str, Any]) -> list[str]:
+    """Preemption latency (nominated to bound, victims' grace periods included), if any."""
+    if not p.get("preemptors"):
+        return []
+    return [
+        f"  preemption latency    p50 {p['p50']} s, p99 {p['p99']} s nominated to bound "
+        f"({p['bound']}/{p['preemptors']} preemptors bound)"
+    ]
 
 
 def _job_lines(s: dict[str, Any]) -> list[str]:

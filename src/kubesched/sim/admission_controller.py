@@ -223,7 +223,7 @@ class AdmissionController:
             self.admitter.replace_pod(key, fresh)
             current = self.api.pods.get(key)
             if current is not None:
-                self.api.delete_pod(current, reason=victim.eviction_reason)
+                self.api.delete_pod(current, reason=victim.eviction_reason, grace=0)
                 deleted += 1
             self.api.create_pod(fresh)
         if self.metrics is None:

@@ -169,6 +169,8 @@ class SimCluster:
         if nxt is not None:
             if q.pending_pods().get("unschedulable", 0):
                 nxt = min(nxt, self._next_unschedulable_flush)
+            if nxt <= self.loop.now:  # a Pod's pool timeout passed: it waits for the flush
+                nxt = self._next_unschedulable_flush
             self.wake(max(nxt, self.loop.now + 1e-6))
 
     def run(self, until: float) -> None:
@@ -176,12 +178,14 @@ class SimCluster:
         self.loop.run(until=until)
 
     def quiet(self) -> bool:
-        """No Pod is ready to schedule or being bound."""
+        """No Pod is ready to schedule, being bound, or terminating (a victim's grace period
+        still running: its preemptor is waiting for it)."""
         counts = self.scheduler.queue.pending_pods()
         return (
             counts.get("active", 0) == 0
             and counts.get("backoff", 0) == 0
             and self.scheduler.in_flight_bindings == 0
+            and not self.api.terminating
         )
 
     # ------------------------------------------------------------------ fault drills
