@@ -76,8 +76,16 @@ class LiveScheduler:
         self.stop_event = threading.Event()
         self.deltas: queue.SimpleQueue[Delta] = queue.SimpleQueue()
         le = config.leader_election
+        metrics = metrics or SchedulerMetrics()
         self.elector = (
-            LeaderElector(election_client or client, le, identity) if le.leader_elect else None
+            LeaderElector(
+                election_client or client,
+                le,
+                identity,
+                metrics=metrics.leader_election,
+            )
+            if le.leader_elect
+            else None
         )
         bind_timeout = 5.0
         if self.elector is not None:

@@ -36,6 +36,15 @@ unchanged.  What the values mean here:
   Pods; other labels: events that arrived meanwhile, held for their queueing hints), set at
   each sync.
 
+Histograms and counters without labels (``scheduling_algorithm_duration_seconds``,
+``preemption_victims``, ``preemption_attempts_total``, ``pod_scheduling_attempts``) are exported
+at zero from the start, as client_golang exports them, so dashboards show 0 rather than "No
+data"; :meth:`SchedulerMetrics.start_profiles` also starts ``schedule_attempts_total`` at zero
+for every result of every profile (upstream creates those series at the first attempt).
+
+The process, leader-election and API-client metrics every Kubernetes component exports are
+on the same registry (:mod:`kubesched.metrics.component`).
+
 kubesched's own metrics (upstream has none) use the same ``scheduler_`` prefix and are
 documented where they are defined (:data:`OWN_METRICS`)."""
 
@@ -66,6 +75,14 @@ from kubesched.metrics.catalog import (
     UPSTREAM_METRICS,
     VICTIMS_BUCKETS,
     exponential_buckets,
+)
+from kubesched.metrics.component import (
+    COMPONENT_METRICS,
+    REST_CLIENT_BUCKETS,
+    LeaderElectionMetrics,
+    RestClientMetrics,
+    host_label,
+    register_process_collectors,
 )
 from kubesched.metrics.histogram import BufferedChild, BufferedHistogram, histogram_quantile
 from kubesched.metrics.recorders import (
@@ -208,6 +225,15 @@ class SchedulerMetrics:
         self._lock = threading.Lock()
         for q in QUEUES:
             self.pending_pods.labels(queue=q).set(0)
+        register_process_collectors(r)
+        self.leader_election = LeaderElectionMetrics(r)
+        self.rest_client = RestClientMetrics(r)
+
+    def start_profiles(self, profiles: Iterable[str]) -> None:
+        """``schedule_attempts_total`` at zero for every result of every profile."""
+        for profile in profiles:
+            for result in RESULTS:
+                self.schedule_attempts.labels(result=result, profile=profile)
 
     def _own(self, counter: Any, gauge: Any, histogram: Any) -> None:
         """kubesched's own metrics, as :data:`OWN_METRICS` describes them."""
@@ -459,6 +485,7 @@ class SchedulerMetrics:
 __all__ = [
     "ATTEMPT_BUCKETS",
     "CACHE_TYPES",
+    "COMPONENT_METRICS",
     "CONTENT_TYPE",
     "EXTENSION_POINT_BUCKETS",
     "OWN_BUCKETS",
@@ -469,6 +496,7 @@ __all__ = [
     "POD_POPPED_IN_FLIGHT_EVENT",
     "QUEUEING_HINT_RESULTS",
     "QUEUES",
+    "REST_CLIENT_BUCKETS",
     "RESULTS",
     "SLI_BUCKETS",
     "SUBSYSTEM",
@@ -478,10 +506,13 @@ __all__ = [
     "BufferedHistogram",
     "ExtensionPointObserver",
     "LabelledObserver",
+    "LeaderElectionMetrics",
     "MetricsServer",
     "PluginRecorder",
+    "RestClientMetrics",
     "SchedulerMetrics",
     "code_label",
     "exponential_buckets",
     "histogram_quantile",
+    "host_label",
 ]

@@ -107,6 +107,7 @@ class Scheduler(AlgorithmMixin, WaitingMixin, FailureMixin):
             )
             for p in extender_config.apply_ignored_resources(config.profiles, ext_configs)
         }
+        self.metrics.start_profiles(self.profiles)
         recorder = self.metrics.plugin_recorder()
         self._sampled = {n: sampling.sampled_twin(f, recorder) for n, f in self.profiles.items()}
         """Profile twins that time each plugin call (every PLUGIN_SAMPLE_EVERY-th cycle)."""
