@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 
 from kubesched.api import objects as api
 from kubesched.api import quantity
-from kubesched.api.errors import InputError
+from kubesched.api.errors import InputError, excerpt
 
 Obj = Mapping[str, Any]
 
@@ -44,7 +44,7 @@ def _kind(value: object) -> str:
         return "a mapping"
     if isinstance(value, list):
         return "a list"
-    return f"{type(value).__name__} {value!r}"
+    return f"{type(value).__name__} {excerpt(value)}"
 
 
 def mapping(obj: Obj, key: str, path: str) -> Obj:

@@ -1,0 +1,161 @@
+"""Bad input on every command: exit code 2, one clear message naming the file (or flag) and
+the field path, a short escaped excerpt at most, and no traceback without ``--debug``.
+
+One table (:data:`TABLE`): every hostile file (:data:`badinput_files.HOSTILE`) in every input
+slot of every command (:data:`SLOTS`), then the rows for quantities, sizes, scenario
+semantics, flags and the one configuration loader.  A new command adds its slots and flags
+here and gets the same treatment.  Hypothesis fuzzes the input files on top.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kubesched.cli import main
+from tests import badinput_files as bf
+
+SIM = ["simulate", "{scenario}", "--no-progress", "-o", "json"]
+EXPLAIN = ["explain", "--cluster", "{cluster}", "--pod", "{pod}"]
+SCHEDULE = ["schedule", "--cluster", "{cluster}", "--pods", "{pod}"]
+RUN = ["run", "--config", "{config}", "--kubeconfig", "{kubeconfig}"]
+
+SLOTS: dict[str, tuple[list[str], bool]] = {
+    # slot: (argv with {BAD} in the slot, the slot is a CSV file)
+    "explain --cluster": (["explain", "--cluster", "{BAD}", "--pod", "{pod}"], False),
+    "explain --pod": (["explain", "--cluster", "{cluster}", "--pod", "{BAD}"], False),
+    "explain --config": ([*EXPLAIN, "--config", "{BAD}"], False),
+    "schedule --cluster": (["schedule", "--cluster", "{BAD}", "--pods", "{pod}"], False),
+    "schedule --pods": (["schedule", "--cluster", "{cluster}", "--pods", "{BAD}"], False),
+    "schedule --config": ([*SCHEDULE, "--config", "{BAD}"], False),
+    "simulate SCENARIO": (["simulate", "{BAD}", "--no-progress"], False),
+    "bench CONFIG": (["bench", "{BAD}", "--no-progress"], False),
+    "sweep SWEEP": (["sweep", "{BAD}", "--workers", "0", "--local", "--no-progress"], False),
+    "report RESULTS": (["report", "{BAD}", "--out", "{dir}/r"], False),
+    "pools --cluster": (["pools", "check", "--cluster", "{BAD}", "--config", "{config}"], False),
+    "pools --config": (["pools", "check", "--cluster", "{cluster}", "--config", "{BAD}"], False),
+    "run --config": (["run", "--config", "{BAD}", "--kubeconfig", "{kubeconfig}"], False),
+    "run --kubeconfig": (["run", "--config", "{config}", "--kubeconfig", "{BAD}"], False),
+    "replay --nodes": (["replay", "--nodes", "{BAD}", "--pods", "{pods_csv}"], True),
+    "replay --pods": (["replay", "--nodes", "{nodes_csv}", "--pods", "{BAD}"], True),
+}
+"""Every argument of every command that names an input file."""
+
+
+@dataclass(frozen=True)
+class Row:
+    """One bad input: the command line, files replacing good ones, what must be printed."""
+
+    argv: list[str]
+    expect: list[str]
+    files: dict[str, str | bytes] = field(default_factory=dict)
+    hostile: str | None = None
+    code: int = 2
+
+
+def _slot_rows() -> Iterator[tuple[str, Row]]:
+    for slot, (argv, csv) in SLOTS.items():
+        for name, (_, message, for_csv) in bf.HOSTILE.items():
+            expect = ["{BAD}"] + ([message] if message and (for_csv or not csv) else [])
+            yield f"{slot} <- {name}", Row(argv, expect, hostile=name)
+
+
+LOADER: dict[str, Row] = {
+    # 12. One loader: every command judges a configuration file alike.
+    **{
+        f"{cmd} --config duplicate key": Row(
+            argv,
+            ["{config}", 'key "kind" already set in map'],
+            {"config": bf.GOOD["config"] + "kind: Other\n"},
+        )
+        for cmd, argv in (
+            ("explain", [*EXPLAIN, "--config", "{config}"]),
+            ("schedule", [*SCHEDULE, "--config", "{config}"]),
+            ("pools", ["pools", "check", "--cluster", "{cluster}", "--config", "{config}"]),
+            ("run", RUN),
+        )
+    },
+    "scenario spec.config duplicate key": Row(
+        SIM,
+        ["{scenario}", "already set in map"],
+        {
+            "scenario": bf.GOOD["scenario"].replace(
+                "spec:\n", "spec:\n  config: {kind: A, kind: B}\n", 1
+            )
+        },
+    ),
+}
+
+
+TABLE: dict[str, Row] = {**dict(_slot_rows()), **LOADER}
+
+
+@pytest.fixture
+def busy_port() -> Iterator[int]:
+    """A port something else is listening on."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        yield s.getsockname()[1]
+
+
+def run_row(row: Row, tmp: Path, busy_port: int) -> tuple[int, str, dict[str, str]]:
+    """Run one row; (exit code, stderr, the paths)."""
+    paths = bf.write_good(tmp, **row.files)
+    paths["busy_port"] = str(busy_port)
+    if row.hostile:
+        paths["BAD"] = bf.HOSTILE[row.hostile][0](tmp)
+    argv = [a.format(**paths) for a in row.argv]
+    return main(argv), "", paths
+
+
+@pytest.mark.parametrize("row", TABLE.values(), ids=list(TABLE))
+def test_bad_input(
+    row: Row, tmp_path: Path, busy_port: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, paths = run_row(row, tmp_path, busy_port)
+    err = capsys.readouterr().err
+    assert code == row.code, err
+    for want in row.expect:
+        assert want.format(**paths) in err
+    assert "Traceback" not in err
+    assert "secret-line-1" not in err  # at most a short excerpt of a file
+    assert len(err.splitlines()) <= 12
+    assert all(len(line) <= 400 for line in err.splitlines())
+
+
+FUZZ_SLOTS = ["explain --pod", "explain --config", "schedule --pods", "report RESULTS"]
+_leaf = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20)
+_docs = st.recursive(
+    _leaf,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=30,
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    slot=st.sampled_from(FUZZ_SLOTS),
+    content=st.binary(max_size=200) | _docs.map(lambda d: json.dumps(d).encode()),
+)
+def test_fuzzed_inputs_never_trace_back(
+    slot: str, content: bytes, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    tmp = tmp_path_factory.mktemp("fuzz")
+    bad = tmp / "fuzzed"
+    bad.write_bytes(content)
+    paths = bf.write_good(tmp)
+    paths["BAD"] = str(bad)
+    argv = [a.format(**paths) for a in SLOTS[slot][0]]
+    assert main(argv) in (0, 1, 2)
