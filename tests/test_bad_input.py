@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from kubesched.cli import main
 from tests import badinput_files as bf
+from tests.badinput_files import cluster_with, pod_with, pool, scenario
 
 SIM = ["simulate", "{scenario}", "--no-progress", "-o", "json"]
 EXPLAIN = ["explain", "--cluster", "{cluster}", "--pod", "{pod}"]
@@ -67,6 +68,57 @@ def _slot_rows() -> Iterator[tuple[str, Row]]:
             yield f"{slot} <- {name}", Row(argv, expect, hostile=name)
 
 
+QUANTITIES: dict[str, Row] = {
+    # 8. Quantities beyond int64 (and CSV integers); only ASCII digits are digits.
+    "cpu 9E": Row(EXPLAIN, ["{pod}", "requests.cpu", "too large"], {"pod": pod_with("9E")}),
+    "schedule cpu 9E": Row(
+        SCHEDULE, ["{pod}", "requests.cpu", "too large"], {"pod": pod_with("9E")}
+    ),
+    "memory 2^64": Row(
+        EXPLAIN,
+        ["{pod}", "requests.memory", "too large"],
+        {"pod": pod_with("1").replace("cpu: '1'", f"memory: '{2**64}'")},
+    ),
+    "allocatable 2^63": Row(
+        EXPLAIN,
+        ["{cluster}", "status.allocatable.memory", "too large"],
+        {"cluster": cluster_with(memory=str(2**63))},
+    ),
+    "allocatable 2^63-1 fits": Row(
+        EXPLAIN, [], {"cluster": cluster_with(memory=str(2**63 - 1))}, code=0
+    ),
+    "priority 2^63": Row(
+        EXPLAIN, ["{pod}", "spec.priority", "32-bit"], {"pod": pod_with("1", priority=2**63)}
+    ),
+    "PriorityClass 2^31": Row(
+        EXPLAIN,
+        ["{cluster}", "items[1].value", "32-bit"],
+        {
+            "cluster": cluster_with().replace(
+                "]}",
+                ', {"apiVersion": "scheduling.k8s.io/v1", '
+                '"kind": "PriorityClass", "metadata": {"name": "x"}, '
+                f'"value": {2**31}}}]}}',
+            )
+        },
+    ),
+    "fullwidth digit": Row(EXPLAIN, ["{pod}", "requests.cpu", "\\uff11"], {"pod": pod_with("１")}),
+    "scenario pool cpu 9E": Row(
+        SIM,
+        ["{scenario}", "spec.nodePools[0].status.allocatable.cpu", "too large"],
+        {"scenario": scenario(nodePools=pool(allocatable={"cpu": "9E"}))},
+    ),
+    "replay int64 overflow": Row(
+        ["replay", "--nodes", "{nodes_csv}", "--pods", "{pods_csv}"],
+        ["{nodes_csv}", "line 2: cpu_milli", str(2**63 - 1)],
+        {"nodes_csv": bf.NODES_CSV.replace("32000", str(2**63))},
+    ),
+    "replay fullwidth": Row(
+        ["replay", "--nodes", "{nodes_csv}", "--pods", "{pods_csv}"],
+        ["{pods_csv}", "line 2: cpu_milli", "not an integer"],
+        {"pods_csv": bf.PODS_CSV.replace("1000,1024", "１000,1024")},
+    ),
+}
 LOADER: dict[str, Row] = {
     # 12. One loader: every command judges a configuration file alike.
     **{
@@ -94,7 +146,7 @@ LOADER: dict[str, Row] = {
 }
 
 
-TABLE: dict[str, Row] = {**dict(_slot_rows()), **LOADER}
+TABLE: dict[str, Row] = {**dict(_slot_rows()), **QUANTITIES, **LOADER}
 
 
 @pytest.fixture

@@ -160,7 +160,7 @@ class _PriorityTable:
 
     def add(self, obj: Mapping[str, Any], path: str) -> None:
         name = f.required_string(f.mapping(obj, "metadata", path), "name", join(path, "metadata"))
-        value = f.integer(obj, "value", path)
+        value = f.int32(obj, "value", path)
         if value is None:
             f.fail(join(path, "value"), "Required value")
         pc = _PriorityClass(
