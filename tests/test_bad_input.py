@@ -10,6 +10,7 @@ here and gets the same treatment.  Hypothesis fuzzes the input files on top.
 from __future__ import annotations
 
 import json
+import math
 import socket
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from hypothesis import strategies as st
 
 from kubesched.cli import main
 from tests import badinput_files as bf
-from tests.badinput_files import cluster_with, pod_with, pool, scenario
+from tests.badinput_files import cluster_with, pod_with, pool, scenario, workload
 
 SIM = ["simulate", "{scenario}", "--no-progress", "-o", "json"]
 EXPLAIN = ["explain", "--cluster", "{cluster}", "--pod", "{pod}"]
@@ -119,6 +120,106 @@ QUANTITIES: dict[str, Row] = {
         {"pods_csv": bf.PODS_CSV.replace("1000,1024", "１000,1024")},
     ),
 }
+SIZES: dict[str, Row] = {
+    # 9. Scenario sizes have documented limits, checked before allocating.
+    "nodePools.count 10**12": Row(
+        SIM,
+        ["spec.nodePools[0].count", "at most"],
+        {"scenario": scenario(nodePools=pool(count=10**12))},
+    ),
+    "nodes over the total": Row(
+        SIM,
+        ["spec.nodePools[1].count", "at most"],
+        {"scenario": scenario(nodePools=pool(count=60_000) + pool(name="b", count=60_000))},
+    ),
+    "workloads.count 10**15": Row(
+        SIM,
+        ["spec.workloads[0].count", "at most"],
+        {"scenario": scenario(workloads=workload(count=10**15))},
+    ),
+    "durationSeconds 10**18": Row(
+        SIM, ["spec.durationSeconds", "at most"], {"scenario": scenario(durationSeconds=10**18)}
+    ),
+}
+SEMANTICS: dict[str, Row] = {
+    # 10. Scenario semantics.
+    "negative seed": Row(SIM, ["spec.seed", ">= 0"], {"scenario": scenario(seed=-1)}),
+    "negative lifetime": Row(
+        SIM,
+        ["spec.workloads[0].lifetimeSeconds", ">= 0"],
+        {"scenario": scenario(workloads=workload(lifetimeSeconds=-5))},
+    ),
+    "workload count -5": Row(
+        SIM,
+        ["spec.workloads[0].count", ">= 0"],
+        {"scenario": scenario(workloads=workload(count=-5))},
+    ),
+    "pool count -5": Row(
+        SIM, ["spec.nodePools[0].count", ">= 0"], {"scenario": scenario(nodePools=pool(count=-5))}
+    ),
+    "duplicate pool": Row(
+        SIM,
+        ["spec.nodePools[1].name", "duplicate"],
+        {"scenario": scenario(nodePools=pool() + pool())},
+    ),
+    "duplicate workload": Row(
+        SIM,
+        ["spec.workloads[1].name", "duplicate"],
+        {"scenario": scenario(workloads=workload() + workload())},
+    ),
+    "NaN rate": Row(
+        SIM,
+        ["spec.workloads[0].ratePerSecond", "finite"],
+        {"scenario": scenario(workloads=workload(ratePerSecond=math.nan))},
+    ),
+    "inf duration": Row(
+        SIM, ["spec.durationSeconds", "finite"], {"scenario": scenario(durationSeconds=math.inf)}
+    ),
+    "negative timing": Row(
+        SIM,
+        ["spec.timing.cycleSeconds", ">= 0"],
+        {"scenario": scenario(timing={"cycleSeconds": -1})},
+    ),
+    "negative start": Row(
+        SIM,
+        ["spec.workloads[0].startSeconds", ">= 0"],
+        {"scenario": scenario(workloads=workload(startSeconds=-3))},
+    ),
+    "unknown spec field": Row(
+        SIM, ["spec.nodepools", "unknown field"], {"scenario": scenario(nodepools=[])}
+    ),
+    "unknown workload field": Row(
+        SIM,
+        ["spec.workloads[0].lifetime", "unknown field"],
+        {"scenario": scenario(workloads=workload(lifetime=5))},
+    ),
+    "fault NaN time": Row(
+        SIM,
+        ["spec.faults[0].atSeconds"],
+        {"scenario": scenario(faults=[{"kind": "leaderFailover", "atSeconds": math.nan}])},
+    ),
+    "zoneLoss of no zone": Row(
+        SIM,
+        ["spec.faults[0].zone", "matches no node"],
+        {"scenario": scenario(faults=[{"kind": "zoneLoss", "atSeconds": 1, "zone": "nowhere"}])},
+    ),
+    "nodeLoss of no node": Row(
+        SIM,
+        ["spec.faults[0].nodes[0]", "no node"],
+        {"scenario": scenario(faults=[{"kind": "nodeLoss", "atSeconds": 1, "nodes": ["ghost"]}])},
+    ),
+    "bulkRelease of no Pod": Row(
+        SIM,
+        ["spec.faults[0].selector", "matches no"],
+        {
+            "scenario": scenario(
+                faults=[
+                    {"kind": "bulkRelease", "atSeconds": 1, "count": 1, "selector": {"app": "none"}}
+                ]
+            )
+        },
+    ),
+}
 LOADER: dict[str, Row] = {
     # 12. One loader: every command judges a configuration file alike.
     **{
@@ -146,7 +247,7 @@ LOADER: dict[str, Row] = {
 }
 
 
-TABLE: dict[str, Row] = {**dict(_slot_rows()), **QUANTITIES, **LOADER}
+TABLE: dict[str, Row] = {**dict(_slot_rows()), **QUANTITIES, **SIZES, **SEMANTICS, **LOADER}
 
 
 @pytest.fixture
