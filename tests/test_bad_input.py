@@ -220,6 +220,43 @@ SEMANTICS: dict[str, Row] = {
         },
     ),
 }
+FLAGS: dict[str, Row] = {
+    # 11. Flags.
+    "--seed -1": Row([*SIM, "--seed", "-1"], ["--seed", ">= 0"]),
+    "--shards 0": Row([*SIM, "--shards", "0"], ["--shards", ">= 1"]),
+    "bench --shards 0": Row(["bench", "{bench}", "--shards", "0"], ["--shards", ">= 1"]),
+    "--metrics-port 99999": Row([*SIM, "--metrics-port", "99999"], ["--metrics-port", "65535"]),
+    "schedule --metrics-port -1": Row([*SCHEDULE, "--metrics-port", "-1"], ["--metrics-port"]),
+    "run --metrics-port 99999": Row([*RUN, "--metrics-port", "99999"], ["--metrics-port", "65535"]),
+    "port in use": Row([*SIM, "--metrics-port", "{busy_port}"], ["--metrics-port", "in use"]),
+    "bad --metrics-address": Row(
+        [*SIM, "--metrics-port", "0", "--metrics-address", "no such host!"], ["--metrics-address"]
+    ),
+    "--pace -1": Row([*SIM, "--pace", "-1"], ["--pace", ">= 0"]),
+    "--pace nan": Row([*SIM, "--pace", "nan"], ["--pace"]),
+    "--metrics-hold -1": Row([*SIM, "--metrics-hold", "-1"], ["--metrics-hold"]),
+    "--json-out a directory": Row([*SIM, "--json-out", "{dir}"], ["--json-out", "directory"]),
+    "--json-out unwritable": Row(
+        [*SIM, "--json-out", "{missing}"], ["--json-out", "/nonexistent-dir"]
+    ),
+    "--report a file": Row([*SIM, "--report", "{pod}"], ["--report", "not a directory"]),
+    "--report unwritable": Row([*SIM, "--report", "/proc/kubesched-report"], ["--report"]),
+    "--metrics-file a directory": Row([*SCHEDULE, "--metrics-file", "{dir}"], ["--metrics-file"]),
+    "--metrics-file unwritable": Row([*SIM, "--metrics-file", "{missing}"], ["--metrics-file"]),
+    "bench -o a directory": Row(["bench", "{bench}", "-o", "{dir}"], ["--output", "directory"]),
+    "sweep -o unwritable": Row(["sweep", "{sweep}", "-o", "{missing}"], ["--output"]),
+    "replay -o a directory": Row(
+        ["replay", "--nodes", "{nodes_csv}", "--pods", "{pods_csv}", "-o", "{dir}"], ["--output"]
+    ),
+    "replay --jobs 0": Row(
+        ["replay", "--nodes", "{nodes_csv}", "--pods", "{pods_csv}", "--jobs", "0"], ["--jobs"]
+    ),
+    "run --resync -1": Row([*RUN, "--resync", "-1"], ["--resync"]),
+    "run --kubeconfig garbage bytes": Row(
+        RUN, ["{kubeconfig}", "not UTF-8"], {"kubeconfig": b"\x00\xff\xfe garbage \x80"}
+    ),
+    "run --kubeconfig not a kubeconfig": Row(RUN, ["{kubeconfig}", "credentials"]),
+}
 LOADER: dict[str, Row] = {
     # 12. One loader: every command judges a configuration file alike.
     **{
@@ -247,7 +284,14 @@ LOADER: dict[str, Row] = {
 }
 
 
-TABLE: dict[str, Row] = {**dict(_slot_rows()), **QUANTITIES, **SIZES, **SEMANTICS, **LOADER}
+TABLE: dict[str, Row] = {
+    **dict(_slot_rows()),
+    **QUANTITIES,
+    **SIZES,
+    **SEMANTICS,
+    **FLAGS,
+    **LOADER,
+}
 
 
 @pytest.fixture
