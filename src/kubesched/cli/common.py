@@ -24,15 +24,11 @@ def load_list(path: str) -> dict[str, Any]:
 
 
 def load_config(path: str | None) -> dict[str, Any] | None:
-    """A KubeSchedulerConfiguration document, or None for upstream's defaults."""
-    if path is None:
-        return None
-    docs = load_documents(path)
-    if len(docs) != 1:
-        raise InputError(
-            [("", "expected exactly one KubeSchedulerConfiguration document")], file=path
-        )
-    return docs[0]
+    """A KubeSchedulerConfiguration document, or None for upstream's defaults: read by the
+    one function ``run --config`` uses too (:func:`kubesched.config.load.load_config_file`)."""
+    from kubesched.config.load import load_config_file
+
+    return load_config_file(path)
 
 
 def emit(result: dict[str, Any], fmt: str, render: Callable[[dict[str, Any]], str]) -> None:

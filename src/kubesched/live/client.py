@@ -36,6 +36,7 @@ import urllib3
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 
+from kubesched.api import source
 from kubesched.api.errors import InputError
 from kubesched.metrics import RestClientMetrics, host_label
 
@@ -269,6 +270,16 @@ def connect(
     """A client from ``kubeconfig``, in-cluster credentials, or (neither) in-cluster when
     ``KUBERNETES_SERVICE_HOST`` is set, else the default kubeconfig loading rules."""
     conf = k8s.Configuration()
+    if kubeconfig and not in_cluster:
+        # The one reader (regular file, size limit, UTF-8, strict YAML) before the client's.
+        try:
+            docs = source.load_text(source.read_text(kubeconfig), kubeconfig)
+        except InputError as e:
+            why = [(p, f"cannot load API server credentials: {m}") for p, m in e.problems]
+            raise InputError(why, file=kubeconfig) from None
+        if len(docs) != 1 or not isinstance(docs[0], dict):
+            problem = ("", "cannot load API server credentials: not a kubeconfig (a mapping)")
+            raise InputError([problem], file=kubeconfig)
     try:
         if in_cluster or (not kubeconfig and os.environ.get("KUBERNETES_SERVICE_HOST")):
             k8s_config.load_incluster_config(client_configuration=conf)

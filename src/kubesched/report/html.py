@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from kubesched.api import source
 from kubesched.api.errors import InputError
 from kubesched.report import plots
 
@@ -238,10 +239,8 @@ def write_report(summary: dict[str, Any], out: str | Path) -> Path:
 
 def load_results(path: str | Path) -> dict[str, Any]:
     """A saved summary (``simulate --json-out``); :class:`InputError` if it is not one."""
-    try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as e:
-        raise InputError([("", f"cannot read results: {e}")], file=str(path)) from None
+    docs = source.load_text(source.read_text(str(path)), str(path))
+    data = docs[0] if len(docs) == 1 else None
     if not isinstance(data, dict) or "podsSubmitted" not in data:
         raise InputError([("", "not a run summary (simulate --json-out)")], file=str(path))
     return data
