@@ -5,6 +5,8 @@ moving when the thing happens."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -37,6 +39,16 @@ def _families(sm: m.SchedulerMetrics) -> dict[str, object]:
 def test_default_process_collectors_on_the_registry(name: str) -> None:
     fam = _families(m.SchedulerMetrics())[name]
     assert fam.samples  # type: ignore[attr-defined]
+
+
+def test_process_cpu_seconds_grow_with_the_work_done() -> None:
+    sm = m.SchedulerMetrics()
+    key = ("process_cpu_seconds_total", ())
+    before = sm.samples()[key]
+    deadline = time.process_time() + 0.3
+    while time.process_time() < deadline:  # burn a little CPU
+        pass
+    assert sm.samples()[key] >= before + 0.2
 
 
 def test_two_registries_each_have_their_own_process_metrics() -> None:
