@@ -187,9 +187,21 @@ def test_permit_wait_result_is_upstreams_code_string(families: dict[str, object]
 
 def test_no_created_series_and_every_family_known(families: dict[str, object]) -> None:
     names = {_full_name(f) for f in families.values()}
-    assert names == set(m.UPSTREAM_METRICS) | set(m.OWN_METRICS)
+    assert names == set(m.UPSTREAM_METRICS) | set(m.OWN_METRICS) | set(m.STARTUP_METRICS)
     text = _exercised().exposition().decode()
     assert "_created" not in text
+
+
+@pytest.mark.parametrize("name", sorted(m.STARTUP_METRICS))
+def test_startup_metrics_documented_in_kubesched_namespace(
+    families: dict[str, object], name: str
+) -> None:
+    kind, labels, doc = m.STARTUP_METRICS[name]
+    assert name.startswith("kubesched_pod_startup_") and name not in m.UPSTREAM_METRICS
+    fam = families[name]
+    assert fam.type == kind and fam.documentation == doc  # type: ignore[attr-defined]
+    for s in fam.samples:  # type: ignore[attr-defined]
+        assert set(s.labels) - {"le"} == set(labels)
 
 
 @pytest.mark.parametrize("name", sorted(m.OWN_METRICS))
