@@ -21,6 +21,7 @@ from kubesched.sim.engine import EventLoop
 from kubesched.sim.scenario import build_scenario
 from kubesched.sim.simulate import invariants_hold, run_scenario
 from tests.builders import make_node, make_pod
+from tests.sim.test_job_scenarios import doc
 
 
 def scenario(workload: dict[str, Any], **timing: float) -> dict[str, Any]:
@@ -213,3 +214,25 @@ def test_simulate_prints_the_segments_in_json(
     out = json.loads(capsys.readouterr().out)
     assert out["podStartupSeconds"]["node"] == {"pods": 5, "p50": 3.0, "p99": 3.0}
     assert "queueingSeconds" in out  # added beside the existing keys, none renamed
+
+
+def test_kueue_admission_is_the_admission_segment() -> None:
+    s = run_scenario(build_scenario(doc("kueue_fair_sharing")))
+    seg = s["podStartupSeconds"]
+    waits = [w["admissionWaitSeconds"] for w in s["workloads"].values() if w.get("admittedAt")]
+    assert seg["admission"]["pods"] >= len(waits) > 0
+    assert 0 < seg["admission"]["p99"] <= max(waits) + 1e-3  # gated until admitted
+    assert seg["scheduling"]["p99"] < 1.0  # admitted Pods fit at once
+
+
+def test_a_reclaim_s_grace_period_is_in_the_scheduling_segment() -> None:
+    seg = run_scenario(build_scenario(doc("borrow_reclaim")))["podStartupSeconds"]
+    assert seg["admission"]["p99"] == 0.0
+    assert seg["scheduling"]["p99"] >= 30.0  # waiting for the victims' default grace
+
+
+def test_the_sharded_scheduler_splits_startup_the_same_way() -> None:
+    serial = run_scenario(build_scenario(scenario({"nodeStartupSeconds": 2})))
+    sharded = run_scenario(build_scenario(scenario({"nodeStartupSeconds": 2})), shards=2)
+    for key in ("binding", "node"):
+        assert sharded["podStartupSeconds"][key] == serial["podStartupSeconds"][key]
