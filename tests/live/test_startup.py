@@ -139,6 +139,7 @@ def test_pods_not_followed_from_their_start_observe_nothing() -> None:
     t.observe(
         Delta("Pod", MODIFIED, other, changed(other, lambda o: (bind(o, T0), ready(T0 + 1)(o))))
     )
+    t.observe(Delta("Pod", ADDED, None, {"metadata": {"uid": "x"}, "spec": ["not", "a map"]}))
     gone = manifest("e")
     t.observe(Delta("Pod", ADDED, None, gone))
     t.observe(Delta("Pod", DELETED, gone, gone))

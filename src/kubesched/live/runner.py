@@ -246,10 +246,13 @@ class LiveScheduler:
         if delta is _WAKE:
             return
         try:
-            self.startup.observe(delta)
             self.dispatch.apply(delta)
         except Exception:  # one bad object must not stop the scheduler
             log.exception("failed to apply %s %s", delta.type, delta.kind)
+        try:
+            self.startup.observe(delta)
+        except Exception:  # nor keep the next deltas from it
+            log.exception("failed to follow the startup of %s %s", delta.type, delta.kind)
 
     def _resync(self) -> None:
         for inf in self.informers:

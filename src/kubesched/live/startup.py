@@ -94,14 +94,15 @@ class StartupTracker:
         if delta.kind != "Pod":
             return
         obj = delta.new
-        meta = obj.get("metadata") or {}
+        meta, spec, status = (obj.get(k) or {} for k in ("metadata", "spec", "status"))
+        if not all(isinstance(part, dict) for part in (meta, spec, status)):
+            return  # a manifest the dispatcher skips as well
         uid = str(meta.get("uid") or "")
         if delta.type == DELETED:
             self.pods.pop(uid, None)
             return
-        spec = obj.get("spec") or {}
         t = self.pods.get(uid)
-        if (obj.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+        if status.get("phase") in ("Succeeded", "Failed"):
             self.pods.pop(uid, None)  # finished without being seen Ready
             return
         if t is None:
@@ -117,7 +118,9 @@ class StartupTracker:
             return
         if t.ungated is None and not spec.get("schedulingGates"):
             t.ungated = self.now()
-        conditions = (obj.get("status") or {}).get("conditions") or []
+        conditions = status.get("conditions") or []
+        if not isinstance(conditions, list):
+            return
         if t.bound is None and spec.get("nodeName"):
             t.bound = _condition_time(conditions, "PodScheduled")
         ready = _condition_time(conditions, "Ready")
