@@ -48,8 +48,11 @@ class LiveApi:
         *,
         bind_timeout: float = 5.0,
         guard: Callable[[], bool] = lambda: True,
+        on_bound: Callable[[api.Pod], None] | None = None,
     ) -> None:
         self.client = client
+        self.on_bound = on_bound
+        """Called after each accepted bind (the startup split's ``bound`` time)."""
         self.recorder = recorder
         self.bind_timeout = bind_timeout
         self.guard = guard
@@ -78,6 +81,8 @@ class LiveApi:
             self.last_bind_error = e
             raise
         self.binds += 1
+        if self.on_bound is not None:
+            self.on_bound(pod)
         self.recorder.pod_scheduled(pod, node_name)
 
     def delete_pod(self, pod: api.Pod, reason: str) -> None:

@@ -40,6 +40,7 @@ from kubesched.live.dispatch import Dispatcher
 from kubesched.live.informer import KINDS, MODIFIED, Delta, Informer, Kind, Timing
 from kubesched.live.leader import LeaderElector
 from kubesched.live.recorder import Recorder
+from kubesched.live.startup import StartupTracker
 from kubesched.metrics import SchedulerMetrics
 from kubesched.scheduler import Scheduler
 
@@ -56,6 +57,9 @@ _WAKE = Delta("", "", None, {})
 
 class LiveScheduler:
     """One replica: informers, leader election, the scheduling loop."""
+
+    tracks_startup = True
+    """Export the startup split of the Pods it schedules (:mod:`kubesched.live.startup`)."""
 
     def __init__(
         self,
@@ -94,8 +98,17 @@ class LiveScheduler:
         # Events and conditions get their own limiter (upstream's event client is separate),
         # so a storm of failures cannot starve binds of QPS.
         self.recorder = Recorder(client.sibling(client.limiter.qps, client.limiter.burst))
-        self.api = LiveApi(client, self.recorder, bind_timeout=bind_timeout, guard=self.leading)
+        self.startup = StartupTracker(p.scheduler_name for p in config.profiles)
+        self.api = LiveApi(
+            client,
+            self.recorder,
+            bind_timeout=bind_timeout,
+            guard=self.leading,
+            on_bound=lambda pod: self.startup.bound(pod.uid),
+        )
         self.scheduler = self.make_scheduler(metrics)
+        if self.tracks_startup:
+            self.startup.metrics = self.scheduler.metrics
         self.dispatch = self.make_dispatch()
         self.informers = [
             Informer(client, k, self.deltas.put, self.stop_event, timing) for k in kinds
@@ -110,7 +123,13 @@ class LiveScheduler:
     # ------------------------------------------------------------------ roles
     def make_scheduler(self, metrics: SchedulerMetrics | None) -> Scheduler:
         """The scheduler this replica drives (the sharded roles override it)."""
-        return Scheduler(self.config, clock=time.monotonic, api_client=self.api, metrics=metrics)
+        return Scheduler(
+            self.config,
+            clock=time.monotonic,
+            api_client=self.api,
+            metrics=metrics,
+            submit_binding=self.startup.submit_binding,  # inline, noting the cycle's end
+        )
 
     def make_dispatch(self) -> Dispatcher:
         """What applies informer deltas to :attr:`scheduler`."""
@@ -238,6 +257,10 @@ class LiveScheduler:
             self.dispatch.apply(delta)
         except Exception:  # one bad object must not stop the scheduler
             log.exception("failed to apply %s %s", delta.type, delta.kind)
+        try:
+            self.startup.observe(delta)
+        except Exception:  # nor keep the next deltas from it
+            log.exception("failed to follow the startup of %s %s", delta.type, delta.kind)
 
     def _resync(self) -> None:
         for inf in self.informers:

@@ -46,7 +46,11 @@ The process, leader-election and API-client metrics every Kubernetes component e
 on the same registry (:mod:`kubesched.metrics.component`).
 
 kubesched's own metrics (upstream has none) use the same ``scheduler_`` prefix and are
-documented where they are defined (:data:`OWN_METRICS`)."""
+documented where they are defined (:data:`OWN_METRICS`), except the startup split of live
+mode, ``kubesched_pod_startup_segment_duration_seconds{segment}`` and
+``kubesched_pod_startup_duration_seconds`` (:data:`STARTUP_METRICS`,
+:mod:`kubesched.live.startup`), which describe Pods more than the scheduler and so carry
+kubesched's own namespace; every ``segment`` series starts at zero."""
 
 from __future__ import annotations
 
@@ -71,6 +75,11 @@ from kubesched.metrics.catalog import (
     QUEUES,
     RESULTS,
     SLI_BUCKETS,
+    STARTUP_BUCKETS,
+    STARTUP_METRICS,
+    STARTUP_SEGMENT_METRIC,
+    STARTUP_SEGMENTS,
+    STARTUP_TOTAL_METRIC,
     SUBSYSTEM,
     UPSTREAM_METRICS,
     VICTIMS_BUCKETS,
@@ -264,6 +273,20 @@ class SchedulerMetrics:
         self.gang_time_to_complete = made["scheduler_gang_time_to_complete_seconds"]
         self.extender_duration = made["scheduler_extender_duration_seconds"]
         self.extender_errors = made["scheduler_extender_errors_total"]
+        r = self.registry
+        seg_doc, total_doc = (
+            STARTUP_METRICS[n][2] for n in (STARTUP_SEGMENT_METRIC, STARTUP_TOTAL_METRIC)
+        )
+        self.startup_segments = BufferedHistogram(
+            STARTUP_SEGMENT_METRIC, seg_doc, ("segment",), STARTUP_BUCKETS, r
+        )
+        self._startup_children = {
+            s: self.startup_segments.labels(segment=s) for s in STARTUP_SEGMENTS
+        }
+        self.startup_total = BufferedHistogram(
+            STARTUP_TOTAL_METRIC, total_doc, (), STARTUP_BUCKETS, r
+        )
+        self.startup_total.labels()
 
     # ------------------------------------------------------------------ per-attempt recording
     def record_attempt(self, result: str, profile: str, seconds: float) -> None:
@@ -370,6 +393,14 @@ class SchedulerMetrics:
             self.extender_errors.labels(
                 extender=extender, verb=verb, reason=error, ignored=str(ignored).lower()
             ).inc()
+
+    def record_startup(self, segments: Mapping[str, float], total: float) -> None:
+        """A Pod became Ready: seconds per startup segment (``admission``, ``scheduling``,
+        ``binding``, ``node``; the ones known) and created-to-Ready ``total``; negative values
+        (whole-second timestamps against a finer clock) count as 0."""
+        for segment, seconds in segments.items():
+            self._startup_children[segment].observe(max(0.0, seconds))
+        self.startup_total.observe(max(0.0, total))
 
     # ------------------------------------------------------------------ periodic sync
     def sync(
@@ -499,6 +530,11 @@ __all__ = [
     "REST_CLIENT_BUCKETS",
     "RESULTS",
     "SLI_BUCKETS",
+    "STARTUP_BUCKETS",
+    "STARTUP_METRICS",
+    "STARTUP_SEGMENTS",
+    "STARTUP_SEGMENT_METRIC",
+    "STARTUP_TOTAL_METRIC",
     "SUBSYSTEM",
     "UPSTREAM_METRICS",
     "VICTIMS_BUCKETS",

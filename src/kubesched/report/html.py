@@ -131,6 +131,31 @@ def _latency_tables(s: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
+STARTUP_ROWS = (
+    ("admission", "created to ungated (admission, gates)"),
+    ("scheduling", "ungated to scheduled (queue, scheduling attempts)"),
+    ("binding", "scheduled to bound (binding cycle, API)"),
+    ("node", "bound to Ready (node side)"),
+    ("total", "created to Ready"),
+)
+
+
+def _startup_table(s: dict[str, Any]) -> str:
+    """Per startup segment: the Pods that completed it, P50 and P99 seconds."""
+    seg = s.get("podStartupSeconds") or {}
+    if not seg:
+        return ""
+    rows = [
+        [f"{key}: {label}", (seg.get(key) or {}).get("pods"), *_quantiles(seg.get(key))]
+        for key, label in STARTUP_ROWS
+    ]
+    return _grid(["segment", "Pods", "P50 s", "P99 s"], rows)
+
+
+def _quantiles(v: dict[str, Any] | None) -> list[Any]:
+    return [(v or {}).get("p50"), (v or {}).get("p99")]
+
+
 def _waiting(s: dict[str, Any]) -> str:
     w = s.get("waiting") or {}
     rows = [[reason, n] for reason, n in (w.get("byReason") or {}).items()]
@@ -212,6 +237,9 @@ Utilisation at the end: {_esc(util or "-")}.</p>
 <h2>Latency</h2>
 {fig("latency.png")}
 {_latency_tables(s)}
+<h2>Startup: created to Ready</h2>
+{fig("startup.png")}
+{_startup_table(s)}
 <h2>Resources</h2>
 {fig("resources.png")}
 <h2>GPU placement</h2>

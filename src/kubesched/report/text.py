@@ -103,6 +103,7 @@ def simulate_summary(s: dict[str, Any]) -> str:
         f"  scheduler throughput  {s['attemptsPerWallSecond']} attempts per wall-clock second",
         f"  queueing time         p50 {q['p50']} s, p99 {q['p99']} s",
         *_preemption_lines(s.get("preemptionLatencySeconds") or {}),
+        *_startup_lines(s.get("podStartupSeconds") or {}),
         f"  pending pods by queue {pending}",
         f"  utilisation           {util}",
         *_job_lines(s),
@@ -121,6 +122,25 @@ def _preemption_lines(p: dict[str, Any]) -> list[str]:
     return [
         f"  preemption latency    p50 {p['p50']} s, p99 {p['p99']} s nominated to bound "
         f"({p['bound']}/{p['preemptors']} preemptors bound)"
+    ]
+
+
+STARTUP_SEGMENTS = ("admission", "scheduling", "binding", "node")
+
+
+def _startup_lines(p: dict[str, Any]) -> list[str]:
+    """Startup split into its segments (p50 / p99 s each), then created to Ready."""
+    if not p:
+        return []
+    total = p.get("total") or {}
+    cells = ", ".join(
+        f"{name} {(p.get(name) or {}).get('p50')}/{(p.get(name) or {}).get('p99')}"
+        for name in STARTUP_SEGMENTS
+    )
+    return [
+        f"  startup p50/p99 s     {cells}",
+        f"  created to Ready      p50 {total.get('p50')} s, p99 {total.get('p99')} s "
+        f"({total.get('pods', 0)} pods Ready)",
     ]
 
 

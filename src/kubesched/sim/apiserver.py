@@ -73,6 +73,11 @@ class ApiStats:
     created_at: dict[str, float] = field(default_factory=dict)
     preempted_at: dict[str, float] = field(default_factory=dict)
     """Preemptor key to the time of its first preemption (victims marked and deleted)."""
+    ungated_at: dict[str, float] = field(default_factory=dict)
+    """When a Pod created unbound had no scheduling gate left (its creation, or the
+    update that removed the last one)."""
+    ready_at: dict[str, float] = field(default_factory=dict)
+    """When a bound Pod became Ready (:meth:`SimApiServer.pod_ready`, the kubelet)."""
 
     def preemption_latency(self) -> dict[str, Any]:
         """Preemption latency: seconds from a preemptor's first preemption (when it is
@@ -185,9 +190,13 @@ class SimApiServer:
             raise ApiError(409, f'pods "{pod.name}" already exists')
         self.pods[pod.key] = pod
         self.stats.created_at[pod.key] = self.loop.now
+        self.stats.ungated_at.pop(pod.key, None)  # a Pod re-created under the same name
+        self.stats.ready_at.pop(pod.key, None)
         if pod.node_name:
             self.stats.binds_per_pod[pod.key] += 1
             self.stats.bound_at[pod.key] = self.loop.now
+        elif not pod.scheduling_gates:
+            self.stats.ungated_at[pod.key] = self.loop.now
         self._notify(lambda w: w.on_pod_add(pod))
 
     def update_pod(self, pod: api.Pod) -> None:
@@ -196,6 +205,8 @@ class SimApiServer:
         if old is None:
             raise ApiError(404, f'pods "{pod.name}" not found')
         self.pods[pod.key] = pod
+        if old.scheduling_gates and not pod.scheduling_gates and not pod.node_name:
+            self.stats.ungated_at.setdefault(pod.key, self.loop.now)
         self._notify(lambda w: w.on_pod_update(old, pod))
 
     def bind(self, pod: api.Pod, node_name: str) -> None:
@@ -282,6 +293,20 @@ class SimApiServer:
         self.pods[victim.key] = marked
         self._notify(lambda w: w.on_pod_update(current, marked))
         self.delete_pod(marked, reason)
+
+    def pod_ready(self, pod: api.Pod) -> None:
+        """The kubelet reports the bound ``pod`` Ready (its containers started), unless it
+        is gone, re-created, unbound or terminating by now.  Watchers are not told: nothing
+        in the simulated world acts on readiness, and a Pod update per Pod would cost the
+        scheduler's informer for nothing."""
+        current = self.pods.get(pod.key)
+        if (
+            current is not None
+            and current.uid == pod.uid
+            and current.node_name
+            and pod.key not in self.terminating
+        ):
+            self.stats.ready_at.setdefault(pod.key, self.loop.now)
 
     def pod_scheduling_failed(self, pod: api.Pod, reason: str, message: str) -> None:
         """Record the ``PodScheduled=False`` condition the scheduler writes."""

@@ -111,11 +111,26 @@ class SimCluster:
         """The scheduler process is dead (a fault drill): nothing is scheduled."""
         self._tokens = 0.0
         self._tokens_at: float | None = None
+        self.scheduled_at: dict[str, float] = {}
+        """Pod key to when the scheduling cycle that bound it handed it to its binding cycle
+        (the end of the ``scheduling`` segment, :mod:`kubesched.sim.startup`)."""
+        self._binding_since: float | None = None
+        self.api.on_bound.append(self._bound)
+
+    def _bound(self, pod: api.Pod) -> None:
+        since = self._binding_since
+        self.scheduled_at[pod.key] = self.loop.now if since is None else since
 
     def _submit_binding(self, fn: Callable[[], None]) -> None:
+        submitted = self.loop.now  # the scheduling cycle is over (Permit passed)
+
         def run() -> None:
             t0 = time.perf_counter()
-            fn()
+            self._binding_since = submitted
+            try:
+                fn()
+            finally:
+                self._binding_since = None
             self.wall_seconds += time.perf_counter() - t0
 
         delay = self._client_wait() + self.timing.bind_latency

@@ -13,7 +13,7 @@ Format (``kind: Scenario``, ``apiVersion: kubesched.io/v1alpha1``)::
       - {name, count, zones: [..], labels: {..}, taints: [..], allocatable: {..}}
       workloads:                     # generated Pods, Poisson arrivals
       - {name, count, ratePerSecond, startSeconds, lifetimeSeconds, gpuChoices, template,
-         podGroup: {size, minMember, scheduleTimeoutSeconds}}
+         podGroup: {size, minMember, scheduleTimeoutSeconds}, nodeStartupSeconds}
       objects: [...]                 # literal Nodes, Pods and other objects (time 0): PodGroup,
                                      # ElasticQuota, ClusterQueue, LocalQueue, ResourceFlavor, ...
       admission: {enabled: true, fairSharing: false}   # Kueue admission (default: on when
@@ -23,7 +23,15 @@ Format (``kind: Scenario``, ``apiVersion: kubesched.io/v1alpha1``)::
       faults: [...]                  # fault drills (kubesched.sim.faults)
 
 ``lifetimeSeconds`` is the mean of an exponential lifetime counted from the bind (absent:
-the Pod runs forever).  ``gpuChoices`` draws each Pod's ``nvidia.com/gpu`` from the list.
+the Pod runs forever).  ``nodeStartupSeconds`` is the node side of startup (image pull,
+volumes, devices): how long after its bind a Pod becomes Ready, a number of seconds or a
+distribution, ``{distribution: constant, seconds: S}``, ``{distribution: exponential,
+meanSeconds: M}``, ``{distribution: uniform, minSeconds: A, maxSeconds: B}`` or
+``{distribution: lognormal, medianSeconds: M, p99Seconds: P}`` (absent: lognormal, median
+1 s, p99 5 s; literal Pods get that default too; every value at most a day).  It changes
+no placement (:mod:`kubesched.sim.startup`); the summary splits each Pod's startup into
+admission, scheduling, binding and node segments.  ``gpuChoices`` draws each Pod's
+``nvidia.com/gpu`` from the list.
 ``podGroup`` makes gangs: every ``size`` consecutive Pods (default: all) form one PodGroup
 ``<name>-<k>`` (label ``scheduling.x-k8s.io/pod-group``) with ``minMember`` (default
 ``size``); the PodGroup objects exist from time 0.  Job-layer references are checked
@@ -50,6 +58,7 @@ from kubesched.api.errors import InputError, excerpt
 from kubesched.api.parse import load_documents, parse_node, parse_objects, parse_pod
 from kubesched.sim import faultspec as fault_drills
 from kubesched.sim import scenario_fields as sf
+from kubesched.sim import startup
 from kubesched.sim.driver import SimTiming
 
 API_VERSION = "kubesched.io/v1alpha1"
@@ -65,6 +74,8 @@ class Arrival:
     at: float
     pod: api.Pod
     lifetime: float | None
+    startup: float = 0.0
+    """Seconds from the bind to Ready (the node side, ``nodeStartupSeconds``)."""
 
 
 @dataclass(slots=True)
@@ -144,6 +155,7 @@ def build_scenario(doc: dict[str, Any], *, seed: int | None = None) -> Scenario:
     literal = sf.opt(spec, "objects", p, list, [])
     _check_sizes(pools, workloads, len(literal))
     rng = np.random.default_rng(seed)
+    startup_rng = startup.rng_for(seed)  # its own stream: placements stay what they were
     names: dict[str, str] = {}
     for i, pool in enumerate(pools):
         sc.nodes.extend(_pool_nodes(pool, f"{p}.nodePools[{i}]", names))
@@ -152,6 +164,9 @@ def build_scenario(doc: dict[str, Any], *, seed: int | None = None) -> Scenario:
         wp = f"{p}.workloads[{i}]"
         sf.unique_name(wl, wp, names)
         arrivals = _workload_arrivals(wl, wp, rng, sc.duration)
+        latency = startup.parse_latency(wl.get("nodeStartupSeconds"), f"{wp}.nodeStartupSeconds")
+        for a, s in zip(arrivals, latency.draw(startup_rng, len(arrivals)), strict=True):
+            a.startup = float(s)
         sc.others.extend(_pod_groups(wl, wp, arrivals))
         sc.arrivals.extend(arrivals)
     adm = sf.opt(spec, "admission", p, dict, {})
@@ -173,7 +188,10 @@ def build_scenario(doc: dict[str, Any], *, seed: int | None = None) -> Scenario:
     if literal:
         parsed = parse_objects(literal)
         sc.nodes.extend(parsed.nodes)
-        sc.arrivals.extend(Arrival(0.0, pod, None) for pod in parsed.pods)
+        draws = startup.DEFAULT.draw(startup_rng, len(parsed.pods))
+        sc.arrivals.extend(
+            Arrival(0.0, pod, None, float(s)) for pod, s in zip(parsed.pods, draws, strict=True)
+        )
         sc.others.extend(parsed.others)
     sc.arrivals.sort(key=lambda a: a.at)
     references.check(sc.others, [a.pod for a in sc.arrivals], all_pods_known=True)

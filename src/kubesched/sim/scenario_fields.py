@@ -54,6 +54,7 @@ WORKLOAD_FIELDS = (
     "gpuChoices",
     "template",
     "podGroup",
+    "nodeStartupSeconds",
 )
 POD_GROUP_FIELDS = ("size", "minMember", "scheduleTimeoutSeconds")
 ADMISSION_FIELDS = ("enabled", "fairSharing", "configuration")

@@ -5,7 +5,11 @@ attempt, bound Pods run for their lifetime and then free their node (at once: a 
 Pod has no grace period), preemption victims terminate for their grace period
 (:mod:`kubesched.sim.apiserver`).  At the end the invariants of DESIGN.md section 7 are
 checked against the API server's own accounting and a summary is returned (a dict,
-JSON-ready), with ``preemptionLatencySeconds`` (nominated to bound, p50 / p99).
+JSON-ready), with ``preemptionLatencySeconds`` (nominated to bound, p50 / p99) and
+``podStartupSeconds``: each Pod's startup split into the ``admission``, ``scheduling``,
+``binding`` and ``node`` segments and the ``total`` (created to Ready), each with the Pods
+that completed it and p50 / p99 (:mod:`kubesched.sim.startup`; a bound Pod becomes Ready
+its ``nodeStartupSeconds`` after the bind).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from kubesched.config.load import load_config
 from kubesched.metrics import SchedulerMetrics
 from kubesched.parallel import hooks
 from kubesched.plugins.registry import known_plugin_names
-from kubesched.sim import faults, timeline
+from kubesched.sim import faults, scenario, startup, timeline
 from kubesched.sim.driver import SimCluster
 from kubesched.sim.jobs import JobLayer
 from kubesched.sim.scenario import Scenario
@@ -93,23 +97,29 @@ def _run(
         kueue=sc.kueue,
     )
     lifetimes: dict[str, float] = {}
+    startups: dict[str, float] = {}
 
-    def arrive(pod: api.Pod, life: float | None) -> Callable[[], None]:
+    def arrive(a: scenario.Arrival) -> Callable[[], None]:
+        pod = a.pod
+
         def create() -> None:
-            if life is not None:
-                lifetimes[pod.key] = life
+            if a.lifetime is not None:
+                lifetimes[pod.key] = a.lifetime
+            startups[pod.key] = a.startup
             sim.api.create_pod(jobs.prepare(pod))
 
         return create
 
     def on_bound(pod: api.Pod) -> None:
-        life = lifetimes.get(jobs.origin(pod.key))  # a recreated Pod runs its own lifetime
+        origin = jobs.origin(pod.key)  # a recreated Pod runs its own lifetime
+        sim.loop.call_later(startups.get(origin, 0.0), lambda: sim.api.pod_ready(pod))
+        life = lifetimes.get(origin)
         if life is not None:
             sim.loop.call_later(life, lambda: sim.api.delete_pod(pod, "Completed", grace=0))
 
     sim.api.on_bound.append(on_bound)
     for a in sc.arrivals:
-        sim.loop.call_at(a.at, arrive(a.pod, a.lifetime))
+        sim.loop.call_at(a.at, arrive(a))
     wall0 = time.perf_counter()
     last_arrival = sc.arrivals[-1].at if sc.arrivals else 0.0
     end = max(sc.duration, last_arrival) + sc.drain
@@ -200,6 +210,11 @@ def summarize(
         },
         "queueingSecondsAllSubmitted": _censored(waits, still_pending, stats.created_at, end),
         "preemptionLatencySeconds": stats.preemption_latency(),
+        "podStartupSeconds": startup.segments(
+            startup.Timestamps(
+                stats.created_at, stats.ungated_at, sim.scheduled_at, stats.bound_at, stats.ready_at
+            )
+        ),
         "pendingPods": pending,
         "utilization": utilization(sim),
         "invariants": {
