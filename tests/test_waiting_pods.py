@@ -76,7 +76,8 @@ def test_rejected_waiting_pod_is_unreserved_forgotten_and_requeued() -> None:
     s.schedule_one()
     assert gate.unreserved == ["default/p"]
     assert not s.cluster.is_assumed("default/p") and "default/p" not in s.cluster.pods
-    assert s.failures["default/p"] == ("Unschedulable", "no quorum")
+    # upstream WaitOnPermit: a FitError over the one node
+    assert s.failures["default/p"] == ("Unschedulable", "0/1 nodes are available: 1 no quorum.")
     assert s.queue.queue_of("default/p") in ("backoff", "unschedulable")
     assert fake.binds == {} and s.in_flight_bindings == 0
 
@@ -93,7 +94,9 @@ def test_permit_timeout_on_the_scheduler_clock() -> None:
     s.expire_waiting_pods()
     assert s.handle.get_waiting_pod("default/p") is None
     assert gate.unreserved == ["default/p"]
-    assert s.failures["default/p"][1] == "rejected due to timeout after waiting 5s at plugin Gate"
+    assert s.failures["default/p"][1] == (
+        "0/1 nodes are available: 1 rejected due to timeout after waiting 5s at plugin Gate."
+    )
 
 
 def test_wait_is_capped_at_fifteen_minutes() -> None:

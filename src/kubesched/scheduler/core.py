@@ -51,6 +51,7 @@ from kubesched.scheduler.failures import FailureMixin
 from kubesched.scheduler.types import (
     FitError,
     NoNodesError,
+    rejected_on_node,
 )
 from kubesched.scheduler.waiting import WaitingMixin
 from kubesched.state.cache import CacheError, ClusterState
@@ -305,7 +306,7 @@ class Scheduler(AlgorithmMixin, WaitingMixin, FailureMixin):
         if not status.is_success() and status.code != Code.WAIT:
             self.cluster.forget_pod(assumed)
             self._requeue_after_forget(assumed, status)
-            self._fail(fwk, qp, status, cycle, start)
+            self._fail(fwk, qp, rejected_on_node(status), cycle, start)
             return True
         self._hold_or_bind(fwk, state, qp, assumed, status, waits, start, cycle)
         return True

@@ -14,6 +14,7 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.runtime import Framework
 from kubesched.scheduler.base import SchedulerBase
+from kubesched.scheduler.types import rejected_on_node
 
 
 class WaitingMixin(SchedulerBase):
@@ -69,7 +70,7 @@ class WaitingMixin(SchedulerBase):
             if self.cluster.is_assumed(assumed.key):
                 self.cluster.forget_pod(assumed)
             self._requeue_after_forget(assumed, wp.status)
-            self._fail(fwk, qp, wp.status, cycle, start)
+            self._fail(fwk, qp, rejected_on_node(wp.status), cycle, start)
 
     def _submit(
         self,

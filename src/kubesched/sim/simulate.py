@@ -91,6 +91,7 @@ def _run(
         admission=sc.admission,
         fair_sharing=sc.fair_sharing,
         kueue=sc.kueue,
+        warn=False,  # the scenario's parse warned once already
     )
     lifetimes: dict[str, float] = {}
 
