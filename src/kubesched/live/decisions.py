@@ -252,6 +252,10 @@ class Decisions(Scheduler):
             victims.append(rec.pod)
         for victim in victims:
             self.claimed[victim.key] = key
+            held = self.handle.get_waiting_pod(victim.key)
+            if held is not None:  # upstream prepareCandidate: a victim held at Permit is
+                held.reject(NAME, "preempted")  # rejected, not deleted
+                continue
             if victim.deletion_timestamp is None:
                 try:
                     self.live_api.preempt_pod(

@@ -363,7 +363,15 @@ class Binder:
         for victim in pods:
             self.claimed[victim.key] = key
             if victim.deletion_timestamp is None and hub.api is not None:
-                preempt_pod(hub.api, victim, rec.qp.pod, node, VICTIM_REASON)
+                preempt_pod(
+                    hub.api,
+                    victim,
+                    rec.qp.pod,
+                    node,
+                    VICTIM_REASON,
+                    waiting=hub.handle,
+                    plugin=NAME,
+                )
         hub.metrics.record_preemption(len(pods))
         hub._nominate(rec.qp, PostFilterResult(node, tuple(pods)))
         return ""
