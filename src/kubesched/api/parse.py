@@ -219,6 +219,18 @@ def _identity(obj: Mapping[str, Any], kind: str, path: str) -> tuple[str, str, s
     return kind, namespace, name
 
 
+def with_priority_classes(docs: Documents, cluster_docs: Documents) -> Documents:
+    """The Pods' documents plus the snapshot's PriorityClasses they do not declare
+    themselves, appended (so error paths keep their indexes): a Pod may name a class the
+    cluster has."""
+    own = {d.get("metadata", {}).get("name") for d in docs if d.get("kind") == "PriorityClass"}
+    for d in cluster_docs:
+        if d.get("kind") == "PriorityClass" and d.get("metadata", {}).get("name") not in own:
+            docs.append(d)
+            docs.paths.append("cluster")
+    return docs
+
+
 def parse_objects(docs: Sequence[dict[str, Any]], file: str | None = None) -> ParsedObjects:
     """Nodes, Pods and the other kinds of a document stream; priorities resolved from the
     stream's PriorityClasses.  All problems (up to :data:`MAX_PROBLEMS`) are reported in one

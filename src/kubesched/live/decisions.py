@@ -26,7 +26,7 @@ from kubesched.live.client import ApiError, KubeClient
 from kubesched.parallel import protocol as p
 from kubesched.parallel.binder import FAST_RETRIES, Binder, Choice
 from kubesched.parallel.observe import ParallelMetrics
-from kubesched.scheduler import Diagnosis, Scheduler
+from kubesched.scheduler import Diagnosis, Scheduler, rejected_on_node
 
 log = logging.getLogger(__name__)
 
@@ -172,7 +172,7 @@ class Decisions(Scheduler):
         if not status.is_success() and status.code != Code.WAIT:
             self.cluster.forget_pod(assumed)
             self._requeue_after_forget(assumed, status)
-            self._fail(fwk, qp, status, cycle, start)
+            self._fail(fwk, qp, rejected_on_node(status), cycle, start)
             return
         self._hold_or_bind(fwk, state, qp, assumed, status, waits, start, cycle)
 
@@ -252,6 +252,10 @@ class Decisions(Scheduler):
             victims.append(rec.pod)
         for victim in victims:
             self.claimed[victim.key] = key
+            held = self.handle.get_waiting_pod(victim.key)
+            if held is not None:  # upstream prepareCandidate: a victim held at Permit is
+                held.reject(NAME, "preempted")  # rejected, not deleted
+                continue
             if victim.deletion_timestamp is None:
                 try:
                     self.live_api.preempt_pod(

@@ -10,6 +10,12 @@ unchanged.  What the values mean here:
 
 - attempt, algorithm, extension-point and plugin durations are wall-clock seconds of
   computation (in the simulator too: "is the scheduler slow?" is a question about real CPU);
+  an attempt (``scheduling_attempt_duration_seconds``) is observed where upstream's
+  ``schedule_one.go`` observes it (a bound Pod after its binding cycle, a failure in the
+  failure handler) but counts only the attempt's own work: its scheduling cycle, its
+  binding cycle, and the shard's share for a Pod handed to a shard, never the pauses in
+  between (a Permit wait, the binder's queue, other Pods' cycles, virtual latencies,
+  ``--pace`` sleeps; see :func:`kubesched.scheduler.base.resume`);
 - the SLI duration (``pod_scheduling_sli_duration_seconds``) uses the scheduler's clock, i.e.
   simulated seconds in ``simulate`` ("how long did the Pod wait?");
 - gauges (``pending_pods``, ``unschedulable_pods``, ``cache_size``) and

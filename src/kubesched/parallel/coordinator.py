@@ -41,6 +41,7 @@ from kubesched.parallel.binder import Binder, summary
 from kubesched.parallel.dispatcher import Dispatcher, InFlight
 from kubesched.parallel.observe import ParallelMetrics
 from kubesched.scheduler import Scheduler
+from kubesched.scheduler.base import resume
 from kubesched.state.cache import PodRecord
 
 DEPTH = 5
@@ -309,7 +310,21 @@ class ParallelScheduler(Scheduler):
         self.parallel_metrics.shards[i].cpu += reply.cpu
         self.parallel_metrics.shards[i].apply_cpu += reply.apply_cpu
         self.last_step_pods = max(self.last_step_pods, len(reply.results))
+        self._resume_attempts(reply)
         self.binder.process(i, reply.results)
+
+    def _resume_attempts(self, reply: p.FromShard) -> None:
+        """The attempts of the Pods a reply answers resume now, after their share of the
+        shard's time on the message: the wall time between hand-out and reply (other
+        shards' and Pods' work, the simulator's ``--pace`` sleeps) is not theirs."""
+        if not reply.results:
+            return
+        start = resume(reply.busy / len(reply.results))
+        in_flight = self.dispatcher.in_flight
+        for res in reply.results:
+            rec = in_flight.get(res[1])
+            if rec is not None:
+                rec.start = start
 
     def _trim(self) -> None:
         low = min(self.cursor) - self.log_base

@@ -286,6 +286,8 @@ class AdmissionController:
                 row["evictionHistory"] = [{**h, "at": round(float(h["at"]), 6)} for h in wl.history]
             if wl.deactivated:
                 row["deactivated"] = True
+            if wl.inadmissible:
+                row["inadmissible"] = {"reason": "Inadmissible", "message": wl.inadmissible}
             freed = self.freed_at.get(key)
             if freed is not None:
                 row["freedAt"] = round(freed, 6)

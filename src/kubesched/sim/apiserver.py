@@ -78,6 +78,9 @@ class ApiStats:
     update that removed the last one)."""
     ready_at: dict[str, float] = field(default_factory=dict)
     """When a bound Pod became Ready (:meth:`SimApiServer.pod_ready`, the kubelet)."""
+    preempted: dict[str, api.Pod] = field(default_factory=dict)
+    """Pod key -> the victim, for every Pod a scheduler evicted by preemption (bound or not:
+    a victim whose binding cycle was still in flight is deleted unbound, as upstream)."""
 
     def preemption_latency(self) -> dict[str, Any]:
         """Preemption latency: seconds from a preemptor's first preemption (when it is
@@ -284,6 +287,7 @@ class SimApiServer:
         if current is None:
             return
         self.stats.preempted_at.setdefault(preemptor.key, self.loop.now)
+        self.stats.preempted[victim.key] = current
         status = dict(current.raw.get("status") or {})
         others = [c for c in status.get("conditions") or () if c.get("type") != "DisruptionTarget"]
         message = f"{preemptor.scheduler_name}: preempting to accommodate a higher priority pod"

@@ -95,6 +95,7 @@ def _run(
         admission=sc.admission,
         fair_sharing=sc.fair_sharing,
         kueue=sc.kueue,
+        warn=False,  # the scenario's parse warned once already
     )
     lifetimes: dict[str, float] = {}
     startups: dict[str, float] = {}
@@ -183,12 +184,13 @@ def summarize(
     gated = {qp.pod.key for qp in s.queue.pending_pod_infos() if qp.gated}
     no_reason = [k for k in still_pending if k not in s.failures and k not in gated]
     current = jobs.current if jobs is not None else str  # an evicted Pod's replacement
-    lost = [
+    lost = [  # a preemption victim is accounted for, bound or not (deleted by design)
         k
         for k in submitted
         if k not in stats.bound_at
         and current(k) not in stats.bound_at
         and current(k) not in sim.api.pods
+        and current(k) not in stats.preempted
     ]
     return {
         "scenario": sc.name,

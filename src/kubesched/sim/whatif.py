@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kubesched.api import objects as api
-from kubesched.api.parse import Documents, parse_objects, split_documents
+from kubesched.api.parse import Documents, parse_objects, split_documents, with_priority_classes
 from kubesched.config.load import load_config
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.metrics import SchedulerMetrics
@@ -36,18 +36,6 @@ MAX_VIRTUAL_SECONDS = 900.0
 """Give up on Pods that keep failing with errors after this much virtual time."""
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
-
-
-def _with_priority_classes(docs: Documents, cluster_docs: Documents) -> Documents:
-    """The Pods' documents plus the snapshot's PriorityClasses they do not declare
-    themselves, appended (so error paths keep their indexes): a Pod may name a class the
-    cluster has."""
-    own = {d.get("metadata", {}).get("name") for d in docs if d.get("kind") == "PriorityClass"}
-    for d in cluster_docs:
-        if d.get("kind") == "PriorityClass" and d.get("metadata", {}).get("name") not in own:
-            docs.append(d)
-            docs.paths.append("cluster")
-    return docs
 
 
 def _documents(obj: Mapping[str, Any] | Sequence[Any]) -> Documents:
@@ -73,7 +61,7 @@ def schedule(
     )
     cluster_docs = _documents(cluster)
     snapshot = parse_objects(cluster_docs)
-    incoming = parse_objects(_with_priority_classes(_documents(pods), cluster_docs)).pods
+    incoming = parse_objects(with_priority_classes(_documents(pods), cluster_docs)).pods
     order = sorted(
         range(len(incoming)),
         key=lambda i: (

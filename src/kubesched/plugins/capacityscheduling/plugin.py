@@ -216,7 +216,13 @@ class CapacityScheduling:
             if self.metrics is not None:
                 self.metrics.record_reclaim(name)
             fw.preempt_pod(
-                self.handle.api, rec.pod, pod, node, f"Preempted by {pod.key} on node {node}"
+                self.handle.api,
+                rec.pod,
+                pod,
+                node,
+                f"Preempted by {pod.key} on node {node}",
+                waiting=self.handle,
+                plugin=self.name,
             )
         if pre.quota is not None:
             self.nominated[pod.key] = _Nomination(
