@@ -103,11 +103,6 @@ def differences(mine: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
     return out
 
 
-DRA_POSTFILTER = "no new claims to deallocate"
-"""DynamicResources' PostFilter reason for a Pod without claims (kubesched does not model
-DRA yet: the reason is dropped from upstream's PostFilter message before comparing)."""
-
-
 def _preemption_differences(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[str]:
     """The nominated node, the victims and PostFilter's message of an unschedulable Pod."""
     a, b = a or {}, b or {}
@@ -115,9 +110,7 @@ def _preemption_differences(a: dict[str, Any] | None, b: dict[str, Any] | None) 
     for key in ("nominatedNode", "victims"):
         if a.get(key) != b.get(key):
             out.append(f"preemption.{key}: ours {a.get(key)!r}, upstream {b.get(key)!r}")
-    mine, theirs = (
-        p.get("message", "").removeprefix(DRA_POSTFILTER).removeprefix(", ") for p in (a, b)
-    )
+    mine, theirs = a.get("message", ""), b.get("message", "")
     if mine != theirs:
         out.append(f"preemption.message: ours {mine!r}, upstream {theirs!r}")
     return out

@@ -178,9 +178,11 @@ class Framework(FilterPhase):
     def run_post_filter(
         self, state: CycleState, pod: api.Pod, diagnosis: Any
     ) -> tuple[Any, Status]:
-        """Run PostFilter plugins until one succeeds (upstream semantics)."""
+        """Run PostFilter plugins until one succeeds (upstream ``RunPostFilterPlugins``):
+        when all reject, the status joins their reasons in order and names the first."""
         result = None
-        last = Status(Code.UNSCHEDULABLE)
+        reasons: list[str] = []
+        rejector = ""
         for p in self.plugins["post_filter"]:
             r, s = p.post_filter(state, pod, self.handle.cluster, diagnosis)
             if s.is_success():
@@ -191,8 +193,9 @@ class Framework(FilterPhase):
                 return r, s.with_plugin(p.name)
             if r is not None:
                 result = r
-            last = s.with_plugin(p.name)
-        return result, last
+            reasons.extend(s.reasons)
+            rejector = rejector or p.name
+        return result, Status(Code.UNSCHEDULABLE, tuple(reasons), rejector)
 
     # ------------------------------------------------------------------ PreScore / Score
     def run_pre_score(self, state: CycleState, pod: api.Pod, rows: IntArray) -> Status:

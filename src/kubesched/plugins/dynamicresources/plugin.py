@@ -69,6 +69,8 @@ class _State:
     classes: dict[str, r.DeviceClass]
     slices: list[r.ResourceSlice]
     per_node: dict[str, list[tuple[r.AllocatedDevice, ...]]] = field(default_factory=dict)
+    unavailable: set[int] = field(default_factory=set)
+    """Claims whose allocation is on nodes that failed (PostFilter may deallocate them)."""
     reserved: bool = False
 
 
@@ -165,11 +167,14 @@ class DynamicResources:
             node = nodes.nodes[row]
             if node is None:
                 continue
-            if any(
-                c.allocation_node_selector is not None
+            away = [
+                k
+                for k, c in enumerate(s.claims)
+                if c.allocation_node_selector is not None
                 and not r.node_selector_matches(c.allocation_node_selector, node.name, node.labels)
-                for c in s.claims
-            ):
+            ]
+            if away:
+                s.unavailable.update(away)
                 codes[i] = 1
                 continue
             if not s.to_allocate:
@@ -187,6 +192,32 @@ class DynamicResources:
             else:
                 s.per_node[node.name] = found
         return Verdict(codes, table)
+
+    def post_filter(
+        self, state: CycleState, pod: api.Pod, cluster: ClusterState, diagnosis: Any
+    ) -> tuple[None, Status]:
+        """Upstream's PostFilter: deallocate a claim that keeps the Pod off every node when
+        no other Pod uses it (written through the API client, when there is one)."""
+        del cluster, diagnosis
+        s = state.get(_KEY)
+        if not isinstance(s, _State) or not s.claims:
+            return None, unschedulable("no new claims to deallocate")
+        for k in sorted(s.unavailable):
+            claim = s.claims[k]
+            if set(claim.reserved_for) <= {pod.uid}:
+                write = getattr(self.handle.api, "update_object", None)
+                if write is not None:
+                    raw = copy.deepcopy(dict(claim.raw))
+                    status = raw.get("status") or {}
+                    for key in ("reservedFor", "allocation", "devices"):
+                        status.pop(key, None)
+                    raw["status"] = status
+                    try:
+                        write(raw)
+                    except Exception as e:
+                        return None, error(f"deallocate claim {claim.key}: {e}")
+                return None, unschedulable("deallocation of ResourceClaim completed")
+        return None, unschedulable("still not schedulable")
 
     def reserve(self, state: CycleState, pod: api.Pod, node_name: str) -> Status:
         """Put the node's allocation in flight, so no other Pod gets those devices."""
