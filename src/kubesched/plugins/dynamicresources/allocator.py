@@ -177,7 +177,7 @@ class _Search:
     def _request(
         self, ci: int, claim: r.ResourceClaim, base: str, spec: r.ExactRequest, sub: bool
     ) -> _Request:
-        name = f"{base}/{spec.name}" if sub else base
+        name = spec.name  # upstream's messages name a subrequest by its own name
         klass = self.classes.get(spec.class_name)
         if klass is None:
             raise AllocationError(
@@ -239,7 +239,7 @@ class _Search:
             if not c.add(req, dev_id, device):
                 if req.all_devices is not None:
                     raise AllocationError(
-                        f"claim {self.claims[req.claim].key}, request {req.name}: cannot add "
+                        f"claim {self.claims[req.claim].key}, request {req.spec.name}: cannot add "
                         f"device {'/'.join(dev_id)} because a claim constraint would not be "
                         "satisfied"
                     )
@@ -280,7 +280,11 @@ class _Search:
             dev_id, device = req.all_devices[di]
             if not self.take(req, dev_id, device):
                 return False
-            if self.one(ci, ri, di + 1, alt):
+            # Upstream recurses with ``deviceIndices{claim, request, device+1}``, dropping
+            # the subrequest index: after the first device of an "All" alternative it goes
+            # on with alternative 0's count and selectors (v1.34, stable and incubating
+            # alike).  Reproduced, so Filter answers as upstream does.
+            if self.one(ci, ri, di + 1, 0):
                 return True
             self.give_back(req, dev_id)
             return False

@@ -173,23 +173,23 @@ class DynamicResources:
                 if c.allocation_node_selector is not None
                 and not r.node_selector_matches(c.allocation_node_selector, node.name, node.labels)
             ]
+            found = None
+            if s.to_allocate:  # upstream runs the allocator before it reports ``away``
+                try:
+                    found = allocator.allocate(
+                        node.name, node.labels, s.to_allocate, s.classes, s.slices, s.in_use
+                    )
+                except allocator.AllocationError as e:
+                    codes[i] = 3
+                    table[3] = error(str(e))
+                    continue
+                if found is None:
+                    codes[i] = 2
+                    continue
             if away:
                 s.unavailable.update(away)
                 codes[i] = 1
-                continue
-            if not s.to_allocate:
-                continue
-            try:
-                found = allocator.allocate(
-                    node.name, node.labels, s.to_allocate, s.classes, s.slices, s.in_use
-                )
-            except allocator.AllocationError as e:
-                codes[i] = 3
-                table[3] = error(str(e))
-                continue
-            if found is None:
-                codes[i] = 2
-            else:
+            elif found is not None:
                 s.per_node[node.name] = found
         return Verdict(codes, table)
 
