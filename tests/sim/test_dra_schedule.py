@@ -160,3 +160,32 @@ def test_a_shared_claim_puts_its_pods_on_one_node_with_one_allocation() -> None:
     claim = claims_of(sim)["default/shared"]
     assert len(devices(claim)) == 1
     assert sorted(r["name"] for r in claim["status"]["reservedFor"]) == ["p0", "p1", "p2"]
+
+
+def _scenario(lifetime: float | None) -> dict[str, Any]:
+    resources = {"claims": [{"name": "gpu"}], "requests": {"cpu": "1"}}
+    spec = {
+        "containers": [{"name": "c", "image": "x", "resources": resources}],
+        "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "two-gpus"}],
+    }
+    workload: dict[str, Any] = {
+        "name": "train", "count": 20, "ratePerSecond": 2, "template": {"spec": spec}}  # fmt: skip
+    if lifetime is not None:
+        workload["lifetimeSeconds"] = lifetime
+    objects = [*(gpus(f"gpu-{i:05d}", 4) for i in range(3)), device_class(),
+               template("two-gpus", request(count=2))]  # fmt: skip
+    return {"kind": "Scenario", "apiVersion": "kubesched.io/v1alpha1", "spec": {
+        "seed": 1, "durationSeconds": 30, "drainSeconds": 60, "objects": objects,
+        "nodePools": [{"name": "gpu", "count": 3,
+                       "allocatable": {"cpu": "32", "memory": "128Gi", "pods": "110"}}],
+        "workloads": [workload]}}  # fmt: skip
+
+
+def test_simulate_reuses_devices_as_pods_finish() -> None:
+    from kubesched.sim.scenario import build_scenario
+    from kubesched.sim.simulate import run_scenario
+
+    forever = run_scenario(build_scenario(_scenario(None)))
+    assert (forever["podsScheduled"], forever["podsPending"]) == (6, 14)
+    finishing = run_scenario(build_scenario(_scenario(5.0)))
+    assert (finishing["podsScheduled"], finishing["podsPending"]) == (20, 0)
