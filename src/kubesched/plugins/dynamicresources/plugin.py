@@ -111,6 +111,11 @@ class DynamicResources:
         return out, ""
 
     # ------------------------------------------------------------------ extension points
+    def sign(self, pod: api.Pod) -> tuple[()] | None:
+        """Result reuse: Pods without claims are all alike here (every node passes); a Pod
+        with claims never shares results (each allocation changes what the next finds)."""
+        return None if pod.resource_claims else ()
+
     def pre_enqueue(self, pod: api.Pod) -> Status:
         """Every claim must exist (upstream's message otherwise)."""
         _, problem = self.pod_claims(pod)
