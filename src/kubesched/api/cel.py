@@ -43,7 +43,7 @@ from celpy import celtypes
 from celpy.celparser import CELParseError
 from celpy.evaluation import CELEvalError
 
-from kubesched.api.errors import InputError
+from kubesched.api.errors import CelRuntimeError, InputError
 from kubesched.api.quantity import QuantityError, parse_quantity
 
 __all__ = ["CelRuntimeError", "DeviceInput", "Quantity", "Selector", "Semver", "compile_selector"]
@@ -55,10 +55,6 @@ _SEMVER = re.compile(
     r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
     r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$"
 )
-
-
-class CelRuntimeError(Exception):
-    """A selector failed while evaluating (no such key, no such overload, not a bool)."""
 
 
 @total_ordering
@@ -224,7 +220,8 @@ celpy's transpiler calls a function by ``module.qualname`` from its own module's
 (hence the ``kubesched`` name made visible there below)."""
 
 celpy.evaluation.__dict__.setdefault("kubesched", sys.modules[__name__.split(".")[0]])
-_ENV = celpy.Environment(runner_class=celpy.CompiledRunner)
+_ENV: list[Any] = []
+"""The CEL environment, built on first compile (its parser takes most of a second)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,9 +335,12 @@ def compile_selector(expression: str, path: str) -> Selector:
         return hit
     if not expression.strip():
         raise InputError([(path, "compilation failed: empty expression")])
+    if not _ENV:
+        _ENV.append(celpy.Environment(runner_class=celpy.CompiledRunner))
+    env = _ENV[0]
     try:
-        ast = _ENV.compile(expression)
-        program = _ENV.program(ast, functions=_FUNCTIONS)
+        ast = env.compile(expression)
+        program = env.program(ast, functions=_FUNCTIONS)
     except CELParseError as e:
         where = " ".join(line.strip() for line in str(e).splitlines()[1:] if line.strip())
         detail = f"syntax error at {where}" if where else "syntax error"

@@ -35,3 +35,8 @@ class InputError(Exception):
         if len(lines) == 1:
             return head + lines[0]
         return (head or "invalid input: ") + "\n  " + "\n  ".join(lines)
+
+
+class CelRuntimeError(Exception):
+    """A DRA selector failed while evaluating (no such key, no such overload, not a bool);
+    raised by :mod:`kubesched.api.cel`, here so catching it needs no CEL library."""

@@ -1,7 +1,8 @@
 """DRA objects of ``resource.k8s.io/v1`` (Kubernetes v1.34): DeviceClass, ResourceSlice,
 ResourceClaim and ResourceClaimTemplate, parsed and validated with field paths.
 
-Selectors are compiled once here (:mod:`kubesched.api.cel`), so a bad expression is an input
+Selectors are compiled once here (:mod:`kubesched.api.cel`, imported on first use: the CEL
+library costs about a second to load), so a bad expression is an input
 error naming its field (``spec.devices.requests[0].exactly.selectors[1].cel.expression``), as
 the API server refuses such an object.  Objects keep their manifest in ``raw``; the scheduler
 writes status by building a new manifest (:func:`with_claim_status`), never in place.
@@ -11,13 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kubesched.api import cel
 from kubesched.api import fields as f
 from kubesched.api import objects as api
 from kubesched.api.fields import fail, join
 from kubesched.api.quantity import QuantityError, parse_quantity
+
+if TYPE_CHECKING:
+    from kubesched.api import cel
 
 API_VERSION = "resource.k8s.io/v1"
 KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")
@@ -109,6 +112,8 @@ def _attribute(value: Obj, path: str) -> tuple[str, Any]:
     if not ok.get(kind, isinstance(v, str)):
         fail(join(path, kind), f"must be a {kind}")
     if kind == "version":
+        from kubesched.api import cel  # the CEL library loads only when DRA objects appear
+
         try:
             cel.Semver(v)
         except ValueError:
@@ -117,6 +122,8 @@ def _attribute(value: Obj, path: str) -> tuple[str, Any]:
 
 
 def _device(obj: Obj, driver: str, path: str) -> Device:
+    from kubesched.api import cel
+
     name = f.required_string(obj, "name", path)
     typed: dict[str, tuple[str, Any]] = {}
     values: dict[str, Any] = {}
@@ -186,6 +193,8 @@ class DeviceClass:
 
 
 def _selectors(obj: Obj, path: str) -> tuple[cel.Selector, ...]:
+    from kubesched.api import cel
+
     out = []
     for i, s in enumerate(f.seq(obj, "selectors", path)):
         sp = join(join(path, "selectors"), i)

@@ -19,8 +19,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.api import cel
 from kubesched.api import resource as r
+from kubesched.api.errors import CelRuntimeError
 
 DeviceId = tuple[str, str, str]
 
@@ -214,7 +214,7 @@ class _Search:
                 if hit is None:
                     try:
                         hit = device.matches[sel.expression] = sel.matches(device.activation)
-                    except cel.CelRuntimeError as e:
+                    except CelRuntimeError as e:
                         who = (
                             f"class {req.klass.name}"
                             if which == "class"
