@@ -104,7 +104,10 @@ class _Gen:
         out = []
         for k in range(published):
             devs = []
-            for i in range(self.r.randint(0, 5)):
+            # Shared pools stay small: the allocator's search is exponential in the devices
+            # a node sees, and upstream gives up after filterTimeout (10 s) with "timed out
+            # trying to allocate devices", which kubesched does not model.
+            for i in range(self.r.randint(0, 5 if node else 2)):
                 name = f"dev-{k}-{i}"  # no duplicates: upstream's answer for an invalid
                 # pool depends on Go's map order (whether the search reaches it first)
                 devs.append(self.device(driver, name, i))

@@ -295,8 +295,12 @@ class _Search:
             for s in pool.slices:
                 for device in s.devices:
                     dev_id = (s.driver, s.pool, device.name)
-                    if not req.spec.admin_access and dev_id in self.in_use:
-                        continue
+                    taking = self.allocating.get(dev_id)
+                    if req.spec.admin_access:
+                        if taking and req.claim in taking:
+                            continue
+                    elif dev_id in self.in_use or taking:
+                        continue  # in use: skipped before its selectors run, as upstream
                     if not self.selectable(req, device) or not self.take(req, dev_id, device):
                         continue
                     if self.one(ci, ri, di + 1, alt):
