@@ -215,7 +215,7 @@ class _Gen:
         else:
             ex["count"] = self.r.choice([1, 1, 2, 3])
         if klass == GPU and self.chance(0.5):
-            pool = SELECTORS[:-1] + ([RUNTIME_ERROR] if self.chance(0.1) else [])
+            pool = SELECTORS[:-1] + ([RUNTIME_ERROR] * 3 if self.chance(0.3) else [])
             ex["selectors"] = [{"cel": {"expression": self.r.choice(pool)}}]
         elif klass == NIC and self.chance(0.5):
             ex["selectors"] = [{"cel": {"expression": SELECTORS[-1]}}]
