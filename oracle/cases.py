@@ -469,3 +469,8 @@ class _Gen:
             "percentageOfNodesToScore": 100,
             "profiles": [profile],
         }
+
+
+from dra_cases import dra_case  # noqa: E402  (DynamicResources cases, oracle/dra_cases.py)
+
+__all__ = ["case", "dra_case"]

@@ -111,14 +111,9 @@ def schedule_differences(mine: dict[str, Any], theirs: dict[str, Any]) -> list[s
             if a.get(field) != b.get(field):
                 out.append(f"{key}.{field}: ours {a.get(field)!r}, upstream {b.get(field)!r}")
         once = a.get("attempts") == b.get("attempts") == 1
-        mine_msg, their_msg = _without_dra(a["message"]), _without_dra(b["message"])
-        if b["result"] == "Unschedulable" and once and mine_msg != their_msg:
+        if b["result"] == "Unschedulable" and once and a["message"] != b["message"]:
             out.append(f"{key}.message: ours {a['message']!r}, upstream {b['message']!r}")
     return out
-
-
-def _without_dra(message: str) -> str:
-    return message.replace(DRA_POSTFILTER + ", ", "").removesuffix(" " + DRA_POSTFILTER)
 
 
 def differences(mine: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
@@ -145,11 +140,6 @@ def differences(mine: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
     return out
 
 
-DRA_POSTFILTER = "no new claims to deallocate"
-"""DynamicResources' PostFilter reason for a Pod without claims (kubesched does not model
-DRA yet: the reason is dropped from upstream's PostFilter message before comparing)."""
-
-
 def _preemption_differences(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[str]:
     """The nominated node, the victims and PostFilter's message of an unschedulable Pod."""
     a, b = a or {}, b or {}
@@ -157,9 +147,7 @@ def _preemption_differences(a: dict[str, Any] | None, b: dict[str, Any] | None) 
     for key in ("nominatedNode", "victims"):
         if a.get(key) != b.get(key):
             out.append(f"preemption.{key}: ours {a.get(key)!r}, upstream {b.get(key)!r}")
-    mine, theirs = (
-        p.get("message", "").removeprefix(DRA_POSTFILTER).removeprefix(", ") for p in (a, b)
-    )
+    mine, theirs = a.get("message", ""), b.get("message", "")
     if mine != theirs:
         out.append(f"preemption.message: ours {mine!r}, upstream {theirs!r}")
     return out

@@ -214,7 +214,8 @@ def test_preemption_dry_run_names_the_node_and_victims_without_deleting() -> Non
     assert out["preemption"] == {"message": "", "nominatedNode": "n1", "victims": ["default/low"]}
     never = {**high, "spec": {**high["spec"], "preemptionPolicy": "Never"}}
     assert kubesched.explain(cluster, never, preemption=True)["preemption"] == {
-        "message": "preemption: not eligible due to preemptionPolicy=Never.",
+        "message": "no new claims to deallocate, "
+        "preemption: not eligible due to preemptionPolicy=Never.",
         "nominatedNode": None,
         "victims": [],
     }

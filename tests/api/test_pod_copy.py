@@ -41,6 +41,8 @@ def _full_pod() -> api.Pod:
         nominated_node_name="n2",
         start_time=3.0,
         deletion_timestamp=4.0,
+        resource_claims=(("gpu", "", "two-gpus"),),
+        resource_claim_statuses=(("gpu", "p-gpu-abcde"),),
         raw={"status": {}},
     )
 

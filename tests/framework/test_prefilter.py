@@ -14,7 +14,10 @@ from kubesched.state.cache import ClusterState
 from tests.builders import make_node, make_pod
 from tests.test_scheduler import drain, new_scheduler
 
-NOT_HELPFUL = " preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+NOT_HELPFUL = (
+    " no new claims to deallocate, preemption: 0/3 nodes are available: "
+    "3 Preemption is not helpful for scheduling."
+)
 
 
 def narrowing(name: str, *nodes: str) -> Any:

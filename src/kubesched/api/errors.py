@@ -65,3 +65,8 @@ def _cut(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}... ({len(text) - limit} more characters)"
+
+
+class CelRuntimeError(Exception):
+    """A DRA selector failed while evaluating (no such key, no such overload, not a bool);
+    raised by :mod:`kubesched.api.cel`, here so catching it needs no CEL library."""

@@ -234,6 +234,12 @@ class Pod:
     """``status.startTime`` in epoch seconds (preemption prefers victims that started later)."""
     deletion_timestamp: float | None = None
     """``metadata.deletionTimestamp``: set while the Pod is terminating."""
+    resource_claims: tuple[tuple[str, str, str], ...] = ()
+    """``spec.resourceClaims`` as ``(name, resourceClaimName, resourceClaimTemplateName)``
+    (one of the two names is empty)."""
+    resource_claim_statuses: tuple[tuple[str, str], ...] = ()
+    """``status.resourceClaimStatuses`` as ``(name, resourceClaimName)`` (the claims the
+    resourceclaim controller made from templates)."""
     raw: dict[str, Any] = field(default_factory=dict)
 
     @property

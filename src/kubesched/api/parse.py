@@ -23,7 +23,7 @@ from typing import Any
 
 from kubesched.api import fields as f
 from kubesched.api import objects as api
-from kubesched.api import source
+from kubesched.api import resource, source
 from kubesched.api.errors import InputError
 from kubesched.api.fields import join
 from kubesched.api.pods import parse_pod
@@ -263,6 +263,8 @@ def parse_objects(docs: Sequence[dict[str, Any]], file: str | None = None) -> Pa
             else:
                 if kind == "PriorityClass":
                     table.add(obj, path)
+                elif kind in resource.KINDS:
+                    resource.validate(obj, path)
                 out.others.append(obj)
         except InputError as err:
             problems.extend(err.problems)

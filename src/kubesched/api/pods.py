@@ -24,7 +24,7 @@ from typing import Any
 
 from kubesched.api import fields as f
 from kubesched.api import objects as api
-from kubesched.api import podresources
+from kubesched.api import podclaims, podresources
 from kubesched.api.fields import Obj, fail, join
 
 _UID_NAMESPACE = uuid.UUID("5c4e1f0a-7d1b-4c0e-9a57-6b7375626573")
@@ -133,6 +133,8 @@ def parse_pod(obj: dict[str, Any], path: str = "") -> api.Pod:
         host_ports=(*sidecar_ports, *ports),
         images=tuple(images),
         scheduling_gates=_scheduling_gates(spec, spec_path),
+        resource_claims=podclaims.pod_resource_claims(spec, spec_path),
+        resource_claim_statuses=podclaims.pod_claim_statuses(status, join(path, "status")),
         termination_grace_period_seconds=grace,
         phase=f.string(status, "phase", join(path, "status")) or "Pending",
         nominated_node_name=f.string(status, "nominatedNodeName", join(path, "status")),

@@ -51,12 +51,15 @@ _OBJECT_RESOURCES = {
     "PodDisruptionBudget": Resource.PDB,
     "PodGroup": Resource.POD_GROUP,
     "ElasticQuota": Resource.ELASTIC_QUOTA,
+    "ResourceClaim": Resource.RESOURCE_CLAIM,
+    "ResourceSlice": Resource.RESOURCE_SLICE,
+    "DeviceClass": Resource.DEVICE_CLASS,
 }
 
 
 def object_event(kind: str, deleted: bool) -> ClusterEvent | None:
-    """The event for an add/update (or delete) of a Namespace, Service, PDB, PodGroup or
-    ElasticQuota."""
+    """The event for an add/update (or delete) of a Namespace, Service, PDB, PodGroup,
+    ElasticQuota or DRA object (ResourceClaim, ResourceSlice, DeviceClass)."""
     resource = _OBJECT_RESOURCES.get(kind)
     if resource is None:
         return None

@@ -130,7 +130,7 @@ class FilterPhase:
             remap = np.zeros(max(verdict.table, default=0) + 1, dtype=np.int64)
             for k, st in verdict.table.items():
                 if st.code == Code.ERROR and bool((codes == k).any()):
-                    raise PluginError(p.name, st.message())
+                    raise PluginError(p.name, st.message(), point="filter")
                 st = st.with_plugin(p.name)
                 remap[k] = interned.setdefault(st, len(interned))
             failed.append(alive[bad])

@@ -73,8 +73,15 @@ class ScoreOutcome:
 class PluginError(Exception):
     """A plugin fault (Error status or invalid output): the attempt ends as an error."""
 
-    def __init__(self, plugin: str, message: str) -> None:
-        super().__init__(f"running plugin {plugin!r}: {message}")
+    def __init__(self, plugin: str, message: str, *, point: str = "") -> None:
+        # Upstream's wording where we know the extension point (``running "X" filter
+        # plugin: ...`` from ``RunFilterPlugins``).
+        text = (
+            f'running "{plugin}" {point} plugin: {message}'
+            if point
+            else f"running plugin {plugin!r}: {message}"
+        )
+        super().__init__(text)
         self.plugin = plugin
 
 

@@ -2,8 +2,8 @@
 
 Upstream plugins whose subject kubesched does not model are registered as *unmodelled*:
 the volume plugins (kubesched does not model PersistentVolumes, so they accept every node,
-as upstream does for Pods without volumes) and DynamicResources (no ResourceClaims).  They
-implement no extension point, so a configuration naming them loads, and they change nothing.
+as upstream does for Pods without volumes).  They implement no extension point, so a
+configuration naming them loads, and they change nothing.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from kubesched.plugins import (
     coscheduling,
     defaultbinder,
     defaultpreemption,
+    dynamicresources,
     entrypoints,
     gpu_bestfit,
     gpu_clustering,
@@ -45,7 +46,6 @@ UNMODELLED = (
     "NodeVolumeLimits",
     "VolumeBinding",
     "VolumeZone",
-    "DynamicResources",
 )
 """Known upstream names that are accepted but do nothing yet (see the module docstring)."""
 
@@ -82,6 +82,7 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         podtopologyspread.NAME: podtopologyspread.new,
         defaultbinder.NAME: defaultbinder.new,
         defaultpreemption.NAME: defaultpreemption.new,
+        dynamicresources.NAME: dynamicresources.new,
         coscheduling.NAME: coscheduling.new,
         capacityscheduling.NAME: capacityscheduling.new,
         gpu_devices.NAME: gpu_devices.new,

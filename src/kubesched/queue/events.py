@@ -106,6 +106,8 @@ def pod_scheduling_properties_change(new: api.Pod, old: api.Pod) -> list[Cluster
     if len(new.tolerations) != len(old.tolerations):
         # API validation only allows adding tolerations, so a length change is enough.
         actions.append(ActionType.UPDATE_POD_TOLERATION)
+    if new.resource_claim_statuses != old.resource_claim_statuses:
+        actions.append(ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM)
     if not actions:
         actions.append(ActionType.UPDATE)
     return [ClusterEvent(resource, a) for a in actions]

@@ -153,6 +153,10 @@ class SimApiServer:
         self.objects[key] = obj
         self._notify(lambda w: w.on_object(obj))
 
+    def update_object(self, obj: dict[str, Any]) -> None:
+        """Replace an object (a plugin writing a ResourceClaim's status, say)."""
+        self.apply_object(obj)
+
     def delete_object(self, kind: str, namespace: str, name: str) -> None:
         """Delete an object created with :meth:`apply_object` (no error if absent)."""
         obj = self.objects.pop((kind, f"{namespace}/{name}"), None)

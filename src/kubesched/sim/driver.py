@@ -20,6 +20,7 @@ from kubesched.metrics import SchedulerMetrics
 from kubesched.parallel import hooks
 from kubesched.sim.apiserver import SimApiServer
 from kubesched.sim.engine import EventLoop
+from kubesched.sim.resourceclaims import ResourceClaimController
 
 UNSCHEDULABLE_FLUSH_PERIOD = 30.0
 BACKOFF_FLUSH_PERIOD = 1.0
@@ -105,6 +106,7 @@ class SimCluster:
         self._tick_at: float | None = None
         self._busy_until = 0.0
         self.api.watch(_Informer(self))
+        self.api.watch(ResourceClaimController(self.api))
         self._next_unschedulable_flush = UNSCHEDULABLE_FLUSH_PERIOD
         self.seed = seed
         self.down = False
@@ -231,4 +233,5 @@ class SimCluster:
         self.down = False
         self._busy_until = self.loop.now
         self.api.watch(_Informer(self))
+        self.api.watch(ResourceClaimController(self.api))
         self.wake()

@@ -1,0 +1,413 @@
+"""DRA objects of ``resource.k8s.io/v1`` (Kubernetes v1.34): DeviceClass, ResourceSlice,
+ResourceClaim and ResourceClaimTemplate, parsed and validated with field paths.
+
+Selectors are compiled once here (:mod:`kubesched.api.cel`, imported on first use: the CEL
+library costs about a second to load), so a bad expression is an input
+error naming its field (``spec.devices.requests[0].exactly.selectors[1].cel.expression``), as
+the API server refuses such an object.  Objects keep their manifest in ``raw``; the scheduler
+writes status by building a new manifest (:func:`with_claim_status`), never in place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kubesched.api import fields as f
+from kubesched.api import objects as api
+from kubesched.api.fields import fail, join
+from kubesched.api.quantity import QuantityError, parse_quantity
+
+if TYPE_CHECKING:
+    from kubesched.api import cel
+
+API_VERSION = "resource.k8s.io/v1"
+KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")
+EXACT_COUNT, ALL = "ExactCount", "All"
+ALLOCATION_RESULTS_MAX_SIZE = 32
+"""Upstream ``AllocationResultsMaxSize``: devices one claim may get."""
+
+Obj = Mapping[str, Any]
+
+
+# --------------------------------------------------------------------------- slices
+@dataclass(slots=True, eq=False)
+class Device:
+    """One device of a slice.  ``typed`` holds each attribute as ``(kind, value)`` for
+    ``matchAttribute`` (kinds must agree); ``matches`` caches selector results by text."""
+
+    name: str
+    typed: Mapping[str, tuple[str, Any]]
+    activation: dict[str, Any]
+    unsupported: bool = False
+    """Uses a feature v1.34 has off by default (bindingConditions, consumesCounters)."""
+    matches: dict[str, bool] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceSlice:
+    """A driver's devices in one pool, on one node, a set of nodes, or all nodes."""
+
+    name: str
+    driver: str
+    pool: str
+    generation: int
+    slice_count: int
+    node_name: str
+    node_selector: tuple[api.NodeSelectorTerm, ...] | None
+    all_nodes: bool
+    per_device_node_selection: bool
+    devices: tuple[Device, ...]
+
+
+def node_selector_matches(
+    terms: tuple[api.NodeSelectorTerm, ...], name: str, labels: Mapping[str, str]
+) -> bool:
+    """A ``v1.NodeSelector`` (terms ORed, requirements ANDed) against a node."""
+    return any(
+        (t.match_expressions or t.match_fields)
+        and all(_req(r, labels.get(r.key)) for r in t.match_expressions)
+        and all(_req(r, name) for r in t.match_fields)
+        for t in terms
+    )
+
+
+def _req(r: api.Requirement, value: str | None) -> bool:
+    op = r.operator
+    if op == "In":
+        return value is not None and value in r.values
+    if op == "NotIn":
+        return value is None or value not in r.values
+    if op == "Exists":
+        return value is not None
+    if op == "DoesNotExist":
+        return value is None
+    try:
+        have, want = int(value or ""), int(r.values[0])
+    except ValueError:
+        return False
+    return have > want if op == "Gt" else have < want
+
+
+def _node_selector(obj: Obj, key: str, path: str) -> tuple[api.NodeSelectorTerm, ...] | None:
+    sel = obj.get(key)
+    if sel is None:
+        return None
+    p = join(path, key)
+    sel = f.as_mapping(sel, p)
+    terms = f.seq(sel, "nodeSelectorTerms", p)
+    return tuple(
+        f.node_selector_term(f.as_mapping(t, tp), tp)
+        for tp, t in ((join(join(p, "nodeSelectorTerms"), i), t) for i, t in enumerate(terms))
+    )
+
+
+def _attribute(value: Obj, path: str) -> tuple[str, Any]:
+    keys = [k for k in ("int", "bool", "string", "version") if k in value]
+    if len(keys) != 1:
+        fail(path, "exactly one of `int`, `bool`, `string`, `version` is required")
+    kind, v = keys[0], value[keys[0]]
+    ok = {"int": isinstance(v, int) and not isinstance(v, bool), "bool": isinstance(v, bool)}
+    if not ok.get(kind, isinstance(v, str)):
+        fail(join(path, kind), f"must be a {kind}")
+    if kind == "version":
+        from kubesched.api import cel  # the CEL library loads only when DRA objects appear
+
+        try:
+            cel.Semver(v)
+        except ValueError:
+            fail(join(path, kind), "must be a string compatible with semver.org spec 2.0.0")
+    return kind, v
+
+
+def _device(obj: Obj, driver: str, path: str) -> Device:
+    from kubesched.api import cel
+
+    name = f.required_string(obj, "name", path)
+    typed: dict[str, tuple[str, Any]] = {}
+    values: dict[str, Any] = {}
+    apath = join(path, "attributes")
+    for key, value in f.mapping(obj, "attributes", path).items():
+        kind, v = _attribute(f.as_mapping(value, join(apath, key)), join(apath, key))
+        typed[key] = (kind, v)
+        values[key] = cel.Semver(v) if kind == "version" else v
+    capacity: dict[str, cel.Quantity] = {}
+    cpath = join(path, "capacity")
+    for key, value in f.mapping(obj, "capacity", path).items():
+        text = str(f.as_mapping(value, join(cpath, key)).get("value", ""))
+        try:
+            capacity[key] = cel.Quantity(text, parse_quantity(text))
+        except QuantityError as e:
+            fail(join(join(cpath, key), "value"), f"quantities must match the regex: {e}")
+    unsupported = bool(obj.get("bindingConditions") or obj.get("consumesCounters"))
+    activation = cel.activation(cel.DeviceInput(driver, values, capacity))
+    return Device(name, typed, activation, unsupported)
+
+
+def parse_slice(obj: Obj, path: str = "") -> ResourceSlice:
+    """A ResourceSlice; exactly one of nodeName, nodeSelector, allNodes,
+    perDeviceNodeSelection (API validation)."""
+    name = f.required_string(f.mapping(obj, "metadata", path), "name", join(path, "metadata"))
+    sp = join(path, "spec")
+    spec = f.mapping(obj, "spec", path)
+    driver = f.required_string(spec, "driver", sp)
+    pool = f.mapping(spec, "pool", sp)
+    pp = join(sp, "pool")
+    node_name = f.string(spec, "nodeName", sp)
+    selector = _node_selector(spec, "nodeSelector", sp)
+    all_nodes = f.boolean(spec, "allNodes", sp)
+    per_device = f.boolean(spec, "perDeviceNodeSelection", sp)
+    if sum((bool(node_name), selector is not None, all_nodes, per_device)) != 1:
+        fail(
+            sp,
+            "exactly one of `nodeName`, `nodeSelector`, `allNodes`, "
+            "`perDeviceNodeSelection` is required",
+        )
+    devices = tuple(
+        _device(f.as_mapping(d, join(join(sp, "devices"), i)), driver, join(join(sp, "devices"), i))
+        for i, d in enumerate(f.seq(spec, "devices", sp))
+    )
+    return ResourceSlice(
+        name=name,
+        driver=driver,
+        pool=f.required_string(pool, "name", pp),
+        generation=f.integer(pool, "generation", pp) or 0,
+        slice_count=f.integer(pool, "resourceSliceCount", pp) or 1,
+        node_name=node_name,
+        node_selector=selector,
+        all_nodes=all_nodes,
+        per_device_node_selection=per_device,
+        devices=devices,
+    )
+
+
+# --------------------------------------------------------------------------- classes
+@dataclass(frozen=True, slots=True)
+class DeviceClass:
+    """A class of devices: CEL selectors every device allocated through it must pass."""
+
+    name: str
+    selectors: tuple[cel.Selector, ...]
+    config: tuple[Any, ...]
+
+
+def _selectors(obj: Obj, path: str) -> tuple[cel.Selector, ...]:
+    from kubesched.api import cel
+
+    out = []
+    for i, s in enumerate(f.seq(obj, "selectors", path)):
+        sp = join(join(path, "selectors"), i)
+        c = f.mapping(f.as_mapping(s, sp), "cel", sp)
+        expr = f.required_string(c, "expression", join(sp, "cel"))
+        out.append(cel.compile_selector(expr, join(join(sp, "cel"), "expression")))
+    return tuple(out)
+
+
+def parse_class(obj: Obj, path: str = "") -> DeviceClass:
+    """A DeviceClass."""
+    name = f.required_string(f.mapping(obj, "metadata", path), "name", join(path, "metadata"))
+    sp = join(path, "spec")
+    spec = f.mapping(obj, "spec", path)
+    return DeviceClass(name, _selectors(spec, sp), tuple(f.seq(spec, "config", sp)))
+
+
+# --------------------------------------------------------------------------- claims
+@dataclass(frozen=True, slots=True)
+class ExactRequest:
+    """``exactly`` (or one ``firstAvailable`` entry): devices of one class."""
+
+    name: str
+    class_name: str
+    selectors: tuple[cel.Selector, ...]
+    mode: str
+    count: int
+    admin_access: bool
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceRequest:
+    """``spec.devices.requests[i]``: ``exactly`` or ordered ``first_available`` alternatives."""
+
+    name: str
+    exactly: ExactRequest | None
+    first_available: tuple[ExactRequest, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AllocatedDevice:
+    """One ``status.allocation.devices.results`` entry."""
+
+    request: str
+    driver: str
+    pool: str
+    device: str
+    admin_access: bool = False
+
+    @property
+    def device_id(self) -> tuple[str, str, str]:
+        """``(driver, pool, device)``, a device's identity."""
+        return (self.driver, self.pool, self.device)
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceClaim:
+    """A claim for devices; ``allocation`` is None until allocated."""
+
+    namespace: str
+    name: str
+    uid: str
+    requests: tuple[DeviceRequest, ...]
+    constraints: tuple[tuple[tuple[str, ...], str], ...]
+    """``(requests, matchAttribute)`` per constraint."""
+    owner_uids: tuple[str, ...]
+    """UIDs of controller owners (a claim made from a template is owned by its Pod)."""
+    allocation: tuple[AllocatedDevice, ...] | None
+    allocation_node_selector: tuple[api.NodeSelectorTerm, ...] | None
+    reserved_for: tuple[str, ...]
+    """UIDs of the Pods in ``status.reservedFor``."""
+    deleting: bool
+    raw: Mapping[str, Any]
+
+    @property
+    def key(self) -> str:
+        """``namespace/name``."""
+        return f"{self.namespace}/{self.name}"
+
+
+def _exact(obj: Obj, name: str, path: str) -> ExactRequest:
+    class_name = f.required_string(obj, "deviceClassName", path)
+    mode = f.one_of(obj, "allocationMode", path, (EXACT_COUNT, ALL), EXACT_COUNT)
+    count = f.integer(obj, "count", path)
+    if mode == ALL and count is not None:
+        fail(join(path, "count"), "must not be specified when allocationMode is 'All'")
+    if count is not None and count <= 0:
+        fail(join(path, "count"), f"Invalid value: {count}: must be greater than zero")
+    return ExactRequest(
+        name,
+        class_name,
+        _selectors(obj, path),
+        mode,
+        count or 1,
+        f.boolean(obj, "adminAccess", path),
+    )
+
+
+def _request(obj: Obj, path: str) -> DeviceRequest:
+    name = f.required_string(obj, "name", path)
+    exactly, first = obj.get("exactly"), f.seq(obj, "firstAvailable", path)
+    if (exactly is None) == (not first):
+        fail(path, "exactly one of `exactly` or `firstAvailable` is required")
+    if exactly is not None:
+        return DeviceRequest(
+            name, _exact(f.as_mapping(exactly, join(path, "exactly")), name, join(path, "exactly"))
+        )
+    subs = []
+    for i, s in enumerate(first):
+        sp = join(join(path, "firstAvailable"), i)
+        s = f.as_mapping(s, sp)
+        subs.append(_exact(s, f.required_string(s, "name", sp), sp))
+    return DeviceRequest(name, None, tuple(subs))
+
+
+def parse_claim_spec(
+    spec: Obj, path: str
+) -> tuple[tuple[DeviceRequest, ...], tuple[tuple[tuple[str, ...], str], ...]]:
+    """Requests and constraints of a claim spec (also a template's ``spec.spec``)."""
+    dp = join(path, "devices")
+    devices = f.mapping(spec, "devices", path)
+    requests = tuple(
+        _request(f.as_mapping(r, join(join(dp, "requests"), i)), join(join(dp, "requests"), i))
+        for i, r in enumerate(f.seq(devices, "requests", dp))
+    )
+    names = {r.name for r in requests} | {
+        f"{r.name}/{s.name}" for r in requests for s in r.first_available
+    }
+    constraints = []
+    for i, c in enumerate(f.seq(devices, "constraints", dp)):
+        cp = join(join(dp, "constraints"), i)
+        c = f.as_mapping(c, cp)
+        reqs = f.string_list(c, "requests", cp)
+        for j, r in enumerate(reqs):
+            if r not in names:
+                fail(
+                    join(join(cp, "requests"), j),
+                    f'Invalid value: "{r}": must be the name of '
+                    "a request in the claim or the name of a request and a subrequest "
+                    "separated by '/'",
+                )
+        constraints.append((reqs, f.required_string(c, "matchAttribute", cp)))
+    return requests, tuple(constraints)
+
+
+def parse_claim(obj: Obj, path: str = "") -> ResourceClaim:
+    """A ResourceClaim with its status (allocation, reservedFor)."""
+    mp = join(path, "metadata")
+    meta = f.mapping(obj, "metadata", path)
+    name = f.required_string(meta, "name", mp)
+    namespace = f.string(meta, "namespace", mp) or "default"
+    requests, constraints = parse_claim_spec(f.mapping(obj, "spec", path), join(path, "spec"))
+    stp = join(path, "status")
+    status = f.mapping(obj, "status", path)
+    alloc = status.get("allocation")
+    results: tuple[AllocatedDevice, ...] | None = None
+    selector = None
+    if alloc is not None:
+        ap = join(stp, "allocation")
+        alloc = f.as_mapping(alloc, ap)
+        rp = join(join(ap, "devices"), "results")
+        items = f.seq(f.mapping(alloc, "devices", ap), "results", join(ap, "devices"))
+        results = tuple(
+            AllocatedDevice(
+                f.required_string(r, "request", join(rp, i)),
+                f.required_string(r, "driver", join(rp, i)),
+                f.required_string(r, "pool", join(rp, i)),
+                f.required_string(r, "device", join(rp, i)),
+                f.boolean(r, "adminAccess", join(rp, i)),
+            )
+            for i, r in enumerate(f.as_mapping(x, join(rp, k)) for k, x in enumerate(items))
+        )
+        selector = _node_selector(alloc, "nodeSelector", ap)
+    reserved = tuple(
+        f.string(f.as_mapping(r, join(join(stp, "reservedFor"), i)), "uid", stp)
+        for i, r in enumerate(f.seq(status, "reservedFor", stp))
+    )
+    owners = tuple(
+        str(o.get("uid", ""))
+        for o in meta.get("ownerReferences") or []
+        if isinstance(o, Mapping) and o.get("controller")
+    )
+    return ResourceClaim(
+        namespace=namespace,
+        name=name,
+        uid=f.string(meta, "uid", mp) or f"uid-ResourceClaim-{namespace}-{name}",
+        requests=requests,
+        constraints=constraints,
+        owner_uids=owners,
+        allocation=results,
+        allocation_node_selector=selector,
+        reserved_for=reserved,
+        deleting=meta.get("deletionTimestamp") is not None,
+        raw=obj,
+    )
+
+
+def parse_template(obj: Obj, path: str = "") -> Obj:
+    """Validate a ResourceClaimTemplate (``spec.spec`` is a claim spec); returns it."""
+    f.required_string(f.mapping(obj, "metadata", path), "name", join(path, "metadata"))
+    sp = join(path, "spec")
+    parse_claim_spec(f.mapping(f.mapping(obj, "spec", path), "spec", sp), join(sp, "spec"))
+    return obj
+
+
+def validate(obj: Obj, path: str) -> None:
+    """Parse a DRA object of any of :data:`KINDS` for its errors (field paths from ``path``)."""
+    kind = str(obj.get("kind"))
+    if kind == "DeviceClass":
+        parse_class(obj, path)
+    elif kind == "ResourceSlice":
+        parse_slice(obj, path)
+    elif kind == "ResourceClaim":
+        parse_claim(obj, path)
+    elif kind == "ResourceClaimTemplate":
+        parse_template(obj, path)
