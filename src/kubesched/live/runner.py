@@ -255,11 +255,13 @@ class LiveScheduler:
 
     # ------------------------------------------------------------------ leadership
     def _request_relist(self) -> None:
-        """Relist every kind that already listed; scheduling waits for the fresh lists."""
-        self._relist_from = {id(i): i.lists for i in self.informers if i.lists > 0}
-        for inf in self.informers:
-            if inf.lists > 0:
-                inf.request_relist()
+        """Relist every kind that already listed; scheduling waits for the fresh lists.  A
+        kind the API server does not serve (``absent``: an optional CRD not installed) is
+        empty, nothing to reconcile: waiting for it would wait out its retry backoff."""
+        listed = [i for i in self.informers if i.lists > 0 and not i.absent]
+        self._relist_from = {id(i): i.lists for i in listed}
+        for inf in listed:
+            inf.request_relist()
         self.client.abort()
         self._relist_asked = time.monotonic()
 
@@ -268,7 +270,11 @@ class LiveScheduler:
             return False
         if self._relist_from is None:
             return True
-        behind = [i for i in self.informers if i.lists <= self._relist_from.get(id(i), -1)]
+        behind = [
+            i
+            for i in self.informers
+            if i.lists <= self._relist_from.get(id(i), -1) and not i.absent
+        ]
         if not behind:
             self._relist_from = None
             log.info("cache reconciled with fresh lists; scheduling")
