@@ -18,6 +18,13 @@ go build -trimpath -o bin/kube-oracle ./cmd/kube-oracle
 echo "oracle: built $(bin/kube-oracle version) into $(pwd)/bin"
 if [ "${ORACLE_SKIP_CONTROLPLANE:-}" != 1 ]; then
     go build -trimpath -o bin/etcd ./cmd/etcd
-    go build -trimpath -o bin/kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
+    # The version upstream's release build stamps (/version, kubectl's skew check).
+    ver="$(go list -m -f '{{.Version}}' k8s.io/kubernetes)"
+    major="${ver#v}"; major="${major%%.*}"
+    minor="${ver#v*.}"; minor="${minor%%.*}"
+    pkg=k8s.io/component-base/version
+    go build -trimpath -o bin/kube-apiserver -ldflags "-X $pkg.gitVersion=$ver \
+        -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean" \
+        k8s.io/kubernetes/cmd/kube-apiserver
     echo "oracle: built etcd and $(bin/kube-apiserver --version) into $(pwd)/bin"
 fi
