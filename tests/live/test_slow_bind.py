@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from tests.live.conftest import Api, Replica, make_config, node, pod
+from tests.live.conftest import Api, Replica, Role, make_config, node, pod, start
 from tests.live.conftest import wait_for as wait
 from tests.live.fakestore import by_plural
 
@@ -61,3 +61,17 @@ def test_a_slow_bind_does_not_stall_other_pods(api: Api, replicas: Callable[...,
     assert api.node_of("slow") == ""
     wait(lambda: api.node_of("slow") == "n1", timeout=10)
     wait(lambda: r.live.scheduler.attempts["scheduled"] == 2)
+
+
+def test_a_slow_bind_does_not_stall_the_coordinator(api: Api, roles: Callable[..., Role]) -> None:
+    api.create(node("n1"))
+    c, _ = start(roles, config=make_config(lease=("8s", "3s", "100ms")))  # bind timeout 5 s
+    api.server.slow_bind("slow", 3.0)
+    api.create(pod("slow"))
+    wait(lambda: c.coordinator.cluster.is_assumed("default/slow"), timeout=10)
+    t0 = time.monotonic()
+    api.create(pod("quick"))
+    wait(lambda: api.node_of("quick") == "n1", timeout=10)
+    assert time.monotonic() - t0 < 2.0, "the quick Pod waited for the slow bind"
+    assert api.node_of("slow") == ""
+    wait(lambda: api.node_of("slow") == "n1", timeout=10)

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -83,6 +84,8 @@ class LiveApi:
         self.unknown_binds = 0
         """Binds whose first answer never came (then settled by re-GET / re-POST)."""
         self.last_bind_error: ApiError | None = None
+        self._here = threading.local()
+        """The calling thread's last bind error (:meth:`take_bind_error`)."""
 
     def bind(self, pod: api.Pod, node_name: str) -> None:
         """POST ``pods/<name>/binding``; raises :class:`ApiError` or :class:`NotLeaderError`."""
@@ -102,10 +105,11 @@ class LiveApi:
                 self._post_settled(pod, node_name, body)
         except ApiError as e:
             self.bind_errors += 1
-            self.last_bind_error = e
+            self.last_bind_error = self._here.error = e
             raise
-        except NotLeaderError:
+        except NotLeaderError as e:
             self.bind_errors += 1
+            self._here.error = e
             raise
         self.binds += 1
         self.recorder.pod_scheduled(pod, node_name)
@@ -169,6 +173,13 @@ class LiveApi:
         if bound:
             raise ApiError(409, f"pod {pod.key} is already assigned to node {bound}", "Conflict")
         return False
+
+    def take_bind_error(self) -> Exception | None:
+        """The error of the last bind this thread made since the previous call (a binding
+        cycle runs on one thread from start to end, so this is that cycle's bind)."""
+        err: Exception | None = getattr(self._here, "error", None)
+        self._here.error = None
+        return err
 
     def delete_pod(self, pod: api.Pod, reason: str) -> None:
         """Delete a preemption victim (404 is fine)."""

@@ -11,7 +11,7 @@ second and the unschedulable pool every 30 s (upstream's ``flushBackoffQComplete
 for the next delta or timer.  Binding cycles run on a pool of binding workers (upstream: one
 goroutine per binding), each touching the scheduler only in a turn the loop grants between
 two cycles (:mod:`kubesched.live.turns`): a slow bind stalls neither scheduling nor other
-binds, and scheduler state still has one user at a time.  The coordinator role binds inline.
+binds, and scheduler state still has one user at a time (the coordinator role too).
 
 Leadership: standbys keep their informers (and so their cache) warm unless
 ``delayCacheUntilActive``; no cycle runs without the Lease.  On acquiring it the replica
