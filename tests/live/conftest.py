@@ -56,7 +56,10 @@ class ManualClock:
 
 
 def make_config(
-    *, leader: bool = True, lease: tuple[str, str, str] = ("1s", "600ms", "100ms")
+    *,
+    leader: bool = True,
+    lease: tuple[str, str, str] = ("1s", "600ms", "100ms"),
+    namespace: str = "kube-system",
 ) -> KubeSchedulerConfiguration:
     """Profiles ``kubesched`` (the one under test); a short Lease."""
     raw = {
@@ -68,7 +71,7 @@ def make_config(
             "renewDeadline": lease[1],
             "retryPeriod": lease[2],
             "resourceName": "kubesched",
-            "resourceNamespace": "kube-system",
+            "resourceNamespace": namespace,
         },
         "profiles": [{"schedulerName": "kubesched"}],
     }

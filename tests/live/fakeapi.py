@@ -10,7 +10,8 @@ concurrency), merge / strategic-merge patch, delete, the ``status`` subresource 
 ``binding`` subresource.  Errors are ``Status`` objects with upstream codes and reasons.
 
 Test controls: :meth:`FakeApiServer.fail` injects error codes (409, 429 with Retry-After,
-500, ...) on matching requests; :meth:`FakeApiServer.delay` holds matching requests back;
+500, ...) on matching requests; :meth:`FakeApiServer.delay` holds matching requests back
+(:meth:`FakeApiServer.slow_bind`: a bind written after the client timed out);
 ``store.drop_watches()`` cuts open watches; ``store.compact()`` makes old resourceVersions
 410 Gone.
 """
@@ -202,6 +203,12 @@ class FakeApiServer:
         serving them (a slow API server); with ``until``, only until it turns true."""
         with self._faults_lock:
             self.delays.append((re.compile(pattern), seconds, [times], until))
+
+    def slow_bind(self, pod: str, seconds: float, namespace: str = "default") -> None:
+        """The next bind of ``pod`` is written ``seconds`` late, whether or not the client is
+        still waiting (an API server slower than the client's timeout: the write lands after
+        the client gave up, and the client never learns the outcome)."""
+        self.delay(rf"POST /api/v1/namespaces/{namespace}/pods/{pod}/binding ", seconds)
 
     def hold(self, line: str) -> None:
         """Wait as a matching :meth:`delay` says."""

@@ -81,6 +81,7 @@ NEEDED_CLUSTER = {
     ("", "pods/binding", "create"),
     ("", "pods/status", "patch"),
     ("", "pods", "delete"),
+    ("", "pods", "get"),  # re-GET of a Pod whose bind's outcome is unknown
     ("events.k8s.io", "events", "create"),
 }
 

@@ -9,8 +9,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from kubesched.live.client import connect
+from kubesched.live.informer import Timing
+from kubesched.live.runner import LiveScheduler
 from tests.live.conftest import Api, ManualClock, Replica, make_config, node, pod
 from tests.live.conftest import wait_for as wait
+from tests.live.fakeapi import FakeApiServer
 
 
 def bound(api: Api, *names: str) -> bool:
@@ -132,3 +136,33 @@ def test_delay_cache_until_active_keeps_a_standby_cold(
     wait(b.live.leading, timeout=5)
     wait(lambda: bound(api, "p"), timeout=5)
     assert all(i.lists >= 1 for i in b.live.informers)
+
+
+def test_a_new_leader_does_not_wait_for_absent_custom_resources(
+    server: FakeApiServer, api: Api, kubeconfig: Path
+) -> None:
+    """Found against the real API server (tests/controlplane): without the scheduler-plugins
+    CRDs, PodGroup and ElasticQuota lists 404 and their informers retry after backoff_max
+    (30 s by default).  The Lease's first holder asks every listed informer to relist, and
+    must not wait for those two: they are empty, nothing to reconcile."""
+    absent = r"GET /apis/scheduling.x-k8s.io/v1alpha1/(podgroups|elasticquotas)"
+    server.fail(absent, 404, times=1_000)
+    api.create(node("n1"))
+    slow_retries = Timing(backoff_initial=0.05, backoff_max=30.0, watch_timeout=5.0)
+    client = connect(kubeconfig=str(kubeconfig), user_agent="kubesched-test (absent)")
+    live = LiveScheduler(
+        make_config(lease=("2s", "1500ms", "100ms")),
+        client,
+        identity="a",
+        timing=slow_retries,
+        election_client=client.sibling(0, 1),
+    )
+    thread = threading.Thread(target=live.run, daemon=True)
+    thread.start()
+    try:
+        api.create(pod("p"))
+        wait(lambda: api.node_of("p") == "n1", timeout=10)
+    finally:
+        live.stop()
+        thread.join(10)
+        client.close()

@@ -99,7 +99,7 @@ def test_a_gated_pod_is_split_into_its_four_segments() -> None:
         clock.now = T0 + 5.25  # PreBind, the Binding call
         t.bound("uid-a")
 
-    t.submit_binding(binding_cycle)
+    t.binding_cycle(binding_cycle)()
     p2 = changed(p1, lambda o: bind(o, T0 + 5))
     t.observe(Delta("Pod", MODIFIED, p1, p2))
     assert series(m)["total"] == (0.0, 0.0)  # not Ready yet

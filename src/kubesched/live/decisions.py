@@ -189,13 +189,13 @@ class Decisions(Scheduler):
         bind the API server refused with 409 (the Pod was bound or re-created meanwhile)
         counts as a conflict.  Either way a failed bind has requeued the Pod (backoff), and
         it is handed out again as a new attempt."""
-        errors = self.live_api.bind_errors
+        self.live_api.take_bind_error()
         super()._binding_cycle(fwk, state, qp, assumed, start, cycle)
-        if self.live_api.bind_errors == errors:
+        err = self.live_api.take_bind_error()
+        if err is None:
             return
         self.stats["bind_failed"] += 1
-        err = self.live_api.last_bind_error
-        if err is not None and err.code == 409:
+        if isinstance(err, ApiError) and err.code == 409:
             self.stats["refused:bind_conflict"] += 1
             self.parallel_metrics.conflict("bind_conflict")
 

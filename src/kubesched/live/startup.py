@@ -30,6 +30,7 @@ Which segments the scheduler can influence is documented in ``docs/tuning.md``.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -67,25 +68,32 @@ class StartupTracker:
         self.now = now
         self.pods: dict[str, _Track] = {}
         """Pod UID -> what is known so far, for Pods not Ready yet."""
-        self.binding_since: float | None = None
-        """While a binding cycle runs: when its scheduling cycle handed it over."""
+        self._cycle = threading.local()
+        """Per thread, while a binding cycle runs on it: ``since``, when its scheduling
+        cycle handed it over."""
 
     # ------------------------------------------------------------------ the binding cycle
-    def submit_binding(self, fn: Callable[[], None]) -> None:
-        """The scheduler's ``submit_binding``: run the binding cycle inline, noting when
-        the scheduling cycle ended (the end of the ``scheduling`` segment)."""
-        self.binding_since = self.now()
-        try:
-            fn()
-        finally:
-            self.binding_since = None
+    def binding_cycle(self, fn: Callable[[], None]) -> Callable[[], None]:
+        """Wrap a binding cycle as the scheduling cycle hands it over (the end of the
+        ``scheduling`` segment); the wrapper may run later, on any thread."""
+        since = self.now()
+
+        def run() -> None:
+            self._cycle.since = since
+            try:
+                fn()
+            finally:
+                self._cycle.since = None
+
+        return run
 
     def bound(self, uid: str) -> None:
         """This replica's Binding call for Pod ``uid`` was accepted."""
         t = self.pods.get(uid)
         if t is None:
             return
-        t.scheduled = self.binding_since  # None: bound outside a binding cycle of ours
+        # None: bound outside a binding cycle of ours
+        t.scheduled = getattr(self._cycle, "since", None)
         t.bound = self.now()
 
     # ------------------------------------------------------------------ informer deltas
