@@ -1,9 +1,30 @@
 #!/usr/bin/env bash
-# Builds upstream kube-scheduler v1.34 (the module pinned in go.mod) into oracle/bin/:
-#   kube-oracle   upstream's framework answering kubesched's explain (JSON on stdin)
+# Builds upstream Kubernetes v1.34 (the modules pinned in go.mod) into oracle/bin/:
+#   kube-oracle     upstream's framework answering kubesched's explain (JSON on stdin)
+#   kube-apiserver  k8s.io/kubernetes/cmd/kube-apiserver (a `tool` line in go.mod keeps its deps)
+#   etcd            oracle/cmd/etcd: go.etcd.io/etcd/server/v3/embed v3.6.4, the etcd version
+#                   k8s.io/kubernetes v1.34.4's own go.mod requires (its client speaks to it).
+#                   Not Debian's etcd-server: bookworm ships 3.4.23, older than the 3.4.31 /
+#                   3.5.13 whose watch progress notifications v1.34's default-on consistent
+#                   reads from the watch cache rely on; and a package would tie CI to apt.
+# oracle/controlplane.sh runs the last two on loopback (tests/controlplane).
 # Reuses the Go module and build caches; a fresh machine downloads the modules once.
+# The kube-apiserver build takes minutes on 2 cores the first time; `go build` skips it when
+# nothing changed.  ORACLE_SKIP_CONTROLPLANE=1 builds kube-oracle only.
 set -euo pipefail
 cd "$(dirname "$0")"
 mkdir -p bin
 go build -trimpath -o bin/kube-oracle ./cmd/kube-oracle
 echo "oracle: built $(bin/kube-oracle version) into $(pwd)/bin"
+if [ "${ORACLE_SKIP_CONTROLPLANE:-}" != 1 ]; then
+    go build -trimpath -o bin/etcd ./cmd/etcd
+    # The version upstream's release build stamps (/version, kubectl's skew check).
+    ver="$(go list -m -f '{{.Version}}' k8s.io/kubernetes)"
+    major="${ver#v}"; major="${major%%.*}"
+    minor="${ver#v*.}"; minor="${minor%%.*}"
+    pkg=k8s.io/component-base/version
+    go build -trimpath -o bin/kube-apiserver -ldflags "-X $pkg.gitVersion=$ver \
+        -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean" \
+        k8s.io/kubernetes/cmd/kube-apiserver
+    echo "oracle: built etcd and $(bin/kube-apiserver --version) into $(pwd)/bin"
+fi

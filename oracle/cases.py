@@ -44,6 +44,49 @@ def case(seed: int, index: int) -> dict[str, Any]:
     return _Gen(random.Random(f"{seed}/{index}")).request()
 
 
+def schedule_case(seed: int, index: int) -> dict[str, Any]:
+    """The ``index``-th ``kubesched.schedule`` case of ``seed``: ``{"cluster", "pods",
+    "config"}`` with one node (upstream breaks ties between nodes at random, so a sequence
+    of placements on several nodes need not repeat), its running Pods and 2-6 Pods to
+    submit at once, competing for it by priority, ports, affinity and resources.  They do
+    not preempt: upstream preempts asynchronously and retries in wall-clock time, so what
+    follows a preemption depends on timing (preemption is compared through explain)."""
+    gen = _Gen(random.Random(f"schedule/{seed}/{index}"))
+    node = gen.node(0)
+    pods = [gen.running_pod(i, ["node-0"]) for i in range(gen.r.randint(0, 4))]
+    _free_host_ports(pods)
+    incoming = []
+    for i in range(gen.r.randint(2, 6)):
+        pod = gen.incoming_pod(["node-0"])
+        pod["metadata"]["name"] = pod["metadata"]["uid"] = f"pod-{i}"
+        pod["spec"]["preemptionPolicy"] = "Never"
+        incoming.append(pod)
+    items = [node, *pods, *gen.others(incoming[0])]
+    return {
+        "cluster": {"apiVersion": "v1", "kind": "List", "items": items},
+        "pods": incoming,
+        "config": gen.config(),
+    }
+
+
+def _free_host_ports(pods: list[dict[str, Any]]) -> None:
+    """Drop host ports a Pod would share with an earlier Pod on its node: the kubelet
+    refuses such a Pod, so no cluster has two (kubesched counts each holder, upstream keeps
+    a set: docs/fidelity.md)."""
+    used: set[tuple[str, str, int]] = set()
+    for pod in pods:
+        node = pod["spec"]["nodeName"]
+        for c in pod["spec"]["containers"]:
+            kept = []
+            for port in c.get("ports", []):
+                key = (node, port.get("protocol", "TCP"), port["hostPort"])
+                if key not in used:
+                    used.add(key)
+                    kept.append(port)
+            if "ports" in c:
+                c["ports"] = kept
+
+
 class _Gen:
     def __init__(self, rnd: random.Random) -> None:
         self.r = rnd
@@ -58,6 +101,7 @@ class _Gen:
         nodes = [self.node(i) for i in range(self.r.randint(1, self.pick([4, 8, 12])))]
         names = [n["metadata"]["name"] for n in nodes]
         pods = [self.running_pod(i, names) for i in range(self.r.randint(0, self.pick([6, 24])))]
+        _free_host_ports(pods)
         incoming = self.incoming_pod(names)
         items: list[dict[str, Any]] = [*nodes, *pods, *self.others(incoming)]
         if self.chance(0.2):

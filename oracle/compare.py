@@ -29,19 +29,19 @@ class OracleMissing(RuntimeError):
 
 
 class Oracle:
-    """One ``kube-oracle explain --stream`` process."""
+    """One ``kube-oracle VERB --stream`` process (``explain`` or ``schedule``)."""
 
-    def __init__(self, binary: Path = BINARY) -> None:
+    def __init__(self, binary: Path = BINARY, verb: str = "explain") -> None:
         if not os.access(binary, os.X_OK):
             raise OracleMissing(f"{binary} is missing: run {BUILD_HINT}")
         self.proc = subprocess.Popen(
-            [str(binary), "explain", "--stream"],
+            [str(binary), verb, "--stream"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
         )
 
-    def explain(self, request: dict[str, Any]) -> dict[str, Any]:
+    def ask(self, request: dict[str, Any]) -> dict[str, Any]:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.proc.stdin.write(json.dumps(request) + "\n")
         self.proc.stdin.flush()
@@ -77,6 +77,43 @@ def ours(request: dict[str, Any]) -> dict[str, Any]:
         )
     except InputError as e:
         return {"error": str(e)}
+
+
+def ours_schedule(request: dict[str, Any]) -> dict[str, Any]:
+    """kubesched.schedule's answer (an input error is an answer too)."""
+    import kubesched
+    from kubesched.api.errors import InputError
+
+    try:
+        return kubesched.schedule(
+            copy.deepcopy(request["cluster"]), copy.deepcopy(request["pods"]), request["config"]
+        )
+    except InputError as e:
+        return {"error": str(e)}
+
+
+def schedule_differences(mine: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
+    """Per submitted Pod: the result, the node and, for a Pod both attempted once and could
+    not schedule, the message.  Attempts (and so the last attempt's message) are not
+    compared otherwise: upstream runs in wall-clock time, where retries depend on timing
+    (its preemption deletes victims asynchronously, after the cycle)."""
+    if "error" in theirs or "error" in mine:
+        if ("error" in theirs) != ("error" in mine):
+            return [f"error: ours {mine.get('error')!r}, upstream {theirs.get('error')!r}"]
+        return []
+    out = []
+    for key, b in sorted(theirs["pods"].items()):
+        a = mine["pods"].get(key)
+        if a is None:
+            out.append(f"{key}: missing from ours")
+            continue
+        for field in ("result", "node"):
+            if a.get(field) != b.get(field):
+                out.append(f"{key}.{field}: ours {a.get(field)!r}, upstream {b.get(field)!r}")
+        once = a.get("attempts") == b.get("attempts") == 1
+        if b["result"] == "Unschedulable" and once and a["message"] != b["message"]:
+            out.append(f"{key}.message: ours {a['message']!r}, upstream {b['message']!r}")
+    return out
 
 
 def differences(mine: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
@@ -131,7 +168,7 @@ def _node_differences(name: str, a: dict[str, Any] | None, b: dict[str, Any] | N
 
 
 def compare(oracle: Oracle, request: dict[str, Any]) -> list[str]:
-    return differences(ours(request), oracle.explain(request))
+    return differences(ours(request), oracle.ask(request))
 
 
 def shrink(request: dict[str, Any], differs: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:

@@ -2,9 +2,12 @@
 
     bash oracle/build.sh
     .venv/bin/python oracle/diff.py --cases 10000 --seed 1
+    .venv/bin/python oracle/diff.py --verb schedule --cases 200 --seed 1
 
-Generates N cases (``oracle/cases.py``), answers each with both, and prints every mismatch
-(shrunk: objects and fields removed while it still differs).  ``--save DIR`` writes each
+Generates N cases (``oracle/cases.py``), answers each with both (``explain``: kubesched.explain
+against kube-oracle explain; ``schedule``: kubesched.schedule against upstream's whole
+scheduler), and prints every mismatch (explain's shrunk: objects and fields removed while
+it still differs).  ``--save DIR`` writes each
 shrunk mismatch as a regression case (request and upstream's answer), the form
 ``tests/oracle/regressions/`` keeps.  The last line is ``oracle: N cases, M mismatches``;
 the exit code is 0 only when M is 0.
@@ -21,8 +24,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from cases import case
-from compare import Oracle, OracleMissing, compare, shrink
+from cases import case, schedule_case
+from compare import (
+    Oracle,
+    OracleMissing,
+    compare,
+    ours_schedule,
+    schedule_differences,
+    shrink,
+)
 from tqdm import tqdm
 
 
@@ -38,6 +48,7 @@ def save(directory: Path, request: dict[str, Any], answer: dict[str, Any], origi
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--verb", choices=["explain", "schedule"], default="explain")
     ap.add_argument("--cases", type=int, default=300, help="number of generated cases")
     ap.add_argument("--seed", type=int, default=1, help="generator seed (case i of seed S)")
     ap.add_argument("--start", type=int, default=0, help="first case index")
@@ -47,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.cases < 0:
         ap.error("--cases must be >= 0")
     try:
-        oracle = Oracle()
+        oracle = Oracle(verb=args.verb)
     except OracleMissing as e:
         print(f"oracle: {e}", file=sys.stderr)
         return 2
@@ -55,6 +66,13 @@ def main(argv: list[str] | None = None) -> int:
     with oracle:
         indices = range(args.start, args.start + args.cases)
         for i in tqdm(indices, desc="oracle", unit="case", file=sys.stderr, mininterval=2):
+            if args.verb == "schedule":
+                request = schedule_case(args.seed, i)
+                lines = schedule_differences(ours_schedule(request), oracle.ask(request))
+                if lines:
+                    mismatches += 1
+                    tqdm.write(f"case {i} (seed {args.seed}): " + "; ".join(lines[:6]))
+                continue
             request = case(args.seed, i)
             if not compare(oracle, request):
                 continue
@@ -69,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
                 if mismatches == 1 or args.save:
                     tqdm.write("  shrunk: " + json.dumps(small)[:2000])
             if args.save:
-                tqdm.write(f"  saved {save(args.save, small, oracle.explain(small), origin)}")
+                tqdm.write(f"  saved {save(args.save, small, oracle.ask(small), origin)}")
     print(f"oracle: {args.cases} cases, {mismatches} mismatches")
     return 0 if mismatches == 0 else 1
 

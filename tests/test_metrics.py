@@ -187,9 +187,24 @@ def test_permit_wait_result_is_upstreams_code_string(families: dict[str, object]
 
 def test_no_created_series_and_every_family_known(families: dict[str, object]) -> None:
     names = {_full_name(f) for f in families.values()}
-    assert names == set(m.UPSTREAM_METRICS) | set(m.OWN_METRICS)
+    ours = {n for n in names if n.startswith(("scheduler_", "kubesched_"))}
+    assert ours == set(m.UPSTREAM_METRICS) | set(m.OWN_METRICS) | set(m.STARTUP_METRICS)
+    component = names - ours - set(m.COMPONENT_METRICS)  # the default collectors' families
+    assert component and all(n.startswith(("process_", "python_")) for n in component), names
     text = _exercised().exposition().decode()
     assert "_created" not in text
+
+
+@pytest.mark.parametrize("name", sorted(m.STARTUP_METRICS))
+def test_startup_metrics_documented_in_kubesched_namespace(
+    families: dict[str, object], name: str
+) -> None:
+    kind, labels, doc = m.STARTUP_METRICS[name]
+    assert name.startswith("kubesched_pod_startup_") and name not in m.UPSTREAM_METRICS
+    fam = families[name]
+    assert fam.type == kind and fam.documentation == doc  # type: ignore[attr-defined]
+    for s in fam.samples:  # type: ignore[attr-defined]
+        assert set(s.labels) - {"le"} == set(labels)
 
 
 @pytest.mark.parametrize("name", sorted(m.OWN_METRICS))

@@ -76,7 +76,8 @@ def test_rejected_waiting_pod_is_unreserved_forgotten_and_requeued() -> None:
     s.schedule_one()
     assert gate.unreserved == ["default/p"]
     assert not s.cluster.is_assumed("default/p") and "default/p" not in s.cluster.pods
-    assert s.failures["default/p"] == ("Unschedulable", "no quorum")
+    # upstream WaitOnPermit: a FitError over the one node
+    assert s.failures["default/p"] == ("Unschedulable", "0/1 nodes are available: 1 no quorum.")
     assert s.queue.queue_of("default/p") in ("backoff", "unschedulable")
     assert fake.binds == {} and s.in_flight_bindings == 0
 
@@ -93,7 +94,9 @@ def test_permit_timeout_on_the_scheduler_clock() -> None:
     s.expire_waiting_pods()
     assert s.handle.get_waiting_pod("default/p") is None
     assert gate.unreserved == ["default/p"]
-    assert s.failures["default/p"][1] == "rejected due to timeout after waiting 5s at plugin Gate"
+    assert s.failures["default/p"][1] == (
+        "0/1 nodes are available: 1 rejected due to timeout after waiting 5s at plugin Gate."
+    )
 
 
 def test_wait_is_capped_at_fifteen_minutes() -> None:
@@ -111,3 +114,39 @@ def test_deleting_a_waiting_pod_releases_it() -> None:
     s.on_pod_delete(p)
     assert gate.unreserved == ["default/p"] and "default/p" not in s.cluster.pods
     assert s.queue.queue_of("default/p") is None and s.in_flight_bindings == 0
+
+
+class RecordingApi:
+    """A FakeApi that records deletions."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.deleted: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def delete_pod(self, pod: api.Pod, reason: str) -> None:
+        self.deleted.append(pod.key)
+
+
+def test_a_preemption_victim_held_at_permit_is_rejected_not_deleted() -> None:
+    """Upstream ``prepareCandidate``: a victim that is a waiting Pod is rejected
+    (``preempted``) and goes back to the queue; only other victims are deleted."""
+    s, fake, _clock, gate = setup()
+    recorder = RecordingApi(fake)
+    s.api = s.handle.api = recorder
+    s.on_pod_add(make_pod("low").req(cpu="3").priority(0).labels(wait="30").obj())
+    drain(s)
+    assert s.handle.get_waiting_pod("default/low") is not None
+    s.on_pod_add(make_pod("high").req(cpu="3").priority(1000).obj())
+    drain(s)
+    assert recorder.deleted == []
+    assert s.handle.get_waiting_pod("default/low") is None
+    assert gate.unreserved == ["default/low"]
+    assert s.failures["default/low"] == (
+        "Unschedulable",
+        "0/1 nodes are available: 1 preempted.",
+    )
+    assert s.queue.queue_of("default/low") is not None  # requeued, not lost
+    assert s.preempted_by["default/low"] == "default/high"

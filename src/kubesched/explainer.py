@@ -18,6 +18,11 @@ calls, as the scheduler makes them); each node they saw gets an ``"extenders"`` 
 keys only from prioritizing extenders, ``scoreError`` when that call failed); a node an
 extender rejected has ``"plugin": "Extender"`` (upstream's name) and ``"extender"`` naming
 it; extender scores (``score * weight * 10``) are part of the node's ``score``.
+
+The chosen node then goes through Reserve and Permit (undone at once): a rejection there
+makes the Pod Unschedulable with upstream's message, e.g. ``0/1 nodes are available: 1
+PodGroup not found.`` for a Coscheduling member whose PodGroup the snapshot lacks (a missing
+referenced object is logged once as a warning, see :mod:`kubesched.admission.references`).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from kubesched.admission import references
 from kubesched.api import objects as api
 from kubesched.api.errors import InputError
 from kubesched.api.parse import parse_objects, parse_pod, split_documents
@@ -39,7 +45,7 @@ from kubesched.framework.extenders import EXTENDER_NAME, ExtenderFilterOutcome, 
 from kubesched.framework.interface import Code, CycleState, Handle, IntArray, Status
 from kubesched.framework.runtime import Framework, PluginError
 from kubesched.plugins.registry import full_registry, known_plugin_names
-from kubesched.scheduler import Diagnosis
+from kubesched.scheduler import Diagnosis, rejected_on_node
 from kubesched.state.cache import CacheError, ClusterState
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
@@ -91,6 +97,7 @@ def explain(
     cfg = _config(config)
     state_cluster, _ = build_cluster(cluster)
     p = parse_pod(dict(pod), "pod")
+    references.check(list(state_cluster.objects.values()), [p])  # warns about missing ones
     if p.node_name:
         state_cluster.remove_pod(p.key)
     p.node_name = ""
@@ -215,6 +222,11 @@ def _evaluate(
         if best.size > 1:
             pick = int(best[int(np.random.default_rng(0).integers(best.size))])
     chosen = table.names[int(feasible[pick])]
+    status = _reserve_and_permit(fwk, state, pod, chosen)
+    if not status.is_success() and status.code != Code.WAIT:
+        out["result"] = "Unschedulable" if status.is_rejected() else "Error"
+        out["message"] = rejected_on_node(status).message()
+        return _ordered(out, names)
     out["result"] = "Scheduled"
     out["selectedNode"] = chosen
     out["message"] = (
@@ -233,6 +245,18 @@ def _preemption(
     nominated = getattr(result, "nominated_node_name", "") or None
     victims = sorted(v.key for v in getattr(result, "victims", ()))
     return {"message": status.message(), "nominatedNode": nominated, "victims": victims}
+
+
+def _reserve_and_permit(fwk: Framework, state: CycleState, pod: api.Pod, node: str) -> Status:
+    """Reserve and Permit on the chosen node, then Unreserve (explain commits nothing).  A
+    rejection there (Coscheduling's ``PodGroup not found`` for a Pod whose PodGroup is
+    missing) makes the Pod Unschedulable with upstream's one-node ``FitError`` message; a
+    Wait (a gang member waiting for its siblings) still counts as scheduled."""
+    status = fwk.run_reserve(state, pod, node)
+    if status.is_success():
+        status = fwk.run_permit(state, pod, node)
+    fwk.run_unreserve(state, pod, node)
+    return status
 
 
 def _extender_verdicts(nodes: dict[str, dict[str, Any]], ext: ExtenderFilterOutcome) -> None:

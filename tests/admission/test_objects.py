@@ -155,42 +155,67 @@ def test_malformed_objects(obj: dict[str, Any], path: str) -> None:
             "more than the parent's 2",
         ),
         (
-            [local_queue("lq", "missing")],
-            [],
-            False,
-            "LocalQueue/ns/lq.spec.clusterQueue",
-            'ClusterQueue "missing" not found',
-        ),
-        (
             [cluster_queue("cq", flavor="nope")],
             [],
             False,
             "ClusterQueue/cq.spec.resourceGroups[0].flavors[0].name",
             'ResourceFlavor "nope"',
         ),
-        (
-            [],
-            [make_pod("p", "ns").labels(**{o.POD_GROUP_LABEL: "gone"}).obj()],
-            False,
-            "Pod/ns/p.metadata.labels[scheduling.x-k8s.io/pod-group]",
-            'PodGroup "ns/gone"',
-        ),
-        (
-            [],
-            [make_pod("p", "ns").labels(**{o.QUEUE_NAME_LABEL: "lq"}).obj()],
-            False,
-            "Pod/ns/p.metadata.labels[kueue.x-k8s.io/queue-name]",
-            'LocalQueue "ns/lq"',
-        ),
         ([pod_group("lonely")], [], True, "PodGroup/ns/lonely.metadata.name", "no Pod carries"),
     ],
 )
-def test_dangling_references(
+def test_bad_job_layer_input(
     objects: list[dict[str, Any]], pods: list[Any], known: bool, path: str, message: str
 ) -> None:
     with pytest.raises(InputError) as err:
         references.check(objects, pods, all_pods_known=known)
     assert any(p.startswith(path) and message in m for p, m in err.value.problems)
+
+
+@pytest.mark.parametrize(
+    ("objects", "labels", "kind", "key", "referrer"),
+    [
+        ([local_queue("lq", "missing")], {}, "ClusterQueue", "missing", "LocalQueue/ns/lq"),
+        ([], {o.POD_GROUP_LABEL: "gone"}, "PodGroup", "ns/gone", "Pod/ns/p"),
+        ([], {o.POD_GROUP_LABEL_KOORDINATOR: "gone"}, "PodGroup", "ns/gone", "Pod/ns/p"),
+        ([], {o.QUEUE_NAME_LABEL: "lq"}, "LocalQueue", "ns/lq", "Pod/ns/p"),
+        ([], {o.QUOTA_NAME_LABEL: "q"}, "ElasticQuota", "q", "Pod/ns/p"),
+    ],
+)
+def test_missing_references_are_facts_warned_once(
+    objects: list[dict[str, Any]],
+    labels: dict[str, str],
+    kind: str,
+    key: str,
+    referrer: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A reference to an object the input lacks is no input error: one warning per missing
+    object, however many Pods name it (DESIGN.md section 5)."""
+    pods = [make_pod(name, "ns").labels(**labels).obj() for name in ("p", "q", "r")]
+    with caplog.at_level("WARNING", logger="kubesched.admission.references"):
+        references.check(objects, pods, all_pods_known=False)
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 1
+    assert lines[0].startswith(f'{kind} "{key}" not found (named by {referrer}')
+    found = references.dangling(o.collect(objects), pods)
+    assert [(d.kind, d.key, d.referrer) for d in found] == [(kind, key, referrer)]
+    assert found[0].count == (1 if kind == "ClusterQueue" else 3)
+
+
+def test_check_without_warn_is_silent(caplog: pytest.LogCaptureFixture) -> None:
+    pods = [make_pod("p", "ns").labels(**{o.POD_GROUP_LABEL: "gone"}).obj()]
+    with caplog.at_level("WARNING"):
+        references.check([], pods, warn=False)
+    assert not caplog.records
+
+
+def test_inadmissible_messages_are_kueues() -> None:
+    """Kueue's workload controller: ``LocalQueue %s doesn't exist`` (the queue's name, not
+    namespaced), ``ClusterQueue %s doesn't exist``."""
+    objs = o.collect([local_queue("lq", "missing")])
+    assert references.inadmissible_message(objs, "ns", "other") == "LocalQueue other doesn't exist"
+    assert references.inadmissible_message(objs, "ns", "lq") == "ClusterQueue missing doesn't exist"
 
 
 def test_consistent_objects_pass() -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from kubesched.api.errors import InputError
 from kubesched.config import load
+from kubesched.config.types import KubeSchedulerConfiguration
 from tests.config.conftest import KNOWN, base_config
 
 Cfg = dict[str, Any]
@@ -291,28 +292,58 @@ def test_validation_cases(valid: Cfg, mutate: Callable[[Cfg], None], want: list)
     assert err.value.problems == want
 
 
-@pytest.mark.parametrize(
-    "mutate",
-    [
-        pytest.param(
-            lambda c: c["profiles"][0]["plugins"]["score"].update(
-                enabled=[{"name": "PodTopologySpread", "weight": 2}]
-            ),
-            id="good-removed-plugins",
+def _score_enabled(cfg: KubeSchedulerConfiguration) -> list[tuple[str, int | None]]:
+    return [(r.name, r.weight) for r in cfg.profiles[0].plugins.score.enabled]
+
+
+# (mutation, what the loaded configuration then holds)
+VALID_VARIANTS: list[Any] = [
+    pytest.param(
+        lambda c: c["profiles"][0]["plugins"]["score"].update(
+            enabled=[{"name": "PodTopologySpread", "weight": 2}]
         ),
-        pytest.param(
-            _set("profiles.0.plugins.filter", {"disabled": [{"name": "VolumeBinding"}]}),
-            id="disabling an upstream plugin kubesched lacks is fine",
+        lambda cfg: (
+            _score_enabled(cfg) == [("PodTopologySpread", 2)]
+            and [r.name for r in cfg.profiles[0].plugins.score.disabled] == ["*"]
         ),
-        pytest.param(_set("percentageOfNodesToScore", 0), id="zero percentage is adaptive"),
-        pytest.param(
-            _set("leaderElection", {"leaderElect": False, "leaseDuration": "0s"}), id="le off"
+        id="good-removed-plugins",
+    ),
+    pytest.param(
+        _set("profiles.0.plugins.filter", {"disabled": [{"name": "VolumeBinding"}]}),
+        lambda cfg: (
+            [r.name for r in cfg.profiles[0].plugins.filter.disabled] == ["VolumeBinding"]
+            and not cfg.profiles[0].plugins.filter.enabled
         ),
-    ],
-)
-def test_valid_variants(valid: Cfg, mutate: Callable[[Cfg], None]) -> None:
+        id="disabling an upstream plugin kubesched lacks is fine",
+    ),
+    pytest.param(
+        _set("percentageOfNodesToScore", 0),
+        lambda cfg: cfg.percentage_of_nodes_to_score == 0,  # 0: upstream's adaptive rule
+        id="zero percentage is adaptive",
+    ),
+    pytest.param(
+        _set("leaderElection", {"leaderElect": False, "leaseDuration": "0s"}),
+        lambda cfg: (
+            not cfg.leader_election.leader_elect
+            and cfg.leader_election.lease_duration_seconds == 0.0
+            and cfg.leader_election.resource_name == "kube-scheduler"  # the rest defaulted
+        ),
+        id="le off",
+    ),
+]
+
+
+@pytest.mark.parametrize(("mutate", "holds"), VALID_VARIANTS)
+def test_valid_variants(
+    valid: Cfg,
+    mutate: Callable[[Cfg], None],
+    holds: Callable[[KubeSchedulerConfiguration], bool],
+) -> None:
     mutate(valid)
-    load.load_config(valid, known_plugins=KNOWN)
+    cfg = load.load_config(valid, known_plugins=KNOWN)
+    assert holds(cfg), cfg
+    # what the variant did not touch is the base configuration's
+    assert [p.scheduler_name for p in cfg.profiles] == ["me", "other"] and cfg.parallelism == 8
 
 
 def test_enabling_an_upstream_plugin_we_lack_says_so(valid: Cfg) -> None:

@@ -4,6 +4,13 @@ Each verb's behaviour is a function of the decoded JSON request returning the JS
 ``delay[verb]`` seconds are slept first and ``status[verb]`` is the HTTP status sent.  Every
 request is recorded (verb, body) and every new TCP connection counted, so tests can assert
 "one call per cycle" and "connections are reused".
+
+Hostile answers: ``trickle[verb] = (seconds, headers)`` writes the answer one byte every
+``seconds`` (the body only, or the status line and headers too); ``padding[verb] = n`` adds
+``n`` bytes of whitespace to the JSON; ``unannounced`` sends no ``Content-Length`` and
+closes the connection after the body, so its size is known only once read; ``chunked``
+sends the body in 1 KiB chunks (``Transfer-Encoding: chunked``, as Go's ``net/http`` does
+for larger answers).
 """
 
 from __future__ import annotations
@@ -79,6 +86,30 @@ def preempt_only(
     return answer
 
 
+def _chunks(data: bytes, size: int = 1024) -> bytes:
+    """``data`` in HTTP/1.1 chunked encoding."""
+    parts = [data[i : i + size] for i in range(0, len(data), size)]
+    return b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in parts) + b"0\r\n\r\n"
+
+
+class _Trickle:
+    """A writer sending one byte every ``every`` seconds (until the client hangs up)."""
+
+    def __init__(self, out: Any, every: float) -> None:
+        self.out = out
+        self.every = every
+
+    def write(self, data: bytes) -> int:
+        for i in range(len(data)):
+            self.out.write(data[i : i + 1])
+            self.out.flush()
+            time.sleep(self.every)
+        return len(data)
+
+    def flush(self) -> None:
+        self.out.flush()
+
+
 class ExtenderServer:
     """Start with ``with ExtenderServer(filter=..., prioritize=..., bind=...) as srv``; pass
     ``tls`` (a server-side SSL context) to serve HTTPS."""
@@ -92,6 +123,10 @@ class ExtenderServer:
         self.drop_connections = False
         """Close each connection after one answer, without telling the client (stale
         keep-alive connections)."""
+        self.trickle: dict[str, tuple[float, bool]] = {}
+        self.padding: dict[str, int] = {}
+        self.unannounced = False
+        self.chunked = False
         self._lock = threading.Lock()
         outer = self
 
@@ -113,12 +148,25 @@ class ExtenderServer:
                 fn = outer.verbs.get(verb)
                 code = outer.status.get(verb, 200 if fn else 404)
                 data = json.dumps(fn(body) if fn and code == 200 else {}).encode()
+                data += b" " * outer.padding.get(verb, 0)
+                every, headers_too = outer.trickle.get(verb, (0.0, False))
+                if headers_too:
+                    self.wfile = _Trickle(self.wfile, every)
                 self.send_response(code)
                 self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
+                if outer.chunked:
+                    self.send_header("Transfer-Encoding", "chunked")
+                    data = _chunks(data)
+                elif outer.unannounced:
+                    self.send_header("Connection", "close")
+                else:
+                    self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(data)
-                self.close_connection = outer.drop_connections
+                if every and not headers_too:
+                    _Trickle(self.wfile, every).write(data)
+                else:
+                    self.wfile.write(data)
+                self.close_connection = outer.drop_connections or outer.unannounced
 
             def log_message(self, format: str, *args: Any) -> None:
                 del format, args

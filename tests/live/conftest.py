@@ -44,8 +44,22 @@ def wait_for(cond: Callable[[], Any], timeout: float = 20.0, step: float = 0.02)
         time.sleep(step)
 
 
+class ManualClock:
+    """A clock that moves only when a test sets ``now`` (a leader elector's, say), so a
+    deadline is checked at its exact instant instead of within a wall-clock slack."""
+
+    def __init__(self, now: float = 0.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
 def make_config(
-    *, leader: bool = True, lease: tuple[str, str, str] = ("1s", "600ms", "100ms")
+    *,
+    leader: bool = True,
+    lease: tuple[str, str, str] = ("1s", "600ms", "100ms"),
+    namespace: str = "kube-system",
 ) -> KubeSchedulerConfiguration:
     """Profiles ``kubesched`` (the one under test); a short Lease."""
     raw = {
@@ -57,7 +71,7 @@ def make_config(
             "renewDeadline": lease[1],
             "retryPeriod": lease[2],
             "resourceName": "kubesched",
-            "resourceNamespace": "kube-system",
+            "resourceNamespace": namespace,
         },
         "profiles": [{"schedulerName": "kubesched"}],
     }

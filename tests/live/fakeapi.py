@@ -10,7 +10,8 @@ concurrency), merge / strategic-merge patch, delete, the ``status`` subresource 
 ``binding`` subresource.  Errors are ``Status`` objects with upstream codes and reasons.
 
 Test controls: :meth:`FakeApiServer.fail` injects error codes (409, 429 with Retry-After,
-500, ...) on matching requests; :meth:`FakeApiServer.delay` holds matching requests back;
+500, ...) on matching requests; :meth:`FakeApiServer.delay` holds matching requests back
+(:meth:`FakeApiServer.slow_bind`: a bind written after the client timed out);
 ``store.drop_watches()`` cuts open watches; ``store.compact()`` makes old resourceVersions
 410 Gone.
 """
@@ -66,6 +67,17 @@ def _resolve(parts: list[str]) -> tuple[Resource, str, str, str]:
             sub = rest[2] if len(rest) > 2 else ""
             return r, ns, name, sub
     raise ApiStatusError(404, "the server could not find the requested resource", "NotFound")
+
+
+def rbac_verb(method: str, name: str, query: dict[str, str]) -> str:
+    """The RBAC verb an API request needs (``GET`` of a collection is ``list``, or ``watch``)."""
+    if method == "GET":
+        if name:
+            return "get"
+        return "watch" if query.get("watch") in ("true", "1") else "list"
+    if method == "DELETE" and not name:
+        return "deletecollection"
+    return {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}[method]
 
 
 def _table(res: Resource, items: list[Obj], rv: str) -> Obj:
@@ -191,6 +203,12 @@ class FakeApiServer:
         serving them (a slow API server); with ``until``, only until it turns true."""
         with self._faults_lock:
             self.delays.append((re.compile(pattern), seconds, [times], until))
+
+    def slow_bind(self, pod: str, seconds: float, namespace: str = "default") -> None:
+        """The next bind of ``pod`` is written ``seconds`` late, whether or not the client is
+        still waiting (an API server slower than the client's timeout: the write lands after
+        the client gave up, and the client never learns the outcome)."""
+        self.delay(rf"POST /api/v1/namespaces/{namespace}/pods/{pod}/binding ", seconds)
 
     def hold(self, line: str) -> None:
         """Wait as a matching :meth:`delay` says."""
@@ -335,7 +353,11 @@ class _Handler(BaseHTTPRequestHandler):
         if len(parts) < 3 or parts[0] not in ("api", "apis"):
             raise ApiStatusError(404, "the server could not find the requested resource")
         res, ns, name, sub = _resolve(parts)
-        self.api.store.stats.requests[f"{method} {res.plural}{'/' + sub if sub else ''}"] += 1
+        resource = f"{res.plural}{'/' + sub if sub else ''}"
+        self.api.store.stats.requests[f"{method} {resource}"] += 1
+        agent = self.headers.get("User-Agent", "")
+        verb = rbac_verb(method, name, query)
+        self.api.store.stats.calls[(agent, verb, res.group, resource, name)] += 1
         store = self.api.store
         if method == "GET" and not name:
             if query.get("watch") in ("true", "1"):

@@ -195,6 +195,9 @@ class Stats:
     binds_per_pod: Counter[str] = field(default_factory=Counter)
     requests: Counter[str] = field(default_factory=Counter)
     """``METHOD plural[/subresource]`` counts."""
+    calls: Counter[tuple[str, str, str, str, str]] = field(default_factory=Counter)
+    """``(User-Agent, RBAC verb, API group, plural[/subresource], name)`` counts: who
+    needs which permission."""
 
 
 class Store:
@@ -344,7 +347,9 @@ class Store:
             new = copy.deepcopy(pod)
             new["spec"]["nodeName"] = node
             conds = [c for c in new["status"].get("conditions", []) if c["type"] != "PodScheduled"]
-            conds.append({"type": "PodScheduled", "status": "True"})
+            conds.append(  # as kube-apiserver's binding: the transition time is the bind's
+                {"type": "PodScheduled", "status": "True", "lastTransitionTime": now_rfc3339()}
+            )
             new["status"]["conditions"] = conds
             self._stamp(pods, new)
             self.objects["/pods"][(ns, name)] = new

@@ -35,6 +35,12 @@ def get(url: str) -> tuple[int, str]:
         return e.code, e.read().decode()
 
 
+def kubeconfig_host(path: Path) -> str:
+    found = re.search(r"server: http://([^\s/]+)", path.read_text())
+    assert found, path.read_text()
+    return found.group(1)
+
+
 def test_run_binds_serves_probes_and_stops_on_sigterm(
     api: Api, kubeconfig: Path, tmp_path: Path
 ) -> None:
@@ -56,6 +62,12 @@ def test_run_binds_serves_probes_and_stops_on_sigterm(
         code, text = get(base + "/metrics")
         assert code == 200
         assert 'scheduler_schedule_attempts_total{profile="kubesched",result="scheduled"}' in text
+        # what every Kubernetes component exports (kubernetes-mixin's scheduler dashboard)
+        host = kubeconfig_host(kubeconfig)
+        assert "process_cpu_seconds_total " in text and "process_resident_memory_bytes " in text
+        assert 'leader_election_master_status{name="kubesched"} 1.0' in text
+        assert f'rest_client_requests_total{{code="201",host="{host}",method="POST"}}' in text
+        assert f'rest_client_request_duration_seconds_count{{host="{host}",verb="GET"}}' in text
         assert get(base + "/nope")[0] == 404
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=10) == 0

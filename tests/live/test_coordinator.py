@@ -54,6 +54,10 @@ class FakeApi:
             raise self.last_bind_error
         self.binds.append((pod.name, node_name))
 
+    def take_bind_error(self) -> Exception | None:
+        err, self.last_bind_error = self.last_bind_error, None
+        return err
+
     def delete_pod(self, pod: api.Pod, reason: str) -> None:
         del pod, reason
 

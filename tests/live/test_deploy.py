@@ -1,9 +1,12 @@
 """deploy/: the manifests parse, the ConfigMap holds a valid configuration for a secondary
-scheduler, the Deployment's arguments are ones ``kubesched run`` accepts, and the RBAC rules
-grant exactly the calls kubesched makes."""
+scheduler, the Deployment's arguments are ones ``kubesched run`` accepts, every Deployment
+meets the restricted Pod Security level with a writable /tmp, a NetworkPolicy admits only
+the metrics port, and the RBAC rules grant exactly the calls kubesched makes (checked
+against the calls a live replica made, too)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +17,9 @@ from kubesched.cli import build_parser
 from kubesched.config.load import load_config
 from kubesched.live.informer import KINDS
 from kubesched.plugins.registry import known_plugin_names
+from tests.live import rbac
+from tests.live.conftest import Api, Replica, make_config, node, pod
+from tests.live.conftest import wait_for as wait
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 
@@ -75,6 +81,7 @@ NEEDED_CLUSTER = {
     ("", "pods/binding", "create"),
     ("", "pods/status", "patch"),
     ("", "pods", "delete"),
+    ("", "pods", "get"),  # re-GET of a Pod whose bind's outcome is unknown
     ("events.k8s.io", "events", "create"),
 }
 
@@ -86,3 +93,68 @@ def test_cluster_role_grants_exactly_what_kubesched_calls() -> None:
 @pytest.mark.parametrize("verb", ["create", "get", "update"])
 def test_lease_role_grants_the_election_verbs(verb: str) -> None:
     assert ("coordination.k8s.io", "leases", verb) in granted("Role", "kubesched-leader-election")
+
+
+def deployments() -> dict[str, dict[str, Any]]:
+    """Every Deployment of deploy/ and deploy/sharded/ by name."""
+    objs = {**rbac.manifests(DEPLOY), **rbac.manifests(DEPLOY / "sharded")}
+    return {name: d for (kind, name), d in objs.items() if kind == "Deployment"}
+
+
+@pytest.mark.parametrize("name", sorted(deployments()))
+def test_every_deployment_meets_the_restricted_pod_security_level(name: str) -> None:
+    spec = deployments()[name]["spec"]["template"]["spec"]
+    pod_sc = spec["securityContext"]
+    assert pod_sc["seccompProfile"] == {"type": "RuntimeDefault"} and pod_sc["runAsNonRoot"]
+    for container in spec["containers"]:
+        sc = container["securityContext"]
+        assert sc["allowPrivilegeEscalation"] is False and sc["runAsUser"] != 0
+        assert sc["capabilities"] == {"drop": ["ALL"]}
+        assert "seccompProfile" not in sc or sc["seccompProfile"]["type"] == "RuntimeDefault"
+
+
+@pytest.mark.parametrize("name", sorted(deployments()))
+def test_a_read_only_root_filesystem_comes_with_a_writable_tmp(name: str) -> None:
+    """Extender TLS material given inline (``certData``/``keyData``) is written to a
+    temporary file (:mod:`kubesched.framework.extender_transport`): /tmp must be writable."""
+    spec = deployments()[name]["spec"]["template"]["spec"]
+    volumes = {v["name"]: v for v in spec["volumes"]}
+    for container in spec["containers"]:
+        assert container["securityContext"]["readOnlyRootFilesystem"] is True
+        [tmp] = [m for m in container["volumeMounts"] if m["mountPath"] == "/tmp"]
+        assert not tmp.get("readOnly") and "emptyDir" in volumes[tmp["name"]]
+
+
+def test_the_network_policy_admits_only_the_metrics_port_of_every_role() -> None:
+    policy = objects()[("NetworkPolicy", "kubesched-metrics")]["spec"]
+    assert policy["policyTypes"] == ["Ingress"]
+    selector = policy["podSelector"]["matchLabels"]
+    for dep in deployments().values():
+        template = dep["spec"]["template"]
+        assert selector.items() <= template["metadata"]["labels"].items()  # selected
+        (container,) = template["spec"]["containers"]
+        args = build_parser().parse_args(container["args"])
+        [metrics] = [p for p in container["ports"] if p["name"] == "metrics"]
+        assert metrics["containerPort"] == args.metrics_port
+    [rule] = policy["ingress"]
+    assert rule["ports"] == [{"protocol": "TCP", "port": "metrics"}]
+    assert rule["from"] and all(f.get("namespaceSelector") for f in rule["from"])
+
+
+def test_the_rbac_grants_every_call_a_live_replica_makes(
+    api: Api, replicas: Callable[..., Replica]
+) -> None:
+    """A serial ``kubesched run`` binds, preempts and reports an unschedulable Pod against
+    the fake API server: each request it made is one deploy/rbac.yaml allows."""
+    api.create(node("n1", cpu="1"))
+    replicas("a", make_config(lease=("15s", "10s", "100ms")))  # no failover when loaded
+    for name, cpu, priority in (("low", "1", 0), ("high", "1", 100), ("huge", "8", 0)):
+        manifest = pod(name, cpu=cpu)
+        manifest["spec"]["priority"] = priority
+        api.create(manifest)
+        if name == "low":
+            wait(lambda: api.node_of("low") == "n1")
+    wait(lambda: api.node_of("high") == "n1" and len(api.events("FailedScheduling")) >= 1)
+    made = rbac.calls_of(api.store.stats, "kubesched-test (a)")
+    assert {("delete", "", "pods", "low"), ("create", "", "pods/binding", "high")} <= made
+    assert rbac.denied(rbac.rules_of(objects(), "kubesched"), made) == []

@@ -12,7 +12,7 @@ import pytest
 from kubesched.config.types import LeaderElection
 from kubesched.live.client import KubeClient, connect
 from kubesched.live.leader import LeaderElector
-from tests.live.conftest import Api, wait_for
+from tests.live.conftest import Api, ManualClock, wait_for
 from tests.live.fakestore import by_plural
 
 SETTINGS = LeaderElection(
@@ -94,28 +94,40 @@ def test_a_silent_holder_is_replaced_only_after_the_lease_duration(
 ) -> None:
     crashed = LeaderElector(client, SETTINGS, "crashed")
     assert crashed.try_acquire_or_renew()  # took the Lease, then never renewed again
-    b = LeaderElector(client, SETTINGS, "b")
-    t0 = time.monotonic()
-    assert not b.try_acquire_or_renew()
-    while not b.try_acquire_or_renew():
-        assert time.monotonic() - t0 < 3
-        time.sleep(0.05)
-    assert time.monotonic() - t0 >= SETTINGS.lease_duration_seconds - 0.05
-    assert lease(api)["holderIdentity"] == "b"
+    clock = ManualClock()
+    b = LeaderElector(client, SETTINGS, "b", clock=clock)
+    t0 = clock.now
+    assert not b.try_acquire_or_renew()  # b starts observing the record here
+    clock.now = t0 + SETTINGS.lease_duration_seconds - 0.001
+    assert not b.try_acquire_or_renew() and lease(api)["holderIdentity"] == "crashed"
+    clock.now = t0 + SETTINGS.lease_duration_seconds  # unchanged for a whole lease duration
+    assert b.try_acquire_or_renew()
+    assert lease(api)["holderIdentity"] == "b" and lease(api)["leaseTransitions"] == 1
 
 
-def test_failed_renewals_lose_leadership_within_the_renew_deadline(
-    api: Api, campaign: type[Campaign]
+def test_failed_renewals_lose_leadership_at_the_renew_deadline(
+    api: Api, client: KubeClient
 ) -> None:
-    a = campaign("a")
-    wait_for(a.elector.leading)
-    api.server.fail(r"leases/kubesched", 500, times=10_000)
-    t0 = time.monotonic()
-    wait_for(lambda: not a.elector.leading(), timeout=3)
-    assert time.monotonic() - t0 <= SETTINGS.renew_deadline_seconds + 0.05
-    wait_for(a.elector.lost.is_set, timeout=3)
-    a.thread.join(3)
-    assert not a.thread.is_alive()  # a replica that lost the Lease stops campaigning
+    clock = ManualClock()
+    a = LeaderElector(client, SETTINGS, "a", clock=clock)
+    stop = threading.Event()
+    thread = threading.Thread(target=a.run, args=(stop,), daemon=True)
+    thread.start()
+    try:
+        wait_for(a.leading)
+        api.server.fail(r"leases/kubesched", 500, times=10_000)
+        renewed = a.renewed_at  # the clock stands still: every renewal so far stamped it
+        assert renewed == clock.now
+        clock.now = renewed + SETTINGS.renew_deadline_seconds - 0.001
+        assert a.leading() and not a.lost.is_set()  # failing, but not for a whole deadline
+        clock.now = renewed + SETTINGS.renew_deadline_seconds
+        assert not a.leading()  # at the deadline, from the caller's own clock reading
+        wait_for(a.lost.is_set, timeout=3)  # the election thread's next failed renewal
+        thread.join(3)
+        assert not thread.is_alive()  # a replica that lost the Lease stops campaigning
+    finally:
+        stop.set()
+        thread.join(5)
 
 
 def test_lease_taken_by_another_holder_is_lost(api: Api, campaign: type[Campaign]) -> None:

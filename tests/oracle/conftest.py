@@ -20,12 +20,23 @@ sys.path.insert(0, str(ORACLE_DIR))
 from compare import BUILD_HINT, Oracle, OracleMissing  # noqa: E402
 
 
-@pytest.fixture(scope="session")
-def oracle() -> Iterator[Any]:
+def _oracle(verb: str) -> Iterator[Any]:
     try:
-        with Oracle() as o:
+        with Oracle(verb=verb) as o:
             yield o
     except OracleMissing as e:
         if os.environ.get("CI") == "true":
             pytest.fail(f"the oracle is required in CI: {e}")
         pytest.skip(f"the oracle is not built ({BUILD_HINT})")
+
+
+@pytest.fixture(scope="session")
+def oracle() -> Iterator[Any]:
+    """``kube-oracle explain``."""
+    yield from _oracle("explain")
+
+
+@pytest.fixture(scope="session")
+def schedule_oracle() -> Iterator[Any]:
+    """``kube-oracle schedule``: upstream's whole scheduler."""
+    yield from _oracle("schedule")

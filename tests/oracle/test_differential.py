@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cases import case
-from compare import differences, ours
+from cases import case, schedule_case
+from compare import differences, ours, ours_schedule, schedule_differences
 
 REGRESSIONS = sorted((Path(__file__).parent / "regressions").glob("*.json"))
 
@@ -28,7 +28,7 @@ def test_generated_cases_match_upstream(oracle: Any) -> None:
     failures = []
     for i in range(n):
         request = case(seed, i)
-        lines = differences(ours(request), oracle.explain(request))
+        lines = differences(ours(request), oracle.ask(request))
         if lines:
             failures.append(f"case {i}: " + "; ".join(lines[:3]))
     assert not failures, (
@@ -38,10 +38,29 @@ def test_generated_cases_match_upstream(oracle: Any) -> None:
     )
 
 
+def test_generated_schedules_match_upstream(schedule_oracle: Any) -> None:
+    """Several Pods submitted at once to one node: who gets it, and why the rest do not
+    (``ORACLE_SCHEDULE_CASES``, default 40; each waits for upstream to be quiet)."""
+    seed = int(os.environ.get("ORACLE_SEED", random.SystemRandom().randrange(1 << 31)))
+    n = int(os.environ.get("ORACLE_SCHEDULE_CASES", "40"))
+    print(f"oracle schedule differential: seed {seed}, {n} cases")
+    failures = []
+    for i in range(n):
+        request = schedule_case(seed, i)
+        lines = schedule_differences(ours_schedule(request), schedule_oracle.ask(request))
+        if lines:
+            failures.append(f"case {i}: " + "; ".join(lines[:3]))
+    assert not failures, (
+        f"seed {seed}: {len(failures)}/{n} schedules differ from upstream "
+        f"(reproduce: oracle/diff.py --verb schedule --seed {seed} --cases {n})\n"
+        + "\n".join(failures[:10])
+    )
+
+
 def test_the_comparison_sees_a_difference(oracle: Any) -> None:
     """The harness is not blind: a changed score and a changed reason are mismatches."""
     request = case(7, 0)
-    theirs = oracle.explain(request)
+    theirs = oracle.ask(request)
     mine = json.loads(json.dumps(theirs))
     assert differences(mine, theirs) == []
     name = next(iter(mine["nodes"]))
@@ -54,3 +73,15 @@ def test_the_comparison_sees_a_difference(oracle: Any) -> None:
 def test_regression_matches_recorded_upstream_answer(path: Path) -> None:
     saved = json.loads(path.read_text())
     assert differences(ours(saved["request"]), saved["upstream"]) == [], saved["origin"]
+
+
+def test_the_schedule_comparison_sees_a_difference(schedule_oracle: Any) -> None:
+    request = schedule_case(3, 0)
+    theirs = schedule_oracle.ask(request)
+    mine = json.loads(json.dumps(theirs))
+    assert schedule_differences(mine, theirs) == []
+    key = next(iter(mine["pods"]))
+    mine["pods"][key]["result"] = "Error"
+    assert schedule_differences(mine, theirs) == [
+        f"{key}.result: ours 'Error', upstream {theirs['pods'][key]['result']!r}"
+    ]

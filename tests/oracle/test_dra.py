@@ -31,7 +31,7 @@ def end_state() -> tuple[dict[str, Any], dict[str, Any]]:
 def test_the_seventh_pod_gets_upstreams_answer(oracle: Any) -> None:
     snapshot, seventh = end_state()
     request = {"cluster": snapshot, "pod": seventh, "config": None}
-    theirs = oracle.explain(request)
+    theirs = oracle.ask(request)
     mine = ours(request)
     assert differences(mine, theirs) == []
     assert theirs["fullMessage"] == SEVENTH

@@ -11,9 +11,10 @@ from typing import Any
 from kubesched.api import objects as api
 from kubesched.bench.api import BenchApi, SchedulerClient
 from kubesched.config.load import load_config
+from kubesched.framework.interface import PluginFactory
 from kubesched.parallel import protocol
 from kubesched.parallel.coordinator import ParallelScheduler
-from kubesched.plugins.registry import known_plugin_names
+from kubesched.plugins.registry import in_tree_registry, known_plugin_names
 from kubesched.scheduler import Scheduler
 
 GANG_CONFIG: dict[str, Any] = {
@@ -57,9 +58,12 @@ class World:
         seed: int = 0,
         round_size: int = 4,
         objects: Iterable[dict[str, Any]] = (),
+        registry: Mapping[str, PluginFactory] | None = None,
     ) -> None:
         self.now = 0.0
-        self.cfg = load_config(config, known_plugins=known_plugin_names())
+        self.registry = {**in_tree_registry(), **registry} if registry else None
+        # in-tree plugins plus the test's own (None: the schedulers' default registry)
+        self.cfg = load_config(config, known_plugins=known_plugin_names(registry))
         self.api = BenchApi()
         self.client = SchedulerClient(self.api, lambda: self.now)
         self.binds: Counter[str] = Counter()
@@ -78,6 +82,8 @@ class World:
             "seed": seed,
             "submit_binding": self.client.submit_binding,
         }
+        if self.registry is not None:
+            common["registry"] = self.registry
         s: Scheduler
         if shards == 1:
             s = Scheduler(self.cfg, **common)
@@ -136,6 +142,16 @@ class World:
     def close(self) -> None:
         if isinstance(self.sched, ParallelScheduler):
             self.sched.close()
+
+    def sync_shards(self) -> None:
+        """Send every shard one more message and read its answers, so each replica has
+        heard every commit (a replica otherwise lags until its shard has work)."""
+        hub = self.parallel
+        for i in range(hub.shard_count):
+            if not hub.outstanding[i]:
+                hub._send(i, self.now)
+            while hub.outstanding[i]:
+                hub._receive(i)
 
     def placements(self) -> dict[str, str]:
         """Pod key to node, from the API server."""

@@ -10,6 +10,7 @@ import pytest
 from kubesched.api import objects as api
 from kubesched.bench.api import BenchApi, SchedulerClient
 from kubesched.parallel import protocol as p
+from kubesched.sim.apiserver import ApiError
 from tests.builders import make_node, make_pod
 from tests.parallel.harness import World
 
@@ -167,3 +168,37 @@ def test_stream_is_pickled_once_and_pods_keep_their_status_only() -> None:
     assert [(e[1], e[3], e[5].name) for e in back] == [(one.key, 3, "one"), (two.key, 4, "two")]
     assert p.decode_stream(p.encode_stream([])) == []
     assert p.as_pod(p.pack(one)).name == "one"
+
+
+def test_a_refused_bulk_bind_makes_the_proposing_shard_forget_its_copy() -> None:
+    """A bind ``bind_many`` refused leaves the Pod pending: its proposer must drop the
+    assumed copy in its replica, or it would count the Pod on that node for ever and drop
+    the Pod unanswered when it is handed out again."""
+    w = World([_node("a", cpu="4"), _node("b", cpu="4")], round_size=4)
+    refused: list[str] = []
+    bind_many = w.client.bind_many
+
+    def flaky(pairs: list[tuple[api.Pod, str]]) -> list[ApiError | None]:
+        first = [(pod, node) for pod, node in pairs if pod.name == "flaky" and not refused]
+        if not first:
+            return bind_many(pairs)
+        refused.append(first[0][0].key)
+        rest = iter(bind_many([(pod, node) for pod, node in pairs if pod.name != "flaky"]))
+        gone = ApiError(409, "refused")
+        return [gone if pod.name == "flaky" else next(rest) for pod, _ in pairs]
+
+    w.client.bind_many = flaky  # type: ignore[method-assign]
+    try:
+        pods = [make_pod(n, "ns").req(cpu="1").obj() for n in ("flaky", "other")]
+        w.add(pods)
+        w.run()
+        assert sorted(w.placements()) == ["ns/flaky", "ns/other"]
+        assert refused == ["ns/flaky"] and w.parallel.binder.stats.committed["fast"] >= 2
+        w.check(pods)
+        w.sync_shards()
+        for handle in w.parallel.handles:
+            shard = handle.shard  # type: ignore[attr-defined]
+            assert not [k for k, r in shard.cluster.pods.items() if r.assumed]
+            assert {k: r.node for k, r in shard.cluster.pods.items()} == w.placements()
+    finally:
+        w.close()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -9,6 +11,7 @@ import pytest
 from kubesched.api import objects as api
 from kubesched.framework import interface as fw
 from kubesched.plugins import capacityscheduling as cap
+from kubesched.scheduler.types import Diagnosis
 from kubesched.state.cache import ClusterState
 from tests.builders import make_cluster, make_node, make_pod
 
@@ -147,3 +150,59 @@ def test_nominated_reclaimer_holds_its_quota_against_others() -> None:
     # b may not take back the two GPUs reserved for a0
     status = pl.pre_filter(fw.CycleState(), gpod("b-new", "b"), cluster)[1]
     assert not status.is_success()
+
+
+def test_a_child_within_its_own_max_is_refused_by_its_parents_max() -> None:
+    """A second guard of the tree rule (tests/admission/test_quota.py checks QuotaTree
+    itself): from ElasticQuota manifests with Koordinator's parent label and running Pods,
+    PreFilter refuses a Pod its own quota has room for once the parent's max is used up by
+    a sibling, and admits it when the sibling's Pod is gone."""
+    parent = "quota.scheduling.koordinator.sh/parent"
+    quotas = [eq("p", 4, 4), eq("a", 2, 4), eq("b", 2, 4), eq("r", 4, 4)]
+    for child in quotas[1:3]:
+        child["metadata"]["labels"] = {parent: "p"}
+    running = [gpod("a0", "a", 2, node="n0"), gpod("b0", "b", 2, node="n1")]
+    cluster, pl, _ = setup(running, quotas)
+    pod = gpod("a1", "a", 1)  # a: 2 + 1 <= 4, but p: 2 + 2 + 1 > 4
+    _r, status = pl.pre_filter(fw.CycleState(), pod, cluster)
+    assert status.code == fw.Code.UNSCHEDULABLE
+    assert status.message().endswith("because ElasticQuota p is more than Max")
+    assert pl.pre_filter(fw.CycleState(), gpod("r1", "r", 1), cluster)[1].is_success()
+    cluster.remove_pod("b/b0")
+    assert pl.pre_filter(fw.CycleState(), pod, cluster)[1].is_success()
+
+
+class GracefulApi(FakeApi):
+    """Deletion starts graceful termination: the victim stays, with ``deletionTimestamp``."""
+
+    def delete_pod(self, pod: api.Pod, reason: str) -> None:
+        self.deleted.append(pod.key)
+        self.cluster.add_pod(dataclasses.replace(pod, deletion_timestamp=30.0))
+
+
+def test_reclaimer_does_not_reclaim_again_while_its_victims_terminate() -> None:
+    """scheduler-plugins' ``PodEligibleToPreemptOthers``: a Pod within its min, nominated to a
+    node where a Pod of a quota above its min is still terminating, does not preempt more;
+    a victim already terminating gets no second delete."""
+    cluster, pl, _ = setup(b_everywhere(), [eq("a", 4, 8), eq("b", 4, 8)])
+    client = GracefulApi(cluster)
+    pl.handle.api = client
+    pod = gpod("a0", "a", 2)
+    state = fw.CycleState()
+    pl.pre_filter(state, pod, cluster)
+    result, status = pl.post_filter(state, pod, cluster, None)
+    assert status.is_success() and result is not None and len(client.deleted) == 2
+    nominated = dataclasses.replace(pod, nominated_node_name=result.nominated_node_name)
+    state = fw.CycleState()
+    rejected = pl.pre_filter(state, nominated, cluster)[1]
+    diagnosis = Diagnosis(2, Counter(), {cap.NAME}, absent=rejected)  # as schedule_pod gives
+    _r, status = pl.post_filter(state, nominated, cluster, diagnosis)
+    assert status.code == fw.Code.UNSCHEDULABLE
+    assert status.message() == "not eligible due to a terminating pod on the nominated node."
+    assert len(client.deleted) == 2
+    state = fw.CycleState()  # not nominated: the same victims are chosen, not deleted twice
+    pl.pre_filter(state, pod, cluster)
+    result2, status = pl.post_filter(state, pod, cluster, None)
+    assert status.is_success() and result2 is not None
+    assert {v.key for v in result2.victims} == {v.key for v in result.victims}
+    assert len(client.deleted) == 2 and pl.report()["b"]["reclaimedPods"] == 2

@@ -158,3 +158,30 @@ def test_preempting_clears_lower_priority_nominations_on_that_node() -> None:
         pass
     assert client.bound == {"default/h": "a"}
     assert "preemption: 0/1 nodes are available" in s.failures["default/m"][1]
+
+
+def test_victims_are_the_later_started_of_equal_priority_pods() -> None:
+    """A second guard of upstream's victim order (``MoreImportantPod``: higher priority,
+    then earlier ``status.startTime``; none counts as now), from manifests through
+    ``kubesched.schedule``: the Pods reprieved first are the earliest-started, so the
+    later-started ones are the victims, whatever their names or listing order."""
+    cluster = as_list(node_manifest("n0", cpu="2"))
+    running = []
+    for name, started in (
+        ("c", "2024-05-01T12:00:00Z"),
+        ("a", None),
+        ("b", "2024-05-01T09:00:00Z"),
+    ):
+        p = pod_manifest(name, cpu="500m", node_name="n0")
+        if started is not None:
+            p["status"] = {"startTime": started}
+        running.append(p)
+    oldest = pod_manifest("oldest", cpu="500m", node_name="n0")
+    oldest["status"] = {"startTime": "2024-04-30T00:00:00Z"}
+    high = pod_manifest("high", cpu="1", priority=100)  # needs two 500m Pods gone
+    out = kubesched.schedule(cluster, as_list(*running, oldest, high))
+    assert out["pods"]["default/high"]["result"] == "Scheduled"
+    # a (no startTime: "now") and c (noon) go; b (9:00) and oldest stay
+    assert sorted(out["pods"]["default/high"]["victims"]) == ["default/a", "default/c"]
+    assert out["pods"]["default/b"]["result"] != "Preempted"
+    assert out["pods"]["default/oldest"]["result"] != "Preempted"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubesched.report import text
+from kubesched.report import html, text
 
 EXPLAIN: dict[str, Any] = {
     "pod": "shop/web",
@@ -78,3 +78,18 @@ def test_schedule_right_aligns_attempts() -> None:
     end = lines[0].index("ATTEMPTS") + len("ATTEMPTS")
     assert lines[2][:end].endswith(" 1") and lines[3][:end].endswith("12")
     assert lines[-1].startswith("2 pods: 1 scheduled, 1 unschedulable")
+
+
+def test_schedule_table_and_html_report_show_preemption_latency_when_pods_preempted() -> None:
+    latency = {"preemptors": 2, "bound": 1, "p50": 30.0105, "p99": 30.0105}
+    summary = {"pods": 3, "scheduled": 2, "unschedulable": 1, "gated": 0, "error": 0}
+    result = {"pods": {}, "summary": {**summary, "ignored": 0}}
+    assert "preemption" not in text.schedule_table(result)
+    result["summary"]["preemptionLatencySeconds"] = latency
+    assert text.schedule_table(result).splitlines()[-1] == (
+        "preemption latency    p50 30.0105 s, p99 30.0105 s nominated to bound "
+        "(1/2 preemptors bound)"
+    )
+    html_rows = dict(html.denominators({"preemptionLatencySeconds": latency}))
+    assert html_rows["Preemption latency, nominated to bound, P50 / P99 s"] == "30.0105 / 30.0105"
+    assert "Preemptors (bound / all)" not in dict(html.denominators({}))

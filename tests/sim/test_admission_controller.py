@@ -9,7 +9,6 @@ import pytest
 
 from kubesched.admission import objects as o
 from kubesched.api import objects as api
-from kubesched.api.errors import InputError
 from kubesched.api.parse import parse_objects
 from kubesched.sim.admission_controller import AdmissionController
 from kubesched.sim.apiserver import SimApiServer
@@ -110,10 +109,40 @@ def test_a_pod_group_is_admitted_whole_or_not_at_all() -> None:
     assert r["gangs"]["t/job"]["running"] == 3
 
 
-def test_dangling_queue_reference_is_an_input_error() -> None:
-    with pytest.raises(InputError) as err:
-        schedule([node("n1"), *queues(3)], [pod("p", queue="nope")])
-    assert err.value.problems[0][0] == "Pod/t/p.metadata.labels[kueue.x-k8s.io/queue-name]"
+@pytest.mark.parametrize("declared", [True, False], ids=["other-queues", "no-kueue-objects"])
+def test_a_missing_local_queue_leaves_the_workload_inadmissible(
+    declared: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Kueue's workload controller: a workload whose LocalQueue is missing is inadmissible
+    (``QuotaReserved=False``, reason ``Inadmissible``, ``LocalQueue nope doesn't exist``);
+    its Pod stays gated, a bound Pod naming the queue keeps running, one warning."""
+    running = {**pod("old", queue="nope"), "spec": {**pod("old")["spec"], "nodeName": "n1"}}
+    cluster = [node("n1"), *(queues(3) if declared else []), running]
+    with caplog.at_level("WARNING", logger="kubesched.admission.references"):
+        r = schedule(cluster, [pod("p", queue="nope"), pod("q", queue="nope")])
+    assert [v["result"] for v in r["pods"].values()] == ["Gated", "Gated"]
+    assert r["pods"]["t/p"]["message"] == "waiting for scheduling gates: [kueue.x-k8s.io/admission]"
+    assert r["workloads"]["t/p"]["inadmissible"] == {
+        "reason": "Inadmissible",
+        "message": "LocalQueue nope doesn't exist",
+    }
+    assert r["workloads"]["t/p"]["admittedAt"] is None
+    assert [x.getMessage().split(" (")[0] for x in caplog.records] == [
+        'LocalQueue "t/nope" not found'
+    ]
+
+
+def test_a_missing_cluster_queue_leaves_the_workload_inadmissible() -> None:
+    lq = {
+        "apiVersion": KUEUE,
+        "kind": "LocalQueue",
+        "metadata": {"name": "orphan", "namespace": "t"},
+        "spec": {"clusterQueue": "gone"},
+    }
+    r = schedule([node("n1"), *queues(3), lq], [pod("p", queue="orphan"), pod("q")])
+    assert r["pods"]["t/p"]["result"] == "Gated" and r["pods"]["t/q"]["result"] == "Scheduled"
+    assert r["workloads"]["t/p"]["inadmissible"]["message"] == "ClusterQueue gone doesn't exist"
+    assert "inadmissible" not in r["workloads"]["t/q"]
 
 
 def test_without_queues_nothing_is_gated() -> None:

@@ -11,11 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kubesched.api.errors import InputError
+from kubesched.cli.simulate import progress_bar
 from kubesched.config.load import load_config
 from kubesched.plugins.registry import known_plugin_names
 from kubesched.sim.driver import SimCluster
 from kubesched.sim.scenario import build_scenario, default_scenario_text, load_scenario
-from kubesched.sim.simulate import invariants_hold, run_scenario
+from kubesched.sim.simulate import Progress, invariants_hold, run_scenario
 from tests.builders import make_node, make_pod
 
 
@@ -46,6 +47,60 @@ def test_same_seed_same_result() -> None:
     b = run_scenario(build_scenario(small()))
     for key in ("podsScheduled", "attempts", "queueingSeconds", "utilization", "pendingPods"):
         assert a[key] == b[key]
+
+
+def _placements(seed: int) -> dict[str, str]:
+    """Twelve equal Pods on eight equal nodes (every node scores the same at first): where
+    each Pod lands, with the scheduler's tie-breaking seeded by ``seed``."""
+    sim = SimCluster(load_config(None, known_plugins=known_plugin_names()), seed=seed)
+    for i in range(8):
+        sim.api.create_node(make_node(f"n{i}").cap(cpu="4", memory="8Gi", pods=10).obj())
+    for i in range(12):
+        sim.api.create_pod(make_pod(f"p{i:02d}").req(cpu="1", memory="1Gi").obj())
+    while sim.loop.now <= 60 and not sim.quiet():
+        if not sim.loop.step():
+            break
+    return {k: p.node_name for k, p in sorted(sim.api.pods.items())}
+
+
+def test_a_different_seed_can_change_placements() -> None:
+    """Same inputs, same seed: the same placements; another seed breaks score ties
+    (upstream ``selectHost`` picks at random among the best) another way."""
+    base = _placements(0)
+    assert len(base) == 12 and all(base.values())
+    assert _placements(0) == base
+    others = [_placements(seed) for seed in (1, 2, 3)]
+    assert any(o != base for o in others)
+    assert all(sorted(o) == sorted(base) and all(o.values()) for o in others)
+
+
+def test_progress_follows_virtual_time_to_the_runs_end() -> None:
+    """The bar is virtual seconds against the run's end (last arrival plus drain), reported
+    every sampled second: a bar of Pods (created, attempted or bound) would be nearly full
+    a few seconds in, long before the run is."""
+    seen: list[Progress] = []
+    summary = run_scenario(build_scenario(small()), progress=seen.append)
+    end = seen[-1].end
+    assert end == pytest.approx(summary["virtualSeconds"], abs=1e-3)
+    assert seen[-1].now == end and seen[-1].created == summary["podsSubmitted"]
+    assert len(seen) >= int(end) and all(p.end == end for p in seen)
+    assert [p.now for p in seen] == sorted(p.now for p in seen)
+    assert all(p.now < end for p in seen[:-2])  # the sample at the end, then the last call
+    assert seen[len(seen) // 2].now / end == pytest.approx(0.5, abs=0.05)
+    most_bound = next(p for p in seen if p.bound >= 0.9 * p.arrivals)
+    assert most_bound.now / end < 0.5  # where the old bar already showed 90 % and more
+
+
+def test_the_progress_bar_shows_virtual_seconds_and_pods(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    update = progress_bar("simulate")
+    update(Progress(10.0, 40.0, 5, 8, 10))
+    update(Progress(40.0, 40.0, 9, 10, 10))
+    err = capsys.readouterr().err
+    assert "simulate:  25%" in err and "10/40 virtual s" in err
+    assert "5 bound, 8/10 Pods created" in err
+    assert "100%" in err and "40/40 virtual s" in err
 
 
 def test_the_embedded_default_loads() -> None:
@@ -116,3 +171,16 @@ def test_no_interleaving_overcommits_or_loses_a_pod(ops: list[tuple[str, int, in
     for key in submitted - deleted:
         pod = sim.api.pods[key]
         assert pod.node_name or key in sim.scheduler.failures, key
+
+
+def test_a_pod_pooled_past_its_timeout_waits_for_the_periodic_flush() -> None:
+    """The 5-minute timeout falls between two 30 s flushes: the scheduler sleeps until the
+    flush (it used to wake every 1e-6 virtual seconds until then)."""
+    sim = SimCluster(load_config(None, known_plugins=known_plugin_names()))
+    sim.api.create_node(make_node("n0").cap(cpu="1", memory="4Gi", pods=5).obj())
+    sim.loop.call_at(0.1, lambda: sim.api.create_pod(make_pod("big").req(cpu="2").obj()))
+    steps = 0
+    while sim.loop.now <= 400 and steps < 10_000 and sim.loop.step():
+        steps += 1
+    assert sim.loop.now > 400 and steps < 100
+    assert sim.scheduler.pod_attempts["default/big"] == 2  # at 0.1 and at the 330 s flush

@@ -1,6 +1,7 @@
 // kube-oracle answers kubesched's questions with upstream kube-scheduler v1.34's own code.
 //
 //	kube-oracle explain [--stream]   {cluster, pod, config} on stdin -> kubesched.explain's JSON
+//	kube-oracle schedule [--stream]  {cluster, pods, config} -> kubesched.schedule's per-Pod JSON
 //	kube-oracle version              the upstream version it was built against
 //
 // With --stream, every line of stdin is one request and every line of stdout its answer
@@ -11,10 +12,12 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
+	"time"
 
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/klog/v2"
@@ -24,25 +27,32 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: kube-oracle explain [--stream] | version")
+		fmt.Fprintln(os.Stderr, "usage: kube-oracle explain|schedule [--stream] | version")
 		os.Exit(2)
 	}
-	klog.SetOutput(io.Discard)
-	klog.LogToStderr(false)
-	// Preemption's API calls are made synchronously, so the victims are known when
-	// PostFilter returns (the choice of victims is the same either way).
-	if err := utilfeature.DefaultMutableFeatureGate.Set("SchedulerAsyncPreemption=false"); err != nil {
-		fail(err)
-	}
+	quietLogs()
+	stream := len(os.Args) > 2 && os.Args[2] == "--stream"
 	switch os.Args[1] {
 	case "explain":
-		stream := len(os.Args) > 2 && os.Args[2] == "--stream"
+		// Preemption's API calls are made synchronously, so the victims are known when
+		// PostFilter returns (the choice of victims is the same either way).
+		if err := utilfeature.DefaultMutableFeatureGate.Set("SchedulerAsyncPreemption=false"); err != nil {
+			fail(err)
+		}
 		serve(stream, func(ctx context.Context, raw []byte) (any, error) {
 			var req oracle.ExplainRequest
 			if err := json.Unmarshal(raw, &req); err != nil {
 				return nil, fmt.Errorf("request: %w", err)
 			}
 			return oracle.Explain(ctx, &req)
+		})
+	case "schedule":
+		serve(stream, func(ctx context.Context, raw []byte) (any, error) {
+			var req oracle.ScheduleRequest
+			if err := json.Unmarshal(raw, &req); err != nil {
+				return nil, fmt.Errorf("request: %w", err)
+			}
+			return oracle.Schedule(ctx, &req, 60*time.Second)
 		})
 	case "version":
 		fmt.Println(upstreamVersion())
@@ -95,6 +105,19 @@ func call(answer func(context.Context, []byte) (any, error), raw []byte) (res an
 		}
 	}()
 	return answer(ctx, raw)
+}
+
+// quietLogs keeps upstream's logs off stderr (KUBE_ORACLE_V=N shows them at level N).
+func quietLogs() {
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	if v := os.Getenv("KUBE_ORACLE_V"); v != "" {
+		_ = fs.Set("v", v)
+		return
+	}
+	_ = fs.Set("logtostderr", "false")
+	_ = fs.Set("stderrthreshold", "FATAL")
+	klog.SetOutput(io.Discard)
 }
 
 func upstreamVersion() string {

@@ -60,9 +60,7 @@ func LoadConfig(raw json.RawMessage) (*config.KubeSchedulerConfiguration, error)
 // ResourceSlices, ...).
 type Env struct {
 	Client     *fake.Clientset
-	Informers  informers.SharedInformerFactory
 	Frameworks profile.Map
-	Queue      *internalqueue.PriorityQueue
 }
 
 // NewEnv builds the frameworks of cfg as scheduler.New does, with lister as the
@@ -89,6 +87,7 @@ func NewEnv(ctx context.Context, cfg *config.KubeSchedulerConfiguration, objs []
 	if err != nil {
 		return nil, err
 	}
+	// The queue is the frameworks' nominator, as in scheduler.New.
 	first := fws[cfg.Profiles[0].SchedulerName]
 	queue := internalqueue.NewPriorityQueue(first.QueueSortFunc(), factory,
 		internalqueue.WithMetricsRecorder(*metrics.NewMetricsAsyncRecorder(1000, time.Second, stop)))
@@ -98,7 +97,7 @@ func NewEnv(ctx context.Context, cfg *config.KubeSchedulerConfiguration, objs []
 	}
 	factory.Start(stop)
 	waitForSync(ctx, factory)
-	return &Env{Client: client, Informers: factory, Frameworks: fws, Queue: queue}, nil
+	return &Env{Client: client, Frameworks: fws}, nil
 }
 
 // waitForSync waits for the informers to list the fake clientset: polling every

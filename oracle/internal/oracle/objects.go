@@ -11,8 +11,10 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	api "k8s.io/kubernetes/pkg/apis/core"
@@ -87,6 +89,13 @@ func DecodeObject(raw json.RawMessage) (runtime.Object, error) {
 		return nil, err
 	}
 	legacyscheme.Scheme.Default(obj)
+	if pod, ok := obj.(*v1.Pod); ok && pod.Namespace == "" {
+		pod.Namespace = "default"
+	}
+	if m, err := meta.Accessor(obj); err == nil && m.GetUID() == "" {
+		// The API server gives every object a UID; the scheduler's cache keys Pods by it.
+		m.SetUID(types.UID(fmt.Sprintf("uid-%s-%s", m.GetNamespace(), m.GetName())))
+	}
 	if pod, ok := obj.(*v1.Pod); ok {
 		if err := prepareForCreate(pod); err != nil {
 			return nil, err

@@ -46,6 +46,7 @@ from kubesched.admission import kueue_config as kc
 from kubesched.admission import kueue_preemption as kp
 from kubesched.admission import kueue_workload as kw
 from kubesched.admission import objects as o
+from kubesched.admission import references
 from kubesched.admission.kueue_workload import (
     EVICTED,
     EVICTED_BY_PODS_READY_TIMEOUT,
@@ -168,6 +169,7 @@ class Admitter:
             lq = self.objs.local_queues.get(f"{pod.namespace}/{queue}")
             wl = Workload(key, pod.namespace, queue, now, pg.min_member if pg else 1)
             wl.cluster_queue = lq.cluster_queue if lq is not None else ""
+            wl.inadmissible = references.inadmissible_message(self.objs, pod.namespace, queue)
             self.workloads[key] = wl
         was_ready = len(wl.pods) >= wl.needed
         wl.pods[pod.key] = pod

@@ -69,6 +69,9 @@ class Workload:
     """Requeues after a PodsReady timeout (``requeueState.count``)."""
     deactivated: bool = False
     """``backoffLimitCount`` was exceeded: the workload stays pending (``spec.active=false``)."""
+    inadmissible: str = ""
+    """Why Kueue can never admit it as things are (``QuotaReserved=False``, reason
+    ``Inadmissible``): its LocalQueue or their ClusterQueue is missing ("" otherwise)."""
 
     @property
     def priority(self) -> int:

@@ -2,7 +2,9 @@
 
 Every command catches :class:`InputError` at the edge and prints ``str(err)`` with exit code 2
 (no traceback unless ``--debug``).  One error may carry several problems, so a config with
-three mistakes is reported once, with all three.
+three mistakes is reported once, with all three.  A problem quotes at most a short, escaped
+excerpt of the input (:func:`excerpt`; every path and message is cut to
+:data:`MAX_PROBLEM_CHARS`), so an error never prints a file back.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ class InputError(Exception):
     ) -> None:
         if isinstance(problems, str):
             problems = [("", problems)]
-        self.problems: list[tuple[str, str]] = list(problems)
+        self.problems: list[tuple[str, str]] = [
+            (_cut(path, MAX_PROBLEM_CHARS), _cut(msg, MAX_PROBLEM_CHARS)) for path, msg in problems
+        ]
         self.file = file
         super().__init__(self.__str__())
 
@@ -35,6 +39,32 @@ class InputError(Exception):
         if len(lines) == 1:
             return head + lines[0]
         return (head or "invalid input: ") + "\n  " + "\n  ".join(lines)
+
+
+EXCERPT_CHARS = 60
+"""Longest excerpt of input content quoted in an error message."""
+
+MAX_PROBLEM_CHARS = 300
+"""Longest path or message of one problem: an error never carries more of a file than this."""
+
+
+def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
+    """``value`` quoted for a message: a string as an escaped literal (``'a\\nb'``,
+    ``'\\uff11'``), a mapping or list by its size, anything else by its ``repr``; cut to
+    about ``limit`` characters."""
+    if isinstance(value, dict):
+        return f"a mapping of {len(value)} keys"
+    if isinstance(value, list):
+        return f"a list of {len(value)} items"
+    return _cut(ascii(value), limit)
+
+
+def _cut(text: str, limit: int) -> str:
+    if not text.isascii() or not text.isprintable():
+        text = text.encode("unicode_escape").decode("ascii")
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text) - limit} more characters)"
 
 
 class CelRuntimeError(Exception):

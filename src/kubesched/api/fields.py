@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 
 from kubesched.api import objects as api
 from kubesched.api import quantity
-from kubesched.api.errors import InputError
+from kubesched.api.errors import InputError, excerpt
 
 Obj = Mapping[str, Any]
 
@@ -44,7 +44,7 @@ def _kind(value: object) -> str:
         return "a mapping"
     if isinstance(value, list):
         return "a list"
-    return f"{type(value).__name__} {value!r}"
+    return f"{type(value).__name__} {excerpt(value)}"
 
 
 def mapping(obj: Obj, key: str, path: str) -> Obj:
@@ -99,6 +99,18 @@ def integer(obj: Obj, key: str, path: str) -> int | None:
         return None
     if type(value) is not int:
         fail(join(path, key), f"must be an integer, got {_kind(value)}")
+    return value
+
+
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+
+
+def int32(obj: Obj, key: str, path: str) -> int | None:
+    """An ``int32`` field (``spec.priority``, a PriorityClass ``value``), ``None`` when absent;
+    a number beyond int32 is refused as the API server's decoder refuses it."""
+    value = integer(obj, key, path)
+    if value is not None and not INT32_MIN <= value <= INT32_MAX:
+        fail(join(path, key), f"must be a 32-bit integer ({INT32_MIN}..{INT32_MAX}), got {value}")
     return value
 
 
@@ -159,6 +171,9 @@ def resource_list(obj: Obj, key: str, path: str) -> dict[str, int] | None:
             fail(join(join(path, key), str(name)), _quantity_message(q, err))
         if m < 0:
             fail(join(join(path, key), str(name)), "must be greater than or equal to 0")
+        big = quantity.too_large(str(name), quantity.units_from_milli(str(name), m), q)
+        if big:
+            fail(join(join(path, key), str(name)), big)
         out[str(name)] = m
     return out
 

@@ -11,22 +11,19 @@ Field paths in errors name a place in the *stream* of documents:
 :func:`split_documents` flattens Lists and records these paths in a :class:`Documents`
 list; :func:`parse_objects` uses them (a plain list gets the same scheme).
 
-YAML is read the way ``kubectl`` reads it: the C loader when PyYAML has it, ``safe`` only,
-and unquoted timestamps stay strings (``sigs.k8s.io/yaml`` does not turn them into dates).
+Files are read and decoded by :mod:`kubesched.api.source`, the one reader every command
+uses (regular files only, size and nesting limits, strict YAML/JSON).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 from kubesched.api import fields as f
 from kubesched.api import objects as api
-from kubesched.api import resource
+from kubesched.api import resource, source
 from kubesched.api.errors import InputError
 from kubesched.api.fields import join
 from kubesched.api.pods import parse_pod
@@ -54,18 +51,6 @@ SYSTEM_PRIORITY_CLASSES = {
 }
 """PriorityClasses every API server has, whether or not the snapshot lists them."""
 
-_BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class _Loader(_BaseLoader):  # type: ignore[misc]
-    """Safe loader that leaves timestamps as strings."""
-
-
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-
 
 class Documents(list[dict[str, Any]]):
     """Objects of a manifest stream in order, with ``paths[i]`` the field path of object ``i``."""
@@ -91,40 +76,15 @@ class ParsedObjects:
 
 
 def load_documents(path: str) -> list[dict[str, Any]]:
-    """Every object in the YAML/JSON file at ``path``, Lists flattened (a :class:`Documents`)."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except FileNotFoundError:
-        raise InputError("no such file", file=path) from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(f"cannot read: {err}", file=path) from None
-    docs: list[Any] | None = None
-    if text.lstrip()[:1] in ("{", "["):
-        try:
-            loaded = json.loads(text)
-            docs = loaded if isinstance(loaded, list) else [loaded]
-        except ValueError:
-            docs = None  # maybe YAML flow style; let YAML report the error
-    if docs is None:
-        try:
-            docs = [d for d in yaml.load_all(text, Loader=_Loader) if d is not None]
-        except yaml.YAMLError as err:
-            raise InputError([_yaml_problem(err)], file=path) from None
-        if len(docs) == 1 and isinstance(docs[0], list):
-            docs = docs[0]  # a top-level sequence is a stream of objects, as in JSON
+    """Every object in the YAML/JSON file at ``path``, Lists flattened (a :class:`Documents`);
+    the file is read by :mod:`kubesched.api.source` (its limits and strictness)."""
+    docs = source.load_text(source.read_text(path), path)
+    if len(docs) == 1 and isinstance(docs[0], list):
+        docs = docs[0]  # a top-level sequence is a stream of objects
     try:
         return split_documents(docs)
     except InputError as err:
         raise err.with_file(path) from None
-
-
-def _yaml_problem(err: yaml.YAMLError) -> tuple[str, str]:
-    mark = getattr(err, "problem_mark", None)
-    problem = getattr(err, "problem", None) or str(err)
-    if mark is None:
-        return ("", f"invalid YAML: {problem}")
-    return (f"line {mark.line + 1}, column {mark.column + 1}", f"invalid YAML: {problem}")
 
 
 def split_documents(docs: Sequence[Any]) -> Documents:
@@ -200,7 +160,7 @@ class _PriorityTable:
 
     def add(self, obj: Mapping[str, Any], path: str) -> None:
         name = f.required_string(f.mapping(obj, "metadata", path), "name", join(path, "metadata"))
-        value = f.integer(obj, "value", path)
+        value = f.int32(obj, "value", path)
         if value is None:
             f.fail(join(path, "value"), "Required value")
         pc = _PriorityClass(
@@ -257,6 +217,18 @@ def _identity(obj: Mapping[str, Any], kind: str, path: str) -> tuple[str, str, s
     if kind == "Pod" and not namespace:
         namespace = "default"
     return kind, namespace, name
+
+
+def with_priority_classes(docs: Documents, cluster_docs: Documents) -> Documents:
+    """The Pods' documents plus the snapshot's PriorityClasses they do not declare
+    themselves, appended (so error paths keep their indexes): a Pod may name a class the
+    cluster has."""
+    own = {d.get("metadata", {}).get("name") for d in docs if d.get("kind") == "PriorityClass"}
+    for d in cluster_docs:
+        if d.get("kind") == "PriorityClass" and d.get("metadata", {}).get("name") not in own:
+            docs.append(d)
+            docs.paths.append("cluster")
+    return docs
 
 
 def parse_objects(docs: Sequence[dict[str, Any]], file: str | None = None) -> ParsedObjects:

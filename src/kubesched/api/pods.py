@@ -102,7 +102,7 @@ def parse_pod(obj: dict[str, Any], path: str = "") -> api.Pod:
 
     affinity_path = join(spec_path, "affinity")
     affinity = f.mapping(spec, "affinity", spec_path)
-    priority = f.integer(spec, "priority", spec_path)
+    priority = f.int32(spec, "priority", spec_path)
     grace = f.integer(spec, "terminationGracePeriodSeconds", spec_path)
     status = f.mapping(pod, "status", path)
     return api.Pod(

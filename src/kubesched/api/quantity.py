@@ -5,6 +5,12 @@ binary suffix (Ki..Ei), a decimal suffix (n, u, m, "", k, M..E) or a decimal exp
 (``e3``).  Values are kept as :class:`fractions.Fraction`, so nothing is rounded until a
 caller asks for millis (CPU) or units (everything else), which round up as upstream's
 ``MilliValue()`` / ``Value()`` do.
+
+Digits are ASCII only, as upstream's ``parseQuantityString`` reads them (a fullwidth ``"１"``
+is not a number).  The scheduler counts CPU in millicores and every other resource in units
+as int64 (upstream ``framework.Resource``); a quantity whose count would not fit is refused
+(:func:`too_large`) where upstream's ``MilliValue()``/``Value()`` silently overflow (a
+deliberate deviation, ``docs/fidelity.md``).
 """
 
 from __future__ import annotations
@@ -30,9 +36,12 @@ _DECIMAL = {
     "E": Fraction(10**18),
 }
 _QUANTITY = re.compile(
-    r"^(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+))"
-    r"(?:(?P<exp>[eE][+-]?\d+)|(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)$"
+    r"^(?P<num>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
+    r"(?:(?P<exp>[eE][+-]?[0-9]{1,4})|(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)$",
+    re.ASCII,
 )
+INT64_MAX = 2**63 - 1
+"""The largest count the scheduler holds (int64, as upstream's ``framework.Resource``)."""
 
 
 class QuantityError(ValueError):
@@ -76,9 +85,29 @@ def to_units(q: Fraction) -> int:
 
 
 def resource_amount(name: str, value: str | int | float) -> int:
-    """The integer the scheduler counts for resource ``name``: millicores for ``cpu``."""
+    """The integer the scheduler counts for resource ``name``: millicores for ``cpu``;
+    :class:`QuantityError` when it does not fit in int64 (:func:`too_large`)."""
     q = parse_quantity(value)
-    return to_milli(q) if name == api.CPU else to_units(q)
+    amount = to_milli(q) if name == api.CPU else to_units(q)
+    message = too_large(name, units_from_milli(name, to_milli(q)), value)
+    if message:
+        raise QuantityError(message)
+    return amount
+
+
+def too_large(name: str, amount: int, value: object) -> str | None:
+    """Why ``amount`` (the scheduler's count of ``name``: millicores for ``cpu``, else units)
+    cannot be held, or None when it fits in int64."""
+    if -INT64_MAX - 1 <= amount <= INT64_MAX:
+        return None
+    unit = "millicores" if name == api.CPU else "units"
+    shown = value if isinstance(value, int | float) else repr(value)
+    if isinstance(shown, str) and len(shown) > 40:
+        shown = shown[:40] + "..."
+    return (
+        f"quantity {shown} is too large: the scheduler counts {name} in {unit} as a signed "
+        f"64-bit integer (at most {INT64_MAX})"
+    )
 
 
 @functools.lru_cache(maxsize=16384)

@@ -23,9 +23,8 @@ import random
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import yaml
-
 from kubesched.api import objects as api
+from kubesched.api import source
 from kubesched.api.errors import InputError
 from kubesched.api.parse import parse_node, parse_pod
 from kubesched.bench import gotemplate
@@ -53,7 +52,6 @@ CLUSTER_SCOPED = frozenset(
 )
 """Kinds created without a namespace; every other kind is namespaced."""
 
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 Exists = Callable[[str], bool]
 """Whether a name is taken (the API server would answer 409)."""
 
@@ -81,11 +79,7 @@ class Manifest:
     """One template file, read and parsed once."""
 
     def __init__(self, path: str, params: Mapping[str, Any] | None = None) -> None:
-        try:
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
-        except OSError as err:
-            raise InputError(f"cannot read template: {err}", file=path) from None
+        text = source.read_text(path)
         self.path = path
         self.params = dict(params or {})
         self.template = gotemplate.parse(text, source=path)
@@ -104,10 +98,8 @@ class Manifest:
         return self._load(self.template.render(env))
 
     def _load(self, text: str) -> dict[str, Any]:
-        try:
-            doc = yaml.load(text, Loader=_Loader)
-        except yaml.YAMLError as err:
-            raise InputError(f"invalid YAML: {err}", file=self.path) from None
+        docs = source.load_text(text, self.path)
+        doc = docs[0] if len(docs) == 1 else None
         if not isinstance(doc, dict):
             raise InputError("a template must hold one object (a mapping)", file=self.path)
         return doc

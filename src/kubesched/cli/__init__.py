@@ -3,6 +3,8 @@ call one function.
 
 Bad input (a malformed manifest, scenario or configuration) prints one clear message naming
 the file and field path and exits with code 2; ``--debug`` shows the traceback instead.
+Shared flags are checked first (:mod:`kubesched.cli.flags`), and every input file is read by
+:mod:`kubesched.api.source`, so every command treats bad input alike.
 To add a command, write ``cli/<name>.py`` with ``add_parser(sub)`` and list it in COMMANDS.
 """
 
@@ -15,7 +17,18 @@ from collections.abc import Sequence
 
 from kubesched import __version__
 from kubesched.api.errors import InputError
-from kubesched.cli import bench, explain, pools, replay, report, run, schedule, simulate, sweep
+from kubesched.cli import (
+    bench,
+    explain,
+    flags,
+    pools,
+    replay,
+    report,
+    run,
+    schedule,
+    simulate,
+    sweep,
+)
 
 EXIT_INPUT = 2
 
@@ -46,6 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
     )
     try:
+        flags.check(args)
         code: int = args.func(args)
         return code
     except InputError as e:

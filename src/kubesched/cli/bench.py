@@ -69,7 +69,7 @@ def add_parser(sub: Any) -> None:
     observability.add_report_argument(m)
     observability.add_metrics_arguments(m)
     m.add_argument("--no-progress", action="store_true", help="no progress bar")
-    m.set_defaults(func=run)
+    m.set_defaults(func=run, output_is_file=True)
 
 
 def run(args: argparse.Namespace) -> int:

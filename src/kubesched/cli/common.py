@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from kubesched.api.errors import InputError
 from kubesched.api.parse import load_documents
+
+T = TypeVar("T")
 
 
 def load_one(path: str) -> dict[str, Any]:
@@ -24,15 +26,11 @@ def load_list(path: str) -> dict[str, Any]:
 
 
 def load_config(path: str | None) -> dict[str, Any] | None:
-    """A KubeSchedulerConfiguration document, or None for upstream's defaults."""
-    if path is None:
-        return None
-    docs = load_documents(path)
-    if len(docs) != 1:
-        raise InputError(
-            [("", "expected exactly one KubeSchedulerConfiguration document")], file=path
-        )
-    return docs[0]
+    """A KubeSchedulerConfiguration document, or None for upstream's defaults: read by the
+    one function ``run --config`` uses too (:func:`kubesched.config.load.load_config_file`)."""
+    from kubesched.config.load import load_config_file
+
+    return load_config_file(path)
 
 
 def emit(result: dict[str, Any], fmt: str, render: Callable[[dict[str, Any]], str]) -> None:
@@ -43,10 +41,11 @@ def emit(result: dict[str, Any], fmt: str, render: Callable[[dict[str, Any]], st
         print(render(result))
 
 
-def check(what: Callable[[], object], file: str | None) -> None:
-    """Run a parse step, attributing any :class:`InputError` to ``file``."""
+def check(what: Callable[[], T], file: str | None) -> T:
+    """Run a parse step and return its result, attributing any :class:`InputError` to
+    ``file``."""
     try:
-        what()
+        return what()
     except InputError as e:
         raise (e.with_file(file) if file else e) from None
 
@@ -56,12 +55,23 @@ def check_inputs(
     pods: tuple[dict[str, Any], str],
     config: tuple[dict[str, Any] | None, str | None],
 ) -> None:
-    """Parse the snapshot, the Pods and the configuration once each, so that an error names
-    the file it came from."""
-    from kubesched.api.parse import parse_objects, split_documents
+    """Parse the snapshot, the Pods (which may name the snapshot's PriorityClasses) and the
+    configuration once each, and cross-check the snapshot's job-layer objects, so that an
+    error names the file it came from.  References to objects the snapshot lacks are not
+    errors (the commands warn about them once, as they run)."""
+    from kubesched.admission import references
+    from kubesched.api.parse import parse_objects, split_documents, with_priority_classes
     from kubesched.config.load import load_config as load_cfg
     from kubesched.plugins.registry import known_plugin_names
 
-    check(lambda: parse_objects(split_documents([cluster[0]])), cluster[1])
-    check(lambda: parse_objects(split_documents([pods[0]])), pods[1])
+    cluster_docs = check(lambda: split_documents([cluster[0]]), cluster[1])
+    snapshot = check(lambda: parse_objects(cluster_docs), cluster[1])
+    incoming = check(
+        lambda: parse_objects(with_priority_classes(split_documents([pods[0]]), cluster_docs)),
+        pods[1],
+    )
+    check(
+        lambda: references.check(snapshot.others, [*snapshot.pods, *incoming.pods], warn=False),
+        cluster[1],
+    )
     check(lambda: load_cfg(config[0], known_plugins=known_plugin_names()), config[1])

@@ -34,7 +34,7 @@ def add_parser(sub: Any) -> None:
     s.add_argument("-o", "--output", help="write the JSON here instead of stdout")
     s.add_argument("--plot", help="PNG: unallocated GPU %% against arrived workload, all policies")
     s.add_argument("--jobs", type=int, default=1, help="processes for the seeds (default 1)")
-    s.set_defaults(func=run)
+    s.set_defaults(func=run, output_is_file=True)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -107,14 +107,15 @@ def run(args: argparse.Namespace) -> int:
             "its own Lease name, or it waits for kube-scheduler's Lease forever"
         )
     identity = args.id or f"{socket.gethostname()}_{uuid.uuid4()}"
+    metrics = SchedulerMetrics()
     kc = client.connect(
         kubeconfig=args.kubeconfig or cc.kubeconfig or None,
         in_cluster=args.in_cluster,
         qps=cc.qps,
         burst=cc.burst,
         user_agent=f"kubesched/{__version__} ({identity})",
+        metrics=metrics.rest_client,
     )
-    metrics = SchedulerMetrics()
     live = roles.make_replica(
         role,
         config,

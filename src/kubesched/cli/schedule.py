@@ -35,6 +35,6 @@ def run(args: argparse.Namespace) -> int:
         with observability.metrics_session(args) as metrics:
             result = schedule(cluster, pods, config, seed=args.seed, metrics=metrics)
     except InputError as e:
-        raise e.with_file(args.config or args.pods) from None
+        raise e.with_file(args.config or args.cluster) from None
     common.emit(result, args.output, text.schedule_table)
     return 0

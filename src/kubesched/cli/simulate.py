@@ -13,11 +13,14 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubesched.cli import common, observability
 from kubesched.parallel import hooks
 from kubesched.report import text
+
+if TYPE_CHECKING:
+    from kubesched.sim.simulate import Progress
 
 
 def add_parser(sub: Any) -> None:
@@ -61,18 +64,22 @@ def run(args: argparse.Namespace) -> int:
     return 0 if invariants_hold(summary) else 1
 
 
-def progress_bar(desc: str) -> Callable[[int, int], None]:
-    """A ``progress(done, total)`` callback drawing a tqdm bar on stderr."""
+def progress_bar(desc: str) -> Callable[[Progress], None]:
+    """A progress callback drawing a tqdm bar on stderr: virtual seconds against the run's
+    end, with the Pods bound and created so far."""
     from tqdm import tqdm
 
     bar: list[Any] = []
 
-    def update(done: int, total: int) -> None:
+    def update(p: Progress) -> None:
         if not bar:
-            bar.append(tqdm(total=total, unit="pod", desc=desc, file=sys.stderr))
-        bar[0].n = done
-        bar[0].refresh()
-        if done >= total:
-            bar[0].close()
+            fmt = "{desc}: {percentage:3.0f}%|{bar}| {n:.0f}/{total:.0f} virtual s {postfix}"
+            bar.append(tqdm(total=p.end, desc=desc, file=sys.stderr, bar_format=fmt))
+        b = bar[0]
+        b.n = p.now
+        b.set_postfix_str(f"{p.bound} bound, {p.created}/{p.arrivals} Pods created", refresh=False)
+        b.refresh()
+        if p.now >= p.end:
+            b.close()
 
     return update

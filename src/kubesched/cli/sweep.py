@@ -42,7 +42,7 @@ def add_parser(sub: Any) -> None:
     )
     m.add_argument("--local", action="store_true", help="ignore RAY_ADDRESS; use local workers")
     m.add_argument("--no-progress", action="store_true", help="no progress bar")
-    m.set_defaults(func=run)
+    m.set_defaults(func=run, output_is_file=True)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -5,7 +5,8 @@ invalid value) is collected with its field path and raised together as one
 :class:`~kubesched.api.errors.InputError`; a clean result is fully defaulted (upstream v1.34
 ``SetDefaults_KubeSchedulerConfiguration``), so callers never look at raw input again.
 
-Like upstream's strict decoder, a key repeated in one YAML mapping is an error.
+Like upstream's strict decoder, a key repeated in one YAML mapping is an error; files are
+read by :mod:`kubesched.api.source`, the reader every command shares.
 """
 
 from __future__ import annotations
@@ -14,9 +15,8 @@ import os
 from collections.abc import Collection, Mapping
 from typing import Any
 
-import yaml
-
 from kubesched.api import objects as api
+from kubesched.api import source
 from kubesched.api.errors import InputError
 from kubesched.config import decode, pluginargs
 from kubesched.config import defaults as d
@@ -26,7 +26,7 @@ from kubesched.config import validate as v
 from kubesched.config.decode import Decoder, RawProfile
 from kubesched.config.resolve import resolve_plugins
 
-__all__ = ["build_config", "load_config", "read_file", "resolve_plugins"]
+__all__ = ["build_config", "load_config", "load_config_file", "read_file", "resolve_plugins"]
 
 _TOP_FIELDS = (
     "apiVersion",
@@ -45,45 +45,25 @@ _TOP_FIELDS = (
 )
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """Safe loader that rejects a key repeated within one mapping."""
-
-
-def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
-    seen: set[Any] = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        if key in seen:
-            line = key_node.start_mark.line + 1
-            raise yaml.constructor.ConstructorError(
-                None, None, f'key "{key}" already set in map (line {line})', key_node.start_mark
-            )
-        seen.add(key)
-    return dict(loader.construct_mapping(node, deep=True))
-
-
-_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
 def read_file(path: str) -> Any:
-    """The single YAML or JSON document in ``path`` (JSON is YAML, so one reader suffices)."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except FileNotFoundError:
-        raise InputError("no such file", file=path) from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(f"cannot read: {err}", file=path) from None
-    try:
-        docs = [doc for doc in yaml.load_all(text, Loader=_StrictLoader) if doc is not None]
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(err, "problem", None) or str(err)
-        raise InputError([(where, f"invalid YAML: {problem}")], file=path) from None
+    """The single YAML or JSON document in ``path``, read by :mod:`kubesched.api.source` (the
+    one reader of every command: a repeated key is an error everywhere)."""
+    docs = source.load_text(source.read_text(path), path)
     if len(docs) != 1:
         raise InputError(f"expected one document, found {len(docs)}", file=path)
     return docs[0]
+
+
+def load_config_file(path: str | None) -> dict[str, Any] | None:
+    """The raw KubeSchedulerConfiguration document of ``path`` (None: upstream's defaults),
+    for a caller that hands it on to :func:`load_config`: every command reads its
+    ``--config`` through here, so offline and live judge a file alike."""
+    if path is None:
+        return None
+    raw = read_file(path)
+    if not isinstance(raw, dict):
+        raise InputError([("", "a KubeSchedulerConfiguration must be a mapping")], file=path)
+    return raw
 
 
 def load_config(

@@ -205,7 +205,10 @@ def validate_extenders(
             dec.problems.append(fe.invalid(fe.join(p, "weight"), weight or 0, msg))
         if e.get("bindVerb"):
             binders += 1
-        dec.duration(e.get("httpTimeout"), fe.join(p, "httpTimeout"))
+        tp = fe.join(p, "httpTimeout")
+        timeout = dec.duration(e.get("httpTimeout"), tp)
+        if timeout is not None and timeout < 0:  # Go would run such a client without any
+            dec.problems.append(fe.invalid(tp, e.get("httpTimeout"), "must not be negative"))
         mp = fe.join(p, "managedResources")
         for j, res in enumerate(dec.lst(e.get("managedResources"), mp)):
             rp = fe.join(fe.index(mp, j), "name")

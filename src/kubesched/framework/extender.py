@@ -18,7 +18,9 @@ tags on these types), and responses are read case-insensitively, as Go's decoder
   ``null``) and reads ``ExtenderPreemptionResult`` ``{"NodeNameToMetaVictims"}``.
 
 The transport (:mod:`kubesched.framework.extender_transport`, standard library only):
-``httpTimeout`` bounds the whole call like Go's ``http.Client.Timeout``; idle connections
+``httpTimeout`` bounds the whole call like Go's ``http.Client.Timeout`` (reading the answer
+included, however slowly it arrives), an answer is read up to 64 MiB or twice the request
+(:func:`~kubesched.framework.extender_transport.answer_limit`); idle connections
 are kept per extender and reused; a request that fails on a reused connection the server
 had already closed is retried once on a fresh one (Go's transport does the same).
 

@@ -1,11 +1,19 @@
 """Transport for HTTP scheduler extenders: TLS as upstream's ``makeTransport`` builds it, and
 a pool of keep-alive connections whose ``post`` honours one deadline for the whole call (Go's
 ``http.Client.Timeout``), retrying once on a fresh connection when the server had closed an
-idle one (as Go's transport does).  Standard library only (``http.client``, ``ssl``)."""
+idle one (as Go's transport does).  Standard library only (``http.client``, ``ssl``).
+
+The deadline covers connect, send, the wait for the answer and reading it: every read from
+the socket (status line, headers, body, chunked or not) waits at most the time left, so an
+answer trickled a byte at a time fails at the deadline like a silent server.  An answer is
+read up to :func:`answer_limit` bytes (upstream has no bound; Go's decoder would read a
+gigabyte): past it the call fails with :class:`AnswerTooLarge`."""
 
 from __future__ import annotations
 
+import functools
 import http.client
+import io
 import os
 import socket
 import ssl
@@ -15,6 +23,78 @@ import time
 import urllib.parse
 
 from kubesched.config.extenders import TLSConfig
+
+MIN_ANSWER_LIMIT = 64 * 1024 * 1024
+"""Bytes an answer may always have: node names and scores for any cluster size fit many
+times over (5,000 nodes of ``{"Host": ..., "Score": ...}`` are about 300 KiB)."""
+READ_CHUNK = 64 * 1024
+
+
+def answer_limit(request_bytes: int) -> int:
+    """The most an answer to a ``request_bytes`` request may have: 64 MiB, or twice the
+    request when that is more (a filter answer of an extender that is not node-cache capable
+    echoes the full Nodes it was sent, so it grows with the request, never beyond it)."""
+    return max(MIN_ANSWER_LIMIT, 2 * request_bytes)
+
+
+class AnswerTooLarge(http.client.HTTPException):
+    """The answer exceeded :func:`answer_limit`."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"answer larger than {limit} bytes (the limit for this request)")
+
+
+class _DeadlineReader(io.RawIOBase):
+    """The socket's reader with the call's deadline: each read waits at most the time left
+    and none starts after the deadline (``TimeoutError``)."""
+
+    def __init__(self, raw: io.RawIOBase, sock: socket.socket, deadline: float) -> None:
+        super().__init__()
+        self._raw = raw
+        self._sock = sock
+        self._deadline = deadline
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int | None:  # type: ignore[override]
+        remaining = self._deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError("timed out")
+        self._sock.settimeout(remaining)
+        return self._raw.readinto(buffer)
+
+    def close(self) -> None:
+        if not self.closed:
+            self._raw.close()
+        super().close()
+
+
+class _DeadlineResponse(http.client.HTTPResponse):
+    """An ``HTTPResponse`` reading through :class:`_DeadlineReader`."""
+
+    def __init__(self, sock: socket.socket, *args: object, deadline: float, **kw: object) -> None:
+        super().__init__(sock, *args, **kw)  # type: ignore[arg-type]
+        raw = self.fp.detach()  # the unread buffered file the base class made; keeps its raw
+        self.fp = io.BufferedReader(_DeadlineReader(raw, sock, deadline))
+
+
+def _read_body(resp: http.client.HTTPResponse, limit: int) -> bytes:
+    """The whole body, refused past ``limit`` bytes (announced or read)."""
+    length = resp.getheader("Content-Length")
+    if length is not None and length.strip().isdigit() and int(length) > limit:
+        raise AnswerTooLarge(limit)
+    chunks: list[bytes] = []
+    total = 0
+    while True:
+        chunk = resp.read1(READ_CHUNK)
+        if not chunk:
+            resp.read()  # b"": marks the response done, so the connection can be reused
+            return b"".join(chunks)
+        total += len(chunk)
+        if total > limit:
+            raise AnswerTooLarge(limit)
+        chunks.append(chunk)
 
 
 def tls_context(enable_https: bool, tls: TLSConfig | None) -> ssl.SSLContext:
@@ -146,10 +226,14 @@ class ConnectionPool:
         headers = {"Content-Type": "application/json", "Content-Length": str(len(body))}
         conn.request("POST", f"{self.base_path}/{verb}", body=body, headers=headers)
         conn.sock.settimeout(left())
+        conn.response_class = functools.partial(_DeadlineResponse, deadline=deadline)  # type: ignore[assignment]
         resp = conn.getresponse()
-        if conn.sock is not None:  # else the response owns it, with the timeout set above
-            conn.sock.settimeout(left())
-        return resp.status, resp.read()
+        try:
+            data = _read_body(resp, answer_limit(len(body)))
+        except BaseException:
+            resp.close()
+            raise
+        return resp.status, data
 
     def close(self) -> None:
         """Close every idle connection."""

@@ -176,11 +176,25 @@ class ApiClient(Protocol):
 
 
 def preempt_pod(
-    client: ApiClient, victim: api.Pod, preemptor: api.Pod, node: str, reason: str
+    client: ApiClient,
+    victim: api.Pod,
+    preemptor: api.Pod,
+    node: str,
+    reason: str,
+    *,
+    waiting: Handle | None = None,
+    plugin: str = "",
 ) -> None:
-    """Evict a preemption victim.  A client with ``preempt_pod`` (the live one) does what
-    upstream's ``PreemptPod`` does -- marks the victim ``DisruptionTarget``, deletes it and
-    records the ``Preempted`` Event; any other client just deletes it."""
+    """Evict a preemption victim.  A victim held at Permit (in ``waiting``'s waiting Pods) is
+    rejected by ``plugin`` with ``preempted`` instead, as upstream's ``prepareCandidate``
+    does: it goes back to the queue, unbound and not deleted.  Otherwise a client with
+    ``preempt_pod`` (the live and simulated ones) does what upstream's ``PreemptPod`` does --
+    marks the victim ``DisruptionTarget`` and deletes it (the live one also records the
+    ``Preempted`` Event); any other client just deletes it."""
+    held = waiting.get_waiting_pod(victim.key) if waiting is not None else None
+    if held is not None:
+        held.reject(plugin, "preempted")
+        return
     evict = getattr(client, "preempt_pod", None)
     if evict is not None:
         evict(victim, preemptor, node, reason)

@@ -178,19 +178,19 @@ class Framework(FilterPhase):
     def run_post_filter(
         self, state: CycleState, pod: api.Pod, diagnosis: Any
     ) -> tuple[Any, Status]:
-        """Run PostFilter plugins until one succeeds (upstream ``RunPostFilterPlugins``):
-        when all reject, the status joins their reasons in order and names the first."""
+        """Run PostFilter plugins until one succeeds (upstream ``RunPostFilterPlugins``): an
+        UnschedulableAndUnresolvable or Error status stops at once; otherwise the answer is
+        Unschedulable with every plugin's reasons in order, attributed to the first plugin,
+        with the last result a plugin gave."""
         result = None
         reasons: list[str] = []
         rejector = ""
         for p in self.plugins["post_filter"]:
             r, s = p.post_filter(state, pod, self.handle.cluster, diagnosis)
-            if s.is_success():
-                return r, s.with_plugin(p.name)
-            if s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+            if s.is_success() or s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                 return r, s.with_plugin(p.name)
             if not s.is_rejected():
-                return r, s.with_plugin(p.name)
+                return None, s.with_plugin(p.name)
             if r is not None:
                 result = r
             reasons.extend(s.reasons)

@@ -5,8 +5,20 @@
 - ``bind`` POSTs a ``v1 Binding`` to the Pod's ``binding`` subresource, with the Pod's UID as
   a precondition so a re-created Pod of the same name is never bound by mistake.  The answer
   (a ``Status``) is read as raw JSON: the generated ``create_namespaced_binding`` fails to
-  deserialise it.  Any error (409 already bound, 404 gone, 429, 500, a timeout) raises, so the
+  deserialise it.  A definite error (409 already bound, 404 gone, 403, 429, 500) raises, so the
   binding cycle forgets the assumed Pod, unreserves and requeues it with backoff.
+- A bind whose outcome is *unknown* (no answer before the client's timeout, a dropped
+  connection, a 504 from the server's own timeout) may still be written: the API server
+  finishes a write its client gave up on.  Forgetting the Pod then would free capacity that
+  is taken, and a second Pod would overcommit the node (issue 17).  So the bind is settled
+  before it returns, the Pod's capacity still assumed: re-GET the Pod; bound to this node is
+  success; bound elsewhere is a 409; gone (or re-created, another UID) a 404; still unbound,
+  the binding is POSTed again (same node, same UID: whichever write lands first wins, the
+  other gets 409, read back by the next GET).  Only after ``settle_seconds`` without an
+  answer does it fail like any other error.  Upstream forgets at once on any bind error; this
+  is a deliberate deviation (docs/fidelity.md).
+- The HTTP work of a bind runs inside ``io()``, a context the runner sets so that a binding
+  worker lets the scheduling thread go on while it waits (:mod:`kubesched.live.turns`).
 - ``delete_pod`` deletes a preemption victim with its grace period and a UID precondition;
   a 404 (already gone) is success.  ``preempt_pod`` (what preemption calls,
   :func:`kubesched.framework.interface.preempt_pod`) first marks the victim
@@ -23,7 +35,10 @@ failure's condition, as upstream writes it in the same status patch.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -32,6 +47,13 @@ from kubesched.live.client import ApiError, KubeClient
 from kubesched.live.recorder import Recorder, disruption_condition
 
 log = logging.getLogger(__name__)
+
+
+OUTCOME_UNKNOWN = frozenset({0, 504})
+"""No answer, or the server's own timeout: the write may still land."""
+SETTLE_SECONDS = 60.0
+"""How long an unknown bind is settled before it fails (kube-apiserver's request timeout)."""
+SETTLE_PAUSE_MAX = 2.0
 
 
 class NotLeaderError(Exception):
@@ -48,14 +70,25 @@ class LiveApi:
         *,
         bind_timeout: float = 5.0,
         guard: Callable[[], bool] = lambda: True,
+        on_bound: Callable[[api.Pod], None] | None = None,
+        settle_seconds: float = SETTLE_SECONDS,
     ) -> None:
         self.client = client
+        self.on_bound = on_bound
+        """Called after each accepted bind (the startup split's ``bound`` time)."""
         self.recorder = recorder
         self.bind_timeout = bind_timeout
         self.guard = guard
+        self.settle_seconds = settle_seconds
+        self.io: Callable[[], contextlib.AbstractContextManager[None]] = contextlib.nullcontext
+        """Wraps each bind's HTTP work (the runner lets the scheduling thread run meanwhile)."""
         self.binds = 0
         self.bind_errors = 0
+        self.unknown_binds = 0
+        """Binds whose first answer never came (then settled by re-GET / re-POST)."""
         self.last_bind_error: ApiError | None = None
+        self._here = threading.local()
+        """The calling thread's last bind error (:meth:`take_bind_error`)."""
 
     def bind(self, pod: api.Pod, node_name: str) -> None:
         """POST ``pods/<name>/binding``; raises :class:`ApiError` or :class:`NotLeaderError`."""
@@ -70,15 +103,88 @@ class LiveApi:
         }
         if pod.uid:
             body["metadata"]["uid"] = pod.uid
-        path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/binding"
         try:
-            self.client.request("POST", path, body=body, timeout=self.bind_timeout)
+            with self.io():
+                self._post_settled(pod, node_name, body)
         except ApiError as e:
             self.bind_errors += 1
-            self.last_bind_error = e
+            self.last_bind_error = self._here.error = e
+            raise
+        except NotLeaderError as e:
+            self.bind_errors += 1
+            self._here.error = e
             raise
         self.binds += 1
+        if self.on_bound is not None:
+            self.on_bound(pod)
         self.recorder.pod_scheduled(pod, node_name)
+
+    def _post_settled(self, pod: api.Pod, node_name: str, body: dict[str, Any]) -> None:
+        """POST the binding; when its outcome is unknown, settle it (see the module doc)."""
+        pod_path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}"
+        try:
+            self.client.request("POST", pod_path + "/binding", body=body, timeout=self.bind_timeout)
+            return
+        except ApiError as e:
+            if e.code not in OUTCOME_UNKNOWN:
+                raise
+            first = e
+        self.unknown_binds += 1
+        log.warning(
+            "bind of %s to %s: outcome unknown (%s); settling it, its capacity stays assumed",
+            pod.key,
+            node_name,
+            first,
+        )
+        deadline = time.monotonic() + self.settle_seconds
+        pause = 0.05
+        while True:
+            if not self.guard():
+                raise NotLeaderError("not the leader any more; bind of unknown outcome abandoned")
+            if self._settled(pod, node_name, pod_path):
+                return
+            try:  # still unbound: the first write may be in flight; both name the same node
+                self.client.request(
+                    "POST", pod_path + "/binding", body=body, timeout=self.bind_timeout
+                )
+                return
+            except ApiError as e:
+                if e.code != 409 and e.code not in OUTCOME_UNKNOWN and not e.retryable:
+                    raise
+            if time.monotonic() > deadline:
+                raise ApiError(0, f"bind outcome still unknown after {self.settle_seconds:g} s")
+            time.sleep(pause)
+            pause = min(pause * 2, SETTLE_PAUSE_MAX)
+
+    def _settled(self, pod: api.Pod, node_name: str, pod_path: str) -> bool:
+        """Re-GET the Pod: True when bound to ``node_name``; raises when it is decided
+        otherwise (bound elsewhere 409, gone or re-created 404); False while unbound or
+        when the GET itself gets no answer."""
+        try:
+            obj = self.client.request("GET", pod_path, timeout=self.bind_timeout)
+        except ApiError as e:
+            if e.code == 404:
+                raise
+            if e.retryable:
+                return False
+            raise
+        meta = obj.get("metadata") or {}
+        if pod.uid and meta.get("uid") != pod.uid:
+            raise ApiError(404, f"pod {pod.key} was re-created meanwhile", "NotFound")
+        bound = (obj.get("spec") or {}).get("nodeName") or ""
+        if bound == node_name:
+            log.info("bind of %s to %s: settled, it was written", pod.key, node_name)
+            return True
+        if bound:
+            raise ApiError(409, f"pod {pod.key} is already assigned to node {bound}", "Conflict")
+        return False
+
+    def take_bind_error(self) -> Exception | None:
+        """The error of the last bind this thread made since the previous call (a binding
+        cycle runs on one thread from start to end, so this is that cycle's bind)."""
+        err: Exception | None = getattr(self._here, "error", None)
+        self._here.error = None
+        return err
 
     def delete_pod(self, pod: api.Pod, reason: str) -> None:
         """Delete a preemption victim (404 is fine)."""

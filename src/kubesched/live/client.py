@@ -15,6 +15,11 @@ carries the HTTP code and says whether a retry can help (:attr:`ApiError.retryab
 ``clientConnection.qps`` / ``burst`` (client-go's ``flowcontrol`` limiter); watches are not
 paced once open.  Underneath, urllib3 retries idempotent requests answered 429/503 with a
 ``Retry-After`` header, as client-go does.
+
+With a :class:`~kubesched.metrics.RestClientMetrics`, every answer is counted in
+``rest_client_requests_total`` and every request's duration (rate limiter wait included)
+observed in ``rest_client_request_duration_seconds``, as client-go's ``rest`` package does;
+urllib3's own retries underneath count once, as the answer they end with.
 """
 
 from __future__ import annotations
@@ -31,7 +36,9 @@ import urllib3
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 
+from kubesched.api import source
 from kubesched.api.errors import InputError
+from kubesched.metrics import RestClientMetrics, host_label
 
 Obj = dict[str, Any]
 
@@ -109,9 +116,19 @@ def _status_error(status: int, data: bytes, headers: Mapping[str, str]) -> ApiEr
 class KubeClient:
     """JSON requests and watch streams over one official ``ApiClient``."""
 
-    def __init__(self, api: Any, *, qps: float = 50.0, burst: int = 100) -> None:
+    def __init__(
+        self,
+        api: Any,
+        *,
+        qps: float = 50.0,
+        burst: int = 100,
+        metrics: RestClientMetrics | None = None,
+    ) -> None:
         self._api = api
         self.limiter = RateLimiter(qps, burst)
+        self.metrics = metrics
+        """Where requests are counted and timed (None: nowhere)."""
+        self._host_label = host_label(self.host) if metrics is not None else ""
         self._open: set[Any] = set()
         """Raw responses of the watches being read (cut by :meth:`abort`)."""
         self._stopped = False
@@ -120,7 +137,7 @@ class KubeClient:
     def sibling(self, qps: float, burst: int) -> KubeClient:
         """A client on the same connection pool with its own rate limiter (leader election
         gets its own, as upstream's separate leader-election client)."""
-        return KubeClient(self._api, qps=qps, burst=burst)
+        return KubeClient(self._api, qps=qps, burst=burst, metrics=self.metrics)
 
     @property
     def host(self) -> str:
@@ -148,11 +165,18 @@ class KubeClient:
             auth_settings=["BearerToken"],
         )
         try:
-            return self._api.call_api(
+            resp = self._api.call_api(
                 m, url, header_params=hdrs, body=data, _request_timeout=timeout
             )
         except (urllib3.exceptions.HTTPError, OSError, k8s.ApiException) as e:
+            self._answered(method, None)
             raise ApiError(0, f"{type(e).__name__}: {e}") from e
+        self._answered(method, resp.status)
+        return resp
+
+    def _answered(self, method: str, code: int | None) -> None:
+        if self.metrics is not None:
+            self.metrics.answered(method, self._host_label, code)
 
     def request(
         self,
@@ -165,12 +189,17 @@ class KubeClient:
         timeout: float = DEFAULT_TIMEOUT,
     ) -> Obj:
         """One paced request; the decoded JSON answer, or :class:`ApiError`."""
-        self.limiter.wait()
-        resp = self._send(method, path, query, body, content_type, timeout)
+        start = time.monotonic()
         try:
-            data = resp.read()
-        except (urllib3.exceptions.HTTPError, OSError) as e:
-            raise ApiError(0, f"{type(e).__name__}: {e}") from e
+            self.limiter.wait()
+            resp = self._send(method, path, query, body, content_type, timeout)
+            try:
+                data = resp.read()
+            except (urllib3.exceptions.HTTPError, OSError) as e:
+                raise ApiError(0, f"{type(e).__name__}: {e}") from e
+        finally:
+            if self.metrics is not None:
+                self.metrics.took(method, self._host_label, time.monotonic() - start)
         if resp.status >= 400:
             raise _status_error(resp.status, data or b"", resp.headers)
         try:
@@ -236,10 +265,21 @@ def connect(
     qps: float = 50.0,
     burst: int = 100,
     user_agent: str = "kubesched",
+    metrics: RestClientMetrics | None = None,
 ) -> KubeClient:
     """A client from ``kubeconfig``, in-cluster credentials, or (neither) in-cluster when
     ``KUBERNETES_SERVICE_HOST`` is set, else the default kubeconfig loading rules."""
     conf = k8s.Configuration()
+    if kubeconfig and not in_cluster:
+        # The one reader (regular file, size limit, UTF-8, strict YAML) before the client's.
+        try:
+            docs = source.load_text(source.read_text(kubeconfig), kubeconfig)
+        except InputError as e:
+            why = [(p, f"cannot load API server credentials: {m}") for p, m in e.problems]
+            raise InputError(why, file=kubeconfig) from None
+        if len(docs) != 1 or not isinstance(docs[0], dict):
+            problem = ("", "cannot load API server credentials: not a kubeconfig (a mapping)")
+            raise InputError([problem], file=kubeconfig)
     try:
         if in_cluster or (not kubeconfig and os.environ.get("KUBERNETES_SERVICE_HOST")):
             k8s_config.load_incluster_config(client_configuration=conf)
@@ -253,4 +293,4 @@ def connect(
     conf.connection_pool_maxsize = max(int(conf.connection_pool_maxsize or 0), 32)
     api = k8s.ApiClient(conf)
     api.user_agent = user_agent
-    return KubeClient(api, qps=qps, burst=burst)
+    return KubeClient(api, qps=qps, burst=burst, metrics=metrics)

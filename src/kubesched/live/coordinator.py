@@ -87,8 +87,15 @@ class CoordinatorScheduler(Decisions):
         guard: Callable[[], bool] = lambda: True,
         window: int = WINDOW,
         dispatch_timeout: float = DISPATCH_TIMEOUT,
+        submit_binding: Callable[[Callable[[], None]], None] | None = None,
     ) -> None:
-        super().__init__(config, clock=clock, api_client=api_client, metrics=metrics)
+        super().__init__(
+            config,
+            clock=clock,
+            api_client=api_client,
+            metrics=metrics,
+            submit_binding=submit_binding,
+        )
         self.client = client
         self.live_api = api_client
         self.shard_count = shards

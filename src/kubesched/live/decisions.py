@@ -26,7 +26,7 @@ from kubesched.live.client import ApiError, KubeClient
 from kubesched.parallel import protocol as p
 from kubesched.parallel.binder import FAST_RETRIES, Binder, Choice
 from kubesched.parallel.observe import ParallelMetrics
-from kubesched.scheduler import Diagnosis, Scheduler
+from kubesched.scheduler import Diagnosis, Scheduler, rejected_on_node
 
 log = logging.getLogger(__name__)
 
@@ -172,7 +172,7 @@ class Decisions(Scheduler):
         if not status.is_success() and status.code != Code.WAIT:
             self.cluster.forget_pod(assumed)
             self._requeue_after_forget(assumed, status)
-            self._fail(fwk, qp, status, cycle, start)
+            self._fail(fwk, qp, rejected_on_node(status), cycle, start)
             return
         self._hold_or_bind(fwk, state, qp, assumed, status, waits, start, cycle)
 
@@ -189,13 +189,13 @@ class Decisions(Scheduler):
         bind the API server refused with 409 (the Pod was bound or re-created meanwhile)
         counts as a conflict.  Either way a failed bind has requeued the Pod (backoff), and
         it is handed out again as a new attempt."""
-        errors = self.live_api.bind_errors
+        self.live_api.take_bind_error()
         super()._binding_cycle(fwk, state, qp, assumed, start, cycle)
-        if self.live_api.bind_errors == errors:
+        err = self.live_api.take_bind_error()
+        if err is None:
             return
         self.stats["bind_failed"] += 1
-        err = self.live_api.last_bind_error
-        if err is not None and err.code == 409:
+        if isinstance(err, ApiError) and err.code == 409:
             self.stats["refused:bind_conflict"] += 1
             self.parallel_metrics.conflict("bind_conflict")
 
@@ -252,6 +252,10 @@ class Decisions(Scheduler):
             victims.append(rec.pod)
         for victim in victims:
             self.claimed[victim.key] = key
+            held = self.handle.get_waiting_pod(victim.key)
+            if held is not None:  # upstream prepareCandidate: a victim held at Permit is
+                held.reject(NAME, "preempted")  # rejected, not deleted
+                continue
             if victim.deletion_timestamp is None:
                 try:
                     self.live_api.preempt_pod(

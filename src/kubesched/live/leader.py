@@ -15,6 +15,10 @@ that lost the Lease does not campaign again: the process ends and a restart star
 On a graceful shutdown the Lease is released (holder cleared, duration 1 s) so a standby
 takes over without waiting out the lease (upstream ``ReleaseOnCancel``).
 
+With a :class:`~kubesched.metrics.LeaderElectionMetrics`, ``leader_election_master_status``
+is 0 from the elector's creation, 1 once it acquires the Lease and 0 again when it loses or
+releases it (upstream ``leaderOff`` / ``leaderOn``), labelled with the Lease's name.
+
 Defaults (``config.leader_election``): leaseDuration 15 s, renewDeadline 10 s, retryPeriod 2 s.
 """
 
@@ -31,6 +35,7 @@ from typing import Any
 
 from kubesched.config.types import LeaderElection
 from kubesched.live.client import ApiError, KubeClient
+from kubesched.metrics import LeaderElectionMetrics
 
 log = logging.getLogger(__name__)
 
@@ -54,8 +59,10 @@ class LeaderElector:
         identity: str,
         *,
         clock: Callable[[], float] = time.monotonic,
+        metrics: LeaderElectionMetrics | None = None,
     ) -> None:
         self.client = client
+        self.metrics = metrics
         self.settings = settings
         self.identity = identity
         self.clock = clock
@@ -70,6 +77,7 @@ class LeaderElector:
         self._observed: dict[str, Any] | None = None
         self._observed_at = -math.inf
         self._timeout = max(0.2, min(settings.renew_deadline_seconds, 10.0))
+        self._status(False)
 
     # ------------------------------------------------------------------ queries
     def leading(self) -> bool:
@@ -97,12 +105,14 @@ class LeaderElector:
             return
         log.info("%s became the leader (Lease %s)", self.identity, self.path)
         self.acquired.set()
+        self._status(True)
         while not stop.wait(retry):
             if self.try_acquire_or_renew():
                 continue
             if self.clock() - self.renewed_at >= self.settings.renew_deadline_seconds:
                 log.error("leader election lost: no renewal within the renew deadline")
                 self.lost.set()
+                self._status(False)
                 return
         self.release()
 
@@ -145,6 +155,7 @@ class LeaderElector:
     def release(self) -> None:
         """Give the Lease up if held (best effort)."""
         if not self.leading():
+            self._status(False)
             return
         try:
             lease = self.client.request("GET", self.path, timeout=self._timeout)
@@ -166,8 +177,14 @@ class LeaderElector:
             log.warning("could not release the Lease: %s", e)
         finally:
             self.lost.set()
+            self._status(False)
 
     # ------------------------------------------------------------------ helpers
+    def _status(self, leading: bool) -> None:
+        if self.metrics is not None:
+            name = self.settings.resource_name
+            (self.metrics.on if leading else self.metrics.off)(name)
+
     def _duration(self) -> int:
         return max(1, math.ceil(self.settings.lease_duration_seconds))
 

@@ -18,6 +18,7 @@ from kubesched.live.dispatch import Dispatcher
 from kubesched.live.informer import DELETED, KINDS, Delta, Kind, Timing
 from kubesched.live.runner import LiveScheduler
 from kubesched.live.shard import LiveShard
+from kubesched.live.turns import BindingPool
 from kubesched.metrics import SchedulerMetrics
 from kubesched.scheduler import Scheduler
 
@@ -79,6 +80,8 @@ class LiveCoordinator(LiveScheduler):
         )
 
     def make_scheduler(self, metrics: SchedulerMetrics | None) -> Scheduler:
+        self.binding_pool = BindingPool(self.turns)  # binds off the loop, as the serial role
+        self.api.io = self.turns.released
         self.coordinator = CoordinatorScheduler(
             self.config,
             clock=self.membership.clock,
@@ -90,6 +93,7 @@ class LiveCoordinator(LiveScheduler):
             guard=self.leading,
             window=self.window,
             dispatch_timeout=self.dispatch_timeout,
+            submit_binding=self.binding_pool.submit,
         )
         return self.coordinator
 

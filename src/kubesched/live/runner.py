@@ -8,8 +8,10 @@ and the scheduling thread applies them between cycles; every scheduler call happ
 The loop, while this replica leads: apply pending deltas, flush the backoff queue every
 second and the unschedulable pool every 30 s (upstream's ``flushBackoffQCompleted`` and
 ``flushUnschedulablePodsLeftover`` periods), run ``schedule_one()``; with nothing to do, wait
-for the next delta or timer.  The binding cycle runs inline on this thread (upstream: one
-goroutine per binding), so an API write never races a scheduling cycle.
+for the next delta or timer.  Binding cycles run on a pool of binding workers (upstream: one
+goroutine per binding), each touching the scheduler only in a turn the loop grants between
+two cycles (:mod:`kubesched.live.turns`): a slow bind stalls neither scheduling nor other
+binds, and scheduler state still has one user at a time (the coordinator role too).
 
 Leadership: standbys keep their informers (and so their cache) warm unless
 ``delayCacheUntilActive``; no cycle runs without the Lease.  On acquiring it the replica
@@ -40,6 +42,8 @@ from kubesched.live.dispatch import Dispatcher
 from kubesched.live.informer import KINDS, MODIFIED, Delta, Informer, Kind, Timing
 from kubesched.live.leader import LeaderElector
 from kubesched.live.recorder import Recorder
+from kubesched.live.startup import StartupTracker
+from kubesched.live.turns import BindingPool, Turns
 from kubesched.metrics import SchedulerMetrics
 from kubesched.scheduler import Scheduler
 
@@ -50,12 +54,17 @@ UNSCHEDULABLE_FLUSH_PERIOD = 30.0
 METRICS_SYNC_PERIOD = 1.0
 MAX_DELTAS_PER_TURN = 10_000
 EXIT_LOST_LEASE = 1
+BIND_DRAIN_SECONDS = 5.0
+"""At shutdown, how long binding cycles in flight may take to finish."""
 _WAKE = Delta("", "", None, {})
 """Wakes the loop from its wait (ignored when applied)."""
 
 
 class LiveScheduler:
     """One replica: informers, leader election, the scheduling loop."""
+
+    tracks_startup = True
+    """Export the startup split of the Pods it schedules (:mod:`kubesched.live.startup`)."""
 
     def __init__(
         self,
@@ -76,8 +85,16 @@ class LiveScheduler:
         self.stop_event = threading.Event()
         self.deltas: queue.SimpleQueue[Delta] = queue.SimpleQueue()
         le = config.leader_election
+        metrics = metrics or SchedulerMetrics()
         self.elector = (
-            LeaderElector(election_client or client, le, identity) if le.leader_elect else None
+            LeaderElector(
+                election_client or client,
+                le,
+                identity,
+                metrics=metrics.leader_election,
+            )
+            if le.leader_elect
+            else None
         )
         bind_timeout = 5.0
         if self.elector is not None:
@@ -86,8 +103,19 @@ class LiveScheduler:
         # Events and conditions get their own limiter (upstream's event client is separate),
         # so a storm of failures cannot starve binds of QPS.
         self.recorder = Recorder(client.sibling(client.limiter.qps, client.limiter.burst))
-        self.api = LiveApi(client, self.recorder, bind_timeout=bind_timeout, guard=self.leading)
+        self.startup = StartupTracker(p.scheduler_name for p in config.profiles)
+        self.api = LiveApi(
+            client,
+            self.recorder,
+            bind_timeout=bind_timeout,
+            guard=self.leading,
+            on_bound=lambda pod: self.startup.bound(pod.uid),
+        )
+        self.turns = Turns(lambda: self.deltas.put(_WAKE))
+        self.binding_pool: BindingPool | None = None
         self.scheduler = self.make_scheduler(metrics)
+        if self.tracks_startup:
+            self.startup.metrics = self.scheduler.metrics
         self.dispatch = self.make_dispatch()
         self.informers = [
             Informer(client, k, self.deltas.put, self.stop_event, timing) for k in kinds
@@ -101,8 +129,17 @@ class LiveScheduler:
 
     # ------------------------------------------------------------------ roles
     def make_scheduler(self, metrics: SchedulerMetrics | None) -> Scheduler:
-        """The scheduler this replica drives (the sharded roles override it)."""
-        return Scheduler(self.config, clock=time.monotonic, api_client=self.api, metrics=metrics)
+        """The scheduler this replica drives (the sharded roles override it); its binding
+        cycles run on :attr:`binding_pool`."""
+        pool = self.binding_pool = BindingPool(self.turns)
+        self.api.io = self.turns.released
+        return Scheduler(
+            self.config,
+            clock=time.monotonic,
+            api_client=self.api,
+            metrics=metrics,
+            submit_binding=lambda fn: pool.submit(self.startup.binding_cycle(fn)),
+        )
 
     def make_dispatch(self) -> Dispatcher:
         """What applies informer deltas to :attr:`scheduler`."""
@@ -167,6 +204,7 @@ class LiveScheduler:
         next_resync = now + self.resync_seconds
         q = self.scheduler.queue
         while not self.stop_event.is_set():
+            self.turns.serve()
             self._drain()
             if not self.leading():
                 if was_leading or (self.elector is not None and self.elector.lost.is_set()):
@@ -230,6 +268,10 @@ class LiveScheduler:
             self.dispatch.apply(delta)
         except Exception:  # one bad object must not stop the scheduler
             log.exception("failed to apply %s %s", delta.type, delta.kind)
+        try:
+            self.startup.observe(delta)
+        except Exception:  # nor keep the next deltas from it
+            log.exception("failed to follow the startup of %s %s", delta.type, delta.kind)
 
     def _resync(self) -> None:
         for inf in self.informers:
@@ -238,11 +280,13 @@ class LiveScheduler:
 
     # ------------------------------------------------------------------ leadership
     def _request_relist(self) -> None:
-        """Relist every kind that already listed; scheduling waits for the fresh lists."""
-        self._relist_from = {id(i): i.lists for i in self.informers if i.lists > 0}
-        for inf in self.informers:
-            if inf.lists > 0:
-                inf.request_relist()
+        """Relist every kind that already listed; scheduling waits for the fresh lists.  A
+        kind the API server does not serve (``absent``: an optional CRD not installed) is
+        empty, nothing to reconcile: waiting for it would wait out its retry backoff."""
+        listed = [i for i in self.informers if i.lists > 0 and not i.absent]
+        self._relist_from = {id(i): i.lists for i in listed}
+        for inf in listed:
+            inf.request_relist()
         self.client.abort()
         self._relist_asked = time.monotonic()
 
@@ -251,7 +295,11 @@ class LiveScheduler:
             return False
         if self._relist_from is None:
             return True
-        behind = [i for i in self.informers if i.lists <= self._relist_from.get(id(i), -1)]
+        behind = [
+            i
+            for i in self.informers
+            if i.lists <= self._relist_from.get(id(i), -1) and not i.absent
+        ]
         if not behind:
             self._relist_from = None
             log.info("cache reconciled with fresh lists; scheduling")
@@ -264,6 +312,7 @@ class LiveScheduler:
     # ------------------------------------------------------------------ shutdown
     def _shutdown(self) -> None:
         self.stop_event.set()
+        self._finish_binds(BIND_DRAIN_SECONDS)
         self.client.stop_watches()
         self.recorder.wake()
         deadline = time.monotonic() + 5.0
@@ -272,3 +321,14 @@ class LiveScheduler:
         alive = [t.name for t in self._threads if t.is_alive()]
         if alive:
             log.warning("threads still running at exit: %s", ", ".join(alive))
+
+    def _finish_binds(self, seconds: float) -> None:
+        """Grant turns until the binding cycles in flight are done (bounded), then no more."""
+        pool = self.binding_pool
+        deadline = time.monotonic() + seconds
+        while pool is not None and pool.busy() and time.monotonic() < deadline:
+            if not self.turns.serve():
+                time.sleep(0.005)
+        self.turns.close()
+        if pool is not None and pool.busy():
+            log.warning("%d binding cycle(s) still in flight at exit", pool.busy())

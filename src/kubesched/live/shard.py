@@ -122,6 +122,8 @@ class ShardDispatch(Dispatcher):
 class LiveShard(LiveScheduler):
     """One shard replica (see the module docstring)."""
 
+    tracks_startup = False  # its Pods' startup is the coordinator's to export
+
     def __init__(
         self,
         config: KubeSchedulerConfiguration,

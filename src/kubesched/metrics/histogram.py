@@ -60,6 +60,8 @@ class BufferedHistogram:
         self._le = [floatToGoString(b) for b in self._bounds.tolist()]  # type: ignore[no-untyped-call]
         self._children: dict[tuple[str, ...], BufferedChild] = {}
         self._lock = threading.Lock()
+        if not labelnames:  # client_golang exports a histogram without labels from the start
+            self.labels()
         registry.register(self)
 
     def labels(self, *values: str, **labels: str) -> BufferedChild:

@@ -8,6 +8,7 @@ with the failed check's name, as kube-scheduler's ``[-]name failed`` lines.
 
 from __future__ import annotations
 
+import errno
 import threading
 from collections.abc import Callable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from prometheus_client import generate_latest
 
+from kubesched.api.errors import InputError, excerpt
 from kubesched.metrics.catalog import (
     CONTENT_TYPE,
 )
@@ -39,6 +41,22 @@ def probe(checks: Mapping[str, Check]) -> tuple[int, bytes]:
     if ok:
         return 200, b"ok"
     return 500, ("\n".join(lines) + "\nhealthz check failed\n").encode()
+
+
+def _bind(address: str, port: int, handler: type[BaseHTTPRequestHandler]) -> ThreadingHTTPServer:
+    """The HTTP server on ``address:port``; a port in use, out of range or an address that
+    cannot be served is an :class:`InputError` naming the flag (exit code 2)."""
+    try:
+        return ThreadingHTTPServer((address, port), handler)
+    except OverflowError:
+        raise InputError([("--metrics-port", f"must be 0..65535, got {port}")]) from None
+    except (OSError, UnicodeError) as err:
+        if isinstance(err, OSError) and err.errno == errno.EADDRINUSE:
+            problem = ("--metrics-port", f"port {port} on {excerpt(address)} is already in use")
+        else:
+            why = getattr(err, "strerror", None) or str(err)
+            problem = ("--metrics-address", f"cannot serve on {excerpt(address)}: {why}")
+        raise InputError([problem]) from None
 
 
 class MetricsServer:
@@ -82,7 +100,7 @@ class MetricsServer:
             def log_message(self, format: str, *args: Any) -> None:
                 del format, args  # scrapes are not worth a log line
 
-        self._server = ThreadingHTTPServer((address, port), Handler)
+        self._server = _bind(address, port, Handler)
         self._server.daemon_threads = True
         self.address = address
         self.port: int = self._server.server_address[1]

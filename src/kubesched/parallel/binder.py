@@ -53,7 +53,7 @@ from kubesched.parallel.bulk import BulkCommitter
 from kubesched.parallel.dispatcher import InFlight
 from kubesched.parallel.fastpath import NO, FastPath
 from kubesched.parallel.fastpath import NODE_LOCAL_FILTERS as NODE_LOCAL_FILTERS  # re-export
-from kubesched.scheduler import Diagnosis
+from kubesched.scheduler import Diagnosis, rejected_on_node
 
 if TYPE_CHECKING:
     from kubesched.parallel.coordinator import ParallelScheduler
@@ -260,7 +260,7 @@ class Binder:
         if not status.is_success() and status.code != Code.WAIT:
             hub.cluster.forget_pod(assumed)
             hub._requeue_after_forget(assumed, status)
-            hub._fail(fwk, qp, status, rec.cycle, rec.start)
+            hub._fail(fwk, qp, rejected_on_node(status), rec.cycle, rec.start)
             self.refused[shard].append((qp.pod.key, status.message()))
             return False
         hub.committing(assumed.key, shard, rec.sent)
@@ -363,7 +363,15 @@ class Binder:
         for victim in pods:
             self.claimed[victim.key] = key
             if victim.deletion_timestamp is None and hub.api is not None:
-                preempt_pod(hub.api, victim, rec.qp.pod, node, VICTIM_REASON)
+                preempt_pod(
+                    hub.api,
+                    victim,
+                    rec.qp.pod,
+                    node,
+                    VICTIM_REASON,
+                    waiting=hub.handle,
+                    plugin=NAME,
+                )
         hub.metrics.record_preemption(len(pods))
         hub._nominate(rec.qp, PostFilterResult(node, tuple(pods)))
         return ""

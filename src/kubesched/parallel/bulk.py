@@ -107,8 +107,9 @@ class BulkCommitter:
         stats, pm, metrics = binder.stats, hub.parallel_metrics, hub.metrics
         for (res, rec, fwk, _), err in zip(run, errors, strict=True):
             qp = rec.qp
-            if err is not None:
+            if err is not None:  # the proposer's replica must forget its assumed copy
                 hub._proposer.pop(res[1], None)
+                binder.refused[shard].append((res[1], "bind_failed"))
                 hub._fail(fwk, qp, Status(Code.ERROR, (str(err),)), rec.cycle, rec.start)
                 pm.result(shard, "error")
                 continue

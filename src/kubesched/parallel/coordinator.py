@@ -41,6 +41,7 @@ from kubesched.parallel.binder import Binder, summary
 from kubesched.parallel.dispatcher import Dispatcher, InFlight
 from kubesched.parallel.observe import ParallelMetrics
 from kubesched.scheduler import Scheduler
+from kubesched.scheduler.base import resume
 from kubesched.state.cache import PodRecord
 
 DEPTH = 5
@@ -159,9 +160,17 @@ class ParallelScheduler(Scheduler):
 
     def committed(self, key: str) -> None:
         """The binder finished committing ``key``: if its bind is not confirmed yet (a slow
-        API server, or a gang member held at Permit), shards must count it all the same."""
+        API server, or a gang member held at Permit), shards must count it all the same.
+        If its binding cycle already failed (PreBind or Bind, the cache forgot it before
+        anything was streamed), the proposer must forget its assumed copy: a replica that
+        still held it would drop the Pod when it is handed out again."""
         rec = self.cluster.pods.get(key)
-        if rec is None or not rec.assumed or key in self.held_logged:
+        if rec is None:
+            shard, _ = self._proposer.pop(key, (-1, None))
+            if shard >= 0:
+                self.binder.refused[shard].append((key, "bind_failed"))
+            return
+        if not rec.assumed or key in self.held_logged:
             return
         shard, sent = self._proposer.get(key, (-1, None))
         self.held_logged.add(key)
@@ -301,7 +310,21 @@ class ParallelScheduler(Scheduler):
         self.parallel_metrics.shards[i].cpu += reply.cpu
         self.parallel_metrics.shards[i].apply_cpu += reply.apply_cpu
         self.last_step_pods = max(self.last_step_pods, len(reply.results))
+        self._resume_attempts(reply)
         self.binder.process(i, reply.results)
+
+    def _resume_attempts(self, reply: p.FromShard) -> None:
+        """The attempts of the Pods a reply answers resume now, after their share of the
+        shard's time on the message: the wall time between hand-out and reply (other
+        shards' and Pods' work, the simulator's ``--pace`` sleeps) is not theirs."""
+        if not reply.results:
+            return
+        start = resume(reply.busy / len(reply.results))
+        in_flight = self.dispatcher.in_flight
+        for res in reply.results:
+            rec = in_flight.get(res[1])
+            if rec is not None:
+                rec.start = start
 
     def _trim(self) -> None:
         low = min(self.cursor) - self.log_base

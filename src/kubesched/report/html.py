@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from kubesched.api import source
 from kubesched.api.errors import InputError
 from kubesched.report import plots
 
@@ -75,6 +76,17 @@ def denominators(s: dict[str, Any]) -> list[tuple[str, Any]]:
         ("Attempts: unschedulable", attempts.get("unschedulable")),
         ("Attempts: error", attempts.get("error")),
         ("Success ratio (scheduled / attempts)", s.get("successRatio")),
+        *_preemption_rows(s.get("preemptionLatencySeconds") or {}),
+    ]
+
+
+def _preemption_rows(p: dict[str, Any]) -> list[tuple[str, Any]]:
+    """Preemptors and their latency from nomination to bind (simulated seconds)."""
+    if not p.get("preemptors"):
+        return []
+    return [
+        ("Preemptors (bound / all)", f"{p.get('bound')} / {p.get('preemptors')}"),
+        ("Preemption latency, nominated to bound, P50 / P99 s", f"{p.get('p50')} / {p.get('p99')}"),
     ]
 
 
@@ -117,6 +129,31 @@ def _latency_tables(s: dict[str, Any]) -> str:
         parts.append(f"<h3>{_esc(title)}</h3>")
         parts.append(_grid(["", "observations", "P50 ms", "P99 ms"], rows))
     return "\n".join(parts)
+
+
+STARTUP_ROWS = (
+    ("admission", "created to ungated (admission, gates)"),
+    ("scheduling", "ungated to scheduled (queue, scheduling attempts)"),
+    ("binding", "scheduled to bound (binding cycle, API)"),
+    ("node", "bound to Ready (node side)"),
+    ("total", "created to Ready"),
+)
+
+
+def _startup_table(s: dict[str, Any]) -> str:
+    """Per startup segment: the Pods that completed it, P50 and P99 seconds."""
+    seg = s.get("podStartupSeconds") or {}
+    if not seg:
+        return ""
+    rows = [
+        [f"{key}: {label}", (seg.get(key) or {}).get("pods"), *_quantiles(seg.get(key))]
+        for key, label in STARTUP_ROWS
+    ]
+    return _grid(["segment", "Pods", "P50 s", "P99 s"], rows)
+
+
+def _quantiles(v: dict[str, Any] | None) -> list[Any]:
+    return [(v or {}).get("p50"), (v or {}).get("p99")]
 
 
 def _waiting(s: dict[str, Any]) -> str:
@@ -200,6 +237,9 @@ Utilisation at the end: {_esc(util or "-")}.</p>
 <h2>Latency</h2>
 {fig("latency.png")}
 {_latency_tables(s)}
+<h2>Startup: created to Ready</h2>
+{fig("startup.png")}
+{_startup_table(s)}
 <h2>Resources</h2>
 {fig("resources.png")}
 <h2>GPU placement</h2>
@@ -227,10 +267,8 @@ def write_report(summary: dict[str, Any], out: str | Path) -> Path:
 
 def load_results(path: str | Path) -> dict[str, Any]:
     """A saved summary (``simulate --json-out``); :class:`InputError` if it is not one."""
-    try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as e:
-        raise InputError([("", f"cannot read results: {e}")], file=str(path)) from None
+    docs = source.load_text(source.read_text(str(path)), str(path))
+    data = docs[0] if len(docs) == 1 else None
     if not isinstance(data, dict) or "podsSubmitted" not in data:
         raise InputError([("", "not a run summary (simulate --json-out)")], file=str(path))
     return data

@@ -19,6 +19,8 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from kubesched.report.startupplot import plot_startup
+
 QUEUE_COLORS = {
     "active": "#2b8cbe",
     "backoff": "#fdae6b",
@@ -315,6 +317,7 @@ PLOTS: dict[str, PlotFn] = {
     "queues.png": plot_queues,
     "waiting.png": plot_waiting,
     "latency.png": plot_latency,
+    "startup.png": plot_startup,
     "resources.png": plot_resources,
     "gpu.png": plot_gpu,
 }

@@ -80,6 +80,8 @@ def schedule_table(result: dict[str, Any]) -> str:
         f"\n\n{s['pods']} pods: {s['scheduled']} scheduled, {s['unschedulable']} unschedulable, "
         f"{s['gated']} gated, {s['error']} error; {s['ignored']} ignored (other schedulers)"
     )
+    lines = _preemption_lines(s.get("preemptionLatencySeconds") or {})
+    tail += ("\n" + lines[0].strip()) if lines else ""
     return _table(["POD", "RESULT", "NODE", "ATTEMPTS", "MESSAGE"], rows, right=(3,)) + tail
 
 
@@ -100,6 +102,8 @@ def simulate_summary(s: dict[str, Any]) -> str:
         f"  successful pods/s     {s['scheduledPodsPerVirtualSecond']} per simulated second",
         f"  scheduler throughput  {s['attemptsPerWallSecond']} attempts per wall-clock second",
         f"  queueing time         p50 {q['p50']} s, p99 {q['p99']} s",
+        *_preemption_lines(s.get("preemptionLatencySeconds") or {}),
+        *_startup_lines(s.get("podStartupSeconds") or {}),
         f"  pending pods by queue {pending}",
         f"  utilisation           {util}",
         *_job_lines(s),
@@ -109,6 +113,35 @@ def simulate_summary(s: dict[str, Any]) -> str:
         + ("all hold" if not broken else "VIOLATED: " + ", ".join(sorted(broken))),
     ]
     return "\n".join(lines)
+
+
+def _preemption_lines(p: dict[str, Any]) -> list[str]:
+    """Preemption latency (nominated to bound, victims' grace periods included), if any."""
+    if not p.get("preemptors"):
+        return []
+    return [
+        f"  preemption latency    p50 {p['p50']} s, p99 {p['p99']} s nominated to bound "
+        f"({p['bound']}/{p['preemptors']} preemptors bound)"
+    ]
+
+
+STARTUP_SEGMENTS = ("admission", "scheduling", "binding", "node")
+
+
+def _startup_lines(p: dict[str, Any]) -> list[str]:
+    """Startup split into its segments (p50 / p99 s each), then created to Ready."""
+    if not p:
+        return []
+    total = p.get("total") or {}
+    cells = ", ".join(
+        f"{name} {(p.get(name) or {}).get('p50')}/{(p.get(name) or {}).get('p99')}"
+        for name in STARTUP_SEGMENTS
+    )
+    return [
+        f"  startup p50/p99 s     {cells}",
+        f"  created to Ready      p50 {total.get('p50')} s, p99 {total.get('p99')} s "
+        f"({total.get('pods', 0)} pods Ready)",
+    ]
 
 
 def _job_lines(s: dict[str, Any]) -> list[str]:

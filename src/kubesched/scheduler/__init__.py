@@ -17,6 +17,7 @@ from kubesched.scheduler.types import (
     NoNodesError,
     ScheduleResult,
     num_feasible_nodes_to_find,
+    rejected_on_node,
     truncate_message,
 )
 
@@ -31,5 +32,6 @@ __all__ = [
     "ScheduleResult",
     "Scheduler",
     "num_feasible_nodes_to_find",
+    "rejected_on_node",
     "truncate_message",
 ]

@@ -7,6 +7,7 @@ on another, so each module type-checks on its own.  ``Scheduler.__init__`` sets 
 
 from __future__ import annotations
 
+import time
 from collections import Counter, deque
 from collections.abc import Callable
 from typing import Any
@@ -31,7 +32,17 @@ from kubesched.queue.scheduling_queue import SchedulingQueue
 from kubesched.state.cache import ClusterState
 
 Waiting = tuple[Framework, CycleState, QueuedPodInfo, float, int, float]
-"""A Pod held at Permit: its profile, cycle state, queue info, start, cycle, wait start."""
+"""A Pod held at Permit: its profile, cycle state, queue info, the wall seconds its attempt
+has taken so far (the wait itself does not count, see :func:`resume`), cycle, wait start
+(scheduler clock)."""
+
+
+def resume(spent: float) -> float:
+    """A ``start`` for an attempt that resumes now after ``spent`` wall seconds of its own
+    work: ``time.perf_counter() - start`` then counts that work and what follows, not the
+    pause between (other Pods' cycles, the simulator's virtual latencies and ``--pace``
+    sleeps, the queue of the binding thread)."""
+    return time.perf_counter() - spent
 
 
 class SchedulerBase:

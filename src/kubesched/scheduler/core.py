@@ -51,6 +51,7 @@ from kubesched.scheduler.failures import FailureMixin
 from kubesched.scheduler.types import (
     FitError,
     NoNodesError,
+    rejected_on_node,
 )
 from kubesched.scheduler.waiting import WaitingMixin
 from kubesched.state.cache import CacheError, ClusterState
@@ -107,6 +108,7 @@ class Scheduler(AlgorithmMixin, WaitingMixin, FailureMixin):
             )
             for p in extender_config.apply_ignored_resources(config.profiles, ext_configs)
         }
+        self.metrics.start_profiles(self.profiles)
         recorder = self.metrics.plugin_recorder()
         self._sampled = {n: sampling.sampled_twin(f, recorder) for n, f in self.profiles.items()}
         """Profile twins that time each plugin call (every PLUGIN_SAMPLE_EVERY-th cycle)."""
@@ -284,9 +286,11 @@ class Scheduler(AlgorithmMixin, WaitingMixin, FailureMixin):
             nominating = self._post_filter(fwk, state, pod, fit.diagnosis)
             if nominating is not None:
                 self._nominate(qp, nominating)
-            self._fail(fwk, qp, fit.diagnosis, cycle, start)
+            self.metrics.algorithm_duration.observe(time.perf_counter() - start)  # upstream
+            self._fail(fwk, qp, fit.diagnosis, cycle, start)  # defers it past PostFilter
             return True
         except (PluginError, NoNodesError, ExtenderError) as e:
+            self.metrics.algorithm_duration.observe(time.perf_counter() - start)
             self._fail(fwk, qp, Status(Code.ERROR, (str(e),)), cycle, start)
             return True
         except Exception as e:  # a faulty plugin must not stop the loop
@@ -305,7 +309,7 @@ class Scheduler(AlgorithmMixin, WaitingMixin, FailureMixin):
         if not status.is_success() and status.code != Code.WAIT:
             self.cluster.forget_pod(assumed)
             self._requeue_after_forget(assumed, status)
-            self._fail(fwk, qp, status, cycle, start)
+            self._fail(fwk, qp, rejected_on_node(status), cycle, start)
             return True
         self._hold_or_bind(fwk, state, qp, assumed, status, waits, start, cycle)
         return True
@@ -329,7 +333,8 @@ class Scheduler(AlgorithmMixin, WaitingMixin, FailureMixin):
         if status.code == Code.WAIT:
             now = self.clock()
             deadlines = {name: now + t for name, t in waits.items()}
-            self._waiting[assumed.key] = (fwk, state, qp, start, cycle, now)
+            spent = time.perf_counter() - start  # the wait at Permit is not the attempt's work
+            self._waiting[assumed.key] = (fwk, state, qp, spent, cycle, now)
             self.handle.waiting_pods.add(WaitingPod(assumed, deadlines, self._decided.append))
             return
         self._submit(fwk, state, qp, assumed, start, cycle)

@@ -61,6 +61,16 @@ class Diagnosis:
         return msg
 
 
+def rejected_on_node(status: Status) -> Diagnosis | Status:
+    """A Reserve or Permit rejection (also one while waiting at Permit) as upstream reports
+    it: a ``FitError`` over one node whose status is ``status``, so the Pod's message is
+    ``0/1 nodes are available: 1 PodGroup not found.``; other statuses unchanged."""
+    if not status.is_rejected():
+        return status
+    plugins = {status.plugin} if status.plugin else set()
+    return Diagnosis(1, Counter(status.reasons), plugins)
+
+
 class FitError(Exception):
     """No node fits; carries the diagnosis."""
 

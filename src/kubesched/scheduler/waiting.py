@@ -5,6 +5,8 @@ simulated seconds in the simulator)."""
 
 from __future__ import annotations
 
+import time
+
 from kubesched.api import objects as api
 from kubesched.config.fielderr import go_duration
 from kubesched.framework.interface import (
@@ -13,7 +15,8 @@ from kubesched.framework.interface import (
     QueuedPodInfo,
 )
 from kubesched.framework.runtime import Framework
-from kubesched.scheduler.base import SchedulerBase
+from kubesched.scheduler.base import SchedulerBase, resume
+from kubesched.scheduler.types import rejected_on_node
 
 
 class WaitingMixin(SchedulerBase):
@@ -58,8 +61,9 @@ class WaitingMixin(SchedulerBase):
             ctx = self._waiting.pop(wp.pod.key, None)
             if ctx is None or wp.status is None:
                 continue
-            fwk, state, qp, start, cycle, since = ctx
+            fwk, state, qp, spent, cycle, since = ctx
             self.metrics.record_permit_wait(wp.status.code.name, self.clock() - since)
+            start = resume(spent)
             if wp.status.is_success():
                 self._submit(fwk, state, qp, wp.pod, start, cycle)
                 continue
@@ -69,7 +73,7 @@ class WaitingMixin(SchedulerBase):
             if self.cluster.is_assumed(assumed.key):
                 self.cluster.forget_pod(assumed)
             self._requeue_after_forget(assumed, wp.status)
-            self._fail(fwk, qp, wp.status, cycle, start)
+            self._fail(fwk, qp, rejected_on_node(wp.status), cycle, start)
 
     def _submit(
         self,
@@ -80,4 +84,9 @@ class WaitingMixin(SchedulerBase):
         start: float,
         cycle: int,
     ) -> None:
-        self.submit_binding(lambda: self._binding_cycle(fwk, state, qp, assumed, start, cycle))
+        spent = time.perf_counter() - start
+
+        def binding_cycle() -> None:  # waiting for the binder does not count (see resume)
+            self._binding_cycle(fwk, state, qp, assumed, resume(spent), cycle)
+
+        self.submit_binding(binding_cycle)

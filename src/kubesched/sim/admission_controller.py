@@ -223,7 +223,7 @@ class AdmissionController:
             self.admitter.replace_pod(key, fresh)
             current = self.api.pods.get(key)
             if current is not None:
-                self.api.delete_pod(current, reason=victim.eviction_reason)
+                self.api.delete_pod(current, reason=victim.eviction_reason, grace=0)
                 deleted += 1
             self.api.create_pod(fresh)
         if self.metrics is None:
@@ -286,6 +286,8 @@ class AdmissionController:
                 row["evictionHistory"] = [{**h, "at": round(float(h["at"]), 6)} for h in wl.history]
             if wl.deactivated:
                 row["deactivated"] = True
+            if wl.inadmissible:
+                row["inadmissible"] = {"reason": "Inadmissible", "message": wl.inadmissible}
             freed = self.freed_at.get(key)
             if freed is not None:
                 row["freedAt"] = round(freed, 6)

@@ -5,6 +5,16 @@ Pods, records ``PodScheduled=False`` conditions, and tells watchers (the schedul
 handlers) about every change, optionally after a watch delay in virtual time.  It keeps its
 own accounting of bound Pods, so invariants are checked against the API's truth, not the
 scheduler's cache.
+
+Deletion is graceful, as kube-apiserver's: deleting a bound Pod with a grace period (the
+Pod's ``terminationGracePeriodSeconds``, 30 s when unset, or the caller's ``grace``) sets
+``deletionTimestamp`` to now + grace (a Pod update event) and the Pod keeps its node's
+resources until the kubelet is done; here termination takes exactly the grace period, then
+the Pod is removed (the delete event).  A Pod that is not bound, has finished
+(``Succeeded``/``Failed``), is deleted with grace 0, or is bound to a node that is gone is
+removed at once.  :meth:`SimApiServer.preempt_pod` is upstream's ``PreemptPod``: the victim
+gets the ``DisruptionTarget`` condition (reason ``PreemptionByScheduler``), then is deleted
+gracefully.
 """
 
 from __future__ import annotations
@@ -61,6 +71,35 @@ class ApiStats:
     binds_per_pod: Counter[str] = field(default_factory=Counter)
     bound_at: dict[str, float] = field(default_factory=dict)
     created_at: dict[str, float] = field(default_factory=dict)
+    preempted_at: dict[str, float] = field(default_factory=dict)
+    """Preemptor key to the time of its first preemption (victims marked and deleted)."""
+    ungated_at: dict[str, float] = field(default_factory=dict)
+    """When a Pod created unbound had no scheduling gate left (its creation, or the
+    update that removed the last one)."""
+    ready_at: dict[str, float] = field(default_factory=dict)
+    """When a bound Pod became Ready (:meth:`SimApiServer.pod_ready`, the kubelet)."""
+    preempted: dict[str, api.Pod] = field(default_factory=dict)
+    """Pod key -> the victim, for every Pod a scheduler evicted by preemption (bound or not:
+    a victim whose binding cycle was still in flight is deleted unbound, as upstream)."""
+
+    def preemption_latency(self) -> dict[str, Any]:
+        """Preemption latency: seconds from a preemptor's first preemption (when it is
+        nominated and its victims deleted) to its bind -- with graceful deletion at least
+        its victims' grace period.  ``preemptors`` that preempted, ``bound`` of them, and
+        p50 / p99 over the bound ones (None without any)."""
+        waits = [
+            self.bound_at[k] - t
+            for k, t in self.preempted_at.items()
+            if self.bound_at.get(k, -1.0) >= t
+        ]
+        arr = np.asarray(waits, dtype=np.float64)
+        p50, p99 = (round(float(np.percentile(arr, q)), 4) if waits else None for q in (50, 99))
+        return {"preemptors": len(self.preempted_at), "bound": len(waits), "p50": p50, "p99": p99}
+
+
+DEFAULT_GRACE_SECONDS = 30
+"""kube-apiserver's default ``terminationGracePeriodSeconds``."""
+FINISHED_PHASES = ("Succeeded", "Failed")
 
 
 class SimApiServer:
@@ -78,6 +117,8 @@ class SimApiServer:
         self.bind_failure_rate = 0.0
         self.rng = np.random.default_rng(seed)
         self.on_bound: list[Callable[[api.Pod], None]] = []
+        self.terminating: dict[str, float] = {}
+        """Pods this server is terminating (graceful deletion), to when they will be gone."""
 
     # ------------------------------------------------------------------ notifications
     def _notify(self, fn: Callable[[Watcher], None]) -> None:
@@ -156,9 +197,13 @@ class SimApiServer:
             raise ApiError(409, f'pods "{pod.name}" already exists')
         self.pods[pod.key] = pod
         self.stats.created_at[pod.key] = self.loop.now
+        self.stats.ungated_at.pop(pod.key, None)  # a Pod re-created under the same name
+        self.stats.ready_at.pop(pod.key, None)
         if pod.node_name:
             self.stats.binds_per_pod[pod.key] += 1
             self.stats.bound_at[pod.key] = self.loop.now
+        elif not pod.scheduling_gates:
+            self.stats.ungated_at[pod.key] = self.loop.now
         self._notify(lambda w: w.on_pod_add(pod))
 
     def update_pod(self, pod: api.Pod) -> None:
@@ -167,6 +212,8 @@ class SimApiServer:
         if old is None:
             raise ApiError(404, f'pods "{pod.name}" not found')
         self.pods[pod.key] = pod
+        if old.scheduling_gates and not pod.scheduling_gates and not pod.node_name:
+            self.stats.ungated_at.setdefault(pod.key, self.loop.now)
         self._notify(lambda w: w.on_pod_update(old, pod))
 
     def bind(self, pod: api.Pod, node_name: str) -> None:
@@ -191,13 +238,83 @@ class SimApiServer:
         for hook in self.on_bound:
             hook(bound)
 
-    def delete_pod(self, pod: api.Pod, reason: str = "") -> None:
-        """Delete a Pod (idempotent for already-deleted Pods)."""
-        current = self.pods.pop(pod.key, None)
+    def delete_pod(self, pod: api.Pod, reason: str = "", *, grace: int | None = None) -> None:
+        """Delete a Pod: gracefully when bound (see the module docstring), at once otherwise;
+        ``grace`` overrides the Pod's ``terminationGracePeriodSeconds`` (DeleteOptions).
+        Idempotent for Pods already gone or terminating."""
+        del reason
+        current = self.pods.get(pod.key)
         if current is None:
             return
+        if current.key in self.terminating:
+            if current.node_name not in self.nodes:  # its node is gone: no kubelet to wait for
+                self._remove(current)
+            return
+        if grace is None:
+            grace = current.termination_grace_period_seconds
+            grace = DEFAULT_GRACE_SECONDS if grace is None else grace
         self.stats.deletes += 1
+        if (
+            grace <= 0
+            or not current.node_name
+            or current.node_name not in self.nodes
+            or current.phase in FINISHED_PHASES
+        ):
+            self._remove(current)
+            return
+        gone_at = self.loop.now + grace
+        meta = {**(current.raw.get("metadata") or {}), "deletionGracePeriodSeconds": grace}
+        terminating = dataclasses.replace(
+            current, deletion_timestamp=gone_at, raw={**current.raw, "metadata": meta}
+        )
+        self.pods[pod.key] = terminating
+        self.terminating[pod.key] = gone_at
+        self._notify(lambda w: w.on_pod_update(current, terminating))
+        self.loop.call_at(gone_at, lambda: self._terminated(pod.key, current.uid, gone_at))
+
+    def _terminated(self, key: str, uid: str, gone_at: float) -> None:
+        """The kubelet finished terminating the Pod: the object goes (unless it went already)."""
+        current = self.pods.get(key)
+        if current is not None and current.uid == uid and self.terminating.get(key) == gone_at:
+            self._remove(current)
+
+    def _remove(self, current: api.Pod) -> None:
+        del self.pods[current.key]
+        self.terminating.pop(current.key, None)
         self._notify(lambda w: w.on_pod_delete(current))
+
+    def preempt_pod(self, victim: api.Pod, preemptor: api.Pod, node: str, reason: str) -> None:
+        """Upstream ``PreemptPod``: patch the ``DisruptionTarget`` condition onto the victim
+        (a Pod update), then delete it gracefully.  A victim already gone is success."""
+        del node
+        current = self.pods.get(victim.key)
+        if current is None:
+            return
+        self.stats.preempted_at.setdefault(preemptor.key, self.loop.now)
+        self.stats.preempted[victim.key] = current
+        status = dict(current.raw.get("status") or {})
+        others = [c for c in status.get("conditions") or () if c.get("type") != "DisruptionTarget"]
+        message = f"{preemptor.scheduler_name}: preempting to accommodate a higher priority pod"
+        cond = {"type": "DisruptionTarget", "status": "True", "reason": reason}
+        status["conditions"] = [*others, {**cond, "message": message}]
+        marked = dataclasses.replace(current, raw={**current.raw, "status": status})
+        self.pods[victim.key] = marked
+        self._notify(lambda w: w.on_pod_update(current, marked))
+        self.delete_pod(marked, reason)
+
+    def pod_ready(self, pod: api.Pod) -> None:
+        """The kubelet reports the bound ``pod`` Ready (its containers started), unless it
+        is gone, re-created, unbound or terminating by now.  Watchers are not told: nothing
+        in the simulated world acts on readiness, and a Pod update per Pod would cost the
+        scheduler's informer for nothing."""
+        current = self.pods.get(pod.key)
+        if (
+            current is not None
+            and current.uid == pod.uid
+            and current.node_name
+            and pod.key not in self.terminating
+        ):
+            self.stats.ready_at.setdefault(pod.key, self.loop.now)
 
     def pod_scheduling_failed(self, pod: api.Pod, reason: str, message: str) -> None:
         """Record the ``PodScheduled=False`` condition the scheduler writes."""

@@ -108,17 +108,31 @@ class SimCluster:
         self.api.watch(_Informer(self))
         self.api.watch(ResourceClaimController(self.api))
         self._next_unschedulable_flush = UNSCHEDULABLE_FLUSH_PERIOD
-        self.on_progress: Callable[[], None] | None = None
         self.seed = seed
         self.down = False
         """The scheduler process is dead (a fault drill): nothing is scheduled."""
         self._tokens = 0.0
         self._tokens_at: float | None = None
+        self.scheduled_at: dict[str, float] = {}
+        """Pod key to when the scheduling cycle that bound it handed it to its binding cycle
+        (the end of the ``scheduling`` segment, :mod:`kubesched.sim.startup`)."""
+        self._binding_since: float | None = None
+        self.api.on_bound.append(self._bound)
+
+    def _bound(self, pod: api.Pod) -> None:
+        since = self._binding_since
+        self.scheduled_at[pod.key] = self.loop.now if since is None else since
 
     def _submit_binding(self, fn: Callable[[], None]) -> None:
+        submitted = self.loop.now  # the scheduling cycle is over (Permit passed)
+
         def run() -> None:
             t0 = time.perf_counter()
-            fn()
+            self._binding_since = submitted
+            try:
+                fn()
+            finally:
+                self._binding_since = None
             self.wall_seconds += time.perf_counter() - t0
 
         delay = self._client_wait() + self.timing.bind_latency
@@ -164,8 +178,6 @@ class SimCluster:
             cycles = hooks.step_weight(self.scheduler)  # a parallel step: shards side by side
             self._busy_until = self.loop.now + self.timing.cycle_seconds * cycles
             self.wake()
-            if self.on_progress is not None:
-                self.on_progress()
             return
         nxt = q.next_wakeup()
         permit = self.scheduler.next_waiting_deadline()
@@ -174,6 +186,8 @@ class SimCluster:
         if nxt is not None:
             if q.pending_pods().get("unschedulable", 0):
                 nxt = min(nxt, self._next_unschedulable_flush)
+            if nxt <= self.loop.now:  # a Pod's pool timeout passed: it waits for the flush
+                nxt = self._next_unschedulable_flush
             self.wake(max(nxt, self.loop.now + 1e-6))
 
     def run(self, until: float) -> None:
@@ -181,12 +195,14 @@ class SimCluster:
         self.loop.run(until=until)
 
     def quiet(self) -> bool:
-        """No Pod is ready to schedule or being bound."""
+        """No Pod is ready to schedule, being bound, or terminating (a victim's grace period
+        still running: its preemptor is waiting for it)."""
         counts = self.scheduler.queue.pending_pods()
         return (
             counts.get("active", 0) == 0
             and counts.get("backoff", 0) == 0
             and self.scheduler.in_flight_bindings == 0
+            and not self.api.terminating
         )
 
     # ------------------------------------------------------------------ fault drills

@@ -301,7 +301,7 @@ class Drills:
         for key in sorted(set(picked) | whole):
             pod = api_server.pods.get(key)
             if pod is not None:
-                api_server.delete_pod(pod, "Released")
+                api_server.delete_pod(pod, "Released", grace=0)
                 d.affected.add(key)
         d.notes["released"] = len(d.affected)
 

@@ -4,11 +4,13 @@ path (:mod:`kubesched.sim.faults` documents the kinds and arms them)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
-from kubesched.api.errors import InputError
+from kubesched.api import objects as api
+from kubesched.api.errors import InputError, excerpt
 
 KINDS: dict[str, dict[str, Any]] = {
     "bindFailures": {"rate": 0.2},
@@ -21,6 +23,7 @@ KINDS: dict[str, dict[str, Any]] = {
     "bulkRelease": {"fraction": None, "count": None, "selector": {}},
 }
 """Each kind's own fields and their defaults."""
+ZONE_LABEL = "topology.kubernetes.io/zone"
 COMMON = ("kind", "name", "atSeconds", "durationSeconds")
 WINDOWED = ("bindFailures", "apiStorm", "latencySpike")
 
@@ -51,15 +54,17 @@ def parse_faults(raw: Any, path: str = "spec.faults") -> list[Fault]:
             continue
         kind = item.get("kind")
         if kind not in KINDS:
-            problems.append((f"{p}.kind", f"must be one of {', '.join(KINDS)}, got {kind!r}"))
+            problems.append(
+                (f"{p}.kind", f"must be one of {', '.join(KINDS)}, got {excerpt(kind)}")
+            )
             continue
         for key in item:
             if key not in COMMON and key not in KINDS[kind]:
                 problems.append((f"{p}.{key}", f"unknown field for {kind}"))
         at, dur = item.get("atSeconds"), item.get("durationSeconds", 0.0)
         for key, v in (("atSeconds", at), ("durationSeconds", dur)):
-            if not isinstance(v, int | float) or isinstance(v, bool) or v < 0:
-                problems.append((f"{p}.{key}", f"must be a number >= 0, got {v!r}"))
+            if not _finite(v) or v < 0:
+                problems.append((f"{p}.{key}", f"must be a finite number >= 0, got {excerpt(v)}"))
         params = {**KINDS[kind], **{k: v for k, v in item.items() if k in KINDS[kind]}}
         problems += _check_params(kind, params, p)
         if kind in WINDOWED and not (isinstance(dur, int | float) and dur > 0):
@@ -68,6 +73,40 @@ def parse_faults(raw: Any, path: str = "spec.faults") -> list[Fault]:
     if problems:
         raise InputError(problems)
     return out
+
+
+def check_targets(
+    faults: Sequence[Fault], nodes: Sequence[api.Node], pods: Sequence[api.Pod], path: str
+) -> None:
+    """Every fault's target exists in the scenario: named nodes, a zone some node is in, a
+    node count the cluster has, a selector some Pod matches (a drill that hits nothing would
+    report a recovery that never happened).  ``faults`` are in ``spec.faults`` order."""
+    names = {n.name for n in nodes}
+    zones = sorted({z for n in nodes if (z := n.labels.get(ZONE_LABEL)) is not None})
+    problems: list[tuple[str, str]] = []
+    for i, f in enumerate(faults):
+        p, prm = f"{path}[{i}]", f.params
+        if f.kind == "nodeLoss" and prm["nodes"] is not None:
+            problems += [
+                (f"{p}.nodes[{j}]", f"no node named {excerpt(n)} in the scenario")
+                for j, n in enumerate(prm["nodes"])
+                if n not in names
+            ]
+        elif f.kind == "nodeLoss" and prm["count"] > len(names):
+            problems.append((f"{p}.count", f"the scenario has {len(names)} nodes"))
+        if f.kind == "zoneLoss" and prm["zone"] not in zones:
+            known = ", ".join(zones) or "none"
+            problems.append((f"{p}.zone", f"matches no node's {ZONE_LABEL} (zones: {known})"))
+        if f.kind == "bulkRelease":
+            sel = prm["selector"]
+            if not any(all(pod.labels.get(k) == v for k, v in sel.items()) for pod in pods):
+                problems.append((f"{p}.selector", "matches no Pod of the scenario"))
+    if problems:
+        raise InputError(problems)
+
+
+def _finite(v: Any) -> TypeGuard[float]:
+    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def _f(v: Any) -> float:
@@ -81,15 +120,14 @@ def _check_params(kind: str, prm: dict[str, Any], p: str) -> list[tuple[str, str
         v: Any = prm.get(key)
         if v is None and none_ok:
             return
-        ok = isinstance(v, int | float) and not isinstance(v, bool)
-        if not ok or v < low or (high is not None and v > high):
+        if not _finite(v) or v < low or (high is not None and v > high):
             bound = f" and <= {high}" if high is not None else ""
-            bad.append((f"{p}.{key}", f"must be a number >= {low}{bound}, got {v!r}"))
+            bad.append((f"{p}.{key}", f"must be a finite number >= {low}{bound}, got {excerpt(v)}"))
 
     if "rate" in prm:
         num("rate", 0.0, 1.0)
     if kind == "apiStorm" and prm["code"] not in (429, 500):
-        bad.append((f"{p}.code", f"must be 429 or 500, got {prm['code']!r}"))
+        bad.append((f"{p}.code", f"must be 429 or 500, got {excerpt(prm['code'])}"))
     if kind == "latencySpike":
         num("bindLatencySeconds")
         num("watchDelaySeconds", none_ok=True)

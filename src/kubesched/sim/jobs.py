@@ -1,9 +1,11 @@
 """The job layer of one simulated run (``simulate`` and ``schedule``): admission, gangs,
 quotas.
 
-:class:`JobLayer` checks the run's job-layer objects (:mod:`kubesched.admission.references`),
-starts the Kueue :class:`~kubesched.sim.admission_controller.AdmissionController` when
-ClusterQueues are declared (unless admission is switched off), gates queued Pods as they are
+:class:`JobLayer` checks the run's job-layer objects (:mod:`kubesched.admission.references`:
+bad ones raise, missing referenced ones are warned about once), starts the Kueue
+:class:`~kubesched.sim.admission_controller.AdmissionController` when ClusterQueues are
+declared or a Pod names a queue (unless admission is switched off; a Pod whose LocalQueue is
+missing is then gated with its workload inadmissible, as Kueue does), gates queued Pods as they are
 created (:meth:`JobLayer.prepare`), and adds to the run's result (:meth:`JobLayer.report`):
 
 - ``workloads``: per Kueue workload, its (last) admission time, the time until every member
@@ -48,14 +50,17 @@ class JobLayer:
         fair_sharing: bool = False,
         kueue: kc.KueueConfig | None = None,
         all_pods_known: bool = False,
+        warn: bool = True,
     ) -> None:
         self.sim = sim
-        self.objs = references.check(objects, pods, all_pods_known=all_pods_known)
-        enabled = self.objs.admission_enabled() if admission is None else admission
+        pods = list(pods)
+        self.objs = references.check(objects, pods, all_pods_known=all_pods_known, warn=warn)
+        queued = any(p.labels.get(o.QUEUE_NAME_LABEL) for p in pods)
+        enabled = (self.objs.admission_enabled() or queued) if admission is None else admission
         self.holds = GangHolds(sim.loop.clock, self._min_member)
         sim.scheduler.cluster.observe(self.holds)
         self.controller: AdmissionController | None = None
-        if enabled and self.objs.cluster_queues:
+        if enabled and (self.objs.cluster_queues or queued):
             self.controller = AdmissionController(
                 sim.api,
                 sim.loop,

@@ -17,8 +17,9 @@ operator's view, independent of which scheduler -- leader or standby -- runs at 
 
 :func:`invariants` adds to DESIGN.md section 7's checks what faults can break: gangs bound
 partially (some but fewer than ``minMember`` members bound when the run ends, for a gang that
-never completed) or held incomplete past their timeout, quota over its limit, and replacement
-Pods (recreated by a drill) lost.
+never completed and lost no member to preemption) or held incomplete past their timeout,
+quota over its limit, and replacement Pods (recreated by a drill) lost (a preemption victim
+is not lost: preemption deletes it by design, bound or not).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from kubesched.admission import gang
 from kubesched.sim.driver import SimCluster
 
 HOLD_SLACK = 1.0
@@ -131,8 +133,12 @@ def invariants(
     partial: list[str] = []
     held: list[str] = []
     gangs = (summary.get("gangs") or {}) if gang_timeout is not None else {}
+    # preemption is not gang-aware (upstream's neither): a gang that lost members to it is
+    # broken by design, as one a drill released
+    broken = {gang.group_key(p) for p in sim.api.stats.preempted.values()}
     for key, g in gangs.items():
-        if g.get("completeAt") is None and 0 < g.get("running", 0) < g.get("minMember", 0):
+        incomplete = g.get("completeAt") is None and 0 < g.get("running", 0) < g.get("minMember", 0)
+        if incomplete and key not in broken:
             partial.append(key)
         spec = pod_groups.get(key)
         timeout = getattr(spec, "schedule_timeout_seconds", None) or gang_timeout or 0.0
@@ -150,8 +156,11 @@ def invariants(
             if (cell.get("available") or 0) < 0:
                 over.append(f"{name}/{res}")
     api_server = sim.api
+    st = api_server.stats
     lost = sorted(
-        k for k in replacements if k not in api_server.stats.bound_at and k not in api_server.pods
+        k
+        for k in replacements
+        if k not in st.bound_at and k not in api_server.pods and k not in st.preempted
     )
     return {
         "gangsPartiallyBound": sorted(partial),

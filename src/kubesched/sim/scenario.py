@@ -13,7 +13,7 @@ Format (``kind: Scenario``, ``apiVersion: kubesched.io/v1alpha1``)::
       - {name, count, zones: [..], labels: {..}, taints: [..], allocatable: {..}}
       workloads:                     # generated Pods, Poisson arrivals
       - {name, count, ratePerSecond, startSeconds, lifetimeSeconds, gpuChoices, template,
-         podGroup: {size, minMember, scheduleTimeoutSeconds}}
+         podGroup: {size, minMember, scheduleTimeoutSeconds}, nodeStartupSeconds}
       objects: [...]                 # literal Nodes, Pods and other objects (time 0): PodGroup,
                                      # ElasticQuota, ClusterQueue, LocalQueue, ResourceFlavor, ...
       admission: {enabled: true, fairSharing: false}   # Kueue admission (default: on when
@@ -23,7 +23,15 @@ Format (``kind: Scenario``, ``apiVersion: kubesched.io/v1alpha1``)::
       faults: [...]                  # fault drills (kubesched.sim.faults)
 
 ``lifetimeSeconds`` is the mean of an exponential lifetime counted from the bind (absent:
-the Pod runs forever).  ``gpuChoices`` draws each Pod's ``nvidia.com/gpu`` from the list.
+the Pod runs forever).  ``nodeStartupSeconds`` is the node side of startup (image pull,
+volumes, devices): how long after its bind a Pod becomes Ready, a number of seconds or a
+distribution, ``{distribution: constant, seconds: S}``, ``{distribution: exponential,
+meanSeconds: M}``, ``{distribution: uniform, minSeconds: A, maxSeconds: B}`` or
+``{distribution: lognormal, medianSeconds: M, p99Seconds: P}`` (absent: lognormal, median
+1 s, p99 5 s; literal Pods get that default too; every value at most a day).  It changes
+no placement (:mod:`kubesched.sim.startup`); the summary splits each Pod's startup into
+admission, scheduling, binding and node segments.  ``gpuChoices`` draws each Pod's
+``nvidia.com/gpu`` from the list.
 ``podGroup`` makes gangs: every ``size`` consecutive Pods (default: all) form one PodGroup
 ``<name>-<k>`` (label ``scheduling.x-k8s.io/pod-group``) with ``minMember`` (default
 ``size``); the PodGroup objects exist from time 0.  Job-layer references are checked
@@ -41,14 +49,16 @@ from importlib import resources
 from typing import Any
 
 import numpy as np
-import yaml
 
 from kubesched.admission import objects, references
 from kubesched.admission.kueue_config import KueueConfig, parse_configuration
 from kubesched.api import objects as api
-from kubesched.api.errors import InputError
+from kubesched.api import source
+from kubesched.api.errors import InputError, excerpt
 from kubesched.api.parse import load_documents, parse_node, parse_objects, parse_pod
 from kubesched.sim import faultspec as fault_drills
+from kubesched.sim import scenario_fields as sf
+from kubesched.sim import startup
 from kubesched.sim.driver import SimTiming
 
 API_VERSION = "kubesched.io/v1alpha1"
@@ -64,6 +74,8 @@ class Arrival:
     at: float
     pod: api.Pod
     lifetime: float | None
+    startup: float = 0.0
+    """Seconds from the bind to Ready (the node side, ``nodeStartupSeconds``)."""
 
 
 @dataclass(slots=True)
@@ -98,7 +110,7 @@ def default_scenario_text() -> str:
 def load_scenario(path: str | None, *, seed: int | None = None) -> Scenario:
     """Load a scenario file, or the embedded default when ``path`` is None."""
     if path is None:
-        docs = [yaml.safe_load(default_scenario_text())]
+        docs = source.load_text(default_scenario_text())
         file = "<built-in default scenario>"
     else:
         docs = load_documents(path)
@@ -111,62 +123,58 @@ def load_scenario(path: str | None, *, seed: int | None = None) -> Scenario:
         raise e.with_file(file) from None
 
 
-def _req(obj: dict[str, Any], key: str, path: str, kind: type | tuple[type, ...]) -> Any:
-    if key not in obj:
-        raise InputError([(f"{path}.{key}", "required field is missing")])
-    value = obj[key]
-    if not isinstance(value, kind) or isinstance(value, bool):
-        raise InputError([(f"{path}.{key}", f"must be {_kind_name(kind)}, got {value!r}")])
-    return value
-
-
-def _opt(
-    obj: dict[str, Any], key: str, path: str, kind: type | tuple[type, ...], default: Any
-) -> Any:
-    if key not in obj or obj[key] is None:
-        return default
-    return _req(obj, key, path, kind)
-
-
-def _kind_name(kind: type | tuple[type, ...]) -> str:
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    names = {int: "an integer", float: "a number", str: "a string", list: "a list", dict: "a map"}
-    return " or ".join(names.get(k, k.__name__) for k in kinds)
-
-
 def build_scenario(doc: dict[str, Any], *, seed: int | None = None) -> Scenario:
-    """Expand a Scenario document into nodes and arrivals (deterministic in the seed)."""
-    spec = _req(doc, "spec", "", dict)
+    """Expand a Scenario document into nodes and arrivals (deterministic in the seed).
+    Every field is checked against :mod:`kubesched.sim.scenario_fields` (types, finite
+    numbers, bounds, unknown fields, unique names) before anything is generated."""
+    spec = sf.req(doc, "spec", "", dict)
     p = "spec"
-    num = (int, float)
-    seed = int(_opt(spec, "seed", p, int, 0)) if seed is None else seed
-    timing_obj = _opt(spec, "timing", p, dict, {})
+    sf.known(spec, sf.SPEC_FIELDS, p)
+    if seed is None:
+        seed = sf.integer(spec, "seed", p, high=sf.MAX_SEED, default=0)
+    timing_obj = sf.opt(spec, "timing", p, dict, {})
+    tp = f"{p}.timing"
+    sf.known(timing_obj, sf.TIMING_FIELDS, tp)
     timing = SimTiming(
-        cycle_seconds=float(_opt(timing_obj, "cycleSeconds", f"{p}.timing", num, 0.0005)),
-        bind_latency=float(_opt(timing_obj, "bindLatencySeconds", f"{p}.timing", num, 0.005)),
-        watch_delay=float(_opt(timing_obj, "watchDelaySeconds", f"{p}.timing", num, 0.0)),
-        client_qps=float(_opt(timing_obj, "clientQPS", f"{p}.timing", num, 0.0)),
-        client_burst=int(_opt(timing_obj, "clientBurst", f"{p}.timing", int, 0)),
+        cycle_seconds=sf.number(timing_obj, "cycleSeconds", tp, default=0.0005),
+        bind_latency=sf.number(timing_obj, "bindLatencySeconds", tp, default=0.005),
+        watch_delay=sf.number(timing_obj, "watchDelaySeconds", tp, default=0.0),
+        client_qps=sf.number(timing_obj, "clientQPS", tp, default=0.0, high=1e9),
+        client_burst=sf.integer(timing_obj, "clientBurst", tp, high=10**9, default=0),
     )
     sc = Scenario(
         name=str((doc.get("metadata") or {}).get("name", "scenario")),
         seed=seed,
-        duration=float(_opt(spec, "durationSeconds", p, num, 60.0)),
-        drain=float(_opt(spec, "drainSeconds", p, num, 60.0)),
+        duration=sf.number(spec, "durationSeconds", p, default=60.0),
+        drain=sf.number(spec, "drainSeconds", p, default=60.0),
         timing=timing,
-        config=_opt(spec, "config", p, dict, None),
+        config=sf.opt(spec, "config", p, dict, None),
     )
+    pools = sf.opt(spec, "nodePools", p, list, [])
+    workloads = sf.opt(spec, "workloads", p, list, [])
+    literal = sf.opt(spec, "objects", p, list, [])
+    _check_sizes(pools, workloads, len(literal))
     rng = np.random.default_rng(seed)
-    for i, pool in enumerate(_opt(spec, "nodePools", p, list, [])):
-        sc.nodes.extend(_pool_nodes(pool, f"{p}.nodePools[{i}]"))
-    for i, wl in enumerate(_opt(spec, "workloads", p, list, [])):
-        arrivals = _workload_arrivals(wl, f"{p}.workloads[{i}]", rng, sc.duration)
-        sc.others.extend(_pod_groups(wl, f"{p}.workloads[{i}]", arrivals))
+    startup_rng = startup.rng_for(seed)  # its own stream: placements stay what they were
+    names: dict[str, str] = {}
+    for i, pool in enumerate(pools):
+        sc.nodes.extend(_pool_nodes(pool, f"{p}.nodePools[{i}]", names))
+    names = {}
+    for i, wl in enumerate(workloads):
+        wp = f"{p}.workloads[{i}]"
+        sf.unique_name(wl, wp, names)
+        arrivals = _workload_arrivals(wl, wp, rng, sc.duration)
+        latency = startup.parse_latency(wl.get("nodeStartupSeconds"), f"{wp}.nodeStartupSeconds")
+        for a, s in zip(arrivals, latency.draw(startup_rng, len(arrivals)), strict=True):
+            a.startup = float(s)
+        sc.others.extend(_pod_groups(wl, wp, arrivals))
         sc.arrivals.extend(arrivals)
-    adm = _opt(spec, "admission", p, dict, {})
+    adm = sf.opt(spec, "admission", p, dict, {})
+    sf.known(adm, sf.ADMISSION_FIELDS, f"{p}.admission")
     for key in ("enabled", "fairSharing"):
         if key in adm and not isinstance(adm[key], bool):
-            raise InputError([(f"{p}.admission.{key}", f"must be true or false, got {adm[key]!r}")])
+            shown = excerpt(adm[key])
+            raise InputError([(f"{p}.admission.{key}", f"must be true or false, got {shown}")])
     if "enabled" in adm:
         sc.admission = adm["enabled"]
     sc.fair_sharing = bool(adm.get("fairSharing", False))
@@ -177,15 +185,35 @@ def build_scenario(doc: dict[str, Any], *, seed: int | None = None) -> Scenario:
         sc.kueue = parse_configuration(conf, f"{p}.admission.configuration")
         sc.fair_sharing = sc.fair_sharing or sc.kueue.fair_sharing
     sc.faults = fault_drills.parse_faults(spec.get("faults"), f"{p}.faults")
-    literal = _opt(spec, "objects", p, list, [])
     if literal:
         parsed = parse_objects(literal)
         sc.nodes.extend(parsed.nodes)
-        sc.arrivals.extend(Arrival(0.0, pod, None) for pod in parsed.pods)
+        draws = startup.DEFAULT.draw(startup_rng, len(parsed.pods))
+        sc.arrivals.extend(
+            Arrival(0.0, pod, None, float(s)) for pod, s in zip(parsed.pods, draws, strict=True)
+        )
         sc.others.extend(parsed.others)
     sc.arrivals.sort(key=lambda a: a.at)
     references.check(sc.others, [a.pod for a in sc.arrivals], all_pods_known=True)
+    fault_drills.check_targets(sc.faults, sc.nodes, [a.pod for a in sc.arrivals], f"{p}.faults")
     return sc
+
+
+def _check_sizes(pools: list[Any], workloads: list[Any], literal: int) -> None:
+    """Refuse more than :data:`~kubesched.sim.scenario_fields.MAX_NODES` nodes or
+    :data:`~kubesched.sim.scenario_fields.MAX_PODS` Pods before generating any."""
+    for what, items, limit, unit in (
+        ("nodePools", pools, sf.MAX_NODES, "nodes"),
+        ("workloads", workloads, sf.MAX_PODS, "Pods"),
+    ):
+        total = literal
+        for i, item in enumerate(items):
+            path = f"spec.{what}[{i}]"
+            if not isinstance(item, dict):
+                raise InputError([(path, "must be a map")])
+            left = max(limit - total, 0)
+            why = f" (a scenario has at most {limit} {unit} in all)"
+            total += sf.integer(item, "count", path, high=left, limit=why)
 
 
 def _pod_groups(wl: Any, path: str, arrivals: list[Arrival]) -> list[dict[str, Any]]:
@@ -196,11 +224,12 @@ def _pod_groups(wl: Any, path: str, arrivals: list[Arrival]) -> list[dict[str, A
     gp = f"{path}.podGroup"
     if not isinstance(pg, dict):
         raise InputError([(gp, "must be a map")])
-    size = int(_opt(pg, "size", gp, int, len(arrivals)) or 1)
-    if size < 1:
-        raise InputError([(f"{gp}.size", "must be at least 1")])
-    min_member = int(_opt(pg, "minMember", gp, int, size))
-    timeout = _opt(pg, "scheduleTimeoutSeconds", gp, int, None)
+    sf.known(pg, sf.POD_GROUP_FIELDS, gp)
+    size = sf.integer(pg, "size", gp, low=1, high=sf.MAX_PODS, default=max(len(arrivals), 1))
+    min_member = sf.integer(pg, "minMember", gp, low=1, high=sf.MAX_PODS, default=size)
+    timeout = None
+    if pg.get("scheduleTimeoutSeconds") is not None:
+        timeout = sf.integer(pg, "scheduleTimeoutSeconds", gp, high=int(sf.MAX_SECONDS))
     out: list[dict[str, Any]] = []
     for j, a in enumerate(arrivals):
         name = f"{wl['name']}-{j // size}" if size < len(arrivals) else str(wl["name"])
@@ -220,19 +249,18 @@ def _pod_groups(wl: Any, path: str, arrivals: list[Arrival]) -> list[dict[str, A
     return out
 
 
-def _pool_nodes(pool: Any, path: str) -> list[api.Node]:
-    if not isinstance(pool, dict):
-        raise InputError([(path, "must be a map")])
-    name = _req(pool, "name", path, str)
-    count = _req(pool, "count", path, int)
-    zones = _opt(pool, "zones", path, list, [])
-    labels = _opt(pool, "labels", path, dict, {})
+def _pool_nodes(pool: dict[str, Any], path: str, names: dict[str, str]) -> list[api.Node]:
+    sf.known(pool, sf.POOL_FIELDS, path)
+    name = sf.unique_name(pool, path, names)
+    count = sf.integer(pool, "count", path, high=sf.MAX_NODES)  # the total: _check_sizes
+    zones = sf.opt(pool, "zones", path, list, [])
+    labels = sf.opt(pool, "labels", path, dict, {})
     manifest = {
         "apiVersion": "v1",
         "kind": "Node",
         "metadata": {"name": f"{name}-template", "labels": labels},
-        "spec": {"taints": _opt(pool, "taints", path, list, [])},
-        "status": {"allocatable": _req(pool, "allocatable", path, dict)},
+        "spec": {"taints": sf.opt(pool, "taints", path, list, [])},
+        "status": {"allocatable": sf.req(pool, "allocatable", path, dict)},
     }
     template = parse_node(manifest, path)
     nodes = []
@@ -248,18 +276,17 @@ def _pool_nodes(pool: Any, path: str) -> list[api.Node]:
 def _workload_arrivals(
     wl: Any, path: str, rng: np.random.Generator, duration: float
 ) -> list[Arrival]:
-    if not isinstance(wl, dict):
-        raise InputError([(path, "must be a map")])
-    num = (int, float)
-    name = _req(wl, "name", path, str)
-    count = _req(wl, "count", path, int)
-    rate = float(_req(wl, "ratePerSecond", path, num))
-    if rate <= 0:
-        raise InputError([(f"{path}.ratePerSecond", "must be positive")])
-    start = float(_opt(wl, "startSeconds", path, num, 0.0))
-    lifetime = _opt(wl, "lifetimeSeconds", path, num, None)
-    choices = _opt(wl, "gpuChoices", path, list, [])
-    template = _req(wl, "template", path, dict)
+    sf.known(wl, sf.WORKLOAD_FIELDS, path)
+    name = sf.req(wl, "name", path, str)
+    count = sf.integer(wl, "count", path, high=sf.MAX_PODS)  # the total: _check_sizes
+    rate = sf.number(wl, "ratePerSecond", path, high=1e9, positive=True)
+    start = sf.number(wl, "startSeconds", path, default=0.0)
+    lifetime = sf.optional_number(wl, "lifetimeSeconds", path)
+    choices = sf.opt(wl, "gpuChoices", path, list, [])
+    for j, choice in enumerate(choices):
+        if not isinstance(choice, int) or isinstance(choice, bool) or choice < 0:
+            raise InputError([(f"{path}.gpuChoices[{j}]", "must be an integer >= 0")])
+    template = sf.req(wl, "template", path, dict)
     variants: dict[int | None, api.Pod] = {}
     for choice in choices or [None]:
         manifest = copy.deepcopy(template)

@@ -27,6 +27,7 @@ time and ``PodScheduled=False`` condition: a distribution of ages and the oldest
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -74,6 +75,8 @@ class Timeline:
         }
         self._wall0 = time.perf_counter()
         self._until = 0.0
+        self.on_sample: Callable[[], None] | None = None
+        """Called after every sample (the simulate command's progress bar)."""
 
     def start(self, until: float, at: float = 0.0) -> None:
         """Sample at ``at``, ``at + interval``, ... up to ``until`` (inclusive)."""
@@ -118,6 +121,8 @@ class Timeline:
         point = gauges.as_json() if gauges is not None else {}
         for k in GPU_SERIES:
             ser["gpu"][k].append(point.get(k))
+        if self.on_sample is not None:
+            self.on_sample()
 
     def to_dict(self) -> dict[str, Any]:
         """The series, JSON-ready (``interval`` and ``pace`` included)."""

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from kubesched.config.load import read_file
 from kubesched.sweep import paths
 from kubesched.sweep.spec import BENCH, REPLAY, SIMULATE, Task
 
@@ -187,8 +188,7 @@ def _bench(task: Task) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         raw = None
         if tc.scheduler_config_path:
-            with open(tc.scheduler_config_path, encoding="utf-8") as fh:
-                raw = yaml.safe_load(fh)
+            raw = read_file(tc.scheduler_config_path)
         cfg = _config(task, raw)
         if cfg is not raw and cfg is not None:
             path = os.path.join(tmp, "config.yaml")

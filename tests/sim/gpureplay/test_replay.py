@@ -4,7 +4,6 @@ published baselines on the real trace."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import numpy as np
@@ -158,9 +157,8 @@ def test_cli_replay(tiny: tuple[Path, Path], tmp_path: Path) -> None:
 def test_published_baselines_on_default_trace(policy: str, low: float, high: float) -> None:
     nodes = traces.load_nodes(TRACE / "openb_node_list_gpu_node.csv")
     pods = traces.load_pods(TRACE / "openb_pod_list_default.csv")
-    start = time.perf_counter()
+    # no wall-clock bound here: speed is benchmarks/gpu_replay_all.py's (seconds per replay)
     res = replay.replay(nodes, pods, policy, seed=42)
-    assert time.perf_counter() - start < 30
     at = {p.arrived_percent: p for p in res.curve()}
     assert low <= at[100].unallocated_gpu_percent <= high
     assert at[0].fragmentation_percent == pytest.approx(13.9, abs=0.3)  # paper: ~14 %

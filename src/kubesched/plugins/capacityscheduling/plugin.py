@@ -16,7 +16,9 @@ while they are assumed or bound.
   Pods of other quotas while those use more than their ``min`` on some resource; a Pod
   beyond its ``min`` may only preempt lower-priority Pods of its own quota; a Pod no quota
   governs, lower-priority Pods no quota governs.  The victims are deleted through the API
-  and the Pod is nominated (its request reserved) until it is placed.
+  and the Pod is nominated (its request reserved) until it is placed; while a Pod that frees
+  room for it still terminates on its nominated node it does not reclaim again (upstream's
+  ``PodEligibleToPreemptOthers``).
 
 Deviations: the quota tree and water-filled runtime quotas are Koordinator's (see
 :mod:`kubesched.admission.quota`); reclaim checks the victims' node by resources only
@@ -206,13 +208,21 @@ class CapacityScheduling:
             return None, fw.unschedulable("no victims found to reclaim quota")
         node, victims = choice
         for rec in victims:
+            if rec.pod.deletion_timestamp is not None:
+                continue  # graceful deletion has started: no second API call (upstream)
             vq = self.tree.quota_of(rec.pod)
             name = self.tree.names[vq] if vq is not None else ""
             self.reclaimed[name] = self.reclaimed.get(name, 0) + 1
             if self.metrics is not None:
                 self.metrics.record_reclaim(name)
             fw.preempt_pod(
-                self.handle.api, rec.pod, pod, node, f"Preempted by {pod.key} on node {node}"
+                self.handle.api,
+                rec.pod,
+                pod,
+                node,
+                f"Preempted by {pod.key} on node {node}",
+                waiting=self.handle,
+                plugin=self.name,
             )
         if pre.quota is not None:
             self.nominated[pod.key] = _Nomination(

@@ -186,7 +186,15 @@ class DefaultPreemption:
             if victim.deletion_timestamp is not None:
                 continue
             try:
-                preempt_pod(client, victim, pod, chosen.node, VICTIM_REASON)
+                preempt_pod(
+                    client,
+                    victim,
+                    pod,
+                    chosen.node,
+                    VICTIM_REASON,
+                    waiting=self.handle,
+                    plugin=self.name,
+                )
             except Exception:
                 log.exception("could not preempt %s on %s", victim.key, chosen.node)
 

@@ -3,19 +3,24 @@
 Node lists have columns ``sn, cpu_milli, memory_mib, gpu, model``; pod lists ``name,
 cpu_milli, memory_mib, num_gpu, gpu_milli`` and optionally ``gpu_spec`` (allowed models
 joined by ``|``) and more columns we ignore.  Every problem raises :class:`InputError` naming
-the file, row and column.
+the file, row and column; files are read by :mod:`kubesched.api.source` (regular files,
+size limit, UTF-8), numbers are ASCII decimal integers within int64.
 """
 
 from __future__ import annotations
 
 import csv
+import io
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
-from kubesched.api.errors import InputError
+from kubesched.api import source
+from kubesched.api.errors import InputError, excerpt
+from kubesched.api.quantity import INT64_MAX
 from kubesched.framework.gpufrag import MILLI, Shape
 
 IntArray = npt.NDArray[np.int64]
@@ -68,29 +73,33 @@ class PodList:
 
 
 def _rows(path: Path, required: tuple[str, ...]) -> list[dict[str, str]]:
+    text = source.read_text(str(path))  # regular file, size limit, UTF-8
     try:
-        with path.open(newline="") as f:
-            reader = csv.DictReader(f)
-            header = reader.fieldnames or []
-            missing = [c for c in required if c not in header]
-            if missing:
-                raise InputError([("header", f"missing column(s) {missing}")], file=str(path))
-            return list(reader)
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror}", file=str(path)) from None
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        header = reader.fieldnames or []
+        missing = [c for c in required if c not in header]
+        if missing:
+            shown = excerpt(", ".join(missing))
+            raise InputError([("header", f"missing column(s) {shown}")], file=str(path))
+        return list(reader)
+    except csv.Error as e:
+        raise InputError(f"not a CSV file: {e}", file=str(path)) from None
+
+
+_INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
 
 
 def _int(row: dict[str, str], col: str, line: int, path: Path, low: int = 0) -> int:
     raw = (row.get(col) or "").strip()
-    try:
-        value = int(raw)
-    except ValueError:
+    if not _INTEGER.fullmatch(raw):
         raise InputError(
-            [(f"line {line}: {col}", f"not an integer: {raw!r}")], file=str(path)
-        ) from None
-    if value < low:
+            [(f"line {line}: {col}", f"not an integer: {excerpt(raw)}")], file=str(path)
+        )
+    value = int(raw)
+    if value < low or value > INT64_MAX:
         raise InputError(
-            [(f"line {line}: {col}", f"must be >= {low}, got {value}")], file=str(path)
+            [(f"line {line}: {col}", f"must be >= {low} and <= {INT64_MAX}, got {excerpt(value)}")],
+            file=str(path),
         )
     return value
 

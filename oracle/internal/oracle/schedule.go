@@ -1,0 +1,253 @@
+package oracle
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/kubernetes/pkg/scheduler"
+)
+
+// ScheduleRequest is what `kubesched.schedule` takes: a cluster, the Pods to submit, a
+// configuration.
+type ScheduleRequest struct {
+	Cluster json.RawMessage   `json:"cluster"`
+	Pods    []json.RawMessage `json:"pods"`
+	Config  json.RawMessage   `json:"config"`
+}
+
+// PodOutcome is one submitted Pod's fate, in `kubesched.schedule`'s keys.
+type PodOutcome struct {
+	Result        string   `json:"result"`
+	Node          *string  `json:"node"`
+	Message       string   `json:"message"`
+	Attempts      int      `json:"attempts"`
+	NominatedNode *string  `json:"nominatedNode,omitempty"`
+	Victims       []string `json:"victims,omitempty"`
+	PreemptedBy   string   `json:"preemptedBy,omitempty"`
+}
+
+// ScheduleResult maps ns/name to the Pod's outcome.
+type ScheduleResult struct {
+	Pods map[string]*PodOutcome `json:"pods"`
+}
+
+// QuietFor is how long nothing may change before a run counts as settled.
+const QuietFor = 300 * time.Millisecond
+
+// Schedule runs upstream's whole scheduler (scheduler.New over a fake clientset and its
+// informers, binding through the binding subresource) on the cluster, creates the Pods in
+// creationTimestamp order (input order for ties) and waits until it is quiet: nothing in
+// activeQ or backoffQ, every Pod bound, rejected at least once or gated, nothing changed
+// for QuietFor.  Deletions take effect at once (the fake clientset has no grace period).
+func Schedule(ctx context.Context, req *ScheduleRequest, timeout time.Duration) (*ScheduleResult, error) {
+	cluster, err := DecodeCluster(req.Cluster)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := LoadConfig(req.Config)
+	if err != nil {
+		return nil, err
+	}
+	var pods []*v1.Pod
+	for i, raw := range req.Pods {
+		p, err := DecodePod(raw)
+		if err != nil {
+			return nil, fmt.Errorf("pods[%d]: %w", i, err)
+		}
+		pods = append(pods, p)
+	}
+	sort.SliceStable(pods, func(i, j int) bool {
+		return pods[i].CreationTimestamp.Before(&pods[j].CreationTimestamp)
+	})
+	// kube-scheduler's Pod informer never lists finished Pods (a field selector the fake
+	// clientset does not apply, so they are left out here).
+	var live []*v1.Pod
+	for _, p := range cluster.Pods {
+		if p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed {
+			live = append(live, p)
+		}
+	}
+	client := fake.NewClientset(objectsOf(&Cluster{Nodes: cluster.Nodes, Pods: live, Others: cluster.Others})...)
+	client.PrependReactor("create", "pods", bindReactor(client))
+	rec := newRecorder()
+	factory := informers.NewSharedInformerFactory(client, 0)
+	sched, err := scheduler.New(ctx, client, factory, nil, func(string) events.EventRecorder { return rec },
+		scheduler.WithProfiles(cfg.Profiles...),
+		scheduler.WithParallelism(cfg.Parallelism),
+		scheduler.WithPercentageOfNodesToScore(cfg.PercentageOfNodesToScore),
+		scheduler.WithPodInitialBackoffSeconds(cfg.PodInitialBackoffSeconds),
+		scheduler.WithPodMaxBackoffSeconds(cfg.PodMaxBackoffSeconds),
+	)
+	if err != nil {
+		return nil, err
+	}
+	factory.Start(ctx.Done())
+	waitForSync(ctx, factory)
+	// Every Pod is queued before the first cycle (all are submitted at once, as in
+	// kubesched.schedule): the queue then orders them by priority, then arrival.
+	queued := 0
+	for _, p := range pods {
+		if _, err := client.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			return nil, fmt.Errorf("creating %s/%s: %w", p.Namespace, p.Name, err)
+		}
+		if profileKnown(sched, p) {
+			queued++
+		}
+	}
+	for deadline := time.Now().Add(timeout); ; time.Sleep(time.Millisecond) {
+		if pending, _ := sched.SchedulingQueue.PendingPods(); len(pending) >= queued {
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("pods not queued after %v", timeout)
+		}
+	}
+	go sched.Run(ctx)
+	if err := waitQuiet(ctx, sched, rec, pods, timeout); err != nil {
+		return nil, err
+	}
+	return outcomes(ctx, client, rec, pods), nil
+}
+
+// bindReactor makes the binding subresource set spec.nodeName, as the API server does.
+func bindReactor(client *fake.Clientset) clienttesting.ReactionFunc {
+	return func(action clienttesting.Action) (bool, runtime.Object, error) {
+		create, ok := action.(clienttesting.CreateAction)
+		if !ok || create.GetSubresource() != "binding" {
+			return false, nil, nil
+		}
+		b := create.GetObject().(*v1.Binding)
+		gvr := v1.SchemeGroupVersion.WithResource("pods")
+		obj, err := client.Tracker().Get(gvr, b.Namespace, b.Name)
+		if err != nil {
+			return true, nil, err
+		}
+		pod := obj.(*v1.Pod).DeepCopy()
+		if pod.Spec.NodeName != "" {
+			return true, nil, fmt.Errorf("pod %s/%s is already assigned to node %q", b.Namespace, b.Name, pod.Spec.NodeName)
+		}
+		pod.Spec.NodeName = b.Target.Name
+		return true, b, client.Tracker().Update(gvr, pod, b.Namespace)
+	}
+}
+
+// recorder keeps the scheduler's Events per Pod: Scheduled and FailedScheduling, in order.
+type recorder struct {
+	mu      sync.Mutex
+	events  map[string][]string // ns/name -> reasons
+	notes   map[string]string   // ns/name -> last note
+	changed time.Time
+}
+
+func newRecorder() *recorder {
+	return &recorder{events: map[string][]string{}, notes: map[string]string{}, changed: time.Now()}
+}
+
+func (r *recorder) Eventf(regarding, _ runtime.Object, _, reason, _, note string, args ...interface{}) {
+	pod, ok := regarding.(*v1.Pod)
+	if !ok {
+		return
+	}
+	key := pod.Namespace + "/" + pod.Name
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events[key] = append(r.events[key], reason)
+	r.notes[key] = fmt.Sprintf(note, args...)
+	r.changed = time.Now()
+}
+
+func (r *recorder) seen(key string) (int, time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.events[key]), r.changed
+}
+
+func waitQuiet(ctx context.Context, sched *scheduler.Scheduler, rec *recorder, pods []*v1.Pod, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+		_, summary := sched.SchedulingQueue.PendingPods()
+		if !strings.HasPrefix(summary, "activeQ:0; backoffQ:0;") {
+			continue
+		}
+		settled := true
+		var last time.Time
+		for _, p := range pods {
+			n, changed := rec.seen(p.Namespace + "/" + p.Name)
+			last = changed
+			if n == 0 && len(p.Spec.SchedulingGates) == 0 && profileKnown(sched, p) {
+				settled = false
+			}
+		}
+		if settled && time.Since(last) >= QuietFor {
+			return nil
+		}
+	}
+	return fmt.Errorf("not quiet after %v", timeout)
+}
+
+func profileKnown(sched *scheduler.Scheduler, p *v1.Pod) bool {
+	_, ok := sched.Profiles[p.Spec.SchedulerName]
+	return ok
+}
+
+func outcomes(ctx context.Context, client *fake.Clientset, rec *recorder, pods []*v1.Pod) *ScheduleResult {
+	deleted := map[string]bool{}
+	for _, a := range client.Actions() {
+		if d, ok := a.(clienttesting.DeleteAction); ok && d.GetResource().Resource == "pods" {
+			deleted[d.GetNamespace()+"/"+d.GetName()] = true
+		}
+	}
+	res := &ScheduleResult{Pods: map[string]*PodOutcome{}}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for _, p := range pods {
+		key := p.Namespace + "/" + p.Name
+		out := &PodOutcome{Message: rec.notes[key]}
+		for _, reason := range rec.events[key] {
+			if reason == "Scheduled" || reason == "FailedScheduling" {
+				out.Attempts++
+			}
+		}
+		cur, err := client.CoreV1().Pods(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
+		switch {
+		case err != nil && deleted[key]:
+			out.Result = "Preempted"
+		case err != nil:
+			out.Result = "Error"
+		case cur.Spec.NodeName != "":
+			node := cur.Spec.NodeName
+			out.Result, out.Node = "Scheduled", &node
+		case len(cur.Spec.SchedulingGates) > 0:
+			out.Result = "Gated"
+			out.Message = fmt.Sprintf("waiting for scheduling gates: %v", gateNames(cur))
+		default:
+			out.Result = "Unschedulable"
+			if nn := cur.Status.NominatedNodeName; nn != "" {
+				out.NominatedNode = &nn
+			}
+		}
+		res.Pods[key] = out
+	}
+	return res
+}
+
+func gateNames(p *v1.Pod) []string {
+	names := make([]string, 0, len(p.Spec.SchedulingGates))
+	for _, g := range p.Spec.SchedulingGates {
+		names = append(names, g.Name)
+	}
+	return names
+}

@@ -1,0 +1,192 @@
+"""The one reader of input files: every command reads its manifests, scenarios, sweeps,
+configurations, benchmark configs, saved results and CSV traces through this module, so
+every file gets the same checks and the same strictness.
+
+Limits (documented in ``docs/input-limits.md``), each refused with exit code 2 before
+anything large is allocated:
+
+- only regular files are read: a directory, a FIFO, a socket or a device (``/dev/zero``)
+  is refused without opening it, so nothing blocks or reads forever;
+- at most :data:`MAX_FILE_BYTES` per file;
+- the text must be UTF-8;
+- YAML and JSON are decoded strictly, as upstream's strict decoder does: a key repeated in
+  one mapping is an error (in every file, so ``schedule --config`` judges a configuration
+  exactly as ``run --config`` does), JSON's non-standard ``NaN``/``Infinity`` are refused,
+  and nesting deeper than :data:`MAX_DEPTH` levels is refused (no ``RecursionError``);
+- YAML is read the way ``kubectl`` reads it: ``safe`` only, the C parser when PyYAML has it,
+  and unquoted timestamps stay strings (``sigs.k8s.io/yaml`` does not turn them into dates).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from typing import Any
+
+import yaml
+
+from kubesched.api.errors import InputError, excerpt
+
+__all__ = ["MAX_DEPTH", "MAX_FILE_BYTES", "check_file", "load_text", "read_text"]
+
+MAX_FILE_BYTES = 256 * 2**20
+"""Largest input file read (256 MiB): a 5,000-node ``kubectl get nodes,pods -A -o json`` with
+150,000 Pods is about 1 GiB less than that."""
+
+MAX_DEPTH = 100
+"""Deepest nesting of mappings and lists accepted (Kubernetes objects nest about 15 deep)."""
+
+_BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc]
+    """Safe loader that leaves timestamps as strings and refuses a repeated key."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def _construct_mapping(loader: Any, node: yaml.MappingNode) -> dict[Any, Any]:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue  # ``<<: *base`` then an override is not a repeat
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            repeated = key in seen
+        except TypeError:  # an unhashable key; construct_mapping reports it
+            break
+        if repeated:
+            line = key_node.start_mark.line + 1
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f"key {_quoted(key)} already set in map (line {line})",
+                key_node.start_mark,
+            )
+        seen.add(key)
+    return dict(loader.construct_mapping(node, deep=True))
+
+
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def _quoted(key: object) -> str:
+    """A repeated key as upstream's decoder names it: ``"name"``, shortened."""
+    text = json.dumps(key) if isinstance(key, str) else excerpt(key)
+    return text if len(text) <= 60 else text[:60] + '..."'
+
+
+def check_file(path: str) -> int:
+    """The size of ``path``, which must be a regular file of at most :data:`MAX_FILE_BYTES`;
+    :class:`InputError` naming ``path`` otherwise (nothing is opened)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise InputError("no such file", file=path) from None
+    except OSError as err:
+        raise InputError(f"cannot read: {err.strerror}", file=path) from None
+    if not stat.S_ISREG(st.st_mode):
+        what = "a directory" if stat.S_ISDIR(st.st_mode) else "a FIFO, socket or device"
+        raise InputError(f"not a regular file ({what})", file=path)
+    if st.st_size > MAX_FILE_BYTES:
+        raise InputError(
+            f"file is {st.st_size} bytes; the limit is {MAX_FILE_BYTES} bytes", file=path
+        )
+    return st.st_size
+
+
+def read_text(path: str) -> str:
+    """The UTF-8 text of the regular file ``path`` (see :func:`check_file`)."""
+    check_file(path)
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_FILE_BYTES + 1)
+    except OSError as err:
+        raise InputError(f"cannot read: {err.strerror}", file=path) from None
+    if len(data) > MAX_FILE_BYTES:  # it grew since the stat
+        raise InputError(f"file is over the limit of {MAX_FILE_BYTES} bytes", file=path)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        raise InputError(
+            [(f"line {line}", f"not UTF-8 text (byte 0x{data[err.start]:02x})")], file=path
+        ) from None
+
+
+def load_text(text: str, file: str | None = None) -> list[Any]:
+    """The documents of a YAML or JSON stream, decoded strictly (see the module docstring);
+    empty YAML documents are dropped and a JSON array is one document."""
+    try:
+        docs, shared = _decode(text, file)
+    except RecursionError:
+        docs, shared = None, False
+    if docs is None or not all(_depth_ok(d, shared) for d in docs):
+        raise InputError(f"nested deeper than {MAX_DEPTH} levels", file=file)
+    return docs
+
+
+def _decode(text: str, file: str | None) -> tuple[list[Any], bool]:
+    """The documents, and whether containers may be shared (YAML aliases)."""
+    if text.lstrip()[:1] in ("{", "["):
+        try:
+            doc = json.loads(text, object_pairs_hook=_json_object, parse_constant=_no_constant)
+            return [doc], False
+        except _JsonStrict as err:
+            raise InputError([("", str(err))], file=file) from None
+        except ValueError:
+            pass  # maybe YAML flow style; let YAML report the error
+    try:
+        return [d for d in yaml.load_all(text, Loader=_Loader) if d is not None], True
+    except yaml.YAMLError as err:
+        raise InputError([_yaml_problem(err)], file=file) from None
+
+
+class _JsonStrict(ValueError):
+    """JSON that upstream's strict decoder refuses."""
+
+
+def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _JsonStrict(f"key {_quoted(key)} already set in map")
+            seen.add(key)
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise _JsonStrict(f"{name} is not a JSON number")
+
+
+def _yaml_problem(err: yaml.YAMLError) -> tuple[str, str]:
+    mark = getattr(err, "problem_mark", None)
+    problem = getattr(err, "problem", None) or str(err)
+    if mark is None:
+        return ("", f"invalid YAML: {problem}")
+    return (f"line {mark.line + 1}, column {mark.column + 1}", f"invalid YAML: {problem}")
+
+
+def _depth_ok(doc: Any, shared: bool) -> bool:
+    """Whether ``doc`` nests at most :data:`MAX_DEPTH` levels, walked level by level (no
+    recursion).  YAML aliases make ``shared`` containers: each is walked once per level it
+    appears at, so an alias bomb costs no more than its distinct containers."""
+    level = [doc] if isinstance(doc, dict | list) else []
+    for _ in range(MAX_DEPTH):
+        if not level:
+            return True
+        below: list[Any] = []
+        for value in level:
+            children = value.values() if type(value) is dict else value
+            below.extend(c for c in children if isinstance(c, dict | list))
+        if shared:
+            below = list({id(c): c for c in below}.values())
+        level = below
+    return not level

@@ -1,0 +1,146 @@
+"""Binding cycles off the scheduling thread, without making the Scheduler thread-safe.
+
+Upstream runs each binding cycle in its own goroutine, so a slow bind never stalls the
+scheduling cycles behind it.  kubesched's Scheduler (cache, queue, plugins) is not
+thread-safe, so a binding worker here runs scheduler code only while it holds a *turn*: it
+asks for one, the scheduling thread grants it between two cycles and parks until the worker
+gives it back.  The worker gives its turn back around the slow part, the HTTP work of the
+bind (:attr:`kubesched.live.binder.LiveApi.io` is :meth:`Turns.released`), and takes a new
+one to finish the cycle (PostBind, or forget/unreserve/requeue on failure).  So scheduler
+state is touched by one thread at a time, and the API calls of many binds overlap each other
+and the scheduling cycles.
+
+:class:`BindingPool` is the workers (daemon threads): ``submit`` is the Scheduler's
+``submit_binding``.  On shutdown :meth:`Turns.close` makes workers still waiting for a turn
+give up (:class:`Closed`); :meth:`BindingPool.busy` lets the runner finish the binds in
+flight first, for a bounded time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import queue
+import threading
+from collections.abc import Callable, Iterator
+
+log = logging.getLogger(__name__)
+
+WORKERS = 8
+
+
+class Closed(Exception):
+    """The scheduling thread stopped granting turns."""
+
+
+class _Turn:
+    __slots__ = ("done", "granted")
+
+    def __init__(self) -> None:
+        self.granted = threading.Event()
+        self.done = threading.Event()
+
+
+class Turns:
+    """Exclusive use of the scheduler, handed between the scheduling thread and workers."""
+
+    def __init__(self, wake: Callable[[], None]) -> None:
+        self._wake = wake
+        self._asked: queue.SimpleQueue[_Turn] = queue.SimpleQueue()
+        self._local = threading.local()
+        self.closed = False
+
+    # ------------------------------------------------------------------ workers
+    def acquire(self) -> None:
+        """Block until the scheduling thread is parked for this worker."""
+        turn = _Turn()
+        self._asked.put(turn)
+        self._wake()
+        while not turn.granted.wait(0.1):
+            if self.closed:
+                raise Closed("the scheduling loop stopped")
+        self._local.turn = turn
+
+    def release(self) -> None:
+        """Give the scheduler back to the scheduling thread."""
+        turn: _Turn | None = getattr(self._local, "turn", None)
+        self._local.turn = None
+        if turn is not None:
+            turn.done.set()
+
+    def holding(self) -> bool:
+        """Whether the calling thread is a worker holding a turn."""
+        return getattr(self._local, "turn", None) is not None
+
+    @contextlib.contextmanager
+    def released(self) -> Iterator[None]:
+        """Around blocking I/O inside a turn: let the scheduling thread run meanwhile.  On
+        the scheduling thread itself (an inline binding cycle) it does nothing."""
+        if not self.holding():
+            yield
+            return
+        self.release()
+        try:
+            yield
+        finally:
+            self.acquire()
+
+    # ------------------------------------------------------------------ scheduling thread
+    def serve(self) -> int:
+        """Grant every turn asked for, one after the other; how many were granted."""
+        n = 0
+        while True:
+            try:
+                turn = self._asked.get_nowait()
+            except queue.Empty:
+                return n
+            turn.granted.set()
+            turn.done.wait()
+            n += 1
+
+    def close(self) -> None:
+        """Grant no more turns: waiting workers raise :class:`Closed`."""
+        self.closed = True
+
+
+class BindingPool:
+    """Daemon workers running binding cycles, each inside a turn."""
+
+    def __init__(self, turns: Turns, workers: int = WORKERS) -> None:
+        self.turns = turns
+        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._busy = 0
+        self._threads = [
+            threading.Thread(target=self._work, name=f"kubesched-bind-{i}", daemon=True)
+            for i in range(workers)
+        ]
+        for t in self._threads:
+            t.start()
+
+    def submit(self, fn: Callable[[], None]) -> None:
+        """Run a binding cycle on a worker (the Scheduler's ``submit_binding``)."""
+        with self._lock:
+            self._busy += 1
+        self._jobs.put(fn)
+
+    def busy(self) -> int:
+        """Binding cycles submitted and not finished."""
+        return self._busy
+
+    def _work(self) -> None:
+        while True:
+            fn = self._jobs.get()
+            try:
+                self.turns.acquire()
+                try:
+                    fn()
+                finally:
+                    self.turns.release()
+            except Closed:
+                log.warning("a binding cycle was abandoned at shutdown")
+            except Exception:
+                log.exception("binding cycle failed")
+            finally:
+                with self._lock:
+                    self._busy -= 1

@@ -1,0 +1,104 @@
+"""Extender calls against hostile answers: one deadline for connect, send, wait and read;
+a bounded answer size; a negative ``httpTimeout`` is a configuration error."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from kubesched.api.errors import InputError
+from kubesched.config.extenders import parse_extender
+from kubesched.config.load import load_config
+from kubesched.framework import extender_transport as tr
+from kubesched.framework.extender import ExtenderError
+from kubesched.framework.extenders import Extenders
+from kubesched.plugins.registry import known_plugin_names
+from kubesched.state.nodes import NodeTable
+from tests.builders import make_cluster, make_node, make_pod
+from tests.framework.extender_server import ExtenderServer, keep_only
+
+BUDGET = "300ms"
+
+
+def table() -> NodeTable:
+    nodes = [make_node(f"n{i}").cap(cpu="4", memory="8Gi", pods=10).obj() for i in range(2)]
+    return make_cluster(nodes).nodes
+
+
+def call(srv: ExtenderServer, timeout: str = BUDGET) -> tuple[list[str], float]:
+    """One filter call; the passing node names and the wall seconds it took."""
+    t = table()
+    cfg = parse_extender(
+        {"urlPrefix": srv.url, "filterVerb": "filter", "httpTimeout": timeout, "weight": 1}
+    )
+    ext = Extenders([cfg])
+    start = time.monotonic()
+    try:
+        out = ext.filter(make_pod().obj(), t, t.order())
+    finally:
+        ext.close()
+    return [t.names[r] for r in out.feasible], time.monotonic() - start
+
+
+@pytest.mark.parametrize("headers_too", [False, True], ids=["body", "status-and-headers"])
+def test_an_answer_trickled_past_the_deadline_times_out(headers_too: bool) -> None:
+    """About 60 bytes at 25 ms each would take 1.5 s: the call ends at the 300 ms budget."""
+    with ExtenderServer(filter=keep_only("n0")) as srv:
+        srv.trickle["filter"] = (0.025, headers_too)
+        start = time.monotonic()
+        with pytest.raises(ExtenderError) as err:
+            call(srv)
+        elapsed = time.monotonic() - start
+    assert err.value.timeout and "context deadline exceeded" in str(err.value)
+    assert 0.25 < elapsed < 0.8
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
+def test_a_slow_answer_within_the_deadline_is_read_whole(chunked: bool) -> None:
+    with ExtenderServer(filter=keep_only("n0")) as srv:
+        srv.trickle["filter"] = (0.0002, False)
+        srv.chunked = chunked
+        names, _elapsed = call(srv, "5s")
+    assert names == ["n0"]
+
+
+def test_the_answer_limit_grows_with_the_request() -> None:
+    assert tr.answer_limit(10) == tr.MIN_ANSWER_LIMIT == 64 * 1024 * 1024
+    assert tr.answer_limit(100 * 1024 * 1024) == 200 * 1024 * 1024
+
+
+@pytest.mark.parametrize("framing", ["content-length", "read-to-eof", "chunked"])
+def test_an_answer_past_the_limit_is_refused(monkeypatch: pytest.MonkeyPatch, framing: str) -> None:
+    """The limit is patched down to 4 KiB so the test sends kilobytes, not 64 MiB."""
+    monkeypatch.setattr(tr, "MIN_ANSWER_LIMIT", 4096)
+    with ExtenderServer(filter=keep_only("n0")) as srv:
+        srv.unannounced = framing == "read-to-eof"
+        srv.chunked = framing == "chunked"
+        names, _ = call(srv, "5s")  # small answers pass either way
+        assert names == ["n0"]
+        srv.padding["filter"] = 64 * 1024
+        with pytest.raises(ExtenderError) as err:
+            call(srv, "5s")
+    assert "answer larger than 4096 bytes" in str(err.value)
+    assert not err.value.timeout
+
+
+def config(timeout: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "extenders": [{"urlPrefix": "http://x", "filterVerb": "filter", "httpTimeout": timeout}],
+    }
+
+
+def test_a_negative_http_timeout_is_a_config_error() -> None:
+    with pytest.raises(InputError) as err:
+        load_config(config("-1s"), known_plugins=known_plugin_names())
+    assert err.value.problems == [
+        ("extenders[0].httpTimeout", 'Invalid value: "-1s": must not be negative')
+    ]
+    load_config(
+        config("0s"), known_plugins=known_plugin_names()
+    )  # zero means upstream's default (5 s)
