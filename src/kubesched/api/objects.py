@@ -11,7 +11,7 @@ API server) can hand back exactly what came in.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,6 +75,35 @@ class NodeSelectorTerm:
 
     match_expressions: tuple[Requirement, ...] = ()
     match_fields: tuple[Requirement, ...] = ()
+
+
+def node_selector_matches(
+    terms: tuple[NodeSelectorTerm, ...], name: str, labels: Mapping[str, str]
+) -> bool:
+    """A ``v1.NodeSelector`` (terms ORed, requirements ANDed) against a node."""
+    return any(
+        (t.match_expressions or t.match_fields)
+        and all(_req(r, labels.get(r.key)) for r in t.match_expressions)
+        and all(_req(r, name) for r in t.match_fields)
+        for t in terms
+    )
+
+
+def _req(r: Requirement, value: str | None) -> bool:
+    op = r.operator
+    if op == "In":
+        return value is not None and value in r.values
+    if op == "NotIn":
+        return value is None or value not in r.values
+    if op == "Exists":
+        return value is not None
+    if op == "DoesNotExist":
+        return value is None
+    try:
+        have, want = int(value or ""), int(r.values[0])
+    except ValueError:
+        return False
+    return have > want if op == "Gt" else have < want
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from kubesched.api import fields as f
 from kubesched.api import objects as api
 from kubesched.api.fields import fail, join
+from kubesched.api.objects import node_selector_matches as node_selector_matches
 from kubesched.api.quantity import QuantityError, parse_quantity
 
 if TYPE_CHECKING:
@@ -59,35 +60,6 @@ class ResourceSlice:
     all_nodes: bool
     per_device_node_selection: bool
     devices: tuple[Device, ...]
-
-
-def node_selector_matches(
-    terms: tuple[api.NodeSelectorTerm, ...], name: str, labels: Mapping[str, str]
-) -> bool:
-    """A ``v1.NodeSelector`` (terms ORed, requirements ANDed) against a node."""
-    return any(
-        (t.match_expressions or t.match_fields)
-        and all(_req(r, labels.get(r.key)) for r in t.match_expressions)
-        and all(_req(r, name) for r in t.match_fields)
-        for t in terms
-    )
-
-
-def _req(r: api.Requirement, value: str | None) -> bool:
-    op = r.operator
-    if op == "In":
-        return value is not None and value in r.values
-    if op == "NotIn":
-        return value is None or value not in r.values
-    if op == "Exists":
-        return value is not None
-    if op == "DoesNotExist":
-        return value is None
-    try:
-        have, want = int(value or ""), int(r.values[0])
-    except ValueError:
-        return False
-    return have > want if op == "Gt" else have < want
 
 
 def _node_selector(obj: Obj, key: str, path: str) -> tuple[api.NodeSelectorTerm, ...] | None:

@@ -51,8 +51,8 @@ from kubesched.framework.runtime import Framework
 from kubesched.parallel import protocol as p
 from kubesched.parallel.bulk import BulkCommitter
 from kubesched.parallel.dispatcher import InFlight
+from kubesched.parallel.fastpath import NO, FastPath
 from kubesched.parallel.fastpath import NODE_LOCAL_FILTERS as NODE_LOCAL_FILTERS  # re-export
-from kubesched.parallel.fastpath import FastPath
 from kubesched.scheduler import Diagnosis, rejected_on_node
 
 if TYPE_CHECKING:
@@ -217,7 +217,7 @@ class Binder:
         authoritative state (``shard``: the proposer, for the own-commit chain)."""
         hub = self.hub
         table = hub.cluster.nodes
-        fast = self.fast.allowed(fwk, int(res[5]))
+        fast = NO if pod.resource_claims else self.fast.allowed(fwk, int(res[5]))
         state: CycleState | None = None
         allowed: frozenset[str] | None = None
         first = ""

@@ -53,6 +53,10 @@ NODE_LOCAL_FILTERS = frozenset(
 """Filters whose verdict on a node cannot change while the node's generation stands (the two
 cross-node ones only when the shard says the Pod had nothing for them to check)."""
 
+CLAIM_PLUGINS = frozenset({"DynamicResources"})
+"""Plugins that do nothing for a Pod without ``spec.resourceClaims`` (every node passes,
+no Reserve or PreBind work): they do not bar the fast path, a Pod with claims never takes it."""
+
 NO = 0
 YES = 1
 IF_ALONE = 2
@@ -103,8 +107,10 @@ class FastPath:
         if ok is None:
             names = {pl.name for pl in fwk.filter_plugins}
             names |= {pl.name for pl in fwk.plugins["pre_filter"]}
-            ok = names <= NODE_LOCAL_FILTERS and not any(
-                fwk.plugins[point] for point in ("reserve", "permit", "pre_bind")
+            ok = names - CLAIM_PLUGINS <= NODE_LOCAL_FILTERS and not any(
+                pl.name not in CLAIM_PLUGINS
+                for point in ("reserve", "permit", "pre_bind")
+                for pl in fwk.plugins[point]
             )
             self._ok[fwk.profile_name] = ok
         return ok

@@ -34,6 +34,7 @@ from kubesched.framework.interface import CycleState, IntArray, PluginFactory, Q
 from kubesched.framework.runtime import Framework
 from kubesched.metrics import ExtensionPointObserver, SchedulerMetrics
 from kubesched.parallel import protocol as p
+from kubesched.parallel.fastpath import CLAIM_PLUGINS
 from kubesched.scheduler import FitError, Scheduler, ScheduleResult, num_feasible_nodes_to_find
 from kubesched.state.cache import CacheError
 
@@ -338,12 +339,13 @@ class ShardScheduler(Scheduler):
     def _lean(self, fwk: Framework) -> bool:
         """Whether the profile's binding cycle is only the DefaultBinder's bind (no PreBind,
         PostBind or extenders): then the shard proposes at once (the binder runs the real
-        binding cycle; the shard's metrics are muted anyway)."""
+        binding cycle; the shard's metrics are muted anyway).  DynamicResources' PreBind does
+        nothing for a Pod without claims; a Pod with claims always runs the full cycle."""
         lean = self._lean_profiles.get(fwk.profile_name)
         if lean is None:
             plugins = fwk.plugins
             lean = (
-                not plugins["pre_bind"]
+                all(pl.name in CLAIM_PLUGINS for pl in plugins["pre_bind"])
                 and not plugins["post_bind"]
                 and [pl.name for pl in plugins["bind"]] == ["DefaultBinder"]
                 and self.extenders is None
@@ -360,7 +362,7 @@ class ShardScheduler(Scheduler):
         start: float,
         cycle: int,
     ) -> None:
-        if not self._lean(fwk):
+        if not self._lean(fwk) or qp.pod.resource_claims:
             super()._binding_cycle(fwk, state, qp, assumed, start, cycle)
             return
         self.in_flight_bindings -= 1

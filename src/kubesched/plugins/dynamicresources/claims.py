@@ -8,17 +8,24 @@ informers) and are parsed once per manifest.  Two overlays sit on top, as upstre
   their devices count as in use, and a Pod whose claim is in flight waits;
 - **assumed**: claims PreBind wrote (allocation, ``reservedFor``) before the API server's echo
   arrives; an informer event for the claim replaces the assumed version.
+
+:func:`claim_with_reservation` builds the claim PreBind writes.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from kubesched.api import objects as api
 from kubesched.api import resource as r
+from kubesched.plugins.dynamicresources import allocator
 from kubesched.state.cache import ClusterState
 
 DeviceId = tuple[str, str, str]
+FINALIZER = "resource.kubernetes.io/delete-protection"
+"""What PreBind adds to a claim it allocates or reserves (upstream's finalizer)."""
 
 
 class DraObjects:
@@ -103,3 +110,69 @@ class DraObjects:
         if not deleted:
             self._heard[key] = r.parse_claim(obj)
         return before
+
+
+# --------------------------------------------------------------------------- what PreBind writes
+def claim_with_reservation(
+    raw: Mapping[str, Any],
+    pod: api.Pod,
+    results: tuple[r.AllocatedDevice, ...] | None,
+    node_name: str,
+    node: api.Node | None,
+    slices: list[r.ResourceSlice],
+) -> dict[str, Any]:
+    """A new claim manifest: ``results`` as ``status.allocation`` (when given) and ``pod``
+    in ``status.reservedFor``; the input is not changed."""
+    out = copy.deepcopy(dict(raw))
+    meta = out.setdefault("metadata", {})
+    finalizers = list(meta.get("finalizers") or [])
+    if FINALIZER not in finalizers:
+        meta["finalizers"] = [*finalizers, FINALIZER]
+    status = out.setdefault("status", {})
+    if results is not None:
+        allocation: dict[str, Any] = {
+            "devices": {
+                "results": [
+                    {
+                        "request": d.request,
+                        "driver": d.driver,
+                        "pool": d.pool,
+                        "device": d.device,
+                        **({"adminAccess": True} if d.admin_access else {}),
+                    }
+                    for d in results
+                ]
+            }
+        }
+        selector = allocation_node_selector(results, node_name, node, slices)
+        if selector is not None:
+            allocation["nodeSelector"] = selector
+        status["allocation"] = allocation
+    reserved = list(status.get("reservedFor") or [])
+    if not any(x.get("uid") == pod.uid for x in reserved):
+        reserved.append({"resource": "pods", "name": pod.name, "uid": pod.uid})
+    status["reservedFor"] = reserved
+    return out
+
+
+def allocation_node_selector(
+    results: tuple[r.AllocatedDevice, ...],
+    node_name: str,
+    node: api.Node | None,
+    slices: list[r.ResourceSlice],
+) -> dict[str, Any] | None:
+    """Upstream ``createNodeSelector``: the node by name when a device is local to it, else
+    the slices' node selector, else none (devices of ``allNodes`` slices)."""
+    pools = {(d.driver, d.pool) for d in results}
+    labels = node.labels if node is not None else {}
+    used = [
+        s
+        for s in slices
+        if (s.driver, s.pool) in pools and allocator.slice_reaches(s, node_name, labels)
+    ]
+    if any(s.node_name or s.node_selector is not None for s in used):
+        # Upstream copies a nodeSelector slice's selector; we pin the node by name (the
+        # Pods sharing the claim land on the node the first one got either way).
+        fields = [{"key": "metadata.name", "operator": "In", "values": [node_name]}]
+        return {"nodeSelectorTerms": [{"matchFields": fields}]}
+    return None

@@ -12,10 +12,12 @@
   later Filter) / is dropped.
 - PreBind: writes ``status.allocation`` and adds the Pod to ``status.reservedFor`` (with
   the delete-protection finalizer), through the API client when it has ``update_object``.
+- PostFilter: ``no new claims to deallocate`` / ``still not schedulable``, or deallocates a
+  claim allocated to a node that failed and reserved by no other Pod.
 
-Deviations: PostFilter (deallocating a claim so another node may fit) is not modelled; the
-extended-resource mapping (DRAExtendedResource, alpha) and the features off by default in
-v1.34 (device taints, partitionable devices, binding conditions) are not either.
+Not modelled: the extended-resource mapping (DRAExtendedResource, alpha), the features off
+by default in v1.34 (device taints, partitionable devices, binding conditions, consumable
+capacity) and ``filterTimeout``.
 """
 
 from __future__ import annotations
@@ -49,13 +51,12 @@ from kubesched.framework.interface import (
     unschedulable,
 )
 from kubesched.plugins.dynamicresources import allocator
-from kubesched.plugins.dynamicresources.claims import DraObjects
+from kubesched.plugins.dynamicresources.claims import DraObjects, claim_with_reservation
 from kubesched.state.cache import ClusterState
 
 NAME = "DynamicResources"
 ERR_CANNOT_ALLOCATE = "cannot allocate all claims"
 ERR_NOT_AVAILABLE = "resourceclaim not available on the node"
-FINALIZER = "resource.kubernetes.io/delete-protection"
 _KEY = NAME
 
 
@@ -331,72 +332,6 @@ class DynamicResources:
         if not isinstance(new, api.Pod) or new.uid != pod.uid:
             return QueueingHint.QUEUE_SKIP
         return QueueingHint.QUEUE_SKIP if self.pod_claims(new)[1] else QueueingHint.QUEUE
-
-
-# --------------------------------------------------------------------------- kernel
-def claim_with_reservation(
-    raw: Mapping[str, Any],
-    pod: api.Pod,
-    results: tuple[r.AllocatedDevice, ...] | None,
-    node_name: str,
-    node: api.Node | None,
-    slices: list[r.ResourceSlice],
-) -> dict[str, Any]:
-    """A new claim manifest: ``results`` as ``status.allocation`` (when given) and ``pod``
-    in ``status.reservedFor``; the input is not changed."""
-    out = copy.deepcopy(dict(raw))
-    meta = out.setdefault("metadata", {})
-    finalizers = list(meta.get("finalizers") or [])
-    if FINALIZER not in finalizers:
-        meta["finalizers"] = [*finalizers, FINALIZER]
-    status = out.setdefault("status", {})
-    if results is not None:
-        allocation: dict[str, Any] = {
-            "devices": {
-                "results": [
-                    {
-                        "request": d.request,
-                        "driver": d.driver,
-                        "pool": d.pool,
-                        "device": d.device,
-                        **({"adminAccess": True} if d.admin_access else {}),
-                    }
-                    for d in results
-                ]
-            }
-        }
-        selector = allocation_node_selector(results, node_name, node, slices)
-        if selector is not None:
-            allocation["nodeSelector"] = selector
-        status["allocation"] = allocation
-    reserved = list(status.get("reservedFor") or [])
-    if not any(x.get("uid") == pod.uid for x in reserved):
-        reserved.append({"resource": "pods", "name": pod.name, "uid": pod.uid})
-    status["reservedFor"] = reserved
-    return out
-
-
-def allocation_node_selector(
-    results: tuple[r.AllocatedDevice, ...],
-    node_name: str,
-    node: api.Node | None,
-    slices: list[r.ResourceSlice],
-) -> dict[str, Any] | None:
-    """Upstream ``createNodeSelector``: the node by name when a device is local to it, else
-    the slices' node selector, else none (devices of ``allNodes`` slices)."""
-    pools = {(d.driver, d.pool) for d in results}
-    labels = node.labels if node is not None else {}
-    used = [
-        s
-        for s in slices
-        if (s.driver, s.pool) in pools and allocator.slice_reaches(s, node_name, labels)
-    ]
-    if any(s.node_name or s.node_selector is not None for s in used):
-        # Upstream copies a nodeSelector slice's selector; we pin the node by name (the
-        # Pods sharing the claim land on the node the first one got either way).
-        fields = [{"key": "metadata.name", "operator": "In", "values": [node_name]}]
-        return {"nodeSelectorTerms": [{"matchFields": fields}]}
-    return None
 
 
 def new(args: object | None, handle: Handle) -> DynamicResources:
