@@ -1,10 +1,5 @@
 """DynamicResources: generated cases (``oracle/dra_cases.py``; ``ORACLE_DRA_CASES``, default
 300, from ``ORACLE_SEED``) answered alike by kubesched.explain and kube-oracle.
-
-When upstream answers ``could not find ResourceClaim`` (Gated) the case is asked again, up
-to five times: kube-oracle's ResourceClaim assume cache can lag its informer (it waits for
-the informers' stores, not for the handlers that feed the cache), so about 3 % of these
-cases see a claim the snapshot has as missing.  No other answer is retried.
 """
 
 from __future__ import annotations
@@ -26,22 +21,12 @@ def test_generated_dra_cases_match_upstream(oracle: Any) -> None:
         request = dra_case(seed, i)
         mine = ours(request)
         theirs = oracle.ask(request)
-        for _ in range(5):
-            if not _claim_lag(theirs):
-                break
-            theirs = oracle.ask(request)
         lines = differences(mine, theirs)
         if lines:
             failures.append(f"case {i}: " + "; ".join(lines[:3]))
     assert not failures, (
         f"seed {seed}: {len(failures)}/{n} DRA cases differ from upstream\n"
         + "\n".join(failures[:10])
-    )
-
-
-def _claim_lag(answer: dict[str, Any]) -> bool:
-    return answer.get("result") == "Gated" and str(answer.get("message", "")).startswith(
-        "could not find ResourceClaim"
     )
 
 

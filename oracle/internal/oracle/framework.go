@@ -7,6 +7,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	clientset "k8s.io/client-go/kubernetes"
@@ -69,7 +70,7 @@ func NewEnv(ctx context.Context, cfg *config.KubeSchedulerConfiguration, objs []
 	lister framework.SharedLister) (*Env, error) {
 	client := fake.NewClientset(objs...)
 	factory := informers.NewSharedInformerFactory(client, 0)
-	dra, err := draManager(ctx, client, factory)
+	dra, claims, err := draManager(ctx, client, factory)
 	if err != nil {
 		return nil, err
 	}
@@ -97,6 +98,7 @@ func NewEnv(ctx context.Context, cfg *config.KubeSchedulerConfiguration, objs []
 	}
 	factory.Start(stop)
 	waitForSync(ctx, factory)
+	waitForClaims(ctx, claims, objs)
 	return &Env{Client: client, Frameworks: fws}, nil
 }
 
@@ -117,9 +119,23 @@ func waitForSync(ctx context.Context, factory informers.SharedInformerFactory) {
 	}
 }
 
-func draManager(ctx context.Context, client clientset.Interface, factory informers.SharedInformerFactory) (framework.SharedDRAManager, error) {
+// waitForClaims waits until the ResourceClaim assume cache, fed by informer handlers after
+// the stores synced, holds every claim of objs (DynamicResources reads claims from it).
+func waitForClaims(ctx context.Context, claims *assumecache.AssumeCache, objs []runtime.Object) {
+	want := 0
+	for _, o := range objs {
+		if _, ok := o.(*resourceapi.ResourceClaim); ok {
+			want++
+		}
+	}
+	for claims != nil && want > 0 && ctx.Err() == nil && len(claims.List(nil)) < want {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func draManager(ctx context.Context, client clientset.Interface, factory informers.SharedInformerFactory) (framework.SharedDRAManager, *assumecache.AssumeCache, error) {
 	if !utilfeature.DefaultFeatureGate.Enabled(features.DynamicResourceAllocation) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	logger := klog.FromContext(ctx)
 	claims := assumecache.NewAssumeCache(logger, factory.Resource().V1().ResourceClaims().Informer(), "ResourceClaim", "", nil)
@@ -135,9 +151,9 @@ func draManager(ctx context.Context, client clientset.Interface, factory informe
 	}
 	slices, err := resourceslicetracker.StartTracker(ctx, opts)
 	if err != nil {
-		return nil, fmt.Errorf("resource slice tracker: %w", err)
+		return nil, nil, fmt.Errorf("resource slice tracker: %w", err)
 	}
-	return dynamicresources.NewDRAManager(ctx, claims, slices, factory), nil
+	return dynamicresources.NewDRAManager(ctx, claims, slices, factory), claims, nil
 }
 
 // objectsOf lists a cluster's objects for the fake clientset.
