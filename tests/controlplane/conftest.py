@@ -109,14 +109,14 @@ class ControlPlane:
         admin = self.admin.read_text()
         return next(ln.split()[-1] for ln in admin.splitlines() if "server:" in ln)
 
-    def write_sa_kubeconfig(self, path: Path, server: str) -> Path:
-        """A kubeconfig with kubesched's ServiceAccount token for ``server``."""
+    def write_sa_kubeconfig(self, path: Path, server: str, token: str | None = None) -> Path:
+        """A kubeconfig with kubesched's ServiceAccount token (or ``token``) for ``server``."""
         ca = f"    certificate-authority: {self.dir / 'pki' / 'ca.crt'}\n"
         path.write_text(
             "apiVersion: v1\nkind: Config\nclusters:\n- name: cp\n  cluster:\n"
             f"    server: {server}\n{ca if server.startswith('https') else ''}"
             "users:\n- name: kubesched\n  user:\n"
-            f"    token: {self.token}\n"
+            f"    token: {token or self.token}\n"
             "contexts:\n- name: kubesched\n  context: {cluster: cp, user: kubesched}\n"
             "current-context: kubesched\n"
         )

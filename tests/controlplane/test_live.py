@@ -6,6 +6,7 @@ through the API server's validation, admission and Node,RBAC authorizer."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -82,10 +83,11 @@ def test_unschedulable_pod_gets_condition_and_event_as_upstream(
     cp.apply(pod("huge", cpu="2"))
     cond = wait(lambda: condition(cp, "huge", "PodScheduled"), T)
     assert (cond["status"], cond["reason"]) == ("False", "Unschedulable")
-    # v1.34: a request above the node's allocatable is Unresolvable, so preemption is not tried
+    # v1.34: a request above the node's allocatable is Unresolvable, so preemption is not
+    # tried; DynamicResources' PostFilter (default profile) speaks first
     assert cond["message"] == (
-        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
-        "1 Preemption is not helpful for scheduling."
+        "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: "
+        "0/1 nodes are available: 1 Preemption is not helpful for scheduling."
     )
     (ev,) = wait(lambda: cp.events("FailedScheduling"), T)
     assert (ev["type"], ev["action"], ev["note"]) == ("Warning", "Scheduling", cond["message"])
@@ -171,23 +173,30 @@ def test_two_replicas_one_leader_and_a_takeover(cp: ControlPlane, started: list[
 
 
 @pytest.fixture
-def sharded_rbac(cp: ControlPlane) -> Iterator[None]:
-    """deploy/sharded/rbac.yaml on top of deploy/rbac.yaml, for this test only."""
+def sharded_rbac(cp: ControlPlane) -> Iterator[dict[str, Path]]:
+    """deploy/sharded/rbac.yaml on top of deploy/rbac.yaml, for this test only: a kubeconfig
+    per role, with the token of that role's own ServiceAccount."""
     cp.kubectl("apply", "-f", str(DEPLOY / "sharded" / "rbac.yaml"))
-    yield
+    kubeconfigs = {}
+    for role in ("coordinator", "shard"):
+        sa = f"kubesched-{role}"
+        token = cp.kubectl("create", "token", sa, "-n", NAMESPACE, "--duration=2h").strip()
+        kubeconfigs[role] = cp.write_sa_kubeconfig(cp.dir / f"{sa}.kubeconfig", cp.server, token)
+    yield kubeconfigs
     cp.kubectl("delete", "-f", str(DEPLOY / "sharded" / "rbac.yaml"))
 
 
 def test_coordinator_and_two_shards(
-    cp: ControlPlane, sharded_rbac: None, started: list[Any]
+    cp: ControlPlane, sharded_rbac: dict[str, Path], started: list[Any]
 ) -> None:
     # (sharded_rbac before started: the roles stop before their permissions are removed)
     for n in ("n1", "n2"):
         cp.apply(node(n))
-    c = Role(cp.sa, COORDINATOR, "coordinator", config(), shards=2)
+    c = Role(sharded_rbac["coordinator"], COORDINATOR, "coordinator", config(), shards=2)
     started.append(c)
     for i in range(2):
-        started.append(Role(cp.sa, SHARD, f"shard-{i}", config(), shards=2, shard_index=i))
+        shard = Role(sharded_rbac["shard"], SHARD, f"shard-{i}", config(), shards=2, shard_index=i)
+        started.append(shard)
     wait(lambda: c.coordinator.live == [0, 1], T)
     for i in range(6):
         cp.apply(pod(f"s-{i}"))
