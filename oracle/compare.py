@@ -64,32 +64,44 @@ class Oracle:
 
 
 def ours(request: dict[str, Any]) -> dict[str, Any]:
-    """kubesched's answer; an input error is an answer too (upstream may accept the input)."""
+    """kubesched.explain's answer; an input error is an answer too (upstream may accept
+    the input)."""
     import kubesched
-    from kubesched.api.errors import InputError
 
-    try:
-        return kubesched.explain(
-            copy.deepcopy(request["cluster"]),
-            copy.deepcopy(request["pod"]),
-            request["config"],
-            preemption=True,
-        )
-    except InputError as e:
-        return {"error": str(e)}
+    return _answer(
+        kubesched.explain,
+        request["cluster"],
+        request["pod"],
+        request["config"],
+        preemption=True,
+    )
 
 
 def ours_schedule(request: dict[str, Any]) -> dict[str, Any]:
     """kubesched.schedule's answer (an input error is an answer too)."""
     import kubesched
+
+    return _answer(kubesched.schedule, request["cluster"], request["pods"], request["config"])
+
+
+def _answer(
+    fn: Callable[..., dict[str, Any]], cluster: Any, pods: Any, config: Any, **kw: Any
+) -> dict[str, Any]:
     from kubesched.api.errors import InputError
 
     try:
-        return kubesched.schedule(
-            copy.deepcopy(request["cluster"]), copy.deepcopy(request["pods"]), request["config"]
-        )
+        return fn(copy.deepcopy(cluster), copy.deepcopy(pods), config, **kw)
     except InputError as e:
         return {"error": str(e)}
+
+
+def _error_differences(mine: dict[str, Any], theirs: dict[str, Any]) -> list[str] | None:
+    """When either side is an error: the difference, if only one is (None: neither is)."""
+    if "error" not in theirs and "error" not in mine:
+        return None
+    if ("error" in theirs) != ("error" in mine):
+        return [f"error: ours {mine.get('error')!r}, upstream {theirs.get('error')!r}"]
+    return []
 
 
 def schedule_differences(mine: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
@@ -97,10 +109,9 @@ def schedule_differences(mine: dict[str, Any], theirs: dict[str, Any]) -> list[s
     not schedule, the message.  Attempts (and so the last attempt's message) are not
     compared otherwise: upstream runs in wall-clock time, where retries depend on timing
     (its preemption deletes victims asynchronously, after the cycle)."""
-    if "error" in theirs or "error" in mine:
-        if ("error" in theirs) != ("error" in mine):
-            return [f"error: ours {mine.get('error')!r}, upstream {theirs.get('error')!r}"]
-        return []
+    errors = _error_differences(mine, theirs)
+    if errors is not None:
+        return errors
     out = []
     for key, b in sorted(theirs["pods"].items()):
         a = mine["pods"].get(key)
@@ -118,10 +129,9 @@ def schedule_differences(mine: dict[str, Any], theirs: dict[str, Any]) -> list[s
 
 def differences(mine: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
     """What differs between kubesched's and upstream's answers, one line each."""
-    if "error" in theirs or "error" in mine:
-        if ("error" in theirs) != ("error" in mine):
-            return [f"error: ours {mine.get('error')!r}, upstream {theirs.get('error')!r}"]
-        return []
+    errors = _error_differences(mine, theirs)
+    if errors is not None:
+        return errors
     out: list[str] = []
     if mine["result"] != theirs["result"]:
         out.append(f"result: ours {mine['result']}, upstream {theirs['result']}")

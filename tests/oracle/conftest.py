@@ -7,8 +7,9 @@ saying how to build it.
 from __future__ import annotations
 
 import os
+import random
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,30 @@ ORACLE_DIR = Path(__file__).resolve().parents[2] / "oracle"
 sys.path.insert(0, str(ORACLE_DIR))
 
 from compare import BUILD_HINT, Oracle, OracleMissing  # noqa: E402
+
+
+def generated_seed(what: str, n: int) -> int:
+    """``ORACLE_SEED`` or a random seed, printed so a failure reproduces."""
+    seed = int(os.environ.get("ORACLE_SEED", random.SystemRandom().randrange(1 << 31)))
+    print(f"oracle {what}: seed {seed}, {n} cases")
+    return seed
+
+
+def mismatches(
+    n: int,
+    request: Callable[[int], dict[str, Any]],
+    ours: Callable[[dict[str, Any]], dict[str, Any]],
+    oracle: Any,
+    differences: Callable[[dict[str, Any], dict[str, Any]], list[str]],
+) -> list[str]:
+    """One line per generated case (``request(i)``, i < n) whose answers differ."""
+    failures = []
+    for i in range(n):
+        req = request(i)
+        lines = differences(ours(req), oracle.ask(req))
+        if lines:
+            failures.append(f"case {i}: " + "; ".join(lines[:3]))
+    return failures
 
 
 def _oracle(verb: str) -> Iterator[Any]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 from pathlib import Path
 from typing import Any
 
@@ -18,19 +17,15 @@ import pytest
 from cases import case, schedule_case
 from compare import differences, ours, ours_schedule, schedule_differences
 
+from tests.oracle.conftest import generated_seed, mismatches
+
 REGRESSIONS = sorted((Path(__file__).parent / "regressions").glob("*.json"))
 
 
 def test_generated_cases_match_upstream(oracle: Any) -> None:
-    seed = int(os.environ.get("ORACLE_SEED", random.SystemRandom().randrange(1 << 31)))
     n = int(os.environ.get("ORACLE_CASES", "300"))
-    print(f"oracle differential: seed {seed}, {n} cases")
-    failures = []
-    for i in range(n):
-        request = case(seed, i)
-        lines = differences(ours(request), oracle.ask(request))
-        if lines:
-            failures.append(f"case {i}: " + "; ".join(lines[:3]))
+    seed = generated_seed("differential", n)
+    failures = mismatches(n, lambda i: case(seed, i), ours, oracle, differences)
     assert not failures, (
         f"seed {seed}: {len(failures)}/{n} cases differ from upstream "
         f"(reproduce: oracle/diff.py --seed {seed} --cases {n} --save tests/oracle/regressions)\n"
@@ -41,15 +36,11 @@ def test_generated_cases_match_upstream(oracle: Any) -> None:
 def test_generated_schedules_match_upstream(schedule_oracle: Any) -> None:
     """Several Pods submitted at once to one node: who gets it, and why the rest do not
     (``ORACLE_SCHEDULE_CASES``, default 40; each waits for upstream to be quiet)."""
-    seed = int(os.environ.get("ORACLE_SEED", random.SystemRandom().randrange(1 << 31)))
     n = int(os.environ.get("ORACLE_SCHEDULE_CASES", "40"))
-    print(f"oracle schedule differential: seed {seed}, {n} cases")
-    failures = []
-    for i in range(n):
-        request = schedule_case(seed, i)
-        lines = schedule_differences(ours_schedule(request), schedule_oracle.ask(request))
-        if lines:
-            failures.append(f"case {i}: " + "; ".join(lines[:3]))
+    seed = generated_seed("schedule differential", n)
+    failures = mismatches(
+        n, lambda i: schedule_case(seed, i), ours_schedule, schedule_oracle, schedule_differences
+    )
     assert not failures, (
         f"seed {seed}: {len(failures)}/{n} schedules differ from upstream "
         f"(reproduce: oracle/diff.py --verb schedule --seed {seed} --cases {n})\n"

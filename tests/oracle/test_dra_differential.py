@@ -5,25 +5,18 @@
 from __future__ import annotations
 
 import os
-import random
 from typing import Any
 
 from cases import dra_case
 from compare import differences, ours
 
+from tests.oracle.conftest import generated_seed, mismatches
+
 
 def test_generated_dra_cases_match_upstream(oracle: Any) -> None:
-    seed = int(os.environ.get("ORACLE_SEED", random.SystemRandom().randrange(1 << 31)))
     n = int(os.environ.get("ORACLE_DRA_CASES", "300"))
-    print(f"oracle DRA differential: seed {seed}, {n} cases")
-    failures = []
-    for i in range(n):
-        request = dra_case(seed, i)
-        mine = ours(request)
-        theirs = oracle.ask(request)
-        lines = differences(mine, theirs)
-        if lines:
-            failures.append(f"case {i}: " + "; ".join(lines[:3]))
+    seed = generated_seed("DRA differential", n)
+    failures = mismatches(n, lambda i: dra_case(seed, i), ours, oracle, differences)
     assert not failures, (
         f"seed {seed}: {len(failures)}/{n} DRA cases differ from upstream\n"
         + "\n".join(failures[:10])
