@@ -14,7 +14,7 @@ from kubesched.cli import build_parser
 from kubesched.cli.run import check_role
 from kubesched.live import sharding as sh
 from tests.live import rbac
-from tests.live.conftest import Api, Role, make_config, node, pod, start
+from tests.live.conftest import Api, Role, node, pod, start
 from tests.live.conftest import wait_for as wait
 
 SHARDED = Path(__file__).resolve().parents[2] / "deploy" / "sharded"
@@ -64,8 +64,6 @@ def test_leases_each_role_holds_or_watches() -> None:
         assert open_verbs == ({"create", "list", "watch"} if "coordinator" in role else {"create"})
 
 
-STEADY_LEASE = ("15s", "10s", "100ms")
-"""Upstream's lease and renew deadline: nobody fails over on a loaded test machine."""
 WRITES_ONLY_THE_COORDINATOR_MAKES = {
     ("create", "", "pods/binding"),
     ("delete", "", "pods"),
@@ -112,7 +110,7 @@ def test_the_manifests_grant_every_call_each_role_makes(
     report an unschedulable Pod; every request each one made is allowed by the RBAC its
     Deployment's ServiceAccount gets, and the shards made none of the coordinator's writes."""
     api.create(node("n1", cpu="1"))
-    c, shards = start(roles, config=make_config(lease=STEADY_LEASE))
+    c, shards = start(roles)  # steady Leases: nobody fails over on a loaded machine
     api.create(_priority_pod("low", "1", 0))
     wait(lambda: api.node_of("low") == "n1")
     api.create(_priority_pod("high", "1", 100))  # preempts low
