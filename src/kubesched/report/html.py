@@ -25,12 +25,25 @@ table { border-collapse: collapse; margin: 0.5em 0; font-size: 0.92em; }
 td, th { border: 1px solid #ccc; padding: 3px 10px; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 figure { margin: 1em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
-figcaption { font-size: 0.85em; color: #555; }
+figcaption, p.note { font-size: 0.85em; color: #555; }
 .bad { color: #b30000; font-weight: bold; } .ok { color: #2a7a2a; }
+div.wide { max-width: 100%; overflow-x: auto; }
 """
 
 
+class Markup(str):
+    """Text that is already HTML (not escaped again by the table helpers)."""
+
+
+def breakable(name: str) -> Markup:
+    """``name`` escaped, with a line-break opportunity after each ``_`` (long metric names
+    then wrap inside their cell instead of widening the table)."""
+    return Markup(html.escape(name).replace("_", "_<wbr>"))
+
+
 def _esc(v: Any) -> str:
+    if isinstance(v, Markup):
+        return str(v)
     return html.escape("-" if v is None else str(v))
 
 
@@ -209,7 +222,9 @@ def render_html(s: dict[str, Any], captions: dict[str, str]) -> str:
     """The page, referring to the PNGs by their file names."""
     title = f"kubesched run: {s.get('scenario', 'run')} (seed {s.get('seed', '-')})"
 
-    def fig(name: str) -> str:
+    def fig(name: str, absent: str = "") -> str:
+        if name not in captions:
+            return f'<p class="note">{_esc(absent)}</p>'
         return (
             f'<figure><img src="{html.escape(name)}" alt="{html.escape(name)}">'
             f"<figcaption>{_esc(captions.get(name, ''))}</figcaption></figure>"
@@ -243,7 +258,7 @@ Utilisation at the end: {_esc(util or "-")}.</p>
 <h2>Resources</h2>
 {fig("resources.png")}
 <h2>GPU placement</h2>
-{fig("gpu.png")}
+{fig("gpu.png", "No GPU measures in this run (GpuDevices not enabled): no GPU panels.")}
 {_gpu_table(s)}
 <h2>Invariants</h2>
 {_invariants(s)}
