@@ -17,6 +17,7 @@ from typing import Any
 from kubesched.api import source
 from kubesched.api.errors import InputError
 from kubesched.report import plots
+from kubesched.sim import governance
 
 CSS = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1000px; color: #222; }
@@ -218,6 +219,20 @@ def _gpu_table(s: dict[str, Any]) -> str:
     return _table([(label, last.get(key)) for label, key in rows], head=("at the end", "value"))
 
 
+def _governance(s: dict[str, Any]) -> str:
+    """``simulate --compare-governance``: both runs side by side (this page is the run with
+    retryGovernance on)."""
+    c = s.get("retryGovernanceComparison")
+    if not c:
+        return ""
+    rows = [[label, off, on] for label, off, on in governance.rows(c)]
+    return (
+        "<h2>Retry governance: off and on, same seed</h2>\n"
+        f"<p>Attempts saved: {_esc(c.get('attemptsSaved'))}. The plots below are the run "
+        "with <code>retryGovernance</code> on.</p>\n" + _grid(["", "off (upstream)", "on"], rows)
+    )
+
+
 def render_html(s: dict[str, Any], captions: dict[str, str]) -> str:
     """The page, referring to the PNGs by their file names."""
     title = f"kubesched run: {s.get('scenario', 'run')} (seed {s.get('seed', '-')})"
@@ -241,6 +256,7 @@ def render_html(s: dict[str, Any], captions: dict[str, str]) -> str:
 {_table(denominators(s))}
 <p>Pending by queue at the end: {_esc(pending or "-")}.
 Utilisation at the end: {_esc(util or "-")}.</p>
+{_governance(s)}
 <h2>Throughput and attempts</h2>
 {fig("throughput.png")}
 {fig("attempts.png")}
