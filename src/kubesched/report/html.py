@@ -274,7 +274,7 @@ Utilisation at the end: {_esc(util or "-")}.</p>
 <h2>Resources</h2>
 {fig("resources.png")}
 <h2>GPU placement</h2>
-{fig("gpu.png", "No GPU measures in this run (GpuDevices not enabled): no GPU panels.")}
+{fig("gpu.png", "No GPU measures in this run: no GPU panels (they need GpuDevices enabled).")}
 {_gpu_table(s)}
 <h2>Invariants</h2>
 {_invariants(s)}
