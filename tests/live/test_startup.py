@@ -130,6 +130,52 @@ def test_a_pod_bound_by_another_replica_ends_scheduling_at_podscheduled() -> Non
     assert got["node"] == (1.0, 5.0) and got["total"] == (1.0, 9.0)
 
 
+def test_ready_seen_before_the_worker_reports_the_bind_keeps_the_binding_segment() -> None:
+    # Binding runs on a worker thread: the Pod's bound and Ready events may be handled on
+    # the scheduling thread before the worker calls ``bound``.
+    t, clock, m = tracker()
+    p0 = manifest("a")
+    t.observe(Delta("Pod", ADDED, None, p0))
+    clock.now = T0 + 2.0
+    p2 = changed(changed(p0, lambda o: bind(o, T0 + 3)), ready(T0 + 8))
+
+    def binding_cycle() -> None:
+        clock.now = T0 + 3.0  # the POST was accepted, the worker not back yet
+        t.observe(Delta("Pod", MODIFIED, p0, p2))  # bound and Ready, on the other thread
+        assert series(m)["total"] == (0.0, 0.0)  # held: this cycle may be binding it
+        t.bound("uid-a")
+
+    t.binding_cycle(binding_cycle)()
+    assert series(m) == {
+        "admission": (1.0, 0.0),
+        "scheduling": (1.0, 2.0),
+        "binding": (1.0, 1.0),
+        "node": (1.0, 5.0),
+        "total": (1.0, 8.0),
+    }
+    assert not t.pods
+
+
+def test_a_ready_pod_held_for_cycles_that_did_not_bind_it_is_recorded_when_they_end() -> None:
+    t, clock, m = tracker()
+    p0 = manifest("b")
+    t.observe(Delta("Pod", ADDED, None, p0))
+    clock.now = T0 + 1.0
+    other = t.binding_cycle(lambda: None)  # in flight, binding some other Pod
+    failed = t.binding_cycle(lambda: None)  # in flight, its bind will fail
+    p1 = changed(changed(p0, lambda o: bind(o, T0 + 4)), ready(T0 + 9))
+    t.observe(Delta("Pod", MODIFIED, p0, p1))  # bound by another replica, Ready
+    other()
+    assert series(m)["total"] == (0.0, 0.0)  # `failed` may still be binding it
+    failed()
+    got = series(m)
+    assert got["scheduling"] == (1.0, 4.0) and got["binding"] == (0.0, 0.0)
+    assert got["node"] == (1.0, 5.0) and got["total"] == (1.0, 9.0)
+    assert not t.pods
+    t.binding_cycle(lambda: t.bound("uid-b"))()  # a late report changes nothing
+    assert series(m) == got
+
+
 def test_pods_not_followed_from_their_start_observe_nothing() -> None:
     t, _, m = tracker()
     running = changed(manifest("c"), lambda o: (bind(o, T0 + 1), ready(T0 + 2)(o)))

@@ -1,5 +1,11 @@
 """``kubesched simulate [SCENARIO.yaml] [--seed S] [-o json|text] [--json-out FILE]
-[--report DIR] [--metrics-port PORT] [--metrics-file FILE] [--pace X] [--shards N]``.
+[--report DIR] [--metrics-port PORT] [--metrics-file FILE] [--pace X] [--shards N]
+[--compare-governance]``.
+
+``--compare-governance`` runs the scenario twice with the same seed, NodeResourcesFit's
+``retryGovernance`` off and then on (:mod:`kubesched.sim.governance`): the summary, report
+and metrics are the run with it on, plus ``retryGovernanceComparison`` (both runs side by
+side: attempts, attempts saved, success ratio, time to schedule of Pods that waited).
 
 Metrics advance in virtual time: counters move as simulated events happen and gauges are
 synced every simulated second.  While ``/metrics`` is served the run is paced (default one
@@ -38,6 +44,12 @@ def add_parser(sub: Any) -> None:
         help="simulated seconds per wall-clock second (default: 1 while --metrics-port "
         "serves, else as fast as possible; 0: as fast as possible)",
     )
+    m.add_argument(
+        "--compare-governance",
+        action="store_true",
+        help="run twice (same seed), NodeResourcesFit retryGovernance off then on, and "
+        "compare attempts, success ratio and time to schedule",
+    )
     hooks.add_shards_argument(m)
     observability.add_report_argument(m)
     observability.add_metrics_arguments(m)
@@ -50,18 +62,37 @@ def run(args: argparse.Namespace) -> int:
     from kubesched.sim.simulate import invariants_hold, run_scenario
 
     scenario = load_scenario(args.scenario, seed=args.seed)
-    progress = None if args.no_progress or not sys.stderr.isatty() else progress_bar("simulate")
+    bars = not args.no_progress and sys.stderr.isatty()
     pace = args.pace if args.pace is not None else (1.0 if args.metrics_port is not None else 0)
+    compare = args.compare_governance
+    off = None
+    if compare:
+        off = run_scenario(
+            scenario,
+            progress=progress_bar("governance off") if bars else None,
+            pace=pace or None,
+            shards=args.shards,
+            retry_governance=False,
+        )
     with observability.metrics_session(args) as metrics:
         summary = run_scenario(
-            scenario, progress=progress, metrics=metrics, pace=pace or None, shards=args.shards
+            scenario,
+            progress=progress_bar("governance on" if compare else "simulate") if bars else None,
+            metrics=metrics,
+            pace=pace or None,
+            shards=args.shards,
+            retry_governance=True if compare else None,
         )
+    if off is not None:
+        from kubesched.sim.governance import compare as side_by_side
+
+        summary["retryGovernanceComparison"] = side_by_side(off, summary)
     if args.json_out:
         with open(args.json_out, "w") as f:
             json.dump(summary, f, indent=2)
     observability.write_report(summary, args.report)
     common.emit(summary, args.output, text.simulate_summary)
-    return 0 if invariants_hold(summary) else 1
+    return 0 if invariants_hold(summary) and (off is None or invariants_hold(off)) else 1
 
 
 def progress_bar(desc: str) -> Callable[[Progress], None]:

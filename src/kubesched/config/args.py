@@ -52,6 +52,10 @@ class NodeResourcesFitArgs:
     ignored_resources: tuple[str, ...] = ()
     ignored_resource_groups: tuple[str, ...] = ()
     scoring_strategy: ScoringStrategy = field(default_factory=ScoringStrategy)
+    retry_governance: bool = False
+    """``retryGovernance`` (kubesched only, not upstream's: kube-scheduler refuses the field):
+    queueing hints that wake a Pod only when the event's node now has room for it
+    (docs/tuning.md, "Retry governance")."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -87,6 +87,8 @@ def args_to_dict(args: object) -> dict[str, Any]:
             out["ignoredResources"] = list(args.ignored_resources)
         if args.ignored_resource_groups:
             out["ignoredResourceGroups"] = list(args.ignored_resource_groups)
+        if args.retry_governance:
+            out["retryGovernance"] = True
         return out
     if isinstance(args, a.NodeResourcesBalancedAllocationArgs):
         return {"resources": _resources(args.resources)}

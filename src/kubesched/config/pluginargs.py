@@ -139,7 +139,7 @@ def _resources(dec: Decoder, value: Any, path: str) -> tuple[a.ResourceSpec, ...
 
 
 def _fit(dec: Decoder, raw: Mapping[str, Any], path: str) -> a.NodeResourcesFitArgs:
-    fields = ("ignoredResources", "ignoredResourceGroups", "scoringStrategy")
+    fields = ("ignoredResources", "ignoredResourceGroups", "scoringStrategy", "retryGovernance")
     r = dec.obj(raw, path, fields) or {}
 
     def strings(key: str) -> tuple[str, ...]:
@@ -170,7 +170,8 @@ def _fit(dec: Decoder, raw: Mapping[str, Any], path: str) -> a.NodeResourcesFitA
             resources=_resources(dec, s.get("resources"), fe.join(sp, "resources")),
             shape=tuple(shape),
         )
-    result = a.NodeResourcesFitArgs(ignored, groups, strategy)
+    governance = dec.boolean(r.get("retryGovernance"), fe.join(path, "retryGovernance"))
+    result = a.NodeResourcesFitArgs(ignored, groups, strategy, bool(governance))
     dec.problems += validate_fit_args(result, path, ratio_given=ratio_given)
     return result
 

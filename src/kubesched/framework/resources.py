@@ -86,6 +86,21 @@ def counted_requests(requests: Mapping[str, int]) -> dict[str, int]:
     }
 
 
+def fits_now(nodes: NodeTable, row: int, amounts: Mapping[str, int]) -> bool:
+    """Whether one more Pod requesting ``amounts`` (resource name -> positive amount) fits
+    node ``row`` as the cache holds it now: a free Pod slot and, per resource,
+    ``allocatable - requested`` at least the amount (a resource the table lacks is 0)."""
+    if int(nodes.pod_count[row]) >= int(nodes.allowed_pods[row]):
+        return False
+    for name, amount in amounts.items():
+        col = nodes.resource_index.get(name)
+        if col is None:
+            return False
+        if int(nodes.allocatable[row, col]) - int(nodes.requested[row, col]) < amount:
+            return False
+    return True
+
+
 # --------------------------------------------------------------------------- score inputs
 def pod_score_requests(pod: api.Pod, names: Sequence[str], use_requested: bool) -> IntArray:
     """A Pod's request per scored resource, int64 ``(k,)`` (``calculatePodResourceRequestList``).

@@ -21,7 +21,14 @@ bind) ends ``scheduling`` and no ``binding`` is observed; so too when the bind h
 outside an inline binding cycle (the sharded coordinator's binder): there the bind ends
 ``scheduling``.  Shards observe nothing (their Pods are the coordinator's).  Only Pods
 first seen Pending and unbound are followed (a restart's initial list of running Pods
-observes nothing), each once, until Ready or deleted.  Timestamps in Pod status have
+observes nothing), each once, until Ready or deleted.
+
+``bound`` runs on a binding worker thread, so the Pod's Ready event may reach
+:meth:`StartupTracker.observe` before the worker reports the bind.  A Pod seen Ready while
+binding cycles of ours are in flight is therefore held until either it is reported bound
+(its four segments, ``binding`` included) or every cycle in flight at that moment has ended
+without binding it (then bound by someone else: ``PodScheduled`` ends ``scheduling``); the
+segments are the same whichever of the two events comes first.  Timestamps in Pod status have
 whole-second precision, so a segment that mixes one with this replica's own clock is
 clamped at 0.
 
@@ -50,6 +57,11 @@ class _Track:
     ungated: float | None
     scheduled: float | None = None
     bound: float | None = None
+    ready: float | None = None
+    """Set while the Pod, seen Ready, waits for the binding cycles in :attr:`waits_for`."""
+    waits_for: set[int] | None = None
+    reported: bool = False
+    """:meth:`StartupTracker.bound` was called for it."""
 
 
 class StartupTracker:
@@ -71,12 +83,23 @@ class StartupTracker:
         self._cycle = threading.local()
         """Per thread, while a binding cycle runs on it: ``since``, when its scheduling
         cycle handed it over."""
+        self._lock = threading.Lock()
+        """Guards :attr:`pods` and the cycles in flight (workers report binds)."""
+        self._next_cycle = 0
+        self._in_flight: set[int] = set()
+        """Binding cycles handed over and not ended yet."""
+        self._waiting: set[str] = set()
+        """UIDs of the Pods seen Ready that wait for binding cycles in flight."""
 
     # ------------------------------------------------------------------ the binding cycle
     def binding_cycle(self, fn: Callable[[], None]) -> Callable[[], None]:
         """Wrap a binding cycle as the scheduling cycle hands it over (the end of the
         ``scheduling`` segment); the wrapper may run later, on any thread."""
         since = self.now()
+        with self._lock:
+            cycle = self._next_cycle
+            self._next_cycle += 1
+            self._in_flight.add(cycle)
 
         def run() -> None:
             self._cycle.since = since
@@ -84,17 +107,42 @@ class StartupTracker:
                 fn()
             finally:
                 self._cycle.since = None
+                self._ended(cycle)
 
         return run
 
+    def _ended(self, cycle: int) -> None:
+        """Binding cycle ``cycle`` ended: record the Ready Pods that waited only for it."""
+        with self._lock:
+            self._in_flight.discard(cycle)
+            done = []
+            for uid in self._waiting:
+                waits_for = self.pods[uid].waits_for
+                assert waits_for is not None
+                waits_for.discard(cycle)
+                if not waits_for:
+                    done.append(uid)
+            self._waiting.difference_update(done)
+            tracks = [self.pods.pop(uid) for uid in done]
+        for t in tracks:
+            assert t.ready is not None
+            self._record(t, t.ready)
+
     def bound(self, uid: str) -> None:
         """This replica's Binding call for Pod ``uid`` was accepted."""
-        t = self.pods.get(uid)
-        if t is None:
-            return
-        # None: bound outside a binding cycle of ours
-        t.scheduled = getattr(self._cycle, "since", None)
-        t.bound = self.now()
+        with self._lock:
+            t = self.pods.get(uid)
+            if t is None:
+                return
+            # None: bound outside a binding cycle of ours
+            t.scheduled = getattr(self._cycle, "since", None)
+            t.bound = self.now()
+            t.reported = True
+            if t.ready is None:
+                return
+            del self.pods[uid]  # Ready was seen first
+            self._waiting.discard(uid)
+        self._record(t, t.ready)
 
     # ------------------------------------------------------------------ informer deltas
     def observe(self, delta: Delta) -> None:
@@ -106,35 +154,51 @@ class StartupTracker:
         if not all(isinstance(part, dict) for part in (meta, spec, status)):
             return  # a manifest the dispatcher skips as well
         uid = str(meta.get("uid") or "")
-        if delta.type == DELETED:
+        with self._lock:
+            t = self._observe(delta.type, uid, meta, spec, status)
+        if t is not None and t.ready is not None:
+            self._record(t, t.ready)
+
+    def _observe(self, kind: str, uid: str, meta: Obj, spec: Obj, status: Obj) -> _Track | None:
+        """Apply one Pod delta under the lock; the track to record now, if any."""
+        if kind == DELETED:
             self.pods.pop(uid, None)
-            return
+            self._waiting.discard(uid)
+            return None
         t = self.pods.get(uid)
         if status.get("phase") in ("Succeeded", "Failed"):
             self.pods.pop(uid, None)  # finished without being seen Ready
-            return
+            self._waiting.discard(uid)
+            return None
         if t is None:
             if spec.get("nodeName") or spec.get("schedulerName", "default-scheduler") not in (
                 self.names
             ):
-                return
+                return None
             created = _time(meta.get("creationTimestamp"))
             if created is None:
-                return
+                return None
             gated = bool(spec.get("schedulingGates"))
-            t = self.pods[uid] = _Track(created, None if gated else created)
-            return
+            self.pods[uid] = _Track(created, None if gated else created)
+            return None
+        if t.ready is not None:
+            return None  # Ready already, waiting for the binding cycles in flight
         if t.ungated is None and not spec.get("schedulingGates"):
             t.ungated = self.now()
         conditions = status.get("conditions") or []
         if not isinstance(conditions, list):
-            return
+            return None
         if t.bound is None and spec.get("nodeName"):
             t.bound = _condition_time(conditions, "PodScheduled")
-        ready = _condition_time(conditions, "Ready")
-        if ready is not None and spec.get("nodeName"):
-            del self.pods[uid]
-            self._record(t, ready)
+        t.ready = _condition_time(conditions, "Ready") if spec.get("nodeName") else None
+        if t.ready is None:
+            return None
+        if self._in_flight and not t.reported:
+            t.waits_for = set(self._in_flight)  # one of them may be binding it
+            self._waiting.add(uid)
+            return None
+        del self.pods[uid]
+        return t
 
     def _record(self, t: _Track, ready: float) -> None:
         if self.metrics is None:

@@ -205,13 +205,49 @@ class NodeResourcesFit:
 
     # ----------------------------------------------------------------------- queueing hints
     def events_to_register(self) -> list[fw.ClusterEventWithHint]:
-        """Pod deleted or scaled down; Node added or its allocatable changed."""
+        """Pod deleted or scaled down; Node added or its allocatable changed (with
+        ``retryGovernance``, the governed hints below)."""
         pod_actions = fw.ActionType.DELETE | fw.ActionType.UPDATE_POD_SCALE_DOWN
         node_actions = fw.ActionType.ADD | fw.ActionType.UPDATE_NODE_ALLOCATABLE
+        on_pod: fw.HintFn = self.governed_pod_hint if self.args.retry_governance else pod_hint
+        on_node: fw.HintFn = self.governed_node_hint if self.args.retry_governance else node_hint
         return [
-            fw.ClusterEventWithHint(fw.ClusterEvent(fw.Resource.POD, pod_actions), pod_hint),
-            fw.ClusterEventWithHint(fw.ClusterEvent(fw.Resource.NODE, node_actions), node_hint),
+            fw.ClusterEventWithHint(fw.ClusterEvent(fw.Resource.POD, pod_actions), on_pod),
+            fw.ClusterEventWithHint(fw.ClusterEvent(fw.Resource.NODE, node_actions), on_node),
         ]
+
+    def governed_pod_hint(self, pod: api.Pod, old: Any, new: Any) -> fw.QueueingHint:
+        """Retry governance (beyond upstream): :func:`pod_hint`, and only when the node the
+        deleted or shrunk Pod was on now has room for ``pod``.  The cache already holds the
+        change, so several deletions on one node add up; the 5-minute flush still applies."""
+        hint = pod_hint(pod, old, new)
+        changed = new if new is not None else old
+        if hint == fw.QueueingHint.QUEUE_SKIP or changed is None or changed.uid == pod.uid:
+            return hint
+        return self._fits_now(pod, changed.node_name)
+
+    def governed_node_hint(self, pod: api.Pod, old: Any, new: Any) -> fw.QueueingHint:
+        """Retry governance: :func:`node_hint` (the new allocatable is enough, and grew), and
+        the node has room for ``pod`` now."""
+        hint = node_hint(pod, old, new)
+        if hint == fw.QueueingHint.QUEUE_SKIP:
+            return hint
+        return self._fits_now(pod, new.name)
+
+    def _fits_now(self, pod: api.Pod, node_name: str) -> fw.QueueingHint:
+        """QUEUE when ``pod``'s checked requests fit ``node_name`` now (or the cache does not
+        know the node: never strand a Pod on a doubt), else QUEUE_SKIP."""
+        nodes = self.handle.cluster.nodes
+        row = nodes.row_of.get(node_name)
+        if row is None:
+            return fw.QueueingHint.QUEUE
+        amounts = {
+            name: amount
+            for name, amount in res.counted_requests(pod.requests).items()
+            if amount > 0 and not self._ignored(name)
+        }
+        fits = res.fits_now(nodes, row, amounts)
+        return fw.QueueingHint.QUEUE if fits else fw.QueueingHint.QUEUE_SKIP
 
 
 def pod_hint(pod: api.Pod, old: Any, new: Any) -> fw.QueueingHint:

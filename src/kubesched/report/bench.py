@@ -20,7 +20,7 @@ from typing import Any
 from kubesched.bench.collect import THROUGHPUT
 from kubesched.bench.results import ATTEMPT_METRIC, MEMORY, WorkloadResult, perf_dash
 from kubesched.report import plots
-from kubesched.report.html import CSS, _esc, _grid, _table
+from kubesched.report.html import CSS, _esc, _grid, _table, breakable
 
 PERCENTILES = ("Average", "Perc50", "Perc90", "Perc95", "Perc99")
 SPLIT_LABELS = ("result", "extension_point")
@@ -88,7 +88,7 @@ def verdict(r: WorkloadResult, item: dict[str, Any]) -> str:
 
 
 def percentile_rows(r: WorkloadResult) -> list[list[Any]]:
-    """One row per perf-dash item: metric, unit, percentiles, threshold, verdict."""
+    """One row per perf-dash item: phase, metric, unit, percentiles, threshold, verdict."""
     rows: list[list[Any]] = []
     for item in r.items:
         labels, data = item["labels"], item["data"]
@@ -100,7 +100,7 @@ def percentile_rows(r: WorkloadResult) -> list[list[Any]]:
         rows.append(
             [
                 labels.get("Name", r.name),
-                metric,
+                breakable(metric),
                 item.get("unit", ""),
                 *(_num(data.get(k)) for k in PERCENTILES),
                 threshold,
@@ -108,6 +108,18 @@ def percentile_rows(r: WorkloadResult) -> list[list[Any]]:
             ]
         )
     return rows
+
+
+def percentile_table(r: WorkloadResult) -> str:
+    """The perf-dash items as a table that fits the page: the phase column only when some
+    item's phase is not the workload itself, metric names wrapping at ``_``."""
+    if not r.items:
+        return "<p>No measured phase finished.</p>"
+    headers = ["phase", "metric", "unit", *PERCENTILES, "threshold", "verdict"]
+    rows = percentile_rows(r)
+    if all(row[0] == r.name for row in rows):
+        headers, rows = headers[1:], [row[1:] for row in rows]
+    return f'<div class="wide">{_grid(headers, rows)}</div>'
 
 
 def _status(r: WorkloadResult) -> str:
@@ -145,7 +157,6 @@ def _section(r: WorkloadResult, figures: list[tuple[str, str]]) -> str:
         f"<figcaption>{_esc(caption)}</figcaption></figure>"
         for name, caption in figures
     )
-    headers = ["phase", "metric", "unit", *PERCENTILES, "threshold", "verdict"]
     mode = "" if r.api.mode == MEMORY else f" [{r.api.mode} binds]"
     return f"""<h2>{_esc(r.name + mode)}</h2>
 <p>{_status(r)}</p>
@@ -154,7 +165,7 @@ def _section(r: WorkloadResult, figures: list[tuple[str, str]]) -> str:
 <h3>Throughput</h3>
 {figs}
 <h3>Percentiles (perf-dash items)</h3>
-{_grid(headers, percentile_rows(r)) if r.items else "<p>No measured phase finished.</p>"}
+{percentile_table(r)}
 <h3>Configuration</h3>
 {_table(configuration(r), head=("setting", "value"))}
 """

@@ -17,6 +17,7 @@ from typing import Any
 from kubesched.api import source
 from kubesched.api.errors import InputError
 from kubesched.report import plots
+from kubesched.sim import governance
 
 CSS = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1000px; color: #222; }
@@ -25,12 +26,25 @@ table { border-collapse: collapse; margin: 0.5em 0; font-size: 0.92em; }
 td, th { border: 1px solid #ccc; padding: 3px 10px; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 figure { margin: 1em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
-figcaption { font-size: 0.85em; color: #555; }
+figcaption, p.note { font-size: 0.85em; color: #555; }
 .bad { color: #b30000; font-weight: bold; } .ok { color: #2a7a2a; }
+div.wide { max-width: 100%; overflow-x: auto; }
 """
 
 
+class Markup(str):
+    """Text that is already HTML (not escaped again by the table helpers)."""
+
+
+def breakable(name: str) -> Markup:
+    """``name`` escaped, with a line-break opportunity after each ``_`` (long metric names
+    then wrap inside their cell instead of widening the table)."""
+    return Markup(html.escape(name).replace("_", "_<wbr>"))
+
+
 def _esc(v: Any) -> str:
+    if isinstance(v, Markup):
+        return str(v)
     return html.escape("-" if v is None else str(v))
 
 
@@ -218,11 +232,27 @@ def _gpu_table(s: dict[str, Any]) -> str:
     return _table([(label, last.get(key)) for label, key in rows], head=("at the end", "value"))
 
 
+def _governance(s: dict[str, Any]) -> str:
+    """``simulate --compare-governance``: both runs side by side (this page is the run with
+    retryGovernance on)."""
+    c = s.get("retryGovernanceComparison")
+    if not c:
+        return ""
+    rows = [[label, off, on] for label, off, on in governance.rows(c)]
+    return (
+        "<h2>Retry governance: off and on, same seed</h2>\n"
+        f"<p>Attempts saved: {_esc(c.get('attemptsSaved'))}. The plots below are the run "
+        "with <code>retryGovernance</code> on.</p>\n" + _grid(["", "off (upstream)", "on"], rows)
+    )
+
+
 def render_html(s: dict[str, Any], captions: dict[str, str]) -> str:
     """The page, referring to the PNGs by their file names."""
     title = f"kubesched run: {s.get('scenario', 'run')} (seed {s.get('seed', '-')})"
 
-    def fig(name: str) -> str:
+    def fig(name: str, absent: str = "") -> str:
+        if name not in captions:
+            return f'<p class="note">{_esc(absent)}</p>'
         return (
             f'<figure><img src="{html.escape(name)}" alt="{html.escape(name)}">'
             f"<figcaption>{_esc(captions.get(name, ''))}</figcaption></figure>"
@@ -239,6 +269,7 @@ def render_html(s: dict[str, Any], captions: dict[str, str]) -> str:
 {_table(denominators(s))}
 <p>Pending by queue at the end: {_esc(pending or "-")}.
 Utilisation at the end: {_esc(util or "-")}.</p>
+{_governance(s)}
 <h2>Throughput and attempts</h2>
 {fig("throughput.png")}
 {fig("attempts.png")}
@@ -256,7 +287,7 @@ Utilisation at the end: {_esc(util or "-")}.</p>
 <h2>Resources</h2>
 {fig("resources.png")}
 <h2>GPU placement</h2>
-{fig("gpu.png")}
+{fig("gpu.png", "No GPU measures in this run: no GPU panels (they need GpuDevices enabled).")}
 {_gpu_table(s)}
 <h2>Invariants</h2>
 {_invariants(s)}

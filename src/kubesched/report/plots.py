@@ -3,7 +3,8 @@
 The only module that imports matplotlib (through ``matplotlib.figure.Figure`` and the Agg
 canvas, never pyplot: no global state, safe in threads).  Each ``plot_*`` function takes the
 summary and a path, writes one PNG and returns its caption; a plot whose data the run lacks
-is drawn with a note saying so, so every report has the same set of figures.
+is drawn with a note saying so, so every report has the same set of figures, except the
+:data:`OPTIONAL` ones (the GPU panels), left out of a run without their data.
 
 Series come from the timeline (``summary["timeline"]``, one point per sample interval of
 simulated time); rates are differences of cumulative counts divided by the interval.
@@ -83,39 +84,57 @@ def plot_throughput(summary: dict[str, Any], path: Path) -> str:
     return "Pods scheduled (successful attempts) per simulated second, and Pods created."
 
 
-def plot_attempts(summary: dict[str, Any], path: Path) -> str:
-    """Attempts by result per window (stacked bars) and the success ratio in that window."""
+def attempts_figure(summary: dict[str, Any]) -> tuple[Figure, int]:
+    """The attempts figure (see :func:`plot_attempts`) and its samples per bar.
+
+    The legend (results and the ratio line) sits above the axes, so it covers no bar and no
+    point of the line; the count axis leaves headroom over the tallest bar.
+    """
     fig, (ax,) = _figure()
     tl = _timeline(summary)
     w = 1
     if tl is None:
         _note(ax, "no timeline in this run")
-    else:
-        w = _window(len(tl["t"]) - 1)
-        idx = np.arange(0, len(tl["t"]), w)
-        if idx[-1] != len(tl["t"]) - 1:
-            idx = np.append(idx, len(tl["t"]) - 1)
-        t = np.asarray(tl["t"])[idx]
-        width = float(np.median(np.diff(t))) * 0.9 if t.size > 1 else 1.0
-        bottom = np.zeros(t.size - 1)
-        per: dict[str, Any] = {}
-        for result, color in RESULT_COLORS.items():
-            counts = np.diff(np.asarray(tl["attempts"][result], dtype=np.float64)[idx])
-            per[result] = counts
-            ax.bar(
-                t[1:], counts, width=-width, align="edge", bottom=bottom, color=color, label=result
-            )
-            bottom = bottom + counts
-        ax.set_xlabel("simulated seconds")
-        ax.set_ylabel(f"attempts per {w * float(tl.get('interval') or 1.0):g} s")
-        ax.legend(loc="upper left")
-        ratio_ax = ax.twinx()
-        with np.errstate(invalid="ignore", divide="ignore"):
-            ratio = np.where(bottom > 0, per["scheduled"] / bottom, np.nan)
-        ratio_ax.plot(t[1:] - width / 2, ratio, color="black", marker=".", lw=1)
-        ratio_ax.set_ylim(0, 1.05)
-        ratio_ax.set_ylabel("success ratio")
+        ax.set_title("Scheduling attempts by result, and the success ratio")
+        return fig, w
+    w = _window(len(tl["t"]) - 1)
+    idx = np.arange(0, len(tl["t"]), w)
+    if idx[-1] != len(tl["t"]) - 1:
+        idx = np.append(idx, len(tl["t"]) - 1)
+    t = np.asarray(tl["t"])[idx]
+    width = float(np.median(np.diff(t))) * 0.9 if t.size > 1 else 1.0
+    bottom = np.zeros(t.size - 1)
+    per: dict[str, Any] = {}
+    for result, color in RESULT_COLORS.items():
+        counts = np.diff(np.asarray(tl["attempts"][result], dtype=np.float64)[idx])
+        per[result] = counts
+        ax.bar(t[1:], counts, width=-width, align="edge", bottom=bottom, color=color, label=result)
+        bottom = bottom + counts
+    ax.set_xlabel("simulated seconds")
+    ax.set_ylabel(f"attempts per {w * float(tl.get('interval') or 1.0):g} s")
+    ax.set_ylim(0, max(float(bottom.max(initial=0.0)), 1.0) * 1.1)
+    ratio_ax = ax.twinx()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = np.where(bottom > 0, per["scheduled"] / bottom, np.nan)
+    ratio_ax.plot(t[1:] - width / 2, ratio, color="black", marker=".", lw=1, label="success ratio")
+    ratio_ax.set_ylim(0, 1.05)
+    ratio_ax.set_ylabel("success ratio")
+    handles, labels = ax.get_legend_handles_labels()
+    more_handles, more_labels = ratio_ax.get_legend_handles_labels()
+    fig.legend(
+        handles + more_handles,
+        labels + more_labels,
+        loc="outside upper center",
+        ncols=len(labels) + len(more_labels),
+        frameon=False,
+    )
     ax.set_title("Scheduling attempts by result, and the success ratio")
+    return fig, w
+
+
+def plot_attempts(summary: dict[str, Any], path: Path) -> str:
+    """Attempts by result per window (stacked bars) and the success ratio in that window."""
+    fig, w = attempts_figure(summary)
     fig.savefig(path)
     return (
         f"Attempts per window of {w} sample(s), stacked by result; the line is "
@@ -244,15 +263,21 @@ GPU_PANELS = (
 """The GPU panels: timeline key (``summary["timeline"]["gpu"]``), axis label, colour."""
 
 
+def has_gpu_measures(summary: dict[str, Any]) -> bool:
+    """Whether the run's timeline holds a GPU measure (GpuDevices was enabled)."""
+    tl = _timeline(summary)
+    gpu = (tl or {}).get("gpu") or {}
+    return tl is not None and any(
+        v is not None for key, _, _ in GPU_PANELS for v in gpu.get(key) or []
+    )
+
+
 def plot_gpu(summary: dict[str, Any], path: Path) -> str:
     """The GPU placement measures over time, one panel each (:data:`GPU_PANELS`)."""
     fig, axes = _figure(rows=len(GPU_PANELS), height=1.9)
     tl = _timeline(summary)
     gpu = (tl or {}).get("gpu") or {}
-    have = tl is not None and any(
-        v is not None for key, _, _ in GPU_PANELS for v in gpu.get(key) or []
-    )
-    if not have:
+    if not has_gpu_measures(summary):
         why = (
             "no timeline in this run" if tl is None else "no GPU measures (GpuDevices not enabled)"
         )
@@ -323,8 +348,16 @@ PLOTS: dict[str, PlotFn] = {
 }
 """Every figure of the report: file name -> function, in report order."""
 
+OPTIONAL: dict[str, Callable[[dict[str, Any]], bool]] = {"gpu.png": has_gpu_measures}
+"""Figures drawn only for runs that have their data (the page says so in one line)."""
+
 
 def render_all(summary: dict[str, Any], out: Path) -> dict[str, str]:
-    """Write every plot into ``out``; file name -> caption."""
+    """Write every plot the run has data for into ``out`` (:data:`OPTIONAL` ones only when
+    it does); file name -> caption."""
     out.mkdir(parents=True, exist_ok=True)
-    return {name: fn(summary, out / name) for name, fn in PLOTS.items()}
+    return {
+        name: fn(summary, out / name)
+        for name, fn in PLOTS.items()
+        if name not in OPTIONAL or OPTIONAL[name](summary)
+    }

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubesched.sim import governance
+
 
 def _table(headers: list[str], rows: list[list[str]], right: tuple[int, ...] = ()) -> str:
     """Columns padded to their widest cell; columns in ``right`` are right-aligned."""
@@ -126,8 +128,22 @@ def simulate_summary(s: dict[str, Any]) -> str:
         f"  wall time             {s['wallSeconds']} s ({s['virtualSeconds']} simulated s)",
         "  invariants            "
         + ("all hold" if not broken else "VIOLATED: " + ", ".join(sorted(broken))),
+        *_governance_lines(s.get("retryGovernanceComparison")),
     ]
     return "\n".join(lines)
+
+
+def _governance_lines(c: dict[str, Any] | None) -> list[str]:
+    """``--compare-governance``: both runs side by side (the lines above are the run with
+    retryGovernance on)."""
+    if not c:
+        return []
+    lines = [
+        f"retry governance, same seed: off vs on (attempts saved {c['attemptsSaved']})",
+    ]
+    for label, off, on in governance.rows(c):
+        lines.append(f"  {label:<50} {off!s:>18} {on!s:>18}")
+    return lines
 
 
 def _preemption_lines(p: dict[str, Any]) -> list[str]:

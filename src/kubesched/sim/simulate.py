@@ -26,7 +26,7 @@ from kubesched.config.load import load_config
 from kubesched.metrics import SchedulerMetrics
 from kubesched.parallel import hooks
 from kubesched.plugins.registry import known_plugin_names
-from kubesched.sim import faults, scenario, startup, timeline
+from kubesched.sim import faults, governance, scenario, startup, timeline
 from kubesched.sim.driver import SimCluster
 from kubesched.sim.jobs import JobLayer
 from kubesched.sim.scenario import Scenario
@@ -58,8 +58,12 @@ def run_scenario(
     pace: float | None = None,
     sample_interval: float = 1.0,
     shards: int = 1,
+    retry_governance: bool | None = None,
 ) -> dict[str, Any]:
     """Run ``sc`` to the end and return the summary (see :func:`summarize`).
+
+    ``retry_governance`` forces NodeResourcesFit's ``retryGovernance`` on or off in every
+    profile (None: as the scenario's configuration says; :mod:`kubesched.sim.governance`).
 
     ``shards`` > 1 runs the parallel scheduler (:mod:`kubesched.parallel`): the summary then
     has a ``parallel`` section (binder conflicts, per-shard results).
@@ -70,6 +74,8 @@ def run_scenario(
     simulated seconds per wall second.
     """
     config = load_config(sc.config, known_plugins=known_plugin_names())
+    if retry_governance is not None:
+        config = governance.with_retry_governance(config, retry_governance)
     sim = SimCluster(config, seed=sc.seed, timing=sc.timing, metrics=metrics, shards=shards)
     try:
         return _run(sc, sim, progress, pace, sample_interval)
@@ -84,6 +90,8 @@ def _run(
     pace: float | None,
     sample_interval: float,
 ) -> dict[str, Any]:
+    releases = governance.ReleaseLog(sim.loop.clock)
+    sim.api.watch(releases)
     for node in sc.nodes:
         sim.api.create_node(node)
     for obj in sc.others:
@@ -145,6 +153,9 @@ def _run(
     if progress is not None:
         progress(Progress(end, end, len(stats.bound_at), len(stats.created_at), len(sc.arrivals)))
     out = summarize(sc, sim, wall, end, tl, jobs)
+    out["retryWaited"] = governance.waited(
+        sim.scheduler.pod_attempts, stats.created_at, stats.bound_at, releases.times
+    )
     if drills is not None:  # per drill: Pods affected, recovery; and the invariants faults test
         out["faults"], extra = drills.report(out)
         out["invariants"].update(extra)
@@ -245,6 +256,7 @@ def observations(
             "percentageOfNodesToScore": cfg.percentage_of_nodes_to_score,
             "podInitialBackoffSeconds": cfg.pod_initial_backoff_seconds,
             "podMaxBackoffSeconds": cfg.pod_max_backoff_seconds,
+            "retryGovernance": governance.governed(cfg),
             "durationSeconds": sc.duration,
             "drainSeconds": sc.drain,
             "cycleSeconds": sc.timing.cycle_seconds,
