@@ -140,3 +140,31 @@ def test_topology_spread_pods_reuse_results_and_place_as_the_full_path(
     for node in dict(full).values():
         zones[int(node[1:]) % 3] += 1
     assert max(zones) - min(zones) <= skew
+
+
+@pytest.mark.parametrize("nodes", [7, 150])
+def test_pods_reuse_results_while_others_are_nominated(nodes: int) -> None:
+    """Nominated Pods (of higher priority) do not turn reuse off: the reused node is
+    re-filtered with them counted, as the full path does, so placements are the same; a
+    new nomination flushes the entry."""
+
+    def nominate(s: Scheduler, name: str, node: str) -> None:
+        pod = make_pod(name).req(cpu="3500m").obj()
+        pod.priority = 10
+        s.queue.nominator.add(pod, node)
+
+    runs = []
+    for batching in (False, True):
+        s, fake = scheduler(batching, ALL_NODES)
+        workload(s, nodes, [("100m", "200Mi")] * 150)
+        nominate(s, "big-0", "n001")  # 4 CPU: only 500m is left for others there
+        for _ in range(60):
+            s.schedule_one()
+        nominate(s, "big-1", "n002")
+        drain(s)
+        runs.append((fake.binds, s))
+    (full, _), (batched, s) = runs
+    assert full == batched
+    assert list(dict(full).values()).count("n001") <= 5  # 500m left beside the nominee
+    assert s.batch.attempts["hit"] >= len(full) - 5
+    assert s.batch.flushes["nominations"] == 1

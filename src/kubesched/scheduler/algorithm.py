@@ -53,12 +53,16 @@ class AlgorithmMixin(SchedulerBase):
         n = int(order.size)
         if n == 0:
             raise NoNodesError(NO_NODES_AVAILABLE)
-        nominations = len(self.queue.nominator)
+        nominator = self.queue.nominator
+        # A nominated Pod tries its nominated node first (below), so it never reuses results.
+        nominated = pod.nominated_node_name or nominator.node_of(pod.key)
         signature = None
-        if self.batch.enabled and not nominations:
+        if self.batch.enabled and not nominated:
             cycle = self.queue.scheduling_cycle
             signature = self._sign(fwk, pod)
-            entry = self.batch.lookup(fwk.profile_name, signature, cycle, self.cluster)
+            entry = self.batch.lookup(
+                fwk.profile_name, signature, cycle, self.cluster, nominator.version
+            )
             if entry is not None:
                 reused = self._schedule_from_entry(fwk, state, pod, entry)
                 if reused is not None:
@@ -73,7 +77,6 @@ class AlgorithmMixin(SchedulerBase):
             raise FitError(
                 Diagnosis(n, Counter(), rejectors, pre_filter_msg=status.message(), absent=status)
             )
-        nominated = pod.nominated_node_name or self.queue.nominator.node_of(pod.key)
         if nominated and nominated in table.row_of:
             # Upstream evaluateNominatedNode: the node preemption made room on is tried first.
             one = np.asarray([table.row_of[nominated]], dtype=np.int64)
@@ -124,7 +127,7 @@ class AlgorithmMixin(SchedulerBase):
             scored.total = scored.total + self.extenders.prioritize(pod, table, feasible).total
         pick = self.select_host(scored.total, feasible)
         entry = None
-        if self.batch.enabled and absent is None and not nominations and signature is not None:
+        if self.batch.enabled and absent is None and signature is not None:
             looked_at = rotated[: outcome.processed]
             entry = batch.build_entry(fwk, state, signature, feasible, scored, pick, looked_at)
         return ScheduleResult(
