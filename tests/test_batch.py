@@ -168,3 +168,33 @@ def test_pods_reuse_results_while_others_are_nominated(nodes: int) -> None:
     assert list(dict(full).values()).count("n001") <= 5  # 500m left beside the nominee
     assert s.batch.attempts["hit"] >= len(full) - 5
     assert s.batch.flushes["nominations"] == 1
+
+
+@pytest.mark.parametrize("nodes", [7, 150])
+def test_pods_pinned_to_one_node_reuse_results(nodes: int) -> None:
+    """DaemonSet-style Pods (``matchFields`` metadata.name: NodeAffinity's PreFilterResult
+    names one node) reuse the one feasible node until it is full, then take the full path
+    and fail with the same reasons."""
+    from kubesched.api import objects as api
+
+    pin = api.NodeAffinity(
+        required=(
+            api.NodeSelectorTerm(match_fields=(api.Requirement("metadata.name", "In", ("n003",)),)),
+        )
+    )
+    runs = []
+    for batching in (False, True):
+        s, fake = scheduler(batching)
+        workload(s, nodes, [])
+        for i in range(40):
+            s.on_pod_add(make_pod(f"d{i:02d}").req(cpu="100m").affinity(pin).created(i).obj())
+        drain(s)
+        runs.append((fake.binds, fake.failures, s))
+    (full, failed_full, s_full), (batched, failed, s) = runs
+    assert full == batched and len(full) == 30  # the node takes 30 Pods
+    assert set(full.values()) == {"n003"}
+    assert s.batch.attempts["hit"] == 30  # the 31st finds the node full: exhausted
+    assert s.batch.flushes["exhausted"] == 1
+    assert s_full.attempts == s.attempts
+    assert failed == failed_full and len(failed) == 10
+    assert "Too many pods" in next(iter(failed.values()))[1]

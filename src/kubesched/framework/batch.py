@@ -8,6 +8,9 @@ again, kubesched keeps the previous cycle's feasible nodes with each Score plugi
 scores, re-filters and re-scores only that one node, normalizes the cached raw scores again
 and picks the best node as the full path would.
 
+A cycle that found one feasible node (upstream scores nothing then) keeps that node alone,
+so DaemonSet-style Pods pinned by NodeAffinity's PreFilterResult reuse it until it is full.
+
 Validity (a miss flushes the entry, counted by reason):
 
 - ``signature``: the Pod's signature differs (or it is unsignable);

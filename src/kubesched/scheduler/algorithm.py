@@ -23,7 +23,7 @@ from kubesched.framework.interface import (
     IntArray,
     Status,
 )
-from kubesched.framework.runtime import FilterOutcome, Framework, PluginError
+from kubesched.framework.runtime import FilterOutcome, Framework, PluginError, ScoreOutcome
 from kubesched.scheduler.base import SchedulerBase
 from kubesched.scheduler.types import (
     NO_NODES_AVAILABLE,
@@ -113,8 +113,13 @@ class AlgorithmMixin(SchedulerBase):
             if removed:
                 plugins.add(EXTENDER_NAME)
             raise FitError(Diagnosis(n, counts, plugins, outcome=outcome, absent=absent))
-        if feasible.size == 1:
-            return ScheduleResult(table.names[int(feasible[0])], outcome.processed, 1)
+        if feasible.size == 1:  # upstream scores nothing then; reuse keeps the one node
+            entry = None
+            if self.batch.enabled and signature is not None:
+                looked_at = rotated[: outcome.processed]
+                one = ScoreOutcome(np.zeros(1, dtype=np.int64))
+                entry = batch.build_entry(fwk, state, signature, feasible, one, 0, looked_at)
+            return ScheduleResult(table.names[int(feasible[0])], outcome.processed, 1, entry)
         pre_status = fwk.run_pre_score(state, pod, feasible)
         if not pre_status.is_success():
             raise PluginError(pre_status.plugin, pre_status.message())
@@ -127,7 +132,7 @@ class AlgorithmMixin(SchedulerBase):
             scored.total = scored.total + self.extenders.prioritize(pod, table, feasible).total
         pick = self.select_host(scored.total, feasible)
         entry = None
-        if self.batch.enabled and absent is None and signature is not None:
+        if self.batch.enabled and signature is not None:
             looked_at = rotated[: outcome.processed]
             entry = batch.build_entry(fwk, state, signature, feasible, scored, pick, looked_at)
         return ScheduleResult(
