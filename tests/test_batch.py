@@ -198,3 +198,33 @@ def test_pods_pinned_to_one_node_reuse_results(nodes: int) -> None:
     assert s_full.attempts == s.attempts
     assert failed == failed_full and len(failed) == 10
     assert "Too many pods" in next(iter(failed.values()))[1]
+
+
+@pytest.mark.parametrize("nodes", [7, 150])
+def test_pods_kept_off_by_running_anti_affinity_reuse_results(nodes: int) -> None:
+    """Pods carrying a label that running Pods' required anti-affinity selects (in every
+    namespace) sign with the groups selecting them: reuse keeps them out of the blocked
+    zones exactly as the full path does, and a new guard flushes the entry."""
+    from kubesched.api import objects as api
+    from tests.plugins._interpodaffinity import P, T
+
+    term = T("zone", labels={"color": "green"}, ns_selector=api.LabelSelector())
+    runs = []
+    for batching in (False, True):
+        s, fake = scheduler(batching, ALL_NODES)
+        workload(s, nodes, [])
+        s.on_pod_add(P("guard-0", ns="guards", node="n000", anti=[term]))
+        for i in range(120):
+            pod = make_pod(f"g{i:03d}").req(cpu="100m").labels(color="green").created(i)
+            s.on_pod_add(pod.obj())
+        for _ in range(40):
+            s.schedule_one()
+        s.on_pod_add(P("guard-1", ns="guards", node="n001", anti=[term]))
+        drain(s)
+        runs.append((fake.binds, s))
+    (full, _), (batched, s) = runs
+    assert full == batched
+    zones = [int(node[1:]) % 3 for node in full.values()]
+    assert 0 not in zones and zones[40:].count(1) == 0 and zones[:40].count(1) > 0
+    assert s.batch.attempts["hit"] >= len(full) - 5
+    assert s.batch.flushes["cluster_changed"] == 1
