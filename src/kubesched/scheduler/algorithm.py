@@ -117,8 +117,8 @@ class AlgorithmMixin(SchedulerBase):
             entry = None
             if self.batch.enabled and signature is not None:
                 looked_at = rotated[: outcome.processed]
-                one = ScoreOutcome(np.zeros(1, dtype=np.int64))
-                entry = batch.build_entry(fwk, state, signature, feasible, one, 0, looked_at)
+                alone = ScoreOutcome(np.zeros(1, dtype=np.int64))
+                entry = batch.build_entry(fwk, state, signature, feasible, alone, 0, looked_at)
             return ScheduleResult(table.names[int(feasible[0])], outcome.processed, 1, entry)
         pre_status = fwk.run_pre_score(state, pod, feasible)
         if not pre_status.is_success():

@@ -82,11 +82,11 @@ def pre_score_state(
     if hard_weight > 0:
         signs[REQUIRED_AFFINITY] = 1
     for kind, (weight, t) in index.matching_groups(pod):
-        sign = signs.get(kind)
-        if sign is not None:
+        factor = signs.get(kind)
+        if factor is not None:
             w = hard_weight if kind == REQUIRED_AFFINITY else weight
             counts = index.groups[kind][(weight, t)]
-            total.add(t.topology_key, sign * w, counts.domain(t.topology_key, table))
+            total.add(t.topology_key, factor * w, counts.domain(t.topology_key, table))
     if not total.hit:
         return None
     return PreScoreState(list(total.acc.items()))
