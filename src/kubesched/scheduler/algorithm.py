@@ -98,7 +98,9 @@ class AlgorithmMixin(SchedulerBase):
             to_find = min(to_find, 1)
         start = self.next_start_node_index % max(m, 1)
         rotated = np.concatenate([candidates[start:], candidates[:start]]) if start else candidates
-        outcome = fwk.find_nodes_that_pass_filters(state, pod, rotated, to_find)
+        # Filter extenders may reject every feasible node: then all nodes' reasons are wanted.
+        narrow = self.extenders is None
+        outcome = fwk.find_nodes_that_pass_filters(state, pod, rotated, to_find, narrow=narrow)
         self.next_start_node_index = (self.next_start_node_index + outcome.processed) % n
         feasible = outcome.feasible
         removed = False
