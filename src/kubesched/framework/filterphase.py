@@ -323,12 +323,12 @@ class FilterPhase:
         pos = np.flatnonzero(inside[ordered_rows])
         if pos.size == 0:
             return None
-        feasible = self.run_filter_with_nominated(state, pod, ordered_rows[pos]).feasible
+        rows = ordered_rows[pos]
+        feasible = self.run_filter_with_nominated(state, pod, rows).feasible
         if feasible.size == 0:
             return None
-        at = np.zeros(inside.shape[0], dtype=np.int64)
-        at[ordered_rows] = np.arange(n, dtype=np.int64)
-        fpos = at[feasible]  # ascending: filtering keeps the order of the rows
+        # Their positions, ascending (filtering keeps the order of the rows).
+        fpos = pos if feasible.size == pos.size else pos[np.isin(rows, feasible)]
         end, chunk, found = 0, max(num_to_find, 1), 0
         while end < n and found < num_to_find:  # the chunks the full search would run
             end = min(end + chunk, n)
