@@ -154,3 +154,34 @@ def test_the_scheduler_places_alike_with_either_layout() -> None:
     assert runs[0] == runs[1] == runs[2]
     failures = runs[0][1]
     assert any("Insufficient example.com/d" in m for _, m in failures.values())
+
+
+def test_node_updates_and_removals_keep_sparse_entries_exact() -> None:
+    """A node that stops advertising a sparse resource reads 0 there; a removed node's
+    entries go, and a node reusing its row starts clean; a Pod accounted while its resource
+    was sparse is taken off the dense column it was promoted to."""
+    c = _cluster({"max_dense_extended": 0, "promote_rows": 3}, [], [])
+    t = c.nodes
+    dev = "example.com/dev-0"
+    c.add_node(api.Node(name="a", allocatable={api.CPU: 1000, api.PODS: 5, dev: 2}))
+    c.add_node(api.Node(name="b", allocatable={api.CPU: 1000, api.PODS: 5, dev: 1}))
+    c.add_pod(api.Pod(name="p", uid="p", node_name="a", requests={dev: 1}))
+    rows = np.asarray([t.row_of["a"], t.row_of["b"]], dtype=np.int64)
+    assert [v.tolist() for v in t.resource_values(dev, rows)] == [[2, 1], [1, 0]]
+    c.update_node(api.Node(name="b", allocatable={api.CPU: 1000, api.PODS: 5}))
+    assert t.resource_values(dev, rows)[0].tolist() == [2, 0]
+    assert t.sparse[dev].rows_with().tolist() == [t.row_of["a"]]
+    row_a = t.row_of["a"]
+    c.remove_pod("default/p")
+    c.remove_node("a")
+    assert len(t.sparse[dev]) == 0
+    c.add_node(api.Node(name="c", allocatable={api.CPU: 1000, api.PODS: 5}))
+    assert t.row_of["c"] == row_a and t.resource_at(dev, row_a) == (0, 0)
+    for name in ("d", "e", "f"):  # the third row with it promotes it to a dense column
+        c.add_node(api.Node(name=name, allocatable={api.CPU: 1000, api.PODS: 5, dev: 1}))
+        if name == "d":
+            c.add_pod(api.Pod(name="q", uid="q", node_name="d", requests={dev: 1}))
+    assert dev in t.resource_index and dev not in t.sparse
+    assert t.resource_at(dev, t.row_of["d"]) == (1, 1)
+    c.remove_pod("default/q")  # its record says sparse; the amount leaves the dense column
+    assert t.resource_at(dev, t.row_of["d"]) == (1, 0)
