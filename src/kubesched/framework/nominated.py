@@ -137,9 +137,12 @@ class NominatedSet:
             mask[mine] = False
         if not mask.any():
             return np.zeros(0, dtype=np.int64)
-        wanted = np.zeros(self.capacity, dtype=np.bool_)
-        wanted[rows] = True
-        mask &= wanted[self.rows]
+        if rows.shape[0] == 1:  # result reuse re-filters one node: no capacity-sized mask
+            mask &= self.rows == rows[0]
+        else:
+            wanted = np.zeros(self.capacity, dtype=np.bool_)
+            wanted[rows] = True
+            mask &= wanted[self.rows]
         idx = np.flatnonzero(mask)
         return idx[np.argsort(self.rows[idx], kind="stable")]
 
