@@ -140,3 +140,91 @@ def test_topology_spread_pods_reuse_results_and_place_as_the_full_path(
     for node in dict(full).values():
         zones[int(node[1:]) % 3] += 1
     assert max(zones) - min(zones) <= skew
+
+
+@pytest.mark.parametrize("nodes", [7, 150])
+def test_pods_reuse_results_while_others_are_nominated(nodes: int) -> None:
+    """Nominated Pods (of higher priority) do not turn reuse off: the reused node is
+    re-filtered with them counted, as the full path does, so placements are the same; a
+    new nomination flushes the entry."""
+
+    def nominate(s: Scheduler, name: str, node: str) -> None:
+        pod = make_pod(name).req(cpu="3500m").obj()
+        pod.priority = 10
+        s.queue.nominator.add(pod, node)
+
+    runs = []
+    for batching in (False, True):
+        s, fake = scheduler(batching, ALL_NODES)
+        workload(s, nodes, [("100m", "200Mi")] * 150)
+        nominate(s, "big-0", "n001")  # 4 CPU: only 500m is left for others there
+        for _ in range(60):
+            s.schedule_one()
+        nominate(s, "big-1", "n002")
+        drain(s)
+        runs.append((fake.binds, s))
+    (full, _), (batched, s) = runs
+    assert full == batched
+    assert list(dict(full).values()).count("n001") <= 5  # 500m left beside the nominee
+    assert s.batch.attempts["hit"] >= len(full) - 5
+    assert s.batch.flushes["nominations"] == 1
+
+
+@pytest.mark.parametrize("nodes", [7, 150])
+def test_pods_pinned_to_one_node_reuse_results(nodes: int) -> None:
+    """DaemonSet-style Pods (``matchFields`` metadata.name: NodeAffinity's PreFilterResult
+    names one node) reuse the one feasible node until it is full, then take the full path
+    and fail with the same reasons."""
+    from kubesched.api import objects as api
+
+    pin = api.NodeAffinity(
+        required=(
+            api.NodeSelectorTerm(match_fields=(api.Requirement("metadata.name", "In", ("n003",)),)),
+        )
+    )
+    runs = []
+    for batching in (False, True):
+        s, fake = scheduler(batching)
+        workload(s, nodes, [])
+        for i in range(40):
+            s.on_pod_add(make_pod(f"d{i:02d}").req(cpu="100m").affinity(pin).created(i).obj())
+        drain(s)
+        runs.append((fake.binds, fake.failures, s))
+    (full, failed_full, s_full), (batched, failed, s) = runs
+    assert full == batched and len(full) == 30  # the node takes 30 Pods
+    assert set(full.values()) == {"n003"}
+    assert s.batch.attempts["hit"] == 30  # the 31st finds the node full: exhausted
+    assert s.batch.flushes["exhausted"] == 1
+    assert s_full.attempts == s.attempts
+    assert failed == failed_full and len(failed) == 10
+    assert "Too many pods" in next(iter(failed.values()))[1]
+
+
+@pytest.mark.parametrize("nodes", [7, 150])
+def test_pods_kept_off_by_running_anti_affinity_reuse_results(nodes: int) -> None:
+    """Pods carrying a label that running Pods' required anti-affinity selects (in every
+    namespace) sign with the groups selecting them: reuse keeps them out of the blocked
+    zones exactly as the full path does, and a new guard flushes the entry."""
+    from kubesched.api import objects as api
+    from tests.plugins._interpodaffinity import P, T
+
+    term = T("zone", labels={"color": "green"}, ns_selector=api.LabelSelector())
+    runs = []
+    for batching in (False, True):
+        s, fake = scheduler(batching, ALL_NODES)
+        workload(s, nodes, [])
+        s.on_pod_add(P("guard-0", ns="guards", node="n000", anti=[term]))
+        for i in range(120):
+            pod = make_pod(f"g{i:03d}").req(cpu="100m").labels(color="green").created(i)
+            s.on_pod_add(pod.obj())
+        for _ in range(40):
+            s.schedule_one()
+        s.on_pod_add(P("guard-1", ns="guards", node="n001", anti=[term]))
+        drain(s)
+        runs.append((fake.binds, s))
+    (full, _), (batched, s) = runs
+    assert full == batched
+    zones = [int(node[1:]) % 3 for node in full.values()]
+    assert 0 not in zones and zones[40:].count(1) == 0 and zones[:40].count(1) > 0
+    assert s.batch.attempts["hit"] >= len(full) - 5
+    assert s.batch.flushes["cluster_changed"] == 1

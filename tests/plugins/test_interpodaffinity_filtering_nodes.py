@@ -340,10 +340,15 @@ def test_counts_follow_namespace_label_changes() -> None:
 
 
 def test_batching_signature() -> None:
+    """A Pod without terms signs with the existing Pods' term groups that select it."""
     c = cluster_of(ZONES)
     pl = plugin(c)
     assert pl.sign(P()) == ()
     assert pl.sign(P(anti=[TIER])) is None
     c.add_pod(P("x", node="a1", paff=[api.WeightedPodAffinityTerm(1, TIER)]))
-    assert pl.sign(P()) is None
+    assert pl.sign(P()) == ()  # x's term does not select it
+    web = pl.sign(P(labels={"app": "web"}))
+    assert web and web == pl.sign(P("q", labels={"app": "web"}))
+    c.add_pod(P("y", node="b1", anti=[TIER]))
+    assert pl.sign(P("r", labels={"app": "web"})) != web  # a new group selects it too
     assert pl.pre_filter(CycleState(), P(), c)[1] == SKIPPED

@@ -8,10 +8,15 @@ again, kubesched keeps the previous cycle's feasible nodes with each Score plugi
 scores, re-filters and re-scores only that one node, normalizes the cached raw scores again
 and picks the best node as the full path would.
 
+A cycle that found one feasible node (upstream scores nothing then) keeps that node alone,
+so DaemonSet-style Pods pinned by NodeAffinity's PreFilterResult reuse it until it is full.
+
 Validity (a miss flushes the entry, counted by reason):
 
 - ``signature``: the Pod's signature differs (or it is unsignable);
 - ``not_consecutive``: another scheduling cycle ran in between;
+- ``nominations``: a nomination was added or removed (the entry's nodes were filtered with
+  the nominated Pods of that moment counted, as upstream's ``RunFilterPluginsWithNominatedPods``);
 - ``cluster_changed``: anything but our own assume changed the cluster (``ClusterState.version``)
   -- except, for an entry whose Filters and Scores are all *row-local* (below), Pods added
   to or removed from nodes the full path did not look at (``ClusterState.rows_changed_since``);
@@ -93,6 +98,8 @@ class BatchEntry:
     incremental: bool
     cycle: int = -1
     version: int = -1
+    nominations: int = -1
+    """The nominator's version when the entry was last used (see ``nominations`` above)."""
     uses: int = 0
     refreshers: list[Any] = field(default_factory=list)
     """The Filters of ``filters`` whose answers span nodes (``refresh_filter``)."""
@@ -122,9 +129,15 @@ class BatchCache:
     """Flush reasons (``scheduler_batch_cache_flushed_total``)."""
 
     def lookup(
-        self, profile: str, signature: Hashable | None, cycle: int, cluster: ClusterState
+        self,
+        profile: str,
+        signature: Hashable | None,
+        cycle: int,
+        cluster: ClusterState,
+        nominations: int = -1,
     ) -> BatchEntry | None:
-        """The entry usable for this cycle, or None (flushing a stale one)."""
+        """The entry usable for this cycle, or None (flushing a stale one); ``nominations``
+        is the nominator's version now."""
         if not self.enabled:
             return None
         if signature is None:
@@ -139,6 +152,8 @@ class BatchCache:
             reason = "signature"
         elif e.cycle != cycle - 1:
             reason = "not_consecutive"
+        elif e.nominations != nominations:
+            reason = "nominations"
         elif e.version != cluster.version:
             if e.window is None or _touches(e.window, cluster.rows_changed_since(e.version)):
                 reason = "cluster_changed"
@@ -227,7 +242,14 @@ def reuse(fwk: Framework, state: CycleState, pod: api.Pod, entry: BatchEntry) ->
     """Bring ``entry`` up to date for ``pod``: refresh the Filters spanning nodes, then
     re-filter and re-score only the node the previous Pod was assumed on, with ``state``
     restored from the entry.  Returns "" when the entry serves, else the flush reason
-    (``exhausted``: no cached node is feasible any more; ``domain_widened``)."""
+    (``exhausted``: no cached node is feasible any more; ``domain_widened``; ``nominations``).
+
+    While Pods are nominated, the one node is re-filtered as the full path filters it, with
+    the nominated Pods counted (``run_filter_with_nominated``); an entry with Filters spanning
+    nodes is then not reused, since their refresh does not count nominated Pods."""
+    nominated = fwk.nominator is not None and len(fwk.nominator) > 0
+    if nominated and entry.refreshers:
+        return "nominations"
     state.update(entry.state)
     state.skip_filter.update(entry.skip_filter)
     state.skip_score.update(entry.skip_score)
@@ -243,7 +265,9 @@ def reuse(fwk: Framework, state: CycleState, pod: api.Pod, entry: BatchEntry) ->
     i = entry.chosen
     row = entry.rows[i : i + 1]
     fits = keep is None or bool(keep[i])
-    if fits:
+    if fits and nominated:
+        fits = fwk.run_filter_with_nominated(state, pod, row).feasible.size > 0
+    elif fits:
         for p in entry.filters:
             if p.filter(state, pod, cluster, row).codes[0]:
                 fits = False

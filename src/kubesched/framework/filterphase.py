@@ -6,6 +6,13 @@
 Each Filter plugin answers for every still-feasible node at once: ``rows`` are int64 node-table
 rows ``(n,)``; a plugin's :class:`~kubesched.framework.interface.Verdict` has one int8 code per
 row.  Nominated Pods count as upstream's do (:meth:`FilterPhase.run_filter_with_nominated`).
+
+A Filter plugin may also offer ``candidate_rows(state, pod, cluster)``: the rows outside
+which it rejects the Pod for sure (NodeResourcesFit: the few nodes that have a rare resource
+the Pod requests), or None.  The search then filters those rows alone and replays the
+chunked round-robin walk over their positions, so the nodes found and the count of nodes
+looked at are the full search's; when none passes, the full search runs, since then every
+node's reason is wanted.
 """
 
 from __future__ import annotations
@@ -241,11 +248,20 @@ class FilterPhase:
         return SUCCESS
 
     def find_nodes_that_pass_filters(
-        self, state: CycleState, pod: api.Pod, ordered_rows: IntArray, num_to_find: int
+        self,
+        state: CycleState,
+        pod: api.Pod,
+        ordered_rows: IntArray,
+        num_to_find: int,
+        *,
+        narrow: bool = True,
     ) -> FilterOutcome:
         """Filter ``ordered_rows`` (already rotated to the start index) in chunks, stopping once
         ``num_to_find`` feasible nodes are found; ``processed`` counts nodes looked at up to and
         including the last feasible one kept (upstream's ``len(feasible) + len(statuses)``).
+
+        With ``narrow``, the plugins' ``candidate_rows`` may spare the other rows (module
+        docs); the outcome then lists no failed node, as it has feasible ones.
         """
         start = time.perf_counter()
         n = int(ordered_rows.size)
@@ -253,6 +269,12 @@ class FilterPhase:
             take = ordered_rows[:num_to_find]
             empty = np.zeros(0, dtype=np.int64)
             return FilterOutcome(take, empty, empty, [], int(take.size))
+        candidates = self._candidate_rows(state, pod) if narrow else None
+        if candidates is not None:
+            narrowed = self._find_among(state, pod, ordered_rows, num_to_find, candidates)
+            if narrowed is not None:
+                self._timed("Filter", start, SUCCESS)
+                return narrowed
         pos = 0
         chunk = max(num_to_find, 1)
         parts: list[FilterOutcome] = []
@@ -271,3 +293,49 @@ class FilterPhase:
             outcome = truncate_outcome(outcome, ordered_rows, num_to_find)
         self._timed("Filter", start, SUCCESS)
         return outcome
+
+    def _candidate_rows(self, state: CycleState, pod: api.Pod) -> IntArray | None:
+        """int64 rows outside which some Filter plugin rejects ``pod`` for sure, or None."""
+        cluster = self.handle.cluster
+        out: IntArray | None = None
+        for p in self.filter_plugins:
+            fn = getattr(p, "candidate_rows", None)
+            if fn is None or p.name in state.skip_filter:
+                continue
+            rows = fn(state, pod, cluster)
+            if rows is not None:
+                out = rows if out is None else np.intersect1d(out, rows)
+        return out
+
+    def _find_among(
+        self,
+        state: CycleState,
+        pod: api.Pod,
+        ordered_rows: IntArray,
+        num_to_find: int,
+        candidates: IntArray,
+    ) -> FilterOutcome | None:
+        """:meth:`find_nodes_that_pass_filters` when only ``candidates`` (int64 rows) can
+        pass: the same feasible nodes and ``processed``; None when none passes."""
+        n = int(ordered_rows.size)
+        inside = np.zeros(self.handle.cluster.nodes.capacity, dtype=np.bool_)
+        inside[candidates] = True
+        pos = np.flatnonzero(inside[ordered_rows])
+        if pos.size == 0:
+            return None
+        rows = ordered_rows[pos]
+        feasible = self.run_filter_with_nominated(state, pod, rows).feasible
+        if feasible.size == 0:
+            return None
+        # Their positions, ascending (filtering keeps the order of the rows).
+        fpos = pos if feasible.size == pos.size else pos[np.isin(rows, feasible)]
+        end, chunk, found = 0, max(num_to_find, 1), 0
+        while end < n and found < num_to_find:  # the chunks the full search would run
+            end = min(end + chunk, n)
+            found = int(np.searchsorted(fpos, end))
+            chunk = max(chunk, (num_to_find - found) * 2)
+        processed = end
+        if found > num_to_find:
+            found, processed = num_to_find, int(fpos[num_to_find - 1]) + 1
+        empty = np.zeros(0, dtype=np.int64)
+        return FilterOutcome(feasible[:found], empty, empty.copy(), [], processed)

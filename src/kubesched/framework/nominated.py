@@ -22,10 +22,11 @@ import numpy as np
 from kubesched.api import objects as api
 from kubesched.framework.interface import IntArray
 from kubesched.state.nodes import NodeTable
+from kubesched.state.sparse import SparseRequest
 
-Usage = tuple[int, IntArray, tuple[int, int], tuple[api.HostPort, ...]]
-"""``(row, request vector (R',), (non-zero cpu, non-zero memory), host ports)`` of one Pod
-(the fields of :class:`kubesched.state.cache.PodRecord`)."""
+Usage = tuple[int, IntArray, tuple[int, int], tuple[api.HostPort, ...], SparseRequest]
+"""``(row, request vector (R',), (non-zero cpu, non-zero memory), host ports, requests of
+sparse resources)`` of one Pod (the fields of :class:`kubesched.state.cache.PodRecord`)."""
 
 
 class PodNominator(Protocol):
@@ -99,6 +100,10 @@ class NominatedSet:
             b.ports[slot] = usage[3]
         else:
             b.ports.pop(slot, None)
+        if usage[4]:
+            b.sparse[slot] = usage[4]
+        else:
+            b.sparse.pop(slot, None)
         self.priority[slot] = pod.priority
         self.alive[slot] = True
         self.pods[slot] = pod
@@ -132,9 +137,12 @@ class NominatedSet:
             mask[mine] = False
         if not mask.any():
             return np.zeros(0, dtype=np.int64)
-        wanted = np.zeros(self.capacity, dtype=np.bool_)
-        wanted[rows] = True
-        mask &= wanted[self.rows]
+        if rows.shape[0] == 1:  # result reuse re-filters one node: no capacity-sized mask
+            mask &= self.rows == rows[0]
+        else:
+            wanted = np.zeros(self.capacity, dtype=np.bool_)
+            wanted[rows] = True
+            mask &= wanted[self.rows]
         idx = np.flatnonzero(mask)
         return idx[np.argsort(self.rows[idx], kind="stable")]
 
@@ -161,7 +169,8 @@ class UsageCache:
 
 def _usage_of(table: NodeTable, row: int, pod: api.Pod) -> Usage:
     nonzero = (pod.nonzero_requests.get(api.CPU, 0), pod.nonzero_requests.get(api.MEMORY, 0))
-    return (row, table.request_vector(pod.requests), nonzero, pod.host_ports)
+    req, sparse = table.split_request(pod.requests)
+    return (row, req, nonzero, pod.host_ports, sparse)
 
 
 class UsageBlock:
@@ -182,10 +191,11 @@ class UsageBlock:
                 self.requests[i, : u[1].shape[0]] = u[1]
         self.nonzero = np.asarray([u[2] for u in usage], dtype=np.int64).reshape(n, 2)
         self.ports = {i: u[3] for i, u in enumerate(usage) if u[3]}
+        self.sparse = {i: u[4] for i, u in enumerate(usage) if u[4]}
 
     def shift(self, idx: IntArray | slice, sign: int) -> None:
         """Add (``sign`` 1) or remove (-1) the usage of Pods ``idx`` (int64 indices or a
-        slice): requests, non-zero requests, Pod counts and host ports, exactly as
+        slice): requests (dense and sparse), non-zero requests, Pod counts and host ports, as
         ``add_pod_usage`` / ``remove_pod_usage`` one by one (``generation`` is left alone:
         every change made here is undone)."""
         t = self.table
@@ -195,9 +205,11 @@ class UsageBlock:
         np.add.at(t.requested, rows, self.requests[idx] * sign)
         np.add.at(t.nonzero_requested, rows, self.nonzero[idx] * sign)
         np.add.at(t.pod_count, rows, sign)
-        if self.ports:
+        if self.ports or self.sparse:
             picked = range(len(self.rows))[idx] if isinstance(idx, slice) else idx.tolist()
             for i in picked:
+                for name, amount in self.sparse.get(i, ()):
+                    t.add_sparse_request(int(self.rows[i]), name, sign * amount)
                 for p in self.ports.get(i, ()):
                     key = (p.host_ip, p.protocol, p.port)
                     col = t.host_ports.get(key)

@@ -93,10 +93,8 @@ def fits_now(nodes: NodeTable, row: int, amounts: Mapping[str, int]) -> bool:
     if int(nodes.pod_count[row]) >= int(nodes.allowed_pods[row]):
         return False
     for name, amount in amounts.items():
-        col = nodes.resource_index.get(name)
-        if col is None:
-            return False
-        if int(nodes.allocatable[row, col]) - int(nodes.requested[row, col]) < amount:
+        allocatable, requested = nodes.resource_at(name, row)  # dense or sparse
+        if allocatable - requested < amount:
             return False
     return True
 
@@ -136,20 +134,15 @@ def allocatable_and_requested(
     req = np.zeros((n, k), dtype=np.int64)
     for j, name in enumerate(names):
         pod_req = int(pod_requests[j])
-        if name in (api.CPU, api.MEMORY):
+        if name in (api.CPU, api.MEMORY) and not use_requested:
             col = 0 if name == api.CPU else 1
-            used = (
-                nodes.requested[rows, col] if use_requested else nodes.nonzero_requested[rows, col]
-            )
-        elif name == api.EPHEMERAL_STORAGE:
-            col = 2
-            used = nodes.requested[rows, col]
-        elif is_scalar_resource_name(name) and pod_req != 0 and name in nodes.resource_index:
-            col = nodes.resource_index[name]
-            used = nodes.requested[rows, col]
+            a, used = nodes.allocatable[rows, col], nodes.nonzero_requested[rows, col]
+        elif name in (api.CPU, api.MEMORY, api.EPHEMERAL_STORAGE) or (
+            is_scalar_resource_name(name) and pod_req != 0
+        ):
+            a, used = nodes.resource_values(name, rows)  # a dense column, or a sparse one
         else:
             continue
-        a = nodes.allocatable[rows, col]
         present = a != 0
         alloc[:, j] = a
         req[:, j] = np.where(present, used + pod_req, 0)

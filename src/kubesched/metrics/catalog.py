@@ -124,9 +124,9 @@ OWN_METRICS: dict[str, tuple[str, tuple[str, ...], str]] = {
     "scheduler_batch_cache_flushed_total": (
         "counter",
         ("profile", "reason"),
-        "Cached results dropped, by reason (signature, not_consecutive, cluster_changed, "
-        "expired, exhausted, domain_widened). The cache is shared by all profiles and counted "
-        "under the first.",
+        "Cached results dropped, by reason (signature, not_consecutive, nominations, "
+        "cluster_changed, expired, exhausted, domain_widened). The cache is shared by all "
+        "profiles and counted under the first.",
     ),
     "scheduler_binder_conflicts_total": (
         "counter",

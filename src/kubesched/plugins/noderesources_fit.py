@@ -9,7 +9,8 @@ candidate nodes at once:
 - Filter fails a node with ``Too many pods`` and ``Insufficient <resource>`` for every
   resource that does not fit, in upstream's order (pods, cpu, memory, ephemeral-storage,
   scalar resources).  The status is UnschedulableAndUnresolvable when some request exceeds
-  the node's whole allocatable (preemption cannot help), else Unschedulable.
+  the node's whole allocatable (preemption cannot help), else Unschedulable.  A resource the
+  node table holds sparse (few nodes have it) is read through its index of rows.
 - Score uses the configured ``scoringStrategy`` (LeastAllocated, MostAllocated,
   RequestedToCapacityRatio) over non-zero cpu/memory requests; no NormalizeScore.
 
@@ -48,11 +49,14 @@ def insufficient(resource: str) -> str:
 # --------------------------------------------------------------------------- cycle state
 @dataclass(frozen=True, slots=True)
 class _PreFilterState:
-    """The Pod's requests to check: node-table columns, amounts (int64 ``(k,)``), reasons."""
+    """The Pod's requests to check: amounts (int64 ``(k,)``) and reasons, in upstream's
+    order; ``cols`` (int64 ``(d,)``) the node-table columns of the dense ones and
+    ``sparse`` the (position among the ``k``, name) of the others, positions ascending."""
 
     cols: IntArray
     amounts: IntArray
     reasons: tuple[str, ...]
+    sparse: tuple[tuple[int, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,20 +110,27 @@ class NodeResourcesFit:
         """Store the Pod's checked requests (upstream ``computePodResourceRequest``)."""
         nodes = cluster.nodes
         counted = res.counted_requests(pod.requests)
-        nodes.request_vector(counted)  # makes sure every requested resource has a column
         scalars = sorted(n for n in counted if n not in _BASE)
         cols: list[int] = []
+        sparse: list[tuple[int, str]] = []
         amounts: list[int] = []
         reasons: list[str] = []
         for name in (*_BASE, *scalars):
             amount = counted.get(name, 0)
             if amount <= 0 or self._ignored(name):
                 continue
-            cols.append(nodes.resource_index[name])
+            col = nodes.resource_col(name)  # a resource never seen gets its place now
+            if col is None:
+                sparse.append((len(amounts), name))
+            else:
+                cols.append(col)
             amounts.append(amount)
             reasons.append(insufficient(name))
         state[_PRE_FILTER_KEY] = _PreFilterState(
-            np.asarray(cols, dtype=np.int64), np.asarray(amounts, dtype=np.int64), tuple(reasons)
+            np.asarray(cols, dtype=np.int64),
+            np.asarray(amounts, dtype=np.int64),
+            tuple(reasons),
+            tuple(sparse),
         )
         return None, fw.SUCCESS
 
@@ -139,9 +150,30 @@ class NodeResourcesFit:
         allowed = nodes.allowed_pods[rows]
         alloc = np.take(nodes.allocatable, rows, axis=0)[:, s.cols]
         used = np.take(nodes.requested, rows, axis=0)[:, s.cols]
+        for pos, name in s.sparse:  # ascending positions: each lands where it belongs
+            a, u = nodes.resource_values(name, rows)
+            alloc = np.insert(alloc, pos, a, axis=1)
+            used = np.insert(used, pos, u, axis=1)
         if (pod_count < allowed).all() and (alloc - used >= s.amounts).all():
             return fw.Verdict.all_pass(rows.shape[0])  # the common case: no bitmasks needed
         return verdict_from_masks(fit_masks(pod_count, allowed, alloc, used, s.amounts), s.reasons)
+
+    def candidate_rows(
+        self, state: fw.CycleState, pod: api.Pod, cluster: ClusterState
+    ) -> IntArray | None:
+        """The rows that have every resource the Pod requests that the node table holds
+        sparse (int64, ascending; elsewhere it is Insufficient), or None when it requests
+        none (``kubesched.framework.filterphase``)."""
+        s = state.get(_PRE_FILTER_KEY)
+        if not isinstance(s, _PreFilterState) or not s.sparse:
+            return None
+        out: IntArray | None = None
+        for _, name in s.sparse:
+            sp = cluster.nodes.sparse.get(name)
+            if sp is not None:  # else promoted to a dense column since PreFilter
+                rows = sp.rows_with()
+                out = rows if out is None else np.intersect1d(out, rows)
+        return out
 
     def pre_score(
         self, state: fw.CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
@@ -294,8 +326,16 @@ def _fits_one(nodes: Any, row: int, s: _PreFilterState) -> bool:
     if int(nodes.pod_count[row]) >= int(nodes.allowed_pods[row]):
         return False
     alloc, used = nodes.allocatable, nodes.requested
-    for col, amount in zip(s.cols.tolist(), s.amounts.tolist(), strict=True):
+    dense = s.amounts.tolist()
+    if s.sparse:
+        skip = {pos for pos, _ in s.sparse}
+        dense = [a for j, a in enumerate(dense) if j not in skip]
+    for col, amount in zip(s.cols.tolist(), dense, strict=True):
         if int(alloc[row, col]) - int(used[row, col]) < amount:
+            return False
+    for pos, name in s.sparse:
+        have, taken = nodes.resource_at(name, row)
+        if have - taken < int(s.amounts[pos]):
             return False
     return True
 

@@ -23,7 +23,7 @@ from kubesched.framework.interface import (
     IntArray,
     Status,
 )
-from kubesched.framework.runtime import FilterOutcome, Framework, PluginError
+from kubesched.framework.runtime import FilterOutcome, Framework, PluginError, ScoreOutcome
 from kubesched.scheduler.base import SchedulerBase
 from kubesched.scheduler.types import (
     NO_NODES_AVAILABLE,
@@ -53,12 +53,16 @@ class AlgorithmMixin(SchedulerBase):
         n = int(order.size)
         if n == 0:
             raise NoNodesError(NO_NODES_AVAILABLE)
-        nominations = len(self.queue.nominator)
+        nominator = self.queue.nominator
+        # A nominated Pod tries its nominated node first (below), so it never reuses results.
+        nominated = pod.nominated_node_name or nominator.node_of(pod.key)
         signature = None
-        if self.batch.enabled and not nominations:
+        if self.batch.enabled and not nominated:
             cycle = self.queue.scheduling_cycle
             signature = self._sign(fwk, pod)
-            entry = self.batch.lookup(fwk.profile_name, signature, cycle, self.cluster)
+            entry = self.batch.lookup(
+                fwk.profile_name, signature, cycle, self.cluster, nominator.version
+            )
             if entry is not None:
                 reused = self._schedule_from_entry(fwk, state, pod, entry)
                 if reused is not None:
@@ -73,7 +77,6 @@ class AlgorithmMixin(SchedulerBase):
             raise FitError(
                 Diagnosis(n, Counter(), rejectors, pre_filter_msg=status.message(), absent=status)
             )
-        nominated = pod.nominated_node_name or self.queue.nominator.node_of(pod.key)
         if nominated and nominated in table.row_of:
             # Upstream evaluateNominatedNode: the node preemption made room on is tried first.
             one = np.asarray([table.row_of[nominated]], dtype=np.int64)
@@ -95,7 +98,9 @@ class AlgorithmMixin(SchedulerBase):
             to_find = min(to_find, 1)
         start = self.next_start_node_index % max(m, 1)
         rotated = np.concatenate([candidates[start:], candidates[:start]]) if start else candidates
-        outcome = fwk.find_nodes_that_pass_filters(state, pod, rotated, to_find)
+        # Filter extenders may reject every feasible node: then all nodes' reasons are wanted.
+        narrow = self.extenders is None
+        outcome = fwk.find_nodes_that_pass_filters(state, pod, rotated, to_find, narrow=narrow)
         self.next_start_node_index = (self.next_start_node_index + outcome.processed) % n
         feasible = outcome.feasible
         removed = False
@@ -110,8 +115,13 @@ class AlgorithmMixin(SchedulerBase):
             if removed:
                 plugins.add(EXTENDER_NAME)
             raise FitError(Diagnosis(n, counts, plugins, outcome=outcome, absent=absent))
-        if feasible.size == 1:
-            return ScheduleResult(table.names[int(feasible[0])], outcome.processed, 1)
+        if feasible.size == 1:  # upstream scores nothing then; reuse keeps the one node
+            entry = None
+            if self.batch.enabled and signature is not None:
+                looked_at = rotated[: outcome.processed]
+                alone = ScoreOutcome(np.zeros(1, dtype=np.int64))
+                entry = batch.build_entry(fwk, state, signature, feasible, alone, 0, looked_at)
+            return ScheduleResult(table.names[int(feasible[0])], outcome.processed, 1, entry)
         pre_status = fwk.run_pre_score(state, pod, feasible)
         if not pre_status.is_success():
             raise PluginError(pre_status.plugin, pre_status.message())
@@ -124,7 +134,7 @@ class AlgorithmMixin(SchedulerBase):
             scored.total = scored.total + self.extenders.prioritize(pod, table, feasible).total
         pick = self.select_host(scored.total, feasible)
         entry = None
-        if self.batch.enabled and absent is None and not nominations and signature is not None:
+        if self.batch.enabled and signature is not None:
             looked_at = rotated[: outcome.processed]
             entry = batch.build_entry(fwk, state, signature, feasible, scored, pick, looked_at)
         return ScheduleResult(

@@ -303,6 +303,7 @@ class Scheduler(AlgorithmMixin, WaitingMixin, FailureMixin):
         self.queue.nominator.delete(pod.key)
         if result.entry is not None:
             result.entry.version = self.cluster.version
+            result.entry.nominations = self.queue.nominator.version
             result.entry.cycle = cycle
             self.batch.store(result.entry)
         status, waits = self._reserve_and_permit(fwk, state, assumed, result.node)

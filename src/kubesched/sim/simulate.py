@@ -300,15 +300,12 @@ def _round(v: float | None) -> float | None:
 def utilization(sim: SimCluster) -> dict[str, float]:
     """Requested / allocatable per resource over all nodes at the end of the run (percent)."""
     t = sim.scheduler.cluster.nodes
-    alive = t.alive
+    rows = np.flatnonzero(t.alive)
     out: dict[str, float] = {}
     for name in (api.CPU, api.MEMORY, "nvidia.com/gpu"):
-        col = t.resource_index.get(name)
-        if col is None:
-            continue
-        alloc = int(t.allocatable[alive, col].sum())
-        if alloc:
-            out[name] = round(100.0 * int(t.requested[alive, col].sum()) / alloc, 2)
+        alloc, used = t.resource_values(name, rows)
+        if int(alloc.sum()):
+            out[name] = round(100.0 * int(used.sum()) / int(alloc.sum()), 2)
     return out
 
 

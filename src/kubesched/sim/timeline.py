@@ -138,14 +138,10 @@ class Timeline:
 def resource_usage(sim: SimCluster) -> dict[str, tuple[float | None, float | None]]:
     """Per resource present in the cluster: (utilisation %, fragmentation %); see module doc."""
     t = sim.scheduler.cluster.nodes
-    alive = t.alive
+    rows = np.flatnonzero(t.alive)
     out: dict[str, tuple[float | None, float | None]] = {}
     for name in RESOURCES:
-        col = t.resource_index.get(name)
-        if col is None:
-            continue
-        alloc = t.allocatable[alive, col]
-        used = t.requested[alive, col]
+        alloc, used = t.resource_values(name, rows)
         total = int(alloc.sum())
         if total <= 0:
             continue
@@ -161,12 +157,8 @@ def resource_usage(sim: SimCluster) -> dict[str, tuple[float | None, float | Non
 def idle_gpu_nodes(sim: SimCluster) -> int:
     """Live nodes with at least 8 allocatable GPUs and none requested."""
     t = sim.scheduler.cluster.nodes
-    col = t.resource_index.get(GPU)
-    if col is None:
-        return 0
-    alive = t.alive
-    whole = (t.allocatable[alive, col] >= WHOLE_GPU_NODE) & (t.requested[alive, col] == 0)
-    return int(whole.sum())
+    alloc, used = t.resource_values(GPU, np.flatnonzero(t.alive))
+    return int(((alloc >= WHOLE_GPU_NODE) & (used == 0)).sum())
 
 
 def waiting_pods(sim: SimCluster, keys: list[str], now: float) -> dict[str, Any]:

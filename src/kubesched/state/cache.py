@@ -23,6 +23,7 @@ import numpy as np
 
 from kubesched.api import objects as api
 from kubesched.state.nodes import IntArray, NodeTable
+from kubesched.state.sparse import SparseRequest
 
 STRUCTURAL = -1
 """Journal mark of a change that is not a Pod on a node (a node, a Namespace, a Service...)."""
@@ -45,6 +46,8 @@ class PodRecord:
     nonzero: tuple[int, int]
     assumed: bool = False
     binding_finished: bool = False
+    sparse: SparseRequest = ()
+    """Requests of resources the node table holds sparse (``NodeTable.split_request``)."""
 
 
 class Observer(Protocol):
@@ -190,10 +193,10 @@ class ClusterState:
         row = self.nodes.row_of.get(node_name)
         if row is None:
             raise CacheError(f"pod {pod.key}: node {node_name!r} is not in the cache")
-        req = self.nodes.request_vector(pod.requests)
+        req, sparse = self.nodes.split_request(pod.requests)
         nonzero = (pod.nonzero_requests.get(api.CPU, 0), pod.nonzero_requests.get(api.MEMORY, 0))
-        self.nodes.add_pod_usage(row, req, nonzero, pod.host_ports)
-        rec = PodRecord(pod, node_name, row, req, nonzero, assumed=assumed)
+        self.nodes.add_pod_usage(row, req, nonzero, pod.host_ports, sparse)
+        rec = PodRecord(pod, node_name, row, req, nonzero, assumed=assumed, sparse=sparse)
         self.pods[pod.key] = rec
         self.pods_on_node.setdefault(node_name, set()).add(pod.key)
         self._bump(row)
@@ -203,7 +206,9 @@ class ClusterState:
 
     def _unaccount(self, key: str) -> PodRecord:
         rec = self.pods.pop(key)
-        self.nodes.remove_pod_usage(rec.row, rec.request, rec.nonzero, rec.pod.host_ports)
+        self.nodes.remove_pod_usage(
+            rec.row, rec.request, rec.nonzero, rec.pod.host_ports, rec.sparse
+        )
         self.pods_on_node.get(rec.node, set()).discard(key)
         self._bump(rec.row)
         for o in self.observers:

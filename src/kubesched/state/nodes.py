@@ -7,7 +7,12 @@ Columns (``cap`` rows are allocated; ``alive[row]`` says whether a row holds a n
 
 - ``allocatable``, ``requested`` : int64 ``(cap, R)``; resource ``r`` is ``resources[r]``
   (CPU millicores, bytes, units).  Column 0 is ``cpu``, 1 ``memory``, 2 ``ephemeral-storage``;
-  extended resources are appended as they appear.
+  extended resources are appended as they appear, while the table has fewer than
+  ``max_dense_extended`` of them.  Later ones are ``sparse[name]``
+  (:class:`~kubesched.state.sparse.SparseResource`: the rows that have them) until
+  ``promote_rows`` rows have one, when it becomes a dense column.  So ``R`` stays small
+  when every node advertises its own resource.  :meth:`NodeTable.resource_values` reads
+  either form.
 - ``nonzero_requested`` : int64 ``(cap, 2)``: CPU and memory with upstream's non-zero
   defaults, what the scoring plugins use.
 - ``pod_count``, ``allowed_pods`` : int64 ``(cap,)``.
@@ -27,12 +32,17 @@ import numpy as np
 import numpy.typing as npt
 
 from kubesched.api import objects as api
+from kubesched.state.sparse import SparseRequest, SparseResource
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
 BASE_RESOURCES = (api.CPU, api.MEMORY, api.EPHEMERAL_STORAGE)
 _INITIAL_CAP = 64
+MAX_DENSE_EXTENDED = 16
+"""Extended resources that get a dense column as soon as they appear."""
+PROMOTE_ROWS = 64
+"""A sparse resource on this many rows becomes a dense column."""
 
 
 class NodeTable:
@@ -44,6 +54,11 @@ class NodeTable:
         self.resource_index: dict[str, int] = {r: i for i, r in enumerate(self.resources)}
         self.allocatable = np.zeros((cap, len(self.resources)), dtype=np.int64)
         self.requested = np.zeros((cap, len(self.resources)), dtype=np.int64)
+        self.sparse: dict[str, SparseResource] = {}
+        self._row_sparse: dict[int, set[str]] = {}
+        """The sparse resources with an entry on each row."""
+        self.max_dense_extended = MAX_DENSE_EXTENDED
+        self.promote_rows = PROMOTE_ROWS
         self.nonzero_requested = np.zeros((cap, 2), dtype=np.int64)
         self.pod_count = np.zeros(cap, dtype=np.int64)
         self.allowed_pods = np.zeros(cap, dtype=np.int64)
@@ -66,7 +81,7 @@ class NodeTable:
         self._next_seq = 0
         self.version = 0
         """Bumped on every node add/update/delete; cached per-cycle data keys on it."""
-        self._last_request: tuple[dict[str, int], IntArray] | None = None
+        self._last_request: tuple[dict[str, int], IntArray, SparseRequest] | None = None
 
     # ----------------------------------------------------------------- sizing
     @property
@@ -117,11 +132,21 @@ class NodeTable:
         self.nodes.extend([None] * (cap - old))
         self.names.extend([""] * (cap - old))
 
-    def resource_col(self, name: str) -> int:
-        """Column of resource ``name``, adding a new (all-zero) column when unseen."""
+    def resource_col(self, name: str) -> int | None:
+        """Dense column of resource ``name``, or None when it is sparse; an unseen name gets
+        a new (all-zero) column, or an empty sparse entry once the table has
+        ``max_dense_extended`` extended resources."""
         col = self.resource_index.get(name)
         if col is not None:
             return col
+        if name in self.sparse:
+            return None
+        if len(self.resources) - len(BASE_RESOURCES) >= self.max_dense_extended:
+            self.sparse[name] = SparseResource()
+            return None
+        return self._add_column(name)
+
+    def _add_column(self, name: str) -> int:
         col = len(self.resources)
         self.resources.append(name)
         self.resource_index[name] = col
@@ -131,22 +156,80 @@ class NodeTable:
         return col
 
     def request_vector(self, requests: api.Resources) -> IntArray:
-        """A pod's requests as a read-only int64 vector of shape ``(R',)`` (``pods``
-        excluded; ``R' <= R``: resources added to the table later are not in it).  The last
-        answer is reused for equal requests (Pods of one template come in runs)."""
+        """A pod's requests of dense resources as a read-only int64 vector of shape
+        ``(R',)`` (``pods`` excluded; ``R' <= R``: resources added to the table later are
+        not in it); see :meth:`split_request` for the sparse ones."""
+        return self.split_request(requests)[0]
+
+    def split_request(self, requests: api.Resources) -> tuple[IntArray, SparseRequest]:
+        """A pod's requests as :meth:`request_vector` and the (name, amount) pairs of those
+        held sparse now.  The last answer is reused for equal requests (Pods of one template
+        come in runs)."""
         last = self._last_request
         if last is not None and last[0] == requests:
-            return last[1]
-        for name in requests:
-            if name != api.PODS:
-                self.resource_col(name)
-        vec = np.zeros(len(self.resources), dtype=np.int64)
+            return last[1], last[2]
+        sparse: list[tuple[str, int]] = []
+        cols: list[tuple[int, int]] = []
         for name, amount in requests.items():
             if name != api.PODS:
-                vec[self.resource_index[name]] = amount
+                col = self.resource_col(name)
+                if col is None:
+                    sparse.append((name, amount))
+                else:
+                    cols.append((col, amount))
+        vec = np.zeros(len(self.resources), dtype=np.int64)
+        for col, amount in cols:
+            vec[col] = amount
         vec.flags.writeable = False
-        self._last_request = (dict(requests), vec)
-        return vec
+        split = (vec, tuple(sorted(sparse)))
+        self._last_request = (dict(requests), *split)
+        return split
+
+    def resource_values(self, name: str, rows: IntArray) -> tuple[IntArray, IntArray]:
+        """(allocatable, requested) of resource ``name`` on ``rows``, each int64 ``(n,)``,
+        whether it is dense or sparse (zeros for a name never seen)."""
+        col = self.resource_index.get(name)
+        if col is not None:
+            return self.allocatable[rows, col], self.requested[rows, col]
+        sp = self.sparse.get(name)
+        if sp is None:
+            return np.zeros(rows.shape[0], dtype=np.int64), np.zeros(rows.shape[0], np.int64)
+        return sp.values(rows)
+
+    def resource_at(self, name: str, row: int) -> tuple[int, int]:
+        """(allocatable, requested) of resource ``name`` on one row, as Python ints."""
+        col = self.resource_index.get(name)
+        if col is not None:
+            return int(self.allocatable[row, col]), int(self.requested[row, col])
+        sp = self.sparse.get(name)
+        return (0, 0) if sp is None else sp.at(row)
+
+    def _sparse_entry(self, row: int, name: str, kept: bool) -> None:
+        names = self._row_sparse.setdefault(row, set())
+        if kept:
+            names.add(name)
+        else:
+            names.discard(name)
+
+    def add_sparse_request(self, row: int, name: str, amount: int) -> None:
+        """Add ``amount`` (may be negative) of resource ``name`` to ``row``'s requested
+        sums, in its dense column if it was promoted since the request was split."""
+        col = self.resource_index.get(name)
+        if col is not None:
+            self.requested[row, col] += amount
+        else:
+            self._sparse_entry(row, name, self.sparse[name].add_req(row, amount))
+
+    def _promote(self, name: str) -> None:
+        """Move sparse resource ``name`` into a new dense column."""
+        sp = self.sparse.pop(name)
+        col = self._add_column(name)
+        k = len(sp)
+        rows = sp.rows[:k]
+        self.allocatable[rows, col] = sp.alloc[:k]
+        self.requested[rows, col] = sp.req[:k]
+        for row in rows.tolist():
+            self._row_sparse[row].discard(name)
 
     # ----------------------------------------------------------------- labels, taints
     def label_code(self, key: str, value: str) -> int:
@@ -221,11 +304,18 @@ class NodeTable:
             if name != api.PODS:
                 self.resource_col(name)
         self.allocatable[row] = 0
+        for name in list(self._row_sparse.get(row, ())):
+            self._sparse_entry(row, name, self.sparse[name].set_alloc(row, 0))
         for name, amount in node.allocatable.items():
             if name == api.PODS:
                 self.allowed_pods[row] = amount
-            else:
+            elif name in self.resource_index:
                 self.allocatable[row, self.resource_index[name]] = amount
+            else:
+                sp = self.sparse[name]
+                self._sparse_entry(row, name, sp.set_alloc(row, amount))
+                if len(sp) >= self.promote_rows:
+                    self._promote(name)
         if api.PODS not in node.allocatable:
             self.allowed_pods[row] = 0
         self.unschedulable[row] = node.unschedulable
@@ -256,6 +346,8 @@ class NodeTable:
             icol[row] = 0
         self.allocatable[row] = 0
         self.requested[row] = 0
+        for rname in self._row_sparse.pop(row, ()):
+            self.sparse[rname].drop(row)
         self.generation[row] += 1
         self._free_rows.append(row)
         self._order = None
@@ -264,10 +356,18 @@ class NodeTable:
 
     # ----------------------------------------------------------------- pods on rows
     def add_pod_usage(
-        self, row: int, req: IntArray, nonzero: tuple[int, int], ports: Iterable[api.HostPort]
+        self,
+        row: int,
+        req: IntArray,
+        nonzero: tuple[int, int],
+        ports: Iterable[api.HostPort],
+        sparse: SparseRequest = (),
     ) -> None:
-        """Account one pod on ``row``: ``req`` has shape ``(R',)`` with ``R' <= R``."""
+        """Account one pod on ``row``: ``req`` has shape ``(R',)`` with ``R' <= R``;
+        ``sparse`` its requests of sparse resources (:meth:`split_request`)."""
         self.requested[row, : req.shape[0]] += req
+        for name, amount in sparse:
+            self.add_sparse_request(row, name, amount)
         self.nonzero_requested[row, 0] += nonzero[0]
         self.nonzero_requested[row, 1] += nonzero[1]
         self.pod_count[row] += 1
@@ -281,10 +381,17 @@ class NodeTable:
         self.generation[row] += 1
 
     def remove_pod_usage(
-        self, row: int, req: IntArray, nonzero: tuple[int, int], ports: Iterable[api.HostPort]
+        self,
+        row: int,
+        req: IntArray,
+        nonzero: tuple[int, int],
+        ports: Iterable[api.HostPort],
+        sparse: SparseRequest = (),
     ) -> None:
         """Undo :meth:`add_pod_usage` for the same arguments."""
         self.requested[row, : req.shape[0]] -= req
+        for name, amount in sparse:
+            self.add_sparse_request(row, name, -amount)
         self.nonzero_requested[row, 0] -= nonzero[0]
         self.nonzero_requested[row, 1] -= nonzero[1]
         self.pod_count[row] -= 1

@@ -37,6 +37,7 @@ import numpy as np
 from kubesched.admission import quota as qt
 from kubesched.api import objects as api
 from kubesched.state.cache import ClusterState, PodRecord
+from kubesched.state.sparse import SparseRequest
 
 Choice = tuple[str, list[PodRecord]]
 PRIORITY_OFFSET = 2**31
@@ -77,7 +78,7 @@ def choose(
     rows where preemption cannot help."""
     kind = mode(tree, q, vec, used)
     t = cluster.nodes
-    need = t.request_vector(pod.requests)
+    need, sparse_need = t.split_request(pod.requests)
     by_node: dict[str, list[_Cand]] = {}
     for rec in cluster.pods.values():
         p = rec.pod
@@ -98,7 +99,7 @@ def choose(
         row = t.row_of.get(node)
         if row is None or row in skip:
             continue
-        found = _on_node(tree, cluster, row, need, q, vec, used, cands)
+        found = _on_node(tree, cluster, row, (need, sparse_need), q, vec, used, cands)
         if not found:
             continue
         top = max(r.pod.priority for r in found)
@@ -118,15 +119,21 @@ def _on_node(
     tree: qt.QuotaTree,
     cluster: ClusterState,
     row: int,
-    need: qt.IntArray,
+    needs: tuple[qt.IntArray, SparseRequest],
     q: int | None,
     vec: qt.IntArray,
     used: qt.IntArray,
     cands: list[_Cand],
 ) -> list[PodRecord] | None:
-    """Upstream ``SelectVictimsOnNode`` for one node: the victims, or None."""
+    """Upstream ``SelectVictimsOnNode`` for one node: the victims, or None.  ``needs``: the
+    Pod's dense request vector and its requests of sparse resources."""
     t = cluster.nodes
+    need, sparse_need = needs
     free = t.allocatable[row] - t.requested[row]
+    sparse_free: dict[str, int] = {}
+    for name, _ in sparse_need:
+        have, taken = t.resource_at(name, row)
+        sparse_free[name] = have - taken
     slots = int(t.allowed_pods[row] - t.pod_count[row])
     raw = tree.used.copy()
     """The quotas' own usage (upstream's snapshot), as victims leave."""
@@ -138,6 +145,11 @@ def _on_node(
         nonlocal free, slots
         rec, vq, v = c
         free = free + sign * _pad(rec.request, free.shape[0])
+        for name, amount in rec.sparse:  # held sparse when the victim was accounted
+            if name in sparse_free:
+                sparse_free[name] += sign * amount
+            elif name in t.resource_index:  # promoted to a dense column since
+                free[t.resource_index[name]] += sign * amount
         slots += sign
         if vq is not None:
             path = tree.path(vq)
@@ -145,6 +157,8 @@ def _on_node(
             eff[path] -= sign * v
 
     def fits() -> bool:
+        if any(sparse_free[name] < amount for name, amount in sparse_need):
+            return False
         return bool((free[: need.shape[0]] >= need).all()) and slots >= 1
 
     potential: list[_Cand] = []

@@ -294,11 +294,16 @@ def resource_gap(cluster: ClusterState, need: Mapping[str, int], own: set[str]) 
             slots += 1
     gap: dict[str, int] = {}
     for res, amount in need.items():
-        have = (
-            slots
-            if res == api.PODS
-            else (int(free[t.resource_index[res]]) if res in t.resource_index else 0)
-        )
+        if res == api.PODS:
+            have = slots
+        elif res in t.resource_index:
+            have = int(free[t.resource_index[res]])
+        else:  # held sparse (few nodes have it), or unknown: zeros
+            alloc, used = t.resource_values(res, t.order())
+            have = int((alloc - used).sum())
+            for key in own:
+                rec = cluster.pods.get(key)
+                have += dict(rec.sparse).get(res, 0) if rec is not None else 0
         if amount > have:
             gap[res] = amount - have
     return gap

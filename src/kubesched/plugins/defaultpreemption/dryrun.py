@@ -211,7 +211,7 @@ def _select_on_node(
 
 
 def _usage(rec: PodRecord) -> nominated.Usage:
-    return (rec.row, rec.request, rec.nonzero, rec.pod.host_ports)
+    return (rec.row, rec.request, rec.nonzero, rec.pod.host_ports, rec.sparse)
 
 
 def dry_run_preemption(

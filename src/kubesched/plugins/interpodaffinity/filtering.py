@@ -81,16 +81,17 @@ def _accumulate(acc: dict[str, IntArray], key: str, dom: IntArray) -> None:
     acc[key] = dom.copy() if cur is None else cur + dom
 
 
-def existing_anti_domains(
-    index: AffinityIndex, pod: api.Pod, ns_labels: dict[str, str]
-) -> dict[str, IntArray]:
+def existing_anti_domains(index: AffinityIndex, pod: api.Pod) -> dict[str, IntArray]:
     """Per topology key, how many existing Pods whose required anti-affinity terms match
-    ``pod`` sit in each domain (upstream ``getExistingAntiAffinityCounts``)."""
+    ``pod`` sit in each domain (upstream ``getExistingAntiAffinityCounts``), from the groups
+    the index has matched to ``pod``'s namespace and labels."""
     acc: dict[str, IntArray] = {}
     table = index.table
-    for (_, term), counts in index.groups[REQUIRED_ANTI].items():
-        if counts.total and term.matches(pod.namespace, pod.labels, ns_labels):
-            _accumulate(acc, term.topology_key, counts.domain(term.topology_key, table))
+    groups = index.groups[REQUIRED_ANTI]
+    for kind, gkey in index.matching_groups(pod):
+        if kind == REQUIRED_ANTI:
+            key = gkey[1].topology_key
+            _accumulate(acc, key, groups[gkey].domain(key, table))
     return acc
 
 
@@ -102,7 +103,7 @@ def pre_filter_state(
 ) -> PreFilterState | None:
     """The state for Filter, or None when upstream's PreFilter returns Skip (no required
     term and no existing Pod's anti-affinity matching the Pod on a labelled node)."""
-    existing = existing_anti_domains(index, pod, namespaces.get(pod.namespace, {}))
+    existing = existing_anti_domains(index, pod)
     existing = {k: d for k, d in existing.items() if np.count_nonzero(d)}
     if not existing and not terms.required_affinity and not terms.required_anti:
         return None

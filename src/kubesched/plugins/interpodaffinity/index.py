@@ -13,6 +13,12 @@ answers current instead, through :meth:`ClusterState.observe` (``pod_added`` / `
   the group sit on each row (a Pod with the same term twice counts twice, as upstream).  Only
   these Pods are looked at when checking "does the incoming Pod violate an existing Pod's
   anti-affinity" or scoring existing Pods' preferences.
+- **matched groups**: which groups' terms select an incoming Pod, remembered per (namespace,
+  labels) until a group appears or disappears or the namespace's labels change
+  (:meth:`AffinityIndex.matching_groups`).  So a Pod carrying a label that running Pods'
+  required anti-affinity selects (the symmetric check) reads the domains those groups block
+  from their kept counts, without testing every existing term again; the same tuple is the
+  result-reuse signature of a Pod without terms of its own.
 
 Each :class:`Counts` aggregates per topology domain on demand: ``domain(key)`` is an int64
 array indexed by the node table's interned value code of label ``key``, with one extra zero
@@ -44,6 +50,11 @@ MAX_COUNTERS = 256
 CounterKey = tuple[Matcher, ...]
 GroupKey = tuple[int, Term]
 """(weight, term); weight is 0 for required terms."""
+Matched = tuple[tuple[int, GroupKey], ...]
+"""(kind, group key) of every group whose term selects a Pod, in :data:`KINDS` order."""
+
+MAX_MATCHED = 4096
+"""(namespace, labels) pairs whose matched groups are remembered; all are dropped beyond."""
 
 
 class Counts:
@@ -123,6 +134,10 @@ class AffinityIndex:
         self.pod_namespaces: Counter[str] = Counter()
         self._pods: dict[str, _Entry] = {}
         self._tick = 0
+        self.groups_version = 0
+        """Bumped when a group appears or disappears (matched groups depend on it)."""
+        self._matched: dict[tuple[str, frozenset[tuple[str, str]]], tuple[int, object, Matched]]
+        self._matched = {}
         if attach:
             cluster.observe(self)
 
@@ -151,6 +166,7 @@ class AffinityIndex:
                 counts = groups.get(gkey)
                 if counts is None:
                     counts = groups[gkey] = Counts()
+                    self.groups_version += 1
                 counts.add(rec.row, 1, table)
                 entry.groups.append((kind, gkey))
         for ckey, counts in self.counters.items():
@@ -184,6 +200,7 @@ class AffinityIndex:
             counts.add(entry.row, -1, table)
             if counts.total == 0:
                 del groups[gkey]
+                self.groups_version += 1
         for ckey, counts in self.counters.items():
             if all(m.matches(entry.namespace, entry.labels) for m in ckey):
                 counts.add(entry.row, -1, table)
@@ -218,6 +235,26 @@ class AffinityIndex:
         by_age = sorted(self.counters.items(), key=lambda kv: kv[1].last_used)
         for key, _ in by_age[: len(by_age) // 2 + 1]:
             del self.counters[key]
+
+    def matching_groups(self, pod: api.Pod) -> Matched:
+        """The groups whose term selects ``pod`` (its namespace, with that namespace's labels,
+        and its labels), remembered per (namespace, labels) as the module docs say."""
+        ns_labels = self.cluster.namespaces.labels.get(pod.namespace)
+        key = (pod.namespace, frozenset(pod.labels.items()))
+        hit = self._matched.get(key)
+        if hit is not None and hit[0] == self.groups_version and hit[1] is ns_labels:
+            return hit[2]
+        own = ns_labels or {}
+        matched = tuple(
+            (kind, gkey)
+            for kind, groups in enumerate(self.groups)
+            for gkey in groups
+            if gkey[1].matches(pod.namespace, pod.labels, own)
+        )
+        if len(self._matched) >= MAX_MATCHED:
+            self._matched.clear()
+        self._matched[key] = (self.groups_version, ns_labels, matched)
+        return matched
 
     def has_groups(self) -> bool:
         """Whether any accounted Pod has an (anti-)affinity term."""

@@ -81,11 +81,12 @@ class InterPodAffinity:
         self.index = AffinityIndex(handle.cluster)
 
     def sign(self, pod: api.Pod) -> object:
-        """Batching signature: only a Pod without terms in a cluster without Pods with terms
-        gets the same answers as its predecessor (otherwise None: not reusable)."""
+        """Batching signature of a Pod without terms: the existing Pods' term groups that
+        select it (its answers depend on nothing else; a Pod without terms placed in between
+        changes no group).  A Pod with terms is not reusable (None)."""
         if pod.pod_affinity is not None or pod.pod_anti_affinity is not None:
             return None
-        return None if self.index.has_groups() else ()
+        return self.index.matching_groups(pod) if self.index.has_groups() else ()
 
     # ------------------------------------------------------------------ filtering
     def pre_filter(

@@ -78,15 +78,15 @@ def pre_score_state(
         for weight, t in weighted:
             counts = index.counter((matcher(t, namespaces, pod_ns),))
             total.add(t.topology_key, sign * weight, counts.domain(t.topology_key, table))
-    own = namespaces.get(pod.namespace, {})
-    kinds = [(PREFERRED_AFFINITY, 1), (PREFERRED_ANTI, -1)]
+    signs = {PREFERRED_AFFINITY: 1, PREFERRED_ANTI: -1}
     if hard_weight > 0:
-        kinds.insert(0, (REQUIRED_AFFINITY, 1))
-    for kind, sign in kinds:
-        for (weight, t), counts in index.groups[kind].items():
-            if t.matches(pod.namespace, pod.labels, own):
-                w = hard_weight if kind == REQUIRED_AFFINITY else weight
-                total.add(t.topology_key, sign * w, counts.domain(t.topology_key, table))
+        signs[REQUIRED_AFFINITY] = 1
+    for kind, (weight, t) in index.matching_groups(pod):
+        factor = signs.get(kind)
+        if factor is not None:
+            w = hard_weight if kind == REQUIRED_AFFINITY else weight
+            counts = index.groups[kind][(weight, t)]
+            total.add(t.topology_key, factor * w, counts.domain(t.topology_key, table))
     if not total.hit:
         return None
     return PreScoreState(list(total.acc.items()))
