@@ -147,3 +147,22 @@ def test_cli_json_and_text(files: dict[str, Path], capsys: pytest.CaptureFixture
         "Capacity: enough free in total but fragmented: 12 nvidia.com/gpu free in the cluster, "
         "at most 3 on any of the 4 nodes that pass the other filters; the Pod needs 8 on one node"
     ) in text
+
+
+def test_a_resource_few_nodes_have_is_counted_from_its_sparse_rows() -> None:
+    """Past MAX_DENSE_EXTENDED names, a rare resource lives in the node table's sparse form;
+    the capacity object must still see what those nodes have free."""
+    from kubesched.state.nodes import MAX_DENSE_EXTENDED
+
+    items = []
+    for i in range(MAX_DENSE_EXTENDED + 3):
+        n = node(f"n{i}", gpus=0)
+        n["status"]["allocatable"][f"example.com/dev-{i}"] = "2"
+        items.append(n)
+    rare = f"example.com/dev-{MAX_DENSE_EXTENDED + 2}"
+    big = pod("big", 0)
+    big["spec"]["containers"][0]["resources"] = {"requests": {rare: "3"}, "limits": {rare: "3"}}
+    out = kubesched.explain(cluster(*items), big)
+    entry = next(e for e in out["capacity"]["resources"] if e["resource"] == rare)
+    assert (entry["freeTotal"], entry["maxFreeOnEligibleNode"], entry["needed"]) == (2, 2, 3)
+    assert entry["verdict"] == "tooLarge"  # no node has 3 of it

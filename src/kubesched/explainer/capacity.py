@@ -195,11 +195,10 @@ def _resource_entries(
             name in ignored or name.split("/")[0] in groups
         ):
             continue
-        col = table.resource_index.get(name)
         free, cap = zero.copy(), zero.copy()
-        if col is not None:
-            cap[alive] = table.allocatable[alive, col]
-            free[alive] = np.maximum(cap[alive] - table.requested[alive, col], 0)
+        allocatable, requested = table.resource_values(name, alive)  # dense or sparse
+        cap[alive] = allocatable
+        free[alive] = np.maximum(allocatable - requested, 0)
         entries.append(
             _Entry({"resource": name}, name, amount, free, cap, int(free.sum()), (name,), unit=name)
         )
