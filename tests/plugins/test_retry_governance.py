@@ -120,6 +120,27 @@ def test_a_deletion_on_another_full_node_does_not_wake_the_pod() -> None:
     assert woken(s) == 1
 
 
+def test_a_deletion_that_frees_a_resource_few_nodes_have_wakes_the_pod() -> None:
+    """Past MAX_DENSE_EXTENDED names a rare resource lives in the node table's sparse form;
+    the hint must read it there (it read a missing dense column as "no room")."""
+    from kubesched.state.nodes import MAX_DENSE_EXTENDED
+
+    s, _, _ = new_scheduler(config(True))
+    for i in range(MAX_DENSE_EXTENDED + 2):
+        extra = {f"example.com/dev-{i}": 1}
+        s.on_node_add(make_node(f"n{i}").cap(cpu="4", memory="64Gi", pods=110, **extra).obj())
+    rare = {"example.com/dev-" + str(MAX_DENSE_EXTENDED + 1): 1}
+    last = f"n{MAX_DENSE_EXTENDED + 1}"
+    holder = make_pod("holder").req(cpu="1", **rare).node(last).priority(1000).obj()
+    s.on_pod_add(holder)
+    wants = make_pod("wants").req(cpu="1", **rare).obj()
+    s.on_pod_add(wants)
+    drain(s)
+    assert s.queue.pending_pods()["unschedulable"] == 1
+    s.on_pod_delete(holder)
+    assert woken(s) == 1
+
+
 def test_an_allocatable_raise_wakes_only_when_the_node_has_room_now() -> None:
     s, _, _ = new_scheduler(config(True))
     s.on_node_add(node("n", cpu="2"))
