@@ -50,6 +50,55 @@ class Watcher(Protocol):
     def on_object(self, obj: dict[str, Any], *, deleted: bool = False) -> None: ...
 
 
+class Watchers:
+    """Several watchers as one, told in order: the scheduler first, then the controllers
+    (upstream's informers are independent; the scheduler hearing a Pod before its claim
+    exists is the common interleaving).  ``on_pods_bound`` goes to a watcher that has it."""
+
+    def __init__(self, *watchers: Watcher) -> None:
+        self.watchers = watchers
+
+    def on_node_add(self, node: api.Node) -> None:
+        """Tell every watcher."""
+        for w in self.watchers:
+            w.on_node_add(node)
+
+    def on_node_delete(self, node: api.Node) -> None:
+        """Tell every watcher."""
+        for w in self.watchers:
+            w.on_node_delete(node)
+
+    def on_pod_add(self, pod: api.Pod) -> None:
+        """Tell every watcher."""
+        for w in self.watchers:
+            w.on_pod_add(pod)
+
+    def on_pod_update(self, old: api.Pod, new: api.Pod) -> None:
+        """Tell every watcher."""
+        for w in self.watchers:
+            w.on_pod_update(old, new)
+
+    def on_pods_bound(self, pairs: list[tuple[api.Pod, api.Pod]]) -> None:
+        """Many binds: in one call to a watcher that takes them so, else one by one."""
+        for w in self.watchers:
+            many = getattr(w, "on_pods_bound", None)
+            if many is not None:
+                many(pairs)
+            else:
+                for old, new in pairs:
+                    w.on_pod_update(old, new)
+
+    def on_pod_delete(self, pod: api.Pod) -> None:
+        """Tell every watcher."""
+        for w in self.watchers:
+            w.on_pod_delete(pod)
+
+    def on_object(self, obj: dict[str, Any], *, deleted: bool = False) -> None:
+        """Tell every watcher."""
+        for w in self.watchers:
+            w.on_object(obj, deleted=deleted)
+
+
 def labels_match(labels: Mapping[str, str], selector: Mapping[str, str]) -> bool:
     """Upstream ``labelsMatch``: every selector pair is present with the same value."""
     return all(labels.get(k) == v for k, v in selector.items())
@@ -98,6 +147,16 @@ class BenchApi:
         if self.watcher is not None:
             self.watcher.on_object(obj)
 
+    def apply_object(self, obj: dict[str, Any]) -> None:
+        """Create or replace an object (a ResourceClaim's status written, say)."""
+        meta = obj.get("metadata") or {}
+        key = (str(obj.get("kind", "")), f"{meta.get('namespace', '')}/{meta.get('name', '')}")
+        self.objects[key] = obj
+        if self.watcher is not None:
+            self.watcher.on_object(obj)
+
+    update_object = apply_object
+
     def delete_object(self, kind: str, namespace: str, name: str) -> None:
         """Delete an object made by :meth:`create_object` (no error if absent)."""
         obj = self.objects.pop((kind, f"{namespace}/{name}"), None)
@@ -132,6 +191,15 @@ class BenchApi:
             self._set_condition(pod, SCHEDULING_GATED)
         if self.watcher is not None:
             self.watcher.on_pod_add(pod)
+
+    def update_pod(self, pod: api.Pod) -> None:
+        """Replace a Pod's object (a controller writing its status); 404 if absent."""
+        current = self.pods.get(pod.key)
+        if current is None:
+            raise ApiError(404, f'pods "{pod.name}" not found')
+        self.pods[pod.key] = pod
+        if self.watcher is not None:
+            self.watcher.on_pod_update(current, pod)
 
     def bind(self, pod: api.Pod, node_name: str) -> None:
         """The binding subresource: 404 for a missing Pod or Node, 409 if already bound."""
@@ -321,6 +389,10 @@ class SchedulerClient:
             raise RuntimeError("bind_many needs in-memory binds")
         self.calls += len(pairs)
         return self.api.bind_many(pairs)
+
+    def update_object(self, obj: dict[str, Any]) -> None:
+        """Write an object (DynamicResources' claim status at PreBind and PostFilter)."""
+        self._call(lambda: self.api.update_object(obj))
 
     def delete_pod(self, pod: api.Pod, reason: str) -> None:
         """Delete a Pod (preemption victims)."""

@@ -132,6 +132,25 @@ class CreateAny:
     template_params: Mapping[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class CreateResourceDriver:
+    """``createResourceDriver``: a ResourceSlice of ``max_claims`` devices per node whose
+    name matches the glob ``nodes``."""
+
+    index: int
+    driver: str
+    nodes: str
+    max_claims: int
+
+
+@dataclass(frozen=True, slots=True)
+class AllocResourceClaims:
+    """``allocResourceClaims``: allocate every unallocated claim of ``namespace``."""
+
+    index: int
+    namespace: str
+
+
 Step = (
     CreateNodes
     | CreateNamespaces
@@ -143,6 +162,8 @@ Step = (
     | StartCollecting
     | StopCollecting
     | CreateAny
+    | CreateResourceDriver
+    | AllocResourceClaims
 )
 
 
@@ -213,6 +234,7 @@ def _resolve_fields(op: Op, params: Params) -> dict[str, Any]:
         "steadyStateParam": ("steadyState", params.get_bool),
         "countMultiplierParam": ("", params.get_int),
         "durationParam": ("duration", params.get_str),
+        "maxClaimsPerNodeParam": ("maxClaimsPerNode", params.get_int),
     }
     for ref_field, (target, getter) in getters.items():
         ref = f.pop(ref_field, "")
@@ -305,6 +327,10 @@ def _step(op: Op, f: Mapping[str, Any], case: TestCase) -> Step:
         )
     if op.opcode == "stopCollectingMetrics":
         return StopCollecting(i)
+    if op.opcode == "createResourceDriver":
+        return CreateResourceDriver(i, f["driverName"], f["nodes"], f.get("maxClaimsPerNode", 0))
+    if op.opcode == "allocResourceClaims":
+        return AllocResourceClaims(i, ns or "")
     return CreateAny(i, f["templatePath"], ns or "", f.get("count", 1), tp)
 
 

@@ -23,10 +23,10 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from kubesched.api import objects as api
-from kubesched.sim.apiserver import SimApiServer
 
 POD_CLAIM_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
 ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
@@ -52,10 +52,22 @@ def generated_claim_name(pod: api.Pod, claim: str) -> str:
     return base + "".join(ALPHANUMS[b % len(ALPHANUMS)] for b in digest[:5])
 
 
-class ResourceClaimController:
-    """Watches the simulated API server; makes and releases claims, prepares devices."""
+class ClaimApi(Protocol):
+    """What the controller needs of an API server (the simulator's or the benchmark's)."""
 
-    def __init__(self, apiserver: SimApiServer) -> None:
+    @property
+    def objects(self) -> Mapping[tuple[str, str], dict[str, Any]]: ...
+    @property
+    def pods(self) -> Mapping[str, api.Pod]: ...
+    def apply_object(self, obj: dict[str, Any]) -> None: ...
+    def update_pod(self, pod: api.Pod) -> None: ...
+    def delete_object(self, kind: str, namespace: str, name: str) -> None: ...
+
+
+class ResourceClaimController:
+    """Watches an API server; makes and releases claims, prepares devices."""
+
+    def __init__(self, apiserver: ClaimApi) -> None:
         self.api = apiserver
 
     # --------------------------------------------------------------- Pods
