@@ -136,12 +136,11 @@ class ResourceClaimController:
             )
             if reserved == list(status.get("reservedFor") or []) and not owned:
                 continue
-            updated = copy.deepcopy(obj)
-            updated["status"] = {**status, "reservedFor": reserved}
+            updated = {**obj, "status": {**status, "reservedFor": reserved}}  # spec shared
             if not reserved:
                 for key in ("allocation", "devices"):
                     updated["status"].pop(key, None)
-                meta = updated.setdefault("metadata", {})
+                meta = updated["metadata"] = dict(obj.get("metadata") or {})
                 meta["finalizers"] = [
                     f
                     for f in meta.get("finalizers") or []
@@ -158,7 +157,7 @@ class ResourceClaimController:
             results = ((status.get("allocation") or {}).get("devices") or {}).get("results") or []
             if not results or status.get("devices"):
                 continue
-            updated = copy.deepcopy(obj)
+            updated = {**obj, "status": dict(status)}  # spec and allocation shared
             updated["status"]["devices"] = [
                 {
                     "driver": d["driver"],

@@ -17,7 +17,6 @@ incrementally, so a Pod's cycle never walks every claim of the cluster.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
@@ -31,6 +30,8 @@ from kubesched.plugins.dynamicresources import allocator
 from kubesched.state.cache import ClusterState
 
 DeviceId = tuple[str, str, str]
+PARSED_MAX = 100_000
+"""Manifests kept parsed before the cache starts again."""
 FINALIZER = "resource.kubernetes.io/delete-protection"
 """What PreBind adds to a claim it allocates or reserves (upstream's finalizer)."""
 
@@ -86,6 +87,8 @@ class DraObjects:
     def __init__(self, cluster: ClusterState) -> None:
         self.cluster = cluster
         self._parsed: dict[int, tuple[Mapping[str, Any], Any]] = {}
+        self._parts: dict[int, tuple[Any, Any]] = {}
+        """Claim specs and allocations parsed, shared by a claim's versions."""
         self.in_flight: dict[str, tuple[r.AllocatedDevice, ...]] = {}
         self.assumed: dict[str, r.ResourceClaim] = {}
         self._heard: dict[str, r.ResourceClaim] = {}
@@ -94,14 +97,18 @@ class DraObjects:
         self._listed: tuple[int, dict[str, r.DeviceClass], list[r.ResourceSlice]] | None = None
         self.use = DeviceUse()
 
-    def _parse(self, obj: Mapping[str, Any]) -> Any:
+    def parse(self, obj: Mapping[str, Any]) -> Any:
+        """``obj`` parsed (once per manifest object)."""
         hit = self._parsed.get(id(obj))
         if hit is not None and hit[0] is obj:
             return hit[1]
+        if len(self._parsed) > PARSED_MAX:  # the cache keeps the manifests alive: bound it
+            self._parsed.clear()
+            self._parts.clear()
         kind = obj.get("kind")
         parsed: Any
         if kind == "ResourceClaim":
-            parsed = r.parse_claim(obj)
+            parsed = r.parse_claim(obj, cache=self._parts)
         elif kind == "ResourceSlice":
             parsed = r.parse_slice(obj)
         else:
@@ -127,23 +134,23 @@ class DraObjects:
         if hit is not None:
             return hit
         obj = self.cluster.objects.get(("ResourceClaim", key))
-        return None if obj is None else self._parse(obj)
+        return None if obj is None else self.parse(obj)
 
     def claims(self) -> Iterator[r.ResourceClaim]:
         """Every claim (assumed versions first)."""
         yield from self.assumed.values()
         for key, obj in self._of_kind("ResourceClaim"):
             if key not in self.assumed:
-                yield self._parse(obj)
+                yield self.parse(obj)
 
     def _list(self) -> tuple[int, dict[str, r.DeviceClass], list[r.ResourceSlice]]:
         if self._listed is None:
             classes: dict[str, r.DeviceClass] = {}
             for _, obj in self._of_kind("DeviceClass"):
-                c = self._parse(obj)
+                c = self.parse(obj)
                 classes[c.name] = c
             slices = sorted(
-                (self._parse(o) for _, o in self._of_kind("ResourceSlice")), key=lambda s: s.name
+                (self.parse(o) for _, o in self._of_kind("ResourceSlice")), key=lambda s: s.name
             )
             self._listed = (self.version, classes, slices)
         return self._listed
@@ -189,7 +196,7 @@ class DraObjects:
         """A write of claim ``key`` failed: back to the version last heard."""
         self.assumed.pop(key, None)
         obj = self.cluster.objects.get(("ResourceClaim", key))
-        current = None if obj is None else self._parse(obj)
+        current = None if obj is None else self.parse(obj)
         self.use.set("c/" + key, _used(current.allocation if current else None))
 
     def heard(self, obj: Mapping[str, Any], deleted: bool) -> r.ResourceClaim | None:
@@ -201,7 +208,7 @@ class DraObjects:
         before = self._heard.pop(key, None)
         current = None
         if not deleted:
-            current = self._heard[key] = self._parse(obj)
+            current = self._heard[key] = self.parse(obj)
         self.use.set("c/" + key, _used(current.allocation if current else None))
         return before
 
@@ -216,13 +223,13 @@ def claim_with_reservation(
     slices: list[r.ResourceSlice],
 ) -> dict[str, Any]:
     """A new claim manifest: ``results`` as ``status.allocation`` (when given) and ``pod``
-    in ``status.reservedFor``; the input is not changed."""
-    out = copy.deepcopy(dict(raw))
-    meta = out.setdefault("metadata", {})
+    in ``status.reservedFor``; the input is not changed (its ``spec`` is shared)."""
+    out = dict(raw)  # the spec is shared, metadata and status are new dicts
+    meta = out["metadata"] = dict(out.get("metadata") or {})
     finalizers = list(meta.get("finalizers") or [])
     if FINALIZER not in finalizers:
         meta["finalizers"] = [*finalizers, FINALIZER]
-    status = out.setdefault("status", {})
+    status = out["status"] = dict(out.get("status") or {})
     if results is not None:
         allocation: dict[str, Any] = {
             "devices": {

@@ -30,7 +30,7 @@ from kubesched.api import resource as r
 from kubesched.api.errors import CelRuntimeError
 from kubesched.api.objects import Node
 from kubesched.framework.interface import IntArray
-from kubesched.plugins.dynamicresources.allocator import DeviceId, Pool, gather_pools
+from kubesched.plugins.dynamicresources.allocator import DeviceId, Pool, gather_pools, slice_reaches
 
 if TYPE_CHECKING:
     from kubesched.api.cel import Selector
@@ -106,6 +106,8 @@ class DeviceIndex:
     def __init__(self) -> None:
         self.token: tuple[int, ...] | None = None
         self.pools_of: dict[int, list[Pool]] = {}
+        self.slices_of: dict[int, list[r.ResourceSlice]] = {}
+        """The slices reaching each row, every generation (a claim's node selector)."""
         self.rows_of: dict[DeviceId, IntArray] = {}
         """Rows each device reaches (a device id reaching rows through two slice versions
         counts once per row it reaches in the newest generation there)."""
@@ -131,7 +133,7 @@ class DeviceIndex:
                 by_name.setdefault(s.node_name, []).append((i, s))
             elif s.all_nodes or s.node_selector is not None:
                 shared.append((i, s))
-        self.pools_of = {}
+        self.pools_of, self.slices_of = {}, {}
         rows: dict[DeviceId, list[int]] = {}
         self.devices = {}
         self.bad = np.zeros(capacity, dtype=np.bool_)
@@ -139,7 +141,9 @@ class DeviceIndex:
             cands = by_name.get(node.name, []) + shared
             if shared:
                 cands.sort(key=lambda x: x[0])
-            pools = gather_pools((s for _, s in cands), node.name, node.labels)
+            reaching = [s for _, s in cands if slice_reaches(s, node.name, node.labels)]
+            self.slices_of[row] = reaching
+            pools = gather_pools(reaching, node.name, node.labels)
             self.pools_of[row] = pools
             for pool in pools:
                 if pool.invalid():

@@ -291,6 +291,8 @@ class DynamicResources:
                 s.per_node[node_name] = found
         if found is None or len(found) != len(s.to_allocate):
             return error("claim allocation not found for node")
+        if row is not None:
+            s.slices = self.index.slices_of.get(row, [])  # PreBind's node selector
         for claim, results in zip(s.to_allocate, found, strict=True):
             self.objects.set_in_flight(claim.uid, results)
         s.reserved = True
@@ -318,7 +320,7 @@ class DynamicResources:
             raw = claim_with_reservation(
                 current.raw, pod, found.get(claim.uid), node_name, node, s.slices
             )
-            updated = r.parse_claim(raw)
+            updated = self.objects.parse(raw)
             self.objects.assume(updated)
             self.objects.set_in_flight(claim.uid, None)
             write = getattr(self.handle.api, "update_object", None)
@@ -369,7 +371,7 @@ class DynamicResources:
         del old
         if not isinstance(new, Mapping):
             return QueueingHint.QUEUE
-        modified = r.parse_claim(new)
+        modified = self.objects.parse(new)
         claims, problem = self.pod_claims(pod)
         if problem:
             return QueueingHint.QUEUE_SKIP
