@@ -14,7 +14,8 @@ API server and client; :func:`run_workload` runs one.  The ops follow upstream's
   until ``duration`` has passed;
 - ``barrier`` waits until the recorded Pods of its namespaces are Scheduled (or Attempted);
 - the resourceclaim controller runs beside the scheduler (a claim per Pod and template
-  entry, released when the Pod goes: :mod:`kubesched.sim.resourceclaims`);
+  entry, released when the Pod goes: :mod:`kubesched.sim.resourceclaims`); no driver
+  prepares devices (upstream's integration cluster has no kubelet);
 - ``churn``, and ``deletePods`` with ``skipWaitToCompletion``, run in the background until
   the workload ends.
 
@@ -169,7 +170,8 @@ class _WorkloadRun(Ops):
             metrics=options.metrics,
             **scheduler_options(gates, options),
         )
-        self.api.watcher = Watchers(self.scheduler, ResourceClaimController(self.api))
+        claims = ResourceClaimController(self.api, driver=False)  # no kubelet, as upstream
+        self.api.watcher = Watchers(self.scheduler, claims)
         self.total = sum(
             s.count for s in steps if isinstance(s, p.CreatePods) and not s.steady_state
         )

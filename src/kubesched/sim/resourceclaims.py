@@ -67,8 +67,10 @@ class ClaimApi(Protocol):
 class ResourceClaimController:
     """Watches an API server; makes and releases claims, prepares devices."""
 
-    def __init__(self, apiserver: ClaimApi) -> None:
+    def __init__(self, apiserver: ClaimApi, *, driver: bool = True) -> None:
         self.api = apiserver
+        self.driver = driver
+        """Play the driver too (prepare the devices of bound Pods)."""
 
     # --------------------------------------------------------------- Pods
     def on_pod_add(self, pod: api.Pod) -> None:
@@ -80,7 +82,7 @@ class ResourceClaimController:
         if new.phase in TERMINAL:
             self._release(new)
             return
-        if new.node_name and not old.node_name:
+        if new.node_name and not old.node_name and self.driver:
             self._prepare(new)
         self._sync(new)
 

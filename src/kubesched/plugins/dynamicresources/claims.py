@@ -25,6 +25,7 @@ import numpy.typing as npt
 
 from kubesched.api import objects as api
 from kubesched.api import resource as r
+from kubesched.api.errors import CelRuntimeError
 from kubesched.framework.interface import IntArray
 from kubesched.plugins.dynamicresources import allocator
 from kubesched.state.cache import ClusterState
@@ -73,6 +74,19 @@ class DeviceUse:
                 fn(d, 1)
 
 
+def _warm(klass: r.DeviceClass, d: r.Device) -> None:
+    """Cache the class's selector results on device ``d`` (a runtime error is not cached:
+    the allocator meets it again and reports it)."""
+    for sel in klass.selectors:
+        if sel.expression not in d.matches:
+            try:
+                d.matches[sel.expression] = sel.matches(d.activation)
+            except CelRuntimeError:
+                return
+        if not d.matches[sel.expression]:
+            return
+
+
 def _used(results: Iterable[r.AllocatedDevice] | None) -> tuple[DeviceId, ...]:
     return tuple(d.device_id for d in results or () if not d.admin_access)
 
@@ -96,6 +110,8 @@ class DraObjects:
         """Bumped when a DeviceClass or ResourceSlice changes."""
         self._listed: tuple[int, dict[str, r.DeviceClass], list[r.ResourceSlice]] | None = None
         self.use = DeviceUse()
+        self._warm_classes: dict[str, r.DeviceClass] = {}
+        self._warm_slices: dict[str, r.ResourceSlice] = {}
 
     def parse(self, obj: Mapping[str, Any]) -> Any:
         """``obj`` parsed (once per manifest object)."""
@@ -121,11 +137,29 @@ class DraObjects:
             if k == kind and obj.get("apiVersion", r.API_VERSION) == r.API_VERSION:
                 yield key, obj
 
-    def changed(self, kind: str) -> None:
-        """An object of ``kind`` was added, updated or deleted."""
-        if kind in ("DeviceClass", "ResourceSlice"):
-            self.version += 1
-            self._listed = None
+    def changed(self, obj: Mapping[str, Any], deleted: bool) -> None:
+        """An informer event.  A class or a slice is parsed and its devices' selector
+        results computed now (informer work), not in the next Pod's cycle."""
+        kind = obj.get("kind")
+        if kind not in ("DeviceClass", "ResourceSlice"):
+            return
+        self.version += 1
+        self._listed = None
+        name = str((obj.get("metadata") or {}).get("name"))
+        warm = self._warm_classes if kind == "DeviceClass" else self._warm_slices
+        warm.pop(name, None)
+        if deleted or obj.get("apiVersion", r.API_VERSION) != r.API_VERSION:
+            return
+        try:
+            warm[name] = parsed = self.parse(obj)
+        except Exception:  # a bad object: PreFilter reports it as it did
+            return
+        classes = [parsed] if kind == "DeviceClass" else list(self._warm_classes.values())
+        slices = [parsed] if kind == "ResourceSlice" else list(self._warm_slices.values())
+        for c in classes:
+            for sl in slices:
+                for d in sl.devices:
+                    _warm(c, d)
 
     def claim(self, namespace: str, name: str) -> r.ResourceClaim | None:
         """The claim ``namespace/name`` (the assumed version when there is one)."""

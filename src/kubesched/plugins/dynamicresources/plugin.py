@@ -337,7 +337,7 @@ class DynamicResources:
     def on_object(self, obj: dict[str, Any], deleted: bool = False) -> None:
         """A claim changed: the API server's version replaces the assumed one; a class or
         a slice changed: the device index is rebuilt when next asked."""
-        self.objects.changed(str(obj.get("kind", "")))
+        self.objects.changed(obj, deleted)
         if obj.get("kind") == "ResourceClaim":
             meta = obj.get("metadata") or {}
             key = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
