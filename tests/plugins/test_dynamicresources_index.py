@@ -51,8 +51,11 @@ def clusters(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     items: list[dict[str, Any]] = [node(f"n{i}", {"zone": f"z{i % 2}"}) for i in range(n)]
     for i in range(n):
         devs = [
-            gpu(k, mem=draw(st.sampled_from(["20Gi", "40Gi", "80Gi"])),
-                **({"fast": {"bool": True}} if draw(st.booleans()) else {}))  # fmt: skip
+            gpu(
+                k,
+                mem=draw(st.sampled_from(["20Gi", "40Gi", "80Gi"])),
+                **({"fast": {"bool": True}} if draw(st.booleans()) else {}),
+            )
             for k in range(draw(st.integers(0, 5)))
         ]
         items.append(slice_(f"n{i}", devs))
@@ -61,8 +64,11 @@ def clusters(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, Any]]:
             items.append(_allocated(f"taken-{i}", f"n{i}", taken))
     if draw(st.booleans()):
         shared = [gpu(k, mem="40Gi", fast={"bool": True}) for k in range(draw(st.integers(1, 3)))]
-        sel = {"nodeSelectorTerms": [{"matchExpressions": [
-            {"key": "zone", "operator": "In", "values": ["z0"]}]}]}  # fmt: skip
+        sel = {
+            "nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z0"]}]}
+            ]
+        }
         items.append(slice_(None, shared, pool="shared", nodeSelector=sel))
     items.append(device_class())
     selectors = draw(st.sampled_from([(), (BIG,), (FRAGILE,)]))
@@ -145,9 +151,10 @@ def test_template_pods_share_results_and_never_a_device() -> None:
 def test_a_pod_with_an_allocated_claim_does_not_sign() -> None:
     sim = _sim(True, 1)
     plugin = next(
-        p for p in sim.scheduler.profiles["default-scheduler"].plugins["filter"]
+        p
+        for p in sim.scheduler.profiles["default-scheduler"].plugins["filter"]
         if p.name == "DynamicResources"
-    )  # fmt: skip
+    )
     (bound,) = sim.api.pods.values()
     assert plugin.sign(bound) is None
     fresh = [parse_pod(pod(f"q{i}", ("gpu", "resourceClaimTemplateName", "one"))) for i in (1, 2)]
