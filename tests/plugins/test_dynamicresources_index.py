@@ -51,13 +51,12 @@ def clusters(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     items: list[dict[str, Any]] = [node(f"n{i}", {"zone": f"z{i % 2}"}) for i in range(n)]
     for i in range(n):
         devs = [
-            gpu(
-                k,
-                mem=draw(st.sampled_from(["20Gi", "40Gi", "80Gi"])),
-                **({"fast": {"bool": True}} if draw(st.booleans()) else {}),
-            )
+            gpu(k, mem=draw(st.sampled_from(["20Gi", "40Gi", "80Gi"])))
             for k in range(draw(st.integers(0, 5)))
         ]
+        for d in devs:
+            if draw(st.booleans()):
+                d["attributes"]["fast"] = {"bool": True}
         items.append(slice_(f"n{i}", devs))
         taken = draw(st.lists(st.integers(0, len(devs) - 1), unique=True)) if devs else []
         if taken:
