@@ -17,7 +17,7 @@ Definitions (DESIGN.md's "is the place worth having"):
   large as a whole node can only use those);
 - idle 8-GPU nodes: nodes with at least 8 allocatable GPUs and none requested;
 - ``gpu``: the GPU placement measures the GpuDevices plugin took at the same sync
-  (:mod:`kubesched.framework.gpumetrics`: FGD fragmentation %, idle 8-GPU nodes, Pods waiting
+  (:mod:`kubesched.devices.measures`: FGD fragmentation %, idle 8-GPU nodes, Pods waiting
   for a whole node, cross-NUMA Pods), None where no profile enables GpuDevices.
 
 :func:`waiting_pods` describes Pods still Pending at the end from the API server's creation
@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kubesched.api import objects as api
-from kubesched.framework import gpumetrics
+from kubesched.devices import measures
 
 if TYPE_CHECKING:
     from kubesched.sim.driver import SimCluster
@@ -49,7 +49,7 @@ GPU_SERIES = (
     "podsWaitingForWholeNode",
     "crossNumaPods",
 )
-"""The GPU measures sampled (:meth:`kubesched.framework.gpumetrics.GpuGauges.as_json`)."""
+"""The GPU measures sampled (:meth:`kubesched.devices.measures.GpuGauges.as_json`)."""
 MAX_AGES = 5000
 """At most this many ages are kept (evenly spaced ranks of the sorted list beyond that)."""
 
@@ -117,7 +117,7 @@ class Timeline:
             ser["utilization"][r].append(util)
             ser["fragmentation"][r].append(frag)
         ser["idleGpuNodes"].append(idle_gpu_nodes(sim))
-        gauges = gpumetrics.latest(p for fwk in s.profiles.values() for p in fwk.instances.values())
+        gauges = measures.latest(p for fwk in s.profiles.values() for p in fwk.instances.values())
         point = gauges.as_json() if gauges is not None else {}
         for k in GPU_SERIES:
             ser["gpu"][k].append(point.get(k))
