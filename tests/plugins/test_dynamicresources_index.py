@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 import kubesched
 from kubesched.api.parse import parse_node, parse_pod
 from kubesched.config.load import load_config
-from kubesched.plugins.dynamicresources import allocator, index
+from kubesched.devices import allocator
+from kubesched.devices import draindex as index
 from kubesched.plugins.registry import known_plugin_names
 from kubesched.sim.driver import SimCluster
 from tests.plugins._dra import (

@@ -25,7 +25,7 @@ from typing import Any
 from kubesched.api import resource as r
 from kubesched.bench.api import BenchApi
 from kubesched.bench.loop import WorkloadError
-from kubesched.plugins.dynamicresources import allocator
+from kubesched.devices import allocator
 from kubesched.plugins.dynamicresources.claims import allocation_node_selector
 
 

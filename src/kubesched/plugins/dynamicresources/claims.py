@@ -26,8 +26,8 @@ import numpy.typing as npt
 from kubesched.api import objects as api
 from kubesched.api import resource as r
 from kubesched.api.errors import CelRuntimeError
+from kubesched.devices import allocator
 from kubesched.framework.interface import IntArray
-from kubesched.plugins.dynamicresources import allocator
 from kubesched.state.cache import ClusterState
 
 DeviceId = tuple[str, str, str]

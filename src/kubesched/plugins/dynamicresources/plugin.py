@@ -33,6 +33,8 @@ import numpy as np
 from kubesched.api import objects as api
 from kubesched.api import podclaims
 from kubesched.api import resource as r
+from kubesched.devices import allocator, drafrag
+from kubesched.devices import draindex as index
 from kubesched.framework.interface import (
     SKIP,
     SUCCESS,
@@ -51,7 +53,6 @@ from kubesched.framework.interface import (
     error,
     unschedulable,
 )
-from kubesched.plugins.dynamicresources import allocator, index
 from kubesched.plugins.dynamicresources.claims import (
     DraObjects,
     claim_with_reservation,
@@ -202,6 +203,9 @@ class DynamicResources:
                 self.index.refresh(token, s.slices, [(i, n) for i, n in rows if n], nodes.capacity)
             s.plan = index.plan(to_allocate)
             s.token = (*token, self.objects.use.freed)
+            if s.plan is not None:  # for the device score (DeviceFragmentation)
+                col = self.index.column(s.plan, classes[s.plan.sig[0]], s.in_use)
+                state[drafrag.PLAN_KEY] = drafrag.DevicePlan(s.plan, col, self.index, s.in_use)
         state[_KEY] = s
         return None, SUCCESS
 
@@ -284,8 +288,14 @@ class DynamicResources:
             return SUCCESS
         found = s.per_node.get(node_name)
         row = self.handle.cluster.nodes.row_of.get(node_name)
-        if found is None and s.plan is not None and row is not None:
-            pools = self.index.pools_of.get(row, [])
+        chosen = (state.get(drafrag.ORDER_KEY) or {}).get(row, ())
+        chooser = self.handle.extras.get(drafrag.CHOOSER_KEY)
+        dp = state.get(drafrag.PLAN_KEY)
+        if not chosen and chooser is not None and row is not None and dp is not None:
+            chosen = chooser(dp, row)  # the device score enabled, Score skipped (one node)
+        if (found is None or chosen) and s.plan is not None and row is not None:
+            # the device score's choice first (upstream: first fit)
+            pools = drafrag.preferred_pools(self.index.pools_of.get(row, []), chosen)
             found = allocator.allocate_in(pools, s.to_allocate, s.classes, s.in_use)
             if found is not None:
                 s.per_node[node_name] = found

@@ -29,8 +29,8 @@ import numpy.typing as npt
 from kubesched.api import resource as r
 from kubesched.api.errors import CelRuntimeError
 from kubesched.api.objects import Node
+from kubesched.devices.allocator import DeviceId, Pool, gather_pools, slice_reaches
 from kubesched.framework.interface import IntArray
-from kubesched.plugins.dynamicresources.allocator import DeviceId, Pool, gather_pools, slice_reaches
 
 if TYPE_CHECKING:
     from kubesched.api.cel import Selector
