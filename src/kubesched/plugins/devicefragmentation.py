@@ -51,6 +51,7 @@ class DeviceFragmentation:
         self._table: tuple[tuple[tuple[int, float], ...], FloatArray] | None = None
         self._rows: dict[int, list[drafrag.Dev]] = {}
         self._rows_key: object = None
+        self._choices: tuple[object, dict[Any, tuple[float, tuple[DeviceId, ...]]]] = (None, {})
 
     def sign(self, pod: api.Pod) -> tuple[()]:
         """Scores depend on the Pod's device plan only (DynamicResources signs it)."""
@@ -80,6 +81,7 @@ class DeviceFragmentation:
         key = (dp.index.token, dp.plan.sig)
         if key != self._rows_key:
             self._rows, self._rows_key = {}, key
+            self._choices = (None, {})
         devs = self._rows.get(row)
         if devs is None:
             pools = dp.index.pools_of.get(row, [])
@@ -103,9 +105,19 @@ class DeviceFragmentation:
         return out
 
     def choose(self, dp: drafrag.DevicePlan, row: int) -> tuple[float, tuple[DeviceId, ...]]:
-        """The waste choosing on ``row`` adds, and the devices chosen."""
-        free = [d for d in self.devices(dp, row) if d.id not in dp.in_use]
-        return drafrag.choose(free, dp.plan.need, self.table())
+        """The waste choosing on ``row`` adds, and the devices chosen (cached by the row's
+        devices in use: between two Pods only the rows that changed are worked out)."""
+        devs = self.devices(dp, row)
+        table = self.table()
+        used = tuple(d.id in dp.in_use for d in devs)
+        key = (row, dp.plan.need, used)
+        if self._choices[0] is not table:
+            self._choices = (table, {})
+        hit = self._choices[1].get(key)
+        if hit is None:
+            free = [d for d, u in zip(devs, used, strict=True) if not u]
+            hit = self._choices[1][key] = drafrag.choose(free, dp.plan.need, table)
+        return hit
 
     def normalize_score(self, state: CycleState, pod: api.Pod, scores: IntArray) -> None:
         """Min-max onto 0..100 in place (the least waste gets 100; all 100 when equal)."""
