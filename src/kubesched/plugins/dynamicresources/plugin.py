@@ -38,16 +38,11 @@ from kubesched.devices import draindex as index
 from kubesched.framework.interface import (
     SKIP,
     SUCCESS,
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
     Code,
     CycleState,
     Handle,
     IntArray,
     PreFilterResult,
-    QueueingHint,
-    Resource,
     Status,
     Verdict,
     error,
@@ -58,12 +53,15 @@ from kubesched.plugins.dynamicresources.claims import (
     claim_with_reservation,
     reachable,
 )
+from kubesched.plugins.dynamicresources.hints import Hints
 from kubesched.state.cache import ClusterState
 
 NAME = "DynamicResources"
 ERR_CANNOT_ALLOCATE = "cannot allocate all claims"
 ERR_NOT_AVAILABLE = "resourceclaim not available on the node"
 _KEY = NAME
+SPECS_MAX = 100_000
+"""Claim specs kept serialised for :meth:`DynamicResources.sign` before starting again."""
 
 
 @dataclass(slots=True)
@@ -85,7 +83,7 @@ class _State:
     reserved: bool = False
 
 
-class DynamicResources:
+class DynamicResources(Hints):
     """Allocates devices from ResourceSlices to a Pod's ResourceClaims."""
 
     name = NAME
@@ -142,6 +140,8 @@ class DynamicResources:
             spec = claim.raw.get("spec") or {}
             hit = self._specs.get(claim.key)
             if hit is None or hit[0] is not spec:
+                if len(self._specs) > SPECS_MAX:
+                    self._specs.clear()
                 hit = self._specs[claim.key] = (spec, json.dumps(spec, sort_keys=True))
             out.append(hit[1])
         return tuple(out)
@@ -195,6 +195,7 @@ class DynamicResources:
                         msg = f"request {name}: device class {alt.class_name} does not exist"
                         return None, unschedulable(msg, resolvable=False)
         s = _State(claims, to_allocate, self.objects.in_use(), classes, self.objects.slices())
+        state.pop(drafrag.PLAN_KEY, None)
         if to_allocate:
             nodes = self.handle.cluster.nodes
             token = (self.objects.version, nodes.version)
@@ -352,58 +353,6 @@ class DynamicResources:
             meta = obj.get("metadata") or {}
             key = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
             self._before[key] = self.objects.heard(obj, deleted)
-
-    # ------------------------------------------------------------------ queueing hints
-    def events_to_register(self) -> list[ClusterEventWithHint]:
-        """Upstream's events (queueing hints on): nodes, claims, the Pod's generated claims,
-        classes and slices."""
-        update = ActionType.ADD | ActionType.UPDATE
-        return [
-            ClusterEventWithHint(
-                ClusterEvent(
-                    Resource.NODE,
-                    ActionType.ADD
-                    | ActionType.UPDATE_NODE_LABEL
-                    | ActionType.UPDATE_NODE_ALLOCATABLE,
-                )
-            ),
-            ClusterEventWithHint(ClusterEvent(Resource.RESOURCE_CLAIM, update), self._claim_hint),
-            ClusterEventWithHint(
-                ClusterEvent(Resource.POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM),
-                self._pod_hint,
-            ),
-            ClusterEventWithHint(ClusterEvent(Resource.DEVICE_CLASS, update)),
-            ClusterEventWithHint(ClusterEvent(Resource.RESOURCE_SLICE, update)),
-        ]
-
-    def _claim_hint(self, pod: api.Pod, old: Any, new: Any) -> QueueingHint:
-        """Upstream ``isSchedulableAfterClaimChange``."""
-        del old
-        if not isinstance(new, Mapping):
-            return QueueingHint.QUEUE
-        modified = self.objects.parse(new)
-        claims, problem = self.pod_claims(pod)
-        if problem:
-            return QueueingHint.QUEUE_SKIP
-        before = self._before.get(modified.key)
-        if before is not None and before.allocation is not None and modified.allocation is None:
-            return QueueingHint.QUEUE  # deallocated: devices freed
-        if not any(c.uid == modified.uid for c in claims):
-            return QueueingHint.QUEUE_SKIP
-        if before is None:
-            return QueueingHint.QUEUE
-        same = (before.allocation, before.reserved_for) == (
-            modified.allocation,
-            modified.reserved_for,
-        )
-        return QueueingHint.QUEUE_SKIP if same else QueueingHint.QUEUE
-
-    def _pod_hint(self, pod: api.Pod, old: Any, new: Any) -> QueueingHint:
-        """Upstream ``isSchedulableAfterPodChange``."""
-        del old
-        if not isinstance(new, api.Pod) or new.uid != pod.uid:
-            return QueueingHint.QUEUE_SKIP
-        return QueueingHint.QUEUE_SKIP if self.pod_claims(new)[1] else QueueingHint.QUEUE
 
 
 def new(args: object | None, handle: Handle) -> DynamicResources:
