@@ -15,7 +15,7 @@ import argparse
 import json
 import statistics
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
@@ -51,10 +51,13 @@ def main() -> None:
     args = ap.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
     jobs = [(args.data, args.trace, p, s) for s in seeds for p in POLICIES]
+    results: list[dict[str, Any]] = []
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        results = list(pool.map(_run, *zip(*jobs, strict=True)))
-    if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
+        for fut in as_completed([pool.submit(_run, *job) for job in jobs]):
+            results.append(fut.result())
+            if args.json:  # each result as soon as it is done
+                Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
+    results.sort(key=lambda r: (r["seed"], r["policy"]))
     print(f"| policy ({args.trace}) | " + " | ".join(f"seed {s}" for s in seeds) + " | mean |")
     print("|---|" + "---:|" * (len(seeds) + 1))
     for p in POLICIES:

@@ -12,10 +12,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kubesched
+from kubesched.api import resource as r
 from kubesched.api.errors import InputError
 from kubesched.api.parse import parse_node, parse_pod
 from kubesched.config.load import load_config
 from kubesched.devices import drafrag
+from kubesched.devices.allocator import gather_pools
 from kubesched.plugins import devicefragmentation
 from kubesched.plugins.registry import known_plugin_names
 from kubesched.sim.driver import SimCluster
@@ -161,3 +163,14 @@ def test_normalize_gives_the_least_waste_100() -> None:
     scores = np.array([-2000, 0, -1000], dtype=np.int64)
     plugin.normalize_score(None, None, scores)  # type: ignore[arg-type]
     assert scores.tolist() == [0, 100, 50]
+
+
+def test_preferred_pools_put_the_chosen_devices_first() -> None:
+    slices = [r.parse_slice(slice_("n1", [gpu(i) for i in range(4)]))]
+    pools = gather_pools(slices, "n1", {})
+    ids = [(DRIVER, "n1", "gpu-3"), (DRIVER, "n1", "gpu-1")]
+    order = [
+        d.name for p in drafrag.preferred_pools(pools, ids) for s in p.slices for d in s.devices
+    ]
+    assert order == ["gpu-3", "gpu-1", "gpu-0", "gpu-2"]
+    assert drafrag.preferred_pools(pools, []) == pools
