@@ -11,8 +11,9 @@ so groups nest.
 
 The measure is the GPU policies' (the FGD paper's, :class:`~kubesched.devices.fragmentation.
 FragModel`) over whole devices: for a target workload of device counts ``k`` with
-frequencies ``p_k``, a unit (a node, or one group) with ``f`` free devices wastes
-``T[f] = sum_k p_k * f * [f < k]`` devices.  :func:`choose` picks the ``need`` devices: from
+frequencies ``p_k`` (every count: whole devices have few shapes, so the GPU policies' 95 %
+cut would drop exactly the rare large requests fragmentation turns away), a unit (a node, or
+one group) with ``f`` free devices wastes ``T[f] = sum_k p_k * f * [f < k]`` devices.  :func:`choose` picks the ``need`` devices: from
 the tightest innermost group that holds them all (else the next level's, else the node's),
 inside it from the tightest finer groups first, in allocator order on ties; the node's cost
 is the growth of ``T`` summed over the node and every group the choice touches.  The score
@@ -96,7 +97,10 @@ def waste_table(counts: Mapping[int, float], largest: int) -> FloatArray:
     """``T[f]`` for ``f`` in ``0 .. largest``: float64 ``(largest + 1,)``, in devices, from
     the FGD measure over whole devices for a workload of ``{device count: weight}``."""
     width = max(largest, 1)
-    workload = target_workload({Shape(0, 1000, k): w for k, w in counts.items() if k > 0})
+    shapes = {Shape(0, 1000, k): w for k, w in counts.items() if k > 0}
+    # every count, not the 95 % the GPU policies keep: whole devices have few shapes, and
+    # the rare large ones (8 devices) are what fragmentation turns away
+    workload = target_workload(shapes, coverage=1.0)
     free = np.zeros((width + 1, width), dtype=np.int64)
     for f in range(width + 1):
         free[f, :f] = 1000
