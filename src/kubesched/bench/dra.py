@@ -20,6 +20,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import random
+from dataclasses import dataclass
 from typing import Any
 
 from kubesched.api import resource as r
@@ -27,6 +28,25 @@ from kubesched.bench.api import BenchApi
 from kubesched.bench.loop import WorkloadError
 from kubesched.devices import allocator
 from kubesched.plugins.dynamicresources.claims import allocation_node_selector
+
+
+@dataclass(frozen=True, slots=True)
+class CreateResourceDriver:
+    """``createResourceDriver``: a ResourceSlice of ``max_claims`` devices per node whose
+    name matches the glob ``nodes``."""
+
+    index: int
+    driver: str
+    nodes: str
+    max_claims: int
+
+
+@dataclass(frozen=True, slots=True)
+class AllocResourceClaims:
+    """``allocResourceClaims``: allocate every unallocated claim of ``namespace``."""
+
+    index: int
+    namespace: str
 
 
 def resource_slice(driver: str, node: str, capacity: int) -> dict[str, Any]:

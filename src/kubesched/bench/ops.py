@@ -227,8 +227,8 @@ class Ops:
             )
             self.writer.create_any(doc)
 
-    def _CreateResourceDriver(self, step: p.CreateResourceDriver) -> None:
+    def _CreateResourceDriver(self, step: dra.CreateResourceDriver) -> None:
         dra.create_resource_driver(self.api, step.driver, step.nodes, step.max_claims)
 
-    def _AllocResourceClaims(self, step: p.AllocResourceClaims) -> None:
+    def _AllocResourceClaims(self, step: dra.AllocResourceClaims) -> None:
         dra.alloc_resource_claims(self.api, step.namespace, self.names.rng)

@@ -22,6 +22,7 @@ from kubesched.api.errors import InputError
 from kubesched.bench import config as c
 from kubesched.bench import schema
 from kubesched.bench.config import Op, TestCase, Workload
+from kubesched.bench.dra import AllocResourceClaims, CreateResourceDriver
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,25 +131,6 @@ class CreateAny:
     namespace: str = ""
     count: int = 1
     template_params: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class CreateResourceDriver:
-    """``createResourceDriver``: a ResourceSlice of ``max_claims`` devices per node whose
-    name matches the glob ``nodes``."""
-
-    index: int
-    driver: str
-    nodes: str
-    max_claims: int
-
-
-@dataclass(frozen=True, slots=True)
-class AllocResourceClaims:
-    """``allocResourceClaims``: allocate every unallocated claim of ``namespace``."""
-
-    index: int
-    namespace: str
 
 
 Step = (

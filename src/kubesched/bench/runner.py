@@ -37,11 +37,12 @@ from typing import Any
 
 from kubesched.bench import background, collect, objects
 from kubesched.bench import params as p
-from kubesched.bench.api import BenchApi, SchedulerClient, Watchers
+from kubesched.bench.api import BenchApi, SchedulerClient
 from kubesched.bench.config import TestCase, Workload, load_test_cases
 from kubesched.bench.loop import Loop, Phase, WorkloadError
 from kubesched.bench.ops import Ops
 from kubesched.bench.results import API, ATTEMPT_METRIC, MEMORY, ApiModel, WorkloadResult
+from kubesched.bench.watchers import Watchers
 from kubesched.config.load import load_config
 from kubesched.metrics import SchedulerMetrics
 from kubesched.parallel import hooks

@@ -13,10 +13,11 @@ The measure is the GPU policies' (the FGD paper's, :class:`~kubesched.devices.fr
 FragModel`) over whole devices: for a target workload of device counts ``k`` with
 frequencies ``p_k`` (every count: whole devices have few shapes, so the GPU policies' 95 %
 cut would drop exactly the rare large requests fragmentation turns away), a unit (a node, or
-one group) with ``f`` free devices wastes ``T[f] = sum_k p_k * f * [f < k]`` devices.  :func:`choose` picks the ``need`` devices: from
-the tightest innermost group that holds them all (else the next level's, else the node's),
-inside it from the tightest finer groups first, in allocator order on ties; the node's cost
-is the growth of ``T`` summed over the node and every group the choice touches.  The score
+one group) with ``f`` free devices wastes ``T[f] = sum_k p_k * f * [f < k]`` devices.
+:func:`choose` picks the ``need`` devices: from the tightest innermost group that holds them
+all (else the next level's, else the node's), inside it from the tightest finer groups
+first, in allocator order on ties; the node's cost is the growth of ``T`` summed over the
+node and every group the choice touches.  The score
 plugin turns costs into scores, and DynamicResources' Reserve allocates the chosen devices
 first (:func:`preferred_pools`): the allocator still checks every device, so a device is never
 allocated twice and every DRA rule holds.
