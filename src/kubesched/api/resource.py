@@ -312,19 +312,34 @@ def parse_claim_spec(
     return requests, tuple(constraints)
 
 
-def parse_claim(obj: Obj, path: str = "") -> ResourceClaim:
-    """A ResourceClaim with its status (allocation, reservedFor)."""
+def parse_claim(
+    obj: Obj, path: str = "", cache: dict[int, tuple[Any, Any]] | None = None
+) -> ResourceClaim:
+    """A ResourceClaim with its status (allocation, reservedFor).  ``cache`` (id of a
+    ``spec`` or ``status.allocation`` mapping -> the mapping and what it parsed to) skips
+    parsing those parts again when a new version of a claim shares them (the caller must
+    not change a mapping it parsed)."""
     mp = join(path, "metadata")
     meta = f.mapping(obj, "metadata", path)
     name = f.required_string(meta, "name", mp)
     namespace = f.string(meta, "namespace", mp) or "default"
-    requests, constraints = parse_claim_spec(f.mapping(obj, "spec", path), join(path, "spec"))
+    spec = f.mapping(obj, "spec", path)
+    hit = cache.get(id(spec)) if cache is not None else None
+    if hit is not None and hit[0] is spec:
+        requests, constraints = hit[1]
+    else:
+        requests, constraints = parse_claim_spec(spec, join(path, "spec"))
+        if cache is not None:
+            cache[id(spec)] = (spec, (requests, constraints))
     stp = join(path, "status")
     status = f.mapping(obj, "status", path)
     alloc = status.get("allocation")
     results: tuple[AllocatedDevice, ...] | None = None
     selector = None
-    if alloc is not None:
+    hit = cache.get(id(alloc)) if cache is not None and alloc is not None else None
+    if hit is not None and hit[0] is alloc:
+        results, selector = hit[1]
+    elif alloc is not None:
         ap = join(stp, "allocation")
         alloc = f.as_mapping(alloc, ap)
         rp = join(join(ap, "devices"), "results")
@@ -340,6 +355,8 @@ def parse_claim(obj: Obj, path: str = "") -> ResourceClaim:
             for i, r in enumerate(f.as_mapping(x, join(rp, k)) for k, x in enumerate(items))
         )
         selector = _node_selector(alloc, "nodeSelector", ap)
+        if cache is not None:
+            cache[id(alloc)] = (alloc, (results, selector))
     reserved = tuple(
         f.string(f.as_mapping(r, join(join(stp, "reservedFor"), i)), "uid", stp)
         for i, r in enumerate(f.seq(status, "reservedFor", stp))

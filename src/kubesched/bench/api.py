@@ -98,6 +98,16 @@ class BenchApi:
         if self.watcher is not None:
             self.watcher.on_object(obj)
 
+    def apply_object(self, obj: dict[str, Any]) -> None:
+        """Create or replace an object (a ResourceClaim's status written, say)."""
+        meta = obj.get("metadata") or {}
+        key = (str(obj.get("kind", "")), f"{meta.get('namespace', '')}/{meta.get('name', '')}")
+        self.objects[key] = obj
+        if self.watcher is not None:
+            self.watcher.on_object(obj)
+
+    update_object = apply_object
+
     def delete_object(self, kind: str, namespace: str, name: str) -> None:
         """Delete an object made by :meth:`create_object` (no error if absent)."""
         obj = self.objects.pop((kind, f"{namespace}/{name}"), None)
@@ -132,6 +142,15 @@ class BenchApi:
             self._set_condition(pod, SCHEDULING_GATED)
         if self.watcher is not None:
             self.watcher.on_pod_add(pod)
+
+    def update_pod(self, pod: api.Pod) -> None:
+        """Replace a Pod's object (a controller writing its status); 404 if absent."""
+        current = self.pods.get(pod.key)
+        if current is None:
+            raise ApiError(404, f'pods "{pod.name}" not found')
+        self.pods[pod.key] = pod
+        if self.watcher is not None:
+            self.watcher.on_pod_update(current, pod)
 
     def bind(self, pod: api.Pod, node_name: str) -> None:
         """The binding subresource: 404 for a missing Pod or Node, 409 if already bound."""
@@ -321,6 +340,10 @@ class SchedulerClient:
             raise RuntimeError("bind_many needs in-memory binds")
         self.calls += len(pairs)
         return self.api.bind_many(pairs)
+
+    def update_object(self, obj: dict[str, Any]) -> None:
+        """Write an object (DynamicResources' claim status at PreBind and PostFilter)."""
+        self._call(lambda: self.api.update_object(obj))
 
     def delete_pod(self, pod: api.Pod, reason: str) -> None:
         """Delete a Pod (preemption victims)."""

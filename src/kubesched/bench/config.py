@@ -212,6 +212,11 @@ def op_problems(op: Op, *, resolved: bool = False) -> list[tuple[str, str]]:
         "Attempted",
     ):
         out.append(("stageRequirement", f"invalid stage {f['stageRequirement']!r}"))
+    if op.opcode == "createResourceDriver":
+        count("maxClaimsPerNode")
+        for name in ("driverName", "nodes"):
+            if not f.get(name):
+                out.append((name, "must be set"))
     if op.opcode == "startCollectingMetrics" and not f.get("namespaces"):
         out.append(("namespaces", "cannot be empty"))
     return out

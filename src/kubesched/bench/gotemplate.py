@@ -4,7 +4,8 @@ Upstream renders every Node, Pod and ``createAny`` template with ``text/template
 environment being ``{"Index": i, "Count": n}`` plus the op's ``templateParams``, and the
 function map of ``operations.go``: ``AddInt``, ``SubtractInt``, ``MultiplyInt``, ``DivideInt``,
 ``Mod`` (ints, truncating like Go) and ``AddFloat``, ``SubtractFloat``, ``MultiplyFloat``,
-``DivideFloat``.  This module handles exactly that: text, actions ``{{ pipeline }}`` with the
+``DivideFloat``, plus ``div`` and ``mod`` (ints) that ``create.go`` adds for ``createAny``
+and DRA templates.  This module handles exactly that: text, actions ``{{ pipeline }}`` with the
 trim markers ``{{-`` / ``-}}``, comments ``{{/* */}}``, fields (``.Index``, ``.a.b``), int,
 float, string and bool literals, calls of those functions, parentheses and pipes
 (``{{.Index | AddInt 1}}``).  Values print as Go's ``%v`` does (``1e+06`` for a float of a
@@ -85,6 +86,14 @@ def _mod(a: Any, b: Any) -> int:
     return -r if x < 0 else r
 
 
+def _div(a: Any, b: Any) -> int:
+    x, y = go_int(to_float(a)), go_int(to_float(b))
+    if y == 0:
+        raise TemplateError("integer divide by zero")
+    q = abs(x) // abs(y)  # Go's / truncates toward zero
+    return -q if (x < 0) != (y < 0) else q
+
+
 def _add(*xs: Any) -> float:
     return math.fsum(to_float(x) for x in xs) if xs else 0.0
 
@@ -106,6 +115,8 @@ FUNCS: dict[str, tuple[int | None, Callable[..., Any]]] = {
     "MultiplyInt": (None, lambda *xs: go_int(_mul(*xs))),
     "SubtractFloat": (2, lambda a, b: to_float(a) - to_float(b)),
     "SubtractInt": (2, lambda a, b: go_int(to_float(a) - to_float(b))),
+    "div": (2, _div),
+    "mod": (2, _mod),
 }
 """Function name to (number of arguments or None for variadic, implementation)."""
 

@@ -1,8 +1,8 @@
 """The scheduler_perf ops of one workload run (upstream ``executor.go``): ``createNodes``,
 ``createNamespaces``, ``createPods`` (waiting, ``skipWaitToCompletion``, ``steadyState``),
-``deletePods``, ``churn``, ``barrier``, ``sleep``, ``start/stopCollectingMetrics`` and
-``createAny``, as a part of :class:`kubesched.bench.runner._WorkloadRun` (see the runner's
-docstring for the semantics)."""
+``deletePods``, ``churn``, ``barrier``, ``sleep``, ``start/stopCollectingMetrics``,
+``createAny`` and the DRA ops of :mod:`kubesched.bench.dra`, as a part of
+:class:`kubesched.bench.runner._WorkloadRun` (see the runner's docstring for the semantics)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubesched.api import objects as api
-from kubesched.bench import background, objects
+from kubesched.bench import background, dra, objects
 from kubesched.bench import params as p
 from kubesched.bench.api import BenchApi
 from kubesched.bench.config import TestCase, Workload
@@ -226,3 +226,9 @@ class Ops:
                 step.template,
             )
             self.writer.create_any(doc)
+
+    def _CreateResourceDriver(self, step: dra.CreateResourceDriver) -> None:
+        dra.create_resource_driver(self.api, step.driver, step.nodes, step.max_claims)
+
+    def _AllocResourceClaims(self, step: dra.AllocResourceClaims) -> None:
+        dra.alloc_resource_claims(self.api, step.namespace, self.names.rng)

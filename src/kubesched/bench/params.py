@@ -22,6 +22,7 @@ from kubesched.api.errors import InputError
 from kubesched.bench import config as c
 from kubesched.bench import schema
 from kubesched.bench.config import Op, TestCase, Workload
+from kubesched.bench.dra import AllocResourceClaims, CreateResourceDriver
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +144,8 @@ Step = (
     | StartCollecting
     | StopCollecting
     | CreateAny
+    | CreateResourceDriver
+    | AllocResourceClaims
 )
 
 
@@ -213,6 +216,7 @@ def _resolve_fields(op: Op, params: Params) -> dict[str, Any]:
         "steadyStateParam": ("steadyState", params.get_bool),
         "countMultiplierParam": ("", params.get_int),
         "durationParam": ("duration", params.get_str),
+        "maxClaimsPerNodeParam": ("maxClaimsPerNode", params.get_int),
     }
     for ref_field, (target, getter) in getters.items():
         ref = f.pop(ref_field, "")
@@ -305,6 +309,10 @@ def _step(op: Op, f: Mapping[str, Any], case: TestCase) -> Step:
         )
     if op.opcode == "stopCollectingMetrics":
         return StopCollecting(i)
+    if op.opcode == "createResourceDriver":
+        return CreateResourceDriver(i, f["driverName"], f["nodes"], f.get("maxClaimsPerNode", 0))
+    if op.opcode == "allocResourceClaims":
+        return AllocResourceClaims(i, ns or "")
     return CreateAny(i, f["templatePath"], ns or "", f.get("count", 1), tp)
 
 

@@ -13,6 +13,9 @@ API server and client; :func:`run_workload` runs one.  The ops follow upstream's
   ``skipWaitToCompletion``; ``steadyState`` deletes each bound Pod and creates a new one
   until ``duration`` has passed;
 - ``barrier`` waits until the recorded Pods of its namespaces are Scheduled (or Attempted);
+- the resourceclaim controller runs beside the scheduler (a claim per Pod and template
+  entry, released when the Pod goes: :mod:`kubesched.sim.resourceclaims`); no driver
+  prepares devices (upstream's integration cluster has no kubelet);
 - ``churn``, and ``deletePods`` with ``skipWaitToCompletion``, run in the background until
   the workload ends.
 
@@ -39,10 +42,12 @@ from kubesched.bench.config import TestCase, Workload, load_test_cases
 from kubesched.bench.loop import Loop, Phase, WorkloadError
 from kubesched.bench.ops import Ops
 from kubesched.bench.results import API, ATTEMPT_METRIC, MEMORY, ApiModel, WorkloadResult
+from kubesched.bench.watchers import Watchers
 from kubesched.config.load import load_config
 from kubesched.metrics import SchedulerMetrics
 from kubesched.parallel import hooks
 from kubesched.plugins.registry import known_plugin_names
+from kubesched.sim.resourceclaims import ResourceClaimController
 
 log = logging.getLogger(__name__)
 
@@ -166,7 +171,8 @@ class _WorkloadRun(Ops):
             metrics=options.metrics,
             **scheduler_options(gates, options),
         )
-        self.api.watcher = self.scheduler
+        claims = ResourceClaimController(self.api, driver=False)  # no kubelet, as upstream
+        self.api.watcher = Watchers(self.scheduler, claims)
         self.total = sum(
             s.count for s in steps if isinstance(s, p.CreatePods) and not s.steady_state
         )

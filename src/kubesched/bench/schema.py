@@ -94,14 +94,19 @@ OPS: dict[str, dict[str, Any]] = {
         "countParam": PARAM,
         "templateParams": MAP,
     },
+    "createResourceDriver": {
+        "driverName": STR,
+        "nodes": STR,
+        "maxClaimsPerNode": INT,
+        "maxClaimsPerNodeParam": PARAM,
+    },
+    "allocResourceClaims": {"namespace": STR},
 }
 """Opcode to its fields (besides ``opcode``) and their kinds."""
 
 UPSTREAM_ONLY_OPS = (
-    "allocResourceClaims",
     "createPodSets",
     "createResourceClaims",
-    "createResourceDriver",
     "updateAny",
     "createPodGroups",
     "startCollectingProfile",

@@ -32,7 +32,7 @@ import numpy as np
 from kubesched.api import objects as api
 from kubesched.api import resource as r
 from kubesched.api.errors import CelRuntimeError
-from kubesched.plugins.dynamicresources import allocator
+from kubesched.devices import allocator
 from kubesched.state.cache import ClusterState
 from kubesched.state.nodes import IntArray
 

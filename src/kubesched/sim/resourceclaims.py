@@ -23,10 +23,10 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from kubesched.api import objects as api
-from kubesched.sim.apiserver import SimApiServer
 
 POD_CLAIM_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
 ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
@@ -52,11 +52,25 @@ def generated_claim_name(pod: api.Pod, claim: str) -> str:
     return base + "".join(ALPHANUMS[b % len(ALPHANUMS)] for b in digest[:5])
 
 
-class ResourceClaimController:
-    """Watches the simulated API server; makes and releases claims, prepares devices."""
+class ClaimApi(Protocol):
+    """What the controller needs of an API server (the simulator's or the benchmark's)."""
 
-    def __init__(self, apiserver: SimApiServer) -> None:
+    @property
+    def objects(self) -> Mapping[tuple[str, str], dict[str, Any]]: ...
+    @property
+    def pods(self) -> Mapping[str, api.Pod]: ...
+    def apply_object(self, obj: dict[str, Any]) -> None: ...
+    def update_pod(self, pod: api.Pod) -> None: ...
+    def delete_object(self, kind: str, namespace: str, name: str) -> None: ...
+
+
+class ResourceClaimController:
+    """Watches an API server; makes and releases claims, prepares devices."""
+
+    def __init__(self, apiserver: ClaimApi, *, driver: bool = True) -> None:
         self.api = apiserver
+        self.driver = driver
+        """Play the driver too (prepare the devices of bound Pods)."""
 
     # --------------------------------------------------------------- Pods
     def on_pod_add(self, pod: api.Pod) -> None:
@@ -68,7 +82,7 @@ class ResourceClaimController:
         if new.phase in TERMINAL:
             self._release(new)
             return
-        if new.node_name and not old.node_name:
+        if new.node_name and not old.node_name and self.driver:
             self._prepare(new)
         self._sync(new)
 
@@ -124,12 +138,11 @@ class ResourceClaimController:
             )
             if reserved == list(status.get("reservedFor") or []) and not owned:
                 continue
-            updated = copy.deepcopy(obj)
-            updated["status"] = {**status, "reservedFor": reserved}
+            updated = {**obj, "status": {**status, "reservedFor": reserved}}  # spec shared
             if not reserved:
                 for key in ("allocation", "devices"):
                     updated["status"].pop(key, None)
-                meta = updated.setdefault("metadata", {})
+                meta = updated["metadata"] = dict(obj.get("metadata") or {})
                 meta["finalizers"] = [
                     f
                     for f in meta.get("finalizers") or []
@@ -146,7 +159,7 @@ class ResourceClaimController:
             results = ((status.get("allocation") or {}).get("devices") or {}).get("results") or []
             if not results or status.get("devices"):
                 continue
-            updated = copy.deepcopy(obj)
+            updated = {**obj, "status": dict(status)}  # spec and allocation shared
             updated["status"]["devices"] = [
                 {
                     "driver": d["driver"],

@@ -144,7 +144,8 @@ class ClusterState:
             self.objects.pop(key, None)
         else:
             self.objects[key] = obj
-        self._bump(STRUCTURAL)
+        if kind != "ResourceClaim":  # DynamicResources follows claims itself (refresh_filter)
+            self._bump(STRUCTURAL)
         return kind
 
     # ------------------------------------------------------------------ nodes

@@ -9,43 +9,122 @@ informers) and are parsed once per manifest.  Two overlays sit on top, as upstre
 - **assumed**: claims PreBind wrote (allocation, ``reservedFor``) before the API server's echo
   arrives; an informer event for the claim replaces the assumed version.
 
+The devices in use (:class:`DeviceUse`) follow both overlays and the informer's claims
+incrementally, so a Pod's cycle never walks every claim of the cluster.
+
 :func:`claim_with_reservation` builds the claim PreBind writes.
 """
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from kubesched.api import objects as api
 from kubesched.api import resource as r
-from kubesched.plugins.dynamicresources import allocator
+from kubesched.api.errors import CelRuntimeError
+from kubesched.devices import allocator
+from kubesched.framework.interface import IntArray
 from kubesched.state.cache import ClusterState
 
 DeviceId = tuple[str, str, str]
+PARSED_MAX = 100_000
+"""Manifests kept parsed before the cache starts again."""
 FINALIZER = "resource.kubernetes.io/delete-protection"
 """What PreBind adds to a claim it allocates or reserves (upstream's finalizer)."""
 
 
+class DeviceUse:
+    """Devices in use, kept up to date by source (a claim's allocation, an in-flight one)
+    rather than recomputed from every claim per Pod.  ``listeners`` hear each device that
+    becomes used (-1 free) or free (+1); ``freed`` counts the latter."""
+
+    def __init__(self) -> None:
+        self.count: dict[DeviceId, int] = {}
+        self._by: dict[str, tuple[DeviceId, ...]] = {}
+        self.freed = 0
+        self.ready = False
+        self.listeners: list[Callable[[DeviceId, int], None]] = []
+
+    def set(self, source: str, devices: tuple[DeviceId, ...]) -> None:
+        """``source`` now holds ``devices`` (none: drop it); a no-op until :attr:`ready`."""
+        if not self.ready:
+            return
+        old = self._by.pop(source, ())
+        if devices:
+            self._by[source] = devices
+        count = self.count
+        for d in devices:
+            n = count.get(d, 0)
+            count[d] = n + 1
+            if n == 0:
+                for fn in self.listeners:
+                    fn(d, -1)
+        for d in old:
+            n = count[d] - 1
+            if n:
+                count[d] = n
+                continue
+            del count[d]
+            self.freed += 1
+            for fn in self.listeners:
+                fn(d, 1)
+
+
+def _warm(klass: r.DeviceClass, d: r.Device) -> None:
+    """Cache the class's selector results on device ``d`` (a runtime error is not cached:
+    the allocator meets it again and reports it)."""
+    for sel in klass.selectors:
+        if sel.expression not in d.matches:
+            try:
+                d.matches[sel.expression] = sel.matches(d.activation)
+            except CelRuntimeError:
+                return
+        if not d.matches[sel.expression]:
+            return
+
+
+def _used(results: Iterable[r.AllocatedDevice] | None) -> tuple[DeviceId, ...]:
+    return tuple(d.device_id for d in results or () if not d.admin_access)
+
+
 class DraObjects:
-    """Parsed DeviceClasses, ResourceSlices and ResourceClaims with the two overlays."""
+    """Parsed DeviceClasses, ResourceSlices and ResourceClaims with the two overlays.
+
+    Classes and slices are listed once per change of either kind (:meth:`changed`, told by
+    the plugin's informer handler, bumps :attr:`version`); devices in use are kept in
+    :attr:`use` from the first time they are asked for."""
 
     def __init__(self, cluster: ClusterState) -> None:
         self.cluster = cluster
         self._parsed: dict[int, tuple[Mapping[str, Any], Any]] = {}
+        self._parts: dict[int, tuple[Any, Any]] = {}
+        """Claim specs and allocations parsed, shared by a claim's versions."""
         self.in_flight: dict[str, tuple[r.AllocatedDevice, ...]] = {}
         self.assumed: dict[str, r.ResourceClaim] = {}
         self._heard: dict[str, r.ResourceClaim] = {}
+        self.version = 0
+        """Bumped when a DeviceClass or ResourceSlice changes."""
+        self._listed: tuple[int, dict[str, r.DeviceClass], list[r.ResourceSlice]] | None = None
+        self.use = DeviceUse()
+        self._warm_classes: dict[str, r.DeviceClass] = {}
+        self._warm_slices: dict[str, r.ResourceSlice] = {}
 
-    def _parse(self, obj: Mapping[str, Any]) -> Any:
+    def parse(self, obj: Mapping[str, Any]) -> Any:
+        """``obj`` parsed (once per manifest object)."""
         hit = self._parsed.get(id(obj))
         if hit is not None and hit[0] is obj:
             return hit[1]
+        if len(self._parsed) > PARSED_MAX:  # the cache keeps the manifests alive: bound it
+            self._parsed.clear()
+            self._parts.clear()
         kind = obj.get("kind")
         parsed: Any
         if kind == "ResourceClaim":
-            parsed = r.parse_claim(obj)
+            parsed = r.parse_claim(obj, cache=self._parts)
         elif kind == "ResourceSlice":
             parsed = r.parse_slice(obj)
         else:
@@ -58,6 +137,30 @@ class DraObjects:
             if k == kind and obj.get("apiVersion", r.API_VERSION) == r.API_VERSION:
                 yield key, obj
 
+    def changed(self, obj: Mapping[str, Any], deleted: bool) -> None:
+        """An informer event.  A class or a slice is parsed and its devices' selector
+        results computed now (informer work), not in the next Pod's cycle."""
+        kind = obj.get("kind")
+        if kind not in ("DeviceClass", "ResourceSlice"):
+            return
+        self.version += 1
+        self._listed = None
+        name = str((obj.get("metadata") or {}).get("name"))
+        warm = self._warm_classes if kind == "DeviceClass" else self._warm_slices
+        warm.pop(name, None)
+        if deleted or obj.get("apiVersion", r.API_VERSION) != r.API_VERSION:
+            return
+        try:
+            warm[name] = parsed = self.parse(obj)
+        except Exception:  # a bad object: PreFilter reports it as it did
+            return
+        classes = [parsed] if kind == "DeviceClass" else list(self._warm_classes.values())
+        slices = [parsed] if kind == "ResourceSlice" else list(self._warm_slices.values())
+        for c in classes:
+            for sl in slices:
+                for d in sl.devices:
+                    _warm(c, d)
+
     def claim(self, namespace: str, name: str) -> r.ResourceClaim | None:
         """The claim ``namespace/name`` (the assumed version when there is one)."""
         key = f"{namespace}/{name}"
@@ -65,40 +168,70 @@ class DraObjects:
         if hit is not None:
             return hit
         obj = self.cluster.objects.get(("ResourceClaim", key))
-        return None if obj is None else self._parse(obj)
+        return None if obj is None else self.parse(obj)
 
     def claims(self) -> Iterator[r.ResourceClaim]:
         """Every claim (assumed versions first)."""
         yield from self.assumed.values()
         for key, obj in self._of_kind("ResourceClaim"):
             if key not in self.assumed:
-                yield self._parse(obj)
+                yield self.parse(obj)
+
+    def _list(self) -> tuple[int, dict[str, r.DeviceClass], list[r.ResourceSlice]]:
+        if self._listed is None:
+            classes: dict[str, r.DeviceClass] = {}
+            for _, obj in self._of_kind("DeviceClass"):
+                c = self.parse(obj)
+                classes[c.name] = c
+            slices = sorted(
+                (self.parse(o) for _, o in self._of_kind("ResourceSlice")), key=lambda s: s.name
+            )
+            self._listed = (self.version, classes, slices)
+        return self._listed
 
     def classes(self) -> dict[str, r.DeviceClass]:
-        """DeviceClasses by name."""
-        out: dict[str, r.DeviceClass] = {}
-        for _, obj in self._of_kind("DeviceClass"):
-            c = self._parse(obj)
-            out[c.name] = c
-        return out
+        """DeviceClasses by name (do not change the dict)."""
+        return self._list()[1]
 
     def slices(self) -> list[r.ResourceSlice]:
-        """Every ResourceSlice, by name."""
-        return sorted(
-            (self._parse(o) for _, o in self._of_kind("ResourceSlice")), key=lambda s: s.name
-        )
+        """Every ResourceSlice, by name (do not change the list)."""
+        return self._list()[2]
+
+    def in_use(self) -> Mapping[DeviceId, int]:
+        """Devices allocated to a claim or in flight (upstream ``ListAllAllocatedDevices``
+        plus in-flight allocations; admin-access results do not count), kept up to date."""
+        use = self.use
+        if not use.ready:
+            use.ready = True
+            for claim in self.claims():
+                use.set("c/" + claim.key, _used(claim.allocation))
+            for uid, results in self.in_flight.items():
+                use.set("f/" + uid, _used(results))
+        return use.count
 
     def allocated_devices(self) -> set[DeviceId]:
-        """Devices allocated to a claim or in flight (upstream ``ListAllAllocatedDevices``
-        plus in-flight allocations); admin-access results do not count."""
-        out: set[DeviceId] = set()
-        for claim in self.claims():
-            for d in claim.allocation or ():
-                if not d.admin_access:
-                    out.add(d.device_id)
-        for results in self.in_flight.values():
-            out.update(d.device_id for d in results if not d.admin_access)
-        return out
+        """:meth:`in_use` as a set (a copy)."""
+        return set(self.in_use())
+
+    def set_in_flight(self, uid: str, results: tuple[r.AllocatedDevice, ...] | None) -> None:
+        """Put the claim ``uid``'s allocation in flight (None: drop it)."""
+        if results is None:
+            self.in_flight.pop(uid, None)
+        else:
+            self.in_flight[uid] = results
+        self.use.set("f/" + uid, _used(results))
+
+    def assume(self, claim: r.ResourceClaim) -> None:
+        """PreBind wrote ``claim``: use it until the API server's version is heard."""
+        self.assumed[claim.key] = claim
+        self.use.set("c/" + claim.key, _used(claim.allocation))
+
+    def forget(self, key: str) -> None:
+        """A write of claim ``key`` failed: back to the version last heard."""
+        self.assumed.pop(key, None)
+        obj = self.cluster.objects.get(("ResourceClaim", key))
+        current = None if obj is None else self.parse(obj)
+        self.use.set("c/" + key, _used(current.allocation if current else None))
 
     def heard(self, obj: Mapping[str, Any], deleted: bool) -> r.ResourceClaim | None:
         """An informer event for a claim: drop the assumed version; returns the version
@@ -107,8 +240,10 @@ class DraObjects:
         key = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
         self.assumed.pop(key, None)
         before = self._heard.pop(key, None)
+        current = None
         if not deleted:
-            self._heard[key] = r.parse_claim(obj)
+            current = self._heard[key] = self.parse(obj)
+        self.use.set("c/" + key, _used(current.allocation if current else None))
         return before
 
 
@@ -122,13 +257,13 @@ def claim_with_reservation(
     slices: list[r.ResourceSlice],
 ) -> dict[str, Any]:
     """A new claim manifest: ``results`` as ``status.allocation`` (when given) and ``pod``
-    in ``status.reservedFor``; the input is not changed."""
-    out = copy.deepcopy(dict(raw))
-    meta = out.setdefault("metadata", {})
+    in ``status.reservedFor``; the input is not changed (its ``spec`` is shared)."""
+    out = dict(raw)  # the spec is shared, metadata and status are new dicts
+    meta = out["metadata"] = dict(out.get("metadata") or {})
     finalizers = list(meta.get("finalizers") or [])
     if FINALIZER not in finalizers:
         meta["finalizers"] = [*finalizers, FINALIZER]
-    status = out.setdefault("status", {})
+    status = out["status"] = dict(out.get("status") or {})
     if results is not None:
         allocation: dict[str, Any] = {
             "devices": {
@@ -176,3 +311,25 @@ def allocation_node_selector(
         fields = [{"key": "metadata.name", "operator": "In", "values": [node_name]}]
         return {"nodeSelectorTerms": [{"matchFields": fields}]}
     return None
+
+
+def reachable(
+    terms: tuple[api.NodeSelectorTerm, ...], cluster: ClusterState, rows: IntArray
+) -> npt.NDArray[np.bool_]:
+    """bool ``(len(rows),)``: the nodes an allocation's node selector admits (PreBind's
+    own ``metadata.name In [node]`` by row lookup, any other selector node by node)."""
+    nodes = cluster.nodes
+    if (
+        len(terms) == 1
+        and not terms[0].match_expressions
+        and len(terms[0].match_fields) == 1
+        and terms[0].match_fields[0].key == "metadata.name"
+        and terms[0].match_fields[0].operator == "In"
+    ):
+        wanted = [nodes.row_of.get(v, -1) for v in terms[0].match_fields[0].values]
+        return np.isin(rows, np.asarray(wanted, dtype=np.int64))
+    out = np.zeros(rows.shape[0], dtype=np.bool_)
+    for i, row in enumerate(rows.tolist()):
+        node = nodes.nodes[row]
+        out[i] = node is not None and r.node_selector_matches(terms, node.name, node.labels)
+    return out

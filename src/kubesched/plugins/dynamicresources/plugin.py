@@ -23,6 +23,7 @@ capacity) and ``filterTimeout``.
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,32 +33,35 @@ import numpy as np
 from kubesched.api import objects as api
 from kubesched.api import podclaims
 from kubesched.api import resource as r
+from kubesched.devices import allocator, drafrag
+from kubesched.devices import draindex as index
 from kubesched.framework.interface import (
     SKIP,
     SUCCESS,
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
     Code,
     CycleState,
     Handle,
     IntArray,
     PreFilterResult,
-    QueueingHint,
-    Resource,
     Status,
     Verdict,
     error,
     unschedulable,
 )
-from kubesched.plugins.dynamicresources import allocator
-from kubesched.plugins.dynamicresources.claims import DraObjects, claim_with_reservation
+from kubesched.plugins.dynamicresources.claims import (
+    DraObjects,
+    claim_with_reservation,
+    reachable,
+)
+from kubesched.plugins.dynamicresources.hints import Hints
 from kubesched.state.cache import ClusterState
 
 NAME = "DynamicResources"
 ERR_CANNOT_ALLOCATE = "cannot allocate all claims"
 ERR_NOT_AVAILABLE = "resourceclaim not available on the node"
 _KEY = NAME
+SPECS_MAX = 100_000
+"""Claim specs kept serialised for :meth:`DynamicResources.sign` before starting again."""
 
 
 @dataclass(slots=True)
@@ -66,16 +70,20 @@ class _State:
 
     claims: list[r.ResourceClaim]
     to_allocate: list[r.ResourceClaim]
-    in_use: set[allocator.DeviceId]
+    in_use: Mapping[allocator.DeviceId, int]
+    """Devices in use, live (nothing changes them between PreFilter and Reserve)."""
     classes: dict[str, r.DeviceClass]
     slices: list[r.ResourceSlice]
+    plan: index.Plan | None = None
+    token: tuple[int, ...] = ()
+    """The device index's version and devices freed so far, when PreFilter ran."""
     per_node: dict[str, list[tuple[r.AllocatedDevice, ...]]] = field(default_factory=dict)
     unavailable: set[int] = field(default_factory=set)
     """Claims whose allocation is on nodes that failed (PostFilter may deallocate them)."""
     reserved: bool = False
 
 
-class DynamicResources:
+class DynamicResources(Hints):
     """Allocates devices from ResourceSlices to a Pod's ResourceClaims."""
 
     name = NAME
@@ -84,7 +92,10 @@ class DynamicResources:
         del args
         self.handle = handle
         self.objects = DraObjects(handle.cluster)
+        self.index = index.DeviceIndex()
+        self.objects.use.listeners.append(self.index.on_use)
         self._before: dict[str, r.ResourceClaim | None] = {}
+        self._specs: dict[str, tuple[Mapping[str, Any], str]] = {}
         handle.add_event_handler(self)
 
     # ------------------------------------------------------------------ claims of a Pod
@@ -112,10 +123,43 @@ class DynamicResources:
         return out, ""
 
     # ------------------------------------------------------------------ extension points
-    def sign(self, pod: api.Pod) -> tuple[()] | None:
-        """Result reuse: Pods without claims are all alike here (every node passes); a Pod
-        with claims never shares results (each allocation changes what the next finds)."""
-        return None if pod.resource_claims else ()
+    def sign(self, pod: api.Pod) -> tuple[str, ...] | None:
+        """Result reuse: Pods without claims are all alike here (every node passes); Pods
+        whose claims are all unallocated and not in flight are alike when the claims' specs
+        are (claims from one template): :meth:`refresh_filter` then drops the nodes whose
+        devices the previous Pods took.  Pods with an allocated claim do not sign."""
+        if not pod.resource_claims:
+            return ()
+        claims, problem = self.pod_claims(pod)
+        if problem:
+            return None
+        out = []
+        for claim in claims:
+            if claim.allocation is not None or claim.uid in self.objects.in_flight:
+                return None
+            spec = claim.raw.get("spec") or {}
+            hit = self._specs.get(claim.key)
+            if hit is None or hit[0] is not spec:
+                if len(self._specs) > SPECS_MAX:
+                    self._specs.clear()
+                hit = self._specs[claim.key] = (spec, json.dumps(spec, sort_keys=True))
+            out.append(hit[1])
+        return tuple(out)
+
+    def refresh_filter(self, state: CycleState, pod: api.Pod, cluster: ClusterState) -> bool:
+        """Result reuse for a Pod that signed like the previous one: its own PreFilter state;
+        False (full cycle) unless one column decides both and no device was freed since."""
+        old = state.get(_KEY)
+        _, status = self.pre_filter(state, pod, cluster)
+        new = state.get(_KEY)
+        return (
+            status.is_success()
+            and isinstance(old, _State)
+            and isinstance(new, _State)
+            and new.plan is not None
+            and new.plan == old.plan
+            and new.token == old.token
+        )
 
     def pre_enqueue(self, pod: api.Pod) -> Status:
         """Every claim must exist (upstream's message otherwise)."""
@@ -150,15 +194,27 @@ class DynamicResources:
                     if alt.class_name not in classes:
                         msg = f"request {name}: device class {alt.class_name} does not exist"
                         return None, unschedulable(msg, resolvable=False)
-        in_use = self.objects.allocated_devices() if to_allocate else set()
-        slices = self.objects.slices() if to_allocate else []
-        state[_KEY] = _State(claims, to_allocate, in_use, classes, slices)
+        s = _State(claims, to_allocate, self.objects.in_use(), classes, self.objects.slices())
+        state.pop(drafrag.PLAN_KEY, None)
+        if to_allocate:
+            nodes = self.handle.cluster.nodes
+            token = (self.objects.version, nodes.version)
+            if token != self.index.token:
+                rows = [(row, nodes.nodes[row]) for row in nodes.row_of.values()]
+                self.index.refresh(token, s.slices, [(i, n) for i, n in rows if n], nodes.capacity)
+            s.plan = index.plan(to_allocate)
+            s.token = (*token, self.objects.use.freed)
+            if s.plan is not None:  # for the device score (DeviceFragmentation)
+                col = self.index.column(s.plan, classes[s.plan.sig[0]], s.in_use)
+                state[drafrag.PLAN_KEY] = drafrag.DevicePlan(s.plan, col, self.index, s.in_use)
+        state[_KEY] = s
         return None, SUCCESS
 
     def filter(
         self, state: CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
     ) -> Verdict:
-        """Per node: allocated claims reachable, the others allocatable (all at once)."""
+        """Per node: allocated claims reachable, the others allocatable (all at once: a
+        column decides where it can, the allocator searches the other nodes)."""
         s = state.get(_KEY)
         n = rows.shape[0]
         if not isinstance(s, _State):
@@ -168,35 +224,36 @@ class DynamicResources:
             1: unschedulable(ERR_NOT_AVAILABLE, resolvable=False),
             2: unschedulable(ERR_CANNOT_ALLOCATE, resolvable=False),
         }
+        search = np.arange(n) if s.to_allocate else np.zeros(0, dtype=np.int64)
+        if s.plan is not None:
+            col = self.index.column(s.plan, s.classes[s.plan.sig[0]], s.in_use)
+            exact = col.exact[rows]
+            codes[exact & (col.free[rows] < s.plan.need)] = 2
+            search = np.flatnonzero(~exact)
         nodes = cluster.nodes
-        for i, row in enumerate(rows.tolist()):
-            node = nodes.nodes[row]
-            if node is None:
+        for i in search.tolist():
+            row = int(rows[i])
+            try:
+                found = allocator.allocate_in(
+                    self.index.pools_of.get(row, []), s.to_allocate, s.classes, s.in_use
+                )
+            except allocator.AllocationError as e:
+                codes[i] = 3
+                table[3] = error(str(e))
                 continue
-            away = [
-                k
-                for k, c in enumerate(s.claims)
-                if c.allocation_node_selector is not None
-                and not r.node_selector_matches(c.allocation_node_selector, node.name, node.labels)
-            ]
-            found = None
-            if s.to_allocate:  # upstream runs the allocator before it reports ``away``
-                try:
-                    found = allocator.allocate(
-                        node.name, node.labels, s.to_allocate, s.classes, s.slices, s.in_use
-                    )
-                except allocator.AllocationError as e:
-                    codes[i] = 3
-                    table[3] = error(str(e))
-                    continue
-                if found is None:
-                    codes[i] = 2
-                    continue
-            if away:
-                s.unavailable.update(away)
-                codes[i] = 1
-            elif found is not None:
-                s.per_node[node.name] = found
+            if found is None:
+                codes[i] = 2
+            else:
+                s.per_node[nodes.nodes[row].name] = found  # type: ignore[union-attr]
+        # upstream runs the allocator before it checks where allocated claims are
+        for k, c in enumerate(s.claims):
+            if c.allocation_node_selector is None:
+                continue
+            ok = np.flatnonzero(codes == 0)
+            away = ~reachable(c.allocation_node_selector, cluster, rows[ok])
+            if away.any():
+                s.unavailable.add(k)
+                codes[ok[away]] = 1
         return Verdict(codes, table)
 
     def post_filter(
@@ -231,10 +288,24 @@ class DynamicResources:
         if not isinstance(s, _State) or not s.to_allocate:
             return SUCCESS
         found = s.per_node.get(node_name)
+        row = self.handle.cluster.nodes.row_of.get(node_name)
+        chosen = (state.get(drafrag.ORDER_KEY) or {}).get(row, ())
+        chooser = self.handle.extras.get(drafrag.CHOOSER_KEY)
+        dp = state.get(drafrag.PLAN_KEY)
+        if not chosen and chooser is not None and row is not None and dp is not None:
+            chosen = chooser(dp, row)  # the device score enabled, Score skipped (one node)
+        if (found is None or chosen) and s.plan is not None and row is not None:
+            # the device score's choice first (upstream: first fit)
+            pools = drafrag.preferred_pools(self.index.pools_of.get(row, []), chosen)
+            found = allocator.allocate_in(pools, s.to_allocate, s.classes, s.in_use)
+            if found is not None:
+                s.per_node[node_name] = found
         if found is None or len(found) != len(s.to_allocate):
             return error("claim allocation not found for node")
+        if row is not None:
+            s.slices = self.index.slices_of.get(row, [])  # PreBind's node selector
         for claim, results in zip(s.to_allocate, found, strict=True):
-            self.objects.in_flight[claim.uid] = results
+            self.objects.set_in_flight(claim.uid, results)
         s.reserved = True
         return SUCCESS
 
@@ -243,7 +314,7 @@ class DynamicResources:
         s = state.get(_KEY)
         if isinstance(s, _State) and s.reserved:
             for claim in s.to_allocate:
-                self.objects.in_flight.pop(claim.uid, None)
+                self.objects.set_in_flight(claim.uid, None)
             s.reserved = False
 
     def pre_bind(self, state: CycleState, pod: api.Pod, node_name: str) -> Status:
@@ -260,78 +331,28 @@ class DynamicResources:
             raw = claim_with_reservation(
                 current.raw, pod, found.get(claim.uid), node_name, node, s.slices
             )
-            updated = r.parse_claim(raw)
-            self.objects.assumed[updated.key] = updated
-            self.objects.in_flight.pop(claim.uid, None)
+            updated = self.objects.parse(raw)
+            self.objects.assume(updated)
+            self.objects.set_in_flight(claim.uid, None)
             write = getattr(self.handle.api, "update_object", None)
             if write is not None:
                 try:
                     write(raw)
                 except Exception as e:
-                    self.objects.assumed.pop(updated.key, None)
+                    self.objects.forget(updated.key)
                     return Status(Code.ERROR, (f"add reservation to claim {claim.key}: {e}",))
         s.reserved = False
         return SUCCESS
 
     # ------------------------------------------------------------------ informer events
     def on_object(self, obj: dict[str, Any], deleted: bool = False) -> None:
-        """A claim changed: the API server's version replaces the assumed one."""
+        """A claim changed: the API server's version replaces the assumed one; a class or
+        a slice changed: the device index is rebuilt when next asked."""
+        self.objects.changed(obj, deleted)
         if obj.get("kind") == "ResourceClaim":
             meta = obj.get("metadata") or {}
             key = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
             self._before[key] = self.objects.heard(obj, deleted)
-
-    # ------------------------------------------------------------------ queueing hints
-    def events_to_register(self) -> list[ClusterEventWithHint]:
-        """Upstream's events (queueing hints on): nodes, claims, the Pod's generated claims,
-        classes and slices."""
-        update = ActionType.ADD | ActionType.UPDATE
-        return [
-            ClusterEventWithHint(
-                ClusterEvent(
-                    Resource.NODE,
-                    ActionType.ADD
-                    | ActionType.UPDATE_NODE_LABEL
-                    | ActionType.UPDATE_NODE_ALLOCATABLE,
-                )
-            ),
-            ClusterEventWithHint(ClusterEvent(Resource.RESOURCE_CLAIM, update), self._claim_hint),
-            ClusterEventWithHint(
-                ClusterEvent(Resource.POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM),
-                self._pod_hint,
-            ),
-            ClusterEventWithHint(ClusterEvent(Resource.DEVICE_CLASS, update)),
-            ClusterEventWithHint(ClusterEvent(Resource.RESOURCE_SLICE, update)),
-        ]
-
-    def _claim_hint(self, pod: api.Pod, old: Any, new: Any) -> QueueingHint:
-        """Upstream ``isSchedulableAfterClaimChange``."""
-        del old
-        if not isinstance(new, Mapping):
-            return QueueingHint.QUEUE
-        modified = r.parse_claim(new)
-        claims, problem = self.pod_claims(pod)
-        if problem:
-            return QueueingHint.QUEUE_SKIP
-        before = self._before.get(modified.key)
-        if before is not None and before.allocation is not None and modified.allocation is None:
-            return QueueingHint.QUEUE  # deallocated: devices freed
-        if not any(c.uid == modified.uid for c in claims):
-            return QueueingHint.QUEUE_SKIP
-        if before is None:
-            return QueueingHint.QUEUE
-        same = (before.allocation, before.reserved_for) == (
-            modified.allocation,
-            modified.reserved_for,
-        )
-        return QueueingHint.QUEUE_SKIP if same else QueueingHint.QUEUE
-
-    def _pod_hint(self, pod: api.Pod, old: Any, new: Any) -> QueueingHint:
-        """Upstream ``isSchedulableAfterPodChange``."""
-        del old
-        if not isinstance(new, api.Pod) or new.uid != pod.uid:
-            return QueueingHint.QUEUE_SKIP
-        return QueueingHint.QUEUE_SKIP if self.pod_claims(new)[1] else QueueingHint.QUEUE
 
 
 def new(args: object | None, handle: Handle) -> DynamicResources:

@@ -15,7 +15,7 @@ by driver and pool name, which also makes the chosen devices deterministic).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -152,7 +152,7 @@ class _Search:
         pools: list[Pool],
         claims: list[r.ResourceClaim],
         classes: Mapping[str, r.DeviceClass],
-        in_use: set[DeviceId],
+        in_use: Container[DeviceId],
     ) -> None:
         self.pools, self.claims, self.classes, self.in_use = pools, claims, classes, in_use
         self.requests: list[list[list[_Request]]] = []
@@ -348,11 +348,21 @@ def allocate(
     claims: list[r.ResourceClaim],
     classes: Mapping[str, r.DeviceClass],
     slices: Iterable[r.ResourceSlice],
-    in_use: set[DeviceId],
+    in_use: Container[DeviceId],
 ) -> list[tuple[r.AllocatedDevice, ...]] | None:
     """Devices for every claim on ``node``, or None when they do not all fit;
     :class:`AllocationError` for a fault (missing class, CEL runtime error, bad pool)."""
-    search = _Search(gather_pools(slices, node, labels), claims, classes, in_use)
+    return allocate_in(gather_pools(slices, node, labels), claims, classes, in_use)
+
+
+def allocate_in(
+    pools: list[Pool],
+    claims: list[r.ResourceClaim],
+    classes: Mapping[str, r.DeviceClass],
+    in_use: Container[DeviceId],
+) -> list[tuple[r.AllocatedDevice, ...]] | None:
+    """:func:`allocate` over a node's pools (from :func:`gather_pools`)."""
+    search = _Search(pools, claims, classes, in_use)
     search.prepare()
     if not search.one(0, 0, 0):
         return None

@@ -1,0 +1,136 @@
+"""Upstream's DRA scheduler_perf cases (``benchmarks/dra``) through the runner: the ops
+``createResourceDriver`` and ``allocResourceClaims``, claims from templates, shared claims."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kubesched.api import objects as api
+from kubesched.api import resource as r
+from kubesched.bench import dra, runner
+from kubesched.bench import params as p
+from kubesched.bench.api import BenchApi
+from kubesched.bench.config import load_test_cases
+from kubesched.bench.gotemplate import parse
+from kubesched.bench.loop import WorkloadError
+
+CONFIG = str(Path(__file__).resolve().parents[2] / "benchmarks" / "dra" / "performance-config.yaml")
+
+
+def _run(case: str, workload: str, **params: Any) -> runner._WorkloadRun:
+    ((tc, w),) = p.select(load_test_cases(CONFIG), case=case, workload=workload)
+    if params:
+        w = dataclasses.replace(w, params=params)
+    run = runner._WorkloadRun(tc, w, p.resolve(tc, w), runner.RunOptions(timeout=60.0))
+    try:
+        run.run()
+    except WorkloadError as err:
+        run.result.error = str(err)
+    finally:
+        run.finish()
+    return run
+
+
+def _devices(bench: BenchApi) -> Counter[tuple[str, str, str]]:
+    used: Counter[tuple[str, str, str]] = Counter()
+    for (kind, _), obj in bench.objects.items():
+        if kind == "ResourceClaim":
+            used.update(d.device_id for d in r.parse_claim(obj).allocation or ())
+    return used
+
+
+@pytest.mark.parametrize(
+    "case", ["SchedulingWithResourceClaimTemplate", "SchedulingWithResourceClaim"]
+)
+def test_fast_workloads_bind_every_pod_with_distinct_devices(case: str) -> None:
+    run = _run(case, "fast")
+    assert run.result.error is None
+    assert run.result.pods_bound == 10 and run.result.pods_unbound == 0
+    used = _devices(run.api)
+    assert used and max(used.values()) == 1
+    # a claim per Pod from the template, or one claim shared by five Pods
+    claims = [o for (k, _), o in run.api.objects.items() if k == "ResourceClaim"]
+    assert len(claims) == (10 if "Template" in case else 2)
+    assert all(len(o["status"]["reservedFor"]) == (1 if "Template" in case else 5) for o in claims)
+
+
+def test_template_pods_beyond_the_devices_stay_pending() -> None:
+    # 1 node of 10 devices, 12 Pods: the measured op cannot finish, 10 bind
+    run = _run(
+        "SchedulingWithResourceClaimTemplate",
+        "fast",
+        nodesWithDRA=1,
+        nodesWithoutDRA=1,
+        initPods=0,
+        measurePods=12,
+        maxClaimsPerNode=10,
+    )
+    assert run.result.error is not None
+    assert run.result.pods_bound == 10
+    assert max(_devices(run.api).values()) == 1
+
+
+def test_steady_state_releases_claims_of_deleted_pods() -> None:
+    # 1 node of 10 devices, 9 already allocated: only a freed device lets the next Pod in
+    run = _run(
+        "SteadyStateClusterResourceClaimTemplate",
+        "fast",
+        nodesWithDRA=1,
+        nodesWithoutDRA=1,
+        initClaims=9,
+        maxClaimsPerNode=10,
+        duration="1s",
+    )
+    assert run.result.error is None
+    assert run.result.pods_bound > 10
+    used = _devices(run.api)
+    assert len(used) <= 10 and max(used.values()) == 1
+
+
+def test_resource_slice_is_upstreams() -> None:
+    s = r.parse_slice(dra.resource_slice("drv", "node-1", 3))
+    assert (s.driver, s.pool, s.node_name, s.slice_count) == ("drv", "node-1", "node-1", 1)
+    assert [d.name for d in s.devices] == ["instance-0", "instance-1", "instance-2"]
+    assert s.devices[2].typed["dra.example.com/numa"] == ("int", 2)
+
+
+def test_alloc_resource_claims_fills_nodes_without_double_allocation() -> None:
+    bench = BenchApi()
+    for name in ("a", "b", "c"):
+        bench.create_node(api.Node(name=name, labels={}))
+    bench.create_object(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": "test-class"},
+            "spec": {"selectors": [{"cel": {"expression": 'device.driver == "drv"'}}]},
+        }
+    )
+    assert dra.create_resource_driver(bench, "drv", "[ab]", 2) == 2
+    for i in range(5):
+        bench.create_object(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaim",
+                "metadata": {"name": f"c-{i}", "namespace": "init"},
+                "spec": {
+                    "devices": {
+                        "requests": [{"name": "r", "exactly": {"deviceClassName": "test-class"}}]
+                    }
+                },
+            }
+        )
+    with pytest.raises(WorkloadError, match="no node has its devices"):
+        dra.alloc_resource_claims(bench, "init", random.Random(1))
+    used = _devices(bench)
+    assert len(used) == 4 and max(used.values()) == 1
+
+
+def test_div_and_mod_template_functions() -> None:
+    assert parse("{{div .Index 5}}-{{mod .Index 5}}").render({"Index": 12}) == "2-2"
