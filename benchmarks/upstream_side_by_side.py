@@ -56,7 +56,6 @@ WORKLOADS = (
     "SchedulingNodeAffinity/5000Nodes_10000Pods",
     "PreemptionBasic/500Nodes",
 )
-TEMPLATES = CONFIG.parent / "templates"
 UPSTREAM, OURS = "kube-scheduler", "kubesched"
 
 
@@ -216,12 +215,13 @@ def api_once(
     tag: str,
     timeout: float,
     spy: Path | None,
+    templates: Path,
 ) -> dict[str, Any]:
     """One scheduler started fresh: first the backlog (Pods created before it started), then
     the burst (Pods created while it runs); returns the burst's numbers plus
     ``backlogPodsPerSecond``."""
     config, name = scheduler_config(directory, who, qps, burst_)
-    pod_args = ("--template", str(TEMPLATES / "pod-default.yaml"), "--scheduler-name", name)
+    pod_args = ("--template", str(templates / "pod-default.yaml"), "--scheduler-name", name)
     backlog, burst_ns = f"backlog-{tag}", f"burst-{tag}"
     burst(
         directory,
@@ -253,19 +253,10 @@ def api_once(
             raise BenchError(f"backlog of {pods} Pods: {err.strip()}")
         backlog_rate = json.loads(out)["podsPerSecond"]
         if spy is not None:
+            # --gil: only the thread holding the GIL, i.e. where Python spends its CPU
+            record = ["record", "--format", "raw", "--gil", "-o", str(spy), "-p", str(proc.pid)]
             recorder = subprocess.Popen(
-                [
-                    py_spy(),
-                    "record",
-                    "--format",
-                    "raw",
-                    "-o",
-                    str(spy),
-                    "-p",
-                    str(proc.pid),
-                    "--rate",
-                    "100",
-                ],
+                [py_spy(), *record],
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
             )
@@ -310,11 +301,13 @@ def api(
     timeout: float,
     spy: Path | None,
     keep: Path | None,
+    templates: Path,
 ) -> dict[str, Any]:
-    """The burst for every (qps, burst) setting and scheduler, ``repeats`` times interleaved."""
+    """The burst for every (qps, burst) setting and scheduler, ``repeats`` times interleaved;
+    ``templates`` holds node-default.yaml and pod-default.yaml."""
     table: dict[str, Any] = {}
     with control_plane(keep) as directory:
-        template = str(TEMPLATES / "node-default.yaml")
+        template = str(templates / "node-default.yaml")
         print(
             burst(
                 directory, "nodes", "--template", template, "--count", str(nodes), timeout=600
@@ -331,7 +324,15 @@ def api(
                         else None
                     )
                     res = api_once(
-                        directory, who, qps, b, pods, f"{who}-{qps:g}-{r}", timeout, profile
+                        directory,
+                        who,
+                        qps,
+                        b,
+                        pods,
+                        f"{who}-{qps:g}-{r}",
+                        timeout,
+                        profile,
+                        templates,
                     )
                     runs[who].append(res)
                     lat = res["creationToBoundMs"]
@@ -471,7 +472,8 @@ def main(argv: list[str] | None = None) -> int:
             result["engine"] = engine(workloads, args.repeats, args.config, args.timeout)
         if args.api or both:
             result["api"] = api(
-                args.nodes, args.pods, settings, args.repeats, args.timeout, args.py_spy, args.keep
+                *(args.nodes, args.pods, settings, args.repeats, args.timeout),
+                *(args.py_spy, args.keep, args.config.parent / "templates"),
             )
             if args.py_spy is not None and args.py_spy.exists():
                 self_, incl = top_frames(args.py_spy)
