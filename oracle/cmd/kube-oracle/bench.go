@@ -28,8 +28,9 @@ func (l *labelList) Set(v string) error {
 	return nil
 }
 
-// bench runs `kube-oracle bench` and returns its exit code: 0 when every selected workload
-// finished above its threshold, 1 when one failed, 2 for bad arguments or a bad config.
+// bench runs `kube-oracle bench` and returns its exit code, as `kubesched bench`: 0 when
+// every selected workload finished above its threshold, 1 when one failed or none matched
+// the filters, 2 for bad arguments or a bad config.
 func bench(args []string) int {
 	fs := flag.NewFlagSet("kube-oracle bench", flag.ContinueOnError)
 	caseName := fs.String("case", "", "run only this test case")
@@ -83,7 +84,7 @@ func bench(args []string) int {
 	}
 	if len(jobs) == 0 {
 		fmt.Fprintf(os.Stderr, "kube-oracle: %s: no workload matches the filters\n", path)
-		return 2
+		return 1 // as kubesched bench
 	}
 	if prof := os.Getenv("KUBE_ORACLE_CPUPROFILE"); prof != "" {
 		f, err := os.Create(prof)

@@ -129,13 +129,19 @@ func (c *BenchCase) Ops(w *BenchWorkload, dir string) ([]*BenchOp, error) {
 	var ops []*BenchOp
 	for i, raw := range c.WorkloadTemplate {
 		op := &BenchOp{}
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(op); err != nil {
-			return nil, fmt.Errorf("workloadTemplate[%d]: %w (kube-oracle bench supports %s)", i, err, opcodeList())
+		if err := json.Unmarshal(raw, op); err != nil {
+			return nil, fmt.Errorf("workloadTemplate[%d]: %w", i, err)
 		}
 		if !benchOpcodes[op.Opcode] {
 			return nil, fmt.Errorf("workloadTemplate[%d].opcode: %q is not supported by kube-oracle bench (only %s)", i, op.Opcode, opcodeList())
+		}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(op); err != nil {
+			return nil, fmt.Errorf("workloadTemplate[%d]: %s: %w (not supported by kube-oracle bench)", i, op.Opcode, err)
+		}
+		if op.StageRequirement != "" && op.StageRequirement != "Scheduled" {
+			return nil, fmt.Errorf("workloadTemplate[%d].stageRequirement: %q is not supported by kube-oracle bench (only Scheduled)", i, op.StageRequirement)
 		}
 		switch {
 		case op.Count != nil:
