@@ -110,8 +110,8 @@ def print_tables(result: dict[str, Any]) -> None:
     print(f"\nload average at the start {result['loadAverageAtStart'][0]:.1f}, at the end {load}")
     if "engine" in result:
         print(
-            f"\n| case / workload | kube-scheduler {version} pods/s | kubesched pods/s | kubesched / upstream | "
-            "p99 attempt upstream | p99 attempt kubesched |"
+            f"\n| case / workload | kube-scheduler {version} pods/s | kubesched pods/s | "
+            "kubesched / upstream | p99 attempt upstream | p99 attempt kubesched |"
         )
         print("|---|---:|---:|---:|---:|---:|")
         for w, row in result["engine"].items():
