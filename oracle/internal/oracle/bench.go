@@ -12,6 +12,7 @@ package oracle
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -316,7 +317,7 @@ func (w *benchWorld) waitBound(ctx context.Context, namespaces []string) error {
 		defer w.mu.Unlock()
 		have, want := 0, 0
 		for ns, n := range w.created {
-			if len(namespaces) == 0 || contains(namespaces, ns) {
+			if len(namespaces) == 0 || slices.Contains(namespaces, ns) {
 				have, want = have+w.bound[ns], want+n
 			}
 		}
@@ -337,13 +338,4 @@ func (w *benchWorld) poll(ctx context.Context, what string, cond func() (bool, s
 		}
 		time.Sleep(time.Millisecond)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/template"
 
@@ -64,9 +65,8 @@ type BenchOp struct {
 	count int // resolved from Count or CountParam
 }
 
-var benchOpcodes = map[string]bool{
-	"createNodes": true, "createNamespaces": true, "createPods": true, "barrier": true, "sleep": true,
-}
+// benchOpcodes are the ops kube-oracle bench runs.
+var benchOpcodes = []string{"createNodes", "createNamespaces", "createPods", "barrier", "sleep"}
 
 // LoadBenchConfig reads a config file (YAML or JSON).
 func LoadBenchConfig(path string) ([]BenchCase, error) {
@@ -125,14 +125,13 @@ func (c *BenchCase) Ops(w *BenchWorkload, dir string) ([]*BenchOp, error) {
 	if len(c.FeatureGates) > 0 || len(w.FeatureGates) > 0 || c.SchedulerConfigPath != "" {
 		return nil, fmt.Errorf("featureGates and schedulerConfigPath are not supported by kube-oracle bench")
 	}
-	used := map[string]bool{}
 	var ops []*BenchOp
 	for i, raw := range c.WorkloadTemplate {
 		op := &BenchOp{}
 		if err := json.Unmarshal(raw, op); err != nil {
 			return nil, fmt.Errorf("workloadTemplate[%d]: %w", i, err)
 		}
-		if !benchOpcodes[op.Opcode] {
+		if !slices.Contains(benchOpcodes, op.Opcode) {
 			return nil, fmt.Errorf("workloadTemplate[%d].opcode: %q is not supported by kube-oracle bench (only %s)", i, op.Opcode, opcodeList())
 		}
 		dec := json.NewDecoder(bytes.NewReader(raw))
@@ -155,7 +154,6 @@ func (c *BenchCase) Ops(w *BenchWorkload, dir string) ([]*BenchOp, error) {
 			if !ok {
 				return nil, fmt.Errorf("workloadTemplate[%d].countParam: parameter %s is undefined or not a number", i, name)
 			}
-			used[name] = true
 			op.count = int(v)
 		}
 		for _, p := range []**string{&op.NodeTemplatePath, &op.PodTemplatePath} {
@@ -179,7 +177,7 @@ func (c *BenchCase) Ops(w *BenchWorkload, dir string) ([]*BenchOp, error) {
 }
 
 func opcodeList() string {
-	return "createNodes, createNamespaces, createPods, barrier, sleep"
+	return strings.Join(benchOpcodes, ", ")
 }
 
 // objectTemplate renders one file per object as upstream's getSpecFromTextTemplateFile
