@@ -177,4 +177,7 @@ replace (
 	k8s.io/sample-apiserver => k8s.io/sample-apiserver v0.34.4
 )
 
-tool k8s.io/kubernetes/cmd/kube-apiserver
+tool (
+	k8s.io/kubernetes/cmd/kube-apiserver
+	k8s.io/kubernetes/cmd/kube-scheduler
+)

@@ -2,6 +2,11 @@
 //
 //	kube-oracle explain [--stream]   {cluster, pod, config} on stdin -> kubesched.explain's JSON
 //	kube-oracle schedule [--stream]  {cluster, pods, config} -> kubesched.schedule's per-Pod JSON
+//	kube-oracle bench CONFIG.yaml [--case C] [--workload W] [--label L] [-o FILE] [--timeout S]
+//	                                 upstream's scheduler on scheduler_perf workloads, `kubesched
+//	                                 bench`'s arguments, summary lines and perf-dash JSON
+//	kube-oracle burst nodes|pods|wait|delete --kubeconfig K [flags]
+//	                                 load for a scheduler behind a real API server (burst.go)
 //	kube-oracle version              the upstream version it was built against
 //
 // With --stream, every line of stdin is one request and every line of stdout its answer
@@ -27,7 +32,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: kube-oracle explain|schedule [--stream] | version")
+		fmt.Fprintln(os.Stderr, "usage: kube-oracle explain|schedule [--stream] | bench CONFIG [flags] | burst nodes|pods|wait|delete [flags] | version")
 		os.Exit(2)
 	}
 	quietLogs()
@@ -54,6 +59,10 @@ func main() {
 			}
 			return oracle.Schedule(ctx, &req, 60*time.Second)
 		})
+	case "bench":
+		os.Exit(bench(os.Args[2:]))
+	case "burst":
+		os.Exit(burst(os.Args[2:]))
 	case "version":
 		fmt.Println(upstreamVersion())
 	default:

@@ -1,0 +1,341 @@
+package oracle
+
+// `kube-oracle bench`: upstream's whole scheduler (scheduler.New over a fake clientset and
+// its informers, binding through the binding subresource as in schedule.go) running one
+// scheduler_perf workload in wall-clock time, in one process, as `kubesched bench` does with
+// in-memory binds.  The ops follow scheduler_perf's executor: Nodes named generateName plus
+// 5 random characters with the kubernetes.io/hostname label, labelNodePrepareStrategy's
+// values round-robin in name order, Pods in namespace-<op index> unless the op names one,
+// created by parallel workers while the scheduler runs, and each createPods waits until its
+// namespace's Pods are bound (unless skipWaitToCompletion).
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/pkg/scheduler"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config/latest"
+)
+
+// watchBuffer is the fake tracker's channel per watch: it panics when one is full (100
+// events by default), which Pods created faster than an informer reads them would do.
+const watchBuffer = 1 << 16
+
+// podCreators is how many goroutines create a createPods op's Pods (the fake clientset
+// serialises them on one lock; more would only contend).
+const podCreators = 4
+
+// benchWorld is one workload's cluster and scheduler.
+type benchWorld struct {
+	client  *fake.Clientset
+	sched   *scheduler.Scheduler
+	nodes   cache.SharedIndexInformer
+	timer   *attemptTimer
+	timeout time.Duration
+
+	mu        sync.Mutex
+	bound     map[string]int // namespace -> Pods seen bound
+	lastBind  time.Time
+	created   map[string]int // namespace -> Pods created
+	totalBind int
+	names     map[string]bool
+}
+
+// RunWorkload runs one workload of c (ops already checked by c.Ops) and measures it.
+func RunWorkload(parent context.Context, c *BenchCase, w *BenchWorkload, ops []*BenchOp, timeout time.Duration) *BenchResult {
+	res := &BenchResult{Case: c.Name, Workload: w.Name, Threshold: w.Threshold}
+	began := time.Now()
+	defer func() {
+		res.WallSeconds = time.Since(began).Seconds()
+		res.PeakRSSMiB = peakRSSMiB()
+	}()
+	ctx, cancel := context.WithCancel(parent)
+	world, err := newBenchWorld(ctx, timeout)
+	if err != nil {
+		cancel()
+		res.Error = err.Error()
+		return res
+	}
+	stop := world.start(ctx)
+	defer func() {
+		cancel()
+		stop()
+		world.mu.Lock()
+		res.PodsBound = world.totalBind
+		world.mu.Unlock()
+	}()
+	for i, op := range ops {
+		if err := world.run(ctx, i, op, c, res); err != nil {
+			res.Error = fmt.Sprintf("op %d: %v", i, err)
+			return res
+		}
+	}
+	return res
+}
+
+func newBenchWorld(ctx context.Context, timeout time.Duration) (*benchWorld, error) {
+	cfg, err := latest.Default()
+	if err != nil {
+		return nil, err
+	}
+	watch.DefaultChanSize = watchBuffer
+	// The plain object tracker (not NewClientset's field-managed one): no managed fields
+	// to compute on every write, as a benchmark of the scheduler wants.
+	client := fake.NewSimpleClientset() //nolint:staticcheck
+	client.PrependReactor("create", "pods", bindReactor(client))
+	factory := informers.NewSharedInformerFactory(client, 0)
+	noEvents := func(string) events.EventRecorder { return &events.FakeRecorder{} }
+	sched, err := scheduler.New(ctx, client, factory, nil, noEvents,
+		scheduler.WithProfiles(cfg.Profiles...),
+		scheduler.WithParallelism(cfg.Parallelism),
+		scheduler.WithPercentageOfNodesToScore(cfg.PercentageOfNodesToScore),
+		scheduler.WithPodInitialBackoffSeconds(cfg.PodInitialBackoffSeconds),
+		scheduler.WithPodMaxBackoffSeconds(cfg.PodMaxBackoffSeconds),
+	)
+	if err != nil {
+		return nil, err
+	}
+	w := &benchWorld{client: client, sched: sched, timer: &attemptTimer{}, timeout: timeout,
+		nodes: factory.Core().V1().Nodes().Informer(), bound: map[string]int{}, created: map[string]int{}, names: map[string]bool{}}
+	// Counted from the scheduler's own Pod informer, as scheduler_perf's collector does.
+	if _, err := factory.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { w.podChanged(nil, obj) },
+		UpdateFunc: w.podChanged,
+	}); err != nil {
+		return nil, err
+	}
+	factory.Start(ctx.Done())
+	waitForSync(ctx, factory)
+	return w, nil
+}
+
+func (w *benchWorld) podChanged(oldObj, newObj any) {
+	newPod, ok := newObj.(*v1.Pod)
+	if !ok || newPod.Spec.NodeName == "" {
+		return
+	}
+	if oldPod, ok := oldObj.(*v1.Pod); ok && oldPod.Spec.NodeName != "" {
+		return
+	}
+	w.mu.Lock()
+	w.bound[newPod.Namespace]++
+	w.totalBind++
+	w.lastBind = time.Now()
+	w.mu.Unlock()
+}
+
+// start runs the scheduler as Scheduler.Run does, with each ScheduleOne timed from the
+// moment its Pod left the queue; the returned func stops it and waits.
+func (w *benchWorld) start(ctx context.Context) func() {
+	logger := klog.FromContext(ctx)
+	w.sched.SchedulingQueue.Run(logger)
+	if w.sched.APIDispatcher != nil {
+		w.sched.APIDispatcher.Run(logger)
+	}
+	w.sched.NextPod = w.timer.wrap(w.sched.NextPod)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			w.sched.ScheduleOne(ctx)
+			w.timer.cycleDone()
+		}
+	}()
+	// The fake clientset records every call with its object; nothing reads them here, and
+	// keeping them would make the garbage collector (not the scheduler) the cost measured.
+	go func() {
+		for t := time.NewTicker(time.Second); ; {
+			select {
+			case <-t.C:
+				w.client.ClearActions()
+			case <-ctx.Done():
+				t.Stop()
+				return
+			}
+		}
+	}()
+	return func() {
+		if w.sched.APIDispatcher != nil {
+			w.sched.APIDispatcher.Close()
+		}
+		w.sched.SchedulingQueue.Close()
+		<-done
+	}
+}
+
+func (w *benchWorld) run(ctx context.Context, index int, op *BenchOp, c *BenchCase, res *BenchResult) error {
+	switch op.Opcode {
+	case "createNodes":
+		return w.createNodes(ctx, op)
+	case "createNamespaces":
+		for i := 0; i < op.count; i++ {
+			ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", op.Prefix, i)}}
+			if _, err := w.client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "createPods":
+		ns := fmt.Sprintf("namespace-%d", index)
+		if op.Namespace != nil {
+			ns = *op.Namespace
+		}
+		var col *throughputCollector
+		if op.CollectMetrics {
+			col = startCollector(w, ns)
+		}
+		err := w.createPods(ctx, op, ns)
+		if err == nil && !op.SkipWaitToCompletion {
+			err = w.waitBound(ctx, []string{ns})
+		}
+		if col != nil {
+			res.addPhase(col.stop(), c.Name+"/"+res.Workload)
+		}
+		return err
+	case "barrier":
+		return w.waitBound(ctx, op.Namespaces)
+	case "sleep":
+		d, err := time.ParseDuration(op.Duration)
+		if err != nil {
+			return fmt.Errorf("duration: %w", err)
+		}
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+		}
+		return nil
+	}
+	return fmt.Errorf("opcode %q not supported", op.Opcode)
+}
+
+func (w *benchWorld) createNodes(ctx context.Context, op *BenchOp) error {
+	tmpl, err := newObjectTemplate(*op.NodeTemplatePath)
+	if err != nil {
+		return err
+	}
+	nodes := make([]*v1.Node, 0, op.count)
+	for i := 0; i < op.count; i++ {
+		n, err := tmpl.node(i, op.count)
+		if err != nil {
+			return err
+		}
+		if n.Name == "" {
+			n.Name = w.generateName(n.GenerateName)
+		}
+		n.UID = uuid.NewUUID()
+		if n.Labels == nil {
+			n.Labels = map[string]string{}
+		}
+		n.Labels[v1.LabelHostname] = n.Name
+		nodes = append(nodes, n)
+	}
+	if s := op.LabelNodePrepare; s != nil && len(s.LabelValues) > 0 {
+		// upstream patches the listed (name-ordered) Nodes round-robin after creating them
+		sorted := append([]*v1.Node{}, nodes...)
+		sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+		for i, n := range sorted {
+			n.Labels[s.LabelKey] = s.LabelValues[i%len(s.LabelValues)]
+		}
+	}
+	want := len(w.nodes.GetStore().ListKeys()) + len(nodes)
+	for _, n := range nodes {
+		if _, err := w.client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	return w.poll(ctx, "Nodes in the scheduler's informer", func() (bool, string) {
+		have := len(w.nodes.GetStore().ListKeys())
+		return have >= want, fmt.Sprintf("%d of %d", have, want)
+	})
+}
+
+func (w *benchWorld) createPods(ctx context.Context, op *BenchOp, ns string) error {
+	tmpl, err := newObjectTemplate(*op.PodTemplatePath)
+	if err != nil {
+		return err
+	}
+	pods := make([]*v1.Pod, op.count)
+	for i := range pods {
+		p, err := tmpl.pod(i, op.count)
+		if err != nil {
+			return err
+		}
+		if p.Name == "" {
+			p.Name = w.generateName(ns + "/" + p.GenerateName)[len(ns)+1:]
+		}
+		p.Namespace, p.UID = ns, types.UID(uuid.NewUUID())
+		p.CreationTimestamp = metav1.Now()
+		pods[i] = p
+	}
+	w.mu.Lock()
+	w.created[ns] += len(pods)
+	w.mu.Unlock()
+	errs := make([]error, len(pods))
+	workqueue.ParallelizeUntil(ctx, podCreators, len(pods), func(i int) {
+		_, errs[i] = w.client.CoreV1().Pods(ns).Create(ctx, pods[i], metav1.CreateOptions{})
+	})
+	for i, err := range errs {
+		if err != nil {
+			return fmt.Errorf("creating Pod %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// generateName is prefix plus 5 random characters, as the API server's generateName,
+// unique in this world (the API server retries a taken name).
+func (w *benchWorld) generateName(prefix string) string {
+	for {
+		name := prefix + rand.String(5)
+		if !w.names[name] {
+			w.names[name] = true
+			return name
+		}
+	}
+}
+
+// waitBound waits until every Pod created in namespaces (all, when empty) is bound.
+func (w *benchWorld) waitBound(ctx context.Context, namespaces []string) error {
+	return w.poll(ctx, "Pods bound", func() (bool, string) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		have, want := 0, 0
+		for ns, n := range w.created {
+			if len(namespaces) == 0 || slices.Contains(namespaces, ns) {
+				have, want = have+w.bound[ns], want+n
+			}
+		}
+		return have >= want, fmt.Sprintf("%d of %d", have, want)
+	})
+}
+
+// poll checks cond every millisecond until it holds or the op's timeout passes.
+func (w *benchWorld) poll(ctx context.Context, what string, cond func() (bool, string)) error {
+	deadline := time.Now().Add(w.timeout)
+	for {
+		ok, progress := cond()
+		if ok {
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("timed out after %v waiting for %s: %s", w.timeout, what, progress)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

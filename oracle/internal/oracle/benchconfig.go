@@ -1,0 +1,262 @@
+package oracle
+
+// This file reads scheduler_perf-format configs (test/integration/scheduler_perf's
+// performance-config.yaml: a list of test cases, each a workloadTemplate of ops and its
+// workloads' params) for `kube-oracle bench`: the subset of ops that upstream's
+// SchedulingBasic, SchedulingPodAntiAffinity, TopologySpreading, SchedulingNodeAffinity and
+// PreemptionBasic cases use.  scheduler_perf itself is a test package of k8s.io/kubernetes
+// (its op types and parser are unexported and it starts a real API server), so the subset
+// is reimplemented here; templates are rendered and decoded as upstream does (text/template
+// with Index and Count, sigs.k8s.io/yaml), then defaulted as the API server would.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/template"
+
+	v1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// BenchCase is one test case of a config.
+type BenchCase struct {
+	Name                   string            `json:"name"`
+	DefaultPodTemplatePath *string           `json:"defaultPodTemplatePath"`
+	WorkloadTemplate       []json.RawMessage `json:"workloadTemplate"`
+	Workloads              []BenchWorkload   `json:"workloads"`
+	Labels                 []string          `json:"labels"`
+	FeatureGates           map[string]bool   `json:"featureGates"`
+	SchedulerConfigPath    string            `json:"schedulerConfigPath"`
+}
+
+// BenchWorkload is one workload: the params its ops refer to by `$name`.
+type BenchWorkload struct {
+	Name         string          `json:"name"`
+	Labels       []string        `json:"labels"`
+	Params       map[string]any  `json:"params"`
+	Threshold    float64         `json:"threshold"`
+	FeatureGates map[string]bool `json:"featureGates"`
+}
+
+// BenchOp is every op field kube-oracle understands; others are rejected by name.
+type BenchOp struct {
+	Opcode               string   `json:"opcode"`
+	Count                *int     `json:"count"`
+	CountParam           string   `json:"countParam"`
+	NodeTemplatePath     *string  `json:"nodeTemplatePath"`
+	PodTemplatePath      *string  `json:"podTemplatePath"`
+	Namespace            *string  `json:"namespace"`
+	Prefix               string   `json:"prefix"`
+	CollectMetrics       bool     `json:"collectMetrics"`
+	SkipWaitToCompletion bool     `json:"skipWaitToCompletion"`
+	Namespaces           []string `json:"namespaces"`
+	StageRequirement     string   `json:"stageRequirement"`
+	Duration             string   `json:"duration"`
+	LabelNodePrepare     *struct {
+		LabelKey    string   `json:"labelKey"`
+		LabelValues []string `json:"labelValues"`
+	} `json:"labelNodePrepareStrategy"`
+
+	count int // resolved from Count or CountParam
+}
+
+// benchOpcodes are the ops kube-oracle bench runs.
+var benchOpcodes = []string{"createNodes", "createNamespaces", "createPods", "barrier", "sleep"}
+
+// LoadBenchConfig reads a config file (YAML or JSON).
+func LoadBenchConfig(path string) ([]BenchCase, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var cases []BenchCase
+	if err := yaml.Unmarshal(raw, &cases); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	dir := filepath.Dir(path)
+	for i := range cases {
+		if p := cases[i].DefaultPodTemplatePath; p != nil {
+			abs := resolvePath(dir, *p)
+			cases[i].DefaultPodTemplatePath = &abs
+		}
+	}
+	return cases, nil
+}
+
+func resolvePath(dir, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(dir, p)
+}
+
+// Selected reports whether a workload passes --case, --workload (NAME or CASE/NAME) and
+// the label filter (L must be among the case's and workload's labels, -L must not).
+func Selected(c *BenchCase, w *BenchWorkload, caseName, workloadName string, labels []string) bool {
+	if caseName != "" && c.Name != caseName {
+		return false
+	}
+	if workloadName != "" && w.Name != workloadName && c.Name+"/"+w.Name != workloadName {
+		return false
+	}
+	have := map[string]bool{}
+	for _, l := range append(append([]string{}, c.Labels...), w.Labels...) {
+		have[l] = true
+	}
+	for _, l := range labels {
+		if neg, ok := strings.CutPrefix(l, "-"); ok {
+			if have[neg] {
+				return false
+			}
+		} else if !have[l] {
+			return false
+		}
+	}
+	return true
+}
+
+// Ops decodes and checks a workload's ops, resolving counts and template paths.
+func (c *BenchCase) Ops(w *BenchWorkload, dir string) ([]*BenchOp, error) {
+	if len(c.FeatureGates) > 0 || len(w.FeatureGates) > 0 || c.SchedulerConfigPath != "" {
+		return nil, fmt.Errorf("featureGates and schedulerConfigPath are not supported by kube-oracle bench")
+	}
+	var ops []*BenchOp
+	for i, raw := range c.WorkloadTemplate {
+		op := &BenchOp{}
+		if err := json.Unmarshal(raw, op); err != nil {
+			return nil, fmt.Errorf("workloadTemplate[%d]: %w", i, err)
+		}
+		if !slices.Contains(benchOpcodes, op.Opcode) {
+			return nil, fmt.Errorf("workloadTemplate[%d].opcode: %q is not supported by kube-oracle bench (only %s)", i, op.Opcode, opcodeList())
+		}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(op); err != nil {
+			return nil, fmt.Errorf("workloadTemplate[%d]: %s: %w (not supported by kube-oracle bench)", i, op.Opcode, err)
+		}
+		if op.StageRequirement != "" && op.StageRequirement != "Scheduled" {
+			return nil, fmt.Errorf("workloadTemplate[%d].stageRequirement: %q is not supported by kube-oracle bench (only Scheduled)", i, op.StageRequirement)
+		}
+		switch {
+		case op.Count != nil:
+			op.count = *op.Count
+		case op.CountParam != "":
+			name, ok := strings.CutPrefix(op.CountParam, "$")
+			if !ok {
+				return nil, fmt.Errorf("workloadTemplate[%d].countParam: must start with \"$\"", i)
+			}
+			v, ok := w.Params[name].(float64)
+			if !ok {
+				return nil, fmt.Errorf("workloadTemplate[%d].countParam: parameter %s is undefined or not a number", i, name)
+			}
+			op.count = int(v)
+		}
+		for _, p := range []**string{&op.NodeTemplatePath, &op.PodTemplatePath} {
+			if *p != nil {
+				abs := resolvePath(dir, **p)
+				*p = &abs
+			}
+		}
+		if op.Opcode == "createPods" && op.PodTemplatePath == nil {
+			if c.DefaultPodTemplatePath == nil {
+				return nil, fmt.Errorf("workloadTemplate[%d].podTemplatePath: missing and the case has no defaultPodTemplatePath", i)
+			}
+			op.PodTemplatePath = c.DefaultPodTemplatePath
+		}
+		if op.Opcode == "createNodes" && op.NodeTemplatePath == nil {
+			return nil, fmt.Errorf("workloadTemplate[%d].nodeTemplatePath: required", i)
+		}
+		ops = append(ops, op)
+	}
+	return ops, nil
+}
+
+func opcodeList() string {
+	return strings.Join(benchOpcodes, ", ")
+}
+
+// objectTemplate renders one file per object as upstream's getSpecFromTextTemplateFile
+// does (text/template with .Index and .Count, funcs div and mod); a file without actions
+// is decoded once.
+type objectTemplate struct {
+	path   string
+	tmpl   *template.Template
+	static []byte // JSON, when the file has no template actions
+	pod0   *v1.Pod
+	node0  *v1.Node
+}
+
+func newObjectTemplate(path string) (*objectTemplate, error) {
+	content, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	t := &objectTemplate{path: path}
+	if !bytes.Contains(content, []byte("{{")) {
+		t.static, err = yaml.YAMLToJSON(content)
+		return t, err
+	}
+	t.tmpl, err = template.New(filepath.Base(path)).Funcs(template.FuncMap{
+		"div": func(a, b int) int { return a / b },
+		"mod": func(a, b int) int { return a % b },
+	}).Parse(string(content))
+	return t, err
+}
+
+// render gives object number index of count as JSON.
+func (t *objectTemplate) render(index, count int) ([]byte, error) {
+	if t.tmpl == nil {
+		return t.static, nil
+	}
+	var buf bytes.Buffer
+	if err := t.tmpl.Execute(&buf, map[string]any{"Index": index, "Count": count}); err != nil {
+		return nil, fmt.Errorf("%s: %w", t.path, err)
+	}
+	return yaml.YAMLToJSON(buf.Bytes())
+}
+
+// pod decodes object index as the API server would store it (a static template once).
+func (t *objectTemplate) pod(index, count int) (*v1.Pod, error) {
+	if t.pod0 != nil {
+		return t.pod0.DeepCopy(), nil
+	}
+	raw, err := t.render(index, count)
+	if err != nil {
+		return nil, err
+	}
+	p, err := DecodePod(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", t.path, err)
+	}
+	if t.tmpl == nil {
+		t.pod0 = p.DeepCopy()
+	}
+	return p, nil
+}
+
+func (t *objectTemplate) node(index, count int) (*v1.Node, error) {
+	if t.node0 != nil {
+		return t.node0.DeepCopy(), nil
+	}
+	raw, err := t.render(index, count)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := DecodeObject(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", t.path, err)
+	}
+	n, ok := obj.(*v1.Node)
+	if !ok {
+		return nil, fmt.Errorf("%s: not a Node", t.path)
+	}
+	if t.tmpl == nil {
+		t.node0 = n.DeepCopy()
+	}
+	return n, nil
+}
