@@ -1,5 +1,5 @@
 """``kubesched simulate [SCENARIO.yaml] [--seed S] [-o json|text] [--json-out FILE]
-[--report DIR] [--metrics-port PORT] [--metrics-file FILE] [--pace X] [--shards N]``.
+[--report DIR] [--metrics-port PORT] [--metrics-file FILE] [--pace X] [--shards N|auto]``.
 
 Metrics advance in virtual time: counters move as simulated events happen and gauges are
 synced every simulated second.  While ``/metrics`` is served the run is paced (default one
@@ -54,7 +54,11 @@ def run(args: argparse.Namespace) -> int:
     pace = args.pace if args.pace is not None else (1.0 if args.metrics_port is not None else 0)
     with observability.metrics_session(args) as metrics:
         summary = run_scenario(
-            scenario, progress=progress, metrics=metrics, pace=pace or None, shards=args.shards
+            scenario,
+            progress=progress,
+            metrics=metrics,
+            pace=pace or None,
+            shards=hooks.shard_count(args.shards),
         )
     if args.json_out:
         with open(args.json_out, "w") as f:
