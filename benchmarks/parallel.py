@@ -164,7 +164,8 @@ def run_one(
         out["committed"] = b["committed"]
         out["shardCpuUsPerPod"] = 1e6 * (sum(shards_cpu) - sum(apply_cpu)) / pods
         out["applyCpuUsPerPod"] = 1e6 * statistics.mean(apply_cpu) / pods
-        routed = result.parallel.get("routing", {}).get("pods", {})
+        out["routing"] = result.parallel.get("routing")
+        routed = (out["routing"] or {}).get("pods", {})
         if routed:
             out["serialShare"] = routed.get("serial", 0) / max(1, sum(routed.values()))
     return out

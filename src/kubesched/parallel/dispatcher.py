@@ -18,7 +18,7 @@ deletion.
 - **Routing**: with a ``divert`` callback (the coordinator's auto routing,
   :mod:`~kubesched.parallel.router`) each popped Pod outside a gang is offered to it first;
   a Pod it takes was scheduled by the coordinator itself, at most ``round_size`` per shard
-  per step, so the step still serves the shards.
+  per step (the coordinator may ask for fewer), so the step still serves the shards.
 """
 
 from __future__ import annotations
@@ -91,9 +91,14 @@ class Dispatcher:
                 del self.members[group]
 
     # ------------------------------------------------------------------ handing out
-    def fill(self, queue: SchedulingQueue, divert: Divert | None = None) -> int:
-        """Pop Pods while a shard has room this step; returns how many were handed out
-        or taken by ``divert`` (see the module docstring)."""
+    def fill(
+        self, queue: SchedulingQueue, divert: Divert | None = None, budget: int | None = None
+    ) -> int:
+        """Pop Pods while a shard has room this step and ``divert`` took fewer than
+        ``budget`` (default ``round_size`` per shard); returns how many were handed out or
+        taken (see the module docstring)."""
+        if budget is None:
+            budget = self.round_size * self.shards
         n = 0
         served = 0
         while True:
@@ -102,7 +107,7 @@ class Dispatcher:
                 for i in range(self.shards)
                 if self.load[i] < self.window and len(self.outbox[i]) < self.round_size
             ]
-            if not room or served >= self.round_size * self.shards:
+            if not room or served >= budget:
                 return n
             t0 = time.perf_counter()
             qp = queue.pop()

@@ -49,7 +49,7 @@ from typing import Any
 
 MARGIN = 1.15
 """The pipeline must win by this factor (its model's realisation is 85-99 %)."""
-PROBE_SERIAL = 32
+PROBE_SERIAL = 128
 PROBE_SHARDS = 128
 FIRST_STRETCH = 1024
 LAST_STRETCH = 32768
@@ -75,7 +75,9 @@ class Ewma:
 
 @dataclass(slots=True)
 class Batch:
-    """Seconds and Pods gathered until there are :data:`MIN_BATCH` Pods, then averaged."""
+    """Seconds and Pods gathered until there are :data:`MIN_BATCH` Pods, then averaged into
+    an :class:`Ewma` (so one outlier, such as a signature's first search without result
+    reuse, counts as its share of a batch, not as the first value of the average)."""
 
     avg: Ewma = field(default_factory=Ewma)
     seconds: float = 0.0
@@ -93,8 +95,8 @@ class Batch:
 class Signature:
     """One signature's figures and where its Pods go now."""
 
-    serial_search: Ewma = field(default_factory=Ewma)
-    shard_search: Ewma = field(default_factory=Ewma)
+    serial_search: Batch = field(default_factory=Batch)
+    shard_search: Batch = field(default_factory=Batch)
     serial: bool = True
     """The current route: True for the coordinator's own cycle."""
     left: int = PROBE_SERIAL
@@ -103,6 +105,8 @@ class Signature:
     stretch: int = FIRST_STRETCH
     best: bool | None = None
     """The route the model chose last (None: not decided yet)."""
+    seen: int = 0
+    """Pods routed."""
     tried: bool = False
     """Whether Pods of this signature were sent to the shards to measure them."""
 
@@ -123,7 +127,7 @@ class Router:
         self.shards = shards
         self.cores = cores or usable_cores(shards)
         self.sigs: dict[Hashable, Signature] = {}
-        self.serial_rest = Ewma()
+        self.serial_rest = Batch()
         self.hub = Batch()
         self.shard_rest = Batch()
         self.apply = Batch()
@@ -140,6 +144,7 @@ class Router:
         if sig.left <= 0:
             self._next(sig)
         sig.left -= 1
+        sig.seen += 1
         self.routed["serial" if sig.serial else "shards"] += 1
         return sig.serial
 
@@ -148,10 +153,10 @@ class Router:
             sig.serial, sig.probing = not sig.serial, True
             sig.left = PROBE_SERIAL if sig.serial else PROBE_SHARDS
             return
-        if sig.serial_search.value is None:
+        if sig.serial_search.avg.value is None:
             sig.serial, sig.left = True, PROBE_SERIAL
             return
-        if sig.shard_search.value is None or self.hub.avg.value is None:
+        if sig.shard_search.avg.value is None or self.hub.avg.value is None:
             # the shards not tried yet: try them; else their answers are on the way
             sig.serial = sig.tried
             sig.left = PROBE_SERIAL if sig.serial else PROBE_SHARDS
@@ -172,8 +177,8 @@ class Router:
 
     def predict(self, sig: Signature) -> tuple[float, float]:
         """Seconds per Pod ``(t_1, t_N)`` for ``sig`` by the model (module docstring)."""
-        s_c = sig.serial_search.value
-        s_s = sig.shard_search.value
+        s_c = sig.serial_search.avg.value
+        s_s = sig.shard_search.avg.value
         s_c = s_c if s_c is not None else (s_s or 0.0)
         s_s = s_s if s_s is not None else s_c
         n, cores = self.shards, self.cores
@@ -181,7 +186,7 @@ class Router:
         o_s = self.shard_rest.avg.value or 0.0
         c_f = self.apply.avg.value or 0.0
         shard = s_s + o_s + n * c_f
-        serial = s_c + (self.serial_rest.value or 0.0)
+        serial = s_c + (self.serial_rest.avg.value or 0.0)
         return serial, max(c_h, shard / n, (c_h + shard) / cores)
 
     # ------------------------------------------------------------------ measuring
@@ -189,14 +194,14 @@ class Router:
         """The coordinator ran a Pod's cycle itself: ``seconds`` in all, ``search`` of it."""
         sig = self.sigs.get(key)
         if sig is not None:
-            sig.serial_search.add(search)
-        self.serial_rest.add(max(0.0, seconds - search))
+            sig.serial_search.add(search, 1)
+        self.serial_rest.add(max(0.0, seconds - search), 1)
 
     def searched_on_shard(self, key: Hashable, seconds: float) -> None:
         """A shard's search for a Pod of ``key`` took ``seconds``."""
         sig = self.sigs.get(key)
         if sig is not None:
-            sig.shard_search.add(seconds)
+            sig.shard_search.add(seconds, 1)
 
     def shard_message(self, rest: float, apply: float, entries: int, pods: int) -> None:
         """A shard answered ``pods`` Pods spending ``rest`` seconds besides their searches
@@ -224,12 +229,23 @@ class Router:
         def us(v: float | None) -> float | None:
             return None if v is None else round(1e6 * v, 1)
 
+        busiest = sorted(self.sigs.values(), key=lambda g: -g.seen)[:4]
         return {
             "pods": dict(self.routed),
+            "busiest": [
+                {
+                    "pods": g.seen,
+                    "serialSearchUs": us(g.serial_search.avg.value),
+                    "shardSearchUs": us(g.shard_search.avg.value),
+                    "predictedUs": [us(t) for t in self.predict(g)],
+                    "serial": g.best,
+                }
+                for g in busiest
+            ],
             "signatures": len(self.sigs),
             "flips": self.flips,
             "cores": self.cores,
-            "serialRestUs": us(self.serial_rest.value),
+            "serialRestUs": us(self.serial_rest.avg.value),
             "coordinatorUs": us(self.hub.avg.value),
             "encodeUsPerEntry": us(self.encode.avg.value),
             "shardRestUs": us(self.shard_rest.avg.value),
