@@ -106,7 +106,7 @@ def test_invariants_hold_under_random_interleavings(sc: dict[str, Any]) -> None:
 def test_invariants_hold_with_routing_mixed_in(sc: dict[str, Any], script: list[bool]) -> None:
     router = ScriptedRouter(sc["shards"], script)
     _run(sc, router)
-    if any(script):
+    if script[0] and not sc["gangs"]:  # the first Pod popped ran in the coordinator
         assert router.routed["serial"] > 0
 
 
