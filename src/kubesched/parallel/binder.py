@@ -15,6 +15,8 @@ proposal ``(node, version, alternatives)``, in the order the shard sent them:
    profile's Filters are the node-local in-tree ones without Reserve / Permit plugins:
    the shard's verdict still holds.
 2. **Full check** -- otherwise the profile's PreFilter plugins run on the authoritative state
+   (or their result for the Pod's signature is reused, kept current from every change since
+   by the plugins' PreFilterExtensions: :mod:`~kubesched.parallel.prefilter`)
    and its Filter plugins on that one node (with nominated Pods, as the serial scheduler):
    resources, host ports, pod count, taints and affinity, topology spread and inter-pod
    (anti-)affinity as they are *now*, quota, gang readiness.
@@ -53,6 +55,7 @@ from kubesched.parallel.bulk import BulkCommitter
 from kubesched.parallel.dispatcher import InFlight
 from kubesched.parallel.fastpath import NO, FastPath
 from kubesched.parallel.fastpath import NODE_LOCAL_FILTERS as NODE_LOCAL_FILTERS  # re-export
+from kubesched.parallel.prefilter import PreFilterCache
 from kubesched.scheduler import Diagnosis, rejected_on_node
 
 if TYPE_CHECKING:
@@ -126,6 +129,7 @@ class Binder:
         self.refused: list[list[tuple[str, str]]] = [[] for _ in range(hub.shard_count)]
         """Per shard: ``(key, reason)`` of proposals to forget, sent with its next message."""
         self.bulk = BulkCommitter(self)
+        self.prefilter = PreFilterCache(hub.cluster)
 
     # ------------------------------------------------------------------ one reply
     def process(self, shard: int, results: list[p.Result]) -> None:
@@ -230,8 +234,7 @@ class Binder:
                 return Choice(node, CycleState(), "fast", first)
             else:
                 if state is None:
-                    state = CycleState()
-                    pre, status, _ = fwk.run_pre_filter(state, pod)
+                    state, pre, status = self.prefilter.pre_filter(fwk, pod)
                     if not status.is_success():
                         return Choice(None, state, "full", first or reason_of(status.plugin))
                     allowed = pre.node_names if pre is not None else None
