@@ -174,8 +174,11 @@ class ParallelScheduler(RoutedSearch, StreamingHandlers):
             if self.dispatcher.outbox[i] or heartbeat:
                 sent[i] = self._send(i, now)
         received = False
+        wait = routing is None or not routing.served  # else read only answers already in
         for i in range(self.shard_count):
-            if self.outstanding[i] and (self.outstanding[i] >= DEPTH or not sent[i]):
+            if self.outstanding[i] and (
+                self.outstanding[i] >= DEPTH or (not sent[i] and (wait or self.handles[i].ready()))
+            ):
                 self._receive(i)
                 did = received = True
         self._drain_waiting()

@@ -86,7 +86,9 @@ class Routing:
     # ------------------------------------------------------------------ serial cycles
     def divert(self, qp: QueuedPodInfo, popped: float) -> tuple[bool, Hashable]:
         """Offered a popped Pod by the dispatcher (``popped``: ``perf_counter()`` before the
-        pop): run its cycle here if the router says so; ``(taken, signature)``."""
+        pop): run its cycle here if the router says so, or if a preemption nominated it (the
+        nomination and the victims' deletions are the coordinator's: the serial cycle tries
+        the nominated node first, as upstream); ``(taken, signature)``."""
         hub = self.hub
         pod = qp.pod
         fwk = hub.profiles.get(pod.scheduler_name)
@@ -94,7 +96,8 @@ class Routing:
             return False, None
         sig = Scheduler._sign(hub, fwk, pod)
         key = (fwk.profile_name, sig)
-        if not self.router.serial(key):
+        nominated = pod.nominated_node_name or hub.queue.nominator.node_of(pod.key)
+        if not nominated and not self.router.serial(key):
             return False, key
         search = self.search
         self.routed = (pod, sig)
