@@ -23,7 +23,8 @@ binds reach the shards through the commit stream like any other.
 
 So shards schedule while the binder commits earlier steps (pipelined), and the outcome
 depends only on the messages, never on timing: the same seed and inputs give the same
-placements with processes as with in-process shards.
+placements with processes as with in-process shards -- except with auto routing, where a
+step in which the coordinator schedules Pods itself reads only the answers already in.
 
 A shard that crashed (its pipe broke) is restarted with a snapshot of the authoritative cache;
 every Pod it held goes back to activeQ.  A coordinator that restarts rebuilds its cache and
