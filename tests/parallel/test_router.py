@@ -94,3 +94,12 @@ def test_the_coordinators_own_binds_reach_the_shards() -> None:
         assert summary["routing"]["pods"] == {"serial": 6, "shards": 2}
     finally:
         w.close()
+
+
+def test_a_signature_never_measured_serially_still_tries_the_shards() -> None:
+    """Serial cycles count only in steps without messages in flight; if another signature
+    keeps the pipeline busy, a new one still gets its shard probe after a while."""
+    router = Router(2, cores=2)
+    assert _routes(router, "k", 4 * r.PROBE_SERIAL) == [True] * (4 * r.PROBE_SERIAL)
+    assert _routes(router, "k", r.PROBE_SHARDS) == [False] * r.PROBE_SHARDS
+    assert router.flips == 0

@@ -153,7 +153,8 @@ class Router:
             sig.serial, sig.probing = not sig.serial, True
             sig.left = PROBE_SERIAL if sig.serial else PROBE_SHARDS
             return
-        if sig.serial_search.avg.value is None:
+        if sig.serial_search.avg.value is None and sig.seen < 4 * PROBE_SERIAL:
+            # not measured yet (only steps without messages in flight count): once more
             sig.serial, sig.left = True, PROBE_SERIAL
             return
         if sig.shard_search.avg.value is None or self.hub.avg.value is None:
@@ -167,7 +168,7 @@ class Router:
             sig.stretch = min(2 * sig.stretch, LAST_STRETCH)
         else:
             sig.stretch = FIRST_STRETCH
-            self.flips += 1
+            self.flips += sig.best is not None
         sig.best, sig.serial, sig.left, sig.probing = best, best, sig.stretch, False
 
     def prefers_serial(self, sig: Signature) -> bool:
