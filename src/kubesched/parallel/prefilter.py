@@ -55,6 +55,9 @@ class PreFilterCache:
     def __init__(self, cluster: ClusterState) -> None:
         self.cluster = cluster
         self.kept: dict[object, Kept] = {}
+        self.tracked: set[object] = set()
+        """Keys of kept states some PreFilterExtension must hear about (the others hold
+        nothing that Pods elsewhere change)."""
         self.version = cluster.version
         self._ok: dict[str, bool] = {}
         self.hits = 0
@@ -70,18 +73,27 @@ class PreFilterCache:
 
     def node_changed(self, row: int, old: api.Node | None, new: api.Node | None) -> None:
         del row, old, new
-        self.kept.clear()
+        self._clear()
 
     def _changed(self, rec: PodRecord, *, add: bool) -> None:
         if self.kept and self.version + 1 != self.cluster.version:
-            self.kept.clear()  # something else changed in between
+            self._clear()  # something else changed in between
         self.version = self.cluster.version
         dead = []
-        for key, (fwk, pod, state, _) in self.kept.items():
+        for key in self.tracked:
+            fwk, pod, state, _ = self.kept[key]
             if not fwk.run_pre_filter_extension(state, pod, rec.pod, rec.row, add=add).is_success():
                 dead.append(key)
         for key in dead:
-            del self.kept[key]
+            self._drop(key)
+
+    def _drop(self, key: object) -> None:
+        del self.kept[key]
+        self.tracked.discard(key)
+
+    def _clear(self) -> None:
+        self.kept.clear()
+        self.tracked.clear()
 
     # ------------------------------------------------------------------ lookups
     def profile_ok(self, fwk: Framework) -> bool:
@@ -99,7 +111,7 @@ class PreFilterCache:
         """The PreFilter state, result and status for ``pod`` (a clone of the kept state of
         its signature, or a fresh run that is kept when it may be)."""
         if self.version != self.cluster.version:
-            self.kept.clear()
+            self._clear()
             self.version = self.cluster.version
         sig = fwk.sign(pod) if not pod.resource_claims and self.profile_ok(fwk) else None
         key = (fwk.profile_name, sig)
@@ -112,6 +124,8 @@ class PreFilterCache:
         pre, status, _ = fwk.run_pre_filter(state, pod)
         if sig is not None and status.is_success():
             if len(self.kept) >= MAX_KEPT:
-                del self.kept[next(iter(self.kept))]
+                self._drop(next(iter(self.kept)))
             self.kept[key] = (fwk, pod, state.clone(), pre)
+            if fwk.active_extensions(state):
+                self.tracked.add(key)
         return state, pre, status
