@@ -12,7 +12,8 @@ on the authoritative cache, its bind streamed to the shards like any other -- or
 to a shard.
 
 The decision applies the throughput model of docs/parallel.md §5 to what this run measured
-(exponentially weighted moving averages, wall-clock seconds per Pod):
+(exponentially weighted moving averages of per-batch figures, CPU seconds per Pod, see
+:class:`Batch` and :mod:`~kubesched.parallel.routing`):
 
 - per signature, the search (``schedule_pod``) in the coordinator (``S_c``) and on the
   shards (``S_s``, reported per Pod with each answer);
@@ -75,13 +76,15 @@ class Ewma:
 
 @dataclass(slots=True)
 class Batch:
-    """Seconds and Pods gathered until there are :data:`MIN_BATCH` Pods, then averaged into
-    an :class:`Ewma` (so one outlier, such as a signature's first search without result
-    reuse, counts as its share of a batch, not as the first value of the average)."""
+    """Figures gathered until there are :data:`MIN_BATCH` Pods, then folded into an
+    :class:`Ewma`: per-Pod samples (:meth:`one`) by their mean without the batch's largest
+    (one garbage collection inside a cycle, or a signature's first search without result
+    reuse, does not decide a batch), per-step totals (:meth:`add`) by seconds over Pods."""
 
     avg: Ewma = field(default_factory=Ewma)
     seconds: float = 0.0
     pods: int = 0
+    samples: list[float] = field(default_factory=list)
 
     def add(self, seconds: float, pods: int) -> None:
         self.seconds += seconds
@@ -89,6 +92,13 @@ class Batch:
         if self.pods >= MIN_BATCH:
             self.avg.add(self.seconds / self.pods, self.pods)
             self.seconds, self.pods = 0.0, 0
+
+    def one(self, seconds: float) -> None:
+        self.samples.append(seconds)
+        if len(self.samples) >= MIN_BATCH:
+            trimmed = sum(self.samples) - max(self.samples)
+            self.avg.add(trimmed / (len(self.samples) - 1), len(self.samples))
+            self.samples.clear()
 
 
 @dataclass(slots=True)
@@ -195,14 +205,14 @@ class Router:
         """The coordinator ran a Pod's cycle itself: ``seconds`` in all, ``search`` of it."""
         sig = self.sigs.get(key)
         if sig is not None:
-            sig.serial_search.add(search, 1)
-        self.serial_rest.add(max(0.0, seconds - search), 1)
+            sig.serial_search.one(search)
+        self.serial_rest.one(max(0.0, seconds - search))
 
     def searched_on_shard(self, key: Hashable, seconds: float) -> None:
         """A shard's search for a Pod of ``key`` took ``seconds``."""
         sig = self.sigs.get(key)
         if sig is not None:
-            sig.shard_search.add(seconds, 1)
+            sig.shard_search.one(seconds)
 
     def shard_message(self, rest: float, apply: float, entries: int, pods: int) -> None:
         """A shard answered ``pods`` Pods spending ``rest`` seconds besides their searches
