@@ -58,6 +58,9 @@ DRAINING = 8
 """Pods the coordinator schedules itself per step while shards still hold messages: a
 switch to its own cycles lets the pipeline drain first (its cycles are measured only with
 the shards idle, :mod:`~.routing`)."""
+PATIENCE = 0.001
+"""Seconds a routing coordinator with nothing else to do waits for a shard's answer in a
+step before handing the turn back to its driver (timers, Pod creation)."""
 DEPTH = 5
 """Messages in flight per shard: one being scheduled, one being committed, three waiting in
 the socket so a shard finds work while the coordinator is off the CPU (~7 % over 3)."""
@@ -175,10 +178,13 @@ class ParallelScheduler(RoutedSearch, StreamingHandlers):
             if self.dispatcher.outbox[i] or heartbeat:
                 sent[i] = self._send(i, now)
         received = False
-        wait = routing is None or not routing.served  # else read only answers already in
+        # with routing, never wait long for an answer: the coordinator may have Pods of its
+        # own (read only answers already in), or the driver Pods to create
+        patience = None if routing is None else (0.0 if routing.served else PATIENCE)
         for i in range(self.shard_count):
             if self.outstanding[i] and (
-                self.outstanding[i] >= DEPTH or (not sent[i] and (wait or self.handles[i].ready()))
+                self.outstanding[i] >= DEPTH
+                or (not sent[i] and (patience is None or self.handles[i].ready(patience)))
             ):
                 self._receive(i)
                 did = received = True

@@ -66,7 +66,7 @@ class ShardHandle(Protocol):
 
     def send(self, msg: p.ToShard) -> None: ...
     def recv(self) -> p.FromShard: ...
-    def ready(self) -> bool: ...
+    def ready(self, timeout: float = 0.0) -> bool: ...
     def restart(self) -> None: ...
     def kill(self) -> None: ...
     def close(self) -> None: ...
@@ -127,9 +127,10 @@ class ProcessShard:
             raise ShardCrashed(f"shard {self.index} exited") from e
         return reply
 
-    def ready(self) -> bool:
-        """Whether :meth:`recv` would not wait (an answer, or a broken pipe, is there)."""
-        return self.conn is None or self.conn.poll()
+    def ready(self, timeout: float = 0.0) -> bool:
+        """Whether :meth:`recv` would not wait (an answer, or a broken pipe, is there),
+        waiting up to ``timeout`` seconds for it."""
+        return self.conn is None or self.conn.poll(timeout)
 
     def kill(self) -> None:
         """Crash the shard now (tests)."""
@@ -193,8 +194,9 @@ class InlineShard:
         reply: p.FromShard = pickle.loads(self.answers.popleft())
         return reply
 
-    def ready(self) -> bool:
+    def ready(self, timeout: float = 0.0) -> bool:
         """Answers are made when sent: always (a crashed shard raises on :meth:`recv`)."""
+        del timeout
         return True
 
     def kill(self) -> None:
