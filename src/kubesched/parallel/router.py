@@ -52,8 +52,8 @@ MARGIN = 1.15
 """The pipeline must win by this factor (its model's realisation is 85-99 %)."""
 PROBE_SERIAL = 128
 PROBE_SHARDS = 128
-FIRST_STRETCH = 1024
-LAST_STRETCH = 32768
+FIRST_STRETCH = 8192
+LAST_STRETCH = 131072
 ALPHA = 0.02
 """EWMA weight of one Pod's measurement (~50 Pods of memory)."""
 MIN_BATCH = 32
