@@ -2,6 +2,14 @@
 
     .venv/bin/python benchmarks/parallel.py [--shards 1,2,4] [--runs 3]
         [--workload 5000Nodes_50000Pods] [--batching on|off] [--skip-basic] [--skip-high]
+        [--routing auto|all] [--also CASE/WORKLOAD ...] [--table large|small]
+
+``--table large`` runs every public scheduler_perf case of the shared performance config
+(each workload labelled ``performance`` and not ``short``; ``small``: each case's short one)
+with every shard count, interleaved, and prints the markdown table of docs/parallel.md §4
+(pods/s, × serial, conflicts, the share of Pods the coordinator scheduled itself).
+``--routing all`` sends every Pod to the shards (the pipeline alone); the default ``auto``
+lets the coordinator schedule the signatures too cheap for the pipeline itself.
 
 Two cases, each run ``--runs`` times per shard count (interleaved, so a busy neighbour
 slows every variant alike), medians reported:
@@ -25,6 +33,7 @@ processes more than one: compare the CPU columns too).
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import tempfile
 import time
@@ -103,7 +112,7 @@ def write_configs(tmp: Path) -> tuple[Path, Path]:
 
 
 def _shared_basic() -> Path | None:
-    for base in (ROOT / "shared", ROOT.parent / "shared"):
+    for base in (ROOT / "shared", ROOT.parent / "shared", ROOT.parent.parent / "shared"):
         path = base / "benchmarks" / "performance-config.yaml"
         if path.is_file():
             return path
@@ -111,7 +120,12 @@ def _shared_basic() -> Path | None:
 
 
 def run_one(
-    path: Path, case: str, workload: str, shards: int, batching: bool | None
+    path: Path,
+    case: str,
+    workload: str,
+    shards: int,
+    batching: bool | None,
+    routing: str = "auto",
 ) -> dict[str, Any]:
     """One run: throughput, conflicts and CPU per stage."""
     cases = load_test_cases(str(path))
@@ -125,7 +139,10 @@ def run_one(
 
     c0 = time.process_time()
     result: WorkloadResult = run_workload(
-        tc, w, steps, RunOptions(shards=shards, batching=batching, progress=progress)
+        tc,
+        w,
+        steps,
+        RunOptions(shards=shards, batching=batching, progress=progress, routing=routing),
     )
     hub_cpu = time.process_time() - c0
     if result.error:
@@ -147,6 +164,10 @@ def run_one(
         out["committed"] = b["committed"]
         out["shardCpuUsPerPod"] = 1e6 * (sum(shards_cpu) - sum(apply_cpu)) / pods
         out["applyCpuUsPerPod"] = 1e6 * statistics.mean(apply_cpu) / pods
+        out["routing"] = result.parallel.get("routing")
+        routed = (out["routing"] or {}).get("pods", {})
+        if routed:
+            out["serialShare"] = routed.get("serial", 0) / max(1, sum(routed.values()))
     return out
 
 
@@ -188,9 +209,14 @@ def main() -> None:
         metavar="CASE/WORKLOAD",
         help="another case of the shared performance config, e.g. TopologySpreading/500Nodes",
     )
+    ap.add_argument("--routing", choices=("auto", "all"), default="auto")
+    ap.add_argument("--table", choices=("large", "small"))
     args = ap.parse_args()
     counts = [int(x) for x in args.shards.split(",")]
     batching = None if args.batching is None else args.batching == "on"
+    if args.table:
+        table(counts, args.runs, batching, args.routing, args.table)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         basic, high = write_configs(Path(tmp))
         shared = _shared_basic()
@@ -208,10 +234,68 @@ def main() -> None:
             runs: dict[int, list[dict[str, Any]]] = {n: [] for n in counts}
             for r in range(args.runs):
                 for n in counts:
-                    one = run_one(path, case, workload, n, batching)
+                    one = run_one(path, case, workload, n, batching, args.routing)
                     runs[n].append(one)
                     print(f"  run {r + 1} {case}/{workload} shards={n}: {one}", flush=True)
             report(case, workload, runs)
+
+
+def public_workloads(path: Path, size: str) -> list[tuple[str, str]]:
+    """Every case of the performance config with its ``large`` workloads (labelled
+    ``performance``, not ``short``) or its ``small`` one (``performance`` and ``short``,
+    else ``fast``)."""
+    out = []
+    for tc in load_test_cases(str(path)):
+        if size == "large":
+            out += [
+                (tc.name, w.name)
+                for w in tc.workloads
+                if "performance" in w.labels and "short" not in w.labels
+            ]
+            continue
+        short = [w for w in tc.workloads if {"performance", "short"} <= set(w.labels)]
+        fast = [w for w in tc.workloads if "fast" in w.labels]
+        if short or fast:
+            out.append((tc.name, (short or fast)[0].name))
+    return out
+
+
+def table(counts: list[int], runs: int, batching: bool | None, routing: str, size: str) -> None:
+    """Every public case with every shard count, ``runs`` interleaved rounds, as one
+    markdown table of medians."""
+    path = _shared_basic()
+    if path is None:
+        raise SystemExit("--table needs shared/benchmarks/performance-config.yaml")
+    rows = []
+    for case, workload in public_workloads(path, size):
+        got: dict[int, list[dict[str, Any]]] = {n: [] for n in counts}
+        for r in range(runs):
+            for n in counts:
+                one = run_one(path, case, workload, n, batching, routing)
+                got[n].append(one)
+                print(f"  run {r + 1} {case}/{workload} shards={n}: {one}", flush=True)
+        rows.append((case, workload, got))
+    load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"\nmedians of {runs} runs, routing {routing}, load average {load}\n")
+    head = ["case/workload", *(f"{n} shard{'s' if n > 1 else ''} pods/s" for n in counts)]
+    head += [f"conflicts ({n})" for n in counts if n > 1]
+    head += [f"coordinator's own ({n})" for n in counts if n > 1]
+    print("| " + " | ".join(head) + " |")
+    print("|---" + "|---:" * (len(head) - 1) + "|")
+    for case, workload, got in rows:
+
+        def med(n: int, key: str, got: dict[int, list[dict[str, Any]]] = got) -> float:
+            return statistics.median(r.get(key, 0.0) for r in got[n])
+
+        serial = med(counts[0], "podsPerSecond") if counts[0] == 1 else 0.0
+        cells = [f"{case}/{workload}"]
+        for n in counts:
+            tp = med(n, "podsPerSecond")
+            ratio = f" ({tp / serial:.2f}×)" if serial and n > 1 else ""
+            cells.append(f"{tp:,.0f}{ratio}")
+        cells += [f"{100 * med(n, 'conflictRate'):.2f} %" for n in counts if n > 1]
+        cells += [f"{100 * med(n, 'serialShare'):.0f} %" for n in counts if n > 1]
+        print("| " + " | ".join(cells) + " |")
 
 
 def report(case: str, workload: str, runs: dict[int, list[dict[str, Any]]]) -> None:

@@ -14,6 +14,7 @@ from kubesched.config.load import load_config
 from kubesched.framework.interface import PluginFactory
 from kubesched.parallel import protocol
 from kubesched.parallel.coordinator import ParallelScheduler
+from kubesched.parallel.router import Router
 from kubesched.plugins.registry import in_tree_registry, known_plugin_names
 from kubesched.scheduler import Scheduler
 
@@ -45,6 +46,21 @@ def pod_group(name: str, namespace: str, min_member: int) -> dict[str, Any]:
     }
 
 
+class ScriptedRouter(Router):
+    """Routes Pods by a script (True: the coordinator's own cycle), cycling through it."""
+
+    def __init__(self, shards: int, script: list[bool]) -> None:
+        super().__init__(shards, cores=2)
+        self.script = script or [False]
+        self.turn = 0
+
+    def serial(self, key: object) -> bool:
+        choice = self.script[self.turn % len(self.script)]
+        self.turn += 1
+        self.routed["serial" if choice else "shards"] += 1
+        return choice
+
+
 class World:
     """API server, client, scheduler (serial for ``shards=1``) and a virtual clock."""
 
@@ -59,8 +75,10 @@ class World:
         round_size: int = 4,
         objects: Iterable[dict[str, Any]] = (),
         registry: Mapping[str, PluginFactory] | None = None,
+        router: Router | None = None,
     ) -> None:
         self.now = 0.0
+        self.router = router
         self.registry = {**in_tree_registry(), **registry} if registry else None
         # in-tree plugins plus the test's own (None: the schedulers' default registry)
         self.cfg = load_config(config, known_plugins=known_plugin_names(registry))
@@ -89,7 +107,12 @@ class World:
             s = Scheduler(self.cfg, **common)
         else:
             s = ParallelScheduler(
-                self.cfg, shards=shards, transport_kind=kind, round_size=round_size, **common
+                self.cfg,
+                shards=shards,
+                transport_kind=kind,
+                round_size=round_size,
+                router=self.router,
+                **common,
             )
         self.api.watcher = s
         return s

@@ -53,3 +53,44 @@ def test_make_scheduler_rejects_zero_shards() -> None:
     cfg = load_config(None, known_plugins=known_plugin_names())
     with pytest.raises(ValueError, match="at least 1"):
         hooks.make_scheduler(cfg, shards=0, clock=lambda: 0.0)
+
+
+def test_shards_auto_and_routing_flags(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = write_config(tmp_path, [basic_case(params={"nodes": 6, "pods": 40})])
+    args = ["bench", str(config), "--shards", "auto", "--no-progress"]
+    assert main(args) == 0
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert f"{hooks.auto_shards()} shards: " in line and "40 pods bound" in line
+    assert "0.00% of 40 proposals" in line  # by default every Pod goes to a shard
+    assert main([*args, "--shard-routing", "auto"]) == 0
+    assert "40 pods bound" in capsys.readouterr().out.strip().splitlines()[-1]
+
+
+def test_bad_shards_value_is_exit_code_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = write_config(tmp_path, [basic_case(params={"nodes": 6, "pods": 4})])
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", str(config), "--shards", "many"])
+    assert exc.value.code == 2
+    assert "--shards: a number >= 1 or auto, got 'many'" in capsys.readouterr().err
+
+
+def test_make_scheduler_routes_only_when_asked() -> None:
+    """The pipeline alone by default (deterministic, what `simulate --shards N` runs);
+    the router only with routing="auto"."""
+    cfg = load_config(None, known_plugins=known_plugin_names())
+    sched = hooks.make_scheduler(cfg, shards=2, clock=lambda: 0.0, transport_kind="inline")
+    try:
+        summary = hooks.summary(sched)
+        assert summary is not None and "routing" not in summary
+    finally:
+        hooks.close(sched)
+    sched = hooks.make_scheduler(
+        cfg, shards=2, clock=lambda: 0.0, transport_kind="inline", routing="auto"
+    )
+    try:
+        summary = hooks.summary(sched)
+        assert summary is not None and "routing" in summary
+    finally:
+        hooks.close(sched)

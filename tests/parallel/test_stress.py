@@ -3,7 +3,8 @@
 Whatever hypothesis draws -- cluster, Pods with anti-affinity, hard topology spread, host
 ports and gangs, 2-3 shards, messages of 1-4 Pods, shards killed at random steps -- no node
 is overcommitted, no Pod is bound twice or lost, gangs are all-or-nothing, and no two shards
-deciding at once break anti-affinity or spreading.
+deciding at once break anti-affinity or spreading -- also when the coordinator schedules a
+drawn share of the Pods itself (auto routing, scripted by hypothesis) while shards decide.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from hypothesis import strategies as st
 
 from kubesched.api import objects as api
 from tests.builders import make_node, make_pod
-from tests.parallel.harness import GANG_CONFIG, World, pod_group
+from tests.parallel.harness import GANG_CONFIG, ScriptedRouter, World, pod_group
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
@@ -93,6 +94,23 @@ def _check_constraints(w: World) -> None:
 )
 @given(scenarios())
 def test_invariants_hold_under_random_interleavings(sc: dict[str, Any]) -> None:
+    _run(sc, None)
+
+
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(scenarios(), st.lists(st.booleans(), min_size=1, max_size=12))
+def test_invariants_hold_with_routing_mixed_in(sc: dict[str, Any], script: list[bool]) -> None:
+    router = ScriptedRouter(sc["shards"], script)
+    _run(sc, router)
+    if script[0] and not sc["gangs"]:  # the first Pod popped ran in the coordinator
+        assert router.routed["serial"] > 0
+
+
+def _run(sc: dict[str, Any], router: ScriptedRouter | None) -> None:
     groups = [pod_group(f"g{i}", "ns", 2) for i in range(2)] if sc["gangs"] else []
     w = World(
         sc["nodes"],
@@ -101,6 +119,7 @@ def test_invariants_hold_under_random_interleavings(sc: dict[str, Any]) -> None:
         seed=sc["seed"],
         round_size=sc["round"],
         objects=groups,
+        router=router,
     )
     try:
         w.add(sc["pods"])

@@ -82,6 +82,8 @@ class RunOptions:
     shards: int = 1
     """1: the serial scheduler; N >= 2: dispatcher, binder and N shard processes
     (:mod:`kubesched.parallel`)."""
+    routing: str = "all"
+    """With shards: ``auto`` (cheap Pods scheduled by the coordinator) or ``all``."""
     metrics: SchedulerMetrics | None = None
     """Registry every workload's scheduler records into, its gauges synced every second
     (``--metrics-port`` / ``--metrics-file``); None: a private one per workload, no syncing."""
@@ -164,6 +166,7 @@ class _WorkloadRun(Ops):
         self.scheduler = hooks.make_scheduler(
             cfg,
             shards=options.shards,
+            routing=options.routing,
             clock=clock,
             api_client=self.client,
             seed=options.seed,
@@ -203,6 +206,7 @@ class _WorkloadRun(Ops):
             "seed": options.seed,
             "timeout": options.timeout,
             "shards": options.shards,
+            "shardRouting": options.routing,
             "batching": options.batching,
         }
         self.start = clock()

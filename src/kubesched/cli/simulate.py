@@ -1,5 +1,5 @@
 """``kubesched simulate [SCENARIO.yaml] [--seed S] [-o json|text] [--json-out FILE]
-[--report DIR] [--metrics-port PORT] [--metrics-file FILE] [--pace X] [--shards N]
+[--report DIR] [--metrics-port PORT] [--metrics-file FILE] [--pace X] [--shards N|auto]
 [--compare-governance]``.
 
 ``--compare-governance`` runs the scenario twice with the same seed, NodeResourcesFit's
@@ -65,13 +65,14 @@ def run(args: argparse.Namespace) -> int:
     bars = not args.no_progress and sys.stderr.isatty()
     pace = args.pace if args.pace is not None else (1.0 if args.metrics_port is not None else 0)
     compare = args.compare_governance
+    shards = hooks.shard_count(args.shards)
     off = None
     if compare:
         off = run_scenario(
             scenario,
             progress=progress_bar("governance off") if bars else None,
             pace=pace or None,
-            shards=args.shards,
+            shards=shards,
             retry_governance=False,
         )
     with observability.metrics_session(args) as metrics:
@@ -80,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
             progress=progress_bar("governance on" if compare else "simulate") if bars else None,
             metrics=metrics,
             pace=pace or None,
-            shards=args.shards,
+            shards=shards,
             retry_governance=True if compare else None,
         )
     if off is not None:

@@ -15,14 +15,19 @@ proposal ``(node, version, alternatives)``, in the order the shard sent them:
    profile's Filters are the node-local in-tree ones without Reserve / Permit plugins:
    the shard's verdict still holds.
 2. **Full check** -- otherwise the profile's PreFilter plugins run on the authoritative state
+   (or their result for the Pod's signature is reused, kept current from every change since
+   by the plugins' PreFilterExtensions: :mod:`~kubesched.parallel.prefilter`)
    and its Filter plugins on that one node (with nominated Pods, as the serial scheduler):
    resources, host ports, pod count, taints and affinity, topology spread and inter-pod
    (anti-)affinity as they are *now*, quota, gang readiness.
 3. The first candidate (proposal, then alternatives) that passes is committed exactly as
    the serial scheduler commits its choice: assume in the cache, Reserve, Permit (a gang
    member waits there for its siblings), then the binding cycle through the API server.
-   A proposal no candidate passes is refused: the conflict is counted by the reason of its
-   proposed node, the shard is told to forget its assumed copy, and the Pod goes straight
+   A proposal whose node fails a cross-node Filter (spread, inter-pod affinity) is first
+   retried once the rest of its reply is committed, on that node only (its shard placed the
+   reply's Pods counting each other); a proposal no candidate passes is refused: the
+   conflict is counted by the reason of its proposed node, the shard is told to forget its
+   assumed copy, and the Pod goes straight
    back to activeQ (after :data:`FAST_RETRIES` conflicts, to backoff as an error).
 
 Where binds complete at once (in-memory), runs of fast-path proposals are committed in
@@ -53,12 +58,14 @@ from kubesched.parallel.bulk import BulkCommitter
 from kubesched.parallel.dispatcher import InFlight
 from kubesched.parallel.fastpath import NO, FastPath
 from kubesched.parallel.fastpath import NODE_LOCAL_FILTERS as NODE_LOCAL_FILTERS  # re-export
+from kubesched.parallel.gangs import NAME as NAME  # re-export
+from kubesched.parallel.gangs import commit_unit
+from kubesched.parallel.prefilter import PreFilterCache
 from kubesched.scheduler import Diagnosis, rejected_on_node
 
 if TYPE_CHECKING:
     from kubesched.parallel.coordinator import ParallelScheduler
 
-NAME = "ParallelBinder"
 FAST_RETRIES = 3
 """Conflicts a Pod may have in a row before it backs off like an error."""
 VICTIM_REASON = "preempted by the parallel binder"
@@ -73,6 +80,10 @@ REASONS = {
     "TaintToleration": "taints",
     "NodeUnschedulable": "node_unschedulable",
 }
+
+
+CROSS_NODE = frozenset({"topology_spread", "pod_affinity"})
+"""Refusal reasons that other Pods of the same reply may lift (:meth:`Binder._retry`)."""
 
 
 def reason_of(plugin: str) -> str:
@@ -126,17 +137,20 @@ class Binder:
         self.refused: list[list[tuple[str, str]]] = [[] for _ in range(hub.shard_count)]
         """Per shard: ``(key, reason)`` of proposals to forget, sent with its next message."""
         self.bulk = BulkCommitter(self)
+        self.prefilter = PreFilterCache(hub.cluster)
 
     # ------------------------------------------------------------------ one reply
     def process(self, shard: int, results: list[p.Result]) -> None:
         """Handle a shard's results in order; gang members proposed together as one unit;
-        runs of fast-path proposals committed in bulk where the API allows it."""
+        runs of fast-path proposals committed in bulk where the API allows it; proposals
+        refused for a cross-node constraint retried once the rest of the reply is in."""
         units: dict[str, list[p.Result]] = {}
         for res in results:
             if res[0] == p.PROPOSE and res[6]:
                 units.setdefault(res[6], []).append(res)
         done: set[str] = set()
         bulk = self.bulk if self.bulk.enabled() else None
+        deferred: list[tuple[p.Result, InFlight]] = []
         for res in results:
             if bulk is not None and res[0] == p.PROPOSE and not res[6]:
                 rec = self._take(shard, res)
@@ -146,19 +160,36 @@ class Binder:
                 if bulk.offer(shard, res, rec, fwk):
                     continue
                 bulk.flush()
-                self._decide(shard, res, rec)
+                self._decide(shard, res, rec, deferred)
                 continue
             if bulk is not None:
                 bulk.flush()
             if res[0] == p.FAILED:
                 self._failed(shard, res)
             elif not res[6]:
-                self._single(shard, res)
+                rec = self._take(shard, res)
+                if rec is not None:
+                    self._decide(shard, res, rec, deferred)
             elif res[6] not in done:
                 done.add(res[6])
-                self._unit(shard, res[6], units[res[6]])
+                commit_unit(self, shard, res[6], units[res[6]])
         if bulk is not None:
             bulk.flush()
+        self._retry(shard, deferred)
+
+    def _retry(self, shard: int, deferred: list[tuple[p.Result, InFlight]]) -> None:
+        """Decide deferred proposals again while some pass (the shard placed them counting
+        each other: one refused early in a reply may fit after the rest); then the rest."""
+        progress = True
+        while deferred and progress:
+            progress = False
+            for item in list(deferred):
+                res, rec = item
+                if self._decide(shard, res, rec, retry=True):
+                    deferred.remove(item)
+                    progress = True
+        for res, rec in deferred:
+            self._decide(shard, res, rec)
 
     def _take(self, shard: int, res: p.Result) -> InFlight | None:
         rec = self.hub.dispatcher.close(res[1], shard)
@@ -170,15 +201,28 @@ class Binder:
             self.hub.pod_attempts[res[1]] += 1
         return rec
 
-    def _single(self, shard: int, res: p.Result) -> None:
-        rec = self._take(shard, res)
-        if rec is not None:
-            self._decide(shard, res, rec)
-
-    def _decide(self, shard: int, res: p.Result, rec: InFlight) -> None:
+    def _decide(
+        self,
+        shard: int,
+        res: p.Result,
+        rec: InFlight,
+        deferred: list[tuple[p.Result, InFlight]] | None = None,
+        retry: bool = False,
+    ) -> bool:
+        """Commit the proposal on its node or an alternative, else refuse it -- or, when
+        its node failed a cross-node Filter and ``deferred`` is given, keep it for
+        :meth:`_retry` (``retry``: only commit on the proposed node, refuse nothing).
+        Whether it was committed."""
         t0 = time.perf_counter()
         fwk = self.hub.profiles[rec.qp.pod.scheduler_name]
         choice = self.choose(fwk, rec.qp.pod, res, shard)
+        if retry and choice.node != res[2]:
+            self.stats.seconds += time.perf_counter() - t0
+            return False
+        if choice.node != res[2] and deferred is not None and choice.reason in CROSS_NODE:
+            deferred.append((res, rec))
+            self.stats.seconds += time.perf_counter() - t0
+            return False
         if choice.node is None:
             self._conflict(shard, rec, choice.reason)
         else:
@@ -189,6 +233,7 @@ class Binder:
             if ok and choice.path == "fast" and choice.node == res[2]:
                 self.fast.committed(shard, row, base)
         self._timed(t0, choice.path if choice.node is not None else "refused")
+        return choice.node is not None
 
     def _timed(self, t0: float, path: str) -> None:
         dt = time.perf_counter() - t0
@@ -230,8 +275,7 @@ class Binder:
                 return Choice(node, CycleState(), "fast", first)
             else:
                 if state is None:
-                    state = CycleState()
-                    pre, status, _ = fwk.run_pre_filter(state, pod)
+                    state, pre, status = self.prefilter.pre_filter(fwk, pod)
                     if not status.is_success():
                         return Choice(None, state, "full", first or reason_of(status.plugin))
                     allowed = pre.node_names if pre is not None else None
@@ -267,46 +311,6 @@ class Binder:
         hub._hold_or_bind(fwk, state, qp, assumed, status, waits, rec.start, rec.cycle)
         hub.committed(assumed.key)
         return True
-
-    # ------------------------------------------------------------------ gangs
-    def _unit(self, shard: int, group: str, results: list[p.Result]) -> None:
-        t0 = time.perf_counter()
-        pairs = [(res, rec) for res in results if (rec := self._take(shard, res)) is not None]
-        cluster = self.hub.cluster
-        chosen: list[tuple[p.Result, InFlight, Framework, Choice]] = []
-        refused: tuple[InFlight, str] | None = None
-        for res, rec in pairs:
-            fwk = self.hub.profiles[rec.qp.pod.scheduler_name]
-            choice = self.choose(fwk, rec.qp.pod, res)
-            if choice.node is None:
-                refused = (rec, choice.reason)
-                break
-            cluster.assume_pod(rec.qp.pod.bound_to(choice.node), choice.node)
-            chosen.append((res, rec, fwk, choice))
-        touched: dict[str, int] = {}
-        for _, rec, _, choice in chosen:
-            cluster.forget_pod(rec.qp.pod.bound_to(str(choice.node)))
-            touched[str(choice.node)] = 0
-        for name in touched:
-            touched[name] = int(cluster.nodes.generation[cluster.nodes.row_of[name]])
-        if touched:
-            self.hub.log_entry((p.GENERATIONS, touched))
-        if refused is not None:
-            self._refuse_gang(shard, group, [rec for _, rec in pairs], refused[1])
-            self._timed(t0, "refused")
-            return
-        for res, rec, fwk, choice in chosen:
-            self._count(shard, res, choice)
-            self.commit(fwk, rec, str(choice.node), choice.state, shard)
-        self._timed(t0, "gang")
-
-    def _refuse_gang(self, shard: int, group: str, recs: list[InFlight], reason: str) -> None:
-        for wp in self.hub.handle.waiting_pods.all():
-            if p.group_of(wp.pod) == group and wp.status is None:
-                wp.reject(NAME, f"gang {group}: a member was refused by the binder ({reason})")
-        self.hub._drain_waiting()
-        for rec in recs:
-            self._conflict(shard, rec, "gang_" + reason)
 
     # ------------------------------------------------------------------ refusals, failures
     def _conflict(self, shard: int, rec: InFlight, reason: str) -> None:

@@ -16,9 +16,15 @@ exactly like the serial scheduler.  What differs is what one ``schedule_one()`` 
    now) is read, in shard order, and the :class:`~kubesched.parallel.binder.Binder`
    handles its results (in bulk where binds complete at once: :mod:`~.bulk`).
 
+With ``routing="auto"`` (:mod:`~kubesched.parallel.router`) the dispatcher offers each
+popped Pod to the router first, and the coordinator runs the serial scheduler's cycle
+itself for the Pods of signatures whose search is too cheap to pay for the pipeline; their
+binds reach the shards through the commit stream like any other.
+
 So shards schedule while the binder commits earlier steps (pipelined), and the outcome
 depends only on the messages, never on timing: the same seed and inputs give the same
-placements with processes as with in-process shards.
+placements with processes as with in-process shards -- except with auto routing, where a
+step in which the coordinator schedules Pods itself reads only the answers already in.
 
 A shard that crashed (its pipe broke) is restarted with a snapshot of the authoritative cache;
 every Pod it held goes back to activeQ.  A coordinator that restarts rebuilds its cache and
@@ -28,6 +34,7 @@ out are simply pending again, and the API server refuses a second bind.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -40,37 +47,26 @@ from kubesched.parallel import transport
 from kubesched.parallel.binder import Binder, summary
 from kubesched.parallel.dispatcher import Dispatcher, InFlight
 from kubesched.parallel.observe import ParallelMetrics
-from kubesched.scheduler import Scheduler
+from kubesched.parallel.router import Router
+from kubesched.parallel.routing import RoutedSearch, Routing
+from kubesched.parallel.streaming import CacheTap, StreamingHandlers, snapshot_entries
 from kubesched.scheduler.base import resume
-from kubesched.state.cache import PodRecord
 
+ROUTING = ("all", "auto")
+"""``all``: every Pod goes to a shard; ``auto``: the router decides per signature."""
+DRAINING = 8
+"""Pods the coordinator schedules itself per step while shards still hold messages: a
+switch to its own cycles lets the pipeline drain first (its cycles are measured only with
+the shards idle, :mod:`~.routing`)."""
+PATIENCE = 0.001
+"""Seconds a routing coordinator with nothing else to do waits for a shard's answer in a
+step before handing the turn back to its driver (timers, Pod creation)."""
 DEPTH = 5
 """Messages in flight per shard: one being scheduled, one being committed, three waiting in
 the socket so a shard finds work while the coordinator is off the CPU (~7 % over 3)."""
 
 
-class _CacheTap:
-    """Observer on the authoritative cache: streams the release of binder-held Pods
-    (``FORGOT``)."""
-
-    def __init__(self, hub: ParallelScheduler) -> None:
-        self.hub = hub
-
-    def pod_added(self, rec: PodRecord) -> None:
-        del rec
-
-    def pod_removed(self, rec: PodRecord) -> None:
-        hub = self.hub
-        if rec.pod.key in hub.held_logged:
-            hub.held_logged.discard(rec.pod.key)
-            gen = int(hub.cluster.nodes.generation[rec.row])
-            hub.log_entry((p.FORGOT, rec.pod.key, rec.node, gen))
-
-    def node_changed(self, row: int, old: api.Node | None, new: api.Node | None) -> None:
-        del row, old, new
-
-
-class ParallelScheduler(Scheduler):
+class ParallelScheduler(RoutedSearch, StreamingHandlers):
     """Dispatcher + binder in this process, ``shards`` shards in their own (see module doc)."""
 
     def __init__(
@@ -89,8 +85,16 @@ class ParallelScheduler(Scheduler):
         round_size: int = 64,
         alternatives: int = 3,
         start_method: str | None = None,
+        routing: str = "all",
+        router: Router | None = None,
     ) -> None:
+        if routing not in ROUTING:
+            raise ValueError(f"routing must be one of {', '.join(ROUTING)}, got {routing!r}")
         self.shard_count = shards
+        if router is None and routing == "auto":
+            router = Router(shards)
+        self.routing = Routing(self, router) if router is not None else None
+        """Auto routing (None: every Pod goes to a shard)."""
         self.held_logged: set[str] = set()
         self._bindings = 0
         self._updating = False
@@ -107,7 +111,7 @@ class ParallelScheduler(Scheduler):
         self.dispatcher = Dispatcher(shards, round_size=round_size, window=round_size * DEPTH)
         self.binder = Binder(self)
         self.parallel_metrics = ParallelMetrics(self.metrics, shards)
-        self.cluster.observe(_CacheTap(self))
+        self.cluster.observe(CacheTap(self))
         self.log: list[p.Entry] = []
         self.log_base = 0
         """Stream position of ``log[0]`` (the log is trimmed once every shard read it)."""
@@ -145,113 +149,25 @@ class ParallelScheduler(Scheduler):
         d = getattr(self, "dispatcher", None)
         self._bindings = value - (len(d.in_flight) if d is not None else 0)
 
-    def log_entry(self, entry: p.Entry) -> None:
-        """Append to the commit stream every shard reads."""
-        self.log.append(entry)
-
-    def _gen(self, node: str) -> int:
-        row = self.cluster.nodes.row_of.get(node)
-        return -1 if row is None else int(self.cluster.nodes.generation[row])
-
-    def committing(self, key: str, shard: int, sent: api.Pod) -> None:
-        """The binder is about to bind ``key`` proposed by ``shard`` (``sent``: the Pod as
-        the dispatcher sent it)."""
-        self._proposer[key] = (shard, sent)
-
-    def committed(self, key: str) -> None:
-        """The binder finished committing ``key``: if its bind is not confirmed yet (a slow
-        API server, or a gang member held at Permit), shards must count it all the same.
-        If its binding cycle already failed (PreBind or Bind, the cache forgot it before
-        anything was streamed), the proposer must forget its assumed copy: a replica that
-        still held it would drop the Pod when it is handed out again."""
-        rec = self.cluster.pods.get(key)
-        if rec is None:
-            shard, _ = self._proposer.pop(key, (-1, None))
-            if shard >= 0:
-                self.binder.refused[shard].append((key, "bind_failed"))
-            return
-        if not rec.assumed or key in self.held_logged:
-            return
-        shard, sent = self._proposer.get(key, (-1, None))
-        self.held_logged.add(key)
-        self.log_entry((p.ASSUMED, key, rec.node, self._gen(rec.node), shard, sent))
-
     def requeue_now(self, rec: InFlight, reason: str) -> None:
         """Send a handed-out Pod straight back to activeQ (it did not fail on its own)."""
         self.queue.requeue_at_once(rec.qp)
         self.parallel_metrics.retry(reason)
 
-    # ------------------------------------------------------------------ informer events
-    def on_node_add(self, node: api.Node) -> None:
-        super().on_node_add(node)
-        self.log_entry((p.NODE_ADD, node, self._gen(node.name)))
-
-    def on_node_update(self, old: api.Node, new: api.Node) -> None:
-        super().on_node_update(old, new)
-        self.log_entry((p.NODE_UPDATE, old, new, self._gen(new.name)))
-
-    def on_node_delete(self, node: api.Node) -> None:
-        super().on_node_delete(node)
-        self.binder.fast.forget()  # rows are recycled
-        self.log_entry((p.NODE_DELETE, node))
-
-    def on_pod_add(self, pod: api.Pod) -> None:
-        super().on_pod_add(pod)
-        if self._updating:
-            return  # a bind: on_pod_update streams it
-        if not pod.node_name:
-            self.dispatcher.pending_added(pod)
-        elif pod.key in self.cluster.pods:
-            self.log_entry((p.POD_ADD, p.strip(pod), self._gen(pod.node_name)))
-
-    def on_pod_update(self, old: api.Pod, new: api.Pod) -> None:
-        self._updating = True
-        try:
-            super().on_pod_update(old, new)
-        finally:
-            self._updating = False
-        if new.node_name and not old.node_name:
-            self.dispatcher.pending_gone(old)
-            shard, sent = self._proposer.pop(new.key, (-1, None))
-            self.held_logged.discard(new.key)
-            node = new.node_name
-            entry = (p.BOUND, new.key, node, self._gen(node), shard, sent or p.strip(old))
-            self.log_entry(entry)
-        elif new.node_name:
-            self.log_entry((p.POD_UPDATE, p.strip(old), p.strip(new)))
-        else:
-            self.dispatcher.pending_gone(old)
-            self.dispatcher.pending_added(new)
-
-    def on_pods_bound(self, pairs: list[tuple[api.Pod, api.Pod]]) -> None:
-        """Binds the API server made in one batch (``BenchApi.bind_many``): each as
-        :meth:`on_pod_update` would handle it; the binder's bulk path did not assume them,
-        so the cache counts them here."""
-        for old, new in pairs:
-            self.on_pod_update(old, new)
-
-    def on_pod_delete(self, pod: api.Pod) -> None:
-        rec = self.dispatcher.close(pod.key)
-        if rec is not None:
-            self.queue.done(rec.qp.pod)
-        super().on_pod_delete(pod)
-        self.dispatcher.pending_gone(pod)
-        self.binder.forget_victim(pod.key)
-        self._proposer.pop(pod.key, None)
-        node = pod.node_name
-        self.log_entry((p.POD_DELETE, p.strip(pod), node, self._gen(node) if node else -1))
-
-    def on_object(self, obj: dict[str, Any], *, deleted: bool = False) -> None:
-        super().on_object(obj, deleted=deleted)
-        self.log_entry((p.OBJECT, obj, deleted))
-
     # ------------------------------------------------------------------ one step
     def schedule_one(self) -> bool:
         """One step (see the module docstring); False when there was nothing to do."""
+        routing = self.routing
+        if routing is not None:
+            routing.begin()
         self.expire_waiting_pods()
         self._chunks.clear()
-        did = self.dispatcher.fill(self.queue) > 0
-        self.last_step_pods = 0
+        if routing is None:
+            did = self.dispatcher.fill(self.queue) > 0
+        else:
+            budget = DRAINING if any(self.outstanding) else None
+            did = self.dispatcher.fill(self.queue, routing.divert, budget) > 0
+        self.last_step_pods = routing.served if routing else 0
         now = self.clock()
         sent = [False] * self.shard_count
         for i in range(self.shard_count):
@@ -261,13 +177,22 @@ class ParallelScheduler(Scheduler):
             heartbeat = not self.outstanding[i] and due is not None and now >= due
             if self.dispatcher.outbox[i] or heartbeat:
                 sent[i] = self._send(i, now)
+        received = False
+        # with routing, never wait long for an answer: the coordinator may have Pods of its
+        # own (read only answers already in), or the driver Pods to create
+        patience = None if routing is None else (0.0 if routing.served else PATIENCE)
         for i in range(self.shard_count):
-            if self.outstanding[i] and (self.outstanding[i] >= DEPTH or not sent[i]):
+            if self.outstanding[i] and (
+                self.outstanding[i] >= DEPTH
+                or (not sent[i] and (patience is None or self.handles[i].ready(patience)))
+            ):
                 self._receive(i)
-                did = True
+                did = received = True
         self._drain_waiting()
         self._trim()
         self.parallel_metrics.in_flight(self.dispatcher.load)
+        if routing is not None:
+            routing.end(any(sent) or received)
         return did or any(self.outstanding)
 
     def _stream(self, start: int) -> bytes:
@@ -275,7 +200,10 @@ class ParallelScheduler(Scheduler):
         key = (self.log_base + start, self.log_base + len(self.log))
         data = self._chunks.get(key)
         if data is None:
+            t0 = time.perf_counter()
             data = self._chunks[key] = p.encode_stream(self.log[start:])
+            if self.routing is not None:
+                self.routing.encoded(time.perf_counter() - t0, len(self.log) - start)
         return data
 
     def _send(self, i: int, now: float) -> bool:
@@ -298,6 +226,7 @@ class ParallelScheduler(Scheduler):
         return True
 
     def _receive(self, i: int) -> None:
+        t0 = time.perf_counter()
         try:
             reply = self.handles[i].recv()
         except transport.ShardCrashed:
@@ -311,6 +240,8 @@ class ParallelScheduler(Scheduler):
         self.parallel_metrics.shards[i].apply_cpu += reply.apply_cpu
         self.last_step_pods = max(self.last_step_pods, len(reply.results))
         self._resume_attempts(reply)
+        if self.routing is not None:
+            self.routing.reply(reply, time.perf_counter() - t0)
         self.binder.process(i, reply.results)
 
     def _resume_attempts(self, reply: p.FromShard) -> None:
@@ -353,20 +284,7 @@ class ParallelScheduler(Scheduler):
 
     def _snapshot(self, i: int) -> None:
         """Queue the authoritative state for a fresh shard ``i`` (its first message)."""
-        entries: list[p.Entry] = [(p.OBJECT, obj, False) for obj in self.cluster.objects.values()]
-        table = self.cluster.nodes
-        for row in table.order().tolist():
-            node = table.nodes[row]
-            assert node is not None
-            entries.append((p.NODE_ADD, node, int(table.generation[row])))
-        for key, rec in self.cluster.pods.items():
-            gen = self._gen(rec.node)
-            if rec.assumed:
-                entries.append((p.ASSUMED, key, rec.node, gen, -1, p.strip(rec.pod.bound_to(""))))
-            else:
-                entries.append((p.POD_ADD, p.strip(rec.pod), gen))
-        gens = {table.names[r]: int(table.generation[r]) for r in table.order().tolist()}
-        entries.append((p.GENERATIONS, gens))
+        entries = snapshot_entries(self.cluster)
         snapshot = p.ToShard(self.clock(), entries=entries)
         try:
             self.handles[i].send(snapshot)
@@ -393,11 +311,14 @@ class ParallelScheduler(Scheduler):
 
     def parallel_summary(self) -> dict[str, Any]:
         """Binder and shard numbers, JSON-ready (results and design note)."""
-        return {
+        out = {
             "shards": self.shard_count,
             "binder": summary(self.binder.stats),
             "perShard": self.parallel_metrics.summary(),
         }
+        if self.routing is not None:
+            out["routing"] = self.routing.router.summary()
+        return out
 
     def close(self) -> None:
         """Stop every shard (idempotent)."""

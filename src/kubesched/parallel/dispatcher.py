@@ -15,12 +15,17 @@ deletion.
 - **Partitions**: nodes belong to shards by :func:`~kubesched.parallel.protocol.partition_of`;
   shards search their own partition first.  The dispatcher needs no node knowledge for
   that, so it never touches the cache.
+- **Routing**: with a ``divert`` callback (the coordinator's auto routing,
+  :mod:`~kubesched.parallel.router`) each popped Pod outside a gang is offered to it first;
+  a Pod it takes was scheduled by the coordinator itself, at most ``round_size`` per shard
+  per step (the coordinator may ask for fewer), so the step still serves the shards.
 """
 
 from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 
 from kubesched.api import objects as api
@@ -41,6 +46,13 @@ class InFlight:
     sent: api.Pod
     """The :func:`~kubesched.parallel.protocol.strip`-ped Pod the shard got."""
     group: str
+    sig: Hashable = None
+    """The Pod's routing signature (:mod:`~kubesched.parallel.router`; None without)."""
+
+
+Divert = Callable[[QueuedPodInfo, float], tuple[bool, Hashable]]
+"""Offered a popped Pod and the ``time.perf_counter()`` before its pop: ``(taken,
+signature)``; a Pod taken was scheduled by the caller."""
 
 
 @dataclass(slots=True)
@@ -79,27 +91,42 @@ class Dispatcher:
                 del self.members[group]
 
     # ------------------------------------------------------------------ handing out
-    def fill(self, queue: SchedulingQueue) -> int:
-        """Pop Pods while a shard has room this step; returns how many were handed out."""
+    def fill(
+        self, queue: SchedulingQueue, divert: Divert | None = None, budget: int | None = None
+    ) -> int:
+        """Pop Pods while a shard has room this step and ``divert`` took fewer than
+        ``budget`` (default ``round_size`` per shard); returns how many were handed out or
+        taken (see the module docstring)."""
+        if budget is None:
+            budget = self.round_size * self.shards
         n = 0
+        served = 0
         while True:
             room = [
                 i
                 for i in range(self.shards)
                 if self.load[i] < self.window and len(self.outbox[i]) < self.round_size
             ]
-            if not room:
+            if not room or served >= budget:
                 return n
+            t0 = time.perf_counter()
             qp = queue.pop()
             if qp is None:
                 return n
             group = p.group_of(qp.pod)
+            sig: Hashable = None
+            if divert is not None and not group:
+                taken, sig = divert(qp, t0)
+                if taken:
+                    served += 1
+                    n += 1
+                    continue
             if group and group in self.group_shard:
                 target = self.group_shard[group]
             else:  # least loaded; ties go round the shards
                 start = self.handed % self.shards
                 target = min(room, key=lambda i: (self.load[i], (i - start) % self.shards))
-            n += self._hand(qp, target, group, queue.scheduling_cycle)
+            n += self._hand(qp, target, group, queue.scheduling_cycle, sig)
             if group:
                 n += self._take_siblings(queue, qp.pod, group, target)
 
@@ -120,9 +147,12 @@ class Dispatcher:
             n += self._hand(qp, target, group, queue.scheduling_cycle)
         return n
 
-    def _hand(self, qp: QueuedPodInfo, target: int, group: str, cycle: int) -> int:
+    def _hand(
+        self, qp: QueuedPodInfo, target: int, group: str, cycle: int, sig: Hashable = None
+    ) -> int:
         sent = p.strip(qp.pod)
-        self.in_flight[qp.pod.key] = InFlight(qp, target, cycle, time.perf_counter(), sent, group)
+        rec = InFlight(qp, target, cycle, time.perf_counter(), sent, group, sig)
+        self.in_flight[qp.pod.key] = rec
         self.load[target] += 1
         self.outbox[target].append(sent)
         if group:

@@ -3,7 +3,12 @@
 ``make_scheduler(config, shards=N, ...)`` takes the serial
 :class:`~kubesched.scheduler.Scheduler`'s keyword arguments: ``shards=1`` (the default) *is*
 the serial scheduler; ``shards >= 2`` gives a
-:class:`~kubesched.parallel.coordinator.ParallelScheduler` with that many shard processes.
+:class:`~kubesched.parallel.coordinator.ParallelScheduler` with that many shard processes,
+and ``shards="auto"`` one with :func:`auto_shards` of them.  Every Pod goes through the
+shards (``routing="all"``, the default: deterministic with in-process shards and in
+``simulate``) unless ``routing="auto"`` (:mod:`~kubesched.parallel.router`: Pods whose search
+is too cheap for the pipeline are scheduled by the coordinator itself; opt-in while it is
+slower than ``all`` on cheap Pods, docs/parallel.md §3.1).
 Both are driven the same way (informer handlers, ``schedule_one()``, ``queue``); call
 :func:`close` when done (it stops shard processes and is a no-op for the serial scheduler)
 and :func:`summary` for the parallel numbers (None for the serial scheduler).
@@ -15,6 +20,8 @@ answered for in that step (shards work side by side), at least 1.
 
 from __future__ import annotations
 
+import argparse
+import os
 from typing import Any
 
 from kubesched.config.types import KubeSchedulerConfiguration
@@ -22,27 +29,57 @@ from kubesched.parallel import transport
 from kubesched.parallel.coordinator import ParallelScheduler
 from kubesched.scheduler import Scheduler
 
+AUTO = "auto"
+ALL = "all"
 SHARDS_HELP = (
     "scheduler shards: 1 is the serial scheduler; N >= 2 runs a dispatcher and a "
-    "conflict-checking binder here and N shard processes (see docs/parallel.md)"
+    "conflict-checking binder here and N shard processes; auto: N from the cores (at least "
+    "2); see --shard-routing and docs/parallel.md"
 )
+ROUTING_HELP = (
+    "with --shards: all (default) sends every Pod to the shards; auto (experimental) routes "
+    "each Pod signature to the shards only while its search costs more than the pipeline's "
+    "overhead, the coordinator scheduling the rest itself"
+)
+
+
+def auto_shards() -> int:
+    """The shard count ``--shards auto`` means: one per core besides the coordinator's, at
+    least 2 and at most 8 (beyond that the single binder is the limit, docs/parallel.md §5)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(2, min(8, cpus - 1))
+
+
+def shard_count(shards: int | str) -> int:
+    """``--shards`` as a number (``auto``: :func:`auto_shards`)."""
+    return auto_shards() if shards == AUTO else int(shards)
 
 
 def make_scheduler(
     config: KubeSchedulerConfiguration,
     *,
-    shards: int = 1,
+    shards: int | str = 1,
     transport_kind: str = transport.PROCESS,
     round_size: int = 64,
+    routing: str = ALL,
     **kwargs: Any,
 ) -> Scheduler:
     """A serial (``shards == 1``) or parallel scheduler with the serial one's arguments."""
-    if shards < 1:
+    n = shard_count(shards)
+    if n < 1:
         raise ValueError(f"shards must be at least 1, got {shards}")
-    if shards == 1:
+    if n == 1:
         return Scheduler(config, **kwargs)
     return ParallelScheduler(
-        config, shards=shards, transport_kind=transport_kind, round_size=round_size, **kwargs
+        config,
+        shards=n,
+        transport_kind=transport_kind,
+        round_size=round_size,
+        routing=routing,
+        **kwargs,
     )
 
 
@@ -66,6 +103,20 @@ def step_weight(scheduler: Scheduler) -> int:
     return 1
 
 
-def add_shards_argument(parser: Any) -> None:
-    """Add ``--shards N`` (default 1) to an argparse parser."""
-    parser.add_argument("--shards", type=int, default=1, metavar="N", help=SHARDS_HELP)
+def _shards_value(text: str) -> int | str:
+    if text == AUTO:
+        return AUTO
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a number >= 1 or auto, got {text!r}") from None
+
+
+def add_shards_argument(parser: Any, routing: bool = False) -> None:
+    """Add ``--shards N|auto`` (default 1) to an argparse parser, and ``--shard-routing``
+    when ``routing``."""
+    parser.add_argument(
+        "--shards", type=_shards_value, default=1, metavar="N|auto", help=SHARDS_HELP
+    )
+    if routing:
+        parser.add_argument("--shard-routing", choices=(ALL, AUTO), default=ALL, help=ROUTING_HELP)

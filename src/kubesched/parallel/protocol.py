@@ -40,7 +40,9 @@ Entries (first item is the kind; ``gen`` is the node's authoritative
 
 Shard to coordinator, one :class:`FromShard` per :class:`ToShard`: ``results`` (below),
 ``waiting`` (Pods held at the shard's Permit) and ``deadline`` (the earliest Permit deadline,
-or None), ``busy`` (seconds the shard spent on the message).
+or None), ``busy`` (seconds the shard spent on the message), ``cpu`` and ``apply_cpu`` (CPU
+seconds in all and applying the stream), ``applied`` (stream entries) and ``search`` (each
+Pod's search time, for auto routing).
 
 Results: ``(PROPOSE, key, node, version, alternatives, local, group)`` where ``alternatives``
 is a tuple of ``(node, version)`` in score order and ``local`` says what the cross-node
@@ -118,6 +120,11 @@ class FromShard:
     """CPU seconds the shard spent on the message (``busy`` is wall-clock)."""
     apply_cpu: float = 0.0
     """Of ``cpu``, the seconds spent applying the commit stream to the replica."""
+    applied: int = 0
+    """Commit-stream entries the message carried."""
+    search: dict[str, float] = field(default_factory=dict)
+    """Pod key to the wall-clock seconds its search (``schedule_pod``) took, for the
+    coordinator's auto routing (:mod:`~kubesched.parallel.router`)."""
 
 
 _STRIPPED: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}

@@ -129,6 +129,8 @@ class ShardScheduler(Scheduler):
         self._lean_profiles: dict[str, bool] = {}
         self.applied = 0
         """Commit-stream entries the last message carried."""
+        self.searched: dict[str, float] = {}
+        """This message's Pods: seconds each search took (wall clock)."""
         self._cross = {
             name: CROSS_NODE_FILTERS & {pl.name for pl in fwk.filter_plugins}
             for name, fwk in self.profiles.items()
@@ -163,8 +165,11 @@ class ShardScheduler(Scheduler):
             self.results,
             waiting=len(self.handle.waiting_pods),
             deadline=self.next_waiting_deadline(),
+            applied=self.applied,
+            search=self.searched,
         )
         self.results = []
+        self.searched = {}
         out.busy = time.perf_counter() - t0
         out.cpu = time.process_time() - c0
         out.apply_cpu = c1 - c0
@@ -277,7 +282,14 @@ class ShardScheduler(Scheduler):
         return self._own if self._own.size else order
 
     def schedule_pod(self, fwk: Framework, state: CycleState, pod: api.Pod) -> ScheduleResult:
-        """Own partition first; every node when nothing there fits."""
+        """Own partition first; every node when nothing there fits (timed for routing)."""
+        t0 = time.perf_counter()
+        try:
+            return self._search(fwk, state, pod)
+        finally:
+            self.searched[pod.key] = time.perf_counter() - t0
+
+    def _search(self, fwk: Framework, state: CycleState, pod: api.Pod) -> ScheduleResult:
         self._alts = ()
         if self.shards > 1:
             self._restrict = True

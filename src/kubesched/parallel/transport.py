@@ -66,6 +66,7 @@ class ShardHandle(Protocol):
 
     def send(self, msg: p.ToShard) -> None: ...
     def recv(self) -> p.FromShard: ...
+    def ready(self, timeout: float = 0.0) -> bool: ...
     def restart(self) -> None: ...
     def kill(self) -> None: ...
     def close(self) -> None: ...
@@ -125,6 +126,11 @@ class ProcessShard:
         except (EOFError, OSError) as e:
             raise ShardCrashed(f"shard {self.index} exited") from e
         return reply
+
+    def ready(self, timeout: float = 0.0) -> bool:
+        """Whether :meth:`recv` would not wait (an answer, or a broken pipe, is there),
+        waiting up to ``timeout`` seconds for it."""
+        return self.conn is None or self.conn.poll(timeout)
 
     def kill(self) -> None:
         """Crash the shard now (tests)."""
@@ -187,6 +193,11 @@ class InlineShard:
             raise ShardCrashed(f"shard {self.index} is down")
         reply: p.FromShard = pickle.loads(self.answers.popleft())
         return reply
+
+    def ready(self, timeout: float = 0.0) -> bool:
+        """Answers are made when sent: always (a crashed shard raises on :meth:`recv`)."""
+        del timeout
+        return True
 
     def kill(self) -> None:
         """Crash the shard: its replica and unsent answers are gone."""

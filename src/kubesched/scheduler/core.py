@@ -269,11 +269,17 @@ class Scheduler(AlgorithmMixin, WaitingMixin, FailureMixin):
         qp = self.queue.pop()
         if qp is None:
             return False
+        self._schedule_popped(qp)
+        return True
+
+    def _schedule_popped(self, qp: QueuedPodInfo) -> None:
+        """The scheduling cycle of a Pod just popped from the queue (the parallel
+        coordinator runs it for the Pods it schedules itself)."""
         pod = qp.pod
         fwk = self.profiles.get(pod.scheduler_name)
         if fwk is None or self.cluster.is_assumed(pod.key):
             self.queue.done(pod)
-            return True
+            return
         if self.queue.scheduling_cycle % PLUGIN_SAMPLE_EVERY == 0:
             fwk = self._sampled[pod.scheduler_name]
         self.pod_attempts[pod.key] += 1
@@ -288,15 +294,15 @@ class Scheduler(AlgorithmMixin, WaitingMixin, FailureMixin):
                 self._nominate(qp, nominating)
             self.metrics.algorithm_duration.observe(time.perf_counter() - start)  # upstream
             self._fail(fwk, qp, fit.diagnosis, cycle, start)  # defers it past PostFilter
-            return True
+            return
         except (PluginError, NoNodesError, ExtenderError) as e:
             self.metrics.algorithm_duration.observe(time.perf_counter() - start)
             self._fail(fwk, qp, Status(Code.ERROR, (str(e),)), cycle, start)
-            return True
+            return
         except Exception as e:  # a faulty plugin must not stop the loop
             log.exception("plugin fault while scheduling %s", pod.key)
             self._fail(fwk, qp, Status(Code.ERROR, (f"{type(e).__name__}: {e}",)), cycle, start)
-            return True
+            return
         self.metrics.algorithm_duration.observe(time.perf_counter() - start)
         assumed = pod.bound_to(result.node)
         self.cluster.assume_pod(assumed, result.node)
@@ -311,9 +317,8 @@ class Scheduler(AlgorithmMixin, WaitingMixin, FailureMixin):
             self.cluster.forget_pod(assumed)
             self._requeue_after_forget(assumed, status)
             self._fail(fwk, qp, rejected_on_node(status), cycle, start)
-            return True
+            return
         self._hold_or_bind(fwk, state, qp, assumed, status, waits, start, cycle)
-        return True
 
     def _hold_or_bind(
         self,

@@ -1,0 +1,264 @@
+"""Auto routing: which Pods the coordinator schedules itself and which go to the shards.
+
+The pipeline (dispatcher, shards, binder) pays for itself only where the search it
+parallelises costs more than the bookkeeping it adds per Pod (docs/parallel.md §4): with
+result reuse a SchedulingBasic Pod's search is ~30 µs of a ~70 µs serial cycle and two
+shards lose to the serial scheduler; a Pod with inter-pod anti-affinity searches for
+~400 µs and two shards win 1.5×.  So with routing on (``--shards auto``, and the default
+of ``bench`` / ``simulate`` whenever shards are configured) the coordinator decides per
+Pod *signature* (the profile and result reuse's signature, ``Framework.sign``: Pods every
+plugin treats alike) whether to run the Pod's cycle itself -- the serial scheduler's cycle
+on the authoritative cache, its bind streamed to the shards like any other -- or to hand it
+to a shard.
+
+The decision applies the throughput model of docs/parallel.md §5 to what this run measured
+(exponentially weighted moving averages of per-batch figures, CPU seconds per Pod, see
+:class:`Batch` and :mod:`~kubesched.parallel.routing`):
+
+- per signature, the search (``schedule_pod``) in the coordinator (``S_c``) and on the
+  shards (``S_s``, reported per Pod with each answer);
+- for the serial path, the rest of its cycle (``r``: pop, assume, bind, the confirming
+  event, the stream entry);
+- for the pipeline, the coordinator's time per Pod it hands out and commits (``c_h``:
+  dispatch, messages, the binder; blocked receives and serial cycles excluded, pickling the
+  stream counted per entry), a shard's time per Pod besides the search (``o_s``) and a
+  shard's time applying one stream entry (``c_f``).
+
+With N shards on C usable cores (at most N + 1: the coordinator and the shards)::
+
+    serial   t_1 = S_c + r
+    pipeline t_N = max(c_h, (S_s + o_s + N c_f) / N, (c_h + S_s + o_s + N c_f) / C)
+
+and a signature goes to the shards while ``MARGIN · t_N < t_1`` (the pipeline realises
+85-99 % of its model, §5).  Both routes are measured by running them: a new signature runs
+:data:`PROBE_SERIAL` Pods serially, then :data:`PROBE_SHARDS` on the shards, then (once the
+shards' answers are in) takes the better route for :data:`FIRST_STRETCH` Pods; after each
+stretch a probe of the other route refreshes its figures, and the stretch doubles (up to
+:data:`LAST_STRETCH`) while the decision stands.  Gang members always go to the shards
+(the dispatcher keeps a gang on one shard).  The router only decides *where* a Pod is
+scheduled: the binder still checks every proposal, so a wrong guess costs time, never
+correctness.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+MARGIN = 1.15
+"""The pipeline must win by this factor (its model's realisation is 85-99 %)."""
+PROBE_SERIAL = 128
+PROBE_SHARDS = 128
+FIRST_STRETCH = 8192
+LAST_STRETCH = 131072
+ALPHA = 0.02
+"""EWMA weight of one Pod's measurement (~50 Pods of memory)."""
+MIN_BATCH = 32
+"""Pipeline figures are folded in per at least this many Pods (steps are lumpy)."""
+
+
+@dataclass(slots=True)
+class Ewma:
+    """An exponentially weighted moving average of per-Pod figures (None: no sample)."""
+
+    value: float | None = None
+
+    def add(self, per_pod: float, pods: int = 1) -> None:
+        """Fold in ``pods`` Pods that cost ``per_pod`` each."""
+        if self.value is None:
+            self.value = per_pod
+        else:
+            self.value += (1.0 - (1.0 - ALPHA) ** pods) * (per_pod - self.value)
+
+
+@dataclass(slots=True)
+class Batch:
+    """Figures gathered until there are :data:`MIN_BATCH` Pods, then folded into an
+    :class:`Ewma`: per-Pod samples (:meth:`one`) by their mean without the batch's largest
+    (one garbage collection inside a cycle, or a signature's first search without result
+    reuse, does not decide a batch), per-step totals (:meth:`add`) by seconds over Pods."""
+
+    avg: Ewma = field(default_factory=Ewma)
+    seconds: float = 0.0
+    pods: int = 0
+    samples: list[float] = field(default_factory=list)
+
+    def add(self, seconds: float, pods: int) -> None:
+        self.seconds += seconds
+        self.pods += pods
+        if self.pods >= MIN_BATCH:
+            self.avg.add(self.seconds / self.pods, self.pods)
+            self.seconds, self.pods = 0.0, 0
+
+    def one(self, seconds: float) -> None:
+        self.samples.append(seconds)
+        if len(self.samples) >= MIN_BATCH:
+            trimmed = sum(self.samples) - max(self.samples)
+            self.avg.add(trimmed / (len(self.samples) - 1), len(self.samples))
+            self.samples.clear()
+
+
+@dataclass(slots=True)
+class Signature:
+    """One signature's figures and where its Pods go now."""
+
+    serial_search: Batch = field(default_factory=Batch)
+    shard_search: Batch = field(default_factory=Batch)
+    serial: bool = True
+    """The current route: True for the coordinator's own cycle."""
+    left: int = PROBE_SERIAL
+    """Pods still to route this way before the next decision."""
+    probing: bool = True
+    stretch: int = FIRST_STRETCH
+    best: bool | None = None
+    """The route the model chose last (None: not decided yet)."""
+    seen: int = 0
+    """Pods routed."""
+    tried: bool = False
+    """Whether Pods of this signature were sent to the shards to measure them."""
+
+
+def usable_cores(shards: int) -> int:
+    """Cores the coordinator and ``shards`` shard processes can use at once."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, shards + 1))
+
+
+class Router:
+    """Per-signature routing for a coordinator with ``shards`` shards (module docstring)."""
+
+    def __init__(self, shards: int, cores: int | None = None) -> None:
+        self.shards = shards
+        self.cores = cores or usable_cores(shards)
+        self.sigs: dict[Hashable, Signature] = {}
+        self.serial_rest = Batch()
+        self.hub = Batch()
+        self.shard_rest = Batch()
+        self.apply = Batch()
+        self.encode = Batch()
+        self.routed: Counter[str] = Counter()
+        self.flips = 0
+
+    # ------------------------------------------------------------------ deciding
+    def serial(self, key: Hashable) -> bool:
+        """Route one Pod of signature ``key``: True for the coordinator's own cycle."""
+        sig = self.sigs.get(key)
+        if sig is None:
+            sig = self.sigs[key] = Signature()
+        if sig.left <= 0:
+            self._next(sig)
+        sig.left -= 1
+        sig.seen += 1
+        self.routed["serial" if sig.serial else "shards"] += 1
+        return sig.serial
+
+    def _next(self, sig: Signature) -> None:
+        if not sig.probing:  # a stretch ended: probe the other route
+            sig.serial, sig.probing = not sig.serial, True
+            sig.left = PROBE_SERIAL if sig.serial else PROBE_SHARDS
+            return
+        if sig.serial_search.avg.value is None and sig.seen < 4 * PROBE_SERIAL:
+            # not measured yet (only steps without messages in flight count): once more
+            sig.serial, sig.left = True, PROBE_SERIAL
+            return
+        if sig.shard_search.avg.value is None or self.hub.avg.value is None:
+            # the shards not tried yet: try them; else their answers are on the way
+            sig.serial = sig.tried
+            sig.left = PROBE_SERIAL if sig.serial else PROBE_SHARDS
+            sig.tried = True
+            return
+        best = self.prefers_serial(sig)
+        if best == sig.best:
+            sig.stretch = min(2 * sig.stretch, LAST_STRETCH)
+        else:
+            sig.stretch = FIRST_STRETCH
+            self.flips += sig.best is not None
+        sig.best, sig.serial, sig.left, sig.probing = best, best, sig.stretch, False
+
+    def prefers_serial(self, sig: Signature) -> bool:
+        """The model's verdict for ``sig`` (module docstring)."""
+        serial, pipeline = self.predict(sig)
+        return MARGIN * pipeline >= serial
+
+    def predict(self, sig: Signature) -> tuple[float, float]:
+        """Seconds per Pod ``(t_1, t_N)`` for ``sig`` by the model (module docstring)."""
+        s_c = sig.serial_search.avg.value
+        s_s = sig.shard_search.avg.value
+        s_c = s_c if s_c is not None else (s_s or 0.0)
+        s_s = s_s if s_s is not None else s_c
+        n, cores = self.shards, self.cores
+        c_h = (self.hub.avg.value or 0.0) + (self.encode.avg.value or 0.0)
+        o_s = self.shard_rest.avg.value or 0.0
+        c_f = self.apply.avg.value or 0.0
+        shard = s_s + o_s + n * c_f
+        serial = s_c + (self.serial_rest.avg.value or 0.0)
+        return serial, max(c_h, shard / n, (c_h + shard) / cores)
+
+    # ------------------------------------------------------------------ measuring
+    def served_serially(self, key: Hashable, seconds: float, search: float) -> None:
+        """The coordinator ran a Pod's cycle itself: ``seconds`` in all, ``search`` of it."""
+        sig = self.sigs.get(key)
+        if sig is not None:
+            sig.serial_search.one(search)
+        self.serial_rest.one(max(0.0, seconds - search))
+
+    def searched_on_shard(self, key: Hashable, seconds: float) -> None:
+        """A shard's search for a Pod of ``key`` took ``seconds``."""
+        sig = self.sigs.get(key)
+        if sig is not None:
+            sig.shard_search.one(seconds)
+
+    def shard_message(self, rest: float, apply: float, entries: int, pods: int) -> None:
+        """A shard answered ``pods`` Pods spending ``rest`` seconds besides their searches
+        and ``apply`` seconds on ``entries`` stream entries."""
+        if pods:
+            self.shard_rest.add(rest, pods)
+        if entries:
+            self.apply.add(apply, entries)
+
+    def coordinator_step(self, seconds: float, pods: int) -> None:
+        """The coordinator spent ``seconds`` of a step on the pipeline for ``pods`` answers
+        (the step's serial cycles, blocked receives and stream pickling excluded)."""
+        if pods or seconds:
+            self.hub.add(seconds, pods)
+
+    def encoded(self, seconds: float, entries: int) -> None:
+        """Pickling ``entries`` stream entries took ``seconds`` (counted per Pod as one
+        entry: the commit that streams it)."""
+        if entries:
+            self.encode.add(seconds, entries)
+
+    def summary(self) -> dict[str, Any]:
+        """What the router did and the figures it went by (µs per Pod), JSON-ready."""
+
+        def us(v: float | None) -> float | None:
+            return None if v is None else round(1e6 * v, 1)
+
+        busiest = sorted(self.sigs.values(), key=lambda g: -g.seen)[:4]
+        return {
+            "pods": dict(self.routed),
+            "busiest": [
+                {
+                    "pods": g.seen,
+                    "serialSearchUs": us(g.serial_search.avg.value),
+                    "shardSearchUs": us(g.shard_search.avg.value),
+                    "predictedUs": [us(t) for t in self.predict(g)],
+                    "serial": g.best,
+                }
+                for g in busiest
+            ],
+            "signatures": len(self.sigs),
+            "flips": self.flips,
+            "cores": self.cores,
+            "serialRestUs": us(self.serial_rest.avg.value),
+            "coordinatorUs": us(self.hub.avg.value),
+            "encodeUsPerEntry": us(self.encode.avg.value),
+            "shardRestUs": us(self.shard_rest.avg.value),
+            "applyUsPerEntry": us(self.apply.avg.value),
+        }

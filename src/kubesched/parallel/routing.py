@@ -1,0 +1,168 @@
+"""The coordinator's side of auto routing: runs the Pods the router keeps, and measures.
+
+:class:`Routing` is what :class:`~kubesched.parallel.coordinator.ParallelScheduler` holds
+when routing is on (and :class:`RoutedSearch` its search).  The dispatcher offers it every
+popped Pod outside a gang (:meth:`Routing.divert`); for a Pod of a signature the
+:class:`~.router.Router` keeps, it runs the serial scheduler's cycle on the authoritative
+cache right there (the coordinator *is* a Scheduler), registered like a proposal of shard
+-1, so the bind -- or, while it is held (a slow API server, a Permit wait), the hold -- is
+streamed to every shard like the binder's.
+
+It also feeds the router its figures, all in **CPU seconds** so that a busy neighbour does
+not tilt the comparison: per step, the coordinator's CPU (``time.process_time``, twice a
+step) is shared between its serial cycles, their searches and the pipeline's work in
+proportion to their wall-clock time, with the time blocked on a shard's answer and the
+stream's pickling (counted per entry) set apart; a shard's per-Pod search times (wall
+clock) are scaled by its message's CPU over wall-clock time.  Serial cycles are measured
+only in steps without messages in flight: while shards work beside it, the coordinator's
+own cycles cost more CPU (two cores are often two hyper-threads of one), which would tilt
+the comparison towards the pipeline.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Hashable
+from typing import TYPE_CHECKING
+
+from kubesched.api import objects as api
+from kubesched.framework.interface import CycleState, QueuedPodInfo
+from kubesched.framework.runtime import Framework
+from kubesched.parallel import protocol as p
+from kubesched.parallel.router import Router
+from kubesched.scheduler import Scheduler, ScheduleResult
+
+if TYPE_CHECKING:
+    from kubesched.parallel.coordinator import ParallelScheduler
+
+
+class Routing:
+    """Auto routing for coordinator ``hub`` by ``router`` (see the module docstring)."""
+
+    def __init__(self, hub: ParallelScheduler, router: Router) -> None:
+        self.hub = hub
+        self.router = router
+        self.routed: tuple[object, object] | None = None
+        """``(pod, signature)`` of the Pod whose cycle :meth:`divert` is running."""
+        self.serial = 0.0
+        self.search = 0.0
+        self.blocked = 0.0
+        self.encode = 0.0
+        self.encoded_entries = 0
+        self.answered = 0
+        self.served = 0
+        self.samples: list[tuple[Hashable, float, float]] = []
+        """This step's serial cycles: ``(signature, seconds, of which searching)``."""
+        self._t0 = 0.0
+        self._c0 = 0.0
+
+    # ------------------------------------------------------------------ a step
+    def begin(self) -> None:
+        """A step starts."""
+        self.serial = self.search = self.blocked = self.encode = 0.0
+        self.encoded_entries = self.answered = self.served = 0
+        self.samples.clear()
+        self._t0 = time.perf_counter()
+        self._c0 = time.process_time()
+
+    def end(self, pipeline: bool) -> None:
+        """The step is over (``pipeline``: it sent or received a message): its figures,
+        scaled from wall-clock to CPU time, go to the router."""
+        if not pipeline and not self.samples:
+            return
+        wall = time.perf_counter() - self._t0 - self.blocked
+        cpu = time.process_time() - self._c0
+        scale = min(1.0, cpu / wall) if wall > 0 else 1.0
+        router = self.router
+        if not pipeline and not any(self.hub.outstanding):  # the shards idle: a clean sample
+            for key, seconds, search in self.samples:
+                router.served_serially(key, seconds * scale, search * scale)
+        if self.encoded_entries:
+            router.encoded(self.encode * scale, self.encoded_entries)
+        if pipeline:
+            spent = max(0.0, wall - self.serial - self.encode)
+            router.coordinator_step(spent * scale, self.answered)
+
+    # ------------------------------------------------------------------ serial cycles
+    def divert(self, qp: QueuedPodInfo, popped: float) -> tuple[bool, Hashable]:
+        """Offered a popped Pod by the dispatcher (``popped``: ``perf_counter()`` before the
+        pop): run its cycle here if the router says so, or if a preemption nominated it (the
+        nomination and the victims' deletions are the coordinator's: the serial cycle tries
+        the nominated node first, as upstream); ``(taken, signature)``."""
+        hub = self.hub
+        pod = qp.pod
+        fwk = hub.profiles.get(pod.scheduler_name)
+        if fwk is None:
+            return False, None
+        sig = Scheduler._sign(hub, fwk, pod)
+        key = (fwk.profile_name, sig)
+        nominated = pod.nominated_node_name or hub.queue.nominator.node_of(pod.key)
+        if not nominated and not self.router.serial(key):
+            return False, key
+        search = self.search
+        self.routed = (pod, sig)
+        hub.committing(pod.key, -1, p.strip(pod))
+        try:
+            hub._schedule_popped(qp)
+        finally:
+            self.routed = None
+        hub.committed(pod.key)
+        dt = time.perf_counter() - popped
+        self.samples.append((key, dt, self.search - search))
+        self.serial += dt
+        self.served += 1
+        return True, key
+
+    def signature(self, pod: object) -> tuple[bool, object]:
+        """``(True, signature)`` when ``pod`` is the Pod :meth:`divert` is running."""
+        routed = self.routed
+        if routed is not None and routed[0] is pod:
+            return True, routed[1]
+        return False, None
+
+    # ------------------------------------------------------------------ the pipeline
+    def encoded(self, seconds: float, entries: int) -> None:
+        """Pickling ``entries`` stream entries took ``seconds``."""
+        self.encode += seconds
+        self.encoded_entries += entries
+
+    def reply(self, reply: p.FromShard, blocked: float) -> None:
+        """A shard's answer (``blocked``: seconds spent waiting for and reading it): its
+        figures for the router, read before the binder closes the Pods' records."""
+        self.blocked += blocked
+        self.answered += len(reply.results)
+        router = self.router
+        in_flight = self.hub.dispatcher.in_flight
+        scale = min(1.0, reply.cpu / reply.busy) if reply.busy > 0 else 1.0
+        searched = 0.0
+        for key, seconds in reply.search.items():
+            rec = in_flight.get(key)
+            if rec is not None and rec.sig is not None:
+                router.searched_on_shard(rec.sig, seconds * scale)
+            searched += seconds * scale
+        rest = max(0.0, reply.cpu - reply.apply_cpu - searched)
+        router.shard_message(rest, reply.apply_cpu, reply.applied, len(reply.results))
+
+
+class RoutedSearch(Scheduler):
+    """The coordinator's serial search for the Pods :class:`Routing` keeps: the signature
+    routing computed is reused, and the search is timed for the router."""
+
+    routing: Routing | None = None
+
+    def _sign(self, fwk: Framework, pod: api.Pod) -> tuple[object, ...] | None:
+        """The signature auto routing computed for the Pod it runs here, else computed."""
+        if self.routing is not None:
+            known, sig = self.routing.signature(pod)
+            if known:
+                return sig  # type: ignore[return-value]
+        return super()._sign(fwk, pod)
+
+    def schedule_pod(self, fwk: Framework, state: CycleState, pod: api.Pod) -> ScheduleResult:
+        """The serial search, for the Pods auto routing keeps here (timed for it)."""
+        t0 = time.perf_counter()
+        try:
+            return super().schedule_pod(fwk, state, pod)
+        finally:
+            if self.routing is not None:
+                self.routing.search += time.perf_counter() - t0

@@ -1,0 +1,170 @@
+"""The coordinator's informer handlers: every event it sees goes into the commit stream.
+
+:class:`StreamingHandlers` is the part of
+:class:`~kubesched.parallel.coordinator.ParallelScheduler` that turns what the authoritative
+cache hears (node and Pod events, objects, binds -- the binder's, and those of the cycles
+auto routing runs in the coordinator) into commit-stream entries
+(:mod:`~kubesched.parallel.protocol`), keeps the dispatcher's gang index current, and
+records the binder's holds (``ASSUMED``) and their release (``FORGOT``, :class:`CacheTap`).
+:func:`snapshot_entries` is the whole authoritative state in the same vocabulary, a fresh
+shard's first message.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubesched.api import objects as api
+from kubesched.parallel import protocol as p
+from kubesched.parallel.binder import Binder
+from kubesched.parallel.dispatcher import Dispatcher
+from kubesched.scheduler import Scheduler
+from kubesched.state.cache import ClusterState, PodRecord
+
+
+class CacheTap:
+    """Observer on the authoritative cache: streams the release of binder-held Pods
+    (``FORGOT``)."""
+
+    def __init__(self, hub: StreamingHandlers) -> None:
+        self.hub = hub
+
+    def pod_added(self, rec: PodRecord) -> None:
+        del rec
+
+    def pod_removed(self, rec: PodRecord) -> None:
+        hub = self.hub
+        if rec.pod.key in hub.held_logged:
+            hub.held_logged.discard(rec.pod.key)
+            gen = int(hub.cluster.nodes.generation[rec.row])
+            hub.log_entry((p.FORGOT, rec.pod.key, rec.node, gen))
+
+    def node_changed(self, row: int, old: api.Node | None, new: api.Node | None) -> None:
+        del row, old, new
+
+
+def snapshot_entries(cluster: ClusterState) -> list[p.Entry]:
+    """The authoritative state as commit-stream entries (a fresh shard's first message)."""
+    entries: list[p.Entry] = [(p.OBJECT, obj, False) for obj in cluster.objects.values()]
+    table = cluster.nodes
+    gens = {}
+    for row in table.order().tolist():
+        node = table.nodes[row]
+        assert node is not None
+        gens[node.name] = int(table.generation[row])
+        entries.append((p.NODE_ADD, node, gens[node.name]))
+    for key, rec in cluster.pods.items():
+        gen = gens.get(rec.node, -1)
+        if rec.assumed:
+            entries.append((p.ASSUMED, key, rec.node, gen, -1, p.strip(rec.pod.bound_to(""))))
+        else:
+            entries.append((p.POD_ADD, p.strip(rec.pod), gen))
+    entries.append((p.GENERATIONS, gens))
+    return entries
+
+
+class StreamingHandlers(Scheduler):
+    """Informer handlers that stream (see the module docstring); the coordinator sets the
+    attributes."""
+
+    log: list[p.Entry]
+    held_logged: set[str]
+    dispatcher: Dispatcher
+    binder: Binder
+    _proposer: dict[str, tuple[int, api.Pod]]
+    _updating: bool
+
+    def log_entry(self, entry: p.Entry) -> None:
+        """Append to the commit stream every shard reads."""
+        self.log.append(entry)
+
+    def _gen(self, node: str) -> int:
+        row = self.cluster.nodes.row_of.get(node)
+        return -1 if row is None else int(self.cluster.nodes.generation[row])
+
+    def committing(self, key: str, shard: int, sent: api.Pod) -> None:
+        """The binder is about to bind ``key`` proposed by ``shard`` (``sent``: the Pod as
+        the dispatcher sent it)."""
+        self._proposer[key] = (shard, sent)
+
+    def committed(self, key: str) -> None:
+        """The binder finished committing ``key``: if its bind is not confirmed yet (a slow
+        API server, or a gang member held at Permit), shards must count it all the same.
+        If its binding cycle already failed (PreBind or Bind, the cache forgot it before
+        anything was streamed), the proposer must forget its assumed copy: a replica that
+        still held it would drop the Pod when it is handed out again."""
+        rec = self.cluster.pods.get(key)
+        if rec is None:
+            shard, _ = self._proposer.pop(key, (-1, None))
+            if shard >= 0:
+                self.binder.refused[shard].append((key, "bind_failed"))
+            return
+        if not rec.assumed or key in self.held_logged:
+            return
+        shard, sent = self._proposer.get(key, (-1, None))
+        self.held_logged.add(key)
+        self.log_entry((p.ASSUMED, key, rec.node, self._gen(rec.node), shard, sent))
+
+    # ------------------------------------------------------------------ informer events
+    def on_node_add(self, node: api.Node) -> None:
+        super().on_node_add(node)
+        self.log_entry((p.NODE_ADD, node, self._gen(node.name)))
+
+    def on_node_update(self, old: api.Node, new: api.Node) -> None:
+        super().on_node_update(old, new)
+        self.log_entry((p.NODE_UPDATE, old, new, self._gen(new.name)))
+
+    def on_node_delete(self, node: api.Node) -> None:
+        super().on_node_delete(node)
+        self.binder.fast.forget()  # rows are recycled
+        self.log_entry((p.NODE_DELETE, node))
+
+    def on_pod_add(self, pod: api.Pod) -> None:
+        super().on_pod_add(pod)
+        if self._updating:
+            return  # a bind: on_pod_update streams it
+        if not pod.node_name:
+            self.dispatcher.pending_added(pod)
+        elif pod.key in self.cluster.pods:
+            self.log_entry((p.POD_ADD, p.strip(pod), self._gen(pod.node_name)))
+
+    def on_pod_update(self, old: api.Pod, new: api.Pod) -> None:
+        self._updating = True
+        try:
+            super().on_pod_update(old, new)
+        finally:
+            self._updating = False
+        if new.node_name and not old.node_name:
+            self.dispatcher.pending_gone(old)
+            shard, sent = self._proposer.pop(new.key, (-1, None))
+            self.held_logged.discard(new.key)
+            node = new.node_name
+            entry = (p.BOUND, new.key, node, self._gen(node), shard, sent or p.strip(old))
+            self.log_entry(entry)
+        elif new.node_name:
+            self.log_entry((p.POD_UPDATE, p.strip(old), p.strip(new)))
+        else:
+            self.dispatcher.pending_gone(old)
+            self.dispatcher.pending_added(new)
+
+    def on_pods_bound(self, pairs: list[tuple[api.Pod, api.Pod]]) -> None:
+        """Binds the API server made in one batch (``BenchApi.bind_many``): each as
+        :meth:`on_pod_update` would handle it; the binder's bulk path did not assume them,
+        so the cache counts them here."""
+        for old, new in pairs:
+            self.on_pod_update(old, new)
+
+    def on_pod_delete(self, pod: api.Pod) -> None:
+        rec = self.dispatcher.close(pod.key)
+        if rec is not None:
+            self.queue.done(rec.qp.pod)
+        super().on_pod_delete(pod)
+        self.dispatcher.pending_gone(pod)
+        self.binder.forget_victim(pod.key)
+        self._proposer.pop(pod.key, None)
+        node = pod.node_name
+        self.log_entry((p.POD_DELETE, p.strip(pod), node, self._gen(node) if node else -1))
+
+    def on_object(self, obj: dict[str, Any], *, deleted: bool = False) -> None:
+        super().on_object(obj, deleted=deleted)
+        self.log_entry((p.OBJECT, obj, deleted))

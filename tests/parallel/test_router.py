@@ -1,0 +1,105 @@
+"""Auto routing: the router's probes and verdicts, and Pods the coordinator schedules itself
+mixed with the shards' (their binds reach the replicas; nothing lost or doubled)."""
+
+from __future__ import annotations
+
+from kubesched.api import objects as api
+from kubesched.parallel import router as r
+from kubesched.parallel.router import Router
+from tests.builders import make_node, make_pod
+from tests.parallel.harness import ScriptedRouter, World
+
+US = 1e-6
+
+
+def _pipeline(router: Router, c_h: float, o_s: float, c_f: float) -> None:
+    """Feed pipeline figures (µs per Pod) for enough Pods to fill the averages."""
+    for _ in range(20):
+        router.coordinator_step(64 * c_h * US, 64)
+        router.shard_message(64 * o_s * US, 64 * c_f * US, 64, 64)
+
+
+def _routes(router: Router, key: object, n: int) -> list[bool]:
+    return [router.serial(key) for _ in range(n)]
+
+
+def test_a_new_signature_tries_both_routes_then_follows_the_model() -> None:
+    router = Router(2, cores=2)
+    assert _routes(router, "k", r.PROBE_SERIAL) == [True] * r.PROBE_SERIAL
+    for _ in range(r.PROBE_SERIAL):
+        router.served_serially("k", 400 * US, 360 * US)
+    assert _routes(router, "k", r.PROBE_SHARDS) == [False] * r.PROBE_SHARDS
+    # the shards' answers are not in yet: serially meanwhile
+    assert _routes(router, "k", r.PROBE_SERIAL) == [True] * r.PROBE_SERIAL
+    for _ in range(64):
+        router.searched_on_shard("k", 200 * US)
+    _pipeline(router, c_h=50, o_s=40, c_f=10)
+    assert _routes(router, "k", r.FIRST_STRETCH) == [False] * r.FIRST_STRETCH
+    # the stretch is over: a probe of the other route, then (same verdict) a longer stretch
+    assert _routes(router, "k", r.PROBE_SERIAL) == [True] * r.PROBE_SERIAL
+    assert _routes(router, "k", 2 * r.FIRST_STRETCH) == [False] * (2 * r.FIRST_STRETCH)
+    assert router.routed["serial"] == 3 * r.PROBE_SERIAL
+
+
+def _measured(search_serial: float, search_shard: float) -> tuple[Router, r.Signature]:
+    router = Router(2, cores=2)
+    sig = router.sigs["k"] = r.Signature()
+    for _ in range(200):
+        router.served_serially("k", (search_serial + 40) * US, search_serial * US)
+        router.searched_on_shard("k", search_shard * US)
+    _pipeline(router, c_h=47, o_s=41, c_f=9)
+    return router, sig
+
+
+def test_a_cheap_search_stays_serial_and_an_expensive_one_goes_to_the_shards() -> None:
+    # SchedulingBasic with result reuse (docs/parallel.md §4): search ~30 µs, 2 shards lose
+    router, cheap = _measured(30, 32)
+    serial, pipeline = router.predict(cheap)
+    assert abs(serial - 70 * US) < 1 * US
+    assert router.prefers_serial(cheap)
+    # anti-affinity: ~420 µs of search, the shards search half the nodes each
+    router, costly = _measured(420, 250)
+    serial, pipeline = router.predict(costly)
+    assert pipeline * r.MARGIN < serial
+    assert not router.prefers_serial(costly)
+
+
+def test_an_expensive_coordinator_keeps_pods_serial() -> None:
+    router, sig = _measured(120, 120)
+    assert not router.prefers_serial(sig)
+    _pipeline(router, c_h=400, o_s=41, c_f=9)  # e.g. a full PreFilter per proposal
+    assert router.prefers_serial(sig)
+
+
+def _node(name: str) -> api.Node:
+    return make_node(name).cap(cpu="2", memory="8Gi", pods=10).obj()
+
+
+def test_the_coordinators_own_binds_reach_the_shards() -> None:
+    """Six Pods scheduled by the coordinator fill three of four nodes' CPU; the two Pods
+    the shards then place find the last free slots at once: no proposal is refused."""
+    router = ScriptedRouter(2, [True] * 6 + [False] * 2)
+    w = World([_node(f"n{i}") for i in range(4)], shards=2, round_size=4, router=router)
+    try:
+        pods = [make_pod(f"p{i}", "ns").req(cpu="1").obj() for i in range(8)]
+        w.add(pods)
+        w.run()
+        w.check(pods)
+        assert router.routed == {"serial": 6, "shards": 2}
+        assert len(w.placements()) == 8
+        binder = w.parallel.binder.stats
+        assert sum(binder.proposals.values()) == 2
+        assert not binder.conflicts, binder.conflicts
+        summary = w.parallel.parallel_summary()
+        assert summary["routing"]["pods"] == {"serial": 6, "shards": 2}
+    finally:
+        w.close()
+
+
+def test_a_signature_never_measured_serially_still_tries_the_shards() -> None:
+    """Serial cycles count only in steps without messages in flight; if another signature
+    keeps the pipeline busy, a new one still gets its shard probe after a while."""
+    router = Router(2, cores=2)
+    assert _routes(router, "k", 4 * r.PROBE_SERIAL) == [True] * (4 * r.PROBE_SERIAL)
+    assert _routes(router, "k", r.PROBE_SHARDS) == [False] * r.PROBE_SHARDS
+    assert router.flips == 0
