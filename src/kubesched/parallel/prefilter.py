@@ -15,6 +15,8 @@ counts nominated Pods), instead of recounting:
   is added to or removed from every kept state;
 - any other change (a node added, updated or removed; a Namespace or another object, seen as
   the cache's version moving without a Pod event) drops every kept state;
+- a Pod with required anti-affinity added drops the states where InterPodAffinity skipped
+  (:data:`SKIPS_UNDONE_BY_ANTI_AFFINITY`);
 - only profiles whose PreFilter plugins are in :data:`KEPT_PLUGINS` (their state is
   either the Pod's own or maintained by the extensions) or skipped for the Pod
   (DynamicResources without claims) are served, and only successful PreFilter results
@@ -44,6 +46,11 @@ KEPT_PLUGINS = frozenset(
 """PreFilter plugins whose state depends on the Pod alone or is kept current by their
 PreFilterExtensions."""
 MAX_KEPT = 16
+SKIPS_UNDONE_BY_ANTI_AFFINITY = frozenset({"InterPodAffinity"})
+"""PreFilter plugins whose Skip depends on the cluster's Pods, not the Pod alone:
+InterPodAffinity skips a Pod without terms while no existing Pod's required anti-affinity
+selects it on a labelled node, so a kept state where it skipped is dropped when a Pod with
+required anti-affinity is added (its extensions never hear of Pods once it skipped)."""
 
 Kept = tuple[Framework, api.Pod, CycleState, PreFilterResult | None]
 """A kept signature: its profile, the Pod it was computed for, the state and the result."""
@@ -79,8 +86,15 @@ class PreFilterCache:
         if self.kept and self.version + 1 != self.cluster.version:
             self._clear()  # something else changed in between
         self.version = self.cluster.version
+        anti = rec.pod.pod_anti_affinity
         dead = []
+        if add and anti is not None and anti.required:
+            dead = [
+                k for k, v in self.kept.items() if v[2].skip_filter & SKIPS_UNDONE_BY_ANTI_AFFINITY
+            ]
         for key in self.tracked:
+            if key in dead:
+                continue
             fwk, pod, state, _ = self.kept[key]
             if not fwk.run_pre_filter_extension(state, pod, rec.pod, rec.row, add=add).is_success():
                 dead.append(key)
