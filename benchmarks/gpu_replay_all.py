@@ -27,7 +27,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
-from kubesched.framework.gpupolicies import POLICIES
+from kubesched.devices.policies import POLICIES
 from kubesched.sim.gpureplay import replay, traces
 
 ROOT = Path(__file__).resolve().parents[1]

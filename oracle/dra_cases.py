@@ -215,11 +215,7 @@ class _Gen:
         else:
             ex["count"] = self.r.choice([1, 1, 2, 3])
         if klass == GPU and self.chance(0.5):
-            # A selector failing at run time in an "All" request is left out: upstream
-            # answered one such case Unschedulable where kubesched errs (docs/fidelity.md,
-            # open; `dra_case(868235622, 2)` before this exclusion).
-            errs = self.chance(0.3) and ex.get("allocationMode") != "All"
-            pool = SELECTORS[:-1] + ([RUNTIME_ERROR] * 3 if errs else [])
+            pool = SELECTORS[:-1] + ([RUNTIME_ERROR] * 3 if self.chance(0.3) else [])
             ex["selectors"] = [{"cel": {"expression": self.r.choice(pool)}}]
         elif klass == NIC and self.chance(0.5):
             ex["selectors"] = [{"cel": {"expression": SELECTORS[-1]}}]

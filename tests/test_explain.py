@@ -53,7 +53,8 @@ def test_result_has_the_contract_shape_and_upstream_message() -> None:
         node("c", taints=[{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]),
     )
     out = kubesched.explain(cluster, pod("p", cpu="2"))
-    assert set(out) == {"pod", "profile", "result", "selectedNode", "message", "nodes"}
+    keys = {"pod", "profile", "result", "selectedNode", "message", "nodes"}
+    assert set(out) == keys | {"capacity"}  # capacity: only in Unschedulable answers
     assert out["pod"] == "default/p"
     assert out["profile"] == "default-scheduler"
     assert out["result"] == "Unschedulable"
@@ -69,6 +70,8 @@ def test_result_has_the_contract_shape_and_upstream_message() -> None:
         "scores": {},
     }
     assert out["nodes"]["b"]["plugin"] == "TaintToleration"
+    # a alone passes the other filters, and its whole cpu is less than the Pod asks
+    assert (out["capacity"]["verdict"], out["capacity"]["eligibleNodes"]) == ("tooLarge", 1)
     json.dumps(out)  # JSON-ready
 
 

@@ -29,7 +29,9 @@ def explain(
 ) -> dict[str, Any]:
     """Every node's filter verdict and reasons, every plugin's score, and the chosen node;
     ``result`` is ``Scheduled``, ``Unschedulable``, ``Gated`` (schedulingGates) or ``Error``.
-    ``preemption=True`` adds what preemption would do for an Unschedulable Pod (a dry run)."""
+    ``preemption=True`` adds what preemption would do for an Unschedulable Pod (a dry run).
+    An Unschedulable answer says whether the cluster is short of capacity or fragmented
+    (``capacity``, see docs/dra.md)."""
     from kubesched.explainer import explain as _explain
 
     return _explain(cluster, pod, config, preemption=preemption)

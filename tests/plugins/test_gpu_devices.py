@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from kubesched.api import gpu as g
-from kubesched.framework import gpupolicies as gp
+from kubesched.devices import policies as gp
 from kubesched.framework.interface import Code, CycleState, Handle
 from kubesched.plugins import gpu_devices
 from kubesched.state import gpus

@@ -9,7 +9,7 @@ import pytest
 
 import kubesched
 from kubesched.api import gpu as g
-from kubesched.framework.gpupolicies import POLICIES
+from kubesched.devices.policies import POLICIES
 
 PLUGIN = {
     "random": "GpuRandom",

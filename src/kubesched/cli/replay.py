@@ -11,7 +11,7 @@ import sys
 from typing import Any
 
 from kubesched.api.errors import InputError
-from kubesched.framework.gpupolicies import POLICIES
+from kubesched.devices.policies import POLICIES
 
 
 def add_parser(sub: Any) -> None:

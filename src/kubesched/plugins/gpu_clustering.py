@@ -9,8 +9,8 @@ shared-GPU Pod goes to the tightest GPU (GpuDevices' default).  No NormalizeScor
 
 from __future__ import annotations
 
-from kubesched.framework import gpupolicies as gp
-from kubesched.framework import gpuview as gv
+from kubesched.devices import gpuview as gv
+from kubesched.devices import policies as gp
 from kubesched.framework.interface import CycleState, Handle, IntArray
 from kubesched.state.gpus import GpuTable
 

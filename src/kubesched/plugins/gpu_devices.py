@@ -10,7 +10,7 @@ kubelet's device plugins, which cannot say no to a bad node choice).
   switch of those does; Pods of one GPU skip Score.
 - Reserve: picks the concrete GPUs in the cluster's :class:`~kubesched.state.gpus.GpuTable`:
   for a shared request the GPU a GPU policy chose for this node (CycleState
-  :data:`~kubesched.framework.gpupolicies.CHOICE_KEY`), else the tightest; for whole GPUs,
+  :data:`~kubesched.devices.policies.CHOICE_KEY`), else the tightest; for whole GPUs,
   idle GPUs under one PCIe switch of one NVLink domain and NUMA node, else in one NVLink
   domain and NUMA node, else in one NVLink domain, else in one NUMA node, else the lowest
   indices (at each level the smallest group that fits, lowest indices first).  Never
@@ -18,9 +18,9 @@ kubelet's device plugins, which cannot say no to a bad node choice).
   choice.
 - PreBind: writes the indices to the Pod's ``kubesched.io/gpu-index`` annotation.
 - ``on_object``: Koordinator ``Device`` objects set the GPU topology of their node instead
-  of the node annotation (:mod:`kubesched.framework.gpudevice`).
+  of the node annotation (:mod:`kubesched.devices.koordinator`).
 - ``sync_metrics`` (called by the scheduler about once a second): takes the GPU measures of
-  :mod:`kubesched.framework.gpumetrics` and sets their gauges.  The target workload of the
+  :mod:`kubesched.devices.measures` and sets their gauges.  The target workload of the
   fragmentation measure is learned from the GPU Pods this plugin has seen (CPU-only Pods are
   left out, unlike the trace replay, so a mostly-CPU cluster does not read as fragmented);
   "waiting for a whole node" counts the multi-GPU Pods this plugin has tried that are neither
@@ -38,9 +38,9 @@ import numpy as np
 from kubesched.api import gpu as g
 from kubesched.api import objects as api
 from kubesched.api.errors import InputError
-from kubesched.framework import gpudevice, gpumetrics
-from kubesched.framework import gpupolicies as gp
-from kubesched.framework import gpuview as gv
+from kubesched.devices import gpuview as gv
+from kubesched.devices import koordinator, measures
+from kubesched.devices import policies as gp
 from kubesched.framework.interface import (
     SKIP,
     SUCCESS,
@@ -96,7 +96,7 @@ class GpuDevices:
         self.workload = gv.WorkloadModel({})
         self._tried_multi: dict[str, api.Pod] = {}
         self._seen_cluster = False
-        self.gpu_gauges: gpumetrics.GpuGauges | None = None
+        self.gpu_gauges: measures.GpuGauges | None = None
         """The measures the last :meth:`sync_metrics` took."""
         handle.add_event_handler(self)
 
@@ -196,8 +196,8 @@ class GpuDevices:
     def on_object(self, obj: dict[str, Any], deleted: bool = False) -> None:
         """Event handler: a Koordinator Device sets (or, deleted, unsets) its node's GPU
         topology."""
-        if gpudevice.is_device(obj):
-            gpudevice.topologies_for(self.handle.cluster).device_changed(obj, deleted)
+        if koordinator.is_device(obj):
+            koordinator.topologies_for(self.handle.cluster).device_changed(obj, deleted)
 
     def on_pod_delete(self, pod: api.Pod) -> None:
         """Event handler: a deleted Pod no longer waits."""
@@ -219,7 +219,7 @@ class GpuDevices:
             del self._tried_multi[key]
         table = gpus.table_for(cluster)
         fm, _ = self.workload.models(table)
-        self.gpu_gauges = gpumetrics.measure(cluster, self._tried_multi.values(), fm)
+        self.gpu_gauges = measures.measure(cluster, self._tried_multi.values(), fm)
         if self.metrics is not None:
             self.gpu_gauges.export(self.metrics)
 

@@ -3,9 +3,9 @@
 Weng et al., USENIX ATC '23; reference ``FGDScorePlugin`` of
 ``hkust-adsl/kubernetes-scheduler-simulator``: score =
 ``int64(sigmoid((frag_before - frag_after) / 1000) * 100)`` where ``frag`` is the node's GPU
-fragmentation over the target workload (:mod:`kubesched.framework.gpufrag`); for a shared-GPU
+fragmentation over the target workload (:mod:`kubesched.devices.fragmentation`); for a shared-GPU
 Pod each GPU is tried and the best counts (its index is left in CycleState for GpuDevices'
-Reserve).  Args: optional ``targetWorkload`` (see :mod:`kubesched.framework.gpuview`); without
+Reserve).  Args: optional ``targetWorkload`` (see :mod:`kubesched.devices.gpuview`); without
 it the workload is learned from the Pods seen.  No NormalizeScore (scores are 0..100).
 """
 
@@ -16,8 +16,8 @@ from collections.abc import Mapping
 import numpy as np
 
 from kubesched.api.errors import InputError
-from kubesched.framework import gpupolicies as gp
-from kubesched.framework import gpuview as gv
+from kubesched.devices import gpuview as gv
+from kubesched.devices import policies as gp
 from kubesched.framework.interface import CycleState, Handle, IntArray
 from kubesched.state.gpus import GpuTable
 

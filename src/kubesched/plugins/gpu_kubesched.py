@@ -3,11 +3,11 @@
 FGD's fragmentation gradient plus GPU-level packing that values the hole a shared-GPU Pod
 leaves by its expected eventual waste, keeps CPU-starved nodes from stranding GPUs, and
 keeps GPU Pods off the GPU models that model-restricted Pods will need, by the models' GPU
-count in the cluster (:func:`kubesched.framework.gpupolicies.kubesched_scores`).  Raw
+count in the cluster (:func:`kubesched.devices.policies.kubesched_scores`).  Raw
 scores are lexicographic composite keys; NormalizeScore maps their distinct values by rank
 onto 0..100 (the best node gets 100), so the order survives weighting.  For a shared-GPU Pod
 the chosen GPU index of each node is left in CycleState for GpuDevices' Reserve.  Args:
-optional ``targetWorkload`` (see :mod:`kubesched.framework.gpuview`); without it the
+optional ``targetWorkload`` (see :mod:`kubesched.devices.gpuview`); without it the
 workload is learned from the Pods seen.
 """
 
@@ -19,10 +19,10 @@ import numpy as np
 
 from kubesched.api import objects as api
 from kubesched.api.errors import InputError
-from kubesched.framework import gpupolicies as gp
-from kubesched.framework import gpuview as gv
-from kubesched.framework.gpufrag import FragModel
-from kubesched.framework.gpupolicies import FloatArray
+from kubesched.devices import gpuview as gv
+from kubesched.devices import policies as gp
+from kubesched.devices.fragmentation import FragModel
+from kubesched.devices.policies import FloatArray
 from kubesched.framework.interface import CycleState, Handle, IntArray
 from kubesched.state.gpus import GpuTable
 
@@ -52,7 +52,7 @@ class GpuKubesched(gv.WorkloadScorePlugin):
         return scores
 
     def pressure(self, fm: FragModel, table: GpuTable) -> FloatArray:
-        """:func:`~kubesched.framework.gpupolicies.model_pressure` per model code of
+        """:func:`~kubesched.devices.policies.model_pressure` per model code of
         ``table``, from the GPUs of every node in the cluster; float64 ``(M + 1,)``."""
         rows = self.handle.cluster.nodes.order()
         capacity = np.bincount(

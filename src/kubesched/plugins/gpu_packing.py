@@ -10,8 +10,8 @@ default).  No NormalizeScore; no args.
 
 from __future__ import annotations
 
-from kubesched.framework import gpupolicies as gp
-from kubesched.framework import gpuview as gv
+from kubesched.devices import gpuview as gv
+from kubesched.devices import policies as gp
 from kubesched.framework.interface import CycleState, Handle, IntArray
 from kubesched.state.gpus import GpuTable
 

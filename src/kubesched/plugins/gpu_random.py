@@ -16,8 +16,8 @@ import numpy as np
 
 from kubesched.api import objects as api
 from kubesched.api.errors import InputError
-from kubesched.framework import gpupolicies as gp
-from kubesched.framework import gpuview as gv
+from kubesched.devices import gpuview as gv
+from kubesched.devices import policies as gp
 from kubesched.framework.interface import SKIP, SUCCESS, CycleState, Handle, IntArray, Status
 from kubesched.state import gpus
 from kubesched.state.cache import ClusterState

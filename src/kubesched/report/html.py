@@ -172,6 +172,19 @@ def _waiting(s: dict[str, Any]) -> str:
                 ]
             )
         )
+    caps = w.get("capacity") or []
+    if caps:  # the oldest Unschedulable Pods: short of capacity, or fragmented, or neither
+        out.append("<p>Short of capacity or fragmented (the oldest Unschedulable Pods):</p>")
+        rows = [
+            [
+                c["pod"],
+                c["capacity"]["verdict"],
+                c["capacity"]["eligibleNodes"],
+                c["capacity"]["message"],
+            ]
+            for c in caps
+        ]
+        out.append(_grid(["Pod", "Capacity", "Eligible nodes", "Why"], rows))
     return "\n".join(out)
 
 

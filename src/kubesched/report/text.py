@@ -39,6 +39,9 @@ def explain_table(result: dict[str, Any]) -> str:
         "",
         "",
     ]
+    cap = result.get("capacity")
+    if cap:  # an Unschedulable Pod: short of capacity, or fragmented, or neither
+        head[-2:-2] = [f"Capacity: {cap['message']}"]
     if result["result"] == "Gated":  # no cycle runs for it; explain evaluated the nodes anyway
         head[-1:-1] = ["The nodes are what a cycle would find if the gates were removed.", ""]
     plugins: list[str] = []
@@ -54,7 +57,7 @@ def explain_table(result: dict[str, Any]) -> str:
             scores = [str(info["scores"].get(p, "-")) for p in plugins]
             rows.append([mark + name, "feasible", str(info["score"]), *scores, ""])
         else:
-            why = "; ".join(info["reasons"])
+            why = "; ".join(info["reasons"]) + _device_problems(info.get("devices") or [])
             verdict = f"rejected by {info['plugin']}"
             if info.get("extender"):  # an extender's rejection: name it (its urlPrefix)
                 verdict += f" {info['extender']}"
@@ -67,6 +70,18 @@ def explain_table(result: dict[str, Any]) -> str:
         else ""
     )
     return "\n".join(head) + _table(headers, rows, right) + legend
+
+
+def _device_problems(devices: list[dict[str, Any]]) -> str:
+    """A DRA-rejected node's failing requests: `` (claim ns/c request gpu: too few free, 1
+    of 2 matching free, needs 2)``."""
+    parts = [
+        f"claim {d['claim']} request {d['request']}: {d['problem']}, {d['free']} of "
+        f"{d['matching']} matching free, needs {d['needed']}"
+        for d in devices
+        if d["problem"]
+    ]
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def schedule_table(result: dict[str, Any]) -> str:

@@ -17,7 +17,7 @@ Definitions (DESIGN.md's "is the place worth having"):
   large as a whole node can only use those);
 - idle 8-GPU nodes: nodes with at least 8 allocatable GPUs and none requested;
 - ``gpu``: the GPU placement measures the GpuDevices plugin took at the same sync
-  (:mod:`kubesched.framework.gpumetrics`: FGD fragmentation %, idle 8-GPU nodes, Pods waiting
+  (:mod:`kubesched.devices.measures`: FGD fragmentation %, idle 8-GPU nodes, Pods waiting
   for a whole node, cross-NUMA Pods), None where no profile enables GpuDevices.
 
 :func:`waiting_pods` describes Pods still Pending at the end from the API server's creation
@@ -33,7 +33,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kubesched.api import objects as api
-from kubesched.framework import gpumetrics
+from kubesched.devices import measures
+from kubesched.explainer import capacity
+from kubesched.framework.interface import Handle
+from kubesched.framework.runtime import Framework
+from kubesched.plugins.registry import full_registry
 
 if TYPE_CHECKING:
     from kubesched.sim.driver import SimCluster
@@ -49,9 +53,11 @@ GPU_SERIES = (
     "podsWaitingForWholeNode",
     "crossNumaPods",
 )
-"""The GPU measures sampled (:meth:`kubesched.framework.gpumetrics.GpuGauges.as_json`)."""
+"""The GPU measures sampled (:meth:`kubesched.devices.measures.GpuGauges.as_json`)."""
 MAX_AGES = 5000
 """At most this many ages are kept (evenly spaced ranks of the sorted list beyond that)."""
+MAX_CAPACITY_PODS = 20
+"""The oldest Unschedulable Pods whose ``capacity`` (short or fragmented) is reported."""
 
 
 class Timeline:
@@ -117,7 +123,7 @@ class Timeline:
             ser["utilization"][r].append(util)
             ser["fragmentation"][r].append(frag)
         ser["idleGpuNodes"].append(idle_gpu_nodes(sim))
-        gauges = gpumetrics.latest(p for fwk in s.profiles.values() for p in fwk.instances.values())
+        gauges = measures.latest(p for fwk in s.profiles.values() for p in fwk.instances.values())
         point = gauges.as_json() if gauges is not None else {}
         for k in GPU_SERIES:
             ser["gpu"][k].append(point.get(k))
@@ -196,9 +202,45 @@ def waiting_pods(sim: SimCluster, keys: list[str], now: float) -> dict[str, Any]
     if rows:
         age, key, reason, message = rows[0]
         oldest = {"pod": key, "ageSeconds": round(age, 3), "reason": reason, "message": message}
+    unschedulable = [
+        (key, message) for _, key, reason, message in rows if reason == "Unschedulable"
+    ]
     return {
         "count": len(rows),
         "byReason": dict(sorted(by_reason.items())),
         "agesSeconds": [round(a, 3) for a in ages],
         "oldest": oldest,
+        "capacity": pending_capacity(sim, unschedulable[:MAX_CAPACITY_PODS]),
     }
+
+
+def pending_capacity(sim: SimCluster, pods: list[tuple[str, str]]) -> list[dict[str, Any]]:
+    """``{"pod", "message", "capacity"}`` for ``(key, message)`` of Pods Pending as
+    Unschedulable: the ``capacity`` object explain gives (:mod:`kubesched.explainer.capacity`),
+    against the cluster at the end, from a fresh framework of the Pod's profile (so the run's
+    plugins and metrics are untouched; the cache observers it adds are removed again)."""
+    s = sim.scheduler
+    cluster = getattr(s, "cluster", None)
+    profiles: dict[str, Framework] = getattr(s, "profiles", {})
+    if cluster is None or not pods:
+        return []
+    fresh: dict[str, Framework] = {}
+    kept = len(cluster.observers)
+    out = []
+    try:
+        for key, message in pods:
+            pod = sim.api.pods.get(key)
+            fwk = profiles.get(pod.scheduler_name) if pod is not None else None
+            if pod is None or fwk is None:
+                continue
+            if pod.scheduler_name not in fresh:
+                handle = Handle(cluster, extras={"clock": s.handle.extras.get("clock")})
+                fresh[pod.scheduler_name] = Framework(
+                    fwk.profile, full_registry(), handle, percentage_of_nodes_to_score=100
+                )
+            cap = capacity.diagnose(fresh[pod.scheduler_name], pod)
+            if cap is not None:
+                out.append({"pod": key, "message": message, "capacity": cap})
+    finally:
+        del cluster.observers[kept:]
+    return out

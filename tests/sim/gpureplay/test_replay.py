@@ -11,7 +11,7 @@ import pytest
 
 from kubesched.api.errors import InputError
 from kubesched.cli import main
-from kubesched.framework.gpupolicies import POLICIES
+from kubesched.devices.policies import POLICIES
 from kubesched.sim.gpureplay import protocol, replay, runner, traces
 
 NODES = """sn,cpu_milli,memory_mib,gpu,model

@@ -1,12 +1,12 @@
 """The structured-parameters allocator: devices for a Pod's claims on one node.
 
-A port of ``k8s.io/dynamic-resource-allocation/structured`` (v1.34, the stable allocator
-with the features on by default: prioritized lists and admin access; partitionable devices,
-device taints, binding conditions and consumable capacity are off, so devices using them are
-never picked).  :func:`gather_pools` keeps the slices that reach the node (``nodeName``,
-``allNodes`` or a matching ``nodeSelector``), only each pool's newest generation;
-:func:`allocate` then searches depth first with backtracking, request by request, device
-by device, exactly as upstream's ``allocateOne``: a device is skipped when in use
+A port of ``k8s.io/dynamic-resource-allocation/structured`` (v1.34's ``incubating``
+allocator, the one the features on by default select: prioritized lists and admin access;
+partitionable devices, device taints, binding conditions and consumable capacity are off, so
+devices using them are never picked).  :func:`gather_pools` keeps the slices that reach the
+node (``nodeName``, ``allNodes`` or a matching ``nodeSelector``), only each pool's newest
+generation; :func:`allocate` then searches depth first with backtracking, request by request,
+device by device, exactly as upstream's ``allocateOne``: a device is skipped when in use
 (allocated to a claim or in flight), when the class's or the request's CEL selectors reject
 it, or when a ``matchAttribute`` constraint would break.  The search is exhaustive, so
 whether a node fits never depends on the order of pools (upstream iterates a Go map; we go
@@ -91,6 +91,8 @@ class _Request:
     sub: str
     spec: r.ExactRequest
     klass: r.DeviceClass
+    key: tuple[int, int, int]
+    """Upstream's ``requestIndices`` (claim, request, alternative): its selector cache key."""
     all_devices: list[tuple[DeviceId, r.Device]] | None = None
 
     @property
@@ -157,15 +159,22 @@ class _Search:
         """Per claim, per request, its alternatives (one for ``exactly``)."""
         self.constraints = [[_Constraint(*c) for c in claim.constraints] for claim in claims]
         self.allocating: dict[DeviceId, set[int]] = {}
+        self.selected: dict[tuple[DeviceId, tuple[int, int, int]], bool] = {}
+        """Upstream's ``deviceMatchesRequest``: selector results by device and request key."""
         self.results: list[list[r.AllocatedDevice]] = [[] for _ in claims]
 
     def prepare(self) -> None:
         for ci, claim in enumerate(self.claims):
             per_claim = []
-            for req in claim.requests:
+            for ri, req in enumerate(claim.requests):
                 alts = [req.exactly] if req.exactly is not None else list(req.first_available)
                 sub = req.exactly is None
-                per_claim.append([self._request(ci, claim, req.name, a, sub) for a in alts])
+                per_claim.append(
+                    [
+                        self._request(ci, claim, req.name, a, sub, (ci, ri, si))
+                        for si, a in enumerate(alts)
+                    ]
+                )
             self.requests.append(per_claim)
             least = sum(min(a.count for a in alts) for alts in per_claim)
             if least > r.ALLOCATION_RESULTS_MAX_SIZE:
@@ -173,9 +182,16 @@ class _Search:
                     f"claim {claim.key}: number of requested devices {least} exceeds the "
                     f"claim limit of {r.ALLOCATION_RESULTS_MAX_SIZE}"
                 )
+        self.selected.clear()  # upstream starts the search with an empty cache
 
     def _request(
-        self, ci: int, claim: r.ResourceClaim, base: str, spec: r.ExactRequest, sub: bool
+        self,
+        ci: int,
+        claim: r.ResourceClaim,
+        base: str,
+        spec: r.ExactRequest,
+        sub: bool,
+        key: tuple[int, int, int],
     ) -> _Request:
         name = spec.name  # upstream's messages name a subrequest by its own name
         klass = self.classes.get(spec.class_name)
@@ -184,9 +200,15 @@ class _Search:
                 f"claim {claim.key}, request {name}: could not retrieve device class "
                 f'{spec.class_name}: deviceclass.resource.k8s.io "{spec.class_name}" not found'
             )
-        req = _Request(ci, base, spec.name if sub else "", spec, klass)
+        req = _Request(ci, base, spec.name if sub else "", spec, klass, key)
         if spec.mode == r.ALL:
             req.all_devices = []
+            # Upstream validates alternative i under alternative i-1's key (it sets the index
+            # after the call), so it reuses the selector results cached for an "All"
+            # alternative i-1 (v1.34's incubating allocator, the one its features select).
+            # Reproduced: then alternative i gets i-1's devices, and a selector of i failing
+            # at run time is never evaluated.  The cache is emptied before the search.
+            stale = (key[0], key[1], max(key[2] - 1, 0))
             for pool in self.pools:
                 pid = f"{pool.driver}/{pool.name}"
                 if pool.incomplete:
@@ -201,13 +223,20 @@ class _Search:
                     )
                 for s in pool.slices:
                     for d in s.devices:
-                        if self.selectable(req, d):
+                        if self.selectable(req, (s.driver, s.pool, d.name), d, stale):
                             req.all_devices.append(((s.driver, s.pool, d.name), d))
         return req
 
-    def selectable(self, req: _Request, device: r.Device) -> bool:
+    def selectable(
+        self, req: _Request, dev_id: DeviceId, device: r.Device, key: tuple[int, int, int]
+    ) -> bool:
+        """Upstream ``isSelectable``: the class's, then the request's selectors, the result
+        cached under ``(dev_id, key)`` (an error is raised, never cached)."""
         if device.unsupported:
             return False
+        cached = self.selected.get((dev_id, key))
+        if cached is not None:
+            return cached
         for which, selectors in (("class", req.klass.selectors), ("claim", req.spec.selectors)):
             for i, sel in enumerate(selectors):
                 hit = device.matches.get(sel.expression)
@@ -224,7 +253,9 @@ class _Search:
                             f"{who}: selector #{i}: CEL runtime error: {e}"
                         ) from None
                 if not hit:
+                    self.selected[(dev_id, key)] = False
                     return False
+        self.selected[(dev_id, key)] = True
         return True
 
     def take(self, req: _Request, dev_id: DeviceId, device: r.Device) -> bool:
@@ -301,7 +332,9 @@ class _Search:
                             continue
                     elif dev_id in self.in_use or taking:
                         continue  # in use: skipped before its selectors run, as upstream
-                    if not self.selectable(req, device) or not self.take(req, dev_id, device):
+                    if not self.selectable(req, dev_id, device, req.key):
+                        continue
+                    if not self.take(req, dev_id, device):
                         continue
                     if self.one(ci, ri, di + 1, alt):
                         return True

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from kubesched.framework.gpufrag import TargetWorkload, target_workload
+from kubesched.devices.fragmentation import TargetWorkload, target_workload
 from kubesched.sim.gpureplay.traces import PodList
 
 IntArray = npt.NDArray[np.int64]

@@ -3,7 +3,7 @@
 The cluster is a handful of numpy columns (free thousandths per GPU, free CPU and memory,
 per-node fragmentation and its threshold statistics); each task filters all nodes at once
 (CPU, memory, GPU model, per-GPU capacity), scores the feasible ones with the policy's kernel
-from :mod:`kubesched.framework.gpupolicies`, takes the best (ties to the lowest rank of the
+from :mod:`kubesched.devices.policies`, takes the best (ties to the lowest rank of the
 seed's fixed node order), picks concrete GPUs and updates one row.  Nothing ever departs.
 Memory and CPU only decide feasibility, as in the paper.
 """
@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from kubesched.framework import gpupolicies as gp
-from kubesched.framework.gpufrag import MILLI, FragModel, TargetWorkload
+from kubesched.devices import policies as gp
+from kubesched.devices.fragmentation import MILLI, FragModel, TargetWorkload
 from kubesched.sim.gpureplay import protocol
 from kubesched.sim.gpureplay.traces import NodeList, PodList
 

@@ -21,7 +21,7 @@ import numpy.typing as npt
 from kubesched.api import source
 from kubesched.api.errors import InputError, excerpt
 from kubesched.api.quantity import INT64_MAX
-from kubesched.framework.gpufrag import MILLI, Shape
+from kubesched.devices.fragmentation import MILLI, Shape
 
 IntArray = npt.NDArray[np.int64]
 

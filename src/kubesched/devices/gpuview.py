@@ -2,7 +2,7 @@
 target workload FGD-style policies measure fragmentation against.
 
 Plugins never import each other, so the GpuDevices plugin and the GPU policy plugins meet
-here (and in :mod:`kubesched.framework.gpupolicies`, the kernels).
+here (and in :mod:`kubesched.devices.policies`, the kernels).
 
 The target workload of a profile is either given in a policy plugin's args::
 
@@ -31,8 +31,8 @@ from kubesched.api import gpu as g
 from kubesched.api import objects as api
 from kubesched.api.errors import InputError
 from kubesched.api.quantity import resource_amount
-from kubesched.framework import gpupolicies as gp
-from kubesched.framework.gpufrag import FragModel, Shape, TargetWorkload, target_workload
+from kubesched.devices import policies as gp
+from kubesched.devices.fragmentation import FragModel, Shape, TargetWorkload, target_workload
 from kubesched.framework.interface import SKIP, SUCCESS, CycleState, Handle, Status
 from kubesched.state.cache import ClusterState
 from kubesched.state.gpus import GpuTable, table_for

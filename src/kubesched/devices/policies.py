@@ -4,8 +4,8 @@ both call these, so a policy means the same thing on Kubernetes objects and on t
 The baselines follow the FGD paper's reference simulator (``hkust-adsl/kubernetes-scheduler-
 simulator``, ``pkg/simulator/plugin/*_score.go``) formula for formula, including its integer
 arithmetic: Random, DotProduct (Tetris alignment, merged GPU dimension, normalised by the
-largest node spec), GpuPacking, GpuClustering, BestFit and FGD (:mod:`kubesched.framework.
-gpufrag`).  :func:`kubesched_scores` is kubesched's own policy.
+largest node spec), GpuPacking, GpuClustering, BestFit and FGD (:mod:`kubesched.devices.
+fragmentation`).  :func:`kubesched_scores` is kubesched's own policy.
 
 Arrays, for ``n`` candidate nodes with at most ``G`` GPUs each: ``free`` int64 ``(n, G)`` idle
 thousandths per GPU index (0 where a node has no such GPU), ``count`` int64 ``(n,)`` GPUs per
@@ -21,14 +21,14 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from kubesched.framework import gpufrag
-from kubesched.framework.gpufrag import FragModel, TargetWorkload
+from kubesched.devices import fragmentation
+from kubesched.devices.fragmentation import FragModel, TargetWorkload
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
-MILLI = gpufrag.MILLI
+MILLI = fragmentation.MILLI
 MAX_SPEC_CPU = 128_000
 """CPU of the largest node spec, millicores (the reference simulator's normaliser)."""
 MAX_SPEC_GPU = 8_000
@@ -145,11 +145,12 @@ def fgd_scores(
     s, c = stats if stats is not None else fm.stats(free)
     if num == 1 and 0 < milli < MILLI:
         after = fm.frag_after_share(free, s, c, cpu_left, model, cpu, milli)
-        sc = gpufrag.sigmoid_scores(frag_now[:, None], after)
+        sc = fragmentation.sigmoid_scores(frag_now[:, None], after)
         gpu = sc.argmax(axis=1).astype(np.int64)
         return sc[np.arange(sc.shape[0]), gpu], gpu
     after_w = fm.frag_after_whole(free, s, c, cpu_left, model, cpu, num)
-    return gpufrag.sigmoid_scores(frag_now, after_w), np.full(free.shape[0], -1, dtype=np.int64)
+    no_gpu = np.full(free.shape[0], -1, dtype=np.int64)
+    return fragmentation.sigmoid_scores(frag_now, after_w), no_gpu
 
 
 # --------------------------------------------------------------------------- kubesched
@@ -298,7 +299,7 @@ def kubesched_scores(
     dead_after = ((cpu_left - cpu) < hv.cpu_min)[:, None]
     if num == 1 and 0 < milli < MILLI:
         after = fm.frag_after_share(free, s, c, cpu_left, model, cpu, milli)
-        q = gpufrag.sigmoid_scores(frag_now[:, None], after) - shift[:, None]
+        q = fragmentation.sigmoid_scores(frag_now[:, None], after) - shift[:, None]
         dv = _hole_value(hv, free - milli, dead_after) - _hole_value(hv, free, dead_now)
         dvb = np.clip(np.round(dv / 10.0), -127, 127).astype(np.int64)
         tight = np.clip(MILLI - (free - milli), 0, MILLI)
@@ -309,7 +310,7 @@ def kubesched_scores(
         gpu = key.argmax(axis=1).astype(np.int64)
         return key[np.arange(n), gpu], gpu
     after_w = fm.frag_after_whole(free, s, c, cpu_left, model, cpu, num)
-    q1 = gpufrag.sigmoid_scores(frag_now, after_w) - shift
+    q1 = fragmentation.sigmoid_scores(frag_now, after_w) - shift
     killed = (~dead_now[:, 0]) & dead_after[:, 0]
     holes = _hole_value(hv, free, np.zeros_like(free, dtype=np.bool_))
     f = np.clip(free, 0, MILLI)

@@ -25,7 +25,7 @@ import numpy as np
 from kubesched.api import gpu as g
 from kubesched.api import objects as api
 from kubesched.api.errors import InputError
-from kubesched.framework.gpufrag import FragModel, TargetWorkload
+from kubesched.devices.fragmentation import FragModel, TargetWorkload
 from kubesched.state import gpus
 from kubesched.state.cache import ClusterState
 

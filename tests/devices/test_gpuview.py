@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from kubesched.api.errors import InputError
-from kubesched.framework import gpuview as gv
-from kubesched.framework.gpufrag import Shape
+from kubesched.devices import gpuview as gv
+from kubesched.devices.fragmentation import Shape
 from kubesched.state import gpus
 from kubesched.state.cache import ClusterState
 from tests.state.test_gpus import gpu_node, gpu_pod

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubesched.framework import gpufrag
-from kubesched.framework.gpufrag import FragModel, Shape, target_workload
+from kubesched.devices import fragmentation
+from kubesched.devices.fragmentation import FragModel, Shape, target_workload
 
 MODELS = ("G2", "T4")
 SHAPES = {
@@ -116,5 +116,5 @@ def test_memory_dimension_counts_only_when_shapes_carry_memory() -> None:
     [(1000.0, 1000.0, 50), (1000.0, 0.0, 73), (0.0, 1000.0, 26), (0.0, np.nan, -1)],
 )
 def test_sigmoid_scores(before: float, after: float, want: int) -> None:
-    got = gpufrag.sigmoid_scores(np.array([before]), np.array([after]))
+    got = fragmentation.sigmoid_scores(np.array([before]), np.array([after]))
     assert got.tolist() == [want]

@@ -23,6 +23,11 @@ The chosen node then goes through Reserve and Permit (undone at once): a rejecti
 makes the Pod Unschedulable with upstream's message, e.g. ``0/1 nodes are available: 1
 PodGroup not found.`` for a Coscheduling member whose PodGroup the snapshot lacks (a missing
 referenced object is logged once as a warning, see :mod:`kubesched.admission.references`).
+
+Only an Unschedulable answer has a ``"capacity"`` object (short of capacity or fragmented,
+:mod:`kubesched.explainer.capacity`).  In any answer, a node DynamicResources rejected with
+``cannot allocate all claims`` has a ``"devices"`` list naming each request's problem there
+(:mod:`kubesched.explainer.devicefit`).
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from kubesched.api.parse import parse_objects, parse_pod, split_documents
 from kubesched.config import extenders as extender_config
 from kubesched.config.load import load_config
 from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.explainer import capacity, devicefit
 from kubesched.framework.extender import ExtenderError
 from kubesched.framework.extenders import EXTENDER_NAME, ExtenderFilterOutcome, Extenders
 from kubesched.framework.interface import Code, CycleState, Handle, IntArray, Status
@@ -164,6 +170,8 @@ def _evaluate(
         out["result"] = "Unschedulable"
         diagnosis = Diagnosis(n, Counter(), rejectors, status.message(), absent=status)
         out["message"] = diagnosis.message()
+        devices = devicefit.DeviceFits.of(fwk.instances, cluster, pod)
+        out["capacity"] = capacity.assess(fwk, state, pod, None, False, devices)
         if preemption:
             out["preemption"] = _preemption(fwk, state, pod, diagnosis)
         return out
@@ -178,9 +186,12 @@ def _evaluate(
             nodes[name] = _node(False, sorted(rejectors)[0], [reason])
         rows = order[keep]
     outcome = fwk.run_filter(state, pod, rows)
+    devices = devicefit.DeviceFits.of(fwk.instances, cluster, pod)
     for i, row in enumerate(outcome.failed.tolist()):
         st = outcome.status_of(i)
-        nodes[table.names[row]] = _node(False, st.plugin, list(st.reasons))
+        info = nodes[table.names[row]] = _node(False, st.plugin, list(st.reasons))
+        if devices is not None and devicefit.CANNOT_ALLOCATE in st.reasons:
+            info["devices"] = devices.node_problems(cluster, row)
     feasible = outcome.feasible
     counts = outcome.reason_counts()
     if extenders is not None and feasible.size:
@@ -195,6 +206,8 @@ def _evaluate(
         out["result"] = "Unschedulable"
         diagnosis = Diagnosis(n, counts, rejectors, outcome=outcome, absent=absent)
         out["message"] = diagnosis.message()
+        passed = bool(outcome.feasible.size)
+        out["capacity"] = capacity.assess(fwk, state, pod, rows, passed, devices)
         if preemption:
             out["preemption"] = _preemption(fwk, state, pod, diagnosis)
         return _ordered(out, names)
@@ -226,6 +239,8 @@ def _evaluate(
     if not status.is_success() and status.code != Code.WAIT:
         out["result"] = "Unschedulable" if status.is_rejected() else "Error"
         out["message"] = rejected_on_node(status).message()
+        if status.is_rejected():
+            out["capacity"] = capacity.assess(fwk, state, pod, rows, True, devices)
         return _ordered(out, names)
     out["result"] = "Scheduled"
     out["selectedNode"] = chosen

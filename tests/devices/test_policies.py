@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kubesched.framework import gpupolicies as gp
-from kubesched.framework.gpufrag import FragModel, Shape, target_workload
+from kubesched.devices import policies as gp
+from kubesched.devices.fragmentation import FragModel, Shape, target_workload
 
 INT = np.int64
 

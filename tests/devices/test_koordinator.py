@@ -8,7 +8,7 @@ import pytest
 
 from kubesched.api import gpu as g
 from kubesched.api.errors import InputError
-from kubesched.framework import gpudevice
+from kubesched.devices import koordinator
 from kubesched.framework.interface import Handle
 from kubesched.metrics import SchedulerMetrics
 from kubesched.plugins import gpu_devices
@@ -31,7 +31,7 @@ def device(name: str, numa: list[int], pcie: list[str] | None = None) -> dict[st
     ]
     devs.insert(1, {"type": "rdma", "minor": 0, "topology": {"nodeID": 7}})  # not a GPU
     return {
-        "apiVersion": gpudevice.API_VERSION,
+        "apiVersion": koordinator.API_VERSION,
         "kind": "Device",
         "metadata": {"name": name},
         "spec": {"devices": devs},
@@ -39,12 +39,12 @@ def device(name: str, numa: list[int], pcie: list[str] | None = None) -> dict[st
 
 
 def test_device_gpus_reads_numa_and_pcie_switches_by_minor() -> None:
-    dev = gpudevice.device_gpus(device("n1", [0, 0, 1, 1], ["pci:3a", "pci:3a", "pci:b0", "x"]))
+    dev = koordinator.device_gpus(device("n1", [0, 0, 1, 1], ["pci:3a", "pci:3a", "pci:b0", "x"]))
     assert dev.node == "n1"
     assert dev.numa == (0, 0, 1, 1)
     assert dev.pcie == (0, 0, 1, 2)
-    assert gpudevice.is_device(device("n1", [0]))
-    assert not gpudevice.is_device({"apiVersion": "v1", "kind": "Device"})
+    assert koordinator.is_device(device("n1", [0]))
+    assert not koordinator.is_device({"apiVersion": "v1", "kind": "Device"})
 
 
 @pytest.mark.parametrize(
@@ -60,7 +60,7 @@ def test_malformed_devices_name_the_field(mutate: Any, path: str) -> None:
     d = device("n1", [0, 1])
     mutate(d)
     with pytest.raises(InputError, match=path.replace("[", r"\[").replace("]", r"\]")):
-        gpudevice.device_gpus(d)
+        koordinator.device_gpus(d)
 
 
 def test_device_topology_overrides_the_node_and_survives_node_updates() -> None:
@@ -78,7 +78,7 @@ def test_device_topology_overrides_the_node_and_survives_node_updates() -> None:
     assert gpu_devices.choose_gpus(t, row, g.GpuRequest(2, 1000)) == (0, 1)
     plugin.on_object(device("n1", [0, 0, 1, 1]), True)  # deleted: the node's own again
     assert t.numa[row, :4].tolist() == [0, 0, 0, 0]
-    plugin.on_object({"apiVersion": gpudevice.API_VERSION, "kind": "Device"})  # ignored
+    plugin.on_object({"apiVersion": koordinator.API_VERSION, "kind": "Device"})  # ignored
 
 
 def test_a_device_in_a_snapshot_decides_cross_numa_placement() -> None:
