@@ -1,5 +1,10 @@
 """``kubesched simulate [SCENARIO.yaml] [--seed S] [-o json|text] [--json-out FILE]
-[--report DIR] [--metrics-port PORT] [--metrics-file FILE] [--pace X] [--shards N]``.
+[--report DIR] [--metrics-port PORT] [--metrics-file FILE] [--pace X] [--shards N]
+[--cost-model constant|upstream [--calibration FILE]]``.
+
+``--cost-model upstream`` times each attempt as upstream's kube-scheduler would on the
+calibrated machine (:mod:`kubesched.sim.costmodel`), overriding the scenario's
+``timing.costModel``; virtual-time throughput is then the predicted upstream Pods/s.
 
 Metrics advance in virtual time: counters move as simulated events happen and gauges are
 synced every simulated second.  While ``/metrics`` is served the run is paced (default one
@@ -38,6 +43,12 @@ def add_parser(sub: Any) -> None:
         help="simulated seconds per wall-clock second (default: 1 while --metrics-port "
         "serves, else as fast as possible; 0: as fast as possible)",
     )
+    m.add_argument(
+        "--cost-model",
+        choices=("constant", "upstream"),
+        help="attempt cost: the scenario's cycleSeconds, or upstream's calibrated model",
+    )
+    m.add_argument("--calibration", metavar="FILE", help="calibration file (with upstream)")
     hooks.add_shards_argument(m)
     observability.add_report_argument(m)
     observability.add_metrics_arguments(m)
@@ -46,10 +57,15 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the scenario; exit 1 if an invariant was violated."""
-    from kubesched.sim.scenario import load_scenario
+    from kubesched.api.errors import InputError
+    from kubesched.sim.scenario import load_scenario, with_cost_model
     from kubesched.sim.simulate import invariants_hold, run_scenario
 
+    if args.calibration and args.cost_model != "upstream":
+        raise InputError([("--calibration", "only with --cost-model upstream")])
     scenario = load_scenario(args.scenario, seed=args.seed)
+    if args.cost_model:
+        with_cost_model(scenario, args.cost_model, args.calibration)
     progress = None if args.no_progress or not sys.stderr.isatty() else progress_bar("simulate")
     pace = args.pace if args.pace is not None else (1.0 if args.metrics_port is not None else 0)
     with observability.metrics_session(args) as metrics:

@@ -20,6 +20,11 @@ from kubesched.report.text import _table
 COLUMNS: list[tuple[str, str, str]] = [
     ("podsPerSecond", "PODS/S", "successful Pods per scheduler wall-clock second"),
     ("podsPerSimSecond", "PODS/SIM-S", "successful Pods per simulated second"),
+    (
+        "predictedUpstreamPodsPerSecond",
+        "UPSTREAM PODS/S",
+        "predicted upstream kube-scheduler Pods/s (timing.costModel: upstream)",
+    ),
     ("queueP99", "QUEUE P99 S", "creation to bind, every submitted Pod (Pending: age at end)"),
     ("attempts.scheduled", "SCHED", "attempts: scheduled"),
     ("attempts.unschedulable", "UNSCHED", "attempts: unschedulable"),
