@@ -118,10 +118,11 @@ def calibrate(
     timeout: float = 600.0,
     repeat: int = 1,
     keep: Path | None = None,
+    points: list[Point] | None = None,
     log: Callable[[str], None] = lambda s: print(s, file=sys.stderr, flush=True),
 ) -> dict[str, Any]:
-    """Runs grid ``size`` and returns the calibration document."""
-    points = grid(size)
+    """Runs grid ``size`` (or ``points``) and returns the calibration document."""
+    points = points if points is not None else grid(size)
     load_start = os.getloadavg()
     began = time.monotonic()
     best: dict[Point, dict[str, float]] = {p: {} for p in points}
