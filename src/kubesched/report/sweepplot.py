@@ -41,7 +41,7 @@ def plot_predicted(result: dict[str, Any], path: Path) -> str | None:
     fig = Figure(figsize=(7.0, 3.6), dpi=100, layout="constrained")
     ax = fig.add_subplot(1, 1, 1)
     means, sds = [s["mean"] for s in stats], [s.get("sd") or 0 for s in stats]
-    ax.errorbar(pos, means, yerr=sds, marker="o", color="#31a354", capsize=3)
+    ax.errorbar(pos, means, yerr=sds, marker="o", color="#31a354", capsize=3, label="Pods/s")
     ax.set_ylabel("predicted upstream Pods/s")
     ax.set_ylim(bottom=0)
     ax.set_xlabel(var)

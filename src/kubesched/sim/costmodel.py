@@ -97,7 +97,7 @@ def dry_run_nodes(nodes: int, busy: int = 0) -> float:
     return float(min(nodes, candidates * nodes / max(1, nodes - busy)))
 
 
-def features(attempts: Iterable[Attempt], parallelism: Iterable[int], cores: int) -> Any:
+def features(attempts: Iterable[Attempt], parallelism: Iterable[int], cores: int) -> np.ndarray:
     """The model's design matrix: float64 ``[A, len(COEFFICIENTS)]``, one row per attempt,
     each column the work that multiplies one coefficient (per-node work already divided by
     ``min(parallelism, cores)``)."""
