@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from kubesched.api.errors import InputError
-from kubesched.sim import costfit
+from kubesched.sim import costmodel
 from kubesched.sim.costmodel import (
     COEFFICIENTS,
     Attempt,
@@ -54,8 +54,8 @@ def test_fit_recovers_known_coefficients() -> None:
     rng = np.random.default_rng(7)
     attempts, pars = synthetic(rng, 200)
     x = features(attempts, pars, cores=2)
-    y = costfit.predict(x, TRUE) * rng.normal(1.0, 0.01, len(attempts))
-    got = costfit.fit(x, y)
+    y = costmodel.predict(x, TRUE) * rng.normal(1.0, 0.01, len(attempts))
+    got = costmodel.fit(x, y)
     assert set(got.fitted) == set(COEFFICIENTS)
     for name, want in TRUE.items():
         assert got.coefficients[name] == pytest.approx(want, rel=0.1), name
@@ -68,8 +68,8 @@ def test_fit_keeps_costs_non_negative_and_falls_back_for_unexercised_columns() -
     attempts += [Attempt(15000, 750, 750), Attempt(1000, 1000, 100)]
     pars = [1, 16, 2, 16, 1]
     x = features(attempts, pars, cores=2)
-    y = costfit.predict(x, TRUE) * rng.normal(1.0, 0.01, len(attempts))
-    got = costfit.fit(x, y, fallback={"preemption.fixed": 0.5})
+    y = costmodel.predict(x, TRUE) * rng.normal(1.0, 0.01, len(attempts))
+    got = costmodel.fit(x, y, fallback={"preemption.fixed": 0.5})
     assert set(got.fitted) == {"fixed", "filter.default", "score.default"}
     assert got.coefficients["preemption.fixed"] == 0.5
     assert got.coefficients["filter.InterPodAffinity"] == 0.0

@@ -1,6 +1,6 @@
 """``kubesched calibrate``: measure upstream's scheduler on the calibration grid
 (:mod:`kubesched.bench.calibgrid`) with ``kube-oracle bench`` and fit the cost model
-(:mod:`kubesched.sim.costmodel`, :mod:`kubesched.sim.costfit`) into a calibration file.
+(:mod:`kubesched.sim.costmodel`) into a calibration file.
 
 What a point measures: for the plugin mixes without preemption, the median of the exact
 per-attempt times (``SchedulingAttemptDuration`` Perc50; the median, not the mean, so that
@@ -29,7 +29,7 @@ from typing import Any
 from kubesched import __version__
 from kubesched.api.errors import InputError
 from kubesched.bench.calibgrid import Point, grid, write_point
-from kubesched.sim import costfit
+from kubesched.sim import costmodel
 from kubesched.sim.costmodel import (
     API_VERSION,
     BINDING_DEFAULTS,
@@ -179,9 +179,9 @@ def fit_rows(rows: list[tuple[Point, str, Attempt, float]], cores: int) -> dict[
     y = np.array([r[3] for r in rows])
     held = np.array([r[0].held_out for r in rows], dtype=bool)
     shipped = load_calibration(None).coefficients
-    fitted = costfit.fit(x[~held], y[~held], fallback=shipped)
-    pred = costfit.predict(x, fitted.coefficients)
-    err = costfit.errors_percent(pred, y)
+    fitted = costmodel.fit(x[~held], y[~held], fallback=shipped)
+    pred = costmodel.predict(x, fitted.coefficients)
+    err = costmodel.errors_percent(pred, y)
     return {
         "attempt": {k: float(f"{v:.4g}") for k, v in fitted.coefficients.items()},
         "fitted": list(fitted.fitted),
@@ -190,8 +190,8 @@ def fit_rows(rows: list[tuple[Point, str, Attempt, float]], cores: int) -> dict[
             "source": "defaults (kube-scheduler's client; latency unmeasured)",
         },
         "fit": {
-            "fitted": {"points": int((~held).sum()), **costfit.summary(err[~held])},
-            "heldOut": {"points": int(held.sum()), **costfit.summary(err[held])},
+            "fitted": {"points": int((~held).sum()), **costmodel.summary(err[~held])},
+            "heldOut": {"points": int(held.sum()), **costmodel.summary(err[held])},
         },
         "points": [
             {

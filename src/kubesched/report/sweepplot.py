@@ -52,7 +52,14 @@ def plot_predicted(result: dict[str, Any], path: Path) -> str | None:
     q99 = [(variants[n].get("queueP99") or {}).get("mean") for n in names]
     if all(q is not None for q in q99):
         twin = ax.twinx()
-        twin.plot(pos, q99, marker="s", ls="--", color="#de2d26", label="queue p99 s")
+        twin.plot(
+            pos,
+            [float(q) for q in q99 if q is not None],
+            marker="s",
+            ls="--",
+            color="#de2d26",
+            label="queue p99 s",
+        )
         twin.set_ylabel("queue p99 (s)")
         twin.set_ylim(bottom=0)
         fig.legend(loc="outside lower center", ncols=2)
