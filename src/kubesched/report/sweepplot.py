@@ -47,7 +47,7 @@ def plot_predicted(result: dict[str, Any], path: Path) -> str | None:
     ax.set_xlabel(var)
     if not numeric:
         ax.set_xticks(pos, [str(x) for x in xs])
-    elif max(pos) / max(min(pos), 1e-9) > 20:
+    elif min(pos) > 0 and max(pos) / min(pos) > 20:
         ax.set_xscale("log")
     q99 = [(variants[n].get("queueP99") or {}).get("mean") for n in names]
     if all(q is not None for q in q99):
@@ -64,7 +64,7 @@ def plot_predicted(result: dict[str, Any], path: Path) -> str | None:
         twin.set_ylim(bottom=0)
         fig.legend(loc="outside lower center", ncols=2)
     ax.grid(alpha=0.3)
-    ax.set_title(f"{result['sweep']}: predicted upstream throughput against {var}")
+    ax.set_title(f"{result['sweep']}: predicted upstream throughput", fontsize=10)
     fig.savefig(path)
     return (
         f"Predicted upstream kube-scheduler Pods/s (mean ± sd over seeds) and queue p99 "
