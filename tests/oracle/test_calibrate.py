@@ -5,12 +5,13 @@ the file written is one the simulator accepts. Skipped without the oracle, a fai
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from kubesched.bench import calibrate as calib
-from kubesched.bench.calibgrid import Point
+from kubesched.bench.calibgrid import Point, write_point
 from kubesched.cli import main
 from kubesched.sim.costmodel import COEFFICIENTS, load_calibration
 from tests.oracle.conftest import ORACLE_DIR
@@ -56,3 +57,16 @@ def test_a_missing_oracle_is_a_clear_input_error(
     rc = main(["calibrate", "--oracle", str(tmp_path / "nope"), "-o", str(tmp_path / "c.yaml")])
     assert rc == 2
     assert "kube-oracle not found" in capsys.readouterr().err
+
+
+def test_kube_oracle_bench_refuses_a_bad_scheduler_config(
+    kube_oracle: Path, tmp_path: Path
+) -> None:
+    path = write_point(Point("default", 5, 0, 16, 0.0, 1), tmp_path)
+    for cfg in tmp_path.glob("scheduler-*.yaml"):
+        cfg.write_text(cfg.read_text().replace("parallelism: 16", "parallelism: -3"))
+    run = subprocess.run(
+        [str(kube_oracle), "bench", str(path)], capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == 2
+    assert "schedulerConfigPath: config: parallelism: Invalid value: -3" in run.stderr

@@ -128,6 +128,15 @@ func (c *BenchCase) Ops(w *BenchWorkload, dir string) ([]*BenchOp, error) {
 	if len(c.FeatureGates) > 0 || len(w.FeatureGates) > 0 {
 		return nil, fmt.Errorf("featureGates are not supported by kube-oracle bench")
 	}
+	if c.SchedulerConfigPath != "" { // a bad one is an input error (exit 2), found before any run
+		raw, err := os.ReadFile(c.SchedulerConfigPath)
+		if err == nil {
+			_, err = LoadConfig(raw)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("schedulerConfigPath: %w", err)
+		}
+	}
 	used := map[string]bool{}
 	var ops []*BenchOp
 	for i, raw := range c.WorkloadTemplate {
