@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
 
+from kubesched.api import objects
 from kubesched.framework.batch import BatchEntry
 from kubesched.framework.interface import (
     Status,
@@ -107,7 +107,7 @@ class AttemptWork:
     preempted: bool = False
 
 
-def costly_plugins(pod: Any) -> frozenset[str]:
+def costly_plugins(pod: objects.Pod) -> frozenset[str]:
     """``InterPodAffinity`` and/or ``PodTopologySpread`` when ``pod`` gives them work."""
     out = set()
     if pod.pod_affinity is not None or pod.pod_anti_affinity is not None:
