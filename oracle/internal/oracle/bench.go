@@ -12,6 +12,7 @@ package oracle
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"sort"
 	"sync"
@@ -30,7 +31,6 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/scheduler"
-	"k8s.io/kubernetes/pkg/scheduler/apis/config/latest"
 )
 
 // watchBuffer is the fake tracker's channel per watch: it panics when one is full (100
@@ -66,7 +66,7 @@ func RunWorkload(parent context.Context, c *BenchCase, w *BenchWorkload, ops []*
 		res.PeakRSSMiB = peakRSSMiB()
 	}()
 	ctx, cancel := context.WithCancel(parent)
-	world, err := newBenchWorld(ctx, timeout)
+	world, err := newBenchWorld(ctx, timeout, c.SchedulerConfigPath)
 	if err != nil {
 		cancel()
 		res.Error = err.Error()
@@ -89,10 +89,20 @@ func RunWorkload(parent context.Context, c *BenchCase, w *BenchWorkload, ops []*
 	return res
 }
 
-func newBenchWorld(ctx context.Context, timeout time.Duration) (*benchWorld, error) {
-	cfg, err := latest.Default()
+// newBenchWorld starts upstream's scheduler with the case's schedulerConfigPath (a
+// KubeSchedulerConfiguration decoded and defaulted as scheduler_perf's loadSchedulerConfig
+// does, then validated) or upstream's defaults.
+func newBenchWorld(ctx context.Context, timeout time.Duration, configPath string) (*benchWorld, error) {
+	var raw []byte
+	if configPath != "" {
+		var err error
+		if raw, err = os.ReadFile(configPath); err != nil {
+			return nil, err
+		}
+	}
+	cfg, err := LoadConfig(raw)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", configPath, err)
 	}
 	watch.DefaultChanSize = watchBuffer
 	// The plain object tracker (not NewClientset's field-managed one): no managed fields

@@ -84,6 +84,9 @@ func LoadBenchConfig(path string) ([]BenchCase, error) {
 			abs := resolvePath(dir, *p)
 			cases[i].DefaultPodTemplatePath = &abs
 		}
+		if p := cases[i].SchedulerConfigPath; p != "" {
+			cases[i].SchedulerConfigPath = resolvePath(dir, p)
+		}
 	}
 	return cases, nil
 }
@@ -122,8 +125,17 @@ func Selected(c *BenchCase, w *BenchWorkload, caseName, workloadName string, lab
 
 // Ops decodes and checks a workload's ops, resolving counts and template paths.
 func (c *BenchCase) Ops(w *BenchWorkload, dir string) ([]*BenchOp, error) {
-	if len(c.FeatureGates) > 0 || len(w.FeatureGates) > 0 || c.SchedulerConfigPath != "" {
-		return nil, fmt.Errorf("featureGates and schedulerConfigPath are not supported by kube-oracle bench")
+	if len(c.FeatureGates) > 0 || len(w.FeatureGates) > 0 {
+		return nil, fmt.Errorf("featureGates are not supported by kube-oracle bench")
+	}
+	if c.SchedulerConfigPath != "" { // a bad one is an input error (exit 2), found before any run
+		raw, err := os.ReadFile(c.SchedulerConfigPath)
+		if err == nil {
+			_, err = LoadConfig(raw)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("schedulerConfigPath: %w", err)
+		}
 	}
 	var ops []*BenchOp
 	for i, raw := range c.WorkloadTemplate {

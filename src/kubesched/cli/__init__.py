@@ -19,6 +19,7 @@ from kubesched import __version__
 from kubesched.api.errors import InputError
 from kubesched.cli import (
     bench,
+    calibrate,
     explain,
     flags,
     pools,
@@ -32,7 +33,7 @@ from kubesched.cli import (
 
 EXIT_INPUT = 2
 
-COMMANDS = (simulate, explain, schedule, report, bench, run, pools, sweep, replay)
+COMMANDS = (simulate, explain, schedule, report, bench, calibrate, run, pools, sweep, replay)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -33,6 +33,7 @@ NUMBERS: dict[str, tuple[float, float, bool]] = {
     "resync": (0, INF, False),
     "seed": (0, 2**63 - 1, False),
     "jobs": (1, 1024, False),
+    "repeat": (1, 100, False),
     "workers": (0, 1024, False),
     "timeout": (0, INF, True),
     "api_latency": (0, INF, False),

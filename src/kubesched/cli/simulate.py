@@ -1,11 +1,15 @@
 """``kubesched simulate [SCENARIO.yaml] [--seed S] [-o json|text] [--json-out FILE]
 [--report DIR] [--metrics-port PORT] [--metrics-file FILE] [--pace X] [--shards N|auto]
-[--compare-governance]``.
+[--compare-governance] [--cost-model constant|upstream [--calibration FILE]]``.
 
 ``--compare-governance`` runs the scenario twice with the same seed, NodeResourcesFit's
 ``retryGovernance`` off and then on (:mod:`kubesched.sim.governance`): the summary, report
 and metrics are the run with it on, plus ``retryGovernanceComparison`` (both runs side by
 side: attempts, attempts saved, success ratio, time to schedule of Pods that waited).
+
+``--cost-model upstream`` times each attempt as upstream's kube-scheduler would on the
+calibrated machine (:mod:`kubesched.sim.costmodel`), overriding the scenario's
+``timing.costModel``; virtual-time throughput is then the predicted upstream Pods/s.
 
 Metrics advance in virtual time: counters move as simulated events happen and gauges are
 synced every simulated second.  While ``/metrics`` is served the run is paced (default one
@@ -50,6 +54,12 @@ def add_parser(sub: Any) -> None:
         help="run twice (same seed), NodeResourcesFit retryGovernance off then on, and "
         "compare attempts, success ratio and time to schedule",
     )
+    m.add_argument(
+        "--cost-model",
+        choices=("constant", "upstream"),
+        help="attempt cost: the scenario's cycleSeconds, or upstream's calibrated model",
+    )
+    m.add_argument("--calibration", metavar="FILE", help="calibration file (with upstream)")
     hooks.add_shards_argument(m)
     observability.add_report_argument(m)
     observability.add_metrics_arguments(m)
@@ -58,10 +68,15 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the scenario; exit 1 if an invariant was violated."""
-    from kubesched.sim.scenario import load_scenario
+    from kubesched.api.errors import InputError
+    from kubesched.sim.scenario import load_scenario, with_cost_model
     from kubesched.sim.simulate import invariants_hold, run_scenario
 
+    if args.calibration and args.cost_model != "upstream":
+        raise InputError([("--calibration", "only with --cost-model upstream")])
     scenario = load_scenario(args.scenario, seed=args.seed)
+    if args.cost_model:
+        with_cost_model(scenario, args.cost_model, args.calibration)
     bars = not args.no_progress and sys.stderr.isatty()
     pace = args.pace if args.pace is not None else (1.0 if args.metrics_port is not None else 0)
     compare = args.compare_governance

@@ -3,8 +3,10 @@
 One row per variant, ranked (:mod:`kubesched.sweep.aggregate`): every cell is the mean over
 seeds with its standard deviation, the denominators (Pods submitted and gangs per seed, equal
 for every row) stated above the table, and the flags beside the numbers.  The HTML page
-(``index.html`` + ``sweep.json``, no scripts, no images) adds a bar per cell so differences
-show at a glance, and every task's row.
+(``index.html`` + ``sweep.json``, no scripts) adds a bar per cell so differences show at a
+glance, and every task's row; when every variant has a predicted upstream Pods/s (a scenario
+timed by upstream's cost model) it also plots that against the variable (``predicted.png``,
+:mod:`kubesched.report.sweepplot`).
 """
 
 from __future__ import annotations
@@ -15,11 +17,17 @@ from pathlib import Path
 from typing import Any
 
 from kubesched.report import html as run_html
+from kubesched.report.sweepplot import plot_predicted
 from kubesched.report.text import _table
 
 COLUMNS: list[tuple[str, str, str]] = [
     ("podsPerSecond", "PODS/S", "successful Pods per scheduler wall-clock second"),
     ("podsPerSimSecond", "PODS/SIM-S", "successful Pods per simulated second"),
+    (
+        "predictedUpstreamPodsPerSecond",
+        "UPSTREAM PODS/S",
+        "predicted upstream kube-scheduler Pods/s (timing.costModel: upstream)",
+    ),
     ("queueP99", "QUEUE P99 S", "creation to bind, every submitted Pod (Pending: age at end)"),
     ("attempts.scheduled", "SCHED", "attempts: scheduled"),
     ("attempts.unschedulable", "UNSCHED", "attempts: unschedulable"),
@@ -93,8 +101,8 @@ def _bar(stat: dict[str, Any] | None, top: float) -> str:
     )
 
 
-def render_html(result: dict[str, Any]) -> str:
-    """The report page."""
+def render_html(result: dict[str, Any], figure: str | None = None) -> str:
+    """The report page (``figure``: the caption of ``predicted.png``, when drawn)."""
     variants = result["variants"]
     order = list(result["ranking"]) + [v for v in variants if v not in result["ranking"]]
     tops = {
@@ -142,6 +150,7 @@ td div {{ margin-bottom: 2px; }}</style></head>
 <table><tr>{head}<th>Flags</th></tr>
 {"".join(body)}
 </table>
+{_figure(figure)}
 <p>A variant that is faster but worse on placement quality than the baseline is flagged and
 ranked after every unflagged one.  Pods/s is wall-clock; every other number is reproducible
 for its seed.</p>
@@ -156,11 +165,22 @@ for its seed.</p>
 """
 
 
+def _figure(caption: str | None) -> str:
+    if caption is None:
+        return ""
+    return (
+        f'<figure><img src="predicted.png" alt="{html.escape(caption)}">'
+        f"<figcaption>{html.escape(caption)}</figcaption></figure>"
+    )
+
+
 def write_report(result: dict[str, Any], out: str | Path) -> Path:
-    """Write ``index.html`` and ``sweep.json`` into ``out``; the index path."""
+    """Write ``index.html``, ``sweep.json`` and (see the module docstring) ``predicted.png``
+    into ``out``; the index path."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "sweep.json").write_text(json.dumps(result, indent=2))
+    caption = plot_predicted(result, out / "predicted.png")
     index = out / "index.html"
-    index.write_text(render_html(result))
+    index.write_text(render_html(result, caption))
     return index

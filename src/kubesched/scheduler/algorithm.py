@@ -51,6 +51,7 @@ class AlgorithmMixin(SchedulerBase):
         table = self.cluster.nodes
         order = self.candidate_rows()
         n = int(order.size)
+        self.last_search_nodes = n
         if n == 0:
             raise NoNodesError(NO_NODES_AVAILABLE)
         nominator = self.queue.nominator
@@ -203,7 +204,10 @@ class AlgorithmMixin(SchedulerBase):
         n = max(len(self.cluster.nodes), 1)
         self.next_start_node_index = (self.next_start_node_index + entry.processed) % n
         return ScheduleResult(
-            self.cluster.nodes.names[int(entry.rows[pick])], 1, int(entry.rows.size), entry
+            self.cluster.nodes.names[int(entry.rows[pick])],
+            entry.processed,
+            int(entry.rows.size),
+            entry,
         )
 
     def select_host(

@@ -61,6 +61,7 @@ class SchedulerBase:
     queue: SchedulingQueue
     batch: BatchCache
     next_start_node_index: int
+    last_search_nodes: int
     attempts: Counter[str]
     pod_attempts: Counter[str]
     failures: dict[str, tuple[str, str]]

@@ -49,8 +49,11 @@ from kubesched.queue.scheduling_queue import SchedulingQueue
 from kubesched.scheduler.algorithm import AlgorithmMixin
 from kubesched.scheduler.failures import FailureMixin
 from kubesched.scheduler.types import (
+    PREEMPTION_PLUGIN,
+    AttemptWork,
     FitError,
     NoNodesError,
+    costly_plugins,
     rejected_on_node,
 )
 from kubesched.scheduler.waiting import WaitingMixin
@@ -136,6 +139,10 @@ class Scheduler(AlgorithmMixin, WaitingMixin, FailureMixin):
         self.preempted_by: dict[str, str] = {}
         """Victim key to the key of the Pod that preempted it."""
         self.next_start_node_index = 0
+        self.last_search_nodes = 0
+        self.last_work: AttemptWork | None = None
+        """What the last scheduling attempt did (None when it did not search), for the
+        simulator's cost model of upstream's speed."""
         self.attempts: Counter[str] = Counter()
         self.pod_attempts: Counter[str] = Counter()
         self.failures: dict[str, tuple[str, str]] = {}
@@ -276,6 +283,7 @@ class Scheduler(AlgorithmMixin, WaitingMixin, FailureMixin):
         """The scheduling cycle of a Pod just popped from the queue (the parallel
         coordinator runs it for the Pods it schedules itself)."""
         pod = qp.pod
+        self.last_work = None
         fwk = self.profiles.get(pod.scheduler_name)
         if fwk is None or self.cluster.is_assumed(pod.key):
             self.queue.done(pod)
@@ -289,6 +297,14 @@ class Scheduler(AlgorithmMixin, WaitingMixin, FailureMixin):
         try:
             result = self.schedule_pod(fwk, state, pod)
         except FitError as fit:
+            outcome = fit.diagnosis.outcome
+            self.last_work = AttemptWork(
+                fit.diagnosis.num_all_nodes,
+                outcome.processed if outcome is not None else 0,
+                0,
+                costly_plugins(pod),
+                any(p.name == PREEMPTION_PLUGIN for p in fwk.plugins["post_filter"]),
+            )
             nominating = self._post_filter(fwk, state, pod, fit.diagnosis)
             if nominating is not None:
                 self._nominate(qp, nominating)
@@ -304,6 +320,10 @@ class Scheduler(AlgorithmMixin, WaitingMixin, FailureMixin):
             self._fail(fwk, qp, Status(Code.ERROR, (f"{type(e).__name__}: {e}",)), cycle, start)
             return
         self.metrics.algorithm_duration.observe(time.perf_counter() - start)
+        scored = result.feasible if result.feasible > 1 else 0
+        self.last_work = AttemptWork(
+            self.last_search_nodes, result.evaluated, scored, costly_plugins(pod)
+        )
         assumed = pod.bound_to(result.node)
         self.cluster.assume_pod(assumed, result.node)
         self.queue.nominator.delete(pod.key)

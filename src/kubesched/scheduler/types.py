@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from kubesched.api import objects
 from kubesched.framework.batch import BatchEntry
 from kubesched.framework.interface import (
     Status,
@@ -81,13 +82,39 @@ class FitError(Exception):
 
 @dataclass(slots=True)
 class ScheduleResult:
-    """The chosen node and how many nodes were evaluated / feasible; ``entry`` is what
-    result reuse keeps for the next equivalent Pod (None when nothing can be reused)."""
+    """The chosen node and how many nodes were evaluated / feasible (a reused result: those
+    of the full cycle it reuses, what upstream's search would have covered); ``entry`` is
+    what result reuse keeps for the next equivalent Pod (None when nothing can be reused)."""
 
     node: str
     evaluated: int
     feasible: int
     entry: BatchEntry | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptWork:
+    """What one scheduling attempt did, as a cost model of upstream's speed counts it
+    (:mod:`kubesched.sim.costmodel`): nodes in the search, nodes filtered, nodes scored (0
+    when at most one passed), the costly plugins with work for the Pod (its own inter-pod
+    (anti-)affinity terms or hard topology spread constraints) and whether PostFilter ran
+    DefaultPreemption."""
+
+    nodes: int
+    filtered: int
+    scored: int
+    plugins: frozenset[str]
+    preempted: bool = False
+
+
+def costly_plugins(pod: objects.Pod) -> frozenset[str]:
+    """``InterPodAffinity`` and/or ``PodTopologySpread`` when ``pod`` gives them work."""
+    out = set()
+    if pod.pod_affinity is not None or pod.pod_anti_affinity is not None:
+        out.add("InterPodAffinity")
+    if any(c.when_unsatisfiable == "DoNotSchedule" for c in pod.topology_spread_constraints):
+        out.add("PodTopologySpread")
+    return frozenset(out)
 
 
 def truncate_message(message: str) -> str:

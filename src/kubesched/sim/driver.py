@@ -1,7 +1,8 @@
 """Wires the real scheduler to the simulated API server in virtual time.
 
 The scheduler is one simulated process: each scheduling attempt costs ``cycle_seconds`` of
-virtual time (a deterministic cost model, so the same seed gives the same placements), each
+virtual time, or what upstream's kube-scheduler would take for it (``cost_model``), (a
+deterministic cost either way, so the same seed gives the same placements), each
 binding cycle completes ``bind_latency`` later, and queue timers (backoff expiry, the
 unschedulable flush every 30 s) wake it up.  Wall-clock time spent in the scheduler is
 measured separately, for the real throughput.
@@ -19,6 +20,7 @@ from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.metrics import SchedulerMetrics
 from kubesched.parallel import hooks
 from kubesched.sim.apiserver import SimApiServer
+from kubesched.sim.costmodel import CostModel
 from kubesched.sim.engine import EventLoop
 from kubesched.sim.resourceclaims import ResourceClaimController
 
@@ -40,6 +42,10 @@ class SimTiming:
     """The scheduler's client rate limit on binds (queries per second); 0: no limit."""
     client_burst: int = 0
     """Binds the client may send at once before ``client_qps`` applies (at least 1)."""
+    cost_model: CostModel | None = None
+    """When set (``timing.costModel: upstream``), each attempt takes what upstream's
+    kube-scheduler would for the nodes it filtered and scored, its plugins and the
+    configuration's ``parallelism`` (:mod:`kubesched.sim.costmodel`), not ``cycle_seconds``."""
 
 
 class _Informer:
@@ -152,6 +158,16 @@ class SimCluster:
         self._tokens -= 1.0
         return 0.0 if self._tokens >= 0 else -self._tokens / qps
 
+    def _attempt_seconds(self) -> float:
+        """Virtual seconds of the attempt that just ran (see :class:`SimTiming`)."""
+        model = self.timing.cost_model
+        if model is None:
+            return self.timing.cycle_seconds
+        work = getattr(self.scheduler, "last_work", None)
+        if work is None:  # popped but not searched (already assumed, no profile)
+            return model.coefficients["fixed"]
+        return model.seconds_of(work, int(self.scheduler.config.parallelism))
+
     def wake(self, at: float | None = None) -> None:
         """Make sure the scheduling process runs at ``at`` (default: as soon as it is free)."""
         when = max(self._busy_until, self.loop.now if at is None else at)
@@ -176,7 +192,7 @@ class SimCluster:
         self.wall_seconds += time.perf_counter() - t0
         if ran:
             cycles = hooks.step_weight(self.scheduler)  # a parallel step: shards side by side
-            self._busy_until = self.loop.now + self.timing.cycle_seconds * cycles
+            self._busy_until = self.loop.now + self._attempt_seconds() * cycles
             self.wake()
             return
         nxt = q.next_wakeup()

@@ -7,7 +7,11 @@ Format (``kind: Scenario``, ``apiVersion: kubesched.io/v1alpha1``)::
       durationSeconds: 120           # virtual time after which nothing new arrives
       drainSeconds: 60               # extra virtual time to let the queue settle
       timing: {cycleSeconds: 0.0005, bindLatencySeconds: 0.005, watchDelaySeconds: 0,
-               clientQPS: 0, clientBurst: 0}   # client rate limit on binds (0: none)
+               clientQPS: 0, clientBurst: 0,   # client rate limit on binds (0: none)
+               costModel: constant}   # or upstream: each attempt takes what upstream's
+                                      # kube-scheduler would (kubesched.sim.costmodel), with
+                                      # calibration: FILE (default: the shipped one), whose
+                                      # client QPS/burst/latency are the defaults then
       config: {...}                  # an inline KubeSchedulerConfiguration (optional)
       nodePools:                     # generated nodes: <name>-00000, <name>-00001, ...
       - {name, count, zones: [..], labels: {..}, taints: [..], allocatable: {..}}
@@ -44,6 +48,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import os
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
@@ -59,12 +64,14 @@ from kubesched.api.parse import load_documents, parse_node, parse_objects, parse
 from kubesched.sim import faultspec as fault_drills
 from kubesched.sim import scenario_fields as sf
 from kubesched.sim import startup
+from kubesched.sim.costmodel import CostModel, load_calibration
 from kubesched.sim.driver import SimTiming
 
 API_VERSION = "kubesched.io/v1alpha1"
 GPU = "nvidia.com/gpu"
 ZONE_LABEL = "topology.kubernetes.io/zone"
 HOSTNAME_LABEL = "kubernetes.io/hostname"
+COST_MODELS = (COST_CONSTANT, COST_UPSTREAM) = ("constant", "upstream")
 
 
 @dataclass(slots=True)
@@ -118,30 +125,24 @@ def load_scenario(path: str | None, *, seed: int | None = None) -> Scenario:
     if len(docs) != 1 or docs[0].get("kind") != "Scenario":
         raise InputError([("kind", "expected one document of kind Scenario")], file=file)
     try:
-        return build_scenario(docs[0], seed=seed)
+        return build_scenario(docs[0], seed=seed, directory=os.path.dirname(path or ""))
     except InputError as e:
         raise e.with_file(file) from None
 
 
-def build_scenario(doc: dict[str, Any], *, seed: int | None = None) -> Scenario:
+def build_scenario(
+    doc: dict[str, Any], *, seed: int | None = None, directory: str | None = None
+) -> Scenario:
     """Expand a Scenario document into nodes and arrivals (deterministic in the seed).
     Every field is checked against :mod:`kubesched.sim.scenario_fields` (types, finite
-    numbers, bounds, unknown fields, unique names) before anything is generated."""
+    numbers, bounds, unknown fields, unique names) before anything is generated; a relative
+    ``timing.calibration`` is found in ``directory`` (the scenario file's)."""
     spec = sf.req(doc, "spec", "", dict)
     p = "spec"
     sf.known(spec, sf.SPEC_FIELDS, p)
     if seed is None:
         seed = sf.integer(spec, "seed", p, high=sf.MAX_SEED, default=0)
-    timing_obj = sf.opt(spec, "timing", p, dict, {})
-    tp = f"{p}.timing"
-    sf.known(timing_obj, sf.TIMING_FIELDS, tp)
-    timing = SimTiming(
-        cycle_seconds=sf.number(timing_obj, "cycleSeconds", tp, default=0.0005),
-        bind_latency=sf.number(timing_obj, "bindLatencySeconds", tp, default=0.005),
-        watch_delay=sf.number(timing_obj, "watchDelaySeconds", tp, default=0.0),
-        client_qps=sf.number(timing_obj, "clientQPS", tp, default=0.0, high=1e9),
-        client_burst=sf.integer(timing_obj, "clientBurst", tp, high=10**9, default=0),
-    )
+    timing = _timing(sf.opt(spec, "timing", p, dict, {}), f"{p}.timing", directory)
     sc = Scenario(
         name=str((doc.get("metadata") or {}).get("name", "scenario")),
         seed=seed,
@@ -197,6 +198,66 @@ def build_scenario(doc: dict[str, Any], *, seed: int | None = None) -> Scenario:
     references.check(sc.others, [a.pod for a in sc.arrivals], all_pods_known=True)
     fault_drills.check_targets(sc.faults, sc.nodes, [a.pod for a in sc.arrivals], f"{p}.faults")
     return sc
+
+
+def _timing(obj: dict[str, Any], tp: str, directory: str | None) -> SimTiming:
+    """``spec.timing``; with ``costModel: upstream`` the calibration (``calibration``, else
+    the shipped default) times each attempt and sets the client's defaults (QPS, burst,
+    request latency) unless the scenario gives them."""
+    sf.known(obj, sf.TIMING_FIELDS, tp)
+    kind = sf.opt(obj, "costModel", tp, str, COST_CONSTANT)
+    if kind not in COST_MODELS:
+        raise InputError(
+            [(f"{tp}.costModel", f"want one of {', '.join(COST_MODELS)}, got {kind!r}")]
+        )
+    calibration = sf.opt(obj, "calibration", tp, str, None)
+    model = None
+    if kind == COST_UPSTREAM:
+        model = cost_model(calibration, directory, f"{tp}.calibration")
+    elif calibration is not None:
+        raise InputError([(f"{tp}.calibration", "only with costModel: upstream")])
+    b = model.binding if model is not None else {}
+    return SimTiming(
+        cycle_seconds=sf.number(obj, "cycleSeconds", tp, default=0.0005),
+        bind_latency=sf.number(
+            obj, "bindLatencySeconds", tp, default=b.get("requestLatencySeconds", 0.005)
+        ),
+        watch_delay=sf.number(obj, "watchDelaySeconds", tp, default=0.0),
+        client_qps=sf.number(obj, "clientQPS", tp, default=b.get("clientQPS", 0.0), high=1e9),
+        client_burst=sf.integer(
+            obj, "clientBurst", tp, high=10**9, default=int(b.get("clientBurst", 0))
+        ),
+        cost_model=model,
+    )
+
+
+def cost_model(calibration: str | None, directory: str | None, field: str) -> CostModel:
+    """The calibration ``calibration`` (relative to ``directory``; None: the shipped one);
+    a problem with the file names the field that referred to it too."""
+    path = calibration
+    if path is not None and directory and not os.path.isabs(path):
+        path = os.path.join(directory, path)
+    try:
+        return load_calibration(path)
+    except InputError as e:
+        raise InputError([(field, str(e))]) from None
+
+
+def with_cost_model(sc: Scenario, kind: str, calibration: str | None) -> None:
+    """``simulate --cost-model KIND [--calibration FILE]``: replaces the scenario's cost model;
+    upstream's also brings the calibration's client QPS/burst when the scenario set none."""
+    if kind == COST_CONSTANT:
+        sc.timing = dataclasses.replace(sc.timing, cost_model=None)
+        return
+    model = cost_model(calibration, None, "--calibration")
+    t, b = sc.timing, model.binding
+    limited = t.client_qps > 0
+    sc.timing = dataclasses.replace(
+        t,
+        cost_model=model,
+        client_qps=t.client_qps if limited else b["clientQPS"],
+        client_burst=t.client_burst if limited else int(b["clientBurst"]),
+    )
 
 
 def _check_sizes(pools: list[Any], workloads: list[Any], literal: int) -> None:

@@ -43,6 +43,8 @@ TIMING_FIELDS = (
     "watchDelaySeconds",
     "clientQPS",
     "clientBurst",
+    "costModel",
+    "calibration",
 )
 POOL_FIELDS = ("name", "count", "zones", "labels", "taints", "allocatable")
 WORKLOAD_FIELDS = (

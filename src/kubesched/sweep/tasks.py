@@ -11,6 +11,9 @@ Every row has the same keys whatever the base (``None`` where a base cannot meas
 - ``podsPerSecond``: successful Pods per second of scheduler wall-clock time (machine- and
   load-dependent: the only measures not reproducible bit for bit, with ``wallSeconds``);
 - ``podsPerSimSecond``: successful Pods per simulated second (deterministic);
+- ``predictedUpstreamPodsPerSecond``: the same, when the scenario times attempts with
+  upstream's calibrated cost model (``timing.costModel: upstream``), else None: what the
+  real kube-scheduler would do with this variant on the calibrated machine;
 - ``queueP50`` / ``queueP99``: seconds from creation to bind over *every* submitted Pod, those
   still Pending counted at their age at the end;
 - ``fragmentationPercent`` of ``fragmentationResource`` (GPUs when the cluster has any,
@@ -43,9 +46,10 @@ from kubesched.sweep.spec import BENCH, REPLAY, SIMULATE, Task
 
 MEASURES = (
     "podsSubmitted", "podsScheduled", "podsPending", "attempts", "successRatio",
-    "podsPerSecond", "podsPerSimSecond", "queueP50", "queueP99", "fragmentationPercent",
-    "fragmentationResource", "idleWholeGpuNodes", "gangs", "gangsComplete", "gangTtcP50",
-    "gangTtcMax", "preemptionAttempts", "preemptionVictims", "invariantsHold", "wallSeconds",
+    "podsPerSecond", "podsPerSimSecond", "predictedUpstreamPodsPerSecond", "queueP50",
+    "queueP99", "fragmentationPercent", "fragmentationResource", "idleWholeGpuNodes", "gangs",
+    "gangsComplete", "gangTtcP50", "gangTtcMax", "preemptionAttempts", "preemptionVictims",
+    "invariantsHold", "wallSeconds",
 )  # fmt: skip
 NONDETERMINISTIC = ("podsPerSecond", "wallSeconds")
 """Measures that depend on the machine; every other one is a function of inputs and seed."""
@@ -146,6 +150,9 @@ def measure_summary(s: dict[str, Any], samples: dict[Any, float]) -> dict[str, A
         "successRatio": s["successRatio"],
         "podsPerSecond": round(s["podsScheduled"] / sched_wall, 2) if sched_wall else None,
         "podsPerSimSecond": s.get("scheduledPodsPerVirtualSecond"),
+        "predictedUpstreamPodsPerSecond": s.get("scheduledPodsPerVirtualSecond")
+        if (s.get("config") or {}).get("costModel") == "upstream"
+        else None,
         "queueP50": allq.get("p50"),
         "queueP99": allq.get("p99"),
         "fragmentationPercent": _mean(frag.get(res, [])),

@@ -1,0 +1,72 @@
+"""``kubesched calibrate`` against the real upstream scheduler (``kube-oracle bench``): a tiny
+grid runs, the configuration reaches upstream (a 10 % search is faster than a full one), and
+the file written is one the simulator accepts. Skipped without the oracle, a failure in CI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from kubesched.bench import calibrate as calib
+from kubesched.bench.calibgrid import Point, write_point
+from kubesched.cli import main
+from kubesched.sim.costmodel import COEFFICIENTS, load_calibration
+from tests.oracle.conftest import ORACLE_DIR
+
+BINARY = ORACLE_DIR / "bin" / "kube-oracle"
+
+
+@pytest.fixture(scope="module")
+def kube_oracle() -> Path:
+    if not BINARY.exists():
+        msg = f"{BINARY} is missing: run bash oracle/build.sh"
+        if os.environ.get("CI") == "true":
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return BINARY
+
+
+def test_tiny_grid_measures_upstream_and_writes_a_usable_file(
+    kube_oracle: Path, tmp_path: Path
+) -> None:
+    points = [
+        Point("default", 2000, 10, 1, 0.0, 40),
+        Point("default", 2000, 100, 1, 0.0, 40),
+        Point("default", 500, 0, 16, 0.9, 20),
+        Point("default", 1000, 50, 2, 0.0, 40, held_out=True),
+    ]
+    doc = calib.calibrate("small", kube_oracle, points=points, log=lambda _: None)
+    measured = {(p["percentageOfNodesToScore"], p["nodes"]): p for p in doc["points"]}
+    assert measured[(100, 2000)]["measuredMs"] > 2 * measured[(10, 2000)]["measuredMs"]
+    assert doc["versions"]["upstream"].startswith("v1.34")
+    assert doc["machine"]["cores"] >= 1 and doc["machine"]["loadAverage"]["start"]
+    assert {"fixed", "filter.default", "score.default"} <= set(doc["fitted"])
+    assert doc["fit"]["heldOut"]["points"] == 1
+    path = tmp_path / "cal.yaml"
+    calib.write(doc, str(path))
+    model = load_calibration(str(path))
+    assert set(model.coefficients) == set(COEFFICIENTS)
+
+
+def test_a_missing_oracle_is_a_clear_input_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rc = main(["calibrate", "--oracle", str(tmp_path / "nope"), "-o", str(tmp_path / "c.yaml")])
+    assert rc == 2
+    assert "kube-oracle not found" in capsys.readouterr().err
+
+
+def test_kube_oracle_bench_refuses_a_bad_scheduler_config(
+    kube_oracle: Path, tmp_path: Path
+) -> None:
+    path = write_point(Point("default", 5, 0, 16, 0.0, 1), tmp_path)
+    for cfg in tmp_path.glob("scheduler-*.yaml"):
+        cfg.write_text(cfg.read_text().replace("parallelism: 16", "parallelism: -3"))
+    run = subprocess.run(
+        [str(kube_oracle), "bench", str(path)], capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == 2
+    assert "schedulerConfigPath: config: parallelism: Invalid value: -3" in run.stderr
