@@ -140,9 +140,12 @@ class Scheduler(AlgorithmMixin, WaitingMixin, FailureMixin):
         """Victim key to the key of the Pod that preempted it."""
         self.next_start_node_index = 0
         self.last_search_nodes = 0
+        self.record_work = False
+        """Whether to keep ``last_work`` (the simulator sets it for its cost model of
+        upstream's speed; off, an attempt pays nothing for it)."""
         self.last_work: AttemptWork | None = None
-        """What the last scheduling attempt did (None when it did not search), for the
-        simulator's cost model of upstream's speed."""
+        """What the last scheduling attempt did (None when it did not search or
+        ``record_work`` is off)."""
         self.attempts: Counter[str] = Counter()
         self.pod_attempts: Counter[str] = Counter()
         self.failures: dict[str, tuple[str, str]] = {}
@@ -297,14 +300,15 @@ class Scheduler(AlgorithmMixin, WaitingMixin, FailureMixin):
         try:
             result = self.schedule_pod(fwk, state, pod)
         except FitError as fit:
-            outcome = fit.diagnosis.outcome
-            self.last_work = AttemptWork(
-                fit.diagnosis.num_all_nodes,
-                outcome.processed if outcome is not None else 0,
-                0,
-                costly_plugins(pod),
-                any(p.name == PREEMPTION_PLUGIN for p in fwk.plugins["post_filter"]),
-            )
+            if self.record_work:
+                outcome = fit.diagnosis.outcome
+                self.last_work = AttemptWork(
+                    fit.diagnosis.num_all_nodes,
+                    outcome.processed if outcome is not None else 0,
+                    0,
+                    costly_plugins(pod),
+                    any(p.name == PREEMPTION_PLUGIN for p in fwk.plugins["post_filter"]),
+                )
             nominating = self._post_filter(fwk, state, pod, fit.diagnosis)
             if nominating is not None:
                 self._nominate(qp, nominating)
@@ -320,10 +324,11 @@ class Scheduler(AlgorithmMixin, WaitingMixin, FailureMixin):
             self._fail(fwk, qp, Status(Code.ERROR, (f"{type(e).__name__}: {e}",)), cycle, start)
             return
         self.metrics.algorithm_duration.observe(time.perf_counter() - start)
-        scored = result.feasible if result.feasible > 1 else 0
-        self.last_work = AttemptWork(
-            self.last_search_nodes, result.evaluated, scored, costly_plugins(pod)
-        )
+        if self.record_work:
+            scored = result.feasible if result.feasible > 1 else 0
+            self.last_work = AttemptWork(
+                self.last_search_nodes, result.evaluated, scored, costly_plugins(pod)
+            )
         assumed = pod.bound_to(result.node)
         self.cluster.assume_pod(assumed, result.node)
         self.queue.nominator.delete(pod.key)

@@ -108,6 +108,7 @@ class SimCluster:
             submit_binding=self._submit_binding,
             metrics=metrics,
         )
+        self.scheduler.record_work = self.timing.cost_model is not None
         self.wall_seconds = 0.0
         self._tick_at: float | None = None
         self._busy_until = 0.0
@@ -245,6 +246,7 @@ class SimCluster:
         )
         new.attempts = old.attempts
         new.pod_attempts = old.pod_attempts
+        new.record_work = old.record_work
         self.scheduler = new
         self.down = False
         self._busy_until = self.loop.now
