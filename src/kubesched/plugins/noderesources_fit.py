@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from kubesched.api import objects as api
 from kubesched.api.errors import InputError
@@ -142,6 +143,19 @@ class NodeResourcesFit:
         if (pod_count < allowed).all() and (alloc - used >= s.amounts).all():
             return fw.Verdict.all_pass(rows.shape[0])  # the common case: no bitmasks needed
         return verdict_from_masks(fit_masks(pod_count, allowed, alloc, used, s.amounts), s.reasons)
+
+    def static_rejections(
+        self, state: fw.CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
+    ) -> npt.NDArray[np.bool_]:
+        """Bool ``(n,)``: True where every checked request exceeds the node's whole
+        allocatable, so the node rejects the Pod with the same reasons whatever Pods run
+        there, as long as it stays as full as it is ("Too many pods"); see
+        :mod:`kubesched.framework.verdicts`."""
+        s = state.get(_PRE_FILTER_KEY)
+        if not isinstance(s, _PreFilterState):
+            return np.zeros(rows.shape[0], dtype=np.bool_)
+        alloc = np.take(cluster.nodes.allocatable, rows, axis=0)[:, s.cols]
+        return np.asarray((alloc < s.amounts).all(axis=1))
 
     def pre_score(
         self, state: fw.CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
