@@ -230,14 +230,19 @@ class ClusterState:
                 missing.append(pod)
             else:
                 placed.append((pod, row))
-        vectors: dict[tuple[tuple[str, int], ...], IntArray] = {}
+        vector_of: dict[tuple[tuple[str, int], ...], int] = {}
+        vectors: list[IntArray] = []  # the distinct request vectors
+        which: list[int] = []  # each record's index into ``vectors``
         recs: list[PodRecord] = []
         on_node = self.pods_on_node
         for pod, row in placed:
             sig = tuple(pod.requests.items())
-            req = vectors.get(sig)
-            if req is None:
-                req = vectors[sig] = table.request_vector(pod.requests)
+            j = vector_of.get(sig)
+            if j is None:
+                j = vector_of[sig] = len(vectors)
+                vectors.append(table.request_vector(pod.requests))
+            which.append(j)
+            req = vectors[j]
             nz = pod.nonzero_requests
             rec = PodRecord(
                 pod, pod.node_name, row, req, (nz.get(api.CPU, 0), nz.get(api.MEMORY, 0))
@@ -253,11 +258,10 @@ class ClusterState:
                 col[row] += 1
         if recs:
             rows = np.fromiter((r.row for r in recs), dtype=np.int64, count=len(recs))
-            width = table.requested.shape[1]
-            requests = np.zeros((len(recs), width), dtype=np.int64)
-            for i, rec in enumerate(recs):
-                requests[i, : rec.request.shape[0]] = rec.request
-            np.add.at(table.requested, rows, requests)
+            distinct = np.zeros((len(vectors), table.requested.shape[1]), dtype=np.int64)
+            for j, vec in enumerate(vectors):  # shorter vectors: resources added later are 0
+                distinct[j, : vec.shape[0]] = vec
+            np.add.at(table.requested, rows, distinct[np.asarray(which, dtype=np.int64)])
             nonzero = np.array([r.nonzero for r in recs], dtype=np.int64)
             np.add.at(table.nonzero_requested, rows, nonzero)
             counts = np.bincount(rows, minlength=table.capacity)
