@@ -10,8 +10,11 @@ from typing import Any
 
 from kubesched.api import objects as api
 from kubesched.config.load import load_config
+from kubesched.framework.interface import CycleState, IntArray
+from kubesched.framework.runtime import Framework
 from kubesched.plugins.registry import in_tree_registry, known_plugin_names
 from kubesched.scheduler import Scheduler
+from kubesched.scheduler.types import FitError, ScheduleResult
 from tests.builders import make_node, make_pod
 from tests.test_scheduler import Clock, FakeApi, drain, new_scheduler
 
@@ -128,3 +131,41 @@ def test_a_failure_that_pods_can_lift_is_not_kept() -> None:
         retry(s, clock)
     assert fake.failures["default/b"][1].startswith("0/1 nodes are available: 1 Insufficient")
     assert s.static_failures.hits == 0 and not s.static_failures.entries
+
+
+class PartitionFirst(Scheduler):
+    """Tries half the nodes first, then all of them, as a parallel shard does."""
+
+    restrict = False
+
+    def candidate_rows(self) -> IntArray:
+        order = super().candidate_rows()
+        return order[: order.size // 2] if self.restrict else order
+
+    def schedule_pod(self, fwk: Framework, state: CycleState, pod: api.Pod) -> ScheduleResult:
+        self.restrict = True
+        try:
+            return super().schedule_pod(fwk, state, pod)
+        except FitError:
+            state.clear()
+            state.skip_filter.clear()
+            state.skip_score.clear()
+        finally:
+            self.restrict = False
+        return super().schedule_pod(fwk, state, pod)
+
+
+def test_a_pass_over_part_of_the_nodes_is_not_kept() -> None:
+    fake, clock = FakeApi(), Clock()
+    cfg = load_config(None, known_plugins=known_plugin_names())
+    s = PartitionFirst(cfg, clock=clock, api_client=fake, registry=in_tree_registry())
+    for i in range(4):
+        s.on_node_add(make_node(f"n{i}").cap(cpu="4", memory="8Gi", pods=10).obj())
+    s.on_pod_add(make_pod("huge").req(cpu="100").obj())
+    for _ in range(3):
+        drain(s)
+        assert fake.failures["default/huge"][1].startswith(
+            "0/4 nodes are available: 4 Insufficient cpu."
+        )
+        retry(s, clock)
+    assert s.static_failures.hits == 3

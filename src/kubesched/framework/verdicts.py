@@ -19,12 +19,13 @@ An outcome is static when, for every node, the plugin that rejected it first
 and every Filter plugin that ran on the node before it is ``node_only`` (a plugin whose pass
 could turn into a rejection as Pods come and go would change the first rejector).
 
-The kept outcome is valid while the node table's ``version`` (nodes added, updated or
-removed: allocatable, labels, taints) and each node's fullness are what they were, no Pod is
-nominated anywhere (nominated Pods count on their nodes in Filter), and the Pod itself is
-not nominated.  PreFilter and PostFilter still run on every attempt, so a reuse is exactly
-the attempt the full path would make; the Filter plugins' evaluation counts are added as the
-full path would have counted them.
+Only a pass over every node is kept and reused (a parallel shard's first pass over its own
+partition is neither).  The kept outcome is valid while the node table's ``version`` (nodes
+added, updated or removed: allocatable, labels, taints) and each node's fullness are what
+they were, no Pod is nominated anywhere (nominated Pods count on their nodes in Filter), and
+the Pod itself is not nominated.  PreFilter and PostFilter still run on every attempt, so a
+reuse is exactly the attempt the full path would make; the Filter plugins' evaluation counts
+are added as the full path would have counted them.
 """
 
 from __future__ import annotations

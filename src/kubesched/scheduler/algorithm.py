@@ -77,9 +77,11 @@ class AlgorithmMixin(SchedulerBase):
                 Diagnosis(n, Counter(), rejectors, pre_filter_msg=status.message(), absent=status)
             )
         nominated = pod.nominated_node_name or self.queue.nominator.node_of(pod.key)
-        static_key = None
+        static_key = None  # kept outcomes cover every node (not a shard's partition)
         if not (nominations or nominated or self.extenders is not None) and (
-            self.static_failures.enabled and (pre is None or pre.node_names is None)
+            self.static_failures.enabled
+            and (pre is None or pre.node_names is None)
+            and n == len(table)
         ):
             static_key = signature if signature is not None else fwk.sign(pod)
         if static_key is not None:
