@@ -195,16 +195,16 @@ def make_snapshot(n_nodes: int, n_pods: int, seed: int) -> dict[str, Any]:
                 if workload == "StatefulSet"
                 else f"{owner[1]}-{_uid(rng)[:4]}{r:x}"
             )
-            node = None
+            host: str | None = None
             for _ in range(8):  # a node with room, or pending
                 row = rng.randrange(len(nodes)) if nodes else 0
                 f = free[row] if nodes else [0, 0, 0]
                 if f[0] >= cpu_m and f[1] >= mem_mi and f[2] >= 1:
                     f[0], f[1], f[2] = f[0] - cpu_m, f[1] - mem_mi, f[2] - 1
-                    node = nodes[row]["metadata"]["name"]
+                    host = nodes[row]["metadata"]["name"]
                     break
             phase = "Succeeded" if rng.random() < 0.002 else "Running"
-            pods.append(make_pod(name, ns, owner, container, node, _uid(rng), phase))
+            pods.append(make_pod(name, ns, owner, container, host, _uid(rng), phase))
         k += 1
     return {"apiVersion": "v1", "kind": "List", "items": nodes + pods, "metadata": {}}
 

@@ -36,22 +36,22 @@ class _Recorder:
 @st.composite
 def clusters(draw: Any) -> tuple[list[api.Node], list[api.Pod]]:
     n_nodes = draw(st.integers(1, 8))
-    nodes = []
+    nodes: list[api.Node] = []
     for i in range(n_nodes):
-        b = make_node(f"n{i}").cap(cpu="8", memory="16Gi", pods=110)
+        nb = make_node(f"n{i}").cap(cpu="8", memory="16Gi", pods=110)
         if draw(st.booleans()):
-            b.res({"example.com/foo": draw(st.integers(0, 4))})
-        nodes.append(b.obj())
-    pods = []
+            nb.res({"example.com/foo": draw(st.integers(0, 4))})
+        nodes.append(nb.obj())
+    pods: list[api.Pod] = []
     for j in range(draw(st.integers(0, 30))):
-        b = make_pod(f"p{j}", draw(st.sampled_from(("a", "b"))))
+        pb = make_pod(f"p{j}", draw(st.sampled_from(("a", "b"))))
         for name in draw(st.lists(st.sampled_from(RESOURCES), unique=True, max_size=3)):
-            b.res({name: draw(st.integers(0, 3))})
+            pb.res({name: draw(st.integers(0, 3))})
         if draw(st.integers(0, 5)) == 0:
-            b.host_port(draw(st.sampled_from((80, 443))))
+            pb.host_port(draw(st.sampled_from((80, 443))))
         # a node the cluster lacks now and then: left out by both ways
-        b.node(f"n{draw(st.integers(0, n_nodes))}")
-        pods.append(b.obj())
+        pb.node(f"n{draw(st.integers(0, n_nodes))}")
+        pods.append(pb.obj())
     return nodes, pods
 
 
@@ -82,11 +82,11 @@ def test_bulk_equals_one_by_one(cluster: tuple[list[api.Node], list[api.Pod]]) -
     assert heard_bulk == heard_one
     a, b = one.nodes, bulk.nodes
     assert a.resources == b.resources
-    for col in ("requested", "allocatable", "nonzero_requested", "pod_count", "generation"):
-        np.testing.assert_array_equal(getattr(a, col), getattr(b, col), err_msg=col)
+    for name in ("requested", "allocatable", "nonzero_requested", "pod_count", "generation"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
     assert a.host_ports.keys() == b.host_ports.keys()
-    for key, col in a.host_ports.items():
-        np.testing.assert_array_equal(col, b.host_ports[key])
+    for port, counts in a.host_ports.items():
+        np.testing.assert_array_equal(counts, b.host_ports[port])
     assert one.pods_on_node == bulk.pods_on_node
     assert one.pods.keys() == bulk.pods.keys()
     for key, rec in one.pods.items():
