@@ -1,7 +1,7 @@
 """Generate a large ``kubectl get nodes,pods -A -o json``-like snapshot for the cold-start
 benchmark (``cold_start.py``), and an incoming Pod to explain against it.
 
-The default is 10,000 nodes and 200,000 Pods (about 63 MB of compact JSON), built to look
+The default is 10,000 nodes and 200,000 Pods (115 MB of compact JSON), built to look
 like a real cluster: nodes in three zones and four pools (labels of hostname, zone, region,
 instance type, OS, architecture, pool; a GPU pool tainted ``NoSchedule`` with
 ``nvidia.com/gpu`` allocatable; a few cordoned nodes), Pods in twenty namespaces owned by
