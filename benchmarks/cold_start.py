@@ -27,7 +27,8 @@ KUBESCHED = [sys.executable, "-c", "import sys; from kubesched.cli import main; 
 
 def run_measured(src: str, args: list[str]) -> tuple[float, float, bytes]:
     """Run ``kubesched ARGS`` with ``src`` first on the path: seconds from spawn to exit,
-    peak RSS in MiB (``wait4``) and stdout.  Exits with the command's stderr if it fails."""
+    peak RSS in MiB (``wait4``) and stdout; its stderr is ours.  Exits naming the command
+    if it fails."""
     env = {**os.environ, "PYTHONPATH": os.path.abspath(src)}
     start = time.perf_counter()
     proc = subprocess.Popen([*KUBESCHED, *args], env=env, stdout=subprocess.PIPE)
