@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
-from kubesched.api import parse
+from kubesched.api import parse, source
 from kubesched.api.errors import InputError
 from tests.api.manifests import (
     GI,
@@ -261,3 +262,21 @@ def test_parsing_ten_thousand_pods() -> None:
     out = parse.parse_objects(as_list(*items))  # how fast: a benchmark's job, not a test's
     assert len(out.pods) == 10_000
     assert len({p.key for p in out.pods}) == 10_000
+
+
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+def test_nesting_limit_is_exact(fmt: str) -> None:
+    """100 levels (mappings and lists mixed, among scalars) pass; 101 are refused."""
+
+    def nested(levels: int) -> object:
+        doc: object = "leaf"
+        for i in range(levels):
+            doc = {"k": doc, "n": 1} if i % 2 else [3, doc, "s"]
+        return doc
+
+    def dump(doc: object) -> str:
+        return json.dumps(doc) if fmt == "json" else yaml.safe_dump(doc)
+
+    assert source.load_text(dump(nested(source.MAX_DEPTH)))
+    with pytest.raises(InputError, match="nested deeper than 100 levels"):
+        source.load_text(dump(nested(source.MAX_DEPTH + 1)))

@@ -89,17 +89,20 @@ def test_progress_follows_virtual_time_to_the_runs_end() -> None:
     assert seen[len(seen) // 2].now / end == pytest.approx(0.5, abs=0.05)
     most_bound = next(p for p in seen if p.bound >= 0.9 * p.arrivals)
     assert most_bound.now / end < 0.5  # where the old bar already showed 90 % and more
+    assert seen[-1].attempts == sum(summary["attempts"].values())
+    assert [p.attempts for p in seen] == sorted(p.attempts for p in seen)
+    assert [p.wall for p in seen] == sorted(p.wall for p in seen) and seen[-1].wall > 0
 
 
 def test_the_progress_bar_shows_virtual_seconds_and_pods(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     update = progress_bar("simulate")
-    update(Progress(10.0, 40.0, 5, 8, 10))
+    update(Progress(10.0, 40.0, 5, 8, 10, attempts=2500, wall=2.0))
     update(Progress(40.0, 40.0, 9, 10, 10))
     err = capsys.readouterr().err
     assert "simulate:  25%" in err and "10/40 virtual s" in err
-    assert "5 bound, 8/10 Pods created" in err
+    assert "5 bound, 8/10 Pods created, 2500 attempts (1,250/s)" in err
     assert "100%" in err and "40/40 virtual s" in err
 
 

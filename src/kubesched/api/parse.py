@@ -235,6 +235,11 @@ def parse_objects(docs: Sequence[dict[str, Any]], file: str | None = None) -> Pa
     """Nodes, Pods and the other kinds of a document stream; priorities resolved from the
     stream's PriorityClasses.  All problems (up to :data:`MAX_PROBLEMS`) are reported in one
     :class:`InputError` carrying ``file``; duplicate kind + namespace/name is an error."""
+    with source.bulk_allocation():
+        return _parse_objects(docs, file)
+
+
+def _parse_objects(docs: Sequence[dict[str, Any]], file: str | None) -> ParsedObjects:
     if not isinstance(docs, Documents):
         docs = split_documents(docs)
     out = ParsedObjects()

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from kubesched.api.errors import InputError
-from kubesched.api.parse import load_documents
+from kubesched.api.parse import ParsedObjects, load_documents
 
 T = TypeVar("T")
 
@@ -54,11 +54,12 @@ def check_inputs(
     cluster: tuple[dict[str, Any], str],
     pods: tuple[dict[str, Any], str],
     config: tuple[dict[str, Any] | None, str | None],
-) -> None:
+) -> ParsedObjects:
     """Parse the snapshot, the Pods (which may name the snapshot's PriorityClasses) and the
     configuration once each, and cross-check the snapshot's job-layer objects, so that an
     error names the file it came from.  References to objects the snapshot lacks are not
-    errors (the commands warn about them once, as they run)."""
+    errors (the commands warn about them once, as they run).  Returns the parsed snapshot
+    (a command may use it rather than parse the snapshot again)."""
     from kubesched.admission import references
     from kubesched.api.parse import parse_objects, split_documents, with_priority_classes
     from kubesched.config.load import load_config as load_cfg
@@ -75,3 +76,4 @@ def check_inputs(
         cluster[1],
     )
     check(lambda: load_cfg(config[0], known_plugins=known_plugin_names()), config[1])
+    return snapshot

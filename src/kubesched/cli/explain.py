@@ -29,9 +29,9 @@ def run(args: argparse.Namespace) -> int:
     if pod.get("kind") != "Pod":
         raise InputError([("kind", f"expected a Pod, got {pod.get('kind')!r}")], file=args.pod)
     config = common.load_config(args.config)
-    common.check_inputs((cluster, args.cluster), (pod, args.pod), (config, args.config))
+    snapshot = common.check_inputs((cluster, args.cluster), (pod, args.pod), (config, args.config))
     try:
-        result = explain(cluster, pod, config)
+        result = explain(snapshot, pod, config)
     except InputError as e:
         raise e.with_file(args.config or args.cluster) from None
     common.emit(result, args.output, text.explain_table)

@@ -113,7 +113,8 @@ def run(args: argparse.Namespace) -> int:
 
 def progress_bar(desc: str) -> Callable[[Progress], None]:
     """A progress callback drawing a tqdm bar on stderr: virtual seconds against the run's
-    end, with the Pods bound and created so far."""
+    end, with the Pods bound and created so far and the scheduling attempts per wall-clock
+    second."""
     from tqdm import tqdm
 
     bar: list[Any] = []
@@ -124,7 +125,11 @@ def progress_bar(desc: str) -> Callable[[Progress], None]:
             bar.append(tqdm(total=p.end, desc=desc, file=sys.stderr, bar_format=fmt))
         b = bar[0]
         b.n = p.now
-        b.set_postfix_str(f"{p.bound} bound, {p.created}/{p.arrivals} Pods created", refresh=False)
+        b.set_postfix_str(
+            f"{p.bound} bound, {p.created}/{p.arrivals} Pods created, "
+            f"{p.attempts} attempts ({p.attempts_per_second:,.0f}/s)",
+            refresh=False,
+        )
         b.refresh()
         if p.now >= p.end:
             b.close()

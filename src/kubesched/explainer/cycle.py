@@ -41,7 +41,8 @@ import numpy as np
 from kubesched.admission import references
 from kubesched.api import objects as api
 from kubesched.api.errors import InputError
-from kubesched.api.parse import parse_objects, parse_pod, split_documents
+from kubesched.api.parse import ParsedObjects, parse_objects, parse_pod, split_documents
+from kubesched.api.source import bulk_allocation
 from kubesched.config import extenders as extender_config
 from kubesched.config.load import load_config
 from kubesched.config.types import KubeSchedulerConfiguration
@@ -52,36 +53,34 @@ from kubesched.framework.interface import Code, CycleState, Handle, IntArray, St
 from kubesched.framework.runtime import Framework, PluginError
 from kubesched.plugins.registry import full_registry, known_plugin_names
 from kubesched.scheduler import Diagnosis, rejected_on_node
-from kubesched.state.cache import CacheError, ClusterState
+from kubesched.state.cache import ClusterState
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
 
 
-def build_cluster(snapshot: Mapping[str, Any] | list[Any]) -> tuple[ClusterState, list[api.Pod]]:
-    """A cache holding the snapshot's nodes and running Pods; also returns unbound Pods."""
-    if isinstance(snapshot, Mapping):
-        if not isinstance(snapshot.get("items", []), list):
-            raise InputError([("items", "must be a list of Node and Pod objects")])
-        parsed = parse_objects(split_documents([dict(snapshot)]))
-    else:
-        parsed = parse_objects(split_documents(list(snapshot)))
-    cluster = ClusterState(capacity=max(64, len(parsed.nodes)))
-    for node in parsed.nodes:
-        cluster.add_node(node)
-    for obj in parsed.others:
-        cluster.apply_object(obj)
-    pending: list[api.Pod] = []
-    for pod in parsed.pods:
-        if pod.phase in TERMINAL_PHASES:
-            continue
-        if pod.node_name:
-            try:
-                cluster.add_pod(pod)
-            except CacheError:
-                continue  # bound to a node the snapshot does not list
+def build_cluster(
+    snapshot: Mapping[str, Any] | list[Any] | ParsedObjects,
+) -> tuple[ClusterState, list[api.Pod]]:
+    """A cache holding the snapshot's nodes and running Pods; also returns unbound Pods.
+    ``snapshot`` is a List (or a list of objects), or the objects already parsed."""
+    with bulk_allocation():
+        if isinstance(snapshot, ParsedObjects):
+            parsed = snapshot
+        elif isinstance(snapshot, Mapping):
+            if not isinstance(snapshot.get("items", []), list):
+                raise InputError([("items", "must be a list of Node and Pod objects")])
+            parsed = parse_objects(split_documents([dict(snapshot)]))
         else:
-            pending.append(pod)
-    return cluster, pending
+            parsed = parse_objects(split_documents(list(snapshot)))
+        cluster = ClusterState(capacity=max(64, len(parsed.nodes)))
+        for node in parsed.nodes:
+            cluster.add_node(node)
+        for obj in parsed.others:
+            cluster.apply_object(obj)
+        live = [p for p in parsed.pods if p.phase not in TERMINAL_PHASES]
+        # Pods bound to a node the snapshot does not list are left out.
+        cluster.add_bound_pods([p for p in live if p.node_name])
+        return cluster, [p for p in live if not p.node_name]
 
 
 def _config(config: Mapping[str, Any] | KubeSchedulerConfiguration | None) -> Any:
@@ -91,13 +90,14 @@ def _config(config: Mapping[str, Any] | KubeSchedulerConfiguration | None) -> An
 
 
 def explain(
-    cluster: Mapping[str, Any] | list[Any],
+    cluster: Mapping[str, Any] | list[Any] | ParsedObjects,
     pod: Mapping[str, Any],
     config: Mapping[str, Any] | KubeSchedulerConfiguration | None = None,
     *,
     preemption: bool = False,
 ) -> dict[str, Any]:
-    """Explain the placement of ``pod`` on ``cluster`` (dicts in, dict out).  With
+    """Explain the placement of ``pod`` on ``cluster`` (dicts in, dict out; ``cluster`` may
+    also be the snapshot already parsed, as the CLI passes it after checking it).  With
     ``preemption``, an Unschedulable answer also has ``"preemption": {"message",
     "nominatedNode", "victims"}``: what PostFilter would do (a dry run, nothing deleted)."""
     cfg = _config(config)

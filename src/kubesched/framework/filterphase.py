@@ -247,6 +247,11 @@ class FilterPhase:
                 return error(msg).with_plugin(p.name)
         return SUCCESS
 
+    def record_filter_duration(self, start: float) -> None:
+        """Record a Filter pass that began at ``start`` (``perf_counter``) and succeeded, as
+        :meth:`find_nodes_that_pass_filters` does: for a pass answered from a kept outcome."""
+        self._timed("Filter", start, SUCCESS)
+
     def find_nodes_that_pass_filters(
         self,
         state: CycleState,

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from kubesched.api import objects as api
 from kubesched.api.errors import InputError
@@ -174,6 +175,27 @@ class NodeResourcesFit:
                 rows = sp.rows_with()
                 out = rows if out is None else np.intersect1d(out, rows)
         return out
+
+    def static_rejections(
+        self, state: fw.CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
+    ) -> npt.NDArray[np.bool_]:
+        """Bool ``(n,)``: True where every checked request exceeds the node's whole
+        allocatable, so the node rejects the Pod with the same reasons whatever Pods run
+        there, as long as it stays as full as it is ("Too many pods"); see
+        :mod:`kubesched.framework.verdicts`."""
+        s = state.get(_PRE_FILTER_KEY)
+        if not isinstance(s, _PreFilterState):
+            return np.zeros(rows.shape[0], dtype=np.bool_)
+        table = cluster.nodes
+        dense = np.take(table.allocatable, rows, axis=0)[:, s.cols]
+        if not s.sparse:
+            return np.asarray((dense < s.amounts).all(axis=1))
+        alloc = np.empty((rows.shape[0], s.amounts.shape[0]), dtype=np.int64)
+        sparse_at = {pos for pos, _ in s.sparse}
+        alloc[:, [i for i in range(s.amounts.shape[0]) if i not in sparse_at]] = dense
+        for pos, name in s.sparse:  # a resource few nodes have (0 where a node lacks it)
+            alloc[:, pos] = table.resource_values(name, rows)[0]
+        return np.asarray((alloc < s.amounts).all(axis=1))
 
     def pre_score(
         self, state: fw.CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray

