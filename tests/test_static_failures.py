@@ -169,3 +169,29 @@ def test_a_pass_over_part_of_the_nodes_is_not_kept() -> None:
         )
         retry(s, clock)
     assert s.static_failures.hits == 3
+
+
+def test_a_rare_resource_larger_than_any_node_has_is_a_static_failure_too() -> None:
+    """Past MAX_DENSE_EXTENDED names a rare resource is held sparse: NodeResourcesFit's
+    static rejections read it there (the dense columns alone do not line up with the
+    request), and the kept outcome answers the retry with the same message."""
+    from kubesched.state.nodes import MAX_DENSE_EXTENDED
+
+    outcomes = []
+    for static in (False, True):
+        fake, clock = Recording(), Clock()
+        cfg = load_config(None, known_plugins=known_plugin_names())
+        s = Scheduler(cfg, clock=clock, api_client=fake, registry=in_tree_registry())
+        s.static_failures.enabled = static
+        for i in range(MAX_DENSE_EXTENDED + 3):
+            extra = {f"example.com/dev-{i}": 2}
+            s.on_node_add(make_node(f"n{i}").cap(cpu="4", memory="8Gi", pods=10, **extra).obj())
+        rare = {f"example.com/dev-{MAX_DENSE_EXTENDED + 2}": 3}
+        s.on_pod_add(make_pod("big").req(cpu="100", **rare).obj())
+        drain(s)
+        retry(s, clock)
+        retry(s, clock)
+        outcomes.append((fake.messages, dict(s.attempts)))
+        assert s.static_failures.hits == (2 if static else 0)  # both retries were kept
+    assert outcomes[0] == outcomes[1]
+    assert len(outcomes[1][0]) == 3
