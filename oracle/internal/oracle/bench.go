@@ -111,13 +111,7 @@ func newBenchWorld(ctx context.Context, timeout time.Duration, configPath string
 	client.PrependReactor("create", "pods", bindReactor(client))
 	factory := informers.NewSharedInformerFactory(client, 0)
 	noEvents := func(string) events.EventRecorder { return &events.FakeRecorder{} }
-	sched, err := scheduler.New(ctx, client, factory, nil, noEvents,
-		scheduler.WithProfiles(cfg.Profiles...),
-		scheduler.WithParallelism(cfg.Parallelism),
-		scheduler.WithPercentageOfNodesToScore(cfg.PercentageOfNodesToScore),
-		scheduler.WithPodInitialBackoffSeconds(cfg.PodInitialBackoffSeconds),
-		scheduler.WithPodMaxBackoffSeconds(cfg.PodMaxBackoffSeconds),
-	)
+	sched, err := newScheduler(ctx, client, factory, noEvents, cfg)
 	if err != nil {
 		return nil, err
 	}

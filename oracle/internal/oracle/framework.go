@@ -16,6 +16,7 @@ import (
 	resourceslicetracker "k8s.io/dynamic-resource-allocation/resourceslice/tracker"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/features"
+	"k8s.io/kubernetes/pkg/scheduler"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/latest"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
@@ -34,6 +35,19 @@ import (
 
 func init() {
 	metrics.Register()
+}
+
+// newScheduler is scheduler.New over client with cfg's profiles and its top-level
+// settings (parallelism, percentageOfNodesToScore, backoff), as kube-scheduler builds it.
+func newScheduler(ctx context.Context, client clientset.Interface, factory informers.SharedInformerFactory,
+	recorder func(string) events.EventRecorder, cfg *config.KubeSchedulerConfiguration) (*scheduler.Scheduler, error) {
+	return scheduler.New(ctx, client, factory, nil, recorder,
+		scheduler.WithProfiles(cfg.Profiles...),
+		scheduler.WithParallelism(cfg.Parallelism),
+		scheduler.WithPercentageOfNodesToScore(cfg.PercentageOfNodesToScore),
+		scheduler.WithPodInitialBackoffSeconds(cfg.PodInitialBackoffSeconds),
+		scheduler.WithPodMaxBackoffSeconds(cfg.PodMaxBackoffSeconds),
+	)
 }
 
 // LoadConfig decodes a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) with

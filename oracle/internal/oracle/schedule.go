@@ -83,13 +83,7 @@ func Schedule(ctx context.Context, req *ScheduleRequest, timeout time.Duration) 
 	client.PrependReactor("create", "pods", bindReactor(client))
 	rec := newRecorder()
 	factory := informers.NewSharedInformerFactory(client, 0)
-	sched, err := scheduler.New(ctx, client, factory, nil, func(string) events.EventRecorder { return rec },
-		scheduler.WithProfiles(cfg.Profiles...),
-		scheduler.WithParallelism(cfg.Parallelism),
-		scheduler.WithPercentageOfNodesToScore(cfg.PercentageOfNodesToScore),
-		scheduler.WithPodInitialBackoffSeconds(cfg.PodInitialBackoffSeconds),
-		scheduler.WithPodMaxBackoffSeconds(cfg.PodMaxBackoffSeconds),
-	)
+	sched, err := newScheduler(ctx, client, factory, func(string) events.EventRecorder { return rec }, cfg)
 	if err != nil {
 		return nil, err
 	}
