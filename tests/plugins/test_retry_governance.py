@@ -225,6 +225,14 @@ def test_governance_never_strands_a_pod_that_fits(cpus: list[int], script: list[
     assert attempts_on <= attempts_off
 
 
+def test_a_pod_that_could_preempt_on_the_grown_node_is_woken() -> None:
+    """Found by the property above: p0 (7 cpu) does not fit n1's free cpu after it grows to
+    11, but preempting p1 (lower priority, bound there after the first raise) makes room, as
+    upstream's hint lets it try; governance must wake it too."""
+    script: list[Event] = [("raise", 1, 5), ("raise", 1, 11)]
+    assert run(True, [7, 1, 1], script) == run(False, [7, 1, 1], script)
+
+
 def test_governance_saves_attempts_on_a_fixed_script() -> None:
     script: list[Event] = [("delete", j, 0) for j in range(8)] + [("add", 0, 10)]
     binds_off, attempts_off = run(False, [9, 3], script)

@@ -291,8 +291,9 @@ class NodeResourcesFit:
         return self._fits_now(pod, new.name)
 
     def _fits_now(self, pod: api.Pod, node_name: str) -> fw.QueueingHint:
-        """QUEUE when ``pod``'s checked requests fit ``node_name`` now (or the cache does not
-        know the node: never strand a Pod on a doubt), else QUEUE_SKIP."""
+        """QUEUE when ``pod``'s checked requests fit ``node_name`` now, or preemption could
+        make room there (``pod`` may preempt and a lower-priority Pod runs on the node), or
+        the cache does not know the node (never strand a Pod on a doubt); else QUEUE_SKIP."""
         nodes = self.handle.cluster.nodes
         row = nodes.row_of.get(node_name)
         if row is None:
@@ -302,8 +303,16 @@ class NodeResourcesFit:
             for name, amount in res.counted_requests(pod.requests).items()
             if amount > 0 and not self._ignored(name)
         }
-        fits = res.fits_now(nodes, row, amounts)
-        return fw.QueueingHint.QUEUE if fits else fw.QueueingHint.QUEUE_SKIP
+        if res.fits_now(nodes, row, amounts) or self._may_preempt_on(pod, node_name):
+            return fw.QueueingHint.QUEUE
+        return fw.QueueingHint.QUEUE_SKIP
+
+    def _may_preempt_on(self, pod: api.Pod, node_name: str) -> bool:
+        cluster = self.handle.cluster
+        if pod.preemption_policy == "Never":
+            return False
+        on_node = cluster.pods_on_node.get(node_name, ())
+        return any(cluster.pods[k].pod.priority < pod.priority for k in on_node)
 
 
 def pod_hint(pod: api.Pod, old: Any, new: Any) -> fw.QueueingHint:
