@@ -291,8 +291,8 @@ class NodeResourcesFit:
         return self._fits_now(pod, new.name)
 
     def _fits_now(self, pod: api.Pod, node_name: str) -> fw.QueueingHint:
-        """QUEUE when ``pod``'s checked requests fit ``node_name`` now, or preemption could
-        make room there (``pod`` may preempt and a lower-priority Pod runs on the node), or
+        """QUEUE when ``pod``'s checked requests fit ``node_name`` now, or would fit once
+        the node's lower-priority Pods were preempted (when ``pod`` may preempt), or
         the cache does not know the node (never strand a Pod on a doubt); else QUEUE_SKIP."""
         nodes = self.handle.cluster.nodes
         row = nodes.row_of.get(node_name)
@@ -303,16 +303,32 @@ class NodeResourcesFit:
             for name, amount in res.counted_requests(pod.requests).items()
             if amount > 0 and not self._ignored(name)
         }
-        if res.fits_now(nodes, row, amounts) or self._may_preempt_on(pod, node_name):
+        if res.fits_now(nodes, row, amounts) or self._fits_by_preempting(pod, row, amounts):
             return fw.QueueingHint.QUEUE
         return fw.QueueingHint.QUEUE_SKIP
 
-    def _may_preempt_on(self, pod: api.Pod, node_name: str) -> bool:
-        cluster = self.handle.cluster
+    def _fits_by_preempting(self, pod: api.Pod, row: int, amounts: dict[str, int]) -> bool:
+        """Whether ``pod`` may preempt and would fit node ``row`` with every lower-priority
+        Pod there gone (what DefaultPreemption could free)."""
         if pod.preemption_policy == "Never":
             return False
-        on_node = cluster.pods_on_node.get(node_name, ())
-        return any(cluster.pods[k].pod.priority < pod.priority for k in on_node)
+        cluster = self.handle.cluster
+        nodes = cluster.nodes
+        freed: dict[str, int] = {}
+        slots = 0
+        for key in cluster.pods_on_node.get(nodes.names[row], ()):
+            other = cluster.pods[key].pod
+            if other.priority < pod.priority:
+                slots += 1
+                for name, amount in res.counted_requests(other.requests).items():
+                    freed[name] = freed.get(name, 0) + amount
+        if not slots or int(nodes.pod_count[row]) - slots >= int(nodes.allowed_pods[row]):
+            return False
+        for name, amount in amounts.items():
+            allocatable, requested = nodes.resource_at(name, row)
+            if allocatable - requested + freed.get(name, 0) < amount:
+                return False
+        return True
 
 
 def pod_hint(pod: api.Pod, old: Any, new: Any) -> fw.QueueingHint:
