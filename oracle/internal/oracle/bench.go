@@ -109,6 +109,7 @@ func newBenchWorld(ctx context.Context, timeout time.Duration, configPath string
 	// to compute on every write, as a benchmark of the scheduler wants.
 	client := fake.NewSimpleClientset() //nolint:staticcheck
 	client.PrependReactor("create", "pods", bindReactor(client))
+	watches := recordWatches(client)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	noEvents := func(string) events.EventRecorder { return &events.FakeRecorder{} }
 	sched, err := newScheduler(ctx, client, factory, noEvents, cfg)
@@ -125,7 +126,7 @@ func newBenchWorld(ctx context.Context, timeout time.Duration, configPath string
 		return nil, err
 	}
 	factory.Start(ctx.Done())
-	waitForSync(ctx, factory)
+	waitForSync(ctx, factory, watches)
 	return w, nil
 }
 

@@ -4,14 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/events"
 	resourceslicetracker "k8s.io/dynamic-resource-allocation/resourceslice/tracker"
 	"k8s.io/klog/v2"
@@ -83,6 +86,7 @@ type Env struct {
 func NewEnv(ctx context.Context, cfg *config.KubeSchedulerConfiguration, objs []runtime.Object,
 	lister framework.SharedLister) (*Env, error) {
 	client := fake.NewClientset(objs...)
+	watches := recordWatches(client)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	dra, claims, err := draManager(ctx, client, factory)
 	if err != nil {
@@ -111,22 +115,51 @@ func NewEnv(ctx context.Context, cfg *config.KubeSchedulerConfiguration, objs []
 		f.SetPodActivator(queue)
 	}
 	factory.Start(stop)
-	waitForSync(ctx, factory)
+	waitForSync(ctx, factory, watches)
 	waitForClaims(ctx, claims, objs)
 	return &Env{Client: client, Frameworks: fws}, nil
 }
 
-// waitForSync waits for the informers to list the fake clientset: polling every
-// millisecond, not every 100 ms as WaitForCacheSync does (requests are small and many).
-func waitForSync(ctx context.Context, factory informers.SharedInformerFactory) {
+// watchRecorder notes each resource an informer of the fake clientset has started to watch.
+// The fake's tracker has no resource versions: an object created after an informer's LIST
+// but before its WATCH is never delivered (the Pod never reaches the queue), so nothing is
+// created before every informer watches.  Recording without handling is enough: the Fake
+// holds its lock while the default reactor opens the watch, and every create takes it too.
+type watchRecorder struct {
+	mu       sync.Mutex
+	watching map[string]bool
+}
+
+func recordWatches(client *fake.Clientset) *watchRecorder {
+	r := &watchRecorder{watching: map[string]bool{}}
+	client.PrependWatchReactor("*", func(action clienttesting.Action) (bool, watch.Interface, error) {
+		r.mu.Lock()
+		r.watching[action.GetResource().String()] = true
+		r.mu.Unlock()
+		return false, nil, nil
+	})
+	return r
+}
+
+func (r *watchRecorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.watching)
+}
+
+// waitForSync waits for the informers to list the fake clientset and to watch it (see
+// watchRecorder): polling every millisecond, not every 100 ms as WaitForCacheSync does
+// (requests are small and many).
+func waitForSync(ctx context.Context, factory informers.SharedInformerFactory, watches *watchRecorder) {
 	now := make(chan struct{})
 	close(now)
 	for ctx.Err() == nil {
+		listed := factory.WaitForCacheSync(now)
 		synced := true
-		for _, ok := range factory.WaitForCacheSync(now) {
+		for _, ok := range listed {
 			synced = synced && ok
 		}
-		if synced {
+		if synced && watches.count() >= len(listed) {
 			return
 		}
 		time.Sleep(time.Millisecond)

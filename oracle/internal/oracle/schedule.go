@@ -81,6 +81,7 @@ func Schedule(ctx context.Context, req *ScheduleRequest, timeout time.Duration) 
 	}
 	client := fake.NewClientset(objectsOf(&Cluster{Nodes: cluster.Nodes, Pods: live, Others: cluster.Others})...)
 	client.PrependReactor("create", "pods", bindReactor(client))
+	watches := recordWatches(client)
 	rec := newRecorder()
 	factory := informers.NewSharedInformerFactory(client, 0)
 	sched, err := newScheduler(ctx, client, factory, func(string) events.EventRecorder { return rec }, cfg)
@@ -88,7 +89,7 @@ func Schedule(ctx context.Context, req *ScheduleRequest, timeout time.Duration) 
 		return nil, err
 	}
 	factory.Start(ctx.Done())
-	waitForSync(ctx, factory)
+	waitForSync(ctx, factory, watches)
 	// Every Pod is queued before the first cycle (all are submitted at once, as in
 	// kubesched.schedule): the queue then orders them by priority, then arrival.
 	queued := 0
