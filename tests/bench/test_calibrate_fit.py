@@ -14,7 +14,7 @@ from kubesched.bench import calibbind
 from kubesched.bench.calibgrid import Point
 from kubesched.bench.calibrate import parse
 from kubesched.bench.calibtable import validation_table
-from kubesched.sim.costmodel import BINDING_DEFAULTS, load_calibration
+from kubesched.sim.costmodel import BINDING_DEFAULTS, dump_calibration, load_calibration
 
 
 def item(metric: str, result: str, **data: float) -> dict[str, Any]:
@@ -91,3 +91,21 @@ def test_the_table_judges_held_out_points_and_unfitted_bursts_only() -> None:
     )
     bursts[1]["errorPercent"] = 31.0
     assert validation_table(doc).endswith("missed")
+
+
+def test_the_simulator_predicts_a_burst_through_the_clients_token_bucket(tmp_path: Path) -> None:
+    path = tmp_path / "cal.yaml"
+    doc = load_calibration(None).document
+    path.write_text(
+        dump_calibration({**doc, "binding": {**doc["binding"], "apiSecondsPerPod": 0.01}})
+    )
+    # 300 Pods at once: 100 on the burst, 200 more at 50/s.
+    slow = calibbind.predicted_rate(path, 100, 300, 50.0, 100, 1e6)
+    assert slow == pytest.approx(300 / 4, rel=0.1)
+    # A client that never waits: the loop, each Pod 10 ms of API server work plus its attempt.
+    fast = calibbind.predicted_rate(path, 100, 300, 5000.0, 10000, 1e6)
+    assert 80 < fast < 100
+    # Pods arriving slower than that (Poisson, the simulator's arrivals): they set the pace.
+    assert calibbind.predicted_rate(path, 100, 300, 5000.0, 10000, 30.0) == pytest.approx(
+        30, rel=0.15
+    )
