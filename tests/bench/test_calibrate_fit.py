@@ -42,9 +42,11 @@ def test_parse_takes_the_quantile_and_upstreams_node_counts(tmp_path: Path) -> N
 
 def measured(backlog_50: float, backlog_fast: float, probe: float) -> dict[str, Any]:
     settings = [
-        {"qps": 50.0, "burst": 100, "backlogPodsPerSecond": backlog_50},
-        {"qps": 5000.0, "burst": 10000, "backlogPodsPerSecond": backlog_fast},
-    ]
+        {"qps": 50.0, "burst": 100, "backlogPodsPerSecond": backlog_50,
+         "backlogCreatePodsPerSecond": 250.0},
+        {"qps": 5000.0, "burst": 10000, "backlogPodsPerSecond": backlog_fast,
+         "backlogCreatePodsPerSecond": 200.0},
+    ]  # fmt: skip
     return {"nodes": 5000, "pods": 5000, "probeSeconds": probe, "settings": settings}
 
 
@@ -58,6 +60,7 @@ def test_binding_parameters_from_the_probe_and_the_backlogs() -> None:
     assert got["requestsPerBind"] == pytest.approx(1.0, abs=0.01)
     assert got["apiSecondsPerPod"] == pytest.approx(0.003, rel=0.01)
     assert got["requestLatencySeconds"] == pytest.approx(0.02, abs=1e-4)
+    assert got["apiSecondsPerCreate"] == pytest.approx(1 / 250)  # the median of the two
     # Two requests per Pod halve the rate the same bucket gives.
     assert calibbind.fit(model, measured(4999 / 196, 100, 0.1))["requestsPerBind"] == pytest.approx(
         2.0, abs=0.02
@@ -105,6 +108,14 @@ def test_the_simulator_predicts_a_burst_through_the_clients_token_bucket(tmp_pat
     # A client that never waits: the loop, each Pod 10 ms of API server work plus its attempt.
     fast = calibbind.predicted_rate(path, 100, 300, 5000.0, 10000, 1e6)
     assert 80 < fast < 100
+    # Each Pod's creation taking 10 ms of the same cores: its arrival delays the loop, but
+    # not in a backlog (created before the scheduler started).
+    binding = {**doc["binding"], "apiSecondsPerPod": 0.0, "apiSecondsPerCreate": 0.01}
+    path.write_text(dump_calibration({**doc, "binding": binding}))
+    assert 80 < calibbind.predicted_rate(path, 100, 300, 5000.0, 10000, 1e6) < 100
+    assert calibbind.predicted_backlog(path, 100, 300, 5000.0, 10000) > 300
+    path.write_text(dump_calibration({**doc, "binding": {**binding, "apiSecondsPerCreate": 0.0,
+                                                         "apiSecondsPerPod": 0.01}}))  # fmt: skip
     # Pods arriving slower than that (Poisson, the simulator's arrivals): they set the pace.
     assert calibbind.predicted_rate(path, 100, 300, 5000.0, 10000, 30.0) == pytest.approx(
         30, rel=0.15

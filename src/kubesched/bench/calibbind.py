@@ -13,8 +13,11 @@ the calibration grid's template, its ``clientConnection`` set to each ``(qps, bu
   from the first bind to the last. At QPS 50 it is the client's token bucket:
   ``requestsPerBind`` is the number of requests per Pod that makes the bucket give that
   rate. At QPS 5,000 the bucket does not bind, and what the rate lacks against the model's
-  attempts alone is ``apiSecondsPerPod``, the API server's work per Pod (create and bind,
-  their watch events) on the same cores, charged to each scheduled attempt;
+  attempts alone is ``apiSecondsPerPod``, the API server's work per bound Pod (the bind and
+  its watch events) on the same cores, charged to each scheduled attempt; the rate at which
+  the API server created the backlog with no scheduler running gives
+  ``apiSecondsPerCreate``, the same cores' work per Pod created, charged to the scheduling
+  loop when a Pod arrives;
 - the **burst**, per setting, the validation: ``pods`` Pods created through the API while the
   scheduler runs, Pods/s from the first create to the last bind, against what the simulator
   predicts for the same Nodes and Pods arriving at the measured creation rate.
@@ -89,7 +92,9 @@ class Bursts:
 
     def nodes(self, count: int) -> None:
         template = self.folder / "node.yaml"
-        template.write_text(NODE_TEMPLATE.replace("FILL", "0"))
+        # Named by index: 5,000 random generateName suffixes of 5 characters collide.
+        named = NODE_TEMPLATE.replace("generateName: calib-", "name: calib-{{ .Index }}")
+        template.write_text(named.replace("FILL", "0"))
         self.burst("nodes", "--template", str(template), "--count", str(count))
 
     @contextmanager
@@ -148,7 +153,7 @@ class Bursts:
         """Backlog Pods/s (first bind to last) and burst Pods/s (first create to last bind)
         with its creation rate, for one client setting."""
         backlog, ns = f"backlog-{tag}", f"burst-{tag}"
-        self.pods(backlog, pods, "--no-wait")
+        created = self.pods(backlog, pods, "--no-wait")
         wait = [str(self.oracle), "burst", "wait", "--kubeconfig", str(self.kubeconfig)]
         wait += ["--namespace", backlog, "--count", str(pods), "--timeout", f"{self.timeout:g}"]
         waiter = subprocess.Popen(wait, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -170,6 +175,7 @@ class Bursts:
             "backlogPodsPerSecond": float(json.loads(out)["podsPerSecond"]),
             "burstPodsPerSecond": float(got["podsPerSecond"]),
             "createPodsPerSecond": float(got["createPodsPerSecond"]),
+            "backlogCreatePodsPerSecond": float(created["createPodsPerSecond"]),
         }
 
 
@@ -261,6 +267,18 @@ def predicted_rate(
     return float(s["scheduledPodsPerVirtualSecond"] or 0.0)
 
 
+def predicted_backlog(calibration: Path, nodes: int, pods: int, qps: float, burst: int) -> float:
+    """Pods/s the simulator predicts for a backlog: the Pods all there at once, their creation
+    (before the scheduler started, outside the measured window) not charged."""
+    from kubesched.sim.costmodel import dump_calibration
+
+    doc = yaml.safe_load(calibration.read_text())
+    doc["binding"] = {**doc["binding"], "apiSecondsPerCreate": 0.0}
+    path = calibration.with_name("backlog-" + calibration.name)
+    path.write_text(dump_calibration(doc))
+    return predicted_rate(path, nodes, pods, qps, burst, 1e6)
+
+
 def fit(model: CostModel, measured: dict[str, Any]) -> dict[str, float]:
     """The binding parameters from the probe and the backlogs (see the module docstring)."""
     nodes, pods = measured["nodes"], measured["pods"]
@@ -272,10 +290,12 @@ def fit(model: CostModel, measured: dict[str, Any]) -> dict[str, float]:
     drain = (pods - 1) / by_qps[qps]["backlogPodsPerSecond"]
     per_bind = max(1.0, qps * drain / max(1, pods - burst))
     fast = by_qps[SETTINGS[-1][0]]["backlogPodsPerSecond"]
+    creates = sorted(s["backlogCreatePodsPerSecond"] for s in measured["settings"])
     return {
         "requestLatencySeconds": round(max(0.0, measured["probeSeconds"] - attempt), 5),
         "requestsPerBind": round(per_bind, 3),
         "apiSecondsPerPod": float(f"{max(0.0, 1.0 / fast - attempt):.4g}"),
+        "apiSecondsPerCreate": float(f"{1.0 / creates[len(creates) // 2]:.4g}"),
     }
 
 
@@ -303,7 +323,10 @@ def section(doc: dict[str, Any], measured: dict[str, Any]) -> dict[str, Any]:
                 ("backlog", 1e6, s["backlogPodsPerSecond"]),
                 ("burst", s["createPodsPerSecond"], s["burstPodsPerSecond"]),
             ):
-                want = predicted_rate(path, nodes, pods, qps, burst, rate)
+                if what == "backlog":
+                    want = predicted_backlog(path, nodes, pods, qps, burst)
+                else:
+                    want = predicted_rate(path, nodes, pods, qps, burst, rate)
                 rows.append(
                     {
                         "qps": qps,

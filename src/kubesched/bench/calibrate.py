@@ -196,6 +196,10 @@ def calibrate(
         "start": [round(x, 2) for x in load_start],
         "end": [round(x, 2) for x in os.getloadavg()],
     }
+    if refit is not None and (refit / "load.json").exists():
+        mach["loadAverage"] = json.loads((refit / "load.json").read_text())
+    elif keep is not None:
+        (keep / "load.json").write_text(json.dumps(mach["loadAverage"]))
     mach["note"] = (
         "measured with other work on the machine when the load average exceeds the cores: "
         f"regenerate on a quiet machine ({REGENERATE})"
@@ -216,6 +220,7 @@ def calibrate(
         + (" --binding" if binding else "")
         + (f" --quantile {quantile}" if quantile != 50 else ""),
         "seconds": round(time.monotonic() - began, 1),
+        **({"refitFrom": str(refit)} if refit is not None else {}),
         **doc,
     }
 

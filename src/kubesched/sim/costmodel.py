@@ -21,7 +21,8 @@ cores do not share; upstream's ``Parallelizer`` gains little from a second core)
 attempt after a preemption filters the nominated node alone (``F`` = 1). Binds go through
 the client's token bucket (``clientQPS``/``clientBurst``, ``requestsPerBind`` requests each)
 and take ``requestLatencySeconds``; ``apiSecondsPerPod`` is the API server's work per Pod on
-the same cores.
+the same cores, and ``apiSecondsPerCreate`` its work per Pod created, which delays the
+scheduling loop when a Pod arrives (the simulator's driver charges it).
 
 A calibration file (YAML, written by ``kubesched calibrate``, :mod:`kubesched.bench.calibrate`)
 holds the machine, the versions, the coefficients and the fit's error; one ships with the
@@ -78,6 +79,7 @@ BINDING_DEFAULTS: dict[str, float] = {
     "requestLatencySeconds": 0.005,
     "requestsPerBind": 1.0,
     "apiSecondsPerPod": 0.0,
+    "apiSecondsPerCreate": 0.0,
 }
 """kube-scheduler's client defaults (KubeSchedulerConfiguration ``clientConnection``: qps 50,
 burst 100); one bind is one request (the binding subresource); the latency a placeholder and
