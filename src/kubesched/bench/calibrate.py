@@ -1,15 +1,18 @@
 """``kubesched calibrate``: measure upstream's scheduler on the calibration grid
-(:mod:`kubesched.bench.calibgrid`) with ``kube-oracle bench`` and fit the cost model
+(:mod:`kubesched.bench.calibgrid`) with ``kube-oracle bench``, and with ``binding`` through a
+real API server (:mod:`kubesched.bench.calibbind`), and fit the cost model
 (:mod:`kubesched.sim.costmodel`) into a calibration file.
 
-What a point measures: for the plugin mixes without preemption, the median of the exact
-per-attempt times (``SchedulingAttemptDuration`` Perc50; the median, not the mean, so that
-another process's burst on a shared machine moves it less); for preemption, the mean of
-upstream's ``scheduler_scheduling_attempt_duration_seconds`` per ``result`` (``unschedulable``:
-the attempt that ran the dry runs; ``scheduled``: the nominated node's). Points marked held out
-are measured and predicted but not fitted: their error is the validation. With ``repeat``
-above 1 every point runs that many times, rounds apart, and keeps the fastest: on a shared
-machine the slower runs measure the neighbours.
+What a point measures, per ``result`` (``scheduled``; for preemption also ``unschedulable``,
+the attempt that ran the dry runs, its ``scheduled`` one the nominated node's): the median
+(or tenth percentile, ``quantile``) of the exact per-attempt times of
+``SchedulingAttemptDurationByResult`` (the scheduling cycle alone; upstream's histogram runs
+to the end of the binding cycle), and the nodes upstream evaluated and found feasible, which
+the fit uses as ``F`` and ``S``. Points marked held out are measured and predicted but not
+fitted: their error is the validation. With ``repeat`` above 1 every point runs that many
+times (the noisy mixes twice as many), rounds apart, and keeps the fastest: on a shared
+machine the slower runs measure the neighbours. Every run's JSON can be kept (``keep``) and
+fitted again (``refit``).
 """
 
 from __future__ import annotations
@@ -174,7 +177,7 @@ def calibrate(
             runs[p] = [parse(f, quantile) for f in sorted(refit.glob(f"{p.name}-r*.json"))]
             if not runs[p]:
                 raise InputError(f"{refit}: no {p.name}-r*.json (--refit wants a --keep folder)")
-        repeat = max(len(v) for v in runs.values())
+        repeat = min(len(v) for v in runs.values())
     folder = keep or Path(tempfile.mkdtemp(prefix="kubesched-calibrate-"))
     try:
         for r in range(1, 0 if refit else max(repeat * NOISY, 1) + 1):
@@ -340,5 +343,9 @@ def _upstream(oracle: Path) -> str:
 
 def write(doc: dict[str, Any], path: str) -> None:
     """Writes the calibration YAML, with a header saying how it was made."""
-    header = f"# Upstream kube-scheduler cost calibration; regenerate: {doc['command']}\n"
+    refit = f" (fitted again from {doc['refitFrom']})" if "refitFrom" in doc else ""
+    header = (
+        f"# Upstream kube-scheduler cost calibration made by: {doc['command']}{refit}\n"
+        f"# The shipped one is regenerated on a quiet machine by: {REGENERATE}\n"
+    )
     Path(path).write_text(header + dump_calibration(doc))
