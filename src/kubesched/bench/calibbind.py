@@ -26,6 +26,7 @@ the calibration grid's template, its ``clientConnection`` set to each ``(qps, bu
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterator
@@ -194,6 +195,7 @@ def measure(
     folder = keep or Path(tempfile.mkdtemp(prefix="kubesched-binding-"))
     folder.mkdir(parents=True, exist_ok=True)
     out: dict[str, Any] = {"nodes": nodes, "pods": pods, "settings": []}
+    out["loadAverage"] = {"start": [round(x, 2) for x in os.getloadavg()]}
     with control_plane(oracle, folder) as kubeconfig:
         b = Bursts(oracle, folder, kubeconfig, timeout)
         b.nodes(nodes)
@@ -207,6 +209,7 @@ def measure(
                 runs.append(got)
             best = max(runs, key=lambda g: g["backlogPodsPerSecond"])
             out["settings"].append({"qps": qps, "burst": burst, **best})
+    out["loadAverage"]["end"] = [round(x, 2) for x in os.getloadavg()]
     return out
 
 
@@ -308,10 +311,12 @@ def section(doc: dict[str, Any], measured: dict[str, Any]) -> dict[str, Any]:
     binding: dict[str, Any] = dict(BINDING_DEFAULTS)
     binding.update(fit(parse_calibration(doc, "<fitted>"), measured))
     nodes, pods = measured["nodes"], measured["pods"]
+    load = measured.get("loadAverage", {})
     binding["source"] = (
         f"measured: upstream kube-scheduler behind kube-apiserver, {nodes} Nodes, "
         f"{pods}-Pod backlogs and bursts, probe creation->bound "
-        f"{measured['probeSeconds'] * 1000:.1f} ms"
+        f"{measured['probeSeconds'] * 1000:.1f} ms; load average "
+        f"{load.get('start', ['?'])[0]} at the start, {load.get('end', ['?'])[0]} at the end"
     )
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
