@@ -192,7 +192,13 @@ def measure(
 ) -> dict[str, Any]:
     """The probe and, per setting, the backlog and burst (the setting that never binds
     ``repeat`` times, the fastest backlog kept with its burst)."""
-    folder = keep or Path(tempfile.mkdtemp(prefix="kubesched-binding-"))
+    if keep is None:
+        with tempfile.TemporaryDirectory(prefix="kubesched-binding-") as tmp:
+            return measure(
+                oracle, nodes=nodes, pods=pods, repeat=repeat, timeout=timeout, keep=Path(tmp),
+                log=log,
+            )  # fmt: skip
+    folder = keep
     folder.mkdir(parents=True, exist_ok=True)
     out: dict[str, Any] = {"nodes": nodes, "pods": pods, "settings": []}
     out["loadAverage"] = {"start": [round(x, 2) for x in os.getloadavg()]}

@@ -47,8 +47,8 @@ from kubesched.sim.costmodel import (
 )
 
 BUILD_HINT = "build it with: bash oracle/build.sh (needs Go), or pass --oracle PATH"
-BURST_NODES = BURST_PODS = 5000
-"""The bursts through the real API server: 5,000 Pods on 5,000 Nodes."""
+BURSTS = {"full": 5000, "small": 500}
+"""Nodes, and Pods per backlog and burst, through the real API server, by grid."""
 NOISY_MIXES = ("spread",)
 NOISY = 2
 """Mixes whose runs vary most (PodTopologySpread: how many nodes the skew rejects depends
@@ -69,7 +69,7 @@ def find_oracle(path: str | None) -> Path:
 
 @dataclass(frozen=True, slots=True)
 class Measured:
-    """One result of one point in one run: the median attempt and the mean work."""
+    """One result of one point in one run: the attempt time's quantile and the mean work."""
 
     seconds: float
     filtered: float
@@ -94,7 +94,10 @@ def measure(
     )
     if proc.returncode != 0 or not out.exists():
         raise RuntimeError(f"kube-oracle bench {p.name} failed: {proc.stderr.strip()[-400:]}")
-    return parse(out, quantile)
+    got = parse(out, quantile)
+    if not got:
+        raise RuntimeError(f"{out}: no SchedulingAttemptDurationByResult; {BUILD_HINT}")
+    return got
 
 
 def parse(path: Path, quantile: int = 50) -> dict[str, Measured]:
@@ -192,7 +195,7 @@ def calibrate(
             shutil.rmtree(folder, ignore_errors=True)
     mach = machine()
     doc = fit_rows(fastest(runs), mach["cores"])
-    measured = binding_runs(oracle, refit, keep, repeat, timeout, log) if binding else None
+    measured = binding_runs(oracle, size, refit, keep, repeat, timeout, log) if binding else None
     if measured is not None:
         doc["binding"] = calibbind.section({"kind": KIND, "machine": mach, **doc}, measured)
     mach["loadAverage"] = {
@@ -230,6 +233,7 @@ def calibrate(
 
 def binding_runs(
     oracle: Path,
+    size: str,
     refit: Path | None,
     keep: Path | None,
     repeat: int,
@@ -245,7 +249,7 @@ def binding_runs(
         return dict(json.loads(path.read_text()))
     folder = keep / "binding" if keep is not None else None
     got = calibbind.measure(
-        oracle, nodes=BURST_NODES, pods=BURST_PODS, repeat=repeat, timeout=timeout,
+        oracle, nodes=BURSTS[size], pods=BURSTS[size], repeat=repeat, timeout=timeout,
         keep=folder, log=log,
     )  # fmt: skip
     if keep is not None:
