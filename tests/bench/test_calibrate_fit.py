@@ -14,6 +14,7 @@ from kubesched.bench import calibbind
 from kubesched.bench.calibgrid import Point
 from kubesched.bench.calibrate import parse
 from kubesched.bench.calibtable import validation_table
+from kubesched.cli import main
 from kubesched.sim.costmodel import BINDING_DEFAULTS, dump_calibration, load_calibration
 
 
@@ -99,9 +100,8 @@ def test_the_table_judges_held_out_points_and_unfitted_bursts_only() -> None:
 def test_the_simulator_predicts_a_burst_through_the_clients_token_bucket(tmp_path: Path) -> None:
     path = tmp_path / "cal.yaml"
     doc = load_calibration(None).document
-    path.write_text(
-        dump_calibration({**doc, "binding": {**doc["binding"], "apiSecondsPerPod": 0.01}})
-    )
+    per_pod = {"apiSecondsPerPod": 0.01, "apiSecondsPerCreate": 0.0}
+    path.write_text(dump_calibration({**doc, "binding": {**doc["binding"], **per_pod}}))
     # 300 Pods at once: 100 on the burst, 200 more at 50/s.
     slow = calibbind.predicted_rate(path, 100, 300, 50.0, 100, 1e6)
     assert slow == pytest.approx(300 / 4, rel=0.1)
@@ -120,3 +120,17 @@ def test_the_simulator_predicts_a_burst_through_the_clients_token_bucket(tmp_pat
     assert calibbind.predicted_rate(path, 100, 300, 5000.0, 10000, 30.0) == pytest.approx(
         30, rel=0.15
     )
+
+
+def test_binding_without_the_control_plane_binaries_is_an_input_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    oracle = tmp_path / "bin" / "kube-oracle"
+    oracle.parent.mkdir()
+    oracle.write_text("#!/bin/sh\nexit 0\n")
+    oracle.chmod(0o755)
+    (oracle.parent / "etcd").write_text("")
+    rc = main(["calibrate", "--binding", "--oracle", str(oracle), "-o", str(tmp_path / "c.yaml")])
+    assert rc == 2
+    assert "--binding: kube-apiserver, kube-scheduler missing beside" in capsys.readouterr().err
+    assert not (tmp_path / "c.yaml").exists()

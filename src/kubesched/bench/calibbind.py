@@ -41,6 +41,8 @@ from kubesched.sim.costmodel import CostModel
 
 SETTINGS = ((50.0, 100), (5000.0, 10000))
 """``clientConnection`` (qps, burst): kube-scheduler's default and one that never binds."""
+BINARIES = ("etcd", "kube-apiserver", "kube-scheduler")
+"""What ``oracle/build.sh`` builds beside ``kube-oracle`` and the measurement runs."""
 PROBE_PODS = 200
 POD_CPU = "100m"
 

@@ -172,6 +172,9 @@ def calibrate(
     with ``refit``, fits the runs a ``keep`` folder holds instead of running anything.
     Without ``binding`` the binding parameters are the shipped calibration's."""
     points = points if points is not None else grid(size)
+    missing = [b for b in calibbind.BINARIES if not (oracle.parent / b).exists()]
+    if binding and refit is None and missing:
+        raise InputError(f"--binding: {', '.join(missing)} missing beside {oracle}; {BUILD_HINT}")
     load_start = os.getloadavg()
     began = time.monotonic()
     runs: dict[Point, list[dict[str, Measured]]] = {p: [] for p in points}
