@@ -4,6 +4,7 @@ the file written is one the simulator accepts. Skipped without the oracle, a fai
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -70,3 +71,21 @@ def test_kube_oracle_bench_refuses_a_bad_scheduler_config(
     )
     assert run.returncode == 2
     assert "schedulerConfigPath: config: parallelism: Invalid value: -3" in run.stderr
+
+
+def test_a_preemptors_next_attempt_tries_only_its_nominated_node(
+    kube_oracle: Path, tmp_path: Path
+) -> None:
+    """Upstream's fast path after a preemption: the Pod's nominatedNodeName reaches its queue
+    (kube-oracle bench's writes carry resource versions, as the API server's do), so the
+    attempt that binds it filters that one node instead of searching them all."""
+    got = calib.measure(kube_oracle, Point("preemption", 60, 0, 16, 0.0, 5), tmp_path, 120)
+    assert got["unschedulable"].filtered == 60
+    assert got["scheduled"].filtered == 1
+    items = json.loads(next(tmp_path.glob("preemption-*-r1.json")).read_text())["dataItems"]
+    by_result = {
+        i["labels"]["result"]: i["data"]
+        for i in items
+        if i["labels"]["Metric"] == "SchedulingAttemptDurationByResult"
+    }
+    assert by_result["scheduled"]["Nominated"] == 1.0

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from kubesched.api.errors import InputError
+from kubesched.scheduler.types import AttemptWork
 from kubesched.sim import costmodel
 from kubesched.sim.costmodel import (
     COEFFICIENTS,
@@ -23,6 +24,7 @@ TRUE = {
     "fixed": 4e-4,
     "filter.default": 3e-6,
     "score.default": 5e-6,
+    "allNodes.default": 5e-8,
     "filter.InterPodAffinity": 2e-6,
     "score.InterPodAffinity": 1e-6,
     "allNodes.InterPodAffinity": 4e-7,
@@ -50,15 +52,50 @@ def synthetic(rng: np.random.Generator, n: int) -> tuple[list[Attempt], list[int
     return attempts, pars
 
 
-def test_fit_recovers_known_coefficients() -> None:
-    rng = np.random.default_rng(7)
-    attempts, pars = synthetic(rng, 200)
-    x = features(attempts, pars, cores=2)
-    y = costmodel.predict(x, TRUE) * rng.normal(1.0, 0.01, len(attempts))
-    got = costmodel.fit(x, y)
-    assert set(got.fitted) == set(COEFFICIENTS)
+SERIAL = 0.6
+
+
+def measured(attempts: list[Attempt], pars: list[int], serial: float, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    x = features(attempts, pars, cores=2, serial=serial)
+    return costmodel.predict(x, TRUE) * rng.normal(1.0, 0.01, len(attempts))
+
+
+def test_fit_recovers_known_coefficients_and_serial_fraction() -> None:
+    attempts, pars = synthetic(np.random.default_rng(7), 200)
+    got = costmodel.fit(attempts, pars, 2, measured(attempts, pars, SERIAL, 1))
+    assert set(got.fitted) == {*COEFFICIENTS, costmodel.SERIAL}
+    assert got.serial == pytest.approx(SERIAL, abs=0.05)
     for name, want in TRUE.items():
         assert got.coefficients[name] == pytest.approx(want, rel=0.1), name
+
+
+def test_without_the_serial_fraction_the_fit_misses_parallelism() -> None:
+    """One worker is not twice as slow as two when part of the work stays serial: dividing
+    everything by the workers (serial fraction 0) cannot fit both."""
+    attempts, pars = synthetic(np.random.default_rng(5), 200)
+    y = measured(attempts, pars, SERIAL, 2)
+    full = costmodel.fit(attempts, pars, 2, y)
+    naive = costmodel.fit_linear(features(attempts, pars, cores=2), y)
+    for coefficients, serial, worst in (
+        (full.coefficients, full.serial, 5),
+        (naive.coefficients, 0.0, None),
+    ):
+        x = features(attempts, pars, cores=2, serial=serial)
+        err = np.abs(costmodel.errors_percent(costmodel.predict(x, coefficients), y))
+        if worst is not None:
+            assert err.max() < worst
+        else:
+            assert err.max() > 15
+
+
+def test_the_all_nodes_term_is_fitted_from_the_cluster_size() -> None:
+    """The same search (500 nodes filtered and scored) costs more in a larger cluster."""
+    attempts = [Attempt(n, 500, 500) for n in (1000, 2000, 5000, 10000, 15000)]
+    attempts += [Attempt(5000, f, f) for f in (1000, 2500)]
+    pars = [16] * len(attempts)
+    got = costmodel.fit(attempts, pars, 2, measured(attempts, pars, 0.0, 3))
+    assert got.coefficients["allNodes.default"] == pytest.approx(TRUE["allNodes.default"], rel=0.2)
 
 
 def test_fit_keeps_costs_non_negative_and_falls_back_for_unexercised_columns() -> None:
@@ -69,21 +106,41 @@ def test_fit_keeps_costs_non_negative_and_falls_back_for_unexercised_columns() -
     pars = [1, 16, 2, 16, 1]
     x = features(attempts, pars, cores=2)
     y = costmodel.predict(x, TRUE) * rng.normal(1.0, 0.01, len(attempts))
-    got = costmodel.fit(x, y, fallback={"preemption.fixed": 0.5})
-    assert set(got.fitted) == {"fixed", "filter.default", "score.default"}
+    got = costmodel.fit_linear(x, y, fallback={"preemption.fixed": 0.5})
+    assert set(got.fitted) == {"fixed", "filter.default", "score.default", "allNodes.default"}
     assert got.coefficients["preemption.fixed"] == 0.5
     assert got.coefficients["filter.InterPodAffinity"] == 0.0
     assert all(v >= 0 for v in got.coefficients.values())
 
 
-def test_parallelism_divides_per_node_work_up_to_the_cores() -> None:
-    m = CostModel(dict(TRUE), cores=2)
+def test_the_serial_fraction_falls_back_when_one_worker_count_was_measured() -> None:
+    attempts = [Attempt(n, 500, 500) for n in (1000, 5000, 15000)]
+    got = costmodel.fit(attempts, [16, 16, 2], 2, np.array([1e-3, 2e-3, 3e-3]),
+                        fallback={costmodel.SERIAL: 0.4})  # fmt: skip
+    assert got.serial == 0.4
+    assert costmodel.SERIAL not in got.fitted
+
+
+def test_parallelism_divides_the_parallel_part_of_per_node_work_up_to_the_cores() -> None:
+    m = CostModel(dict(TRUE), cores=2, serial=0.5)
     a = Attempt(5000, 1000, 500)
     one, two, many = (m.attempt_seconds(a, p) for p in (1, 2, 32))
     per_node = 1000 * TRUE["filter.default"] + 500 * TRUE["score.default"]
+    per_node += 5000 * TRUE["allNodes.default"]
     assert one == pytest.approx(TRUE["fixed"] + per_node)
-    assert two == pytest.approx(TRUE["fixed"] + per_node / 2)
+    assert two == pytest.approx(TRUE["fixed"] + per_node * 0.75)
     assert many == two
+    assert costmodel.divisor(4, 2, 0.0) == 0.5
+
+
+def test_the_api_servers_work_is_charged_to_attempts_that_bind() -> None:
+    m = CostModel(dict(TRUE), binding={**costmodel.BINDING_DEFAULTS, "apiSecondsPerPod": 0.002})
+    work = AttemptWork(5000, 500, 500, frozenset())
+    bound = AttemptWork(5000, 500, 500, frozenset(), bound=True)
+    assert m.seconds_of(bound, 16) == pytest.approx(m.seconds_of(work, 16) + 0.002)
+    assert m.throughput(0.002) == pytest.approx(50.0)  # the client, still
+    fast = CostModel(dict(TRUE), binding={**m.binding, "clientQPS": 1e6})
+    assert fast.throughput(0.002) == pytest.approx(1 / 0.004)
 
 
 def test_throughput_is_capped_by_the_client_token_bucket() -> None:
@@ -119,6 +176,10 @@ def test_calibration_errors_name_the_field(tmp_path: Path) -> None:
     doc["attempt"] = {k: v for k, v in TRUE.items() if k != "fixed"}
     f.write_text(dump_calibration(doc))
     with pytest.raises(InputError, match=r"attempt\.fixed: required"):
+        load_calibration(str(f))
+    doc["attempt"] = {**TRUE, "serialFraction": 1.5}
+    f.write_text(dump_calibration(doc))
+    with pytest.raises(InputError, match=r"attempt\.serialFraction: want 0 to 1"):
         load_calibration(str(f))
     doc["attempt"] = {**TRUE, "filter.Typo": 1.0}
     f.write_text(dump_calibration(doc))

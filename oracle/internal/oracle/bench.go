@@ -15,17 +15,23 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
@@ -40,6 +46,37 @@ const watchBuffer = 1 << 16
 // podCreators is how many goroutines create a createPods op's Pods (the fake clientset
 // serialises them on one lock; more would only contend).
 const podCreators = 4
+
+// versionedTracker gives every object it stores a new resourceVersion, as the API server
+// does.  The fake tracker keeps none, and upstream's scheduler drops an update of a pending
+// Pod whose resourceVersion did not change (updatePodInSchedulingQueue): the status patch
+// that sets a preemptor's nominatedNodeName would never reach its queue, so its next
+// attempt would search every node instead of trying the nominated one first.
+type versionedTracker struct {
+	clienttesting.ObjectTracker
+	version atomic.Uint64
+}
+
+func (t *versionedTracker) bump(obj runtime.Object) {
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetResourceVersion(strconv.FormatUint(t.version.Add(1), 10))
+	}
+}
+
+func (t *versionedTracker) Create(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.CreateOptions) error {
+	t.bump(obj)
+	return t.ObjectTracker.Create(gvr, obj, ns, opts...)
+}
+
+func (t *versionedTracker) Update(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.UpdateOptions) error {
+	t.bump(obj)
+	return t.ObjectTracker.Update(gvr, obj, ns, opts...)
+}
+
+func (t *versionedTracker) Patch(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.PatchOptions) error {
+	t.bump(obj)
+	return t.ObjectTracker.Patch(gvr, obj, ns, opts...)
+}
 
 // benchWorld is one workload's cluster and scheduler.
 type benchWorld struct {
@@ -108,7 +145,9 @@ func newBenchWorld(ctx context.Context, timeout time.Duration, configPath string
 	// The plain object tracker (not NewClientset's field-managed one): no managed fields
 	// to compute on every write, as a benchmark of the scheduler wants.
 	client := fake.NewSimpleClientset() //nolint:staticcheck
-	client.PrependReactor("create", "pods", bindReactor(client))
+	tracker := &versionedTracker{ObjectTracker: client.Tracker()}
+	client.PrependReactor("*", "*", clienttesting.ObjectReaction(tracker))
+	client.PrependReactor("create", "pods", bindReactor(tracker))
 	watches := recordWatches(client)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	noEvents := func(string) events.EventRecorder { return &events.FakeRecorder{} }
@@ -154,6 +193,8 @@ func (w *benchWorld) start(ctx context.Context) func() {
 		w.sched.APIDispatcher.Run(logger)
 	}
 	w.sched.NextPod = w.timer.wrap(w.sched.NextPod)
+	w.sched.SchedulePod = w.timer.wrapSchedule(w.sched.SchedulePod)
+	w.sched.FailureHandler = w.timer.wrapFailure(w.sched.FailureHandler)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -11,11 +11,21 @@ package oracle
 //   - SchedulingAttemptDuration: every ScheduleOne of the phase timed from the moment its Pod
 //     left the queue until the binding goroutine was started (or the failure handled): the
 //     scheduling cycle, exact.
+//   - SchedulingAttemptDurationByResult, EvaluatedNodes, FeasibleNodes per result (scheduled,
+//     unschedulable, error): the same exact times split by the attempt's outcome (Count
+//     attempts, Nominated the fraction popped with a nominated node, Perc10 the tenth
+//     percentile), and the nodes upstream's
+//     search evaluated and found feasible (ScheduleResult's counts; after a FitError, the
+//     nodes given a status), for kubesched calibrate.
 //   - scheduler_scheduling_attempt_duration_seconds per result: upstream's histogram over the
-//     phase, quantiles interpolated in its buckets as PromQL does (coarse below 1 ms).
+//     phase, quantiles interpolated in its buckets as PromQL does (coarse below 1 ms).  Its
+//     "scheduled" series runs to the end of the binding cycle (bindingCycle observes it), so
+//     it also counts the wait of the binding goroutine behind the next attempts.
 
 import (
 	"bufio"
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -26,10 +36,15 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 )
+
+type schedulePodFn = func(context.Context, framework.Framework, fwk.CycleState, *v1.Pod) (scheduler.ScheduleResult, error)
 
 const attemptMetric = "scheduler_scheduling_attempt_duration_seconds"
 
@@ -53,20 +68,68 @@ type BenchResult struct {
 	PeakRSSMiB     float64
 }
 
-// attemptTimer times scheduling cycles while on (one goroutine runs ScheduleOne).
+// attemptTimer times scheduling cycles while on (one goroutine runs ScheduleOne), and
+// records what each did: its result, the nodes upstream's search evaluated and found
+// feasible (ScheduleResult's counts; on a FitError the nodes given a status), and whether
+// the Pod came out of the queue with a nominated node (the fast path of preemption).
 type attemptTimer struct {
-	popped time.Time
-	got    bool
-	mu     sync.Mutex
-	on     bool
-	times  []float64 // seconds
+	popped    time.Time
+	got       bool
+	nominated bool
+	evaluated int
+	feasible  int
+	mu        sync.Mutex
+	failed    string // result of a failure handled in this cycle ("" when scheduled)
+	on        bool
+	times     []float64 // seconds
+	byResult  map[string]*resultAttempts
+}
+
+// resultAttempts is every timed attempt of one result.
+type resultAttempts struct {
+	times, evaluated, feasible []float64
+	nominated                  int
 }
 
 func (t *attemptTimer) wrap(next func(klog.Logger) (*framework.QueuedPodInfo, error)) func(klog.Logger) (*framework.QueuedPodInfo, error) {
 	return func(l klog.Logger) (*framework.QueuedPodInfo, error) {
 		pi, err := next(l)
-		t.popped, t.got = time.Now(), pi != nil && pi.Pod != nil
+		t.got = pi != nil && pi.Pod != nil
+		t.nominated = t.got && pi.Pod.Status.NominatedNodeName != ""
+		t.evaluated, t.feasible = 0, 0
+		t.mu.Lock()
+		t.popped, t.failed = time.Now(), ""
+		t.mu.Unlock()
 		return pi, err
+	}
+}
+
+// wrapSchedule records the search's node counts.
+func (t *attemptTimer) wrapSchedule(f schedulePodFn) schedulePodFn {
+	return func(ctx context.Context, fw framework.Framework, state fwk.CycleState, pod *v1.Pod) (scheduler.ScheduleResult, error) {
+		r, err := f(ctx, fw, state, pod)
+		t.evaluated, t.feasible = r.EvaluatedNodes, r.FeasibleNodes
+		var fit *framework.FitError
+		if errors.As(err, &fit) {
+			t.evaluated = fit.Diagnosis.NodeToStatus.Len()
+		}
+		return r, err
+	}
+}
+
+// wrapFailure notes a failure of the current cycle (a binding cycle's failure, handled on
+// its own goroutine, started before the cycle's Pod was popped and is not counted).
+func (t *attemptTimer) wrapFailure(f scheduler.FailureHandlerFn) scheduler.FailureHandlerFn {
+	return func(ctx context.Context, fw framework.Framework, pi *framework.QueuedPodInfo, status *fwk.Status, ni *framework.NominatingInfo, start time.Time) {
+		t.mu.Lock()
+		if !start.Before(t.popped) {
+			t.failed = "error"
+			if status.IsRejected() {
+				t.failed = "unschedulable"
+			}
+		}
+		t.mu.Unlock()
+		f(ctx, fw, pi, status, ni, start)
 	}
 }
 
@@ -77,10 +140,26 @@ func (t *attemptTimer) cycleDone() {
 	d := time.Since(t.popped).Seconds()
 	t.got = false
 	t.mu.Lock()
-	if t.on {
-		t.times = append(t.times, d)
+	defer t.mu.Unlock()
+	if !t.on {
+		return
 	}
-	t.mu.Unlock()
+	t.times = append(t.times, d)
+	result := t.failed
+	if result == "" {
+		result = "scheduled"
+	}
+	r := t.byResult[result]
+	if r == nil {
+		r = &resultAttempts{}
+		t.byResult[result] = r
+	}
+	r.times = append(r.times, d)
+	r.evaluated = append(r.evaluated, float64(t.evaluated))
+	r.feasible = append(r.feasible, float64(t.feasible))
+	if t.nominated {
+		r.nominated++
+	}
 }
 
 // throughputCollector samples one measured phase (see the file comment).
@@ -99,7 +178,7 @@ func startCollector(w *benchWorld, ns string) *throughputCollector {
 	c := &throughputCollector{world: w, ns: ns, begin: time.Now(), hist0: gatherAttempts(),
 		quit: make(chan struct{}), done: make(chan struct{})}
 	w.timer.mu.Lock()
-	w.timer.on, w.timer.times = true, nil
+	w.timer.on, w.timer.times, w.timer.byResult = true, nil, map[string]*resultAttempts{}
 	w.timer.mu.Unlock()
 	go c.run()
 	return c
@@ -147,6 +226,7 @@ type phase struct {
 	short      bool
 	attempts   []float64
 	histograms map[string]*histogram
+	byResult   map[string]*resultAttempts
 }
 
 func (c *throughputCollector) stop() *phase {
@@ -155,7 +235,7 @@ func (c *throughputCollector) stop() *phase {
 	p := &phase{histograms: map[string]*histogram{}}
 	t := c.world.timer
 	t.mu.Lock()
-	t.on, p.attempts = false, t.times
+	t.on, p.attempts, p.byResult = false, t.times, t.byResult
 	t.mu.Unlock()
 	for result, h := range gatherAttempts() {
 		p.histograms[result] = h.minus(c.hist0[result])
@@ -193,6 +273,25 @@ func (r *BenchResult) addPhase(p *phase, name string) {
 		if h := p.histograms[result]; h != nil && h.count > 0 {
 			r.Items = append(r.Items, DataItem{h.quantiles(), "ms", map[string]string{"Metric": attemptMetric, "Name": name, "result": result}})
 		}
+	}
+	for _, result := range []string{"scheduled", "unschedulable", "error"} {
+		a := p.byResult[result]
+		if a == nil {
+			continue
+		}
+		labels := func(metric string) map[string]string {
+			return map[string]string{"Metric": metric, "Name": name, "result": result}
+		}
+		times := percentiles(a.times, 1000)
+		times["Count"] = float64(len(a.times))
+		sorted := append([]float64{}, a.times...)
+		sort.Float64s(sorted)
+		times["Perc10"] = sorted[len(sorted)/10] * 1000
+		times["Nominated"] = float64(a.nominated) / float64(len(a.times))
+		r.Items = append(r.Items,
+			DataItem{times, "ms", labels("SchedulingAttemptDurationByResult")},
+			DataItem{percentiles(a.evaluated, 1), "nodes", labels("EvaluatedNodes")},
+			DataItem{percentiles(a.feasible, 1), "nodes", labels("FeasibleNodes")})
 	}
 }
 

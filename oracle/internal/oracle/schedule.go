@@ -80,7 +80,7 @@ func Schedule(ctx context.Context, req *ScheduleRequest, timeout time.Duration) 
 		}
 	}
 	client := fake.NewClientset(objectsOf(&Cluster{Nodes: cluster.Nodes, Pods: live, Others: cluster.Others})...)
-	client.PrependReactor("create", "pods", bindReactor(client))
+	client.PrependReactor("create", "pods", bindReactor(client.Tracker()))
 	watches := recordWatches(client)
 	rec := newRecorder()
 	factory := informers.NewSharedInformerFactory(client, 0)
@@ -117,7 +117,7 @@ func Schedule(ctx context.Context, req *ScheduleRequest, timeout time.Duration) 
 }
 
 // bindReactor makes the binding subresource set spec.nodeName, as the API server does.
-func bindReactor(client *fake.Clientset) clienttesting.ReactionFunc {
+func bindReactor(tracker clienttesting.ObjectTracker) clienttesting.ReactionFunc {
 	return func(action clienttesting.Action) (bool, runtime.Object, error) {
 		create, ok := action.(clienttesting.CreateAction)
 		if !ok || create.GetSubresource() != "binding" {
@@ -125,7 +125,7 @@ func bindReactor(client *fake.Clientset) clienttesting.ReactionFunc {
 		}
 		b := create.GetObject().(*v1.Binding)
 		gvr := v1.SchemeGroupVersion.WithResource("pods")
-		obj, err := client.Tracker().Get(gvr, b.Namespace, b.Name)
+		obj, err := tracker.Get(gvr, b.Namespace, b.Name)
 		if err != nil {
 			return true, nil, err
 		}
@@ -134,7 +134,7 @@ func bindReactor(client *fake.Clientset) clienttesting.ReactionFunc {
 			return true, nil, fmt.Errorf("pod %s/%s is already assigned to node %q", b.Namespace, b.Name, pod.Spec.NodeName)
 		}
 		pod.Spec.NodeName = b.Target.Name
-		return true, b, client.Tracker().Update(gvr, pod, b.Namespace)
+		return true, b, tracker.Update(gvr, pod, b.Namespace)
 	}
 }
 

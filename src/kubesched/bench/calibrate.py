@@ -1,15 +1,18 @@
 """``kubesched calibrate``: measure upstream's scheduler on the calibration grid
-(:mod:`kubesched.bench.calibgrid`) with ``kube-oracle bench`` and fit the cost model
+(:mod:`kubesched.bench.calibgrid`) with ``kube-oracle bench``, and with ``binding`` through a
+real API server (:mod:`kubesched.bench.calibbind`), and fit the cost model
 (:mod:`kubesched.sim.costmodel`) into a calibration file.
 
-What a point measures: for the plugin mixes without preemption, the median of the exact
-per-attempt times (``SchedulingAttemptDuration`` Perc50; the median, not the mean, so that
-another process's burst on a shared machine moves it less); for preemption, the mean of
-upstream's ``scheduler_scheduling_attempt_duration_seconds`` per ``result`` (``unschedulable``:
-the attempt that ran the dry runs; ``scheduled``: the nominated node's). Points marked held out
-are measured and predicted but not fitted: their error is the validation. With ``repeat``
-above 1 every point runs that many times, rounds apart, and keeps the fastest: on a shared
-machine the slower runs measure the neighbours.
+What a point measures, per ``result`` (``scheduled``; for preemption also ``unschedulable``,
+the attempt that ran the dry runs, its ``scheduled`` one the nominated node's): the median
+(or tenth percentile, ``quantile``) of the exact per-attempt times of
+``SchedulingAttemptDurationByResult`` (the scheduling cycle alone; upstream's histogram runs
+to the end of the binding cycle), and the nodes upstream evaluated and found feasible, which
+the fit uses as ``F`` and ``S``. Points marked held out are measured and predicted but not
+fitted: their error is the validation. With ``repeat`` above 1 every point runs that many
+times (the noisy mixes twice as many), rounds apart, and keeps the fastest: on a shared
+machine the slower runs measure the neighbours. Every run's JSON can be kept (``keep``) and
+fitted again (``refit``).
 """
 
 from __future__ import annotations
@@ -22,18 +25,21 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from kubesched import __version__
 from kubesched.api.errors import InputError
+from kubesched.bench import calibbind
 from kubesched.bench.calibgrid import Point, grid, write_point
 from kubesched.sim import costmodel
 from kubesched.sim.costmodel import (
     API_VERSION,
     BINDING_DEFAULTS,
     KIND,
+    SERIAL,
     Attempt,
     dump_calibration,
     features,
@@ -41,8 +47,15 @@ from kubesched.sim.costmodel import (
 )
 
 BUILD_HINT = "build it with: bash oracle/build.sh (needs Go), or pass --oracle PATH"
+BURSTS = {"full": 5000, "small": 500}
+"""Nodes, and Pods per backlog and burst, through the real API server, by grid."""
+NOISY_MIXES = ("spread",)
+NOISY = 2
+"""Mixes whose runs vary most (PodTopologySpread: how many nodes the skew rejects depends
+on the placements so far) run ``NOISY`` times the rounds."""
 REGENERATE = (
-    "kubesched calibrate --grid full --repeat 2 -o src/kubesched/sim/calibration/default.yaml"
+    "kubesched calibrate --grid full --binding --repeat 3 "
+    "-o src/kubesched/sim/calibration/default.yaml"
 )
 
 
@@ -54,27 +67,57 @@ def find_oracle(path: str | None) -> Path:
     return candidate
 
 
-def measure(oracle: Path, p: Point, folder: Path, timeout: float) -> dict[str, float]:
-    """Seconds of one attempt of point ``p`` by result (see the module docstring)."""
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """One result of one point in one run: the attempt time's quantile and the mean work."""
+
+    seconds: float
+    filtered: float
+    """Nodes upstream's search evaluated (EvaluatedNodes, mean)."""
+    scored: float
+    """Nodes it scored: the mean feasible count when more than one node was feasible."""
+
+
+def measure(
+    oracle: Path, p: Point, folder: Path, timeout: float, run: int = 1, quantile: int = 50
+) -> dict[str, Measured]:
+    """Point ``p`` measured once by ``kube-oracle bench`` (its JSON kept in ``folder`` as
+    ``NAME-rRUN.json``), by result (see the module docstring)."""
     config = write_point(p, folder)
-    out = folder / f"{p.name}.json"
-    run = subprocess.run(
+    out = folder / f"{p.name}-r{run}.json"
+    proc = subprocess.run(
         [str(oracle), "bench", str(config), "-o", str(out), "--timeout", str(timeout)],
         capture_output=True,
         text=True,
         timeout=timeout * 3,
         check=False,
     )
-    if run.returncode != 0 or not out.exists():
-        raise RuntimeError(f"kube-oracle bench {p.name} failed: {run.stderr.strip()[-400:]}")
-    items = json.loads(out.read_text())["dataItems"]
-    got: dict[str, float] = {}
-    for it in items:
-        metric, result = it["labels"]["Metric"], it["labels"].get("result")
-        if p.mix != "preemption" and metric == "SchedulingAttemptDuration":
-            got["scheduled"] = it["data"]["Perc50"] / 1000
-        elif p.mix == "preemption" and result in ("scheduled", "unschedulable"):
-            got[result] = it["data"]["Average"] / 1000
+    if proc.returncode != 0 or not out.exists():
+        raise RuntimeError(f"kube-oracle bench {p.name} failed: {proc.stderr.strip()[-400:]}")
+    got = parse(out, quantile)
+    if not got:
+        raise RuntimeError(f"{out}: no SchedulingAttemptDurationByResult; {BUILD_HINT}")
+    return got
+
+
+def parse(path: Path, quantile: int = 50) -> dict[str, Measured]:
+    """What one ``kube-oracle bench`` JSON says per result: the exact attempt time's
+    ``quantile`` (SchedulingAttemptDurationByResult PercQ, 10 or 50) and the mean
+    EvaluatedNodes/FeasibleNodes."""
+    by: dict[str, dict[str, dict[str, float]]] = {}
+    for it in json.loads(path.read_text())["dataItems"]:
+        result = it["labels"].get("result")
+        by.setdefault(result, {})[it["labels"]["Metric"]] = it["data"]
+    got = {}
+    for result, items in by.items():
+        if result is None or "SchedulingAttemptDurationByResult" not in items:
+            continue
+        feasible = items["FeasibleNodes"]["Average"]
+        got[result] = Measured(
+            items["SchedulingAttemptDurationByResult"][f"Perc{quantile}"] / 1000,
+            items["EvaluatedNodes"]["Average"],
+            feasible if feasible > 1 else 0.0,
+        )
     return got
 
 
@@ -119,37 +162,53 @@ def calibrate(
     repeat: int = 1,
     keep: Path | None = None,
     points: list[Point] | None = None,
+    refit: Path | None = None,
+    quantile: int = 50,
+    binding: bool = False,
     log: Callable[[str], None] = lambda s: print(s, file=sys.stderr, flush=True),
 ) -> dict[str, Any]:
-    """Runs grid ``size`` (or ``points``) and returns the calibration document."""
+    """Runs grid ``size`` (or ``points``) and, with ``binding``, the bursts through a real
+    API server (:mod:`kubesched.bench.calibbind`), and returns the calibration document;
+    with ``refit``, fits the runs a ``keep`` folder holds instead of running anything.
+    Without ``binding`` the binding parameters are the shipped calibration's."""
     points = points if points is not None else grid(size)
+    missing = [b for b in calibbind.BINARIES if not (oracle.parent / b).exists()]
+    if binding and refit is None and missing:
+        raise InputError(f"--binding: {', '.join(missing)} missing beside {oracle}; {BUILD_HINT}")
     load_start = os.getloadavg()
     began = time.monotonic()
-    best: dict[Point, dict[str, float]] = {p: {} for p in points}
+    runs: dict[Point, list[dict[str, Measured]]] = {p: [] for p in points}
+    if refit is not None:
+        for p in points:
+            runs[p] = [parse(f, quantile) for f in sorted(refit.glob(f"{p.name}-r*.json"))]
+            if not runs[p]:
+                raise InputError(f"{refit}: no {p.name}-r*.json (--refit wants a --keep folder)")
+        repeat = min(len(v) for v in runs.values())
     folder = keep or Path(tempfile.mkdtemp(prefix="kubesched-calibrate-"))
     try:
-        for r in range(1, repeat + 1):
-            for i, p in enumerate(points, 1):
-                got = measure(oracle, p, folder, timeout)
-                for result, seconds in got.items():
-                    best[p][result] = min(seconds, best[p].get(result, seconds))
-                shown = ", ".join(f"{k} {s * 1000:.3f} ms" for k, s in sorted(got.items()))
-                log(f"calibrate: round {r}/{repeat}, {i}/{len(points)} {p.name}: {shown}")
+        for r in range(1, 0 if refit else max(repeat * NOISY, 1) + 1):
+            todo = [p for p in points if r <= repeat * (NOISY if p.mix in NOISY_MIXES else 1)]
+            for i, p in enumerate(todo, 1):
+                got = measure(oracle, p, folder, timeout, r, quantile)
+                runs[p].append(got)
+                shown = ", ".join(f"{k} {m.seconds * 1000:.3f} ms" for k, m in sorted(got.items()))
+                log(f"calibrate: round {r}, {i}/{len(todo)} {p.name}: {shown}")
     finally:
         if keep is None:
             shutil.rmtree(folder, ignore_errors=True)
-    rows = [
-        (p, result, p.attempts()[result], seconds)
-        for p in points
-        for result, seconds in sorted(best[p].items())
-        if result in p.attempts() and seconds > 0
-    ]
     mach = machine()
-    doc = fit_rows(rows, mach["cores"])
+    doc = fit_rows(fastest(runs), mach["cores"])
+    measured = binding_runs(oracle, size, refit, keep, repeat, timeout, log) if binding else None
+    if measured is not None:
+        doc["binding"] = calibbind.section({"kind": KIND, "machine": mach, **doc}, measured)
     mach["loadAverage"] = {
         "start": [round(x, 2) for x in load_start],
         "end": [round(x, 2) for x in os.getloadavg()],
     }
+    if refit is not None and (refit / "load.json").exists():
+        mach["loadAverage"] = json.loads((refit / "load.json").read_text())
+    elif keep is not None:
+        (keep / "load.json").write_text(json.dumps(mach["loadAverage"]))
     mach["note"] = (
         "measured with other work on the machine when the load average exceeds the cores: "
         f"regenerate on a quiet machine ({REGENERATE})"
@@ -165,29 +224,102 @@ def calibrate(
         },
         "grid": size,
         "repeat": repeat,
-        "command": f"kubesched calibrate --grid {size} --repeat {repeat}",
+        "quantile": quantile,
+        "command": f"kubesched calibrate --grid {size} --repeat {repeat}"
+        + (" --binding" if binding else "")
+        + (f" --quantile {quantile}" if quantile != 50 else ""),
         "seconds": round(time.monotonic() - began, 1),
+        **({"refitFrom": str(refit)} if refit is not None else {}),
         **doc,
     }
 
 
-def fit_rows(rows: list[tuple[Point, str, Attempt, float]], cores: int) -> dict[str, Any]:
+def binding_runs(
+    oracle: Path,
+    size: str,
+    refit: Path | None,
+    keep: Path | None,
+    repeat: int,
+    timeout: float,
+    log: Callable[[str], None],
+) -> dict[str, Any]:
+    """The binding measurements: run (kept as ``binding.json`` in ``keep``), or read back
+    from ``refit``."""
+    if refit is not None:
+        path = refit / "binding.json"
+        if not path.exists():
+            raise InputError(f"{path}: missing (--refit --binding wants a --binding --keep folder)")
+        return dict(json.loads(path.read_text()))
+    folder = keep / "binding" if keep is not None else None
+    got = calibbind.measure(
+        oracle, nodes=BURSTS[size], pods=BURSTS[size], repeat=repeat, timeout=timeout,
+        keep=folder, log=log,
+    )  # fmt: skip
+    if keep is not None:
+        (keep / "binding.json").write_text(json.dumps(got, indent=1))
+    return got
+
+
+def fastest(runs: Mapping[Point, list[dict[str, Measured]]]) -> list[Row]:
+    """One row per point and result: the run with the fastest attempt (on a shared machine
+    the slower runs measure the neighbours), with that run's work."""
+    rows = []
+    for p, measured in runs.items():
+        expected = p.attempts()
+        for result in sorted({r for m in measured for r in m}):
+            best = min((m[result] for m in measured if result in m), key=lambda m: m.seconds)
+            if result not in expected or best.seconds <= 0:
+                continue
+            e = expected[result]
+            work = replace(e, filtered=best.filtered, scored=best.scored)
+            rows.append(Row(p, result, work, best.seconds))
+    return rows
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """A point's result as fitted: the attempt's work (upstream's own counts of nodes
+    filtered and scored, the plugins and preemption of the grid's mix) and its seconds."""
+
+    point: Point
+    result: str
+    work: Attempt
+    seconds: float
+
+
+def fit_rows(rows: list[Row], cores: int) -> dict[str, Any]:
     """The attempt coefficients, binding parameters, fit error and per-point table."""
     import numpy as np
 
-    x = features([r[2] for r in rows], [r[0].parallelism for r in rows], cores)
-    y = np.array([r[3] for r in rows])
-    held = np.array([r[0].held_out for r in rows], dtype=bool)
-    shipped = load_calibration(None).coefficients
-    fitted = costmodel.fit(x[~held], y[~held], fallback=shipped)
+    y = np.array([r.seconds for r in rows])
+    held = np.array([r.point.held_out for r in rows], dtype=bool)
+    shipped = load_calibration(None)
+    kept = {
+        k: v
+        for k, v in shipped.document.get("binding", {}).items()
+        if k not in ("source", "validation")
+    }
+    fitted_rows = [r for r in rows if not r.point.held_out]
+    fitted = costmodel.fit(
+        [r.work for r in fitted_rows],
+        [r.point.parallelism for r in fitted_rows],
+        cores,
+        y[~held],
+        fallback={**shipped.coefficients, SERIAL: shipped.serial},
+    )
+    x = features([r.work for r in rows], [r.point.parallelism for r in rows], cores, fitted.serial)
     pred = costmodel.predict(x, fitted.coefficients)
     err = costmodel.errors_percent(pred, y)
     return {
-        "attempt": {k: float(f"{v:.4g}") for k, v in fitted.coefficients.items()},
+        "attempt": {
+            **{k: float(f"{v:.4g}") for k, v in fitted.coefficients.items()},
+            SERIAL: round(fitted.serial, 2),
+        },
         "fitted": list(fitted.fitted),
         "binding": {
             **BINDING_DEFAULTS,
-            "source": "defaults (kube-scheduler's client; latency unmeasured)",
+            **kept,
+            "source": "the shipped calibration's (kubesched calibrate --binding measures them)",
         },
         "fit": {
             "fitted": {"points": int((~held).sum()), **costmodel.summary(err[~held])},
@@ -195,14 +327,16 @@ def fit_rows(rows: list[tuple[Point, str, Attempt, float]], cores: int) -> dict[
         },
         "points": [
             {
-                **p.label(),
-                "result": result,
-                "heldOut": p.held_out,
-                "measuredMs": round(m * 1000, 4),
+                **r.point.label(),
+                "result": r.result,
+                "heldOut": r.point.held_out,
+                "filtered": round(r.work.filtered, 1),
+                "scored": round(r.work.scored, 1),
+                "measuredMs": round(r.seconds * 1000, 4),
                 "predictedMs": round(float(q) * 1000, 4),
                 "errorPercent": round(float(e), 1),
             }
-            for (p, result, _, m), q, e in zip(rows, pred, err, strict=True)
+            for r, q, e in zip(rows, pred, err, strict=True)
         ],
     }
 
@@ -216,5 +350,9 @@ def _upstream(oracle: Path) -> str:
 
 def write(doc: dict[str, Any], path: str) -> None:
     """Writes the calibration YAML, with a header saying how it was made."""
-    header = f"# Upstream kube-scheduler cost calibration; regenerate: {doc['command']}\n"
+    refit = f" (fitted again from {doc['refitFrom']})" if "refitFrom" in doc else ""
+    header = (
+        f"# Upstream kube-scheduler cost calibration made by: {doc['command']}{refit}\n"
+        f"# The shipped one is regenerated on a quiet machine by: {REGENERATE}\n"
+    )
     Path(path).write_text(header + dump_calibration(doc))

@@ -1,10 +1,12 @@
-"""``kubesched calibrate [--grid small|full] [-o FILE] [--repeat R] [--oracle PATH]
-[--keep DIR]``.
+"""``kubesched calibrate [--grid small|full] [-o FILE] [--repeat R] [--binding] [--oracle PATH]
+[--keep DIR] [--refit DIR] [--quantile 10|50]``.
 
 Measures upstream's kube-scheduler (``kube-oracle bench``, built by ``oracle/build.sh``) over
-the calibration grid and writes the fitted cost model as a calibration file
+the calibration grid and, with ``--binding``, through a real API server
+(:mod:`kubesched.bench.calibbind`), and writes the fitted cost model as a calibration file
 (:mod:`kubesched.bench.calibrate`), which ``timing.costModel: upstream`` and
-``simulate --cost-model upstream`` read. The last line on stdout is the fit's error.
+``simulate --cost-model upstream`` read. It prints the validation table (held-out points and
+bursts, :mod:`kubesched.bench.calibtable`); the last line on stdout is the fit's error.
 Exit code 0 on success, 1 when a benchmark run failed, 2 for bad flags or no kube-oracle.
 """
 
@@ -16,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kubesched.bench import calibrate as calib
+from kubesched.bench.calibtable import validation_table
 
 
 def add_parser(sub: Any) -> None:
@@ -33,6 +36,25 @@ def add_parser(sub: Any) -> None:
         "--repeat", type=int, default=1, help="runs per point, the fastest kept (default 1)"
     )
     m.add_argument("--timeout", type=float, default=600.0, help="seconds an op may wait")
+    m.add_argument(
+        "--binding",
+        action="store_true",
+        help="also measure the binding path: bursts through a real kube-apiserver with "
+        "upstream's kube-scheduler (oracle/bin: etcd, kube-apiserver, kube-scheduler)",
+    )
+    m.add_argument(
+        "--quantile",
+        type=int,
+        choices=(10, 50),
+        default=50,
+        help="the attempt-time percentile fitted (default 50; 10 on a loaded machine: the "
+        "attempts no other process interrupted)",
+    )
+    m.add_argument(
+        "--refit",
+        metavar="DIR",
+        help="fit the runs a --keep DIR holds again, without running kube-oracle",
+    )
     m.set_defaults(func=run, output_is_file=True)
 
 
@@ -46,11 +68,15 @@ def run(args: argparse.Namespace) -> int:
             timeout=args.timeout,
             repeat=args.repeat,
             keep=Path(args.keep) if args.keep else None,
+            refit=Path(args.refit) if args.refit else None,
+            quantile=args.quantile,
+            binding=args.binding,
         )
     except (RuntimeError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     calib.write(doc, args.output)
+    print(validation_table(doc))
     fitted, held = doc["fit"]["fitted"], doc["fit"]["heldOut"]
     print(
         f"calibration written to {args.output}: {fitted['points']} points fitted, "

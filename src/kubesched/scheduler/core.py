@@ -331,7 +331,7 @@ class Scheduler(AlgorithmMixin, WaitingMixin, FailureMixin):
         if self.record_work:
             scored = result.feasible if result.feasible > 1 else 0
             self.last_work = AttemptWork(
-                self.last_search_nodes, result.evaluated, scored, costly_plugins(pod)
+                self.last_search_nodes, result.evaluated, scored, costly_plugins(pod), bound=True
             )
         assumed = pod.bound_to(result.node)
         self.cluster.assume_pod(assumed, result.node)

@@ -97,14 +97,15 @@ class AttemptWork:
     """What one scheduling attempt did, as a cost model of upstream's speed counts it
     (:mod:`kubesched.sim.costmodel`): nodes in the search, nodes filtered, nodes scored (0
     when at most one passed), the costly plugins with work for the Pod (its own inter-pod
-    (anti-)affinity terms or hard topology spread constraints) and whether PostFilter ran
-    DefaultPreemption."""
+    (anti-)affinity terms or hard topology spread constraints), whether PostFilter ran
+    DefaultPreemption and whether the attempt found a node (a bind follows)."""
 
     nodes: int
     filtered: int
     scored: int
     plugins: frozenset[str]
     preempted: bool = False
+    bound: bool = False
 
 
 def costly_plugins(pod: objects.Pod) -> frozenset[str]:

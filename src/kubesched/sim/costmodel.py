@@ -6,16 +6,23 @@ take for it on a measured machine, instead of the constant ``timing.cycleSeconds
 
     fixed + ( F * (filter.default + sum filter.P)
             + S * (score.default  + sum score.P)
-            + N * sum allNodes.P
-            + D * preemption.dryRunNode ) / min(parallelism, cores)
+            + N * (allNodes.default + sum allNodes.P)
+            + D * preemption.dryRunNode ) * (s + (1 - s) / min(parallelism, cores))
           + preemption.fixed * [the attempt ran preemption]
+          + apiSecondsPerPod * [the attempt found a node]
 
 where ``F`` is the number of nodes filtered (upstream stops once ``numFeasibleNodesToFind``
 nodes passed), ``S`` the number scored (none when one node passed), ``N`` every node of the
-cluster (PreFilter/PreScore of InterPodAffinity and PodTopologySpread visit them all), ``D``
-the nodes DefaultPreemption's dry run visited, and ``P`` each costly plugin that had work for
-the Pod (``InterPodAffinity``, ``PodTopologySpread``). Binds go through the client's token
-bucket (``clientQPS``/``clientBurst``) and take ``requestLatencySeconds``.
+cluster (the search's per-node slices; PreFilter/PreScore of InterPodAffinity and
+PodTopologySpread visit them all), ``D`` the nodes DefaultPreemption's dry run visited, ``P``
+each costly plugin that had work for the Pod (``InterPodAffinity``, ``PodTopologySpread``)
+and ``s`` the serial fraction (``serialFraction``: the part of the per-node work that two
+cores do not share; upstream's ``Parallelizer`` gains little from a second core). The
+attempt after a preemption filters the nominated node alone (``F`` = 1). Binds go through
+the client's token bucket (``clientQPS``/``clientBurst``, ``requestsPerBind`` requests each)
+and take ``requestLatencySeconds``; ``apiSecondsPerPod`` is the API server's work per Pod on
+the same cores, and ``apiSecondsPerCreate`` its work per Pod created, which delays the
+scheduling loop when a Pod arrives (the simulator's driver charges it).
 
 A calibration file (YAML, written by ``kubesched calibrate``, :mod:`kubesched.bench.calibrate`)
 holds the machine, the versions, the coefficients and the fit's error; one ships with the
@@ -48,6 +55,7 @@ COEFFICIENTS = (
     "fixed",
     "filter.default",
     "score.default",
+    "allNodes.default",
     "filter.InterPodAffinity",
     "score.InterPodAffinity",
     "allNodes.InterPodAffinity",
@@ -59,16 +67,24 @@ COEFFICIENTS = (
 )
 """Names of the attempt coefficients (seconds; per node where the name says so), in the
 order of :func:`features`' columns."""
+SERIAL = "serialFraction"
+"""The attempt parameter that is not a cost: the fraction of per-node work that does not
+spread over the workers (:func:`divisor`), fitted by :func:`fit` between 0 and 1."""
+SERIAL_GRID = np.linspace(0.0, 1.0, 101)
+"""The serial fractions :func:`fit` tries."""
 
 BINDING_DEFAULTS: dict[str, float] = {
     "clientQPS": 50.0,
     "clientBurst": 100.0,
     "requestLatencySeconds": 0.005,
     "requestsPerBind": 1.0,
+    "apiSecondsPerPod": 0.0,
+    "apiSecondsPerCreate": 0.0,
 }
 """kube-scheduler's client defaults (KubeSchedulerConfiguration ``clientConnection``: qps 50,
-burst 100); one bind is one request (the binding subresource); the latency is a placeholder
-until ``kube-oracle burst`` measures it."""
+burst 100); one bind is one request (the binding subresource); the latency a placeholder and
+no API server work per Pod until ``kubesched calibrate --binding`` measures them
+(:mod:`kubesched.bench.calibbind`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,18 +117,28 @@ def dry_run_nodes(nodes: int, busy: int = 0) -> float:
     return float(min(nodes, candidates * nodes / max(1, nodes - busy)))
 
 
-def features(attempts: Iterable[Attempt], parallelism: Iterable[int], cores: int) -> np.ndarray:
+def divisor(parallelism: int, cores: int, serial: float) -> float:
+    """What one second of per-node work costs with ``parallelism`` workers on ``cores``:
+    ``serial + (1 - serial) / min(parallelism, cores)`` (Amdahl's law: the ``serial``
+    fraction of the work does not spread over the workers)."""
+    w = float(max(1, min(parallelism, cores)))
+    return serial + (1.0 - serial) / w
+
+
+def features(
+    attempts: Iterable[Attempt], parallelism: Iterable[int], cores: int, serial: float = 0.0
+) -> np.ndarray:
     """The model's design matrix: float64 ``[A, len(COEFFICIENTS)]``, one row per attempt,
-    each column the work that multiplies one coefficient (per-node work already divided by
-    ``min(parallelism, cores)``)."""
+    each column the work that multiplies one coefficient (per-node work already multiplied
+    by :func:`divisor`)."""
     rows = []
     for a, par in zip(attempts, parallelism, strict=True):
-        w = float(max(1, min(par, cores)))
-        row = [1.0, a.filtered / w, a.scored / w]
+        d = divisor(par, cores, serial)
+        row = [1.0, a.filtered * d, a.scored * d, a.nodes * d]
         for plugin in COSTLY_PLUGINS:
-            on = 1.0 if plugin in a.plugins else 0.0
-            row += [on * a.filtered / w, on * a.scored / w, on * a.nodes / w]
-        row += [1.0 if a.preempted else 0.0, a.dry_run_nodes / w]
+            on = d if plugin in a.plugins else 0.0
+            row += [on * a.filtered, on * a.scored, on * a.nodes]
+        row += [1.0 if a.preempted else 0.0, a.dry_run_nodes * d]
         rows.append(row)
     return np.asarray(rows, dtype=np.float64).reshape(len(rows), len(COEFFICIENTS))
 
@@ -124,25 +150,32 @@ class CostModel:
     coefficients: dict[str, float]
     binding: dict[str, float] = field(default_factory=lambda: dict(BINDING_DEFAULTS))
     cores: int = 2
+    serial: float = 0.0
+    """:data:`SERIAL`: the fraction of per-node work that does not spread over the workers."""
     document: dict[str, Any] = field(default_factory=dict)
     """The whole calibration file as read (machine, versions, fit), for reports."""
 
     def attempt_seconds(self, attempt: Attempt, parallelism: int) -> float:
         """Predicted seconds of one upstream scheduling attempt."""
-        row = features([attempt], [parallelism], self.cores)[0]
+        row = features([attempt], [parallelism], self.cores, self.serial)[0]
         return float(sum(self.coefficients[c] * x for c, x in zip(COEFFICIENTS, row, strict=True)))
 
     def seconds_of(self, work: AttemptWork, parallelism: int) -> float:
-        """Predicted seconds of the attempt the scheduler recorded as ``work``."""
+        """Predicted seconds of the attempt the scheduler recorded as ``work``, and when it
+        found a node, the API server's work for that Pod on the same cores
+        (``binding.apiSecondsPerPod``)."""
         dry = dry_run_nodes(work.nodes) if work.preempted else 0.0
         attempt = Attempt(work.nodes, work.filtered, work.scored, work.plugins, dry, work.preempted)
-        return self.attempt_seconds(attempt, parallelism)
+        api = self.binding.get("apiSecondsPerPod", 0.0) if work.bound else 0.0
+        return self.attempt_seconds(attempt, parallelism) + api
 
     def throughput(self, attempt_seconds: float) -> float:
         """Predicted Pods/s of a steady stream whose attempts take ``attempt_seconds``: the
-        scheduling loop is serial and binds overlap it, so the slower of the loop and the
-        client's token bucket sets the pace."""
-        loop = 1.0 / attempt_seconds if attempt_seconds > 0 else float("inf")
+        scheduling loop is serial (each Pod also costs ``apiSecondsPerPod`` of the API
+        server's work on the same cores) and binds overlap it, so the slower of the loop and
+        the client's token bucket sets the pace."""
+        per_pod = attempt_seconds + self.binding.get("apiSecondsPerPod", 0.0)
+        loop = 1.0 / per_pod if per_pod > 0 else float("inf")
         qps = self.binding["clientQPS"] / self.binding["requestsPerBind"]
         return min(loop, qps) if qps > 0 else loop
 
@@ -169,10 +202,13 @@ def parse_calibration(doc: Any, source: str) -> CostModel:
     if doc.get("kind") != KIND:
         raise InputError([("kind", f"want {KIND}, got {doc.get('kind')!r}")], file=source)
     attempt = _mapping(doc, "attempt", source)
-    unknown = sorted(set(attempt) - set(COEFFICIENTS))
+    unknown = sorted(set(attempt) - {*COEFFICIENTS, SERIAL})
     if unknown:
         raise InputError([(f"attempt.{unknown[0]}", "unknown coefficient")], file=source)
     coefficients = {c: _number(attempt, c, "attempt", source) for c in COEFFICIENTS}
+    serial = _number(attempt, SERIAL, "attempt", source) if SERIAL in attempt else 0.0
+    if serial > 1:
+        raise InputError([(f"attempt.{SERIAL}", f"want 0 to 1, got {serial!r}")], file=source)
     binding = dict(BINDING_DEFAULTS)
     if doc.get("binding") is not None:
         b = _mapping(doc, "binding", source)
@@ -185,7 +221,7 @@ def parse_calibration(doc: Any, source: str) -> CostModel:
         raise InputError(
             [("machine.cores", f"want a positive integer, got {cores!r}")], file=source
         )
-    return CostModel(coefficients, binding, cores, dict(doc))
+    return CostModel(coefficients, binding, cores, serial, dict(doc))
 
 
 def _mapping(doc: Mapping[str, Any], key: str, source: str) -> Mapping[str, Any]:
@@ -212,14 +248,47 @@ def dump_calibration(doc: Mapping[str, Any]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Fit:
-    """A fit's coefficients and which of them the data determined."""
+    """A fit's coefficients, serial fraction and which of them the data determined."""
 
     coefficients: dict[str, float]
     fitted: tuple[str, ...]
-    """Coefficients the measurements determined (the others came from the fallback)."""
+    """Coefficients the measurements determined (the others came from the fallback);
+    :data:`SERIAL` among them when both one worker and several were measured."""
+    serial: float = 0.0
 
 
-def fit(x: np.ndarray, y: np.ndarray, fallback: Mapping[str, float] | None = None) -> Fit:
+def fit(
+    attempts: Sequence[Attempt],
+    parallelism: Sequence[int],
+    cores: int,
+    y: np.ndarray,
+    fallback: Mapping[str, float] | None = None,
+) -> Fit:
+    """Coefficients and serial fraction minimising the relative error of the model of
+    ``attempts`` (run with ``parallelism`` workers on ``cores``) against ``y``, float64
+    ``[P]`` measured seconds, all positive.
+
+    For each serial fraction of :data:`SERIAL_GRID` the coefficients come from
+    :func:`fit_linear`; the fraction with the smallest sum of squared relative errors wins.
+    When every point ran with the same number of effective workers the fraction cannot be
+    told from the costs: the fallback's (else 0) is kept.
+    """
+    base = dict(fallback or {})
+    workers = {max(1, min(p, cores)) for p in parallelism}
+    grid = SERIAL_GRID if len(workers) > 1 else np.array([base.get(SERIAL, 0.0)])
+    best: tuple[float, Fit] | None = None
+    for serial in grid:
+        x = features(attempts, parallelism, cores, float(serial))
+        got = fit_linear(x, y, base)
+        err = float(np.sum(((predict(x, got.coefficients) - y) / y) ** 2))
+        if best is None or err < best[0]:
+            fitted = got.fitted + ((SERIAL,) if len(workers) > 1 else ())
+            best = (err, Fit(got.coefficients, fitted, float(serial)))
+    assert best is not None
+    return best[1]
+
+
+def fit_linear(x: np.ndarray, y: np.ndarray, fallback: Mapping[str, float] | None = None) -> Fit:
     """Coefficients minimising the relative error of ``x @ c`` against ``y``.
 
     ``x``: float64 ``[P, len(COEFFICIENTS)]`` (:func:`~kubesched.sim.costmodel.features`);

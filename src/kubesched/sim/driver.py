@@ -69,6 +69,8 @@ class _Informer:
 
     def on_pod_add(self, pod: api.Pod) -> None:
         self.s.on_pod_add(pod)
+        if not pod.node_name:
+            self.sim.charge_create()
         self.sim.wake()
 
     def on_pod_update(self, old: api.Pod, new: api.Pod) -> None:
@@ -159,6 +161,14 @@ class SimCluster:
         self._tokens -= 1.0
         return 0.0 if self._tokens >= 0 else -self._tokens / qps
 
+    def charge_create(self) -> None:
+        """A Pod was created: with the cost model, the API server's work for it on the
+        scheduler's cores (``binding.apiSecondsPerCreate``) delays the scheduling loop."""
+        model = self.timing.cost_model
+        create = model.binding.get("apiSecondsPerCreate", 0.0) if model is not None else 0.0
+        if create > 0:
+            self._busy_until = max(self._busy_until, self.loop.now) + create
+
     def _attempt_seconds(self) -> float:
         """Virtual seconds of the attempt that just ran (see :class:`SimTiming`)."""
         model = self.timing.cost_model
@@ -182,6 +192,9 @@ class SimCluster:
             return  # superseded by an earlier wake-up that already ran
         self._tick_at = None
         if self.down:
+            return
+        if self.loop.now < self._busy_until:  # a Pod's creation was charged since
+            self.wake()
             return
         q = self.scheduler.queue
         if self.loop.now >= self._next_unschedulable_flush:
