@@ -67,6 +67,18 @@ class Observer(Protocol):
         """Node at ``row`` was added (old None), updated, or removed (new None)."""
 
 
+def tell_added(observer: Observer, recs: list[PodRecord]) -> None:
+    """``observer.pod_added`` for each of ``recs`` in order, or its ``pods_added(recs)`` when
+    it has one: an observer with a bulk path (InterPodAffinity's index) takes a snapshot's
+    or a LIST's Pods in one call, leaving the same state as the calls one by one."""
+    bulk = getattr(observer, "pods_added", None)
+    if bulk is not None:
+        bulk(recs)
+    else:
+        for rec in recs:
+            observer.pod_added(rec)
+
+
 @dataclass(slots=True)
 class Namespaces:
     """Namespace labels (for ``namespaceSelector``); a namespace never declared has none."""
@@ -102,6 +114,20 @@ class ClusterState:
             del journal[:drop]
             self._journal_base += drop
 
+    def _bump_rows(self, rows: list[int]) -> None:
+        """:meth:`_bump` for each of ``rows`` in order (the same journal, in slices)."""
+        journal = self._journal
+        i = 0
+        while i < len(rows):
+            take = rows[i : i + JOURNAL_LENGTH + 1 - len(journal)]  # up to the next drop
+            journal.extend(take)
+            self.version += len(take)
+            i += len(take)
+            if len(journal) > JOURNAL_LENGTH:
+                drop = len(journal) // 2
+                del journal[:drop]
+                self._journal_base += drop
+
     def rows_changed_since(self, version: int) -> list[int] | None:
         """The node rows whose Pods changed after ``version`` (with repeats), when every
         change since was a Pod added to or removed from a node; None when a node or another
@@ -115,11 +141,9 @@ class ClusterState:
     def observe(self, observer: Observer) -> None:
         """Register ``observer`` and replay the current nodes and Pods to it."""
         self.observers.append(observer)
-        for name, row in self.nodes.row_of.items():
+        for row in self.nodes.row_of.values():
             observer.node_changed(row, None, self.nodes.nodes[row])
-            del name
-        for rec in self.pods.values():
-            observer.pod_added(rec)
+        tell_added(observer, list(self.pods.values()))
 
     # ------------------------------------------------------------------ other objects
     def apply_object(self, obj: dict[str, Any], *, deleted: bool = False) -> str:
@@ -219,9 +243,11 @@ class ClusterState:
     def add_bound_pods(self, pods: list[api.Pod]) -> list[api.Pod]:
         """:meth:`add_pod` for many bound Pods at once, none of them in the cache yet (an
         initial LIST, a snapshot): the same records, columns and observer calls, with the
-        node table's columns summed once per column instead of once per Pod.  Returns the
-        Pods whose node the cache lacks (not added).  Order matters as for :meth:`add_pod`:
-        records are created (and observers hear them) in ``pods`` order."""
+        node table's columns summed once per column instead of once per Pod, and each
+        observer told of all of them at once (:func:`tell_added`) after the columns are
+        filled.  Returns the Pods whose node the cache lacks (not added).  Order matters as
+        for :meth:`add_pod`: records are created (and each observer hears them) in ``pods``
+        order."""
         table = self.nodes
         row_of = table.row_of
         placed: list[tuple[api.Pod, int]] = []
@@ -237,24 +263,32 @@ class ClusterState:
             else:
                 placed.append((pod, row))
         vector_of: dict[tuple[tuple[str, int], ...], int] = {}
-        vectors: list[IntArray] = []  # the distinct request vectors
+        vectors: list[IntArray] = []  # the distinct request vectors (dense resources)
+        sparse_of: list[SparseRequest] = []  # and their requests of sparse ones
         which: list[int] = []  # each record's index into ``vectors``
         recs: list[PodRecord] = []
         on_node = self.pods_on_node
+        records = self.pods
         for pod, row in placed:
             sig = tuple(pod.requests.items())
             j = vector_of.get(sig)
             if j is None:
                 j = vector_of[sig] = len(vectors)
-                vectors.append(table.request_vector(pod.requests))
+                vec, sparse = table.split_request(pod.requests)
+                vectors.append(vec)
+                sparse_of.append(sparse)
             which.append(j)
-            req = vectors[j]
             nz = pod.nonzero_requests
             rec = PodRecord(
-                pod, pod.node_name, row, req, (nz.get(api.CPU, 0), nz.get(api.MEMORY, 0))
+                pod,
+                pod.node_name,
+                row,
+                vectors[j],
+                (nz.get(api.CPU, 0), nz.get(api.MEMORY, 0)),
+                sparse=sparse_of[j],
             )
             recs.append(rec)
-            self.pods[pod.key] = rec
+            records[pod.key] = rec
             on_node.setdefault(pod.node_name, set()).add(pod.key)
             for p in pod.host_ports:  # rare: counted one by one, as add_pod_usage does
                 col = table.host_ports.get((p.host_ip, p.protocol, p.port))
@@ -262,6 +296,8 @@ class ClusterState:
                     col = np.zeros(table.capacity, dtype=np.int32)
                     table.host_ports[(p.host_ip, p.protocol, p.port)] = col
                 col[row] += 1
+            for name, amount in rec.sparse:  # rare too: resources few nodes have
+                table.add_sparse_request(row, name, amount)
         if recs:
             rows = np.fromiter((r.row for r in recs), dtype=np.int64, count=len(recs))
             distinct = np.zeros((len(vectors), table.requested.shape[1]), dtype=np.int64)
@@ -273,10 +309,9 @@ class ClusterState:
             counts = np.bincount(rows, minlength=table.capacity)
             table.pod_count += counts
             table.generation += counts
-            for rec in recs:
-                self._bump(rec.row)
-                for o in self.observers:
-                    o.pod_added(rec)
+            self._bump_rows(rows.tolist())
+            for o in self.observers:
+                tell_added(o, recs)
         return missing
 
     def assume_pod(self, pod: api.Pod, node_name: str) -> None:

@@ -175,6 +175,27 @@ class AffinityIndex:
         self.pod_namespaces[entry.namespace] += 1
         self._pods[pod.key] = entry
 
+    def pods_added(self, recs: list[PodRecord]) -> None:
+        """:meth:`pod_added` for each of ``recs`` in order (a snapshot's or a LIST's Pods):
+        the common Pod, without terms of its own while no counter exists, is written down
+        in a tight loop; any other goes through :meth:`pod_added`."""
+        pods = self._pods
+        namespaces: Counter[str] = Counter()
+        for rec in recs:
+            pod = rec.pod
+            key = pod.key
+            if (
+                pod.pod_affinity is None
+                and pod.pod_anti_affinity is None
+                and not self.counters
+                and key not in pods
+            ):
+                pods[key] = _Entry(rec.row, pod.namespace, dict(pod.labels))
+                namespaces[pod.namespace] += 1
+            else:
+                self.pod_added(rec)
+        self.pod_namespaces.update(namespaces)
+
     def pod_removed(self, rec: PodRecord) -> None:
         """Undo :meth:`pod_added` for ``rec``."""
         self._remove(rec.pod.key)
