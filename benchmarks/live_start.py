@@ -102,7 +102,7 @@ def run_once(src: str, server: FakeApiServer, workdir: Path, timeout: float) -> 
     config = workdir / "config.yaml"
     config.write_text(CONFIG)
     env = {**os.environ, "PYTHONPATH": os.path.abspath(src)}
-    args = ["run", "--config", str(config), "--kubeconfig", str(kubeconfig)]
+    args = ["run", "--config", str(config), "--kubeconfig", str(kubeconfig), "--metrics-port", "0"]
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-c", MAIN, *args], env=env)
     try:

@@ -263,7 +263,14 @@ def _escaped_quotes(data: Any) -> Any:
     odd run of backslashes precedes (inside a string, not its end)."""
     import numpy as np
 
-    after = np.flatnonzero(data[:-1] == _BACKSLASH) + 1
+    after = np.concatenate(
+        [
+            np.flatnonzero(data[start : start + SCAN_CHUNK] == _BACKSLASH) + (start + 1)
+            for start in range(0, data.shape[0] - 1, SCAN_CHUNK)
+        ]
+        or [np.zeros(0, dtype=np.int64)]
+    )
+    after = after[after < data.shape[0]]
     cand = after[data[after] == _QUOTE]  # quotes right after a backslash
     runs = np.zeros(cand.shape[0], dtype=np.int64)
     live = np.arange(cand.shape[0])

@@ -250,34 +250,42 @@ class ClusterState:
         order."""
         table = self.nodes
         row_of = table.row_of
-        placed: list[tuple[api.Pod, int]] = []
+        placed: list[tuple[api.Pod, str, int]] = []
         missing: list[api.Pod] = []
         keys: set[str] = set()
         for pod in pods:
-            if pod.key in self.pods or pod.key in keys:
-                raise CacheError(f"pod {pod.key} is already in the cache")
-            keys.add(pod.key)
+            key = pod.key
+            if key in self.pods or key in keys:
+                raise CacheError(f"pod {key} is already in the cache")
+            keys.add(key)
             row = row_of.get(pod.node_name)
             if row is None:
                 missing.append(pod)
             else:
-                placed.append((pod, row))
+                placed.append((pod, key, row))
         vector_of: dict[tuple[tuple[str, int], ...], int] = {}
+        by_dict: dict[int, int] = {}  # id of a requests dict (Pods of a template share one)
         vectors: list[IntArray] = []  # the distinct request vectors (dense resources)
         sparse_of: list[SparseRequest] = []  # and their requests of sparse ones
         which: list[int] = []  # each record's index into ``vectors``
+        rows_list: list[int] = []
         recs: list[PodRecord] = []
         on_node = self.pods_on_node
         records = self.pods
-        for pod, row in placed:
-            sig = tuple(pod.requests.items())
-            j = vector_of.get(sig)
+        for pod, key, row in placed:
+            requests = pod.requests
+            j = by_dict.get(id(requests))
             if j is None:
-                j = vector_of[sig] = len(vectors)
-                vec, sparse = table.split_request(pod.requests)
-                vectors.append(vec)
-                sparse_of.append(sparse)
+                sig = tuple(requests.items())
+                j = vector_of.get(sig)
+                if j is None:
+                    j = vector_of[sig] = len(vectors)
+                    vec, sparse = table.split_request(requests)
+                    vectors.append(vec)
+                    sparse_of.append(sparse)
+                by_dict[id(requests)] = j
             which.append(j)
+            rows_list.append(row)
             nz = pod.nonzero_requests
             rec = PodRecord(
                 pod,
@@ -285,11 +293,16 @@ class ClusterState:
                 row,
                 vectors[j],
                 (nz.get(api.CPU, 0), nz.get(api.MEMORY, 0)),
-                sparse=sparse_of[j],
+                False,
+                False,
+                sparse_of[j],
             )
             recs.append(rec)
-            records[pod.key] = rec
-            on_node.setdefault(pod.node_name, set()).add(pod.key)
+            records[key] = rec
+            keys_here = on_node.get(pod.node_name)
+            if keys_here is None:
+                keys_here = on_node[pod.node_name] = set()
+            keys_here.add(key)
             for p in pod.host_ports:  # rare: counted one by one, as add_pod_usage does
                 col = table.host_ports.get((p.host_ip, p.protocol, p.port))
                 if col is None:
@@ -299,7 +312,7 @@ class ClusterState:
             for name, amount in rec.sparse:  # rare too: resources few nodes have
                 table.add_sparse_request(row, name, amount)
         if recs:
-            rows = np.fromiter((r.row for r in recs), dtype=np.int64, count=len(recs))
+            rows = np.asarray(rows_list, dtype=np.int64)
             distinct = np.zeros((len(vectors), table.requested.shape[1]), dtype=np.int64)
             for j, vec in enumerate(vectors):  # shorter vectors: resources added later are 0
                 distinct[j, : vec.shape[0]] = vec
@@ -309,7 +322,7 @@ class ClusterState:
             counts = np.bincount(rows, minlength=table.capacity)
             table.pod_count += counts
             table.generation += counts
-            self._bump_rows(rows.tolist())
+            self._bump_rows(rows_list)
             for o in self.observers:
                 tell_added(o, recs)
         return missing
