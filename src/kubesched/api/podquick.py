@@ -13,8 +13,9 @@ So the two give the same :class:`~kubesched.api.objects.Pod` (tests check this o
 Pods, valid and not) and only the speed differs.
 
 Owner references, timestamps and containers' requests repeat across a snapshot's Pods:
-equal ones are worked out once (the frozen ``OwnerReference`` values are shared, timestamps
-remembered by their text, a Pod's effective requests by its containers' requests).
+equal ones are worked out once (the frozen ``OwnerReference`` values and the tuples of them
+and of images are shared, timestamps remembered by their text, a Pod's effective requests by
+its containers' requests, one dict for equal ones: read, never changed in place).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ MEMO_LIMIT = 65_536
 
 _owners: dict[tuple[Any, ...], api.OwnerReference] = {}
 _times: dict[str, float | None] = {}
+_tuples: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 _requests: dict[tuple[Any, ...], tuple[api.Resources, api.Resources]] = {}
 
 
@@ -186,7 +188,7 @@ def _containers(
         if len(_requests) >= MEMO_LIMIT:
             _requests.clear()
         _requests[key] = hit
-    return hit[0], hit[1], tuple(images), tuple(ports)
+    return hit[0], hit[1], _shared(tuple(images)), tuple(ports)
 
 
 def _owner_references(refs: object) -> tuple[api.OwnerReference, ...]:
@@ -215,7 +217,16 @@ def _owner_references(refs: object) -> tuple[api.OwnerReference, ...]:
                 _owners.clear()
             _owners[key] = value
         out.append(value)
-    return tuple(out)
+    return _shared(tuple(out))
+
+
+def _shared(value: tuple[Any, ...]) -> tuple[Any, ...]:
+    """One tuple for equal ones (a template's Pods have the same images and owners)."""
+    if not value:
+        return ()
+    if len(_tuples) >= MEMO_LIMIT:
+        _tuples.clear()
+    return _tuples.setdefault(value, value)
 
 
 def _time(value: object) -> float | None:

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from kubesched.api.source import bulk_allocation
 from kubesched.live.client import ApiError, KubeClient
 
 log = logging.getLogger(__name__)
@@ -176,7 +177,14 @@ class Informer:
 
     # ------------------------------------------------------------------ list
     def _list(self) -> str:
+        """List every page and replace the store, the garbage collector paused meanwhile
+        (:func:`~kubesched.api.source.bulk_allocation`: a large cluster's pages are millions
+        of new containers, which it would walk again and again)."""
         self._relist.clear()
+        with bulk_allocation():
+            return self._list_pages()
+
+    def _list_pages(self) -> str:
         items: list[Obj] = []
         query: dict[str, Any] = {"limit": self.timing.page_size}
         while True:
