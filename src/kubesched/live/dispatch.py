@@ -59,13 +59,14 @@ class Dispatcher:
         path and handed to the scheduler at once (:meth:`Scheduler.on_pods_added`: the bound
         ones enter the cache in bulk) -- unless a subclass reads Pod deltas its own way."""
         items = delta.listed
+        keys = [object_key(obj) for obj in items] if delta.kind == "Pod" else []
+        bulk = (
+            delta.kind == "Pod"
+            and type(self)._pod is Dispatcher._pod
+            and self.pods.keys().isdisjoint(keys)
+        )
         with bulk_allocation():
-            if delta.kind != "Pod" or type(self)._pod is not Dispatcher._pod:
-                for one in delta.split():
-                    self.apply(one)
-                return
-            keys = [object_key(obj) for obj in items]
-            if not self.pods.keys().isdisjoint(keys):
+            if not bulk:
                 for one in delta.split():
                     self.apply(one)
                 return
