@@ -68,7 +68,10 @@ class Dispatcher:
         with bulk_allocation():
             if not bulk:
                 for one in delta.split():
-                    self.apply(one)
+                    try:
+                        self.apply(one)
+                    except Exception:  # one bad object must not stop the others (the runner's rule)
+                        log.exception("failed to apply %s %s", one.type, one.kind)
                 return
             pods = []
             for key, obj in zip(keys, items, strict=True):
