@@ -43,7 +43,8 @@ _GIVE_UP_SPEC = frozenset(
 """Spec sections the quick path leaves to the full parser (when present, even null)."""
 
 MEMO_LIMIT = 65_536
-"""Entries each memo (owner references, timestamps) keeps before it starts afresh."""
+"""Entries each memo (owner references, tuples, timestamps, requests) keeps before it starts
+afresh."""
 
 _owners: dict[tuple[Any, ...], api.OwnerReference] = {}
 _times: dict[str, float | None] = {}
