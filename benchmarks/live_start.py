@@ -1,11 +1,13 @@
 """Live cold start: ``kubesched run`` against an API server holding a large cluster, timed
 from the process's spawn to the bind of one pending Pod (lists of every kind, cache built,
-first scheduling cycle), with the process's peak RSS.
+first scheduling cycle: ready to schedule), with the process's peak RSS.
 
 The API server is the test suite's fake (``tests/live/fakeapi.py``: kube-apiserver's wire
-protocol on loopback, paged lists of 500), filled with a snapshot written by
-``make_snapshot.py``; it runs in this process, so it competes with ``kubesched run`` for the
-machine's cores (as a real one would not).  Several ``--src`` trees are interleaved.
+protocol on loopback, paged lists of 500, each page's objects copied, the sorted keys kept
+between pages), filled with a snapshot written by ``make_snapshot.py``; it runs in this
+process, so it competes with ``kubesched run`` for the machine's cores (as a real one would
+not).  The time its list pages took to build is printed beside each run ("server"), so
+kubesched's own part can be told apart.  Several ``--src`` trees are interleaved.
 
     .venv/bin/python benchmarks/make_snapshot.py -o /tmp/snap.json
     .venv/bin/python benchmarks/live_start.py --snapshot /tmp/snap.json \\
@@ -26,6 +28,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -70,6 +73,25 @@ def fill(server: FakeApiServer, snapshot: str) -> int:
     return len(items)
 
 
+class PageTimer:
+    """Wraps the store's ``page`` to add up the seconds the server spends building pages."""
+
+    def __init__(self, server: FakeApiServer) -> None:
+        self.seconds = 0.0
+        self.pages = 0
+        inner = server.store.page
+
+        def timed(*args: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return inner(*args)
+            finally:
+                self.seconds += time.perf_counter() - start
+                self.pages += 1
+
+        server.store.page = timed  # type: ignore[method-assign]
+
+
 def run_once(src: str, server: FakeApiServer, workdir: Path, timeout: float) -> tuple[float, float]:
     """Seconds from spawn to the probe's bind, and peak RSS in MiB, of one ``kubesched run``."""
     pods = by_plural("pods")
@@ -80,7 +102,7 @@ def run_once(src: str, server: FakeApiServer, workdir: Path, timeout: float) -> 
     config = workdir / "config.yaml"
     config.write_text(CONFIG)
     env = {**os.environ, "PYTHONPATH": os.path.abspath(src)}
-    args = ["run", "--config", str(config), "--kubeconfig", str(kubeconfig)]
+    args = ["run", "--config", str(config), "--kubeconfig", str(kubeconfig), "--metrics-port", "0"]
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-c", MAIN, *args], env=env)
     try:
@@ -104,6 +126,7 @@ def main() -> None:
     args = ap.parse_args()
     srcs = args.src or ["src"]
     server = FakeApiServer()
+    pages = PageTimer(server)
     try:
         print(f"{fill(server, args.snapshot)} objects served at {server.url}", flush=True)
         results: dict[str, list[tuple[float, float]]] = {s: [] for s in srcs}
@@ -111,10 +134,16 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             for i in range(args.runs):
                 for src in srcs:
+                    before = (pages.seconds, pages.pages)
                     secs, rss = run_once(src, server, Path(tmp), args.timeout)
                     results[src].append((secs, rss))
                     load = os.getloadavg()[0]
-                    print(f"run {i + 1} {src}: {secs:.1f} s, {rss:.0f} MiB, load {load:.1f}")
+                    served = pages.seconds - before[0], pages.pages - before[1]
+                    print(
+                        f"run {i + 1} {src}: {secs:.1f} s to the first bind, {rss:.0f} MiB, "
+                        f"load {load:.1f} (server: {served[1]} pages in {served[0]:.1f} s)",
+                        flush=True,
+                    )
         for src in srcs:
             secs = statistics.median(r[0] for r in results[src])
             rss = statistics.median(r[1] for r in results[src])

@@ -392,18 +392,17 @@ class _Handler(BaseHTTPRequestHandler):
 
     # ------------------------------------------------------------------ list and watch
     def _list(self, res: Resource, ns: str, query: dict[str, str]) -> None:
-        items, rv = self.api.store.list(
-            res, ns, query.get("labelSelector", ""), query.get("fieldSelector", "")
-        )
         start = 0
         if query.get("continue"):
             start = int(base64.b64decode(query["continue"]).decode())
         limit = int(query.get("limit") or 0)
+        items, rv, total = self.api.store.page(
+            res, ns, query.get("labelSelector", ""), query.get("fieldSelector", ""), start, limit
+        )
         meta: Obj = {"resourceVersion": str(rv)}
-        if limit and start + limit < len(items):
+        if limit and start + limit < total:
             meta["continue"] = base64.b64encode(str(start + limit).encode()).decode()
-            meta["remainingItemCount"] = len(items) - start - limit
-        items = items[start : start + limit] if limit else items[start:]
+            meta["remainingItemCount"] = total - start - limit
         if "as=Table" in self.headers.get("Accept", ""):
             self._send(200, _table(res, items, str(rv)))
             return

@@ -214,6 +214,8 @@ class Store:
         self.stopped = False
         self.drops = 0
         """Bumped by :meth:`drop_watches`; open watches end when it changes."""
+        self._pages: dict[tuple[str, str, str, str], tuple[tuple[int, int], list[Any]]] = {}
+        """A list's sorted, filtered keys, until its resource changes (:meth:`page`)."""
         for ns in ("default", "kube-system", "kube-public"):
             self.create(
                 by_plural("namespaces"), "", {"metadata": {"name": ns}, "spec": {}, "status": {}}
@@ -366,6 +368,29 @@ class Store:
                 if (not ns or ons == ns) and matches(o, labels, fields)
             ]
             return items, self.rv
+
+    def page(
+        self, res: Resource, ns: str, labels: str, fields: str, start: int, limit: int
+    ) -> tuple[list[Obj], int, int]:
+        """Items ``[start, start + limit)`` of :meth:`list` (to the end when ``limit`` is 0),
+        the resourceVersion and the number of items in all.  The sorted, filtered keys are
+        kept until the resource changes, and only the page's objects are copied: a list of
+        200,000 Pods in pages of 500 costs one sort, not 400."""
+        with self.cond:
+            cache_key = (res.ident, ns, labels, fields)
+            mark = (len(self.history[res.ident]), self.floor[res.ident])
+            objs = self.objects[res.ident]
+            hit = self._pages.get(cache_key)
+            if hit is None or hit[0] != mark:
+                keys = [
+                    k
+                    for k, o in sorted(objs.items(), key=lambda kv: kv[0])
+                    if (not ns or k[0] == ns) and matches(o, labels, fields)
+                ]
+                hit = self._pages[cache_key] = (mark, keys)
+            keys = hit[1]
+            chosen = keys[start : start + limit] if limit else keys[start:]
+            return [copy.deepcopy(objs[k]) for k in chosen], self.rv, len(keys)
 
     def events_since(self, res: Resource, rv: int) -> list[tuple[int, str, Obj]]:
         """Events after ``rv``; 410 Gone when history from there was compacted."""

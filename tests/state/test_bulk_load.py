@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kubesched.api import objects as api
-from kubesched.state.cache import CacheError, ClusterState, PodRecord
+from kubesched.state.cache import JOURNAL_LENGTH, CacheError, ClusterState, PodRecord
 from tests.builders import make_node, make_pod
 
 RESOURCES = ("cpu", "memory", "example.com/foo", "example.com/bar")
@@ -119,3 +119,20 @@ def test_bulk_refuses_a_pod_twice() -> None:
     cluster.add_bound_pods([pod])
     with pytest.raises(CacheError, match="already in the cache"):
         cluster.add_bound_pods([pod])
+
+
+@pytest.mark.parametrize("count", [JOURNAL_LENGTH - 3, 2 * JOURNAL_LENGTH + 7])
+def test_bulk_keeps_the_journal_as_one_by_one_over_its_length(count: int) -> None:
+    """The journal is bumped in slices: past its length it drops its older half at the same
+    points as Pod-by-Pod bumps do."""
+    nodes = [make_node(f"n{i}").cap(cpu="1000", pods=100_000).obj() for i in range(3)]
+    pods = [make_pod(f"p{j}").node(f"n{j % 3}").obj() for j in range(count)]
+    one, _ = _build(nodes, pods, bulk=False)
+    bulk, _ = _build(nodes, pods, bulk=True)
+    assert (one.version, one._journal_base, one._journal) == (
+        bulk.version,
+        bulk._journal_base,
+        bulk._journal,
+    )
+    for since in (0, 3, one.version - 5, one.version - JOURNAL_LENGTH // 2 - 1):
+        assert one.rows_changed_since(since) == bulk.rows_changed_since(since)

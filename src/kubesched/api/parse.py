@@ -23,7 +23,7 @@ from typing import Any
 
 from kubesched.api import fields as f
 from kubesched.api import objects as api
-from kubesched.api import resource, source
+from kubesched.api import podquick, resource, source
 from kubesched.api.errors import InputError
 from kubesched.api.fields import join
 from kubesched.api.pods import parse_pod
@@ -210,6 +210,13 @@ def resolve_priorities(
 
 
 def _identity(obj: Mapping[str, Any], kind: str, path: str) -> tuple[str, str, str]:
+    meta = obj.get("metadata")
+    if type(meta) is dict:  # the common case, without building paths
+        name, namespace = meta.get("name"), meta.get("namespace")
+        if type(name) is str and name and (namespace is None or type(namespace) is str):
+            if kind == "Node":
+                return kind, "", name
+            return kind, namespace or ("default" if kind == "Pod" else ""), name
     meta_path = join(path, "metadata")
     meta = f.mapping(obj, "metadata", path)
     name = f.required_string(meta, "name", meta_path)
@@ -261,7 +268,7 @@ def _parse_objects(docs: Sequence[dict[str, Any]], file: str | None) -> ParsedOb
                 )
             seen[ident] = path
             if kind == "Pod":
-                out.pods.append(parse_pod(obj, path))
+                out.pods.append(podquick.parse_pod(obj, path))
                 pod_paths.append(path)
             elif kind == "Node":
                 out.nodes.append(parse_node(obj, path))

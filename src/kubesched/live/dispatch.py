@@ -18,8 +18,10 @@ from __future__ import annotations
 import logging
 
 from kubesched.api import objects as api
+from kubesched.api import podquick
 from kubesched.api.errors import InputError
-from kubesched.api.parse import parse_node, parse_pod
+from kubesched.api.parse import parse_node
+from kubesched.api.source import bulk_allocation
 from kubesched.live.informer import DELETED, Delta, object_key
 from kubesched.scheduler import Scheduler
 
@@ -51,6 +53,39 @@ class Dispatcher:
         else:
             self.scheduler.on_object(delta.new, deleted=delta.type == DELETED)
 
+    def apply_listed(self, delta: Delta) -> None:
+        """A first list's objects (``delta.listed``): as their ``ADDED`` deltas one by one,
+        except the Pods of a list that names none known yet, which are parsed on the quick
+        path and handed to the scheduler at once (:meth:`Scheduler.on_pods_added`: the bound
+        ones enter the cache in bulk) -- unless a subclass reads Pod deltas its own way."""
+        items = delta.listed
+        keys = [object_key(obj) for obj in items] if delta.kind == "Pod" else []
+        bulk = (
+            delta.kind == "Pod"
+            and type(self)._pod is Dispatcher._pod
+            and self.pods.keys().isdisjoint(keys)
+        )
+        with bulk_allocation():
+            if not bulk:
+                for one in delta.split():
+                    try:
+                        self.apply(one)
+                    except Exception:  # one bad object must not stop the others (the runner's rule)
+                        log.exception("failed to apply %s %s", one.type, one.kind)
+                return
+            pods = []
+            for key, obj in zip(keys, items, strict=True):
+                try:
+                    pod = podquick.parse_pod(obj)
+                except InputError as e:
+                    self.skipped += 1
+                    log.warning("skipping Pod %s: %s", key, e)
+                    continue
+                if pod.phase not in TERMINAL_PHASES:
+                    self.pods[key] = pod
+                    pods.append(pod)
+            self.scheduler.on_pods_added(pods)
+
     def _pod(self, delta: Delta) -> None:
         s = self.scheduler
         key = object_key(delta.new)
@@ -61,7 +96,7 @@ class Dispatcher:
                 s.on_pod_delete(old)
             return
         try:
-            pod = parse_pod(delta.new)
+            pod = podquick.parse_pod(delta.new)
         except InputError as e:
             self.skipped += 1
             log.warning("skipping Pod %s: %s", key, e)

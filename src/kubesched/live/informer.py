@@ -10,7 +10,9 @@ A kind whose API is not installed (404 on an optional custom resource) counts as
 empty, and is tried again at the longest backoff.
 
 Deltas go to one ``sink`` shared by every informer (the scheduling loop's queue), so the
-scheduler sees them in order, on one thread.  List items come without ``kind``; the informer
+scheduler sees them in order, on one thread.  With ``batch_lists`` a list into an empty
+store (the first one) is one delta carrying every object (``Delta.listed``), which the
+scheduler loads in bulk.  List items come without ``kind``; the informer
 sets ``kind`` and ``apiVersion`` on every object it hands on.
 """
 
@@ -23,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from kubesched.api.source import bulk_allocation
 from kubesched.live.client import ApiError, KubeClient
 
 log = logging.getLogger(__name__)
@@ -77,6 +80,15 @@ class Delta:
     type: str
     old: Obj | None
     new: Obj
+    listed: tuple[Obj, ...] = ()
+    """With ``batch_lists``: a first list's objects at once, each what an ``ADDED`` delta
+    would bring, in order (``new`` is then empty); see :meth:`Delta.split`."""
+
+    def split(self) -> list[Delta]:
+        """The one-object deltas this delta stands for."""
+        if not self.listed:
+            return [self]
+        return [Delta(self.kind, ADDED, None, obj) for obj in self.listed]
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,8 +127,13 @@ class Informer:
         sink: Callable[[Delta], None],
         stop: threading.Event,
         timing: Timing | None = None,
+        *,
+        batch_lists: bool = False,
     ) -> None:
         self.client = client
+        self.batch_lists = batch_lists
+        """Hand a list into an empty store on as one delta (``Delta.listed``), so a large
+        cluster's first LIST can be loaded in bulk."""
         self.kind = kind
         self.sink = sink
         self.stop = stop
@@ -160,7 +177,14 @@ class Informer:
 
     # ------------------------------------------------------------------ list
     def _list(self) -> str:
+        """List every page and replace the store, the garbage collector paused meanwhile
+        (:func:`~kubesched.api.source.bulk_allocation`: a large cluster's pages are millions
+        of new containers, which it would walk again and again)."""
         self._relist.clear()
+        with bulk_allocation():
+            return self._list_pages()
+
+    def _list_pages(self) -> str:
         items: list[Obj] = []
         query: dict[str, Any] = {"limit": self.timing.page_size}
         while True:
@@ -198,6 +222,9 @@ class Informer:
         fresh = {object_key(o): self._stamp(o) for o in items}
         with self.lock:
             old_store, self.store = self.store, fresh
+        if self.batch_lists and not old_store and fresh:
+            self.sink(Delta(self.kind.kind, ADDED, None, {}, tuple(fresh.values())))
+            return
         for key, obj in fresh.items():
             old = old_store.get(key)
             if old is None:

@@ -118,7 +118,8 @@ class LiveScheduler:
             self.startup.metrics = self.scheduler.metrics
         self.dispatch = self.make_dispatch()
         self.informers = [
-            Informer(client, k, self.deltas.put, self.stop_event, timing) for k in kinds
+            Informer(client, k, self.deltas.put, self.stop_event, timing, batch_lists=True)
+            for k in kinds
         ]
         self.exit_code = 0
         self.cycles = 0
@@ -265,13 +266,17 @@ class LiveScheduler:
         if delta is _WAKE:
             return
         try:
-            self.dispatch.apply(delta)
+            if delta.listed:
+                self.dispatch.apply_listed(delta)
+            else:
+                self.dispatch.apply(delta)
         except Exception:  # one bad object must not stop the scheduler
             log.exception("failed to apply %s %s", delta.type, delta.kind)
-        try:
-            self.startup.observe(delta)
-        except Exception:  # nor keep the next deltas from it
-            log.exception("failed to follow the startup of %s %s", delta.type, delta.kind)
+        for one in delta.split():
+            try:
+                self.startup.observe(one)
+            except Exception:  # nor keep the next deltas from it
+                log.exception("failed to follow the startup of %s %s", one.type, one.kind)
 
     def _resync(self) -> None:
         for inf in self.informers:

@@ -150,8 +150,10 @@ class StartupTracker:
         if delta.kind != "Pod":
             return
         obj = delta.new
-        meta, spec, status = (obj.get(k) or {} for k in ("metadata", "spec", "status"))
-        if not all(isinstance(part, dict) for part in (meta, spec, status)):
+        meta = obj.get("metadata") or {}
+        spec = obj.get("spec") or {}
+        status = obj.get("status") or {}
+        if not (isinstance(meta, dict) and isinstance(spec, dict) and isinstance(status, dict)):
             return  # a manifest the dispatcher skips as well
         uid = str(meta.get("uid") or "")
         with self._lock:

@@ -218,6 +218,40 @@ class Scheduler(AlgorithmMixin, WaitingMixin, FailureMixin):
             self.queue.add(pod)
             self._handled(start, "UnschedulablePodAdd")
 
+    def on_pods_added(self, pods: list[api.Pod]) -> None:
+        """:meth:`on_pod_add` for each of ``pods`` (a first LIST's, none in the cache yet):
+        the same cache, queue and handler calls, with the bound Pods entering the cache in
+        one bulk load (:meth:`ClusterState.add_bound_pods`) and each one's share of its
+        time observed as its event.  A subclass that extends :meth:`on_pod_add` gets it
+        called once per Pod instead."""
+        bound = [p for p in pods if p.node_name]
+        if type(self).on_pod_add is not Scheduler.on_pod_add or any(
+            p.key in self.cluster.pods for p in bound
+        ):
+            for pod in pods:
+                self.on_pod_add(pod)
+            return
+        start = time.perf_counter()
+        if self.handle.event_handlers:
+            for pod in pods:
+                self._tell("on_pod_add", pod)
+        missing = {p.key for p in self.cluster.add_bound_pods(bound)}
+        added = [p for p in bound if p.key not in missing]
+        for pod in bound:
+            if pod.key in missing:
+                why = f"pod {pod.key}: node {pod.node_name!r} is not in the cache"
+                log.warning("ignoring bound pod %s: %s", pod.key, why)  # as on_pod_add
+            else:
+                self.queue.assigned_pod_added(pod)
+        share = (time.perf_counter() - start) / max(1, len(added))
+        for _ in added:
+            self._event_timer(share, "AssignedPodAdd")
+        for pod in pods:
+            if not pod.node_name and self.responsible_for(pod):
+                start = time.perf_counter()
+                self.queue.add(pod)
+                self._handled(start, "UnschedulablePodAdd")
+
     def on_pod_update(self, old: api.Pod, new: api.Pod) -> None:
         """A Pod changed (a bind confirmed, labels changed, gates removed, ...)."""
         start = time.perf_counter()

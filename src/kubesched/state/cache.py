@@ -67,6 +67,18 @@ class Observer(Protocol):
         """Node at ``row`` was added (old None), updated, or removed (new None)."""
 
 
+def tell_added(observer: Observer, recs: list[PodRecord]) -> None:
+    """``observer.pod_added`` for each of ``recs`` in order, or its ``pods_added(recs)`` when
+    it has one: an observer with a bulk path (InterPodAffinity's index) takes a snapshot's
+    or a LIST's Pods in one call, leaving the same state as the calls one by one."""
+    bulk = getattr(observer, "pods_added", None)
+    if bulk is not None:
+        bulk(recs)
+    else:
+        for rec in recs:
+            observer.pod_added(rec)
+
+
 @dataclass(slots=True)
 class Namespaces:
     """Namespace labels (for ``namespaceSelector``); a namespace never declared has none."""
@@ -102,6 +114,20 @@ class ClusterState:
             del journal[:drop]
             self._journal_base += drop
 
+    def _bump_rows(self, rows: list[int]) -> None:
+        """:meth:`_bump` for each of ``rows`` in order (the same journal, in slices)."""
+        journal = self._journal
+        i = 0
+        while i < len(rows):
+            take = rows[i : i + JOURNAL_LENGTH + 1 - len(journal)]  # up to the next drop
+            journal.extend(take)
+            self.version += len(take)
+            i += len(take)
+            if len(journal) > JOURNAL_LENGTH:
+                drop = len(journal) // 2
+                del journal[:drop]
+                self._journal_base += drop
+
     def rows_changed_since(self, version: int) -> list[int] | None:
         """The node rows whose Pods changed after ``version`` (with repeats), when every
         change since was a Pod added to or removed from a node; None when a node or another
@@ -115,11 +141,9 @@ class ClusterState:
     def observe(self, observer: Observer) -> None:
         """Register ``observer`` and replay the current nodes and Pods to it."""
         self.observers.append(observer)
-        for name, row in self.nodes.row_of.items():
+        for row in self.nodes.row_of.values():
             observer.node_changed(row, None, self.nodes.nodes[row])
-            del name
-        for rec in self.pods.values():
-            observer.pod_added(rec)
+        tell_added(observer, list(self.pods.values()))
 
     # ------------------------------------------------------------------ other objects
     def apply_object(self, obj: dict[str, Any], *, deleted: bool = False) -> str:
@@ -219,51 +243,76 @@ class ClusterState:
     def add_bound_pods(self, pods: list[api.Pod]) -> list[api.Pod]:
         """:meth:`add_pod` for many bound Pods at once, none of them in the cache yet (an
         initial LIST, a snapshot): the same records, columns and observer calls, with the
-        node table's columns summed once per column instead of once per Pod.  Returns the
-        Pods whose node the cache lacks (not added).  Order matters as for :meth:`add_pod`:
-        records are created (and observers hear them) in ``pods`` order."""
+        node table's columns summed once per column instead of once per Pod, and each
+        observer told of all of them at once (:func:`tell_added`) after the columns are
+        filled.  Returns the Pods whose node the cache lacks (not added).  Order matters as
+        for :meth:`add_pod`: records are created (and each observer hears them) in ``pods``
+        order."""
         table = self.nodes
         row_of = table.row_of
-        placed: list[tuple[api.Pod, int]] = []
+        placed: list[tuple[api.Pod, str, int]] = []
         missing: list[api.Pod] = []
         keys: set[str] = set()
         for pod in pods:
-            if pod.key in self.pods or pod.key in keys:
-                raise CacheError(f"pod {pod.key} is already in the cache")
-            keys.add(pod.key)
+            key = pod.key
+            if key in self.pods or key in keys:
+                raise CacheError(f"pod {key} is already in the cache")
+            keys.add(key)
             row = row_of.get(pod.node_name)
             if row is None:
                 missing.append(pod)
             else:
-                placed.append((pod, row))
+                placed.append((pod, key, row))
         vector_of: dict[tuple[tuple[str, int], ...], int] = {}
-        vectors: list[IntArray] = []  # the distinct request vectors
+        by_dict: dict[int, int] = {}  # id of a requests dict (Pods of a template share one)
+        vectors: list[IntArray] = []  # the distinct request vectors (dense resources)
+        sparse_of: list[SparseRequest] = []  # and their requests of sparse ones
         which: list[int] = []  # each record's index into ``vectors``
+        rows_list: list[int] = []
         recs: list[PodRecord] = []
         on_node = self.pods_on_node
-        for pod, row in placed:
-            sig = tuple(pod.requests.items())
-            j = vector_of.get(sig)
+        records = self.pods
+        for pod, key, row in placed:
+            requests = pod.requests
+            j = by_dict.get(id(requests))
             if j is None:
-                j = vector_of[sig] = len(vectors)
-                vectors.append(table.request_vector(pod.requests))
+                sig = tuple(requests.items())
+                j = vector_of.get(sig)
+                if j is None:
+                    j = vector_of[sig] = len(vectors)
+                    vec, sparse = table.split_request(requests)
+                    vectors.append(vec)
+                    sparse_of.append(sparse)
+                by_dict[id(requests)] = j
             which.append(j)
-            req = vectors[j]
+            rows_list.append(row)
             nz = pod.nonzero_requests
             rec = PodRecord(
-                pod, pod.node_name, row, req, (nz.get(api.CPU, 0), nz.get(api.MEMORY, 0))
+                pod,
+                pod.node_name,
+                row,
+                vectors[j],
+                (nz.get(api.CPU, 0), nz.get(api.MEMORY, 0)),
+                False,
+                False,
+                sparse_of[j],
             )
             recs.append(rec)
-            self.pods[pod.key] = rec
-            on_node.setdefault(pod.node_name, set()).add(pod.key)
+            records[key] = rec
+            keys_here = on_node.get(pod.node_name)
+            if keys_here is None:
+                keys_here = on_node[pod.node_name] = set()
+            keys_here.add(key)
             for p in pod.host_ports:  # rare: counted one by one, as add_pod_usage does
                 col = table.host_ports.get((p.host_ip, p.protocol, p.port))
                 if col is None:
                     col = np.zeros(table.capacity, dtype=np.int32)
                     table.host_ports[(p.host_ip, p.protocol, p.port)] = col
                 col[row] += 1
+            for name, amount in rec.sparse:  # rare too: resources few nodes have
+                table.add_sparse_request(row, name, amount)
         if recs:
-            rows = np.fromiter((r.row for r in recs), dtype=np.int64, count=len(recs))
+            rows = np.asarray(rows_list, dtype=np.int64)
             distinct = np.zeros((len(vectors), table.requested.shape[1]), dtype=np.int64)
             for j, vec in enumerate(vectors):  # shorter vectors: resources added later are 0
                 distinct[j, : vec.shape[0]] = vec
@@ -273,10 +322,9 @@ class ClusterState:
             counts = np.bincount(rows, minlength=table.capacity)
             table.pod_count += counts
             table.generation += counts
-            for rec in recs:
-                self._bump(rec.row)
-                for o in self.observers:
-                    o.pod_added(rec)
+            self._bump_rows(rows_list)
+            for o in self.observers:
+                tell_added(o, recs)
         return missing
 
     def assume_pod(self, pod: api.Pod, node_name: str) -> None:

@@ -29,7 +29,7 @@ current on Pod changes and dropped when a node holding counted Pods changes labe
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -115,12 +115,14 @@ class Counts:
 
 @dataclass(slots=True)
 class _Entry:
-    """What the index remembers of an accounted Pod, to undo its counts exactly."""
+    """What the index remembers of an accounted Pod, to undo its counts exactly: ``labels``
+    is the Pod's own dict (an accounted Pod is replaced, never changed in place, as the
+    cache's other observers assume too), ``groups`` a tuple until the Pod has terms."""
 
     row: int
     namespace: str
     labels: dict[str, str]
-    groups: list[tuple[int, GroupKey]] = field(default_factory=list)
+    groups: list[tuple[int, GroupKey]] | tuple[()] = ()
 
 
 class AffinityIndex:
@@ -147,7 +149,7 @@ class AffinityIndex:
         pod = rec.pod
         if pod.key in self._pods:
             self._remove(pod.key)
-        entry = _Entry(rec.row, pod.namespace, dict(pod.labels))
+        entry = _Entry(rec.row, pod.namespace, pod.labels)
         terms = pod_terms(pod)
         if terms is NO_TERMS and not self.counters:  # the common Pod: nothing to count yet
             self.pod_namespaces[entry.namespace] += 1
@@ -160,6 +162,7 @@ class AffinityIndex:
             (PREFERRED_ANTI, terms.preferred_anti),
         )
         table = self.table
+        own: list[tuple[int, GroupKey]] = []
         for kind, keys in kinds:
             groups = self.groups[kind]
             for gkey in keys:
@@ -168,12 +171,37 @@ class AffinityIndex:
                     counts = groups[gkey] = Counts()
                     self.groups_version += 1
                 counts.add(rec.row, 1, table)
-                entry.groups.append((kind, gkey))
+                own.append((kind, gkey))
+        entry.groups = own
         for ckey, counts in self.counters.items():
             if all(m.matches(entry.namespace, entry.labels) for m in ckey):
                 counts.add(rec.row, 1, table)
         self.pod_namespaces[entry.namespace] += 1
         self._pods[pod.key] = entry
+
+    def pods_added(self, recs: list[PodRecord]) -> None:
+        """:meth:`pod_added` for each of ``recs`` in order (a snapshot's or a LIST's Pods):
+        the common Pod, without terms of its own while no counter exists, is written down
+        in a tight loop; any other goes through :meth:`pod_added`."""
+        pods = self._pods
+        namespaces: dict[str, int] = {}
+        for rec in recs:
+            pod = rec.pod
+            key = f"{pod.namespace}/{pod.name}"  # pod.key
+            if (
+                pod.pod_affinity is None
+                and pod.pod_anti_affinity is None
+                and not self.counters
+                and key not in pods
+            ):
+                ns = pod.namespace
+                pods[key] = _Entry(rec.row, ns, pod.labels)
+                namespaces[ns] = namespaces.get(ns, 0) + 1
+            else:
+                self.pod_namespaces.update(namespaces)  # in order, as pod_added counts
+                namespaces.clear()
+                self.pod_added(rec)
+        self.pod_namespaces.update(namespaces)
 
     def pod_removed(self, rec: PodRecord) -> None:
         """Undo :meth:`pod_added` for ``rec``."""

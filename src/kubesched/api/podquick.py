@@ -1,0 +1,245 @@
+"""The quick path of Pod parsing, for snapshots and LISTs of many Pods.
+
+:func:`kubesched.api.pods.parse_pod` builds a field path for every section it reads, so that
+any error names its place; over the 200,000 Pods of a large ``kubectl`` snapshot that string
+work is a third of the parse.  :func:`quick_pod` reads the common shape of a Pod (metadata,
+containers with requests, limits and ports, node name, priority, tolerations, affinity,
+status) with the same readers but no paths, and gives up -- returns None -- on anything
+else: a section it does not handle (init containers, overhead, pod-level resources, spread
+constraints, scheduling gates, resource claims, ``hostNetwork: true``) or any invalid
+value.
+:func:`parse_pod` then parses the Pod the full way, which reports the error with its path.
+So the two give the same :class:`~kubesched.api.objects.Pod` (tests check this on generated
+Pods, valid and not) and only the speed differs.
+
+Owner references, timestamps and containers' requests repeat across a snapshot's Pods:
+equal ones are worked out once (the frozen ``OwnerReference`` values and the tuples of them
+and of images are shared, timestamps remembered by their text, a Pod's effective requests by
+its containers' requests, one dict for equal ones: read, never changed in place).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubesched.api import fields as f
+from kubesched.api import objects as api
+from kubesched.api import podresources
+from kubesched.api import pods as full
+from kubesched.api.errors import InputError
+
+__all__ = ["parse_pod", "quick_pod"]
+
+_GIVE_UP_SPEC = frozenset(
+    (
+        "initContainers",
+        "overhead",
+        "resources",
+        "topologySpreadConstraints",
+        "schedulingGates",
+        "resourceClaims",
+    )
+)
+"""Spec sections the quick path leaves to the full parser (when present, even null)."""
+
+MEMO_LIMIT = 65_536
+"""Entries each memo (owner references, tuples, timestamps, requests) keeps before it starts
+afresh."""
+
+_owners: dict[tuple[Any, ...], api.OwnerReference] = {}
+_times: dict[str, float | None] = {}
+_tuples: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+_requests: dict[tuple[Any, ...], tuple[api.Resources, api.Resources]] = {}
+
+
+def parse_pod(obj: dict[str, Any], path: str = "") -> api.Pod:
+    """:func:`quick_pod`, or the full :func:`kubesched.api.pods.parse_pod` when it gives up:
+    the same Pod either way, errors with their field path."""
+    pod = quick_pod(obj)
+    return pod if pod is not None else full.parse_pod(obj, path)
+
+
+def quick_pod(obj: object) -> api.Pod | None:
+    """The Pod of manifest ``obj`` when it has the common shape and is valid, else None
+    (see the module docstring)."""
+    if type(obj) is not dict:
+        return None
+    try:
+        return _quick(obj)
+    except InputError:
+        return None
+
+
+class _GiveUp(Exception):
+    """The quick path does not handle this Pod (or it is invalid): parse it the full way."""
+
+
+def _str(obj: dict[str, Any], key: str) -> str:
+    """:func:`kubesched.api.fields.string` without a path."""
+    value = obj.get(key)
+    if value is None:
+        return ""
+    if type(value) is not str:
+        raise _GiveUp
+    return value
+
+
+def _quick(obj: dict[str, Any]) -> api.Pod | None:
+    meta, spec, status = obj.get("metadata"), obj.get("spec"), obj.get("status")
+    if type(meta) is not dict or type(spec) is not dict:
+        return None
+    if status is None:
+        status = {}
+    elif type(status) is not dict:
+        return None
+    if not _GIVE_UP_SPEC.isdisjoint(spec) or "resourceClaimStatuses" in status:
+        return None
+    host_network = spec.get("hostNetwork")
+    if host_network is not None and host_network is not False:  # ports default differently
+        return None
+    try:
+        name = _str(meta, "name")
+        if not name:
+            return None
+        namespace = _str(meta, "namespace") or "default"
+        requests, nonzero, images, ports = _containers(spec.get("containers"))
+        affinity = f.mapping(spec, "affinity", "")
+        priority = f.int32(spec, "priority", "")
+        policy = spec.get("preemptionPolicy")
+        if policy is None or policy == "":
+            policy = "PreemptLowerPriority"
+        elif policy not in full._PREEMPTION_POLICIES or type(policy) is not str:
+            return None
+        return api.Pod(
+            name=name,
+            namespace=namespace,
+            uid=_str(meta, "uid") or full.deterministic_uid("Pod", namespace, name),
+            labels=f.string_map(meta, "labels", ""),
+            annotations=f.string_map(meta, "annotations", ""),
+            owner_references=_owner_references(meta.get("ownerReferences")),
+            creation_timestamp=_time(meta.get("creationTimestamp")),
+            scheduler_name=_str(spec, "schedulerName") or api.DEFAULT_SCHEDULER_NAME,
+            priority=priority if priority is not None else 0,
+            priority_class_name=_str(spec, "priorityClassName"),
+            preemption_policy=policy,
+            node_name=_str(spec, "nodeName"),
+            node_selector=f.string_map(spec, "nodeSelector", ""),
+            node_affinity=full._node_affinity(affinity, "") if affinity else None,
+            pod_affinity=full._pod_affinity(affinity, "podAffinity", "") if affinity else None,
+            pod_anti_affinity=(
+                full._pod_affinity(affinity, "podAntiAffinity", "") if affinity else None
+            ),
+            tolerations=full._tolerations(spec, "") if "tolerations" in spec else (),
+            requests=requests,
+            nonzero_requests=nonzero,
+            host_ports=ports,
+            images=images,
+            termination_grace_period_seconds=f.integer(spec, "terminationGracePeriodSeconds", ""),
+            phase=_str(status, "phase") or "Pending",
+            nominated_node_name=_str(status, "nominatedNodeName"),
+            start_time=_time(status.get("startTime")),
+            deletion_timestamp=_time(meta.get("deletionTimestamp")),
+            raw=obj,
+        )
+    except _GiveUp:
+        return None
+
+
+def _containers(
+    raw: object,
+) -> tuple[api.Resources, api.Resources, tuple[str, ...], tuple[api.HostPort, ...]]:
+    """``spec.containers`` (no init containers): the Pod's effective requests, non-zero
+    requests, images and host ports."""
+    if type(raw) is not list or not raw:
+        raise _GiveUp
+    millis: list[podresources.Millis] = []
+    images: list[str] = []
+    ports: list[api.HostPort] = []
+    for c in raw:
+        if type(c) is not dict:
+            raise _GiveUp
+        res = c.get("resources")
+        if not res and res is not None and res != {}:  # [], "", 0: not a mapping
+            raise _GiveUp
+        if res:
+            if type(res) is not dict or res.get("claims") is not None:
+                raise _GiveUp
+            millis.append(
+                podresources.default_container_requests(
+                    f.resource_list(res, "requests", ""), f.resource_list(res, "limits", "")
+                )
+            )
+        else:
+            millis.append({})
+        images.append(_str(c, "image"))
+        raw_ports = c.get("ports")
+        if raw_ports is not None:
+            if type(raw_ports) is not list:
+                raise _GiveUp
+            for p in raw_ports:
+                if type(p) is not dict:
+                    raise _GiveUp
+                if p.get("hostPort") is not None:
+                    ports.extend(full._host_ports(c, "", False))
+                    break
+    key = tuple(tuple(m.items()) for m in millis)
+    hit = _requests.get(key)
+    if hit is None:
+        hit = podresources.effective_requests(millis, (), None, None)
+        if len(_requests) >= MEMO_LIMIT:
+            _requests.clear()
+        _requests[key] = hit
+    return hit[0], hit[1], _shared(tuple(images)), tuple(ports)
+
+
+def _owner_references(refs: object) -> tuple[api.OwnerReference, ...]:
+    """``metadata.ownerReferences`` as :func:`kubesched.api.pods._owner_references` reads
+    them; equal references share one value."""
+    if refs is None:
+        return ()
+    if type(refs) is not list:
+        raise _GiveUp
+    out = []
+    for ref in refs:
+        if type(ref) is not dict:
+            raise _GiveUp
+        fields = (ref.get("kind"), ref.get("name"), ref.get("apiVersion"), ref.get("uid"))
+        controller = ref.get("controller")
+        if any(v is not None and type(v) is not str for v in fields) or (
+            controller is not None and type(controller) is not bool
+        ):
+            raise _GiveUp
+        key = (*fields, controller)
+        value = _owners.get(key)
+        if value is None:
+            kind, name, version, uid = (v or "" for v in fields)
+            value = api.OwnerReference(kind, name, version, bool(controller), uid)
+            if len(_owners) >= MEMO_LIMIT:
+                _owners.clear()
+            _owners[key] = value
+        out.append(value)
+    return _shared(tuple(out))
+
+
+def _shared(value: tuple[Any, ...]) -> tuple[Any, ...]:
+    """One tuple for equal ones (a template's Pods have the same images and owners)."""
+    if not value:
+        return ()
+    if len(_tuples) >= MEMO_LIMIT:
+        _tuples.clear()
+    return _tuples.setdefault(value, value)
+
+
+def _time(value: object) -> float | None:
+    """An RFC3339 timestamp as :func:`kubesched.api.pods.parse_timestamp` reads it."""
+    if value is None:
+        return None
+    if type(value) is not str:
+        raise _GiveUp
+    seconds = _times.get(value, _times)
+    if seconds is _times:
+        seconds = full.parse_timestamp(value, "")
+        if len(_times) >= MEMO_LIMIT:
+            _times.clear()
+        _times[value] = seconds
+    return seconds  # type: ignore[return-value]

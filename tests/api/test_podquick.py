@@ -1,0 +1,95 @@
+"""The quick Pod parse (:mod:`kubesched.api.podquick`) gives the full parse's Pod or gives
+up: never another Pod, never a Pod the full parse refuses.  Checked on generated Pods with
+every section, and on the same Pods with one value replaced by something odd (a wrong type,
+an empty value, a null, a negative number) at a random place."""
+
+from __future__ import annotations
+
+import copy
+import random
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kubesched.api import podquick
+from kubesched.api.errors import InputError
+from kubesched.api.pods import parse_pod
+from tests.coldstart_gen import pod
+
+ODD: tuple[Any, ...] = (None, 0, 1, -1, 1.5, True, False, "", "x", "100m", [], {}, [{}], {"a": 1})
+
+
+def _places(obj: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every key and index path inside ``obj``."""
+    out = []
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            out.append((*path, k))
+            out.extend(_places(v, (*path, k)))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            out.append((*path, i))
+            out.extend(_places(v, (*path, i)))
+    return out
+
+
+def _check(obj: dict[str, Any]) -> bool:
+    """Compare the two parses of ``obj``; whether the quick one took it."""
+    quick = podquick.quick_pod(copy.deepcopy(obj))
+    try:
+        full = parse_pod(copy.deepcopy(obj))
+    except InputError:
+        assert quick is None, "the quick path took a Pod the full parse refuses"
+        return False
+    if quick is not None:
+        assert quick == full
+    assert podquick.parse_pod(copy.deepcopy(obj)) == full
+    return quick is not None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 10**6))
+def test_generated_pods(seed: int) -> None:
+    _check(pod(seed, random.Random(seed), 4))
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.integers(0, 10**6), st.integers(0, 10**6), st.sampled_from(ODD), st.booleans())
+def test_pods_with_one_odd_value(seed: int, where: int, odd: Any, delete: bool) -> None:
+    obj = pod(seed, random.Random(seed), 4)
+    places = _places(obj)
+    place = places[where % len(places)]
+    parent = obj
+    for step in place[:-1]:
+        parent = parent[step]
+    if delete and isinstance(parent, dict):
+        del parent[place[-1]]
+    else:
+        parent[place[-1]] = copy.deepcopy(odd)
+    _check(obj)
+
+
+def test_both_outcomes_happen() -> None:
+    """The checks above mean something: most plain Pods take the quick path, some not."""
+    took = [_check(pod(s, random.Random(s), 4)) for s in range(200)]
+    assert 100 < sum(took) < 200
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("hostNetwork", 0),  # not a boolean, though it equals False
+        ("tolerations", 0),
+        ("preemptionPolicy", "Sometimes"),
+        ("priority", 2**31),
+        ("terminationGracePeriodSeconds", True),
+    ],
+)
+def test_odd_spec_values_are_left_to_the_full_parse(field: str, value: Any) -> None:
+    obj = pod(1, random.Random(1), 4)
+    obj["spec"][field] = value
+    assert podquick.quick_pod(obj) is None
+    with pytest.raises(InputError):
+        parse_pod(obj)

@@ -1,0 +1,114 @@
+"""Live mode's first LIST in bulk: an informer with ``batch_lists`` hands a list into an empty
+store on as one delta, and the dispatcher loads it (quick parse, bound Pods in one bulk
+load) into the same cache and queue as the one-object deltas would."""
+
+from __future__ import annotations
+
+import copy
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from kubesched.live.client import connect
+from kubesched.live.dispatch import Dispatcher
+from kubesched.live.informer import ADDED, DELETED, Delta, Informer, Kind, object_key
+from kubesched.scheduler import Scheduler
+from tests.coldstart_gen import snapshot
+from tests.live.conftest import FAST, Api, make_config, pod, wait_for
+from tests.live.fakestore import by_plural
+
+
+def _loaded(items: list[dict[str, Any]], listed: bool) -> Dispatcher:
+    d = Dispatcher(Scheduler(make_config(leader=False), clock=time.monotonic))
+    for obj in items:
+        if obj["kind"] == "Node":
+            d.apply(Delta("Node", ADDED, None, obj))
+    pods = [copy.deepcopy(o) for o in items if o["kind"] == "Pod"]
+    for obj in pods:
+        if not obj["spec"].get("nodeName"):
+            obj["spec"]["schedulerName"] = "kubesched"  # ours: queued
+    if listed:
+        d.apply_listed(Delta("Pod", ADDED, None, {}, tuple(pods)))
+    else:
+        for obj in pods:
+            d.apply(Delta("Pod", ADDED, None, obj))
+    return d
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_listed_batch_loads_like_its_deltas(seed: int) -> None:
+    items = snapshot(seed, n_pods=80)["items"]
+    one, bulk = _loaded(items, False), _loaded(items, True)
+    assert one.pods == bulk.pods and one.skipped == bulk.skipped
+    a, b = one.scheduler.cluster, bulk.scheduler.cluster
+    assert a.pods.keys() == b.pods.keys() and a.version == b.version
+    for name in ("requested", "nonzero_requested", "pod_count", "generation"):
+        np.testing.assert_array_equal(getattr(a.nodes, name), getattr(b.nodes, name))
+    assert [r.sparse for r in a.pods.values()] == [r.sparse for r in b.pods.values()]
+    qa, qb = one.scheduler.queue, bulk.scheduler.queue
+    assert qa.pending_pods() == qb.pending_pods() and qa.pending_pods()["active"] > 0
+    assert sorted(p.pod.key for p in qa.pending_pod_infos()) == sorted(
+        p.pod.key for p in qb.pending_pod_infos()
+    )
+    assert _popped(one) == _popped(bulk)  # in the same order
+
+
+def _popped(d: Dispatcher) -> list[str]:
+    out = []
+    while (qp := d.scheduler.queue.pop()) is not None:
+        out.append(qp.pod.key)
+    return out
+
+
+def test_pods_already_known_go_one_by_one() -> None:
+    items = snapshot(3, n_pods=20)["items"]
+    d = _loaded(items, True)
+    pods = tuple(o for o in items if o["kind"] == "Pod")
+    before = dict(d.pods)
+    d.apply_listed(Delta("Pod", ADDED, None, {}, pods))  # the same again: deltas, no error
+    assert d.pods.keys() == before.keys()
+
+
+@pytest.fixture
+def batching(api: Api, kubeconfig: Path) -> Any:
+    client = connect(kubeconfig=str(kubeconfig), qps=0, burst=1)
+    deltas: list[Delta] = []
+    stop = threading.Event()
+    kind = Kind("Pod", "v1", "/api/v1/pods")
+    inf = Informer(client, kind, deltas.append, stop, replace(FAST, page_size=2), batch_lists=True)
+    thread = threading.Thread(target=inf.run, daemon=True)
+    yield inf, deltas, thread
+    stop.set()
+    deadline = time.monotonic() + 15
+    while thread.is_alive() and time.monotonic() < deadline:
+        client.abort()
+        thread.join(0.2)
+    client.close()
+
+
+def test_the_first_list_is_one_delta_later_ones_are_differences(api: Api, batching: Any) -> None:
+    inf, deltas, thread = batching
+    for name in ("a", "b", "c"):
+        api.create(pod(name))
+    thread.start()
+    wait_for(inf.synced.is_set)
+    (first,) = deltas
+    assert (first.type, first.new) == (ADDED, {})
+    assert [object_key(o) for o in first.listed] == ["default/a", "default/b", "default/c"]
+    assert [d.new["kind"] for d in first.split()] == ["Pod"] * 3
+    wait_for(lambda: api.store.stats.requests["GET pods"] >= 2)  # the pages, then the watch
+    api.store.drop_watches()
+    api.store.delete(by_plural("pods"), "default", "b")
+    api.store.compact()
+    wait_for(lambda: inf.lists == 2)
+    wait_for(lambda: len(deltas) == 2)
+    assert (deltas[1].type, object_key(deltas[1].new), deltas[1].listed) == (
+        DELETED,
+        "default/b",
+        (),
+    )
