@@ -1,8 +1,9 @@
 """The state every part of :class:`kubesched.scheduler.Scheduler` shares, declared once.
 
-The scheduler is one class assembled from small modules (the algorithm, waiting Pods,
-failure handling); this base names the attributes they use and the methods one part calls
-on another, so each module type-checks on its own.  ``Scheduler.__init__`` sets them all.
+The scheduler is one class assembled from small modules (informer events, the algorithm,
+waiting Pods, failure handling); this base names the attributes they use and the methods
+one part calls on another, so each module type-checks on its own.  ``Scheduler.__init__``
+sets them all.
 """
 
 from __future__ import annotations
@@ -73,6 +74,13 @@ class SchedulerBase:
     _waiting: dict[str, Waiting]
     _decided: deque[WaitingPod]
     _sampled: dict[str, Framework]
+    _event_timer: Callable[[float, str], None]
+
+    def responsible_for(self, pod: objects.Pod) -> bool:
+        raise NotImplementedError
+
+    def _drain_waiting(self) -> None:
+        raise NotImplementedError
 
     def _fail(self, fwk: Framework, qp: QueuedPodInfo, why: Any, cycle: int, start: float) -> None:
         raise NotImplementedError
