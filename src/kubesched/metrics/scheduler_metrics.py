@@ -7,7 +7,7 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge
 
 from kubesched.metrics.catalog import (
     ATTEMPT_BUCKETS,
@@ -32,16 +32,18 @@ from kubesched.metrics.component import (
     RestClientMetrics,
     register_process_collectors,
 )
-from kubesched.metrics.histogram import BufferedHistogram, histogram_quantile
+from kubesched.metrics.histogram import BufferedHistogram
+from kubesched.metrics.readback import RegistryReader
 from kubesched.metrics.recorders import (
     ExtensionPointObserver,
     LabelledObserver,
     PluginRecorder,
     code_label,
 )
+from kubesched.metrics.sync import PeriodicSync
 
 
-class SchedulerMetrics:
+class SchedulerMetrics(PeriodicSync, RegistryReader):
     """The scheduler's metrics in their own registry; see the module docstring."""
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
@@ -339,113 +341,3 @@ class SchedulerMetrics:
         for segment, seconds in segments.items():
             self._startup_children[segment].observe(max(0.0, seconds))
         self.startup_total.observe(max(0.0, total))
-
-    # ------------------------------------------------------------------ periodic sync
-    def sync(
-        self,
-        *,
-        pending: Mapping[str, int],
-        incoming: Mapping[tuple[str, str], int] | None = None,
-        rejected: Iterable[tuple[str, Iterable[str]]] = (),
-        cache: Mapping[str, int] | None = None,
-        batch_profile: str = "",
-        batch_attempts: Mapping[str, int] | None = None,
-        batch_flushes: Mapping[str, int] | None = None,
-        evaluations: Mapping[tuple[str, str, str], int] | None = None,
-        inflight: Mapping[str, int] | None = None,
-    ) -> None:
-        """Bring gauges and queue counters up to date (call about once a second).
-
-        ``pending``: queue -> Pods (``SchedulingQueue.pending_pods()``); ``incoming``: the
-        queue's cumulative ``(queue, event) -> n`` (counters grow by the difference since the
-        last sync); ``rejected``: one ``(profile, plugins)`` per queued Pod whose last attempt
-        (or PreEnqueue) was rejected by ``plugins``; ``cache``: type -> count;
-        ``batch_attempts`` / ``batch_flushes``: cumulative result / reason counts of result
-        reuse, exported under ``batch_profile``; ``evaluations``: cumulative
-        ``(plugin, extension_point, profile) -> n`` plugin evaluations; ``inflight``: event
-        label -> events (and ``PodPopped`` -> Pods) the queue tracks in flight now.
-        """
-        with self._lock:
-            for q in QUEUES:
-                self.pending_pods.labels(queue=q).set(pending.get(q, 0))
-            for key, n in (incoming or {}).items():
-                self._advance(
-                    self.queue_incoming, ("incoming", *key), n, queue=key[0], event=key[1]
-                )
-            for result, n in (batch_attempts or {}).items():
-                self._advance(
-                    self.batch_attempts, ("batch", result), n, profile=batch_profile, result=result
-                )
-            for reason, n in (batch_flushes or {}).items():
-                self._advance(
-                    self.batch_flushes, ("flush", reason), n, profile=batch_profile, reason=reason
-                )
-            counts: dict[tuple[str, str], int] = {}
-            for profile, plugins in rejected:
-                for plugin in plugins:
-                    counts[(plugin, profile)] = counts.get((plugin, profile), 0) + 1
-            for key in self._unschedulable_seen - counts.keys():
-                self.unschedulable_pods.labels(plugin=key[0], profile=key[1]).set(0)
-            for key, n in counts.items():
-                self.unschedulable_pods.labels(plugin=key[0], profile=key[1]).set(n)
-            self._unschedulable_seen |= counts.keys()
-            for kind, n in (cache or {}).items():
-                self.cache_size.labels(type=kind).set(n)
-            for (plugin, point, profile), n in (evaluations or {}).items():
-                self._advance(
-                    self.plugin_evaluation,
-                    ("evaluation", plugin, point, profile),
-                    n,
-                    plugin=plugin,
-                    extension_point=point,
-                    profile=profile,
-                )
-            if inflight is not None:
-                for label in self._inflight_seen - inflight.keys():
-                    self.inflight_events.labels(event=label).set(0)
-                for label, n in inflight.items():
-                    self.inflight_events.labels(event=label).set(n)
-                self._inflight_seen |= inflight.keys()
-
-    def _advance(self, metric: Counter, key: tuple[str, ...], total: int, **labels: str) -> None:
-        """Grow a counter to the cumulative ``total`` kept elsewhere (never backwards)."""
-        delta = total - self._seen.get(key, 0)
-        if delta > 0:
-            metric.labels(**labels).inc(delta)
-            self._seen[key] = total
-
-    # ------------------------------------------------------------------ reading back
-    def exposition(self) -> bytes:
-        """The text exposition format of every metric."""
-        data: bytes = generate_latest(self.registry)
-        return data
-
-    def samples(self) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-        """Every sample: ``(name, sorted label pairs) -> value``."""
-        out: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
-        for family in self.registry.collect():
-            for s in family.samples:
-                out[(s.name, tuple(sorted(s.labels.items())))] = float(s.value)
-        return out
-
-    def histogram(self, name: str, by: str) -> dict[str, dict[str, float | None]]:
-        """Per value of label ``by`` of histogram ``name`` (full name, no suffix): the
-        observation count and the 0.5 / 0.99 quantiles estimated as Prometheus's
-        ``histogram_quantile`` does, summed over the other labels."""
-        buckets: dict[str, dict[float, float]] = {}
-        for (sample, labels), value in self.samples().items():
-            if sample != name + "_bucket":
-                continue
-            d = dict(labels)
-            group = buckets.setdefault(d.get(by, ""), {})
-            le = float(d["le"])
-            group[le] = group.get(le, 0.0) + value
-        out: dict[str, dict[str, float | None]] = {}
-        for key, cum in sorted(buckets.items()):
-            pairs = sorted(cum.items())
-            out[key] = {
-                "count": pairs[-1][1] if pairs else 0.0,
-                "p50": histogram_quantile(0.5, pairs),
-                "p99": histogram_quantile(0.99, pairs),
-            }
-        return out
