@@ -57,7 +57,11 @@ def test_preemption_basic_places_every_high_priority_pod() -> None:
         assert s.preemptions[key][0] == node_name
         assert {v.rsplit("-", 2)[1] for v in s.preemptions[key][1]} == {node_name[1:]}
     registry = s.metrics.registry
-    assert registry.get_sample_value("scheduler_preemption_attempts_total") == 5
+    # upstream counts every PostFilter call: each preemption, and each retry of a preemptor
+    # whose nominated node still has victims terminating (how many depends on timing)
+    failed = s.attempts["unschedulable"]
+    assert failed >= 5
+    assert registry.get_sample_value("scheduler_preemption_attempts_total") == failed
     assert registry.get_sample_value("scheduler_preemption_victims_sum") == 20
 
 
