@@ -46,6 +46,7 @@ from kubesched.bench.watchers import Watchers
 from kubesched.config.load import load_config
 from kubesched.metrics import SchedulerMetrics
 from kubesched.parallel import hooks
+from kubesched.parallel.shardmain import GC_THRESHOLDS
 from kubesched.plugins.registry import known_plugin_names
 from kubesched.sim.resourceclaims import ResourceClaimController
 
@@ -209,6 +210,8 @@ class _WorkloadRun(Ops):
             "shardRouting": options.routing,
             "batching": options.batching,
         }
+        self._gc_thresholds: tuple[int, int, int] | None = None
+        """The collector's thresholds before the first measured phase raised them."""
         self.start = clock()
 
     def _tick_progress(self) -> None:
@@ -228,6 +231,9 @@ class _WorkloadRun(Ops):
             self._stop()
         self.loop.background.clear()
         gc.unfreeze()
+        if self._gc_thresholds is not None:
+            gc.set_threshold(*self._gc_thresholds)
+            self._gc_thresholds = None
         r = self.result
         r.pods_bound = self.api.binds
         r.pods_created = self.api.pods_created
@@ -251,6 +257,9 @@ class _WorkloadRun(Ops):
             raise WorkloadError("metrics collection is overlapping")
         gc.collect()
         gc.freeze()  # setup objects stay out of the collector's way while measuring
+        if self._gc_thresholds is None:  # as a shard process: fewer passes over survivors
+            self._gc_thresholds = gc.get_threshold()
+            gc.set_threshold(*GC_THRESHOLDS)
         label = f"{self.case.name}/{self.workload.name}"
         if self.measured > 1:
             label += f"/{name}"
