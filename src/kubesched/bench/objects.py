@@ -155,7 +155,7 @@ class PodMaker:
         ns = self.namespace
         if self._base is not None:
             pod = self._base.shallow_copy()
-            pod.name = _name_of(self._meta, self.names, self.exists, self._path)
+            pod.rename(_name_of(self._meta, self.names, self.exists, self._path))
             pod.labels = dict(pod.labels)
         else:
             assert self.manifest is not None
