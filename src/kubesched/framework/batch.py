@@ -41,6 +41,12 @@ stays valid.  This matters where other schedulers place Pods on the same cluster
 parallel shard's replica hears the other shards' binds in every message -- and on a live
 cluster with churn.
 
+The one node is re-checked through a plugin's optional ``filter_one(state, pod, cluster,
+row)`` (True: it passes; None: not known, so ``filter`` answers) and ``score_one(state, pod,
+cluster, row)`` (the raw score as an int, or None: ``score`` answers), Python-int versions of
+the one-row case that spare an array per call; NodeResourcesFit and BalancedAllocation have
+them.  A plugin wrapped to time its calls (a sampled cycle's) keeps its timed methods.
+
 Beyond upstream: upstream hands the next Pod the next node of the previous sorted list and
 only filters it; kubesched rescores the one changed node and keeps the cache, so the choice
 is the one the full path would make over the same candidate nodes.  With every node
@@ -104,6 +110,10 @@ class BatchEntry:
     uses: int = 0
     refreshers: list[Any] = field(default_factory=list)
     """The Filters of ``filters`` whose answers span nodes (``refresh_filter``)."""
+    filter_ones: list[Any] = field(default_factory=list)
+    """Each of ``filters``' ``filter_one`` (module docs), or None."""
+    score_ones: list[Any] = field(default_factory=list)
+    """Each of ``scores``' ``score_one`` (module docs), or None."""
     window: npt.NDArray[np.bool_] | None = None
     """bool ``(capacity,)``: the rows the full path looked at, when every Filter and Score of
     the entry is row-local (module docs); None: any change to the cluster flushes."""
@@ -271,7 +281,14 @@ def build_entry(
         incremental=incremental,
         refreshers=refreshers,
         window=window,
+        filter_ones=[_one(p, "filter_one") for p in filters],
+        score_ones=[_one(p, "score_one") for p, _ in scores],
     )
+
+
+def _one(plugin: Any, method: str) -> Any:
+    """The plugin's one-node method, unless the plugin is wrapped (timed calls)."""
+    return getattr(plugin, method) if hasattr(type(plugin), method) else None
 
 
 def reuse(fwk: Framework, state: CycleState, pod: api.Pod, entry: BatchEntry) -> str:
@@ -300,17 +317,22 @@ def reuse(fwk: Framework, state: CycleState, pod: api.Pod, entry: BatchEntry) ->
         entry.state = dict(state)
     i = entry.chosen
     row = entry.rows[i : i + 1]
+    r = int(row[0])
     fits = keep is None or bool(keep[i])
     if fits and nominated:
         fits = fwk.run_filter_with_nominated(state, pod, row).feasible.size > 0
     elif fits:
-        for p in entry.filters:
+        for p, one in zip(entry.filters, entry.filter_ones, strict=True):
+            if one is not None and one(state, pod, cluster, r):
+                continue
             if p.filter(state, pod, cluster, row).codes[0]:
                 fits = False
                 break
     if fits:
-        for p, weight in entry.scores:
-            new = int(p.score(state, pod, cluster, row)[0])
+        for (p, weight), one in zip(entry.scores, entry.score_ones, strict=True):
+            new = one(state, pod, cluster, r) if one is not None else None
+            if new is None:
+                new = int(p.score(state, pod, cluster, row)[0])
             raw = entry.raw[p.name]
             if entry.incremental:
                 entry.total[i] += weight * (new - int(raw[i]))

@@ -175,6 +175,16 @@ class NodeResourcesFit:
             return fw.Verdict.all_pass(rows.shape[0])  # the common case: no bitmasks needed
         return verdict_from_masks(fit_masks(pod_count, allowed, alloc, used, s.amounts), s.reasons)
 
+    def filter_one(
+        self, state: fw.CycleState, pod: api.Pod, cluster: ClusterState, row: int
+    ) -> bool | None:
+        """Result reuse's one-node check (``framework.batch``): True when the Pod fits
+        ``row``; None when it may not (``filter`` then gives the reasons)."""
+        s = state.get(_PRE_FILTER_KEY)
+        if isinstance(s, _PreFilterState) and _fits_one(cluster.nodes, row, s):
+            return True
+        return None
+
     def candidate_rows(
         self, state: fw.CycleState, pod: api.Pod, cluster: ClusterState
     ) -> IntArray | None:
@@ -247,6 +257,18 @@ class NodeResourcesFit:
                 req, alloc, self.weights, self.shape_util, self.shape_score
             )
         return res.least_allocated(req, alloc, self.weights)
+
+    def score_one(
+        self, state: fw.CycleState, pod: api.Pod, cluster: ClusterState, row: int
+    ) -> int | None:
+        """Result reuse's one-node score (``framework.batch``): ``score`` for ``row`` as an
+        int, or None where only ``score`` knows it."""
+        s = state.get(_PRE_SCORE_KEY)
+        if not isinstance(s, _PreScoreState) or not self.score_names:
+            return None
+        if not self.cpu_memory_only or self.strategy == cfg.REQUESTED_TO_CAPACITY_RATIO:
+            return None
+        return self._score_one(cluster.nodes, row, s.pod_requests)
 
     def _score_one(self, nodes: Any, row: int, pod_reqs: IntArray) -> int | None:
         """The cpu/memory fast path for one row with Python ints (same integer arithmetic)."""
