@@ -119,12 +119,14 @@ class BatchEntry:
     the entry is row-local (module docs); None: any change to the cluster flushes."""
     order: IntArray | None = None
     """``argsort(rows)``, kept until ``rows`` changes (see :meth:`row_order`)."""
-    ties: list[int] | None = None
+    ties: IntArray | list[int] | None = None
     """Indexes into ``rows`` whose ``total`` is the highest (``top``), in increasing row
-    order: the nodes ``select_host`` draws from.  Kept while a reuse changes only
-    ``total[chosen]`` (:meth:`total_changed`); None when to be found again (:meth:`tied`)."""
-    tie_rows: list[int] = field(default_factory=list)
-    """``rows[ties]`` (ascending), to find an index's place in ``ties`` by bisection."""
+    order: the nodes ``select_host`` draws from.  An int64 array as :meth:`tied` finds
+    them, a list once a reuse that changes only ``total[chosen]`` keeps them
+    (:meth:`total_changed`); None when to be found again."""
+    tie_rows: list[int] | None = None
+    """``rows[ties]`` (ascending) while ``ties`` is a list, to find an index's place in it
+    by bisection."""
     top: int = 0
 
     def row_order(self) -> IntArray:
@@ -133,31 +135,33 @@ class BatchEntry:
             self.order = np.argsort(self.rows, kind="stable")
         return self.order
 
-    def tied(self) -> list[int]:
+    def tied(self) -> IntArray | list[int]:
         """:attr:`ties`, found again from ``total`` if they are not known."""
         if self.ties is None:
             order = self.row_order()
             top = self.total.max()
-            best = order[self.total[order] == top]
-            self.top, self.ties, self.tie_rows = int(top), best.tolist(), self.rows[best].tolist()
+            self.top, self.ties, self.tie_rows = int(top), order[self.total[order] == top], None
         return self.ties
 
     def total_changed(self, i: int) -> None:
         """``total[i]`` changed and no other total did: bring :attr:`ties` up to date (a
         few Python operations instead of a pass over every cached node)."""
-        ties = self.ties
-        if ties is None:
+        if self.ties is None:
             return
+        ties, tie_rows = self.ties, self.tie_rows
+        if not isinstance(ties, list) or tie_rows is None:  # kept the first time: as lists
+            tie_rows = self.tie_rows = self.rows[ties].tolist()
+            ties = self.ties = np.asarray(ties).tolist()
         new, row = int(self.total[i]), int(self.rows[i])
-        at = bisect.bisect_left(self.tie_rows, row)
-        tied = at < len(ties) and self.tie_rows[at] == row
+        at = bisect.bisect_left(tie_rows, row)
+        tied = at < len(ties) and tie_rows[at] == row
         if new > self.top:
             self.top, self.ties, self.tie_rows = new, [i], [row]
         elif new == self.top and not tied:
             ties.insert(at, i)
-            self.tie_rows.insert(at, row)
+            tie_rows.insert(at, row)
         elif new < self.top and tied:
-            del ties[at], self.tie_rows[at]
+            del ties[at], tie_rows[at]
             if not ties:
                 self.ties = None
 
@@ -337,8 +341,6 @@ def reuse(fwk: Framework, state: CycleState, pod: api.Pod, entry: BatchEntry) ->
             if entry.incremental:
                 entry.total[i] += weight * (new - int(raw[i]))
             raw[i] = new
-        if entry.incremental:
-            entry.total_changed(i)
     elif keep is None:
         keep = np.ones(entry.rows.shape[0], dtype=np.bool_)
     if keep is not None:
@@ -351,6 +353,8 @@ def reuse(fwk: Framework, state: CycleState, pod: api.Pod, entry: BatchEntry) ->
         entry.raw = {k: v[keep] for k, v in entry.raw.items()}
         if entry.rows.shape[0] == 0:
             return "exhausted"
+    elif fits and entry.incremental:
+        entry.total_changed(i)
     if not entry.incremental and (fits or dropped):  # a plugin normalizes over all nodes
         entry.total = fwk.totals_from_raw(state, pod, entry.raw)
         entry.ties = None

@@ -339,7 +339,7 @@ class ShardScheduler(Scheduler):
         total: IntArray | None,
         rows: IntArray,
         order: IntArray | None = None,
-        ties: list[int] | None = None,
+        ties: IntArray | list[int] | None = None,
     ) -> int:
         """The scheduler's pick; the next best nodes are kept as alternatives."""
         pick = super().select_host(total, rows, order, ties)

@@ -247,7 +247,7 @@ class AlgorithmMixin(SchedulerBase):
         total: IntArray | None,
         rows: IntArray,
         order: IntArray | None = None,
-        ties: list[int] | None = None,
+        ties: IntArray | list[int] | None = None,
     ) -> int:
         """Index into ``rows`` of the highest total score.
 
@@ -261,8 +261,8 @@ class AlgorithmMixin(SchedulerBase):
             return 0
         if ties is not None:
             if len(ties) == 1:
-                return ties[0]
-            return ties[int(self.rng.integers(len(ties)))]
+                return int(ties[0])
+            return int(ties[int(self.rng.integers(len(ties)))])
         top = total.max()
         if order is None:
             best = np.flatnonzero(total == top)
