@@ -17,7 +17,12 @@ API server and client; :func:`run_workload` runs one.  The ops follow upstream's
   entry, released when the Pod goes: :mod:`kubesched.sim.resourceclaims`); no driver
   prepares devices (upstream's integration cluster has no kubelet);
 - ``churn``, and ``deletePods`` with ``skipWaitToCompletion``, run in the background until
-  the workload ends.
+  the workload ends;
+- a measured phase starts with the setup's objects frozen out of the garbage collector and
+  the collector's thresholds of a shard process
+  (:data:`~kubesched.parallel.shardmain.GC_THRESHOLDS`; the caller's are restored when the
+  workload ends): its young collections then walk each new Pod once, instead of the middle
+  and full ones walking every Pod placed since the phase began again and again.
 
 Unknown ``featureGates`` are ignored with a warning.  :func:`scheduler_options` is the one
 place that turns gates and options into ``Scheduler`` arguments (``OpportunisticBatching``
