@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubesched.config.load import load_config
 from kubesched.plugins.registry import known_plugin_names
@@ -87,14 +89,8 @@ def test_unsignable_pods_are_scheduled_normally() -> None:
     s, fake = scheduler(True)
     workload(s, 5, [])
 
-    class NoSign:
-        name = "NoSign"
-
-        def score(self, *a: Any) -> Any:
-            raise AssertionError("not configured")
-
     s.on_pod_add(make_pod("a").obj())
-    s.profiles["default-scheduler"]._signers.append(NoSign())
+    s.profiles["default-scheduler"]._signers.append(None)  # a plugin without ``sign``
     drain(s)
     assert fake.binds and s.batch.attempts["unsignable"] == 1
 
@@ -228,3 +224,34 @@ def test_pods_kept_off_by_running_anti_affinity_reuse_results(nodes: int) -> Non
     assert 0 not in zones and zones[40:].count(1) == 0 and zones[:40].count(1) > 0
     assert s.batch.attempts["hit"] >= len(full) - 5
     assert s.batch.flushes["cluster_changed"] == 1
+
+
+def _entry(rows: list[int], total: list[int]) -> Any:
+    import numpy as np
+
+    from kubesched.framework.batch import BatchEntry
+
+    return BatchEntry(
+        "p", (), np.asarray(rows, np.int64), np.asarray(total, np.int64), {}, 0, len(rows),
+        {}, frozenset(), frozenset(), [], [], True,
+    )  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_kept_ties_are_the_ties_found_afresh(data: st.DataObject) -> None:
+    """Reuse keeps the best nodes (``select_host``'s draw) across changes of one total;
+    after each change they are exactly what a pass over every total finds."""
+    n = data.draw(st.integers(1, 12))
+    rows = data.draw(st.permutations(range(40)))[:n]
+    total = data.draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
+    entry = _entry(rows, total)
+    entry.tied()
+    for _ in range(data.draw(st.integers(1, 20))):
+        i = data.draw(st.integers(0, n - 1))
+        entry.total[i] = data.draw(st.integers(0, 4))
+        entry.total_changed(i)
+        fresh = _entry(rows, entry.total.tolist())
+        kept = [int(j) for j in entry.tied()]
+        assert kept == fresh.tied().tolist() and entry.top == fresh.top
+        assert entry.tie_rows in (None, [rows[j] for j in kept])

@@ -4,6 +4,7 @@ generated from the slot list, so a field added to :class:`Pod` is covered automa
 from __future__ import annotations
 
 import copy
+import dataclasses
 import pickle
 from dataclasses import fields
 
@@ -88,3 +89,18 @@ def test_pickled_pods_share_what_they_share() -> None:
     back = pickle.loads(pickle.dumps(many, protocol=pickle.HIGHEST_PROTOCOL))
     assert [p.node_name for p in back] == [f"n{i}" for i in range(10)]
     assert all(p.labels is back[0].labels for p in back)
+
+
+def test_key_is_kept_in_step_with_the_name() -> None:
+    """``key`` is stored, not formatted on each read: every way of making a Pod sets it."""
+    pod = _full_pod()
+    assert pod.key == "team-a/web-1"
+    assert dataclasses.replace(pod, name="web-2").key == "team-a/web-2"
+    assert dataclasses.replace(pod, namespace="team-b").key == "team-b/web-1"
+    other = pod.shallow_copy()
+    other.rename("web-3")
+    assert (other.name, other.key, pod.key) == ("web-3", "team-a/web-3", "team-a/web-1")
+    back = pickle.loads(pickle.dumps(other, protocol=pickle.HIGHEST_PROTOCOL))
+    assert back.key == "team-a/web-3" and copy.deepcopy(other).key == "team-a/web-3"
+    assert other.bound_to("n3").key == "team-a/web-3"
+    assert "key='team-a/web-1'" not in repr(pod)  # not a field one passes

@@ -119,3 +119,14 @@ def test_make_object_checks_the_namespace_against_the_kind(
     obj = objects.make_object(doc, namespace, names, lambda *a: False, "f", strict_scope=strict)
     assert obj["metadata"]["name"].startswith("web-") and "generateName" not in obj["metadata"]
     assert obj["metadata"].get("namespace", "") == want_ns
+
+
+def test_generated_names_are_the_draws_of_random_choices() -> None:
+    """:meth:`Names.generate` writes ``rng.choices(alphabet, k=5)`` out by hand: the same
+    names for the same seed (so placements and reports do not move)."""
+    import random
+
+    names, rng = objects.Names(7), random.Random(7)
+    for _ in range(200):
+        want = "p-" + "".join(rng.choices(objects.NAME_ALPHABET, k=objects.RANDOM_LENGTH))
+        assert names.generate("p-", lambda n: False) == want

@@ -215,3 +215,26 @@ def test_without_templates_upstreams_base_node_and_pod_are_used(tmp_path: Path) 
     pods = run.api.pods_in("namespace-1")
     assert len(pods) == 6 and all(pod.name.startswith("pod-") for pod in pods)
     assert all(pod.requests["cpu"] == 100 and "signature" not in pod.labels for pod in pods)
+
+
+def test_measured_phases_run_with_the_collector_thresholds_of_a_shard(tmp_path: Path) -> None:
+    """Young collections only walk the Pods that keep piling up: raised while measuring
+    (as in a shard process), the caller's thresholds back afterwards."""
+    import gc
+
+    from kubesched.parallel.shardmain import GC_THRESHOLDS
+
+    seen: list[tuple[int, ...]] = []
+
+    class Probe:  # stands in for the cProfile the runner switches on around each phase
+        def enable(self) -> None:
+            seen.append(gc.get_threshold())
+
+        def disable(self) -> None:
+            seen.append(gc.get_threshold())
+
+    before = gc.get_threshold()
+    result = _run_tmp(_config(tmp_path, basic_case()), profiler=Probe())
+    assert result.ok, result.summary_line()
+    assert seen and all(t == GC_THRESHOLDS for t in seen)
+    assert gc.get_threshold() == before != GC_THRESHOLDS

@@ -119,6 +119,16 @@ class UnhashableSign(Good):
         return [pod.name]
 
 
+class PassesEveryOne(Good):  # result reuse's one-node check says yes where filter says no
+    def filter_one(self, state: Any, pod: Any, cluster: ClusterState, row: int) -> bool:
+        return True
+
+
+class ScoresOneApart(Good):
+    def score_one(self, state: Any, pod: Any, cluster: ClusterState, row: int) -> int:
+        return row % 3 * 10 + 1
+
+
 @pytest.mark.parametrize(
     ("cls", "problem"),
     [
@@ -133,6 +143,8 @@ class UnhashableSign(Good):
         (ForgetfulUnreserve, "unreserve does not undo reserve (attribute 'reserved')"),
         (UnhashableSign, "is not hashable"),
         (CountsEveryPod, "row_local, but its answers for a node moved"),
+        (PassesEveryOne, "filter_one must answer True (the node passes) or None"),
+        (ScoresOneApart, "score_one must answer score's raw score"),
     ],
 )
 def test_broken_plugins_are_caught(cls: type[Good], problem: str) -> None:

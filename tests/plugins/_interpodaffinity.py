@@ -96,7 +96,7 @@ def cluster_of(
         c.add_node(n)
     for i, p in enumerate(pods):
         if not p.name or p.name == "p":
-            p.name = f"existing-{i}"
+            p.rename(f"existing-{i}")
         c.add_pod(p)
     c.namespaces.labels.update(namespaces if namespaces is not None else NAMESPACES)
     return c

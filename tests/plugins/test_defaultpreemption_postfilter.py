@@ -299,3 +299,26 @@ def test_fit_error_message_counts_absent_nodes_as_not_helpful() -> None:
     assert fit_error_message(3, {}) == (
         "0/3 nodes are available: 3 Preemption is not helpful for scheduling."
     )
+
+
+def test_a_kept_filter_outcome_is_not_turned_into_codes_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A Pod every node rejects for static reasons brings the same kept outcome on each
+    retry (``framework.verdicts``): its per-row codes are built once, with the same answer."""
+    from kubesched.plugins.defaultpreemption import plugin as module
+
+    calls: list[object] = []
+    real = module.node_codes
+    monkeypatch.setattr(module, "node_codes", lambda d, c: calls.append(d) or real(d, c))
+    nodes = [one_pod_node("node1"), one_pod_node("node2")]
+    s, _ = scheduler(nodes, [pod("p1", VERY_HIGH, node="node1"), pod("p2", LOW, node="node2")])
+    preemptor = pod("p", HIGH)
+    state = prefiltered(s, preemptor)
+    kept = diagnosis(s, {"node1": Code.UNSCHEDULABLE, "node2": Code.UNSCHEDULABLE})
+    answers = [plugin(s).post_filter(state, preemptor, s.cluster, kept) for _ in range(3)]
+    assert len(calls) == 1
+    assert all(a[0] == answers[0][0] and a[1] == answers[0][1] for a in answers)
+    assert answers[0][0] is not None and answers[0][0].nominated_node_name == "node2"
+    plugin(s).post_filter(state, preemptor, s.cluster, diagnosis(s, {"node1": Code.UNSCHEDULABLE}))
+    assert len(calls) == 2  # another outcome: built anew

@@ -1,4 +1,5 @@
-"""The one-node fast paths (used by result reuse) agree with the vectorised kernels."""
+"""The one-node fast paths (used by result reuse: ``filter_one`` / ``score_one`` and the
+one-row arrays) agree with the vectorised kernels."""
 
 from __future__ import annotations
 
@@ -52,3 +53,11 @@ def test_one_row_equals_the_vectorised_answer(
         assert (fit.filter(state, pod, cluster, one).codes[0] == 0) == (all_codes[i] == 0)
         assert int(fit.score(state, pod, cluster, one)[0]) == int(all_fit[i])
         assert int(bal.score(state, pod, cluster, one)[0]) == int(all_bal[i])
+        # Result reuse's hooks: True only where the node passes; scores as the kernels.
+        assert fit.filter_one(state, pod, cluster, row) in (
+            (True,) if all_codes[i] == 0 else (None,)
+        )
+        assert fit.score_one(state, pod, cluster, row) == int(all_fit[i])
+        # None (``score`` answers) only for a best-effort Pod, which PreScore skipped.
+        want_bal = int(all_bal[i]) if cpu or mem else None
+        assert bal.score_one(state, pod, cluster, row) == want_bal

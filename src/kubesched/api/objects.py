@@ -270,11 +270,18 @@ class Pod:
     """``status.resourceClaimStatuses`` as ``(name, resourceClaimName)`` (the claims the
     resourceclaim controller made from templates)."""
     raw: dict[str, Any] = field(default_factory=dict)
+    key: str = field(init=False, repr=False, compare=False)
+    """``namespace/name``, the identity used everywhere: set at construction, read some
+    thirty times per scheduled Pod, so kept rather than formatted each time.  A copy that
+    takes another name goes through :meth:`rename`, which keeps it in step."""
 
-    @property
-    def key(self) -> str:
-        """``namespace/name``, the identity used everywhere."""
-        return f"{self.namespace}/{self.name}"
+    def __post_init__(self) -> None:
+        self.key = f"{self.namespace}/{self.name}"
+
+    def rename(self, name: str) -> None:
+        """Set ``name`` (and ``key``), e.g. on a :meth:`shallow_copy` of a template."""
+        self.name = name
+        self.key = f"{self.namespace}/{name}"
 
     def bound_to(self, node_name: str) -> Pod:
         """A shallow copy with ``node_name`` set (what the scheduler assumes)."""

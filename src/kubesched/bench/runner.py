@@ -17,7 +17,12 @@ API server and client; :func:`run_workload` runs one.  The ops follow upstream's
   entry, released when the Pod goes: :mod:`kubesched.sim.resourceclaims`); no driver
   prepares devices (upstream's integration cluster has no kubelet);
 - ``churn``, and ``deletePods`` with ``skipWaitToCompletion``, run in the background until
-  the workload ends.
+  the workload ends;
+- a measured phase starts with the setup's objects frozen out of the garbage collector and
+  the collector's thresholds of a shard process
+  (:data:`~kubesched.parallel.shardmain.GC_THRESHOLDS`; the caller's are restored when the
+  workload ends): its young collections then walk each new Pod once, instead of the middle
+  and full ones walking every Pod placed since the phase began again and again.
 
 Unknown ``featureGates`` are ignored with a warning.  :func:`scheduler_options` is the one
 place that turns gates and options into ``Scheduler`` arguments (``OpportunisticBatching``
@@ -46,6 +51,7 @@ from kubesched.bench.watchers import Watchers
 from kubesched.config.load import load_config
 from kubesched.metrics import SchedulerMetrics
 from kubesched.parallel import hooks
+from kubesched.parallel.shardmain import GC_THRESHOLDS
 from kubesched.plugins.registry import known_plugin_names
 from kubesched.sim.resourceclaims import ResourceClaimController
 
@@ -209,6 +215,8 @@ class _WorkloadRun(Ops):
             "shardRouting": options.routing,
             "batching": options.batching,
         }
+        self._gc_thresholds: tuple[int, int, int] | None = None
+        """The collector's thresholds before the first measured phase raised them."""
         self.start = clock()
 
     def _tick_progress(self) -> None:
@@ -228,6 +236,9 @@ class _WorkloadRun(Ops):
             self._stop()
         self.loop.background.clear()
         gc.unfreeze()
+        if self._gc_thresholds is not None:
+            gc.set_threshold(*self._gc_thresholds)
+            self._gc_thresholds = None
         r = self.result
         r.pods_bound = self.api.binds
         r.pods_created = self.api.pods_created
@@ -251,6 +262,9 @@ class _WorkloadRun(Ops):
             raise WorkloadError("metrics collection is overlapping")
         gc.collect()
         gc.freeze()  # setup objects stay out of the collector's way while measuring
+        if self._gc_thresholds is None:  # as a shard process: fewer passes over survivors
+            self._gc_thresholds = gc.get_threshold()
+            gc.set_threshold(*GC_THRESHOLDS)
         label = f"{self.case.name}/{self.workload.name}"
         if self.measured > 1:
             label += f"/{name}"

@@ -41,6 +41,12 @@ stays valid.  This matters where other schedulers place Pods on the same cluster
 parallel shard's replica hears the other shards' binds in every message -- and on a live
 cluster with churn.
 
+The one node is re-checked through a plugin's optional ``filter_one(state, pod, cluster,
+row)`` (True: it passes; None: not known, so ``filter`` answers) and ``score_one(state, pod,
+cluster, row)`` (the raw score as an int, or None: ``score`` answers), Python-int versions of
+the one-row case that spare an array per call; NodeResourcesFit and BalancedAllocation have
+them.  A plugin wrapped to time its calls (a sampled cycle's) keeps its timed methods.
+
 Beyond upstream: upstream hands the next Pod the next node of the previous sorted list and
 only filters it; kubesched rescores the one changed node and keeps the cache, so the choice
 is the one the full path would make over the same candidate nodes.  With every node
@@ -51,6 +57,7 @@ the window it cached, where the full path would move its round-robin window on.
 
 from __future__ import annotations
 
+import bisect
 from collections import Counter
 from collections.abc import Hashable
 from dataclasses import dataclass, field
@@ -103,17 +110,60 @@ class BatchEntry:
     uses: int = 0
     refreshers: list[Any] = field(default_factory=list)
     """The Filters of ``filters`` whose answers span nodes (``refresh_filter``)."""
+    filter_ones: list[Any] = field(default_factory=list)
+    """Each of ``filters``' ``filter_one`` (module docs), or None."""
+    score_ones: list[Any] = field(default_factory=list)
+    """Each of ``scores``' ``score_one`` (module docs), or None."""
     window: npt.NDArray[np.bool_] | None = None
     """bool ``(capacity,)``: the rows the full path looked at, when every Filter and Score of
     the entry is row-local (module docs); None: any change to the cluster flushes."""
     order: IntArray | None = None
     """``argsort(rows)``, kept until ``rows`` changes (see :meth:`row_order`)."""
+    ties: IntArray | list[int] | None = None
+    """Indexes into ``rows`` whose ``total`` is the highest (``top``), in increasing row
+    order: the nodes ``select_host`` draws from.  An int64 array as :meth:`tied` finds
+    them, a list once a reuse that changes only ``total[chosen]`` keeps them
+    (:meth:`total_changed`); None when to be found again."""
+    tie_rows: list[int] | None = None
+    """``rows[ties]`` (ascending) while ``ties`` is a list, to find an index's place in it
+    by bisection."""
+    top: int = 0
 
     def row_order(self) -> IntArray:
         """int64 ``(n,)``: indexes into ``rows`` in increasing row order."""
         if self.order is None:
             self.order = np.argsort(self.rows, kind="stable")
         return self.order
+
+    def tied(self) -> IntArray | list[int]:
+        """:attr:`ties`, found again from ``total`` if they are not known."""
+        if self.ties is None:
+            order = self.row_order()
+            top = self.total.max()
+            self.top, self.ties, self.tie_rows = int(top), order[self.total[order] == top], None
+        return self.ties
+
+    def total_changed(self, i: int) -> None:
+        """``total[i]`` changed and no other total did: bring :attr:`ties` up to date (a
+        few Python operations instead of a pass over every cached node)."""
+        if self.ties is None:
+            return
+        ties, tie_rows = self.ties, self.tie_rows
+        if not isinstance(ties, list) or tie_rows is None:  # kept the first time: as lists
+            tie_rows = self.tie_rows = self.rows[ties].tolist()
+            ties = self.ties = np.asarray(ties).tolist()
+        new, row = int(self.total[i]), int(self.rows[i])
+        at = bisect.bisect_left(tie_rows, row)
+        tied = at < len(ties) and tie_rows[at] == row
+        if new > self.top:
+            self.top, self.ties, self.tie_rows = new, [i], [row]
+        elif new == self.top and not tied:
+            ties.insert(at, i)
+            tie_rows.insert(at, row)
+        elif new < self.top and tied:
+            del ties[at], tie_rows[at]
+            if not ties:
+                self.ties = None
 
 
 @dataclass(slots=True)
@@ -235,7 +285,14 @@ def build_entry(
         incremental=incremental,
         refreshers=refreshers,
         window=window,
+        filter_ones=[_one(p, "filter_one") for p in filters],
+        score_ones=[_one(p, "score_one") for p, _ in scores],
     )
+
+
+def _one(plugin: Any, method: str) -> Any:
+    """The plugin's one-node method, unless the plugin is wrapped (timed calls)."""
+    return getattr(plugin, method) if hasattr(type(plugin), method) else None
 
 
 def reuse(fwk: Framework, state: CycleState, pod: api.Pod, entry: BatchEntry) -> str:
@@ -264,17 +321,22 @@ def reuse(fwk: Framework, state: CycleState, pod: api.Pod, entry: BatchEntry) ->
         entry.state = dict(state)
     i = entry.chosen
     row = entry.rows[i : i + 1]
+    r = int(row[0])
     fits = keep is None or bool(keep[i])
     if fits and nominated:
         fits = fwk.run_filter_with_nominated(state, pod, row).feasible.size > 0
     elif fits:
-        for p in entry.filters:
+        for p, one in zip(entry.filters, entry.filter_ones, strict=True):
+            if one is not None and one(state, pod, cluster, r):
+                continue
             if p.filter(state, pod, cluster, row).codes[0]:
                 fits = False
                 break
     if fits:
-        for p, weight in entry.scores:
-            new = int(p.score(state, pod, cluster, row)[0])
+        for (p, weight), one in zip(entry.scores, entry.score_ones, strict=True):
+            new = one(state, pod, cluster, r) if one is not None else None
+            if new is None:
+                new = int(p.score(state, pod, cluster, row)[0])
             raw = entry.raw[p.name]
             if entry.incremental:
                 entry.total[i] += weight * (new - int(raw[i]))
@@ -286,11 +348,14 @@ def reuse(fwk: Framework, state: CycleState, pod: api.Pod, entry: BatchEntry) ->
     dropped = keep is not None and not keep.all()
     if dropped:
         entry.rows = entry.rows[keep]
-        entry.order = None
+        entry.order = entry.ties = None
         entry.total = entry.total[keep]
         entry.raw = {k: v[keep] for k, v in entry.raw.items()}
         if entry.rows.shape[0] == 0:
             return "exhausted"
+    elif fits and entry.incremental:
+        entry.total_changed(i)
     if not entry.incremental and (fits or dropped):  # a plugin normalizes over all nodes
         entry.total = fwk.totals_from_raw(state, pod, entry.raw)
+        entry.ties = None
     return ""

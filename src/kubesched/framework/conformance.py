@@ -166,6 +166,12 @@ def _check_filter(p: Any, state: CycleState, pod: api.Pod, cl: ClusterState) -> 
     empty = p.filter(state, pod, cl, _read_only(rows[:0]))
     if np.asarray(empty.codes).shape != (0,):
         out.append("filter over no rows must return shape (0,)")
+    if hasattr(p, "filter_one"):
+        ones = [p.filter_one(state, pod, cl, r) for r in rows.tolist()]
+        if any(
+            o not in (True, None) or (o and c) for o, c in zip(ones, codes.tolist(), strict=True)
+        ):
+            out.append("filter_one must answer True (the node passes) or None")
     return out
 
 
@@ -182,6 +188,10 @@ def _check_score(p: Any, state: CycleState, pod: api.Pod, cl: ClusterState) -> l
         return [f"score returned {getattr(scores, 'dtype', type(scores))}, want int64 array"]
     if scores.shape != rows.shape:
         return [f"score shape {scores.shape}, want {rows.shape}"]
+    if hasattr(p, "score_one"):
+        ones = [p.score_one(state, pod, cl, r) for r in rows.tolist()]
+        if any(o is not None and o != sc for o, sc in zip(ones, scores.tolist(), strict=True)):
+            return ["score_one must answer score's raw score of the node (or None)"]
     scores = scores.copy()
     if hasattr(p, "normalize_score"):
         p.normalize_score(state, pod, scores)

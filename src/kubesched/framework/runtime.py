@@ -66,6 +66,8 @@ _METHOD_OF = {"reserve": "reserve", "queue_sort": "sort_key"}
 
 Observer = Callable[[str, str, float], None]
 """``observe(extension_point, status, seconds)``: where extension-point durations go."""
+_CODE_LABEL = {code: code.name.title() for code in Code}
+"""The status label an :data:`Observer` gets per code (``Success``, ...), made once."""
 
 
 def implements(plugin_cls: Any, point: str) -> bool:
@@ -131,12 +133,15 @@ class Framework(FilterPhase):
         for point in ("pre_filter", "filter", "pre_score", "score"):
             for p in self.plugins[point]:
                 signers.setdefault(p.name, p)
-        self._signers = list(signers.values())
+        self._signers: list[Callable[[api.Pod], object] | None] = [
+            getattr(p, "sign", None) for p in signers.values()
+        ]
+        """Each PreFilter / Filter / PreScore / Score plugin's ``sign`` (None: it has none)."""
 
     # ------------------------------------------------------------------ helpers
     def _timed(self, point: str, start: float, status: Status) -> None:
         if self._observe is not None:
-            self._observe(point, status.code.name.title(), time.perf_counter() - start)
+            self._observe(point, _CODE_LABEL[status.code], time.perf_counter() - start)
 
     def _evaluated(self, plugin: str, nodes: int) -> None:
         """A Score plugin answered for ``nodes`` nodes (one evaluation each, as upstream)."""
@@ -279,8 +284,7 @@ class Framework(FilterPhase):
     def sign(self, pod: api.Pod) -> tuple[object, ...] | None:
         """The Pod's signature for result reuse, or None when some plugin cannot sign it."""
         parts: list[object] = [pod.scheduler_name]
-        for p in self._signers:
-            sign = getattr(p, "sign", None)
+        for sign in self._signers:
             if sign is None:
                 return None
             part = sign(pod)

@@ -60,8 +60,10 @@ class BufferedHistogram:
         self._le = [floatToGoString(b) for b in self._bounds.tolist()]  # type: ignore[no-untyped-call]
         self._children: dict[tuple[str, ...], BufferedChild] = {}
         self._lock = threading.Lock()
+        self._plain: BufferedChild | None = None
+        """The only child of a histogram without labels (``observe`` goes straight to it)."""
         if not labelnames:  # client_golang exports a histogram without labels from the start
-            self.labels()
+            self._plain = self.labels()
         registry.register(self)
 
     def labels(self, *values: str, **labels: str) -> BufferedChild:
@@ -75,7 +77,7 @@ class BufferedHistogram:
 
     def observe(self, value: float) -> None:
         """Observe on the histogram without labels."""
-        self.labels().observe(value)
+        (self._plain or self.labels()).pending.append(value)
 
     def describe(self) -> list[Metric]:
         """The family without samples (so registration does not collect)."""

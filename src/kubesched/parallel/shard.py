@@ -335,10 +335,14 @@ class ShardScheduler(Scheduler):
         self._decisions[pod.key] = (self._alts, local)
 
     def select_host(
-        self, total: IntArray | None, rows: IntArray, order: IntArray | None = None
+        self,
+        total: IntArray | None,
+        rows: IntArray,
+        order: IntArray | None = None,
+        ties: IntArray | list[int] | None = None,
     ) -> int:
         """The scheduler's pick; the next best nodes are kept as alternatives."""
-        pick = super().select_host(total, rows, order)
+        pick = super().select_host(total, rows, order, ties)
         k = self.alternatives if self.contended or not self._restrict else 0
         if total is not None and k > 0 and rows.shape[0] > 1:
             m = min(k + 1, int(rows.shape[0]))

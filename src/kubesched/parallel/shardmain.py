@@ -40,7 +40,8 @@ them again and again."""
 GC_THRESHOLDS = (10_000, 20, 100)
 """The collector's thresholds in a shard process (Python's are 700, 10, 10): a shard
 allocates a few objects per Pod of every commit, nearly all long-lived (the replica), so
-frequent young collections only walk them again; measured ~5 % of a shard's CPU."""
+frequent young collections only walk them again; measured ~5 % of a shard's CPU.  The
+benchmark runner's measured phases use them too."""
 
 
 def make_shard(

@@ -25,7 +25,7 @@ from kubesched.config import args as cfg
 from kubesched.framework import interface as fw
 from kubesched.framework import resources as res
 from kubesched.state.cache import ClusterState
-from kubesched.state.nodes import IntArray
+from kubesched.state.nodes import IntArray, NodeTable
 
 NAME = "NodeResourcesBalancedAllocation"
 _PRE_SCORE_KEY = "PreScore" + NAME
@@ -82,6 +82,16 @@ class NodeResourcesBalancedAllocation:
                 return np.zeros(rows.shape[0], dtype=np.int64)
         return balanced_scores(cluster, rows, self.names, reqs)
 
+    def score_one(
+        self, state: fw.CycleState, pod: api.Pod, cluster: ClusterState, row: int
+    ) -> int | None:
+        """Result reuse's one-node score (``framework.batch``): ``score`` for ``row`` as an
+        int, or None where only ``score`` knows it."""
+        s = state.get(_PRE_SCORE_KEY)
+        if not isinstance(s, _PreScoreState) or self.names != _CPU_MEMORY:
+            return None
+        return _balanced_one(cluster.nodes, row, s.pod_requests)
+
 
 # --------------------------------------------------------------------------- kernel
 def balanced_scores(
@@ -93,14 +103,9 @@ def balanced_scores(
     """
     nodes = cluster.nodes
     if names == _CPU_MEMORY and rows.shape[0] == 1:
-        # One node (result reuse): the same float64 operations on Python floats.
-        r = int(rows[0])
-        a0, a1 = int(nodes.allocatable[r, 0]), int(nodes.allocatable[r, 1])
-        if a0 and a1:
-            f0 = min((int(nodes.requested[r, 0]) + int(pod_requests[0])) / a0, 1.0)
-            f1 = min((int(nodes.requested[r, 1]) + int(pod_requests[1])) / a1, 1.0)
-            std = abs((f0 - f1) / 2)
-            return np.asarray([math.trunc((1 - std) * float(fw.MAX_NODE_SCORE))], dtype=np.int64)
+        one = _balanced_one(nodes, int(rows[0]), pod_requests)
+        if one is not None:
+            return np.asarray([one], dtype=np.int64)
     if names == _CPU_MEMORY:
         # Fast path for the default resources: both columns present on every row.
         alloc = np.take(nodes.allocatable, rows, axis=0)[:, :2]
@@ -112,6 +117,18 @@ def balanced_scores(
 
 
 _CPU_MEMORY = (api.CPU, api.MEMORY)
+
+
+def _balanced_one(nodes: NodeTable, r: int, pod_requests: IntArray) -> int | None:
+    """The cpu/memory score of one row (result reuse): the same float64 operations on
+    Python floats; None when the row lacks cpu or memory."""
+    a0, a1 = int(nodes.allocatable[r, 0]), int(nodes.allocatable[r, 1])
+    if not (a0 and a1):
+        return None
+    f0 = min((int(nodes.requested[r, 0]) + int(pod_requests[0])) / a0, 1.0)
+    f1 = min((int(nodes.requested[r, 1]) + int(pod_requests[1])) / a1, 1.0)
+    std = abs((f0 - f1) / 2)
+    return math.trunc((1 - std) * float(fw.MAX_NODE_SCORE))
 
 
 def new(args: object | None, handle: fw.Handle) -> NodeResourcesBalancedAllocation:

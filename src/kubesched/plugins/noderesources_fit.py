@@ -52,12 +52,14 @@ def insufficient(resource: str) -> str:
 class _PreFilterState:
     """The Pod's requests to check: amounts (int64 ``(k,)``) and reasons, in upstream's
     order; ``cols`` (int64 ``(d,)``) the node-table columns of the dense ones and
-    ``sparse`` the (position among the ``k``, name) of the others, positions ascending."""
+    ``sparse`` the (position among the ``k``, name) of the others, positions ascending;
+    ``dense``: the dense ones as (column, amount) in Python ints (the one-node check)."""
 
     cols: IntArray
     amounts: IntArray
     reasons: tuple[str, ...]
     sparse: tuple[tuple[int, str], ...] = ()
+    dense: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +110,8 @@ class NodeResourcesFit:
         self.score_cols = np.asarray(
             [0 if n == api.CPU else 1 for n in self.score_names], dtype=np.int64
         )
+        self._score_pairs = list(zip(self.score_cols.tolist(), self.weights.tolist(), strict=True))
+        """(column, weight) per scored resource in Python ints (the one-node score)."""
         self.shape_util = np.asarray([p.utilization for p in strategy.shape], dtype=np.int64)
         scale = res.MAX_NODE_SCORE // res.MAX_CUSTOM_PRIORITY_SCORE
         self.shape_score = np.asarray([p.score * scale for p in strategy.shape], dtype=np.int64)
@@ -143,11 +147,13 @@ class NodeResourcesFit:
                 cols.append(col)
             amounts.append(amount)
             reasons.append(insufficient(name))
+        skip = {pos for pos, _ in sparse}
         state[_PRE_FILTER_KEY] = _PreFilterState(
             np.asarray(cols, dtype=np.int64),
             np.asarray(amounts, dtype=np.int64),
             tuple(reasons),
             tuple(sparse),
+            tuple(zip(cols, [a for j, a in enumerate(amounts) if j not in skip], strict=True)),
         )
         return None, fw.SUCCESS
 
@@ -168,6 +174,16 @@ class NodeResourcesFit:
         if (pod_count < allowed).all() and (alloc - used >= s.amounts).all():
             return fw.Verdict.all_pass(rows.shape[0])  # the common case: no bitmasks needed
         return verdict_from_masks(fit_masks(pod_count, allowed, alloc, used, s.amounts), s.reasons)
+
+    def filter_one(
+        self, state: fw.CycleState, pod: api.Pod, cluster: ClusterState, row: int
+    ) -> bool | None:
+        """Result reuse's one-node check (``framework.batch``): True when the Pod fits
+        ``row``; None when it may not (``filter`` then gives the reasons)."""
+        s = state.get(_PRE_FILTER_KEY)
+        if isinstance(s, _PreFilterState) and _fits_one(cluster.nodes, row, s):
+            return True
+        return None
 
     def candidate_rows(
         self, state: fw.CycleState, pod: api.Pod, cluster: ClusterState
@@ -242,16 +258,28 @@ class NodeResourcesFit:
             )
         return res.least_allocated(req, alloc, self.weights)
 
+    def score_one(
+        self, state: fw.CycleState, pod: api.Pod, cluster: ClusterState, row: int
+    ) -> int | None:
+        """Result reuse's one-node score (``framework.batch``): ``score`` for ``row`` as an
+        int, or None where only ``score`` knows it."""
+        s = state.get(_PRE_SCORE_KEY)
+        if not isinstance(s, _PreScoreState) or not self.score_names:
+            return None
+        if not self.cpu_memory_only or self.strategy == cfg.REQUESTED_TO_CAPACITY_RATIO:
+            return None
+        return self._score_one(cluster.nodes, row, s.pod_requests)
+
     def _score_one(self, nodes: Any, row: int, pod_reqs: IntArray) -> int | None:
         """The cpu/memory fast path for one row with Python ints (same integer arithmetic)."""
         total = weight_sum = 0
-        for j, col in enumerate(self.score_cols.tolist()):
+        most = self.strategy == cfg.MOST_ALLOCATED
+        for (col, weight), pod_req in zip(self._score_pairs, pod_reqs.tolist(), strict=True):
             alloc = int(nodes.allocatable[row, col])
             if alloc == 0:
                 return None
-            req = int(nodes.nonzero_requested[row, col]) + int(pod_reqs[j])
-            weight = int(self.weights[j])
-            if self.strategy == cfg.MOST_ALLOCATED:
+            req = int(nodes.nonzero_requested[row, col]) + pod_req
+            if most:
                 per = min(req, alloc) * res.MAX_NODE_SCORE // alloc
             else:
                 per = 0 if req > alloc else (alloc - req) * res.MAX_NODE_SCORE // alloc
@@ -375,11 +403,7 @@ def _fits_one(nodes: Any, row: int, s: _PreFilterState) -> bool:
     if int(nodes.pod_count[row]) >= int(nodes.allowed_pods[row]):
         return False
     alloc, used = nodes.allocatable, nodes.requested
-    dense = s.amounts.tolist()
-    if s.sparse:
-        skip = {pos for pos, _ in s.sparse}
-        dense = [a for j, a in enumerate(dense) if j not in skip]
-    for col, amount in zip(s.cols.tolist(), dense, strict=True):
+    for col, amount in s.dense:
         if int(alloc[row, col]) - int(used[row, col]) < amount:
             return False
     for pos, name in s.sparse:

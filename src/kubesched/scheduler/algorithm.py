@@ -230,7 +230,7 @@ class AlgorithmMixin(SchedulerBase):
         if reason:
             self.batch.invalidate(reason)
             return None
-        pick = self.select_host(entry.total, entry.rows, entry.row_order())
+        pick = self.select_host(entry.total, entry.rows, ties=entry.tied())
         entry.chosen = pick
         entry.uses += 1
         n = max(len(self.cluster.nodes), 1)
@@ -243,16 +243,26 @@ class AlgorithmMixin(SchedulerBase):
         )
 
     def select_host(
-        self, total: IntArray | None, rows: IntArray, order: IntArray | None = None
+        self,
+        total: IntArray | None,
+        rows: IntArray,
+        order: IntArray | None = None,
+        ties: IntArray | list[int] | None = None,
     ) -> int:
         """Index into ``rows`` of the highest total score.
 
         Ties are broken uniformly at random by the seeded generator, over the tied nodes in
         row order, so the pick does not depend on where the round-robin search started.
-        ``order`` (int64, ``argsort(rows)``), when the caller keeps it, saves sorting the ties.
+        ``order`` (int64, ``argsort(rows)``), when the caller keeps it, saves sorting the
+        ties; ``ties``, when the caller keeps them (a reuse entry's
+        :meth:`~kubesched.framework.batch.BatchEntry.tied`), saves finding them.
         """
         if total is None:
             return 0
+        if ties is not None:
+            if len(ties) == 1:
+                return int(ties[0])
+            return int(ties[int(self.rng.integers(len(ties)))])
         top = total.max()
         if order is None:
             best = np.flatnonzero(total == top)

@@ -79,6 +79,8 @@ class ResourceClaimController:
 
     def on_pod_update(self, old: api.Pod, new: api.Pod) -> None:
         """A bound Pod's claims are prepared; a finished one's released."""
+        if not new.resource_claims:  # claims are spec: a Pod without any never has one
+            return
         if new.phase in TERMINAL:
             self._release(new)
             return

@@ -373,7 +373,7 @@ def _workload_arrivals(
         base = variants[keys[j]]
         pod_name = f"{name}-{j:06d}"
         pod = base.shallow_copy()  # what dataclasses.replace does, ~30x cheaper (1M arrivals)
-        pod.name = pod_name
+        pod.rename(pod_name)
         pod.uid = f"{base.namespace}-{pod_name}"
         pod.labels = dict(base.labels)
         pod.creation_timestamp = at[j]
