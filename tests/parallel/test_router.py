@@ -35,10 +35,59 @@ def test_a_new_signature_tries_both_routes_then_follows_the_model() -> None:
         router.searched_on_shard("k", 200 * US)
     _pipeline(router, c_h=50, o_s=40, c_f=10)
     assert _routes(router, "k", r.FIRST_STRETCH) == [False] * r.FIRST_STRETCH
-    # the stretch is over: a probe of the other route, then (same verdict) a longer stretch
+    # the verdict is clear (400 µs serial against ~155 on the shards): no probe of the
+    # serial route, the next stretch is longer
+    assert _routes(router, "k", 2 * r.FIRST_STRETCH) == [False] * (2 * r.FIRST_STRETCH)
+    assert router.routed["serial"] == 2 * r.PROBE_SERIAL
+
+
+def test_a_close_verdict_probes_the_other_route_after_each_stretch() -> None:
+    router = Router(2, cores=2)
+    _routes(router, "k", r.PROBE_SERIAL)
+    for _ in range(r.PROBE_SERIAL):
+        router.served_serially("k", 170 * US, 130 * US)
+    _routes(router, "k", r.PROBE_SHARDS + r.PROBE_SERIAL)
+    for _ in range(64):
+        router.searched_on_shard("k", 140 * US)
+    _pipeline(router, c_h=50, o_s=40, c_f=10)  # t_1 170 µs, t_N 125: within CLEAR
+    sig = router.sigs["k"]
+    serial, pipeline = router.predict(sig)
+    assert r.MARGIN * pipeline < serial < r.CLEAR * r.MARGIN * pipeline
+    assert _routes(router, "k", r.FIRST_STRETCH) == [False] * r.FIRST_STRETCH
     assert _routes(router, "k", r.PROBE_SERIAL) == [True] * r.PROBE_SERIAL
     assert _routes(router, "k", 2 * r.FIRST_STRETCH) == [False] * (2 * r.FIRST_STRETCH)
-    assert router.routed["serial"] == 3 * r.PROBE_SERIAL
+
+
+def test_a_signature_the_pipeline_clearly_loses_is_never_probed_on_the_shards() -> None:
+    """Once the pipeline's own figures are in (from another signature's probe), a new
+    signature whose serial cycle is far cheaper than the pipeline's stays serial."""
+    router = Router(2, cores=2)
+    _pipeline(router, c_h=50, o_s=40, c_f=10)
+    assert _routes(router, "cheap", r.PROBE_SERIAL) == [True] * r.PROBE_SERIAL
+    for _ in range(r.PROBE_SERIAL):
+        router.served_serially("cheap", 60 * US, 25 * US)  # t_1 60 µs, t_N ~90
+    assert _routes(router, "cheap", 4 * r.FIRST_STRETCH) == [True] * (4 * r.FIRST_STRETCH)
+    assert router.routed["shards"] == 0
+    assert router.sigs["cheap"].best is True
+    # a costly one is still tried on the shards
+    assert _routes(router, "costly", r.PROBE_SERIAL) == [True] * r.PROBE_SERIAL
+    for _ in range(r.PROBE_SERIAL):
+        router.served_serially("costly", 500 * US, 460 * US)
+    assert _routes(router, "costly", r.PROBE_SHARDS) == [False] * r.PROBE_SHARDS
+
+
+def test_serial_cycles_are_sampled_once_a_stretch_is_under_way() -> None:
+    router = Router(2, cores=2)
+    _pipeline(router, c_h=50, o_s=40, c_f=10)
+    timed = []
+    for _ in range(r.PROBE_SERIAL + 256):
+        router.serial("k")
+        timed.append(router.timed("k"))
+        router.served_serially("k", 60 * US, 25 * US)
+    assert all(timed[: r.PROBE_SERIAL])  # the probe: every cycle
+    stretch = timed[r.PROBE_SERIAL :]
+    assert all(stretch[: r.MIN_BATCH])
+    assert sum(stretch[r.MIN_BATCH :]) == (256 - r.MIN_BATCH) // r.SAMPLE_EVERY
 
 
 def _measured(search_serial: float, search_shard: float) -> tuple[Router, r.Signature]:

@@ -73,7 +73,10 @@ class PreFilterCache:
 
     # ------------------------------------------------------------------ cache observer
     def pod_added(self, rec: PodRecord) -> None:
-        self._changed(rec, add=True)
+        if self.kept:
+            self._changed(rec, add=True)
+        else:  # nothing kept (e.g. auto routing's serial cycles): nothing to update
+            self.version = self.cluster.version
 
     def pod_removed(self, rec: PodRecord) -> None:
         self._changed(rec, add=False)

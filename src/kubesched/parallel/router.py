@@ -29,15 +29,16 @@ With N shards on C usable cores (at most N + 1: the coordinator and the shards):
     serial   t_1 = S_c + r
     pipeline t_N = max(c_h, (S_s + o_s + N c_f) / N, (c_h + S_s + o_s + N c_f) / C)
 
-and a signature goes to the shards while ``MARGIN · t_N < t_1`` (the pipeline realises
-85-99 % of its model, §5).  Both routes are measured by running them: a new signature runs
-:data:`PROBE_SERIAL` Pods serially, then :data:`PROBE_SHARDS` on the shards, then (once the
-shards' answers are in) takes the better route for :data:`FIRST_STRETCH` Pods; after each
-stretch a probe of the other route refreshes its figures, and the stretch doubles (up to
-:data:`LAST_STRETCH`) while the decision stands.  Gang members always go to the shards
-(the dispatcher keeps a gang on one shard).  The router only decides *where* a Pod is
-scheduled: the binder still checks every proposal, so a wrong guess costs time, never
-correctness.
+and a signature goes to the shards while ``MARGIN · t_N < t_1`` (see :data:`MARGIN`).
+Both routes are measured by running them: a new signature runs :data:`PROBE_SERIAL` Pods
+serially, then :data:`PROBE_SHARDS` on the shards, then (once the shards' answers are in)
+takes the better route for :data:`FIRST_STRETCH` Pods, the stretch doubling (up to
+:data:`LAST_STRETCH`) while the decision stands.  After a stretch the other route is probed
+again only while the verdict is close (:data:`CLEAR`); and once the pipeline's figures are
+in, a new signature the model clearly keeps serial is never probed on the shards.  Gang
+members always go to the shards (the dispatcher keeps a gang on one shard).  The router
+only decides *where* a Pod is scheduled: the binder still checks every proposal, so a wrong
+guess costs time, never correctness.
 """
 
 from __future__ import annotations
@@ -48,12 +49,21 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
-MARGIN = 1.15
-"""The pipeline must win by this factor (its model's realisation is 85-99 %)."""
+MARGIN = 1.3
+"""The pipeline must win by this factor: its model's realisation is 85-99 % on free cores
+and less on a busy machine, where a first verdict from one probe also scatters most; a
+wrong turn to the pipeline is what makes a run slower than serial (docs/parallel.md §3.1)."""
+CLEAR = 1.25
+"""A verdict is *clear* when the losing route is slower by this factor beyond
+:data:`MARGIN`: then no probe of the other route is sent (a probe to the shards drags the
+whole stream since their last message along, ~10-14 µs per entry in every shard)."""
 PROBE_SERIAL = 128
 PROBE_SHARDS = 128
-FIRST_STRETCH = 8192
+FIRST_STRETCH = 1024
 LAST_STRETCH = 131072
+SAMPLE_EVERY = 8
+"""Past the first :data:`MIN_BATCH` Pods of a serial stretch, one serial cycle in this many
+is timed for the router (the search keeps being measured; the rest costs nothing)."""
 ALPHA = 0.02
 """EWMA weight of one Pod's measurement (~50 Pods of memory)."""
 MIN_BATCH = 32
@@ -119,6 +129,8 @@ class Signature:
     """Pods routed."""
     tried: bool = False
     """Whether Pods of this signature were sent to the shards to measure them."""
+    run: int = 0
+    """Pods routed since the last decision (for :meth:`Router.timed`)."""
 
 
 def usable_cores(shards: int) -> int:
@@ -155,23 +167,38 @@ class Router:
             self._next(sig)
         sig.left -= 1
         sig.seen += 1
+        sig.run += 1
         self.routed["serial" if sig.serial else "shards"] += 1
         return sig.serial
 
+    def timed(self, key: Hashable) -> bool:
+        """Whether the serial cycle of the Pod of ``key`` just routed should be measured:
+        every one while probing or early in a stretch, then one in :data:`SAMPLE_EVERY`."""
+        sig = self.sigs.get(key)
+        return sig is None or sig.probing or sig.run <= MIN_BATCH or sig.run % SAMPLE_EVERY == 0
+
+    def _route(self, sig: Signature, serial: bool, left: int) -> None:
+        sig.serial, sig.left, sig.run = serial, left, 0
+        sig.tried = sig.tried or not serial
+
     def _next(self, sig: Signature) -> None:
-        if not sig.probing:  # a stretch ended: probe the other route
-            sig.serial, sig.probing = not sig.serial, True
-            sig.left = PROBE_SERIAL if sig.serial else PROBE_SHARDS
+        if not sig.probing:  # a stretch ended: probe the other route unless clear
+            if self._clear(sig) and self.prefers_serial(sig) == sig.serial:
+                sig.stretch = min(2 * sig.stretch, LAST_STRETCH)
+                self._route(sig, sig.serial, sig.stretch)
+                return
+            sig.probing = True
+            self._route(sig, not sig.serial, PROBE_SERIAL if not sig.serial else PROBE_SHARDS)
             return
         if sig.serial_search.avg.value is None and sig.seen < 4 * PROBE_SERIAL:
             # not measured yet (only steps without messages in flight count): once more
-            sig.serial, sig.left = True, PROBE_SERIAL
+            self._route(sig, True, PROBE_SERIAL)
             return
-        if sig.shard_search.avg.value is None or self.hub.avg.value is None:
+        if not sig.tried and self.piped() and self._clear(sig) and self.prefers_serial(sig):
+            pass  # the pipeline, as measured for other signatures, loses clearly: no probe
+        elif sig.shard_search.avg.value is None or not self.piped():
             # the shards not tried yet: try them; else their answers are on the way
-            sig.serial = sig.tried
-            sig.left = PROBE_SERIAL if sig.serial else PROBE_SHARDS
-            sig.tried = True
+            self._route(sig, sig.tried, PROBE_SERIAL if sig.tried else PROBE_SHARDS)
             return
         best = self.prefers_serial(sig)
         if best == sig.best:
@@ -179,12 +206,22 @@ class Router:
         else:
             sig.stretch = FIRST_STRETCH
             self.flips += sig.best is not None
-        sig.best, sig.serial, sig.left, sig.probing = best, best, sig.stretch, False
+        sig.best, sig.probing = best, False
+        self._route(sig, best, sig.stretch)
+
+    def piped(self) -> bool:
+        """Whether the pipeline's own figures (coordinator and shard per Pod) are in."""
+        return self.hub.avg.value is not None and self.shard_rest.avg.value is not None
 
     def prefers_serial(self, sig: Signature) -> bool:
         """The model's verdict for ``sig`` (module docstring)."""
         serial, pipeline = self.predict(sig)
         return MARGIN * pipeline >= serial
+
+    def _clear(self, sig: Signature) -> bool:
+        """Whether the model's verdict for ``sig`` is clear (:data:`CLEAR`)."""
+        serial, pipeline = self.predict(sig)
+        return MARGIN * pipeline >= CLEAR * serial or CLEAR * MARGIN * pipeline < serial
 
     def predict(self, sig: Signature) -> tuple[float, float]:
         """Seconds per Pod ``(t_1, t_N)`` for ``sig`` by the model (module docstring)."""

@@ -97,18 +97,19 @@ class Routing:
         sig = Scheduler._sign(hub, fwk, pod)
         key = (fwk.profile_name, sig)
         nominated = pod.nominated_node_name or hub.queue.nominator.node_of(pod.key)
-        if not nominated and not self.router.serial(key):
+        router = self.router
+        if not nominated and not router.serial(key):
             return False, key
         search = self.search
         self.routed = (pod, sig)
-        hub.committing(pod.key, -1, p.strip(pod))
         try:
             hub._schedule_popped(qp)
         finally:
             self.routed = None
         hub.committed(pod.key)
         dt = time.perf_counter() - popped
-        self.samples.append((key, dt, self.search - search))
+        if router.timed(key):
+            self.samples.append((key, dt, self.search - search))
         self.serial += dt
         self.served += 1
         return True, key
