@@ -152,3 +152,19 @@ def test_a_signature_never_measured_serially_still_tries_the_shards() -> None:
     assert _routes(router, "k", 4 * r.PROBE_SERIAL) == [True] * (4 * r.PROBE_SERIAL)
     assert _routes(router, "k", r.PROBE_SHARDS) == [False] * r.PROBE_SHARDS
     assert router.flips == 0
+
+
+def test_the_serial_rest_is_kept_per_signature() -> None:
+    """Pods that fail (or preempt) spend far more of their serial cycle outside the search
+    than Pods that bind; their figures must not send the cheap ones to the shards."""
+    router = Router(2, cores=2)
+    _pipeline(router, c_h=50, o_s=40, c_f=10)
+    for _ in range(4 * r.MIN_BATCH):
+        router.serial("binds")
+        router.served_serially("binds", 70 * US, 30 * US)
+        router.serial("fails")
+        router.served_serially("fails", 330 * US, 30 * US)
+    serial, _ = router.predict(router.sigs["binds"])
+    assert abs(serial - 70 * US) < 1 * US
+    assert router.prefers_serial(router.sigs["binds"])
+    assert not router.prefers_serial(router.sigs["fails"])

@@ -17,8 +17,8 @@ The decision applies the throughput model of docs/parallel.md §5 to what this r
 
 - per signature, the search (``schedule_pod``) in the coordinator (``S_c``) and on the
   shards (``S_s``, reported per Pod with each answer);
-- for the serial path, the rest of its cycle (``r``: pop, assume, bind, the confirming
-  event, the stream entry);
+- per signature too, the rest of its serial cycle (``r``: pop, assume, bind, the
+  confirming event, the stream entry -- or failure handling and preemption);
 - for the pipeline, the coordinator's time per Pod it hands out and commits (``c_h``:
   dispatch, messages, the binder; blocked receives and serial cycles excluded, pickling the
   stream counted per entry), a shard's time per Pod besides the search (``o_s``) and a
@@ -116,6 +116,9 @@ class Signature:
     """One signature's figures and where its Pods go now."""
 
     serial_search: Batch = field(default_factory=Batch)
+    serial_rest: Batch = field(default_factory=Batch)
+    """The rest of this signature's serial cycle (a Pod that fails or preempts costs far
+    more than one that binds, and must not tilt the others' figures)."""
     shard_search: Batch = field(default_factory=Batch)
     serial: bool = True
     """The current route: True for the coordinator's own cycle."""
@@ -234,16 +237,19 @@ class Router:
         o_s = self.shard_rest.avg.value or 0.0
         c_f = self.apply.avg.value or 0.0
         shard = s_s + o_s + n * c_f
-        serial = s_c + (self.serial_rest.avg.value or 0.0)
+        rest = sig.serial_rest.avg.value
+        serial = s_c + (rest if rest is not None else (self.serial_rest.avg.value or 0.0))
         return serial, max(c_h, shard / n, (c_h + shard) / cores)
 
     # ------------------------------------------------------------------ measuring
     def served_serially(self, key: Hashable, seconds: float, search: float) -> None:
         """The coordinator ran a Pod's cycle itself: ``seconds`` in all, ``search`` of it."""
         sig = self.sigs.get(key)
+        rest = max(0.0, seconds - search)
         if sig is not None:
             sig.serial_search.one(search)
-        self.serial_rest.one(max(0.0, seconds - search))
+            sig.serial_rest.one(rest)
+        self.serial_rest.one(rest)
 
     def searched_on_shard(self, key: Hashable, seconds: float) -> None:
         """A shard's search for a Pod of ``key`` took ``seconds``."""
@@ -284,6 +290,7 @@ class Router:
                 {
                     "pods": g.seen,
                     "serialSearchUs": us(g.serial_search.avg.value),
+                    "serialRestUs": us(g.serial_rest.avg.value),
                     "shardSearchUs": us(g.shard_search.avg.value),
                     "predictedUs": [us(t) for t in self.predict(g)],
                     "serial": g.best,
