@@ -30,8 +30,9 @@ proposal ``(node, version, alternatives)``, in the order the shard sent them:
    assumed copy, and the Pod goes straight
    back to activeQ (after :data:`FAST_RETRIES` conflicts, to backoff as an error).
 
-Where binds complete at once (in-memory), runs of fast-path proposals are committed in
-bulk (:mod:`~kubesched.parallel.bulk`): the same decisions, one ``bind_many`` call.
+Where binds complete at once (in-memory), runs of fast-path proposals -- and of proposals
+the full check passed, each assumed at once -- are committed in bulk
+(:mod:`~kubesched.parallel.bulk`): the same decisions, one ``bind_many`` call.
 
 Gangs are all-or-nothing: the members a shard proposed together are checked together (each
 tentatively assumed so the next one sees it) and committed only if every member passes.
@@ -159,8 +160,8 @@ class Binder:
                 fwk = self.hub.profiles[rec.qp.pod.scheduler_name]
                 if bulk.offer(shard, res, rec, fwk):
                     continue
-                bulk.flush()
-                self._decide(shard, res, rec, deferred)
+                bulk.settle()
+                self._decide(shard, res, rec, deferred, bulk=bulk)
                 continue
             if bulk is not None:
                 bulk.flush()
@@ -174,10 +175,17 @@ class Binder:
                 done.add(res[6])
                 commit_unit(self, shard, res[6], units[res[6]])
         if bulk is not None:
+            bulk.settle()
+        self._retry(shard, deferred, bulk)
+        if bulk is not None:
             bulk.flush()
-        self._retry(shard, deferred)
 
-    def _retry(self, shard: int, deferred: list[tuple[p.Result, InFlight]]) -> None:
+    def _retry(
+        self,
+        shard: int,
+        deferred: list[tuple[p.Result, InFlight]],
+        bulk: BulkCommitter | None,
+    ) -> None:
         """Decide deferred proposals again while some pass (the shard placed them counting
         each other: one refused early in a reply may fit after the rest); then the rest."""
         progress = True
@@ -185,11 +193,11 @@ class Binder:
             progress = False
             for item in list(deferred):
                 res, rec = item
-                if self._decide(shard, res, rec, retry=True):
+                if self._decide(shard, res, rec, retry=True, bulk=bulk):
                     deferred.remove(item)
                     progress = True
         for res, rec in deferred:
-            self._decide(shard, res, rec)
+            self._decide(shard, res, rec, bulk=bulk)
 
     def _take(self, shard: int, res: p.Result) -> InFlight | None:
         rec = self.hub.dispatcher.close(res[1], shard)
@@ -208,11 +216,13 @@ class Binder:
         rec: InFlight,
         deferred: list[tuple[p.Result, InFlight]] | None = None,
         retry: bool = False,
+        bulk: BulkCommitter | None = None,
     ) -> bool:
         """Commit the proposal on its node or an alternative, else refuse it -- or, when
         its node failed a cross-node Filter and ``deferred`` is given, keep it for
         :meth:`_retry` (``retry``: only commit on the proposed node, refuse nothing).
-        Whether it was committed."""
+        With ``bulk``, a commit that is only the bind joins its run (assumed at once,
+        bound with the run).  Whether it was committed."""
         t0 = time.perf_counter()
         fwk = self.hub.profiles[rec.qp.pod.scheduler_name]
         choice = self.choose(fwk, rec.qp.pod, res, shard)
@@ -227,11 +237,12 @@ class Binder:
             self._conflict(shard, rec, choice.reason)
         else:
             self._count(shard, res, choice)
-            row = self.hub.cluster.nodes.row_of[choice.node]
-            base = self.fast.base(shard, row)
-            ok = self.commit(fwk, rec, choice.node, choice.state, shard)
-            if ok and choice.path == "fast" and choice.node == res[2]:
-                self.fast.committed(shard, row, base)
+            if bulk is None or not bulk.add_checked(shard, res, rec, fwk, choice.node):
+                row = self.hub.cluster.nodes.row_of[choice.node]
+                base = self.fast.base(shard, row)
+                ok = self.commit(fwk, rec, choice.node, choice.state, shard)
+                if ok and choice.path == "fast" and choice.node == res[2]:
+                    self.fast.committed(shard, row, base)
         self._timed(t0, choice.path if choice.node is not None else "refused")
         return choice.node is not None
 
