@@ -168,3 +168,36 @@ def test_the_serial_rest_is_kept_per_signature() -> None:
     assert abs(serial - 70 * US) < 1 * US
     assert router.prefers_serial(router.sigs["binds"])
     assert not router.prefers_serial(router.sigs["fails"])
+
+
+def test_the_coordinators_own_cycles_release_the_binders_kept_prefilter() -> None:
+    """Kept PreFilter results are updated at every bind; while the coordinator schedules
+    Pods itself nobody reads them, so its first own cycle drops them."""
+    zone = "topology.kubernetes.io/zone"
+    nodes = [
+        make_node(f"n{i}").cap(cpu="4", memory="8Gi", pods=10).labels(**{zone: f"z{i % 2}"})
+        for i in range(4)
+    ]
+    router = ScriptedRouter(2, [False] * 4 + [True] * 4)
+    w = World([n.obj() for n in nodes], shards=2, round_size=4, router=router)
+    try:
+        pods = []
+        for i in range(8):
+            b = make_pod(f"p{i}", "ns").req(cpu="100m").labels(app="s")
+            b.pod.topology_spread_constraints = (
+                api.TopologySpreadConstraint(
+                    1, zone, "DoNotSchedule", api.LabelSelector(match_labels=(("app", "s"),))
+                ),
+            )
+            pods.append(b.obj())
+        w.add(pods[:4])
+        w.run()
+        prefilter = w.parallel.binder.prefilter
+        assert prefilter.kept  # the binder's full checks kept the spread signature's state
+        w.add(pods[4:])
+        w.run()
+        assert router.routed == {"serial": 4, "shards": 4}
+        assert not prefilter.kept
+        w.check(pods)
+    finally:
+        w.close()

@@ -112,6 +112,13 @@ class PreFilterCache:
         self.kept.clear()
         self.tracked.clear()
 
+    def release(self) -> None:
+        """Drop every kept result: the coordinator schedules Pods itself (auto routing), and
+        keeping them current would cost a PreFilterExtension call per bind for nothing;
+        the next full check runs PreFilter once per signature again."""
+        if self.kept:
+            self._clear()
+
     # ------------------------------------------------------------------ lookups
     def profile_ok(self, fwk: Framework) -> bool:
         """Whether every PreFilter plugin of the profile may be kept (or skipped)."""

@@ -102,6 +102,7 @@ class Routing:
             return False, key
         search = self.search
         self.routed = (pod, sig)
+        hub.binder.prefilter.release()
         try:
             hub._schedule_popped(qp)
         finally:
