@@ -201,3 +201,22 @@ def test_the_coordinators_own_cycles_release_the_binders_kept_prefilter() -> Non
         w.check(pods)
     finally:
         w.close()
+
+
+def test_refused_answers_count_against_the_pipeline() -> None:
+    """A signature whose proposals the binder keeps refusing (preemptors contesting the same
+    victims) pays one more pass per refusal: it stays serial."""
+    router, sig = _measured(420, 250)
+    assert not router.prefers_serial(sig)
+    _, before = router.predict(sig)
+    for i in range(200):
+        router.answered("k")
+        if i % 2 == 0:
+            router.answered("k", refused=True)
+    _, after = router.predict(sig)
+    assert abs(after - 1.5 * before) < 1 * US
+    for _ in range(400):  # PreemptionBasic's preemptors: refused ~1.2 times per answer
+        router.answered("k")
+        router.answered("k", refused=True)
+        router.answered("k", refused=True)
+    assert router.prefers_serial(sig)

@@ -27,9 +27,10 @@ The decision applies the throughput model of docs/parallel.md §5 to what this r
 With N shards on C usable cores (at most N + 1: the coordinator and the shards)::
 
     serial   t_1 = S_c + r
-    pipeline t_N = max(c_h, (S_s + o_s + N c_f) / N, (c_h + S_s + o_s + N c_f) / C)
+    pipeline t_N = max(c_h, (S_s + o_s + N c_f) / N, (c_h + S_s + o_s + N c_f) / C) * (1 + f)
 
-and a signature goes to the shards while ``MARGIN · t_N < t_1`` (see :data:`MARGIN`).
+(``f``: the share of the signature's answers the binder refused -- each refusal is one more
+pass) and a signature goes to the shards while ``MARGIN · t_N < t_1`` (see :data:`MARGIN`).
 Both routes are measured by running them: a new signature runs :data:`PROBE_SERIAL` Pods
 serially, then :data:`PROBE_SHARDS` on the shards, then (once the shards' answers are in)
 takes the better route for :data:`FIRST_STRETCH` Pods, the stretch doubling (up to
@@ -134,6 +135,11 @@ class Signature:
     """Whether Pods of this signature were sent to the shards to measure them."""
     run: int = 0
     """Pods routed since the last decision (for :meth:`Router.timed`)."""
+    answers: int = 0
+    refusals: int = 0
+    """The shards' answers for this signature, and how many of them the binder refused
+    (each refusal is one more pass through the pipeline: contested victims of preemptors,
+    the last free slots)."""
 
 
 def usable_cores(shards: int) -> int:
@@ -239,7 +245,8 @@ class Router:
         shard = s_s + o_s + n * c_f
         rest = sig.serial_rest.avg.value
         serial = s_c + (rest if rest is not None else (self.serial_rest.avg.value or 0.0))
-        return serial, max(c_h, shard / n, (c_h + shard) / cores)
+        passes = 1.0 + sig.refusals / sig.answers if sig.answers else 1.0
+        return serial, passes * max(c_h, shard / n, (c_h + shard) / cores)
 
     # ------------------------------------------------------------------ measuring
     def served_serially(self, key: Hashable, seconds: float, search: float) -> None:
@@ -250,6 +257,13 @@ class Router:
             sig.serial_search.one(search)
             sig.serial_rest.one(rest)
         self.serial_rest.one(rest)
+
+    def answered(self, key: Hashable, refused: bool = False) -> None:
+        """A shard answered for a Pod of ``key`` (``refused``: the binder refused it)."""
+        sig = self.sigs.get(key)
+        if sig is not None:
+            sig.answers += not refused
+            sig.refusals += refused
 
     def searched_on_shard(self, key: Hashable, seconds: float) -> None:
         """A shard's search for a Pod of ``key`` took ``seconds``."""

@@ -137,6 +137,10 @@ class Routing:
         in_flight = self.hub.dispatcher.in_flight
         scale = min(1.0, reply.cpu / reply.busy) if reply.busy > 0 else 1.0
         searched = 0.0
+        for res in reply.results:
+            rec = in_flight.get(res[1])
+            if rec is not None and rec.sig is not None:
+                router.answered(rec.sig)
         for key, seconds in reply.search.items():
             rec = in_flight.get(key)
             if rec is not None and rec.sig is not None:
