@@ -220,3 +220,16 @@ def test_refused_answers_count_against_the_pipeline() -> None:
         router.answered("k", refused=True)
         router.answered("k", refused=True)
     assert router.prefers_serial(sig)
+
+
+def test_a_stretch_the_figures_clearly_turn_against_ends_early() -> None:
+    router, sig = _measured(420, 250)
+    sig.probing, sig.best, sig.serial, sig.left = False, False, False, 4096  # on the shards
+    assert _routes(router, "k", r.RECHECK) == [False] * r.RECHECK
+    for _ in range(400):  # the binder refuses its proposals again and again
+        router.answered("k")
+        router.answered("k", refused=True)
+        router.answered("k", refused=True)
+    routes = _routes(router, "k", r.RECHECK + r.PROBE_SERIAL)
+    assert routes[: r.RECHECK - 1] == [False] * (r.RECHECK - 1)
+    assert routes[r.RECHECK - 1 :] == [True] * (r.PROBE_SERIAL + 1)  # a serial probe at once

@@ -35,7 +35,8 @@ Both routes are measured by running them: a new signature runs :data:`PROBE_SERI
 serially, then :data:`PROBE_SHARDS` on the shards, then (once the shards' answers are in)
 takes the better route for :data:`FIRST_STRETCH` Pods, the stretch doubling (up to
 :data:`LAST_STRETCH`) while the decision stands.  After a stretch the other route is probed
-again only while the verdict is close (:data:`CLEAR`); and once the pipeline's figures are
+again only while the verdict is close (:data:`CLEAR`), and a stretch whose own figures
+clearly turn the verdict ends early (:data:`RECHECK`); once the pipeline's figures are
 in, a new signature the model clearly keeps serial is never probed on the shards.  Gang
 members always go to the shards (the dispatcher keeps a gang on one shard).  The router
 only decides *where* a Pod is scheduled: the binder still checks every proposal, so a wrong
@@ -62,6 +63,10 @@ PROBE_SERIAL = 128
 PROBE_SHARDS = 128
 FIRST_STRETCH = 1024
 LAST_STRETCH = 131072
+RECHECK = 128
+"""Within a stretch, the verdict is looked at again every this many Pods: a stretch whose
+own figures clearly turn it (say, the binder refusing the signature's proposals again and
+again) ends early."""
 SAMPLE_EVERY = 8
 """Past the first :data:`MIN_BATCH` Pods of a serial stretch, one serial cycle in this many
 is timed for the router (the search keeps being measured; the rest costs nothing)."""
@@ -172,6 +177,8 @@ class Router:
         sig = self.sigs.get(key)
         if sig is None:
             sig = self.sigs[key] = Signature()
+        if sig.run % RECHECK == RECHECK - 1 and not sig.probing and self._turned(sig):
+            sig.left = 0  # the stretch's own figures turned the verdict clearly: end it
         if sig.left <= 0:
             self._next(sig)
         sig.left -= 1
@@ -226,6 +233,10 @@ class Router:
         """The model's verdict for ``sig`` (module docstring)."""
         serial, pipeline = self.predict(sig)
         return MARGIN * pipeline >= serial
+
+    def _turned(self, sig: Signature) -> bool:
+        """Whether the model now clearly prefers the route ``sig`` is not on."""
+        return self._clear(sig) and self.prefers_serial(sig) != sig.serial
 
     def _clear(self, sig: Signature) -> bool:
         """Whether the model's verdict for ``sig`` is clear (:data:`CLEAR`)."""
