@@ -233,3 +233,14 @@ def test_a_stretch_the_figures_clearly_turn_against_ends_early() -> None:
     routes = _routes(router, "k", r.RECHECK + r.PROBE_SERIAL)
     assert routes[: r.RECHECK - 1] == [False] * (r.RECHECK - 1)
     assert routes[r.RECHECK - 1 :] == [True] * (r.PROBE_SERIAL + 1)  # a serial probe at once
+
+
+def test_a_serial_stretch_runs_to_its_end() -> None:
+    """Under load the serial figures scatter most; a wrong turn to the pipeline is the costly
+    one, so only a stretch on the shards is cut short."""
+    router, sig = _measured(30, 32)
+    sig.probing, sig.best, sig.serial, sig.left = False, True, True, 1024
+    for _ in range(4 * r.MIN_BATCH):  # the serial cycle looks ten times dearer for a while
+        router.served_serially("k", 700 * US, 300 * US)
+    assert not router.prefers_serial(sig)
+    assert _routes(router, "k", 1024) == [True] * 1024

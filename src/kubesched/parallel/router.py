@@ -64,9 +64,10 @@ PROBE_SHARDS = 128
 FIRST_STRETCH = 1024
 LAST_STRETCH = 131072
 RECHECK = 128
-"""Within a stretch, the verdict is looked at again every this many Pods: a stretch whose
-own figures clearly turn it (say, the binder refusing the signature's proposals again and
-again) ends early."""
+"""Within a stretch on the shards, the verdict is looked at again every this many Pods: a
+stretch whose own figures clearly turn it (say, the binder refusing the signature's
+proposals again and again) ends early.  A serial stretch runs to its end: a wrong turn to
+the pipeline is the costly one, and under load the serial figures scatter most."""
 SAMPLE_EVERY = 8
 """Past the first :data:`MIN_BATCH` Pods of a serial stretch, one serial cycle in this many
 is timed for the router (the search keeps being measured; the rest costs nothing)."""
@@ -177,8 +178,9 @@ class Router:
         sig = self.sigs.get(key)
         if sig is None:
             sig = self.sigs[key] = Signature()
-        if sig.run % RECHECK == RECHECK - 1 and not sig.probing and self._turned(sig):
-            sig.left = 0  # the stretch's own figures turned the verdict clearly: end it
+        recheck = sig.run % RECHECK == RECHECK - 1 and not (sig.serial or sig.probing)
+        if recheck and self._turned(sig):  # the shards' own figures turned the verdict
+            sig.left = 0
         if sig.left <= 0:
             self._next(sig)
         sig.left -= 1
