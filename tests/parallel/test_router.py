@@ -225,6 +225,7 @@ def test_refused_answers_count_against_the_pipeline() -> None:
 def test_a_stretch_the_figures_clearly_turn_against_ends_early() -> None:
     router, sig = _measured(420, 250)
     sig.probing, sig.best, sig.serial, sig.left = False, False, False, 4096  # on the shards
+    sig.tried = True
     assert _routes(router, "k", r.RECHECK) == [False] * r.RECHECK
     for _ in range(400):  # the binder refuses its proposals again and again
         router.answered("k")
@@ -244,3 +245,20 @@ def test_a_serial_stretch_runs_to_its_end() -> None:
         router.served_serially("k", 700 * US, 300 * US)
     assert not router.prefers_serial(sig)
     assert _routes(router, "k", 1024) == [True] * 1024
+
+
+def test_before_any_pipeline_figures_a_search_below_the_floor_is_never_probed() -> None:
+    """The first signature of a run: a pipeline that cost only the serial cycle's rest in
+    the coordinator and again in a shard would still lose to a search under ~0.86 of that
+    rest (2 shards, 2 cores), so no Pod goes to the shards -- their catch-up on every node
+    and Pod so far would cost the run more than it could gain."""
+    router = Router(2, cores=2)
+    assert _routes(router, "cheap", r.PROBE_SERIAL) == [True] * r.PROBE_SERIAL
+    for _ in range(r.PROBE_SERIAL):
+        router.served_serially("cheap", 100 * US, 35 * US)  # SchedulingBasic: 35 + 65
+    assert _routes(router, "cheap", 4 * r.FIRST_STRETCH) == [True] * (4 * r.FIRST_STRETCH)
+    assert router.routed["shards"] == 0
+    assert _routes(router, "costly", r.PROBE_SERIAL) == [True] * r.PROBE_SERIAL
+    for _ in range(r.PROBE_SERIAL):
+        router.served_serially("costly", 120 * US, 60 * US)  # search above 0.86 x rest
+    assert _routes(router, "costly", r.PROBE_SHARDS) == [False] * r.PROBE_SHARDS

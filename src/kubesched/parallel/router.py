@@ -201,7 +201,11 @@ class Router:
 
     def _next(self, sig: Signature) -> None:
         if not sig.probing:  # a stretch ended: probe the other route unless clear
-            if self._clear(sig) and self.prefers_serial(sig) == sig.serial:
+            if sig.tried:
+                stay = self._clear(sig) and self.prefers_serial(sig) == sig.serial
+            else:  # a serial stretch of a signature never sent to the shards
+                stay = self._keep_serial(sig)
+            if stay:
                 sig.stretch = min(2 * sig.stretch, LAST_STRETCH)
                 self._route(sig, sig.serial, sig.stretch)
                 return
@@ -212,13 +216,14 @@ class Router:
             # not measured yet (only steps without messages in flight count): once more
             self._route(sig, True, PROBE_SERIAL)
             return
-        if not sig.tried and self.piped() and self._clear(sig) and self.prefers_serial(sig):
-            pass  # the pipeline, as measured for other signatures, loses clearly: no probe
+        if not sig.tried and self._keep_serial(sig):
+            best = True  # no probe: the pipeline cannot pay for this signature
         elif sig.shard_search.avg.value is None or not self.piped():
             # the shards not tried yet: try them; else their answers are on the way
             self._route(sig, sig.tried, PROBE_SERIAL if sig.tried else PROBE_SHARDS)
             return
-        best = self.prefers_serial(sig)
+        else:
+            best = self.prefers_serial(sig)
         if best == sig.best:
             sig.stretch = min(2 * sig.stretch, LAST_STRETCH)
         else:
@@ -226,6 +231,22 @@ class Router:
             self.flips += sig.best is not None
         sig.best, sig.probing = best, False
         self._route(sig, best, sig.stretch)
+
+    def _keep_serial(self, sig: Signature) -> bool:
+        """Whether a signature never sent to the shards stays serial without a probe: the
+        pipeline, as measured for other signatures, loses clearly; or, before any such
+        figures, even a pipeline costing only this signature's serial rest ``r`` in the
+        coordinator and again in a shard per Pod (no stream upkeep) would lose -- the floor
+        below which a probe cannot pay (measured, the pipeline's own costs per Pod are
+        2.1-3.3 ``r``; with 2 shards on 2 cores the floor is a search of 0.86 ``r``)."""
+        if self.piped():
+            return self._clear(sig) and self.prefers_serial(sig)
+        s = sig.serial_search.avg.value
+        r = sig.serial_rest.avg.value
+        if s is None or r is None:
+            return False
+        n, cores = self.shards, self.cores
+        return MARGIN * max(r, (s + r) / n, (2 * r + s) / cores) >= s + r
 
     def piped(self) -> bool:
         """Whether the pipeline's own figures (coordinator and shard per Pod) are in."""
