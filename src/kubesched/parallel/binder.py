@@ -327,8 +327,9 @@ class Binder:
     def _conflict(self, shard: int, rec: InFlight, reason: str) -> None:
         """Refuse a proposal: count it, tell the shard, send the Pod back to the queue."""
         key = rec.qp.pod.key
-        if self.hub.routing is not None and rec.sig is not None:
-            self.hub.routing.router.answered(rec.sig, refused=True)
+        routing = getattr(self.hub, "routing", None)  # None too in live mode's coordinator
+        if routing is not None and rec.sig is not None:
+            routing.router.answered(rec.sig, refused=True)
         self.stats.conflicts[reason] += 1
         self.hub.parallel_metrics.conflict(reason)
         self.hub.parallel_metrics.result(shard, "refused")

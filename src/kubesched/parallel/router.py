@@ -36,8 +36,9 @@ serially, then :data:`PROBE_SHARDS` on the shards, then (once the shards' answer
 takes the better route for :data:`FIRST_STRETCH` Pods, the stretch doubling (up to
 :data:`LAST_STRETCH`) while the decision stands.  After a stretch the other route is probed
 again only while the verdict is close (:data:`CLEAR`), and a stretch whose own figures
-clearly turn the verdict ends early (:data:`RECHECK`); once the pipeline's figures are
-in, a new signature the model clearly keeps serial is never probed on the shards.  Gang
+clearly turn the verdict ends early (:data:`RECHECK`).  A signature is never probed on the
+shards when that cannot pay: the model with the pipeline's figures (once measured) clearly
+keeps it serial, or, before them, its search is below a floor (:meth:`Router._keep_serial`).  Gang
 members always go to the shards (the dispatcher keeps a gang on one shard).  The router
 only decides *where* a Pod is scheduled: the binder still checks every proposal, so a wrong
 guess costs time, never correctness.
