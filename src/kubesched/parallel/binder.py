@@ -46,7 +46,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -83,6 +83,8 @@ REASONS = {
 }
 
 
+Deferred = list[tuple[p.Result, InFlight]]
+"""Proposals refused for a cross-node constraint, to retry after the rest of the reply."""
 CROSS_NODE = frozenset({"topology_spread", "pod_affinity"})
 """Refusal reasons that other Pods of the same reply may lift (:meth:`Binder._retry`)."""
 
@@ -151,7 +153,7 @@ class Binder:
                 units.setdefault(res[6], []).append(res)
         done: set[str] = set()
         bulk = self.bulk if self.bulk.enabled() else None
-        deferred: list[tuple[p.Result, InFlight]] = []
+        deferred: Deferred = []
         for res in results:
             if bulk is not None and res[0] == p.PROPOSE and not res[6]:
                 rec = self._take(shard, res)
@@ -180,12 +182,7 @@ class Binder:
         if bulk is not None:
             bulk.flush()
 
-    def _retry(
-        self,
-        shard: int,
-        deferred: list[tuple[p.Result, InFlight]],
-        bulk: BulkCommitter | None,
-    ) -> None:
+    def _retry(self, shard: int, deferred: Deferred, bulk: BulkCommitter | None) -> None:
         """Decide deferred proposals again while some pass (the shard placed them counting
         each other: one refused early in a reply may fit after the rest); then the rest."""
         progress = True
@@ -214,7 +211,7 @@ class Binder:
         shard: int,
         res: p.Result,
         rec: InFlight,
-        deferred: list[tuple[p.Result, InFlight]] | None = None,
+        deferred: Deferred | None = None,
         retry: bool = False,
         bulk: BulkCommitter | None = None,
     ) -> bool:
@@ -397,17 +394,3 @@ class Binder:
     def forget_victim(self, key: str) -> None:
         """A victim is gone for good."""
         self.claimed.pop(key, None)
-
-
-def summary(stats: BinderStats) -> dict[str, Any]:
-    """The binder's counts as a JSON-ready dict."""
-    attempts = sum(stats.proposals.values())
-    conflicts = sum(stats.conflicts.values())
-    return {
-        "proposals": {str(k): v for k, v in sorted(stats.proposals.items())},
-        "committed": dict(stats.committed),
-        "conflicts": dict(stats.conflicts),
-        "conflictRate": round(conflicts / attempts, 4) if attempts else 0.0,
-        "retries": dict(stats.retries),
-        "binderSeconds": round(stats.seconds, 4),
-    }

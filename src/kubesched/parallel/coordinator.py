@@ -44,9 +44,9 @@ from kubesched.framework.interface import ApiClient, PluginFactory
 from kubesched.metrics import SchedulerMetrics
 from kubesched.parallel import protocol as p
 from kubesched.parallel import transport
-from kubesched.parallel.binder import Binder, summary
+from kubesched.parallel.binder import Binder
 from kubesched.parallel.dispatcher import Dispatcher, InFlight
-from kubesched.parallel.observe import ParallelMetrics
+from kubesched.parallel.observe import ParallelMetrics, binder_summary
 from kubesched.parallel.router import Router
 from kubesched.parallel.routing import RoutedSearch, Routing
 from kubesched.parallel.streaming import CacheTap, StreamingHandlers, snapshot_entries
@@ -311,7 +311,7 @@ class ParallelScheduler(RoutedSearch, StreamingHandlers):
         """Binder and shard numbers, JSON-ready (results and design note)."""
         out = {
             "shards": self.shard_count,
-            "binder": summary(self.binder.stats),
+            "binder": binder_summary(self.binder.stats),
             "perShard": self.parallel_metrics.summary(),
         }
         if self.routing is not None:
