@@ -171,6 +171,12 @@ def run_one(
     return out
 
 
+def _progress(r: int, case: str, workload: str, shards: int, one: dict[str, Any]) -> None:
+    """One run's figures, with the load average at its end (a busy machine scatters them)."""
+    load = os.getloadavg()[0]
+    print(f"  run {r + 1} {case}/{workload} shards={shards} (load {load:.1f}): {one}", flush=True)
+
+
 def _steady(samples: list[tuple[int, float, float]]) -> float:
     """Coordinator CPU per Pod bound while the measured Pods are being scheduled: the slope
     of process time over Pods bound between the progress samples at 10 % and 90 % of the
@@ -236,7 +242,7 @@ def main() -> None:
                 for n in counts:
                     one = run_one(path, case, workload, n, batching, args.routing)
                     runs[n].append(one)
-                    print(f"  run {r + 1} {case}/{workload} shards={n}: {one}", flush=True)
+                    _progress(r, case, workload, n, one)
             report(case, workload, runs)
 
 
@@ -273,7 +279,7 @@ def table(counts: list[int], runs: int, batching: bool | None, routing: str, siz
             for n in counts:
                 one = run_one(path, case, workload, n, batching, routing)
                 got[n].append(one)
-                print(f"  run {r + 1} {case}/{workload} shards={n}: {one}", flush=True)
+                _progress(r, case, workload, n, one)
         rows.append((case, workload, got))
     load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"\nmedians of {runs} runs, routing {routing}, load average {load}\n")

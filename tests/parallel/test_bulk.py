@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -202,3 +203,61 @@ def test_a_refused_bulk_bind_makes_the_proposing_shard_forget_its_copy() -> None
             assert {k: r.node for k, r in shard.cluster.pods.items()} == w.placements()
     finally:
         w.close()
+
+
+ZONE = "topology.kubernetes.io/zone"
+
+
+def _spread(name: str) -> api.Pod:
+    b = make_pod(name, "ns").req(cpu="500m").labels(app="spread")
+    b.pod.topology_spread_constraints = (
+        api.TopologySpreadConstraint(
+            1, ZONE, "DoNotSchedule", api.LabelSelector(match_labels=(("app", "spread"),))
+        ),
+    )
+    return b.obj()
+
+
+def _spread_placements(bulk: bool) -> tuple[dict[str, str], dict[str, int], int]:
+    """Spread Pods (every proposal needs the full check) on 6 nodes in 2 zones: the
+    placements, the binder's commits by path, and how many Pods ``bind_many`` bound."""
+    nodes = [
+        make_node(f"n{i}").cap(cpu="2", memory="8Gi", pods=10).labels(**{ZONE: f"z{i % 2}"})
+        for i in range(6)
+    ]
+    w = World([n.obj() for n in nodes], round_size=4, seed=5)
+    if not bulk:
+        w.client = _OneByOne(w.api, lambda: w.now)
+        w.sched.api = w.client
+        w.sched.handle.api = w.client
+        w.sched.submit_binding = w.client.submit_binding
+    in_bulk: list[str] = []
+    bind_many = w.client.bind_many
+
+    def counted(pairs: list[tuple[api.Pod, str]]) -> list[ApiError | None]:
+        in_bulk.extend(pod.key for pod, _ in pairs)
+        return bind_many(pairs)
+
+    w.client.bind_many = counted  # type: ignore[method-assign]
+    try:
+        pods = [_spread(f"p{i:02d}") for i in range(30)]
+        w.add(pods)
+        w.run(max_steps=2000)
+        w.check(pods)
+        placed = w.placements()
+        zones = Counter(w.api.nodes[n].labels[ZONE] for n in placed.values())
+        assert abs(zones["z0"] - zones["z1"]) <= 1, zones
+        return placed, dict(w.parallel.binder.stats.committed), len(in_bulk)
+    finally:
+        w.close()
+
+
+def test_full_checked_commits_are_bound_in_bulk_and_place_as_one_by_one() -> None:
+    """A proposal that passes the full check joins the reply's bulk run, assumed in the
+    cache at once so the next check (and the kept PreFilter's spread counts) sees it."""
+    bulk, stats, in_bulk = _spread_placements(True)
+    one_by_one, stats_one, none = _spread_placements(False)
+    assert len(bulk) == 24  # 6 nodes x 2 CPU of 500m Pods, spread evenly
+    assert bulk == one_by_one and stats == stats_one
+    assert "fast" not in stats and stats["full"] > 0
+    assert in_bulk == len(bulk) and none == 0

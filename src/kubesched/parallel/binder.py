@@ -30,8 +30,9 @@ proposal ``(node, version, alternatives)``, in the order the shard sent them:
    assumed copy, and the Pod goes straight
    back to activeQ (after :data:`FAST_RETRIES` conflicts, to backoff as an error).
 
-Where binds complete at once (in-memory), runs of fast-path proposals are committed in
-bulk (:mod:`~kubesched.parallel.bulk`): the same decisions, one ``bind_many`` call.
+Where binds complete at once (in-memory), runs of fast-path proposals -- and of proposals
+the full check passed, each assumed at once -- are committed in bulk
+(:mod:`~kubesched.parallel.bulk`): the same decisions, one ``bind_many`` call.
 
 Gangs are all-or-nothing: the members a shard proposed together are checked together (each
 tentatively assumed so the next one sees it) and committed only if every member passes.
@@ -45,7 +46,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -82,6 +83,8 @@ REASONS = {
 }
 
 
+Deferred = list[tuple[p.Result, InFlight]]
+"""Proposals refused for a cross-node constraint, to retry after the rest of the reply."""
 CROSS_NODE = frozenset({"topology_spread", "pod_affinity"})
 """Refusal reasons that other Pods of the same reply may lift (:meth:`Binder._retry`)."""
 
@@ -150,7 +153,7 @@ class Binder:
                 units.setdefault(res[6], []).append(res)
         done: set[str] = set()
         bulk = self.bulk if self.bulk.enabled() else None
-        deferred: list[tuple[p.Result, InFlight]] = []
+        deferred: Deferred = []
         for res in results:
             if bulk is not None and res[0] == p.PROPOSE and not res[6]:
                 rec = self._take(shard, res)
@@ -159,8 +162,8 @@ class Binder:
                 fwk = self.hub.profiles[rec.qp.pod.scheduler_name]
                 if bulk.offer(shard, res, rec, fwk):
                     continue
-                bulk.flush()
-                self._decide(shard, res, rec, deferred)
+                bulk.settle()
+                self._decide(shard, res, rec, deferred, bulk=bulk)
                 continue
             if bulk is not None:
                 bulk.flush()
@@ -174,10 +177,12 @@ class Binder:
                 done.add(res[6])
                 commit_unit(self, shard, res[6], units[res[6]])
         if bulk is not None:
+            bulk.settle()
+        self._retry(shard, deferred, bulk)
+        if bulk is not None:
             bulk.flush()
-        self._retry(shard, deferred)
 
-    def _retry(self, shard: int, deferred: list[tuple[p.Result, InFlight]]) -> None:
+    def _retry(self, shard: int, deferred: Deferred, bulk: BulkCommitter | None) -> None:
         """Decide deferred proposals again while some pass (the shard placed them counting
         each other: one refused early in a reply may fit after the rest); then the rest."""
         progress = True
@@ -185,11 +190,11 @@ class Binder:
             progress = False
             for item in list(deferred):
                 res, rec = item
-                if self._decide(shard, res, rec, retry=True):
+                if self._decide(shard, res, rec, retry=True, bulk=bulk):
                     deferred.remove(item)
                     progress = True
         for res, rec in deferred:
-            self._decide(shard, res, rec)
+            self._decide(shard, res, rec, bulk=bulk)
 
     def _take(self, shard: int, res: p.Result) -> InFlight | None:
         rec = self.hub.dispatcher.close(res[1], shard)
@@ -206,13 +211,15 @@ class Binder:
         shard: int,
         res: p.Result,
         rec: InFlight,
-        deferred: list[tuple[p.Result, InFlight]] | None = None,
+        deferred: Deferred | None = None,
         retry: bool = False,
+        bulk: BulkCommitter | None = None,
     ) -> bool:
         """Commit the proposal on its node or an alternative, else refuse it -- or, when
         its node failed a cross-node Filter and ``deferred`` is given, keep it for
         :meth:`_retry` (``retry``: only commit on the proposed node, refuse nothing).
-        Whether it was committed."""
+        With ``bulk``, a commit that is only the bind joins its run (assumed at once,
+        bound with the run).  Whether it was committed."""
         t0 = time.perf_counter()
         fwk = self.hub.profiles[rec.qp.pod.scheduler_name]
         choice = self.choose(fwk, rec.qp.pod, res, shard)
@@ -227,11 +234,12 @@ class Binder:
             self._conflict(shard, rec, choice.reason)
         else:
             self._count(shard, res, choice)
-            row = self.hub.cluster.nodes.row_of[choice.node]
-            base = self.fast.base(shard, row)
-            ok = self.commit(fwk, rec, choice.node, choice.state, shard)
-            if ok and choice.path == "fast" and choice.node == res[2]:
-                self.fast.committed(shard, row, base)
+            if bulk is None or not bulk.add_checked(shard, res, rec, fwk, choice.node):
+                row = self.hub.cluster.nodes.row_of[choice.node]
+                base = self.fast.base(shard, row)
+                ok = self.commit(fwk, rec, choice.node, choice.state, shard)
+                if ok and choice.path == "fast" and choice.node == res[2]:
+                    self.fast.committed(shard, row, base)
         self._timed(t0, choice.path if choice.node is not None else "refused")
         return choice.node is not None
 
@@ -316,6 +324,9 @@ class Binder:
     def _conflict(self, shard: int, rec: InFlight, reason: str) -> None:
         """Refuse a proposal: count it, tell the shard, send the Pod back to the queue."""
         key = rec.qp.pod.key
+        routing = getattr(self.hub, "routing", None)  # None too in live mode's coordinator
+        if routing is not None and rec.sig is not None:
+            routing.router.answered(rec.sig, refused=True)
         self.stats.conflicts[reason] += 1
         self.hub.parallel_metrics.conflict(reason)
         self.hub.parallel_metrics.result(shard, "refused")
@@ -383,17 +394,3 @@ class Binder:
     def forget_victim(self, key: str) -> None:
         """A victim is gone for good."""
         self.claimed.pop(key, None)
-
-
-def summary(stats: BinderStats) -> dict[str, Any]:
-    """The binder's counts as a JSON-ready dict."""
-    attempts = sum(stats.proposals.values())
-    conflicts = sum(stats.conflicts.values())
-    return {
-        "proposals": {str(k): v for k, v in sorted(stats.proposals.items())},
-        "committed": dict(stats.committed),
-        "conflicts": dict(stats.conflicts),
-        "conflictRate": round(conflicts / attempts, 4) if attempts else 0.0,
-        "retries": dict(stats.retries),
-        "binderSeconds": round(stats.seconds, 4),
-    }

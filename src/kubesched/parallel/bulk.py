@@ -16,12 +16,20 @@ together instead of one binding cycle each:
 3. per Pod, the metrics the serial binding cycle records (attempt result and duration,
    scheduling SLI, the ``Bind`` extension point) and the queue's ``done``.
 
+A proposal that needs the **full check** (a spread Pod, say) joins the run too once the
+check passed (:meth:`BulkCommitter.add_checked`): it is assumed in the cache at once, so the
+next check -- and the kept PreFilter results, which hear every assume -- counts it, and it is
+bound with the run (the API server's notification confirms the assumed Pod).  The run's
+fast-path proposals, which the cache does not hold until they are bound, are flushed before
+each full check (:meth:`BulkCommitter.settle`), so every check sees every earlier commit.
+
 Only profiles whose commit is exactly that take this path: the fast path's conditions (no
 Reserve / Permit / PreBind plugins, node-local Filters) plus no PostBind plugin, the
-DefaultBinder as the only Bind plugin, and no extenders.  A bind that fails (the Pod was
-deleted meanwhile) fails the Pod as the serial binding cycle does.  Anything else (gangs,
-failures, proposals that need the full check) goes through the binder one by one, after
-the run so far is flushed, so results are still handled in the shard's order.
+DefaultBinder as the only Bind plugin, and no extenders; nor do Pods with resource claims.
+A bind that fails (the Pod was deleted meanwhile) fails the Pod as the serial binding cycle
+does (a full-checked Pod is forgotten first).  Anything else (gangs, failures) goes through
+the binder one by one, after the run so far is flushed, so results are still handled in the
+shard's order.
 """
 
 from __future__ import annotations
@@ -39,8 +47,11 @@ if TYPE_CHECKING:
 
 DEFAULT_BINDER = "DefaultBinder"
 
-Item = tuple[p.Result, InFlight, Framework, int]
-"""A proposal of the run: its result tuple, dispatcher record, profile and node row."""
+Item = tuple[p.Result, InFlight, Framework, int, str, bool]
+"""A proposal of the run: its result tuple, dispatcher record, profile, node row, the node
+it is bound to, and whether it was full-checked -- then that node is the one the check
+passed (the proposed one or an alternative), where the Pod is assumed already
+(:meth:`BulkCommitter.add_checked`); else it is a fast-path proposal of its own node."""
 
 
 class BulkCommitter:
@@ -49,6 +60,8 @@ class BulkCommitter:
     def __init__(self, binder: Binder) -> None:
         self.binder = binder
         self.run: list[Item] = []
+        self.fast_items = 0
+        """Of the run, fast-path proposals (not in the cache until the bind)."""
         self.shard = -1
         self._ok: dict[str, bool] = {}
 
@@ -82,40 +95,70 @@ class BulkCommitter:
         ):
             return False
         self.shard = shard
-        self.run.append((res, rec, fwk, row))
+        self.run.append((res, rec, fwk, row, res[2], False))
+        self.fast_items += 1
+        return True
+
+    def settle(self) -> None:
+        """Before a full check: the run's fast-path proposals go into the cache (bound), so
+        the check sees them; the run's full-checked Pods are assumed there already."""
+        if self.fast_items:
+            self.flush()
+
+    def add_checked(
+        self, shard: int, res: p.Result, rec: InFlight, fwk: Framework, node: str
+    ) -> bool:
+        """Take a proposal the full check passed on ``node`` into the run, assumed in the
+        cache at once (the next check, and the kept PreFilter results, count it), if its
+        profile's commit is only the bind (:meth:`profile_ok`) and it claims nothing."""
+        if not self.profile_ok(fwk) or rec.qp.pod.resource_claims:
+            return False
+        hub = self.binder.hub
+        pod = rec.qp.pod
+        hub.cluster.assume_pod(pod.bound_to(node), node)
+        hub.queue.nominator.delete(pod.key)
+        self.shard = shard
+        self.run.append((res, rec, fwk, hub.cluster.nodes.row_of[node], node, True))
         return True
 
     def flush(self) -> None:
         """Commit the run collected so far (see the module docstring)."""
         run, self.run = self.run, []
+        self.fast_items = 0
         if not run:
             return
         binder, shard = self.binder, self.shard
         hub = binder.hub
         t0 = time.perf_counter()
         bases: dict[int, int] = {}
-        for res, rec, _, row in run:
-            if row not in bases:
+        for res, rec, _, row, _, checked in run:
+            if not checked and row not in bases:
                 bases[row] = binder.fast.base(shard, row)
             hub.committing(res[1], shard, rec.sent)
         api = hub.api
         assert api is not None
         t1 = time.perf_counter()
-        errors = api.bind_many([(rec.qp.pod, res[2]) for res, rec, _, _ in run])  # type: ignore[attr-defined]
+        errors = api.bind_many([(item[1].qp.pod, item[4]) for item in run])  # type: ignore[attr-defined]
         share = (time.perf_counter() - t1) / len(run)
         now = hub.clock()
         stats, pm, metrics = binder.stats, hub.parallel_metrics, hub.metrics
-        for (res, rec, fwk, _), err in zip(run, errors, strict=True):
+        for (res, rec, fwk, _, node, checked), err in zip(run, errors, strict=True):
             qp = rec.qp
             if err is not None:  # the proposer's replica must forget its assumed copy
                 hub._proposer.pop(res[1], None)
+                status = Status(Code.ERROR, (str(err),))
+                if checked and hub.cluster.is_assumed(res[1]):
+                    assumed = qp.pod.bound_to(node)
+                    hub.cluster.forget_pod(assumed)
+                    hub._requeue_after_forget(assumed, status)
                 binder.refused[shard].append((res[1], "bind_failed"))
-                hub._fail(fwk, qp, Status(Code.ERROR, (str(err),)), rec.cycle, rec.start)
+                hub._fail(fwk, qp, status, rec.cycle, rec.start)
                 pm.result(shard, "error")
                 continue
-            stats.committed["fast"] += 1
-            pm.result(shard, "committed")
-            binder.conflicts_in_a_row.pop(res[1], None)
+            if not checked:  # a full-checked Pod was counted when it was checked
+                stats.committed["fast"] += 1
+                pm.result(shard, "committed")
+                binder.conflicts_in_a_row.pop(res[1], None)
             fwk._timed("Bind", time.perf_counter() - share, SUCCESS)
             hub._record("scheduled", fwk, rec.start)
             first = qp.initial_attempt_timestamp
@@ -126,5 +169,6 @@ class BulkCommitter:
             binder.fast.committed(shard, row, base)
         dt = time.perf_counter() - t0
         stats.seconds += dt
-        for _ in run:
-            pm.binder_seconds("fast", dt / len(run))
+        for item in run:  # a full-checked Pod's time was observed when it was checked
+            if not item[5]:
+                pm.binder_seconds("fast", dt / len(run))

@@ -44,9 +44,9 @@ from kubesched.framework.interface import ApiClient, PluginFactory
 from kubesched.metrics import SchedulerMetrics
 from kubesched.parallel import protocol as p
 from kubesched.parallel import transport
-from kubesched.parallel.binder import Binder, summary
+from kubesched.parallel.binder import Binder
 from kubesched.parallel.dispatcher import Dispatcher, InFlight
-from kubesched.parallel.observe import ParallelMetrics
+from kubesched.parallel.observe import ParallelMetrics, binder_summary
 from kubesched.parallel.router import Router
 from kubesched.parallel.routing import RoutedSearch, Routing
 from kubesched.parallel.streaming import CacheTap, StreamingHandlers, snapshot_entries
@@ -98,6 +98,7 @@ class ParallelScheduler(RoutedSearch, StreamingHandlers):
         self.held_logged: set[str] = set()
         self._bindings = 0
         self._updating = False
+        self.dispatcher = Dispatcher(shards, round_size=round_size, window=round_size * DEPTH)
         super().__init__(
             config,
             clock=clock,
@@ -108,7 +109,6 @@ class ParallelScheduler(RoutedSearch, StreamingHandlers):
             metrics=metrics,
             batching=batching,
         )
-        self.dispatcher = Dispatcher(shards, round_size=round_size, window=round_size * DEPTH)
         self.binder = Binder(self)
         self.parallel_metrics = ParallelMetrics(self.metrics, shards)
         self.cluster.observe(CacheTap(self))
@@ -141,13 +141,11 @@ class ParallelScheduler(RoutedSearch, StreamingHandlers):
     @property
     def in_flight_bindings(self) -> int:
         """Binding cycles in flight plus Pods handed to shards and not answered yet."""
-        d = getattr(self, "dispatcher", None)
-        return self._bindings + (len(d.in_flight) if d is not None else 0)
+        return self._bindings + len(self.dispatcher.in_flight)
 
     @in_flight_bindings.setter
     def in_flight_bindings(self, value: int) -> None:
-        d = getattr(self, "dispatcher", None)
-        self._bindings = value - (len(d.in_flight) if d is not None else 0)
+        self._bindings = value - len(self.dispatcher.in_flight)
 
     def requeue_now(self, rec: InFlight, reason: str) -> None:
         """Send a handed-out Pod straight back to activeQ (it did not fail on its own)."""
@@ -313,7 +311,7 @@ class ParallelScheduler(RoutedSearch, StreamingHandlers):
         """Binder and shard numbers, JSON-ready (results and design note)."""
         out = {
             "shards": self.shard_count,
-            "binder": summary(self.binder.stats),
+            "binder": binder_summary(self.binder.stats),
             "perShard": self.parallel_metrics.summary(),
         }
         if self.routing is not None:

@@ -101,14 +101,8 @@ class Dispatcher:
             budget = self.round_size * self.shards
         n = 0
         served = 0
-        while True:
-            room = [
-                i
-                for i in range(self.shards)
-                if self.load[i] < self.window and len(self.outbox[i]) < self.round_size
-            ]
-            if not room or served >= budget:
-                return n
+        room = self._room()
+        while room and served < budget:
             t0 = time.perf_counter()
             qp = queue.pop()
             if qp is None:
@@ -129,6 +123,16 @@ class Dispatcher:
             n += self._hand(qp, target, group, queue.scheduling_cycle, sig)
             if group:
                 n += self._take_siblings(queue, qp.pod, group, target)
+            room = self._room()
+        return n
+
+    def _room(self) -> list[int]:
+        """The shards that may take another Pod this step."""
+        return [
+            i
+            for i in range(self.shards)
+            if self.load[i] < self.window and len(self.outbox[i]) < self.round_size
+        ]
 
     def _take_siblings(self, queue: SchedulingQueue, pod: api.Pod, group: str, target: int) -> int:
         n = 0

@@ -92,7 +92,8 @@ class FastPath:
                 self.spanning_pods += n
 
     def pod_added(self, rec: PodRecord) -> None:
-        self._count(rec.pod, 1)
+        if rec.pod.pod_anti_affinity is not None:
+            self._count(rec.pod, 1)
 
     def pod_removed(self, rec: PodRecord) -> None:
         self._count(rec.pod, -1)

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubesched.metrics import SchedulerMetrics
+
+if TYPE_CHECKING:
+    from kubesched.parallel.binder import BinderStats
 
 
 @dataclass(slots=True)
@@ -91,3 +94,17 @@ class ParallelMetrics:
             }
             for i, s in enumerate(self.shards)
         ]
+
+
+def binder_summary(stats: BinderStats) -> dict[str, Any]:
+    """The binder's counts as a JSON-ready dict."""
+    attempts = sum(stats.proposals.values())
+    conflicts = sum(stats.conflicts.values())
+    return {
+        "proposals": {str(k): v for k, v in sorted(stats.proposals.items())},
+        "committed": dict(stats.committed),
+        "conflicts": dict(stats.conflicts),
+        "conflictRate": round(conflicts / attempts, 4) if attempts else 0.0,
+        "retries": dict(stats.retries),
+        "binderSeconds": round(stats.seconds, 4),
+    }

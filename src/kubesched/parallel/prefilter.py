@@ -73,7 +73,10 @@ class PreFilterCache:
 
     # ------------------------------------------------------------------ cache observer
     def pod_added(self, rec: PodRecord) -> None:
-        self._changed(rec, add=True)
+        if self.kept:
+            self._changed(rec, add=True)
+        else:  # nothing kept (e.g. auto routing's serial cycles): nothing to update
+            self.version = self.cluster.version
 
     def pod_removed(self, rec: PodRecord) -> None:
         self._changed(rec, add=False)
@@ -108,6 +111,13 @@ class PreFilterCache:
     def _clear(self) -> None:
         self.kept.clear()
         self.tracked.clear()
+
+    def release(self) -> None:
+        """Drop every kept result: the coordinator schedules Pods itself (auto routing), and
+        keeping them current would cost a PreFilterExtension call per bind for nothing;
+        the next full check runs PreFilter once per signature again."""
+        if self.kept:
+            self._clear()
 
     # ------------------------------------------------------------------ lookups
     def profile_ok(self, fwk: Framework) -> bool:

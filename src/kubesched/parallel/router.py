@@ -17,8 +17,8 @@ The decision applies the throughput model of docs/parallel.md §5 to what this r
 
 - per signature, the search (``schedule_pod``) in the coordinator (``S_c``) and on the
   shards (``S_s``, reported per Pod with each answer);
-- for the serial path, the rest of its cycle (``r``: pop, assume, bind, the confirming
-  event, the stream entry);
+- per signature too, the rest of its serial cycle (``r``: pop, assume, bind, the
+  confirming event, the stream entry -- or failure handling and preemption);
 - for the pipeline, the coordinator's time per Pod it hands out and commits (``c_h``:
   dispatch, messages, the binder; blocked receives and serial cycles excluded, pickling the
   stream counted per entry), a shard's time per Pod besides the search (``o_s``) and a
@@ -27,17 +27,21 @@ The decision applies the throughput model of docs/parallel.md §5 to what this r
 With N shards on C usable cores (at most N + 1: the coordinator and the shards)::
 
     serial   t_1 = S_c + r
-    pipeline t_N = max(c_h, (S_s + o_s + N c_f) / N, (c_h + S_s + o_s + N c_f) / C)
+    pipeline t_N = max(c_h, (S_s + o_s + N c_f) / N, (c_h + S_s + o_s + N c_f) / C) * (1 + f)
 
-and a signature goes to the shards while ``MARGIN · t_N < t_1`` (the pipeline realises
-85-99 % of its model, §5).  Both routes are measured by running them: a new signature runs
-:data:`PROBE_SERIAL` Pods serially, then :data:`PROBE_SHARDS` on the shards, then (once the
-shards' answers are in) takes the better route for :data:`FIRST_STRETCH` Pods; after each
-stretch a probe of the other route refreshes its figures, and the stretch doubles (up to
-:data:`LAST_STRETCH`) while the decision stands.  Gang members always go to the shards
-(the dispatcher keeps a gang on one shard).  The router only decides *where* a Pod is
-scheduled: the binder still checks every proposal, so a wrong guess costs time, never
-correctness.
+(``f``: the share of the signature's answers the binder refused -- each refusal is one more
+pass) and a signature goes to the shards while ``MARGIN · t_N < t_1`` (see :data:`MARGIN`).
+Both routes are measured by running them: a new signature runs :data:`PROBE_SERIAL` Pods
+serially, then :data:`PROBE_SHARDS` on the shards, then (once the shards' answers are in)
+takes the better route for :data:`FIRST_STRETCH` Pods, the stretch doubling (up to
+:data:`LAST_STRETCH`) while the decision stands.  After a stretch the other route is probed
+again only while the verdict is close (:data:`CLEAR`), and a stretch whose own figures
+clearly turn the verdict ends early (:data:`RECHECK`).  A signature is never probed on the
+shards when that cannot pay: the model with the pipeline's figures (once measured) clearly
+keeps it serial, or, before them, its search is below a floor (:meth:`Router._keep_serial`).  Gang
+members always go to the shards (the dispatcher keeps a gang on one shard).  The router
+only decides *where* a Pod is scheduled: the binder still checks every proposal, so a wrong
+guess costs time, never correctness.
 """
 
 from __future__ import annotations
@@ -48,12 +52,26 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
-MARGIN = 1.15
-"""The pipeline must win by this factor (its model's realisation is 85-99 %)."""
+MARGIN = 1.3
+"""The pipeline must win by this factor: its model's realisation is 85-99 % on free cores
+and less on a busy machine, where a first verdict from one probe also scatters most; a
+wrong turn to the pipeline is what makes a run slower than serial (docs/parallel.md §3.1)."""
+CLEAR = 1.25
+"""A verdict is *clear* when the losing route is slower by this factor beyond
+:data:`MARGIN`: then no probe of the other route is sent (a probe to the shards drags the
+whole stream since their last message along, ~10-14 µs per entry in every shard)."""
 PROBE_SERIAL = 128
 PROBE_SHARDS = 128
-FIRST_STRETCH = 8192
+FIRST_STRETCH = 1024
 LAST_STRETCH = 131072
+RECHECK = 128
+"""Within a stretch on the shards, the verdict is looked at again every this many Pods: a
+stretch whose own figures clearly turn it (say, the binder refusing the signature's
+proposals again and again) ends early.  A serial stretch runs to its end: a wrong turn to
+the pipeline is the costly one, and under load the serial figures scatter most."""
+SAMPLE_EVERY = 8
+"""Past the first :data:`MIN_BATCH` Pods of a serial stretch, one serial cycle in this many
+is timed for the router (the search keeps being measured; the rest costs nothing)."""
 ALPHA = 0.02
 """EWMA weight of one Pod's measurement (~50 Pods of memory)."""
 MIN_BATCH = 32
@@ -106,6 +124,9 @@ class Signature:
     """One signature's figures and where its Pods go now."""
 
     serial_search: Batch = field(default_factory=Batch)
+    serial_rest: Batch = field(default_factory=Batch)
+    """The rest of this signature's serial cycle (a Pod that fails or preempts costs far
+    more than one that binds, and must not tilt the others' figures)."""
     shard_search: Batch = field(default_factory=Batch)
     serial: bool = True
     """The current route: True for the coordinator's own cycle."""
@@ -119,6 +140,13 @@ class Signature:
     """Pods routed."""
     tried: bool = False
     """Whether Pods of this signature were sent to the shards to measure them."""
+    run: int = 0
+    """Pods routed since the last decision (for :meth:`Router.timed`)."""
+    answers: int = 0
+    refusals: int = 0
+    """The shards' answers for this signature, and how many of them the binder refused
+    (each refusal is one more pass through the pipeline: contested victims of preemptors,
+    the last free slots)."""
 
 
 def usable_cores(shards: int) -> int:
@@ -151,40 +179,93 @@ class Router:
         sig = self.sigs.get(key)
         if sig is None:
             sig = self.sigs[key] = Signature()
+        recheck = sig.run % RECHECK == RECHECK - 1 and not (sig.serial or sig.probing)
+        if recheck and self._turned(sig):  # the shards' own figures turned the verdict
+            sig.left = 0
         if sig.left <= 0:
             self._next(sig)
         sig.left -= 1
         sig.seen += 1
+        sig.run += 1
         self.routed["serial" if sig.serial else "shards"] += 1
         return sig.serial
 
+    def timed(self, key: Hashable) -> bool:
+        """Whether the serial cycle of the Pod of ``key`` just routed should be measured:
+        every one while probing or early in a stretch, then one in :data:`SAMPLE_EVERY`."""
+        sig = self.sigs.get(key)
+        return sig is None or sig.probing or sig.run <= MIN_BATCH or sig.run % SAMPLE_EVERY == 0
+
+    def _route(self, sig: Signature, serial: bool, left: int) -> None:
+        sig.serial, sig.left, sig.run = serial, left, 0
+        sig.tried = sig.tried or not serial
+
     def _next(self, sig: Signature) -> None:
-        if not sig.probing:  # a stretch ended: probe the other route
-            sig.serial, sig.probing = not sig.serial, True
-            sig.left = PROBE_SERIAL if sig.serial else PROBE_SHARDS
+        if not sig.probing:  # a stretch ended: probe the other route unless clear
+            if sig.tried:
+                stay = self._clear(sig) and self.prefers_serial(sig) == sig.serial
+            else:  # a serial stretch of a signature never sent to the shards
+                stay = self._keep_serial(sig)
+            if stay:
+                sig.stretch = min(2 * sig.stretch, LAST_STRETCH)
+                self._route(sig, sig.serial, sig.stretch)
+                return
+            sig.probing = True
+            self._route(sig, not sig.serial, PROBE_SERIAL if not sig.serial else PROBE_SHARDS)
             return
         if sig.serial_search.avg.value is None and sig.seen < 4 * PROBE_SERIAL:
             # not measured yet (only steps without messages in flight count): once more
-            sig.serial, sig.left = True, PROBE_SERIAL
+            self._route(sig, True, PROBE_SERIAL)
             return
-        if sig.shard_search.avg.value is None or self.hub.avg.value is None:
+        if not sig.tried and self._keep_serial(sig):
+            best = True  # no probe: the pipeline cannot pay for this signature
+        elif sig.shard_search.avg.value is None or not self.piped():
             # the shards not tried yet: try them; else their answers are on the way
-            sig.serial = sig.tried
-            sig.left = PROBE_SERIAL if sig.serial else PROBE_SHARDS
-            sig.tried = True
+            self._route(sig, sig.tried, PROBE_SERIAL if sig.tried else PROBE_SHARDS)
             return
-        best = self.prefers_serial(sig)
+        else:
+            best = self.prefers_serial(sig)
         if best == sig.best:
             sig.stretch = min(2 * sig.stretch, LAST_STRETCH)
         else:
             sig.stretch = FIRST_STRETCH
             self.flips += sig.best is not None
-        sig.best, sig.serial, sig.left, sig.probing = best, best, sig.stretch, False
+        sig.best, sig.probing = best, False
+        self._route(sig, best, sig.stretch)
+
+    def _keep_serial(self, sig: Signature) -> bool:
+        """Whether a signature never sent to the shards stays serial without a probe: the
+        pipeline, as measured for other signatures, loses clearly; or, before any such
+        figures, even a pipeline costing only this signature's serial rest ``r`` in the
+        coordinator and again in a shard per Pod (no stream upkeep) would lose -- the floor
+        below which a probe cannot pay (measured, the pipeline's own costs per Pod are
+        2.1-3.3 ``r``; with 2 shards on 2 cores the floor is a search of 0.86 ``r``)."""
+        if self.piped():
+            return self._clear(sig) and self.prefers_serial(sig)
+        s = sig.serial_search.avg.value
+        r = sig.serial_rest.avg.value
+        if s is None or r is None:
+            return False
+        n, cores = self.shards, self.cores
+        return MARGIN * max(r, (s + r) / n, (2 * r + s) / cores) >= s + r
+
+    def piped(self) -> bool:
+        """Whether the pipeline's own figures (coordinator and shard per Pod) are in."""
+        return self.hub.avg.value is not None and self.shard_rest.avg.value is not None
 
     def prefers_serial(self, sig: Signature) -> bool:
         """The model's verdict for ``sig`` (module docstring)."""
         serial, pipeline = self.predict(sig)
         return MARGIN * pipeline >= serial
+
+    def _turned(self, sig: Signature) -> bool:
+        """Whether the model now clearly prefers the route ``sig`` is not on."""
+        return self._clear(sig) and self.prefers_serial(sig) != sig.serial
+
+    def _clear(self, sig: Signature) -> bool:
+        """Whether the model's verdict for ``sig`` is clear (:data:`CLEAR`)."""
+        serial, pipeline = self.predict(sig)
+        return MARGIN * pipeline >= CLEAR * serial or CLEAR * MARGIN * pipeline < serial
 
     def predict(self, sig: Signature) -> tuple[float, float]:
         """Seconds per Pod ``(t_1, t_N)`` for ``sig`` by the model (module docstring)."""
@@ -197,16 +278,27 @@ class Router:
         o_s = self.shard_rest.avg.value or 0.0
         c_f = self.apply.avg.value or 0.0
         shard = s_s + o_s + n * c_f
-        serial = s_c + (self.serial_rest.avg.value or 0.0)
-        return serial, max(c_h, shard / n, (c_h + shard) / cores)
+        rest = sig.serial_rest.avg.value
+        serial = s_c + (rest if rest is not None else (self.serial_rest.avg.value or 0.0))
+        passes = 1.0 + sig.refusals / sig.answers if sig.answers else 1.0
+        return serial, passes * max(c_h, shard / n, (c_h + shard) / cores)
 
     # ------------------------------------------------------------------ measuring
     def served_serially(self, key: Hashable, seconds: float, search: float) -> None:
         """The coordinator ran a Pod's cycle itself: ``seconds`` in all, ``search`` of it."""
         sig = self.sigs.get(key)
+        rest = max(0.0, seconds - search)
         if sig is not None:
             sig.serial_search.one(search)
-        self.serial_rest.one(max(0.0, seconds - search))
+            sig.serial_rest.one(rest)
+        self.serial_rest.one(rest)
+
+    def answered(self, key: Hashable, refused: bool = False) -> None:
+        """A shard answered for a Pod of ``key`` (``refused``: the binder refused it)."""
+        sig = self.sigs.get(key)
+        if sig is not None:
+            sig.answers += not refused
+            sig.refusals += refused
 
     def searched_on_shard(self, key: Hashable, seconds: float) -> None:
         """A shard's search for a Pod of ``key`` took ``seconds``."""
@@ -247,6 +339,7 @@ class Router:
                 {
                     "pods": g.seen,
                     "serialSearchUs": us(g.serial_search.avg.value),
+                    "serialRestUs": us(g.serial_rest.avg.value),
                     "shardSearchUs": us(g.shard_search.avg.value),
                     "predictedUs": [us(t) for t in self.predict(g)],
                     "serial": g.best,

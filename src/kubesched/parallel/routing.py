@@ -97,18 +97,20 @@ class Routing:
         sig = Scheduler._sign(hub, fwk, pod)
         key = (fwk.profile_name, sig)
         nominated = pod.nominated_node_name or hub.queue.nominator.node_of(pod.key)
-        if not nominated and not self.router.serial(key):
+        router = self.router
+        if not nominated and not router.serial(key):
             return False, key
         search = self.search
         self.routed = (pod, sig)
-        hub.committing(pod.key, -1, p.strip(pod))
+        hub.binder.prefilter.release()
         try:
             hub._schedule_popped(qp)
         finally:
             self.routed = None
         hub.committed(pod.key)
         dt = time.perf_counter() - popped
-        self.samples.append((key, dt, self.search - search))
+        if router.timed(key):
+            self.samples.append((key, dt, self.search - search))
         self.serial += dt
         self.served += 1
         return True, key
@@ -135,6 +137,10 @@ class Routing:
         in_flight = self.hub.dispatcher.in_flight
         scale = min(1.0, reply.cpu / reply.busy) if reply.busy > 0 else 1.0
         searched = 0.0
+        for res in reply.results:
+            rec = in_flight.get(res[1])
+            if rec is not None and rec.sig is not None:
+                router.answered(rec.sig)
         for key, seconds in reply.search.items():
             rec = in_flight.get(key)
             if rec is not None and rec.sig is not None:

@@ -102,6 +102,8 @@ class StreamingHandlers(Scheduler):
         if not rec.assumed or key in self.held_logged:
             return
         shard, sent = self._proposer.get(key, (-1, None))
+        if sent is None:  # the coordinator's own cycle (auto routing)
+            sent = p.strip(rec.pod.bound_to(""))
         self.held_logged.add(key)
         self.log_entry((p.ASSUMED, key, rec.node, self._gen(rec.node), shard, sent))
 
@@ -124,7 +126,8 @@ class StreamingHandlers(Scheduler):
         if self._updating:
             return  # a bind: on_pod_update streams it
         if not pod.node_name:
-            self.dispatcher.pending_added(pod)
+            if p.GROUP_LABEL in pod.labels:
+                self.dispatcher.pending_added(pod)
         elif pod.key in self.cluster.pods:
             self.log_entry((p.POD_ADD, p.strip(pod), self._gen(pod.node_name)))
 
@@ -135,12 +138,13 @@ class StreamingHandlers(Scheduler):
         finally:
             self._updating = False
         if new.node_name and not old.node_name:
-            self.dispatcher.pending_gone(old)
-            shard, sent = self._proposer.pop(new.key, (-1, None))
-            self.held_logged.discard(new.key)
+            if p.GROUP_LABEL in old.labels:
+                self.dispatcher.pending_gone(old)
+            key = new.key
+            shard, sent = self._proposer.pop(key, (-1, None))
+            self.held_logged.discard(key)
             node = new.node_name
-            entry = (p.BOUND, new.key, node, self._gen(node), shard, sent or p.strip(old))
-            self.log_entry(entry)
+            self.log.append((p.BOUND, key, node, self._gen(node), shard, sent or p.strip(old)))
         elif new.node_name:
             self.log_entry((p.POD_UPDATE, p.strip(old), p.strip(new)))
         else:
