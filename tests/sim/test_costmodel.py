@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from kubesched.api.errors import InputError
 from kubesched.scheduler.types import AttemptWork
@@ -33,6 +34,8 @@ TRUE = {
     "allNodes.PodTopologySpread": 3e-7,
     "preemption.fixed": 2e-3,
     "preemption.dryRunNode": 8e-6,
+    "oversubscribed.InterPodAffinity": 1e-8,
+    "oversubscribed.PodTopologySpread": 3e-8,
 }
 
 
@@ -87,6 +90,40 @@ def test_without_the_serial_fraction_the_fit_misses_parallelism() -> None:
             assert err.max() < worst
         else:
             assert err.max() > 15
+
+
+def test_without_the_oversubscribed_term_the_fit_misses_many_workers() -> None:
+    """Workers beyond the cores cost the whole-cluster passes of the costly plugins per node
+    (16 workers on 2 cores slower than 2): without that column the fit cannot follow both."""
+    attempts, pars = synthetic(np.random.default_rng(11), 200)
+    y = measured(attempts, pars, SERIAL, 4)
+    full = costmodel.fit(attempts, pars, 2, y)
+    assert full.coefficients["oversubscribed.PodTopologySpread"] == pytest.approx(3e-8, rel=0.2)
+    x = features(attempts, pars, cores=2, serial=SERIAL)
+    columns = [COEFFICIENTS.index(c) for c in costmodel.OPTIONAL]
+    blind = x.copy()
+    blind[:, columns] = 0.0  # not fitted: taken as 0
+    without = costmodel.fit_linear(blind, y)
+    for coefficients, worst in ((full.coefficients, 5.0), (without.coefficients, None)):
+        x = features(attempts, pars, cores=2, serial=full.serial)
+        err = np.abs(costmodel.errors_percent(costmodel.predict(x, coefficients), y))
+        if worst is not None:
+            assert err.max() < worst
+        else:
+            assert err.max() > 15
+
+
+def test_a_calibration_without_the_oversubscribed_coefficients_reads_them_as_zero(
+    tmp_path: Path,
+) -> None:
+    doc = yaml.safe_load(costmodel.default_calibration_text())
+    for name in costmodel.OPTIONAL:
+        del doc["attempt"][name]
+    model = costmodel.parse_calibration(doc, "old.yaml")
+    assert all(model.coefficients[name] == 0.0 for name in costmodel.OPTIONAL)
+    del doc["attempt"]["fixed"]
+    with pytest.raises(InputError, match=r"attempt\.fixed"):
+        costmodel.parse_calibration(doc, "old.yaml")
 
 
 def test_the_all_nodes_term_is_fitted_from_the_cluster_size() -> None:

@@ -8,6 +8,7 @@ take for it on a measured machine, instead of the constant ``timing.cycleSeconds
             + S * (score.default  + sum score.P)
             + N * (allNodes.default + sum allNodes.P)
             + D * preemption.dryRunNode ) * (s + (1 - s) / min(parallelism, cores))
+          + N * sum oversubscribed.P * max(0, parallelism - cores)
           + preemption.fixed * [the attempt ran preemption]
           + apiSecondsPerPod * [the attempt found a node]
 
@@ -17,7 +18,11 @@ cluster (the search's per-node slices; PreFilter/PreScore of InterPodAffinity an
 PodTopologySpread visit them all), ``D`` the nodes DefaultPreemption's dry run visited, ``P``
 each costly plugin that had work for the Pod (``InterPodAffinity``, ``PodTopologySpread``)
 and ``s`` the serial fraction (``serialFraction``: the part of the per-node work that two
-cores do not share; upstream's ``Parallelizer`` gains little from a second core). The
+cores do not share; upstream's ``Parallelizer`` gains little from a second core); the
+``oversubscribed.P`` term is what each worker beyond the cores adds per node to the
+whole-cluster passes of InterPodAffinity and PodTopologySpread (their goroutines contend
+for shared counters: with 16 workers on 2 cores the spread mix measured ~70 % slower than
+with 2). The
 attempt after a preemption filters the nominated node alone (``F`` = 1). Binds go through
 the client's token bucket (``clientQPS``/``clientBurst``, ``requestsPerBind`` requests each)
 and take ``requestLatencySeconds``; ``apiSecondsPerPod`` is the API server's work per Pod on
@@ -64,9 +69,13 @@ COEFFICIENTS = (
     "allNodes.PodTopologySpread",
     "preemption.fixed",
     "preemption.dryRunNode",
+    "oversubscribed.InterPodAffinity",
+    "oversubscribed.PodTopologySpread",
 )
 """Names of the attempt coefficients (seconds; per node where the name says so), in the
 order of :func:`features`' columns."""
+OPTIONAL = ("oversubscribed.InterPodAffinity", "oversubscribed.PodTopologySpread")
+"""Coefficients a calibration file may leave out (0: files written before they existed)."""
 SERIAL = "serialFraction"
 """The attempt parameter that is not a cost: the fraction of per-node work that does not
 spread over the workers (:func:`divisor`), fitted by :func:`fit` between 0 and 1."""
@@ -139,6 +148,8 @@ def features(
             on = d if plugin in a.plugins else 0.0
             row += [on * a.filtered, on * a.scored, on * a.nodes]
         row += [1.0 if a.preempted else 0.0, a.dry_run_nodes * d]
+        extra = float(max(0, par - cores))
+        row += [a.nodes * extra if p in a.plugins else 0.0 for p in COSTLY_PLUGINS]
         rows.append(row)
     return np.asarray(rows, dtype=np.float64).reshape(len(rows), len(COEFFICIENTS))
 
@@ -205,7 +216,12 @@ def parse_calibration(doc: Any, source: str) -> CostModel:
     unknown = sorted(set(attempt) - {*COEFFICIENTS, SERIAL})
     if unknown:
         raise InputError([(f"attempt.{unknown[0]}", "unknown coefficient")], file=source)
-    coefficients = {c: _number(attempt, c, "attempt", source) for c in COEFFICIENTS}
+    coefficients = {
+        c: _number(attempt, c, "attempt", source)
+        for c in COEFFICIENTS
+        if c in attempt or c not in OPTIONAL
+    }
+    coefficients.update({c: 0.0 for c in OPTIONAL if c not in coefficients})
     serial = _number(attempt, SERIAL, "attempt", source) if SERIAL in attempt else 0.0
     if serial > 1:
         raise InputError([(f"attempt.{SERIAL}", f"want 0 to 1, got {serial!r}")], file=source)
