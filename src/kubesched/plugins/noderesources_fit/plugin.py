@@ -1,27 +1,9 @@
-"""NodeResourcesFit: does the node have room for the Pod, and how full would it be.
-
-Upstream ``pkg/scheduler/framework/plugins/noderesources/fit.go`` (v1.34), answered for all
-candidate nodes at once:
-
-- PreFilter computes the Pod's request vector once (cpu, memory, ephemeral-storage and the
-  scalar resources it asks for; ``ignoredResources`` / ``ignoredResourceGroups`` drop
-  extended resources only).
-- Filter fails a node with ``Too many pods`` and ``Insufficient <resource>`` for every
-  resource that does not fit, in upstream's order (pods, cpu, memory, ephemeral-storage,
-  scalar resources).  The status is UnschedulableAndUnresolvable when some request exceeds
-  the node's whole allocatable (preemption cannot help), else Unschedulable.  A resource the
-  node table holds sparse (few nodes have it) is read through its index of rows.
-- Score uses the configured ``scoringStrategy`` (LeastAllocated, MostAllocated,
-  RequestedToCapacityRatio) over non-zero cpu/memory requests; no NormalizeScore.
-
-Deviations: upstream walks scalar resources in Go map order (random); we list them sorted by
-name.  The DRA-backed extended resources (alpha, off by default) are not modelled.  An empty
-``scoringStrategy.resources`` scores 0 where upstream returns an Error status.
-"""
+"""The NodeResourcesFit plugin (see the package docstring): PreFilter stores the Pod's
+checked requests, Filter answers every candidate row at once (one row with plain ints),
+Score by the configured strategy; ``new`` validates its args as upstream does."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -32,61 +14,26 @@ from kubesched.api.errors import InputError
 from kubesched.config import args as cfg
 from kubesched.framework import interface as fw
 from kubesched.framework import resources as res
+from kubesched.plugins.noderesources_fit.hints import GovernedHints, node_hint, pod_hint
+from kubesched.plugins.noderesources_fit.kernels import (
+    PreFilterState,
+    PreScoreState,
+    checked_columns,
+    fit_masks,
+    fits_one,
+    insufficient,
+    verdict_from_masks,
+)
 from kubesched.state.cache import ClusterState
 from kubesched.state.nodes import IntArray
 
 NAME = "NodeResourcesFit"
-TOO_MANY_PODS = "Too many pods"
 _PRE_FILTER_KEY = "PreFilter" + NAME
 _PRE_SCORE_KEY = "PreScore" + NAME
 _BASE = (api.CPU, api.MEMORY, api.EPHEMERAL_STORAGE)
 
 
-def insufficient(resource: str) -> str:
-    """The reason for one resource that does not fit: ``Insufficient <resource>``."""
-    return f"Insufficient {resource}"
-
-
-# --------------------------------------------------------------------------- cycle state
-@dataclass(frozen=True, slots=True)
-class _PreFilterState:
-    """The Pod's requests to check: amounts (int64 ``(k,)``) and reasons, in upstream's
-    order; ``cols`` (int64 ``(d,)``) the node-table columns of the dense ones and
-    ``sparse`` the (position among the ``k``, name) of the others, positions ascending;
-    ``dense``: the dense ones as (column, amount) in Python ints (the one-node check)."""
-
-    cols: IntArray
-    amounts: IntArray
-    reasons: tuple[str, ...]
-    sparse: tuple[tuple[int, str], ...] = ()
-    dense: tuple[tuple[int, int], ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class _PreScoreState:
-    """The Pod's request per scored resource, int64 ``(k,)``."""
-
-    pod_requests: IntArray
-
-
-def _checked_columns(
-    cluster: ClusterState, rows: IntArray, s: _PreFilterState
-) -> tuple[IntArray, IntArray]:
-    """(allocatable, requested) on ``rows`` of the resources ``s`` checks, each int64
-    ``(n, k)`` in ``s.amounts``' order, dense and sparse resources alike."""
-    nodes = cluster.nodes
-    # np.take on axis 0 is several times faster than fancy row indexing of 2-D arrays.
-    alloc = np.take(nodes.allocatable, rows, axis=0)[:, s.cols]
-    used = np.take(nodes.requested, rows, axis=0)[:, s.cols]
-    for pos, name in s.sparse:  # ascending positions: each lands where it belongs
-        a, u = nodes.resource_values(name, rows)
-        alloc = np.insert(alloc, pos, a, axis=1)
-        used = np.insert(used, pos, u, axis=1)
-    return alloc, used
-
-
-# --------------------------------------------------------------------------- plugin
-class NodeResourcesFit:
+class NodeResourcesFit(GovernedHints):
     """Filters nodes without room for the Pod and scores by the configured strategy."""
 
     name = NAME
@@ -148,7 +95,7 @@ class NodeResourcesFit:
             amounts.append(amount)
             reasons.append(insufficient(name))
         skip = {pos for pos, _ in sparse}
-        state[_PRE_FILTER_KEY] = _PreFilterState(
+        state[_PRE_FILTER_KEY] = PreFilterState(
             np.asarray(cols, dtype=np.int64),
             np.asarray(amounts, dtype=np.int64),
             tuple(reasons),
@@ -162,15 +109,15 @@ class NodeResourcesFit:
     ) -> fw.Verdict:
         """One verdict per row: pass, or every reason the Pod does not fit there."""
         s = state.get(_PRE_FILTER_KEY)
-        if not isinstance(s, _PreFilterState):
+        if not isinstance(s, PreFilterState):
             err = fw.error(f'error reading "{_PRE_FILTER_KEY}" from cycleState: not found')
             return fw.Verdict(np.ones(rows.shape[0], dtype=np.int8), {1: err})
         nodes = cluster.nodes
-        if rows.shape[0] == 1 and _fits_one(nodes, int(rows[0]), s):
+        if rows.shape[0] == 1 and fits_one(nodes, int(rows[0]), s):
             return fw.Verdict.all_pass(1)  # result reuse re-checks one node: plain ints
         pod_count = nodes.pod_count[rows]
         allowed = nodes.allowed_pods[rows]
-        alloc, used = _checked_columns(cluster, rows, s)
+        alloc, used = checked_columns(cluster, rows, s)
         if (pod_count < allowed).all() and (alloc - used >= s.amounts).all():
             return fw.Verdict.all_pass(rows.shape[0])  # the common case: no bitmasks needed
         return verdict_from_masks(fit_masks(pod_count, allowed, alloc, used, s.amounts), s.reasons)
@@ -181,7 +128,7 @@ class NodeResourcesFit:
         """Result reuse's one-node check (``framework.batch``): True when the Pod fits
         ``row``; None when it may not (``filter`` then gives the reasons)."""
         s = state.get(_PRE_FILTER_KEY)
-        if isinstance(s, _PreFilterState) and _fits_one(cluster.nodes, row, s):
+        if isinstance(s, PreFilterState) and fits_one(cluster.nodes, row, s):
             return True
         return None
 
@@ -192,7 +139,7 @@ class NodeResourcesFit:
         sparse (int64, ascending; elsewhere it is Insufficient), or None when it requests
         none (``kubesched.framework.filterphase``)."""
         s = state.get(_PRE_FILTER_KEY)
-        if not isinstance(s, _PreFilterState) or not s.sparse:
+        if not isinstance(s, PreFilterState) or not s.sparse:
             return None
         out: IntArray | None = None
         for _, name in s.sparse:
@@ -210,9 +157,9 @@ class NodeResourcesFit:
         there, as long as it stays as full as it is ("Too many pods"); see
         :mod:`kubesched.framework.verdicts`."""
         s = state.get(_PRE_FILTER_KEY)
-        if not isinstance(s, _PreFilterState):
+        if not isinstance(s, PreFilterState):
             return np.zeros(rows.shape[0], dtype=np.bool_)
-        alloc, _ = _checked_columns(cluster, rows, s)
+        alloc, _ = checked_columns(cluster, rows, s)
         return np.asarray((alloc < s.amounts).all(axis=1))
 
     def pre_score(
@@ -220,7 +167,7 @@ class NodeResourcesFit:
     ) -> fw.Status:
         """Store the Pod's request per scored resource (non-zero cpu and memory)."""
         reqs = res.pod_score_requests(pod, self.score_names, use_requested=False)
-        state[_PRE_SCORE_KEY] = _PreScoreState(reqs)
+        state[_PRE_SCORE_KEY] = PreScoreState(reqs)
         return fw.SUCCESS
 
     def score(
@@ -228,7 +175,7 @@ class NodeResourcesFit:
     ) -> IntArray:
         """Raw 0..100 scores, int64 ``(n,)``, by the configured scoring strategy."""
         s = state.get(_PRE_SCORE_KEY)
-        if isinstance(s, _PreScoreState):
+        if isinstance(s, PreScoreState):
             pod_reqs = s.pod_requests
         else:
             pod_reqs = res.pod_score_requests(pod, self.score_names, use_requested=False)
@@ -264,7 +211,7 @@ class NodeResourcesFit:
         """Result reuse's one-node score (``framework.batch``): ``score`` for ``row`` as an
         int, or None where only ``score`` knows it."""
         s = state.get(_PRE_SCORE_KEY)
-        if not isinstance(s, _PreScoreState) or not self.score_names:
+        if not isinstance(s, PreScoreState) or not self.score_names:
             return None
         if not self.cpu_memory_only or self.strategy == cfg.REQUESTED_TO_CAPACITY_RATIO:
             return None
@@ -299,169 +246,6 @@ class NodeResourcesFit:
             fw.ClusterEventWithHint(fw.ClusterEvent(fw.Resource.POD, pod_actions), on_pod),
             fw.ClusterEventWithHint(fw.ClusterEvent(fw.Resource.NODE, node_actions), on_node),
         ]
-
-    def governed_pod_hint(self, pod: api.Pod, old: Any, new: Any) -> fw.QueueingHint:
-        """Retry governance (beyond upstream): :func:`pod_hint`, and only when the node the
-        deleted or shrunk Pod was on now has room for ``pod``.  The cache already holds the
-        change, so several deletions on one node add up; the 5-minute flush still applies."""
-        hint = pod_hint(pod, old, new)
-        changed = new if new is not None else old
-        if hint == fw.QueueingHint.QUEUE_SKIP or changed is None or changed.uid == pod.uid:
-            return hint
-        return self._fits_now(pod, changed.node_name)
-
-    def governed_node_hint(self, pod: api.Pod, old: Any, new: Any) -> fw.QueueingHint:
-        """Retry governance: :func:`node_hint` (the new allocatable is enough, and grew), and
-        the node has room for ``pod`` now."""
-        hint = node_hint(pod, old, new)
-        if hint == fw.QueueingHint.QUEUE_SKIP:
-            return hint
-        return self._fits_now(pod, new.name)
-
-    def _fits_now(self, pod: api.Pod, node_name: str) -> fw.QueueingHint:
-        """QUEUE when ``pod``'s checked requests fit ``node_name`` now, or would fit once
-        the node's lower-priority Pods were preempted (when ``pod`` may preempt), or
-        the cache does not know the node (never strand a Pod on a doubt); else QUEUE_SKIP."""
-        nodes = self.handle.cluster.nodes
-        row = nodes.row_of.get(node_name)
-        if row is None:
-            return fw.QueueingHint.QUEUE
-        amounts = {
-            name: amount
-            for name, amount in res.counted_requests(pod.requests).items()
-            if amount > 0 and not self._ignored(name)
-        }
-        if res.fits_now(nodes, row, amounts) or self._fits_by_preempting(pod, row, amounts):
-            return fw.QueueingHint.QUEUE
-        return fw.QueueingHint.QUEUE_SKIP
-
-    def _fits_by_preempting(self, pod: api.Pod, row: int, amounts: dict[str, int]) -> bool:
-        """Whether ``pod`` may preempt and would fit node ``row`` with every lower-priority
-        Pod there gone (what DefaultPreemption could free)."""
-        if pod.preemption_policy == "Never":
-            return False
-        cluster = self.handle.cluster
-        nodes = cluster.nodes
-        freed: dict[str, int] = {}
-        slots = 0
-        for key in cluster.pods_on_node.get(nodes.names[row], ()):
-            other = cluster.pods[key].pod
-            if other.priority < pod.priority:
-                slots += 1
-                for name, amount in res.counted_requests(other.requests).items():
-                    freed[name] = freed.get(name, 0) + amount
-        if not slots or int(nodes.pod_count[row]) - slots >= int(nodes.allowed_pods[row]):
-            return False
-        for name, amount in amounts.items():
-            allocatable, requested = nodes.resource_at(name, row)
-            if allocatable - requested + freed.get(name, 0) < amount:
-                return False
-        return True
-
-
-def pod_hint(pod: api.Pod, old: Any, new: Any) -> fw.QueueingHint:
-    """Upstream ``isSchedulableAfterPodEvent``: a bound Pod deleted, or one that shrank.
-
-    (Upstream also queues on deleting an unbound Pod with a nominated node; our Pod has no
-    ``nominatedNodeName``, so such a deletion is skipped.)
-    """
-    if new is None:
-        if old is None or not old.node_name:
-            return fw.QueueingHint.QUEUE_SKIP
-        return fw.QueueingHint.QUEUE
-    if old is None:
-        return fw.QueueingHint.QUEUE
-    if new.uid == pod.uid:
-        return fw.QueueingHint.QUEUE
-    if not new.node_name:
-        return fw.QueueingHint.QUEUE_SKIP
-    before = res.counted_requests(old.requests)
-    after = res.counted_requests(new.requests)
-    for name, amount in res.counted_requests(pod.requests).items():
-        if amount != 0 and before.get(name, 0) > after.get(name, 0):
-            return fw.QueueingHint.QUEUE
-    return fw.QueueingHint.QUEUE_SKIP
-
-
-def node_hint(pod: api.Pod, old: Any, new: Any) -> fw.QueueingHint:
-    """Upstream ``isSchedulableAfterNodeChange``: the Pod fits the new node, and it grew."""
-    if new is None or not node_fits(pod.requests, new.allocatable):
-        return fw.QueueingHint.QUEUE_SKIP
-    if old is None:
-        return fw.QueueingHint.QUEUE
-    if new.allocatable.get(api.PODS, 0) > old.allocatable.get(api.PODS, 0):
-        return fw.QueueingHint.QUEUE
-    for name, amount in res.counted_requests(pod.requests).items():
-        if amount > 0 and new.allocatable.get(name, 0) > old.allocatable.get(name, 0):
-            return fw.QueueingHint.QUEUE
-    return fw.QueueingHint.QUEUE_SKIP
-
-
-# --------------------------------------------------------------------------- kernels
-def _fits_one(nodes: Any, row: int, s: _PreFilterState) -> bool:
-    """Whether the Pod fits ``row`` (one node, Python ints); False also when unsure."""
-    if int(nodes.pod_count[row]) >= int(nodes.allowed_pods[row]):
-        return False
-    alloc, used = nodes.allocatable, nodes.requested
-    for col, amount in s.dense:
-        if int(alloc[row, col]) - int(used[row, col]) < amount:
-            return False
-    for pos, name in s.sparse:
-        have, taken = nodes.resource_at(name, row)
-        if have - taken < int(s.amounts[pos]):
-            return False
-    return True
-
-
-def node_fits(requests: api.Resources, allocatable: api.Resources) -> bool:
-    """Upstream ``isFit``: the Pod alone fits an empty node with ``allocatable``."""
-    if allocatable.get(api.PODS, 0) < 1:
-        return False
-    counted = res.counted_requests(requests)
-    return all(amount <= allocatable.get(name, 0) for name, amount in counted.items())
-
-
-def fit_masks(
-    pod_count: IntArray,
-    allowed_pods: IntArray,
-    allocatable: IntArray,
-    requested: IntArray,
-    amounts: IntArray,
-) -> IntArray:
-    """Failure bitmask per node, int64 ``(n,)``; 0 means the Pod fits.
-
-    ``pod_count``, ``allowed_pods``: int64 ``(n,)``; ``allocatable``, ``requested``: int64
-    ``(n, k)`` for the ``k`` checked resources, whose Pod amounts are ``amounts`` (int64
-    ``(k,)``, all positive).  Bit 0: too many pods; bit ``1 + j``: resource ``j`` does not
-    fit; bit ``k + 1``: some resource exceeds the whole allocatable (unresolvable).
-    """
-    k = amounts.shape[0]
-    mask = (pod_count + 1 > allowed_pods).astype(np.int64)
-    if k:
-        fails = amounts > allocatable - requested
-        bits = np.left_shift(np.int64(1), np.arange(1, k + 1, dtype=np.int64))
-        mask = mask | (fails * bits).sum(axis=1)
-        unresolvable = (fails & (amounts > allocatable)).any(axis=1)
-        mask = mask | (unresolvable.astype(np.int64) << (k + 1))
-    return mask
-
-
-def verdict_from_masks(masks: IntArray, reasons: tuple[str, ...]) -> fw.Verdict:
-    """Compact int8 codes and a status table from :func:`fit_masks` bitmasks."""
-    uniq, inverse = np.unique(masks, return_inverse=True)
-    if uniq.shape[0] > 127:
-        raise ValueError("more than 127 distinct NodeResourcesFit outcomes in one cycle")
-    offset = 0 if uniq[0] == 0 else 1
-    codes = (inverse.reshape(-1) + offset).astype(np.int8)
-    k = len(reasons)
-    table: dict[int, fw.Status] = {}
-    for i, m in enumerate(uniq.tolist()):
-        if m == 0:
-            continue
-        out = [TOO_MANY_PODS] if m & 1 else []
-        out.extend(r for j, r in enumerate(reasons) if m >> (j + 1) & 1)
-        table[i + offset] = fw.unschedulable(*out, resolvable=not (m >> (k + 1) & 1))
-    return fw.Verdict(codes, table)
 
 
 def new(args: object | None, handle: fw.Handle) -> NodeResourcesFit:

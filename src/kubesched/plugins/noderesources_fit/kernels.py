@@ -1,0 +1,126 @@
+"""NodeResourcesFit's cycle state and array kernels: the Pod's checked requests, the
+(allocatable, requested) columns of the checked resources on candidate rows, per-node
+failure bitmasks and the verdict built from them, and the one-node check."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from kubesched.api import objects as api
+from kubesched.framework import interface as fw
+from kubesched.framework import resources as res
+from kubesched.state.cache import ClusterState
+from kubesched.state.nodes import IntArray
+
+TOO_MANY_PODS = "Too many pods"
+
+
+def insufficient(resource: str) -> str:
+    """The reason for one resource that does not fit: ``Insufficient <resource>``."""
+    return f"Insufficient {resource}"
+
+
+@dataclass(frozen=True, slots=True)
+class PreFilterState:
+    """The Pod's requests to check: amounts (int64 ``(k,)``) and reasons, in upstream's
+    order; ``cols`` (int64 ``(d,)``) the node-table columns of the dense ones and
+    ``sparse`` the (position among the ``k``, name) of the others, positions ascending;
+    ``dense``: the dense ones as (column, amount) in Python ints (the one-node check)."""
+
+    cols: IntArray
+    amounts: IntArray
+    reasons: tuple[str, ...]
+    sparse: tuple[tuple[int, str], ...] = ()
+    dense: tuple[tuple[int, int], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PreScoreState:
+    """The Pod's request per scored resource, int64 ``(k,)``."""
+
+    pod_requests: IntArray
+
+
+def checked_columns(
+    cluster: ClusterState, rows: IntArray, s: PreFilterState
+) -> tuple[IntArray, IntArray]:
+    """(allocatable, requested) on ``rows`` of the resources ``s`` checks, each int64
+    ``(n, k)`` in ``s.amounts``' order, dense and sparse resources alike."""
+    nodes = cluster.nodes
+    # np.take on axis 0 is several times faster than fancy row indexing of 2-D arrays.
+    alloc = np.take(nodes.allocatable, rows, axis=0)[:, s.cols]
+    used = np.take(nodes.requested, rows, axis=0)[:, s.cols]
+    for pos, name in s.sparse:  # ascending positions: each lands where it belongs
+        a, u = nodes.resource_values(name, rows)
+        alloc = np.insert(alloc, pos, a, axis=1)
+        used = np.insert(used, pos, u, axis=1)
+    return alloc, used
+
+
+def fits_one(nodes: Any, row: int, s: PreFilterState) -> bool:
+    """Whether the Pod fits ``row`` (one node, Python ints); False also when unsure."""
+    if int(nodes.pod_count[row]) >= int(nodes.allowed_pods[row]):
+        return False
+    alloc, used = nodes.allocatable, nodes.requested
+    for col, amount in s.dense:
+        if int(alloc[row, col]) - int(used[row, col]) < amount:
+            return False
+    for pos, name in s.sparse:
+        have, taken = nodes.resource_at(name, row)
+        if have - taken < int(s.amounts[pos]):
+            return False
+    return True
+
+
+def node_fits(requests: api.Resources, allocatable: api.Resources) -> bool:
+    """Upstream ``isFit``: the Pod alone fits an empty node with ``allocatable``."""
+    if allocatable.get(api.PODS, 0) < 1:
+        return False
+    counted = res.counted_requests(requests)
+    return all(amount <= allocatable.get(name, 0) for name, amount in counted.items())
+
+
+def fit_masks(
+    pod_count: IntArray,
+    allowed_pods: IntArray,
+    allocatable: IntArray,
+    requested: IntArray,
+    amounts: IntArray,
+) -> IntArray:
+    """Failure bitmask per node, int64 ``(n,)``; 0 means the Pod fits.
+
+    ``pod_count``, ``allowed_pods``: int64 ``(n,)``; ``allocatable``, ``requested``: int64
+    ``(n, k)`` for the ``k`` checked resources, whose Pod amounts are ``amounts`` (int64
+    ``(k,)``, all positive).  Bit 0: too many pods; bit ``1 + j``: resource ``j`` does not
+    fit; bit ``k + 1``: some resource exceeds the whole allocatable (unresolvable).
+    """
+    k = amounts.shape[0]
+    mask = (pod_count + 1 > allowed_pods).astype(np.int64)
+    if k:
+        fails = amounts > allocatable - requested
+        bits = np.left_shift(np.int64(1), np.arange(1, k + 1, dtype=np.int64))
+        mask = mask | (fails * bits).sum(axis=1)
+        unresolvable = (fails & (amounts > allocatable)).any(axis=1)
+        mask = mask | (unresolvable.astype(np.int64) << (k + 1))
+    return mask
+
+
+def verdict_from_masks(masks: IntArray, reasons: tuple[str, ...]) -> fw.Verdict:
+    """Compact int8 codes and a status table from :func:`fit_masks` bitmasks."""
+    uniq, inverse = np.unique(masks, return_inverse=True)
+    if uniq.shape[0] > 127:
+        raise ValueError("more than 127 distinct NodeResourcesFit outcomes in one cycle")
+    offset = 0 if uniq[0] == 0 else 1
+    codes = (inverse.reshape(-1) + offset).astype(np.int8)
+    k = len(reasons)
+    table: dict[int, fw.Status] = {}
+    for i, m in enumerate(uniq.tolist()):
+        if m == 0:
+            continue
+        out = [TOO_MANY_PODS] if m & 1 else []
+        out.extend(r for j, r in enumerate(reasons) if m >> (j + 1) & 1)
+        table[i + offset] = fw.unschedulable(*out, resolvable=not (m >> (k + 1) & 1))
+    return fw.Verdict(codes, table)
