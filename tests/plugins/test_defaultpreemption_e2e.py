@@ -189,3 +189,30 @@ def test_victims_are_the_later_started_of_equal_priority_pods() -> None:
     assert sorted(out["pods"]["default/high"]["victims"]) == ["default/a", "default/c"]
     assert out["pods"]["default/b"]["result"] != "Preempted"
     assert out["pods"]["default/oldest"]["result"] != "Preempted"
+
+
+def test_an_event_during_a_cycle_does_not_start_the_next_one_early() -> None:
+    """The scheduling process is busy for ``cycleSeconds`` after each attempt: a victim's
+    deletion heard inside the preempting attempt wakes it, and the next attempt still waits
+    for the cycle's end (it used to start at once, so every preemption's cycle cost 0)."""
+    sim = SimCluster(load_config(None, known_plugins=known_plugin_names()))
+    starts: list[float] = []
+    scheduled = sim.scheduler.schedule_one
+
+    def timed() -> bool:
+        starts.append(sim.loop.now)
+        return scheduled()
+
+    sim.scheduler.schedule_one = timed  # type: ignore[method-assign]
+    for i in range(5):
+        sim.api.create_node(parse_node(node_manifest(f"n{i}")))
+        for j in range(4):
+            sim.api.create_pod(parse_pod(_low(i, j)))
+    for k in range(5):
+        sim.api.create_pod(parse_pod(_high(k)))
+    while sim.loop.now <= 600 and not sim.quiet():
+        if not sim.loop.step():
+            break
+    cycle = sim.timing.cycle_seconds
+    gaps = np.diff(np.asarray(starts))
+    assert len(starts) > 5 and gaps.min() >= cycle * (1 - 1e-9)
