@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from kubesched.api.errors import InputError
-from kubesched.sim.costmodel import COEFFICIENTS, KIND
+from kubesched.sim.costmodel import COEFFICIENTS, KIND, load_calibration
 from kubesched.sim.scenario import build_scenario, load_scenario, with_cost_model
 from kubesched.sim.simulate import run_scenario
 
@@ -104,3 +104,14 @@ def test_simulate_flag_switches_to_the_shipped_calibration() -> None:
     with_cost_model(sc, "upstream", None)
     assert sc.timing.cost_model is not None
     assert sc.timing.client_qps == 50.0  # kube-scheduler's default client QPS
+
+
+def test_simulate_flag_brings_the_request_latency_unless_the_scenario_set_one() -> None:
+    calibrated = load_calibration(None).binding["requestLatencySeconds"]
+    assert calibrated != 0.005
+    sc = build_scenario(scenario({}, 10))
+    with_cost_model(sc, "upstream", None)
+    assert sc.timing.bind_latency == calibrated
+    sc = build_scenario(scenario({"bindLatencySeconds": 0.005}, 10))
+    with_cost_model(sc, "upstream", None)
+    assert sc.timing.bind_latency == 0.005

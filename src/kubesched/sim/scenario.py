@@ -107,6 +107,8 @@ class Scenario:
     waitForPodsReady), when given."""
     faults: list[fault_drills.Fault] = field(default_factory=list)
     """Fault drills (:mod:`kubesched.sim.faults`)."""
+    timing_given: frozenset[str] = frozenset()
+    """The ``spec.timing`` fields the scenario set (the others took defaults)."""
 
 
 def default_scenario_text() -> str:
@@ -142,7 +144,8 @@ def build_scenario(
     sf.known(spec, sf.SPEC_FIELDS, p)
     if seed is None:
         seed = sf.integer(spec, "seed", p, high=sf.MAX_SEED, default=0)
-    timing = _timing(sf.opt(spec, "timing", p, dict, {}), f"{p}.timing", directory)
+    timing_spec = sf.opt(spec, "timing", p, dict, {})
+    timing = _timing(timing_spec, f"{p}.timing", directory)
     sc = Scenario(
         name=str((doc.get("metadata") or {}).get("name", "scenario")),
         seed=seed,
@@ -150,6 +153,7 @@ def build_scenario(
         drain=sf.number(spec, "drainSeconds", p, default=60.0),
         timing=timing,
         config=sf.opt(spec, "config", p, dict, None),
+        timing_given=frozenset(timing_spec),
     )
     pools = sf.opt(spec, "nodePools", p, list, [])
     workloads = sf.opt(spec, "workloads", p, list, [])
@@ -245,7 +249,8 @@ def cost_model(calibration: str | None, directory: str | None, field: str) -> Co
 
 def with_cost_model(sc: Scenario, kind: str, calibration: str | None) -> None:
     """``simulate --cost-model KIND [--calibration FILE]``: replaces the scenario's cost model;
-    upstream's also brings the calibration's client QPS/burst when the scenario set none."""
+    upstream's also brings the calibration's client QPS/burst when the scenario set none, and
+    its request latency when the scenario did not set ``bindLatencySeconds``."""
     if kind == COST_CONSTANT:
         sc.timing = dataclasses.replace(sc.timing, cost_model=None)
         return
@@ -257,6 +262,11 @@ def with_cost_model(sc: Scenario, kind: str, calibration: str | None) -> None:
         cost_model=model,
         client_qps=t.client_qps if limited else b["clientQPS"],
         client_burst=t.client_burst if limited else int(b["clientBurst"]),
+        bind_latency=(
+            t.bind_latency
+            if "bindLatencySeconds" in sc.timing_given
+            else b.get("requestLatencySeconds", t.bind_latency)
+        ),
     )
 
 
