@@ -18,7 +18,7 @@ import pytest
 ORACLE_DIR = Path(__file__).resolve().parents[2] / "oracle"
 sys.path.insert(0, str(ORACLE_DIR))
 
-from compare import BUILD_HINT, Oracle, OracleMissing  # noqa: E402
+from compare import BINARY, BUILD_HINT, Oracle, OracleMissing  # noqa: E402
 
 
 def generated_seed(what: str, n: int) -> int:
@@ -59,6 +59,17 @@ def _oracle(verb: str) -> Iterator[Any]:
 def oracle() -> Iterator[Any]:
     """``kube-oracle explain``."""
     yield from _oracle("explain")
+
+
+@pytest.fixture(scope="session")
+def kube_oracle() -> Path:
+    """The ``kube-oracle`` binary itself, for the verbs run as commands (``bench``)."""
+    if not BINARY.exists():
+        msg = f"{BINARY} is missing: run {BUILD_HINT}"
+        if os.environ.get("CI") == "true":
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return Path(BINARY)
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,6 @@ Small workloads of the public set, so they run in the default suite when the ora
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 from pathlib import Path
@@ -18,20 +17,8 @@ import pytest
 
 from kubesched.cli import main
 from tests.bench.support import BENCHMARKS, needs_shared
-from tests.oracle.conftest import ORACLE_DIR
 
-BINARY = ORACLE_DIR / "bin" / "kube-oracle"
 pytestmark = needs_shared
-
-
-@pytest.fixture(scope="module")
-def kube_oracle() -> Path:
-    if not BINARY.exists():
-        msg = f"{BINARY} is missing: run bash oracle/build.sh"
-        if os.environ.get("CI") == "true":
-            pytest.fail(msg)
-        pytest.skip(msg)
-    return BINARY
 
 
 def config() -> str:

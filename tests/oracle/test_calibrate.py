@@ -5,7 +5,6 @@ the file written is one the simulator accepts. Skipped without the oracle, a fai
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
@@ -15,19 +14,6 @@ from kubesched.bench import calibrate as calib
 from kubesched.bench.calibgrid import Point, write_point
 from kubesched.cli import main
 from kubesched.sim.costmodel import COEFFICIENTS, load_calibration
-from tests.oracle.conftest import ORACLE_DIR
-
-BINARY = ORACLE_DIR / "bin" / "kube-oracle"
-
-
-@pytest.fixture(scope="module")
-def kube_oracle() -> Path:
-    if not BINARY.exists():
-        msg = f"{BINARY} is missing: run bash oracle/build.sh"
-        if os.environ.get("CI") == "true":
-            pytest.fail(msg)
-        pytest.skip(msg)
-    return BINARY
 
 
 def test_tiny_grid_measures_upstream_and_writes_a_usable_file(
