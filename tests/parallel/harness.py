@@ -17,6 +17,7 @@ from kubesched.parallel.coordinator import ParallelScheduler
 from kubesched.parallel.router import Router
 from kubesched.plugins.registry import in_tree_registry, known_plugin_names
 from kubesched.scheduler import Scheduler
+from tests.builders import make_pod
 
 GANG_CONFIG: dict[str, Any] = {
     "apiVersion": "kubescheduler.config.k8s.io/v1",
@@ -34,6 +35,21 @@ GANG_CONFIG: dict[str, Any] = {
         }
     ],
 }
+
+
+ZONE = "topology.kubernetes.io/zone"
+
+
+def spread_pod(name: str, cpu: str) -> api.Pod:
+    """A Pod of ``ns`` labelled ``app=spread`` with a hard zone spread constraint (maxSkew 1)
+    over the Pods so labelled: every proposal of it needs the binder's full check."""
+    b = make_pod(name, "ns").req(cpu=cpu).labels(app="spread")
+    b.pod.topology_spread_constraints = (
+        api.TopologySpreadConstraint(
+            1, ZONE, "DoNotSchedule", api.LabelSelector(match_labels=(("app", "spread"),))
+        ),
+    )
+    return b.obj()
 
 
 def pod_group(name: str, namespace: str, min_member: int) -> dict[str, Any]:

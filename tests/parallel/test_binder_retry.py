@@ -6,20 +6,12 @@ from __future__ import annotations
 
 from kubesched.api import objects as api
 from kubesched.parallel import protocol as p
-from tests.builders import make_node, make_pod
-from tests.parallel.harness import World
-
-ZONE = "topology.kubernetes.io/zone"
+from tests.builders import make_node
+from tests.parallel.harness import ZONE, World, spread_pod
 
 
 def _spread(name: str) -> api.Pod:
-    b = make_pod(name, "ns").req(cpu="100m").labels(app="spread")
-    b.pod.topology_spread_constraints = (
-        api.TopologySpreadConstraint(
-            1, ZONE, "DoNotSchedule", api.LabelSelector(match_labels=(("app", "spread"),))
-        ),
-    )
-    return b.obj()
+    return spread_pod(name, "100m")
 
 
 def _gen(w: World, node: str) -> int:

@@ -13,7 +13,7 @@ from kubesched.bench.api import BenchApi, SchedulerClient
 from kubesched.parallel import protocol as p
 from kubesched.sim.apiserver import ApiError
 from tests.builders import make_node, make_pod
-from tests.parallel.harness import World
+from tests.parallel.harness import ZONE, World, spread_pod
 
 HOST = "kubernetes.io/hostname"
 
@@ -205,17 +205,8 @@ def test_a_refused_bulk_bind_makes_the_proposing_shard_forget_its_copy() -> None
         w.close()
 
 
-ZONE = "topology.kubernetes.io/zone"
-
-
 def _spread(name: str) -> api.Pod:
-    b = make_pod(name, "ns").req(cpu="500m").labels(app="spread")
-    b.pod.topology_spread_constraints = (
-        api.TopologySpreadConstraint(
-            1, ZONE, "DoNotSchedule", api.LabelSelector(match_labels=(("app", "spread"),))
-        ),
-    )
-    return b.obj()
+    return spread_pod(name, "500m")
 
 
 def _spread_placements(bulk: bool) -> tuple[dict[str, str], dict[str, int], int]:
