@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubesched.api import source
+from kubesched.api import jsonscan, source
 from kubesched.api.errors import InputError
 
 TRICKY = st.sampled_from(['"', "\\", '\\"', '\\\\"', "[", "]", "{", "}", "a", "é", "\n"])
@@ -37,14 +37,14 @@ def test_depth_of_the_text_is_the_depth_of_the_value(
     value: Any, indent: int | None, ascii_only: bool
 ) -> None:
     text = json.dumps(value, indent=indent, ensure_ascii=ascii_only)
-    assert source.json_depth(text) == depth(value)
+    assert jsonscan.json_depth(text) == depth(value)
 
 
 def test_small_chunks_give_the_same_depth(monkeypatch: pytest.MonkeyPatch) -> None:
     value = {"a": [{"b": ['x"]]]', {"c": [[["\\\\"]]]}]}], "d": "{{{{"}
     text = json.dumps(value)
-    monkeypatch.setattr(source, "SCAN_CHUNK", 3)
-    assert source.json_depth(text) == depth(value) == 8
+    monkeypatch.setattr(jsonscan, "SCAN_CHUNK", 3)
+    assert jsonscan.json_depth(text) == depth(value) == 8
 
 
 @pytest.mark.parametrize("levels", [source.MAX_DEPTH, source.MAX_DEPTH + 1])

@@ -78,7 +78,7 @@ class ParsedObjects:
 def load_documents(path: str) -> list[dict[str, Any]]:
     """Every object in the YAML/JSON file at ``path``, Lists flattened (a :class:`Documents`);
     the file is read by :mod:`kubesched.api.source` (its limits and strictness)."""
-    docs = source.load_text(source.read_text(path), path)
+    docs = source.load_file(path)
     if len(docs) == 1 and isinstance(docs[0], list):
         docs = docs[0]  # a top-level sequence is a stream of objects
     try:

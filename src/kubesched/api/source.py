@@ -16,6 +16,13 @@ anything large is allocated:
 - YAML is read the way ``kubectl`` reads it: ``safe`` only, the C parser when PyYAML has it,
   and unquoted timestamps stay strings (``sigs.k8s.io/yaml`` does not turn them into dates).
 
+JSON is decoded by msgspec's C decoder (three times as fast as the standard library's with
+a hook for repeated keys), its result checked against the text (:mod:`kubesched.api.jsonscan`
+counts the keys written, and the nesting depth): whatever the fast decoder takes otherwise
+than the exact one would (a repeated key, ``NaN``, a number beyond a float's range, an
+unpaired surrogate) or refuses goes to the standard library's decoder, which names the
+problem.  The values are the same either way (a property test decodes both).
+
 Decoding, and the steps that turn a large snapshot into objects and columns, run inside
 :func:`bulk_allocation`: Python's cyclic garbage collector is paused while millions of
 acyclic containers are created (it would otherwise walk every one of them again and again:
@@ -27,22 +34,28 @@ from __future__ import annotations
 import gc
 import json
 import os
+import re
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from itertools import compress
 from typing import Any
 
+import msgspec
 import yaml
 
+from kubesched.api import jsonscan
 from kubesched.api.errors import InputError, excerpt
 
 __all__ = [
+    "FREEZE_ANSWER_AFTER",
     "MAX_DEPTH",
     "MAX_FILE_BYTES",
     "bulk_allocation",
     "check_file",
+    "load_file",
     "load_text",
+    "read_bytes",
     "read_text",
 ]
 
@@ -100,25 +113,32 @@ def _quoted(key: object) -> str:
 FREEZE_AFTER = 1_000_000
 """A bulk block that leaves more new objects than this freezes them (``gc.freeze``)."""
 
+FREEZE_ANSWER_AFTER = 100_000
+"""The same for a one-shot answer's block (``explain``): its objects live until the
+answer is given, so fewer are enough (a 10,000-node snapshot's cache and indexes leave
+about 600,000, which the next collections would walk twice, 0.4 s)."""
+
 
 @contextmanager
-def bulk_allocation() -> Iterator[None]:
+def bulk_allocation(freeze_after: int = FREEZE_AFTER) -> Iterator[None]:
     """Pause the cyclic garbage collector while the block builds many objects (re-entrant:
     only the outermost block enables it again, and only if it was enabled).  Reference
     counting still frees everything that is dropped; only cycles wait until the end.
 
-    When the block leaves more than :data:`FREEZE_AFTER` new objects (a snapshot of a large
-    cluster, an initial LIST), they are moved to the collector's permanent generation, so
-    that later collections do not walk them again (each full walk of a 10,000-node,
-    200,000-Pod snapshot's objects costs seconds).  The price: a reference cycle among them
-    that becomes garbage is never collected (acyclic objects are freed as usual)."""
+    When the block leaves more than ``freeze_after`` new objects (a snapshot of a large
+    cluster, an initial LIST; a one-shot answer such as ``explain``'s, whose objects live
+    until it is given, passes fewer), they are moved to the collector's permanent
+    generation, so that later collections do not walk them again (each full walk of a
+    10,000-node, 200,000-Pod snapshot's objects costs seconds).  The price: a reference
+    cycle among them that becomes garbage is never collected (acyclic objects are freed as
+    usual)."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was_enabled:
-            if gc.get_count()[0] > FREEZE_AFTER:
+            if gc.get_count()[0] > freeze_after:
                 gc.freeze()
             gc.enable()
 
@@ -142,8 +162,8 @@ def check_file(path: str) -> int:
     return st.st_size
 
 
-def read_text(path: str) -> str:
-    """The UTF-8 text of the regular file ``path`` (see :func:`check_file`)."""
+def read_bytes(path: str) -> bytes:
+    """The bytes of the regular file ``path`` (see :func:`check_file`)."""
     check_file(path)
     try:
         with open(path, "rb") as fh:
@@ -152,21 +172,40 @@ def read_text(path: str) -> str:
         raise InputError(f"cannot read: {err.strerror}", file=path) from None
     if len(data) > MAX_FILE_BYTES:  # it grew since the stat
         raise InputError(f"file is over the limit of {MAX_FILE_BYTES} bytes", file=path)
+    return data
+
+
+def read_text(path: str) -> str:
+    """The UTF-8 text of the regular file ``path`` (see :func:`check_file`)."""
+    return _utf8(read_bytes(path), path)
+
+
+def _utf8(data: bytes, file: str | None) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
         raise InputError(
-            [(f"line {line}", f"not UTF-8 text (byte 0x{data[err.start]:02x})")], file=path
+            [(f"line {line}", f"not UTF-8 text (byte 0x{data[err.start]:02x})")], file=file
         ) from None
+
+
+def load_file(path: str) -> list[Any]:
+    """:func:`load_text` of the file at ``path`` (read by :func:`read_bytes`); a JSON file's
+    bytes go to the decoder as they are (no text is made of them unless it refuses them)."""
+    return _load(None, read_bytes(path), path)
 
 
 def load_text(text: str, file: str | None = None) -> list[Any]:
     """The documents of a YAML or JSON stream, decoded strictly (see the module docstring);
     empty YAML documents are dropped and a JSON array is one document."""
+    return _load(text, None, file)
+
+
+def _load(text: str | None, data: bytes | None, file: str | None) -> list[Any]:
     try:
         with bulk_allocation():
-            docs, shared, depth = _decode(text, file)
+            docs, shared, depth = _decode(text, data, file)
     except RecursionError:
         docs, shared, depth = None, False, None
     if depth is not None:
@@ -178,11 +217,53 @@ def load_text(text: str, file: str | None = None) -> list[Any]:
     return docs  # type: ignore[return-value]
 
 
-def _decode(text: str, file: str | None) -> tuple[list[Any], bool, int | None]:
-    """The documents, whether containers may be shared (YAML aliases), and for JSON the
-    nesting depth (:func:`json_depth`; None for YAML: the caller walks the documents)."""
-    if text.lstrip()[:1] in ("{", "["):
-        depth = json_depth(text)
+_SPACE = re.compile(rb"[ \t\r\n]*")
+_SPACE_TEXT = re.compile(r"[ \t\r\n]*")
+_REFUSED: Any = object()
+
+
+def _first_char(text: str | None, data: bytes | None) -> str:
+    """The first character after JSON's whitespace ("" for none; "\\x80" for a byte that
+    does not begin an ASCII character)."""
+    if data is not None:
+        at = _SPACE.match(data).end()  # type: ignore[union-attr]
+        return chr(min(data[at], 0x80)) if at < len(data) else ""
+    assert text is not None
+    at = _SPACE_TEXT.match(text).end()  # type: ignore[union-attr]
+    return text[at : at + 1]
+
+
+def _fast_json(data: bytes, keys: int) -> Any:
+    """The value of the JSON ``data`` (holding ``keys`` keys, :func:`jsonscan.text_shape`)
+    decoded by msgspec's C decoder, or :data:`_REFUSED` for anything it decodes otherwise
+    than the exact decoder would, or not at all: a repeated key (the C decoder keeps the
+    last: the decoded keys fall short of ``keys``), ``NaN``, a number beyond a float's range,
+    an unpaired surrogate escape, invalid UTF-8 or JSON (the exact decoder then names it)."""
+    try:
+        doc = msgspec.json.decode(data)
+    except msgspec.DecodeError:
+        return _REFUSED
+    if jsonscan.decoded_keys(doc, msgspec.json.encode) != keys:
+        return _REFUSED
+    return doc
+
+
+def _decode(
+    text: str | None, data: bytes | None, file: str | None
+) -> tuple[list[Any], bool, int | None]:
+    """The documents of ``text`` or ``data`` (one is given), whether containers may be shared
+    (YAML aliases), and for JSON the nesting depth (None for YAML: the caller walks the
+    documents)."""
+    head = _first_char(text, data)
+    if head in ("{", "["):
+        if data is None:  # a lone surrogate stays (as invalid UTF-8) for the exact decoder
+            data = text.encode("utf-8", "surrogatepass")  # type: ignore[union-attr]
+        depth, keys = jsonscan.text_shape(data)
+        doc = _fast_json(data, keys)
+        if doc is not _REFUSED:
+            return [doc], False, depth
+        if text is None:
+            text = _utf8(data, file)
         try:
             doc = json.loads(text, object_pairs_hook=_json_object, parse_constant=_no_constant)
             return [doc], False, depth
@@ -190,6 +271,8 @@ def _decode(text: str, file: str | None) -> tuple[list[Any], bool, int | None]:
             raise InputError([("", str(err))], file=file) from None
         except ValueError:
             pass  # maybe YAML flow style; let YAML report the error
+    if text is None:
+        text = _utf8(data, file)  # type: ignore[arg-type]
     try:
         return [d for d in yaml.load_all(text, Loader=_Loader) if d is not None], True, None
     except yaml.YAMLError as err:
@@ -221,66 +304,6 @@ def _yaml_problem(err: yaml.YAMLError) -> tuple[str, str]:
     if mark is None:
         return ("", f"invalid YAML: {problem}")
     return (f"line {mark.line + 1}, column {mark.column + 1}", f"invalid YAML: {problem}")
-
-
-SCAN_CHUNK = 1 << 24
-"""Bytes of JSON text :func:`json_depth` compares at a time (bounds its temporary arrays)."""
-
-_QUOTE, _BACKSLASH = ord('"'), ord("\\")
-_OPEN, _CLOSE = ord("{"), ord("}")  # "[" and "]" are these with bit 0x20 clear
-
-
-def json_depth(text: str) -> int:
-    """The deepest nesting of objects and arrays in the JSON ``text`` (0 for a scalar), from
-    the text itself: brackets outside strings, where a quote opens or closes a string unless
-    an odd run of backslashes precedes it.  Meaningful for valid JSON only (decode it too).
-
-    A few array passes over the bytes, :data:`SCAN_CHUNK` at a time: many times faster than
-    walking the decoded containers level by level (a 100 MB ``kubectl`` List has millions)."""
-    import numpy as np  # the columns' library; worth it for the large inputs
-
-    data = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
-    escaped = _escaped_quotes(data)
-    quotes_before, level, deepest = 0, 0, 0
-    for start in range(0, data.shape[0], SCAN_CHUNK):
-        chunk = data[start : start + SCAN_CHUNK]
-        quotes = np.flatnonzero(chunk == _QUOTE) + start  # int64 (Q,)
-        folded = chunk | 0x20
-        opens = folded == _OPEN
-        at = np.flatnonzero(opens | (folded == _CLOSE)) + start  # int64 (B,): brackets
-        real_before = quotes_before + np.searchsorted(quotes, at) - np.searchsorted(escaped, at)
-        at = at[real_before % 2 == 0]  # outside strings
-        if at.shape[0]:
-            steps = np.cumsum(np.where(opens[at - start], 1, -1)) + level
-            deepest = max(deepest, int(steps.max()))
-            level = int(steps[-1])
-        quotes_before += quotes.shape[0]
-    return deepest
-
-
-def _escaped_quotes(data: Any) -> Any:
-    """int64 ``(E,)``, sorted: positions of the quotes in ``data`` (uint8 ``(n,)``) that an
-    odd run of backslashes precedes (inside a string, not its end)."""
-    import numpy as np
-
-    after = np.concatenate(
-        [
-            np.flatnonzero(data[start : start + SCAN_CHUNK] == _BACKSLASH) + (start + 1)
-            for start in range(0, data.shape[0] - 1, SCAN_CHUNK)
-        ]
-        or [np.zeros(0, dtype=np.int64)]
-    )
-    after = after[after < data.shape[0]]
-    cand = after[data[after] == _QUOTE]  # quotes right after a backslash
-    runs = np.zeros(cand.shape[0], dtype=np.int64)
-    live = np.arange(cand.shape[0])
-    while live.shape[0]:
-        pos = cand[live] - 1 - runs[live]
-        keep = pos >= 0
-        live, pos = live[keep], pos[keep]
-        live = live[data[pos] == _BACKSLASH]
-        runs[live] += 1
-    return cand[runs % 2 == 1]
 
 
 _CONTAINER = frozenset((dict, list)).__contains__
