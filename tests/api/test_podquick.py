@@ -93,3 +93,24 @@ def test_odd_spec_values_are_left_to_the_full_parse(field: str, value: Any) -> N
     assert podquick.quick_pod(obj) is None
     with pytest.raises(InputError):
         parse_pod(obj)
+
+
+@pytest.mark.parametrize(
+    ("taken", "odd"),
+    [
+        ({"image": "AAA="}, {"image": b"\x00\x00"}),  # text and bytes (YAML's !!binary)
+        ({"resources": {"requests": {"cpu": 1}}}, {"resources": {"requests": {"cpu": True}}}),
+        ({"ports": [{"containerPort": 80}]}, {"ports": [{"containerPort": 80.0}]}),
+    ],
+)
+def test_remembered_containers_are_never_those_of_an_odd_equal_value(
+    taken: dict[str, Any], odd: dict[str, Any]
+) -> None:
+    """A containers list worked out once is reused only for an equal list of equal types:
+    a value equal in Python (``1 == True``) or in JSON text (bytes written as base64) is
+    read afresh, and the full parse decides it."""
+    plain = pod(1, random.Random(1), 4)
+    plain["spec"] = {"containers": [{"name": "c", **taken}]}
+    assert _check(plain)
+    plain["spec"] = {"containers": [{"name": "c", **odd}]}
+    _check(plain)

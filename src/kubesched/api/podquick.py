@@ -12,15 +12,18 @@ value.
 So the two give the same :class:`~kubesched.api.objects.Pod` (tests check this on generated
 Pods, valid and not) and only the speed differs.
 
-Owner references, timestamps and containers' requests repeat across a snapshot's Pods:
-equal ones are worked out once (the frozen ``OwnerReference`` values and the tuples of them
-and of images are shared, timestamps remembered by their text, a Pod's effective requests by
-its containers' requests, one dict for equal ones: read, never changed in place).
+Owner references, timestamps and containers repeat across a snapshot's Pods (a template's
+Pods have equal ones): each distinct ``ownerReferences`` and ``containers`` list is read
+once, remembered by its encoding (:data:`_key`), and its results shared -- the tuples of
+frozen ``OwnerReference`` values, of images and of host ports, and the requests dicts (read,
+never changed in place); timestamps are remembered by their text.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+import msgspec
 
 from kubesched.api import fields as f
 from kubesched.api import objects as api
@@ -46,10 +49,16 @@ MEMO_LIMIT = 65_536
 """Entries each memo (owner references, tuples, timestamps, requests) keeps before it starts
 afresh."""
 
-_owners: dict[tuple[Any, ...], api.OwnerReference] = {}
+_owners: dict[bytes, tuple[api.OwnerReference, ...]] = {}
+_by_containers: dict[
+    bytes, tuple[api.Resources, api.Resources, tuple[str, ...], tuple[api.HostPort, ...]]
+] = {}
 _times: dict[str, float | None] = {}
-_tuples: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-_requests: dict[tuple[Any, ...], tuple[api.Resources, api.Resources]] = {}
+
+_key = msgspec.msgpack.encode
+"""The memo key of a decoded value: its MessagePack encoding, equal only for equal values of
+equal types (``1``, ``1.0`` and ``true`` differ, as do text and bytes), in a fraction of a
+microsecond."""
 
 
 def parse_pod(obj: dict[str, Any], path: str = "") -> api.Pod:
@@ -149,9 +158,22 @@ def _containers(
     raw: object,
 ) -> tuple[api.Resources, api.Resources, tuple[str, ...], tuple[api.HostPort, ...]]:
     """``spec.containers`` (no init containers): the Pod's effective requests, non-zero
-    requests, images and host ports."""
+    requests, images and host ports; worked out once per distinct list (see :func:`_key`)."""
     if type(raw) is not list or not raw:
         raise _GiveUp
+    key = _key(raw)
+    hit = _by_containers.get(key)
+    if hit is None:
+        hit = _read_containers(raw)
+        if len(_by_containers) >= MEMO_LIMIT:
+            _by_containers.clear()
+        _by_containers[key] = hit
+    return hit
+
+
+def _read_containers(
+    raw: list[Any],
+) -> tuple[api.Resources, api.Resources, tuple[str, ...], tuple[api.HostPort, ...]]:
     millis: list[podresources.Millis] = []
     images: list[str] = []
     ports: list[api.HostPort] = []
@@ -182,52 +204,38 @@ def _containers(
                 if p.get("hostPort") is not None:
                     ports.extend(full._host_ports(c, "", False))
                     break
-    key = tuple(tuple(m.items()) for m in millis)
-    hit = _requests.get(key)
-    if hit is None:
-        hit = podresources.effective_requests(millis, (), None, None)
-        if len(_requests) >= MEMO_LIMIT:
-            _requests.clear()
-        _requests[key] = hit
-    return hit[0], hit[1], _shared(tuple(images)), tuple(ports)
+    requests, nonzero = podresources.effective_requests(millis, (), None, None)
+    return requests, nonzero, tuple(images), tuple(ports)
 
 
 def _owner_references(refs: object) -> tuple[api.OwnerReference, ...]:
     """``metadata.ownerReferences`` as :func:`kubesched.api.pods._owner_references` reads
-    them; equal references share one value."""
+    them; worked out once per distinct list (see :func:`_key`)."""
     if refs is None:
         return ()
     if type(refs) is not list:
         raise _GiveUp
-    out = []
-    for ref in refs:
-        if type(ref) is not dict:
-            raise _GiveUp
-        fields = (ref.get("kind"), ref.get("name"), ref.get("apiVersion"), ref.get("uid"))
-        controller = ref.get("controller")
-        if any(v is not None and type(v) is not str for v in fields) or (
-            controller is not None and type(controller) is not bool
-        ):
-            raise _GiveUp
-        key = (*fields, controller)
-        value = _owners.get(key)
-        if value is None:
-            kind, name, version, uid = (v or "" for v in fields)
-            value = api.OwnerReference(kind, name, version, bool(controller), uid)
-            if len(_owners) >= MEMO_LIMIT:
-                _owners.clear()
-            _owners[key] = value
-        out.append(value)
-    return _shared(tuple(out))
+    key = _key(refs)
+    value = _owners.get(key)
+    if value is None:
+        value = tuple(_owner_reference(ref) for ref in refs)
+        if len(_owners) >= MEMO_LIMIT:
+            _owners.clear()
+        _owners[key] = value
+    return value
 
 
-def _shared(value: tuple[Any, ...]) -> tuple[Any, ...]:
-    """One tuple for equal ones (a template's Pods have the same images and owners)."""
-    if not value:
-        return ()
-    if len(_tuples) >= MEMO_LIMIT:
-        _tuples.clear()
-    return _tuples.setdefault(value, value)
+def _owner_reference(ref: object) -> api.OwnerReference:
+    if type(ref) is not dict:
+        raise _GiveUp
+    fields = (ref.get("kind"), ref.get("name"), ref.get("apiVersion"), ref.get("uid"))
+    controller = ref.get("controller")
+    if any(v is not None and type(v) is not str for v in fields) or (
+        controller is not None and type(controller) is not bool
+    ):
+        raise _GiveUp
+    kind, name, version, uid = (v or "" for v in fields)
+    return api.OwnerReference(kind, name, version, bool(controller), uid)
 
 
 def _time(value: object) -> float | None:
