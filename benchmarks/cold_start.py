@@ -22,7 +22,11 @@ import subprocess
 import sys
 import time
 
-KUBESCHED = [sys.executable, "-c", "import sys; from kubesched.cli import main; sys.exit(main())"]
+ENTRY = """import sys, kubesched.cli as cli
+entry = getattr(cli, "entry", None)  # the console script's function (trees before it: main)
+entry() if entry else sys.exit(cli.main())"""
+KUBESCHED = [sys.executable, "-c", ENTRY]
+"""``kubesched`` as the console script runs it, with the source tree ``--src`` first."""
 
 
 def run_measured(src: str, args: list[str]) -> tuple[float, float, bytes]:

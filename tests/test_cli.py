@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import sys
 from pathlib import Path
 
 import pytest
 
-from kubesched.cli import main
+from kubesched.cli import entry, main
 from tests.test_explain import as_list, node
 
 
@@ -117,6 +119,24 @@ def test_bad_config_exits_2_with_every_problem(
 def test_missing_file_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["explain", "--cluster", "/nonexistent.json", "--pod", "/nonexistent.yaml"]) == 2
     assert "/nonexistent.json" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("cluster", "code"), [("cluster", 0), ("/nonexistent.json", 2)])
+def test_the_console_script_exits_with_mains_code(
+    files: dict[str, Path], monkeypatch: pytest.MonkeyPatch, cluster: str, code: int
+) -> None:
+    path = str(files["cluster"]) if cluster == "cluster" else cluster
+    monkeypatch.setattr(
+        sys, "argv", ["kubesched", "explain", "--cluster", path, "--pod", str(files["pod"])]
+    )
+    gc.unfreeze()
+    try:
+        with pytest.raises(SystemExit) as exited:
+            entry()
+        assert exited.value.code == code
+        assert gc.get_freeze_count() > 0  # the objects left are out of the last collection
+    finally:
+        gc.unfreeze()
 
 
 def test_debug_shows_the_traceback(files: dict[str, Path]) -> None:

