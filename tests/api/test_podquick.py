@@ -114,3 +114,44 @@ def test_remembered_containers_are_never_those_of_an_odd_equal_value(
     assert _check(plain)
     plain["spec"] = {"containers": [{"name": "c", **odd}]}
     _check(plain)
+
+
+@pytest.mark.parametrize(
+    ("taken", "odd"),
+    [
+        (
+            {"tolerations": [{"key": "k", "operator": "Exists", "tolerationSeconds": 1}]},
+            {"tolerations": [{"key": "k", "operator": "Exists", "tolerationSeconds": True}]},
+        ),
+        (
+            {
+                "affinity": {
+                    "podAntiAffinity": {
+                        "preferredDuringSchedulingIgnoredDuringExecution": [
+                            {"weight": 1, "podAffinityTerm": {"topologyKey": "zone"}}
+                        ]
+                    }
+                }
+            },
+            {
+                "affinity": {
+                    "podAntiAffinity": {
+                        "preferredDuringSchedulingIgnoredDuringExecution": [
+                            {"weight": True, "podAffinityTerm": {"topologyKey": "zone"}}
+                        ]
+                    }
+                }
+            },
+        ),
+    ],
+)
+def test_remembered_spec_sections_are_never_those_of_an_odd_equal_value(
+    taken: dict[str, Any], odd: dict[str, Any]
+) -> None:
+    """Tolerations and affinity are remembered the same way as containers (``_check``
+    compares the quick parse with the full one each time)."""
+    plain = pod(1, random.Random(1), 4)
+    plain["spec"] = {"containers": [{"name": "c"}], **taken}
+    assert _check(plain)
+    plain["spec"] = {"containers": [{"name": "c"}], **odd}
+    _check(plain)

@@ -12,11 +12,11 @@ value.
 So the two give the same :class:`~kubesched.api.objects.Pod` (tests check this on generated
 Pods, valid and not) and only the speed differs.
 
-Owner references, timestamps and containers repeat across a snapshot's Pods (a template's
-Pods have equal ones): each distinct ``ownerReferences`` and ``containers`` list is read
-once, remembered by its encoding (:data:`_key`), and its results shared -- the tuples of
-frozen ``OwnerReference`` values, of images and of host ports, and the requests dicts (read,
-never changed in place); timestamps are remembered by their text.
+Owner references, timestamps, containers, tolerations and affinity repeat across a
+snapshot's Pods (a template's Pods have equal ones): each distinct value of those sections
+is read once, remembered by its encoding (:data:`_key`), and its results shared -- frozen
+values and tuples of them (owner references, tolerations, affinity, images, host ports) and
+the requests dicts (read, never changed in place); timestamps are remembered by their text.
 """
 
 from __future__ import annotations
@@ -53,6 +53,10 @@ _owners: dict[bytes, tuple[api.OwnerReference, ...]] = {}
 _by_containers: dict[
     bytes, tuple[api.Resources, api.Resources, tuple[str, ...], tuple[api.HostPort, ...]]
 ] = {}
+_Affinities = tuple[api.NodeAffinity | None, api.PodAffinity | None, api.PodAffinity | None]
+_NO_AFFINITY: _Affinities = (None, None, None)
+_by_affinity: dict[bytes, _Affinities] = {}
+_by_tolerations: dict[bytes, tuple[api.Toleration, ...]] = {}
 _times: dict[str, float | None] = {}
 
 _key = msgspec.msgpack.encode
@@ -112,7 +116,7 @@ def _quick(obj: dict[str, Any]) -> api.Pod | None:
             return None
         namespace = _str(meta, "namespace") or "default"
         requests, nonzero, images, ports = _containers(spec.get("containers"))
-        affinity = f.mapping(spec, "affinity", "")
+        node_affinity, pod_affinity, pod_anti_affinity = _affinity(spec)
         priority = f.int32(spec, "priority", "")
         policy = spec.get("preemptionPolicy")
         if policy is None or policy == "":
@@ -133,12 +137,10 @@ def _quick(obj: dict[str, Any]) -> api.Pod | None:
             preemption_policy=policy,
             node_name=_str(spec, "nodeName"),
             node_selector=f.string_map(spec, "nodeSelector", ""),
-            node_affinity=full._node_affinity(affinity, "") if affinity else None,
-            pod_affinity=full._pod_affinity(affinity, "podAffinity", "") if affinity else None,
-            pod_anti_affinity=(
-                full._pod_affinity(affinity, "podAntiAffinity", "") if affinity else None
-            ),
-            tolerations=full._tolerations(spec, "") if "tolerations" in spec else (),
+            node_affinity=node_affinity,
+            pod_affinity=pod_affinity,
+            pod_anti_affinity=pod_anti_affinity,
+            tolerations=_tolerations(spec) if "tolerations" in spec else (),
             requests=requests,
             nonzero_requests=nonzero,
             host_ports=ports,
@@ -206,6 +208,42 @@ def _read_containers(
                     break
     requests, nonzero = podresources.effective_requests(millis, (), None, None)
     return requests, nonzero, tuple(images), tuple(ports)
+
+
+def _affinity(spec: dict[str, Any]) -> _Affinities:
+    """``spec.affinity`` as the full parse reads it, once per distinct value."""
+    raw = spec.get("affinity")
+    if raw is None:
+        return _NO_AFFINITY
+    key = _key(raw)
+    hit = _by_affinity.get(key)
+    if hit is None:
+        affinity = f.mapping(spec, "affinity", "")
+        hit = (
+            (
+                full._node_affinity(affinity, ""),
+                full._pod_affinity(affinity, "podAffinity", ""),
+                full._pod_affinity(affinity, "podAntiAffinity", ""),
+            )
+            if affinity
+            else _NO_AFFINITY
+        )
+        if len(_by_affinity) >= MEMO_LIMIT:
+            _by_affinity.clear()
+        _by_affinity[key] = hit
+    return hit
+
+
+def _tolerations(spec: dict[str, Any]) -> tuple[api.Toleration, ...]:
+    """``spec.tolerations`` as the full parse reads them, once per distinct list."""
+    key = _key(spec["tolerations"])
+    hit = _by_tolerations.get(key)
+    if hit is None:
+        hit = full._tolerations(spec, "")
+        if len(_by_tolerations) >= MEMO_LIMIT:
+            _by_tolerations.clear()
+        _by_tolerations[key] = hit
+    return hit
 
 
 def _owner_references(refs: object) -> tuple[api.OwnerReference, ...]:
