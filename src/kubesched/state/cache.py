@@ -249,30 +249,28 @@ class ClusterState:
         for :meth:`add_pod`: records are created (and each observer hears them) in ``pods``
         order."""
         table = self.nodes
+        keys = [pod.key for pod in pods]
+        if len(set(keys)) != len(keys) or not self.pods.keys().isdisjoint(keys):
+            seen: set[str] = set()
+            for key in keys:
+                if key in self.pods or key in seen:
+                    raise CacheError(f"pod {key} is already in the cache")
+                seen.add(key)
         row_of = table.row_of
-        placed: list[tuple[api.Pod, str, int]] = []
-        missing: list[api.Pod] = []
-        keys: set[str] = set()
-        for pod in pods:
-            key = pod.key
-            if key in self.pods or key in keys:
-                raise CacheError(f"pod {key} is already in the cache")
-            keys.add(key)
-            row = row_of.get(pod.node_name)
-            if row is None:
-                missing.append(pod)
-            else:
-                placed.append((pod, key, row))
+        found = [row_of.get(pod.node_name) for pod in pods]
+        missing = [pod for pod, row in zip(pods, found, strict=True) if row is None]
+        if missing:
+            pods = [pod for pod, row in zip(pods, found, strict=True) if row is not None]
+            keys = [pod.key for pod in pods]
+        rows_list = [row for row in found if row is not None]
         vector_of: dict[tuple[tuple[str, int], ...], int] = {}
         by_dict: dict[int, int] = {}  # id of a requests dict (Pods of a template share one)
         vectors: list[IntArray] = []  # the distinct request vectors (dense resources)
         sparse_of: list[SparseRequest] = []  # and their requests of sparse ones
+        nonzero_of: dict[int, tuple[int, int]] = {}  # by id of a nonzero dict, likewise
         which: list[int] = []  # each record's index into ``vectors``
-        rows_list: list[int] = []
         recs: list[PodRecord] = []
-        on_node = self.pods_on_node
-        records = self.pods
-        for pod, key, row in placed:
+        for pod, row in zip(pods, rows_list, strict=True):
             requests = pod.requests
             j = by_dict.get(id(requests))
             if j is None:
@@ -284,33 +282,31 @@ class ClusterState:
                     vectors.append(vec)
                     sparse_of.append(sparse)
                 by_dict[id(requests)] = j
-            which.append(j)
-            rows_list.append(row)
             nz = pod.nonzero_requests
-            rec = PodRecord(
-                pod,
-                pod.node_name,
-                row,
-                vectors[j],
-                (nz.get(api.CPU, 0), nz.get(api.MEMORY, 0)),
-                False,
-                False,
-                sparse_of[j],
+            pair = nonzero_of.get(id(nz))
+            if pair is None:
+                pair = nonzero_of[id(nz)] = (nz.get(api.CPU, 0), nz.get(api.MEMORY, 0))
+            which.append(j)
+            recs.append(
+                PodRecord(pod, pod.node_name, row, vectors[j], pair, False, False, sparse_of[j])
             )
-            recs.append(rec)
-            records[key] = rec
+        self.pods.update(zip(keys, recs, strict=True))
+        on_node = self.pods_on_node
+        for pod, key in zip(pods, keys, strict=True):
             keys_here = on_node.get(pod.node_name)
             if keys_here is None:
                 keys_here = on_node[pod.node_name] = set()
             keys_here.add(key)
-            for p in pod.host_ports:  # rare: counted one by one, as add_pod_usage does
-                col = table.host_ports.get((p.host_ip, p.protocol, p.port))
-                if col is None:
-                    col = np.zeros(table.capacity, dtype=np.int32)
-                    table.host_ports[(p.host_ip, p.protocol, p.port)] = col
-                col[row] += 1
+        for rec in recs:
+            if rec.pod.host_ports:  # rare: counted one by one, as add_pod_usage does
+                for p in rec.pod.host_ports:
+                    col = table.host_ports.get((p.host_ip, p.protocol, p.port))
+                    if col is None:
+                        col = np.zeros(table.capacity, dtype=np.int32)
+                        table.host_ports[(p.host_ip, p.protocol, p.port)] = col
+                    col[rec.row] += 1
             for name, amount in rec.sparse:  # rare too: resources few nodes have
-                table.add_sparse_request(row, name, amount)
+                table.add_sparse_request(rec.row, name, amount)
         if recs:
             rows = np.asarray(rows_list, dtype=np.int64)
             distinct = np.zeros((len(vectors), table.requested.shape[1]), dtype=np.int64)
