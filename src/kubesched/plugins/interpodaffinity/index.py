@@ -185,13 +185,14 @@ class AffinityIndex:
         in a tight loop; any other goes through :meth:`pod_added`."""
         pods = self._pods
         namespaces: dict[str, int] = {}
+        counting = bool(self.counters)  # only queries add counters
         for rec in recs:
             pod = rec.pod
-            key = f"{pod.namespace}/{pod.name}"  # pod.key
+            key = pod.key
             if (
                 pod.pod_affinity is None
                 and pod.pod_anti_affinity is None
-                and not self.counters
+                and not counting
                 and key not in pods
             ):
                 ns = pod.namespace
