@@ -5,8 +5,10 @@ load) into the same cache and queue as the one-object deltas would."""
 from __future__ import annotations
 
 import copy
+import gc
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -19,7 +21,7 @@ from kubesched.live.dispatch import Dispatcher
 from kubesched.live.informer import ADDED, DELETED, Delta, Informer, Kind, object_key
 from kubesched.scheduler import Scheduler
 from tests.coldstart_gen import snapshot
-from tests.live.conftest import FAST, Api, make_config, pod, wait_for
+from tests.live.conftest import FAST, Api, Replica, make_config, node, pod, wait_for
 from tests.live.fakestore import by_plural
 
 
@@ -112,3 +114,18 @@ def test_the_first_list_is_one_delta_later_ones_are_differences(api: Api, batchi
         "default/b",
         (),
     )
+
+
+def test_the_collector_stays_paused_until_every_first_list_is_applied(
+    api: Api, replicas: Callable[..., Replica]
+) -> None:
+    api.create(node("n1"))
+    api.create(pod("p"))
+    api.server.delay(r"GET /api/v1/pods\?limit", 1.5)  # the Pod list is slow to come
+    assert gc.isenabled()
+    r = replicas("a", make_config(leader=False))
+    (nodes,) = [i for i in r.live.informers if i.kind.kind == "Node"]
+    wait_for(nodes.synced.is_set)  # Nodes listed (their own pause over), Pods not yet
+    assert not gc.isenabled() and not r.live.synced()
+    wait_for(lambda: api.node_of("p"))
+    assert gc.isenabled()
