@@ -240,7 +240,7 @@ class LiveScheduler:
                 if not started:
                     self._start_informers()
                     started = True
-                else:
+                elif self.elector is not None:  # without election, no other replica's cache
                     self._request_relist()
             if not self._caught_up():
                 self._wait(0.05)

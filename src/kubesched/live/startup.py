@@ -169,8 +169,11 @@ class StartupTracker:
                     isinstance(meta, dict) and isinstance(spec, dict) and isinstance(status, dict)
                 ):
                     continue  # a manifest the dispatcher skips as well
+                uid = str(meta.get("uid") or "")
+                if kind == ADDED and spec.get("nodeName") and uid not in self.pods:
+                    continue  # bound before it was seen: not followed (most of a first list)
                 try:
-                    t = self._observe(kind, str(meta.get("uid") or ""), meta, spec, status)
+                    t = self._observe(kind, uid, meta, spec, status)
                 except Exception:  # one odd manifest must not keep the others from it
                     log.exception("failed to follow the startup of Pod %s", meta.get("name"))
                     continue
