@@ -116,6 +116,21 @@ def test_the_first_list_is_one_delta_later_ones_are_differences(api: Api, batchi
     )
 
 
+def test_a_list_that_fails_midway_starts_over_and_delivers_each_object_once(
+    api: Api, batching: Any
+) -> None:
+    inf, deltas, thread = batching
+    api.server.watch_cache = False  # pages of 2 even at resourceVersion=0
+    for name in ("a", "b", "c", "d", "e"):
+        api.create(pod(name))
+    api.server.fail(r"GET /api/v1/pods\?limit=2&continue=", 500)  # the second page, once
+    thread.start()
+    wait_for(inf.synced.is_set)
+    (first,) = deltas
+    assert [object_key(o) for o in first.listed] == [f"default/{n}" for n in "abcde"]
+    assert api.store.stats.requests["GET pods"] >= 1 + 1 + 3  # page 1, the 500, 3 pages
+
+
 def test_the_collector_stays_paused_until_every_first_list_is_applied(
     api: Api, replicas: Callable[..., Replica]
 ) -> None:
