@@ -36,6 +36,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from kubesched.api.source import FREEZE_AFTER
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.live.binder import LiveApi
 from kubesched.live.client import KubeClient
@@ -206,11 +207,13 @@ class LiveScheduler:
             self._spawn(f"informer-{inf.kind.kind}", inf.run)
 
     def _resume_collector(self) -> None:
-        """End the pause of :meth:`_start_informers`; what the lists built is moved out of
-        the collector's sight (``gc.freeze``, as ``bulk_allocation`` does)."""
+        """End the pause of :meth:`_start_informers`; a large cluster's lists (more than
+        ``FREEZE_AFTER`` new objects) are moved out of the collector's sight (``gc.freeze``),
+        as ``bulk_allocation`` does."""
         if self._collector_paused:
             self._collector_paused = False
-            gc.freeze()
+            if gc.get_count()[0] > FREEZE_AFTER:
+                gc.freeze()
             gc.enable()
 
     def _loop(self, started: bool) -> None:
