@@ -406,13 +406,11 @@ class _Handler(BaseHTTPRequestHandler):
         if query.get("resourceVersion") == "0" and self.api.watch_cache:
             limit = 0
         labels, fields = query.get("labelSelector", ""), query.get("fieldSelector", "")
-        store = self.api.store
-        if "as=Table" in self.headers.get("Accept", ""):
-            items, rv, _ = store.page(res, ns, labels, fields, start, limit)
-            self._send(200, _table(res, items, str(rv)))
-            return
         # list items carry no kind/apiVersion, as from kube-apiserver
-        data, rv, total = store.page_json(res, ns, labels, fields, start, limit)
+        data, rv, total = self.api.store.page_json(res, ns, labels, fields, start, limit)
+        if "as=Table" in self.headers.get("Accept", ""):
+            self._send(200, _table(res, json.loads(data), str(rv)))
+            return
         meta: Obj = {"resourceVersion": str(rv)}
         if limit and start + limit < total:
             meta["continue"] = base64.b64encode(str(start + limit).encode()).decode()

@@ -216,7 +216,7 @@ class Store:
         self.drops = 0
         """Bumped by :meth:`drop_watches`; open watches end when it changes."""
         self._pages: dict[tuple[str, str, str, str], tuple[tuple[int, int], list[Any]]] = {}
-        """A list's sorted, filtered keys, until its resource changes (:meth:`page`)."""
+        """A list's sorted, filtered keys, until its resource changes (:meth:`page_json`)."""
         self._wire: dict[tuple[str, tuple[str, str]], tuple[str, bytes]] = {}
         """Each object's list-item JSON and the resourceVersion it was encoded at
         (:meth:`page_json`)."""
@@ -396,24 +396,15 @@ class Store:
         keys = hit[1]
         return (keys[start : start + limit] if limit else keys[start:]), len(keys)
 
-    def page(
-        self, res: Resource, ns: str, labels: str, fields: str, start: int, limit: int
-    ) -> tuple[list[Obj], int, int]:
-        """Items ``[start, start + limit)`` of :meth:`list` (to the end when ``limit`` is 0),
-        the resourceVersion and the number of items in all; only the page's objects are
-        copied."""
-        with self.cond:
-            chosen, total = self._page_keys(res, ns, labels, fields, start, limit)
-            objs = self.objects[res.ident]
-            return [copy.deepcopy(objs[k]) for k in chosen], self.rv, total
-
     def page_json(
         self, res: Resource, ns: str, labels: str, fields: str, start: int, limit: int
     ) -> tuple[bytes, int, int]:
-        """:meth:`page` as the JSON array of its items, without ``kind`` and ``apiVersion``
-        (as kube-apiserver's list items).  Each object is encoded once per resourceVersion,
-        as kube-apiserver's watch cache keeps its objects' serializations: a 200,000-Pod
-        list costs the server one encoding of each Pod, then joins of bytes."""
+        """Items ``[start, start + limit)`` of :meth:`list` (to the end when ``limit`` is 0)
+        as a JSON array, without ``kind`` and ``apiVersion`` (as kube-apiserver's list
+        items); the resourceVersion; the number of items in all.  Each object is encoded
+        once per resourceVersion, as kube-apiserver's watch cache keeps its objects'
+        serializations: a 200,000-Pod list costs the server one encoding of each Pod, then
+        joins of bytes."""
         with self.cond:
             chosen, total = self._page_keys(res, ns, labels, fields, start, limit)
             objs = self.objects[res.ident]
