@@ -136,7 +136,7 @@ def test_the_collector_stays_paused_until_every_first_list_is_applied(
 ) -> None:
     api.create(node("n1"))
     api.create(pod("p"))
-    api.server.delay(r"GET /api/v1/pods\?limit", 1.5)  # the Pod list is slow to come
+    api.server.delay(r"GET /api/v1/pods\?limit", 3.0)  # the Pod list is slow to come
     assert gc.isenabled()
     r = replicas("a", make_config(leader=False))
     (nodes,) = [i for i in r.live.informers if i.kind.kind == "Node"]
