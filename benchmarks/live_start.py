@@ -3,11 +3,12 @@ from the process's spawn to the bind of one pending Pod (lists of every kind, ca
 first scheduling cycle: ready to schedule), with the process's peak RSS.
 
 The API server is the test suite's fake (``tests/live/fakeapi.py``: kube-apiserver's wire
-protocol on loopback, paged lists of 500, the sorted keys kept between pages, each object
-encoded once and pages joined from the encodings, as kube-apiserver's watch cache keeps
-serialized objects), filled with a snapshot written by ``make_snapshot.py``; the encodings
-are made before the first run (timed, printed).  It runs in this process, so it competes
-with ``kubesched run`` for the machine's cores (as a real one would not).  The time its list
+protocol on loopback: lists paged by ``limit`` except at ``resourceVersion=0``, answered
+whole as kube-apiserver's watch cache does; the sorted keys kept between pages; each object
+encoded once and pages joined from the encodings, as the watch cache keeps serialized
+objects), filled with a snapshot written by ``make_snapshot.py``; the encodings are made
+before the first run (timed, printed).  It runs in this process, so it competes with
+``kubesched run`` for the machine's cores (as a real one would not).  The time its list
 pages took to build is printed beside each run ("server"), so kubesched's own part can be
 told apart.  Several ``--src`` trees are interleaved.
 
