@@ -3,11 +3,14 @@ from the process's spawn to the bind of one pending Pod (lists of every kind, ca
 first scheduling cycle: ready to schedule), with the process's peak RSS.
 
 The API server is the test suite's fake (``tests/live/fakeapi.py``: kube-apiserver's wire
-protocol on loopback, paged lists of 500, each page's objects copied, the sorted keys kept
-between pages), filled with a snapshot written by ``make_snapshot.py``; it runs in this
-process, so it competes with ``kubesched run`` for the machine's cores (as a real one would
-not).  The time its list pages took to build is printed beside each run ("server"), so
-kubesched's own part can be told apart.  Several ``--src`` trees are interleaved.
+protocol on loopback: lists paged by ``limit`` except at ``resourceVersion=0``, answered
+whole as kube-apiserver's watch cache does; the sorted keys kept between pages; each object
+encoded once and pages joined from the encodings, as the watch cache keeps serialized
+objects), filled with a snapshot written by ``make_snapshot.py``; the encodings are made
+before the first run (timed, printed).  It runs in this process, so it competes with
+``kubesched run`` for the machine's cores (as a real one would not).  The time its list
+pages took to build is printed beside each run ("server"), so kubesched's own part can be
+told apart.  Several ``--src`` trees are interleaved.
 
     .venv/bin/python benchmarks/make_snapshot.py -o /tmp/snap.json
     .venv/bin/python benchmarks/live_start.py --snapshot /tmp/snap.json \\
@@ -26,6 +29,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -74,22 +78,40 @@ def fill(server: FakeApiServer, snapshot: str) -> int:
 
 
 class PageTimer:
-    """Wraps the store's ``page`` to add up the seconds the server spends building pages."""
+    """Wraps the store's ``page_json`` to add up the seconds during which the server was
+    building at least one list page (concurrent lists counted once)."""
 
     def __init__(self, server: FakeApiServer) -> None:
         self.seconds = 0.0
         self.pages = 0
-        inner = server.store.page
+        self._busy = 0
+        self._since = 0.0
+        self._lock = threading.Lock()
+        inner = server.store.page_json
 
         def timed(*args: Any) -> Any:
-            start = time.perf_counter()
+            with self._lock:
+                if not self._busy:
+                    self._since = time.perf_counter()
+                self._busy += 1
             try:
                 return inner(*args)
             finally:
-                self.seconds += time.perf_counter() - start
-                self.pages += 1
+                with self._lock:
+                    self._busy -= 1
+                    self.pages += 1
+                    if not self._busy:
+                        self.seconds += time.perf_counter() - self._since
 
-        server.store.page = timed  # type: ignore[method-assign]
+        server.store.page_json = timed  # type: ignore[method-assign]
+
+
+def encode(server: FakeApiServer) -> float:
+    """Encode every Node and Pod once (the server keeps the encodings); the seconds taken."""
+    start = time.perf_counter()
+    for plural in ("nodes", "pods"):
+        server.store.page_json(by_plural(plural), "", "", "", 0, 0)
+    return time.perf_counter() - start
 
 
 def run_once(src: str, server: FakeApiServer, workdir: Path, timeout: float) -> tuple[float, float]:
@@ -111,10 +133,21 @@ def run_once(src: str, server: FakeApiServer, workdir: Path, timeout: float) -> 
                 raise SystemExit(f"{src}: no bind (exit code {proc.returncode})")
             time.sleep(0.05)
         elapsed = time.perf_counter() - start
+        rss = peak_rss(proc.pid)
     finally:
         proc.send_signal(signal.SIGTERM)
-    _, _, usage = os.wait4(proc.pid, 0)
-    return elapsed, usage.ru_maxrss / 1024
+        proc.wait()
+    return elapsed, rss
+
+
+def peak_rss(pid: int) -> float:
+    """The process's peak RSS in MiB so far (``VmHWM``; not ``ru_maxrss``, which a child
+    inherits from before its ``exec``: here the size of this process, fake server and all)."""
+    with open(f"/proc/{pid}/status") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
 
 
 def main() -> None:
@@ -129,6 +162,7 @@ def main() -> None:
     pages = PageTimer(server)
     try:
         print(f"{fill(server, args.snapshot)} objects served at {server.url}", flush=True)
+        print(f"server: objects encoded in {encode(server):.1f} s", flush=True)
         results: dict[str, list[tuple[float, float]]] = {s: [] for s in srcs}
         print(f"load average before: {os.getloadavg()}", flush=True)
         with tempfile.TemporaryDirectory() as tmp:

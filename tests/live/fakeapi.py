@@ -3,7 +3,9 @@
 Plain HTTP on loopback, HTTP/1.1.  Served: ``/version``, legacy discovery (``/api``,
 ``/apis``, ``/api/v1``, ``/apis/G/V``), and for every resource of
 :data:`fakestore.RESOURCES` list (JSON ``XList`` with ``metadata.resourceVersion``,
-``limit``/``continue`` pages, label and field selectors, ``meta.k8s.io/v1 Table`` when kubectl
+``limit``/``continue`` pages -- except that a list at ``resourceVersion=0`` is answered whole,
+as kube-apiserver's watch cache does (its ``computeListLimit``), unless ``watch_cache`` is
+False --, label and field selectors, ``meta.k8s.io/v1 Table`` when kubectl
 asks for one), watch (chunked ``{"type", "object"}`` lines from a resourceVersion, ``ERROR``
 events with a 410 Status when that version was compacted), get, create, update (optimistic
 concurrency), merge / strategic-merge patch, delete, the ``status`` subresource and the Pod
@@ -169,6 +171,9 @@ class FakeApiServer:
 
     def __init__(self, port: int = 0) -> None:
         self.store = Store()
+        self.watch_cache = True
+        """Answer lists at ``resourceVersion=0`` whole, ignoring ``limit`` (False: page them,
+        as kube-apiserver with ``--watch-cache=false``)."""
         self.faults: list[Fault] = []
         self.delays: list[
             tuple[re.Pattern[str], float, list[int], Callable[[], object] | None]
@@ -262,7 +267,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     # ------------------------------------------------------------------ plumbing
     def _send(self, code: int, body: Obj, headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(body).encode()
+        self._send_bytes(code, json.dumps(body).encode(), headers)
+
+    def _send_bytes(self, code: int, data: bytes, headers: dict[str, str] | None = None) -> None:
         self.send_response(code)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -396,21 +403,20 @@ class _Handler(BaseHTTPRequestHandler):
         if query.get("continue"):
             start = int(base64.b64decode(query["continue"]).decode())
         limit = int(query.get("limit") or 0)
-        items, rv, total = self.api.store.page(
-            res, ns, query.get("labelSelector", ""), query.get("fieldSelector", ""), start, limit
-        )
+        if query.get("resourceVersion") == "0" and self.api.watch_cache:
+            limit = 0
+        labels, fields = query.get("labelSelector", ""), query.get("fieldSelector", "")
+        # list items carry no kind/apiVersion, as from kube-apiserver
+        data, rv, total = self.api.store.page_json(res, ns, labels, fields, start, limit)
+        if "as=Table" in self.headers.get("Accept", ""):
+            self._send(200, _table(res, json.loads(data), str(rv)))
+            return
         meta: Obj = {"resourceVersion": str(rv)}
         if limit and start + limit < total:
             meta["continue"] = base64.b64encode(str(start + limit).encode()).decode()
             meta["remainingItemCount"] = total - start - limit
-        if "as=Table" in self.headers.get("Accept", ""):
-            self._send(200, _table(res, items, str(rv)))
-            return
-        for o in items:  # list items carry no kind/apiVersion, as from kube-apiserver
-            o.pop("kind", None)
-            o.pop("apiVersion", None)
-        kind = {"kind": f"{res.kind}List", "apiVersion": res.api_version}
-        self._send(200, {**kind, "metadata": meta, "items": items})
+        head = {"kind": f"{res.kind}List", "apiVersion": res.api_version, "metadata": meta}
+        self._send_bytes(200, json.dumps(head)[:-1].encode() + b', "items": ' + data + b"}")
 
     def _chunk(self, event: Obj) -> None:
         data = json.dumps(event).encode() + b"\n"

@@ -157,3 +157,20 @@ def test_list_pages_with_continue(server: FakeApiServer, api: Api) -> None:
         if not token:
             break
     assert names == [f"p{i}" for i in range(5)]
+
+
+def test_a_list_at_version_0_is_whole_and_each_object_current(
+    server: FakeApiServer, api: Api
+) -> None:
+    for i in range(5):
+        api.create(pod(f"p{i}"))
+    code, page = http(server, "GET", "/api/v1/pods?limit=2&resourceVersion=0")
+    assert code == 200 and len(page["items"]) == 5 and "continue" not in page["metadata"]
+    api.store.bind("default", "p3", {"target": {"name": "n1"}}, "t", 0.0)  # a new encoding
+    _, page = http(server, "GET", "/api/v1/pods?resourceVersion=0")
+    (p3,) = [o for o in page["items"] if o["metadata"]["name"] == "p3"]
+    current = api.pod("p3")
+    assert p3["spec"]["nodeName"] == "n1" and p3["metadata"] == current["metadata"]
+    server.watch_cache = False  # kube-apiserver --watch-cache=false pages it
+    _, page = http(server, "GET", "/api/v1/pods?limit=2&resourceVersion=0")
+    assert len(page["items"]) == 2 and page["metadata"]["continue"]

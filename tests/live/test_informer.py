@@ -117,12 +117,31 @@ def test_server_errors_back_off_then_succeed(api: Api, run: type[Run]) -> None:
 
 
 def test_pages_are_followed(api: Api, run: type[Run]) -> None:
+    api.server.watch_cache = False  # the server pages even a list at resourceVersion=0
     for i in range(5):
         api.create(node(f"n{i}"))
     r = run(Kind("Node", "v1", "/api/v1/nodes"), page_size=2)
     wait_for(r.inf.synced.is_set)
     assert r.seen() == [(ADDED, f"n{i}") for i in range(5)]
     assert api.store.stats.requests["GET nodes"] >= 3
+
+
+def test_the_first_list_is_one_request_to_the_watch_cache_relists_are_paged(
+    api: Api, run: type[Run]
+) -> None:
+    for i in range(5):
+        api.create(node(f"n{i}"))
+    r = run(Kind("Node", "v1", "/api/v1/nodes"), page_size=2)
+    wait_for(r.inf.synced.is_set)
+    wait_for(lambda: api.store.stats.requests["GET nodes"] == 2)  # resourceVersion=0, watch
+    time.sleep(0.2)
+    assert api.store.stats.requests["GET nodes"] == 2 and len(r.inf.store) == 5
+    api.store.drop_watches()
+    api.create(node("n5"))
+    api.store.compact()  # the watch resumes at a compacted version: 410, a consistent relist
+    wait_for(lambda: r.inf.lists == 2)
+    assert r.seen() == [(ADDED, f"n{i}") for i in range(6)]
+    wait_for(lambda: api.store.stats.requests["GET nodes"] >= 2 + 1 + 3)  # watch, 3 pages
 
 
 def test_a_missing_optional_kind_is_synced_and_empty(api: Api, run: type[Run]) -> None:

@@ -5,8 +5,10 @@ load) into the same cache and queue as the one-object deltas would."""
 from __future__ import annotations
 
 import copy
+import gc
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -19,7 +21,7 @@ from kubesched.live.dispatch import Dispatcher
 from kubesched.live.informer import ADDED, DELETED, Delta, Informer, Kind, object_key
 from kubesched.scheduler import Scheduler
 from tests.coldstart_gen import snapshot
-from tests.live.conftest import FAST, Api, make_config, pod, wait_for
+from tests.live.conftest import FAST, Api, Replica, make_config, node, pod, wait_for
 from tests.live.fakestore import by_plural
 
 
@@ -112,3 +114,33 @@ def test_the_first_list_is_one_delta_later_ones_are_differences(api: Api, batchi
         "default/b",
         (),
     )
+
+
+def test_a_list_that_fails_midway_starts_over_and_delivers_each_object_once(
+    api: Api, batching: Any
+) -> None:
+    inf, deltas, thread = batching
+    api.server.watch_cache = False  # pages of 2 even at resourceVersion=0
+    for name in ("a", "b", "c", "d", "e"):
+        api.create(pod(name))
+    api.server.fail(r"GET /api/v1/pods\?limit=2&continue=", 500)  # the second page, once
+    thread.start()
+    wait_for(inf.synced.is_set)
+    (first,) = deltas
+    assert [object_key(o) for o in first.listed] == [f"default/{n}" for n in "abcde"]
+    assert api.store.stats.requests["GET pods"] >= 1 + 1 + 3  # page 1, the 500, 3 pages
+
+
+def test_the_collector_stays_paused_until_every_first_list_is_applied(
+    api: Api, replicas: Callable[..., Replica]
+) -> None:
+    api.create(node("n1"))
+    api.create(pod("p"))
+    api.server.delay(r"GET /api/v1/pods\?limit", 3.0)  # the Pod list is slow to come
+    assert gc.isenabled()
+    r = replicas("a", make_config(leader=False))
+    (nodes,) = [i for i in r.live.informers if i.kind.kind == "Node"]
+    wait_for(nodes.synced.is_set)  # Nodes listed (their own pause over), Pods not yet
+    assert not gc.isenabled() and not r.live.synced()
+    wait_for(lambda: api.node_of("p"))
+    assert gc.isenabled()

@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
-from tests.live.conftest import Api, Replica, kubectl, make_config, needs_kubectl, node, pod
+from kubesched.live.client import connect
+from kubesched.live.runner import LiveScheduler
+from tests.live.conftest import (
+    FAST,
+    Api,
+    Replica,
+    kubectl,
+    make_config,
+    needs_kubectl,
+    node,
+    pod,
+)
 from tests.live.conftest import wait_for as wait
 from tests.live.fakeapi import FakeApiServer
 
@@ -89,6 +102,29 @@ def test_dropped_watches_are_resumed(api: Api, replicas: Callable[..., Replica])
     api.create(pod("second"))
     wait(lambda: bound(api, "second"))
     assert [i.lists for i in r.live.informers] == lists  # resumed, not relisted
+
+
+def test_without_leader_election_the_first_lists_are_not_repeated(
+    api: Api, kubeconfig: Path
+) -> None:
+    class Listed(LiveScheduler):
+        def _start_informers(self) -> None:  # every first list in before the loop starts
+            super()._start_informers()
+            wait(self.synced)
+
+    api.create(node("n1"))
+    api.create(pod("p"))
+    client = connect(kubeconfig=str(kubeconfig), user_agent="kubesched-test (listed)")
+    live = Listed(make_config(leader=False), client, identity="a", timing=FAST)
+    thread = threading.Thread(target=live.run, daemon=True)
+    thread.start()
+    try:
+        wait(lambda: bound(api, "p"))
+        assert [i.lists for i in live.informers] == [1] * len(live.informers)
+    finally:
+        live.stop()
+        thread.join(10)
+        client.close()
 
 
 def test_gone_relists_and_scheduling_continues(api: Api, replicas: Callable[..., Replica]) -> None:

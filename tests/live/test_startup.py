@@ -193,6 +193,25 @@ def test_pods_not_followed_from_their_start_observe_nothing() -> None:
     assert not t.pods
 
 
+def test_a_listed_batch_is_followed_as_its_added_deltas() -> None:
+    objs = [
+        manifest("a"),
+        manifest("b", gated=True),
+        changed(manifest("c"), lambda o: (bind(o, T0 + 1), ready(T0 + 2)(o))),  # running
+        manifest("d", scheduler="default-scheduler"),
+        {"metadata": {"uid": "x"}, "spec": ["not", "a map"]},
+        changed(manifest("odd"), lambda o: o["spec"].update(schedulerName=["a", "list"])),
+        manifest("e"),  # after the manifest that cannot be followed
+    ]
+    one, _, _ = tracker()
+    for obj in objs:
+        one.observe(Delta("Pod", ADDED, None, obj))
+    listed, _, _ = tracker()
+    listed.observe_listed("Pod", objs)
+    listed.observe_listed("Node", [manifest("f")])  # other kinds are ignored
+    assert listed.pods == one.pods and set(listed.pods) == {"uid-a", "uid-b", "uid-e"}
+
+
 def test_run_exports_the_segments_of_a_pod_it_scheduled(
     api: Api, replicas: Callable[..., Replica]
 ) -> None:

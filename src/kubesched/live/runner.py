@@ -29,12 +29,14 @@ replica with another scheduler, delta dispatch and step (:meth:`LiveScheduler.ma
 
 from __future__ import annotations
 
+import gc
 import logging
 import queue
 import threading
 import time
 from collections.abc import Callable
 
+from kubesched.api.source import FREEZE_AFTER
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.live.binder import LiveApi
 from kubesched.live.client import KubeClient
@@ -127,6 +129,7 @@ class LiveScheduler:
         self._threads: list[threading.Thread] = []
         self._relist_from: dict[int, int] | None = None
         self._relist_asked = 0.0
+        self._collector_paused = False
 
     # ------------------------------------------------------------------ roles
     def make_scheduler(self, metrics: SchedulerMetrics | None) -> Scheduler:
@@ -193,8 +196,25 @@ class LiveScheduler:
         self._threads.append(t)
 
     def _start_informers(self) -> None:
+        """Start every informer, the cyclic garbage collector paused until their first lists
+        are applied (:meth:`_resume_collector`): the lists run at once on their threads, and
+        each one's own pause would end with the first list done (a small kind's) and let the
+        collector walk the large ones' objects again and again while they are built."""
+        if gc.isenabled():
+            gc.disable()
+            self._collector_paused = True
         for inf in self.informers:
             self._spawn(f"informer-{inf.kind.kind}", inf.run)
+
+    def _resume_collector(self) -> None:
+        """End the pause of :meth:`_start_informers`; a large cluster's lists (more than
+        ``FREEZE_AFTER`` new objects) are moved out of the collector's sight (``gc.freeze``),
+        as ``bulk_allocation`` does."""
+        if self._collector_paused:
+            self._collector_paused = False
+            if gc.get_count()[0] > FREEZE_AFTER:
+                gc.freeze()
+            gc.enable()
 
     def _loop(self, started: bool) -> None:
         was_leading = in_sync = False
@@ -206,7 +226,10 @@ class LiveScheduler:
         q = self.scheduler.queue
         while not self.stop_event.is_set():
             self.turns.serve()
+            listed = self._collector_paused and self.synced()
             self._drain()
+            if listed:  # every first list was queued before synced() and is applied now
+                self._resume_collector()
             if not self.leading():
                 if was_leading or (self.elector is not None and self.elector.lost.is_set()):
                     if not self.stop_event.is_set():
@@ -220,7 +243,7 @@ class LiveScheduler:
                 if not started:
                     self._start_informers()
                     started = True
-                else:
+                elif self.elector is not None:  # without election, no other replica's cache
                     self._request_relist()
             if not self._caught_up():
                 self._wait(0.05)
@@ -272,11 +295,13 @@ class LiveScheduler:
                 self.dispatch.apply(delta)
         except Exception:  # one bad object must not stop the scheduler
             log.exception("failed to apply %s %s", delta.type, delta.kind)
-        for one in delta.split():
-            try:
-                self.startup.observe(one)
-            except Exception:  # nor keep the next deltas from it
-                log.exception("failed to follow the startup of %s %s", one.type, one.kind)
+        try:
+            if delta.listed:
+                self.startup.observe_listed(delta.kind, delta.listed)
+            else:
+                self.startup.observe(delta)
+        except Exception:  # nor keep the next deltas from it
+            log.exception("failed to follow the startup of %s %s", delta.type, delta.kind)
 
     def _resync(self) -> None:
         for inf in self.informers:
@@ -317,6 +342,7 @@ class LiveScheduler:
     # ------------------------------------------------------------------ shutdown
     def _shutdown(self) -> None:
         self.stop_event.set()
+        self._resume_collector()
         self._finish_binds(BIND_DRAIN_SECONDS)
         self.client.stop_watches()
         self.recorder.wake()

@@ -37,6 +37,7 @@ Which segments the scheduler can influence is documented in ``docs/tuning.md``.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -45,8 +46,10 @@ from typing import Any
 
 from kubesched.api.errors import InputError
 from kubesched.api.pods import parse_timestamp
-from kubesched.live.informer import DELETED, Delta
+from kubesched.live.informer import ADDED, DELETED, Delta
 from kubesched.metrics import SchedulerMetrics
+
+log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
 
@@ -147,18 +150,37 @@ class StartupTracker:
     # ------------------------------------------------------------------ informer deltas
     def observe(self, delta: Delta) -> None:
         """One Pod delta (other kinds are ignored)."""
-        if delta.kind != "Pod":
-            return
-        obj = delta.new
-        meta = obj.get("metadata") or {}
-        spec = obj.get("spec") or {}
-        status = obj.get("status") or {}
-        if not (isinstance(meta, dict) and isinstance(spec, dict) and isinstance(status, dict)):
-            return  # a manifest the dispatcher skips as well
-        uid = str(meta.get("uid") or "")
+        if delta.kind == "Pod":
+            self._follow(delta.type, (delta.new,))
+
+    def observe_listed(self, kind: str, objs: Iterable[Obj]) -> None:
+        """A list's objects, each as its ``ADDED`` delta (other kinds are ignored)."""
+        if kind == "Pod":
+            self._follow(ADDED, objs)
+
+    def _follow(self, kind: str, objs: Iterable[Obj]) -> None:
+        done = []
         with self._lock:
-            t = self._observe(delta.type, uid, meta, spec, status)
-        if t is not None and t.ready is not None:
+            for obj in objs:
+                meta = obj.get("metadata") or {}
+                spec = obj.get("spec") or {}
+                status = obj.get("status") or {}
+                if not (
+                    isinstance(meta, dict) and isinstance(spec, dict) and isinstance(status, dict)
+                ):
+                    continue  # a manifest the dispatcher skips as well
+                uid = str(meta.get("uid") or "")
+                if kind == ADDED and spec.get("nodeName") and uid not in self.pods:
+                    continue  # bound before it was seen: not followed (most of a first list)
+                try:
+                    t = self._observe(kind, uid, meta, spec, status)
+                except Exception:  # one odd manifest must not keep the others from it
+                    log.exception("failed to follow the startup of Pod %s", meta.get("name"))
+                    continue
+                if t is not None and t.ready is not None:
+                    done.append(t)
+        for t in done:
+            assert t.ready is not None
             self._record(t, t.ready)
 
     def _observe(self, kind: str, uid: str, meta: Obj, spec: Obj, status: Obj) -> _Track | None:
