@@ -331,6 +331,8 @@ def report(case: str, workload: str, runs: dict[int, list[dict[str, Any]]]) -> N
     c_s = med(n0, "shardCpuUsPerPod")
     c_f = med(n0, "applyCpuUsPerPod")
     c_1 = med(1, "hubSteadyUsPerPod") or med(1, "hubCpuUsPerPod")
+    if not c_s or not c_h:  # every Pod stayed in the coordinator (auto routing): no model
+        return
     print(
         f"model (N={n0}: coordinator {c_h:.0f} us/pod while scheduling, scheduling {c_s:.0f} "
         f"us/pod, replica {c_f:.0f} us/pod per shard; serial {c_1:.0f} us/pod while "

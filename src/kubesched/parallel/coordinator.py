@@ -96,9 +96,18 @@ class ParallelScheduler(RoutedSearch, StreamingHandlers):
         self.routing = Routing(self, router) if router is not None else None
         """Auto routing (None: every Pod goes to a shard)."""
         self.held_logged: set[str] = set()
-        self._bindings = 0
+        self.synced = self.routing is None
+        """Whether the shards' replicas follow the commit stream.  With auto routing the
+        shards start *dormant* (nothing is streamed while the coordinator schedules every
+        Pod itself) and are woken by a snapshot when a Pod is first handed to them
+        (:meth:`_wake`); they doze off again once a snapshot would be cheaper than the log
+        they have not read (:meth:`_doze`)."""
+        self.fresh = [False] * shards
+        """Shards whose next message replaces their replica by a snapshot."""
         self._updating = False
-        self.dispatcher = Dispatcher(shards, round_size=round_size, window=round_size * DEPTH)
+        self.dispatcher = Dispatcher(
+            shards, round_size=round_size, window=round_size * DEPTH, counted=self._counted
+        )
         super().__init__(
             config,
             clock=clock,
@@ -122,6 +131,8 @@ class ParallelScheduler(RoutedSearch, StreamingHandlers):
         self._proposer: dict[str, tuple[int, api.Pod]] = {}
         self._chunks: dict[tuple[int, int], bytes] = {}
         """This step's pickled stretches of the log, by absolute (start, end)."""
+        self._snap: bytes | None = None
+        """This step's pickled snapshot (for the shards :meth:`_wake` made fresh)."""
         self.last_step_pods = 0  # most results one shard returned in the last step
         options: dict[str, Any] = {
             "seed": seed,
@@ -135,17 +146,17 @@ class ParallelScheduler(RoutedSearch, StreamingHandlers):
             for i in range(shards)
         ]
         for i in range(shards):
-            self._snapshot(i)
+            if self.synced:
+                self._snapshot(i)
+            else:
+                self.fresh[i] = True
 
     # ------------------------------------------------------------------ bookkeeping
-    @property
-    def in_flight_bindings(self) -> int:
-        """Binding cycles in flight plus Pods handed to shards and not answered yet."""
-        return self._bindings + len(self.dispatcher.in_flight)
-
-    @in_flight_bindings.setter
-    def in_flight_bindings(self, value: int) -> None:
-        self._bindings = value - len(self.dispatcher.in_flight)
+    def _counted(self, change: int) -> None:
+        """The dispatcher handed a Pod out (+1) or closed its record (-1):
+        ``in_flight_bindings`` counts binding cycles in flight plus Pods handed to shards and
+        not answered yet."""
+        self.in_flight_bindings += change
 
     def requeue_now(self, rec: InFlight, reason: str) -> None:
         """Send a handed-out Pod straight back to activeQ (it did not fail on its own)."""
@@ -160,11 +171,14 @@ class ParallelScheduler(RoutedSearch, StreamingHandlers):
             routing.begin()
         self.expire_waiting_pods()
         self._chunks.clear()
+        self._snap = None
         if routing is None:
             did = self.dispatcher.fill(self.queue) > 0
         else:
             budget = DRAINING if any(self.outstanding) else None
             did = self.dispatcher.fill(self.queue, routing.divert, budget) > 0
+            if not self.synced and any(self.dispatcher.outbox):
+                self._wake()
         self.last_step_pods = routing.served if routing else 0
         now = self.clock()
         sent = [False] * self.shard_count
@@ -191,7 +205,58 @@ class ParallelScheduler(RoutedSearch, StreamingHandlers):
         self.parallel_metrics.in_flight(self.dispatcher.load)
         if routing is not None:
             routing.end(any(sent) or received)
+            if self.synced and self._idle() and 2 * self._unread() >= self._snapshot_size():
+                self._doze()
         return did or any(self.outstanding)
+
+    # ------------------------------------------------------------------ dormant shards
+    def _idle(self) -> bool:
+        """No shard holds a message, a Pod or a Permit wait."""
+        return not (
+            any(self.outstanding)
+            or self.dispatcher.in_flight
+            or any(self.waiting)
+            or any(self.dispatcher.outbox)
+        )
+
+    def _unread(self) -> int:
+        """Stream entries some shard has not read yet."""
+        return self.log_base + len(self.log) - min(self.cursor)
+
+    def _snapshot_size(self) -> int:
+        """Entries a snapshot of the authoritative cache has (about)."""
+        cluster = self.cluster
+        return len(cluster.nodes) + len(cluster.pods) + len(cluster.objects)
+
+    def _doze(self) -> None:
+        """Stop streaming to the idle shards: a snapshot would cost them less than catching
+        up on the log (at least half its size), and the coordinator stops paying for the
+        stream while it schedules every Pod itself (the log is dropped)."""
+        self.synced = False
+        self.log_base += len(self.log)
+        self.log.clear()
+        self.cursor = [self.log_base] * self.shard_count
+        self.held_logged.clear()
+        self.fresh = [True] * self.shard_count
+
+    def _wake(self) -> None:
+        """Pods are about to go to dormant shards: stream again from here, each shard's next
+        message first replacing its replica by a snapshot (:meth:`_send`)."""
+        self.synced = True
+        self.fresh = [True] * self.shard_count
+        self.held_logged = {k for k, rec in self.cluster.pods.items() if rec.assumed}
+        self.binder.fast.forget()
+        self.binder.refused = [[] for _ in range(self.shard_count)]
+
+    def _snapshot_stream(self) -> bytes:
+        """The authoritative state as a pickled stream, once per step (:meth:`_wake`)."""
+        if self._snap is None:
+            t0 = time.perf_counter()
+            entries = snapshot_entries(self.cluster)
+            self._snap = p.encode_stream(entries)
+            if self.routing is not None:
+                self.routing.encoded(time.perf_counter() - t0, len(entries))
+        return self._snap
 
     def _stream(self, start: int) -> bytes:
         """The log from ``start`` (an index into ``log``) on, pickled once per step."""
@@ -205,13 +270,16 @@ class ParallelScheduler(RoutedSearch, StreamingHandlers):
         return data
 
     def _send(self, i: int, now: float) -> bool:
-        start = self.cursor[i] - self.log_base
+        reset = self.fresh[i]
+        stream = self._snapshot_stream() if reset else self._stream(self.cursor[i] - self.log_base)
         msg = p.ToShard(
             now,
-            stream=self._stream(start),
+            stream=stream,
             private=self.binder.refused[i],
             pods=self.dispatcher.take_outbox(i),
+            reset=reset,
         )
+        self.fresh[i] = False
         self.binder.refused[i] = []
         self.cursor[i] = self.log_base + len(self.log)
         try:
@@ -274,6 +342,7 @@ class ParallelScheduler(RoutedSearch, StreamingHandlers):
         self.outstanding[i] = 0
         self.waiting[i] = 0
         self.deadlines[i] = None
+        self.fresh[i] = False
         self.binder.refused[i] = []
         self.binder.fast.forget(i)
         self.parallel_metrics.shards[i].restarts += 1
