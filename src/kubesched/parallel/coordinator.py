@@ -19,7 +19,9 @@ exactly like the serial scheduler.  What differs is what one ``schedule_one()`` 
 With ``routing="auto"`` (:mod:`~kubesched.parallel.router`) the dispatcher offers each
 popped Pod to the router first, and the coordinator runs the serial scheduler's cycle
 itself for the Pods of signatures whose search is too cheap to pay for the pipeline; their
-binds reach the shards through the commit stream like any other.
+binds reach the shards through the commit stream like any other -- while the shards have
+work: until then they are *dormant* (nothing streamed) and are woken by a snapshot
+(:mod:`~kubesched.parallel.dormancy`).
 
 So shards schedule while the binder commits earlier steps (pipelined), and the outcome
 depends only on the messages, never on timing: the same seed and inputs give the same
@@ -46,6 +48,7 @@ from kubesched.parallel import protocol as p
 from kubesched.parallel import transport
 from kubesched.parallel.binder import Binder
 from kubesched.parallel.dispatcher import Dispatcher, InFlight
+from kubesched.parallel.dormancy import Dormancy
 from kubesched.parallel.observe import ParallelMetrics, binder_summary
 from kubesched.parallel.router import Router
 from kubesched.parallel.routing import RoutedSearch, Routing
@@ -66,7 +69,7 @@ DEPTH = 5
 the socket so a shard finds work while the coordinator is off the CPU (~7 % over 3)."""
 
 
-class ParallelScheduler(RoutedSearch, StreamingHandlers):
+class ParallelScheduler(RoutedSearch, Dormancy, StreamingHandlers):
     """Dispatcher + binder in this process, ``shards`` shards in their own (see module doc)."""
 
     def __init__(
@@ -97,11 +100,8 @@ class ParallelScheduler(RoutedSearch, StreamingHandlers):
         """Auto routing (None: every Pod goes to a shard)."""
         self.held_logged: set[str] = set()
         self.synced = self.routing is None
-        """Whether the shards' replicas follow the commit stream.  With auto routing the
-        shards start *dormant* (nothing is streamed while the coordinator schedules every
-        Pod itself) and are woken by a snapshot when a Pod is first handed to them
-        (:meth:`_wake`); they doze off again once a snapshot would be cheaper than the log
-        they have not read (:meth:`_doze`)."""
+        """Whether the shards' replicas follow the commit stream (with auto routing they
+        start dormant: :mod:`~.dormancy`)."""
         self.fresh = [False] * shards
         """Shards whose next message replaces their replica by a snapshot."""
         self._updating = False
@@ -120,7 +120,8 @@ class ParallelScheduler(RoutedSearch, StreamingHandlers):
         )
         self.binder = Binder(self)
         self.parallel_metrics = ParallelMetrics(self.metrics, shards)
-        self.cluster.observe(CacheTap(self))
+        self.tap = CacheTap(self)
+        self.cluster.observe(self.tap)
         self.log: list[p.Entry] = []
         self.log_base = 0
         """Stream position of ``log[0]`` (the log is trimmed once every shard read it)."""
@@ -145,11 +146,11 @@ class ParallelScheduler(RoutedSearch, StreamingHandlers):
             transport.start(transport_kind, i, shards, config, options, start_method)
             for i in range(shards)
         ]
-        for i in range(shards):
-            if self.synced:
+        if self.synced:
+            for i in range(shards):
                 self._snapshot(i)
-            else:
-                self.fresh[i] = True
+        else:
+            self._doze()  # dormant until a Pod goes to a shard
 
     # ------------------------------------------------------------------ bookkeeping
     def _counted(self, change: int) -> None:
@@ -205,58 +206,8 @@ class ParallelScheduler(RoutedSearch, StreamingHandlers):
         self.parallel_metrics.in_flight(self.dispatcher.load)
         if routing is not None:
             routing.end(any(sent) or received)
-            if self.synced and self._idle() and 2 * self._unread() >= self._snapshot_size():
-                self._doze()
+            self._doze_if_cheaper()
         return did or any(self.outstanding)
-
-    # ------------------------------------------------------------------ dormant shards
-    def _idle(self) -> bool:
-        """No shard holds a message, a Pod or a Permit wait."""
-        return not (
-            any(self.outstanding)
-            or self.dispatcher.in_flight
-            or any(self.waiting)
-            or any(self.dispatcher.outbox)
-        )
-
-    def _unread(self) -> int:
-        """Stream entries some shard has not read yet."""
-        return self.log_base + len(self.log) - min(self.cursor)
-
-    def _snapshot_size(self) -> int:
-        """Entries a snapshot of the authoritative cache has (about)."""
-        cluster = self.cluster
-        return len(cluster.nodes) + len(cluster.pods) + len(cluster.objects)
-
-    def _doze(self) -> None:
-        """Stop streaming to the idle shards: a snapshot would cost them less than catching
-        up on the log (at least half its size), and the coordinator stops paying for the
-        stream while it schedules every Pod itself (the log is dropped)."""
-        self.synced = False
-        self.log_base += len(self.log)
-        self.log.clear()
-        self.cursor = [self.log_base] * self.shard_count
-        self.held_logged.clear()
-        self.fresh = [True] * self.shard_count
-
-    def _wake(self) -> None:
-        """Pods are about to go to dormant shards: stream again from here, each shard's next
-        message first replacing its replica by a snapshot (:meth:`_send`)."""
-        self.synced = True
-        self.fresh = [True] * self.shard_count
-        self.held_logged = {k for k, rec in self.cluster.pods.items() if rec.assumed}
-        self.binder.fast.forget()
-        self.binder.refused = [[] for _ in range(self.shard_count)]
-
-    def _snapshot_stream(self) -> bytes:
-        """The authoritative state as a pickled stream, once per step (:meth:`_wake`)."""
-        if self._snap is None:
-            t0 = time.perf_counter()
-            entries = snapshot_entries(self.cluster)
-            self._snap = p.encode_stream(entries)
-            if self.routing is not None:
-                self.routing.encoded(time.perf_counter() - t0, len(entries))
-        return self._snap
 
     def _stream(self, start: int) -> bytes:
         """The log from ``start`` (an index into ``log``) on, pickled once per step."""

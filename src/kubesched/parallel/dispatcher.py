@@ -105,12 +105,13 @@ class Dispatcher:
         n = 0
         served = 0
         room = self._room()
+        clock, label = time.perf_counter, p.GROUP_LABEL
         while room and served < budget:
-            t0 = time.perf_counter()
+            t0 = clock()
             qp = queue.pop()
             if qp is None:
                 return n
-            group = p.group_of(qp.pod) if p.GROUP_LABEL in qp.pod.labels else ""
+            group = p.group_of(qp.pod) if label in qp.pod.labels else ""
             sig: Hashable = None
             if divert is not None and not group:
                 taken, sig = divert(qp, t0)

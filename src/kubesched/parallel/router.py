@@ -194,8 +194,11 @@ class Router:
             got = self.sigs.get(key)
             sig = self.sigs[key] = Signature() if got is None else got
             self._key, self._sig = key, sig
-        recheck = sig.run % RECHECK == RECHECK - 1 and not (sig.serial or sig.probing)
-        if recheck and self._turned(sig):  # the shards' own figures turned the verdict
+        if (
+            not (sig.serial or sig.probing)
+            and sig.run % RECHECK == RECHECK - 1
+            and self._turned(sig)  # the shards' own figures turned the verdict
+        ):
             sig.left = 0
         if sig.left <= 0:
             self._next(sig)

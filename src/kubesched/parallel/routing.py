@@ -42,8 +42,9 @@ class Routing:
     def __init__(self, hub: ParallelScheduler, router: Router) -> None:
         self.hub = hub
         self.router = router
-        self.routed: tuple[object, object] | None = None
-        """``(pod, signature)`` of the Pod whose cycle :meth:`divert` is running."""
+        self.routed_pod: object = None
+        self.routed_sig: object = None
+        """The Pod whose cycle :meth:`divert` is running, and its signature."""
         self.timing = False
         """Whether that cycle is timed for the router (its search, :class:`RoutedSearch`)."""
         self._last: tuple[object, object, Hashable] = (None, None, None)
@@ -113,15 +114,15 @@ class Routing:
         ):
             return False, key
         timed = self.timing = router.timing
-        search = self.search
+        search = self.search if timed else 0.0
         prefilter = hub.binder.prefilter
         if prefilter.kept:
             prefilter.release()
-        self.routed = (pod, sig)
+        self.routed_pod, self.routed_sig = pod, sig
         try:
             hub._schedule_popped(qp)
         finally:
-            self.routed = None
+            self.routed_pod = None
         if hub.synced:
             hub.committed(pod.key)
         dt = time.perf_counter() - popped
@@ -169,10 +170,8 @@ class RoutedSearch(Scheduler):
     def _sign(self, fwk: Framework, pod: api.Pod) -> tuple[object, ...] | None:
         """The signature auto routing computed for the Pod it runs here, else computed."""
         routing = self.routing
-        if routing is not None:
-            routed = routing.routed
-            if routed is not None and routed[0] is pod:
-                return routed[1]  # type: ignore[return-value]
+        if routing is not None and routing.routed_pod is pod:
+            return routing.routed_sig  # type: ignore[return-value]
         return Scheduler._sign(self, fwk, pod)
 
     def schedule_pod(self, fwk: Framework, state: CycleState, pod: api.Pod) -> ScheduleResult:
