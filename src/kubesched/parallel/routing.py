@@ -49,8 +49,8 @@ class Routing:
         """Whether that cycle is timed for the router (its search, :class:`RoutedSearch`)."""
         self._last: tuple[object, object, Hashable] = (None, None, None)
         """``(framework, signature, key)`` of the last Pod offered: a run of equivalent Pods
-        shares one signature object (one comparison instead of a hash per Pod, and result
-        reuse's comparison finds the parts identical) and one router key."""
+        shares one router key object (a comparison with the previous Pod's signature, as
+        result reuse makes, instead of hashing the signature per Pod)."""
         self.serial = 0.0
         self.search = 0.0
         self.blocked = 0.0
@@ -104,10 +104,10 @@ class Routing:
         sig = Scheduler._sign(hub, fwk, pod)
         last = self._last
         if sig is not None and last[0] is fwk and last[1] == sig:
-            sig, key = last[1], last[2]  # the same objects: result reuse compares at once
+            key = last[2]  # the previous Pod's: parts Pods of one template share compare at once
         else:
             key = (fwk.profile_name, sig)
-            self._last = (fwk, sig, key)
+        self._last = (fwk, sig, key)
         router = self.router
         if not router.serial(key) and not (
             pod.nominated_node_name or hub.queue.nominator.node_of(pod.key)
