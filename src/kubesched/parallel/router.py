@@ -4,12 +4,12 @@ The pipeline (dispatcher, shards, binder) pays for itself only where the search 
 parallelises costs more than the bookkeeping it adds per Pod (docs/parallel.md §4): with
 result reuse a SchedulingBasic Pod's search is ~30 µs of a ~70 µs serial cycle and two
 shards lose to the serial scheduler; a Pod with inter-pod anti-affinity searches for
-~400 µs and two shards win 1.5×.  So with routing on (``--shards auto``, and the default
-of ``bench`` / ``simulate`` whenever shards are configured) the coordinator decides per
-Pod *signature* (the profile and result reuse's signature, ``Framework.sign``: Pods every
-plugin treats alike) whether to run the Pod's cycle itself -- the serial scheduler's cycle
-on the authoritative cache, its bind streamed to the shards like any other -- or to hand it
-to a shard.
+~400 µs and two shards win 1.5×.  So with routing on (``bench --shard-routing auto``,
+``routing="auto"`` in :func:`~kubesched.parallel.hooks.make_scheduler`) the coordinator
+decides per Pod *signature* (the profile and result reuse's signature,
+``Framework.sign``: Pods every plugin treats alike) whether to run the Pod's cycle itself --
+the serial scheduler's cycle on the authoritative cache, its bind streamed to the shards
+like any other -- or to hand it to a shard.
 
 The decision applies the throughput model of docs/parallel.md §5 to what this run measured
 (exponentially weighted moving averages of per-batch figures, CPU seconds per Pod, see
