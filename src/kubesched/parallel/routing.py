@@ -47,10 +47,16 @@ class Routing:
         """The Pod whose cycle :meth:`divert` is running, and its signature."""
         self.timing = False
         """Whether that cycle is timed for the router (its search, :class:`RoutedSearch`)."""
-        self._last: tuple[object, object, Hashable] = (None, None, None)
-        """``(framework, signature, key)`` of the last Pod offered: a run of equivalent Pods
-        shares one router key object (a comparison with the previous Pod's signature, as
-        result reuse makes, instead of hashing the signature per Pod)."""
+        self._last: tuple[object, object, Hashable, tuple[object, ...] | None] = (
+            None,
+            None,
+            None,
+            None,
+        )
+        """``(framework, signature, key, first signature)`` of the last Pod offered: a run of
+        equivalent Pods shares one router key object and one signature object (compared
+        with the previous Pod's, instead of hashed per Pod for the router and compared part
+        by part again by result reuse)."""
         self.serial = 0.0
         self.search = 0.0
         self.blocked = 0.0
@@ -104,10 +110,13 @@ class Routing:
         sig = Scheduler._sign(hub, fwk, pod)
         last = self._last
         if sig is not None and last[0] is fwk and last[1] == sig:
-            key = last[2]  # the previous Pod's: parts Pods of one template share compare at once
+            # equal to the previous Pod's (whose parts are most often the same objects): the
+            # same key, and the signature object result reuse already holds
+            self._last = (fwk, sig, last[2], last[3])
+            key, sig = last[2], last[3]
         else:
             key = (fwk.profile_name, sig)
-        self._last = (fwk, sig, key)
+            self._last = (fwk, sig, key, sig)
         router = self.router
         if not router.serial(key) and not (
             pod.nominated_node_name or hub.queue.nominator.node_of(pod.key)
