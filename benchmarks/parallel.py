@@ -12,7 +12,8 @@ with every shard count, interleaved, and prints the markdown table of docs/paral
 lets the coordinator schedule the signatures too cheap for the pipeline itself.
 
 Two cases, each run ``--runs`` times per shard count (interleaved, so a busy neighbour
-slows every variant alike), medians reported:
+slows every variant alike; each run in a process forked from the young parent, so no run
+inherits an earlier one's heap), medians reported:
 
 - **SchedulingBasic** (upstream scheduler_perf, from ``shared/benchmarks/performance-config
   .yaml`` when present, else an identical config written here): 5,000 nodes 4 CPU / 32Gi /
@@ -33,6 +34,7 @@ processes more than one: compare the CPU columns too).
 from __future__ import annotations
 
 import argparse
+import multiprocessing as mp
 import os
 import statistics
 import tempfile
@@ -171,6 +173,31 @@ def run_one(
     return out
 
 
+def isolated(*args: Any) -> dict[str, Any]:
+    """:func:`run_one` in a child forked from this (young) process: every run starts from
+    the same heap.  In one long-lived process each run inherits the garbage and fragmented
+    arenas of the runs before it, and its CPU per Pod grows run after run (SchedulingBasic
+    serial: 51, 63, 74 µs in three rounds), so whichever variant runs second in a round
+    pays more."""
+    ctx: Any = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    here, there = ctx.Pipe(duplex=False)
+    child = ctx.Process(target=_child, args=(there, args))
+    child.start()
+    there.close()
+    out: dict[str, Any] = here.recv()
+    child.join()
+    if "error" in out:
+        raise SystemExit(out["error"])
+    return out
+
+
+def _child(conn: Any, args: tuple[Any, ...]) -> None:
+    try:
+        conn.send(run_one(*args))
+    except SystemExit as e:
+        conn.send({"error": str(e)})
+
+
 def _progress(r: int, case: str, workload: str, shards: int, one: dict[str, Any]) -> None:
     """One run's figures, with the load average at its end (a busy machine scatters them)."""
     load = os.getloadavg()[0]
@@ -240,7 +267,7 @@ def main() -> None:
             runs: dict[int, list[dict[str, Any]]] = {n: [] for n in counts}
             for r in range(args.runs):
                 for n in counts:
-                    one = run_one(path, case, workload, n, batching, args.routing)
+                    one = isolated(path, case, workload, n, batching, args.routing)
                     runs[n].append(one)
                     _progress(r, case, workload, n, one)
             report(case, workload, runs)
@@ -277,7 +304,7 @@ def table(counts: list[int], runs: int, batching: bool | None, routing: str, siz
         got: dict[int, list[dict[str, Any]]] = {n: [] for n in counts}
         for r in range(runs):
             for n in counts:
-                one = run_one(path, case, workload, n, batching, routing)
+                one = isolated(path, case, workload, n, batching, routing)
                 got[n].append(one)
                 _progress(r, case, workload, n, one)
         rows.append((case, workload, got))
@@ -331,6 +358,8 @@ def report(case: str, workload: str, runs: dict[int, list[dict[str, Any]]]) -> N
     c_s = med(n0, "shardCpuUsPerPod")
     c_f = med(n0, "applyCpuUsPerPod")
     c_1 = med(1, "hubSteadyUsPerPod") or med(1, "hubCpuUsPerPod")
+    if not c_s or not c_h:  # every Pod stayed in the coordinator (auto routing): no model
+        return
     print(
         f"model (N={n0}: coordinator {c_h:.0f} us/pod while scheduling, scheduling {c_s:.0f} "
         f"us/pod, replica {c_f:.0f} us/pod per shard; serial {c_1:.0f} us/pod while "

@@ -82,7 +82,7 @@ def test_serial_cycles_are_sampled_once_a_stretch_is_under_way() -> None:
     timed = []
     for _ in range(r.PROBE_SERIAL + 256):
         router.serial("k")
-        timed.append(router.timed("k"))
+        timed.append(router.timing)
         router.served_serially("k", 60 * US, 25 * US)
     assert all(timed[: r.PROBE_SERIAL])  # the probe: every cycle
     stretch = timed[r.PROBE_SERIAL :]
@@ -248,10 +248,10 @@ def test_a_serial_stretch_runs_to_its_end() -> None:
 
 
 def test_before_any_pipeline_figures_a_search_below_the_floor_is_never_probed() -> None:
-    """The first signature of a run: a pipeline that cost only the serial cycle's rest in
-    the coordinator and again in a shard would still lose to a search under ~0.86 of that
-    rest (2 shards, 2 cores), so no Pod goes to the shards -- their catch-up on every node
-    and Pod so far would cost the run more than it could gain."""
+    """The first signature of a run: a pipeline that cost the coordinator twice the serial
+    cycle's rest and a shard that rest again would still lose to a search under ~2.7 times
+    that rest (2 shards, 2 cores), so no Pod goes to the shards -- their catch-up on every
+    node and Pod so far would cost the run more than it could gain."""
     router = Router(2, cores=2)
     assert _routes(router, "cheap", r.PROBE_SERIAL) == [True] * r.PROBE_SERIAL
     for _ in range(r.PROBE_SERIAL):
@@ -260,5 +260,36 @@ def test_before_any_pipeline_figures_a_search_below_the_floor_is_never_probed() 
     assert router.routed["shards"] == 0
     assert _routes(router, "costly", r.PROBE_SERIAL) == [True] * r.PROBE_SERIAL
     for _ in range(r.PROBE_SERIAL):
-        router.served_serially("costly", 120 * US, 60 * US)  # search above 0.86 x rest
+        router.served_serially("costly", 465 * US, 400 * US)  # anti-affinity: 6 x rest
     assert _routes(router, "costly", r.PROBE_SHARDS) == [False] * r.PROBE_SHARDS
+
+
+def test_topology_spreading_is_not_probed() -> None:
+    """TopologySpreading's spread Pods search ~1.9 times their serial rest (178 against
+    95 µs); measured, the pipeline cost the coordinator 291 µs per Pod and lost (0.82×
+    serial with every Pod on the shards), and the probe's catch-up alone cost the run a
+    third of its speed: below the floor, they stay serial."""
+    router = Router(2, cores=2)
+    _routes(router, "spread", r.PROBE_SERIAL)
+    for _ in range(r.PROBE_SERIAL):
+        router.served_serially("spread", 273 * US, 178 * US)
+    assert _routes(router, "spread", 4 * r.FIRST_STRETCH) == [True] * (4 * r.FIRST_STRETCH)
+    assert router.routed["shards"] == 0
+
+
+def test_anti_affinity_as_measured_goes_to_the_shards() -> None:
+    """SchedulingPodAntiAffinity's figures as one run measured them (µs per Pod): serial
+    search 618 and rest 118; on the shards a search of 721 and 184 besides, 14.6 per stream
+    entry, the coordinator 162, 5 of 128 answers refused.  The model says 1.29x; the
+    pipeline alone ran at 1.6x serial that morning: the signature goes to the shards."""
+    router = Router(2, cores=2)
+    sig = router.sigs["k"] = r.Signature()
+    for _ in range(200):
+        router.served_serially("k", 736 * US, 618 * US)
+        router.searched_on_shard("k", 721 * US)
+    _pipeline(router, c_h=162, o_s=184, c_f=14.6)
+    for i in range(128):
+        router.answered("k", refused=i < 5)
+    serial, pipeline = router.predict(sig)
+    assert 1.25 < serial / pipeline < 1.3
+    assert not router.prefers_serial(sig)

@@ -19,7 +19,9 @@ exactly like the serial scheduler.  What differs is what one ``schedule_one()`` 
 With ``routing="auto"`` (:mod:`~kubesched.parallel.router`) the dispatcher offers each
 popped Pod to the router first, and the coordinator runs the serial scheduler's cycle
 itself for the Pods of signatures whose search is too cheap to pay for the pipeline; their
-binds reach the shards through the commit stream like any other.
+binds reach the shards through the commit stream like any other -- while the shards have
+work: until then they are *dormant* (nothing streamed) and are woken by a snapshot
+(:mod:`~kubesched.parallel.dormancy`).
 
 So shards schedule while the binder commits earlier steps (pipelined), and the outcome
 depends only on the messages, never on timing: the same seed and inputs give the same
@@ -46,6 +48,7 @@ from kubesched.parallel import protocol as p
 from kubesched.parallel import transport
 from kubesched.parallel.binder import Binder
 from kubesched.parallel.dispatcher import Dispatcher, InFlight
+from kubesched.parallel.dormancy import Dormancy
 from kubesched.parallel.observe import ParallelMetrics, binder_summary
 from kubesched.parallel.router import Router
 from kubesched.parallel.routing import RoutedSearch, Routing
@@ -66,7 +69,7 @@ DEPTH = 5
 the socket so a shard finds work while the coordinator is off the CPU (~7 % over 3)."""
 
 
-class ParallelScheduler(RoutedSearch, StreamingHandlers):
+class ParallelScheduler(RoutedSearch, Dormancy, StreamingHandlers):
     """Dispatcher + binder in this process, ``shards`` shards in their own (see module doc)."""
 
     def __init__(
@@ -96,9 +99,15 @@ class ParallelScheduler(RoutedSearch, StreamingHandlers):
         self.routing = Routing(self, router) if router is not None else None
         """Auto routing (None: every Pod goes to a shard)."""
         self.held_logged: set[str] = set()
-        self._bindings = 0
+        self.synced = self.routing is None
+        """Whether the shards' replicas follow the commit stream (with auto routing they
+        start dormant: :mod:`~.dormancy`)."""
+        self.fresh = [False] * shards
+        """Shards whose next message replaces their replica by a snapshot."""
         self._updating = False
-        self.dispatcher = Dispatcher(shards, round_size=round_size, window=round_size * DEPTH)
+        self.dispatcher = Dispatcher(
+            shards, round_size=round_size, window=round_size * DEPTH, counted=self._counted
+        )
         super().__init__(
             config,
             clock=clock,
@@ -111,7 +120,8 @@ class ParallelScheduler(RoutedSearch, StreamingHandlers):
         )
         self.binder = Binder(self)
         self.parallel_metrics = ParallelMetrics(self.metrics, shards)
-        self.cluster.observe(CacheTap(self))
+        self.tap = CacheTap(self)
+        self.cluster.observe(self.tap)
         self.log: list[p.Entry] = []
         self.log_base = 0
         """Stream position of ``log[0]`` (the log is trimmed once every shard read it)."""
@@ -122,6 +132,8 @@ class ParallelScheduler(RoutedSearch, StreamingHandlers):
         self._proposer: dict[str, tuple[int, api.Pod]] = {}
         self._chunks: dict[tuple[int, int], bytes] = {}
         """This step's pickled stretches of the log, by absolute (start, end)."""
+        self._snap: bytes | None = None
+        """This step's pickled snapshot (for the shards :meth:`_wake` made fresh)."""
         self.last_step_pods = 0  # most results one shard returned in the last step
         options: dict[str, Any] = {
             "seed": seed,
@@ -134,18 +146,18 @@ class ParallelScheduler(RoutedSearch, StreamingHandlers):
             transport.start(transport_kind, i, shards, config, options, start_method)
             for i in range(shards)
         ]
-        for i in range(shards):
-            self._snapshot(i)
+        if self.synced:
+            for i in range(shards):
+                self._snapshot(i)
+        else:
+            self._doze()  # dormant until a Pod goes to a shard
 
     # ------------------------------------------------------------------ bookkeeping
-    @property
-    def in_flight_bindings(self) -> int:
-        """Binding cycles in flight plus Pods handed to shards and not answered yet."""
-        return self._bindings + len(self.dispatcher.in_flight)
-
-    @in_flight_bindings.setter
-    def in_flight_bindings(self, value: int) -> None:
-        self._bindings = value - len(self.dispatcher.in_flight)
+    def _counted(self, change: int) -> None:
+        """The dispatcher handed a Pod out (+1) or closed its record (-1):
+        ``in_flight_bindings`` counts binding cycles in flight plus Pods handed to shards and
+        not answered yet."""
+        self.in_flight_bindings += change
 
     def requeue_now(self, rec: InFlight, reason: str) -> None:
         """Send a handed-out Pod straight back to activeQ (it did not fail on its own)."""
@@ -160,11 +172,14 @@ class ParallelScheduler(RoutedSearch, StreamingHandlers):
             routing.begin()
         self.expire_waiting_pods()
         self._chunks.clear()
+        self._snap = None
         if routing is None:
             did = self.dispatcher.fill(self.queue) > 0
         else:
             budget = DRAINING if any(self.outstanding) else None
             did = self.dispatcher.fill(self.queue, routing.divert, budget) > 0
+            if not self.synced and any(self.dispatcher.outbox):
+                self._wake()
         self.last_step_pods = routing.served if routing else 0
         now = self.clock()
         sent = [False] * self.shard_count
@@ -191,6 +206,7 @@ class ParallelScheduler(RoutedSearch, StreamingHandlers):
         self.parallel_metrics.in_flight(self.dispatcher.load)
         if routing is not None:
             routing.end(any(sent) or received)
+            self._doze_if_cheaper()
         return did or any(self.outstanding)
 
     def _stream(self, start: int) -> bytes:
@@ -205,13 +221,16 @@ class ParallelScheduler(RoutedSearch, StreamingHandlers):
         return data
 
     def _send(self, i: int, now: float) -> bool:
-        start = self.cursor[i] - self.log_base
+        reset = self.fresh[i]
+        stream = self._snapshot_stream() if reset else self._stream(self.cursor[i] - self.log_base)
         msg = p.ToShard(
             now,
-            stream=self._stream(start),
+            stream=stream,
             private=self.binder.refused[i],
             pods=self.dispatcher.take_outbox(i),
+            reset=reset,
         )
+        self.fresh[i] = False
         self.binder.refused[i] = []
         self.cursor[i] = self.log_base + len(self.log)
         try:
@@ -274,6 +293,7 @@ class ParallelScheduler(RoutedSearch, StreamingHandlers):
         self.outstanding[i] = 0
         self.waiting[i] = 0
         self.deadlines[i] = None
+        self.fresh[i] = False
         self.binder.refused[i] = []
         self.binder.fast.forget(i)
         self.parallel_metrics.shards[i].restarts += 1

@@ -70,6 +70,9 @@ class Dispatcher:
     group_load: Counter[str] = field(default_factory=Counter)
     group_shard: dict[str, int] = field(default_factory=dict)
     handed: int = 0
+    counted: Callable[[int], None] | None = None
+    """Told +1 for each Pod handed out and -1 for each record closed (the coordinator counts
+    them among its bindings in flight)."""
 
     def __post_init__(self) -> None:
         self.load = [0] * self.shards
@@ -102,12 +105,13 @@ class Dispatcher:
         n = 0
         served = 0
         room = self._room()
+        clock, label = time.perf_counter, p.GROUP_LABEL
         while room and served < budget:
-            t0 = time.perf_counter()
+            t0 = clock()
             qp = queue.pop()
             if qp is None:
                 return n
-            group = p.group_of(qp.pod)
+            group = p.group_of(qp.pod) if label in qp.pod.labels else ""
             sig: Hashable = None
             if divert is not None and not group:
                 taken, sig = divert(qp, t0)
@@ -157,6 +161,8 @@ class Dispatcher:
         sent = p.strip(qp.pod)
         rec = InFlight(qp, target, cycle, time.perf_counter(), sent, group, sig)
         self.in_flight[qp.pod.key] = rec
+        if self.counted is not None:
+            self.counted(1)
         self.load[target] += 1
         self.outbox[target].append(sent)
         if group:
@@ -177,6 +183,8 @@ class Dispatcher:
         if rec is None or (shard is not None and rec.shard != shard):
             return None
         del self.in_flight[key]
+        if self.counted is not None:
+            self.counted(-1)
         self.load[rec.shard] -= 1
         if rec.group:
             self.group_load[rec.group] -= 1

@@ -7,8 +7,9 @@ the serial scheduler; ``shards >= 2`` gives a
 and ``shards="auto"`` one with :func:`auto_shards` of them.  Every Pod goes through the
 shards (``routing="all"``, the default: deterministic with in-process shards and in
 ``simulate``) unless ``routing="auto"`` (:mod:`~kubesched.parallel.router`: Pods whose search
-is too cheap for the pipeline are scheduled by the coordinator itself; opt-in while it is
-slower than the serial scheduler on cheap Pods, docs/parallel.md §4.1).
+is too cheap for the pipeline are scheduled by the coordinator itself; opt-in until a
+quiet machine shows it at least as fast as the serial scheduler on cheap Pods, as the
+instruction counts do, docs/parallel.md §4.1).
 Both are driven the same way (informer handlers, ``schedule_one()``, ``queue``); call
 :func:`close` when done (it stops shard processes and is a no-op for the serial scheduler)
 and :func:`summary` for the parallel numbers (None for the serial scheduler).

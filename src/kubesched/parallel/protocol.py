@@ -15,6 +15,8 @@ Coordinator to shard, one :class:`ToShard` per step:
   stretch is the same for all shards messaged every step), so each entry is pickled once,
   not once per shard;
 - ``entries``: entries applied before ``stream`` (a fresh shard's snapshot);
+- ``reset``: the shard first starts over with an empty replica (``stream`` is then a
+  snapshot: auto routing's dormant shards are woken this way);
 - ``private``: ``(key, reason)`` of this shard's proposals the binder refused (the shard
   forgets its assumed copy);
 - ``pods``: the Pods handed to this shard to schedule;
@@ -103,6 +105,9 @@ class ToShard:
     stream: bytes = b""
     private: list[tuple[str, str]] = field(default_factory=list)
     pods: list[api.Pod] = field(default_factory=list)
+    reset: bool = False
+    """The shard starts over with an empty replica before applying ``stream`` (then a
+    snapshot: the coordinator's shards woke from dormancy)."""
     stop: bool = False
     crash: bool = False
     """Test hook: the shard process exits at once without answering (a crash)."""

@@ -4,12 +4,12 @@ The pipeline (dispatcher, shards, binder) pays for itself only where the search 
 parallelises costs more than the bookkeeping it adds per Pod (docs/parallel.md §4): with
 result reuse a SchedulingBasic Pod's search is ~30 µs of a ~70 µs serial cycle and two
 shards lose to the serial scheduler; a Pod with inter-pod anti-affinity searches for
-~400 µs and two shards win 1.5×.  So with routing on (``--shards auto``, and the default
-of ``bench`` / ``simulate`` whenever shards are configured) the coordinator decides per
-Pod *signature* (the profile and result reuse's signature, ``Framework.sign``: Pods every
-plugin treats alike) whether to run the Pod's cycle itself -- the serial scheduler's cycle
-on the authoritative cache, its bind streamed to the shards like any other -- or to hand it
-to a shard.
+~400 µs and two shards win 1.5×.  So with routing on (``bench --shard-routing auto``,
+``routing="auto"`` in :func:`~kubesched.parallel.hooks.make_scheduler`) the coordinator
+decides per Pod *signature* (the profile and result reuse's signature,
+``Framework.sign``: Pods every plugin treats alike) whether to run the Pod's cycle itself --
+the serial scheduler's cycle on the authoritative cache, its bind streamed to the shards
+like any other -- or to hand it to a shard.
 
 The decision applies the throughput model of docs/parallel.md §5 to what this run measured
 (exponentially weighted moving averages of per-batch figures, CPU seconds per Pod, see
@@ -52,10 +52,15 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
-MARGIN = 1.3
-"""The pipeline must win by this factor: its model's realisation is 85-99 % on free cores
-and less on a busy machine, where a first verdict from one probe also scatters most; a
-wrong turn to the pipeline is what makes a run slower than serial (docs/parallel.md §3.1)."""
+MARGIN = 1.2
+"""The pipeline must win by this factor once both routes are measured: the model's
+realisation scatters both ways (85-99 % on free cores for SchedulingBasic with result reuse
+off; 118 % for anti-affinity, whose pipeline ran at 1.6x serial where the model said
+1.29x: at 1.3 that signature stayed serial); a wrong turn to the pipeline is what makes a
+run slower than serial (docs/parallel.md §3.1)."""
+PROBE_MARGIN = 1.3
+"""The margin of the floor below which a signature is never probed
+(:meth:`Router._keep_serial`): a probe also drags the shards' catch-up along."""
 CLEAR = 1.25
 """A verdict is *clear* when the losing route is slower by this factor beyond
 :data:`MARGIN`: then no probe of the other route is sent (a probe to the shards drags the
@@ -71,11 +76,17 @@ proposals again and again) ends early.  A serial stretch runs to its end: a wron
 the pipeline is the costly one, and under load the serial figures scatter most."""
 SAMPLE_EVERY = 8
 """Past the first :data:`MIN_BATCH` Pods of a serial stretch, one serial cycle in this many
-is timed for the router (the search keeps being measured; the rest costs nothing)."""
+is timed for the router (its search and the rest; the others cost nothing)."""
 ALPHA = 0.02
 """EWMA weight of one Pod's measurement (~50 Pods of memory)."""
 MIN_BATCH = 32
 """Pipeline figures are folded in per at least this many Pods (steps are lumpy)."""
+HUB_FLOOR = 2.0
+"""The coordinator's CPU per Pod handed to the shards, in units of the Pod's serial rest
+``r``, assumed before the pipeline was measured (:meth:`Router._keep_serial`): it
+dispatches the Pod, pickles it and its commit, checks and commits the proposal (the
+commit alone is about ``r``); measured 2.1-3.3 ``r`` (TopologySpreading 3.1: 291 against
+95 µs)."""
 
 
 @dataclass(slots=True)
@@ -141,7 +152,7 @@ class Signature:
     tried: bool = False
     """Whether Pods of this signature were sent to the shards to measure them."""
     run: int = 0
-    """Pods routed since the last decision (for :meth:`Router.timed`)."""
+    """Pods routed since the last decision (for :attr:`Router.timing`)."""
     answers: int = 0
     refusals: int = 0
     """The shards' answers for this signature, and how many of them the binder refused
@@ -172,29 +183,39 @@ class Router:
         self.encode = Batch()
         self.routed: Counter[str] = Counter()
         self.flips = 0
+        self._key: Hashable = None
+        self._sig = Signature()
+        """The last key :meth:`serial` was asked about, and its figures."""
+        self.timing = False
+        """Whether the serial cycle :meth:`serial` just chose is to be measured: every one
+        while probing or early in a stretch, then one in :data:`SAMPLE_EVERY`."""
 
     # ------------------------------------------------------------------ deciding
     def serial(self, key: Hashable) -> bool:
         """Route one Pod of signature ``key``: True for the coordinator's own cycle."""
-        sig = self.sigs.get(key)
-        if sig is None:
-            sig = self.sigs[key] = Signature()
-        recheck = sig.run % RECHECK == RECHECK - 1 and not (sig.serial or sig.probing)
-        if recheck and self._turned(sig):  # the shards' own figures turned the verdict
+        if key is self._key:  # the same key object as the last Pod's: no hash
+            sig = self._sig
+        else:
+            got = self.sigs.get(key)
+            sig = self.sigs[key] = Signature() if got is None else got
+            self._key, self._sig = key, sig
+        if (
+            not (sig.serial or sig.probing)
+            and sig.run % RECHECK == RECHECK - 1
+            and self._turned(sig)  # the shards' own figures turned the verdict
+        ):
             sig.left = 0
         if sig.left <= 0:
             self._next(sig)
         sig.left -= 1
         sig.seen += 1
-        sig.run += 1
-        self.routed["serial" if sig.serial else "shards"] += 1
-        return sig.serial
-
-    def timed(self, key: Hashable) -> bool:
-        """Whether the serial cycle of the Pod of ``key`` just routed should be measured:
-        every one while probing or early in a stretch, then one in :data:`SAMPLE_EVERY`."""
-        sig = self.sigs.get(key)
-        return sig is None or sig.probing or sig.run <= MIN_BATCH or sig.run % SAMPLE_EVERY == 0
+        run = sig.run = sig.run + 1
+        if sig.serial:
+            self.routed["serial"] += 1
+            self.timing = sig.probing or run <= MIN_BATCH or run % SAMPLE_EVERY == 0
+            return True
+        self.routed["shards"] += 1
+        return False
 
     def _route(self, sig: Signature, serial: bool, left: int) -> None:
         sig.serial, sig.left, sig.run = serial, left, 0
@@ -236,18 +257,19 @@ class Router:
     def _keep_serial(self, sig: Signature) -> bool:
         """Whether a signature never sent to the shards stays serial without a probe: the
         pipeline, as measured for other signatures, loses clearly; or, before any such
-        figures, even a pipeline costing only this signature's serial rest ``r`` in the
-        coordinator and again in a shard per Pod (no stream upkeep) would lose -- the floor
-        below which a probe cannot pay (measured, the pipeline's own costs per Pod are
-        2.1-3.3 ``r``; with 2 shards on 2 cores the floor is a search of 0.86 ``r``)."""
+        figures, even a pipeline costing the coordinator :data:`HUB_FLOOR` times this
+        signature's serial rest ``r`` per Pod and a shard ``r`` besides the search (no
+        stream upkeep) would lose -- the floor below which a probe cannot pay (with 2
+        shards on 2 cores, a search under ~2.7 ``r``: TopologySpreading's ~1.9 ``r`` stays
+        serial, anti-affinity's ~6 ``r`` is probed)."""
         if self.piped():
             return self._clear(sig) and self.prefers_serial(sig)
         s = sig.serial_search.avg.value
         r = sig.serial_rest.avg.value
         if s is None or r is None:
             return False
-        n, cores = self.shards, self.cores
-        return MARGIN * max(r, (s + r) / n, (2 * r + s) / cores) >= s + r
+        n, cores, hub = self.shards, self.cores, HUB_FLOOR * r
+        return PROBE_MARGIN * max(hub, (s + r) / n, (hub + s + r) / cores) >= s + r
 
     def piped(self) -> bool:
         """Whether the pipeline's own figures (coordinator and shard per Pod) are in."""

@@ -42,8 +42,21 @@ class Routing:
     def __init__(self, hub: ParallelScheduler, router: Router) -> None:
         self.hub = hub
         self.router = router
-        self.routed: tuple[object, object] | None = None
-        """``(pod, signature)`` of the Pod whose cycle :meth:`divert` is running."""
+        self.routed_pod: object = None
+        self.routed_sig: object = None
+        """The Pod whose cycle :meth:`divert` is running, and its signature."""
+        self.timing = False
+        """Whether that cycle is timed for the router (its search, :class:`RoutedSearch`)."""
+        self._last: tuple[object, object, Hashable, tuple[object, ...] | None] = (
+            None,
+            None,
+            None,
+            None,
+        )
+        """``(framework, signature, key, first signature)`` of the last Pod offered: a run of
+        equivalent Pods shares one router key object and one signature object (compared
+        with the previous Pod's, instead of hashed per Pod for the router and compared part
+        by part again by result reuse)."""
         self.serial = 0.0
         self.search = 0.0
         self.blocked = 0.0
@@ -95,32 +108,38 @@ class Routing:
         if fwk is None:
             return False, None
         sig = Scheduler._sign(hub, fwk, pod)
-        key = (fwk.profile_name, sig)
-        nominated = pod.nominated_node_name or hub.queue.nominator.node_of(pod.key)
+        last = self._last
+        if sig is not None and last[0] is fwk and last[1] == sig:
+            # equal to the previous Pod's (whose parts are most often the same objects): the
+            # same key, and the signature object result reuse already holds
+            self._last = (fwk, sig, last[2], last[3])
+            key, sig = last[2], last[3]
+        else:
+            key = (fwk.profile_name, sig)
+            self._last = (fwk, sig, key, sig)
         router = self.router
-        if not nominated and not router.serial(key):
+        if not router.serial(key) and not (
+            pod.nominated_node_name or hub.queue.nominator.node_of(pod.key)
+        ):
             return False, key
-        search = self.search
-        self.routed = (pod, sig)
-        hub.binder.prefilter.release()
+        timed = self.timing = router.timing
+        search = self.search if timed else 0.0
+        prefilter = hub.binder.prefilter
+        if prefilter.kept:
+            prefilter.release()
+        self.routed_pod, self.routed_sig = pod, sig
         try:
             hub._schedule_popped(qp)
         finally:
-            self.routed = None
-        hub.committed(pod.key)
+            self.routed_pod = None
+        if hub.synced:
+            hub.committed(pod.key)
         dt = time.perf_counter() - popped
-        if router.timed(key):
+        if timed:
             self.samples.append((key, dt, self.search - search))
         self.serial += dt
         self.served += 1
         return True, key
-
-    def signature(self, pod: object) -> tuple[bool, object]:
-        """``(True, signature)`` when ``pod`` is the Pod :meth:`divert` is running."""
-        routed = self.routed
-        if routed is not None and routed[0] is pod:
-            return True, routed[1]
-        return False, None
 
     # ------------------------------------------------------------------ the pipeline
     def encoded(self, seconds: float, entries: int) -> None:
@@ -152,23 +171,26 @@ class Routing:
 
 class RoutedSearch(Scheduler):
     """The coordinator's serial search for the Pods :class:`Routing` keeps: the signature
-    routing computed is reused, and the search is timed for the router."""
+    routing computed is reused, and the search is timed for the router.  (The Scheduler's
+    methods are called directly, not through a ``super`` object per Pod.)"""
 
     routing: Routing | None = None
 
     def _sign(self, fwk: Framework, pod: api.Pod) -> tuple[object, ...] | None:
         """The signature auto routing computed for the Pod it runs here, else computed."""
-        if self.routing is not None:
-            known, sig = self.routing.signature(pod)
-            if known:
-                return sig  # type: ignore[return-value]
-        return super()._sign(fwk, pod)
+        routing = self.routing
+        if routing is not None and routing.routed_pod is pod:
+            return routing.routed_sig  # type: ignore[return-value]
+        return Scheduler._sign(self, fwk, pod)
 
     def schedule_pod(self, fwk: Framework, state: CycleState, pod: api.Pod) -> ScheduleResult:
-        """The serial search, for the Pods auto routing keeps here (timed for it)."""
+        """The serial search, for the Pods auto routing keeps here (timed for it when the
+        router samples the cycle)."""
+        routing = self.routing
+        if routing is None or not routing.timing:
+            return Scheduler.schedule_pod(self, fwk, state, pod)
         t0 = time.perf_counter()
         try:
-            return super().schedule_pod(fwk, state, pod)
+            return Scheduler.schedule_pod(self, fwk, state, pod)
         finally:
-            if self.routing is not None:
-                self.routing.search += time.perf_counter() - t0
+            routing.search += time.perf_counter() - t0

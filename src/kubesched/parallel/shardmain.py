@@ -14,7 +14,8 @@ The process tunes Python's garbage collector for a replica, whose objects are ne
 long-lived: what exists once the shard is built, and again after any message that carried a
 snapshot or many commit-stream entries, is frozen (``gc.freeze()``, as the benchmark
 runner does before measuring), and the young-generation threshold is raised
-(:data:`GC_THRESHOLDS`).
+(:data:`GC_THRESHOLDS`).  A message with ``reset`` (auto routing woke dormant shards)
+replaces the shard by a fresh one before it is applied.
 """
 
 from __future__ import annotations
@@ -81,8 +82,11 @@ def serve(
             os._exit(3)  # an injected crash: no answer, no cleanup
         if msg.stop:
             return
+        if msg.reset:  # woken from dormancy: the old replica goes (it may be frozen)
+            shard = make_shard(config, index, shards, options)
+            gc.unfreeze()
         reply = shard.process(msg)
         conn.send_bytes(pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL))
-        if shard.applied >= FREEZE_AFTER:  # a snapshot, or many nodes: long-lived objects
+        if msg.reset or shard.applied >= FREEZE_AFTER:  # a snapshot: long-lived objects
             gc.collect()
             gc.freeze()

@@ -3,7 +3,8 @@
 :class:`StreamingHandlers` is the part of
 :class:`~kubesched.parallel.coordinator.ParallelScheduler` that turns what the authoritative
 cache hears (node and Pod events, objects, binds -- the binder's, and those of the cycles
-auto routing runs in the coordinator) into commit-stream entries
+auto routing runs in the coordinator) into commit-stream entries (none while the shards
+are dormant, ``synced`` False: they will get a snapshot)
 (:mod:`~kubesched.parallel.protocol`), keeps the dispatcher's gang index current, and
 records the binder's holds (``ASSUMED``) and their release (``FORGOT``, :class:`CacheTap`).
 :func:`snapshot_entries` is the whole authoritative state in the same vocabulary, a fresh
@@ -65,7 +66,8 @@ def snapshot_entries(cluster: ClusterState) -> list[p.Entry]:
 
 class StreamingHandlers(Scheduler):
     """Informer handlers that stream (see the module docstring); the coordinator sets the
-    attributes."""
+    attributes.  The Pod handlers, called for every Pod, call the Scheduler's directly
+    rather than through ``super()`` (the MRO's next class; a ``super`` object per call)."""
 
     log: list[p.Entry]
     held_logged: set[str]
@@ -73,6 +75,8 @@ class StreamingHandlers(Scheduler):
     binder: Binder
     _proposer: dict[str, tuple[int, api.Pod]]
     _updating: bool
+    synced: bool
+    """False while the shards are dormant (auto routing): nothing is streamed."""
 
     def log_entry(self, entry: p.Entry) -> None:
         """Append to the commit stream every shard reads."""
@@ -99,7 +103,7 @@ class StreamingHandlers(Scheduler):
             if shard >= 0:
                 self.binder.refused[shard].append((key, "bind_failed"))
             return
-        if not rec.assumed or key in self.held_logged:
+        if not rec.assumed or key in self.held_logged or not self.synced:
             return
         shard, sent = self._proposer.get(key, (-1, None))
         if sent is None:  # the coordinator's own cycle (auto routing)
@@ -110,31 +114,34 @@ class StreamingHandlers(Scheduler):
     # ------------------------------------------------------------------ informer events
     def on_node_add(self, node: api.Node) -> None:
         super().on_node_add(node)
-        self.log_entry((p.NODE_ADD, node, self._gen(node.name)))
+        if self.synced:
+            self.log_entry((p.NODE_ADD, node, self._gen(node.name)))
 
     def on_node_update(self, old: api.Node, new: api.Node) -> None:
         super().on_node_update(old, new)
-        self.log_entry((p.NODE_UPDATE, old, new, self._gen(new.name)))
+        if self.synced:
+            self.log_entry((p.NODE_UPDATE, old, new, self._gen(new.name)))
 
     def on_node_delete(self, node: api.Node) -> None:
         super().on_node_delete(node)
         self.binder.fast.forget()  # rows are recycled
-        self.log_entry((p.NODE_DELETE, node))
+        if self.synced:
+            self.log_entry((p.NODE_DELETE, node))
 
     def on_pod_add(self, pod: api.Pod) -> None:
-        super().on_pod_add(pod)
+        Scheduler.on_pod_add(self, pod)
         if self._updating:
             return  # a bind: on_pod_update streams it
         if not pod.node_name:
             if p.GROUP_LABEL in pod.labels:
                 self.dispatcher.pending_added(pod)
-        elif pod.key in self.cluster.pods:
+        elif self.synced and pod.key in self.cluster.pods:
             self.log_entry((p.POD_ADD, p.strip(pod), self._gen(pod.node_name)))
 
     def on_pod_update(self, old: api.Pod, new: api.Pod) -> None:
         self._updating = True
         try:
-            super().on_pod_update(old, new)
+            Scheduler.on_pod_update(self, old, new)
         finally:
             self._updating = False
         if new.node_name and not old.node_name:
@@ -142,11 +149,13 @@ class StreamingHandlers(Scheduler):
                 self.dispatcher.pending_gone(old)
             key = new.key
             shard, sent = self._proposer.pop(key, (-1, None))
-            self.held_logged.discard(key)
-            node = new.node_name
-            self.log.append((p.BOUND, key, node, self._gen(node), shard, sent or p.strip(old)))
+            if self.synced:
+                self.held_logged.discard(key)
+                node = new.node_name
+                self.log.append((p.BOUND, key, node, self._gen(node), shard, sent or p.strip(old)))
         elif new.node_name:
-            self.log_entry((p.POD_UPDATE, p.strip(old), p.strip(new)))
+            if self.synced:
+                self.log_entry((p.POD_UPDATE, p.strip(old), p.strip(new)))
         else:
             self.dispatcher.pending_gone(old)
             self.dispatcher.pending_added(new)
@@ -167,8 +176,10 @@ class StreamingHandlers(Scheduler):
         self.binder.forget_victim(pod.key)
         self._proposer.pop(pod.key, None)
         node = pod.node_name
-        self.log_entry((p.POD_DELETE, p.strip(pod), node, self._gen(node) if node else -1))
+        if self.synced:
+            self.log_entry((p.POD_DELETE, p.strip(pod), node, self._gen(node) if node else -1))
 
     def on_object(self, obj: dict[str, Any], *, deleted: bool = False) -> None:
         super().on_object(obj, deleted=deleted)
-        self.log_entry((p.OBJECT, obj, deleted))
+        if self.synced:
+            self.log_entry((p.OBJECT, obj, deleted))

@@ -184,6 +184,8 @@ class InlineShard:
         if msg.crash:
             self.kill()
             return
+        if msg.reset:
+            self.shard = shardmain.make_shard(self.config, self.index, self.shards, self.options)
         reply = self.shard.process(msg)
         self.answers.append(pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL))
 
