@@ -37,16 +37,19 @@ def test_nothing_is_streamed_while_every_pod_is_serial() -> None:
         w.close()
 
 
+@pytest.mark.parametrize("kind", ["inline", "process"])
 def test_dozing_shards_wake_with_the_cluster_as_it_is_now(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, kind: str
 ) -> None:
     """The shards place two Pods, then the coordinator six (the cluster is full, and the
     log the shards have not read is half a snapshot: they doze off), two of those go; the
     two Pods the shards then place find exactly the freed slots -- their replicas were
-    rebuilt from a snapshot, so no proposal is refused."""
+    rebuilt from a snapshot, so no proposal is refused.  Shard processes replace their
+    replica on ``reset`` (applied on top of the old one, the snapshot's nodes and Pods would
+    be there twice)."""
     monkeypatch.setattr(dormancy, "DOZE_AFTER", 0)  # a small cluster: doze at once
     router = ScriptedRouter(2, [False] * 2 + [True] * 6 + [False] * 2)
-    w = World(_nodes(4), shards=2, round_size=4, router=router)
+    w = World(_nodes(4), shards=2, kind=kind, round_size=4, router=router)
     try:
         hub = w.parallel
         first = _pods("a", 2)
@@ -104,33 +107,5 @@ def test_the_binders_observers_sleep_with_the_shards() -> None:
         assert hub.synced
         assert fast in hub.cluster.observers
         assert fast.anti_affinity_pods == 3
-    finally:
-        w.close()
-
-
-def test_shard_processes_start_over_from_the_snapshot(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The doze and wake above with shard processes: each replaces its replica on ``reset``
-    (applied on top of the old one, the snapshot's nodes and Pods would be there twice)."""
-    monkeypatch.setattr(dormancy, "DOZE_AFTER", 0)
-    router = ScriptedRouter(2, [False] * 2 + [True] * 6 + [False] * 2)
-    w = World(_nodes(4), shards=2, kind="process", round_size=4, router=router)
-    try:
-        hub = w.parallel
-        first, second = _pods("a", 2), _pods("b", 6)
-        w.add(first)
-        w.run()
-        w.add(second)
-        w.run()
-        assert not hub.synced
-        for pod in second[:2]:
-            w.api.delete_pod(w.api.pods[pod.key], grace=0)
-        third = _pods("c", 2)
-        w.add(third)
-        w.run()
-        w.check(first + second[2:] + third)
-        assert len(w.placements()) == 8
-        binder = hub.binder.stats
-        assert sum(binder.proposals.values()) == 4
-        assert not binder.conflicts, binder.conflicts
     finally:
         w.close()
