@@ -64,14 +64,19 @@ def test_a_preemptors_next_attempt_tries_only_its_nominated_node(
 ) -> None:
     """Upstream's fast path after a preemption: the Pod's nominatedNodeName reaches its queue
     (kube-oracle bench's writes carry resource versions, as the API server's do), so the
-    attempt that binds it filters that one node instead of searching them all."""
+    attempt that binds it filters that one node instead of searching them all.  Not every
+    time: the status update naming the node and the victims' deletion that requeues the Pod
+    are separate events, and when the deletion's requeue wins, upstream searches every node
+    (with a real API server too); without resource versions no attempt took the fast path
+    (60 nodes filtered each).  So most of the 5 must take it."""
     got = calib.measure(kube_oracle, Point("preemption", 60, 0, 16, 0.0, 5), tmp_path, 120)
     assert got["unschedulable"].filtered == 60
-    assert got["scheduled"].filtered == 1
+    fast = round((60 - got["scheduled"].filtered) * 5 / 59)  # mean of 1s and 60s
+    assert fast >= 3, got["scheduled"]
     items = json.loads(next(tmp_path.glob("preemption-*-r1.json")).read_text())["dataItems"]
     by_result = {
         i["labels"]["result"]: i["data"]
         for i in items
         if i["labels"]["Metric"] == "SchedulingAttemptDurationByResult"
     }
-    assert by_result["scheduled"]["Nominated"] == 1.0
+    assert by_result["scheduled"]["Nominated"] >= 0.6
