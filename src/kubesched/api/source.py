@@ -57,6 +57,7 @@ __all__ = [
     "load_text",
     "read_bytes",
     "read_text",
+    "resume_collector",
 ]
 
 MAX_FILE_BYTES = 256 * 2**20
@@ -138,9 +139,16 @@ def bulk_allocation(freeze_after: int = FREEZE_AFTER) -> Iterator[None]:
         yield
     finally:
         if was_enabled:
-            if gc.get_count()[0] > freeze_after:
-                gc.freeze()
-            gc.enable()
+            resume_collector(freeze_after)
+
+
+def resume_collector(freeze_after: int = FREEZE_AFTER) -> None:
+    """End a pause of the cyclic garbage collector (:func:`bulk_allocation`'s, or one that
+    spans more than a block, as live mode's first lists do): what was built meanwhile is
+    frozen if it is more than ``freeze_after`` objects, and the collector enabled."""
+    if gc.get_count()[0] > freeze_after:
+        gc.freeze()
+    gc.enable()
 
 
 def check_file(path: str) -> int:

@@ -36,7 +36,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from kubesched.api.source import FREEZE_AFTER
+from kubesched.api.source import resume_collector
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.live.binder import LiveApi
 from kubesched.live.client import KubeClient
@@ -207,14 +207,11 @@ class LiveScheduler:
             self._spawn(f"informer-{inf.kind.kind}", inf.run)
 
     def _resume_collector(self) -> None:
-        """End the pause of :meth:`_start_informers`; a large cluster's lists (more than
-        ``FREEZE_AFTER`` new objects) are moved out of the collector's sight (``gc.freeze``),
-        as ``bulk_allocation`` does."""
+        """End the pause of :meth:`_start_informers`: a large cluster's lists are moved out
+        of the collector's sight (:func:`~kubesched.api.source.resume_collector`)."""
         if self._collector_paused:
             self._collector_paused = False
-            if gc.get_count()[0] > FREEZE_AFTER:
-                gc.freeze()
-            gc.enable()
+            resume_collector()
 
     def _loop(self, started: bool) -> None:
         was_leading = in_sync = False
