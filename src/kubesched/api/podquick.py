@@ -21,7 +21,8 @@ the requests dicts (read, never changed in place); timestamps are remembered by 
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -46,8 +47,10 @@ _GIVE_UP_SPEC = frozenset(
 """Spec sections the quick path leaves to the full parser (when present, even null)."""
 
 MEMO_LIMIT = 65_536
-"""Entries each memo (owner references, tuples, timestamps, requests) keeps before it starts
-afresh."""
+"""Entries each memo (containers, owner references, tolerations, affinity, timestamps) keeps
+before it starts afresh."""
+
+T = TypeVar("T")
 
 _owners: dict[bytes, tuple[api.OwnerReference, ...]] = {}
 _by_containers: dict[
@@ -163,14 +166,7 @@ def _containers(
     requests, images and host ports; worked out once per distinct list (see :func:`_key`)."""
     if type(raw) is not list or not raw:
         raise _GiveUp
-    key = _key(raw)
-    hit = _by_containers.get(key)
-    if hit is None:
-        hit = _read_containers(raw)
-        if len(_by_containers) >= MEMO_LIMIT:
-            _by_containers.clear()
-        _by_containers[key] = hit
-    return hit
+    return _remembered(_by_containers, raw, _read_containers)
 
 
 def _read_containers(
@@ -215,35 +211,27 @@ def _affinity(spec: dict[str, Any]) -> _Affinities:
     raw = spec.get("affinity")
     if raw is None:
         return _NO_AFFINITY
-    key = _key(raw)
-    hit = _by_affinity.get(key)
-    if hit is None:
-        affinity = f.mapping(spec, "affinity", "")
-        hit = (
-            (
-                full._node_affinity(affinity, ""),
-                full._pod_affinity(affinity, "podAffinity", ""),
-                full._pod_affinity(affinity, "podAntiAffinity", ""),
-            )
-            if affinity
-            else _NO_AFFINITY
-        )
-        if len(_by_affinity) >= MEMO_LIMIT:
-            _by_affinity.clear()
-        _by_affinity[key] = hit
-    return hit
+    return _remembered(_by_affinity, raw, _read_affinity)
+
+
+def _read_affinity(raw: object) -> _Affinities:
+    affinity = f.mapping({"affinity": raw}, "affinity", "")
+    if not affinity:
+        return _NO_AFFINITY
+    return (
+        full._node_affinity(affinity, ""),
+        full._pod_affinity(affinity, "podAffinity", ""),
+        full._pod_affinity(affinity, "podAntiAffinity", ""),
+    )
 
 
 def _tolerations(spec: dict[str, Any]) -> tuple[api.Toleration, ...]:
     """``spec.tolerations`` as the full parse reads them, once per distinct list."""
-    key = _key(spec["tolerations"])
-    hit = _by_tolerations.get(key)
-    if hit is None:
-        hit = full._tolerations(spec, "")
-        if len(_by_tolerations) >= MEMO_LIMIT:
-            _by_tolerations.clear()
-        _by_tolerations[key] = hit
-    return hit
+    return _remembered(_by_tolerations, spec["tolerations"], _read_tolerations)
+
+
+def _read_tolerations(raw: object) -> tuple[api.Toleration, ...]:
+    return full._tolerations({"tolerations": raw}, "")
 
 
 def _owner_references(refs: object) -> tuple[api.OwnerReference, ...]:
@@ -253,14 +241,11 @@ def _owner_references(refs: object) -> tuple[api.OwnerReference, ...]:
         return ()
     if type(refs) is not list:
         raise _GiveUp
-    key = _key(refs)
-    value = _owners.get(key)
-    if value is None:
-        value = tuple(_owner_reference(ref) for ref in refs)
-        if len(_owners) >= MEMO_LIMIT:
-            _owners.clear()
-        _owners[key] = value
-    return value
+    return _remembered(_owners, refs, _read_owner_references)
+
+
+def _read_owner_references(refs: list[Any]) -> tuple[api.OwnerReference, ...]:
+    return tuple(_owner_reference(ref) for ref in refs)
 
 
 def _owner_reference(ref: object) -> api.OwnerReference:
@@ -274,6 +259,19 @@ def _owner_reference(ref: object) -> api.OwnerReference:
         raise _GiveUp
     kind, name, version, uid = (v or "" for v in fields)
     return api.OwnerReference(kind, name, version, bool(controller), uid)
+
+
+def _remembered(memo: dict[bytes, T], raw: Any, read: Callable[[Any], T]) -> T:
+    """``read(raw)``, remembered in ``memo`` by :data:`_key` of ``raw`` (started afresh
+    after :data:`MEMO_LIMIT` entries); an exception from ``read`` is not remembered."""
+    key = _key(raw)
+    hit = memo.get(key)
+    if hit is None:
+        hit = read(raw)
+        if len(memo) >= MEMO_LIMIT:
+            memo.clear()
+        memo[key] = hit
+    return hit
 
 
 def _time(value: object) -> float | None:
