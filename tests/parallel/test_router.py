@@ -90,6 +90,19 @@ def test_serial_cycles_are_sampled_once_a_stretch_is_under_way() -> None:
     assert sum(stretch[r.MIN_BATCH :]) == (256 - r.MIN_BATCH) // r.SAMPLE_EVERY
 
 
+def test_the_sampling_verdict_follows_every_routed_pod() -> None:
+    """``timing`` is decided for the Pod just routed whichever way it went: a nominated Pod
+    of a signature routed to the shards still runs here, and must not inherit the verdict
+    of the Pod routed before it."""
+    router = Router(2, cores=2)
+    router.serial("serial")  # the first Pod of a signature: probed serially, timed
+    assert router.timing
+    sig = router.sigs["shards"] = r.Signature()
+    sig.serial, sig.probing, sig.left, sig.run = False, False, 100, 2 * r.MIN_BATCH
+    assert router.serial("shards") is False
+    assert not router.timing  # its run is past MIN_BATCH and off the sampling stride
+
+
 def _measured(search_serial: float, search_shard: float) -> tuple[Router, r.Signature]:
     router = Router(2, cores=2)
     sig = router.sigs["k"] = r.Signature()

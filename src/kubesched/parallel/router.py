@@ -187,8 +187,9 @@ class Router:
         self._sig = Signature()
         """The last key :meth:`serial` was asked about, and its figures."""
         self.timing = False
-        """Whether the serial cycle :meth:`serial` just chose is to be measured: every one
-        while probing or early in a stretch, then one in :data:`SAMPLE_EVERY`."""
+        """Whether the serial cycle of the Pod :meth:`serial` just routed is to be measured
+        (chosen for it, or run here anyway: a nominated Pod): every one while probing or
+        early in a stretch, then one in :data:`SAMPLE_EVERY`."""
 
     # ------------------------------------------------------------------ deciding
     def serial(self, key: Hashable) -> bool:
@@ -210,9 +211,9 @@ class Router:
         sig.left -= 1
         sig.seen += 1
         run = sig.run = sig.run + 1
+        self.timing = sig.probing or run <= MIN_BATCH or run % SAMPLE_EVERY == 0
         if sig.serial:
             self.routed["serial"] += 1
-            self.timing = sig.probing or run <= MIN_BATCH or run % SAMPLE_EVERY == 0
             return True
         self.routed["shards"] += 1
         return False
