@@ -102,3 +102,54 @@ def test_small_chunks_count_the_same_keys(monkeypatch: pytest.MonkeyPatch) -> No
     text = json.dumps(value).encode()
     monkeypatch.setattr(jsonscan, "SCAN_CHUNK", 3)
     assert jsonscan.text_shape(text) == (8, 5)
+
+
+@pytest.mark.parametrize("side", [False, True], ids=["here", "forked"])
+def test_the_side_scan_refuses_and_accepts_alike(
+    side: bool, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Large files are scanned by a forked child (SIDE_SCAN_BYTES lowered to 1 here): its
+    key count still catches a repeated key, its depth the nesting limit."""
+    monkeypatch.setattr(source, "SIDE_SCAN_BYTES", 1 if side else 2**40)
+    forks = 0
+    fork = source.os.fork
+
+    def counted() -> int:
+        nonlocal forks
+        forks += 1
+        return fork()
+
+    monkeypatch.setattr(source.os, "fork", counted)
+    path = tmp_path / "list.json"
+    path.write_text('{"items": [{"a": 1}, {"b": {"c": 2, "c": 3}}]}')
+    with pytest.raises(InputError, match="already set in map"):
+        source.load_file(str(path))
+    path.write_text("[" * (source.MAX_DEPTH + 1) + "]" * (source.MAX_DEPTH + 1))
+    with pytest.raises(InputError, match="nested deeper"):
+        source.load_file(str(path))
+    path.write_text('{"items": [{"a": [1, {"b": "}:"}]}]}')
+    assert source.load_file(str(path)) == [{"items": [{"a": [1, {"b": "}:"}]}]}]
+    assert forks == (3 if side else 0)
+
+
+def test_a_side_scan_that_gives_no_answer_is_done_here(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    parent = source.os.getpid()
+    scan = jsonscan.text_shape
+    scans_here = 0
+
+    def failing_in_the_child(data: bytes) -> tuple[int, int]:
+        nonlocal scans_here
+        if source.os.getpid() != parent:
+            raise MemoryError
+        scans_here += 1
+        return scan(data)
+
+    monkeypatch.setattr(source, "SIDE_SCAN_BYTES", 1)
+    monkeypatch.setattr(jsonscan, "text_shape", failing_in_the_child)
+    path = tmp_path / "list.json"
+    path.write_text('{"a": {"b": 1, "b": 2}}')
+    with pytest.raises(InputError, match="already set in map"):
+        source.load_file(str(path))
+    assert scans_here == 1

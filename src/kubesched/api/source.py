@@ -21,7 +21,8 @@ a hook for repeated keys), its result checked against the text (:mod:`kubesched.
 counts the keys written, and the nesting depth): whatever the fast decoder takes otherwise
 than the exact one would (a repeated key, ``NaN``, a number beyond a float's range, an
 unpaired surrogate) or refuses goes to the standard library's decoder, which names the
-problem.  The values are the same either way (a property test decodes both).
+problem.  The values are the same either way (a property test decodes both).  A large
+file's text is scanned by a forked child on the other core while the decoder runs.
 
 Decoding, and the steps that turn a large snapshot into objects and columns, run inside
 :func:`bulk_allocation`: Python's cyclic garbage collector is paused while millions of
@@ -36,7 +37,7 @@ import json
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from itertools import compress
 from typing import Any
@@ -241,19 +242,66 @@ def _first_char(text: str | None, data: bytes | None) -> str:
     return text[at : at + 1]
 
 
-def _fast_json(data: bytes, keys: int) -> Any:
-    """The value of the JSON ``data`` (holding ``keys`` keys, :func:`jsonscan.text_shape`)
-    decoded by msgspec's C decoder, or :data:`_REFUSED` for anything it decodes otherwise
-    than the exact decoder would, or not at all: a repeated key (the C decoder keeps the
-    last: the decoded keys fall short of ``keys``), ``NaN``, a number beyond a float's range,
-    an unpaired surrogate escape, invalid UTF-8 or JSON (the exact decoder then names it)."""
+def _fast_json(data: bytes) -> tuple[Any, int]:
+    """The value of the JSON ``data`` decoded by msgspec's C decoder, and its depth
+    (:func:`jsonscan.text_shape`, worked out meanwhile: :func:`_shape_beside`).  The value
+    is :data:`_REFUSED` for anything the C decoder decodes otherwise than the exact decoder
+    would, or not at all: a repeated key (it keeps the last: the decoded keys fall short of
+    the keys written), ``NaN``, a number beyond a float's range, an unpaired surrogate
+    escape, invalid UTF-8 or JSON (the exact decoder then names it)."""
+    shape = _shape_beside(data)
     try:
         doc = msgspec.json.decode(data)
     except msgspec.DecodeError:
-        return _REFUSED
-    if jsonscan.decoded_keys(doc, msgspec.json.encode) != keys:
-        return _REFUSED
-    return doc
+        doc = _REFUSED
+    finally:
+        depth, keys = shape()  # waited for whatever happens: no child is left behind
+    if doc is not _REFUSED and jsonscan.decoded_keys(doc, msgspec.json.encode) != keys:
+        doc = _REFUSED
+    return doc, depth
+
+
+SIDE_SCAN_BYTES = 8 * 2**20
+"""JSON at least this large has its text scanned (:func:`jsonscan.text_shape`) in a forked
+child while this process decodes it (:func:`_shape_beside`)."""
+
+
+def _shape_beside(data: bytes) -> Callable[[], tuple[int, int]]:
+    """A function giving :func:`jsonscan.text_shape` of ``data``; for :data:`SIDE_SCAN_BYTES`
+    or more, worked out meanwhile by a forked child on another core (the C decoder holds the
+    interpreter's lock, so a thread could not run beside it).  The child shares ``data``'s
+    pages, writes its two numbers to a pipe and exits at once (``os._exit``: no exit
+    handlers, no buffers flushed twice); if it gives no answer, the scan runs here."""
+    if len(data) < SIDE_SCAN_BYTES or not hasattr(os, "fork"):
+        shape = jsonscan.text_shape(data)
+        return lambda: shape
+    read_end, write_end = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_end)
+        os.close(write_end)
+        shape = jsonscan.text_shape(data)
+        return lambda: shape
+    if pid == 0:  # the child
+        code = 1
+        try:
+            os.close(read_end)
+            os.write(write_end, b"%d %d" % jsonscan.text_shape(data))
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_end)
+
+    def wait() -> tuple[int, int]:
+        with os.fdopen(read_end, "rb") as answer:
+            words = answer.read().split()
+        _, status = os.waitpid(pid, 0)
+        if status != 0 or len(words) != 2:
+            return jsonscan.text_shape(data)
+        return int(words[0]), int(words[1])
+
+    return wait
 
 
 def _decode(
@@ -266,8 +314,7 @@ def _decode(
     if head in ("{", "["):
         if data is None:  # a lone surrogate stays (as invalid UTF-8) for the exact decoder
             data = text.encode("utf-8", "surrogatepass")  # type: ignore[union-attr]
-        depth, keys = jsonscan.text_shape(data)
-        doc = _fast_json(data, keys)
+        doc, depth = _fast_json(data)
         if doc is not _REFUSED:
             return [doc], False, depth
         if text is None:
