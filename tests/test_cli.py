@@ -39,6 +39,36 @@ def test_explain_json_matches_the_python_api(
     assert out["nodes"]["a"]["reasons"] == ["Insufficient cpu"]
 
 
+def test_explain_freezes_the_parsed_snapshot_before_it_evaluates(
+    files: dict[str, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Reading and checking the snapshot is one block for the collector: what it leaves
+    (a 200,000-Pod snapshot's parse leaves ~1M objects, under the bulk blocks' own
+    threshold) is frozen before the answer is worked out, not walked by the next
+    collections."""
+    import kubesched.explainer as explainer
+    from kubesched.cli import explain as command
+
+    frozen_at_call: list[int] = []
+    real = explainer.explain
+
+    def spy(*args: object, **kwargs: object) -> dict[str, object]:
+        frozen_at_call.append(gc.get_freeze_count())
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(explainer, "explain", spy)
+    monkeypatch.setattr(command, "FREEZE_ANSWER_AFTER", 0, raising=False)
+    gc.unfreeze()
+    try:
+        assert (
+            main(["explain", "--cluster", str(files["cluster"]), "--pod", str(files["pod"])]) == 0
+        )
+    finally:
+        gc.unfreeze()
+    assert frozen_at_call and frozen_at_call[0] > 0
+    assert "Result:   Scheduled" in capsys.readouterr().out
+
+
 def test_explain_text_is_a_table(
     files: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from kubesched.api.errors import InputError
+from kubesched.api.source import FREEZE_ANSWER_AFTER, bulk_allocation
 from kubesched.cli import common
 from kubesched.report import text
 
@@ -24,12 +25,16 @@ def run(args: argparse.Namespace) -> int:
     """Explain one Pod against a snapshot."""
     from kubesched.explainer import explain
 
-    cluster = common.load_list(args.cluster)
-    pod = common.load_one(args.pod)
-    if pod.get("kind") != "Pod":
-        raise InputError([("kind", f"expected a Pod, got {pod.get('kind')!r}")], file=args.pod)
-    config = common.load_config(args.config)
-    snapshot = common.check_inputs((cluster, args.cluster), (pod, args.pod), (config, args.config))
+    with bulk_allocation(FREEZE_ANSWER_AFTER):  # the snapshot's objects live to the answer
+        cluster = common.load_list(args.cluster)
+        pod = common.load_one(args.pod)
+        if pod.get("kind") != "Pod":
+            problem = ("kind", f"expected a Pod, got {pod.get('kind')!r}")
+            raise InputError([problem], file=args.pod)
+        config = common.load_config(args.config)
+        snapshot = common.check_inputs(
+            (cluster, args.cluster), (pod, args.pod), (config, args.config)
+        )
     try:
         result = explain(snapshot, pod, config)
     except InputError as e:
