@@ -322,6 +322,11 @@ _pod_from_slots: Callable[[tuple[Any, ...]], Pod] = _slot_code(
 )
 _pod_slots = operator.attrgetter(*Pod.__slots__)
 
+pod_from_slots = _pod_from_slots
+"""A :class:`Pod` from the tuple of its slot values in ``Pod.__slots__`` order (``key``
+last, which must be ``namespace/name``): no keyword matching, ~0.5 µs against ~2 µs for
+``Pod(...)`` with 28 keywords (the quick parse builds one per Pod of a large snapshot)."""
+
 
 @dataclass(slots=True)
 class Node:

@@ -258,7 +258,9 @@ def _parse_objects(docs: Sequence[dict[str, Any]], file: str | None) -> ParsedOb
         if len(problems) >= MAX_PROBLEMS:
             break
         try:
-            kind = f.required_string(obj, "kind", path)
+            kind = obj.get("kind")
+            if type(kind) is not str or not kind:  # the common case checked without a call
+                kind = f.required_string(obj, "kind", path)
             ident = _identity(obj, kind, path)
             if ident in seen:
                 shown = f"{ident[1]}/{ident[2]}" if ident[1] else ident[2]
@@ -282,6 +284,8 @@ def _parse_objects(docs: Sequence[dict[str, Any]], file: str | None) -> ParsedOb
             problems.extend(err.problems)
     if not problems:
         for pod, path in zip(out.pods, pod_paths, strict=True):
+            if not pod.priority_class_name and table.default is None:
+                continue  # nothing to resolve: the parse gave spec.priority or 0 already
             message = table.resolve(pod)
             if message:
                 problems.append((join(path, "spec.priorityClassName"), message))

@@ -46,6 +46,21 @@ _GIVE_UP_SPEC = frozenset(
 )
 """Spec sections the quick path leaves to the full parser (when present, even null)."""
 
+_SLOTS = (
+    *("name", "namespace", "uid", "labels", "annotations", "owner_references"),
+    *("creation_timestamp", "scheduler_name", "priority", "priority_class_name"),
+    *("preemption_policy", "node_name", "node_selector", "node_affinity", "pod_affinity"),
+    *("pod_anti_affinity", "tolerations", "topology_spread_constraints", "requests"),
+    *("nonzero_requests", "host_ports", "images", "scheduling_gates"),
+    *("termination_grace_period_seconds", "phase", "nominated_node_name", "start_time"),
+    *("deletion_timestamp", "resource_claims", "resource_claim_statuses", "raw", "key"),
+)
+"""The slots :func:`_quick` fills, in the order it gives them to
+:func:`~kubesched.api.objects.pod_from_slots` (checked against ``Pod.__slots__`` on import:
+a field added to ``Pod`` must be added here too)."""
+if api.Pod.__slots__ != _SLOTS:  # pragma: no cover - a programming error, caught by any test
+    raise ImportError(f"podquick's slots are not Pod's: {api.Pod.__slots__}")
+
 MEMO_LIMIT = 65_536
 """Entries each memo (containers, owner references, tolerations, affinity, timestamps) keeps
 before it starts afresh."""
@@ -126,34 +141,41 @@ def _quick(obj: dict[str, Any]) -> api.Pod | None:
             policy = "PreemptLowerPriority"
         elif policy not in full._PREEMPTION_POLICIES or type(policy) is not str:
             return None
-        return api.Pod(
-            name=name,
-            namespace=namespace,
-            uid=_str(meta, "uid") or full.deterministic_uid("Pod", namespace, name),
-            labels=f.string_map(meta, "labels", ""),
-            annotations=f.string_map(meta, "annotations", ""),
-            owner_references=_owner_references(meta.get("ownerReferences")),
-            creation_timestamp=_time(meta.get("creationTimestamp")),
-            scheduler_name=_str(spec, "schedulerName") or api.DEFAULT_SCHEDULER_NAME,
-            priority=priority if priority is not None else 0,
-            priority_class_name=_str(spec, "priorityClassName"),
-            preemption_policy=policy,
-            node_name=_str(spec, "nodeName"),
-            node_selector=f.string_map(spec, "nodeSelector", ""),
-            node_affinity=node_affinity,
-            pod_affinity=pod_affinity,
-            pod_anti_affinity=pod_anti_affinity,
-            tolerations=_tolerations(spec) if "tolerations" in spec else (),
-            requests=requests,
-            nonzero_requests=nonzero,
-            host_ports=ports,
-            images=images,
-            termination_grace_period_seconds=f.integer(spec, "terminationGracePeriodSeconds", ""),
-            phase=_str(status, "phase") or "Pending",
-            nominated_node_name=_str(status, "nominatedNodeName"),
-            start_time=_time(status.get("startTime")),
-            deletion_timestamp=_time(meta.get("deletionTimestamp")),
-            raw=obj,
+        return api.pod_from_slots(
+            (  # in the order of _SLOTS
+                name,
+                namespace,
+                _str(meta, "uid") or full.deterministic_uid("Pod", namespace, name),
+                f.string_map(meta, "labels", ""),
+                f.string_map(meta, "annotations", ""),
+                _owner_references(meta.get("ownerReferences")),
+                _time(meta.get("creationTimestamp")),
+                _str(spec, "schedulerName") or api.DEFAULT_SCHEDULER_NAME,
+                priority if priority is not None else 0,
+                _str(spec, "priorityClassName"),
+                policy,
+                _str(spec, "nodeName"),
+                f.string_map(spec, "nodeSelector", ""),
+                node_affinity,
+                pod_affinity,
+                pod_anti_affinity,
+                _tolerations(spec) if "tolerations" in spec else (),
+                (),
+                requests,
+                nonzero,
+                ports,
+                images,
+                (),
+                f.integer(spec, "terminationGracePeriodSeconds", ""),
+                _str(status, "phase") or "Pending",
+                _str(status, "nominatedNodeName"),
+                _time(status.get("startTime")),
+                _time(meta.get("deletionTimestamp")),
+                (),
+                (),
+                obj,
+                f"{namespace}/{name}",
+            )
         )
     except _GiveUp:
         return None
