@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubesched.api import jsonscan, source
+from kubesched.api import beside, jsonscan, source
 from kubesched.api.errors import InputError
 
 TRICKY = st.sampled_from(['"', "\\", '\\"', '":', '\\":', "[", "}", ":", "a", "é", "\n", "\ud7ff"])
@@ -108,9 +108,9 @@ def test_small_chunks_count_the_same_keys(monkeypatch: pytest.MonkeyPatch) -> No
 def test_the_side_scan_refuses_and_accepts_alike(
     side: bool, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """Large files are scanned by a forked child (SIDE_SCAN_BYTES lowered to 1 here): its
+    """Large files are scanned by a forked child (beside.SIDE_BYTES lowered to 1 here): its
     key count still catches a repeated key, its depth the nesting limit."""
-    monkeypatch.setattr(source, "SIDE_SCAN_BYTES", 1 if side else 2**40)
+    monkeypatch.setattr(beside, "SIDE_BYTES", 1 if side else 2**40)
     forks = 0
     fork = source.os.fork
 
@@ -146,7 +146,7 @@ def test_a_side_scan_that_gives_no_answer_is_done_here(
         scans_here += 1
         return scan(data)
 
-    monkeypatch.setattr(source, "SIDE_SCAN_BYTES", 1)
+    monkeypatch.setattr(beside, "SIDE_BYTES", 1)
     monkeypatch.setattr(jsonscan, "text_shape", failing_in_the_child)
     path = tmp_path / "list.json"
     path.write_text('{"a": {"b": 1, "b": 2}}')

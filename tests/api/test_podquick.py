@@ -6,14 +6,17 @@ an empty value, a null, a negative number) at a random place."""
 from __future__ import annotations
 
 import copy
+import json
 import random
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubesched.api import podquick
+from kubesched.api import objects as api
+from kubesched.api import podquick, podtyped
 from kubesched.api.errors import InputError
 from kubesched.api.pods import parse_pod
 from tests.coldstart_gen import pod
@@ -35,16 +38,39 @@ def _places(obj: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     return out
 
 
+def _typed(obj: dict[str, Any]) -> api.Pod | bool | None:
+    """The typed parse of ``obj``'s JSON text (:mod:`kubesched.api.podtyped`), its flags
+    checked against the manifest; False when ``obj`` has no JSON text (YAML's bytes)."""
+    try:
+        text = json.dumps(obj, indent=1).encode()
+    except TypeError:
+        return False
+    typed = podtyped.typed_pod(msgspec.Raw(text))
+    if typed is None:
+        return None
+    pod, given = typed
+    spec = obj["spec"]
+    assert given == (spec.get("priority") is not None, spec.get("preemptionPolicy") is not None)
+    return pod
+
+
 def _check(obj: dict[str, Any]) -> bool:
-    """Compare the two parses of ``obj``; whether the quick one took it."""
+    """Compare the parses of ``obj`` (full, quick, typed); whether the quick one took it.
+    The typed one takes what the quick one takes, never another Pod."""
     quick = podquick.quick_pod(copy.deepcopy(obj))
+    typed = _typed(obj)
     try:
         full = parse_pod(copy.deepcopy(obj))
     except InputError:
         assert quick is None, "the quick path took a Pod the full parse refuses"
+        assert not typed, "the typed path took a Pod the full parse refuses"
         return False
     if quick is not None:
         assert quick == full
+    if typed:
+        assert typed == full
+    if typed is not False:  # taken by the typed path exactly when by the quick one
+        assert (typed is not None) == (quick is not None and obj.get("kind") == "Pod")
     assert podquick.parse_pod(copy.deepcopy(obj)) == full
     return quick is not None
 

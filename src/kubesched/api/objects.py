@@ -5,12 +5,15 @@ shapes.  Every quantity is already an exact integer here: CPU in millicores, mem
 storage in bytes, ``pods`` and extended resources (``nvidia.com/gpu``) in units.
 
 A ``Pod`` keeps its original manifest in ``raw`` so that outputs (``schedule``, the simulated
-API server) can hand back exactly what came in.
+API server) can hand back exactly what came in.  A Pod read from a large snapshot's undecoded
+text (:mod:`kubesched.api.podtyped`) holds a :class:`DeferredRaw` there instead, decoded on
+the first read of ``raw`` (most of a snapshot's Pods never need it).
 """
 
 from __future__ import annotations
 
 import operator
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -309,14 +312,48 @@ def _slot_code(cls: type[Any], name: str, params: str, source: str) -> Callable[
     body = "".join(
         f"    o.{slot} = {source.format(i=i, name=slot)}\n" for i, slot in enumerate(cls.__slots__)
     )
-    scope: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
+    body = body.replace("s.raw\n", "_raw_slot.__get__(s)\n")  # keep a DeferredRaw as it is
+    body = re.sub(r"o\.raw = (.*)\n", r"_raw_slot.__set__(o, \1)\n", body)  # no Python call
+    scope: dict[str, Any] = {"_new": object.__new__, "_cls": cls, "_raw_slot": _raw_slot}
     exec(f"def {name}({params}):\n    o = _new(_cls)\n{body}    return o\n", scope)
     fn: Callable[..., Any] = scope[name]
     fn.__module__ = __name__
     return fn
 
 
+class DeferredRaw:
+    """A Pod manifest not decoded yet: ``decode(source)`` gives it (a new dict each call)."""
+
+    __slots__ = ("decode", "source")
+
+    def __init__(self, decode: Callable[[Any], dict[str, Any]], source: Any) -> None:
+        self.decode = decode
+        self.source = source
+
+
+_raw_slot: Any = Pod.__dict__["raw"]
+
+
+class _RawField:
+    """``Pod.raw``: the slot, with a :class:`DeferredRaw` decoded (and kept) on first read."""
+
+    def __get__(self, obj: Pod | None, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        value = _raw_slot.__get__(obj, owner)
+        if type(value) is DeferredRaw:
+            value = value.decode(value.source)
+            _raw_slot.__set__(obj, value)
+        return value
+
+    def __set__(self, obj: Pod, value: Any) -> None:
+        _raw_slot.__set__(obj, value)
+
+
+setattr(Pod, "raw", _RawField())  # noqa: B010 - mypy keeps the field's declared type
+
 _copy_pod: Callable[[Pod], Pod] = _slot_code(Pod, "_copy_pod", "s", "s.{name}")
+"""A copy keeps a :class:`DeferredRaw` as it is: ``raw`` is read through the slot."""
 _pod_from_slots: Callable[[tuple[Any, ...]], Pod] = _slot_code(
     Pod, "_pod_from_slots", "v", "v[{i}]"
 )

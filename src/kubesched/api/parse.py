@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.api import fields as f
+from kubesched.api import listitems, podquick, podtyped, resource, source
 from kubesched.api import objects as api
-from kubesched.api import podquick, resource, source
 from kubesched.api.errors import InputError
 from kubesched.api.fields import join
 from kubesched.api.pods import parse_pod
@@ -171,10 +171,15 @@ class _PriorityTable:
         if pc.global_default and (self.default is None or pc.value < self.default.value):
             self.default = pc
 
-    def resolve(self, pod: api.Pod) -> str | None:
-        """Fill ``pod.priority`` unless ``spec.priority`` was set; an error message or None."""
-        spec = pod.raw.get("spec") or {}
-        if spec.get("priority") is not None:
+    def resolve(self, pod: api.Pod, given: tuple[bool, bool] | None = None) -> str | None:
+        """Fill ``pod.priority`` unless ``spec.priority`` was set; an error message or None.
+        ``given``: whether ``spec.priority`` and ``spec.preemptionPolicy`` are set, when
+        known (else read from ``pod.raw``)."""
+        if given is None:
+            spec = pod.raw.get("spec") or {}
+            given = (spec.get("priority") is not None, spec.get("preemptionPolicy") is not None)
+        priority_given, policy_given = given
+        if priority_given:
             return None
         if pod.priority_class_name:
             pc = self.classes.get(pod.priority_class_name)
@@ -186,7 +191,7 @@ class _PriorityTable:
             pod.priority = 0
             return None
         pod.priority = pc.value
-        if spec.get("preemptionPolicy") is None and pc.preemption_policy:
+        if not policy_given and pc.preemption_policy:
             pod.preemption_policy = pc.preemption_policy
         return None
 
@@ -226,7 +231,7 @@ def _identity(obj: Mapping[str, Any], kind: str, path: str) -> tuple[str, str, s
     return kind, namespace, name
 
 
-def with_priority_classes(docs: Documents, cluster_docs: Documents) -> Documents:
+def with_priority_classes(docs: Documents, cluster_docs: Sequence[dict[str, Any]]) -> Documents:
     """The Pods' documents plus the snapshot's PriorityClasses they do not declare
     themselves, appended (so error paths keep their indexes): a Pod may name a class the
     cluster has."""
@@ -249,51 +254,124 @@ def parse_objects(docs: Sequence[dict[str, Any]], file: str | None = None) -> Pa
 def _parse_objects(docs: Sequence[dict[str, Any]], file: str | None) -> ParsedObjects:
     if not isinstance(docs, Documents):
         docs = split_documents(docs)
-    out = ParsedObjects()
-    problems: list[tuple[str, str]] = []
-    seen: dict[tuple[str, str, str], str] = {}
-    pod_paths: list[str] = []
-    table = _PriorityTable()
+    gathered = _Gathered()
     for obj, path in zip(docs, docs.paths, strict=True):
-        if len(problems) >= MAX_PROBLEMS:
+        if len(gathered.problems) >= MAX_PROBLEMS:
             break
+        gathered.add(obj, path)
+    return gathered.parsed(file)
+
+
+class _Gathered:
+    """What :func:`parse_objects` gathers from a stream of objects, one at a time."""
+
+    def __init__(self) -> None:
+        self.out = ParsedObjects()
+        self.problems: list[tuple[str, str]] = []
+        self.seen: dict[tuple[str, str, str], str] = {}
+        self.pod_paths: list[str] = []
+        self.given: list[tuple[bool, bool] | None] = []  # see _PriorityTable.resolve
+        self.table = _PriorityTable()
+
+    def add(self, obj: dict[str, Any], path: str) -> None:
+        """Parse the object ``obj`` at ``path``; its problems are kept."""
         try:
             kind = obj.get("kind")
             if type(kind) is not str or not kind:  # the common case checked without a call
                 kind = f.required_string(obj, "kind", path)
-            ident = _identity(obj, kind, path)
-            if ident in seen:
-                shown = f"{ident[1]}/{ident[2]}" if ident[1] else ident[2]
-                f.fail(
-                    join(path, "metadata.name"),
-                    f"duplicate {kind} {shown} (first at {seen[ident] or 'the root'})",
-                )
-            seen[ident] = path
+            self._first(_identity(obj, kind, path), path)
             if kind == "Pod":
-                out.pods.append(podquick.parse_pod(obj, path))
-                pod_paths.append(path)
+                self.out.pods.append(podquick.parse_pod(obj, path))
+                self.pod_paths.append(path)
+                self.given.append(None)
             elif kind == "Node":
-                out.nodes.append(parse_node(obj, path))
+                self.out.nodes.append(parse_node(obj, path))
             else:
                 if kind == "PriorityClass":
-                    table.add(obj, path)
+                    self.table.add(obj, path)
                 elif kind in resource.KINDS:
                     resource.validate(obj, path)
-                out.others.append(obj)
+                self.out.others.append(obj)
         except InputError as err:
-            problems.extend(err.problems)
-    if not problems:
-        for pod, path in zip(out.pods, pod_paths, strict=True):
-            if not pod.priority_class_name and table.default is None:
-                continue  # nothing to resolve: the parse gave spec.priority or 0 already
-            message = table.resolve(pod)
-            if message:
-                problems.append((join(path, "spec.priorityClassName"), message))
-    if problems:
-        raise InputError(problems[:MAX_PROBLEMS], file=file)
-    return out
+            self.problems.extend(err.problems)
+
+    def add_pod(self, pod: api.Pod, path: str, given: tuple[bool, bool]) -> None:
+        """Take ``pod``, already parsed from the object at ``path`` (``given``: see
+        :meth:`_PriorityTable.resolve`)."""
+        ident = ("Pod", pod.namespace, pod.name)
+        if ident in self.seen:
+            try:
+                self._first(ident, path)
+            except InputError as err:
+                self.problems.extend(err.problems)
+                return
+        self.seen[ident] = path
+        self.out.pods.append(pod)
+        self.pod_paths.append(path)
+        self.given.append(given)
+
+    def _first(self, ident: tuple[str, str, str], path: str) -> None:
+        """Note the object ``ident`` (kind, namespace, name) at ``path``: an error if seen."""
+        first = self.seen.get(ident)
+        if first is not None:
+            kind, namespace, name = ident
+            shown = f"{namespace}/{name}" if namespace else name
+            f.fail(
+                join(path, "metadata.name"),
+                f"duplicate {kind} {shown} (first at {first or 'the root'})",
+            )
+        self.seen[ident] = path
+
+    def parsed(self, file: str | None) -> ParsedObjects:
+        """The objects, priorities resolved; :class:`InputError` with every problem."""
+        problems = self.problems
+        if not problems:
+            pods = zip(self.out.pods, self.pod_paths, self.given, strict=True)
+            for pod, path, given in pods:
+                if not pod.priority_class_name and self.table.default is None:
+                    continue  # nothing to resolve: the parse gave spec.priority or 0 already
+                message = self.table.resolve(pod, given)
+                if message:
+                    problems.append((join(path, "spec.priorityClassName"), message))
+        if problems:
+            raise InputError(problems[:MAX_PROBLEMS], file=file)
+        return self.out
 
 
 def load_cluster(path: str) -> ParsedObjects:
-    """:func:`load_documents` then :func:`parse_objects`, errors naming ``path``."""
-    return parse_objects(load_documents(path), file=path)
+    """:func:`load_documents` then :func:`parse_objects`, errors naming ``path``.  A large
+    ``kubectl`` List is read by parts (:mod:`~kubesched.api.listitems`, its Pods by
+    :mod:`~kubesched.api.podtyped`): the same objects, without a dict for most Pods; any
+    problem in it (a repeated key, an invalid object) sends it the usual way, which names
+    the problem."""
+    with source.bulk_allocation():
+        by_parts = listitems.list_items(path)
+        if by_parts is not None:
+            try:
+                parsed = _parse_items(by_parts.items)
+            finally:
+                exact = by_parts.exact()
+            if parsed is not None and exact:
+                return parsed
+        return parse_objects(load_documents(path), file=path)
+
+
+def _parse_items(items: Sequence[Any]) -> ParsedObjects | None:
+    """The objects of a List's undecoded ``items``; None on any problem."""
+    gathered = _Gathered()
+    for i, item in enumerate(items):
+        path = f"items[{i}]"
+        typed = podtyped.typed_pod(item)
+        if typed is not None:
+            gathered.add_pod(typed[0], path, typed[1])
+        else:
+            obj = podtyped.mapping(item)
+            if obj is None:
+                return None
+            gathered.add(obj, path)
+        if gathered.problems:
+            return None
+    try:
+        return gathered.parsed(None)
+    except InputError:
+        return None

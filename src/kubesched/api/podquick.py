@@ -68,12 +68,12 @@ before it starts afresh."""
 T = TypeVar("T")
 
 _owners: dict[bytes, tuple[api.OwnerReference, ...]] = {}
-_by_containers: dict[
-    bytes, tuple[api.Resources, api.Resources, tuple[str, ...], tuple[api.HostPort, ...]]
-] = {}
-_Affinities = tuple[api.NodeAffinity | None, api.PodAffinity | None, api.PodAffinity | None]
-_NO_AFFINITY: _Affinities = (None, None, None)
-_by_affinity: dict[bytes, _Affinities] = {}
+Containers = tuple[api.Resources, api.Resources, tuple[str, ...], tuple[api.HostPort, ...]]
+"""What ``spec.containers`` gives a Pod: requests, non-zero requests, images, host ports."""
+_by_containers: dict[bytes, Containers] = {}
+Affinities = tuple[api.NodeAffinity | None, api.PodAffinity | None, api.PodAffinity | None]
+NO_AFFINITY: Affinities = (None, None, None)
+_by_affinity: dict[bytes, Affinities] = {}
 _by_tolerations: dict[bytes, tuple[api.Toleration, ...]] = {}
 _times: dict[str, float | None] = {}
 
@@ -101,7 +101,7 @@ def quick_pod(obj: object) -> api.Pod | None:
         return None
 
 
-class _GiveUp(Exception):
+class GiveUp(Exception):
     """The quick path does not handle this Pod (or it is invalid): parse it the full way."""
 
 
@@ -111,7 +111,7 @@ def _str(obj: dict[str, Any], key: str) -> str:
     if value is None:
         return ""
     if type(value) is not str:
-        raise _GiveUp
+        raise GiveUp
     return value
 
 
@@ -132,80 +132,135 @@ def _quick(obj: dict[str, Any]) -> api.Pod | None:
         name = _str(meta, "name")
         if not name:
             return None
-        namespace = _str(meta, "namespace") or "default"
-        requests, nonzero, images, ports = _containers(spec.get("containers"))
-        node_affinity, pod_affinity, pod_anti_affinity = _affinity(spec)
+        namespace = _str(meta, "namespace")
+        containers = _containers(spec.get("containers"))
+        affinities = _affinity(spec)
         priority = f.int32(spec, "priority", "")
-        policy = spec.get("preemptionPolicy")
-        if policy is None or policy == "":
-            policy = "PreemptLowerPriority"
-        elif policy not in full._PREEMPTION_POLICIES or type(policy) is not str:
-            return None
-        return api.pod_from_slots(
-            (  # in the order of _SLOTS
-                name,
-                namespace,
-                _str(meta, "uid") or full.deterministic_uid("Pod", namespace, name),
-                f.string_map(meta, "labels", ""),
-                f.string_map(meta, "annotations", ""),
-                _owner_references(meta.get("ownerReferences")),
-                _time(meta.get("creationTimestamp")),
-                _str(spec, "schedulerName") or api.DEFAULT_SCHEDULER_NAME,
-                priority if priority is not None else 0,
-                _str(spec, "priorityClassName"),
-                policy,
-                _str(spec, "nodeName"),
-                f.string_map(spec, "nodeSelector", ""),
-                node_affinity,
-                pod_affinity,
-                pod_anti_affinity,
-                _tolerations(spec) if "tolerations" in spec else (),
-                (),
-                requests,
-                nonzero,
-                ports,
-                images,
-                (),
-                f.integer(spec, "terminationGracePeriodSeconds", ""),
-                _str(status, "phase") or "Pending",
-                _str(status, "nominatedNodeName"),
-                _time(status.get("startTime")),
-                _time(meta.get("deletionTimestamp")),
-                (),
-                (),
-                obj,
-                f"{namespace}/{name}",
-            )
+        policy = preemption_policy(spec.get("preemptionPolicy"))
+        return assemble(
+            name,
+            namespace,
+            _str(meta, "uid"),
+            f.string_map(meta, "labels", ""),
+            f.string_map(meta, "annotations", ""),
+            _owner_references(meta.get("ownerReferences")),
+            timestamp(meta.get("creationTimestamp")),
+            _str(spec, "schedulerName"),
+            priority,
+            _str(spec, "priorityClassName"),
+            policy,
+            _str(spec, "nodeName"),
+            f.string_map(spec, "nodeSelector", ""),
+            affinities,
+            _tolerations(spec) if "tolerations" in spec else (),
+            containers,
+            f.integer(spec, "terminationGracePeriodSeconds", ""),
+            _str(status, "phase"),
+            _str(status, "nominatedNodeName"),
+            timestamp(status.get("startTime")),
+            timestamp(meta.get("deletionTimestamp")),
+            obj,
         )
-    except _GiveUp:
+    except GiveUp:
         return None
+
+
+def assemble(
+    name: str,
+    namespace: str,
+    uid: str,
+    labels: dict[str, str],
+    annotations: dict[str, str],
+    owners: tuple[api.OwnerReference, ...],
+    created: float | None,
+    scheduler_name: str,
+    priority: int | None,
+    priority_class_name: str,
+    policy: str,
+    node_name: str,
+    node_selector: dict[str, str],
+    affinities: Affinities,
+    tolerations: tuple[api.Toleration, ...],
+    containers: Containers,
+    grace: int | None,
+    phase: str,
+    nominated: str,
+    started: float | None,
+    deleted: float | None,
+    raw: Any,
+) -> api.Pod:
+    """The Pod of the quick paths (this one and :mod:`kubesched.api.podtyped`) from the values
+    read, with the defaults the full parse gives; built from its slots (:data:`_SLOTS`)."""
+    namespace = namespace or "default"
+    return api.pod_from_slots(
+        (
+            name,
+            namespace,
+            uid or full.deterministic_uid("Pod", namespace, name),
+            labels,
+            annotations,
+            owners,
+            created,
+            scheduler_name or api.DEFAULT_SCHEDULER_NAME,
+            priority if priority is not None else 0,
+            priority_class_name,
+            policy,
+            node_name,
+            node_selector,
+            *affinities,
+            tolerations,
+            (),
+            *containers[:2],
+            containers[3],
+            containers[2],
+            (),
+            grace,
+            phase or "Pending",
+            nominated,
+            started,
+            deleted,
+            (),
+            (),
+            raw,
+            f"{namespace}/{name}",
+        )
+    )
+
+
+def preemption_policy(policy: object) -> str:
+    """``spec.preemptionPolicy`` as the full parse reads it (:class:`GiveUp` if invalid)."""
+    if policy is None or policy == "":
+        return "PreemptLowerPriority"
+    if type(policy) is not str or policy not in full._PREEMPTION_POLICIES:
+        raise GiveUp
+    return policy
 
 
 def _containers(
     raw: object,
-) -> tuple[api.Resources, api.Resources, tuple[str, ...], tuple[api.HostPort, ...]]:
+) -> Containers:
     """``spec.containers`` (no init containers): the Pod's effective requests, non-zero
     requests, images and host ports; worked out once per distinct list (see :func:`_key`)."""
     if type(raw) is not list or not raw:
-        raise _GiveUp
-    return _remembered(_by_containers, raw, _read_containers)
+        raise GiveUp
+    return _remembered(_by_containers, raw, read_containers)
 
 
-def _read_containers(
+def read_containers(
     raw: list[Any],
-) -> tuple[api.Resources, api.Resources, tuple[str, ...], tuple[api.HostPort, ...]]:
+) -> Containers:
     millis: list[podresources.Millis] = []
     images: list[str] = []
     ports: list[api.HostPort] = []
     for c in raw:
         if type(c) is not dict:
-            raise _GiveUp
+            raise GiveUp
         res = c.get("resources")
         if not res and res is not None and res != {}:  # [], "", 0: not a mapping
-            raise _GiveUp
+            raise GiveUp
         if res:
             if type(res) is not dict or res.get("claims") is not None:
-                raise _GiveUp
+                raise GiveUp
             millis.append(
                 podresources.default_container_requests(
                     f.resource_list(res, "requests", ""), f.resource_list(res, "limits", "")
@@ -217,10 +272,10 @@ def _read_containers(
         raw_ports = c.get("ports")
         if raw_ports is not None:
             if type(raw_ports) is not list:
-                raise _GiveUp
+                raise GiveUp
             for p in raw_ports:
                 if type(p) is not dict:
-                    raise _GiveUp
+                    raise GiveUp
                 if p.get("hostPort") is not None:
                     ports.extend(full._host_ports(c, "", False))
                     break
@@ -228,18 +283,18 @@ def _read_containers(
     return requests, nonzero, tuple(images), tuple(ports)
 
 
-def _affinity(spec: dict[str, Any]) -> _Affinities:
+def _affinity(spec: dict[str, Any]) -> Affinities:
     """``spec.affinity`` as the full parse reads it, once per distinct value."""
     raw = spec.get("affinity")
     if raw is None:
-        return _NO_AFFINITY
-    return _remembered(_by_affinity, raw, _read_affinity)
+        return NO_AFFINITY
+    return _remembered(_by_affinity, raw, read_affinity)
 
 
-def _read_affinity(raw: object) -> _Affinities:
+def read_affinity(raw: object) -> Affinities:
     affinity = f.mapping({"affinity": raw}, "affinity", "")
     if not affinity:
-        return _NO_AFFINITY
+        return NO_AFFINITY
     return (
         full._node_affinity(affinity, ""),
         full._pod_affinity(affinity, "podAffinity", ""),
@@ -249,10 +304,10 @@ def _read_affinity(raw: object) -> _Affinities:
 
 def _tolerations(spec: dict[str, Any]) -> tuple[api.Toleration, ...]:
     """``spec.tolerations`` as the full parse reads them, once per distinct list."""
-    return _remembered(_by_tolerations, spec["tolerations"], _read_tolerations)
+    return _remembered(_by_tolerations, spec["tolerations"], read_tolerations)
 
 
-def _read_tolerations(raw: object) -> tuple[api.Toleration, ...]:
+def read_tolerations(raw: object) -> tuple[api.Toleration, ...]:
     return full._tolerations({"tolerations": raw}, "")
 
 
@@ -262,23 +317,23 @@ def _owner_references(refs: object) -> tuple[api.OwnerReference, ...]:
     if refs is None:
         return ()
     if type(refs) is not list:
-        raise _GiveUp
-    return _remembered(_owners, refs, _read_owner_references)
+        raise GiveUp
+    return _remembered(_owners, refs, read_owner_references)
 
 
-def _read_owner_references(refs: list[Any]) -> tuple[api.OwnerReference, ...]:
+def read_owner_references(refs: list[Any]) -> tuple[api.OwnerReference, ...]:
     return tuple(_owner_reference(ref) for ref in refs)
 
 
 def _owner_reference(ref: object) -> api.OwnerReference:
     if type(ref) is not dict:
-        raise _GiveUp
+        raise GiveUp
     fields = (ref.get("kind"), ref.get("name"), ref.get("apiVersion"), ref.get("uid"))
     controller = ref.get("controller")
     if any(v is not None and type(v) is not str for v in fields) or (
         controller is not None and type(controller) is not bool
     ):
-        raise _GiveUp
+        raise GiveUp
     kind, name, version, uid = (v or "" for v in fields)
     return api.OwnerReference(kind, name, version, bool(controller), uid)
 
@@ -296,12 +351,12 @@ def _remembered(memo: dict[bytes, T], raw: Any, read: Callable[[Any], T]) -> T:
     return hit
 
 
-def _time(value: object) -> float | None:
+def timestamp(value: object) -> float | None:
     """An RFC3339 timestamp as :func:`kubesched.api.pods.parse_timestamp` reads it."""
     if value is None:
         return None
     if type(value) is not str:
-        raise _GiveUp
+        raise GiveUp
     seconds = _times.get(value, _times)
     if seconds is _times:
         seconds = full.parse_timestamp(value, "")

@@ -45,7 +45,7 @@ from typing import Any
 import msgspec
 import yaml
 
-from kubesched.api import jsonscan
+from kubesched.api import beside, jsonscan
 from kubesched.api.errors import InputError, excerpt
 
 __all__ = [
@@ -261,43 +261,18 @@ def _fast_json(data: bytes) -> tuple[Any, int]:
     return doc, depth
 
 
-SIDE_SCAN_BYTES = 8 * 2**20
-"""JSON at least this large has its text scanned (:func:`jsonscan.text_shape`) in a forked
-child while this process decodes it (:func:`_shape_beside`)."""
-
-
 def _shape_beside(data: bytes) -> Callable[[], tuple[int, int]]:
-    """A function giving :func:`jsonscan.text_shape` of ``data``; for :data:`SIDE_SCAN_BYTES`
-    or more, worked out meanwhile by a forked child on another core (the C decoder holds the
-    interpreter's lock, so a thread could not run beside it).  The child shares ``data``'s
-    pages, writes its two numbers to a pipe and exits at once (``os._exit``: no exit
-    handlers, no buffers flushed twice); if it gives no answer, the scan runs here."""
-    if len(data) < SIDE_SCAN_BYTES or not hasattr(os, "fork"):
+    """A function giving :func:`jsonscan.text_shape` of ``data``; for :data:`beside.SIDE_BYTES`
+    or more, worked out meanwhile by a forked child on another core (:mod:`beside`: the C
+    decoder holds the interpreter's lock, so a thread could not run beside it)."""
+    answer = beside.run(lambda: b"%d %d" % jsonscan.text_shape(data), len(data))
+    if answer is None:
         shape = jsonscan.text_shape(data)
         return lambda: shape
-    read_end, write_end = os.pipe()
-    try:
-        pid = os.fork()
-    except OSError:
-        os.close(read_end)
-        os.close(write_end)
-        shape = jsonscan.text_shape(data)
-        return lambda: shape
-    if pid == 0:  # the child
-        code = 1
-        try:
-            os.close(read_end)
-            os.write(write_end, b"%d %d" % jsonscan.text_shape(data))
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write_end)
 
     def wait() -> tuple[int, int]:
-        with os.fdopen(read_end, "rb") as answer:
-            words = answer.read().split()
-        _, status = os.waitpid(pid, 0)
-        if status != 0 or len(words) != 2:
+        words = answer().split()
+        if len(words) != 2:  # the child gave no answer: the scan runs here
             return jsonscan.text_shape(data)
         return int(words[0]), int(words[1])
 

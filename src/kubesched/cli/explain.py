@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     from kubesched.explainer import explain
 
     with bulk_allocation(FREEZE_ANSWER_AFTER):  # the snapshot's objects live to the answer
-        cluster = common.load_list(args.cluster)
+        cluster = common.load_snapshot(args.cluster)
         pod = common.load_one(args.pod)
         if pod.get("kind") != "Pod":
             problem = ("kind", f"expected a Pod, got {pod.get('kind')!r}")
