@@ -11,6 +11,7 @@ decoding the items a few thousand at a time, so the child holds little memory.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +20,9 @@ import msgspec
 from kubesched.api import beside, jsonscan, source
 
 __all__ = ["ListItems", "list_items"]
+
+_OBJECT = re.compile(rb"[ \t\r\n]*\{")
+"""JSON text whose value is an object."""
 
 
 class _ListText(msgspec.Struct):
@@ -53,7 +57,7 @@ def list_items(path: str) -> ListItems | None:
     if source.check_file(path) < beside.SIDE_BYTES:
         return None
     data = source.read_bytes(path)
-    if data.lstrip()[:1] != b"{":
+    if _OBJECT.match(data) is None:
         return None
     try:
         text = msgspec.json.decode(data, type=_ListText)

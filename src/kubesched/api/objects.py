@@ -308,12 +308,14 @@ def _slot_code(cls: type[Any], name: str, params: str, source: str) -> Callable[
     """A function ``name(params)`` building a ``cls`` instance ``o`` from ``source``, one
     straight-line assignment per slot (as :mod:`dataclasses` generates ``__init__``): about
     8× faster than a loop over the slots' descriptors.  ``source`` formats as the value of
-    slot number ``{i}`` called ``{name}``."""
+    slot number ``{i}`` called ``{name}``.  ``raw`` is read and written through its slot
+    (:data:`_raw_slot`), not :class:`_RawField`: a :class:`DeferredRaw` is copied as it is,
+    and no Python-level call is made per Pod."""
     body = "".join(
         f"    o.{slot} = {source.format(i=i, name=slot)}\n" for i, slot in enumerate(cls.__slots__)
     )
-    body = body.replace("s.raw\n", "_raw_slot.__get__(s)\n")  # keep a DeferredRaw as it is
-    body = re.sub(r"o\.raw = (.*)\n", r"_raw_slot.__set__(o, \1)\n", body)  # no Python call
+    body = body.replace("s.raw\n", "_raw_slot.__get__(s)\n")
+    body = re.sub(r"o\.raw = (.*)\n", r"_raw_slot.__set__(o, \1)\n", body)
     scope: dict[str, Any] = {"_new": object.__new__, "_cls": cls, "_raw_slot": _raw_slot}
     exec(f"def {name}({params}):\n    o = _new(_cls)\n{body}    return o\n", scope)
     fn: Callable[..., Any] = scope[name]

@@ -298,14 +298,11 @@ class _Gathered:
     def add_pod(self, pod: api.Pod, path: str, given: tuple[bool, bool]) -> None:
         """Take ``pod``, already parsed from the object at ``path`` (``given``: see
         :meth:`_PriorityTable.resolve`)."""
-        ident = ("Pod", pod.namespace, pod.name)
-        if ident in self.seen:
-            try:
-                self._first(ident, path)
-            except InputError as err:
-                self.problems.extend(err.problems)
-                return
-        self.seen[ident] = path
+        try:
+            self._first(("Pod", pod.namespace, pod.name), path)
+        except InputError as err:
+            self.problems.extend(err.problems)
+            return
         self.out.pods.append(pod)
         self.pod_paths.append(path)
         self.given.append(given)

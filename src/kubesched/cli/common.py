@@ -69,25 +69,17 @@ def check(what: Callable[[], T], file: str | None) -> T:
         raise (e.with_file(file) if file else e) from None
 
 
-def load_snapshot(path: str) -> ParsedObjects:
-    """The objects of the snapshot file at ``path``, parsed (a large ``kubectl`` List by
-    parts: :func:`kubesched.api.parse.load_cluster`); errors name the file."""
-    from kubesched.api.parse import load_cluster
-
-    return load_cluster(path)
-
-
 def check_inputs(
     cluster: tuple[dict[str, Any] | ParsedObjects, str],
     pods: tuple[dict[str, Any], str],
     config: tuple[dict[str, Any] | None, str | None],
 ) -> ParsedObjects:
-    """Parse the snapshot (unless it is, :func:`load_snapshot`), the Pods (which may name
-    the snapshot's PriorityClasses) and the configuration once each, and cross-check the
-    snapshot's job-layer objects, so that an error names the file it came from.
-    References to objects the snapshot lacks are not errors (the commands warn about them
-    once, as they run).  Returns the parsed snapshot (a command may use it rather than
-    parse the snapshot again)."""
+    """Parse the snapshot (unless given parsed: :func:`kubesched.api.parse.load_cluster`),
+    the Pods (which may name the snapshot's PriorityClasses) and the configuration once
+    each, and cross-check the snapshot's job-layer objects, so that an error names the file
+    it came from.  References to objects the snapshot lacks are not errors (the commands
+    warn about them once, as they run).  Returns the parsed snapshot (a command may use it
+    rather than parse the snapshot again)."""
     from kubesched.admission import references
     from kubesched.api.parse import parse_objects, split_documents, with_priority_classes
     from kubesched.config.load import load_config as load_cfg

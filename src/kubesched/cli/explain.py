@@ -23,10 +23,11 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Explain one Pod against a snapshot."""
+    from kubesched.api.parse import load_cluster
     from kubesched.explainer import explain
 
     with bulk_allocation(FREEZE_ANSWER_AFTER):  # the snapshot's objects live to the answer
-        cluster = common.load_snapshot(args.cluster)
+        cluster = load_cluster(args.cluster)  # a large kubectl List read by parts
         pod = common.load_one(args.pod)
         if pod.get("kind") != "Pod":
             problem = ("kind", f"expected a Pod, got {pod.get('kind')!r}")
