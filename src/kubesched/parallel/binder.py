@@ -14,13 +14,17 @@ proposal ``(node, version, alternatives)``, in the order the shard sent them:
    and the node is alone in its hostname domain --, nothing is nominated, and the
    profile's Filters are the node-local in-tree ones without Reserve / Permit plugins:
    the shard's verdict still holds.
-2. **Full check** -- otherwise the profile's PreFilter plugins run on the authoritative state
+2. **Cross-node check** -- when only the cross-node condition bars the fast path (the Pod
+   has a spread constraint or inter-pod terms, or some Pod's anti-affinity may object) and
+   the node is as the shard saw it, the node-local Filters' verdicts stand and only
+   PodTopologySpread and InterPodAffinity run, on the kept PreFilter state below.
+3. **Full check** -- otherwise the profile's PreFilter plugins run on the authoritative state
    (or their result for the Pod's signature is reused, kept current from every change since
    by the plugins' PreFilterExtensions: :mod:`~kubesched.parallel.prefilter`)
    and its Filter plugins on that one node (with nominated Pods, as the serial scheduler):
    resources, host ports, pod count, taints and affinity, topology spread and inter-pod
    (anti-)affinity as they are *now*, quota, gang readiness.
-3. The first candidate (proposal, then alternatives) that passes is committed exactly as
+4. The first candidate (proposal, then alternatives) that passes is committed exactly as
    the serial scheduler commits its choice: assume in the cache, Reserve, Permit (a gang
    member waits there for its siblings), then the binding cycle through the API server.
    A proposal whose node fails a cross-node Filter (spread, inter-pod affinity) is first
@@ -57,7 +61,7 @@ from kubesched.framework.runtime import Framework
 from kubesched.parallel import protocol as p
 from kubesched.parallel.bulk import BulkCommitter
 from kubesched.parallel.dispatcher import InFlight
-from kubesched.parallel.fastpath import NO, FastPath
+from kubesched.parallel.fastpath import CROSS_NODE_FILTERS, NO, FastPath
 from kubesched.parallel.fastpath import NODE_LOCAL_FILTERS as NODE_LOCAL_FILTERS  # re-export
 from kubesched.parallel.gangs import NAME as NAME  # re-export
 from kubesched.parallel.gangs import commit_unit
@@ -120,7 +124,7 @@ class BinderStats:
 
     proposals: Counter[int] = field(default_factory=Counter)
     committed: Counter[str] = field(default_factory=Counter)
-    """By path: ``fast``, ``full``, ``alternative``."""
+    """By path: ``fast``, ``cross``, ``full``, ``alternative``."""
     conflicts: Counter[str] = field(default_factory=Counter)
     retries: Counter[str] = field(default_factory=Counter)
     seconds: float = 0.0
@@ -270,7 +274,8 @@ class Binder:
         authoritative state (``shard``: the proposer, for the own-commit chain)."""
         hub = self.hub
         table = hub.cluster.nodes
-        fast = NO if pod.resource_claims else self.fast.allowed(fwk, int(res[5]))
+        claims = bool(pod.resource_claims)
+        fast = NO if claims else self.fast.allowed(fwk, int(res[5]))
         state: CycleState | None = None
         allowed: frozenset[str] | None = None
         first = ""
@@ -291,9 +296,14 @@ class Binder:
                     reason = "prefilter"
                 else:
                     rows = np.asarray([row], dtype=np.int64)
-                    outcome = fwk.run_filter_with_nominated(state, pod, rows)
+                    if not claims and self.fast.cross_only(fwk, shard, row, version):
+                        path = "cross"  # the node-local verdicts stand (fastpath.py)
+                        outcome = fwk.run_filter(state, pod, rows, only=CROSS_NODE_FILTERS)
+                    else:
+                        path = "full"
+                        outcome = fwk.run_filter_with_nominated(state, pod, rows)
                     if outcome.feasible.size:
-                        return Choice(node, state, "full", first)
+                        return Choice(node, state, path, first)
                     reason = reason_of(outcome.status_of(0).plugin)
             first = first or reason
         return Choice(None, state or CycleState(), "full", first or "no_candidate")

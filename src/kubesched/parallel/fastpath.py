@@ -17,6 +17,11 @@ are still those the authoritative state would give:
   view of the node was exactly the authoritative one.  This *own-commit chain* lets one
   shard place several Pods on one node in one message without a full check for each.
 
+When only the cross-node condition fails (the Pod has a spread constraint or inter-pod
+terms to check, or an existing Pod's anti-affinity might object) but the rest holds, the
+node-local Filters' verdicts still stand and the binder runs just the cross-node ones on
+the authoritative state (:meth:`FastPath.cross_only`, the ``cross`` check).
+
 The chain is kept per shard and node row as ``(base, gen)``: since generation ``base`` every
 change of the row was such a commit, the last leaving generation ``gen``; any other change
 (another shard's commit, a deletion, a node update) moves the generation past ``gen`` and so
@@ -52,6 +57,8 @@ NODE_LOCAL_FILTERS = frozenset(
 )
 """Filters whose verdict on a node cannot change while the node's generation stands (the two
 cross-node ones only when the shard says the Pod had nothing for them to check)."""
+CROSS_NODE_FILTERS = frozenset({"PodTopologySpread", "InterPodAffinity"})
+"""Of those, the two whose verdict may depend on Pods on other nodes."""
 
 CLAIM_PLUGINS = frozenset({"DynamicResources"})
 """Plugins that do nothing for a Pod without ``spec.resourceClaims`` (every node passes,
@@ -126,6 +133,16 @@ class FastPath:
         if local == p.LOCAL and self.anti_affinity_pods == 0:
             return YES
         return IF_ALONE if self.spanning_pods == 0 else NO
+
+    def cross_only(self, fwk: Framework, shard: int, row: int, version: int) -> bool:
+        """Whether the node-local Filters' verdicts for node ``row`` still stand, so only the
+        cross-node ones (:data:`CROSS_NODE_FILTERS`) need checking: the profile allows the
+        fast path, nothing is nominated and the node is as the shard saw it."""
+        return (
+            self.profile_ok(fwk)
+            and not len(self.hub.queue.nominator)
+            and self.unchanged(shard, row, version)
+        )
 
     def check(self, mode: int, shard: int, row: int, version: int) -> bool:
         """Whether a proposal :meth:`allowed` ``mode`` for node ``row`` is fast now."""
