@@ -80,3 +80,37 @@ def test_a_nominated_pod_turns_the_cross_node_check_off() -> None:
         assert binder.stats.committed == {"full": 1}
     finally:
         w.close()
+
+
+def _to_shard(w: World, pod: api.Pod, shard: int) -> None:
+    """Hand ``pod`` (queued) out, to ``shard`` whatever the dispatcher chose."""
+    w.add([pod])
+    d = w.parallel.dispatcher
+    d.fill(w.sched.queue)
+    rec = d.in_flight[pod.key]
+    d.load[rec.shard] -= 1
+    rec.shard = shard
+    d.load[shard] += 1
+
+
+def test_a_shards_own_checked_commits_extend_its_chain_and_no_one_elses() -> None:
+    w = _world()
+    try:
+        for name in ("old", "old2"):  # z1 two ahead: z0 may take two
+            w.api.create_pod(spread_pod(name, "100m").bound_to("b"))
+        binder = w.parallel.binder
+        v_a = _gen(w, "a")
+        one, two, three = (spread_pod(n, "100m") for n in ("one", "two", "three"))
+        for pod, shard in ((one, 0), (two, 0), (three, 1)):
+            _to_shard(w, pod, shard)
+        # shard 0 decided ``two`` with ``one`` assumed on a, before the stream confirmed it
+        binder.process(0, [(p.PROPOSE, one.key, "a", v_a, (), p.NOT_LOCAL, "")])
+        binder.process(0, [(p.PROPOSE, two.key, "a", v_a, (), p.NOT_LOCAL, "")])
+        assert binder.stats.committed == {"cross": 2}
+        # shard 1 saw a without them: its verdict on a is stale, the full check runs
+        binder.process(1, [(p.PROPOSE, three.key, "a", v_a, (), p.NOT_LOCAL, "")])
+        assert binder.stats.committed == {"cross": 2, "full": 1}
+        assert w.placements()["ns/two"] == "a" and w.placements()["ns/three"] == "a"
+        w.check([])
+    finally:
+        w.close()

@@ -6,7 +6,7 @@ proposal ``(node, version, alternatives)``, in the order the shard sent them:
 
 1. **Fast path** -- the node's authoritative ``generation`` still equals the version the
    shard decided on (nothing was placed on, removed from or changed about that node since),
-   or every change since was a fast-path commit of that same shard's own proposals (which
+   or every change since was a commit of that same shard's own proposals (which
    its replica held, assumed, when it decided: :mod:`~kubesched.parallel.fastpath`),
    the Pod had no cross-node Filter to satisfy (the shard's PodTopologySpread and
    InterPodAffinity PreFilters skipped) and no Pod in the cluster carries required
@@ -242,7 +242,7 @@ class Binder:
                 row = self.hub.cluster.nodes.row_of[choice.node]
                 base = self.fast.base(shard, row)
                 ok = self.commit(fwk, rec, choice.node, choice.state, shard)
-                if ok and choice.path == "fast" and choice.node == res[2]:
+                if ok and choice.node == res[2]:  # the replica holds it there
                     self.fast.committed(shard, row, base)
         self._timed(t0, choice.path if choice.node is not None else "refused")
         return choice.node is not None

@@ -12,10 +12,12 @@ are still those the authoritative state would give:
   is alone in its hostname domain -- then InterPodAffinity's verdict for the node depends
   on the Pods on that node only (a Pod placed on another node is in another domain);
 - the node is as the shard saw it (:meth:`FastPath.unchanged`): its generation is still the
-  version the shard quoted, or every change since was a fast-path commit of *that shard's
-  own* proposals.  Those the shard held (assumed) in its replica when it decided, so its
-  view of the node was exactly the authoritative one.  This *own-commit chain* lets one
-  shard place several Pods on one node in one message without a full check for each.
+  version the shard quoted, or every change since was a commit of *that shard's own*
+  proposals on the nodes it proposed (whichever check passed them).  Those the shard held
+  (assumed) in its replica when it decided, so its view of the node was exactly the
+  authoritative one.  This *own-commit chain* lets one shard place several Pods on one
+  node -- in one message, or in messages sent before the stream confirmed the first --
+  without a full check for each.
 
 When only the cross-node condition fails (the Pod has a spread constraint or inter-pod
 terms to check, or an existing Pod's anti-affinity might object) but the rest holds, the
@@ -163,7 +165,7 @@ class FastPath:
 
     def unchanged(self, shard: int, row: int, version: int) -> bool:
         """Whether node ``row`` is as ``shard`` saw it at ``version``, give or take the
-        shard's own fast-path commits (``shard`` -1: no chain applies)."""
+        shard's own commits (``shard`` -1: no chain applies)."""
         gen = int(self.hub.cluster.nodes.generation[row])
         if gen == version:
             return version >= 0
@@ -171,14 +173,14 @@ class FastPath:
         return chain is not None and chain[1] == gen and chain[0] <= version <= gen
 
     def base(self, shard: int, row: int) -> int:
-        """Where a chain of ``shard`` on ``row`` starts if a fast-path commit of it is made
+        """Where a chain of ``shard`` on ``row`` starts if a commit of its proposal is made
         now: the running chain's base, else the current generation."""
         gen = int(self.hub.cluster.nodes.generation[row])
         chain = self.chains[shard].get(row)
         return chain[0] if chain is not None and chain[1] == gen else gen
 
     def committed(self, shard: int, row: int, base: int) -> None:
-        """``shard``'s fast-path commits on ``row`` are made; ``base`` from :meth:`base`
+        """``shard``'s commits of its proposals on ``row`` are made; ``base`` from :meth:`base`
         before them."""
         self.chains[shard][row] = (base, int(self.hub.cluster.nodes.generation[row]))
 
