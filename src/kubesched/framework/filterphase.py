@@ -111,13 +111,10 @@ class FilterPhase:
         pod: api.Pod,
         rows: IntArray,
         interned: dict[Status, int] | None = None,
-        only: frozenset[str] | None = None,
     ) -> FilterOutcome:
         """Run every Filter plugin over ``rows`` (first failure wins per node).
 
         ``interned`` maps statuses to ids; pass the same dict to outcomes you will merge.
-        ``only``: run just the plugins so named (the parallel binder's check of the
-        cross-node Filters on a node whose node-local verdicts are known to hold).
         """
         cluster = self.handle.cluster
         interned = {} if interned is None else interned
@@ -127,8 +124,6 @@ class FilterPhase:
         ev = self.evaluations
         for p in self.filter_plugins:
             if p.name in state.skip_filter or alive.size == 0:
-                continue
-            if only is not None and p.name not in only:
                 continue
             verdict = p.filter(state, pod, cluster, alive)
             key = (p.name, "Filter")

@@ -4,20 +4,15 @@ The binder runs in the coordinator on the coordinator's own cache (the authorita
 fed by the API server's watch) with the coordinator's own framework per profile.  For each
 proposal ``(node, version, alternatives)``, in the order the shard sent them:
 
-1. **Fast path** -- the node's authoritative ``generation`` still equals the version the
-   shard decided on (nothing was placed on, removed from or changed about that node since),
-   or every change since was a commit of that same shard's own proposals (which
-   its replica held, assumed, when it decided: :mod:`~kubesched.parallel.fastpath`),
-   the Pod had no cross-node Filter to satisfy (the shard's PodTopologySpread and
-   InterPodAffinity PreFilters skipped) and no Pod in the cluster carries required
-   anti-affinity -- or all such anti-affinity, the Pod's and everyone's, is by hostname
-   and the node is alone in its hostname domain --, nothing is nominated, and the
-   profile's Filters are the node-local in-tree ones without Reserve / Permit plugins:
-   the shard's verdict still holds.
-2. **Cross-node check** -- when only the cross-node condition bars the fast path (the Pod
-   has a spread constraint or inter-pod terms, or some Pod's anti-affinity may object) and
-   the node is as the shard saw it, the node-local Filters' verdicts stand and only
-   PodTopologySpread and InterPodAffinity run, on the kept PreFilter state below.
+1. **Fast path** -- the node is as the shard saw it (its authoritative ``generation`` is
+   the version the shard decided on, or every change since was a commit of that shard's
+   own proposals, which its replica held), the Pod had no cross-node Filter to satisfy and
+   no Pod's required anti-affinity can object (or all of it is by hostname and the node is
+   alone in its hostname domain), nothing is nominated, and the profile's Filters are the
+   node-local in-tree ones without Reserve / Permit plugins: the shard's verdict holds
+   (:mod:`~kubesched.parallel.fastpath`).
+2. **Cross-node check** -- only the cross-node condition fails: the node-local verdicts
+   stand, and just PodTopologySpread and InterPodAffinity run (kept PreFilter state below).
 3. **Full check** -- otherwise the profile's PreFilter plugins run on the authoritative state
    (or their result for the Pod's signature is reused, kept current from every change since
    by the plugins' PreFilterExtensions: :mod:`~kubesched.parallel.prefilter`)
@@ -31,8 +26,8 @@ proposal ``(node, version, alternatives)``, in the order the shard sent them:
    retried once the rest of its reply is committed, on that node only (its shard placed the
    reply's Pods counting each other); a proposal no candidate passes is refused: the
    conflict is counted by the reason of its proposed node, the shard is told to forget its
-   assumed copy, and the Pod goes straight
-   back to activeQ (after :data:`FAST_RETRIES` conflicts, to backoff as an error).
+   assumed copy, and the Pod goes straight back to activeQ (after :data:`FAST_RETRIES`
+   conflicts, to backoff as an error).
 
 Where binds complete at once (in-memory), runs of fast-path proposals -- and of proposals
 the full check passed, each assumed at once -- are committed in bulk
@@ -61,7 +56,7 @@ from kubesched.framework.runtime import Framework
 from kubesched.parallel import protocol as p
 from kubesched.parallel.bulk import BulkCommitter
 from kubesched.parallel.dispatcher import InFlight
-from kubesched.parallel.fastpath import CROSS_NODE_FILTERS, NO, FastPath
+from kubesched.parallel.fastpath import NO, FastPath
 from kubesched.parallel.fastpath import NODE_LOCAL_FILTERS as NODE_LOCAL_FILTERS  # re-export
 from kubesched.parallel.gangs import NAME as NAME  # re-export
 from kubesched.parallel.gangs import commit_unit
@@ -272,10 +267,8 @@ class Binder:
     def choose(self, fwk: Framework, pod: api.Pod, res: p.Result, shard: int = -1) -> Choice:
         """The first of the proposed node and its alternatives that passes on the
         authoritative state (``shard``: the proposer, for the own-commit chain)."""
-        hub = self.hub
-        table = hub.cluster.nodes
-        claims = bool(pod.resource_claims)
-        fast = NO if claims else self.fast.allowed(fwk, int(res[5]))
+        table = self.hub.cluster.nodes
+        fast = NO if pod.resource_claims else self.fast.allowed(fwk, int(res[5]))
         state: CycleState | None = None
         allowed: frozenset[str] | None = None
         first = ""
@@ -296,15 +289,16 @@ class Binder:
                     reason = "prefilter"
                 else:
                     rows = np.asarray([row], dtype=np.int64)
-                    if not claims and self.fast.cross_only(fwk, shard, row, version):
-                        path = "cross"  # the node-local verdicts stand (fastpath.py)
-                        outcome = fwk.run_filter(state, pod, rows, only=CROSS_NODE_FILTERS)
+                    if not pod.resource_claims and self.fast.cross_only(fwk, shard, row, version):
+                        plugin = self.fast.cross_filter(fwk, state, pod, rows)
+                        if not plugin:
+                            return Choice(node, state, "cross", first)
+                        reason = reason_of(plugin)
                     else:
-                        path = "full"
                         outcome = fwk.run_filter_with_nominated(state, pod, rows)
-                    if outcome.feasible.size:
-                        return Choice(node, state, path, first)
-                    reason = reason_of(outcome.status_of(0).plugin)
+                        if outcome.feasible.size:
+                            return Choice(node, state, "full", first)
+                        reason = reason_of(outcome.status_of(0).plugin)
             first = first or reason
         return Choice(None, state or CycleState(), "full", first or "no_candidate")
 

@@ -33,14 +33,17 @@ restarted and everyone's when a node is deleted (rows are recycled).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from kubesched.api import objects as api
+from kubesched.framework.interface import Code, CycleState
+from kubesched.framework.outcomes import PluginError
 from kubesched.framework.runtime import Framework
 from kubesched.parallel import protocol as p
 from kubesched.state.cache import PodRecord
+from kubesched.state.nodes import IntArray
 
 if TYPE_CHECKING:
     from kubesched.parallel.coordinator import ParallelScheduler
@@ -88,6 +91,8 @@ class FastPath:
         """Accounted Pods with required anti-affinity (the cache tells, as an observer)."""
         self.spanning_pods = 0
         """Of those, Pods with a term not by hostname or with a namespace selector."""
+        self._cross: dict[str, list[Any]] = {}
+        """Per profile, its cross-node Filter plugins in order."""
         self.chains: list[dict[int, Chain]] = [{} for _ in range(hub.shard_count)]
         """Per shard, node row -> its own-commit chain."""
         hub.cluster.observe(self)
@@ -145,6 +150,31 @@ class FastPath:
             and not len(self.hub.queue.nominator)
             and self.unchanged(shard, row, version)
         )
+
+    def cross_filter(self, fwk: Framework, state: CycleState, pod: api.Pod, rows: IntArray) -> str:
+        """The first cross-node Filter plugin (profile order; those that skipped this cycle
+        left out) rejecting the one node of ``rows``, or ``""``: the check
+        :meth:`cross_only` allows, without the general Filter loop's bookkeeping (the
+        plugins' evaluations are counted as it counts them)."""
+        plugins = self._cross.get(fwk.profile_name)
+        if plugins is None:
+            plugins = [pl for pl in fwk.filter_plugins if pl.name in CROSS_NODE_FILTERS]
+            self._cross[fwk.profile_name] = plugins
+        cluster = self.hub.cluster
+        ev = fwk.evaluations
+        for pl in plugins:
+            if pl.name in state.skip_filter:
+                continue
+            verdict = pl.filter(state, pod, cluster, rows)
+            key = (pl.name, "Filter")
+            ev[key] = ev.get(key, 0) + 1
+            code = int(verdict.codes[0]) if verdict.table else 0
+            if code:
+                status = verdict.table[code]
+                if status.code == Code.ERROR:
+                    raise PluginError(pl.name, status.message(), point="filter")
+                return str(pl.name)
+        return ""
 
     def check(self, mode: int, shard: int, row: int, version: int) -> bool:
         """Whether a proposal :meth:`allowed` ``mode`` for node ``row`` is fast now."""
