@@ -26,7 +26,8 @@ Besides wall-clock throughput it prints the CPU each stage spent per Pod (coordi
 dispatcher + binder + the in-process API server; shard = scheduling cycle; replica =
 applying the commit stream), measured with ``time.process_time`` in each process -- for
 the coordinator (and the serial scheduler) also *while scheduling*, without setup and Pod
-creation (in brackets) -- and what they predict for 2 and 16 free cores.  Not a test:
+creation (in brackets), with its minor page faults and wall-clock time per Pod likewise
+(``hubMinFltPerPod``, ``hubSteady*``) -- and what they predict for 2 and 16 free cores.  Not a test:
 numbers depend on the machine and on whatever else runs on it (a busy machine hurts three
 processes more than one: compare the CPU columns too).
 """
@@ -36,6 +37,7 @@ from __future__ import annotations
 import argparse
 import multiprocessing as mp
 import os
+import resource
 import statistics
 import tempfile
 import time
@@ -134,12 +136,18 @@ def run_one(
     [(tc, w)] = params.select(cases, case=case, workload=workload)
     steps = params.resolve(tc, w)
     samples: list[tuple[int, float, float]] = []
+    faults: list[tuple[int, int]] = []
+
+    def sample(done: int) -> None:
+        samples.append((done, time.process_time(), time.perf_counter()))
+        faults.append((done, resource.getrusage(resource.RUSAGE_SELF).ru_minflt))
 
     def progress(label: str, total: int) -> Any:
         del label, total
-        return lambda done: samples.append((done, time.process_time(), time.perf_counter()))
+        return sample
 
     c0 = time.process_time()
+    f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     result: WorkloadResult = run_workload(
         tc,
         w,
@@ -147,6 +155,7 @@ def run_one(
         RunOptions(shards=shards, batching=batching, progress=progress, routing=routing),
     )
     hub_cpu = time.process_time() - c0
+    hub_faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0
     if result.error:
         raise SystemExit(f"{case}/{workload} with {shards} shard(s) failed: {result.error}")
     tp = result.metric("SchedulingThroughput") or {"Average": 0.0}
@@ -156,6 +165,9 @@ def run_one(
         "hubCpuUsPerPod": 1e6 * hub_cpu / pods,
         "conflictRate": 0.0,
         "hubSteadyUsPerPod": _steady(samples),
+        "hubSteadyWallUsPerPod": _steady([(n, w, 0.0) for n, _, w in samples]),
+        "hubMinFltPerPod": hub_faults / pods,
+        "hubSteadyMinFltPerPod": _steady([(n, f / 1e6, 0.0) for n, f in faults]),
     }
     if result.parallel is not None:
         b = result.parallel["binder"]

@@ -48,7 +48,7 @@ def test_a_spread_proposal_refused_early_in_its_reply_is_committed_after_the_res
         )
         assert w.placements() == {"ns/old": "a", "ns/one": "a", "ns/two": "b"}
         assert not binder.stats.conflicts
-        assert binder.stats.committed == {"full": 2}
+        assert binder.stats.committed == {"cross": 2}
         assert binder.refused[0] == []
     finally:
         w.close()

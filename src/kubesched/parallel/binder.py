@@ -4,31 +4,30 @@ The binder runs in the coordinator on the coordinator's own cache (the authorita
 fed by the API server's watch) with the coordinator's own framework per profile.  For each
 proposal ``(node, version, alternatives)``, in the order the shard sent them:
 
-1. **Fast path** -- the node's authoritative ``generation`` still equals the version the
-   shard decided on (nothing was placed on, removed from or changed about that node since),
-   or every change since was a fast-path commit of that same shard's own proposals (which
-   its replica held, assumed, when it decided: :mod:`~kubesched.parallel.fastpath`),
-   the Pod had no cross-node Filter to satisfy (the shard's PodTopologySpread and
-   InterPodAffinity PreFilters skipped) and no Pod in the cluster carries required
-   anti-affinity -- or all such anti-affinity, the Pod's and everyone's, is by hostname
-   and the node is alone in its hostname domain --, nothing is nominated, and the
-   profile's Filters are the node-local in-tree ones without Reserve / Permit plugins:
-   the shard's verdict still holds.
-2. **Full check** -- otherwise the profile's PreFilter plugins run on the authoritative state
+1. **Fast path** -- the node is as the shard saw it (its authoritative ``generation`` is
+   the version the shard decided on, or every change since was a commit of that shard's
+   own proposals, which its replica held), the Pod had no cross-node Filter to satisfy and
+   no Pod's required anti-affinity can object (or all of it is by hostname and the node is
+   alone in its hostname domain), nothing is nominated, and the profile's Filters are the
+   node-local in-tree ones without Reserve / Permit plugins: the shard's verdict holds
+   (:mod:`~kubesched.parallel.fastpath`).
+2. **Cross-node check** -- only the cross-node condition fails: the node-local verdicts
+   stand, and just PodTopologySpread and InterPodAffinity run (kept PreFilter state below).
+3. **Full check** -- otherwise the profile's PreFilter plugins run on the authoritative state
    (or their result for the Pod's signature is reused, kept current from every change since
    by the plugins' PreFilterExtensions: :mod:`~kubesched.parallel.prefilter`)
    and its Filter plugins on that one node (with nominated Pods, as the serial scheduler):
    resources, host ports, pod count, taints and affinity, topology spread and inter-pod
    (anti-)affinity as they are *now*, quota, gang readiness.
-3. The first candidate (proposal, then alternatives) that passes is committed exactly as
+4. The first candidate (proposal, then alternatives) that passes is committed exactly as
    the serial scheduler commits its choice: assume in the cache, Reserve, Permit (a gang
    member waits there for its siblings), then the binding cycle through the API server.
    A proposal whose node fails a cross-node Filter (spread, inter-pod affinity) is first
    retried once the rest of its reply is committed, on that node only (its shard placed the
    reply's Pods counting each other); a proposal no candidate passes is refused: the
    conflict is counted by the reason of its proposed node, the shard is told to forget its
-   assumed copy, and the Pod goes straight
-   back to activeQ (after :data:`FAST_RETRIES` conflicts, to backoff as an error).
+   assumed copy, and the Pod goes straight back to activeQ (after :data:`FAST_RETRIES`
+   conflicts, to backoff as an error).
 
 Where binds complete at once (in-memory), runs of fast-path proposals -- and of proposals
 the full check passed, each assumed at once -- are committed in bulk
@@ -120,7 +119,7 @@ class BinderStats:
 
     proposals: Counter[int] = field(default_factory=Counter)
     committed: Counter[str] = field(default_factory=Counter)
-    """By path: ``fast``, ``full``, ``alternative``."""
+    """By path: ``fast``, ``cross``, ``full``, ``alternative``."""
     conflicts: Counter[str] = field(default_factory=Counter)
     retries: Counter[str] = field(default_factory=Counter)
     seconds: float = 0.0
@@ -238,7 +237,7 @@ class Binder:
                 row = self.hub.cluster.nodes.row_of[choice.node]
                 base = self.fast.base(shard, row)
                 ok = self.commit(fwk, rec, choice.node, choice.state, shard)
-                if ok and choice.path == "fast" and choice.node == res[2]:
+                if ok and choice.node == res[2]:  # the replica holds it there
                     self.fast.committed(shard, row, base)
         self._timed(t0, choice.path if choice.node is not None else "refused")
         return choice.node is not None
@@ -268,8 +267,7 @@ class Binder:
     def choose(self, fwk: Framework, pod: api.Pod, res: p.Result, shard: int = -1) -> Choice:
         """The first of the proposed node and its alternatives that passes on the
         authoritative state (``shard``: the proposer, for the own-commit chain)."""
-        hub = self.hub
-        table = hub.cluster.nodes
+        table = self.hub.cluster.nodes
         fast = NO if pod.resource_claims else self.fast.allowed(fwk, int(res[5]))
         state: CycleState | None = None
         allowed: frozenset[str] | None = None
@@ -291,10 +289,16 @@ class Binder:
                     reason = "prefilter"
                 else:
                     rows = np.asarray([row], dtype=np.int64)
-                    outcome = fwk.run_filter_with_nominated(state, pod, rows)
-                    if outcome.feasible.size:
-                        return Choice(node, state, "full", first)
-                    reason = reason_of(outcome.status_of(0).plugin)
+                    if not pod.resource_claims and self.fast.cross_only(fwk, shard, row, version):
+                        plugin = self.fast.cross_filter(fwk, state, pod, rows)
+                        if not plugin:
+                            return Choice(node, state, "cross", first)
+                        reason = reason_of(plugin)
+                    else:
+                        outcome = fwk.run_filter_with_nominated(state, pod, rows)
+                        if outcome.feasible.size:
+                            return Choice(node, state, "full", first)
+                        reason = reason_of(outcome.status_of(0).plugin)
             first = first or reason
         return Choice(None, state or CycleState(), "full", first or "no_candidate")
 

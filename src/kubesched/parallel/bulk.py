@@ -113,12 +113,17 @@ class BulkCommitter:
         profile's commit is only the bind (:meth:`profile_ok`) and it claims nothing."""
         if not self.profile_ok(fwk) or rec.qp.pod.resource_claims:
             return False
-        hub = self.binder.hub
+        binder = self.binder
+        hub = binder.hub
         pod = rec.qp.pod
+        row = hub.cluster.nodes.row_of[node]
+        base = binder.fast.base(shard, row)
         hub.cluster.assume_pod(pod.bound_to(node), node)
+        if node == res[2]:  # the shard's replica holds it there: its chain goes on
+            binder.fast.committed(shard, row, base)
         hub.queue.nominator.delete(pod.key)
         self.shard = shard
-        self.run.append((res, rec, fwk, hub.cluster.nodes.row_of[node], node, True))
+        self.run.append((res, rec, fwk, row, node, True))
         return True
 
     def flush(self) -> None:

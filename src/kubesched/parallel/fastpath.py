@@ -12,10 +12,17 @@ are still those the authoritative state would give:
   is alone in its hostname domain -- then InterPodAffinity's verdict for the node depends
   on the Pods on that node only (a Pod placed on another node is in another domain);
 - the node is as the shard saw it (:meth:`FastPath.unchanged`): its generation is still the
-  version the shard quoted, or every change since was a fast-path commit of *that shard's
-  own* proposals.  Those the shard held (assumed) in its replica when it decided, so its
-  view of the node was exactly the authoritative one.  This *own-commit chain* lets one
-  shard place several Pods on one node in one message without a full check for each.
+  version the shard quoted, or every change since was a commit of *that shard's own*
+  proposals on the nodes it proposed (whichever check passed them).  Those the shard held
+  (assumed) in its replica when it decided, so its view of the node was exactly the
+  authoritative one.  This *own-commit chain* lets one shard place several Pods on one
+  node -- in one message, or in messages sent before the stream confirmed the first --
+  without a full check for each.
+
+When only the cross-node condition fails (the Pod has a spread constraint or inter-pod
+terms to check, or an existing Pod's anti-affinity might object) but the rest holds, the
+node-local Filters' verdicts still stand and the binder runs just the cross-node ones on
+the authoritative state (:meth:`FastPath.cross_only`, the ``cross`` check).
 
 The chain is kept per shard and node row as ``(base, gen)``: since generation ``base`` every
 change of the row was such a commit, the last leaving generation ``gen``; any other change
@@ -26,14 +33,17 @@ restarted and everyone's when a node is deleted (rows are recycled).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from kubesched.api import objects as api
+from kubesched.framework.interface import Code, CycleState
+from kubesched.framework.outcomes import PluginError
 from kubesched.framework.runtime import Framework
 from kubesched.parallel import protocol as p
 from kubesched.state.cache import PodRecord
+from kubesched.state.nodes import IntArray
 
 if TYPE_CHECKING:
     from kubesched.parallel.coordinator import ParallelScheduler
@@ -52,6 +62,8 @@ NODE_LOCAL_FILTERS = frozenset(
 )
 """Filters whose verdict on a node cannot change while the node's generation stands (the two
 cross-node ones only when the shard says the Pod had nothing for them to check)."""
+CROSS_NODE_FILTERS = frozenset({"PodTopologySpread", "InterPodAffinity"})
+"""Of those, the two whose verdict may depend on Pods on other nodes."""
 
 CLAIM_PLUGINS = frozenset({"DynamicResources"})
 """Plugins that do nothing for a Pod without ``spec.resourceClaims`` (every node passes,
@@ -79,6 +91,8 @@ class FastPath:
         """Accounted Pods with required anti-affinity (the cache tells, as an observer)."""
         self.spanning_pods = 0
         """Of those, Pods with a term not by hostname or with a namespace selector."""
+        self._cross: dict[str, list[Any]] = {}
+        """Per profile, its cross-node Filter plugins in order."""
         self.chains: list[dict[int, Chain]] = [{} for _ in range(hub.shard_count)]
         """Per shard, node row -> its own-commit chain."""
         hub.cluster.observe(self)
@@ -127,6 +141,41 @@ class FastPath:
             return YES
         return IF_ALONE if self.spanning_pods == 0 else NO
 
+    def cross_only(self, fwk: Framework, shard: int, row: int, version: int) -> bool:
+        """Whether the node-local Filters' verdicts for node ``row`` still stand, so only the
+        cross-node ones (:data:`CROSS_NODE_FILTERS`) need checking: the profile allows the
+        fast path, nothing is nominated and the node is as the shard saw it."""
+        return (
+            self.profile_ok(fwk)
+            and not len(self.hub.queue.nominator)
+            and self.unchanged(shard, row, version)
+        )
+
+    def cross_filter(self, fwk: Framework, state: CycleState, pod: api.Pod, rows: IntArray) -> str:
+        """The first cross-node Filter plugin (profile order; those that skipped this cycle
+        left out) rejecting the one node of ``rows``, or ``""``: the check
+        :meth:`cross_only` allows, without the general Filter loop's bookkeeping (the
+        plugins' evaluations are counted as it counts them)."""
+        plugins = self._cross.get(fwk.profile_name)
+        if plugins is None:
+            plugins = [pl for pl in fwk.filter_plugins if pl.name in CROSS_NODE_FILTERS]
+            self._cross[fwk.profile_name] = plugins
+        cluster = self.hub.cluster
+        ev = fwk.evaluations
+        for pl in plugins:
+            if pl.name in state.skip_filter:
+                continue
+            verdict = pl.filter(state, pod, cluster, rows)
+            key = (pl.name, "Filter")
+            ev[key] = ev.get(key, 0) + 1
+            code = int(verdict.codes[0]) if verdict.table else 0
+            if code:
+                status = verdict.table[code]
+                if status.code == Code.ERROR:
+                    raise PluginError(pl.name, status.message(), point="filter")
+                return str(pl.name)
+        return ""
+
     def check(self, mode: int, shard: int, row: int, version: int) -> bool:
         """Whether a proposal :meth:`allowed` ``mode`` for node ``row`` is fast now."""
         return (
@@ -146,7 +195,7 @@ class FastPath:
 
     def unchanged(self, shard: int, row: int, version: int) -> bool:
         """Whether node ``row`` is as ``shard`` saw it at ``version``, give or take the
-        shard's own fast-path commits (``shard`` -1: no chain applies)."""
+        shard's own commits (``shard`` -1: no chain applies)."""
         gen = int(self.hub.cluster.nodes.generation[row])
         if gen == version:
             return version >= 0
@@ -154,14 +203,14 @@ class FastPath:
         return chain is not None and chain[1] == gen and chain[0] <= version <= gen
 
     def base(self, shard: int, row: int) -> int:
-        """Where a chain of ``shard`` on ``row`` starts if a fast-path commit of it is made
+        """Where a chain of ``shard`` on ``row`` starts if a commit of its proposal is made
         now: the running chain's base, else the current generation."""
         gen = int(self.hub.cluster.nodes.generation[row])
         chain = self.chains[shard].get(row)
         return chain[0] if chain is not None and chain[1] == gen else gen
 
     def committed(self, shard: int, row: int, base: int) -> None:
-        """``shard``'s fast-path commits on ``row`` are made; ``base`` from :meth:`base`
+        """``shard``'s commits of its proposals on ``row`` are made; ``base`` from :meth:`base`
         before them."""
         self.chains[shard][row] = (base, int(self.hub.cluster.nodes.generation[row]))
 

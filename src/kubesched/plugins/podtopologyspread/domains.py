@@ -36,7 +36,9 @@ class NodeGroup:
     (the label code; rows without the label, kept only for system-default scoring, share the
     index of the value ``""``); ``size`` : number of domain indexes (bincount length);
     ``present`` : bool ``(size,)`` domains with at least one row; ``domains_num`` : how many;
-    ``key`` : what identifies the group for the current node-table version.
+    ``key`` : what identifies the group for the current node-table version; ``member`` :
+    bool ``(capacity,)`` whether a row is in the group (one lookup instead of a scan of
+    ``rows`` when a Pod comes or goes).
     """
 
     rows: IntArray
@@ -45,6 +47,12 @@ class NodeGroup:
     present: BoolArray
     domains_num: int
     key: Hashable
+    member: BoolArray
+
+    def has(self, row: int) -> bool:
+        """Whether node ``row`` counts for the constraint."""
+        member = self.member
+        return row < member.shape[0] and bool(member[row])
 
     def domain_counts(
         self, store: MatchCounts, cluster: ClusterState, namespace: str, selector: Selector
@@ -126,4 +134,6 @@ def _build_group(
     column, empty, size = domain_index(cluster, c.topology_key)
     domains = as_domains(column, empty, rows)
     present = np.bincount(domains, minlength=size) > 0
-    return NodeGroup(rows, domains, size, present, int(present.sum()), cache_key)
+    member = np.zeros(table.capacity, dtype=np.bool_)
+    member[rows] = True
+    return NodeGroup(rows, domains, size, present, int(present.sum()), cache_key, member)

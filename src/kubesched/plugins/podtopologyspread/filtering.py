@@ -40,6 +40,7 @@ ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing 
 CODE_SKEW = 1
 CODE_MISSING_LABEL = 2
 _BIG = 2**62
+_MIN = np.minimum.reduce
 STATUSES = {
     CODE_SKEW: Status(Code.UNSCHEDULABLE, (ERR_REASON_CONSTRAINTS_NOT_MATCH,)),
     CODE_MISSING_LABEL: Status(
@@ -129,10 +130,11 @@ def _hard(
 ) -> HardConstraint:
     present = group.present
     num = group.domains_num
-    min_match = 0 if num < c.min_domains else int(counts.min(where=present, initial=_BIG))
+    # (the ufuncs themselves: ndarray.min and astype cost a Python wrapper call each)
+    min_match = 0 if num < c.min_domains else int(_MIN(counts, where=present, initial=_BIG))
     # skew = matching + selfMatch - globalMinimum > maxSkew, decided once per label code
     limit = c.max_skew + min_match - self_match
-    verdicts: CodeArray = (counts > limit).astype(np.int8)  # True -> 1 == CODE_SKEW
+    verdicts: CodeArray = np.greater(counts, limit).view(np.int8)  # True -> 1 == CODE_SKEW
     verdicts[-1] = CODE_MISSING_LABEL  # the spare slot: label code -1 indexes it
     return HardConstraint(c, column, counts, present, min_match, self_match, verdicts, group)
 
@@ -160,7 +162,7 @@ def with_pod(
         if (
             not hc.constraint.selector.matches(other.labels)
             or code >= hc.domain_counts.shape[0]
-            or not bool((hc.group.rows == row).any())
+            or not hc.group.has(row)
         ):
             out.append(hc)
             continue

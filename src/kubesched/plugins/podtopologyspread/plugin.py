@@ -177,7 +177,7 @@ class PodTopologySpread:
                 return Verdict.all_pass(rows.shape[0])
             pre = state[_PRE_FILTER_KEY]
         codes = filtering.filter_codes(pre, rows)
-        if not codes.any():
+        if not np.count_nonzero(codes):  # (ndarray.any goes through a Python wrapper)
             return Verdict(codes)
         seen = np.bincount(codes, minlength=3)
         return Verdict(codes, {k: st for k, st in filtering.STATUSES.items() if seen[k]})
