@@ -13,7 +13,6 @@ the first read of ``raw`` (most of a snapshot's Pods never need it).
 from __future__ import annotations
 
 import operator
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -308,15 +307,14 @@ def _slot_code(cls: type[Any], name: str, params: str, source: str) -> Callable[
     """A function ``name(params)`` building a ``cls`` instance ``o`` from ``source``, one
     straight-line assignment per slot (as :mod:`dataclasses` generates ``__init__``): about
     8× faster than a loop over the slots' descriptors.  ``source`` formats as the value of
-    slot number ``{i}`` called ``{name}``.  ``raw`` is read and written through its slot
-    (:data:`_raw_slot`), not :class:`_RawField`: a :class:`DeferredRaw` is copied as it is,
-    and no Python-level call is made per Pod."""
+    slot number ``{i}`` called ``{name}``.  ``raw`` is read and written as ``raw_slot``,
+    the slot's own descriptor, not :class:`_RawField`: a :class:`DeferredRaw` is copied
+    as it is, at the speed of any other slot."""
     body = "".join(
         f"    o.{slot} = {source.format(i=i, name=slot)}\n" for i, slot in enumerate(cls.__slots__)
     )
-    body = body.replace("s.raw\n", "_raw_slot.__get__(s)\n")
-    body = re.sub(r"o\.raw = (.*)\n", r"_raw_slot.__set__(o, \1)\n", body)
-    scope: dict[str, Any] = {"_new": object.__new__, "_cls": cls, "_raw_slot": _raw_slot}
+    body = body.replace(" = s.raw\n", " = s.raw_slot\n").replace("o.raw = ", "o.raw_slot = ")
+    scope: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
     exec(f"def {name}({params}):\n    o = _new(_cls)\n{body}    return o\n", scope)
     fn: Callable[..., Any] = scope[name]
     fn.__module__ = __name__
@@ -353,6 +351,7 @@ class _RawField:
 
 
 setattr(Pod, "raw", _RawField())  # noqa: B010 - mypy keeps the field's declared type
+setattr(Pod, "raw_slot", _raw_slot)  # noqa: B010 - the slot as it is, for generated code
 
 _copy_pod: Callable[[Pod], Pod] = _slot_code(Pod, "_copy_pod", "s", "s.{name}")
 """A copy keeps a :class:`DeferredRaw` as it is: ``raw`` is read through the slot."""
