@@ -130,3 +130,30 @@ def _run(sc: dict[str, Any], router: ScriptedRouter | None) -> None:
             w.check_gangs({"ns/g0": 2, "ns/g1": 2})
     finally:
         w.close()
+
+
+def test_a_deferred_proposal_is_not_vouched_for_by_commits_decided_after_it() -> None:
+    """Found by the test above: after a crash, a restarted shard proposes p07 (anti) on n2
+    with n3 among its alternatives, then p09 on n3 filling it.  p07's node fails
+    anti-affinity, so the binder defers it and commits p09 first; p07's alternative n3
+    must then be checked on the authoritative state -- the shard's own-commit chain (p09)
+    vouches only for proposals the shard decided after p09, and p07 was decided before."""
+    caps = [(3, 2), (1, 2), (1, 2), (3, 3), (2, 2)]
+    nodes = [
+        make_node(f"n{i}")
+        .cap(cpu=str(cpu), memory="16Gi", pods=pods)
+        .labels(**{ZONE: f"z{i % 2}", HOST: f"n{i}"})
+        .obj()
+        for i, (cpu, pods) in enumerate(caps)
+    ]
+    kinds = ["anti" if i in (2, 6, 7, 11) else "plain" for i in range(19)]
+    sc = {
+        "nodes": nodes,
+        "pods": [_pod(i, kind, 0) for i, kind in enumerate(kinds)],
+        "gangs": False,
+        "shards": 2,
+        "round": 3,
+        "crashes": {4: 1},
+        "seed": 0,
+    }
+    _run(sc, None)

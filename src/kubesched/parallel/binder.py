@@ -22,16 +22,14 @@ proposal ``(node, version, alternatives)``, in the order the shard sent them:
 4. The first candidate (proposal, then alternatives) that passes is committed exactly as
    the serial scheduler commits its choice: assume in the cache, Reserve, Permit (a gang
    member waits there for its siblings), then the binding cycle through the API server.
-   A proposal whose node fails a cross-node Filter (spread, inter-pod affinity) is first
-   retried once the rest of its reply is committed, on that node only (its shard placed the
-   reply's Pods counting each other); a proposal no candidate passes is refused: the
-   conflict is counted by the reason of its proposed node, the shard is told to forget its
-   assumed copy, and the Pod goes straight back to activeQ (after :data:`FAST_RETRIES`
-   conflicts, to backoff as an error).
+   A proposal whose node fails a cross-node Filter is retried once the rest of its reply is
+   committed (its shard placed them counting each other) -- out of the shard's order, so
+   without its own-commit chain; one no candidate passes is refused: the conflict is
+   counted by its proposed node's reason, the shard forgets its assumed copy, and the Pod
+   goes back to activeQ (after :data:`FAST_RETRIES` conflicts, to backoff as an error).
 
-Where binds complete at once (in-memory), runs of fast-path proposals -- and of proposals
-the full check passed, each assumed at once -- are committed in bulk
-(:mod:`~kubesched.parallel.bulk`): the same decisions, one ``bind_many`` call.
+Where binds complete at once (in-memory), runs of fast-path and checked proposals are
+committed in bulk (:mod:`~kubesched.parallel.bulk`): the same decisions, one bind call.
 
 Gangs are all-or-nothing: the members a shard proposed together are checked together (each
 tentatively assumed so the next one sees it) and committed only if every member passes.
@@ -183,17 +181,18 @@ class Binder:
 
     def _retry(self, shard: int, deferred: Deferred, bulk: BulkCommitter | None) -> None:
         """Decide deferred proposals again while some pass (the shard placed them counting
-        each other: one refused early in a reply may fit after the rest); then the rest."""
+        each other: one refused early in a reply may fit after the rest); then the rest --
+        out of the shard's order, so without its own-commit chain (``in_order=False``)."""
         progress = True
         while deferred and progress:
             progress = False
             for item in list(deferred):
                 res, rec = item
-                if self._decide(shard, res, rec, retry=True, bulk=bulk):
+                if self._decide(shard, res, rec, retry=True, bulk=bulk, in_order=False):
                     deferred.remove(item)
                     progress = True
         for res, rec in deferred:
-            self._decide(shard, res, rec, bulk=bulk)
+            self._decide(shard, res, rec, bulk=bulk, in_order=False)
 
     def _take(self, shard: int, res: p.Result) -> InFlight | None:
         rec = self.hub.dispatcher.close(res[1], shard)
@@ -213,15 +212,16 @@ class Binder:
         deferred: Deferred | None = None,
         retry: bool = False,
         bulk: BulkCommitter | None = None,
+        in_order: bool = True,
     ) -> bool:
         """Commit the proposal on its node or an alternative, else refuse it -- or, when
         its node failed a cross-node Filter and ``deferred`` is given, keep it for
         :meth:`_retry` (``retry``: only commit on the proposed node, refuse nothing).
-        With ``bulk``, a commit that is only the bind joins its run (assumed at once,
-        bound with the run).  Whether it was committed."""
+        With ``bulk``, a commit that is only the bind joins its run.  ``in_order``: none the
+        shard decided after it is committed yet, so its own-commit chain applies."""
         t0 = time.perf_counter()
         fwk = self.hub.profiles[rec.qp.pod.scheduler_name]
-        choice = self.choose(fwk, rec.qp.pod, res, shard)
+        choice = self.choose(fwk, rec.qp.pod, res, shard if in_order else -1)
         if retry and choice.node != res[2]:
             self.stats.seconds += time.perf_counter() - t0
             return False
