@@ -192,6 +192,27 @@ class World:
             while hub.outstanding[i]:
                 hub._receive(i)
 
+    def generation(self, node: str) -> int:
+        """The coordinator's generation of ``node`` (what a shard quotes as its version)."""
+        table = self.sched.cluster.nodes
+        return int(table.generation[table.row_of[node]])
+
+    def propose(
+        self,
+        pod: api.Pod,
+        node: str,
+        version: int,
+        alts: tuple[tuple[str, int], ...] = (),
+        local: int = protocol.NOT_LOCAL,
+    ) -> None:
+        """Submit ``pod``, hand it out, and have its shard propose ``node`` at ``version``
+        (``local``: what the shard says of its cross-node Filters) to the binder."""
+        self.add([pod])
+        self.parallel.dispatcher.fill(self.sched.queue)
+        shard = self.parallel.dispatcher.in_flight[pod.key].shard
+        res = (protocol.PROPOSE, pod.key, node, version, alts, local, "")
+        self.parallel.binder.process(shard, [res])
+
     def placements(self) -> dict[str, str]:
         """Pod key to node, from the API server."""
         return {k: p.node_name for k, p in sorted(self.api.pods.items()) if p.node_name}

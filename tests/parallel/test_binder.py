@@ -23,11 +23,6 @@ def _handed(w: World, *pods: api.Pod) -> list[int]:
     return [w.parallel.dispatcher.in_flight[pod.key].shard for pod in pods]
 
 
-def _gen(w: World, node: str) -> int:
-    table = w.sched.cluster.nodes
-    return int(table.generation[table.row_of[node]])
-
-
 def test_fast_path_needs_an_unchanged_node_and_full_check_catches_the_change() -> None:
     w = World([_node("a"), _node("b")], round_size=4)
     try:
@@ -36,13 +31,15 @@ def test_fast_path_needs_an_unchanged_node_and_full_check_catches_the_change() -
             make_pod("two", "ns").req(cpu="1").obj(),
         )
         s1, s2 = _handed(w, one, two)
-        version = _gen(w, "a")
+        version = w.generation("a")
         binder = w.parallel.binder
         binder.process(s1, [(p.PROPOSE, one.key, "a", version, (), True, "")])
         assert w.placements() == {"ns/one": "a"}
         # ``two`` was decided on the same version of ``a``: the fast path must not apply, and
         # the full check finds a full node, so the runner-up ``b`` is used.
-        binder.process(s2, [(p.PROPOSE, two.key, "a", version, (("b", _gen(w, "b")),), True, "")])
+        binder.process(
+            s2, [(p.PROPOSE, two.key, "a", version, (("b", w.generation("b")),), True, "")]
+        )
         assert w.placements() == {"ns/one": "a", "ns/two": "b"}
         assert binder.stats.committed == {"fast": 1, "alternative": 1}
         assert binder.stats.conflicts == {"resources": 1}
@@ -59,7 +56,7 @@ def test_refused_proposal_goes_back_to_the_queue_and_the_shard_forgets_it() -> N
             make_pod("two", "ns").req(cpu="1").obj(),
         )
         s1, s2 = _handed(w, one, two)
-        version = _gen(w, "a")
+        version = w.generation("a")
         binder = w.parallel.binder
         binder.process(s1, [(p.PROPOSE, one.key, "a", version, (), True, "")])
         binder.process(s2, [(p.PROPOSE, two.key, "a", version, (), True, "")])
@@ -77,7 +74,9 @@ def test_stale_result_after_deletion_is_ignored() -> None:
         gone = make_pod("gone", "ns").req(cpu="1").obj()
         [shard] = _handed(w, gone)
         w.api.delete_pod(gone)
-        w.parallel.binder.process(shard, [(p.PROPOSE, gone.key, "a", _gen(w, "a"), (), True, "")])
+        w.parallel.binder.process(
+            shard, [(p.PROPOSE, gone.key, "a", w.generation("a"), (), True, "")]
+        )
         assert w.placements() == {}
         assert w.parallel.binder.refused[shard] == [(gone.key, "stale")]
     finally:
@@ -135,7 +134,7 @@ def test_a_gang_goes_to_one_shard_and_is_refused_whole() -> None:
         shards = _handed(w, *members)
         assert len(set(shards)) == 1  # siblings were taken with the first member
         shard = shards[0]
-        gens = {n: _gen(w, n) for n in ("a", "b")}
+        gens = {n: w.generation(n) for n in ("a", "b")}
         results = [
             (p.PROPOSE, members[0].key, "a", gens["a"], (), True, "ns/g"),
             (p.PROPOSE, members[1].key, "a", gens["a"], (), True, "ns/g"),

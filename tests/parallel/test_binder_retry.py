@@ -14,11 +14,6 @@ def _spread(name: str) -> api.Pod:
     return spread_pod(name, "100m")
 
 
-def _gen(w: World, node: str) -> int:
-    table = w.sched.cluster.nodes
-    return int(table.generation[table.row_of[node]])
-
-
 def test_a_spread_proposal_refused_early_in_its_reply_is_committed_after_the_rest() -> None:
     nodes = [
         make_node(n).cap(cpu="4", memory="8Gi", pods=10).labels(**{ZONE: z}).obj()
@@ -42,8 +37,8 @@ def test_a_spread_proposal_refused_early_in_its_reply_is_committed_after_the_res
         binder.process(
             0,
             [
-                (p.PROPOSE, one.key, "a", _gen(w, "a"), (), p.NOT_LOCAL, ""),
-                (p.PROPOSE, two.key, "b", _gen(w, "b"), (), p.NOT_LOCAL, ""),
+                (p.PROPOSE, one.key, "a", w.generation("a"), (), p.NOT_LOCAL, ""),
+                (p.PROPOSE, two.key, "b", w.generation("b"), (), p.NOT_LOCAL, ""),
             ],
         )
         assert w.placements() == {"ns/old": "a", "ns/one": "a", "ns/two": "b"}

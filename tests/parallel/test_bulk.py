@@ -22,11 +22,6 @@ def _node(name: str, cpu: str = "2") -> api.Node:
     return make_node(name).cap(cpu=cpu, memory="8Gi", pods=10).labels(**{HOST: name}).obj()
 
 
-def _gen(w: World, node: str) -> int:
-    table = w.sched.cluster.nodes
-    return int(table.generation[table.row_of[node]])
-
-
 def _handed(w: World, *pods: api.Pod) -> dict[int, list[api.Pod]]:
     """Create ``pods``, let the dispatcher hand them out: the Pods of each shard."""
     w.add(pods)
@@ -87,7 +82,7 @@ def test_one_shards_proposals_on_one_node_all_take_the_fast_path() -> None:
         pods = [make_pod(f"p{i}", "ns").req(cpu="1").obj() for i in range(6)]
         [(shard, mine), (_, theirs)] = sorted(_handed(w, *pods).items())
         assert len(mine) == 3
-        versions = {n: _gen(w, n) for n in ("a", "b")}
+        versions = {n: w.generation(n) for n in ("a", "b")}
         binder = w.parallel.binder
         binder.process(shard, [(p.PROPOSE, q.key, "a", versions["a"], (), True, "") for q in mine])
         assert w.placements() == {q.key: "a" for q in mine}
@@ -111,7 +106,7 @@ def test_own_commit_chain_does_not_cover_other_shards_or_older_versions() -> Non
     try:
         first = make_pod("first", "ns").req(cpu="1").obj()
         [s1] = _handed(w, first)
-        v0 = _gen(w, "a")
+        v0 = w.generation("a")
         binder = w.parallel.binder
         binder.process(s1, [(p.PROPOSE, first.key, "a", v0, (), True, "")])
         row = w.sched.cluster.nodes.row_of["a"]

@@ -18,19 +18,6 @@ def _world() -> World:
     return World(nodes)
 
 
-def _gen(w: World, node: str) -> int:
-    table = w.sched.cluster.nodes
-    return int(table.generation[table.row_of[node]])
-
-
-def _propose(w: World, pod: api.Pod, node: str, version: int, alts: tuple = ()) -> None:
-    w.add([pod])
-    w.parallel.dispatcher.fill(w.sched.queue)
-    shard = w.parallel.dispatcher.in_flight[pod.key].shard
-    res = (p.PROPOSE, pod.key, node, version, alts, p.NOT_LOCAL, "")
-    w.parallel.binder.process(shard, [res])
-
-
 def _evaluated(w: World, plugin: str) -> int:
     fwk = w.parallel.profiles["default-scheduler"]
     return fwk.evaluations.get((plugin, "Filter"), 0)
@@ -41,12 +28,12 @@ def test_an_unchanged_node_gets_only_the_cross_node_filters() -> None:
     try:
         binder = w.parallel.binder
         fit = _evaluated(w, "NodeResourcesFit")
-        _propose(w, spread_pod("one", "500m"), "a", _gen(w, "a"))
+        w.propose(spread_pod("one", "500m"), "a", w.generation("a"))
         assert binder.stats.committed == {"cross": 1}
         assert _evaluated(w, "NodeResourcesFit") == fit  # the node-local verdicts stood
         assert _evaluated(w, "PodTopologySpread") > 0
         # a2 is unchanged, but z0 is now one ahead: the spread check refuses it
-        _propose(w, spread_pod("two", "500m"), "a2", _gen(w, "a2"), (("b", _gen(w, "b")),))
+        w.propose(spread_pod("two", "500m"), "a2", w.generation("a2"), (("b", w.generation("b")),))
         assert w.placements() == {"ns/one": "a", "ns/two": "b"}
         assert binder.stats.conflicts == {"topology_spread": 1}
         assert binder.stats.committed == {"cross": 1, "alternative": 1}
@@ -59,10 +46,10 @@ def test_a_node_that_changed_gets_the_full_check() -> None:
     w = _world()
     try:
         binder = w.parallel.binder
-        stale = _gen(w, "a")
+        stale = w.generation("a")
         w.api.create_pod(make_pod("hog", "other").req(cpu="800m").obj().bound_to("a"))
         # the shard decided on ``a`` before the hog: its resources verdict no longer holds
-        _propose(w, spread_pod("one", "500m"), "a", stale, (("b", _gen(w, "b")),))
+        w.propose(spread_pod("one", "500m"), "a", stale, (("b", w.generation("b")),))
         assert w.placements() == {"other/hog": "a", "ns/one": "b"}
         assert binder.stats.conflicts == {"resources": 1}
         assert binder.stats.committed == {"alternative": 1}
@@ -76,7 +63,7 @@ def test_a_nominated_pod_turns_the_cross_node_check_off() -> None:
         binder = w.parallel.binder
         nominated = spread_pod("waiting", "100m")
         w.sched.queue.nominator.add(nominated, "b")
-        _propose(w, spread_pod("one", "500m"), "a", _gen(w, "a"))
+        w.propose(spread_pod("one", "500m"), "a", w.generation("a"))
         assert binder.stats.committed == {"full": 1}
     finally:
         w.close()
@@ -99,7 +86,7 @@ def test_a_shards_own_checked_commits_extend_its_chain_and_no_one_elses() -> Non
         for name in ("old", "old2"):  # z1 two ahead: z0 may take two
             w.api.create_pod(spread_pod(name, "100m").bound_to("b"))
         binder = w.parallel.binder
-        v_a = _gen(w, "a")
+        v_a = w.generation("a")
         one, two, three = (spread_pod(n, "100m") for n in ("one", "two", "three"))
         for pod, shard in ((one, 0), (two, 0), (three, 1)):
             _to_shard(w, pod, shard)

@@ -35,32 +35,24 @@ def _web(name: str, key: str = HOST, node: str = "") -> api.Pod:
     return pod
 
 
-def _gen(w: World, node: str) -> int:
-    table = w.sched.cluster.nodes
-    return int(table.generation[table.row_of[node]])
-
-
-def _propose(w: World, pod: api.Pod, node: str, version: int, alts: tuple = ()) -> None:
-    w.add([pod])
-    w.parallel.dispatcher.fill(w.sched.queue)
-    shard = w.parallel.dispatcher.in_flight[pod.key].shard
-    res = (p.PROPOSE, pod.key, node, version, alts, p.NODE_DOMAIN, "")
-    w.parallel.binder.process(shard, [res])
-
-
 def test_hostname_anti_affinity_commits_fast_and_a_stale_view_gets_the_full_check() -> None:
     w = World([_node("a"), _node("b")])
     try:
         binder = w.parallel.binder
-        v_a = _gen(w, "a")
-        _propose(w, _web("one"), "a", v_a)
+        v_a = w.generation("a")
+        w.propose(_web("one"), "a", v_a, local=p.NODE_DOMAIN)
         assert binder.stats.committed == {"fast": 1}
         # decided on the version of ``a`` before ``one``: full check, anti-affinity says no
-        _propose(w, _web("two"), "a", v_a, (("b", _gen(w, "b")),))
+        w.propose(_web("two"), "a", v_a, (("b", w.generation("b")),), local=p.NODE_DOMAIN)
         assert w.placements() == {"ns/one": "a", "ns/two": "b"}
         assert binder.stats.committed == {"fast": 1, "alternative": 1}
         assert binder.stats.conflicts == {"pod_affinity": 1}
-        _propose(w, make_pod("plain", "ns").req(cpu="100m").obj(), "a", _gen(w, "a"))
+        w.propose(
+            make_pod("plain", "ns").req(cpu="100m").obj(),
+            "a",
+            w.generation("a"),
+            local=p.NODE_DOMAIN,
+        )
         assert binder.stats.committed["fast"] == 2  # a plain Pod beside them: fast too
         w.check([])
     finally:
@@ -71,11 +63,11 @@ def test_a_node_sharing_its_hostname_gets_the_cross_node_check() -> None:
     w = World([_node("a", host="shared"), _node("a2", host="shared")])
     try:
         binder = w.parallel.binder
-        _propose(w, _web("one"), "a", _gen(w, "a"))
+        w.propose(_web("one"), "a", w.generation("a"), local=p.NODE_DOMAIN)
         assert binder.fast.alone(w.sched.cluster.nodes.row_of["a"]) is False
         assert binder.stats.committed == {"cross": 1}  # InterPodAffinity re-run, unchanged node
         # a2 is unchanged, but ``one`` on a is in the same hostname domain
-        _propose(w, _web("two"), "a2", _gen(w, "a2"))
+        w.propose(_web("two"), "a2", w.generation("a2"), local=p.NODE_DOMAIN)
         assert w.placements() == {"ns/one": "a"}
         assert sum(binder.stats.conflicts.values()) == 1
     finally:
@@ -87,7 +79,7 @@ def test_an_anti_affinity_term_spanning_nodes_turns_the_fast_path_off() -> None:
     try:
         w.add([_web("zonal", key=ZONE, node="b")])
         assert w.parallel.binder.fast.spanning_pods == 1
-        _propose(w, _web("one"), "a", _gen(w, "a"))  # a is unchanged, yet
+        w.propose(_web("one"), "a", w.generation("a"), local=p.NODE_DOMAIN)  # a is unchanged, yet
         assert not w.parallel.binder.stats.committed  # the full check ran and refused:
         assert w.placements() == {"ns/zonal": "b"}  # zonal's term covers the zone of a
         assert sum(w.parallel.binder.stats.conflicts.values()) == 1
