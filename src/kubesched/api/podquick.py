@@ -236,19 +236,16 @@ def preemption_policy(policy: object) -> str:
     return policy
 
 
-def _containers(
-    raw: object,
-) -> Containers:
+def _containers(raw: object) -> Containers:
     """``spec.containers`` (no init containers): the Pod's effective requests, non-zero
     requests, images and host ports; worked out once per distinct list (see :func:`_key`)."""
+    return remembered(_by_containers, _key(raw), read_containers, raw)
+
+
+def read_containers(raw: object) -> Containers:
+    """:func:`_containers` of a decoded value, not remembered (:class:`GiveUp` if odd)."""
     if type(raw) is not list or not raw:
         raise GiveUp
-    return _remembered(_by_containers, raw, read_containers)
-
-
-def read_containers(
-    raw: list[Any],
-) -> Containers:
     millis: list[podresources.Millis] = []
     images: list[str] = []
     ports: list[api.HostPort] = []
@@ -288,7 +285,7 @@ def _affinity(spec: dict[str, Any]) -> Affinities:
     raw = spec.get("affinity")
     if raw is None:
         return NO_AFFINITY
-    return _remembered(_by_affinity, raw, read_affinity)
+    return remembered(_by_affinity, _key(raw), read_affinity, raw)
 
 
 def read_affinity(raw: object) -> Affinities:
@@ -304,7 +301,8 @@ def read_affinity(raw: object) -> Affinities:
 
 def _tolerations(spec: dict[str, Any]) -> tuple[api.Toleration, ...]:
     """``spec.tolerations`` as the full parse reads them, once per distinct list."""
-    return _remembered(_by_tolerations, spec["tolerations"], read_tolerations)
+    raw = spec["tolerations"]
+    return remembered(_by_tolerations, _key(raw), read_tolerations, raw)
 
 
 def read_tolerations(raw: object) -> tuple[api.Toleration, ...]:
@@ -316,12 +314,15 @@ def _owner_references(refs: object) -> tuple[api.OwnerReference, ...]:
     them; worked out once per distinct list (see :func:`_key`)."""
     if refs is None:
         return ()
+    return remembered(_owners, _key(refs), read_owner_references, refs)
+
+
+def read_owner_references(refs: object) -> tuple[api.OwnerReference, ...]:
+    """:func:`_owner_references` of a decoded value, not remembered."""
+    if refs is None:
+        return ()
     if type(refs) is not list:
         raise GiveUp
-    return _remembered(_owners, refs, read_owner_references)
-
-
-def read_owner_references(refs: list[Any]) -> tuple[api.OwnerReference, ...]:
     return tuple(_owner_reference(ref) for ref in refs)
 
 
@@ -338,13 +339,13 @@ def _owner_reference(ref: object) -> api.OwnerReference:
     return api.OwnerReference(kind, name, version, bool(controller), uid)
 
 
-def _remembered(memo: dict[bytes, T], raw: Any, read: Callable[[Any], T]) -> T:
-    """``read(raw)``, remembered in ``memo`` by :data:`_key` of ``raw`` (started afresh
-    after :data:`MEMO_LIMIT` entries); an exception from ``read`` is not remembered."""
-    key = _key(raw)
+def remembered(memo: dict[bytes, T], key: bytes, read: Callable[[Any], T], value: Any) -> T:
+    """``read(value)``, remembered in ``memo`` under ``key``, an encoding equal only for
+    equal values (:data:`_key`; the typed path's section text), started afresh after
+    :data:`MEMO_LIMIT` entries; an exception from ``read`` is not remembered."""
     hit = memo.get(key)
     if hit is None:
-        hit = read(raw)
+        hit = read(value)
         if len(memo) >= MEMO_LIMIT:
             memo.clear()
         memo[key] = hit

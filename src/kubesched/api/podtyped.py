@@ -135,7 +135,7 @@ def typed_pod(item: msgspec.Raw) -> tuple[api.Pod, tuple[bool, bool]] | None:
             meta.uid or "",
             meta.labels if meta.labels is not None else {},
             meta.annotations if meta.annotations is not None else {},
-            _remembered(_owners, meta.ownerReferences, _owner_references, ()),
+            _remembered(_owners, meta.ownerReferences, _read_owners, ()),
             quick.timestamp(meta.creationTimestamp),
             spec.schedulerName or "",
             _given(spec.priority, f.int32, "priority"),
@@ -143,9 +143,9 @@ def typed_pod(item: msgspec.Raw) -> tuple[api.Pod, tuple[bool, bool]] | None:
             quick.preemption_policy(spec.preemptionPolicy),
             spec.nodeName or "",
             spec.nodeSelector if spec.nodeSelector is not None else {},
-            _remembered(_by_affinity, spec.affinity, quick.read_affinity, quick.NO_AFFINITY),
-            _remembered(_by_tolerations, spec.tolerations, quick.read_tolerations, ()),
-            _remembered(_by_containers, spec.containers, _containers, None),
+            _remembered(_by_affinity, spec.affinity, _read_affinity, quick.NO_AFFINITY),
+            _remembered(_by_tolerations, spec.tolerations, _read_tolerations, ()),
+            _remembered(_by_containers, spec.containers, _read_containers, None),
             _given(spec.terminationGracePeriodSeconds, f.integer, "terminationGracePeriodSeconds"),
             status.phase or "",
             status.nominatedNodeName or "",
@@ -163,35 +163,25 @@ def _given(value: Any, read: Callable[[dict[str, Any], str, str], T], key: str) 
     return None if value is None else read({key: value}, key, "")
 
 
-def _containers(value: Any) -> quick.Containers:
-    if type(value) is not list or not value:
-        raise quick.GiveUp
-    return quick.read_containers(value)
+def _decoded(read: Callable[[Any], T]) -> Callable[[msgspec.Raw], T]:
+    """``read`` (one of podquick's section readers) of a section's decoded text."""
+    return lambda text: read(_decode(text))
 
 
-def _owner_references(value: Any) -> tuple[api.OwnerReference, ...]:
-    if value is None:
-        return ()
-    if type(value) is not list:
-        raise quick.GiveUp
-    return quick.read_owner_references(value)
+_read_owners = _decoded(quick.read_owner_references)
+_read_affinity = _decoded(quick.read_affinity)
+_read_tolerations = _decoded(quick.read_tolerations)
+_read_containers = _decoded(quick.read_containers)
 
 
 def _remembered(
-    memo: dict[bytes, T], text: msgspec.Raw, read: Callable[[Any], T], absent: T | None
+    memo: dict[bytes, T], text: msgspec.Raw, read: Callable[[msgspec.Raw], T], absent: T | None
 ) -> T:
-    """``read`` of the section's decoded ``text``, remembered in ``memo`` by the text (equal
-    texts decode to equal values); ``absent`` when the section is (None: it is required,
-    :class:`~kubesched.api.podquick.GiveUp`)."""
+    """``read(text)``, remembered in ``memo`` by the text (equal texts decode to equal
+    values: :func:`~kubesched.api.podquick.remembered`); ``absent`` when the section is
+    (None: it is required, :class:`~kubesched.api.podquick.GiveUp`)."""
     if not text:
         if absent is None:
             raise quick.GiveUp
         return absent
-    key = bytes(text)
-    hit = memo.get(key)
-    if hit is None:
-        hit = read(_decode(text))
-        if len(memo) >= quick.MEMO_LIMIT:
-            memo.clear()
-        memo[key] = hit
-    return hit
+    return quick.remembered(memo, bytes(text), read, text)
