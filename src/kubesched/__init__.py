@@ -1,6 +1,6 @@
 """kubesched: a Kubernetes-compatible pod scheduler for large clusters, and its lab.
 
-The public Python API (DESIGN.md section 5)::
+The public Python API (docs/design.md section 5)::
 
     import kubesched
     kubesched.explain(cluster, pod, config=None)     # why is it Pending / why that node

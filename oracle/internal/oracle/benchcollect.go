@@ -1,7 +1,7 @@
 package oracle
 
 // What a measured phase of `kube-oracle bench` reports, in `kubesched bench`'s perf-dash
-// shape (DESIGN.md section 5):
+// shape (docs/design.md section 5):
 //   - SchedulingThroughput: scheduler_perf's throughputCollector (util.go): Pods of the
 //     measured namespace seen bound, sampled every second of wall time from the first tick
 //     after the first bind, the first interval dropped, an interval with no bind stretched

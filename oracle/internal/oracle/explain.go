@@ -22,7 +22,7 @@ type ExplainRequest struct {
 	Config  json.RawMessage `json:"config"`
 }
 
-// NodeVerdict is one node of the answer (DESIGN.md section 5 of kubesched).
+// NodeVerdict is one node of the answer (docs/design.md section 5 of kubesched).
 type NodeVerdict struct {
 	Feasible bool             `json:"feasible"`
 	Plugin   *string          `json:"plugin"`

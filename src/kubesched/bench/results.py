@@ -1,6 +1,6 @@
 """A workload's outcome, its one-line summary, and the perf-dash JSON of a whole run.
 
-perf-dash JSON (DESIGN.md section 5, upstream ``DataItems``)::
+perf-dash JSON (docs/design.md section 5, upstream ``DataItems``)::
 
     {"version": "v1", "dataItems": [
       {"data": {"Average": .., "Perc50": .., "Perc90": .., "Perc95": .., "Perc99": ..},

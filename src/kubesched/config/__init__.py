@@ -1,1 +1,10 @@
-"""config room; see DESIGN.md section 4."""
+"""The config room: ``KubeSchedulerConfiguration`` (``kubescheduler.config.k8s.io/v1``).
+
+Decoded (:mod:`~kubesched.config.decode`), defaulted as upstream defaults it
+(:mod:`~kubesched.config.defaults`), validated with a field path on every error
+(:mod:`~kubesched.config.validate`), with typed per-plugin args
+(:mod:`~kubesched.config.args`, :mod:`~kubesched.config.pluginargs`) and extenders
+(:mod:`~kubesched.config.extenders`); :mod:`~kubesched.config.load` is the entry point.
+
+Imports only ``api``.
+"""

@@ -14,5 +14,5 @@ DynamicResources) and the trace replay and report need lives here, one layer abo
   placement measures exported as metrics.
 
 The per-node GPU columns themselves stay in :mod:`kubesched.state.gpus` (the cache keeps them
-in step with every Pod it accounts).  See DESIGN.md section 4 and docs/architecture.md.
+in step with every Pod it accounts).  See docs/design.md section 4 and docs/architecture.md.
 """

@@ -4,7 +4,7 @@ Evaluates one Pod against a cluster snapshot (what ``kubectl get nodes,pods -A -
 prints) with the real plugins of the Pod's profile, on **every** node (no sampling), and
 returns each node's filter verdict with reasons, each plugin's normalized score, the
 weighted total and the node the scheduler would pick (ties broken by the same seeded
-generator the scheduler starts with).  Output shape: DESIGN.md section 5.
+generator the scheduler starts with).  Output shape: docs/design.md section 5.
 
 A Pod a PreEnqueue plugin holds back (``spec.schedulingGates``) is ``"Gated"`` with the
 message ``schedule`` gives (``waiting for scheduling gates: [...]``) and no selected node;

@@ -1,1 +1,14 @@
-"""plugins room; see DESIGN.md section 4."""
+"""The plugins room: one module (or package) per plugin name.
+
+Upstream's (PrioritySort, SchedulingGates, NodeUnschedulable, NodeName, TaintToleration,
+NodeAffinity, NodePorts, NodeResourcesFit, NodeResourcesBalancedAllocation, ImageLocality,
+PodTopologySpread, InterPodAffinity, DynamicResources, DefaultPreemption, DefaultBinder) with
+their names, formulas and reason strings, and kubesched's own (Coscheduling,
+CapacityScheduling, the GPU placement policies, DeviceFragmentation).  The registry
+(:mod:`~kubesched.plugins.registry`) builds a profile's plugins; out-of-tree plugins register
+through the ``kubesched.plugins`` entry-point group (:mod:`~kubesched.plugins.entrypoints`).
+
+Plugins never import each other (an import-linter contract): what several share lives in
+``devices`` or ``framework``.  Imports ``api``, ``config``, ``metrics``, ``state``,
+``framework``, ``admission`` and ``devices``.
+"""

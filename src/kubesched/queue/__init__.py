@@ -1,1 +1,10 @@
-"""queue room; see DESIGN.md section 4."""
+"""The queue room: upstream's scheduling queue.
+
+activeQ, backoffQ and the unschedulable pool (:mod:`~kubesched.queue.scheduling_queue`,
+:mod:`~kubesched.queue.heaps`, :mod:`~kubesched.queue.backoff`,
+:mod:`~kubesched.queue.unschedulable`), gated Pods, queueing hints deciding which cluster events
+requeue which Pods (:mod:`~kubesched.queue.hints`, :mod:`~kubesched.queue.events`), in-flight
+events (:mod:`~kubesched.queue.inflight`) and the nominator (:mod:`~kubesched.queue.nominator`).
+
+Imports the rooms below it (``plugins`` and down); knows nothing of any driver's clock.
+"""

@@ -15,7 +15,7 @@ operator's view, independent of which scheduler -- leader or standby -- runs at 
   (when arrivals slow down after the fault, the scheduler is not asked to beat them);
 - ``recoverySeconds`` is ``t`` minus the fault's start; None when it never recovered.
 
-:func:`invariants` adds to DESIGN.md section 7's checks what faults can break: gangs bound
+:func:`invariants` adds to docs/design.md section 7's checks what faults can break: gangs bound
 partially (some but fewer than ``minMember`` members bound when the run ends, for a gang that
 never completed and lost no member to preemption) or held incomplete past their timeout,
 quota over its limit, and replacement Pods (recreated by a drill) lost (a preemption victim

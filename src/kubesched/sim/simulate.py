@@ -3,7 +3,7 @@
 Pods arrive at their virtual times, the scheduler schedules them at ``cycleSeconds`` per
 attempt, bound Pods run for their lifetime and then free their node (at once: a finished
 Pod has no grace period), preemption victims terminate for their grace period
-(:mod:`kubesched.sim.apiserver`).  At the end the invariants of DESIGN.md section 7 are
+(:mod:`kubesched.sim.apiserver`).  At the end the invariants of docs/design.md section 7 are
 checked against the API server's own accounting and a summary is returned (a dict,
 JSON-ready), with ``preemptionLatencySeconds`` (nominated to bound, p50 / p99) and
 ``podStartupSeconds``: each Pod's startup split into the ``admission``, ``scheduling``,

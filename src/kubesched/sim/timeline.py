@@ -9,7 +9,7 @@ advance in virtual time, and with ``pace`` set it sleeps until the wall clock ca
 run unfold at a known speed: ``rate()`` over a scrape window then equals ``pace`` times the
 per-simulated-second rate (exactly the simulated rate at ``pace`` 1).
 
-Definitions (DESIGN.md's "is the place worth having"):
+Definitions (docs/design.md's "is the place worth having"):
 
 - utilisation of a resource: requested / allocatable over live nodes, percent;
 - fragmentation of a resource: the share of its free capacity that sits on nodes where it is
