@@ -6,8 +6,9 @@
 
 ``--table large`` runs every public scheduler_perf case of the shared performance config
 (each workload labelled ``performance`` and not ``short``; ``small``: each case's short one)
-with every shard count, interleaved, and prints the markdown table of benchmarks/RESULTS.md ("Parallel scheduling")
-(pods/s, × serial, conflicts, the share of Pods the coordinator scheduled itself).
+with every shard count, interleaved, and prints the markdown table of benchmarks/RESULTS.md
+("Parallel scheduling": pods/s, × serial, conflicts, the share of Pods the coordinator
+scheduled itself).
 ``--routing all`` sends every Pod to the shards (the pipeline alone); the default ``auto``
 lets the coordinator schedule the signatures too cheap for the pipeline itself.
 
