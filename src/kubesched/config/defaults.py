@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubesched.config import args as plugin_args
-from kubesched.config import types as t
+from kubesched.config import pluginsets as t
 
 SCHEDULING_GATES = "SchedulingGates"
 PRIORITY_SORT = "PrioritySort"

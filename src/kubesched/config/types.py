@@ -4,131 +4,35 @@ These are the *defaulted* values: :func:`kubesched.config.load.load_config` fill
 upstream v1.34 defaults (``pkg/scheduler/apis/config/v1/defaults.go``), merges each profile's
 plugins with the default plugin set, and validates, so code holding one of these can trust it.
 
-Extension-point attribute names are upstream's in snake_case (``pre_filter``, ``multi_point``);
-:data:`CAMEL` maps them to the YAML keys (``preFilter``, ``multiPoint``).
+The plugin sets themselves live in :mod:`kubesched.config.pluginsets` (below the defaults,
+which build the default set from them) and are re-exported here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
 from kubesched.api import objects as api
+from kubesched.config import defaults
+from kubesched.config.pluginsets import CAMEL as CAMEL
+from kubesched.config.pluginsets import EXTENSION_POINTS as EXTENSION_POINTS
+from kubesched.config.pluginsets import PLUGIN_SET_FIELDS as PLUGIN_SET_FIELDS
+from kubesched.config.pluginsets import PluginRef as PluginRef
+from kubesched.config.pluginsets import Plugins as Plugins
+from kubesched.config.pluginsets import PluginSet as PluginSet
+from kubesched.config.pluginsets import frozen_mapping as frozen_mapping
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 KIND = "KubeSchedulerConfiguration"
 
-EXTENSION_POINTS = (
-    "pre_enqueue",
-    "queue_sort",
-    "pre_filter",
-    "filter",
-    "post_filter",
-    "pre_score",
-    "score",
-    "reserve",
-    "permit",
-    "pre_bind",
-    "bind",
-    "post_bind",
-)
-"""Every extension point a plugin can join, in scheduling-cycle order (``multi_point`` excluded)."""
-
-PLUGIN_SET_FIELDS = (*EXTENSION_POINTS, "multi_point")
-"""The :class:`Plugins` attributes: every extension point plus ``multi_point``."""
-
-CAMEL = {
-    "pre_enqueue": "preEnqueue",
-    "queue_sort": "queueSort",
-    "pre_filter": "preFilter",
-    "filter": "filter",
-    "post_filter": "postFilter",
-    "pre_score": "preScore",
-    "score": "score",
-    "reserve": "reserve",
-    "permit": "permit",
-    "pre_bind": "preBind",
-    "bind": "bind",
-    "post_bind": "postBind",
-    "multi_point": "multiPoint",
-}
-"""snake_case attribute name -> the YAML/JSON key of the ``plugins`` section."""
-
-
-@dataclass(frozen=True, slots=True)
-class PluginRef:
-    """One ``{name, weight}`` entry of a plugin set (upstream ``v1.Plugin``)."""
-
-    name: str
-    """Plugin name, byte-identical to upstream (``NodeResourcesFit``); ``*`` in ``disabled``."""
-    weight: int | None = None
-    """Score weight (int32); only used for Score.  None or 0 means 1 when the plugin scores."""
-
-
-@dataclass(frozen=True, slots=True)
-class PluginSet:
-    """Enabled and disabled plugins of one extension point (upstream ``v1.PluginSet``)."""
-
-    enabled: tuple[PluginRef, ...] = ()
-    """Plugins to run, in this order, after the (not disabled) defaults."""
-    disabled: tuple[PluginRef, ...] = ()
-    """Default plugins to switch off; ``PluginRef("*")`` switches off all of them."""
-
-
-@dataclass(frozen=True, slots=True)
-class Plugins:
-    """A profile's plugins, one :class:`PluginSet` per extension point plus ``multi_point``.
-
-    After loading, this is upstream's *merged* set (defaults combined with the user's sets by
-    ``mergePlugins``); :func:`kubesched.config.resolve.resolve_plugins` expands ``multi_point``
-    into the effective per-point lists.
-    """
-
-    pre_enqueue: PluginSet = PluginSet()
-    """Checks before a Pod enters the active queue (``preEnqueue``)."""
-    queue_sort: PluginSet = PluginSet()
-    """Orders the active queue (``queueSort``); exactly one must end up enabled."""
-    pre_filter: PluginSet = PluginSet()
-    """Per-Pod precomputation and early rejection (``preFilter``)."""
-    filter: PluginSet = PluginSet()
-    """Per-node feasibility (``filter``)."""
-    post_filter: PluginSet = PluginSet()
-    """Runs when no node fits, e.g. preemption (``postFilter``)."""
-    pre_score: PluginSet = PluginSet()
-    """Per-Pod precomputation for scoring (``preScore``)."""
-    score: PluginSet = PluginSet()
-    """Ranks feasible nodes; weights apply here (``score``)."""
-    reserve: PluginSet = PluginSet()
-    """Reserve / Unreserve on the chosen node (``reserve``)."""
-    permit: PluginSet = PluginSet()
-    """Approve, deny or delay binding (``permit``)."""
-    pre_bind: PluginSet = PluginSet()
-    """Work before binding, e.g. volumes (``preBind``)."""
-    bind: PluginSet = PluginSet()
-    """Binds the Pod; the first plugin that does not skip wins (``bind``)."""
-    post_bind: PluginSet = PluginSet()
-    """Informational, after a successful bind (``postBind``)."""
-    multi_point: PluginSet = PluginSet()
-    """Plugins enabled at every point they implement (``multiPoint``)."""
-
-    def get(self, point: str) -> PluginSet:
-        """The set of ``point`` (a name of :data:`PLUGIN_SET_FIELDS`)."""
-        value = getattr(self, point)
-        assert isinstance(value, PluginSet)
-        return value
-
 
 def _default_plugins() -> Plugins:
-    from kubesched.config import defaults  # defaults imports this module
-
     return defaults.DEFAULT_PLUGINS
 
 
 def _default_plugin_config() -> Mapping[str, object]:
-    from kubesched.config import defaults
-
     return defaults.default_plugin_config(defaults.DEFAULT_PLUGINS, {})
 
 
@@ -219,8 +123,3 @@ class KubeSchedulerConfiguration:
             if p.scheduler_name == scheduler_name:
                 return p
         return None
-
-
-def frozen_mapping(data: Mapping[str, Any]) -> Mapping[str, Any]:
-    """A read-only view of a shallow copy of ``data`` (for mapping fields of frozen values)."""
-    return MappingProxyType(dict(data))

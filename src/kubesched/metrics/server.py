@@ -22,7 +22,7 @@ from kubesched.metrics.catalog import (
 )
 
 if TYPE_CHECKING:
-    from kubesched.metrics import SchedulerMetrics
+    from kubesched.metrics.scheduler_metrics import SchedulerMetrics
 
 Check = Callable[[], bool]
 TEXT = "text/plain; charset=utf-8"
