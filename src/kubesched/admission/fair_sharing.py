@@ -23,10 +23,8 @@ the highest share (:func:`kubesched.admission.kueue_preemption.fair_preemptions`
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from kubesched.admission.kueue import Admitter
+from kubesched.admission.kueue_workload import KueueView as Admitter
 
 FlavorResource = tuple[str, str]
 

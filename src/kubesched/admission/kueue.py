@@ -95,14 +95,16 @@ class Admitter:
         return self.config.fair_sharing
 
     # ------------------------------------------------------------------ quota arithmetic
-    def _quota(self, cq: str, fr: FlavorResource) -> o.FlavorQuota | None:
+    def quota(self, cq: str, fr: FlavorResource) -> o.FlavorQuota | None:
+        """The ClusterQueue's quota of one flavor and resource, None if it has none."""
         for group in self.objs.cluster_queues[cq].resource_groups:
             for flavor, quotas in group.flavors:
                 if flavor == fr[0] and fr[1] in quotas:
                     return quotas[fr[1]]
         return None
 
-    def _cohort(self, cq: str) -> list[str]:
+    def cohort_members(self, cq: str) -> list[str]:
+        """The ClusterQueues of ``cq``'s cohort (``[cq]`` without a cohort)."""
         cohort = self.objs.cluster_queues[cq].cohort
         if not cohort:
             return [cq]
@@ -110,7 +112,7 @@ class Admitter:
 
     def available(self, cq: str, fr: FlavorResource) -> int:
         """What ``cq`` may still take of one flavor and resource (see the module docstring)."""
-        q = self._quota(cq, fr)
+        q = self.quota(cq, fr)
         if q is None:
             return 0
         used = self.usage[cq].get(fr, 0)
@@ -118,8 +120,8 @@ class Admitter:
             return q.nominal - used
         lendable = 0
         borrowed = 0
-        for m in self._cohort(cq):
-            mq = self._quota(m, fr)
+        for m in self.cohort_members(cq):
+            mq = self.quota(m, fr)
             if mq is None:
                 continue
             guaranteed = mq.nominal - mq.lending_limit if mq.lending_limit is not None else 0
@@ -274,7 +276,7 @@ class Admitter:
                 continue
             request = wl.request()
             assignment = self.fit(cq, request)
-            evicted: list[kp.Target] = []
+            evicted: list[kw.Target] = []
             if assignment is None:
                 evicted, _flavors = kp.get_targets(self, wl)
                 for t in evicted:
@@ -312,7 +314,7 @@ class Admitter:
 
     def evict(
         self,
-        target: kp.Target,
+        target: kw.Target,
         by: Workload | None,
         now: float,
         reason: str = EVICTED_BY_PREEMPTION,
@@ -364,7 +366,7 @@ class Admitter:
         cq: str,
         assignment: dict[str, str],
         now: float,
-        evicted: tuple[kp.Target, ...] = (),
+        evicted: tuple[kw.Target, ...] = (),
     ) -> Admission:
         self._seq += 1
         wl.admit_seq = self._seq

@@ -33,14 +33,11 @@ restored before returning.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kubesched.admission import fair_sharing as fs
-
-if TYPE_CHECKING:
-    from kubesched.admission.kueue import Admitter
-    from kubesched.admission.kueue_workload import Workload
+from kubesched.admission.kueue_workload import KueueView as Admitter
+from kubesched.admission.kueue_workload import Target, Workload
 
 FlavorResource = tuple[str, str]
 
@@ -48,14 +45,6 @@ IN_CLUSTER_QUEUE = "InClusterQueue"
 IN_COHORT_RECLAMATION = "InCohortReclamation"
 IN_COHORT_RECLAIM_WHILE_BORROWING = "InCohortReclaimWhileBorrowing"
 IN_COHORT_FAIR_SHARING = "InCohortFairSharing"
-
-
-@dataclass(frozen=True, slots=True)
-class Target:
-    """One workload to evict, and why (Kueue's preemption reason)."""
-
-    workload: Workload
-    reason: str
 
 
 def can_preempt(adm: Admitter, cq: str) -> bool:
@@ -115,7 +104,7 @@ def _borrowing(adm: Admitter, cq: str, frs: set[FlavorResource]) -> bool:
     if not adm.objs.cluster_queues[cq].cohort:
         return False
     for fr in frs:
-        q = adm._quota(cq, fr)
+        q = adm.quota(cq, fr)
         if q is not None and adm.usage[cq].get(fr, 0) > q.nominal:
             return True
     return False
@@ -123,7 +112,7 @@ def _borrowing(adm: Admitter, cq: str, frs: set[FlavorResource]) -> bool:
 
 def _fits(adm: Admitter, cq: str, need: dict[FlavorResource, int], allow_borrowing: bool) -> bool:
     for fr, v in need.items():
-        q = adm._quota(cq, fr)
+        q = adm.quota(cq, fr)
         if q is None:
             return False
         if not allow_borrowing and adm.usage[cq].get(fr, 0) + v > q.nominal:
@@ -159,7 +148,7 @@ def find_candidates(adm: Admitter, wl: Workload, frs: set[FlavorResource]) -> li
                 out.append(c)
     if spec.cohort and spec.reclaim_within_cohort != "Never":
         only_lower = spec.reclaim_within_cohort != "Any"
-        for other in adm._cohort(cq):
+        for other in adm.cohort_members(cq):
             if other == cq or not _borrowing(adm, other, frs):
                 continue
             for c in adm.admitted_workloads(other):
@@ -263,7 +252,7 @@ def get_targets(adm: Admitter, wl: Workload) -> tuple[list[Target], dict[str, st
     if adm.fair_sharing:
         return fair_preemptions(adm, wl, need, frs, candidates, threshold), assignment
     under_nominal = all(
-        adm.usage[cq].get(fr, 0) < q.nominal for fr in frs if (q := adm._quota(cq, fr)) is not None
+        adm.usage[cq].get(fr, 0) < q.nominal for fr in frs if (q := adm.quota(cq, fr)) is not None
     )
     if threshold is not None:
         if not under_nominal:

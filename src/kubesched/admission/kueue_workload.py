@@ -8,15 +8,15 @@ or ``PodsReadyTimeout``, ``Preempted`` with the preemption reason).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from kubesched.admission import kueue_config as kc
-from kubesched.admission import kueue_preemption as kp
+from kubesched.admission import objects as o
 from kubesched.api import objects as api
 
-if TYPE_CHECKING:
-    from kubesched.admission.kueue import Admitter
+FlavorResource = tuple[str, str]
 
 EVICTED = "Evicted"
 PREEMPTED = "Preempted"
@@ -106,11 +106,11 @@ class Admission:
     workload: Workload
     pods: tuple[api.Pod, ...]
     node_labels: dict[str, str]
-    evicted: tuple[kp.Target, ...] = ()
+    evicted: tuple[Target, ...] = ()
     """Workloads evicted to make room for this one (their Pods must go)."""
 
 
-def cluster_queue_report(adm: Admitter) -> dict[str, Any]:
+def cluster_queue_report(adm: KueueView) -> dict[str, Any]:
     """Per ClusterQueue: nominal, used and available per flavor/resource; pending and
     evicted workloads; the weighted share with fair sharing."""
     out: dict[str, Any] = {}
@@ -137,3 +137,57 @@ def cluster_queue_report(adm: Admitter) -> dict[str, Any]:
         if adm.fair_sharing:
             out[cq]["weightedShare"] = adm.share(cq)
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """One workload to evict, and why (Kueue's preemption reason)."""
+
+    workload: Workload
+    reason: str
+
+
+class KueueView(Protocol):
+    """What fair sharing, preemption and the report read of the admitter
+    (:class:`kubesched.admission.kueue.Admitter` implements it): its objects, configuration,
+    usage and quota arithmetic.  Declared here, below them all, so none imports the admitter."""
+
+    objs: o.JobObjects
+    config: kc.KueueConfig
+    usage: dict[str, dict[FlavorResource, int]]
+    """ClusterQueue -> (flavor, resource) -> what its admitted workloads use."""
+    evictions: dict[str, int]
+    evictions_by_reason: dict[tuple[str, str], int]
+
+    @property
+    def fair_sharing(self) -> bool:
+        """``fairSharing.enable``."""
+        ...
+
+    def quota(self, cq: str, fr: FlavorResource) -> o.FlavorQuota | None:
+        """The ClusterQueue's quota of one flavor and resource, None if it has none."""
+        ...
+
+    def cohort_members(self, cq: str) -> list[str]:
+        """The ClusterQueues of ``cq``'s cohort (``[cq]`` without a cohort)."""
+        ...
+
+    def available(self, cq: str, fr: FlavorResource) -> int:
+        """What ``cq`` may still take of one flavor and resource."""
+        ...
+
+    def share(self, cq: str) -> int:
+        """The ClusterQueue's weighted dominant resource share now."""
+        ...
+
+    def workload_usage(self, wl: Workload) -> dict[FlavorResource, int]:
+        """What an admitted workload uses, per flavor and resource."""
+        ...
+
+    def admitted_workloads(self, cq: str) -> list[Workload]:
+        """The workloads admitted to ``cq``."""
+        ...
+
+    def pending_workloads(self) -> Iterable[Workload]:
+        """Every pending workload."""
+        ...

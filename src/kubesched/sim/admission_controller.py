@@ -32,7 +32,6 @@ from typing import Any, Protocol
 
 from kubesched.admission import kueue
 from kubesched.admission import kueue_config as kc
-from kubesched.admission import kueue_preemption as kp
 from kubesched.admission import kueue_workload as kw
 from kubesched.admission import objects as o
 from kubesched.api import objects as api
@@ -191,7 +190,7 @@ class AdmissionController:
         if sum(1 for k in wl.pods if k in self.bound_at) >= wl.needed:
             return
         self.admitter.evict(
-            kp.Target(wl, ""), None, self.loop.now, reason=kw.EVICTED_BY_PODS_READY_TIMEOUT
+            kw.Target(wl, ""), None, self.loop.now, reason=kw.EVICTED_BY_PODS_READY_TIMEOUT
         )
         self._evict_pods(wl, "")
         self._kick()
