@@ -122,6 +122,11 @@ QUANTITIES: dict[str, Row] = {
         ["{nodes_csv}", "line 2: cpu_milli", str(2**63 - 1)],
         {"nodes_csv": bf.NODES_CSV.replace("32000", str(2**63))},
     ),
+    "replay 5000 digits": Row(
+        ["replay", "--nodes", "{nodes_csv}", "--pods", "{pods_csv}"],
+        ["{nodes_csv}", "line 2: cpu_milli", "a number of 5000 digits"],
+        {"nodes_csv": bf.NODES_CSV.replace("32000", "9" * 5000)},
+    ),
     "replay fullwidth": Row(
         ["replay", "--nodes", "{nodes_csv}", "--pods", "{pods_csv}"],
         ["{pods_csv}", "line 2: cpu_milli", "not an integer"],
