@@ -109,26 +109,31 @@ def integer(obj: Obj, key: str, path: str) -> int | None:
     """An integer field, ``None`` when absent (booleans are not integers).  Every integer
     field of the API is an ``int32`` or an ``int64``: a number beyond int64 is refused as the
     API server's decoder refuses it (narrower fields check their own range)."""
-    return _ranged(obj, key, path, 64)
-
-
-def _ranged(obj: Obj, key: str, path: str, bits: int) -> int | None:
     value = obj.get(key)
     if value is None:
         return None
-    if type(value) is not int:
-        fail(join(path, key), f"must be an integer, got {_kind(value)}")
-    low, high = (INT32_MIN, INT32_MAX) if bits == 32 else (INT64_MIN, INT64_MAX)
-    if not low <= value <= high:
-        shown = value if abs(value) < 10**30 else f"a number of {len(str(abs(value)))} digits"
-        fail(join(path, key), f"must be a {bits}-bit integer ({low}..{high}), got {shown}")
+    if type(value) is not int or not INT64_MIN <= value <= INT64_MAX:
+        _not_in_range(value, join(path, key), 64)
     return value
 
 
 def int32(obj: Obj, key: str, path: str) -> int | None:
     """An ``int32`` field (``spec.priority``, a PriorityClass ``value``), ``None`` when absent;
     a number beyond int32 is refused as the API server's decoder refuses it."""
-    return _ranged(obj, key, path, 32)
+    value = obj.get(key)
+    if value is None:
+        return None
+    if type(value) is not int or not INT32_MIN <= value <= INT32_MAX:
+        _not_in_range(value, join(path, key), 32)
+    return value
+
+
+def _not_in_range(value: object, path: str, bits: int) -> NoReturn:
+    if type(value) is not int:
+        fail(path, f"must be an integer, got {_kind(value)}")
+    low, high = (INT32_MIN, INT32_MAX) if bits == 32 else (INT64_MIN, INT64_MAX)
+    shown = value if abs(value) < 10**30 else f"a number of {len(str(abs(value)))} digits"
+    fail(path, f"must be a {bits}-bit integer ({low}..{high}), got {shown}")
 
 
 def boolean(obj: Obj, key: str, path: str, default: bool = False) -> bool:
