@@ -65,11 +65,11 @@ def shape(value: object) -> str:
     list of 3 items``, ``an integer``.  For a file that is not the kind expected (a
     ``KEY=SECRET`` file passed by mistake), whose content must not be printed back."""
     if isinstance(value, str):
-        return f"a string of {len(value)} characters"
+        return f"a string of {_count(len(value), 'character')}"
     if isinstance(value, dict):
-        return f"a mapping of {len(value)} keys"
+        return f"a mapping of {_count(len(value), 'key')}"
     if isinstance(value, list):
-        return f"a list of {len(value)} items"
+        return f"a list of {_count(len(value), 'item')}"
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -79,6 +79,10 @@ def shape(value: object) -> str:
     if isinstance(value, float):
         return "a number"
     return f"a {type(value).__name__}"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9./-]{0,62}")
