@@ -123,6 +123,25 @@ def pod_with(cpu: Any = "1", **spec: Any) -> str:
     return yaml.safe_dump(doc)
 
 
+def pod_doc(metadata: dict[str, Any] | None = None, **spec: Any) -> dict[str, Any]:
+    """The good Pod as a mapping, with ``metadata`` and ``spec`` fields merged in."""
+    doc = json.loads(json.dumps(POD))
+    doc["metadata"].update(metadata or {})
+    doc["spec"].update(spec)
+    return doc
+
+
+def scenario_json(**spec: Any) -> str:
+    """:func:`scenario` written as JSON (fast to write and read when it is large)."""
+    doc = json.loads(json.dumps(SCENARIO))
+    for key, value in spec.items():
+        if value is None:
+            doc["spec"].pop(key, None)
+        else:
+            doc["spec"][key] = value
+    return json.dumps(doc)
+
+
 def cluster_with(**allocatable: Any) -> str:
     """The good snapshot with the node's allocatable replaced."""
     node = {**NODE, "status": {"allocatable": {"cpu": "4", "pods": "9", **allocatable}}}
@@ -178,5 +197,10 @@ HOSTILE: dict[str, tuple[Maker, str | None, bool]] = {
         False,
     ),
     "json-nan": (_write("nan.json", b'{"kind": NaN}'), "NaN is not a JSON number", False),
+    # Files of another kind: what they hold is not printed back (``hunter2`` never is).
+    "env-like": (_write("app.env", b"DB_PASSWORD=hunter2\nAPI_KEY=hunter2\n"), None, True),
+    "json-string": (_write("token.json", b'"TOKEN=hunter2"'), None, False),
+    "list-of-strings": (_write("tokens.yaml", b"- TOKEN=hunter2\n"), None, False),
+    "kind-secret": (_write("kind.yaml", b"kind: TOKEN=hunter2\n"), None, False),
 }
 """Files no input slot of any command may read: each is refused with exit code 2."""

@@ -22,7 +22,15 @@ from hypothesis import strategies as st
 
 from kubesched.cli import main
 from tests import badinput_files as bf
-from tests.badinput_files import cluster_with, pod_with, pool, scenario, workload
+from tests.badinput_files import (
+    cluster_with,
+    pod_doc,
+    pod_with,
+    pool,
+    scenario,
+    scenario_json,
+    workload,
+)
 
 SIM = ["simulate", "{scenario}", "--no-progress", "-o", "json"]
 EXPLAIN = ["explain", "--cluster", "{cluster}", "--pod", "{pod}"]
@@ -114,10 +122,125 @@ QUANTITIES: dict[str, Row] = {
         ["{nodes_csv}", "line 2: cpu_milli", str(2**63 - 1)],
         {"nodes_csv": bf.NODES_CSV.replace("32000", str(2**63))},
     ),
+    "replay 5000 digits": Row(
+        ["replay", "--nodes", "{nodes_csv}", "--pods", "{pods_csv}"],
+        ["{nodes_csv}", "line 2: cpu_milli", "a number of 5000 digits"],
+        {"nodes_csv": bf.NODES_CSV.replace("32000", "9" * 5000)},
+    ),
     "replay fullwidth": Row(
         ["replay", "--nodes", "{nodes_csv}", "--pods", "{pods_csv}"],
         ["{pods_csv}", "line 2: cpu_milli", "not an integer"],
         {"pods_csv": bf.PODS_CSV.replace("1000,1024", "１000,1024")},
+    ),
+}
+BIG = 10**30
+NODE_IMAGES = json.dumps(
+    {
+        "apiVersion": "v1",
+        "kind": "List",
+        "items": [
+            {
+                **bf.NODE,
+                "status": {
+                    "allocatable": {"cpu": "4", "pods": "9"},
+                    "images": [{"names": ["nginx"], "sizeBytes": 2**63}],
+                },
+            }
+        ],
+    }
+)
+LONG = "1" * 5000
+BEYOND_64_BITS: dict[str, Row] = {
+    # Integers beyond 64 bits and numbers beyond Python's 4,300 digits, anywhere in a Pod:
+    # refused with their field path where the API server refuses them, else taken.
+    "memory 10^120": Row(
+        EXPLAIN,
+        ["{pod}", "requests.memory", "too large"],
+        {"pod": pod_with("1").replace("cpu: '1'", f"memory: {10**120}")},
+    ),
+    "schedule memory 10^120": Row(
+        SCHEDULE,
+        ["{pod}", "requests.memory", "too large"],
+        {"pod": pod_with("1").replace("cpu: '1'", f"memory: {10**120}")},
+    ),
+    "tolerationSeconds 10^30": Row(
+        EXPLAIN,
+        ["{pod}", "spec.tolerations[0].tolerationSeconds", "64-bit"],
+        {
+            "pod": pod_with(
+                "1",
+                tolerations=[
+                    {
+                        "key": "k",
+                        "operator": "Exists",
+                        "effect": "NoExecute",
+                        "tolerationSeconds": BIG,
+                    }
+                ],
+            )
+        },
+    ),
+    "affinity weight 10^30": Row(
+        EXPLAIN,
+        ["{pod}", "preferredDuringSchedulingIgnoredDuringExecution[0].weight"],
+        {
+            "pod": pod_with(
+                "1",
+                affinity={
+                    "podAntiAffinity": {
+                        "preferredDuringSchedulingIgnoredDuringExecution": [
+                            {"weight": BIG, "podAffinityTerm": {"topologyKey": "zone"}}
+                        ]
+                    }
+                },
+            )
+        },
+    ),
+    "owner reference 10^30": Row(
+        EXPLAIN,
+        ["{pod}", "metadata.ownerReferences[0].uid", "must be a string"],
+        {"pod": json.dumps(pod_doc({"ownerReferences": [{"kind": "ReplicaSet", "uid": BIG}]}))},
+    ),
+    "hostPort 10^30": Row(
+        SCHEDULE,
+        ["{pod}", "spec.containers[0].ports[0].hostPort"],
+        {
+            "pod": json.dumps(
+                pod_doc(
+                    containers=[{"name": "c", "ports": [{"containerPort": 80, "hostPort": BIG}]}]
+                )
+            )
+        },
+    ),
+    "10^30 in a field the API server drops is taken": Row(
+        EXPLAIN, [], {"pod": json.dumps(pod_doc(notAField=BIG))}, code=0
+    ),
+    "Node image sizeBytes 2^63": Row(
+        EXPLAIN, ["{cluster}", "status.images[0].sizeBytes", "64-bit"], {"cluster": NODE_IMAGES}
+    ),
+    "5000 digits in JSON": Row(
+        EXPLAIN,
+        ["{pod}", "line 1", "5000 digits", "4300"],
+        {"pod": json.dumps(pod_doc()).replace('"name": "web"', f'"name": "web", "x": {LONG}')},
+    ),
+    "5000 digits in YAML": Row(
+        SCHEDULE, ["{pod}", "line", "5000 digits", "4300"], {"pod": pod_with("1") + f"x: {LONG}\n"}
+    ),
+    "5000-digit quantity": Row(
+        EXPLAIN, ["{pod}", "requests.cpu", "too large"], {"pod": pod_with(LONG)}
+    ),
+    "5000-digit quantity below a millicore is taken": Row(
+        EXPLAIN, [], {"pod": pod_with("0." + "0" * 5000 + "1")}, code=0
+    ),
+    "unpaired surrogate in a Pod name and image": Row(
+        EXPLAIN,
+        [],
+        {
+            "pod": json.dumps(
+                pod_doc({"name": "web\ud800"}, containers=[{"name": "c", "image": "\udc00"}])
+            )
+        },
+        code=0,
     ),
 }
 SIZES: dict[str, Row] = {
@@ -136,6 +259,29 @@ SIZES: dict[str, Row] = {
         SIM,
         ["spec.workloads[0].count", "at most"],
         {"scenario": scenario(workloads=workload(count=10**15))},
+    ),
+    "100,001 literal Nodes without pools": Row(
+        SIM,
+        ["{scenario}", "spec.objects", "100001 literal nodes", "at most 100000"],
+        {
+            "scenario": scenario_json(
+                nodePools=None,
+                objects=[
+                    {"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"n{i}"}}
+                    for i in range(100_001)
+                ],
+            )
+        },
+    ),
+    "400,000 distinct gpuChoices": Row(
+        SIM,
+        ["{scenario}", "spec.workloads[0].gpuChoices", "400000 distinct values", "at most 256"],
+        {"scenario": scenario_json(workloads=workload(gpuChoices=list(range(400_000))))},
+    ),
+    "calibration outside the scenario's folder": Row(
+        SIM,
+        ["{scenario}", "spec.timing.calibration", "is outside the scenario's folder"],
+        {"scenario": scenario(timing={"costModel": "upstream", "calibration": "../pod.yaml"})},
     ),
     "durationSeconds 10**18": Row(
         SIM, ["spec.durationSeconds", "at most"], {"scenario": scenario(durationSeconds=10**18)}
@@ -291,6 +437,7 @@ LOADER: dict[str, Row] = {
 TABLE: dict[str, Row] = {
     **dict(_slot_rows()),
     **QUANTITIES,
+    **BEYOND_64_BITS,
     **SIZES,
     **SEMANTICS,
     **FLAGS,
@@ -328,6 +475,7 @@ def test_bad_input(
         assert want.format(**paths) in err
     assert "Traceback" not in err
     assert "secret-line-2" not in err  # at most a short excerpt of a file (its first line)
+    assert "hunter2" not in err  # nothing of a file that is not the kind expected
     assert len(err.splitlines()) <= 12
     assert all(len(line) <= 400 for line in err.splitlines())
 

@@ -80,7 +80,8 @@ def test_a_repeated_key_anywhere_is_refused(text: str, tmp_path: Path) -> None:
 
 def test_values_the_fast_decoder_takes_otherwise_go_the_exact_way() -> None:
     big = source.load_text('{"n": 123456789012345678901234567890, "f": 1e400, "s": "\\ud800"}')
-    assert big == [{"n": 123456789012345678901234567890, "f": float("inf"), "s": "\ud800"}]
+    # an unpaired surrogate reads as U+FFFD, as the API server's (Go's) decoder reads it
+    assert big == [{"n": 123456789012345678901234567890, "f": float("inf"), "s": "\ufffd"}]
     with pytest.raises(InputError, match="NaN is not a JSON number"):
         source.load_text('{"n": NaN}')
 

@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from kubesched.api import beside, listitems, parse, podtyped
 from kubesched.api import objects as api
@@ -126,6 +128,86 @@ def test_a_problem_is_named_as_the_usual_reading_names_it(
     by_parts, usual = _both(path, monkeypatch)
     assert isinstance(by_parts, str) and message in by_parts
     assert by_parts == usual
+
+
+ODD: tuple[Any, ...] = (
+    *(None, 0, -1, 1.5, True, "", "x", "100m", [], {}, [{}]),
+    *(2**31, 2**63 - 1, 2**63, 2**64, -(2**63) - 1, 10**30, 10**120, 1e300),
+)
+"""Values put in a generated List's items: wrong types, empty values, and numbers at and
+beyond the bounds of int32, int64 and the memo's encoding."""
+
+
+def _places(obj: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every key and index path inside ``obj``."""
+    out = []
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            out.append((*path, k))
+            out.extend(_places(v, (*path, k)))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            out.append((*path, i))
+            out.extend(_places(v, (*path, i)))
+    return out
+
+
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    seed=st.integers(0, 10**6),
+    where=st.integers(0, 10**6),
+    odd=st.sampled_from(ODD),
+    item=st.integers(0, 10**6),
+)
+def test_generated_lists_read_alike_by_parts(
+    seed: int,
+    where: int,
+    odd: Any,
+    item: int,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A generated List with one value replaced at a random place of one item (a Node, a
+    Pod, a PriorityClass), valid or not: read by parts, the same objects or the same error
+    as the usual reading (which never raises anything else); both orders of the readings,
+    so that neither is helped by what the other remembered."""
+    cluster = _with_priority_classes(snapshot(seed, n_nodes=3, n_pods=8))
+    target = cluster["items"][item % len(cluster["items"])]
+    places = _places(target)
+    parent = target
+    place = places[where % len(places)]
+    for step in place[:-1]:
+        parent = parent[step]
+    parent[place[-1]] = odd
+    path = tmp_path_factory.mktemp("list") / "cluster.json"
+    path.write_text(json.dumps(cluster))
+    by_parts, usual = _both(path, monkeypatch)
+    assert by_parts == usual
+    monkeypatch.setattr(beside, "SIDE_BYTES", 2**40)
+    try:
+        first: Any = parse.load_cluster(str(path))
+    except InputError as err:
+        first = str(err)
+    assert first == usual
+
+
+def test_a_toleration_of_10_to_the_30_seconds_is_refused_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The case of the report: read by parts it was taken, read the usual way it raised
+    ``OverflowError``.  ``tolerationSeconds`` is an int64: the API server refuses it."""
+    cluster = snapshot(1, n_nodes=2, n_pods=4)
+    pod = _pod_item(cluster)
+    pod["spec"]["tolerations"] = [
+        {"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 10**30}
+    ]
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps(cluster))
+    by_parts, usual = _both(path, monkeypatch)
+    assert isinstance(by_parts, str) and by_parts == usual
+    assert "spec.tolerations[0].tolerationSeconds: must be a 64-bit integer" in usual
 
 
 def test_a_check_that_gives_no_answer_sends_the_file_the_usual_way(

@@ -1,11 +1,15 @@
 """The quick Pod parse (:mod:`kubesched.api.podquick`) gives the full parse's Pod or gives
 up: never another Pod, never a Pod the full parse refuses.  Checked on generated Pods with
 every section, and on the same Pods with one value replaced by something odd (a wrong type,
-an empty value, a null, a negative number) at a random place."""
+an empty value, a null, a negative number, an integer beyond 64 bits) at a random place;
+and on a Pod read after another that differs from it only by a value's type where the
+remembered sections' encoding does not tell them apart (YAML's ``!!set``, ``!!omap`` or
+``!!timestamp`` beside a list or a text): the answer never depends on the Pods read before."""
 
 from __future__ import annotations
 
 import copy
+import datetime
 import json
 import random
 from typing import Any
@@ -22,6 +26,18 @@ from kubesched.api.pods import parse_pod
 from tests.coldstart_gen import pod
 
 ODD: tuple[Any, ...] = (None, 0, 1, -1, 1.5, True, False, "", "x", "100m", [], {}, [{}], {"a": 1})
+BIG: tuple[int, ...] = (2**63 - 1, 2**63, 2**64, -(2**63) - 1, 10**30, 10**120)
+"""Integers at and beyond the 64 bits of the memo's encoding (and of the API's int64)."""
+TWINS: tuple[tuple[Any, Any], ...] = (
+    (["a"], {"a"}),  # !!set
+    (["a", "b"], ("a", "b")),  # an !!omap's or !!pairs' entry
+    ([], ()),
+    ("2020-01-01", datetime.date(2020, 1, 1)),  # !!timestamp
+    ("2020-01-01T00:00:00Z", datetime.datetime(2020, 1, 1, tzinfo=datetime.UTC)),
+    (1, True),
+    (1, 1.0),
+)
+"""A JSON value and a YAML value of another type that MessagePack may encode alike."""
 
 
 def _places(obj: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -43,7 +59,9 @@ def _typed(obj: dict[str, Any]) -> api.Pod | bool | None:
     checked against the manifest; False when ``obj`` has no JSON text (YAML's bytes)."""
     try:
         text = json.dumps(obj, indent=1).encode()
-    except TypeError:
+    except (TypeError, ValueError):
+        return False
+    if json.loads(text) != obj:  # a tuple written as a list: not this Pod's text
         return False
     typed = podtyped.typed_pod(msgspec.Raw(text))
     if typed is None:
@@ -95,6 +113,81 @@ def test_pods_with_one_odd_value(seed: int, where: int, odd: Any, delete: bool) 
     else:
         parent[place[-1]] = copy.deepcopy(odd)
     _check(obj)
+
+
+def _put(obj: dict[str, Any], place: tuple[Any, ...], value: Any) -> None:
+    parent = obj
+    for step in place[:-1]:
+        parent = parent[step]
+    parent[place[-1]] = copy.deepcopy(value)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.integers(0, 10**6), st.integers(0, 10**6), st.sampled_from(BIG))
+def test_pods_with_an_integer_beyond_64_bits(seed: int, where: int, big: int) -> None:
+    """Anywhere in a Pod, read or not: the same answer as the full parse, never an
+    ``OverflowError`` from the memo's encoding."""
+    obj = pod(seed, random.Random(seed), 4)
+    places = _places(obj)
+    _put(obj, places[where % len(places)], big)
+    _check(obj)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.integers(0, 10**6), st.integers(0, 10**6), st.sampled_from(TWINS))
+def test_a_pod_read_after_its_twin_gets_its_own_answer(
+    seed: int, where: int, twins: tuple[Any, Any]
+) -> None:
+    """A Pod is read with its plain value first (its sections remembered), then with the
+    twin value in the same place: each gets the full parse's answer."""
+    obj = pod(seed, random.Random(seed), 4)
+    places = _places(obj)
+    place = places[where % len(places)]
+    plain, twin = twins
+    _put(obj, place, plain)
+    _check(obj)
+    _put(obj, place, twin)
+    _check(obj)
+
+
+@pytest.mark.parametrize(
+    ("place", "plain", "twin"),
+    [
+        (("affinity",), {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [
+                {"key": "zone", "operator": "In", "values": ["a"]}]}]}}}, None),
+        (("tolerations",), [{"key": "k", "operator": "Exists", "effect": "NoSchedule"}], None),
+        (("containers", 0, "image"), "2020-01-01", datetime.date(2020, 1, 1)),
+        (("containers",), [{"name": "c"}], None),
+    ],
+)  # fmt: skip
+def test_a_yaml_set_or_date_is_refused_after_an_equal_looking_list_or_text(
+    place: tuple[Any, ...], plain: Any, twin: Any
+) -> None:
+    """The cases of the report: the quick parse took a Pod whose ``values`` were a
+    ``!!set`` (or whose image was a date) when an equal-looking good Pod came first."""
+    obj = pod(1, random.Random(1), 4)
+    obj["spec"] = {"containers": [{"name": "c"}]}
+    _put(obj["spec"], place, plain)
+    assert podquick.quick_pod(copy.deepcopy(obj)) is not None  # remembered
+    if twin is None:  # the innermost list made a set, or a tuple
+        bad = copy.deepcopy(obj)
+        inner = bad["spec"]
+        for step in place:
+            inner = inner[step]
+        if place == ("affinity",):
+            term = inner["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+            term["nodeSelectorTerms"][0]["matchExpressions"][0]["values"] = {"a"}
+        else:
+            bad["spec"][place[0]] = tuple(inner)
+    else:
+        bad = copy.deepcopy(obj)
+        _put(bad["spec"], place, twin)
+    with pytest.raises(InputError):
+        parse_pod(copy.deepcopy(bad))
+    assert podquick.quick_pod(bad) is None
+    with pytest.raises(InputError):
+        podquick.parse_pod(bad)
 
 
 def test_both_outcomes_happen() -> None:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from kubesched.api import quantity
 from kubesched.api.quantity import (
     QuantityError,
     milli_value,
@@ -109,3 +113,58 @@ def test_milli_value_rejects_what_parse_rejects() -> None:
 )
 def test_units_from_milli(name: str, millis: int, expected: int) -> None:
     assert units_from_milli(name, millis) == expected
+
+
+_SUFFIXES = ["", "n", "u", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"]
+
+
+def _exact(num: str, exp: str, suffix: str) -> Fraction:
+    """The quantity's value by exact arithmetic (numbers short enough for ``int``)."""
+    value = Fraction(num)
+    if exp:
+        return value * Fraction(10) ** int(exp[1:])
+    return value * (quantity._BINARY.get(suffix) or quantity._DECIMAL[suffix])
+
+
+@settings(max_examples=3000, deadline=None)
+@given(
+    sign=st.sampled_from(["", "+", "-"]),
+    whole=st.text("0123456789", max_size=30),
+    frac=st.text("0000000123456789", min_size=100, max_size=400),
+    exp=st.sampled_from(["", "", "e-9", "e3", "e-120", "e25", "e-400"]),
+    suffix=st.sampled_from(_SUFFIXES),
+)
+def test_a_long_number_rounds_as_its_exact_value(
+    sign: str, whole: str, frac: str, exp: str, suffix: str
+) -> None:
+    """A quantity's number longer than ``LONG_DIGITS`` is read without Python's 4,300-digit
+    limit on ``int``: rounded up to 10^-9, 10^-3 and 1 as its exact value is (upstream
+    rounds up to 10^-9; the scheduler counts millis and units), or, from 10^30 on, too
+    large whatever it is exactly."""
+    text = f"{sign}{whole or '0'}.{frac}{exp or suffix}"
+    exact = _exact(f"{sign}{whole or '0'}.{frac}", exp, "" if exp else suffix)
+    read = parse_quantity(text)
+    if abs(exact) >= 10**30:
+        assert abs(read) >= 10**30 and (read > 0) == (exact > 0)
+        return
+    for scale in (1, 1000, 10**9):
+        assert math.ceil(read * scale) == math.ceil(exact * scale)
+
+
+@pytest.mark.parametrize(
+    ("text", "millis"),
+    [
+        ("0." + "0" * 5000 + "1", 1),  # rounds up, as upstream's nano rounding does
+        ("-0." + "0" * 5000 + "1", 0),
+        ("1." + "0" * 5000 + "1Ki", 1024 * 1000 + 1),
+        ("0" * 5000 + "5", 5000),  # leading zeros are no size
+    ],
+)
+def test_numbers_beyond_4300_digits_are_read(text: str, millis: int) -> None:
+    assert milli_value(text) == millis
+
+
+@pytest.mark.parametrize("text", ["1" * 5000, "-" + "1" * 5000, "1" * 4000 + "e9999"])
+def test_a_huge_number_is_too_large_not_a_value_error(text: str) -> None:
+    with pytest.raises(QuantityError, match="too large"):
+        resource_amount("memory", text)

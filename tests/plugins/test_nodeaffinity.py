@@ -324,6 +324,34 @@ def test_operators_vectorised_and_scalar(requirement: api.Requirement, want: set
     assert scalar == want
 
 
+@pytest.mark.parametrize("label", ["1" * 5000, "9" * 20, "5\n", "1_000", "\u0665", " 5", "+"])
+def test_a_label_go_does_not_read_as_an_int64_matches_no_gt_or_lt(label: str) -> None:
+    """``Gt``/``Lt`` read a label as Go's ``strconv.ParseInt(s, 10, 64)`` does: a number
+    beyond int64 (or beyond Python's 4,300 digits: no ``ValueError``), a trailing newline,
+    an underscore, another script's digit or a space is no number, so it matches neither."""
+    assert api.parse_int64(label) is None
+    nodes = [node("a", tier=label), node("b", tier="7")]
+    cluster = make_cluster(nodes)
+    for op, bound in (("Gt", "0"), ("Lt", "9")):
+        requirement = req("tier", op, bound)
+        the_pod = pod(affinity=required(term(requirement)))
+        p = plugin()
+        state = CycleState()
+        p.pre_filter(state, the_pod, cluster)
+        rows = cluster.nodes.order()
+        verdict = p.filter(state, the_pod, cluster, rows)
+        assert {cluster.nodes.names[r] for r in rows[verdict.codes == 0]} == {"b"}
+        matched = {
+            n.name
+            for n in nodes
+            if na.match_node_selector_terms([term(requirement)], n.labels, n.name)
+        }
+        assert matched == {"b"}
+        terms = (term(requirement),)
+        assert api.node_selector_matches(terms, "b", nodes[1].labels)
+        assert not api.node_selector_matches(terms, "a", nodes[0].labels)
+
+
 def test_match_fields_not_in_and_other_field_keys() -> None:
     cluster = make_cluster(NODES)
     terms = [term(fields=(req(na.OBJECT_NAME_FIELD, "NotIn", "a"),))]

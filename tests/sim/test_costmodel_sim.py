@@ -115,3 +115,27 @@ def test_simulate_flag_brings_the_request_latency_unless_the_scenario_set_one() 
     sc = build_scenario(scenario({"bindLatencySeconds": 0.005}, 10))
     with_cost_model(sc, "upstream", None)
     assert sc.timing.bind_latency == 0.005
+
+
+@pytest.mark.parametrize("how", ["dotdot", "absolute", "symlink"])
+def test_a_calibration_outside_the_scenarios_folder_is_refused(tmp_path: Path, how: str) -> None:
+    """A scenario names no file outside its folder (``../``, an absolute path elsewhere, a
+    symbolic link out of it): the message says where it points; ``--calibration`` may."""
+    outside = calibration(tmp_path)
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    name = {"dotdot": "../cal.yaml", "absolute": str(outside), "symlink": "link.yaml"}[how]
+    if how == "symlink":
+        (folder / "link.yaml").symlink_to(outside)
+    path = folder / "sc.yaml"
+    path.write_text(yaml.safe_dump(scenario({"costModel": "upstream", "calibration": name}, 10)))
+    with pytest.raises(InputError) as err:
+        load_scenario(str(path))
+    assert "spec.timing.calibration" in str(err.value)
+    assert f"is outside the scenario's folder {folder} (to {outside})" in str(err.value)
+    inside = folder / "cal.yaml"
+    inside.write_text(outside.read_text())
+    path.write_text(
+        yaml.safe_dump(scenario({"costModel": "upstream", "calibration": str(inside)}, 10))
+    )
+    assert load_scenario(str(path)).timing.cost_model is not None  # absolute, but inside

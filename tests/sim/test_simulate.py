@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,8 @@ from kubesched.api.errors import InputError
 from kubesched.cli.simulate import progress_bar
 from kubesched.config.load import load_config
 from kubesched.plugins.registry import known_plugin_names
+from kubesched.sim import scenario as scenario_module
+from kubesched.sim import scenario_fields as sf
 from kubesched.sim.driver import SimCluster
 from kubesched.sim.scenario import build_scenario, default_scenario_text, load_scenario
 from kubesched.sim.simulate import Progress, invariants_hold, run_scenario
@@ -121,6 +124,58 @@ def test_bad_scenario_names_the_field(tmp_path: Path) -> None:
         load_scenario(str(f))
     assert "spec.nodePools[1].count" in str(err.value)
     assert str(f) in str(err.value)
+
+
+def _literal(kind: str, i: int) -> dict[str, Any]:
+    obj: dict[str, Any] = {"apiVersion": "v1", "kind": kind, "metadata": {"name": f"x{i}"}}
+    if kind == "Pod":
+        obj["spec"] = {"containers": [{"name": "c"}]}
+    return obj
+
+
+@pytest.mark.parametrize(
+    ("pools", "objects", "message"),
+    [
+        (False, [_literal("Node", i) for i in range(4)], "4 literal nodes"),  # no pool at all
+        (False, [{"kind": "NodeList", "items": [_literal("Node", i) for i in range(4)]}], "4 lit"),
+        (True, [_literal("Node", 0)], "spec.nodePools[0].count: must be at most 2"),
+        (True, [_literal("Pod", i) for i in range(6)], "6 literal Pods"),
+        (True, [_literal("ConfigMap", i) for i in range(6)], "6 literal Pods"),
+    ],
+)
+def test_every_literal_object_counts_against_the_limits(
+    monkeypatch: pytest.MonkeyPatch, pools: bool, objects: list[Any], message: str
+) -> None:
+    """Literal Nodes count against the nodes with or without pools; every other literal
+    object against the Pods (``docs/input-limits.md``), before any is parsed."""
+    monkeypatch.setattr(sf, "MAX_NODES", 3)
+    monkeypatch.setattr(sf, "MAX_PODS", 5)
+    doc = small(objects=objects, workloads=[])
+    doc["spec"]["nodePools"] = [{**doc["spec"]["nodePools"][0], "count": 3}] if pools else []
+    with pytest.raises(InputError, match=re.escape(message)):
+        build_scenario(doc)
+
+
+def test_gpu_choices_are_parsed_once_per_distinct_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A value may repeat to weigh it (one Pod parsed for it); more distinct values than
+    ``MAX_GPU_CHOICES`` are refused before any is parsed."""
+    parsed: list[str] = []
+    real = scenario_module.parse_pod
+
+    def counting(obj: dict[str, Any], path: str = "") -> Any:
+        parsed.append(path)
+        return real(obj, path)
+
+    monkeypatch.setattr(scenario_module, "parse_pod", counting)
+    doc = small()
+    wl = doc["spec"]["workloads"][0]
+    wl["gpuChoices"] = [0, 1, 1, 1, 2] * 1000
+    sc = build_scenario(doc)
+    assert parsed.count("spec.workloads[0].template") == 3
+    assert sc.arrivals
+    wl["gpuChoices"] = list(range(sf.MAX_GPU_CHOICES + 1))
+    with pytest.raises(InputError, match=r"spec\.workloads\[0\]\.gpuChoices: 257 distinct"):
+        build_scenario(doc)
 
 
 @pytest.mark.slow

@@ -9,6 +9,7 @@ excerpt of the input (:func:`excerpt`; every path and message is cut to
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 
@@ -57,6 +58,43 @@ def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
     if isinstance(value, list):
         return f"a list of {len(value)} items"
     return _cut(ascii(value), limit)
+
+
+def shape(value: object) -> str:
+    """What ``value`` is, without any of its content: ``a string of 42 characters``, ``a
+    list of 3 items``, ``an integer``.  For a file that is not the kind expected (a
+    ``KEY=SECRET`` file passed by mistake), whose content must not be printed back."""
+    if isinstance(value, str):
+        return f"a string of {_count(len(value), 'character')}"
+    if isinstance(value, dict):
+        return f"a mapping of {_count(len(value), 'key')}"
+    if isinstance(value, list):
+        return f"a list of {_count(len(value), 'item')}"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    return f"a {type(value).__name__}"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9./-]{0,62}")
+
+
+def name_or_shape(value: object) -> str:
+    """``value`` quoted when it is a short name (a ``kind``, an ``apiVersion``: letters,
+    digits, ``.``, ``/``, ``-``), else only its :func:`shape`: what a file of another kind
+    holds at those keys is not printed."""
+    if isinstance(value, str) and _NAME.fullmatch(value):
+        return repr(value)
+    return shape(value)
 
 
 def _cut(text: str, limit: int) -> str:

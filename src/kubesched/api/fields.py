@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 
 from kubesched.api import objects as api
 from kubesched.api import quantity
-from kubesched.api.errors import InputError, excerpt
+from kubesched.api.errors import InputError, excerpt, shape
 
 Obj = Mapping[str, Any]
 
@@ -64,6 +64,15 @@ def as_mapping(value: object, path: str) -> Obj:
     return value
 
 
+def document(value: object, path: str) -> Obj:
+    """``value`` itself, which must be a mapping: a document of a stream, or an item of a
+    List.  What else it is is named by its :func:`~kubesched.api.errors.shape` only: a file
+    that is not a manifest (a ``KEY=SECRET`` file passed by mistake) is not printed back."""
+    if not isinstance(value, dict):
+        fail(path, f"must be a mapping (a Kubernetes object), got {shape(value)}")
+    return value
+
+
 def seq(obj: Obj, key: str, path: str) -> list[Any]:
     """A nested list; ``[]`` when absent."""
     value = obj.get(key)
@@ -92,26 +101,39 @@ def required_string(obj: Obj, key: str, path: str) -> str:
     return value
 
 
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
 def integer(obj: Obj, key: str, path: str) -> int | None:
-    """An integer field, ``None`` when absent (booleans are not integers)."""
+    """An integer field, ``None`` when absent (booleans are not integers).  Every integer
+    field of the API is an ``int32`` or an ``int64``: a number beyond int64 is refused as the
+    API server's decoder refuses it (narrower fields check their own range)."""
     value = obj.get(key)
     if value is None:
         return None
-    if type(value) is not int:
-        fail(join(path, key), f"must be an integer, got {_kind(value)}")
+    if type(value) is not int or not INT64_MIN <= value <= INT64_MAX:
+        _not_in_range(value, join(path, key), 64)
     return value
-
-
-INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 
 
 def int32(obj: Obj, key: str, path: str) -> int | None:
     """An ``int32`` field (``spec.priority``, a PriorityClass ``value``), ``None`` when absent;
     a number beyond int32 is refused as the API server's decoder refuses it."""
-    value = integer(obj, key, path)
-    if value is not None and not INT32_MIN <= value <= INT32_MAX:
-        fail(join(path, key), f"must be a 32-bit integer ({INT32_MIN}..{INT32_MAX}), got {value}")
+    value = obj.get(key)
+    if value is None:
+        return None
+    if type(value) is not int or not INT32_MIN <= value <= INT32_MAX:
+        _not_in_range(value, join(path, key), 32)
     return value
+
+
+def _not_in_range(value: object, path: str, bits: int) -> NoReturn:
+    if type(value) is not int:
+        fail(path, f"must be an integer, got {_kind(value)}")
+    low, high = (INT32_MIN, INT32_MAX) if bits == 32 else (INT64_MIN, INT64_MAX)
+    shown = value if abs(value) < 10**30 else f"a number of {len(str(abs(value)))} digits"
+    fail(path, f"must be a {bits}-bit integer ({low}..{high}), got {shown}")
 
 
 def boolean(obj: Obj, key: str, path: str, default: bool = False) -> bool:

@@ -13,6 +13,7 @@ the first read of ``raw`` (most of a snapshot's Pods never need it).
 from __future__ import annotations
 
 import operator
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -101,11 +102,25 @@ def _req(r: Requirement, value: str | None) -> bool:
         return value is not None
     if op == "DoesNotExist":
         return value is None
-    try:
-        have, want = int(value or ""), int(r.values[0])
-    except ValueError:
+    have, want = parse_int64(value or ""), parse_int64(r.values[0])
+    if have is None or want is None:
         return False
     return have > want if op == "Gt" else have < want
+
+
+_DECIMAL = re.compile(r"[+-]?[0-9]{1,19}", re.ASCII)
+
+
+def parse_int64(text: str) -> int | None:
+    """``text`` as Go's ``strconv.ParseInt(text, 10, 64)`` reads it (ASCII digits, an
+    optional sign, int64), or None where that fails: Python's ``int`` would also take
+    ``1_000``, `` 5``, ``5\n``, other scripts' digits, and numbers of any size (or raise
+    for more than 4,300 digits).  The one reading of ``Gt``/``Lt`` selector values and of
+    the label values they compare with."""
+    if _DECIMAL.fullmatch(text) is None:
+        return None
+    value = int(text)
+    return value if -(2**63) <= value < 2**63 else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -94,12 +94,12 @@ def split_documents(docs: Sequence[Any]) -> Documents:
     single = len(docs) == 1
     for k, doc in enumerate(docs):
         prefix = "" if single else f"[{k}]"
-        f.as_mapping(doc, prefix or "document")
+        f.document(doc, prefix or "document")
         kind = doc.get("kind")
         if isinstance(kind, str) and kind.endswith("List") and "items" in doc:
             for i, item in enumerate(f.seq(doc, "items", prefix)):
                 ipath = join(join(prefix, "items"), i)
-                f.as_mapping(item, ipath)
+                f.document(item, ipath)
                 out.append(item)
                 out.paths.append(ipath)
         else:

@@ -17,6 +17,9 @@ snapshot's Pods (a template's Pods have equal ones): each distinct value of thos
 is read once, remembered by its encoding (:data:`_key`), and its results shared -- frozen
 values and tuples of them (owner references, tolerations, affinity, images, host ports) and
 the requests dicts (read, never changed in place); timestamps are remembered by their text.
+A remembered result is taken only for a value that is equal to the one read, by its
+encoding and in Python both (:func:`_recalled`): either alone conflates values the full
+parse tells apart, so a Pod's acceptance never depends on the Pods read before it.
 """
 
 from __future__ import annotations
@@ -67,20 +70,22 @@ before it starts afresh."""
 
 T = TypeVar("T")
 
-_owners: dict[bytes, tuple[api.OwnerReference, ...]] = {}
 Containers = tuple[api.Resources, api.Resources, tuple[str, ...], tuple[api.HostPort, ...]]
 """What ``spec.containers`` gives a Pod: requests, non-zero requests, images, host ports."""
-_by_containers: dict[bytes, Containers] = {}
 Affinities = tuple[api.NodeAffinity | None, api.PodAffinity | None, api.PodAffinity | None]
 NO_AFFINITY: Affinities = (None, None, None)
-_by_affinity: dict[bytes, Affinities] = {}
-_by_tolerations: dict[bytes, tuple[api.Toleration, ...]] = {}
+_owners: dict[bytes, tuple[Any, tuple[api.OwnerReference, ...]]] = {}
+_by_containers: dict[bytes, tuple[Any, Containers]] = {}
+_by_affinity: dict[bytes, tuple[Any, Affinities]] = {}
+_by_tolerations: dict[bytes, tuple[Any, tuple[api.Toleration, ...]]] = {}
 _times: dict[str, float | None] = {}
 
 _key = msgspec.msgpack.encode
-"""The memo key of a decoded value: its MessagePack encoding, equal only for equal values of
-equal types (``1``, ``1.0`` and ``true`` differ, as do text and bytes), in a fraction of a
-microsecond."""
+"""The memo key of a decoded value: its MessagePack encoding, equal only for values of
+equal scalar types (``1``, ``1.0`` and ``true`` differ, as do text and bytes), in a fraction
+of a microsecond.  It does not tell a list from a tuple or a set (YAML's ``!!omap``,
+``!!set``), nor text from a date (``!!timestamp``), and it cannot encode an integer beyond
+64 bits (:func:`_recalled` handles both)."""
 
 
 def parse_pod(obj: dict[str, Any], path: str = "") -> api.Pod:
@@ -239,7 +244,7 @@ def preemption_policy(policy: object) -> str:
 def _containers(raw: object) -> Containers:
     """``spec.containers`` (no init containers): the Pod's effective requests, non-zero
     requests, images and host ports; worked out once per distinct list (see :func:`_key`)."""
-    return remembered(_by_containers, _key(raw), read_containers, raw)
+    return _recalled(_by_containers, raw, read_containers)
 
 
 def read_containers(raw: object) -> Containers:
@@ -285,7 +290,7 @@ def _affinity(spec: dict[str, Any]) -> Affinities:
     raw = spec.get("affinity")
     if raw is None:
         return NO_AFFINITY
-    return remembered(_by_affinity, _key(raw), read_affinity, raw)
+    return _recalled(_by_affinity, raw, read_affinity)
 
 
 def read_affinity(raw: object) -> Affinities:
@@ -302,7 +307,7 @@ def read_affinity(raw: object) -> Affinities:
 def _tolerations(spec: dict[str, Any]) -> tuple[api.Toleration, ...]:
     """``spec.tolerations`` as the full parse reads them, once per distinct list."""
     raw = spec["tolerations"]
-    return remembered(_by_tolerations, _key(raw), read_tolerations, raw)
+    return _recalled(_by_tolerations, raw, read_tolerations)
 
 
 def read_tolerations(raw: object) -> tuple[api.Toleration, ...]:
@@ -314,7 +319,7 @@ def _owner_references(refs: object) -> tuple[api.OwnerReference, ...]:
     them; worked out once per distinct list (see :func:`_key`)."""
     if refs is None:
         return ()
-    return remembered(_owners, _key(refs), read_owner_references, refs)
+    return _recalled(_owners, refs, read_owner_references)
 
 
 def read_owner_references(refs: object) -> tuple[api.OwnerReference, ...]:
@@ -340,9 +345,9 @@ def _owner_reference(ref: object) -> api.OwnerReference:
 
 
 def remembered(memo: dict[bytes, T], key: bytes, read: Callable[[Any], T], value: Any) -> T:
-    """``read(value)``, remembered in ``memo`` under ``key``, an encoding equal only for
-    equal values (:data:`_key`; the typed path's section text), started afresh after
-    :data:`MEMO_LIMIT` entries; an exception from ``read`` is not remembered."""
+    """``read(value)``, remembered in ``memo`` under ``key``, a text equal only for equal
+    values (the typed path's section text: equal texts decode to equal values), started
+    afresh after :data:`MEMO_LIMIT` entries; an exception from ``read`` is not remembered."""
     hit = memo.get(key)
     if hit is None:
         hit = read(value)
@@ -350,6 +355,28 @@ def remembered(memo: dict[bytes, T], key: bytes, read: Callable[[Any], T], value
             memo.clear()
         memo[key] = hit
     return hit
+
+
+def _recalled(memo: dict[bytes, tuple[Any, T]], raw: Any, read: Callable[[Any], T]) -> T:
+    """``read(raw)``, remembered in ``memo`` under the encoding of the decoded value ``raw``
+    (:data:`_key`) together with ``raw`` itself: a remembered result is taken only for a
+    value equal to the one it was read from by the encoding (which tells ``1`` from ``1.0``
+    and ``true``) and by ``==`` (which tells a list from a tuple or a set, and text from a
+    date).  A value the encoding cannot hold (an integer beyond 64 bits) is read, not
+    remembered; ``memo`` starts afresh after :data:`MEMO_LIMIT` entries; an exception from
+    ``read`` is not remembered."""
+    try:
+        key = _key(raw)
+    except (OverflowError, TypeError, msgspec.EncodeError):
+        return read(raw)
+    hit = memo.get(key)
+    if hit is not None and hit[0] == raw:
+        return hit[1]
+    value = read(raw)
+    if len(memo) >= MEMO_LIMIT:
+        memo.clear()
+    memo[key] = (raw, value)
+    return value
 
 
 def timestamp(value: object) -> float | None:

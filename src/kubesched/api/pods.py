@@ -274,6 +274,7 @@ def _tolerations(spec: Obj, path: str) -> tuple[api.Toleration, ...]:
         op = f.one_of(t, "operator", tpath, _TOLERATION_OPS, "Equal")
         value = f.string(t, "value", tpath)
         effect = f.one_of(t, "effect", tpath, _TOLERATION_EFFECTS, "")
+        f.integer(t, "tolerationSeconds", tpath)  # int64: checked, not used in scheduling
         if op == "Exists" and value:
             fail(join(tpath, "operator"), "value must be empty when `operator` is 'Exists'")
         if not key and op != "Exists":
@@ -292,11 +293,11 @@ def _spread_constraints(spec: Obj, path: str) -> tuple[api.TopologySpreadConstra
     for i, c in enumerate(f.seq(spec, key, path)):
         cpath = join(join(path, key), i)
         c = f.as_mapping(c, cpath)
-        max_skew = f.integer(c, "maxSkew", cpath)
+        max_skew = f.int32(c, "maxSkew", cpath)
         if max_skew is None or max_skew <= 0:
             fail(join(cpath, "maxSkew"), "must be greater than zero")
         when = string_required_one_of(c, "whenUnsatisfiable", cpath, _WHEN_UNSATISFIABLE)
-        min_domains = f.integer(c, "minDomains", cpath)
+        min_domains = f.int32(c, "minDomains", cpath)
         if min_domains is not None:
             if min_domains <= 0:
                 fail(join(cpath, "minDomains"), "must be greater than zero")

@@ -65,13 +65,50 @@ def parse_quantity(value: str | int | float) -> Fraction:
             f"quantities must match the regular expression "
             f"'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$', got {value!r}"
         )
-    number = Fraction(m.group("num"))
-    if m.group("exp"):
-        return number * Fraction(10) ** int(m.group("exp")[1:])
-    suffix = m.group("suffix") or ""
+    num, exp, suffix = m.group("num"), m.group("exp"), m.group("suffix") or ""
+    if len(num) > LONG_DIGITS:
+        return _long(num, exp, suffix)
+    number = Fraction(num)
+    if exp:
+        return number * Fraction(10) ** int(exp[1:])
     if suffix in _BINARY:
         return number * _BINARY[suffix]
     return number * _DECIMAL[suffix]
+
+
+LONG_DIGITS = 100
+"""A quantity's number longer than this is read by :func:`_long`."""
+
+_DECIMAL_EXPONENTS = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12}
+_DECIMAL_EXPONENTS.update(P=15, E=18)
+_HUGE = Fraction(10**40)
+"""What a quantity of 10^30 or more reads as: more than any count the scheduler holds, so
+it is refused as too large (:func:`too_large`) whatever it is exactly."""
+
+
+def _long(num: str, exp: str | None, suffix: str) -> Fraction:
+    """The value of a quantity whose number has more than :data:`LONG_DIGITS` characters,
+    without turning its text into an integer at once (which Python limits to 4,300 digits,
+    as it costs time quadratic in the digits): 10^30 or more (negative: -10^30 or less)
+    reads as :data:`_HUGE` of its sign; otherwise the digits below 10^-71 are dropped and,
+    if any of them was not zero, a 1 put at 10^-72.  Upstream rounds a quantity up to
+    10^-9 after its binary suffix (at most 2^60 < 10^19) multiplies it, and the scheduler
+    rounds up to 10^-3: both roundings are those of the exact value."""
+    sign = -1 if num.startswith("-") else 1
+    whole, _, frac = num.lstrip("+-").partition(".")
+    exp10 = int(exp[1:]) if exp else _DECIMAL_EXPONENTS.get(suffix, 0)
+    digits = (whole + frac).lstrip("0")
+    if not digits:
+        return Fraction(0)
+    top = len(digits) + exp10 - len(frac)  # the value is below 10**top (times the suffix)
+    if top > 30:
+        return sign * _HUGE
+    keep = top + 71  # digits of places 10^-71 and up
+    if keep <= 0:  # all below 10^-71, not all zero
+        return sign * Fraction(1, 10**72) * _BINARY.get(suffix, 1)
+    kept = digits[:keep] + ("1" if digits[keep:].strip("0") else "")
+    value = Fraction(sign * int(kept)) * Fraction(10) ** (top - len(kept))
+    return value * _BINARY.get(suffix, 1)
 
 
 def to_milli(q: Fraction) -> int:

@@ -21,8 +21,10 @@ a hook for repeated keys), its result checked against the text (:mod:`kubesched.
 counts the keys written, and the nesting depth): whatever the fast decoder takes otherwise
 than the exact one would (a repeated key, ``NaN``, a number beyond a float's range, an
 unpaired surrogate) or refuses goes to the standard library's decoder, which names the
-problem.  The values are the same either way (a property test decodes both).  A large
-file's text is scanned by a forked child on the other core while the decoder runs.
+problem; there an unpaired surrogate reads as U+FFFD, as Go's decoder (the API server's)
+reads it, and an integer of more than :data:`MAX_DIGITS` digits is refused (in YAML too).
+The values are the same either way (a property test decodes both).  A large file's text is
+scanned by a forked child on the other core while the decoder runs.
 
 Decoding, and the steps that turn a large snapshot into objects and columns, run inside
 :func:`bulk_allocation`: Python's cyclic garbage collector is paused while millions of
@@ -37,6 +39,7 @@ import json
 import os
 import re
 import stat
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from itertools import compress
@@ -295,8 +298,17 @@ def _decode(
         if text is None:
             text = _utf8(data, file)
         try:
-            doc = json.loads(text, object_pairs_hook=_json_object, parse_constant=_no_constant)
+            doc = json.loads(
+                text,
+                object_pairs_hook=_json_object,
+                parse_constant=_no_constant,
+                parse_int=_json_int,
+            )
+            if _SURROGATE_TEXT.search(text):
+                doc = _without_surrogates(doc)
             return [doc], False, depth
+        except _JsonDigits as err:
+            raise InputError([(f"line {_long_number_line(text)}", str(err))], file=file) from None
         except _JsonStrict as err:
             raise InputError([("", str(err))], file=file) from None
         except ValueError:
@@ -326,6 +338,61 @@ def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _no_constant(name: str) -> Any:
     raise _JsonStrict(f"{name} is not a JSON number")
+
+
+MAX_DIGITS = sys.get_int_max_str_digits() or 4300
+"""Most digits of an integer read (Python's limit for turning text into an integer, which
+guards against its quadratic cost; no Kubernetes field holds a number a hundredth as long)."""
+
+
+def _too_long(digits: int) -> str:
+    return f"a number of {digits} digits: at most {MAX_DIGITS} are read"
+
+
+class _JsonDigits(_JsonStrict):
+    """A JSON integer longer than :data:`MAX_DIGITS` digits."""
+
+
+def _json_int(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > MAX_DIGITS:
+        raise _JsonDigits(_too_long(digits))
+    return int(text)
+
+
+def _long_number_line(text: str) -> int:
+    """The line of the first run of more than :data:`MAX_DIGITS` digits in ``text``."""
+    found = re.search(f"[0-9]{{{MAX_DIGITS + 1}}}", text)
+    return text.count("\n", 0, found.start()) + 1 if found else 1
+
+
+_SURROGATE_TEXT = re.compile(r"\\u[dD][89a-fA-F]|[\ud800-\udfff]")
+"""JSON text that may decode to a string with an unpaired surrogate."""
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _without_surrogates(value: Any) -> Any:
+    """``value`` with each unpaired surrogate in its strings (keys too) replaced by U+FFFD,
+    as the API server's JSON decoder (Go's) reads it: such a string cannot be encoded as
+    UTF-8, so it would break whatever writes or hashes it later."""
+    if type(value) is str:
+        return _SURROGATE.sub("\ufffd", value)
+    if type(value) is list:
+        return [_without_surrogates(v) for v in value]
+    if type(value) is dict:
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+    return value
+
+
+def _construct_int(loader: Any, node: yaml.ScalarNode) -> Any:
+    """YAML's integer, refused (with its place) beyond :data:`MAX_DIGITS` digits."""
+    digits = sum(c.isdigit() for c in node.value)
+    if digits > MAX_DIGITS:
+        raise yaml.constructor.ConstructorError(None, None, _too_long(digits), node.start_mark)
+    return loader.construct_yaml_int(node)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
 
 def _yaml_problem(err: yaml.YAMLError) -> tuple[str, str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from kubesched.api.errors import InputError
+from kubesched.api.errors import InputError, name_or_shape
 from kubesched.api.source import FREEZE_ANSWER_AFTER, bulk_allocation
 from kubesched.cli import common
 from kubesched.report import text
@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
         cluster = load_cluster(args.cluster)  # a large kubectl List read by parts
         pod = common.load_one(args.pod)
         if pod.get("kind") != "Pod":
-            problem = ("kind", f"expected a Pod, got {pod.get('kind')!r}")
+            problem = ("kind", f"expected a Pod, got {name_or_shape(pod.get('kind'))}")
             raise InputError([problem], file=args.pod)
         config = common.load_config(args.config)
         snapshot = common.check_inputs(

@@ -35,12 +35,23 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Check the pools; exit 1 when a boundary is broken."""
+    from kubesched.config.load import load_config
+    from kubesched.config.types import KubeSchedulerConfiguration
     from kubesched.parallel.pools import check_pools, render
+    from kubesched.plugins.registry import known_plugin_names
 
     if not args.config:
         raise InputError([("--config", "give one configuration per scheduler")])
     cluster = common.load_list(args.cluster)
-    configs = [common.load_config(path) for path in args.config]
+    known = known_plugin_names()
+
+    def checked(path: str) -> KubeSchedulerConfiguration:
+        """The configuration of ``path``, checked here: a problem names its own file."""
+        return common.check(
+            lambda: load_config(common.load_config(path), known_plugins=known), path
+        )
+
+    configs = [checked(path) for path in args.config]
     try:
         result = check_pools(cluster, configs, names=list(args.config))
     except InputError as e:

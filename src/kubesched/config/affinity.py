@@ -74,12 +74,7 @@ def _check_label_requirement(req: api.Requirement, path: str) -> list[fe.Problem
                 )
             )
         for i, v in enumerate(vals):
-            try:
-                n = int(v, 10)
-                ok = fe.INT64_MIN <= n <= fe.INT64_MAX and v.strip() == v and "_" not in v
-            except ValueError:
-                ok = False
-            if not ok:
+            if api.parse_int64(v) is None:
                 problems.append(
                     fe.invalid(
                         fe.index(values_path, i),

@@ -17,7 +17,7 @@ from typing import Any
 
 from kubesched.api import objects as api
 from kubesched.api import source
-from kubesched.api.errors import InputError
+from kubesched.api.errors import InputError, name_or_shape
 from kubesched.config import decode, pluginargs
 from kubesched.config import defaults as d
 from kubesched.config import fielderr as fe
@@ -100,7 +100,13 @@ def build_config(raw: Any, known_plugins: Collection[str]) -> t.KubeSchedulerCon
         if got is None:
             dec.problems.append(fe.required(key))
         elif got != want:
-            dec.problems.append(fe.not_supported(key, got, (want,)))
+            shown = name_or_shape(got)  # a file of another kind: its content is not quoted
+            if shown == repr(got):
+                dec.problems.append(fe.not_supported(key, got, (want,)))
+            else:
+                dec.problems.append(
+                    (key, f'Unsupported value: {shown}: supported values: "{want}"')
+                )
     parallelism = dec.integer(top.get("parallelism"), "parallelism")
     percentage = dec.integer(top.get("percentageOfNodesToScore"), "percentageOfNodesToScore")
     initial = dec.integer(

@@ -127,7 +127,8 @@ def load_scenario(path: str | None, *, seed: int | None = None) -> Scenario:
     if len(docs) != 1 or docs[0].get("kind") != "Scenario":
         raise InputError([("kind", "expected one document of kind Scenario")], file=file)
     try:
-        return build_scenario(docs[0], seed=seed, directory=os.path.dirname(path or ""))
+        folder = os.path.dirname(os.path.abspath(path)) if path is not None else None
+        return build_scenario(docs[0], seed=seed, directory=folder)
     except InputError as e:
         raise e.with_file(file) from None
 
@@ -158,7 +159,7 @@ def build_scenario(
     pools = sf.opt(spec, "nodePools", p, list, [])
     workloads = sf.opt(spec, "workloads", p, list, [])
     literal = sf.opt(spec, "objects", p, list, [])
-    _check_sizes(pools, workloads, len(literal))
+    _check_sizes(pools, workloads, literal)
     rng = np.random.default_rng(seed)
     startup_rng = startup.rng_for(seed)  # its own stream: placements stay what they were
     names: dict[str, str] = {}
@@ -236,15 +237,30 @@ def _timing(obj: dict[str, Any], tp: str, directory: str | None) -> SimTiming:
 
 
 def cost_model(calibration: str | None, directory: str | None, field: str) -> CostModel:
-    """The calibration ``calibration`` (relative to ``directory``; None: the shipped one);
-    a problem with the file names the field that referred to it too."""
+    """The calibration ``calibration`` (None: the shipped one); a problem with the file
+    names the field that referred to it too.  With a ``directory`` (a scenario file's
+    folder) the file is found there and must be inside it, symbolic links followed: a
+    scenario names no file elsewhere (``simulate --calibration`` may)."""
     path = calibration
-    if path is not None and directory and not os.path.isabs(path):
-        path = os.path.join(directory, path)
+    if path is not None and directory is not None:
+        path = _inside(path, directory, field)
     try:
         return load_calibration(path)
     except InputError as e:
         raise InputError([(field, str(e))]) from None
+
+
+def _inside(path: str, directory: str, field: str) -> str:
+    """``path`` resolved in ``directory``, which it must not leave (see :func:`cost_model`)."""
+    folder = os.path.realpath(directory)
+    full = os.path.realpath(os.path.join(folder, path))
+    if os.path.commonpath([full, folder]) != folder:
+        message = (
+            f"{excerpt(path)} is outside the scenario's folder {folder} (to {full}): put "
+            "it there, or give it with simulate --calibration"
+        )
+        raise InputError([(field, message)])
+    return full
 
 
 def with_cost_model(sc: Scenario, kind: str, calibration: str | None) -> None:
@@ -270,21 +286,44 @@ def with_cost_model(sc: Scenario, kind: str, calibration: str | None) -> None:
     )
 
 
-def _check_sizes(pools: list[Any], workloads: list[Any], literal: int) -> None:
+def _check_sizes(pools: list[Any], workloads: list[Any], literal: list[Any]) -> None:
     """Refuse more than :data:`~kubesched.sim.scenario_fields.MAX_NODES` nodes or
-    :data:`~kubesched.sim.scenario_fields.MAX_PODS` Pods before generating any."""
-    for what, items, limit, unit in (
-        ("nodePools", pools, sf.MAX_NODES, "nodes"),
-        ("workloads", workloads, sf.MAX_PODS, "Pods"),
+    :data:`~kubesched.sim.scenario_fields.MAX_PODS` Pods before generating or parsing any:
+    the literal ``objects`` count too (Nodes against the nodes, every other object against
+    the Pods; a List's items one by one), then each pool's and workload's ``count``."""
+    nodes, others = _literal_counts(literal)
+    for what, items, limit, unit, total in (
+        ("nodePools", pools, sf.MAX_NODES, "nodes", nodes),
+        ("workloads", workloads, sf.MAX_PODS, "Pods", others),
     ):
-        total = literal
+        why = f" (a scenario has at most {limit} {unit} in all)"
+        if total > limit:
+            message = f"{total} literal {unit}: a scenario has at most {limit} {unit} in all"
+            raise InputError([("spec.objects", message)])
         for i, item in enumerate(items):
             path = f"spec.{what}[{i}]"
             if not isinstance(item, dict):
                 raise InputError([(path, "must be a map")])
             left = max(limit - total, 0)
-            why = f" (a scenario has at most {limit} {unit} in all)"
             total += sf.integer(item, "count", path, high=left, limit=why)
+
+
+def _literal_counts(literal: list[Any]) -> tuple[int, int]:
+    """How many of the literal ``objects`` are Nodes and how many are other objects (the
+    items of a ``...List`` counted one by one, as they are parsed)."""
+    nodes = others = 0
+    for obj in literal:
+        items = [obj]
+        if type(obj) is dict:
+            kind = obj.get("kind")
+            if isinstance(kind, str) and kind.endswith("List") and type(obj.get("items")) is list:
+                items = obj["items"]
+        for item in items:
+            if type(item) is dict and item.get("kind") == "Node":
+                nodes += 1
+            else:
+                others += 1
+    return nodes, others
 
 
 def _pod_groups(wl: Any, path: str, arrivals: list[Arrival]) -> list[dict[str, Any]]:
@@ -357,9 +396,13 @@ def _workload_arrivals(
     for j, choice in enumerate(choices):
         if not isinstance(choice, int) or isinstance(choice, bool) or choice < 0:
             raise InputError([(f"{path}.gpuChoices[{j}]", "must be an integer >= 0")])
+    distinct = dict.fromkeys(choices or [None])  # one Pod parsed per distinct value
+    if len(distinct) > sf.MAX_GPU_CHOICES:
+        message = f"{len(distinct)} distinct values: at most {sf.MAX_GPU_CHOICES}"
+        raise InputError([(f"{path}.gpuChoices", message)])
     template = sf.req(wl, "template", path, dict)
     variants: dict[int | None, api.Pod] = {}
-    for choice in choices or [None]:
+    for choice in distinct:
         manifest = copy.deepcopy(template)
         manifest.setdefault("apiVersion", "v1")
         manifest.setdefault("kind", "Pod")

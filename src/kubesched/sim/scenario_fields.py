@@ -19,6 +19,9 @@ MAX_NODES = 100_000
 """Most simulated nodes a scenario may declare, over every pool and literal object."""
 MAX_PODS = 1_000_000
 """Most Pods a scenario may generate, over every workload and literal object."""
+MAX_GPU_CHOICES = 256
+"""Distinct values in one workload's ``gpuChoices`` (a Pod is parsed for each; a value may
+repeat, to weigh it)."""
 MAX_SECONDS = 7 * 24 * 3600.0
 """Longest virtual time (a week) of ``durationSeconds``, ``drainSeconds``, any start, lifetime,
 timing or fault time: the run steps through virtual seconds, so this bounds its length."""

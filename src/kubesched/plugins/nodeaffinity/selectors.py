@@ -75,16 +75,7 @@ class RequiredAffinity:
 _NAME_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 _VALUE_RE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 _DNS_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_INT_RE = re.compile(r"^[+-]?[0-9]+$")
 _LABEL_OPS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
-
-
-def parse_int64(s: str) -> int | None:
-    """Go ``strconv.ParseInt(s, 10, 64)``; None where Go returns an error."""
-    if not _INT_RE.match(s):
-        return None
-    n = int(s)
-    return n if -(2**63) <= n < 2**63 else None
 
 
 def _valid_key(key: str) -> bool:
@@ -106,7 +97,7 @@ def _label_req_problem(r: api.Requirement) -> tuple[str, str] | None:
         return "values", "for 'in', 'notin' operators, values set can't be empty"
     if op in ("Exists", "DoesNotExist") and vals:
         return "values", "values set must be empty for exists and does not exist"
-    if op in ("Gt", "Lt") and (len(vals) != 1 or parse_int64(vals[0]) is None):
+    if op in ("Gt", "Lt") and (len(vals) != 1 or api.parse_int64(vals[0]) is None):
         return "values", "for 'Gt', 'Lt' operators, exactly one integer value is required"
     for i, v in enumerate(vals):
         if len(v) > 63 or not _VALUE_RE.match(v):
@@ -125,7 +116,7 @@ def _compile_req(r: api.Requirement, field: bool, path: str, problems: Problems)
     if bad is not None:
         problems.append((f"{path}.{bad[0]}", bad[1]))
         return None
-    number = parse_int64(r.values[0]) if r.operator in ("Gt", "Lt") else None
+    number = api.parse_int64(r.values[0]) if r.operator in ("Gt", "Lt") else None
     return Req(r.key, r.operator, r.values, field, number or 0)
 
 
@@ -214,7 +205,7 @@ def _req_matches(req: Req, labels: Mapping[str, str], name: str) -> bool:
         return value is not None
     if req.op == "DoesNotExist":
         return value is None
-    n = None if value is None else parse_int64(value)
+    n = None if value is None else api.parse_int64(value)
     return n is not None and (n > req.number if req.op == "Gt" else n < req.number)
 
 
@@ -258,7 +249,7 @@ def _req_mask(req: Req, table: NodeTable, rows: IntArray) -> BoolArray:
         return codes < 0
     lut = np.zeros(len(known) + 1, dtype=np.bool_)  # last slot: absent (-1)
     for value, code in known.items():
-        n = parse_int64(value)
+        n = api.parse_int64(value)
         lut[code] = n is not None and (n > req.number if req.op == "Gt" else n < req.number)
     return np.asarray(lut[codes], dtype=np.bool_)
 

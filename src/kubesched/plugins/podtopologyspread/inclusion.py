@@ -13,7 +13,6 @@ with no requirement at all, matches nothing (upstream ignores parse errors here)
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -23,14 +22,6 @@ from kubesched.api import objects as api
 from kubesched.state.nodes import BoolArray, IntArray, NodeTable
 
 OBJECT_NAME_FIELD = "metadata.name"
-_INT_RE = re.compile(r"^[+-]?[0-9]+$")
-
-
-def _parse_int64(s: str) -> int | None:
-    if not _INT_RE.match(s):
-        return None
-    n = int(s)
-    return n if -(2**63) <= n < 2**63 else None
 
 
 def _codes(table: NodeTable, key: str, rows: IntArray) -> npt.NDArray[np.int32]:
@@ -53,13 +44,13 @@ def _req_mask(req: api.Requirement, table: NodeTable, rows: IntArray) -> BoolArr
             return None
         return np.asarray(codes >= 0 if op == "Exists" else codes < 0, dtype=np.bool_)
     if op in ("Gt", "Lt") and len(values) == 1:
-        bound = _parse_int64(values[0])
+        bound = api.parse_int64(values[0])
         if bound is None:
             return None
         known = table.label_values.get(req.key, {})
         lut = np.zeros(len(known) + 1, dtype=np.bool_)  # last slot: label absent (-1)
         for value, code in known.items():
-            n = _parse_int64(value)
+            n = api.parse_int64(value)
             lut[code] = n is not None and (n > bound if op == "Gt" else n < bound)
         return np.asarray(lut[codes], dtype=np.bool_)
     return None

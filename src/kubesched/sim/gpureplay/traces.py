@@ -95,10 +95,12 @@ def _int(row: dict[str, str], col: str, line: int, path: Path, low: int = 0) -> 
         raise InputError(
             [(f"line {line}: {col}", f"not an integer: {excerpt(raw)}")], file=str(path)
         )
-    value = int(raw)
-    if value < low or value > INT64_MAX:
+    digits = len(raw.lstrip("+-").lstrip("0"))
+    value = int(raw) if digits <= 19 else None  # longer is beyond int64: not read at all
+    if value is None or value < low or value > INT64_MAX:
+        shown = excerpt(value) if value is not None else f"a number of {digits} digits"
         raise InputError(
-            [(f"line {line}: {col}", f"must be >= {low} and <= {INT64_MAX}, got {excerpt(value)}")],
+            [(f"line {line}: {col}", f"must be >= {low} and <= {INT64_MAX}, got {shown}")],
             file=str(path),
         )
     return value
