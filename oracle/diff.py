@@ -17,10 +17,12 @@ the exit code is 0 only when M is 0.
 upstream's ``pkg/scheduler/...`` instrumented): the explain cases, ``--dra-cases`` DRA cases
 (``oracle/dra_cases.py``) and ``--schedule-cases`` schedules (which run the queue, the
 binder and the queueing hints), then prints the statement coverage per upstream
-default-profile plugin, the uncovered lines (``oracle/coverage.py``) and last
+default-profile plugin, the uncovered lines (``oracle/upstream_coverage.py``) and last
 ``coverage: A % of default-profile plugin statements, lowest B % (PLUGIN)``; the exit code
 is also 1 when a plugin is below ``--min-all`` (or, for a Filter or Score plugin, its
-scheduling paths below ``--min-paths``).
+scheduling paths below ``--min-paths``), or with ``--floors FILE`` below its own minimums
+(``oracle/coverage_floors.json``, what CI holds; ``--write-floors`` writes them from a run).
+``--uncovered FILE`` writes every uncovered range with why (Markdown).
 """
 
 from __future__ import annotations
@@ -71,6 +73,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--schedule-cases", type=int, default=30, help="with --coverage")
     ap.add_argument("--min-all", type=float, default=90.0, help="%% of a plugin's statements")
     ap.add_argument("--min-paths", type=float, default=95.0, help="%% of its Filter/Score paths")
+    ap.add_argument("--floors", type=Path, help="per-plugin minimums (JSON) instead of --min-*")
+    ap.add_argument("--write-floors", type=Path, help="write this run's floors (JSON)")
+    ap.add_argument("--uncovered", type=Path, help="write the uncovered ranges as Markdown")
     args = ap.parse_args(argv)
     if args.cases < 0:
         ap.error("--cases must be >= 0")
@@ -103,7 +108,13 @@ def with_coverage(args: argparse.Namespace) -> int:
                 return 2
             sub = argparse.Namespace(**{**vars(args), "verb": verb, "cases": n})
             total += run(oracle, sub, gen)
-        rep = coverage.report([Path(tmp)], args.min_all, args.min_paths)
+        floors = json.loads(args.floors.read_text()) if args.floors else None
+        rep = coverage.report([Path(tmp)], args.min_all, args.min_paths, floors)
+        if args.uncovered:
+            args.uncovered.write_text(coverage.markdown([Path(tmp)]))
+        if args.write_floors:
+            text = json.dumps(rep.floors(), indent=1, sort_keys=True)
+            args.write_floors.write_text(text + "\n")
     n = args.cases + dra + args.schedule_cases
     print(
         f"oracle: {n} cases ({args.cases} explain, {dra} DRA, {args.schedule_cases} schedule), "
@@ -111,7 +122,12 @@ def with_coverage(args: argparse.Namespace) -> int:
     )
     print("\n".join(rep.lines[:-1]))
     if rep.below:
-        print(f"below {args.min_all:g} % (paths {args.min_paths:g} %): {', '.join(rep.below)}")
+        what = (
+            f"the floors of {args.floors}"
+            if floors
+            else (f"{args.min_all:g} % (paths {args.min_paths:g} %)")
+        )
+        print(f"below {what}: {', '.join(rep.below)}")
     print(rep.lines[-1])
     return 0 if total == 0 and not rep.below else 1
 
