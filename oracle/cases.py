@@ -839,6 +839,6 @@ def edge_config(gen: _Gen) -> dict[str, Any]:
     }
 
 
-from dra_cases import dra_case  # noqa: E402  (DynamicResources cases, oracle/dra_cases.py)
+from dra_cases import dra_case, dra_schedule_case  # noqa: E402  (oracle/dra_cases.py)
 
-__all__ = ["case", "dra_case"]
+__all__ = ["case", "dra_case", "dra_schedule_case"]

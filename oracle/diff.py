@@ -38,7 +38,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import upstream_coverage as coverage
-from cases import case, dra_case, schedule_case
+from cases import case, dra_case, dra_schedule_case, schedule_case
 from compare import (
     Oracle,
     OracleMissing,
@@ -71,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--coverage", action="store_true", help="measure upstream's coverage")
     ap.add_argument("--dra-cases", type=int, help="with --coverage (default: cases / 10)")
     ap.add_argument("--schedule-cases", type=int, default=30, help="with --coverage")
+    ap.add_argument("--dra-schedule-cases", type=int, default=30, help="with --coverage")
     ap.add_argument("--min-all", type=float, default=90.0, help="%% of a plugin's statements")
     ap.add_argument("--min-paths", type=float, default=95.0, help="%% of its Filter/Score paths")
     ap.add_argument("--floors", type=Path, help="per-plugin minimums (JSON) instead of --min-*")
@@ -99,6 +100,7 @@ def with_coverage(args: argparse.Namespace) -> int:
         env = coverage.cover_env(Path(tmp))
         runs = [("explain", args.cases, case), ("explain", dra, dra_case)]
         runs.append(("schedule", args.schedule_cases, schedule_case))
+        runs.append(("schedule", args.dra_schedule_cases, dra_schedule_case))
         total = 0
         for verb, n, gen in runs:
             try:
@@ -113,12 +115,12 @@ def with_coverage(args: argparse.Namespace) -> int:
         if args.uncovered:
             args.uncovered.write_text(coverage.markdown([Path(tmp)]))
         if args.write_floors:
-            text = json.dumps(rep.floors(), indent=1, sort_keys=True)
-            args.write_floors.write_text(text + "\n")
-    n = args.cases + dra + args.schedule_cases
+            rows = [f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in sorted(rep.floors().items())]
+            args.write_floors.write_text("{\n" + ",\n".join(rows) + "\n}\n")
+    n = args.cases + dra + args.schedule_cases + args.dra_schedule_cases
     print(
-        f"oracle: {n} cases ({args.cases} explain, {dra} DRA, {args.schedule_cases} schedule), "
-        f"{total} mismatches"
+        f"oracle: {n} cases ({args.cases} explain, {dra} DRA, {args.schedule_cases} schedule, "
+        f"{args.dra_schedule_cases} DRA schedule), {total} mismatches"
     )
     print("\n".join(rep.lines[:-1]))
     if rep.below:
