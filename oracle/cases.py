@@ -110,6 +110,7 @@ class _Gen:
             rare_shapes(self, nodes, pods, incoming)
         if self.chance(0.35):
             items += as_stored(self, nodes, pods, incoming)
+            controllers_status(items)
         return {
             "cluster": {"apiVersion": "v1", "kind": "List", "items": items},
             "pod": incoming,
@@ -525,6 +526,23 @@ def as_stored(
     if gen.chance(0.6):
         extra += _budgets(gen, pods)
     return extra
+
+
+def controllers_status(items: list[dict[str, Any]]) -> None:
+    """The status the controllers write on the other kinds (in place): Namespaces Active,
+    Services' load balancer, ReplicaSets' replica counts."""
+    for obj in items:
+        kind = obj["kind"]
+        if kind == "Namespace":
+            obj["status"] = {"phase": "Active"}
+            obj["spec"] = {"finalizers": ["kubernetes"]}
+        elif kind == "Service":
+            obj["status"] = {"loadBalancer": {}}
+            obj["spec"].update(type="ClusterIP", clusterIP="10.96.0.10", sessionAffinity="None")
+        elif kind == "ReplicaSet":
+            obj["spec"].setdefault("replicas", 3)
+            obj["status"] = {"replicas": 3, "readyReplicas": 2, "availableReplicas": 2,
+                             "fullyLabeledReplicas": 3, "observedGeneration": 1}  # fmt: skip
 
 
 def _stored_node(gen: _Gen, node: dict[str, Any], i: int) -> None:
