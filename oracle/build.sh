@@ -14,9 +14,21 @@
 # The kube-apiserver build takes minutes on 2 cores the first time; `go build` skips it when
 # nothing changed.  ORACLE_SKIP_CONTROLPLANE=1 builds kube-oracle only.  Both binaries are
 # stamped with the version upstream's release build gives them (/version, kubectl's skew check).
+# --cover builds only bin/cover/kube-oracle: kube-oracle with Go's coverage instrumentation
+# over upstream's pkg/scheduler/... (and its own main package, which installs the hook that
+# writes the counters into $GOCOVERDIR at exit), for `oracle/diff.py --coverage`; ~20 s once
+# the normal build is cached, and slower to run, so the normal one stays uninstrumented.
 set -euo pipefail
 cd "$(dirname "$0")"
 mkdir -p bin
+if [ "${1:-}" = --cover ]; then
+    mkdir -p bin/cover
+    go build -trimpath -cover -covermode=set \
+        -coverpkg=k8s.io/kubernetes/pkg/scheduler/...,./cmd/kube-oracle \
+        -o bin/cover/kube-oracle ./cmd/kube-oracle
+    echo "oracle: built kube-oracle with coverage of k8s.io/kubernetes/pkg/scheduler/... into $(pwd)/bin/cover"
+    exit 0
+fi
 go build -trimpath -o bin/kube-oracle ./cmd/kube-oracle
 echo "oracle: built $(bin/kube-oracle version) into $(pwd)/bin"
 if [ "${ORACLE_SKIP_CONTROLPLANE:-}" != 1 ]; then

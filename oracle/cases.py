@@ -106,6 +106,11 @@ class _Gen:
         items: list[dict[str, Any]] = [*nodes, *pods, *self.others(incoming)]
         if self.chance(0.2):
             items.append(self.replica_set(incoming, pods))
+        if self.chance(0.3):
+            rare_shapes(self, nodes, pods, incoming)
+        if self.chance(0.35):
+            items += as_stored(self, nodes, pods, incoming)
+            controllers_status(items)
         return {
             "cluster": {"apiVersion": "v1", "kind": "List", "items": items},
             "pod": incoming,
@@ -417,6 +422,8 @@ class _Gen:
         return out
 
     def config(self) -> dict[str, Any] | None:
+        if self.chance(0.2):
+            return edge_config(self)
         if self.chance(0.4):
             return None
         profile: dict[str, Any] = {"schedulerName": "default-scheduler"}
@@ -471,6 +478,385 @@ class _Gen:
         }
 
 
-from dra_cases import dra_case  # noqa: E402  (DynamicResources cases, oracle/dra_cases.py)
+# --- objects as a real cluster stores them ----------------------------------------------
 
-__all__ = ["case", "dra_case"]
+PRIORITY_CLASSES = {
+    # name: (value, preemptionPolicy)
+    "system-cluster-critical": (2000000000, "PreemptLowerPriority"),
+    "high": (1000, "PreemptLowerPriority"),
+    "batch-low": (10, "Never"),
+    "best-effort": (0, "PreemptLowerPriority"),
+}
+
+
+def as_stored(
+    gen: _Gen, nodes: list[dict[str, Any]], pods: list[dict[str, Any]], incoming: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """Turn the drawn objects into what ``kubectl get -o json`` prints from a real cluster
+    (in place) and return the objects that come with them: the fields admission and the
+    API server add (priority from a PriorityClass, the default tolerations, the defaulted
+    spec fields, resourceVersion), the status the kubelet and the node controller report
+    (conditions, addresses, container statuses), PriorityClasses and PodDisruptionBudgets
+    with the status the disruption controller writes."""
+    extra: list[dict[str, Any]] = []
+    for name, (value, policy) in PRIORITY_CLASSES.items():
+        extra.append(
+            {
+                "apiVersion": "scheduling.k8s.io/v1",
+                "kind": "PriorityClass",
+                "metadata": {"name": name, "resourceVersion": "7"},
+                "value": value,
+                "preemptionPolicy": policy,
+                "globalDefault": False,
+            }
+        )
+    for i, node in enumerate(nodes):
+        _stored_node(gen, node, i)
+    for i, pod in enumerate(pods):
+        _admitted(gen, pod, i)
+        _kubelet_status(gen, pod)
+    _admitted(gen, incoming, len(pods))
+    incoming["status"] = {
+        "phase": "Pending",
+        "qosClass": _qos(incoming),
+        "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]
+        if gen.chance(0.4)
+        else [],
+    }
+    if gen.chance(0.6):
+        extra += _budgets(gen, pods)
+    return extra
+
+
+def controllers_status(items: list[dict[str, Any]]) -> None:
+    """The status the controllers write on the other kinds (in place): Namespaces Active,
+    Services' load balancer, ReplicaSets' replica counts."""
+    for obj in items:
+        kind = obj["kind"]
+        if kind == "Namespace":
+            obj["status"] = {"phase": "Active"}
+            obj["spec"] = {"finalizers": ["kubernetes"]}
+        elif kind == "Service":
+            obj["status"] = {"loadBalancer": {}}
+            obj["spec"].update(type="ClusterIP", clusterIP="10.96.0.10", sessionAffinity="None")
+        elif kind == "ReplicaSet":
+            obj["spec"].setdefault("replicas", 3)
+            obj["status"] = {"replicas": 3, "readyReplicas": 2, "availableReplicas": 2,
+                             "fullyLabeledReplicas": 3, "observedGeneration": 1}  # fmt: skip
+
+
+def _stored_node(gen: _Gen, node: dict[str, Any], i: int) -> None:
+    meta = node["metadata"]
+    meta.update(resourceVersion=str(100 + i), uid=f"uid-node-{i}")
+    meta["creationTimestamp"] = "2025-12-01T00:00:00Z"
+    meta["labels"].update(
+        {
+            "kubernetes.io/os": "linux",
+            "kubernetes.io/arch": "amd64",
+            "beta.kubernetes.io/os": "linux",
+        }
+    )
+    meta["annotations"] = {"node.alpha.kubernetes.io/ttl": "0"}
+    status = node["status"]
+    ready = "False" if node["spec"].get("unschedulable") and gen.chance(0.5) else "True"
+    status["conditions"] = [
+        {"type": t, "status": "False", "reason": f"KubeletHas{r}"}
+        for t, r in (("MemoryPressure", "SufficientMemory"), ("DiskPressure", "NoDiskPressure"),
+                     ("PIDPressure", "SufficientPID"))
+    ] + [{"type": "Ready", "status": ready, "reason": "KubeletReady"}]  # fmt: skip
+    status["addresses"] = [
+        {"type": "InternalIP", "address": f"10.0.0.{i + 1}"},
+        {"type": "Hostname", "address": meta["name"]},
+    ]
+    status["daemonEndpoints"] = {"kubeletEndpoint": {"Port": 10250}}
+    status["nodeInfo"] = {"kubeletVersion": "v1.34.4", "containerRuntimeVersion": "containerd://2.1.4",
+                          "operatingSystem": "linux", "architecture": "amd64"}  # fmt: skip
+    if ready == "False":
+        # The node lifecycle controller's taint for a NotReady node.
+        taints = node["spec"].setdefault("taints", [])
+        taints.append({"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"})
+
+
+def _admitted(gen: _Gen, pod: dict[str, Any], i: int) -> None:
+    """The fields the API server's defaulting and admission add to a Pod."""
+    meta, spec = pod["metadata"], pod["spec"]
+    meta["resourceVersion"] = str(500 + i)
+    meta.setdefault("creationTimestamp", "2026-01-01T02:00:00Z")
+    if gen.chance(0.5):
+        meta["generateName"] = meta["name"] + "-"
+    if gen.chance(0.5):
+        name = gen.pick(list(PRIORITY_CLASSES))
+        value, policy = PRIORITY_CLASSES[name]
+        spec["priorityClassName"] = name
+        spec["priority"] = value
+        spec["preemptionPolicy"] = policy
+    else:
+        spec.setdefault("priority", 0)
+        spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+    spec.setdefault("schedulerName", "default-scheduler")
+    spec.update(restartPolicy="Always", dnsPolicy="ClusterFirst", terminationGracePeriodSeconds=30)
+    spec.update(serviceAccountName="default", serviceAccount="default", securityContext={})
+    spec["enableServiceLinks"] = True
+    tolerations = spec.setdefault("tolerations", [])
+    for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"):
+        tolerations.append(
+            {"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
+        )
+    for c in [*spec["containers"], *spec.get("initContainers", [])]:
+        c.setdefault("resources", {})
+        c.update(imagePullPolicy="IfNotPresent", terminationMessagePath="/dev/termination-log")
+        c["terminationMessagePolicy"] = "File"
+        for port in c.get("ports", []):
+            port.setdefault("protocol", "TCP")
+
+
+def _qos(pod: dict[str, Any]) -> str:
+    res = [c.get("resources", {}) for c in pod["spec"]["containers"]]
+    if not any(r.get("requests") or r.get("limits") for r in res):
+        return "BestEffort"
+    return "Burstable"
+
+
+def _kubelet_status(gen: _Gen, pod: dict[str, Any]) -> None:
+    """What the kubelet reports of a bound Pod: conditions, IPs, container statuses (their
+    resources as the spec's: no resize in progress)."""
+    status = pod["status"]
+    running = status["phase"] == "Running"
+    status.update(hostIP="10.0.0.1", podIP=f"10.244.0.{gen.r.randint(2, 250)}", qosClass=_qos(pod))
+    status["podIPs"] = [{"ip": status["podIP"]}]
+    status["conditions"] = [
+        {"type": t, "status": "True" if running or t == "PodScheduled" else "False"}
+        for t in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady",
+                  "PodScheduled")
+    ]  # fmt: skip
+    statuses = []
+    for c in pod["spec"]["containers"]:
+        cs: dict[str, Any] = {
+            "name": c["name"],
+            "image": c["image"],
+            "imageID": f"docker.io/library/{c['image']}@sha256:{'0' * 64}",
+            "containerID": f"containerd://{gen.r.getrandbits(64):016x}",
+            "ready": running,
+            "started": running,
+            "restartCount": gen.pick([0, 0, 1, 3]),
+            "state": {"running": {"startedAt": status["startTime"]}}
+            if running
+            else {"terminated": {"exitCode": 0, "reason": "Completed"}},
+        }
+        if c["resources"]:
+            cs["resources"] = c["resources"]
+            cs["allocatedResources"] = c["resources"].get("requests", c["resources"].get("limits"))
+        statuses.append(cs)
+    status["containerStatuses"] = statuses
+
+
+def _budgets(gen: _Gen, pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """PodDisruptionBudgets over the running Pods of an app, with the status the
+    disruption controller writes (disruptionsAllowed from the healthy Pods)."""
+    out = []
+    for j, app in enumerate(gen.r.sample(APPS, gen.r.randint(1, 2))):
+        ns = gen.pick(NAMESPACES)
+        matched = [
+            p for p in pods
+            if p["metadata"]["namespace"] == ns and p["metadata"]["labels"]["app"] == app
+            and p["status"]["phase"] == "Running"
+        ]  # fmt: skip
+        healthy = len(matched)
+        spec: dict[str, Any] = {"selector": {"matchLabels": {"app": app}}}
+        if gen.chance(0.5):
+            spec["minAvailable"] = gen.pick([0, 1, 2, "50%"])
+            want = spec["minAvailable"]
+            desired = (healthy + 1) // 2 if want == "50%" else want
+        else:
+            spec["maxUnavailable"] = gen.pick([0, 1, "25%"])
+            m = spec["maxUnavailable"]
+            desired = healthy - (m if isinstance(m, int) else (healthy + 3) // 4)
+        desired = max(0, int(desired))
+        status = {
+            "observedGeneration": 1,
+            "currentHealthy": healthy,
+            "desiredHealthy": desired,
+            "expectedPods": healthy,
+            "disruptionsAllowed": max(0, healthy - desired),
+            "conditions": [{"type": "DisruptionAllowed", "status": "True" if healthy > desired
+                            else "False", "reason": "SufficientPods"}],
+        }  # fmt: skip
+        out.append(
+            {
+                "apiVersion": "policy/v1",
+                "kind": "PodDisruptionBudget",
+                "metadata": {"name": f"pdb-{j}", "namespace": ns, "generation": 1},
+                "spec": spec,
+                "status": status,
+            }
+        )
+    return out
+
+
+# --- shapes the main generator rarely draws ----------------------------------------------
+
+
+def rare_shapes(
+    gen: _Gen, nodes: list[dict[str, Any]], pods: list[dict[str, Any]], incoming: dict[str, Any]
+) -> None:
+    """Add (in place) what the main generator rarely or never draws: ephemeral-storage and
+    zero extended-resource requests, an overcommitted node (its Pods request more than it
+    allocates, as after a kubelet restart with more reserved), large images on every node,
+    running Pods with required pod affinity (the hard-affinity weight of scoring), node
+    affinity with several matchFields terms (intersected, and conflicting), spreading
+    with an empty or missing label selector."""
+    spec = incoming["spec"]
+    c0 = spec["containers"][0]
+    requests = c0.setdefault("resources", {}).setdefault("requests", {})
+    if gen.chance(0.5):
+        requests["ephemeral-storage"] = gen.pick(["1Gi", "50Gi", "200Gi"])
+    if gen.chance(0.3):
+        requests[EXT] = "0"
+    if pods and gen.chance(0.4):
+        victim = gen.pick(pods)
+        res = victim["spec"]["containers"][0].setdefault("resources", {})
+        res["requests"] = {"cpu": "16", "memory": "64Gi", "ephemeral-storage": "500Gi"}
+    if gen.chance(0.3):
+        big = {"names": [c0["image"]], "sizeBytes": 3000 * 1024 * 1024}
+        for node in nodes:
+            node["status"]["images"] = [big]
+    names = [n["metadata"]["name"] for n in nodes]
+    for pod in pods:
+        if gen.chance(0.2) and "affinity" not in pod["spec"]:
+            term = gen.pod_term(required=True)
+            pod["spec"]["affinity"] = {
+                "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+            }
+    if gen.chance(0.3):
+        terms = []
+        for _ in range(gen.r.randint(1, 2)):
+            fields = [
+                {"key": "metadata.name", "operator": "In", "values": [gen.pick([*names, "ghost"])]}
+                for _ in range(gen.r.randint(1, 2))
+            ]
+            terms.append({"matchFields": fields})
+        if gen.chance(0.3):
+            terms.append({"matchExpressions": [{"key": "tier", "operator": "Exists"}]})
+        affinity = spec.setdefault("affinity", {}).setdefault("nodeAffinity", {})
+        affinity["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": terms}
+    if gen.chance(0.3):
+        c = gen.spread()
+        if gen.chance(0.5):
+            c["labelSelector"] = {}
+        else:
+            del c["labelSelector"]
+        spec.setdefault("topologySpreadConstraints", []).append(c)
+
+
+# --- configurations at their edges ----------------------------------------------------
+
+
+def _args(kind: str, **fields: Any) -> dict[str, Any]:
+    return {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": kind, **fields}
+
+
+def edge_config(gen: _Gen) -> dict[str, Any]:
+    """A configuration at its edges: Score weights 0 (meaning 1) and 100, MultiPoint entries
+    with weights, a plugin named both in MultiPoint and Score (the Score entry's weight
+    wins), every default plugin's args at their bounds (hardPodAffinityWeight 0 and 100,
+    ignorePreferredTermsOfExistingPods, List spreading with defaultConstraints, ignored
+    resources and resource groups, RequestedToCapacityRatio shapes of 2-5 points, resource
+    weights 1 and 100, addedAffinity, DefaultPreemptionArgs that still consider every node)."""
+    plugins: dict[str, Any] = {}
+    if gen.chance(0.5):
+        entries = [
+            {"name": p, "weight": gen.pick([0, 1, 100])} for p in gen.r.sample(SCORE_PLUGINS, 2)
+        ]
+        plugins["multiPoint"] = {"enabled": entries}
+    if gen.chance(0.5):
+        plugins["score"] = {
+            "enabled": [
+                {"name": p, "weight": gen.pick([0, 100, 7])} for p in gen.r.sample(SCORE_PLUGINS, 2)
+            ]
+        }
+    if gen.chance(0.15):
+        plugins.setdefault("score", {})["disabled"] = [{"name": "*"}]
+        plugins["score"].setdefault("enabled", []).append({"name": "NodeResourcesFit", "weight": 2})
+    if gen.chance(0.1):
+        # NodeAffinity's Filter then computes the Pod's required affinity itself.
+        plugins["preFilter"] = {"disabled": [{"name": "NodeAffinity"}]}
+    config: list[dict[str, Any]] = []
+    if gen.chance(0.5):
+        config.append({"name": "InterPodAffinity", "args": _args(
+            "InterPodAffinityArgs", hardPodAffinityWeight=gen.pick([0, 1, 100]),
+            ignorePreferredTermsOfExistingPods=gen.chance(0.5))})  # fmt: skip
+    if gen.chance(0.5):
+        spread: dict[str, Any] = {"defaultingType": gen.pick(["List", "System"])}
+        if spread["defaultingType"] == "List":
+            spread["defaultConstraints"] = [
+                {"maxSkew": gen.pick([1, 3]), "topologyKey": key, "whenUnsatisfiable": gen.pick(
+                    ["ScheduleAnyway", "DoNotSchedule"])}
+                for key in gen.r.sample(["kubernetes.io/hostname", "topology.kubernetes.io/zone"],
+                                        gen.r.randint(0, 2))
+            ]  # fmt: skip
+        config.append(
+            {"name": "PodTopologySpread", "args": _args("PodTopologySpreadArgs", **spread)}
+        )
+    if gen.chance(0.6):
+        fit: dict[str, Any] = {}
+        if gen.chance(0.3):
+            fit["ignoredResources"] = [EXT]
+        elif gen.chance(0.3):
+            fit["ignoredResourceGroups"] = ["example.com"]
+        strategy = gen.pick(["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"])
+        resources = [
+            {"name": "cpu", "weight": gen.pick([1, 100])},
+            {"name": "memory", "weight": gen.pick([1, 100])},
+        ]
+        if gen.chance(0.4):
+            resources.append(
+                {"name": gen.pick([EXT, "ephemeral-storage"]), "weight": gen.pick([1, 100])}
+            )
+        scoring: dict[str, Any] = {"type": strategy, "resources": resources}
+        if strategy == "RequestedToCapacityRatio":
+            points = sorted(gen.r.sample(range(0, 101, 10), gen.r.randint(2, 5)))
+            scoring["requestedToCapacityRatio"] = {
+                "shape": [{"utilization": u, "score": gen.r.randint(0, 10)} for u in points]
+            }
+        fit["scoringStrategy"] = scoring
+        config.append({"name": "NodeResourcesFit", "args": _args("NodeResourcesFitArgs", **fit)})
+    if gen.chance(0.3):
+        res = [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
+        if gen.chance(0.5):
+            res.append({"name": gen.pick([EXT, "ephemeral-storage"]), "weight": 1})
+        args = _args("NodeResourcesBalancedAllocationArgs", resources=res)
+        config.append({"name": "NodeResourcesBalancedAllocation", "args": args})
+    if gen.chance(0.3):
+        added: dict[str, Any] = {}
+        if gen.chance(0.6):
+            added["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "tier", "operator": gen.pick(["In", "NotIn"]),
+                                       "values": [gen.pick(TIERS)]}]}]}  # fmt: skip
+        if not added or gen.chance(0.5):
+            pref = {"matchExpressions": [{"key": "disk", "operator": "Exists"}]}
+            added["preferredDuringSchedulingIgnoredDuringExecution"] = [
+                {"weight": gen.pick([1, 100]), "preference": pref}
+            ]
+        config.append(
+            {"name": "NodeAffinity", "args": _args("NodeAffinityArgs", addedAffinity=added)}
+        )
+    if gen.chance(0.3):
+        config.append({"name": "DefaultPreemption", "args": _args(
+            "DefaultPreemptionArgs", minCandidateNodesPercentage=100,
+            minCandidateNodesAbsolute=gen.pick([100, 1000]))})  # fmt: skip
+    profile: dict[str, Any] = {"schedulerName": "default-scheduler"}
+    if plugins:
+        profile["plugins"] = plugins
+    if config:
+        profile["pluginConfig"] = config
+    return {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "percentageOfNodesToScore": 100,
+        "profiles": [profile],
+    }
+
+
+from dra_cases import dra_case, dra_schedule_case  # noqa: E402  (oracle/dra_cases.py)
+
+__all__ = ["case", "dra_case", "dra_schedule_case"]

@@ -31,14 +31,21 @@ class OracleMissing(RuntimeError):
 class Oracle:
     """One ``kube-oracle VERB --stream`` process (``explain`` or ``schedule``)."""
 
-    def __init__(self, binary: Path = BINARY, verb: str = "explain") -> None:
+    def __init__(
+        self,
+        binary: Path = BINARY,
+        verb: str = "explain",
+        env: dict[str, str] | None = None,
+        hint: str = BUILD_HINT,
+    ) -> None:
         if not os.access(binary, os.X_OK):
-            raise OracleMissing(f"{binary} is missing: run {BUILD_HINT}")
+            raise OracleMissing(f"{binary} is missing: run {hint}")
         self.proc = subprocess.Popen(
             [str(binary), verb, "--stream"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
+            env=env,
         )
 
     def ask(self, request: dict[str, Any]) -> dict[str, Any]:

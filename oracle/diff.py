@@ -3,6 +3,7 @@
     bash oracle/build.sh
     .venv/bin/python oracle/diff.py --cases 10000 --seed 1
     .venv/bin/python oracle/diff.py --verb schedule --cases 200 --seed 1
+    bash oracle/build.sh --cover && .venv/bin/python oracle/diff.py --coverage --cases 2000
 
 Generates N cases (``oracle/cases.py``), answers each with both (``explain``: kubesched.explain
 against kube-oracle explain; ``schedule``: kubesched.schedule against upstream's whole
@@ -11,6 +12,17 @@ it still differs).  ``--save DIR`` writes each
 shrunk mismatch as a regression case (request and upstream's answer), the form
 ``tests/oracle/regressions/`` keeps.  The last line is ``oracle: N cases, M mismatches``;
 the exit code is 0 only when M is 0.
+
+``--coverage`` runs against ``oracle/bin/cover/kube-oracle`` (``oracle/build.sh --cover``:
+upstream's ``pkg/scheduler/...`` instrumented): the explain cases, ``--dra-cases`` DRA cases
+(``oracle/dra_cases.py``) and ``--schedule-cases`` schedules (which run the queue, the
+binder and the queueing hints), then prints the statement coverage per upstream
+default-profile plugin, the uncovered lines (``oracle/upstream_coverage.py``) and last
+``coverage: A % of default-profile plugin statements, lowest B % (PLUGIN)``; the exit code
+is also 1 when a plugin is below ``--min-all`` (or, for a Filter or Score plugin, its
+scheduling paths below ``--min-paths``), or with ``--floors FILE`` below its own minimums
+(``oracle/coverage_floors.json``, what CI holds; ``--write-floors`` writes them from a run).
+``--uncovered FILE`` writes every uncovered range with why (Markdown).
 """
 
 from __future__ import annotations
@@ -19,12 +31,14 @@ import argparse
 import hashlib
 import json
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from cases import case, schedule_case
+import upstream_coverage as coverage
+from cases import case, dra_case, dra_schedule_case, schedule_case
 from compare import (
     Oracle,
     OracleMissing,
@@ -54,26 +68,86 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--start", type=int, default=0, help="first case index")
     ap.add_argument("--save", type=Path, help="write each shrunk mismatch into this folder")
     ap.add_argument("--show", type=int, default=20, help="mismatches printed in full")
+    ap.add_argument("--coverage", action="store_true", help="measure upstream's coverage")
+    ap.add_argument("--dra-cases", type=int, help="with --coverage (default: cases / 10)")
+    ap.add_argument("--schedule-cases", type=int, default=30, help="with --coverage")
+    ap.add_argument("--dra-schedule-cases", type=int, default=30, help="with --coverage")
+    ap.add_argument("--min-all", type=float, default=90.0, help="%% of a plugin's statements")
+    ap.add_argument("--min-paths", type=float, default=95.0, help="%% of its Filter/Score paths")
+    ap.add_argument("--floors", type=Path, help="per-plugin minimums (JSON) instead of --min-*")
+    ap.add_argument("--write-floors", type=Path, help="write this run's floors (JSON)")
+    ap.add_argument("--uncovered", type=Path, help="write the uncovered ranges as Markdown")
     args = ap.parse_args(argv)
     if args.cases < 0:
         ap.error("--cases must be >= 0")
+    if args.coverage:
+        return with_coverage(args)
     try:
         oracle = Oracle(verb=args.verb)
     except OracleMissing as e:
         print(f"oracle: {e}", file=sys.stderr)
         return 2
+    mismatches = run(oracle, args)
+    print(f"oracle: {args.cases} cases, {mismatches} mismatches")
+    return 0 if mismatches == 0 else 1
+
+
+def with_coverage(args: argparse.Namespace) -> int:
+    """The explain, DRA and schedule cases against the instrumented oracle, then the
+    coverage report."""
+    dra = args.cases // 10 if args.dra_cases is None else args.dra_cases
+    with tempfile.TemporaryDirectory(prefix="kube-oracle-cover-") as tmp:
+        env = coverage.cover_env(Path(tmp))
+        runs = [("explain", args.cases, case), ("explain", dra, dra_case)]
+        runs.append(("schedule", args.schedule_cases, schedule_case))
+        runs.append(("schedule", args.dra_schedule_cases, dra_schedule_case))
+        total = 0
+        for verb, n, gen in runs:
+            try:
+                oracle = Oracle(coverage.COVER_BINARY, verb, env, coverage.COVER_HINT)
+            except OracleMissing as e:
+                print(f"oracle: {e}", file=sys.stderr)
+                return 2
+            sub = argparse.Namespace(**{**vars(args), "verb": verb, "cases": n})
+            total += run(oracle, sub, gen)
+        floors = json.loads(args.floors.read_text()) if args.floors else None
+        rep = coverage.report([Path(tmp)], args.min_all, args.min_paths, floors)
+        if args.uncovered:
+            args.uncovered.write_text(coverage.markdown([Path(tmp)]))
+        if args.write_floors:
+            rows = [f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in sorted(rep.floors().items())]
+            args.write_floors.write_text("{\n" + ",\n".join(rows) + "\n}\n")
+    n = args.cases + dra + args.schedule_cases + args.dra_schedule_cases
+    print(
+        f"oracle: {n} cases ({args.cases} explain, {dra} DRA, {args.schedule_cases} schedule, "
+        f"{args.dra_schedule_cases} DRA schedule), {total} mismatches"
+    )
+    print("\n".join(rep.lines[:-1]))
+    if rep.below:
+        what = (
+            f"the floors of {args.floors}"
+            if floors
+            else (f"{args.min_all:g} % (paths {args.min_paths:g} %)")
+        )
+        print(f"below {what}: {', '.join(rep.below)}")
+    print(rep.lines[-1])
+    return 0 if total == 0 and not rep.below else 1
+
+
+def run(oracle: Oracle, args: argparse.Namespace, gen: Any = None) -> int:
+    """The mismatches of ``args.cases`` cases (``gen``, else the verb's generator)."""
     mismatches = 0
     with oracle:
         indices = range(args.start, args.start + args.cases)
         for i in tqdm(indices, desc="oracle", unit="case", file=sys.stderr, mininterval=2):
             if args.verb == "schedule":
-                request = schedule_case(args.seed, i)
+                request = (gen or schedule_case)(args.seed, i)
                 lines = schedule_differences(ours_schedule(request), oracle.ask(request))
                 if lines:
                     mismatches += 1
                     tqdm.write(f"case {i} (seed {args.seed}): " + "; ".join(lines[:6]))
                 continue
-            request = case(args.seed, i)
+            request = (gen or case)(args.seed, i)
             if not compare(oracle, request):
                 continue
             mismatches += 1
@@ -88,8 +162,7 @@ def main(argv: list[str] | None = None) -> int:
                     tqdm.write("  shrunk: " + json.dumps(small)[:2000])
             if args.save:
                 tqdm.write(f"  saved {save(args.save, small, oracle.ask(small), origin)}")
-    print(f"oracle: {args.cases} cases, {mismatches} mismatches")
-    return 0 if mismatches == 0 else 1
+    return mismatches
 
 
 if __name__ == "__main__":

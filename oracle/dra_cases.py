@@ -40,6 +40,21 @@ def dra_case(seed: int, index: int) -> dict[str, Any]:
     return _Gen(random.Random(f"dra/{seed}/{index}")).request()
 
 
+def dra_schedule_case(seed: int, index: int) -> dict[str, Any]:
+    """``dra_case(seed, index)`` as a ``kubesched.schedule`` case ``{"cluster", "pods",
+    "config"}``: its first node only (upstream breaks ties between nodes at random) and the
+    Pod not preempting, so the binding cycle (Reserve, PreBind writing the allocation, Bind)
+    runs on both sides."""
+    request = dra_case(seed, index)
+    pod = request["pod"]
+    pod["spec"]["preemptionPolicy"] = "Never"
+    items = request["cluster"]["items"]
+    nodes = [x for x in items if x["kind"] == "Node"]
+    kept = [x for x in items if x["kind"] != "Node" or x is nodes[0]]
+    cluster = {"apiVersion": "v1", "kind": "List", "items": kept}
+    return {"cluster": cluster, "pods": [pod], "config": request["config"]}
+
+
 class _Gen:
     def __init__(self, rnd: random.Random) -> None:
         self.r = rnd

@@ -60,6 +60,10 @@ NAME = "DynamicResources"
 ERR_CANNOT_ALLOCATE = "cannot allocate all claims"
 ERR_NOT_AVAILABLE = "resourceclaim not available on the node"
 _KEY = NAME
+# Written first thing in PreFilter, as upstream writes its (empty) state: PostFilter without
+# it (an earlier PreFilter rejected the Pod as unresolvable, or PreFilter is disabled)
+# fails as upstream's does, reading the state: "not found", which ends PostFilter.
+_RAN = NAME + "/preFilter"
 SPECS_MAX = 100_000
 """Claim specs kept serialised for :meth:`DynamicResources.sign` before starting again."""
 
@@ -171,6 +175,7 @@ class DynamicResources(Hints):
     ) -> tuple[PreFilterResult | None, Status]:
         """Resolve the claims, check their classes, snapshot the devices in use."""
         del cluster
+        state[_RAN] = True
         if not pod.resource_claims:
             return None, SKIP
         claims, problem = self.pod_claims(pod)
@@ -262,6 +267,8 @@ class DynamicResources(Hints):
         """Upstream's PostFilter: deallocate a claim that keeps the Pod off every node when
         no other Pod uses it (written through the API client, when there is one)."""
         del cluster, diagnosis
+        if _RAN not in state:
+            return None, error("not found")
         s = state.get(_KEY)
         if not isinstance(s, _State) or not s.claims:
             return None, unschedulable("no new claims to deallocate")

@@ -1,0 +1,373 @@
+"""Upstream's statement coverage of a differential run (``oracle/diff.py --coverage``).
+
+``oracle/build.sh --cover`` builds ``oracle/bin/cover/kube-oracle`` with Go's coverage
+instrumentation over ``k8s.io/kubernetes/pkg/scheduler/...``; run with ``GOCOVERDIR`` it
+writes counters when it exits.  ``report(dirs)`` merges them (``go tool covdata textfmt``
+and ``func``) and measures, per upstream default-profile plugin of v1.34 and for the
+framework runtime and preemption, the share of statements executed:
+
+- ``all``: every statement of the plugin's files;
+- ``paths``: its scheduling paths, every function but the queueing hints
+  (``EventsToRegister``, ``isSchedulableAfter*`` and the helpers only they call), which run
+  when a cluster event requeues a Pod and so only in ``kube-oracle schedule``.
+
+The volume plugins are listed but out of scope (kubesched does not model storage yet) and
+count in neither the total nor the thresholds.  The last line is exactly
+``coverage: A % of default-profile plugin statements, lowest B % (PLUGIN)``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import subprocess
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+COVER_BINARY = ROOT / "bin" / "cover" / "kube-oracle"
+COVER_HINT = "bash oracle/build.sh --cover (builds oracle/bin/cover/kube-oracle)"
+SCHED = "k8s.io/kubernetes/pkg/scheduler/"
+PLUGINS = SCHED + "framework/plugins/"
+_FIT_FILES = (
+    "fit.go",
+    "least_allocated.go",
+    "most_allocated.go",
+    "requested_to_capacity_ratio.go",
+    "resource_allocation.go",
+)
+
+# name -> (package under pkg/scheduler/, the package's files it owns (None: every file)).
+DEFAULT_PLUGINS: dict[str, tuple[str, tuple[str, ...] | None]] = {
+    "PrioritySort": ("framework/plugins/queuesort", None),
+    "SchedulingGates": ("framework/plugins/schedulinggates", None),
+    "NodeUnschedulable": ("framework/plugins/nodeunschedulable", None),
+    "NodeName": ("framework/plugins/nodename", None),
+    "TaintToleration": ("framework/plugins/tainttoleration", None),
+    "NodeAffinity": ("framework/plugins/nodeaffinity", None),
+    "NodePorts": ("framework/plugins/nodeports", None),
+    "NodeResourcesFit": ("framework/plugins/noderesources", _FIT_FILES),
+    "NodeResourcesBalancedAllocation": (
+        "framework/plugins/noderesources",
+        ("balanced_allocation.go", "resource_allocation.go"),
+    ),
+    "ImageLocality": ("framework/plugins/imagelocality", None),
+    "PodTopologySpread": ("framework/plugins/podtopologyspread", None),
+    "InterPodAffinity": ("framework/plugins/interpodaffinity", None),
+    "DynamicResources": ("framework/plugins/dynamicresources", None),
+    "DefaultPreemption": ("framework/plugins/defaultpreemption", None),
+    "DefaultBinder": ("framework/plugins/defaultbinder", None),
+}
+# Filter and Score plugins: their paths must reach the higher threshold.
+FILTER_SCORE = {
+    "NodeUnschedulable",
+    "NodeName",
+    "TaintToleration",
+    "NodeAffinity",
+    "NodePorts",
+    "NodeResourcesFit",
+    "NodeResourcesBalancedAllocation",
+    "ImageLocality",
+    "PodTopologySpread",
+    "InterPodAffinity",
+    "DynamicResources",
+}
+OUT_OF_SCOPE: dict[str, tuple[str, tuple[str, ...] | None]] = {
+    "VolumeRestrictions": ("framework/plugins/volumerestrictions", None),
+    "NodeVolumeLimits": ("framework/plugins/nodevolumelimits", None),
+    "VolumeBinding": ("framework/plugins/volumebinding", None),
+    "VolumeZone": ("framework/plugins/volumezone", None),
+}
+FRAMEWORK: dict[str, tuple[str, tuple[str, ...] | None]] = {
+    "plugin helpers": ("framework/plugins/helper", None),
+    "framework runtime": ("framework/runtime", None),
+    "preemption": ("framework/preemption", None),
+}
+# Files compiled into a plugin package that are not the plugin (test helpers).
+NOT_PLUGIN_FILES = {"test_util.go"}
+# Helpers only queueing hints call (beyond EventsToRegister and isSchedulableAfter*).
+HINT_HELPERS = {
+    "noderesources": {"haveAnyRequestedResourcesIncreased", "isFit"},
+}
+
+
+def is_hint(package: str, function: str) -> bool:
+    """Whether ``function`` of ``package`` (under plugins/) is queueing-hint code."""
+    name = function.rsplit(".", 1)[-1]
+    if name == "EventsToRegister" or "SchedulableAfter" in name:
+        return True
+    return name in HINT_HELPERS.get(package.rsplit("/", 1)[-1], set())
+
+
+@dataclass
+class Block:
+    file: str  # import path of the package + "/" + file name
+    start: int
+    end: int
+    statements: int
+    covered: bool
+    function: str = ""
+
+
+@dataclass
+class Row:
+    name: str
+    blocks: list[Block] = field(default_factory=list)
+
+    def share(self, hints: bool = True) -> tuple[int, int]:
+        """(covered, total) statements, queueing hints included or not."""
+        chosen = [b for b in self.blocks if hints or not is_hint(_package(b.file), b.function)]
+        return sum(b.statements for b in chosen if b.covered), sum(b.statements for b in chosen)
+
+    def uncovered(self) -> list[str]:
+        """The uncovered line ranges, ``file:start-end (function)``, merged when adjacent."""
+        out: list[tuple[str, int, int, str]] = []
+        for b in sorted(self.blocks, key=lambda b: (b.file, b.start)):
+            if b.covered:
+                continue
+            last = out[-1] if out else None
+            if last and last[0] == b.file and last[3] == b.function and b.start <= last[2] + 1:
+                out[-1] = (b.file, last[1], max(last[2], b.end), b.function)
+            else:
+                out.append((b.file, b.start, b.end, b.function))
+        return [f"{f.removeprefix(SCHED)}:{s}-{e} ({fn})" for f, s, e, fn in out]
+
+
+_REASONS = {
+    "hint": "queueing hint: runs when a cluster event requeues a Pod; the differential run "
+    "sends no events (explain) or only its own binds (schedule)",
+    "gate": "a branch for a feature gate in a state v1.34's defaults never set",
+    "error": "an error return of a read that cannot fail here (a CycleState key the plugin's "
+    "own PreFilter/PreScore wrote, a snapshot lister, a Pod or args already validated)",
+    "clone": "a state Clone nothing calls (preemption clones the CycleState's PreFilter "
+    "states only)",
+    "new": "constructor branches for args or feature gates upstream's validation or defaults "
+    "rule out",
+    "exported": "exported for other callers (the kubelet's admission), not the scheduler",
+    "open": "reachable: not yet drawn by oracle/cases.py",
+}
+
+
+# Functions whose uncovered blocks share one reason whatever guards them.
+FUNCTION_REASONS = {
+    "withDeviceClass": "gate",  # DRAExtendedResource (alpha, off)
+    "PreEnqueue": "gate",  # DefaultPreemption: SchedulerAsyncPreemption, off in explain
+    "Fits": "exported",
+    "hasRestartableInitContainer": "hint",
+    "involvedInTopologySpreading": "hint",
+    "hasConstraintWithNodeTaintsPolicyHonor": "hint",
+    "checkTopologyKeyLabelsChanged": "hint",
+    "podLabelsMatchSpreadConstraints": "hint",
+    "Bind": "gate",  # SchedulerAsyncAPICalls (beta, on) binds through the API cacher
+}
+
+
+def reason(block: Block, source: list[str] | None) -> str:
+    """Why ``block`` is uncovered, one of ``_REASONS``' keys, from its function's name and
+    the lines that guard it (``source``: the file's lines, when the module cache has it)."""
+    name = block.function.rsplit(".", 1)[-1]
+    if is_hint(_package(block.file), block.function):
+        return "hint"
+    if name == "Clone":
+        return "clone"
+    guard = ""
+    if source:
+        guard = " ".join(source[max(0, block.start - 3) : block.start]).lower()
+    if name in FUNCTION_REASONS:
+        return FUNCTION_REASONS[name]
+    if any(w in guard for w in ("err != nil", "!ok", "!status.issuccess()", "s == nil")):
+        return "error"
+    if "enable" in guard or "feature" in guard:
+        return "gate"
+    if name.startswith("New") or name == "getArgs":
+        return "new"
+    return "open"
+
+
+def _sources() -> dict[str, list[str]]:
+    """The upstream files under pkg/scheduler/ by import path, read from the module cache
+    (empty when Go or the module is missing)."""
+    try:
+        top = _go("list", "-m", "-f", "{{.Dir}}", "k8s.io/kubernetes").strip()
+    except (OSError, subprocess.CalledProcessError):
+        return {}
+    out: dict[str, list[str]] = {}
+    base = Path(top) / "pkg" / "scheduler"
+    for path in base.rglob("*.go"):
+        rel = path.relative_to(base).as_posix()
+        out[SCHED + rel] = path.read_text().splitlines()
+    return out
+
+
+def markdown(dirs: list[Path]) -> str:
+    """Every uncovered range of the default-profile plugins, with why (``reason``), as a
+    Markdown list grouped by plugin and reason."""
+    blocks = load(dirs)
+    sources = _sources()
+    out = []
+    for row in rows(blocks, DEFAULT_PLUGINS):
+        by_reason: dict[str, list[str]] = defaultdict(list)
+        counts: dict[str, int] = defaultdict(int)
+        spans: list[tuple[str, str, str, int, int]] = []  # why, file, function, start, end
+        for b in sorted(row.blocks, key=lambda b: (b.file, b.start)):
+            if b.covered:
+                continue
+            why = reason(b, sources.get(b.file))
+            counts[why] += b.statements
+            last = spans[-1] if spans else None
+            if last and last[:3] == (why, b.file, b.function) and b.start <= last[4] + 1:
+                spans[-1] = (*last[:3], last[3], max(last[4], b.end))
+            else:
+                spans.append((why, b.file, b.function, b.start, b.end))
+        for why, file, function, start, end in spans:
+            by_reason[why].append(f"`{file.removeprefix(PLUGINS)}:{start}-{end}` {function}")
+        if not by_reason:
+            continue
+        c, t = row.share()
+        out.append(f"- **{row.name}** ({_pct(c, t):.1f} %)")
+        for why in _REASONS:
+            if by_reason.get(why):
+                head = f"  - {_REASONS[why]} ({counts[why]} statements): "
+                out.append(head + ", ".join(by_reason[why]))
+    return "\n".join(out) + "\n"
+
+
+def _package(file: str) -> str:
+    return file.rsplit("/", 1)[0]
+
+
+def _pct(covered: int, total: int) -> float:
+    return 100.0 * covered / total if total else 100.0
+
+
+def _go(*args: str) -> str:
+    return subprocess.run(
+        ["go", *args], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout
+
+
+def load(dirs: list[Path]) -> list[Block]:
+    """Every instrumented block of the merged counters, each with its function."""
+    inputs = ",".join(str(d) for d in dirs)
+    with tempfile.TemporaryDirectory() as tmp:
+        profile = Path(tmp) / "profile.txt"
+        _go("tool", "covdata", "textfmt", "-i", inputs, "-o", str(profile))
+        text = profile.read_text()
+    starts: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    for line in _go("tool", "covdata", "func", "-i", inputs).splitlines():
+        parts = line.split()
+        if len(parts) < 3 or not parts[0].endswith(":"):
+            continue
+        file, _, lineno = parts[0].rstrip(":").rpartition(":")
+        starts[file].append((int(lineno), parts[1]))
+    for v in starts.values():
+        v.sort()
+    merged: dict[tuple[str, str], Block] = {}
+    for line in text.splitlines()[1:]:
+        where, stmts, count = line.rsplit(" ", 2)
+        file, _, span = where.rpartition(":")
+        a, b = span.split(",")
+        block = Block(file, int(a.split(".")[0]), int(b.split(".")[0]), int(stmts), count != "0")
+        prev = merged.get((file, span))
+        if prev is not None:
+            prev.covered = prev.covered or block.covered
+            continue
+        funcs = starts.get(file, [])
+        i = bisect.bisect_right(funcs, (block.start, "\uffff")) - 1
+        block.function = funcs[i][1] if i >= 0 else ""
+        merged[(file, span)] = block
+    return list(merged.values())
+
+
+def rows(blocks: list[Block], table: dict[str, tuple[str, tuple[str, ...] | None]]) -> list[Row]:
+    out = []
+    for name, (package, files) in table.items():
+        row = Row(name)
+        for b in blocks:
+            if _package(b.file) != SCHED + package:
+                continue
+            base = b.file.rsplit("/", 1)[1]
+            if base in NOT_PLUGIN_FILES or (files is not None and base not in files):
+                continue
+            row.blocks.append(b)
+        out.append(row)
+    return out
+
+
+@dataclass
+class Report:
+    lines: list[str]
+    total: float
+    lowest: tuple[float, str]
+    below: list[str]
+    shares: dict[str, tuple[float, float]]  # plugin: (all, paths) in %
+
+    def floors(self, margin: float = 3.0) -> dict[str, list[float]]:
+        """Per-plugin minimums ``margin`` points under this run's, whole percents (for
+        ``--floors``: the schedule cases run in wall-clock time, so what they reach varies
+        between runs; DynamicResources by up to 2 points)."""
+        return {
+            name: [max(0.0, float(int(a) - margin)), max(0.0, float(int(p) - margin))]
+            for name, (a, p) in self.shares.items()
+        }
+
+
+def report(
+    dirs: list[Path],
+    min_all: float = 90.0,
+    min_paths: float = 95.0,
+    floors: dict[str, list[float]] | None = None,
+) -> Report:
+    """The coverage table, the uncovered lines and the summary line of the counters in
+    ``dirs``; ``below`` names each plugin under ``min_all`` (all statements) or, for a
+    Filter or Score plugin, under ``min_paths`` (its scheduling paths); with ``floors``
+    (plugin: [all, paths]) each plugin under its own instead."""
+    blocks = load(dirs)
+    plugins = rows(blocks, DEFAULT_PLUGINS)
+    lines = [f"{'':33} {'statements':>10} {'all':>7} {'paths':>7}  uncovered"]
+    below = []
+    shares: dict[str, tuple[float, float]] = {}
+
+    def line(row: Row, note: str = "") -> None:
+        c, t = row.share()
+        pc, pt = row.share(hints=False)
+        gaps = len(row.uncovered())
+        text = f"{row.name:33} {t:>10} {_pct(c, t):>6.1f}% {_pct(pc, pt):>6.1f}%  {gaps:>4} ranges"
+        lines.append(text + (f"  {note}" if note else ""))
+
+    for row in plugins:
+        c, t = row.share()
+        pc, pt = row.share(hints=False)
+        low_all, low_paths = min_all, min_paths if row.name in FILTER_SCORE else 0.0
+        if floors is not None:
+            low_all, low_paths = floors.get(row.name, [0.0, 0.0])
+        if _pct(c, t) < low_all or _pct(pc, pt) < low_paths:
+            below.append(row.name)
+        shares[row.name] = (_pct(c, t), _pct(pc, pt))
+        line(row)
+    for row in rows(blocks, FRAMEWORK):
+        line(row, "(not a plugin)")
+    for row in rows(blocks, OUT_OF_SCOPE):
+        line(row, "(out of scope until kubesched models storage)")
+    lines.append("")
+    for row in [*plugins, *rows(blocks, FRAMEWORK)]:
+        gaps = row.uncovered()
+        if gaps:
+            lines.append(f"uncovered in {row.name}:")
+            lines.extend(f"  {g}" for g in gaps)
+    seen = {id(b): b for row in plugins for b in row.blocks}
+    covered = sum(b.statements for b in seen.values() if b.covered)
+    total = _pct(covered, sum(b.statements for b in seen.values()))
+    lowest = min((_pct(*r.share()), r.name) for r in plugins)
+    lines.append(
+        f"coverage: {total:.1f} % of default-profile plugin statements, "
+        f"lowest {lowest[0]:.1f} % ({lowest[1]})"
+    )
+    return Report(lines, total, lowest, below, shares)
+
+
+def cover_env(directory: Path) -> dict[str, str]:
+    """The environment of an instrumented kube-oracle writing into ``directory``."""
+    return {**os.environ, "GOCOVERDIR": str(directory)}

@@ -1,0 +1,65 @@
+"""``oracle/diff.py --coverage`` (``oracle/upstream_coverage.py``): the coverage table of an
+instrumented kube-oracle (``bash oracle/build.sh --cover``) and its summary line."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+import upstream_coverage as cov
+from cases import case
+
+SUMMARY = re.compile(
+    r"^coverage: \d+\.\d % of default-profile plugin statements, lowest \d+\.\d % \(\w+\)$"
+)
+
+
+def test_blocks_group_by_plugin_and_hints_count_only_in_all() -> None:
+    fit = cov.PLUGINS + "noderesources/fit.go"
+    blocks = [
+        cov.Block(fit, 10, 12, 3, True, "*Fit.Filter"),
+        cov.Block(fit, 13, 14, 1, False, "*Fit.Filter"),
+        cov.Block(fit, 15, 16, 1, False, "*Fit.Filter"),
+        cov.Block(fit, 40, 45, 4, False, "*Fit.isSchedulableAfterNodeChange"),
+        cov.Block(cov.PLUGINS + "noderesources/test_util.go", 1, 2, 9, False, "makeNode"),
+        cov.Block(cov.PLUGINS + "noderesources/balanced_allocation.go", 1, 2, 2, True, "x"),
+    ]
+    row = {r.name: r for r in cov.rows(blocks, cov.DEFAULT_PLUGINS)}["NodeResourcesFit"]
+    assert row.share() == (3, 9)  # test_util.go and BalancedAllocation's file left out
+    assert row.share(hints=False) == (3, 5)
+    assert row.uncovered() == [
+        "framework/plugins/noderesources/fit.go:13-16 (*Fit.Filter)",
+        "framework/plugins/noderesources/fit.go:40-45 (*Fit.isSchedulableAfterNodeChange)",
+    ]
+    assert cov.is_hint("x/noderesources", "haveAnyRequestedResourcesIncreased")
+    assert not cov.is_hint("x/tainttoleration", "*TaintToleration.Filter")
+
+
+def test_the_report_of_an_instrumented_run_ends_with_the_summary_line() -> None:
+    if not os.access(cov.COVER_BINARY, os.X_OK):
+        msg = f"{cov.COVER_BINARY} is missing: run {cov.COVER_HINT}"
+        if os.environ.get("CI") == "true":
+            pytest.fail(msg)
+        pytest.skip(msg)
+    with tempfile.TemporaryDirectory() as tmp:
+        stdin = "".join(json.dumps(case(5, i)) + "\n" for i in range(40))
+        subprocess.run(
+            [str(cov.COVER_BINARY), "explain", "--stream"],
+            input=stdin,
+            text=True,
+            capture_output=True,
+            check=True,
+            env=cov.cover_env(Path(tmp)),
+        )
+        rep = cov.report([Path(tmp)])
+        uncovered = cov.markdown([Path(tmp)])
+    assert SUMMARY.match(rep.lines[-1]), rep.lines[-1]
+    assert set(rep.shares) == set(cov.DEFAULT_PLUGINS)
+    assert rep.shares["TaintToleration"][1] > 50  # Filter and Score ran
+    assert rep.shares["DefaultBinder"][0] < 100 and "DefaultBinder" in rep.below  # no schedule
+    assert "- **NodeResourcesFit**" in uncovered and "queueing hint" in uncovered
