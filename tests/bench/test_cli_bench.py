@@ -81,10 +81,15 @@ def test_both_binding_modes_are_reported(
     assert bindings == {"memory", "api"}
 
 
-def test_no_matching_workload_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    config = write_config(tmp_path, [basic_case()])
-    assert main(["bench", str(config), "--label", "performance"]) == 1
-    assert "no workload matches" in capsys.readouterr().err
+def test_no_matching_workload_is_a_usage_error_listing_what_exists(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = write_config(tmp_path, [basic_case(labels=["fast"])])
+    assert main(["bench", str(config), "--case", "nope", "--label", "performance"]) == 2
+    err = capsys.readouterr().err
+    assert "no workload matches the filters --case nope --label performance" in err
+    assert "Basic: w [fast]" in err
+    assert "Traceback" not in err
 
 
 @needs_shared

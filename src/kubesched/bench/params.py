@@ -385,3 +385,28 @@ def select(
             if enabled(selectors, (*tc.labels, *w.labels)):
                 out.append((tc, w))
     return out
+
+
+def nothing_selected(
+    cases: Sequence[TestCase],
+    *,
+    case: str | None = None,
+    workload: str | None = None,
+    labels: Sequence[str] = (),
+) -> InputError:
+    """The usage error (exit 2) for filters that :func:`select` nothing: the filters, and every
+    test case with its workloads and their labels."""
+    selectors = split_filter(labels)
+    given = [
+        *([f"--case {case}"] if case is not None else []),
+        *([f"--workload {workload}"] if workload is not None else []),
+        *([f"--label {','.join(selectors)}"] if selectors else []),
+    ]
+    problems = [("", f"no workload matches the filters {' '.join(given)}; the config has:")]
+    for tc in cases:
+        names = ", ".join(
+            w.name + (f" [{','.join((*tc.labels, *w.labels))}]" if tc.labels or w.labels else "")
+            for w in tc.workloads
+        )
+        problems.append((tc.name, names or "no workloads"))
+    return InputError(problems)

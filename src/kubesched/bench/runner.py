@@ -120,6 +120,9 @@ def run_config(
     """Run the selected workloads of the config at ``path`` (``both`` runs each twice)."""
     cases = load_test_cases(path)
     chosen = p.select(cases, case=case, workload=workload, labels=labels)
+    if not chosen:
+        err = p.nothing_selected(cases, case=case, workload=workload, labels=labels)
+        raise err.with_file(path)
     plans = [(tc, w, p.resolve(tc, w)) for tc, w in chosen]
     modes = (MEMORY, API) if options.binding == "both" else (options.binding,)
     results = []

@@ -9,7 +9,7 @@ an HTML report (:mod:`kubesched.report.bench`) with ``--report``.  With ``--metr
 synced every second, served live and/or written at the end
 (:mod:`kubesched.cli.observability`).
 Exit code 0 when every workload finished above its threshold, 1 otherwise, 2 for a bad
-config.
+config or filters that select no workload (the message lists the cases and workloads).
 """
 
 from __future__ import annotations
