@@ -147,8 +147,9 @@ def build_scenario(
         seed = sf.integer(spec, "seed", p, high=sf.MAX_SEED, default=0)
     timing_spec = sf.opt(spec, "timing", p, dict, {})
     timing = _timing(timing_spec, f"{p}.timing", directory)
+    metadata = sf.opt(doc, "metadata", "", dict, {})
     sc = Scenario(
-        name=str((doc.get("metadata") or {}).get("name", "scenario")),
+        name=str(metadata.get("name") or "scenario"),
         seed=seed,
         duration=sf.number(spec, "durationSeconds", p, default=60.0),
         drain=sf.number(spec, "drainSeconds", p, default=60.0),
@@ -383,6 +384,21 @@ def _pool_nodes(pool: dict[str, Any], path: str, names: dict[str, str]) -> list[
     return nodes
 
 
+def _check_gpu_place(template: dict[str, Any], path: str) -> None:
+    """With ``gpuChoices`` the GPU request is written into the template's first container:
+    each step of the way there must be a mapping (or absent, for resources and its parts)."""
+    spec = sf.req(template, "spec", path, dict)
+    containers = sf.req(spec, "containers", f"{path}.spec", list)
+    if not containers:
+        return
+    cp = f"{path}.spec.containers[0]"
+    if not isinstance(containers[0], dict):
+        raise InputError([(cp, f"must be a mapping, got {excerpt(containers[0])}")])
+    res = sf.opt(containers[0], "resources", cp, dict, {})
+    for part in ("requests", "limits"):
+        sf.opt(res, part, f"{cp}.resources", dict, None)
+
+
 def _workload_arrivals(
     wl: Any, path: str, rng: np.random.Generator, duration: float
 ) -> list[Arrival]:
@@ -401,18 +417,27 @@ def _workload_arrivals(
         message = f"{len(distinct)} distinct values: at most {sf.MAX_GPU_CHOICES}"
         raise InputError([(f"{path}.gpuChoices", message)])
     template = sf.req(wl, "template", path, dict)
+    sf.opt(template, "metadata", f"{path}.template", dict, None)
+    if choices:
+        _check_gpu_place(template, f"{path}.template")
     variants: dict[int | None, api.Pod] = {}
     for choice in distinct:
         manifest = copy.deepcopy(template)
         manifest.setdefault("apiVersion", "v1")
         manifest.setdefault("kind", "Pod")
-        manifest.setdefault("metadata", {})["name"] = f"{name}-template"
+        if manifest.get("metadata") is None:
+            manifest["metadata"] = {}
+        manifest["metadata"]["name"] = f"{name}-template"
         if choice is not None:
-            for c in manifest.get("spec", {}).get("containers", [])[:1]:
-                res = c.setdefault("resources", {})
+            for c in manifest["spec"]["containers"][:1]:
+                if c.get("resources") is None:
+                    c["resources"] = {}
+                res = c["resources"]
                 for part in ("requests", "limits"):
-                    if GPU in res.get(part, {}) or part == "requests":
-                        res.setdefault(part, {})[GPU] = str(choice)
+                    if GPU in (res.get(part) or {}) or part == "requests":
+                        if res.get(part) is None:
+                            res[part] = {}
+                        res[part][GPU] = str(choice)
         variants[choice] = parse_pod(manifest, f"{path}.template")
     gaps = rng.exponential(1.0 / rate, size=count)
     times = start + np.cumsum(gaps)

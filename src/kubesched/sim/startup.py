@@ -86,7 +86,7 @@ def parse_latency(value: Any, path: str) -> Latency:
     if not isinstance(value, Mapping):
         raise InputError([(path, f"must be a number of seconds or a map, got {value!r}")])
     kind = value.get("distribution")
-    if kind not in DISTRIBUTIONS:
+    if not isinstance(kind, str) or kind not in DISTRIBUTIONS:
         choices = ", ".join(DISTRIBUTIONS)
         raise InputError([(f"{path}.distribution", f"must be one of {choices}, got {kind!r}")])
     names = DISTRIBUTIONS[kind]
