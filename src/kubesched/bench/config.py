@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.api.errors import InputError
+from kubesched.api.errors import InputError, excerpt
 from kubesched.bench import schema
 from kubesched.config.load import read_file
 
@@ -157,6 +157,9 @@ def _ops(chk: schema.Checker, raw: Any, cpath: str) -> list[Op]:
     for k, obj in enumerate(raw):
         opath = f"{cpath}.workloadTemplate[{k}]"
         opcode = obj.get("opcode") if isinstance(obj, dict) else None
+        if opcode is not None and not isinstance(opcode, str):
+            chk.add(f"{opath}.opcode", f"must be a string, got {excerpt(opcode)}")
+            continue
         if opcode in schema.UPSTREAM_ONLY_OPS:
             chk.add(f"{opath}.opcode", f"op {opcode!r} {schema.UNSUPPORTED}")
             continue
