@@ -28,7 +28,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.api.errors import InputError
+from kubesched.api.errors import InputError, excerpt
 from kubesched.api.parse import load_documents
 from kubesched.sweep import paths
 
@@ -146,7 +146,10 @@ def _variants(spec: dict[str, Any]) -> list[Variant]:
         for combo in itertools.product(*(vary[k] for k in keys)):
             settings = dict(zip(keys, combo, strict=True))
             out.append(Variant(_name(settings), settings))
-    for i, v in enumerate(spec.get("variants") or []):
+    listed = spec.get("variants") or []
+    if not isinstance(listed, list):
+        raise InputError([("spec.variants", "must be a list of {name, set: {path: value}}")])
+    for i, v in enumerate(listed):
         where = f"spec.variants[{i}]"
         if not isinstance(v, dict) or not isinstance(v.get("set", {}), dict):
             raise InputError([(where, "must be a map with name and set: {path: value}")])
@@ -204,6 +207,8 @@ def build_sweep(doc: dict[str, Any], base_dir: str) -> SweepSpec:
     if not isinstance(tol, dict) or not all(isinstance(x, int | float) for x in tol.values()):
         raise InputError([("spec.tolerance", "must be a map of measure -> number")])
     meta = doc.get("metadata") or {}
+    if not isinstance(meta, dict):
+        raise InputError([("metadata", f"must be a map, got {excerpt(meta)}")])
     return SweepSpec(
         name=str(meta.get("name", "sweep")),
         base=base,
