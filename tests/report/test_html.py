@@ -11,8 +11,9 @@ from typing import Any
 import matplotlib.image as mpimg
 import pytest
 
+from kubesched.api.errors import InputError
 from kubesched.cli import main
-from kubesched.report import html, plots
+from kubesched.report import html, plots, resultschema
 from tests.sim.test_observability import SCENARIO
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -92,3 +93,67 @@ def test_report_rejects_a_file_that_is_not_a_run(tmp_path: Path) -> None:
     bad = tmp_path / "x.json"
     bad.write_text('{"kind": "Pod"}')
     assert main(["report", str(bad)]) == 2
+
+
+def _paths(obj: Any, here: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [here] if here else []
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            out += _paths(value, (*here, key))
+    elif isinstance(obj, list) and obj:
+        out += _paths(obj[0], (*here, 0))
+    return out
+
+
+def _mutated(summary: dict[str, Any], where: tuple[Any, ...], value: Any) -> dict[str, Any]:
+    doc = json.loads(json.dumps(summary))
+    at: Any = doc
+    for key in where[:-1]:
+        at = at[key]
+    at[where[-1]] = value
+    return doc
+
+
+def _draws_or_is_refused(summary: dict[str, Any], every: int, out: Path) -> int:
+    """Each single-field mutation of ``summary`` (every ``every``-th field) is refused naming
+    a field, or drawn without an exception; the number refused."""
+    refused = 0
+    for where in _paths(summary)[::every]:
+        for value in (None, "x", [1]):
+            doc = _mutated(summary, where, value)
+            try:
+                resultschema.check_results(doc)
+            except InputError as err:
+                assert all(path for path, _ in err.problems), err
+                refused += 1
+                continue
+            html.write_report(doc, out)
+    return refused
+
+
+def test_a_hand_edited_run_is_drawn_or_refused_by_field(
+    saved: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    _, summary = saved
+    assert _draws_or_is_refused(summary, 25, tmp_path) > 0
+
+
+@pytest.mark.slow
+def test_every_field_of_a_run_mutated(saved: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    _draws_or_is_refused(saved[1], 1, tmp_path)
+
+
+def test_report_names_the_field_and_exits_2(
+    saved: tuple[Path, dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, summary = saved
+    edited = tmp_path / "edited.json"
+    doc = _mutated(summary, ("latency", "attemptSeconds", "scheduled", "p99"), "x")
+    edited.write_text(json.dumps(doc))
+    assert main(["report", str(edited), "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert "latency.attemptSeconds.scheduled.p99: 'x' is not of type" in err
+    assert "Traceback" not in err
+    short = _mutated(summary, ("timeline", "bound"), summary["timeline"]["bound"][:-1])
+    with pytest.raises(InputError, match=r"timeline\.bound: has \d+ values for \d+ times"):
+        resultschema.check_results(short)

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from kubesched.api import source
-from kubesched.api.errors import InputError
 from kubesched.report import plots
+from kubesched.report.resultschema import check_results
 from kubesched.sim import governance
 
 CSS = """
@@ -310,9 +310,7 @@ def write_report(summary: dict[str, Any], out: str | Path) -> Path:
 
 
 def load_results(path: str | Path) -> dict[str, Any]:
-    """A saved summary (``simulate --json-out``); :class:`InputError` if it is not one."""
+    """A saved summary (``simulate --json-out``); :class:`InputError` naming the fields if it
+    is not one the report can draw (:mod:`kubesched.report.resultschema`)."""
     docs = source.load_text(source.read_text(str(path)), str(path))
-    data = docs[0] if len(docs) == 1 else None
-    if not isinstance(data, dict) or "podsSubmitted" not in data:
-        raise InputError([("", "not a run summary (simulate --json-out)")], file=str(path))
-    return data
+    return check_results(docs[0] if len(docs) == 1 else None, file=str(path))
