@@ -102,3 +102,44 @@ def test_a_negative_http_timeout_is_a_config_error() -> None:
     load_config(
         config("0s"), known_plugins=known_plugin_names()
     )  # zero means upstream's default (5 s)
+
+
+def test_an_http_timeout_beyond_a_go_duration_is_a_config_error() -> None:
+    """Go's ``time.ParseDuration`` refuses 100000000h (beyond int64 nanoseconds); it used to
+    reach the socket as an ``OverflowError`` at the first call (issue 31 item 7)."""
+    with pytest.raises(InputError) as err:
+        load_config(config("100000000h"), known_plugins=known_plugin_names())
+    assert err.value.problems[0][0] == "extenders[0].httpTimeout"
+    load_config(config("2562047h"), known_plugins=known_plugin_names())  # Go's largest hours
+
+
+@pytest.mark.parametrize(
+    ("tls", "says"),
+    [
+        ({"certFile": "/nonexistent/c.pem", "keyFile": "/nonexistent/k.pem"}, "No such file"),
+        ({"caFile": "/nonexistent/ca.pem"}, "No such file"),
+        ({"caData": "bm90IGEgY2VydA=="}, "certificate"),
+        ({"certData": "bm90IGEgY2VydA==", "keyData": "bm90IGEga2V5"}, "PEM"),
+    ],
+)
+def test_a_tls_config_the_transport_cannot_use_is_a_config_error(
+    tls: dict[str, str], says: str
+) -> None:
+    """kube-scheduler does not start when ``NewHTTPExtender`` cannot build the transport;
+    these crashed explain, schedule, simulate and run at start (issue 31 item 7)."""
+    raw = config("5s")
+    raw["extenders"][0].update(urlPrefix="https://x", enableHTTPS=True, tlsConfig=tls)
+    with pytest.raises(InputError) as err:
+        load_config(raw, known_plugins=known_plugin_names())
+    ((path, message),) = err.value.problems
+    assert path == "extenders[0].tlsConfig"
+    assert "couldn't create the extender's TLS transport" in message and says in message
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:99999", "http://[::1"])
+def test_a_url_no_client_can_call_fails_each_call_not_the_scheduler(url: str) -> None:
+    """Upstream starts with such a urlPrefix and fails each request; so does every call here,
+    as an extender error (a Pod's scheduling error), instead of a ValueError at start."""
+    (ext,) = Extenders([parse_extender({"urlPrefix": url, "filterVerb": "filter"})]).extenders
+    with pytest.raises(ExtenderError, match="invalid URL"):
+        ext.send("filter", b"{}")

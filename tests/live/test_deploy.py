@@ -116,7 +116,7 @@ def test_every_deployment_meets_the_restricted_pod_security_level(name: str) -> 
 @pytest.mark.parametrize("name", sorted(deployments()))
 def test_a_read_only_root_filesystem_comes_with_a_writable_tmp(name: str) -> None:
     """Extender TLS material given inline (``certData``/``keyData``) is written to a
-    temporary file (:mod:`kubesched.framework.extender_transport`): /tmp must be writable."""
+    temporary file (:func:`kubesched.config.extenders.tls_context`): /tmp must be writable."""
     spec = deployments()[name]["spec"]["template"]["spec"]
     volumes = {v["name"]: v for v in spec["volumes"]}
     for container in spec["containers"]:

@@ -21,8 +21,13 @@ _DURATION_UNITS |= {"m": 60.0, "h": 3600.0}
 _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
 
 
+MAX_DURATION_SECONDS = (2**63 - 1) / 1e9
+"""The longest Go ``time.Duration`` (int64 nanoseconds, about 292 years)."""
+
+
 def parse_go_duration(text: str) -> float | None:
-    """Seconds of a Go duration string (``"15s"``, ``"1m30s"``, ``"-2h"``), None if malformed."""
+    """Seconds of a Go duration string (``"15s"``, ``"1m30s"``, ``"-2h"``), None if malformed
+    or beyond what a Go duration holds (as ``time.ParseDuration`` refuses it)."""
     s = text.strip()
     sign = -1.0 if s.startswith("-") else 1.0
     s = s.lstrip("+-")
@@ -36,7 +41,9 @@ def parse_go_duration(text: str) -> float | None:
             return None
         total += float(m.group(1)) * _DURATION_UNITS[m.group(2)]
         pos = m.end()
-    return sign * total if pos == len(s) else None
+    if pos != len(s) or total > MAX_DURATION_SECONDS:  # Go: "time: invalid duration"
+        return None
+    return sign * total
 
 
 class Decoder:

@@ -17,6 +17,9 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
+import os
+import ssl
+import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -187,3 +190,44 @@ def apply_ignored_resources(
             p = dataclasses.replace(p, plugin_config=frozen_mapping(config))
         out.append(p)
     return tuple(out)
+
+
+def tls_context(enable_https: bool, tls: TLSConfig | None) -> ssl.SSLContext:
+    """Upstream ``makeTransport``: without a CA (file or data) under ``enableHTTPS``, or with
+    ``insecure``, the server certificate is not verified."""
+    cfg = tls or TLSConfig()
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies certificate and host name
+    has_ca = bool(cfg.ca_file or cfg.ca_data)
+    if cfg.ca_file:
+        ctx.load_verify_locations(cafile=cfg.ca_file)
+    if cfg.ca_data:
+        ctx.load_verify_locations(cadata=cfg.ca_data.decode())
+    if not has_ca:  # as Go: the given CAs replace the system roots
+        ctx.load_default_certs()
+    if cfg.insecure or (enable_https and not has_ca):
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+    if cfg.cert_data or cfg.cert_file:
+        _load_client_cert(ctx, cfg)
+    return ctx
+
+
+def _load_client_cert(ctx: ssl.SSLContext, cfg: TLSConfig) -> None:
+    if not cfg.cert_data and not cfg.key_data:
+        ctx.load_cert_chain(cfg.cert_file, cfg.key_file or None)
+        return
+    paths: list[str] = []
+    try:
+        for data, path in ((cfg.cert_data, cfg.cert_file), (cfg.key_data, cfg.key_file)):
+            if data:
+                fd, tmp = tempfile.mkstemp(suffix=".pem")
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+                paths.append(tmp)
+            else:
+                paths.append(path)
+        ctx.load_cert_chain(paths[0], paths[1] or None)
+    finally:
+        for p in paths:
+            if p and p not in (cfg.cert_file, cfg.key_file):
+                os.unlink(p)

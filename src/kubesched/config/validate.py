@@ -15,6 +15,7 @@ Beyond upstream (kubesched deviations, all reported as problems):
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
@@ -22,6 +23,7 @@ from kubesched.config import defaults as d
 from kubesched.config import fielderr as fe
 from kubesched.config import types as t
 from kubesched.config.decode import Decoder, RawProfile
+from kubesched.config.extenders import parse_tls, tls_context
 
 NOT_REGISTERED = "no plugin of that name is registered"
 NOT_IMPLEMENTED = "is an upstream plugin that kubesched does not implement yet"
@@ -209,6 +211,7 @@ def validate_extenders(
         timeout = dec.duration(e.get("httpTimeout"), tp)
         if timeout is not None and timeout < 0:  # Go would run such a client without any
             dec.problems.append(fe.invalid(tp, e.get("httpTimeout"), "must not be negative"))
+        _check_transport(dec, e, p)
         mp = fe.join(p, "managedResources")
         for j, res in enumerate(dec.lst(e.get("managedResources"), mp)):
             rp = fe.join(fe.index(mp, j), "name")
@@ -232,3 +235,18 @@ def validate_extenders(
             )
         )
     return entries
+
+
+def _check_transport(dec: Decoder, e: Mapping[str, Any], path: str) -> None:
+    """Upstream's ``NewHTTPExtender`` builds the extender's TLS transport when the scheduler
+    starts, and kube-scheduler does not start if it cannot (a certificate file missing or
+    unreadable, bytes that are no PEM certificate or key): the same refusal here, at load."""
+    tls = e.get("tlsConfig")
+    https = e.get("enableHTTPS") is True
+    if not (https or isinstance(tls, Mapping)):
+        return
+    try:
+        tls_context(https, parse_tls(tls) if isinstance(tls, Mapping) else None)
+    except (OSError, ssl.SSLError, ValueError) as err:
+        where = fe.join(path, "tlsConfig") if isinstance(tls, Mapping) else path
+        dec.problems.append((where, f"couldn't create the extender's TLS transport: {err}"))

@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.api import objects as api
-from kubesched.config.extenders import Extender
-from kubesched.framework.extender_transport import ConnectionPool, tls_context
+from kubesched.config.extenders import Extender, tls_context
+from kubesched.framework.extender_transport import ConnectionPool
 
 MAX_EXTENDER_PRIORITY = 10
 """Upstream ``extenderv1.MaxExtenderPriority``: prioritize scores are 0..10."""

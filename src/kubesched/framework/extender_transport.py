@@ -14,15 +14,11 @@ from __future__ import annotations
 import functools
 import http.client
 import io
-import os
 import socket
 import ssl
-import tempfile
 import threading
 import time
 import urllib.parse
-
-from kubesched.config.extenders import TLSConfig
 
 MIN_ANSWER_LIMIT = 64 * 1024 * 1024
 """Bytes an answer may always have: node names and scores for any cluster size fit many
@@ -97,47 +93,6 @@ def _read_body(resp: http.client.HTTPResponse, limit: int) -> bytes:
         chunks.append(chunk)
 
 
-def tls_context(enable_https: bool, tls: TLSConfig | None) -> ssl.SSLContext:
-    """Upstream ``makeTransport``: without a CA (file or data) under ``enableHTTPS``, or with
-    ``insecure``, the server certificate is not verified."""
-    cfg = tls or TLSConfig()
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies certificate and host name
-    has_ca = bool(cfg.ca_file or cfg.ca_data)
-    if cfg.ca_file:
-        ctx.load_verify_locations(cafile=cfg.ca_file)
-    if cfg.ca_data:
-        ctx.load_verify_locations(cadata=cfg.ca_data.decode())
-    if not has_ca:  # as Go: the given CAs replace the system roots
-        ctx.load_default_certs()
-    if cfg.insecure or (enable_https and not has_ca):
-        ctx.check_hostname = False
-        ctx.verify_mode = ssl.CERT_NONE
-    if cfg.cert_data or cfg.cert_file:
-        _load_client_cert(ctx, cfg)
-    return ctx
-
-
-def _load_client_cert(ctx: ssl.SSLContext, cfg: TLSConfig) -> None:
-    if not cfg.cert_data and not cfg.key_data:
-        ctx.load_cert_chain(cfg.cert_file, cfg.key_file or None)
-        return
-    paths: list[str] = []
-    try:
-        for data, path in ((cfg.cert_data, cfg.cert_file), (cfg.key_data, cfg.key_file)):
-            if data:
-                fd, tmp = tempfile.mkstemp(suffix=".pem")
-                with os.fdopen(fd, "wb") as f:
-                    f.write(data)
-                paths.append(tmp)
-            else:
-                paths.append(path)
-        ctx.load_cert_chain(paths[0], paths[1] or None)
-    finally:
-        for p in paths:
-            if p and p not in (cfg.cert_file, cfg.key_file):
-                os.unlink(p)
-
-
 class _HTTPSConnection(http.client.HTTPSConnection):
     """HTTPS with ``serverName`` as the verified name and SNI (default: the URL host)."""
 
@@ -159,10 +114,16 @@ class ConnectionPool:
     """Keep-alive connections to one base URL, shared by threads; ``post`` is one call."""
 
     def __init__(self, url_prefix: str, timeout: float, context: ssl.SSLContext | None):
-        parts = urllib.parse.urlsplit(url_prefix)
+        self.bad_url = ""
+        """Why ``url_prefix`` is no URL to call (a port out of range, an unclosed IPv6
+        bracket): every call fails with it, as upstream's client fails each request."""
+        try:
+            parts = urllib.parse.urlsplit(url_prefix)
+            self.port = parts.port
+        except ValueError as e:
+            parts, self.port, self.bad_url = urllib.parse.urlsplit(""), None, str(e)
         self.https = parts.scheme == "https"
         self.host = parts.hostname or "localhost"
-        self.port = parts.port
         self.base = url_prefix.rstrip("/")
         self.base_path = parts.path.rstrip("/")
         self.timeout = timeout
@@ -190,6 +151,8 @@ class ConnectionPool:
     def post(self, verb: str, body: bytes) -> tuple[int, bytes]:
         """POST ``body`` to ``<urlPrefix>/<verb>``; (status, response body).  Raises
         ``TimeoutError`` past the timeout and ``OSError`` / ``http.client`` errors."""
+        if self.bad_url:
+            raise http.client.InvalidURL(f"invalid URL {self.base!r}: {self.bad_url}")
         deadline = time.monotonic() + self.timeout
         conn, reused = self._take()
         try:
