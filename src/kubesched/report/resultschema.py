@@ -76,7 +76,19 @@ SCHEMA: dict[str, Any] = {
                     "byReason": _map(_INT),
                     "agesSeconds": _SERIES,
                     "oldest": {"type": ["object", "null"]},
-                    "capacity": _list(_obj({"pod": _STR, "message": _STR})),
+                    "capacity": _list(
+                        _obj(
+                            {
+                                "pod": _STR,
+                                "message": _STR,
+                                "capacity": _obj(
+                                    {"verdict": _STR, "eligibleNodes": _INT, "message": _STR},
+                                    required=("verdict", "eligibleNodes", "message"),
+                                ),
+                            },
+                            required=("capacity",),
+                        )
+                    ),
                 }
             ),
             "latency": _obj(
