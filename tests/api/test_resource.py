@@ -38,6 +38,10 @@ def matches(expression: str, device: dict[str, object] | None = None) -> bool:
         ('device.driver == "other" && device.attributes["other"].model == "x"', False),
         ('device.attributes["other"].model == "x" || true', True),
         (f'{ATTRS}.model.startsWith("a1")', True),
+        # CEL names that are Python keywords (issue 31 item 3): "invalid syntax" before
+        ("[1, 2].all(lambda, lambda > 0)", True),
+        (f'["a100"].exists(lambda, lambda == {ATTRS}.model)', True),
+        (f'[quantity("1Gi")].all(class, class.isGreaterThan({CAP}.memory))', False),
     ],
 )
 def test_kubernetes_cel_environment(expression: str, expected: bool) -> None:

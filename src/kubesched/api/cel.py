@@ -325,6 +325,14 @@ def _eval_message(err: Any) -> str:
 
 
 _COMPILED: dict[str, Selector] = {}
+_INTERPRETER: list[Any] = []
+
+
+def _interpreter() -> Any:
+    """celpy's tree-walking runner, for the expressions its transpiler cannot take."""
+    if not _INTERPRETER:
+        _INTERPRETER.append(celpy.Environment(runner_class=celpy.InterpretedRunner))
+    return _INTERPRETER[0]
 
 
 def compile_selector(expression: str, path: str) -> Selector:
@@ -340,7 +348,11 @@ def compile_selector(expression: str, path: str) -> Selector:
     env = _ENV[0]
     try:
         ast = env.compile(expression)
-        program = env.program(ast, functions=_FUNCTIONS)
+        try:
+            program = env.program(ast, functions=_FUNCTIONS)
+        except SyntaxError:  # a CEL name that is a Python keyword (`lambda`) cannot be
+            # transpiled to Python: the same AST, walked by celpy's interpreter instead
+            program = _interpreter().program(ast, functions=_FUNCTIONS)
     except CELParseError as e:
         where = " ".join(line.strip() for line in str(e).splitlines()[1:] if line.strip())
         detail = f"syntax error at {where}" if where else "syntax error"
