@@ -162,7 +162,9 @@ def _preemption_differences(a: dict[str, Any] | None, b: dict[str, Any] | None) 
     a, b = a or {}, b or {}
     out = []
     for key in ("nominatedNode", "victims"):
-        if a.get(key) != b.get(key):
+        if a.get(key) != b.get(key) and not (
+            key == "victims" and not a.get(key) and not b.get(key)
+        ):
             out.append(f"preemption.{key}: ours {a.get(key)!r}, upstream {b.get(key)!r}")
     mine, theirs = a.get("message", ""), b.get("message", "")
     if mine != theirs:

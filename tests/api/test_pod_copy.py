@@ -34,6 +34,7 @@ def _full_pod() -> api.Pod:
         topology_spread_constraints=(api.TopologySpreadConstraint(1, "zone", "DoNotSchedule"),),
         requests={"cpu": 100},
         nonzero_requests={"cpu": 100, "memory": 209715200},
+        fit_score_requests={"cpu": 200, "memory": 209715200},
         host_ports=(api.HostPort(8080),),
         images=("nginx",),
         scheduling_gates=("gate",),

@@ -264,17 +264,30 @@ CASES: list[tuple[str, Callable[[Cfg], None], list[tuple[str, str]]]] = [
             )
         ],
     ),
-    (
-        "unknown-plugin-config",
-        lambda c: c["profiles"][1].update(pluginConfig=[{"name": "Nope", "args": {}}]),
-        [
-            (
-                "profiles[1].pluginConfig[0].name",
-                'Invalid value: "Nope": no plugin of that name is registered',
-            )
-        ],
-    ),
 ]
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"name": "Nope", "args": {"anything": 1}},  # an unknown plugin: upstream accepts
+        {  # Fit's values are checked only where the profile enables it, as upstream
+            "name": "NodeResourcesFit",
+            "args": {"scoringStrategy": {"type": "Bogus"}},
+        },
+    ],
+)
+def test_plugin_config_of_a_plugin_no_profile_enables_is_accepted(
+    valid: Cfg, entry: dict[str, Any]
+) -> None:
+    prof = valid["profiles"][1]
+    prof["pluginConfig"] = [entry]
+    prof.setdefault("plugins", {})["multiPoint"] = {"disabled": [{"name": "NodeResourcesFit"}]}
+    load.load_config(valid, known_plugins=KNOWN)
+    prof["plugins"]["multiPoint"] = {}
+    if entry["name"] == "NodeResourcesFit":  # enabled again: refused
+        with pytest.raises(InputError):
+            load.load_config(valid, known_plugins=KNOWN)
 
 
 def test_base_config_is_valid() -> None:

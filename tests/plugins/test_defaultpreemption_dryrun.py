@@ -408,21 +408,21 @@ def test_pick_one_node(candidates: list[Candidate], want: int) -> None:
 
 
 @pytest.mark.parametrize(
-    ("spec", "status", "healthy", "want"),
+    ("spec", "status", "want"),
     [
-        ({"minAvailable": 1}, None, 3, 2),
-        ({"minAvailable": "50%"}, None, 3, 1),  # 50% of 3 rounds up to 2
-        ({"maxUnavailable": 1}, None, 3, 1),
-        ({"maxUnavailable": "34%"}, None, 3, 2),  # 34% of 3 rounds up to 2
-        ({"minAvailable": 5}, None, 3, 0),
-        ({"minAvailable": 1}, 7, 3, 7),  # status wins, as upstream
-        ({}, None, 3, 0),
+        ({"minAvailable": 1}, None, 0),  # no status: upstream reads only disruptionsAllowed
+        ({"minAvailable": "50%"}, None, 0),
+        ({"maxUnavailable": 1}, None, 0),
+        ({"maxUnavailable": "100%"}, None, 0),
+        ({"minAvailable": 1}, 7, 7),
+        ({"maxUnavailable": 0}, 2, 2),  # the status wins over the spec, as upstream
+        ({}, None, 0),
     ],
 )
-def test_budget_allowed(spec: dict[str, Any], status: int | None, healthy: int, want: int) -> None:
-    obj = pdb_obj("b", FOO, allowed=status, **spec)
-    bound = [pod(f"x{i}", node="n", labels=FOO) for i in range(healthy)] + [pod("other", node="n")]
-    budget = pdb.parse_budget(obj, bound)
+def test_budget_allowed_is_the_status_only(
+    spec: dict[str, Any], status: int | None, want: int
+) -> None:
+    budget = pdb.parse_budget(pdb_obj("b", FOO, allowed=status, **spec))
     assert budget is not None and budget.allowed == want
 
 

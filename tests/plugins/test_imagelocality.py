@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 from kubesched.api import objects as api
-from kubesched.api.errors import InputError
 from kubesched.framework import interface as fw
 from kubesched.plugins import imagelocality as il
 from tests.builders import make_cluster, make_node
@@ -150,6 +149,8 @@ def test_normalized_image_name(name: str, want: str) -> None:
     assert il.normalized_image_name(name) == want
 
 
-def test_rejects_args() -> None:
-    with pytest.raises(InputError):
-        il.new(object(), fw.Handle(make_cluster([])))
+def test_ignores_args_as_upstreams_factory_does() -> None:
+    """A ``pluginConfig`` entry for ImageLocality is accepted and its args never read
+    (issue 30: upstream's ``New`` takes no args)."""
+    plugin = il.new({"any": "thing"}, fw.Handle(make_cluster([])))
+    assert plugin.name == "ImageLocality"

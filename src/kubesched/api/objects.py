@@ -269,6 +269,11 @@ class Pod:
     topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
     requests: Resources = field(default_factory=dict)
     nonzero_requests: Resources = field(default_factory=dict)
+    fit_score_requests: Resources | None = None
+    """NodeResourcesFit's score of this Pod as the incoming one: ``cpu`` and ``memory`` with
+    the scoring defaults and without pod-level ``spec.resources`` (upstream v1.34's Fit scorer
+    never sets its pod-level flag); None when that is ``nonzero_requests`` (no pod-level
+    requests)."""
     host_ports: tuple[HostPort, ...] = ()
     images: tuple[str, ...] = ()
     scheduling_gates: tuple[str, ...] = ()

@@ -6,8 +6,8 @@ work is a third of the parse.  :func:`quick_pod` reads the common shape of a Pod
 containers with requests, limits and ports, node name, priority, tolerations, affinity,
 status) with the same readers but no paths, and gives up -- returns None -- on anything
 else: a section it does not handle (init containers, overhead, pod-level resources, spread
-constraints, scheduling gates, resource claims, ``hostNetwork: true``) or any invalid
-value.
+constraints, scheduling gates, resource claims, ``hostNetwork: true``, container statuses
+reporting ``resources``) or any invalid value.
 :func:`parse_pod` then parses the Pod the full way, which reports the error with its path.
 So the two give the same :class:`~kubesched.api.objects.Pod` (tests check this on generated
 Pods, valid and not) and only the speed differs.
@@ -54,7 +54,7 @@ _SLOTS = (
     *("creation_timestamp", "scheduler_name", "priority", "priority_class_name"),
     *("preemption_policy", "node_name", "node_selector", "node_affinity", "pod_affinity"),
     *("pod_anti_affinity", "tolerations", "topology_spread_constraints", "requests"),
-    *("nonzero_requests", "host_ports", "images", "scheduling_gates"),
+    *("nonzero_requests", "fit_score_requests", "host_ports", "images", "scheduling_gates"),
     *("termination_grace_period_seconds", "phase", "nominated_node_name", "start_time"),
     *("deletion_timestamp", "resource_claims", "resource_claim_statuses", "raw", "key"),
 )
@@ -130,6 +130,8 @@ def _quick(obj: dict[str, Any]) -> api.Pod | None:
         return None
     if not _GIVE_UP_SPEC.isdisjoint(spec) or "resourceClaimStatuses" in status:
         return None
+    if _resizing(status):
+        return None
     host_network = spec.get("hostNetwork")
     if host_network is not None and host_network is not False:  # ports default differently
         return None
@@ -168,6 +170,21 @@ def _quick(obj: dict[str, Any]) -> api.Pod | None:
         )
     except GiveUp:
         return None
+
+
+def _resizing(status: dict[str, Any]) -> bool:
+    """Whether a container status reports ``resources`` (an in-place resize: the full parse
+    counts the larger of spec, status and allocated requests)."""
+    for key in ("containerStatuses", "initContainerStatuses"):
+        statuses = status.get(key)
+        if statuses is None:
+            continue
+        if type(statuses) is not list:
+            return True
+        for cs in statuses:
+            if type(cs) is not dict or cs.get("resources") is not None:
+                return True
+    return False
 
 
 def assemble(
@@ -216,6 +233,7 @@ def assemble(
             tolerations,
             (),
             *containers[:2],
+            None,
             containers[3],
             containers[2],
             (),

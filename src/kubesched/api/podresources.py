@@ -19,7 +19,10 @@ The rule (``k8s.io/component-helpers/resource`` ``AggregateContainerRequests``, 
 ``nonzero`` (scoring) repeats the computation with 100m CPU / 200Mi memory substituted for each
 container (regular, init and sidecar alike) that does not mention the resource
 (``NonMissingContainerRequests``); with pod-level requests only for resources the result lacks.
-In-place resize status (``UseStatusResources``) is not modelled: specs are used as written.
+During an in-place resize a running container's request is the largest of its spec's, its
+status's and its allocated one (``UseStatusResources``; read by
+:func:`kubesched.api.pods.parse_pod` before the aggregation here).  NodeResourcesFit's score of
+the incoming Pod skips pod-level requests (:func:`fit_score_requests`).
 """
 
 from __future__ import annotations
@@ -138,6 +141,26 @@ def default_pod_level_requests(
         if is_pod_level_resource(name) and name not in out:
             out[name] = amount
     return out or requests
+
+
+def fit_score_requests(
+    containers: Sequence[Millis],
+    init_containers: Sequence[tuple[Millis, bool]] = (),
+    overhead: Mapping[str, int] | None = None,
+    pod_level: Mapping[str, int] | None = None,
+) -> api.Resources | None:
+    """NodeResourcesFit's scoring request of an incoming Pod (``cpu`` millicores, ``memory``
+    bytes): the containers' with the non-zero defaults, overhead added, pod-level requests
+    skipped -- upstream v1.34's Fit scorer builds its ``resourceAllocationScorer`` without
+    the pod-level flag.  None when no pod-level request is set (then it is the non-zero
+    request :func:`effective_requests` gives)."""
+    if not (pod_level and any(is_pod_level_resource(n) for n in pod_level)):
+        return None
+    non0 = pod_requests(containers, init_containers, overhead, None, _NON_MISSING)
+    return {
+        api.CPU: non0.get(api.CPU, 0),
+        api.MEMORY: units_from_milli(api.MEMORY, non0.get(api.MEMORY, 0)),
+    }
 
 
 def effective_requests(

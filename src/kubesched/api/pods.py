@@ -69,6 +69,8 @@ def parse_pod(obj: dict[str, Any], path: str = "") -> api.Pod:
     containers_raw = f.seq(spec, "containers", spec_path)
     if not containers_raw:
         fail(join(spec_path, "containers"), "Required value")
+    status = f.mapping(pod, "status", path)
+    resized = _resize_status(status, join(path, "status"))
     containers: list[podresources.Millis] = []
     inits: list[tuple[podresources.Millis, bool]] = []
     images: list[str] = []
@@ -78,14 +80,17 @@ def parse_pod(obj: dict[str, Any], path: str = "") -> api.Pod:
         cpath = join(join(spec_path, "initContainers"), i)
         c = f.as_mapping(c, cpath)
         restartable = f.string(c, "restartPolicy", cpath) == "Always"
-        inits.append((_container_requests(c, cpath), restartable))
+        requests = _container_requests(c, cpath)
+        if restartable:
+            requests = _with_status(requests, c, resized)
+        inits.append((requests, restartable))
         images.append(f.string(c, "image", cpath))
         if restartable:
             sidecar_ports.extend(_host_ports(c, cpath, host_network))
     for i, c in enumerate(containers_raw):
         cpath = join(join(spec_path, "containers"), i)
         c = f.as_mapping(c, cpath)
-        containers.append(_container_requests(c, cpath))
+        containers.append(_with_status(_container_requests(c, cpath), c, resized))
         images.append(f.string(c, "image", cpath))
         ports.extend(_host_ports(c, cpath, host_network))
 
@@ -104,7 +109,6 @@ def parse_pod(obj: dict[str, Any], path: str = "") -> api.Pod:
     affinity = f.mapping(spec, "affinity", spec_path)
     priority = f.int32(spec, "priority", spec_path)
     grace = f.integer(spec, "terminationGracePeriodSeconds", spec_path)
-    status = f.mapping(pod, "status", path)
     return api.Pod(
         name=name,
         namespace=namespace,
@@ -130,6 +134,7 @@ def parse_pod(obj: dict[str, Any], path: str = "") -> api.Pod:
         topology_spread_constraints=_spread_constraints(spec, spec_path),
         requests=requests,
         nonzero_requests=nonzero,
+        fit_score_requests=podresources.fit_score_requests(containers, inits, overhead, pod_level),
         host_ports=(*sidecar_ports, *ports),
         images=tuple(images),
         scheduling_gates=_scheduling_gates(spec, spec_path),
@@ -146,6 +151,53 @@ def parse_pod(obj: dict[str, Any], path: str = "") -> api.Pod:
         ),
         raw=obj,
     )
+
+
+_Resized = tuple[dict[str, tuple[podresources.Millis, podresources.Millis]], bool]
+"""Per container name with ``status...resources`` set: ``(status requests, allocated)``;
+and whether the resize is infeasible (condition ``PodResizePending``, reason ``Infeasible``)."""
+
+
+def _resize_status(status: Obj, path: str) -> _Resized:
+    """What an in-place resize reports (``status.containerStatuses[]`` and
+    ``initContainerStatuses[]``: ``resources.requests`` and ``allocatedResources``)."""
+    by_name: dict[str, tuple[podresources.Millis, podresources.Millis]] = {}
+    for key in ("containerStatuses", "initContainerStatuses"):
+        for i, cs in enumerate(f.seq(status, key, path)):
+            cpath = join(join(path, key), i)
+            cs = f.as_mapping(cs, cpath)
+            if cs.get("resources") is None:
+                continue
+            res = f.mapping(cs, "resources", cpath)
+            by_name[f.string(cs, "name", cpath)] = (
+                f.resource_list(res, "requests", join(cpath, "resources")) or {},
+                f.resource_list(cs, "allocatedResources", cpath) or {},
+            )
+    infeasible = False
+    for i, cond in enumerate(f.seq(status, "conditions", path)):
+        cpath = join(join(path, "conditions"), i)
+        cond = f.as_mapping(cond, cpath)
+        if f.string(cond, "type", cpath) == "PodResizePending":
+            infeasible = f.string(cond, "reason", cpath) == "Infeasible"
+            break
+    return by_name, infeasible
+
+
+def _with_status(requests: podresources.Millis, c: Obj, resized: _Resized) -> podresources.Millis:
+    """A running container's request during an in-place resize (upstream
+    ``determineContainerReqs``, InPlacePodVerticalScaling on in v1.34): the largest of the
+    spec's, the status's and the allocated request, per resource; the spec's left out when
+    the resize is infeasible."""
+    by_name, infeasible = resized
+    found = by_name.get(str(c.get("name") or "")) if by_name else None
+    if found is None:
+        return requests
+    out: podresources.Millis = {} if infeasible else dict(requests)
+    for source in found:
+        for name, amount in source.items():
+            if name not in out or amount > out[name]:
+                out[name] = amount
+    return out
 
 
 def _container_requests(c: Obj, path: str) -> podresources.Millis:

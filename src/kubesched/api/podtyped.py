@@ -74,6 +74,8 @@ class _Status(msgspec.Struct, gc=False):
     nominatedNodeName: str | None = None
     startTime: str | None = None
     resourceClaimStatuses: msgspec.Raw = _ABSENT
+    containerStatuses: msgspec.Raw = _ABSENT
+    initContainerStatuses: msgspec.Raw = _ABSENT
 
 
 class _PodDoc(msgspec.Struct, gc=False):
@@ -125,6 +127,8 @@ def typed_pod(item: msgspec.Raw) -> tuple[api.Pod, tuple[bool, bool]] | None:
         or spec.schedulingGates
         or spec.resourceClaims
         or status.resourceClaimStatuses
+        or b'"resources"' in bytes(status.containerStatuses)
+        or b'"resources"' in bytes(status.initContainerStatuses)
         or (spec.hostNetwork is not None and spec.hostNetwork is not False)
     ):
         return None

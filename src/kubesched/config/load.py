@@ -196,12 +196,15 @@ def _profile(dec: Decoder, rp: RawProfile, known: frozenset[str]) -> t.Profile:
     if rp.plugins is not None:
         dec.problems += v.validate_plugin_names(rp.plugins, fe.join(rp.path, "plugins"), known)
     dec.problems += v.validate_plugin_config_names(rp, known)
+    plugins = d.merge_plugins(d.DEFAULT_PLUGINS, rp.plugins)
+    enabled = {ref.name for point in t.PLUGIN_SET_FIELDS for ref in plugins.get(point).enabled}
     configured: dict[str, object] = {}
     for entry in rp.plugin_config:
         args_path = fe.join(entry.path, "args")
-        args = pluginargs.decode_args(dec, entry.name, entry.args, args_path)
+        args = pluginargs.decode_args(
+            dec, entry.name, entry.args, args_path, enabled=entry.name in enabled
+        )
         configured.setdefault(entry.name, args)
-    plugins = d.merge_plugins(d.DEFAULT_PLUGINS, rp.plugins)
     return t.Profile(
         scheduler_name=rp.scheduler_name or "",
         plugins=plugins,

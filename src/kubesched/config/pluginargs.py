@@ -8,7 +8,8 @@ stay read-only mappings, defaulted and validated like upstream
 has no args type for are kept as given.
 
 Upstream only checks NodeResourcesFit args when the plugin is built; we check them at load
-time with the same messages.  The validators on typed args are public, so plugins and tests
+time with the same messages, when the profile enables the plugin (a profile that does not
+may carry any values, as upstream).  The validators on typed args are public, so plugins and tests
 can run them on args built in code.
 """
 
@@ -138,7 +139,9 @@ def _resources(dec: Decoder, value: Any, path: str) -> tuple[a.ResourceSpec, ...
     return tuple(specs) or a.DEFAULT_RESOURCES
 
 
-def _fit(dec: Decoder, raw: Mapping[str, Any], path: str) -> a.NodeResourcesFitArgs:
+def _fit(
+    dec: Decoder, raw: Mapping[str, Any], path: str, validate: bool = True
+) -> a.NodeResourcesFitArgs:
     fields = ("ignoredResources", "ignoredResourceGroups", "scoringStrategy", "retryGovernance")
     r = dec.obj(raw, path, fields) or {}
 
@@ -172,7 +175,8 @@ def _fit(dec: Decoder, raw: Mapping[str, Any], path: str) -> a.NodeResourcesFitA
         )
     governance = dec.boolean(r.get("retryGovernance"), fe.join(path, "retryGovernance"))
     result = a.NodeResourcesFitArgs(ignored, groups, strategy, bool(governance))
-    dec.problems += validate_fit_args(result, path, ratio_given=ratio_given)
+    if validate:
+        dec.problems += validate_fit_args(result, path, ratio_given=ratio_given)
     return result
 
 
@@ -195,10 +199,15 @@ def _node_affinity(dec: Decoder, raw: Mapping[str, Any], path: str) -> a.NodeAff
     return a.NodeAffinityArgs(added)
 
 
-def decode_args(dec: Decoder, name: str, raw: Mapping[str, Any] | None, path: str) -> object:
+def decode_args(
+    dec: Decoder, name: str, raw: Mapping[str, Any] | None, path: str, enabled: bool = True
+) -> object:
     """The defaulted args of plugin ``name`` from ``raw`` (the ``args`` mapping at ``path``);
     problems go to ``dec``.  Typed for :data:`~kubesched.config.defaults.TYPED_ARGS_PLUGINS`,
-    a read-only mapping otherwise."""
+    a read-only mapping otherwise.  NodeResourcesFit's values are validated only when the
+    profile ``enabled`` it (upstream validates them when it builds the plugin: its config
+    validation looks them up under the wrong name, ``NodeResourcesFitArgs``); strict
+    decoding applies either way."""
     given = dict(raw or {})
     if name not in d.ARGS_PLUGINS:
         return t.frozen_mapping(given)
@@ -212,7 +221,7 @@ def decode_args(dec: Decoder, name: str, raw: Mapping[str, Any] | None, path: st
             fe.invalid(fe.join(path, "kind"), kind, f"args for plugin {name} must be {name}Args")
         )
     if name == d.NODE_RESOURCES_FIT:
-        return _fit(dec, given, path)
+        return _fit(dec, given, path, validate=enabled)
     if name == d.NODE_RESOURCES_BALANCED_ALLOCATION:
         return _balanced(dec, given, path)
     if name == d.NODE_AFFINITY:

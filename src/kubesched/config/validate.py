@@ -9,7 +9,6 @@ Beyond upstream (kubesched deviations, all reported as problems):
   same config later, when building the framework: ``... "Foo" does not exist``);
 - a name in a ``disabled`` list must be ``*``, registered, or an upstream plugin name
   (upstream silently ignores unknown names there, which hides typos);
-- a ``pluginConfig`` entry must name a registered or upstream plugin;
 - a negative score weight is rejected (upstream would use it as is).
 """
 
@@ -72,7 +71,8 @@ def validate_plugin_names(
 
 
 def validate_plugin_config_names(prof: RawProfile, known: Collection[str]) -> list[fe.Problem]:
-    """Duplicate, removed and unknown ``pluginConfig`` names."""
+    """Duplicate and removed ``pluginConfig`` names.  An unknown name is accepted, as
+    upstream does (its args are kept and never read: no profile can enable the plugin)."""
     problems: list[fe.Problem] = []
     seen: set[str] = set()
     for entry in prof.plugin_config:
@@ -81,8 +81,6 @@ def validate_plugin_config_names(prof: RawProfile, known: Collection[str]) -> li
         seen.add(entry.name)
         if entry.name in d.REMOVED_PLUGIN_NAMES:
             problems.append(fe.invalid(entry.path, entry.name, removed_message()))
-        elif entry.name not in known and entry.name not in d.UPSTREAM_PLUGIN_NAMES:
-            problems.append(fe.invalid(fe.join(entry.path, "name"), entry.name, NOT_REGISTERED))
     return problems
 
 

@@ -104,12 +104,15 @@ def pod_score_requests(pod: api.Pod, names: Sequence[str], use_requested: bool) 
     """A Pod's request per scored resource, int64 ``(k,)`` (``calculatePodResourceRequestList``).
 
     With ``use_requested`` False (NodeResourcesFit), cpu and memory use the non-zero defaults
-    (``pod.nonzero_requests``); every other resource uses the plain request.
+    without pod-level requests (``pod.fit_score_requests``, else ``pod.nonzero_requests``:
+    upstream's Fit scorer skips pod-level resources, BalancedAllocation's does not); every
+    other resource uses the plain request.
     """
     out = np.zeros(len(names), dtype=np.int64)
+    fit = pod.fit_score_requests if pod.fit_score_requests is not None else pod.nonzero_requests
     for i, name in enumerate(names):
         if not use_requested and name in (api.CPU, api.MEMORY):
-            out[i] = pod.nonzero_requests.get(name, 0)
+            out[i] = fit.get(name, 0)
         else:
             out[i] = pod.requests.get(name, 0)
     return out

@@ -16,7 +16,6 @@ from __future__ import annotations
 import numpy as np
 
 from kubesched.api import objects as api
-from kubesched.api.errors import InputError
 from kubesched.framework import interface as fw
 from kubesched.state.cache import ClusterState
 from kubesched.state.nodes import IntArray
@@ -95,7 +94,6 @@ def calculate_priority(sums: IntArray, num_containers: int) -> IntArray:
 
 
 def new(args: object | None, handle: fw.Handle) -> ImageLocality:
-    """Factory; ImageLocality takes no args."""
-    if args is not None:
-        raise InputError(f"ImageLocality takes no args, got {type(args)}")
-    return ImageLocality(args, handle)
+    """Factory; ImageLocality takes no args (any ``pluginConfig`` args are ignored, as
+    upstream's factory ignores them)."""
+    return ImageLocality(None, handle)

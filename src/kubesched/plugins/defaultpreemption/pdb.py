@@ -1,18 +1,15 @@
 """PodDisruptionBudgets as preemption sees them (upstream ``filterPodsWithPDBViolation``).
 
 Budgets come from ``cluster.objects[("PodDisruptionBudget", "ns/name")]`` (raw ``policy/v1``
-dicts).  Upstream reads only ``status.disruptionsAllowed`` (kept current by the disruption
-controller) and ``status.disruptedPods``.  Best effort where no controller runs (snapshots
-and the simulator often carry no status): without ``status.disruptionsAllowed`` the budget is
-derived from ``spec.minAvailable`` / ``spec.maxUnavailable`` over the bound Pods it selects,
-as the disruption controller would with every selected Pod healthy and the expected count
-equal to the selected Pods (no workload scale lookup).
+dicts).  As upstream, only ``status.disruptionsAllowed`` (kept current by the disruption
+controller) and ``status.disruptedPods`` are read: a budget without a status (no controller
+has seen it yet) allows no disruption, whatever its ``spec.minAvailable`` /
+``spec.maxUnavailable`` say.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,35 +38,9 @@ class Budget:
         )
 
 
-def _scaled(value: Any, total: int) -> int | None:
-    """Upstream ``GetScaledValueFromIntOrPercent`` rounding up; None when invalid."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str):
-        if value.endswith("%") and value[:-1].isdigit():
-            return math.ceil(int(value[:-1]) * total / 100)
-        if value.isdigit():
-            return int(value)
-    return None
-
-
-def _derived_allowed(spec: dict[str, Any], healthy: int) -> int:
-    """Disruptions allowed from the spec when no controller wrote a status (best effort)."""
-    if spec.get("minAvailable") is not None:
-        desired = _scaled(spec["minAvailable"], healthy)
-    elif spec.get("maxUnavailable") is not None:
-        unavailable = _scaled(spec["maxUnavailable"], healthy)
-        desired = None if unavailable is None else max(0, healthy - unavailable)
-    else:
-        return 0
-    return 0 if desired is None else max(0, healthy - desired)
-
-
-def parse_budget(obj: dict[str, Any], bound: Iterable[api.Pod] = ()) -> Budget | None:
+def parse_budget(obj: dict[str, Any]) -> Budget | None:
     """A :class:`Budget` from a raw PDB; None when its selector is missing, empty or invalid
-    (upstream: such a budget matches nothing).  ``bound`` are the Pods it may count."""
+    (upstream: such a budget matches nothing)."""
     meta = obj.get("metadata") or {}
     spec = obj.get("spec") or {}
     status = obj.get("status") or {}
@@ -80,11 +51,7 @@ def parse_budget(obj: dict[str, Any], bound: Iterable[api.Pod] = ()) -> Budget |
     if selector is None or not (selector.match_labels or selector.match_expressions):
         return None
     namespace = str(meta.get("namespace") or "default")
-    if "disruptionsAllowed" in status:
-        allowed = int(status.get("disruptionsAllowed") or 0)
-    else:
-        healthy = sum(1 for p in bound if p.namespace == namespace and selector.matches(p.labels))
-        allowed = _derived_allowed(spec, healthy)
+    allowed = int(status.get("disruptionsAllowed") or 0)
     disrupted = frozenset(str(k) for k in (status.get("disruptedPods") or {}))
     return Budget(namespace, selector, allowed, disrupted)
 
@@ -94,8 +61,7 @@ def load_budgets(cluster: ClusterState) -> list[Budget]:
     raws = [obj for (kind, _), obj in sorted(cluster.objects.items()) if kind == KIND]
     if not raws:
         return []
-    bound = [rec.pod for rec in cluster.pods.values() if not rec.assumed]
-    budgets = (parse_budget(obj, bound) for obj in raws)
+    budgets = (parse_budget(obj) for obj in raws)
     return [b for b in budgets if b is not None]
 
 

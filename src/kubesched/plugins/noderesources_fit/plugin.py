@@ -65,7 +65,12 @@ class NodeResourcesFit(GovernedHints):
 
     def sign(self, pod: api.Pod) -> object:
         """Result reuse: the answer depends on the Pod's requests only."""
-        return (tuple(sorted(pod.requests.items())), tuple(sorted(pod.nonzero_requests.items())))
+        fit = pod.fit_score_requests
+        return (
+            tuple(sorted(pod.requests.items())),
+            tuple(sorted(pod.nonzero_requests.items())),
+            None if fit is None else tuple(sorted(fit.items())),
+        )
 
     def _ignored(self, name: str) -> bool:
         if not res.is_extended_resource_name(name):
