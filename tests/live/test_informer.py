@@ -96,11 +96,16 @@ def test_gone_relists_and_emits_only_the_difference(api: Api, run: type[Run]) ->
     r = run()
     wait_for(lambda: len(r.deltas) == 2)
     wait_for(lambda: api.store.stats.requests["GET pods"] == 2)
-    # While the watch is down, one Pod goes away, one arrives, and history is compacted.
+    # While the watch is down, one Pod goes away, one arrives, and history is compacted.  The
+    # informer's new watch is held until then: on a loaded machine it could otherwise be back
+    # before the changes and receive them as events, with nothing to relist (issue 31 item 12).
+    changed = threading.Event()
+    api.server.delay(r"GET /api/v1/pods\?.*watch=true", 30.0, until=changed.is_set)
     api.store.drop_watches()
     api.store.delete(by_plural("pods"), "default", "removed")
     api.create(pod("new"))
     api.store.compact()
+    changed.set()
     wait_for(lambda: r.inf.lists == 2)
     wait_for(lambda: len(r.deltas) == 4)
     assert sorted(r.seen()[2:]) == [(ADDED, "default/new"), (DELETED, "default/removed")]
