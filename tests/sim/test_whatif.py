@@ -27,6 +27,7 @@ def test_pods_are_scheduled_in_creation_order_until_nothing_fits() -> None:
         "no new claims to deallocate, preemption: 0/1 nodes are "
         "available: 1 No preemption victims found for incoming pod.",
         "attempts": 1,
+        "source": "pods",
     }
     assert out["summary"]["scheduled"] == 2
     assert out["summary"]["unschedulable"] == 1
@@ -84,6 +85,7 @@ def test_affinity_to_a_deleted_node_is_unschedulable_not_an_error() -> None:
         " no new claims to deallocate, preemption: 0/3 nodes are available: "
         "3 Preemption is not helpful for scheduling.",
         "attempts": 1,
+        "source": "pods",
     }
     assert out["summary"]["error"] == 0
 

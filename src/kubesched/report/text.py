@@ -87,19 +87,37 @@ def _device_problems(devices: list[dict[str, Any]]) -> str:
 
 
 def schedule_table(result: dict[str, Any]) -> str:
-    """One line per Pod, then the summary."""
-    rows = [
-        [key, p["result"], p["node"] or "-", str(p["attempts"]), p["message"]]
-        for key, p in result["pods"].items()
-    ]
+    """One line per Pod, then the summary.  When the snapshot had Pending Pods of its own
+    (scheduled too), a FROM column says which file each Pod came from."""
+    pods = result["pods"]
     s = result["summary"]
+    from_cluster = any(p.get("source") == "cluster" for p in pods.values())
+    rows = [
+        [
+            key,
+            p["result"],
+            p["node"] or "-",
+            str(p["attempts"]),
+            *([p.get("source", "pods")] if from_cluster else []),
+            p["message"],
+        ]
+        for key, p in pods.items()
+    ]
     tail = (
         f"\n\n{s['pods']} pods: {s['scheduled']} scheduled, {s['unschedulable']} unschedulable, "
         f"{s['gated']} gated, {s['error']} error; {s['ignored']} ignored (other schedulers)"
     )
+    if s.get("fromCluster") or s.get("overlap"):
+        tail += (
+            f"\n{s.get('fromCluster', 0)} of them from the cluster snapshot (its own Pending "
+            f"Pods); {s.get('overlap', 0)} in both files, submitted once"
+        )
+        if s.get("alreadyBound"):
+            tail += f" ({s['alreadyBound']} already bound in the snapshot, not submitted)"
     lines = _preemption_lines(s.get("preemptionLatencySeconds") or {})
     tail += ("\n" + lines[0].strip()) if lines else ""
-    return _table(["POD", "RESULT", "NODE", "ATTEMPTS", "MESSAGE"], rows, right=(3,)) + tail
+    headers = ["POD", "RESULT", "NODE", "ATTEMPTS", *(["FROM"] if from_cluster else []), "MESSAGE"]
+    return _table(headers, rows, right=(3,)) + tail
 
 
 def simulate_summary(s: dict[str, Any]) -> str:

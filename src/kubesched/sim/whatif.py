@@ -16,6 +16,15 @@ and ``preempted`` / ``preemptions`` / ``victims`` counts in the summary.  Victim
 gracefully (:mod:`kubesched.sim.apiserver`): virtual time runs on until they have terminated
 and their preemptors are bound; ``preemptionLatencySeconds`` in the summary is the time from
 a preemptor's nomination to its bind (p50 / p99).
+
+The snapshot's own Pending Pods (unbound, not terminated, for one of the profiles) are
+scheduled too, as the real scheduler would, and reported beside the submitted ones: each
+Pod's ``source`` says which file it came from (``"pods"`` or ``"cluster"``), and the summary
+counts them in ``fromCluster``.  A Pod in both files (``kubectl get pods
+--field-selector=status.phase=Pending -o json`` of the cluster the snapshot was taken from)
+is submitted once, as the Pods file has it, and counted in ``overlap``; one the snapshot
+already has bound to a node is not submitted again: it is reported ``Scheduled`` on that node
+with 0 attempts and counted in ``alreadyBound``.
 """
 
 from __future__ import annotations
@@ -75,30 +84,63 @@ def schedule(
         sim.api.create_node(node)
     for obj in snapshot.others:
         sim.api.apply_object(obj)
-    jobs = JobLayer(sim, snapshot.others, [*snapshot.pods, *incoming])
-    for pod in snapshot.pods:
-        if pod.phase not in TERMINAL_PHASES and (
-            not pod.node_name or pod.node_name in sim.api.nodes
-        ):
-            sim.api.create_pod(pod)
+    incoming_at = {p.key for p in incoming}  # parse_objects refuses a key twice
     profiles = {p.scheduler_name for p in cfg.profiles}
+    jobs = JobLayer(
+        sim, snapshot.others, [*(p for p in snapshot.pods if p.key not in incoming_at), *incoming]
+    )
     submitted: list[api.Pod] = []
+    source: dict[str, str] = {}
+    bound: dict[str, str] = {}
+    overlap = 0
+    for pod in snapshot.pods:
+        if pod.phase in TERMINAL_PHASES or (pod.node_name and pod.node_name not in sim.api.nodes):
+            continue
+        if pod.key in incoming_at:
+            if not pod.node_name:  # Pending in both: submitted once, as the Pods file has it
+                overlap += 1
+                continue
+            bound[pod.key] = pod.node_name  # already placed: the Pods file's copy is not sent
+        sim.api.create_pod(pod)
+        if not pod.node_name and pod.scheduler_name in profiles:
+            submitted.append(pod)
+            source[pod.key] = "cluster"
     ignored = 0
     for i in order:
         pod = incoming[i]
+        if pod.key in bound:
+            continue
         if pod.scheduler_name not in profiles and not pod.node_name:
             ignored += 1
             continue
         sim.api.create_pod(jobs.prepare(pod))
         submitted.append(pod)
+        source[pod.key] = "pods"
     while sim.loop.now <= MAX_VIRTUAL_SECONDS and (not sim.quiet() or jobs.busy()):
         if not sim.loop.step():
             break
     sim.scheduler.sync_metrics()
-    return {**_result(sim, submitted, ignored), **jobs.report(submitted)}
+    result = _result(sim, submitted, ignored, source)
+    for key, where in bound.items():  # placed in the snapshot already: not submitted again
+        result["pods"][key] = {
+            "result": "Scheduled",
+            "node": where,
+            "message": f"already bound to {where} in the cluster snapshot; not submitted again",
+            "attempts": 0,
+            "source": "cluster",
+        }
+    summary = result["summary"]
+    summary["pods"] += len(bound)
+    summary["scheduled"] += len(bound)
+    summary["fromCluster"] = sum(1 for s in source.values() if s == "cluster") + len(bound)
+    summary["overlap"] = overlap + len(bound)
+    summary["alreadyBound"] = len(bound)
+    return {**result, **jobs.report(submitted)}
 
 
-def _result(sim: SimCluster, submitted: list[api.Pod], ignored: int) -> dict[str, Any]:
+def _result(
+    sim: SimCluster, submitted: list[api.Pod], ignored: int, source: Mapping[str, str]
+) -> dict[str, Any]:
     s = sim.scheduler
     queued = {qp.pod.key: qp for qp in s.queue.pending_pod_infos()}
     out: dict[str, dict[str, Any]] = {}
@@ -132,6 +174,7 @@ def _result(sim: SimCluster, submitted: list[api.Pod], ignored: int) -> dict[str
             else:
                 entry = {"result": "Unschedulable", "node": None, "message": message}
         entry["attempts"] = attempts
+        entry["source"] = source[pod.key]
         preempted = s.preemptions.get(pod.key)
         if preempted is not None:
             entry["nominatedNode"], entry["victims"] = preempted[0], list(preempted[1])
