@@ -1,4 +1,7 @@
-"""``kubesched explain --cluster FILE --pod FILE [--config FILE] [-o json|text]``."""
+"""``kubesched explain --cluster FILE --pod FILE [--config FILE] [-o json|text] [--preemption]``.
+
+A Pod whose ``schedulerName`` names no profile of the configuration is a usage error (exit 2)
+that lists the profiles and says how to pass the configuration."""
 
 from __future__ import annotations
 
@@ -18,6 +21,12 @@ def add_parser(sub: Any) -> None:
     e.add_argument("--pod", required=True, help="the Pod manifest (YAML or JSON)")
     e.add_argument("--config", help="KubeSchedulerConfiguration file (default: upstream's)")
     e.add_argument("-o", "--output", choices=("json", "text"), default="text")
+    e.add_argument(
+        "--preemption",
+        action="store_true",
+        help="also run PostFilter's preemption dry run: the message then ends as kubectl "
+        "describe shows it (`preemption: ...`), with the node it would nominate and the victims",
+    )
     e.set_defaults(func=run)
 
 
@@ -37,8 +46,33 @@ def run(args: argparse.Namespace) -> int:
             (cluster, args.cluster), (pod, args.pod), (config, args.config)
         )
     try:
-        result = explain(snapshot, pod, config)
+        result = explain(snapshot, pod, config, preemption=args.preemption)
     except InputError as e:
         raise e.with_file(args.config or args.cluster) from None
+    if result["result"] == "Error" and result["message"].startswith(PROFILE_NOT_FOUND):
+        raise _no_profile(pod, config, args)
     common.emit(result, args.output, text.explain_table)
     return 0
+
+
+PROFILE_NOT_FOUND = "profile not found for scheduler name"
+
+
+def _no_profile(
+    pod: dict[str, Any], config: dict[str, Any] | None, args: argparse.Namespace
+) -> InputError:
+    """A Pod for a scheduler the configuration has no profile for is a usage error here: the
+    question was surely about the profile the user deploys (exit 2, not an Error answer)."""
+    raw = (config or {}).get("profiles") or [{}]
+    names = [str(p.get("schedulerName") or "default-scheduler") for p in raw if isinstance(p, dict)]
+    wanted = (pod.get("spec") or {}).get("schedulerName")
+    given = (
+        f"profiles of {args.config}"
+        if args.config
+        else "no --config given: upstream's default profile"
+    )
+    message = (
+        f"{wanted!r} names no profile ({given}: {', '.join(names)}); pass the "
+        "KubeSchedulerConfiguration that defines it with --config FILE"
+    )
+    return InputError([("spec.schedulerName", message)], file=args.pod)

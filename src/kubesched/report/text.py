@@ -41,6 +41,12 @@ def explain_table(result: dict[str, Any]) -> str:
         "",
         "",
     ]
+    pre = result.get("preemption")
+    if pre:  # explain --preemption: the message as kubectl describe shows it, and the dry run
+        head[5] = f"Message:  {result['message']} {pre['message']}".rstrip()
+        if pre.get("nominatedNode"):
+            victims = ", ".join(pre.get("victims") or []) or "-"
+            head[6:6] = [f"Preempt:  would nominate {pre['nominatedNode']}, evicting {victims}"]
     cap = result.get("capacity")
     if cap:  # an Unschedulable Pod: short of capacity, or fragmented, or neither
         head[-2:-2] = [f"Capacity: {cap['message']}"]
