@@ -242,3 +242,25 @@ def test_a_pod_pooled_past_its_timeout_waits_for_the_periodic_flush() -> None:
         steps += 1
     assert sim.loop.now > 400 and steps < 100
     assert sim.scheduler.pod_attempts["default/big"] == 2  # at 0.1 and at the 330 s flush
+
+
+def test_a_pending_pod_for_another_scheduler_is_not_ours_and_breaks_no_invariant(
+    tmp_path: Path,
+) -> None:
+    """Issue 34: a snapshot's Pod for another scheduler stays Pending, as upstream leaves it;
+    it used to be counted as submitted and reported as pendingWithoutReason (exit 1)."""
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(
+        "apiVersion: kubesched.io/v1alpha1\nkind: Scenario\nmetadata: {name: other}\n"
+        "spec:\n  durationSeconds: 10\n  objects:\n"
+        "  - {apiVersion: v1, kind: Node, metadata: {name: n1},"
+        " status: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}}}\n"
+        "  - {apiVersion: v1, kind: Pod, metadata: {name: theirs, namespace: default},"
+        " spec: {schedulerName: someone-else, containers: [{name: c, image: i}]}}\n"
+        "  - {apiVersion: v1, kind: Pod, metadata: {name: ours, namespace: default},"
+        " spec: {containers: [{name: c, image: i}]}}\n"
+    )
+    summary = run_scenario(load_scenario(str(scenario)))
+    assert not any(summary["invariants"].values())
+    assert summary["podsSubmitted"] == 1 and summary["podsForOtherSchedulers"] == 1
+    assert summary["podsScheduled"] == 1

@@ -51,6 +51,7 @@ SCHEMA: dict[str, Any] = {
             "seed": {"type": "integer"},
             "nodes": _INT,
             "podsSubmitted": _INT,
+            "podsForOtherSchedulers": _INT,
             "podsScheduled": _INT,
             "podsPending": _INT,
             "attempts": _map(_INT),

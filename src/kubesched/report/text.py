@@ -136,7 +136,12 @@ def simulate_summary(s: dict[str, Any]) -> str:
     pending = ", ".join(f"{k} {v}" for k, v in s["pendingPods"].items())
     lines = [
         f"scenario {s['scenario']} (seed {s['seed']}): {s['nodes']} nodes, "
-        f"{s['podsSubmitted']} pods submitted",
+        f"{s['podsSubmitted']} pods submitted"
+        + (
+            f" ({s['podsForOtherSchedulers']} more for other schedulers, ignored)"
+            if s.get("podsForOtherSchedulers")
+            else ""
+        ),
         f"  pods scheduled        {s['podsScheduled']}  (pending {s['podsPending']})",
         f"  attempts              scheduled {a['scheduled']}, unschedulable "
         f"{a['unschedulable']}, error {a['error']}  (success ratio {s['successRatio']})",

@@ -194,7 +194,10 @@ def summarize(
     report plots (:func:`observations`)."""
     s = sim.scheduler
     stats = sim.api.stats
-    submitted = [a.pod.key for a in sc.arrivals]
+    ours = {p.scheduler_name for p in s.config.profiles}
+    submitted = [  # a Pending Pod for another scheduler is not ours to place, as upstream
+        a.pod.key for a in sc.arrivals if a.pod.node_name or a.pod.scheduler_name in ours
+    ]
     bound = [k for k in submitted if k in stats.bound_at]
     waits = [stats.bound_at[k] - stats.created_at[k] for k in bound if k in stats.created_at]
     pending = s.queue.pending_pods()
@@ -219,6 +222,7 @@ def summarize(
         "seed": sc.seed,
         "nodes": len(sim.api.nodes),
         "podsSubmitted": len(submitted),
+        "podsForOtherSchedulers": len(sc.arrivals) - len(submitted),
         "podsScheduled": len(bound),
         "podsPending": len(still_pending),
         "attempts": attempts,
