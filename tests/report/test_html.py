@@ -157,3 +157,33 @@ def test_report_names_the_field_and_exits_2(
     short = _mutated(summary, ("timeline", "bound"), summary["timeline"]["bound"][:-1])
     with pytest.raises(InputError, match=r"timeline\.bound: has \d+ values for \d+ times"):
         resultschema.check_results(short)
+
+
+def test_the_page_names_the_most_retried_pods_and_says_what_answers_them(
+    saved: tuple[Path, dict[str, Any]],
+) -> None:
+    """Issue 34: a low success ratio that is five oversized Pods retried on every deletion
+    says so, and points to retryGovernance; the title says what made the run."""
+    _, summary = saved
+    doc = json.loads(json.dumps(summary))
+    doc["attempts"] = {"scheduled": 10, "unschedulable": 30, "error": 0}
+    doc["mostRetried"] = [{"pod": "default/huge", "failedAttempts": 29, "bound": False}]
+    page = html.render_html(doc, {})
+    assert "<h1>kubesched simulate: " in page and "kubesched run:" not in page
+    assert "Most retried Pods" in page and "default/huge" in page
+    assert "retryGovernance" in page and "--compare-governance" in page
+    from kubesched.report.text import simulate_summary
+
+    lines = simulate_summary(doc)
+    assert "1 Pods made 29 of 30 unschedulable attempts: default/huge (29)" in lines
+    assert "retryGovernance" in lines
+
+
+def test_most_retried_counts_failed_attempts_only() -> None:
+    from kubesched.sim.simulate import most_retried
+
+    got = most_retried({"a": 5, "b": 1, "c": 3}, {"b": 1.0, "c": 2.0})
+    assert got == [
+        {"pod": "a", "failedAttempts": 5, "bound": False},
+        {"pod": "c", "failedAttempts": 2, "bound": True},
+    ]

@@ -246,9 +246,27 @@ def _governance(s: dict[str, Any]) -> str:
     )
 
 
+def _retried(s: dict[str, Any]) -> str:
+    """The Pods that made the most unschedulable attempts, and what answers them."""
+    top = s.get("mostRetried") or []
+    if not top:
+        return ""
+    failed = (s.get("attempts") or {}).get("unschedulable", 0)
+    rows = [[p["pod"], p["failedAttempts"], "bound" if p["bound"] else "pending"] for p in top]
+    share = sum(p["failedAttempts"] for p in top)
+    return (
+        "<h2>Most retried Pods</h2>\n"
+        f"<p>{_esc(share)} of {_esc(failed)} unschedulable attempts came from these Pods. "
+        "Upstream retries a Pod rejected for resources on every Pod deletion in the cluster; "
+        "NodeResourcesFit's <code>retryGovernance</code> wakes it only when the event's node "
+        "has room for it (<code>kubesched simulate --compare-governance</code> runs both ways "
+        "with the same seed).</p>\n" + _grid(["Pod", "failed attempts", "at the end"], rows)
+    )
+
+
 def render_html(s: dict[str, Any], captions: dict[str, str]) -> str:
     """The page, referring to the PNGs by their file names."""
-    title = f"kubesched run: {s.get('scenario', 'run')} (seed {s.get('seed', '-')})"
+    title = f"kubesched simulate: {s.get('scenario', 'run')} (seed {s.get('seed', '-')})"
 
     def fig(name: str, absent: str = "") -> str:
         if name not in captions:
@@ -270,6 +288,7 @@ def render_html(s: dict[str, Any], captions: dict[str, str]) -> str:
 <p>Pending by queue at the end: {_esc(pending or "-")}.
 Utilisation at the end: {_esc(util or "-")}.</p>
 {_governance(s)}
+{_retried(s)}
 <h2>Throughput and attempts</h2>
 {fig("throughput.png")}
 {fig("attempts.png")}

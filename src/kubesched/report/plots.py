@@ -72,8 +72,17 @@ def plot_throughput(summary: dict[str, Any], path: Path) -> str:
     else:
         t = np.asarray(tl["t"][1:])
         dt = float(tl.get("interval") or 1.0)
-        ax.plot(t, _rate(tl["attempts"]["scheduled"], dt), color="#31a354", label="scheduled")
-        ax.plot(t, _rate(tl["created"], dt), color="#636363", ls="--", lw=1, label="created")
+        # created first, wide and pale: where scheduling keeps up the two coincide, and the
+        # scheduled line drawn over it must not hide it
+        ax.plot(t, _rate(tl["created"], dt), color="#9ecae1", lw=4, label="created", zorder=2)
+        ax.plot(
+            t,
+            _rate(tl["attempts"]["scheduled"], dt),
+            color="#31a354",
+            lw=1.2,
+            label="scheduled",
+            zorder=3,
+        )
         ax.set_xlabel("simulated seconds")
         ax.set_ylabel("Pods / s")
         ax.set_ylim(bottom=0)

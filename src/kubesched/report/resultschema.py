@@ -52,6 +52,12 @@ SCHEMA: dict[str, Any] = {
             "nodes": _INT,
             "podsSubmitted": _INT,
             "podsForOtherSchedulers": _INT,
+            "mostRetried": _list(
+                _obj(
+                    {"pod": _STR, "failedAttempts": _INT, "bound": {"type": "boolean"}},
+                    required=("pod", "failedAttempts", "bound"),
+                )
+            ),
             "podsScheduled": _INT,
             "podsPending": _INT,
             "attempts": _map(_INT),

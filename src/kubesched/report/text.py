@@ -145,6 +145,7 @@ def simulate_summary(s: dict[str, Any]) -> str:
         f"  pods scheduled        {s['podsScheduled']}  (pending {s['podsPending']})",
         f"  attempts              scheduled {a['scheduled']}, unschedulable "
         f"{a['unschedulable']}, error {a['error']}  (success ratio {s['successRatio']})",
+        *_retried_lines(s),
         f"  successful pods/s     {s['scheduledPodsPerVirtualSecond']} per simulated second",
         f"  scheduler throughput  {s['attemptsPerWallSecond']} attempts per wall-clock second",
         f"  queueing time         p50 {q['p50']} s, p99 {q['p99']} s",
@@ -173,6 +174,22 @@ def _governance_lines(c: dict[str, Any] | None) -> list[str]:
     for label, off, on in governance.rows(c):
         lines.append(f"  {label:<50} {off!s:>18} {on!s:>18}")
     return lines
+
+
+def _retried_lines(s: dict[str, Any]) -> list[str]:
+    """Who the unschedulable attempts were, when a few Pods make most of them."""
+    top = s.get("mostRetried") or []
+    failed = (s.get("attempts") or {}).get("unschedulable", 0)
+    share = sum(p["failedAttempts"] for p in top)
+    if not top or not failed or share * 2 < failed:
+        return []
+    names = ", ".join(f"{p['pod']} ({p['failedAttempts']})" for p in top)
+    return [
+        f"  most retried          {len(top)} Pods made {share} of {failed} unschedulable "
+        f"attempts: {names}",
+        "                        NodeResourcesFit's retryGovernance wakes such Pods only when a "
+        "node has room for them (simulate --compare-governance)",
+    ]
 
 
 def _preemption_lines(p: dict[str, Any]) -> list[str]:

@@ -15,7 +15,7 @@ its ``nodeStartupSeconds`` after the bind).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -182,6 +182,21 @@ def _percentile(values: list[float], q: float) -> float | None:
     return float(np.percentile(np.asarray(values), q))
 
 
+MOST_RETRIED = 5
+"""How many Pods the summary names as causing the most unschedulable attempts."""
+
+
+def most_retried(
+    attempts: Mapping[str, int], bound_at: Mapping[str, float]
+) -> list[dict[str, Any]]:
+    """The Pods with the most failed attempts (every attempt of a Pod still Pending, all but
+    the last of a bound one), most first: a low success ratio is often a handful of Pods
+    retried on every cluster event (``retryGovernance`` answers that)."""
+    failed = ((k, n - (1 if k in bound_at else 0)) for k, n in attempts.items())
+    top = sorted((kv for kv in failed if kv[1] > 0), key=lambda kv: (-kv[1], kv[0]))
+    return [{"pod": k, "failedAttempts": n, "bound": k in bound_at} for k, n in top[:MOST_RETRIED]]
+
+
 def summarize(
     sc: Scenario,
     sim: SimCluster,
@@ -223,6 +238,7 @@ def summarize(
         "nodes": len(sim.api.nodes),
         "podsSubmitted": len(submitted),
         "podsForOtherSchedulers": len(sc.arrivals) - len(submitted),
+        "mostRetried": most_retried(s.pod_attempts, stats.bound_at),
         "podsScheduled": len(bound),
         "podsPending": len(still_pending),
         "attempts": attempts,
