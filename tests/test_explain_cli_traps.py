@@ -50,3 +50,18 @@ def test_preemption_flag_ends_the_message_as_kubectl_describe_shows_it(
     assert main([*args, "--preemption", "-o", "json"]) == 0
     answer = json.loads(capsys.readouterr().out)
     assert answer["preemption"]["message"].startswith("no new claims to deallocate, preemption:")
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_the_input_size_cap_is_a_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str
+) -> None:
+    """Issue 34: the 256 MiB cap refused the dumps of the clusters kubesched is for, with no
+    override; ``--max-input-size`` sets it, before or after the command."""
+    args = _files(tmp_path, pod("p"))
+    small = ["--max-input-size", "100"]
+    assert main([*small, *args] if where == "before" else [*args, *small]) == 2
+    err = capsys.readouterr().err
+    assert "the limit is 100 bytes (raise it with --max-input-size)" in err
+    assert main([*args, "--max-input-size", "1Gi"]) == 0
+    assert main(args) == 0  # each run starts from the default again

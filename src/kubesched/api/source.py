@@ -59,14 +59,30 @@ __all__ = [
     "check_file",
     "load_file",
     "load_text",
+    "max_file_bytes",
     "read_bytes",
     "read_text",
     "resume_collector",
+    "set_max_file_bytes",
 ]
 
 MAX_FILE_BYTES = 256 * 2**20
-"""Largest input file read (256 MiB): a 5,000-node ``kubectl get nodes,pods -A -o json`` with
-150,000 Pods is about 1 GiB less than that."""
+"""Largest input file read by default (256 MiB): a 5,000-node ``kubectl get nodes,pods -A -o
+json`` with 150,000 Pods is well under that; ``--max-input-size`` raises it
+(:func:`set_max_file_bytes`)."""
+
+_limit = [MAX_FILE_BYTES]
+
+
+def set_max_file_bytes(limit: int) -> None:
+    """Read input files of up to ``limit`` bytes from now on (the CLI's ``--max-input-size``)."""
+    _limit[0] = limit
+
+
+def max_file_bytes() -> int:
+    """The largest input file read now."""
+    return _limit[0]
+
 
 MAX_DEPTH = 100
 """Deepest nesting of mappings and lists accepted (Kubernetes objects nest about 15 deep)."""
@@ -167,9 +183,11 @@ def check_file(path: str) -> int:
     if not stat.S_ISREG(st.st_mode):
         what = "a directory" if stat.S_ISDIR(st.st_mode) else "a FIFO, socket or device"
         raise InputError(f"not a regular file ({what})", file=path)
-    if st.st_size > MAX_FILE_BYTES:
+    if st.st_size > _limit[0]:
         raise InputError(
-            f"file is {st.st_size} bytes; the limit is {MAX_FILE_BYTES} bytes", file=path
+            f"file is {st.st_size} bytes; the limit is {_limit[0]} bytes "
+            "(raise it with --max-input-size)",
+            file=path,
         )
     return st.st_size
 
@@ -179,11 +197,11 @@ def read_bytes(path: str) -> bytes:
     check_file(path)
     try:
         with open(path, "rb") as fh:
-            data = fh.read(MAX_FILE_BYTES + 1)
+            data = fh.read(_limit[0] + 1)
     except OSError as err:
         raise InputError(f"cannot read: {err.strerror}", file=path) from None
-    if len(data) > MAX_FILE_BYTES:  # it grew since the stat
-        raise InputError(f"file is over the limit of {MAX_FILE_BYTES} bytes", file=path)
+    if len(data) > _limit[0]:  # it grew since the stat
+        raise InputError(f"file is over the limit of {_limit[0]} bytes", file=path)
     return data
 
 

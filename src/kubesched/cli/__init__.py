@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from kubesched import __version__
+from kubesched.api import source
 from kubesched.api.errors import InputError
 from kubesched.cli import (
     bench,
@@ -50,6 +51,15 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     for module in COMMANDS:
         module.add_parser(sub)
+    for i, parser in enumerate((p, *sub.choices.values())):  # before or after the command
+        parser.add_argument(
+            "--max-input-size",
+            type=flags.byte_size,
+            metavar="SIZE",
+            default=source.MAX_FILE_BYTES if i == 0 else argparse.SUPPRESS,
+            help="largest input file read (bytes, or with Ki/Mi/Gi/Ti; default 256Mi): raise "
+            "it for the snapshots of very large clusters",
+        )
     return p
 
 
@@ -63,6 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         flags.check(args)
+        source.set_max_file_bytes(args.max_input_size)
         code: int = args.func(args)
         return code
     except InputError as e:

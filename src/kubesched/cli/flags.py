@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -120,3 +121,18 @@ def writable_dir(path: str) -> str | None:
     except OSError as err:
         return f"cannot write in {excerpt(str(base))}: {err.strerror}"
     return None
+
+
+_SIZE_UNITS = {"": 1, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+
+
+def byte_size(text: str) -> int:
+    """``--max-input-size``: a positive number of bytes, with an optional binary suffix
+    (``512Mi``, ``2Gi``); at most 1Ti."""
+    m = re.fullmatch(r"([0-9]{1,13})(Ki|Mi|Gi|Ti)?", text.strip())
+    value = int(m.group(1)) * _SIZE_UNITS[m.group(2) or ""] if m else 0
+    if not 0 < value <= 2**40:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: a size in bytes, optionally with Ki, Mi, Gi or Ti, from 1 to 1Ti"
+        )
+    return value
