@@ -1,5 +1,7 @@
 """Simulation scenarios: node pools, arriving workloads and literal objects, from YAML.
 
+The reference is ``docs/scenario.md``, and :func:`scenario_schema` the format's JSON Schema.
+
 Format (``kind: Scenario``, ``apiVersion: kubesched.io/v1alpha1``)::
 
     spec:
@@ -48,6 +50,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 import os
 from dataclasses import dataclass, field
 from importlib import resources
@@ -109,6 +112,15 @@ class Scenario:
     """Fault drills (:mod:`kubesched.sim.faults`)."""
     timing_given: frozenset[str] = frozenset()
     """The ``spec.timing`` fields the scenario set (the others took defaults)."""
+
+
+def scenario_schema() -> dict[str, Any]:
+    """The JSON Schema of a scenario document shipped with the package
+    (``sim/schema/scenario.schema.json``; ``docs/scenario.md`` is its reference page).  It
+    states the fields, types and limits that :func:`build_scenario` checks."""
+    text = resources.files("kubesched.sim").joinpath("schema/scenario.schema.json").read_text()
+    schema: dict[str, Any] = json.loads(text)
+    return schema
 
 
 def default_scenario_text() -> str:
