@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -153,3 +154,17 @@ def test_a_missing_optional_kind_is_synced_and_empty(api: Api, run: type[Run]) -
     r = run(GROUPS)
     wait_for(r.inf.synced.is_set)
     assert r.inf.absent and r.deltas == []
+
+
+def test_a_missing_optional_kind_is_said_once_and_rechecked_quietly(
+    api: Api, run: type[Run], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 34: without the PodGroup / ElasticQuota CRDs, live mode logged a two-line 404
+    warning every 30 s.  It says so once; the re-checks (FAST: every backoff_max) are quiet."""
+    caplog.set_level(logging.DEBUG, logger="kubesched.live.informer")
+    r = run(GROUPS)
+    wait_for(r.inf.synced.is_set)
+    wait_for(lambda: sum("still not served" in m for m in caplog.messages) >= 3, timeout=20)
+    loud = [rec for rec in caplog.records if rec.levelno >= logging.INFO]
+    assert len(loud) == 1 and "is not served by this API server" in loud[0].getMessage()
+    assert "checking again every" in loud[0].getMessage()

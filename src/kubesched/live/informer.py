@@ -7,7 +7,9 @@ keys DELETED); a watch from the list's resourceVersion with bookmarks follows; w
 a 410 Gone (an HTTP answer or an ``ERROR`` event) relists; other errors back off
 exponentially (0.8 s doubling to 30 s, client-go's defaults) or as ``Retry-After`` says.
 A kind whose API is not installed (404 on an optional custom resource) counts as synced and
-empty, and is tried again at the longest backoff.
+empty: that is said once (INFO), and the kind is listed again quietly at the longest backoff
+(30 s), so a CRD installed later is picked up within that -- a periodic list instead of a
+watch on CustomResourceDefinitions, which would need cluster-wide read access to CRDs.
 
 The first list asks for ``resourceVersion=0`` (any version), as client-go's initial list
 does: kube-apiserver answers it from its watch cache in one response, ``limit`` ignored --
@@ -222,6 +224,8 @@ class Informer:
         )
         self._replace(fresh)
         self._list_from = ""
+        if self.absent:
+            log.info("%s is served now: listed and watched", self.kind.kind)
         self.absent = False
         self.lists += 1
         self.synced.set()
@@ -229,7 +233,13 @@ class Informer:
 
     def _absent(self) -> None:
         if not self.absent:
-            log.info("%s is not served by this API server; treating it as empty", self.kind.kind)
+            log.info(
+                "%s (%s) is not served by this API server (its CustomResourceDefinition is not "
+                "installed); treating it as empty and checking again every %.0f s",
+                self.kind.kind,
+                self.kind.api_version,
+                self.timing.backoff_max,
+            )
         self.absent = True
         self._replace({})
         self.lists += 1
@@ -303,8 +313,12 @@ class Informer:
 
     def _backoff(self, e: ApiError) -> None:
         delay = self._delay if e.retry_after is None else max(e.retry_after, 0.0)
-        if self.absent:
+        if self.absent and e.code == 404:  # said once, in _absent: the re-checks are quiet
             delay = self.timing.backoff_max
-        log.warning("%s: %s; retrying in %.1f s", self.kind.kind, e, delay)
+            log.debug("%s: still not served; checking again in %.1f s", self.kind.kind, delay)
+        else:
+            if self.absent:
+                delay = self.timing.backoff_max
+            log.warning("%s: %s; retrying in %.1f s", self.kind.kind, e, delay)
         self._delay = min(self._delay * 2, self.timing.backoff_max)
         self.stop.wait(delay * (1 + 0.1 * random.random()))
