@@ -227,3 +227,31 @@ def test_a_dropped_nomination_is_cleared() -> None:
     p.nominated_node_name = ""
     assert not has_condition(p, "Unschedulable", "m")
     assert pod_condition_patch(p, "Unschedulable", "m")["status"]["nominatedNodeName"] is None
+
+
+def test_a_pod_that_cannot_be_read_stays_visible_and_is_read_again_when_it_changes() -> None:
+    """Issue 31 item 2: a Pod the API server accepts and kubesched cannot read used to vanish
+    (one log line).  It is reported (condition and Event through ``report``), counted as
+    pending, and read again on its next update; another scheduler's Pod is left alone."""
+    s = Scheduler(make_config(leader=False), clock=time.monotonic)
+    reported: list[tuple[str, str]] = []
+    d = Dispatcher(s, report=lambda p, message: reported.append((p.key, message)))
+    d.apply(Delta("Node", ADDED, None, node("n1")))
+    bad = raw_pod("p", "1")
+    bad["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "one"
+    d.apply(Delta("Pod", ADDED, None, bad))
+    assert [key for key, _ in reported] == ["default/p"]
+    assert "kubesched cannot read this Pod" in reported[0][1] and "cpu" in reported[0][1]
+    assert set(s.unreadable) == {"default/p"}
+    s.sync_metrics()
+    pending = s.metrics.registry.get_sample_value(
+        "scheduler_pending_pods", {"queue": "unschedulable"}
+    )
+    assert pending == 1
+    theirs = pod("q", cpu="one", scheduler="someone-else")
+    d.apply(Delta("Pod", ADDED, None, theirs))
+    assert len(reported) == 1
+    d.apply(Delta("Pod", MODIFIED, bad, raw_pod("p", "2")))
+    assert s.unreadable == {}
+    assert "default/p" in d.pods
+    assert s.schedule_one()

@@ -16,6 +16,8 @@ scheduler occupy the cache.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from typing import Any
 
 from kubesched.api import objects as api
 from kubesched.api import podquick
@@ -37,12 +39,42 @@ def _resource_version(obj: api.Pod) -> str:
 class Dispatcher:
     """Applies deltas to one :class:`~kubesched.scheduler.Scheduler`."""
 
-    def __init__(self, scheduler: Scheduler) -> None:
+    def __init__(
+        self, scheduler: Scheduler, report: Callable[[api.Pod, str], None] | None = None
+    ) -> None:
         self.scheduler = scheduler
         self.pods: dict[str, api.Pod] = {}
         self.nodes: dict[str, api.Node] = {}
         self.skipped = 0
         """Objects that could not be parsed."""
+        self.report = report
+        """Told of a pending Pod of ours that cannot be read (live mode: an Event and a
+        ``PodScheduled=False`` condition, as upstream reports a Pod it cannot schedule)."""
+
+    def _unreadable(self, key: str, obj: dict[str, Any], err: InputError) -> None:
+        """A Pod the API server accepted and kubesched cannot read stays visible: if it is a
+        pending Pod for one of our profiles it is kept in :attr:`Scheduler.unreadable` (the
+        pending metrics count it), reported, and read again when it changes."""
+        self.skipped += 1
+        log.warning("cannot read Pod %s: %s", key, err)
+        spec = obj.get("spec")
+        meta = obj.get("metadata")
+        spec = spec if isinstance(spec, dict) else {}
+        meta = meta if isinstance(meta, dict) else {}
+        name = spec.get("schedulerName") or api.DEFAULT_SCHEDULER_NAME
+        if spec.get("nodeName") or name not in self.scheduler.profiles:
+            return
+        message = f"kubesched cannot read this Pod: {err}"
+        self.scheduler.unreadable[key] = message
+        if self.report is not None:
+            stub = api.Pod(
+                name=str(meta.get("name") or key.rsplit("/", 1)[-1]),
+                namespace=str(meta.get("namespace") or "default"),
+                uid=str(meta.get("uid") or ""),
+                scheduler_name=str(name),
+            )
+            stub.raw = {}  # its own status may be what cannot be read: nothing of it is used
+            self.report(stub, message)
 
     def apply(self, delta: Delta) -> None:
         """One delta, whatever its kind."""
@@ -78,8 +110,7 @@ class Dispatcher:
                 try:
                     pod = podquick.parse_pod(obj)
                 except InputError as e:
-                    self.skipped += 1
-                    log.warning("skipping Pod %s: %s", key, e)
+                    self._unreadable(key, obj, e)
                     continue
                 if pod.phase not in TERMINAL_PHASES:
                     self.pods[key] = pod
@@ -91,6 +122,7 @@ class Dispatcher:
         key = object_key(delta.new)
         old = self.pods.get(key)
         if delta.type == DELETED:
+            s.unreadable.pop(key, None)
             if old is not None:
                 del self.pods[key]
                 s.on_pod_delete(old)
@@ -98,9 +130,9 @@ class Dispatcher:
         try:
             pod = podquick.parse_pod(delta.new)
         except InputError as e:
-            self.skipped += 1
-            log.warning("skipping Pod %s: %s", key, e)
+            self._unreadable(key, delta.new, e)
             return
+        s.unreadable.pop(key, None)
         if old is not None and old.uid != pod.uid:
             del self.pods[key]
             s.on_pod_delete(old)

@@ -147,7 +147,10 @@ class LiveScheduler:
 
     def make_dispatch(self) -> Dispatcher:
         """What applies informer deltas to :attr:`scheduler`."""
-        return Dispatcher(self.scheduler)
+        return Dispatcher(
+            self.scheduler,
+            report=lambda pod, message: self.recorder.pod_failed(pod, "SchedulerError", message),
+        )
 
     def step(self) -> bool:
         """One unit of work while leading (a scheduling cycle); False when idle."""

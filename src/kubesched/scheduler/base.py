@@ -67,6 +67,7 @@ class SchedulerBase:
     last_search_nodes: int
     attempts: Counter[str]
     pod_attempts: Counter[str]
+    unreadable: dict[str, str]
     failures: dict[str, tuple[str, str]]
     preemptions: dict[str, tuple[str, tuple[str, ...]]]
     preempted_by: dict[str, str]

@@ -148,6 +148,9 @@ class Scheduler(EventsMixin, AlgorithmMixin, WaitingMixin, FailureMixin):
         ``record_work`` is off)."""
         self.attempts: Counter[str] = Counter()
         self.pod_attempts: Counter[str] = Counter()
+        self.unreadable: dict[str, str] = {}
+        """Pending Pods for this scheduler that the informer holds but that could not be read
+        (live mode): key to why.  Counted as unschedulable in ``scheduler_pending_pods``."""
         self.failures: dict[str, tuple[str, str]] = {}
         """Pod key to (reason, message) of its last failed attempt."""
         self.in_flight_bindings = 0
@@ -325,8 +328,14 @@ class Scheduler(EventsMixin, AlgorithmMixin, WaitingMixin, FailureMixin):
         (real or simulated) second, so nothing is paid per Pod (see :mod:`kubesched.metrics`)."""
         q = self.queue
         pods = self.cluster.pods
+        pending = q.pending_pods()
+        if self.unreadable:
+            pending = {
+                **pending,
+                "unschedulable": pending.get("unschedulable", 0) + len(self.unreadable),
+            }
         self.metrics.sync(
-            pending=q.pending_pods(),
+            pending=pending,
             incoming=q.incoming_counts,
             rejected=(
                 (qp.pod.scheduler_name, qp.unschedulable_plugins | qp.pending_plugins)
