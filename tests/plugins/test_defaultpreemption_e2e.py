@@ -101,6 +101,7 @@ def test_schedule_reports_victims_nominations_and_preempted_pods() -> None:
         "message": "Preempted by default/high on node n0",
         "preemptedBy": "default/high",
         "attempts": 0,
+        "source": "pods",
     }
     assert out["summary"]["preempted"] == 1
     assert out["summary"]["preemptions"] == 1
