@@ -255,3 +255,65 @@ def test_a_pod_that_cannot_be_read_stays_visible_and_is_read_again_when_it_chang
     assert s.unreadable == {}
     assert "default/p" in d.pods
     assert s.schedule_one()
+
+
+def _bound(name: str, cpu: str, node_name: str) -> dict[str, Any]:
+    obj = raw_pod(name, "1", uid=f"u-{name}", phase="Running", node_name=node_name)
+    obj["spec"]["containers"][0]["resources"]["requests"]["cpu"] = cpu
+    obj["spec"]["schedulerName"] = "someone-else"
+    return obj
+
+
+def _fits_one_more(d: Dispatcher, cpu: str) -> bool:
+    incoming = raw_pod("incoming", "1", uid="u-incoming")
+    incoming["spec"]["containers"][0]["resources"]["requests"]["cpu"] = cpu
+    d.apply(Delta("Pod", ADDED, None, incoming))
+    assert d.scheduler.schedule_one()
+    s = d.scheduler
+    assert s.cluster.overcommitted_nodes() == []
+    failure = s.failures.get("default/incoming")  # no API server here: a fit fails its bind
+    return failure is None or "Insufficient cpu" not in failure[1]
+
+
+@pytest.mark.parametrize("listed", [False, True], ids=["one by one", "first list"])
+def test_a_node_deleted_and_created_again_keeps_its_running_pods(listed: bool) -> None:
+    """Issue 31 item 1(a): the cache forgot a deleted Node's Pods, so when a Node of the same
+    name came back its running Pods were not counted and the next Pod overcommitted it.
+    Upstream keeps them until they are deleted themselves."""
+    s = Scheduler(make_config(leader=False), clock=time.monotonic)
+    d = Dispatcher(s)
+    d.apply(Delta("Node", ADDED, None, node("n1")))
+    running = _bound("running", "3", "n1")
+    if listed:
+        d.apply_listed(Delta("Pod", ADDED, None, running, listed=[running]))
+    else:
+        d.apply(Delta("Pod", ADDED, None, running))
+    d.apply(Delta("Node", DELETED, node("n1"), node("n1")))
+    assert s.cluster.ghosts == {"n1": {"default/running": d.pods["default/running"]}}
+    d.apply(Delta("Node", ADDED, None, node("n1")))
+    assert s.cluster.ghosts == {} and "default/running" in s.cluster.pods
+    assert not _fits_one_more(d, "2")  # 3 of 4 cpu are taken
+
+
+def test_a_pod_bound_to_a_node_not_yet_delivered_is_counted_when_it_arrives() -> None:
+    """Issue 31 item 1(b): a Pod bound (by another scheduler) to a Node the informer has not
+    delivered yet was dropped for good; it waits for its Node and is counted on it."""
+    s = Scheduler(make_config(leader=False), clock=time.monotonic)
+    d = Dispatcher(s)
+    d.apply(Delta("Pod", ADDED, None, _bound("early", "3", "n2")))
+    assert "default/early" in s.cluster.ghosts["n2"]
+    d.apply(Delta("Node", ADDED, None, node("n2")))
+    assert "default/early" in s.cluster.pods
+    assert not _fits_one_more(d, "2")
+    d.apply(Delta("Pod", DELETED, _bound("early", "3", "n2"), _bound("early", "3", "n2")))
+    assert s.cluster.ghosts == {} and "default/early" not in s.cluster.pods
+
+
+def test_a_waiting_pod_deleted_before_its_node_arrives_is_forgotten() -> None:
+    s = Scheduler(make_config(leader=False), clock=time.monotonic)
+    d = Dispatcher(s)
+    gone = _bound("gone", "3", "n3")
+    d.apply(Delta("Pod", ADDED, None, gone))
+    d.apply(Delta("Pod", DELETED, gone, gone))
+    d.apply(Delta("Node", ADDED, None, node("n3")))
+    assert s.cluster.ghosts == {} and _fits_one_more(d, "2")

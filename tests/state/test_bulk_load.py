@@ -64,12 +64,9 @@ def _build(nodes: list[api.Node], pods: list[api.Pod], bulk: bool) -> tuple[Clus
     if bulk:
         missing = cluster.add_bound_pods(pods)
     else:
-        missing = []
         for pod in pods:
-            try:
-                cluster.add_pod(pod)
-            except CacheError:
-                missing.append(pod)
+            cluster.add_pod(pod)  # a Pod whose node is missing waits for it
+        missing = [p for p in pods if p.key in cluster.ghosts.get(p.node_name, {})]
     return cluster, (rec.heard, [p.key for p in missing])
 
 
@@ -88,6 +85,7 @@ def test_bulk_equals_one_by_one(cluster: tuple[list[api.Node], list[api.Pod]]) -
     for port, counts in a.host_ports.items():
         np.testing.assert_array_equal(counts, b.host_ports[port])
     assert one.pods_on_node == bulk.pods_on_node
+    assert one.ghosts == bulk.ghosts
     assert one.pods.keys() == bulk.pods.keys()
     for key, rec in one.pods.items():
         other = bulk.pods[key]

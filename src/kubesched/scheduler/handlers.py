@@ -102,9 +102,8 @@ class EventsMixin(SchedulerBase):
         missing = {p.key for p in self.cluster.add_bound_pods(bound)}
         added = [p for p in bound if p.key not in missing]
         for pod in bound:
-            if pod.key in missing:
-                why = f"pod {pod.key}: node {pod.node_name!r} is not in the cache"
-                log.warning("ignoring bound pod %s: %s", pod.key, why)  # as on_pod_add
+            if pod.key in missing:  # kept until its node arrives (ClusterState.ghosts)
+                log.info("bound pod %s waits for node %r", pod.key, pod.node_name)
             else:
                 self.queue.assigned_pod_added(pod)
         share = (time.perf_counter() - start) / max(1, len(added))

@@ -93,6 +93,13 @@ class ClusterState:
         self.nodes = NodeTable(capacity)
         self.pods: dict[str, PodRecord] = {}
         self.pods_on_node: dict[str, set[str]] = {}
+        self.ghosts: dict[str, dict[str, api.Pod]] = {}
+        """Node name -> bound Pods whose Node the cache does not hold (not delivered yet, or
+        deleted while its Pods still exist): upstream's cache keeps such Pods on a node-less
+        entry, and so does this one, accounting them the moment the Node (re)appears, so a
+        Node deleted and created again, or a Pod bound before its Node arrives, never lets
+        the scheduler overcommit."""
+        self._ghost_node: dict[str, str] = {}
         self.namespaces = Namespaces()
         self.services: dict[str, tuple[str, dict[str, str]]] = {}
         """Service ``ns/name`` to ``(namespace, spec.selector)`` (system default spreading)."""
@@ -174,13 +181,17 @@ class ClusterState:
 
     # ------------------------------------------------------------------ nodes
     def add_node(self, node: api.Node) -> None:
-        """Add a node, or update it when its name exists."""
+        """Add a node, or update it when its name exists; Pods waiting for it (bound to it
+        before it arrived, or kept since it was deleted) are accounted on it now."""
         old = self.node(node.name)
         row = self.nodes.add_node(node)
         self.pods_on_node.setdefault(node.name, set())
         self._bump(STRUCTURAL)
         for o in self.observers:
             o.node_changed(row, old, node)
+        for pod in self.ghosts.pop(node.name, {}).values():
+            del self._ghost_node[pod.key]
+            self._account(pod, node.name, assumed=False)
 
     def update_node(self, node: api.Node) -> None:
         """Replace a node's facts; its Pods stay."""
@@ -194,12 +205,15 @@ class ClusterState:
             o.node_changed(row, old, node)
 
     def remove_node(self, name: str) -> list[api.Pod]:
-        """Remove a node and forget every Pod accounted on it; returns those Pods."""
+        """Remove a node; the bound Pods accounted on it are kept as :attr:`ghosts` until
+        they are removed themselves (or the node comes back); returns those Pods."""
         if name not in self.nodes.row_of:
             return []
         gone = [self.pods[k].pod for k in sorted(self.pods_on_node.get(name, ()))]
         for key in list(self.pods_on_node.get(name, ())):
-            self._unaccount(key)
+            rec = self._unaccount(key)
+            if not rec.assumed:  # an assumed Pod's bind will fail: it is forgotten then
+                self._wait_for_node(rec.pod, name)
         self.pods_on_node.pop(name, None)
         old = self.node(name)
         row = self.nodes.remove_node(name)
@@ -245,7 +259,8 @@ class ClusterState:
         initial LIST, a snapshot): the same records, columns and observer calls, with the
         node table's columns summed once per column instead of once per Pod, and each
         observer told of all of them at once (:func:`tell_added`) after the columns are
-        filled.  Returns the Pods whose node the cache lacks (not added).  Order matters as
+        filled.  Returns the Pods whose node the cache lacks (kept in :attr:`ghosts` until it
+        arrives).  Order matters as
         for :meth:`add_pod`: records are created (and each observer hears them) in ``pods``
         order."""
         table = self.nodes
@@ -262,6 +277,8 @@ class ClusterState:
         if missing:
             pods = [pod for pod, row in zip(pods, found, strict=True) if row is not None]
             keys = [pod.key for pod in pods]
+            for pod in missing:  # counted as soon as their node arrives
+                self._wait_for_node(pod, pod.node_name)
         rows_list = [row for row in found if row is not None]
         vector_of: dict[tuple[tuple[str, int], ...], int] = {}
         by_dict: dict[int, int] = {}  # id of a requests dict (Pods of a template share one)
@@ -343,7 +360,9 @@ class ClusterState:
         self._unaccount(pod.key)
 
     def add_pod(self, pod: api.Pod) -> None:
-        """A bound Pod (``pod.node_name`` set) reported by the API server."""
+        """A bound Pod (``pod.node_name`` set) reported by the API server; one whose node the
+        cache lacks waits for it (:attr:`ghosts`)."""
+        self._forget_ghost(pod.key)
         rec = self.pods.get(pod.key)
         if rec is not None:
             if rec.assumed and rec.node == pod.node_name and rec.pod.labels == pod.labels:
@@ -351,13 +370,29 @@ class ClusterState:
                 rec.pod = pod
                 return
             self._unaccount(pod.key)
+        if pod.node_name not in self.nodes.row_of:
+            self._wait_for_node(pod, pod.node_name)
+            return
         self._account(pod, pod.node_name, assumed=False)
 
     def remove_pod(self, pod_key: str) -> PodRecord | None:
         """A Pod deleted (or moved away); returns its record if it was accounted."""
+        self._forget_ghost(pod_key)
         if pod_key not in self.pods:
             return None
         return self._unaccount(pod_key)
+
+    def _wait_for_node(self, pod: api.Pod, node_name: str) -> None:
+        self.ghosts.setdefault(node_name, {})[pod.key] = pod
+        self._ghost_node[pod.key] = node_name
+
+    def _forget_ghost(self, pod_key: str) -> None:
+        node_name = self._ghost_node.pop(pod_key, None)
+        if node_name is not None:
+            waiting = self.ghosts[node_name]
+            del waiting[pod_key]
+            if not waiting:
+                del self.ghosts[node_name]
 
     def is_assumed(self, pod_key: str) -> bool:
         """Whether ``pod_key`` is assumed and not yet confirmed."""
