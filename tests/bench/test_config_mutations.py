@@ -5,8 +5,6 @@ with an :class:`InputError` naming the field; never another exception (issue 31 
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,31 +14,15 @@ from kubesched.api.errors import InputError
 from kubesched.bench import params as p
 from kubesched.bench.config import load_test_cases
 from tests.bench.support import basic_case, write_config
+from tests.mutations import WRONG_VALUES, Where, mutated, paths
 
 BASE = [basic_case(labels=["fast"])]
-Where = tuple[str | int, ...]
 
 
-def paths(obj: Any, here: Where = ()) -> Iterator[Where]:
-    if here:
-        yield here
-    if isinstance(obj, dict):
-        for key, value in obj.items():
-            yield from paths(value, (*here, key))
-    elif isinstance(obj, list):
-        for i, value in enumerate(obj):
-            yield from paths(value, (*here, i))
-
-
-@pytest.mark.parametrize("value", (None, "x", 7, [1], {"a": 1}, -1), ids=repr)
+@pytest.mark.parametrize("value", WRONG_VALUES, ids=repr)
 @pytest.mark.parametrize("where", list(paths(BASE)), ids=lambda w: ".".join(map(str, w)))
 def test_a_mutated_field_loads_or_is_named(where: Where, value: Any, tmp_path: Path) -> None:
-    cases = copy.deepcopy(BASE)
-    at: Any = cases
-    for key in where[:-1]:
-        at = at[key]
-    at[where[-1]] = value
-    config = write_config(tmp_path, cases)
+    config = write_config(tmp_path, mutated(BASE, where, value))
     try:
         for tc, w in p.select(load_test_cases(str(config))):
             p.resolve(tc, w)

@@ -14,6 +14,7 @@ import pytest
 from kubesched.api.errors import InputError
 from kubesched.cli import main
 from kubesched.report import html, plots, resultschema
+from tests.mutations import mutated, paths
 from tests.sim.test_observability import SCENARIO
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -95,32 +96,13 @@ def test_report_rejects_a_file_that_is_not_a_run(tmp_path: Path) -> None:
     assert main(["report", str(bad)]) == 2
 
 
-def _paths(obj: Any, here: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [here] if here else []
-    if isinstance(obj, dict):
-        for key, value in obj.items():
-            out += _paths(value, (*here, key))
-    elif isinstance(obj, list) and obj:
-        out += _paths(obj[0], (*here, 0))
-    return out
-
-
-def _mutated(summary: dict[str, Any], where: tuple[Any, ...], value: Any) -> dict[str, Any]:
-    doc = json.loads(json.dumps(summary))
-    at: Any = doc
-    for key in where[:-1]:
-        at = at[key]
-    at[where[-1]] = value
-    return doc
-
-
 def _draws_or_is_refused(summary: dict[str, Any], every: int, out: Path) -> int:
     """Each single-field mutation of ``summary`` (every ``every``-th field) is refused naming
     a field, or drawn without an exception; the number refused."""
     refused = 0
-    for where in _paths(summary)[::every]:
+    for where in list(paths(summary, items=1))[::every]:
         for value in (None, "x", [1]):
-            doc = _mutated(summary, where, value)
+            doc = mutated(summary, where, value)
             try:
                 resultschema.check_results(doc)
             except InputError as err:
@@ -139,7 +121,7 @@ def test_a_hand_edited_run_is_drawn_or_refused_by_field(
 
 
 @pytest.mark.slow
-def test_every_field_of_a_run_mutated(saved: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+def test_every_field_of_a_runmutated(saved: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
     _draws_or_is_refused(saved[1], 1, tmp_path)
 
 
@@ -148,13 +130,13 @@ def test_report_names_the_field_and_exits_2(
 ) -> None:
     _, summary = saved
     edited = tmp_path / "edited.json"
-    doc = _mutated(summary, ("latency", "attemptSeconds", "scheduled", "p99"), "x")
+    doc = mutated(summary, ("latency", "attemptSeconds", "scheduled", "p99"), "x")
     edited.write_text(json.dumps(doc))
     assert main(["report", str(edited), "--out", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err
     assert "latency.attemptSeconds.scheduled.p99: 'x' is not of type" in err
     assert "Traceback" not in err
-    short = _mutated(summary, ("timeline", "bound"), summary["timeline"]["bound"][:-1])
+    short = mutated(summary, ("timeline", "bound"), summary["timeline"]["bound"][:-1])
     with pytest.raises(InputError, match=r"timeline\.bound: has \d+ values for \d+ times"):
         resultschema.check_results(short)
 

@@ -8,8 +8,6 @@ with every wrong value; ``-m slow`` mutates every field of the scenario (1,204 i
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,31 +16,11 @@ import yaml
 
 from kubesched.api.errors import InputError
 from kubesched.sim import scenario as sc
+from tests.mutations import Where, mutated, paths
 
 BASE: dict[str, Any] = yaml.safe_load(sc.default_scenario_text())
 VALUES: tuple[Any, ...] = (None, "x", 7, [1], {"a": 1}, -1, 10**20)
-Path_ = tuple[str | int, ...]
-
-
-def paths(obj: Any, here: Path_ = ()) -> Iterator[Path_]:
-    """Every field and list item below ``obj``."""
-    if here:
-        yield here
-    if isinstance(obj, dict):
-        for key, value in obj.items():
-            yield from paths(value, (*here, key))
-    elif isinstance(obj, list):
-        for i, value in enumerate(obj):
-            yield from paths(value, (*here, i))
-
-
-def mutated(path: Path_, value: Any) -> dict[str, Any]:
-    doc = copy.deepcopy(BASE)
-    at: Any = doc
-    for key in path[:-1]:
-        at = at[key]
-    at[path[-1]] = value
-    return doc
+Path_ = Where
 
 
 def read_or_refuse(doc: dict[str, Any], tmp_path: Path) -> None:
@@ -72,17 +50,21 @@ def _once_crashing() -> list[Path_]:
 @pytest.mark.parametrize("value", (None, "x", [1], {"a": 1}), ids=repr)
 @pytest.mark.parametrize("path", _once_crashing(), ids=lambda p: ".".join(map(str, p)))
 def test_a_wrong_value_where_one_crashed(path: Path_, value: Any, tmp_path: Path) -> None:
-    read_or_refuse(mutated(path, value), tmp_path)
+    read_or_refuse(mutated(BASE, path, value), tmp_path)
 
 
 def test_the_template_metadata_and_gpu_place_are_named(tmp_path: Path) -> None:
     gpu = _gpu_workload()
-    doc = mutated(("spec", "workloads", gpu, "template", "spec", "containers", 0, "resources"), [])
+    doc = mutated(
+        BASE, ("spec", "workloads", gpu, "template", "spec", "containers", 0, "resources"), []
+    )
     file = tmp_path / "scenario.yaml"
     file.write_text(yaml.safe_dump(doc))
     with pytest.raises(InputError, match=rf"spec.workloads\[{gpu}\].template.spec.containers\[0\]"):
         sc.load_scenario(str(file))
-    file.write_text(yaml.safe_dump(mutated(("spec", "workloads", 0, "template", "metadata"), "x")))
+    file.write_text(
+        yaml.safe_dump(mutated(BASE, ("spec", "workloads", 0, "template", "metadata"), "x"))
+    )
     with pytest.raises(InputError, match=r"spec.workloads\[0\].template.metadata"):
         sc.load_scenario(str(file))
 
@@ -91,4 +73,4 @@ def test_the_template_metadata_and_gpu_place_are_named(tmp_path: Path) -> None:
 def test_every_field_mutated(tmp_path: Path) -> None:
     for path in paths(BASE):
         for value in VALUES:
-            read_or_refuse(mutated(path, value), tmp_path)
+            read_or_refuse(mutated(BASE, path, value), tmp_path)

@@ -5,8 +5,6 @@ Over every field of every example sweep: 2,870 inputs, 23 of which crashed befor
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,34 +13,18 @@ import yaml
 
 from kubesched.api.errors import InputError
 from kubesched.sweep.spec import build_sweep
+from tests.mutations import WRONG_VALUES, mutated, paths
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "sweeps"
-Where = tuple[str | int, ...]
-
-
-def paths(obj: Any, here: Where = ()) -> Iterator[Where]:
-    if here:
-        yield here
-    if isinstance(obj, dict):
-        for key, value in obj.items():
-            yield from paths(value, (*here, key))
-    elif isinstance(obj, list):
-        for i, value in enumerate(obj):
-            yield from paths(value, (*here, i))
 
 
 @pytest.mark.parametrize("example", sorted(EXAMPLES.glob("*.yaml")), ids=lambda p: p.stem)
 def test_every_field_of_an_example_sweep_mutated(example: Path) -> None:
     base = yaml.safe_load(example.read_text())
     for where in paths(base):
-        for value in (None, "x", 7, [1], {"a": 1}, -1):
-            doc = copy.deepcopy(base)
-            at: Any = doc
-            for key in where[:-1]:
-                at = at[key]
-            at[where[-1]] = value
+        for value in WRONG_VALUES:
             try:
-                build_sweep(doc, str(EXAMPLES))
+                build_sweep(mutated(base, where, value), str(EXAMPLES))
             except InputError as err:
                 assert all(path or msg for path, msg in err.problems), (where, value)
 
