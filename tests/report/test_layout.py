@@ -1,5 +1,6 @@
 """Layout of the reports as a person sees them: the attempts plot's legend covers neither the
-success-ratio line nor the bars, the tallest bar is inside the axes, a run without GPU
+success-ratio line nor the bars, the tallest bar is inside the axes, the throughput plot's
+"created" curve shows where it coincides with "scheduled", a run without GPU
 measures has no empty GPU panels, and the bench percentile table fits the page's body."""
 
 from __future__ import annotations
@@ -135,3 +136,18 @@ def test_bench_percentile_table_keeps_the_phase_when_phases_differ() -> None:
         )
     table = report_bench.percentile_table(result)
     assert "<th>phase</th>" in table and "C/w/second" in table
+
+
+def test_created_shows_where_it_coincides_with_scheduled(tmp_path: Path, monkeypatch: Any) -> None:
+    """Issue 34: where scheduling keeps up, "created" and "scheduled" are the same curve; the
+    created one is a band wider than the scheduled line, drawn under it, so it shows on both
+    sides (it used to be a thin line the scheduled one hid)."""
+    drawn: list[Any] = []
+    monkeypatch.setattr(plots.Figure, "savefig", lambda fig, *a, **k: drawn.append(fig))
+    plots.plot_throughput({"timeline": _timeline()}, tmp_path / "throughput.png")
+    (fig,) = drawn
+    lines = {line.get_label(): line for line in fig.axes[0].get_lines()}
+    created, scheduled = lines["created"], lines["scheduled"]
+    assert np.array_equal(created.get_ydata(), scheduled.get_ydata())  # the case in point
+    assert created.get_linewidth() >= scheduled.get_linewidth() + 2
+    assert created.get_zorder() < scheduled.get_zorder()
