@@ -21,14 +21,34 @@ The environment follows ``k8s.io/dynamic-resource-allocation/cel`` (v1.34):
 - ``semver(s)``, ``isSemver(s)``, and on versions ``major``, ``minor``, ``patch``,
   ``compareTo``, ``isGreaterThan``, ``isLessThan``.
 
+Limits, as the API server and kube-scheduler apply them (celpy has no cost support of its
+own; :mod:`kubesched.api.celcost` is cel-go's estimator ported to celpy's parse tree):
+
+- at load, a selector over 10 KiB (``may not be more than 10240 bytes``), one whose
+  worst-case cost estimate is over 1,000,000 units (``too complex, exceeds cost limit``), a
+  parse error or an undeclared identifier (``compilation failed: ...``) is an input error
+  at the selector's field path, as the API server refuses such an object;
+- at evaluation, what runs is counted (each comprehension iteration is charged what cel-go
+  charges for it, the rest once, at its worst case) and the evaluation is cancelled past
+  1,000,000 units with upstream's runtime error ``operation cancelled: actual cost limit
+  exceeded`` (reachable only where a device is larger than the API allows: more than 32
+  attributes, longer values).
+
+Identifiers that are Python keywords or names of celpy's ``Activation`` (``lambda``,
+``class``, ``get``, ...) are legal CEL; they are renamed before celpy transpiles the
+expression to Python (which would otherwise refuse them, or read the ``Activation``'s own
+attribute).  ``all``, ``exists``, ``exists_one``, ``map`` and ``filter`` run on this
+module's own loops: they count the cost, and ``all`` / ``exists`` stop at the first
+``false`` / ``true`` as cel-go's do (celpy's run every element).
+
 Deviation: upstream type-checks at compile time (``device.driver == 1`` is a compile error);
 celpy has no checker, so such an expression fails when first evaluated (a runtime error,
-which aborts the scheduling attempt as upstream's runtime errors do).  Parse errors are
-found at load time, with the selector's field path.
+which aborts the scheduling attempt as upstream's runtime errors do).
 """
 
 from __future__ import annotations
 
+import keyword
 import logging
 import re
 import sys
@@ -41,8 +61,9 @@ from typing import Any
 import celpy
 from celpy import celtypes
 from celpy.celparser import CELParseError
-from celpy.evaluation import CELEvalError
+from celpy.evaluation import Activation, CELEvalError, celbytes, celstr
 
+from kubesched.api import celcost
 from kubesched.api.errors import CelRuntimeError, InputError
 from kubesched.api.quantity import QuantityError, parse_quantity
 
@@ -278,20 +299,246 @@ def activation(device: DeviceInput) -> dict[str, Any]:
     }
 
 
+class _CostLimitExceeded(BaseException):
+    """Raised through celpy's evaluation (which catches ``Exception``) when the budget is
+    spent."""
+
+
+_SPENT = [0]
+"""The cost charged so far in the running evaluation (one evaluation at a time: celpy's
+transpiled programs share its module's globals)."""
+
+_COST_LIMIT_MESSAGE = "operation cancelled: actual cost limit exceeded"
+
+
+def _charge(units: int) -> None:
+    spent = _SPENT[0] + units
+    _SPENT[0] = spent
+    if spent > celcost.MAX_COST:
+        raise _CostLimitExceeded
+
+
+def _collection(activation: Any, rng: Any) -> Any:
+    return celpy.evaluation.result(activation, rng)
+
+
+def _iterate(activation: Any, var: str, body: Any, values: Any, charge: int) -> Any:
+    """Each element's body result, charging ``charge`` per iteration."""
+    for value in values:
+        _charge(charge)
+        yield celpy.evaluation.result(activation.nested_activation(vars={var: value}), body)
+
+
+def _not_bool(r: Any) -> CELEvalError:
+    return CELEvalError("no such overload", TypeError, (f"expected bool, got {_cel_type(r)}",))
+
+
+def _macro_all(activation: Any, var: str, body: Any, rng: Any, charge: int) -> Any:
+    """cel-go's ``all``: false at the first false; else the first error; else true."""
+    values = _collection(activation, rng)
+    if isinstance(values, CELEvalError):
+        return values
+    error = None
+    for r in _iterate(activation, var, body, values, charge):
+        if isinstance(r, CELEvalError):
+            error = error or r
+        elif not isinstance(r, bool | celtypes.BoolType):
+            error = error or _not_bool(r)
+        elif not r:
+            return celtypes.BoolType(False)
+    return error if error is not None else celtypes.BoolType(True)
+
+
+def _macro_exists(activation: Any, var: str, body: Any, rng: Any, charge: int) -> Any:
+    """cel-go's ``exists``: true at the first true; else the first error; else false."""
+    values = _collection(activation, rng)
+    if isinstance(values, CELEvalError):
+        return values
+    error = None
+    for r in _iterate(activation, var, body, values, charge):
+        if isinstance(r, CELEvalError):
+            error = error or r
+        elif not isinstance(r, bool | celtypes.BoolType):
+            error = error or _not_bool(r)
+        elif r:
+            return celtypes.BoolType(True)
+    return error if error is not None else celtypes.BoolType(False)
+
+
+def _macro_exists_one(activation: Any, var: str, body: Any, rng: Any, charge: int) -> Any:
+    """cel-go's ``exists_one``: every element; any error is the result."""
+    values = _collection(activation, rng)
+    if isinstance(values, CELEvalError):
+        return values
+    count = 0
+    for r in _iterate(activation, var, body, values, charge):
+        if isinstance(r, CELEvalError):
+            return r
+        if not isinstance(r, bool | celtypes.BoolType):
+            return _not_bool(r)
+        count += bool(r)
+    return celtypes.BoolType(count == 1)
+
+
+def _macro_map(activation: Any, var: str, body: Any, rng: Any, charge: int) -> Any:
+    values = _collection(activation, rng)
+    if isinstance(values, CELEvalError):
+        return values
+    out = []
+    for r in _iterate(activation, var, body, values, charge):
+        if isinstance(r, CELEvalError):
+            return r
+        out.append(r)
+    return celtypes.ListType(out)
+
+
+def _macro_filter(activation: Any, var: str, body: Any, rng: Any, charge: int) -> Any:
+    values = _collection(activation, rng)
+    if isinstance(values, CELEvalError):
+        return values
+    out = []
+    for value in values:
+        _charge(charge)
+        r = celpy.evaluation.result(activation.nested_activation(vars={var: value}), body)
+        if isinstance(r, CELEvalError):
+            return r
+        if not isinstance(r, bool | celtypes.BoolType):
+            return _not_bool(r)
+        if r:
+            out.append(value)
+    return celtypes.ListType(out)
+
+
+def _macro_map_filter(
+    activation: Any, var: str, keep: Any, body: Any, rng: Any, charge: int
+) -> Any:
+    """``map(x, p, f)``: ``f`` of the elements for which ``p`` holds."""
+    values = _collection(activation, rng)
+    if isinstance(values, CELEvalError):
+        return values
+    out: list[Any] = []
+    for value in values:
+        _charge(charge)
+        inner = activation.nested_activation(vars={var: value})
+        r = celpy.evaluation.result(inner, keep)
+        if isinstance(r, CELEvalError):
+            return r
+        if not isinstance(r, bool | celtypes.BoolType):
+            return _not_bool(r)
+        if r:
+            v = celpy.evaluation.result(inner, body)
+            if isinstance(v, CELEvalError):
+                return v
+            out.append(v)
+    return celtypes.ListType(out)
+
+
+_MACRO_CALL = re.compile(
+    r"celpy\.evaluation\.macro_(all|exists_one|exists|map|filter)"
+    r"\(activation, '(\w+)', ex_(\d+)_x, ex_\3_l\)"
+)
+
+_SUFFIX = "__kw"
+_UNSAFE = frozenset(keyword.kwlist) | frozenset(dir(Activation()))
+
+
+def _safe_name(name: str) -> str:
+    """An injective renaming of the identifiers Python cannot carry as ``activation.NAME``
+    (keywords, dunders, the ``Activation``'s own attributes): every renamed name ends in
+    ``__kw``, and so does every name renamed because it already did."""
+    if name in _UNSAFE or name.startswith("__") or name.endswith(_SUFFIX):
+        return name + _SUFFIX
+    return name
+
+
+def _fold(tree: Any) -> None:
+    """Drop pairs of ``!`` and of unary ``-``, as cel-go's parser does (``!!x`` is ``x``)."""
+    for node in tree.iter_subtrees():
+        while node.data == "unary" and len(node.children) == 2:
+            op, inner = node.children
+            if not (len(inner.children) == 2 and inner.children[0].data == op.data):
+                break
+            node.children = inner.children[1].children
+
+
+def _rename(tree: Any) -> None:
+    """Rename the identifiers Python cannot carry (:func:`_safe_name`)."""
+    for node in tree.iter_subtrees():
+        if node.data == "ident":
+            token = node.children[0]
+            safe = _safe_name(str(token))
+            if safe != token:
+                node.children[0] = token.update(value=safe)
+
+
+def _literal(token: Any) -> tuple[celcost.T, int]:
+    kind = token.type
+    if kind in ("STRING_LIT", "MLSTRING_LIT"):
+        return celcost.STRING, len(celstr(token))
+    if kind == "BYTES_LIT":
+        return celcost.BYTES, len(celbytes(token))
+    return {
+        "INT_LIT": celcost.INT,
+        "UINT_LIT": celcost.UINT,
+        "FLOAT_LIT": celcost.DOUBLE,
+        "BOOL_LIT": celcost.BOOL,
+        "NULL_LIT": celcost.NULL,
+    }.get(kind, celcost.DYN), 1
+
+
+class _Runner(celpy.CompiledRunner):
+    """celpy's transpiled program, its comprehensions on this module's counting loops."""
+
+    def __init__(self, environment: Any, ast: Any, comps: list[celcost.Comp],
+                 plan: celcost.CostPlan) -> None:  # fmt: skip
+        super().__init__(environment, ast, _FUNCTIONS)
+        charges = {c.tree.expr_number: plan.per_iteration.get(id(c), 1) for c in comps}
+        mapped = {  # map(x, p, f): celpy's template passes p only; f is added here
+            c.tree.expr_number: c.tree.children[2].children[2].transpiled
+            for c in comps
+            if c.macro == "map" and len(c.tree.children[2].children) == 3
+        }
+
+        def patch(m: re.Match[str]) -> str:
+            macro, var, n = m[1], m[2], int(m[3])
+            if n in mapped:
+                return (
+                    f"kubesched.api.cel._macro_map_filter(activation, '{var}', ex_{n}_x, "
+                    f"lambda activation: {mapped[n]}, ex_{n}_l, {charges[n]})"
+                )
+            return (
+                f"kubesched.api.cel._macro_{macro}(activation, '{var}', ex_{n}_x, ex_{n}_l, "
+                f"{charges[n]})"
+            )
+
+        source = _MACRO_CALL.sub(patch, self.tp.source_text)
+        if "celpy.evaluation.macro_" in source:  # a macro form the estimate did not see
+            raise ValueError("unsupported macro")
+        self.tp.source_text = source
+        self.tp.executable_code = compile(source, "<string>", "exec")
+
+
 class Selector:
     """One compiled ``selectors[].cel.expression``."""
 
-    __slots__ = ("_program", "expression")
+    __slots__ = ("_flat", "_program", "expression", "max_cost")
 
-    def __init__(self, expression: str, program: Any) -> None:
+    def __init__(self, expression: str, program: Any, plan: celcost.CostPlan) -> None:
         self.expression = expression
         self._program = program
+        self._flat = plan.flat
+        self.max_cost = plan.max_cost
+        """The worst-case cost estimate (cel-go's units)."""
 
     def matches(self, device_activation: dict[str, Any]) -> bool:
         """Evaluate on a device (:func:`activation`); :class:`CelRuntimeError` when the
-        expression fails or does not yield a bool."""
+        expression fails, does not yield a bool, or costs more than upstream's limit."""
+        _SPENT[0] = 0
         try:
+            _charge(self._flat)
             result = self._program.evaluate(device_activation)
+        except _CostLimitExceeded:
+            raise CelRuntimeError(_COST_LIMIT_MESSAGE) from None
         except CELEvalError as e:
             raise CelRuntimeError(_eval_message(e)) from None
         except (TypeError, ValueError, KeyError, ZeroDivisionError) as e:
@@ -325,22 +572,17 @@ def _eval_message(err: Any) -> str:
 
 
 _COMPILED: dict[str, Selector] = {}
-_INTERPRETER: list[Any] = []
-
-
-def _interpreter() -> Any:
-    """celpy's tree-walking runner, for the expressions its transpiler cannot take."""
-    if not _INTERPRETER:
-        _INTERPRETER.append(celpy.Environment(runner_class=celpy.InterpretedRunner))
-    return _INTERPRETER[0]
 
 
 def compile_selector(expression: str, path: str) -> Selector:
-    """Compile ``expression`` once (cached by text); a syntax error is an
-    :class:`InputError` at ``path`` with upstream's ``compilation failed:`` prefix."""
+    """Compile ``expression`` once (cached by text).  What the API server refuses is an
+    :class:`InputError` at ``path`` with its message: over 10 KiB, a syntax error or an
+    undeclared identifier (``compilation failed:``), a cost estimate over the limit."""
     hit = _COMPILED.get(expression)
     if hit is not None:
         return hit
+    if len(expression.encode("utf-8", "surrogatepass")) > celcost.MAX_LENGTH:
+        raise InputError([(path, f"may not be more than {celcost.MAX_LENGTH} bytes")])
     if not expression.strip():
         raise InputError([(path, "compilation failed: empty expression")])
     if not _ENV:
@@ -348,17 +590,25 @@ def compile_selector(expression: str, path: str) -> Selector:
     env = _ENV[0]
     try:
         ast = env.compile(expression)
-        try:
-            program = env.program(ast, functions=_FUNCTIONS)
-        except SyntaxError:  # a CEL name that is a Python keyword (`lambda`) cannot be
-            # transpiled to Python: the same AST, walked by celpy's interpreter instead
-            program = _interpreter().program(ast, functions=_FUNCTIONS)
+        _fold(ast)
+        root, comps = celcost.from_tree(ast, _literal)
+        plan = celcost.estimate(root)
+        if plan.max_cost > celcost.MAX_COST:
+            raise InputError([(path, "too complex, exceeds cost limit")])
+        _rename(ast)
+        program = _Runner(env, ast, comps, plan)
     except CELParseError as e:
         where = " ".join(line.strip() for line in str(e).splitlines()[1:] if line.strip())
         detail = f"syntax error at {where}" if where else "syntax error"
         raise InputError([(path, f"compilation failed: {detail} in {expression!r}")]) from None
+    except celcost.Undeclared as e:
+        raise InputError([(path, f"compilation failed: {e}")]) from None
+    except InputError:
+        raise
+    except RecursionError:
+        raise InputError([(path, "compilation failed: expression nested too deeply")]) from None
     except Exception as e:  # celpy's transpiler raises plain errors for odd input
         raise InputError([(path, f"compilation failed: {e}")]) from None
-    sel = Selector(expression, program)
+    sel = Selector(expression, program, plan)
     _COMPILED[expression] = sel
     return sel

@@ -164,11 +164,17 @@ class DeviceClass:
     config: tuple[Any, ...]
 
 
+DEVICE_SELECTORS_MAX = 32
+
+
 def _selectors(obj: Obj, path: str) -> tuple[cel.Selector, ...]:
     from kubesched.api import cel
 
     out = []
-    for i, s in enumerate(f.seq(obj, "selectors", path)):
+    selectors = f.seq(obj, "selectors", path)
+    if len(selectors) > DEVICE_SELECTORS_MAX:  # the API server's DeviceSelectorsMaxSize
+        fail(join(path, "selectors"), f"must have at most {DEVICE_SELECTORS_MAX} items")
+    for i, s in enumerate(selectors):
         sp = join(join(path, "selectors"), i)
         c = f.mapping(f.as_mapping(s, sp), "cel", sp)
         expr = f.required_string(c, "expression", join(sp, "cel"))
