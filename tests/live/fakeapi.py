@@ -15,7 +15,8 @@ Test controls: :meth:`FakeApiServer.fail` injects error codes (409, 429 with Ret
 500, ...) on matching requests; :meth:`FakeApiServer.delay` holds matching requests back
 (:meth:`FakeApiServer.slow_bind`: a bind written after the client timed out);
 ``store.drop_watches()`` cuts open watches; ``store.compact()`` makes old resourceVersions
-410 Gone.
+410 Gone; ``with store.outage(): ...`` does both around the block's changes at one instant
+(so that they are only seen by relisting).
 """
 
 from __future__ import annotations

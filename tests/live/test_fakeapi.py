@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
+import time
 import urllib.error
 import urllib.request
 
@@ -13,6 +15,7 @@ import pytest
 
 from tests.live.conftest import Api, kubectl, needs_kubectl, pod, wait_for
 from tests.live.fakeapi import FakeApiServer
+from tests.live.fakestore import by_plural
 
 POD_YAML = """apiVersion: v1
 kind: Pod
@@ -103,6 +106,29 @@ def test_kubectl_watch_reads_the_chunked_stream(server: FakeApiServer, api: Api)
     finally:
         proc.kill()
         proc.wait(5)
+
+
+def test_an_outage_is_one_instant_for_watches(server: FakeApiServer) -> None:
+    """Issue 31 (a flaky relist test): a watch resumed in the middle of an outage must not
+    stream the outage's changes -- it waits for the outage to end and gets 410 Gone.  With
+    ``drop_watches()``, the changes and ``compact()`` in turn, it got the Pod as ADDED."""
+    _, listed = http(server, "GET", "/api/v1/pods")
+    rv = listed["metadata"]["resourceVersion"]
+    got: list[dict] = []
+
+    def resume() -> None:
+        url = f"{server.url}/api/v1/pods?watch=true&resourceVersion={rv}"
+        with urllib.request.urlopen(url, timeout=5) as r:
+            got.append(json.loads(r.readline()))
+
+    with server.store.outage():
+        server.store.create(by_plural("pods"), "default", pod("during"))
+        t = threading.Thread(target=resume, daemon=True)
+        t.start()
+        time.sleep(0.3)  # the watch is opened while the outage lasts
+    t.join(5)
+    ((event,),) = [got]
+    assert event["type"] == "ERROR" and event["object"]["code"] == 410
 
 
 def test_watch_from_a_compacted_version_is_410_in_the_stream(server: FakeApiServer) -> None:

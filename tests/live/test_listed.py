@@ -104,9 +104,8 @@ def test_the_first_list_is_one_delta_later_ones_are_differences(api: Api, batchi
     assert [object_key(o) for o in first.listed] == ["default/a", "default/b", "default/c"]
     assert [d.new["kind"] for d in first.split()] == ["Pod"] * 3
     wait_for(lambda: api.store.stats.requests["GET pods"] >= 2)  # the pages, then the watch
-    api.store.drop_watches()
-    api.store.delete(by_plural("pods"), "default", "b")
-    api.store.compact()
+    with api.store.outage():
+        api.store.delete(by_plural("pods"), "default", "b")
     wait_for(lambda: inf.lists == 2)
     wait_for(lambda: len(deltas) == 2)
     assert (deltas[1].type, object_key(deltas[1].new), deltas[1].listed) == (

@@ -134,9 +134,8 @@ def test_gone_relists_and_scheduling_continues(api: Api, replicas: Callable[...,
     wait(lambda: bound(api, "first"))
     pods_informer = next(i for i in r.live.informers if i.kind.kind == "Pod")
     before = pods_informer.lists
-    api.store.drop_watches()
-    api.create(pod("during-outage"))
-    api.store.compact()
+    with api.store.outage():
+        api.create(pod("during-outage"))
     wait(lambda: pods_informer.lists > before)
     wait(lambda: bound(api, "during-outage"))
 
