@@ -382,6 +382,10 @@ class ClusterState:
             return None
         return self._unaccount(pod_key)
 
+    def has_pod(self, pod_key: str) -> bool:
+        """Whether ``pod_key`` is in the cache: accounted on a node, or waiting for its node."""
+        return pod_key in self.pods or pod_key in self._ghost_node
+
     def _wait_for_node(self, pod: api.Pod, node_name: str) -> None:
         self.ghosts.setdefault(node_name, {})[pod.key] = pod
         self._ghost_node[pod.key] = node_name
