@@ -235,3 +235,60 @@ def test_simulate_command_prints_each_drill(
     assert "bulkRelease at 12.0 s: " in line and "recovered in 0.0 s" in line
     assert int(line.split(": ")[1].split()[0]) >= 20  # and the gangs they were in, whole
     assert "invariants            all hold" in out
+
+
+def test_a_node_reregistered_under_its_name_still_counts_its_running_pods() -> None:
+    """Issue 31 item 1 as a fault drill: the Node object is deleted while its Pod (3 of 4 cpu)
+    keeps running, and created again 5 s later; Pods of 2 cpu arriving after that must stay
+    Pending.  A cache that forgot the node's Pods would bind one there (overcommit)."""
+    doc = {
+        "apiVersion": "kubesched.io/v1alpha1",
+        "kind": "Scenario",
+        "metadata": {"name": "reregister"},
+        "spec": {
+            "durationSeconds": 30,
+            "drainSeconds": 10,
+            "objects": [
+                {
+                    "apiVersion": "v1",
+                    "kind": "Node",
+                    "metadata": {"name": "n1"},
+                    "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
+                },
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {"name": "running", "namespace": "default"},
+                    "spec": {
+                        "nodeName": "n1",
+                        "containers": [
+                            {"name": "c", "image": "i", "resources": {"requests": {"cpu": "3"}}}
+                        ],
+                    },
+                },
+            ],
+            "workloads": [
+                {
+                    "name": "late",
+                    "count": 3,
+                    "ratePerSecond": 1,
+                    "startSeconds": 15,
+                    "template": {
+                        "spec": {
+                            "containers": [
+                                {"name": "c", "image": "i", "resources": {"requests": {"cpu": "2"}}}
+                            ]
+                        }
+                    },
+                }
+            ],
+            "faults": [
+                {"kind": "nodeReregister", "nodes": ["n1"], "atSeconds": 5, "durationSeconds": 5}
+            ],
+        },
+    }
+    summary = run_scenario(build_scenario(doc))
+    assert invariants_hold(summary), summary["invariants"]
+    assert summary["podsScheduled"] == 1  # only the running Pod: the late ones do not fit
+    (row,) = summary["faults"]
+    assert row["kind"] == "nodeReregister"

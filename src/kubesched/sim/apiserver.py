@@ -179,13 +179,15 @@ class SimApiServer:
         self.nodes[node.name] = node
         self._notify(lambda w: w.on_node_update(old, node))
 
-    def delete_node(self, name: str) -> list[api.Pod]:
-        """Delete a node and the Pods bound to it (the node lifecycle controller's job)."""
+    def delete_node(self, name: str, *, keep_pods: bool = False) -> list[api.Pod]:
+        """Delete a node and the Pods bound to it (the node lifecycle controller's job); with
+        ``keep_pods`` the Pods stay bound and running (a Node object deleted and created again
+        under its name, the ``nodeReregister`` drill).  Returns those Pods."""
         node = self.nodes.pop(name, None)
         if node is None:
             raise ApiError(404, f'nodes "{name}" not found')
         victims = [p for p in self.pods.values() if p.node_name == name]
-        for p in victims:
+        for p in victims if not keep_pods else ():
             self.delete_pod(p, "NodeLost")
         self._notify(lambda w: w.on_node_delete(node))
         return victims

@@ -13,6 +13,9 @@ latencySpike       ``bindLatencySeconds`` (0.5), ``watchDelaySeconds`` (unchange
                    path is that slow during the window
 nodeLoss           ``nodes`` (names) or ``count`` (1, a seeded pick), ``recreatePods`` (true),
                    ``restoreAfterSeconds`` (never): nodes deleted with their Pods
+nodeReregister     ``nodes`` or ``count`` (1), a window: the Node objects are deleted while
+                   their Pods keep running, and created again under the same names when the
+                   window ends (a kubelet re-registering): the Pods count there again
 zoneLoss           ``zone``, ``recreatePods``, ``restoreAfterSeconds``: every node of the zone
 leaderFailover     ``takeoverSeconds`` (15, the lease duration): the scheduler dies; a standby
                    starts with an empty cache, lists and watches the API server
@@ -181,14 +184,32 @@ class Drills:
         self.tap.watchers.append(watch)
         sim.loop.call_at(d.end, stop, priority=-2)
 
-    def _nodeLoss(self, d: Drill) -> None:
-        prm = d.fault.params
+    def _pick(self, prm: Mapping[str, Any]) -> list[str]:
+        """The nodes a drill names, or ``count`` of them drawn with the drills' seed."""
         names = prm["nodes"]
         if names is None:
             pool = sorted(self.sim.api.nodes)
             k = min(int(prm["count"]), len(pool))
             names = [pool[int(i)] for i in sorted(self.rng.choice(len(pool), k, replace=False))]
-        self._lose(d, [n for n in names if n in self.sim.api.nodes])
+        return [n for n in names if n in self.sim.api.nodes]
+
+    def _nodeLoss(self, d: Drill) -> None:
+        self._lose(d, self._pick(d.fault.params))
+
+    def _nodeReregister(self, d: Drill) -> None:
+        api_server = self.sim.api
+        gone = [api_server.nodes[n] for n in self._pick(d.fault.params)]
+        kept = 0
+        for node in gone:
+            kept += len(api_server.delete_node(node.name, keep_pods=True))
+        d.notes.update(nodesReregistered=len(gone), podsKept=kept)
+
+        def back() -> None:
+            for node in gone:
+                if node.name not in api_server.nodes:
+                    api_server.create_node(node)
+
+        self.sim.loop.call_at(d.fault.at + d.fault.duration, back, priority=-2)
 
     def _zoneLoss(self, d: Drill) -> None:
         zone = d.fault.params["zone"]

@@ -17,6 +17,7 @@ KINDS: dict[str, dict[str, Any]] = {
     "apiStorm": {"code": 429, "rate": 1.0},
     "latencySpike": {"bindLatencySeconds": 0.5, "watchDelaySeconds": None},
     "nodeLoss": {"nodes": None, "count": 1, "recreatePods": True, "restoreAfterSeconds": None},
+    "nodeReregister": {"nodes": None, "count": 1},
     "zoneLoss": {"zone": None, "recreatePods": True, "restoreAfterSeconds": None},
     "leaderFailover": {"takeoverSeconds": 15.0},
     "shardCrash": {"shard": 0},
@@ -25,7 +26,9 @@ KINDS: dict[str, dict[str, Any]] = {
 """Each kind's own fields and their defaults."""
 ZONE_LABEL = "topology.kubernetes.io/zone"
 COMMON = ("kind", "name", "atSeconds", "durationSeconds")
-WINDOWED = ("bindFailures", "apiStorm", "latencySpike")
+NODE_PICKS = ("nodeLoss", "nodeReregister")
+"""The kinds that pick nodes by ``nodes`` (names) or ``count`` (a seeded pick)."""
+WINDOWED = ("bindFailures", "apiStorm", "latencySpike", "nodeReregister")
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,13 +89,13 @@ def check_targets(
     problems: list[tuple[str, str]] = []
     for i, f in enumerate(faults):
         p, prm = f"{path}[{i}]", f.params
-        if f.kind == "nodeLoss" and prm["nodes"] is not None:
+        if f.kind in NODE_PICKS and prm["nodes"] is not None:
             problems += [
                 (f"{p}.nodes[{j}]", f"no node named {excerpt(n)} in the scenario")
                 for j, n in enumerate(prm["nodes"])
                 if n not in names
             ]
-        elif f.kind == "nodeLoss" and prm["count"] > len(names):
+        elif f.kind in NODE_PICKS and prm["count"] > len(names):
             problems.append((f"{p}.count", f"the scenario has {len(names)} nodes"))
         if f.kind == "zoneLoss" and prm["zone"] not in zones:
             known = ", ".join(zones) or "none"
@@ -135,7 +138,7 @@ def _check_params(kind: str, prm: dict[str, Any], p: str) -> list[tuple[str, str
         num("restoreAfterSeconds", none_ok=True)
         if not isinstance(prm["recreatePods"], bool):
             bad.append((f"{p}.recreatePods", "must be true or false"))
-    if kind == "nodeLoss":
+    if kind in NODE_PICKS:
         nodes = prm["nodes"]
         names_ok = isinstance(nodes, list) and all(isinstance(n, str) for n in nodes)
         if nodes is not None and not names_ok:
