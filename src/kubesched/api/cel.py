@@ -333,8 +333,9 @@ def _not_bool(r: Any) -> CELEvalError:
     return CELEvalError("no such overload", TypeError, (f"expected bool, got {_cel_type(r)}",))
 
 
-def _macro_all(activation: Any, var: str, body: Any, rng: Any, charge: int) -> Any:
-    """cel-go's ``all``: false at the first false; else the first error; else true."""
+def _quantifier(activation: Any, var: str, body: Any, rng: Any, charge: int, decisive: bool) -> Any:
+    """cel-go's ``all`` (``decisive`` false) and ``exists`` (true): ``decisive`` at the first
+    element whose body is ``decisive``; else the first error; else ``not decisive``."""
     values = _collection(activation, rng)
     if isinstance(values, CELEvalError):
         return values
@@ -344,25 +345,19 @@ def _macro_all(activation: Any, var: str, body: Any, rng: Any, charge: int) -> A
             error = error or r
         elif not isinstance(r, bool | celtypes.BoolType):
             error = error or _not_bool(r)
-        elif not r:
-            return celtypes.BoolType(False)
-    return error if error is not None else celtypes.BoolType(True)
+        elif bool(r) is decisive:
+            return celtypes.BoolType(decisive)
+    return error if error is not None else celtypes.BoolType(not decisive)
+
+
+def _macro_all(activation: Any, var: str, body: Any, rng: Any, charge: int) -> Any:
+    """cel-go's ``all``: false at the first false; else the first error; else true."""
+    return _quantifier(activation, var, body, rng, charge, decisive=False)
 
 
 def _macro_exists(activation: Any, var: str, body: Any, rng: Any, charge: int) -> Any:
     """cel-go's ``exists``: true at the first true; else the first error; else false."""
-    values = _collection(activation, rng)
-    if isinstance(values, CELEvalError):
-        return values
-    error = None
-    for r in _iterate(activation, var, body, values, charge):
-        if isinstance(r, CELEvalError):
-            error = error or r
-        elif not isinstance(r, bool | celtypes.BoolType):
-            error = error or _not_bool(r)
-        elif r:
-            return celtypes.BoolType(True)
-    return error if error is not None else celtypes.BoolType(False)
+    return _quantifier(activation, var, body, rng, charge, decisive=True)
 
 
 def _macro_exists_one(activation: Any, var: str, body: Any, rng: Any, charge: int) -> Any:
