@@ -19,6 +19,7 @@ import numpy as np
 
 from kubesched.api import objects as api
 from kubesched.config.load import resolve_plugins
+from kubesched.config.pluginsets import EXTENSION_POINTS
 from kubesched.config.types import Profile
 from kubesched.framework import nominated
 from kubesched.framework.filterphase import FilterPhase
@@ -46,21 +47,9 @@ from kubesched.framework.outcomes import (
     ScoreOutcome as ScoreOutcome,
 )
 
-POINTS = (
-    "pre_enqueue",
-    "queue_sort",
-    "pre_filter",
-    "filter",
-    "post_filter",
-    "pre_score",
-    "score",
-    "reserve",
-    "permit",
-    "pre_bind",
-    "bind",
-    "post_bind",
-)
-"""Extension points by the name of the plugin method that implements each."""
+POINTS = EXTENSION_POINTS
+"""Extension points by the name of the plugin method that implements each: the
+configuration's own list (:data:`kubesched.config.pluginsets.EXTENSION_POINTS`)."""
 
 _METHOD_OF = {"reserve": "reserve", "queue_sort": "sort_key"}
 
