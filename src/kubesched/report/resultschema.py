@@ -12,12 +12,14 @@ field (``latency.attemptSeconds.scheduled.p99: 'x' is not of type 'number', 'nul
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import jsonschema
 
 from kubesched.api.errors import InputError
+from kubesched.api.fields import join
 
 _INT: dict[str, Any] = {"type": "integer", "minimum": 0}
 _NUM: dict[str, Any] = {"type": "number"}
@@ -150,10 +152,7 @@ _MAX_PROBLEMS = 20
 
 
 def _path(parts: Sequence[str | int]) -> str:
-    out = ""
-    for part in parts:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
+    return functools.reduce(join, parts, "")
 
 
 def _series(timeline: Mapping[str, Any]) -> list[tuple[str, Any]]:
