@@ -209,9 +209,8 @@ def summarize(
     report plots (:func:`observations`)."""
     s = sim.scheduler
     stats = sim.api.stats
-    ours = {p.scheduler_name for p in s.config.profiles}
     submitted = [  # a Pending Pod for another scheduler is not ours to place, as upstream
-        a.pod.key for a in sc.arrivals if a.pod.node_name or a.pod.scheduler_name in ours
+        a.pod.key for a in sc.arrivals if a.pod.node_name or s.responsible_for(a.pod)
     ]
     bound = [k for k in submitted if k in stats.bound_at]
     waits = [stats.bound_at[k] - stats.created_at[k] for k in bound if k in stats.created_at]
