@@ -36,7 +36,6 @@ from kubesched.metrics import ExtensionPointObserver, SchedulerMetrics
 from kubesched.parallel import protocol as p
 from kubesched.parallel.fastpath import CLAIM_PLUGINS
 from kubesched.scheduler import FitError, Scheduler, ScheduleResult, num_feasible_nodes_to_find
-from kubesched.state.cache import CacheError
 
 log = logging.getLogger(__name__)
 
@@ -255,10 +254,7 @@ class ShardScheduler(Scheduler):
         if self.handle.event_handlers:
             self._tell("on_pod_update", pod.bound_to(""), new)
             self._tell("on_pod_add", new)
-        try:
-            self.cluster.add_pod(new)
-        except CacheError as e:
-            log.warning("shard %d: ignoring bound pod %s: %s", self.index, new.key, e)
+        self.cluster.add_pod(new)  # a Pod whose node the replica lacks waits for it
 
     def _pod(self, key: str, sent: api.Pod | bytes | None, proposer: int) -> api.Pod | None:
         """The Pod of a stream entry: our own copy when we proposed it, else the entry's."""

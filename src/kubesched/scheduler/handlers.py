@@ -15,7 +15,6 @@ from kubesched.api import objects as api
 from kubesched.framework import events
 from kubesched.queue import events as qevents
 from kubesched.scheduler.base import SchedulerBase
-from kubesched.state.cache import CacheError
 
 log = logging.getLogger("kubesched.scheduler")
 
@@ -70,12 +69,8 @@ class EventsMixin(SchedulerBase):
         """A Pod appeared: bound ones go to the cache, ours to the queue."""
         start = time.perf_counter()
         self._tell("on_pod_add", pod)
-        if pod.node_name:
-            try:
-                self.cluster.add_pod(pod)
-            except CacheError as e:
-                log.warning("ignoring bound pod %s: %s", pod.key, e)
-                return
+        if pod.node_name:  # one whose node the cache lacks waits for it (ClusterState.ghosts)
+            self.cluster.add_pod(pod)
             self.queue.assigned_pod_added(pod)
             self._handled(start, "AssignedPodAdd")
         elif self.responsible_for(pod):
@@ -125,11 +120,7 @@ class EventsMixin(SchedulerBase):
                 self._handled(start, "UnschedulablePodDelete")
                 self.on_pod_add(new)
                 return
-            try:
-                self.cluster.add_pod(new)
-            except CacheError as e:
-                log.warning("ignoring bound pod %s: %s", new.key, e)
-                return
+            self.cluster.add_pod(new)
             self.queue.assigned_pod_updated(old, new)
             self._handled(start, "AssignedPodUpdate")
         elif self.responsible_for(new):
