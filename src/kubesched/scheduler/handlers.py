@@ -94,15 +94,11 @@ class EventsMixin(SchedulerBase):
         if self.handle.event_handlers:
             for pod in pods:
                 self._tell("on_pod_add", pod)
-        missing = {p.key for p in self.cluster.add_bound_pods(bound)}
-        added = [p for p in bound if p.key not in missing]
+        self.cluster.add_bound_pods(bound)  # those whose node is missing wait for it
         for pod in bound:
-            if pod.key in missing:  # kept until its node arrives (ClusterState.ghosts)
-                log.info("bound pod %s waits for node %r", pod.key, pod.node_name)
-            else:
-                self.queue.assigned_pod_added(pod)
-        share = (time.perf_counter() - start) / max(1, len(added))
-        for _ in added:
+            self.queue.assigned_pod_added(pod)
+        share = (time.perf_counter() - start) / max(1, len(bound))
+        for _ in bound:
             self._event_timer(share, "AssignedPodAdd")
         for pod in pods:
             if not pod.node_name and self.responsible_for(pod):
