@@ -9,7 +9,7 @@ minutes) every time, until it is deleted.
 
 :func:`check_reserve_pairing` reads one instance's log: every Reserve is closed by exactly
 one Unreserve or by PostBind (the bind succeeded) before the Pod is reserved again, and
-nothing is left open (DESIGN.md section 7: Reserve and Unreserve are paired on every
+nothing is left open (docs/design.md section 7: Reserve and Unreserve are paired on every
 failure path).  :func:`check_assume_pairing` checks the other half on a cache: nothing is
 left assumed, and the cache counts exactly the Pods the API server has bound, where it
 bound them.

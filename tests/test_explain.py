@@ -1,4 +1,5 @@
-"""kubesched.explain on the shared kubectl snapshot and on hand-made clusters (DESIGN.md §5)."""
+"""kubesched.explain on the shared kubectl snapshot and on hand-made clusters
+(docs/design.md section 5)."""
 
 from __future__ import annotations
 

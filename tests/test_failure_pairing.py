@@ -6,7 +6,7 @@ parallel scheduler with two in-process shards; and a Pod deleted while it waits 
 in the serial scheduler, at the parallel binder and in a shard.  The :class:`Recorder`
 (tests/recorder.py) logs every Reserve, Unreserve and PostBind of every plugin instance:
 each reservation must be closed exactly once, and no cache may keep an assumed Pod or
-count a Pod the API server has not bound there (DESIGN.md section 7).  Each failing Pod
+count a Pod the API server has not bound there (docs/design.md section 7).  Each failing Pod
 is scheduled on a later attempt, which it could not be if its first attempt leaked.
 """
 

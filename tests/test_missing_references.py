@@ -1,5 +1,5 @@
 """A reference to an object the input lacks is a fact about the cluster, not an input error
-(DESIGN.md section 5): ``kubectl get nodes,pods`` never prints PodGroups or LocalQueues.
+(docs/design.md section 5): ``kubectl get nodes,pods`` never prints PodGroups or LocalQueues.
 
 Bound Pods keep running; a pending member of a missing PodGroup is rejected at Permit by
 Coscheduling as scheduler-plugins does (``PodGroupNotFound``), with upstream's one-node

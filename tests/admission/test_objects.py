@@ -191,7 +191,7 @@ def test_missing_references_are_facts_warned_once(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """A reference to an object the input lacks is no input error: one warning per missing
-    object, however many Pods name it (DESIGN.md section 5)."""
+    object, however many Pods name it (docs/design.md section 5)."""
     pods = [make_pod(name, "ns").labels(**labels).obj() for name in ("p", "q", "r")]
     with caplog.at_level("WARNING", logger="kubesched.admission.references"):
         references.check(objects, pods, all_pods_known=False)

@@ -1,6 +1,6 @@
 """A small world for parallel-scheduler tests: the benchmark's in-memory API server, a
 virtual clock, and a loop that steps the scheduler until nothing can change; plus the
-invariant checks every test shares (DESIGN.md section 7)."""
+invariant checks every test shares (docs/design.md section 7)."""
 
 from __future__ import annotations
 
