@@ -36,12 +36,9 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Record until the duration or a signal; print where the recording is."""
-    from kubesched.api.errors import InputError
     from kubesched.live import client
     from kubesched.record.recorder import Recorder, RecordError, prepare_directory
 
-    if args.duration is not None and not args.duration > 0:
-        raise InputError([("--duration", f"must be > 0 seconds, got {args.duration}")])
     out = prepare_directory(args.out)
     kc = client.connect(
         kubeconfig=args.kubeconfig,
@@ -54,8 +51,7 @@ def run(args: argparse.Namespace) -> int:
         del frame
         recorder.stop("interrupted" if signum == signal.SIGINT else "terminated")
 
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     bar = progress_line() if not args.no_progress and sys.stderr.isatty() else None
     print(f"recording {kc.host} into {out}", file=sys.stderr, flush=True)
     try:
@@ -65,6 +61,8 @@ def run(args: argparse.Namespace) -> int:
         return 1
     finally:
         kc.close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     if bar is not None:
         print(file=sys.stderr)
     counts = ", ".join(f"{v} {k}" for k, v in sorted(summary.counts.items())) or "no events"
