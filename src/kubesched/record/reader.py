@@ -166,7 +166,10 @@ def read_events(path: Path, header: Obj) -> Iterator[Event]:
                         file=file,
                     ) from None
                 raise InputError([(f"line {n}", f"not JSON: {e}")], file=file) from None
-            event = check_event(doc, n, last_t)
+            try:
+                event = check_event(doc, n, last_t)
+            except InputError as e:
+                raise e.with_file(file) from None
             last_t = event.t
             yield event
     if header.get("complete") and n != header.get("events"):
