@@ -11,7 +11,7 @@ from kubesched.record import format as fmt
 Obj = dict[str, Any]
 
 
-def node(name: str, cpu: str = "2") -> Obj:
+def node(name: str, cpu: str = "2", memory: str = "8Gi") -> Obj:
     return {
         "apiVersion": "v1",
         "kind": "Node",
@@ -21,14 +21,21 @@ def node(name: str, cpu: str = "2") -> Obj:
             "labels": {"kubernetes.io/hostname": name},
         },
         "spec": {},
-        "status": {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "110"}},
+        "status": {"allocatable": {"cpu": cpu, "memory": memory, "pods": "110"}},
     }
 
 
-def pod(name: str, cpu: str = "500m", scheduler: str = "default-scheduler", on: str = "") -> Obj:
+def pod(
+    name: str,
+    cpu: str = "500m",
+    scheduler: str = "default-scheduler",
+    on: str = "",
+    memory: str = "",
+) -> Obj:
+    requests = {"cpu": cpu, **({"memory": memory} if memory else {})}
     spec: Obj = {
         "schedulerName": scheduler,
-        "containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": cpu}}}],
+        "containers": [{"name": "c", "image": "i", "resources": {"requests": requests}}],
     }
     if on:
         spec["nodeName"] = on
