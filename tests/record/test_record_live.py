@@ -68,8 +68,9 @@ def secret_pod(name: str, cpu: str = "100m") -> dict[str, Any]:
     return m
 
 
-def session(api: Api, record: Callable[..., Session]) -> Session:
-    """The recorded session (see the module docstring); the recorder stopped."""
+def session(api: Api, record: Callable[..., Session], linger: float = 0.0) -> Session:
+    """The recorded session (see the module docstring); the recorder stopped ``linger``
+    seconds after the last change."""
     api.create(node("n1", cpu="2"))
     api.create(node("n2", cpu="2"))
     api.create(pod("running", scheduler="default-scheduler"))
@@ -89,6 +90,7 @@ def session(api: Api, record: Callable[..., Session]) -> Session:
     api.create(node("n3", cpu="4"))
     wait_for(lambda: s.recorder.progress().counts.get(fmt.NODE_ADDED))
     wait_for(lambda: s.recorder.progress().counts.get(fmt.POD_DELETED))
+    time.sleep(linger)
     s.stop()
     return s
 
@@ -164,7 +166,7 @@ def test_the_recorder_asks_only_what_deploy_record_rbac_grants(
 def test_replay_compares_kubesched_with_the_recorded_scheduler(
     api: Api, record: Callable[..., Session], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    s = session(api, record)
+    s = session(api, record, linger=2.5)  # a sample (one a second) after the last change
     out, report = tmp_path / "doc.json", tmp_path / "report"
     assert main(["replay", str(s.out), "-o", str(out), "--report", str(report)]) == 0
     text = capsys.readouterr().out

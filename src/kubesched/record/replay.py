@@ -20,8 +20,9 @@ queueing time (creation to the scheduling decision: the real scheduler's is not 
 through the API, so only the replay's), attempts and success ratio (the real scheduler's
 attempts are those the recording saw: one per bind and one per change of the
 ``PodScheduled=False`` condition, a lower bound), and fragmentation and utilisation (means
-over the run's samples, and at the end) of both runs.  Pods the recording deleted before
-kubesched bound them are not lost Pods (the ``lostPods`` invariant leaves them out).
+over the samples within the window, and the last of them) of both runs.  Pods the
+recording deleted before kubesched bound them are not lost Pods (the ``lostPods``
+invariant leaves them out).
 
 ``--kubernetes-version`` names the Kubernetes release whose scheduler behaviour the replay
 uses; this kubesched implements :data:`SUPPORTED_KUBERNETES_VERSIONS` only.
@@ -407,9 +408,12 @@ def _samples(values: list[float]) -> list[float]:
     return [round(x, 6) for x in xs]
 
 
-def _space(summary: Obj) -> Obj:
-    """Per resource: fragmentation and utilisation, mean over the samples and at the end."""
+def _space(summary: Obj, window: float) -> Obj:
+    """Per resource: fragmentation and utilisation, the mean over the samples within the
+    recorded window and the last of them."""
     tl = summary.get("timeline") or {}
+    times = tl.get("t") or []
+    inside = sum(1 for t in times if t <= window + 1e-9)
     out: Obj = {}
     for what, key in (
         ("fragmentationPercent", "fragmentation"),
@@ -417,7 +421,7 @@ def _space(summary: Obj) -> Obj:
     ):
         per: Obj = {}
         for res, series in (tl.get(key) or {}).items():
-            vals = [float(v) for v in series if v is not None]
+            vals = [float(v) for v in series[:inside] if v is not None]
             if vals:
                 per[res] = {"mean": round(float(np.mean(vals)), 3), "end": round(vals[-1], 3)}
         out[what] = per
@@ -457,7 +461,7 @@ def compare(outcomes: list[Outcome], recorded: Obj, replay: Obj, window: float) 
     real_attempts = real_binds + real_failures
     attempts = replay.get("attempts") or {}
     replay_attempts = sum(int(v) for v in attempts.values())
-    real_space, replay_space = _space(recorded), _space(replay)
+    real_space, replay_space = _space(recorded, window), _space(replay, window)
     return {
         "windowSeconds": round(window, 3),
         "pods": len(outcomes),
