@@ -26,6 +26,7 @@ from kubesched.cli import (
     explain,
     flags,
     pools,
+    record,
     replay,
     report,
     run,
@@ -36,7 +37,19 @@ from kubesched.cli import (
 
 EXIT_INPUT = 2
 
-COMMANDS = (simulate, explain, schedule, report, bench, calibrate, run, pools, sweep, replay)
+COMMANDS = (
+    simulate,
+    explain,
+    schedule,
+    report,
+    bench,
+    calibrate,
+    run,
+    pools,
+    sweep,
+    replay,
+    record,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

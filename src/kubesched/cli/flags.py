@@ -40,6 +40,8 @@ NUMBERS: dict[str, tuple[float, float, bool]] = {
     "api_latency": (0, INF, False),
     "client_qps": (0, INF, True),
     "client_burst": (0, 2**31 - 1, False),
+    "drain": (0, 86400, False),
+    "duration": (0, INF, True),
 }
 FILES = ("json_out", "metrics_file", "profile", "plot")
 DIRS = ("report", "out")

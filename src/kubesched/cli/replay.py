@@ -1,7 +1,14 @@
-"""``kubesched replay --nodes NODES.csv --pods PODS.csv [--policy NAME ...] [--seed S ...]
-[-o out.json] [--plot FILE.png] [--jobs N]``: replay a GPU trace (Alibaba 2023 "openb"
-format) under the FGD paper's protocol and print the result document (a list of documents
-when several policies are given)."""
+"""Two forms of ``kubesched replay``:
+
+- ``kubesched replay --nodes NODES.csv --pods PODS.csv [--policy NAME ...] [--seed S ...]
+  [-o out.json] [--plot FILE.png] [--jobs N]``: replay a GPU trace (Alibaba 2023 "openb"
+  format) under the FGD paper's protocol and print the result document (a list of documents
+  when several policies are given);
+- ``kubesched replay DIR [--config KSC] [--kubernetes-version V] [--drain S] [--format
+  text|json] [--json-out FILE] [--report OUT/]``: replay a recording (``kubesched record``)
+  in virtual time through kubesched and compare it with what the cluster's scheduler did
+  (:mod:`kubesched.record.replay`; ``docs/recording.md``).
+"""
 
 from __future__ import annotations
 
@@ -16,14 +23,20 @@ from kubesched.devices.policies import POLICIES
 
 def add_parser(sub: Any) -> None:
     """Register the command."""
-    s = sub.add_parser("replay", help="replay a GPU trace against a node list, per policy")
-    s.add_argument(
-        "--nodes", required=True, help="node list CSV (sn,cpu_milli,memory_mib,gpu,model)"
+    s = sub.add_parser(
+        "replay",
+        help="replay a recording (DIR) beside the real scheduler, or a GPU trace per policy",
     )
     s.add_argument(
+        "recording",
+        nargs="?",
+        metavar="DIR",
+        help="a recording directory (kubesched record --out DIR); else --nodes and --pods",
+    )
+    s.add_argument("--nodes", help="GPU trace: node list CSV (sn,cpu_milli,memory_mib,gpu,model)")
+    s.add_argument(
         "--pods",
-        required=True,
-        help="pod list CSV (name,cpu_milli,memory_mib,num_gpu,gpu_milli[,gpu_spec])",
+        help="GPU trace: pod list CSV (name,cpu_milli,memory_mib,num_gpu,gpu_milli[,gpu_spec])",
     )
     s.add_argument(
         "--policy",
@@ -34,11 +47,25 @@ def add_parser(sub: Any) -> None:
     s.add_argument("-o", "--output", help="write the JSON here instead of stdout")
     s.add_argument("--plot", help="PNG: unallocated GPU %% against arrived workload, all policies")
     s.add_argument("--jobs", type=int, default=1, help="processes for the seeds (default 1)")
-    s.set_defaults(func=run, output_is_file=True)
+    from kubesched.cli import replay_recording
+
+    replay_recording.add_arguments(s)
+    s.set_defaults(func=run, output_is_file=True, replay_parser=s)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the replays and write the document(s) and the plot."""
+    """Replay a recording, or run the GPU trace replays and write the document(s) and the
+    plot."""
+    from kubesched.cli import replay_recording
+
+    if args.recording is not None:
+        return replay_recording.run(args)
+    replay_recording.refuse_recording_flags(args)
+    if not args.nodes or not args.pods:
+        missing = [f for f, v in (("--nodes", args.nodes), ("--pods", args.pods)) if not v]
+        args.replay_parser.error(
+            f"the following arguments are required: {', '.join(missing)} (or a recording DIR)"
+        )
     from kubesched.sim.gpureplay import runner, traces
 
     policies = [p for item in (args.policy or ["kubesched"]) for p in item.split(",") if p]

@@ -67,8 +67,13 @@ def run_scenario(
     sample_interval: float = 1.0,
     shards: int = 1,
     retry_governance: bool | None = None,
+    setup: Callable[[SimCluster], None] | None = None,
 ) -> dict[str, Any]:
     """Run ``sc`` to the end and return the summary (see :func:`summarize`).
+
+    ``setup`` is called with the simulated cluster once the scenario's nodes and objects
+    exist and before the first arrival: it may create objects and schedule calls of its own
+    on ``sim.loop`` (a recording's replay, :mod:`kubesched.record.replay`, does both).
 
     ``retry_governance`` forces NodeResourcesFit's ``retryGovernance`` on or off in every
     profile (None: as the scenario's configuration says; :mod:`kubesched.sim.governance`).
@@ -86,7 +91,7 @@ def run_scenario(
         config = governance.with_retry_governance(config, retry_governance)
     sim = SimCluster(config, seed=sc.seed, timing=sc.timing, metrics=metrics, shards=shards)
     try:
-        return _run(sc, sim, progress, pace, sample_interval)
+        return _run(sc, sim, progress, pace, sample_interval, setup)
     finally:
         hooks.close(sim.scheduler)
 
@@ -97,6 +102,7 @@ def _run(
     progress: ProgressFn | None,
     pace: float | None,
     sample_interval: float,
+    setup: Callable[[SimCluster], None] | None = None,
 ) -> dict[str, Any]:
     releases = governance.ReleaseLog(sim.loop.clock)
     sim.api.watch(releases)
@@ -135,6 +141,8 @@ def _run(
             sim.loop.call_later(life, lambda: sim.api.delete_pod(pod, "Completed", grace=0))
 
     sim.api.on_bound.append(on_bound)
+    if setup is not None:
+        setup(sim)
     for a in sc.arrivals:
         sim.loop.call_at(a.at, arrive(a))
     wall0 = time.perf_counter()

@@ -7,6 +7,8 @@ Format (``kind: Sweep``, ``apiVersion: kubesched.io/v1alpha1``)::
         scenario: cluster.yaml       #   a simulate scenario (path relative to this file)
         bench: {config: perf.yaml, workload: Case/workload}   # a scheduler_perf workload
         replay: {nodes: nodes.csv, pods: pods.csv, policy: fgd}  # a GPU trace replay
+        recording: {directory: rec/, config: ksc.yaml}  # a recording (kubesched record);
+                                     #   or recording: rec/ (upstream's default configuration)
       seeds: [1, 2, 3]               # every variant runs once per seed, on the same inputs
       vary:                          # the grid: every combination of these values
         percentageOfNodesToScore: [0, 10, 20, 50, 100]
@@ -33,12 +35,13 @@ from kubesched.api.parse import load_documents
 from kubesched.sweep import paths
 
 API_VERSION = "kubesched.io/v1alpha1"
-BASE_KINDS = ("scenario", "bench", "replay")
-SIMULATE, BENCH, REPLAY = BASE_KINDS
+BASE_KINDS = ("scenario", "bench", "replay", "recording")
+SIMULATE, BENCH, REPLAY, RECORDING = BASE_KINDS
 SUPPORTED = {
     SIMULATE: {"config", "shards", "apiLatency", "client"},
     BENCH: {"config", "shards", "apiLatency", "client"},
     REPLAY: {"policy"},
+    RECORDING: {"config"},
 }
 """Which variables each kind of base can vary (``config``: any configuration path)."""
 
@@ -114,6 +117,8 @@ def _base(raw: Any, base_dir: str) -> dict[str, Any]:
     body = raw[kind]
     if kind == SIMULATE:
         return {"kind": SIMULATE, "scenario": _abs(base_dir, body, f"{p}.scenario")}
+    if kind == RECORDING:
+        return _recording(body, base_dir, f"{p}.recording")
     if not isinstance(body, dict):
         raise InputError([(f"{p}.{kind}", "must be a map")])
     if kind == BENCH:
@@ -130,6 +135,25 @@ def _base(raw: Any, base_dir: str) -> dict[str, Any]:
         "pods": _abs(base_dir, body.get("pods"), f"{p}.replay.pods"),
         "policy": str(body.get("policy", "kubesched")),
     }
+    return out
+
+
+def _recording(body: Any, base_dir: str, p: str) -> dict[str, Any]:
+    """``recording: DIR`` or ``recording: {directory: DIR, config: KSC}``."""
+    if isinstance(body, str):
+        body = {"directory": body}
+    if not isinstance(body, dict):
+        raise InputError([(p, "a recording directory, or a map with directory and config")])
+    unknown = sorted(set(body) - {"directory", "config"})
+    if unknown:
+        raise InputError([(f"{p}.{unknown[0]}", "unknown field (want directory, config)")])
+    out: dict[str, Any] = {
+        "kind": RECORDING,
+        "directory": _abs(base_dir, body.get("directory"), f"{p}.directory"),
+        "config": None,
+    }
+    if body.get("config") is not None:
+        out["config"] = _abs(base_dir, body["config"], f"{p}.config")
     return out
 
 

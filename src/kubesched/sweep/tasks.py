@@ -42,7 +42,7 @@ import yaml
 
 from kubesched.config.load import read_file
 from kubesched.sweep import paths
-from kubesched.sweep.spec import BENCH, REPLAY, SIMULATE, Task
+from kubesched.sweep.spec import BENCH, RECORDING, REPLAY, SIMULATE, Task
 
 MEASURES = (
     "podsSubmitted", "podsScheduled", "podsPending", "attempts", "successRatio",
@@ -71,6 +71,8 @@ def run_task(task: Task) -> dict[str, Any]:
             row.update(_bench(task))
         elif kind == REPLAY:
             row.update(_replay(task))
+        elif kind == RECORDING:
+            row.update(_recording(task))
     except Skipped as e:
         row["skipped"] = str(e)
     return row
@@ -214,6 +216,27 @@ def _bench(task: Task) -> dict[str, Any]:
         "invariantsHold": result.error is None,
         "invariantsViolated": {"error": 1} if result.error else {},
         "wallSeconds": round(result.wall_seconds, 3),
+    }
+
+
+def _recording(task: Task) -> dict[str, Any]:
+    """A recording replayed with the variant's configuration (:mod:`kubesched.record.replay`):
+    the kubesched run's row, plus how its placements compare with the recorded scheduler's
+    (``placementsDifferent`` of ``placementsCompared``) and both sides' time to bind."""
+    from kubesched.record.reader import load_recording
+    from kubesched.record.replay import run_replay
+
+    rec = load_recording(task.base["directory"])
+    raw = read_file(task.base["config"]) if task.base.get("config") else None
+    doc = run_replay(rec, _config(task, raw), seed=task.seed)
+    c = doc["comparison"]
+    ttb = c["timeToBindSeconds"]
+    return {
+        **measure_summary(doc["replay"], {}),
+        "placementsCompared": c["placements"]["boundBoth"],
+        "placementsDifferent": c["placements"]["different"],
+        "timeToBindP50": ttb["replay"]["p50"],
+        "recordedTimeToBindP50": ttb["real"]["p50"],
     }
 
 
