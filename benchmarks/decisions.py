@@ -1,0 +1,91 @@
+"""A fingerprint of kubesched's decisions, to prove a refactoring changed none of them.
+
+Prints one SHA-256 line per run:
+
+- ``simulate``: the built-in scenario's ``--json-out`` summary, without the keys measured in
+  wall-clock time (``wallSeconds``, ``schedulerWallSeconds``, ``attemptsPerWallSecond``,
+  ``latency``);
+- ``bench CASE/WORKLOAD``: the node every Pod was bound to, for each ``fast``-labelled
+  workload of ``benchmarks/kubesched-config.yaml`` (serial, in-memory binds, seed 1), and
+  with ``--shards 2`` for the same workloads.
+
+Run it before and after a change and ``diff`` the outputs::
+
+    python benchmarks/decisions.py > before.txt   # on the old commit
+    python benchmarks/decisions.py > after.txt    # on the new one
+    diff before.txt after.txt
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from typing import Any
+
+from kubesched.bench import params as p
+from kubesched.bench import runner
+from kubesched.bench.config import load_test_cases
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CONFIG = os.path.join(HERE, "kubesched-config.yaml")
+WALL_KEYS = ("wallSeconds", "schedulerWallSeconds", "attemptsPerWallSecond", "latency")
+
+
+def digest(value: Any) -> str:
+    """SHA-256 of ``value`` as canonical JSON (first 16 hex digits)."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def simulate_digest() -> str:
+    """The built-in scenario's summary, wall-clock keys removed."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "sim.json")
+        subprocess.run(
+            [sys.executable, "-m", "kubesched", "simulate", "--no-progress", "--json-out", out],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        with open(out) as fh:
+            summary = json.load(fh)
+    for key in WALL_KEYS:
+        summary.pop(key, None)
+    return digest(summary)
+
+
+def bench_digest(case: Any, workload: Any, shards: int) -> str:
+    """The placements of one workload run to the end (Pod name to node)."""
+    steps = p.resolve(case, workload)
+    opts = runner.RunOptions(seed=1, shards=shards)
+    run = runner._WorkloadRun(case, workload, steps, opts)
+    try:
+        run.run()
+        placements = {key: pod.node_name for key, pod in sorted(run.api.pods.items())}
+    finally:
+        run.finish()
+    return digest(placements)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--config", default=CONFIG)
+    ap.add_argument("--label", default="fast")
+    ap.add_argument("--no-simulate", action="store_true")
+    ap.add_argument("--no-shards", action="store_true")
+    args = ap.parse_args()
+    if not args.no_simulate:
+        print(f"simulate {simulate_digest()}", flush=True)
+    chosen = p.select(load_test_cases(args.config), labels=(args.label,))
+    for shards in (1,) if args.no_shards else (1, 2):
+        for case, workload in chosen:
+            name = f"{case.name}/{workload.name}"
+            print(f"bench {name} shards={shards} {bench_digest(case, workload, shards)}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,5 @@
+"""``python -m kubesched``: the same as the ``kubesched`` console script."""
+
+from kubesched.cli import entry
+
+entry()
