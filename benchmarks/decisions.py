@@ -84,7 +84,9 @@ def main() -> None:
     for shards in (1,) if args.no_shards else (1, 2):
         for case, workload in chosen:
             name = f"{case.name}/{workload.name}"
-            print(f"bench {name} shards={shards} {bench_digest(case, workload, shards)}", flush=True)
+            print(
+                f"bench {name} shards={shards} {bench_digest(case, workload, shards)}", flush=True
+            )
 
 
 if __name__ == "__main__":

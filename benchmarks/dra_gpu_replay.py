@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -23,7 +24,9 @@ from typing import Any
 from kubesched.sim.gpureplay import dra, traces
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = ROOT.parent / "shared" / "data" / "gpu-v2023"
+DEFAULT_DATA = Path(os.environ.get("GPU_TRACE", ROOT / "data" / "gpu-v2023"))
+"""The trace's CSV folder: ``$GPU_TRACE``, else ``data/gpu-v2023`` in the checkout (not
+committed; see ``benchmarks/GPU_RESULTS.md`` for where to download it)."""
 POLICIES = {"firstfit": False, "devicescore": True}
 
 

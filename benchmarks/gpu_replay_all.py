@@ -31,7 +31,9 @@ from kubesched.devices.policies import POLICIES
 from kubesched.sim.gpureplay import replay, traces
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = ROOT.parent / "shared" / "data" / "gpu-v2023"
+DEFAULT_DATA = Path(os.environ.get("GPU_TRACE", ROOT / "data" / "gpu-v2023"))
+"""The trace's CSV folder: ``$GPU_TRACE``, else ``data/gpu-v2023`` in the checkout (not
+committed; see ``benchmarks/GPU_RESULTS.md`` for where to download it)."""
 NODES = "openb_node_list_gpu_node.csv"
 PUBLISHED_NAMES = {
     "random": "01-Random",
@@ -157,6 +159,10 @@ def render(results: list[dict[str, Any]], data: Path, seeds: list[int]) -> str:
         f"{seeds[0]}–{seeds[-1]} ({len(seeds)} seeds), node list `{NODES}` (6,212 GPUs).",
         "`pub` is the FGD paper's cached result (`fgd-expected-results/`, same protocol, "
         "their simulator); `ks ≤ fgd` compares kubesched's policy with our FGD.",
+        "The trace is Alibaba's public `cluster-trace-gpu-v2023` "
+        "(<https://github.com/alibaba/clusterdata>), not kept in this repository: put its CSVs "
+        "in `data/gpu-v2023/` (the FGD results beside it, `data/fgd-expected-results/`) "
+        "or point `GPU_TRACE` at them.",
         "",
     ]
     lines += _summary(by, trace_names)
@@ -201,7 +207,7 @@ def render(results: list[dict[str, Any]], data: Path, seeds: list[int]) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", type=Path, default=Path(os.environ.get("GPU_TRACE", DEFAULT_DATA)))
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--policies", default=",".join(POLICIES))
     ap.add_argument("--traces", default="")

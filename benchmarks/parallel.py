@@ -4,7 +4,7 @@
         [--workload 5000Nodes_50000Pods] [--batching on|off] [--skip-basic] [--skip-high]
         [--routing auto|all] [--also CASE/WORKLOAD ...] [--table large|small]
 
-``--table large`` runs every public scheduler_perf case of the shared performance config
+``--table large`` runs every case of the public set (benchmarks/upstream/performance-config.yaml)
 (each workload labelled ``performance`` and not ``short``; ``small``: each case's short one)
 with every shard count, interleaved, and prints the markdown table of benchmarks/RESULTS.md
 ("Parallel scheduling": pods/s, × serial, conflicts, the share of Pods the coordinator
@@ -16,7 +16,7 @@ Two cases, each run ``--runs`` times per shard count (interleaved, so a busy nei
 slows every variant alike; each run in a process forked from the young parent, so no run
 inherits an earlier one's heap), medians reported:
 
-- **SchedulingBasic** (upstream scheduler_perf, from ``shared/benchmarks/performance-config
+- **SchedulingBasic** (upstream scheduler_perf, from ``benchmarks/upstream/performance-config
   .yaml`` when present, else an identical config written here): 5,000 nodes 4 CPU / 32Gi /
   110 Pods, 5,000 initial + 50,000 measured Pods of 100m / 500Mi;
 - **HighUtilization**: 1,000 such nodes 90 % full (3,600 initial Pods of 1 CPU), then 380
@@ -97,7 +97,7 @@ def _case(name: str, pod: str, workload: str, nodes: int, init: int, measure: in
 
 
 def write_configs(tmp: Path) -> tuple[Path, Path]:
-    """SchedulingBasic (a copy, for machines without the shared folder) and HighUtilization."""
+    """SchedulingBasic (a copy, if benchmarks/upstream/ is absent) and HighUtilization."""
     (tmp / "node.yaml").write_text(yaml.safe_dump(NODE))
     (tmp / "pod-default.yaml").write_text(yaml.safe_dump(_pod("100m", "500Mi")))
     (tmp / "pod-1cpu.yaml").write_text(yaml.safe_dump(_pod("1", "1Gi")))
@@ -117,11 +117,8 @@ def write_configs(tmp: Path) -> tuple[Path, Path]:
 
 
 def _shared_basic() -> Path | None:
-    for base in (ROOT / "shared", ROOT.parent / "shared", ROOT.parent.parent / "shared"):
-        path = base / "benchmarks" / "performance-config.yaml"
-        if path.is_file():
-            return path
-    return None
+    path = Path(__file__).resolve().parent / "upstream" / "performance-config.yaml"
+    return path if path.is_file() else None
 
 
 def run_one(
@@ -253,7 +250,7 @@ def main() -> None:
         action="append",
         default=[],
         metavar="CASE/WORKLOAD",
-        help="another case of the shared performance config, e.g. TopologySpreading/500Nodes",
+        help="another case of the public set, e.g. TopologySpreading/500Nodes",
     )
     ap.add_argument("--routing", choices=("auto", "all"), default="auto")
     ap.add_argument("--table", choices=("large", "small"))
@@ -273,7 +270,7 @@ def main() -> None:
             cases.append((high, "HighUtilization", "1000Nodes_90pct"))
         for extra in args.also:
             if shared is None:
-                raise SystemExit("--also needs shared/benchmarks/performance-config.yaml")
+                raise SystemExit("--also needs benchmarks/upstream/performance-config.yaml")
             case, workload = extra.split("/", 1)
             cases.append((shared, case, workload))
         for path, case, workload in cases:
@@ -311,7 +308,7 @@ def table(counts: list[int], runs: int, batching: bool | None, routing: str, siz
     markdown table of medians."""
     path = _shared_basic()
     if path is None:
-        raise SystemExit("--table needs shared/benchmarks/performance-config.yaml")
+        raise SystemExit("--table needs benchmarks/upstream/performance-config.yaml")
     rows = []
     for case, workload in public_workloads(path, size):
         got: dict[int, list[dict[str, Any]]] = {n: [] for n in counts}

@@ -4,7 +4,7 @@
 ``sched-0`` and ``sched-1``; 1,000 init Pods in ``sched-0`` are scheduled first (not
 measured), then 2,000 measured Pods in ``sched-1``.  Every Pod is ``color: green`` with a
 required anti-affinity to ``color: green`` on ``kubernetes.io/hostname`` across both
-namespaces (``/work/shared/benchmarks/templates/pod-with-pod-anti-affinity.yaml``), so at most
+namespaces (``benchmarks/upstream/templates/pod-with-pod-anti-affinity.yaml``), so at most
 one such Pod fits per node.  Default profile, in-memory binds; Pods/s from the first pop of a
 measured Pod to the last bind, by wall clock and by this process's CPU time (the latter
 stays meaningful when other processes share the machine).

@@ -29,7 +29,7 @@ from kubesched.config.load import load_config
 from kubesched.plugins.registry import known_plugin_names
 from kubesched.scheduler import Scheduler
 
-TEMPLATES = Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "templates"
+TEMPLATES = Path(__file__).resolve().parent / "upstream" / "templates"
 
 
 class _Api:

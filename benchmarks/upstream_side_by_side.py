@@ -1,6 +1,6 @@
 """Upstream kube-scheduler v1.34 and kubesched side by side, in one run, on this machine.
 
-1. In-engine (``--engine``): for each workload of ``../shared/benchmarks/performance-config.yaml``,
+1. In-engine (``--engine``): for each workload of ``benchmarks/upstream/performance-config.yaml``,
    ``kube-oracle bench`` (upstream's scheduler over a fake clientset, Pods created in memory)
    and ``kubesched bench`` (in-memory binds), interleaved A B A B A B; medians of the
    SchedulingThroughput Average and of the SchedulingAttemptDuration Perc99.
@@ -35,7 +35,6 @@ from typing import Any
 from _upstream_api import (
     BIN,
     OURS,
-    ROOT,
     UPSTREAM,
     BenchError,
     api,
@@ -46,15 +45,8 @@ from _upstream_api import (
     top_frames,
 )
 
-CONFIG = (
-    next(
-        (p for p in (ROOT.parent / "shared", ROOT.parents[1] / "shared") if p.is_dir()),
-        ROOT.parent / "shared",
-    )
-    / "benchmarks"
-    / "performance-config.yaml"
-)
-"""``../shared/benchmarks/performance-config.yaml`` (of the main checkout or a worktree's)."""
+CONFIG = Path(__file__).resolve().parent / "upstream" / "performance-config.yaml"
+"""``benchmarks/upstream/performance-config.yaml`` (of the main checkout or a worktree's)."""
 WORKLOADS = (
     "SchedulingBasic/5000Nodes_10000Pods",
     "TopologySpreading/5000Nodes_5000Pods",

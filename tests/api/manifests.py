@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-SNAPSHOT = Path("/work/shared/data/snapshots/kind-like-cluster.json")
+SNAPSHOT = Path(__file__).resolve().parents[1] / "data" / "kind-like-cluster.json"
 MI = 2**20
 GI = 2**30
 

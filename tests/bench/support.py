@@ -5,22 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _find_benchmarks() -> Path | None:
-    # The shared folder sits beside the repository (../shared) in CI and in the lab.
-    for base in (ROOT / "shared", ROOT.parent / "shared"):
-        if (base / "benchmarks" / "performance-config.yaml").is_file():
-            return base / "benchmarks"
-    return None
-
-
-BENCHMARKS = _find_benchmarks()
-needs_shared = pytest.mark.skipif(BENCHMARKS is None, reason="shared/benchmarks not found")
+BENCHMARKS = ROOT / "benchmarks" / "upstream"
+"""The public scheduler_perf-format set, kept in the repository."""
 
 NODE = {
     "apiVersion": "v1",

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kubesched.cli import main
-from tests.bench.support import BENCHMARKS, basic_case, needs_shared, write_config
+from tests.bench.support import BENCHMARKS, basic_case, write_config
 
 THROUGHPUT_KEYS = ["Average", "Perc50", "Perc90", "Perc95", "Perc99"]
 
@@ -92,9 +92,7 @@ def test_no_matching_workload_is_a_usage_error_listing_what_exists(
     assert "Traceback" not in err
 
 
-@needs_shared
 def test_public_config_by_case_and_workload(capsys: pytest.CaptureFixture[str]) -> None:
-    assert BENCHMARKS is not None
     config = str(BENCHMARKS / "performance-config.yaml")
     rc = main(["bench", config, "--case", "SchedulingBasic", "--workload", "5Nodes"])
     assert rc == 0

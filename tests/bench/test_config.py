@@ -11,7 +11,7 @@ import pytest
 from kubesched.api.errors import InputError
 from kubesched.bench.config import load_test_cases, parse_test_cases
 from kubesched.bench.schema import parse_duration
-from tests.bench.support import BENCHMARKS, basic_case, needs_shared, write_config
+from tests.bench.support import BENCHMARKS, basic_case, write_config
 
 
 def _base() -> dict[str, Any]:
@@ -160,10 +160,8 @@ def test_bad_go_durations(text: str) -> None:
         parse_duration(text)
 
 
-@needs_shared
 @pytest.mark.parametrize("name", ["performance-config.yaml", "format-coverage-config.yaml"])
 def test_public_configs_load(name: str) -> None:
-    assert BENCHMARKS is not None
     cases = load_test_cases(str(BENCHMARKS / name))
     assert all(tc.workloads and tc.ops for tc in cases)
     names = {tc.name for tc in cases}

@@ -11,7 +11,7 @@ from kubesched.bench.collect import ThroughputCollector
 from kubesched.bench.results import WorkloadResult
 from kubesched.cli import main
 from kubesched.report import bench as report_bench
-from tests.bench.support import BENCHMARKS, basic_case, needs_shared, write_config
+from tests.bench.support import BENCHMARKS, basic_case, write_config
 
 FAST = ["--case", "SchedulingBasic", "--workload", "100Nodes"]
 
@@ -28,11 +28,9 @@ def _images(page: str) -> list[str]:
     return re.findall(r'<img src="([^"]+)"', page)
 
 
-@needs_shared
 def test_fast_workload_report_and_metrics_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert BENCHMARKS is not None
     config = str(BENCHMARKS / "performance-config.yaml")
     report, metrics = tmp_path / "report", tmp_path / "metrics.txt"
     args = ["bench", config, *FAST, "--report", str(report), "--metrics-file", str(metrics)]

@@ -15,14 +15,12 @@ from kubesched.bench.loop import WorkloadError
 from kubesched.bench.results import ATTEMPT_METRIC, WorkloadResult
 from kubesched.config.args import NodeResourcesFitArgs
 from kubesched.plugins.registry import UNMODELLED
-from tests.bench.support import BENCHMARKS, basic_case, needs_shared, write_config
+from tests.bench.support import BENCHMARKS, basic_case, write_config
 
 OPTIONS = runner.RunOptions(timeout=60.0)
 
 
 def _fast() -> list[tuple[str, str, str]]:
-    if BENCHMARKS is None:
-        return []
     out = []
     for config in ("performance-config.yaml", "format-coverage-config.yaml"):
         for tc, w in p.select(load_test_cases(str(BENCHMARKS / config)), labels=("fast",)):
@@ -47,10 +45,8 @@ def _run(path: str, case: str, workload: str, **options: Any) -> runner._Workloa
     return run
 
 
-@needs_shared
 @pytest.mark.parametrize(("config", "case", "workload"), _fast())
 def test_fast_workloads_of_every_public_case(config: str, case: str, workload: str) -> None:
-    assert BENCHMARKS is not None
     tc, w, steps = _plan(str(BENCHMARKS / config), case, workload)
     result = runner.run_workload(tc, w, steps, OPTIONS)
     created = sum(s.count for s in steps if isinstance(s, p.CreatePods))
@@ -72,9 +68,7 @@ def test_fast_workloads_of_every_public_case(config: str, case: str, workload: s
     assert result.summary_line().startswith(f"{case}/{workload}, ")
 
 
-@needs_shared
 def test_topology_spreading_nodes_get_zones_round_robin_in_name_order() -> None:
-    assert BENCHMARKS is not None
     run = _run(str(BENCHMARKS / "performance-config.yaml"), "TopologySpreading", "100Nodes")
     nodes = sorted(run.api.nodes.values(), key=lambda n: n.name)
     zones = [n.labels["topology.kubernetes.io/zone"] for n in nodes]
@@ -84,9 +78,7 @@ def test_topology_spreading_nodes_get_zones_round_robin_in_name_order() -> None:
     assert {pod.namespace for pod in run.api.pods.values()} == {"namespace-1", "namespace-2"}
 
 
-@needs_shared
 def test_scheduling_while_gated_keeps_gated_pods_and_deletes_in_the_background() -> None:
-    assert BENCHMARKS is not None
     run = _run(str(BENCHMARKS / "performance-config.yaml"), "SchedulingWhileGated",
                "1Node_100GatedPods")  # fmt: skip
     assert run.result.ok, run.result.summary_line()
@@ -98,9 +90,7 @@ def test_scheduling_while_gated_keeps_gated_pods_and_deletes_in_the_background()
     assert len(run.api.pods_in("namespace-3")) <= 200  # deletion at 50/s had begun or not
 
 
-@needs_shared
 def test_format_coverage_uses_every_part_of_the_format() -> None:
-    assert BENCHMARKS is not None
     run = _run(str(BENCHMARKS / "format-coverage-config.yaml"), "FormatCoverage", "10Nodes")
     assert run.result.ok, run.result.summary_line()
     names = set(run.api.nodes)

@@ -16,13 +16,10 @@ from typing import Any
 import pytest
 
 from kubesched.cli import main
-from tests.bench.support import BENCHMARKS, needs_shared
-
-pytestmark = needs_shared
+from tests.bench.support import BENCHMARKS
 
 
 def config() -> str:
-    assert BENCHMARKS is not None
     return str(BENCHMARKS / "performance-config.yaml")
 
 

@@ -4,6 +4,7 @@ published baselines on the real trace."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +31,10 @@ p5,2000,4096,1,300,,LS
 p6,8000,16384,4,1000,V100M16,LS
 p7,1000,1024,1,750,,LS
 """
-TRACE = Path(__file__).resolve().parents[4] / "shared" / "data" / "gpu-v2023"
+TRACE = Path(
+    os.environ.get("GPU_TRACE", Path(__file__).resolve().parents[3] / "data" / "gpu-v2023")
+)
+"""The public Alibaba GPU trace (cluster-trace-gpu-v2023), if downloaded: not in the repository."""
 
 
 @pytest.fixture()
