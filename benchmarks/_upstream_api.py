@@ -194,6 +194,7 @@ def api_once(
                 stderr=subprocess.DEVNULL,
             )
             time.sleep(1)
+        cpu_before = cpu_seconds(proc.pid)
         out = burst(
             directory,
             "pods",
@@ -204,7 +205,12 @@ def api_once(
             burst_ns,
             timeout=timeout,
         )
-        return {**json.loads(out), "backlogPodsPerSecond": backlog_rate}
+        cpu_per_pod = (cpu_seconds(proc.pid) - cpu_before) / pods
+        return {
+            **json.loads(out),
+            "backlogPodsPerSecond": backlog_rate,
+            "cpuMsPerPod": cpu_per_pod * 1000,
+        }
     except (BenchError, subprocess.TimeoutExpired) as e:
         tail = (directory / f"{who}.log").read_text(errors="replace")[-1500:] if proc else ""
         raise BenchError(f"{who} at qps {qps:g}: {e}\n--- last lines of {who}.log:\n{tail}") from e
@@ -217,6 +223,14 @@ def api_once(
             stop(proc)
         for ns in (backlog, burst_ns):
             burst(directory, "delete", "--namespace", ns, timeout=300)
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU seconds (user + system) the process ``pid`` has used so far: every thread, and
+    the children it has waited for (``/proc/PID/stat`` utime, stime, cutime, cstime)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = sum(int(fields[i]) for i in (11, 12, 13, 14))
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def py_spy() -> str:
@@ -273,13 +287,20 @@ def api(
                         f"[api {qps:g}/{b} {r + 1}/{repeats}] {who}: "
                         f"{res['podsPerSecond']:.1f} pods/s, p99 creation->bound "
                         f"{lat['Perc99']:.0f} ms, created at {res['createPodsPerSecond']:.0f}/s; "
-                        f"backlog {res['backlogPodsPerSecond']:.1f} pods/s",
+                        f"backlog {res['backlogPodsPerSecond']:.1f} pods/s; "
+                        f"{res['cpuMsPerPod']:.2f} ms CPU per Pod",
                         file=sys.stderr,
                     )
             for who, rs in runs.items():
                 for res in rs:
                     res["p99Ms"] = res["creationToBoundMs"]["Perc99"]
-                keys = ("podsPerSecond", "p99Ms", "createPodsPerSecond", "backlogPodsPerSecond")
+                keys = (
+                    "podsPerSecond",
+                    "p99Ms",
+                    "createPodsPerSecond",
+                    "backlogPodsPerSecond",
+                    "cpuMsPerPod",
+                )
                 table[f"{qps:g}/{b}/{who}"] = summarise(rs, *keys)
     return table
 

@@ -116,23 +116,24 @@ def print_tables(result: dict[str, Any]) -> None:
     if "api" in result:
         print(
             "\n| clientConnection qps / burst | scheduler | burst: Pods/s to all bound | "
-            "p99 creation→bound | Pods created per s | backlog: Pods/s | "
-            f"ratio kubesched / {version} (burst, backlog) |"
+            "p99 creation→bound | Pods created per s | backlog: Pods/s | CPU ms per Pod | "
+            f"ratio kubesched / {version} (burst, backlog, CPU) |"
         )
-        print("|---|---|---:|---:|---:|---:|---:|")
+        print("|---|---|---:|---:|---:|---:|---:|---:|")
         for key, row in result["api"].items():
             qps, b, who = key.split("/")
             up = result["api"][f"{qps}/{b}/{UPSTREAM}"]
             ratio = (
                 f"{row['podsPerSecond'] / up['podsPerSecond']:.2f}×, "
-                f"{row['backlogPodsPerSecond'] / up['backlogPodsPerSecond']:.2f}×"
+                f"{row['backlogPodsPerSecond'] / up['backlogPodsPerSecond']:.2f}×, "
+                f"{row['cpuMsPerPod'] / up['cpuMsPerPod']:.2f}×"
                 if who == OURS
                 else ""
             )
             print(
                 f"| {qps} / {b} | {who} | {row['podsPerSecond']:,.0f} | "
                 f"{row['p99Ms'] / 1000:.2f} s | {row['createPodsPerSecond']:,.0f} | "
-                f"{row['backlogPodsPerSecond']:,.0f} | {ratio} |"
+                f"{row['backlogPodsPerSecond']:,.0f} | {row['cpuMsPerPod']:.2f} | {ratio} |"
             )
     for title, frames in result.get("pySpy", {}).items():
         print(f"\npy-spy, kubesched run during the burst, top frames ({title}):")
