@@ -1,16 +1,21 @@
 """The API edge: error classification, Retry-After, the token bucket, raw binding answers,
-watch streams and their interruption."""
+watch streams and their interruption, writes through libcurl."""
 
 from __future__ import annotations
 
+import http.server
+import json
 import threading
 import time
 from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
+from kubernetes import client as k8s
 
 from kubesched.api.errors import InputError
-from kubesched.live.client import ApiError, KubeClient, RateLimiter, connect
+from kubesched.live.client import ApiError, CurlWriter, KubeClient, RateLimiter, connect
+from kubesched.live.sharding import MERGE_PATCH as MERGE
 from tests.live.conftest import Api, pod, wait_for
 from tests.live.fakeapi import FakeApiServer
 
@@ -164,3 +169,75 @@ def test_watch_ends_when_the_server_drops_it(api: Api, client: KubeClient) -> No
     api.store.drop_watches()
     t.join(5)
     assert not t.is_alive() and errors[0].code == 0
+
+
+class _Echo(http.server.BaseHTTPRequestHandler):
+    """Records each request (method, path, the headers that matter, body) and answers 201."""
+
+    seen: ClassVar[list[tuple[str, str, dict[str, str], Any]]] = []
+
+    def _record(self) -> None:
+        data = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        keep = ("Authorization", "User-Agent", "Content-Type", "Accept")
+        headers = {k: self.headers.get(k, "") for k in keep}
+        type(self).seen.append((self.command, self.path, headers, json.loads(data)))
+        answer = json.dumps({"kind": "Status", "status": "Success"}).encode()
+        self.send_response(201)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(answer)))
+        self.end_headers()
+        self.wfile.write(answer)
+
+    do_POST = do_PATCH = _record
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def test_writes_through_libcurl_are_the_requests_urllib3_sends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """POST and PATCH go through libcurl; the API server sees the same method, path, query,
+    credentials, user agent, content type and body as through the official client."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Echo)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    kc = tmp_path / "kc"
+    kc.write_text(FakeApiServer.kubeconfig_for(f"http://127.0.0.1:{server.server_port}"))
+    body = {"metadata": {"name": "p", "labels": {"a": "é"}}, "n": 10**20}
+    calls = [
+        ("POST", "/api/v1/namespaces/d/pods/p/binding", None, "application/json"),
+        ("PATCH", "/api/v1/namespaces/d/pods/p/status", {"fieldManager": "x y"}, MERGE),
+    ]
+    try:
+        for fast in (True, False):
+            if not fast:
+                monkeypatch.setattr(CurlWriter, "supports", staticmethod(lambda conf: False))
+            c = connect(kubeconfig=str(kc), user_agent="kubesched/test")
+            assert (c._writer is not None) is fast
+            for method, path, query, ctype in calls:
+                out = c.request(method, path, query=query, body=body, content_type=ctype)
+                assert out == {"kind": "Status", "status": "Success"}
+            c.close()
+    finally:
+        server.shutdown()
+    fast_seen, slow_seen = _Echo.seen[:2], _Echo.seen[2:]
+    assert fast_seen == slow_seen
+    assert fast_seen[0][2]["User-Agent"] == "kubesched/test"
+    assert fast_seen[1][1] == "/api/v1/namespaces/d/pods/p/status?fieldManager=x%20y"
+
+
+def test_a_write_with_no_server_is_a_retryable_error(tmp_path: Path) -> None:
+    kc = tmp_path / "kc"
+    kc.write_text(FakeApiServer.kubeconfig_for("http://127.0.0.1:9"))
+    c = connect(kubeconfig=str(kc))
+    assert c._writer is not None
+    with pytest.raises(ApiError) as err:
+        c.request("POST", "/api/v1/namespaces/d/events", body={}, timeout=2)
+    assert err.value.code == 0 and err.value.retryable
+
+
+def test_a_proxy_keeps_writes_on_urllib3() -> None:
+    conf = k8s.Configuration()
+    assert CurlWriter.supports(conf)
+    conf.proxy = "http://proxy.example:3128"
+    assert not CurlWriter.supports(conf)
