@@ -23,7 +23,7 @@ from kubesched.plugins.registry import in_tree_registry, known_plugin_names
 from kubesched.scheduler import Scheduler
 from kubesched.sim.scenario import build_scenario
 from kubesched.sim.simulate import run_scenario
-from tests.builders import make_node, make_pod
+from kubesched.testing import make_node, make_pod
 from tests.parallel.harness import World
 from tests.test_scheduler import Clock, FakeApi, drain
 from tests.test_waiting_pods import CONFIG, Gate

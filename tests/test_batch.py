@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from kubesched.config.load import load_config
 from kubesched.plugins.registry import known_plugin_names
 from kubesched.scheduler import Scheduler
-from tests.builders import make_node, make_pod
+from kubesched.testing import make_node, make_pod
 from tests.test_scheduler import Clock, FakeApi, drain
 
 ALL_NODES = {

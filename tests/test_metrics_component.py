@@ -11,7 +11,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from kubesched import metrics as m
-from tests.builders import make_node, make_pod
+from kubesched.testing import make_node, make_pod
 from tests.test_scheduler import drain, new_scheduler
 
 TWO_PROFILES = {

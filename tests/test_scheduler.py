@@ -13,7 +13,7 @@ from kubesched.framework.interface import CycleState, Handle, IntArray, Verdict
 from kubesched.plugins.registry import in_tree_registry, known_plugin_names
 from kubesched.scheduler import Scheduler, num_feasible_nodes_to_find
 from kubesched.state.cache import ClusterState
-from tests.builders import make_node, make_pod
+from kubesched.testing import make_node, make_pod
 
 
 class FakeApi:

@@ -12,7 +12,7 @@ from kubesched.config.load import load_config
 from kubesched.framework.extenders import EXTENDER_NAME
 from kubesched.plugins.registry import known_plugin_names
 from kubesched.scheduler import Scheduler
-from tests.builders import make_node, make_pod
+from kubesched.testing import make_node, make_pod
 from tests.framework.extender_server import ExtenderServer, keep_only, prefer
 
 GPU = "example.com/gpu"

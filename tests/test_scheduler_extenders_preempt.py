@@ -13,7 +13,7 @@ from kubesched.framework.extender import Victims
 from kubesched.framework.extenders import Extenders
 from kubesched.plugins.registry import known_plugin_names
 from kubesched.scheduler import Scheduler
-from tests.builders import make_node, make_pod
+from kubesched.testing import make_node, make_pod
 from tests.framework.extender_server import ExtenderServer, preempt_only, sent_victims
 
 GPU = "example.com/gpu"

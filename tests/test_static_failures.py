@@ -15,7 +15,7 @@ from kubesched.framework.runtime import Framework
 from kubesched.plugins.registry import in_tree_registry, known_plugin_names
 from kubesched.scheduler import Scheduler
 from kubesched.scheduler.types import FitError, ScheduleResult
-from tests.builders import make_node, make_pod
+from kubesched.testing import make_node, make_pod
 from tests.test_scheduler import Clock, FakeApi, drain, new_scheduler
 
 

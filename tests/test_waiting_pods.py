@@ -6,7 +6,7 @@ from typing import Any
 
 from kubesched.api import objects as api
 from kubesched.framework import interface as fw
-from tests.builders import make_node, make_pod
+from kubesched.testing import make_node, make_pod
 from tests.test_scheduler import drain, new_scheduler
 
 

@@ -11,7 +11,7 @@ import pytest
 from kubesched.api import objects as api
 from kubesched.framework.interface import SUCCESS, CycleState, PreFilterResult, Status
 from kubesched.state.cache import ClusterState
-from tests.builders import make_node, make_pod
+from kubesched.testing import make_node, make_pod
 from tests.test_scheduler import drain, new_scheduler
 
 NOT_HELPFUL = (

@@ -15,7 +15,7 @@ from kubesched.framework.runtime import FilterOutcome, Framework
 from kubesched.plugins.defaultpreemption import DefaultPreemption
 from kubesched.plugins.registry import known_plugin_names
 from kubesched.scheduler import Scheduler
-from tests.builders import make_node, make_pod
+from kubesched.testing import make_node, make_pod
 
 NEG, LOW, MID, HIGH, VERY_HIGH = -100, 0, 100, 1000, 10000
 SMALL = {"cpu": "100m", "memory": "100"}

@@ -13,7 +13,7 @@ from kubesched.framework import interface as fw
 from kubesched.plugins import capacityscheduling as cap
 from kubesched.scheduler.types import Diagnosis
 from kubesched.state.cache import ClusterState
-from tests.builders import make_cluster, make_node, make_pod
+from kubesched.testing import make_cluster, make_node, make_pod
 
 GPU = "nvidia.com/gpu"
 

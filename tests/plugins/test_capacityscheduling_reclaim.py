@@ -22,7 +22,7 @@ from kubesched.plugins import capacityscheduling as cap
 from kubesched.plugins.capacityscheduling import reclaim
 from kubesched.scheduler.types import Diagnosis
 from kubesched.state.cache import ClusterState
-from tests.builders import make_cluster, make_node, make_pod
+from kubesched.testing import make_cluster, make_node, make_pod
 
 GPU = "nvidia.com/gpu"
 BIG = {GPU: 8, "cpu": "64", "memory": "256Gi"}

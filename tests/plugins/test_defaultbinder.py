@@ -5,7 +5,7 @@ from __future__ import annotations
 from kubesched.api import objects as api
 from kubesched.framework.interface import Code, CycleState, Handle
 from kubesched.plugins import defaultbinder as db
-from tests.builders import make_cluster, make_pod
+from kubesched.testing import make_cluster, make_pod
 
 
 class FakeApi:

@@ -17,7 +17,7 @@ from kubesched.metrics import PLUGIN_SAMPLE_EVERY
 from kubesched.plugins import entrypoints
 from kubesched.plugins.registry import full_registry, in_tree_registry, known_plugin_names
 from kubesched.scheduler import Scheduler
-from tests.builders import make_node, make_pod
+from kubesched.testing import make_node, make_pod
 
 EXAMPLE = "PreferNodeLabel"
 
