@@ -10,10 +10,13 @@ Not part of the product: no room of the scheduler imports it (an import-linter c
   plugin asks of the API server, in memory, recording binds, deletions and failures;
 - a virtual clock (:class:`~kubesched.testing.clock.VirtualClock`): time that moves only when
   the test moves it;
+- running a scheduler (:mod:`~kubesched.testing.scheduling`): ``new_scheduler(config,
+  registry)`` on a FakeApi and a VirtualClock, ``drain(scheduler)`` until no Pod is ready;
 - the plugin conformance suite (:mod:`~kubesched.testing.conformance`): ``assert_conformant``
   and ``check_plugin`` for any plugin factory, in-tree or out-of-tree.
 
-docs/testing.md shows them at work.  Imports ``api``, ``state`` and ``framework``.
+docs/testing.md shows them at work.  May import any room (``scheduler`` for
+:func:`~kubesched.testing.scheduling.new_scheduler`).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from kubesched.testing.builders import (
 )
 from kubesched.testing.clock import VirtualClock
 from kubesched.testing.fakeapi import FakeApi
+from kubesched.testing.scheduling import drain, new_scheduler
 
 __all__ = [
     "DoesNotExist",
@@ -50,10 +54,12 @@ __all__ = [
     "VirtualClock",
     "affinity_term",
     "conformance",
+    "drain",
     "make_cluster",
     "make_node",
     "make_pod",
     "match_labels",
+    "new_scheduler",
     "node_affinity",
     "node_selector_term",
     "spread_constraint",
