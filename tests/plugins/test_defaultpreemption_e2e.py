@@ -139,7 +139,7 @@ def test_nominated_pod_keeps_the_room_it_preempted_for() -> None:
     assert int(table.requested[rows[0], 0]) == 0  # nominated usage was taken off again
     while s.schedule_one():
         pass
-    assert client.bound["default/high"] == "a"
+    assert client.binds["default/high"] == "a"
     assert len(s.queue.nominator) == 0
 
 
@@ -161,7 +161,7 @@ def test_preempting_clears_lower_priority_nominations_on_that_node() -> None:
     assert s.queue.get("default/m").pod.nominated_node_name == ""  # type: ignore[union-attr]
     while s.schedule_one():
         pass
-    assert client.bound == {"default/h": "a"}
+    assert client.binds == {"default/h": "a"}
     assert "preemption: 0/1 nodes are available" in s.failures["default/m"][1]
 
 
