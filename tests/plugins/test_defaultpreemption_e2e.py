@@ -14,10 +14,10 @@ from kubesched.api.parse import parse_node, parse_pod
 from kubesched.config.load import load_config
 from kubesched.plugins.registry import known_plugin_names
 from kubesched.sim.driver import SimCluster
+from tests.explainer.test_explain import as_list
+from tests.explainer.test_explain import node as node_manifest
+from tests.explainer.test_explain import pod as pod_manifest
 from tests.plugins._defaultpreemption import framework, node, pod, prefiltered, scheduler
-from tests.test_explain import as_list
-from tests.test_explain import node as node_manifest
-from tests.test_explain import pod as pod_manifest
 
 
 def _low(i: int, j: int) -> dict[str, Any]:

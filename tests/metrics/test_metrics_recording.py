@@ -8,7 +8,7 @@ from kubesched.framework import interface as fw
 from kubesched.queue.hints import HintTable, Strategy
 from kubesched.scheduler import Scheduler
 from kubesched.testing import drain, make_node, make_pod, new_scheduler
-from tests.test_waiting_pods import setup as gated_setup
+from tests.scheduler.test_waiting_pods import setup as gated_setup
 
 PROFILE = "default-scheduler"
 

@@ -25,7 +25,7 @@ from kubesched.sim.scenario import build_scenario
 from kubesched.sim.simulate import run_scenario
 from kubesched.testing import FakeApi, VirtualClock, drain, make_node, make_pod
 from tests.parallel.harness import World
-from tests.test_waiting_pods import CONFIG, Gate
+from tests.scheduler.test_waiting_pods import CONFIG, Gate
 
 PAUSE = 100.0
 """Wall seconds of someone else's time between a Pod's cycle and its binding cycle."""
