@@ -1,5 +1,5 @@
 """Good input files of every kind, and the hostile files every input slot must refuse, for
-:mod:`tests.test_bad_input`."""
+:mod:`tests.cli.test_bad_input`."""
 
 from __future__ import annotations
 

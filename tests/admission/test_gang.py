@@ -5,7 +5,7 @@ from __future__ import annotations
 from kubesched.admission import gang
 from kubesched.admission import objects as o
 from kubesched.api import objects as api
-from tests.builders import make_pod
+from kubesched.testing import make_pod
 
 
 def member(name: str, group: str = "g", node: str = "") -> api.Pod:

@@ -7,7 +7,7 @@ import pytest
 from kubesched.admission import objects as o
 from kubesched.admission.kueue import Admitter
 from kubesched.api import objects as api
-from tests.builders import make_pod
+from kubesched.testing import make_pod
 
 GPU = "nvidia.com/gpu"
 

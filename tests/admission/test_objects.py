@@ -9,7 +9,7 @@ import pytest
 from kubesched.admission import objects as o
 from kubesched.admission import references
 from kubesched.api.errors import InputError
-from tests.builders import make_pod
+from kubesched.testing import make_pod
 
 SCHED = "scheduling.x-k8s.io/v1alpha1"
 KUEUE = "kueue.x-k8s.io/v1beta1"

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from kubesched.admission import objects as o
 from kubesched.admission.quota import QuotaTree, check_tree
 from kubesched.api.errors import InputError
-from tests.builders import make_pod
+from kubesched.testing import make_pod
 
 GPU = "nvidia.com/gpu"
 

@@ -8,7 +8,7 @@ import pytest
 
 from kubesched.api import gpu as g
 from kubesched.api.errors import InputError
-from tests.builders import make_node, make_pod
+from kubesched.testing import make_node, make_pod
 
 
 @pytest.mark.parametrize(

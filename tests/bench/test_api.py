@@ -8,7 +8,7 @@ import pytest
 
 from kubesched.api import objects as api
 from kubesched.bench.api import ApiError, BenchApi, SchedulerClient, TokenBucket
-from tests.builders import make_node, make_pod
+from kubesched.testing import make_node, make_pod
 
 
 class Recorder:

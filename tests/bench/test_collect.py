@@ -9,7 +9,7 @@ import pytest
 from kubesched.bench import collect
 from kubesched.bench.config import MetricSelector
 from kubesched.metrics import SchedulerMetrics
-from tests.builders import make_pod
+from kubesched.testing import make_pod
 
 
 def _bind(c: collect.ThroughputCollector, n: int, now: float, ns: str = "m") -> None:

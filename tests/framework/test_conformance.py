@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 from kubesched.api import objects as api
-from kubesched.framework import conformance
 from kubesched.framework.interface import (
     SUCCESS,
     CycleState,
@@ -20,6 +19,7 @@ from kubesched.framework.interface import (
 )
 from kubesched.plugins.registry import full_registry, in_tree_registry
 from kubesched.state.cache import ClusterState
+from kubesched.testing import conformance
 
 
 @pytest.mark.parametrize("name", sorted(full_registry()))

@@ -24,7 +24,7 @@ from kubesched.framework.extender import ExtenderError, HTTPExtender
 from kubesched.framework.extenders import EXTENDER_NAME, Extenders
 from kubesched.framework.interface import Code
 from kubesched.state.nodes import NodeTable
-from tests.builders import make_cluster, make_node, make_pod
+from kubesched.testing import make_cluster, make_node, make_pod
 from tests.framework.extender_server import ExtenderServer, keep_only, prefer, sent_names
 
 GPU = "example.com/gpu"

@@ -16,7 +16,7 @@ from kubesched.framework.extender import ExtenderError
 from kubesched.framework.extenders import Extenders
 from kubesched.plugins.registry import known_plugin_names
 from kubesched.state.nodes import NodeTable
-from tests.builders import make_cluster, make_node, make_pod
+from kubesched.testing import make_cluster, make_node, make_pod
 from tests.framework.extender_server import ExtenderServer, keep_only
 
 BUDGET = "300ms"

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from kubesched.framework.nominated import UsageCache
 from kubesched.queue.nominator import Nominator
 from kubesched.state.cache import ClusterState
-from tests.builders import make_node, make_pod
+from kubesched.testing import make_node, make_pod
 
 NODES = [f"n{i}" for i in range(4)]
 

@@ -11,8 +11,7 @@ import pytest
 from kubesched.api import objects as api
 from kubesched.framework.interface import SUCCESS, CycleState, PreFilterResult, Status
 from kubesched.state.cache import ClusterState
-from tests.builders import make_node, make_pod
-from tests.test_scheduler import drain, new_scheduler
+from kubesched.testing import drain, make_node, make_pod, new_scheduler
 
 NOT_HELPFUL = (
     " no new claims to deallocate, preemption: 0/3 nodes are available: "

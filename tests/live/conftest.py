@@ -44,17 +44,6 @@ def wait_for(cond: Callable[[], Any], timeout: float = 20.0, step: float = 0.02)
         time.sleep(step)
 
 
-class ManualClock:
-    """A clock that moves only when a test sets ``now`` (a leader elector's, say), so a
-    deadline is checked at its exact instant instead of within a wall-clock slack."""
-
-    def __init__(self, now: float = 0.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def make_config(
     *,
     leader: bool = True,

@@ -16,6 +16,7 @@ from kubernetes import client as k8s
 from kubesched.api.errors import InputError
 from kubesched.live.client import ApiError, CurlWriter, KubeClient, RateLimiter, connect
 from kubesched.live.sharding import MERGE_PATCH as MERGE
+from kubesched.testing import VirtualClock
 from tests.live.conftest import Api, pod, wait_for
 from tests.live.fakeapi import FakeApiServer
 
@@ -43,22 +44,14 @@ def test_error_classification(code: int, retryable: bool, gone: bool) -> None:
     assert (e.retryable, e.gone) == (retryable, gone)
 
 
-class FakeClock:
-    def __init__(self) -> None:
-        self.t = 0.0
-
-    def __call__(self) -> float:
-        return self.t
-
-
 @pytest.mark.parametrize(("qps", "burst"), [(10.0, 3), (2.0, 1), (100.0, 100)])
 def test_rate_limiter_allows_burst_then_paces_at_qps(qps: float, burst: int) -> None:
-    clock = FakeClock()
+    clock = VirtualClock()
     rl = RateLimiter(qps, burst, clock)
     assert [rl.reserve() for _ in range(burst)] == [0.0] * burst
     assert rl.reserve() == pytest.approx(1 / qps)
     assert rl.reserve() == pytest.approx(2 / qps)
-    clock.t += 10.0  # idle time refills the bucket, never above burst
+    clock.now += 10.0  # idle time refills the bucket, never above burst
     assert [rl.reserve() for _ in range(burst)] == [0.0] * burst
     assert rl.reserve() > 0
 

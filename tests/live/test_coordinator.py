@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from kubesched import testing
 from kubesched.api import objects as api
 from kubesched.api.parse import parse_node, parse_pod
 from kubesched.framework.interface import CycleState
@@ -15,14 +16,6 @@ from kubesched.live import sharding as sh
 from kubesched.live.client import ApiError
 from kubesched.live.coordinator import CoordinatorScheduler
 from tests.live.conftest import make_config, node, pod
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 class FakeClient:
@@ -37,32 +30,23 @@ class FakeClient:
         return {}
 
 
-class FakeApi:
-    """Binds in memory (the LiveApi surface the coordinator uses)."""
+class FakeApi(testing.FakeApi):
+    """The kit's fake with the rest of the LiveApi surface the coordinator uses: a refused
+    bind is the API server's 409 Conflict, kept for ``take_bind_error``."""
 
     def __init__(self) -> None:
-        self.binds: list[tuple[str, str]] = []
+        super().__init__()
         self.bind_errors = 0
         self.last_bind_error: ApiError | None = None
-        self.refuse: set[str] = set()
-        self.failed: list[tuple[str, str]] = []
 
-    def bind(self, pod: api.Pod, node_name: str) -> None:
-        if pod.name in self.refuse:
-            self.bind_errors += 1
-            self.last_bind_error = ApiError(409, "pod is already assigned", "Conflict")
-            raise self.last_bind_error
-        self.binds.append((pod.name, node_name))
+    def bind_failure(self, pod: api.Pod, node_name: str) -> Exception:
+        self.bind_errors += 1
+        self.last_bind_error = ApiError(409, "pod is already assigned", "Conflict")
+        return self.last_bind_error
 
     def take_bind_error(self) -> Exception | None:
         err, self.last_bind_error = self.last_bind_error, None
         return err
-
-    def delete_pod(self, pod: api.Pod, reason: str) -> None:
-        del pod, reason
-
-    def pod_scheduling_failed(self, pod: api.Pod, reason: str, message: str) -> None:
-        self.failed.append((pod.name, reason))
 
 
 def lease(i: int) -> dict[str, Any]:
@@ -72,7 +56,7 @@ def lease(i: int) -> dict[str, Any]:
 
 class World:
     def __init__(self, shards: int = 2) -> None:
-        self.clock = Clock()
+        self.clock = testing.VirtualClock(100.0)
         self.client = FakeClient()
         self.api = FakeApi()
         self.membership = sh.Membership(shards, clock=self.clock)
@@ -132,7 +116,7 @@ def test_hand_outs_balance_and_the_first_proposal_for_the_last_slot_wins() -> No
     w.propose("b", "n1")
     w.propose("a", "n1")
     w.c.step()
-    assert w.api.binds == [("b", "n1")]  # whichever the coordinator decides first
+    assert w.api.bound == [("default/b", "n1")]  # whichever the coordinator decides first
     refusal = [m for n, m in w.client.patches if n == "a" and sh.REFUSED in m]
     assert refusal == [{sh.SHARD: None, sh.PROPOSAL: None, sh.REFUSED: "resources"}]
     assert w.handed()["a"][1] == "2"  # handed out again as a new attempt
@@ -149,7 +133,7 @@ def test_an_alternative_is_committed_when_the_proposed_node_is_full() -> None:
     w.propose("a", "n1")
     w.propose("b", "n1", alternatives=("n2",))
     w.c.step()
-    assert sorted(w.api.binds) == [("a", "n1"), ("b", "n2")]
+    assert sorted(w.api.bound) == [("default/a", "n1"), ("default/b", "n2")]
     assert w.c.stats["alternative"] == 1
 
 
@@ -160,7 +144,7 @@ def test_answers_to_an_old_hand_out_are_ignored() -> None:
     w.c.step()
     stale = sh.Proposal(0, 7, node="n1")  # not the current attempt
     w.annotate("a", **{sh.PROPOSAL: stale.encode()})
-    assert not w.c.step() and w.api.binds == []
+    assert not w.c.step() and w.api.bound == []
     assert w.c.stats["stale_proposal"] == 1
 
 
@@ -175,10 +159,10 @@ def test_a_gang_is_refused_whole_when_one_member_no_longer_fits() -> None:
     assert len(shards) == 1  # the gang went to one shard
     w.propose("g0", "n1")
     w.c.step()
-    assert w.api.binds == []  # waits for every member's answer
+    assert w.api.bound == []  # waits for every member's answer
     w.propose("g1", "n1")
     w.c.step()
-    assert w.api.binds == []
+    assert w.api.bound == []
     assert w.c.stats["refused:gang_resources"] == 2
     assert w.c.cluster.pods == {}  # the tentative holds were released
 
@@ -204,10 +188,10 @@ def test_a_409_on_bind_counts_as_a_conflict_and_the_pod_is_handed_out_again() ->
     w.add_node("n1", cpu="4")
     w.add_pod("a")
     w.c.step()
-    w.api.refuse.add("a")
+    w.api.refuse.add("default/a")
     w.propose("a", "n1")
     w.c.step()
-    assert w.api.binds == [] and w.c.stats["refused:bind_conflict"] == 1
+    assert w.api.bound == [] and w.c.stats["refused:bind_conflict"] == 1
     assert w.c.cluster.pods == {}  # forgotten
     assert w.c.queue.queue_of("default/a") == "backoff"
     w.api.refuse.clear()
@@ -220,7 +204,7 @@ def test_a_409_on_bind_counts_as_a_conflict_and_the_pod_is_handed_out_again() ->
     assert w.handed()["a"][1] == "2"  # handed out again as a new attempt
     w.propose("a", "n1")
     w.c.step()
-    assert w.api.binds == [("a", "n1")]
+    assert w.api.bound == [("default/a", "n1")]
 
 
 def test_a_409_after_a_wait_at_permit_counts_as_a_conflict_too() -> None:
@@ -235,7 +219,7 @@ def test_a_409_after_a_wait_at_permit_counts_as_a_conflict_too() -> None:
     assumed = qp.pod.bound_to("n1")
     w.c.cluster.assume_pod(assumed, "n1")
     w.c.in_flight_bindings += 1
-    w.api.refuse.add("a")
+    w.api.refuse.add("default/a")
     w.c._submit(fwk, CycleState(), qp, assumed, w.clock.now, 1)  # what an allowed wait runs
-    assert w.api.binds == [] and w.c.stats["refused:bind_conflict"] == 1
+    assert w.api.bound == [] and w.c.stats["refused:bind_conflict"] == 1
     assert w.c.cluster.pods == {}  # forgotten

@@ -12,7 +12,8 @@ import pytest
 from kubesched.config.types import LeaderElection
 from kubesched.live.client import KubeClient, connect
 from kubesched.live.leader import LeaderElector
-from tests.live.conftest import Api, ManualClock, wait_for
+from kubesched.testing import VirtualClock
+from tests.live.conftest import Api, wait_for
 from tests.live.fakestore import by_plural
 
 SETTINGS = LeaderElection(
@@ -94,7 +95,7 @@ def test_a_silent_holder_is_replaced_only_after_the_lease_duration(
 ) -> None:
     crashed = LeaderElector(client, SETTINGS, "crashed")
     assert crashed.try_acquire_or_renew()  # took the Lease, then never renewed again
-    clock = ManualClock()
+    clock = VirtualClock()
     b = LeaderElector(client, SETTINGS, "b", clock=clock)
     t0 = clock.now
     assert not b.try_acquire_or_renew()  # b starts observing the record here
@@ -108,7 +109,7 @@ def test_a_silent_holder_is_replaced_only_after_the_lease_duration(
 def test_failed_renewals_lose_leadership_at_the_renew_deadline(
     api: Api, client: KubeClient
 ) -> None:
-    clock = ManualClock()
+    clock = VirtualClock()
     a = LeaderElector(client, SETTINGS, "a", clock=clock)
     stop = threading.Event()
     thread = threading.Thread(target=a.run, args=(stop,), daemon=True)

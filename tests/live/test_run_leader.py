@@ -12,7 +12,8 @@ from pathlib import Path
 from kubesched.live.client import connect
 from kubesched.live.informer import Timing
 from kubesched.live.runner import LiveScheduler
-from tests.live.conftest import Api, ManualClock, Replica, make_config, node, pod
+from kubesched.testing import VirtualClock
+from tests.live.conftest import Api, Replica, make_config, node, pod
 from tests.live.conftest import wait_for as wait
 from tests.live.fakeapi import FakeApiServer
 
@@ -25,7 +26,7 @@ def test_lost_lease_stops_scheduling_at_the_renew_deadline(api: Api, kubeconfig:
     api.create(node("n1"))
     r = Replica(kubeconfig, "a")
     assert r.live.elector is not None
-    clock = r.live.elector.clock = ManualClock()  # the Lease's clock moves only when told
+    clock = r.live.elector.clock = VirtualClock()  # the Lease's clock moves only when told
     r.start()
     try:
         api.create(pod("before"))

@@ -11,7 +11,8 @@ from typing import Any
 from kubesched.live.informer import ADDED, DELETED, MODIFIED, Delta
 from kubesched.live.startup import StartupTracker
 from kubesched.metrics import STARTUP_SEGMENT_METRIC, STARTUP_TOTAL_METRIC, SchedulerMetrics
-from tests.live.conftest import Api, ManualClock, Replica, node, pod
+from kubesched.testing import VirtualClock
+from tests.live.conftest import Api, Replica, node, pod
 from tests.live.conftest import wait_for as wait
 from tests.live.fakestore import by_plural
 
@@ -73,8 +74,8 @@ def series(m: SchedulerMetrics) -> dict[str, tuple[float, float]]:
     return out
 
 
-def tracker() -> tuple[StartupTracker, ManualClock, SchedulerMetrics]:
-    clock = ManualClock(T0)
+def tracker() -> tuple[StartupTracker, VirtualClock, SchedulerMetrics]:
+    clock = VirtualClock(T0)
     m = SchedulerMetrics()
     return StartupTracker(["kubesched"], m, now=clock), clock, m
 

@@ -17,7 +17,7 @@ from kubesched.parallel.coordinator import ParallelScheduler
 from kubesched.parallel.router import Router
 from kubesched.plugins.registry import in_tree_registry, known_plugin_names
 from kubesched.scheduler import Scheduler
-from tests.builders import make_pod
+from kubesched.testing import make_pod
 
 GANG_CONFIG: dict[str, Any] = {
     "apiVersion": "kubescheduler.config.k8s.io/v1",

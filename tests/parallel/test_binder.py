@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from kubesched.api import objects as api
 from kubesched.parallel import protocol as p
-from tests.builders import make_node, make_pod
+from kubesched.testing import make_node, make_pod
 from tests.parallel.harness import GANG_CONFIG, World, pod_group
 
 HOST = "kubernetes.io/hostname"

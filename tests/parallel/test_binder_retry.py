@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from kubesched.api import objects as api
 from kubesched.parallel import protocol as p
-from tests.builders import make_node
+from kubesched.testing import make_node
 from tests.parallel.harness import ZONE, World, spread_pod
 
 

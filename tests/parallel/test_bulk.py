@@ -12,7 +12,7 @@ from kubesched.api import objects as api
 from kubesched.bench.api import BenchApi, SchedulerClient
 from kubesched.parallel import protocol as p
 from kubesched.sim.apiserver import ApiError
-from tests.builders import make_node, make_pod
+from kubesched.testing import make_node, make_pod
 from tests.parallel.harness import ZONE, World, spread_pod
 
 HOST = "kubernetes.io/hostname"

@@ -8,7 +8,7 @@ import pytest
 
 from kubesched.api import objects as api
 from kubesched.parallel import dormancy
-from tests.builders import make_node, make_pod
+from kubesched.testing import make_node, make_pod
 from tests.parallel.harness import ScriptedRouter, World
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from kubesched.api import objects as api
 from kubesched.parallel import protocol as p
-from tests.builders import make_node, make_pod
+from kubesched.testing import make_node, make_pod
 from tests.parallel.harness import World
 
 HOST = p.HOSTNAME_LABEL

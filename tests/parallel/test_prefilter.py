@@ -22,7 +22,7 @@ from kubesched.framework.runtime import Framework
 from kubesched.parallel.prefilter import PreFilterCache
 from kubesched.plugins.registry import known_plugin_names
 from kubesched.scheduler import Scheduler
-from tests.builders import make_node, make_pod
+from kubesched.testing import make_node, make_pod
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"

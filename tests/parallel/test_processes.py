@@ -8,7 +8,7 @@ import pytest
 
 from kubesched.api import objects as api
 from kubesched.parallel.coordinator import ParallelScheduler
-from tests.builders import make_node, make_pod
+from kubesched.testing import make_node, make_pod
 from tests.parallel.harness import World
 
 HOST = "kubernetes.io/hostname"

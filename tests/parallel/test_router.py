@@ -6,7 +6,7 @@ from __future__ import annotations
 from kubesched.api import objects as api
 from kubesched.parallel import router as r
 from kubesched.parallel.router import Router
-from tests.builders import make_node, make_pod
+from kubesched.testing import make_node, make_pod
 from tests.parallel.harness import ScriptedRouter, World
 
 US = 1e-6

@@ -7,7 +7,7 @@ from kubesched.config.load import load_config
 from kubesched.parallel.shard import ShardScheduler
 from kubesched.plugins.registry import known_plugin_names
 from kubesched.scheduler import num_feasible_nodes_to_find
-from tests.builders import make_node
+from kubesched.testing import make_node
 
 
 def _shard(nodes: int) -> ShardScheduler:

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kubesched.api import objects as api
-from tests.builders import make_node, make_pod
+from kubesched.testing import make_node, make_pod
 from tests.parallel.harness import GANG_CONFIG, ScriptedRouter, World, pod_group
 
 ZONE = "topology.kubernetes.io/zone"

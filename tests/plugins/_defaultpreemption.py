@@ -15,7 +15,7 @@ from kubesched.framework.runtime import FilterOutcome, Framework
 from kubesched.plugins.defaultpreemption import DefaultPreemption
 from kubesched.plugins.registry import known_plugin_names
 from kubesched.scheduler import Scheduler
-from tests.builders import make_node, make_pod
+from kubesched.testing import FakeApi, make_node, make_pod
 
 NEG, LOW, MID, HIGH, VERY_HIGH = -100, 0, 100, 1000, 10000
 SMALL = {"cpu": "100m", "memory": "100"}
@@ -25,21 +25,21 @@ VERY_LARGE = {"cpu": "500m", "memory": "500"}
 NO_REQUESTS: dict[str, str] = {}
 
 
-class Api:
-    """Records deletions; with ``scheduler`` set, a deletion reaches it at once (grace 0)."""
+class Api(FakeApi):
+    """The kit's fake; with ``scheduler`` set, a bind or a deletion reaches it at once (a
+    watch without delay, grace 0)."""
 
     def __init__(self) -> None:
-        self.deleted: list[str] = []
-        self.bound: dict[str, str] = {}
+        super().__init__()
         self.scheduler: Scheduler | None = None
 
     def bind(self, pod: api.Pod, node_name: str) -> None:
-        self.bound[pod.key] = node_name
+        super().bind(pod, node_name)
         if self.scheduler is not None:
             self.scheduler.on_pod_update(pod, pod.bound_to(node_name))
 
     def delete_pod(self, pod: api.Pod, reason: str) -> None:
-        self.deleted.append(pod.key)
+        super().delete_pod(pod, reason)
         if self.scheduler is not None:
             self.scheduler.on_pod_delete(pod)
 

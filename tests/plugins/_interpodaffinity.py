@@ -11,6 +11,7 @@ from kubesched.api import objects as api
 from kubesched.framework.interface import Code, CycleState, Handle, Status
 from kubesched.plugins import interpodaffinity
 from kubesched.state.cache import ClusterState
+from kubesched.testing import DoesNotExist, affinity_term, weighted
 
 NAMESPACES = {
     "subteam1.team1": {"team": "team1"},
@@ -19,22 +20,6 @@ NAMESPACES = {
     "subteam2.team2": {"team": "team2"},
 }
 """Upstream scoring_test.go ``namespaces``."""
-
-
-def In(key: str, *values: str) -> api.Requirement:
-    return api.Requirement(key, "In", values)
-
-
-def NotIn(key: str, *values: str) -> api.Requirement:
-    return api.Requirement(key, "NotIn", values)
-
-
-def Exists(key: str) -> api.Requirement:
-    return api.Requirement(key, "Exists")
-
-
-def DNE(key: str) -> api.Requirement:
-    return api.Requirement(key, "DoesNotExist")
 
 
 def T(
@@ -48,16 +33,20 @@ def T(
     no_selector: bool = False,
 ) -> api.PodAffinityTerm:
     """A PodAffinityTerm selecting ``reqs`` (and ``labels``) on ``topology_key``."""
-    sel = None
-    if not no_selector:
-        sel = api.LabelSelector(tuple((labels or {}).items()), tuple(reqs))
-    return api.PodAffinityTerm(
-        topology_key, sel, tuple(namespaces), ns_selector, tuple(match_keys), tuple(mismatch_keys)
+    return affinity_term(
+        topology_key,
+        *reqs,
+        labels=labels,
+        namespaces=namespaces,
+        namespace_selector=ns_selector,
+        match_label_keys=match_keys,
+        mismatch_label_keys=mismatch_keys,
+        no_selector=no_selector,
     )
 
 
-def W(weight: int, term: api.PodAffinityTerm) -> api.WeightedPodAffinityTerm:
-    return api.WeightedPodAffinityTerm(weight, term)
+W = weighted
+DNE = DoesNotExist
 
 
 def P(

@@ -13,7 +13,7 @@ from kubesched.framework import interface as fw
 from kubesched.plugins import capacityscheduling as cap
 from kubesched.scheduler.types import Diagnosis
 from kubesched.state.cache import ClusterState
-from tests.builders import make_cluster, make_node, make_pod
+from kubesched.testing import FakeApi, make_cluster, make_node, make_pod
 
 GPU = "nvidia.com/gpu"
 
@@ -25,19 +25,6 @@ def eq(name: str, lo: int, hi: int) -> dict[str, Any]:
         "metadata": {"name": name, "namespace": name},
         "spec": {"min": {GPU: str(lo)}, "max": {GPU: str(hi)}},
     }
-
-
-class FakeApi:
-    def __init__(self, cluster: ClusterState) -> None:
-        self.cluster = cluster
-        self.deleted: list[str] = []
-
-    def bind(self, pod: api.Pod, node_name: str) -> None:
-        raise AssertionError("no binds here")
-
-    def delete_pod(self, pod: api.Pod, reason: str) -> None:
-        self.deleted.append(pod.key)
-        self.cluster.remove_pod(pod.key)
 
 
 def gpod(name: str, ns: str, gpus: int = 1, prio: int = 0, node: str = "") -> api.Pod:
@@ -176,6 +163,7 @@ class GracefulApi(FakeApi):
     """Deletion starts graceful termination: the victim stays, with ``deletionTimestamp``."""
 
     def delete_pod(self, pod: api.Pod, reason: str) -> None:
+        assert self.cluster is not None
         self.deleted.append(pod.key)
         self.cluster.add_pod(dataclasses.replace(pod, deletion_timestamp=30.0))
 

@@ -21,8 +21,7 @@ from kubesched.framework.outcomes import PostFilterResult
 from kubesched.plugins import capacityscheduling as cap
 from kubesched.plugins.capacityscheduling import reclaim
 from kubesched.scheduler.types import Diagnosis
-from kubesched.state.cache import ClusterState
-from tests.builders import make_cluster, make_node, make_pod
+from kubesched.testing import FakeApi, make_cluster, make_node, make_pod
 
 GPU = "nvidia.com/gpu"
 BIG = {GPU: 8, "cpu": "64", "memory": "256Gi"}
@@ -116,25 +115,13 @@ def mem_quota(ns: str, lo: int, hi: int) -> dict[str, Any]:
     return quota(ns, {"memory": lo}, {"memory": hi})
 
 
-class FakeApi:
-    def __init__(self, cluster: ClusterState) -> None:
-        self.cluster = cluster
-        self.deleted: list[str] = []
-
-    def bind(self, pod: api.Pod, node_name: str) -> None:
-        raise AssertionError("no binds here")
-
-    def delete_pod(self, pod: api.Pod, reason: str) -> None:
-        self.deleted.append(pod.key)
-
-
 def run_post_filter(
     pod: api.Pod, running: list[api.Pod], quotas: list[dict[str, Any]], diagnosis: Any = None
 ) -> tuple[PostFilterResult | None, fw.Status, FakeApi]:
     cluster = make_cluster([make_node("node-a").res({"memory": 150, "pods": 110}).obj()], running)
     for q in quotas:
         cluster.apply_object(q)
-    client = FakeApi(cluster)
+    client = FakeApi()  # victims stay in the cluster: only the plugin's choice is checked
     pl = cap.new(None, fw.Handle(cluster, client))
     state = fw.CycleState()
     pl.pre_filter(state, pod, cluster)

@@ -13,7 +13,7 @@ from kubesched.framework import interface as fw
 from kubesched.plugins import coscheduling as cos
 from kubesched.plugins.coscheduling.plugin import resource_gap
 from kubesched.state.cache import ClusterState
-from tests.builders import make_cluster, make_node, make_pod
+from kubesched.testing import make_cluster, make_node, make_pod
 
 
 def pg(name: str, min_member: int, **spec: Any) -> dict[str, Any]:

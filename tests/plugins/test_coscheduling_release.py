@@ -18,8 +18,8 @@ import pytest
 
 from kubesched.api import objects as api
 from kubesched.plugins.coscheduling.plugin import UNRESERVE_REJECT
+from kubesched.testing import make_node, make_pod
 from tests import recorder as r
-from tests.builders import make_node, make_pod
 from tests.parallel.harness import GANG_CONFIG, World, pod_group
 
 GROUP = "scheduling.x-k8s.io/pod-group"

@@ -2,24 +2,9 @@
 
 from __future__ import annotations
 
-from kubesched.api import objects as api
 from kubesched.framework.interface import Code, CycleState, Handle
 from kubesched.plugins import defaultbinder as db
-from tests.builders import make_cluster, make_pod
-
-
-class FakeApi:
-    def __init__(self, fail: str = "") -> None:
-        self.fail = fail
-        self.bound: list[tuple[str, str]] = []
-
-    def bind(self, pod: api.Pod, node_name: str) -> None:
-        if self.fail:
-            raise RuntimeError(self.fail)
-        self.bound.append((pod.key, node_name))
-
-    def delete_pod(self, pod: api.Pod, reason: str) -> None:
-        raise AssertionError("not used")
+from kubesched.testing import FakeApi, make_cluster, make_pod
 
 
 def test_bind_calls_api() -> None:
@@ -31,7 +16,7 @@ def test_bind_calls_api() -> None:
 
 
 def test_bind_error_becomes_error_status() -> None:
-    fake = FakeApi(fail='pods "p" not found')
+    fake = FakeApi(fail_binds=True, bind_error='pods "p" not found')
     status = db.new(None, Handle(make_cluster([]), api=fake)).bind(
         CycleState(), make_pod("p").obj(), "node-1"
     )

@@ -14,10 +14,10 @@ from kubesched.api.parse import parse_node, parse_pod
 from kubesched.config.load import load_config
 from kubesched.plugins.registry import known_plugin_names
 from kubesched.sim.driver import SimCluster
+from tests.explainer.test_explain import as_list
+from tests.explainer.test_explain import node as node_manifest
+from tests.explainer.test_explain import pod as pod_manifest
 from tests.plugins._defaultpreemption import framework, node, pod, prefiltered, scheduler
-from tests.test_explain import as_list
-from tests.test_explain import node as node_manifest
-from tests.test_explain import pod as pod_manifest
 
 
 def _low(i: int, j: int) -> dict[str, Any]:
@@ -139,7 +139,7 @@ def test_nominated_pod_keeps_the_room_it_preempted_for() -> None:
     assert int(table.requested[rows[0], 0]) == 0  # nominated usage was taken off again
     while s.schedule_one():
         pass
-    assert client.bound["default/high"] == "a"
+    assert client.binds["default/high"] == "a"
     assert len(s.queue.nominator) == 0
 
 
@@ -161,7 +161,7 @@ def test_preempting_clears_lower_priority_nominations_on_that_node() -> None:
     assert s.queue.get("default/m").pod.nominated_node_name == ""  # type: ignore[union-attr]
     while s.schedule_one():
         pass
-    assert client.bound == {"default/h": "a"}
+    assert client.binds == {"default/h": "a"}
     assert "preemption: 0/1 nodes are available" in s.failures["default/m"][1]
 
 

@@ -10,7 +10,7 @@ import pytest
 from kubesched.api import objects as api
 from kubesched.framework import interface as fw
 from kubesched.plugins import imagelocality as il
-from tests.builders import make_cluster, make_node
+from kubesched.testing import make_cluster, make_node
 
 MB = 1024 * 1024
 Images = list[tuple[int, tuple[str, ...]]]

@@ -6,20 +6,8 @@ import pytest
 
 from kubesched.api import objects as api
 from kubesched.framework.interface import Code, Status
-from tests.plugins._interpodaffinity import (
-    AFF,
-    ANTI,
-    DNE,
-    EXISTING,
-    SKIPPED,
-    Exists,
-    In,
-    N,
-    NotIn,
-    P,
-    T,
-    run_filter,
-)
+from kubesched.testing import Exists, In, NotIn
+from tests.plugins._interpodaffinity import AFF, ANTI, DNE, EXISTING, SKIPPED, N, P, T, run_filter
 
 SVC = {"service": "securityscan"}
 SEC = {"security": "S1"}

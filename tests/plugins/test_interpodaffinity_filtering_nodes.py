@@ -7,13 +7,12 @@ import pytest
 
 from kubesched.api import objects as api
 from kubesched.framework.interface import Code, CycleState, Status
+from kubesched.testing import Exists, In
 from tests.plugins._interpodaffinity import (
     AFF,
     ANTI,
     EXISTING,
     SKIPPED,
-    Exists,
-    In,
     N,
     P,
     T,

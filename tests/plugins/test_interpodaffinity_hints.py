@@ -6,7 +6,8 @@ import pytest
 
 from kubesched.api import objects as api
 from kubesched.framework.interface import ActionType, QueueingHint, Resource
-from tests.plugins._interpodaffinity import Exists, In, P, T, cluster_of, plugin
+from kubesched.testing import Exists, In
+from tests.plugins._interpodaffinity import P, T, cluster_of, plugin
 
 Q = QueueingHint.QUEUE
 SKIP = QueueingHint.QUEUE_SKIP

@@ -14,7 +14,8 @@ from kubesched.api import objects as api
 from kubesched.plugins.interpodaffinity.index import KINDS, AffinityIndex, Counts
 from kubesched.plugins.interpodaffinity.terms import matcher, pod_terms
 from kubesched.state.cache import ClusterState
-from tests.plugins._interpodaffinity import Exists, In, N, NotIn, P, T, cluster_of
+from kubesched.testing import Exists, In, NotIn
+from tests.plugins._interpodaffinity import N, P, T, cluster_of
 
 Map = dict[tuple[str, str], int]
 

@@ -10,7 +10,8 @@ import pytest
 from kubesched.api import objects as api
 from kubesched.framework.interface import Code
 from kubesched.plugins.interpodaffinity import scoring
-from tests.plugins._interpodaffinity import DNE, Exists, In, N, NotIn, P, T, W, run_score
+from kubesched.testing import Exists, In, NotIn
+from tests.plugins._interpodaffinity import DNE, N, P, T, W, run_score
 
 S1 = {"security": "S1"}
 S2 = {"security": "S2"}

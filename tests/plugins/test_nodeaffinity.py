@@ -17,7 +17,7 @@ from kubesched.framework.interface import (
     Status,
 )
 from kubesched.plugins import nodeaffinity as na
-from tests.builders import make_cluster, make_node, make_pod
+from kubesched.testing import make_cluster, make_node, make_pod
 
 UU = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 POD = Status(UU, (na.ERR_REASON_POD,))

@@ -6,7 +6,7 @@ import pytest
 
 from kubesched.api import objects as api
 from kubesched.framework.interface import ActionType, Code, CycleState, QueueingHint
-from tests.builders import make_cluster, make_node
+from kubesched.testing import make_cluster, make_node
 from tests.plugins.test_nodeaffinity import (
     FOO_IN_BAR,
     L1,

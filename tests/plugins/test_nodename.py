@@ -7,7 +7,7 @@ import pytest
 
 from kubesched.framework.interface import ActionType, Code, CycleState, Handle, Status
 from kubesched.plugins import nodename as nn
-from tests.builders import make_cluster, make_node, make_pod
+from kubesched.testing import make_cluster, make_node, make_pod
 
 WANT = Status(
     Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("node(s) didn't match the requested node name",)

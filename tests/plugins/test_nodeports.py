@@ -7,7 +7,7 @@ import pytest
 from kubesched.api import objects as api
 from kubesched.framework.interface import ActionType, Code, CycleState, Handle, QueueingHint
 from kubesched.plugins import nodeports as np_
-from tests.builders import make_cluster, make_node, make_pod
+from kubesched.testing import make_cluster, make_node, make_pod
 
 Q, S = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP
 

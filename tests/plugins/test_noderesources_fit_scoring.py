@@ -21,7 +21,7 @@ from kubesched.config import args as cfg
 from kubesched.framework import interface as fw
 from kubesched.framework import resources as res
 from kubesched.plugins import noderesources_fit as fit
-from tests.builders import make_cluster, make_node
+from kubesched.testing import make_cluster, make_node
 
 _seq = itertools.count()
 Spec = dict[str, Any]

@@ -7,7 +7,7 @@ import pytest
 from kubesched.api import objects as api
 from kubesched.framework.interface import ActionType, Code, CycleState, Handle, QueueingHint, Status
 from kubesched.plugins import nodeunschedulable as nu
-from tests.builders import make_cluster, make_node, make_pod
+from kubesched.testing import make_cluster, make_node, make_pod
 
 Q, S = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP
 UNSCHED_TOL = api.Toleration(nu.TAINT_NODE_UNSCHEDULABLE, effect=api.NO_SCHEDULE)

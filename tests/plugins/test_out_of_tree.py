@@ -17,7 +17,7 @@ from kubesched.metrics import PLUGIN_SAMPLE_EVERY
 from kubesched.plugins import entrypoints
 from kubesched.plugins.registry import full_registry, in_tree_registry, known_plugin_names
 from kubesched.scheduler import Scheduler
-from tests.builders import make_node, make_pod
+from kubesched.testing import FakeApi, drain, make_node, make_pod
 
 EXAMPLE = "PreferNodeLabel"
 
@@ -45,16 +45,8 @@ def test_the_installed_example_is_in_the_full_registry_only() -> None:
 
 def test_enabled_by_configuration_it_changes_placements_and_is_timed() -> None:
     cfg = load_config(config(labelKey="pool", labelValue="gpu"), known_plugins=known_plugin_names())
-    binds: dict[str, str] = {}
-
-    class Api:
-        def bind(self, pod: Any, node: str) -> None:
-            binds[pod.key] = node
-
-        def delete_pod(self, pod: Any, reason: str) -> None:
-            pass
-
-    s = Scheduler(cfg, clock=lambda: 0.0, api_client=Api(), batching=False)
+    fake = FakeApi()
+    s = Scheduler(cfg, clock=lambda: 0.0, api_client=fake, batching=False)
     for i in range(5):
         s.on_node_add(make_node(f"n{i}").cap(cpu="8", memory="32Gi", pods=50).obj())
     s.on_node_update(
@@ -63,9 +55,8 @@ def test_enabled_by_configuration_it_changes_placements_and_is_timed() -> None:
     )
     for i in range(2 * PLUGIN_SAMPLE_EVERY):
         s.on_pod_add(make_pod(f"p{i}").req(cpu="100m").obj())
-    while s.schedule_one():
-        pass
-    assert set(binds.values()) == {"n1"}
+    drain(s)
+    assert set(fake.binds.values()) == {"n1"}
     timed = s.metrics.histogram("scheduler_plugin_execution_duration_seconds", "plugin")
     assert timed[EXAMPLE]["count"] >= 1  # sampled cycles time it like any plugin
 

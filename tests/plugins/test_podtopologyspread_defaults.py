@@ -15,6 +15,9 @@ from kubesched.framework.interface import Code, CycleState, Handle
 from kubesched.plugins import podtopologyspread as pts
 from kubesched.plugins.podtopologyspread import scoring
 from kubesched.plugins.podtopologyspread.plugin import _PRE_SCORE_KEY
+from tests.explainer.test_explain import as_list
+from tests.explainer.test_explain import node as explain_node
+from tests.explainer.test_explain import pod as explain_pod
 from tests.plugins.test_podtopologyspread_filtering import BAR, FOO, cluster_of, pod, tsc
 from tests.plugins.test_podtopologyspread_scoring import (
     ABCD,
@@ -26,9 +29,6 @@ from tests.plugins.test_podtopologyspread_scoring import (
     hz,
     run_score,
 )
-from tests.test_explain import as_list
-from tests.test_explain import node as explain_node
-from tests.test_explain import pod as explain_pod
 
 
 def test_system_defaulting_with_a_service_and_no_zone_labels() -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from kubesched.framework.interface import Handle, QueuedPodInfo
 from kubesched.plugins import prioritysort as ps
-from tests.builders import make_cluster, make_pod
+from kubesched.testing import make_cluster, make_pod
 
 LOW, HIGH = 10, 100
 T1, T2 = 1000.0, 1001.0

@@ -17,8 +17,7 @@ from kubesched.config.encode import config_to_dict
 from kubesched.config.load import load_config
 from kubesched.plugins.registry import in_tree_registry, known_plugin_names
 from kubesched.scheduler import Scheduler
-from tests.builders import make_node, make_pod
-from tests.test_scheduler import drain, new_scheduler
+from kubesched.testing import drain, make_node, make_pod, new_scheduler
 
 FIT = "NodeResourcesFit"
 

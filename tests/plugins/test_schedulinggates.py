@@ -13,7 +13,7 @@ from kubesched.framework.interface import (
     Status,
 )
 from kubesched.plugins import schedulinggates as sg
-from tests.builders import make_cluster, make_pod
+from kubesched.testing import make_cluster, make_pod
 
 
 def plugin() -> sg.SchedulingGates:

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from kubesched.config import args as cfg
 from kubesched.framework.interface import CycleState, Handle
 from kubesched.plugins import noderesources_balanced, noderesources_fit
-from tests.builders import make_cluster, make_node, make_pod
+from kubesched.testing import make_cluster, make_node, make_pod
 
 NODE = st.tuples(
     st.integers(1, 64_000), st.integers(1, 2**36), st.integers(0, 40_000), st.integers(0, 2**35)

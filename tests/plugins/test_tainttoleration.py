@@ -10,7 +10,7 @@ import pytest
 from kubesched.api import objects as api
 from kubesched.framework.interface import ActionType, Code, CycleState, Handle, QueueingHint
 from kubesched.plugins import tainttoleration as tt
-from tests.builders import make_cluster, make_node, make_pod
+from kubesched.testing import make_cluster, make_node, make_pod
 
 NS, PNS, NE = api.NO_SCHEDULE, api.PREFER_NO_SCHEDULE, api.NO_EXECUTE
 Q, S = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP

@@ -19,7 +19,7 @@ from kubesched.framework.interface import (
 from kubesched.queue import events
 from kubesched.queue.backoff import BackoffQueue, Entry, align_to_window, backoff_duration
 from kubesched.queue.hints import HintTable, Strategy
-from tests.builders import make_pod
+from kubesched.testing import make_pod
 
 T0 = 1000.0  # aligned with the 1 s ordering window
 

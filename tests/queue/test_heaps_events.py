@@ -10,7 +10,7 @@ from kubesched.api import objects as api
 from kubesched.framework.interface import ActionType, ClusterEvent, Resource
 from kubesched.queue import events
 from kubesched.queue.heaps import KeyedHeap
-from tests.builders import make_node, make_pod
+from kubesched.testing import make_node, make_pod
 
 A = ActionType
 R = Resource

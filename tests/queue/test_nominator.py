@@ -10,7 +10,7 @@ import pytest
 from kubesched.api import objects as api
 from kubesched.queue.nominator import Nominator
 from kubesched.queue.scheduling_queue import SchedulingQueue
-from tests.builders import make_pod
+from kubesched.testing import make_pod
 
 
 def _pod(name: str, nominated: str = "", node: str = "") -> api.Pod:

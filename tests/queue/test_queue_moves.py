@@ -12,7 +12,7 @@ from kubesched.framework.interface import (
     Status,
 )
 from kubesched.queue.scheduling_queue import SchedulingQueue
-from tests.builders import make_pod
+from kubesched.testing import make_pod
 from tests.queue.support import FIT, NODE_ADD, QUEUE, T0, Clock, fail, make_queue, prio_sort
 
 

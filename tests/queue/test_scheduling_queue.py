@@ -9,7 +9,7 @@ import pytest
 
 from kubesched.framework.interface import ActionType, ClusterEvent, QueueingHint, Resource
 from kubesched.queue import events
-from tests.builders import make_pod
+from kubesched.testing import make_pod
 from tests.queue.support import (
     FIT,
     GATES,

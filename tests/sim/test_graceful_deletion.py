@@ -14,7 +14,7 @@ from kubesched.plugins.registry import known_plugin_names
 from kubesched.sim.apiserver import SimApiServer
 from kubesched.sim.driver import SimCluster
 from kubesched.sim.engine import EventLoop
-from tests.test_explain import as_list, node, pod
+from tests.explainer.test_explain import as_list, node, pod
 
 TERMINATING = "preemption: not eligible due to a terminating pod on the nominated node."
 

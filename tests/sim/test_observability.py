@@ -14,7 +14,7 @@ from kubesched.sim.driver import SimCluster
 from kubesched.sim.scenario import load_scenario
 from kubesched.sim.simulate import run_scenario
 from kubesched.sim.timeline import Timeline, idle_gpu_nodes, resource_usage
-from tests.builders import make_node, make_pod
+from kubesched.testing import make_node, make_pod
 
 SCENARIO = """
 apiVersion: kubesched.io/v1alpha1

@@ -20,7 +20,7 @@ from kubesched.sim import scenario_fields as sf
 from kubesched.sim.driver import SimCluster
 from kubesched.sim.scenario import build_scenario, default_scenario_text, load_scenario
 from kubesched.sim.simulate import Progress, invariants_hold, run_scenario
-from tests.builders import make_node, make_pod
+from kubesched.testing import make_node, make_pod
 
 
 def small(**over: Any) -> dict[str, Any]:

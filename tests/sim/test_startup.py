@@ -20,7 +20,7 @@ from kubesched.sim.apiserver import SimApiServer
 from kubesched.sim.engine import EventLoop
 from kubesched.sim.scenario import build_scenario
 from kubesched.sim.simulate import invariants_hold, run_scenario
-from tests.builders import make_node, make_pod
+from kubesched.testing import make_node, make_pod
 from tests.sim.test_job_scenarios import doc
 
 

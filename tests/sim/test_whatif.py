@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import kubesched
-from tests.test_explain import as_list, node, pod, to_nodes
+from tests.explainer.test_explain import as_list, node, pod, to_nodes
 
 
 def test_pods_are_scheduled_in_creation_order_until_nothing_fits() -> None:

@@ -12,7 +12,7 @@ import pytest
 
 import kubesched
 from kubesched.cli import main
-from tests.test_explain import as_list, node, pod
+from tests.explainer.test_explain import as_list, node, pod
 
 
 def test_pods_pending_in_both_files_are_submitted_once_and_reported() -> None:

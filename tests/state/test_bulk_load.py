@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from kubesched.api import objects as api
 from kubesched.state.cache import JOURNAL_LENGTH, CacheError, ClusterState, PodRecord
-from tests.builders import make_node, make_pod
+from kubesched.testing import make_node, make_pod
 
 RESOURCES = ("cpu", "memory", "example.com/foo", "example.com/bar")
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from kubesched.api import objects as api
 from kubesched.state.cache import CacheError, ClusterState
-from tests.builders import make_node, make_pod
+from kubesched.testing import make_node, make_pod
 
 
 def _cluster(n: int = 3) -> ClusterState:

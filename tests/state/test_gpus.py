@@ -12,7 +12,7 @@ from kubesched.api import gpu as g
 from kubesched.api import objects as api
 from kubesched.state import gpus
 from kubesched.state.cache import ClusterState
-from tests.builders import make_node, make_pod
+from kubesched.testing import make_node, make_pod
 
 
 def gpu_node(name: str, count: int = 4, model: str = "A100", topo: dict | None = None) -> api.Node:

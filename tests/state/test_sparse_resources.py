@@ -23,7 +23,7 @@ from kubesched.plugins import noderesources_fit as fit
 from kubesched.plugins.registry import known_plugin_names
 from kubesched.scheduler import Scheduler
 from kubesched.state.cache import ClusterState
-from tests.test_scheduler import Clock, FakeApi, drain
+from kubesched.testing import FakeApi, VirtualClock, drain
 
 EXT = tuple(f"example.com/dev-{i}" for i in range(5))
 DENSE = {"max_dense_extended": 1000, "promote_rows": 1000}
@@ -111,7 +111,7 @@ def test_dense_and_sparse_layouts_answer_alike(
 def _scheduler(layout: dict[str, int]) -> tuple[Scheduler, FakeApi]:
     fake = FakeApi()
     cfg_ = load_config(None, known_plugins=known_plugin_names())
-    s = Scheduler(cfg_, clock=Clock(), api_client=fake)
+    s = Scheduler(cfg_, clock=VirtualClock(), api_client=fake)
     s.cluster.nodes.max_dense_extended = layout["max_dense_extended"]
     s.cluster.nodes.promote_rows = layout["promote_rows"]
     return s, fake

@@ -1,4 +1,6 @@
-"""PreferNodeLabel: conformance, registration through the entry point, and placements."""
+"""PreferNodeLabel: conformance, registration through the entry point, and placements.
+
+Built on kubesched's public test kit (:mod:`kubesched.testing`)."""
 
 from __future__ import annotations
 
@@ -11,21 +13,19 @@ from kubesched_example_plugin.prefer_label import preferred
 
 from kubesched.api import objects as api
 from kubesched.config.load import load_config
-from kubesched.framework import conformance
 from kubesched.plugins.registry import full_registry, known_plugin_names
 from kubesched.scheduler import Scheduler
+from kubesched.testing import FakeApi, VirtualClock, conformance, drain, make_node, make_pod
 
 ARGS = {"labelKey": "example.com/pool", "labelValue": "spot"}
 
 
 def node(name: str, **labels: str) -> api.Node:
-    alloc = {api.CPU: 4000, api.MEMORY: 8 * 2**30, api.PODS: 110}
-    return api.Node(name, {"kubernetes.io/hostname": name, **labels}, allocatable=alloc)
+    return make_node(name).cap(cpu="4", memory="8Gi", pods=110).label_map(labels).obj()
 
 
 def pod(name: str) -> api.Pod:
-    req = {api.CPU: 100, api.MEMORY: 2**28}
-    return api.Pod(name, requests=req, nonzero_requests=dict(req))
+    return make_pod(name).req(cpu="100m", memory="256Mi").obj()
 
 
 def config(enabled: bool) -> dict[str, Any]:
@@ -44,28 +44,16 @@ def config(enabled: bool) -> dict[str, Any]:
     return cfg
 
 
-class Api:
-    def __init__(self) -> None:
-        self.binds: dict[str, str] = {}
-
-    def bind(self, p: api.Pod, node_name: str) -> None:
-        self.binds[p.key] = node_name
-
-    def delete_pod(self, p: api.Pod, reason: str) -> None:
-        pass
-
-
 def run(enabled: bool) -> dict[str, str]:
     cfg = load_config(config(enabled), known_plugins=known_plugin_names())
-    fake = Api()
-    s = Scheduler(cfg, clock=lambda: 0.0, api_client=fake)
+    fake = FakeApi()
+    s = Scheduler(cfg, clock=VirtualClock(), api_client=fake)
     for i in range(4):
         labels = {"example.com/pool": "spot" if i == 3 else "on-demand"}
         s.on_node_add(node(f"n{i}", **labels))
     for i in range(6):
         s.on_pod_add(pod(f"p{i}"))
-    while s.schedule_one():
-        pass
+    drain(s)
     return fake.binds
 
 
@@ -93,12 +81,11 @@ def test_changes_placements_as_designed() -> None:
     ],
 )
 def test_preferred_kernel(key: str, value: str, expected: list[bool]) -> None:
-    from kubesched.state.cache import ClusterState
+    from kubesched.testing import make_cluster
 
-    cluster = ClusterState()
-    cluster.add_node(node("a", **{"example.com/pool": "on-demand"}))
-    cluster.add_node(node("b", **{"example.com/pool": "spot"}))
-    cluster.add_node(node("c"))
+    pool = "example.com/pool"
+    nodes = [node("a", **{pool: "on-demand"}), node("b", **{pool: "spot"}), node("c")]
+    cluster = make_cluster(nodes)
     rows = cluster.nodes.order()
     assert preferred(cluster.nodes, rows, key, value).tolist() == expected
     assert preferred(cluster.nodes, rows[:0], key, value).shape == (0,)
@@ -112,11 +99,9 @@ def test_bad_args_are_refused(args: object) -> None:
 
 def test_scores_are_int64_max_node_score() -> None:
     from kubesched.framework.interface import CycleState, Handle
-    from kubesched.state.cache import ClusterState
+    from kubesched.testing import make_cluster
 
-    cluster = ClusterState()
-    cluster.add_node(node("a", **{"example.com/pool": "spot"}))
-    cluster.add_node(node("b"))
+    cluster = make_cluster([node("a", **{"example.com/pool": "spot"}), node("b")])
     plugin = new(ARGS, Handle(cluster))
     scores = plugin.score(CycleState(), pod("p"), cluster, cluster.nodes.order())
     assert scores.dtype == np.int64 and scores.tolist() == [100, 0]

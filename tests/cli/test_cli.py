@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kubesched.cli import entry, main
-from tests.test_explain import as_list, node
+from tests.explainer.test_explain import as_list, node
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kubesched.cli import main
-from tests.test_explain import as_list, node, pod
+from tests.explainer.test_explain import as_list, node, pod
 
 
 def _files(tmp_path: Path, p: dict[str, object]) -> list[str]:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kubesched.cli import main
-from tests.test_explain import as_list, node
+from tests.explainer.test_explain import as_list, node
 
 POD = (
     "apiVersion: v1\nkind: Pod\nmetadata: {name: NAME}\nspec:\n  containers:\n"

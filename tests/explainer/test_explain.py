@@ -12,7 +12,7 @@ import pytest
 import kubesched
 
 SNAPSHOT = (
-    Path(__file__).resolve().parents[2] / "shared" / "data" / "snapshots" / "kind-like-cluster.json"
+    Path(__file__).resolve().parents[3] / "shared" / "data" / "snapshots" / "kind-like-cluster.json"
 )
 
 

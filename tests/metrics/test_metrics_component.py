@@ -11,8 +11,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from kubesched import metrics as m
-from tests.builders import make_node, make_pod
-from tests.test_scheduler import drain, new_scheduler
+from kubesched.testing import drain, make_node, make_pod, new_scheduler
 
 TWO_PROFILES = {
     "apiVersion": "kubescheduler.config.k8s.io/v1",

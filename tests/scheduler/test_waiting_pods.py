@@ -6,8 +6,7 @@ from typing import Any
 
 from kubesched.api import objects as api
 from kubesched.framework import interface as fw
-from tests.builders import make_node, make_pod
-from tests.test_scheduler import drain, new_scheduler
+from kubesched.testing import drain, make_node, make_pod, new_scheduler
 
 
 class Gate:
@@ -116,32 +115,16 @@ def test_deleting_a_waiting_pod_releases_it() -> None:
     assert s.queue.queue_of("default/p") is None and s.in_flight_bindings == 0
 
 
-class RecordingApi:
-    """A FakeApi that records deletions."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.deleted: list[str] = []
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    def delete_pod(self, pod: api.Pod, reason: str) -> None:
-        self.deleted.append(pod.key)
-
-
 def test_a_preemption_victim_held_at_permit_is_rejected_not_deleted() -> None:
     """Upstream ``prepareCandidate``: a victim that is a waiting Pod is rejected
     (``preempted``) and goes back to the queue; only other victims are deleted."""
     s, fake, _clock, gate = setup()
-    recorder = RecordingApi(fake)
-    s.api = s.handle.api = recorder
     s.on_pod_add(make_pod("low").req(cpu="3").priority(0).labels(wait="30").obj())
     drain(s)
     assert s.handle.get_waiting_pod("default/low") is not None
     s.on_pod_add(make_pod("high").req(cpu="3").priority(1000).obj())
     drain(s)
-    assert recorder.deleted == []
+    assert fake.deleted == []
     assert s.handle.get_waiting_pod("default/low") is None
     assert gate.unreserved == ["default/low"]
     assert s.failures["default/low"] == (

@@ -15,24 +15,16 @@ from kubesched.framework.runtime import Framework
 from kubesched.plugins.registry import in_tree_registry, known_plugin_names
 from kubesched.scheduler import Scheduler
 from kubesched.scheduler.types import FitError, ScheduleResult
-from tests.builders import make_node, make_pod
-from tests.test_scheduler import Clock, FakeApi, drain, new_scheduler
+from kubesched.testing import FakeApi, VirtualClock, drain, make_node, make_pod, new_scheduler
 
 
-class Recording(FakeApi):
+def messages(fake: FakeApi) -> list[tuple[str, str]]:
     """Every failure message in order, not only the last per Pod."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.messages: list[tuple[str, str]] = []
-
-    def pod_scheduling_failed(self, pod: api.Pod, reason: str, message: str) -> None:
-        super().pod_scheduling_failed(pod, reason, message)
-        self.messages.append((pod.key, message))
+    return [(key, message) for key, _reason, message in fake.failed]
 
 
 def _run(static: bool, seed: int) -> tuple[dict[str, Any], Scheduler]:
-    fake, clock = Recording(), Clock()
+    fake, clock = FakeApi(), VirtualClock()
     cfg = load_config(None, known_plugins=known_plugin_names())
     s = Scheduler(cfg, clock=clock, api_client=fake, registry=in_tree_registry())
     s.static_failures.enabled = static
@@ -71,7 +63,7 @@ def _run(static: bool, seed: int) -> tuple[dict[str, Any], Scheduler]:
     drain(s)
     fwk = s.profiles["default-scheduler"]
     out = {
-        "messages": fake.messages,
+        "messages": messages(fake),
         "binds": dict(fake.binds),
         "attempts": dict(s.attempts),
         "pod_attempts": dict(s.pod_attempts),
@@ -81,7 +73,7 @@ def _run(static: bool, seed: int) -> tuple[dict[str, Any], Scheduler]:
     return out, s
 
 
-def retry(s: Scheduler, clock: Clock) -> None:
+def retry(s: Scheduler, clock: VirtualClock) -> None:
     """Five minutes later: every unschedulable Pod is tried again."""
     clock.now += 301
     s.queue.flush_backoff_completed()
@@ -156,7 +148,7 @@ class PartitionFirst(Scheduler):
 
 
 def test_a_pass_over_part_of_the_nodes_is_not_kept() -> None:
-    fake, clock = FakeApi(), Clock()
+    fake, clock = FakeApi(), VirtualClock()
     cfg = load_config(None, known_plugins=known_plugin_names())
     s = PartitionFirst(cfg, clock=clock, api_client=fake, registry=in_tree_registry())
     for i in range(4):
@@ -179,7 +171,7 @@ def test_a_rare_resource_larger_than_any_node_has_is_a_static_failure_too() -> N
 
     outcomes = []
     for static in (False, True):
-        fake, clock = Recording(), Clock()
+        fake, clock = FakeApi(), VirtualClock()
         cfg = load_config(None, known_plugins=known_plugin_names())
         s = Scheduler(cfg, clock=clock, api_client=fake, registry=in_tree_registry())
         s.static_failures.enabled = static
@@ -191,7 +183,7 @@ def test_a_rare_resource_larger_than_any_node_has_is_a_static_failure_too() -> N
         drain(s)
         retry(s, clock)
         retry(s, clock)
-        outcomes.append((fake.messages, dict(s.attempts)))
+        outcomes.append((messages(fake), dict(s.attempts)))
         assert s.static_failures.hits == (2 if static else 0)  # both retries were kept
     assert outcomes[0] == outcomes[1]
     assert len(outcomes[1][0]) == 3

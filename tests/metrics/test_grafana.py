@@ -20,7 +20,7 @@ import yaml
 from kubesched import metrics as m
 from tests.integration import test_prometheus as dashboard_queries
 
-DASHBOARD = Path(__file__).resolve().parent.parent / "deploy/grafana/kubesched-dashboard.json"
+DASHBOARD = Path(__file__).resolve().parents[2] / "deploy/grafana/kubesched-dashboard.json"
 
 
 def _panels() -> list[dict[str, Any]]:

@@ -19,8 +19,8 @@ import pytest
 
 from kubesched.api import objects as api
 from kubesched.parallel.transport import InlineShard
+from kubesched.testing import make_node, make_pod
 from tests import recorder as r
-from tests.builders import make_node, make_pod
 from tests.parallel.harness import World
 
 FAILURES = ("reserve", "permit", "timeout", "prebind", "bind")

@@ -7,30 +7,14 @@ from typing import Any
 
 import pytest
 
-from kubesched.api import objects as api
 from kubesched.config.load import load_config
 from kubesched.framework.extenders import EXTENDER_NAME
 from kubesched.plugins.registry import known_plugin_names
 from kubesched.scheduler import Scheduler
-from tests.builders import make_node, make_pod
+from kubesched.testing import FakeApi, make_node, make_pod
 from tests.framework.extender_server import ExtenderServer, keep_only, prefer
 
 GPU = "example.com/gpu"
-
-
-class FakeApi:
-    def __init__(self) -> None:
-        self.binds: dict[str, str] = {}
-        self.failures: dict[str, tuple[str, str]] = {}
-
-    def bind(self, pod: api.Pod, node_name: str) -> None:
-        self.binds[pod.key] = node_name
-
-    def delete_pod(self, pod: api.Pod, reason: str) -> None:
-        pass
-
-    def pod_scheduling_failed(self, pod: api.Pod, reason: str, message: str) -> None:
-        self.failures[pod.key] = (reason, message)
 
 
 def scheduler(*extenders: dict[str, Any], nodes: int = 3) -> tuple[Scheduler, FakeApi]:

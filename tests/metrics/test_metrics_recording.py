@@ -7,9 +7,8 @@ from kubesched.api import objects as api
 from kubesched.framework import interface as fw
 from kubesched.queue.hints import HintTable, Strategy
 from kubesched.scheduler import Scheduler
-from tests.builders import make_node, make_pod
-from tests.test_scheduler import drain, new_scheduler
-from tests.test_waiting_pods import setup as gated_setup
+from kubesched.testing import drain, make_node, make_pod, new_scheduler
+from tests.scheduler.test_waiting_pods import setup as gated_setup
 
 PROFILE = "default-scheduler"
 

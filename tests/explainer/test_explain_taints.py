@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import kubesched
-from tests.test_explain import as_list, node, pod
+from tests.explainer.test_explain import as_list, node, pod
 
 TT = "TaintToleration"
 UNTOLERATED = "node(s) had untolerated taint(s)"  # v1.34 names no taint

@@ -11,8 +11,8 @@ from kubesched.api import objects as api
 from kubesched.framework.batch import BatchEntry
 from kubesched.framework.interface import CycleState
 from kubesched.scheduler import Scheduler
-from tests.builders import make_pod
-from tests.test_batch import _spread_pod, scheduler, workload
+from kubesched.testing import make_pod
+from tests.scheduler.test_batch import _spread_pod, scheduler, workload
 
 SAMPLED = {
     "apiVersion": "kubescheduler.config.k8s.io/v1",

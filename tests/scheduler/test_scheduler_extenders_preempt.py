@@ -7,27 +7,15 @@ from typing import Any
 
 import pytest
 
-from kubesched.api import objects as api
 from kubesched.config.load import load_config
 from kubesched.framework.extender import Victims
 from kubesched.framework.extenders import Extenders
 from kubesched.plugins.registry import known_plugin_names
 from kubesched.scheduler import Scheduler
-from tests.builders import make_node, make_pod
+from kubesched.testing import FakeApi, make_node, make_pod
 from tests.framework.extender_server import ExtenderServer, preempt_only, sent_victims
 
 GPU = "example.com/gpu"
-
-
-class FakeApi:
-    def __init__(self) -> None:
-        self.deleted: list[str] = []
-
-    def bind(self, pod: api.Pod, node_name: str) -> None:
-        pass
-
-    def delete_pod(self, pod: api.Pod, reason: str) -> None:
-        self.deleted.append(pod.name)
 
 
 def scheduler(*extenders: dict[str, Any]) -> tuple[Scheduler, FakeApi]:
@@ -69,7 +57,7 @@ def test_without_a_preempt_verb_nothing_is_sent() -> None:
         srv.verbs["filter"] = lambda a: {"NodeNames": None, "Nodes": a["Nodes"]}
         assert preempt(s)[:2] == ("n0", ("low0",))
         assert srv.calls("preempt") == []
-        assert fake.deleted == ["low0"]
+        assert fake.deleted == ["default/low0"]
 
 
 @pytest.mark.parametrize("cache_capable", [False, True])
@@ -80,7 +68,7 @@ def test_extender_dropping_candidates_moves_the_preemption_in_one_call(
         s, fake = scheduler(ext(srv.url, nodeCacheCapable=cache_capable))
         node, victims, _ = preempt(s)
         assert (node, victims) == ("n2", ("low2",))
-        assert fake.deleted == ["low2"]
+        assert fake.deleted == ["default/low2"]
         calls = srv.calls("preempt")
         assert len(calls) == 1  # one call with every candidate, not one per node
         body = calls[0]
@@ -99,7 +87,7 @@ def test_extender_may_change_victims_to_any_pod_on_the_node() -> None:
     with ExtenderServer(preempt=preempt_only("n2", victims=more)) as srv:
         s, fake = scheduler(ext(srv.url))
         assert preempt(s)[:2] == ("n2", ("low2", "extra"))
-        assert fake.deleted == ["low2", "extra"]
+        assert fake.deleted == ["default/low2", "default/extra"]
 
 
 def test_answered_pdb_violations_count_when_picking() -> None:
@@ -192,7 +180,7 @@ def test_failing_extender_fails_preemption_unless_ignorable(
         assert len(srv.calls("preempt")) == 1
         if ignorable:
             assert node == ignored_node
-            assert fake.deleted == [f"low{ignored_node[1]}"]
+            assert fake.deleted == [f"default/low{ignored_node[1]}"]
         else:
             assert node == "" and fake.deleted == []
             assert "preemption: " + error.format(url=srv.url) in msg

@@ -12,8 +12,7 @@ from hypothesis import strategies as st
 from kubesched.config.load import load_config
 from kubesched.plugins.registry import known_plugin_names
 from kubesched.scheduler import Scheduler
-from tests.builders import make_node, make_pod
-from tests.test_scheduler import Clock, FakeApi, drain
+from kubesched.testing import FakeApi, VirtualClock, drain, make_node, make_pod
 
 ALL_NODES = {
     "apiVersion": "kubescheduler.config.k8s.io/v1",
@@ -25,7 +24,7 @@ ALL_NODES = {
 def scheduler(batching: bool, config: dict[str, Any] | None = None) -> tuple[Scheduler, FakeApi]:
     fake = FakeApi()
     cfg = load_config(config, known_plugins=known_plugin_names())
-    return Scheduler(cfg, clock=Clock(), api_client=fake, batching=batching), fake
+    return Scheduler(cfg, clock=VirtualClock(), api_client=fake, batching=batching), fake
 
 
 def workload(s: Scheduler, nodes: int, pods: list[tuple[str, str]]) -> None:
@@ -96,19 +95,8 @@ def test_unsignable_pods_are_scheduled_normally() -> None:
 
 
 def _spread_pod(i: int, skew: int) -> Any:
-    from kubesched.api import objects as api
-
     p = make_pod(f"s{i:04d}").req(cpu="100m", memory="200Mi").labels(app="web").created(float(i))
-    pod = p.obj()
-    pod.topology_spread_constraints = (
-        api.TopologySpreadConstraint(
-            skew,
-            "zone",
-            "DoNotSchedule",
-            api.LabelSelector(match_labels=(("app", "web"),)),
-        ),
-    )
-    return pod
+    return p.spread(skew, "zone", labels={"app": "web"}).obj()
 
 
 @pytest.mark.parametrize(("nodes", "skew", "placed"), [(7, 1, 181), (150, 1, 200), (150, 3, 200)])

@@ -23,10 +23,9 @@ from kubesched.plugins.registry import in_tree_registry, known_plugin_names
 from kubesched.scheduler import Scheduler
 from kubesched.sim.scenario import build_scenario
 from kubesched.sim.simulate import run_scenario
-from tests.builders import make_node, make_pod
+from kubesched.testing import FakeApi, VirtualClock, drain, make_node, make_pod
 from tests.parallel.harness import World
-from tests.test_scheduler import Clock, FakeApi, drain
-from tests.test_waiting_pods import CONFIG, Gate
+from tests.scheduler.test_waiting_pods import CONFIG, Gate
 
 PAUSE = 100.0
 """Wall seconds of someone else's time between a Pod's cycle and its binding cycle."""
@@ -69,7 +68,9 @@ def deferred_scheduler(config: dict[str, Any] | None = None) -> tuple[Scheduler,
     cfg = load_config(config, known_plugins=known_plugin_names(reg))
     later: list[Callable[[], None]] = []
     fake = FakeApi()
-    s = Scheduler(cfg, clock=Clock(), api_client=fake, registry=reg, submit_binding=later.append)
+    s = Scheduler(
+        cfg, clock=VirtualClock(), api_client=fake, registry=reg, submit_binding=later.append
+    )
     s.on_node_add(make_node("n").cap(cpu="4", memory="8Gi", pods=10).obj())
     return s, later, fake
 

@@ -8,57 +8,10 @@ import numpy as np
 import pytest
 
 from kubesched.api import objects as api
-from kubesched.config.load import load_config
 from kubesched.framework.interface import CycleState, Handle, IntArray, Verdict
-from kubesched.plugins.registry import in_tree_registry, known_plugin_names
-from kubesched.scheduler import Scheduler, num_feasible_nodes_to_find
+from kubesched.scheduler import num_feasible_nodes_to_find
 from kubesched.state.cache import ClusterState
-from tests.builders import make_node, make_pod
-
-
-class FakeApi:
-    """Records binds; can be told to fail them."""
-
-    def __init__(self) -> None:
-        self.binds: dict[str, str] = {}
-        self.fail_binds = False
-        self.failures: dict[str, tuple[str, str]] = {}
-
-    def bind(self, pod: api.Pod, node_name: str) -> None:
-        if self.fail_binds:
-            raise RuntimeError("apiserver unavailable")
-        self.binds[pod.key] = node_name
-
-    def delete_pod(self, pod: api.Pod, reason: str) -> None:
-        pass
-
-    def pod_scheduling_failed(self, pod: api.Pod, reason: str, message: str) -> None:
-        self.failures[pod.key] = (reason, message)
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def new_scheduler(
-    config: dict[str, Any] | None = None, registry: dict[str, Any] | None = None
-) -> tuple[Scheduler, FakeApi, Clock]:
-    reg = in_tree_registry()
-    reg.update(registry or {})
-    cfg = load_config(config, known_plugins=known_plugin_names(reg))
-    fake, clock = FakeApi(), Clock()
-    return Scheduler(cfg, clock=clock, api_client=fake, registry=reg), fake, clock
-
-
-def drain(s: Scheduler) -> int:
-    n = 0
-    while s.schedule_one():
-        n += 1
-    return n
+from kubesched.testing import drain, make_node, make_pod, new_scheduler
 
 
 @pytest.mark.parametrize(
