@@ -115,7 +115,7 @@ class _Gen:
             controllers_status(items)
         config = self.config()
         if self.chance(0.25):  # drawn last: the cases without nominations stay as they were
-            items += nominations(self, names, incoming)
+            items += nominations(self, names, incoming, pods)
         return {
             "cluster": {"apiVersion": "v1", "kind": "List", "items": items},
             "pod": incoming,
@@ -494,16 +494,27 @@ PRIORITY_CLASSES = {
 }
 
 
-def nominations(gen: _Gen, nodes: list[str], incoming: dict[str, Any]) -> list[dict[str, Any]]:
-    """Preemption's traces (``incoming`` changed in place): the incoming Pod may carry
-    ``status.nominatedNodeName`` (it preempted before: upstream tries that node first), and
-    pending Pods are returned, most of them nominated to a node (sometimes one the snapshot
-    lacks), of various priorities (those at or above the incoming Pod's count on their node
-    in Filter), some gated or for another scheduler (never nominated by the queue), some
-    with labels and anti-affinity that inter-pod affinity and spreading count."""
+def nominations(
+    gen: _Gen, nodes: list[str], incoming: dict[str, Any], running: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Preemption's traces (``incoming`` and ``running`` changed in place): the incoming Pod
+    may carry ``status.nominatedNodeName`` (it preempted before: upstream tries that node
+    first), with running Pods there terminating, some because of that preemption (the
+    ``DisruptionTarget`` condition: it may not preempt again meanwhile); and pending Pods
+    are returned, most of them nominated to a node (sometimes one the snapshot lacks), of
+    various priorities (those at or above the incoming Pod's count on their node in Filter),
+    some gated or for another scheduler (never nominated by the queue), some with labels and
+    anti-affinity that inter-pod affinity and spreading count."""
     if gen.chance(0.6):
         nominated = gen.pick(nodes) if gen.chance(0.9) else "gone-node"
         incoming.setdefault("status", {"phase": "Pending"})["nominatedNodeName"] = nominated
+        for pod in running:
+            if pod["spec"]["nodeName"] == nominated and gen.chance(0.5):
+                pod["metadata"]["deletionTimestamp"] = "2026-01-01T01:00:00Z"
+                reason = "PreemptionByScheduler" if gen.chance(0.8) else "DeletionByTaintManager"
+                condition = {"type": "DisruptionTarget", "reason": reason}
+                condition["status"] = "True" if gen.chance(0.9) else "False"
+                pod["status"].setdefault("conditions", []).append(condition)
     pending = []
     nominated_self = "nominatedNodeName" in incoming.get("status", {})
     for i in range(gen.r.randint(0 if nominated_self else 1, 4)):
