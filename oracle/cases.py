@@ -10,8 +10,10 @@ restartable sidecar containers, overhead, priorities, terminating Pods, host por
 preferred terms), pod (anti-)affinity with namespaces, namespace selectors and
 matchLabelKeys, topology spread (hard, soft, minDomains, the inclusion policies,
 matchLabelKeys, the system defaults through Services and ReplicaSets), tolerations,
-scheduling gates and priorities; and configurations with each scoring strategy, changed
-weights and disabled plugins.
+scheduling gates and priorities; preemption's traces (an incoming Pod with
+``status.nominatedNodeName``, other pending Pods nominated to nodes with various
+priorities); and configurations with each scoring strategy, changed weights and disabled
+plugins.
 """
 
 from __future__ import annotations
@@ -111,10 +113,13 @@ class _Gen:
         if self.chance(0.35):
             items += as_stored(self, nodes, pods, incoming)
             controllers_status(items)
+        config = self.config()
+        if self.chance(0.25):  # drawn last: the cases without nominations stay as they were
+            items += nominations(self, names, incoming, pods)
         return {
             "cluster": {"apiVersion": "v1", "kind": "List", "items": items},
             "pod": incoming,
-            "config": self.config(),
+            "config": config,
         }
 
     # --- nodes -----------------------------------------------------------------------
@@ -487,6 +492,57 @@ PRIORITY_CLASSES = {
     "batch-low": (10, "Never"),
     "best-effort": (0, "PreemptLowerPriority"),
 }
+
+
+def nominations(
+    gen: _Gen, nodes: list[str], incoming: dict[str, Any], running: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Preemption's traces (``incoming`` and ``running`` changed in place): the incoming Pod
+    may carry ``status.nominatedNodeName`` (it preempted before: upstream tries that node
+    first), with running Pods there terminating, some because of that preemption (the
+    ``DisruptionTarget`` condition: it may not preempt again meanwhile); and pending Pods
+    are returned, most of them nominated to a node (sometimes one the snapshot lacks), of
+    various priorities (those at or above the incoming Pod's count on their node in Filter),
+    some gated or for another scheduler (never nominated by the queue), some with labels and
+    anti-affinity that inter-pod affinity and spreading count."""
+    if gen.chance(0.6):
+        nominated = gen.pick(nodes) if gen.chance(0.9) else "gone-node"
+        incoming.setdefault("status", {"phase": "Pending"})["nominatedNodeName"] = nominated
+        for pod in running:
+            if pod["spec"]["nodeName"] == nominated and gen.chance(0.5):
+                pod["metadata"]["deletionTimestamp"] = "2026-01-01T01:00:00Z"
+                reason = "PreemptionByScheduler" if gen.chance(0.8) else "DeletionByTaintManager"
+                condition = {"type": "DisruptionTarget", "reason": reason}
+                condition["status"] = "True" if gen.chance(0.9) else "False"
+                pod["status"].setdefault("conditions", []).append(condition)
+    pending = []
+    nominated_self = "nominatedNodeName" in incoming.get("status", {})
+    for i in range(gen.r.randint(0 if nominated_self else 1, 4)):
+        meta: dict[str, Any] = {
+            "name": f"nominated-{i}",
+            "namespace": gen.pick(NAMESPACES),
+            "labels": gen.labels(),
+            "uid": f"uid-nominated-{i}",
+            "creationTimestamp": f"2026-01-01T02:{i:02d}:00Z",
+        }
+        spec = gen.pod_spec(big=gen.chance(0.4))
+        spec["priority"] = gen.pick([0, 10, 100, 1000, 2000])
+        if gen.chance(0.2):
+            spec["affinity"] = {
+                "podAntiAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [gen.pod_term(required=True)]
+                }
+            }
+        if gen.chance(0.1):
+            spec["schedulingGates"] = [{"name": "example.com/wait"}]
+        if gen.chance(0.1):
+            spec["schedulerName"] = "other-scheduler"
+        status: dict[str, Any] = {"phase": "Pending"}
+        if gen.chance(0.85):
+            status["nominatedNodeName"] = gen.pick(nodes) if gen.chance(0.95) else "gone-node"
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+        pending.append({**pod, "status": status})
+    return pending
 
 
 def as_stored(

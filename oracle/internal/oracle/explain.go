@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/testing"
+	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
@@ -74,12 +75,14 @@ func Explain(ctx context.Context, req *ExplainRequest) (*ExplainResult, error) {
 		Result: "Error", Nodes: map[string]*NodeVerdict{}, TopNodes: []string{},
 	}
 	running := runningPods(cluster, pod)
+	pending := pendingPods(cluster, pod)
 	snapshot := internalcache.NewSnapshot(running, cluster.Nodes)
-	others := &Cluster{Nodes: cluster.Nodes, Pods: running, Others: cluster.Others}
+	others := &Cluster{Nodes: cluster.Nodes, Pods: append(running, pending...), Others: cluster.Others}
 	env, err := NewEnv(ctx, cfg, objectsOf(others, pod), snapshot)
 	if err != nil {
 		return nil, err
 	}
+	queueNominated(ctx, env, pending)
 	f, ok := env.Frameworks[pod.Spec.SchedulerName]
 	if !ok {
 		out.Message = fmt.Sprintf("profile not found for scheduler name %q", pod.Spec.SchedulerName)
@@ -118,6 +121,25 @@ func evaluate(ctx context.Context, f framework.Framework, prof *config.KubeSched
 		unschedulable(ctx, f, env, state, pod, len(all), diagnosis, out)
 		return
 	}
+	// Upstream's findNodesThatFitPod: a Pod nominated by an earlier preemption tries its
+	// nominated node first (whatever PreFilter narrowed to) and takes it if it passes every
+	// Filter, without scoring; a rejection there stays in the diagnosis.  The verdicts of
+	// every node are still worked out below, for the answer.
+	var nominated fwk.NodeInfo
+	var first *NodeVerdict
+	nnn := pod.Status.NominatedNodeName
+	if nnn != "" {
+		if n, err := snapshot.Get(nnn); err == nil {
+			st := f.RunFilterPluginsWithNominatedPods(ctx, state, pod, n)
+			if st.IsSuccess() {
+				nominated = n
+				first = &NodeVerdict{Feasible: true, Reasons: []string{}, Scores: map[string]int64{}}
+			} else if st.IsRejected() {
+				diagnosis.NodeToStatus.Set(nnn, st)
+				first = rejected(st, nil)
+			}
+		}
+	}
 	nodes := all
 	if !preRes.AllNodes() {
 		absent := fwk.NewStatus(fwk.UnschedulableAndUnresolvable,
@@ -130,6 +152,11 @@ func evaluate(ctx context.Context, f framework.Framework, prof *config.KubeSched
 			} else {
 				out.Nodes[n.Node().Name] = rejected(absent, narrowing)
 			}
+		}
+		if first != nil && !preRes.NodeNames.Has(nnn) {
+			// Left out by PreFilter, the nominated node was still filtered: its verdict
+			// is that one (the diagnosis keeps its status).
+			out.Nodes[nnn] = first
 		}
 	}
 	var feasible []fwk.NodeInfo
@@ -147,15 +174,22 @@ func evaluate(ctx context.Context, f framework.Framework, prof *config.KubeSched
 			return
 		}
 	}
-	if len(feasible) == 0 {
+	if len(feasible) == 0 && nominated == nil {
 		unschedulable(ctx, f, env, state, pod, len(all), diagnosis, out)
 		return
 	}
-	if err := score(ctx, f, prof, state, pod, feasible, out); err != nil {
+	if err := score(ctx, f, prof, state, pod, feasible, out); err != nil && nominated == nil {
 		out.Message = err.Error()
 		return
 	}
 	out.Result = "Scheduled"
+	if nominated != nil {
+		name := nominated.Node().Name
+		out.TopNodes, out.SelectedNode = []string{name}, &name
+		out.Message = fmt.Sprintf("%d/%d nodes are feasible; selected %s, the Pod's nominated node: "+
+			"the scheduler tries it first and it passes every filter", len(feasible), len(all), name)
+		return
+	}
 	out.SelectedNode = &out.TopNodes[0]
 	out.Message = fmt.Sprintf("%d/%d nodes are feasible; selected %s with score %d",
 		len(feasible), len(all), out.TopNodes[0], out.Nodes[out.TopNodes[0]].Score)
@@ -269,6 +303,37 @@ func runningPods(c *Cluster, pod *v1.Pod) []*v1.Pod {
 		}
 	}
 	return out
+}
+
+// pendingPods are the snapshot's Pods not bound to a node and not finished, other than the
+// one being explained: those the scheduler's informer hands to its queue.
+func pendingPods(c *Cluster, pod *v1.Pod) []*v1.Pod {
+	var out []*v1.Pod
+	for _, p := range c.Pods {
+		if p.Namespace == pod.Namespace && p.Name == pod.Name {
+			continue
+		}
+		if p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
+			continue
+		}
+		if p.Spec.NodeName == "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// queueNominated adds the pending Pods with a nominated node that a profile is responsible
+// for to the queue, as kube-scheduler's Pod informer does: the queue runs their PreEnqueue
+// plugins and nominates those that enter activeQ, so Filter counts them on their node
+// (addGENominatedPods: priority at least the incoming Pod's) and preemption sees them.
+func queueNominated(ctx context.Context, env *Env, pending []*v1.Pod) {
+	logger := klog.FromContext(ctx)
+	for _, p := range pending {
+		if _, ok := env.Frameworks[p.Spec.SchedulerName]; ok && p.Status.NominatedNodeName != "" {
+			env.Queue.Add(logger, p)
+		}
+	}
 }
 
 func profileOf(cfg *config.KubeSchedulerConfiguration, name string) *config.KubeSchedulerProfile {

@@ -9,12 +9,17 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/informers/core"
+	"k8s.io/client-go/informers/internalinterfaces"
+	"k8s.io/client-go/informers/resource"
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	resourceslicetracker "k8s.io/dynamic-resource-allocation/resourceslice/tracker"
 	"k8s.io/klog/v2"
@@ -75,10 +80,11 @@ func LoadConfig(raw json.RawMessage) (*config.KubeSchedulerConfiguration, error)
 
 // Env is upstream's framework for every profile, over a fake clientset holding the
 // snapshot's objects (the listers plugins use: Services, ReplicaSets, Namespaces, PDBs,
-// ResourceSlices, ...).
+// ResourceSlices, ...), and the scheduling queue that is their nominator.
 type Env struct {
 	Client     *fake.Clientset
 	Frameworks profile.Map
+	Queue      *internalqueue.PriorityQueue
 }
 
 // NewEnv builds the frameworks of cfg as scheduler.New does, with lister as the
@@ -87,7 +93,7 @@ func NewEnv(ctx context.Context, cfg *config.KubeSchedulerConfiguration, objs []
 	lister framework.SharedLister) (*Env, error) {
 	client := fake.NewClientset(objs...)
 	watches := recordWatches(client)
-	factory := informers.NewSharedInformerFactory(client, 0)
+	factory := &handlerFactory{SharedInformerFactory: informers.NewSharedInformerFactory(client, 0)}
 	dra, claims, err := draManager(ctx, client, factory)
 	if err != nil {
 		return nil, err
@@ -106,9 +112,19 @@ func NewEnv(ctx context.Context, cfg *config.KubeSchedulerConfiguration, objs []
 	if err != nil {
 		return nil, err
 	}
-	// The queue is the frameworks' nominator, as in scheduler.New.
+	// The queue is the frameworks' nominator, as in scheduler.New: with each profile's
+	// PreEnqueue plugins, so that a gated Pod it is given never enters activeQ (and so is
+	// never nominated).
 	first := fws[cfg.Profiles[0].SchedulerName]
+	preEnqueue := map[string]map[string]framework.PreEnqueuePlugin{}
+	for name, f := range fws {
+		preEnqueue[name] = map[string]framework.PreEnqueuePlugin{}
+		for _, pl := range f.PreEnqueuePlugins() {
+			preEnqueue[name][pl.Name()] = pl
+		}
+	}
 	queue := internalqueue.NewPriorityQueue(first.QueueSortFunc(), factory,
+		internalqueue.WithPreEnqueuePluginMap(preEnqueue),
 		internalqueue.WithMetricsRecorder(*metrics.NewMetricsAsyncRecorder(1000, time.Second, stop)))
 	for _, f := range fws {
 		f.SetPodNominator(queue)
@@ -116,8 +132,74 @@ func NewEnv(ctx context.Context, cfg *config.KubeSchedulerConfiguration, objs []
 	}
 	factory.Start(stop)
 	waitForSync(ctx, factory, watches)
+	factory.waitForHandlers(ctx)
 	waitForClaims(ctx, claims, objs)
-	return &Env{Client: client, Frameworks: fws}, nil
+	return &Env{Client: client, Frameworks: fws, Queue: queue}, nil
+}
+
+// handlerFactory is the informer factory the frameworks get: the shared one, except that
+// every event handler registered on a core or resource.k8s.io informer is noted, so that
+// waitForHandlers can wait until each has been given the initial list, as kube-scheduler
+// waits for its own handlers (WaitForHandlersSync).  A synced store says nothing about its
+// handlers: VolumeBinding's PV and PVC assume caches and DynamicResources' claim cache and
+// slice tracker are fed by handlers, each on its own goroutine (without this, VolumeBinding
+// failed with `could not find v1.PersistentVolumeClaim` on some storage cases).
+type handlerFactory struct {
+	informers.SharedInformerFactory
+	mu   sync.Mutex
+	regs []cache.ResourceEventHandlerRegistration
+}
+
+// Core builds the core informers over f, so that their InformerFor is f's.
+func (f *handlerFactory) Core() core.Interface { return core.New(f, metav1.NamespaceAll, nil) }
+
+// Resource builds the resource.k8s.io informers over f, so that their InformerFor is f's.
+func (f *handlerFactory) Resource() resource.Interface {
+	return resource.New(f, metav1.NamespaceAll, nil)
+}
+
+// InformerFor is the shared informer for obj, noting the handlers added to it.
+func (f *handlerFactory) InformerFor(obj runtime.Object, newFunc internalinterfaces.NewInformerFunc) cache.SharedIndexInformer {
+	return &handlerInformer{SharedIndexInformer: f.SharedInformerFactory.InformerFor(obj, newFunc), f: f}
+}
+
+func (f *handlerFactory) note(reg cache.ResourceEventHandlerRegistration, err error) (cache.ResourceEventHandlerRegistration, error) {
+	if err == nil {
+		f.mu.Lock()
+		f.regs = append(f.regs, reg)
+		f.mu.Unlock()
+	}
+	return reg, err
+}
+
+// waitForHandlers polls every millisecond until every noted handler has synced.
+func (f *handlerFactory) waitForHandlers(ctx context.Context) {
+	f.mu.Lock()
+	regs := append([]cache.ResourceEventHandlerRegistration(nil), f.regs...)
+	f.mu.Unlock()
+	for _, reg := range regs {
+		for ctx.Err() == nil && !reg.HasSynced() {
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
+// handlerInformer is a shared informer whose added handlers its factory notes.
+type handlerInformer struct {
+	cache.SharedIndexInformer
+	f *handlerFactory
+}
+
+func (i *handlerInformer) AddEventHandler(h cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
+	return i.f.note(i.SharedIndexInformer.AddEventHandler(h))
+}
+
+func (i *handlerInformer) AddEventHandlerWithResyncPeriod(h cache.ResourceEventHandler, resync time.Duration) (cache.ResourceEventHandlerRegistration, error) {
+	return i.f.note(i.SharedIndexInformer.AddEventHandlerWithResyncPeriod(h, resync))
+}
+
+func (i *handlerInformer) AddEventHandlerWithOptions(h cache.ResourceEventHandler, opts cache.HandlerOptions) (cache.ResourceEventHandlerRegistration, error) {
+	return i.f.note(i.SharedIndexInformer.AddEventHandlerWithOptions(h, opts))
 }
 
 // watchRecorder notes each resource an informer of the fake clientset has started to watch.

@@ -24,6 +24,16 @@ makes the Pod Unschedulable with upstream's message, e.g. ``0/1 nodes are availa
 PodGroup not found.`` for a Coscheduling member whose PodGroup the snapshot lacks (a missing
 referenced object is logged once as a warning, see :mod:`kubesched.admission.references`).
 
+Nominations count as in the scheduling cycle.  The snapshot's other pending Pods with
+``status.nominatedNodeName`` (those a profile schedules and no PreEnqueue plugin holds back:
+upstream's queue nominates them) are treated as running on their nominated node by the Filter
+plugins for a Pod of lower or equal priority (upstream ``RunFilterPluginsWithNominatedPods``),
+in the verdicts and in preemption's dry run.  A Pod with ``status.nominatedNodeName`` (it has
+preempted) tries that node first, as upstream's ``evaluateNominatedNode``: when it passes
+every filter (and filter extender) it is the selected node whatever the scores, and the
+message says so (``... selected NODE, the Pod's nominated node: the scheduler tries it first
+and it passes every filter``); otherwise the cycle goes on over every node as usual.
+
 Only an Unschedulable answer has a ``"capacity"`` object (short of capacity or fragmented,
 :mod:`kubesched.explainer.capacity`).  In any answer, a node DynamicResources rejected with
 ``cannot allocate all claims`` has a ``"devices"`` list naming each request's problem there
@@ -50,10 +60,13 @@ from kubesched.explainer import capacity, devicefit
 from kubesched.framework.extender import ExtenderError
 from kubesched.framework.extenders import EXTENDER_NAME, ExtenderFilterOutcome, Extenders
 from kubesched.framework.interface import Code, CycleState, Handle, IntArray, Status
+from kubesched.framework.outcomes import FilterOutcome, merge_outcomes
 from kubesched.framework.runtime import Framework, PluginError
 from kubesched.plugins.registry import full_registry, known_plugin_names
+from kubesched.queue.nominator import Nominator
 from kubesched.scheduler import Diagnosis, rejected_on_node
 from kubesched.state.cache import ClusterState
+from kubesched.state.nodes import NodeTable
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
 
@@ -102,7 +115,7 @@ def explain(
     "nominatedNode", "victims"}``: what PostFilter would do (a dry run, nothing deleted)."""
     cfg = _config(config)
     with bulk_allocation(FREEZE_ANSWER_AFTER):  # the cache and the plugins' indexes
-        state_cluster, _ = build_cluster(cluster)
+        state_cluster, pending = build_cluster(cluster)
         p = parse_pod(dict(pod), "pod")
         references.check(list(state_cluster.objects.values()), [p])  # warns about missing ones
         if p.node_name:
@@ -128,6 +141,7 @@ def explain(
             Handle(state_cluster),
             percentage_of_nodes_to_score=100,
         )
+        fwk.nominator = _nominator(cfg, fwk, state_cluster, pending, p)
     extenders = Extenders(ext_configs) if ext_configs else None
     try:
         _evaluate(fwk, state_cluster, p, out, extenders, preemption)
@@ -142,6 +156,33 @@ def explain(
         # nodes still show what a cycle would find once the gates are removed.
         out.update(result="Gated", selectedNode=None, message=gate.message())
     return out
+
+
+def _nominator(
+    cfg: KubeSchedulerConfiguration,
+    fwk: Framework,
+    cluster: ClusterState,
+    pending: list[api.Pod],
+    pod: api.Pod,
+) -> Nominator:
+    """The nominations the scheduling queue would hold: each pending Pod (other than
+    ``pod``) with a nominated node, whose profile exists and whose PreEnqueue plugins let it
+    into activeQ (upstream nominates a Pod as it enters activeQ, so a gated one is not)."""
+    nominator = Nominator()
+    profiles = {pr.scheduler_name: pr for pr in cfg.profiles}
+    frameworks = {fwk.profile_name: fwk}
+    for other in pending:
+        profile = profiles.get(other.scheduler_name)
+        if other.key == pod.key or not other.nominated_node_name or profile is None:
+            continue
+        f = frameworks.get(other.scheduler_name)
+        if f is None:
+            f = frameworks[other.scheduler_name] = Framework(
+                profile, full_registry(), Handle(cluster), percentage_of_nodes_to_score=100
+            )
+        if f.run_pre_enqueue(other).is_success():
+            nominator.add(other)
+    return nominator
 
 
 def _evaluate(
@@ -176,6 +217,17 @@ def _evaluate(
         if preemption:
             out["preemption"] = _preemption(fwk, state, pod, diagnosis)
         return out
+    # Upstream findNodesThatFitPod: the nominated node is tried first, whatever PreFilter
+    # narrowed to, and taken if it passes; every node's verdict is still worked out below.
+    nominated: str | None = None
+    interned: dict[Status, int] = {}
+    first: FilterOutcome | None = None
+    if pod.nominated_node_name in table.row_of:
+        one = np.asarray([table.row_of[pod.nominated_node_name]], dtype=np.int64)
+        first = fwk.run_filter_with_nominated(state, pod, one, interned)
+        fits = first.feasible
+        if fits.size and _nominated_passes_extenders(extenders, pod, table, fits):
+            nominated = pod.nominated_node_name
     rows = order
     reason = ""
     absent: Status | None = None
@@ -186,7 +238,18 @@ def _evaluate(
         for name in np.asarray(names, dtype=object)[~keep].tolist():
             nodes[name] = _node(False, sorted(rejectors)[0], [reason])
         rows = order[keep]
-    outcome = fwk.run_filter(state, pod, rows)
+    outcome = fwk.run_filter_with_nominated(state, pod, rows, interned)
+    narrowed_out = 0
+    if first is not None and not (rows == table.row_of[pod.nominated_node_name]).any():
+        # PreFilter left the nominated node out, yet it was filtered: the cycle records its
+        # Filter verdict for it (upstream's diagnosis keeps the first pass's status).
+        narrowed_out = 1
+        if first.failed.size:
+            no_rows = np.zeros(0, dtype=np.int64)
+            failed = FilterOutcome(no_rows, first.failed, first.failed_status, [], 0)
+            outcome = merge_outcomes([outcome, failed], list(interned))
+        else:
+            nodes[pod.nominated_node_name] = _node(True, None, [])
     devices = devicefit.DeviceFits.of(fwk.instances, cluster, pod)
     for i, row in enumerate(outcome.failed.tolist()):
         st = outcome.status_of(i)
@@ -201,9 +264,9 @@ def _evaluate(
         for st in ext.statuses:
             counts[st.reasons[0]] += 1
         feasible = ext.feasible
-    if feasible.size == 0:
-        if rows.size < n:
-            counts[reason] += n - int(rows.size)
+    if feasible.size == 0 and nominated is None:
+        if rows.size + narrowed_out < n:
+            counts[reason] += n - int(rows.size) - narrowed_out
         out["result"] = "Unschedulable"
         diagnosis = Diagnosis(n, counts, rejectors, outcome=outcome, absent=absent)
         out["message"] = diagnosis.message()
@@ -213,13 +276,14 @@ def _evaluate(
             out["preemption"] = _preemption(fwk, state, pod, diagnosis)
         return _ordered(out, names)
     scores = None
-    if fwk.has_score_plugins():
+    if fwk.has_score_plugins() and feasible.size:
         pre_status = fwk.run_pre_score(state, pod, feasible)
-        if not pre_status.is_success():
+        if pre_status.is_success():
+            scores = fwk.run_score(state, pod, feasible)
+        elif nominated is None:  # upstream does not score when it takes the nominated node
             raise PluginError(pre_status.plugin, pre_status.message())
-        scores = fwk.run_score(state, pod, feasible)
     total: IntArray | None = None if scores is None else scores.total
-    if extenders is not None:
+    if extenders is not None and feasible.size:
         ext_total = _extender_scores(nodes, extenders, pod, cluster, feasible)
         total = ext_total if total is None else total + ext_total
     for i, row in enumerate(feasible.tolist()):
@@ -230,12 +294,12 @@ def _evaluate(
         if total is not None:
             info["score"] = int(total[i])
     pick = 0
-    if total is not None:
+    if total is not None and total.size:
         best = np.flatnonzero(total == total.max())
         pick = int(best[0])
         if best.size > 1:
             pick = int(best[int(np.random.default_rng(0).integers(best.size))])
-    chosen = table.names[int(feasible[pick])]
+    chosen = nominated or table.names[int(feasible[pick])]
     status = _reserve_and_permit(fwk, state, pod, chosen)
     if not status.is_success() and status.code != Code.WAIT:
         out["result"] = "Unschedulable" if status.is_rejected() else "Error"
@@ -248,8 +312,24 @@ def _evaluate(
     out["message"] = (
         f"{int(feasible.size)}/{n} nodes are feasible; "
         f"selected {chosen} with score {nodes[chosen]['score']}"
+        if nominated is None
+        else f"{int(feasible.size)}/{n} nodes are feasible; selected {chosen}, the Pod's "
+        "nominated node: the scheduler tries it first and it passes every filter"
     )
     return _ordered(out, names)
+
+
+def _nominated_passes_extenders(
+    extenders: Extenders | None, pod: api.Pod, table: NodeTable, rows: IntArray
+) -> bool:
+    """Upstream ``evaluateNominatedNode``: the nominated node must pass the filter
+    extenders too; an extender error only skips the shortcut (upstream logs it)."""
+    if extenders is None:
+        return True
+    try:
+        return bool(extenders.filter(pod, table, rows).feasible.size)
+    except ExtenderError:
+        return False
 
 
 def _preemption(

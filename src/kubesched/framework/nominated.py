@@ -92,6 +92,9 @@ class NominatedSet:
             self._grow()
         slot = self._free.pop()
         b = self.block
+        extra = usage[1].shape[0] - b.requests.shape[1]
+        if extra > 0:  # the Pod requests a resource the table had no column for until now
+            b.requests = np.hstack([b.requests, np.zeros((len(self.pods), extra), np.int64)])
         b.rows[slot] = usage[0]
         b.requests[slot] = 0
         b.requests[slot, : usage[1].shape[0]] = usage[1]
