@@ -114,7 +114,7 @@ class ShardDispatch(Dispatcher):
         s = live.shard
         if confirm:  # the watch's bound Pod confirms (or moves) the assumed copy
             if s.handle.reject_waiting_pod(key):
-                s._drain_waiting()
+                s.committer.drain_waiting()
             return
         s.on_pod_delete(pod)
 

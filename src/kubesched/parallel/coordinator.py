@@ -53,7 +53,7 @@ from kubesched.parallel.observe import ParallelMetrics, binder_summary
 from kubesched.parallel.router import Router
 from kubesched.parallel.routing import RoutedSearch, Routing
 from kubesched.parallel.streaming import CacheTap, StreamingHandlers, snapshot_entries
-from kubesched.scheduler.base import resume
+from kubesched.scheduler.commit import resume
 
 ROUTING = ("all", "auto")
 """``all``: every Pod goes to a shard; ``auto``: the router decides per signature."""
@@ -201,7 +201,7 @@ class ParallelScheduler(RoutedSearch, Dormancy, StreamingHandlers):
             ):
                 self._receive(i)
                 did = received = True
-        self._drain_waiting()
+        self.committer.drain_waiting()
         self._trim()
         self.parallel_metrics.in_flight(self.dispatcher.load)
         if routing is not None:

@@ -129,7 +129,7 @@ class Routing:
             prefilter.release()
         self.routed_pod, self.routed_sig = pod, sig
         try:
-            hub._schedule_popped(qp)
+            hub.schedule_popped(qp)
         finally:
             self.routed_pod = None
         if hub.synced:

@@ -134,6 +134,7 @@ class ShardScheduler(Scheduler):
             name: CROSS_NODE_FILTERS & {pl.name for pl in fwk.filter_plugins}
             for name, fwk in self.profiles.items()
         }
+        self.committer.direct_bind = self._propose_at_once
 
     # ------------------------------------------------------------------ one message
     def process(self, msg: p.ToShard) -> p.FromShard:
@@ -184,7 +185,7 @@ class ShardScheduler(Scheduler):
                 (p.FAILED, pod.key, reason, message, plugins, pending, nominated, victims)
             )
             self.queue.delete(pod)
-            self.failures.pop(pod.key, None)
+            self.failing.clear(pod.key)
         self.failed.clear()
 
     # ------------------------------------------------------------------ the commit stream
@@ -365,23 +366,14 @@ class ShardScheduler(Scheduler):
             self._lean_profiles[fwk.profile_name] = lean
         return lean
 
-    def _binding_cycle(
-        self,
-        fwk: Framework,
-        state: CycleState,
-        qp: QueuedPodInfo,
-        assumed: api.Pod,
-        start: float,
-        cycle: int,
-    ) -> None:
+    def _propose_at_once(self, fwk: Framework, qp: QueuedPodInfo, assumed: api.Pod) -> bool:
+        """The commit step's direct bind (:attr:`~kubesched.scheduler.commit.Commit.
+        direct_bind`): a lean profile's Pod without claims is proposed without its binding
+        cycle."""
         if not self._lean(fwk) or qp.pod.resource_claims:
-            super()._binding_cycle(fwk, state, qp, assumed, start, cycle)
-            return
-        self.in_flight_bindings -= 1
+            return False
         self.propose(assumed, assumed.node_name)
-        self.cluster.finish_binding(assumed)
-        self.failures.pop(assumed.key, None)
-        self.queue.done(assumed)
+        return True
 
     def propose(self, pod: api.Pod, node: str) -> None:
         """The binding cycle reached Bind: send the placement to the binder."""

@@ -1,9 +1,11 @@
 """The serial scheduler: one scheduling cycle at a time, binding cycles handed off.
 
 :class:`Scheduler` reads like upstream ``schedule_one.go``; its parts live in small modules:
-``core`` (informer events, the cycle, Reserve/Permit and the binding cycle), ``algorithm``
-(finding the node, result reuse), ``waiting`` (Pods held at Permit), ``failures``
-(PostFilter, recorded reasons, requeue) and ``types`` (results and ``FitError``).
+``core`` (the cycle and the parts it owns), ``handlers`` (informer events), ``algorithm``
+(finding the node, result reuse), ``commit`` (assume, Reserve, Permit, hold or bind, and
+each undo: the one commit step the parallel shards, binder and live coordinator use too),
+``waiting`` (Pods held at Permit), ``failures`` (PostFilter, recorded reasons, requeue) and
+``types`` (results and ``FitError``).
 """
 
 from kubesched.scheduler.core import Scheduler

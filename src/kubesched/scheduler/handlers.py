@@ -133,14 +133,14 @@ class EventsMixin(SchedulerBase):
         start = time.perf_counter()
         self._tell("on_pod_delete", pod)
         if self.handle.reject_waiting_pod(pod.key):
-            self._drain_waiting()
+            self.committer.drain_waiting()
         if self.cluster.remove_pod(pod.key) is not None:
             self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_DELETE, pod, None)
             label = "AssignedPodDelete"
         else:
             self.queue.delete(pod)
             label = "UnschedulablePodDelete"
-        self.failures.pop(pod.key, None)
+        self.failing.clear(pod.key)
         self._handled(start, label)
 
     def on_object(self, obj: dict[str, Any], *, deleted: bool = False) -> None:
