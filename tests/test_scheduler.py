@@ -11,7 +11,7 @@ from kubesched.api import objects as api
 from kubesched.config.load import load_config
 from kubesched.framework.interface import CycleState, Handle, IntArray, Verdict
 from kubesched.plugins.registry import in_tree_registry, known_plugin_names
-from kubesched.scheduler import Scheduler, num_feasible_nodes_to_find
+from kubesched.scheduler import Scheduler, SchedulerOptions, num_feasible_nodes_to_find
 from kubesched.state.cache import ClusterState
 from tests.builders import make_node, make_pod
 
@@ -51,7 +51,11 @@ def new_scheduler(
     reg.update(registry or {})
     cfg = load_config(config, known_plugins=known_plugin_names(reg))
     fake, clock = FakeApi(), Clock()
-    return Scheduler(cfg, clock=clock, api_client=fake, registry=reg), fake, clock
+    return (
+        Scheduler(cfg, clock=clock, api_client=fake, options=SchedulerOptions(registry=reg)),
+        fake,
+        clock,
+    )
 
 
 def drain(s: Scheduler) -> int:

@@ -13,7 +13,7 @@ from kubesched.config.load import load_config
 from kubesched.framework.interface import CycleState, IntArray
 from kubesched.framework.runtime import Framework
 from kubesched.plugins.registry import in_tree_registry, known_plugin_names
-from kubesched.scheduler import Scheduler
+from kubesched.scheduler import Scheduler, SchedulerOptions
 from kubesched.scheduler.types import FitError, ScheduleResult
 from tests.builders import make_node, make_pod
 from tests.test_scheduler import Clock, FakeApi, drain, new_scheduler
@@ -34,7 +34,9 @@ class Recording(FakeApi):
 def _run(static: bool, seed: int) -> tuple[dict[str, Any], Scheduler]:
     fake, clock = Recording(), Clock()
     cfg = load_config(None, known_plugins=known_plugin_names())
-    s = Scheduler(cfg, clock=clock, api_client=fake, registry=in_tree_registry())
+    s = Scheduler(
+        cfg, clock=clock, api_client=fake, options=SchedulerOptions(registry=in_tree_registry())
+    )
     s.static_failures.enabled = static
     for i in range(6):
         s.on_node_add(make_node(f"n{i}").cap(cpu="4", memory="8Gi", pods=3).obj())
@@ -158,7 +160,8 @@ class PartitionFirst(Scheduler):
 def test_a_pass_over_part_of_the_nodes_is_not_kept() -> None:
     fake, clock = FakeApi(), Clock()
     cfg = load_config(None, known_plugins=known_plugin_names())
-    s = PartitionFirst(cfg, clock=clock, api_client=fake, registry=in_tree_registry())
+    options = SchedulerOptions(registry=in_tree_registry())
+    s = PartitionFirst(cfg, clock=clock, api_client=fake, options=options)
     for i in range(4):
         s.on_node_add(make_node(f"n{i}").cap(cpu="4", memory="8Gi", pods=10).obj())
     s.on_pod_add(make_pod("huge").req(cpu="100").obj())
@@ -181,7 +184,9 @@ def test_a_rare_resource_larger_than_any_node_has_is_a_static_failure_too() -> N
     for static in (False, True):
         fake, clock = Recording(), Clock()
         cfg = load_config(None, known_plugins=known_plugin_names())
-        s = Scheduler(cfg, clock=clock, api_client=fake, registry=in_tree_registry())
+        s = Scheduler(
+            cfg, clock=clock, api_client=fake, options=SchedulerOptions(registry=in_tree_registry())
+        )
         s.static_failures.enabled = static
         for i in range(MAX_DENSE_EXTENDED + 3):
             extra = {f"example.com/dev-{i}": 2}

@@ -16,7 +16,7 @@ from kubesched.config.load import load_config
 from kubesched.metrics import PLUGIN_SAMPLE_EVERY
 from kubesched.plugins import entrypoints
 from kubesched.plugins.registry import full_registry, in_tree_registry, known_plugin_names
-from kubesched.scheduler import Scheduler
+from kubesched.scheduler import Scheduler, SchedulerOptions
 from tests.builders import make_node, make_pod
 
 EXAMPLE = "PreferNodeLabel"
@@ -54,7 +54,9 @@ def test_enabled_by_configuration_it_changes_placements_and_is_timed() -> None:
         def delete_pod(self, pod: Any, reason: str) -> None:
             pass
 
-    s = Scheduler(cfg, clock=lambda: 0.0, api_client=Api(), batching=False)
+    s = Scheduler(
+        cfg, clock=lambda: 0.0, api_client=Api(), options=SchedulerOptions(batching=False)
+    )
     for i in range(5):
         s.on_node_add(make_node(f"n{i}").cap(cpu="8", memory="32Gi", pods=50).obj())
     s.on_node_update(

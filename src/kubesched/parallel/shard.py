@@ -22,20 +22,26 @@ is the process entry point.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
-from collections.abc import Mapping
 
 import numpy as np
 
 from kubesched.api import objects as api
 from kubesched.config.types import KubeSchedulerConfiguration
-from kubesched.framework.interface import CycleState, IntArray, PluginFactory, QueuedPodInfo
+from kubesched.framework.interface import CycleState, IntArray, QueuedPodInfo
 from kubesched.framework.runtime import Framework
 from kubesched.metrics import ExtensionPointObserver, SchedulerMetrics
 from kubesched.parallel import protocol as p
 from kubesched.parallel.fastpath import CLAIM_PLUGINS
-from kubesched.scheduler import FitError, Scheduler, ScheduleResult, num_feasible_nodes_to_find
+from kubesched.scheduler import (
+    FitError,
+    Scheduler,
+    ScheduleResult,
+    SchedulerOptions,
+    num_feasible_nodes_to_find,
+)
 
 log = logging.getLogger(__name__)
 
@@ -86,29 +92,19 @@ class ShardScheduler(Scheduler):
     """Shard ``index`` of ``shards``: see the module docstring."""
 
     def __init__(
-        self,
-        config: KubeSchedulerConfiguration,
-        *,
-        index: int,
-        shards: int,
-        seed: int = 0,
-        alternatives: int = 3,
-        registry: Mapping[str, PluginFactory] | None = None,
-        batching: bool = True,
+        self, config: KubeSchedulerConfiguration, options: SchedulerOptions, *, index: int
     ) -> None:
         self.now = 0.0
         super().__init__(
             config,
             clock=lambda: self.now,
             api_client=_ShardApi(self),
-            registry=registry,
-            seed=seed * 7919 + index,
-            batching=batching,
             metrics=_ShardMetrics(),
+            options=dataclasses.replace(options, seed=options.seed * 7919 + index),
         )
         self.index = index
-        self.shards = shards
-        self.alternatives = alternatives
+        self.shards = options.shards
+        self.alternatives = options.alternatives
         self.seen: dict[str, int] = {}
         """Node name to the authoritative generation last heard from the commit stream."""
         self.contended = False

@@ -9,6 +9,7 @@ each undo: the one commit step the parallel shards, binder and live coordinator 
 """
 
 from kubesched.scheduler.core import Scheduler
+from kubesched.scheduler.options import SchedulerOptions
 from kubesched.scheduler.types import (
     NO_NODES_AVAILABLE,
     NOTE_LENGTH_LIMIT,
@@ -33,6 +34,7 @@ __all__ = [
     "NoNodesError",
     "ScheduleResult",
     "Scheduler",
+    "SchedulerOptions",
     "num_feasible_nodes_to_find",
     "rejected_on_node",
     "truncate_message",

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 import numpy as np
 
@@ -33,7 +33,6 @@ from kubesched.framework.interface import (
     Code,
     CycleState,
     Handle,
-    PluginFactory,
     QueuedPodInfo,
     Resource,
     Status,
@@ -47,6 +46,7 @@ from kubesched.scheduler.algorithm import AlgorithmMixin
 from kubesched.scheduler.commit import Commit
 from kubesched.scheduler.failures import Failures
 from kubesched.scheduler.handlers import EventsMixin
+from kubesched.scheduler.options import SchedulerOptions
 from kubesched.scheduler.types import (
     PREEMPTION_PLUGIN,
     AttemptWork,
@@ -70,21 +70,21 @@ class Scheduler(EventsMixin, AlgorithmMixin):
         clock: Callable[[], float],
         api_client: ApiClient | None = None,
         cluster: ClusterState | None = None,
-        registry: Mapping[str, PluginFactory] | None = None,
-        seed: int = 0,
         submit_binding: Callable[[Callable[[], None]], None] | None = None,
         metrics: SchedulerMetrics | None = None,
-        batching: bool = True,
+        options: SchedulerOptions | None = None,
     ) -> None:
+        self.options = options = options or SchedulerOptions()
+        """Seed, result reuse, plugin registry (:mod:`kubesched.scheduler.options`)."""
         self.config = config
         self.clock = clock
         self.api = api_client
         self.cluster = cluster or ClusterState()
         self.metrics = metrics or SchedulerMetrics()
-        self.rng = np.random.default_rng(seed)
+        self.rng = np.random.default_rng(options.seed)
         self.handle = Handle(self.cluster, api_client)
         self.handle.extras.update(clock=clock, metrics=self.metrics, rng=self.rng)
-        reg = registry or full_registry()
+        reg = options.registry or full_registry()
         ext_configs = extender_config.parse_extenders(config.extenders)
         self.extenders = (
             Extenders(ext_configs, self.metrics.record_extender) if ext_configs else None
@@ -152,7 +152,7 @@ class Scheduler(EventsMixin, AlgorithmMixin):
         self.unreadable: dict[str, str] = {}
         """Pending Pods for this scheduler that the informer holds but that could not be read
         (live mode): key to why.  Counted as unschedulable in ``scheduler_pending_pods``."""
-        self.batch = BatchCache(enabled=batching)
+        self.batch = BatchCache(enabled=options.batching)
         """Reuse of results across equivalent Pods (see :mod:`kubesched.framework.batch`)."""
         self.static_failures = StaticFailures()
         """Kept Filter outcomes of Pods every node rejects for static reasons
