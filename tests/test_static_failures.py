@@ -37,7 +37,7 @@ def _run(static: bool, seed: int) -> tuple[dict[str, Any], Scheduler]:
     s = Scheduler(
         cfg, clock=clock, api_client=fake, options=SchedulerOptions(registry=in_tree_registry())
     )
-    s.static_failures.enabled = static
+    s.search.static_failures.enabled = static
     for i in range(6):
         s.on_node_add(make_node(f"n{i}").cap(cpu="4", memory="8Gi", pods=3).obj())
     for i in range(2):
@@ -62,7 +62,9 @@ def _run(static: bool, seed: int) -> tuple[dict[str, Any], Scheduler]:
                 pod = s.cluster.pods[key].pod if key in s.cluster.pods else None
                 if pod is not None:
                     bound[key] = pod
-        trace.append((dict(s.attempts), dict(s.queue.pending_pods()), s.next_start_node_index))
+        trace.append(
+            (dict(s.attempts), dict(s.queue.pending_pods()), s.search.next_start_node_index)
+        )
     # a node grows past the huge Pod's request: the kept outcome is stale, the Pod fits
     s.on_node_update(
         s.cluster.node("n0") or make_node("n0").obj(),
@@ -96,8 +98,8 @@ def test_kept_outcomes_change_nothing_but_the_work() -> None:
         full, s_full = _run(False, seed)
         kept, s_kept = _run(True, seed)
         assert kept == full
-        assert s_full.static_failures.hits == 0
-        assert s_kept.static_failures.hits > 0
+        assert s_full.search.static_failures.hits == 0
+        assert s_kept.search.static_failures.hits > 0
         assert full["binds"].get("default/huge") == "n0"
         assert "default/lost" not in full["binds"]
 
@@ -119,7 +121,7 @@ def test_the_message_follows_a_node_that_fills_up() -> None:
     assert second.startswith("0/1 nodes are available: 1 Insufficient cpu, 1 Too many pods.")
     retry(s, clock)
     assert fake.failures["default/huge"][1] == second
-    assert s.static_failures.hits == 1
+    assert s.search.static_failures.hits == 1
 
 
 def test_a_failure_that_pods_can_lift_is_not_kept() -> None:
@@ -132,7 +134,7 @@ def test_a_failure_that_pods_can_lift_is_not_kept() -> None:
     for _ in range(3):
         retry(s, clock)
     assert fake.failures["default/b"][1].startswith("0/1 nodes are available: 1 Insufficient")
-    assert s.static_failures.hits == 0 and not s.static_failures.entries
+    assert s.search.static_failures.hits == 0 and not s.search.static_failures.entries
 
 
 class PartitionFirst(Scheduler):
@@ -171,7 +173,7 @@ def test_a_pass_over_part_of_the_nodes_is_not_kept() -> None:
             "0/4 nodes are available: 4 Insufficient cpu."
         )
         retry(s, clock)
-    assert s.static_failures.hits == 3
+    assert s.search.static_failures.hits == 3
 
 
 def test_a_rare_resource_larger_than_any_node_has_is_a_static_failure_too() -> None:
@@ -187,7 +189,7 @@ def test_a_rare_resource_larger_than_any_node_has_is_a_static_failure_too() -> N
         s = Scheduler(
             cfg, clock=clock, api_client=fake, options=SchedulerOptions(registry=in_tree_registry())
         )
-        s.static_failures.enabled = static
+        s.search.static_failures.enabled = static
         for i in range(MAX_DENSE_EXTENDED + 3):
             extra = {f"example.com/dev-{i}": 2}
             s.on_node_add(make_node(f"n{i}").cap(cpu="4", memory="8Gi", pods=10, **extra).obj())
@@ -197,6 +199,6 @@ def test_a_rare_resource_larger_than_any_node_has_is_a_static_failure_too() -> N
         retry(s, clock)
         retry(s, clock)
         outcomes.append((fake.messages, dict(s.attempts)))
-        assert s.static_failures.hits == (2 if static else 0)  # both retries were kept
+        assert s.search.static_failures.hits == (2 if static else 0)  # both retries were kept
     assert outcomes[0] == outcomes[1]
     assert len(outcomes[1][0]) == 3

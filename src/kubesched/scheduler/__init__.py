@@ -1,11 +1,12 @@
 """The serial scheduler: one scheduling cycle at a time, binding cycles handed off.
 
-:class:`Scheduler` reads like upstream ``schedule_one.go``; its parts live in small modules:
-``core`` (the cycle and the parts it owns), ``handlers`` (informer events), ``algorithm``
-(finding the node, result reuse), ``commit`` (assume, Reserve, Permit, hold or bind, and
-each undo: the one commit step the parallel shards, binder and live coordinator use too),
-``waiting`` (Pods held at Permit), ``failures`` (PostFilter, recorded reasons, requeue) and
-``types`` (results and ``FitError``).
+:class:`Scheduler` (``core``: the informer events and the cycle) reads like upstream
+``schedule_one.go`` and owns its parts as objects: the search in stages (``search``), the
+commit step (``commit``: assume, Reserve, Permit, hold or bind, and each undo; the parallel
+shards, binder and live coordinator commit through it too), the Pods held at Permit
+(``waiting``) and failure handling (``failures``: PostFilter, recorded reasons, requeue).
+``options`` is the frozen :class:`SchedulerOptions` every kind of scheduler reads, ``types``
+the results and ``FitError``.
 """
 
 from kubesched.scheduler.core import Scheduler

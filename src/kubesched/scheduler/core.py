@@ -1,14 +1,22 @@
 """The serial scheduler: one scheduling cycle at a time, binding cycles handed off.
 
-Reads like upstream ``schedule_one.go``: pop → PreFilter/Filter → PreScore/Score → select
-host, then the commit step (:mod:`kubesched.scheduler.commit`: assume → Reserve → Permit →
-hold at Permit or the binding cycle through ``submit_binding``, every undo beside its twin).
-The scheduler owns its parts as objects: the commit step (``committer``), the Pods held at
-Permit (``held``) and failure handling (``failing``).
+Reads like upstream ``schedule_one.go``: pop, the search (:mod:`kubesched.scheduler.search`:
+reuse, PreFilter, static rejections, the nominated node, Filter, Score, select host), then
+the commit step (:mod:`kubesched.scheduler.commit`: assume → Reserve → Permit → hold at
+Permit or the binding cycle through ``submit_binding``, every undo beside its twin).  The
+scheduler owns its parts as objects: the search (``search``), the commit step
+(``committer``), the Pods held at Permit (``held``) and failure handling (``failing``); its
+informer handlers (upstream ``eventhandlers.go``) update the cache (bound Pods) or the queue
+(ours, unbound), tell the plugins' event handlers, and move waiting Pods whose queueing
+hints say the event may help, each event's handling time observed as
+``scheduler_event_handling_duration_seconds`` under upstream's labels.
 
 Time and the outside world come in through small interfaces: ``clock()`` returns seconds,
 ``api`` binds and deletes, and informer-style ``on_*`` methods feed cluster events.  The same
-code runs in the simulator, the benchmark and live mode."""
+code runs in the simulator, the benchmark and live mode; a subclass (a parallel shard, the
+parallel or live coordinator) narrows the search through :meth:`Scheduler.candidate_rows`,
+:meth:`Scheduler.select_host` and :meth:`Scheduler.sign` (:class:`~kubesched.scheduler.
+search.SearchHost`) and extends the ``on_*`` handlers."""
 
 from __future__ import annotations
 
@@ -16,13 +24,14 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
+from kubesched.api import objects as api
 from kubesched.config import extenders as extender_config
 from kubesched.config.types import KubeSchedulerConfiguration
-from kubesched.framework import sampling
-from kubesched.framework.batch import BatchCache
+from kubesched.framework import events, sampling
 from kubesched.framework.extender import ExtenderError
 from kubesched.framework.extenders import EXTENDER_NAME, Extenders
 from kubesched.framework.interface import (
@@ -33,25 +42,26 @@ from kubesched.framework.interface import (
     Code,
     CycleState,
     Handle,
+    IntArray,
     QueuedPodInfo,
     Resource,
     Status,
 )
 from kubesched.framework.runtime import Framework, PluginError
-from kubesched.framework.verdicts import StaticFailures
 from kubesched.metrics import PLUGIN_SAMPLE_EVERY, SchedulerMetrics
 from kubesched.plugins.registry import full_registry
+from kubesched.queue import events as qevents
 from kubesched.queue.scheduling_queue import SchedulingQueue
-from kubesched.scheduler.algorithm import AlgorithmMixin
 from kubesched.scheduler.commit import Commit
 from kubesched.scheduler.failures import Failures
-from kubesched.scheduler.handlers import EventsMixin
 from kubesched.scheduler.options import SchedulerOptions
+from kubesched.scheduler.search import Search, Signature
 from kubesched.scheduler.types import (
     PREEMPTION_PLUGIN,
     AttemptWork,
     FitError,
     NoNodesError,
+    ScheduleResult,
     costly_plugins,
 )
 from kubesched.scheduler.waiting import Waiting
@@ -60,7 +70,7 @@ from kubesched.state.cache import ClusterState
 log = logging.getLogger("kubesched.scheduler")
 
 
-class Scheduler(EventsMixin, AlgorithmMixin):
+class Scheduler:
     """The scheduling loop over one cache, one queue and one framework per profile."""
 
     def __init__(
@@ -140,8 +150,17 @@ class Scheduler(EventsMixin, AlgorithmMixin):
             submit_binding=submit_binding or (lambda fn: fn()),
         )
         """The commit step: assume, Reserve, Permit, hold or bind, and their undo."""
-        self.next_start_node_index = 0
-        self.last_search_nodes = 0
+        self.search = Search(
+            self,
+            cluster=self.cluster,
+            queue=self.queue,
+            extenders=self.extenders,
+            rng=self.rng,
+            batching=options.batching,
+        )
+        """The search, stage by stage (:mod:`kubesched.scheduler.search`)."""
+        self.batch = self.search.batch
+        """Reuse of results across equivalent Pods (see :mod:`kubesched.framework.batch`)."""
         self.record_work = False
         """Whether to keep ``last_work`` (the simulator sets it for its cost model of
         upstream's speed; off, an attempt pays nothing for it)."""
@@ -152,11 +171,6 @@ class Scheduler(EventsMixin, AlgorithmMixin):
         self.unreadable: dict[str, str] = {}
         """Pending Pods for this scheduler that the informer holds but that could not be read
         (live mode): key to why.  Counted as unschedulable in ``scheduler_pending_pods``."""
-        self.batch = BatchCache(enabled=options.batching)
-        """Reuse of results across equivalent Pods (see :mod:`kubesched.framework.batch`)."""
-        self.static_failures = StaticFailures()
-        """Kept Filter outcomes of Pods every node rejects for static reasons
-        (:mod:`kubesched.framework.verdicts`)."""
 
     # ------------------------------------------------------------------ the parts' state
     @property
@@ -201,6 +215,164 @@ class Scheduler(EventsMixin, AlgorithmMixin):
     def preempted_by(self) -> dict[str, str]:
         """Victim key to the key of the Pod that preempted it."""
         return self.failing.preempted_by
+
+    # ------------------------------------------------------------------ informer events
+    def responsible_for(self, pod: api.Pod) -> bool:
+        """Whether one of our profiles schedules this Pod."""
+        return pod.scheduler_name in self.profiles
+
+    def _handled(self, start: float, *labels: str) -> None:
+        """An informer event took from ``start`` until now (upstream ``EventHandlingLatency``,
+        observed under each of ``labels``)."""
+        seconds = time.perf_counter() - start
+        for label in labels:
+            self._event_timer(seconds, label)
+
+    def on_node_add(self, node: api.Node) -> None:
+        """A node appeared."""
+        start = time.perf_counter()
+        self.cluster.add_node(node)
+        self.queue.move_all_to_active_or_backoff(events.NODE_ADD, None, node)
+        self._handled(start, "NodeAdd")
+
+    def on_node_update(self, old: api.Node, new: api.Node) -> None:
+        """A node changed; requeue by what changed (each change timed with the cache update,
+        as upstream)."""
+        start = time.perf_counter()
+        self.cluster.update_node(new)
+        updating = time.perf_counter() - start
+        for event in events.node_update_events(old, new):
+            moving = time.perf_counter()
+            self.queue.move_all_to_active_or_backoff(event, old, new)
+            self._handled(moving - updating, qevents.event_label(event))
+
+    def on_node_delete(self, node: api.Node) -> None:
+        """A node went away with its Pods."""
+        start = time.perf_counter()
+        self.cluster.remove_node(node.name)
+        self.queue.move_all_to_active_or_backoff(events.NODE_DELETE, node, None)
+        self._handled(start, "NodeDelete")
+
+    def _tell(self, method: str, *args: Any) -> None:
+        """Pass an informer event on to the plugins' event handlers."""
+        for handler in self.handle.event_handlers:
+            fn = getattr(handler, method, None)
+            if fn is not None:
+                fn(*args)
+
+    def on_pod_add(self, pod: api.Pod) -> None:
+        """A Pod appeared: bound ones go to the cache, ours to the queue."""
+        start = time.perf_counter()
+        self._tell("on_pod_add", pod)
+        if pod.node_name:  # one whose node the cache lacks waits for it (ClusterState.ghosts)
+            self.cluster.add_pod(pod)
+            self.queue.assigned_pod_added(pod)
+            self._handled(start, "AssignedPodAdd")
+        elif self.responsible_for(pod):
+            self.queue.add(pod)
+            self._handled(start, "UnschedulablePodAdd")
+
+    def on_pods_added(self, pods: list[api.Pod]) -> None:
+        """:meth:`on_pod_add` for each of ``pods`` (a first LIST's, none in the cache yet):
+        the same cache, queue and handler calls, with the bound Pods entering the cache in
+        one bulk load (:meth:`ClusterState.add_bound_pods`) and each one's share of its
+        time observed as its event.  A subclass that extends :meth:`on_pod_add` gets it
+        called once per Pod instead."""
+        bound = [p for p in pods if p.node_name]
+        if type(self).on_pod_add is not Scheduler.on_pod_add or any(
+            p.key in self.cluster.pods for p in bound
+        ):
+            for pod in pods:
+                self.on_pod_add(pod)
+            return
+        start = time.perf_counter()
+        if self.handle.event_handlers:
+            for pod in pods:
+                self._tell("on_pod_add", pod)
+        self.cluster.add_bound_pods(bound)  # those whose node is missing wait for it
+        for pod in bound:
+            self.queue.assigned_pod_added(pod)
+        share = (time.perf_counter() - start) / max(1, len(bound))
+        for _ in bound:
+            self._event_timer(share, "AssignedPodAdd")
+        for pod in pods:
+            if not pod.node_name and self.responsible_for(pod):
+                start = time.perf_counter()
+                self.queue.add(pod)
+                self._handled(start, "UnschedulablePodAdd")
+
+    def on_pod_update(self, old: api.Pod, new: api.Pod) -> None:
+        """A Pod changed (a bind confirmed, labels changed, gates removed, ...)."""
+        start = time.perf_counter()
+        self._tell("on_pod_update", old, new)
+        if new.node_name:
+            if not old.node_name:  # upstream: the unscheduled informer's delete, then an add
+                self.queue.delete(old)
+                self._handled(start, "UnschedulablePodDelete")
+                self.on_pod_add(new)
+                return
+            self.cluster.add_pod(new)
+            self.queue.assigned_pod_updated(old, new)
+            self._handled(start, "AssignedPodUpdate")
+        elif self.responsible_for(new):
+            self.queue.update(old, new)
+            labels = {
+                qevents.event_label(e) for e in qevents.pod_scheduling_properties_change(new, old)
+            }
+            self._handled(
+                start, "UnschedulablePodUpdate", *sorted(labels - {"UnschedulablePodUpdate"})
+            )
+
+    def on_pod_delete(self, pod: api.Pod) -> None:
+        """A Pod was deleted: free its resources or drop it from the queue."""
+        start = time.perf_counter()
+        self._tell("on_pod_delete", pod)
+        if self.handle.reject_waiting_pod(pod.key):
+            self.committer.drain_waiting()
+        if self.cluster.remove_pod(pod.key) is not None:
+            self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_DELETE, pod, None)
+            label = "AssignedPodDelete"
+        else:
+            self.queue.delete(pod)
+            label = "UnschedulablePodDelete"
+        self.failing.clear(pod.key)
+        self._handled(start, label)
+
+    def on_object(self, obj: dict[str, Any], *, deleted: bool = False) -> None:
+        """A Namespace, Service, PodDisruptionBudget or other object changed."""
+        start = time.perf_counter()
+        kind = self.cluster.apply_object(obj, deleted=deleted)
+        self._tell("on_object", obj, deleted)
+        event = events.object_event(kind, deleted)
+        if event is not None:
+            self.queue.move_all_to_active_or_backoff(event, None, obj)
+            self._handled(start, qevents.event_label(event))
+
+    # ------------------------------------------------------------------ the search
+    def schedule_pod(self, fwk: Framework, state: CycleState, pod: api.Pod) -> ScheduleResult:
+        """Find the node for ``pod`` (upstream ``schedulePod``: :meth:`Search.run`); raises
+        :class:`FitError`."""
+        return self.search.run(fwk, state, pod)
+
+    def candidate_rows(self) -> IntArray:
+        """Rows the search walks (every live node; a parallel shard narrows this to its
+        partition first, see :mod:`kubesched.parallel.shard`)."""
+        return self.cluster.nodes.order()
+
+    def select_host(
+        self,
+        total: IntArray | None,
+        rows: IntArray,
+        order: IntArray | None = None,
+        ties: IntArray | list[int] | None = None,
+    ) -> int:
+        """Index into ``rows`` of the highest total score, ties broken by the seeded
+        generator (:meth:`Search.pick`)."""
+        return self.search.pick(total, rows, order, ties)
+
+    def sign(self, fwk: Framework, pod: api.Pod) -> Signature | None:
+        """The Pod's result-reuse signature (:meth:`Search.sign`)."""
+        return self.search.sign(fwk, pod)
 
     # ------------------------------------------------------------------ the cycle
     def schedule_one(self) -> bool:
@@ -265,7 +437,7 @@ class Scheduler(EventsMixin, AlgorithmMixin):
         if self.record_work:
             scored = result.feasible if result.feasible > 1 else 0
             self.last_work = AttemptWork(
-                self.last_search_nodes, result.evaluated, scored, costly_plugins(pod), bound=True
+                self.search.last_nodes, result.evaluated, scored, costly_plugins(pod), bound=True
             )
         assumed = self.committer.assume(pod, result.node)
         if result.entry is not None:
