@@ -118,10 +118,9 @@ class BulkCommitter:
         pod = rec.qp.pod
         row = hub.cluster.nodes.row_of[node]
         base = binder.fast.base(shard, row)
-        hub.cluster.assume_pod(pod.bound_to(node), node)
+        hub.committer.assume(pod, node)
         if node == res[2]:  # the shard's replica holds it there: its chain goes on
             binder.fast.committed(shard, row, base)
-        hub.queue.nominator.delete(pod.key)
         self.shard = shard
         self.run.append((res, rec, fwk, row, node, True))
         return True
