@@ -3,10 +3,11 @@
 
 A proposal is re-validated with :meth:`kubesched.parallel.binder.Binder.choose` on the
 authoritative cache (always its full check: see the coordinator's docstring) and committed
-exactly as the serial scheduler commits its own choice, or refused; a gang's members are
-decided together; a failure report fails the Pod as the serial scheduler would, after
-granting the preemption it carries if every victim is still there and unclaimed.  Every
-hand-out record (:class:`Flight`) is closed exactly once, here or by the coordinator.
+through the serial scheduler's own commit step (:mod:`kubesched.scheduler.commit`), or
+refused; a gang's members are decided together; a failure report fails the Pod as the
+serial scheduler would, after granting the preemption it carries if every victim is still
+there and unclaimed.  Every hand-out record (:class:`Flight`) is closed exactly once, here
+or by the coordinator.
 """
 
 from __future__ import annotations

@@ -306,7 +306,9 @@ class Binder:
     def commit(
         self, fwk: Framework, rec: InFlight, node: str, state: CycleState, shard: int
     ) -> bool:
-        """Assume, Reserve, Permit and bind, as the serial scheduler does after choosing."""
+        """Assume, Reserve, Permit and bind through the serial scheduler's commit step
+        (:class:`~kubesched.scheduler.commit.Commit`), the commit stream told once Permit
+        passed; a rejection is undone there and refused to the shard here."""
         hub, qp = self.hub, rec.qp
         assumed = hub.committer.assume(qp.pod, node)
         rejected = hub.committer.commit(
