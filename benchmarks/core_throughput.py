@@ -21,7 +21,7 @@ from _support import InMemoryApi, default_node  # benchmarks/ is on sys.path as 
 from kubesched.api.parse import parse_pod
 from kubesched.config.load import load_config
 from kubesched.plugins.registry import known_plugin_names
-from kubesched.scheduler import Scheduler
+from kubesched.scheduler import Scheduler, SchedulerOptions
 
 
 def run_once(
@@ -50,7 +50,7 @@ def run_once(
         load_config(None, known_plugins=known_plugin_names()),
         clock=lambda: clock[0],
         api_client=api,
-        batching=batching,
+        options=SchedulerOptions(batching=batching),
     )
     for i in range(n_nodes):
         name = f"node-{i:05d}"

@@ -220,6 +220,7 @@ def test_a_409_after_a_wait_at_permit_counts_as_a_conflict_too() -> None:
     w.c.cluster.assume_pod(assumed, "n1")
     w.c.in_flight_bindings += 1
     w.api.refuse.add("default/a")
-    w.c._submit(fwk, CycleState(), qp, assumed, w.clock.now, 1)  # what an allowed wait runs
+    # what an allowed wait runs:
+    w.c.committer.submit(fwk, CycleState(), qp, assumed, w.clock.now, 1)
     assert w.api.bound == [] and w.c.stats["refused:bind_conflict"] == 1
     assert w.c.cluster.pods == {}  # forgotten

@@ -20,7 +20,7 @@ import pytest
 from kubesched.config.load import load_config
 from kubesched.metrics import SchedulerMetrics
 from kubesched.plugins.registry import in_tree_registry, known_plugin_names
-from kubesched.scheduler import Scheduler
+from kubesched.scheduler import Scheduler, SchedulerOptions
 from kubesched.sim.scenario import build_scenario
 from kubesched.sim.simulate import run_scenario
 from kubesched.testing import FakeApi, VirtualClock, drain, make_node, make_pod
@@ -69,7 +69,11 @@ def deferred_scheduler(config: dict[str, Any] | None = None) -> tuple[Scheduler,
     later: list[Callable[[], None]] = []
     fake = FakeApi()
     s = Scheduler(
-        cfg, clock=VirtualClock(), api_client=fake, registry=reg, submit_binding=later.append
+        cfg,
+        clock=VirtualClock(),
+        api_client=fake,
+        submit_binding=later.append,
+        options=SchedulerOptions(registry=reg),
     )
     s.on_node_add(make_node("n").cap(cpu="4", memory="8Gi", pods=10).obj())
     return s, later, fake

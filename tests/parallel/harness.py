@@ -16,7 +16,7 @@ from kubesched.parallel import protocol
 from kubesched.parallel.coordinator import ParallelScheduler
 from kubesched.parallel.router import Router
 from kubesched.plugins.registry import in_tree_registry, known_plugin_names
-from kubesched.scheduler import Scheduler
+from kubesched.scheduler import Scheduler, SchedulerOptions
 from kubesched.testing import make_pod
 
 GANG_CONFIG: dict[str, Any] = {
@@ -110,26 +110,20 @@ class World:
             self.api.create_node(node)
 
     def _scheduler(self, shards: int, kind: str, seed: int, round_size: int) -> Scheduler:
+        options = SchedulerOptions(
+            seed=seed, registry=self.registry, shards=shards, round_size=round_size
+        )
         common: dict[str, Any] = {
             "clock": lambda: self.now,
             "api_client": self.client,
-            "seed": seed,
             "submit_binding": self.client.submit_binding,
+            "options": options,
         }
-        if self.registry is not None:
-            common["registry"] = self.registry
         s: Scheduler
         if shards == 1:
             s = Scheduler(self.cfg, **common)
         else:
-            s = ParallelScheduler(
-                self.cfg,
-                shards=shards,
-                transport_kind=kind,
-                round_size=round_size,
-                router=self.router,
-                **common,
-            )
+            s = ParallelScheduler(self.cfg, transport_kind=kind, router=self.router, **common)
         self.api.watcher = s
         return s
 

@@ -8,6 +8,7 @@ import pytest
 
 from kubesched.api import objects as api
 from kubesched.parallel.coordinator import ParallelScheduler
+from kubesched.scheduler import SchedulerOptions
 from kubesched.testing import make_node, make_pod
 from tests.parallel.harness import World
 
@@ -90,9 +91,8 @@ def test_restarted_coordinator_rebuilds_from_the_api_server() -> None:
         clock=lambda: w.now,
         api_client=w.client,
         submit_binding=w.client.submit_binding,
-        shards=2,
+        options=SchedulerOptions(shards=2, round_size=4),
         transport_kind="inline",
-        round_size=4,
     )
     _relist(w, w.parallel)
     assert len(w.parallel.cluster.pods) == first

@@ -6,13 +6,13 @@ from __future__ import annotations
 from kubesched.config.load import load_config
 from kubesched.parallel.shard import ShardScheduler
 from kubesched.plugins.registry import known_plugin_names
-from kubesched.scheduler import num_feasible_nodes_to_find
+from kubesched.scheduler import SchedulerOptions, num_feasible_nodes_to_find
 from kubesched.testing import make_node
 
 
 def _shard(nodes: int) -> ShardScheduler:
     cfg = load_config(None, known_plugins=known_plugin_names())
-    shard = ShardScheduler(cfg, index=0, shards=2)
+    shard = ShardScheduler(cfg, SchedulerOptions(shards=2), index=0)
     for i in range(nodes):
         shard.on_node_add(make_node(f"n{i}").cap(cpu="4", memory="8Gi", pods=110).obj())
     return shard

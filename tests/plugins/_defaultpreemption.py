@@ -14,7 +14,7 @@ from kubesched.framework.interface import Code, CycleState, Status
 from kubesched.framework.runtime import FilterOutcome, Framework
 from kubesched.plugins.defaultpreemption import DefaultPreemption
 from kubesched.plugins.registry import known_plugin_names
-from kubesched.scheduler import Scheduler
+from kubesched.scheduler import Scheduler, SchedulerOptions
 from kubesched.testing import FakeApi, make_node, make_pod
 
 NEG, LOW, MID, HIGH, VERY_HIGH = -100, 0, 100, 1000, 10000
@@ -100,7 +100,7 @@ def scheduler(
         load_config(config, known_plugins=known_plugin_names()),
         clock=lambda: 0.0,
         api_client=client,
-        batching=False,
+        options=SchedulerOptions(batching=False),
     )
     for n in nodes:
         s.on_node_add(n)

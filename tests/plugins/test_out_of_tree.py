@@ -16,7 +16,7 @@ from kubesched.config.load import load_config
 from kubesched.metrics import PLUGIN_SAMPLE_EVERY
 from kubesched.plugins import entrypoints
 from kubesched.plugins.registry import full_registry, in_tree_registry, known_plugin_names
-from kubesched.scheduler import Scheduler
+from kubesched.scheduler import Scheduler, SchedulerOptions
 from kubesched.testing import FakeApi, drain, make_node, make_pod
 
 EXAMPLE = "PreferNodeLabel"
@@ -46,7 +46,7 @@ def test_the_installed_example_is_in_the_full_registry_only() -> None:
 def test_enabled_by_configuration_it_changes_placements_and_is_timed() -> None:
     cfg = load_config(config(labelKey="pool", labelValue="gpu"), known_plugins=known_plugin_names())
     fake = FakeApi()
-    s = Scheduler(cfg, clock=lambda: 0.0, api_client=fake, batching=False)
+    s = Scheduler(cfg, clock=lambda: 0.0, api_client=fake, options=SchedulerOptions(batching=False))
     for i in range(5):
         s.on_node_add(make_node(f"n{i}").cap(cpu="8", memory="32Gi", pods=50).obj())
     s.on_node_update(

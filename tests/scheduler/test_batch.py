@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from kubesched.config.load import load_config
 from kubesched.plugins.registry import known_plugin_names
-from kubesched.scheduler import Scheduler
+from kubesched.scheduler import Scheduler, SchedulerOptions
 from kubesched.testing import FakeApi, VirtualClock, drain, make_node, make_pod
 
 ALL_NODES = {
@@ -24,7 +24,9 @@ ALL_NODES = {
 def scheduler(batching: bool, config: dict[str, Any] | None = None) -> tuple[Scheduler, FakeApi]:
     fake = FakeApi()
     cfg = load_config(config, known_plugins=known_plugin_names())
-    return Scheduler(cfg, clock=VirtualClock(), api_client=fake, batching=batching), fake
+    return Scheduler(
+        cfg, clock=VirtualClock(), api_client=fake, options=SchedulerOptions(batching=batching)
+    ), fake
 
 
 def workload(s: Scheduler, nodes: int, pods: list[tuple[str, str]]) -> None:

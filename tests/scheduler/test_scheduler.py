@@ -81,9 +81,9 @@ def test_round_robin_start_index_advances_by_processed_nodes() -> None:
     s.on_pod_add(make_pod("a").req(cpu="100m").obj())
     s.on_pod_add(make_pod("b").req(cpu="100m").obj())
     s.schedule_one()
-    assert s.next_start_node_index == 100  # 300 nodes * 10 % = 30 -> at least 100
+    assert s.search.next_start_node_index == 100  # 300 nodes * 10 % = 30 -> at least 100
     s.schedule_one()
-    assert s.next_start_node_index == 200
+    assert s.search.next_start_node_index == 200
 
 
 class Faulty:
@@ -193,4 +193,4 @@ def test_processed_counts_failures_up_to_the_last_feasible_node_kept() -> None:
     s.on_pod_add(make_pod("a").req(cpu="500m").obj())
     s.schedule_one()
     # 100 feasible nodes are needed; the 100th feasible one is n149 (50 failures before it).
-    assert s.next_start_node_index == 150
+    assert s.search.next_start_node_index == 150

@@ -13,7 +13,7 @@ from kubesched.config.load import load_config
 from kubesched.framework.interface import CycleState, IntArray
 from kubesched.framework.runtime import Framework
 from kubesched.plugins.registry import in_tree_registry, known_plugin_names
-from kubesched.scheduler import Scheduler
+from kubesched.scheduler import Scheduler, SchedulerOptions
 from kubesched.scheduler.types import FitError, ScheduleResult
 from kubesched.testing import FakeApi, VirtualClock, drain, make_node, make_pod, new_scheduler
 
@@ -26,8 +26,10 @@ def messages(fake: FakeApi) -> list[tuple[str, str]]:
 def _run(static: bool, seed: int) -> tuple[dict[str, Any], Scheduler]:
     fake, clock = FakeApi(), VirtualClock()
     cfg = load_config(None, known_plugins=known_plugin_names())
-    s = Scheduler(cfg, clock=clock, api_client=fake, registry=in_tree_registry())
-    s.static_failures.enabled = static
+    s = Scheduler(
+        cfg, clock=clock, api_client=fake, options=SchedulerOptions(registry=in_tree_registry())
+    )
+    s.search.static_failures.enabled = static
     for i in range(6):
         s.on_node_add(make_node(f"n{i}").cap(cpu="4", memory="8Gi", pods=3).obj())
     for i in range(2):
@@ -52,7 +54,9 @@ def _run(static: bool, seed: int) -> tuple[dict[str, Any], Scheduler]:
                 pod = s.cluster.pods[key].pod if key in s.cluster.pods else None
                 if pod is not None:
                     bound[key] = pod
-        trace.append((dict(s.attempts), dict(s.queue.pending_pods()), s.next_start_node_index))
+        trace.append(
+            (dict(s.attempts), dict(s.queue.pending_pods()), s.search.next_start_node_index)
+        )
     # a node grows past the huge Pod's request: the kept outcome is stale, the Pod fits
     s.on_node_update(
         s.cluster.node("n0") or make_node("n0").obj(),
@@ -86,8 +90,8 @@ def test_kept_outcomes_change_nothing_but_the_work() -> None:
         full, s_full = _run(False, seed)
         kept, s_kept = _run(True, seed)
         assert kept == full
-        assert s_full.static_failures.hits == 0
-        assert s_kept.static_failures.hits > 0
+        assert s_full.search.static_failures.hits == 0
+        assert s_kept.search.static_failures.hits > 0
         assert full["binds"].get("default/huge") == "n0"
         assert "default/lost" not in full["binds"]
 
@@ -109,7 +113,7 @@ def test_the_message_follows_a_node_that_fills_up() -> None:
     assert second.startswith("0/1 nodes are available: 1 Insufficient cpu, 1 Too many pods.")
     retry(s, clock)
     assert fake.failures["default/huge"][1] == second
-    assert s.static_failures.hits == 1
+    assert s.search.static_failures.hits == 1
 
 
 def test_a_failure_that_pods_can_lift_is_not_kept() -> None:
@@ -122,7 +126,7 @@ def test_a_failure_that_pods_can_lift_is_not_kept() -> None:
     for _ in range(3):
         retry(s, clock)
     assert fake.failures["default/b"][1].startswith("0/1 nodes are available: 1 Insufficient")
-    assert s.static_failures.hits == 0 and not s.static_failures.entries
+    assert s.search.static_failures.hits == 0 and not s.search.static_failures.entries
 
 
 class PartitionFirst(Scheduler):
@@ -150,7 +154,8 @@ class PartitionFirst(Scheduler):
 def test_a_pass_over_part_of_the_nodes_is_not_kept() -> None:
     fake, clock = FakeApi(), VirtualClock()
     cfg = load_config(None, known_plugins=known_plugin_names())
-    s = PartitionFirst(cfg, clock=clock, api_client=fake, registry=in_tree_registry())
+    options = SchedulerOptions(registry=in_tree_registry())
+    s = PartitionFirst(cfg, clock=clock, api_client=fake, options=options)
     for i in range(4):
         s.on_node_add(make_node(f"n{i}").cap(cpu="4", memory="8Gi", pods=10).obj())
     s.on_pod_add(make_pod("huge").req(cpu="100").obj())
@@ -160,7 +165,7 @@ def test_a_pass_over_part_of_the_nodes_is_not_kept() -> None:
             "0/4 nodes are available: 4 Insufficient cpu."
         )
         retry(s, clock)
-    assert s.static_failures.hits == 3
+    assert s.search.static_failures.hits == 3
 
 
 def test_a_rare_resource_larger_than_any_node_has_is_a_static_failure_too() -> None:
@@ -173,8 +178,10 @@ def test_a_rare_resource_larger_than_any_node_has_is_a_static_failure_too() -> N
     for static in (False, True):
         fake, clock = FakeApi(), VirtualClock()
         cfg = load_config(None, known_plugins=known_plugin_names())
-        s = Scheduler(cfg, clock=clock, api_client=fake, registry=in_tree_registry())
-        s.static_failures.enabled = static
+        s = Scheduler(
+            cfg, clock=clock, api_client=fake, options=SchedulerOptions(registry=in_tree_registry())
+        )
+        s.search.static_failures.enabled = static
         for i in range(MAX_DENSE_EXTENDED + 3):
             extra = {f"example.com/dev-{i}": 2}
             s.on_node_add(make_node(f"n{i}").cap(cpu="4", memory="8Gi", pods=10, **extra).obj())
@@ -184,6 +191,6 @@ def test_a_rare_resource_larger_than_any_node_has_is_a_static_failure_too() -> N
         retry(s, clock)
         retry(s, clock)
         outcomes.append((messages(fake), dict(s.attempts)))
-        assert s.static_failures.hits == (2 if static else 0)  # both retries were kept
+        assert s.search.static_failures.hits == (2 if static else 0)  # both retries were kept
     assert outcomes[0] == outcomes[1]
     assert len(outcomes[1][0]) == 3

@@ -145,7 +145,7 @@ def test_the_scheduler_places_alike_with_either_layout() -> None:
             pod = api.Pod(name=f"p{i:03d}", uid=f"p{i}", requests=reqs, creation_timestamp=i)
             s.on_pod_add(pod)
         drain(s)
-        runs.append((fake.binds, fake.failures, s.next_start_node_index))
+        runs.append((fake.binds, fake.failures, s.search.next_start_node_index))
         table = s.cluster.nodes
         if promote == 20:
             assert set(table.resources[3:]) == {"example.com/shared", "example.com/wide"}

@@ -89,12 +89,13 @@ class CoordinatorScheduler(Decisions):
         dispatch_timeout: float = DISPATCH_TIMEOUT,
         submit_binding: Callable[[Callable[[], None]], None] | None = None,
     ) -> None:
+        submit = submit_binding or (lambda fn: fn())
         super().__init__(
             config,
             clock=clock,
             api_client=api_client,
             metrics=metrics,
-            submit_binding=submit_binding,
+            submit_binding=lambda cycle: submit(self.counting_bind_errors(cycle)),
         )
         self.client = client
         self.live_api = api_client
@@ -194,7 +195,7 @@ class CoordinatorScheduler(Decisions):
         did = self._membership()
         did = self._decide() or did
         did = self._fill() > 0 or did
-        self._drain_waiting()
+        self.committer.drain_waiting()
         return did
 
     def _membership(self) -> bool:
@@ -276,7 +277,7 @@ class CoordinatorScheduler(Decisions):
                 return 0
             fwk = self.profiles[pod.scheduler_name]
             status = Status(Code.ERROR, (f"cannot hand the Pod to shard {target}: {e}",))
-            self._fail(fwk, qp, status, cycle, time.perf_counter())
+            self.failing.fail(fwk, qp, status, cycle, time.perf_counter())
             return 0
         self.last_attempt[pod.key] = attempt
         self.pod_attempts[pod.key] += 1

@@ -3,10 +3,11 @@
 
 A proposal is re-validated with :meth:`kubesched.parallel.binder.Binder.choose` on the
 authoritative cache (always its full check: see the coordinator's docstring) and committed
-exactly as the serial scheduler commits its own choice, or refused; a gang's members are
-decided together; a failure report fails the Pod as the serial scheduler would, after
-granting the preemption it carries if every victim is still there and unclaimed.  Every
-hand-out record (:class:`Flight`) is closed exactly once, here or by the coordinator.
+through the serial scheduler's own commit step (:mod:`kubesched.scheduler.commit`), or
+refused; a gang's members are decided together; a failure report fails the Pod as the
+serial scheduler would, after granting the preemption it carries if every victim is still
+there and unclaimed.  Every hand-out record (:class:`Flight`) is closed exactly once, here
+or by the coordinator.
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from kubesched.api import objects as api
-from kubesched.framework.interface import Code, CycleState, QueuedPodInfo, Status
+from kubesched.framework.interface import Code, QueuedPodInfo, Status
 from kubesched.framework.outcomes import PostFilterResult
 from kubesched.framework.runtime import Framework
 from kubesched.live import sharding as sh
@@ -26,7 +27,7 @@ from kubesched.live.client import ApiError, KubeClient
 from kubesched.parallel import protocol as p
 from kubesched.parallel.binder import FAST_RETRIES, Binder, Choice
 from kubesched.parallel.observe import ParallelMetrics
-from kubesched.scheduler import Diagnosis, Scheduler, rejected_on_node
+from kubesched.scheduler import Diagnosis, Scheduler
 
 log = logging.getLogger(__name__)
 
@@ -145,7 +146,7 @@ class Decisions(Scheduler):
             for wp in self.handle.waiting_pods.all():
                 if p.group_of(wp.pod) == unit[0].group and wp.status is None:
                     wp.reject(NAME, f"gang {unit[0].group}: a member was refused ({refused})")
-            self._drain_waiting()
+            self.committer.drain_waiting()
             for f in unit:
                 self._refuse(f, "gang_" + refused)
             self.parallel_metrics.binder_seconds("refused", time.perf_counter() - t0)
@@ -164,40 +165,27 @@ class Decisions(Scheduler):
         if result == "alternative":
             self.parallel_metrics.conflict(choice.reason)
         self.in_a_row.pop(f.qp.pod.key, None)
-        qp, state, start, cycle = f.qp, choice.state, f.start, f.cycle
-        assumed = qp.pod.bound_to(node)
-        self.cluster.assume_pod(assumed, node)
-        self.queue.nominator.delete(qp.pod.key)
-        status, waits = self._reserve_and_permit(fwk, state, assumed, node)
-        if not status.is_success() and status.code != Code.WAIT:
-            self.cluster.forget_pod(assumed)
-            self._requeue_after_forget(assumed, status)
-            self._fail(fwk, qp, rejected_on_node(status), cycle, start)
-            return
-        self._hold_or_bind(fwk, state, qp, assumed, status, waits, start, cycle)
+        assumed = self.committer.assume(f.qp.pod, node)
+        self.committer.commit(fwk, choice.state, f.qp, assumed, f.start, f.cycle)
 
-    def _binding_cycle(
-        self,
-        fwk: Framework,
-        state: CycleState,
-        qp: QueuedPodInfo,
-        assumed: api.Pod,
-        start: float,
-        cycle: int,
-    ) -> None:
-        """The binding cycle (straight after Permit, or once a Pod held there is allowed); a
-        bind the API server refused with 409 (the Pod was bound or re-created meanwhile)
-        counts as a conflict.  Either way a failed bind has requeued the Pod (backoff), and
-        it is handed out again as a new attempt."""
-        self.live_api.take_bind_error()
-        super()._binding_cycle(fwk, state, qp, assumed, start, cycle)
-        err = self.live_api.take_bind_error()
-        if err is None:
-            return
-        self.stats["bind_failed"] += 1
-        if isinstance(err, ApiError) and err.code == 409:
-            self.stats["refused:bind_conflict"] += 1
-            self.parallel_metrics.conflict("bind_conflict")
+    def counting_bind_errors(self, binding_cycle: Callable[[], None]) -> Callable[[], None]:
+        """``binding_cycle`` (run straight after Permit, or once a Pod held there is
+        allowed), counting its failed bind: one the API server refused with 409 (the Pod was
+        bound or re-created meanwhile) is a conflict.  Either way a failed bind has requeued
+        the Pod (backoff), and it is handed out again as a new attempt."""
+
+        def counted() -> None:
+            self.live_api.take_bind_error()
+            binding_cycle()
+            err = self.live_api.take_bind_error()
+            if err is None:
+                return
+            self.stats["bind_failed"] += 1
+            if isinstance(err, ApiError) and err.code == 409:
+                self.stats["refused:bind_conflict"] += 1
+                self.parallel_metrics.conflict("bind_conflict")
+
+        return counted
 
     def _refuse(self, f: Flight, reason: str) -> None:
         """Clear the hand-out, record why, hand the Pod out again (or back off)."""
@@ -218,7 +206,7 @@ class Decisions(Scheduler):
         self.in_a_row.pop(pod.key, None)
         fwk = self.profiles[pod.scheduler_name]
         msg = f"coordinator refused {FAST_RETRIES + 1} proposals in a row ({reason})"
-        self._fail(fwk, f.qp, Status(Code.ERROR, (msg,), NAME), f.cycle, f.start)
+        self.failing.fail(fwk, f.qp, Status(Code.ERROR, (msg,), NAME), f.cycle, f.start)
 
     def _failed(self, f: Flight, prop: sh.Proposal) -> None:
         self.stats["failed"] += 1
@@ -235,9 +223,9 @@ class Decisions(Scheduler):
         if unschedulable:
             n = len(self.cluster.nodes)
             diagnosis = _Reported(n, Counter(), set(prop.plugins), text=prop.message)
-            self._fail(fwk, qp, diagnosis, f.cycle, f.start)
+            self.failing.fail(fwk, qp, diagnosis, f.cycle, f.start)
         else:
-            self._fail(fwk, qp, Status(Code.ERROR, (prop.message,)), f.cycle, f.start)
+            self.failing.fail(fwk, qp, Status(Code.ERROR, (prop.message,)), f.cycle, f.start)
 
     def _preempt(self, f: Flight, prop: sh.Proposal) -> str:
         """Grant a preemption while every victim is there and unclaimed; '' when granted."""
@@ -265,7 +253,7 @@ class Decisions(Scheduler):
                     log.warning("could not delete victim %s: %s", victim.key, e)
                     return "victim_delete_failed"
         self.metrics.record_preemption(len(victims))
-        self._nominate(f.qp, PostFilterResult(prop.nominated, tuple(victims)))
+        self.failing.nominate(f.qp, PostFilterResult(prop.nominated, tuple(victims)))
         return ""
 
     def _close(self, key: str) -> Flight | None:

@@ -39,7 +39,7 @@ from kubesched.live.runner import LiveScheduler
 from kubesched.metrics import SchedulerMetrics
 from kubesched.parallel import protocol as p
 from kubesched.parallel.shard import ShardScheduler
-from kubesched.scheduler import Scheduler
+from kubesched.scheduler import Scheduler, SchedulerOptions
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +114,7 @@ class ShardDispatch(Dispatcher):
         s = live.shard
         if confirm:  # the watch's bound Pod confirms (or moves) the assumed copy
             if s.handle.reject_waiting_pod(key):
-                s._drain_waiting()
+                s.committer.drain_waiting()
             return
         s.on_pod_delete(pod)
 
@@ -164,7 +164,9 @@ class LiveShard(LiveScheduler):
 
     def make_scheduler(self, metrics: SchedulerMetrics | None) -> Scheduler:
         del metrics  # a shard's attempts are the coordinator's to export
-        self.shard = ShardScheduler(self.config, index=self.index, shards=self.shards)
+        self.shard = ShardScheduler(
+            self.config, SchedulerOptions(shards=self.shards), index=self.index
+        )
         return self.shard
 
     def make_dispatch(self) -> Dispatcher:

@@ -15,7 +15,7 @@ unchanged.  What the values mean here:
   failure handler) but counts only the attempt's own work: its scheduling cycle, its
   binding cycle, and the shard's share for a Pod handed to a shard, never the pauses in
   between (a Permit wait, the binder's queue, other Pods' cycles, virtual latencies,
-  ``--pace`` sleeps; see :func:`kubesched.scheduler.base.resume`);
+  ``--pace`` sleeps; see :func:`kubesched.scheduler.commit.resume`);
 - the SLI duration (``pod_scheduling_sli_duration_seconds``) uses the scheduler's clock, i.e.
   simulated seconds in ``simulate`` ("how long did the Pod wait?");
 - gauges (``pending_pods``, ``unschedulable_pods``, ``cache_size``) and

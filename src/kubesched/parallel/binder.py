@@ -59,7 +59,7 @@ from kubesched.parallel.fastpath import NODE_LOCAL_FILTERS as NODE_LOCAL_FILTERS
 from kubesched.parallel.gangs import NAME as NAME  # re-export
 from kubesched.parallel.gangs import commit_unit
 from kubesched.parallel.prefilter import PreFilterCache
-from kubesched.scheduler import Diagnosis, rejected_on_node
+from kubesched.scheduler import Diagnosis
 
 if TYPE_CHECKING:
     from kubesched.parallel.coordinator import ParallelScheduler
@@ -306,21 +306,23 @@ class Binder:
     def commit(
         self, fwk: Framework, rec: InFlight, node: str, state: CycleState, shard: int
     ) -> bool:
-        """Assume, Reserve, Permit and bind, as the serial scheduler does after choosing."""
-        hub = self.hub
-        qp = rec.qp
-        assumed = qp.pod.bound_to(node)
-        hub.cluster.assume_pod(assumed, node)
-        hub.queue.nominator.delete(qp.pod.key)
-        status, waits = hub._reserve_and_permit(fwk, state, assumed, node)
-        if not status.is_success() and status.code != Code.WAIT:
-            hub.cluster.forget_pod(assumed)
-            hub._requeue_after_forget(assumed, status)
-            hub._fail(fwk, qp, rejected_on_node(status), rec.cycle, rec.start)
-            self.refused[shard].append((qp.pod.key, status.message()))
+        """Assume, Reserve, Permit and bind through the serial scheduler's commit step
+        (:class:`~kubesched.scheduler.commit.Commit`), the commit stream told once Permit
+        passed; a rejection is undone there and refused to the shard here."""
+        hub, qp = self.hub, rec.qp
+        assumed = hub.committer.assume(qp.pod, node)
+        rejected = hub.committer.commit(
+            fwk,
+            state,
+            qp,
+            assumed,
+            rec.start,
+            rec.cycle,
+            committing=lambda: hub.committing(assumed.key, shard, rec.sent),
+        )
+        if rejected is not None:
+            self.refused[shard].append((qp.pod.key, rejected.message()))
             return False
-        hub.committing(assumed.key, shard, rec.sent)
-        hub._hold_or_bind(fwk, state, qp, assumed, status, waits, rec.start, rec.cycle)
         hub.committed(assumed.key)
         return True
 
@@ -343,7 +345,8 @@ class Binder:
             self.conflicts_in_a_row.pop(key, None)
             fwk = self.hub.profiles[rec.qp.pod.scheduler_name]
             msg = f"binder refused {FAST_RETRIES + 1} proposals in a row ({reason})"
-            self.hub._fail(fwk, rec.qp, Status(Code.ERROR, (msg,), NAME), rec.cycle, rec.start)
+            failing = self.hub.failing
+            failing.fail(fwk, rec.qp, Status(Code.ERROR, (msg,), NAME), rec.cycle, rec.start)
 
     def _failed(self, shard: int, res: p.Result) -> None:
         _, _key, reason, message, plugins, pending, nominated, victims = res
@@ -363,9 +366,9 @@ class Binder:
         if unschedulable:
             n = len(self.hub.cluster.nodes)
             diagnosis = _Reported(n, Counter(), set(plugins), text=message)
-            self.hub._fail(fwk, qp, diagnosis, rec.cycle, rec.start)
+            self.hub.failing.fail(fwk, qp, diagnosis, rec.cycle, rec.start)
         else:
-            self.hub._fail(fwk, qp, Status(Code.ERROR, (message,)), rec.cycle, rec.start)
+            self.hub.failing.fail(fwk, qp, Status(Code.ERROR, (message,)), rec.cycle, rec.start)
 
     def _preempt(self, rec: InFlight, node: str, victims: tuple[str, ...]) -> str:
         """Grant a preemption if every victim is still there and unclaimed; '' when granted."""
@@ -392,7 +395,7 @@ class Binder:
                     plugin=NAME,
                 )
         hub.metrics.record_preemption(len(pods))
-        hub._nominate(rec.qp, PostFilterResult(node, tuple(pods)))
+        hub.failing.nominate(rec.qp, PostFilterResult(node, tuple(pods)))
         return ""
 
     def forget_victim(self, key: str) -> None:

@@ -118,10 +118,9 @@ class BulkCommitter:
         pod = rec.qp.pod
         row = hub.cluster.nodes.row_of[node]
         base = binder.fast.base(shard, row)
-        hub.cluster.assume_pod(pod.bound_to(node), node)
+        hub.committer.assume(pod, node)
         if node == res[2]:  # the shard's replica holds it there: its chain goes on
             binder.fast.committed(shard, row, base)
-        hub.queue.nominator.delete(pod.key)
         self.shard = shard
         self.run.append((res, rec, fwk, row, node, True))
         return True
@@ -153,11 +152,9 @@ class BulkCommitter:
                 hub._proposer.pop(res[1], None)
                 status = Status(Code.ERROR, (str(err),))
                 if checked and hub.cluster.is_assumed(res[1]):
-                    assumed = qp.pod.bound_to(node)
-                    hub.cluster.forget_pod(assumed)
-                    hub._requeue_after_forget(assumed, status)
+                    hub.committer.forget(qp.pod.bound_to(node), status)
                 binder.refused[shard].append((res[1], "bind_failed"))
-                hub._fail(fwk, qp, status, rec.cycle, rec.start)
+                hub.failing.fail(fwk, qp, status, rec.cycle, rec.start)
                 pm.result(shard, "error")
                 continue
             if not checked:  # a full-checked Pod was counted when it was checked
@@ -165,10 +162,10 @@ class BulkCommitter:
                 pm.result(shard, "committed")
                 binder.conflicts_in_a_row.pop(res[1], None)
             fwk._timed("Bind", time.perf_counter() - share, SUCCESS)
-            hub._record("scheduled", fwk, rec.start)
+            hub.failing.record("scheduled", fwk, rec.start)
             first = qp.initial_attempt_timestamp
             metrics.record_scheduled(qp.attempts, now - (first if first is not None else now))
-            hub.failures.pop(res[1], None)
+            hub.failing.clear(res[1])
             hub.queue.done(qp.pod)
         for row, base in bases.items():
             binder.fast.committed(shard, row, base)

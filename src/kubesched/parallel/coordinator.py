@@ -37,12 +37,12 @@ out are simply pending again, and the API server refuses a second bind.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from kubesched.api import objects as api
 from kubesched.config.types import KubeSchedulerConfiguration
-from kubesched.framework.interface import ApiClient, PluginFactory
+from kubesched.framework.interface import ApiClient
 from kubesched.metrics import SchedulerMetrics
 from kubesched.parallel import protocol as p
 from kubesched.parallel import transport
@@ -53,8 +53,11 @@ from kubesched.parallel.observe import ParallelMetrics, binder_summary
 from kubesched.parallel.router import Router
 from kubesched.parallel.routing import RoutedSearch, Routing
 from kubesched.parallel.streaming import CacheTap, StreamingHandlers, snapshot_entries
-from kubesched.scheduler.base import resume
+from kubesched.scheduler import SchedulerOptions
+from kubesched.scheduler.commit import resume
 
+PARALLEL = SchedulerOptions(shards=2)
+"""The parallel scheduler's default options: two shards."""
 ROUTING = ("all", "auto")
 """``all``: every Pod goes to a shard; ``auto``: the router decides per signature."""
 DRAINING = 8
@@ -78,19 +81,14 @@ class ParallelScheduler(RoutedSearch, Dormancy, StreamingHandlers):
         *,
         clock: Callable[[], float],
         api_client: ApiClient | None = None,
-        shards: int = 2,
-        transport_kind: str = transport.PROCESS,
-        registry: Mapping[str, PluginFactory] | None = None,
-        seed: int = 0,
         submit_binding: Callable[[Callable[[], None]], None] | None = None,
         metrics: SchedulerMetrics | None = None,
-        batching: bool = True,
-        round_size: int = 64,
-        alternatives: int = 3,
+        options: SchedulerOptions = PARALLEL,
+        transport_kind: str = transport.PROCESS,
         start_method: str | None = None,
-        routing: str = "all",
         router: Router | None = None,
     ) -> None:
+        routing, shards, round_size = options.routing, options.shards, options.round_size
         if routing not in ROUTING:
             raise ValueError(f"routing must be one of {', '.join(ROUTING)}, got {routing!r}")
         self.shard_count = shards
@@ -112,11 +110,9 @@ class ParallelScheduler(RoutedSearch, Dormancy, StreamingHandlers):
             config,
             clock=clock,
             api_client=api_client,
-            registry=registry,
-            seed=seed,
             submit_binding=submit_binding,
             metrics=metrics,
-            batching=batching,
+            options=options,
         )
         self.binder = Binder(self)
         self.parallel_metrics = ParallelMetrics(self.metrics, shards)
@@ -135,16 +131,8 @@ class ParallelScheduler(RoutedSearch, Dormancy, StreamingHandlers):
         self._snap: bytes | None = None
         """This step's pickled snapshot (for the shards :meth:`_wake` made fresh)."""
         self.last_step_pods = 0  # most results one shard returned in the last step
-        options: dict[str, Any] = {
-            "seed": seed,
-            "alternatives": alternatives,
-            "batching": batching,
-        }
-        if registry is not None:
-            options["registry"] = registry
         self.handles: list[transport.ShardHandle] = [
-            transport.start(transport_kind, i, shards, config, options, start_method)
-            for i in range(shards)
+            transport.start(transport_kind, i, config, options, start_method) for i in range(shards)
         ]
         if self.synced:
             for i in range(shards):
@@ -201,7 +189,7 @@ class ParallelScheduler(RoutedSearch, Dormancy, StreamingHandlers):
             ):
                 self._receive(i)
                 did = received = True
-        self._drain_waiting()
+        self.committer.drain_waiting()
         self._trim()
         self.parallel_metrics.in_flight(self.dispatcher.load)
         if routing is not None:

@@ -63,6 +63,6 @@ def _refuse_gang(binder: Binder, shard: int, group: str, recs: list[InFlight], r
     for wp in binder.hub.handle.waiting_pods.all():
         if p.group_of(wp.pod) == group and wp.status is None:
             wp.reject(NAME, f"gang {group}: a member was refused by the binder ({reason})")
-    binder.hub._drain_waiting()
+    binder.hub.committer.drain_waiting()
     for rec in recs:
         binder._conflict(shard, rec, "gang_" + reason)

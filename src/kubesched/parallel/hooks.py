@@ -28,8 +28,10 @@ from typing import Any
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.parallel import transport
 from kubesched.parallel.coordinator import ParallelScheduler
-from kubesched.scheduler import Scheduler
+from kubesched.scheduler import Scheduler, SchedulerOptions
 
+OPTIONS = ("seed", "batching", "registry", "alternatives")
+""":func:`make_scheduler` keyword arguments that are :class:`SchedulerOptions` fields."""
 AUTO = "auto"
 ALL = "all"
 SHARDS_HELP = (
@@ -68,20 +70,17 @@ def make_scheduler(
     routing: str = ALL,
     **kwargs: Any,
 ) -> Scheduler:
-    """A serial (``shards == 1``) or parallel scheduler with the serial one's arguments."""
+    """A serial (``shards == 1``) or parallel scheduler with the serial one's arguments
+    (``seed``, ``batching``, ``registry`` and ``alternatives`` become its
+    :class:`~kubesched.scheduler.SchedulerOptions`; the others are passed on)."""
     n = shard_count(shards)
     if n < 1:
         raise ValueError(f"shards must be at least 1, got {shards}")
+    decided = {k: kwargs.pop(k) for k in OPTIONS if k in kwargs}
+    options = SchedulerOptions(shards=n, round_size=round_size, routing=routing, **decided)
     if n == 1:
-        return Scheduler(config, **kwargs)
-    return ParallelScheduler(
-        config,
-        shards=n,
-        transport_kind=transport_kind,
-        round_size=round_size,
-        routing=routing,
-        **kwargs,
-    )
+        return Scheduler(config, options=options, **kwargs)
+    return ParallelScheduler(config, options=options, transport_kind=transport_kind, **kwargs)
 
 
 def close(scheduler: Scheduler) -> None:

@@ -107,7 +107,7 @@ class Routing:
         fwk = hub.profiles.get(pod.scheduler_name)
         if fwk is None:
             return False, None
-        sig = Scheduler._sign(hub, fwk, pod)
+        sig = Scheduler.sign(hub, fwk, pod)
         last = self._last
         if sig is not None and last[0] is fwk and last[1] == sig:
             # equal to the previous Pod's (whose parts are most often the same objects): the
@@ -129,7 +129,7 @@ class Routing:
             prefilter.release()
         self.routed_pod, self.routed_sig = pod, sig
         try:
-            hub._schedule_popped(qp)
+            hub.schedule_popped(qp)
         finally:
             self.routed_pod = None
         if hub.synced:
@@ -176,12 +176,12 @@ class RoutedSearch(Scheduler):
 
     routing: Routing | None = None
 
-    def _sign(self, fwk: Framework, pod: api.Pod) -> tuple[object, ...] | None:
+    def sign(self, fwk: Framework, pod: api.Pod) -> tuple[object, ...] | None:
         """The signature auto routing computed for the Pod it runs here, else computed."""
         routing = self.routing
         if routing is not None and routing.routed_pod is pod:
             return routing.routed_sig  # type: ignore[return-value]
-        return Scheduler._sign(self, fwk, pod)
+        return Scheduler.sign(self, fwk, pod)
 
     def schedule_pod(self, fwk: Framework, state: CycleState, pod: api.Pod) -> ScheduleResult:
         """The serial search, for the Pods auto routing keeps here (timed for it when the

@@ -22,20 +22,26 @@ is the process entry point.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
-from collections.abc import Mapping
 
 import numpy as np
 
 from kubesched.api import objects as api
 from kubesched.config.types import KubeSchedulerConfiguration
-from kubesched.framework.interface import CycleState, IntArray, PluginFactory, QueuedPodInfo
+from kubesched.framework.interface import CycleState, IntArray, QueuedPodInfo
 from kubesched.framework.runtime import Framework
 from kubesched.metrics import ExtensionPointObserver, SchedulerMetrics
 from kubesched.parallel import protocol as p
 from kubesched.parallel.fastpath import CLAIM_PLUGINS
-from kubesched.scheduler import FitError, Scheduler, ScheduleResult, num_feasible_nodes_to_find
+from kubesched.scheduler import (
+    FitError,
+    Scheduler,
+    ScheduleResult,
+    SchedulerOptions,
+    num_feasible_nodes_to_find,
+)
 
 log = logging.getLogger(__name__)
 
@@ -86,29 +92,19 @@ class ShardScheduler(Scheduler):
     """Shard ``index`` of ``shards``: see the module docstring."""
 
     def __init__(
-        self,
-        config: KubeSchedulerConfiguration,
-        *,
-        index: int,
-        shards: int,
-        seed: int = 0,
-        alternatives: int = 3,
-        registry: Mapping[str, PluginFactory] | None = None,
-        batching: bool = True,
+        self, config: KubeSchedulerConfiguration, options: SchedulerOptions, *, index: int
     ) -> None:
         self.now = 0.0
         super().__init__(
             config,
             clock=lambda: self.now,
             api_client=_ShardApi(self),
-            registry=registry,
-            seed=seed * 7919 + index,
-            batching=batching,
             metrics=_ShardMetrics(),
+            options=dataclasses.replace(options, seed=options.seed * 7919 + index),
         )
         self.index = index
-        self.shards = shards
-        self.alternatives = alternatives
+        self.shards = options.shards
+        self.alternatives = options.alternatives
         self.seen: dict[str, int] = {}
         """Node name to the authoritative generation last heard from the commit stream."""
         self.contended = False
@@ -134,6 +130,7 @@ class ShardScheduler(Scheduler):
             name: CROSS_NODE_FILTERS & {pl.name for pl in fwk.filter_plugins}
             for name, fwk in self.profiles.items()
         }
+        self.committer.direct_bind = self._propose_at_once
 
     # ------------------------------------------------------------------ one message
     def process(self, msg: p.ToShard) -> p.FromShard:
@@ -184,7 +181,7 @@ class ShardScheduler(Scheduler):
                 (p.FAILED, pod.key, reason, message, plugins, pending, nominated, victims)
             )
             self.queue.delete(pod)
-            self.failures.pop(pod.key, None)
+            self.failing.clear(pod.key)
         self.failed.clear()
 
     # ------------------------------------------------------------------ the commit stream
@@ -365,23 +362,14 @@ class ShardScheduler(Scheduler):
             self._lean_profiles[fwk.profile_name] = lean
         return lean
 
-    def _binding_cycle(
-        self,
-        fwk: Framework,
-        state: CycleState,
-        qp: QueuedPodInfo,
-        assumed: api.Pod,
-        start: float,
-        cycle: int,
-    ) -> None:
+    def _propose_at_once(self, fwk: Framework, qp: QueuedPodInfo, assumed: api.Pod) -> bool:
+        """The commit step's direct bind (:attr:`~kubesched.scheduler.commit.Commit.
+        direct_bind`): a lean profile's Pod without claims is proposed without its binding
+        cycle."""
         if not self._lean(fwk) or qp.pod.resource_claims:
-            super()._binding_cycle(fwk, state, qp, assumed, start, cycle)
-            return
-        self.in_flight_bindings -= 1
+            return False
         self.propose(assumed, assumed.node_name)
-        self.cluster.finish_binding(assumed)
-        self.failures.pop(assumed.key, None)
-        self.queue.done(assumed)
+        return True
 
     def propose(self, pod: api.Pod, node: str) -> None:
         """The binding cycle reached Bind: send the placement to the binder."""

@@ -32,6 +32,7 @@ from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.parallel import protocol as p
 from kubesched.parallel.shard import ShardScheduler
 from kubesched.plugins.registry import known_plugin_names
+from kubesched.scheduler import SchedulerOptions
 
 FREEZE_AFTER = 1000
 """A message with this many commit-stream entries (a snapshot, nodes added in bulk) is
@@ -48,8 +49,7 @@ benchmark runner's measured phases use them too."""
 def make_shard(
     config: KubeSchedulerConfiguration | Mapping[str, Any] | None,
     index: int,
-    shards: int,
-    options: Mapping[str, Any],
+    options: SchedulerOptions,
 ) -> ShardScheduler:
     """A shard from a configuration object or its v1 mapping (what a spawned process gets)."""
     cfg = (
@@ -57,18 +57,17 @@ def make_shard(
         if isinstance(config, KubeSchedulerConfiguration)
         else load_config(config, known_plugins=known_plugin_names())
     )
-    return ShardScheduler(cfg, index=index, shards=shards, **options)
+    return ShardScheduler(cfg, options, index=index)
 
 
 def serve(
     conn: Connection,
     config: KubeSchedulerConfiguration | Mapping[str, Any] | None,
     index: int,
-    shards: int,
-    options: Mapping[str, Any],
+    options: SchedulerOptions,
 ) -> None:
     """Process entry point: answer each :class:`~protocol.ToShard` until told to stop."""
-    shard = make_shard(config, index, shards, options)
+    shard = make_shard(config, index, options)
     gc.collect()
     gc.freeze()  # the configuration and plugins stay out of the collector's way
     gc.set_threshold(*GC_THRESHOLDS)
@@ -83,7 +82,7 @@ def serve(
         if msg.stop:
             return
         if msg.reset:  # woken from dormancy: the old replica goes (it may be frozen)
-            shard = make_shard(config, index, shards, options)
+            shard = make_shard(config, index, options)
             gc.unfreeze()
         reply = shard.process(msg)
         conn.send_bytes(pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL))

@@ -22,7 +22,7 @@ import pickle
 import socket
 import sys
 from collections import deque
-from collections.abc import Mapping
+from dataclasses import replace
 from multiprocessing.connection import Connection
 from typing import Any, Protocol
 
@@ -31,6 +31,7 @@ from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.parallel import protocol as p
 from kubesched.parallel import shard as sh
 from kubesched.parallel import shardmain
+from kubesched.scheduler import SchedulerOptions
 
 PROCESS = "process"
 INLINE = "inline"
@@ -78,20 +79,16 @@ class ProcessShard:
     def __init__(
         self,
         index: int,
-        shards: int,
         config: KubeSchedulerConfiguration,
-        options: Mapping[str, Any],
+        options: SchedulerOptions,
         start_method: str | None = None,
     ) -> None:
         self.index = index
-        self.shards = shards
         methods = mp.get_all_start_methods()
         self.method = start_method or ("fork" if "fork" in methods else "spawn")
         self.ctx: Any = mp.get_context(self.method)
         self.config: Any = config if self.method == "fork" else config_to_dict(config)
-        self.options = dict(options)
-        if self.method != "fork":
-            self.options.pop("registry", None)
+        self.options = options if self.method == "fork" else replace(options, registry=None)
         self.conn: Connection | None = None
         self.proc: Any = None
         self.restart()
@@ -102,7 +99,7 @@ class ProcessShard:
         here, there = pipe()
         self.proc = self.ctx.Process(
             target=shardmain.serve,
-            args=(there, self.config, self.index, self.shards, self.options),
+            args=(there, self.config, self.index, self.options),
             name=f"kubesched-shard-{self.index}",
             daemon=True,
         )
@@ -159,21 +156,19 @@ class InlineShard:
     def __init__(
         self,
         index: int,
-        shards: int,
         config: KubeSchedulerConfiguration,
-        options: Mapping[str, Any],
+        options: SchedulerOptions,
     ) -> None:
         self.index = index
-        self.shards = shards
         self.config = config
-        self.options = dict(options)
+        self.options = options
         self.shard: sh.ShardScheduler | None = None
         self.answers: deque[bytes] = deque()
         self.restart()
 
     def restart(self) -> None:
         """A fresh shard with an empty replica."""
-        self.shard = shardmain.make_shard(self.config, self.index, self.shards, self.options)
+        self.shard = shardmain.make_shard(self.config, self.index, self.options)
         self.answers.clear()
 
     def send(self, msg: p.ToShard) -> None:
@@ -185,7 +180,7 @@ class InlineShard:
             self.kill()
             return
         if msg.reset:
-            self.shard = shardmain.make_shard(self.config, self.index, self.shards, self.options)
+            self.shard = shardmain.make_shard(self.config, self.index, self.options)
         reply = self.shard.process(msg)
         self.answers.append(pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL))
 
@@ -214,14 +209,14 @@ class InlineShard:
 def start(
     kind: str,
     index: int,
-    shards: int,
     config: KubeSchedulerConfiguration,
-    options: Mapping[str, Any],
+    options: SchedulerOptions,
     start_method: str | None = None,
 ) -> ShardHandle:
-    """A shard of ``kind`` (:data:`PROCESS` or :data:`INLINE`)."""
+    """Shard ``index`` of ``options.shards``, of ``kind`` (:data:`PROCESS` or
+    :data:`INLINE`)."""
     if kind == PROCESS:
-        return ProcessShard(index, shards, config, options, start_method)
+        return ProcessShard(index, config, options, start_method)
     if kind == INLINE:
-        return InlineShard(index, shards, config, options)
+        return InlineShard(index, config, options)
     raise ValueError(f"unknown shard transport {kind!r} (use {PROCESS!r} or {INLINE!r})")

@@ -1,12 +1,16 @@
 """The serial scheduler: one scheduling cycle at a time, binding cycles handed off.
 
-:class:`Scheduler` reads like upstream ``schedule_one.go``; its parts live in small modules:
-``core`` (informer events, the cycle, Reserve/Permit and the binding cycle), ``algorithm``
-(finding the node, result reuse), ``waiting`` (Pods held at Permit), ``failures``
-(PostFilter, recorded reasons, requeue) and ``types`` (results and ``FitError``).
+:class:`Scheduler` (``core``: the informer events and the cycle) reads like upstream
+``schedule_one.go`` and owns its parts as objects: the search in stages (``search``), the
+commit step (``commit``: assume, Reserve, Permit, hold or bind, and each undo; the parallel
+shards, binder and live coordinator commit through it too), the Pods held at Permit
+(``waiting``) and failure handling (``failures``: PostFilter, recorded reasons, requeue).
+``options`` is the frozen :class:`SchedulerOptions` every kind of scheduler reads, ``types``
+the results and ``FitError``.
 """
 
 from kubesched.scheduler.core import Scheduler
+from kubesched.scheduler.options import SchedulerOptions
 from kubesched.scheduler.types import (
     NO_NODES_AVAILABLE,
     NOTE_LENGTH_LIMIT,
@@ -31,6 +35,7 @@ __all__ = [
     "NoNodesError",
     "ScheduleResult",
     "Scheduler",
+    "SchedulerOptions",
     "num_feasible_nodes_to_find",
     "rejected_on_node",
     "truncate_message",

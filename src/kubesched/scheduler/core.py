@@ -1,29 +1,37 @@
 """The serial scheduler: one scheduling cycle at a time, binding cycles handed off.
 
-Reads like upstream ``schedule_one.go``: pop → PreFilter/Filter → PreScore/Score → select
-host → assume → Reserve → Permit, then the binding cycle (PreBind → Bind → PostBind) through
-``submit_binding`` (run at once, later in virtual time, or on a thread).  Every failure path
-undoes what was done, next to its twin: Unreserve and ``forget`` after assume, requeue with
-backoff through the queue.
+Reads like upstream ``schedule_one.go``: pop, the search (:mod:`kubesched.scheduler.search`:
+reuse, PreFilter, static rejections, the nominated node, Filter, Score, select host), then
+the commit step (:mod:`kubesched.scheduler.commit`: assume → Reserve → Permit → hold at
+Permit or the binding cycle through ``submit_binding``, every undo beside its twin).  The
+scheduler owns its parts as objects: the search (``search``), the commit step
+(``committer``), the Pods held at Permit (``held``) and failure handling (``failing``); its
+informer handlers (upstream ``eventhandlers.go``) update the cache (bound Pods) or the queue
+(ours, unbound), tell the plugins' event handlers, and move waiting Pods whose queueing
+hints say the event may help, each event's handling time observed as
+``scheduler_event_handling_duration_seconds`` under upstream's labels.
 
 Time and the outside world come in through small interfaces: ``clock()`` returns seconds,
 ``api`` binds and deletes, and informer-style ``on_*`` methods feed cluster events.  The same
-code runs in the simulator, the benchmark and live mode."""
+code runs in the simulator, the benchmark and live mode; a subclass (a parallel shard, the
+parallel or live coordinator) narrows the search through :meth:`Scheduler.candidate_rows`,
+:meth:`Scheduler.select_host` and :meth:`Scheduler.sign` (:class:`~kubesched.scheduler.
+search.SearchHost`) and extends the ``on_*`` handlers."""
 
 from __future__ import annotations
 
 import logging
 import time
-from collections import Counter, deque
-from collections.abc import Callable, Mapping
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from kubesched.api import objects as api
 from kubesched.config import extenders as extender_config
 from kubesched.config.types import KubeSchedulerConfiguration
-from kubesched.framework import sampling
-from kubesched.framework.batch import BatchCache
+from kubesched.framework import events, sampling
 from kubesched.framework.extender import ExtenderError
 from kubesched.framework.extenders import EXTENDER_NAME, Extenders
 from kubesched.framework.interface import (
@@ -34,35 +42,35 @@ from kubesched.framework.interface import (
     Code,
     CycleState,
     Handle,
-    PluginFactory,
+    IntArray,
     QueuedPodInfo,
     Resource,
     Status,
-    WaitingPod,
 )
 from kubesched.framework.runtime import Framework, PluginError
-from kubesched.framework.verdicts import StaticFailures
 from kubesched.metrics import PLUGIN_SAMPLE_EVERY, SchedulerMetrics
 from kubesched.plugins.registry import full_registry
+from kubesched.queue import events as qevents
 from kubesched.queue.scheduling_queue import SchedulingQueue
-from kubesched.scheduler.algorithm import AlgorithmMixin
-from kubesched.scheduler.failures import FailureMixin
-from kubesched.scheduler.handlers import EventsMixin
+from kubesched.scheduler.commit import Commit
+from kubesched.scheduler.failures import Failures
+from kubesched.scheduler.options import SchedulerOptions
+from kubesched.scheduler.search import Search, Signature
 from kubesched.scheduler.types import (
     PREEMPTION_PLUGIN,
     AttemptWork,
     FitError,
     NoNodesError,
+    ScheduleResult,
     costly_plugins,
-    rejected_on_node,
 )
-from kubesched.scheduler.waiting import WaitingMixin
+from kubesched.scheduler.waiting import Waiting
 from kubesched.state.cache import ClusterState
 
 log = logging.getLogger("kubesched.scheduler")
 
 
-class Scheduler(EventsMixin, AlgorithmMixin, WaitingMixin, FailureMixin):
+class Scheduler:
     """The scheduling loop over one cache, one queue and one framework per profile."""
 
     def __init__(
@@ -72,28 +80,21 @@ class Scheduler(EventsMixin, AlgorithmMixin, WaitingMixin, FailureMixin):
         clock: Callable[[], float],
         api_client: ApiClient | None = None,
         cluster: ClusterState | None = None,
-        registry: Mapping[str, PluginFactory] | None = None,
-        seed: int = 0,
         submit_binding: Callable[[Callable[[], None]], None] | None = None,
         metrics: SchedulerMetrics | None = None,
-        batching: bool = True,
+        options: SchedulerOptions | None = None,
     ) -> None:
+        self.options = options = options or SchedulerOptions()
+        """Seed, result reuse, plugin registry (:mod:`kubesched.scheduler.options`)."""
         self.config = config
         self.clock = clock
         self.api = api_client
         self.cluster = cluster or ClusterState()
         self.metrics = metrics or SchedulerMetrics()
-        self.rng = np.random.default_rng(seed)
-        self.submit_binding = submit_binding or (lambda fn: fn())
+        self.rng = np.random.default_rng(options.seed)
         self.handle = Handle(self.cluster, api_client)
         self.handle.extras.update(clock=clock, metrics=self.metrics, rng=self.rng)
-        self._waiting: dict[
-            str, tuple[Framework, CycleState, QueuedPodInfo, float, int, float]
-        ] = {}
-        """Pods held at Permit: their profile, cycle state, queue info, start, cycle, wait start."""
-        self._decided: deque[WaitingPod] = deque()
-        """Waiting Pods allowed or rejected, whose binding cycle (or undo) is still to run."""
-        reg = registry or full_registry()
+        reg = options.registry or full_registry()
         ext_configs = extender_config.parse_extenders(config.extenders)
         self.extenders = (
             Extenders(ext_configs, self.metrics.record_extender) if ext_configs else None
@@ -134,31 +135,244 @@ class Scheduler(EventsMixin, AlgorithmMixin, WaitingMixin, FailureMixin):
         self.queue.set_hint_recorder(self.metrics.hint_recorder())
         self._event_timer = self.metrics.event_recorder()
         """``scheduler_event_handling_duration_seconds``: ``(seconds, event label)``."""
-        self.preemptions: dict[str, tuple[str, tuple[str, ...]]] = {}
-        """Preemptor key to (node, victim keys) of its last successful preemption."""
-        self.preempted_by: dict[str, str] = {}
-        """Victim key to the key of the Pod that preempted it."""
-        self.next_start_node_index = 0
-        self.last_search_nodes = 0
+        self.held = Waiting(self.handle, clock, self.metrics)
+        """Pods held at Permit (gangs)."""
+        self.failing = Failures(self.queue, self.metrics, api_client)
+        """Failed attempts: PostFilter, the recorded reasons, requeue with backoff."""
+        self.committer = Commit(
+            cluster=self.cluster,
+            queue=self.queue,
+            waiting=self.held,
+            failures=self.failing,
+            metrics=self.metrics,
+            clock=clock,
+            extenders=self.extenders,
+            submit_binding=submit_binding or (lambda fn: fn()),
+        )
+        """The commit step: assume, Reserve, Permit, hold or bind, and their undo."""
+        self.search = Search(
+            self,
+            cluster=self.cluster,
+            queue=self.queue,
+            extenders=self.extenders,
+            rng=self.rng,
+            batching=options.batching,
+        )
+        """The search, stage by stage (:mod:`kubesched.scheduler.search`)."""
+        self.batch = self.search.batch
+        """Reuse of results across equivalent Pods (see :mod:`kubesched.framework.batch`)."""
         self.record_work = False
         """Whether to keep ``last_work`` (the simulator sets it for its cost model of
         upstream's speed; off, an attempt pays nothing for it)."""
         self.last_work: AttemptWork | None = None
         """What the last scheduling attempt did (None when it did not search or
         ``record_work`` is off)."""
-        self.attempts: Counter[str] = Counter()
         self.pod_attempts: Counter[str] = Counter()
         self.unreadable: dict[str, str] = {}
         """Pending Pods for this scheduler that the informer holds but that could not be read
         (live mode): key to why.  Counted as unschedulable in ``scheduler_pending_pods``."""
-        self.failures: dict[str, tuple[str, str]] = {}
+
+    # ------------------------------------------------------------------ the parts' state
+    @property
+    def submit_binding(self) -> Callable[[Callable[[], None]], None]:
+        """Runs a binding cycle: at once, later in virtual time, or on a thread."""
+        return self.committer.submit_binding
+
+    @submit_binding.setter
+    def submit_binding(self, submit: Callable[[Callable[[], None]], None]) -> None:
+        self.committer.submit_binding = submit
+
+    @property
+    def in_flight_bindings(self) -> int:
+        """Pods past Permit whose binding cycle has not ended (the parallel coordinator
+        adds the Pods handed to shards and not answered yet)."""
+        return self.committer.in_flight
+
+    @in_flight_bindings.setter
+    def in_flight_bindings(self, n: int) -> None:
+        self.committer.in_flight = n
+
+    @property
+    def attempts(self) -> Counter[str]:
+        """Attempts by result: ``scheduled``, ``unschedulable``, ``error``."""
+        return self.failing.attempts
+
+    @attempts.setter
+    def attempts(self, counter: Counter[str]) -> None:  # a standby carries the run's on
+        self.failing.attempts = counter
+
+    @property
+    def failures(self) -> dict[str, tuple[str, str]]:
         """Pod key to (reason, message) of its last failed attempt."""
-        self.in_flight_bindings = 0
-        self.batch = BatchCache(enabled=batching)
-        """Reuse of results across equivalent Pods (see :mod:`kubesched.framework.batch`)."""
-        self.static_failures = StaticFailures()
-        """Kept Filter outcomes of Pods every node rejects for static reasons
-        (:mod:`kubesched.framework.verdicts`)."""
+        return self.failing.last
+
+    @property
+    def preemptions(self) -> dict[str, tuple[str, tuple[str, ...]]]:
+        """Preemptor key to (node, victim keys) of its last successful preemption."""
+        return self.failing.preemptions
+
+    @property
+    def preempted_by(self) -> dict[str, str]:
+        """Victim key to the key of the Pod that preempted it."""
+        return self.failing.preempted_by
+
+    # ------------------------------------------------------------------ informer events
+    def responsible_for(self, pod: api.Pod) -> bool:
+        """Whether one of our profiles schedules this Pod."""
+        return pod.scheduler_name in self.profiles
+
+    def _handled(self, start: float, *labels: str) -> None:
+        """An informer event took from ``start`` until now (upstream ``EventHandlingLatency``,
+        observed under each of ``labels``)."""
+        seconds = time.perf_counter() - start
+        for label in labels:
+            self._event_timer(seconds, label)
+
+    def on_node_add(self, node: api.Node) -> None:
+        """A node appeared."""
+        start = time.perf_counter()
+        self.cluster.add_node(node)
+        self.queue.move_all_to_active_or_backoff(events.NODE_ADD, None, node)
+        self._handled(start, "NodeAdd")
+
+    def on_node_update(self, old: api.Node, new: api.Node) -> None:
+        """A node changed; requeue by what changed (each change timed with the cache update,
+        as upstream)."""
+        start = time.perf_counter()
+        self.cluster.update_node(new)
+        updating = time.perf_counter() - start
+        for event in events.node_update_events(old, new):
+            moving = time.perf_counter()
+            self.queue.move_all_to_active_or_backoff(event, old, new)
+            self._handled(moving - updating, qevents.event_label(event))
+
+    def on_node_delete(self, node: api.Node) -> None:
+        """A node went away with its Pods."""
+        start = time.perf_counter()
+        self.cluster.remove_node(node.name)
+        self.queue.move_all_to_active_or_backoff(events.NODE_DELETE, node, None)
+        self._handled(start, "NodeDelete")
+
+    def _tell(self, method: str, *args: Any) -> None:
+        """Pass an informer event on to the plugins' event handlers."""
+        for handler in self.handle.event_handlers:
+            fn = getattr(handler, method, None)
+            if fn is not None:
+                fn(*args)
+
+    def on_pod_add(self, pod: api.Pod) -> None:
+        """A Pod appeared: bound ones go to the cache, ours to the queue."""
+        start = time.perf_counter()
+        self._tell("on_pod_add", pod)
+        if pod.node_name:  # one whose node the cache lacks waits for it (ClusterState.ghosts)
+            self.cluster.add_pod(pod)
+            self.queue.assigned_pod_added(pod)
+            self._handled(start, "AssignedPodAdd")
+        elif self.responsible_for(pod):
+            self.queue.add(pod)
+            self._handled(start, "UnschedulablePodAdd")
+
+    def on_pods_added(self, pods: list[api.Pod]) -> None:
+        """:meth:`on_pod_add` for each of ``pods`` (a first LIST's, none in the cache yet):
+        the same cache, queue and handler calls, with the bound Pods entering the cache in
+        one bulk load (:meth:`ClusterState.add_bound_pods`) and each one's share of its
+        time observed as its event.  A subclass that extends :meth:`on_pod_add` gets it
+        called once per Pod instead."""
+        bound = [p for p in pods if p.node_name]
+        if type(self).on_pod_add is not Scheduler.on_pod_add or any(
+            p.key in self.cluster.pods for p in bound
+        ):
+            for pod in pods:
+                self.on_pod_add(pod)
+            return
+        start = time.perf_counter()
+        if self.handle.event_handlers:
+            for pod in pods:
+                self._tell("on_pod_add", pod)
+        self.cluster.add_bound_pods(bound)  # those whose node is missing wait for it
+        for pod in bound:
+            self.queue.assigned_pod_added(pod)
+        share = (time.perf_counter() - start) / max(1, len(bound))
+        for _ in bound:
+            self._event_timer(share, "AssignedPodAdd")
+        for pod in pods:
+            if not pod.node_name and self.responsible_for(pod):
+                start = time.perf_counter()
+                self.queue.add(pod)
+                self._handled(start, "UnschedulablePodAdd")
+
+    def on_pod_update(self, old: api.Pod, new: api.Pod) -> None:
+        """A Pod changed (a bind confirmed, labels changed, gates removed, ...)."""
+        start = time.perf_counter()
+        self._tell("on_pod_update", old, new)
+        if new.node_name:
+            if not old.node_name:  # upstream: the unscheduled informer's delete, then an add
+                self.queue.delete(old)
+                self._handled(start, "UnschedulablePodDelete")
+                self.on_pod_add(new)
+                return
+            self.cluster.add_pod(new)
+            self.queue.assigned_pod_updated(old, new)
+            self._handled(start, "AssignedPodUpdate")
+        elif self.responsible_for(new):
+            self.queue.update(old, new)
+            labels = {
+                qevents.event_label(e) for e in qevents.pod_scheduling_properties_change(new, old)
+            }
+            self._handled(
+                start, "UnschedulablePodUpdate", *sorted(labels - {"UnschedulablePodUpdate"})
+            )
+
+    def on_pod_delete(self, pod: api.Pod) -> None:
+        """A Pod was deleted: free its resources or drop it from the queue."""
+        start = time.perf_counter()
+        self._tell("on_pod_delete", pod)
+        if self.handle.reject_waiting_pod(pod.key):
+            self.committer.drain_waiting()
+        if self.cluster.remove_pod(pod.key) is not None:
+            self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_DELETE, pod, None)
+            label = "AssignedPodDelete"
+        else:
+            self.queue.delete(pod)
+            label = "UnschedulablePodDelete"
+        self.failing.clear(pod.key)
+        self._handled(start, label)
+
+    def on_object(self, obj: dict[str, Any], *, deleted: bool = False) -> None:
+        """A Namespace, Service, PodDisruptionBudget or other object changed."""
+        start = time.perf_counter()
+        kind = self.cluster.apply_object(obj, deleted=deleted)
+        self._tell("on_object", obj, deleted)
+        event = events.object_event(kind, deleted)
+        if event is not None:
+            self.queue.move_all_to_active_or_backoff(event, None, obj)
+            self._handled(start, qevents.event_label(event))
+
+    # ------------------------------------------------------------------ the search
+    def schedule_pod(self, fwk: Framework, state: CycleState, pod: api.Pod) -> ScheduleResult:
+        """Find the node for ``pod`` (upstream ``schedulePod``: :meth:`Search.run`); raises
+        :class:`FitError`."""
+        return self.search.run(fwk, state, pod)
+
+    def candidate_rows(self) -> IntArray:
+        """Rows the search walks (every live node; a parallel shard narrows this to its
+        partition first, see :mod:`kubesched.parallel.shard`)."""
+        return self.cluster.nodes.order()
+
+    def select_host(
+        self,
+        total: IntArray | None,
+        rows: IntArray,
+        order: IntArray | None = None,
+        ties: IntArray | list[int] | None = None,
+    ) -> int:
+        """Index into ``rows`` of the highest total score, ties broken by the seeded
+        generator (:meth:`Search.pick`)."""
+        return self.search.pick(total, rows, order, ties)
+
+    def sign(self, fwk: Framework, pod: api.Pod) -> Signature | None:
+        """The Pod's result-reuse signature (:meth:`Search.sign`)."""
+        return self.search.sign(fwk, pod)
 
     # ------------------------------------------------------------------ the cycle
     def schedule_one(self) -> bool:
@@ -167,17 +381,17 @@ class Scheduler(EventsMixin, AlgorithmMixin, WaitingMixin, FailureMixin):
         start (or undo) their binding cycle."""
         self.expire_waiting_pods()
         ran = self._schedule_one()
-        self._drain_waiting()
+        self.committer.drain_waiting()
         return ran
 
     def _schedule_one(self) -> bool:
         qp = self.queue.pop()
         if qp is None:
             return False
-        self._schedule_popped(qp)
+        self.schedule_popped(qp)
         return True
 
-    def _schedule_popped(self, qp: QueuedPodInfo) -> None:
+    def schedule_popped(self, qp: QueuedPodInfo) -> None:
         """The scheduling cycle of a Pod just popped from the queue (the parallel
         coordinator runs it for the Pods it schedules itself)."""
         pod = qp.pod
@@ -192,6 +406,7 @@ class Scheduler(EventsMixin, AlgorithmMixin, WaitingMixin, FailureMixin):
         start = time.perf_counter()
         state = CycleState()
         cycle = self.queue.scheduling_cycle
+        failing = self.failing
         try:
             result = self.schedule_pod(fwk, state, pod)
         except FitError as fit:
@@ -204,123 +419,43 @@ class Scheduler(EventsMixin, AlgorithmMixin, WaitingMixin, FailureMixin):
                     costly_plugins(pod),
                     any(p.name == PREEMPTION_PLUGIN for p in fwk.plugins["post_filter"]),
                 )
-            nominating = self._post_filter(fwk, state, pod, fit.diagnosis)
+            nominating = failing.post_filter(fwk, state, pod, fit.diagnosis)
             if nominating is not None:
-                self._nominate(qp, nominating)
+                failing.nominate(qp, nominating)
             self.metrics.algorithm_duration.observe(time.perf_counter() - start)  # upstream
-            self._fail(fwk, qp, fit.diagnosis, cycle, start)  # defers it past PostFilter
+            failing.fail(fwk, qp, fit.diagnosis, cycle, start)  # defers it past PostFilter
             return
         except (PluginError, NoNodesError, ExtenderError) as e:
             self.metrics.algorithm_duration.observe(time.perf_counter() - start)
-            self._fail(fwk, qp, Status(Code.ERROR, (str(e),)), cycle, start)
+            failing.fail(fwk, qp, Status(Code.ERROR, (str(e),)), cycle, start)
             return
         except Exception as e:  # a faulty plugin must not stop the loop
             log.exception("plugin fault while scheduling %s", pod.key)
-            self._fail(fwk, qp, Status(Code.ERROR, (f"{type(e).__name__}: {e}",)), cycle, start)
+            failing.fail(fwk, qp, Status(Code.ERROR, (f"{type(e).__name__}: {e}",)), cycle, start)
             return
         self.metrics.algorithm_duration.observe(time.perf_counter() - start)
         if self.record_work:
             scored = result.feasible if result.feasible > 1 else 0
             self.last_work = AttemptWork(
-                self.last_search_nodes, result.evaluated, scored, costly_plugins(pod), bound=True
+                self.search.last_nodes, result.evaluated, scored, costly_plugins(pod), bound=True
             )
-        assumed = pod.bound_to(result.node)
-        self.cluster.assume_pod(assumed, result.node)
-        self.queue.nominator.delete(pod.key)
+        assumed = self.committer.assume(pod, result.node)
         if result.entry is not None:
             result.entry.version = self.cluster.version
             result.entry.nominations = self.queue.nominator.version
             result.entry.cycle = cycle
             self.batch.store(result.entry)
-        status, waits = self._reserve_and_permit(fwk, state, assumed, result.node)
-        if not status.is_success() and status.code != Code.WAIT:
-            self.cluster.forget_pod(assumed)
-            self._requeue_after_forget(assumed, status)
-            self._fail(fwk, qp, rejected_on_node(status), cycle, start)
-            return
-        self._hold_or_bind(fwk, state, qp, assumed, status, waits, start, cycle)
+        self.committer.commit(fwk, state, qp, assumed, start, cycle)
 
-    def _hold_or_bind(
-        self,
-        fwk: Framework,
-        state: CycleState,
-        qp: QueuedPodInfo,
-        assumed: api.Pod,
-        status: Status,
-        waits: dict[str, float],
-        start: float,
-        cycle: int,
-    ) -> None:
-        """After Reserve and Permit passed: activate the Pods the cycle asked for, count the
-        binding in flight, then hold the Pod at Permit (Wait, each plugin's timeout in
-        ``waits``) or start its binding cycle."""
-        self._activate(state)
-        self.in_flight_bindings += 1
-        if status.code == Code.WAIT:
-            now = self.clock()
-            deadlines = {name: now + t for name, t in waits.items()}
-            spent = time.perf_counter() - start  # the wait at Permit is not the attempt's work
-            self._waiting[assumed.key] = (fwk, state, qp, spent, cycle, now)
-            self.handle.waiting_pods.add(WaitingPod(assumed, deadlines, self._decided.append))
-            return
-        self._submit(fwk, state, qp, assumed, start, cycle)
+    # ------------------------------------------------------------------ held at Permit
+    def expire_waiting_pods(self) -> None:
+        """Reject waiting Pods whose earliest Permit deadline passed (upstream: one timer per
+        waiting Pod, on the scheduler's clock), and undo them."""
+        self.committer.expire_waiting()
 
-    def _reserve_and_permit(
-        self, fwk: Framework, state: CycleState, assumed: api.Pod, node: str
-    ) -> tuple[Status, dict[str, float]]:
-        """Reserve then Permit; a Wait comes with each waiting plugin's timeout."""
-        waits: dict[str, float] = {}
-        try:
-            status = fwk.run_reserve(state, assumed, node)
-            if status.is_success():
-                status, waits = fwk.run_permit_plugins(state, assumed, node)
-        except Exception as e:
-            status = Status(Code.ERROR, (f"{type(e).__name__}: {e}",))
-        if not status.is_success() and status.code != Code.WAIT:
-            fwk.run_unreserve(state, assumed, node)
-        return status, waits
-
-    def _binding_cycle(
-        self,
-        fwk: Framework,
-        state: CycleState,
-        qp: QueuedPodInfo,
-        assumed: api.Pod,
-        start: float,
-        cycle: int,
-    ) -> None:
-        self.in_flight_bindings -= 1
-        node = assumed.node_name
-        try:
-            status = fwk.run_pre_bind(state, assumed, node)
-            if status.is_success():
-                status = self._bind(fwk, state, assumed, node)
-        except Exception as e:
-            status = Status(Code.ERROR, (f"{type(e).__name__}: {e}",))
-        self.cluster.finish_binding(assumed)
-        if not status.is_success():
-            fwk.run_unreserve(state, assumed, node)
-            if self.cluster.is_assumed(assumed.key):
-                self.cluster.forget_pod(assumed)
-            self._requeue_after_forget(assumed, status)
-            self._fail(fwk, qp, status, cycle, start)
-            self._drain_waiting()
-            return
-        fwk.run_post_bind(state, assumed, node)
-        self._record("scheduled", fwk, start)
-        now = self.clock()
-        first = qp.initial_attempt_timestamp if qp.initial_attempt_timestamp is not None else now
-        self.metrics.record_scheduled(qp.attempts, now - first)
-        self.failures.pop(assumed.key, None)
-        self.queue.done(assumed)
-
-    def _bind(self, fwk: Framework, state: CycleState, pod: api.Pod, node: str) -> Status:
-        """Upstream ``bind``: a binding extender first, else the Bind plugins."""
-        if self.extenders is not None:
-            status = self.extenders.bind(pod, node)
-            if status is not None:
-                return status
-        return fwk.run_bind(state, pod, node)
+    def next_waiting_deadline(self) -> float | None:
+        """Earliest Permit deadline among waiting Pods (None: nobody waits)."""
+        return self.held.next_deadline()
 
     # ------------------------------------------------------------------ metrics
     def sync_metrics(self) -> None:

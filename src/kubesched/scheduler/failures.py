@@ -1,15 +1,20 @@
 """Failure handling (upstream ``handleSchedulingFailure``): PostFilter (preemption) and
-its nomination, the recorded reason, metrics, and requeue with backoff."""
+its nomination, the recorded reason, metrics, and requeue with backoff.
+
+:class:`Failures` is a part of :class:`kubesched.scheduler.Scheduler`; the commit step
+(:mod:`kubesched.scheduler.commit`), the parallel binder and live mode's coordinator fail a
+Pod through it too."""
 
 from __future__ import annotations
 
 import dataclasses
 import logging
 import time
+from collections import Counter
 
 from kubesched.api import objects as api
-from kubesched.framework import events
 from kubesched.framework.interface import (
+    ApiClient,
     Code,
     CycleState,
     QueuedPodInfo,
@@ -17,7 +22,8 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.outcomes import PostFilterResult
 from kubesched.framework.runtime import Framework
-from kubesched.scheduler.base import SchedulerBase
+from kubesched.metrics import SchedulerMetrics
+from kubesched.queue.scheduling_queue import SchedulingQueue
 from kubesched.scheduler.types import (
     POD_REASON_SCHEDULER_ERROR,
     POD_REASON_UNSCHEDULABLE,
@@ -29,20 +35,26 @@ from kubesched.scheduler.types import (
 log = logging.getLogger("kubesched.scheduler")
 
 
-class FailureMixin(SchedulerBase):
-    """Part of :class:`kubesched.scheduler.Scheduler`; see the module docstring."""
+class Failures:
+    """What failed attempts leave behind, and how a Pod is failed (see the module
+    docstring); ``api`` reports the failure (condition and Event) when it can."""
 
-    def _requeue_after_forget(self, assumed: api.Pod, status: Status) -> None:
-        """Resources of the assumed Pod are free again: tell the queue (upstream)."""
-        if status.is_rejected():
-            self.queue.move_all_to_active_or_backoff(
-                events.ASSIGNED_POD_DELETE, assumed, None, lambda p: p.key != assumed.key
-            )
-        else:
-            self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_DELETE, assumed, None)
+    def __init__(
+        self, queue: SchedulingQueue, metrics: SchedulerMetrics, api: ApiClient | None
+    ) -> None:
+        self.queue = queue
+        self.metrics = metrics
+        self.api = api
+        self.attempts: Counter[str] = Counter()
+        """Attempts by result: ``scheduled``, ``unschedulable``, ``error``."""
+        self.last: dict[str, tuple[str, str]] = {}
+        """Pod key to (reason, message) of its last failed attempt."""
+        self.preemptions: dict[str, tuple[str, tuple[str, ...]]] = {}
+        """Preemptor key to (node, victim keys) of its last successful preemption."""
+        self.preempted_by: dict[str, str] = {}
+        """Victim key to the key of the Pod that preempted it."""
 
-    # ------------------------------------------------------------------ failures
-    def _post_filter(
+    def post_filter(
         self, fwk: Framework, state: CycleState, pod: api.Pod, diagnosis: Diagnosis
     ) -> PostFilterResult | None:
         """Run PostFilter (preemption); the result says how to change the nomination."""
@@ -61,7 +73,7 @@ class FailureMixin(SchedulerBase):
             self.metrics.record_preemption(victims)
         return result if isinstance(result, PostFilterResult) else None
 
-    def _nominate(self, qp: QueuedPodInfo, result: PostFilterResult) -> None:
+    def nominate(self, qp: QueuedPodInfo, result: PostFilterResult) -> None:
         """Apply a PostFilter nomination (upstream ``AddNominatedPod`` + status patch); after a
         preemption, lower-priority Pods nominated to the same node lose their nomination
         (upstream ``prepareCandidate``)."""
@@ -83,7 +95,7 @@ class FailureMixin(SchedulerBase):
             qp.pod = dataclasses.replace(pod, nominated_node_name=node)
         nominator.add(qp.pod, node)
 
-    def _fail(
+    def fail(
         self,
         fwk: Framework,
         qp: QueuedPodInfo,
@@ -104,14 +116,20 @@ class FailureMixin(SchedulerBase):
             reason, message = POD_REASON_SCHEDULER_ERROR, why.message()
             qp.unschedulable_plugins = set()
             result = "error"
-        self._record(result, fwk, start)
+        self.record(result, fwk, start)
         qp.message = message
-        self.failures[qp.pod.key] = (reason, message)
+        self.last[qp.pod.key] = (reason, message)
         self.queue.add_unschedulable_if_not_present(qp, cycle)
         report = getattr(self.api, "pod_scheduling_failed", None)
         if report is not None:
             report(qp.pod, reason, truncate_message(message))
 
-    def _record(self, result: str, fwk: Framework, start: float) -> None:
+    def record(self, result: str, fwk: Framework, start: float) -> None:
+        """Count an attempt's ``result`` and observe its duration (from ``start``,
+        ``time.perf_counter()``)."""
         self.attempts[result] += 1
         self.metrics.record_attempt(result, fwk.profile_name, time.perf_counter() - start)
+
+    def clear(self, key: str) -> None:
+        """The Pod ``key`` was bound (or is gone): its last failure no longer stands."""
+        self.last.pop(key, None)

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from kubesched.config.load import load_config
 from kubesched.framework.interface import PluginFactory
 from kubesched.plugins.registry import in_tree_registry, known_plugin_names
-from kubesched.scheduler import Scheduler
+from kubesched.scheduler import Scheduler, SchedulerOptions
 from kubesched.testing.clock import VirtualClock
 from kubesched.testing.fakeapi import FakeApi
 
@@ -29,7 +29,8 @@ def new_scheduler(
     reg.update(registry or {})
     cfg = load_config(config, known_plugins=known_plugin_names(reg))
     fake, clock = FakeApi(), VirtualClock()
-    return Scheduler(cfg, clock=clock, api_client=fake, registry=reg), fake, clock
+    options = SchedulerOptions(registry=reg)
+    return Scheduler(cfg, clock=clock, api_client=fake, options=options), fake, clock
 
 
 class SchedulesOne(Protocol):

@@ -1,0 +1,252 @@
+"""The commit step: what follows the choice of a node, each undo written beside its twin.
+
+Upstream ``schedule_one.go`` after ``schedulePod``: assume the Pod on its node in the cache,
+Reserve, Permit, then either hold it at Permit (a gang member waits for its siblings) or
+start its binding cycle (PreBind, Bind, PostBind) through ``submit_binding`` (run at once,
+later in virtual time, or on a thread).  Every step that can fail undoes the steps before
+it, in reverse order:
+
+==============  ================================================================
+step            undo
+==============  ================================================================
+assume          forget, and tell the queue the Pod's resources are free again
+Reserve         Unreserve
+Permit (hold)   a rejected held Pod is undone like a failed bind
+binding cycle   Unreserve, forget, record the failure and requeue with backoff
+==============  ================================================================
+
+The serial scheduler commits its own choices through :class:`Commit`; so do the parallel
+shards (whose bind is a proposal), the parallel binder (which commits a shard's proposal
+on the authoritative cache) and live mode's shard coordinator.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from kubesched.api import objects as api
+from kubesched.framework import events
+from kubesched.framework.extenders import Extenders
+from kubesched.framework.interface import (
+    PODS_TO_ACTIVATE_KEY,
+    Code,
+    CycleState,
+    QueuedPodInfo,
+    Status,
+)
+from kubesched.framework.runtime import Framework
+from kubesched.metrics import SchedulerMetrics
+from kubesched.queue.scheduling_queue import SchedulingQueue
+from kubesched.scheduler.failures import Failures
+from kubesched.scheduler.types import Diagnosis, rejected_on_node
+from kubesched.scheduler.waiting import Waiting
+from kubesched.state.cache import ClusterState
+
+DirectBind = Callable[[Framework, QueuedPodInfo, api.Pod], bool]
+"""``(profile, queue info, assumed Pod) -> bound``: a bind that replaces the whole binding
+cycle when it returns True (see :attr:`Commit.direct_bind`)."""
+
+
+def resume(spent: float) -> float:
+    """A ``start`` for an attempt that resumes now after ``spent`` wall seconds of its own
+    work: ``time.perf_counter() - start`` then counts that work and what follows, not the
+    pause between (other Pods' cycles, the simulator's virtual latencies and ``--pace``
+    sleeps, the queue of the binding thread)."""
+    return time.perf_counter() - spent
+
+
+class Commit:
+    """The commit step of one scheduler (see the module docstring).
+
+    ``start`` arguments are ``time.perf_counter()`` at the attempt's start (attempt
+    durations count from there), ``cycle`` the queue's scheduling cycle the attempt ran in.
+    """
+
+    def __init__(
+        self,
+        *,
+        cluster: ClusterState,
+        queue: SchedulingQueue,
+        waiting: Waiting,
+        failures: Failures,
+        metrics: SchedulerMetrics,
+        clock: Callable[[], float],
+        extenders: Extenders | None,
+        submit_binding: Callable[[Callable[[], None]], None],
+    ) -> None:
+        self.cluster = cluster
+        self.queue = queue
+        self.waiting = waiting
+        self.failures = failures
+        self.metrics = metrics
+        self.clock = clock
+        self.extenders = extenders
+        self.submit_binding = submit_binding
+        """Runs a binding cycle: at once, later in virtual time, or on a thread."""
+        self.in_flight = 0
+        """Pods past Permit (held there or binding) whose binding cycle has not ended."""
+        self.direct_bind: DirectBind | None = None
+        """When set and it returns True for a Pod, it has bound the Pod itself and only the
+        cache's and queue's bookkeeping of the binding cycle follows (a parallel shard
+        proposes at once when the profile's binding cycle is only DefaultBinder's bind)."""
+
+    # ------------------------------------------------------------------ assume / forget
+    def assume(self, pod: api.Pod, node: str) -> api.Pod:
+        """Assume ``pod`` on ``node`` in the cache (its nomination ends); the assumed copy."""
+        assumed = pod.bound_to(node)
+        self.cluster.assume_pod(assumed, node)
+        self.queue.nominator.delete(pod.key)
+        return assumed
+
+    def forget(self, assumed: api.Pod, status: Status) -> None:
+        """Undo of :meth:`assume` (when the Pod is still assumed): its resources are free
+        again, so the queue hears an assigned Pod's deletion (upstream); after a rejection
+        (``status``) the Pod itself is not moved by it."""
+        if self.cluster.is_assumed(assumed.key):
+            self.cluster.forget_pod(assumed)
+        if status.is_rejected():
+            self.queue.move_all_to_active_or_backoff(
+                events.ASSIGNED_POD_DELETE, assumed, None, lambda p: p.key != assumed.key
+            )
+        else:
+            self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_DELETE, assumed, None)
+
+    # ------------------------------------------------------------------ Reserve, Permit
+    def commit(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        qp: QueuedPodInfo,
+        assumed: api.Pod,
+        start: float,
+        cycle: int,
+        committing: Callable[[], None] | None = None,
+    ) -> Status | None:
+        """Reserve and Permit ``assumed`` (from :meth:`assume`), then hold it at Permit or
+        start its binding cycle; None then.  A rejection or error is undone (Unreserve,
+        forget, the Pod failed) and returned.  ``committing`` runs once Permit passed,
+        before the Pod is held or bound."""
+        node = assumed.node_name
+        waits: dict[str, float] = {}
+        try:
+            status = fwk.run_reserve(state, assumed, node)
+            if status.is_success():
+                status, waits = fwk.run_permit_plugins(state, assumed, node)
+        except Exception as e:
+            status = Status(Code.ERROR, (f"{type(e).__name__}: {e}",))
+        if not status.is_success() and status.code != Code.WAIT:
+            self.undo(fwk, state, qp, assumed, status, rejected_on_node(status), cycle, start)
+            return status
+        if committing is not None:
+            committing()
+        pods = state.pop(PODS_TO_ACTIVATE_KEY, None)  # upstream PodsToActivate
+        if pods:
+            self.queue.activate(list(pods.values()))
+        self.in_flight += 1
+        if status.code == Code.WAIT:
+            spent = time.perf_counter() - start  # the wait at Permit is not the attempt's work
+            self.waiting.hold(assumed, waits, fwk, state, qp, spent, cycle)
+            return None
+        self.submit(fwk, state, qp, assumed, start, cycle)
+        return None
+
+    def undo(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        qp: QueuedPodInfo,
+        assumed: api.Pod,
+        status: Status,
+        why: Diagnosis | Status,
+        cycle: int,
+        start: float,
+    ) -> None:
+        """Undo a commit Reserve was run for (``status`` ended it): Unreserve, forget, and
+        fail the Pod for ``why`` (requeued with backoff)."""
+        fwk.run_unreserve(state, assumed, assumed.node_name)
+        self.forget(assumed, status)
+        self.failures.fail(fwk, qp, why, cycle, start)
+
+    # ------------------------------------------------------------------ held at Permit
+    def drain_waiting(self) -> None:
+        """Start the binding cycle of held Pods that were allowed; undo rejected ones
+        (upstream ``WaitOnPermit`` returning in the binding goroutine)."""
+        while (decided := self.waiting.next_decided()) is not None:
+            wp, held = decided
+            assert wp.status is not None
+            start = resume(held.spent)
+            if wp.status.is_success():
+                self.submit(held.fwk, held.state, held.qp, wp.pod, start, held.cycle)
+                continue
+            self.in_flight -= 1
+            why = rejected_on_node(wp.status)
+            self.undo(held.fwk, held.state, held.qp, wp.pod, wp.status, why, held.cycle, start)
+
+    def expire_waiting(self) -> None:
+        """Reject held Pods whose Permit deadline passed, and undo them."""
+        self.waiting.expire()
+        self.drain_waiting()
+
+    # ------------------------------------------------------------------ binding cycle
+    def submit(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        qp: QueuedPodInfo,
+        assumed: api.Pod,
+        start: float,
+        cycle: int,
+    ) -> None:
+        """Hand the binding cycle to ``submit_binding``."""
+        spent = time.perf_counter() - start
+
+        def binding_cycle() -> None:  # waiting for the binder does not count (see resume)
+            self.binding_cycle(fwk, state, qp, assumed, resume(spent), cycle)
+
+        self.submit_binding(binding_cycle)
+
+    def binding_cycle(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        qp: QueuedPodInfo,
+        assumed: api.Pod,
+        start: float,
+        cycle: int,
+    ) -> None:
+        """PreBind, Bind (a binding extender first), PostBind; a failure is undone."""
+        self.in_flight -= 1
+        direct = self.direct_bind
+        if direct is not None and direct(fwk, qp, assumed):
+            self.cluster.finish_binding(assumed)
+            self.failures.clear(assumed.key)
+            self.queue.done(assumed)
+            return
+        node = assumed.node_name
+        try:
+            status = fwk.run_pre_bind(state, assumed, node)
+            if status.is_success():
+                status = self._bind(fwk, state, assumed, node)
+        except Exception as e:
+            status = Status(Code.ERROR, (f"{type(e).__name__}: {e}",))
+        self.cluster.finish_binding(assumed)
+        if not status.is_success():
+            self.undo(fwk, state, qp, assumed, status, status, cycle, start)
+            self.drain_waiting()
+            return
+        fwk.run_post_bind(state, assumed, node)
+        self.failures.record("scheduled", fwk, start)
+        now = self.clock()
+        first = qp.initial_attempt_timestamp if qp.initial_attempt_timestamp is not None else now
+        self.metrics.record_scheduled(qp.attempts, now - first)
+        self.failures.clear(assumed.key)
+        self.queue.done(assumed)
+
+    def _bind(self, fwk: Framework, state: CycleState, pod: api.Pod, node: str) -> Status:
+        """Upstream ``bind``: a binding extender first, else the Bind plugins."""
+        if self.extenders is not None:
+            status = self.extenders.bind(pod, node)
+            if status is not None:
+                return status
+        return fwk.run_bind(state, pod, node)

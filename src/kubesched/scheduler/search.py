@@ -1,0 +1,410 @@
+"""The search: find the node for one Pod (upstream ``schedulePod``), stage by stage.
+
+:meth:`Search.run` walks the stages in upstream's order:
+
+1. **reuse** -- the previous equivalent Pod's results, while they provably still hold
+   (:mod:`kubesched.framework.batch`);
+2. **PreFilter**;
+3. **static rejections** -- a Pod every node rejects for static reasons takes its kept
+   Filter outcome (:mod:`kubesched.framework.verdicts`);
+4. **the nominated node** -- a Pod preemption made room for tries that node first;
+5. **Filter** over the round-robin window of ``percentageOfNodesToScore``, then the filter
+   extenders;
+6. **Score** -- PreScore, Score and the extenders' priorities, then the host is selected.
+
+A scheduler that narrows or records the search (a parallel shard: its own partition first,
+runner-up nodes for the binder; the coordinator: a signature it computed already) does so
+through the three methods of :class:`SearchHost`, which :class:`~kubesched.scheduler.
+Scheduler` implements with this module's defaults.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from typing import Protocol
+
+import numpy as np
+
+from kubesched.api import objects as api
+from kubesched.framework import batch
+from kubesched.framework.batch import BatchCache, BatchEntry
+from kubesched.framework.extender import ExtenderError
+from kubesched.framework.extenders import EXTENDER_NAME, Extenders
+from kubesched.framework.interface import Code, CycleState, IntArray, PreFilterResult, Status
+from kubesched.framework.runtime import FilterOutcome, Framework, PluginError, ScoreOutcome
+from kubesched.framework.verdicts import StaticFailure, StaticFailures
+from kubesched.queue.scheduling_queue import SchedulingQueue
+from kubesched.scheduler.types import (
+    NO_NODES_AVAILABLE,
+    Diagnosis,
+    FitError,
+    NoNodesError,
+    ScheduleResult,
+    num_feasible_nodes_to_find,
+)
+from kubesched.state.cache import ClusterState
+
+log = logging.getLogger("kubesched.scheduler")
+
+Signature = tuple[object, ...]
+"""A Pod's result-reuse signature (:meth:`Framework.sign`)."""
+
+
+class SearchHost(Protocol):
+    """What the search asks the scheduler it runs for (see the module docstring)."""
+
+    def candidate_rows(self) -> IntArray:
+        """Rows (int64, ``[M]``) the search walks, in the table's node order."""
+        ...
+
+    def select_host(
+        self,
+        total: IntArray | None,
+        rows: IntArray,
+        order: IntArray | None = None,
+        ties: IntArray | list[int] | None = None,
+    ) -> int:
+        """Index into ``rows`` of the chosen node (:meth:`Search.pick`)."""
+        ...
+
+    def sign(self, fwk: Framework, pod: api.Pod) -> Signature | None:
+        """The Pod's result-reuse signature (:meth:`Search.sign`)."""
+        ...
+
+
+class Search:
+    """The search of one scheduler (see the module docstring)."""
+
+    def __init__(
+        self,
+        host: SearchHost,
+        *,
+        cluster: ClusterState,
+        queue: SchedulingQueue,
+        extenders: Extenders | None,
+        rng: np.random.Generator,
+        batching: bool,
+    ) -> None:
+        self.host = host
+        self.cluster = cluster
+        self.queue = queue
+        self.extenders = extenders
+        self.rng = rng
+        """Breaks ties among equally scored nodes."""
+        self.batch = BatchCache(enabled=batching)
+        """Reuse of results across equivalent Pods (see :mod:`kubesched.framework.batch`)."""
+        self.static_failures = StaticFailures()
+        """Kept Filter outcomes of Pods every node rejects for static reasons
+        (:mod:`kubesched.framework.verdicts`)."""
+        self.next_start_node_index = 0
+        """Where the next Filter pass starts (upstream's round robin)."""
+        self.last_nodes = 0
+        """Nodes in the last search (``candidate_rows`` of the last :meth:`run`)."""
+
+    def run(self, fwk: Framework, state: CycleState, pod: api.Pod) -> ScheduleResult:
+        """Find the node for ``pod``; raises :class:`FitError` (or :class:`NoNodesError`,
+        :class:`PluginError`, :class:`ExtenderError`)."""
+        order = self.host.candidate_rows()
+        n = int(order.size)
+        self.last_nodes = n
+        if n == 0:
+            raise NoNodesError(NO_NODES_AVAILABLE)
+        # A nominated Pod tries its nominated node first (below), so it never reuses results.
+        nominated = pod.nominated_node_name or self.queue.nominator.node_of(pod.key)
+        signature = None
+        if self.batch.enabled and not nominated:
+            signature = self.host.sign(fwk, pod)
+            reused = self.reuse(fwk, state, pod, signature)
+            if reused is not None:
+                return reused
+        pre, rejectors = self.pre_filter(fwk, state, pod, n)
+        static_key = self.static_key(fwk, pod, pre, nominated, signature, n)
+        if static_key is not None:
+            self.static_rejection(fwk, static_key, n)
+        if nominated and nominated in self.cluster.nodes.row_of:
+            chosen = self.nominated_node(fwk, state, pod, nominated)
+            if chosen is not None:
+                return chosen
+        outcome, rotated = self.filter(fwk, state, pod, order, pre, rejectors, static_key)
+        return self.score(fwk, state, pod, outcome, rotated, signature)
+
+    # ------------------------------------------------------------------ 1. reuse
+    def reuse(
+        self, fwk: Framework, state: CycleState, pod: api.Pod, signature: Signature | None
+    ) -> ScheduleResult | None:
+        """The previous equivalent Pod's results, if they can serve; else None, with
+        ``state`` as fresh for the full path."""
+        nominator = self.queue.nominator
+        cycle = self.queue.scheduling_cycle
+        entry = self.batch.lookup(
+            fwk.profile_name, signature, cycle, self.cluster, nominator.version
+        )
+        if entry is None:
+            return None
+        reused = self._from_entry(fwk, state, pod, entry)
+        if reused is not None:
+            return reused
+        state.clear()
+        state.skip_filter.clear()
+        state.skip_score.clear()
+        return None
+
+    def _from_entry(
+        self, fwk: Framework, state: CycleState, pod: api.Pod, entry: BatchEntry
+    ) -> ScheduleResult | None:
+        reason = batch.reuse(fwk, state, pod, entry)
+        if reason:
+            self.batch.invalidate(reason)
+            return None
+        pick = self.host.select_host(entry.total, entry.rows, ties=entry.tied())
+        entry.chosen = pick
+        entry.uses += 1
+        n = max(len(self.cluster.nodes), 1)
+        self.next_start_node_index = (self.next_start_node_index + entry.processed) % n
+        return ScheduleResult(
+            self.cluster.nodes.names[int(entry.rows[pick])],
+            entry.processed,
+            int(entry.rows.size),
+            entry,
+        )
+
+    # ------------------------------------------------------------------ 2. PreFilter
+    def pre_filter(
+        self, fwk: Framework, state: CycleState, pod: api.Pod, n: int
+    ) -> tuple[PreFilterResult | None, set[str]]:
+        """Run PreFilter: its result and the plugins that narrowed the nodes; a rejection
+        raises :class:`FitError` over all ``n`` nodes, an error :class:`PluginError`."""
+        pre, status, rejectors = fwk.run_pre_filter(state, pod)
+        if not status.is_success():
+            if not status.is_rejected():
+                raise PluginError(status.plugin, status.message())
+            raise FitError(
+                Diagnosis(n, Counter(), rejectors, pre_filter_msg=status.message(), absent=status)
+            )
+        return pre, rejectors
+
+    # ------------------------------------------------------------------ 3. static rejections
+    def static_key(
+        self,
+        fwk: Framework,
+        pod: api.Pod,
+        pre: PreFilterResult | None,
+        nominated: str | None,
+        signature: Signature | None,
+        n: int,
+    ) -> Signature | None:
+        """The key a static failure of ``pod`` is kept under, or None when a kept outcome
+        cannot stand for this pass (nominated Pods, extenders, a narrowed search: kept
+        outcomes cover every node, not a shard's partition)."""
+        if (len(self.queue.nominator) or nominated or self.extenders is not None) or not (
+            self.static_failures.enabled
+            and (pre is None or pre.node_names is None)
+            and n == len(self.cluster.nodes)
+        ):
+            return None
+        return signature if signature is not None else fwk.sign(pod)
+
+    def static_rejection(self, fwk: Framework, key: Signature, n: int) -> None:
+        """Raise the kept static failure under ``key``, if there is one: the same
+        diagnosis, round-robin index and evaluation counts as the full Filter pass."""
+        kept = self.static_failures.lookup(fwk.profile_name, key, self.cluster)
+        if kept is not None:
+            raise FitError(self._static_diagnosis(fwk, kept, n))
+
+    def _static_diagnosis(self, fwk: Framework, kept: StaticFailure, n: int) -> Diagnosis:
+        start = time.perf_counter()
+        ev = fwk.evaluations
+        for key, count in kept.evaluations.items():
+            ev[key] = ev.get(key, 0) + count
+        self.next_start_node_index = (self.next_start_node_index + kept.outcome.processed) % n
+        fwk.record_filter_duration(start)
+        counts = Counter(kept.reason_counts)
+        return Diagnosis(n, counts, set(kept.plugins), outcome=kept.outcome)
+
+    # ------------------------------------------------------------------ 4. nominated node
+    def nominated_node(
+        self, fwk: Framework, state: CycleState, pod: api.Pod, node: str
+    ) -> ScheduleResult | None:
+        """Upstream ``evaluateNominatedNode``: the node preemption made room on, if it
+        passes Filter (with nominated Pods) and the filter extenders."""
+        one = np.asarray([self.cluster.nodes.row_of[node]], dtype=np.int64)
+        fits = fwk.run_filter_with_nominated(state, pod, one).feasible
+        if fits.size and self._nominated_passes_extenders(pod, fits):
+            return ScheduleResult(node, 1, 1)
+        return None
+
+    def _nominated_passes_extenders(self, pod: api.Pod, rows: IntArray) -> bool:
+        """The nominated node must pass the filter extenders too; an extender error only
+        skips the shortcut (upstream logs it)."""
+        if self.extenders is None:
+            return True
+        try:
+            return bool(self.extenders.filter(pod, self.cluster.nodes, rows).feasible.size)
+        except ExtenderError as e:
+            log.warning("evaluating nominated node of %s: %s", pod.key, e)
+            return False
+
+    # ------------------------------------------------------------------ 5. Filter
+    def filter(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: api.Pod,
+        order: IntArray,
+        pre: PreFilterResult | None,
+        rejectors: set[str],
+        static_key: Signature | None,
+    ) -> tuple[FilterOutcome, IntArray]:
+        """Filter over the round-robin window of ``order`` (int64 rows, ``[N]``) or of the
+        nodes PreFilter named, then the filter extenders: the outcome and the rotated rows
+        (``[M]``, M <= N) the pass walked.  No feasible node raises :class:`FitError`
+        (counting the nodes PreFilter excluded as UnschedulableAndUnresolvable)."""
+        table = self.cluster.nodes
+        n = int(order.size)
+        candidates = order
+        absent: Status | None = None
+        if pre is not None and pre.node_names is not None:
+            rows = [table.row_of[nm] for nm in sorted(pre.node_names) if nm in table.row_of]
+            candidates = np.asarray(rows, dtype=np.int64)
+            absent = Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(rejectors))}]",),
+            )
+        m = int(candidates.size)
+        to_find = num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, m)
+        if not fwk.has_score_plugins() and not self._extenders_filter_or_score():
+            to_find = min(to_find, 1)
+        start = self.next_start_node_index % max(m, 1)
+        rotated = np.concatenate([candidates[start:], candidates[:start]]) if start else candidates
+        # Filter extenders may reject every feasible node: then all nodes' reasons are wanted.
+        narrow = self.extenders is None
+        before = dict(fwk.evaluations) if static_key is not None else {}
+        outcome = fwk.find_nodes_that_pass_filters(state, pod, rotated, to_find, narrow=narrow)
+        self.next_start_node_index = (self.next_start_node_index + outcome.processed) % n
+        if static_key is not None and outcome.feasible.size == 0 and absent is None:
+            added = {k: c - before.get(k, 0) for k, c in fwk.evaluations.items()}
+            evaluated = {k: c for k, c in added.items() if c}
+            self.static_failures.store(fwk, state, pod, static_key, outcome, evaluated)
+        removed = False
+        if self.extenders is not None and outcome.feasible.size:
+            outcome, removed = self._filter_by_extenders(pod, outcome)
+        if outcome.feasible.size == 0:
+            counts = outcome.reason_counts()
+            if absent is not None and n > outcome.failed.size:
+                counts[absent.reasons[0]] += n - int(outcome.failed.size)
+            plugins = rejectors | outcome.rejecting_plugins()
+            if removed:
+                plugins.add(EXTENDER_NAME)
+            raise FitError(Diagnosis(n, counts, plugins, outcome=outcome, absent=absent))
+        return outcome, rotated
+
+    def _extenders_filter_or_score(self) -> bool:
+        """Upstream ``hasExtenderFilters || hasScoring`` (the extender part)."""
+        e = self.extenders
+        return e is not None and (e.has_filters() or e.has_prioritizers())
+
+    def _filter_by_extenders(
+        self, pod: api.Pod, outcome: FilterOutcome
+    ) -> tuple[FilterOutcome, bool]:
+        """Run the filter extenders over the feasible nodes (upstream
+        ``findNodesThatPassExtenders``); their rejections join the outcome's failures.
+        Also whether extenders removed any node.  Raises :class:`ExtenderError`."""
+        assert self.extenders is not None
+        ext = self.extenders.filter(pod, self.cluster.nodes, outcome.feasible)
+        if not ext.removed and ext.failed.size == 0:
+            return outcome, False
+        statuses = list(outcome.statuses)
+        ids = {st: i for i, st in enumerate(statuses)}
+        sid = [ids.setdefault(st, len(ids)) for st in ext.statuses]
+        statuses.extend(list(ids)[len(statuses) :])
+        merged = FilterOutcome(
+            feasible=ext.feasible,
+            failed=np.concatenate([outcome.failed, ext.failed]),
+            failed_status=np.concatenate([outcome.failed_status, np.asarray(sid, np.int64)]),
+            statuses=statuses,
+            processed=outcome.processed,
+        )
+        return merged, ext.removed
+
+    # ------------------------------------------------------------------ 6. Score
+    def score(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: api.Pod,
+        outcome: FilterOutcome,
+        rotated: IntArray,
+        signature: Signature | None,
+    ) -> ScheduleResult:
+        """PreScore, Score and the extenders' priorities over the feasible nodes, then the
+        host; the result keeps what reuse needs for the next equivalent Pod."""
+        table = self.cluster.nodes
+        feasible = outcome.feasible
+        if feasible.size == 1:  # upstream scores nothing then; reuse keeps the one node
+            entry = None
+            if self.batch.enabled and signature is not None:
+                looked_at = rotated[: outcome.processed]
+                alone = ScoreOutcome(np.zeros(1, dtype=np.int64))
+                entry = batch.build_entry(fwk, state, signature, feasible, alone, 0, looked_at)
+            return ScheduleResult(table.names[int(feasible[0])], outcome.processed, 1, entry)
+        pre_status = fwk.run_pre_score(state, pod, feasible)
+        if not pre_status.is_success():
+            raise PluginError(pre_status.plugin, pre_status.message())
+        if not fwk.has_score_plugins() and self.extenders is None:
+            return ScheduleResult(
+                table.names[int(feasible[0])], outcome.processed, int(feasible.size)
+            )
+        scored = fwk.run_score(state, pod, feasible)
+        if self.extenders is not None:  # upstream prioritizeNodes: extender scores added
+            scored.total = scored.total + self.extenders.prioritize(pod, table, feasible).total
+        pick = self.host.select_host(scored.total, feasible)
+        entry = None
+        if self.batch.enabled and signature is not None:
+            looked_at = rotated[: outcome.processed]
+            entry = batch.build_entry(fwk, state, signature, feasible, scored, pick, looked_at)
+        return ScheduleResult(
+            table.names[int(feasible[pick])], outcome.processed, int(feasible.size), entry
+        )
+
+    # ------------------------------------------------------------------ host defaults
+    def sign(self, fwk: Framework, pod: api.Pod) -> Signature | None:
+        """The Pod's result-reuse signature; None (unsignable) when an extender is
+        interested in it, since an extender's answers are not known to be reusable."""
+        if self.extenders is not None and self.extenders.interested(pod):
+            return None
+        return fwk.sign(pod)
+
+    def pick(
+        self,
+        total: IntArray | None,
+        rows: IntArray,
+        order: IntArray | None = None,
+        ties: IntArray | list[int] | None = None,
+    ) -> int:
+        """Index into ``rows`` (int64, ``[K]``) of the highest ``total`` score (``[K]``).
+
+        Ties are broken uniformly at random by the seeded generator, over the tied nodes in
+        row order, so the pick does not depend on where the round-robin search started.
+        ``order`` (int64, ``argsort(rows)``), when the caller keeps it, saves sorting the
+        ties; ``ties``, when the caller keeps them (a reuse entry's
+        :meth:`~kubesched.framework.batch.BatchEntry.tied`), saves finding them.
+        """
+        if total is None:
+            return 0
+        if ties is not None:
+            if len(ties) == 1:
+                return int(ties[0])
+            return int(ties[int(self.rng.integers(len(ties)))])
+        top = total.max()
+        if order is None:
+            best = np.flatnonzero(total == top)
+            if best.size == 1:
+                return int(best[0])
+            best = best[np.argsort(rows[best], kind="stable")]
+        else:
+            best = order[total[order] == top]
+            if best.size == 1:
+                return int(best[0])
+        return int(best[int(self.rng.integers(best.size))])
