@@ -3,18 +3,10 @@ and ``next_wakeup`` names the tick (or, with a period of 0, the instant) a Pod c
 
 from __future__ import annotations
 
-from kubesched.framework.interface import (
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    Code,
-    Resource,
-    Status,
-)
 from kubesched.queue.periodic import BACKOFF_FLUSH_PERIOD, UNSCHEDULABLE_FLUSH_PERIOD, Ticker
 from kubesched.queue.scheduling_queue import SchedulingQueue
 from tests.builders import make_pod
-from tests.queue.support import FIT, T0, Clock, fail, make_queue, prio_sort
+from tests.queue.support import FIT, T0, Clock, fail, make_queue, quota_gated_queue
 
 
 def _failed(q: SchedulingQueue, name: str, *plugins: str) -> None:
@@ -106,25 +98,9 @@ def test_an_error_backoff_is_not_held_back_by_a_pod_waiting_for_the_pool_flush()
     assert q.next_wakeup() == T0 + 330
 
 
-class QuotaGate:
-    name = "Quota"
-
-    def pre_enqueue(self, pod: object) -> Status:
-        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("quota exhausted",))
-
-
 def test_a_gated_pod_is_retried_on_every_pool_flush_after_its_time_out() -> None:
     clock = Clock()
-    q = SchedulingQueue(
-        clock=clock,
-        sort_key=prio_sort,
-        pre_enqueue={"default-scheduler": [QuotaGate()]},
-        hints={
-            "default-scheduler": {
-                "Quota": [ClusterEventWithHint(ClusterEvent(Resource.WILDCARD, ActionType.ALL))]
-            }
-        },
-    )
+    q = quota_gated_queue(clock)
     q.start_periodic()
     q.add(make_pod("p").obj())
     assert q.queue_of("default/p") == "gated"
