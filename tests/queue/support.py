@@ -81,3 +81,23 @@ def names(q: SchedulingQueue) -> list[str]:
     while (qp := q.pop()) is not None:
         out.append(qp.pod.name)
     return out
+
+
+class QuotaGate:
+    """A PreEnqueue plugin that keeps gating and reacts to any event (wildcard)."""
+
+    name = "Quota"
+
+    def pre_enqueue(self, pod: api.Pod) -> Status:
+        return Status(Code.UNSCHEDULABLE, ("quota exhausted",))
+
+
+def quota_gated_queue(clock: Clock) -> SchedulingQueue:
+    """A queue whose only PreEnqueue plugin, :class:`QuotaGate`, gates every Pod."""
+    wildcard = ClusterEvent(Resource.WILDCARD, ActionType.ALL)
+    return SchedulingQueue(
+        clock=clock,
+        sort_key=prio_sort,
+        pre_enqueue={api.DEFAULT_SCHEDULER_NAME: [QuotaGate()]},
+        hints={api.DEFAULT_SCHEDULER_NAME: {"Quota": [ClusterEventWithHint(wildcard)]}},
+    )

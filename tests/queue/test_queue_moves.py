@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from kubesched.api import objects as api
-from kubesched.framework.interface import (
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    Code,
-    Resource,
-    Status,
-)
-from kubesched.queue.scheduling_queue import SchedulingQueue
+from kubesched.framework.interface import ActionType, ClusterEvent, Resource
 from kubesched.testing import make_pod
-from tests.queue.support import FIT, NODE_ADD, QUEUE, T0, Clock, fail, make_queue, prio_sort
+from tests.queue.support import (
+    FIT,
+    NODE_ADD,
+    QUEUE,
+    T0,
+    Clock,
+    fail,
+    make_queue,
+    prio_sort,
+    quota_gated_queue,
+)
 
 
 def test_errors_back_off_apart_from_rejections() -> None:
@@ -83,27 +84,9 @@ def test_fifty_thousand_pods_are_cheap() -> None:
     assert q.pending_pods()["active"] == n
 
 
-class QuotaGate:
-    """A PreEnqueue plugin that keeps gating and reacts to any event (wildcard)."""
-
-    name = "Quota"
-
-    def pre_enqueue(self, pod: api.Pod) -> Status:
-        return Status(Code.UNSCHEDULABLE, ("quota exhausted",))
-
-
 def test_virtual_time_loop_never_spins_on_a_pod_that_stays_gated() -> None:
     clock = Clock()
-    q = SchedulingQueue(
-        clock=clock,
-        sort_key=prio_sort,
-        pre_enqueue={api.DEFAULT_SCHEDULER_NAME: [QuotaGate()]},
-        hints={
-            api.DEFAULT_SCHEDULER_NAME: {
-                "Quota": [ClusterEventWithHint(ClusterEvent(Resource.WILDCARD, ActionType.ALL))]
-            }
-        },
-    )
+    q = quota_gated_queue(clock)
     q.add(make_pod("p").obj())
     assert q.queue_of("default/p") == "gated"
     qp = q.get("default/p")

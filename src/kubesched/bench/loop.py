@@ -2,8 +2,9 @@
 
 One thread does everything, in real time (``time.perf_counter``): :meth:`Loop.pump` completes
 the API calls that are due (modelled binding mode), runs the background ops that are due
-(churn ticks, ``deletePods`` at a rate), flushes the scheduling queue's backoff every second
-and its unschedulable pool every 30 s (upstream's periods), syncs the scheduler's metric
+(churn ticks, ``deletePods`` at a rate), runs the scheduling queue's periodic work that is
+due (:meth:`~kubesched.queue.scheduling_queue.SchedulingQueue.due`: backoffQ every second, the
+unschedulable pool every 30 s, upstream's periods), syncs the scheduler's metric
 gauges every second when asked to (``sync_metrics``: a served or written ``/metrics``), then
 runs one
 ``Scheduler.schedule_one()``.  An op that waits (``createPods`` until its Pods are bound, a
@@ -31,8 +32,6 @@ from kubesched.bench.api import BenchApi, SchedulerClient
 from kubesched.bench.collect import HistogramSnapshot, ThroughputCollector
 from kubesched.scheduler import Scheduler
 
-BACKOFF_FLUSH_PERIOD = 1.0
-UNSCHEDULABLE_FLUSH_PERIOD = 30.0
 MAX_IDLE_SLEEP = 0.05
 PROGRESS_PERIOD = 0.25
 METRICS_SYNC_PERIOD = 1.0
@@ -86,8 +85,7 @@ class Loop:
         self.background: list[Background] = []
         self.phase: Phase | None = None
         now = clock()
-        self.next_backoff_flush = now + BACKOFF_FLUSH_PERIOD
-        self.next_unschedulable_flush = now + UNSCHEDULABLE_FLUSH_PERIOD
+        scheduler.queue.start_periodic()
         self.next_progress = now
         self.next_timer = now
         self.next_metrics_sync: float | None = now if sync_metrics else None
@@ -122,13 +120,7 @@ class Loop:
                 if task.due > now or task.tick(now):
                     still.append(task)
             self.background = still
-        queue = self.scheduler.queue
-        if now >= self.next_backoff_flush:
-            queue.flush_backoff_completed()
-            self.next_backoff_flush = max(self.next_backoff_flush + BACKOFF_FLUSH_PERIOD, now)
-        if now >= self.next_unschedulable_flush:
-            queue.flush_unschedulable_left_over()
-            self.next_unschedulable_flush = now + UNSCHEDULABLE_FLUSH_PERIOD
+        self.scheduler.queue.due(now)
         if self.progress is not None and now >= self.next_progress:
             self.progress()
             self.next_progress = now + PROGRESS_PERIOD
@@ -138,10 +130,10 @@ class Loop:
         self.next_timer = min(self._next_events(now))
 
     def _next_events(self, now: float) -> list[float]:
-        times = [self.next_backoff_flush, self.next_unschedulable_flush, now + MAX_IDLE_SLEEP]
-        due = self.client.next_due()
-        if due is not None:
-            times.append(due)
+        times = [now + MAX_IDLE_SLEEP]
+        for due in (self.scheduler.queue.next_wakeup(), self.client.next_due()):
+            if due is not None:
+                times.append(due)
         times.extend(task.due for task in self.background)
         if self.progress is not None:
             times.append(self.next_progress)
@@ -178,9 +170,6 @@ class Loop:
                 raise WorkloadError(f"{describe()}; nothing left to try{self._why()}")
             self._timers(now)
             until = min(self.next_timer, deadline)
-            wake = self.scheduler.queue.next_wakeup()
-            if wake is not None and wake > now:  # a due one waits for the next flush timer
-                until = min(until, wake)
             nap = until - self.clock()
             if nap > 0:
                 time.sleep(min(nap, MAX_IDLE_SLEEP))

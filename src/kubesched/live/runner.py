@@ -5,13 +5,14 @@ metrics/health server, and the scheduling thread (the caller of :meth:`LiveSched
 The Scheduler is not thread-safe, so informers never touch it: they put deltas on one queue
 and the scheduling thread applies them between cycles; every scheduler call happens there.
 
-The loop, while this replica leads: apply pending deltas, flush the backoff queue every
-second and the unschedulable pool every 30 s (upstream's ``flushBackoffQCompleted`` and
-``flushUnschedulablePodsLeftover`` periods), run ``schedule_one()``; with nothing to do, wait
-for the next delta or timer.  Binding cycles run on a pool of binding workers (upstream: one
-goroutine per binding), each touching the scheduler only in a turn the loop grants between
-two cycles (:mod:`kubesched.live.turns`): a slow bind stalls neither scheduling nor other
-binds, and scheduler state still has one user at a time (the coordinator role too).
+The loop, while this replica leads: apply pending deltas, run the scheduling queue's periodic
+work that is due (:meth:`~kubesched.queue.scheduling_queue.SchedulingQueue.due`: upstream's
+``flushBackoffQCompleted`` every second and ``flushUnschedulablePodsLeftover`` every 30 s),
+run ``schedule_one()``; with nothing to do, wait for the next delta or timer.  Binding cycles
+run on a pool of binding workers (upstream: one goroutine per binding), each touching the
+scheduler only in a turn the loop grants between two cycles (:mod:`kubesched.live.turns`): a
+slow bind stalls neither scheduling nor other binds, and scheduler state still has one user at
+a time (the coordinator role too).
 
 Leadership: standbys keep their informers (and so their cache) warm unless
 ``delayCacheUntilActive``; no cycle runs without the Lease.  On acquiring it the replica
@@ -51,8 +52,6 @@ from kubesched.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
 
-BACKOFF_FLUSH_PERIOD = 1.0
-UNSCHEDULABLE_FLUSH_PERIOD = 30.0
 METRICS_SYNC_PERIOD = 1.0
 MAX_DELTAS_PER_TURN = 10_000
 EXIT_LOST_LEASE = 1
@@ -219,11 +218,10 @@ class LiveScheduler:
     def _loop(self, started: bool) -> None:
         was_leading = in_sync = False
         now = time.monotonic()
-        next_backoff = now + BACKOFF_FLUSH_PERIOD
-        next_unschedulable = now + UNSCHEDULABLE_FLUSH_PERIOD
         next_metrics = now
         next_resync = now + self.resync_seconds
         q = self.scheduler.queue
+        q.start_periodic()
         while not self.stop_event.is_set():
             self.turns.serve()
             listed = self._collector_paused and self.synced()
@@ -252,12 +250,7 @@ class LiveScheduler:
                 in_sync = True
                 continue
             now = time.monotonic()
-            if now >= next_unschedulable:
-                q.flush_unschedulable_left_over()
-                next_unschedulable = now + UNSCHEDULABLE_FLUSH_PERIOD
-            if now >= next_backoff:
-                q.flush_backoff_completed()
-                next_backoff = now + BACKOFF_FLUSH_PERIOD
+            q.due(now)
             if now >= next_metrics:
                 self.scheduler.sync_metrics()
                 next_metrics = now + METRICS_SYNC_PERIOD
@@ -267,7 +260,9 @@ class LiveScheduler:
             if self.step():
                 self.cycles += 1
                 continue
-            self._wait(min(0.5, min(next_backoff, next_metrics) - time.monotonic()))
+            wake = q.next_wakeup()
+            until = next_metrics if wake is None else min(wake, next_metrics)
+            self._wait(min(0.5, until - time.monotonic()))
 
     # ------------------------------------------------------------------ deltas
     def _drain(self) -> None:

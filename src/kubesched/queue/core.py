@@ -23,6 +23,7 @@ from kubesched.queue.heaps import KeyedHeap
 from kubesched.queue.hints import HintMap, HintTable, Strategy, pod_uid
 from kubesched.queue.inflight import InFlightLog
 from kubesched.queue.nominator import Nominator
+from kubesched.queue.periodic import Ticker
 from kubesched.queue.unschedulable import PreEnqueuePlugin, UnschedulablePool, run_pre_enqueue
 
 ACTIVE = "active"
@@ -68,6 +69,8 @@ class QueueCore:
         """``(queue, event) -> n`` for ``scheduler_queue_incoming_pods_total``."""
         self.nominator = Nominator()
         """Pods nominated to nodes by preemption (upstream ``PodNominator``)."""
+        self._backoff_ticker = Ticker()
+        self._pool_ticker = Ticker()
 
     def _new_entry(self, pod: api.Pod) -> Entry:
         qp = QueuedPodInfo(pod=pod, timestamp=self._clock(), seq=self._seq)

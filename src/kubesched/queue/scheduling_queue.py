@@ -3,9 +3,10 @@
 Upstream v1.34 ``PriorityQueue`` (``pkg/scheduler/backend/queue/scheduling_queue.go``) with its
 default feature gates (``SchedulerQueueingHints``, ``SchedulerPopFromBackoffQ``), driven by the
 caller instead of goroutines: :meth:`SchedulingQueue.pop` never blocks, and the caller (a loop
-in virtual or wall-clock time) calls :meth:`~SchedulingQueue.flush_backoff_completed` every
-second and :meth:`~SchedulingQueue.flush_unschedulable_left_over` every 30 s, or jumps to
-:meth:`~SchedulingQueue.next_wakeup`.
+in virtual or wall-clock time) calls :meth:`~SchedulingQueue.due`, which runs the periodic
+flushes that are due (upstream's ``flushBackoffQCompleted`` every second and
+``flushUnschedulablePodsLeftover`` every 30 s, :mod:`kubesched.queue.periodic`), again at
+:meth:`~SchedulingQueue.next_wakeup` or earlier.
 
 Life of a Pod: ``add`` runs the profile's PreEnqueue plugins (a failing one *gates* the Pod in
 the pool until an event its gating plugin registered passes the hints); ``pop`` takes activeQ's
@@ -50,6 +51,7 @@ from kubesched.queue.core import (
     SortKey,
 )
 from kubesched.queue.hints import HintObserver, pod_uid
+from kubesched.queue.periodic import BACKOFF_FLUSH_PERIOD, UNSCHEDULABLE_FLUSH_PERIOD
 from kubesched.queue.unschedulable import PreEnqueuePlugin
 
 __all__ = [
@@ -63,9 +65,6 @@ __all__ = [
     "SchedulingQueue",
     "SortKey",
 ]
-
-FLUSH_UNSCHEDULABLE_INTERVAL = 30.0
-"""Seconds between upstream's ``flushUnschedulablePodsLeftover`` runs."""
 
 _UNSCHEDULED_ADD = events.event_label(events.EVENT_UNSCHEDULED_POD_ADD)
 _UNSCHEDULED_UPDATE = events.event_label(events.EVENT_UNSCHEDULED_POD_UPDATE)
@@ -290,17 +289,50 @@ class SchedulingQueue(QueueCore):
         self._move_pods(due, events.EVENT_UNSCHEDULABLE_TIMEOUT, None, None)
         for entry in due:  # still gated: upstream retries at the next periodic flush
             if entry.where == UNSCHEDULABLE:
-                self._pool.retry_at(entry, now + FLUSH_UNSCHEDULABLE_INTERVAL)
+                self._pool.retry_at(entry, now + UNSCHEDULABLE_FLUSH_PERIOD)
+
+    # ------------------------------------------------------------------ periodic work
+    def start_periodic(self, backoff_period: float = BACKOFF_FLUSH_PERIOD) -> None:
+        """Start the periodic flushes from now (upstream ``PriorityQueue.Run``): backoffQ
+        every ``backoff_period`` seconds (0: at every :meth:`due`, the moment a Pod's backoff
+        ends, as the simulator does in virtual time), the pool every 30 s.  Until then
+        :meth:`due` runs both flushes at every call."""
+        now = self._clock()
+        self._backoff_ticker.start(now, backoff_period)
+        self._pool_ticker.start(now, UNSCHEDULABLE_FLUSH_PERIOD)
+
+    def due(self, now: float) -> None:
+        """Run the periodic work due at ``now`` (the queue's clock): the unschedulable pool's
+        flush, then backoffQ's."""
+        if self._pool_ticker.fire(now):
+            self.flush_unschedulable_left_over()
+        if self._backoff_ticker.fire(now):
+            self.flush_backoff_completed()
 
     def next_wakeup(self) -> float | None:
-        """Earliest time at which a flush could move a Pod (None: nothing is waiting)."""
+        """When :meth:`due` may next move a Pod (None: no Pod waits for a flush).
+
+        While backoffQ holds a Pod: its next flush, or, with a period of 0 (or before
+        :meth:`start_periodic`), the instant the first backoff ends.  While the pool holds a
+        Pod that can time out: its next flush if an ungated Pod waits, else (only gated Pods
+        waiting to be retried) the later of that flush and the first retry time; before
+        :meth:`start_periodic`, just after the first time-out.  Right after :meth:`due` of a
+        started queue, the time is after ``now``.
+        """
         times = []
         backoff = self._backoff.next_completion()
         if backoff is not None:
-            times.append(backoff)
+            ticker = self._backoff_ticker
+            times.append(backoff if ticker.period == 0 else ticker.next_at)
         timeout = self._pool.next_timeout()
         if timeout is not None:
-            times.append(math.nextafter(timeout, math.inf))
+            after, ticker = math.nextafter(timeout, math.inf), self._pool_ticker
+            if ticker.period == 0:
+                times.append(after)
+            elif len(self._pool) > self._pool.gated_count:
+                times.append(ticker.next_at)
+            else:
+                times.append(max(after, ticker.next_at))
         return min(times) if times else None
 
     # ------------------------------------------------------------------ reporting

@@ -3,9 +3,11 @@
 The scheduler is one simulated process: each scheduling attempt costs ``cycle_seconds`` of
 virtual time, or what upstream's kube-scheduler would take for it (``cost_model``), (a
 deterministic cost either way, so the same seed gives the same placements), each
-binding cycle completes ``bind_latency`` later, and queue timers (backoff expiry, the
-unschedulable flush every 30 s) wake it up.  Wall-clock time spent in the scheduler is
-measured separately, for the real throughput.
+binding cycle completes ``bind_latency`` later, and the queue's periodic work wakes it up
+(:meth:`~kubesched.queue.scheduling_queue.SchedulingQueue.due` at
+:meth:`~kubesched.queue.scheduling_queue.SchedulingQueue.next_wakeup`: a Pod leaves backoffQ
+the moment its backoff ends, the unschedulable pool is flushed every 30 s).  Wall-clock time
+spent in the scheduler is measured separately, for the real throughput.
 """
 
 from __future__ import annotations
@@ -23,9 +25,6 @@ from kubesched.sim.apiserver import SimApiServer
 from kubesched.sim.costmodel import CostModel
 from kubesched.sim.engine import EventLoop
 from kubesched.sim.resourceclaims import ResourceClaimController
-
-UNSCHEDULABLE_FLUSH_PERIOD = 30.0
-BACKOFF_FLUSH_PERIOD = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +115,7 @@ class SimCluster:
         self._busy_until = 0.0
         self.api.watch(_Informer(self))
         self.api.watch(ResourceClaimController(self.api))
-        self._next_unschedulable_flush = UNSCHEDULABLE_FLUSH_PERIOD
+        self.scheduler.queue.start_periodic(backoff_period=0.0)
         self.seed = seed
         self.down = False
         """The scheduler process is dead (a fault drill): nothing is scheduled."""
@@ -197,10 +196,7 @@ class SimCluster:
             self.wake()
             return
         q = self.scheduler.queue
-        if self.loop.now >= self._next_unschedulable_flush:
-            q.flush_unschedulable_left_over()
-            self._next_unschedulable_flush = self.loop.now + UNSCHEDULABLE_FLUSH_PERIOD
-        q.flush_backoff_completed()
+        q.due(self.loop.now)
         t0 = time.perf_counter()
         ran = self.scheduler.schedule_one()
         self.wall_seconds += time.perf_counter() - t0
@@ -214,10 +210,6 @@ class SimCluster:
         if permit is not None:
             nxt = permit if nxt is None else min(nxt, permit)
         if nxt is not None:
-            if q.pending_pods().get("unschedulable", 0):
-                nxt = min(nxt, self._next_unschedulable_flush)
-            if nxt <= self.loop.now:  # a Pod's pool timeout passed: it waits for the flush
-                nxt = self._next_unschedulable_flush
             self.wake(max(nxt, self.loop.now + 1e-6))
 
     def run(self, until: float) -> None:
@@ -260,6 +252,7 @@ class SimCluster:
         new.attempts = old.attempts
         new.pod_attempts = old.pod_attempts
         new.record_work = old.record_work
+        new.queue.start_periodic(backoff_period=0.0)
         self.scheduler = new
         self.down = False
         self._busy_until = self.loop.now
