@@ -98,7 +98,7 @@ class Decisions(Scheduler):
         if node is not None and _rv(node.raw) != prop.resource_version:
             self.stats["node_changed"] += 1
         alts = tuple((n, -1) for n, _ in prop.alternatives)
-        res = (p.PROPOSE, f.qp.pod.key, prop.node, -1, alts, False, f.group)
+        res = p.Propose(f.qp.pod.key, prop.node, -1, alts, p.NOT_LOCAL, f.group)
         return self.binder.choose(fwk, f.qp.pod, res)
 
     def _single(self, f: Flight) -> None:

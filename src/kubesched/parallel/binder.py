@@ -80,7 +80,7 @@ REASONS = {
 }
 
 
-Deferred = list[tuple[p.Result, InFlight]]
+Deferred = list[tuple[p.Propose, InFlight]]
 """Proposals refused for a cross-node constraint, to retry after the rest of the reply."""
 CROSS_NODE = frozenset({"topology_spread", "pod_affinity"})
 """Refusal reasons that other Pods of the same reply may lift (:meth:`Binder._retry`)."""
@@ -144,15 +144,15 @@ class Binder:
         """Handle a shard's results in order; gang members proposed together as one unit;
         runs of fast-path proposals committed in bulk where the API allows it; proposals
         refused for a cross-node constraint retried once the rest of the reply is in."""
-        units: dict[str, list[p.Result]] = {}
+        units: dict[str, list[p.Propose]] = {}
         for res in results:
-            if res[0] == p.PROPOSE and res[6]:
-                units.setdefault(res[6], []).append(res)
+            if isinstance(res, p.Propose) and res.group:
+                units.setdefault(res.group, []).append(res)
         done: set[str] = set()
         bulk = self.bulk if self.bulk.enabled() else None
         deferred: Deferred = []
         for res in results:
-            if bulk is not None and res[0] == p.PROPOSE and not res[6]:
+            if bulk is not None and isinstance(res, p.Propose) and not res.group:
                 rec = self._take(shard, res)
                 if rec is None:
                     continue
@@ -164,15 +164,15 @@ class Binder:
                 continue
             if bulk is not None:
                 bulk.flush()
-            if res[0] == p.FAILED:
+            if isinstance(res, p.Failed):
                 self._failed(shard, res)
-            elif not res[6]:
+            elif not res.group:
                 rec = self._take(shard, res)
                 if rec is not None:
                     self._decide(shard, res, rec, deferred)
-            elif res[6] not in done:
-                done.add(res[6])
-                commit_unit(self, shard, res[6], units[res[6]])
+            elif res.group not in done:
+                done.add(res.group)
+                commit_unit(self, shard, res.group, units[res.group])
         if bulk is not None:
             bulk.settle()
         self._retry(shard, deferred, bulk)
@@ -195,19 +195,20 @@ class Binder:
             self._decide(shard, res, rec, bulk=bulk, in_order=False)
 
     def _take(self, shard: int, res: p.Result) -> InFlight | None:
-        rec = self.hub.dispatcher.close(res[1], shard)
-        if rec is None and res[0] == p.PROPOSE:
-            self.refused[shard].append((res[1], "stale"))
+        proposal = isinstance(res, p.Propose)
+        rec = self.hub.dispatcher.close(res.key, shard)
+        if rec is None and proposal:
+            self.refused[shard].append((res.key, "stale"))
         if rec is not None:
-            if res[0] == p.PROPOSE:
+            if proposal:
                 self.stats.proposals[shard] += 1
-            self.hub.pod_attempts[res[1]] += 1
+            self.hub.pod_attempts[res.key] += 1
         return rec
 
     def _decide(
         self,
         shard: int,
-        res: p.Result,
+        res: p.Propose,
         rec: InFlight,
         deferred: Deferred | None = None,
         retry: bool = False,
@@ -222,10 +223,10 @@ class Binder:
         t0 = time.perf_counter()
         fwk = self.hub.profiles[rec.qp.pod.scheduler_name]
         choice = self.choose(fwk, rec.qp.pod, res, shard if in_order else -1)
-        if retry and choice.node != res[2]:
+        if retry and choice.node != res.node:
             self.stats.seconds += time.perf_counter() - t0
             return False
-        if choice.node != res[2] and deferred is not None and choice.reason in CROSS_NODE:
+        if choice.node != res.node and deferred is not None and choice.reason in CROSS_NODE:
             deferred.append((res, rec))
             self.stats.seconds += time.perf_counter() - t0
             return False
@@ -237,7 +238,7 @@ class Binder:
                 row = self.hub.cluster.nodes.row_of[choice.node]
                 base = self.fast.base(shard, row)
                 ok = self.commit(fwk, rec, choice.node, choice.state, shard)
-                if ok and choice.node == res[2]:  # the replica holds it there
+                if ok and choice.node == res.node:  # the replica holds it there
                     self.fast.committed(shard, row, base)
         self._timed(t0, choice.path if choice.node is not None else "refused")
         return choice.node is not None
@@ -247,9 +248,9 @@ class Binder:
         self.stats.seconds += dt
         self.hub.parallel_metrics.binder_seconds(path, dt)
 
-    def _count(self, shard: int, res: p.Result, choice: Choice) -> None:
+    def _count(self, shard: int, res: p.Propose, choice: Choice) -> None:
         pm = self.hub.parallel_metrics
-        if choice.node != res[2]:
+        if choice.node != res.node:
             self.stats.conflicts[choice.reason] += 1
             pm.conflict(choice.reason)
             self.stats.committed["alternative"] += 1
@@ -257,22 +258,22 @@ class Binder:
         else:
             self.stats.committed[choice.path] += 1
             pm.result(shard, "committed")
-        self.conflicts_in_a_row.pop(res[1], None)
+        self.conflicts_in_a_row.pop(res.key, None)
 
     # ------------------------------------------------------------------ validation
     def fast_ok(self, fwk: Framework) -> bool:
         """Whether the profile allows the fast path at all (:mod:`~.fastpath`)."""
         return self.fast.profile_ok(fwk)
 
-    def choose(self, fwk: Framework, pod: api.Pod, res: p.Result, shard: int = -1) -> Choice:
+    def choose(self, fwk: Framework, pod: api.Pod, res: p.Propose, shard: int = -1) -> Choice:
         """The first of the proposed node and its alternatives that passes on the
         authoritative state (``shard``: the proposer, for the own-commit chain)."""
         table = self.hub.cluster.nodes
-        fast = NO if pod.resource_claims else self.fast.allowed(fwk, int(res[5]))
+        fast = NO if pod.resource_claims else self.fast.allowed(fwk, res.local)
         state: CycleState | None = None
         allowed: frozenset[str] | None = None
         first = ""
-        for node, version in ((res[2], res[3]), *res[4]):
+        for node, version in ((res.node, res.version), *res.alternatives):
             row = table.row_of.get(node)
             reason = ""
             if row is None:
@@ -345,27 +346,26 @@ class Binder:
             msg = f"binder refused {FAST_RETRIES + 1} proposals in a row ({reason})"
             self.hub._fail(fwk, rec.qp, Status(Code.ERROR, (msg,), NAME), rec.cycle, rec.start)
 
-    def _failed(self, shard: int, res: p.Result) -> None:
-        _, _key, reason, message, plugins, pending, nominated, victims = res
+    def _failed(self, shard: int, res: p.Failed) -> None:
         rec = self._take(shard, res)
         if rec is None:
             return
         qp = rec.qp
         fwk = self.hub.profiles[qp.pod.scheduler_name]
-        if nominated and victims:
-            why = self._preempt(rec, nominated, victims)
+        if res.nominated and res.victims:
+            why = self._preempt(rec, res.nominated, res.victims)
             if why:
                 self._conflict(shard, rec, why)
                 return
-        qp.pending_plugins = set(pending)
-        unschedulable = reason == "Unschedulable"
+        qp.pending_plugins = set(res.pending_plugins)
+        unschedulable = res.reason == "Unschedulable"
         self.hub.parallel_metrics.result(shard, "unschedulable" if unschedulable else "error")
         if unschedulable:
             n = len(self.hub.cluster.nodes)
-            diagnosis = _Reported(n, Counter(), set(plugins), text=message)
+            diagnosis = _Reported(n, Counter(), set(res.unschedulable_plugins), text=res.message)
             self.hub._fail(fwk, qp, diagnosis, rec.cycle, rec.start)
         else:
-            self.hub._fail(fwk, qp, Status(Code.ERROR, (message,)), rec.cycle, rec.start)
+            self.hub._fail(fwk, qp, Status(Code.ERROR, (res.message,)), rec.cycle, rec.start)
 
     def _preempt(self, rec: InFlight, node: str, victims: tuple[str, ...]) -> str:
         """Grant a preemption if every victim is still there and unclaimed; '' when granted."""

@@ -270,7 +270,7 @@ class ParallelScheduler(RoutedSearch, Dormancy, StreamingHandlers):
         start = resume(reply.busy / len(reply.results))
         in_flight = self.dispatcher.in_flight
         for res in reply.results:
-            rec = in_flight.get(res[1])
+            rec = in_flight.get(res.key)
             if rec is not None:
                 rec.start = start
 

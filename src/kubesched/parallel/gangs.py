@@ -6,7 +6,7 @@ the authoritative cache so the next one's check sees it, then all are released a
 if every member passes are they committed (Reserve, Permit -- where Coscheduling holds them
 until the gang is complete -- and bind), else every member is refused and the gang's members
 waiting at Permit are rejected.  The tentative assumes change node generations, so the
-touched nodes' generations are streamed (``GENERATIONS``) for the shards' versions.
+touched nodes' generations are streamed (``Generations``) for the shards' versions.
 """
 
 from __future__ import annotations
@@ -25,13 +25,13 @@ NAME = "ParallelBinder"
 """The binder's name in statuses and events."""
 
 
-def commit_unit(binder: Binder, shard: int, group: str, results: list[p.Result]) -> None:
+def commit_unit(binder: Binder, shard: int, group: str, results: list[p.Propose]) -> None:
     """Check a gang's members a shard proposed together (each tentatively assumed so the
     next one sees it) and commit them all, or refuse them all."""
     t0 = time.perf_counter()
     pairs = [(res, rec) for res in results if (rec := binder._take(shard, res)) is not None]
     cluster = binder.hub.cluster
-    chosen: list[tuple[p.Result, InFlight, Framework, Choice]] = []
+    chosen: list[tuple[p.Propose, InFlight, Framework, Choice]] = []
     refused: tuple[InFlight, str] | None = None
     for res, rec in pairs:
         fwk = binder.hub.profiles[rec.qp.pod.scheduler_name]
@@ -48,7 +48,7 @@ def commit_unit(binder: Binder, shard: int, group: str, results: list[p.Result])
     for name in touched:
         touched[name] = int(cluster.nodes.generation[cluster.nodes.row_of[name]])
     if touched:
-        binder.hub.log_entry((p.GENERATIONS, touched))
+        binder.hub.log_entry(p.Generations(touched))
     if refused is not None:
         _refuse_gang(binder, shard, group, [rec for _, rec in pairs], refused[1])
         binder._timed(t0, "refused")

@@ -157,7 +157,7 @@ class Routing:
         scale = min(1.0, reply.cpu / reply.busy) if reply.busy > 0 else 1.0
         searched = 0.0
         for res in reply.results:
-            rec = in_flight.get(res[1])
+            rec = in_flight.get(res.key)
             if rec is not None and rec.sig is not None:
                 router.answered(rec.sig)
         for key, seconds in reply.search.items():
