@@ -1,7 +1,7 @@
 """The coordinator's decisions on shard answers (part of
 :class:`~kubesched.live.coordinator.CoordinatorScheduler`).
 
-A proposal is re-validated with :meth:`kubesched.parallel.binder.Binder.choose` on the
+A proposal is re-validated with :meth:`kubesched.parallel.binder.Checker.choose` on the
 authoritative cache (always its full check: see the coordinator's docstring) and committed
 exactly as the serial scheduler commits its own choice, or refused; a gang's members are
 decided together; a failure report fails the Pod as the serial scheduler would, after
@@ -24,7 +24,8 @@ from kubesched.live import sharding as sh
 from kubesched.live.binder import LiveApi
 from kubesched.live.client import ApiError, KubeClient
 from kubesched.parallel import protocol as p
-from kubesched.parallel.binder import FAST_RETRIES, Binder, Choice
+from kubesched.parallel.binder import Checker
+from kubesched.parallel.host import FAST_RETRIES, Choice
 from kubesched.parallel.observe import ParallelMetrics
 from kubesched.scheduler import Diagnosis, Scheduler, rejected_on_node
 
@@ -63,7 +64,7 @@ class Decisions(Scheduler):
 
     client: KubeClient
     live_api: LiveApi
-    binder: Binder
+    checker: Checker
     parallel_metrics: ParallelMetrics
     flights: dict[str, Flight]
     load: list[int]
@@ -99,7 +100,7 @@ class Decisions(Scheduler):
             self.stats["node_changed"] += 1
         alts = tuple((n, -1) for n, _ in prop.alternatives)
         res = p.Propose(f.qp.pod.key, prop.node, -1, alts, p.NOT_LOCAL, f.group)
-        return self.binder.choose(fwk, f.qp.pod, res)
+        return self.checker.choose(fwk, f.qp.pod, res)
 
     def _single(self, f: Flight) -> None:
         self._close(f.qp.pod.key)

@@ -42,8 +42,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -56,16 +55,16 @@ from kubesched.parallel.bulk import BulkCommitter
 from kubesched.parallel.dispatcher import InFlight
 from kubesched.parallel.fastpath import NO, FastPath
 from kubesched.parallel.fastpath import NODE_LOCAL_FILTERS as NODE_LOCAL_FILTERS  # re-export
-from kubesched.parallel.gangs import NAME as NAME  # re-export
 from kubesched.parallel.gangs import commit_unit
+from kubesched.parallel.host import FAST_RETRIES as FAST_RETRIES  # re-export
+from kubesched.parallel.host import NAME, BinderHost, Choice
+from kubesched.parallel.observe import BinderStats
 from kubesched.parallel.prefilter import PreFilterCache
+from kubesched.parallel.router import Router
+from kubesched.queue.nominator import Nominator
 from kubesched.scheduler import Diagnosis, rejected_on_node
+from kubesched.state.cache import ClusterState
 
-if TYPE_CHECKING:
-    from kubesched.parallel.coordinator import ParallelScheduler
-
-FAST_RETRIES = 3
-"""Conflicts a Pod may have in a row before it backs off like an error."""
 VICTIM_REASON = "preempted by the parallel binder"
 REASONS = {
     "NodeResourcesFit": "resources",
@@ -101,43 +100,76 @@ class _Reported(Diagnosis):
         return self.text
 
 
-@dataclass(slots=True)
-class Choice:
-    """Where a proposal can be committed (``node`` None: nowhere; ``reason`` says why)."""
+class Checker:
+    """The binder's re-validation of proposals on the authoritative cache ``cluster`` (fast,
+    cross-node and full checks, module docstring), with its queue's ``nominator``; shared by
+    the live coordinator, whose proposals always take the full check."""
 
-    node: str | None
-    state: CycleState
-    path: str = "full"
-    reason: str = ""
+    def __init__(self, cluster: ClusterState, nominator: Nominator, shards: int) -> None:
+        self.cluster = cluster
+        self.fast = FastPath(cluster, nominator, shards)
+        self.prefilter = PreFilterCache(cluster)
 
+    def fast_ok(self, fwk: Framework) -> bool:
+        """Whether the profile allows the fast path at all (:mod:`~.fastpath`)."""
+        return self.fast.profile_ok(fwk)
 
-@dataclass(slots=True)
-class BinderStats:
-    """What the binder decided, for the results and the design note."""
-
-    proposals: Counter[int] = field(default_factory=Counter)
-    committed: Counter[str] = field(default_factory=Counter)
-    """By path: ``fast``, ``cross``, ``full``, ``alternative``."""
-    conflicts: Counter[str] = field(default_factory=Counter)
-    retries: Counter[str] = field(default_factory=Counter)
-    seconds: float = 0.0
-    """Time spent re-validating and committing."""
+    def choose(self, fwk: Framework, pod: api.Pod, res: p.Propose, shard: int = -1) -> Choice:
+        """The first of the proposed node and its alternatives that passes on the
+        authoritative state (``shard``: the proposer, for the own-commit chain)."""
+        table = self.cluster.nodes
+        fast = NO if pod.resource_claims else self.fast.allowed(fwk, res.local)
+        state: CycleState | None = None
+        allowed: frozenset[str] | None = None
+        first = ""
+        for node, version in ((res.node, res.version), *res.alternatives):
+            row = table.row_of.get(node)
+            reason = ""
+            if row is None:
+                reason = "node_gone"
+            elif self.fast.check(fast, shard, row, version):
+                return Choice(node, CycleState(), "fast", first)
+            else:
+                if state is None:
+                    state, pre, status = self.prefilter.pre_filter(fwk, pod)
+                    if not status.is_success():
+                        return Choice(None, state, "full", first or reason_of(status.plugin))
+                    allowed = pre.node_names if pre is not None else None
+                if allowed is not None and node not in allowed:
+                    reason = "prefilter"
+                else:
+                    rows = np.asarray([row], dtype=np.int64)
+                    if not pod.resource_claims and self.fast.cross_only(fwk, shard, row, version):
+                        plugin = self.fast.cross_filter(fwk, state, pod, rows)
+                        if not plugin:
+                            return Choice(node, state, "cross", first)
+                        reason = reason_of(plugin)
+                    else:
+                        outcome = fwk.run_filter_with_nominated(state, pod, rows)
+                        if outcome.feasible.size:
+                            return Choice(node, state, "full", first)
+                        reason = reason_of(outcome.status_of(0).plugin)
+            first = first or reason
+        return Choice(None, state or CycleState(), "full", first or "no_candidate")
 
 
 class Binder:
-    """See the module docstring; ``hub`` is the coordinator (a Scheduler)."""
+    """See the module docstring; ``hub`` is the coordinator, ``router`` its auto routing's
+    router (told of refusals), if any."""
 
-    def __init__(self, hub: ParallelScheduler) -> None:
+    def __init__(self, hub: BinderHost, router: Router | None = None) -> None:
         self.hub = hub
+        self.router = router
         self.stats = BinderStats()
         self.claimed: dict[str, str] = {}
         """Victim key to the preemptor that claimed it."""
         self.conflicts_in_a_row: Counter[str] = Counter()
-        self.fast = FastPath(hub)
+        self.checker = Checker(hub.cluster, hub.queue.nominator, hub.shard_count)
+        self.fast = self.checker.fast
+        self.prefilter = self.checker.prefilter
         self.refused: list[list[tuple[str, str]]] = [[] for _ in range(hub.shard_count)]
         """Per shard: ``(key, reason)`` of proposals to forget, sent with its next message."""
         self.bulk = BulkCommitter(self)
-        self.prefilter = PreFilterCache(hub.cluster)
 
     # ------------------------------------------------------------------ one reply
     def process(self, shard: int, results: list[p.Result]) -> None:
@@ -153,7 +185,7 @@ class Binder:
         deferred: Deferred = []
         for res in results:
             if bulk is not None and isinstance(res, p.Propose) and not res.group:
-                rec = self._take(shard, res)
+                rec = self.take(shard, res)
                 if rec is None:
                     continue
                 fwk = self.hub.profiles[rec.qp.pod.scheduler_name]
@@ -167,7 +199,7 @@ class Binder:
             if isinstance(res, p.Failed):
                 self._failed(shard, res)
             elif not res.group:
-                rec = self._take(shard, res)
+                rec = self.take(shard, res)
                 if rec is not None:
                     self._decide(shard, res, rec, deferred)
             elif res.group not in done:
@@ -194,7 +226,7 @@ class Binder:
         for res, rec in deferred:
             self._decide(shard, res, rec, bulk=bulk, in_order=False)
 
-    def _take(self, shard: int, res: p.Result) -> InFlight | None:
+    def take(self, shard: int, res: p.Result) -> InFlight | None:
         proposal = isinstance(res, p.Propose)
         rec = self.hub.dispatcher.close(res.key, shard)
         if rec is None and proposal:
@@ -231,24 +263,24 @@ class Binder:
             self.stats.seconds += time.perf_counter() - t0
             return False
         if choice.node is None:
-            self._conflict(shard, rec, choice.reason)
+            self.conflict(shard, rec, choice.reason)
         else:
-            self._count(shard, res, choice)
+            self.counted(shard, res, choice)
             if bulk is None or not bulk.add_checked(shard, res, rec, fwk, choice.node):
                 row = self.hub.cluster.nodes.row_of[choice.node]
                 base = self.fast.base(shard, row)
                 ok = self.commit(fwk, rec, choice.node, choice.state, shard)
                 if ok and choice.node == res.node:  # the replica holds it there
                     self.fast.committed(shard, row, base)
-        self._timed(t0, choice.path if choice.node is not None else "refused")
+        self.timed(t0, choice.path if choice.node is not None else "refused")
         return choice.node is not None
 
-    def _timed(self, t0: float, path: str) -> None:
+    def timed(self, t0: float, path: str) -> None:
         dt = time.perf_counter() - t0
         self.stats.seconds += dt
         self.hub.parallel_metrics.binder_seconds(path, dt)
 
-    def _count(self, shard: int, res: p.Propose, choice: Choice) -> None:
+    def counted(self, shard: int, res: p.Propose, choice: Choice) -> None:
         pm = self.hub.parallel_metrics
         if choice.node != res.node:
             self.stats.conflicts[choice.reason] += 1
@@ -263,45 +295,12 @@ class Binder:
     # ------------------------------------------------------------------ validation
     def fast_ok(self, fwk: Framework) -> bool:
         """Whether the profile allows the fast path at all (:mod:`~.fastpath`)."""
-        return self.fast.profile_ok(fwk)
+        return self.checker.fast_ok(fwk)
 
     def choose(self, fwk: Framework, pod: api.Pod, res: p.Propose, shard: int = -1) -> Choice:
         """The first of the proposed node and its alternatives that passes on the
         authoritative state (``shard``: the proposer, for the own-commit chain)."""
-        table = self.hub.cluster.nodes
-        fast = NO if pod.resource_claims else self.fast.allowed(fwk, res.local)
-        state: CycleState | None = None
-        allowed: frozenset[str] | None = None
-        first = ""
-        for node, version in ((res.node, res.version), *res.alternatives):
-            row = table.row_of.get(node)
-            reason = ""
-            if row is None:
-                reason = "node_gone"
-            elif self.fast.check(fast, shard, row, version):
-                return Choice(node, CycleState(), "fast", first)
-            else:
-                if state is None:
-                    state, pre, status = self.prefilter.pre_filter(fwk, pod)
-                    if not status.is_success():
-                        return Choice(None, state, "full", first or reason_of(status.plugin))
-                    allowed = pre.node_names if pre is not None else None
-                if allowed is not None and node not in allowed:
-                    reason = "prefilter"
-                else:
-                    rows = np.asarray([row], dtype=np.int64)
-                    if not pod.resource_claims and self.fast.cross_only(fwk, shard, row, version):
-                        plugin = self.fast.cross_filter(fwk, state, pod, rows)
-                        if not plugin:
-                            return Choice(node, state, "cross", first)
-                        reason = reason_of(plugin)
-                    else:
-                        outcome = fwk.run_filter_with_nominated(state, pod, rows)
-                        if outcome.feasible.size:
-                            return Choice(node, state, "full", first)
-                        reason = reason_of(outcome.status_of(0).plugin)
-            first = first or reason
-        return Choice(None, state or CycleState(), "full", first or "no_candidate")
+        return self.checker.choose(fwk, pod, res, shard)
 
     # ------------------------------------------------------------------ commit
     def commit(
@@ -326,12 +325,11 @@ class Binder:
         return True
 
     # ------------------------------------------------------------------ refusals, failures
-    def _conflict(self, shard: int, rec: InFlight, reason: str) -> None:
+    def conflict(self, shard: int, rec: InFlight, reason: str) -> None:
         """Refuse a proposal: count it, tell the shard, send the Pod back to the queue."""
         key = rec.qp.pod.key
-        routing = getattr(self.hub, "routing", None)  # None too in live mode's coordinator
-        if routing is not None and rec.sig is not None:
-            routing.router.answered(rec.sig, refused=True)
+        if self.router is not None and rec.sig is not None:
+            self.router.answered(rec.sig, refused=True)
         self.stats.conflicts[reason] += 1
         self.hub.parallel_metrics.conflict(reason)
         self.hub.parallel_metrics.result(shard, "refused")
@@ -347,7 +345,7 @@ class Binder:
             self.hub._fail(fwk, rec.qp, Status(Code.ERROR, (msg,), NAME), rec.cycle, rec.start)
 
     def _failed(self, shard: int, res: p.Failed) -> None:
-        rec = self._take(shard, res)
+        rec = self.take(shard, res)
         if rec is None:
             return
         qp = rec.qp
@@ -355,7 +353,7 @@ class Binder:
         if res.nominated and res.victims:
             why = self._preempt(rec, res.nominated, res.victims)
             if why:
-                self._conflict(shard, rec, why)
+                self.conflict(shard, rec, why)
                 return
         qp.pending_plugins = set(res.pending_plugins)
         unschedulable = res.reason == "Unschedulable"

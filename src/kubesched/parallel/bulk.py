@@ -35,15 +35,12 @@ shard's order.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
 
 from kubesched.framework.interface import SUCCESS, Code, Status
 from kubesched.framework.runtime import Framework
 from kubesched.parallel import protocol as p
 from kubesched.parallel.dispatcher import InFlight
-
-if TYPE_CHECKING:
-    from kubesched.parallel.binder import Binder
+from kubesched.parallel.host import BinderCore
 
 DEFAULT_BINDER = "DefaultBinder"
 
@@ -57,7 +54,7 @@ passed (the proposed one or an alternative), where the Pod is assumed already
 class BulkCommitter:
     """Collects a shard's fast-path proposals and commits them together (module doc)."""
 
-    def __init__(self, binder: Binder) -> None:
+    def __init__(self, binder: BinderCore) -> None:
         self.binder = binder
         self.run: list[Item] = []
         self.fast_items = 0
@@ -150,7 +147,7 @@ class BulkCommitter:
         for (res, rec, fwk, _, node, checked), err in zip(run, errors, strict=True):
             qp = rec.qp
             if err is not None:  # the proposer's replica must forget its assumed copy
-                hub._proposer.pop(res.key, None)
+                hub.forget_proposal(res.key)
                 status = Status(Code.ERROR, (str(err),))
                 if checked and hub.cluster.is_assumed(res.key):
                     assumed = qp.pod.bound_to(node)

@@ -118,7 +118,7 @@ class ParallelScheduler(RoutedSearch, Dormancy, StreamingHandlers):
             metrics=metrics,
             batching=batching,
         )
-        self.binder = Binder(self)
+        self.binder = Binder(self, self.routing.router if self.routing is not None else None)
         self.parallel_metrics = ParallelMetrics(self.metrics, shards)
         self.tap = CacheTap(self)
         self.cluster.observe(self.tap)

@@ -12,24 +12,18 @@ touched nodes' generations are streamed (``Generations``) for the shards' versio
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
 
 from kubesched.framework.runtime import Framework
 from kubesched.parallel import protocol as p
 from kubesched.parallel.dispatcher import InFlight
-
-if TYPE_CHECKING:
-    from kubesched.parallel.binder import Binder, Choice
-
-NAME = "ParallelBinder"
-"""The binder's name in statuses and events."""
+from kubesched.parallel.host import NAME, BinderCore, Choice
 
 
-def commit_unit(binder: Binder, shard: int, group: str, results: list[p.Propose]) -> None:
+def commit_unit(binder: BinderCore, shard: int, group: str, results: list[p.Propose]) -> None:
     """Check a gang's members a shard proposed together (each tentatively assumed so the
     next one sees it) and commit them all, or refuse them all."""
     t0 = time.perf_counter()
-    pairs = [(res, rec) for res in results if (rec := binder._take(shard, res)) is not None]
+    pairs = [(res, rec) for res in results if (rec := binder.take(shard, res)) is not None]
     cluster = binder.hub.cluster
     chosen: list[tuple[p.Propose, InFlight, Framework, Choice]] = []
     refused: tuple[InFlight, str] | None = None
@@ -51,18 +45,20 @@ def commit_unit(binder: Binder, shard: int, group: str, results: list[p.Propose]
         binder.hub.log_entry(p.Generations(touched))
     if refused is not None:
         _refuse_gang(binder, shard, group, [rec for _, rec in pairs], refused[1])
-        binder._timed(t0, "refused")
+        binder.timed(t0, "refused")
         return
     for res, rec, fwk, choice in chosen:
-        binder._count(shard, res, choice)
+        binder.counted(shard, res, choice)
         binder.commit(fwk, rec, str(choice.node), choice.state, shard)
-    binder._timed(t0, "gang")
+    binder.timed(t0, "gang")
 
 
-def _refuse_gang(binder: Binder, shard: int, group: str, recs: list[InFlight], reason: str) -> None:
+def _refuse_gang(
+    binder: BinderCore, shard: int, group: str, recs: list[InFlight], reason: str
+) -> None:
     for wp in binder.hub.handle.waiting_pods.all():
         if p.group_of(wp.pod) == group and wp.status is None:
             wp.reject(NAME, f"gang {group}: a member was refused by the binder ({reason})")
     binder.hub._drain_waiting()
     for rec in recs:
-        binder._conflict(shard, rec, "gang_" + reason)
+        binder.conflict(shard, rec, "gang_" + reason)

@@ -23,23 +23,50 @@ from __future__ import annotations
 
 import time
 from collections.abc import Hashable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from kubesched.api import objects as api
 from kubesched.framework.interface import CycleState, QueuedPodInfo
 from kubesched.framework.runtime import Framework
 from kubesched.parallel import protocol as p
+from kubesched.parallel.dispatcher import Dispatcher
+from kubesched.parallel.prefilter import PreFilterCache
 from kubesched.parallel.router import Router
+from kubesched.queue.scheduling_queue import SchedulingQueue
 from kubesched.scheduler import Scheduler, ScheduleResult
 
-if TYPE_CHECKING:
-    from kubesched.parallel.coordinator import ParallelScheduler
+
+class _HasPreFilter(Protocol):
+    prefilter: PreFilterCache
+
+
+class RoutingHost(Protocol):
+    """What auto routing needs of its coordinator: a Scheduler (its serial cycle) with a
+    dispatcher, shards (``outstanding`` messages each) and a binder keeping PreFilter
+    results (:mod:`~.prefilter`, released while the coordinator schedules itself)."""
+
+    profiles: dict[str, Framework]
+    queue: SchedulingQueue
+    dispatcher: Dispatcher
+    outstanding: list[int]
+    synced: bool
+    """Whether the shards follow the commit stream (:mod:`~.dormancy`)."""
+
+    @property
+    def binder(self) -> _HasPreFilter: ...
+
+    def _sign(self, fwk: Framework, pod: api.Pod) -> tuple[object, ...] | None: ...
+
+    def _schedule_popped(self, qp: QueuedPodInfo) -> None: ...
+
+    def committed(self, key: str) -> None:
+        """The commit of ``key`` is made (streamed as held while its bind is in flight)."""
 
 
 class Routing:
     """Auto routing for coordinator ``hub`` by ``router`` (see the module docstring)."""
 
-    def __init__(self, hub: ParallelScheduler, router: Router) -> None:
+    def __init__(self, hub: RoutingHost, router: Router) -> None:
         self.hub = hub
         self.router = router
         self.routed_pod: object = None
@@ -107,7 +134,7 @@ class Routing:
         fwk = hub.profiles.get(pod.scheduler_name)
         if fwk is None:
             return False, None
-        sig = Scheduler._sign(hub, fwk, pod)
+        sig = hub._sign(fwk, pod)  # routed_pod is not this Pod yet: computed
         last = self._last
         if sig is not None and last[0] is fwk and last[1] == sig:
             # equal to the previous Pod's (whose parts are most often the same objects): the

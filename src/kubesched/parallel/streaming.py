@@ -91,6 +91,11 @@ class StreamingHandlers(Scheduler):
         the dispatcher sent it)."""
         self._proposer[key] = (shard, sent)
 
+    def forget_proposal(self, key: str) -> None:
+        """The bind of ``key`` failed before anything was streamed (the binder tells its
+        proposer to forget its assumed copy)."""
+        self._proposer.pop(key, None)
+
     def committed(self, key: str) -> None:
         """The binder finished committing ``key``: if its bind is not confirmed yet (a slow
         API server, or a gang member held at Permit), shards must count it all the same.
