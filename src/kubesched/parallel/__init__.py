@@ -14,6 +14,6 @@
   Protocols of :mod:`~kubesched.parallel.host`, not on the coordinator, so the room imports
   as a tree (``tests/test_import_graph.py``); its checks
   (:class:`~kubesched.parallel.binder.Checker`) are shared with the live coordinator.
-  :func:`~kubesched.parallel.hooks.make_scheduler` is how ``bench`` and ``simulate`` get a
+  :func:`~kubesched.parallel.factory.make_scheduler` is how ``bench`` and ``simulate`` get a
   serial (``shards=1``) or parallel scheduler.  See ``docs/parallel.md``.
 """
