@@ -15,7 +15,7 @@ nodes.  Each step (:meth:`CoordinatorScheduler.step`):
    inter-pod (anti-)affinity as they are *now*), committed as the serial scheduler commits
    (assume, Reserve, Permit, the ``binding`` subresource), or **refused**: the annotations
    are cleared, ``kubesched.io/refused`` says why, and the Pod is handed out again (after
-   :data:`~kubesched.parallel.host.FAST_RETRIES` refusals in a row it backs off as an
+   :data:`~kubesched.parallel.conflicts.FAST_RETRIES` refusals in a row it backs off as an
    error).  A gang's members handed to one shard are decided together once all have
    answered: all pass (each tentatively assumed so the next sees it) or all are refused.
    A shard's failure report fails the Pod as the serial scheduler would (condition, Event,
@@ -56,6 +56,7 @@ from kubesched.live.decisions import Decisions, Flight
 from kubesched.metrics import SchedulerMetrics
 from kubesched.parallel import protocol as p
 from kubesched.parallel.binder import Checker
+from kubesched.parallel.conflicts import Retries
 from kubesched.parallel.observe import ParallelMetrics
 from kubesched.queue.scheduling_queue import ACTIVE, BACKOFF, UNSCHEDULABLE
 
@@ -107,7 +108,8 @@ class CoordinatorScheduler(Decisions):
         """Highest hand-out number seen on each pending Pod (ours or a predecessor's)."""
         self.ready: list[str] = []
         self.claimed: dict[str, str] = {}
-        self.in_a_row: Counter[str] = Counter()
+        self.retries = Retries()
+        """Refusals in a row per Pod (the binder's rule: :mod:`kubesched.parallel.conflicts`)."""
         self.stats: Counter[str] = Counter()
         """``dispatched``, ``committed``, ``alternative``, ``refused:<reason>``,
         ``requeued:<reason>``, ``failed``, ``stale_proposal``, ``node_changed``."""
@@ -147,7 +149,7 @@ class CoordinatorScheduler(Decisions):
         super().on_pod_delete(pod)
         self._pending_gone(pod)
         self.last_attempt.pop(pod.key, None)
-        self.in_a_row.pop(pod.key, None)
+        self.retries.settled(pod.key)
         self.claimed.pop(pod.key, None)
 
     def _note(self, pod: api.Pod) -> None:

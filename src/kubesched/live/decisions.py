@@ -15,9 +15,10 @@ import logging
 import time
 from collections import Counter
 from dataclasses import dataclass
+from functools import partial
 
 from kubesched.api import objects as api
-from kubesched.framework.interface import Code, CycleState, QueuedPodInfo, Status
+from kubesched.framework.interface import Code, CycleState, QueuedPodInfo
 from kubesched.framework.outcomes import PostFilterResult
 from kubesched.framework.runtime import Framework
 from kubesched.live import sharding as sh
@@ -25,7 +26,8 @@ from kubesched.live.binder import LiveApi
 from kubesched.live.client import ApiError, KubeClient
 from kubesched.parallel import protocol as p
 from kubesched.parallel.binder import Checker
-from kubesched.parallel.host import FAST_RETRIES, Choice
+from kubesched.parallel.conflicts import Retries, check_together, reject_waiting_members, reported
+from kubesched.parallel.host import Choice
 from kubesched.parallel.observe import ParallelMetrics
 from kubesched.scheduler import Diagnosis, Scheduler, rejected_on_node
 
@@ -49,16 +51,6 @@ class Flight:
     proposal: sh.Proposal | None = None
 
 
-@dataclass(slots=True)
-class _Reported(Diagnosis):
-    """A shard's diagnosis, its message kept verbatim."""
-
-    text: str = ""
-
-    def message(self) -> str:
-        return self.text
-
-
 class Decisions(Scheduler):
     """Decisions on answers; the state is the coordinator's (set in its ``__init__``)."""
 
@@ -71,7 +63,7 @@ class Decisions(Scheduler):
     group_shard: dict[str, int]
     ready: list[str]
     claimed: dict[str, str]
-    in_a_row: Counter[str]
+    retries: Retries
     stats: Counter[str]
 
     # ------------------------------------------------------------------ decisions
@@ -130,28 +122,22 @@ class Decisions(Scheduler):
                     self._refuse(f, "gang_member_failed")
             return
         t0 = time.perf_counter()
-        chosen: list[tuple[Flight, Framework, Choice]] = []
-        refused = ""
-        for f in unit:
-            fwk = self.profiles[f.qp.pod.scheduler_name]
-            choice = self._choose(fwk, f)
-            if choice.node is None:
-                refused = choice.reason or "unknown"
-                break
-            self.cluster.assume_pod(f.qp.pod.bound_to(choice.node), choice.node)
-            chosen.append((f, fwk, choice))
-        for f, _, choice in chosen:
-            self.cluster.forget_pod(f.qp.pod.bound_to(str(choice.node)))
-        if refused:
-            for wp in self.handle.waiting_pods.all():
-                if p.group_of(wp.pod) == unit[0].group and wp.status is None:
-                    wp.reject(NAME, f"gang {unit[0].group}: a member was refused ({refused})")
+        fwks = [self.profiles[f.qp.pod.scheduler_name] for f in unit]
+        chosen, refusal = check_together(
+            self.cluster,
+            ((f.qp.pod, partial(self._choose, fwk, f)) for f, fwk in zip(unit, fwks, strict=True)),
+        )
+        if refusal is not None:
+            refused = refusal.reason or "unknown"
+            group = unit[0].group
+            message = f"gang {group}: a member was refused ({refused})"
+            reject_waiting_members(self.handle, group, NAME, message)
             self._drain_waiting()
             for f in unit:
                 self._refuse(f, "gang_" + refused)
             self.parallel_metrics.binder_seconds("refused", time.perf_counter() - t0)
             return
-        for f, fwk, choice in chosen:
+        for f, fwk, choice in zip(unit, fwks, chosen, strict=True):
             self._commit(fwk, f, choice)
         self.parallel_metrics.binder_seconds("gang", time.perf_counter() - t0)
 
@@ -164,7 +150,7 @@ class Decisions(Scheduler):
         self.parallel_metrics.result(f.shard, result)
         if result == "alternative":
             self.parallel_metrics.conflict(choice.reason)
-        self.in_a_row.pop(f.qp.pod.key, None)
+        self.retries.settled(f.qp.pod.key)
         qp, state, start, cycle = f.qp, choice.state, f.start, f.cycle
         assumed = qp.pod.bound_to(node)
         self.cluster.assume_pod(assumed, node)
@@ -212,14 +198,12 @@ class Decisions(Scheduler):
         except ApiError as e:
             if e.code != 404:
                 log.warning("could not record the refusal of %s: %s", pod.key, e)
-        self.in_a_row[pod.key] += 1
-        if self.in_a_row[pod.key] <= FAST_RETRIES:
+        if self.retries.again(pod.key):
             self._requeue_now(f, "conflict")
             return
-        self.in_a_row.pop(pod.key, None)
         fwk = self.profiles[pod.scheduler_name]
-        msg = f"coordinator refused {FAST_RETRIES + 1} proposals in a row ({reason})"
-        self._fail(fwk, f.qp, Status(Code.ERROR, (msg,), NAME), f.cycle, f.start)
+        status = Retries.gave_up("coordinator", reason, NAME)
+        self._fail(fwk, f.qp, status, f.cycle, f.start)
 
     def _failed(self, f: Flight, prop: sh.Proposal) -> None:
         self.stats["failed"] += 1
@@ -231,14 +215,10 @@ class Decisions(Scheduler):
                 self._refuse(f, why)
                 return
         qp.pending_plugins = set(prop.pending)
-        unschedulable = prop.failed == "Unschedulable"
+        failure = reported(prop.failed, prop.message, prop.plugins, len(self.cluster.nodes))
+        unschedulable = isinstance(failure, Diagnosis)
         self.parallel_metrics.result(f.shard, "unschedulable" if unschedulable else "error")
-        if unschedulable:
-            n = len(self.cluster.nodes)
-            diagnosis = _Reported(n, Counter(), set(prop.plugins), text=prop.message)
-            self._fail(fwk, qp, diagnosis, f.cycle, f.start)
-        else:
-            self._fail(fwk, qp, Status(Code.ERROR, (prop.message,)), f.cycle, f.start)
+        self._fail(fwk, qp, failure, f.cycle, f.start)
 
     def _preempt(self, f: Flight, prop: sh.Proposal) -> str:
         """Grant a preemption while every victim is there and unclaimed; '' when granted."""

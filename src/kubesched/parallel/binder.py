@@ -41,22 +41,21 @@ Whichever proposal the binder handles first wins a contested node, victim or slo
 from __future__ import annotations
 
 import time
-from collections import Counter
-from dataclasses import dataclass
 
 import numpy as np
 
 from kubesched.api import objects as api
-from kubesched.framework.interface import Code, CycleState, Status, preempt_pod
+from kubesched.framework.interface import Code, CycleState, preempt_pod
 from kubesched.framework.outcomes import PostFilterResult
 from kubesched.framework.runtime import Framework
 from kubesched.parallel import protocol as p
 from kubesched.parallel.bulk import BulkCommitter
+from kubesched.parallel.conflicts import FAST_RETRIES as FAST_RETRIES  # re-export
+from kubesched.parallel.conflicts import Retries, reported
 from kubesched.parallel.dispatcher import InFlight
 from kubesched.parallel.fastpath import NO, FastPath
 from kubesched.parallel.fastpath import NODE_LOCAL_FILTERS as NODE_LOCAL_FILTERS  # re-export
 from kubesched.parallel.gangs import commit_unit
-from kubesched.parallel.host import FAST_RETRIES as FAST_RETRIES  # re-export
 from kubesched.parallel.host import NAME, BinderHost, Choice
 from kubesched.parallel.observe import BinderStats
 from kubesched.parallel.prefilter import PreFilterCache
@@ -88,16 +87,6 @@ CROSS_NODE = frozenset({"topology_spread", "pod_affinity"})
 def reason_of(plugin: str) -> str:
     """Conflict reason label for the plugin that refused a proposal."""
     return REASONS.get(plugin, plugin.lower() or "unknown")
-
-
-@dataclass(slots=True)
-class _Reported(Diagnosis):
-    """A shard's diagnosis, its message kept verbatim."""
-
-    text: str = ""
-
-    def message(self) -> str:
-        return self.text
 
 
 class Checker:
@@ -163,7 +152,7 @@ class Binder:
         self.stats = BinderStats()
         self.claimed: dict[str, str] = {}
         """Victim key to the preemptor that claimed it."""
-        self.conflicts_in_a_row: Counter[str] = Counter()
+        self.retries = Retries()
         self.checker = Checker(hub.cluster, hub.queue.nominator, hub.shard_count)
         self.fast = self.checker.fast
         self.prefilter = self.checker.prefilter
@@ -290,7 +279,11 @@ class Binder:
         else:
             self.stats.committed[choice.path] += 1
             pm.result(shard, "committed")
-        self.conflicts_in_a_row.pop(res.key, None)
+        self.retries.settled(res.key)
+
+    def settled(self, key: str) -> None:
+        """``key`` was committed: its refusals in a row start over."""
+        self.retries.settled(key)
 
     # ------------------------------------------------------------------ validation
     def fast_ok(self, fwk: Framework) -> bool:
@@ -334,15 +327,13 @@ class Binder:
         self.hub.parallel_metrics.conflict(reason)
         self.hub.parallel_metrics.result(shard, "refused")
         self.refused[shard].append((key, reason))
-        self.conflicts_in_a_row[key] += 1
-        if self.conflicts_in_a_row[key] <= FAST_RETRIES:
+        if self.retries.again(key):
             self.stats.retries["conflict"] += 1
             self.hub.requeue_now(rec, "conflict")
         else:
-            self.conflicts_in_a_row.pop(key, None)
             fwk = self.hub.profiles[rec.qp.pod.scheduler_name]
-            msg = f"binder refused {FAST_RETRIES + 1} proposals in a row ({reason})"
-            self.hub._fail(fwk, rec.qp, Status(Code.ERROR, (msg,), NAME), rec.cycle, rec.start)
+            status = Retries.gave_up("binder", reason, NAME)
+            self.hub._fail(fwk, rec.qp, status, rec.cycle, rec.start)
 
     def _failed(self, shard: int, res: p.Failed) -> None:
         rec = self.take(shard, res)
@@ -356,14 +347,12 @@ class Binder:
                 self.conflict(shard, rec, why)
                 return
         qp.pending_plugins = set(res.pending_plugins)
-        unschedulable = res.reason == "Unschedulable"
+        failure = reported(
+            res.reason, res.message, res.unschedulable_plugins, len(self.hub.cluster.nodes)
+        )
+        unschedulable = isinstance(failure, Diagnosis)
         self.hub.parallel_metrics.result(shard, "unschedulable" if unschedulable else "error")
-        if unschedulable:
-            n = len(self.hub.cluster.nodes)
-            diagnosis = _Reported(n, Counter(), set(res.unschedulable_plugins), text=res.message)
-            self.hub._fail(fwk, qp, diagnosis, rec.cycle, rec.start)
-        else:
-            self.hub._fail(fwk, qp, Status(Code.ERROR, (res.message,)), rec.cycle, rec.start)
+        self.hub._fail(fwk, qp, failure, rec.cycle, rec.start)
 
     def _preempt(self, rec: InFlight, node: str, victims: tuple[str, ...]) -> str:
         """Grant a preemption if every victim is still there and unclaimed; '' when granted."""

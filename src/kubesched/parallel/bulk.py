@@ -160,7 +160,7 @@ class BulkCommitter:
             if not checked:  # a full-checked Pod was counted when it was checked
                 stats.committed["fast"] += 1
                 pm.result(shard, "committed")
-                binder.conflicts_in_a_row.pop(res.key, None)
+                binder.settled(res.key)
             fwk._timed("Bind", time.perf_counter() - share, SUCCESS)
             hub._record("scheduled", fwk, rec.start)
             first = qp.initial_attempt_timestamp

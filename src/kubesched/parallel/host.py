@@ -40,8 +40,6 @@ from kubesched.state.cache import ClusterState
 
 NAME = "ParallelBinder"
 """The binder's name in statuses and events."""
-FAST_RETRIES = 3
-"""Conflicts a Pod may have in a row before it backs off like an error."""
 
 
 @dataclass(slots=True)
@@ -126,7 +124,6 @@ class BinderCore(Protocol):
     stats: BinderStats
     refused: list[list[tuple[str, str]]]
     """Per shard: ``(key, reason)`` of proposals to forget, sent with its next message."""
-    conflicts_in_a_row: Counter[str]
 
     def fast_ok(self, fwk: Framework) -> bool:
         """Whether the profile allows the fast path at all."""
@@ -148,6 +145,9 @@ class BinderCore(Protocol):
 
     def counted(self, shard: int, res: p.Propose, choice: Choice) -> None:
         """Count a proposal committed on ``choice.node``."""
+
+    def settled(self, key: str) -> None:
+        """``key`` was committed: its refusals in a row start over."""
 
     def conflict(self, shard: int, rec: InFlight, reason: str) -> None:
         """Refuse a proposal: count it, tell the shard, send the Pod back to the queue."""
