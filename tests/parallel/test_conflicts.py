@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from kubesched.framework.interface import Code, CycleState
-from kubesched.parallel.conflicts import FAST_RETRIES, Retries, check_together, reported
+from kubesched.parallel.conflicts import (
+    FAST_RETRIES,
+    Retries,
+    check_together,
+    reported,
+    victims_of,
+)
 from kubesched.parallel.host import Choice
 from kubesched.scheduler import Diagnosis
 from tests.builders import make_cluster, make_node, make_pod
@@ -50,3 +56,15 @@ def test_a_failure_report_is_a_diagnosis_or_an_error() -> None:
     assert why.message() == msg and why.unschedulable_plugins == {"NodeResourcesFit"}
     err = reported("SchedulerError", "boom", (), 3)
     assert not isinstance(err, Diagnosis) and err.code == Code.ERROR and err.message() == "boom"
+
+
+def test_a_preemption_is_granted_while_its_victims_are_there_and_unclaimed() -> None:
+    low = make_pod("low", "ns").req(cpu="1").obj().bound_to("a")
+    cluster = make_cluster([make_node("a").cap(cpu="2").obj()], [low])
+    claimed: dict[str, str] = {}
+    assert victims_of(cluster, claimed, "ns/hi", "a", [low.key]) == ([low], "")
+    claimed[low.key] = "ns/hi"
+    assert victims_of(cluster, claimed, "ns/hi", "a", [low.key]) == ([low], "")  # its own
+    assert victims_of(cluster, claimed, "ns/other", "a", [low.key]) == ([], "victim_claimed")
+    assert victims_of(cluster, claimed, "ns/hi", "b", [low.key]) == ([], "victim_gone")
+    assert victims_of(cluster, claimed, "ns/hi", "a", ["ns/gone"]) == ([], "victim_gone")

@@ -26,7 +26,13 @@ from kubesched.live.binder import LiveApi
 from kubesched.live.client import ApiError, KubeClient
 from kubesched.parallel import protocol as p
 from kubesched.parallel.binder import Checker
-from kubesched.parallel.conflicts import Retries, check_together, reject_waiting_members, reported
+from kubesched.parallel.conflicts import (
+    Retries,
+    check_together,
+    reject_waiting_members,
+    reported,
+    victims_of,
+)
 from kubesched.parallel.host import Choice
 from kubesched.parallel.observe import ParallelMetrics
 from kubesched.scheduler import Diagnosis, Scheduler, rejected_on_node
@@ -223,14 +229,9 @@ class Decisions(Scheduler):
     def _preempt(self, f: Flight, prop: sh.Proposal) -> str:
         """Grant a preemption while every victim is there and unclaimed; '' when granted."""
         key = f.qp.pod.key
-        victims = []
-        for v in prop.victims:
-            rec = self.cluster.pods.get(v)
-            if rec is None or rec.node != prop.nominated:
-                return "victim_gone"
-            if self.claimed.get(v, key) != key:
-                return "victim_claimed"
-            victims.append(rec.pod)
+        victims, why = victims_of(self.cluster, self.claimed, key, prop.nominated, prop.victims)
+        if why:
+            return why
         for victim in victims:
             self.claimed[victim.key] = key
             held = self.handle.get_waiting_pod(victim.key)

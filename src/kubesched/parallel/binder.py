@@ -51,7 +51,7 @@ from kubesched.framework.runtime import Framework
 from kubesched.parallel import protocol as p
 from kubesched.parallel.bulk import BulkCommitter
 from kubesched.parallel.conflicts import FAST_RETRIES as FAST_RETRIES  # re-export
-from kubesched.parallel.conflicts import Retries, reported
+from kubesched.parallel.conflicts import Retries, reported, victims_of
 from kubesched.parallel.dispatcher import InFlight
 from kubesched.parallel.fastpath import NO, FastPath
 from kubesched.parallel.fastpath import NODE_LOCAL_FILTERS as NODE_LOCAL_FILTERS  # re-export
@@ -358,14 +358,9 @@ class Binder:
         """Grant a preemption if every victim is still there and unclaimed; '' when granted."""
         hub = self.hub
         key = rec.qp.pod.key
-        pods = []
-        for v in victims:
-            vrec = hub.cluster.pods.get(v)
-            if vrec is None or vrec.node != node:
-                return "victim_gone"
-            if self.claimed.get(v, key) != key:
-                return "victim_claimed"
-            pods.append(vrec.pod)
+        pods, why = victims_of(hub.cluster, self.claimed, key, node, victims)
+        if why:
+            return why
         for victim in pods:
             self.claimed[victim.key] = key
             if victim.deletion_timestamp is None and hub.api is not None:

@@ -11,7 +11,9 @@ the same :class:`~kubesched.parallel.binder.Checker` and handle the outcome by t
   coordinator commits them all or refuses them all;
 - :func:`reject_waiting_members`: when a gang is refused, its members already held at
   Permit are rejected there;
-- :func:`reported`: a shard's failure report as the serial scheduler's failure.
+- :func:`reported`: a shard's failure report as the serial scheduler's failure;
+- :func:`victims_of`: a preemption a shard chose is granted only while every victim is still
+  on its node and no other preemptor claimed it first.
 """
 
 from __future__ import annotations
@@ -85,6 +87,23 @@ def reject_waiting_members(handle: Handle, group: str, plugin: str, message: str
     for wp in handle.waiting_pods.all():
         if p.group_of(wp.pod) == group and wp.status is None:
             wp.reject(plugin, message)
+
+
+def victims_of(
+    cluster: ClusterState, claimed: dict[str, str], preemptor: str, node: str, keys: Iterable[str]
+) -> tuple[list[api.Pod], str]:
+    """The victims ``keys`` a shard chose on ``node`` for Pod ``preemptor``, if every one is
+    still there and not claimed (``claimed``: victim key to its preemptor) by another
+    preemptor: ``(victims, "")``; else ``([], "victim_gone" or "victim_claimed")``."""
+    pods = []
+    for key in keys:
+        rec = cluster.pods.get(key)
+        if rec is None or rec.node != node:
+            return [], "victim_gone"
+        if claimed.get(key, preemptor) != preemptor:
+            return [], "victim_claimed"
+        pods.append(rec.pod)
+    return pods, ""
 
 
 @dataclass(slots=True)
