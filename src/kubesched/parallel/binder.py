@@ -26,7 +26,8 @@ proposal ``(node, version, alternatives)``, in the order the shard sent them:
    committed (its shard placed them counting each other) -- out of the shard's order, so
    without its own-commit chain; one no candidate passes is refused: the conflict is
    counted by its proposed node's reason, the shard forgets its assumed copy, and the Pod
-   goes back to activeQ (after :data:`FAST_RETRIES` conflicts, to backoff as an error).
+   goes back to activeQ (after :data:`~.conflicts.FAST_RETRIES` conflicts, to backoff as an
+   error).
 
 Where binds complete at once (in-memory), runs of fast-path and checked proposals are
 committed in bulk (:mod:`~kubesched.parallel.bulk`): the same decisions, one bind call.
@@ -50,7 +51,6 @@ from kubesched.framework.outcomes import PostFilterResult
 from kubesched.framework.runtime import Framework
 from kubesched.parallel import protocol as p
 from kubesched.parallel.bulk import BulkCommitter
-from kubesched.parallel.conflicts import FAST_RETRIES as FAST_RETRIES  # re-export
 from kubesched.parallel.conflicts import Retries, reported, victims_of
 from kubesched.parallel.dispatcher import InFlight
 from kubesched.parallel.fastpath import NO, FastPath

@@ -18,8 +18,7 @@ from kubesched.framework.runtime import Framework
 from kubesched.parallel import protocol as p
 from kubesched.parallel.conflicts import check_together, reject_waiting_members
 from kubesched.parallel.dispatcher import InFlight
-from kubesched.parallel.host import NAME as NAME  # re-export
-from kubesched.parallel.host import BinderCore
+from kubesched.parallel.host import NAME, BinderCore
 
 
 def commit_unit(binder: BinderCore, shard: int, group: str, results: list[p.Propose]) -> None:
