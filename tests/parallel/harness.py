@@ -204,7 +204,7 @@ class World:
         self.add([pod])
         self.parallel.dispatcher.fill(self.sched.queue)
         shard = self.parallel.dispatcher.in_flight[pod.key].shard
-        res = (protocol.PROPOSE, pod.key, node, version, alts, local, "")
+        res = protocol.Propose(pod.key, node, version, alts, local, "")
         self.parallel.binder.process(shard, [res])
 
     def placements(self) -> dict[str, str]:

@@ -33,12 +33,12 @@ def test_fast_path_needs_an_unchanged_node_and_full_check_catches_the_change() -
         s1, s2 = _handed(w, one, two)
         version = w.generation("a")
         binder = w.parallel.binder
-        binder.process(s1, [(p.PROPOSE, one.key, "a", version, (), True, "")])
+        binder.process(s1, [p.Propose(one.key, "a", version, (), True, "")])
         assert w.placements() == {"ns/one": "a"}
         # ``two`` was decided on the same version of ``a``: the fast path must not apply, and
         # the full check finds a full node, so the runner-up ``b`` is used.
         binder.process(
-            s2, [(p.PROPOSE, two.key, "a", version, (("b", w.generation("b")),), True, "")]
+            s2, [p.Propose(two.key, "a", version, (("b", w.generation("b")),), True, "")]
         )
         assert w.placements() == {"ns/one": "a", "ns/two": "b"}
         assert binder.stats.committed == {"fast": 1, "alternative": 1}
@@ -58,8 +58,8 @@ def test_refused_proposal_goes_back_to_the_queue_and_the_shard_forgets_it() -> N
         s1, s2 = _handed(w, one, two)
         version = w.generation("a")
         binder = w.parallel.binder
-        binder.process(s1, [(p.PROPOSE, one.key, "a", version, (), True, "")])
-        binder.process(s2, [(p.PROPOSE, two.key, "a", version, (), True, "")])
+        binder.process(s1, [p.Propose(one.key, "a", version, (), True, "")])
+        binder.process(s2, [p.Propose(two.key, "a", version, (), True, "")])
         assert w.placements() == {"ns/one": "a"}
         assert binder.refused[s2] == [(two.key, "resources")]
         assert w.sched.queue.queue_of(two.key) == "active"
@@ -75,7 +75,7 @@ def test_stale_result_after_deletion_is_ignored() -> None:
         [shard] = _handed(w, gone)
         w.api.delete_pod(gone)
         w.parallel.binder.process(
-            shard, [(p.PROPOSE, gone.key, "a", w.generation("a"), (), True, "")]
+            shard, [p.Propose(gone.key, "a", w.generation("a"), (), True, "")]
         )
         assert w.placements() == {}
         assert w.parallel.binder.refused[shard] == [(gone.key, "stale")]
@@ -93,10 +93,10 @@ def test_first_preemptor_claims_the_victim_the_second_is_refused() -> None:
         hi2 = make_pod("hi2", "ns").req(cpu="1").priority(10).obj()
         s1, s2 = _handed(w, hi1, hi2)
         msg = "0/1 nodes are available: 1 Insufficient cpu."
-        fail = (p.FAILED, "", "Unschedulable", msg, ("NodeResourcesFit",), (), "a", (low.key,))
+        rest = ("Unschedulable", msg, ("NodeResourcesFit",), (), "a", (low.key,))
         binder = w.parallel.binder
-        binder.process(s1, [(fail[0], hi1.key, *fail[2:])])
-        binder.process(s2, [(fail[0], hi2.key, *fail[2:])])
+        binder.process(s1, [p.Failed(hi1.key, *rest)])
+        binder.process(s2, [p.Failed(hi2.key, *rest)])
         assert low.key in w.api.terminating
         assert w.sched.queue.nominator.node_of(hi1.key) == "a"
         assert binder.stats.conflicts == {"victim_claimed": 1}
@@ -136,9 +136,9 @@ def test_a_gang_goes_to_one_shard_and_is_refused_whole() -> None:
         shard = shards[0]
         gens = {n: w.generation(n) for n in ("a", "b")}
         results = [
-            (p.PROPOSE, members[0].key, "a", gens["a"], (), True, "ns/g"),
-            (p.PROPOSE, members[1].key, "a", gens["a"], (), True, "ns/g"),
-            (p.PROPOSE, members[2].key, "a", gens["a"], (), True, "ns/g"),  # no room left on a
+            p.Propose(members[0].key, "a", gens["a"], (), True, "ns/g"),
+            p.Propose(members[1].key, "a", gens["a"], (), True, "ns/g"),
+            p.Propose(members[2].key, "a", gens["a"], (), True, "ns/g"),  # no room left on a
         ]
         w.parallel.binder.process(shard, results)
         assert w.placements() == {}

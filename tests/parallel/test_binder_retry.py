@@ -37,8 +37,8 @@ def test_a_spread_proposal_refused_early_in_its_reply_is_committed_after_the_res
         binder.process(
             0,
             [
-                (p.PROPOSE, one.key, "a", w.generation("a"), (), p.NOT_LOCAL, ""),
-                (p.PROPOSE, two.key, "b", w.generation("b"), (), p.NOT_LOCAL, ""),
+                p.Propose(one.key, "a", w.generation("a"), (), p.NOT_LOCAL, ""),
+                p.Propose(two.key, "b", w.generation("b"), (), p.NOT_LOCAL, ""),
             ],
         )
         assert w.placements() == {"ns/old": "a", "ns/one": "a", "ns/two": "b"}

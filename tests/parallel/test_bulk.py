@@ -84,7 +84,7 @@ def test_one_shards_proposals_on_one_node_all_take_the_fast_path() -> None:
         assert len(mine) == 3
         versions = {n: w.generation(n) for n in ("a", "b")}
         binder = w.parallel.binder
-        binder.process(shard, [(p.PROPOSE, q.key, "a", versions["a"], (), True, "") for q in mine])
+        binder.process(shard, [p.Propose(q.key, "a", versions["a"], (), True, "") for q in mine])
         assert w.placements() == {q.key: "a" for q in mine}
         # each was decided with its predecessors assumed on ``a``: no full check needed
         assert binder.stats.committed == {"fast": 3}
@@ -92,7 +92,7 @@ def test_one_shards_proposals_on_one_node_all_take_the_fast_path() -> None:
         # which finds one CPU left, so one more fits and the next goes to its alternative
         alt = (("b", versions["b"]),)
         binder.process(
-            1 - shard, [(p.PROPOSE, q.key, "a", versions["a"], alt, True, "") for q in theirs]
+            1 - shard, [p.Propose(q.key, "a", versions["a"], alt, True, "") for q in theirs]
         )
         assert binder.stats.committed == {"fast": 3, "full": 1, "alternative": 2}
         assert sorted(w.placements().values()) == ["a"] * 4 + ["b"] * 2
@@ -108,7 +108,7 @@ def test_own_commit_chain_does_not_cover_other_shards_or_older_versions() -> Non
         [s1] = _handed(w, first)
         v0 = w.generation("a")
         binder = w.parallel.binder
-        binder.process(s1, [(p.PROPOSE, first.key, "a", v0, (), True, "")])
+        binder.process(s1, [p.Propose(first.key, "a", v0, (), True, "")])
         row = w.sched.cluster.nodes.row_of["a"]
         assert binder.fast.unchanged(s1, row, v0)  # only s1's own commit changed ``a``
         assert not binder.fast.unchanged(s1, row, v0 - 1)  # older than the chain's base
@@ -159,9 +159,17 @@ def test_stream_is_pickled_once_and_pods_keep_their_status_only() -> None:
     assert one.raw is shared  # the original is never touched
     assert sent_one.raw == {"status": {"phase": "x"}} or sent_one is one
     assert sent_two is two or sent_two.raw == {"status": {"phase": "x"}}
-    entries = [(p.BOUND, one.key, "a", 3, 0, sent_one), (p.BOUND, two.key, "a", 4, 0, sent_two)]
+    entries: list[p.Entry] = [
+        p.Bound(one.key, "a", 3, 0, sent_one),
+        p.Bound(two.key, "a", 4, 0, sent_two),
+    ]
     back = p.decode_stream(p.encode_stream(entries))
-    assert [(e[1], e[3], e[5].name) for e in back] == [(one.key, 3, "one"), (two.key, 4, "two")]
+    assert [
+        (e.key, e.gen, p.as_pod(e.pod).name) for e in back if isinstance(e, p.Bound) and e.pod
+    ] == [
+        (one.key, 3, "one"),
+        (two.key, 4, "two"),
+    ]
     assert p.decode_stream(p.encode_stream([])) == []
     assert p.as_pod(p.pack(one)).name == "one"
 

@@ -10,7 +10,7 @@ import yaml
 
 from kubesched.cli import main
 from kubesched.config.load import load_config
-from kubesched.parallel import hooks
+from kubesched.parallel import factory
 from kubesched.plugins.registry import known_plugin_names
 from kubesched.sim.scenario import build_scenario
 from kubesched.sim.simulate import invariants_hold, run_scenario
@@ -52,7 +52,7 @@ def test_simulate_cli_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
 def test_make_scheduler_rejects_zero_shards() -> None:
     cfg = load_config(None, known_plugins=known_plugin_names())
     with pytest.raises(ValueError, match="at least 1"):
-        hooks.make_scheduler(cfg, shards=0, clock=lambda: 0.0)
+        factory.make_scheduler(cfg, shards=0, clock=lambda: 0.0)
 
 
 def test_shards_auto_and_routing_flags(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -60,7 +60,7 @@ def test_shards_auto_and_routing_flags(tmp_path: Path, capsys: pytest.CaptureFix
     args = ["bench", str(config), "--shards", "auto", "--no-progress"]
     assert main(args) == 0
     line = capsys.readouterr().out.strip().splitlines()[-1]
-    assert f"{hooks.auto_shards()} shards: " in line and "40 pods bound" in line
+    assert f"{factory.auto_shards()} shards: " in line and "40 pods bound" in line
     assert "0.00% of 40 proposals" in line  # by default every Pod goes to a shard
     assert main([*args, "--shard-routing", "auto"]) == 0
     assert "40 pods bound" in capsys.readouterr().out.strip().splitlines()[-1]
@@ -80,17 +80,17 @@ def test_make_scheduler_routes_only_when_asked() -> None:
     """The pipeline alone by default (deterministic, what `simulate --shards N` runs);
     the router only with routing="auto"."""
     cfg = load_config(None, known_plugins=known_plugin_names())
-    sched = hooks.make_scheduler(cfg, shards=2, clock=lambda: 0.0, transport_kind="inline")
+    sched = factory.make_scheduler(cfg, shards=2, clock=lambda: 0.0, transport_kind="inline")
     try:
-        summary = hooks.summary(sched)
+        summary = factory.summary(sched)
         assert summary is not None and "routing" not in summary
     finally:
-        hooks.close(sched)
-    sched = hooks.make_scheduler(
+        factory.close(sched)
+    sched = factory.make_scheduler(
         cfg, shards=2, clock=lambda: 0.0, transport_kind="inline", routing="auto"
     )
     try:
-        summary = hooks.summary(sched)
+        summary = factory.summary(sched)
         assert summary is not None and "routing" in summary
     finally:
-        hooks.close(sched)
+        factory.close(sched)

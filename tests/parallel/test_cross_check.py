@@ -91,11 +91,11 @@ def test_a_shards_own_checked_commits_extend_its_chain_and_no_one_elses() -> Non
         for pod, shard in ((one, 0), (two, 0), (three, 1)):
             _to_shard(w, pod, shard)
         # shard 0 decided ``two`` with ``one`` assumed on a, before the stream confirmed it
-        binder.process(0, [(p.PROPOSE, one.key, "a", v_a, (), p.NOT_LOCAL, "")])
-        binder.process(0, [(p.PROPOSE, two.key, "a", v_a, (), p.NOT_LOCAL, "")])
+        binder.process(0, [p.Propose(one.key, "a", v_a, (), p.NOT_LOCAL, "")])
+        binder.process(0, [p.Propose(two.key, "a", v_a, (), p.NOT_LOCAL, "")])
         assert binder.stats.committed == {"cross": 2}
         # shard 1 saw a without them: its verdict on a is stale, the full check runs
-        binder.process(1, [(p.PROPOSE, three.key, "a", v_a, (), p.NOT_LOCAL, "")])
+        binder.process(1, [p.Propose(three.key, "a", v_a, (), p.NOT_LOCAL, "")])
         assert binder.stats.committed == {"cross": 2, "full": 1}
         assert w.placements()["ns/two"] == "a" and w.placements()["ns/three"] == "a"
         w.check([])

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kubesched.parallel import hooks
+from kubesched.parallel import factory
 from kubesched.sim.scenario import build_scenario
 from kubesched.sim.simulate import invariants_hold, run_scenario
 
@@ -102,12 +102,12 @@ def mix(seed: int, at: float = 6.0, **over: Any) -> dict[str, Any]:
 
 def run_mix(doc: dict[str, Any], shards: int, *, check: bool = True) -> dict[str, Any]:
     """Run ``doc`` with in-process shards; with ``check``, assert every invariant."""
-    make = hooks.make_scheduler
-    hooks.make_scheduler = functools.partial(make, transport_kind="inline")  # type: ignore[assignment]
+    make = factory.make_scheduler
+    factory.make_scheduler = functools.partial(make, transport_kind="inline")  # type: ignore[assignment]
     try:
         summary = run_scenario(build_scenario(doc), shards=shards)
     finally:
-        hooks.make_scheduler = make  # type: ignore[assignment]
+        factory.make_scheduler = make  # type: ignore[assignment]
     if check:
         bad = {k: v for k, v in summary["invariants"].items() if v}
         assert invariants_hold(summary), bad

@@ -50,7 +50,7 @@ from kubesched.bench.results import API, ATTEMPT_METRIC, MEMORY, ApiModel, Workl
 from kubesched.bench.watchers import Watchers
 from kubesched.config.load import load_config
 from kubesched.metrics import SchedulerMetrics
-from kubesched.parallel import hooks
+from kubesched.parallel import factory
 from kubesched.parallel.shardmain import GC_THRESHOLDS
 from kubesched.plugins.registry import known_plugin_names
 from kubesched.sim.resourceclaims import ResourceClaimController
@@ -172,7 +172,7 @@ class _WorkloadRun(Ops):
             self.api, clock, modelled=modelled, latency=options.api_latency, qps=qps, burst=burst
         )
         gates = {**case.feature_gates, **workload.feature_gates}
-        self.scheduler = hooks.make_scheduler(
+        self.scheduler = factory.make_scheduler(
             cfg,
             shards=options.shards,
             routing=options.routing,
@@ -251,10 +251,10 @@ class _WorkloadRun(Ops):
         r.api.calls, r.api.max_wait = self.client.calls, self.client.max_wait
         r.api.throttled_calls = self.client.throttled_calls
         r.peak_rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-        r.parallel = hooks.summary(self.scheduler)
+        r.parallel = factory.summary(self.scheduler)
         if self.options.metrics is not None:
             self.scheduler.sync_metrics()
-        hooks.close(self.scheduler)
+        factory.close(self.scheduler)
         self._tick_progress()
 
     # ------------------------------------------------------------------ measured phases

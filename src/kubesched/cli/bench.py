@@ -22,7 +22,8 @@ from typing import Any
 
 from kubesched.bench.results import API, MEMORY
 from kubesched.cli import observability
-from kubesched.parallel import hooks
+from kubesched.cli.shards import add_shards_argument
+from kubesched.parallel.factory import shard_count
 
 
 def add_parser(sub: Any) -> None:
@@ -64,7 +65,7 @@ def add_parser(sub: Any) -> None:
         choices=("on", "off"),
         help="reuse results across equivalent Pods (default: the scheduler's)",
     )
-    hooks.add_shards_argument(m, routing=True)
+    add_shards_argument(m, routing=True)
     m.add_argument("--profile", metavar="FILE", help="write a cProfile of the measured phases")
     observability.add_report_argument(m)
     observability.add_metrics_arguments(m)
@@ -112,7 +113,7 @@ def _run(
         timeout=args.timeout,
         seed=args.seed,
         batching=None if args.batching is None else args.batching == "on",
-        shards=hooks.shard_count(args.shards),
+        shards=shard_count(args.shards),
         routing=args.shard_routing,
         profiler=profiler,
         progress=progress_bars if show else None,

@@ -26,7 +26,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kubesched.cli import common, observability
-from kubesched.parallel import hooks
+from kubesched.cli.shards import add_shards_argument
+from kubesched.parallel.factory import shard_count
 from kubesched.report import text
 
 if TYPE_CHECKING:
@@ -60,7 +61,7 @@ def add_parser(sub: Any) -> None:
         help="attempt cost: the scenario's cycleSeconds, or upstream's calibrated model",
     )
     m.add_argument("--calibration", metavar="FILE", help="calibration file (with upstream)")
-    hooks.add_shards_argument(m)
+    add_shards_argument(m)
     observability.add_report_argument(m)
     observability.add_metrics_arguments(m)
     m.set_defaults(func=run)
@@ -80,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     bars = not args.no_progress and sys.stderr.isatty()
     pace = args.pace if args.pace is not None else (1.0 if args.metrics_port is not None else 0)
     compare = args.compare_governance
-    shards = hooks.shard_count(args.shards)
+    shards = shard_count(args.shards)
     off = None
     if compare:
         off = run_scenario(

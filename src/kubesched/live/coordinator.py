@@ -10,12 +10,12 @@ nodes.  Each step (:meth:`CoordinatorScheduler.step`):
    ``dispatch_timeout``;
 2. **decide**: every proposal that arrived on the Pod watch for the current hand-out (same
    shard, same attempt) is re-validated against the authoritative cache with
-   :meth:`kubesched.parallel.binder.Binder.choose` (PreFilter, then the profile's Filters on
+   :meth:`kubesched.parallel.binder.Checker.choose` (PreFilter, then the profile's Filters on
    the proposed node and then its alternatives: resources, host ports, topology spread and
    inter-pod (anti-)affinity as they are *now*), committed as the serial scheduler commits
    (assume, Reserve, Permit, the ``binding`` subresource), or **refused**: the annotations
    are cleared, ``kubesched.io/refused`` says why, and the Pod is handed out again (after
-   :data:`~kubesched.parallel.binder.FAST_RETRIES` refusals in a row it backs off as an
+   :data:`~kubesched.parallel.conflicts.FAST_RETRIES` refusals in a row it backs off as an
    error).  A gang's members handed to one shard are decided together once all have
    answered: all pass (each tentatively assumed so the next sees it) or all are refused.
    A shard's failure report fails the Pod as the serial scheduler would (condition, Event,
@@ -45,7 +45,6 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable
-from typing import TYPE_CHECKING, cast
 
 from kubesched.api import objects as api
 from kubesched.config.types import KubeSchedulerConfiguration
@@ -56,12 +55,10 @@ from kubesched.live.client import ApiError, KubeClient
 from kubesched.live.decisions import Decisions, Flight
 from kubesched.metrics import SchedulerMetrics
 from kubesched.parallel import protocol as p
-from kubesched.parallel.binder import Binder
+from kubesched.parallel.binder import Checker
+from kubesched.parallel.conflicts import Retries
 from kubesched.parallel.observe import ParallelMetrics
 from kubesched.queue.scheduling_queue import ACTIVE, BACKOFF, UNSCHEDULABLE
-
-if TYPE_CHECKING:
-    from kubesched.parallel.coordinator import ParallelScheduler
 
 log = logging.getLogger(__name__)
 
@@ -112,16 +109,15 @@ class CoordinatorScheduler(Decisions):
         """Highest hand-out number seen on each pending Pod (ours or a predecessor's)."""
         self.ready: list[str] = []
         self.claimed: dict[str, str] = {}
-        self.in_a_row: Counter[str] = Counter()
+        self.retries = Retries()
+        """Refusals in a row per Pod (the binder's rule: :mod:`kubesched.parallel.conflicts`)."""
         self.stats: Counter[str] = Counter()
         """``dispatched``, ``committed``, ``alternative``, ``refused:<reason>``,
         ``requeued:<reason>``, ``failed``, ``stale_proposal``, ``node_changed``."""
         self.live: list[int] = []
         self._turn = 0
-        # parallel.binder.Binder re-validates for the in-process coordinator; its checks
-        # (choose) read only ``cluster`` and ``queue.nominator``, which this scheduler has
-        # (a thin adapter); live proposals never take the fast path.
-        self.binder = Binder(cast("ParallelScheduler", self))
+        self.checker = Checker(self.cluster, self.queue.nominator, shards)
+        """The in-process binder's checks (live proposals never take its fast path)."""
         self.parallel_metrics = ParallelMetrics(self.metrics, shards)
         """The in-process coordinator's metrics: conflicts by reason, results per shard,
         binder latency, hand-outs again by reason, Pods in flight per shard."""
@@ -154,7 +150,7 @@ class CoordinatorScheduler(Decisions):
         super().on_pod_delete(pod)
         self._pending_gone(pod)
         self.last_attempt.pop(pod.key, None)
-        self.in_a_row.pop(pod.key, None)
+        self.retries.settled(pod.key)
         self.claimed.pop(pod.key, None)
 
     def _note(self, pod: api.Pod) -> None:

@@ -1,7 +1,7 @@
 """The coordinator's decisions on shard answers (part of
 :class:`~kubesched.live.coordinator.CoordinatorScheduler`).
 
-A proposal is re-validated with :meth:`kubesched.parallel.binder.Binder.choose` on the
+A proposal is re-validated with :meth:`kubesched.parallel.binder.Checker.choose` on the
 authoritative cache (always its full check: see the coordinator's docstring) and committed
 through the serial scheduler's own commit step (:mod:`kubesched.scheduler.commit`), or
 refused; a gang's members are decided together; a failure report fails the Pod as the
@@ -17,15 +17,24 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
-from kubesched.framework.interface import Code, QueuedPodInfo, Status
+from kubesched.framework.interface import QueuedPodInfo
 from kubesched.framework.outcomes import PostFilterResult
 from kubesched.framework.runtime import Framework
 from kubesched.live import sharding as sh
 from kubesched.live.binder import LiveApi
 from kubesched.live.client import ApiError, KubeClient
 from kubesched.parallel import protocol as p
-from kubesched.parallel.binder import FAST_RETRIES, Binder, Choice
+from kubesched.parallel.binder import Checker
+from kubesched.parallel.conflicts import (
+    Retries,
+    check_together,
+    reject_waiting_members,
+    reported,
+    victims_of,
+)
+from kubesched.parallel.host import Choice
 from kubesched.parallel.observe import ParallelMetrics
 from kubesched.scheduler import Diagnosis, Scheduler
 
@@ -49,29 +58,19 @@ class Flight:
     proposal: sh.Proposal | None = None
 
 
-@dataclass(slots=True)
-class _Reported(Diagnosis):
-    """A shard's diagnosis, its message kept verbatim."""
-
-    text: str = ""
-
-    def message(self) -> str:
-        return self.text
-
-
 class Decisions(Scheduler):
     """Decisions on answers; the state is the coordinator's (set in its ``__init__``)."""
 
     client: KubeClient
     live_api: LiveApi
-    binder: Binder
+    checker: Checker
     parallel_metrics: ParallelMetrics
     flights: dict[str, Flight]
     load: list[int]
     group_shard: dict[str, int]
     ready: list[str]
     claimed: dict[str, str]
-    in_a_row: Counter[str]
+    retries: Retries
     stats: Counter[str]
 
     # ------------------------------------------------------------------ decisions
@@ -99,8 +98,8 @@ class Decisions(Scheduler):
         if node is not None and _rv(node.raw) != prop.resource_version:
             self.stats["node_changed"] += 1
         alts = tuple((n, -1) for n, _ in prop.alternatives)
-        res = (p.PROPOSE, f.qp.pod.key, prop.node, -1, alts, False, f.group)
-        return self.binder.choose(fwk, f.qp.pod, res)
+        res = p.Propose(f.qp.pod.key, prop.node, -1, alts, p.NOT_LOCAL, f.group)
+        return self.checker.choose(fwk, f.qp.pod, res)
 
     def _single(self, f: Flight) -> None:
         self._close(f.qp.pod.key)
@@ -130,28 +129,22 @@ class Decisions(Scheduler):
                     self._refuse(f, "gang_member_failed")
             return
         t0 = time.perf_counter()
-        chosen: list[tuple[Flight, Framework, Choice]] = []
-        refused = ""
-        for f in unit:
-            fwk = self.profiles[f.qp.pod.scheduler_name]
-            choice = self._choose(fwk, f)
-            if choice.node is None:
-                refused = choice.reason or "unknown"
-                break
-            self.cluster.assume_pod(f.qp.pod.bound_to(choice.node), choice.node)
-            chosen.append((f, fwk, choice))
-        for f, _, choice in chosen:
-            self.cluster.forget_pod(f.qp.pod.bound_to(str(choice.node)))
-        if refused:
-            for wp in self.handle.waiting_pods.all():
-                if p.group_of(wp.pod) == unit[0].group and wp.status is None:
-                    wp.reject(NAME, f"gang {unit[0].group}: a member was refused ({refused})")
+        fwks = [self.profiles[f.qp.pod.scheduler_name] for f in unit]
+        chosen, refusal = check_together(
+            self.cluster,
+            ((f.qp.pod, partial(self._choose, fwk, f)) for f, fwk in zip(unit, fwks, strict=True)),
+        )
+        if refusal is not None:
+            refused = refusal.reason or "unknown"
+            group = unit[0].group
+            message = f"gang {group}: a member was refused ({refused})"
+            reject_waiting_members(self.handle, group, NAME, message)
             self.committer.drain_waiting()
             for f in unit:
                 self._refuse(f, "gang_" + refused)
             self.parallel_metrics.binder_seconds("refused", time.perf_counter() - t0)
             return
-        for f, fwk, choice in chosen:
+        for f, fwk, choice in zip(unit, fwks, chosen, strict=True):
             self._commit(fwk, f, choice)
         self.parallel_metrics.binder_seconds("gang", time.perf_counter() - t0)
 
@@ -164,7 +157,7 @@ class Decisions(Scheduler):
         self.parallel_metrics.result(f.shard, result)
         if result == "alternative":
             self.parallel_metrics.conflict(choice.reason)
-        self.in_a_row.pop(f.qp.pod.key, None)
+        self.retries.settled(f.qp.pod.key)
         assumed = self.committer.assume(f.qp.pod, node)
         self.committer.commit(fwk, choice.state, f.qp, assumed, f.start, f.cycle)
 
@@ -199,14 +192,12 @@ class Decisions(Scheduler):
         except ApiError as e:
             if e.code != 404:
                 log.warning("could not record the refusal of %s: %s", pod.key, e)
-        self.in_a_row[pod.key] += 1
-        if self.in_a_row[pod.key] <= FAST_RETRIES:
+        if self.retries.again(pod.key):
             self._requeue_now(f, "conflict")
             return
-        self.in_a_row.pop(pod.key, None)
         fwk = self.profiles[pod.scheduler_name]
-        msg = f"coordinator refused {FAST_RETRIES + 1} proposals in a row ({reason})"
-        self.failing.fail(fwk, f.qp, Status(Code.ERROR, (msg,), NAME), f.cycle, f.start)
+        status = Retries.gave_up("coordinator", reason, NAME)
+        self.failing.fail(fwk, f.qp, status, f.cycle, f.start)
 
     def _failed(self, f: Flight, prop: sh.Proposal) -> None:
         self.stats["failed"] += 1
@@ -218,26 +209,17 @@ class Decisions(Scheduler):
                 self._refuse(f, why)
                 return
         qp.pending_plugins = set(prop.pending)
-        unschedulable = prop.failed == "Unschedulable"
+        failure = reported(prop.failed, prop.message, prop.plugins, len(self.cluster.nodes))
+        unschedulable = isinstance(failure, Diagnosis)
         self.parallel_metrics.result(f.shard, "unschedulable" if unschedulable else "error")
-        if unschedulable:
-            n = len(self.cluster.nodes)
-            diagnosis = _Reported(n, Counter(), set(prop.plugins), text=prop.message)
-            self.failing.fail(fwk, qp, diagnosis, f.cycle, f.start)
-        else:
-            self.failing.fail(fwk, qp, Status(Code.ERROR, (prop.message,)), f.cycle, f.start)
+        self.failing.fail(fwk, qp, failure, f.cycle, f.start)
 
     def _preempt(self, f: Flight, prop: sh.Proposal) -> str:
         """Grant a preemption while every victim is there and unclaimed; '' when granted."""
         key = f.qp.pod.key
-        victims = []
-        for v in prop.victims:
-            rec = self.cluster.pods.get(v)
-            if rec is None or rec.node != prop.nominated:
-                return "victim_gone"
-            if self.claimed.get(v, key) != key:
-                return "victim_claimed"
-            victims.append(rec.pod)
+        victims, why = victims_of(self.cluster, self.claimed, key, prop.nominated, prop.victims)
+        if why:
+            return why
         for victim in victims:
             self.claimed[victim.key] = key
             held = self.handle.get_waiting_pod(victim.key)

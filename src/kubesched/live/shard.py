@@ -190,30 +190,28 @@ class LiveShard(LiveScheduler):
         return True
 
     def _answer(self, res: p.Result) -> None:
-        key = str(res[1])
+        key = res.key
         attempt = self.owned.get(key)
         if attempt is None:
             return  # handed elsewhere meanwhile
-        if res[0] == p.PROPOSE:
-            _, _, node, _, alts, _, _ = res
+        if isinstance(res, p.Propose):
             prop = sh.Proposal(
                 self.index,
                 attempt,
-                node=node,
-                resource_version=self._node_rv(node),
-                alternatives=tuple((n, self._node_rv(n)) for n, _ in alts),
+                node=res.node,
+                resource_version=self._node_rv(res.node),
+                alternatives=tuple((n, self._node_rv(n)) for n, _ in res.alternatives),
             )
         else:
-            _, _, reason, message, plugins, pending, nominated, victims = res
             prop = sh.Proposal(
                 self.index,
                 attempt,
-                failed=str(reason),
-                message=str(message),
-                plugins=tuple(plugins),
-                pending=tuple(pending),
-                nominated=str(nominated or ""),
-                victims=tuple(victims),
+                failed=res.reason,
+                message=res.message,
+                plugins=res.unschedulable_plugins,
+                pending=res.pending_plugins,
+                nominated=res.nominated,
+                victims=res.victims,
             )
         if self._write(key, prop):
             if prop.failed:

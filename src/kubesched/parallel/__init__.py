@@ -10,7 +10,10 @@
   state (its fast check in :mod:`~kubesched.parallel.fastpath`, its bulk commit in
   :mod:`~kubesched.parallel.bulk`), wired together by
   :class:`~kubesched.parallel.coordinator.ParallelScheduler`; a shard process runs
-  :func:`~kubesched.parallel.shardmain.serve`.
-  :func:`~kubesched.parallel.hooks.make_scheduler` is how ``bench`` and ``simulate`` get a
+  :func:`~kubesched.parallel.shardmain.serve`.  The binder and its helpers depend on the
+  Protocols of :mod:`~kubesched.parallel.host`, not on the coordinator, so the room imports
+  as a tree (``tests/test_import_graph.py``); its checks
+  (:class:`~kubesched.parallel.binder.Checker`) are shared with the live coordinator.
+  :func:`~kubesched.parallel.factory.make_scheduler` is how ``bench`` and ``simulate`` get a
   serial (``shards=1``) or parallel scheduler.  See ``docs/parallel.md``.
 """

@@ -26,7 +26,8 @@ proposal ``(node, version, alternatives)``, in the order the shard sent them:
    committed (its shard placed them counting each other) -- out of the shard's order, so
    without its own-commit chain; one no candidate passes is refused: the conflict is
    counted by its proposed node's reason, the shard forgets its assumed copy, and the Pod
-   goes back to activeQ (after :data:`FAST_RETRIES` conflicts, to backoff as an error).
+   goes back to activeQ (after :data:`~.conflicts.FAST_RETRIES` conflicts, to backoff as an
+   error).
 
 Where binds complete at once (in-memory), runs of fast-path and checked proposals are
 committed in bulk (:mod:`~kubesched.parallel.bulk`): the same decisions, one bind call.
@@ -41,31 +42,28 @@ Whichever proposal the binder handles first wins a contested node, victim or slo
 from __future__ import annotations
 
 import time
-from collections import Counter
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kubesched.api import objects as api
-from kubesched.framework.interface import Code, CycleState, Status, preempt_pod
+from kubesched.framework.interface import CycleState, preempt_pod
 from kubesched.framework.outcomes import PostFilterResult
 from kubesched.framework.runtime import Framework
 from kubesched.parallel import protocol as p
 from kubesched.parallel.bulk import BulkCommitter
+from kubesched.parallel.conflicts import Retries, reported, victims_of
 from kubesched.parallel.dispatcher import InFlight
 from kubesched.parallel.fastpath import NO, FastPath
 from kubesched.parallel.fastpath import NODE_LOCAL_FILTERS as NODE_LOCAL_FILTERS  # re-export
-from kubesched.parallel.gangs import NAME as NAME  # re-export
 from kubesched.parallel.gangs import commit_unit
+from kubesched.parallel.host import NAME, BinderHost, Choice
+from kubesched.parallel.observe import BinderStats
 from kubesched.parallel.prefilter import PreFilterCache
+from kubesched.parallel.router import Router
+from kubesched.queue.nominator import Nominator
 from kubesched.scheduler import Diagnosis
+from kubesched.state.cache import ClusterState
 
-if TYPE_CHECKING:
-    from kubesched.parallel.coordinator import ParallelScheduler
-
-FAST_RETRIES = 3
-"""Conflicts a Pod may have in a row before it backs off like an error."""
 VICTIM_REASON = "preempted by the parallel binder"
 REASONS = {
     "NodeResourcesFit": "resources",
@@ -80,7 +78,7 @@ REASONS = {
 }
 
 
-Deferred = list[tuple[p.Result, InFlight]]
+Deferred = list[tuple[p.Propose, InFlight]]
 """Proposals refused for a cross-node constraint, to retry after the rest of the reply."""
 CROSS_NODE = frozenset({"topology_spread", "pod_affinity"})
 """Refusal reasons that other Pods of the same reply may lift (:meth:`Binder._retry`)."""
@@ -91,188 +89,29 @@ def reason_of(plugin: str) -> str:
     return REASONS.get(plugin, plugin.lower() or "unknown")
 
 
-@dataclass(slots=True)
-class _Reported(Diagnosis):
-    """A shard's diagnosis, its message kept verbatim."""
+class Checker:
+    """The binder's re-validation of proposals on the authoritative cache ``cluster`` (fast,
+    cross-node and full checks, module docstring), with its queue's ``nominator``; shared by
+    the live coordinator, whose proposals always take the full check."""
 
-    text: str = ""
+    def __init__(self, cluster: ClusterState, nominator: Nominator, shards: int) -> None:
+        self.cluster = cluster
+        self.fast = FastPath(cluster, nominator, shards)
+        self.prefilter = PreFilterCache(cluster)
 
-    def message(self) -> str:
-        return self.text
-
-
-@dataclass(slots=True)
-class Choice:
-    """Where a proposal can be committed (``node`` None: nowhere; ``reason`` says why)."""
-
-    node: str | None
-    state: CycleState
-    path: str = "full"
-    reason: str = ""
-
-
-@dataclass(slots=True)
-class BinderStats:
-    """What the binder decided, for the results and the design note."""
-
-    proposals: Counter[int] = field(default_factory=Counter)
-    committed: Counter[str] = field(default_factory=Counter)
-    """By path: ``fast``, ``cross``, ``full``, ``alternative``."""
-    conflicts: Counter[str] = field(default_factory=Counter)
-    retries: Counter[str] = field(default_factory=Counter)
-    seconds: float = 0.0
-    """Time spent re-validating and committing."""
-
-
-class Binder:
-    """See the module docstring; ``hub`` is the coordinator (a Scheduler)."""
-
-    def __init__(self, hub: ParallelScheduler) -> None:
-        self.hub = hub
-        self.stats = BinderStats()
-        self.claimed: dict[str, str] = {}
-        """Victim key to the preemptor that claimed it."""
-        self.conflicts_in_a_row: Counter[str] = Counter()
-        self.fast = FastPath(hub)
-        self.refused: list[list[tuple[str, str]]] = [[] for _ in range(hub.shard_count)]
-        """Per shard: ``(key, reason)`` of proposals to forget, sent with its next message."""
-        self.bulk = BulkCommitter(self)
-        self.prefilter = PreFilterCache(hub.cluster)
-
-    # ------------------------------------------------------------------ one reply
-    def process(self, shard: int, results: list[p.Result]) -> None:
-        """Handle a shard's results in order; gang members proposed together as one unit;
-        runs of fast-path proposals committed in bulk where the API allows it; proposals
-        refused for a cross-node constraint retried once the rest of the reply is in."""
-        units: dict[str, list[p.Result]] = {}
-        for res in results:
-            if res[0] == p.PROPOSE and res[6]:
-                units.setdefault(res[6], []).append(res)
-        done: set[str] = set()
-        bulk = self.bulk if self.bulk.enabled() else None
-        deferred: Deferred = []
-        for res in results:
-            if bulk is not None and res[0] == p.PROPOSE and not res[6]:
-                rec = self._take(shard, res)
-                if rec is None:
-                    continue
-                fwk = self.hub.profiles[rec.qp.pod.scheduler_name]
-                if bulk.offer(shard, res, rec, fwk):
-                    continue
-                bulk.settle()
-                self._decide(shard, res, rec, deferred, bulk=bulk)
-                continue
-            if bulk is not None:
-                bulk.flush()
-            if res[0] == p.FAILED:
-                self._failed(shard, res)
-            elif not res[6]:
-                rec = self._take(shard, res)
-                if rec is not None:
-                    self._decide(shard, res, rec, deferred)
-            elif res[6] not in done:
-                done.add(res[6])
-                commit_unit(self, shard, res[6], units[res[6]])
-        if bulk is not None:
-            bulk.settle()
-        self._retry(shard, deferred, bulk)
-        if bulk is not None:
-            bulk.flush()
-
-    def _retry(self, shard: int, deferred: Deferred, bulk: BulkCommitter | None) -> None:
-        """Decide deferred proposals again while some pass (the shard placed them counting
-        each other: one refused early in a reply may fit after the rest); then the rest --
-        out of the shard's order, so without its own-commit chain (``in_order=False``)."""
-        progress = True
-        while deferred and progress:
-            progress = False
-            for item in list(deferred):
-                res, rec = item
-                if self._decide(shard, res, rec, retry=True, bulk=bulk, in_order=False):
-                    deferred.remove(item)
-                    progress = True
-        for res, rec in deferred:
-            self._decide(shard, res, rec, bulk=bulk, in_order=False)
-
-    def _take(self, shard: int, res: p.Result) -> InFlight | None:
-        rec = self.hub.dispatcher.close(res[1], shard)
-        if rec is None and res[0] == p.PROPOSE:
-            self.refused[shard].append((res[1], "stale"))
-        if rec is not None:
-            if res[0] == p.PROPOSE:
-                self.stats.proposals[shard] += 1
-            self.hub.pod_attempts[res[1]] += 1
-        return rec
-
-    def _decide(
-        self,
-        shard: int,
-        res: p.Result,
-        rec: InFlight,
-        deferred: Deferred | None = None,
-        retry: bool = False,
-        bulk: BulkCommitter | None = None,
-        in_order: bool = True,
-    ) -> bool:
-        """Commit the proposal on its node or an alternative, else refuse it -- or, when
-        its node failed a cross-node Filter and ``deferred`` is given, keep it for
-        :meth:`_retry` (``retry``: only commit on the proposed node, refuse nothing).
-        With ``bulk``, a commit that is only the bind joins its run.  ``in_order``: none the
-        shard decided after it is committed yet, so its own-commit chain applies."""
-        t0 = time.perf_counter()
-        fwk = self.hub.profiles[rec.qp.pod.scheduler_name]
-        choice = self.choose(fwk, rec.qp.pod, res, shard if in_order else -1)
-        if retry and choice.node != res[2]:
-            self.stats.seconds += time.perf_counter() - t0
-            return False
-        if choice.node != res[2] and deferred is not None and choice.reason in CROSS_NODE:
-            deferred.append((res, rec))
-            self.stats.seconds += time.perf_counter() - t0
-            return False
-        if choice.node is None:
-            self._conflict(shard, rec, choice.reason)
-        else:
-            self._count(shard, res, choice)
-            if bulk is None or not bulk.add_checked(shard, res, rec, fwk, choice.node):
-                row = self.hub.cluster.nodes.row_of[choice.node]
-                base = self.fast.base(shard, row)
-                ok = self.commit(fwk, rec, choice.node, choice.state, shard)
-                if ok and choice.node == res[2]:  # the replica holds it there
-                    self.fast.committed(shard, row, base)
-        self._timed(t0, choice.path if choice.node is not None else "refused")
-        return choice.node is not None
-
-    def _timed(self, t0: float, path: str) -> None:
-        dt = time.perf_counter() - t0
-        self.stats.seconds += dt
-        self.hub.parallel_metrics.binder_seconds(path, dt)
-
-    def _count(self, shard: int, res: p.Result, choice: Choice) -> None:
-        pm = self.hub.parallel_metrics
-        if choice.node != res[2]:
-            self.stats.conflicts[choice.reason] += 1
-            pm.conflict(choice.reason)
-            self.stats.committed["alternative"] += 1
-            pm.result(shard, "alternative")
-        else:
-            self.stats.committed[choice.path] += 1
-            pm.result(shard, "committed")
-        self.conflicts_in_a_row.pop(res[1], None)
-
-    # ------------------------------------------------------------------ validation
     def fast_ok(self, fwk: Framework) -> bool:
         """Whether the profile allows the fast path at all (:mod:`~.fastpath`)."""
         return self.fast.profile_ok(fwk)
 
-    def choose(self, fwk: Framework, pod: api.Pod, res: p.Result, shard: int = -1) -> Choice:
+    def choose(self, fwk: Framework, pod: api.Pod, res: p.Propose, shard: int = -1) -> Choice:
         """The first of the proposed node and its alternatives that passes on the
         authoritative state (``shard``: the proposer, for the own-commit chain)."""
-        table = self.hub.cluster.nodes
-        fast = NO if pod.resource_claims else self.fast.allowed(fwk, int(res[5]))
+        table = self.cluster.nodes
+        fast = NO if pod.resource_claims else self.fast.allowed(fwk, res.local)
         state: CycleState | None = None
         allowed: frozenset[str] | None = None
         first = ""
-        for node, version in ((res[2], res[3]), *res[4]):
+        for node, version in ((res.node, res.version), *res.alternatives):
             row = table.row_of.get(node)
             reason = ""
             if row is None:
@@ -302,6 +141,160 @@ class Binder:
             first = first or reason
         return Choice(None, state or CycleState(), "full", first or "no_candidate")
 
+
+class Binder:
+    """See the module docstring; ``hub`` is the coordinator, ``router`` its auto routing's
+    router (told of refusals), if any."""
+
+    def __init__(self, hub: BinderHost, router: Router | None = None) -> None:
+        self.hub = hub
+        self.router = router
+        self.stats = BinderStats()
+        self.claimed: dict[str, str] = {}
+        """Victim key to the preemptor that claimed it."""
+        self.retries = Retries()
+        self.checker = Checker(hub.cluster, hub.queue.nominator, hub.shard_count)
+        self.fast = self.checker.fast
+        self.prefilter = self.checker.prefilter
+        self.refused: list[list[tuple[str, str]]] = [[] for _ in range(hub.shard_count)]
+        """Per shard: ``(key, reason)`` of proposals to forget, sent with its next message."""
+        self.bulk = BulkCommitter(self)
+
+    # ------------------------------------------------------------------ one reply
+    def process(self, shard: int, results: list[p.Result]) -> None:
+        """Handle a shard's results in order; gang members proposed together as one unit;
+        runs of fast-path proposals committed in bulk where the API allows it; proposals
+        refused for a cross-node constraint retried once the rest of the reply is in."""
+        units: dict[str, list[p.Propose]] = {}
+        for res in results:
+            if isinstance(res, p.Propose) and res.group:
+                units.setdefault(res.group, []).append(res)
+        done: set[str] = set()
+        bulk = self.bulk if self.bulk.enabled() else None
+        deferred: Deferred = []
+        for res in results:
+            if bulk is not None and isinstance(res, p.Propose) and not res.group:
+                rec = self.take(shard, res)
+                if rec is None:
+                    continue
+                fwk = self.hub.profiles[rec.qp.pod.scheduler_name]
+                if bulk.offer(shard, res, rec, fwk):
+                    continue
+                bulk.settle()
+                self._decide(shard, res, rec, deferred, bulk=bulk)
+                continue
+            if bulk is not None:
+                bulk.flush()
+            if isinstance(res, p.Failed):
+                self._failed(shard, res)
+            elif not res.group:
+                rec = self.take(shard, res)
+                if rec is not None:
+                    self._decide(shard, res, rec, deferred)
+            elif res.group not in done:
+                done.add(res.group)
+                commit_unit(self, shard, res.group, units[res.group])
+        if bulk is not None:
+            bulk.settle()
+        self._retry(shard, deferred, bulk)
+        if bulk is not None:
+            bulk.flush()
+
+    def _retry(self, shard: int, deferred: Deferred, bulk: BulkCommitter | None) -> None:
+        """Decide deferred proposals again while some pass (the shard placed them counting
+        each other: one refused early in a reply may fit after the rest); then the rest --
+        out of the shard's order, so without its own-commit chain (``in_order=False``)."""
+        progress = True
+        while deferred and progress:
+            progress = False
+            for item in list(deferred):
+                res, rec = item
+                if self._decide(shard, res, rec, retry=True, bulk=bulk, in_order=False):
+                    deferred.remove(item)
+                    progress = True
+        for res, rec in deferred:
+            self._decide(shard, res, rec, bulk=bulk, in_order=False)
+
+    def take(self, shard: int, res: p.Result) -> InFlight | None:
+        proposal = isinstance(res, p.Propose)
+        rec = self.hub.dispatcher.close(res.key, shard)
+        if rec is None and proposal:
+            self.refused[shard].append((res.key, "stale"))
+        if rec is not None:
+            if proposal:
+                self.stats.proposals[shard] += 1
+            self.hub.pod_attempts[res.key] += 1
+        return rec
+
+    def _decide(
+        self,
+        shard: int,
+        res: p.Propose,
+        rec: InFlight,
+        deferred: Deferred | None = None,
+        retry: bool = False,
+        bulk: BulkCommitter | None = None,
+        in_order: bool = True,
+    ) -> bool:
+        """Commit the proposal on its node or an alternative, else refuse it -- or, when
+        its node failed a cross-node Filter and ``deferred`` is given, keep it for
+        :meth:`_retry` (``retry``: only commit on the proposed node, refuse nothing).
+        With ``bulk``, a commit that is only the bind joins its run.  ``in_order``: none the
+        shard decided after it is committed yet, so its own-commit chain applies."""
+        t0 = time.perf_counter()
+        fwk = self.hub.profiles[rec.qp.pod.scheduler_name]
+        choice = self.choose(fwk, rec.qp.pod, res, shard if in_order else -1)
+        if retry and choice.node != res.node:
+            self.stats.seconds += time.perf_counter() - t0
+            return False
+        if choice.node != res.node and deferred is not None and choice.reason in CROSS_NODE:
+            deferred.append((res, rec))
+            self.stats.seconds += time.perf_counter() - t0
+            return False
+        if choice.node is None:
+            self.conflict(shard, rec, choice.reason)
+        else:
+            self.counted(shard, res, choice)
+            if bulk is None or not bulk.add_checked(shard, res, rec, fwk, choice.node):
+                row = self.hub.cluster.nodes.row_of[choice.node]
+                base = self.fast.base(shard, row)
+                ok = self.commit(fwk, rec, choice.node, choice.state, shard)
+                if ok and choice.node == res.node:  # the replica holds it there
+                    self.fast.committed(shard, row, base)
+        self.timed(t0, choice.path if choice.node is not None else "refused")
+        return choice.node is not None
+
+    def timed(self, t0: float, path: str) -> None:
+        dt = time.perf_counter() - t0
+        self.stats.seconds += dt
+        self.hub.parallel_metrics.binder_seconds(path, dt)
+
+    def counted(self, shard: int, res: p.Propose, choice: Choice) -> None:
+        pm = self.hub.parallel_metrics
+        if choice.node != res.node:
+            self.stats.conflicts[choice.reason] += 1
+            pm.conflict(choice.reason)
+            self.stats.committed["alternative"] += 1
+            pm.result(shard, "alternative")
+        else:
+            self.stats.committed[choice.path] += 1
+            pm.result(shard, "committed")
+        self.retries.settled(res.key)
+
+    def settled(self, key: str) -> None:
+        """``key`` was committed: its refusals in a row start over."""
+        self.retries.settled(key)
+
+    # ------------------------------------------------------------------ validation
+    def fast_ok(self, fwk: Framework) -> bool:
+        """Whether the profile allows the fast path at all (:mod:`~.fastpath`)."""
+        return self.checker.fast_ok(fwk)
+
+    def choose(self, fwk: Framework, pod: api.Pod, res: p.Propose, shard: int = -1) -> Choice:
+        """The first of the proposed node and its alternatives that passes on the
+        authoritative state (``shard``: the proposer, for the own-commit chain)."""
+        return self.checker.choose(fwk, pod, res, shard)
+
     # ------------------------------------------------------------------ commit
     def commit(
         self, fwk: Framework, rec: InFlight, node: str, state: CycleState, shard: int
@@ -327,61 +320,49 @@ class Binder:
         return True
 
     # ------------------------------------------------------------------ refusals, failures
-    def _conflict(self, shard: int, rec: InFlight, reason: str) -> None:
+    def conflict(self, shard: int, rec: InFlight, reason: str) -> None:
         """Refuse a proposal: count it, tell the shard, send the Pod back to the queue."""
         key = rec.qp.pod.key
-        routing = getattr(self.hub, "routing", None)  # None too in live mode's coordinator
-        if routing is not None and rec.sig is not None:
-            routing.router.answered(rec.sig, refused=True)
+        if self.router is not None and rec.sig is not None:
+            self.router.answered(rec.sig, refused=True)
         self.stats.conflicts[reason] += 1
         self.hub.parallel_metrics.conflict(reason)
         self.hub.parallel_metrics.result(shard, "refused")
         self.refused[shard].append((key, reason))
-        self.conflicts_in_a_row[key] += 1
-        if self.conflicts_in_a_row[key] <= FAST_RETRIES:
+        if self.retries.again(key):
             self.stats.retries["conflict"] += 1
             self.hub.requeue_now(rec, "conflict")
         else:
-            self.conflicts_in_a_row.pop(key, None)
             fwk = self.hub.profiles[rec.qp.pod.scheduler_name]
-            msg = f"binder refused {FAST_RETRIES + 1} proposals in a row ({reason})"
-            failing = self.hub.failing
-            failing.fail(fwk, rec.qp, Status(Code.ERROR, (msg,), NAME), rec.cycle, rec.start)
+            status = Retries.gave_up("binder", reason, NAME)
+            self.hub.failing.fail(fwk, rec.qp, status, rec.cycle, rec.start)
 
-    def _failed(self, shard: int, res: p.Result) -> None:
-        _, _key, reason, message, plugins, pending, nominated, victims = res
-        rec = self._take(shard, res)
+    def _failed(self, shard: int, res: p.Failed) -> None:
+        rec = self.take(shard, res)
         if rec is None:
             return
         qp = rec.qp
         fwk = self.hub.profiles[qp.pod.scheduler_name]
-        if nominated and victims:
-            why = self._preempt(rec, nominated, victims)
+        if res.nominated and res.victims:
+            why = self._preempt(rec, res.nominated, res.victims)
             if why:
-                self._conflict(shard, rec, why)
+                self.conflict(shard, rec, why)
                 return
-        qp.pending_plugins = set(pending)
-        unschedulable = reason == "Unschedulable"
+        qp.pending_plugins = set(res.pending_plugins)
+        failure = reported(
+            res.reason, res.message, res.unschedulable_plugins, len(self.hub.cluster.nodes)
+        )
+        unschedulable = isinstance(failure, Diagnosis)
         self.hub.parallel_metrics.result(shard, "unschedulable" if unschedulable else "error")
-        if unschedulable:
-            n = len(self.hub.cluster.nodes)
-            diagnosis = _Reported(n, Counter(), set(plugins), text=message)
-            self.hub.failing.fail(fwk, qp, diagnosis, rec.cycle, rec.start)
-        else:
-            self.hub.failing.fail(fwk, qp, Status(Code.ERROR, (message,)), rec.cycle, rec.start)
+        self.hub.failing.fail(fwk, qp, failure, rec.cycle, rec.start)
 
     def _preempt(self, rec: InFlight, node: str, victims: tuple[str, ...]) -> str:
         """Grant a preemption if every victim is still there and unclaimed; '' when granted."""
         hub = self.hub
         key = rec.qp.pod.key
-        pods = []
-        for v in victims:
-            vrec = hub.cluster.pods.get(v)
-            if vrec is None or vrec.node != node:
-                return "victim_gone"
-            if self.claimed.get(v, key) != key:
-                return "victim_claimed"
-            pods.append(vrec.pod)
+        pods, why = victims_of(hub.cluster, self.claimed, key, node, victims)
+        if why:
+            return why
         for victim in pods:
             self.claimed[victim.key] = key
             if victim.deletion_timestamp is None and hub.api is not None:

@@ -12,7 +12,7 @@ together instead of one binding cycle each:
 2. one ``bind_many`` call binds them all in the API server, whose watcher hears them in one
    ``on_pods_bound`` call: the coordinator's cache counts each Pod as bound (it skips the
    assume / confirm pair, which is only observable while a bind is in flight, and an
-   in-memory bind never is) and streams one ``BOUND`` entry each, as before;
+   in-memory bind never is) and streams one ``Bound`` entry each, as before;
 3. per Pod, the metrics the serial binding cycle records (attempt result and duration,
    scheduling SLI, the ``Bind`` extension point) and the queue's ``done``.
 
@@ -35,19 +35,16 @@ shard's order.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
 
 from kubesched.framework.interface import SUCCESS, Code, Status
 from kubesched.framework.runtime import Framework
 from kubesched.parallel import protocol as p
 from kubesched.parallel.dispatcher import InFlight
-
-if TYPE_CHECKING:
-    from kubesched.parallel.binder import Binder
+from kubesched.parallel.host import BinderCore
 
 DEFAULT_BINDER = "DefaultBinder"
 
-Item = tuple[p.Result, InFlight, Framework, int, str, bool]
+Item = tuple[p.Propose, InFlight, Framework, int, str, bool]
 """A proposal of the run: its result tuple, dispatcher record, profile, node row, the node
 it is bound to, and whether it was full-checked -- then that node is the one the check
 passed (the proposed one or an alternative), where the Pod is assumed already
@@ -57,7 +54,7 @@ passed (the proposed one or an alternative), where the Pod is assumed already
 class BulkCommitter:
     """Collects a shard's fast-path proposals and commits them together (module doc)."""
 
-    def __init__(self, binder: Binder) -> None:
+    def __init__(self, binder: BinderCore) -> None:
         self.binder = binder
         self.run: list[Item] = []
         self.fast_items = 0
@@ -84,18 +81,18 @@ class BulkCommitter:
             self._ok[fwk.profile_name] = ok
         return ok
 
-    def offer(self, shard: int, res: p.Result, rec: InFlight, fwk: Framework) -> bool:
+    def offer(self, shard: int, res: p.Propose, rec: InFlight, fwk: Framework) -> bool:
         """Take the proposal into the run if it may be committed in bulk."""
         binder = self.binder
-        row = binder.hub.cluster.nodes.row_of.get(res[2])
+        row = binder.hub.cluster.nodes.row_of.get(res.node)
         if (
             row is None
             or not self.profile_ok(fwk)
-            or not binder.fast.check(binder.fast.allowed(fwk, int(res[5])), shard, row, res[3])
+            or not binder.fast.check(binder.fast.allowed(fwk, res.local), shard, row, res.version)
         ):
             return False
         self.shard = shard
-        self.run.append((res, rec, fwk, row, res[2], False))
+        self.run.append((res, rec, fwk, row, res.node, False))
         self.fast_items += 1
         return True
 
@@ -106,7 +103,7 @@ class BulkCommitter:
             self.flush()
 
     def add_checked(
-        self, shard: int, res: p.Result, rec: InFlight, fwk: Framework, node: str
+        self, shard: int, res: p.Propose, rec: InFlight, fwk: Framework, node: str
     ) -> bool:
         """Take a proposal the full check passed on ``node`` into the run, assumed in the
         cache at once (the next check, and the kept PreFilter results, count it), if its
@@ -119,7 +116,7 @@ class BulkCommitter:
         row = hub.cluster.nodes.row_of[node]
         base = binder.fast.base(shard, row)
         hub.committer.assume(pod, node)
-        if node == res[2]:  # the shard's replica holds it there: its chain goes on
+        if node == res.node:  # the shard's replica holds it there: its chain goes on
             binder.fast.committed(shard, row, base)
         self.shard = shard
         self.run.append((res, rec, fwk, row, node, True))
@@ -138,7 +135,7 @@ class BulkCommitter:
         for res, rec, _, row, _, checked in run:
             if not checked and row not in bases:
                 bases[row] = binder.fast.base(shard, row)
-            hub.committing(res[1], shard, rec.sent)
+            hub.committing(res.key, shard, rec.sent)
         api = hub.api
         assert api is not None
         t1 = time.perf_counter()
@@ -149,23 +146,23 @@ class BulkCommitter:
         for (res, rec, fwk, _, node, checked), err in zip(run, errors, strict=True):
             qp = rec.qp
             if err is not None:  # the proposer's replica must forget its assumed copy
-                hub._proposer.pop(res[1], None)
+                hub.forget_proposal(res.key)
                 status = Status(Code.ERROR, (str(err),))
-                if checked and hub.cluster.is_assumed(res[1]):
+                if checked and hub.cluster.is_assumed(res.key):
                     hub.committer.forget(qp.pod.bound_to(node), status)
-                binder.refused[shard].append((res[1], "bind_failed"))
+                binder.refused[shard].append((res.key, "bind_failed"))
                 hub.failing.fail(fwk, qp, status, rec.cycle, rec.start)
                 pm.result(shard, "error")
                 continue
             if not checked:  # a full-checked Pod was counted when it was checked
                 stats.committed["fast"] += 1
                 pm.result(shard, "committed")
-                binder.conflicts_in_a_row.pop(res[1], None)
+                binder.settled(res.key)
             fwk._timed("Bind", time.perf_counter() - share, SUCCESS)
             hub.failing.record("scheduled", fwk, rec.start)
             first = qp.initial_attempt_timestamp
             metrics.record_scheduled(qp.attempts, now - (first if first is not None else now))
-            hub.failing.clear(res[1])
+            hub.failing.clear(res.key)
             hub.queue.done(qp.pod)
         for row, base in bases.items():
             binder.fast.committed(shard, row, base)

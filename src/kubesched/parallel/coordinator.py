@@ -21,7 +21,8 @@ popped Pod to the router first, and the coordinator runs the serial scheduler's 
 itself for the Pods of signatures whose search is too cheap to pay for the pipeline; their
 binds reach the shards through the commit stream like any other -- while the shards have
 work: until then they are *dormant* (nothing streamed) and are woken by a snapshot
-(:mod:`~kubesched.parallel.dormancy`).
+(:mod:`~kubesched.parallel.dormancy`).  Both are one strategy object the coordinator holds,
+:class:`~kubesched.parallel.routing.Routing` (None without auto routing).
 
 So shards schedule while the binder commits earlier steps (pipelined), and the outcome
 depends only on the messages, never on timing: the same seed and inputs give the same
@@ -48,7 +49,6 @@ from kubesched.parallel import protocol as p
 from kubesched.parallel import transport
 from kubesched.parallel.binder import Binder
 from kubesched.parallel.dispatcher import Dispatcher, InFlight
-from kubesched.parallel.dormancy import Dormancy
 from kubesched.parallel.observe import ParallelMetrics, binder_summary
 from kubesched.parallel.router import Router
 from kubesched.parallel.routing import RoutedSearch, Routing
@@ -60,10 +60,6 @@ PARALLEL = SchedulerOptions(shards=2)
 """The parallel scheduler's default options: two shards."""
 ROUTING = ("all", "auto")
 """``all``: every Pod goes to a shard; ``auto``: the router decides per signature."""
-DRAINING = 8
-"""Pods the coordinator schedules itself per step while shards still hold messages: a
-switch to its own cycles lets the pipeline drain first (its cycles are measured only with
-the shards idle, :mod:`~.routing`)."""
 PATIENCE = 0.001
 """Seconds a routing coordinator with nothing else to do waits for a shard's answer in a
 step before handing the turn back to its driver (timers, Pod creation)."""
@@ -72,7 +68,7 @@ DEPTH = 5
 the socket so a shard finds work while the coordinator is off the CPU (~7 % over 3)."""
 
 
-class ParallelScheduler(RoutedSearch, Dormancy, StreamingHandlers):
+class ParallelScheduler(RoutedSearch, StreamingHandlers):
     """Dispatcher + binder in this process, ``shards`` shards in their own (see module doc)."""
 
     def __init__(
@@ -114,7 +110,7 @@ class ParallelScheduler(RoutedSearch, Dormancy, StreamingHandlers):
             metrics=metrics,
             options=options,
         )
-        self.binder = Binder(self)
+        self.binder = Binder(self, self.routing.router if self.routing is not None else None)
         self.parallel_metrics = ParallelMetrics(self.metrics, shards)
         self.tap = CacheTap(self)
         self.cluster.observe(self.tap)
@@ -128,17 +124,15 @@ class ParallelScheduler(RoutedSearch, Dormancy, StreamingHandlers):
         self._proposer: dict[str, tuple[int, api.Pod]] = {}
         self._chunks: dict[tuple[int, int], bytes] = {}
         """This step's pickled stretches of the log, by absolute (start, end)."""
-        self._snap: bytes | None = None
-        """This step's pickled snapshot (for the shards :meth:`_wake` made fresh)."""
         self.last_step_pods = 0  # most results one shard returned in the last step
         self.handles: list[transport.ShardHandle] = [
             transport.start(transport_kind, i, config, options, start_method) for i in range(shards)
         ]
-        if self.synced:
+        if self.routing is None:
             for i in range(shards):
                 self._snapshot(i)
         else:
-            self._doze()  # dormant until a Pod goes to a shard
+            self.routing.dormancy.doze()  # dormant until a Pod goes to a shard
 
     # ------------------------------------------------------------------ bookkeeping
     def _counted(self, change: int) -> None:
@@ -160,14 +154,8 @@ class ParallelScheduler(RoutedSearch, Dormancy, StreamingHandlers):
             routing.begin()
         self.expire_waiting_pods()
         self._chunks.clear()
-        self._snap = None
-        if routing is None:
-            did = self.dispatcher.fill(self.queue) > 0
-        else:
-            budget = DRAINING if any(self.outstanding) else None
-            did = self.dispatcher.fill(self.queue, routing.divert, budget) > 0
-            if not self.synced and any(self.dispatcher.outbox):
-                self._wake()
+        n = self.dispatcher.fill(self.queue) if routing is None else routing.fill()
+        did = n > 0
         self.last_step_pods = routing.served if routing else 0
         now = self.clock()
         sent = [False] * self.shard_count
@@ -194,7 +182,6 @@ class ParallelScheduler(RoutedSearch, Dormancy, StreamingHandlers):
         self.parallel_metrics.in_flight(self.dispatcher.load)
         if routing is not None:
             routing.end(any(sent) or received)
-            self._doze_if_cheaper()
         return did or any(self.outstanding)
 
     def _stream(self, start: int) -> bytes:
@@ -210,7 +197,11 @@ class ParallelScheduler(RoutedSearch, Dormancy, StreamingHandlers):
 
     def _send(self, i: int, now: float) -> bool:
         reset = self.fresh[i]
-        stream = self._snapshot_stream() if reset else self._stream(self.cursor[i] - self.log_base)
+        if reset:  # woken from dormancy (only auto routing makes shards fresh)
+            assert self.routing is not None
+            stream = self.routing.dormancy.snapshot_stream()
+        else:
+            stream = self._stream(self.cursor[i] - self.log_base)
         msg = p.ToShard(
             now,
             stream=stream,
@@ -258,7 +249,7 @@ class ParallelScheduler(RoutedSearch, Dormancy, StreamingHandlers):
         start = resume(reply.busy / len(reply.results))
         in_flight = self.dispatcher.in_flight
         for res in reply.results:
-            rec = in_flight.get(res[1])
+            rec = in_flight.get(res.key)
             if rec is not None:
                 rec.start = start
 

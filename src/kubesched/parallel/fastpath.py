@@ -33,7 +33,7 @@ restarted and everyone's when a node is deleted (rows are recycled).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -42,11 +42,9 @@ from kubesched.framework.interface import Code, CycleState
 from kubesched.framework.outcomes import PluginError
 from kubesched.framework.runtime import Framework
 from kubesched.parallel import protocol as p
-from kubesched.state.cache import PodRecord
+from kubesched.queue.nominator import Nominator
+from kubesched.state.cache import ClusterState, PodRecord
 from kubesched.state.nodes import IntArray
-
-if TYPE_CHECKING:
-    from kubesched.parallel.coordinator import ParallelScheduler
 
 NODE_LOCAL_FILTERS = frozenset(
     {
@@ -80,10 +78,13 @@ Chain = tuple[int, int]
 
 
 class FastPath:
-    """The fast check's state and rules for one coordinator (module docstring)."""
+    """The fast check's state and rules for one coordinator (module docstring): ``cluster``
+    is its authoritative cache, ``nominator`` its queue's nominated Pods, ``shards`` how
+    many shards propose."""
 
-    def __init__(self, hub: ParallelScheduler) -> None:
-        self.hub = hub
+    def __init__(self, cluster: ClusterState, nominator: Nominator, shards: int) -> None:
+        self.cluster = cluster
+        self.nominator = nominator
         self._ok: dict[str, bool] = {}
         self._hosts: tuple[int, np.ndarray] = (-1, np.zeros(0, dtype=np.int64))
         """Node-table version and nodes per hostname label value code then."""
@@ -93,9 +94,9 @@ class FastPath:
         """Of those, Pods with a term not by hostname or with a namespace selector."""
         self._cross: dict[str, list[Any]] = {}
         """Per profile, its cross-node Filter plugins in order."""
-        self.chains: list[dict[int, Chain]] = [{} for _ in range(hub.shard_count)]
+        self.chains: list[dict[int, Chain]] = [{} for _ in range(shards)]
         """Per shard, node row -> its own-commit chain."""
-        hub.cluster.observe(self)
+        cluster.observe(self)
 
     # ------------------------------------------------------------------ cache observer
     def _count(self, pod: api.Pod, n: int) -> None:
@@ -134,8 +135,7 @@ class FastPath:
         """Whether a proposal (``local``: see :mod:`~.protocol`) may take the fast path now:
         :data:`NO`, :data:`YES`, or :data:`IF_ALONE` (on a node alone in its hostname
         domain, :meth:`alone`)."""
-        hub = self.hub
-        if local == p.NOT_LOCAL or not self.profile_ok(fwk) or len(hub.queue.nominator):
+        if local == p.NOT_LOCAL or not self.profile_ok(fwk) or len(self.nominator):
             return NO
         if local == p.LOCAL and self.anti_affinity_pods == 0:
             return YES
@@ -146,9 +146,7 @@ class FastPath:
         cross-node ones (:data:`CROSS_NODE_FILTERS`) need checking: the profile allows the
         fast path, nothing is nominated and the node is as the shard saw it."""
         return (
-            self.profile_ok(fwk)
-            and not len(self.hub.queue.nominator)
-            and self.unchanged(shard, row, version)
+            self.profile_ok(fwk) and not len(self.nominator) and self.unchanged(shard, row, version)
         )
 
     def cross_filter(self, fwk: Framework, state: CycleState, pod: api.Pod, rows: IntArray) -> str:
@@ -160,7 +158,7 @@ class FastPath:
         if plugins is None:
             plugins = [pl for pl in fwk.filter_plugins if pl.name in CROSS_NODE_FILTERS]
             self._cross[fwk.profile_name] = plugins
-        cluster = self.hub.cluster
+        cluster = self.cluster
         ev = fwk.evaluations
         for pl in plugins:
             if pl.name in state.skip_filter:
@@ -184,7 +182,7 @@ class FastPath:
 
     def alone(self, row: int) -> bool:
         """Whether no other node shares node ``row``'s hostname label value."""
-        table = self.hub.cluster.nodes
+        table = self.cluster.nodes
         col = table.label_codes.get(p.HOSTNAME_LABEL)
         if col is None or col[row] < 0:
             return True  # no hostname: in no domain at all
@@ -196,7 +194,7 @@ class FastPath:
     def unchanged(self, shard: int, row: int, version: int) -> bool:
         """Whether node ``row`` is as ``shard`` saw it at ``version``, give or take the
         shard's own commits (``shard`` -1: no chain applies)."""
-        gen = int(self.hub.cluster.nodes.generation[row])
+        gen = int(self.cluster.nodes.generation[row])
         if gen == version:
             return version >= 0
         chain = self.chains[shard].get(row) if shard >= 0 else None
@@ -205,14 +203,14 @@ class FastPath:
     def base(self, shard: int, row: int) -> int:
         """Where a chain of ``shard`` on ``row`` starts if a commit of its proposal is made
         now: the running chain's base, else the current generation."""
-        gen = int(self.hub.cluster.nodes.generation[row])
+        gen = int(self.cluster.nodes.generation[row])
         chain = self.chains[shard].get(row)
         return chain[0] if chain is not None and chain[1] == gen else gen
 
     def committed(self, shard: int, row: int, base: int) -> None:
         """``shard``'s commits of its proposals on ``row`` are made; ``base`` from :meth:`base`
         before them."""
-        self.chains[shard][row] = (base, int(self.hub.cluster.nodes.generation[row]))
+        self.chains[shard][row] = (base, int(self.cluster.nodes.generation[row]))
 
     def forget(self, shard: int | None = None) -> None:
         """Drop one shard's chains (restarted), or everyone's (a node was deleted)."""

@@ -11,12 +11,22 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kubesched.metrics import SchedulerMetrics
 
-if TYPE_CHECKING:
-    from kubesched.parallel.binder import BinderStats
+
+@dataclass(slots=True)
+class BinderStats:
+    """What the binder decided, for the results and the design note."""
+
+    proposals: Counter[int] = field(default_factory=Counter)
+    committed: Counter[str] = field(default_factory=Counter)
+    """By path: ``fast``, ``cross``, ``full``, ``alternative``."""
+    conflicts: Counter[str] = field(default_factory=Counter)
+    retries: Counter[str] = field(default_factory=Counter)
+    seconds: float = 0.0
+    """Time spent re-validating and committing."""
 
 
 @dataclass(slots=True)

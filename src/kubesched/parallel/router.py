@@ -5,7 +5,7 @@ parallelises costs more than the bookkeeping it adds per Pod (docs/parallel.md �
 result reuse a SchedulingBasic Pod's search is ~30 µs of a ~70 µs serial cycle and two
 shards lose to the serial scheduler; a Pod with inter-pod anti-affinity searches for
 ~400 µs and two shards win 1.5×.  So with routing on (``bench --shard-routing auto``,
-``routing="auto"`` in :func:`~kubesched.parallel.hooks.make_scheduler`) the coordinator
+``routing="auto"`` in :func:`~kubesched.parallel.factory.make_scheduler`) the coordinator
 decides per Pod *signature* (the profile and result reuse's signature,
 ``Framework.sign``: Pods every plugin treats alike) whether to run the Pod's cycle itself --
 the serial scheduler's cycle on the authoritative cache, its bind streamed to the shards

@@ -1,7 +1,11 @@
 """The coordinator's side of auto routing: runs the Pods the router keeps, and measures.
 
-:class:`Routing` is what :class:`~kubesched.parallel.coordinator.ParallelScheduler` holds
-when routing is on (and :class:`RoutedSearch` its search).  The dispatcher offers it every
+:class:`Routing` is the one strategy object
+:class:`~kubesched.parallel.coordinator.ParallelScheduler` holds when routing is on (and
+:class:`RoutedSearch` its search): each step it fills the shards' outboxes through the
+dispatcher (:meth:`Routing.fill`, at most :data:`DRAINING` Pods of its own while messages
+are outstanding), and it owns the shards' dormancy (:mod:`~kubesched.parallel.dormancy`:
+woken when a Pod goes to a shard, dozing once idle).  The dispatcher offers it every
 popped Pod outside a gang (:meth:`Routing.divert`); for a Pod of a signature the
 :class:`~.router.Router` keeps, it runs the serial scheduler's cycle on the authoritative
 cache right there (the coordinator *is* a Scheduler), registered like a proposal of shard
@@ -23,25 +27,47 @@ from __future__ import annotations
 
 import time
 from collections.abc import Hashable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from kubesched.api import objects as api
 from kubesched.framework.interface import CycleState, QueuedPodInfo
 from kubesched.framework.runtime import Framework
 from kubesched.parallel import protocol as p
+from kubesched.parallel.dormancy import Dormancy, DormancyHost
 from kubesched.parallel.router import Router
+from kubesched.queue.scheduling_queue import SchedulingQueue
 from kubesched.scheduler import Scheduler, ScheduleResult
 
-if TYPE_CHECKING:
-    from kubesched.parallel.coordinator import ParallelScheduler
+DRAINING = 8
+"""Pods the coordinator schedules itself per step while shards still hold messages: a
+switch to its own cycles lets the pipeline drain first (its cycles are measured only with
+the shards idle)."""
+
+
+class RoutingHost(DormancyHost, Protocol):
+    """What auto routing needs of its coordinator: a Scheduler (its serial cycle) with a
+    dispatcher, shards (``outstanding`` messages each) whose stream state dormancy changes,
+    and a binder keeping PreFilter results (:mod:`~.prefilter`, released while the
+    coordinator schedules itself)."""
+
+    profiles: dict[str, Framework]
+    queue: SchedulingQueue
+
+    def sign(self, fwk: Framework, pod: api.Pod) -> tuple[object, ...] | None: ...
+
+    def schedule_popped(self, qp: QueuedPodInfo) -> None: ...
+
+    def committed(self, key: str) -> None:
+        """The commit of ``key`` is made (streamed as held while its bind is in flight)."""
 
 
 class Routing:
     """Auto routing for coordinator ``hub`` by ``router`` (see the module docstring)."""
 
-    def __init__(self, hub: ParallelScheduler, router: Router) -> None:
+    def __init__(self, hub: RoutingHost, router: Router) -> None:
         self.hub = hub
         self.router = router
+        self.dormancy = Dormancy(hub, self.encoded)
         self.routed_pod: object = None
         self.routed_sig: object = None
         """The Pod whose cycle :meth:`divert` is running, and its signature."""
@@ -72,15 +98,31 @@ class Routing:
     # ------------------------------------------------------------------ a step
     def begin(self) -> None:
         """A step starts."""
+        self.dormancy.begin()
         self.serial = self.search = self.blocked = self.encode = 0.0
         self.encoded_entries = self.answered = self.served = 0
         self.samples.clear()
         self._t0 = time.perf_counter()
         self._c0 = time.process_time()
 
+    def fill(self) -> int:
+        """The step's hand-outs: Pods popped and diverted here or handed to the shards (at
+        most :data:`DRAINING` taken here while messages are outstanding); dormant shards
+        about to get Pods are woken.  How many Pods were handed out or taken."""
+        hub = self.hub
+        budget = DRAINING if any(hub.outstanding) else None
+        n = hub.dispatcher.fill(hub.queue, self.divert, budget)
+        if not hub.synced and any(hub.dispatcher.outbox):
+            self.dormancy.wake()
+        return n
+
     def end(self, pipeline: bool) -> None:
         """The step is over (``pipeline``: it sent or received a message): its figures,
-        scaled from wall-clock to CPU time, go to the router."""
+        scaled from wall-clock to CPU time, go to the router; idle shards may doze off."""
+        self._measured(pipeline)
+        self.dormancy.doze_if_cheaper()
+
+    def _measured(self, pipeline: bool) -> None:
         if not pipeline and not self.samples:
             return
         wall = time.perf_counter() - self._t0 - self.blocked
@@ -107,7 +149,7 @@ class Routing:
         fwk = hub.profiles.get(pod.scheduler_name)
         if fwk is None:
             return False, None
-        sig = Scheduler.sign(hub, fwk, pod)
+        sig = hub.sign(fwk, pod)  # routed_pod is not this Pod yet: computed
         last = self._last
         if sig is not None and last[0] is fwk and last[1] == sig:
             # equal to the previous Pod's (whose parts are most often the same objects): the
@@ -157,7 +199,7 @@ class Routing:
         scale = min(1.0, reply.cpu / reply.busy) if reply.busy > 0 else 1.0
         searched = 0.0
         for res in reply.results:
-            rec = in_flight.get(res[1])
+            rec = in_flight.get(res.key)
             if rec is not None and rec.sig is not None:
                 router.answered(rec.sig)
         for key, seconds in reply.search.items():

@@ -11,7 +11,7 @@ whose API client turns the binding cycle's ``bind`` into a **proposal** instead 
 - the proposal names the chosen node with its version (the authoritative
   ``NodeTable.generation`` the shard last heard for that node) and up to ``alternatives``
   runner-up nodes by score (captured in :meth:`ShardScheduler.select_host`);
-- the Pod stays *assumed* in the replica until the commit stream confirms it (``BOUND``),
+- the Pod stays *assumed* in the replica until the commit stream confirms it (``Bound``),
   moves it (the binder chose an alternative) or the binder refuses it (``private``).
 
 A Pod that fits nowhere is reported with its rejecting plugins (and, after a preemption, the
@@ -178,7 +178,7 @@ class ShardScheduler(Scheduler):
             pending = tuple(sorted(qp.pending_plugins)) if qp is not None else ()
             nominated, victims = self.preemptions.pop(pod.key, ("", ()))
             self.results.append(
-                (p.FAILED, pod.key, reason, message, plugins, pending, nominated, victims)
+                p.Failed(pod.key, reason, message, plugins, pending, nominated, victims)
             )
             self.queue.delete(pod)
             self.failing.clear(pod.key)
@@ -187,55 +187,52 @@ class ShardScheduler(Scheduler):
     # ------------------------------------------------------------------ the commit stream
     def apply(self, e: p.Entry) -> None:
         """Apply one commit-stream entry to the replica (through the informer handlers)."""
-        kind = e[0]
-        if kind == p.BOUND:
-            _, key, node, gen, proposer, sent = e
-            self.seen[node] = gen
-            rec = self.cluster.pods.get(key) if proposer == self.index or not sent else None
+        if isinstance(e, p.Bound):
+            self.seen[e.node] = e.gen
+            sent = e.pod
+            rec = self.cluster.pods.get(e.key) if e.proposer == self.index or not sent else None
             if rec is not None:
-                self._bound(rec.pod, node)
+                self._bound(rec.pod, e.node)
             elif sent is not None:  # decoded from this message: ours to change
-                self._bound(p.as_pod(sent), node, owned=True)
-        elif kind == p.ASSUMED:
-            _, key, node, gen, proposer, sent = e
-            self.seen[node] = gen
-            rec = self.cluster.pods.get(key)
-            if rec is not None and rec.node == node:
+                self._bound(p.as_pod(sent), e.node, owned=True)
+        elif isinstance(e, p.Assumed):
+            self.seen[e.node] = e.gen
+            rec = self.cluster.pods.get(e.key)
+            if rec is not None and rec.node == e.node:
                 return
-            pod = self._pod(key, sent, proposer)
+            pod = self._pod(e.key, e.pod, e.proposer)
             if rec is not None:
-                self.cluster.remove_pod(key)
+                self.cluster.remove_pod(e.key)
             if pod is not None:
-                self.cluster.assume_pod(pod.bound_to(node), node)
-        elif kind == p.FORGOT:
-            _, key, node, gen = e
-            self.seen[node] = gen
-            rec = self.cluster.pods.get(key)
+                self.cluster.assume_pod(pod.bound_to(e.node), e.node)
+        elif isinstance(e, p.Forgot):
+            self.seen[e.node] = e.gen
+            rec = self.cluster.pods.get(e.key)
             if rec is not None and rec.assumed:
-                self.cluster.remove_pod(key)
-        elif kind == p.NODE_ADD:
-            self.on_node_add(e[1])
-            self.seen[e[1].name] = e[2]
-        elif kind == p.NODE_UPDATE:
-            self.on_node_update(e[1], e[2])
-            self.seen[e[2].name] = e[3]
-        elif kind == p.NODE_DELETE:
-            self.on_node_delete(e[1])
-            self.seen.pop(e[1].name, None)
-        elif kind == p.POD_ADD:
-            pod = p.as_pod(e[1])
+                self.cluster.remove_pod(e.key)
+        elif isinstance(e, p.NodeAdd):
+            self.on_node_add(e.node)
+            self.seen[e.node.name] = e.gen
+        elif isinstance(e, p.NodeUpdate):
+            self.on_node_update(e.old, e.new)
+            self.seen[e.new.name] = e.gen
+        elif isinstance(e, p.NodeDelete):
+            self.on_node_delete(e.node)
+            self.seen.pop(e.node.name, None)
+        elif isinstance(e, p.PodAdd):
+            pod = p.as_pod(e.pod)
             self.on_pod_add(pod)
-            self.seen[pod.node_name] = e[2]
-        elif kind == p.POD_UPDATE:
-            self.on_pod_update(p.as_pod(e[1]), p.as_pod(e[2]))
-        elif kind == p.POD_DELETE:
-            self.on_pod_delete(p.as_pod(e[1]))
-            if e[2]:
-                self.seen[e[2]] = e[3]
-        elif kind == p.OBJECT:
-            self.on_object(e[1], deleted=e[2])
-        elif kind == p.GENERATIONS:
-            self.seen.update(e[1])
+            self.seen[pod.node_name] = e.gen
+        elif isinstance(e, p.PodUpdate):
+            self.on_pod_update(p.as_pod(e.old), p.as_pod(e.new))
+        elif isinstance(e, p.PodDelete):
+            self.on_pod_delete(p.as_pod(e.pod))
+            if e.node:
+                self.seen[e.node] = e.gen
+        elif isinstance(e, p.ObjectEvent):
+            self.on_object(e.obj, deleted=e.deleted)
+        elif isinstance(e, p.Generations):
+            self.seen.update(e.gens)
 
     def _bound(self, pod: api.Pod, node: str, owned: bool = False) -> None:
         """``on_pod_update`` for a bind, without the queue's part: the shard's queue never
@@ -379,13 +376,5 @@ class ShardScheduler(Scheduler):
             (names[r], self.seen.get(names[r], -1)) for r in alts if names[r] != node
         )
         self.results.append(
-            (
-                p.PROPOSE,
-                pod.key,
-                node,
-                self.seen.get(node, -1),
-                alternatives,
-                local,
-                p.group_of(pod),
-            )
+            p.Propose(pod.key, node, self.seen.get(node, -1), alternatives, local, p.group_of(pod))
         )

@@ -6,7 +6,7 @@ cache hears (node and Pod events, objects, binds -- the binder's, and those of t
 auto routing runs in the coordinator) into commit-stream entries (none while the shards
 are dormant, ``synced`` False: they will get a snapshot)
 (:mod:`~kubesched.parallel.protocol`), keeps the dispatcher's gang index current, and
-records the binder's holds (``ASSUMED``) and their release (``FORGOT``, :class:`CacheTap`).
+records the binder's holds (``Assumed``) and their release (``Forgot``, :class:`CacheTap`).
 :func:`snapshot_entries` is the whole authoritative state in the same vocabulary, a fresh
 shard's first message.
 """
@@ -25,7 +25,7 @@ from kubesched.state.cache import ClusterState, PodRecord
 
 class CacheTap:
     """Observer on the authoritative cache: streams the release of binder-held Pods
-    (``FORGOT``)."""
+    (``Forgot``)."""
 
     def __init__(self, hub: StreamingHandlers) -> None:
         self.hub = hub
@@ -38,7 +38,7 @@ class CacheTap:
         if rec.pod.key in hub.held_logged:
             hub.held_logged.discard(rec.pod.key)
             gen = int(hub.cluster.nodes.generation[rec.row])
-            hub.log_entry((p.FORGOT, rec.pod.key, rec.node, gen))
+            hub.log_entry(p.Forgot(rec.pod.key, rec.node, gen))
 
     def node_changed(self, row: int, old: api.Node | None, new: api.Node | None) -> None:
         del row, old, new
@@ -46,21 +46,21 @@ class CacheTap:
 
 def snapshot_entries(cluster: ClusterState) -> list[p.Entry]:
     """The authoritative state as commit-stream entries (a fresh shard's first message)."""
-    entries: list[p.Entry] = [(p.OBJECT, obj, False) for obj in cluster.objects.values()]
+    entries: list[p.Entry] = [p.ObjectEvent(obj, False) for obj in cluster.objects.values()]
     table = cluster.nodes
     gens = {}
     for row in table.order().tolist():
         node = table.nodes[row]
         assert node is not None
         gens[node.name] = int(table.generation[row])
-        entries.append((p.NODE_ADD, node, gens[node.name]))
+        entries.append(p.NodeAdd(node, gens[node.name]))
     for key, rec in cluster.pods.items():
         gen = gens.get(rec.node, -1)
         if rec.assumed:
-            entries.append((p.ASSUMED, key, rec.node, gen, -1, p.strip(rec.pod.bound_to(""))))
+            entries.append(p.Assumed(key, rec.node, gen, -1, p.strip(rec.pod.bound_to(""))))
         else:
-            entries.append((p.POD_ADD, p.strip(rec.pod), gen))
-    entries.append((p.GENERATIONS, gens))
+            entries.append(p.PodAdd(p.strip(rec.pod), gen))
+    entries.append(p.Generations(gens))
     return entries
 
 
@@ -91,6 +91,11 @@ class StreamingHandlers(Scheduler):
         the dispatcher sent it)."""
         self._proposer[key] = (shard, sent)
 
+    def forget_proposal(self, key: str) -> None:
+        """The bind of ``key`` failed before anything was streamed (the binder tells its
+        proposer to forget its assumed copy)."""
+        self._proposer.pop(key, None)
+
     def committed(self, key: str) -> None:
         """The binder finished committing ``key``: if its bind is not confirmed yet (a slow
         API server, or a gang member held at Permit), shards must count it all the same.
@@ -109,24 +114,24 @@ class StreamingHandlers(Scheduler):
         if sent is None:  # the coordinator's own cycle (auto routing)
             sent = p.strip(rec.pod.bound_to(""))
         self.held_logged.add(key)
-        self.log_entry((p.ASSUMED, key, rec.node, self._gen(rec.node), shard, sent))
+        self.log_entry(p.Assumed(key, rec.node, self._gen(rec.node), shard, sent))
 
     # ------------------------------------------------------------------ informer events
     def on_node_add(self, node: api.Node) -> None:
         super().on_node_add(node)
         if self.synced:
-            self.log_entry((p.NODE_ADD, node, self._gen(node.name)))
+            self.log_entry(p.NodeAdd(node, self._gen(node.name)))
 
     def on_node_update(self, old: api.Node, new: api.Node) -> None:
         super().on_node_update(old, new)
         if self.synced:
-            self.log_entry((p.NODE_UPDATE, old, new, self._gen(new.name)))
+            self.log_entry(p.NodeUpdate(old, new, self._gen(new.name)))
 
     def on_node_delete(self, node: api.Node) -> None:
         super().on_node_delete(node)
         self.binder.fast.forget()  # rows are recycled
         if self.synced:
-            self.log_entry((p.NODE_DELETE, node))
+            self.log_entry(p.NodeDelete(node))
 
     def on_pod_add(self, pod: api.Pod) -> None:
         Scheduler.on_pod_add(self, pod)
@@ -136,7 +141,7 @@ class StreamingHandlers(Scheduler):
             if p.GROUP_LABEL in pod.labels:
                 self.dispatcher.pending_added(pod)
         elif self.synced and pod.key in self.cluster.pods:
-            self.log_entry((p.POD_ADD, p.strip(pod), self._gen(pod.node_name)))
+            self.log_entry(p.PodAdd(p.strip(pod), self._gen(pod.node_name)))
 
     def on_pod_update(self, old: api.Pod, new: api.Pod) -> None:
         self._updating = True
@@ -152,10 +157,10 @@ class StreamingHandlers(Scheduler):
             if self.synced:
                 self.held_logged.discard(key)
                 node = new.node_name
-                self.log.append((p.BOUND, key, node, self._gen(node), shard, sent or p.strip(old)))
+                self.log.append(p.Bound(key, node, self._gen(node), shard, sent or p.strip(old)))
         elif new.node_name:
             if self.synced:
-                self.log_entry((p.POD_UPDATE, p.strip(old), p.strip(new)))
+                self.log_entry(p.PodUpdate(p.strip(old), p.strip(new)))
         else:
             self.dispatcher.pending_gone(old)
             self.dispatcher.pending_added(new)
@@ -177,9 +182,9 @@ class StreamingHandlers(Scheduler):
         self._proposer.pop(pod.key, None)
         node = pod.node_name
         if self.synced:
-            self.log_entry((p.POD_DELETE, p.strip(pod), node, self._gen(node) if node else -1))
+            self.log_entry(p.PodDelete(p.strip(pod), node, self._gen(node) if node else -1))
 
     def on_object(self, obj: dict[str, Any], *, deleted: bool = False) -> None:
         super().on_object(obj, deleted=deleted)
         if self.synced:
-            self.log_entry((p.OBJECT, obj, deleted))
+            self.log_entry(p.ObjectEvent(obj, deleted))

@@ -20,7 +20,7 @@ from typing import Any
 from kubesched.api import objects as api
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.metrics import SchedulerMetrics
-from kubesched.parallel import hooks
+from kubesched.parallel import factory
 from kubesched.sim.apiserver import SimApiServer
 from kubesched.sim.costmodel import CostModel
 from kubesched.sim.engine import EventLoop
@@ -100,7 +100,7 @@ class SimCluster:
         self.timing = timing or SimTiming()
         self.loop = EventLoop()
         self.api = SimApiServer(self.loop, watch_delay=self.timing.watch_delay, seed=seed)
-        self.scheduler = hooks.make_scheduler(  # shards > 1: kubesched.parallel
+        self.scheduler = factory.make_scheduler(  # shards > 1: kubesched.parallel
             config,
             shards=shards,
             clock=self.loop.clock,
@@ -201,7 +201,7 @@ class SimCluster:
         ran = self.scheduler.schedule_one()
         self.wall_seconds += time.perf_counter() - t0
         if ran:
-            cycles = hooks.step_weight(self.scheduler)  # a parallel step: shards side by side
+            cycles = factory.step_weight(self.scheduler)  # a parallel step: shards side by side
             self._busy_until = self.loop.now + self._attempt_seconds() * cycles
             self.wake()
             return
@@ -239,8 +239,8 @@ class SimCluster:
         cache and queue are rebuilt from the API server (list, then watch).  The attempt
         counters are the run's, carried over (the dead leader's late binds still count)."""
         old = self.scheduler
-        hooks.close(old)
-        new = hooks.make_scheduler(
+        factory.close(old)
+        new = factory.make_scheduler(
             old.config,
             shards=int(getattr(old, "shard_count", 1)),
             clock=self.loop.clock,

@@ -24,7 +24,7 @@ import numpy as np
 from kubesched.api import objects as api
 from kubesched.config.load import load_config
 from kubesched.metrics import SchedulerMetrics
-from kubesched.parallel import hooks
+from kubesched.parallel import factory
 from kubesched.plugins.registry import known_plugin_names
 from kubesched.sim import faults, governance, scenario, startup, timeline
 from kubesched.sim.driver import SimCluster
@@ -93,7 +93,7 @@ def run_scenario(
     try:
         return _run(sc, sim, progress, pace, sample_interval, setup)
     finally:
-        hooks.close(sim.scheduler)
+        factory.close(sim.scheduler)
 
 
 def _run(
@@ -178,7 +178,7 @@ def _run(
     if drills is not None:  # per drill: Pods affected, recovery; and the invariants faults test
         out["faults"], extra = drills.report(out)
         out["invariants"].update(extra)
-    parallel = hooks.summary(sim.scheduler)
+    parallel = factory.summary(sim.scheduler)
     if parallel is not None:
         out["parallel"] = parallel
     return out

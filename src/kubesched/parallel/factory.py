@@ -3,11 +3,11 @@
 ``make_scheduler(config, shards=N, ...)`` takes the serial
 :class:`~kubesched.scheduler.Scheduler`'s keyword arguments: ``shards=1`` (the default) *is*
 the serial scheduler; ``shards >= 2`` gives a
-:class:`~kubesched.parallel.coordinator.ParallelScheduler` with that many shard processes,
-and ``shards="auto"`` one with :func:`auto_shards` of them.  Every Pod goes through the
-shards (``routing="all"``, the default: deterministic with in-process shards and in
-``simulate``) unless ``routing="auto"`` (:mod:`~kubesched.parallel.router`: Pods whose search
-is too cheap for the pipeline are scheduled by the coordinator itself; opt-in until a
+:class:`~kubesched.parallel.coordinator.ParallelScheduler` with that many shard processes
+(``--shards auto``: :func:`shard_count` of :data:`AUTO` is :func:`auto_shards`).  Every Pod
+goes through the shards (``routing="all"``, the default: deterministic with in-process shards
+and in ``simulate``) unless ``routing="auto"`` (:mod:`~kubesched.parallel.router`: Pods whose
+search is too cheap for the pipeline are scheduled by the coordinator itself; opt-in until a
 quiet machine shows it at least as fast as the serial scheduler on cheap Pods, as the
 instruction counts do, docs/parallel.md §4.1).
 Both are driven the same way (informer handlers, ``schedule_one()``, ``queue``); call
@@ -16,12 +16,12 @@ and :func:`summary` for the parallel numbers (None for the serial scheduler).
 
 :func:`step_weight` is the virtual-time cost of the last ``schedule_one()`` in scheduling
 cycles: 1 for the serial scheduler; for the parallel one, the most Pods any one shard
-answered for in that step (shards work side by side), at least 1.
+answered for in that step (shards work side by side), at least 1.  The command-line flags
+that choose these are :mod:`kubesched.cli.shards`.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 from typing import Any
 
@@ -33,17 +33,9 @@ from kubesched.scheduler import Scheduler, SchedulerOptions
 OPTIONS = ("seed", "batching", "registry", "alternatives")
 """:func:`make_scheduler` keyword arguments that are :class:`SchedulerOptions` fields."""
 AUTO = "auto"
+"""``shards``: one per core (:func:`auto_shards`); ``routing``: the router decides."""
 ALL = "all"
-SHARDS_HELP = (
-    "scheduler shards: 1 is the serial scheduler; N >= 2 runs a dispatcher and a "
-    "conflict-checking binder here and N shard processes; auto: N from the cores (at least "
-    "2); see --shard-routing and docs/parallel.md"
-)
-ROUTING_HELP = (
-    "with --shards: all (default) sends every Pod to the shards; auto (experimental) routes "
-    "each Pod signature to the shards only while its search costs more than the pipeline's "
-    "overhead, the coordinator scheduling the rest itself"
-)
+"""``routing``: every Pod goes to a shard."""
 
 
 def auto_shards() -> int:
@@ -101,22 +93,3 @@ def step_weight(scheduler: Scheduler) -> int:
     if isinstance(scheduler, ParallelScheduler):
         return max(1, scheduler.last_step_pods)
     return 1
-
-
-def _shards_value(text: str) -> int | str:
-    if text == AUTO:
-        return AUTO
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a number >= 1 or auto, got {text!r}") from None
-
-
-def add_shards_argument(parser: Any, routing: bool = False) -> None:
-    """Add ``--shards N|auto`` (default 1) to an argparse parser, and ``--shard-routing``
-    when ``routing``."""
-    parser.add_argument(
-        "--shards", type=_shards_value, default=1, metavar="N|auto", help=SHARDS_HELP
-    )
-    if routing:
-        parser.add_argument("--shard-routing", choices=(ALL, AUTO), default=ALL, help=ROUTING_HELP)

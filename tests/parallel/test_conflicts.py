@@ -1,0 +1,70 @@
+"""The refusal rules both coordinators share (:mod:`kubesched.parallel.conflicts`)."""
+
+from __future__ import annotations
+
+from kubesched.framework.interface import Code, CycleState
+from kubesched.parallel.conflicts import (
+    FAST_RETRIES,
+    Retries,
+    check_together,
+    reported,
+    victims_of,
+)
+from kubesched.parallel.host import Choice
+from kubesched.scheduler import Diagnosis
+from tests.builders import make_cluster, make_node, make_pod
+
+
+def test_a_pod_is_handed_out_again_until_too_many_refusals_in_a_row() -> None:
+    retries = Retries()
+    assert [retries.again("ns/a") for _ in range(FAST_RETRIES + 1)] == [True] * FAST_RETRIES + [
+        False
+    ]
+    assert retries.again("ns/a")  # giving up started the count over
+    retries.settled("ns/a")
+    assert retries.in_a_row["ns/a"] == 0
+    status = Retries.gave_up("binder", "resources", "ParallelBinder")
+    assert status.code == Code.ERROR and status.plugin == "ParallelBinder"
+    assert status.message() == f"binder refused {FAST_RETRIES + 1} proposals in a row (resources)"
+
+
+def test_gang_members_see_each_other_and_are_all_released() -> None:
+    cluster = make_cluster([make_node("a").cap(cpu="2").obj()])
+    one, two, three = (make_pod(n, "ns").req(cpu="1").obj() for n in ("one", "two", "three"))
+    seen: list[int] = []
+
+    def choose() -> Choice:
+        """Node a while it has room (the earlier members are assumed there)."""
+        used = sum(1 for rec in cluster.pods.values() if rec.node == "a")
+        seen.append(used)
+        return Choice("a" if used < 2 else None, CycleState(), reason="resources")
+
+    chosen, refused = check_together(cluster, [(one, choose), (two, choose), (three, choose)])
+    assert seen == [0, 1, 2]
+    assert [c.node for c in chosen] == ["a", "a"]
+    assert refused is not None and refused.reason == "resources"
+    assert not cluster.pods  # every tentative assume released
+
+    chosen, refused = check_together(cluster, [(one, choose), (two, choose)])
+    assert refused is None and len(chosen) == 2 and not cluster.pods
+
+
+def test_a_failure_report_is_a_diagnosis_or_an_error() -> None:
+    msg = "0/3 nodes are available: 3 Insufficient cpu."
+    why = reported("Unschedulable", msg, ("NodeResourcesFit",), 3)
+    assert isinstance(why, Diagnosis)
+    assert why.message() == msg and why.unschedulable_plugins == {"NodeResourcesFit"}
+    err = reported("SchedulerError", "boom", (), 3)
+    assert not isinstance(err, Diagnosis) and err.code == Code.ERROR and err.message() == "boom"
+
+
+def test_a_preemption_is_granted_while_its_victims_are_there_and_unclaimed() -> None:
+    low = make_pod("low", "ns").req(cpu="1").obj().bound_to("a")
+    cluster = make_cluster([make_node("a").cap(cpu="2").obj()], [low])
+    claimed: dict[str, str] = {}
+    assert victims_of(cluster, claimed, "ns/hi", "a", [low.key]) == ([low], "")
+    claimed[low.key] = "ns/hi"
+    assert victims_of(cluster, claimed, "ns/hi", "a", [low.key]) == ([low], "")  # its own
+    assert victims_of(cluster, claimed, "ns/other", "a", [low.key]) == ([], "victim_claimed")
+    assert victims_of(cluster, claimed, "ns/hi", "b", [low.key]) == ([], "victim_gone")
+    assert victims_of(cluster, claimed, "ns/hi", "a", ["ns/gone"]) == ([], "victim_gone")
