@@ -8,7 +8,7 @@ from kubesched.api.parse import parse_node, parse_pod
 from kubesched.config.load import load_config
 from kubesched.plugins.registry import known_plugin_names
 from kubesched.sim.driver import SimCluster
-from tests.test_explain import node, pod
+from tests.explainer.test_explain import node, pod
 
 
 def _sim() -> SimCluster:
