@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kubesched.api import objects as api
-from kubesched.api import podquick, podtyped
+from kubesched.api import podquick
 from kubesched.api.errors import InputError
 from kubesched.api.pods import parse_pod
 from tests.coldstart_gen import pod
@@ -55,7 +55,7 @@ def _places(obj: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
 
 
 def _typed(obj: dict[str, Any]) -> api.Pod | bool | None:
-    """The typed parse of ``obj``'s JSON text (:mod:`kubesched.api.podtyped`), its flags
+    """The quick parse of ``obj``'s JSON text (a List's item), its flags
     checked against the manifest; False when ``obj`` has no JSON text (YAML's bytes)."""
     try:
         text = json.dumps(obj, indent=1).encode()
@@ -63,7 +63,7 @@ def _typed(obj: dict[str, Any]) -> api.Pod | bool | None:
         return False
     if json.loads(text) != obj:  # a tuple written as a list: not this Pod's text
         return False
-    typed = podtyped.typed_pod(msgspec.Raw(text))
+    typed = podquick.quick_pod(msgspec.Raw(text), podquick.Sections())
     if typed is None:
         return None
     pod, given = typed
@@ -72,10 +72,16 @@ def _typed(obj: dict[str, Any]) -> api.Pod | bool | None:
     return pod
 
 
+def _quick(obj: dict[str, Any]) -> api.Pod | None:
+    """The quick parse of the decoded manifest ``obj``."""
+    quick = podquick.quick_pod(obj)
+    return None if quick is None else quick.pod
+
+
 def _check(obj: dict[str, Any]) -> bool:
     """Compare the parses of ``obj`` (full, quick, typed); whether the quick one took it.
     The typed one takes what the quick one takes, never another Pod."""
-    quick = podquick.quick_pod(copy.deepcopy(obj))
+    quick = _quick(copy.deepcopy(obj))
     typed = _typed(obj)
     try:
         full = parse_pod(copy.deepcopy(obj))
@@ -169,7 +175,7 @@ def test_a_yaml_set_or_date_is_refused_after_an_equal_looking_list_or_text(
     obj = pod(1, random.Random(1), 4)
     obj["spec"] = {"containers": [{"name": "c"}]}
     _put(obj["spec"], place, plain)
-    assert podquick.quick_pod(copy.deepcopy(obj)) is not None  # remembered
+    assert _quick(copy.deepcopy(obj)) is not None  # remembered
     if twin is None:  # the innermost list made a set, or a tuple
         bad = copy.deepcopy(obj)
         inner = bad["spec"]
@@ -185,7 +191,7 @@ def test_a_yaml_set_or_date_is_refused_after_an_equal_looking_list_or_text(
         _put(bad["spec"], place, twin)
     with pytest.raises(InputError):
         parse_pod(copy.deepcopy(bad))
-    assert podquick.quick_pod(bad) is None
+    assert _quick(bad) is None
     with pytest.raises(InputError):
         podquick.parse_pod(bad)
 
@@ -209,7 +215,7 @@ def test_both_outcomes_happen() -> None:
 def test_odd_spec_values_are_left_to_the_full_parse(field: str, value: Any) -> None:
     obj = pod(1, random.Random(1), 4)
     obj["spec"][field] = value
-    assert podquick.quick_pod(obj) is None
+    assert _quick(obj) is None
     with pytest.raises(InputError):
         parse_pod(obj)
 

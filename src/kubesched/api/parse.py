@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.api import fields as f
-from kubesched.api import listitems, podquick, podtyped, resource, source
+from kubesched.api import listitems, podquick, resource, source
 from kubesched.api import objects as api
 from kubesched.api.errors import InputError
 from kubesched.api.fields import join
@@ -337,10 +337,10 @@ class _Gathered:
 
 def load_cluster(path: str) -> ParsedObjects:
     """:func:`load_documents` then :func:`parse_objects`, errors naming ``path``.  A large
-    ``kubectl`` List is read by parts (:mod:`~kubesched.api.listitems`, its Pods by
-    :mod:`~kubesched.api.podtyped`): the same objects, without a dict for most Pods; any
-    problem in it (a repeated key, an invalid object) sends it the usual way, which names
-    the problem."""
+    ``kubectl`` List is read by parts (:mod:`~kubesched.api.listitems`, its Pods from their
+    text by :func:`~kubesched.api.podquick.quick_pod`): the same objects, without a dict
+    for most Pods; any problem in it (a repeated key, an invalid object) sends it the usual
+    way, which names the problem."""
     with source.bulk_allocation():
         by_parts = listitems.list_items(path)
         if by_parts is not None:
@@ -356,13 +356,14 @@ def load_cluster(path: str) -> ParsedObjects:
 def _parse_items(items: Sequence[Any]) -> ParsedObjects | None:
     """The objects of a List's undecoded ``items``; None on any problem."""
     gathered = _Gathered()
+    sections = podquick.Sections()
     for i, item in enumerate(items):
         path = f"items[{i}]"
-        typed = podtyped.typed_pod(item)
-        if typed is not None:
-            gathered.add_pod(typed[0], path, typed[1])
+        quick = podquick.quick_pod(item, sections)
+        if quick is not None:
+            gathered.add_pod(quick.pod, path, quick.given)
         else:
-            obj = podtyped.mapping(item)
+            obj = listitems.mapping(item)
             if obj is None:
                 return None
             gathered.add(obj, path)
