@@ -243,15 +243,20 @@ def with_priority_classes(docs: Documents, cluster_docs: Sequence[dict[str, Any]
     return docs
 
 
-def parse_objects(docs: Sequence[dict[str, Any]], file: str | None = None) -> ParsedObjects:
+def parse_objects(
+    docs: Sequence[dict[str, Any]], file: str | None = None, *, admit: bool = True
+) -> ParsedObjects:
     """Nodes, Pods and the other kinds of a document stream; priorities resolved from the
-    stream's PriorityClasses.  All problems (up to :data:`MAX_PROBLEMS`) are reported in one
-    :class:`InputError` carrying ``file``; duplicate kind + namespace/name is an error."""
+    stream's PriorityClasses (as the priority admission plugin does; with ``admit`` False
+    only checked: a ``priorityClassName`` must name a class, and the Pods keep
+    ``spec.priority`` or 0, as ``explain`` asks upstream's framework, which admits nothing).
+    All problems (up to :data:`MAX_PROBLEMS`) are reported in one :class:`InputError`
+    carrying ``file``; duplicate kind + namespace/name is an error."""
     with source.bulk_allocation():
-        return _parse_objects(docs, file)
+        return _parse_objects(docs, file, admit)
 
 
-def _parse_objects(docs: Sequence[dict[str, Any]], file: str | None) -> ParsedObjects:
+def _parse_objects(docs: Sequence[dict[str, Any]], file: str | None, admit: bool) -> ParsedObjects:
     if not isinstance(docs, Documents):
         docs = split_documents(docs)
     gathered = _Gathered()
@@ -259,7 +264,7 @@ def _parse_objects(docs: Sequence[dict[str, Any]], file: str | None) -> ParsedOb
         if len(gathered.problems) >= MAX_PROBLEMS:
             break
         gathered.add(obj, path)
-    return gathered.parsed(file)
+    return gathered.parsed(file, admit)
 
 
 class _Gathered:
@@ -319,15 +324,16 @@ class _Gathered:
             )
         self.seen[ident] = path
 
-    def parsed(self, file: str | None) -> ParsedObjects:
-        """The objects, priorities resolved; :class:`InputError` with every problem."""
+    def parsed(self, file: str | None, admit: bool = True) -> ParsedObjects:
+        """The objects, priorities resolved (only checked unless ``admit``: see
+        :func:`parse_objects`); :class:`InputError` with every problem."""
         problems = self.problems
         if not problems:
             pods = zip(self.out.pods, self.pod_paths, self.given, strict=True)
             for pod, path, given in pods:
                 if not pod.priority_class_name and self.table.default is None:
                     continue  # nothing to resolve: the parse gave spec.priority or 0 already
-                message = self.table.resolve(pod, given)
+                message = self.table.resolve(pod if admit else pod.shallow_copy(), given)
                 if message:
                     problems.append((join(path, "spec.priorityClassName"), message))
         if problems:
