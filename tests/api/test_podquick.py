@@ -89,6 +89,7 @@ def _check(obj: dict[str, Any]) -> bool:
         assert quick is None, "the quick path took a Pod the full parse refuses"
         assert not typed, "the typed path took a Pod the full parse refuses"
         return False
+    assert all(hasattr(full, slot) for slot in api.Pod.__slots__)  # pods.new_pod sets each
     if quick is not None:
         assert quick == full
     if typed:

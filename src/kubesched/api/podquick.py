@@ -107,6 +107,8 @@ class _PodDoc(msgspec.Struct, Generic[S], gc=False):
 
 _NO_STATUS: _Status[Any] = _Status()
 _from_text: Callable[[Raw], _PodDoc[Raw]] = msgspec.json.Decoder(_PodDoc[Raw]).decode
+_DECODED = _PodDoc[Any]
+"""The struct a decoded manifest converts to (the alias made once: ~1 µs each time)."""
 _decode: Callable[[Raw], Any] = msgspec.json.Decoder().decode
 
 
@@ -117,6 +119,10 @@ class Quick(NamedTuple):
 
     pod: api.Pod
     given: tuple[bool, bool]
+
+
+_quick = functools.partial(tuple.__new__, Quick)
+"""``Quick(pod, given)`` without the Python-level ``__new__`` of a NamedTuple."""
 
 
 class Sections:
@@ -130,6 +136,11 @@ class Sections:
         self.affinity: dict[bytes, Affinities] = {}
         self.tolerations: dict[bytes, tuple[api.Toleration, ...]] = {}
         self.owners: dict[bytes, tuple[api.OwnerReference, ...]] = {}
+
+
+_VALUES = Sections()
+"""The memo of a decoded manifest's sections: never written (values are read, not
+remembered; :func:`_section`)."""
 
 
 def parse_pod(obj: dict[str, Any], path: str = "") -> api.Pod:
@@ -151,12 +162,13 @@ def quick_pod(source: object, sections: Sections | None = None) -> Quick | None:
             if doc.kind != "Pod":
                 return None
             raw: Any = api.DeferredRaw(_decode, source)
+            memo = sections if sections is not None else Sections()
         elif type(source) is dict:
-            doc = msgspec.convert(source, _PodDoc[Any])
-            raw = source
+            doc = msgspec.convert(source, _DECODED)
+            raw, memo = source, _VALUES
         else:
             return None
-        return _read(doc, raw, sections)
+        return _read(doc, raw, memo)
     except (msgspec.ValidationError, msgspec.DecodeError, GiveUp, InputError):
         return None
 
@@ -165,8 +177,9 @@ class GiveUp(Exception):
     """The quick path does not handle this Pod (or it is invalid): parse it the full way."""
 
 
-def _read(doc: _PodDoc[Any], raw: Any, sections: Sections | None) -> Quick | None:
-    """The Pod of a decoded ``doc`` (sections as text or as values, see :class:`_PodDoc`)."""
+def _read(doc: _PodDoc[Any], raw: Any, memo: Sections) -> Quick | None:
+    """The Pod of a decoded ``doc`` (sections as text, remembered in ``memo``, or as values,
+    see :class:`_PodDoc`)."""
     meta, spec, status = doc.metadata, doc.spec, doc.status or _NO_STATUS
     if meta is None or spec is None or not meta.name:
         return None
@@ -178,36 +191,51 @@ def _read(doc: _PodDoc[Any], raw: Any, sections: Sections | None) -> Quick | Non
         or spec.schedulingGates is not UNSET
         or spec.resourceClaims is not UNSET
         or status.resourceClaimStatuses is not UNSET
-        or _resizing(status.containerStatuses)
-        or _resizing(status.initContainerStatuses)
+        or (status.containerStatuses is not UNSET and _resizing(status.containerStatuses))
+        or (status.initContainerStatuses is not UNSET and _resizing(status.initContainerStatuses))
         or (spec.hostNetwork is not None and spec.hostNetwork is not False)  # other ports
     ):
         return None
-    memo = sections or Sections()
-    node_affinity, pod_affinity, anti_affinity = _section(
-        spec.affinity, memo.affinity, _read_affinity, NO_AFFINITY
+    if spec.containers is UNSET:
+        return None
+    # Absent sections and fields are told here, without a call (this runs per Pod).
+    node_affinity, pod_affinity, anti_affinity = (
+        NO_AFFINITY
+        if spec.affinity is UNSET
+        else _section(spec.affinity, memo.affinity, _read_affinity)
     )
-    requests, nonzero, images, ports = _section(
-        spec.containers, memo.containers, _read_containers, None
-    )
+    requests, nonzero, images, ports = _section(spec.containers, memo.containers, _read_containers)
+    times = meta.creationTimestamp, status.startTime, meta.deletionTimestamp
     pod = full.new_pod(
         name=meta.name,
         namespace=meta.namespace or "",
         uid=meta.uid or "",
         labels=meta.labels if meta.labels is not None else {},
         annotations=meta.annotations if meta.annotations is not None else {},
-        owner_references=_section(meta.ownerReferences, memo.owners, _read_owners, ()),
-        creation_timestamp=_timestamp(meta.creationTimestamp),
+        owner_references=(
+            ()
+            if meta.ownerReferences is UNSET
+            else _section(meta.ownerReferences, memo.owners, _read_owners)
+        ),
+        creation_timestamp=None if times[0] is None else _seconds(times[0]),
         scheduler_name=spec.schedulerName or "",
-        priority=_given(spec.priority, f.int32, "priority"),
+        priority=None if spec.priority is None else _given(spec.priority, f.int32, "priority"),
         priority_class_name=spec.priorityClassName or "",
-        preemption_policy=_preemption_policy(spec.preemptionPolicy),
+        preemption_policy=(
+            "PreemptLowerPriority"
+            if spec.preemptionPolicy is None
+            else _preemption_policy(spec.preemptionPolicy)
+        ),
         node_name=spec.nodeName or "",
         node_selector=spec.nodeSelector if spec.nodeSelector is not None else {},
         node_affinity=node_affinity,
         pod_affinity=pod_affinity,
         pod_anti_affinity=anti_affinity,
-        tolerations=_section(spec.tolerations, memo.tolerations, _read_tolerations, ()),
+        tolerations=(
+            ()
+            if spec.tolerations is UNSET
+            else _section(spec.tolerations, memo.tolerations, _read_tolerations)
+        ),
         requests=requests,
         nonzero_requests=nonzero,
         host_ports=ports,
@@ -217,18 +245,18 @@ def _read(doc: _PodDoc[Any], raw: Any, sections: Sections | None) -> Quick | Non
         ),
         phase=status.phase or "",
         nominated_node_name=status.nominatedNodeName or "",
-        start_time=_timestamp(status.startTime),
-        deletion_timestamp=_timestamp(meta.deletionTimestamp),
+        start_time=None if times[1] is None else _seconds(times[1]),
+        deletion_timestamp=None if times[2] is None else _seconds(times[2]),
         raw=raw,
     )
-    return Quick(pod, (spec.priority is not None, spec.preemptionPolicy is not None))
+    return _quick((pod, (spec.priority is not None, spec.preemptionPolicy is not None)))
 
 
 def _resizing(statuses: object) -> bool:
     """Whether a container status reports ``resources`` (an in-place resize: the full parse
     counts the larger of spec, status and allocated requests); a text is not decoded for
     this, only searched (which may give up on a Pod the full parse finds no resize in)."""
-    if statuses is UNSET or statuses is None:
+    if statuses is None:
         return False
     if type(statuses) is Raw:
         return b'"resources"' in bytes(statuses)
@@ -237,14 +265,10 @@ def _resizing(statuses: object) -> bool:
     return any(type(cs) is not dict or cs.get("resources") is not None for cs in statuses)
 
 
-def _section(value: object, memo: dict[bytes, T], read: Callable[[Any], T], absent: T | None) -> T:
-    """``read`` of a section's value; a text is decoded first and remembered in ``memo``
-    (started afresh after :data:`MEMO_LIMIT` entries; an exception is not remembered).
-    ``absent`` when the section is (None: it is required, :class:`GiveUp`)."""
-    if value is UNSET:
-        if absent is None:
-            raise GiveUp
-        return absent
+def _section(value: object, memo: dict[bytes, T], read: Callable[[Any], T]) -> T:
+    """``read`` of a present section's value; a text is decoded first and remembered in
+    ``memo`` (started afresh after :data:`MEMO_LIMIT` entries; an exception is not
+    remembered)."""
     if type(value) is not Raw:
         return read(value)
     key = bytes(value)
@@ -258,13 +282,14 @@ def _section(value: object, memo: dict[bytes, T], read: Callable[[Any], T], abse
 
 
 def _given(value: Any, read: Callable[[dict[str, Any], str, str], T], key: str) -> T | None:
-    """``read`` (a :mod:`~kubesched.api.fields` reader) of a field's value, None if absent."""
-    return None if value is None else read({key: value}, key, "")
+    """``read`` (a :mod:`~kubesched.api.fields` reader) of a present field's value."""
+    return read({key: value}, key, "")
 
 
 def _preemption_policy(policy: object) -> str:
-    """``spec.preemptionPolicy`` as the full parse reads it (:class:`GiveUp` if invalid)."""
-    if policy is None or policy == "":
+    """A present ``spec.preemptionPolicy`` as the full parse reads it (:class:`GiveUp` if
+    invalid)."""
+    if policy == "":
         return "PreemptLowerPriority"
     if type(policy) is not str or policy not in full.PREEMPTION_POLICIES:
         raise GiveUp
@@ -357,11 +382,6 @@ def _owner_reference(ref: object) -> api.OwnerReference:
         raise GiveUp
     kind, name, version, uid = (v or "" for v in fields)
     return api.OwnerReference(kind, name, version, bool(controller), uid)
-
-
-def _timestamp(value: str | None) -> float | None:
-    """An RFC3339 timestamp as :func:`kubesched.api.pods.parse_timestamp` reads it."""
-    return None if value is None else _seconds(value)
 
 
 @functools.lru_cache(maxsize=MEMO_LIMIT)

@@ -192,42 +192,51 @@ def new_pod(
     here and the quick one, :mod:`kubesched.api.podquick`), from the values read, with the
     API server's defaults for the empty ones: namespace ``default``, a deterministic uid,
     ``default-scheduler``, priority 0 (until PriorityClass resolution), phase ``Pending``.
-    ``raw`` is the manifest, or a :class:`~kubesched.api.objects.DeferredRaw` of it."""
+    ``raw`` is the manifest, or a :class:`~kubesched.api.objects.DeferredRaw` of it.
+
+    Every slot is assigned here in straight-line code rather than through ``Pod(...)``,
+    whose matching of 32 keywords cost as much again per Pod of a large snapshot; a field
+    added to :class:`~kubesched.api.objects.Pod` is added here too (``test_podquick``
+    checks that a parsed Pod has every slot set)."""
     namespace = namespace or "default"
-    return api.Pod(
-        name=name,
-        namespace=namespace,
-        uid=uid or deterministic_uid("Pod", namespace, name),
-        labels=labels,
-        annotations=annotations,
-        owner_references=owner_references,
-        creation_timestamp=creation_timestamp,
-        scheduler_name=scheduler_name or api.DEFAULT_SCHEDULER_NAME,
-        priority=priority if priority is not None else 0,
-        priority_class_name=priority_class_name,
-        preemption_policy=preemption_policy,
-        node_name=node_name,
-        node_selector=node_selector,
-        node_affinity=node_affinity,
-        pod_affinity=pod_affinity,
-        pod_anti_affinity=pod_anti_affinity,
-        tolerations=tolerations,
-        topology_spread_constraints=topology_spread_constraints,
-        requests=requests,
-        nonzero_requests=nonzero_requests,
-        fit_score_requests=fit_score_requests,
-        host_ports=host_ports,
-        images=images,
-        scheduling_gates=scheduling_gates,
-        termination_grace_period_seconds=termination_grace_period_seconds,
-        phase=phase or "Pending",
-        nominated_node_name=nominated_node_name,
-        start_time=start_time,
-        deletion_timestamp=deletion_timestamp,
-        resource_claims=resource_claims,
-        resource_claim_statuses=resource_claim_statuses,
-        raw=raw,
-    )
+    pod: api.Pod = _new(api.Pod)
+    pod.name = name
+    pod.namespace = namespace
+    pod.uid = uid or deterministic_uid("Pod", namespace, name)
+    pod.labels = labels
+    pod.annotations = annotations
+    pod.owner_references = owner_references
+    pod.creation_timestamp = creation_timestamp
+    pod.scheduler_name = scheduler_name or api.DEFAULT_SCHEDULER_NAME
+    pod.priority = priority if priority is not None else 0
+    pod.priority_class_name = priority_class_name
+    pod.preemption_policy = preemption_policy
+    pod.node_name = node_name
+    pod.node_selector = node_selector
+    pod.node_affinity = node_affinity
+    pod.pod_affinity = pod_affinity
+    pod.pod_anti_affinity = pod_anti_affinity
+    pod.tolerations = tolerations
+    pod.topology_spread_constraints = topology_spread_constraints
+    pod.requests = requests
+    pod.nonzero_requests = nonzero_requests
+    pod.fit_score_requests = fit_score_requests
+    pod.host_ports = host_ports
+    pod.images = images
+    pod.scheduling_gates = scheduling_gates
+    pod.termination_grace_period_seconds = termination_grace_period_seconds
+    pod.phase = phase or "Pending"
+    pod.nominated_node_name = nominated_node_name
+    pod.start_time = start_time
+    pod.deletion_timestamp = deletion_timestamp
+    pod.resource_claims = resource_claims
+    pod.resource_claim_statuses = resource_claim_statuses
+    pod.raw = raw
+    pod.key = f"{namespace}/{name}"
+    return pod
+
+
+_new = object.__new__
 
 
 _Resized = tuple[dict[str, tuple[podresources.Millis, podresources.Millis]], bool]
