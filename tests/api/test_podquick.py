@@ -2,9 +2,11 @@
 up: never another Pod, never a Pod the full parse refuses.  Checked on generated Pods with
 every section, and on the same Pods with one value replaced by something odd (a wrong type,
 an empty value, a null, a negative number, an integer beyond 64 bits) at a random place;
-and on a Pod read after another that differs from it only by a value's type where the
-remembered sections' encoding does not tell them apart (YAML's ``!!set``, ``!!omap`` or
-``!!timestamp`` beside a list or a text): the answer never depends on the Pods read before."""
+and on a Pod read after another that differs from it only by a value's type where an
+encoding such as MessagePack does not tell them apart (YAML's ``!!set``, ``!!omap`` or
+``!!timestamp`` beside a list or a text): the answer never depends on the Pods read before.
+The JSON texts of all the generated Pods are read with one ``podquick.Sections``, as the
+Pods of one List are, so remembered sections are checked too."""
 
 from __future__ import annotations
 
@@ -38,6 +40,8 @@ TWINS: tuple[tuple[Any, Any], ...] = (
     (1, 1.0),
 )
 """A JSON value and a YAML value of another type that MessagePack may encode alike."""
+SECTIONS = podquick.Sections()
+"""The sections remembered over every text read here (one List's worth)."""
 
 
 def _places(obj: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -63,7 +67,7 @@ def _typed(obj: dict[str, Any]) -> api.Pod | bool | None:
         return False
     if json.loads(text) != obj:  # a tuple written as a list: not this Pod's text
         return False
-    typed = podquick.quick_pod(msgspec.Raw(text), podquick.Sections())
+    typed = podquick.quick_pod(msgspec.Raw(text), SECTIONS)
     if typed is None:
         return None
     pod, given = typed
