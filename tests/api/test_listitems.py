@@ -1,7 +1,7 @@
 """A large ``kubectl`` List read by parts (:func:`kubesched.api.parse.load_cluster` with
-:mod:`~kubesched.api.listitems` and :mod:`~kubesched.api.podtyped`) gives the objects the
-usual reading gives, and any problem in it is named as the usual reading names it.  The
-size from which a file is read by parts is lowered to one byte here."""
+:mod:`~kubesched.api.listitems` and :func:`~kubesched.api.podquick.quick_pod`) gives the
+objects the usual reading gives, and any problem in it is named as the usual reading names
+it.  The size from which a file is read by parts is lowered to one byte here."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kubesched.api import beside, listitems, parse, podtyped
+from kubesched.api import beside, listitems, parse, podquick
 from kubesched.api import objects as api
 from kubesched.api.errors import InputError
 from kubesched.cli import main
@@ -229,7 +229,7 @@ def test_a_check_that_gives_no_answer_sends_the_file_the_usual_way(
 
 def test_a_deferred_manifest_is_decoded_once_and_kept_by_copies() -> None:
     text = json.dumps(_pod_item(snapshot(3))).encode()
-    typed = podtyped.typed_pod(podtyped.msgspec.Raw(text))
+    typed = podquick.quick_pod(podquick.Raw(text))
     assert typed is not None
     pod = typed[0]
     copied = pod.shallow_copy()

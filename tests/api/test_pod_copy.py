@@ -1,5 +1,6 @@
-"""Pod copies and pickles keep every field: ``shallow_copy`` and ``__reduce__`` are
-generated from the slot list, so a field added to :class:`Pod` is covered automatically."""
+"""Pod copies and pickles keep every field: ``__reduce__`` takes the dataclass's fields, so
+a field added to :class:`Pod` is pickled automatically; ``shallow_copy`` names each slot,
+and these tests fail on a copy that lacks one."""
 
 from __future__ import annotations
 

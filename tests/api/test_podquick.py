@@ -2,9 +2,11 @@
 up: never another Pod, never a Pod the full parse refuses.  Checked on generated Pods with
 every section, and on the same Pods with one value replaced by something odd (a wrong type,
 an empty value, a null, a negative number, an integer beyond 64 bits) at a random place;
-and on a Pod read after another that differs from it only by a value's type where the
-remembered sections' encoding does not tell them apart (YAML's ``!!set``, ``!!omap`` or
-``!!timestamp`` beside a list or a text): the answer never depends on the Pods read before."""
+and on a Pod read after another that differs from it only by a value's type where an
+encoding such as MessagePack does not tell them apart (YAML's ``!!set``, ``!!omap`` or
+``!!timestamp`` beside a list or a text): the answer never depends on the Pods read before.
+The JSON texts of all the generated Pods are read with one ``podquick.Sections``, as the
+Pods of one List are, so remembered sections are checked too."""
 
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kubesched.api import objects as api
-from kubesched.api import podquick, podtyped
+from kubesched.api import podquick
 from kubesched.api.errors import InputError
 from kubesched.api.pods import parse_pod
 from tests.coldstart_gen import pod
@@ -38,6 +40,8 @@ TWINS: tuple[tuple[Any, Any], ...] = (
     (1, 1.0),
 )
 """A JSON value and a YAML value of another type that MessagePack may encode alike."""
+SECTIONS = podquick.Sections()
+"""The sections remembered over every text read here (one List's worth)."""
 
 
 def _places(obj: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -55,7 +59,7 @@ def _places(obj: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
 
 
 def _typed(obj: dict[str, Any]) -> api.Pod | bool | None:
-    """The typed parse of ``obj``'s JSON text (:mod:`kubesched.api.podtyped`), its flags
+    """The quick parse of ``obj``'s JSON text (a List's item), its flags
     checked against the manifest; False when ``obj`` has no JSON text (YAML's bytes)."""
     try:
         text = json.dumps(obj, indent=1).encode()
@@ -63,7 +67,7 @@ def _typed(obj: dict[str, Any]) -> api.Pod | bool | None:
         return False
     if json.loads(text) != obj:  # a tuple written as a list: not this Pod's text
         return False
-    typed = podtyped.typed_pod(msgspec.Raw(text))
+    typed = podquick.quick_pod(msgspec.Raw(text), SECTIONS)
     if typed is None:
         return None
     pod, given = typed
@@ -72,10 +76,16 @@ def _typed(obj: dict[str, Any]) -> api.Pod | bool | None:
     return pod
 
 
+def _quick(obj: dict[str, Any]) -> api.Pod | None:
+    """The quick parse of the decoded manifest ``obj``."""
+    quick = podquick.quick_pod(obj)
+    return None if quick is None else quick.pod
+
+
 def _check(obj: dict[str, Any]) -> bool:
     """Compare the parses of ``obj`` (full, quick, typed); whether the quick one took it.
     The typed one takes what the quick one takes, never another Pod."""
-    quick = podquick.quick_pod(copy.deepcopy(obj))
+    quick = _quick(copy.deepcopy(obj))
     typed = _typed(obj)
     try:
         full = parse_pod(copy.deepcopy(obj))
@@ -83,6 +93,7 @@ def _check(obj: dict[str, Any]) -> bool:
         assert quick is None, "the quick path took a Pod the full parse refuses"
         assert not typed, "the typed path took a Pod the full parse refuses"
         return False
+    assert all(hasattr(full, slot) for slot in api.Pod.__slots__)  # pods.new_pod sets each
     if quick is not None:
         assert quick == full
     if typed:
@@ -169,7 +180,7 @@ def test_a_yaml_set_or_date_is_refused_after_an_equal_looking_list_or_text(
     obj = pod(1, random.Random(1), 4)
     obj["spec"] = {"containers": [{"name": "c"}]}
     _put(obj["spec"], place, plain)
-    assert podquick.quick_pod(copy.deepcopy(obj)) is not None  # remembered
+    assert _quick(copy.deepcopy(obj)) is not None  # remembered
     if twin is None:  # the innermost list made a set, or a tuple
         bad = copy.deepcopy(obj)
         inner = bad["spec"]
@@ -185,7 +196,7 @@ def test_a_yaml_set_or_date_is_refused_after_an_equal_looking_list_or_text(
         _put(bad["spec"], place, twin)
     with pytest.raises(InputError):
         parse_pod(copy.deepcopy(bad))
-    assert podquick.quick_pod(bad) is None
+    assert _quick(bad) is None
     with pytest.raises(InputError):
         podquick.parse_pod(bad)
 
@@ -209,7 +220,7 @@ def test_both_outcomes_happen() -> None:
 def test_odd_spec_values_are_left_to_the_full_parse(field: str, value: Any) -> None:
     obj = pod(1, random.Random(1), 4)
     obj["spec"][field] = value
-    assert podquick.quick_pod(obj) is None
+    assert _quick(obj) is None
     with pytest.raises(InputError):
         parse_pod(obj)
 

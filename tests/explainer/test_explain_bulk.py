@@ -37,7 +37,7 @@ def one_by_one(self: ClusterState, pods: list[Any]) -> list[Any]:
 
 @pytest.fixture
 def slow_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(podquick, "quick_pod", lambda obj: None)
+    monkeypatch.setattr(podquick, "quick_pod", lambda *args: None)
     monkeypatch.setattr(ClusterState, "add_bound_pods", one_by_one)
 
 

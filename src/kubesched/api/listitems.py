@@ -3,10 +3,11 @@ the reader's strictness checked meanwhile on the whole text by a forked child.
 
 :func:`kubesched.api.source.load_file` decodes a file into dicts and lists, then checks the
 result against the text (repeated keys, ``NaN``, depth).  For the 200,000 Pods of a large
-snapshot most of those dicts are never needed: :mod:`kubesched.api.podtyped` decodes each
-item straight into the fields the scheduler reads.  :func:`list_items` gives it the items'
-text at once, and the same checks run on another core (:mod:`kubesched.api.beside`),
-decoding the items a few thousand at a time, so the child holds little memory.
+snapshot most of those dicts are never needed: :func:`kubesched.api.podquick.quick_pod`
+decodes each Pod item straight into the fields the scheduler reads.  :func:`list_items`
+gives it the items' text at once, and the same checks run on another core
+(:mod:`kubesched.api.beside`), decoding the items a few thousand at a time, so the child
+holds little memory.  :func:`mapping` decodes an item the quick path leaves.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import msgspec
 
 from kubesched.api import beside, jsonscan, source
 
-__all__ = ["ListItems", "list_items"]
+__all__ = ["ListItems", "list_items", "mapping"]
 
 _OBJECT = re.compile(rb"[ \t\r\n]*\{")
 """JSON text whose value is an object."""
@@ -91,3 +92,16 @@ def _verdict(data: bytes) -> bytes:
     except msgspec.DecodeError:
         return b"refused"
     return b"exact" if decoded == written else b"repeated"
+
+
+_decode: Callable[[msgspec.Raw], Any] = msgspec.json.Decoder().decode
+
+
+def mapping(item: msgspec.Raw) -> dict[str, Any] | None:
+    """The decoded JSON text ``item`` (dicts, lists and scalars, as the reader decodes them)
+    when it is an object; None otherwise, or if it does not decode."""
+    try:
+        value = _decode(item)
+    except msgspec.DecodeError:
+        return None
+    return value if type(value) is dict else None

@@ -6,7 +6,7 @@ storage in bytes, ``pods`` and extended resources (``nvidia.com/gpu``) in units.
 
 A ``Pod`` keeps its original manifest in ``raw`` so that outputs (``schedule``, the simulated
 API server) can hand back exactly what came in.  A Pod read from a large snapshot's undecoded
-text (:mod:`kubesched.api.podtyped`) holds a :class:`DeferredRaw` there instead, decoded on
+text (:mod:`kubesched.api.podquick`) holds a :class:`DeferredRaw` there instead, decoded on
 the first read of ``raw`` (most of a snapshot's Pods never need it).
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 import operator
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 CPU = "cpu"
@@ -313,32 +313,15 @@ class Pod:
 
     def shallow_copy(self) -> Pod:
         """A shallow copy, several times cheaper than ``copy.copy`` on a slotted dataclass
-        (straight-line code, :func:`_slot_code`: ~0.3 µs)."""
+        (:func:`_copy_pod`: ~0.3 µs)."""
         return _copy_pod(self)
 
-    def __reduce__(self) -> tuple[Callable[[tuple[Any, ...]], Pod], tuple[tuple[Any, ...]]]:
-        """Pickle as the tuple of slot values (half the bytes and about half the time of
-        the default slotted-dataclass state, either way; Pods cross process boundaries by
-        the thousand in parallel scheduling)."""
-        return _pod_from_slots, (_pod_slots(self),)
-
-
-def _slot_code(cls: type[Any], name: str, params: str, source: str) -> Callable[..., Any]:
-    """A function ``name(params)`` building a ``cls`` instance ``o`` from ``source``, one
-    straight-line assignment per slot (as :mod:`dataclasses` generates ``__init__``): about
-    8× faster than a loop over the slots' descriptors.  ``source`` formats as the value of
-    slot number ``{i}`` called ``{name}``.  ``raw`` is read and written as ``raw_slot``,
-    the slot's own descriptor, not :class:`_RawField`: a :class:`DeferredRaw` is copied
-    as it is, at the speed of any other slot."""
-    body = "".join(
-        f"    o.{slot} = {source.format(i=i, name=slot)}\n" for i, slot in enumerate(cls.__slots__)
-    )
-    body = body.replace(" = s.raw\n", " = s.raw_slot\n").replace("o.raw = ", "o.raw_slot = ")
-    scope: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
-    exec(f"def {name}({params}):\n    o = _new(_cls)\n{body}    return o\n", scope)
-    fn: Callable[..., Any] = scope[name]
-    fn.__module__ = __name__
-    return fn
+    def __reduce__(self) -> tuple[type[Pod], tuple[Any, ...]]:
+        """Pickle as ``Pod(*values)``, the values of the fields in their declared order
+        (half the bytes and about half the time of the default slotted-dataclass state,
+        either way; Pods cross process boundaries by the thousand in parallel scheduling).
+        A :class:`DeferredRaw` is decoded first: a pickle holds the manifest."""
+        return Pod, _init_values(self)
 
 
 class DeferredRaw:
@@ -371,19 +354,53 @@ class _RawField:
 
 
 setattr(Pod, "raw", _RawField())  # noqa: B010 - mypy keeps the field's declared type
-setattr(Pod, "raw_slot", _raw_slot)  # noqa: B010 - the slot as it is, for generated code
 
-_copy_pod: Callable[[Pod], Pod] = _slot_code(Pod, "_copy_pod", "s", "s.{name}")
-"""A copy keeps a :class:`DeferredRaw` as it is: ``raw`` is read through the slot."""
-_pod_from_slots: Callable[[tuple[Any, ...]], Pod] = _slot_code(
-    Pod, "_pod_from_slots", "v", "v[{i}]"
-)
-_pod_slots = operator.attrgetter(*Pod.__slots__)
+_init_values = operator.attrgetter(*(f.name for f in fields(Pod) if f.init))
+"""The values :meth:`Pod.__init__` takes, in order."""
+_new = object.__new__
 
-pod_from_slots = _pod_from_slots
-"""A :class:`Pod` from the tuple of its slot values in ``Pod.__slots__`` order (``key``
-last, which must be ``namespace/name``): no keyword matching, ~0.5 µs against ~2 µs for
-``Pod(...)`` with 28 keywords (the quick parse builds one per Pod of a large snapshot)."""
+
+def _copy_pod(s: Pod) -> Pod:
+    """A shallow copy of ``s``, one straight-line assignment per slot (as :mod:`dataclasses`
+    writes ``__init__``): about 8x faster than a loop over the slots, and than ``Pod(...)``'s
+    keyword matching.  ``raw`` goes through the slot's own descriptor, so a
+    :class:`DeferredRaw` is copied as it is.  A field added to :class:`Pod` is added here
+    too: ``tests/api/test_pod_copy.py`` fails on a copy that lacks one."""
+    o: Pod = _new(Pod)
+    o.name = s.name
+    o.namespace = s.namespace
+    o.uid = s.uid
+    o.labels = s.labels
+    o.annotations = s.annotations
+    o.owner_references = s.owner_references
+    o.creation_timestamp = s.creation_timestamp
+    o.scheduler_name = s.scheduler_name
+    o.priority = s.priority
+    o.priority_class_name = s.priority_class_name
+    o.preemption_policy = s.preemption_policy
+    o.node_name = s.node_name
+    o.node_selector = s.node_selector
+    o.node_affinity = s.node_affinity
+    o.pod_affinity = s.pod_affinity
+    o.pod_anti_affinity = s.pod_anti_affinity
+    o.tolerations = s.tolerations
+    o.topology_spread_constraints = s.topology_spread_constraints
+    o.requests = s.requests
+    o.nonzero_requests = s.nonzero_requests
+    o.fit_score_requests = s.fit_score_requests
+    o.host_ports = s.host_ports
+    o.images = s.images
+    o.scheduling_gates = s.scheduling_gates
+    o.termination_grace_period_seconds = s.termination_grace_period_seconds
+    o.phase = s.phase
+    o.nominated_node_name = s.nominated_node_name
+    o.start_time = s.start_time
+    o.deletion_timestamp = s.deletion_timestamp
+    o.resource_claims = s.resource_claims
+    o.resource_claim_statuses = s.resource_claim_statuses
+    _raw_slot.__set__(o, _raw_slot.__get__(s))
+    o.key = s.key
+    return o
 
 
 @dataclass(slots=True)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.api import fields as f
-from kubesched.api import listitems, podquick, podtyped, resource, source
+from kubesched.api import listitems, podquick, resource, source
 from kubesched.api import objects as api
 from kubesched.api.errors import InputError
 from kubesched.api.fields import join
@@ -243,15 +243,20 @@ def with_priority_classes(docs: Documents, cluster_docs: Sequence[dict[str, Any]
     return docs
 
 
-def parse_objects(docs: Sequence[dict[str, Any]], file: str | None = None) -> ParsedObjects:
+def parse_objects(
+    docs: Sequence[dict[str, Any]], file: str | None = None, *, admit: bool = True
+) -> ParsedObjects:
     """Nodes, Pods and the other kinds of a document stream; priorities resolved from the
-    stream's PriorityClasses.  All problems (up to :data:`MAX_PROBLEMS`) are reported in one
-    :class:`InputError` carrying ``file``; duplicate kind + namespace/name is an error."""
+    stream's PriorityClasses (as the priority admission plugin does; with ``admit`` False
+    only checked: a ``priorityClassName`` must name a class, and the Pods keep
+    ``spec.priority`` or 0, as ``explain`` asks upstream's framework, which admits nothing).
+    All problems (up to :data:`MAX_PROBLEMS`) are reported in one :class:`InputError`
+    carrying ``file``; duplicate kind + namespace/name is an error."""
     with source.bulk_allocation():
-        return _parse_objects(docs, file)
+        return _parse_objects(docs, file, admit)
 
 
-def _parse_objects(docs: Sequence[dict[str, Any]], file: str | None) -> ParsedObjects:
+def _parse_objects(docs: Sequence[dict[str, Any]], file: str | None, admit: bool) -> ParsedObjects:
     if not isinstance(docs, Documents):
         docs = split_documents(docs)
     gathered = _Gathered()
@@ -259,7 +264,7 @@ def _parse_objects(docs: Sequence[dict[str, Any]], file: str | None) -> ParsedOb
         if len(gathered.problems) >= MAX_PROBLEMS:
             break
         gathered.add(obj, path)
-    return gathered.parsed(file)
+    return gathered.parsed(file, admit)
 
 
 class _Gathered:
@@ -319,15 +324,16 @@ class _Gathered:
             )
         self.seen[ident] = path
 
-    def parsed(self, file: str | None) -> ParsedObjects:
-        """The objects, priorities resolved; :class:`InputError` with every problem."""
+    def parsed(self, file: str | None, admit: bool = True) -> ParsedObjects:
+        """The objects, priorities resolved (only checked unless ``admit``: see
+        :func:`parse_objects`); :class:`InputError` with every problem."""
         problems = self.problems
         if not problems:
             pods = zip(self.out.pods, self.pod_paths, self.given, strict=True)
             for pod, path, given in pods:
                 if not pod.priority_class_name and self.table.default is None:
                     continue  # nothing to resolve: the parse gave spec.priority or 0 already
-                message = self.table.resolve(pod, given)
+                message = self.table.resolve(pod if admit else pod.shallow_copy(), given)
                 if message:
                     problems.append((join(path, "spec.priorityClassName"), message))
         if problems:
@@ -337,10 +343,10 @@ class _Gathered:
 
 def load_cluster(path: str) -> ParsedObjects:
     """:func:`load_documents` then :func:`parse_objects`, errors naming ``path``.  A large
-    ``kubectl`` List is read by parts (:mod:`~kubesched.api.listitems`, its Pods by
-    :mod:`~kubesched.api.podtyped`): the same objects, without a dict for most Pods; any
-    problem in it (a repeated key, an invalid object) sends it the usual way, which names
-    the problem."""
+    ``kubectl`` List is read by parts (:mod:`~kubesched.api.listitems`, its Pods from their
+    text by :func:`~kubesched.api.podquick.quick_pod`): the same objects, without a dict
+    for most Pods; any problem in it (a repeated key, an invalid object) sends it the usual
+    way, which names the problem."""
     with source.bulk_allocation():
         by_parts = listitems.list_items(path)
         if by_parts is not None:
@@ -356,13 +362,14 @@ def load_cluster(path: str) -> ParsedObjects:
 def _parse_items(items: Sequence[Any]) -> ParsedObjects | None:
     """The objects of a List's undecoded ``items``; None on any problem."""
     gathered = _Gathered()
+    sections = podquick.Sections()
     for i, item in enumerate(items):
         path = f"items[{i}]"
-        typed = podtyped.typed_pod(item)
-        if typed is not None:
-            gathered.add_pod(typed[0], path, typed[1])
+        quick = podquick.quick_pod(item, sections)
+        if quick is not None:
+            gathered.add_pod(quick.pod, path, quick.given)
         else:
-            obj = podtyped.mapping(item)
+            obj = listitems.mapping(item)
             if obj is None:
                 return None
             gathered.add(obj, path)

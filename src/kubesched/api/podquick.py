@@ -1,33 +1,37 @@
-"""The quick path of Pod parsing, for snapshots and LISTs of many Pods.
+"""The quick path of Pod parsing, for snapshots and LISTs of many Pods: one function,
+:func:`quick_pod`.
 
 :func:`kubesched.api.pods.parse_pod` builds a field path for every section it reads, so that
 any error names its place; over the 200,000 Pods of a large ``kubectl`` snapshot that string
-work is a third of the parse.  :func:`quick_pod` reads the common shape of a Pod (metadata,
-containers with requests, limits and ports, node name, priority, tolerations, affinity,
-status) with the same readers but no paths, and gives up -- returns None -- on anything
+work is a third of the parse.  :func:`quick_pod` decodes a Pod -- a decoded manifest (a dict)
+or a List item's undecoded JSON text -- into typed structs shaped like the manifest
+(:class:`_PodDoc`: msgspec checks the strings, maps and nesting in C, skips every other key),
+reads the common shape from them (metadata, containers with requests, limits and ports, node
+name, priority, tolerations, affinity, status) and gives up -- returns None -- on anything
 else: a section it does not handle (init containers, overhead, pod-level resources, spread
 constraints, scheduling gates, resource claims, ``hostNetwork: true``, container statuses
-reporting ``resources``) or any invalid value.
-:func:`parse_pod` then parses the Pod the full way, which reports the error with its path.
-So the two give the same :class:`~kubesched.api.objects.Pod` (tests check this on generated
-Pods, valid and not) and only the speed differs.
+reporting ``resources``) or any invalid value.  :func:`parse_pod` then parses the Pod the
+full way, which reports the error with its path.  Both build the Pod with
+:func:`kubesched.api.pods.new_pod`, and read the sections with the full parse's own
+readers: the two give the same :class:`~kubesched.api.objects.Pod` (property tests check
+this on generated Pods, valid and not) and only the speed differs.
 
-Owner references, timestamps, containers, tolerations and affinity repeat across a
-snapshot's Pods (a template's Pods have equal ones): each distinct value of those sections
-is read once, remembered by its encoding (:data:`_key`), and its results shared -- frozen
-values and tuples of them (owner references, tolerations, affinity, images, host ports) and
-the requests dicts (read, never changed in place); timestamps are remembered by their text.
-A remembered result is taken only for a value that is equal to the one read, by its
-encoding and in Python both (:func:`_recalled`): either alone conflates values the full
-parse tells apart, so a Pod's acceptance never depends on the Pods read before it.
+The sections a snapshot's Pods repeat (containers, affinity, tolerations, owner references)
+are kept as their JSON text when decoding a List's item, and each distinct text is read once
+per :class:`Sections` (one per List read; equal texts decode to equal values); the Pod's
+``raw`` is then a :class:`~kubesched.api.objects.DeferredRaw`, the item decoded on first
+use.  So for a 200,000-Pod ``kubectl`` List no dict of the Pods is built at all.  A dict is
+read section by section, nothing remembered.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 import msgspec
+from msgspec import UNSET, Raw, UnsetType
 
 from kubesched.api import fields as f
 from kubesched.api import objects as api
@@ -35,79 +39,261 @@ from kubesched.api import podresources
 from kubesched.api import pods as full
 from kubesched.api.errors import InputError
 
-__all__ = ["parse_pod", "quick_pod"]
-
-_GIVE_UP_SPEC = frozenset(
-    (
-        "initContainers",
-        "overhead",
-        "resources",
-        "topologySpreadConstraints",
-        "schedulingGates",
-        "resourceClaims",
-    )
-)
-"""Spec sections the quick path leaves to the full parser (when present, even null)."""
-
-_SLOTS = (
-    *("name", "namespace", "uid", "labels", "annotations", "owner_references"),
-    *("creation_timestamp", "scheduler_name", "priority", "priority_class_name"),
-    *("preemption_policy", "node_name", "node_selector", "node_affinity", "pod_affinity"),
-    *("pod_anti_affinity", "tolerations", "topology_spread_constraints", "requests"),
-    *("nonzero_requests", "fit_score_requests", "host_ports", "images", "scheduling_gates"),
-    *("termination_grace_period_seconds", "phase", "nominated_node_name", "start_time"),
-    *("deletion_timestamp", "resource_claims", "resource_claim_statuses", "raw", "key"),
-)
-"""The slots :func:`_quick` fills, in the order it gives them to
-:func:`~kubesched.api.objects.pod_from_slots` (checked against ``Pod.__slots__`` on import:
-a field added to ``Pod`` must be added here too)."""
-if api.Pod.__slots__ != _SLOTS:  # pragma: no cover - a programming error, caught by any test
-    raise ImportError(f"podquick's slots are not Pod's: {api.Pod.__slots__}")
+__all__ = ["Quick", "Sections", "parse_pod", "quick_pod"]
 
 MEMO_LIMIT = 65_536
-"""Entries each memo (containers, owner references, tolerations, affinity, timestamps) keeps
-before it starts afresh."""
+"""Entries each memo of a :class:`Sections` keeps before it starts afresh."""
 
 T = TypeVar("T")
+S = TypeVar("S")
+"""A section's value: its JSON text (:class:`msgspec.Raw`) or the decoded value (``Any``)."""
 
 Containers = tuple[api.Resources, api.Resources, tuple[str, ...], tuple[api.HostPort, ...]]
 """What ``spec.containers`` gives a Pod: requests, non-zero requests, images, host ports."""
 Affinities = tuple[api.NodeAffinity | None, api.PodAffinity | None, api.PodAffinity | None]
 NO_AFFINITY: Affinities = (None, None, None)
-_owners: dict[bytes, tuple[Any, tuple[api.OwnerReference, ...]]] = {}
-_by_containers: dict[bytes, tuple[Any, Containers]] = {}
-_by_affinity: dict[bytes, tuple[Any, Affinities]] = {}
-_by_tolerations: dict[bytes, tuple[Any, tuple[api.Toleration, ...]]] = {}
-_times: dict[str, float | None] = {}
 
-_key = msgspec.msgpack.encode
-"""The memo key of a decoded value: its MessagePack encoding, equal only for values of
-equal scalar types (``1``, ``1.0`` and ``true`` differ, as do text and bytes), in a fraction
-of a microsecond.  It does not tell a list from a tuple or a set (YAML's ``!!omap``,
-``!!set``), nor text from a date (``!!timestamp``), and it cannot encode an integer beyond
-64 bits (:func:`_recalled` handles both)."""
+# The structs are short-lived and hold no cycles: not tracked by the collector (``gc=False``),
+# which makes each decode ~10 % cheaper.  A section is UNSET when absent (present, even
+# ``null``, it is its text or its value).
+
+
+class _Meta(msgspec.Struct, Generic[S], gc=False):
+    name: str | None = None
+    namespace: str | None = None
+    uid: str | None = None
+    labels: dict[str, str] | None = None
+    annotations: dict[str, str] | None = None
+    ownerReferences: S | UnsetType = UNSET
+    creationTimestamp: str | None = None
+    deletionTimestamp: str | None = None
+
+
+class _Spec(msgspec.Struct, Generic[S], gc=False):
+    containers: S | UnsetType = UNSET
+    affinity: S | UnsetType = UNSET
+    tolerations: S | UnsetType = UNSET
+    nodeName: str | None = None
+    schedulerName: str | None = None
+    priorityClassName: str | None = None
+    priority: Any = None
+    preemptionPolicy: Any = None
+    hostNetwork: Any = None
+    nodeSelector: dict[str, str] | None = None
+    terminationGracePeriodSeconds: Any = None
+    initContainers: S | UnsetType = UNSET  # the sections left to the full parse
+    overhead: S | UnsetType = UNSET
+    resources: S | UnsetType = UNSET
+    topologySpreadConstraints: S | UnsetType = UNSET
+    schedulingGates: S | UnsetType = UNSET
+    resourceClaims: S | UnsetType = UNSET
+
+
+class _Status(msgspec.Struct, Generic[S], gc=False):
+    phase: str | None = None
+    nominatedNodeName: str | None = None
+    startTime: str | None = None
+    resourceClaimStatuses: S | UnsetType = UNSET
+    containerStatuses: S | UnsetType = UNSET
+    initContainerStatuses: S | UnsetType = UNSET
+
+
+class _PodDoc(msgspec.Struct, Generic[S], gc=False):
+    kind: Any = None
+    metadata: _Meta[S] | None = None
+    spec: _Spec[S] | None = None
+    status: _Status[S] | None = None
+
+
+_NO_STATUS: _Status[Any] = _Status()
+_from_text: Callable[[Raw], _PodDoc[Raw]] = msgspec.json.Decoder(_PodDoc[Raw]).decode
+_DECODED = _PodDoc[Any]
+"""The struct a decoded manifest converts to (the alias made once: ~1 µs each time)."""
+_decode: Callable[[Raw], Any] = msgspec.json.Decoder().decode
+
+
+class Quick(NamedTuple):
+    """A Pod read on the quick path, and whether its manifest sets ``spec.priority`` and
+    ``spec.preemptionPolicy`` (PriorityClass resolution asks, and this way need not decode
+    a deferred ``raw``)."""
+
+    pod: api.Pod
+    given: tuple[bool, bool]
+
+
+_quick = functools.partial(tuple.__new__, Quick)
+"""``Quick(pod, given)`` without the Python-level ``__new__`` of a NamedTuple."""
+
+
+class Sections:
+    """The sections of a List's Pods read so far, by their JSON text: one per List read (a
+    text is a key that cannot fail and equal texts decode to equal values)."""
+
+    __slots__ = ("affinity", "containers", "owners", "tolerations")
+
+    def __init__(self) -> None:
+        self.containers: dict[bytes, Containers] = {}
+        self.affinity: dict[bytes, Affinities] = {}
+        self.tolerations: dict[bytes, tuple[api.Toleration, ...]] = {}
+        self.owners: dict[bytes, tuple[api.OwnerReference, ...]] = {}
+
+
+_VALUES = Sections()
+"""The memo of a decoded manifest's sections: never written (values are read, not
+remembered; :func:`_section`)."""
 
 
 def parse_pod(obj: dict[str, Any], path: str = "") -> api.Pod:
     """:func:`quick_pod`, or the full :func:`kubesched.api.pods.parse_pod` when it gives up:
     the same Pod either way, errors with their field path."""
-    pod = quick_pod(obj)
-    return pod if pod is not None else full.parse_pod(obj, path)
+    quick = quick_pod(obj)
+    return quick.pod if quick is not None else full.parse_pod(obj, path)
 
 
-def quick_pod(obj: object) -> api.Pod | None:
-    """The Pod of manifest ``obj`` when it has the common shape and is valid, else None
-    (see the module docstring)."""
-    if type(obj) is not dict:
-        return None
+def quick_pod(source: object, sections: Sections | None = None) -> Quick | None:
+    """The Pod of ``source`` -- a decoded manifest (a dict), or a List item's JSON text
+    (:class:`msgspec.Raw`, whose ``kind`` must be ``Pod``; its sections remembered in
+    ``sections``) -- when it has the common shape and is valid, else None (see the module
+    docstring).  Strictness of a text (a repeated key, ``NaN``, the nesting limit) is not
+    checked here: the reader checks the whole text (:func:`kubesched.api.source.list_items`)."""
     try:
-        return _quick(obj)
-    except InputError:
+        if type(source) is Raw:
+            doc: _PodDoc[Any] = _from_text(source)
+            if doc.kind != "Pod":
+                return None
+            raw: Any = api.DeferredRaw(_decode, source)
+            memo = sections if sections is not None else Sections()
+        elif type(source) is dict:
+            doc = msgspec.convert(source, _DECODED)
+            raw, memo = source, _VALUES
+        else:
+            return None
+        return _read(doc, raw, memo)
+    except (msgspec.ValidationError, msgspec.DecodeError, GiveUp, InputError):
         return None
 
 
 class GiveUp(Exception):
     """The quick path does not handle this Pod (or it is invalid): parse it the full way."""
+
+
+def _read(doc: _PodDoc[Any], raw: Any, memo: Sections) -> Quick | None:
+    """The Pod of a decoded ``doc`` (sections as text, remembered in ``memo``, or as values,
+    see :class:`_PodDoc`)."""
+    meta, spec, status = doc.metadata, doc.spec, doc.status or _NO_STATUS
+    if meta is None or spec is None or not meta.name:
+        return None
+    if (
+        spec.initContainers is not UNSET
+        or spec.overhead is not UNSET
+        or spec.resources is not UNSET
+        or spec.topologySpreadConstraints is not UNSET
+        or spec.schedulingGates is not UNSET
+        or spec.resourceClaims is not UNSET
+        or status.resourceClaimStatuses is not UNSET
+        or (status.containerStatuses is not UNSET and _resizing(status.containerStatuses))
+        or (status.initContainerStatuses is not UNSET and _resizing(status.initContainerStatuses))
+        or (spec.hostNetwork is not None and spec.hostNetwork is not False)  # other ports
+    ):
+        return None
+    if spec.containers is UNSET:
+        return None
+    # Absent sections and fields are told here, without a call (this runs per Pod).
+    node_affinity, pod_affinity, anti_affinity = (
+        NO_AFFINITY
+        if spec.affinity is UNSET
+        else _section(spec.affinity, memo.affinity, _read_affinity)
+    )
+    requests, nonzero, images, ports = _section(spec.containers, memo.containers, _read_containers)
+    times = meta.creationTimestamp, status.startTime, meta.deletionTimestamp
+    pod = full.new_pod(
+        name=meta.name,
+        namespace=meta.namespace or "",
+        uid=meta.uid or "",
+        labels=meta.labels if meta.labels is not None else {},
+        annotations=meta.annotations if meta.annotations is not None else {},
+        owner_references=(
+            ()
+            if meta.ownerReferences is UNSET
+            else _section(meta.ownerReferences, memo.owners, _read_owners)
+        ),
+        creation_timestamp=None if times[0] is None else _seconds(times[0]),
+        scheduler_name=spec.schedulerName or "",
+        priority=None if spec.priority is None else _given(spec.priority, f.int32, "priority"),
+        priority_class_name=spec.priorityClassName or "",
+        preemption_policy=(
+            "PreemptLowerPriority"
+            if spec.preemptionPolicy is None
+            else _preemption_policy(spec.preemptionPolicy)
+        ),
+        node_name=spec.nodeName or "",
+        node_selector=spec.nodeSelector if spec.nodeSelector is not None else {},
+        node_affinity=node_affinity,
+        pod_affinity=pod_affinity,
+        pod_anti_affinity=anti_affinity,
+        tolerations=(
+            ()
+            if spec.tolerations is UNSET
+            else _section(spec.tolerations, memo.tolerations, _read_tolerations)
+        ),
+        requests=requests,
+        nonzero_requests=nonzero,
+        host_ports=ports,
+        images=images,
+        termination_grace_period_seconds=_given(
+            spec.terminationGracePeriodSeconds, f.integer, "terminationGracePeriodSeconds"
+        ),
+        phase=status.phase or "",
+        nominated_node_name=status.nominatedNodeName or "",
+        start_time=None if times[1] is None else _seconds(times[1]),
+        deletion_timestamp=None if times[2] is None else _seconds(times[2]),
+        raw=raw,
+    )
+    return _quick((pod, (spec.priority is not None, spec.preemptionPolicy is not None)))
+
+
+def _resizing(statuses: object) -> bool:
+    """Whether a container status reports ``resources`` (an in-place resize: the full parse
+    counts the larger of spec, status and allocated requests); a text is not decoded for
+    this, only searched (which may give up on a Pod the full parse finds no resize in)."""
+    if statuses is None:
+        return False
+    if type(statuses) is Raw:
+        return b'"resources"' in bytes(statuses)
+    if type(statuses) is not list:
+        return True
+    return any(type(cs) is not dict or cs.get("resources") is not None for cs in statuses)
+
+
+def _section(value: object, memo: dict[bytes, T], read: Callable[[Any], T]) -> T:
+    """``read`` of a present section's value; a text is decoded first and remembered in
+    ``memo`` (started afresh after :data:`MEMO_LIMIT` entries; an exception is not
+    remembered)."""
+    if type(value) is not Raw:
+        return read(value)
+    key = bytes(value)
+    hit = memo.get(key)
+    if hit is None:
+        hit = read(_decode(value))
+        if len(memo) >= MEMO_LIMIT:
+            memo.clear()
+        memo[key] = hit
+    return hit
+
+
+def _given(value: Any, read: Callable[[dict[str, Any], str, str], T], key: str) -> T | None:
+    """``read`` (a :mod:`~kubesched.api.fields` reader) of a present field's value."""
+    return read({key: value}, key, "")
+
+
+def _preemption_policy(policy: object) -> str:
+    """A present ``spec.preemptionPolicy`` as the full parse reads it (:class:`GiveUp` if
+    invalid)."""
+    if policy == "":
+        return "PreemptLowerPriority"
+    if type(policy) is not str or policy not in full.PREEMPTION_POLICIES:
+        raise GiveUp
+    return policy
 
 
 def _str(obj: dict[str, Any], key: str) -> str:
@@ -120,153 +306,9 @@ def _str(obj: dict[str, Any], key: str) -> str:
     return value
 
 
-def _quick(obj: dict[str, Any]) -> api.Pod | None:
-    meta, spec, status = obj.get("metadata"), obj.get("spec"), obj.get("status")
-    if type(meta) is not dict or type(spec) is not dict:
-        return None
-    if status is None:
-        status = {}
-    elif type(status) is not dict:
-        return None
-    if not _GIVE_UP_SPEC.isdisjoint(spec) or "resourceClaimStatuses" in status:
-        return None
-    if _resizing(status):
-        return None
-    host_network = spec.get("hostNetwork")
-    if host_network is not None and host_network is not False:  # ports default differently
-        return None
-    try:
-        name = _str(meta, "name")
-        if not name:
-            return None
-        namespace = _str(meta, "namespace")
-        containers = _containers(spec.get("containers"))
-        affinities = _affinity(spec)
-        priority = f.int32(spec, "priority", "")
-        policy = preemption_policy(spec.get("preemptionPolicy"))
-        return assemble(
-            name,
-            namespace,
-            _str(meta, "uid"),
-            f.string_map(meta, "labels", ""),
-            f.string_map(meta, "annotations", ""),
-            _owner_references(meta.get("ownerReferences")),
-            timestamp(meta.get("creationTimestamp")),
-            _str(spec, "schedulerName"),
-            priority,
-            _str(spec, "priorityClassName"),
-            policy,
-            _str(spec, "nodeName"),
-            f.string_map(spec, "nodeSelector", ""),
-            affinities,
-            _tolerations(spec) if "tolerations" in spec else (),
-            containers,
-            f.integer(spec, "terminationGracePeriodSeconds", ""),
-            _str(status, "phase"),
-            _str(status, "nominatedNodeName"),
-            timestamp(status.get("startTime")),
-            timestamp(meta.get("deletionTimestamp")),
-            obj,
-        )
-    except GiveUp:
-        return None
-
-
-def _resizing(status: dict[str, Any]) -> bool:
-    """Whether a container status reports ``resources`` (an in-place resize: the full parse
-    counts the larger of spec, status and allocated requests)."""
-    for key in ("containerStatuses", "initContainerStatuses"):
-        statuses = status.get(key)
-        if statuses is None:
-            continue
-        if type(statuses) is not list:
-            return True
-        for cs in statuses:
-            if type(cs) is not dict or cs.get("resources") is not None:
-                return True
-    return False
-
-
-def assemble(
-    name: str,
-    namespace: str,
-    uid: str,
-    labels: dict[str, str],
-    annotations: dict[str, str],
-    owners: tuple[api.OwnerReference, ...],
-    created: float | None,
-    scheduler_name: str,
-    priority: int | None,
-    priority_class_name: str,
-    policy: str,
-    node_name: str,
-    node_selector: dict[str, str],
-    affinities: Affinities,
-    tolerations: tuple[api.Toleration, ...],
-    containers: Containers,
-    grace: int | None,
-    phase: str,
-    nominated: str,
-    started: float | None,
-    deleted: float | None,
-    raw: Any,
-) -> api.Pod:
-    """The Pod of the quick paths (this one and :mod:`kubesched.api.podtyped`) from the values
-    read, with the defaults the full parse gives; built from its slots (:data:`_SLOTS`)."""
-    namespace = namespace or "default"
-    return api.pod_from_slots(
-        (
-            name,
-            namespace,
-            uid or full.deterministic_uid("Pod", namespace, name),
-            labels,
-            annotations,
-            owners,
-            created,
-            scheduler_name or api.DEFAULT_SCHEDULER_NAME,
-            priority if priority is not None else 0,
-            priority_class_name,
-            policy,
-            node_name,
-            node_selector,
-            *affinities,
-            tolerations,
-            (),
-            *containers[:2],
-            None,
-            containers[3],
-            containers[2],
-            (),
-            grace,
-            phase or "Pending",
-            nominated,
-            started,
-            deleted,
-            (),
-            (),
-            raw,
-            f"{namespace}/{name}",
-        )
-    )
-
-
-def preemption_policy(policy: object) -> str:
-    """``spec.preemptionPolicy`` as the full parse reads it (:class:`GiveUp` if invalid)."""
-    if policy is None or policy == "":
-        return "PreemptLowerPriority"
-    if type(policy) is not str or policy not in full._PREEMPTION_POLICIES:
-        raise GiveUp
-    return policy
-
-
-def _containers(raw: object) -> Containers:
+def _read_containers(raw: object) -> Containers:
     """``spec.containers`` (no init containers): the Pod's effective requests, non-zero
-    requests, images and host ports; worked out once per distinct list (see :func:`_key`)."""
-    return _recalled(_by_containers, raw, read_containers)
-
-
-def read_containers(raw: object) -> Containers:
-    """:func:`_containers` of a decoded value, not remembered (:class:`GiveUp` if odd)."""
+    requests, images and host ports (:class:`GiveUp` if odd)."""
     if type(raw) is not list or not raw:
         raise GiveUp
     millis: list[podresources.Millis] = []
@@ -297,51 +339,31 @@ def read_containers(raw: object) -> Containers:
                 if type(p) is not dict:
                     raise GiveUp
                 if p.get("hostPort") is not None:
-                    ports.extend(full._host_ports(c, "", False))
+                    ports.extend(full.read_host_ports(c, "", False))
                     break
     requests, nonzero = podresources.effective_requests(millis, (), None, None)
     return requests, nonzero, tuple(images), tuple(ports)
 
 
-def _affinity(spec: dict[str, Any]) -> Affinities:
-    """``spec.affinity`` as the full parse reads it, once per distinct value."""
-    raw = spec.get("affinity")
-    if raw is None:
-        return NO_AFFINITY
-    return _recalled(_by_affinity, raw, read_affinity)
-
-
-def read_affinity(raw: object) -> Affinities:
+def _read_affinity(raw: object) -> Affinities:
+    """``spec.affinity`` as the full parse reads it."""
     affinity = f.mapping({"affinity": raw}, "affinity", "")
     if not affinity:
         return NO_AFFINITY
     return (
-        full._node_affinity(affinity, ""),
-        full._pod_affinity(affinity, "podAffinity", ""),
-        full._pod_affinity(affinity, "podAntiAffinity", ""),
+        full.read_node_affinity(affinity, ""),
+        full.read_pod_affinity(affinity, "podAffinity", ""),
+        full.read_pod_affinity(affinity, "podAntiAffinity", ""),
     )
 
 
-def _tolerations(spec: dict[str, Any]) -> tuple[api.Toleration, ...]:
-    """``spec.tolerations`` as the full parse reads them, once per distinct list."""
-    raw = spec["tolerations"]
-    return _recalled(_by_tolerations, raw, read_tolerations)
+def _read_tolerations(raw: object) -> tuple[api.Toleration, ...]:
+    """``spec.tolerations`` as the full parse reads them."""
+    return full.read_tolerations({"tolerations": raw}, "")
 
 
-def read_tolerations(raw: object) -> tuple[api.Toleration, ...]:
-    return full._tolerations({"tolerations": raw}, "")
-
-
-def _owner_references(refs: object) -> tuple[api.OwnerReference, ...]:
-    """``metadata.ownerReferences`` as :func:`kubesched.api.pods._owner_references` reads
-    them; worked out once per distinct list (see :func:`_key`)."""
-    if refs is None:
-        return ()
-    return _recalled(_owners, refs, read_owner_references)
-
-
-def read_owner_references(refs: object) -> tuple[api.OwnerReference, ...]:
-    """:func:`_owner_references` of a decoded value, not remembered."""
+def _read_owners(refs: object) -> tuple[api.OwnerReference, ...]:
+    """``metadata.ownerReferences`` as the full parse reads them."""
     if refs is None:
         return ()
     if type(refs) is not list:
@@ -362,51 +384,8 @@ def _owner_reference(ref: object) -> api.OwnerReference:
     return api.OwnerReference(kind, name, version, bool(controller), uid)
 
 
-def remembered(memo: dict[bytes, T], key: bytes, read: Callable[[Any], T], value: Any) -> T:
-    """``read(value)``, remembered in ``memo`` under ``key``, a text equal only for equal
-    values (the typed path's section text: equal texts decode to equal values), started
-    afresh after :data:`MEMO_LIMIT` entries; an exception from ``read`` is not remembered."""
-    hit = memo.get(key)
-    if hit is None:
-        hit = read(value)
-        if len(memo) >= MEMO_LIMIT:
-            memo.clear()
-        memo[key] = hit
-    return hit
-
-
-def _recalled(memo: dict[bytes, tuple[Any, T]], raw: Any, read: Callable[[Any], T]) -> T:
-    """``read(raw)``, remembered in ``memo`` under the encoding of the decoded value ``raw``
-    (:data:`_key`) together with ``raw`` itself: a remembered result is taken only for a
-    value equal to the one it was read from by the encoding (which tells ``1`` from ``1.0``
-    and ``true``) and by ``==`` (which tells a list from a tuple or a set, and text from a
-    date).  A value the encoding cannot hold (an integer beyond 64 bits) is read, not
-    remembered; ``memo`` starts afresh after :data:`MEMO_LIMIT` entries; an exception from
-    ``read`` is not remembered."""
-    try:
-        key = _key(raw)
-    except (OverflowError, TypeError, msgspec.EncodeError):
-        return read(raw)
-    hit = memo.get(key)
-    if hit is not None and hit[0] == raw:
-        return hit[1]
-    value = read(raw)
-    if len(memo) >= MEMO_LIMIT:
-        memo.clear()
-    memo[key] = (raw, value)
-    return value
-
-
-def timestamp(value: object) -> float | None:
-    """An RFC3339 timestamp as :func:`kubesched.api.pods.parse_timestamp` reads it."""
-    if value is None:
-        return None
-    if type(value) is not str:
-        raise GiveUp
-    seconds = _times.get(value, _times)
-    if seconds is _times:
-        seconds = full.parse_timestamp(value, "")
-        if len(_times) >= MEMO_LIMIT:
-            _times.clear()
-        _times[value] = seconds
-    return seconds  # type: ignore[return-value]
+@functools.lru_cache(maxsize=MEMO_LIMIT)
+def _seconds(text: str) -> float | None:
+    """:func:`kubesched.api.pods.parse_timestamp` of a text (a snapshot's Pods repeat a few
+    times; an error is not remembered)."""
+    return full.parse_timestamp(text, "")

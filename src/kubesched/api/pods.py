@@ -29,7 +29,7 @@ from kubesched.api.fields import Obj, fail, join
 
 _UID_NAMESPACE = uuid.UUID("5c4e1f0a-7d1b-4c0e-9a57-6b7375626573")
 _PROTOCOLS = ("TCP", "UDP", "SCTP")
-_PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")
+PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")
 _WHEN_UNSATISFIABLE = ("DoNotSchedule", "ScheduleAnyway")
 _POLICIES = ("Honor", "Ignore")
 _TOLERATION_OPS = ("Equal", "Exists")
@@ -86,13 +86,13 @@ def parse_pod(obj: dict[str, Any], path: str = "") -> api.Pod:
         inits.append((requests, restartable))
         images.append(f.string(c, "image", cpath))
         if restartable:
-            sidecar_ports.extend(_host_ports(c, cpath, host_network))
+            sidecar_ports.extend(read_host_ports(c, cpath, host_network))
     for i, c in enumerate(containers_raw):
         cpath = join(join(spec_path, "containers"), i)
         c = f.as_mapping(c, cpath)
         containers.append(_with_status(_container_requests(c, cpath), c, resized))
         images.append(f.string(c, "image", cpath))
-        ports.extend(_host_ports(c, cpath, host_network))
+        ports.extend(read_host_ports(c, cpath, host_network))
 
     overhead = f.resource_list(spec, "overhead", spec_path)
     pod_res_path = join(spec_path, "resources")
@@ -109,28 +109,28 @@ def parse_pod(obj: dict[str, Any], path: str = "") -> api.Pod:
     affinity = f.mapping(spec, "affinity", spec_path)
     priority = f.int32(spec, "priority", spec_path)
     grace = f.integer(spec, "terminationGracePeriodSeconds", spec_path)
-    return api.Pod(
+    return new_pod(
         name=name,
         namespace=namespace,
-        uid=f.string(meta, "uid", meta_path) or deterministic_uid("Pod", namespace, name),
+        uid=f.string(meta, "uid", meta_path),
         labels=f.string_map(meta, "labels", meta_path),
         annotations=f.string_map(meta, "annotations", meta_path),
         owner_references=_owner_references(meta, meta_path),
         creation_timestamp=parse_timestamp(
             meta.get("creationTimestamp"), join(meta_path, "creationTimestamp")
         ),
-        scheduler_name=f.string(spec, "schedulerName", spec_path) or api.DEFAULT_SCHEDULER_NAME,
-        priority=priority if priority is not None else 0,
+        scheduler_name=f.string(spec, "schedulerName", spec_path),
+        priority=priority,
         priority_class_name=f.string(spec, "priorityClassName", spec_path),
         preemption_policy=f.one_of(
-            spec, "preemptionPolicy", spec_path, _PREEMPTION_POLICIES, "PreemptLowerPriority"
+            spec, "preemptionPolicy", spec_path, PREEMPTION_POLICIES, "PreemptLowerPriority"
         ),
         node_name=f.string(spec, "nodeName", spec_path),
         node_selector=f.string_map(spec, "nodeSelector", spec_path),
-        node_affinity=_node_affinity(affinity, affinity_path),
-        pod_affinity=_pod_affinity(affinity, "podAffinity", affinity_path),
-        pod_anti_affinity=_pod_affinity(affinity, "podAntiAffinity", affinity_path),
-        tolerations=_tolerations(spec, spec_path),
+        node_affinity=read_node_affinity(affinity, affinity_path),
+        pod_affinity=read_pod_affinity(affinity, "podAffinity", affinity_path),
+        pod_anti_affinity=read_pod_affinity(affinity, "podAntiAffinity", affinity_path),
+        tolerations=read_tolerations(spec, spec_path),
         topology_spread_constraints=_spread_constraints(spec, spec_path),
         requests=requests,
         nonzero_requests=nonzero,
@@ -141,7 +141,7 @@ def parse_pod(obj: dict[str, Any], path: str = "") -> api.Pod:
         resource_claims=podclaims.pod_resource_claims(spec, spec_path),
         resource_claim_statuses=podclaims.pod_claim_statuses(status, join(path, "status")),
         termination_grace_period_seconds=grace,
-        phase=f.string(status, "phase", join(path, "status")) or "Pending",
+        phase=f.string(status, "phase", join(path, "status")),
         nominated_node_name=f.string(status, "nominatedNodeName", join(path, "status")),
         start_time=parse_timestamp(
             status.get("startTime"), join(join(path, "status"), "startTime")
@@ -151,6 +151,92 @@ def parse_pod(obj: dict[str, Any], path: str = "") -> api.Pod:
         ),
         raw=obj,
     )
+
+
+def new_pod(
+    *,
+    name: str,
+    namespace: str,
+    uid: str,
+    labels: dict[str, str],
+    annotations: dict[str, str],
+    owner_references: tuple[api.OwnerReference, ...],
+    creation_timestamp: float | None,
+    scheduler_name: str,
+    priority: int | None,
+    priority_class_name: str,
+    preemption_policy: str,
+    node_name: str,
+    node_selector: dict[str, str],
+    node_affinity: api.NodeAffinity | None,
+    pod_affinity: api.PodAffinity | None,
+    pod_anti_affinity: api.PodAffinity | None,
+    tolerations: tuple[api.Toleration, ...],
+    requests: api.Resources,
+    nonzero_requests: api.Resources,
+    host_ports: tuple[api.HostPort, ...],
+    images: tuple[str, ...],
+    termination_grace_period_seconds: int | None,
+    phase: str,
+    nominated_node_name: str,
+    start_time: float | None,
+    deletion_timestamp: float | None,
+    raw: Any,
+    topology_spread_constraints: tuple[api.TopologySpreadConstraint, ...] = (),
+    fit_score_requests: api.Resources | None = None,
+    scheduling_gates: tuple[str, ...] = (),
+    resource_claims: tuple[tuple[str, str, str], ...] = (),
+    resource_claim_statuses: tuple[tuple[str, str], ...] = (),
+) -> api.Pod:
+    """The one place a parsed :class:`~kubesched.api.objects.Pod` is built (by the full parse
+    here and the quick one, :mod:`kubesched.api.podquick`), from the values read, with the
+    API server's defaults for the empty ones: namespace ``default``, a deterministic uid,
+    ``default-scheduler``, priority 0 (until PriorityClass resolution), phase ``Pending``.
+    ``raw`` is the manifest, or a :class:`~kubesched.api.objects.DeferredRaw` of it.
+
+    Every slot is assigned here in straight-line code rather than through ``Pod(...)``,
+    whose matching of 32 keywords cost as much again per Pod of a large snapshot; a field
+    added to :class:`~kubesched.api.objects.Pod` is added here too (``test_podquick``
+    checks that a parsed Pod has every slot set)."""
+    namespace = namespace or "default"
+    pod: api.Pod = _new(api.Pod)
+    pod.name = name
+    pod.namespace = namespace
+    pod.uid = uid or deterministic_uid("Pod", namespace, name)
+    pod.labels = labels
+    pod.annotations = annotations
+    pod.owner_references = owner_references
+    pod.creation_timestamp = creation_timestamp
+    pod.scheduler_name = scheduler_name or api.DEFAULT_SCHEDULER_NAME
+    pod.priority = priority if priority is not None else 0
+    pod.priority_class_name = priority_class_name
+    pod.preemption_policy = preemption_policy
+    pod.node_name = node_name
+    pod.node_selector = node_selector
+    pod.node_affinity = node_affinity
+    pod.pod_affinity = pod_affinity
+    pod.pod_anti_affinity = pod_anti_affinity
+    pod.tolerations = tolerations
+    pod.topology_spread_constraints = topology_spread_constraints
+    pod.requests = requests
+    pod.nonzero_requests = nonzero_requests
+    pod.fit_score_requests = fit_score_requests
+    pod.host_ports = host_ports
+    pod.images = images
+    pod.scheduling_gates = scheduling_gates
+    pod.termination_grace_period_seconds = termination_grace_period_seconds
+    pod.phase = phase or "Pending"
+    pod.nominated_node_name = nominated_node_name
+    pod.start_time = start_time
+    pod.deletion_timestamp = deletion_timestamp
+    pod.resource_claims = resource_claims
+    pod.resource_claim_statuses = resource_claim_statuses
+    pod.raw = raw
+    pod.key = f"{namespace}/{name}"
+    return pod
+
+
+_new = object.__new__
 
 
 _Resized = tuple[dict[str, tuple[podresources.Millis, podresources.Millis]], bool]
@@ -210,7 +296,7 @@ def _container_requests(c: Obj, path: str) -> podresources.Millis:
     )
 
 
-def _host_ports(c: Obj, path: str, host_network: bool) -> list[api.HostPort]:
+def read_host_ports(c: Obj, path: str, host_network: bool) -> list[api.HostPort]:
     out = []
     for i, p in enumerate(f.seq(c, "ports", path)):
         ppath = join(join(path, "ports"), i)
@@ -244,7 +330,7 @@ def _owner_references(meta: Obj, path: str) -> tuple[api.OwnerReference, ...]:
     return tuple(out)
 
 
-def _node_affinity(affinity: Obj, path: str) -> api.NodeAffinity | None:
+def read_node_affinity(affinity: Obj, path: str) -> api.NodeAffinity | None:
     na_path = join(path, "nodeAffinity")
     na = f.mapping(affinity, "nodeAffinity", path)
     if not na:
@@ -293,7 +379,7 @@ def _pod_affinity_term(term: Obj, path: str) -> api.PodAffinityTerm:
     )
 
 
-def _pod_affinity(affinity: Obj, key: str, path: str) -> api.PodAffinity | None:
+def read_pod_affinity(affinity: Obj, key: str, path: str) -> api.PodAffinity | None:
     pa_path = join(path, key)
     pa = f.mapping(affinity, key, path)
     if not pa:
@@ -317,7 +403,7 @@ def _pod_affinity(affinity: Obj, key: str, path: str) -> api.PodAffinity | None:
     return api.PodAffinity(tuple(required), tuple(preferred))
 
 
-def _tolerations(spec: Obj, path: str) -> tuple[api.Toleration, ...]:
+def read_tolerations(spec: Obj, path: str) -> tuple[api.Toleration, ...]:
     out = []
     for i, t in enumerate(f.seq(spec, "tolerations", path)):
         tpath = join(join(path, "tolerations"), i)

@@ -5,10 +5,14 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
+from kubesched.api import objects as api
 from kubesched.api.errors import InputError
 from kubesched.api.parse import ParsedObjects, load_documents
+
+if TYPE_CHECKING:
+    from kubesched.config.types import KubeSchedulerConfiguration
 
 T = TypeVar("T")
 
@@ -69,17 +73,29 @@ def check(what: Callable[[], T], file: str | None) -> T:
         raise (e.with_file(file) if file else e) from None
 
 
+class Inputs(NamedTuple):
+    """A command's inputs, each parsed and checked once (:func:`check_inputs`)."""
+
+    snapshot: ParsedObjects
+    pods: list[api.Pod]
+    """The Pods of the Pods file, in file order."""
+    config: KubeSchedulerConfiguration
+
+
 def check_inputs(
     cluster: tuple[dict[str, Any] | ParsedObjects, str],
     pods: tuple[dict[str, Any], str],
     config: tuple[dict[str, Any] | None, str | None],
-) -> ParsedObjects:
+    *,
+    admit: bool = True,
+) -> Inputs:
     """Parse the snapshot (unless given parsed: :func:`kubesched.api.parse.load_cluster`),
-    the Pods (which may name the snapshot's PriorityClasses) and the configuration once
-    each, and cross-check the snapshot's job-layer objects, so that an error names the file
-    it came from.  References to objects the snapshot lacks are not errors (the commands
-    warn about them once, as they run).  Returns the parsed snapshot (a command may use it
-    rather than parse the snapshot again)."""
+    the Pods (which may name the snapshot's PriorityClasses; their priorities resolved
+    unless ``admit`` is False: :func:`kubesched.api.parse.parse_objects`) and the
+    configuration once each, and cross-check the snapshot's job-layer objects, so that an
+    error names the file it came from.  References to objects the snapshot lacks are not
+    errors (the commands warn about them once, as they run).  Returns what was parsed, for
+    the command to use rather than parse again."""
     from kubesched.admission import references
     from kubesched.api.parse import parse_objects, split_documents, with_priority_classes
     from kubesched.config.load import load_config as load_cfg
@@ -92,12 +108,14 @@ def check_inputs(
         docs = check(lambda: split_documents([given]), cluster[1])
         snapshot, cluster_docs = check(lambda: parse_objects(docs), cluster[1]), docs
     incoming = check(
-        lambda: parse_objects(with_priority_classes(split_documents([pods[0]]), cluster_docs)),
+        lambda: parse_objects(
+            with_priority_classes(split_documents([pods[0]]), cluster_docs), admit=admit
+        ),
         pods[1],
     )
     check(
         lambda: references.check(snapshot.others, [*snapshot.pods, *incoming.pods], warn=False),
         cluster[1],
     )
-    check(lambda: load_cfg(config[0], known_plugins=known_plugin_names()), config[1])
-    return snapshot
+    cfg = check(lambda: load_cfg(config[0], known_plugins=known_plugin_names()), config[1])
+    return Inputs(snapshot, incoming.pods, cfg)

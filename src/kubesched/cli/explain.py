@@ -42,11 +42,11 @@ def run(args: argparse.Namespace) -> int:
             problem = ("kind", f"expected a Pod, got {name_or_shape(pod.get('kind'))}")
             raise InputError([problem], file=args.pod)
         config = common.load_config(args.config)
-        snapshot = common.check_inputs(
-            (cluster, args.cluster), (pod, args.pod), (config, args.config)
+        inputs = common.check_inputs(
+            (cluster, args.cluster), (pod, args.pod), (config, args.config), admit=False
         )
     try:
-        result = explain(snapshot, pod, config, preemption=args.preemption)
+        result = explain(inputs.snapshot, inputs.pods[0], inputs.config, preemption=args.preemption)
     except InputError as e:
         raise e.with_file(args.config or args.cluster) from None
     if result["result"] == "Error" and result["message"].startswith(PROFILE_NOT_FOUND):

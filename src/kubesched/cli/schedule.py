@@ -25,15 +25,17 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Schedule the Pods onto the snapshot in virtual time."""
-    from kubesched.sim.whatif import schedule
+    from kubesched.sim.whatif import schedule_parsed
 
     cluster = common.load_list(args.cluster)
     pods = common.load_list(args.pods)
     config = common.load_config(args.config)
-    common.check_inputs((cluster, args.cluster), (pods, args.pods), (config, args.config))
+    inputs = common.check_inputs((cluster, args.cluster), (pods, args.pods), (config, args.config))
     try:
         with observability.metrics_session(args) as metrics:
-            result = schedule(cluster, pods, config, seed=args.seed, metrics=metrics)
+            result = schedule_parsed(
+                inputs.snapshot, inputs.pods, inputs.config, seed=args.seed, metrics=metrics
+            )
     except InputError as e:
         raise e.with_file(args.config or args.cluster) from None
     common.emit(result, args.output, text.schedule_table)

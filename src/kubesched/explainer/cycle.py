@@ -104,19 +104,21 @@ def _config(config: Mapping[str, Any] | KubeSchedulerConfiguration | None) -> An
 
 def explain(
     cluster: Mapping[str, Any] | list[Any] | ParsedObjects,
-    pod: Mapping[str, Any],
+    pod: Mapping[str, Any] | api.Pod,
     config: Mapping[str, Any] | KubeSchedulerConfiguration | None = None,
     *,
     preemption: bool = False,
 ) -> dict[str, Any]:
-    """Explain the placement of ``pod`` on ``cluster`` (dicts in, dict out; ``cluster`` may
-    also be the snapshot already parsed, as the CLI passes it after checking it).  With
+    """Explain the placement of ``pod`` on ``cluster`` (dicts in, dict out).  The CLI passes
+    all three parsed, after checking them once: the snapshot's objects, the Pod (as
+    ``parse_objects(..., admit=False)`` gives it, taken and changed here: its node name is
+    cleared) and the configuration.  With
     ``preemption``, an Unschedulable answer also has ``"preemption": {"message",
     "nominatedNode", "victims"}``: what PostFilter would do (a dry run, nothing deleted)."""
     cfg = _config(config)
     with bulk_allocation(FREEZE_ANSWER_AFTER):  # the cache and the plugins' indexes
         state_cluster, pending = build_cluster(cluster)
-        p = parse_pod(dict(pod), "pod")
+        p = pod if isinstance(pod, api.Pod) else parse_pod(dict(pod), "pod")
         references.check(list(state_cluster.objects.values()), [p])  # warns about missing ones
         if p.node_name:
             state_cluster.remove_pod(p.key)

@@ -33,7 +33,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kubesched.api import objects as api
-from kubesched.api.parse import Documents, parse_objects, split_documents, with_priority_classes
+from kubesched.api.parse import (
+    Documents,
+    ParsedObjects,
+    parse_objects,
+    split_documents,
+    with_priority_classes,
+)
 from kubesched.config.load import load_config
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.metrics import SchedulerMetrics
@@ -71,6 +77,19 @@ def schedule(
     cluster_docs = _documents(cluster)
     snapshot = parse_objects(cluster_docs)
     incoming = parse_objects(with_priority_classes(_documents(pods), cluster_docs)).pods
+    return schedule_parsed(snapshot, incoming, cfg, seed=seed, metrics=metrics)
+
+
+def schedule_parsed(
+    snapshot: ParsedObjects,
+    incoming: list[api.Pod],
+    cfg: KubeSchedulerConfiguration,
+    *,
+    seed: int = 0,
+    metrics: SchedulerMetrics | None = None,
+) -> dict[str, Any]:
+    """:func:`schedule` of inputs already parsed: the snapshot's objects and the Pods to
+    submit, their priorities resolved (as ``kubesched schedule`` has checked them)."""
     order = sorted(
         range(len(incoming)),
         key=lambda i: (
