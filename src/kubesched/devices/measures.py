@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -156,7 +156,14 @@ def latest(plugins: Iterable[object]) -> GpuGauges | None:
     """The measures the first plugin among ``plugins`` that keeps them (``gpu_gauges``, the
     GpuDevices plugin after its ``sync_metrics``) took last, or None."""
     for p in plugins:
-        gauges = getattr(p, "gpu_gauges", None)
-        if isinstance(gauges, GpuGauges):
-            return gauges
+        if isinstance(p, KeepsGpuGauges) and isinstance(p.gpu_gauges, GpuGauges):
+            return p.gpu_gauges
     return None
+
+
+@runtime_checkable
+class KeepsGpuGauges(Protocol):
+    """A plugin that keeps the last GPU measures it took (GpuDevices): ``gpu_gauges`` is
+    None until its first ``sync_metrics``."""
+
+    gpu_gauges: GpuGauges | None

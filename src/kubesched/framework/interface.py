@@ -7,7 +7,8 @@ shape ``(n,)`` (0 = node passes, ``k > 0`` = ``table[k]`` says why it does not) 
 returns int64 scores of shape ``(n,)``.
 
 A plugin joins an extension point by implementing its method (capability wiring); the
-runtime checks with ``hasattr``.  Plugins get a :class:`Handle` at construction.
+Protocols of :mod:`kubesched.framework.contract` say which, and what each kubesched capability
+promises.  Plugins get a :class:`Handle` at construction.
 """
 
 from __future__ import annotations
@@ -175,6 +176,33 @@ class ApiClient(Protocol):
         """Delete ``pod`` (preemption victims)."""
 
 
+@runtime_checkable
+class Preempter(Protocol):
+    """A client that evicts preemption victims as upstream's ``PreemptPod`` does (marks the
+    victim ``DisruptionTarget``, deletes it, records the event); others just delete."""
+
+    def preempt_pod(self, victim: api.Pod, preemptor: api.Pod, node: str, reason: str) -> None:
+        """Evict ``victim`` for ``preemptor`` on ``node``."""
+
+
+@runtime_checkable
+class ObjectWriter(Protocol):
+    """A client that writes back an object (a ResourceClaim's status) as a raw manifest;
+    without one, plugins keep such writes in their own assumed state."""
+
+    def update_object(self, obj: dict[str, Any]) -> None:
+        """Replace the stored object ``obj`` names; raises on failure."""
+
+
+@runtime_checkable
+class FailureReporter(Protocol):
+    """A client that records a failed attempt (the Pod's ``PodScheduled`` condition and
+    ``FailedScheduling`` event)."""
+
+    def pod_scheduling_failed(self, pod: api.Pod, reason: str, message: str) -> None:
+        """``pod`` failed this attempt with ``reason`` and ``message``."""
+
+
 def preempt_pod(
     client: ApiClient,
     victim: api.Pod,
@@ -195,9 +223,8 @@ def preempt_pod(
     if held is not None:
         held.reject(plugin, "preempted")
         return
-    evict = getattr(client, "preempt_pod", None)
-    if evict is not None:
-        evict(victim, preemptor, node, reason)
+    if isinstance(client, Preempter):
+        client.preempt_pod(victim, preemptor, node, reason)
     else:
         client.delete_pod(victim, reason)
 

@@ -357,7 +357,5 @@ class Scheduler(EventsMixin, AlgorithmMixin, WaitingMixin, FailureMixin):
             inflight=q.inflight_events(),
         )
         for fwk in self.profiles.values():
-            for plugin in fwk.instances.values():
-                sync = getattr(plugin, "sync_metrics", None)
-                if sync is not None:
-                    sync()  # plugin-owned gauges (quota runtime / min / max)
+            for plugin in fwk.metrics_syncers:
+                plugin.sync_metrics()  # plugin-owned gauges (quota runtime / min / max)

@@ -12,6 +12,7 @@ from kubesched.framework import events
 from kubesched.framework.interface import (
     Code,
     CycleState,
+    FailureReporter,
     QueuedPodInfo,
     Status,
 )
@@ -108,9 +109,8 @@ class FailureMixin(SchedulerBase):
         qp.message = message
         self.failures[qp.pod.key] = (reason, message)
         self.queue.add_unschedulable_if_not_present(qp, cycle)
-        report = getattr(self.api, "pod_scheduling_failed", None)
-        if report is not None:
-            report(qp.pod, reason, truncate_message(message))
+        if isinstance(self.api, FailureReporter):
+            self.api.pod_scheduling_failed(qp.pod, reason, truncate_message(message))
 
     def _record(self, result: str, fwk: Framework, start: float) -> None:
         self.attempts[result] += 1

@@ -46,6 +46,7 @@ import numpy as np
 
 from kubesched.admission import gang
 from kubesched.api import objects as api
+from kubesched.plugins.coscheduling.plugin import Coscheduling
 from kubesched.sim import recovery
 from kubesched.sim.apiserver import ApiError
 from kubesched.sim.driver import SimCluster
@@ -357,9 +358,10 @@ class Drills:
         """The gang plugin's default timeout (None: no profile runs one)."""
         for fwk in self.sim.scheduler.profiles.values():
             plugin = fwk.instances.get(GANG_PLUGIN)
+            if isinstance(plugin, Coscheduling):
+                return float(plugin.args.permit_waiting_time_seconds)
             if plugin is not None:
-                args = getattr(plugin, "args", None)
-                return float(getattr(args, "permit_waiting_time_seconds", 60))
+                return 60.0  # another plugin registered under the gang plugin's name
         return None
 
 

@@ -42,6 +42,7 @@ from kubesched.framework.interface import (
     CycleState,
     Handle,
     IntArray,
+    ObjectWriter,
     PreFilterResult,
     Status,
     Verdict,
@@ -275,15 +276,15 @@ class DynamicResources(Hints):
         for k in sorted(s.unavailable):
             claim = s.claims[k]
             if set(claim.reserved_for) <= {pod.uid}:
-                write = getattr(self.handle.api, "update_object", None)
-                if write is not None:
+                write = self.handle.api
+                if isinstance(write, ObjectWriter):
                     raw = copy.deepcopy(dict(claim.raw))
                     status = raw.get("status") or {}
                     for key in ("reservedFor", "allocation", "devices"):
                         status.pop(key, None)
                     raw["status"] = status
                     try:
-                        write(raw)
+                        write.update_object(raw)
                     except Exception as e:
                         return None, error(f"deallocate claim {claim.key}: {e}")
                 return None, unschedulable("deallocation of ResourceClaim completed")
@@ -341,10 +342,10 @@ class DynamicResources(Hints):
             updated = self.objects.parse(raw)
             self.objects.assume(updated)
             self.objects.set_in_flight(claim.uid, None)
-            write = getattr(self.handle.api, "update_object", None)
-            if write is not None:
+            write = self.handle.api
+            if isinstance(write, ObjectWriter):
                 try:
-                    write(raw)
+                    write.update_object(raw)
                 except Exception as e:
                     self.objects.forget(updated.key)
                     return Status(Code.ERROR, (f"add reservation to claim {claim.key}: {e}",))

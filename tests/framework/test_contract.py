@@ -1,0 +1,53 @@
+"""The plugin contract in types: every registered plugin's extension points and capabilities
+are what its methods and declarations say, and a timing wrapper keeps them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kubesched.framework import contract
+from kubesched.framework.conformance import default_cluster
+from kubesched.framework.interface import Handle
+from kubesched.framework.sampling import TimedPlugin
+from kubesched.plugins.registry import full_registry, in_tree_registry
+
+METHOD_OF = {"queue_sort": "sort_key"}
+
+
+def _build(name: str) -> object:
+    args = {"labelKey": "topology.kubernetes.io/zone"} if name not in in_tree_registry() else None
+    handle = Handle(default_cluster(), extras={"rng": np.random.default_rng(0)})
+    return full_registry()[name](args, handle)
+
+
+@pytest.mark.parametrize("name", sorted(full_registry()))
+def test_points_are_the_methods_a_plugin_has(name: str) -> None:
+    plugin = _build(name)
+    for point in contract.POINT_PROTOCOLS:
+        has = callable(getattr(plugin, METHOD_OF.get(point, point), None))
+        assert contract.implements(plugin, point) == has, point
+
+
+@pytest.mark.parametrize("name", sorted(full_registry()))
+def test_a_timing_wrapper_keeps_points_and_capabilities(name: str) -> None:
+    plugin = _build(name)
+    wrapped = TimedPlugin(plugin, lambda *a: None)
+    for point in contract.POINT_PROTOCOLS:
+        if point != "queue_sort":  # QueueSort runs in the queue, never timed
+            assert contract.implements(wrapped, point) == contract.implements(plugin, point)
+    assert contract.is_node_only(wrapped) == contract.is_node_only(plugin)
+    assert contract.is_row_local(wrapped) == contract.is_row_local(plugin)
+    assert contract.locality_of(wrapped) == contract.locality_of(plugin)
+
+
+def test_flags_are_read_not_just_found() -> None:
+    class Declines:
+        name = "Declines"
+        node_only = False
+        row_local = False
+
+    assert not contract.is_node_only(Declines())
+    assert not contract.is_row_local(Declines())
+    caps = contract.ProfileCapabilities.of({"Declines": Declines()})
+    assert not caps.node_only and not caps.row_local
