@@ -51,3 +51,13 @@ def test_flags_are_read_not_just_found() -> None:
     assert not contract.is_row_local(Declines())
     caps = contract.ProfileCapabilities.of({"Declines": Declines()})
     assert not caps.node_only and not caps.row_local
+
+
+def test_every_in_tree_plugin_is_named_in_the_names_module() -> None:
+    from kubesched.config import names
+
+    declared = {v for k, v in vars(names).items() if k.isupper() and isinstance(v, str)}
+    assert declared == set(in_tree_registry())
+    for name, factory in in_tree_registry().items():
+        handle = Handle(default_cluster(), extras={"rng": np.random.default_rng(0)})
+        assert factory(None, handle).name == name

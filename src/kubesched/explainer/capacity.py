@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from kubesched.api import objects as api
+from kubesched.config import names
 from kubesched.explainer.devicefit import DeviceFits
 from kubesched.framework import resources as res
 from kubesched.framework.interface import CycleState
@@ -44,9 +45,9 @@ from kubesched.framework.runtime import Framework, PluginError
 from kubesched.state.cache import ClusterState
 from kubesched.state.nodes import IntArray
 
-RESOURCE_FILTERS = frozenset({"NodeResourcesFit", "DynamicResources", "GpuDevices"})
+RESOURCE_FILTERS = frozenset({names.NODE_RESOURCES_FIT, names.DYNAMIC_RESOURCES, names.GPU_DEVICES})
 """The Filter plugins that judge amounts: left out when finding the eligible nodes."""
-FIT = "NodeResourcesFit"
+FIT = names.NODE_RESOURCES_FIT
 _RANK = {"fits": 0, "fragmented": 1, "filtered": 2, "short": 3, "tooLarge": 4}
 _GIB = 1 << 30
 

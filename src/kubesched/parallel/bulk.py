@@ -37,6 +37,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from kubesched.config import names
 from kubesched.framework.interface import SUCCESS, Code, Status
 from kubesched.framework.runtime import Framework
 from kubesched.parallel import protocol as p
@@ -45,7 +46,7 @@ from kubesched.parallel.dispatcher import InFlight
 if TYPE_CHECKING:
     from kubesched.parallel.binder import Binder
 
-DEFAULT_BINDER = "DefaultBinder"
+DEFAULT_BINDER = names.DEFAULT_BINDER
 
 Item = tuple[p.Result, InFlight, Framework, int, str, bool]
 """A proposal of the run: its result tuple, dispatcher record, profile, node row, the node

@@ -28,13 +28,14 @@ import numpy as np
 
 from kubesched.api import objects as api
 from kubesched.api.errors import InputError
+from kubesched.config import names
 from kubesched.devices import drafrag
 from kubesched.devices.allocator import DeviceId
 from kubesched.devices.fragmentation import FloatArray
 from kubesched.framework.interface import SKIP, SUCCESS, CycleState, Handle, IntArray, Status
 from kubesched.state.cache import ClusterState
 
-NAME = "DeviceFragmentation"
+NAME = names.DEVICE_FRAGMENTATION
 SCALE = 1000
 """Raw score units per device of waste."""
 

@@ -16,13 +16,14 @@ import numpy as np
 
 from kubesched.api import objects as api
 from kubesched.api.errors import InputError
+from kubesched.config import names
 from kubesched.devices import gpuview as gv
 from kubesched.devices import policies as gp
 from kubesched.framework.interface import SKIP, SUCCESS, CycleState, Handle, IntArray, Status
 from kubesched.state import gpus
 from kubesched.state.cache import ClusterState
 
-NAME = "GpuRandom"
+NAME = names.GPU_RANDOM
 _KEY = "PreScore" + NAME
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from kubesched.api import objects as api
+from kubesched.config import names
 from kubesched.framework.interface import (
     ActionType,
     ClusterEvent,
@@ -26,7 +27,7 @@ from kubesched.framework.interface import (
 from kubesched.state.cache import ClusterState
 from kubesched.state.nodes import BoolArray
 
-NAME = "NodeName"
+NAME = names.NODE_NAME
 ERR_REASON = "node(s) didn't match the requested node name"
 
 _STATUS = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON,))

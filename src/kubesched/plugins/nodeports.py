@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kubesched.api import objects as api
+from kubesched.config import names
 from kubesched.framework.interface import (
     SKIP,
     SUCCESS,
@@ -40,7 +41,7 @@ from kubesched.framework.interface import (
 from kubesched.state.cache import ClusterState
 from kubesched.state.nodes import BoolArray
 
-NAME = "NodePorts"
+NAME = names.NODE_PORTS
 ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
 DEFAULT_BIND_ALL_HOST_IP = "0.0.0.0"
 _PRE_FILTER_KEY = "PreFilter" + NAME

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from kubesched.api import objects as api
+from kubesched.config import names
 from kubesched.framework.interface import (
     ActionType,
     ClusterEvent,
@@ -30,7 +31,7 @@ from kubesched.framework.interface import (
 from kubesched.state.cache import ClusterState
 from kubesched.state.nodes import BoolArray
 
-NAME = "NodeUnschedulable"
+NAME = names.NODE_UNSCHEDULABLE
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
 ERR_REASON_UNKNOWN_CONDITION = "node(s) had unknown conditions"
 TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"

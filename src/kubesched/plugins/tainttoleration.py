@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from kubesched.api import objects as api
+from kubesched.config import names
 from kubesched.framework.interface import (
     MAX_NODE_SCORE,
     SUCCESS,
@@ -38,7 +39,7 @@ from kubesched.framework.interface import (
 )
 from kubesched.state.cache import ClusterState
 
-NAME = "TaintToleration"
+NAME = names.TAINT_TOLERATION
 ERR_REASON_NOT_MATCH = "node(s) had taints that the pod didn't tolerate"
 _PRE_SCORE_KEY = "PreScore" + NAME
 

@@ -46,6 +46,7 @@ import numpy as np
 
 from kubesched.admission import gang
 from kubesched.api import objects as api
+from kubesched.config import names
 from kubesched.plugins.coscheduling.plugin import Coscheduling
 from kubesched.sim import recovery
 from kubesched.sim.apiserver import ApiError
@@ -54,7 +55,7 @@ from kubesched.sim.faultspec import Fault
 from kubesched.sim.jobs import JobLayer
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
-GANG_PLUGIN = "Coscheduling"
+GANG_PLUGIN = names.COSCHEDULING
 
 
 @dataclass(slots=True)

@@ -21,9 +21,10 @@ import numpy as np
 
 from kubesched.api import objects as api
 from kubesched.config import args as cfg_args
+from kubesched.config import names
 from kubesched.config.types import KubeSchedulerConfiguration, frozen_mapping
 
-FIT = "NodeResourcesFit"
+FIT = names.NODE_RESOURCES_FIT
 
 
 def with_retry_governance(

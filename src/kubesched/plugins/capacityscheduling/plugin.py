@@ -39,6 +39,7 @@ from kubesched.admission import objects as o
 from kubesched.admission import quota as qt
 from kubesched.api import objects as api
 from kubesched.api.errors import InputError
+from kubesched.config import names
 from kubesched.framework import interface as fw
 from kubesched.framework.outcomes import PostFilterResult
 from kubesched.plugins.capacityscheduling import reclaim
@@ -46,7 +47,7 @@ from kubesched.state.cache import ClusterState, PodRecord
 
 log = logging.getLogger(__name__)
 
-NAME = "CapacityScheduling"
+NAME = names.CAPACITY_SCHEDULING
 NOMINATION_SECONDS = 30.0
 """How long a reclaiming Pod's request stays reserved for it."""
 _STATE_KEY = "PreFilter" + NAME

@@ -33,10 +33,11 @@ from kubesched.admission import gang
 from kubesched.admission import objects as o
 from kubesched.api import objects as api
 from kubesched.api.errors import InputError
+from kubesched.config import names
 from kubesched.framework import interface as fw
 from kubesched.state.cache import ClusterState, PodRecord
 
-NAME = "Coscheduling"
+NAME = names.COSCHEDULING
 NOT_FOUND = "PodGroup not found"
 NO_GROUP = "can not find pod group"
 POST_FILTER_REJECT = "optimistic rejection in PostFilter"

@@ -13,6 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kubesched.api import objects as api
+from kubesched.config import names
 from kubesched.framework.extender import ExtenderError, Victims
 from kubesched.framework.extenders import Extenders
 from kubesched.framework.interface import (
@@ -29,7 +30,7 @@ from kubesched.plugins.defaultpreemption import dryrun, pdb
 from kubesched.plugins.defaultpreemption.picking import Candidate, pick_one_node
 from kubesched.state.cache import ClusterState
 
-NAME = "DefaultPreemption"
+NAME = names.DEFAULT_PREEMPTION
 PREFIX = "preemption: "
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NEVER = "not eligible due to preemptionPolicy=Never."

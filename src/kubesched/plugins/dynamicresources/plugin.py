@@ -33,6 +33,7 @@ import numpy as np
 from kubesched.api import objects as api
 from kubesched.api import podclaims
 from kubesched.api import resource as r
+from kubesched.config import names
 from kubesched.devices import allocator, drafrag
 from kubesched.devices import draindex as index
 from kubesched.framework.interface import (
@@ -57,7 +58,7 @@ from kubesched.plugins.dynamicresources.claims import (
 from kubesched.plugins.dynamicresources.hints import Hints
 from kubesched.state.cache import ClusterState
 
-NAME = "DynamicResources"
+NAME = names.DYNAMIC_RESOURCES
 ERR_CANNOT_ALLOCATE = "cannot allocate all claims"
 ERR_NOT_AVAILABLE = "resourceclaim not available on the node"
 _KEY = NAME

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubesched.api import objects as api
+from kubesched.config import names
 from kubesched.framework.interface import (
     SKIP,
     SUCCESS,
@@ -49,7 +50,7 @@ from kubesched.plugins.interpodaffinity.index import AffinityIndex
 from kubesched.plugins.interpodaffinity.terms import PodTerms, Term, pod_terms
 from kubesched.state.cache import ClusterState
 
-NAME = "InterPodAffinity"
+NAME = names.INTER_POD_AFFINITY
 _PRE_FILTER_KEY = "PreFilter" + NAME
 _PRE_SCORE_KEY = "PreScore" + NAME
 

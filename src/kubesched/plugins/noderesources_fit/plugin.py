@@ -12,6 +12,7 @@ import numpy.typing as npt
 from kubesched.api import objects as api
 from kubesched.api.errors import InputError
 from kubesched.config import args as cfg
+from kubesched.config import names
 from kubesched.framework import interface as fw
 from kubesched.framework import resources as res
 from kubesched.plugins.noderesources_fit.hints import GovernedHints, node_hint, pod_hint
@@ -27,7 +28,7 @@ from kubesched.plugins.noderesources_fit.kernels import (
 from kubesched.state.cache import ClusterState
 from kubesched.state.nodes import IntArray
 
-NAME = "NodeResourcesFit"
+NAME = names.NODE_RESOURCES_FIT
 _PRE_FILTER_KEY = "PreFilter" + NAME
 _PRE_SCORE_KEY = "PreScore" + NAME
 _BASE = (api.CPU, api.MEMORY, api.EPHEMERAL_STORAGE)

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from kubesched.api import objects as api
+from kubesched.config import names
 from kubesched.framework.interface import (
     SKIP,
     SUCCESS,
@@ -34,7 +35,7 @@ from kubesched.plugins.podtopologyspread import filtering, scoring
 from kubesched.plugins.podtopologyspread.counts import MatchCounts, match_counts
 from kubesched.state.cache import ClusterState
 
-NAME = "PodTopologySpread"
+NAME = names.POD_TOPOLOGY_SPREAD
 _PRE_FILTER_KEY = "PreFilter" + NAME
 _PRE_SCORE_KEY = "PreScore" + NAME
 _IGNORED_KEY = "Score" + NAME + "/ignored"
