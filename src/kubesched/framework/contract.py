@@ -392,6 +392,12 @@ class ProfileCapabilities:
     """:class:`ScoreOne` plugins."""
     normalizing: frozenset[str]
     """:class:`ScoreExtensions` plugins."""
+    node_local: frozenset[str]
+    """Plugins declaring :attr:`Locality.NODE_LOCAL`."""
+    cross_node: frozenset[str]
+    """Plugins declaring :attr:`Locality.CROSS_NODE`."""
+    claims: frozenset[str]
+    """Plugins declaring :attr:`Locality.CLAIMS`."""
 
     @staticmethod
     def of(plugins: Mapping[str, object]) -> ProfileCapabilities:
@@ -399,6 +405,9 @@ class ProfileCapabilities:
 
         def having(proto: type) -> frozenset[str]:
             return frozenset(n for n, p in plugins.items() if isinstance(unwrap(p), proto))
+
+        def located(where: Locality) -> frozenset[str]:
+            return frozenset(n for n, p in plugins.items() if locality_of(p) is where)
 
         return ProfileCapabilities(
             node_only=frozenset(n for n, p in plugins.items() if is_node_only(p)),
@@ -408,4 +417,7 @@ class ProfileCapabilities:
             filter_one=having(FilterOne),
             score_one=having(ScoreOne),
             normalizing=having(ScoreExtensions),
+            node_local=located(Locality.NODE_LOCAL),
+            cross_node=located(Locality.CROSS_NODE),
+            claims=located(Locality.CLAIMS),
         )

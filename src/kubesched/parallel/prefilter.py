@@ -35,7 +35,6 @@ from kubesched.api import objects as api
 from kubesched.config import names
 from kubesched.framework.interface import SUCCESS, CycleState, PreFilterResult, Status
 from kubesched.framework.runtime import Framework
-from kubesched.parallel.fastpath import CLAIM_PLUGINS
 from kubesched.state.cache import PodRecord
 
 if TYPE_CHECKING:
@@ -132,7 +131,7 @@ class PreFilterCache:
         ok = self._ok.get(fwk.profile_name)
         if ok is None:
             names = {pl.name for pl in fwk.plugins["pre_filter"]}
-            ok = names <= KEPT_PLUGINS | CLAIM_PLUGINS
+            ok = names <= KEPT_PLUGINS | fwk.capabilities.claims
             self._ok[fwk.profile_name] = ok
         return ok
 

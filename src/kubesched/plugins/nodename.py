@@ -12,6 +12,7 @@ import numpy as np
 
 from kubesched.api import objects as api
 from kubesched.config import names
+from kubesched.framework.contract import Locality
 from kubesched.framework.interface import (
     ActionType,
     ClusterEvent,
@@ -37,6 +38,7 @@ class NodeName:
     """Rejects every node but ``spec.nodeName`` when the Pod names one."""
 
     name = NAME
+    locality = Locality.NODE_LOCAL
     node_only = True
     """Answers depend on the node object only, not on the Pods placed on it."""
 

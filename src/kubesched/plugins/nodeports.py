@@ -21,6 +21,7 @@ import numpy.typing as npt
 
 from kubesched.api import objects as api
 from kubesched.config import names
+from kubesched.framework.contract import Locality
 from kubesched.framework.interface import (
     SKIP,
     SUCCESS,
@@ -56,6 +57,7 @@ class NodePorts:
     """Rejects nodes where a wanted host port is already taken."""
 
     name = NAME
+    locality = Locality.NODE_LOCAL
     row_local = True
     """Answers for a node depend on the Pod, that node and the Pods on it only (result
     reuse keeps its entry when Pods change on other nodes: ``framework.batch``)."""

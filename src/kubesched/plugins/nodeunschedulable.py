@@ -15,6 +15,7 @@ import numpy as np
 
 from kubesched.api import objects as api
 from kubesched.config import names
+from kubesched.framework.contract import Locality
 from kubesched.framework.interface import (
     ActionType,
     ClusterEvent,
@@ -44,6 +45,7 @@ class NodeUnschedulable:
     """Rejects cordoned nodes for Pods that don't tolerate the unschedulable taint."""
 
     name = NAME
+    locality = Locality.NODE_LOCAL
     node_only = True
     """Answers depend on the node object only, not on the Pods placed on it."""
 

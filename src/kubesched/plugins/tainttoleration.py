@@ -22,6 +22,7 @@ import numpy as np
 
 from kubesched.api import objects as api
 from kubesched.config import names
+from kubesched.framework.contract import Locality
 from kubesched.framework.interface import (
     MAX_NODE_SCORE,
     SUCCESS,
@@ -51,6 +52,7 @@ class TaintToleration:
     """Filters nodes with untolerated hard taints; prefers nodes with fewer soft ones."""
 
     name = NAME
+    locality = Locality.NODE_LOCAL
     node_only = True
     """Answers depend on the node object only, not on the Pods placed on it."""
 

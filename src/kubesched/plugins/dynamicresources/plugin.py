@@ -36,6 +36,7 @@ from kubesched.api import resource as r
 from kubesched.config import names
 from kubesched.devices import allocator, drafrag
 from kubesched.devices import draindex as index
+from kubesched.framework.contract import Locality
 from kubesched.framework.interface import (
     SKIP,
     SUCCESS,
@@ -93,6 +94,7 @@ class DynamicResources(Hints):
     """Allocates devices from ResourceSlices to a Pod's ResourceClaims."""
 
     name = NAME
+    locality = Locality.CLAIMS
 
     def __init__(self, args: object | None, handle: Handle) -> None:
         del args

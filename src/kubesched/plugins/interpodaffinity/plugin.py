@@ -28,6 +28,7 @@ from typing import Any
 
 from kubesched.api import objects as api
 from kubesched.config import names
+from kubesched.framework.contract import Locality
 from kubesched.framework.interface import (
     SKIP,
     SUCCESS,
@@ -71,6 +72,7 @@ class InterPodAffinity:
     """Required inter-pod (anti-)affinity as a filter, preferred as a score."""
 
     name = NAME
+    locality = Locality.CROSS_NODE
 
     def __init__(self, args: Mapping[str, Any] | None, handle: Handle) -> None:
         args = args or {}

@@ -12,6 +12,7 @@ from kubesched.api import objects as api
 from kubesched.api.errors import InputError
 from kubesched.config import names
 from kubesched.config.args import NodeAffinityArgs
+from kubesched.framework.contract import Locality
 from kubesched.framework.interface import (
     MAX_NODE_SCORE,
     SKIP,
@@ -61,6 +62,7 @@ class NodeAffinity:
     """Filters by required node affinity/selector; scores preferred node affinity."""
 
     name = NAME
+    locality = Locality.NODE_LOCAL
     node_only = True
     """Answers depend on the node object only, not on the Pods placed on it."""
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from kubesched.api import objects as api
 from kubesched.config import names
+from kubesched.framework.contract import Locality
 from kubesched.framework.interface import (
     SKIP,
     SUCCESS,
@@ -46,6 +47,7 @@ class PodTopologySpread:
     """Filters nodes that would break hard spread constraints; scores soft ones."""
 
     name = NAME
+    locality = Locality.CROSS_NODE
 
     def __init__(self, args: a.SpreadArgs, handle: Handle) -> None:
         self.handle = handle
