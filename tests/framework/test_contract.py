@@ -17,7 +17,7 @@ METHOD_OF = {"queue_sort": "sort_key"}
 
 def _build(name: str) -> object:
     args = {"labelKey": "topology.kubernetes.io/zone"} if name not in in_tree_registry() else None
-    handle = Handle(default_cluster(), extras={"rng": np.random.default_rng(0)})
+    handle = Handle(default_cluster(), rng=np.random.default_rng(0))
     return full_registry()[name](args, handle)
 
 
@@ -59,5 +59,5 @@ def test_every_in_tree_plugin_is_named_in_the_names_module() -> None:
     declared = {v for k, v in vars(names).items() if k.isupper() and isinstance(v, str)}
     assert declared == set(in_tree_registry())
     for name, factory in in_tree_registry().items():
-        handle = Handle(default_cluster(), extras={"rng": np.random.default_rng(0)})
+        handle = Handle(default_cluster(), rng=np.random.default_rng(0))
         assert factory(None, handle).name == name

@@ -392,7 +392,7 @@ def check_plugin(
     on ``cluster`` (defaults: :func:`default_cluster`, :func:`default_pods`)."""
     cl = cluster if cluster is not None else default_cluster()
     pod_list = list(pods) if pods is not None else default_pods()
-    h = handle or Handle(cl, extras={"clock": lambda: 0.0, "rng": np.random.default_rng(0)})
+    h = handle or Handle(cl, clock=lambda: 0.0, rng=np.random.default_rng(0))
     plugin: Any = factory(args, h)
     name = plugin.name if isinstance(plugin, Plugin) else None
     if not isinstance(name, str) or not name:

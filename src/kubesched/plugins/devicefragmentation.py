@@ -134,10 +134,10 @@ class DeviceFragmentation:
 def new(args: object | None, handle: Handle) -> DeviceFragmentation:
     """Factory: optional ``groupAttributes`` and ``targetWorkload`` (see the module docs).
     The plugin's choice is also offered to DynamicResources' Reserve through
-    ``handle.extras`` for cycles without Score (one feasible node)."""
+    ``handle.services`` for cycles without Score (one feasible node)."""
     plugin = _new(args)
     if handle is not None:
-        handle.extras[drafrag.CHOOSER_KEY] = lambda dp, row: plugin.choose(dp, row)[1]
+        handle.services.provide(drafrag.CHOOSER, lambda dp, row: plugin.choose(dp, row)[1])
     return plugin
 
 

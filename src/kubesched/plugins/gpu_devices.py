@@ -93,7 +93,7 @@ class GpuDevices:
     def __init__(self, args: object | None, handle: Handle) -> None:
         del args
         self.handle = handle
-        self.metrics = handle.extras.get("metrics")
+        self.metrics = handle.metrics
         self.workload = gv.WorkloadModel({})
         self._tried_multi: dict[str, api.Pod] = {}
         self._seen_cluster = False

@@ -3,7 +3,7 @@
 Reference ``RandomScorePlugin`` of ``hkust-adsl/kubernetes-scheduler-simulator``: one node
 drawn uniformly among the scored ones gets 100, the others 0; a shared-GPU Pod gets a GPU
 drawn uniformly among those with room (left in CycleState for GpuDevices' Reserve).  Draws
-come from the scheduler's seeded generator (``handle.extras["rng"]``) or, without one, from a
+come from the scheduler's seeded generator (``handle.rng``) or, without one, from a
 generator seeded with args ``seed`` (default 0).  No NormalizeScore.
 """
 
@@ -34,7 +34,7 @@ class GpuRandom:
 
     def __init__(self, args: Mapping[str, Any] | None, handle: Handle) -> None:
         self.handle = handle
-        rng = handle.extras.get("rng")
+        rng = handle.rng
         seed = int((args or {}).get("seed", 0))
         self.rng: np.random.Generator = (
             rng if isinstance(rng, np.random.Generator) else np.random.default_rng(seed)

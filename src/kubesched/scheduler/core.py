@@ -85,8 +85,9 @@ class Scheduler(EventsMixin, AlgorithmMixin, WaitingMixin, FailureMixin):
         self.metrics = metrics or SchedulerMetrics()
         self.rng = np.random.default_rng(seed)
         self.submit_binding = submit_binding or (lambda fn: fn())
-        self.handle = Handle(self.cluster, api_client)
-        self.handle.extras.update(clock=clock, metrics=self.metrics, rng=self.rng)
+        self.handle = Handle(
+            self.cluster, api_client, clock=clock, metrics=self.metrics, rng=self.rng
+        )
         self._waiting: dict[
             str, tuple[Framework, CycleState, QueuedPodInfo, float, int, float]
         ] = {}
@@ -100,7 +101,7 @@ class Scheduler(EventsMixin, AlgorithmMixin, WaitingMixin, FailureMixin):
         )
         """The configured extenders (:mod:`kubesched.framework.extenders`), or None."""
         if self.extenders is not None:  # DefaultPreemption calls the preempt verbs
-            self.handle.extras["extenders"] = self.extenders
+            self.handle.extenders = self.extenders
         self.profiles: dict[str, Framework] = {
             p.scheduler_name: Framework(
                 p,

@@ -60,10 +60,8 @@ class EventsMixin(SchedulerBase):
 
     def _tell(self, method: str, *args: Any) -> None:
         """Pass an informer event on to the plugins' event handlers."""
-        for handler in self.handle.event_handlers:
-            fn = getattr(handler, method, None)
-            if fn is not None:
-                fn(*args)
+        for hear in self.handle.listeners[method]:
+            hear(*args)
 
     def on_pod_add(self, pod: api.Pod) -> None:
         """A Pod appeared: bound ones go to the cache, ours to the queue."""

@@ -226,7 +226,7 @@ def pending_capacity(sim: SimCluster, pods: list[tuple[str, str]]) -> list[dict[
             if pod is None or fwk is None:
                 continue
             if pod.scheduler_name not in fresh:
-                handle = Handle(cluster, extras={"clock": s.handle.extras.get("clock")})
+                handle = Handle(cluster, clock=s.handle.clock)
                 fresh[pod.scheduler_name] = Framework(
                     fwk.profile, full_registry(), handle, percentage_of_nodes_to_score=100
                 )

@@ -77,8 +77,8 @@ class CapacityScheduling:
     def __init__(self, args: object | None, handle: fw.Handle) -> None:
         del args
         self.handle = handle
-        self.clock: Callable[[], float] = handle.extras.get("clock") or (lambda: 0.0)
-        self.metrics = handle.extras.get("metrics")
+        self.clock: Callable[[], float] = handle.clock or (lambda: 0.0)
+        self.metrics = handle.metrics
         self.specs: dict[str, o.ElasticQuotaSpec] = {}
         self.tree = qt.QuotaTree([])
         self.nominated: dict[str, _Nomination] = {}

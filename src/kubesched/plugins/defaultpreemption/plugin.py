@@ -15,7 +15,6 @@ import numpy.typing as npt
 from kubesched.api import objects as api
 from kubesched.config import names
 from kubesched.framework.extender import ExtenderError, Victims
-from kubesched.framework.extenders import Extenders
 from kubesched.framework.interface import (
     Code,
     CodeArray,
@@ -68,8 +67,7 @@ class DefaultPreemption:
     def __init__(self, args: DefaultPreemptionArgs, handle: Handle) -> None:
         self.args = args
         self.handle = handle
-        rng = handle.extras.get("rng")
-        self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(0)
+        self.rng = handle.rng if handle.rng is not None else np.random.default_rng(0)
         self.fwk: dryrun.FilterRunner | None = None
         self.victims: dryrun.VictimCache = {}
         """Potential victims per node row, kept across attempts (see :mod:`.dryrun`)."""
@@ -186,10 +184,10 @@ class DefaultPreemption:
         self, pod: api.Pod, cluster: ClusterState, candidates: list[Candidate]
     ) -> tuple[list[Candidate], Status]:
         """Upstream ``callExtenders``: the scheduler's extenders with a preempt verb
-        (``handle.extras["extenders"]``) keep or drop candidates and may change victims.
+        (``handle.extenders``) keep or drop candidates and may change victims.
         Surviving candidates keep their order, then any the extenders added, in their order."""
-        exts = self.handle.extras.get("extenders")
-        if not isinstance(exts, Extenders) or not exts.has_preemption(pod):
+        exts = self.handle.extenders
+        if exts is None or not exts.has_preemption(pod):
             return candidates, Status()
         table = cluster.nodes
 

@@ -301,7 +301,7 @@ class DynamicResources(Hints):
         found = s.per_node.get(node_name)
         row = self.handle.cluster.nodes.row_of.get(node_name)
         chosen = (state.get(drafrag.ORDER_KEY) or {}).get(row, ())
-        chooser = self.handle.extras.get(drafrag.CHOOSER_KEY)
+        chooser = self.handle.services.get(drafrag.CHOOSER)
         dp = state.get(drafrag.PLAN_KEY)
         if not chosen and chooser is not None and row is not None and dp is not None:
             chosen = chooser(dp, row)  # the device score enabled, Score skipped (one node)
