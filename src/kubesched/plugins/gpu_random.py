@@ -10,6 +10,7 @@ generator seeded with args ``seed`` (default 0).  No NormalizeScore.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -27,15 +28,28 @@ NAME = names.GPU_RANDOM
 _KEY = "PreScore" + NAME
 
 
+@dataclass(frozen=True, slots=True)
+class GpuRandomArgs:
+    """GpuRandom's args."""
+
+    seed: int = 0
+    """Seeds the plugin's own generator when the scheduler has none."""
+
+    @staticmethod
+    def from_raw(raw: Mapping[str, Any] | None) -> GpuRandomArgs:
+        """From the configuration's raw mapping, or None."""
+        return GpuRandomArgs(int((raw or {}).get("seed", 0)))
+
+
 class GpuRandom:
     """Spreads Pods over feasible nodes at random."""
 
     name = NAME
 
-    def __init__(self, args: Mapping[str, Any] | None, handle: Handle) -> None:
+    def __init__(self, args: GpuRandomArgs | None, handle: Handle) -> None:
         self.handle = handle
         rng = handle.rng
-        seed = int((args or {}).get("seed", 0))
+        seed = (args or GpuRandomArgs()).seed
         self.rng: np.random.Generator = (
             rng if isinstance(rng, np.random.Generator) else np.random.default_rng(seed)
         )
@@ -72,7 +86,9 @@ class GpuRandom:
 
 
 def new(args: object | None, handle: Handle) -> GpuRandom:
-    """Factory: ``args`` may hold ``seed``."""
+    """Factory: ``args`` (a mapping, or typed :class:`GpuRandomArgs`) may hold ``seed``."""
+    if isinstance(args, GpuRandomArgs):
+        return GpuRandom(args, handle)
     if args is not None and not isinstance(args, Mapping):
         raise InputError(f"{NAME}: args must be a mapping, got {type(args).__name__}")
-    return GpuRandom(args, handle)
+    return GpuRandom(GpuRandomArgs.from_raw(args), handle)
