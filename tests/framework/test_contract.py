@@ -61,3 +61,15 @@ def test_every_in_tree_plugin_is_named_in_the_names_module() -> None:
     for name, factory in in_tree_registry().items():
         handle = Handle(default_cluster(), rng=np.random.default_rng(0))
         assert factory(None, handle).name == name
+
+
+def test_a_post_filter_diagnosis_is_read_through_its_protocol() -> None:
+    from collections import Counter
+
+    from kubesched.framework.interface import unschedulable
+    from kubesched.scheduler.types import Diagnosis
+
+    absent = unschedulable("narrowed")
+    d = Diagnosis(3, Counter(), set(), absent=absent)
+    assert contract.diagnosed(d) == (None, absent)
+    assert contract.diagnosed(None) == (None, None)

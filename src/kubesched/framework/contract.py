@@ -44,6 +44,7 @@ from kubesched.framework.interface import (
     Status,
     Verdict,
 )
+from kubesched.framework.outcomes import FilterOutcome
 
 if TYPE_CHECKING:
     from kubesched.state.cache import ClusterState
@@ -107,6 +108,25 @@ class PostFilterPlugin(Plugin, Protocol):
     def post_filter(
         self, state: CycleState, pod: api.Pod, cluster: ClusterState, diagnosis: Any, /
     ) -> tuple[Any, Status]: ...
+
+
+@runtime_checkable
+class FilterDiagnosis(Protocol):
+    """What a PostFilter plugin may read of why the Pod fits nowhere (the scheduler's
+    ``Diagnosis``): the Filter ``outcome`` and the status of the nodes it does not cover
+    (``absent``; None: UnschedulableAndUnresolvable).  A direct call may pass anything else
+    (no diagnosis: :func:`diagnosed` gives ``(None, None)``)."""
+
+    outcome: FilterOutcome | None
+    absent: Status | None
+
+
+def diagnosed(diagnosis: object) -> tuple[FilterOutcome | None, Status | None]:
+    """``(outcome, absent)`` of a PostFilter ``diagnosis`` (:class:`FilterDiagnosis`), or
+    ``(None, None)`` without one."""
+    if isinstance(diagnosis, FilterDiagnosis):
+        return diagnosis.outcome, diagnosis.absent
+    return None, None
 
 
 @runtime_checkable

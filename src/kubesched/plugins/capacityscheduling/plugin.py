@@ -41,6 +41,7 @@ from kubesched.api import objects as api
 from kubesched.api.errors import InputError
 from kubesched.config import names
 from kubesched.framework import interface as fw
+from kubesched.framework.contract import diagnosed
 from kubesched.framework.outcomes import PostFilterResult
 from kubesched.plugins.capacityscheduling import reclaim
 from kubesched.state.cache import ClusterState, PodRecord
@@ -274,8 +275,7 @@ def _unresolvable_rows(diagnosis: Any, capacity: int) -> set[int]:
     """Node rows where preemption cannot help: rejected as UnschedulableAndUnresolvable by a
     Filter plugin, or not covered by the Filter outcome while the ``absent`` status (PreFilter
     rejection, PreFilterResult) is (upstream ``nodesWherePreemptionMightHelp``)."""
-    absent = getattr(diagnosis, "absent", None)
-    outcome = getattr(diagnosis, "outcome", None)
+    outcome, absent = diagnosed(diagnosis)
     if absent is None and outcome is None:
         return set()  # no diagnosis (a direct call): every node may help
     default = absent.code if absent is not None else fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE

@@ -14,6 +14,7 @@ import numpy.typing as npt
 
 from kubesched.api import objects as api
 from kubesched.config import names
+from kubesched.framework.contract import diagnosed
 from kubesched.framework.extender import ExtenderError, Victims
 from kubesched.framework.interface import (
     Code,
@@ -131,8 +132,7 @@ class DefaultPreemption:
     ) -> tuple[CodeArray, IntArray]:
         """:func:`node_codes` and the rows in ``order`` where the code is Unschedulable
         (the dry run's candidates), the last answer again for the same outcome object."""
-        outcome = getattr(diagnosis, "outcome", None)
-        absent: Status | None = getattr(diagnosis, "absent", None)
+        outcome, absent = diagnosed(diagnosis)
         kept = self._codes
         if (
             kept is not None
@@ -236,10 +236,9 @@ class DefaultPreemption:
 def node_codes(diagnosis: Any, capacity: int) -> npt.NDArray[np.int8]:
     """Status code per node-table row from the Filter outcome (int8, shape ``(capacity,)``);
     rows the outcome does not cover get the ``absent`` status's code."""
-    absent: Status | None = getattr(diagnosis, "absent", None)
+    outcome, absent = diagnosed(diagnosis)
     default = absent.code if absent is not None else Code.UNSCHEDULABLE_AND_UNRESOLVABLE
     codes = np.full(capacity, int(default), dtype=np.int8)
-    outcome = getattr(diagnosis, "outcome", None)
     if outcome is not None and outcome.failed.size:
         by_status = np.asarray([int(s.code) for s in outcome.statuses], dtype=np.int8)
         codes[outcome.failed] = by_status[outcome.failed_status]

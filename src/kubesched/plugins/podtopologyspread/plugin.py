@@ -88,9 +88,9 @@ class PodTopologySpread:
             )
         if self._has_defaults[a.DO_NOT_SCHEDULE] or self._has_defaults[a.SCHEDULE_ANYWAY]:
             cluster = self.handle.cluster
-            services: cs.ServiceIndex = getattr(cluster, "services", None) or {}
+            services: cs.ServiceIndex = cluster.services
             if (services or pod.owner_references) and cs.default_selector(
-                pod, services, getattr(cluster, "objects", None)
+                pod, services, cluster.objects
             ).reqs:
                 return None
         return ()
@@ -117,13 +117,8 @@ class PodTopologySpread:
             return self._own_constraints(own, pod.labels, action)
         if not self._has_defaults[action]:
             return ()
-        services: cs.ServiceIndex = getattr(cluster, "services", None) or {}
         return cs.build_default_constraints(
-            self.args.default_constraints,
-            pod,
-            action,
-            services,
-            getattr(cluster, "objects", None),
+            self.args.default_constraints, pod, action, cluster.services, cluster.objects
         )
 
     def _own_constraints(
