@@ -73,3 +73,37 @@ def test_a_post_filter_diagnosis_is_read_through_its_protocol() -> None:
     d = Diagnosis(3, Counter(), set(), absent=absent)
     assert contract.diagnosed(d) == (None, absent)
     assert contract.diagnosed(None) == (None, None)
+
+
+def test_the_typed_plugin_lists_are_what_the_plugins_implement() -> None:
+    from kubesched.plugins import typecheck
+    from kubesched.plugins.registry import Unmodelled
+
+    plugins = [
+        p
+        for f in in_tree_registry().values()
+        if not isinstance(
+            p := f(None, Handle(default_cluster(), rng=np.random.default_rng(0))), Unmodelled
+        )
+    ]
+    lists = {
+        name: value
+        for name, value in vars(typecheck).items()
+        if name.isupper() and isinstance(value, tuple)
+    }
+    assert lists
+    flags = {contract.NodeOnly, contract.RowLocal, contract.Located, contract.FilterDiagnosis}
+    protocols = [
+        value
+        for value in vars(contract).values()
+        if isinstance(value, type)
+        and getattr(value, "_is_runtime_protocol", False)
+        and value.__module__ == contract.__name__
+        and not value.__name__.startswith("_")
+        and value not in flags
+    ]
+    assert len(protocols) == 25  # a new Protocol gets its list in plugins/typecheck.py
+    for protocol in protocols:
+        name = "".join("_" + ch if ch.isupper() else ch for ch in protocol.__name__)
+        want = {type(p) for p in plugins if isinstance(p, protocol)}
+        assert set(lists.get(name.lstrip("_").upper(), ())) == want, protocol.__name__
