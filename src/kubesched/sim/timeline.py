@@ -212,9 +212,9 @@ def pending_capacity(sim: SimCluster, pods: list[tuple[str, str]]) -> list[dict[
     against the cluster at the end, from a fresh framework of the Pod's profile (so the run's
     plugins and metrics are untouched; the cache observers it adds are removed again)."""
     s = sim.scheduler
-    cluster = getattr(s, "cluster", None)
-    profiles: dict[str, Framework] = getattr(s, "profiles", {})
-    if cluster is None or not pods:
+    cluster = s.cluster
+    profiles: dict[str, Framework] = s.profiles
+    if not pods:
         return []
     fresh: dict[str, Framework] = {}
     kept = len(cluster.observers)
