@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 from kubesched.api import objects as api
@@ -129,6 +130,41 @@ class ScoresOneApart(Good):
         return row % 3 * 10 + 1
 
 
+class NodeOnlyCountsPods(Good):
+    node_only = True  # but its score looks at the node's Pods
+
+    def score(self, state: Any, pod: Any, cluster: ClusterState, rows: IntArray) -> IntArray:
+        return np.minimum(cluster.nodes.pod_count[rows], 100).astype(np.int64)
+
+
+class StaticButPasses(Good):  # kept static failures would keep a node that fits
+    def static_rejections(
+        self, state: Any, pod: Any, cluster: ClusterState, rows: IntArray
+    ) -> npt.NDArray[np.bool_]:
+        return np.ones(rows.size, dtype=np.bool_)
+
+
+class CandidatesMissOne(Good):  # the sparse search would never look at a node that fits
+    def candidate_rows(self, state: Any, pod: Any, cluster: ClusterState) -> IntArray:
+        return np.zeros(0, dtype=np.int64)
+
+
+class RefreshLies(Good):  # says "unchanged" but the refreshed state filters differently
+    def filter(
+        self, state: CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
+    ) -> Verdict:
+        fails = np.full(rows.size, bool(state.get("refreshed")))
+        return Verdict.from_mask(fails, unschedulable("refreshed"))
+
+    def refresh_filter(self, state: CycleState, pod: Any, cluster: ClusterState) -> bool:
+        state["refreshed"] = True
+        return True
+
+
+class StringLocality(Good):
+    locality = "node-local"
+
+
 @pytest.mark.parametrize(
     ("cls", "problem"),
     [
@@ -145,6 +181,11 @@ class ScoresOneApart(Good):
         (CountsEveryPod, "row_local, but its answers for a node moved"),
         (PassesEveryOne, "filter_one must answer True (the node passes) or None"),
         (ScoresOneApart, "score_one must answer score's raw score"),
+        (NodeOnlyCountsPods, "node_only, but its answers for a node moved"),
+        (StaticButPasses, "static_rejections marks a node that filter passes"),
+        (CandidatesMissOne, "candidate_rows leaves out a node that filter passes"),
+        (RefreshLies, "refresh_filter answered True on an unchanged cluster"),
+        (StringLocality, "is not a Locality"),
     ],
 )
 def test_broken_plugins_are_caught(cls: type[Good], problem: str) -> None:

@@ -40,7 +40,7 @@ def plugin(
     for g in groups:
         cluster.apply_object(g)
     clock = now or [0.0]
-    handle = fw.Handle(cluster, extras={"clock": lambda: clock[0]})
+    handle = fw.Handle(cluster, clock=lambda: clock[0])
     p = cos.new(args, handle)
     for pod in known:
         p.on_pod_add(pod)

@@ -31,7 +31,7 @@ import heapq
 import itertools
 from collections import Counter
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from kubesched.api import objects as api
 from kubesched.sim.apiserver import ApiError
@@ -48,6 +48,14 @@ class Watcher(Protocol):
     def on_pod_update(self, old: api.Pod, new: api.Pod) -> None: ...
     def on_pod_delete(self, pod: api.Pod) -> None: ...
     def on_object(self, obj: dict[str, Any], *, deleted: bool = False) -> None: ...
+
+
+@runtime_checkable
+class BulkBindWatcher(Protocol):
+    """A watcher that takes many binds in one call (the shared-pool scheduler's stream): the
+    same as ``on_pod_update(old, new)`` for each pair in order."""
+
+    def on_pods_bound(self, pairs: list[tuple[api.Pod, api.Pod]]) -> None: ...
 
 
 def labels_match(labels: Mapping[str, str], selector: Mapping[str, str]) -> bool:
@@ -175,9 +183,8 @@ class BenchApi:
                 errors.append(err)
         watcher = self.watcher
         if watcher is not None:
-            many = getattr(watcher, "on_pods_bound", None)
-            if many is not None:
-                many(done)
+            if isinstance(watcher, BulkBindWatcher):
+                watcher.on_pods_bound(done)
             else:
                 for old, new in done:
                     watcher.on_pod_update(old, new)

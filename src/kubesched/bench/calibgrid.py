@@ -20,11 +20,15 @@ from typing import Any
 
 import yaml
 
+from kubesched.config import names
 from kubesched.scheduler.types import num_feasible_nodes_to_find
 from kubesched.sim.costmodel import Attempt, dry_run_nodes
 
 MIXES = ("default", "affinity", "spread", "preemption")
-PLUGINS = {"affinity": frozenset({"InterPodAffinity"}), "spread": frozenset({"PodTopologySpread"})}
+PLUGINS = {
+    "affinity": frozenset({names.INTER_POD_AFFINITY}),
+    "spread": frozenset({names.POD_TOPOLOGY_SPREAD}),
+}
 NODE_CPU_MILLI = 4000
 SMALL_NODE_CPU_MILLI = 50
 """A "full" node: too little CPU for the measured 100m Pod (NodeResourcesFit rejects it)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubesched.api import objects as api
-from kubesched.bench.api import Watcher
+from kubesched.bench.api import BulkBindWatcher, Watcher
 
 
 class Watchers:
@@ -39,9 +39,8 @@ class Watchers:
     def on_pods_bound(self, pairs: list[tuple[api.Pod, api.Pod]]) -> None:
         """Many binds: in one call to a watcher that takes them so, else one by one."""
         for w in self.watchers:
-            many = getattr(w, "on_pods_bound", None)
-            if many is not None:
-                many(pairs)
+            if isinstance(w, BulkBindWatcher):
+                w.on_pods_bound(pairs)
             else:
                 for old, new in pairs:
                     w.on_pod_update(old, new)

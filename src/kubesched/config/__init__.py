@@ -5,6 +5,8 @@ Decoded (:mod:`~kubesched.config.decode`), defaulted as upstream defaults it
 (:mod:`~kubesched.config.validate`), with typed per-plugin args
 (:mod:`~kubesched.config.args`, :mod:`~kubesched.config.pluginargs`) and extenders
 (:mod:`~kubesched.config.extenders`); :mod:`~kubesched.config.load` is the entry point.
+Every plugin name is a constant of :mod:`~kubesched.config.names`, which the other rooms use
+instead of string literals.
 
 Imports only ``api``.
 """

@@ -1,4 +1,5 @@
-"""Upstream v1.34 defaults: the default plugin set, plugin names, and ``mergePlugins``.
+"""Upstream v1.34 defaults: the default plugin set and ``mergePlugins`` (plugin names are in
+:mod:`kubesched.config.names`).
 
 Source: ``pkg/scheduler/apis/config/v1/default_plugins.go`` and ``defaults.go``.  In v1.34 the
 ``DynamicResourceAllocation`` feature is GA and on, so ``applyFeatureGates`` inserts
@@ -13,26 +14,27 @@ from typing import Any
 
 from kubesched.config import args as plugin_args
 from kubesched.config import pluginsets as t
-
-SCHEDULING_GATES = "SchedulingGates"
-PRIORITY_SORT = "PrioritySort"
-NODE_UNSCHEDULABLE = "NodeUnschedulable"
-NODE_NAME = "NodeName"
-TAINT_TOLERATION = "TaintToleration"
-NODE_AFFINITY = "NodeAffinity"
-NODE_PORTS = "NodePorts"
-NODE_RESOURCES_FIT = "NodeResourcesFit"
-VOLUME_RESTRICTIONS = "VolumeRestrictions"
-NODE_VOLUME_LIMITS = "NodeVolumeLimits"
-VOLUME_BINDING = "VolumeBinding"
-VOLUME_ZONE = "VolumeZone"
-POD_TOPOLOGY_SPREAD = "PodTopologySpread"
-INTER_POD_AFFINITY = "InterPodAffinity"
-DYNAMIC_RESOURCES = "DynamicResources"
-DEFAULT_PREEMPTION = "DefaultPreemption"
-NODE_RESOURCES_BALANCED_ALLOCATION = "NodeResourcesBalancedAllocation"
-IMAGE_LOCALITY = "ImageLocality"
-DEFAULT_BINDER = "DefaultBinder"
+from kubesched.config.names import (
+    DEFAULT_BINDER,
+    DEFAULT_PREEMPTION,
+    DYNAMIC_RESOURCES,
+    IMAGE_LOCALITY,
+    INTER_POD_AFFINITY,
+    NODE_AFFINITY,
+    NODE_NAME,
+    NODE_PORTS,
+    NODE_RESOURCES_BALANCED_ALLOCATION,
+    NODE_RESOURCES_FIT,
+    NODE_UNSCHEDULABLE,
+    NODE_VOLUME_LIMITS,
+    POD_TOPOLOGY_SPREAD,
+    PRIORITY_SORT,
+    SCHEDULING_GATES,
+    TAINT_TOLERATION,
+    VOLUME_BINDING,
+    VOLUME_RESTRICTIONS,
+    VOLUME_ZONE,
+)
 
 DEFAULT_MULTI_POINT: tuple[t.PluginRef, ...] = (
     t.PluginRef(SCHEDULING_GATES),

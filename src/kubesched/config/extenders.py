@@ -24,11 +24,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kubesched.config import names
 from kubesched.config.args import NodeResourcesFitArgs
 from kubesched.config.decode import parse_go_duration
 from kubesched.config.types import Profile, frozen_mapping
 
-FIT_NAME = "NodeResourcesFit"
+FIT_NAME = names.NODE_RESOURCES_FIT
 """The plugin whose args take the ignored resources."""
 DEFAULT_HTTP_TIMEOUT_SECONDS = 5.0
 """Upstream ``DefaultExtenderTimeout``."""

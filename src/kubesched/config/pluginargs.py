@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kubesched.config import affinity, rawargs
+from kubesched.config import affinity, names, rawargs
 from kubesched.config import args as a
 from kubesched.config import defaults as d
 from kubesched.config import fielderr as fe
@@ -220,11 +220,11 @@ def decode_args(
         dec.problems.append(
             fe.invalid(fe.join(path, "kind"), kind, f"args for plugin {name} must be {name}Args")
         )
-    if name == d.NODE_RESOURCES_FIT:
+    if name == names.NODE_RESOURCES_FIT:
         return _fit(dec, given, path, validate=enabled)
-    if name == d.NODE_RESOURCES_BALANCED_ALLOCATION:
+    if name == names.NODE_RESOURCES_BALANCED_ALLOCATION:
         return _balanced(dec, given, path)
-    if name == d.NODE_AFFINITY:
+    if name == names.NODE_AFFINITY:
         return _node_affinity(dec, given, path)
     merged = d.default_raw_args(name, given)
     rawargs.validate(dec, name, merged, path)

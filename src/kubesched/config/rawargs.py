@@ -13,16 +13,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kubesched.config import defaults as d
 from kubesched.config import fielderr as fe
+from kubesched.config import names
 from kubesched.config.decode import Decoder
 
 _FIELDS: Mapping[str, tuple[str, ...]] = {
-    d.DEFAULT_PREEMPTION: ("minCandidateNodesPercentage", "minCandidateNodesAbsolute"),
-    d.INTER_POD_AFFINITY: ("hardPodAffinityWeight", "ignorePreferredTermsOfExistingPods"),
-    d.POD_TOPOLOGY_SPREAD: ("defaultConstraints", "defaultingType"),
-    d.VOLUME_BINDING: ("bindTimeoutSeconds", "shape"),
-    d.DYNAMIC_RESOURCES: ("filterTimeout",),
+    names.DEFAULT_PREEMPTION: ("minCandidateNodesPercentage", "minCandidateNodesAbsolute"),
+    names.INTER_POD_AFFINITY: ("hardPodAffinityWeight", "ignorePreferredTermsOfExistingPods"),
+    names.POD_TOPOLOGY_SPREAD: ("defaultConstraints", "defaultingType"),
+    names.VOLUME_BINDING: ("bindTimeoutSeconds", "shape"),
+    names.DYNAMIC_RESOURCES: ("filterTimeout",),
 }
 _CONSTRAINT_FIELDS = (
     "maxSkew",
@@ -42,9 +42,9 @@ _WHEN_UNSATISFIABLE = ("DoNotSchedule", "ScheduleAnyway")
 def validate(dec: Decoder, name: str, args: Mapping[str, Any], path: str) -> None:
     """Check the defaulted raw ``args`` of plugin ``name`` at ``path``; problems go to ``dec``."""
     r = dec.obj(args, path, _FIELDS.get(name, tuple(args))) or {}
-    if name == d.DEFAULT_PREEMPTION:
+    if name == names.DEFAULT_PREEMPTION:
         _default_preemption(dec, r, path)
-    elif name == d.INTER_POD_AFFINITY:
+    elif name == names.INTER_POD_AFFINITY:
         p = fe.join(path, "hardPodAffinityWeight")
         w = dec.integer(r.get("hardPodAffinityWeight"), p)
         if w is not None and not 0 <= w <= 100:
@@ -53,9 +53,9 @@ def validate(dec: Decoder, name: str, args: Mapping[str, Any], path: str) -> Non
             r.get("ignorePreferredTermsOfExistingPods"),
             fe.join(path, "ignorePreferredTermsOfExistingPods"),
         )
-    elif name == d.POD_TOPOLOGY_SPREAD:
+    elif name == names.POD_TOPOLOGY_SPREAD:
         _pod_topology_spread(dec, r, path)
-    elif name == d.VOLUME_BINDING:
+    elif name == names.VOLUME_BINDING:
         p = fe.join(path, "bindTimeoutSeconds")
         timeout = dec.integer(r.get("bindTimeoutSeconds"), p, fe.INT64_MIN, fe.INT64_MAX)
         if timeout is not None and timeout < 0:
@@ -66,7 +66,7 @@ def validate(dec: Decoder, name: str, args: Mapping[str, Any], path: str) -> Non
             dec.problems.append(
                 fe.invalid(fe.join(path, "shape"), r["shape"], msg + "StorageCapacityScoring")
             )
-    elif name == d.DYNAMIC_RESOURCES:
+    elif name == names.DYNAMIC_RESOURCES:
         p = fe.join(path, "filterTimeout")
         timeout_s = dec.duration(r.get("filterTimeout"), p)
         if timeout_s is not None and timeout_s < 0:

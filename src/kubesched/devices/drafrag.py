@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Container, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,13 +36,16 @@ from kubesched.api import resource as r
 from kubesched.devices.allocator import DeviceId, Pool
 from kubesched.devices.draindex import Column, DeviceIndex, Plan
 from kubesched.devices.fragmentation import FloatArray, FragModel, Shape, target_workload
+from kubesched.framework.interface import ServiceKey
 
 PLAN_KEY = "kubesched.io/dra-plan"
 """CycleState key: the :class:`DevicePlan` DynamicResources' PreFilter found."""
 ORDER_KEY = "kubesched.io/dra-device-choice"
 """CycleState key: ``{node row: device ids}`` the device score chose, for Reserve."""
-CHOOSER_KEY = "kubesched.io/dra-device-chooser"
-"""``Handle.extras`` key: ``chooser(plan, row) -> device ids``, for Reserve when Score did
+Chooser = Callable[["DevicePlan", int], Sequence[DeviceId]]
+"""``chooser(plan, row) -> device ids``: the device score's choice on one node."""
+CHOOSER: ServiceKey[Chooser] = ServiceKey("kubesched.io/dra-device-chooser")
+"""``Handle.services`` key: the device score's :data:`Chooser`, for Reserve when Score did
 not run (one feasible node, as upstream skips scoring then)."""
 DEFAULT_GROUPS = ("resource.kubernetes.io/pcieRoot", "numaNode", "nvlinkDomain")
 """Group attributes, innermost first."""

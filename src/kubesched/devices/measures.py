@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -28,6 +28,9 @@ from kubesched.api.errors import InputError
 from kubesched.devices.fragmentation import FragModel, TargetWorkload
 from kubesched.state import gpus
 from kubesched.state.cache import ClusterState
+
+if TYPE_CHECKING:
+    from kubesched.metrics import SchedulerMetrics
 
 WHOLE_NODE_GPUS = 8
 """GPUs of a "whole node" for the idle-node measure (the trace's and DGX-class nodes)."""
@@ -68,15 +71,18 @@ class GpuGauges:
             "crossNumaPods": self.cross_numa_placements,
         }
 
-    def export(self, metrics: Any) -> None:
+    def export(self, metrics: SchedulerMetrics) -> None:
         """Set the gauges of :data:`METRICS` on a ``SchedulerMetrics`` (its ``own`` dict)."""
-        own = getattr(metrics, "own", None)
-        if not isinstance(own, dict):
-            return
+        values = {
+            "fragmentation_ratio": self.fragmentation_ratio,
+            "idle_whole_gpu_nodes": self.idle_whole_gpu_nodes,
+            "pods_waiting_for_whole_node": self.pods_waiting_for_whole_node,
+            "cross_numa_placements": self.cross_numa_placements,
+        }
         for field, name in METRICS.items():
-            gauge = own.get(name)
+            gauge = metrics.own.get(name)
             if gauge is not None:
-                gauge.set(float(getattr(self, field)))
+                gauge.set(float(values[field]))
 
 
 def measure(
@@ -156,7 +162,14 @@ def latest(plugins: Iterable[object]) -> GpuGauges | None:
     """The measures the first plugin among ``plugins`` that keeps them (``gpu_gauges``, the
     GpuDevices plugin after its ``sync_metrics``) took last, or None."""
     for p in plugins:
-        gauges = getattr(p, "gpu_gauges", None)
-        if isinstance(gauges, GpuGauges):
-            return gauges
+        if isinstance(p, KeepsGpuGauges) and isinstance(p.gpu_gauges, GpuGauges):
+            return p.gpu_gauges
     return None
+
+
+@runtime_checkable
+class KeepsGpuGauges(Protocol):
+    """A plugin that keeps the last GPU measures it took (GpuDevices): ``gpu_gauges`` is
+    None until its first ``sync_metrics``."""
+
+    gpu_gauges: GpuGauges | None

@@ -37,16 +37,18 @@ from typing import Any
 import numpy as np
 
 from kubesched.api import objects as api
+from kubesched.config import names
 from kubesched.explainer.devicefit import DeviceFits
 from kubesched.framework import resources as res
 from kubesched.framework.interface import CycleState
 from kubesched.framework.runtime import Framework, PluginError
+from kubesched.plugins.noderesources_fit import NodeResourcesFit
 from kubesched.state.cache import ClusterState
 from kubesched.state.nodes import IntArray
 
-RESOURCE_FILTERS = frozenset({"NodeResourcesFit", "DynamicResources", "GpuDevices"})
+RESOURCE_FILTERS = frozenset({names.NODE_RESOURCES_FIT, names.DYNAMIC_RESOURCES, names.GPU_DEVICES})
 """The Filter plugins that judge amounts: left out when finding the eligible nodes."""
-FIT = "NodeResourcesFit"
+FIT = names.NODE_RESOURCES_FIT
 _RANK = {"fits": 0, "fragmented": 1, "filtered": 2, "short": 3, "tooLarge": 4}
 _GIB = 1 << 30
 
@@ -168,8 +170,10 @@ def _resource_entries(
     if fit is None or FIT not in {p.name for p in fwk.filter_plugins}:
         return []
     table = cluster.nodes
-    ignored: frozenset[str] = getattr(fit, "ignored", frozenset())
-    groups: frozenset[str] = getattr(fit, "ignored_groups", frozenset())
+    ignored: frozenset[str] = frozenset()
+    groups: frozenset[str] = frozenset()
+    if isinstance(fit, NodeResourcesFit):
+        ignored, groups = fit.ignored, fit.ignored_groups
     counted = res.counted_requests(pod.requests)
     base = (api.CPU, api.MEMORY, api.EPHEMERAL_STORAGE)
     names = [*base, *sorted(n for n in counted if n not in base)]

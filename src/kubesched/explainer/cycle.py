@@ -60,7 +60,7 @@ from kubesched.explainer import capacity, devicefit
 from kubesched.framework.extender import ExtenderError
 from kubesched.framework.extenders import EXTENDER_NAME, ExtenderFilterOutcome, Extenders
 from kubesched.framework.interface import Code, CycleState, Handle, IntArray, Status
-from kubesched.framework.outcomes import FilterOutcome, merge_outcomes
+from kubesched.framework.outcomes import FilterOutcome, PostFilterResult, merge_outcomes
 from kubesched.framework.runtime import Framework, PluginError
 from kubesched.plugins.registry import full_registry, known_plugin_names
 from kubesched.queue.nominator import Nominator
@@ -340,8 +340,9 @@ def _preemption(
     """What PostFilter would do (a dry run: explain's handle has no API to delete through):
     its message, the node the Pod would be nominated to and the victims, ``ns/name`` sorted."""
     result, status = fwk.run_post_filter(state, pod, diagnosis)
-    nominated = getattr(result, "nominated_node_name", "") or None
-    victims = sorted(v.key for v in getattr(result, "victims", ()))
+    found = result if isinstance(result, PostFilterResult) else None
+    nominated = (found.nominated_node_name if found is not None else "") or None
+    victims = sorted(v.key for v in (found.victims if found is not None else ()))
     return {"message": status.message(), "nominatedNode": nominated, "victims": victims}
 
 

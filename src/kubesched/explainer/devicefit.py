@@ -32,11 +32,12 @@ import numpy as np
 from kubesched.api import objects as api
 from kubesched.api import resource as r
 from kubesched.api.errors import CelRuntimeError
+from kubesched.config import names
 from kubesched.devices import allocator
 from kubesched.state.cache import ClusterState
 from kubesched.state.nodes import IntArray
 
-PLUGIN = "DynamicResources"
+PLUGIN = names.DYNAMIC_RESOURCES
 CANNOT_ALLOCATE = "cannot allocate all claims"
 NO_MATCH = "no matching device"
 TOO_FEW_MATCHING = "too few matching"

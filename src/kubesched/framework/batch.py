@@ -250,22 +250,23 @@ def build_entry(
 ) -> BatchEntry:
     """An entry from a full cycle's results (call before Reserve touches ``state``);
     ``looked_at``: int64 ``(k,)``, the rows the Filters ran on, in order."""
+    can = fwk.capabilities
     checked = [
         p
         for p in fwk.filter_plugins
-        if not getattr(p, "node_only", False) and p.name not in state.skip_filter
+        if p.name not in can.node_only and p.name not in state.skip_filter
     ]
-    refreshers = [p for p in checked if hasattr(p, "refresh_filter")]
-    filters = [p for p in checked if not hasattr(p, "refresh_filter")]
+    refreshers = [p for p in checked if p.name in can.refreshing]
+    filters = [p for p in checked if p.name not in can.refreshing]
     scores = [
         (p, w)
         for p, w in zip(fwk.plugins["score"], fwk.score_weights, strict=True)
-        if p.name in scored.raw and not getattr(p, "node_only", False)
+        if p.name in scored.raw and p.name not in can.node_only
     ]
-    incremental = not any(hasattr(p, "normalize_score") for p, _ in scores)
+    incremental = not any(p.name in can.normalizing for p, _ in scores)
     window = None
     plugins = [*filters, *(p for p, _ in scores)]
-    if not refreshers and all(getattr(p, "row_local", False) for p in plugins):
+    if not refreshers and all(p.name in can.row_local for p in plugins):
         window = np.zeros(fwk.handle.cluster.nodes.capacity, dtype=np.bool_)
         window[looked_at] = True
     kept = [p.name for p, _ in scores] if incremental else list(scored.raw)
@@ -285,14 +286,19 @@ def build_entry(
         incremental=incremental,
         refreshers=refreshers,
         window=window,
-        filter_ones=[_one(p, "filter_one") for p in filters],
-        score_ones=[_one(p, "score_one") for p, _ in scores],
+        filter_ones=[
+            p.filter_one if p.name in can.filter_one and _bare(fwk, p) else None for p in filters
+        ],
+        score_ones=[
+            p.score_one if p.name in can.score_one and _bare(fwk, p) else None for p, _ in scores
+        ],
     )
 
 
-def _one(plugin: Any, method: str) -> Any:
-    """The plugin's one-node method, unless the plugin is wrapped (timed calls)."""
-    return getattr(plugin, method) if hasattr(type(plugin), method) else None
+def _bare(fwk: Framework, plugin: Any) -> bool:
+    """Whether ``plugin`` is the profile's instance itself, not a wrapper timing its calls
+    (whose one-node methods would go untimed)."""
+    return fwk.instances.get(plugin.name) is plugin
 
 
 def reuse(fwk: Framework, state: CycleState, pod: api.Pod, entry: BatchEntry) -> str:

@@ -19,7 +19,13 @@ them.  What it checks, per Pod:
   plugin's own state (its attributes, compared by value) and the cluster as they were;
 - **queueing hints**: ``events_to_register`` returns ``ClusterEventWithHint`` values whose
   hints are None or callable; **result reuse**: ``sign`` returns something hashable (or
-  None) and equal Pods get equal signatures.
+  None) and equal Pods get equal signatures;
+- **capabilities** (:mod:`kubesched.framework.contract`): ``row_local`` / ``node_only``
+  answers do not move when a Pod is placed on another node / on any node;
+  ``static_rejections`` marks only nodes ``filter`` rejects; ``candidate_rows`` leaves out
+  only nodes ``filter`` rejects; ``refresh_filter`` answering True on an unchanged cluster
+  keeps ``filter``'s verdicts; ``filter_one`` / ``score_one`` agree with ``filter`` /
+  ``score``; a declared ``locality`` is a ``Locality``.
 
 Use it in a plugin package's tests (``examples/kubesched-example-plugin`` does).
 """
@@ -33,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from kubesched.api import objects as api
+from kubesched.framework import contract as c
 from kubesched.framework.interface import (
     MAX_NODE_SCORE,
     ClusterEventWithHint,
@@ -40,6 +47,7 @@ from kubesched.framework.interface import (
     CycleState,
     Handle,
     IntArray,
+    Plugin,
     PluginFactory,
     PreFilterResult,
     Status,
@@ -166,7 +174,7 @@ def _check_filter(p: Any, state: CycleState, pod: api.Pod, cl: ClusterState) -> 
     empty = p.filter(state, pod, cl, _read_only(rows[:0]))
     if np.asarray(empty.codes).shape != (0,):
         out.append("filter over no rows must return shape (0,)")
-    if hasattr(p, "filter_one"):
+    if isinstance(p, c.FilterOne):
         ones = [p.filter_one(state, pod, cl, r) for r in rows.tolist()]
         if any(
             o not in (True, None) or (o and c) for o, c in zip(ones, codes.tolist(), strict=True)
@@ -175,9 +183,46 @@ def _check_filter(p: Any, state: CycleState, pod: api.Pod, cl: ClusterState) -> 
     return out
 
 
+def _check_filter_capabilities(
+    p: Any, state: CycleState, pod: api.Pod, cl: ClusterState
+) -> list[str]:
+    """The invariants of :class:`~.contract.StaticRejections`, :class:`~.contract.CandidateRows`
+    and :class:`~.contract.RefreshingFilter` against the plugin's own ``filter``."""
+    rows = _read_only(cl.nodes.order())
+    passes = np.asarray(p.filter(state, pod, cl, rows).codes) == 0
+    out: list[str] = []
+    if isinstance(p, c.StaticRejections):
+        static = np.asarray(p.static_rejections(state, pod, cl, rows))
+        if static.dtype != np.bool_ or static.shape != rows.shape:
+            out.append(f"static_rejections is {static.dtype}{static.shape}, want bool{rows.shape}")
+        elif bool(np.any(static & passes)):
+            out.append("static_rejections marks a node that filter passes")
+    if isinstance(p, c.CandidateRows):
+        cand = p.candidate_rows(state, pod, cl)
+        if cand is not None:
+            cand = np.asarray(cand)
+            if cand.dtype != np.int64 or bool(np.any(np.diff(cand) < 0)):
+                out.append("candidate_rows must be int64 rows in ascending order")
+            elif bool(np.any(passes & ~np.isin(rows, cand))):
+                out.append("candidate_rows leaves out a node that filter passes")
+    if isinstance(p, c.RefreshingFilter):
+        again = state.clone()
+        ok = p.refresh_filter(again, pod, cl)
+        if not isinstance(ok, bool):
+            out.append("refresh_filter must return a bool")
+        elif ok and not np.array_equal(_codes(p, again, pod, cl, rows) == 0, passes):
+            out.append("refresh_filter answered True on an unchanged cluster, but filter moved")
+    return out
+
+
+def _codes(p: Any, state: CycleState, pod: api.Pod, cl: ClusterState, rows: IntArray) -> Any:
+    """The int8 codes of ``p.filter`` over ``rows`` (shape ``(n,)``)."""
+    return np.asarray(p.filter(state, pod, cl, rows).codes)
+
+
 def _check_score(p: Any, state: CycleState, pod: api.Pod, cl: ClusterState) -> list[str]:
     rows = _read_only(cl.nodes.order())
-    if hasattr(p, "pre_score"):
+    if isinstance(p, c.PreScorePlugin):
         s = p.pre_score(state, pod, cl, rows)
         if not isinstance(s, Status):
             return [f"pre_score returned {type(s).__name__}, not Status"]
@@ -188,12 +233,12 @@ def _check_score(p: Any, state: CycleState, pod: api.Pod, cl: ClusterState) -> l
         return [f"score returned {getattr(scores, 'dtype', type(scores))}, want int64 array"]
     if scores.shape != rows.shape:
         return [f"score shape {scores.shape}, want {rows.shape}"]
-    if hasattr(p, "score_one"):
+    if isinstance(p, c.ScoreOne):
         ones = [p.score_one(state, pod, cl, r) for r in rows.tolist()]
         if any(o is not None and o != sc for o, sc in zip(ones, scores.tolist(), strict=True)):
             return ["score_one must answer score's raw score of the node (or None)"]
     scores = scores.copy()
-    if hasattr(p, "normalize_score"):
+    if isinstance(p, c.ScoreExtensions):
         p.normalize_score(state, pod, scores)
     if scores.size and (scores.min() < 0 or scores.max() > MAX_NODE_SCORE):
         return [f"scores {scores.tolist()} outside 0..{MAX_NODE_SCORE}"]
@@ -203,10 +248,10 @@ def _check_score(p: Any, state: CycleState, pod: api.Pod, cl: ClusterState) -> l
 def _check_pod(p: Any, pod: api.Pod, cl: ClusterState) -> list[str]:
     out: list[str] = []
     state = CycleState()
-    if hasattr(p, "pre_enqueue") and not isinstance(p.pre_enqueue(pod), Status):
+    if isinstance(p, c.PreEnqueuePlugin) and not isinstance(p.pre_enqueue(pod), Status):
         out.append("pre_enqueue must return a Status")
-    filtering = hasattr(p, "filter")
-    if hasattr(p, "pre_filter"):
+    filtering = isinstance(p, c.FilterPlugin)
+    if isinstance(p, c.PreFilterPlugin):
         res = p.pre_filter(state, pod, cl)
         if not (isinstance(res, tuple) and len(res) == 2 and isinstance(res[1], Status)):
             return [*out, "pre_filter must return (PreFilterResult | None, Status)"]
@@ -215,12 +260,15 @@ def _check_pod(p: Any, pod: api.Pod, cl: ClusterState) -> list[str]:
         filtering = filtering and res[1].is_success()
     if filtering:
         out += _check_filter(p, state, pod, cl)
-    if hasattr(p, "score"):
+        out += _check_filter_capabilities(p, state, pod, cl)
+    if isinstance(p, c.ScorePlugin):
         out += _check_score(p, state, pod, cl)
-    if hasattr(p, "reserve"):
+    if isinstance(p, c.ReservePlugin):
         out += _check_reserve(p, state, pod, cl)
-    if getattr(p, "row_local", False):
+    if c.is_row_local(p):
         out += _check_row_local(p, pod, cl)
+    if c.is_node_only(p):
+        out += _check_node_only(p, pod, cl)
     return out
 
 
@@ -228,13 +276,13 @@ def _answers(p: Any, pod: api.Pod, cl: ClusterState, rows: IntArray) -> list[Any
     """PreFilter's status, Filter codes, PreScore's status and raw scores over ``rows``."""
     state = CycleState()
     out: list[Any] = []
-    if hasattr(p, "pre_filter"):
+    if isinstance(p, c.PreFilterPlugin):
         out.append(p.pre_filter(state, pod, cl)[1].code)
-    if hasattr(p, "filter"):
+    if isinstance(p, c.FilterPlugin):
         out.append(np.asarray(p.filter(state, pod, cl, rows).codes).tolist())
-    if hasattr(p, "pre_score"):
+    if isinstance(p, c.PreScorePlugin):
         out.append(p.pre_score(state, pod, cl, rows).code)
-    if hasattr(p, "score") and out[-1:] != [Code.SKIP]:
+    if isinstance(p, c.ScorePlugin) and out[-1:] != [Code.SKIP]:
         out.append(np.asarray(p.score(state, pod, cl, rows)).tolist())
     return out
 
@@ -265,13 +313,46 @@ def _check_row_local(p: Any, pod: api.Pod, cl: ClusterState) -> list[str]:
     return ["row_local, but its answers for a node moved when a Pod was placed on another"]
 
 
+def _check_node_only(p: Any, pod: api.Pod, cl: ClusterState) -> list[str]:
+    """``node_only`` promises answers that no placed Pod can move, on its node or another
+    (result reuse and kept static failures rely on it); the probe is as for ``row_local``."""
+    rows = _read_only(cl.nodes.order())
+    if rows.size == 0:
+        return []
+    req = {api.CPU: 500, api.MEMORY: GIB}
+    probe = api.Pod(
+        "conformance-probe",
+        labels=dict(pod.labels),
+        requests=req,
+        nonzero_requests=dict(req),
+        host_ports=(api.HostPort(8080),),
+        node_name=cl.nodes.names[int(rows[-1])],
+    )
+    before = _answers(p, pod, cl, rows)
+    cl.add_pod(probe)
+    try:
+        after = _answers(p, pod, cl, rows)
+    finally:
+        cl.remove_pod(probe.key)
+    if before == after:
+        return []
+    return ["node_only, but its answers for a node moved when a Pod was placed on it"]
+
+
+def _check_declarations(p: Any) -> list[str]:
+    """A declared ``locality`` is a :class:`~.contract.Locality`."""
+    if isinstance(p, c.Located) and not isinstance(p.locality, c.Locality):
+        return [f"locality {p.locality!r} is not a Locality"]
+    return []
+
+
 def _check_reserve(p: Any, state: CycleState, pod: api.Pod, cl: ClusterState) -> list[str]:
     node = cl.nodes.names[int(cl.nodes.order()[0])]
     before, cols = _plugin_state(p), _columns(cl)
     status = p.reserve(state, pod, node)
     if not isinstance(status, Status):
         return ["reserve must return a Status"]
-    if hasattr(p, "unreserve"):
+    if isinstance(p, c.UnreservePlugin):
         p.unreserve(state, pod, node)
     after = _plugin_state(p)
     changed = sorted(k for k in before if not _same(before[k], after.get(k)))
@@ -283,13 +364,13 @@ def _check_reserve(p: Any, state: CycleState, pod: api.Pod, cl: ClusterState) ->
 
 def _check_hints_and_sign(p: Any, pods: Sequence[api.Pod]) -> list[str]:
     out: list[str] = []
-    if hasattr(p, "events_to_register"):
+    if isinstance(p, c.EnqueueExtensions):
         for ev in p.events_to_register():
             if not isinstance(ev, ClusterEventWithHint) or not (
                 ev.hint is None or callable(ev.hint)
             ):
                 out.append(f"events_to_register item {ev!r} is not a ClusterEventWithHint")
-    if hasattr(p, "sign"):
+    if isinstance(p, c.Signer):
         for pod in pods:
             a, b = p.sign(pod), p.sign(copy.deepcopy(pod))
             if a is not None and not isinstance(a, Hashable):
@@ -311,9 +392,9 @@ def check_plugin(
     on ``cluster`` (defaults: :func:`default_cluster`, :func:`default_pods`)."""
     cl = cluster if cluster is not None else default_cluster()
     pod_list = list(pods) if pods is not None else default_pods()
-    h = handle or Handle(cl, extras={"clock": lambda: 0.0, "rng": np.random.default_rng(0)})
+    h = handle or Handle(cl, clock=lambda: 0.0, rng=np.random.default_rng(0))
     plugin: Any = factory(args, h)
-    name = getattr(plugin, "name", None)
+    name = plugin.name if isinstance(plugin, Plugin) else None
     if not isinstance(name, str) or not name:
         return ["plugin has no name"]
     problems: list[str] = []
@@ -329,6 +410,7 @@ def check_plugin(
             found.append("mutated the cluster")
         problems += [f"{name} [{pod.name}]: {f}" for f in found]
     problems += [f"{name}: {f}" for f in _check_hints_and_sign(plugin, pod_list)]
+    problems += [f"{name}: {f}" for f in _check_declarations(plugin)]
     return problems
 
 

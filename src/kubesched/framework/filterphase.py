@@ -58,6 +58,7 @@ class FilterPhase:
     handle: Handle
     plugins: dict[str, list[Any]]
     filter_plugins: list[Any]
+    candidate_filters: list[bool]
     pre_filter_extensions: list[Any]
     nominator: nominated.PodNominator | None
     _usage: nominated.UsageCache
@@ -303,11 +304,10 @@ class FilterPhase:
         """int64 rows outside which some Filter plugin rejects ``pod`` for sure, or None."""
         cluster = self.handle.cluster
         out: IntArray | None = None
-        for p in self.filter_plugins:
-            fn = getattr(p, "candidate_rows", None)
-            if fn is None or p.name in state.skip_filter:
+        for p, sparse in zip(self.filter_plugins, self.candidate_filters, strict=True):
+            if not sparse or p.name in state.skip_filter:
                 continue
-            rows = fn(state, pod, cluster)
+            rows = p.candidate_rows(state, pod, cluster)
             if rows is not None:
                 out = rows if out is None else np.intersect1d(out, rows)
         return out

@@ -7,15 +7,16 @@ shape ``(n,)`` (0 = node passes, ``k > 0`` = ``table[k]`` says why it does not) 
 returns int64 scores of shape ``(n,)``.
 
 A plugin joins an extension point by implementing its method (capability wiring); the
-runtime checks with ``hasattr``.  Plugins get a :class:`Handle` at construction.
+Protocols of :mod:`kubesched.framework.contract` say which, and what each kubesched capability
+promises.  Plugins get a :class:`Handle` at construction.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -29,6 +30,8 @@ from kubesched.framework.clusterevents import QueueingHint as QueueingHint
 from kubesched.framework.clusterevents import Resource as Resource
 
 if TYPE_CHECKING:
+    from kubesched.framework.extender import Victims
+    from kubesched.metrics import SchedulerMetrics
     from kubesched.state.cache import ClusterState
 
 IntArray = npt.NDArray[np.int64]
@@ -175,6 +178,33 @@ class ApiClient(Protocol):
         """Delete ``pod`` (preemption victims)."""
 
 
+@runtime_checkable
+class Preempter(Protocol):
+    """A client that evicts preemption victims as upstream's ``PreemptPod`` does (marks the
+    victim ``DisruptionTarget``, deletes it, records the event); others just delete."""
+
+    def preempt_pod(self, victim: api.Pod, preemptor: api.Pod, node: str, reason: str) -> None:
+        """Evict ``victim`` for ``preemptor`` on ``node``."""
+
+
+@runtime_checkable
+class ObjectWriter(Protocol):
+    """A client that writes back an object (a ResourceClaim's status) as a raw manifest;
+    without one, plugins keep such writes in their own assumed state."""
+
+    def update_object(self, obj: dict[str, Any]) -> None:
+        """Replace the stored object ``obj`` names; raises on failure."""
+
+
+@runtime_checkable
+class FailureReporter(Protocol):
+    """A client that records a failed attempt (the Pod's ``PodScheduled`` condition and
+    ``FailedScheduling`` event)."""
+
+    def pod_scheduling_failed(self, pod: api.Pod, reason: str, message: str) -> None:
+        """``pod`` failed this attempt with ``reason`` and ``message``."""
+
+
 def preempt_pod(
     client: ApiClient,
     victim: api.Pod,
@@ -195,9 +225,8 @@ def preempt_pod(
     if held is not None:
         held.reject(plugin, "preempted")
         return
-    evict = getattr(client, "preempt_pod", None)
-    if evict is not None:
-        evict(victim, preemptor, node, reason)
+    if isinstance(client, Preempter):
+        client.preempt_pod(victim, preemptor, node, reason)
     else:
         client.delete_pod(victim, reason)
 
@@ -286,21 +315,127 @@ class WaitingPods:
         return len(self._pods)
 
 
+Clock = Callable[[], float]
+"""The scheduler's clock: seconds, simulated or real."""
+
+
+class PreemptionExtenders(Protocol):
+    """The scheduler's HTTP extenders as preemption sees them
+    (:class:`kubesched.framework.extenders.Extenders`)."""
+
+    def has_preemption(self, pod: api.Pod) -> bool:
+        """Whether an extender with a preempt verb is interested in ``pod``."""
+
+    def process_preemption(
+        self,
+        pod: api.Pod,
+        victims: dict[str, Victims],
+        pods_on: Callable[[str], Sequence[api.Pod] | None],
+    ) -> dict[str, Victims]:
+        """The candidates (node name to victims) the preempting extenders keep."""
+
+
+T = TypeVar("T")
+
+
+class ServiceKey(Generic[T]):
+    """The typed name of a service one plugin offers the others through
+    :attr:`Handle.services` (e.g. DeviceFragmentation's device chooser for DynamicResources'
+    Reserve)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"ServiceKey({self.name!r})"
+
+
+class Services:
+    """Named services plugins offer each other, each under its :class:`ServiceKey`."""
+
+    __slots__ = ("_by_key",)
+
+    def __init__(self) -> None:
+        self._by_key: dict[ServiceKey[Any], object] = {}
+
+    def provide(self, key: ServiceKey[T], service: T) -> None:
+        """Offer ``service`` under ``key`` (replacing any earlier one)."""
+        self._by_key[key] = service
+
+    def get(self, key: ServiceKey[T]) -> T | None:
+        """The service offered under ``key``, or None."""
+        return cast("T | None", self._by_key.get(key))
+
+
+@runtime_checkable
+class PodAddListener(Protocol):
+    """Hears Pods added to the cluster (bound or not)."""
+
+    def on_pod_add(self, pod: api.Pod) -> None:
+        """``pod`` appeared."""
+
+
+@runtime_checkable
+class PodUpdateListener(Protocol):
+    """Hears Pod updates (including binds)."""
+
+    def on_pod_update(self, old: api.Pod, new: api.Pod) -> None:
+        """``old`` became ``new``."""
+
+
+@runtime_checkable
+class PodDeleteListener(Protocol):
+    """Hears Pod deletions."""
+
+    def on_pod_delete(self, pod: api.Pod) -> None:
+        """``pod`` went away."""
+
+
+@runtime_checkable
+class ObjectListener(Protocol):
+    """Hears other API objects (PodGroups, ElasticQuotas, ResourceClaims, ...)."""
+
+    def on_object(self, obj: Any, deleted: bool) -> None:
+        """``obj`` was added or updated, or ``deleted``."""
+
+
+_LISTENERS: tuple[tuple[str, type], ...] = (
+    ("on_pod_add", PodAddListener),
+    ("on_pod_update", PodUpdateListener),
+    ("on_pod_delete", PodDeleteListener),
+    ("on_object", ObjectListener),
+)
+
+
 @dataclass(slots=True)
 class Handle:
     """What the runtime gives every plugin at construction.
 
-    ``waiting_pods`` are the Pods held at Permit; ``event_handlers`` are informer-style
-    listeners plugins register with :meth:`add_event_handler` (objects with any of
-    ``on_pod_add(pod)``, ``on_pod_update(old, new)``, ``on_pod_delete(pod)``,
-    ``on_object(obj, deleted)``), as upstream plugins add handlers to the shared informers.
+    ``clock``, ``metrics`` and ``rng`` are the scheduler's (None in a bare test harness;
+    plugins fall back to a zero clock, no metrics, a fresh generator); ``extenders`` are the
+    configured HTTP extenders when one has a preempt verb; ``services`` are what plugins
+    offer each other by :class:`ServiceKey`.  ``waiting_pods`` are the Pods held at Permit;
+    ``event_handlers`` are informer-style listeners plugins register with
+    :meth:`add_event_handler` (objects implementing any of :class:`PodAddListener`,
+    :class:`PodUpdateListener`, :class:`PodDeleteListener`, :class:`ObjectListener`), as
+    upstream plugins add handlers to the shared informers; ``listeners`` holds their methods
+    by event (``on_pod_add``, ...).
     """
 
     cluster: ClusterState
     api: ApiClient | None = None
-    extras: dict[str, Any] = field(default_factory=dict)
+    clock: Clock | None = None
+    metrics: SchedulerMetrics | None = None
+    rng: np.random.Generator | None = None
+    extenders: PreemptionExtenders | None = None
+    services: Services = field(default_factory=Services)
     waiting_pods: WaitingPods = field(default_factory=WaitingPods)
-    event_handlers: list[Any] = field(default_factory=list)
+    event_handlers: list[object] = field(default_factory=list)
+    listeners: dict[str, list[Callable[..., None]]] = field(
+        default_factory=lambda: {event: [] for event, _ in _LISTENERS}
+    )
 
     def get_waiting_pod(self, key: str) -> WaitingPod | None:
         """Upstream ``GetWaitingPod`` (by ``namespace/name`` instead of UID)."""
@@ -318,9 +453,17 @@ class Handle:
         wp.reject("", "removed")
         return True
 
-    def add_event_handler(self, handler: Any) -> None:
+    def add_event_handler(self, handler: object) -> None:
         """Hear Pod and object events (see the class docstring)."""
         self.event_handlers.append(handler)
+        if isinstance(handler, PodAddListener):
+            self.listeners["on_pod_add"].append(handler.on_pod_add)
+        if isinstance(handler, PodUpdateListener):
+            self.listeners["on_pod_update"].append(handler.on_pod_update)
+        if isinstance(handler, PodDeleteListener):
+            self.listeners["on_pod_delete"].append(handler.on_pod_delete)
+        if isinstance(handler, ObjectListener):
+            self.listeners["on_object"].append(handler.on_object)
 
 
 # --------------------------------------------------------------------------- extension points

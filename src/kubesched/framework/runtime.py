@@ -5,8 +5,10 @@ each Filter plugin answers for every still-feasible node at once (see
 :mod:`kubesched.framework.interface`).  The order of plugins, the first-failure rule, weights,
 ``Skip`` handling and ``NormalizeScore`` follow upstream ``framework.go``.
 
-Plugins are wired by capability: a plugin takes part in an extension point when it has that
-point's method; :func:`kubesched.config.load.resolve_plugins` decides the order.
+Plugins are wired by capability: a plugin takes part in an extension point when it implements
+that point's Protocol (:mod:`kubesched.framework.contract`), and offers a kubesched capability
+by implementing its Protocol; both are asked once, when the profile is built.
+:func:`kubesched.config.load.resolve_plugins` decides the order.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from kubesched.api import objects as api
 from kubesched.config.load import resolve_plugins
 from kubesched.config.pluginsets import EXTENSION_POINTS
 from kubesched.config.types import Profile
-from kubesched.framework import nominated
+from kubesched.framework import contract, nominated
 from kubesched.framework.filterphase import FilterPhase
 from kubesched.framework.interface import (
     MAX_NODE_SCORE,
@@ -51,17 +53,10 @@ POINTS = EXTENSION_POINTS
 """Extension points by the name of the plugin method that implements each: the
 configuration's own list (:data:`kubesched.config.pluginsets.EXTENSION_POINTS`)."""
 
-_METHOD_OF = {"reserve": "reserve", "queue_sort": "sort_key"}
-
 Observer = Callable[[str, str, float], None]
 """``observe(extension_point, status, seconds)``: where extension-point durations go."""
 _CODE_LABEL = {code: code.name.title() for code in Code}
 """The status label an :data:`Observer` gets per code (``Success``, ...), made once."""
-
-
-def implements(plugin_cls: Any, point: str) -> bool:
-    """Whether a plugin class (or instance) implements extension ``point``."""
-    return callable(getattr(plugin_cls, _METHOD_OF.get(point, point), None))
 
 
 class Framework(FilterPhase):
@@ -92,7 +87,9 @@ class Framework(FilterPhase):
                 instances[name] = registry[name](profile.plugin_config.get(name), handle)
             return instances[name]
 
-        resolved = resolve_plugins(profile, lambda name, point: implements(instance(name), point))
+        resolved = resolve_plugins(
+            profile, lambda name, point: contract.implements(instance(name), point)
+        )
         self.plugins: dict[str, list[Any]] = {
             point: [instance(name) for name, _ in resolved.get(point, [])] for point in POINTS
         }
@@ -109,12 +106,11 @@ class Framework(FilterPhase):
         self._usage = nominated.UsageCache()
         self.evaluations = {}
         for p in self.instances.values():
-            attach = getattr(p, "set_framework", None)
-            if callable(attach):  # plugins that run other plugins (PostFilter preemption)
-                attach(self)
+            if isinstance(p, contract.FrameworkAware):  # plugins that run other plugins
+                p.set_framework(self)
         self.filter_plugins: list[Any] = self.plugins["filter"]
         self.pre_filter_extensions = [
-            p for p in self.plugins["pre_filter"] if hasattr(p, "pre_filter_add_pod")
+            p for p in self.plugins["pre_filter"] if isinstance(p, contract.PreFilterExtensions)
         ]
         """PreFilter plugins with PreFilterExtensions (``pre_filter_add_pod`` /
         ``pre_filter_remove_pod``)."""
@@ -123,9 +119,31 @@ class Framework(FilterPhase):
             for p in self.plugins[point]:
                 signers.setdefault(p.name, p)
         self._signers: list[Callable[[api.Pod], object] | None] = [
-            getattr(p, "sign", None) for p in signers.values()
+            p.sign if isinstance(p, contract.Signer) else None for p in signers.values()
         ]
         """Each PreFilter / Filter / PreScore / Score plugin's ``sign`` (None: it has none)."""
+        self.capabilities = contract.ProfileCapabilities.of(self.instances)
+        """Which of the profile's plugins offer which kubesched capability."""
+        self._normalizes = [p.name in self.capabilities.normalizing for p in self.plugins["score"]]
+        """Per Score plugin (in order), whether it has ``normalize_score``."""
+        self.unreserving = [
+            isinstance(p, contract.UnreservePlugin) for p in self.plugins["reserve"]
+        ]
+        """Per Reserve plugin (in order), whether it has ``unreserve``."""
+        self.enqueue_extensions = {
+            name: p
+            for name, p in self.instances.items()
+            if isinstance(p, contract.EnqueueExtensions)
+        }
+        """The plugins with ``events_to_register``, by name."""
+        self.metrics_syncers = [
+            p for p in self.instances.values() if isinstance(p, contract.MetricsSyncer)
+        ]
+        """The plugins with gauges of their own (``sync_metrics``)."""
+        self.candidate_filters = [
+            isinstance(p, contract.CandidateRows) for p in self.plugins["filter"]
+        ]
+        """Per Filter plugin (in order), whether it has ``candidate_rows``."""
 
     # ------------------------------------------------------------------ helpers
     def _timed(self, point: str, start: float, status: Status) -> None:
@@ -145,11 +163,7 @@ class Framework(FilterPhase):
 
     def events_to_register(self) -> dict[str, list[ClusterEventWithHint]]:
         """Plugin name to the cluster events (with hints) that may requeue its rejections."""
-        return {
-            name: list(p.events_to_register())
-            for name, p in self.instances.items()
-            if hasattr(p, "events_to_register")
-        }
+        return {name: list(p.events_to_register()) for name, p in self.enqueue_extensions.items()}
 
     def has_filter_plugins(self) -> bool:
         """Whether any Filter plugin is configured."""
@@ -217,14 +231,18 @@ class Framework(FilterPhase):
         cluster = self.handle.cluster
         total = np.zeros(rows.size, dtype=np.int64)
         out = ScoreOutcome(total)
-        for p, weight, check in zip(
-            self.plugins["score"], self.score_weights, self._check_scores, strict=True
+        for p, weight, check, normalizes in zip(
+            self.plugins["score"],
+            self.score_weights,
+            self._check_scores,
+            self._normalizes,
+            strict=True,
         ):
             if p.name in state.skip_score:
                 continue
             scores = np.asarray(p.score(state, pod, cluster, rows), dtype=np.int64)
             self._evaluated(p.name, int(rows.size))
-            if hasattr(p, "normalize_score"):
+            if normalizes:
                 out.raw[p.name] = scores.copy()
                 p.normalize_score(state, pod, scores)
             else:
@@ -244,11 +262,13 @@ class Framework(FilterPhase):
         """Normalize cached raw scores again and weight them: the totals :meth:`run_score`
         would return for the same raw scores (used by result reuse)."""
         total: IntArray | None = None
-        for p, weight in zip(self.plugins["score"], self.score_weights, strict=True):
+        for p, weight, normalizes in zip(
+            self.plugins["score"], self.score_weights, self._normalizes, strict=True
+        ):
             scores = raw.get(p.name)
             if scores is None:
                 continue
-            if hasattr(p, "normalize_score"):
+            if normalizes:
                 scores = scores.copy()
                 p.normalize_score(state, pod, scores)
             total = scores * weight if total is None else total + scores * weight
@@ -293,8 +313,9 @@ class Framework(FilterPhase):
 
     def run_unreserve(self, state: CycleState, pod: api.Pod, node: str) -> None:
         """Unreserve in reverse order (upstream)."""
-        for p in reversed(self.plugins["reserve"]):
-            if hasattr(p, "unreserve"):
+        plugins = self.plugins["reserve"]
+        for p, unreserves in zip(reversed(plugins), reversed(self.unreserving), strict=True):
+            if unreserves:
                 p.unreserve(state, pod, node)
 
     def run_permit(self, state: CycleState, pod: api.Pod, node: str) -> Status:

@@ -7,10 +7,10 @@ lists hold :class:`TimedPlugin` wrappers around the same plugin instances (so pl
 is shared), and runs a sampled cycle — its scheduling cycle and its binding cycle — with the
 twin.  Unsampled cycles pay nothing.
 
-A wrapper has exactly the extension methods its plugin has (the runtime wires by
-``hasattr``); everything else is delegated.  One observation covers one call over a whole
-array of nodes (upstream: one Filter/Score call per node).  PreEnqueue runs in the queue and
-is not sampled.
+A wrapper has exactly the extension methods its plugin has (the runtime wires by the
+Protocols of :mod:`kubesched.framework.contract`); everything else is delegated.  One
+observation covers one call over a whole array of nodes (upstream: one Filter/Score call per
+node).  PreEnqueue runs in the queue and is not sampled.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from kubesched.framework import contract
 from kubesched.framework.interface import Code, Status, Verdict
 from kubesched.framework.runtime import Framework
 
@@ -52,6 +53,12 @@ TIMED_METHODS = {
     "post_bind": "PostBind",
 }
 """Plugin method -> upstream ``extension_point`` label."""
+_PROTOCOL_OF: dict[str, type] = {
+    **{m: contract.POINT_PROTOCOLS[m] for m in TIMED_METHODS if m in contract.POINT_PROTOCOLS},
+    "normalize_score": contract.ScoreExtensions,
+    "unreserve": contract.UnreservePlugin,
+}
+"""Timed method -> the Protocol a plugin implements to have it."""
 
 
 def status_label(result: Any) -> str:
@@ -84,8 +91,8 @@ class TimedPlugin:
         self._plugin = plugin
         self.name: str = plugin.name
         for method, point in TIMED_METHODS.items():
-            fn = getattr(plugin, method, None)
-            if fn is not None:
+            if isinstance(plugin, _PROTOCOL_OF[method]):
+                fn = getattr(plugin, method)
                 setattr(self, method, _timed(fn, self.name, point, record))
 
     @property

@@ -123,18 +123,20 @@ def _static(
 ) -> bool:
     """Whether every failed row's first rejection is static (module docstring)."""
     ran = [p for p in fwk.filter_plugins if p.name not in state.skip_filter]
+    can = fwk.capabilities
     position = {p.name: i for i, p in enumerate(ran)}
     for sid, status in enumerate(outcome.statuses):
         rows = outcome.failed[outcome.failed_status == sid]
         if rows.size == 0:
             continue
         at = position.get(status.plugin)
-        if at is None or not all(getattr(p, "node_only", False) for p in ran[:at]):
+        if at is None or not all(p.name in can.node_only for p in ran[:at]):
             return False
         plugin = ran[at]
-        if getattr(plugin, "node_only", False):
+        if plugin.name in can.node_only:
             continue
-        check = getattr(plugin, "static_rejections", None)
-        if check is None or not bool(np.all(check(state, pod, cluster, rows))):
+        if plugin.name not in can.static_rejections or not bool(
+            np.all(plugin.static_rejections(state, pod, cluster, rows))
+        ):
             return False
     return True

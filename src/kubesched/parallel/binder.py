@@ -46,6 +46,7 @@ import time
 import numpy as np
 
 from kubesched.api import objects as api
+from kubesched.config import names
 from kubesched.framework.interface import CycleState, preempt_pod
 from kubesched.framework.outcomes import PostFilterResult
 from kubesched.framework.runtime import Framework
@@ -54,7 +55,6 @@ from kubesched.parallel.bulk import BulkCommitter
 from kubesched.parallel.conflicts import Retries, reported, victims_of
 from kubesched.parallel.dispatcher import InFlight
 from kubesched.parallel.fastpath import NO, FastPath
-from kubesched.parallel.fastpath import NODE_LOCAL_FILTERS as NODE_LOCAL_FILTERS  # re-export
 from kubesched.parallel.gangs import commit_unit
 from kubesched.parallel.host import NAME, BinderHost, Choice
 from kubesched.parallel.observe import BinderStats
@@ -66,27 +66,34 @@ from kubesched.state.cache import ClusterState
 
 VICTIM_REASON = "preempted by the parallel binder"
 REASONS = {
-    "NodeResourcesFit": "resources",
-    "NodePorts": "host_ports",
-    "PodTopologySpread": "topology_spread",
-    "InterPodAffinity": "pod_affinity",
-    "Coscheduling": "gang",
-    "CapacityScheduling": "quota",
-    "NodeAffinity": "node_affinity",
-    "TaintToleration": "taints",
-    "NodeUnschedulable": "node_unschedulable",
+    names.NODE_RESOURCES_FIT: "resources",
+    names.NODE_PORTS: "host_ports",
+    names.POD_TOPOLOGY_SPREAD: "topology_spread",
+    names.INTER_POD_AFFINITY: "pod_affinity",
+    names.COSCHEDULING: "gang",
+    names.CAPACITY_SCHEDULING: "quota",
+    names.NODE_AFFINITY: "node_affinity",
+    names.TAINT_TOLERATION: "taints",
+    names.NODE_UNSCHEDULABLE: "node_unschedulable",
 }
+"""Conflict reason labels of the plugins that may refuse a proposal (others: the name in
+lower case)."""
 
 
 Deferred = list[tuple[p.Propose, InFlight]]
 """Proposals refused for a cross-node constraint, to retry after the rest of the reply."""
-CROSS_NODE = frozenset({"topology_spread", "pod_affinity"})
-"""Refusal reasons that other Pods of the same reply may lift (:meth:`Binder._retry`)."""
 
 
 def reason_of(plugin: str) -> str:
     """Conflict reason label for the plugin that refused a proposal."""
     return REASONS.get(plugin, plugin.lower() or "unknown")
+
+
+def cross_node_reasons(fwk: Framework) -> frozenset[str]:
+    """Refusal reasons that other Pods of the same reply may lift (:meth:`Binder._retry`):
+    those of the profile's plugins declaring
+    :attr:`~kubesched.framework.contract.Locality.CROSS_NODE`."""
+    return frozenset(reason_of(name) for name in fwk.capabilities.cross_node)
 
 
 class Checker:
@@ -247,7 +254,11 @@ class Binder:
         if retry and choice.node != res.node:
             self.stats.seconds += time.perf_counter() - t0
             return False
-        if choice.node != res.node and deferred is not None and choice.reason in CROSS_NODE:
+        if (
+            choice.node != res.node
+            and deferred is not None
+            and choice.reason in cross_node_reasons(fwk)
+        ):
             deferred.append((res, rec))
             self.stats.seconds += time.perf_counter() - t0
             return False

@@ -36,13 +36,14 @@ from __future__ import annotations
 
 import time
 
+from kubesched.config import names
 from kubesched.framework.interface import SUCCESS, Code, Status
 from kubesched.framework.runtime import Framework
 from kubesched.parallel import protocol as p
 from kubesched.parallel.dispatcher import InFlight
 from kubesched.parallel.host import BinderCore
 
-DEFAULT_BINDER = "DefaultBinder"
+DEFAULT_BINDER = names.DEFAULT_BINDER
 
 Item = tuple[p.Propose, InFlight, Framework, int, str, bool]
 """A proposal of the run: its result tuple, dispatcher record, profile, node row, the node

@@ -3,9 +3,12 @@
 A proposal may skip the full check when the Filter verdicts the shard computed for its node
 are still those the authoritative state would give:
 
-- the profile's PreFilter and Filter plugins are node-local in-tree ones
-  (:data:`NODE_LOCAL_FILTERS`; the two cross-node ones only when the shard says the Pod had
-  nothing for them to check, ``local``) and it has no Reserve / Permit / PreBind plugins;
+- the profile's PreFilter and Filter plugins declare themselves node-local
+  (:attr:`~kubesched.framework.contract.Locality.NODE_LOCAL`; those declaring
+  :attr:`~kubesched.framework.contract.Locality.CROSS_NODE` only when the shard says the Pod
+  had nothing for them to check, ``local``) and it has no Reserve / Permit / PreBind plugins
+  (those declaring :attr:`~kubesched.framework.contract.Locality.CLAIMS` do nothing for a Pod
+  without claims: they do not bar the fast path, a Pod with claims never takes it);
 - nothing is nominated, and either no Pod in the cluster has required anti-affinity, or
   *node-domain* anti-affinity only: every such term in the cluster (and each of the Pod's
   own, ``NODE_DOMAIN``) is by ``kubernetes.io/hostname`` with fixed namespaces, and the node
@@ -45,27 +48,6 @@ from kubesched.parallel import protocol as p
 from kubesched.queue.nominator import Nominator
 from kubesched.state.cache import ClusterState, PodRecord
 from kubesched.state.nodes import IntArray
-
-NODE_LOCAL_FILTERS = frozenset(
-    {
-        "NodeUnschedulable",
-        "NodeName",
-        "TaintToleration",
-        "NodeAffinity",
-        "NodePorts",
-        "NodeResourcesFit",
-        "PodTopologySpread",
-        "InterPodAffinity",
-    }
-)
-"""Filters whose verdict on a node cannot change while the node's generation stands (the two
-cross-node ones only when the shard says the Pod had nothing for them to check)."""
-CROSS_NODE_FILTERS = frozenset({"PodTopologySpread", "InterPodAffinity"})
-"""Of those, the two whose verdict may depend on Pods on other nodes."""
-
-CLAIM_PLUGINS = frozenset({"DynamicResources"})
-"""Plugins that do nothing for a Pod without ``spec.resourceClaims`` (every node passes,
-no Reserve or PreBind work): they do not bar the fast path, a Pod with claims never takes it."""
 
 NO = 0
 YES = 1
@@ -121,10 +103,11 @@ class FastPath:
         """Whether the profile allows the fast path at all."""
         ok = self._ok.get(fwk.profile_name)
         if ok is None:
+            can = fwk.capabilities
             names = {pl.name for pl in fwk.filter_plugins}
             names |= {pl.name for pl in fwk.plugins["pre_filter"]}
-            ok = names - CLAIM_PLUGINS <= NODE_LOCAL_FILTERS and not any(
-                pl.name not in CLAIM_PLUGINS
+            ok = names - can.claims <= can.node_local | can.cross_node and not any(
+                pl.name not in can.claims
                 for point in ("reserve", "permit", "pre_bind")
                 for pl in fwk.plugins[point]
             )
@@ -143,7 +126,8 @@ class FastPath:
 
     def cross_only(self, fwk: Framework, shard: int, row: int, version: int) -> bool:
         """Whether the node-local Filters' verdicts for node ``row`` still stand, so only the
-        cross-node ones (:data:`CROSS_NODE_FILTERS`) need checking: the profile allows the
+        cross-node ones (declaring :attr:`~kubesched.framework.contract.Locality.CROSS_NODE`)
+        need checking: the profile allows the
         fast path, nothing is nominated and the node is as the shard saw it."""
         return (
             self.profile_ok(fwk) and not len(self.nominator) and self.unchanged(shard, row, version)
@@ -156,7 +140,8 @@ class FastPath:
         plugins' evaluations are counted as it counts them)."""
         plugins = self._cross.get(fwk.profile_name)
         if plugins is None:
-            plugins = [pl for pl in fwk.filter_plugins if pl.name in CROSS_NODE_FILTERS]
+            cross = fwk.capabilities.cross_node
+            plugins = [pl for pl in fwk.filter_plugins if pl.name in cross]
             self._cross[fwk.profile_name] = plugins
         cluster = self.cluster
         ev = fwk.evaluations

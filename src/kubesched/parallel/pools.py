@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from kubesched.api import objects as api
+from kubesched.config import names
 from kubesched.config.load import load_config
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.explainer import build_cluster
@@ -42,7 +43,7 @@ from kubesched.framework.runtime import Framework
 from kubesched.plugins.registry import in_tree_registry, known_plugin_names
 from kubesched.state.cache import ClusterState
 
-SELECTION = ("NodeUnschedulable", "NodeAffinity", "TaintToleration")
+SELECTION = (names.NODE_UNSCHEDULABLE, names.NODE_AFFINITY, names.TAINT_TOLERATION)
 """The plugins that decide which nodes a Pod may use at all."""
 PROBE = "any Pod"
 """What gives a scheduler access to a node any of its Pods may use."""

@@ -32,21 +32,27 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kubesched.api import objects as api
+from kubesched.config import names
 from kubesched.framework.interface import SUCCESS, CycleState, PreFilterResult, Status
 from kubesched.framework.runtime import Framework
-from kubesched.parallel.fastpath import CLAIM_PLUGINS
 from kubesched.state.cache import PodRecord
 
 if TYPE_CHECKING:
     from kubesched.state.cache import ClusterState
 
 KEPT_PLUGINS = frozenset(
-    {"NodeAffinity", "NodePorts", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"}
+    {
+        names.NODE_AFFINITY,
+        names.NODE_PORTS,
+        names.NODE_RESOURCES_FIT,
+        names.POD_TOPOLOGY_SPREAD,
+        names.INTER_POD_AFFINITY,
+    }
 )
 """PreFilter plugins whose state depends on the Pod alone or is kept current by their
 PreFilterExtensions."""
 MAX_KEPT = 16
-SKIPS_UNDONE_BY_ANTI_AFFINITY = frozenset({"InterPodAffinity"})
+SKIPS_UNDONE_BY_ANTI_AFFINITY = frozenset({names.INTER_POD_AFFINITY})
 """PreFilter plugins whose Skip depends on the cluster's Pods, not the Pod alone:
 InterPodAffinity skips a Pod without terms while no existing Pod's required anti-affinity
 selects it on a labelled node, so a kept state where it skipped is dropped when a Pod with
@@ -125,7 +131,7 @@ class PreFilterCache:
         ok = self._ok.get(fwk.profile_name)
         if ok is None:
             names = {pl.name for pl in fwk.plugins["pre_filter"]}
-            ok = names <= KEPT_PLUGINS | CLAIM_PLUGINS
+            ok = names <= KEPT_PLUGINS | fwk.capabilities.claims
             self._ok[fwk.profile_name] = ok
         return ok
 

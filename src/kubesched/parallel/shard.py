@@ -29,12 +29,12 @@ import time
 import numpy as np
 
 from kubesched.api import objects as api
+from kubesched.config import names
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.interface import CycleState, IntArray, QueuedPodInfo
 from kubesched.framework.runtime import Framework
 from kubesched.metrics import ExtensionPointObserver, SchedulerMetrics
 from kubesched.parallel import protocol as p
-from kubesched.parallel.fastpath import CLAIM_PLUGINS
 from kubesched.scheduler import (
     FitError,
     Scheduler,
@@ -45,9 +45,6 @@ from kubesched.scheduler import (
 
 log = logging.getLogger(__name__)
 
-INTER_POD_AFFINITY = "InterPodAffinity"
-CROSS_NODE_FILTERS = frozenset({"PodTopologySpread", INTER_POD_AFFINITY})
-"""Filter plugins whose verdict on one node depends on Pods on other nodes."""
 HOT_MESSAGES = 4
 """After a refusal, proposals carry alternatives for this many messages."""
 
@@ -127,7 +124,7 @@ class ShardScheduler(Scheduler):
         self.searched: dict[str, float] = {}
         """This message's Pods: seconds each search took (wall clock)."""
         self._cross = {
-            name: CROSS_NODE_FILTERS & {pl.name for pl in fwk.filter_plugins}
+            name: fwk.capabilities.cross_node & {pl.name for pl in fwk.filter_plugins}
             for name, fwk in self.profiles.items()
         }
         self.committer.direct_bind = self._propose_at_once
@@ -320,7 +317,7 @@ class ShardScheduler(Scheduler):
     def _remember(self, fwk: Framework, state: CycleState, pod: api.Pod) -> None:
         active = self._cross[fwk.profile_name] - state.skip_filter
         local = p.LOCAL if not active else p.NOT_LOCAL
-        if active == {INTER_POD_AFFINITY} and p.node_domain_only(pod):
+        if active == {names.INTER_POD_AFFINITY} and p.node_domain_only(pod):
             local = p.NODE_DOMAIN
         self._decisions[pod.key] = (self._alts, local)
 
@@ -351,9 +348,9 @@ class ShardScheduler(Scheduler):
         if lean is None:
             plugins = fwk.plugins
             lean = (
-                all(pl.name in CLAIM_PLUGINS for pl in plugins["pre_bind"])
+                all(pl.name in fwk.capabilities.claims for pl in plugins["pre_bind"])
                 and not plugins["post_bind"]
-                and [pl.name for pl in plugins["bind"]] == ["DefaultBinder"]
+                and [pl.name for pl in plugins["bind"]] == [names.DEFAULT_BINDER]
                 and self.extenders is None
             )
             self._lean_profiles[fwk.profile_name] = lean

@@ -7,6 +7,8 @@ their names, formulas and reason strings, and kubesched's own (Coscheduling,
 CapacityScheduling, the GPU placement policies, DeviceFragmentation).  The registry
 (:mod:`~kubesched.plugins.registry`) builds a profile's plugins; out-of-tree plugins register
 through the ``kubesched.plugins`` entry-point group (:mod:`~kubesched.plugins.entrypoints`).
+:mod:`~kubesched.plugins.typecheck` has mypy check every in-tree plugin class against the
+Protocols of the plugin contract it implements.
 
 Plugins never import each other (an import-linter contract): what several share lives in
 ``devices`` or ``framework``.  Imports ``api``, ``config``, ``metrics``, ``state``,

@@ -10,9 +10,10 @@ status instead of a nil-pointer panic.
 from __future__ import annotations
 
 from kubesched.api import objects as api
+from kubesched.config import names
 from kubesched.framework.interface import SUCCESS, CycleState, Handle, Status, error
 
-NAME = "DefaultBinder"
+NAME = names.DEFAULT_BINDER
 ERR_NO_API = "no API client to bind with"
 
 

@@ -28,13 +28,14 @@ import numpy as np
 
 from kubesched.api import objects as api
 from kubesched.api.errors import InputError
+from kubesched.config import names
 from kubesched.devices import drafrag
 from kubesched.devices.allocator import DeviceId
 from kubesched.devices.fragmentation import FloatArray
 from kubesched.framework.interface import SKIP, SUCCESS, CycleState, Handle, IntArray, Status
 from kubesched.state.cache import ClusterState
 
-NAME = "DeviceFragmentation"
+NAME = names.DEVICE_FRAGMENTATION
 SCALE = 1000
 """Raw score units per device of waste."""
 
@@ -133,10 +134,10 @@ class DeviceFragmentation:
 def new(args: object | None, handle: Handle) -> DeviceFragmentation:
     """Factory: optional ``groupAttributes`` and ``targetWorkload`` (see the module docs).
     The plugin's choice is also offered to DynamicResources' Reserve through
-    ``handle.extras`` for cycles without Score (one feasible node)."""
+    ``handle.services`` for cycles without Score (one feasible node)."""
     plugin = _new(args)
     if handle is not None:
-        handle.extras[drafrag.CHOOSER_KEY] = lambda dp, row: plugin.choose(dp, row)[1]
+        handle.services.provide(drafrag.CHOOSER, lambda dp, row: plugin.choose(dp, row)[1])
     return plugin
 
 

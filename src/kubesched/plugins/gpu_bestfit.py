@@ -10,12 +10,13 @@ tightest GPU (GpuDevices' default).  No args.
 from __future__ import annotations
 
 from kubesched.api import objects as api
+from kubesched.config import names
 from kubesched.devices import gpuview as gv
 from kubesched.devices import policies as gp
 from kubesched.framework.interface import CycleState, Handle, IntArray
 from kubesched.state.gpus import GpuTable
 
-NAME = "GpuBestFit"
+NAME = names.GPU_BEST_FIT
 
 
 class GpuBestFit(gv.GpuScorePlugin):

@@ -9,12 +9,13 @@ shared-GPU Pod goes to the tightest GPU (GpuDevices' default).  No NormalizeScor
 
 from __future__ import annotations
 
+from kubesched.config import names
 from kubesched.devices import gpuview as gv
 from kubesched.devices import policies as gp
 from kubesched.framework.interface import CycleState, Handle, IntArray
 from kubesched.state.gpus import GpuTable
 
-NAME = "GpuClustering"
+NAME = names.GPU_CLUSTERING
 
 
 class GpuClustering(gv.GpuScorePlugin):

@@ -38,6 +38,7 @@ import numpy as np
 from kubesched.api import gpu as g
 from kubesched.api import objects as api
 from kubesched.api.errors import InputError
+from kubesched.config import names
 from kubesched.devices import gpuview as gv
 from kubesched.devices import koordinator, measures
 from kubesched.devices import policies as gp
@@ -60,7 +61,7 @@ from kubesched.framework.interface import (
 from kubesched.state import gpus
 from kubesched.state.cache import ClusterState
 
-NAME = "GpuDevices"
+NAME = names.GPU_DEVICES
 ERR_MODEL = "node(s) didn't have a GPU of a model the pod accepts"
 ERR_CAPACITY = "node(s) didn't have enough free GPU capacity"
 _KEY = NAME
@@ -92,7 +93,7 @@ class GpuDevices:
     def __init__(self, args: object | None, handle: Handle) -> None:
         del args
         self.handle = handle
-        self.metrics = handle.extras.get("metrics")
+        self.metrics = handle.metrics
         self.workload = gv.WorkloadModel({})
         self._tried_multi: dict[str, api.Pod] = {}
         self._seen_cluster = False

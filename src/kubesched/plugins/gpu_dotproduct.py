@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from kubesched.config import names
 from kubesched.devices import gpuview as gv
 from kubesched.devices import policies as gp
 from kubesched.framework.interface import CycleState, Handle, IntArray
 from kubesched.state.gpus import GpuTable
 
-NAME = "GpuDotProduct"
+NAME = names.GPU_DOT_PRODUCT
 
 
 class GpuDotProduct(gv.GpuScorePlugin):

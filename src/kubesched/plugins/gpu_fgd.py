@@ -16,12 +16,13 @@ from collections.abc import Mapping
 import numpy as np
 
 from kubesched.api.errors import InputError
+from kubesched.config import names
 from kubesched.devices import gpuview as gv
 from kubesched.devices import policies as gp
 from kubesched.framework.interface import CycleState, Handle, IntArray
 from kubesched.state.gpus import GpuTable
 
-NAME = "GpuFGD"
+NAME = names.GPU_FGD
 
 
 class GpuFGD(gv.WorkloadScorePlugin):

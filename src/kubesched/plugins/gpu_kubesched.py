@@ -19,6 +19,7 @@ import numpy as np
 
 from kubesched.api import objects as api
 from kubesched.api.errors import InputError
+from kubesched.config import names
 from kubesched.devices import gpuview as gv
 from kubesched.devices import policies as gp
 from kubesched.devices.fragmentation import FragModel
@@ -26,7 +27,7 @@ from kubesched.devices.policies import FloatArray
 from kubesched.framework.interface import CycleState, Handle, IntArray
 from kubesched.state.gpus import GpuTable
 
-NAME = "GpuKubesched"
+NAME = names.GPU_KUBESCHED
 
 
 class GpuKubesched(gv.WorkloadScorePlugin):

@@ -10,12 +10,13 @@ default).  No NormalizeScore; no args.
 
 from __future__ import annotations
 
+from kubesched.config import names
 from kubesched.devices import gpuview as gv
 from kubesched.devices import policies as gp
 from kubesched.framework.interface import CycleState, Handle, IntArray
 from kubesched.state.gpus import GpuTable
 
-NAME = "GpuPacking"
+NAME = names.GPU_PACKING
 
 
 class GpuPacking(gv.GpuScorePlugin):

@@ -16,11 +16,12 @@ from __future__ import annotations
 import numpy as np
 
 from kubesched.api import objects as api
+from kubesched.config import names
 from kubesched.framework import interface as fw
 from kubesched.state.cache import ClusterState
 from kubesched.state.nodes import IntArray
 
-NAME = "ImageLocality"
+NAME = names.IMAGE_LOCALITY
 MB = 1024 * 1024
 MIN_THRESHOLD = 23 * MB
 MAX_CONTAINER_THRESHOLD = 1000 * MB

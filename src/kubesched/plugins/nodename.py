@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from kubesched.api import objects as api
+from kubesched.config import names
+from kubesched.framework.contract import Locality
 from kubesched.framework.interface import (
     ActionType,
     ClusterEvent,
@@ -26,7 +28,7 @@ from kubesched.framework.interface import (
 from kubesched.state.cache import ClusterState
 from kubesched.state.nodes import BoolArray
 
-NAME = "NodeName"
+NAME = names.NODE_NAME
 ERR_REASON = "node(s) didn't match the requested node name"
 
 _STATUS = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON,))
@@ -36,6 +38,7 @@ class NodeName:
     """Rejects every node but ``spec.nodeName`` when the Pod names one."""
 
     name = NAME
+    locality = Locality.NODE_LOCAL
     node_only = True
     """Answers depend on the node object only, not on the Pods placed on it."""
 

@@ -20,6 +20,8 @@ import numpy as np
 import numpy.typing as npt
 
 from kubesched.api import objects as api
+from kubesched.config import names
+from kubesched.framework.contract import Locality
 from kubesched.framework.interface import (
     SKIP,
     SUCCESS,
@@ -40,7 +42,7 @@ from kubesched.framework.interface import (
 from kubesched.state.cache import ClusterState
 from kubesched.state.nodes import BoolArray
 
-NAME = "NodePorts"
+NAME = names.NODE_PORTS
 ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
 DEFAULT_BIND_ALL_HOST_IP = "0.0.0.0"
 _PRE_FILTER_KEY = "PreFilter" + NAME
@@ -55,6 +57,7 @@ class NodePorts:
     """Rejects nodes where a wanted host port is already taken."""
 
     name = NAME
+    locality = Locality.NODE_LOCAL
     row_local = True
     """Answers for a node depend on the Pod, that node and the Pods on it only (result
     reuse keeps its entry when Pods change on other nodes: ``framework.batch``)."""

@@ -22,12 +22,13 @@ import numpy as np
 from kubesched.api import objects as api
 from kubesched.api.errors import InputError
 from kubesched.config import args as cfg
+from kubesched.config import names
 from kubesched.framework import interface as fw
 from kubesched.framework import resources as res
 from kubesched.state.cache import ClusterState
 from kubesched.state.nodes import IntArray, NodeTable
 
-NAME = "NodeResourcesBalancedAllocation"
+NAME = names.NODE_RESOURCES_BALANCED_ALLOCATION
 _PRE_SCORE_KEY = "PreScore" + NAME
 
 

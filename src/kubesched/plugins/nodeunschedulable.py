@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 
 from kubesched.api import objects as api
+from kubesched.config import names
+from kubesched.framework.contract import Locality
 from kubesched.framework.interface import (
     ActionType,
     ClusterEvent,
@@ -30,7 +32,7 @@ from kubesched.framework.interface import (
 from kubesched.state.cache import ClusterState
 from kubesched.state.nodes import BoolArray
 
-NAME = "NodeUnschedulable"
+NAME = names.NODE_UNSCHEDULABLE
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
 ERR_REASON_UNKNOWN_CONDITION = "node(s) had unknown conditions"
 TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
@@ -43,6 +45,7 @@ class NodeUnschedulable:
     """Rejects cordoned nodes for Pods that don't tolerate the unschedulable taint."""
 
     name = NAME
+    locality = Locality.NODE_LOCAL
     node_only = True
     """Answers depend on the node object only, not on the Pods placed on it."""
 

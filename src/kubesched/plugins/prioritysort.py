@@ -11,9 +11,10 @@ deterministic.  Upstream takes no args and registers no events; neither does thi
 
 from __future__ import annotations
 
+from kubesched.config import names
 from kubesched.framework.interface import Handle, QueuedPodInfo
 
-NAME = "PrioritySort"
+NAME = names.PRIORITY_SORT
 
 
 class PrioritySort:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kubesched.config import names
 from kubesched.framework.interface import Handle, PluginFactory
 from kubesched.plugins import (
     capacityscheduling,
@@ -43,10 +44,10 @@ from kubesched.plugins import (
 )
 
 UNMODELLED = (
-    "VolumeRestrictions",
-    "NodeVolumeLimits",
-    "VolumeBinding",
-    "VolumeZone",
+    names.VOLUME_RESTRICTIONS,
+    names.NODE_VOLUME_LIMITS,
+    names.VOLUME_BINDING,
+    names.VOLUME_ZONE,
 )
 """Known upstream names that are accepted but do nothing yet (see the module docstring)."""
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubesched.api import objects as api
+from kubesched.config import names
 from kubesched.framework.interface import (
     SUCCESS,
     ActionType,
@@ -23,7 +24,7 @@ from kubesched.framework.interface import (
     Status,
 )
 
-NAME = "SchedulingGates"
+NAME = names.SCHEDULING_GATES
 REASON_PREFIX = "waiting for scheduling gates: "
 
 

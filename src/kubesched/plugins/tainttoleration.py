@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 
 from kubesched.api import objects as api
+from kubesched.config import names
+from kubesched.framework.contract import Locality
 from kubesched.framework.interface import (
     MAX_NODE_SCORE,
     SUCCESS,
@@ -38,7 +40,7 @@ from kubesched.framework.interface import (
 )
 from kubesched.state.cache import ClusterState
 
-NAME = "TaintToleration"
+NAME = names.TAINT_TOLERATION
 ERR_REASON_NOT_MATCH = "node(s) had taints that the pod didn't tolerate"
 _PRE_SCORE_KEY = "PreScore" + NAME
 
@@ -50,6 +52,7 @@ class TaintToleration:
     """Filters nodes with untolerated hard taints; prefers nodes with fewer soft ones."""
 
     name = NAME
+    locality = Locality.NODE_LOCAL
     node_only = True
     """Answers depend on the node object only, not on the Pods placed on it."""
 

@@ -92,8 +92,9 @@ class Scheduler:
         self.cluster = cluster or ClusterState()
         self.metrics = metrics or SchedulerMetrics()
         self.rng = np.random.default_rng(options.seed)
-        self.handle = Handle(self.cluster, api_client)
-        self.handle.extras.update(clock=clock, metrics=self.metrics, rng=self.rng)
+        self.handle = Handle(
+            self.cluster, api_client, clock=clock, metrics=self.metrics, rng=self.rng
+        )
         reg = options.registry or full_registry()
         ext_configs = extender_config.parse_extenders(config.extenders)
         self.extenders = (
@@ -101,7 +102,7 @@ class Scheduler:
         )
         """The configured extenders (:mod:`kubesched.framework.extenders`), or None."""
         if self.extenders is not None:  # DefaultPreemption calls the preempt verbs
-            self.handle.extras["extenders"] = self.extenders
+            self.handle.extenders = self.extenders
         self.profiles: dict[str, Framework] = {
             p.scheduler_name: Framework(
                 p,
@@ -255,10 +256,8 @@ class Scheduler:
 
     def _tell(self, method: str, *args: Any) -> None:
         """Pass an informer event on to the plugins' event handlers."""
-        for handler in self.handle.event_handlers:
-            fn = getattr(handler, method, None)
-            if fn is not None:
-                fn(*args)
+        for hear in self.handle.listeners[method]:
+            hear(*args)
 
     def on_pod_add(self, pod: api.Pod) -> None:
         """A Pod appeared: bound ones go to the cache, ours to the queue."""
@@ -492,7 +491,5 @@ class Scheduler:
             inflight=q.inflight_events(),
         )
         for fwk in self.profiles.values():
-            for plugin in fwk.instances.values():
-                sync = getattr(plugin, "sync_metrics", None)
-                if sync is not None:
-                    sync()  # plugin-owned gauges (quota runtime / min / max)
+            for plugin in fwk.metrics_syncers:
+                plugin.sync_metrics()  # plugin-owned gauges (quota runtime / min / max)

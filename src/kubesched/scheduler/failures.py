@@ -17,6 +17,7 @@ from kubesched.framework.interface import (
     ApiClient,
     Code,
     CycleState,
+    FailureReporter,
     QueuedPodInfo,
     Status,
 )
@@ -120,9 +121,8 @@ class Failures:
         qp.message = message
         self.last[qp.pod.key] = (reason, message)
         self.queue.add_unschedulable_if_not_present(qp, cycle)
-        report = getattr(self.api, "pod_scheduling_failed", None)
-        if report is not None:
-            report(qp.pod, reason, truncate_message(message))
+        if isinstance(self.api, FailureReporter):
+            self.api.pod_scheduling_failed(qp.pod, reason, truncate_message(message))
 
     def record(self, result: str, fwk: Framework, start: float) -> None:
         """Count an attempt's ``result`` and observe its duration (from ``start``,

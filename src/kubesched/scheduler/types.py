@@ -8,6 +8,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from kubesched.api import objects
+from kubesched.config import names
 from kubesched.framework.batch import BatchEntry
 from kubesched.framework.interface import (
     Status,
@@ -20,7 +21,7 @@ NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 POD_REASON_UNSCHEDULABLE = "Unschedulable"
 POD_REASON_SCHEDULER_ERROR = "SchedulerError"
 NOTE_LENGTH_LIMIT = 1024
-PREEMPTION_PLUGIN = "DefaultPreemption"
+PREEMPTION_PLUGIN = names.DEFAULT_PREEMPTION
 """PostFilter plugin whose calls count in ``scheduler_preemption_attempts_total``."""
 
 
@@ -112,9 +113,9 @@ def costly_plugins(pod: objects.Pod) -> frozenset[str]:
     """``InterPodAffinity`` and/or ``PodTopologySpread`` when ``pod`` gives them work."""
     out = set()
     if pod.pod_affinity is not None or pod.pod_anti_affinity is not None:
-        out.add("InterPodAffinity")
+        out.add(names.INTER_POD_AFFINITY)
     if any(c.when_unsatisfiable == "DoNotSchedule" for c in pod.topology_spread_constraints):
-        out.add("PodTopologySpread")
+        out.add(names.POD_TOPOLOGY_SPREAD)
     return frozenset(out)
 
 

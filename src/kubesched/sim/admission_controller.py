@@ -28,7 +28,7 @@ from __future__ import annotations
 import dataclasses
 from collections import deque
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from kubesched.admission import kueue
 from kubesched.admission import kueue_config as kc
@@ -50,6 +50,13 @@ class AdmissionMetrics(Protocol):
     def record_admission(self, cluster_queue: str, wait_seconds: float) -> None: ...
     def set_admission_pending(self, pending: dict[str, int]) -> None: ...
     def record_reclaim(self, quota: str, victims: int = 1) -> None: ...
+
+
+@runtime_checkable
+class OwnMetrics(Protocol):
+    """Metrics with kubesched's own families by name (``SchedulerMetrics.own``)."""
+
+    own: dict[str, Any]
 
 
 class AdmissionController:
@@ -229,8 +236,8 @@ class AdmissionController:
             return
         if deleted and preempting_cq:
             self.metrics.record_reclaim(victim.cluster_queue, deleted)
-        own = getattr(self.metrics, "own", None)
-        if isinstance(own, dict) and EVICTED_METRIC in own:
+        own = self.metrics.own if isinstance(self.metrics, OwnMetrics) else {}
+        if EVICTED_METRIC in own:
             own[EVICTED_METRIC].labels(
                 cluster_queue=victim.cluster_queue, reason=victim.eviction_reason
             ).inc()
@@ -247,8 +254,8 @@ class AdmissionController:
             if w.cluster_queue in pending:
                 pending[w.cluster_queue] += 1
         self.metrics.set_admission_pending(pending)
-        own = getattr(self.metrics, "own", None)
-        if self.admitter.fair_sharing and isinstance(own, dict) and SHARE_METRIC in own:
+        own = self.metrics.own if isinstance(self.metrics, OwnMetrics) else {}
+        if self.admitter.fair_sharing and SHARE_METRIC in own:
             for cq in self.admitter.objs.cluster_queues:
                 own[SHARE_METRIC].labels(cluster_queue=cq).set(self.admitter.share(cq))
 

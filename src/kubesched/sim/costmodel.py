@@ -51,11 +51,12 @@ import yaml
 
 from kubesched.api.errors import InputError
 from kubesched.api.source import load_text, read_text
+from kubesched.config import names
 from kubesched.scheduler.types import AttemptWork
 
 KIND = "UpstreamCostCalibration"
 API_VERSION = "kubesched.io/v1alpha1"
-COSTLY_PLUGINS = ("InterPodAffinity", "PodTopologySpread")
+COSTLY_PLUGINS = (names.INTER_POD_AFFINITY, names.POD_TOPOLOGY_SPREAD)
 COEFFICIENTS = (
     "fixed",
     "filter.default",

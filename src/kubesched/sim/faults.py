@@ -46,6 +46,8 @@ import numpy as np
 
 from kubesched.admission import gang
 from kubesched.api import objects as api
+from kubesched.config import names
+from kubesched.plugins.coscheduling.plugin import Coscheduling
 from kubesched.sim import recovery
 from kubesched.sim.apiserver import ApiError
 from kubesched.sim.driver import SimCluster
@@ -53,7 +55,7 @@ from kubesched.sim.faultspec import Fault
 from kubesched.sim.jobs import JobLayer
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
-GANG_PLUGIN = "Coscheduling"
+GANG_PLUGIN = names.COSCHEDULING
 
 
 @dataclass(slots=True)
@@ -357,9 +359,10 @@ class Drills:
         """The gang plugin's default timeout (None: no profile runs one)."""
         for fwk in self.sim.scheduler.profiles.values():
             plugin = fwk.instances.get(GANG_PLUGIN)
+            if isinstance(plugin, Coscheduling):
+                return float(plugin.args.permit_waiting_time_seconds)
             if plugin is not None:
-                args = getattr(plugin, "args", None)
-                return float(getattr(args, "permit_waiting_time_seconds", 60))
+                return 60.0  # another plugin registered under the gang plugin's name
         return None
 
 

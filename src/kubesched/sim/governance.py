@@ -21,9 +21,11 @@ import numpy as np
 
 from kubesched.api import objects as api
 from kubesched.config import args as cfg_args
+from kubesched.config import names
+from kubesched.config.args import NodeResourcesFitArgs
 from kubesched.config.types import KubeSchedulerConfiguration, frozen_mapping
 
-FIT = "NodeResourcesFit"
+FIT = names.NODE_RESOURCES_FIT
 
 
 def with_retry_governance(
@@ -44,7 +46,8 @@ def with_retry_governance(
 def governed(config: KubeSchedulerConfiguration) -> bool:
     """Whether some profile has ``retryGovernance`` on."""
     return any(
-        getattr(p.plugin_config.get(FIT), "retry_governance", False) for p in config.profiles
+        isinstance(args, NodeResourcesFitArgs) and args.retry_governance
+        for args in (p.plugin_config.get(FIT) for p in config.profiles)
     )
 
 

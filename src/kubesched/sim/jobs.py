@@ -32,6 +32,8 @@ from kubesched.admission import gang, references
 from kubesched.admission import kueue_config as kc
 from kubesched.admission import objects as o
 from kubesched.api import objects as api
+from kubesched.config import names
+from kubesched.framework.contract import Reporter
 from kubesched.sim.admission_controller import AdmissionController
 from kubesched.sim.driver import SimCluster
 from kubesched.state.cache import PodRecord
@@ -113,10 +115,9 @@ class JobLayer:
                 if row["completeSeconds"] is not None:
                     metrics.record_gang_complete(row["completeSeconds"])
         for fwk in self.sim.scheduler.profiles.values():
-            plugin = fwk.instances.get("CapacityScheduling")
-            report = getattr(plugin, "report", None)
-            if report is not None:
-                out["quotas"] = report()
+            plugin = fwk.instances.get(names.CAPACITY_SCHEDULING)
+            if isinstance(plugin, Reporter):
+                out["quotas"] = plugin.report()
                 break
         return out
 

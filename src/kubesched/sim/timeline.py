@@ -212,9 +212,9 @@ def pending_capacity(sim: SimCluster, pods: list[tuple[str, str]]) -> list[dict[
     against the cluster at the end, from a fresh framework of the Pod's profile (so the run's
     plugins and metrics are untouched; the cache observers it adds are removed again)."""
     s = sim.scheduler
-    cluster = getattr(s, "cluster", None)
-    profiles: dict[str, Framework] = getattr(s, "profiles", {})
-    if cluster is None or not pods:
+    cluster = s.cluster
+    profiles: dict[str, Framework] = s.profiles
+    if not pods:
         return []
     fresh: dict[str, Framework] = {}
     kept = len(cluster.observers)
@@ -226,7 +226,7 @@ def pending_capacity(sim: SimCluster, pods: list[tuple[str, str]]) -> list[dict[
             if pod is None or fwk is None:
                 continue
             if pod.scheduler_name not in fresh:
-                handle = Handle(cluster, extras={"clock": s.handle.extras.get("clock")})
+                handle = Handle(cluster, clock=s.handle.clock)
                 fresh[pod.scheduler_name] = Framework(
                     fwk.profile, full_registry(), handle, percentage_of_nodes_to_score=100
                 )

@@ -17,7 +17,7 @@ Lifecycle of a placement (upstream ``cache.go``):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -67,13 +67,20 @@ class Observer(Protocol):
         """Node at ``row`` was added (old None), updated, or removed (new None)."""
 
 
+@runtime_checkable
+class BulkObserver(Protocol):
+    """An :class:`Observer` with a bulk path (InterPodAffinity's index): ``pods_added(recs)``
+    leaves the same state as ``pod_added`` for each of ``recs`` in order."""
+
+    def pods_added(self, recs: list[PodRecord]) -> None:
+        """Each of ``recs`` is now accounted, in order."""
+
+
 def tell_added(observer: Observer, recs: list[PodRecord]) -> None:
     """``observer.pod_added`` for each of ``recs`` in order, or its ``pods_added(recs)`` when
-    it has one: an observer with a bulk path (InterPodAffinity's index) takes a snapshot's
-    or a LIST's Pods in one call, leaving the same state as the calls one by one."""
-    bulk = getattr(observer, "pods_added", None)
-    if bulk is not None:
-        bulk(recs)
+    it is a :class:`BulkObserver`: a snapshot's or a LIST's Pods in one call."""
+    if isinstance(observer, BulkObserver):
+        observer.pods_added(recs)
     else:
         for rec in recs:
             observer.pod_added(rec)

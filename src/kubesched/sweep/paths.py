@@ -23,6 +23,7 @@ import re
 from typing import Any
 
 from kubesched.api.errors import InputError
+from kubesched.config import names
 
 CONFIG_API_VERSION = "kubescheduler.config.k8s.io/v1"
 CLASSES = {
@@ -47,7 +48,11 @@ RUN_VARIABLES = {
     "client.burst": "client",
 }
 ALIASES = {"clientConnection.qps": "client.qps", "clientConnection.burst": "client.burst"}
-SCORING_ARGS = ("NodeResourcesFit", "NodeResourcesBalancedAllocation", "ImageLocality")
+SCORING_ARGS = (
+    names.NODE_RESOURCES_FIT,
+    names.NODE_RESOURCES_BALANCED_ALLOCATION,
+    names.IMAGE_LOCALITY,
+)
 _TOKEN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)((?:\[[^\]]+\])*)")
 
 

@@ -39,14 +39,16 @@ from kubesched.admission import objects as o
 from kubesched.admission import quota as qt
 from kubesched.api import objects as api
 from kubesched.api.errors import InputError
+from kubesched.config import names
 from kubesched.framework import interface as fw
+from kubesched.framework.contract import diagnosed
 from kubesched.framework.outcomes import PostFilterResult
 from kubesched.plugins.capacityscheduling import reclaim
 from kubesched.state.cache import ClusterState, PodRecord
 
 log = logging.getLogger(__name__)
 
-NAME = "CapacityScheduling"
+NAME = names.CAPACITY_SCHEDULING
 NOMINATION_SECONDS = 30.0
 """How long a reclaiming Pod's request stays reserved for it."""
 _STATE_KEY = "PreFilter" + NAME
@@ -76,8 +78,8 @@ class CapacityScheduling:
     def __init__(self, args: object | None, handle: fw.Handle) -> None:
         del args
         self.handle = handle
-        self.clock: Callable[[], float] = handle.extras.get("clock") or (lambda: 0.0)
-        self.metrics = handle.extras.get("metrics")
+        self.clock: Callable[[], float] = handle.clock or (lambda: 0.0)
+        self.metrics = handle.metrics
         self.specs: dict[str, o.ElasticQuotaSpec] = {}
         self.tree = qt.QuotaTree([])
         self.nominated: dict[str, _Nomination] = {}
@@ -273,8 +275,7 @@ def _unresolvable_rows(diagnosis: Any, capacity: int) -> set[int]:
     """Node rows where preemption cannot help: rejected as UnschedulableAndUnresolvable by a
     Filter plugin, or not covered by the Filter outcome while the ``absent`` status (PreFilter
     rejection, PreFilterResult) is (upstream ``nodesWherePreemptionMightHelp``)."""
-    absent = getattr(diagnosis, "absent", None)
-    outcome = getattr(diagnosis, "outcome", None)
+    outcome, absent = diagnosed(diagnosis)
     if absent is None and outcome is None:
         return set()  # no diagnosis (a direct call): every node may help
     default = absent.code if absent is not None else fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE

@@ -33,10 +33,11 @@ from kubesched.admission import gang
 from kubesched.admission import objects as o
 from kubesched.api import objects as api
 from kubesched.api.errors import InputError
+from kubesched.config import names
 from kubesched.framework import interface as fw
 from kubesched.state.cache import ClusterState, PodRecord
 
-NAME = "Coscheduling"
+NAME = names.COSCHEDULING
 NOT_FOUND = "PodGroup not found"
 NO_GROUP = "can not find pod group"
 POST_FILTER_REJECT = "optimistic rejection in PostFilter"
@@ -65,12 +66,12 @@ class Coscheduling:
     def __init__(self, args: CoschedulingArgs | None, handle: fw.Handle) -> None:
         self.args = args or CoschedulingArgs()
         self.handle = handle
-        self.clock: Callable[[], float] = handle.extras.get("clock") or (lambda: 0.0)
+        self.clock: Callable[[], float] = handle.clock or (lambda: 0.0)
         self.pod_groups: dict[str, o.PodGroupSpec] = {}
         self.tracker = gang.GangTracker(self.clock)
         self.tracker.min_member = self._min_member
         self.backoff_until: dict[str, float] = {}
-        self.metrics = handle.extras.get("metrics")
+        self.metrics = handle.metrics
         for (kind, _key), obj in list(handle.cluster.objects.items()):
             if kind == "PodGroup":
                 self.on_object(obj, False)

@@ -18,7 +18,7 @@ the room is kept for it.
 Deviations from upstream: preemption runs synchronously inside the cycle (victims are
 deleted through the API client at once; upstream v1.34 deletes them asynchronously and gates
 the Pod meanwhile, which the simulator's immediate deletions make equivalent); extenders
-with a ``preemptVerb`` (``handle.extras["extenders"]``) filter the candidates as upstream's
+with a ``preemptVerb`` (``handle.extenders``) filter the candidates as upstream's
 ``callExtenders``, the candidates they keep staying in search order (upstream: Go map
 order); the default ``IsEligiblePod`` / ``MoreImportantPod`` only; candidates are searched
 in node order from the offset (upstream's parallel search with parallelism 1); PDBs without

@@ -13,8 +13,9 @@ import numpy as np
 import numpy.typing as npt
 
 from kubesched.api import objects as api
+from kubesched.config import names
+from kubesched.framework.contract import diagnosed
 from kubesched.framework.extender import ExtenderError, Victims
-from kubesched.framework.extenders import Extenders
 from kubesched.framework.interface import (
     Code,
     CodeArray,
@@ -29,7 +30,7 @@ from kubesched.plugins.defaultpreemption import dryrun, pdb
 from kubesched.plugins.defaultpreemption.picking import Candidate, pick_one_node
 from kubesched.state.cache import ClusterState
 
-NAME = "DefaultPreemption"
+NAME = names.DEFAULT_PREEMPTION
 PREFIX = "preemption: "
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NEVER = "not eligible due to preemptionPolicy=Never."
@@ -67,8 +68,7 @@ class DefaultPreemption:
     def __init__(self, args: DefaultPreemptionArgs, handle: Handle) -> None:
         self.args = args
         self.handle = handle
-        rng = handle.extras.get("rng")
-        self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(0)
+        self.rng = handle.rng if handle.rng is not None else np.random.default_rng(0)
         self.fwk: dryrun.FilterRunner | None = None
         self.victims: dryrun.VictimCache = {}
         """Potential victims per node row, kept across attempts (see :mod:`.dryrun`)."""
@@ -132,8 +132,7 @@ class DefaultPreemption:
     ) -> tuple[CodeArray, IntArray]:
         """:func:`node_codes` and the rows in ``order`` where the code is Unschedulable
         (the dry run's candidates), the last answer again for the same outcome object."""
-        outcome = getattr(diagnosis, "outcome", None)
-        absent: Status | None = getattr(diagnosis, "absent", None)
+        outcome, absent = diagnosed(diagnosis)
         kept = self._codes
         if (
             kept is not None
@@ -185,10 +184,10 @@ class DefaultPreemption:
         self, pod: api.Pod, cluster: ClusterState, candidates: list[Candidate]
     ) -> tuple[list[Candidate], Status]:
         """Upstream ``callExtenders``: the scheduler's extenders with a preempt verb
-        (``handle.extras["extenders"]``) keep or drop candidates and may change victims.
+        (``handle.extenders``) keep or drop candidates and may change victims.
         Surviving candidates keep their order, then any the extenders added, in their order."""
-        exts = self.handle.extras.get("extenders")
-        if not isinstance(exts, Extenders) or not exts.has_preemption(pod):
+        exts = self.handle.extenders
+        if exts is None or not exts.has_preemption(pod):
             return candidates, Status()
         table = cluster.nodes
 
@@ -237,10 +236,9 @@ class DefaultPreemption:
 def node_codes(diagnosis: Any, capacity: int) -> npt.NDArray[np.int8]:
     """Status code per node-table row from the Filter outcome (int8, shape ``(capacity,)``);
     rows the outcome does not cover get the ``absent`` status's code."""
-    absent: Status | None = getattr(diagnosis, "absent", None)
+    outcome, absent = diagnosed(diagnosis)
     default = absent.code if absent is not None else Code.UNSCHEDULABLE_AND_UNRESOLVABLE
     codes = np.full(capacity, int(default), dtype=np.int8)
-    outcome = getattr(diagnosis, "outcome", None)
     if outcome is not None and outcome.failed.size:
         by_status = np.asarray([int(s.code) for s in outcome.statuses], dtype=np.int8)
         codes[outcome.failed] = by_status[outcome.failed_status]

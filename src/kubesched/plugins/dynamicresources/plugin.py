@@ -33,8 +33,10 @@ import numpy as np
 from kubesched.api import objects as api
 from kubesched.api import podclaims
 from kubesched.api import resource as r
+from kubesched.config import names
 from kubesched.devices import allocator, drafrag
 from kubesched.devices import draindex as index
+from kubesched.framework.contract import Locality
 from kubesched.framework.interface import (
     SKIP,
     SUCCESS,
@@ -42,6 +44,7 @@ from kubesched.framework.interface import (
     CycleState,
     Handle,
     IntArray,
+    ObjectWriter,
     PreFilterResult,
     Status,
     Verdict,
@@ -56,7 +59,7 @@ from kubesched.plugins.dynamicresources.claims import (
 from kubesched.plugins.dynamicresources.hints import Hints
 from kubesched.state.cache import ClusterState
 
-NAME = "DynamicResources"
+NAME = names.DYNAMIC_RESOURCES
 ERR_CANNOT_ALLOCATE = "cannot allocate all claims"
 ERR_NOT_AVAILABLE = "resourceclaim not available on the node"
 _KEY = NAME
@@ -91,6 +94,7 @@ class DynamicResources(Hints):
     """Allocates devices from ResourceSlices to a Pod's ResourceClaims."""
 
     name = NAME
+    locality = Locality.CLAIMS
 
     def __init__(self, args: object | None, handle: Handle) -> None:
         del args
@@ -275,15 +279,15 @@ class DynamicResources(Hints):
         for k in sorted(s.unavailable):
             claim = s.claims[k]
             if set(claim.reserved_for) <= {pod.uid}:
-                write = getattr(self.handle.api, "update_object", None)
-                if write is not None:
+                write = self.handle.api
+                if isinstance(write, ObjectWriter):
                     raw = copy.deepcopy(dict(claim.raw))
                     status = raw.get("status") or {}
                     for key in ("reservedFor", "allocation", "devices"):
                         status.pop(key, None)
                     raw["status"] = status
                     try:
-                        write(raw)
+                        write.update_object(raw)
                     except Exception as e:
                         return None, error(f"deallocate claim {claim.key}: {e}")
                 return None, unschedulable("deallocation of ResourceClaim completed")
@@ -297,7 +301,7 @@ class DynamicResources(Hints):
         found = s.per_node.get(node_name)
         row = self.handle.cluster.nodes.row_of.get(node_name)
         chosen = (state.get(drafrag.ORDER_KEY) or {}).get(row, ())
-        chooser = self.handle.extras.get(drafrag.CHOOSER_KEY)
+        chooser = self.handle.services.get(drafrag.CHOOSER)
         dp = state.get(drafrag.PLAN_KEY)
         if not chosen and chooser is not None and row is not None and dp is not None:
             chosen = chooser(dp, row)  # the device score enabled, Score skipped (one node)
@@ -341,10 +345,10 @@ class DynamicResources(Hints):
             updated = self.objects.parse(raw)
             self.objects.assume(updated)
             self.objects.set_in_flight(claim.uid, None)
-            write = getattr(self.handle.api, "update_object", None)
-            if write is not None:
+            write = self.handle.api
+            if isinstance(write, ObjectWriter):
                 try:
-                    write(raw)
+                    write.update_object(raw)
                 except Exception as e:
                     self.objects.forget(updated.key)
                     return Status(Code.ERROR, (f"add reservation to claim {claim.key}: {e}",))

@@ -14,6 +14,11 @@ PreFilterExtensions (AddPod / RemovePod, used by preemption's dry runs and the n
 pass) update a copy of the cycle's counts (:func:`.filtering.with_pod`).
 """
 
-from kubesched.plugins.interpodaffinity.plugin import NAME, InterPodAffinity, new
+from kubesched.plugins.interpodaffinity.plugin import (
+    NAME,
+    InterPodAffinity,
+    InterPodAffinityArgs,
+    new,
+)
 
-__all__ = ["NAME", "InterPodAffinity", "new"]
+__all__ = ["NAME", "InterPodAffinity", "InterPodAffinityArgs", "new"]

@@ -24,9 +24,12 @@ Queueing hints (upstream's, incl. the finer node hint of v1.32+):
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from kubesched.api import objects as api
+from kubesched.config import names
+from kubesched.framework.contract import Locality
 from kubesched.framework.interface import (
     SKIP,
     SUCCESS,
@@ -49,7 +52,7 @@ from kubesched.plugins.interpodaffinity.index import AffinityIndex
 from kubesched.plugins.interpodaffinity.terms import PodTerms, Term, pod_terms
 from kubesched.state.cache import ClusterState
 
-NAME = "InterPodAffinity"
+NAME = names.INTER_POD_AFFINITY
 _PRE_FILTER_KEY = "PreFilter" + NAME
 _PRE_SCORE_KEY = "PreScore" + NAME
 
@@ -66,17 +69,35 @@ _TABLE = {
 }
 
 
+@dataclass(frozen=True, slots=True)
+class InterPodAffinityArgs:
+    """Upstream ``InterPodAffinityArgs``."""
+
+    hard_pod_affinity_weight: int = 1
+    """``hardPodAffinityWeight``: the score weight of existing Pods' required affinity."""
+    ignore_preferred_terms_of_existing_pods: bool = False
+    """``ignorePreferredTermsOfExistingPods``."""
+
+    @staticmethod
+    def from_raw(raw: Mapping[str, Any] | None) -> InterPodAffinityArgs:
+        """From the configuration's raw (validated, defaulted) mapping, or None."""
+        raw = raw or {}
+        return InterPodAffinityArgs(
+            int(raw.get("hardPodAffinityWeight", 1)),
+            bool(raw.get("ignorePreferredTermsOfExistingPods", False)),
+        )
+
+
 class InterPodAffinity:
     """Required inter-pod (anti-)affinity as a filter, preferred as a score."""
 
     name = NAME
+    locality = Locality.CROSS_NODE
 
-    def __init__(self, args: Mapping[str, Any] | None, handle: Handle) -> None:
-        args = args or {}
-        self.hard_pod_affinity_weight = int(args.get("hardPodAffinityWeight", 1))
-        self.ignore_preferred_terms_of_existing_pods = bool(
-            args.get("ignorePreferredTermsOfExistingPods", False)
-        )
+    def __init__(self, args: InterPodAffinityArgs | None, handle: Handle) -> None:
+        args = args or InterPodAffinityArgs()
+        self.hard_pod_affinity_weight = args.hard_pod_affinity_weight
+        self.ignore_preferred_terms_of_existing_pods = args.ignore_preferred_terms_of_existing_pods
         self.cluster = handle.cluster
         self.index = AffinityIndex(handle.cluster)
 
@@ -262,7 +283,10 @@ def _match_all(terms: tuple[Term, ...], pod: api.Pod) -> bool:
 
 
 def new(args: object | None, handle: Handle) -> InterPodAffinity:
-    """Factory; ``args`` is the raw (validated, defaulted) mapping or None."""
+    """Factory; ``args`` is the raw (validated, defaulted) mapping, typed
+    :class:`InterPodAffinityArgs`, or None."""
+    if isinstance(args, InterPodAffinityArgs):
+        return InterPodAffinity(args, handle)
     if args is not None and not isinstance(args, Mapping):
         raise TypeError(f"args are not a mapping for InterPodAffinity, got {type(args).__name__}")
-    return InterPodAffinity(args, handle)
+    return InterPodAffinity(InterPodAffinityArgs.from_raw(args), handle)

@@ -10,7 +10,9 @@ import numpy as np
 
 from kubesched.api import objects as api
 from kubesched.api.errors import InputError
+from kubesched.config import names
 from kubesched.config.args import NodeAffinityArgs
+from kubesched.framework.contract import Locality
 from kubesched.framework.interface import (
     MAX_NODE_SCORE,
     SKIP,
@@ -43,7 +45,7 @@ from kubesched.plugins.nodeaffinity.selectors import (
 )
 from kubesched.state.cache import ClusterState
 
-NAME = "NodeAffinity"
+NAME = names.NODE_AFFINITY
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
 ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
 ERR_REASON_CONFLICT = "pod affinity terms conflict"
@@ -60,6 +62,7 @@ class NodeAffinity:
     """Filters by required node affinity/selector; scores preferred node affinity."""
 
     name = NAME
+    locality = Locality.NODE_LOCAL
     node_only = True
     """Answers depend on the node object only, not on the Pods placed on it."""
 

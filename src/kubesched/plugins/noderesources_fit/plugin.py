@@ -12,8 +12,10 @@ import numpy.typing as npt
 from kubesched.api import objects as api
 from kubesched.api.errors import InputError
 from kubesched.config import args as cfg
+from kubesched.config import names
 from kubesched.framework import interface as fw
 from kubesched.framework import resources as res
+from kubesched.framework.contract import Locality
 from kubesched.plugins.noderesources_fit.hints import GovernedHints, node_hint, pod_hint
 from kubesched.plugins.noderesources_fit.kernels import (
     PreFilterState,
@@ -27,7 +29,7 @@ from kubesched.plugins.noderesources_fit.kernels import (
 from kubesched.state.cache import ClusterState
 from kubesched.state.nodes import IntArray
 
-NAME = "NodeResourcesFit"
+NAME = names.NODE_RESOURCES_FIT
 _PRE_FILTER_KEY = "PreFilter" + NAME
 _PRE_SCORE_KEY = "PreScore" + NAME
 _BASE = (api.CPU, api.MEMORY, api.EPHEMERAL_STORAGE)
@@ -37,6 +39,7 @@ class NodeResourcesFit(GovernedHints):
     """Filters nodes without room for the Pod and scores by the configured strategy."""
 
     name = NAME
+    locality = Locality.NODE_LOCAL
     row_local = True
     """Answers for a node depend on the Pod, that node and the Pods on it only (result
     reuse keeps its entry when Pods change on other nodes: ``framework.batch``)."""

@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 
 from kubesched.api import objects as api
+from kubesched.config import names
+from kubesched.framework.contract import Locality
 from kubesched.framework.interface import (
     SKIP,
     SUCCESS,
@@ -34,7 +36,7 @@ from kubesched.plugins.podtopologyspread import filtering, scoring
 from kubesched.plugins.podtopologyspread.counts import MatchCounts, match_counts
 from kubesched.state.cache import ClusterState
 
-NAME = "PodTopologySpread"
+NAME = names.POD_TOPOLOGY_SPREAD
 _PRE_FILTER_KEY = "PreFilter" + NAME
 _PRE_SCORE_KEY = "PreScore" + NAME
 _IGNORED_KEY = "Score" + NAME + "/ignored"
@@ -45,6 +47,7 @@ class PodTopologySpread:
     """Filters nodes that would break hard spread constraints; scores soft ones."""
 
     name = NAME
+    locality = Locality.CROSS_NODE
 
     def __init__(self, args: a.SpreadArgs, handle: Handle) -> None:
         self.handle = handle
@@ -85,9 +88,9 @@ class PodTopologySpread:
             )
         if self._has_defaults[a.DO_NOT_SCHEDULE] or self._has_defaults[a.SCHEDULE_ANYWAY]:
             cluster = self.handle.cluster
-            services: cs.ServiceIndex = getattr(cluster, "services", None) or {}
+            services: cs.ServiceIndex = cluster.services
             if (services or pod.owner_references) and cs.default_selector(
-                pod, services, getattr(cluster, "objects", None)
+                pod, services, cluster.objects
             ).reqs:
                 return None
         return ()
@@ -114,13 +117,8 @@ class PodTopologySpread:
             return self._own_constraints(own, pod.labels, action)
         if not self._has_defaults[action]:
             return ()
-        services: cs.ServiceIndex = getattr(cluster, "services", None) or {}
         return cs.build_default_constraints(
-            self.args.default_constraints,
-            pod,
-            action,
-            services,
-            getattr(cluster, "objects", None),
+            self.args.default_constraints, pod, action, cluster.services, cluster.objects
         )
 
     def _own_constraints(

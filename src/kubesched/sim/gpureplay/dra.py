@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from kubesched.api.parse import parse_node, parse_pod
+from kubesched.config import names
 from kubesched.config.load import load_config
 from kubesched.devices.fragmentation import MILLI
 from kubesched.plugins.registry import known_plugin_names
@@ -137,9 +138,11 @@ def config(pods: PodList, score: bool) -> dict[str, Any]:
     if score:
         counts = Counter(int(n) for n in pods.num if n)
         args = {"targetWorkload": [{"count": k, "weight": w} for k, w in sorted(counts.items())]}
-        plugins = {"score": {"enabled": [{"name": "DeviceFragmentation", "weight": SCORE_WEIGHT}]}}
+        plugins = {
+            "score": {"enabled": [{"name": names.DEVICE_FRAGMENTATION, "weight": SCORE_WEIGHT}]}
+        }
         cfg["profiles"] = [{"schedulerName": "default-scheduler", "plugins": plugins}]
-        cfg["profiles"][0]["pluginConfig"] = [{"name": "DeviceFragmentation", "args": args}]
+        cfg["profiles"][0]["pluginConfig"] = [{"name": names.DEVICE_FRAGMENTATION, "args": args}]
     return cfg
 
 
