@@ -4,7 +4,7 @@ bars it."""
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 from kubesched.api import objects as api
 from kubesched.config import names
@@ -15,6 +15,7 @@ from kubesched.framework.runtime import Framework
 from kubesched.parallel.binder import cross_node_reasons
 from kubesched.parallel.fastpath import FastPath
 from kubesched.plugins.registry import in_tree_registry
+from kubesched.queue.nominator import Nominator
 from kubesched.state.cache import ClusterState
 
 DECLARED = {
@@ -74,8 +75,7 @@ def _framework(extra: type[_Filter] | None) -> Framework:
 
 
 def _fast_path() -> FastPath:
-    hub = cast(Any, type("Hub", (), {"shard_count": 1, "cluster": ClusterState()})())
-    return FastPath(hub)
+    return FastPath(ClusterState(), Nominator(), 1)
 
 
 def test_the_fast_path_reads_declared_locality() -> None:

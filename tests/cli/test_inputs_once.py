@@ -15,7 +15,7 @@ import kubesched
 from kubesched.cli import main
 from kubesched.explainer import cycle
 from kubesched.sim import whatif
-from tests.test_explain import as_list, node, pod
+from tests.explainer.test_explain import as_list, node, pod
 
 HIGH = {
     "apiVersion": "scheduling.k8s.io/v1",
