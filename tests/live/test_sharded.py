@@ -10,7 +10,7 @@ from kubesched.config.load import load_config
 from kubesched.live import sharding as sh
 from kubesched.live.roles import COORDINATOR, SHARD
 from kubesched.plugins.registry import known_plugin_names
-from tests.live.conftest import Api, Role, kubectl, needs_kubectl, node, pod, start
+from tests.live.conftest import Api, Role, kubectl, make_config, needs_kubectl, node, pod, start
 from tests.live.conftest import wait_for as wait
 from tests.live.fakeapi import FakeApiServer
 from tests.live.fakestore import by_plural
@@ -98,11 +98,14 @@ def test_a_new_coordinator_relists_and_ignores_its_predecessor_s_hand_outs(
     api: Api, roles: Callable[..., Role]
 ) -> None:
     api.create(node("n1"))
-    first = roles(COORDINATOR, "coordinator-1", shards=2)
+    # A Lease that a few slow requests on a loaded machine do not lose: the failover below
+    # is the injected one, after the first coordinator handed every Pod out.
+    config = make_config(lease=("4s", "3s", "100ms"))
+    first = roles(COORDINATOR, "coordinator-1", config, shards=2)
     wait(first.live.leading)
-    standby = roles(COORDINATOR, "coordinator-2", shards=2)
+    standby = roles(COORDINATOR, "coordinator-2", config, shards=2)
     for i in range(2):
-        roles(SHARD, f"shard-{i}", shards=2, shard_index=i)
+        roles(SHARD, f"shard-{i}", config, shards=2, shard_index=i)
     # The leader hands Pods out and gets proposals, but its binds fail; then it loses its
     # Lease.  The standby takes over with fresh lists and hands everything out again.
     api.server.fail(r"POST .*/binding .*coordinator-1", 500, times=100_000)
@@ -111,9 +114,9 @@ def test_a_new_coordinator_relists_and_ignores_its_predecessor_s_hand_outs(
         api.create(pod(n))
     wait(lambda: all(sh.PROPOSAL in annotations(api, n) for n in names))
     api.server.fail(r"leases/kubesched .*coordinator-1", 500, times=100_000)
-    first.thread.join(5)
+    first.thread.join(15)
     assert first.code == 1
-    wait(lambda: bound(api, *names), timeout=15)
+    wait(lambda: bound(api, *names), timeout=30)
     assert sorted(api.store.stats.binds_per_pod.values()) == [1] * 4
     assert {ua for *_, ua in api.store.stats.binds} == {"kubesched-test (coordinator-2)"}
     for n in names:  # decided on a new hand-out: the old proposals were never used
