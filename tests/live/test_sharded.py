@@ -129,9 +129,9 @@ def test_a_new_coordinator_relists_and_ignores_its_predecessor_s_hand_outs(
 GANG_CONFIG = {
     "apiVersion": "kubescheduler.config.k8s.io/v1",
     "kind": "KubeSchedulerConfiguration",
-    "leaderElection": {
-        "leaseDuration": "1s",
-        "renewDeadline": "600ms",
+    "leaderElection": {  # steady (STEADY_LEASE): this test is not about failover
+        "leaseDuration": "15s",
+        "renewDeadline": "10s",
         "retryPeriod": "100ms",
         "resourceName": "kubesched",
         "resourceNamespace": "kube-system",
