@@ -3,7 +3,8 @@
 Generated cases (``oracle/cases.py``; ``ORACLE_CASES``, default 300, from ``ORACLE_SEED``,
 printed so a failure reproduces with ``oracle/diff.py --seed S --start I --cases 1``) must
 give the same answer from both.  The saved regressions (``tests/oracle/regressions/``: a
-request and upstream's answer, shrunk from a past mismatch) run without the oracle.
+request and upstream's answer, shrunk from a past mismatch or written by hand; an explain or
+a schedule request) run without the oracle.
 """
 
 from __future__ import annotations
@@ -62,8 +63,15 @@ def test_the_comparison_sees_a_difference(oracle: Any) -> None:
 
 @pytest.mark.parametrize("path", REGRESSIONS, ids=[p.stem for p in REGRESSIONS])
 def test_regression_matches_recorded_upstream_answer(path: Path) -> None:
+    """An explain request (``pod``) or a schedule request (``pods``: compared as
+    ``oracle/diff.py --verb schedule`` compares)."""
     saved = json.loads(path.read_text())
-    assert differences(ours(saved["request"]), saved["upstream"]) == [], saved["origin"]
+    request = saved["request"]
+    if "pods" in request:
+        lines = schedule_differences(ours_schedule(request), saved["upstream"])
+    else:
+        lines = differences(ours(request), saved["upstream"])
+    assert lines == [], saved["origin"]
 
 
 def test_the_schedule_comparison_sees_a_difference(schedule_oracle: Any) -> None:

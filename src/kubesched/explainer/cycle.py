@@ -60,7 +60,11 @@ from kubesched.explainer import capacity, devicefit
 from kubesched.framework.extender import ExtenderError
 from kubesched.framework.extenders import EXTENDER_NAME, ExtenderFilterOutcome, Extenders
 from kubesched.framework.interface import Code, CycleState, Handle, IntArray, Status
-from kubesched.framework.outcomes import FilterOutcome, PostFilterResult, merge_outcomes
+from kubesched.framework.outcomes import (
+    FilterOutcome,
+    PostFilterResult,
+    with_nominated_failure,
+)
 from kubesched.framework.runtime import Framework, PluginError
 from kubesched.plugins.registry import full_registry, known_plugin_names
 from kubesched.queue.nominator import Nominator
@@ -247,9 +251,7 @@ def _evaluate(
         # Filter verdict for it (upstream's diagnosis keeps the first pass's status).
         narrowed_out = 1
         if first.failed.size:
-            no_rows = np.zeros(0, dtype=np.int64)
-            failed = FilterOutcome(no_rows, first.failed, first.failed_status, [], 0)
-            outcome = merge_outcomes([outcome, failed], list(interned))
+            outcome = with_nominated_failure(outcome, first, rows)
         else:
             nodes[pod.nominated_node_name] = _node(True, None, [])
     devices = devicefit.DeviceFits.of(fwk.instances, cluster, pod)

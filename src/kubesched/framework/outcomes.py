@@ -104,6 +104,37 @@ def merge_outcomes(parts: list[FilterOutcome], statuses: list[Status]) -> Filter
     )
 
 
+def with_nominated_failure(
+    outcome: FilterOutcome, nominated: FilterOutcome, looked_at: IntArray
+) -> FilterOutcome:
+    """``outcome`` (a Filter pass over the rows ``looked_at[:outcome.processed]``) with the
+    failure of ``nominated``, the pass over the Pod's nominated node alone, when that pass
+    did not look at the node (PreFilter left it out, or the pass stopped before it).
+
+    Upstream ``findNodesThatFitPod``: ``evaluateNominatedNode`` writes the node's status into
+    the diagnosis the main pass goes on filling, so a FitError counts the node with its
+    Filter reason (not as left out by PreFilter), preemption may consider it, and the node
+    counts as processed (``len(feasible) + NodeToStatus.Len()``).  An ``outcome`` already
+    holding the node, or a nominated node that passed, is returned unchanged.
+    """
+    if (
+        nominated.failed.size == 0
+        or np.isin(nominated.failed, looked_at[: outcome.processed]).all()
+    ):
+        return outcome
+    statuses = list(outcome.statuses)
+    ids = {st: i for i, st in enumerate(statuses)}
+    sid = [ids.setdefault(nominated.status_of(i), len(ids)) for i in range(nominated.failed.size)]
+    statuses.extend(list(ids)[len(statuses) :])
+    return FilterOutcome(
+        feasible=outcome.feasible,
+        failed=np.concatenate([outcome.failed, nominated.failed]),
+        failed_status=np.concatenate([outcome.failed_status, np.asarray(sid, np.int64)]),
+        statuses=statuses,
+        processed=outcome.processed + int(nominated.failed.size),
+    )
+
+
 def truncate_outcome(outcome: FilterOutcome, ordered: IntArray, k: int) -> FilterOutcome:
     """Keep the first ``k`` feasible nodes and the failures evaluated before the last of them.
 

@@ -7,7 +7,7 @@ of lower or equal priority (``RunFilterPluginsWithNominatedPods``), so the room 
 made is not taken by someone else.
 
 The scheduling queue keeps one: ``add`` follows a Pod's ``status.nominatedNodeName`` when it
-enters the queue, ``update`` keeps an in-memory nomination across updates that carry none
+enters activeQ, ``update`` keeps an in-memory nomination across updates that carry none
 (upstream ``UpdateNominatedPod``), ``delete`` drops it when the Pod is deleted, bound or
 assumed.  Nominations are few (one per pending preemptor), so everything here is a dict
 operation; the Filter phase asks only for the nodes that have any.

@@ -23,7 +23,12 @@ rejector (an error) it goes to backoffQ's error heap.  Cluster events, updates o
 (their ``UpdatePod*`` events) and the 5-minute time-out move pooled Pods out the same way.
 ``delete`` removes a Pod wherever it is (an in-flight Pod is dropped when its attempt ends).
 ``add`` / ``update`` / ``delete`` also keep :attr:`nominator` (Pods nominated to nodes by
-preemption, :mod:`kubesched.queue.nominator`) current, as upstream's queue does.
+preemption, :mod:`kubesched.queue.nominator`) current, as upstream's queue does: a new Pod's
+``status.nominatedNodeName`` counts once PreEnqueue lets it into activeQ (a gated Pod is not
+nominated; a gate lifted by a cluster event does not nominate it either, as upstream's
+``moveToActiveQ`` nominates only on a Pod add or update), an update of a queued Pod (gated
+or not) goes through ``Nominator.update``, an update of a Pod in flight leaves the
+nominator alone, and ``delete`` drops the nomination.
 
 The queue imports no plugin: PreEnqueue plugins, hints and the QueueSort key arrive through
 the constructor.  Every operation is O(log n) except those that, as upstream, visit the whole
@@ -89,8 +94,8 @@ class SchedulingQueue(QueueCore):
         if known is not None:
             self.update(known.latest_pod or known.qp.pod, pod)
             return
-        self.nominator.add(pod)
-        self._move_to_active(self._new_entry(pod), _UNSCHEDULED_ADD, from_backoff=False)
+        if self._move_to_active(self._new_entry(pod), _UNSCHEDULED_ADD, from_backoff=False):
+            self.nominator.add(pod)  # upstream moveToActiveQ: only a Pod let into activeQ
 
     def update(self, old: api.Pod | None, new: api.Pod) -> None:
         """A pending Pod changed; a pooled Pod moves if its hints say the change may help."""
@@ -99,18 +104,20 @@ class SchedulingQueue(QueueCore):
             if old is not None
             else [events.EVENT_UNSCHEDULED_POD_UPDATE]
         )
+        entry = self._entries.get(new.key)
+        if entry is None:
+            if self._move_to_active(self._new_entry(new), _UNSCHEDULED_UPDATE, from_backoff=False):
+                self.nominator.add(new)
+            return
+        if entry.where == IN_FLIGHT:  # upstream leaves the nominator alone too
+            entry.latest_pod = new
+            self._in_flight.record_for_pod(entry.uid, evs, old, new)
+            return
+        # Queued (gated ones included): upstream UpdateNominatedPod, before the hints run.
         if old is not None:
             self.nominator.update(old, new)
         else:
             self.nominator.add(new)
-        entry = self._entries.get(new.key)
-        if entry is None:
-            self._move_to_active(self._new_entry(new), _UNSCHEDULED_UPDATE, from_backoff=False)
-            return
-        if entry.where == IN_FLIGHT:
-            entry.latest_pod = new
-            self._in_flight.record_for_pod(entry.uid, evs, old, new)
-            return
         entry.qp.pod = new
         if entry.where == ACTIVE:
             self._active.push(entry.key, self._active_priority(entry.qp), entry)

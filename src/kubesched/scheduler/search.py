@@ -7,7 +7,8 @@
 2. **PreFilter**;
 3. **static rejections** -- a Pod every node rejects for static reasons takes its kept
    Filter outcome (:mod:`kubesched.framework.verdicts`);
-4. **the nominated node** -- a Pod preemption made room for tries that node first;
+4. **the nominated node** -- a Pod preemption made room for tries that node first (when it
+   fails, its Filter status stays in the diagnosis, as upstream's does);
 5. **Filter** over the round-robin window of ``percentageOfNodesToScore``, then the filter
    extenders;
 6. **Score** -- PreScore, Score and the extenders' priorities, then the host is selected.
@@ -33,6 +34,7 @@ from kubesched.framework.batch import BatchCache, BatchEntry
 from kubesched.framework.extender import ExtenderError
 from kubesched.framework.extenders import EXTENDER_NAME, Extenders
 from kubesched.framework.interface import Code, CycleState, IntArray, PreFilterResult, Status
+from kubesched.framework.outcomes import with_nominated_failure
 from kubesched.framework.runtime import FilterOutcome, Framework, PluginError, ScoreOutcome
 from kubesched.framework.verdicts import StaticFailure, StaticFailures
 from kubesched.queue.scheduling_queue import SchedulingQueue
@@ -123,11 +125,13 @@ class Search:
         static_key = self.static_key(fwk, pod, pre, nominated, signature, n)
         if static_key is not None:
             self.static_rejection(fwk, static_key, n)
+        first: FilterOutcome | None = None
         if nominated and nominated in self.cluster.nodes.row_of:
             chosen = self.nominated_node(fwk, state, pod, nominated)
-            if chosen is not None:
+            if isinstance(chosen, ScheduleResult):
                 return chosen
-        outcome, rotated = self.filter(fwk, state, pod, order, pre, rejectors, static_key)
+            first = chosen
+        outcome, rotated = self.filter(fwk, state, pod, order, pre, rejectors, static_key, first)
         return self.score(fwk, state, pod, outcome, rotated, signature)
 
     # ------------------------------------------------------------------ 1. reuse
@@ -226,14 +230,15 @@ class Search:
     # ------------------------------------------------------------------ 4. nominated node
     def nominated_node(
         self, fwk: Framework, state: CycleState, pod: api.Pod, node: str
-    ) -> ScheduleResult | None:
+    ) -> ScheduleResult | FilterOutcome:
         """Upstream ``evaluateNominatedNode``: the node preemption made room on, if it
-        passes Filter (with nominated Pods) and the filter extenders."""
+        passes Filter (with nominated Pods) and the filter extenders; else the Filter pass
+        over it, whose status the Filter stage keeps (upstream's diagnosis does)."""
         one = np.asarray([self.cluster.nodes.row_of[node]], dtype=np.int64)
-        fits = fwk.run_filter_with_nominated(state, pod, one).feasible
-        if fits.size and self._nominated_passes_extenders(pod, fits):
+        outcome = fwk.run_filter_with_nominated(state, pod, one)
+        if outcome.feasible.size and self._nominated_passes_extenders(pod, outcome.feasible):
             return ScheduleResult(node, 1, 1)
-        return None
+        return outcome
 
     def _nominated_passes_extenders(self, pod: api.Pod, rows: IntArray) -> bool:
         """The nominated node must pass the filter extenders too; an extender error only
@@ -256,11 +261,14 @@ class Search:
         pre: PreFilterResult | None,
         rejectors: set[str],
         static_key: Signature | None,
+        nominated: FilterOutcome | None = None,
     ) -> tuple[FilterOutcome, IntArray]:
         """Filter over the round-robin window of ``order`` (int64 rows, ``[N]``) or of the
         nodes PreFilter named, then the filter extenders: the outcome and the rotated rows
         (``[M]``, M <= N) the pass walked.  No feasible node raises :class:`FitError`
-        (counting the nodes PreFilter excluded as UnschedulableAndUnresolvable)."""
+        (counting the nodes PreFilter excluded as UnschedulableAndUnresolvable).
+        ``nominated``, the failed pass over the Pod's nominated node, joins the outcome
+        when this pass did not look at that node (:func:`with_nominated_failure`)."""
         table = self.cluster.nodes
         n = int(order.size)
         candidates = order
@@ -282,6 +290,8 @@ class Search:
         narrow = self.extenders is None
         before = dict(fwk.evaluations) if static_key is not None else {}
         outcome = fwk.find_nodes_that_pass_filters(state, pod, rotated, to_find, narrow=narrow)
+        if nominated is not None:
+            outcome = with_nominated_failure(outcome, nominated, rotated)
         self.next_start_node_index = (self.next_start_node_index + outcome.processed) % n
         if static_key is not None and outcome.feasible.size == 0 and absent is None:
             added = {k: c - before.get(k, 0) for k, c in fwk.evaluations.items()}
