@@ -105,6 +105,7 @@ def cold_start(nodes: int, pods: int, repeats: int) -> dict[str, Any]:
         gen = [sys.executable, str(HERE / "make_snapshot.py"), "-o", snap, "--pod-out", pod]
         gen += ["--nodes", str(nodes), "--pods", str(pods)]
         subprocess.run(gen, check=True, stdout=subprocess.DEVNULL)
+        size = os.path.getsize(snap)
         ours, ref, rss = [], [], []
         src = str(HERE.parent / "src")
         for r in range(max(repeats, 1)):
@@ -121,7 +122,7 @@ def cold_start(nodes: int, pods: int, repeats: int) -> dict[str, Any]:
         "explainSeconds": statistics.median(ours),
         "jsonLoadSeconds": statistics.median(ref),
         "peakRssMiB": statistics.median(rss),
-        "sizeBytes": os.path.getsize(snap) if os.path.exists(snap) else None,
+        "sizeBytes": size,
     }
 
 
