@@ -34,11 +34,19 @@ class Closed(Exception):
 
 
 class _Turn:
+    """One turn's two handoffs, each a plain lock taken at birth and released once: the
+    scheduling thread releases ``granted`` to grant the turn, the worker ``done`` to end it.
+    Bare locks rather than :class:`threading.Event`: an Event builds a Condition (a Python
+    object, a waiter lock per wait) and a turn is asked for twice per bind, thousands of
+    times a second under load; a lock's acquire and release run in C."""
+
     __slots__ = ("done", "granted")
 
     def __init__(self) -> None:
-        self.granted = threading.Event()
-        self.done = threading.Event()
+        self.granted = threading.Lock()
+        self.granted.acquire()
+        self.done = threading.Lock()
+        self.done.acquire()
 
 
 class Turns:
@@ -56,7 +64,7 @@ class Turns:
         turn = _Turn()
         self._asked.put(turn)
         self._wake()
-        while not turn.granted.wait(0.1):
+        while not turn.granted.acquire(timeout=0.1):
             if self.closed:
                 raise Closed("the scheduling loop stopped")
         self._local.turn = turn
@@ -66,7 +74,7 @@ class Turns:
         turn: _Turn | None = getattr(self._local, "turn", None)
         self._local.turn = None
         if turn is not None:
-            turn.done.set()
+            turn.done.release()
 
     def holding(self) -> bool:
         """Whether the calling thread is a worker holding a turn."""
@@ -94,8 +102,8 @@ class Turns:
                 turn = self._asked.get_nowait()
             except queue.Empty:
                 return n
-            turn.granted.set()
-            turn.done.wait()
+            turn.granted.release()
+            turn.done.acquire()
             n += 1
 
     def close(self) -> None:
