@@ -234,3 +234,39 @@ def test_a_proxy_keeps_writes_on_urllib3() -> None:
     assert CurlWriter.supports(conf)
     conf.proxy = "http://proxy.example:3128"
     assert not CurlWriter.supports(conf)
+
+
+class _Stream:
+    """A watch answer whose body arrives in the given chunks."""
+
+    status = 200
+    headers: ClassVar[dict[str, str]] = {}
+
+    def __init__(self, chunks: list[bytes]) -> None:
+        self.response = self
+        self._chunks = chunks
+
+    def stream(self, amt: Any = None, decode_content: bool = True) -> Any:
+        return iter(self._chunks)
+
+    def release_conn(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    "chunks",
+    [
+        [b'{"a": 1}\n{"b": 2}\n \n{"c": [3,', b" 4]}"],
+        [b'{"a"', b": 1}", b'\n{"b": 2}\n', b' \n{"c": [3, 4]}\n'],
+        [b'{"a": 1}\n{"b": 2}\n \n{"c": [3, 4]}\n\n'],
+        [b'{"a": 1}', b"\n", b'{"b": 2}\n \n', b'{"c": ', b"[3, 4]}"],
+    ],
+)
+def test_watch_lines_are_events_however_the_stream_is_cut(
+    client: KubeClient, monkeypatch: pytest.MonkeyPatch, chunks: list[bytes]
+) -> None:
+    """One event per non-blank line, split across chunks or many to a chunk; the last line
+    needs no newline."""
+    monkeypatch.setattr(client, "_send", lambda *a, **k: _Stream(chunks))
+    got = list(client.watch("/api/v1/pods", {}, read_timeout=1))
+    assert got == [{"a": 1}, {"b": 2}, {"c": [3, 4]}]

@@ -392,15 +392,19 @@ class KubeClient:
             with contextlib.suppress(Exception):
                 raw.shutdown()
         buf = b""
+        decode = msgspec.json.decode
         try:
             for chunk in raw.stream(amt=None, decode_content=True):
-                buf += chunk
-                while b"\n" in buf:
-                    line, buf = buf.split(b"\n", 1)
-                    if line.strip():
-                        yield msgspec.json.decode(line)
+                if b"\n" not in chunk:
+                    buf += chunk
+                    continue
+                lines = (buf + chunk).split(b"\n")  # one split per chunk, not one per line
+                buf = lines.pop()
+                for line in lines:
+                    if line and not line.isspace():
+                        yield decode(line)
             if buf.strip():
-                yield msgspec.json.decode(buf)
+                yield decode(buf)
         except (urllib3.exceptions.HTTPError, OSError, ValueError) as e:
             raise ApiError(0, f"watch broken: {type(e).__name__}: {e}") from e
         finally:
