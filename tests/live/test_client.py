@@ -219,6 +219,37 @@ def test_writes_through_libcurl_are_the_requests_urllib3_sends(
     assert fast_seen[1][1] == "/api/v1/namespaces/d/pods/p/status?fieldManager=x%20y"
 
 
+def test_writes_send_a_renewed_token_within_the_refresh_period(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write's header lines are reused for at most ``AUTH_REFRESH_SECONDS``: a bearer token
+    the configuration renews (a kubeconfig refresh hook) is sent once that has passed."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Echo)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    kc = tmp_path / "kc"
+    kc.write_text(FakeApiServer.kubeconfig_for(f"http://127.0.0.1:{server.server_port}"))
+    token = ["Bearer one"]
+    try:
+        c = connect(kubeconfig=str(kc))
+        assert c._writer is not None
+        monkeypatch.setattr(
+            c._api.configuration,
+            "auth_settings",
+            lambda: {"BearerToken": {"key": "Authorization", "value": token[0]}},
+        )
+        start = len(_Echo.seen)
+        c.request("POST", "/api/v1/namespaces/d/events", body={})
+        token[0] = "Bearer two"
+        c.request("POST", "/api/v1/namespaces/d/events", body={})  # within the period
+        monkeypatch.setattr("kubesched.live.client.AUTH_REFRESH_SECONDS", 0.0)
+        c.request("POST", "/api/v1/namespaces/d/events", body={})
+        c.close()
+    finally:
+        server.shutdown()
+    sent = [headers["Authorization"] for _, _, headers, _ in _Echo.seen[start:]]
+    assert sent == ["Bearer one", "Bearer one", "Bearer two"]
+
+
 def test_a_write_with_no_server_is_a_retryable_error(tmp_path: Path) -> None:
     kc = tmp_path / "kc"
     kc.write_text(FakeApiServer.kubeconfig_for("http://127.0.0.1:9"))
