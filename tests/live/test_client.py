@@ -219,6 +219,37 @@ def test_writes_through_libcurl_are_the_requests_urllib3_sends(
     assert fast_seen[1][1] == "/api/v1/namespaces/d/pods/p/status?fieldManager=x%20y"
 
 
+def test_writes_send_a_renewed_token_within_the_refresh_period(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write's header lines are reused for at most ``AUTH_REFRESH_SECONDS``: a bearer token
+    the configuration renews (a kubeconfig refresh hook) is sent once that has passed."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Echo)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    kc = tmp_path / "kc"
+    kc.write_text(FakeApiServer.kubeconfig_for(f"http://127.0.0.1:{server.server_port}"))
+    token = ["Bearer one"]
+    try:
+        c = connect(kubeconfig=str(kc))
+        assert c._writer is not None
+        monkeypatch.setattr(
+            c._api.configuration,
+            "auth_settings",
+            lambda: {"BearerToken": {"key": "Authorization", "value": token[0]}},
+        )
+        start = len(_Echo.seen)
+        c.request("POST", "/api/v1/namespaces/d/events", body={})
+        token[0] = "Bearer two"
+        c.request("POST", "/api/v1/namespaces/d/events", body={})  # within the period
+        monkeypatch.setattr("kubesched.live.client.AUTH_REFRESH_SECONDS", 0.0)
+        c.request("POST", "/api/v1/namespaces/d/events", body={})
+        c.close()
+    finally:
+        server.shutdown()
+    sent = [headers["Authorization"] for _, _, headers, _ in _Echo.seen[start:]]
+    assert sent == ["Bearer one", "Bearer one", "Bearer two"]
+
+
 def test_a_write_with_no_server_is_a_retryable_error(tmp_path: Path) -> None:
     kc = tmp_path / "kc"
     kc.write_text(FakeApiServer.kubeconfig_for("http://127.0.0.1:9"))
@@ -234,3 +265,39 @@ def test_a_proxy_keeps_writes_on_urllib3() -> None:
     assert CurlWriter.supports(conf)
     conf.proxy = "http://proxy.example:3128"
     assert not CurlWriter.supports(conf)
+
+
+class _Stream:
+    """A watch answer whose body arrives in the given chunks."""
+
+    status = 200
+    headers: ClassVar[dict[str, str]] = {}
+
+    def __init__(self, chunks: list[bytes]) -> None:
+        self.response = self
+        self._chunks = chunks
+
+    def stream(self, amt: Any = None, decode_content: bool = True) -> Any:
+        return iter(self._chunks)
+
+    def release_conn(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    "chunks",
+    [
+        [b'{"a": 1}\n{"b": 2}\n \n{"c": [3,', b" 4]}"],
+        [b'{"a"', b": 1}", b'\n{"b": 2}\n', b' \n{"c": [3, 4]}\n'],
+        [b'{"a": 1}\n{"b": 2}\n \n{"c": [3, 4]}\n\n'],
+        [b'{"a": 1}', b"\n", b'{"b": 2}\n \n', b'{"c": ', b"[3, 4]}"],
+    ],
+)
+def test_watch_lines_are_events_however_the_stream_is_cut(
+    client: KubeClient, monkeypatch: pytest.MonkeyPatch, chunks: list[bytes]
+) -> None:
+    """One event per non-blank line, split across chunks or many to a chunk; the last line
+    needs no newline."""
+    monkeypatch.setattr(client, "_send", lambda *a, **k: _Stream(chunks))
+    got = list(client.watch("/api/v1/pods", {}, read_timeout=1))
+    assert got == [{"a": 1}, {"b": 2}, {"c": [3, 4]}]

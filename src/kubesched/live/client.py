@@ -61,6 +61,8 @@ Obj = dict[str, Any]
 DEFAULT_TIMEOUT = 10.0
 """Seconds a non-watch request may take before it fails as retryable."""
 RETRYABLE = frozenset({429, 500, 502, 503, 504})
+AUTH_REFRESH_SECONDS = 1.0
+"""How long a write's credentials (a bearer token a refresh hook may renew) are reused."""
 
 
 class ApiError(Exception):
@@ -173,25 +175,20 @@ class CurlWriter:
         return curl
 
     def send(
-        self, method: str, url: str, headers: Mapping[str, str], data: bytes, timeout: float
+        self, method: str, url: str, headers: list[str], data: bytes, timeout: float
     ) -> tuple[int, bytes, dict[str, str]]:
-        """The status, body and headers (lower-cased names) of one request; :class:`ApiError`
-        (code 0) when no answer came."""
+        """The status, body and -- for an error answer (status >= 400) only, the headers a
+        caller reads then -- headers (lower-cased names) of one request; ``headers`` are
+        ``Name: value`` lines.  :class:`ApiError` (code 0) when no answer came."""
         curl = self._handle()
         body = io.BytesIO()
-        answer: dict[str, str] = {}
-
-        def header(line: bytes) -> None:
-            name, sep, value = line.decode("latin-1").partition(":")
-            if sep:
-                answer[name.strip().lower()] = value.strip()
-
+        head = io.BytesIO()
         curl.setopt(pycurl.URL, url)
         curl.setopt(pycurl.CUSTOMREQUEST, method)
         curl.setopt(pycurl.POSTFIELDS, data)
-        curl.setopt(pycurl.HTTPHEADER, [f"{k}: {v}" if v else f"{k}:" for k, v in headers.items()])
+        curl.setopt(pycurl.HTTPHEADER, headers)
         curl.setopt(pycurl.WRITEDATA, body)
-        curl.setopt(pycurl.HEADERFUNCTION, header)
+        curl.setopt(pycurl.HEADERFUNCTION, head.write)
         curl.setopt(pycurl.TIMEOUT_MS, max(1, int(timeout * 1000)))
         for attempt in range(self.CONNECT_RETRIES + 1):
             try:
@@ -202,10 +199,18 @@ class CurlWriter:
                 if code == pycurl.E_COULDNT_CONNECT and attempt < self.CONNECT_RETRIES:
                     body.seek(0)
                     body.truncate()
-                    answer.clear()
+                    head.seek(0)
+                    head.truncate()
                     continue
                 raise ApiError(0, f"pycurl.error: {e.args[-1]}") from None
-        return int(curl.getinfo(pycurl.RESPONSE_CODE)), body.getvalue(), answer
+        status = int(curl.getinfo(pycurl.RESPONSE_CODE))
+        answer: dict[str, str] = {}
+        if status >= 400:
+            for line in head.getvalue().decode("latin-1").split("\r\n"):
+                name, sep, value = line.partition(":")
+                if sep:
+                    answer[name.strip().lower()] = value.strip()
+        return status, body.getvalue(), answer
 
     def close(self) -> None:
         curl = getattr(self._local, "curl", None)
@@ -237,6 +242,8 @@ class KubeClient:
         conf = api.configuration
         self._writer = CurlWriter(conf) if CurlWriter.supports(conf) else None
         """POST and PATCH through libcurl (None: through urllib3, as every other method)."""
+        self._headers: dict[str, tuple[float, str, list[str]]] = {}
+        """Content type -> (when built, the URL base, a write's header lines)."""
 
     def sibling(self, qps: float, burst: int) -> KubeClient:
         """A client on the same connection pool with its own rate limiter (leader election
@@ -289,10 +296,30 @@ class KubeClient:
     ) -> tuple[int, bytes, Mapping[str, str]]:
         """:meth:`_send` through libcurl: the same URL, headers and credentials."""
         assert self._writer is not None
-        api = self._api
-        url = api.configuration.host + path
+        base, lines = self._write_headers(content_type)
+        url = base + path
         if query:
-            url += "?" + api.parameters_to_url_query(list(query.items()), {})
+            url += "?" + self._api.parameters_to_url_query(list(query.items()), {})
+        try:
+            status, data, answer = self._writer.send(
+                method, url, lines, msgspec.json.encode(body), timeout
+            )
+        except ApiError:
+            self._answered(method, None)
+            raise
+        self._answered(method, status)
+        return status, data, {"Retry-After": answer.get("retry-after", "")}
+
+    def _write_headers(self, content_type: str) -> tuple[str, list[str]]:
+        """The API server URL and a write's header lines for ``content_type``, as
+        :meth:`_send` would make them: built at most once per :data:`AUTH_REFRESH_SECONDS`
+        (the official configuration's ``host`` and ``auth_settings`` -- which runs the
+        kubeconfig loader's token refresh hook -- cost more than the write's own work)."""
+        now = time.monotonic()
+        cached = self._headers.get(content_type)
+        if cached is not None and now - cached[0] < AUTH_REFRESH_SECONDS:
+            return cached[1], cached[2]
+        api = self._api
         headers = {
             **api.default_headers,  # User-Agent
             "Accept": "application/json",
@@ -302,15 +329,10 @@ class KubeClient:
         auth = api.configuration.auth_settings().get("BearerToken")
         if auth:
             headers[auth["key"]] = auth["value"]
-        try:
-            status, data, answer = self._writer.send(
-                method, url, headers, msgspec.json.encode(body), timeout
-            )
-        except ApiError:
-            self._answered(method, None)
-            raise
-        self._answered(method, status)
-        return status, data, {"Retry-After": answer.get("retry-after", "")}
+        lines = [f"{k}: {v}" if v else f"{k}:" for k, v in headers.items()]
+        base = str(api.configuration.host)
+        self._headers[content_type] = (now, base, lines)
+        return base, lines
 
     def _answered(self, method: str, code: int | None) -> None:
         if self.metrics is not None:
@@ -370,15 +392,19 @@ class KubeClient:
             with contextlib.suppress(Exception):
                 raw.shutdown()
         buf = b""
+        decode = msgspec.json.decode
         try:
             for chunk in raw.stream(amt=None, decode_content=True):
-                buf += chunk
-                while b"\n" in buf:
-                    line, buf = buf.split(b"\n", 1)
-                    if line.strip():
-                        yield msgspec.json.decode(line)
+                if b"\n" not in chunk:
+                    buf += chunk
+                    continue
+                lines = (buf + chunk).split(b"\n")  # one split per chunk, not one per line
+                buf = lines.pop()
+                for line in lines:
+                    if line and not line.isspace():
+                        yield decode(line)
             if buf.strip():
-                yield msgspec.json.decode(buf)
+                yield decode(buf)
         except (urllib3.exceptions.HTTPError, OSError, ValueError) as e:
             raise ApiError(0, f"watch broken: {type(e).__name__}: {e}") from e
         finally:

@@ -57,6 +57,13 @@ MAX_DELTAS_PER_TURN = 10_000
 EXIT_LOST_LEASE = 1
 BIND_DRAIN_SECONDS = 5.0
 """At shutdown, how long binding cycles in flight may take to finish."""
+GC_THRESHOLDS = (10_000, 20, 100)
+"""The cyclic collector's thresholds while the loop runs (Python's are 700, 10, 10): every
+Pod seen leaves a few hundred long-lived objects (its manifest as decoded, the parsed Pod,
+its queue and cache entries), so frequent young collections only walk them again and again
+(as a shard process, :data:`kubesched.parallel.shardmain.GC_THRESHOLDS`).  Set by
+:meth:`LiveScheduler.run` and restored when it returns.  Only garbage in reference cycles
+waits for the collector, and it waits a little longer."""
 _WAKE = Delta("", "", None, {})
 """Wakes the loop from its wait (ignored when applied)."""
 
@@ -185,11 +192,14 @@ class LiveScheduler:
             self._start_informers()
             started = True
         self.loop_alive = True
+        thresholds = gc.get_threshold()
+        gc.set_threshold(*GC_THRESHOLDS)
         try:
             self._loop(started)
         finally:
             self.loop_alive = False
             self._shutdown()
+            gc.set_threshold(*thresholds)
         return self.exit_code
 
     def _spawn(self, name: str, target: Callable[[], None]) -> None:

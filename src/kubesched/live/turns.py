@@ -3,12 +3,13 @@
 Upstream runs each binding cycle in its own goroutine, so a slow bind never stalls the
 scheduling cycles behind it.  kubesched's Scheduler (cache, queue, plugins) is not
 thread-safe, so a binding worker here runs scheduler code only while it holds a *turn*: it
-asks for one, the scheduling thread grants it between two cycles and parks until the worker
-gives it back.  The worker gives its turn back around the slow part, the HTTP work of the
-bind (:attr:`kubesched.live.binder.LiveApi.io` is :meth:`Turns.released`), and takes a new
-one to finish the cycle (PostBind, or forget/unreserve/requeue on failure).  So scheduler
-state is touched by one thread at a time, and the API calls of many binds overlap each other
-and the scheduling cycles.
+asks for one, the scheduling thread grants it between two cycles and parks until it is given
+back (a worker ending its turn hands it straight to the next worker that asked, so a chain of
+turns wakes the parked thread once).  The worker gives its turn back around the slow part,
+the HTTP work of the bind (:attr:`kubesched.live.binder.LiveApi.io` is
+:meth:`Turns.released`), and takes a new one to finish the cycle (PostBind, or
+forget/unreserve/requeue on failure).  So scheduler state is touched by one thread at a
+time, and the API calls of many binds overlap each other and the scheduling cycles.
 
 :class:`BindingPool` is the workers (daemon threads): ``submit`` is the Scheduler's
 ``submit_binding``.  On shutdown :meth:`Turns.close` makes workers still waiting for a turn
@@ -34,11 +35,16 @@ class Closed(Exception):
 
 
 class _Turn:
-    __slots__ = ("done", "granted")
+    """One turn's grant: a plain lock taken at birth, released once by whoever grants the
+    turn.  A bare lock rather than :class:`threading.Event`: an Event builds a Condition (a
+    Python object, a waiter lock per wait) and a turn is asked for twice per bind, thousands
+    of times a second under load; a lock's acquire and release run in C."""
+
+    __slots__ = ("granted",)
 
     def __init__(self) -> None:
-        self.granted = threading.Event()
-        self.done = threading.Event()
+        self.granted = threading.Lock()
+        self.granted.acquire()
 
 
 class Turns:
@@ -48,6 +54,12 @@ class Turns:
         self._wake = wake
         self._asked: queue.SimpleQueue[_Turn] = queue.SimpleQueue()
         self._local = threading.local()
+        self._back = threading.Lock()
+        """Held while the scheduling thread is parked; released when a chain of turns ends."""
+        self._back.acquire()
+        self._granted = 0
+        """Turns granted in the current :meth:`serve` (only the holder of the scheduler
+        counts)."""
         self.closed = False
 
     # ------------------------------------------------------------------ workers
@@ -56,7 +68,7 @@ class Turns:
         turn = _Turn()
         self._asked.put(turn)
         self._wake()
-        while not turn.granted.wait(0.1):
+        while not turn.granted.acquire(timeout=0.1):
             if self.closed:
                 raise Closed("the scheduling loop stopped")
         self._local.turn = turn
@@ -66,7 +78,19 @@ class Turns:
         turn: _Turn | None = getattr(self._local, "turn", None)
         self._local.turn = None
         if turn is not None:
-            turn.done.set()
+            self._pass()
+
+    def _pass(self) -> None:
+        """End the caller's turn: hand the scheduler straight to the next worker that asked
+        for one, else back to the parked scheduling thread.  So a chain of turns wakes the
+        scheduling thread once, at its end, instead of between every two of them."""
+        try:
+            turn = self._asked.get_nowait()
+        except queue.Empty:
+            self._back.release()
+            return
+        self._granted += 1
+        turn.granted.release()
 
     def holding(self) -> bool:
         """Whether the calling thread is a worker holding a turn."""
@@ -87,16 +111,16 @@ class Turns:
 
     # ------------------------------------------------------------------ scheduling thread
     def serve(self) -> int:
-        """Grant every turn asked for, one after the other; how many were granted."""
-        n = 0
-        while True:
-            try:
-                turn = self._asked.get_nowait()
-            except queue.Empty:
-                return n
-            turn.granted.set()
-            turn.done.wait()
-            n += 1
+        """Grant every turn asked for, one after the other (the workers pass the scheduler
+        on among themselves, :meth:`_pass`); how many were granted."""
+        try:
+            turn = self._asked.get_nowait()
+        except queue.Empty:
+            return 0
+        self._granted = 1
+        turn.granted.release()
+        self._back.acquire()
+        return self._granted
 
     def close(self) -> None:
         """Grant no more turns: waiting workers raise :class:`Closed`."""
