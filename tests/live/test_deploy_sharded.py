@@ -115,7 +115,12 @@ def test_the_manifests_grant_every_call_each_role_makes(
     wait(lambda: api.node_of("low") == "n1")
     api.create(_priority_pod("high", "1", 100))  # preempts low
     api.create(_priority_pod("huge", "8", 0))  # fits nowhere: condition and Event
-    wait(lambda: api.node_of("high") == "n1" and len(api.events("FailedScheduling")) >= 1)
+    # the preemptor's own FailedScheduling may come first: wait for the one about huge
+    def huge_reported() -> bool:
+        events = api.events("FailedScheduling")
+        return any(e.get("regarding", {}).get("name") == "huge" for e in events)
+
+    wait(lambda: api.node_of("high") == "n1" and huge_reported())
     stats = api.store.stats
     made = rbac.calls_of(stats, "kubesched-test (coordinator)")
     assert {(v, g, r) for v, g, r, _ in made} >= WRITES_ONLY_THE_COORDINATOR_MAKES
