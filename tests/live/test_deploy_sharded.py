@@ -115,6 +115,7 @@ def test_the_manifests_grant_every_call_each_role_makes(
     wait(lambda: api.node_of("low") == "n1")
     api.create(_priority_pod("high", "1", 100))  # preempts low
     api.create(_priority_pod("huge", "8", 0))  # fits nowhere: condition and Event
+
     # the preemptor's own FailedScheduling may come first: wait for the one about huge
     def huge_reported() -> bool:
         events = api.events("FailedScheduling")
