@@ -20,6 +20,15 @@ from urllib.parse import urlsplit
 HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "host"}
 
 
+class Server(ThreadingHTTPServer):
+    """A threading HTTP server with a real API server's listen backlog: the standard
+    library's 5 overflows when a scheduler opens its watches, Lease and binding
+    connections at once on a loaded machine, and a dropped SYN is a 1 s connect stall."""
+
+    request_queue_size = 1024
+    daemon_threads = True
+
+
 class DelayingProxy:
     """``http://127.0.0.1:port`` → ``upstream`` (https), with injectable delays."""
 
@@ -34,8 +43,7 @@ class DelayingProxy:
         class Handler(_Handler):
             owner = proxy
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
+        self.httpd = Server(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self._thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
         self._thread.start()

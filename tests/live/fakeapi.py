@@ -47,6 +47,15 @@ from tests.live.fakestore import (
 MAX_WATCH_SECONDS = 30.0
 
 
+class Server(ThreadingHTTPServer):
+    """A threading HTTP server with a real API server's listen backlog: the standard
+    library's 5 overflows when a scheduler opens its watches, Lease and binding
+    connections at once on a loaded machine, and a dropped SYN is a 1 s connect stall."""
+
+    request_queue_size = 1024
+    daemon_threads = True
+
+
 @dataclass
 class Fault:
     """Answer ``code`` to the next ``times`` requests whose ``METHOD path`` matches."""
@@ -185,8 +194,7 @@ class FakeApiServer:
         class Handler(_Handler):
             api = server
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self.httpd.daemon_threads = True
+        self.httpd = Server(("127.0.0.1", port), Handler)
         self.port: int = self.httpd.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}"
         self._thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
