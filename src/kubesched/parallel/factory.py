@@ -81,6 +81,29 @@ def close(scheduler: Scheduler) -> None:
         scheduler.close()
 
 
+def shards_of(scheduler: Scheduler) -> int:
+    """The shard processes a scheduler runs (1: the serial scheduler)."""
+    if isinstance(scheduler, ParallelScheduler):
+        return scheduler.shard_count
+    return 1
+
+
+def crash_shard(scheduler: Scheduler, shard: int) -> bool:
+    """Kill shard ``shard`` of a parallel scheduler (a fault drill); False when the scheduler
+    is serial or has no such shard."""
+    if not isinstance(scheduler, ParallelScheduler) or shard >= scheduler.shard_count:
+        return False
+    scheduler.crash_shard(shard)
+    return True
+
+
+def held_by(scheduler: Scheduler, shard: int) -> list[str]:
+    """Keys of the Pods shard ``shard`` of a parallel scheduler holds (none for a serial one)."""
+    if isinstance(scheduler, ParallelScheduler):
+        return list(scheduler.dispatcher.held_by(shard))
+    return []
+
+
 def summary(scheduler: Scheduler) -> dict[str, Any] | None:
     """Binder and per-shard numbers of a parallel scheduler; None for a serial one."""
     if isinstance(scheduler, ParallelScheduler):

@@ -173,7 +173,7 @@ class SimCluster:
         model = self.timing.cost_model
         if model is None:
             return self.timing.cycle_seconds
-        work = getattr(self.scheduler, "last_work", None)
+        work = self.scheduler.last_work
         if work is None:  # popped but not searched (already assumed, no profile)
             return model.coefficients["fixed"]
         return model.seconds_of(work, int(self.scheduler.config.parallelism))
@@ -242,7 +242,7 @@ class SimCluster:
         factory.close(old)
         new = factory.make_scheduler(
             old.config,
-            shards=int(getattr(old, "shard_count", 1)),
+            shards=factory.shards_of(old),
             clock=self.loop.clock,
             api_client=self.api,
             seed=self.seed,

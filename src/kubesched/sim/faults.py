@@ -47,6 +47,7 @@ import numpy as np
 from kubesched.admission import gang
 from kubesched.api import objects as api
 from kubesched.config import names
+from kubesched.parallel import factory
 from kubesched.plugins.coscheduling.plugin import Coscheduling
 from kubesched.sim import recovery
 from kubesched.sim.apiserver import ApiError
@@ -294,15 +295,13 @@ class Drills:
 
     def _shardCrash(self, d: Drill) -> None:
         s = self.sim.scheduler
-        crash = getattr(s, "crash_shard", None)
         shard = int(d.fault.params["shard"])
-        if crash is None or shard >= int(getattr(s, "shard_count", 1)):
+        held = factory.held_by(s, shard)
+        if not factory.crash_shard(s, shard):
             d.skipped = "the run uses the serial scheduler (or has no such shard): set shards >= 2"
             return
-        held = s.dispatcher.held_by(shard)  # type: ignore[attr-defined]
         d.affected.update(held)
         d.notes["heldByShard"] = len(held)
-        crash(shard)
 
     def _bulkRelease(self, d: Drill) -> None:
         api_server, prm = self.sim.api, d.fault.params
