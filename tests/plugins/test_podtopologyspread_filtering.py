@@ -17,6 +17,7 @@ from kubesched.framework.interface import Code, CycleState, Handle
 from kubesched.plugins import podtopologyspread as pts
 from kubesched.plugins.podtopologyspread.plugin import _PRE_FILTER_KEY
 from kubesched.state.cache import ClusterState
+from kubesched.testing import make_cluster
 
 S, U, UU = Code.SUCCESS, Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 DNS, SA = "DoNotSchedule", "ScheduleAnyway"
@@ -59,19 +60,10 @@ def foo_pods(*specs: str) -> list[api.Pod]:
     return [placed(s, foo="") for s in specs]
 
 
-def cluster_of(nodes: list[api.Node], pods: list[api.Pod]) -> ClusterState:
-    cluster = ClusterState()
-    for n in nodes:
-        cluster.add_node(n)
-    for p in pods:
-        cluster.add_pod(p)
-    return cluster
-
-
 def run(
     p: api.Pod, nodes: list[api.Node], pods: list[api.Pod], args: Any = None, **attrs: Any
 ) -> tuple[Any, dict[str, Code], ClusterState, CycleState]:
-    cluster = cluster_of(nodes, pods)
+    cluster = make_cluster(nodes, pods)
     for k, v in attrs.items():
         setattr(cluster, k, v)
     plugin = pts.new(args, Handle(cluster))
