@@ -12,7 +12,7 @@ from kubesched.parallel.conflicts import (
 )
 from kubesched.parallel.host import Choice
 from kubesched.scheduler import Diagnosis
-from tests.builders import make_cluster, make_node, make_pod
+from kubesched.testing import make_cluster, make_node, make_pod
 
 
 def test_a_pod_is_handed_out_again_until_too_many_refusals_in_a_row() -> None:

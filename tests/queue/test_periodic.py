@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from kubesched.queue.periodic import BACKOFF_FLUSH_PERIOD, UNSCHEDULABLE_FLUSH_PERIOD, Ticker
 from kubesched.queue.scheduling_queue import SchedulingQueue
-from tests.builders import make_pod
+from kubesched.testing import make_pod
 from tests.queue.support import FIT, T0, Clock, fail, make_queue, quota_gated_queue
 
 
