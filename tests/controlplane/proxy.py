@@ -14,19 +14,12 @@ import re
 import ssl
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import urlsplit
 
+from tests.live.fakeapi import Server
+
 HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "host"}
-
-
-class Server(ThreadingHTTPServer):
-    """A threading HTTP server with a real API server's listen backlog: the standard
-    library's 5 overflows when a scheduler opens its watches, Lease and binding
-    connections at once on a loaded machine, and a dropped SYN is a 1 s connect stall."""
-
-    request_queue_size = 1024
-    daemon_threads = True
 
 
 class DelayingProxy:
