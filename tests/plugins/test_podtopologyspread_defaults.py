@@ -15,10 +15,11 @@ from kubesched.framework.interface import Code, CycleState, Handle
 from kubesched.plugins import podtopologyspread as pts
 from kubesched.plugins.podtopologyspread import scoring
 from kubesched.plugins.podtopologyspread.plugin import _PRE_SCORE_KEY
+from kubesched.testing import make_cluster
 from tests.explainer.test_explain import as_list
 from tests.explainer.test_explain import node as explain_node
 from tests.explainer.test_explain import pod as explain_pod
-from tests.plugins.test_podtopologyspread_filtering import BAR, FOO, cluster_of, pod, tsc
+from tests.plugins.test_podtopologyspread_filtering import BAR, FOO, pod, tsc
 from tests.plugins.test_podtopologyspread_scoring import (
     ABCD,
     HOST,
@@ -136,7 +137,7 @@ def test_list_defaulting_uses_default_constraints_with_the_service_selector() ->
         ],
     }
     services = {"default/s": ("default", {"foo": ""})}
-    cluster = cluster_of([hn("node-a", rack="r1"), hn("node-b")], P2103[:3])
+    cluster = make_cluster([hn("node-a", rack="r1"), hn("node-b")], P2103[:3])
     cluster.services = services  # type: ignore[attr-defined]
     plugin = pts.new(args, Handle(cluster))
     state = CycleState()
@@ -243,7 +244,7 @@ def test_system_defaults_spread_a_replicaset_pod_without_any_service() -> None:
         api.Pod(name=f"w{i}", uid=f"w{i}", labels={"app": "web", "foo": ""}, node_name=n)
         for i, n in enumerate(["node-a", "node-a", "node-a", "node-b", "node-b", "node-c"])
     ]
-    cluster = cluster_of(ABCD, existing)
+    cluster = make_cluster(ABCD, existing)
     cluster.apply_object(
         _objects("ReplicaSet", {"matchLabels": {"app": "web"}})[("ReplicaSet", "default/web")]
     )

@@ -11,6 +11,7 @@ import pytest
 from kubesched.api import objects as api
 from kubesched.framework.interface import CycleState, Handle
 from kubesched.plugins import podtopologyspread as pts
+from kubesched.testing import make_cluster
 from tests.plugins.test_podtopologyspread_filtering import (
     BAR,
     FOO,
@@ -19,7 +20,6 @@ from tests.plugins.test_podtopologyspread_filtering import (
     UU,
     S,
     U,
-    cluster_of,
     foo_pods,
     node,
     placed,
@@ -277,7 +277,7 @@ def test_reasons_and_first_failing_constraint_wins() -> None:
     p = pod({"foo": ""}, tsc(1, "zone", FOO), tsc(1, "node", FOO))
     nodes = [zn("node-a", "zone1"), zn("node-b", "zone2"), node("node-x", zone="zone2")]
     cluster_pods = foo_pods("p-a1@node-a", "p-a2@node-a")
-    cluster = cluster_of(nodes, cluster_pods)
+    cluster = make_cluster(nodes, cluster_pods)
     plugin = pts.new(None, Handle(cluster))
     state = CycleState()
     plugin.pre_filter(state, p, cluster)
@@ -297,7 +297,7 @@ def test_reasons_and_first_failing_constraint_wins() -> None:
 def test_filter_on_a_subset_of_rows_matches_the_full_answer() -> None:
     p = pod({"foo": ""}, tsc(1, "node", FOO))
     _, full, _, _ = run(p, FOUR, SPREAD_2103)
-    cluster = cluster_of(FOUR, SPREAD_2103)
+    cluster = make_cluster(FOUR, SPREAD_2103)
     plugin = pts.new(None, Handle(cluster))
     state = CycleState()
     plugin.pre_filter(state, p, cluster)

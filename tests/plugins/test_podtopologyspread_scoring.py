@@ -11,11 +11,11 @@ import pytest
 from kubesched.api import objects as api
 from kubesched.framework.interface import CycleState, Handle
 from kubesched.plugins import podtopologyspread as pts
+from kubesched.testing import make_cluster
 from tests.plugins.test_podtopologyspread_filtering import (
     BAR,
     FOO,
     TAINT,
-    cluster_of,
     foo_pods,
     node,
     placed,
@@ -43,7 +43,7 @@ def run_score(
     args: Any = None,
     services: Any = None,
 ) -> tuple[Any, dict[str, int], CycleState]:
-    cluster = cluster_of([*nodes, *failed], pods)
+    cluster = make_cluster([*nodes, *failed], pods)
     if services is not None:
         cluster.services = services  # type: ignore[attr-defined]
     plugin = pts.new(args, Handle(cluster))

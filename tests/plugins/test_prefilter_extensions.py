@@ -24,13 +24,13 @@ from kubesched.plugins import podtopologyspread as pts
 from kubesched.plugins.defaultpreemption import dryrun, pdb
 from kubesched.plugins.interpodaffinity.plugin import _PRE_FILTER_KEY as IPA_KEY
 from kubesched.plugins.podtopologyspread.plugin import _PRE_FILTER_KEY as PTS_KEY
+from kubesched.testing import make_cluster
 from tests.plugins._defaultpreemption import HIGH, LOW, MID, SMALL, framework, prefiltered
 from tests.plugins._defaultpreemption import pod as prio_pod
 from tests.plugins._defaultpreemption import scheduler as make_scheduler
 from tests.plugins.test_podtopologyspread_filtering import (
     BAR,
     FOO,
-    cluster_of,
     node,
     placed,
     pod,
@@ -50,7 +50,7 @@ AFFINITY_NODES = [
 
 
 def _pts_state(p: api.Pod, nodes: list[api.Node], pods: list[api.Pod]) -> tuple[Any, Any, Any]:
-    cluster = cluster_of(nodes, pods)
+    cluster = make_cluster(nodes, pods)
     plugin = pts.new(None, Handle(cluster))
     state = CycleState()
     _, status = plugin.pre_filter(state, p, cluster)
@@ -284,7 +284,7 @@ INCOMING_IPA = api.Pod(
 
 
 def _fresh(plugin_mod: Any, p: api.Pod, pods: list[api.Pod], key: str) -> tuple[Any, Any, Any]:
-    cluster = cluster_of(NODES4, pods)
+    cluster = make_cluster(NODES4, pods)
     plugin = plugin_mod.new(None, Handle(cluster))
     state = CycleState()
     _, status = plugin.pre_filter(state, p, cluster)
