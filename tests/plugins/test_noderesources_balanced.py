@@ -17,7 +17,7 @@ from kubesched.api.errors import InputError
 from kubesched.api.quantity import resource_amount
 from kubesched.config import args as cfg
 from kubesched.framework import interface as fw
-from kubesched.framework import resources as res
+from kubesched.kernels import resources as res
 from kubesched.plugins import noderesources_balanced as ba
 from kubesched.testing import make_cluster, make_node
 

@@ -19,7 +19,7 @@ from kubesched.api import objects as api
 from kubesched.api.quantity import resource_amount
 from kubesched.config import args as cfg
 from kubesched.framework import interface as fw
-from kubesched.framework import resources as res
+from kubesched.kernels import resources as res
 from kubesched.plugins import noderesources_fit as fit
 from kubesched.testing import make_cluster, make_node
 

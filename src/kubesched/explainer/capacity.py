@@ -39,9 +39,9 @@ import numpy as np
 from kubesched.api import objects as api
 from kubesched.config import names
 from kubesched.explainer.devicefit import DeviceFits
-from kubesched.framework import resources as res
 from kubesched.framework.interface import CycleState
 from kubesched.framework.runtime import Framework, PluginError
+from kubesched.kernels import resources as res
 from kubesched.plugins.noderesources_fit import NodeResourcesFit
 from kubesched.state.cache import ClusterState
 from kubesched.state.nodes import IntArray

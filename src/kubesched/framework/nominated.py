@@ -1,15 +1,14 @@
-"""Nominated Pods in the Filter phase, and Pod usage moved on and off node rows in bulk.
+"""Nominated Pods in the Filter phase (part of the runtime).
 
 Upstream ``RunFilterPluginsWithNominatedPods`` filters a node that has nominated Pods of
 priority >= the incoming Pod's twice: with those Pods added to (a copy of) the node, and
 without.  kubesched adds their usage to the node rows of the real table, runs the Filter
 plugins over those rows at once, and takes the usage off again exactly
 (:meth:`kubesched.framework.filterphase.FilterPhase.run_filter_with_nominated`).  All
-nominated Pods are kept as arrays (:class:`NominatedSet`), updated in place when a
-nomination changes.  Preemption's dry runs lift victims off their rows the same way
-(:class:`UsageBlock`).
+nominated Pods are kept as arrays (:class:`NominatedSet`, over a
+:class:`~kubesched.kernels.usage.UsageBlock`), updated in place when a nomination changes.
 
-Arrays: ``rows`` int64 ``(n,)`` node-table rows; a :data:`Usage` is one Pod on one row.
+Arrays: ``rows`` int64 ``(n,)`` node-table rows.
 """
 
 from __future__ import annotations
@@ -20,13 +19,8 @@ from typing import Protocol
 import numpy as np
 
 from kubesched.api import objects as api
-from kubesched.framework.interface import IntArray
-from kubesched.state.nodes import NodeTable
-from kubesched.state.sparse import SparseRequest
-
-Usage = tuple[int, IntArray, tuple[int, int], tuple[api.HostPort, ...], SparseRequest]
-"""``(row, request vector (R',), (non-zero cpu, non-zero memory), host ports, requests of
-sparse resources)`` of one Pod (the fields of :class:`kubesched.state.cache.PodRecord`)."""
+from kubesched.kernels.usage import Usage, UsageBlock, usage_of
+from kubesched.state.nodes import IntArray, NodeTable
 
 
 class PodNominator(Protocol):
@@ -85,7 +79,7 @@ class NominatedSet:
                 self._free.append(slot)
         for key, (row, p) in current.items():
             if key not in self.index:
-                self._put(p, _usage_of(self.table, row, p))
+                self._put(p, usage_of(self.table, row, p))
 
     def _put(self, pod: api.Pod, usage: Usage) -> None:
         if not self._free:
@@ -168,54 +162,3 @@ class UsageCache:
             cached = (shape, nominator.version, cached[2])
         self._set = cached
         return cached[2]
-
-
-def _usage_of(table: NodeTable, row: int, pod: api.Pod) -> Usage:
-    nonzero = (pod.nonzero_requests.get(api.CPU, 0), pod.nonzero_requests.get(api.MEMORY, 0))
-    req, sparse = table.split_request(pod.requests)
-    return (row, req, nonzero, pod.host_ports, sparse)
-
-
-class UsageBlock:
-    """The usage of many Pods as arrays, to move any subset of them on or off their rows
-    in one step (preemption's dry runs move victims back and forth)."""
-
-    def __init__(self, table: NodeTable, usage: Sequence[Usage]) -> None:
-        n = len(usage)
-        self.table = table
-        self.rows = np.fromiter((u[0] for u in usage), dtype=np.int64, count=n)
-        self.requests = np.zeros((n, table.requested.shape[1]), dtype=np.int64)
-        widths = {u[1].shape[0] for u in usage}
-        if len(widths) == 1:  # the usual case: one stack instead of a row per Pod
-            w = widths.pop()
-            self.requests[:, :w] = np.stack([u[1] for u in usage])
-        else:
-            for i, u in enumerate(usage):
-                self.requests[i, : u[1].shape[0]] = u[1]
-        self.nonzero = np.asarray([u[2] for u in usage], dtype=np.int64).reshape(n, 2)
-        self.ports = {i: u[3] for i, u in enumerate(usage) if u[3]}
-        self.sparse = {i: u[4] for i, u in enumerate(usage) if u[4]}
-
-    def shift(self, idx: IntArray | slice, sign: int) -> None:
-        """Add (``sign`` 1) or remove (-1) the usage of Pods ``idx`` (int64 indices or a
-        slice): requests (dense and sparse), non-zero requests, Pod counts and host ports, as
-        ``add_pod_usage`` / ``remove_pod_usage`` one by one (``generation`` is left alone:
-        every change made here is undone)."""
-        t = self.table
-        rows = self.rows[idx]
-        if rows.size == 0:
-            return
-        np.add.at(t.requested, rows, self.requests[idx] * sign)
-        np.add.at(t.nonzero_requested, rows, self.nonzero[idx] * sign)
-        np.add.at(t.pod_count, rows, sign)
-        if self.ports or self.sparse:
-            picked = range(len(self.rows))[idx] if isinstance(idx, slice) else idx.tolist()
-            for i in picked:
-                for name, amount in self.sparse.get(i, ()):
-                    t.add_sparse_request(int(self.rows[i]), name, sign * amount)
-                for p in self.ports.get(i, ()):
-                    key = (p.host_ip, p.protocol, p.port)
-                    col = t.host_ports.get(key)
-                    if col is None:
-                        col = t.host_ports[key] = np.zeros(t.capacity, dtype=np.int32)
-                    col[int(self.rows[i])] += sign

@@ -24,7 +24,7 @@ from kubesched.api.errors import InputError
 from kubesched.config import args as cfg
 from kubesched.config import names
 from kubesched.framework import interface as fw
-from kubesched.framework import resources as res
+from kubesched.kernels import resources as res
 from kubesched.state.cache import ClusterState
 from kubesched.state.nodes import IntArray, NodeTable
 

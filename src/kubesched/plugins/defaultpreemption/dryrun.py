@@ -28,9 +28,9 @@ from typing import Protocol
 import numpy as np
 
 from kubesched.api import objects as api
-from kubesched.framework import nominated
 from kubesched.framework.interface import Code, CycleState, IntArray, Status
 from kubesched.framework.runtime import FilterOutcome
+from kubesched.kernels.usage import Usage, UsageBlock
 from kubesched.plugins.defaultpreemption import pdb
 from kubesched.plugins.defaultpreemption.picking import Candidate, by_importance
 from kubesched.state.cache import ClusterState, PodRecord
@@ -112,7 +112,7 @@ def select_victims(
             results[index[row]] = _select_on_node(fwk, state, pod, cluster, row, recs, budgets)
         return results
     flat = [rec for recs in pending.values() for rec in recs]
-    block = nominated.UsageBlock(table, [_usage(r) for r in flat])
+    block = UsageBlock(table, [_usage(r) for r in flat])
     at: dict[int, int] = {id(r): i for i, r in enumerate(flat)}  # record -> block index
     off = np.zeros(len(flat), dtype=bool)  # usage lifted off its row
 
@@ -173,7 +173,7 @@ def _select_on_node(
 ) -> NodeResult:
     """Upstream ``SelectVictimsOnNode`` for one node, with PreFilterExtensions."""
     copy = state.clone()
-    block = nominated.UsageBlock(cluster.nodes, [_usage(r) for r in recs])
+    block = UsageBlock(cluster.nodes, [_usage(r) for r in recs])
     off = np.zeros(len(recs), dtype=bool)
     one = np.asarray([row], dtype=np.int64)
 
@@ -210,7 +210,7 @@ def _select_on_node(
         block.shift(np.flatnonzero(off), 1)
 
 
-def _usage(rec: PodRecord) -> nominated.Usage:
+def _usage(rec: PodRecord) -> Usage:
     return (rec.row, rec.request, rec.nonzero, rec.pod.host_ports, rec.sparse)
 
 

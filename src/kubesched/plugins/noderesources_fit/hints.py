@@ -9,7 +9,7 @@ from typing import Any
 
 from kubesched.api import objects as api
 from kubesched.framework import interface as fw
-from kubesched.framework import resources as res
+from kubesched.kernels import resources as res
 from kubesched.plugins.noderesources_fit.kernels import node_fits
 
 

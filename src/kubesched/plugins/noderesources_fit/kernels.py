@@ -11,7 +11,7 @@ import numpy as np
 
 from kubesched.api import objects as api
 from kubesched.framework import interface as fw
-from kubesched.framework import resources as res
+from kubesched.kernels import resources as res
 from kubesched.state.cache import ClusterState
 from kubesched.state.nodes import IntArray
 

@@ -14,8 +14,8 @@ from kubesched.api.errors import InputError
 from kubesched.config import args as cfg
 from kubesched.config import names
 from kubesched.framework import interface as fw
-from kubesched.framework import resources as res
 from kubesched.framework.contract import Locality
+from kubesched.kernels import resources as res
 from kubesched.plugins.noderesources_fit.hints import GovernedHints, node_hint, pod_hint
 from kubesched.plugins.noderesources_fit.kernels import (
     PreFilterState,
