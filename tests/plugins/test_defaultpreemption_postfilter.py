@@ -305,7 +305,7 @@ def test_a_kept_filter_outcome_is_not_turned_into_codes_again(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A Pod every node rejects for static reasons brings the same kept outcome on each
-    retry (``framework.verdicts``): its per-row codes are built once, with the same answer."""
+    retry (``scheduler.verdicts``): its per-row codes are built once, with the same answer."""
     from kubesched.plugins.defaultpreemption import plugin as module
 
     calls: list[object] = []

@@ -219,7 +219,7 @@ def test_pods_kept_off_by_running_anti_affinity_reuse_results(nodes: int) -> Non
 def _entry(rows: list[int], total: list[int]) -> Any:
     import numpy as np
 
-    from kubesched.framework.batch import BatchEntry
+    from kubesched.scheduler.batch import BatchEntry
 
     return BatchEntry(
         "p", (), np.asarray(rows, np.int64), np.asarray(total, np.int64), {}, 0, len(rows),

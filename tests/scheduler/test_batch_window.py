@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 
 from kubesched.api import objects as api
-from kubesched.framework.batch import BatchEntry
 from kubesched.framework.interface import CycleState
 from kubesched.scheduler import Scheduler
+from kubesched.scheduler.batch import BatchEntry
 from kubesched.testing import make_pod
 from tests.scheduler.test_batch import _spread_pod, scheduler, workload
 

@@ -1,6 +1,6 @@
 """A Pod every node rejects for static reasons (requests above every node's allocatable, a
 selector no node matches) takes its kept Filter outcome on retries
-(:mod:`kubesched.framework.verdicts`): the same messages, attempts, queue handling,
+(:mod:`kubesched.scheduler.verdicts`): the same messages, attempts, queue handling,
 placements and plugin evaluation counts as the full Filter pass, under churn."""
 
 from __future__ import annotations

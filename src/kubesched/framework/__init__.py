@@ -8,8 +8,8 @@ invariant, the typed Handle, Status codes, cluster events for queueing hints; ch
 :mod:`~kubesched.framework.conformance`.  The runtime (:mod:`~kubesched.framework.runtime`,
 :mod:`~kubesched.framework.filterphase`, :mod:`~kubesched.framework.sampling`): one profile's
 plugins over the node columns, with upstream's ``percentageOfNodesToScore``.  Beside them: result
-reuse across equivalent Pods (:mod:`~kubesched.framework.batch`), kept static failures
-(:mod:`~kubesched.framework.verdicts`), nominated Pods and HTTP extenders.
+reuse across equivalent Pods (:mod:`~kubesched.scheduler.batch`), kept static failures
+(:mod:`~kubesched.scheduler.verdicts`), nominated Pods and HTTP extenders.
 
 Imports ``api``, ``config``, ``metrics`` and ``state``; never ``plugins`` or above.
 """

@@ -60,7 +60,7 @@ class NodePorts:
     locality = Locality.NODE_LOCAL
     row_local = True
     """Answers for a node depend on the Pod, that node and the Pods on it only (result
-    reuse keeps its entry when Pods change on other nodes: ``framework.batch``)."""
+    reuse keeps its entry when Pods change on other nodes: ``scheduler.batch``)."""
 
     def __init__(self, args: object | None, handle: Handle) -> None:
         self.handle = handle

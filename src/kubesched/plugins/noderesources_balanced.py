@@ -47,7 +47,7 @@ class NodeResourcesBalancedAllocation:
     name = NAME
     row_local = True
     """Answers for a node depend on the Pod, that node and the Pods on it only (result
-    reuse keeps its entry when Pods change on other nodes: ``framework.batch``)."""
+    reuse keeps its entry when Pods change on other nodes: ``scheduler.batch``)."""
 
     def __init__(
         self, args: cfg.NodeResourcesBalancedAllocationArgs | None, handle: fw.Handle
@@ -86,7 +86,7 @@ class NodeResourcesBalancedAllocation:
     def score_one(
         self, state: fw.CycleState, pod: api.Pod, cluster: ClusterState, row: int
     ) -> int | None:
-        """Result reuse's one-node score (``framework.batch``): ``score`` for ``row`` as an
+        """Result reuse's one-node score (``scheduler.batch``): ``score`` for ``row`` as an
         int, or None where only ``score`` knows it."""
         s = state.get(_PRE_SCORE_KEY)
         if not isinstance(s, _PreScoreState) or self.names != _CPU_MEMORY:

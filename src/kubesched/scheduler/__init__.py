@@ -6,7 +6,11 @@ commit step (``commit``: assume, Reserve, Permit, hold or bind, and each undo; t
 shards, binder and live coordinator commit through it too), the Pods held at Permit
 (``waiting``) and failure handling (``failures``: PostFilter, recorded reasons, requeue).
 ``options`` is the frozen :class:`SchedulerOptions` every kind of scheduler reads, ``types``
-the results and ``FitError``.
+the results and ``FitError``.  The search's result reuse lives beside it: across equivalent
+Pods (``batch``) and kept static failures (``verdicts``).
+
+Imports the rooms below it (``queue``, ``plugins``, ``framework``, ``state``, ``config``,
+``metrics``, ``api``, ...); never ``explainer`` or above.
 """
 
 from kubesched.scheduler.core import Scheduler

@@ -161,7 +161,7 @@ class Scheduler:
         )
         """The search, stage by stage (:mod:`kubesched.scheduler.search`)."""
         self.batch = self.search.batch
-        """Reuse of results across equivalent Pods (see :mod:`kubesched.framework.batch`)."""
+        """Reuse of results across equivalent Pods (see :mod:`kubesched.scheduler.batch`)."""
         self.record_work = False
         """Whether to keep ``last_work`` (the simulator sets it for its cost model of
         upstream's speed; off, an attempt pays nothing for it)."""

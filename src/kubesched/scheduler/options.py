@@ -23,7 +23,7 @@ class SchedulerOptions:
     seed: int = 0
     """Seeds the tie-breaking among equally scored nodes (a shard adds its index)."""
     batching: bool = True
-    """Reuse of results across equivalent Pods (:mod:`kubesched.framework.batch`)."""
+    """Reuse of results across equivalent Pods (:mod:`kubesched.scheduler.batch`)."""
     registry: Mapping[str, PluginFactory] | None = None
     """Plugin factories by name (None: every in-tree and bundled plugin)."""
     shards: int = 1

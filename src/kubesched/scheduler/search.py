@@ -3,10 +3,10 @@
 :meth:`Search.run` walks the stages in upstream's order:
 
 1. **reuse** -- the previous equivalent Pod's results, while they provably still hold
-   (:mod:`kubesched.framework.batch`);
+   (:mod:`kubesched.scheduler.batch`);
 2. **PreFilter**;
 3. **static rejections** -- a Pod every node rejects for static reasons takes its kept
-   Filter outcome (:mod:`kubesched.framework.verdicts`);
+   Filter outcome (:mod:`kubesched.scheduler.verdicts`);
 4. **the nominated node** -- a Pod preemption made room for tries that node first (when it
    fails, its Filter status stays in the diagnosis, as upstream's does);
 5. **Filter** over the round-robin window of ``percentageOfNodesToScore``, then the filter
@@ -29,15 +29,14 @@ from typing import Protocol
 import numpy as np
 
 from kubesched.api import objects as api
-from kubesched.framework import batch
-from kubesched.framework.batch import BatchCache, BatchEntry
 from kubesched.framework.extender import ExtenderError
 from kubesched.framework.extenders import EXTENDER_NAME, Extenders
 from kubesched.framework.interface import Code, CycleState, IntArray, PreFilterResult, Status
 from kubesched.framework.outcomes import with_nominated_failure
 from kubesched.framework.runtime import FilterOutcome, Framework, PluginError, ScoreOutcome
-from kubesched.framework.verdicts import StaticFailure, StaticFailures
 from kubesched.queue.scheduling_queue import SchedulingQueue
+from kubesched.scheduler import batch
+from kubesched.scheduler.batch import BatchCache, BatchEntry
 from kubesched.scheduler.types import (
     NO_NODES_AVAILABLE,
     Diagnosis,
@@ -46,6 +45,7 @@ from kubesched.scheduler.types import (
     ScheduleResult,
     num_feasible_nodes_to_find,
 )
+from kubesched.scheduler.verdicts import StaticFailure, StaticFailures
 from kubesched.state.cache import ClusterState
 
 log = logging.getLogger("kubesched.scheduler")
@@ -96,10 +96,10 @@ class Search:
         self.rng = rng
         """Breaks ties among equally scored nodes."""
         self.batch = BatchCache(enabled=batching)
-        """Reuse of results across equivalent Pods (see :mod:`kubesched.framework.batch`)."""
+        """Reuse of results across equivalent Pods (see :mod:`kubesched.scheduler.batch`)."""
         self.static_failures = StaticFailures()
         """Kept Filter outcomes of Pods every node rejects for static reasons
-        (:mod:`kubesched.framework.verdicts`)."""
+        (:mod:`kubesched.scheduler.verdicts`)."""
         self.next_start_node_index = 0
         """Where the next Filter pass starts (upstream's round robin)."""
         self.last_nodes = 0
@@ -399,7 +399,7 @@ class Search:
         row order, so the pick does not depend on where the round-robin search started.
         ``order`` (int64, ``argsort(rows)``), when the caller keeps it, saves sorting the
         ties; ``ties``, when the caller keeps them (a reuse entry's
-        :meth:`~kubesched.framework.batch.BatchEntry.tied`), saves finding them.
+        :meth:`~kubesched.scheduler.batch.BatchEntry.tied`), saves finding them.
         """
         if total is None:
             return 0

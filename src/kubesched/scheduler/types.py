@@ -9,11 +9,11 @@ from dataclasses import dataclass
 
 from kubesched.api import objects
 from kubesched.config import names
-from kubesched.framework.batch import BatchEntry
 from kubesched.framework.interface import (
     Status,
 )
 from kubesched.framework.runtime import FilterOutcome
+from kubesched.scheduler.batch import BatchEntry
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5

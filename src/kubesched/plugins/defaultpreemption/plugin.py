@@ -76,7 +76,7 @@ class DefaultPreemption:
         """The last Filter outcome (with its ``absent`` status, the table's capacity and
         node order) and the per-row codes and potential rows made from it: a Pod every node
         rejects for static reasons brings the same kept outcome on each retry
-        (``framework.verdicts``); rebuilding the codes over every row was 46 % of PostFilter
+        (``scheduler.verdicts``); rebuilding the codes over every row was 46 % of PostFilter
         in a 20,000-node scaled simulation."""
 
     def set_framework(self, fwk: dryrun.FilterRunner) -> None:

@@ -42,7 +42,7 @@ class NodeResourcesFit(GovernedHints):
     locality = Locality.NODE_LOCAL
     row_local = True
     """Answers for a node depend on the Pod, that node and the Pods on it only (result
-    reuse keeps its entry when Pods change on other nodes: ``framework.batch``)."""
+    reuse keeps its entry when Pods change on other nodes: ``scheduler.batch``)."""
 
     def __init__(self, args: cfg.NodeResourcesFitArgs | None, handle: fw.Handle) -> None:
         self.args = args or cfg.NodeResourcesFitArgs()
@@ -133,7 +133,7 @@ class NodeResourcesFit(GovernedHints):
     def filter_one(
         self, state: fw.CycleState, pod: api.Pod, cluster: ClusterState, row: int
     ) -> bool | None:
-        """Result reuse's one-node check (``framework.batch``): True when the Pod fits
+        """Result reuse's one-node check (``scheduler.batch``): True when the Pod fits
         ``row``; None when it may not (``filter`` then gives the reasons)."""
         s = state.get(_PRE_FILTER_KEY)
         if isinstance(s, PreFilterState) and fits_one(cluster.nodes, row, s):
@@ -163,7 +163,7 @@ class NodeResourcesFit(GovernedHints):
         """Bool ``(n,)``: True where every checked request exceeds the node's whole
         allocatable, so the node rejects the Pod with the same reasons whatever Pods run
         there, as long as it stays as full as it is ("Too many pods"); see
-        :mod:`kubesched.framework.verdicts`."""
+        :mod:`kubesched.scheduler.verdicts`."""
         s = state.get(_PRE_FILTER_KEY)
         if not isinstance(s, PreFilterState):
             return np.zeros(rows.shape[0], dtype=np.bool_)
@@ -216,7 +216,7 @@ class NodeResourcesFit(GovernedHints):
     def score_one(
         self, state: fw.CycleState, pod: api.Pod, cluster: ClusterState, row: int
     ) -> int | None:
-        """Result reuse's one-node score (``framework.batch``): ``score`` for ``row`` as an
+        """Result reuse's one-node score (``scheduler.batch``): ``score`` for ``row`` as an
         int, or None where only ``score`` knows it."""
         s = state.get(_PRE_SCORE_KEY)
         if not isinstance(s, PreScoreState) or not self.score_names:

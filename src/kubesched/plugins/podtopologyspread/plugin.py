@@ -98,7 +98,7 @@ class PodTopologySpread:
     def refresh_filter(self, state: CycleState, pod: api.Pod, cluster: ClusterState) -> bool:
         """Result reuse: recount this Pod's domains (a Pod was assumed since; nodes are
         unchanged, or the cache would have been flushed); False if a domain rejected before
-        may now accept (see :mod:`kubesched.framework.batch`)."""
+        may now accept (see :mod:`kubesched.scheduler.batch`)."""
         old = state.get(_PRE_FILTER_KEY)
         if old is None:
             return False
