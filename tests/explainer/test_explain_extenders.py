@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import kubesched
-from tests.framework.extender_server import ExtenderServer, prefer, sent_names
+from tests.scheduler.extender_server import ExtenderServer, prefer, sent_names
 
 
 def node(name: str) -> dict[str, Any]:

@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 from kubesched.config.load import load_config
-from kubesched.framework.extenders import EXTENDER_NAME
 from kubesched.plugins.registry import known_plugin_names
 from kubesched.scheduler import Scheduler
+from kubesched.scheduler.extenders import EXTENDER_NAME
 from kubesched.testing import FakeApi, make_node, make_pod
-from tests.framework.extender_server import ExtenderServer, keep_only, prefer
+from tests.scheduler.extender_server import ExtenderServer, keep_only, prefer
 
 GPU = "example.com/gpu"
 

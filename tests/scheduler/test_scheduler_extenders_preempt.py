@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 
 from kubesched.config.load import load_config
-from kubesched.framework.extender import Victims
-from kubesched.framework.extenders import Extenders
+from kubesched.framework.interface import Victims
 from kubesched.plugins.registry import known_plugin_names
 from kubesched.scheduler import Scheduler
+from kubesched.scheduler.extenders import Extenders
 from kubesched.testing import FakeApi, make_node, make_pod
-from tests.framework.extender_server import ExtenderServer, preempt_only, sent_victims
+from tests.scheduler.extender_server import ExtenderServer, preempt_only, sent_victims
 
 GPU = "example.com/gpu"
 

@@ -57,9 +57,7 @@ from kubesched.config import extenders as extender_config
 from kubesched.config.load import load_config
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.explainer import capacity, devicefit
-from kubesched.framework.extender import ExtenderError
-from kubesched.framework.extenders import EXTENDER_NAME, ExtenderFilterOutcome, Extenders
-from kubesched.framework.interface import Code, CycleState, Handle, IntArray, Status
+from kubesched.framework.interface import Code, CycleState, ExtenderError, Handle, IntArray, Status
 from kubesched.framework.outcomes import (
     FilterOutcome,
     PostFilterResult,
@@ -69,6 +67,7 @@ from kubesched.framework.runtime import Framework, PluginError
 from kubesched.plugins.registry import full_registry, known_plugin_names
 from kubesched.queue.nominator import Nominator
 from kubesched.scheduler import Diagnosis, rejected_on_node
+from kubesched.scheduler.extenders import EXTENDER_NAME, ExtenderFilterOutcome, Extenders
 from kubesched.state.cache import ClusterState
 from kubesched.state.nodes import NodeTable
 

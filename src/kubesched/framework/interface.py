@@ -30,7 +30,6 @@ from kubesched.framework.clusterevents import QueueingHint as QueueingHint
 from kubesched.framework.clusterevents import Resource as Resource
 
 if TYPE_CHECKING:
-    from kubesched.framework.extender import Victims
     from kubesched.metrics import SchedulerMetrics
     from kubesched.state.cache import ClusterState
 
@@ -319,9 +318,33 @@ Clock = Callable[[], float]
 """The scheduler's clock: seconds, simulated or real."""
 
 
+class ExtenderError(Exception):
+    """A failed extender call (transport, status code, bad answer or ``Error`` field): what
+    :meth:`PreemptionExtenders.process_preemption` raises when a non-ignorable extender fails."""
+
+    def __init__(self, extender: str, verb: str, message: str, *, timeout: bool = False):
+        super().__init__(message)
+        self.extender = extender
+        self.verb = verb
+        self.timeout = timeout
+
+    @property
+    def reason(self) -> str:
+        """``timeout`` or ``error`` (the metric label)."""
+        return "timeout" if self.timeout else "error"
+
+
+@dataclass(slots=True)
+class Victims:
+    """Upstream ``extenderv1.Victims``: the Pods to evict on one node, PDB violations."""
+
+    pods: list[api.Pod]
+    num_pdb_violations: int = 0
+
+
 class PreemptionExtenders(Protocol):
     """The scheduler's HTTP extenders as preemption sees them
-    (:class:`kubesched.framework.extenders.Extenders`)."""
+    (:class:`kubesched.scheduler.extenders.Extenders`)."""
 
     def has_preemption(self, pod: api.Pod) -> bool:
         """Whether an extender with a preempt verb is interested in ``pod``."""

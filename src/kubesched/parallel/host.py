@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from kubesched.api.objects import Pod
-from kubesched.framework.extenders import Extenders
 from kubesched.framework.interface import ApiClient, CycleState, Handle
 from kubesched.framework.runtime import Framework
 from kubesched.metrics import SchedulerMetrics
@@ -36,6 +35,7 @@ from kubesched.parallel.fastpath import FastPath
 from kubesched.parallel.observe import BinderStats, ParallelMetrics
 from kubesched.queue.scheduling_queue import SchedulingQueue
 from kubesched.scheduler.commit import Commit
+from kubesched.scheduler.extenders import Extenders
 from kubesched.scheduler.failures import Failures
 from kubesched.state.cache import ClusterState
 

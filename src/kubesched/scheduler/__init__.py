@@ -7,7 +7,11 @@ shards, binder and live coordinator commit through it too), the Pods held at Per
 (``waiting``) and failure handling (``failures``: PostFilter, recorded reasons, requeue).
 ``options`` is the frozen :class:`SchedulerOptions` every kind of scheduler reads, ``types``
 the results and ``FitError``.  The search's result reuse lives beside it: across equivalent
-Pods (``batch``) and kept static failures (``verdicts``).
+Pods (``batch``) and kept static failures (``verdicts``).  The configured HTTP extenders
+(``extenders``: filter, prioritize, bind and preempt over a cycle's candidate nodes;
+``extender``: one extender's wire format; ``extender_transport``: its connections) live here
+too, as upstream keeps them in ``pkg/scheduler``; preemption reaches them through the
+framework's ``PreemptionExtenders`` contract.
 
 Imports the rooms below it (``queue``, ``plugins``, ``framework``, ``state``, ``config``,
 ``metrics``, ``api``, ...); never ``explainer`` or above.

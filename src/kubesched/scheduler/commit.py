@@ -27,7 +27,6 @@ from collections.abc import Callable
 
 from kubesched.api import objects as api
 from kubesched.framework import events
-from kubesched.framework.extenders import Extenders
 from kubesched.framework.interface import (
     PODS_TO_ACTIVATE_KEY,
     Code,
@@ -38,6 +37,7 @@ from kubesched.framework.interface import (
 from kubesched.framework.runtime import Framework
 from kubesched.metrics import SchedulerMetrics
 from kubesched.queue.scheduling_queue import SchedulingQueue
+from kubesched.scheduler.extenders import Extenders
 from kubesched.scheduler.failures import Failures
 from kubesched.scheduler.types import Diagnosis, rejected_on_node
 from kubesched.scheduler.waiting import Waiting

@@ -32,8 +32,6 @@ from kubesched.api import objects as api
 from kubesched.config import extenders as extender_config
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework import events, sampling
-from kubesched.framework.extender import ExtenderError
-from kubesched.framework.extenders import EXTENDER_NAME, Extenders
 from kubesched.framework.interface import (
     ActionType,
     ApiClient,
@@ -41,6 +39,7 @@ from kubesched.framework.interface import (
     ClusterEventWithHint,
     Code,
     CycleState,
+    ExtenderError,
     Handle,
     IntArray,
     QueuedPodInfo,
@@ -53,6 +52,7 @@ from kubesched.plugins.registry import full_registry
 from kubesched.queue import events as qevents
 from kubesched.queue.scheduling_queue import SchedulingQueue
 from kubesched.scheduler.commit import Commit
+from kubesched.scheduler.extenders import EXTENDER_NAME, Extenders
 from kubesched.scheduler.failures import Failures
 from kubesched.scheduler.options import SchedulerOptions
 from kubesched.scheduler.search import Search, Signature
@@ -100,7 +100,7 @@ class Scheduler:
         self.extenders = (
             Extenders(ext_configs, self.metrics.record_extender) if ext_configs else None
         )
-        """The configured extenders (:mod:`kubesched.framework.extenders`), or None."""
+        """The configured extenders (:mod:`kubesched.scheduler.extenders`), or None."""
         if self.extenders is not None:  # DefaultPreemption calls the preempt verbs
             self.handle.extenders = self.extenders
         self.profiles: dict[str, Framework] = {

@@ -29,14 +29,20 @@ from typing import Protocol
 import numpy as np
 
 from kubesched.api import objects as api
-from kubesched.framework.extender import ExtenderError
-from kubesched.framework.extenders import EXTENDER_NAME, Extenders
-from kubesched.framework.interface import Code, CycleState, IntArray, PreFilterResult, Status
+from kubesched.framework.interface import (
+    Code,
+    CycleState,
+    ExtenderError,
+    IntArray,
+    PreFilterResult,
+    Status,
+)
 from kubesched.framework.outcomes import with_nominated_failure
 from kubesched.framework.runtime import FilterOutcome, Framework, PluginError, ScoreOutcome
 from kubesched.queue.scheduling_queue import SchedulingQueue
 from kubesched.scheduler import batch
 from kubesched.scheduler.batch import BatchCache, BatchEntry
+from kubesched.scheduler.extenders import EXTENDER_NAME, Extenders
 from kubesched.scheduler.types import (
     NO_NODES_AVAILABLE,
     Diagnosis,

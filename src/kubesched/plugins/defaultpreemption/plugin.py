@@ -15,14 +15,15 @@ import numpy.typing as npt
 from kubesched.api import objects as api
 from kubesched.config import names
 from kubesched.framework.contract import diagnosed
-from kubesched.framework.extender import ExtenderError, Victims
 from kubesched.framework.interface import (
     Code,
     CodeArray,
     CycleState,
+    ExtenderError,
     Handle,
     IntArray,
     Status,
+    Victims,
     preempt_pod,
 )
 from kubesched.framework.outcomes import PostFilterResult

@@ -17,10 +17,10 @@ tags on these types), and responses are read case-insensitively, as Go's decoder
   ``MetaVictims`` ``{"Pods": [{"UID": uid}], ...}`` when ``nodeCacheCapable``; the other map
   ``null``) and reads ``ExtenderPreemptionResult`` ``{"NodeNameToMetaVictims"}``.
 
-The transport (:mod:`kubesched.framework.extender_transport`, standard library only):
+The transport (:mod:`kubesched.scheduler.extender_transport`, standard library only):
 ``httpTimeout`` bounds the whole call like Go's ``http.Client.Timeout`` (reading the answer
 included, however slowly it arrives), an answer is read up to 64 MiB or twice the request
-(:func:`~kubesched.framework.extender_transport.answer_limit`); idle connections
+(:func:`~kubesched.scheduler.extender_transport.answer_limit`); idle connections
 are kept per extender and reused; a request that fails on a reused connection the server
 had already closed is retried once on a fresh one (Go's transport does the same).
 
@@ -38,33 +38,11 @@ from typing import Any
 
 from kubesched.api import objects as api
 from kubesched.config.extenders import Extender, tls_context
-from kubesched.framework.extender_transport import ConnectionPool
+from kubesched.framework.interface import ExtenderError, Victims
+from kubesched.scheduler.extender_transport import ConnectionPool
 
 MAX_EXTENDER_PRIORITY = 10
 """Upstream ``extenderv1.MaxExtenderPriority``: prioritize scores are 0..10."""
-
-
-class ExtenderError(Exception):
-    """A failed extender call (transport, status code, bad answer or ``Error`` field)."""
-
-    def __init__(self, extender: str, verb: str, message: str, *, timeout: bool = False):
-        super().__init__(message)
-        self.extender = extender
-        self.verb = verb
-        self.timeout = timeout
-
-    @property
-    def reason(self) -> str:
-        """``timeout`` or ``error`` (the metric label)."""
-        return "timeout" if self.timeout else "error"
-
-
-@dataclass(slots=True)
-class Victims:
-    """Upstream ``extenderv1.Victims``: the Pods to evict on one node, PDB violations."""
-
-    pods: list[api.Pod]
-    num_pdb_violations: int = 0
 
 
 @dataclass(slots=True)

@@ -13,7 +13,7 @@ serialised once per Node object and cached).  Semantics, as upstream v1.34:
   when an extender removed nodes, ``Extender`` joins the Pod's unschedulable plugins, so any
   cluster event requeues it.  On a transport error, timeout, non-200 answer or ``Error``
   field, an ignorable extender is skipped and a non-ignorable one raises
-  :class:`~kubesched.framework.extender.ExtenderError`: the attempt ends as an error.
+  :class:`~kubesched.framework.interface.ExtenderError`: the attempt ends as an error.
 - **prioritize** calls every interested extender (concurrently when several); each score
   ``s`` adds ``s * weight * (MaxNodeScore / MaxExtenderPriority)`` = ``s * weight * 10`` to a
   node's total.  A failing prioritize gives no score and never fails the attempt, whether
@@ -47,16 +47,21 @@ import numpy as np
 
 from kubesched.api import objects as api
 from kubesched.config.extenders import Extender
-from kubesched.framework.extender import (
-    MAX_EXTENDER_PRIORITY,
+from kubesched.framework.interface import (
+    MAX_NODE_SCORE,
+    Code,
     ExtenderError,
+    IntArray,
+    Status,
+    Victims,
+)
+from kubesched.scheduler.extender import (
+    MAX_EXTENDER_PRIORITY,
     FilterResult,
     HTTPExtender,
-    Victims,
     node_manifest,
     pod_manifest,
 )
-from kubesched.framework.interface import MAX_NODE_SCORE, Code, IntArray, Status
 from kubesched.state.nodes import NodeTable
 
 EXTENDER_NAME = "Extender"

@@ -11,13 +11,13 @@ import pytest
 from kubesched.api.errors import InputError
 from kubesched.config.extenders import parse_extender
 from kubesched.config.load import load_config
-from kubesched.framework import extender_transport as tr
-from kubesched.framework.extender import ExtenderError
-from kubesched.framework.extenders import Extenders
+from kubesched.framework.interface import ExtenderError
 from kubesched.plugins.registry import known_plugin_names
+from kubesched.scheduler import extender_transport as tr
+from kubesched.scheduler.extenders import Extenders
 from kubesched.state.nodes import NodeTable
 from kubesched.testing import make_cluster, make_node, make_pod
-from tests.framework.extender_server import ExtenderServer, keep_only
+from tests.scheduler.extender_server import ExtenderServer, keep_only
 
 BUDGET = "300ms"
 

@@ -20,12 +20,12 @@ from kubesched.config.extenders import (
     parse_extenders,
 )
 from kubesched.config.types import Profile
-from kubesched.framework.extender import ExtenderError, HTTPExtender
-from kubesched.framework.extenders import EXTENDER_NAME, Extenders
-from kubesched.framework.interface import Code
+from kubesched.framework.interface import Code, ExtenderError
+from kubesched.scheduler.extender import HTTPExtender
+from kubesched.scheduler.extenders import EXTENDER_NAME, Extenders
 from kubesched.state.nodes import NodeTable
 from kubesched.testing import make_cluster, make_node, make_pod
-from tests.framework.extender_server import ExtenderServer, keep_only, prefer, sent_names
+from tests.scheduler.extender_server import ExtenderServer, keep_only, prefer, sent_names
 
 GPU = "example.com/gpu"
 
