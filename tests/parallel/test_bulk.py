@@ -11,6 +11,7 @@ import pytest
 from kubesched.api import objects as api
 from kubesched.bench.api import BenchApi, SchedulerClient
 from kubesched.parallel import protocol as p
+from kubesched.parallel.host import BulkBinds
 from kubesched.sim.apiserver import ApiError
 from kubesched.testing import make_node, make_pod
 from tests.parallel.harness import ZONE, World, spread_pod
@@ -74,6 +75,39 @@ def test_modelled_client_does_not_offer_bulk_binds() -> None:
     server = BenchApi()
     assert SchedulerClient(server, lambda: 0.0).bulk_binds
     assert not SchedulerClient(server, lambda: 0.0, modelled=True).bulk_binds
+
+
+class _BindsOneByOne:
+    """A client that says its binds complete at once but has no ``bind_many``: not a
+    :class:`BulkBinds`, so the bulk commit stays off."""
+
+    bulk_binds = True
+
+    def __init__(self, client: SchedulerClient) -> None:
+        self.client = client
+
+    def bind(self, pod: api.Pod, node_name: str) -> None:
+        self.client.bind(pod, node_name)
+
+    def delete_pod(self, pod: api.Pod, reason: str) -> None:
+        self.client.delete_pod(pod, reason)
+
+
+def test_the_bulk_commit_takes_only_a_bulk_binds_client_whose_binds_complete_at_once() -> None:
+    w = World([_node("a")], round_size=1)
+    try:
+        bulk = w.parallel.binder.bulk
+        assert isinstance(w.client, BulkBinds) and bulk.enabled()
+        w.sched.api = _OneByOne(w.api, lambda: w.now)  # a BulkBinds, binds not at once
+        assert isinstance(w.sched.api, BulkBinds) and not bulk.enabled()
+        w.sched.api = _BindsOneByOne(w.client)
+        assert not isinstance(w.sched.api, BulkBinds) and not bulk.enabled()
+        w.sched.api = None
+        assert not bulk.enabled()
+        w.sched.api = w.client
+        assert bulk.enabled()
+    finally:
+        w.close()
 
 
 def test_one_shards_proposals_on_one_node_all_take_the_fast_path() -> None:

@@ -13,8 +13,9 @@ Pods per namespace) and the upstream rules that matter without a kubelet:
 - a deleted Node leaves its Pods bound to a name that no longer exists (no garbage collector).
 
 ``bind_many`` binds a batch with the same per-Pod checks and tells the watcher once
-(``on_pods_bound``, when it has it): the parallel binder's bulk commit (in-memory mode only,
-``SchedulerClient.bulk_binds``).
+(``on_pods_bound``, when it has it): the parallel binder's bulk commit (in-memory mode only:
+:class:`SchedulerClient` is a :class:`kubesched.parallel.host.BulkBinds`, and its
+``bulk_binds`` is true then).
 
 :class:`SchedulerClient` is the scheduler's client in one of two binding modes.  *In-memory*:
 binds and status updates apply at once (pure scheduler throughput).  *Modelled*: every call

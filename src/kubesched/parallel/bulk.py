@@ -1,9 +1,9 @@
 """The binder's bulk fast path: a shard's fast-path proposals committed as one batch.
 
-When binds complete at once (the benchmark's in-memory API server: the client's
-``bulk_binds`` is true and it has ``bind_many``), the proposals of one shard message that
-pass the fast check (:mod:`~kubesched.parallel.fastpath`) are committed
-together instead of one binding cycle each:
+When binds complete at once (the benchmark's in-memory API server: the client is a
+:class:`~kubesched.parallel.host.BulkBinds` whose ``bulk_binds`` is true), the proposals of
+one shard message that pass the fast check (:mod:`~kubesched.parallel.fastpath`) are
+committed together instead of one binding cycle each:
 
 1. every proposal of the run is checked against the generations as they were *before* the
    run -- correct because one shard's proposals of one message were decided in order on a
@@ -41,7 +41,7 @@ from kubesched.framework.interface import SUCCESS, Code, Status
 from kubesched.framework.runtime import Framework
 from kubesched.parallel import protocol as p
 from kubesched.parallel.dispatcher import InFlight
-from kubesched.parallel.host import BinderCore
+from kubesched.parallel.host import BinderCore, BulkBinds
 
 DEFAULT_BINDER = names.DEFAULT_BINDER
 
@@ -62,11 +62,23 @@ class BulkCommitter:
         """Of the run, fast-path proposals (not in the cache until the bind)."""
         self.shard = -1
         self._ok: dict[str, bool] = {}
+        self._client: tuple[object, BulkBinds | None] = (None, None)
+        """The API client last seen, and it as a :class:`BulkBinds` (None: it is not one)."""
 
     def enabled(self) -> bool:
         """Whether the API client binds at once (so a batch may be bound in one call)."""
+        return self._bulk_client() is not None
+
+    def _bulk_client(self) -> BulkBinds | None:
+        """The API client, if it is a :class:`BulkBinds` whose binds complete at once now.
+        Whether it is one is asked once per client object (a runtime Protocol check costs
+        tens of microseconds; this runs once per shard message)."""
         api = self.binder.hub.api
-        return bool(getattr(api, "bulk_binds", False)) and hasattr(api, "bind_many")
+        seen, bulk = self._client
+        if api is not seen:
+            bulk = api if isinstance(api, BulkBinds) else None
+            self._client = (api, bulk)
+        return bulk if bulk is not None and bulk.bulk_binds else None
 
     def profile_ok(self, fwk: Framework) -> bool:
         """Whether the profile's commit is only the DefaultBinder's bind."""
@@ -137,10 +149,10 @@ class BulkCommitter:
             if not checked and row not in bases:
                 bases[row] = binder.fast.base(shard, row)
             hub.committing(res.key, shard, rec.sent)
-        api = hub.api
-        assert api is not None
+        api = self._bulk_client()
+        assert api is not None  # a run is collected only while enabled()
         t1 = time.perf_counter()
-        errors = api.bind_many([(item[1].qp.pod, item[4]) for item in run])  # type: ignore[attr-defined]
+        errors = api.bind_many([(item[1].qp.pod, item[4]) for item in run])
         share = (time.perf_counter() - t1) / len(run)
         now = hub.clock()
         stats, pm, metrics = binder.stats, hub.parallel_metrics, hub.metrics

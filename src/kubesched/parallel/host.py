@@ -12,7 +12,8 @@ tree:
   :class:`~kubesched.scheduler.commit.Commit` and
   :class:`~kubesched.scheduler.failures.Failures`);
 - :class:`BinderCore`: what the bulk and gang commits call on the binder;
-- :class:`Choice`: where a re-validated proposal can be committed.
+- :class:`Choice`: where a re-validated proposal can be committed;
+- :class:`BulkBinds`: an API client that can bind a batch in one call (the bulk commit's).
 
 The checks alone (:class:`~kubesched.parallel.binder.Checker`) need only the cache and the
 nominator, which is how the live coordinator shares them.
@@ -21,9 +22,9 @@ nominator, which is how the live coordinator shares them.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from kubesched.api.objects import Pod
 from kubesched.framework.interface import ApiClient, CycleState, Handle
@@ -51,6 +52,26 @@ class Choice:
     state: CycleState
     path: str = "full"
     reason: str = ""
+
+
+@runtime_checkable
+class BulkBinds(Protocol):
+    """An API client whose binds may complete at once (the benchmark's in-memory API server),
+    so the bulk commit (:mod:`~kubesched.parallel.bulk`) binds a run of proposals in one call.
+
+    Invariant: while :attr:`bulk_binds` is true, ``bind_many(pairs)`` binds each ``(pod,
+    node)`` in order with the checks ``bind`` makes, returns one error (or None) per pair, and
+    every bind it made is complete when it returns; the binder calls it only then.
+    """
+
+    @property
+    def bulk_binds(self) -> bool:
+        """Whether :meth:`bind_many` may be used now (binds complete at once)."""
+        ...
+
+    def bind_many(self, pairs: list[tuple[Pod, str]]) -> Sequence[Exception | None]:
+        """Bind every pair; the error of each (None: bound)."""
+        ...
 
 
 class BinderHost(Protocol):
