@@ -231,7 +231,9 @@ class SimCluster:
     def kill_scheduler(self) -> None:
         """The scheduler process dies (:mod:`kubesched.sim.faults`): it hears nothing more and
         schedules nothing; binding requests it already sent still reach the API server."""
-        self.api.watchers = [w for w in self.api.watchers if getattr(w, "sim", None) is not self]
+        self.api.watchers = [
+            w for w in self.api.watchers if not (isinstance(w, _Informer) and w.sim is self)
+        ]
         self.down = True
 
     def start_standby(self) -> None:

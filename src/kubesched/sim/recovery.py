@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from kubesched.admission import gang
+from kubesched.admission.objects import PodGroupSpec
 from kubesched.sim.driver import SimCluster
 
 HOLD_SLACK = 1.0
@@ -119,7 +120,7 @@ def recovery(
 
 def invariants(
     summary: Mapping[str, Any],
-    pod_groups: Mapping[str, Any],
+    pod_groups: Mapping[str, PodGroupSpec],
     replacements: Iterable[str],
     sim: SimCluster,
     gang_timeout: float | None,
@@ -141,7 +142,8 @@ def invariants(
         if incomplete and key not in broken:
             partial.append(key)
         spec = pod_groups.get(key)
-        timeout = getattr(spec, "schedule_timeout_seconds", None) or gang_timeout or 0.0
+        own = spec.schedule_timeout_seconds if spec is not None else None
+        timeout = own or gang_timeout or 0.0
         if g.get("longestIncompleteHoldSeconds", 0.0) > timeout + HOLD_SLACK:
             held.append(key)
     over = []
