@@ -6,6 +6,9 @@
   of what the Pod asks or has enough free in total but fragmented (the ``capacity`` object);
 - :mod:`~kubesched.explainer.devicefit`: per node, which DRA device request cannot be
   satisfied and why.
+
+Imports ``scheduler`` (its search, result types and HTTP extenders) and every room below it;
+never ``parallel`` or above.
 """
 
 from kubesched.explainer.cycle import build_cluster, explain

@@ -11,6 +11,7 @@ through the ``kubesched.plugins`` entry-point group (:mod:`~kubesched.plugins.en
 Protocols of the plugin contract it implements.
 
 Plugins never import each other (an import-linter contract): what several share lives in
-``devices`` or ``framework``.  Imports ``api``, ``config``, ``metrics``, ``state``,
-``framework``, ``admission`` and ``devices``.
+``devices`` (device models and kernels), ``kernels`` (resource arithmetic, Pod usage on node
+rows) or ``framework`` (the contract).  Imports ``api``, ``config``, ``metrics``, ``state``,
+``kernels``, ``framework``, ``admission`` and ``devices``.
 """
