@@ -48,7 +48,8 @@ from kubesched.metrics import SchedulerMetrics
 from kubesched.parallel import protocol as p
 from kubesched.parallel import transport
 from kubesched.parallel.binder import Binder
-from kubesched.parallel.dispatcher import Dispatcher, InFlight
+from kubesched.parallel.dispatcher import Dispatcher
+from kubesched.parallel.host import Handed
 from kubesched.parallel.observe import ParallelMetrics, binder_summary
 from kubesched.parallel.router import Router
 from kubesched.parallel.routing import RoutedSearch, Routing
@@ -141,7 +142,7 @@ class ParallelScheduler(RoutedSearch, StreamingHandlers):
         not answered yet."""
         self.in_flight_bindings += change
 
-    def requeue_now(self, rec: InFlight, reason: str) -> None:
+    def requeue_now(self, rec: Handed, reason: str) -> None:
         """Send a handed-out Pod straight back to activeQ (it did not fail on its own)."""
         self.queue.requeue_at_once(rec.qp)
         self.parallel_metrics.retry(reason)
