@@ -57,9 +57,9 @@ from kubesched.live.decisions import Decisions, Flight
 from kubesched.metrics import SchedulerMetrics
 from kubesched.parallel import protocol as p
 from kubesched.parallel.binder import Checker
+from kubesched.parallel.dispatcher import PendingGangs
 from kubesched.parallel.host import Handed
 from kubesched.parallel.observe import ParallelMetrics
-from kubesched.queue.scheduling_queue import ACTIVE, BACKOFF, UNSCHEDULABLE
 from kubesched.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
@@ -107,7 +107,8 @@ class CoordinatorScheduler(Scheduler):
         self.dispatch_timeout = dispatch_timeout
         self.flights: dict[str, Flight] = {}
         self.load = [0] * shards
-        self.members: dict[str, set[str]] = {}
+        self.gangs = PendingGangs()
+        """Pending gang members (the in-process dispatcher's index)."""
         self.group_shard: dict[str, int] = {}
         self.last_attempt: dict[str, int] = {}
         """Highest hand-out number seen on each pending Pod (ours or a predecessor's)."""
@@ -136,20 +137,20 @@ class CoordinatorScheduler(Scheduler):
         self._note(pod)
         super().on_pod_add(pod)
         if not pod.node_name:
-            self._pending_added(pod)
+            self.gangs.added(pod)
 
     def on_pod_update(self, old: api.Pod, new: api.Pod) -> None:
         self._note(new)
         super().on_pod_update(old, new)
         if new.node_name:
             if not old.node_name:
-                self._pending_gone(old)
+                self.gangs.gone(old)
                 flight = self._close(new.key)  # bound by us (already closed) or someone else
                 if flight is not None:
                     self.queue.done(flight.qp.pod)
             return
-        self._pending_gone(old)
-        self._pending_added(new)
+        self.gangs.gone(old)
+        self.gangs.added(new)
         self._arrived(new)
 
     def on_pod_delete(self, pod: api.Pod) -> None:
@@ -157,7 +158,7 @@ class CoordinatorScheduler(Scheduler):
         if flight is not None:
             self.queue.done(flight.qp.pod)
         super().on_pod_delete(pod)
-        self._pending_gone(pod)
+        self.gangs.gone(pod)
         self.last_attempt.pop(pod.key, None)
         self.decisions.forget(pod.key)
 
@@ -166,18 +167,6 @@ class CoordinatorScheduler(Scheduler):
             seen = sh.attempt_of(pod.annotations)
             if seen > self.last_attempt.get(pod.key, 0):
                 self.last_attempt[pod.key] = seen
-
-    def _pending_added(self, pod: api.Pod) -> None:
-        group = p.group_of(pod)
-        if group:
-            self.members.setdefault(group, set()).add(pod.key)
-
-    def _pending_gone(self, pod: api.Pod) -> None:
-        group = p.group_of(pod)
-        if group in self.members:
-            self.members[group].discard(pod.key)
-            if not self.members[group]:
-                del self.members[group]
 
     def _arrived(self, pod: api.Pod) -> None:
         """A pending Pod changed: is it the answer to its current hand-out?"""
@@ -263,24 +252,8 @@ class CoordinatorScheduler(Scheduler):
                 self._turn += 1
             n += self._hand(qp, target, group)
             if group:
-                n += self._take_siblings(pod, group, target)
-
-    def _take_siblings(self, pod: api.Pod, group: str, target: int) -> int:
-        n = 0
-        for key in sorted(self.members.get(group, ())):
-            if key == pod.key or key in self.flights:
-                continue
-            if self.queue.queue_of(key) not in (ACTIVE, BACKOFF, UNSCHEDULABLE):
-                continue  # gated, or not queued at all
-            qp = self.queue.get(key)
-            if qp is None:
-                continue
-            self.queue.delete(qp.pod)
-            qp.attempts += 1
-            qp.unschedulable_plugins.clear()
-            qp.pending_plugins.clear()
-            n += self._hand(qp, target, group)
-        return n
+                for sibling in self.gangs.take_siblings(self.queue, pod, group, self.flights):
+                    n += self._hand(sibling, target, group)
 
     def _hand(self, qp: QueuedPodInfo, target: int, group: str) -> int:
         pod = qp.pod

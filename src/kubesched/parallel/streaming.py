@@ -139,7 +139,7 @@ class StreamingHandlers(Scheduler):
             return  # a bind: on_pod_update streams it
         if not pod.node_name:
             if p.GROUP_LABEL in pod.labels:
-                self.dispatcher.pending_added(pod)
+                self.dispatcher.gangs.added(pod)
         elif self.synced and pod.key in self.cluster.pods:
             self.log_entry(p.PodAdd(p.strip(pod), self._gen(pod.node_name)))
 
@@ -151,7 +151,7 @@ class StreamingHandlers(Scheduler):
             self._updating = False
         if new.node_name and not old.node_name:
             if p.GROUP_LABEL in old.labels:
-                self.dispatcher.pending_gone(old)
+                self.dispatcher.gangs.gone(old)
             key = new.key
             shard, sent = self._proposer.pop(key, (-1, None))
             if self.synced:
@@ -162,8 +162,8 @@ class StreamingHandlers(Scheduler):
             if self.synced:
                 self.log_entry(p.PodUpdate(p.strip(old), p.strip(new)))
         else:
-            self.dispatcher.pending_gone(old)
-            self.dispatcher.pending_added(new)
+            self.dispatcher.gangs.gone(old)
+            self.dispatcher.gangs.added(new)
 
     def on_pods_bound(self, pairs: list[tuple[api.Pod, api.Pod]]) -> None:
         """Binds the API server made in one batch (``BenchApi.bind_many``): each as
@@ -177,7 +177,7 @@ class StreamingHandlers(Scheduler):
         if rec is not None:
             self.queue.done(rec.qp.pod)
         super().on_pod_delete(pod)
-        self.dispatcher.pending_gone(pod)
+        self.dispatcher.gangs.gone(pod)
         self.binder.forget_victim(pod.key)
         self._proposer.pop(pod.key, None)
         node = pod.node_name
