@@ -43,7 +43,8 @@ from typing import Any
 
 from kubesched.api import objects as api
 from kubesched.config.types import KubeSchedulerConfiguration
-from kubesched.framework.interface import ApiClient
+from kubesched.framework.interface import ApiClient, CycleState
+from kubesched.framework.runtime import Framework
 from kubesched.metrics import SchedulerMetrics
 from kubesched.parallel import protocol as p
 from kubesched.parallel import transport
@@ -52,9 +53,9 @@ from kubesched.parallel.dispatcher import Dispatcher
 from kubesched.parallel.host import Handed
 from kubesched.parallel.observe import ParallelMetrics, binder_summary
 from kubesched.parallel.router import Router
-from kubesched.parallel.routing import RoutedSearch, Routing
+from kubesched.parallel.routing import Routing
 from kubesched.parallel.streaming import CacheTap, StreamingHandlers, snapshot_entries
-from kubesched.scheduler import SchedulerOptions
+from kubesched.scheduler import Scheduler, ScheduleResult, SchedulerOptions
 from kubesched.scheduler.commit import resume
 
 PARALLEL = SchedulerOptions(shards=2)
@@ -69,7 +70,7 @@ DEPTH = 5
 the socket so a shard finds work while the coordinator is off the CPU (~7 % over 3)."""
 
 
-class ParallelScheduler(RoutedSearch, StreamingHandlers):
+class ParallelScheduler(StreamingHandlers):
     """Dispatcher + binder in this process, ``shards`` shards in their own (see module doc)."""
 
     def __init__(
@@ -146,6 +147,28 @@ class ParallelScheduler(RoutedSearch, StreamingHandlers):
         """Send a handed-out Pod straight back to activeQ (it did not fail on its own)."""
         self.queue.requeue_at_once(rec.qp)
         self.parallel_metrics.retry(reason)
+
+    # ------------------------------------------------------------------ the coordinator's search
+    def sign(self, fwk: Framework, pod: api.Pod) -> tuple[object, ...] | None:
+        """The signature auto routing computed for the Pod it runs here
+        (:meth:`Routing.divert`), else computed.  (The Scheduler's methods are called
+        directly here and below, not through a ``super`` object per Pod.)"""
+        routing = self.routing
+        if routing is not None and routing.routed_pod is pod:
+            return routing.routed_sig  # type: ignore[return-value]
+        return Scheduler.sign(self, fwk, pod)
+
+    def schedule_pod(self, fwk: Framework, state: CycleState, pod: api.Pod) -> ScheduleResult:
+        """The serial search, for the Pods auto routing keeps here (timed for its router
+        when it samples the cycle)."""
+        routing = self.routing
+        if routing is None or not routing.timing:
+            return Scheduler.schedule_pod(self, fwk, state, pod)
+        t0 = time.perf_counter()
+        try:
+            return Scheduler.schedule_pod(self, fwk, state, pod)
+        finally:
+            routing.search += time.perf_counter() - t0
 
     # ------------------------------------------------------------------ one step
     def schedule_one(self) -> bool:
