@@ -111,7 +111,7 @@ class Routing:
         hub = self.hub
         budget = DRAINING if any(hub.outstanding) else None
         n = hub.dispatcher.fill(hub.queue, self.divert, budget)
-        if not hub.synced and any(hub.dispatcher.outbox):
+        if not hub.stream.synced and any(hub.dispatcher.outbox):
             self.dormancy.wake()
         return n
 
@@ -173,7 +173,7 @@ class Routing:
             hub.schedule_popped(qp)
         finally:
             self.routed_pod = None
-        if hub.synced:
+        if hub.stream.synced:
             hub.committed(pod.key)
         dt = time.perf_counter() - popped
         if timed:
