@@ -12,6 +12,7 @@ import pytest
 from kubesched.cli import build_parser, main
 from kubesched.live import sharding as sh
 from kubesched.live.shard import shard_config
+from kubesched.parallel import protocol as p
 from tests.live.conftest import Api, kubectl, make_config, needs_kubectl, pod
 from tests.live.fakeapi import FakeApiServer
 
@@ -26,6 +27,21 @@ def test_proposals_round_trip_and_garbage_is_refused() -> None:
     for bad in ("", "{", "[]", '{"shard": 0}', '{"shard": 0, "attempt": 1}', '{"shard": "x"}'):
         assert sh.Proposal.decode(bad) is None
     assert json.loads(ok.encode())["alternatives"] == [{"node": "n2", "resourceVersion": "7"}]
+
+
+def test_a_proposal_carries_the_in_process_shards_answer_and_reads_back_as_it() -> None:
+    versions = {"n1": "42", "n2": "7"}.__getitem__
+    res = p.Propose("d/a", "n1", 5, (("n2", 6),), p.LOCAL, "d/g")
+    prop = sh.Proposal.of(res, 1, 3, versions)
+    assert prop == sh.Proposal(1, 3, node="n1", resource_version="42", alternatives=(("n2", "7"),))
+    back = sh.Proposal.decode(prop.encode())
+    assert back is not None  # versions unknown, never node-local: the binder's full check
+    assert back.result("d/a", "d/g") == p.Propose(
+        "d/a", "n1", -1, (("n2", -1),), p.NOT_LOCAL, "d/g"
+    )
+    failed = p.Failed("d/a", "Unschedulable", "0/3 nodes", ("A",), ("B",), "n1", ("d/v",))
+    back = sh.Proposal.decode(sh.Proposal.of(failed, 0, 2, versions).encode())
+    assert back is not None and back.result("d/a", "") == failed
 
 
 def test_owner_and_lease_names() -> None:

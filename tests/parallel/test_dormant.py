@@ -30,8 +30,8 @@ def test_nothing_is_streamed_while_every_pod_is_serial() -> None:
         w.check(pods)
         hub = w.parallel
         assert len(w.placements()) == 6
-        assert not hub.synced
-        assert hub.log == []
+        assert not hub.stream.synced
+        assert hub.stream.log == []
         assert sum(s.messages for s in hub.parallel_metrics.shards) == 0
     finally:
         w.close()
@@ -55,12 +55,12 @@ def test_dozing_shards_wake_with_the_cluster_as_it_is_now(
         first = _pods("a", 2)
         w.add(first)
         w.run()
-        assert hub.synced
+        assert hub.stream.synced
         second = _pods("b", 6)
         w.add(second)
         w.run()
-        assert not hub.synced
-        assert hub.log == []
+        assert not hub.stream.synced
+        assert hub.stream.log == []
         for pod in second[:2]:
             w.api.delete_pod(w.api.pods[pod.key], grace=0)
         third = _pods("c", 2)
@@ -104,7 +104,7 @@ def test_the_binders_observers_sleep_with_the_shards() -> None:
         w.add(last)
         w.run()
         w.check(anti + last)
-        assert hub.synced
+        assert hub.stream.synced
         assert fast in hub.cluster.observers
         assert fast.anti_affinity_pods == 3
     finally:

@@ -5,7 +5,10 @@
 :class:`~kubesched.scheduler.Scheduler` the simulator drives; ``binder`` binds and reports;
 ``recorder`` writes Events and conditions in the background; ``leader`` holds the Lease;
 ``health`` serves ``/metrics``, ``/healthz`` and ``/readyz``; ``runner`` is the loop.
-The sharded form (``docs/parallel.md`` §6): ``sharding`` is what coordinator and shards
-write on Pods and which shards are alive; ``coordinator`` and ``decisions`` hand Pods out,
-re-validate and bind; ``shard`` proposes; ``roles`` builds the replica of a role.
+The sharded form (``docs/parallel.md`` §6) is :mod:`kubesched.parallel`'s design over a
+live transport: ``sharding`` is what coordinator and shards write on Pods (the shard's
+answer, :data:`kubesched.parallel.protocol.Result`, as an annotation) and which shards are
+alive; ``coordinator`` hands Pods out and ``decisions`` decides the answers with the
+binder's checks and outcomes (``parallel/conflicts.py``); ``shard`` runs the in-process
+shard's scheduler and writes its answers; ``roles`` builds the replica of a role.
 """

@@ -8,19 +8,20 @@ nodes.  Each step (:meth:`CoordinatorScheduler.step`):
 1. **membership**: shards whose Lease expired lose their Pods, which go straight back to
    activeQ (:mod:`kubesched.live.sharding`); so do Pods whose shard gave no answer within
    ``dispatch_timeout``;
-2. **decide**: every proposal that arrived on the Pod watch for the current hand-out (same
-   shard, same attempt) is re-validated against the authoritative cache with
-   :meth:`kubesched.parallel.binder.Checker.choose` (PreFilter, then the profile's Filters on
-   the proposed node and then its alternatives: resources, host ports, topology spread and
-   inter-pod (anti-)affinity as they are *now*), committed as the serial scheduler commits
-   (assume, Reserve, Permit, the ``binding`` subresource), or **refused**: the annotations
-   are cleared, ``kubesched.io/refused`` says why, and the Pod is handed out again (after
-   :data:`~kubesched.parallel.conflicts.FAST_RETRIES` refusals in a row it backs off as an
-   error).  A gang's members handed to one shard are decided together once all have
-   answered: all pass (each tentatively assumed so the next sees it) or all are refused.
-   A shard's failure report fails the Pod as the serial scheduler would (condition, Event,
-   unschedulable pool); a preemption is granted only while every victim is still there and
-   unclaimed;
+2. **decide** (:class:`~kubesched.live.decisions.Decisions`, the binder's checks and
+   outcomes over this live transport): every proposal that arrived on the Pod watch for
+   the current hand-out (same shard, same attempt) is re-validated against the
+   authoritative cache with :meth:`kubesched.parallel.binder.Checker.choose` (PreFilter,
+   then the profile's Filters on the proposed node and then its alternatives: resources,
+   host ports, topology spread and inter-pod (anti-)affinity as they are *now*), committed
+   as the serial scheduler commits (assume, Reserve, Permit, the ``binding`` subresource),
+   or **refused**: the annotations are cleared, ``kubesched.io/refused`` says why, and the
+   Pod is handed out again (after :data:`~kubesched.parallel.conflicts.FAST_RETRIES`
+   refusals in a row it backs off as an error).  A gang's members handed to one shard are
+   decided together once all have answered: all pass (each tentatively assumed so the next
+   sees it) or all are refused.  A shard's failure report fails the Pod as the serial
+   scheduler would (condition, Event, unschedulable pool); a preemption is granted only
+   while every victim is still there and unclaimed;
 3. **dispatch**: Pods popped from the queue are handed to the live shard with the fewest
    Pods in flight (ties rotate; at most ``window`` each) by patching ``kubesched.io/shard``
    and ``kubesched.io/attempt``; a gang goes whole, later members follow to its shard.
@@ -56,9 +57,10 @@ from kubesched.live.decisions import Decisions, Flight
 from kubesched.metrics import SchedulerMetrics
 from kubesched.parallel import protocol as p
 from kubesched.parallel.binder import Checker
-from kubesched.parallel.conflicts import Retries
+from kubesched.parallel.dispatcher import PendingGangs
+from kubesched.parallel.host import Handed
 from kubesched.parallel.observe import ParallelMetrics
-from kubesched.queue.scheduling_queue import ACTIVE, BACKOFF, UNSCHEDULABLE
+from kubesched.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
 
@@ -68,8 +70,11 @@ DISPATCH_TIMEOUT = 120.0
 """Seconds a shard may hold a Pod without answering (longer than a gang's Permit wait)."""
 
 
-class CoordinatorScheduler(Decisions):
-    """See the module docstring; ``client`` writes the annotations, ``api_client`` binds."""
+class CoordinatorScheduler(Scheduler):
+    """See the module docstring; ``client`` writes the annotations, ``api_client`` binds.
+
+    It is the :class:`~kubesched.parallel.host.OutcomeHost` of its
+    :attr:`decisions`, as the in-process coordinator is its binder's."""
 
     def __init__(
         self,
@@ -92,10 +97,9 @@ class CoordinatorScheduler(Decisions):
             clock=clock,
             api_client=api_client,
             metrics=metrics,
-            submit_binding=lambda cycle: submit(self.counting_bind_errors(cycle)),
+            submit_binding=lambda cycle: submit(self.decisions.counting_bind_errors(cycle)),
         )
         self.client = client
-        self.live_api = api_client
         self.shard_count = shards
         self.membership = membership
         self.guard = guard
@@ -103,44 +107,50 @@ class CoordinatorScheduler(Decisions):
         self.dispatch_timeout = dispatch_timeout
         self.flights: dict[str, Flight] = {}
         self.load = [0] * shards
-        self.members: dict[str, set[str]] = {}
+        self.gangs = PendingGangs()
+        """Pending gang members (the in-process dispatcher's index)."""
         self.group_shard: dict[str, int] = {}
         self.last_attempt: dict[str, int] = {}
         """Highest hand-out number seen on each pending Pod (ours or a predecessor's)."""
         self.ready: list[str] = []
-        self.claimed: dict[str, str] = {}
-        self.retries = Retries()
-        """Refusals in a row per Pod (the binder's rule: :mod:`kubesched.parallel.conflicts`)."""
         self.stats: Counter[str] = Counter()
         """``dispatched``, ``committed``, ``alternative``, ``refused:<reason>``,
-        ``requeued:<reason>``, ``failed``, ``stale_proposal``, ``node_changed``."""
+        ``requeued:<reason>``, ``failed``, ``stale_proposal``, ``node_changed``,
+        ``bind_failed``."""
         self.live: list[int] = []
         self._turn = 0
-        self.checker = Checker(self.cluster, self.queue.nominator, shards)
-        """The in-process binder's checks (live proposals never take its fast path)."""
         self.parallel_metrics = ParallelMetrics(self.metrics, shards)
         """The in-process coordinator's metrics: conflicts by reason, results per shard,
         binder latency, hand-outs again by reason, Pods in flight per shard."""
+        self.decisions = Decisions(
+            self,
+            Checker(self.cluster, self.queue.nominator, shards),  # live: never its fast path
+            client=client,
+            live_api=api_client,
+            flights=self.flights,
+            close=self._close,
+            stats=self.stats,
+        )
 
     # ------------------------------------------------------------------ informer events
     def on_pod_add(self, pod: api.Pod) -> None:
         self._note(pod)
         super().on_pod_add(pod)
         if not pod.node_name:
-            self._pending_added(pod)
+            self.gangs.added(pod)
 
     def on_pod_update(self, old: api.Pod, new: api.Pod) -> None:
         self._note(new)
         super().on_pod_update(old, new)
         if new.node_name:
             if not old.node_name:
-                self._pending_gone(old)
+                self.gangs.gone(old)
                 flight = self._close(new.key)  # bound by us (already closed) or someone else
                 if flight is not None:
                     self.queue.done(flight.qp.pod)
             return
-        self._pending_gone(old)
-        self._pending_added(new)
+        self.gangs.gone(old)
+        self.gangs.added(new)
         self._arrived(new)
 
     def on_pod_delete(self, pod: api.Pod) -> None:
@@ -148,28 +158,15 @@ class CoordinatorScheduler(Decisions):
         if flight is not None:
             self.queue.done(flight.qp.pod)
         super().on_pod_delete(pod)
-        self._pending_gone(pod)
+        self.gangs.gone(pod)
         self.last_attempt.pop(pod.key, None)
-        self.retries.settled(pod.key)
-        self.claimed.pop(pod.key, None)
+        self.decisions.forget(pod.key)
 
     def _note(self, pod: api.Pod) -> None:
         if not pod.node_name:
             seen = sh.attempt_of(pod.annotations)
             if seen > self.last_attempt.get(pod.key, 0):
                 self.last_attempt[pod.key] = seen
-
-    def _pending_added(self, pod: api.Pod) -> None:
-        group = p.group_of(pod)
-        if group:
-            self.members.setdefault(group, set()).add(pod.key)
-
-    def _pending_gone(self, pod: api.Pod) -> None:
-        group = p.group_of(pod)
-        if group in self.members:
-            self.members[group].discard(pod.key)
-            if not self.members[group]:
-                del self.members[group]
 
     def _arrived(self, pod: api.Pod) -> None:
         """A pending Pod changed: is it the answer to its current hand-out?"""
@@ -189,7 +186,8 @@ class CoordinatorScheduler(Decisions):
         """Membership, decisions, hand-outs (see the module docstring); False when idle."""
         self.expire_waiting_pods()
         did = self._membership()
-        did = self._decide() or did
+        keys, self.ready = self.ready, []
+        did = self.decisions.decide(keys) or did
         did = self._fill() > 0 or did
         self.committer.drain_waiting()
         return did
@@ -206,12 +204,29 @@ class CoordinatorScheduler(Decisions):
         for f in lost:
             why = "shard_lost" if f.shard not in live else "timeout"
             self._close(f.qp.pod.key)
-            self._requeue_now(f, why)
+            self.requeue_now(f, why)
         changed = live != self.live
         if changed:
             log.info("live shards: %s", live)
             self.live = live
         return changed or bool(lost)
+
+    # ------------------------------------------------------------------ hand-out records
+    def _close(self, key: str) -> Flight | None:
+        """Close the hand-out record of ``key`` (None: there is none)."""
+        f = self.flights.pop(key, None)
+        if f is None:
+            return None
+        self.load[f.shard] -= 1
+        if f.group and not any(g.group == f.group for g in self.flights.values()):
+            self.group_shard.pop(f.group, None)
+        return f
+
+    def requeue_now(self, rec: Handed, reason: str) -> None:
+        """Back to activeQ at once: the Pod did not fail on its own."""
+        self.queue.requeue_at_once(rec.qp)
+        self.stats[f"requeued:{reason}"] += 1
+        self.parallel_metrics.retry(reason)
 
     # ------------------------------------------------------------------ hand-outs
     def _fill(self) -> int:
@@ -237,24 +252,8 @@ class CoordinatorScheduler(Decisions):
                 self._turn += 1
             n += self._hand(qp, target, group)
             if group:
-                n += self._take_siblings(pod, group, target)
-
-    def _take_siblings(self, pod: api.Pod, group: str, target: int) -> int:
-        n = 0
-        for key in sorted(self.members.get(group, ())):
-            if key == pod.key or key in self.flights:
-                continue
-            if self.queue.queue_of(key) not in (ACTIVE, BACKOFF, UNSCHEDULABLE):
-                continue  # gated, or not queued at all
-            qp = self.queue.get(key)
-            if qp is None:
-                continue
-            self.queue.delete(qp.pod)
-            qp.attempts += 1
-            qp.unschedulable_plugins.clear()
-            qp.pending_plugins.clear()
-            n += self._hand(qp, target, group)
-        return n
+                for sibling in self.gangs.take_siblings(self.queue, pod, group, self.flights):
+                    n += self._hand(sibling, target, group)
 
     def _hand(self, qp: QueuedPodInfo, target: int, group: str) -> int:
         pod = qp.pod

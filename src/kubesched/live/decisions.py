@@ -1,13 +1,22 @@
-"""The coordinator's decisions on shard answers (part of
-:class:`~kubesched.live.coordinator.CoordinatorScheduler`).
+"""The live coordinator's decisions on shard answers: the binder's, over a live transport.
 
-A proposal is re-validated with :meth:`kubesched.parallel.binder.Checker.choose` on the
-authoritative cache (always its full check: see the coordinator's docstring) and committed
-through the serial scheduler's own commit step (:mod:`kubesched.scheduler.commit`), or
-refused; a gang's members are decided together; a failure report fails the Pod as the
-serial scheduler would, after granting the preemption it carries if every victim is still
-there and unclaimed.  Every hand-out record (:class:`Flight`) is closed exactly once, here
-or by the coordinator.
+:class:`Decisions` is a part the live
+:class:`~kubesched.live.coordinator.CoordinatorScheduler` holds (not a base class of it).
+Each answer a shard wrote on its Pod (:class:`~kubesched.live.sharding.Proposal`) is read
+back as the in-process shard's message (:meth:`~kubesched.live.sharding.Proposal.result`),
+re-validated with the binder's :class:`~kubesched.parallel.binder.Checker` on the
+authoritative cache (always its full check: see the coordinator's docstring) and decided by
+the binder's own :class:`~kubesched.parallel.conflicts.Outcomes`, over the coordinator as
+its :class:`~kubesched.parallel.host.OutcomeHost`: committed through the serial scheduler's
+commit step (:mod:`kubesched.scheduler.commit`), or refused and handed out again (or backed
+off), or failed as the serial scheduler would after granting the preemption it carries if
+every victim is still there and unclaimed.  A gang's members handed to one shard are
+decided together once all have answered.
+
+What is live-only stays here: how a shard hears of a refusal (the Pod's annotations), how a
+victim is evicted (an API call that may fail, which refuses the preemption), and the count
+of failed binds.  Every hand-out record (:class:`Flight`) is closed exactly once, here or by
+the coordinator.
 """
 
 from __future__ import annotations
@@ -19,28 +28,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
+from kubesched.api import objects as api
 from kubesched.framework.interface import QueuedPodInfo
-from kubesched.framework.outcomes import PostFilterResult
 from kubesched.framework.runtime import Framework
 from kubesched.live import sharding as sh
 from kubesched.live.binder import LiveApi
 from kubesched.live.client import ApiError, KubeClient
 from kubesched.parallel import protocol as p
 from kubesched.parallel.binder import Checker
-from kubesched.parallel.conflicts import (
-    Retries,
-    check_together,
-    reject_waiting_members,
-    reported,
-    victims_of,
-)
-from kubesched.parallel.host import Choice
-from kubesched.parallel.observe import ParallelMetrics
-from kubesched.scheduler import Diagnosis, Scheduler
+from kubesched.parallel.conflicts import Outcomes, check_together
+from kubesched.parallel.host import Choice, OutcomeHost
 
 log = logging.getLogger(__name__)
 
 NAME = "ShardCoordinator"
+VICTIM_REASON = "preempted by the shard coordinator"
 
 
 @dataclass(slots=True)
@@ -58,24 +60,38 @@ class Flight:
     proposal: sh.Proposal | None = None
 
 
-class Decisions(Scheduler):
-    """Decisions on answers; the state is the coordinator's (set in its ``__init__``)."""
+class Decisions:
+    """Decisions on the answers to the hand-outs in ``flights`` (see the module docstring).
 
-    client: KubeClient
-    live_api: LiveApi
-    checker: Checker
-    parallel_metrics: ParallelMetrics
-    flights: dict[str, Flight]
-    load: list[int]
-    group_shard: dict[str, int]
-    ready: list[str]
-    claimed: dict[str, str]
-    retries: Retries
-    stats: Counter[str]
+    ``host`` is the coordinator; ``checker`` its binder's checks; ``client`` writes the
+    refusals on the Pods and ``live_api`` evicts victims; ``close`` closes a hand-out record
+    (the coordinator's); ``stats`` counts ``committed``, ``alternative``,
+    ``refused:<reason>``, ``failed``, ``node_changed`` and ``bind_failed``."""
 
-    # ------------------------------------------------------------------ decisions
-    def _decide(self) -> bool:
-        keys, self.ready = self.ready, []
+    def __init__(
+        self,
+        host: OutcomeHost,
+        checker: Checker,
+        *,
+        client: KubeClient,
+        live_api: LiveApi,
+        flights: dict[str, Flight],
+        close: Callable[[str], Flight | None],
+        stats: Counter[str],
+    ) -> None:
+        self.host = host
+        self.checker = checker
+        self.client = client
+        self.live_api = live_api
+        self.flights = flights
+        self.close = close
+        self.stats = stats
+        self.outcomes = Outcomes(host, "coordinator", NAME, self._evict)
+        """Refusals, failure reports and preemptions, decided as the binder decides them."""
+
+    def decide(self, keys: list[str]) -> bool:
+        """Decide the answers that arrived for ``keys`` (a gang's once all its members handed
+        to that shard have answered); whether any was decided."""
         done: set[str] = set()
         for key in keys:
             f = self.flights.get(key)
@@ -91,35 +107,40 @@ class Decisions(Scheduler):
                 self._unit(unit)
         return bool(done)
 
+    def forget(self, key: str) -> None:
+        """Pod ``key`` is gone: its refusals in a row and its claim as a victim with it."""
+        self.outcomes.retries.settled(key)
+        self.outcomes.forget_victim(key)
+
     def _choose(self, fwk: Framework, f: Flight) -> Choice:
         prop = f.proposal
         assert prop is not None
-        node = self.cluster.node(prop.node)
+        node = self.host.cluster.node(prop.node)
         if node is not None and _rv(node.raw) != prop.resource_version:
             self.stats["node_changed"] += 1
-        alts = tuple((n, -1) for n, _ in prop.alternatives)
-        res = p.Propose(f.qp.pod.key, prop.node, -1, alts, p.NOT_LOCAL, f.group)
+        res = prop.result(f.qp.pod.key, f.group)
+        assert isinstance(res, p.Propose)
         return self.checker.choose(fwk, f.qp.pod, res)
 
     def _single(self, f: Flight) -> None:
-        self._close(f.qp.pod.key)
+        self.close(f.qp.pod.key)
         assert f.proposal is not None
         if f.proposal.failed:
             self._failed(f, f.proposal)
             return
         t0 = time.perf_counter()
-        fwk = self.profiles[f.qp.pod.scheduler_name]
+        fwk = self.host.profiles[f.qp.pod.scheduler_name]
         choice = self._choose(fwk, f)
         if choice.node is None:
             self._refuse(f, choice.reason)
         else:
             self._commit(fwk, f, choice)
         path = "refused" if choice.node is None else "full"
-        self.parallel_metrics.binder_seconds(path, time.perf_counter() - t0)
+        self.host.parallel_metrics.binder_seconds(path, time.perf_counter() - t0)
 
     def _unit(self, unit: list[Flight]) -> None:
         for f in unit:
-            self._close(f.qp.pod.key)
+            self.close(f.qp.pod.key)
         if any(f.proposal is not None and f.proposal.failed for f in unit):
             for f in unit:
                 assert f.proposal is not None
@@ -129,37 +150,31 @@ class Decisions(Scheduler):
                     self._refuse(f, "gang_member_failed")
             return
         t0 = time.perf_counter()
-        fwks = [self.profiles[f.qp.pod.scheduler_name] for f in unit]
+        fwks = [self.host.profiles[f.qp.pod.scheduler_name] for f in unit]
         chosen, refusal = check_together(
-            self.cluster,
+            self.host.cluster,
             ((f.qp.pod, partial(self._choose, fwk, f)) for f, fwk in zip(unit, fwks, strict=True)),
         )
         if refusal is not None:
             refused = refusal.reason or "unknown"
             group = unit[0].group
-            message = f"gang {group}: a member was refused ({refused})"
-            reject_waiting_members(self.handle, group, NAME, message)
-            self.committer.drain_waiting()
+            self.outcomes.gang_refused(group, f"gang {group}: a member was refused ({refused})")
             for f in unit:
                 self._refuse(f, "gang_" + refused)
-            self.parallel_metrics.binder_seconds("refused", time.perf_counter() - t0)
+            self.host.parallel_metrics.binder_seconds("refused", time.perf_counter() - t0)
             return
         for f, fwk, choice in zip(unit, fwks, chosen, strict=True):
             self._commit(fwk, f, choice)
-        self.parallel_metrics.binder_seconds("gang", time.perf_counter() - t0)
+        self.host.parallel_metrics.binder_seconds("gang", time.perf_counter() - t0)
 
     def _commit(self, fwk: Framework, f: Flight, choice: Choice) -> None:
         """Assume, Reserve, Permit and bind, as the serial scheduler after choosing."""
-        node = str(choice.node)
         assert f.proposal is not None
-        result = "committed" if node == f.proposal.node else "alternative"
+        result = self.outcomes.committed(f.shard, f.qp.pod.key, f.proposal.node, choice)
         self.stats[result] += 1
-        self.parallel_metrics.result(f.shard, result)
-        if result == "alternative":
-            self.parallel_metrics.conflict(choice.reason)
-        self.retries.settled(f.qp.pod.key)
-        assumed = self.committer.assume(f.qp.pod, node)
-        self.committer.commit(fwk, choice.state, f.qp, assumed, f.start, f.cycle)
+        committer = self.host.committer
+        assumed = committer.assume(f.qp.pod, str(choice.node))
+        committer.commit(fwk, choice.state, f.qp, assumed, f.start, f.cycle)
 
     def counting_bind_errors(self, binding_cycle: Callable[[], None]) -> Callable[[], None]:
         """``binding_cycle`` (run straight after Permit, or once a Pod held there is
@@ -176,7 +191,7 @@ class Decisions(Scheduler):
             self.stats["bind_failed"] += 1
             if isinstance(err, ApiError) and err.code == 409:
                 self.stats["refused:bind_conflict"] += 1
-                self.parallel_metrics.conflict("bind_conflict")
+                self.host.parallel_metrics.conflict("bind_conflict")
 
         return counted
 
@@ -184,74 +199,37 @@ class Decisions(Scheduler):
         """Clear the hand-out, record why, hand the Pod out again (or back off)."""
         pod = f.qp.pod
         self.stats[f"refused:{reason}"] += 1
-        self.parallel_metrics.conflict(reason)
-        self.parallel_metrics.result(f.shard, "refused")
         marks: dict[str, str | None] = {sh.SHARD: None, sh.PROPOSAL: None, sh.REFUSED: reason}
         try:
             sh.annotate(self.client, pod.namespace, pod.name, marks)
         except ApiError as e:
             if e.code != 404:
                 log.warning("could not record the refusal of %s: %s", pod.key, e)
-        if self.retries.again(pod.key):
-            self._requeue_now(f, "conflict")
-            return
-        fwk = self.profiles[pod.scheduler_name]
-        status = Retries.gave_up("coordinator", reason, NAME)
-        self.failing.fail(fwk, f.qp, status, f.cycle, f.start)
+        self.outcomes.refused(f, reason)
 
     def _failed(self, f: Flight, prop: sh.Proposal) -> None:
         self.stats["failed"] += 1
-        qp = f.qp
-        fwk = self.profiles[qp.pod.scheduler_name]
-        if prop.nominated and prop.victims:
-            why = self._preempt(f, prop)
-            if why:
-                self._refuse(f, why)
-                return
-        qp.pending_plugins = set(prop.pending)
-        failure = reported(prop.failed, prop.message, prop.plugins, len(self.cluster.nodes))
-        unschedulable = isinstance(failure, Diagnosis)
-        self.parallel_metrics.result(f.shard, "unschedulable" if unschedulable else "error")
-        self.failing.fail(fwk, qp, failure, f.cycle, f.start)
+        res = prop.result(f.qp.pod.key, f.group)
+        assert isinstance(res, p.Failed)
+        why = self.outcomes.failed(f, res)
+        if why:  # the preemption it carries is refused
+            self._refuse(f, why)
 
-    def _preempt(self, f: Flight, prop: sh.Proposal) -> str:
-        """Grant a preemption while every victim is there and unclaimed; '' when granted."""
-        key = f.qp.pod.key
-        victims, why = victims_of(self.cluster, self.claimed, key, prop.nominated, prop.victims)
-        if why:
-            return why
-        for victim in victims:
-            self.claimed[victim.key] = key
-            held = self.handle.get_waiting_pod(victim.key)
-            if held is not None:  # upstream prepareCandidate: a victim held at Permit is
-                held.reject(NAME, "preempted")  # rejected, not deleted
-                continue
-            if victim.deletion_timestamp is None:
-                try:
-                    self.live_api.preempt_pod(
-                        victim, f.qp.pod, prop.nominated, "preempted by the shard coordinator"
-                    )
-                except ApiError as e:
-                    log.warning("could not delete victim %s: %s", victim.key, e)
-                    return "victim_delete_failed"
-        self.metrics.record_preemption(len(victims))
-        self.failing.nominate(f.qp, PostFilterResult(prop.nominated, tuple(victims)))
+    def _evict(self, victim: api.Pod, preemptor: api.Pod, node: str) -> str:
+        """Evict a granted preemption's victim: '' once done, else why the preemption is
+        refused.  A victim held at Permit is rejected there, not deleted (upstream
+        ``prepareCandidate``)."""
+        held = self.host.handle.get_waiting_pod(victim.key)
+        if held is not None:
+            held.reject(NAME, "preempted")
+            return ""
+        if victim.deletion_timestamp is None:
+            try:
+                self.live_api.preempt_pod(victim, preemptor, node, VICTIM_REASON)
+            except ApiError as e:
+                log.warning("could not delete victim %s: %s", victim.key, e)
+                return "victim_delete_failed"
         return ""
-
-    def _close(self, key: str) -> Flight | None:
-        f = self.flights.pop(key, None)
-        if f is None:
-            return None
-        self.load[f.shard] -= 1
-        if f.group and not any(g.group == f.group for g in self.flights.values()):
-            self.group_shard.pop(f.group, None)
-        return f
-
-    def _requeue_now(self, f: Flight, reason: str) -> None:
-        """Back to activeQ at once: the Pod did not fail on its own."""
-        self.queue.requeue_at_once(f.qp)
-        self.stats[f"requeued:{reason}"] += 1
-        self.parallel_metrics.retry(reason)
 
 
 def _rv(raw: dict[str, object]) -> str:

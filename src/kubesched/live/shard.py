@@ -194,25 +194,7 @@ class LiveShard(LiveScheduler):
         attempt = self.owned.get(key)
         if attempt is None:
             return  # handed elsewhere meanwhile
-        if isinstance(res, p.Propose):
-            prop = sh.Proposal(
-                self.index,
-                attempt,
-                node=res.node,
-                resource_version=self._node_rv(res.node),
-                alternatives=tuple((n, self._node_rv(n)) for n, _ in res.alternatives),
-            )
-        else:
-            prop = sh.Proposal(
-                self.index,
-                attempt,
-                failed=res.reason,
-                message=res.message,
-                plugins=res.unschedulable_plugins,
-                pending=res.pending_plugins,
-                nominated=res.nominated,
-                victims=res.victims,
-            )
+        prop = sh.Proposal.of(res, self.index, attempt, self._node_rv)
         if self._write(key, prop):
             if prop.failed:
                 self.reported += 1

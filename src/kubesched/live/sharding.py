@@ -10,7 +10,10 @@ talk only through the API server, with annotations on the pending Pod
   answer to an older hand-out is recognised and ignored;
 - ``kubesched.io/proposal: JSON`` -- written by the shard, a :class:`Proposal`: the node, the
   node's ``resourceVersion`` as the shard saw it, and ranked alternatives; or the failure
-  (reason, message, rejecting plugins, and after a preemption the nominated node and victims);
+  (reason, message, rejecting plugins, and after a preemption the nominated node and victims).
+  It is the live transport of the in-process shard's answer
+  (:data:`kubesched.parallel.protocol.Result`): :meth:`Proposal.of` writes one,
+  :meth:`Proposal.result` reads it back for the decisions both coordinators share;
 - ``kubesched.io/refused: reason`` -- written by the coordinator when it refuses a proposal
   (with the other two cleared; the Pod is then handed out again as a new attempt).
 
@@ -31,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesched.live.client import KubeClient
+from kubesched.parallel import protocol as p
 
 Obj = dict[str, Any]
 
@@ -88,6 +92,46 @@ class Proposal:
     nominated: str = ""
     victims: tuple[str, ...] = ()
     """Keys (``namespace/name``) of the Pods the shard's PostFilter chose to preempt."""
+
+    @staticmethod
+    def of(res: p.Result, shard: int, attempt: int, version: Callable[[str], str]) -> Proposal:
+        """Shard ``shard``'s answer ``res`` to hand-out ``attempt``; ``version``: a node's
+        ``resourceVersion`` in the shard's informer cache."""
+        if isinstance(res, p.Propose):
+            return Proposal(
+                shard,
+                attempt,
+                node=res.node,
+                resource_version=version(res.node),
+                alternatives=tuple((n, version(n)) for n, _ in res.alternatives),
+            )
+        return Proposal(
+            shard,
+            attempt,
+            failed=res.reason,
+            message=res.message,
+            plugins=res.unschedulable_plugins,
+            pending=res.pending_plugins,
+            nominated=res.nominated,
+            victims=res.victims,
+        )
+
+    def result(self, key: str, group: str) -> p.Result:
+        """The answer as the in-process shard gives it (Pod ``key``, of gang ``group``):
+        node versions unknown (``-1``: live proposals always take the binder's full check)
+        and never node-local."""
+        if self.failed:
+            return p.Failed(
+                key,
+                self.failed,
+                self.message,
+                self.plugins,
+                self.pending,
+                self.nominated,
+                self.victims,
+            )
+        alts = tuple((n, -1) for n, _ in self.alternatives)
+        return p.Propose(key, self.node, -1, alts, p.NOT_LOCAL, group)
 
     def encode(self) -> str:
         """The annotation value (compact JSON)."""

@@ -12,8 +12,14 @@
   :class:`~kubesched.parallel.coordinator.ParallelScheduler`; a shard process runs
   :func:`~kubesched.parallel.shardmain.serve`.  The binder and its helpers depend on the
   Protocols of :mod:`~kubesched.parallel.host`, not on the coordinator, so the room imports
-  as a tree (``tests/test_import_graph.py``); its checks
-  (:class:`~kubesched.parallel.binder.Checker`) are shared with the live coordinator.
+  as a tree (``tests/test_import_graph.py``).
+- The one home of sharding, offline and live: the shard's messages
+  (:mod:`~kubesched.parallel.protocol`), the shard (:mod:`~kubesched.parallel.shard`), the
+  checks (:class:`~kubesched.parallel.binder.Checker`), the outcomes of a checked answer
+  (:class:`~kubesched.parallel.conflicts.Outcomes`, over the narrow
+  :class:`~kubesched.parallel.host.OutcomeHost`) and the gang index
+  (:class:`~kubesched.parallel.dispatcher.PendingGangs`) are used as they are by
+  :mod:`kubesched.live`, which adds only the live transport (annotations, Leases, API writes).
   :func:`~kubesched.parallel.factory.make_scheduler` is how ``bench`` and ``simulate`` get a
   serial (``shards=1``) or parallel scheduler.  See ``docs/parallel.md``.
 """

@@ -48,11 +48,10 @@ import numpy as np
 from kubesched.api import objects as api
 from kubesched.config import names
 from kubesched.framework.interface import CycleState, preempt_pod
-from kubesched.framework.outcomes import PostFilterResult
 from kubesched.framework.runtime import Framework
 from kubesched.parallel import protocol as p
 from kubesched.parallel.bulk import BulkCommitter
-from kubesched.parallel.conflicts import Retries, reported, victims_of
+from kubesched.parallel.conflicts import Outcomes
 from kubesched.parallel.dispatcher import InFlight
 from kubesched.parallel.fastpath import NO, FastPath
 from kubesched.parallel.gangs import commit_unit
@@ -61,7 +60,6 @@ from kubesched.parallel.observe import BinderStats
 from kubesched.parallel.prefilter import PreFilterCache
 from kubesched.parallel.router import Router
 from kubesched.queue.nominator import Nominator
-from kubesched.scheduler import Diagnosis
 from kubesched.state.cache import ClusterState
 
 VICTIM_REASON = "preempted by the parallel binder"
@@ -157,9 +155,8 @@ class Binder:
         self.hub = hub
         self.router = router
         self.stats = BinderStats()
-        self.claimed: dict[str, str] = {}
-        """Victim key to the preemptor that claimed it."""
-        self.retries = Retries()
+        self.outcomes = Outcomes(hub, "binder", NAME, self._evict)
+        """Refusals, failure reports and preemptions, decided as the live coordinator does."""
         self.checker = Checker(hub.cluster, hub.queue.nominator, hub.shard_count)
         self.fast = self.checker.fast
         self.prefilter = self.checker.prefilter
@@ -281,20 +278,15 @@ class Binder:
         self.hub.parallel_metrics.binder_seconds(path, dt)
 
     def counted(self, shard: int, res: p.Propose, choice: Choice) -> None:
-        pm = self.hub.parallel_metrics
-        if choice.node != res.node:
+        if self.outcomes.committed(shard, res.key, res.node, choice) == "alternative":
             self.stats.conflicts[choice.reason] += 1
-            pm.conflict(choice.reason)
             self.stats.committed["alternative"] += 1
-            pm.result(shard, "alternative")
         else:
             self.stats.committed[choice.path] += 1
-            pm.result(shard, "committed")
-        self.retries.settled(res.key)
 
     def settled(self, key: str) -> None:
         """``key`` was committed: its refusals in a row start over."""
-        self.retries.settled(key)
+        self.outcomes.retries.settled(key)
 
     # ------------------------------------------------------------------ validation
     def fast_ok(self, fwk: Framework) -> bool:
@@ -337,59 +329,32 @@ class Binder:
         if self.router is not None and rec.sig is not None:
             self.router.answered(rec.sig, refused=True)
         self.stats.conflicts[reason] += 1
-        self.hub.parallel_metrics.conflict(reason)
-        self.hub.parallel_metrics.result(shard, "refused")
         self.refused[shard].append((key, reason))
-        if self.retries.again(key):
+        if self.outcomes.refused(rec, reason):
             self.stats.retries["conflict"] += 1
-            self.hub.requeue_now(rec, "conflict")
-        else:
-            fwk = self.hub.profiles[rec.qp.pod.scheduler_name]
-            status = Retries.gave_up("binder", reason, NAME)
-            self.hub.failing.fail(fwk, rec.qp, status, rec.cycle, rec.start)
+
+    def gang_refused(self, group: str, message: str) -> None:
+        """A gang's members proposed together were refused: reject those held at Permit."""
+        self.outcomes.gang_refused(group, message)
 
     def _failed(self, shard: int, res: p.Failed) -> None:
         rec = self.take(shard, res)
         if rec is None:
             return
-        qp = rec.qp
-        fwk = self.hub.profiles[qp.pod.scheduler_name]
-        if res.nominated and res.victims:
-            why = self._preempt(rec, res.nominated, res.victims)
-            if why:
-                self.conflict(shard, rec, why)
-                return
-        qp.pending_plugins = set(res.pending_plugins)
-        failure = reported(
-            res.reason, res.message, res.unschedulable_plugins, len(self.hub.cluster.nodes)
-        )
-        unschedulable = isinstance(failure, Diagnosis)
-        self.hub.parallel_metrics.result(shard, "unschedulable" if unschedulable else "error")
-        self.hub.failing.fail(fwk, qp, failure, rec.cycle, rec.start)
+        why = self.outcomes.failed(rec, res)
+        if why:  # the preemption it carries is refused
+            self.conflict(shard, rec, why)
 
-    def _preempt(self, rec: InFlight, node: str, victims: tuple[str, ...]) -> str:
-        """Grant a preemption if every victim is still there and unclaimed; '' when granted."""
+    def _evict(self, victim: api.Pod, preemptor: api.Pod, node: str) -> str:
+        """Evict a granted preemption's victim through the API client (one held at Permit is
+        rejected there instead: :func:`~kubesched.framework.interface.preempt_pod`)."""
         hub = self.hub
-        key = rec.qp.pod.key
-        pods, why = victims_of(hub.cluster, self.claimed, key, node, victims)
-        if why:
-            return why
-        for victim in pods:
-            self.claimed[victim.key] = key
-            if victim.deletion_timestamp is None and hub.api is not None:
-                preempt_pod(
-                    hub.api,
-                    victim,
-                    rec.qp.pod,
-                    node,
-                    VICTIM_REASON,
-                    waiting=hub.handle,
-                    plugin=NAME,
-                )
-        hub.metrics.record_preemption(len(pods))
-        hub.failing.nominate(rec.qp, PostFilterResult(node, tuple(pods)))
+        if victim.deletion_timestamp is None and hub.api is not None:
+            preempt_pod(
+                hub.api, victim, preemptor, node, VICTIM_REASON, waiting=hub.handle, plugin=NAME
+            )
         return ""
 
     def forget_victim(self, key: str) -> None:
         """A victim is gone for good."""
-        self.claimed.pop(key, None)
+        self.outcomes.forget_victim(key)

@@ -1,8 +1,14 @@
-"""What a coordinator does with what its checks refuse, shared by both coordinators.
+"""What a coordinator does with a shard's checked answer, shared by both coordinators.
 
 The in-process binder (:mod:`~kubesched.parallel.binder`, :mod:`~kubesched.parallel.gangs`)
 and the live coordinator (:mod:`kubesched.live.decisions`) re-validate shard proposals with
-the same :class:`~kubesched.parallel.binder.Checker` and handle the outcome by the same rules:
+the same :class:`~kubesched.parallel.binder.Checker` and decide the outcome with the same
+:class:`Outcomes` (one each, over the narrow :class:`~kubesched.parallel.host.OutcomeHost`
+both coordinators implement): a commit counted as ``committed`` or ``alternative``, a
+refusal counted and retried or failed, a failure report failed as the serial scheduler
+fails, a preemption granted or refused, a gang's waiting members rejected.  Only how a
+shard hears of a refusal (the binder's next message; the live Pod's annotation) and how a
+victim is evicted stay each coordinator's own.  The rules:
 
 - :class:`Retries`: a refused Pod is handed out again at once, up to :data:`FAST_RETRIES`
   refusals in a row; the next one fails it as an error (backoff);
@@ -24,8 +30,9 @@ from dataclasses import dataclass
 
 from kubesched.api import objects as api
 from kubesched.framework.interface import Code, Handle, Status
+from kubesched.framework.outcomes import PostFilterResult
 from kubesched.parallel import protocol as p
-from kubesched.parallel.host import Choice
+from kubesched.parallel.host import Choice, Handed, OutcomeHost
 from kubesched.scheduler import Diagnosis
 from kubesched.state.cache import ClusterState
 
@@ -123,3 +130,99 @@ def reported(reason: str, message: str, plugins: Iterable[str], nodes: int) -> D
     if reason == UNSCHEDULABLE:
         return _Reported(nodes, Counter(), set(plugins), text=message)
     return Status(Code.ERROR, (message,))
+
+
+Evict = Callable[[api.Pod, api.Pod, str], str]
+"""Evict ``victim`` for ``preemptor`` on ``node`` (a coordinator's own way): '' once done,
+else why the preemption is refused."""
+
+
+class Outcomes:
+    """The outcomes of checked shard answers (see the module docstring), decided alike by
+    both coordinators on ``host``; ``who`` and ``plugin`` name the coordinator in the error a
+    Pod fails with after too many refusals, ``evict`` evicts a granted preemption's victims."""
+
+    def __init__(self, host: OutcomeHost, who: str, plugin: str, evict: Evict) -> None:
+        self.host = host
+        self.who = who
+        self.plugin = plugin
+        self.evict = evict
+        self.retries = Retries()
+        self.claimed: dict[str, str] = {}
+        """Victim key to the preemptor that claimed it."""
+
+    def committed(self, shard: int, key: str, proposed: str, choice: Choice) -> str:
+        """``key``'s proposal of node ``proposed`` by ``shard`` passed on ``choice.node``
+        and is being committed: counted as ``committed`` or, on another node, as
+        ``alternative`` (the proposed node's refusal as a conflict); its refusals in a row
+        start over.  Which of the two it was."""
+        pm = self.host.parallel_metrics
+        result = "committed" if choice.node == proposed else "alternative"
+        if result == "alternative":
+            pm.conflict(choice.reason)
+        pm.result(shard, result)
+        self.retries.settled(key)
+        return result
+
+    def refused(self, rec: Handed, reason: str) -> bool:
+        """A proposal was refused for ``reason`` (its shard told by the caller): counted;
+        the Pod is handed out again at once (True) or, after :data:`FAST_RETRIES` refusals
+        in a row, fails as an error (False)."""
+        pm = self.host.parallel_metrics
+        pm.conflict(reason)
+        pm.result(rec.shard, "refused")
+        if self.retries.again(rec.qp.pod.key):
+            self.host.requeue_now(rec, "conflict")
+            return True
+        fwk = self.host.profiles[rec.qp.pod.scheduler_name]
+        status = Retries.gave_up(self.who, reason, self.plugin)
+        self.host.failing.fail(fwk, rec.qp, status, rec.cycle, rec.start)
+        return False
+
+    def failed(self, rec: Handed, res: p.Failed) -> str:
+        """A shard's failure report: the preemption it carries is granted (:meth:`preempt`)
+        and the Pod fails as the serial scheduler fails (:func:`reported`): ''; or the
+        preemption is refused: why (the caller refuses the answer)."""
+        if res.nominated and res.victims:
+            why = self.preempt(rec, res.nominated, res.victims)
+            if why:
+                return why
+        host, qp = self.host, rec.qp
+        qp.pending_plugins = set(res.pending_plugins)
+        failure = reported(
+            res.reason, res.message, res.unschedulable_plugins, len(host.cluster.nodes)
+        )
+        unschedulable = isinstance(failure, Diagnosis)
+        host.parallel_metrics.result(rec.shard, "unschedulable" if unschedulable else "error")
+        fwk = host.profiles[qp.pod.scheduler_name]
+        host.failing.fail(fwk, qp, failure, rec.cycle, rec.start)
+        return ""
+
+    def preempt(self, rec: Handed, node: str, victims: tuple[str, ...]) -> str:
+        """Grant the preemption of ``victims`` on ``node`` while every one is still there and
+        unclaimed (:func:`victims_of`): claim and evict them, nominate the Pod; '' when
+        granted, else why not."""
+        host = self.host
+        key = rec.qp.pod.key
+        pods, why = victims_of(host.cluster, self.claimed, key, node, victims)
+        if why:
+            return why
+        for victim in pods:
+            self.claimed[victim.key] = key
+            why = self.evict(victim, rec.qp.pod, node)
+            if why:
+                return why
+        host.metrics.record_preemption(len(pods))
+        host.failing.nominate(rec.qp, PostFilterResult(node, tuple(pods)))
+        return ""
+
+    def forget_victim(self, key: str) -> None:
+        """A victim is gone for good."""
+        self.claimed.pop(key, None)
+
+    def gang_refused(self, group: str, message: str) -> None:
+        """A gang's members proposed together were refused: its members held at Permit are
+        rejected there (:func:`reject_waiting_members`, with ``message``) and their
+        rejections handled at once."""
+        reject_waiting_members(self.host.handle, group, self.plugin, message)
+        self.host.committer.drain_waiting()

@@ -43,17 +43,19 @@ from typing import Any
 
 from kubesched.api import objects as api
 from kubesched.config.types import KubeSchedulerConfiguration
-from kubesched.framework.interface import ApiClient
+from kubesched.framework.interface import ApiClient, CycleState
+from kubesched.framework.runtime import Framework
 from kubesched.metrics import SchedulerMetrics
 from kubesched.parallel import protocol as p
 from kubesched.parallel import transport
 from kubesched.parallel.binder import Binder
-from kubesched.parallel.dispatcher import Dispatcher, InFlight
+from kubesched.parallel.dispatcher import Dispatcher
+from kubesched.parallel.host import Handed
 from kubesched.parallel.observe import ParallelMetrics, binder_summary
 from kubesched.parallel.router import Router
-from kubesched.parallel.routing import RoutedSearch, Routing
-from kubesched.parallel.streaming import CacheTap, StreamingHandlers, snapshot_entries
-from kubesched.scheduler import SchedulerOptions
+from kubesched.parallel.routing import Routing
+from kubesched.parallel.streaming import CacheTap, CommitStream, snapshot_entries
+from kubesched.scheduler import Scheduler, ScheduleResult, SchedulerOptions
 from kubesched.scheduler.commit import resume
 
 PARALLEL = SchedulerOptions(shards=2)
@@ -68,8 +70,13 @@ DEPTH = 5
 the socket so a shard finds work while the coordinator is off the CPU (~7 % over 3)."""
 
 
-class ParallelScheduler(RoutedSearch, StreamingHandlers):
-    """Dispatcher + binder in this process, ``shards`` shards in their own (see module doc)."""
+class ParallelScheduler(Scheduler):
+    """Dispatcher + binder in this process, ``shards`` shards in their own (see module doc);
+    its parts: the :class:`~kubesched.parallel.dispatcher.Dispatcher`, the
+    :class:`~kubesched.parallel.binder.Binder` (whose
+    :class:`~kubesched.parallel.host.BinderHost` it is), the
+    :class:`~kubesched.parallel.streaming.CommitStream` its informer handlers feed, and with
+    auto routing the :class:`~kubesched.parallel.routing.Routing` strategy."""
 
     def __init__(
         self,
@@ -92,13 +99,10 @@ class ParallelScheduler(RoutedSearch, StreamingHandlers):
             router = Router(shards)
         self.routing = Routing(self, router) if router is not None else None
         """Auto routing (None: every Pod goes to a shard)."""
-        self.held_logged: set[str] = set()
-        self.synced = self.routing is None
-        """Whether the shards' replicas follow the commit stream (with auto routing they
-        start dormant: :mod:`~.dormancy`)."""
         self.fresh = [False] * shards
         """Shards whose next message replaces their replica by a snapshot."""
         self._updating = False
+        """While the Scheduler's ``on_pod_update`` runs: a bind it adds is streamed as one."""
         self.dispatcher = Dispatcher(
             shards, round_size=round_size, window=round_size * DEPTH, counted=self._counted
         )
@@ -112,16 +116,12 @@ class ParallelScheduler(RoutedSearch, StreamingHandlers):
         )
         self.binder = Binder(self, self.routing.router if self.routing is not None else None)
         self.parallel_metrics = ParallelMetrics(self.metrics, shards)
-        self.tap = CacheTap(self)
+        self.stream = CommitStream(self.cluster, shards, synced=self.routing is None)
+        self.tap = CacheTap(self.stream)
         self.cluster.observe(self.tap)
-        self.log: list[p.Entry] = []
-        self.log_base = 0
-        """Stream position of ``log[0]`` (the log is trimmed once every shard read it)."""
-        self.cursor = [0] * shards
         self.outstanding = [0] * shards
         self.waiting = [0] * shards
         self.deadlines: list[float | None] = [None] * shards
-        self._proposer: dict[str, tuple[int, api.Pod]] = {}
         self._chunks: dict[tuple[int, int], bytes] = {}
         """This step's pickled stretches of the log, by absolute (start, end)."""
         self.last_step_pods = 0  # most results one shard returned in the last step
@@ -141,10 +141,113 @@ class ParallelScheduler(RoutedSearch, StreamingHandlers):
         not answered yet."""
         self.in_flight_bindings += change
 
-    def requeue_now(self, rec: InFlight, reason: str) -> None:
+    def requeue_now(self, rec: Handed, reason: str) -> None:
         """Send a handed-out Pod straight back to activeQ (it did not fail on its own)."""
         self.queue.requeue_at_once(rec.qp)
         self.parallel_metrics.retry(reason)
+
+    # ------------------------------------------------------------------ the commit stream
+    def log_entry(self, entry: p.Entry) -> None:
+        """Append to the commit stream every shard reads."""
+        self.stream.entry(entry)
+
+    def committing(self, key: str, shard: int, sent: api.Pod) -> None:
+        """The binder is about to bind ``key`` proposed by ``shard``."""
+        self.stream.committing(key, shard, sent)
+
+    def forget_proposal(self, key: str) -> None:
+        """The bind of ``key`` failed before anything was streamed."""
+        self.stream.forget_proposal(key)
+
+    def committed(self, key: str) -> None:
+        """The commit of ``key`` is made (:meth:`CommitStream.committed`); if its binding
+        cycle failed already, its proposer is told to forget its assumed copy."""
+        shard = self.stream.committed(key)
+        if shard >= 0:
+            self.binder.refused[shard].append((key, "bind_failed"))
+
+    # ------------------------------------------------------------------ informer events
+    # (the Scheduler's handlers are called directly, not through a super object per event)
+    def on_node_add(self, node: api.Node) -> None:
+        Scheduler.on_node_add(self, node)
+        self.stream.node_added(node)
+
+    def on_node_update(self, old: api.Node, new: api.Node) -> None:
+        Scheduler.on_node_update(self, old, new)
+        self.stream.node_updated(old, new)
+
+    def on_node_delete(self, node: api.Node) -> None:
+        Scheduler.on_node_delete(self, node)
+        self.binder.fast.forget()  # rows are recycled
+        self.stream.node_deleted(node)
+
+    def on_pod_add(self, pod: api.Pod) -> None:
+        Scheduler.on_pod_add(self, pod)
+        if self._updating:
+            return  # a bind: on_pod_update streams it
+        if not pod.node_name:
+            if p.GROUP_LABEL in pod.labels:
+                self.dispatcher.gangs.added(pod)
+        else:
+            self.stream.pod_added(pod)
+
+    def on_pod_update(self, old: api.Pod, new: api.Pod) -> None:
+        self._updating = True
+        try:
+            Scheduler.on_pod_update(self, old, new)
+        finally:
+            self._updating = False
+        if new.node_name and not old.node_name:
+            if p.GROUP_LABEL in old.labels:
+                self.dispatcher.gangs.gone(old)
+            self.stream.pod_bound(old, new)
+        elif new.node_name:
+            self.stream.pod_updated(old, new)
+        else:
+            self.dispatcher.gangs.gone(old)
+            self.dispatcher.gangs.added(new)
+
+    def on_pods_bound(self, pairs: list[tuple[api.Pod, api.Pod]]) -> None:
+        """Binds the API server made in one batch (``BenchApi.bind_many``): each as
+        :meth:`on_pod_update` would handle it; the binder's bulk path did not assume them,
+        so the cache counts them here."""
+        for old, new in pairs:
+            self.on_pod_update(old, new)
+
+    def on_pod_delete(self, pod: api.Pod) -> None:
+        rec = self.dispatcher.close(pod.key)
+        if rec is not None:
+            self.queue.done(rec.qp.pod)
+        Scheduler.on_pod_delete(self, pod)
+        self.dispatcher.gangs.gone(pod)
+        self.binder.forget_victim(pod.key)
+        self.stream.pod_deleted(pod)
+
+    def on_object(self, obj: dict[str, Any], *, deleted: bool = False) -> None:
+        Scheduler.on_object(self, obj, deleted=deleted)
+        self.stream.object_changed(obj, deleted)
+
+    # ------------------------------------------------------------------ the coordinator's search
+    def sign(self, fwk: Framework, pod: api.Pod) -> tuple[object, ...] | None:
+        """The signature auto routing computed for the Pod it runs here
+        (:meth:`Routing.divert`), else computed.  (The Scheduler's methods are called
+        directly here and below, not through a ``super`` object per Pod.)"""
+        routing = self.routing
+        if routing is not None and routing.routed_pod is pod:
+            return routing.routed_sig  # type: ignore[return-value]
+        return Scheduler.sign(self, fwk, pod)
+
+    def schedule_pod(self, fwk: Framework, state: CycleState, pod: api.Pod) -> ScheduleResult:
+        """The serial search, for the Pods auto routing keeps here (timed for its router
+        when it samples the cycle)."""
+        routing = self.routing
+        if routing is None or not routing.timing:
+            return Scheduler.schedule_pod(self, fwk, state, pod)
+        t0 = time.perf_counter()
+        try:
+            return Scheduler.schedule_pod(self, fwk, state, pod)
+        finally:
+            routing.search += time.perf_counter() - t0
 
     # ------------------------------------------------------------------ one step
     def schedule_one(self) -> bool:
@@ -178,7 +281,7 @@ class ParallelScheduler(RoutedSearch, StreamingHandlers):
                 self._receive(i)
                 did = received = True
         self.committer.drain_waiting()
-        self._trim()
+        self.stream.trim()
         self.parallel_metrics.in_flight(self.dispatcher.load)
         if routing is not None:
             routing.end(any(sent) or received)
@@ -186,13 +289,14 @@ class ParallelScheduler(RoutedSearch, StreamingHandlers):
 
     def _stream(self, start: int) -> bytes:
         """The log from ``start`` (an index into ``log``) on, pickled once per step."""
-        key = (self.log_base + start, self.log_base + len(self.log))
+        log = self.stream.log
+        key = (self.stream.log_base + start, self.stream.log_base + len(log))
         data = self._chunks.get(key)
         if data is None:
             t0 = time.perf_counter()
-            data = self._chunks[key] = p.encode_stream(self.log[start:])
+            data = self._chunks[key] = p.encode_stream(log[start:])
             if self.routing is not None:
-                self.routing.encoded(time.perf_counter() - t0, len(self.log) - start)
+                self.routing.encoded(time.perf_counter() - t0, len(log) - start)
         return data
 
     def _send(self, i: int, now: float) -> bool:
@@ -201,7 +305,7 @@ class ParallelScheduler(RoutedSearch, StreamingHandlers):
             assert self.routing is not None
             stream = self.routing.dormancy.snapshot_stream()
         else:
-            stream = self._stream(self.cursor[i] - self.log_base)
+            stream = self._stream(self.stream.cursor[i] - self.stream.log_base)
         msg = p.ToShard(
             now,
             stream=stream,
@@ -211,7 +315,7 @@ class ParallelScheduler(RoutedSearch, StreamingHandlers):
         )
         self.fresh[i] = False
         self.binder.refused[i] = []
-        self.cursor[i] = self.log_base + len(self.log)
+        self.stream.cursor[i] = self.stream.log_base + len(self.stream.log)
         try:
             self.handles[i].send(msg)
         except transport.ShardCrashed:
@@ -253,12 +357,6 @@ class ParallelScheduler(RoutedSearch, StreamingHandlers):
             if rec is not None:
                 rec.start = start
 
-    def _trim(self) -> None:
-        low = min(self.cursor) - self.log_base
-        if low > 4096 and low * 2 > len(self.log):
-            del self.log[:low]
-            self.log_base += low
-
     # ------------------------------------------------------------------ crashes
     def _crashed(self, i: int) -> None:
         """Shard ``i`` is gone: its Pods go back to the queue; a fresh shard takes over."""
@@ -290,7 +388,7 @@ class ParallelScheduler(RoutedSearch, StreamingHandlers):
             self.handles[i].restart()
             self.handles[i].send(snapshot)
             self.handles[i].recv()
-        self.cursor[i] = self.log_base + len(self.log)
+        self.stream.cursor[i] = self.stream.log_base + len(self.stream.log)
 
     def crash_shard(self, i: int) -> None:
         """Test hook: kill shard ``i`` now (as if its process died)."""

@@ -9,7 +9,8 @@ deletion.
 
 - **Units**: a gang (Pods labelled ``scheduling.x-k8s.io/pod-group``) goes to one shard as
   a whole: when one member is popped, every other member waiting in the queue is taken with
-  it, and while any member is in flight later members follow to the same shard.
+  it (:class:`PendingGangs`, which the live coordinator uses too), and while any member is
+  in flight later members follow to the same shard.
 - **Balance**: every other Pod goes to the shard with the fewest Pods in flight (ties go
   round the shards), at most ``round_size`` new Pods per shard per step and ``window`` in flight.
 - **Partitions**: nodes belong to shards by :func:`~kubesched.parallel.protocol.partition_of`;
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Container, Hashable, Iterator
 from dataclasses import dataclass, field
 
 from kubesched.api import objects as api
@@ -50,6 +51,51 @@ class InFlight:
     """The Pod's routing signature (:mod:`~kubesched.parallel.router`; None without)."""
 
 
+@dataclass(slots=True)
+class PendingGangs:
+    """The pending members of each gang, so that a gang goes to one shard whole (both
+    coordinators' rule: the in-process :class:`Dispatcher` and the live
+    :class:`~kubesched.live.coordinator.CoordinatorScheduler`)."""
+
+    members: dict[str, set[str]] = field(default_factory=dict)
+    """Gang ``namespace/group`` to the keys of its pending members."""
+
+    def added(self, pod: api.Pod) -> None:
+        """A pending Pod appeared (gang members are indexed by group)."""
+        group = p.group_of(pod)
+        if group:
+            self.members.setdefault(group, set()).add(pod.key)
+
+    def gone(self, pod: api.Pod) -> None:
+        """A pending Pod was bound or deleted."""
+        group = p.group_of(pod)
+        if group and group in self.members:
+            self.members[group].discard(pod.key)
+            if not self.members[group]:
+                del self.members[group]
+
+    def take_siblings(
+        self, queue: SchedulingQueue, pod: api.Pod, group: str, held: Container[str]
+    ) -> Iterator[QueuedPodInfo]:
+        """The other pending members of ``pod``'s gang ``group`` that are not ``held``
+        (handed out already) and wait in ``queue`` (activeQ, backoff or unschedulable, not
+        gated), in key order, each taken out of it as a pop would (a new attempt) just
+        before it is yielded."""
+        for key in sorted(self.members.get(group, ())):
+            if key == pod.key or key in held:
+                continue
+            if queue.queue_of(key) not in (ACTIVE, BACKOFF, UNSCHEDULABLE):
+                continue  # gated, or not queued at all
+            qp = queue.get(key)
+            if qp is None:
+                continue
+            queue.delete(qp.pod)
+            qp.attempts += 1
+            qp.unschedulable_plugins.clear()
+            qp.pending_plugins.clear()
+            yield qp
+
+
 Divert = Callable[[QueuedPodInfo, float], tuple[bool, Hashable]]
 """Offered a popped Pod and the ``time.perf_counter()`` before its pop: ``(taken,
 signature)``; a Pod taken was scheduled by the caller."""
@@ -65,8 +111,7 @@ class Dispatcher:
     in_flight: dict[str, InFlight] = field(default_factory=dict)
     load: list[int] = field(default_factory=list)
     outbox: list[list[api.Pod]] = field(default_factory=list)
-    members: dict[str, set[str]] = field(default_factory=dict)
-    """Gang ``namespace/group`` to the keys of its pending members."""
+    gangs: PendingGangs = field(default_factory=PendingGangs)
     group_load: Counter[str] = field(default_factory=Counter)
     group_shard: dict[str, int] = field(default_factory=dict)
     handed: int = 0
@@ -77,21 +122,6 @@ class Dispatcher:
     def __post_init__(self) -> None:
         self.load = [0] * self.shards
         self.outbox = [[] for _ in range(self.shards)]
-
-    # ------------------------------------------------------------------ pending gang members
-    def pending_added(self, pod: api.Pod) -> None:
-        """A pending Pod appeared (gang members are indexed by group)."""
-        group = p.group_of(pod)
-        if group:
-            self.members.setdefault(group, set()).add(pod.key)
-
-    def pending_gone(self, pod: api.Pod) -> None:
-        """A pending Pod was bound or deleted."""
-        group = p.group_of(pod)
-        if group and group in self.members:
-            self.members[group].discard(pod.key)
-            if not self.members[group]:
-                del self.members[group]
 
     # ------------------------------------------------------------------ handing out
     def fill(
@@ -126,7 +156,8 @@ class Dispatcher:
                 target = min(room, key=lambda i: (self.load[i], (i - start) % self.shards))
             n += self._hand(qp, target, group, queue.scheduling_cycle, sig)
             if group:
-                n += self._take_siblings(queue, qp.pod, group, target)
+                for sibling in self.gangs.take_siblings(queue, qp.pod, group, self.in_flight):
+                    n += self._hand(sibling, target, group, queue.scheduling_cycle)
             room = self._room()
         return n
 
@@ -137,23 +168,6 @@ class Dispatcher:
             for i in range(self.shards)
             if self.load[i] < self.window and len(self.outbox[i]) < self.round_size
         ]
-
-    def _take_siblings(self, queue: SchedulingQueue, pod: api.Pod, group: str, target: int) -> int:
-        n = 0
-        for key in sorted(self.members.get(group, ())):
-            if key == pod.key or key in self.in_flight:
-                continue
-            if queue.queue_of(key) not in (ACTIVE, BACKOFF, UNSCHEDULABLE):
-                continue  # gated, or not queued at all
-            qp = queue.get(key)
-            if qp is None:
-                continue
-            queue.delete(qp.pod)
-            qp.attempts += 1
-            qp.unschedulable_plugins.clear()
-            qp.pending_plugins.clear()
-            n += self._hand(qp, target, group, queue.scheduling_cycle)
-        return n
 
     def _hand(
         self, qp: QueuedPodInfo, target: int, group: str, cycle: int, sig: Hashable = None

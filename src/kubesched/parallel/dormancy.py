@@ -35,7 +35,7 @@ from typing import Protocol
 from kubesched.parallel import protocol as p
 from kubesched.parallel.binder import Binder
 from kubesched.parallel.dispatcher import Dispatcher
-from kubesched.parallel.streaming import CacheTap, snapshot_entries
+from kubesched.parallel.streaming import CacheTap, CommitStream, snapshot_entries
 from kubesched.state.cache import ClusterState, Observer
 
 DOZE_AFTER = 1024
@@ -52,16 +52,12 @@ class DormancyHost(Protocol):
     binder: Binder
     tap: CacheTap
     shard_count: int
-    synced: bool
-    """Whether the shards' replicas follow the commit stream."""
+    stream: CommitStream
+    """Its ``synced`` says whether the shards' replicas follow it."""
     fresh: list[bool]
     """Shards whose next message replaces their replica by a snapshot."""
-    log: list[p.Entry]
-    log_base: int
-    cursor: list[int]
     outstanding: list[int]
     waiting: list[int]
-    held_logged: set[str]
 
 
 class Dormancy:
@@ -86,12 +82,12 @@ class Dormancy:
     def doze_if_cheaper(self) -> None:
         """At the end of a step: doze off if the shards are idle and a snapshot would cost
         them at most twice the log they have not read."""
-        hub = self.hub
-        if not hub.synced or any(hub.outstanding) or any(hub.waiting):
+        hub, stream = self.hub, self.hub.stream
+        if not stream.synced or any(hub.outstanding) or any(hub.waiting):
             return
         if hub.dispatcher.in_flight or any(hub.dispatcher.outbox):
             return
-        unread = hub.log_base + len(hub.log) - min(hub.cursor)
+        unread = stream.log_base + len(stream.log) - min(stream.cursor)
         cluster = hub.cluster
         size = len(cluster.nodes) + len(cluster.pods) + len(cluster.objects)
         if unread >= DOZE_AFTER and 2 * unread >= size:
@@ -100,12 +96,12 @@ class Dormancy:
     def doze(self) -> None:
         """Stop streaming to the idle shards: the log is dropped, the binder's observers
         detached; every shard's next message starts it over from a snapshot."""
-        hub = self.hub
-        hub.synced = False
-        hub.log_base += len(hub.log)
-        hub.log.clear()
-        hub.cursor = [hub.log_base] * hub.shard_count
-        hub.held_logged.clear()
+        hub, stream = self.hub, self.hub.stream
+        stream.synced = False
+        stream.log_base += len(stream.log)
+        stream.log.clear()
+        stream.cursor = [stream.log_base] * hub.shard_count
+        stream.held_logged.clear()
         hub.fresh = [True] * hub.shard_count
         detached = self.observers()
         hub.cluster.observers = [o for o in hub.cluster.observers if o not in detached]
@@ -115,10 +111,10 @@ class Dormancy:
     def wake(self) -> None:
         """Pods are about to go to dormant shards: stream again from here, each shard's next
         message first replacing its replica by a snapshot (:meth:`snapshot_stream`)."""
-        hub = self.hub
-        hub.synced = True
+        hub, stream = self.hub, self.hub.stream
+        stream.synced = True
         hub.fresh = [True] * hub.shard_count
-        hub.held_logged = {k for k, rec in hub.cluster.pods.items() if rec.assumed}
+        stream.held_logged = {k for k, rec in hub.cluster.pods.items() if rec.assumed}
         hub.binder.fast.forget()
         hub.binder.refused = [[] for _ in range(hub.shard_count)]
         for observer in self.observers():

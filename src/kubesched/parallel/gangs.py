@@ -16,9 +16,9 @@ from functools import partial
 
 from kubesched.framework.runtime import Framework
 from kubesched.parallel import protocol as p
-from kubesched.parallel.conflicts import check_together, reject_waiting_members
+from kubesched.parallel.conflicts import check_together
 from kubesched.parallel.dispatcher import InFlight
-from kubesched.parallel.host import NAME, BinderCore
+from kubesched.parallel.host import BinderCore
 
 
 def commit_unit(binder: BinderCore, shard: int, group: str, results: list[p.Propose]) -> None:
@@ -45,8 +45,7 @@ def commit_unit(binder: BinderCore, shard: int, group: str, results: list[p.Prop
     if refused is not None:
         reason = refused.reason
         message = f"gang {group}: a member was refused by the binder ({reason})"
-        reject_waiting_members(hub.handle, group, NAME, message)
-        hub.committer.drain_waiting()
+        binder.gang_refused(group, message)
         for _, rec, _ in members:
             binder.conflict(shard, rec, "gang_" + reason)
         binder.timed(t0, "refused")

@@ -5,6 +5,11 @@ The shared-pool binder (:mod:`~kubesched.parallel.binder`) and its helpers (the 
 on these Protocols, not on the classes that implement them, so ``parallel/`` imports as a
 tree:
 
+- :class:`OutcomeHost`: what the decisions both coordinators share
+  (:class:`~kubesched.parallel.conflicts.Outcomes`: refusals, failure reports, preemptions)
+  need of the coordinator -- implemented by the in-process coordinator and by the live one
+  (:class:`~kubesched.live.coordinator.CoordinatorScheduler`) alike; :class:`Handed`: the
+  record of a Pod handed to a shard, as those decisions read it;
 - :class:`BinderHost`: what the binder reads and calls on the coordinator it runs in
   (:class:`~kubesched.parallel.coordinator.ParallelScheduler`): the authoritative cache,
   queue and profiles, the dispatcher's records, the commit stream, and the serial
@@ -16,7 +21,7 @@ tree:
 - :class:`BulkBinds`: an API client that can bind a batch in one call (the bulk commit's).
 
 The checks alone (:class:`~kubesched.parallel.binder.Checker`) need only the cache and the
-nominator, which is how the live coordinator shares them.
+nominator, which is how the live coordinator shares them with the binder.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from kubesched.api.objects import Pod
-from kubesched.framework.interface import ApiClient, CycleState, Handle
+from kubesched.framework.interface import ApiClient, CycleState, Handle, QueuedPodInfo
 from kubesched.framework.runtime import Framework
 from kubesched.metrics import SchedulerMetrics
 from kubesched.parallel import protocol as p
@@ -74,22 +79,48 @@ class BulkBinds(Protocol):
         ...
 
 
-class BinderHost(Protocol):
+class Handed(Protocol):
+    """A Pod handed to a shard and not decided yet, as the shared decisions read it (the
+    in-process dispatcher's :class:`~kubesched.parallel.dispatcher.InFlight`, the live
+    coordinator's :class:`~kubesched.live.decisions.Flight`)."""
+
+    qp: QueuedPodInfo
+    shard: int
+    cycle: int
+    """The queue's scheduling cycle when it was handed out."""
+    start: float
+    """``time.perf_counter()`` its attempt's duration counts from."""
+
+
+class OutcomeHost(Protocol):
+    """What the decisions both coordinators share (:class:`~.conflicts.Outcomes`) need of
+    the coordinator: a :class:`~kubesched.scheduler.Scheduler`'s cache, profiles, Permit
+    waits, metrics and failure handling, the sharded metrics, and a way to send a handed-out
+    Pod straight back to activeQ."""
+
+    cluster: ClusterState
+    profiles: dict[str, Framework]
+    handle: Handle
+    metrics: SchedulerMetrics
+    parallel_metrics: ParallelMetrics
+    committer: Commit
+    failing: Failures
+
+    def requeue_now(self, rec: Handed, reason: str) -> None:
+        """Send a handed-out Pod straight back to activeQ (it did not fail on its own)."""
+
+
+class BinderHost(OutcomeHost, Protocol):
     """What the binder needs of its coordinator (a :class:`~kubesched.scheduler.Scheduler`
     with a dispatcher and a commit stream)."""
 
-    cluster: ClusterState
     queue: SchedulingQueue
-    profiles: dict[str, Framework]
     api: ApiClient | None
     extenders: Extenders | None
-    handle: Handle
-    metrics: SchedulerMetrics
     clock: Callable[[], float]
     pod_attempts: Counter[str]
     shard_count: int
     dispatcher: Dispatcher
-    parallel_metrics: ParallelMetrics
 
     # the commit stream
     def committing(self, key: str, shard: int, sent: Pod) -> None:
@@ -103,13 +134,6 @@ class BinderHost(Protocol):
 
     def log_entry(self, entry: p.Entry) -> None:
         """Append to the commit stream every shard reads."""
-
-    def requeue_now(self, rec: InFlight, reason: str) -> None:
-        """Send a handed-out Pod straight back to activeQ (it did not fail on its own)."""
-
-    # the serial scheduler's commit step and failure handling
-    committer: Commit
-    failing: Failures
 
 
 class BinderCore(Protocol):
@@ -147,6 +171,9 @@ class BinderCore(Protocol):
 
     def conflict(self, shard: int, rec: InFlight, reason: str) -> None:
         """Refuse a proposal: count it, tell the shard, send the Pod back to the queue."""
+
+    def gang_refused(self, group: str, message: str) -> None:
+        """A gang's members proposed together were refused: reject those held at Permit."""
 
     def timed(self, t0: float, path: str) -> None:
         """The binder spent ``time.perf_counter() - t0`` on one decision by ``path``."""

@@ -1,16 +1,16 @@
 """The coordinator's side of auto routing: runs the Pods the router keeps, and measures.
 
 :class:`Routing` is the one strategy object
-:class:`~kubesched.parallel.coordinator.ParallelScheduler` holds when routing is on (and
-:class:`RoutedSearch` its search): each step it fills the shards' outboxes through the
-dispatcher (:meth:`Routing.fill`, at most :data:`DRAINING` Pods of its own while messages
-are outstanding), and it owns the shards' dormancy (:mod:`~kubesched.parallel.dormancy`:
-woken when a Pod goes to a shard, dozing once idle).  The dispatcher offers it every
-popped Pod outside a gang (:meth:`Routing.divert`); for a Pod of a signature the
-:class:`~.router.Router` keeps, it runs the serial scheduler's cycle on the authoritative
-cache right there (the coordinator *is* a Scheduler), registered like a proposal of shard
--1, so the bind -- or, while it is held (a slow API server, a Permit wait), the hold -- is
-streamed to every shard like the binder's.
+:class:`~kubesched.parallel.coordinator.ParallelScheduler` holds when routing is on (the
+coordinator's ``sign`` and ``schedule_pod`` read it): each step it fills the shards'
+outboxes through the dispatcher (:meth:`Routing.fill`, at most :data:`DRAINING` Pods of its
+own while messages are outstanding), and it owns the shards' dormancy
+(:mod:`~kubesched.parallel.dormancy`: woken when a Pod goes to a shard, dozing once idle).
+The dispatcher offers it every popped Pod outside a gang (:meth:`Routing.divert`); for a Pod
+of a signature the :class:`~.router.Router` keeps, it runs the serial scheduler's cycle on
+the authoritative cache right there (the coordinator *is* a Scheduler), registered like a
+proposal of shard -1, so the bind -- or, while it is held (a slow API server, a Permit
+wait), the hold -- is streamed to every shard like the binder's.
 
 It also feeds the router its figures, all in **CPU seconds** so that a busy neighbour does
 not tilt the comparison: per step, the coordinator's CPU (``time.process_time``, twice a
@@ -30,13 +30,12 @@ from collections.abc import Hashable
 from typing import Protocol
 
 from kubesched.api import objects as api
-from kubesched.framework.interface import CycleState, QueuedPodInfo
+from kubesched.framework.interface import QueuedPodInfo
 from kubesched.framework.runtime import Framework
 from kubesched.parallel import protocol as p
 from kubesched.parallel.dormancy import Dormancy, DormancyHost
 from kubesched.parallel.router import Router
 from kubesched.queue.scheduling_queue import SchedulingQueue
-from kubesched.scheduler import Scheduler, ScheduleResult
 
 DRAINING = 8
 """Pods the coordinator schedules itself per step while shards still hold messages: a
@@ -72,7 +71,7 @@ class Routing:
         self.routed_sig: object = None
         """The Pod whose cycle :meth:`divert` is running, and its signature."""
         self.timing = False
-        """Whether that cycle is timed for the router (its search, :class:`RoutedSearch`)."""
+        """Whether that cycle is timed for the router (its search: :attr:`search`)."""
         self._last: tuple[object, object, Hashable, tuple[object, ...] | None] = (
             None,
             None,
@@ -112,7 +111,7 @@ class Routing:
         hub = self.hub
         budget = DRAINING if any(hub.outstanding) else None
         n = hub.dispatcher.fill(hub.queue, self.divert, budget)
-        if not hub.synced and any(hub.dispatcher.outbox):
+        if not hub.stream.synced and any(hub.dispatcher.outbox):
             self.dormancy.wake()
         return n
 
@@ -174,7 +173,7 @@ class Routing:
             hub.schedule_popped(qp)
         finally:
             self.routed_pod = None
-        if hub.synced:
+        if hub.stream.synced:
             hub.committed(pod.key)
         dt = time.perf_counter() - popped
         if timed:
@@ -209,30 +208,3 @@ class Routing:
             searched += seconds * scale
         rest = max(0.0, reply.cpu - reply.apply_cpu - searched)
         router.shard_message(rest, reply.apply_cpu, reply.applied, len(reply.results))
-
-
-class RoutedSearch(Scheduler):
-    """The coordinator's serial search for the Pods :class:`Routing` keeps: the signature
-    routing computed is reused, and the search is timed for the router.  (The Scheduler's
-    methods are called directly, not through a ``super`` object per Pod.)"""
-
-    routing: Routing | None = None
-
-    def sign(self, fwk: Framework, pod: api.Pod) -> tuple[object, ...] | None:
-        """The signature auto routing computed for the Pod it runs here, else computed."""
-        routing = self.routing
-        if routing is not None and routing.routed_pod is pod:
-            return routing.routed_sig  # type: ignore[return-value]
-        return Scheduler.sign(self, fwk, pod)
-
-    def schedule_pod(self, fwk: Framework, state: CycleState, pod: api.Pod) -> ScheduleResult:
-        """The serial search, for the Pods auto routing keeps here (timed for it when the
-        router samples the cycle)."""
-        routing = self.routing
-        if routing is None or not routing.timing:
-            return Scheduler.schedule_pod(self, fwk, state, pod)
-        t0 = time.perf_counter()
-        try:
-            return Scheduler.schedule_pod(self, fwk, state, pod)
-        finally:
-            routing.search += time.perf_counter() - t0
