@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 from kubesched.api.errors import InputError
 from kubesched.config.featuregates_data import DEPENDENCIES, GATES
-from kubesched.config.versions import DEFAULT_VERSION
+from kubesched.config.versions import DEFAULT_VERSION, parse_version
 
 FLAG = "--feature-gates"
 
@@ -105,10 +105,13 @@ def parse_flag(text: str) -> dict[str, bool]:
     return result
 
 
-def check_settings(version: str, settings: Iterable[tuple[str, bool]]) -> list[str]:
+def check_settings(
+    version: str, settings: Iterable[tuple[str, bool]], *, dependencies: bool = True
+) -> list[str]:
     """Upstream's ``unsafeSetFromMap`` refusals of ``settings`` at ``version``, in order
     (empty: accepted).  An unknown gate is the only error reported, as upstream returns at
-    the first one."""
+    the first one.  ``dependencies=False`` skips the dependency check (a newer binary
+    emulating ``version`` checks its own dependency table, which kubesched does not have)."""
     table = GATES[version]
     errors: list[str] = []
     enabled: dict[str, bool] = {}
@@ -127,7 +130,7 @@ def check_settings(version: str, settings: Iterable[tuple[str, bool]]) -> list[s
             errors.append(f"cannot set feature gate {name} to {_go(value)}, {_pre_alpha(version)}")
             continue
         enabled[name] = value
-    if errors:
+    if errors or not dependencies:
         return errors
     gates = FeatureGates(version, tuple(sorted(enabled.items())))
     for name, deps in DEPENDENCIES[version].items():
@@ -141,11 +144,13 @@ def check_settings(version: str, settings: Iterable[tuple[str, bool]]) -> list[s
     return errors
 
 
-def with_settings(version: str, settings: Mapping[str, bool], *, path: str = FLAG) -> FeatureGates:
+def with_settings(
+    version: str, settings: Mapping[str, bool], *, path: str = FLAG, dependencies: bool = True
+) -> FeatureGates:
     """:class:`FeatureGates` of ``version`` with ``settings``, or an :class:`InputError` at
     ``path`` with upstream's message (several errors joined as upstream's aggregate:
     ``[a, b]``)."""
-    errors = check_settings(version, settings.items())
+    errors = check_settings(version, settings.items(), dependencies=dependencies)
     if errors:
         message = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
         raise InputError([(path, message)])
@@ -164,3 +169,21 @@ def _pre_alpha(version: str) -> str:
         f"feature is PreAlpha at emulated version {version}, "
         f"min compatibility version {major}.{int(minor) - 1}"
     )
+
+
+def from_spec(version: object, settings: object, path: str) -> FeatureGates:
+    """The gates of a document's ``kubernetesVersion`` and ``featureGates`` under ``path``
+    (a scenario's ``spec``, a sweep variable): None means the default version, no settings;
+    errors are :class:`InputError` at ``path.kubernetesVersion`` / ``path.featureGates``."""
+    where = f"{path}." if path else ""
+    minor = (
+        DEFAULT_VERSION if version is None else parse_version(version, f"{where}kubernetesVersion")
+    )
+    if settings is None:
+        return FeatureGates(minor)
+    gates_path = f"{where}featureGates"
+    if not isinstance(settings, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, bool) for k, v in settings.items()
+    ):
+        raise InputError([(gates_path, "must be a map of gate name to true or false")])
+    return with_settings(minor, settings, path=gates_path)
