@@ -111,7 +111,7 @@ class VersionChoice(NamedTuple):
         if version is None and told is not None:
             version = told
             print(
-                f"kubesched: modelling Kubernetes {told}, as {where} say; "
+                f"kubesched: modelling Kubernetes {told} (from {where}); "
                 "--kubernetes-version sets another",
                 file=sys.stderr,
             )
