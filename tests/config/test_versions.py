@@ -5,6 +5,7 @@ profile as its ``pkg/scheduler/apis/config/v1/default_plugins.go`` builds it."""
 from __future__ import annotations
 
 import pickle
+from typing import Any
 
 import pytest
 
@@ -179,3 +180,29 @@ def test_gates_pickle_and_describe() -> None:
     assert pickle.loads(pickle.dumps(gates)) == gates
     assert gates.describe() == "1.36 (GenericWorkload=true)"
     assert FeatureGates().describe() == "1.37"
+
+
+def _dra_args(version: str, args: dict | None = None, gates: dict | None = None) -> Any:
+    raw: dict = {"apiVersion": t.API_VERSION, "kind": t.KIND}
+    if args is not None:
+        raw["profiles"] = [
+            {"schedulerName": "s", "pluginConfig": [{"name": "DynamicResources", "args": args}]}
+        ]
+    fg = featuregates.with_settings(version, gates or {})
+    cfg = load.load_config(raw, known_plugins=KNOWN, gates=fg)
+    return cfg.profiles[0].plugin_config["DynamicResources"]
+
+
+def test_dynamic_resources_binding_timeout_follows_the_version_and_gates() -> None:
+    """v1.35+'s SetDefaults_DynamicResourcesArgs / ValidateDynamicResourcesArgs."""
+    assert dict(_dra_args("1.34")) == {}
+    assert dict(_dra_args("1.35")) == {}  # DRADeviceBindingConditions is Alpha (off) there
+    assert dict(_dra_args("1.36")) == {"bindingTimeout": "10m0s"}
+    with pytest.raises(InputError, match="unknown field"):
+        _dra_args("1.34", {"bindingTimeout": "5m"})
+    with pytest.raises(InputError, match="feature gate is disabled"):
+        _dra_args("1.35", {"bindingTimeout": "5m"})
+    with pytest.raises(InputError, match="must be at least 1 second"):
+        _dra_args("1.37", {"bindingTimeout": "500ms"})
+    with pytest.raises(InputError, match="DRASchedulingFilterTimeout feature gate is disabled"):
+        _dra_args("1.37", {"filterTimeout": "5s"}, {"DRASchedulerFilterTimeout": False})

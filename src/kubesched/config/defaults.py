@@ -172,9 +172,28 @@ def default_typed_args(name: str) -> object:
     raise KeyError(name)
 
 
-def default_raw_args(name: str, given: Mapping[str, Any]) -> Mapping[str, Any]:
-    """``given`` with upstream's defaults filled in for missing keys (read-only copy)."""
+DRA_BINDING_TIMEOUT = "10m0s"
+"""v1.35+ ``DynamicResourcesBindingTimeoutDefault`` (600 s), as the v1 file writes it."""
+
+
+def binding_conditions(gates: FeatureGates) -> bool:
+    """Whether DynamicResources has a ``bindingTimeout`` (v1.35+, both gates on)."""
+    return (
+        _since(gates.version, "1.35")
+        and gates.enabled("DRADeviceBindingConditions")
+        and gates.enabled("DRAResourceClaimDeviceStatus")
+    )
+
+
+def default_raw_args(
+    name: str, given: Mapping[str, Any], gates: FeatureGates | None = None
+) -> Mapping[str, Any]:
+    """``given`` with upstream's defaults filled in for missing keys (read-only copy); the
+    gate-dependent ones (DynamicResources ``bindingTimeout``) under ``gates`` (None: the
+    default version's)."""
     merged = dict(RAW_ARGS_DEFAULTS.get(name, {}))
+    if name == DYNAMIC_RESOURCES and binding_conditions(gates or FeatureGates()):
+        merged["bindingTimeout"] = DRA_BINDING_TIMEOUT
     merged.update(given)
     return t.frozen_mapping(merged)
 
@@ -188,10 +207,10 @@ def plugin_names(plugins: t.Plugins) -> list[str]:
 
 
 def default_plugin_config(
-    plugins: t.Plugins, configured: Mapping[str, object]
+    plugins: t.Plugins, configured: Mapping[str, object], gates: FeatureGates | None = None
 ) -> Mapping[str, object]:
     """``configured`` plus upstream-default args for each enabled plugin that has an args
-    type and no entry yet (upstream ``setDefaults_KubeSchedulerProfile``)."""
+    type and no entry yet (upstream ``setDefaults_KubeSchedulerProfile``), under ``gates``."""
     result = dict(configured)
     for name in plugin_names(plugins):
         if name in result or name not in ARGS_PLUGINS:
@@ -199,7 +218,7 @@ def default_plugin_config(
         if name in TYPED_ARGS_PLUGINS:
             result[name] = default_typed_args(name)
         else:
-            result[name] = default_raw_args(name, {})
+            result[name] = default_raw_args(name, {}, gates)
     return t.frozen_mapping(result)
 
 

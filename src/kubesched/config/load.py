@@ -213,12 +213,12 @@ def _profile(dec: Decoder, rp: RawProfile, known: frozenset[str], gates: Feature
     for entry in rp.plugin_config:
         args_path = fe.join(entry.path, "args")
         args = pluginargs.decode_args(
-            dec, entry.name, entry.args, args_path, enabled=entry.name in enabled
+            dec, entry.name, entry.args, args_path, enabled=entry.name in enabled, gates=gates
         )
         configured.setdefault(entry.name, args)
     return t.Profile(
         scheduler_name=rp.scheduler_name or "",
         plugins=plugins,
-        plugin_config=d.default_plugin_config(plugins, configured),
+        plugin_config=d.default_plugin_config(plugins, configured, gates),
         percentage_of_nodes_to_score=rp.percentage_of_nodes_to_score,
     )
