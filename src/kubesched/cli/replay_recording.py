@@ -31,7 +31,7 @@ def add_arguments(s: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--kubernetes-version",
         metavar="VERSION",
-        help=f"{FLAG_HELP}; a recording's API server version when supported",
+        help=FLAG_HELP,
     )
     g.add_argument(
         "--feature-gates",

@@ -26,8 +26,8 @@ UPSTREAM_RELEASES = {"1.34": "v1.34.4", "1.35": "v1.35.4", "1.36": "v1.36.3", "1
 
 FLAG_HELP = (
     f"Kubernetes version whose scheduler to model: {', '.join(SUPPORTED_VERSIONS)} "
-    f"(default {DEFAULT_VERSION}, the newest; a kubectl snapshot's Nodes' kubeletVersion "
-    "when they agree)"
+    f"(default {DEFAULT_VERSION}, the newest, unless the input tells it: a snapshot's "
+    "kubeletVersion, a scenario, a recording or the API server; docs/versions.md)"
 )
 """The help text of every command's ``--kubernetes-version``."""
 
