@@ -99,22 +99,25 @@ class VersionChoice(NamedTuple):
     """``--feature-gates``."""
 
     def resolve(
-        self, *, told: str | None = None, where: str = "", base: FeatureGates | None = None
+        self,
+        *,
+        told: str | None = None,
+        where: str = "",
+        base: FeatureGates | None = None,
+        quiet: bool = False,
     ) -> FeatureGates:
         """The gates of the run: the flag's version, else ``told`` (what the input says,
-        ``where`` naming it; one line on stderr says so), else ``base``'s (a scenario's),
-        else the default; ``base``'s settings with the flag's on top, checked."""
+        ``where`` naming it; one line on stderr says so unless ``quiet``: :func:`say_told`),
+        else ``base``'s (a scenario's), else the default; ``base``'s settings with the flag's
+        on top, checked."""
         from kubesched.config import featuregates
         from kubesched.config.versions import DEFAULT_VERSION
 
         version = self.version
         if version is None and told is not None:
             version = told
-            print(
-                f"kubesched: modelling Kubernetes {told} (from {where}); "
-                "--kubernetes-version sets another",
-                file=sys.stderr,
-            )
+            if not quiet:
+                say_told(told, where)
         if version is None:
             version = base.version if base is not None else DEFAULT_VERSION
         settings = dict(base.settings) if base is not None else {}
@@ -122,6 +125,15 @@ class VersionChoice(NamedTuple):
         if base is not None and version == base.version and not self.settings:
             return base
         return featuregates.with_settings(version, settings)
+
+
+def say_told(version: str, where: str) -> None:
+    """The one stderr line saying which version the input told."""
+    print(
+        f"kubesched: modelling Kubernetes {version} (from {where}); "
+        "--kubernetes-version sets another",
+        file=sys.stderr,
+    )
 
 
 def version_choice(args: argparse.Namespace) -> VersionChoice:

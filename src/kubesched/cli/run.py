@@ -119,9 +119,9 @@ def run(args: argparse.Namespace) -> int:
         user_agent=f"kubesched/{__version__} ({identity})",
         metrics=metrics.rest_client,
     )
-    if choice.version is None:  # the API server tells the version
-        told = _server_version(kc)
-        gates = choice.resolve(told=told, where="the API server's /version")
+    told = None if choice.version is not None else _server_version(kc)
+    if told is not None:  # the API server tells the version (said after the banner)
+        gates = choice.resolve(told=told, quiet=True)
         if gates != config.feature_gates:
             config = load_config(args.config, known_plugins=known_plugin_names(), gates=gates)
     live = roles.make_replica(
@@ -149,6 +149,8 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
         flush=True,
     )
+    if told is not None:
+        common.say_told(told, "the API server's /version")
 
     def on_signal(signum: int, frame: object) -> None:
         del frame
