@@ -9,6 +9,10 @@ Prints one SHA-256 line per run:
   workload of ``benchmarks/kubesched-config.yaml`` (serial, in-memory binds, seed 1), and
   with ``--shards 2`` for the same workloads.
 
+Every run models Kubernetes ``--kubernetes-version`` (default 1.34, the version the recorded
+fingerprints were taken at: the oracle's); the summary's ``kubernetesVersion`` label is left
+out of the digest, as it names the run rather than a decision.
+
 Run it before and after a change and ``diff`` the outputs::
 
     python benchmarks/decisions.py > before.txt   # on the old commit
@@ -30,10 +34,14 @@ from typing import Any
 from kubesched.bench import params as p
 from kubesched.bench import runner
 from kubesched.bench.config import load_test_cases
+from kubesched.config.featuregates import FeatureGates
+from kubesched.config.versions import SUPPORTED_VERSIONS
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONFIG = os.path.join(HERE, "kubesched-config.yaml")
 WALL_KEYS = ("wallSeconds", "schedulerWallSeconds", "attemptsPerWallSecond", "latency")
+LABEL_KEYS = ("kubernetesVersion",)
+VERSION = "1.34"
 
 
 def digest(value: Any) -> str:
@@ -42,26 +50,36 @@ def digest(value: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def simulate_digest() -> str:
+def simulate_digest(version: str = VERSION) -> str:
     """The built-in scenario's summary, wall-clock keys removed."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "sim.json")
         subprocess.run(
-            [sys.executable, "-m", "kubesched", "simulate", "--no-progress", "--json-out", out],
+            [
+                sys.executable,
+                "-m",
+                "kubesched",
+                "simulate",
+                "--no-progress",
+                "--kubernetes-version",
+                version,
+                "--json-out",
+                out,
+            ],
             check=True,
             stdout=subprocess.DEVNULL,
         )
         with open(out) as fh:
             summary = json.load(fh)
-    for key in WALL_KEYS:
+    for key in (*WALL_KEYS, *LABEL_KEYS):
         summary.pop(key, None)
     return digest(summary)
 
 
-def bench_digest(case: Any, workload: Any, shards: int) -> str:
+def bench_digest(case: Any, workload: Any, shards: int, version: str = VERSION) -> str:
     """The placements of one workload run to the end (Pod name to node)."""
     steps = p.resolve(case, workload)
-    opts = runner.RunOptions(seed=1, shards=shards)
+    opts = runner.RunOptions(seed=1, shards=shards, gates=FeatureGates(version))
     run = runner._WorkloadRun(case, workload, steps, opts)
     try:
         run.run()
@@ -77,15 +95,18 @@ def main() -> None:
     ap.add_argument("--label", default="fast")
     ap.add_argument("--no-simulate", action="store_true")
     ap.add_argument("--no-shards", action="store_true")
+    ap.add_argument("--kubernetes-version", default=VERSION, choices=SUPPORTED_VERSIONS)
     args = ap.parse_args()
+    version = args.kubernetes_version
     if not args.no_simulate:
-        print(f"simulate {simulate_digest()}", flush=True)
+        print(f"simulate {simulate_digest(version)}", flush=True)
     chosen = p.select(load_test_cases(args.config), labels=(args.label,))
     for shards in (1,) if args.no_shards else (1, 2):
         for case, workload in chosen:
             name = f"{case.name}/{workload.name}"
             print(
-                f"bench {name} shards={shards} {bench_digest(case, workload, shards)}", flush=True
+                f"bench {name} shards={shards} {bench_digest(case, workload, shards, version)}",
+                flush=True,
             )
 
 

@@ -70,6 +70,12 @@ class Oracle:
         self.close()
 
 
+KUBERNETES_VERSION = "1.34"
+"""The Kubernetes version kubesched is told to model: the oracle's (kube-oracle is upstream
+v1.34.4).  Every kubesched answer of the differential run is asked through :func:`_answer`,
+the one place that passes it; a run against another version's oracle sets this."""
+
+
 def ours(request: dict[str, Any]) -> dict[str, Any]:
     """kubesched.explain's answer; an input error is an answer too (upstream may accept
     the input)."""
@@ -97,7 +103,13 @@ def _answer(
     from kubesched.api.errors import InputError
 
     try:
-        return fn(copy.deepcopy(cluster), copy.deepcopy(pods), config, **kw)
+        return fn(
+            copy.deepcopy(cluster),
+            copy.deepcopy(pods),
+            config,
+            kubernetes_version=KUBERNETES_VERSION,
+            **kw,
+        )
     except InputError as e:
         return {"error": str(e)}
 

@@ -7,7 +7,9 @@ The public Python API (docs/design.md section 5)::
     kubesched.schedule(cluster, pods, config=None)   # offline what-if in virtual time
 
 Both take Kubernetes objects as dicts (a ``List`` snapshot as printed by
-``kubectl get nodes,pods -A -o json``) and return JSON-ready dicts.
+``kubectl get nodes,pods -A -o json``) and return JSON-ready dicts.  Both also take
+``kubernetes_version="1.34"`` (default the newest supported, ``docs/versions.md``) and
+``feature_gates={"Name": True}`` (refused as kube-scheduler's ``--feature-gates`` refuses).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ def explain(
     config: Mapping[str, Any] | None = None,
     *,
     preemption: bool = False,
+    kubernetes_version: str | None = None,
+    feature_gates: Mapping[str, bool] | None = None,
 ) -> dict[str, Any]:
     """Every node's filter verdict and reasons, every plugin's score, and the chosen node;
     ``result`` is ``Scheduled``, ``Unschedulable``, ``Gated`` (schedulingGates) or ``Error``.
@@ -34,15 +38,26 @@ def explain(
     (``capacity``, see docs/dra.md)."""
     from kubesched.explainer import explain as _explain
 
-    return _explain(cluster, pod, config, preemption=preemption)
+    gates = _gates(kubernetes_version, feature_gates)
+    return _explain(cluster, pod, config, preemption=preemption, gates=gates)
 
 
 def schedule(
     cluster: Mapping[str, Any] | Sequence[Any],
     pods: Mapping[str, Any] | Sequence[Any],
     config: Mapping[str, Any] | None = None,
+    *,
+    kubernetes_version: str | None = None,
+    feature_gates: Mapping[str, bool] | None = None,
 ) -> dict[str, Any]:
     """Schedule ``pods`` onto ``cluster`` in virtual time; one result per Pod plus a summary."""
     from kubesched.sim.whatif import schedule as _schedule
 
-    return _schedule(cluster, pods, config)
+    return _schedule(cluster, pods, config, gates=_gates(kubernetes_version, feature_gates))
+
+
+def _gates(version: str | None, settings: Mapping[str, bool] | None) -> Any:
+    """The :class:`~kubesched.config.featuregates.FeatureGates` of the API's keywords."""
+    from kubesched.config import featuregates
+
+    return featuregates.from_spec(version, settings, "")

@@ -19,7 +19,10 @@ from kubesched.bench.api import BenchApi
 from kubesched.bench.config import load_test_cases
 from kubesched.bench.gotemplate import parse
 from kubesched.bench.loop import WorkloadError
+from kubesched.config.featuregates import FeatureGates
 
+V134 = FeatureGates("1.34")
+"""benchmarks/dra/ is upstream v1.34's suite (its SchedulerQueueingHints gate is gone in 1.37)."""
 CONFIG = str(Path(__file__).resolve().parents[2] / "benchmarks" / "dra" / "performance-config.yaml")
 
 
@@ -27,7 +30,7 @@ def _run(case: str, workload: str, **params: Any) -> runner._WorkloadRun:
     ((tc, w),) = p.select(load_test_cases(CONFIG), case=case, workload=workload)
     if params:
         w = dataclasses.replace(w, params=params)
-    run = runner._WorkloadRun(tc, w, p.resolve(tc, w), runner.RunOptions(timeout=60.0))
+    run = runner._WorkloadRun(tc, w, p.resolve(tc, w), runner.RunOptions(timeout=60.0, gates=V134))
     try:
         run.run()
     except WorkloadError as err:

@@ -8,12 +8,14 @@ from typing import Any
 
 import pytest
 
+from kubesched.api.errors import InputError
 from kubesched.bench import params as p
 from kubesched.bench import runner
 from kubesched.bench.config import load_test_cases
 from kubesched.bench.loop import WorkloadError
 from kubesched.bench.results import ATTEMPT_METRIC, WorkloadResult
 from kubesched.config.args import NodeResourcesFitArgs
+from kubesched.config.featuregates import FeatureGates
 from kubesched.plugins.registry import UNMODELLED
 from tests.bench.support import BENCHMARKS, basic_case, write_config
 
@@ -184,12 +186,32 @@ def test_modelled_api_server_shows_the_client_rate_limit_as_ceiling(tmp_path: Pa
     assert "waited for the rate limit" in result.summary_line()
 
 
-def test_feature_gates_map_to_scheduler_options_or_warn(caplog: pytest.LogCaptureFixture) -> None:
-    opts = runner.scheduler_options({"OpportunisticBatching": False, "Nope": True}, OPTIONS)
-    assert opts == {"batching": False}
-    assert "feature gate Nope=True ignored" in caplog.text
+def test_feature_gates_map_to_scheduler_options() -> None:
+    off = runner.workload_gates(FeatureGates(), {"OpportunisticBatching": False}, "w")
+    assert runner.scheduler_options(off, OPTIONS) == {"batching": False}
     forced = runner.RunOptions(batching=True)
-    assert runner.scheduler_options({"OpportunisticBatching": False}, forced) == {"batching": True}
+    assert runner.scheduler_options(off, forced) == {"batching": True}
+
+
+def test_workload_gates_are_refused_as_upstream_refuses_them() -> None:
+    with pytest.raises(InputError, match=r"w\.featureGates: unrecognized feature gate: Nope"):
+        runner.workload_gates(FeatureGates(), {"Nope": True}, "w.featureGates")
+    with pytest.raises(InputError, match="unrecognized feature gate: OpportunisticBatching"):
+        runner.workload_gates(FeatureGates("1.34"), {"OpportunisticBatching": True}, "w")
+    with pytest.raises(InputError, match="feature is locked to true"):
+        runner.workload_gates(FeatureGates("1.37"), {"DRAExtendedResource": False}, "w")
+    # the locked gates upstream's runner turns off by emulating an older release
+    ndf = runner.workload_gates(FeatureGates("1.37"), {"NodeDeclaredFeatures": False}, "w")
+    assert ndf.version == "1.36" and not ndf.enabled("NodeDeclaredFeatures")
+    qh = runner.workload_gates(FeatureGates("1.34"), {"SchedulerQueueingHints": False}, "w")
+    assert qh.version == "1.34" and not qh.enabled("SchedulerQueueingHints")
+
+
+def test_an_unknown_workload_gate_refuses_the_run_before_it_starts(tmp_path: Path) -> None:
+    case = basic_case()
+    case["workloads"][0]["featureGates"] = {"NoSuchGate": True}
+    with pytest.raises(InputError, match="unrecognized feature gate: NoSuchGate"):
+        runner.run_config(_config(tmp_path, case), options=OPTIONS)
 
 
 def test_without_templates_upstreams_base_node_and_pod_are_used(tmp_path: Path) -> None:

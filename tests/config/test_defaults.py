@@ -1,4 +1,5 @@
-"""Upstream v1.34 defaults and mergePlugins (ported from default_plugins_test.go)."""
+"""Upstream defaults and mergePlugins (ported from default_plugins_test.go); the other
+versions' default profiles are in test_versions.py."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import pytest
 
 from kubesched.config import args, defaults, load
 from kubesched.config import types as t
+from kubesched.config.featuregates import FeatureGates
 from tests.config.conftest import KNOWN
 
 P = t.PluginRef
@@ -33,14 +35,15 @@ def test_default_multipoint_matches_upstream_v134() -> None:
         ("ImageLocality", 1),
         ("DefaultBinder", None),
     ]
-    got = [(p.name, p.weight) for p in defaults.DEFAULT_PLUGINS.multi_point.enabled]
+    v134 = defaults.default_plugins(FeatureGates("1.34"))
+    got = [(p.name, p.weight) for p in v134.multi_point.enabled]
     assert got == want
     for point in t.EXTENSION_POINTS:
-        assert defaults.DEFAULT_PLUGINS.get(point) == t.PluginSet()
+        assert v134.get(point) == t.PluginSet()
 
 
 def test_upstream_names_exclude_removed_volume_limit_plugins() -> None:
-    assert len(defaults.UPSTREAM_PLUGIN_NAMES) == 19
+    assert len(defaults.UPSTREAM_PLUGIN_NAMES) == 19 + len(defaults.LATER_PLUGIN_NAMES)
     assert not set(defaults.REMOVED_PLUGIN_NAMES) & defaults.UPSTREAM_PLUGIN_NAMES
 
 
@@ -192,7 +195,7 @@ def test_merge_plugins(default: dict, custom: dict | None, want: dict) -> None:
 
 def test_reenabled_default_keeps_position_with_user_weight() -> None:
     custom = t.Plugins(multi_point=_set([P("ImageLocality", 7), P("Extra")]))
-    merged = defaults.merge_plugins(defaults.DEFAULT_PLUGINS, custom)
+    merged = defaults.merge_plugins(defaults.default_plugins(FeatureGates("1.34")), custom)
     names = [p.name for p in merged.multi_point.enabled]
     assert names[-3:] == ["ImageLocality", "DefaultBinder", "Extra"]
     assert merged.multi_point.enabled[-3] == P("ImageLocality", 7)

@@ -7,6 +7,7 @@ import pytest
 from kubesched.api.errors import InputError
 from kubesched.config import load, resolve
 from kubesched.config import types as t
+from kubesched.config.featuregates import FeatureGates
 from tests.config.conftest import KNOWN
 
 P = t.PluginRef
@@ -246,7 +247,9 @@ def test_loaded_profiles_resolve_like_upstream(
 ) -> None:
     prof: dict = {"schedulerName": "s"} | ({"plugins": plugins} if plugins else {})
     cfg = load.load_config(
-        {"apiVersion": t.API_VERSION, "kind": t.KIND, "profiles": [prof]}, known_plugins=KNOWN
+        {"apiVersion": t.API_VERSION, "kind": t.KIND, "profiles": [prof]},
+        known_plugins=KNOWN,
+        gates=FeatureGates("1.34"),  # the order these cases were read from
     )
     got = resolve.resolve_plugins(cfg.profiles[0], upstream_impl)
     assert got[point] == want

@@ -54,9 +54,10 @@ def test_result_has_the_contract_shape_and_upstream_message() -> None:
         node("c", taints=[{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]),
     )
     out = kubesched.explain(cluster, pod("p", cpu="2"))
-    keys = {"pod", "profile", "result", "selectedNode", "message", "nodes"}
+    keys = {"pod", "profile", "kubernetesVersion", "result", "selectedNode", "message", "nodes"}
     assert set(out) == keys | {"capacity"}  # capacity: only in Unschedulable answers
     assert out["pod"] == "default/p"
+    assert out["kubernetesVersion"] == "1.37"  # the default: the newest supported
     assert out["profile"] == "default-scheduler"
     assert out["result"] == "Unschedulable"
     assert out["selectedNode"] is None
@@ -71,6 +72,9 @@ def test_result_has_the_contract_shape_and_upstream_message() -> None:
         "scores": {},
     }
     assert out["nodes"]["b"]["plugin"] == "TaintToleration"
+    assert kubesched.explain(cluster, pod("p"), kubernetes_version="1.34")["kubernetesVersion"] == (
+        "1.34"
+    )
     # a alone passes the other filters, and its whole cpu is less than the Pod asks
     assert (out["capacity"]["verdict"], out["capacity"]["eligibleNodes"]) == ("tooLarge", 1)
     json.dumps(out)  # JSON-ready

@@ -105,12 +105,17 @@ def test_the_comparison_stops_at_the_recordings_end(tmp_path: Path) -> None:
     assert doc["replay"]["podsScheduled"] == 1  # bound in the drain, after t=3
 
 
-@pytest.mark.parametrize("given", [None, "1.34", "v1.34", "v1.34.4", " 1.34.0"])
+@pytest.mark.parametrize("given", ["1.34", "v1.34", "v1.34.4", " 1.34.0"])
 def test_kubernetes_version_accepts_1_34(given: str | None) -> None:
     assert check_kubernetes_version(given) == "1.34"
 
 
-@pytest.mark.parametrize("given", ["1.33", "v1.35.0", "latest", "1", ""])
+def test_kubernetes_version_defaults_to_the_newest_and_takes_the_supported() -> None:
+    assert check_kubernetes_version(None) == "1.37"
+    assert check_kubernetes_version("v1.35.0") == "1.35"
+
+
+@pytest.mark.parametrize("given", ["1.33", "v1.38.0", "latest", "1", ""])
 def test_kubernetes_version_refuses_others_naming_the_supported(
     given: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -24,9 +24,14 @@ API server and client; :func:`run_workload` runs one.  The ops follow upstream's
   workload ends): its young collections then walk each new Pod once, instead of the middle
   and full ones walking every Pod placed since the phase began again and again.
 
-Unknown ``featureGates`` are ignored with a warning.  :func:`scheduler_options` is the one
-place that turns gates and options into ``Scheduler`` arguments (``OpportunisticBatching``
--> ``batching``, the hook for result reuse across equivalent Pods).
+``featureGates`` (the test case's, then the workload's, on top of ``--feature-gates``) are
+checked against the run's Kubernetes version as upstream's runner sets them
+(:func:`workload_gates`): an unknown gate, a locked one set away from its default, a
+dependency disabled, is refused before any workload runs, as upstream's test fails; the
+accepted gates are the scheduler's (its configuration is loaded under them, so the default
+profile is that version's under those gates).  :func:`scheduler_options` is the one place
+that turns gates and options into ``Scheduler`` arguments (``OpportunisticBatching`` ->
+``batching``, the hook for result reuse across equivalent Pods).
 """
 
 from __future__ import annotations
@@ -37,9 +42,10 @@ import logging
 import resource
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from kubesched.api.errors import InputError
 from kubesched.bench import background, collect, objects
 from kubesched.bench import params as p
 from kubesched.bench.api import BenchApi, SchedulerClient
@@ -48,7 +54,10 @@ from kubesched.bench.loop import Loop, Phase, WorkloadError
 from kubesched.bench.ops import Ops
 from kubesched.bench.results import API, ATTEMPT_METRIC, MEMORY, ApiModel, WorkloadResult
 from kubesched.bench.watchers import Watchers
+from kubesched.config import featuregates
+from kubesched.config.featuregates import FeatureGates
 from kubesched.config.load import load_config
+from kubesched.config.versions import SUPPORTED_VERSIONS
 from kubesched.metrics import SchedulerMetrics
 from kubesched.parallel import factory
 from kubesched.parallel.shardmain import GC_THRESHOLDS
@@ -60,7 +69,17 @@ log = logging.getLogger(__name__)
 DEFAULT_TIMEOUT = 600.0
 """Seconds an op may wait (upstream: 10 minutes for Pods to be scheduled)."""
 GATES_HONOURED = {"OpportunisticBatching": "batching"}
-"""Feature gates kubesched maps onto a ``Scheduler`` argument; every other gate is ignored."""
+"""Feature gates set explicitly that kubesched maps onto a ``Scheduler`` argument (every
+gate reaches the plugins through ``Handle.feature_gates``)."""
+EMULATED_WHEN_OFF = {
+    "1.34": ("SchedulerQueueingHints", "1.33"),
+    "1.35": ("SchedulerQueueingHints", "1.33"),
+    "1.36": ("SchedulerQueueingHints", "1.33"),
+    "1.37": ("NodeDeclaredFeatures", "1.36"),
+}
+"""Upstream's runner (``test/integration/scheduler_perf``) emulates an older release when a
+workload turns this locked gate off, so that the setting is allowed: per version, the gate
+and the release emulated."""
 
 ProgressFactory = Callable[[str, int], Callable[[int], None]]
 """``factory(label, total)`` returns ``update(done)`` for one workload's progress bar."""
@@ -93,16 +112,41 @@ class RunOptions:
     metrics: SchedulerMetrics | None = None
     """Registry every workload's scheduler records into, its gauges synced every second
     (``--metrics-port`` / ``--metrics-file``); None: a private one per workload, no syncing."""
+    gates: FeatureGates = field(default_factory=FeatureGates)
+    """The Kubernetes version and ``--feature-gates`` (each workload's ``featureGates`` go on
+    top: :func:`workload_gates`)."""
 
 
-def scheduler_options(gates: Mapping[str, bool], options: RunOptions) -> dict[str, Any]:
-    """``Scheduler`` keyword arguments for a workload's merged feature gates and options."""
+def workload_gates(base: FeatureGates, settings: Mapping[str, bool], path: str) -> FeatureGates:
+    """The gates a workload runs under: ``base`` (the run's version and ``--feature-gates``)
+    with ``settings`` on top, checked at that version as upstream's runner sets them; a
+    refusal is an :class:`InputError` at ``path`` with upstream's message.
+
+    Where the runner emulates an older release (:data:`EMULATED_WHEN_OFF`), the gates are
+    those of that release when kubesched has it (checked without gate dependencies: the newer
+    binary checks its own dependency table, which kubesched does not keep), else (v1.33) the
+    locked gate's setting is allowed and the rest checked at the run's version."""
+    merged = {**dict(base.settings), **settings}
+    version = base.version
+    locked, emulated = EMULATED_WHEN_OFF.get(version, ("", ""))
+    if merged.get(locked) is False:
+        if emulated in SUPPORTED_VERSIONS:
+            return featuregates.with_settings(emulated, merged, path=path, dependencies=False)
+        else:
+            rest = {k: v for k, v in merged.items() if k != locked}
+            checked = featuregates.with_settings(version, rest, path=path)
+            return FeatureGates(
+                version, tuple(sorted({**dict(checked.settings), locked: False}.items()))
+            )
+    return featuregates.with_settings(version, merged, path=path)
+
+
+def scheduler_options(gates: FeatureGates, options: RunOptions) -> dict[str, Any]:
+    """``Scheduler`` keyword arguments for a workload's gates and options."""
     kwargs: dict[str, Any] = {}
-    for gate, value in sorted(gates.items()):
+    for gate, value in gates.settings:
         if gate in GATES_HONOURED:
             kwargs[GATES_HONOURED[gate]] = value
-        else:
-            log.warning("feature gate %s=%s ignored: kubesched has no such gate", gate, value)
     if options.batching is not None:
         kwargs["batching"] = options.batching
     return kwargs
@@ -124,6 +168,12 @@ def run_config(
         err = p.nothing_selected(cases, case=case, workload=workload, labels=labels)
         raise err.with_file(path)
     plans = [(tc, w, p.resolve(tc, w)) for tc, w in chosen]
+    for tc, w in chosen:  # refused before anything runs, as upstream's test would fail
+        check = {**tc.feature_gates, **w.feature_gates}
+        try:
+            workload_gates(options.gates, check, f"{tc.name}/{w.name}.featureGates")
+        except InputError as err:
+            raise err.with_file(path) from None
     modes = (MEMORY, API) if options.binding == "both" else (options.binding,)
     results = []
     for tc, w, steps in plans:
@@ -161,7 +211,14 @@ class _WorkloadRun(Ops):
         self, case: TestCase, workload: Workload, steps: list[p.Step], options: RunOptions
     ) -> None:
         self.case, self.workload, self.steps, self.options = case, workload, steps, options
-        cfg = load_config(case.scheduler_config_path, known_plugins=known_plugin_names())
+        gates = workload_gates(
+            options.gates,
+            {**case.feature_gates, **workload.feature_gates},
+            f"{case.name}/{workload.name}.featureGates",
+        )
+        cfg = load_config(
+            case.scheduler_config_path, known_plugins=known_plugin_names(), gates=gates
+        )
         clock = time.perf_counter
         self.api = BenchApi()
         cc = cfg.client_connection
@@ -171,7 +228,6 @@ class _WorkloadRun(Ops):
         self.client = SchedulerClient(
             self.api, clock, modelled=modelled, latency=options.api_latency, qps=qps, burst=burst
         )
-        gates = {**case.feature_gates, **workload.feature_gates}
         self.scheduler = factory.make_scheduler(
             cfg,
             shards=options.shards,
@@ -210,7 +266,8 @@ class _WorkloadRun(Ops):
         self.result = WorkloadResult(case.name, workload.name, mode, threshold=workload.threshold)
         self.result.settings = {
             "params": dict(workload.params),
-            "featureGates": gates,
+            "featureGates": {**case.feature_gates, **workload.feature_gates},
+            "kubernetesVersion": gates.version,
             "schedulerConfig": case.scheduler_config_path or "(default)",
             "seed": options.seed,
             "timeout": options.timeout,

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kubesched.bench.results import API, MEMORY
-from kubesched.cli import observability
+from kubesched.cli import common, observability
 from kubesched.cli.shards import add_shards_argument
 from kubesched.parallel.factory import shard_count
 
@@ -70,6 +70,7 @@ def add_parser(sub: Any) -> None:
     observability.add_report_argument(m)
     observability.add_metrics_arguments(m)
     m.add_argument("--no-progress", action="store_true", help="no progress bar")
+    common.add_version_arguments(m)
     m.set_defaults(func=run, output_is_file=True)
 
 
@@ -118,6 +119,7 @@ def _run(
         profiler=profiler,
         progress=progress_bars if show else None,
         metrics=metrics,
+        gates=common.version_choice(args).resolve(),
     )
 
     def emit(result: Any) -> None:

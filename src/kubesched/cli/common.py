@@ -12,6 +12,9 @@ from kubesched.api.errors import InputError
 from kubesched.api.parse import ParsedObjects, load_documents
 
 if TYPE_CHECKING:
+    import argparse
+
+    from kubesched.config.featuregates import FeatureGates
     from kubesched.config.types import KubeSchedulerConfiguration
 
 T = TypeVar("T")
@@ -73,6 +76,89 @@ def check(what: Callable[[], T], file: str | None) -> T:
         raise (e.with_file(file) if file else e) from None
 
 
+def add_version_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--kubernetes-version`` and ``--feature-gates``, on every command that decides."""
+    from kubesched.config.versions import FLAG_HELP
+
+    parser.add_argument("--kubernetes-version", metavar="VERSION", help=FLAG_HELP)
+    parser.add_argument(
+        "--feature-gates",
+        metavar="A=true,B=false",
+        help="feature gates as kube-scheduler's flag, checked against that version's gates "
+        "(docs/versions.md)",
+    )
+
+
+class VersionChoice(NamedTuple):
+    """What a command line says about the Kubernetes version and gates (parsed, not yet
+    checked against a version: that needs the version, which the input may tell)."""
+
+    version: str | None
+    """``--kubernetes-version`` (None: not given)."""
+    settings: dict[str, bool]
+    """``--feature-gates``."""
+
+    def resolve(
+        self,
+        *,
+        told: str | None = None,
+        where: str = "",
+        base: FeatureGates | None = None,
+        quiet: bool = False,
+    ) -> FeatureGates:
+        """The gates of the run: the flag's version, else ``told`` (what the input says,
+        ``where`` naming it; one line on stderr says so unless ``quiet``: :func:`say_told`),
+        else ``base``'s (a scenario's), else the default; ``base``'s settings with the flag's
+        on top, checked."""
+        from kubesched.config import featuregates
+        from kubesched.config.versions import DEFAULT_VERSION
+
+        version = self.version
+        if version is None and told is not None:
+            version = told
+            if not quiet:
+                say_told(told, where)
+        if version is None:
+            version = base.version if base is not None else DEFAULT_VERSION
+        settings = dict(base.settings) if base is not None else {}
+        settings.update(self.settings)
+        if base is not None and version == base.version and not self.settings:
+            return base
+        return featuregates.with_settings(version, settings)
+
+
+def say_told(version: str, where: str) -> None:
+    """The one stderr line saying which version the input told."""
+    print(
+        f"kubesched: modelling Kubernetes {version} (from {where}); "
+        "--kubernetes-version sets another",
+        file=sys.stderr,
+    )
+
+
+def version_choice(args: argparse.Namespace) -> VersionChoice:
+    """The :class:`VersionChoice` of a command's flags (a bad flag: exit code 2)."""
+    from kubesched.config import featuregates, versions
+
+    given = getattr(args, "kubernetes_version", None)
+    version = None if given is None else versions.parse_version(given)
+    text = getattr(args, "feature_gates", None)
+    return VersionChoice(version, featuregates.parse_flag(text) if text else {})
+
+
+def told_by_nodes(nodes: list[api.Node]) -> str | None:
+    """The supported version the Nodes' ``status.nodeInfo.kubeletVersion`` tell (mostly)."""
+    from kubesched.config.versions import version_of_nodes
+
+    found = []
+    for node in nodes:
+        info = (node.raw.get("status") or {}).get("nodeInfo") or {}
+        version = info.get("kubeletVersion") if isinstance(info, dict) else None
+        if isinstance(version, str):
+            found.append(version)
+    return version_of_nodes(found)
+
+
 class Inputs(NamedTuple):
     """A command's inputs, each parsed and checked once (:func:`check_inputs`)."""
 
@@ -88,6 +174,7 @@ def check_inputs(
     config: tuple[dict[str, Any] | None, str | None],
     *,
     admit: bool = True,
+    version: VersionChoice | None = None,
 ) -> Inputs:
     """Parse the snapshot (unless given parsed: :func:`kubesched.api.parse.load_cluster`),
     the Pods (which may name the snapshot's PriorityClasses; their priorities resolved
@@ -95,7 +182,8 @@ def check_inputs(
     configuration once each, and cross-check the snapshot's job-layer objects, so that an
     error names the file it came from.  References to objects the snapshot lacks are not
     errors (the commands warn about them once, as they run).  Returns what was parsed, for
-    the command to use rather than parse again."""
+    the command to use rather than parse again.  ``version`` is the command line's Kubernetes
+    version and gates; without a version, the snapshot's Nodes' kubelets tell it."""
     from kubesched.admission import references
     from kubesched.api.parse import parse_objects, split_documents, with_priority_classes
     from kubesched.config.load import load_config as load_cfg
@@ -117,5 +205,11 @@ def check_inputs(
         lambda: references.check(snapshot.others, [*snapshot.pods, *incoming.pods], warn=False),
         cluster[1],
     )
-    cfg = check(lambda: load_cfg(config[0], known_plugins=known_plugin_names()), config[1])
+    choice = version or VersionChoice(None, {})
+    gates = choice.resolve(
+        told=told_by_nodes(snapshot.nodes), where="the snapshot's Nodes' kubeletVersion"
+    )
+    cfg = check(
+        lambda: load_cfg(config[0], known_plugins=known_plugin_names(), gates=gates), config[1]
+    )
     return Inputs(snapshot, incoming.pods, cfg)

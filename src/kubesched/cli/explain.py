@@ -21,6 +21,7 @@ def add_parser(sub: Any) -> None:
     e.add_argument("--pod", required=True, help="the Pod manifest (YAML or JSON)")
     e.add_argument("--config", help="KubeSchedulerConfiguration file (default: upstream's)")
     e.add_argument("-o", "--output", choices=("json", "text"), default="text")
+    common.add_version_arguments(e)
     e.add_argument(
         "--preemption",
         action="store_true",
@@ -43,7 +44,11 @@ def run(args: argparse.Namespace) -> int:
             raise InputError([problem], file=args.pod)
         config = common.load_config(args.config)
         inputs = common.check_inputs(
-            (cluster, args.cluster), (pod, args.pod), (config, args.config), admit=False
+            (cluster, args.cluster),
+            (pod, args.pod),
+            (config, args.config),
+            admit=False,
+            version=common.version_choice(args),
         )
     try:
         result = explain(inputs.snapshot, inputs.pods[0], inputs.config, preemption=args.preemption)

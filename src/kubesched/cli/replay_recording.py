@@ -16,8 +16,9 @@ import sys
 from typing import Any
 
 from kubesched.api.errors import InputError
+from kubesched.config.versions import FLAG_HELP
 
-RECORDING_FLAGS = ("config", "kubernetes_version", "drain", "report", "format")
+RECORDING_FLAGS = ("config", "kubernetes_version", "feature_gates", "drain", "report", "format")
 TRACE_FLAGS = ("nodes", "pods", "policy", "plot")
 
 
@@ -29,8 +30,14 @@ def add_arguments(s: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--kubernetes-version",
-        metavar="V",
-        help="the Kubernetes release whose scheduler to replay as (supported: 1.34, the default)",
+        metavar="VERSION",
+        help=FLAG_HELP,
+    )
+    g.add_argument(
+        "--feature-gates",
+        metavar="A=true,B=false",
+        help="feature gates as kube-scheduler's flag, checked against that version's gates "
+        "(docs/versions.md)",
     )
     g.add_argument(
         "--drain",
@@ -56,26 +63,27 @@ def run(args: argparse.Namespace) -> int:
     """Load, replay, print, write; exit 1 if an invariant was violated."""
     from kubesched.cli import common
     from kubesched.record.reader import load_recording
-    from kubesched.record.replay import DEFAULT_DRAIN, check_kubernetes_version, run_replay
+    from kubesched.record.replay import DEFAULT_DRAIN, recorded_version, run_replay
 
     given = [f for f in TRACE_FLAGS if getattr(args, f, None) is not None]
     if given or args.jobs != 1:
         shown = ", ".join("--" + f for f in given) or "--jobs"
         raise InputError([(shown, "only with a GPU trace (--nodes, --pods), not a recording DIR")])
-    version = check_kubernetes_version(args.kubernetes_version)
+    choice = common.version_choice(args)
     seeds = args.seed or [0]
     if len(seeds) > 1:
         raise InputError([("--seed", "a recording is replayed with one seed")])
     drain = DEFAULT_DRAIN if args.drain is None else args.drain
     config = common.check(lambda: common.load_config(args.config), args.config)
     rec = load_recording(args.recording)
+    gates = choice.resolve(told=recorded_version(rec), where="the recording's API server version")
     bars = not args.no_progress and sys.stderr.isatty()
     progress = _bars if bars else None
     doc = run_replay(
         rec,
         config,
         config_name=args.config or "",
-        kubernetes_version=version,
+        gates=gates,
         drain=drain,
         seed=seeds[0],
         progress=progress,

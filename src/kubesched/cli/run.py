@@ -26,6 +26,7 @@ import uuid
 from typing import Any
 
 from kubesched import __version__
+from kubesched.cli import common
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +37,7 @@ def add_parser(sub: Any) -> None:
     """Register the command."""
     s = sub.add_parser("run", help="schedule Pods of a real cluster (secondary scheduler)")
     s.add_argument("--config", required=True, help="KubeSchedulerConfiguration file")
+    common.add_version_arguments(s)
     who = s.add_mutually_exclusive_group()
     who.add_argument("--kubeconfig", help="kubeconfig file (default: the config's, or ~/.kube)")
     who.add_argument(
@@ -99,7 +101,8 @@ def run(args: argparse.Namespace) -> int:
 
     check_role(args)
     role = getattr(args, "role", None) or roles.SERIAL
-    config = load_config(args.config, known_plugins=known_plugin_names())
+    choice = common.version_choice(args)
+    config = load_config(args.config, known_plugins=known_plugin_names(), gates=choice.resolve())
     cc, le = config.client_connection, config.leader_election
     if le.leader_elect and le.resource_name == "kube-scheduler":
         log.warning(
@@ -116,6 +119,11 @@ def run(args: argparse.Namespace) -> int:
         user_agent=f"kubesched/{__version__} ({identity})",
         metrics=metrics.rest_client,
     )
+    told = None if choice.version is not None else _server_version(kc)
+    if told is not None:  # the API server tells the version (said after the banner)
+        gates = choice.resolve(told=told, quiet=True)
+        if gates != config.feature_gates:
+            config = load_config(args.config, known_plugins=known_plugin_names(), gates=gates)
     live = roles.make_replica(
         role,
         config,
@@ -141,6 +149,8 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
         flush=True,
     )
+    if told is not None:
+        common.say_told(told, "the API server's /version")
 
     def on_signal(signum: int, frame: object) -> None:
         del frame
@@ -154,6 +164,23 @@ def run(args: argparse.Namespace) -> int:
     finally:
         server.close()
         kc.close()
+
+
+def _server_version(kc: Any) -> str | None:
+    """The supported minor version the API server's ``/version`` says (None: unreadable or
+    not supported, logged)."""
+    from kubesched.config.versions import version_of_server
+    from kubesched.live.client import ApiError
+
+    try:
+        body = kc.request("GET", "/version")
+    except ApiError as e:
+        log.warning("cannot read the API server's /version (%s): the default version", e)
+        return None
+    told = version_of_server(body)
+    if told is None:
+        log.warning("the API server's version %r is not supported: the default", body)
+    return told
 
 
 def _role_text(args: argparse.Namespace) -> str:

@@ -19,6 +19,7 @@ def add_parser(sub: Any) -> None:
     s.add_argument("--config", help="KubeSchedulerConfiguration file (default: upstream's)")
     s.add_argument("--seed", type=int, default=0, help="tie-break seed (default 0)")
     s.add_argument("-o", "--output", choices=("json", "text"), default="text")
+    common.add_version_arguments(s)
     observability.add_metrics_arguments(s)
     s.set_defaults(func=run)
 
@@ -30,7 +31,12 @@ def run(args: argparse.Namespace) -> int:
     cluster = common.load_list(args.cluster)
     pods = common.load_list(args.pods)
     config = common.load_config(args.config)
-    inputs = common.check_inputs((cluster, args.cluster), (pods, args.pods), (config, args.config))
+    inputs = common.check_inputs(
+        (cluster, args.cluster),
+        (pods, args.pods),
+        (config, args.config),
+        version=common.version_choice(args),
+    )
     try:
         with observability.metrics_session(args) as metrics:
             result = schedule_parsed(

@@ -63,6 +63,7 @@ def add_parser(sub: Any) -> None:
     m.add_argument("--calibration", metavar="FILE", help="calibration file (with upstream)")
     add_shards_argument(m)
     observability.add_report_argument(m)
+    common.add_version_arguments(m)
     observability.add_metrics_arguments(m)
     m.set_defaults(func=run)
 
@@ -76,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
     if args.calibration and args.cost_model != "upstream":
         raise InputError([("--calibration", "only with --cost-model upstream")])
     scenario = load_scenario(args.scenario, seed=args.seed)
+    scenario.gates = common.version_choice(args).resolve(base=scenario.gates)
     if args.cost_model:
         with_cost_model(scenario, args.cost_model, args.calibration)
     bars = not args.no_progress and sys.stderr.isatty()

@@ -17,6 +17,7 @@ import sys
 from typing import Any
 
 from kubesched.api.errors import InputError
+from kubesched.cli import common
 
 
 def add_parser(sub: Any) -> None:
@@ -42,6 +43,7 @@ def add_parser(sub: Any) -> None:
     )
     m.add_argument("--local", action="store_true", help="ignore RAY_ADDRESS; use local workers")
     m.add_argument("--no-progress", action="store_true", help="no progress bar")
+    common.add_version_arguments(m)
     m.set_defaults(func=run, output_is_file=True)
 
 
@@ -53,6 +55,12 @@ def run(args: argparse.Namespace) -> int:
     from kubesched.sweep.spec import load_sweep
 
     spec = load_sweep(args.sweep)
+    choice = common.version_choice(args)
+    if choice.version is not None or choice.settings:
+        choice.resolve()  # checked here at that version (or the default), before any run
+        if choice.version is not None:
+            spec.base["kubernetesVersion"] = choice.version
+        spec.base["featureGates"] = choice.settings
     address = None if args.local else (args.ray_address or os.environ.get("RAY_ADDRESS"))
     show = not args.no_progress and sys.stderr.isatty()
     progress = _progress() if show else None

@@ -2,8 +2,9 @@
 
 :func:`load_config` is the one entry point.  Every problem (unknown field, wrong type,
 invalid value) is collected with its field path and raised together as one
-:class:`~kubesched.api.errors.InputError`; a clean result is fully defaulted (upstream v1.34
-``SetDefaults_KubeSchedulerConfiguration``), so callers never look at raw input again.
+:class:`~kubesched.api.errors.InputError`; a clean result is fully defaulted (upstream
+``SetDefaults_KubeSchedulerConfiguration`` of the Kubernetes version given), so callers never
+look at raw input again.
 
 Like upstream's strict decoder, a key repeated in one YAML mapping is an error; files are
 read by :mod:`kubesched.api.source`, the reader every command shares.
@@ -24,6 +25,7 @@ from kubesched.config import fielderr as fe
 from kubesched.config import types as t
 from kubesched.config import validate as v
 from kubesched.config.decode import Decoder, RawProfile
+from kubesched.config.featuregates import FeatureGates
 from kubesched.config.resolve import resolve_plugins
 
 __all__ = ["build_config", "load_config", "load_config_file", "read_file", "resolve_plugins"]
@@ -70,27 +72,33 @@ def load_config(
     source: str | os.PathLike[str] | Mapping[str, Any] | None,
     *,
     known_plugins: Collection[str],
+    gates: FeatureGates | None = None,
 ) -> t.KubeSchedulerConfiguration:
     """The defaulted, validated configuration from a file path, a mapping, or None (defaults).
 
     ``known_plugins`` are the plugin names kubesched can run (the registry's keys); a name
-    enabled anywhere must be one of them.  Raises :class:`InputError` with every problem.
+    enabled anywhere must be one of them.  ``gates`` is the Kubernetes version and feature
+    gates modelled (None: the default version's defaults); the default profile is theirs.
+    Raises :class:`InputError` with every problem.
     """
     if source is None:
-        return build_config({"apiVersion": t.API_VERSION, "kind": t.KIND}, known_plugins)
+        return build_config({"apiVersion": t.API_VERSION, "kind": t.KIND}, known_plugins, gates)
     if isinstance(source, Mapping):
-        return build_config(source, known_plugins)
+        return build_config(source, known_plugins, gates)
     path = os.fspath(source)
     raw = read_file(path)
     try:
-        return build_config(raw, known_plugins)
+        return build_config(raw, known_plugins, gates)
     except InputError as err:
         raise err.with_file(path) from None
 
 
-def build_config(raw: Any, known_plugins: Collection[str]) -> t.KubeSchedulerConfiguration:
+def build_config(
+    raw: Any, known_plugins: Collection[str], gates: FeatureGates | None = None
+) -> t.KubeSchedulerConfiguration:
     """Decode, default and validate one configuration mapping (see :func:`load_config`)."""
     known = frozenset(known_plugins)
+    gates = FeatureGates() if gates is None else gates
     dec = Decoder()
     top = dec.obj(raw, "", _TOP_FIELDS)
     if top is None:
@@ -152,7 +160,7 @@ def build_config(raw: Any, known_plugins: Collection[str]) -> t.KubeSchedulerCon
     profiles = []
     seen_names: dict[str, int] = {}
     for i, rp in enumerate(raw_profiles):
-        profiles.append(_profile(dec, rp, known))
+        profiles.append(_profile(dec, rp, known, gates))
         name = rp.scheduler_name or ""
         if name and name in seen_names:
             problems.append(fe.duplicate(fe.join(rp.path, "schedulerName"), name))
@@ -183,10 +191,11 @@ def build_config(raw: Any, known_plugins: Collection[str]) -> t.KubeSchedulerCon
         enable_profiling=profiling,
         enable_contention_profiling=contention,
         delay_cache_until_active=bool(delay),
+        feature_gates=gates,
     )
 
 
-def _profile(dec: Decoder, rp: RawProfile, known: frozenset[str]) -> t.Profile:
+def _profile(dec: Decoder, rp: RawProfile, known: frozenset[str], gates: FeatureGates) -> t.Profile:
     """Validate one decoded profile (problems go to ``dec``) and build its defaulted value."""
     if not rp.scheduler_name:
         dec.problems.append(fe.required(fe.join(rp.path, "schedulerName")))
@@ -194,20 +203,22 @@ def _profile(dec: Decoder, rp: RawProfile, known: frozenset[str]) -> t.Profile:
         rp.percentage_of_nodes_to_score, fe.join(rp.path, "percentageOfNodesToScore")
     )
     if rp.plugins is not None:
-        dec.problems += v.validate_plugin_names(rp.plugins, fe.join(rp.path, "plugins"), known)
+        dec.problems += v.validate_plugin_names(
+            rp.plugins, fe.join(rp.path, "plugins"), known, gates.version
+        )
     dec.problems += v.validate_plugin_config_names(rp, known)
-    plugins = d.merge_plugins(d.DEFAULT_PLUGINS, rp.plugins)
+    plugins = d.merge_plugins(d.default_plugins(gates), rp.plugins)
     enabled = {ref.name for point in t.PLUGIN_SET_FIELDS for ref in plugins.get(point).enabled}
     configured: dict[str, object] = {}
     for entry in rp.plugin_config:
         args_path = fe.join(entry.path, "args")
         args = pluginargs.decode_args(
-            dec, entry.name, entry.args, args_path, enabled=entry.name in enabled
+            dec, entry.name, entry.args, args_path, enabled=entry.name in enabled, gates=gates
         )
         configured.setdefault(entry.name, args)
     return t.Profile(
         scheduler_name=rp.scheduler_name or "",
         plugins=plugins,
-        plugin_config=d.default_plugin_config(plugins, configured),
+        plugin_config=d.default_plugin_config(plugins, configured, gates),
         percentage_of_nodes_to_score=rp.percentage_of_nodes_to_score,
     )

@@ -1,5 +1,6 @@
-"""Every plugin name kubesched knows, in one place: the upstream v1.34 in-tree plugins and the
-plugins kubesched adds (gang scheduling, elastic quotas, GPU sharing).
+"""Every plugin name kubesched knows, in one place: the upstream in-tree plugins (v1.34 and
+those later releases add) and the plugins kubesched adds (gang scheduling, elastic quotas, GPU
+sharing).
 
 A plugin module declares its ``NAME`` from here and every other room (configuration defaults,
 the parallel binder, the simulator, the scheduler, the explainer) refers to a plugin by these
@@ -28,6 +29,18 @@ DEFAULT_PREEMPTION = "DefaultPreemption"
 NODE_RESOURCES_BALANCED_ALLOCATION = "NodeResourcesBalancedAllocation"
 IMAGE_LOCALITY = "ImageLocality"
 DEFAULT_BINDER = "DefaultBinder"
+
+# ------------------------------------------------------- upstream v1.35+ (per version)
+NODE_DECLARED_FEATURES = "NodeDeclaredFeatures"
+"""v1.35+: Filter on Node ``status.declaredFeatures`` (gate NodeDeclaredFeatures)."""
+GANG_SCHEDULING = "GangScheduling"
+"""v1.35+: the Workload API's gang plugin (gate GangScheduling; v1.37: GenericWorkload)."""
+TOPOLOGY_PLACEMENT_GENERATOR = "TopologyPlacementGenerator"
+"""v1.36+: the Workload API's topology placement (gate TopologyAwareWorkloadScheduling)."""
+POD_GROUP_PODS_COUNT = "PodGroupPodsCount"
+"""v1.36+: the Workload API's placement score (gate TopologyAwareWorkloadScheduling)."""
+DEFERRED_POD_SCHEDULING = "DeferredPodScheduling"
+"""v1.37: in-place resize deferral (gate InPlacePodVerticalScalingSchedulerPreemption)."""
 
 # --------------------------------------------------------------------------- kubesched's own
 COSCHEDULING = "Coscheduling"

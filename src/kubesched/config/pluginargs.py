@@ -24,6 +24,7 @@ from kubesched.config import defaults as d
 from kubesched.config import fielderr as fe
 from kubesched.config import types as t
 from kubesched.config.decode import Decoder
+from kubesched.config.featuregates import FeatureGates
 
 MAX_CUSTOM_PRIORITY_SCORE = 10
 """Upper bound of a RequestedToCapacityRatio shape score (upstream ``MaxCustomPriorityScore``)."""
@@ -200,14 +201,20 @@ def _node_affinity(dec: Decoder, raw: Mapping[str, Any], path: str) -> a.NodeAff
 
 
 def decode_args(
-    dec: Decoder, name: str, raw: Mapping[str, Any] | None, path: str, enabled: bool = True
+    dec: Decoder,
+    name: str,
+    raw: Mapping[str, Any] | None,
+    path: str,
+    enabled: bool = True,
+    gates: FeatureGates | None = None,
 ) -> object:
     """The defaulted args of plugin ``name`` from ``raw`` (the ``args`` mapping at ``path``);
     problems go to ``dec``.  Typed for :data:`~kubesched.config.defaults.TYPED_ARGS_PLUGINS`,
     a read-only mapping otherwise.  NodeResourcesFit's values are validated only when the
     profile ``enabled`` it (upstream validates them when it builds the plugin: its config
     validation looks them up under the wrong name, ``NodeResourcesFitArgs``); strict
-    decoding applies either way."""
+    decoding applies either way.  ``gates`` (None: the default version's) decide the
+    gate-dependent defaults and checks (:mod:`kubesched.config.rawargs`)."""
     given = dict(raw or {})
     if name not in d.ARGS_PLUGINS:
         return t.frozen_mapping(given)
@@ -226,6 +233,7 @@ def decode_args(
         return _balanced(dec, given, path)
     if name == names.NODE_AFFINITY:
         return _node_affinity(dec, given, path)
-    merged = d.default_raw_args(name, given)
-    rawargs.validate(dec, name, merged, path)
+    gates = gates or FeatureGates()
+    merged = d.default_raw_args(name, given, gates)
+    rawargs.validate(dec, name, merged, path, gates)
     return merged

@@ -1,11 +1,14 @@
-"""Validation of the plugin args we keep as raw mappings (upstream v1.34 rules and messages).
+"""Validation of the plugin args we keep as raw mappings (upstream rules and messages).
 
 DefaultPreemption, InterPodAffinity, PodTopologySpread, VolumeBinding and DynamicResources
 args are checked strictly (unknown keys, wrong types) and with upstream's
 ``validation_pluginargs.go`` rules, on the already-defaulted mapping, but not converted to
-classes: the plugins that use them read the mapping.  Feature gates are taken at their v1.34
-defaults: ``StorageCapacityScoring`` off (so VolumeBinding ``shape`` is rejected) and
-``DRASchedulerFilterTimeout`` on.
+classes: the plugins that use them read the mapping.  DynamicResources follows the run's
+gates: ``filterTimeout`` is forbidden with ``DRASchedulerFilterTimeout`` off, and
+``bindingTimeout`` (a field from v1.35) needs DRADeviceBindingConditions and
+DRAResourceClaimDeviceStatus.  VolumeBinding ``shape`` is rejected as with
+``StorageCapacityScoring`` off (its validation under the gate, Beta and on in v1.37, is not
+modelled yet: ``docs/versions.md``).
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from typing import Any
 from kubesched.config import fielderr as fe
 from kubesched.config import names
 from kubesched.config.decode import Decoder
+from kubesched.config.defaults import binding_conditions
+from kubesched.config.featuregates import FeatureGates
 
 _FIELDS: Mapping[str, tuple[str, ...]] = {
     names.DEFAULT_PREEMPTION: ("minCandidateNodesPercentage", "minCandidateNodesAbsolute"),
@@ -39,9 +44,16 @@ LIST_DEFAULTING = "List"
 _WHEN_UNSATISFIABLE = ("DoNotSchedule", "ScheduleAnyway")
 
 
-def validate(dec: Decoder, name: str, args: Mapping[str, Any], path: str) -> None:
-    """Check the defaulted raw ``args`` of plugin ``name`` at ``path``; problems go to ``dec``."""
-    r = dec.obj(args, path, _FIELDS.get(name, tuple(args))) or {}
+def validate(
+    dec: Decoder, name: str, args: Mapping[str, Any], path: str, gates: FeatureGates | None = None
+) -> None:
+    """Check the defaulted raw ``args`` of plugin ``name`` at ``path`` under ``gates`` (None:
+    the default version's); problems go to ``dec``."""
+    gates = gates or FeatureGates()
+    fields = _FIELDS.get(name, tuple(args))
+    if name == names.DYNAMIC_RESOURCES and gates.version != "1.34":
+        fields = (*fields, "bindingTimeout")
+    r = dec.obj(args, path, fields) or {}
     if name == names.DEFAULT_PREEMPTION:
         _default_preemption(dec, r, path)
     elif name == names.INTER_POD_AFFINITY:
@@ -67,10 +79,29 @@ def validate(dec: Decoder, name: str, args: Mapping[str, Any], path: str) -> Non
                 fe.invalid(fe.join(path, "shape"), r["shape"], msg + "StorageCapacityScoring")
             )
     elif name == names.DYNAMIC_RESOURCES:
-        p = fe.join(path, "filterTimeout")
-        timeout_s = dec.duration(r.get("filterTimeout"), p)
-        if timeout_s is not None and timeout_s < 0:
-            dec.problems.append(fe.invalid(p, r["filterTimeout"], "must be zero or positive"))
+        _dynamic_resources(dec, r, path, gates)
+
+
+def _dynamic_resources(dec: Decoder, r: Mapping[str, Any], path: str, gates: FeatureGates) -> None:
+    """Upstream ``ValidateDynamicResourcesArgs``: fields of a disabled feature are errors."""
+    p = fe.join(path, "filterTimeout")
+    timeout_s = dec.duration(r.get("filterTimeout"), p)
+    if not gates.enabled("DRASchedulerFilterTimeout"):
+        if r.get("filterTimeout") is not None:
+            dec.problems.append(
+                fe.forbidden(p, "DRASchedulingFilterTimeout feature gate is disabled")
+            )
+    elif timeout_s is not None and timeout_s < 0:
+        dec.problems.append(fe.invalid(p, r["filterTimeout"], "must be zero or positive"))
+    bp = fe.join(path, "bindingTimeout")
+    binding_s = dec.duration(r.get("bindingTimeout"), bp)
+    if not binding_conditions(gates):
+        if r.get("bindingTimeout") is not None:
+            gates_named = "DRADeviceBindingConditions or DRAResourceClaimDeviceStatus"
+            detail = f"{gates_named} feature gate is disabled"
+            dec.problems.append(fe.forbidden(bp, detail))
+    elif binding_s is not None and binding_s < 1:
+        dec.problems.append(fe.invalid(bp, r["bindingTimeout"], "must be at least 1 second"))
 
 
 def _default_preemption(dec: Decoder, r: Mapping[str, Any], path: str) -> None:

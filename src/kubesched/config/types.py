@@ -1,7 +1,7 @@
 """KubeSchedulerConfiguration ``kubescheduler.config.k8s.io/v1`` as frozen dataclasses.
 
 These are the *defaulted* values: :func:`kubesched.config.load.load_config` fills every field
-upstream v1.34 defaults (``pkg/scheduler/apis/config/v1/defaults.go``), merges each profile's
+upstream defaults (``pkg/scheduler/apis/config/v1/defaults.go``), merges each profile's
 plugins with the default plugin set, and validates, so code holding one of these can trust it.
 
 The plugin sets themselves live in :mod:`kubesched.config.pluginsets` (below the defaults,
@@ -16,6 +16,7 @@ from typing import Any
 
 from kubesched.api import objects as api
 from kubesched.config import defaults
+from kubesched.config.featuregates import FeatureGates
 from kubesched.config.pluginsets import CAMEL as CAMEL
 from kubesched.config.pluginsets import EXTENSION_POINTS as EXTENSION_POINTS
 from kubesched.config.pluginsets import PLUGIN_SET_FIELDS as PLUGIN_SET_FIELDS
@@ -116,6 +117,10 @@ class KubeSchedulerConfiguration:
     """Upstream ``enableContentionProfiling``; kept for round trips."""
     delay_cache_until_active: bool = False
     """Upstream ``delayCacheUntilActive``: fill informer caches only once leader."""
+    feature_gates: FeatureGates = field(default_factory=FeatureGates)
+    """The Kubernetes version modelled and its feature gates (not a field of the v1 file:
+    ``--kubernetes-version``, ``--feature-gates``, a scenario's ``spec.kubernetesVersion``);
+    the default profile is that version's."""
 
     def profile(self, scheduler_name: str) -> Profile | None:
         """The profile for ``spec.schedulerName``, or None when no profile has that name."""

@@ -34,7 +34,19 @@ def removed_message() -> str:
     return f'was invalid in version "{v}" (KubeSchedulerConfiguration is version "{v}")'
 
 
-def _check_name(name: str, path: str, known: Collection[str], *, enabled: bool) -> list[fe.Problem]:
+def later_message(name: str, version: str) -> str:
+    """Why an in-tree plugin of a later release is refused at ``version``."""
+    return (
+        f"is not an in-tree plugin of Kubernetes {version} "
+        f"(upstream registers it from {d.LATER_PLUGIN_NAMES[name]} on)"
+    )
+
+
+def _check_name(
+    name: str, path: str, known: Collection[str], *, enabled: bool, version: str = ""
+) -> list[fe.Problem]:
+    if version and name in d.unregistered_in(version):
+        return [] if not enabled else [fe.invalid(path, name, later_message(name, version))]
     if name in d.REMOVED_PLUGIN_NAMES:
         return [] if not enabled else [fe.invalid(path, name, removed_message())]
     if name in known:
@@ -46,16 +58,17 @@ def _check_name(name: str, path: str, known: Collection[str], *, enabled: bool) 
 
 
 def validate_plugin_names(
-    plugins: t.Plugins, path: str, known: Collection[str]
+    plugins: t.Plugins, path: str, known: Collection[str], version: str = ""
 ) -> list[fe.Problem]:
-    """Names and weights of a profile's ``plugins`` as the user wrote them."""
+    """Names and weights of a profile's ``plugins`` as the user wrote them (``version``: the
+    Kubernetes release, whose later in-tree plugins are refused when enabled)."""
     problems: list[fe.Problem] = []
     for point in t.PLUGIN_SET_FIELDS:
         pset = plugins.get(point)
         point_path = fe.join(path, t.CAMEL[point])
         for i, ref in enumerate(pset.enabled):
             p = fe.index(fe.join(point_path, "enabled"), i)
-            problems += _check_name(ref.name, p, known, enabled=True)
+            problems += _check_name(ref.name, p, known, enabled=True, version=version)
             if ref.weight is not None and ref.weight < 0:
                 problems.append(
                     fe.invalid(

@@ -54,6 +54,7 @@ from kubesched.api.errors import InputError
 from kubesched.api.parse import ParsedObjects, parse_objects, parse_pod, split_documents
 from kubesched.api.source import FREEZE_ANSWER_AFTER, bulk_allocation
 from kubesched.config import extenders as extender_config
+from kubesched.config.featuregates import FeatureGates
 from kubesched.config.load import load_config
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.explainer import capacity, devicefit
@@ -99,10 +100,12 @@ def build_cluster(
         return cluster, [p for p in live if not p.node_name]
 
 
-def _config(config: Mapping[str, Any] | KubeSchedulerConfiguration | None) -> Any:
+def _config(
+    config: Mapping[str, Any] | KubeSchedulerConfiguration | None, gates: FeatureGates | None
+) -> Any:
     if isinstance(config, KubeSchedulerConfiguration):
         return config
-    return load_config(config, known_plugins=known_plugin_names())
+    return load_config(config, known_plugins=known_plugin_names(), gates=gates)
 
 
 def explain(
@@ -111,14 +114,17 @@ def explain(
     config: Mapping[str, Any] | KubeSchedulerConfiguration | None = None,
     *,
     preemption: bool = False,
+    gates: FeatureGates | None = None,
 ) -> dict[str, Any]:
     """Explain the placement of ``pod`` on ``cluster`` (dicts in, dict out).  The CLI passes
     all three parsed, after checking them once: the snapshot's objects, the Pod (as
     ``parse_objects(..., admit=False)`` gives it, taken and changed here: its node name is
     cleared) and the configuration.  With
     ``preemption``, an Unschedulable answer also has ``"preemption": {"message",
-    "nominatedNode", "victims"}``: what PostFilter would do (a dry run, nothing deleted)."""
-    cfg = _config(config)
+    "nominatedNode", "victims"}``: what PostFilter would do (a dry run, nothing deleted).
+    ``gates`` (the Kubernetes version and feature gates) applies when ``config`` is not a
+    loaded configuration, which carries its own."""
+    cfg = _config(config, gates)
     with bulk_allocation(FREEZE_ANSWER_AFTER):  # the cache and the plugins' indexes
         state_cluster, pending = build_cluster(cluster)
         p = pod if isinstance(pod, api.Pod) else parse_pod(dict(pod), "pod")
@@ -130,6 +136,7 @@ def explain(
         out: dict[str, Any] = {
             "pod": p.key,
             "profile": p.scheduler_name,
+            "kubernetesVersion": cfg.feature_gates.version,
             "result": "Error",
             "selectedNode": None,
             "message": "",
@@ -143,7 +150,7 @@ def explain(
         fwk = Framework(
             profile,
             full_registry(),
-            Handle(state_cluster),
+            Handle(state_cluster, feature_gates=cfg.feature_gates),
             percentage_of_nodes_to_score=100,
         )
         fwk.nominator = _nominator(cfg, fwk, state_cluster, pending, p)

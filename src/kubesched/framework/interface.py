@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kubesched.api import objects as api
+from kubesched.config.featuregates import FeatureGates
 from kubesched.framework.clusterevents import ActionType as ActionType
 from kubesched.framework.clusterevents import ClusterEvent as ClusterEvent
 from kubesched.framework.clusterevents import ClusterEventWithHint as ClusterEventWithHint
@@ -444,7 +445,9 @@ class Handle:
     :meth:`add_event_handler` (objects implementing any of :class:`PodAddListener`,
     :class:`PodUpdateListener`, :class:`PodDeleteListener`, :class:`ObjectListener`), as
     upstream plugins add handlers to the shared informers; ``listeners`` holds their methods
-    by event (``on_pod_add``, ...).
+    by event (``on_pod_add``, ...).  ``feature_gates`` is the Kubernetes version and gates
+    the scheduler models: a plugin asks ``handle.feature_gates.enabled("X")`` where upstream
+    asks its ``feature.Features``.
     """
 
     cluster: ClusterState
@@ -459,6 +462,7 @@ class Handle:
     listeners: dict[str, list[Callable[..., None]]] = field(
         default_factory=lambda: {event: [] for event, _ in _LISTENERS}
     )
+    feature_gates: FeatureGates = field(default_factory=FeatureGates)
 
     def get_waiting_pod(self, key: str) -> WaitingPod | None:
         """Upstream ``GetWaitingPod`` (by ``namespace/name`` instead of UID)."""

@@ -69,7 +69,13 @@ def make_scheduler(
     if n < 1:
         raise ValueError(f"shards must be at least 1, got {shards}")
     decided = {k: kwargs.pop(k) for k in OPTIONS if k in kwargs}
-    options = SchedulerOptions(shards=n, round_size=round_size, routing=routing, **decided)
+    options = SchedulerOptions(
+        shards=n,
+        round_size=round_size,
+        routing=routing,
+        feature_gates=config.feature_gates,
+        **decided,
+    )
     if n == 1:
         return Scheduler(config, options=options, **kwargs)
     return ParallelScheduler(config, options=options, transport_kind=transport_kind, **kwargs)

@@ -51,11 +51,13 @@ def make_shard(
     index: int,
     options: SchedulerOptions,
 ) -> ShardScheduler:
-    """A shard from a configuration object or its v1 mapping (what a spawned process gets)."""
+    """A shard from a configuration object or its v1 mapping (what a spawned process gets;
+    the mapping is loaded under ``options.feature_gates``, the Kubernetes version the v1
+    mapping cannot carry)."""
     cfg = (
         config
         if isinstance(config, KubeSchedulerConfiguration)
-        else load_config(config, known_plugins=known_plugin_names())
+        else load_config(config, known_plugins=known_plugin_names(), gates=options.feature_gates)
     )
     return ShardScheduler(cfg, options, index=index)
 

@@ -25,7 +25,8 @@ recording deleted before kubesched bound them are not lost Pods (the ``lostPods`
 invariant leaves them out).
 
 ``--kubernetes-version`` names the Kubernetes release whose scheduler behaviour the replay
-uses; this kubesched implements :data:`SUPPORTED_KUBERNETES_VERSIONS` only.
+uses (:data:`SUPPORTED_KUBERNETES_VERSIONS`); without it, the recording's API server's
+version when supported, else the newest (``docs/versions.md``).
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ from __future__ import annotations
 import copy
 import functools
 import logging
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,8 +41,14 @@ from typing import Any
 import numpy as np
 
 from kubesched.api import objects as api
-from kubesched.api.errors import InputError
+from kubesched.config.featuregates import FeatureGates
 from kubesched.config.load import load_config
+from kubesched.config.versions import (
+    DEFAULT_VERSION,
+    SUPPORTED_VERSIONS,
+    parse_version,
+    version_of_server,
+)
 from kubesched.plugins.registry import known_plugin_names
 from kubesched.record import format as fmt
 from kubesched.record.reader import Event, Recording
@@ -55,7 +61,7 @@ log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
 
-SUPPORTED_KUBERNETES_VERSIONS = ("1.34",)
+SUPPORTED_KUBERNETES_VERSIONS = SUPPORTED_VERSIONS
 """Kubernetes minor releases whose scheduler kubesched implements."""
 RECORDED_PROFILE = "kubesched-replay-as-recorded"
 """The one profile of the as-recorded run: no Pod names it, so the recording places all."""
@@ -68,25 +74,17 @@ DEFAULT_DRAIN = 10.0
 
 
 def check_kubernetes_version(value: str | None) -> str:
-    """``--kubernetes-version``: ``1.34``, ``v1.34`` or ``v1.34.N``; the minor release, or
-    :class:`InputError` naming the supported ones."""
+    """``--kubernetes-version``: ``1.37``, ``v1.37`` or ``v1.37.N``; the minor release (None:
+    the default, the newest), or :class:`InputError` naming the supported ones."""
     if value is None:
-        return SUPPORTED_KUBERNETES_VERSIONS[-1]
-    m = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.\d+)?", value.strip())
-    minor = f"{m[1]}.{m[2]}" if m else None
-    if minor not in SUPPORTED_KUBERNETES_VERSIONS:
-        supported = ", ".join(SUPPORTED_KUBERNETES_VERSIONS)
-        raise InputError(
-            [
-                (
-                    "--kubernetes-version",
-                    f"{value!r} is not supported: this kubesched replays the scheduler of "
-                    f"Kubernetes {supported} only (its plugins, defaults and queueing); "
-                    f"pass --kubernetes-version {supported} or leave the flag out",
-                )
-            ]
-        )
-    return str(minor)
+        return DEFAULT_VERSION
+    return parse_version(value)
+
+
+def recorded_version(rec: Recording) -> str | None:
+    """The supported minor version of the recording's API server (its header's
+    ``kubernetesVersion``, the server's ``gitVersion``), or None."""
+    return version_of_server({"gitVersion": rec.header.get("kubernetesVersion", "")})
 
 
 @dataclass(slots=True)
@@ -246,9 +244,9 @@ def _delete_node(name: str) -> Callable[[SimCluster], None]:
     return call
 
 
-def profiles_of(config: Obj | None) -> frozenset[str]:
+def profiles_of(config: Obj | None, gates: FeatureGates | None = None) -> frozenset[str]:
     """The scheduler names of the configuration's profiles."""
-    cfg = load_config(config, known_plugins=known_plugin_names())
+    cfg = load_config(config, known_plugins=known_plugin_names(), gates=gates)
     return frozenset(p.scheduler_name for p in cfg.profiles)
 
 
@@ -262,6 +260,7 @@ def _one_run(
     timing: SimTiming | None,
     progress: ProgressFn | None,
     retry_governance: bool | None = None,
+    gates: FeatureGates | None = None,
 ) -> tuple[Obj, _Plan]:
     plan = _plan(rec, profiles)
     duration = rec.duration
@@ -275,6 +274,7 @@ def _one_run(
         nodes=list(rec.snapshot.nodes),
         arrivals=plan.arrivals,
         others=list(rec.snapshot.others),
+        gates=gates or FeatureGates(),
     )
     by_uid = plan.outcomes
 
@@ -323,12 +323,18 @@ def run_replay(
     timing: SimTiming | None = None,
     progress: Callable[[str], ProgressFn | None] | None = None,
     retry_governance: bool | None = None,
+    gates: FeatureGates | None = None,
 ) -> Obj:
     """Both runs and their comparison (see the module docstring): a JSON-ready document
     with ``comparison``, and the two runs' ``simulate`` summaries, ``replay`` (kubesched)
-    and ``recorded`` (as recorded)."""
-    version = check_kubernetes_version(kubernetes_version)
-    profiles = profiles_of(config)
+    and ``recorded`` (as recorded).  ``gates`` (the version and feature gates; the command
+    line's) wins over ``kubernetes_version``; with neither, the recording's server's version
+    when supported, else the newest."""
+    if gates is None:
+        told = recorded_version(rec) if kubernetes_version is None else None
+        gates = FeatureGates(told or check_kubernetes_version(kubernetes_version))
+    version = gates.version
+    profiles = profiles_of(config, gates)
     recorded_config = copy.deepcopy(config) if config is not None else {}
     recorded_config.update(
         apiVersion="kubescheduler.config.k8s.io/v1",
@@ -343,6 +349,7 @@ def run_replay(
         seed=seed,
         timing=timing,
         progress=progress("as recorded") if progress else None,
+        gates=gates,
     )
     replay, plan = _one_run(
         rec,
@@ -353,6 +360,7 @@ def run_replay(
         timing=timing,
         progress=progress("kubesched") if progress else None,
         retry_governance=retry_governance,
+        gates=gates,
     )
     h = rec.header
     recording = {

@@ -109,6 +109,7 @@ def configuration(s: dict[str, Any]) -> list[tuple[str, Any]]:
     rows: list[tuple[str, Any]] = [
         ("Scenario", s.get("scenario")),
         ("Seed", s.get("seed")),
+        ("Kubernetes version", s.get("kubernetesVersion")),
         ("Nodes", s.get("nodes")),
         ("Simulated seconds", s.get("virtualSeconds")),
         ("Wall-clock seconds", s.get("wallSeconds")),
@@ -267,6 +268,8 @@ def _retried(s: dict[str, Any]) -> str:
 def render_html(s: dict[str, Any], captions: dict[str, str]) -> str:
     """The page, referring to the PNGs by their file names."""
     title = f"kubesched simulate: {s.get('scenario', 'run')} (seed {s.get('seed', '-')})"
+    if s.get("kubernetesVersion"):
+        title += f", Kubernetes {s['kubernetesVersion']}"
 
     def fig(name: str, absent: str = "") -> str:
         if name not in captions:

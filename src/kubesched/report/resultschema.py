@@ -51,6 +51,7 @@ SCHEMA: dict[str, Any] = {
         {
             "scenario": _STR,
             "seed": {"type": "integer"},
+            "kubernetesVersion": _STR,
             "nodes": _INT,
             "podsSubmitted": _INT,
             "podsForOtherSchedulers": _INT,

@@ -135,7 +135,9 @@ def simulate_summary(s: dict[str, Any]) -> str:
     util = ", ".join(f"{k} {v}%" for k, v in s["utilization"].items())
     pending = ", ".join(f"{k} {v}" for k, v in s["pendingPods"].items())
     lines = [
-        f"scenario {s['scenario']} (seed {s['seed']}): {s['nodes']} nodes, "
+        f"scenario {s['scenario']} (seed {s['seed']}"
+        + (f", Kubernetes {s['kubernetesVersion']}" if s.get("kubernetesVersion") else "")
+        + f"): {s['nodes']} nodes, "
         f"{s['podsSubmitted']} pods submitted"
         + (
             f" ({s['podsForOtherSchedulers']} more for other schedulers, ignored)"

@@ -93,7 +93,12 @@ class Scheduler:
         self.metrics = metrics or SchedulerMetrics()
         self.rng = np.random.default_rng(options.seed)
         self.handle = Handle(
-            self.cluster, api_client, clock=clock, metrics=self.metrics, rng=self.rng
+            self.cluster,
+            api_client,
+            clock=clock,
+            metrics=self.metrics,
+            rng=self.rng,
+            feature_gates=options.feature_gates or config.feature_gates,
         )
         reg = options.registry or full_registry()
         ext_configs = extender_config.parse_extenders(config.extenders)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from kubesched.config.featuregates import FeatureGates
 from kubesched.framework.interface import PluginFactory
 
 
@@ -35,3 +36,8 @@ class SchedulerOptions:
     routing: str = "all"
     """``all``: every Pod goes to a shard; ``auto``: the parallel router decides per
     signature (:mod:`kubesched.parallel.router`)."""
+    feature_gates: FeatureGates | None = None
+    """The Kubernetes version and feature gates modelled (None: the configuration's,
+    :attr:`~kubesched.config.types.KubeSchedulerConfiguration.feature_gates`, which the
+    factory copies here, so a shard in another process loads its configuration under the
+    same version); plugins read them from their ``Handle.feature_gates``."""

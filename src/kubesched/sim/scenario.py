@@ -64,6 +64,8 @@ from kubesched.api import objects as api
 from kubesched.api import source
 from kubesched.api.errors import InputError, excerpt
 from kubesched.api.parse import load_documents, parse_node, parse_objects, parse_pod
+from kubesched.config import featuregates
+from kubesched.config.featuregates import FeatureGates
 from kubesched.sim import faultspec as fault_drills
 from kubesched.sim import scenario_fields as sf
 from kubesched.sim import startup
@@ -112,6 +114,10 @@ class Scenario:
     """Fault drills (:mod:`kubesched.sim.faults`)."""
     timing_given: frozenset[str] = frozenset()
     """The ``spec.timing`` fields the scenario set (the others took defaults)."""
+    gates: FeatureGates = field(default_factory=FeatureGates)
+    """``spec.kubernetesVersion`` and ``spec.featureGates`` (default: the newest version)."""
+    version_given: bool = False
+    """Whether the scenario named its Kubernetes version."""
 
 
 def scenario_schema() -> dict[str, Any]:
@@ -168,6 +174,8 @@ def build_scenario(
         timing=timing,
         config=sf.opt(spec, "config", p, dict, None),
         timing_given=frozenset(timing_spec),
+        gates=featuregates.from_spec(spec.get("kubernetesVersion"), spec.get("featureGates"), p),
+        version_given="kubernetesVersion" in spec,
     )
     pools = sf.opt(spec, "nodePools", p, list, [])
     workloads = sf.opt(spec, "workloads", p, list, [])

@@ -30,6 +30,8 @@ MAX_SEED = 2**63 - 1
 
 SPEC_FIELDS = (
     "seed",
+    "kubernetesVersion",
+    "featureGates",
     "durationSeconds",
     "drainSeconds",
     "timing",

@@ -86,7 +86,7 @@ def run_scenario(
     seconds, syncing the metrics' gauges, and with ``pace`` the run is slowed to ``pace``
     simulated seconds per wall second.
     """
-    config = load_config(sc.config, known_plugins=known_plugin_names())
+    config = load_config(sc.config, known_plugins=known_plugin_names(), gates=sc.gates)
     if retry_governance is not None:
         config = governance.with_retry_governance(config, retry_governance)
     sim = SimCluster(config, seed=sc.seed, timing=sc.timing, metrics=metrics, shards=shards)
@@ -242,6 +242,7 @@ def summarize(
     return {
         "scenario": sc.name,
         "seed": sc.seed,
+        "kubernetesVersion": sc.gates.version,
         "nodes": len(sim.api.nodes),
         "podsSubmitted": len(submitted),
         "podsForOtherSchedulers": len(sc.arrivals) - len(submitted),

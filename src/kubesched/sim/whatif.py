@@ -40,6 +40,7 @@ from kubesched.api.parse import (
     split_documents,
     with_priority_classes,
 )
+from kubesched.config.featuregates import FeatureGates
 from kubesched.config.load import load_config
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.metrics import SchedulerMetrics
@@ -64,15 +65,17 @@ def schedule(
     *,
     seed: int = 0,
     metrics: SchedulerMetrics | None = None,
+    gates: FeatureGates | None = None,
 ) -> dict[str, Any]:
     """Schedule ``pods`` onto ``cluster`` in virtual time; see the module docstring.
 
-    ``metrics`` receives the scheduler's metrics (gauges synced at the end).
+    ``metrics`` receives the scheduler's metrics (gauges synced at the end); ``gates`` (the
+    Kubernetes version and feature gates) applies when ``config`` is not loaded already.
     """
     cfg = (
         config
         if isinstance(config, KubeSchedulerConfiguration)
-        else load_config(config, known_plugins=known_plugin_names())
+        else load_config(config, known_plugins=known_plugin_names(), gates=gates)
     )
     cluster_docs = _documents(cluster)
     snapshot = parse_objects(cluster_docs)
@@ -154,7 +157,7 @@ def schedule_parsed(
     summary["fromCluster"] = sum(1 for s in source.values() if s == "cluster") + len(bound)
     summary["overlap"] = overlap + len(bound)
     summary["alreadyBound"] = len(bound)
-    return {**result, **jobs.report(submitted)}
+    return {"kubernetesVersion": cfg.feature_gates.version, **result, **jobs.report(submitted)}
 
 
 def _result(

@@ -8,7 +8,8 @@ list entry whose ``name`` is ``Name`` (created when missing)::
     profiles[0].pluginConfig[NodeResourcesFit].args.scoringStrategy.type
     profiles[0].plugins.score.enabled[NodeResourcesBalancedAllocation].weight
 
-Other variables are the run's, not the configuration's: ``shards`` (parallel scheduler),
+Other variables are the run's, not the configuration's: ``kubernetesVersion`` (the
+Kubernetes version modelled, ``docs/versions.md``), ``shards`` (parallel scheduler),
 ``policy`` (a replay's GPU placement policy), ``api.latencySeconds`` /
 ``api.watchDelaySeconds`` (the API server's speed) and ``client.qps`` / ``client.burst``
 (the scheduler's client rate limit; ``clientConnection.qps`` / ``.burst`` are the same).
@@ -37,6 +38,7 @@ CLASSES = {
     "apiLatency": "the API server's latency and watch delay",
     "shards": "scheduler shards (the parallel architecture)",
     "policy": "a replay's GPU placement policy",
+    "version": "the Kubernetes version modelled (kubernetesVersion: what changes on upgrade)",
 }
 """Variable classes and what each covers."""
 RUN_VARIABLES = {
@@ -46,6 +48,7 @@ RUN_VARIABLES = {
     "api.watchDelaySeconds": "apiLatency",
     "client.qps": "client",
     "client.burst": "client",
+    "kubernetesVersion": "version",
 }
 ALIASES = {"clientConnection.qps": "client.qps", "clientConnection.burst": "client.burst"}
 SCORING_ARGS = (

@@ -32,16 +32,17 @@ from typing import Any
 
 from kubesched.api.errors import InputError, excerpt
 from kubesched.api.parse import load_documents
+from kubesched.config.versions import parse_version
 from kubesched.sweep import paths
 
 API_VERSION = "kubesched.io/v1alpha1"
 BASE_KINDS = ("scenario", "bench", "replay", "recording")
 SIMULATE, BENCH, REPLAY, RECORDING = BASE_KINDS
 SUPPORTED = {
-    SIMULATE: {"config", "shards", "apiLatency", "client"},
-    BENCH: {"config", "shards", "apiLatency", "client"},
+    SIMULATE: {"config", "shards", "apiLatency", "client", "version"},
+    BENCH: {"config", "shards", "apiLatency", "client", "version"},
     REPLAY: {"policy"},
-    RECORDING: {"config"},
+    RECORDING: {"config", "version"},
 }
 """Which variables each kind of base can vary (``config``: any configuration path)."""
 
@@ -217,6 +218,11 @@ def build_sweep(doc: dict[str, Any], base_dir: str) -> SweepSpec:
             family = "config" if paths.is_config(key) else cls
             if family not in SUPPORTED[base["kind"]]:
                 problems.append((f"spec.vary.{key}", f"a {base['kind']} base cannot vary {cls}"))
+            elif cls == "version":
+                try:
+                    parse_version(v.settings[key], f"spec.vary.{key}")
+                except InputError as err:
+                    problems += err.problems
     mixed = spec.get("allowMixedClasses", False)
     if len(classes) > 1 and mixed is not True:
         detail = ", ".join(sorted(classes))

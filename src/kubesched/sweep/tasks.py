@@ -40,7 +40,10 @@ from typing import Any
 import numpy as np
 import yaml
 
+from kubesched.config import featuregates
+from kubesched.config.featuregates import FeatureGates
 from kubesched.config.load import read_file
+from kubesched.config.versions import parse_version
 from kubesched.sweep import paths
 from kubesched.sweep.spec import BENCH, RECORDING, REPLAY, SIMULATE, Task
 
@@ -99,6 +102,19 @@ def _run_setting(task: Task, name: str, default: Any) -> Any:
     return default
 
 
+def _gates(task: Task, base: FeatureGates) -> FeatureGates:
+    """``base`` (the scenario's, or the default) at the variant's ``kubernetesVersion``, else
+    the sweep command's (``task.base["kubernetesVersion"]``), with the command's
+    ``--feature-gates`` (``task.base["featureGates"]``) on top, checked at that version."""
+    given: dict[str, bool] = task.base.get("featureGates") or {}
+    version = _run_setting(task, "kubernetesVersion", task.base.get("kubernetesVersion"))
+    if version is None and not given:
+        return base
+    minor = base.version if version is None else parse_version(version, "kubernetesVersion")
+    settings = {**dict(base.settings), **given}
+    return featuregates.with_settings(minor, settings, path="featureGates")
+
+
 def _shards(task: Task, fn: Any) -> dict[str, Any]:
     shards = int(_run_setting(task, "shards", 1))
     if shards == 1:
@@ -115,6 +131,7 @@ def _simulate(task: Task) -> dict[str, Any]:
 
     sc = load_scenario(task.base["scenario"], seed=task.seed)
     sc.config = _config(task, sc.config)
+    sc.gates = _gates(task, sc.gates)
     t = sc.timing
     sc.timing = dataclasses.replace(
         t,
@@ -188,6 +205,7 @@ def _bench(task: Task) -> dict[str, Any]:
         "client_qps": _run_setting(task, "client.qps", None),
         "client_burst": _run_setting(task, "client.burst", None),
         "seed": task.seed,
+        "gates": _gates(task, FeatureGates()),
     }
     shards = int(_run_setting(task, "shards", 1))
     if shards != 1:
@@ -228,7 +246,10 @@ def _recording(task: Task) -> dict[str, Any]:
 
     rec = load_recording(task.base["directory"])
     raw = read_file(task.base["config"]) if task.base.get("config") else None
-    doc = run_replay(rec, _config(task, raw), seed=task.seed)
+    chosen = _run_setting(task, "kubernetesVersion", task.base.get("kubernetesVersion"))
+    given = chosen is not None or task.base.get("featureGates")
+    gates = _gates(task, FeatureGates()) if given else None
+    doc = run_replay(rec, _config(task, raw), seed=task.seed, gates=gates)
     c = doc["comparison"]
     ttb = c["timeToBindSeconds"]
     return {
