@@ -22,6 +22,9 @@ package oracle
 //     driver — and, when the selected node's CSINode lists topology keys for that driver,
 //     node affinity to the node's values of them), then bound as above.
 //
+// As the API server, it refuses (Conflict) a PV or PVC update made from an older version than
+// the stored one (fresh).
+//
 // What it does not: bind or provision Immediate claims on its own (a snapshot's unbound
 // Immediate claim stays unbound: the scheduler answers `pod has unbound immediate
 // PersistentVolumeClaims` as upstream would until a controller acts), reclaim released
