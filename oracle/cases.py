@@ -914,5 +914,6 @@ def edge_config(gen: _Gen) -> dict[str, Any]:
 
 
 from dra_cases import dra_case, dra_schedule_case  # noqa: E402  (oracle/dra_cases.py)
+from storage_cases import storage_case, storage_schedule_case  # noqa: E402
 
-__all__ = ["case", "dra_case", "dra_schedule_case"]
+__all__ = ["case", "dra_case", "dra_schedule_case", "storage_case", "storage_schedule_case"]

@@ -3,6 +3,7 @@
     bash oracle/build.sh
     .venv/bin/python oracle/diff.py --cases 10000 --seed 1
     .venv/bin/python oracle/diff.py --verb schedule --cases 200 --seed 1
+    .venv/bin/python oracle/diff.py --family storage --cases 1000 --seed 1
     bash oracle/build.sh --cover && .venv/bin/python oracle/diff.py --coverage --cases 2000
 
 Generates N cases (``oracle/cases.py``), answers each with both (``explain``: kubesched.explain
@@ -10,8 +11,10 @@ against kube-oracle explain; ``schedule``: kubesched.schedule against upstream's
 scheduler), and prints every mismatch (explain's shrunk: objects and fields removed while
 it still differs).  ``--save DIR`` writes each
 shrunk mismatch as a regression case (request and upstream's answer), the form
-``tests/oracle/regressions/`` keeps.  The last line is ``oracle: N cases, M mismatches``;
-the exit code is 0 only when M is 0.
+``tests/oracle/regressions/`` keeps.  ``--family`` picks the generator: ``default`` (the
+cases above), ``storage`` (``oracle/storage_cases.py``: volumes, claims, classes, CSI nodes
+and drivers, storage capacity) or ``dra`` (``oracle/dra_cases.py``).  The last line is
+``oracle: N cases, M mismatches``; the exit code is 0 only when M is 0.
 
 ``--coverage`` runs against ``oracle/bin/cover/kube-oracle`` (``oracle/build.sh --cover``:
 upstream's ``pkg/scheduler/...`` instrumented): the explain cases, ``--dra-cases`` DRA cases
@@ -38,7 +41,14 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import upstream_coverage as coverage
-from cases import case, dra_case, dra_schedule_case, schedule_case
+from cases import (
+    case,
+    dra_case,
+    dra_schedule_case,
+    schedule_case,
+    storage_case,
+    storage_schedule_case,
+)
 from compare import (
     Oracle,
     OracleMissing,
@@ -48,6 +58,13 @@ from compare import (
     shrink,
 )
 from tqdm import tqdm
+
+# family -> verb -> generator (None: the verb's default one).
+FAMILIES: dict[str, dict[str, Any]] = {
+    "default": {"explain": None, "schedule": None},
+    "storage": {"explain": storage_case, "schedule": storage_schedule_case},
+    "dra": {"explain": dra_case, "schedule": dra_schedule_case},
+}
 
 
 def save(directory: Path, request: dict[str, Any], answer: dict[str, Any], origin: str) -> Path:
@@ -66,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cases", type=int, default=300, help="number of generated cases")
     ap.add_argument("--seed", type=int, default=1, help="generator seed (case i of seed S)")
     ap.add_argument("--start", type=int, default=0, help="first case index")
+    ap.add_argument("--family", choices=sorted(FAMILIES), default="default", help="generator")
     ap.add_argument("--save", type=Path, help="write each shrunk mismatch into this folder")
     ap.add_argument("--show", type=int, default=20, help="mismatches printed in full")
     ap.add_argument("--coverage", action="store_true", help="measure upstream's coverage")
@@ -87,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     except OracleMissing as e:
         print(f"oracle: {e}", file=sys.stderr)
         return 2
-    mismatches = run(oracle, args)
+    mismatches = run(oracle, args, FAMILIES[args.family][args.verb])
     print(f"oracle: {args.cases} cases, {mismatches} mismatches")
     return 0 if mismatches == 0 else 1
 
@@ -153,7 +171,8 @@ def run(oracle: Oracle, args: argparse.Namespace, gen: Any = None) -> int:
             mismatches += 1
             small = shrink(request, lambda r: bool(compare(oracle, r)))
             lines = compare(oracle, small)
-            origin = f"oracle/diff.py --seed {args.seed} --start {i} --cases 1"
+            family = "" if args.family == "default" else f" --family {args.family}"
+            origin = f"oracle/diff.py{family} --seed {args.seed} --start {i} --cases 1"
             if mismatches <= args.show:
                 tqdm.write(f"case {i} (seed {args.seed}): {len(lines)} difference(s)")
                 for line in lines[:8]:

@@ -22,6 +22,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -228,7 +229,7 @@ func (w *benchWorld) start(ctx context.Context) func() {
 func (w *benchWorld) run(ctx context.Context, index int, op *BenchOp, c *BenchCase, res *BenchResult) error {
 	switch op.Opcode {
 	case "createNodes":
-		return w.createNodes(ctx, op)
+		return w.createNodes(ctx, index, op)
 	case "createNamespaces":
 		for i := 0; i < op.count; i++ {
 			ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", op.Prefix, i)}}
@@ -270,16 +271,22 @@ func (w *benchWorld) run(ctx context.Context, index int, op *BenchOp, c *BenchCa
 	return fmt.Errorf("opcode %q not supported", op.Opcode)
 }
 
-func (w *benchWorld) createNodes(ctx context.Context, op *BenchOp) error {
-	tmpl, err := newObjectTemplate(*op.NodeTemplatePath)
-	if err != nil {
-		return err
+func (w *benchWorld) createNodes(ctx context.Context, index int, op *BenchOp) error {
+	var tmpl *objectTemplate
+	if op.NodeTemplatePath != nil {
+		var err error
+		if tmpl, err = newObjectTemplate(*op.NodeTemplatePath); err != nil {
+			return err
+		}
 	}
 	nodes := make([]*v1.Node, 0, op.count)
 	for i := 0; i < op.count; i++ {
-		n, err := tmpl.node(i, op.count)
-		if err != nil {
-			return err
+		n := baseNode(fmt.Sprintf("node-%d-", index))
+		if tmpl != nil {
+			var err error
+			if n, err = tmpl.node(i, op.count); err != nil {
+				return err
+			}
 		}
 		if n.Name == "" {
 			n.Name = w.generateName(n.GenerateName)
@@ -289,9 +296,15 @@ func (w *benchWorld) createNodes(ctx context.Context, op *BenchOp) error {
 			n.Labels = map[string]string{}
 		}
 		n.Labels[v1.LabelHostname] = n.Name
+		if op.NodeAllocatable != nil {
+			if err := op.NodeAllocatable.prepare(n); err != nil {
+				return err
+			}
+		}
 		nodes = append(nodes, n)
 	}
-	if s := op.LabelNodePrepare; s != nil && len(s.LabelValues) > 0 {
+	// upstream's createNodes takes one strategy: nodeAllocatableStrategy before the label one
+	if s := op.LabelNodePrepare; s != nil && len(s.LabelValues) > 0 && op.NodeAllocatable == nil {
 		// upstream patches the listed (name-ordered) Nodes round-robin after creating them
 		sorted := append([]*v1.Node{}, nodes...)
 		sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
@@ -304,6 +317,11 @@ func (w *benchWorld) createNodes(ctx context.Context, op *BenchOp) error {
 		if _, err := w.client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
 			return err
 		}
+		if op.NodeAllocatable != nil {
+			if _, err := w.client.StorageV1().CSINodes().Create(ctx, op.NodeAllocatable.csiNode(n.Name), metav1.CreateOptions{}); err != nil {
+				return err
+			}
+		}
 	}
 	return w.poll(ctx, "Nodes in the scheduler's informer", func() (bool, string) {
 		have := len(w.nodes.GetStore().ListKeys())
@@ -312,7 +330,11 @@ func (w *benchWorld) createNodes(ctx context.Context, op *BenchOp) error {
 }
 
 func (w *benchWorld) createPods(ctx context.Context, op *BenchOp, ns string) error {
-	tmpl, err := newObjectTemplate(*op.PodTemplatePath)
+	tmpl, err := podTemplate(op.PodTemplatePath)
+	if err != nil {
+		return err
+	}
+	volumes, err := loadVolumeTemplates(op)
 	if err != nil {
 		return err
 	}
@@ -334,6 +356,11 @@ func (w *benchWorld) createPods(ctx context.Context, op *BenchOp, ns string) err
 	w.mu.Unlock()
 	errs := make([]error, len(pods))
 	workqueue.ParallelizeUntil(ctx, podCreators, len(pods), func(i int) {
+		if volumes != nil {
+			if errs[i] = volumes.create(ctx, w, ns, i, pods[i]); errs[i] != nil {
+				return
+			}
+		}
 		_, errs[i] = w.client.CoreV1().Pods(ns).Create(ctx, pods[i], metav1.CreateOptions{})
 	})
 	for i, err := range errs {
@@ -342,6 +369,20 @@ func (w *benchWorld) createPods(ctx context.Context, op *BenchOp, ns string) err
 		}
 	}
 	return nil
+}
+
+// baseNode is scheduler_perf's Node when createNodes names no template (makeBaseNode).
+func baseNode(prefix string) *v1.Node {
+	res := v1.ResourceList{
+		v1.ResourcePods:   *resource.NewQuantity(110, resource.DecimalSI),
+		v1.ResourceCPU:    resource.MustParse("4"),
+		v1.ResourceMemory: resource.MustParse("32Gi"),
+	}
+	return &v1.Node{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: prefix},
+		Status: v1.NodeStatus{Capacity: res, Allocatable: res.DeepCopy(), Phase: v1.NodeRunning,
+			Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}}},
+	}
 }
 
 // generateName is prefix plus 5 random characters, as the API server's generateName,

@@ -4,7 +4,10 @@ package oracle
 // performance-config.yaml: a list of test cases, each a workloadTemplate of ops and its
 // workloads' params) for `kube-oracle bench`: the subset of ops that upstream's
 // SchedulingBasic, SchedulingPodAntiAffinity, TopologySpreading, SchedulingNodeAffinity and
-// PreemptionBasic cases use.  scheduler_perf itself is a test package of k8s.io/kubernetes
+// PreemptionBasic cases use, and the volumes suite's (SchedulingInTreePVs,
+// SchedulingMigratedInTreePVs, SchedulingCSIPVs, PreemptionPVs: createPods with
+// persistentVolumeTemplatePath and persistentVolumeClaimTemplatePath, createNodes with
+// nodeAllocatableStrategy; benchvolumes.go).  scheduler_perf itself is a test package of k8s.io/kubernetes
 // (its op types and parser are unexported and it starts a real API server), so the subset
 // is reimplemented here; templates are rendered and decoded as upstream does (text/template
 // with Index and Count, sigs.k8s.io/yaml), then defaulted as the API server would.
@@ -61,6 +64,9 @@ type BenchOp struct {
 		LabelKey    string   `json:"labelKey"`
 		LabelValues []string `json:"labelValues"`
 	} `json:"labelNodePrepareStrategy"`
+	NodeAllocatable *NodeAllocatableStrategy `json:"nodeAllocatableStrategy"`
+	PVTemplatePath  *string                  `json:"persistentVolumeTemplatePath"`
+	PVCTemplatePath *string                  `json:"persistentVolumeClaimTemplatePath"`
 
 	count int // resolved from Count or CountParam
 }
@@ -168,20 +174,17 @@ func (c *BenchCase) Ops(w *BenchWorkload, dir string) ([]*BenchOp, error) {
 			}
 			op.count = int(v)
 		}
-		for _, p := range []**string{&op.NodeTemplatePath, &op.PodTemplatePath} {
+		for _, p := range []**string{&op.NodeTemplatePath, &op.PodTemplatePath, &op.PVTemplatePath, &op.PVCTemplatePath} {
 			if *p != nil {
 				abs := resolvePath(dir, **p)
 				*p = &abs
 			}
 		}
 		if op.Opcode == "createPods" && op.PodTemplatePath == nil {
-			if c.DefaultPodTemplatePath == nil {
-				return nil, fmt.Errorf("workloadTemplate[%d].podTemplatePath: missing and the case has no defaultPodTemplatePath", i)
-			}
-			op.PodTemplatePath = c.DefaultPodTemplatePath
+			op.PodTemplatePath = c.DefaultPodTemplatePath // nil: scheduler_perf's base Pod
 		}
-		if op.Opcode == "createNodes" && op.NodeTemplatePath == nil {
-			return nil, fmt.Errorf("workloadTemplate[%d].nodeTemplatePath: required", i)
+		if (op.PVTemplatePath == nil) != (op.PVCTemplatePath == nil) && op.Opcode == "createPods" {
+			return nil, fmt.Errorf("workloadTemplate[%d]: persistentVolumeTemplatePath and persistentVolumeClaimTemplatePath go together", i)
 		}
 		ops = append(ops, op)
 	}
@@ -201,6 +204,22 @@ type objectTemplate struct {
 	static []byte // JSON, when the file has no template actions
 	pod0   *v1.Pod
 	node0  *v1.Node
+}
+
+// basePodJSON is scheduler_perf's Pod when createPods and its case name no template
+// (makeBasePod: testutils.MakePodSpec's pause container).
+const basePodJSON = `{"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "pod-"},
+  "spec": {"containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10.1",
+    "ports": [{"containerPort": 80}],
+    "resources": {"limits": {"cpu": "100m", "memory": "500Mi"},
+                  "requests": {"cpu": "100m", "memory": "500Mi"}}}]}}`
+
+// podTemplate is the template at path, or scheduler_perf's base Pod when path is nil.
+func podTemplate(path *string) (*objectTemplate, error) {
+	if path == nil {
+		return &objectTemplate{path: "scheduler_perf's base Pod", static: []byte(basePodJSON)}, nil
+	}
+	return newObjectTemplate(*path)
 }
 
 func newObjectTemplate(path string) (*objectTemplate, error) {

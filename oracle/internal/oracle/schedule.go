@@ -79,8 +79,19 @@ func Schedule(ctx context.Context, req *ScheduleRequest, timeout time.Duration) 
 			live = append(live, p)
 		}
 	}
-	client := fake.NewClientset(objectsOf(&Cluster{Nodes: cluster.Nodes, Pods: live, Others: cluster.Others})...)
-	client.PrependReactor("create", "pods", bindReactor(client.Tracker()))
+	// Every object is stored with a resourceVersion and every write gives a new one, as the
+	// API server does: VolumeBinding's assume caches parse them and take only newer ones.
+	objs := objectsOf(&Cluster{Nodes: cluster.Nodes, Pods: live, Others: cluster.Others})
+	top := stampVersions(objs)
+	client := fake.NewClientset(objs...)
+	tracker := &versionedTracker{ObjectTracker: client.Tracker()}
+	tracker.version.Store(top)
+	client.PrependReactor("*", "*", clienttesting.ObjectReaction(tracker))
+	client.PrependReactor("create", "pods", bindReactor(tracker))
+	// The PV controller's and a provisioner's part in VolumeBinding's PreBind (pvcontroller.go).
+	volumes := &pvController{tracker: tracker}
+	client.PrependReactor("update", "persistentvolumes", volumes.react)
+	client.PrependReactor("update", "persistentvolumeclaims", volumes.react)
 	watches := recordWatches(client)
 	rec := newRecorder()
 	factory := informers.NewSharedInformerFactory(client, 0)
