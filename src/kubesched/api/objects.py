@@ -291,6 +291,9 @@ class Pod:
     resource_claim_statuses: tuple[tuple[str, str], ...] = ()
     """``status.resourceClaimStatuses`` as ``(name, resourceClaimName)`` (the claims the
     resourceclaim controller made from templates)."""
+    required_features: tuple[str, ...] = ()
+    """The node-declared features the Pod needs to be scheduled, sorted
+    (:func:`kubesched.api.nodefeatures.required_features`)."""
     raw: dict[str, Any] = field(default_factory=dict)
     key: str = field(init=False, repr=False, compare=False)
     """``namespace/name``, the identity used everywhere: set at construction, read some
@@ -398,6 +401,7 @@ def _copy_pod(s: Pod) -> Pod:
     o.deletion_timestamp = s.deletion_timestamp
     o.resource_claims = s.resource_claims
     o.resource_claim_statuses = s.resource_claim_statuses
+    o.required_features = s.required_features
     _raw_slot.__set__(o, _raw_slot.__get__(s))
     o.key = s.key
     return o
@@ -414,4 +418,6 @@ class Node:
     taints: tuple[Taint, ...] = ()
     allocatable: Resources = field(default_factory=dict)
     images: tuple[ImageState, ...] = ()
+    declared_features: tuple[str, ...] = ()
+    """``status.declaredFeatures``: the features the node declares, sorted (v1.35+)."""
     raw: dict[str, Any] = field(default_factory=dict)

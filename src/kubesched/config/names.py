@@ -1,5 +1,6 @@
-"""Every plugin name kubesched knows, in one place: the upstream v1.34 in-tree plugins and the
-plugins kubesched adds (gang scheduling, elastic quotas, GPU sharing).
+"""Every plugin name kubesched knows, in one place: the upstream v1.34 in-tree plugins, the
+newer releases' ones kubesched models, and the plugins kubesched adds (gang scheduling,
+elastic quotas, GPU sharing).
 
 A plugin module declares its ``NAME`` from here and every other room (configuration defaults,
 the parallel binder, the simulator, the scheduler, the explainer) refers to a plugin by these
@@ -28,6 +29,10 @@ DEFAULT_PREEMPTION = "DefaultPreemption"
 NODE_RESOURCES_BALANCED_ALLOCATION = "NodeResourcesBalancedAllocation"
 IMAGE_LOCALITY = "ImageLocality"
 DEFAULT_BINDER = "DefaultBinder"
+
+# --------------------------------------------------------------------------- upstream v1.35+
+NODE_DECLARED_FEATURES = "NodeDeclaredFeatures"
+"""In the default profile from v1.36 (the NodeDeclaredFeatures gate); not in v1.34's."""
 
 # --------------------------------------------------------------------------- kubesched's own
 COSCHEDULING = "Coscheduling"
