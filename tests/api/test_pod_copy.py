@@ -38,6 +38,7 @@ def _full_pod() -> api.Pod:
         fit_score_requests={"cpu": 200, "memory": 209715200},
         host_ports=(api.HostPort(8080),),
         images=("nginx",),
+        image_volumes=("gcr.io/300",),
         scheduling_gates=("gate",),
         termination_grace_period_seconds=5,
         phase="Running",

@@ -276,6 +276,9 @@ class Pod:
     requests)."""
     host_ports: tuple[HostPort, ...] = ()
     images: tuple[str, ...] = ()
+    image_volumes: tuple[str, ...] = ()
+    """``spec.volumes[].image.reference``, one entry per image volume, in order (ImageLocality
+    scores them from v1.36)."""
     scheduling_gates: tuple[str, ...] = ()
     termination_grace_period_seconds: int | None = None
     phase: str = "Pending"
@@ -393,6 +396,7 @@ def _copy_pod(s: Pod) -> Pod:
     o.fit_score_requests = s.fit_score_requests
     o.host_ports = s.host_ports
     o.images = s.images
+    o.image_volumes = s.image_volumes
     o.scheduling_gates = s.scheduling_gates
     o.termination_grace_period_seconds = s.termination_grace_period_seconds
     o.phase = s.phase
