@@ -355,3 +355,30 @@ def test_the_quick_pod_path_leaves_feature_sections_to_the_full_parse() -> None:
     mounts = [{"name": "v", "mountPath": "/v", "bindMountOptions": ["ro"]}]
     assert quick_pod(manifest(containers=[container(volumeMounts=mounts)])) is None
     assert quick_pod(manifest(containers=[container()], ephemeralContainers=[])) is None
+
+
+def test_a_rejected_pod_is_requeued_when_the_node_declares_the_feature() -> None:
+    from kubesched.testing import drain, new_scheduler
+
+    def node(*features: str, **labels: str) -> api.Node:
+        n = make_node("n").res({"cpu": "4", "memory": "8Gi", "pods": 110}).labels(**labels).obj()
+        n.declared_features = features
+        return n
+
+    s, fake, clock = new_scheduler(ENABLED)
+    plain = node()
+    s.on_node_add(plain)
+    pod = make_pod("p").req(cpu="1").obj()
+    pod.required_features = (RESTART_ALL_CONTAINERS,)
+    s.on_pod_add(pod)
+    drain(s)
+    assert fake.bound == []
+    labelled = node(team="a")
+    s.on_node_update(plain, labelled)  # not an event NodeDeclaredFeatures registered
+    clock.now += 20
+    drain(s)
+    assert fake.bound == []
+    s.on_node_update(labelled, node(RESTART_ALL_CONTAINERS, team="a"))
+    clock.now += 20
+    drain(s)
+    assert fake.bound == [("default/p", "n")]
