@@ -38,6 +38,7 @@ def _full_pod() -> api.Pod:
         fit_score_requests={"cpu": 200, "memory": 209715200},
         host_ports=(api.HostPort(8080),),
         images=("nginx",),
+        image_volumes=("gcr.io/300",),
         scheduling_gates=("gate",),
         termination_grace_period_seconds=5,
         phase="Running",
@@ -46,6 +47,7 @@ def _full_pod() -> api.Pod:
         deletion_timestamp=4.0,
         resource_claims=(("gpu", "", "two-gpus"),),
         resource_claim_statuses=(("gpu", "p-gpu-abcde"),),
+        required_features=("RestartAllContainersOnContainerExits",),
         raw={"status": {}},
     )
 

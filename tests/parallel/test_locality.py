@@ -28,6 +28,7 @@ DECLARED = {
     names.POD_TOPOLOGY_SPREAD: Locality.CROSS_NODE,
     names.INTER_POD_AFFINITY: Locality.CROSS_NODE,
     names.DYNAMIC_RESOURCES: Locality.CLAIMS,
+    names.NODE_DECLARED_FEATURES: Locality.NODE_LOCAL,  # the Pod's spec and the Node object
 }
 
 

@@ -154,3 +154,52 @@ def test_ignores_args_as_upstreams_factory_does() -> None:
     (issue 30: upstream's ``New`` takes no args)."""
     plugin = il.new({"any": "thing"}, fw.Handle(make_cluster([])))
     assert plugin.name == "ImageLocality"
+
+
+# --------------------------------------------------------------------------- image volumes
+IMAGE_VOLUME_POD = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"name": "p"},
+    "spec": {
+        "containers": [{"name": "c", "image": "gcr.io/30"}],
+        "volumes": [
+            {"name": "config", "configMap": {"name": "cm"}},
+            {"name": "imageVolume", "image": {"reference": "gcr.io/300"}},
+        ],
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("version", "want"),
+    # upstream image_locality_test.go "pod with ImageVolume": v1.36 sums the volume's image
+    # but clamps by one container (12), v1.37 clamps by two images (6); v1.34 ignores it.
+    [("1.34", [0, 0]), ("1.35", [0, 0]), ("1.36", [12, 0]), ("1.37", [6, 0])],
+)
+def test_image_volumes_per_release(version: str, want: list[int]) -> None:
+    from kubesched.api.parse import parse_pod
+
+    pod = parse_pod(IMAGE_VOLUME_POD)
+    assert pod.image_volumes == ("gcr.io/300",)
+    cluster = make_cluster([_node("node1", NODE_300_600_900), _node("node2", NODE_4000_30)])
+    pl = il.factory(version)(None, fw.Handle(cluster))
+    assert isinstance(pl, il.ImageLocality)
+    assert pl.score(fw.CycleState(), pod, cluster, cluster.nodes.order()).tolist() == want
+    assert il.new(None, fw.Handle(cluster)).score(
+        fw.CycleState(), pod, cluster, cluster.nodes.order()
+    ).tolist() == [0, 0]
+
+
+def test_the_quick_pod_path_leaves_image_volumes_to_the_full_parse() -> None:
+    from kubesched.api.podquick import quick_pod
+
+    assert quick_pod(IMAGE_VOLUME_POD) is None
+    plain = {**IMAGE_VOLUME_POD, "spec": {**IMAGE_VOLUME_POD["spec"], "volumes": [{"name": "v"}]}}
+    quick = quick_pod(plain)
+    assert quick is not None and quick.pod.image_volumes == ()
+
+
+def test_unknown_release_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"no such release '1\.33'"):
+        il.factory("1.33")

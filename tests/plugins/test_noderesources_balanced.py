@@ -19,7 +19,8 @@ from kubesched.config import args as cfg
 from kubesched.framework import interface as fw
 from kubesched.kernels import resources as res
 from kubesched.plugins import noderesources_balanced as ba
-from kubesched.testing import make_cluster, make_node
+from kubesched.state.cache import ClusterState
+from kubesched.testing import conformance, make_cluster, make_node
 
 _seq = itertools.count()
 GPU = "nvidia.com/gpu"
@@ -185,3 +186,95 @@ def test_invalid_args(resources: tuple[cfg.ResourceSpec, ...], path: str) -> Non
     with pytest.raises(InputError) as err:
         ba.new(cfg.NodeResourcesBalancedAllocationArgs(resources), fw.Handle(make_cluster([])))
     assert [p for p, _ in err.value.problems] == [path]
+
+
+# --------------------------------------------------------------------------- v1.36's formula
+GI = 1024**3
+
+
+def _change_cluster(with_cpu_only_node: bool) -> tuple[ClusterState, list[api.Pod]]:
+    nodes = [_node("a", 4000, 8 * GI), _node("b", 4000, 8 * GI)]
+    if with_cpu_only_node:
+        nodes.append(make_node("c").res({"cpu": "4"}).obj())
+    running = [_pod({"cpu": "1", "memory": "1Gi"}, "a"), _pod({"cpu": "3", "memory": "1Gi"}, "b")]
+    return make_cluster(nodes, running), running
+
+
+@pytest.mark.parametrize("cpu_only_node", [False, True], ids=["cpu-memory", "general"])
+def test_v136_scores_the_change_in_balance(cpu_only_node: bool) -> None:
+    # a: with the Pod (2 of 4 cpu, 5 of 8 Gi) std .0625 -> 93; without (1/4, 1/8) -> 93:
+    #    50 + (50 + 0) / 2 = 75.  b: with (4/4, 5/8) std .1875 -> 81; without (3/4, 1/8)
+    #    std .3125 -> 68: 50 + (50 + 13) / 2 = 81.  c (cpu only): 100 both ways -> 75.
+    cluster, _ = _change_cluster(cpu_only_node)
+    pod = _pod({"cpu": "1", "memory": "4Gi"})
+    rows = cluster.nodes.order()
+    args = cfg.NodeResourcesBalancedAllocationArgs(score_balance_change=True)
+    plugin = ba.new(args, fw.Handle(cluster))
+    state = fw.CycleState()
+    assert plugin.pre_score(state, pod, cluster, rows) == fw.SUCCESS
+    got = plugin.score(state, pod, cluster, rows).tolist()
+    assert got == ([75, 81, 75] if cpu_only_node else [75, 81])
+    ones = [plugin.score_one(state, pod, cluster, r) for r in rows.tolist()]
+    assert ones[:2] == [75, 81]
+    v134 = ba.new(None, fw.Handle(cluster))
+    assert v134.score(state, pod, cluster, rows).tolist()[:2] == [93, 81]
+    assert conformance.check_plugin(ba.new, args) == []
+
+
+# upstream v1.36 balanced_allocation_test.go: pod (cpu, memory), nodes (cpu milli, memory),
+# running Pods per node (cpu, memory) or None, expected scores.
+V136_CASES = [
+    ("differently sized nodes", ("3", "5000"), [(4000, 10000), (6000, 10000)], [], [68, 75]),
+    (
+        "pods scheduled with resources",
+        ("3", "5000"),
+        [(10000, 20000), (10000, 20000)],
+        [("3", None), ("3", "5000")],
+        [73, 74],
+    ),
+    (
+        "pods scheduled, differently sized nodes",
+        ("3", "5000"),
+        [(10000, 20000), (10000, 50000)],
+        [("3", None), ("3", "5000")],
+        [73, 70],
+    ),
+    ("min and max score", (None, "5000"), [(3000, 5000), (3000, 5000)], [("3", None)], [100, 50]),
+    (
+        "requested resources at node capacity",
+        ("3", None),
+        [(6000, 10000), (6000, 10000)],
+        [("3", None), ("3", "5000")],
+        [62, 62],
+    ),
+]
+
+
+def _reqs(cpu: str | None, memory: str | None) -> dict[str, str]:
+    out = {"cpu": cpu, "memory": memory}
+    return {k: v for k, v in out.items() if v is not None}
+
+
+@pytest.mark.parametrize(
+    ("pod_req", "nodes", "running", "want"),
+    [c[1:] for c in V136_CASES],
+    ids=[c[0] for c in V136_CASES],
+)
+def test_v136_upstream_cases(
+    pod_req: tuple[str | None, str | None],
+    nodes: list[tuple[int, int]],
+    running: list[tuple[str | None, str | None]],
+    want: list[int],
+) -> None:
+    cluster = make_cluster(
+        [_node(f"node{i + 1}", cpu, mem) for i, (cpu, mem) in enumerate(nodes)],
+        [_pod(_reqs(*r), f"node{i + 1}") for i, r in enumerate(running)],
+    )
+    pod = _pod(_reqs(*pod_req))
+    rows = cluster.nodes.order()
+    plugin = ba.new(
+        cfg.NodeResourcesBalancedAllocationArgs(score_balance_change=True), fw.Handle(cluster)
+    )
+    state = fw.CycleState()
+    assert plugin.pre_score(state, pod, cluster, rows) == fw.SUCCESS
+    assert plugin.score(state, pod, cluster, rows).tolist() == want

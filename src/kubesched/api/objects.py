@@ -276,6 +276,9 @@ class Pod:
     requests)."""
     host_ports: tuple[HostPort, ...] = ()
     images: tuple[str, ...] = ()
+    image_volumes: tuple[str, ...] = ()
+    """``spec.volumes[].image.reference``, one entry per image volume, in order (ImageLocality
+    scores them from v1.36)."""
     scheduling_gates: tuple[str, ...] = ()
     termination_grace_period_seconds: int | None = None
     phase: str = "Pending"
@@ -291,6 +294,9 @@ class Pod:
     resource_claim_statuses: tuple[tuple[str, str], ...] = ()
     """``status.resourceClaimStatuses`` as ``(name, resourceClaimName)`` (the claims the
     resourceclaim controller made from templates)."""
+    required_features: tuple[str, ...] = ()
+    """The node-declared features the Pod needs to be scheduled, sorted
+    (:func:`kubesched.api.nodefeatures.required_features`)."""
     raw: dict[str, Any] = field(default_factory=dict)
     key: str = field(init=False, repr=False, compare=False)
     """``namespace/name``, the identity used everywhere: set at construction, read some
@@ -390,6 +396,7 @@ def _copy_pod(s: Pod) -> Pod:
     o.fit_score_requests = s.fit_score_requests
     o.host_ports = s.host_ports
     o.images = s.images
+    o.image_volumes = s.image_volumes
     o.scheduling_gates = s.scheduling_gates
     o.termination_grace_period_seconds = s.termination_grace_period_seconds
     o.phase = s.phase
@@ -398,6 +405,7 @@ def _copy_pod(s: Pod) -> Pod:
     o.deletion_timestamp = s.deletion_timestamp
     o.resource_claims = s.resource_claims
     o.resource_claim_statuses = s.resource_claim_statuses
+    o.required_features = s.required_features
     _raw_slot.__set__(o, _raw_slot.__get__(s))
     o.key = s.key
     return o
@@ -414,4 +422,6 @@ class Node:
     taints: tuple[Taint, ...] = ()
     allocatable: Resources = field(default_factory=dict)
     images: tuple[ImageState, ...] = ()
+    declared_features: tuple[str, ...] = ()
+    """``status.declaredFeatures``: the features the node declares, sorted (v1.35+)."""
     raw: dict[str, Any] = field(default_factory=dict)

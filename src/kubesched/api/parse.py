@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.api import fields as f
-from kubesched.api import listitems, podquick, resource, source
+from kubesched.api import listitems, nodefeatures, podquick, resource, source
 from kubesched.api import objects as api
 from kubesched.api.errors import InputError
 from kubesched.api.fields import join
@@ -140,6 +140,7 @@ def parse_node(obj: dict[str, Any], path: str = "") -> api.Node:
         taints=taints,
         allocatable={n: units_from_milli(n, m) for n, m in alloc.items()},
         images=tuple(images),
+        declared_features=nodefeatures.declared_features(status, status_path),
         raw=obj,
     )
 

@@ -9,12 +9,14 @@ or a List item's undecoded JSON text -- into typed structs shaped like the manif
 reads the common shape from them (metadata, containers with requests, limits and ports, node
 name, priority, tolerations, affinity, status) and gives up -- returns None -- on anything
 else: a section it does not handle (init containers, overhead, pod-level resources, spread
-constraints, scheduling gates, resource claims, ``hostNetwork: true``, container statuses
-reporting ``resources``) or any invalid value.  :func:`parse_pod` then parses the Pod the
-full way, which reports the error with its path.  Both build the Pod with
-:func:`kubesched.api.pods.new_pod`, and read the sections with the full parse's own
-readers: the two give the same :class:`~kubesched.api.objects.Pod` (property tests check
-this on generated Pods, valid and not) and only the speed differs.
+constraints, scheduling gates, resource claims, ephemeral containers, image volumes,
+``hostNetwork: true``, container statuses reporting ``resources``, a container's
+``restartPolicyRules`` or ``bindMountOptions``, which may need node-declared features) or
+any invalid value.
+:func:`parse_pod` then parses the Pod the full way, which reports the error with its path.
+Both build the Pod with :func:`kubesched.api.pods.new_pod`, and read the sections with the
+full parse's own readers: the two give the same :class:`~kubesched.api.objects.Pod`
+(property tests check this on generated Pods, valid and not) and only the speed differs.
 
 The sections a snapshot's Pods repeat (containers, affinity, tolerations, owner references)
 are kept as their JSON text when decoding a List's item, and each distinct text is read once
@@ -87,6 +89,8 @@ class _Spec(msgspec.Struct, Generic[S], gc=False):
     topologySpreadConstraints: S | UnsetType = UNSET
     schedulingGates: S | UnsetType = UNSET
     resourceClaims: S | UnsetType = UNSET
+    ephemeralContainers: S | UnsetType = UNSET
+    volumes: S | UnsetType = UNSET
 
 
 class _Status(msgspec.Struct, Generic[S], gc=False):
@@ -110,6 +114,7 @@ _from_text: Callable[[Raw], _PodDoc[Raw]] = msgspec.json.Decoder(_PodDoc[Raw]).d
 _DECODED = _PodDoc[Any]
 """The struct a decoded manifest converts to (the alias made once: ~1 µs each time)."""
 _decode: Callable[[Raw], Any] = msgspec.json.Decoder().decode
+_encode: Callable[[Any], bytes] = msgspec.json.Encoder().encode
 
 
 class Quick(NamedTuple):
@@ -190,6 +195,8 @@ def _read(doc: _PodDoc[Any], raw: Any, memo: Sections) -> Quick | None:
         or spec.topologySpreadConstraints is not UNSET
         or spec.schedulingGates is not UNSET
         or spec.resourceClaims is not UNSET
+        or spec.ephemeralContainers is not UNSET
+        or (spec.volumes is not UNSET and _image_volumes(spec.volumes))
         or status.resourceClaimStatuses is not UNSET
         or (status.containerStatuses is not UNSET and _resizing(status.containerStatuses))
         or (status.initContainerStatuses is not UNSET and _resizing(status.initContainerStatuses))
@@ -250,6 +257,22 @@ def _read(doc: _PodDoc[Any], raw: Any, memo: Sections) -> Quick | None:
         raw=raw,
     )
     return _quick((pod, (spec.priority is not None, spec.preemptionPolicy is not None)))
+
+
+def _image_volumes(volumes: object) -> bool:
+    """Whether ``spec.volumes`` holds an ``"image"`` key anywhere (an image volume, maybe):
+    the same search on a text and on a decoded value's JSON, so both paths give up alike."""
+    if volumes is None:
+        return False
+    text = bytes(volumes) if type(volumes) is Raw else _encode_or_none(volumes)
+    return text is None or b'"image"' in text
+
+
+def _encode_or_none(value: object) -> bytes | None:
+    try:
+        return _encode(value)
+    except (TypeError, ValueError, msgspec.EncodeError):
+        return None
 
 
 def _resizing(statuses: object) -> bool:
@@ -331,6 +354,8 @@ def _read_containers(raw: object) -> Containers:
         else:
             millis.append({})
         images.append(_str(c, "image"))
+        if c.get("restartPolicyRules") is not None or _mounts_with_options(c.get("volumeMounts")):
+            raise GiveUp  # node-declared features a Pod may need: the full parse reads them
         raw_ports = c.get("ports")
         if raw_ports is not None:
             if type(raw_ports) is not list:
@@ -343,6 +368,16 @@ def _read_containers(raw: object) -> Containers:
                     break
     requests, nonzero = podresources.effective_requests(millis, (), None, None)
     return requests, nonzero, tuple(images), tuple(ports)
+
+
+def _mounts_with_options(mounts: object) -> bool:
+    """Whether a container's ``volumeMounts`` sets ``bindMountOptions`` anywhere, or is odd
+    (then the full parse reads it, and names the error)."""
+    if mounts is None:
+        return False
+    if type(mounts) is not list:
+        return True
+    return any(type(m) is not dict or m.get("bindMountOptions") is not None for m in mounts)
 
 
 def _read_affinity(raw: object) -> Affinities:

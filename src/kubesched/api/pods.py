@@ -23,8 +23,8 @@ from datetime import datetime
 from typing import Any
 
 from kubesched.api import fields as f
+from kubesched.api import nodefeatures, podclaims, podresources
 from kubesched.api import objects as api
-from kubesched.api import podclaims, podresources
 from kubesched.api.fields import Obj, fail, join
 
 _UID_NAMESPACE = uuid.UUID("5c4e1f0a-7d1b-4c0e-9a57-6b7375626573")
@@ -137,9 +137,11 @@ def parse_pod(obj: dict[str, Any], path: str = "") -> api.Pod:
         fit_score_requests=podresources.fit_score_requests(containers, inits, overhead, pod_level),
         host_ports=(*sidecar_ports, *ports),
         images=tuple(images),
+        image_volumes=_image_volumes(spec, spec_path),
         scheduling_gates=_scheduling_gates(spec, spec_path),
         resource_claims=podclaims.pod_resource_claims(spec, spec_path),
         resource_claim_statuses=podclaims.pod_claim_statuses(status, join(path, "status")),
+        required_features=nodefeatures.required_features(spec, spec_path, host_network),
         termination_grace_period_seconds=grace,
         phase=f.string(status, "phase", join(path, "status")),
         nominated_node_name=f.string(status, "nominatedNodeName", join(path, "status")),
@@ -187,6 +189,8 @@ def new_pod(
     scheduling_gates: tuple[str, ...] = (),
     resource_claims: tuple[tuple[str, str, str], ...] = (),
     resource_claim_statuses: tuple[tuple[str, str], ...] = (),
+    required_features: tuple[str, ...] = (),
+    image_volumes: tuple[str, ...] = (),
 ) -> api.Pod:
     """The one place a parsed :class:`~kubesched.api.objects.Pod` is built (by the full parse
     here and the quick one, :mod:`kubesched.api.podquick`), from the values read, with the
@@ -223,6 +227,7 @@ def new_pod(
     pod.fit_score_requests = fit_score_requests
     pod.host_ports = host_ports
     pod.images = images
+    pod.image_volumes = image_volumes
     pod.scheduling_gates = scheduling_gates
     pod.termination_grace_period_seconds = termination_grace_period_seconds
     pod.phase = phase or "Pending"
@@ -231,6 +236,7 @@ def new_pod(
     pod.deletion_timestamp = deletion_timestamp
     pod.resource_claims = resource_claims
     pod.resource_claim_statuses = resource_claim_statuses
+    pod.required_features = required_features
     pod.raw = raw
     pod.key = f"{namespace}/{name}"
     return pod
@@ -470,6 +476,21 @@ def _optional_one_of(obj: Obj, key: str, path: str) -> str | None:
     if obj.get(key) is None:
         return None
     return f.one_of(obj, key, path, _POLICIES, "")
+
+
+def _image_volumes(spec: Obj, path: str) -> tuple[str, ...]:
+    """``spec.volumes[].image.reference`` of the image volumes, in order.  Only image volumes
+    are checked (the rest of ``spec.volumes`` is not read, as before image volumes counted)."""
+    volumes = spec.get("volumes")
+    if not isinstance(volumes, list):
+        return ()
+    out: list[str] = []
+    for i, volume in enumerate(volumes):
+        if isinstance(volume, dict) and volume.get("image") is not None:
+            vpath = join(join(path, "volumes"), i)
+            image = f.mapping(volume, "image", vpath)
+            out.append(f.string(image, "reference", join(vpath, "image")))
+    return tuple(out)
 
 
 def _scheduling_gates(spec: Obj, path: str) -> tuple[str, ...]:

@@ -63,6 +63,10 @@ class NodeResourcesBalancedAllocationArgs:
     """Args of NodeResourcesBalancedAllocation."""
 
     resources: tuple[ResourceSpec, ...] = DEFAULT_RESOURCES
+    score_balance_change: bool = False
+    """Score the change in balance the Pod makes (upstream v1.36+) instead of the balance
+    with the Pod (v1.34, v1.35).  Not a field of the configuration file (upstream's args
+    have no such field, the release decides): a per-version profile sets it."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,9 @@ class ActionType(enum.IntFlag):
     UPDATE_POD_TOLERATION = 512
     UPDATE_POD_SCHEDULING_GATES_ELIMINATED = 1024
     UPDATE_POD_GENERATED_RESOURCE_CLAIM = 2048
+    UPDATE_NODE_DECLARED_FEATURE = 4096
+    """A change of ``status.declaredFeatures`` (upstream v1.35+; a bit of its own here, after
+    the v1.34 ones, so that their values stay)."""
     UPDATE = (
         UPDATE_NODE_ALLOCATABLE
         | UPDATE_NODE_LABEL
@@ -40,6 +43,7 @@ class ActionType(enum.IntFlag):
         | UPDATE_POD_TOLERATION
         | UPDATE_POD_SCHEDULING_GATES_ELIMINATED
         | UPDATE_POD_GENERATED_RESOURCE_CLAIM
+        | UPDATE_NODE_DECLARED_FEATURE
     )
     ALL = ADD | DELETE | UPDATE
 

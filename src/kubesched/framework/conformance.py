@@ -60,9 +60,13 @@ _STATE_SKIP = (Handle, ClusterState)
 _OBJECT_EQ: Any = object.__eq__
 
 
+_DECLARED = ("InPlacePodLevelResourcesVerticalScaling", "RestartAllContainersOnContainerExits")
+"""Node-declared features of the default cluster (``status.declaredFeatures``)."""
+
+
 def default_cluster() -> ClusterState:
-    """Six nodes in two zones (one tainted, one unschedulable, one with GPUs), two running
-    Pods."""
+    """Six nodes in two zones (one tainted, one unschedulable, one with GPUs, two declaring
+    node features), two running Pods."""
     cluster = ClusterState()
     for i in range(6):
         alloc = {api.CPU: 4000, api.MEMORY: 16 * GIB, api.PODS: 110}
@@ -72,6 +76,8 @@ def default_cluster() -> ClusterState:
         taints = (api.Taint("dedicated", "infra"),) if i == 3 else ()
         node = api.Node(f"node-{i}", labels, allocatable=alloc, taints=taints)
         node.unschedulable = i == 4
+        if i in (1, 2):
+            node.declared_features = _DECLARED[:i]
         cluster.add_node(node)
     for i, name in enumerate(("node-0", "node-1")):
         req = {api.CPU: 1000 * (i + 1), api.MEMORY: 2 * GIB}
@@ -83,7 +89,8 @@ def default_cluster() -> ClusterState:
 
 
 def default_pods() -> list[api.Pod]:
-    """A plain Pod, a big one, one with a node selector, one tolerating the taint, a GPU one."""
+    """A plain Pod, a big one, one with a node selector, one tolerating the taint, a GPU one,
+    one needing a node-declared feature."""
 
     def pod(name: str, cpu: int, mem: int, **kw: Any) -> api.Pod:
         req = {api.CPU: cpu, api.MEMORY: mem}
@@ -98,6 +105,7 @@ def default_pods() -> list[api.Pod]:
         pod("selector", 100, GIB, node_selector={"topology.kubernetes.io/zone": "z1"}),
         pod("tolerant", 100, GIB, tolerations=(api.Toleration("dedicated", "Equal", "infra"),)),
         gpu,
+        pod("restart-all", 100, GIB, required_features=_DECLARED[1:]),
     ]
 
 

@@ -22,6 +22,8 @@ NODE_SPEC_UNSCHEDULABLE_CHANGE = ClusterEvent(
 NODE_ANNOTATION_CHANGE = ClusterEvent(
     Resource.NODE, ActionType.UPDATE_NODE_ANNOTATION, "NodeAnnotationChange"
 )
+NODE_DECLARED_FEATURES_CHANGE = ClusterEvent(Resource.NODE, ActionType.UPDATE_NODE_DECLARED_FEATURE)
+"""Unlabelled: its metrics label is upstream's ``NodeUpdateNodeDeclaredFeature``."""
 ASSIGNED_POD_ADD = ClusterEvent(Resource.ASSIGNED_POD, ActionType.ADD, "AssignedPodAdd")
 ASSIGNED_POD_UPDATE = ClusterEvent(Resource.ASSIGNED_POD, ActionType.UPDATE, "AssignedPodUpdate")
 ASSIGNED_POD_DELETE = ClusterEvent(Resource.ASSIGNED_POD, ActionType.DELETE, "AssignedPodDelete")
@@ -42,6 +44,8 @@ def node_update_events(old: api.Node, new: api.Node) -> list[ClusterEvent]:
         out.append(NODE_TAINT_CHANGE)
     if old.annotations != new.annotations:
         out.append(NODE_ANNOTATION_CHANGE)
+    if old.declared_features != new.declared_features:
+        out.append(NODE_DECLARED_FEATURES_CHANGE)
     return out
 
 

@@ -7,6 +7,10 @@ sum is clamped to ``[23 MiB, 1000 MiB * numContainers]`` and mapped linearly to 
 integer division.  Image names without a tag get ``:latest`` before the lookup.  Score only;
 no PreScore, no NormalizeScore.
 
+Image volumes (``spec.volumes[].image``, ``pod.image_volumes``) count from v1.36: v1.36 adds
+their images to the sum (the clamp still counts containers only), v1.37 counts them in the
+clamp too.  :func:`factory` gives a release's plugin; :func:`new` is v1.34's.
+
 Deviation: upstream takes an image's size from the first node that reported it; we use each
 node's own reported size (they differ only if nodes disagree on one image's size).
 """
@@ -36,12 +40,27 @@ class ImageLocality:
     node_only = True
     """Answers depend on the node object only, not on the Pods placed on it."""
 
-    def __init__(self, args: object | None, handle: fw.Handle) -> None:
+    def __init__(
+        self,
+        args: object | None,
+        handle: fw.Handle,
+        sum_image_volumes: bool = False,
+        count_image_volumes: bool = False,
+    ) -> None:
         self.handle = handle
+        self.sum_image_volumes = sum_image_volumes
+        """Image volumes' images add to the sum (v1.36+)."""
+        self.count_image_volumes = count_image_volumes
+        """Image volumes count in the clamp's maximum (v1.37+)."""
+
+    def _images(self, pod: api.Pod) -> tuple[str, ...]:
+        if self.sum_image_volumes and pod.image_volumes:
+            return (*pod.images, *pod.image_volumes)
+        return pod.images
 
     def sign(self, pod: api.Pod) -> object:
         """Result reuse: the answer depends on the Pod's images only."""
-        return pod.images
+        return self._images(pod)
 
     def score(
         self, state: fw.CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
@@ -53,7 +72,8 @@ class ImageLocality:
         if total == 0:
             return sums
         found = False
-        for image in pod.images:
+        images = self._images(pod)
+        for image in images:
             col = nodes.image_sizes.get(normalized_image_name(image))
             if col is None:
                 continue
@@ -62,7 +82,8 @@ class ImageLocality:
             sums += scaled_image_score(col[rows], num_nodes, total)
         if not found:  # no node has any of the images: every sum is 0, so every score is 0
             return sums
-        return calculate_priority(sums, len(pod.images))
+        count = len(pod.images) + (len(pod.image_volumes) if self.count_image_volumes else 0)
+        return calculate_priority(sums, count)
 
 
 # --------------------------------------------------------------------------- kernels
@@ -92,6 +113,27 @@ def calculate_priority(sums: IntArray, num_containers: int) -> IntArray:
     if den <= 0:  # a Pod with no containers: numerator is 0 too, and Go gives 0
         return np.zeros(sums.shape[0], dtype=np.int64)
     return (num // den).astype(np.int64)
+
+
+RELEASES: dict[str, tuple[bool, bool]] = {
+    "1.34": (False, False),
+    "1.35": (False, False),
+    "1.36": (True, False),
+    "1.37": (True, True),
+}
+"""Per release: (image volumes add to the sum, image volumes count in the clamp)."""
+
+
+def factory(version: str) -> fw.PluginFactory:
+    """The plugin factory of Kubernetes ``version`` (a key of :data:`RELEASES`)."""
+    if version not in RELEASES:
+        raise ValueError(f"{NAME}: no such release {version!r} (known: {', '.join(RELEASES)})")
+    sums, counts = RELEASES[version]
+
+    def make(args: object | None, handle: fw.Handle) -> ImageLocality:
+        return ImageLocality(None, handle, sums, counts)
+
+    return make
 
 
 def new(args: object | None, handle: fw.Handle) -> ImageLocality:

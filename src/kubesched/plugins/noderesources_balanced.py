@@ -8,8 +8,11 @@ defaults).  A scalar resource the Pod does not request, and any resource the nod
 of, is left out.  PreScore returns Skip for a Pod that requests none of the resources
 (upstream #129138).  No NormalizeScore.
 
+v1.36 scores the change in balance instead: ``50 + (50 + s(with Pod) - s(without Pod)) / 2``
+(integer division), ``s`` the score above with and without the Pod's requests, over the same
+resources; args ``score_balance_change`` chooses it (False, v1.34's, by default).
+
 Deviation: the DRA-backed extended resources (alpha, off by default) are not modelled.
-(v1.36 changed the formula to score the change in balance; we follow v1.34.)
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ class NodeResourcesBalancedAllocation:
         self.args = args or cfg.NodeResourcesBalancedAllocationArgs()
         self.handle = handle
         self.names = tuple(r.name for r in self.args.resources)
+        self.change = self.args.score_balance_change
 
     def sign(self, pod: api.Pod) -> object:
         """Result reuse: the answer depends on the Pod's requests only."""
@@ -81,7 +85,7 @@ class NodeResourcesBalancedAllocation:
             reqs = res.pod_score_requests(pod, self.names, use_requested=True)
             if not reqs.any():
                 return np.zeros(rows.shape[0], dtype=np.int64)
-        return balanced_scores(cluster, rows, self.names, reqs)
+        return balanced_scores(cluster, rows, self.names, reqs, self.change)
 
     def score_one(
         self, state: fw.CycleState, pod: api.Pod, cluster: ClusterState, row: int
@@ -91,43 +95,74 @@ class NodeResourcesBalancedAllocation:
         s = state.get(_PRE_SCORE_KEY)
         if not isinstance(s, _PreScoreState) or self.names != _CPU_MEMORY:
             return None
-        return _balanced_one(cluster.nodes, row, s.pod_requests)
+        return _balanced_one(cluster.nodes, row, s.pod_requests, self.change)
 
 
 # --------------------------------------------------------------------------- kernel
 def balanced_scores(
-    cluster: ClusterState, rows: IntArray, names: tuple[str, ...], pod_requests: IntArray
+    cluster: ClusterState,
+    rows: IntArray,
+    names: tuple[str, ...],
+    pod_requests: IntArray,
+    change: bool = False,
 ) -> IntArray:
-    """BalancedAllocation scores for ``rows`` (int64 ``(n,)``) given the Pod's requests.
+    """BalancedAllocation scores for ``rows`` (int64 ``(n,)``) given the Pod's requests;
+    with ``change``, v1.36's score of the change in balance.
 
     ``pod_requests``: int64 ``(k,)``, the Pod's plain request for each of ``names``.
     """
     nodes = cluster.nodes
     if names == _CPU_MEMORY and rows.shape[0] == 1:
-        one = _balanced_one(nodes, int(rows[0]), pod_requests)
+        one = _balanced_one(nodes, int(rows[0]), pod_requests, change)
         if one is not None:
             return np.asarray([one], dtype=np.int64)
     if names == _CPU_MEMORY:
         # Fast path for the default resources: both columns present on every row.
         alloc = np.take(nodes.allocatable, rows, axis=0)[:, :2]
         if alloc.all():
-            req = np.take(nodes.requested, rows, axis=0)[:, :2] + pod_requests
-            return res.balanced_cpu_memory(req, alloc)
+            used = np.take(nodes.requested, rows, axis=0)[:, :2]
+            with_pod = res.balanced_cpu_memory(used + pod_requests, alloc)
+            if not change:
+                return with_pod
+            return balance_change(with_pod, res.balanced_cpu_memory(used, alloc))
     alloc, req = res.allocatable_and_requested(nodes, rows, names, pod_requests, use_requested=True)
-    return res.balanced_allocation(req, alloc)
+    with_pod = res.balanced_allocation(req, alloc)
+    if not change:
+        return with_pod
+    used = np.where(alloc != 0, req - pod_requests, 0)
+    return balance_change(with_pod, res.balanced_allocation(used, alloc))
+
+
+def balance_change(with_pod: IntArray, without_pod: IntArray) -> IntArray:
+    """Upstream v1.36's ``balancedResourceScorer``: ``50 + (50 + with - without) / 2`` with
+    Go's integer division, int64 ``(n,)`` from two int64 ``(n,)`` scores."""
+    half = fw.MAX_NODE_SCORE // 2
+    return half + res.go_div(half + with_pod - without_pod, 2)
 
 
 _CPU_MEMORY = (api.CPU, api.MEMORY)
 
 
-def _balanced_one(nodes: NodeTable, r: int, pod_requests: IntArray) -> int | None:
+def _balanced_one(
+    nodes: NodeTable, r: int, pod_requests: IntArray, change: bool = False
+) -> int | None:
     """The cpu/memory score of one row (result reuse): the same float64 operations on
     Python floats; None when the row lacks cpu or memory."""
     a0, a1 = int(nodes.allocatable[r, 0]), int(nodes.allocatable[r, 1])
     if not (a0 and a1):
         return None
-    f0 = min((int(nodes.requested[r, 0]) + int(pod_requests[0])) / a0, 1.0)
-    f1 = min((int(nodes.requested[r, 1]) + int(pod_requests[1])) / a1, 1.0)
+    u0, u1 = int(nodes.requested[r, 0]), int(nodes.requested[r, 1])
+    with_pod = _balance_of(u0 + int(pod_requests[0]), u1 + int(pod_requests[1]), a0, a1)
+    if not change:
+        return with_pod
+    half = fw.MAX_NODE_SCORE // 2
+    diff = half + with_pod - _balance_of(u0, u1, a0, a1)
+    return half + (abs(diff) // 2 if diff >= 0 else -(abs(diff) // 2))  # Go's division
+
+
+def _balance_of(r0: int, r1: int, a0: int, a1: int) -> int:
+    f0 = min(r0 / a0, 1.0)
+    f1 = min(r1 / a1, 1.0)
     std = abs((f0 - f1) / 2)
     return math.trunc((1 - std) * float(fw.MAX_NODE_SCORE))
 

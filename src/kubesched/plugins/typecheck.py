@@ -25,6 +25,7 @@ from kubesched.plugins.gpu_random import GpuRandom
 from kubesched.plugins.imagelocality import ImageLocality
 from kubesched.plugins.interpodaffinity.plugin import InterPodAffinity
 from kubesched.plugins.nodeaffinity.plugin import NodeAffinity
+from kubesched.plugins.nodedeclaredfeatures import NodeDeclaredFeatures
 from kubesched.plugins.nodename import NodeName
 from kubesched.plugins.nodeports import NodePorts
 from kubesched.plugins.noderesources_balanced import NodeResourcesBalancedAllocation
@@ -50,6 +51,7 @@ PRE_FILTER_PLUGIN: tuple[type[c.PreFilterPlugin], ...] = (
     GpuDevices,
     InterPodAffinity,
     NodeAffinity,
+    NodeDeclaredFeatures,
     NodePorts,
     NodeResourcesFit,
     PodTopologySpread,
@@ -63,6 +65,7 @@ FILTER_PLUGIN: tuple[type[c.FilterPlugin], ...] = (
     GpuDevices,
     InterPodAffinity,
     NodeAffinity,
+    NodeDeclaredFeatures,
     NodeName,
     NodePorts,
     NodeResourcesFit,
@@ -145,6 +148,7 @@ ENQUEUE_EXTENSIONS: tuple[type[c.EnqueueExtensions], ...] = (
     GpuDevices,
     InterPodAffinity,
     NodeAffinity,
+    NodeDeclaredFeatures,
     NodeName,
     NodePorts,
     NodeResourcesFit,
@@ -161,6 +165,7 @@ SIGNER: tuple[type[c.Signer], ...] = (
     ImageLocality,
     InterPodAffinity,
     NodeAffinity,
+    NodeDeclaredFeatures,
     NodeName,
     NodePorts,
     NodeResourcesBalancedAllocation,

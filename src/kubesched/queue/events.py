@@ -125,7 +125,8 @@ def node_scheduling_properties_change(new: api.Node, old: api.Node) -> list[Clus
     """The ``UpdateNode*`` events an update from ``old`` to ``new`` amounts to (maybe none).
 
     Order as upstream: spec.unschedulable (reported as ``UpdateNodeTaint``), allocatable,
-    labels, taints, annotations.
+    labels, taints, annotations, declared features (v1.35+ with NodeDeclaredFeatures; a
+    v1.34 API server has no such field, so it never changes there).
     """
     actions: list[ActionType] = []
     if new.unschedulable != old.unschedulable and not new.unschedulable:
@@ -138,4 +139,6 @@ def node_scheduling_properties_change(new: api.Node, old: api.Node) -> list[Clus
         actions.append(ActionType.UPDATE_NODE_TAINT)
     if new.annotations != old.annotations:
         actions.append(ActionType.UPDATE_NODE_ANNOTATION)
+    if new.declared_features != old.declared_features:
+        actions.append(ActionType.UPDATE_NODE_DECLARED_FEATURE)
     return [ClusterEvent(Resource.NODE, a) for a in actions]

@@ -20,6 +20,8 @@ Columns (``cap`` rows are allocated; ``alive[row]`` says whether a row holds a n
 - ``label_codes[key]`` : int32 ``(cap,)`` interned value code of label ``key``, -1 if absent;
   ``label_values[key]`` maps value to code.
 - ``taint_set`` : int32 ``(cap,)`` id into ``taint_sets`` (interned tuples of taints).
+- ``feature_set`` : int32 ``(cap,)`` id into ``feature_sets`` (interned
+  ``status.declaredFeatures`` tuples; 0 is the empty one).
 - ``host_ports[(ip, protocol, port)]`` : int32 ``(cap,)`` count of pods using that host port.
 - ``image_sizes[name]`` : int64 ``(cap,)`` size of that image on the node, 0 if absent.
 """
@@ -68,6 +70,9 @@ class NodeTable:
         self.taint_set = np.zeros(cap, dtype=np.int32)
         self.taint_sets: list[tuple[api.Taint, ...]] = [()]
         self._taint_set_ids: dict[tuple[api.Taint, ...], int] = {(): 0}
+        self.feature_set = np.zeros(cap, dtype=np.int32)
+        self.feature_sets: list[tuple[str, ...]] = [()]
+        self._feature_set_ids: dict[tuple[str, ...], int] = {(): 0}
         self.label_codes: dict[str, npt.NDArray[np.int32]] = {}
         self.label_values: dict[str, dict[str, int]] = {}
         self.host_ports: dict[tuple[str, str, int], npt.NDArray[np.int32]] = {}
@@ -106,7 +111,8 @@ class NodeTable:
 
         def grow(a: npt.NDArray[np.generic]) -> npt.NDArray[np.generic]:
             shape = (cap, *a.shape[1:])
-            fill = -1 if a.dtype == np.int32 and a is not self.taint_set else 0
+            interned = a is self.taint_set or a is self.feature_set
+            fill = -1 if a.dtype == np.int32 and not interned else 0
             b = np.full(shape, fill, dtype=a.dtype)
             b[:old] = a
             return b
@@ -120,6 +126,7 @@ class NodeTable:
         self.alive = grow(self.alive)  # type: ignore[assignment]
         self.generation = grow(self.generation)  # type: ignore[assignment]
         self.taint_set = grow(self.taint_set)  # type: ignore[assignment]
+        self.feature_set = grow(self.feature_set)  # type: ignore[assignment]
         self._seq = np.concatenate([self._seq, np.zeros(cap - old, dtype=np.int64)])
         for key, col in self.label_codes.items():
             self.label_codes[key] = grow(col)  # type: ignore[assignment]
@@ -266,6 +273,14 @@ class NodeTable:
             self._taint_set_ids[taints] = tid
         return tid
 
+    def _intern_features(self, features: tuple[str, ...]) -> int:
+        fid = self._feature_set_ids.get(features)
+        if fid is None:
+            fid = len(self.feature_sets)
+            self.feature_sets.append(features)
+            self._feature_set_ids[features] = fid
+        return fid
+
     # ----------------------------------------------------------------- nodes
     def add_node(self, node: api.Node) -> int:
         """Insert a node (or update it, if its name exists); return its row."""
@@ -320,6 +335,7 @@ class NodeTable:
             self.allowed_pods[row] = 0
         self.unschedulable[row] = node.unschedulable
         self.taint_set[row] = self._intern_taints(node.taints)
+        self.feature_set[row] = self._intern_features(node.declared_features)
         self._set_labels(row, node.labels)
         for icol in self.image_sizes.values():
             icol[row] = 0
