@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from kubesched.api import objects as api
+from kubesched.config.featuregates import FeatureGates
 from kubesched.framework import interface as fw
 from kubesched.plugins import imagelocality as il
 from kubesched.testing import make_cluster, make_node
@@ -186,9 +187,12 @@ def test_image_volumes_per_release(version: str, want: list[int]) -> None:
     pl = il.factory(version)(None, fw.Handle(cluster))
     assert isinstance(pl, il.ImageLocality)
     assert pl.score(fw.CycleState(), pod, cluster, cluster.nodes.order()).tolist() == want
-    assert il.new(None, fw.Handle(cluster)).score(
-        fw.CycleState(), pod, cluster, cluster.nodes.order()
-    ).tolist() == [0, 0]
+    # the registered factory follows the run's release
+    handle = fw.Handle(cluster, feature_gates=FeatureGates(version))
+    assert (
+        il.new(None, handle).score(fw.CycleState(), pod, cluster, cluster.nodes.order()).tolist()
+        == want
+    )
 
 
 def test_the_quick_pod_path_leaves_image_volumes_to_the_full_parse() -> None:

@@ -313,9 +313,20 @@ def test_explain_with_a_profile_that_enables_it() -> None:
     assert refused["message"].startswith(
         "0/1 nodes are available: 1 node(s) didn't match Pod's required features."
     )
-    # the default profile (v1.34's) does not have the plugin: both nodes fit
-    default = kubesched.explain(cluster, pod)
-    assert default["nodes"]["plain"]["feasible"] is True
+    # v1.34's default profile does not have the plugin: both nodes fit
+    old = kubesched.explain(cluster, pod, kubernetes_version="1.34")
+    assert old["nodes"]["plain"]["feasible"] is True
+    # v1.36's and v1.37's (the default) have it, on by default
+    for version in ("1.36", None):
+        new = kubesched.explain(cluster, pod, kubernetes_version=version)
+        assert new["nodes"]["plain"]["plugin"] == "NodeDeclaredFeatures"
+    # v1.35's profile lists it only with its Alpha gate on
+    off = kubesched.explain(cluster, pod, kubernetes_version="1.35")
+    assert off["nodes"]["plain"]["feasible"] is True
+    on = kubesched.explain(
+        cluster, pod, kubernetes_version="1.35", feature_gates={"NodeDeclaredFeatures": True}
+    )
+    assert on["nodes"]["plain"]["plugin"] == "NodeDeclaredFeatures"
 
 
 # --------------------------------------------------------------------------- the rooms beside

@@ -16,6 +16,7 @@ from kubesched.api import objects as api
 from kubesched.api.errors import InputError
 from kubesched.api.quantity import resource_amount
 from kubesched.config import args as cfg
+from kubesched.config.featuregates import FeatureGates
 from kubesched.framework import interface as fw
 from kubesched.kernels import resources as res
 from kubesched.plugins import noderesources_balanced as ba
@@ -128,7 +129,7 @@ def test_balanced_allocation(
     run_pre_score: bool,
 ) -> None:
     cluster = make_cluster(nodes, pods)
-    pl = ba.new(cfg.NodeResourcesBalancedAllocationArgs(resources), fw.Handle(cluster))
+    pl = ba.new(cfg.NodeResourcesBalancedAllocationArgs(resources), v134_handle(cluster))
     state = fw.CycleState()
     rows = cluster.nodes.order()
     if run_pre_score:
@@ -150,7 +151,7 @@ def test_balanced_allocation(
 )
 def test_best_effort_pod_is_skipped(pod: api.Pod, resources: tuple[cfg.ResourceSpec, ...]) -> None:
     cluster = make_cluster([_node("node1", 4000, 10000)])
-    pl = ba.new(cfg.NodeResourcesBalancedAllocationArgs(resources), fw.Handle(cluster))
+    pl = ba.new(cfg.NodeResourcesBalancedAllocationArgs(resources), v134_handle(cluster))
     rows = cluster.nodes.order()
     assert pl.pre_score(fw.CycleState(), pod, cluster, rows).code == fw.Code.SKIP
     assert pl.score(fw.CycleState(), pod, cluster, rows).tolist() == [0]
@@ -192,6 +193,11 @@ def test_invalid_args(resources: tuple[cfg.ResourceSpec, ...], path: str) -> Non
 GI = 1024**3
 
 
+def v134_handle(cluster: ClusterState) -> fw.Handle:
+    """A handle of a v1.34 run (upstream v1.34's test cases; v1.36 changed the formula)."""
+    return fw.Handle(cluster, feature_gates=FeatureGates("1.34"))
+
+
 def _change_cluster(with_cpu_only_node: bool) -> tuple[ClusterState, list[api.Pod]]:
     nodes = [_node("a", 4000, 8 * GI), _node("b", 4000, 8 * GI)]
     if with_cpu_only_node:
@@ -216,8 +222,13 @@ def test_v136_scores_the_change_in_balance(cpu_only_node: bool) -> None:
     assert got == ([75, 81, 75] if cpu_only_node else [75, 81])
     ones = [plugin.score_one(state, pod, cluster, r) for r in rows.tolist()]
     assert ones[:2] == [75, 81]
-    v134 = ba.new(None, fw.Handle(cluster))
+    v134 = ba.new(None, v134_handle(cluster))
     assert v134.score(state, pod, cluster, rows).tolist()[:2] == [93, 81]
+    # the registered factory follows the run's release: v1.36 and later score the change
+    for version, want in (("1.35", [93, 81]), ("1.36", [75, 81]), ("1.37", [75, 81])):
+        handle = fw.Handle(cluster, feature_gates=FeatureGates(version))
+        got = ba.new(None, handle).score(fw.CycleState(), pod, cluster, rows).tolist()
+        assert got[:2] == want, version
     assert conformance.check_plugin(ba.new, args) == []
 
 

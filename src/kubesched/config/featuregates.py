@@ -78,6 +78,11 @@ class FeatureGates:
         every = self.setting("AllAlpha" if pre == "Alpha" else "AllBeta" if pre == "Beta" else "")
         return default if every is None else every
 
+    def at_least(self, version: str) -> bool:
+        """Whether the run's release is ``version`` (``"1.36"``) or newer: for the changes
+        upstream made without a gate."""
+        return _minor(self.version) >= _minor(version)
+
     def describe(self) -> str:
         """``1.37`` or ``1.37 (A=true,B=false)``: the version and the gates set."""
         if not self.settings:
@@ -155,6 +160,11 @@ def with_settings(
         message = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
         raise InputError([(path, message)])
     return FeatureGates(version, tuple(sorted(settings.items())))
+
+
+def _minor(version: str) -> tuple[int, int]:
+    major, minor = version.split(".")
+    return int(major), int(minor)
 
 
 def _go(value: bool) -> str:

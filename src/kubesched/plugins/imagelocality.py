@@ -137,6 +137,6 @@ def factory(version: str) -> fw.PluginFactory:
 
 
 def new(args: object | None, handle: fw.Handle) -> ImageLocality:
-    """Factory; ImageLocality takes no args (any ``pluginConfig`` args are ignored, as
-    upstream's factory ignores them)."""
-    return ImageLocality(None, handle)
+    """Factory of the run's release (``handle.feature_gates.version``); ImageLocality takes
+    no args (any ``pluginConfig`` args are ignored, as upstream's factory ignores them)."""
+    return factory(handle.feature_gates.version)(None, handle)

@@ -255,6 +255,10 @@ def factory(version: str = NEWEST, enabled: bool = True) -> PluginFactory:
 
 
 def new(args: object | None, handle: Handle) -> NodeDeclaredFeatures:
-    """Factory of the newest release; NodeDeclaredFeatures has no args (anything given is
+    """Factory of the run's release and its NodeDeclaredFeatures gate
+    (``handle.feature_gates``; v1.34 has no such plugin, and its configuration is refused
+    before this, so it gets v1.35's); NodeDeclaredFeatures has no args (anything given is
     ignored, as upstream)."""
-    return NodeDeclaredFeatures(args, handle)
+    gates = handle.feature_gates
+    version = gates.version if gates.version in RELEASES else min(RELEASES)
+    return factory(version, gates.enabled(NAME))(args, handle)

@@ -18,7 +18,7 @@ Deviation: the DRA-backed extended resources (alpha, off by default) are not mod
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -184,4 +184,6 @@ def new(args: object | None, handle: fw.Handle) -> NodeResourcesBalancedAllocati
             problems.append((f"resources[{i}].weight", "must be 1"))
     if problems:
         raise InputError(problems)
+    if handle.feature_gates.at_least("1.36") and not ba_args.score_balance_change:
+        ba_args = replace(ba_args, score_balance_change=True)  # v1.36's formula
     return NodeResourcesBalancedAllocation(ba_args, handle)

@@ -5,11 +5,12 @@ the volume plugins (kubesched does not model PersistentVolumes, so they accept e
 as upstream does for Pods without volumes).  They implement no extension point, so a
 configuration naming them loads, and they change nothing.
 
-The in-tree plugins later releases add (:data:`NOT_YET_MODELLED`: v1.35+'s
-NodeDeclaredFeatures, the Workload API's gang and topology plugins, v1.37's
-DeferredPodScheduling) are registered the same way until kubesched implements them: the
-default profile of their release lists them, as upstream's does, but they decide nothing yet
-(``docs/versions.md`` says so; a real implementation registered under the same name wins).
+The in-tree plugins later releases add that kubesched does not implement yet
+(:data:`NOT_YET_MODELLED`: the Workload API's gang and topology plugins, v1.37's
+DeferredPodScheduling) are registered the same way: the default profile of their release lists
+them, as upstream's does, but they decide nothing yet (``docs/versions.md`` says so).  The
+version-dependent plugins (NodeDeclaredFeatures, ImageLocality, BalancedAllocation) read the
+run's release from ``handle.feature_gates`` in their factory.
 """
 
 from __future__ import annotations
@@ -59,7 +60,6 @@ UNMODELLED = (
 """Known upstream names that are accepted but do nothing yet (see the module docstring)."""
 
 NOT_YET_MODELLED = (
-    names.NODE_DECLARED_FEATURES,
     names.GANG_SCHEDULING,
     names.TOPOLOGY_PLACEMENT_GENERATOR,
     names.POD_GROUP_PODS_COUNT,
