@@ -183,12 +183,14 @@ def test_modelled_client_delays_calls_by_the_rate_limit_and_latency(
     assert client.max_wait == pytest.approx(1.5)
 
 
-def test_a_deleted_node_leaves_its_pods_bound_and_terminating_pods_stay(
-    server: tuple[SimApiServer, Recorder],
-) -> None:
+def test_a_deleted_node_leaves_its_pods_bound_and_terminating_pods_stay() -> None:
     """Without kubelets or controllers (upstream's integration cluster): the Pods of a deleted
     Node stay bound, and a terminating Pod is never gone, even after its grace period."""
-    srv, rec = server
+    now = [0.0]
+    clock, rec = WallClock(lambda: now[0]), Recorder()
+    srv = SimApiServer(clock, lifecycle=False)
+    srv.watch(rec)
+    srv.create_node(make_node("n1").obj())
     kept, terminating = _pod("kept"), _pod("terminating", 30)
     for p in (kept, terminating):
         srv.create_pod(p)
@@ -197,5 +199,7 @@ def test_a_deleted_node_leaves_its_pods_bound_and_terminating_pods_stay(
     srv.delete_node("n1")
     srv.delete_pod(terminating)  # its node is gone: still no kubelet, still terminating
     assert set(srv.pods) == {kept.key, terminating.key}
-    assert srv.pods[kept.key].node_name == "n1" and terminating.key in srv.terminating
+    assert srv.pods[kept.key].node_name == "n1" and set(srv.terminating) == {terminating.key}
     assert srv.count("ns", "Scheduled") == 2 and "node- n1" in rec.events
+    now[0] = 100.0
+    assert clock.run_due(now[0]) == 0 and terminating.key in srv.pods  # no kubelet timer
