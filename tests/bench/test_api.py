@@ -203,3 +203,16 @@ def test_a_deleted_node_leaves_its_pods_bound_and_terminating_pods_stay() -> Non
     assert srv.count("ns", "Scheduled") == 2 and "node- n1" in rec.events
     now[0] = 100.0
     assert clock.run_due(now[0]) == 0 and terminating.key in srv.pods  # no kubelet timer
+
+
+def test_the_benchmark_server_keeps_counts_but_no_per_pod_records() -> None:
+    """``record=False`` (what the benchmark runs): the counts stay, the per-Pod times and
+    bind counts of the simulator's summaries are not kept."""
+    srv = SimApiServer(WallClock(lambda: 1.0), lifecycle=False, record=False)
+    srv.create_node(make_node("n1").obj())
+    pod = _pod("p")
+    srv.create_pod(pod)
+    srv.bind(pod, "n1")
+    stats = srv.stats
+    assert (stats.creates, stats.binds, srv.count("ns", "Scheduled")) == (1, 1, 1)
+    assert not (stats.created_at or stats.ungated_at or stats.bound_at or stats.binds_per_pod)

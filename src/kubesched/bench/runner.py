@@ -165,7 +165,7 @@ class _WorkloadRun(Ops):
         cfg = load_config(case.scheduler_config_path, known_plugins=known_plugin_names())
         clock = time.perf_counter
         wall = WallClock(clock)  # no kubelet, no controllers: upstream's integration cluster
-        self.api = SimApiServer(wall, seed=options.seed, lifecycle=False)
+        self.api = SimApiServer(wall, seed=options.seed, lifecycle=False, record=False)
         cc = cfg.client_connection
         qps = options.client_qps if options.client_qps is not None else cc.qps
         burst = options.client_burst if options.client_burst is not None else cc.burst

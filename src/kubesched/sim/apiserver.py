@@ -135,14 +135,24 @@ FINISHED_PHASES = ("Succeeded", "Failed")
 class SimApiServer:
     """Nodes, Pods and other objects in memory; watchers hear about changes after
     ``watch_delay``.  ``lifecycle``: kubelets terminate Pods and the node lifecycle
-    controller deletes a lost node's Pods (False: neither, see the module docstring)."""
+    controller deletes a lost node's Pods (False: neither, see the module docstring).
+    ``record``: keep each Pod's times and bind count in :attr:`stats` (``created_at``,
+    ``ungated_at``, ``bound_at``, ``binds_per_pod``: the simulator's summaries and
+    invariants); the benchmark, which reads none of them, saves their cost per Pod."""
 
     def __init__(
-        self, loop: Clock, *, watch_delay: float = 0.0, seed: int = 0, lifecycle: bool = True
+        self,
+        loop: Clock,
+        *,
+        watch_delay: float = 0.0,
+        seed: int = 0,
+        lifecycle: bool = True,
+        record: bool = True,
     ) -> None:
         self.loop = loop
         self.watch_delay = watch_delay
         self.lifecycle = lifecycle
+        self.record = record
         self.nodes: dict[str, api.Node] = {}
         self.pods: dict[str, api.Pod] = {}
         self.conditions: dict[str, PodCondition] = {}
@@ -263,20 +273,25 @@ class SimApiServer:
         if pod.key in self.pods:
             raise ApiError(409, f'pods "{pod.name}" already exists')
         self.pods[pod.key] = pod
-        now = self.loop.now
         self.stats.creates += 1
-        self.stats.created_at[pod.key] = now
-        self.stats.ungated_at.pop(pod.key, None)  # a Pod re-created under the same name
-        self.stats.ready_at.pop(pod.key, None)
+        if self.record:
+            self._record_created(pod)
         if pod.node_name:
-            self.stats.binds_per_pod[pod.key] += 1
-            self.stats.bound_at[pod.key] = now
             self._count_bound(pod)
-        elif not pod.scheduling_gates:
-            self.stats.ungated_at[pod.key] = now
-        else:  # kube-apiserver writes PodScheduled=False (SchedulingGated) on a gated Pod
+        elif pod.scheduling_gates:  # kube-apiserver writes PodScheduled=False (SchedulingGated)
             self._count_attempted(pod)
         self._notify(lambda w: w.on_pod_add(pod))
+
+    def _record_created(self, pod: api.Pod) -> None:
+        stats, key, now = self.stats, pod.key, self.loop.now
+        stats.created_at[key] = now
+        stats.ungated_at.pop(key, None)  # a Pod re-created under the same name
+        stats.ready_at.pop(key, None)
+        if pod.node_name:
+            stats.binds_per_pod[key] += 1
+            stats.bound_at[key] = now
+        elif not pod.scheduling_gates:
+            stats.ungated_at[key] = now
 
     def update_pod(self, pod: api.Pod) -> None:
         """Replace a Pod (labels, gates, ...)."""
@@ -284,7 +299,7 @@ class SimApiServer:
         if old is None:
             raise ApiError(404, f'pods "{pod.name}" not found')
         self.pods[pod.key] = pod
-        if old.scheduling_gates and not pod.scheduling_gates and not pod.node_name:
+        if self.record and old.scheduling_gates and not pod.scheduling_gates and not pod.node_name:
             self.stats.ungated_at.setdefault(pod.key, self.loop.now)
         self._notify(lambda w: w.on_pod_update(old, pod))
 
@@ -332,8 +347,9 @@ class SimApiServer:
         self.pods[pod.key] = bound
         self.conditions.pop(pod.key, None)
         self.stats.binds += 1
-        self.stats.binds_per_pod[pod.key] += 1
-        self.stats.bound_at[pod.key] = self.loop.now
+        if self.record:
+            self.stats.binds_per_pod[pod.key] += 1
+            self.stats.bound_at[pod.key] = self.loop.now
         self._count_bound(bound)
         return current, bound
 
