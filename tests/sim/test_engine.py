@@ -1,8 +1,8 @@
-"""The virtual-time event loop: ordering, FIFO ties, cancellation."""
+"""The virtual-time event loop (ordering, FIFO ties, cancellation) and the wall clock."""
 
 from __future__ import annotations
 
-from kubesched.sim.engine import EventLoop
+from kubesched.sim.engine import EventLoop, WallClock
 
 
 def test_events_run_in_time_then_priority_then_fifo_order() -> None:
@@ -43,3 +43,17 @@ def test_callbacks_may_schedule_more_events() -> None:
     loop.call_at(0.0, tick)
     loop.run()
     assert seen == [0.0, 0.5, 1.0]
+
+
+def test_wall_clock_reads_its_source_and_runs_timers_only_when_asked() -> None:
+    now = [10.0]
+    clock = WallClock(lambda: now[0])
+    seen: list[str] = []
+    clock.call_later(5.0, lambda: seen.append("later"))
+    clock.call_at(12.0, lambda: seen.append("at"))
+    assert clock.now == 10.0 and clock.next_due() == 12.0
+    now[0] = 20.0
+    assert seen == []  # nothing runs by itself
+    assert clock.run_due(14.0) == 1 and seen == ["at"]
+    assert clock.run_due(clock.now) == 1 and seen == ["at", "later"]
+    assert clock.next_due() is None

@@ -20,14 +20,14 @@ from kubesched.api import objects as api
 from kubesched.api.parse import parse_node, parse_pod
 from kubesched.bench import objects
 from kubesched.bench import params as p
-from kubesched.bench.api import BenchApi
 from kubesched.bench.loop import WorkloadError
+from kubesched.sim.apiserver import SimApiServer, object_key
 
 
 class Writer:
     """Creates and deletes objects of any kind through the API server."""
 
-    def __init__(self, api_server: BenchApi, names: objects.Names) -> None:
+    def __init__(self, api_server: SimApiServer, names: objects.Names) -> None:
         self.api = api_server
         self.names = names
 
@@ -37,7 +37,7 @@ class Writer:
             return f"{ns}/{name}" in self.api.pods
         if kind == "Node":
             return name in self.api.nodes
-        return (kind, f"{ns}/{name}") in self.api.objects
+        return object_key(kind, ns, name) in self.api.objects
 
     def create_any(self, doc: dict[str, Any]) -> str:
         """Create a manifest of any kind (Pods and Nodes are parsed); returns its name."""
@@ -79,7 +79,7 @@ class DeleteAtRate:
     """``deletePods`` at ``deletePodsPerSecond``: one Pod per tick (missed ticks dropped)."""
 
     def __init__(
-        self, api_server: BenchApi, pods: list[api.Pod], period: float, now: float
+        self, api_server: SimApiServer, pods: list[api.Pod], period: float, now: float
     ) -> None:
         self.api, self.pods, self.period = api_server, list(reversed(pods)), period
         self.due = now + period

@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.api import objects as api
-from kubesched.bench.api import labels_match
 from kubesched.bench.config import MetricSelector
 from kubesched.metrics import SchedulerMetrics
+from kubesched.sim.apiserver import labels_match
 
 SAMPLE_INTERVAL = 1.0
 """Seconds between throughput samples (upstream ``throughputSampleInterval``)."""

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesched.api import resource as r
-from kubesched.bench.api import BenchApi
 from kubesched.bench.loop import WorkloadError
 from kubesched.devices import allocator
 from kubesched.plugins.dynamicresources.claims import allocation_node_selector
+from kubesched.sim.apiserver import SimApiServer
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +77,7 @@ def resource_slice(driver: str, node: str, capacity: int) -> dict[str, Any]:
     }
 
 
-def create_resource_driver(api: BenchApi, driver: str, pattern: str, capacity: int) -> int:
+def create_resource_driver(api: SimApiServer, driver: str, pattern: str, capacity: int) -> int:
     """A slice per node matching ``pattern`` (Go's ``filepath.Match``); how many."""
     nodes = [n for n in api.nodes if fnmatch.fnmatchcase(n, pattern)]
     for name in nodes:
@@ -85,11 +85,11 @@ def create_resource_driver(api: BenchApi, driver: str, pattern: str, capacity: i
     return len(nodes)
 
 
-def _of_kind(api: BenchApi, kind: str) -> list[dict[str, Any]]:
+def _of_kind(api: SimApiServer, kind: str) -> list[dict[str, Any]]:
     return [obj for (k, _), obj in api.objects.items() if k == kind]
 
 
-def alloc_resource_claims(api: BenchApi, namespace: str, rng: random.Random) -> int:
+def alloc_resource_claims(api: SimApiServer, namespace: str, rng: random.Random) -> int:
     """Allocate the namespace's unallocated claims; how many were allocated."""
     classes = {c.name: c for c in map(r.parse_class, _of_kind(api, "DeviceClass"))}
     slices = sorted(map(r.parse_slice, _of_kind(api, "ResourceSlice")), key=lambda s: s.name)

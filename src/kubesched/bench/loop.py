@@ -1,7 +1,8 @@
 """The wall-clock loop that drives the scheduler while a workload's ops run.
 
 One thread does everything, in real time (``time.perf_counter``): :meth:`Loop.pump` completes
-the API calls that are due (modelled binding mode), runs the background ops that are due
+the API calls that are due (modelled binding mode), runs the API server's timers that are due
+(its :class:`~kubesched.sim.engine.WallClock`), runs the background ops that are due
 (churn ticks, ``deletePods`` at a rate), runs the scheduling queue's periodic work that is
 due (:meth:`~kubesched.queue.scheduling_queue.SchedulingQueue.due`: backoffQ every second, the
 unschedulable pool every 30 s, upstream's periods), syncs the scheduler's metric
@@ -28,9 +29,11 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from kubesched.api import objects as api
-from kubesched.bench.api import BenchApi, SchedulerClient
+from kubesched.bench.api import SchedulerClient
 from kubesched.bench.collect import HistogramSnapshot, ThroughputCollector
 from kubesched.scheduler import Scheduler
+from kubesched.sim.apiserver import SimApiServer
+from kubesched.sim.engine import WallClock
 
 MAX_IDLE_SLEEP = 0.05
 PROGRESS_PERIOD = 0.25
@@ -70,9 +73,9 @@ class Loop:
     def __init__(
         self,
         scheduler: Scheduler,
-        api_server: BenchApi,
+        api_server: SimApiServer,
         client: SchedulerClient,
-        clock: Callable[[], float] = time.perf_counter,
+        wall: WallClock,
         progress: Callable[[], None] | None = None,
         *,
         sync_metrics: bool = False,
@@ -80,7 +83,9 @@ class Loop:
         self.scheduler = scheduler
         self.api = api_server
         self.client = client
-        self.clock = clock
+        self.wall = wall
+        """The API server's clock: its time source is the loop's clock, its timers run here."""
+        self.clock = clock = wall.source
         self.progress = progress
         self.background: list[Background] = []
         self.phase: Phase | None = None
@@ -114,6 +119,7 @@ class Loop:
     def _timers(self, now: float) -> None:
         if self.client.pending:
             self.client.run_due(now)
+        self.wall.run_due(now)
         if self.background:
             still = []
             for task in self.background:
@@ -131,7 +137,8 @@ class Loop:
 
     def _next_events(self, now: float) -> list[float]:
         times = [now + MAX_IDLE_SLEEP]
-        for due in (self.scheduler.queue.next_wakeup(), self.client.next_due()):
+        wakeups = (self.scheduler.queue.next_wakeup(), self.client.next_due(), self.wall.next_due())
+        for due in wakeups:
             if due is not None:
                 times.append(due)
         times.extend(task.due for task in self.background)
@@ -143,9 +150,11 @@ class Loop:
 
     # ------------------------------------------------------------------ waiting
     def stalled(self) -> bool:
-        """Nothing can change any more: no Pod to pop, no call or binding in flight, no
-        background op (only a 5-minute unschedulable flush could retry, and fail again)."""
-        if self.client.pending or self.scheduler.in_flight_bindings or self.background:
+        """Nothing can change any more: no Pod to pop, no call, binding or API server timer in
+        flight, no background op (only a 5-minute unschedulable flush could retry, and fail
+        again)."""
+        busy = self.client.pending or self.scheduler.in_flight_bindings or self.background
+        if busy or self.wall.next_due() is not None:
             return False
         pending = self.scheduler.queue.pending_pods()
         return not pending.get("active", 0) and not pending.get("backoff", 0)

@@ -13,16 +13,16 @@ from typing import Any
 from kubesched.api import objects as api
 from kubesched.bench import background, dra, objects
 from kubesched.bench import params as p
-from kubesched.bench.api import BenchApi
 from kubesched.bench.config import TestCase, Workload
 from kubesched.bench.loop import Loop, WorkloadError
 from kubesched.bench.results import WorkloadResult
+from kubesched.sim.apiserver import SimApiServer
 
 
 class Ops:
     """One method per op, named ``_`` + the op's step class (``_CreatePods``, ...)."""
 
-    api: BenchApi
+    api: SimApiServer
     loop: Loop
     options: Any
     known: dict[str, int]

@@ -48,12 +48,11 @@ from typing import Any
 from kubesched.api.errors import InputError
 from kubesched.bench import background, collect, objects
 from kubesched.bench import params as p
-from kubesched.bench.api import BenchApi, SchedulerClient
+from kubesched.bench.api import SchedulerClient
 from kubesched.bench.config import TestCase, Workload, load_test_cases
 from kubesched.bench.loop import Loop, Phase, WorkloadError
 from kubesched.bench.ops import Ops
 from kubesched.bench.results import API, ATTEMPT_METRIC, MEMORY, ApiModel, WorkloadResult
-from kubesched.bench.watchers import Watchers
 from kubesched.config import featuregates
 from kubesched.config.featuregates import FeatureGates
 from kubesched.config.load import load_config
@@ -62,6 +61,8 @@ from kubesched.metrics import SchedulerMetrics
 from kubesched.parallel import factory
 from kubesched.parallel.shardmain import GC_THRESHOLDS
 from kubesched.plugins.registry import known_plugin_names
+from kubesched.sim.apiserver import SimApiServer
+from kubesched.sim.engine import WallClock
 from kubesched.sim.resourceclaims import ResourceClaimController
 
 log = logging.getLogger(__name__)
@@ -220,7 +221,8 @@ class _WorkloadRun(Ops):
             case.scheduler_config_path, known_plugins=known_plugin_names(), gates=gates
         )
         clock = time.perf_counter
-        self.api = BenchApi()
+        wall = WallClock(clock)  # no kubelet, no controllers: upstream's integration cluster
+        self.api = SimApiServer(wall, seed=options.seed, lifecycle=False, record=False)
         cc = cfg.client_connection
         qps = options.client_qps if options.client_qps is not None else cc.qps
         burst = options.client_burst if options.client_burst is not None else cc.burst
@@ -239,8 +241,10 @@ class _WorkloadRun(Ops):
             metrics=options.metrics,
             **scheduler_options(gates, options),
         )
-        claims = ResourceClaimController(self.api, driver=False)  # no kubelet, as upstream
-        self.api.watcher = Watchers(self.scheduler, claims)
+        # the scheduler first, then the controllers (upstream's informers are independent;
+        # the scheduler hearing a Pod before its claim exists is the common interleaving)
+        self.api.watch(self.scheduler)
+        self.api.watch(ResourceClaimController(self.api, driver=False))  # no kubelet
         self.total = sum(
             s.count for s in steps if isinstance(s, p.CreatePods) and not s.steady_state
         )
@@ -251,7 +255,7 @@ class _WorkloadRun(Ops):
             self.scheduler,
             self.api,
             self.client,
-            clock,
+            wall,
             self._tick_progress,
             sync_metrics=options.metrics is not None,
         )
@@ -281,7 +285,7 @@ class _WorkloadRun(Ops):
 
     def _tick_progress(self) -> None:
         if self._update is not None:
-            self._update(min(self.api.binds, self.total))
+            self._update(min(self.api.stats.binds, self.total))
 
     # ------------------------------------------------------------------ the steps
     def run(self) -> None:
@@ -300,8 +304,8 @@ class _WorkloadRun(Ops):
             gc.set_threshold(*self._gc_thresholds)
             self._gc_thresholds = None
         r = self.result
-        r.pods_bound = self.api.binds
-        r.pods_created = self.api.pods_created
+        r.pods_bound = self.api.stats.binds
+        r.pods_created = self.api.stats.creates
         r.pods_unbound = sum(1 for pod in self.api.pods.values() if not pod.node_name)
         r.wall_seconds = time.perf_counter() - self.start
         r.attempts = {k: int(v) for k, v in self.scheduler.attempts.items()}

@@ -208,7 +208,7 @@ class ParallelScheduler(Scheduler):
             self.dispatcher.gangs.added(new)
 
     def on_pods_bound(self, pairs: list[tuple[api.Pod, api.Pod]]) -> None:
-        """Binds the API server made in one batch (``BenchApi.bind_many``): each as
+        """Binds the API server made in one batch (``SimApiServer.bind_many``): each as
         :meth:`on_pod_update` would handle it; the binder's bulk path did not assume them,
         so the cache counts them here."""
         for old, new in pairs:

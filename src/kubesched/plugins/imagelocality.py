@@ -139,4 +139,5 @@ def factory(version: str) -> fw.PluginFactory:
 def new(args: object | None, handle: fw.Handle) -> ImageLocality:
     """Factory of the run's release (``handle.feature_gates.version``); ImageLocality takes
     no args (any ``pluginConfig`` args are ignored, as upstream's factory ignores them)."""
-    return factory(handle.feature_gates.version)(None, handle)
+    sums, counts = RELEASES[handle.feature_gates.version]
+    return ImageLocality(None, handle, sums, counts)

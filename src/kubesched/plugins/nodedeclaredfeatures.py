@@ -261,4 +261,4 @@ def new(args: object | None, handle: Handle) -> NodeDeclaredFeatures:
     ignored, as upstream)."""
     gates = handle.feature_gates
     version = gates.version if gates.version in RELEASES else min(RELEASES)
-    return factory(version, gates.enabled(NAME))(args, handle)
+    return NodeDeclaredFeatures(args, handle, RELEASES[version], gates.enabled(NAME))

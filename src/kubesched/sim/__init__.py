@@ -1,7 +1,8 @@
 """The sim room: the offline world in virtual time.
 
-The event loop and the simulated API server with graceful deletion
-(:mod:`~kubesched.sim.engine`, :mod:`~kubesched.sim.apiserver`, :mod:`~kubesched.sim.driver`),
+The event loop (and the wall clock bench runs in), the in-process API server with graceful
+deletion that bench runs on too, and the driver (:mod:`~kubesched.sim.engine`,
+:mod:`~kubesched.sim.apiserver`, :mod:`~kubesched.sim.driver`),
 scenarios and their limits (:mod:`~kubesched.sim.scenario`,
 :mod:`~kubesched.sim.scenario_fields`), the controllers a real cluster runs beside the scheduler
 (jobs, admission, the resourceclaim controller), node-side startup, fault drills, retry

@@ -1,10 +1,14 @@
-"""A simulated API server: the source of truth for Nodes and Pods in the offline world.
+"""The in-process API server: the source of truth for Nodes, Pods and other objects offline.
 
-It accepts binds (the scheduler's binding cycle calls :meth:`SimApiServer.bind`), deletes
-Pods, records ``PodScheduled=False`` conditions, and tells watchers (the scheduler's informer
-handlers) about every change, optionally after a watch delay in virtual time.  It keeps its
-own accounting of bound Pods, so invariants are checked against the API's truth, not the
-scheduler's cache.
+One class for every in-process world: the simulator runs it on its event loop (virtual
+time), the benchmark on a :class:`~kubesched.sim.engine.WallClock` (real time, calls that
+take no time) with ``lifecycle=False``.  It accepts binds (the scheduler's binding cycle
+calls :meth:`SimApiServer.bind`; a parallel binder's batch :meth:`SimApiServer.bind_many`),
+deletes Pods, records ``PodScheduled=False`` conditions, and tells watchers (the scheduler's
+informer handlers, the controllers) about every change, optionally after a watch delay.  It
+keeps its own accounting of bound Pods, so invariants are checked against the API's truth,
+not the scheduler's cache, and the counts scheduler_perf's ops wait on (bound and attempted
+Pods per namespace: :meth:`SimApiServer.count`).
 
 Deletion is graceful, as kube-apiserver's: deleting a bound Pod with a grace period (the
 Pod's ``terminationGracePeriodSeconds``, 30 s when unset, or the caller's ``grace``) sets
@@ -15,20 +19,25 @@ the Pod is removed (the delete event).  A Pod that is not bound, has finished
 removed at once.  :meth:`SimApiServer.preempt_pod` is upstream's ``PreemptPod``: the victim
 gets the ``DisruptionTarget`` condition (reason ``PreemptionByScheduler``), then is deleted
 gracefully.
+
+With ``lifecycle=False`` the world is upstream's integration cluster (scheduler_perf), which
+runs no kubelet and no controllers: a bound Pod deleted with a grace period stays
+terminating for ever (still counted, still holding its node's resources), and a deleted Node
+leaves its Pods bound to a name that no longer exists.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from kubesched.api import objects as api
-from kubesched.sim.engine import EventLoop
+from kubesched.sim.engine import Clock
 
 
 class ApiError(Exception):
@@ -51,6 +60,25 @@ class Watcher(Protocol):
     def on_object(self, obj: dict[str, Any], *, deleted: bool = False) -> None: ...
 
 
+@runtime_checkable
+class BulkBindWatcher(Protocol):
+    """A watcher that takes many binds in one call (the shared-pool scheduler's stream): the
+    same as ``on_pod_update(old, new)`` for each pair in order."""
+
+    def on_pods_bound(self, pairs: list[tuple[api.Pod, api.Pod]]) -> None: ...
+
+
+def labels_match(labels: Mapping[str, str], selector: Mapping[str, str]) -> bool:
+    """Upstream ``labelsMatch``: every selector pair is present with the same value."""
+    return all(labels.get(k) == v for k, v in selector.items())
+
+
+def object_key(kind: str, namespace: str | None, name: str) -> tuple[str, str]:
+    """The key of an object in :attr:`SimApiServer.objects`: ``(kind, "namespace/name")``,
+    ``default`` for a missing namespace."""
+    return kind, f"{namespace or 'default'}/{name}"
+
+
 @dataclass(slots=True)
 class PodCondition:
     """The last ``PodScheduled=False`` condition written for a Pod."""
@@ -66,6 +94,8 @@ class ApiStats:
 
     binds: int = 0
     bind_errors: int = 0
+    creates: int = 0
+    """Pods created (a Pod re-created under the same name counts again)."""
     deletes: int = 0
     condition_updates: int = 0
     binds_per_pod: Counter[str] = field(default_factory=Counter)
@@ -103,33 +133,59 @@ FINISHED_PHASES = ("Succeeded", "Failed")
 
 
 class SimApiServer:
-    """Nodes and Pods in memory; watchers hear about changes after ``watch_delay``."""
+    """Nodes, Pods and other objects in memory; watchers hear about changes after
+    ``watch_delay``.  ``lifecycle``: kubelets terminate Pods and the node lifecycle
+    controller deletes a lost node's Pods (False: neither, see the module docstring).
+    ``record``: keep each Pod's times and bind count in :attr:`stats` (``created_at``,
+    ``ungated_at``, ``bound_at``, ``binds_per_pod``: the simulator's summaries and
+    invariants); the benchmark, which reads none of them, saves their cost per Pod."""
 
-    def __init__(self, loop: EventLoop, *, watch_delay: float = 0.0, seed: int = 0) -> None:
+    def __init__(
+        self,
+        loop: Clock,
+        *,
+        watch_delay: float = 0.0,
+        seed: int = 0,
+        lifecycle: bool = True,
+        record: bool = True,
+    ) -> None:
         self.loop = loop
         self.watch_delay = watch_delay
+        self.lifecycle = lifecycle
+        self.record = record
         self.nodes: dict[str, api.Node] = {}
         self.pods: dict[str, api.Pod] = {}
         self.conditions: dict[str, PodCondition] = {}
         self.objects: dict[tuple[str, str], dict[str, Any]] = {}
+        self.namespaces: set[str] = set()
+        """Names of the Namespace objects present."""
         self.watchers: list[Watcher] = []
         self.stats = ApiStats()
         self.bind_failure_rate = 0.0
         self.rng = np.random.default_rng(seed)
         self.on_bound: list[Callable[[api.Pod], None]] = []
         self.terminating: dict[str, float] = {}
-        """Pods this server is terminating (graceful deletion), to when they will be gone."""
+        """Pods this server is terminating (graceful deletion), to when their grace period
+        ends (and they are gone, with ``lifecycle``)."""
+        self.bound_in: Counter[str] = Counter()
+        """Bound Pods present per namespace (terminating ones included, as informers list)."""
+        self.attempted: set[str] = set()
+        """Pods present that are bound, have ``PodScheduled=False`` or were created gated."""
+        self.attempted_in: Counter[str] = Counter()
+        """:attr:`attempted` per namespace."""
 
     # ------------------------------------------------------------------ notifications
     def _notify(self, fn: Callable[[Watcher], None]) -> None:
-        def deliver() -> None:
-            for w in self.watchers:
-                fn(w)
-
         if self.watch_delay > 0:
+
+            def deliver() -> None:
+                for w in self.watchers:
+                    fn(w)
+
             self.loop.call_later(self.watch_delay, deliver)
         else:
-            deliver()
+            for w in self.watchers:
+                fn(w)
 
     def watch(self, watcher: Watcher) -> None:
         """Register a watcher and replay the current state to it (list, then watch)."""
@@ -149,9 +205,25 @@ class SimApiServer:
     def apply_object(self, obj: dict[str, Any]) -> None:
         """Create or replace a Namespace, Service, PodDisruptionBudget or other object."""
         meta = obj.get("metadata") or {}
-        key = (str(obj.get("kind")), f"{meta.get('namespace') or 'default'}/{meta.get('name')}")
-        self.objects[key] = obj
+        kind = str(obj.get("kind"))
+        self.objects[object_key(kind, meta.get("namespace"), str(meta.get("name")))] = obj
+        if kind == "Namespace":
+            self.namespaces.add(str(meta.get("name")))
         self._notify(lambda w: w.on_object(obj))
+
+    def create_object(self, obj: dict[str, Any]) -> None:
+        """:meth:`apply_object` for an object that must be new (409 if it exists)."""
+        meta = obj.get("metadata") or {}
+        kind = str(obj.get("kind"))
+        if object_key(kind, meta.get("namespace"), str(meta.get("name"))) in self.objects:
+            raise ApiError(409, f'{kind} "{meta.get("name")}" already exists')
+        self.apply_object(obj)
+
+    def create_namespace(self, name: str, labels: Mapping[str, str] | None = None) -> None:
+        """Create a Namespace (idempotent: an existing one is left alone)."""
+        if name not in self.namespaces:
+            meta = {"name": name, "labels": dict(labels or {})}
+            self.apply_object({"apiVersion": "v1", "kind": "Namespace", "metadata": meta})
 
     def update_object(self, obj: dict[str, Any]) -> None:
         """Replace an object (a plugin writing a ResourceClaim's status, say)."""
@@ -159,8 +231,10 @@ class SimApiServer:
 
     def delete_object(self, kind: str, namespace: str, name: str) -> None:
         """Delete an object created with :meth:`apply_object` (no error if absent)."""
-        obj = self.objects.pop((kind, f"{namespace}/{name}"), None)
+        obj = self.objects.pop(object_key(kind, namespace, name), None)
         if obj is not None:
+            if kind == "Namespace":
+                self.namespaces.discard(name)
             self._notify(lambda w: w.on_object(obj, deleted=True))
 
     # ------------------------------------------------------------------ nodes
@@ -181,13 +255,14 @@ class SimApiServer:
 
     def delete_node(self, name: str, *, keep_pods: bool = False) -> list[api.Pod]:
         """Delete a node and the Pods bound to it (the node lifecycle controller's job); with
-        ``keep_pods`` the Pods stay bound and running (a Node object deleted and created again
-        under its name, the ``nodeReregister`` drill).  Returns those Pods."""
+        ``keep_pods`` (or without ``lifecycle``) the Pods stay bound and running (a Node
+        object deleted and created again under its name, the ``nodeReregister`` drill).
+        Returns those Pods."""
         node = self.nodes.pop(name, None)
         if node is None:
             raise ApiError(404, f'nodes "{name}" not found')
         victims = [p for p in self.pods.values() if p.node_name == name]
-        for p in victims if not keep_pods else ():
+        for p in victims if self.lifecycle and not keep_pods else ():
             self.delete_pod(p, "NodeLost")
         self._notify(lambda w: w.on_node_delete(node))
         return victims
@@ -198,15 +273,25 @@ class SimApiServer:
         if pod.key in self.pods:
             raise ApiError(409, f'pods "{pod.name}" already exists')
         self.pods[pod.key] = pod
-        self.stats.created_at[pod.key] = self.loop.now
-        self.stats.ungated_at.pop(pod.key, None)  # a Pod re-created under the same name
-        self.stats.ready_at.pop(pod.key, None)
+        self.stats.creates += 1
+        if self.record:
+            self._record_created(pod)
         if pod.node_name:
-            self.stats.binds_per_pod[pod.key] += 1
-            self.stats.bound_at[pod.key] = self.loop.now
-        elif not pod.scheduling_gates:
-            self.stats.ungated_at[pod.key] = self.loop.now
+            self._count_bound(pod)
+        elif pod.scheduling_gates:  # kube-apiserver writes PodScheduled=False (SchedulingGated)
+            self._count_attempted(pod)
         self._notify(lambda w: w.on_pod_add(pod))
+
+    def _record_created(self, pod: api.Pod) -> None:
+        stats, key, now = self.stats, pod.key, self.loop.now
+        stats.created_at[key] = now
+        stats.ungated_at.pop(key, None)  # a Pod re-created under the same name
+        stats.ready_at.pop(key, None)
+        if pod.node_name:
+            stats.binds_per_pod[key] += 1
+            stats.bound_at[key] = now
+        elif not pod.scheduling_gates:
+            stats.ungated_at[key] = now
 
     def update_pod(self, pod: api.Pod) -> None:
         """Replace a Pod (labels, gates, ...)."""
@@ -214,12 +299,39 @@ class SimApiServer:
         if old is None:
             raise ApiError(404, f'pods "{pod.name}" not found')
         self.pods[pod.key] = pod
-        if old.scheduling_gates and not pod.scheduling_gates and not pod.node_name:
+        if self.record and old.scheduling_gates and not pod.scheduling_gates and not pod.node_name:
             self.stats.ungated_at.setdefault(pod.key, self.loop.now)
         self._notify(lambda w: w.on_pod_update(old, pod))
 
     def bind(self, pod: api.Pod, node_name: str) -> None:
         """The binding subresource: 404 for a missing Pod or node, 409 if already bound."""
+        current, bound = self._bind_one(pod, node_name)
+        self._notify(lambda w: w.on_pod_update(current, bound))
+        for hook in self.on_bound:
+            hook(bound)
+
+    def bind_many(self, pairs: list[tuple[api.Pod, str]]) -> list[ApiError | None]:
+        """:meth:`bind` for many Pods at once (a parallel binder's batch): the same checks
+        and effects per Pod, in order; each watcher then hears them in one
+        ``on_pods_bound([(old, new), ...])`` call when it is a :class:`BulkBindWatcher`
+        (else one ``on_pod_update`` each).  Returns each bind's error, None where it
+        succeeded."""
+        errors: list[ApiError | None] = []
+        done: list[tuple[api.Pod, api.Pod]] = []
+        for pod, node_name in pairs:
+            try:
+                done.append(self._bind_one(pod, node_name))
+                errors.append(None)
+            except ApiError as err:
+                errors.append(err)
+        self._notify(lambda w: _tell_bound(w, done))
+        for _, new in done:
+            for hook in self.on_bound:
+                hook(new)
+        return errors
+
+    def _bind_one(self, pod: api.Pod, node_name: str) -> tuple[api.Pod, api.Pod]:
+        """Store ``pod`` bound to ``node_name``: ``(before, after)``; raises :class:`ApiError`."""
         current = self.pods.get(pod.key)
         if current is None or (pod.uid and current.uid != pod.uid):
             raise ApiError(404, f'pods "{pod.name}" not found')
@@ -230,15 +342,16 @@ class SimApiServer:
         if self.bind_failure_rate and self.rng.random() < self.bind_failure_rate:
             self.stats.bind_errors += 1
             raise ApiError(500, "injected bind failure")
-        bound = dataclasses.replace(current, node_name=node_name, phase="Running")
+        bound = current.bound_to(node_name)
+        bound.phase = "Running"
         self.pods[pod.key] = bound
         self.conditions.pop(pod.key, None)
         self.stats.binds += 1
-        self.stats.binds_per_pod[pod.key] += 1
-        self.stats.bound_at[pod.key] = self.loop.now
-        self._notify(lambda w: w.on_pod_update(current, bound))
-        for hook in self.on_bound:
-            hook(bound)
+        if self.record:
+            self.stats.binds_per_pod[pod.key] += 1
+            self.stats.bound_at[pod.key] = self.loop.now
+        self._count_bound(bound)
+        return current, bound
 
     def delete_pod(self, pod: api.Pod, reason: str = "", *, grace: int | None = None) -> None:
         """Delete a Pod: gracefully when bound (see the module docstring), at once otherwise;
@@ -249,7 +362,7 @@ class SimApiServer:
         if current is None:
             return
         if current.key in self.terminating:
-            if current.node_name not in self.nodes:  # its node is gone: no kubelet to wait for
+            if self.lifecycle and current.node_name not in self.nodes:  # no kubelet to wait for
                 self._remove(current)
             return
         if grace is None:
@@ -259,7 +372,7 @@ class SimApiServer:
         if (
             grace <= 0
             or not current.node_name
-            or current.node_name not in self.nodes
+            or (self.lifecycle and current.node_name not in self.nodes)
             or current.phase in FINISHED_PHASES
         ):
             self._remove(current)
@@ -272,7 +385,8 @@ class SimApiServer:
         self.pods[pod.key] = terminating
         self.terminating[pod.key] = gone_at
         self._notify(lambda w: w.on_pod_update(current, terminating))
-        self.loop.call_at(gone_at, lambda: self._terminated(pod.key, current.uid, gone_at))
+        if self.lifecycle:  # else no kubelet to confirm: terminating for ever
+            self.loop.call_at(gone_at, lambda: self._terminated(pod.key, current.uid, gone_at))
 
     def _terminated(self, key: str, uid: str, gone_at: float) -> None:
         """The kubelet finished terminating the Pod: the object goes (unless it went already)."""
@@ -281,8 +395,14 @@ class SimApiServer:
             self._remove(current)
 
     def _remove(self, current: api.Pod) -> None:
-        del self.pods[current.key]
-        self.terminating.pop(current.key, None)
+        key = current.key
+        del self.pods[key]
+        self.terminating.pop(key, None)
+        if current.node_name:
+            self.bound_in[current.namespace] -= 1
+        if key in self.attempted:
+            self.attempted.discard(key)
+            self.attempted_in[current.namespace] -= 1
         self._notify(lambda w: w.on_pod_delete(current))
 
     def preempt_pod(self, victim: api.Pod, preemptor: api.Pod, node: str, reason: str) -> None:
@@ -320,9 +440,41 @@ class SimApiServer:
 
     def pod_scheduling_failed(self, pod: api.Pod, reason: str, message: str) -> None:
         """Record the ``PodScheduled=False`` condition the scheduler writes."""
-        if pod.key in self.pods:
+        current = self.pods.get(pod.key)
+        if current is not None:
             self.stats.condition_updates += 1
             self.conditions[pod.key] = PodCondition(reason, message, self.loop.now)
+            self._count_attempted(current)
+
+    def _count_bound(self, pod: api.Pod) -> None:
+        self.bound_in[pod.namespace] += 1
+        self._count_attempted(pod)
+
+    def _count_attempted(self, pod: api.Pod) -> None:
+        if pod.key not in self.attempted:
+            self.attempted.add(pod.key)
+            self.attempted_in[pod.namespace] += 1
+
+    # ------------------------------------------------------------------ queries
+    def pods_in(self, namespace: str, selector: Mapping[str, str] | None = None) -> list[api.Pod]:
+        """Pods of ``namespace`` (all namespaces for ``""``) matching ``selector``, by name."""
+        found = [
+            p
+            for p in self.pods.values()
+            if (not namespace or p.namespace == namespace)
+            and (not selector or labels_match(p.labels, selector))
+        ]
+        return sorted(found, key=lambda p: p.name)
+
+    def count(self, namespace: str, stage: str, selector: Mapping[str, str] | None = None) -> int:
+        """Pods of ``namespace`` that reached ``stage`` (``Scheduled``: bound, or
+        ``Attempted``: bound or ``PodScheduled=False``), as scheduler_perf's ops count."""
+        if not selector:
+            return (self.bound_in if stage == "Scheduled" else self.attempted_in)[namespace]
+        pods = self.pods_in(namespace, selector)
+        if stage == "Scheduled":
+            return sum(1 for p in pods if p.node_name)
+        return sum(1 for p in pods if p.key in self.attempted)
 
     # ------------------------------------------------------------------ invariants
     def overcommitted(self) -> list[str]:
@@ -350,3 +502,12 @@ class SimApiServer:
     def bound_twice(self) -> list[str]:
         """Pods that were bound more than once."""
         return sorted(k for k, n in self.stats.binds_per_pod.items() if n > 1)
+
+
+def _tell_bound(watcher: Watcher, pairs: list[tuple[api.Pod, api.Pod]]) -> None:
+    """Tell ``watcher`` about many binds: at once if it takes them so, else one by one."""
+    if isinstance(watcher, BulkBindWatcher):
+        watcher.on_pods_bound(pairs)
+    else:
+        for old, new in pairs:
+            watcher.on_pod_update(old, new)
