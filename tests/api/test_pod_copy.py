@@ -46,6 +46,7 @@ def _full_pod() -> api.Pod:
         deletion_timestamp=4.0,
         resource_claims=(("gpu", "", "two-gpus"),),
         resource_claim_statuses=(("gpu", "p-gpu-abcde"),),
+        volumes=(api.Volume("data", api.VOLUME_PVC, claim="data-web-1"),),
         raw={"status": {}},
     )
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from kubesched.api import fields as f
 from kubesched.api import objects as api
-from kubesched.api import podclaims, podresources
+from kubesched.api import podclaims, podresources, podvolumes
 from kubesched.api.fields import Obj, fail, join
 
 _UID_NAMESPACE = uuid.UUID("5c4e1f0a-7d1b-4c0e-9a57-6b7375626573")
@@ -140,6 +140,7 @@ def parse_pod(obj: dict[str, Any], path: str = "") -> api.Pod:
         scheduling_gates=_scheduling_gates(spec, spec_path),
         resource_claims=podclaims.pod_resource_claims(spec, spec_path),
         resource_claim_statuses=podclaims.pod_claim_statuses(status, join(path, "status")),
+        volumes=podvolumes.read_volumes(spec, spec_path),
         termination_grace_period_seconds=grace,
         phase=f.string(status, "phase", join(path, "status")),
         nominated_node_name=f.string(status, "nominatedNodeName", join(path, "status")),
@@ -187,6 +188,7 @@ def new_pod(
     scheduling_gates: tuple[str, ...] = (),
     resource_claims: tuple[tuple[str, str, str], ...] = (),
     resource_claim_statuses: tuple[tuple[str, str], ...] = (),
+    volumes: tuple[api.Volume, ...] = (),
 ) -> api.Pod:
     """The one place a parsed :class:`~kubesched.api.objects.Pod` is built (by the full parse
     here and the quick one, :mod:`kubesched.api.podquick`), from the values read, with the
@@ -231,6 +233,7 @@ def new_pod(
     pod.deletion_timestamp = deletion_timestamp
     pod.resource_claims = resource_claims
     pod.resource_claim_statuses = resource_claim_statuses
+    pod.volumes = volumes
     pod.raw = raw
     pod.key = f"{namespace}/{name}"
     return pod

@@ -17,13 +17,28 @@ Lifecycle of a placement (upstream ``cache.go``):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from kubesched.api import objects as api
 from kubesched.state.nodes import IntArray, NodeTable
 from kubesched.state.sparse import SparseRequest
+
+if TYPE_CHECKING:
+    from kubesched.state.storage import Storage
+
+STORAGE_KINDS = frozenset(
+    (
+        "PersistentVolume",
+        "PersistentVolumeClaim",
+        "StorageClass",
+        "CSINode",
+        "CSIDriver",
+        "CSIStorageCapacity",
+    )
+)
+"""The kinds :class:`~kubesched.state.storage.Storage` reads (told of each change)."""
 
 STRUCTURAL = -1
 """Journal mark of a change that is not a Pod on a node (a node, a Namespace, a Service...)."""
@@ -113,6 +128,9 @@ class ClusterState:
         self.objects: dict[tuple[str, str], dict[str, Any]] = {}
         """Other objects by ``(kind, ns/name)``: PodDisruptionBudgets, PodGroups, quotas, ..."""
         self.observers: list[Observer] = []
+        self.storage: Storage | None = None
+        """The storage objects' lister and claim use (:func:`kubesched.state.storage.
+        storage_of` makes it on first use)."""
         self.version = 0
         self._journal: list[int] = []
         """The row each change touched, in order (:data:`STRUCTURAL` for a node or another
@@ -182,6 +200,8 @@ class ClusterState:
             self.objects.pop(key, None)
         else:
             self.objects[key] = obj
+        if self.storage is not None and kind in STORAGE_KINDS:
+            self.storage.changed(kind, key[1])
         if kind != "ResourceClaim":  # DynamicResources follows claims itself (refresh_filter)
             self._bump(STRUCTURAL)
         return kind
