@@ -19,7 +19,12 @@ def pv(**spec: Any) -> dict[str, Any]:
         "csi": {"driver": "ebs.csi.aws.com", "volumeHandle": "vol-1"},
     }
     base.update(spec)
-    return {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv"}, "spec": base}
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": "pv"},
+        "spec": base,
+    }
 
 
 def pvc(**spec: Any) -> dict[str, Any]:
