@@ -338,6 +338,12 @@ class Pod:
     def __post_init__(self) -> None:
         self.key = f"{self.namespace}/{self.name}"
 
+    @property
+    def has_claims(self) -> bool:
+        """Whether the Pod names DRA claims (``spec.resourceClaims``) or volumes the volume
+        plugins read: the plugins declaring ``Locality.CLAIMS`` have work for it."""
+        return bool(self.resource_claims or self.volumes)
+
     def rename(self, name: str) -> None:
         """Set ``name`` (and ``key``), e.g. on a :meth:`shallow_copy` of a template."""
         self.name = name

@@ -515,3 +515,68 @@ def validate(obj: Obj, path: str) -> None:
     """Raise :class:`~kubesched.api.errors.InputError` where the API server would refuse
     ``obj`` (one of :data:`KINDS`)."""
     parse(obj, path)
+
+
+# --------------------------------------------------------------------------- CSI migration
+MIGRATED_BY_DEFAULT = (
+    "kubernetes.io/aws-ebs",
+    "kubernetes.io/gce-pd",
+    "kubernetes.io/azure-disk",
+    "kubernetes.io/cinder",
+)
+"""In-tree plugins whose CSI migration is on in v1.34 (Portworx's gate is off by default)."""
+_INLINE_MIGRATABLE = ("gcePersistentDisk", "awsElasticBlockStore", "azureDisk", "cinder")
+
+
+def migration_on(csinode: CSINode | None, plugin: str) -> bool:
+    """Upstream ``isCSIMigrationOn`` (nodevolumelimits, gates at their v1.34 defaults): the
+    node has a CSINode and ``plugin`` is one whose migration is on."""
+    return csinode is not None and plugin in MIGRATED_BY_DEFAULT
+
+
+def _ebs_id(volume_id: str) -> str:
+    """``KubernetesVolumeIDToEBSVolumeID``: ``aws://zone/vol-1`` is ``vol-1``."""
+    if not volume_id.startswith("aws://"):
+        return volume_id
+    return volume_id[len("aws://") :].partition("/")[2].strip("/")
+
+
+def _handle(source: str, ident: str, zones: str = "") -> str:
+    if source == "gcePersistentDisk":
+        split = [z for z in zones.split("__")] if zones else []
+        if len(split) > 1:
+            region = split[0].rpartition("-")[0]
+            return f"projects/UNSPECIFIED/regions/{region}/disks/{ident}"
+        zone = split[0] if split else "UNSPECIFIED"
+        return f"projects/UNSPECIFIED/zones/{zone}/disks/{ident}"
+    if source == "awsElasticBlockStore":
+        return _ebs_id(ident)
+    return ident
+
+
+def inline_migratable(volume: api.Volume) -> bool:
+    """Upstream ``IsInlineMigratable`` for the in-tree kinds a Pod's volumes keep."""
+    return volume.kind in _INLINE_MIGRATABLE or volume.kind == "portworxVolume"
+
+
+def inline_csi(volume: api.Volume) -> tuple[str, str, str] | None:
+    """``(in-tree plugin, CSI driver, volume handle)`` of an inline in-tree volume as
+    ``TranslateInTreeInlineVolumeToCSI`` makes it, or None for other volumes."""
+    if not inline_migratable(volume):
+        return None
+    plugin, driver = IN_TREE_PLUGINS[volume.kind]
+    return plugin, driver, _handle(volume.kind, volume.ident)
+
+
+def pv_csi(pv: PersistentVolume) -> tuple[str, str, str] | None:
+    """``(in-tree plugin or "", CSI driver, volume handle)`` of a CSI volume, or of an in-tree
+    one as ``TranslateInTreePVToCSI`` makes it; None when neither (not migratable)."""
+    if pv.source == "csi":
+        return "", pv.driver, pv.handle
+    if pv.source not in IN_TREE_PLUGINS or pv.source not in _DISK_ID:
+        return None
+    plugin, driver = IN_TREE_PLUGINS[pv.source]
+    zones = pv.labels.get("failure-domain.beta.kubernetes.io/zone") or pv.labels.get(
+        "topology.kubernetes.io/zone", ""
+    )
+    return plugin, driver, _handle(pv.source, pv.handle, zones)
