@@ -57,6 +57,7 @@ WORKLOAD_FIELDS = (
     "startSeconds",
     "lifetimeSeconds",
     "gpuChoices",
+    "volumeClaimTemplates",
     "template",
     "podGroup",
     "nodeStartupSeconds",
