@@ -87,6 +87,8 @@ class VolumeRestrictions:
         self, state: CycleState, pod: api.Pod, cluster: ClusterState
     ) -> tuple[PreFilterResult | None, Status]:
         """Upstream ``PreFilter`` (module docstring)."""
+        if not pod.volumes:  # nothing to check: upstream's answer, without the lister
+            return None, SKIP
         storage = storage_of(cluster)
         needs_check = any(v.kind in _CHECKED for v in pod.volumes)
         rwop: set[str] = set()

@@ -123,6 +123,8 @@ class VolumeZone:
         self, state: CycleState, pod: api.Pod, cluster: ClusterState
     ) -> tuple[PreFilterResult | None, Status]:
         """Keep the PVs' topologies, or Skip (module docstring)."""
+        if not pod.volumes:
+            return None, SKIP
         topologies, status = pod_topologies(storage_of(cluster), pod)
         if not status.is_success():
             return None, status

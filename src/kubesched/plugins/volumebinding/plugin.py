@@ -93,6 +93,9 @@ class VolumeBinding:
         self, state: CycleState, pod: api.Pod, cluster: ClusterState
     ) -> tuple[PreFilterResult | None, Status]:
         """Upstream ``PreFilter`` (module docstring)."""
+        if not pod.volumes:
+            state[_KEY] = _State()
+            return None, SKIP
         storage = storage_of(cluster)
         has, problem = b.check_pod_claims(storage, pod)
         if problem:
@@ -158,7 +161,10 @@ class VolumeBinding:
 
     # ------------------------------------------------------------------ Reserve
     def reserve(self, state: CycleState, pod: api.Pod, node: str) -> Status:
-        """Upstream ``Reserve`` / ``AssumePodVolumes``."""
+        """Upstream ``Reserve`` / ``AssumePodVolumes`` (nothing for a Pod without volumes,
+        whose cycle state a parallel commit need not carry: ``Locality.CLAIMS``)."""
+        if not pod.volumes:
+            return SUCCESS
         s = state.get(_KEY)
         if not isinstance(s, _State):
             return error(f'reading "{_KEY}" from cycleState: not found')
@@ -188,6 +194,8 @@ class VolumeBinding:
 
     def unreserve(self, state: CycleState, pod: api.Pod, node: str) -> None:
         """Upstream ``RevertAssumedPodVolumes``: the assumed versions are dropped."""
+        if not pod.volumes:
+            return
         s = state.get(_KEY)
         if not isinstance(s, _State):
             return
@@ -202,6 +210,8 @@ class VolumeBinding:
     # ------------------------------------------------------------------ PreBind
     def pre_bind(self, state: CycleState, pod: api.Pod, node: str) -> Status:
         """Bind the chosen node's claims (module docstring)."""
+        if not pod.volumes:
+            return SUCCESS
         s = state.get(_KEY)
         if not isinstance(s, _State):
             return error(f'reading "{_KEY}" from cycleState: not found')
