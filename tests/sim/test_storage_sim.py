@@ -107,3 +107,53 @@ def _node(name: str, zone: str) -> Any:
     from kubesched.api.parse import parse_node
 
     return parse_node(copy.deepcopy(node(name, **{"topology.kubernetes.io/zone": zone})))
+
+
+def test_ephemeral_volumes_get_claims_and_provisioned_pvs() -> None:
+    """The ephemeral volume controller makes ``<pod>-<volume>``; VolumeBinding provisions it
+    where the class's topology allows."""
+    doc = _doc()
+    wl = doc["spec"]["workloads"][0]
+    del wl["volumeClaimTemplates"]
+    wl["count"] = 4
+    wl["template"]["spec"]["volumes"] = [
+        {
+            "name": "scratch",
+            "ephemeral": {
+                "volumeClaimTemplate": {
+                    "spec": {
+                        "accessModes": ["ReadWriteOnce"],
+                        "storageClassName": "zonal",
+                        "resources": {"requests": {"storage": "1Gi"}},
+                    }
+                }
+            },
+        }
+    ]
+    doc["spec"]["objects"] = [
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "StorageClass",
+            "metadata": {"name": "zonal"},
+            "provisioner": "ebs.csi.aws.com",
+            "volumeBindingMode": "WaitForFirstConsumer",
+            "allowedTopologies": [
+                {
+                    "matchLabelExpressions": [
+                        {"key": "topology.kubernetes.io/zone", "values": ["z2"]}
+                    ]
+                }
+            ],
+        }
+    ]
+    held: list[Any] = []
+    summary = run_scenario(build_scenario(doc), setup=held.append)
+    assert summary["podsScheduled"] == 4
+    sim = held[0]
+    assert {p.node_name[:2] for p in sim.api.pods.values()} == {"zb"}
+    claims = [o for (k, _), o in sim.api.objects.items() if k == "PersistentVolumeClaim"]
+    assert sorted(c["metadata"]["name"] for c in claims) == [
+        f"db-{j:06d}-scratch" for j in range(4)
+    ]
+    assert all(c["spec"].get("volumeName") for c in claims)
+    assert all(summary["invariants"][k] == [] for k in storagecheck_keys())
