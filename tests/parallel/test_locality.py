@@ -28,6 +28,10 @@ DECLARED = {
     names.POD_TOPOLOGY_SPREAD: Locality.CROSS_NODE,
     names.INTER_POD_AFFINITY: Locality.CROSS_NODE,
     names.DYNAMIC_RESOURCES: Locality.CLAIMS,
+    names.VOLUME_RESTRICTIONS: Locality.CLAIMS,
+    names.NODE_VOLUME_LIMITS: Locality.CLAIMS,
+    names.VOLUME_BINDING: Locality.CLAIMS,
+    names.VOLUME_ZONE: Locality.CLAIMS,
 }
 
 
