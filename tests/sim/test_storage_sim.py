@@ -157,3 +157,18 @@ def test_ephemeral_volumes_get_claims_and_provisioned_pvs() -> None:
     ]
     assert all(c["spec"].get("volumeName") for c in claims)
     assert all(summary["invariants"][k] == [] for k in storagecheck_keys())
+
+
+def test_sharded_run_binds_each_pv_once() -> None:
+    """With two shards, Pods with claims never take the fast path: the binder checks each
+    on the authoritative state, so no PV is bound twice."""
+    held: list[Any] = []
+    summary = run_scenario(build_scenario(_doc()), shards=2, setup=held.append)
+    assert summary["podsScheduled"] == 3
+    assert all(summary["invariants"][k] == [] for k in storagecheck_keys())
+    volumes = [
+        o["spec"].get("volumeName")
+        for (kind, _), o in held[0].api.objects.items()
+        if kind == "PersistentVolumeClaim" and o["spec"].get("volumeName")
+    ]
+    assert sorted(volumes) == ["pv-a", "pv-b", "pv-c"]
