@@ -17,16 +17,13 @@ Lifecycle of a placement (upstream ``cache.go``):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from kubesched.api import objects as api
 from kubesched.state.nodes import IntArray, NodeTable
 from kubesched.state.sparse import SparseRequest
-
-if TYPE_CHECKING:
-    from kubesched.state.storage import Storage
 
 STORAGE_KINDS = frozenset(
     (
@@ -39,6 +36,15 @@ STORAGE_KINDS = frozenset(
     )
 )
 """The kinds :class:`~kubesched.state.storage.Storage` reads (told of each change)."""
+
+
+class ObjectChanges(Protocol):
+    """What hears of every change of a storage object (:data:`STORAGE_KINDS`):
+    :class:`kubesched.state.storage.Storage`."""
+
+    def changed(self, kind: str, key: str) -> None:
+        """The object ``(kind, key)`` of :attr:`ClusterState.objects` changed."""
+
 
 STRUCTURAL = -1
 """Journal mark of a change that is not a Pod on a node (a node, a Namespace, a Service...)."""
@@ -128,7 +134,7 @@ class ClusterState:
         self.objects: dict[tuple[str, str], dict[str, Any]] = {}
         """Other objects by ``(kind, ns/name)``: PodDisruptionBudgets, PodGroups, quotas, ..."""
         self.observers: list[Observer] = []
-        self.storage: Storage | None = None
+        self.storage: ObjectChanges | None = None
         """The storage objects' lister and claim use (:func:`kubesched.state.storage.
         storage_of` makes it on first use)."""
         self.version = 0

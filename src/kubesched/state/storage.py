@@ -18,15 +18,13 @@ first use by :func:`storage_of`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kubesched.api import objects as api
 from kubesched.api import storage as st
 from kubesched.api.errors import InputError
 from kubesched.api.podvolumes import claim_names
-
-if TYPE_CHECKING:
-    from kubesched.state.cache import ClusterState, PodRecord
+from kubesched.state.cache import ClusterState, PodRecord
 
 PARSED_MAX = 100_000
 """Manifests kept parsed before the cache starts again."""
@@ -194,6 +192,8 @@ class Storage:
 def storage_of(cluster: ClusterState) -> Storage:
     """The cluster's :class:`Storage`, made (and registered as an observer) on first use."""
     found = cluster.storage
-    if found is None:
-        found = cluster.storage = Storage(cluster)
-    return found
+    if isinstance(found, Storage):
+        return found
+    made = Storage(cluster)
+    cluster.storage = made
+    return made
