@@ -81,26 +81,6 @@ PV_SOURCES = (
 )
 """A PersistentVolume's possible sources (exactly one is required)."""
 
-IN_TREE_PLUGINS = {
-    "gcePersistentDisk": ("kubernetes.io/gce-pd", "pd.csi.storage.gke.io"),
-    "awsElasticBlockStore": ("kubernetes.io/aws-ebs", "ebs.csi.aws.com"),
-    "azureDisk": ("kubernetes.io/azure-disk", "disk.csi.azure.com"),
-    "cinder": ("kubernetes.io/cinder", "cinder.csi.openstack.org"),
-    "portworxVolume": ("kubernetes.io/portworx-volume", "pxd.portworx.com"),
-    "azureFile": ("kubernetes.io/azure-file", "file.csi.azure.com"),
-    "vsphereVolume": ("kubernetes.io/vsphere-volume", "csi.vsphere.vmware.com"),
-}
-"""In-tree volume source key to ``(in-tree plugin name, CSI driver name)``
-(``k8s.io/csi-translation-lib``)."""
-
-
-def in_tree_driver(plugin: str) -> str | None:
-    """The CSI driver an in-tree plugin (``kubernetes.io/aws-ebs``) migrates to, or None."""
-    for name, driver in IN_TREE_PLUGINS.values():
-        if name == plugin:
-            return driver
-    return None
-
 
 @dataclass(frozen=True, slots=True)
 class PersistentVolume:
@@ -306,8 +286,8 @@ def parse_pv(obj: Obj, path: str = "") -> PersistentVolume:
     if source == "csi":
         driver = f.required_string(src, "driver", src_path)
         handle = f.required_string(src, "volumeHandle", src_path)
-    elif source in _DISK_ID:
-        handle = f.required_string(src, _DISK_ID[source], src_path)
+    elif source in DISK_ID:
+        handle = f.required_string(src, DISK_ID[source], src_path)
     affinity: tuple[api.NodeSelectorTerm, ...] | None = None
     apath = join(spath, "nodeAffinity")
     na = f.mapping(spec, "nodeAffinity", spath)
@@ -358,13 +338,14 @@ def parse_pv(obj: Obj, path: str = "") -> PersistentVolume:
     )
 
 
-_DISK_ID = {
+DISK_ID = {
     "gcePersistentDisk": "pdName",
     "awsElasticBlockStore": "volumeID",
     "azureDisk": "diskURI",
     "cinder": "volumeID",
     "portworxVolume": "volumeID",
 }
+"""The field naming an in-tree disk of each kind a PV or a Pod volume may have."""
 
 
 def parse_pvc(obj: Obj, path: str = "") -> PersistentVolumeClaim:
@@ -515,68 +496,3 @@ def validate(obj: Obj, path: str) -> None:
     """Raise :class:`~kubesched.api.errors.InputError` where the API server would refuse
     ``obj`` (one of :data:`KINDS`)."""
     parse(obj, path)
-
-
-# --------------------------------------------------------------------------- CSI migration
-MIGRATED_BY_DEFAULT = (
-    "kubernetes.io/aws-ebs",
-    "kubernetes.io/gce-pd",
-    "kubernetes.io/azure-disk",
-    "kubernetes.io/cinder",
-)
-"""In-tree plugins whose CSI migration is on in v1.34 (Portworx's gate is off by default)."""
-_INLINE_MIGRATABLE = ("gcePersistentDisk", "awsElasticBlockStore", "azureDisk", "cinder")
-
-
-def migration_on(csinode: CSINode | None, plugin: str) -> bool:
-    """Upstream ``isCSIMigrationOn`` (nodevolumelimits, gates at their v1.34 defaults): the
-    node has a CSINode and ``plugin`` is one whose migration is on."""
-    return csinode is not None and plugin in MIGRATED_BY_DEFAULT
-
-
-def _ebs_id(volume_id: str) -> str:
-    """``KubernetesVolumeIDToEBSVolumeID``: ``aws://zone/vol-1`` is ``vol-1``."""
-    if not volume_id.startswith("aws://"):
-        return volume_id
-    return volume_id[len("aws://") :].partition("/")[2].strip("/")
-
-
-def _handle(source: str, ident: str, zones: str = "") -> str:
-    if source == "gcePersistentDisk":
-        split = [z for z in zones.split("__")] if zones else []
-        if len(split) > 1:
-            region = split[0].rpartition("-")[0]
-            return f"projects/UNSPECIFIED/regions/{region}/disks/{ident}"
-        zone = split[0] if split else "UNSPECIFIED"
-        return f"projects/UNSPECIFIED/zones/{zone}/disks/{ident}"
-    if source == "awsElasticBlockStore":
-        return _ebs_id(ident)
-    return ident
-
-
-def inline_migratable(volume: api.Volume) -> bool:
-    """Upstream ``IsInlineMigratable`` for the in-tree kinds a Pod's volumes keep."""
-    return volume.kind in _INLINE_MIGRATABLE or volume.kind == "portworxVolume"
-
-
-def inline_csi(volume: api.Volume) -> tuple[str, str, str] | None:
-    """``(in-tree plugin, CSI driver, volume handle)`` of an inline in-tree volume as
-    ``TranslateInTreeInlineVolumeToCSI`` makes it, or None for other volumes."""
-    if not inline_migratable(volume):
-        return None
-    plugin, driver = IN_TREE_PLUGINS[volume.kind]
-    return plugin, driver, _handle(volume.kind, volume.ident)
-
-
-def pv_csi(pv: PersistentVolume) -> tuple[str, str, str] | None:
-    """``(in-tree plugin or "", CSI driver, volume handle)`` of a CSI volume, or of an in-tree
-    one as ``TranslateInTreePVToCSI`` makes it; None when neither (not migratable)."""
-    if pv.source == "csi":
-        return "", pv.driver, pv.handle
-    if pv.source not in IN_TREE_PLUGINS or pv.source not in _DISK_ID:
-        return None
-    plugin, driver = IN_TREE_PLUGINS[pv.source]
-    zones = pv.labels.get("failure-domain.beta.kubernetes.io/zone") or pv.labels.get(
-        "topology.kubernetes.io/zone", ""
-    )
-    return plugin, driver, _handle(pv.source, pv.handle, zones)

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from kubesched.api import csimigration as csi_m
 from kubesched.api import objects as api
 from kubesched.api import storage as st
 from kubesched.api.podvolumes import ephemeral_claim_name
@@ -103,8 +104,8 @@ def attachable(
             if driver and handle:
                 out[f"{driver}/{handle}"] = driver
             continue
-        csi = st.inline_csi(v)
-        if csi is None or not st.migration_on(csinode, csi[0]):
+        csi = csi_m.inline_csi(v)
+        if csi is None or not csi_m.migration_on(csinode, csi[0]):
             continue
         out[f"{csi[1]}/{csi[2]}"] = csi[1]
     return out
@@ -116,11 +117,11 @@ def _driver_info(
     """Upstream ``getCSIDriverInfo`` / ``getCSIDriverInfoFromSC``."""
     pv = storage.pv(claim.volume_name) if claim.volume_name else None
     if pv is not None:
-        csi = st.pv_csi(pv)
+        csi = csi_m.pv_csi(pv)
         if csi is None:
             return "", ""
         plugin, driver, handle = csi
-        if plugin and not st.migration_on(csinode, plugin):
+        if plugin and not csi_m.migration_on(csinode, plugin):
             return "", ""
         return driver, handle
     if not claim.storage_class:
@@ -129,9 +130,9 @@ def _driver_info(
     if klass is None:
         return "", ""
     handle = f"{VOLUME_ID_PREFIX}-{claim.namespace}/{claim.name}"
-    migrated = st.in_tree_driver(klass.provisioner)
+    migrated = csi_m.in_tree_driver(klass.provisioner)
     if migrated is not None:
-        if not st.migration_on(csinode, klass.provisioner):
+        if not csi_m.migration_on(csinode, klass.provisioner):
             return "", ""
         return migrated, handle
     return klass.provisioner, handle
@@ -156,7 +157,7 @@ class NodeVolumeLimits:
     ) -> tuple[PreFilterResult | None, Status]:
         """Skip a Pod with nothing to attach (module docstring)."""
         if any(
-            v.kind in (api.VOLUME_PVC, api.VOLUME_EPHEMERAL) or st.inline_migratable(v)
+            v.kind in (api.VOLUME_PVC, api.VOLUME_EPHEMERAL) or csi_m.inline_migratable(v)
             for v in pod.volumes
         ):
             state[_KEY] = _Moved()
@@ -269,7 +270,7 @@ def is_schedulable_after_pod_deleted(pod: api.Pod, old: Any, new: Any) -> Queuei
     if not old.volumes or (not old.node_name and not old.nominated_node_name):
         return QueueingHint.QUEUE_SKIP
     if any(
-        v.kind in (api.VOLUME_PVC, api.VOLUME_EPHEMERAL) or st.inline_migratable(v)
+        v.kind in (api.VOLUME_PVC, api.VOLUME_EPHEMERAL) or csi_m.inline_migratable(v)
         for v in old.volumes
     ):
         return QueueingHint.QUEUE

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from kubesched.api import csimigration as csi_m
 from kubesched.api import objects as api
 from kubesched.api import storage as st
 from kubesched.api.errors import InputError
@@ -73,13 +74,13 @@ def storage_invariants(
                 pv.node_affinity, "", node.labels
             ):
                 outside.append(pod.key)
-            csi = st.pv_csi(pv)
+            csi = csi_m.pv_csi(pv)
             csinode = csinodes.get(node.name)
-            if csi is not None and (not csi[0] or st.migration_on(csinode, csi[0])):
+            if csi is not None and (not csi[0] or csi_m.migration_on(csinode, csi[0])):
                 attached.setdefault(node.name, {}).setdefault(csi[1], set()).add(csi[2])
         for v in pod.volumes:
-            inline = st.inline_csi(v)
-            if inline is not None and st.migration_on(csinodes.get(pod.node_name), inline[0]):
+            inline = csi_m.inline_csi(v)
+            if inline is not None and csi_m.migration_on(csinodes.get(pod.node_name), inline[0]):
                 attached.setdefault(pod.node_name, {}).setdefault(inline[1], set()).add(inline[2])
     over = []
     for node_name, drivers in attached.items():
