@@ -48,6 +48,7 @@ def _full_pod() -> api.Pod:
         resource_claims=(("gpu", "", "two-gpus"),),
         resource_claim_statuses=(("gpu", "p-gpu-abcde"),),
         required_features=("RestartAllContainersOnContainerExits",),
+        volumes=(api.Volume("data", api.VOLUME_PVC, claim="data-web-1"),),
         raw={"status": {}},
     )
 

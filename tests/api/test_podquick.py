@@ -285,3 +285,105 @@ def test_remembered_spec_sections_are_never_those_of_an_odd_equal_value(
     assert _check(plain)
     plain["spec"] = {"containers": [{"name": "c"}], **odd}
     _check(plain)
+
+
+VOLUMES: tuple[dict[str, Any], ...] = (
+    {"name": "data", "persistentVolumeClaim": {"claimName": "data-0", "readOnly": True}},
+    {
+        "name": "scratch",
+        "ephemeral": {
+            "volumeClaimTemplate": {
+                "metadata": {"labels": {"a": "b"}},
+                "spec": {
+                    "accessModes": ["ReadWriteOncePod"],
+                    "storageClassName": "fast",
+                    "resources": {"requests": {"storage": "1Gi"}},
+                },
+            }
+        },
+    },
+    {"name": "pd", "gcePersistentDisk": {"pdName": "disk-1", "readOnly": False}},
+    {"name": "ebs", "awsElasticBlockStore": {"volumeID": "vol-1"}},
+    {"name": "rbd", "rbd": {"monitors": ["m1", "m2"], "image": "img", "pool": "p"}},
+    {"name": "iscsi", "iscsi": {"targetPortal": "t:3260", "iqn": "iqn.x", "lun": 0}},
+    {"name": "az", "azureDisk": {"diskName": "d", "diskURI": "uri"}},
+    {"name": "cinder", "cinder": {"volumeID": "c-1"}},
+    {"name": "cm", "configMap": {"name": "settings"}},
+    {"name": "tmp", "emptyDir": {}},
+    {"name": "token", "projected": {"sources": []}},
+)
+"""Every volume kind the parsers read, and some they pass over."""
+
+
+def _with_volumes(seed: int) -> dict[str, Any]:
+    rng = random.Random(seed)
+    obj = pod(seed, rng, 4)
+    obj["spec"]["volumes"] = copy.deepcopy(rng.sample(VOLUMES, rng.randrange(1, 5)))
+    return obj
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 10**6), st.integers(0, 10**6), st.sampled_from(ODD), st.booleans())
+def test_pods_with_volumes_and_one_odd_value(seed: int, where: int, odd: Any, delete: bool) -> None:
+    """Volumes read by both parsers alike, with an odd value anywhere in the Pod (most
+    often in its volumes): the quick path never takes what the full one refuses."""
+    obj = _with_volumes(seed)
+    assert _check(copy.deepcopy(obj)) or not podquick.quick_pod(copy.deepcopy(obj))
+    places = [p for p in _places(obj) if p[:2] == ("spec", "volumes")] or _places(obj)
+    place = places[where % len(places)]
+    parent = obj
+    for step in place[:-1]:
+        parent = parent[step]
+    if delete and isinstance(parent, dict):
+        del parent[place[-1]]
+    else:
+        parent[place[-1]] = copy.deepcopy(odd)
+    _check(obj)
+
+
+def test_volumes_are_read_alike_and_kept_for_the_plugins() -> None:
+    obj = _with_volumes(1)
+    obj["spec"]["volumes"] = copy.deepcopy(list(VOLUMES))
+    assert _check(copy.deepcopy(obj))
+    full = parse_pod(obj)
+    assert [v.kind for v in full.volumes] == [
+        "persistentVolumeClaim",
+        "ephemeral",
+        "gcePersistentDisk",
+        "awsElasticBlockStore",
+        "rbd",
+        "iscsi",
+        "azureDisk",
+        "cinder",
+    ]
+    assert full.volumes[0].claim == "data-0" and full.volumes[0].read_only
+    assert full.volumes[4].monitors == ("m1", "m2") and full.volumes[4].pool == "p"
+
+
+@pytest.mark.parametrize(
+    ("volume", "path", "message"),
+    [
+        ({"name": "a", "persistentVolumeClaim": {}}, "persistentVolumeClaim.claimName", "Required"),
+        (
+            {"name": "a", "emptyDir": {}, "configMap": {"name": "x"}},
+            "configMap",
+            "may not specify more than 1 volume type",
+        ),
+        ({"name": "a", "ephemeral": {}}, "ephemeral.volumeClaimTemplate", "Required"),
+        (
+            {"name": "a", "ephemeral": {"volumeClaimTemplate": {"spec": {"accessModes": ["X"]}}}},
+            "ephemeral.volumeClaimTemplate.spec.accessModes[0]",
+            "Unsupported value",
+        ),
+        ({"name": "a", "gcePersistentDisk": {}}, "gcePersistentDisk.pdName", "Required"),
+    ],
+)
+def test_an_invalid_volume_is_refused_with_its_path(
+    volume: dict[str, Any], path: str, message: str
+) -> None:
+    obj = _with_volumes(2)
+    obj["spec"]["volumes"] = [{"name": "ok", "emptyDir": {}}, volume]
+    assert podquick.quick_pod(copy.deepcopy(obj)) is None
+    with pytest.raises(InputError) as err:
+        parse_pod(obj)
+    assert f"spec.volumes[1].{path}" in str(err.value) and message in str(err.value)

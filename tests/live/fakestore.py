@@ -66,6 +66,12 @@ RESOURCES = (
     Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, ("pc",)),
     Resource("scheduling.x-k8s.io", "v1alpha1", "podgroups", "PodGroup", True, ("pg",)),
     Resource("scheduling.x-k8s.io", "v1alpha1", "elasticquotas", "ElasticQuota", True, ("eq",)),
+    Resource("", "v1", "persistentvolumes", "PersistentVolume", False, ("pv",)),
+    Resource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True, ("pvc",)),
+    Resource("storage.k8s.io", "v1", "storageclasses", "StorageClass", False, ("sc",)),
+    Resource("storage.k8s.io", "v1", "csinodes", "CSINode", False),
+    Resource("storage.k8s.io", "v1", "csidrivers", "CSIDriver", False),
+    Resource("storage.k8s.io", "v1", "csistoragecapacities", "CSIStorageCapacity", True),
 )
 
 

@@ -15,7 +15,7 @@ import yaml
 
 from kubesched.cli import build_parser
 from kubesched.config.load import load_config
-from kubesched.live.informer import KINDS
+from kubesched.live.informer import SCHEDULER_KINDS
 from kubesched.plugins.registry import known_plugin_names
 from tests.live import rbac
 from tests.live.conftest import Api, Replica, make_config, node, pod
@@ -77,7 +77,12 @@ def _group_plural(path: str) -> tuple[str, str]:
 
 
 NEEDED_CLUSTER = {
-    *((g, p, v) for k in KINDS for g, p in [_group_plural(k.path)] for v in ("list", "watch")),
+    *(
+        (g, p, v)
+        for k in SCHEDULER_KINDS
+        for g, p in [_group_plural(k.path)]
+        for v in ("list", "watch")
+    ),
     ("", "pods/binding", "create"),
     ("", "pods/status", "patch"),
     ("", "pods", "delete"),

@@ -29,6 +29,10 @@ DECLARED = {
     names.INTER_POD_AFFINITY: Locality.CROSS_NODE,
     names.DYNAMIC_RESOURCES: Locality.CLAIMS,
     names.NODE_DECLARED_FEATURES: Locality.NODE_LOCAL,  # the Pod's spec and the Node object
+    names.VOLUME_RESTRICTIONS: Locality.CLAIMS,
+    names.NODE_VOLUME_LIMITS: Locality.CLAIMS,
+    names.VOLUME_BINDING: Locality.CLAIMS,
+    names.VOLUME_ZONE: Locality.CLAIMS,
 }
 
 

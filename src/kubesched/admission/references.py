@@ -13,7 +13,9 @@ does with such a Pod: bound Pods keep running; a pending member of a missing Pod
 rejected at Permit by Coscheduling (``PodGroup not found``, scheduler-plugins'
 ``PodGroupNotFound``); a Pod naming a missing LocalQueue (or a LocalQueue naming a missing
 ClusterQueue) stays gated, its workload inadmissible with Kueue's reason
-(:func:`inadmissible_message`); a Pod naming a missing ElasticQuota is governed by none.
+(:func:`inadmissible_message`); a Pod naming a missing ElasticQuota is governed by none; a
+Pod naming a missing PersistentVolumeClaim gets the volume plugins' answer for it
+(:func:`missing_claims`; the warning names the ``kubectl`` command that includes claims).
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from kubesched.admission import objects as o
 from kubesched.admission import quota as qt
 from kubesched.api import objects as api
 from kubesched.api.errors import InputError
+from kubesched.api.podvolumes import claim_names
+from kubesched.api.storage import SNAPSHOT_COMMAND
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +39,11 @@ CONSEQUENCES = {
     "LocalQueue": "pending Pods stay gated, their workloads inadmissible (Kueue)",
     "ClusterQueue": "pending Pods stay gated, their workloads inadmissible (Kueue)",
     "ElasticQuota": "no quota governs its Pods",
+    "PersistentVolumeClaim": (
+        "pending Pods that use it get upstream's answer for a missing claim "
+        "(persistentvolumeclaim not found); a snapshot taken with "
+        f"`{SNAPSHOT_COMMAND}` includes the storage objects"
+    ),
 }
 """What happens to the Pods that name a missing object of each kind (the warning says it)."""
 
@@ -96,6 +105,27 @@ def dangling(objs: o.JobObjects, pods: Iterable[api.Pod]) -> list[Dangling]:
     return [Dangling(kind, key, refs[0], len(refs)) for (kind, key), refs in found.items()]
 
 
+def missing_claims(objects: Iterable[dict[str, Any]], pods: Iterable[api.Pod]) -> list[Dangling]:
+    """Every PersistentVolumeClaim a Pod's volume names (an ephemeral volume's only once
+    the Pod is bound: the ephemeral volume controller makes it for a pending one) that
+    ``objects`` lack, in order of first reference."""
+    have = {
+        f"{(o.get('metadata') or {}).get('namespace') or 'default'}/"
+        f"{(o.get('metadata') or {}).get('name')}"
+        for o in objects
+        if o.get("kind") == "PersistentVolumeClaim"
+    }
+    found: dict[str, list[str]] = {}
+    for pod in pods:
+        if not pod.volumes:
+            continue
+        for name, ephemeral in claim_names(pod):
+            key = f"{pod.namespace}/{name}"
+            if key not in have and (pod.node_name or not ephemeral):
+                found.setdefault(key, []).append(f"Pod/{pod.key}")
+    return [Dangling("PersistentVolumeClaim", k, r[0], len(r)) for k, r in found.items()]
+
+
 def check(
     objects: list[dict[str, Any]],
     pods: Iterable[api.Pod],
@@ -130,6 +160,6 @@ def check(
     if problems:
         raise InputError(problems)
     if warn:
-        for d in dangling(objs, pods):
+        for d in [*dangling(objs, pods), *missing_claims(objects, pods)]:
             log.warning("%s", d.warning())
     return objs

@@ -232,6 +232,42 @@ class OwnerReference:
     uid: str = ""
 
 
+VOLUME_PVC = "persistentVolumeClaim"
+VOLUME_EPHEMERAL = "ephemeral"
+IN_TREE_DISKS = (
+    "gcePersistentDisk",
+    "awsElasticBlockStore",
+    "rbd",
+    "iscsi",
+    "azureDisk",
+    "cinder",
+    "portworxVolume",
+)
+"""The in-tree volume kinds a Pod may name that the volume plugins look at (disk conflicts,
+attach limits through CSI migration)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Volume:
+    """One ``spec.volumes[]`` entry the volume plugins look at; ``kind`` is its source's key
+    (:data:`VOLUME_PVC`, :data:`VOLUME_EPHEMERAL` or one of :data:`IN_TREE_DISKS`).  Other
+    sources (configMap, secret, emptyDir, projected, ...) are not kept: no plugin reads them.
+
+    ``claim`` is a PVC's ``claimName``; ``ident`` the in-tree disk's identity (GCE
+    ``pdName``, AWS/Cinder/Portworx ``volumeID``, iSCSI ``iqn``, RBD ``image``, Azure
+    ``diskURI``); ``monitors`` and ``pool`` an RBD volume's; ``template`` an ephemeral
+    volume's ``volumeClaimTemplate`` as written (the simulator creates the claim from it)."""
+
+    name: str
+    kind: str
+    claim: str = ""
+    ident: str = ""
+    read_only: bool = False
+    monitors: tuple[str, ...] = ()
+    pool: str = ""
+    template: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
+
+
 @dataclass(frozen=True, slots=True)
 class ImageState:
     """One entry of a node's ``status.images``: its names and size in bytes."""
@@ -297,6 +333,8 @@ class Pod:
     required_features: tuple[str, ...] = ()
     """The node-declared features the Pod needs to be scheduled, sorted
     (:func:`kubesched.api.nodefeatures.required_features`)."""
+    volumes: tuple[Volume, ...] = ()
+    """The ``spec.volumes`` the volume plugins look at (:class:`Volume`), in order."""
     raw: dict[str, Any] = field(default_factory=dict)
     key: str = field(init=False, repr=False, compare=False)
     """``namespace/name``, the identity used everywhere: set at construction, read some
@@ -305,6 +343,12 @@ class Pod:
 
     def __post_init__(self) -> None:
         self.key = f"{self.namespace}/{self.name}"
+
+    @property
+    def has_claims(self) -> bool:
+        """Whether the Pod names DRA claims (``spec.resourceClaims``) or volumes the volume
+        plugins read: the plugins declaring ``Locality.CLAIMS`` have work for it."""
+        return bool(self.resource_claims or self.volumes)
 
     def rename(self, name: str) -> None:
         """Set ``name`` (and ``key``), e.g. on a :meth:`shallow_copy` of a template."""
@@ -406,6 +450,7 @@ def _copy_pod(s: Pod) -> Pod:
     o.resource_claims = s.resource_claims
     o.resource_claim_statuses = s.resource_claim_statuses
     o.required_features = s.required_features
+    o.volumes = s.volumes
     _raw_slot.__set__(o, _raw_slot.__get__(s))
     o.key = s.key
     return o

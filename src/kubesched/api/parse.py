@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.api import fields as f
-from kubesched.api import listitems, nodefeatures, podquick, resource, source
+from kubesched.api import listitems, nodefeatures, podquick, resource, source, storage
 from kubesched.api import objects as api
 from kubesched.api.errors import InputError
 from kubesched.api.fields import join
@@ -297,6 +297,8 @@ class _Gathered:
                     self.table.add(obj, path)
                 elif kind in resource.KINDS:
                     resource.validate(obj, path)
+                elif kind in storage.KINDS:
+                    storage.validate(obj, path)
                 self.out.others.append(obj)
         except InputError as err:
             self.problems.extend(err.problems)

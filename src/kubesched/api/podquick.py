@@ -7,7 +7,7 @@ work is a third of the parse.  :func:`quick_pod` decodes a Pod -- a decoded mani
 or a List item's undecoded JSON text -- into typed structs shaped like the manifest
 (:class:`_PodDoc`: msgspec checks the strings, maps and nesting in C, skips every other key),
 reads the common shape from them (metadata, containers with requests, limits and ports, node
-name, priority, tolerations, affinity, status) and gives up -- returns None -- on anything
+name, priority, tolerations, affinity, volumes, status) and gives up -- returns None -- on anything
 else: a section it does not handle (init containers, overhead, pod-level resources, spread
 constraints, scheduling gates, resource claims, ephemeral containers, image volumes,
 ``hostNetwork: true``, container statuses reporting ``resources``, a container's
@@ -37,7 +37,7 @@ from msgspec import UNSET, Raw, UnsetType
 
 from kubesched.api import fields as f
 from kubesched.api import objects as api
-from kubesched.api import podresources
+from kubesched.api import podresources, podvolumes
 from kubesched.api import pods as full
 from kubesched.api.errors import InputError
 
@@ -134,13 +134,14 @@ class Sections:
     """The sections of a List's Pods read so far, by their JSON text: one per List read (a
     text is a key that cannot fail and equal texts decode to equal values)."""
 
-    __slots__ = ("affinity", "containers", "owners", "tolerations")
+    __slots__ = ("affinity", "containers", "owners", "tolerations", "volumes")
 
     def __init__(self) -> None:
         self.containers: dict[bytes, Containers] = {}
         self.affinity: dict[bytes, Affinities] = {}
         self.tolerations: dict[bytes, tuple[api.Toleration, ...]] = {}
         self.owners: dict[bytes, tuple[api.OwnerReference, ...]] = {}
+        self.volumes: dict[bytes, tuple[api.Volume, ...]] = {}
 
 
 _VALUES = Sections()
@@ -255,6 +256,9 @@ def _read(doc: _PodDoc[Any], raw: Any, memo: Sections) -> Quick | None:
         start_time=None if times[1] is None else _seconds(times[1]),
         deletion_timestamp=None if times[2] is None else _seconds(times[2]),
         raw=raw,
+        volumes=(
+            () if spec.volumes is UNSET else _section(spec.volumes, memo.volumes, _read_volumes)
+        ),
     )
     return _quick((pod, (spec.priority is not None, spec.preemptionPolicy is not None)))
 
@@ -395,6 +399,11 @@ def _read_affinity(raw: object) -> Affinities:
 def _read_tolerations(raw: object) -> tuple[api.Toleration, ...]:
     """``spec.tolerations`` as the full parse reads them."""
     return full.read_tolerations({"tolerations": raw}, "")
+
+
+def _read_volumes(raw: object) -> tuple[api.Volume, ...]:
+    """``spec.volumes`` as the full parse reads them."""
+    return podvolumes.read_volumes({"volumes": raw}, "")
 
 
 def _read_owners(refs: object) -> tuple[api.OwnerReference, ...]:

@@ -23,7 +23,7 @@ from datetime import datetime
 from typing import Any
 
 from kubesched.api import fields as f
-from kubesched.api import nodefeatures, podclaims, podresources
+from kubesched.api import nodefeatures, podclaims, podresources, podvolumes
 from kubesched.api import objects as api
 from kubesched.api.fields import Obj, fail, join
 
@@ -142,6 +142,7 @@ def parse_pod(obj: dict[str, Any], path: str = "") -> api.Pod:
         resource_claims=podclaims.pod_resource_claims(spec, spec_path),
         resource_claim_statuses=podclaims.pod_claim_statuses(status, join(path, "status")),
         required_features=nodefeatures.required_features(spec, spec_path, host_network),
+        volumes=podvolumes.read_volumes(spec, spec_path),
         termination_grace_period_seconds=grace,
         phase=f.string(status, "phase", join(path, "status")),
         nominated_node_name=f.string(status, "nominatedNodeName", join(path, "status")),
@@ -191,6 +192,7 @@ def new_pod(
     resource_claim_statuses: tuple[tuple[str, str], ...] = (),
     required_features: tuple[str, ...] = (),
     image_volumes: tuple[str, ...] = (),
+    volumes: tuple[api.Volume, ...] = (),
 ) -> api.Pod:
     """The one place a parsed :class:`~kubesched.api.objects.Pod` is built (by the full parse
     here and the quick one, :mod:`kubesched.api.podquick`), from the values read, with the
@@ -237,6 +239,7 @@ def new_pod(
     pod.resource_claims = resource_claims
     pod.resource_claim_statuses = resource_claim_statuses
     pod.required_features = required_features
+    pod.volumes = volumes
     pod.raw = raw
     pod.key = f"{namespace}/{name}"
     return pod

@@ -348,8 +348,9 @@ class Locality(enum.Enum):
     """The verdict may depend on Pods on other nodes; node-local when the Pod has nothing
     for it to check (the shard says so)."""
     CLAIMS = "claims"
-    """The plugin does nothing for a Pod without ``spec.resourceClaims`` (every node passes,
-    no Reserve or PreBind work); a Pod with claims never takes the fast path."""
+    """The plugin does nothing for a Pod without claims (``Pod.has_claims``: no
+    ``spec.resourceClaims``, no volume the volume plugins read): every node passes, no Reserve
+    or PreBind work; a Pod with claims never takes the fast path."""
 
 
 @runtime_checkable

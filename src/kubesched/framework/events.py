@@ -58,12 +58,20 @@ _OBJECT_RESOURCES = {
     "ResourceClaim": Resource.RESOURCE_CLAIM,
     "ResourceSlice": Resource.RESOURCE_SLICE,
     "DeviceClass": Resource.DEVICE_CLASS,
+    "PersistentVolume": Resource.PERSISTENT_VOLUME,
+    "PersistentVolumeClaim": Resource.PERSISTENT_VOLUME_CLAIM,
+    "StorageClass": Resource.STORAGE_CLASS,
+    "CSINode": Resource.CSI_NODE,
+    "CSIDriver": Resource.CSI_DRIVER,
+    "CSIStorageCapacity": Resource.CSI_STORAGE_CAPACITY,
 }
 
 
 def object_event(kind: str, deleted: bool) -> ClusterEvent | None:
     """The event for an add/update (or delete) of a Namespace, Service, PDB, PodGroup,
-    ElasticQuota or DRA object (ResourceClaim, ResourceSlice, DeviceClass)."""
+    ElasticQuota, DRA object (ResourceClaim, ResourceSlice, DeviceClass) or storage object
+    (PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver,
+    CSIStorageCapacity)."""
     resource = _OBJECT_RESOURCES.get(kind)
     if resource is None:
         return None

@@ -80,7 +80,29 @@ KINDS = (
     ),
     Kind("Pod", "v1", "/api/v1/pods"),
 )
-"""What ``kubesched run`` watches; Pods last so a first sync sees nodes before their Pods."""
+"""What ``kubesched run`` watches (with :data:`STORAGE_KINDS`: :data:`SCHEDULER_KINDS`) and
+``kubesched record`` records; Pods last so a first sync sees nodes before their Pods."""
+
+STORAGE_KINDS = (
+    Kind("PersistentVolume", "v1", "/api/v1/persistentvolumes", optional=True),
+    Kind("PersistentVolumeClaim", "v1", "/api/v1/persistentvolumeclaims", optional=True),
+    Kind("StorageClass", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/storageclasses", True),
+    Kind("CSINode", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csinodes", optional=True),
+    Kind("CSIDriver", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csidrivers", optional=True),
+    Kind(
+        "CSIStorageCapacity",
+        "storage.k8s.io/v1",
+        "/apis/storage.k8s.io/v1/csistoragecapacities",
+        optional=True,
+    ),
+)
+"""The storage objects the volume plugins read (upstream's scheduler lists and watches them;
+``deploy/rbac.yaml`` allows it).  Optional so that an API server not serving one (a test's
+fake) counts it as empty; a real one always does."""
+
+SCHEDULER_KINDS = (*KINDS[:-1], *STORAGE_KINDS, KINDS[-1])
+"""What a scheduling replica watches: :data:`KINDS` and :data:`STORAGE_KINDS`, Pods last.
+(The recorder keeps to :data:`KINDS`: it does not record storage objects yet.)"""
 
 
 @dataclass(frozen=True, slots=True)

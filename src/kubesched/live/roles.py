@@ -15,7 +15,7 @@ from kubesched.live import sharding as sh
 from kubesched.live.client import KubeClient
 from kubesched.live.coordinator import DISPATCH_TIMEOUT, WINDOW, CoordinatorScheduler
 from kubesched.live.dispatch import Dispatcher
-from kubesched.live.informer import DELETED, KINDS, Delta, Kind, Timing
+from kubesched.live.informer import DELETED, SCHEDULER_KINDS, Delta, Kind, Timing
 from kubesched.live.runner import LiveScheduler
 from kubesched.live.shard import LiveShard
 from kubesched.live.turns import BindingPool
@@ -75,7 +75,7 @@ class LiveCoordinator(LiveScheduler):
             metrics=metrics,
             timing=timing,
             resync_seconds=resync_seconds,
-            kinds=(lease_kind(namespace), *KINDS),
+            kinds=(lease_kind(namespace), *SCHEDULER_KINDS),
             election_client=election_client,
         )
 

@@ -42,7 +42,7 @@ from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.live.binder import LiveApi
 from kubesched.live.client import KubeClient
 from kubesched.live.dispatch import Dispatcher
-from kubesched.live.informer import KINDS, MODIFIED, Delta, Informer, Kind, Timing
+from kubesched.live.informer import MODIFIED, SCHEDULER_KINDS, Delta, Informer, Kind, Timing
 from kubesched.live.leader import LeaderElector
 from kubesched.live.recorder import Recorder
 from kubesched.live.startup import StartupTracker
@@ -83,7 +83,7 @@ class LiveScheduler:
         metrics: SchedulerMetrics | None = None,
         timing: Timing | None = None,
         resync_seconds: float = 0.0,
-        kinds: tuple[Kind, ...] = KINDS,
+        kinds: tuple[Kind, ...] = SCHEDULER_KINDS,
         election_client: KubeClient | None = None,
     ) -> None:
         self.config = config

@@ -112,7 +112,7 @@ class Checker:
         """The first of the proposed node and its alternatives that passes on the
         authoritative state (``shard``: the proposer, for the own-commit chain)."""
         table = self.cluster.nodes
-        fast = NO if pod.resource_claims else self.fast.allowed(fwk, res.local)
+        fast = NO if pod.has_claims else self.fast.allowed(fwk, res.local)
         state: CycleState | None = None
         allowed: frozenset[str] | None = None
         first = ""
@@ -133,7 +133,7 @@ class Checker:
                     reason = "prefilter"
                 else:
                     rows = np.asarray([row], dtype=np.int64)
-                    if not pod.resource_claims and self.fast.cross_only(fwk, shard, row, version):
+                    if not pod.has_claims and self.fast.cross_only(fwk, shard, row, version):
                         plugin = self.fast.cross_filter(fwk, state, pod, rows)
                         if not plugin:
                             return Choice(node, state, "cross", first)

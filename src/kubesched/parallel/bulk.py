@@ -121,7 +121,7 @@ class BulkCommitter:
         """Take a proposal the full check passed on ``node`` into the run, assumed in the
         cache at once (the next check, and the kept PreFilter results, count it), if its
         profile's commit is only the bind (:meth:`profile_ok`) and it claims nothing."""
-        if not self.profile_ok(fwk) or rec.qp.pod.resource_claims:
+        if not self.profile_ok(fwk) or rec.qp.pod.has_claims:
             return False
         binder = self.binder
         hub = binder.hub

@@ -143,7 +143,7 @@ class PreFilterCache:
         if self.version != self.cluster.version:
             self._clear()
             self.version = self.cluster.version
-        sig = fwk.sign(pod) if not pod.resource_claims and self.profile_ok(fwk) else None
+        sig = fwk.sign(pod) if not pod.has_claims and self.profile_ok(fwk) else None
         key = (fwk.profile_name, sig)
         kept = self.kept.get(key) if sig is not None else None
         if kept is not None:

@@ -360,7 +360,7 @@ class ShardScheduler(Scheduler):
         """The commit step's direct bind (:attr:`~kubesched.scheduler.commit.Commit.
         direct_bind`): a lean profile's Pod without claims is proposed without its binding
         cycle."""
-        if not self._lean(fwk) or qp.pod.resource_claims:
+        if not self._lean(fwk) or qp.pod.has_claims:
             return False
         self.propose(assumed, assumed.node_name)
         return True

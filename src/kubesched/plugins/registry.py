@@ -1,9 +1,9 @@
 """The in-tree plugin registry: upstream plugin name to factory.
 
-Upstream plugins whose subject kubesched does not model are registered as *unmodelled*:
-the volume plugins (kubesched does not model PersistentVolumes, so they accept every node,
-as upstream does for Pods without volumes).  They implement no extension point, so a
-configuration naming them loads, and they change nothing.
+Upstream plugins whose subject kubesched does not model would be registered as
+*unmodelled* (:data:`UNMODELLED`: a known name that joins no extension point, so a
+configuration naming it loads and it changes nothing); today every upstream in-tree plugin
+of the default profile is modelled.
 
 The in-tree plugins later releases add that kubesched does not implement yet
 (:data:`NOT_YET_MODELLED`: the Workload API's gang and topology plugins, v1.37's
@@ -45,18 +45,17 @@ from kubesched.plugins import (
     noderesources_balanced,
     noderesources_fit,
     nodeunschedulable,
+    nodevolumelimits,
     podtopologyspread,
     prioritysort,
     schedulinggates,
     tainttoleration,
+    volumebinding,
+    volumerestrictions,
+    volumezone,
 )
 
-UNMODELLED = (
-    names.VOLUME_RESTRICTIONS,
-    names.NODE_VOLUME_LIMITS,
-    names.VOLUME_BINDING,
-    names.VOLUME_ZONE,
-)
+UNMODELLED: tuple[str, ...] = ()
 """Known upstream names that are accepted but do nothing yet (see the module docstring)."""
 
 NOT_YET_MODELLED = (
@@ -115,6 +114,10 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         gpu_bestfit.NAME: gpu_bestfit.new,
         gpu_fgd.NAME: gpu_fgd.new,
         gpu_kubesched.NAME: gpu_kubesched.new,
+        volumerestrictions.NAME: volumerestrictions.new,
+        nodevolumelimits.NAME: nodevolumelimits.new,
+        volumebinding.NAME: volumebinding.new,
+        volumezone.NAME: volumezone.new,
     }
     for name in (*UNMODELLED, *NOT_YET_MODELLED):
         reg.setdefault(name, _unmodelled(name))

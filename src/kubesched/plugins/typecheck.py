@@ -31,10 +31,14 @@ from kubesched.plugins.nodeports import NodePorts
 from kubesched.plugins.noderesources_balanced import NodeResourcesBalancedAllocation
 from kubesched.plugins.noderesources_fit.plugin import NodeResourcesFit
 from kubesched.plugins.nodeunschedulable import NodeUnschedulable
+from kubesched.plugins.nodevolumelimits import NodeVolumeLimits
 from kubesched.plugins.podtopologyspread.plugin import PodTopologySpread
 from kubesched.plugins.prioritysort import PrioritySort
 from kubesched.plugins.schedulinggates import SchedulingGates
 from kubesched.plugins.tainttoleration import TaintToleration
+from kubesched.plugins.volumebinding.plugin import VolumeBinding
+from kubesched.plugins.volumerestrictions import VolumeRestrictions
+from kubesched.plugins.volumezone import VolumeZone
 
 PRE_ENQUEUE_PLUGIN: tuple[type[c.PreEnqueuePlugin], ...] = (
     DynamicResources,
@@ -54,11 +58,17 @@ PRE_FILTER_PLUGIN: tuple[type[c.PreFilterPlugin], ...] = (
     NodeDeclaredFeatures,
     NodePorts,
     NodeResourcesFit,
+    NodeVolumeLimits,
     PodTopologySpread,
+    VolumeBinding,
+    VolumeRestrictions,
+    VolumeZone,
 )
 PRE_FILTER_EXTENSIONS: tuple[type[c.PreFilterExtensions], ...] = (
     InterPodAffinity,
+    NodeVolumeLimits,
     PodTopologySpread,
+    VolumeRestrictions,
 )
 FILTER_PLUGIN: tuple[type[c.FilterPlugin], ...] = (
     DynamicResources,
@@ -70,8 +80,12 @@ FILTER_PLUGIN: tuple[type[c.FilterPlugin], ...] = (
     NodePorts,
     NodeResourcesFit,
     NodeUnschedulable,
+    NodeVolumeLimits,
     PodTopologySpread,
     TaintToleration,
+    VolumeBinding,
+    VolumeRestrictions,
+    VolumeZone,
 )
 POST_FILTER_PLUGIN: tuple[type[c.PostFilterPlugin], ...] = (
     CapacityScheduling,
@@ -95,6 +109,7 @@ PRE_SCORE_PLUGIN: tuple[type[c.PreScorePlugin], ...] = (
     NodeResourcesFit,
     PodTopologySpread,
     TaintToleration,
+    VolumeBinding,
 )
 SCORE_PLUGIN: tuple[type[c.ScorePlugin], ...] = (
     DeviceFragmentation,
@@ -113,6 +128,7 @@ SCORE_PLUGIN: tuple[type[c.ScorePlugin], ...] = (
     NodeResourcesFit,
     PodTopologySpread,
     TaintToleration,
+    VolumeBinding,
 )
 SCORE_EXTENSIONS: tuple[type[c.ScoreExtensions], ...] = (
     DeviceFragmentation,
@@ -128,17 +144,20 @@ RESERVE_PLUGIN: tuple[type[c.ReservePlugin], ...] = (
     Coscheduling,
     DynamicResources,
     GpuDevices,
+    VolumeBinding,
 )
 UNRESERVE_PLUGIN: tuple[type[c.UnreservePlugin], ...] = (
     CapacityScheduling,
     Coscheduling,
     DynamicResources,
     GpuDevices,
+    VolumeBinding,
 )
 PERMIT_PLUGIN: tuple[type[c.PermitPlugin], ...] = (Coscheduling,)
 PRE_BIND_PLUGIN: tuple[type[c.PreBindPlugin], ...] = (
     DynamicResources,
     GpuDevices,
+    VolumeBinding,
 )
 BIND_PLUGIN: tuple[type[c.BindPlugin], ...] = (DefaultBinder,)
 ENQUEUE_EXTENSIONS: tuple[type[c.EnqueueExtensions], ...] = (
@@ -153,9 +172,13 @@ ENQUEUE_EXTENSIONS: tuple[type[c.EnqueueExtensions], ...] = (
     NodePorts,
     NodeResourcesFit,
     NodeUnschedulable,
+    NodeVolumeLimits,
     PodTopologySpread,
     SchedulingGates,
     TaintToleration,
+    VolumeBinding,
+    VolumeRestrictions,
+    VolumeZone,
 )
 SIGNER: tuple[type[c.Signer], ...] = (
     CapacityScheduling,
@@ -171,8 +194,12 @@ SIGNER: tuple[type[c.Signer], ...] = (
     NodeResourcesBalancedAllocation,
     NodeResourcesFit,
     NodeUnschedulable,
+    NodeVolumeLimits,
     PodTopologySpread,
     TaintToleration,
+    VolumeBinding,
+    VolumeRestrictions,
+    VolumeZone,
 )
 REFRESHING_FILTER: tuple[type[c.RefreshingFilter], ...] = (
     DynamicResources,

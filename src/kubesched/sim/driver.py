@@ -24,6 +24,7 @@ from kubesched.parallel import factory
 from kubesched.sim.apiserver import SimApiServer
 from kubesched.sim.costmodel import CostModel
 from kubesched.sim.engine import EventLoop
+from kubesched.sim.ephemeral import EphemeralVolumeController
 from kubesched.sim.resourceclaims import ResourceClaimController
 
 
@@ -115,6 +116,7 @@ class SimCluster:
         self._busy_until = 0.0
         self.api.watch(_Informer(self))
         self.api.watch(ResourceClaimController(self.api))
+        self.api.watch(EphemeralVolumeController(self.api))
         self.scheduler.queue.start_periodic(backoff_period=0.0)
         self.seed = seed
         self.down = False
@@ -260,4 +262,5 @@ class SimCluster:
         self._busy_until = self.loop.now
         self.api.watch(_Informer(self))
         self.api.watch(ResourceClaimController(self.api))
+        self.api.watch(EphemeralVolumeController(self.api))
         self.wake()

@@ -19,7 +19,8 @@ Format (``kind: Scenario``, ``apiVersion: kubesched.io/v1alpha1``)::
       - {name, count, zones: [..], labels: {..}, taints: [..], allocatable: {..}}
       workloads:                     # generated Pods, Poisson arrivals
       - {name, count, ratePerSecond, startSeconds, lifetimeSeconds, gpuChoices, template,
-         podGroup: {size, minMember, scheduleTimeoutSeconds}, nodeStartupSeconds}
+         podGroup: {size, minMember, scheduleTimeoutSeconds}, nodeStartupSeconds,
+         volumeClaimTemplates: [...]}
       objects: [...]                 # literal Nodes, Pods and other objects (time 0): PodGroup,
                                      # ElasticQuota, ClusterQueue, LocalQueue, ResourceFlavor, ...
       admission: {enabled: true, fairSharing: false}   # Kueue admission (default: on when
@@ -38,6 +39,9 @@ meanSeconds: M}``, ``{distribution: uniform, minSeconds: A, maxSeconds: B}`` or
 no placement (:mod:`kubesched.sim.startup`); the summary splits each Pod's startup into
 admission, scheduling, binding and node segments.  ``gpuChoices`` draws each Pod's
 ``nvidia.com/gpu`` from the list.
+``volumeClaimTemplates`` are PersistentVolumeClaim templates as a StatefulSet's: each Pod
+``<pod>`` gets the claim ``<template>-<pod>`` (created at time 0, the template's labels,
+annotations and spec) and a volume named as the template using it.
 ``podGroup`` makes gangs: every ``size`` consecutive Pods (default: all) form one PodGroup
 ``<name>-<k>`` (label ``scheduling.x-k8s.io/pod-group``) with ``minMember`` (default
 ``size``); the PodGroup objects exist from time 0.  Job-layer references are checked
@@ -61,7 +65,7 @@ import numpy as np
 from kubesched.admission import objects, references
 from kubesched.admission.kueue_config import KueueConfig, parse_configuration
 from kubesched.api import objects as api
-from kubesched.api import source
+from kubesched.api import source, storage
 from kubesched.api.errors import InputError, excerpt
 from kubesched.api.parse import load_documents, parse_node, parse_objects, parse_pod
 from kubesched.config import featuregates
@@ -195,6 +199,7 @@ def build_scenario(
         for a, s in zip(arrivals, latency.draw(startup_rng, len(arrivals)), strict=True):
             a.startup = float(s)
         sc.others.extend(_pod_groups(wl, wp, arrivals))
+        sc.others.extend(_claims_per_pod(wl, wp, arrivals))
         sc.arrivals.extend(arrivals)
     adm = sf.opt(spec, "admission", p, dict, {})
     sf.known(adm, sf.ADMISSION_FIELDS, f"{p}.admission")
@@ -377,6 +382,51 @@ def _pod_groups(wl: Any, path: str, arrivals: list[Arrival]) -> list[dict[str, A
                     "spec": spec,
                 }
             )
+    return out
+
+
+def _claims_per_pod(wl: Any, path: str, arrivals: list[Arrival]) -> list[dict[str, Any]]:
+    """The workload's ``volumeClaimTemplates``: a claim ``<template>-<pod>`` per Pod and
+    template, and the Pod's volume of the template's name using it (as a StatefulSet)."""
+    templates = sf.opt(wl, "volumeClaimTemplates", path, list, [])
+    if not templates:
+        return []
+    tp = f"{path}.volumeClaimTemplates"
+    names: list[str] = []
+    for i, t in enumerate(templates):
+        ip = f"{tp}[{i}]"
+        if not isinstance(t, dict):
+            raise InputError([(ip, "must be a map")])
+        meta = sf.req(t, "metadata", ip, dict)
+        name = sf.req(meta, "name", f"{ip}.metadata", str)
+        if not name or name in names:
+            raise InputError([(f"{ip}.metadata.name", f'Duplicate value: "{name}"')])
+        storage.read_claim_spec(sf.req(t, "spec", ip, dict), f"{ip}.spec")
+        if arrivals and any(v.name == name for v in arrivals[0].pod.volumes):
+            raise InputError([(f"{ip}.metadata.name", f'the template has a volume "{name}"')])
+        names.append(name)
+    out: list[dict[str, Any]] = []
+    for a in arrivals:
+        pod = a.pod
+        extra = []
+        for name, t in zip(names, templates, strict=True):
+            claim = f"{name}-{pod.name}"
+            meta = t["metadata"]
+            out.append(
+                {
+                    "apiVersion": "v1",
+                    "kind": "PersistentVolumeClaim",
+                    "metadata": {
+                        "name": claim,
+                        "namespace": pod.namespace,
+                        "labels": dict(meta.get("labels") or {}),
+                        "annotations": dict(meta.get("annotations") or {}),
+                    },
+                    "spec": copy.deepcopy(t["spec"]),
+                }
+            )
+            extra.append(api.Volume(name, api.VOLUME_PVC, claim=claim))
+        pod.volumes = (*pod.volumes, *extra)
     return out
 
 

@@ -59,6 +59,7 @@ WORKLOAD_FIELDS = (
     "startSeconds",
     "lifetimeSeconds",
     "gpuChoices",
+    "volumeClaimTemplates",
     "template",
     "podGroup",
     "nodeStartupSeconds",

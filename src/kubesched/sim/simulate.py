@@ -4,7 +4,8 @@ Pods arrive at their virtual times, the scheduler schedules them at ``cycleSecon
 attempt, bound Pods run for their lifetime and then free their node (at once: a finished
 Pod has no grace period), preemption victims terminate for their grace period
 (:mod:`kubesched.sim.apiserver`).  At the end the invariants of docs/design.md section 7 are
-checked against the API server's own accounting and a summary is returned (a dict,
+checked against the API server's own accounting (and, for a run with storage, the volume
+invariants of :mod:`kubesched.sim.storagecheck`) and a summary is returned (a dict,
 JSON-ready), with ``preemptionLatencySeconds`` (nominated to bound, p50 / p99) and
 ``podStartupSeconds``: each Pod's startup split into the ``admission``, ``scheduling``,
 ``binding`` and ``node`` segments and the ``total`` (created to Ready), each with the Pods
@@ -26,7 +27,7 @@ from kubesched.config.load import load_config
 from kubesched.metrics import SchedulerMetrics
 from kubesched.parallel import factory
 from kubesched.plugins.registry import known_plugin_names
-from kubesched.sim import faults, governance, scenario, startup, timeline
+from kubesched.sim import faults, governance, scenario, startup, storagecheck, timeline
 from kubesched.sim.driver import SimCluster
 from kubesched.sim.jobs import JobLayer
 from kubesched.sim.scenario import Scenario
@@ -178,6 +179,9 @@ def _run(
     if drills is not None:  # per drill: Pods affected, recovery; and the invariants faults test
         out["faults"], extra = drills.report(out)
         out["invariants"].update(extra)
+    held = storagecheck.storage_invariants(sim.api.objects, sim.api.pods.values(), sim.api.nodes)
+    if held is not None:  # a run with storage: its four invariants (none without)
+        out["invariants"].update(held)
     parallel = factory.summary(sim.scheduler)
     if parallel is not None:
         out["parallel"] = parallel

@@ -25,6 +25,27 @@ from kubesched.api import objects as api
 from kubesched.state.nodes import IntArray, NodeTable
 from kubesched.state.sparse import SparseRequest
 
+STORAGE_KINDS = frozenset(
+    (
+        "PersistentVolume",
+        "PersistentVolumeClaim",
+        "StorageClass",
+        "CSINode",
+        "CSIDriver",
+        "CSIStorageCapacity",
+    )
+)
+"""The kinds :class:`~kubesched.state.storage.Storage` reads (told of each change)."""
+
+
+class ObjectChanges(Protocol):
+    """What hears of every change of a storage object (:data:`STORAGE_KINDS`):
+    :class:`kubesched.state.storage.Storage`."""
+
+    def changed(self, kind: str, key: str) -> None:
+        """The object ``(kind, key)`` of :attr:`ClusterState.objects` changed."""
+
+
 STRUCTURAL = -1
 """Journal mark of a change that is not a Pod on a node (a node, a Namespace, a Service...)."""
 JOURNAL_LENGTH = 8192
@@ -113,6 +134,9 @@ class ClusterState:
         self.objects: dict[tuple[str, str], dict[str, Any]] = {}
         """Other objects by ``(kind, ns/name)``: PodDisruptionBudgets, PodGroups, quotas, ..."""
         self.observers: list[Observer] = []
+        self.storage: ObjectChanges | None = None
+        """The storage objects' lister and claim use (:func:`kubesched.state.storage.
+        storage_of` makes it on first use)."""
         self.version = 0
         self._journal: list[int] = []
         """The row each change touched, in order (:data:`STRUCTURAL` for a node or another
@@ -182,6 +206,8 @@ class ClusterState:
             self.objects.pop(key, None)
         else:
             self.objects[key] = obj
+        if self.storage is not None and kind in STORAGE_KINDS:
+            self.storage.changed(kind, key[1])
         if kind != "ResourceClaim":  # DynamicResources follows claims itself (refresh_filter)
             self._bump(STRUCTURAL)
         return kind

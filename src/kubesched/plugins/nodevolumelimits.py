@@ -1,0 +1,299 @@
+"""NodeVolumeLimits: CSI attach limits from CSINode (upstream v1.34
+``nodevolumelimits/csi.go``, the ``CSILimits`` plugin).
+
+- PreFilter: Skip unless the Pod has a claim, an ephemeral volume or an inline in-tree
+  volume upstream migrates to CSI.
+- Filter: the Pod's new volumes per CSI driver (a claim's bound PV: its CSI driver and
+  handle, or an in-tree PV translated where its migration is on; an unbound claim: its
+  class's provisioner and a handle of its own; an inline GCE PD, AWS EBS, Azure Disk or
+  Cinder volume translated) less those already attached on the node (by the node's Pods),
+  against the CSINode's ``allocatable.count`` of each driver: ``node(s) exceed max volume
+  count`` when over.  A missing claim of the Pod is UnschedulableAndUnresolvable
+  (``looking up PVC ns/name: persistentvolumeclaim "name" not found``); a node without a
+  CSINode, or without limits, passes.
+- PreFilterExtensions (kubesched's, for what upstream's NodeInfo copy does): Pods that
+  preemption or nomination add to or remove from a node count there.
+
+VolumeAttachment objects are not modelled (upstream also counts attachments whose Pods are
+gone); the volumes counted are those of the node's Pods.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from kubesched.api import csimigration as csi_m
+from kubesched.api import objects as api
+from kubesched.api import storage as st
+from kubesched.api.podvolumes import ephemeral_claim_name
+from kubesched.config import names
+from kubesched.framework.contract import Locality
+from kubesched.framework.interface import (
+    SKIP,
+    SUCCESS,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    Handle,
+    IntArray,
+    PreFilterResult,
+    QueueingHint,
+    Resource,
+    Status,
+    Verdict,
+)
+from kubesched.state.cache import ClusterState
+from kubesched.state.storage import Storage, storage_of
+
+NAME = names.NODE_VOLUME_LIMITS
+ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED = "node(s) exceed max volume count"
+_KEY = "PreFilter" + NAME
+_EXCEEDED = Status(Code.UNSCHEDULABLE, (ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED,))
+VOLUME_ID_PREFIX = "kubesched"
+"""Upstream prefixes an unbound claim's handle with 32 random letters, only to keep it apart
+from real handles; a fixed prefix keeps runs reproducible."""
+
+
+class LookupError_(Exception):
+    """A claim of the new Pod is missing (upstream's NotFound error: ``code``
+    UnschedulableAndUnresolvable), or an ephemeral claim is not the Pod's (``code`` Error)."""
+
+    def __init__(self, message: str, code: Code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True, slots=True)
+class _Moved:
+    """Pods moved on (``added`` by row) and off (``removed`` by key) nodes this cycle."""
+
+    added: tuple[tuple[int, api.Pod], ...] = ()
+    removed: frozenset[str] = field(default_factory=frozenset)
+
+
+def attachable(
+    storage: Storage, pod: api.Pod, csinode: st.CSINode | None, new_pod: bool
+) -> dict[str, str]:
+    """Upstream ``filterAttachableVolumes``: the Pod's attachable volumes, unique name to
+    driver.  A missing claim raises :class:`LookupError_` for the new Pod, is passed over
+    for a Pod already there."""
+    out: dict[str, str] = {}
+    for v in pod.volumes:
+        if v.kind in (api.VOLUME_PVC, api.VOLUME_EPHEMERAL):
+            name = v.claim if v.kind == api.VOLUME_PVC else ephemeral_claim_name(pod, v)
+            claim = storage.pvc(pod.namespace, name)
+            if claim is None:
+                if new_pod:
+                    raise LookupError_(
+                        f"looking up PVC {pod.namespace}/{name}: "
+                        f'persistentvolumeclaim "{name}" not found'
+                    )
+                continue
+            if v.kind == api.VOLUME_EPHEMERAL and claim.controller_uid != pod.uid:
+                raise LookupError_(
+                    f"PVC {pod.namespace}/{name} was not created for pod "
+                    f"{pod.namespace}/{pod.name} (pod is not owner)",
+                    Code.ERROR,
+                )
+            driver, handle = _driver_info(storage, csinode, claim)
+            if driver and handle:
+                out[f"{driver}/{handle}"] = driver
+            continue
+        csi = csi_m.inline_csi(v)
+        if csi is None or not csi_m.migration_on(csinode, csi[0]):
+            continue
+        out[f"{csi[1]}/{csi[2]}"] = csi[1]
+    return out
+
+
+def _driver_info(
+    storage: Storage, csinode: st.CSINode | None, claim: st.PersistentVolumeClaim
+) -> tuple[str, str]:
+    """Upstream ``getCSIDriverInfo`` / ``getCSIDriverInfoFromSC``."""
+    pv = storage.pv(claim.volume_name) if claim.volume_name else None
+    if pv is not None:
+        csi = csi_m.pv_csi(pv)
+        if csi is None:
+            return "", ""
+        plugin, driver, handle = csi
+        if plugin and not csi_m.migration_on(csinode, plugin):
+            return "", ""
+        return driver, handle
+    if not claim.storage_class:
+        return "", ""
+    klass = storage.storage_class(claim.storage_class)
+    if klass is None:
+        return "", ""
+    handle = f"{VOLUME_ID_PREFIX}-{claim.namespace}/{claim.name}"
+    migrated = csi_m.in_tree_driver(klass.provisioner)
+    if migrated is not None:
+        if not csi_m.migration_on(csinode, klass.provisioner):
+            return "", ""
+        return migrated, handle
+    return klass.provisioner, handle
+
+
+class NodeVolumeLimits:
+    """Rejects nodes whose CSI attach limits the Pod's new volumes would exceed."""
+
+    name = NAME
+    locality = Locality.CLAIMS
+
+    def __init__(self, args: object | None, handle: Handle) -> None:
+        del args
+        self.handle = handle
+
+    def sign(self, pod: api.Pod) -> object:
+        """Result reuse: Pods without volumes are all alike here; others are not reused."""
+        return None if pod.volumes else ()
+
+    def pre_filter(
+        self, state: CycleState, pod: api.Pod, cluster: ClusterState
+    ) -> tuple[PreFilterResult | None, Status]:
+        """Skip a Pod with nothing to attach (module docstring)."""
+        if any(
+            v.kind in (api.VOLUME_PVC, api.VOLUME_EPHEMERAL) or csi_m.inline_migratable(v)
+            for v in pod.volumes
+        ):
+            state[_KEY] = _Moved()
+            return None, SUCCESS
+        return None, SKIP
+
+    def _move(self, state: CycleState, other: api.Pod, row: int, n: int) -> Status:
+        s = state.get(_KEY)
+        if not isinstance(s, _Moved) or not other.volumes:
+            return SUCCESS
+        if n > 0:
+            state[_KEY] = replace(s, added=(*s.added, (row, other)))
+        else:
+            kept = tuple(a for a in s.added if a[1].key != other.key)
+            removed = s.removed if len(kept) < len(s.added) else s.removed | {other.key}
+            state[_KEY] = replace(s, added=kept, removed=removed)
+        return SUCCESS
+
+    def pre_filter_add_pod(
+        self, state: CycleState, pod: api.Pod, other: api.Pod, row: int, cluster: ClusterState
+    ) -> Status:
+        """``other`` counts on node ``row`` for this cycle."""
+        return self._move(state, other, row, 1)
+
+    def pre_filter_remove_pod(
+        self, state: CycleState, pod: api.Pod, other: api.Pod, row: int, cluster: ClusterState
+    ) -> Status:
+        """``other`` no longer counts on its node for this cycle."""
+        return self._move(state, other, row, -1)
+
+    def filter(
+        self, state: CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
+    ) -> Verdict:
+        """Upstream ``Filter`` for each node of ``rows`` (module docstring); only nodes
+        whose CSINode sets a limit are looked at one by one."""
+        codes = np.zeros(rows.shape[0], dtype=np.int8)
+        table: dict[int, Status] = {1: _EXCEEDED}
+        if not pod.volumes:
+            return Verdict(codes, table)
+        storage = storage_of(cluster)
+        moved = state.get(_KEY)
+        nodes = cluster.nodes.nodes
+        for i, row in enumerate(rows.tolist()):
+            node = nodes[row]
+            if node is None:
+                continue
+            csinode = storage.csinode(node.name)
+            try:
+                new_volumes = attachable(storage, pod, csinode, True)
+                if not new_volumes or csinode is None:
+                    continue
+                limits = {d: c for d, c in csinode.drivers.items() if c is not None}
+                if not limits:
+                    continue
+                attached: dict[str, str] = {}
+                for other in _pods_on(storage, row, moved):
+                    attached.update(attachable(storage, other, csinode, False))
+            except LookupError_ as err:
+                status = Status(err.code, (str(err),))
+                code = next((c for c, s in table.items() if s == status), len(table) + 1)
+                table[code] = status
+                codes[i] = code
+                continue
+            count: dict[str, int] = {}
+            for unique, driver in attached.items():
+                new_volumes.pop(unique, None)
+                count[driver] = count.get(driver, 0) + 1
+            wanted: dict[str, int] = {}
+            for driver in new_volumes.values():
+                wanted[driver] = wanted.get(driver, 0) + 1
+            if any(
+                driver in limits and count.get(driver, 0) + n > limits[driver]
+                for driver, n in wanted.items()
+            ):
+                codes[i] = 1
+        return Verdict(codes, table)
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """CSINode/Add, CSINode/Update, Pod/Delete and PVC/Add (hinted); VolumeAttachment
+        is not modelled (its event never comes)."""
+        return [
+            ClusterEventWithHint(ClusterEvent(Resource.CSI_NODE, ActionType.ADD)),
+            ClusterEventWithHint(ClusterEvent(Resource.CSI_NODE, ActionType.UPDATE)),
+            ClusterEventWithHint(
+                ClusterEvent(Resource.POD, ActionType.DELETE), is_schedulable_after_pod_deleted
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(Resource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD),
+                is_schedulable_after_claim_added,
+            ),
+            ClusterEventWithHint(ClusterEvent(Resource.VOLUME_ATTACHMENT, ActionType.DELETE)),
+        ]
+
+
+def _pods_on(storage: Storage, row: int, moved: Any) -> list[api.Pod]:
+    pods = storage.pods_on(row)
+    if isinstance(moved, _Moved):
+        if moved.removed:
+            pods = [p for p in pods if p.key not in moved.removed]
+        pods.extend(p for r, p in moved.added if r == row)
+    return pods
+
+
+def is_schedulable_after_pod_deleted(pod: api.Pod, old: Any, new: Any) -> QueueingHint:
+    """Queue when the deleted Pod was on a node (or nominated) with a claim, an ephemeral
+    volume or a migratable inline volume."""
+    del pod, new
+    if not isinstance(old, api.Pod):
+        return QueueingHint.QUEUE
+    if not old.volumes or (not old.node_name and not old.nominated_node_name):
+        return QueueingHint.QUEUE_SKIP
+    if any(
+        v.kind in (api.VOLUME_PVC, api.VOLUME_EPHEMERAL) or csi_m.inline_migratable(v)
+        for v in old.volumes
+    ):
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def is_schedulable_after_claim_added(pod: api.Pod, old: Any, new: Any) -> QueueingHint:
+    """Queue when the added claim is one the Pod names (directly or as its ephemeral)."""
+    del old
+    if not isinstance(new, dict):
+        return QueueingHint.QUEUE
+    meta = new.get("metadata") or {}
+    if (meta.get("namespace") or "default") != pod.namespace:
+        return QueueingHint.QUEUE_SKIP
+    name = meta.get("name")
+    for v in pod.volumes:
+        if v.kind == api.VOLUME_PVC and v.claim == name:
+            return QueueingHint.QUEUE
+        if v.kind == api.VOLUME_EPHEMERAL and ephemeral_claim_name(pod, v) == name:
+            return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def new(args: object | None, handle: Handle) -> NodeVolumeLimits:
+    """Factory; NodeVolumeLimits has no args."""
+    return NodeVolumeLimits(args, handle)

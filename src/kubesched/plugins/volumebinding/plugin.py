@@ -1,0 +1,289 @@
+"""VolumeBinding (upstream v1.34 ``volumebinding/volume_binding.go``, queueing hints on,
+``StorageCapacityScoring`` off as by default).
+
+- PreFilter: a Pod without claims (``persistentVolumeClaim`` or ephemeral) is Skipped; a
+  missing, lost, deleting or foreign ephemeral claim is UnschedulableAndUnresolvable with
+  upstream's message; an unbound claim that is not ``WaitForFirstConsumer`` (or has a
+  missing class) makes the Pod UnschedulableAndUnresolvable: ``pod has unbound immediate
+  PersistentVolumeClaims``.
+- Filter: per node, :func:`~.binder.find_pod_volumes`: the bound claims' PVs must exist and
+  admit the node, the unbound ones must find a static PV or be provisionable there; the
+  reasons (UnschedulableAndUnresolvable) are upstream's four.
+- PreScore: Skip (no scorer while StorageCapacityScoring is off; a ``shape`` in the args is
+  refused at configuration time, as upstream refuses it).
+- Reserve / Unreserve: the chosen node's bindings are assumed (the PV with its ``claimRef``,
+  a claim to provision with the selected-node annotation) / restored.
+- PreBind: the bindings are made as the PV controller and a provisioner would make them at
+  once (the PV ``Bound`` to the claim, the claim ``Bound`` with ``volumeName``; a provisioned
+  PV created for a claim to provision), written through the API client when it writes
+  objects, and kept assumed until the API server's versions arrive.  Upstream's PreBind
+  writes the claim and PV and waits (``bindTimeoutSeconds``) for the PV controller; the
+  controller's latency is not modelled (``docs/storage.md``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from kubesched.api import objects as api
+from kubesched.api import storage as st
+from kubesched.api.podvolumes import ephemeral_claim_name
+from kubesched.config import names
+from kubesched.framework.contract import Locality
+from kubesched.framework.interface import (
+    SKIP,
+    SUCCESS,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    Handle,
+    IntArray,
+    ObjectWriter,
+    PreFilterResult,
+    QueueingHint,
+    Resource,
+    Status,
+    Verdict,
+    error,
+)
+from kubesched.plugins.volumebinding import binder as b
+from kubesched.state.cache import ClusterState
+from kubesched.state.storage import storage_of
+
+NAME = names.VOLUME_BINDING
+ERR_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
+DEFAULT_BIND_TIMEOUT_SECONDS = 600
+_KEY = NAME
+
+
+@dataclass(slots=True)
+class _State:
+    """Upstream ``stateData`` (shared by clones, as upstream's is)."""
+
+    claims: b.PodVolumeClaims | None = None
+    by_node: dict[str, b.PodVolumes] = field(default_factory=dict)
+    all_bound: bool = False
+    assumed_pvs: list[str] = field(default_factory=list)
+    assumed_pvcs: list[str] = field(default_factory=list)
+
+
+class VolumeBinding:
+    """Binds a Pod's claims to PVs (or provisions them) on the node chosen for it."""
+
+    name = NAME
+    locality = Locality.CLAIMS
+
+    def __init__(self, args: object | None, handle: Handle) -> None:
+        self.handle = handle
+        timeout = args.get("bindTimeoutSeconds") if isinstance(args, Mapping) else None
+        self.bind_timeout = float(timeout if timeout is not None else DEFAULT_BIND_TIMEOUT_SECONDS)
+
+    def sign(self, pod: api.Pod) -> object:
+        """Result reuse: Pods without volumes are all alike here; others are not reused."""
+        return None if pod.volumes else ()
+
+    # ------------------------------------------------------------------ PreFilter
+    def pre_filter(
+        self, state: CycleState, pod: api.Pod, cluster: ClusterState
+    ) -> tuple[PreFilterResult | None, Status]:
+        """Upstream ``PreFilter`` (module docstring)."""
+        if not pod.volumes:
+            state[_KEY] = _State()
+            return None, SKIP
+        storage = storage_of(cluster)
+        has, problem = b.check_pod_claims(storage, pod)
+        if problem:
+            return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (problem,))
+        if not has:
+            state[_KEY] = _State()
+            return None, SKIP
+        try:
+            claims = b.pod_volume_claims(storage, pod)
+        except b.BinderError as err:
+            return None, error(str(err))
+        if claims.immediate:
+            return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_UNBOUND_IMMEDIATE,))
+        state[_KEY] = _State(claims)
+        return None, SUCCESS
+
+    # ------------------------------------------------------------------ Filter
+    def filter(
+        self, state: CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
+    ) -> Verdict:
+        """:func:`~.binder.find_pod_volumes` on each node of ``rows``."""
+        codes = np.zeros(rows.shape[0], dtype=np.int8)
+        s = state.get(_KEY)
+        if not isinstance(s, _State) or s.claims is None:
+            codes[:] = 1
+            return Verdict(codes, {1: error(f'reading "{_KEY}" from cycleState: not found')})
+        storage = storage_of(cluster)
+        table: dict[int, Status] = {}
+        codes_of: dict[Status, int] = {}
+        nodes = cluster.nodes.nodes
+        for i, row in enumerate(rows.tolist()):
+            node = nodes[row]
+            if node is None:
+                continue
+            try:
+                volumes, reasons = b.find_pod_volumes(storage, s.claims, node)
+            except b.BinderError as err:
+                status = error(str(err))
+            else:
+                if not reasons:
+                    s.by_node[node.name] = volumes
+                    continue
+                status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, tuple(reasons))
+            code = codes_of.get(status)
+            if code is None:
+                code = codes_of[status] = len(table) + 1
+                table[code] = status
+            codes[i] = code
+        return Verdict(codes, table)
+
+    # ------------------------------------------------------------------ Score
+    def pre_score(
+        self, state: CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
+    ) -> Status:
+        """Skip: no scorer while the StorageCapacityScoring gate is off (v1.34 default)."""
+        return SKIP
+
+    def score(
+        self, state: CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
+    ) -> IntArray:
+        """0 everywhere (upstream's Score without a scorer)."""
+        return np.zeros(rows.shape[0], dtype=np.int64)
+
+    # ------------------------------------------------------------------ Reserve
+    def reserve(self, state: CycleState, pod: api.Pod, node: str) -> Status:
+        """Upstream ``Reserve`` / ``AssumePodVolumes`` (nothing for a Pod without volumes,
+        whose cycle state a parallel commit need not carry: ``Locality.CLAIMS``)."""
+        if not pod.volumes:
+            return SUCCESS
+        s = state.get(_KEY)
+        if not isinstance(s, _State):
+            return error(f'reading "{_KEY}" from cycleState: not found')
+        volumes = s.by_node.get(node)
+        if volumes is None:
+            s.all_bound = True
+            return SUCCESS
+        storage = storage_of(self.handle.cluster)
+        if b.all_bound(storage, pod):
+            s.all_bound = True
+            return SUCCESS
+        static = []
+        for pv, claim in volumes.static:
+            assumed = b.with_claim_ref(pv, claim)
+            storage.assumed_pvs[pv.name] = assumed
+            s.assumed_pvs.append(pv.name)
+            static.append((assumed, claim))
+        dynamic = []
+        for claim, _cap in volumes.dynamic:
+            assumed_claim = b.with_selected_node(claim, node)
+            storage.assumed_pvcs[claim.key] = assumed_claim
+            s.assumed_pvcs.append(claim.key)
+            dynamic.append((assumed_claim, _cap))
+        s.by_node[node] = b.PodVolumes(static, dynamic)
+        s.all_bound = False
+        return SUCCESS
+
+    def unreserve(self, state: CycleState, pod: api.Pod, node: str) -> None:
+        """Upstream ``RevertAssumedPodVolumes``: the assumed versions are dropped."""
+        if not pod.volumes:
+            return
+        s = state.get(_KEY)
+        if not isinstance(s, _State):
+            return
+        storage = storage_of(self.handle.cluster)
+        for name in s.assumed_pvs:
+            storage.assumed_pvs.pop(name, None)
+        for key in s.assumed_pvcs:
+            storage.assumed_pvcs.pop(key, None)
+        s.assumed_pvs.clear()
+        s.assumed_pvcs.clear()
+
+    # ------------------------------------------------------------------ PreBind
+    def pre_bind(self, state: CycleState, pod: api.Pod, node: str) -> Status:
+        """Bind the chosen node's claims (module docstring)."""
+        if not pod.volumes:
+            return SUCCESS
+        s = state.get(_KEY)
+        if not isinstance(s, _State):
+            return error(f'reading "{_KEY}" from cycleState: not found')
+        if s.all_bound:
+            return SUCCESS
+        volumes = s.by_node.get(node)
+        if volumes is None:
+            return error(f'no pod volume found for node "{node}"')
+        cluster = self.handle.cluster
+        storage = storage_of(cluster)
+        pairs = [b.bound_pair(pv, claim) for pv, claim in volumes.static]
+        target = cluster.node(node)
+        for claim, _cap in volumes.dynamic:
+            klass = storage.storage_class(claim.storage_class)
+            if klass is None or target is None:
+                return error(f'failed to find storage class "{claim.storage_class}"')
+            pairs.append(b.bound_pair(b.provisioned_pv(claim, klass, target), claim))
+        writer = self.handle.api if isinstance(self.handle.api, ObjectWriter) else None
+        for pv_raw, claim_raw in pairs:
+            pv, claim = st.parse_pv(pv_raw), st.parse_pvc(claim_raw)
+            storage.assumed_pvs[pv.name] = pv
+            storage.assumed_pvcs[claim.key] = claim
+            if writer is not None:
+                try:
+                    writer.update_object(pv_raw)
+                    writer.update_object(claim_raw)
+                except Exception as err:
+                    return error(f"binding volumes: {err}")
+        return SUCCESS
+
+    # ------------------------------------------------------------------ events
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """Upstream's events (queueing hints on)."""
+        change = ActionType.ADD | ActionType.UPDATE
+        return [
+            ClusterEventWithHint(ClusterEvent(Resource.STORAGE_CLASS, change)),
+            ClusterEventWithHint(
+                ClusterEvent(Resource.PERSISTENT_VOLUME_CLAIM, change), is_schedulable_after_claim
+            ),
+            ClusterEventWithHint(ClusterEvent(Resource.PERSISTENT_VOLUME, change)),
+            ClusterEventWithHint(
+                ClusterEvent(Resource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL)
+            ),
+            ClusterEventWithHint(ClusterEvent(Resource.CSI_NODE, change)),
+            ClusterEventWithHint(ClusterEvent(Resource.CSI_DRIVER, ActionType.UPDATE), _queue_skip),
+            ClusterEventWithHint(ClusterEvent(Resource.CSI_STORAGE_CAPACITY, change)),
+        ]
+
+
+def is_schedulable_after_claim(pod: api.Pod, old: Any, new: Any) -> QueueingHint:
+    """Queue when the claim is one the Pod names (directly or as its ephemeral)."""
+    del old
+    if not isinstance(new, dict):
+        return QueueingHint.QUEUE
+    meta = new.get("metadata") or {}
+    if (meta.get("namespace") or "default") != pod.namespace:
+        return QueueingHint.QUEUE_SKIP
+    name = meta.get("name")
+    for v in pod.volumes:
+        if v.kind == api.VOLUME_PVC and v.claim == name:
+            return QueueingHint.QUEUE
+        if v.kind == api.VOLUME_EPHEMERAL and ephemeral_claim_name(pod, v) == name:
+            return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def _queue_skip(pod: api.Pod, old: Any, new: Any) -> QueueingHint:
+    """Upstream's CSIDriver hint looks at inline CSI volumes, which no Pod here keeps."""
+    del pod, old, new
+    return QueueingHint.QUEUE_SKIP
+
+
+def new(args: object | None, handle: Handle) -> VolumeBinding:
+    """Factory; ``args`` is the (validated) VolumeBindingArgs mapping."""
+    return VolumeBinding(args, handle)

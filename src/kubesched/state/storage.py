@@ -1,0 +1,199 @@
+"""The cluster's storage objects as the volume plugins read them (upstream's PV, PVC,
+StorageClass, CSINode, CSIDriver and CSIStorageCapacity listers, with the volume binder's
+assume caches), and the Pods' use of claims and disks per node.
+
+Objects live in ``ClusterState.objects`` (snapshot, scenario, simulator, live informers) and
+are parsed once per manifest (:mod:`kubesched.api.storage`).  Cluster-scoped kinds are keyed
+``default/<name>`` there (as :meth:`~kubesched.state.cache.ClusterState.apply_object` keys an
+object without a namespace).  Two overlays sit on top, as upstream's ``PVAssumeCache`` and
+``PVCAssumeCache``: a PV or PVC written by VolumeBinding's Reserve (assumed) until the API
+server's version of that object arrives, or Unreserve restores it.
+
+As a cache observer, :class:`Storage` keeps, for the accounted Pods (bound and assumed):
+how many use each claim (upstream's snapshot ``usedPVCSet``) and which Pods with volumes
+run on each node row, so a Filter looks at those Pods only.  A cluster gets one, made on
+first use by :func:`storage_of`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kubesched.api import objects as api
+from kubesched.api import storage as st
+from kubesched.api.errors import InputError
+from kubesched.api.podvolumes import claim_names
+from kubesched.state.cache import ClusterState, PodRecord
+
+PARSED_MAX = 100_000
+"""Manifests kept parsed before the cache starts again."""
+
+
+def cluster_key(name: str) -> str:
+    """The ``ClusterState.objects`` key of a cluster-scoped object."""
+    return f"default/{name}"
+
+
+class Storage:
+    """Storage objects with the assume overlays, and claim use per node (module docstring)."""
+
+    def __init__(self, cluster: ClusterState) -> None:
+        self.cluster = cluster
+        self._parsed: dict[int, tuple[Mapping[str, Any], Any]] = {}
+        self.assumed_pvs: dict[str, st.PersistentVolume] = {}
+        """PV name -> the version Reserve assumed."""
+        self.assumed_pvcs: dict[str, st.PersistentVolumeClaim] = {}
+        """Claim ``ns/name`` -> the version Reserve assumed."""
+        self.claim_users: dict[str, int] = {}
+        """Claim ``ns/name`` -> accounted Pods naming it in a ``persistentVolumeClaim``."""
+        self.volume_pods: dict[int, dict[str, api.Pod]] = {}
+        """Node row -> accounted Pods with volumes there, by key."""
+        self.version = 0
+        """Bumped when a storage object changes (the per-class lists are made again)."""
+        self._lists: tuple[int, dict[str, list[st.PersistentVolume]], list[Any]] | None = None
+        cluster.observe(self)
+
+    # ------------------------------------------------------------------ cache observer
+    def pod_added(self, rec: PodRecord) -> None:
+        """Count ``rec``'s claims and keep it on its row when it has volumes."""
+        pod = rec.pod
+        if not pod.volumes:
+            return
+        self.volume_pods.setdefault(rec.row, {})[pod.key] = pod
+        for v in pod.volumes:
+            if v.kind == api.VOLUME_PVC:
+                key = f"{pod.namespace}/{v.claim}"
+                self.claim_users[key] = self.claim_users.get(key, 0) + 1
+
+    def pod_removed(self, rec: PodRecord) -> None:
+        """The inverse of :meth:`pod_added`."""
+        pod = rec.pod
+        if not pod.volumes:
+            return
+        on_row = self.volume_pods.get(rec.row)
+        if on_row is not None:
+            on_row.pop(pod.key, None)
+            if not on_row:
+                del self.volume_pods[rec.row]
+        for v in pod.volumes:
+            if v.kind == api.VOLUME_PVC:
+                key = f"{pod.namespace}/{v.claim}"
+                n = self.claim_users.get(key, 0) - 1
+                if n > 0:
+                    self.claim_users[key] = n
+                else:
+                    self.claim_users.pop(key, None)
+
+    def node_changed(self, row: int, old: api.Node | None, new: api.Node | None) -> None:
+        """Nothing: Pods leave a removed node through :meth:`pod_removed`."""
+        del row, old, new
+
+    def pods_on(self, row: int) -> list[api.Pod]:
+        """The accounted Pods with volumes on node ``row``."""
+        on_row = self.volume_pods.get(row)
+        return list(on_row.values()) if on_row else []
+
+    # ------------------------------------------------------------------ objects
+    def changed(self, kind: str, key: str) -> None:
+        """The cluster's object ``(kind, key)`` changed: its assumed version is dropped
+        (the API server's is newer), the lists are made again."""
+        self.version += 1
+        if kind == "PersistentVolume":
+            self.assumed_pvs.pop(key.partition("/")[2], None)
+        elif kind == "PersistentVolumeClaim":
+            self.assumed_pvcs.pop(key, None)
+
+    def _parse(self, obj: Mapping[str, Any]) -> Any:
+        hit = self._parsed.get(id(obj))
+        if hit is not None and hit[0] is obj:
+            return hit[1]
+        if len(self._parsed) > PARSED_MAX:
+            self._parsed.clear()
+        try:
+            parsed: Any = st.parse(obj)
+        except InputError:
+            parsed = None  # refused at input; one written later by a client is ignored
+        self._parsed[id(obj)] = (obj, parsed)
+        return parsed
+
+    def _get(self, kind: str, key: str) -> Any:
+        obj = self.cluster.objects.get((kind, key))
+        return None if obj is None else self._parse(obj)
+
+    def pvc(self, namespace: str, name: str) -> st.PersistentVolumeClaim | None:
+        """The claim (its assumed version first), or None."""
+        key = f"{namespace}/{name}"
+        assumed = self.assumed_pvcs.get(key)
+        if assumed is not None:
+            return assumed
+        found: st.PersistentVolumeClaim | None = self._get("PersistentVolumeClaim", key)
+        return found
+
+    def pv(self, name: str) -> st.PersistentVolume | None:
+        """The volume (its assumed version first), or None."""
+        assumed = self.assumed_pvs.get(name)
+        if assumed is not None:
+            return assumed
+        found: st.PersistentVolume | None = self._get("PersistentVolume", cluster_key(name))
+        return found
+
+    def storage_class(self, name: str) -> st.StorageClass | None:
+        """The StorageClass, or None."""
+        found: st.StorageClass | None = self._get("StorageClass", cluster_key(name))
+        return found
+
+    def csinode(self, name: str) -> st.CSINode | None:
+        """The node's CSINode, or None."""
+        found: st.CSINode | None = self._get("CSINode", cluster_key(name))
+        return found
+
+    def csidriver(self, name: str) -> st.CSIDriver | None:
+        """The CSIDriver, or None."""
+        found: st.CSIDriver | None = self._get("CSIDriver", cluster_key(name))
+        return found
+
+    def _listed(self) -> tuple[dict[str, list[st.PersistentVolume]], list[Any]]:
+        lists = self._lists
+        if lists is None or lists[0] != self.version:
+            by_class: dict[str, list[st.PersistentVolume]] = {}
+            capacities: list[Any] = []
+            for (kind, _key), obj in self.cluster.objects.items():
+                if kind == "PersistentVolume":
+                    pv = self._parse(obj)
+                    if pv is not None:
+                        by_class.setdefault(pv.storage_class, []).append(pv)
+                elif kind == "CSIStorageCapacity":
+                    cap = self._parse(obj)
+                    if cap is not None:
+                        capacities.append(cap)
+            lists = self._lists = (self.version, by_class, capacities)
+        return lists[1], lists[2]
+
+    def pvs_of_class(self, storage_class: str) -> list[st.PersistentVolume]:
+        """Upstream ``PVAssumeCache.ListPVs(class)``: the volumes of a class, assumed
+        versions in place of the informer's, in name order."""
+        pvs = self._listed()[0].get(storage_class, [])
+        assumed = self.assumed_pvs
+        out = [assumed.get(pv.name, pv) for pv in pvs] if assumed else list(pvs)
+        return sorted(out, key=lambda pv: pv.name)
+
+    def capacities(self) -> list[st.CSIStorageCapacity]:
+        """Every CSIStorageCapacity."""
+        caps: list[st.CSIStorageCapacity] = self._listed()[1]
+        return caps
+
+    # ------------------------------------------------------------------ claims of a Pod
+    def pod_claims(self, pod: api.Pod) -> list[tuple[str, st.PersistentVolumeClaim | None, bool]]:
+        """The claims ``pod`` names, in volume order: ``(name, claim or None, ephemeral)``."""
+        return [(name, self.pvc(pod.namespace, name), eph) for name, eph in claim_names(pod)]
+
+
+def storage_of(cluster: ClusterState) -> Storage:
+    """The cluster's :class:`Storage`, made (and registered as an observer) on first use."""
+    found = cluster.storage
+    if isinstance(found, Storage):
+        return found
+    made = Storage(cluster)
+    cluster.storage = made
+    return made

@@ -1,0 +1,116 @@
+"""NodeVolumeLimits, the cases of upstream's ``csi_test.go``: CSINode limits per driver,
+volumes shared with the node's Pods counted once, in-tree volumes counted as their migrated
+CSI driver, unbound claims counted by their class's provisioner, missing claims."""
+
+from __future__ import annotations
+
+from kubesched.plugins import nodevolumelimits as nvl
+from tests.plugins._storage import (
+    claim_volume,
+    csinode,
+    disk_volume,
+    explain,
+    node,
+    pod,
+    pv,
+    pvc,
+    storage_class,
+    verdicts,
+)
+
+EBS = "ebs.csi.aws.com"
+EXCEEDED = nvl.ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED
+
+
+def bound(name: str, driver: str = EBS, handle: str = "") -> list[dict]:
+    """A claim bound to a CSI PV of ``driver``."""
+    return [
+        pvc(name, volume=f"pv-{name}"),
+        pv(f"pv-{name}", claim=name, csi=(driver, handle or f"h-{name}")),
+    ]
+
+
+def test_limit_reached_by_another_pod() -> None:
+    items = [
+        node("n1"),
+        node("n2"),
+        csinode("n1", ebs_csi_aws_com=1),
+        csinode("n2", ebs_csi_aws_com=2),
+        *bound("a"),
+        *bound("b"),
+        pod("running", claim_volume("a"), node_name="n1"),
+        pod("running2", claim_volume("a"), node_name="n2"),
+    ]
+    got = verdicts(explain(items, pod("new", claim_volume("b"))))
+    assert got == {"n1": (nvl.NAME, [EXCEEDED]), "n2": (None, [])}
+
+
+def test_shared_volume_is_counted_once() -> None:
+    items = [
+        node("n1"),
+        csinode("n1", ebs_csi_aws_com=1),
+        *bound("a"),
+        pod("running", claim_volume("a"), node_name="n1"),
+    ]
+    assert verdicts(explain(items, pod("new", claim_volume("a"))))["n1"] == (None, [])
+
+
+def test_other_driver_and_no_limit_and_no_csinode_pass() -> None:
+    items = [
+        node("n1"),
+        node("n2"),
+        node("n3"),
+        csinode("n1", ebs_csi_aws_com=1),
+        csinode("n2", ebs_csi_aws_com=None),
+        *bound("a", driver="other.csi"),
+        *bound("b"),
+        *bound("c"),
+        pod("r1", claim_volume("a"), node_name="n1"),
+        pod("r2", claim_volume("c"), node_name="n2"),
+        pod("r3", claim_volume("c"), node_name="n3"),
+    ]
+    got = verdicts(explain(items, pod("new", claim_volume("b"))))
+    assert got == {"n1": (None, []), "n2": (None, []), "n3": (None, [])}
+
+
+def test_inline_in_tree_volume_counts_as_its_csi_driver() -> None:
+    items = [
+        node("n1"),
+        csinode("n1", ebs_csi_aws_com=1),
+        pod(
+            "r1",
+            disk_volume("awsElasticBlockStore", volumeID="aws://us-east-1a/vol-1"),
+            node_name="n1",
+        ),
+    ]
+    got = verdicts(
+        explain(items, pod("new", disk_volume("awsElasticBlockStore", volumeID="vol-2")))
+    )
+    assert got["n1"] == (nvl.NAME, [EXCEEDED])
+    # the same disk (the handle of aws://zone/vol-1 is vol-1) is already attached
+    same = pod("new", disk_volume("awsElasticBlockStore", volumeID="vol-1"))
+    assert verdicts(explain(items, same))["n1"][1] != [EXCEEDED]
+
+
+def test_in_tree_pv_counts_as_its_csi_driver() -> None:
+    items = [
+        node("n1"),
+        csinode("n1", ebs_csi_aws_com=1),
+        *bound("a"),
+        pvc("b", volume="pv-b"),
+        pv("pv-b", claim="b", csi=None, awsElasticBlockStore={"volumeID": "vol-b"}),
+        pod("r1", claim_volume("a"), node_name="n1"),
+    ]
+    assert verdicts(explain(items, pod("new", claim_volume("b"))))["n1"] == (nvl.NAME, [EXCEEDED])
+
+
+def test_unbound_claim_counts_by_its_class_provisioner() -> None:
+    items = [
+        node("n1"),
+        csinode("n1", ebs_csi_aws_com=1),
+        storage_class("fast"),
+        *bound("a"),
+        pvc("b", klass="fast"),
+        pod("r1", claim_volume("a"), node_name="n1"),
+    ]
+    assert verdicts(explain(items, pod("new", claim_volume("b"))))["n1"] == (nvl.NAME, [EXCEEDED])
