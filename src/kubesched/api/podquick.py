@@ -264,12 +264,22 @@ def _read(doc: _PodDoc[Any], raw: Any, memo: Sections) -> Quick | None:
 
 
 def _image_volumes(volumes: object) -> bool:
-    """Whether ``spec.volumes`` holds an ``"image"`` key anywhere (an image volume, maybe):
-    the same search on a text and on a decoded value's JSON, so both paths give up alike."""
+    """Whether ``spec.volumes`` holds an image volume (an item with an ``image`` key; an rbd
+    volume's own ``image`` field is not one), or is not a list of objects: the full parse
+    reads those.  A text is decoded for this only when it mentions ``"image"``."""
     if volumes is None:
         return False
-    text = bytes(volumes) if type(volumes) is Raw else _encode_or_none(volumes)
-    return text is None or b'"image"' in text
+    if type(volumes) is Raw:
+        text = bytes(volumes)
+        if b'"image"' not in text:
+            return False
+        try:
+            volumes = _decode(text)
+        except msgspec.DecodeError:
+            return True
+    if not isinstance(volumes, list):
+        return True
+    return any(not isinstance(v, dict) or "image" in v for v in volumes)
 
 
 def _encode_or_none(value: object) -> bytes | None:

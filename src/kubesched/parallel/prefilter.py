@@ -47,6 +47,7 @@ KEPT_PLUGINS = frozenset(
         names.NODE_RESOURCES_FIT,
         names.POD_TOPOLOGY_SPREAD,
         names.INTER_POD_AFFINITY,
+        names.NODE_DECLARED_FEATURES,
     }
 )
 """PreFilter plugins whose state depends on the Pod alone or is kept current by their
