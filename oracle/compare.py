@@ -22,6 +22,33 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent
 BINARY = ROOT / "bin" / "kube-oracle"
 BUILD_HINT = "bash oracle/build.sh (needs Go; builds upstream kube-scheduler v1.34)"
+# The Kubernetes minor releases oracle/build.sh builds a kube-oracle of (oracle/bin/vV/), and
+# the default build's (oracle/go.mod; oracle/bin/kube-oracle).
+VERSIONS = ("1.34", "1.35", "1.36", "1.37")
+DEFAULT_VERSION = "1.34"
+
+
+def binary(version: str | None) -> Path:
+    """``oracle/bin/vV/kube-oracle`` of ``version``; the default build without one."""
+    return BINARY if version is None else ROOT / "bin" / f"v{version}" / "kube-oracle"
+
+
+def kubesched_options(version: str | None) -> dict[str, Any]:
+    """The keyword arguments that tell kubesched which Kubernetes to answer as: the version
+    only when the user chose one (``oracle/diff.py --kubernetes-version``), and only while
+    kubesched's API takes it (``kubernetes_version``; until it does, kubesched answers as
+    v1.34 whatever the oracle's version)."""
+    if version is None or not _takes_version():
+        return {}
+    return {"kubernetes_version": version}
+
+
+def _takes_version() -> bool:
+    import inspect
+
+    import kubesched
+
+    return "kubernetes_version" in inspect.signature(kubesched.explain).parameters
 
 
 class OracleMissing(RuntimeError):
@@ -70,9 +97,9 @@ class Oracle:
         self.close()
 
 
-def ours(request: dict[str, Any]) -> dict[str, Any]:
-    """kubesched.explain's answer; an input error is an answer too (upstream may accept
-    the input)."""
+def ours(request: dict[str, Any], version: str | None = None) -> dict[str, Any]:
+    """kubesched.explain's answer (as Kubernetes ``version``: ``kubesched_options``); an
+    input error is an answer too (upstream may accept the input)."""
     import kubesched
 
     return _answer(
@@ -81,14 +108,21 @@ def ours(request: dict[str, Any]) -> dict[str, Any]:
         request["pod"],
         request["config"],
         preemption=True,
+        **kubesched_options(version),
     )
 
 
-def ours_schedule(request: dict[str, Any]) -> dict[str, Any]:
+def ours_schedule(request: dict[str, Any], version: str | None = None) -> dict[str, Any]:
     """kubesched.schedule's answer (an input error is an answer too)."""
     import kubesched
 
-    return _answer(kubesched.schedule, request["cluster"], request["pods"], request["config"])
+    return _answer(
+        kubesched.schedule,
+        request["cluster"],
+        request["pods"],
+        request["config"],
+        **kubesched_options(version),
+    )
 
 
 def _answer(
@@ -186,8 +220,8 @@ def _node_differences(name: str, a: dict[str, Any] | None, b: dict[str, Any] | N
     return out
 
 
-def compare(oracle: Oracle, request: dict[str, Any]) -> list[str]:
-    return differences(ours(request), oracle.ask(request))
+def compare(oracle: Oracle, request: dict[str, Any], version: str | None = None) -> list[str]:
+    return differences(ours(request, version), oracle.ask(request))
 
 
 def shrink(request: dict[str, Any], differs: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
