@@ -91,7 +91,7 @@ fi
 versions="${ORACLE_VERSIONS:-1.34 1.35 1.36 1.37}"
 if [ "${1:-}" = --vet ]; then
     for v in $versions; do
-        go vet -modfile="$(modfile_of "$v")" -tags "$(tags_of "$v")" ./...
+        go vet -trimpath -modfile="$(modfile_of "$v")" -tags "$(tags_of "$v")" ./...
         echo "oracle: go vet clean against Kubernetes $v"
     done
     exit 0
