@@ -19,6 +19,8 @@
 # so two admission plugins that need them are off: ServiceAccount (nobody creates a
 # namespace's `default` ServiceAccount) and TaintNodesByCondition (nobody would lift the
 # not-ready taint it puts on every new Node).  Everything else is the default set.
+# No endpoint reconciler: nothing reaches the API server through the `kubernetes` Service
+# here, and v1.37 refuses to advertise a loopback address into its Endpoints.
 # READY_TIMEOUT (seconds, default 120) bounds the wait for /readyz.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -94,6 +96,7 @@ start() {
         --service-account-signing-key-file="$dir/pki/sa.key" \
         --service-cluster-ip-range=10.96.0.0/16 \
         --disable-admission-plugins=ServiceAccount,TaintNodesByCondition \
+        --endpoint-reconciler-type=none \
         --profiling=false --v=1 \
         > "$dir/apiserver.log" 2>&1 &
     echo $! > "$dir/apiserver.pid"
