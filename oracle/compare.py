@@ -22,6 +22,22 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent
 BINARY = ROOT / "bin" / "kube-oracle"
 BUILD_HINT = "bash oracle/build.sh (needs Go; builds upstream kube-scheduler v1.34)"
+# The Kubernetes minor releases oracle/build.sh builds a kube-oracle of (oracle/bin/vV/), and
+# the default build's (oracle/go.mod; oracle/bin/kube-oracle).
+VERSIONS = ("1.34", "1.35", "1.36", "1.37")
+DEFAULT_VERSION = "1.34"
+
+
+def binary(version: str | None) -> Path:
+    """``oracle/bin/vV/kube-oracle`` of ``version``; the default build without one."""
+    return BINARY if version is None else ROOT / "bin" / f"v{version}" / "kube-oracle"
+
+
+def kubesched_options(version: str | None) -> dict[str, Any]:
+    """The keyword arguments that tell kubesched which Kubernetes to answer as: the oracle's
+    (``oracle/diff.py --kubernetes-version``; the default build's without one).  Every
+    kubesched answer of the differential run is asked with them."""
+    return {"kubernetes_version": version or DEFAULT_VERSION}
 
 
 class OracleMissing(RuntimeError):
@@ -70,15 +86,9 @@ class Oracle:
         self.close()
 
 
-KUBERNETES_VERSION = "1.34"
-"""The Kubernetes version kubesched is told to model: the oracle's (kube-oracle is upstream
-v1.34.4).  Every kubesched answer of the differential run is asked through :func:`_answer`,
-the one place that passes it; a run against another version's oracle sets this."""
-
-
-def ours(request: dict[str, Any]) -> dict[str, Any]:
-    """kubesched.explain's answer; an input error is an answer too (upstream may accept
-    the input)."""
+def ours(request: dict[str, Any], version: str | None = None) -> dict[str, Any]:
+    """kubesched.explain's answer (as Kubernetes ``version``: ``kubesched_options``); an
+    input error is an answer too (upstream may accept the input)."""
     import kubesched
 
     return _answer(
@@ -87,14 +97,21 @@ def ours(request: dict[str, Any]) -> dict[str, Any]:
         request["pod"],
         request["config"],
         preemption=True,
+        **kubesched_options(version),
     )
 
 
-def ours_schedule(request: dict[str, Any]) -> dict[str, Any]:
+def ours_schedule(request: dict[str, Any], version: str | None = None) -> dict[str, Any]:
     """kubesched.schedule's answer (an input error is an answer too)."""
     import kubesched
 
-    return _answer(kubesched.schedule, request["cluster"], request["pods"], request["config"])
+    return _answer(
+        kubesched.schedule,
+        request["cluster"],
+        request["pods"],
+        request["config"],
+        **kubesched_options(version),
+    )
 
 
 def _answer(
@@ -107,7 +124,6 @@ def _answer(
             copy.deepcopy(cluster),
             copy.deepcopy(pods),
             config,
-            kubernetes_version=KUBERNETES_VERSION,
             **kw,
         )
     except InputError as e:
@@ -198,8 +214,8 @@ def _node_differences(name: str, a: dict[str, Any] | None, b: dict[str, Any] | N
     return out
 
 
-def compare(oracle: Oracle, request: dict[str, Any]) -> list[str]:
-    return differences(ours(request), oracle.ask(request))
+def compare(oracle: Oracle, request: dict[str, Any], version: str | None = None) -> list[str]:
+    return differences(ours(request, version), oracle.ask(request))
 
 
 def shrink(request: dict[str, Any], differs: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# A real Kubernetes v1.34 control plane on loopback for tests and demos: etcd (embedded v3.6.4,
-# oracle/cmd/etcd) and kube-apiserver (k8s.io/kubernetes v1.34.4), both built by oracle/build.sh.
+# A real Kubernetes control plane on loopback for tests and demos: etcd (embedded, oracle/cmd/etcd)
+# and kube-apiserver (k8s.io/kubernetes), both built by oracle/build.sh.  By default v1.34.4's
+# (oracle/bin/, etcd v3.6.4); ORACLE_KUBERNETES_VERSION=1.37 runs oracle/bin/v1.37/'s instead
+# (kube-apiserver v1.37.2, etcd v3.7.0), any version build.sh built a control plane of
+# (ORACLE_CONTROLPLANE_VERSIONS); ORACLE_BIN=DIR names the binaries' folder outright.
 #
 #   bash oracle/controlplane.sh start DIR    # prints the kubeconfig path; DIR/admin.kubeconfig
 #   bash oracle/controlplane.sh stop DIR     # SIGTERM both (pid files), SIGKILL after 10 s
+#   ORACLE_KUBERNETES_VERSION=1.37 bash oracle/controlplane.sh start DIR
 #
 # Everything lives in DIR: pki/ (openssl: a CA, the serving cert for 127.0.0.1/localhost, the
 # service-account key pair), tokens.csv (a static admin token in group system:masters),
@@ -15,10 +19,13 @@
 # so two admission plugins that need them are off: ServiceAccount (nobody creates a
 # namespace's `default` ServiceAccount) and TaintNodesByCondition (nobody would lift the
 # not-ready taint it puts on every new Node).  Everything else is the default set.
+# No endpoint reconciler: nothing reaches the API server through the `kubernetes` Service
+# here, and v1.37 refuses to advertise a loopback address into its Endpoints.
 # READY_TIMEOUT (seconds, default 120) bounds the wait for /readyz.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-bin="${ORACLE_BIN:-$here/bin}"
+version="${ORACLE_KUBERNETES_VERSION:-}"
+bin="${ORACLE_BIN:-$here/bin${version:+/v${version#v}}}"
 
 usage() { echo "usage: $0 start|stop DIR" >&2; exit 2; }
 [ $# -eq 2 ] || usage
@@ -89,6 +96,7 @@ start() {
         --service-account-signing-key-file="$dir/pki/sa.key" \
         --service-cluster-ip-range=10.96.0.0/16 \
         --disable-admission-plugins=ServiceAccount,TaintNodesByCondition \
+        --endpoint-reconciler-type=none \
         --profiling=false --v=1 \
         > "$dir/apiserver.log" 2>&1 &
     echo $! > "$dir/apiserver.pid"

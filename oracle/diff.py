@@ -1,20 +1,27 @@
-"""Differential run: kubesched.explain against upstream kube-scheduler v1.34 (kube-oracle).
+"""Differential run: kubesched.explain against upstream kube-scheduler (kube-oracle).
 
     bash oracle/build.sh
     .venv/bin/python oracle/diff.py --cases 10000 --seed 1
     .venv/bin/python oracle/diff.py --verb schedule --cases 200 --seed 1
     .venv/bin/python oracle/diff.py --family storage --cases 1000 --seed 1
+    .venv/bin/python oracle/diff.py --kubernetes-version 1.37 --cases 300 --seed 7
     bash oracle/build.sh --cover && .venv/bin/python oracle/diff.py --coverage --cases 2000
 
 Generates N cases (``oracle/cases.py``), answers each with both (``explain``: kubesched.explain
 against kube-oracle explain; ``schedule``: kubesched.schedule against upstream's whole
 scheduler), and prints every mismatch (explain's shrunk: objects and fields removed while
 it still differs).  ``--save DIR`` writes each
-shrunk mismatch as a regression case (request and upstream's answer), the form
-``tests/oracle/regressions/`` keeps.  ``--family`` picks the generator: ``default`` (the
+shrunk mismatch as a regression case (request, upstream's answer and its
+``kubernetesVersion``), the form ``tests/oracle/regressions/`` keeps (a case without
+``kubernetesVersion`` is v1.34's); ``--no-shrink`` prints and saves them as drawn, which
+is fast when most cases differ.  The last line is ``oracle: N cases, M mismatches``;
+the exit code is 0 only when M is 0.  ``--family`` picks the generator: ``default`` (the
 cases above), ``storage`` (``oracle/storage_cases.py``: volumes, claims, classes, CSI nodes
-and drivers, storage capacity) or ``dra`` (``oracle/dra_cases.py``).  The last line is
-``oracle: N cases, M mismatches``; the exit code is 0 only when M is 0.
+and drivers, storage capacity) or ``dra`` (``oracle/dra_cases.py``).
+
+``--kubernetes-version V`` (1.34 to 1.37) asks upstream V: ``oracle/bin/vV/kube-oracle``
+(``oracle/build.sh`` builds one per version); without it, ``oracle/bin/kube-oracle``, the
+default build (v1.34).  Given, V is passed on to kubesched too (``compare.kubesched_options``).
 
 ``--coverage`` runs against ``oracle/bin/cover/kube-oracle`` (``oracle/build.sh --cover``:
 upstream's ``pkg/scheduler/...`` instrumented): the explain cases, ``--dra-cases`` DRA cases
@@ -50,8 +57,11 @@ from cases import (
     storage_schedule_case,
 )
 from compare import (
+    DEFAULT_VERSION,
+    VERSIONS,
     Oracle,
     OracleMissing,
+    binary,
     compare,
     ours_schedule,
     schedule_differences,
@@ -67,9 +77,11 @@ FAMILIES: dict[str, dict[str, Any]] = {
 }
 
 
-def save(directory: Path, request: dict[str, Any], answer: dict[str, Any], origin: str) -> Path:
-    """One regression case: the request and upstream's answer, named by content."""
-    body = {"origin": origin, "request": request, "upstream": answer}
+def save(
+    directory: Path, request: dict[str, Any], answer: dict[str, Any], origin: str, version: str
+) -> Path:
+    """One regression case: the request and upstream ``version``'s answer, named by content."""
+    body = {"origin": origin, "request": request, "upstream": answer, "kubernetesVersion": version}
     text = json.dumps(body, indent=1, sort_keys=True)
     path = directory / f"case-{hashlib.sha256(text.encode()).hexdigest()[:12]}.json"
     directory.mkdir(parents=True, exist_ok=True)
@@ -80,12 +92,24 @@ def save(directory: Path, request: dict[str, Any], answer: dict[str, Any], origi
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--verb", choices=["explain", "schedule"], default="explain")
+    ap.add_argument(
+        "--kubernetes-version",
+        type=kubernetes_version,
+        metavar="V",
+        help=f"upstream's minor release, one of {', '.join(VERSIONS)} "
+        f"(default: oracle/bin/kube-oracle, v{DEFAULT_VERSION})",
+    )
     ap.add_argument("--cases", type=int, default=300, help="number of generated cases")
     ap.add_argument("--seed", type=int, default=1, help="generator seed (case i of seed S)")
     ap.add_argument("--start", type=int, default=0, help="first case index")
     ap.add_argument("--family", choices=sorted(FAMILIES), default="default", help="generator")
     ap.add_argument("--save", type=Path, help="write each shrunk mismatch into this folder")
     ap.add_argument("--show", type=int, default=20, help="mismatches printed in full")
+    ap.add_argument(
+        "--no-shrink",
+        action="store_true",
+        help="print (and --save) each mismatch as drawn: fast when most cases differ",
+    )
     ap.add_argument("--coverage", action="store_true", help="measure upstream's coverage")
     ap.add_argument("--dra-cases", type=int, help="with --coverage (default: cases / 10)")
     ap.add_argument("--schedule-cases", type=int, default=30, help="with --coverage")
@@ -99,9 +123,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.cases < 0:
         ap.error("--cases must be >= 0")
     if args.coverage:
+        if args.kubernetes_version is not None:
+            ap.error("--coverage measures the default build (oracle/build.sh --cover)")
         return with_coverage(args)
     try:
-        oracle = Oracle(verb=args.verb)
+        oracle = Oracle(binary(args.kubernetes_version), args.verb)
     except OracleMissing as e:
         print(f"oracle: {e}", file=sys.stderr)
         return 2
@@ -152,35 +178,52 @@ def with_coverage(args: argparse.Namespace) -> int:
     return 0 if total == 0 and not rep.below else 1
 
 
+def kubernetes_version(value: str) -> str:
+    """``--kubernetes-version``: ``1.37``, ``v1.37`` or ``v1.37.N``, as the minor release."""
+    minor = ".".join(value.removeprefix("v").split(".")[:2])
+    if minor not in VERSIONS:
+        raise argparse.ArgumentTypeError(f"{value!r}: not one of {', '.join(VERSIONS)}")
+    return minor
+
+
 def run(oracle: Oracle, args: argparse.Namespace, gen: Any = None) -> int:
     """The mismatches of ``args.cases`` cases (``gen``, else the verb's generator)."""
+    version = getattr(args, "kubernetes_version", None)
     mismatches = 0
     with oracle:
         indices = range(args.start, args.start + args.cases)
         for i in tqdm(indices, desc="oracle", unit="case", file=sys.stderr, mininterval=2):
             if args.verb == "schedule":
                 request = (gen or schedule_case)(args.seed, i)
-                lines = schedule_differences(ours_schedule(request), oracle.ask(request))
+                lines = schedule_differences(ours_schedule(request, version), oracle.ask(request))
                 if lines:
                     mismatches += 1
                     tqdm.write(f"case {i} (seed {args.seed}): " + "; ".join(lines[:6]))
                 continue
             request = (gen or case)(args.seed, i)
-            if not compare(oracle, request):
+            lines = compare(oracle, request, version)
+            if not lines:
                 continue
             mismatches += 1
-            small = shrink(request, lambda r: bool(compare(oracle, r)))
-            lines = compare(oracle, small)
-            family = "" if args.family == "default" else f" --family {args.family}"
-            origin = f"oracle/diff.py{family} --seed {args.seed} --start {i} --cases 1"
+            small, label = request, "request"
+            if not getattr(args, "no_shrink", False):
+                label = "shrunk"
+                small = shrink(request, lambda r: bool(compare(oracle, r, version)))
+                lines = compare(oracle, small, version)
+            flag = f" --kubernetes-version {version}" if version else ""
+            if args.family != "default":
+                flag += f" --family {args.family}"
+            origin = f"oracle/diff.py{flag} --seed {args.seed} --start {i} --cases 1"
             if mismatches <= args.show:
                 tqdm.write(f"case {i} (seed {args.seed}): {len(lines)} difference(s)")
                 for line in lines[:8]:
                     tqdm.write(f"  {line}")
                 if mismatches == 1 or args.save:
-                    tqdm.write("  shrunk: " + json.dumps(small)[:2000])
+                    tqdm.write(f"  {label}: " + json.dumps(small)[:2000])
             if args.save:
-                tqdm.write(f"  saved {save(args.save, small, oracle.ask(small), origin)}")
+                answer = oracle.ask(small)
+                path = save(args.save, small, answer, origin, version or DEFAULT_VERSION)
+                tqdm.write(f"  saved {path}")
     return mismatches
 
 

@@ -1,5 +1,7 @@
 """A real control plane (etcd + kube-apiserver v1.34, ``oracle/controlplane.sh``) for the
 tests marked ``controlplane``: started once per session, on loopback.
+``ORACLE_KUBERNETES_VERSION=1.37`` runs them against ``oracle/bin/v1.37/``'s instead (any
+version ``oracle/build.sh`` built a control plane of; ``controlplane.sh`` reads it too).
 
 kubesched runs in it under ``deploy/rbac.yaml``'s ServiceAccount (the sharded roles' test
 adds ``deploy/sharded/rbac.yaml`` for its duration): the test applies the manifests as
@@ -30,7 +32,8 @@ from kubesched.live import client as live_client
 from tests.live.conftest import make_config
 
 ROOT = Path(__file__).resolve().parents[2]
-BIN = ROOT / "oracle" / "bin"
+VERSION = os.environ.get("ORACLE_KUBERNETES_VERSION", "").removeprefix("v")
+BIN = ROOT / "oracle" / "bin" / (f"v{VERSION}" if VERSION else "")
 SCRIPT = ROOT / "oracle" / "controlplane.sh"
 DEPLOY = ROOT / "deploy"
 NAMESPACE = "kubesched-system"

@@ -13,7 +13,7 @@ import pytest
 
 from kubesched.cli import main
 from kubesched.record import format as fmt
-from tests.controlplane.conftest import DEPLOY, NAMESPACE, ControlPlane
+from tests.controlplane.conftest import DEPLOY, NAMESPACE, VERSION, ControlPlane
 from tests.live.conftest import node, pod, wait_for
 
 pytestmark = pytest.mark.controlplane
@@ -67,7 +67,7 @@ def test_record_then_replay_against_kube_apiserver(
     text = log.read_text()
     assert " 403" not in text and "Forbidden" not in text, text[-2000:]
     header = json.loads((out / fmt.HEADER).read_text())
-    assert header["complete"] and header["kubernetesVersion"].startswith("v1.34")
+    assert header["complete"] and header["kubernetesVersion"].startswith(f"v{VERSION or '1.34'}.")
     events = [json.loads(ln) for ln in (out / fmt.EVENTS).read_text().splitlines()]
     types = [e["type"] for e in events]
     assert types.count(fmt.POD_CREATED) == 2 and types.count(fmt.POD_BOUND) == 2

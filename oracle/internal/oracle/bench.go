@@ -151,7 +151,7 @@ func newBenchWorld(ctx context.Context, timeout time.Duration, configPath string
 	client.PrependReactor("create", "pods", bindReactor(tracker))
 	watches := recordWatches(client)
 	factory := informers.NewSharedInformerFactory(client, 0)
-	noEvents := func(string) events.EventRecorder { return &events.FakeRecorder{} }
+	noEvents := func(string) eventRecorder { return &events.FakeRecorder{} }
 	sched, err := newScheduler(ctx, client, factory, noEvents, cfg)
 	if err != nil {
 		return nil, err
@@ -193,7 +193,7 @@ func (w *benchWorld) start(ctx context.Context) func() {
 	if w.sched.APIDispatcher != nil {
 		w.sched.APIDispatcher.Run(logger)
 	}
-	w.sched.NextPod = w.timer.wrap(w.sched.NextPod)
+	hookNext(w.sched, w.timer)
 	w.sched.SchedulePod = w.timer.wrapSchedule(w.sched.SchedulePod)
 	w.sched.FailureHandler = w.timer.wrapFailure(w.sched.FailureHandler)
 	done := make(chan struct{})

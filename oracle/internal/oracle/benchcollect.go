@@ -36,15 +36,13 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	v1 "k8s.io/api/core/v1"
 	"k8s.io/component-base/metrics/legacyregistry"
-	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 )
 
-type schedulePodFn = func(context.Context, framework.Framework, fwk.CycleState, *v1.Pod) (scheduler.ScheduleResult, error)
+type schedulePodFn = func(context.Context, framework.Framework, fwk.CycleState, scheduledPod) (scheduler.ScheduleResult, error)
 
 const attemptMetric = "scheduler_scheduling_attempt_duration_seconds"
 
@@ -91,22 +89,19 @@ type resultAttempts struct {
 	nominated                  int
 }
 
-func (t *attemptTimer) wrap(next func(klog.Logger) (*framework.QueuedPodInfo, error)) func(klog.Logger) (*framework.QueuedPodInfo, error) {
-	return func(l klog.Logger) (*framework.QueuedPodInfo, error) {
-		pi, err := next(l)
-		t.got = pi != nil && pi.Pod != nil
-		t.nominated = t.got && pi.Pod.Status.NominatedNodeName != ""
-		t.evaluated, t.feasible = 0, 0
-		t.mu.Lock()
-		t.popped, t.failed = time.Now(), ""
-		t.mu.Unlock()
-		return pi, err
-	}
+// pop starts the cycle of pi, the Pod the scheduler popped (nil: none; hookNext).
+func (t *attemptTimer) pop(pi *framework.QueuedPodInfo) {
+	t.got = pi != nil && pi.Pod != nil
+	t.nominated = t.got && pi.Pod.Status.NominatedNodeName != ""
+	t.evaluated, t.feasible = 0, 0
+	t.mu.Lock()
+	t.popped, t.failed = time.Now(), ""
+	t.mu.Unlock()
 }
 
 // wrapSchedule records the search's node counts.
 func (t *attemptTimer) wrapSchedule(f schedulePodFn) schedulePodFn {
-	return func(ctx context.Context, fw framework.Framework, state fwk.CycleState, pod *v1.Pod) (scheduler.ScheduleResult, error) {
+	return func(ctx context.Context, fw framework.Framework, state fwk.CycleState, pod scheduledPod) (scheduler.ScheduleResult, error) {
 		r, err := f(ctx, fw, state, pod)
 		t.evaluated, t.feasible = r.EvaluatedNodes, r.FeasibleNodes
 		var fit *framework.FitError
@@ -120,7 +115,7 @@ func (t *attemptTimer) wrapSchedule(f schedulePodFn) schedulePodFn {
 // wrapFailure notes a failure of the current cycle (a binding cycle's failure, handled on
 // its own goroutine, started before the cycle's Pod was popped and is not counted).
 func (t *attemptTimer) wrapFailure(f scheduler.FailureHandlerFn) scheduler.FailureHandlerFn {
-	return func(ctx context.Context, fw framework.Framework, pi *framework.QueuedPodInfo, status *fwk.Status, ni *framework.NominatingInfo, start time.Time) {
+	return func(ctx context.Context, fw framework.Framework, pi *framework.QueuedPodInfo, status *fwk.Status, ni *nominatingInfo, start time.Time) {
 		t.mu.Lock()
 		if !start.Before(t.popped) {
 			t.failed = "error"

@@ -9,7 +9,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/testing"
-	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
@@ -328,10 +327,9 @@ func pendingPods(c *Cluster, pod *v1.Pod) []*v1.Pod {
 // plugins and nominates those that enter activeQ, so Filter counts them on their node
 // (addGENominatedPods: priority at least the incoming Pod's) and preemption sees them.
 func queueNominated(ctx context.Context, env *Env, pending []*v1.Pod) {
-	logger := klog.FromContext(ctx)
 	for _, p := range pending {
 		if _, ok := env.Frameworks[p.Spec.SchedulerName]; ok && p.Status.NominatedNodeName != "" {
-			env.Queue.Add(logger, p)
+			queueAdd(ctx, env.Queue, p)
 		}
 	}
 }

@@ -30,7 +30,6 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/validation"
 	internalqueue "k8s.io/kubernetes/pkg/scheduler/backend/queue"
-	"k8s.io/kubernetes/pkg/scheduler/framework"
 	frameworkplugins "k8s.io/kubernetes/pkg/scheduler/framework/plugins"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/dynamicresources"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
@@ -48,7 +47,7 @@ func init() {
 // newScheduler is scheduler.New over client with cfg's profiles and its top-level
 // settings (parallelism, percentageOfNodesToScore, backoff), as kube-scheduler builds it.
 func newScheduler(ctx context.Context, client clientset.Interface, factory informers.SharedInformerFactory,
-	recorder func(string) events.EventRecorder, cfg *config.KubeSchedulerConfiguration) (*scheduler.Scheduler, error) {
+	recorder func(string) eventRecorder, cfg *config.KubeSchedulerConfiguration) (*scheduler.Scheduler, error) {
 	return scheduler.New(ctx, client, factory, nil, recorder,
 		scheduler.WithProfiles(cfg.Profiles...),
 		scheduler.WithParallelism(cfg.Parallelism),
@@ -90,7 +89,7 @@ type Env struct {
 // NewEnv builds the frameworks of cfg as scheduler.New does, with lister as the
 // snapshot every plugin reads nodes from.
 func NewEnv(ctx context.Context, cfg *config.KubeSchedulerConfiguration, objs []runtime.Object,
-	lister framework.SharedLister) (*Env, error) {
+	lister sharedLister) (*Env, error) {
 	client := fake.NewClientset(objs...)
 	watches := recordWatches(client)
 	factory := &handlerFactory{SharedInformerFactory: informers.NewSharedInformerFactory(client, 0)}
@@ -98,17 +97,17 @@ func NewEnv(ctx context.Context, cfg *config.KubeSchedulerConfiguration, objs []
 	if err != nil {
 		return nil, err
 	}
-	recorders := func(string) events.EventRecorder { return &events.FakeRecorder{} }
+	recorders := func(string) eventRecorder { return &events.FakeRecorder{} }
 	stop := ctx.Done()
-	fws, err := profile.NewMap(ctx, cfg.Profiles, frameworkplugins.NewInTreeRegistry(), recorders,
+	opts := append(frameworkOptions(factory, lister),
 		frameworkruntime.WithClientSet(client),
 		frameworkruntime.WithInformerFactory(factory),
 		frameworkruntime.WithSharedDRAManager(dra),
-		frameworkruntime.WithSnapshotSharedLister(lister),
 		frameworkruntime.WithParallelism(int(cfg.Parallelism)),
 		frameworkruntime.WithMetricsRecorder(metrics.NewMetricsAsyncRecorder(1000, time.Second, stop)),
 		frameworkruntime.WithWaitingPods(frameworkruntime.NewWaitingPodsMap()),
 	)
+	fws, err := profile.NewMap(ctx, cfg.Profiles, frameworkplugins.NewInTreeRegistry(), recorders, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -116,16 +115,16 @@ func NewEnv(ctx context.Context, cfg *config.KubeSchedulerConfiguration, objs []
 	// PreEnqueue plugins, so that a gated Pod it is given never enters activeQ (and so is
 	// never nominated).
 	first := fws[cfg.Profiles[0].SchedulerName]
-	preEnqueue := map[string]map[string]framework.PreEnqueuePlugin{}
+	preEnqueue := map[string]map[string]preEnqueuePlugin{}
 	for name, f := range fws {
-		preEnqueue[name] = map[string]framework.PreEnqueuePlugin{}
+		preEnqueue[name] = map[string]preEnqueuePlugin{}
 		for _, pl := range f.PreEnqueuePlugins() {
 			preEnqueue[name][pl.Name()] = pl
 		}
 	}
 	queue := internalqueue.NewPriorityQueue(first.QueueSortFunc(), factory,
 		internalqueue.WithPreEnqueuePluginMap(preEnqueue),
-		internalqueue.WithMetricsRecorder(*metrics.NewMetricsAsyncRecorder(1000, time.Second, stop)))
+		queueMetrics(metrics.NewMetricsAsyncRecorder(1000, time.Second, stop)))
 	for _, f := range fws {
 		f.SetPodNominator(queue)
 		f.SetPodActivator(queue)
@@ -262,23 +261,13 @@ func waitForClaims(ctx context.Context, claims *assumecache.AssumeCache, objs []
 	}
 }
 
-func draManager(ctx context.Context, client clientset.Interface, factory informers.SharedInformerFactory) (framework.SharedDRAManager, *assumecache.AssumeCache, error) {
+func draManager(ctx context.Context, client clientset.Interface, factory informers.SharedInformerFactory) (sharedDRAManager, *assumecache.AssumeCache, error) {
 	if !utilfeature.DefaultFeatureGate.Enabled(features.DynamicResourceAllocation) {
 		return nil, nil, nil
 	}
 	logger := klog.FromContext(ctx)
 	claims := assumecache.NewAssumeCache(logger, factory.Resource().V1().ResourceClaims().Informer(), "ResourceClaim", "", nil)
-	opts := resourceslicetracker.Options{
-		EnableDeviceTaints:       utilfeature.DefaultFeatureGate.Enabled(features.DRADeviceTaints),
-		EnableConsumableCapacity: utilfeature.DefaultFeatureGate.Enabled(features.DRAConsumableCapacity),
-		SliceInformer:            factory.Resource().V1().ResourceSlices(),
-		KubeClient:               client,
-	}
-	if opts.EnableDeviceTaints {
-		opts.TaintInformer = factory.Resource().V1alpha3().DeviceTaintRules()
-		opts.ClassInformer = factory.Resource().V1().DeviceClasses()
-	}
-	slices, err := resourceslicetracker.StartTracker(ctx, opts)
+	slices, err := resourceslicetracker.StartTracker(ctx, trackerOptions(client, factory))
 	if err != nil {
 		return nil, nil, fmt.Errorf("resource slice tracker: %w", err)
 	}

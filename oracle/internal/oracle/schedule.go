@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/scheduler"
 )
 
@@ -95,7 +96,7 @@ func Schedule(ctx context.Context, req *ScheduleRequest, timeout time.Duration) 
 	watches := recordWatches(client)
 	rec := newRecorder()
 	factory := informers.NewSharedInformerFactory(client, 0)
-	sched, err := newScheduler(ctx, client, factory, func(string) events.EventRecorder { return rec }, cfg)
+	sched, err := newScheduler(ctx, client, factory, func(string) eventRecorder { return rec }, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -173,6 +174,9 @@ func (r *recorder) Eventf(regarding, _ runtime.Object, _, reason, _, note string
 	r.notes[key] = fmt.Sprintf(note, args...)
 	r.changed = time.Now()
 }
+
+// WithLogger is the recorder itself (events.EventRecorderLogger).
+func (r *recorder) WithLogger(klog.Logger) events.EventRecorderLogger { return r }
 
 func (r *recorder) seen(key string) (int, time.Time) {
 	r.mu.Lock()

@@ -1,0 +1,83 @@
+//go:build kube_ge_1_35 && !kube_ge_1_36
+
+// What upstream v1.35 (oracle/versions/v1.35/go.mod) names differently from the other
+// releases this package builds against: oracle/build.sh sets the tags kube_ge_1_35 ...
+// kube_ge_1_V for release 1.V, so exactly one version_*.go file builds; the rest of the
+// package uses these names only.
+
+package oracle
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
+	clientset "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/events"
+	resourceslicetracker "k8s.io/dynamic-resource-allocation/resourceslice/tracker"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/features"
+	"k8s.io/kubernetes/pkg/scheduler"
+	internalqueue "k8s.io/kubernetes/pkg/scheduler/backend/queue"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodevolumelimits"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	"k8s.io/kubernetes/pkg/scheduler/metrics"
+
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+)
+
+type (
+	sharedLister     = fwk.SharedLister
+	sharedDRAManager = fwk.SharedDRAManager
+	preEnqueuePlugin = fwk.PreEnqueuePlugin
+	nominatingInfo   = fwk.NominatingInfo
+	// eventRecorder is what profile.RecorderFactory returns.
+	eventRecorder = events.EventRecorder
+	// scheduledPod is the Pod argument of Scheduler.SchedulePod.
+	scheduledPod = *v1.Pod
+)
+
+// queueAdd adds pod to the scheduling queue as its Pod informer does.
+func queueAdd(ctx context.Context, q *internalqueue.PriorityQueue, pod *v1.Pod) {
+	q.Add(klog.FromContext(ctx), pod)
+}
+
+// queueMetrics is the queue's metrics recorder (internalqueue.WithMetricsRecorder).
+func queueMetrics(r *metrics.MetricAsyncRecorder) internalqueue.Option {
+	return internalqueue.WithMetricsRecorder(r)
+}
+
+// hookNext makes the scheduler tell t each Pod it pops (Scheduler.NextPod).
+func hookNext(s *scheduler.Scheduler, t *attemptTimer) {
+	next := s.NextPod
+	s.NextPod = func(l klog.Logger) (*framework.QueuedPodInfo, error) {
+		pi, err := next(l)
+		t.pop(pi)
+		return pi, err
+	}
+}
+
+// trackerOptions are the ResourceSlice tracker's options as scheduler.New sets them.
+func trackerOptions(client clientset.Interface, factory informers.SharedInformerFactory) resourceslicetracker.Options {
+	opts := resourceslicetracker.Options{
+		EnableDeviceTaintRules:   utilfeature.DefaultFeatureGate.Enabled(features.DRADeviceTaintRules),
+		EnableConsumableCapacity: utilfeature.DefaultFeatureGate.Enabled(features.DRAConsumableCapacity),
+		SliceInformer:            factory.Resource().V1().ResourceSlices(),
+		KubeClient:               client,
+	}
+	if opts.EnableDeviceTaintRules {
+		opts.TaintInformer = factory.Resource().V1alpha3().DeviceTaintRules()
+		opts.ClassInformer = factory.Resource().V1().DeviceClasses()
+	}
+	return opts
+}
+
+// frameworkOptions are the options scheduler.New gives every framework that depend on the
+// release: the snapshot lister, the CSI manager (the workload and PodGroup managers, for gates off by default, are not set).
+func frameworkOptions(factory informers.SharedInformerFactory, lister sharedLister) []frameworkruntime.Option {
+	opts := []frameworkruntime.Option{frameworkruntime.WithSnapshotSharedLister(lister)}
+	opts = append(opts, frameworkruntime.WithSharedCSIManager(nodevolumelimits.NewCSIManager(factory.Storage().V1().CSINodes().Lister())))
+	return opts
+}
