@@ -91,7 +91,9 @@ def test_unsignable_pods_are_scheduled_normally() -> None:
     workload(s, 5, [])
 
     s.on_pod_add(make_pod("a").obj())
-    s.profiles["default-scheduler"]._signers.append(None)  # a plugin without ``sign``
+    fwk = s.profiles["default-scheduler"]
+    fwk._signers.append(None)  # a plugin without ``sign``
+    fwk._signers_unclaimed.append(None)
     drain(s)
     assert fake.binds and s.batch.attempts["unsignable"] == 1
 

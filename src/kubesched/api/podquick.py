@@ -274,7 +274,7 @@ def _image_volumes(volumes: object) -> bool:
         if b'"image"' not in text:
             return False
         try:
-            volumes = _decode(text)
+            volumes = _decode(volumes)
         except msgspec.DecodeError:
             return True
     if not isinstance(volumes, list):

@@ -350,7 +350,9 @@ class Locality(enum.Enum):
     CLAIMS = "claims"
     """The plugin does nothing for a Pod without claims (``Pod.has_claims``: no
     ``spec.resourceClaims``, no volume the volume plugins read): every node passes, no Reserve
-    or PreBind work; a Pod with claims never takes the fast path."""
+    or PreBind work, and its ``sign`` (if any) is ``()``; so the runtime calls none of them
+    for such a Pod (signature, Reserve, PreBind), and a Pod with claims never takes the fast
+    path."""
 
 
 @runtime_checkable

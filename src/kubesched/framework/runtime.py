@@ -124,6 +124,18 @@ class Framework(FilterPhase):
         """Each PreFilter / Filter / PreScore / Score plugin's ``sign`` (None: it has none)."""
         self.capabilities = contract.ProfileCapabilities.of(self.instances)
         """Which of the profile's plugins offer which kubesched capability."""
+        claims = self.capabilities.claims
+        self._signers_unclaimed = [
+            sign
+            for p, sign in zip(signers.values(), self._signers, strict=True)
+            if p.name not in claims
+        ]
+        """:attr:`_signers` without the ``Locality.CLAIMS`` plugins: what signs a Pod without
+        claims (those plugins sign it ``()``, the same for every such Pod)."""
+        self._reserve_unclaimed = [p for p in self.plugins["reserve"] if p.name not in claims]
+        self._pre_bind_unclaimed = [p for p in self.plugins["pre_bind"] if p.name not in claims]
+        """Reserve and PreBind plugins with work for a Pod without claims (a
+        ``Locality.CLAIMS`` plugin has none)."""
         self._normalizes = [p.name in self.capabilities.normalizing for p in self.plugins["score"]]
         """Per Score plugin (in order), whether it has ``normalize_score``."""
         self.unreserving = [
@@ -293,7 +305,7 @@ class Framework(FilterPhase):
     def sign(self, pod: api.Pod) -> tuple[object, ...] | None:
         """The Pod's signature for result reuse, or None when some plugin cannot sign it."""
         parts: list[object] = [pod.scheduler_name]
-        for sign in self._signers:
+        for sign in self._signers if pod.has_claims else self._signers_unclaimed:
             if sign is None:
                 return None
             part = sign(pod)
@@ -305,7 +317,7 @@ class Framework(FilterPhase):
     # ------------------------------------------------------------------ Reserve / Permit
     def run_reserve(self, state: CycleState, pod: api.Pod, node: str) -> Status:
         """Reserve in order; the first failure is returned (caller runs Unreserve)."""
-        for p in self.plugins["reserve"]:
+        for p in self.plugins["reserve"] if pod.has_claims else self._reserve_unclaimed:
             s: Status = p.reserve(state, pod, node)
             if not s.is_success():
                 return s.with_plugin(p.name)
@@ -345,7 +357,7 @@ class Framework(FilterPhase):
     # ------------------------------------------------------------------ binding cycle
     def run_pre_bind(self, state: CycleState, pod: api.Pod, node: str) -> Status:
         """PreBind; the first non-success ends the binding cycle."""
-        for p in self.plugins["pre_bind"]:
+        for p in self.plugins["pre_bind"] if pod.has_claims else self._pre_bind_unclaimed:
             s: Status = p.pre_bind(state, pod, node)
             if not s.is_success():
                 return s.with_plugin(p.name)
