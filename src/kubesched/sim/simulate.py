@@ -30,6 +30,7 @@ from kubesched.plugins.registry import known_plugin_names
 from kubesched.sim import faults, governance, scenario, startup, storagecheck, timeline
 from kubesched.sim.driver import SimCluster
 from kubesched.sim.jobs import JobLayer
+from kubesched.sim.pvcontroller import PVController
 from kubesched.sim.scenario import Scenario
 
 
@@ -120,6 +121,11 @@ def _run(
         kueue=sc.kueue,
         warn=False,  # the scenario's parse warned once already
     )
+    last_arrival = sc.arrivals[-1].at if sc.arrivals else 0.0
+    end = max(sc.duration, last_arrival) + sc.drain
+    volumes = PVController(sim.api, sim.loop, sc.provisioning, until=end)
+    sim.api.watch(volumes)
+    sim.api.volume_waiter = volumes.wait_for_volumes
     lifetimes: dict[str, float] = {}
     startups: dict[str, float] = {}
 
@@ -147,8 +153,6 @@ def _run(
     for a in sc.arrivals:
         sim.loop.call_at(a.at, arrive(a))
     wall0 = time.perf_counter()
-    last_arrival = sc.arrivals[-1].at if sc.arrivals else 0.0
-    end = max(sc.duration, last_arrival) + sc.drain
     tl = timeline.Timeline(sim, interval=sample_interval, pace=pace)
     stats = sim.api.stats
 
