@@ -213,3 +213,25 @@ def test_the_default_stateful_pool_keeps_the_storage_invariants(seed: int) -> No
             per_node[pod.node_name] = per_node.get(pod.node_name, 0) + 1
     assert max(per_node.values()) <= 3
     assert all(w >= 4.0 for w in _binding_waits(sim))  # the class's 4 s of provisioning
+    # why Pending names the claims the four replicas left out wait on
+    waiting = summary["waiting"]["volumes"]
+    assert sorted(row["pod"] for row in waiting) == [f"default/db-0000{j}" for j in range(36, 40)]
+    for row in waiting:
+        assert row["claims"] == [
+            {
+                "claim": "default/data-" + row["pod"].split("/")[1],
+                "phase": "Pending",
+                "selectedNode": None,
+                "provisioning": None,
+            }
+        ]
+        assert "exceed max volume count" in row["message"]
+
+
+def test_a_run_without_claims_names_none() -> None:
+    doc: dict[str, Any] = yaml.safe_load(SCENARIO.read_text())
+    del doc["spec"]["workloads"][0]["volumeClaimTemplates"]
+    doc["spec"]["objects"] = []
+    doc["spec"]["workloads"][0]["template"]["spec"]["nodeSelector"] = {"none": "x"}
+    summary = run_scenario(build_scenario(doc))
+    assert summary["waiting"]["count"] == 6 and "volumes" not in summary["waiting"]

@@ -31,6 +31,7 @@ from typing import Any
 from kubesched.api import objects as api
 from kubesched.api import storage as st
 from kubesched.api.errors import InputError
+from kubesched.api.podvolumes import claim_names
 from kubesched.plugins.volumebinding import binder as b
 from kubesched.sim.apiserver import SimApiServer, object_key
 from kubesched.sim.engine import EventLoop
@@ -206,6 +207,31 @@ class PVController:
         self.loop.call_at(at, mark, priority=2)
         while not reached[0] and self.loop.step():
             pass
+
+    # ------------------------------------------------------------------ why Pending
+    def claims_waited_on(self, pod: api.Pod) -> list[dict[str, Any]]:
+        """The claims of a Pending ``pod`` that are not bound yet, each ``{"claim":
+        namespace/name, "phase": Pending | Lost | missing, "selectedNode": node or None,
+        "provisioning": seconds left or None}`` (none: the Pod waits on no volume)."""
+        out: list[dict[str, Any]] = []
+        now = self.loop.now
+        for name, _ephemeral in claim_names(pod):
+            key = f"{pod.namespace}/{name}"
+            claim = self._claim(key)
+            if claim is not None and claim.fully_bound:
+                continue
+            due = self.due.get(key)
+            out.append(
+                {
+                    "claim": key,
+                    "phase": claim.phase if claim is not None else "missing",
+                    "selectedNode": (
+                        claim.annotations.get(st.ANN_SELECTED_NODE) if claim is not None else None
+                    ),
+                    "provisioning": None if due is None else round(max(0.0, due - now), 4),
+                }
+            )
+        return out
 
     # ------------------------------------------------------------------ other watch events
     def on_node_add(self, node: api.Node) -> None:

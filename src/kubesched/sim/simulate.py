@@ -30,7 +30,6 @@ from kubesched.plugins.registry import known_plugin_names
 from kubesched.sim import faults, governance, scenario, startup, storagecheck, timeline
 from kubesched.sim.driver import SimCluster
 from kubesched.sim.jobs import JobLayer
-from kubesched.sim.pvcontroller import PVController
 from kubesched.sim.scenario import Scenario
 
 
@@ -123,9 +122,7 @@ def _run(
     )
     last_arrival = sc.arrivals[-1].at if sc.arrivals else 0.0
     end = max(sc.duration, last_arrival) + sc.drain
-    volumes = PVController(sim.api, sim.loop, sc.provisioning, until=end)
-    sim.api.watch(volumes)
-    sim.api.volume_waiter = volumes.wait_for_volumes
+    sim.start_volumes(sc.provisioning, end)
     lifetimes: dict[str, float] = {}
     startups: dict[str, float] = {}
 
