@@ -111,7 +111,7 @@ def test_the_progress_bar_shows_virtual_seconds_and_pods(
 
 def test_the_embedded_default_loads() -> None:
     sc = load_scenario(None)
-    assert len(sc.nodes) == 3000
+    assert len(sc.nodes) == 3012  # 3,000 + the stateful pool's 12 storage nodes (issue 28)
     assert sc.arrivals and sc.arrivals == sorted(sc.arrivals, key=lambda a: a.at)
 
 
@@ -183,6 +183,9 @@ def test_the_embedded_default_holds_every_invariant() -> None:
     summary = run_scenario(load_scenario(None))
     assert invariants_hold(summary)
     assert summary["podsScheduled"] > 18000
+    # the stateful pool exercises storage: its four invariants are reported, and hold
+    storage = ("pvClaimedTwice", "rwopClaimsShared", "outsideVolumeTopology", "overAttachLimit")
+    assert all(summary["invariants"][k] == [] for k in storage)
 
 
 OPS = st.lists(

@@ -86,6 +86,12 @@ SCHEMA: dict[str, Any] = {
                     "byReason": _map(_INT),
                     "agesSeconds": _SERIES,
                     "oldest": {"type": ["object", "null"]},
+                    "volumes": _list(
+                        _obj(
+                            {"pod": _STR, "message": _STR, "claims": {"type": "array"}},
+                            required=("pod", "claims"),
+                        )
+                    ),
                     "capacity": _list(
                         _obj(
                             {

@@ -154,6 +154,7 @@ def simulate_summary(s: dict[str, Any]) -> str:
         *_preemption_lines(s.get("preemptionLatencySeconds") or {}),
         *_startup_lines(s.get("podStartupSeconds") or {}),
         f"  pending pods by queue {pending}",
+        *_volume_lines(s),
         f"  utilisation           {util}",
         *_job_lines(s),
         *_fault_lines(s),
@@ -163,6 +164,24 @@ def simulate_summary(s: dict[str, Any]) -> str:
         *_governance_lines(s.get("retryGovernanceComparison")),
     ]
     return "\n".join(lines)
+
+
+def _volume_lines(s: dict[str, Any]) -> list[str]:
+    """Why Pending, for Pods whose claims are not bound yet (the simulator's PV controller
+    runs): the claims they wait on, the oldest Pods first."""
+    rows = (s.get("waiting") or {}).get("volumes") or []
+    if not rows:
+        return []
+    shown = []
+    for row in rows[:3]:
+        claims = ", ".join(
+            f"{c['claim']} {c['phase']}"
+            + (f" on {c['selectedNode']}" if c.get("selectedNode") else "")
+            for c in row["claims"]
+        )
+        shown.append(f"{row['pod']} (claim {claims})")
+    more = f", {len(rows) - 3} more" if len(rows) > 3 else ""
+    return [f"  waiting on volumes    {len(rows)} Pods: " + "; ".join(shown) + more]
 
 
 def _governance_lines(c: dict[str, Any] | None) -> list[str]:

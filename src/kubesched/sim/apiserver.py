@@ -173,6 +173,13 @@ class SimApiServer:
         """Pods present that are bound, have ``PodScheduled=False`` or were created gated."""
         self.attempted_in: Counter[str] = Counter()
         """:attr:`attempted` per namespace."""
+        self.volume_waiter: Callable[[str, list[str], float], bool] | None = None
+        """The PV controller's wait (:mod:`kubesched.sim.pvcontroller`), when one runs."""
+        self.on_held: list[Callable[[api.Pod], None]] = []
+        """Called when a bind is held (:attr:`bind_after`), at the request."""
+        self.bind_after: dict[str, float] = {}
+        """Pod key -> the time its next bind takes effect (VolumeBinding's PreBind waited
+        for its volumes until then: the bind is held, its checks made at once)."""
 
     # ------------------------------------------------------------------ notifications
     def _notify(self, fn: Callable[[Watcher], None]) -> None:
@@ -236,6 +243,14 @@ class SimApiServer:
             if kind == "Namespace":
                 self.namespaces.discard(name)
             self._notify(lambda w: w.on_object(obj, deleted=True))
+
+    def binds_claims(self) -> bool:
+        """Whether a PV controller binds claims here (VolumeBinding's PreBind waits for it)."""
+        return self.volume_waiter is not None
+
+    def wait_for_volumes(self, pod: api.Pod, claims: list[str], timeout: float) -> bool:
+        """VolumeBinding's PreBind waits for ``claims`` to be bound (False: timed out)."""
+        return self.volume_waiter is not None and self.volume_waiter(pod.key, claims, timeout)
 
     # ------------------------------------------------------------------ nodes
     def create_node(self, node: api.Node) -> None:
@@ -305,10 +320,34 @@ class SimApiServer:
 
     def bind(self, pod: api.Pod, node_name: str) -> None:
         """The binding subresource: 404 for a missing Pod or node, 409 if already bound."""
+        if self._held(pod, node_name):
+            return
         current, bound = self._bind_one(pod, node_name)
         self._notify(lambda w: w.on_pod_update(current, bound))
         for hook in self.on_bound:
             hook(bound)
+
+    def _held(self, pod: api.Pod, node_name: str) -> bool:
+        """A bind :attr:`bind_after` holds: checked now (raises as :meth:`bind` would),
+        made at its time (dropped if the Pod or node is gone by then)."""
+        at = self.bind_after.pop(pod.key, None)
+        if at is None or at <= self.loop.now:
+            return False
+        self._check_bind(pod, node_name)
+        for hook in self.on_held:
+            hook(pod)
+
+        def later() -> None:
+            try:
+                current, bound = self._bind_one(pod, node_name, checked=True)
+            except ApiError:
+                return
+            self._notify(lambda w: w.on_pod_update(current, bound))
+            for hook in self.on_bound:
+                hook(bound)
+
+        self.loop.call_at(at, later)
+        return True
 
     def bind_many(self, pairs: list[tuple[api.Pod, str]]) -> list[ApiError | None]:
         """:meth:`bind` for many Pods at once (a parallel binder's batch): the same checks
@@ -320,6 +359,9 @@ class SimApiServer:
         done: list[tuple[api.Pod, api.Pod]] = []
         for pod, node_name in pairs:
             try:
+                if self._held(pod, node_name):
+                    errors.append(None)
+                    continue
                 done.append(self._bind_one(pod, node_name))
                 errors.append(None)
             except ApiError as err:
@@ -330,8 +372,9 @@ class SimApiServer:
                 hook(new)
         return errors
 
-    def _bind_one(self, pod: api.Pod, node_name: str) -> tuple[api.Pod, api.Pod]:
-        """Store ``pod`` bound to ``node_name``: ``(before, after)``; raises :class:`ApiError`."""
+    def _check_bind(self, pod: api.Pod, node_name: str, *, checked: bool = False) -> api.Pod:
+        """The binding subresource's checks (and, unless ``checked``, the injected
+        failures): the Pod as stored; raises :class:`ApiError`."""
         current = self.pods.get(pod.key)
         if current is None or (pod.uid and current.uid != pod.uid):
             raise ApiError(404, f'pods "{pod.name}" not found')
@@ -339,9 +382,16 @@ class SimApiServer:
             raise ApiError(409, f"pod {pod.key} is already assigned to node {current.node_name}")
         if node_name not in self.nodes:
             raise ApiError(404, f'nodes "{node_name}" not found')
-        if self.bind_failure_rate and self.rng.random() < self.bind_failure_rate:
+        if not checked and self.bind_failure_rate and self.rng.random() < self.bind_failure_rate:
             self.stats.bind_errors += 1
             raise ApiError(500, "injected bind failure")
+        return current
+
+    def _bind_one(
+        self, pod: api.Pod, node_name: str, *, checked: bool = False
+    ) -> tuple[api.Pod, api.Pod]:
+        """Store ``pod`` bound to ``node_name``: ``(before, after)``; raises :class:`ApiError`."""
+        current = self._check_bind(pod, node_name, checked=checked)
         bound = current.bound_to(node_name)
         bound.phase = "Running"
         self.pods[pod.key] = bound

@@ -25,6 +25,7 @@ from kubesched.sim.apiserver import SimApiServer
 from kubesched.sim.costmodel import CostModel
 from kubesched.sim.engine import EventLoop
 from kubesched.sim.ephemeral import EphemeralVolumeController
+from kubesched.sim.pvcontroller import PVController
 from kubesched.sim.resourceclaims import ResourceClaimController
 
 
@@ -127,10 +128,28 @@ class SimCluster:
         """Pod key to when the scheduling cycle that bound it handed it to its binding cycle
         (the end of the ``scheduling`` segment, :mod:`kubesched.sim.startup`)."""
         self._binding_since: float | None = None
+        self.volumes: PVController | None = None
+        """The PV controller, when the run has one (``simulate``: :meth:`start_volumes`)."""
+        self._held_since: dict[str, float] = {}
         self.api.on_bound.append(self._bound)
+        self.api.on_held.append(self._held)
+
+    def start_volumes(self, provisioning: dict[str, float], until: float) -> PVController:
+        """Run a PV controller and provisioner (:mod:`kubesched.sim.pvcontroller`):
+        VolumeBinding's PreBind then waits for it, as upstream's waits for a real one."""
+        volumes = PVController(self.api, self.loop, provisioning, until=until)
+        self.api.watch(volumes)
+        self.api.volume_waiter = volumes.wait_for_volumes
+        self.volumes = volumes
+        return volumes
+
+    def _held(self, pod: api.Pod) -> None:
+        """A bind held while PreBind waited for volumes: its binding cycle began now."""
+        since = self._binding_since
+        self._held_since[pod.key] = self.loop.now if since is None else since
 
     def _bound(self, pod: api.Pod) -> None:
-        since = self._binding_since
+        since = self._held_since.pop(pod.key, self._binding_since)
         self.scheduled_at[pod.key] = self.loop.now if since is None else since
 
     def _submit_binding(self, fn: Callable[[], None]) -> None:
@@ -138,11 +157,12 @@ class SimCluster:
 
         def run() -> None:
             t0 = time.perf_counter()
+            outer = self._binding_since  # a PreBind waiting for volumes runs others inside
             self._binding_since = submitted
             try:
                 fn()
             finally:
-                self._binding_since = None
+                self._binding_since = outer
             self.wall_seconds += time.perf_counter() - t0
 
         delay = self._client_wait() + self.timing.bind_latency

@@ -4,8 +4,8 @@
 volume's ``volumeClaimTemplate``, owned by the Pod (controller reference).  Until it exists
 VolumeBinding keeps the Pod waiting (``waiting for ephemeral volume controller to create the
 persistentvolumeclaim``); the claim's Add event requeues it.  Claims are not deleted with
-their Pod (upstream's garbage collector does that; a released claim's PV is not reclaimed
-here either: ``docs/storage.md``).
+their Pod (upstream's garbage collector does that; a deleted claim's PV is reclaimed by
+:mod:`kubesched.sim.pvcontroller`).
 """
 
 from __future__ import annotations

@@ -28,6 +28,8 @@ Format (``kind: Scenario``, ``apiVersion: kubesched.io/v1alpha1``)::
       admission: {configuration: {...}}   # a Kueue Configuration (config.kueue.x-k8s.io/
                                           # v1beta1): fairSharing, waitForPodsReady
       faults: [...]                  # fault drills (kubesched.sim.faults)
+      provisioningSeconds: {fast-ssd: 3}   # per StorageClass: seconds its provisioner takes
+                                           # to create a PV (kubesched.sim.pvcontroller)
 
 ``lifetimeSeconds`` is the mean of an exponential lifetime counted from the bind (absent:
 the Pod runs forever).  ``nodeStartupSeconds`` is the node side of startup (image pull,
@@ -122,6 +124,8 @@ class Scenario:
     """``spec.kubernetesVersion`` and ``spec.featureGates`` (default: the newest version)."""
     version_given: bool = False
     """Whether the scenario named its Kubernetes version."""
+    provisioning: dict[str, float] = field(default_factory=dict)
+    """``spec.provisioningSeconds``: StorageClass name -> seconds its provisioner takes."""
 
 
 def scenario_schema() -> dict[str, Any]:
@@ -181,6 +185,9 @@ def build_scenario(
         gates=featuregates.from_spec(spec.get("kubernetesVersion"), spec.get("featureGates"), p),
         version_given="kubernetesVersion" in spec,
     )
+    provisioning = sf.opt(spec, "provisioningSeconds", p, dict, {})
+    for klass in provisioning:
+        sc.provisioning[str(klass)] = sf.number(provisioning, klass, f"{p}.provisioningSeconds")
     pools = sf.opt(spec, "nodePools", p, list, [])
     workloads = sf.opt(spec, "workloads", p, list, [])
     literal = sf.opt(spec, "objects", p, list, [])

@@ -41,6 +41,7 @@ SPEC_FIELDS = (
     "objects",
     "admission",
     "faults",
+    "provisioningSeconds",
 )
 TIMING_FIELDS = (
     "cycleSeconds",

@@ -120,6 +120,9 @@ def _run(
         kueue=sc.kueue,
         warn=False,  # the scenario's parse warned once already
     )
+    last_arrival = sc.arrivals[-1].at if sc.arrivals else 0.0
+    end = max(sc.duration, last_arrival) + sc.drain
+    sim.start_volumes(sc.provisioning, end)
     lifetimes: dict[str, float] = {}
     startups: dict[str, float] = {}
 
@@ -147,8 +150,6 @@ def _run(
     for a in sc.arrivals:
         sim.loop.call_at(a.at, arrive(a))
     wall0 = time.perf_counter()
-    last_arrival = sc.arrivals[-1].at if sc.arrivals else 0.0
-    end = max(sc.duration, last_arrival) + sc.drain
     tl = timeline.Timeline(sim, interval=sample_interval, pace=pace)
     stats = sim.api.stats
 

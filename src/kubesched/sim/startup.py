@@ -9,7 +9,9 @@ segment               from -> to                                 what it is
 ``admission``         created -> ungated (schedulingGates empty)  admission, quota, gates
 ``scheduling``        ungated -> scheduled (the cycle chose a     the queue and every
                       node, Permit passed)                        scheduling attempt
-``binding``           scheduled -> bound (PodScheduled=True)      binding cycle, API
+``binding``           scheduled -> bound (PodScheduled=True)      binding cycle (PreBind's
+                                                                  wait for volume binding
+                                                                  and provisioning), API
 ``node``              bound -> Ready                              image pull, volumes,
                                                                   devices, probes
 ====================  =========================================  ==========================

@@ -21,7 +21,8 @@ Definitions (docs/design.md's "is the place worth having"):
   for a whole node, cross-NUMA Pods), None where no profile enables GpuDevices.
 
 :func:`waiting_pods` describes Pods still Pending at the end from the API server's creation
-time and ``PodScheduled=False`` condition: a distribution of ages and the oldest, by reason.
+time and ``PodScheduled=False`` condition: a distribution of ages and the oldest, by reason;
+with the simulator's PV controller, ``volumes`` names the claims a Pending Pod waits on.
 """
 
 from __future__ import annotations
@@ -197,13 +198,37 @@ def waiting_pods(sim: SimCluster, keys: list[str], now: float) -> dict[str, Any]
     unschedulable = [
         (key, message) for _, key, reason, message in rows if reason == "Unschedulable"
     ]
-    return {
+    out = {
         "count": len(rows),
         "byReason": dict(sorted(by_reason.items())),
         "agesSeconds": [round(a, 3) for a in ages],
         "oldest": oldest,
         "capacity": pending_capacity(sim, unschedulable[:MAX_CAPACITY_PODS]),
     }
+    volumes = _waiting_on_volumes(sim, [(key, msg) for _, key, _, msg in rows])
+    if volumes:  # a run without claims keeps its summary
+        out["volumes"] = volumes
+    return out
+
+
+def _waiting_on_volumes(sim: SimCluster, rows: list[tuple[str, str]]) -> list[dict[str, Any]]:
+    """Why Pending, for Pods with claims not bound yet (the oldest first, at most
+    :data:`MAX_CAPACITY_PODS`): ``{"pod", "message", "claims"}``, each claim as
+    :meth:`~kubesched.sim.pvcontroller.PVController.claims_waited_on` names it."""
+    controller = sim.volumes
+    if controller is None:
+        return []
+    out = []
+    for key, message in rows:
+        pod = sim.api.pods.get(key)
+        if pod is None or not pod.volumes:
+            continue
+        claims = controller.claims_waited_on(pod)
+        if claims:
+            out.append({"pod": key, "message": message, "claims": claims})
+        if len(out) >= MAX_CAPACITY_PODS:
+            break
+    return out
 
 
 def pending_capacity(sim: SimCluster, pods: list[tuple[str, str]]) -> list[dict[str, Any]]:

@@ -13,19 +13,23 @@
   refused at configuration time, as upstream refuses it).
 - Reserve / Unreserve: the chosen node's bindings are assumed (the PV with its ``claimRef``,
   a claim to provision with the selected-node annotation) / restored.
-- PreBind: the bindings are made as the PV controller and a provisioner would make them at
-  once (the PV ``Bound`` to the claim, the claim ``Bound`` with ``volumeName``; a provisioned
-  PV created for a claim to provision), written through the API client when it writes
-  objects, and kept assumed until the API server's versions arrive.  Upstream's PreBind
-  writes the claim and PV and waits (``bindTimeoutSeconds``) for the PV controller; the
-  controller's latency is not modelled (``docs/storage.md``).
+- PreBind: with an API client that runs a PV controller (:class:`VolumeBindWaiter`, the
+  simulator's), upstream's ``BindPodVolumes``: the PV's ``claimRef`` (a static match) and
+  the claim's selected-node annotation (a claim to provision) are written, then PreBind
+  waits for the controller to bind them, polling every second up to
+  ``bindTimeoutSeconds`` (``binding volumes: context deadline exceeded`` after it).
+  Without one (explain, schedule, bench), the bindings are made as the PV controller and a
+  provisioner would make them at once (the PV ``Bound`` to the claim, the claim ``Bound``
+  with ``volumeName``; a provisioned PV created for a claim to provision), written through
+  the API client when it writes objects, and kept assumed until the API server's versions
+  arrive (``docs/storage.md``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -58,8 +62,22 @@ from kubesched.state.storage import storage_of
 
 NAME = names.VOLUME_BINDING
 ERR_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
+ERR_BIND_TIMEOUT = "binding volumes: context deadline exceeded"
 DEFAULT_BIND_TIMEOUT_SECONDS = 600
 _KEY = NAME
+
+
+@runtime_checkable
+class VolumeBindWaiter(Protocol):
+    """An API client with a PV controller behind it (the simulator's): PreBind writes the
+    bindings and waits for the controller, as upstream's does."""
+
+    def binds_claims(self) -> bool:
+        """Whether a PV controller binds claims here (False: PreBind binds them itself)."""
+
+    def wait_for_volumes(self, pod: api.Pod, claims: list[str], timeout: float) -> bool:
+        """Wait until every claim (``namespace/name``) of ``pod`` is bound: True, or False
+        after ``timeout`` seconds."""
 
 
 @dataclass(slots=True)
@@ -220,6 +238,20 @@ class VolumeBinding:
         volumes = s.by_node.get(node)
         if volumes is None:
             return error(f'no pod volume found for node "{node}"')
+        waiter = self.handle.api if isinstance(self.handle.api, VolumeBindWaiter) else None
+        if waiter is not None and waiter.binds_claims() and isinstance(waiter, ObjectWriter):
+            writes = [pv.raw for pv, _claim in volumes.static]
+            writes += [claim.raw for claim, _cap in volumes.dynamic]
+            keys = [claim.key for _pv, claim in volumes.static]
+            keys += [claim.key for claim, _cap in volumes.dynamic]
+            try:
+                for raw in writes:
+                    waiter.update_object(dict(raw))
+            except Exception as err:
+                return error(f"binding volumes: {err}")
+            if waiter.wait_for_volumes(pod, keys, self.bind_timeout):
+                return SUCCESS
+            return error(ERR_BIND_TIMEOUT)
         cluster = self.handle.cluster
         storage = storage_of(cluster)
         pairs = [b.bound_pair(pv, claim) for pv, claim in volumes.static]
