@@ -12,7 +12,8 @@ lowercase consonants and digits), drawn from a seeded generator and redrawn on a
 Nodes get ``kubernetes.io/hostname=<name>`` unless the template sets it.  Pods of a
 ``createPods`` op with a template get upstream's ``signature`` label
 (``signature-label-<index / signatureBatchSize>``).  Without a template, upstream's base Node
-and base Pod are used (:func:`base_node`, :func:`base_pod`).
+and base Pod are used (:func:`base_node`, :func:`base_pod`).  The volume fields make a
+CSINode per Node (:func:`csinode`) and each Pod's bound claim and volume (:class:`VolumeMaker`).
 """
 
 from __future__ import annotations
@@ -273,7 +274,6 @@ class VolumeMaker:
         pvc, pv = self.pvc.document(index, count), self.pv.document(index, count)
         name = f"{ns}-vol-{index}"
         pv["metadata"] = {**(pv.get("metadata") or {}), "name": name}
-        pv.get("metadata", {}).pop("generateName", None)
         spec = pv.setdefault("spec", {})
         if isinstance(spec.get("csi"), dict):
             spec["csi"] = {**spec["csi"], "volumeHandle": name}
