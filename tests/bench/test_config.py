@@ -53,7 +53,7 @@ MALFORMED = [
     (_set([*OP1, "podTemplatePath"], "missing.yaml"), "Basic.workloadTemplate[1].podTemplatePath",
      "no such file"),
     (_set([*OP1, "persistentVolumeClaimTemplatePath"], "pod.yaml"),
-     "Basic.workloadTemplate[1].persistentVolumeClaimTemplatePath", "not supported"),
+     "Basic.workloadTemplate[1].persistentVolumeTemplatePath", "must be set with a claim"),
     (_set([*OP1, "opcode"], "createPodz"), "Basic.workloadTemplate[1].opcode", "unknown opcode"),
     (_set([*OP1, "opcode"], "updateAny"), "Basic.workloadTemplate[1].opcode", "not supported"),
     (_set(["workloadTemplate", 0], {"opcode": "createNodes", "count": -1}),

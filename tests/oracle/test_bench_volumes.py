@@ -6,8 +6,13 @@ them: createNodes without a template (scheduler_perf's base Node) and with
 
 from __future__ import annotations
 
+import re
 import subprocess
+import sys
 from pathlib import Path
+
+import pytest
+import yaml
 
 # upstream's test/integration/scheduler_perf/templates/pv-csi.yaml and pvc.yaml
 PV_CSI = """apiVersion: v1
@@ -77,3 +82,61 @@ def test_the_csinode_attach_limit_holds_the_pod_over_it(kube_oracle: Path, tmp_p
     run = _bench(kube_oracle, tmp_path, "over")
     assert run.returncode == 1
     assert "3 pods bound" in run.stdout and "3 of 4" in run.stdout, run.stdout
+
+
+def test_kubesched_bench_holds_the_same_pod_over_the_attach_limit(
+    kube_oracle: Path, tmp_path: Path
+) -> None:
+    """The same workload through ``kubesched bench``: 3 of 4 Pods bound, as upstream."""
+    _bench(kube_oracle, tmp_path, "over")  # writes the config and templates
+    rc, out = ours(str(tmp_path / "config.yaml"), "over")
+    assert rc == 1 and "3 pods bound" in out
+
+
+def ours(config: str, workload: str, *args: str) -> tuple[int, str]:
+    """``kubesched bench`` in a subprocess (its summary lines on stdout)."""
+    cmd = [sys.executable, "-m", "kubesched", "bench", config, "--workload", workload]
+    run = subprocess.run(
+        [*cmd, "--no-progress", "--timeout", "10", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    return run.returncode, run.stdout
+
+
+VOLUMES = Path(__file__).resolve().parents[2] / "benchmarks" / "volumes"
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "SchedulingSecrets",
+        "SchedulingInTreePVs",
+        "SchedulingMigratedInTreePVs",
+        "SchedulingCSIPVs",
+        "PreemptionPVs",
+    ],
+)
+def test_upstreams_volumes_suite_binds_as_many_pods_as_upstream(
+    kube_oracle: Path, tmp_path: Path, case: str
+) -> None:
+    """Each case's 5Nodes workload of ``benchmarks/volumes`` through both benches: the same
+    Pods bound.  kube-oracle bench takes no ``featureGates``, so both run a copy without
+    them (``SchedulerQueueingHints`` changes no decision of these workloads)."""
+    doc = yaml.safe_load((VOLUMES / "performance-config.yaml").read_text())
+    for tc in doc:
+        for w in tc["workloads"]:
+            w.pop("featureGates", None)
+    text = yaml.safe_dump(doc, sort_keys=False).replace("templates/", f"{VOLUMES}/templates/")
+    config = tmp_path / "volumes.yaml"
+    config.write_text(text)
+    args = [str(config), "--case", case, "--workload", "5Nodes"]
+    up = subprocess.run(
+        [str(kube_oracle), "bench", *args], capture_output=True, text=True, timeout=300
+    )
+    assert up.returncode == 0, up.stderr
+    rc, out = ours(str(config), "5Nodes", "--case", case, "--kubernetes-version", "1.34")
+    assert rc == 0, out
+    bound = [re.search(r", (\d+) pods bound in ", s.splitlines()[-1]) for s in (up.stdout, out)]
+    assert bound[0] and bound[1] and bound[0].group(1) == bound[1].group(1)

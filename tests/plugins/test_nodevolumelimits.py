@@ -4,7 +4,13 @@ CSI driver, unbound claims counted by their class's provisioner, missing claims.
 
 from __future__ import annotations
 
+import numpy as np
+
+from kubesched.api.parse import parse_node, parse_pod
+from kubesched.framework import interface as fw
 from kubesched.plugins import nodevolumelimits as nvl
+from kubesched.state.cache import ClusterState
+from kubesched.testing import FakeApi
 from tests.plugins._storage import (
     claim_volume,
     csinode,
@@ -114,3 +120,25 @@ def test_unbound_claim_counts_by_its_class_provisioner() -> None:
         pod("r1", claim_volume("a"), node_name="n1"),
     ]
     assert verdicts(explain(items, pod("new", claim_volume("b"))))["n1"] == (nvl.NAME, [EXCEEDED])
+
+
+def test_a_changed_volume_of_a_running_pod_is_counted_again() -> None:
+    """The Pods already on a node have their volumes remembered between cycles; a change of
+    a storage object (here the running Pod's PV moving to another driver) forgets them."""
+    cluster = ClusterState()
+    cluster.add_node(parse_node(node("n1")))
+    for obj in [csinode("n1", ebs_csi_aws_com=1), *bound("a"), *bound("b")]:
+        cluster.apply_object(obj)
+    cluster.add_pod(parse_pod(pod("running", claim_volume("a"), node_name="n1")))
+    plugin = nvl.NodeVolumeLimits(None, fw.Handle(cluster, FakeApi(cluster)))
+    new = parse_pod(pod("new", claim_volume("b")))
+    rows = np.asarray([cluster.nodes.row_of["n1"]], dtype=np.int64)
+
+    def over_limit() -> bool:
+        state = fw.CycleState()
+        plugin.pre_filter(state, new, cluster)
+        return bool(plugin.filter(state, new, cluster, rows).codes[0])
+
+    assert over_limit() and over_limit()
+    cluster.apply_object(pv("pv-a", claim="a", csi=("other.csi.example.com", "h-a")))
+    assert not over_limit()

@@ -195,6 +195,8 @@ def op_problems(op: Op, *, resolved: bool = False) -> list[tuple[str, str]]:
             out.append(("", "collectMetrics and skipWaitToCompletion cannot be true at once"))
         if f.get("skipWaitToCompletion") and f.get("steadyState"):
             out.append(("", "skipWaitToCompletion and steadyState cannot be true at once"))
+        if f.get("persistentVolumeClaimTemplatePath") and not f.get("persistentVolumeTemplatePath"):
+            out.append(("persistentVolumeTemplatePath", "must be set with a claim template"))
         if resolved and f.get("steadyState") and f.get("duration", 0) <= 0:
             out.append(("duration", "when creating pods in a steady state, it must be > 0"))
     if op.opcode == "deletePods" and f.get("deletePodsPerSecond", 0) < 0:

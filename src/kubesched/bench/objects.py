@@ -12,7 +12,8 @@ lowercase consonants and digits), drawn from a seeded generator and redrawn on a
 Nodes get ``kubernetes.io/hostname=<name>`` unless the template sets it.  Pods of a
 ``createPods`` op with a template get upstream's ``signature`` label
 (``signature-label-<index / signatureBatchSize>``).  Without a template, upstream's base Node
-and base Pod are used (:func:`base_node`, :func:`base_pod`).
+and base Pod are used (:func:`base_node`, :func:`base_pod`).  The volume fields make a
+CSINode per Node (:func:`csinode`) and each Pod's bound claim and volume (:class:`VolumeMaker`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from __future__ import annotations
 import copy
 import itertools
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from kubesched.api import objects as api
@@ -54,6 +55,8 @@ CLUSTER_SCOPED = frozenset(
 )
 """Kinds created without a namespace; every other kind is namespaced."""
 
+Obj = dict[str, Any]
+"""A manifest as a mapping."""
 Exists = Callable[[str], bool]
 """Whether a name is taken (the API server would answer 409)."""
 
@@ -180,12 +183,19 @@ class NodeMaker:
     """Nodes of one op; ``default_prefix`` names them when the template has no name at all."""
 
     def __init__(
-        self, manifest: Manifest | None, names: Names, exists: Exists, default_prefix: str
+        self,
+        manifest: Manifest | None,
+        names: Names,
+        exists: Exists,
+        default_prefix: str,
+        allocatable: Mapping[str, str] | None = None,
     ) -> None:
         self.manifest = manifest
         self.names = names
         self.exists = exists
         self.default_prefix = default_prefix
+        self.allocatable = dict(allocatable or {})
+        """Added to each Node's ``status.allocatable`` (``nodeAllocatableStrategy``)."""
         self._base: api.Node | None = None
         self._meta: dict[str, Any] = {}
         if manifest is None or manifest.static:
@@ -195,6 +205,10 @@ class NodeMaker:
             self._base = self._parse(doc)
 
     def _parse(self, doc: dict[str, Any]) -> api.Node:
+        if self.allocatable:  # as the API server defaults it, then upstream's patch
+            status = doc.setdefault("status", {})
+            allocatable = dict(status.get("allocatable") or status.get("capacity") or {})
+            status["allocatable"] = {**allocatable, **self.allocatable}
         try:
             return parse_node(doc)
         except InputError as err:
@@ -220,6 +234,68 @@ class NodeMaker:
             node = self._parse(doc)
         node.labels.setdefault(HOSTNAME_LABEL, node.name)
         return node
+
+
+MIGRATED_PLUGINS = "storage.alpha.kubernetes.io/migrated-plugins"
+"""The CSINode annotation listing the in-tree plugins migrated to CSI on the node."""
+
+
+def csinode(node: str, drivers: Mapping[str, Mapping[str, Any]], migrated: Sequence[str]) -> Obj:
+    """The CSINode upstream's ``NodeAllocatableStrategy`` creates for ``node``: one entry
+    per driver with its ``allocatable`` (``{"count": N}``), and the migrated plugins."""
+    entries = [
+        {"name": name, "nodeID": node, "allocatable": dict(alloc)}
+        for name, alloc in drivers.items()
+    ]
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "CSINode",
+        "metadata": {"name": node, "annotations": {MIGRATED_PLUGINS: ",".join(migrated)}},
+        "spec": {"drivers": entries},
+    }
+
+
+class VolumeMaker:
+    """Each Pod's own claim and volume, bound to each other (upstream
+    ``CreatePodWithPersistentVolume`` with ``bindVolume`` and scheduler_perf's volume
+    factory): Pod ``i`` of ``namespace`` gets claim ``pvc-<i>`` from ``pvc_template`` and
+    volume ``<namespace>-vol-<i>`` from ``pv_template`` (a CSI volume's ``volumeHandle``
+    is its name, an AWS disk's ``volumeID`` is ``vol-<i>``), both with status ``Bound``;
+    the Pod's only volume is that claim."""
+
+    def __init__(self, pv_template: str, pvc_template: str, namespace: str) -> None:
+        self.pv = Manifest(pv_template)
+        self.pvc = Manifest(pvc_template)
+        self.namespace = namespace
+
+    def make(self, index: int, count: int) -> tuple[Obj, Obj, api.Volume]:
+        """Pod ``index``'s claim, volume (create the claim first) and the Pod's volume."""
+        ns, claim = self.namespace, f"pvc-{index}"
+        pvc, pv = self.pvc.document(index, count), self.pv.document(index, count)
+        name = f"{ns}-vol-{index}"
+        pv["metadata"] = {**(pv.get("metadata") or {}), "name": name}
+        spec = pv.setdefault("spec", {})
+        if isinstance(spec.get("csi"), dict):
+            spec["csi"] = {**spec["csi"], "volumeHandle": name}
+        elif isinstance(spec.get("awsElasticBlockStore"), dict):
+            spec["awsElasticBlockStore"] = {
+                **spec["awsElasticBlockStore"],
+                "volumeID": f"vol-{index}",
+            }
+        spec["claimRef"] = {
+            "kind": "PersistentVolumeClaim",
+            "namespace": ns,
+            "name": claim,
+            "apiVersion": "v1",
+        }
+        pv["status"] = {"phase": "Bound"}
+        pvc["metadata"] = {**(pvc.get("metadata") or {}), "name": claim, "namespace": ns}
+        pvc.setdefault("spec", {})["volumeName"] = name
+        pvc["status"] = {"phase": "Bound"}
+        for doc, kind in ((pv, "PersistentVolume"), (pvc, "PersistentVolumeClaim")):
+            doc.setdefault("apiVersion", "v1")
+            doc.setdefault("kind", kind)
+        return pvc, pv, api.Volume("vol", api.VOLUME_PVC, claim=claim)
 
 
 def base_node() -> dict[str, Any]:

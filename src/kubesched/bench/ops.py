@@ -51,8 +51,13 @@ class Ops:
     def _CreateNodes(self, step: p.CreateNodes) -> None:
         manifest = objects.Manifest(step.template, step.template_params) if step.template else None
         taken: set[str] = set()
+        strategy = step.allocatable
         maker = objects.NodeMaker(
-            manifest, self.names, lambda n: n in self.api.nodes or n in taken, f"node-{step.index}-"
+            manifest,
+            self.names,
+            lambda n: n in self.api.nodes or n in taken,
+            f"node-{step.index}-",
+            strategy.allocatable if strategy else None,
         )
         nodes: list[api.Node] = []
         for i in range(step.count):
@@ -66,6 +71,9 @@ class Ops:
             if step.unique_label_key:
                 node.labels[step.unique_label_key] = self.names.uid()
             self.writer.create(self.api.create_node, node)
+            if strategy is not None:
+                doc = objects.csinode(node.name, strategy.csi, strategy.migrated)
+                self.writer.create(self.api.create_object, doc)
 
     def _CreateNamespaces(self, step: p.CreateNamespaces) -> None:
         labels: dict[str, str] = {}
@@ -92,8 +100,16 @@ class Ops:
             self._steady(step, maker)
         else:
             waiting: set[str] = set()
+            volumes = None
+            if step.pv_template and step.pvc_template:
+                volumes = objects.VolumeMaker(step.pv_template, step.pvc_template, ns)
             for i in range(step.count):
                 pod = maker.make(i, step.count)
+                if volumes is not None:
+                    pvc, pv, volume = volumes.make(i, step.count)
+                    self.writer.create(self.api.create_object, pvc)
+                    self.writer.create(self.api.create_object, pv)
+                    pod.volumes = (volume,)
                 self.writer.create(self.api.create_pod, pod)
                 waiting.add(pod.key)
             if step.skip_wait:

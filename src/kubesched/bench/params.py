@@ -36,6 +36,19 @@ class CreateNodes:
     label_values: tuple[str, ...] = ()
     unique_label_key: str = ""
     template_params: Mapping[str, Any] = field(default_factory=dict)
+    allocatable: NodeAllocatable | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NodeAllocatable:
+    """``nodeAllocatableStrategy`` (upstream ``NodeAllocatableStrategy``): ``allocatable``
+    is added to each Node's ``status.allocatable``; each Node gets a CSINode listing
+    ``csi`` (driver name to its ``allocatable``, e.g. ``{"count": 39}``) with the
+    ``storage.alpha.kubernetes.io/migrated-plugins`` annotation of ``migrated``."""
+
+    allocatable: Mapping[str, str] = field(default_factory=dict)
+    csi: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    migrated: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +75,10 @@ class CreatePods:
     duration: float = 0.0
     signature_batch_size: int = 1
     template_params: Mapping[str, Any] = field(default_factory=dict)
+    pv_template: str | None = None
+    """``persistentVolumeTemplatePath``: with ``pvc_template``, each Pod gets its own bound
+    claim and volume (upstream ``CreatePodWithPersistentVolume``)."""
+    pvc_template: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,6 +262,15 @@ def _resolve_fields(op: Op, params: Params) -> dict[str, Any]:
     return f
 
 
+def _allocatable(raw: Mapping[str, Any] | None) -> NodeAllocatable | None:
+    if raw is None:
+        return None
+    csi = {str(k): dict(v or {}) for k, v in (raw.get("csiNodeAllocatable") or {}).items()}
+    return NodeAllocatable(
+        dict(raw.get("nodeAllocatable") or {}), csi, tuple(raw.get("migratedPlugins") or ())
+    )
+
+
 def _step(op: Op, f: Mapping[str, Any], case: TestCase) -> Step:
     i, tp = op.index, f.get("templateParams", {})
     ns = f.get("namespace")
@@ -259,6 +285,7 @@ def _step(op: Op, f: Mapping[str, Any], case: TestCase) -> Step:
             tuple(label.get("labelValues", ())),
             unique.get("labelKey", ""),
             tp,
+            _allocatable(f.get("nodeAllocatableStrategy")),
         )
     if op.opcode == "createNamespaces":
         return CreateNamespaces(
@@ -276,6 +303,8 @@ def _step(op: Op, f: Mapping[str, Any], case: TestCase) -> Step:
             f.get("duration", 0.0),
             f.get("signatureBatchSize") or 1,
             tp,
+            f.get("persistentVolumeTemplatePath"),
+            f.get("persistentVolumeClaimTemplatePath"),
         )
     if op.opcode == "deletePods":
         return DeletePods(

@@ -34,6 +34,13 @@ INT, NUM, BOOL, STR, PARAM, PATH, PATHS, STRS, STRMAP, MAP, DURATION = (
 )
 LABEL_STRATEGY = {"labelKey": STR, "labelValues": STRS}
 UNIQUE_LABEL_STRATEGY = {"labelKey": STR}
+NODE_ALLOCATABLE_STRATEGY = {
+    "nodeAllocatable": STRMAP,
+    "csiNodeAllocatable": MAP,
+    "migratedPlugins": STRS,
+}
+"""Upstream's ``NodeAllocatableStrategy``: allocatable set on every Node, and a CSINode per
+Node with each driver's ``VolumeNodeResources`` (``{count: N}``) and the migrated plugins."""
 UNSUPPORTED = "is not supported by kubesched"
 
 OPS: dict[str, dict[str, Any]] = {
@@ -43,7 +50,7 @@ OPS: dict[str, dict[str, Any]] = {
         "nodeTemplatePath": PATH,
         "labelNodePrepareStrategy": LABEL_STRATEGY,
         "uniqueNodeLabelStrategy": UNIQUE_LABEL_STRATEGY,
-        "nodeAllocatableStrategy": UNSUPPORTED,
+        "nodeAllocatableStrategy": NODE_ALLOCATABLE_STRATEGY,
         "templateParams": MAP,
     },
     "createNamespaces": {
@@ -64,8 +71,8 @@ OPS: dict[str, dict[str, Any]] = {
         "namespace": STR,
         "podTemplatePath": PATH,
         "skipWaitToCompletion": BOOL,
-        "persistentVolumeTemplatePath": UNSUPPORTED,
-        "persistentVolumeClaimTemplatePath": UNSUPPORTED,
+        "persistentVolumeTemplatePath": PATH,
+        "persistentVolumeClaimTemplatePath": PATH,
         "templateParams": MAP,
         "signatureBatchSize": INT,
         "signatureBatchSizeParam": PARAM,

@@ -59,6 +59,10 @@ VOLUME_ID_PREFIX = "kubesched"
 from real handles; a fixed prefix keeps runs reproducible."""
 
 
+MEMO_MAX = 100_000
+"""Pods whose attachable volumes are remembered before the memo starts again."""
+
+
 class LookupError_(Exception):
     """A claim of the new Pod is missing (upstream's NotFound error: ``code``
     UnschedulableAndUnresolvable), or an ephemeral claim is not the Pod's (``code`` Error)."""
@@ -147,6 +151,8 @@ class NodeVolumeLimits:
     def __init__(self, args: object | None, handle: Handle) -> None:
         del args
         self.handle = handle
+        self._token: tuple[Storage | None, int] = (None, -1)
+        self._memo: dict[int, tuple[api.Pod, dict[str, str]]] = {}
 
     def sign(self, pod: api.Pod) -> object:
         """Result reuse: Pods without volumes are all alike here; others are not reused."""
@@ -192,7 +198,13 @@ class NodeVolumeLimits:
         self, state: CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
     ) -> Verdict:
         """Upstream ``Filter`` for each node of ``rows`` (module docstring); only nodes
-        whose CSINode sets a limit are looked at one by one."""
+        whose CSINode sets a limit are looked at one by one.
+
+        What a Pod attaches depends on the node only through whether it has a CSINode
+        (:func:`~kubesched.api.csimigration.migration_on`), and the new Pod's lookup errors
+        not at all: so the new Pod's volumes are found once per call, and each Pod already
+        on a node has its volumes found once while the storage objects stay as they are
+        (:meth:`_attached`)."""
         codes = np.zeros(rows.shape[0], dtype=np.int8)
         table: dict[int, Status] = {1: _EXCEEDED}
         if not pod.volumes:
@@ -200,21 +212,35 @@ class NodeVolumeLimits:
         storage = storage_of(cluster)
         moved = state.get(_KEY)
         nodes = cluster.nodes.nodes
+        try:
+            attachable(storage, pod, None, True)  # the node-independent lookup errors
+            failed: Status | None = None
+        except LookupError_ as err:
+            failed = Status(err.code, (str(err),))
+        on_csinode: dict[str, str] | None = None
         for i, row in enumerate(rows.tolist()):
             node = nodes[row]
             if node is None:
                 continue
+            if failed is not None:
+                table[2] = failed
+                codes[i] = 2
+                continue
             csinode = storage.csinode(node.name)
+            if csinode is None:
+                continue
+            if on_csinode is None:
+                on_csinode = attachable(storage, pod, csinode, True)
+            if not on_csinode:
+                continue
+            limits = {d: c for d, c in csinode.drivers.items() if c is not None}
+            if not limits:
+                continue
+            new_volumes = dict(on_csinode)
             try:
-                new_volumes = attachable(storage, pod, csinode, True)
-                if not new_volumes or csinode is None:
-                    continue
-                limits = {d: c for d, c in csinode.drivers.items() if c is not None}
-                if not limits:
-                    continue
                 attached: dict[str, str] = {}
                 for other in _pods_on(storage, row, moved):
-                    attached.update(attachable(storage, other, csinode, False))
+                    attached.update(self._attached(storage, other, csinode))
             except LookupError_ as err:
                 status = Status(err.code, (str(err),))
                 code = next((c for c, s in table.items() if s == status), len(table) + 1)
@@ -234,6 +260,24 @@ class NodeVolumeLimits:
             ):
                 codes[i] = 1
         return Verdict(codes, table)
+
+    def _attached(self, storage: Storage, pod: api.Pod, csinode: st.CSINode) -> dict[str, str]:
+        """:func:`attachable` of a Pod already on a node with a CSINode, remembered per Pod
+        while ``storage`` has the same objects and assumes nothing (its ``version`` counts
+        every change of a storage object; an assumed PV or claim is not counted there, so
+        nothing is remembered while there is one).  Callers must not change the result."""
+        if storage.assumed_pvs or storage.assumed_pvcs:
+            return attachable(storage, pod, csinode, False)
+        token = self._token
+        if token[0] is not storage or token[1] != storage.version or len(self._memo) > MEMO_MAX:
+            self._token = (storage, storage.version)
+            self._memo = {}
+        hit = self._memo.get(id(pod))
+        if hit is not None and hit[0] is pod:
+            return hit[1]
+        found = attachable(storage, pod, csinode, False)
+        self._memo[id(pod)] = (pod, found)
+        return found
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """CSINode/Add, CSINode/Update, Pod/Delete and PVC/Add (hinted); VolumeAttachment
