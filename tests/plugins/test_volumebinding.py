@@ -347,3 +347,27 @@ def test_bound_regional_gce_pd_with_zones_of_two_regions_is_an_error() -> None:
         "failed to translate pv to csi: could not translate pv: failed to get region from "
         "zones: multiple or no regions gotten from zones, got: map[us-east1:{} us-west1:{}]"
     )
+
+
+def test_pre_bind_checks_a_static_in_tree_pv_as_its_csi_translation() -> None:
+    """Upstream ``checkBindings``: a WaitForFirstConsumer claim matches a GCE PD PV with no
+    node affinity (Filter does not translate), PreBind binds it, then finds its translation
+    (``topology.gke.io/zone``, on a node where gce-pd is migrated) not admitting the node: an
+    error; the next attempt finds the claim bound to a PV in conflict."""
+    items = [
+        node("n1", **{ZONE: "z1"}),
+        {
+            "kind": "CSINode",
+            "apiVersion": "storage.k8s.io/v1",
+            "metadata": {"name": "n1", "annotations": {MIGRATED: "kubernetes.io/gce-pd"}},
+            "spec": {"drivers": []},
+        },
+        storage_class("gce", provisioner="kubernetes.io/gce-pd"),
+        pvc("a", klass="gce"),
+        pv("disk", klass="gce", labels={ZONE: "z1"}, gcePersistentDisk={"pdName": "d1"}),
+    ]
+    cluster = {"apiVersion": "v1", "kind": "List", "items": items}
+    got = kubesched.schedule(cluster, [pod("pa", claim_volume("a"))])["pods"]["default/pa"]
+    assert got["result"] == "Unschedulable"
+    assert got["attempts"] == 2
+    assert b.ERR_REASON_NODE_CONFLICT in got["message"]
