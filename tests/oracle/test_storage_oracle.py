@@ -2,8 +2,8 @@
 PersistentVolumes, claims, StorageClasses, CSINodes, CSIDrivers and CSIStorageCapacities,
 ``schedule`` completes VolumeBinding's PreBind as the PV controller would
 (``oracle/internal/oracle/pvcontroller.go``), and it answers every case of the storage
-family (``oracle/storage_cases.py``).  kubesched does not model volumes yet, so the family is
-not compared here (``oracle/diff.py --family storage`` does)."""
+family (``oracle/storage_cases.py``).  kubesched's answers to the family are compared by
+``oracle/diff.py --family storage`` (``.ci/run`` runs it), not here."""
 
 from __future__ import annotations
 
