@@ -66,6 +66,7 @@ def storage_case(seed: int, index: int) -> dict[str, Any]:
 def storage_schedule_case(seed: int, index: int) -> dict[str, Any]:
     """The ``index``-th storage ``kubesched.schedule`` case of ``seed``."""
     gen = _Gen(random.Random(f"storage-schedule/{seed}/{index}"))
+    gen.claims_made = True
     request = gen.request(1)
     first = request.pop("pod")
     made = len(gen.items)
@@ -84,14 +85,17 @@ def storage_schedule_case(seed: int, index: int) -> dict[str, Any]:
 
 
 def _rename_ephemeral(items: list[dict[str, Any]], old: str, meta: dict[str, Any]) -> None:
-    """Keep the ephemeral claims created for a Pod renamed from ``old`` owned by it."""
+    """Keep the ephemeral claims created for a Pod renamed from ``old`` its claims (named
+    ``<pod>-<volume>``; owned by it, or someone else's)."""
     for item in items:
         if item["kind"] != "PersistentVolumeClaim":
             continue
+        name = item["metadata"]["name"]
+        if name.startswith(old + "-scratch-"):
+            item["metadata"]["name"] = meta["name"] + name[len(old) :]
         for ref in item["metadata"].get("ownerReferences", []):
             if ref["name"] == old and ref["uid"] == "uid-" + old:
                 ref["name"], ref["uid"] = meta["name"], meta["uid"]
-                item["metadata"]["name"] = meta["name"] + item["metadata"]["name"][len(old) :]
 
 
 class _Gen:
@@ -103,6 +107,9 @@ class _Gen:
         self.pvs: list[dict[str, Any]] = []
         self.held: dict[str, Any] | None = None  # an RWOP claim a running Pod holds
         self.racy: set[str] = set()  # unbound claims an incoming Pod took
+        # kubesched.schedule runs the ephemeral volume controller and kube-oracle does not:
+        # its cases have every ephemeral claim made already (as that controller makes it)
+        self.claims_made = False
 
     def chance(self, p: float) -> bool:
         return self.r.random() < p
@@ -497,14 +504,15 @@ class _Gen:
 
     def ephemeral(self, ns: str, pod: str, j: int) -> dict[str, Any]:
         """A generic ephemeral volume; its claim (``<pod>-<volume>``) created by the
-        ephemeral volume controller (owned by the Pod), not yet, or someone else's."""
+        ephemeral volume controller (owned by the Pod), not yet (not in schedule cases: see
+        ``claims_made``), or someone else's."""
         vol = f"scratch-{j}"
         cls = self.pick(["standard", "capacity", "immediate", "local"])
         mode = self.pick(["ReadWriteOnce", "ReadWriteOncePod"])
         size = self.pick(SIZES[:3])
         template = {"spec": {"accessModes": [mode], "storageClassName": cls,
                              "resources": {"requests": {"storage": size}}}}  # fmt: skip
-        if self.chance(0.85):
+        if self.chance(0.85) or self.claims_made:
             claim = self._claim(ns, f"{pod}-{vol}", size, [mode], cls)
             claim["status"] = {"phase": "Pending"}
             self.claims.remove(claim)  # not for other Pods to mount by name

@@ -124,6 +124,11 @@ def test_beta_class_annotation_wins() -> None:
             "items[0].storageClassName",
             "Required value",
         ),
+        (
+            {"kind": "VolumeAttachment", "metadata": {"name": "va"}, "spec": {"nodeName": "n"}},
+            "items[0].spec.attacher",
+            "Required value",
+        ),
     ],
 )
 def test_refused_with_field_path(obj: dict[str, Any], path: str, message: str) -> None:

@@ -2,8 +2,8 @@
 PersistentVolumes, claims, StorageClasses, CSINodes, CSIDrivers and CSIStorageCapacities,
 ``schedule`` completes VolumeBinding's PreBind as the PV controller would
 (``oracle/internal/oracle/pvcontroller.go``), and it answers every case of the storage
-family (``oracle/storage_cases.py``).  kubesched does not model volumes yet, so the family is
-not compared here (``oracle/diff.py --family storage`` does)."""
+family (``oracle/storage_cases.py``).  kubesched's answers to the family are compared by
+``oracle/diff.py --family storage`` (``.ci/run`` runs it), not here."""
 
 from __future__ import annotations
 
@@ -140,3 +140,52 @@ def test_the_storage_family_is_reproducible() -> None:
     a = json.dumps([storage_case(5, i) for i in range(20)], sort_keys=True)
     b = json.dumps([storage_case(5, i) for i in range(20)], sort_keys=True)
     assert a == b
+
+
+def test_schedule_cases_have_every_ephemeral_claim_made() -> None:
+    """kubesched.schedule runs the ephemeral volume controller, kube-oracle does not: the
+    schedule cases carry each ephemeral volume's claim (owned by its Pod or not) already;
+    explain cases still leave some out."""
+    missing_in_explain = 0
+    for i in range(60):
+        request = storage_schedule_case(3, i)
+        claims = {
+            (o["metadata"]["namespace"], o["metadata"]["name"])
+            for o in request["cluster"]["items"]
+            if o["kind"] == "PersistentVolumeClaim"
+        }
+        for pod in request["pods"]:
+            meta = pod["metadata"]
+            for v in pod["spec"]["volumes"]:
+                if "ephemeral" in v:
+                    assert (meta["namespace"], f"{meta['name']}-{v['name']}") in claims, (i, v)
+        explain = storage_case(3, i)
+        names = {o["metadata"]["name"] for o in explain["cluster"]["items"]}
+        missing_in_explain += sum(
+            f"{explain['pod']['metadata']['name']}-{v['name']}" not in names
+            for v in explain["pod"]["spec"]["volumes"]
+            if "ephemeral" in v
+        )
+    assert missing_in_explain > 0
+
+
+def test_diff_keeps_missing_claim_warnings_off_stderr(capsys: Any) -> None:
+    """``oracle/diff.py`` counts kubesched's missing-reference warnings (the storage family
+    names missing claims on purpose) instead of printing one per case."""
+    import logging
+
+    import diff
+    from compare import ours
+
+    logger = logging.getLogger("kubesched.admission.references")
+    handlers, propagate = list(logger.handlers), logger.propagate
+    try:
+        kept = diff.quiet_missing_references()
+        request = {"cluster": _list(_node("n1", "z1")), "pod": _pod("p", "gone"), "config": None}
+        answer = ours(request)
+        assert answer["result"] == "Unschedulable"
+        assert kept.count == 1
+        assert "not found" not in capsys.readouterr().err
+    finally:
+        logger.handlers[:] = handlers
+        logger.propagate = propagate

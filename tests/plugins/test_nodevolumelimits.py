@@ -142,3 +142,53 @@ def test_a_changed_volume_of_a_running_pod_is_counted_again() -> None:
     assert over_limit() and over_limit()
     cluster.apply_object(pv("pv-a", claim="a", csi=("other.csi.example.com", "h-a")))
     assert not over_limit()
+
+
+def attachment(name: str, node_name: str, pv_name: str | None, attacher: str = EBS) -> dict:
+    source = {} if pv_name is None else {"persistentVolumeName": pv_name}
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "VolumeAttachment",
+        "metadata": {"name": name},
+        "spec": {"attacher": attacher, "nodeName": node_name, "source": source},
+    }
+
+
+def test_volume_attachments_count_without_their_pods() -> None:
+    """Upstream ``getNodeVolumeAttachmentInfo``: a VolumeAttachment of a CSI PV counts on its
+    node though no Pod there uses the volume (n1); one without a PV name (n2), of a missing PV
+    (n3) or of an in-tree PV (n4) does not; one of a volume the node's Pods use counts once
+    (n5)."""
+    items = [
+        *(node(f"n{i}") for i in range(1, 6)),
+        *(csinode(f"n{i}", ebs_csi_aws_com=1) for i in range(1, 6)),
+        *bound("a"),
+        *bound("b"),
+        pvc("c", volume="pv-c"),
+        pv("pv-c", claim="c", awsElasticBlockStore={"volumeID": "vol-c"}),
+        attachment("va1", "n1", "pv-a"),
+        attachment("va2", "n2", None),
+        attachment("va3", "n3", "pv-gone"),
+        attachment("va4", "n4", "pv-c"),
+        attachment("va5", "n5", "pv-a"),
+        pod("running", claim_volume("a"), node_name="n5"),
+    ]
+    got = verdicts(explain(items, pod("new", claim_volume("b"))))
+    assert got == {
+        "n1": (nvl.NAME, [EXCEEDED]),
+        "n2": (None, []),
+        "n3": (None, []),
+        "n4": (None, []),
+        "n5": (nvl.NAME, [EXCEEDED]),
+    }
+
+
+def test_attached_volume_the_new_pod_uses_counts_twice() -> None:
+    """Upstream keeps the new Pod's volume new when only a VolumeAttachment holds it."""
+    items = [
+        node("n1"),
+        csinode("n1", ebs_csi_aws_com=1),
+        *bound("a"),
+        attachment("va1", "n1", "pv-a"),
+    ]
+    assert verdicts(explain(items, pod("new", claim_volume("a"))))["n1"] == (nvl.NAME, [EXCEEDED])

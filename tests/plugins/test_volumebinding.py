@@ -30,6 +30,7 @@ from tests.plugins._storage import (
 )
 
 NAME = vb.NAME
+MIGRATED = "storage.alpha.kubernetes.io/migrated-plugins"
 
 
 def test_bound_claim_pv_node_affinity() -> None:
@@ -270,3 +271,103 @@ def test_shape_is_refused_while_storage_capacity_scoring_is_off() -> None:
     }
     with pytest.raises(InputError, match="turn on the feature gate StorageCapacityScoring"):
         load_config(cfg, known_plugins=known_plugin_names())
+
+
+def test_bound_in_tree_pv_is_checked_as_its_migrated_csi_form() -> None:
+    """Upstream ``tryTranslatePVToCSI``: on a node whose CSINode lists ``kubernetes.io/aws-ebs``
+    as migrated, a bound EBS PV's zone label becomes a ``topology.ebs.csi.aws.com/zone``
+    requirement, which a node without that label fails (VolumeZone, reading the zone label,
+    passes it).  Without a CSINode the PV keeps its own (empty) node affinity."""
+    migrated = {
+        "kind": "CSINode",
+        "apiVersion": "storage.k8s.io/v1",
+        "spec": {"drivers": [{"name": "ebs.csi.aws.com", "nodeID": "x"}]},
+    }
+    items = [
+        node("n1", **{ZONE: "us-east1-b"}),
+        node("n2", **{ZONE: "us-east1-b"}),
+        node("n3", **{ZONE: "us-east1-b", "topology.ebs.csi.aws.com/zone": "us-east1-b"}),
+        *(
+            {
+                **migrated,
+                "metadata": {
+                    "name": n,
+                    "annotations": {
+                        "storage.alpha.kubernetes.io/migrated-plugins": "a,kubernetes.io/aws-ebs"
+                    },
+                },
+            }
+            for n in ("n1", "n3")
+        ),
+        pvc("data", volume="pv1"),
+        pv(
+            "pv1",
+            claim="data",
+            labels={ZONE: "us-east1-b"},
+            awsElasticBlockStore={"volumeID": "vol-1"},
+        ),
+    ]
+    answer = explain(items, pod("db-0", claim_volume("data")))
+    got = verdicts(answer)
+    assert got["n1"] == (NAME, [b.ERR_REASON_NODE_CONFLICT])
+    assert got["n2"] == (None, [])
+    assert got["n3"] == (None, [])
+
+
+def test_bound_regional_gce_pd_with_zones_of_two_regions_is_an_error() -> None:
+    """Upstream: TranslateInTreePVToCSI fails (``gceGetRegionFromZones``), and so does Filter."""
+    items = [
+        node("n1", **{ZONE: "us-east1-b"}),
+        {
+            "kind": "CSINode",
+            "apiVersion": "storage.k8s.io/v1",
+            "metadata": {
+                "name": "n1",
+                "annotations": {
+                    "storage.alpha.kubernetes.io/migrated-plugins": "kubernetes.io/gce-pd"
+                },
+            },
+            "spec": {"drivers": []},
+        },
+        pvc("data", volume="pv1"),
+        pv(
+            "pv1",
+            claim="data",
+            labels={ZONE: "us-east1-b__us-west1-a"},
+            gcePersistentDisk={"pdName": "d1"},
+        ),
+    ]
+    objs = parse_objects(items)
+    cluster, _ = build_cluster(objs)
+    storage = storage_of(cluster)
+    claims = b.pod_volume_claims(storage, podparse.parse_pod(pod("p", claim_volume("data"))))
+    with pytest.raises(b.BinderError) as err:
+        b.find_pod_volumes(storage, claims, objs.nodes[0])
+    assert str(err.value) == (
+        "failed to translate pv to csi: could not translate pv: failed to get region from "
+        "zones: multiple or no regions gotten from zones, got: map[us-east1:{} us-west1:{}]"
+    )
+
+
+def test_pre_bind_checks_a_static_in_tree_pv_as_its_csi_translation() -> None:
+    """Upstream ``checkBindings``: a WaitForFirstConsumer claim matches a GCE PD PV with no
+    node affinity (Filter does not translate), PreBind binds it, then finds its translation
+    (``topology.gke.io/zone``, on a node where gce-pd is migrated) not admitting the node: an
+    error; the next attempt finds the claim bound to a PV in conflict."""
+    items = [
+        node("n1", **{ZONE: "z1"}),
+        {
+            "kind": "CSINode",
+            "apiVersion": "storage.k8s.io/v1",
+            "metadata": {"name": "n1", "annotations": {MIGRATED: "kubernetes.io/gce-pd"}},
+            "spec": {"drivers": []},
+        },
+        storage_class("gce", provisioner="kubernetes.io/gce-pd"),
+        pvc("a", klass="gce"),
+        pv("disk", klass="gce", labels={ZONE: "z1"}, gcePersistentDisk={"pdName": "d1"}),
+    ]
+    cluster = {"apiVersion": "v1", "kind": "List", "items": items}
+    got = kubesched.schedule(cluster, [pod("pa", claim_volume("a"))])["pods"]["default/pa"]
+    assert got["result"] == "Unschedulable"
+    assert got["attempts"] == 2
+    assert b.ERR_REASON_NODE_CONFLICT in got["message"]

@@ -94,3 +94,117 @@ def pv_csi(pv: PersistentVolume) -> tuple[str, str, str] | None:
         "topology.kubernetes.io/zone", ""
     )
     return plugin, driver, _handle(pv.source, pv.handle, zones)
+
+
+_CSI_TOPOLOGY_KEY = {
+    "awsElasticBlockStore": "topology.ebs.csi.aws.com/zone",
+    "gcePersistentDisk": "topology.gke.io/zone",
+    "cinder": "topology.cinder.csi.openstack.org/zone",
+}
+"""The CSI zone key an in-tree PV's zone topology becomes (azureDisk's keeps its own)."""
+_ZONE_GA, _REGION_GA = "topology.kubernetes.io/zone", "topology.kubernetes.io/region"
+_ZONE_BETA = "failure-domain.beta.kubernetes.io/zone"
+_REGION_BETA = "failure-domain.beta.kubernetes.io/region"
+
+
+class TranslationError(ValueError):
+    """``TranslateInTreePVToCSI`` refused the PV (the message is upstream's)."""
+
+
+def _has_key(terms: tuple[api.NodeSelectorTerm, ...] | None, key: str) -> bool:
+    return any(r.key == key for t in terms or () for r in t.match_expressions)
+
+
+def _rekey(
+    terms: tuple[api.NodeSelectorTerm, ...], old: str, new: str
+) -> tuple[api.NodeSelectorTerm, ...]:
+    """``replaceTopology``: every ``old`` requirement's key becomes ``new``."""
+    return tuple(
+        api.NodeSelectorTerm(
+            tuple(
+                api.Requirement(new, r.operator, r.values) if r.key == old else r
+                for r in t.match_expressions
+            ),
+            t.match_fields,
+        )
+        for t in terms
+    )
+
+
+def _topology_to_csi(pv: PersistentVolume, key: str) -> tuple[api.NodeSelectorTerm, ...] | None:
+    """``translateTopologyFromInTreeToCSI``: the PV's node affinity with its zone topology
+    (node affinity first, else the zone label, ``__``-separated) under the CSI ``key`` and
+    a beta region requirement under the GA region key."""
+    terms = pv.node_affinity
+    if _has_key(terms, _ZONE_GA):
+        zone, region = _ZONE_GA, _REGION_GA
+    elif _has_key(terms, _ZONE_BETA):
+        zone, region = _ZONE_BETA, _REGION_BETA
+    elif _ZONE_GA in pv.labels:
+        zone, region = _ZONE_GA, _REGION_GA
+    elif _ZONE_BETA in pv.labels:
+        zone, region = _ZONE_BETA, _REGION_BETA
+    else:
+        zone, region = _ZONE_GA, _REGION_GA
+    if _has_key(terms, zone):
+        assert terms is not None
+        terms = _rekey(terms, zone, key)
+    elif zone in pv.labels:
+        zones = sorted({z.strip() for z in pv.labels[zone].split("__") if z.strip()})
+        if zones:  # upstream ignores addTopology's "no valid zones" error
+            requirement = api.Requirement(key, "In", tuple(zones))
+            terms = tuple(
+                api.NodeSelectorTerm((*t.match_expressions, requirement), t.match_fields)
+                for t in (terms or (api.NodeSelectorTerm(),))
+            )
+    if region == _REGION_BETA and _has_key(terms, _REGION_BETA):
+        assert terms is not None
+        terms = _rekey(terms, _REGION_BETA, _REGION_GA)
+    return terms
+
+
+def _gce_region_check(pv: PersistentVolume) -> None:
+    """The error ``TranslateInTreePVToCSI`` gives a regional GCE PD whose zones do not name
+    one region (``gceGetRegionFromZones``)."""
+    label = pv.labels.get(_ZONE_BETA) or pv.labels.get(_ZONE_GA, "")
+    zones = label.split("__")
+    if len(zones) <= 1:
+        return
+    regions = set()
+    for z in zones:
+        parts = z.split("-")
+        if len(parts) != 3:
+            raise TranslationError(
+                "failed to get region from zones: zone in unexpected format, expected: "
+                f"{{locale}}-{{region}}-{{zone}}, got: {z}"
+            )
+        regions.add("-".join(parts[:2]))
+    if len(regions) != 1:
+        shown = " ".join(f"{r}:{{}}" for r in sorted(regions))
+        raise TranslationError(
+            f"failed to get region from zones: multiple or no regions gotten from zones, got: "
+            f"map[{shown}]"
+        )
+
+
+def binder_node_affinity(
+    pv: PersistentVolume, csinode: CSINode | None
+) -> tuple[api.NodeSelectorTerm, ...] | None:
+    """The node affinity VolumeBinding checks a bound PV against (``tryTranslatePVToCSI``):
+    an in-tree PV whose migration is on and whose plugin the node's CSINode lists as
+    migrated is translated to CSI first (its zone topology under the driver's key); other
+    PVs keep their own.  Raises :class:`TranslationError` with upstream's message where the
+    translation fails."""
+    if pv.source not in IN_TREE_PLUGINS:
+        return pv.node_affinity
+    plugin = IN_TREE_PLUGINS[pv.source][0]
+    if plugin not in MIGRATED_BY_DEFAULT or csinode is None or not csinode.migrated(plugin):
+        return pv.node_affinity
+    if pv.source == "azureDisk":
+        kind = pv.raw.get("spec", {}).get("azureDisk", {}).get("kind")
+        if kind is not None and str(kind).lower() != "managed":
+            raise TranslationError(f"kind({kind}) is not supported in csi migration")
+        return pv.node_affinity
+    if pv.source == "gcePersistentDisk":
+        _gce_region_check(pv)
+    return _topology_to_csi(pv, _CSI_TOPOLOGY_KEY[pv.source])

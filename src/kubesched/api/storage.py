@@ -1,6 +1,6 @@
 """Storage objects the volume plugins read, parsed from manifests (core/v1 and storage.k8s.io/v1,
 Kubernetes v1.34): PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver,
-CSIStorageCapacity.
+CSIStorageCapacity, VolumeAttachment.
 
 What the API server would refuse raises :class:`~kubesched.api.errors.InputError` with the
 field path (a PV without capacity, a claim without a storage request, an unknown access mode,
@@ -32,6 +32,7 @@ KINDS = (
     "CSINode",
     "CSIDriver",
     "CSIStorageCapacity",
+    "VolumeAttachment",
 )
 """The kinds this module reads (cluster-scoped but the claim and the capacity)."""
 
@@ -201,6 +202,17 @@ class CSIStorageCapacity:
         return self.maximum_volume_size if self.maximum_volume_size is not None else self.capacity
 
 
+@dataclass(frozen=True, slots=True)
+class VolumeAttachment:
+    """A VolumeAttachment: ``attacher`` (the CSI driver) attaches the PV ``pv_name`` ("" for
+    an inline volume spec) to ``node_name``."""
+
+    name: str
+    attacher: str
+    node_name: str
+    pv_name: str = ""
+
+
 StorageObject = (
     PersistentVolume
     | PersistentVolumeClaim
@@ -208,6 +220,7 @@ StorageObject = (
     | CSINode
     | CSIDriver
     | CSIStorageCapacity
+    | VolumeAttachment
 )
 
 
@@ -475,6 +488,20 @@ def parse_capacity(obj: Obj, path: str = "") -> CSIStorageCapacity:
     )
 
 
+def parse_attachment(obj: Obj, path: str = "") -> VolumeAttachment:
+    """A VolumeAttachment (the API server requires its attacher and node name)."""
+    _, name = _meta(obj, path)
+    spath = join(path, "spec")
+    spec = f.mapping(obj, "spec", path)
+    source = f.mapping(spec, "source", spath)
+    return VolumeAttachment(
+        name=name,
+        attacher=f.required_string(spec, "attacher", spath),
+        node_name=f.required_string(spec, "nodeName", spath),
+        pv_name=f.string(source, "persistentVolumeName", join(spath, "source")),
+    )
+
+
 _PARSERS: Mapping[str, Any] = {
     "PersistentVolume": parse_pv,
     "PersistentVolumeClaim": parse_pvc,
@@ -482,6 +509,7 @@ _PARSERS: Mapping[str, Any] = {
     "CSINode": parse_csinode,
     "CSIDriver": parse_driver,
     "CSIStorageCapacity": parse_capacity,
+    "VolumeAttachment": parse_attachment,
 }
 
 

@@ -6,16 +6,18 @@
 - Filter: the Pod's new volumes per CSI driver (a claim's bound PV: its CSI driver and
   handle, or an in-tree PV translated where its migration is on; an unbound claim: its
   class's provisioner and a handle of its own; an inline GCE PD, AWS EBS, Azure Disk or
-  Cinder volume translated) less those already attached on the node (by the node's Pods),
-  against the CSINode's ``allocatable.count`` of each driver: ``node(s) exceed max volume
-  count`` when over.  A missing claim of the Pod is UnschedulableAndUnresolvable
+  Cinder volume translated) less those the node's Pods already use, added to those and to
+  the CSI volumes the node's VolumeAttachments attach (each volume once; one the new Pod
+  uses that only an attachment holds counts twice, as upstream's does), against the
+  CSINode's ``allocatable.count`` of each driver: ``node(s) exceed max volume count`` when
+  over.  A missing claim of the Pod is UnschedulableAndUnresolvable
   (``looking up PVC ns/name: persistentvolumeclaim "name" not found``); a node without a
   CSINode, or without limits, passes.
 - PreFilterExtensions (kubesched's, for what upstream's NodeInfo copy does): Pods that
   preemption or nomination add to or remove from a node count there.
 
-VolumeAttachment objects are not modelled (upstream also counts attachments whose Pods are
-gone); the volumes counted are those of the node's Pods.
+The VolumeAttachment/Delete event is registered without a hint (upstream's looks for the
+Pod's volume among the attachment's).
 """
 
 from __future__ import annotations
@@ -112,6 +114,21 @@ def attachable(
         if csi is None or not csi_m.migration_on(csinode, csi[0]):
             continue
         out[f"{csi[1]}/{csi[2]}"] = csi[1]
+    return out
+
+
+def attachments(storage: Storage, node_name: str) -> dict[str, str]:
+    """Upstream ``getNodeVolumeAttachmentInfo``: the CSI volumes the node's
+    VolumeAttachments attach, unique name to driver (those without an attacher, without a PV,
+    whose PV is missing or whose PV is not a CSI one are passed over)."""
+    out: dict[str, str] = {}
+    for va in storage.attachments_on(node_name):
+        if not va.attacher or not va.pv_name:
+            continue
+        pv = storage.pv(va.pv_name)
+        if pv is None or pv.source != "csi":
+            continue
+        out[f"{va.attacher}/{pv.handle}"] = va.attacher
     return out
 
 
@@ -251,6 +268,9 @@ class NodeVolumeLimits:
             for unique, driver in attached.items():
                 new_volumes.pop(unique, None)
                 count[driver] = count.get(driver, 0) + 1
+            for unique, driver in attachments(storage, node.name).items():
+                if unique not in attached:  # not the new Pod's: upstream keeps those new
+                    count[driver] = count.get(driver, 0) + 1
             wanted: dict[str, int] = {}
             for driver in new_volumes.values():
                 wanted[driver] = wanted.get(driver, 0) + 1
@@ -280,8 +300,8 @@ class NodeVolumeLimits:
         return found
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        """CSINode/Add, CSINode/Update, Pod/Delete and PVC/Add (hinted); VolumeAttachment
-        is not modelled (its event never comes)."""
+        """CSINode/Add, CSINode/Update, Pod/Delete and PVC/Add (hinted), VolumeAttachment/
+        Delete (unhinted: any deletion requeues)."""
         return [
             ClusterEventWithHint(ClusterEvent(Resource.CSI_NODE, ActionType.ADD)),
             ClusterEventWithHint(ClusterEvent(Resource.CSI_NODE, ActionType.UPDATE)),

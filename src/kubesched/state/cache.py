@@ -33,6 +33,7 @@ STORAGE_KINDS = frozenset(
         "CSINode",
         "CSIDriver",
         "CSIStorageCapacity",
+        "VolumeAttachment",
     )
 )
 """The kinds :class:`~kubesched.state.storage.Storage` reads (told of each change)."""

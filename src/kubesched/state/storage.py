@@ -1,6 +1,6 @@
 """The cluster's storage objects as the volume plugins read them (upstream's PV, PVC,
-StorageClass, CSINode, CSIDriver and CSIStorageCapacity listers, with the volume binder's
-assume caches), and the Pods' use of claims and disks per node.
+StorageClass, CSINode, CSIDriver, CSIStorageCapacity and VolumeAttachment listers, with the
+volume binder's assume caches), and the Pods' use of claims and disks per node.
 
 Objects live in ``ClusterState.objects`` (snapshot, scenario, simulator, live informers) and
 are parsed once per manifest (:mod:`kubesched.api.storage`).  Cluster-scoped kinds are keyed
@@ -18,6 +18,7 @@ first use by :func:`storage_of`.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.api import objects as api
@@ -33,6 +34,17 @@ PARSED_MAX = 100_000
 def cluster_key(name: str) -> str:
     """The ``ClusterState.objects`` key of a cluster-scoped object."""
     return f"default/{name}"
+
+
+@dataclass(slots=True)
+class _Lists:
+    """What :meth:`Storage._listed` makes once per ``version``: the PVs by class, the
+    CSIStorageCapacities and the VolumeAttachments by node name."""
+
+    version: int
+    by_class: dict[str, list[st.PersistentVolume]] = field(default_factory=dict)
+    capacities: list[st.CSIStorageCapacity] = field(default_factory=list)
+    attachments: dict[str, list[st.VolumeAttachment]] = field(default_factory=dict)
 
 
 class Storage:
@@ -51,7 +63,7 @@ class Storage:
         """Node row -> accounted Pods with volumes there, by key."""
         self.version = 0
         """Bumped when a storage object changes (the per-class lists are made again)."""
-        self._lists: tuple[int, dict[str, list[st.PersistentVolume]], list[Any]] | None = None
+        self._lists: _Lists | None = None
         cluster.observe(self)
 
     # ------------------------------------------------------------------ cache observer
@@ -153,35 +165,41 @@ class Storage:
         found: st.CSIDriver | None = self._get("CSIDriver", cluster_key(name))
         return found
 
-    def _listed(self) -> tuple[dict[str, list[st.PersistentVolume]], list[Any]]:
+    def _listed(self) -> _Lists:
         lists = self._lists
-        if lists is None or lists[0] != self.version:
-            by_class: dict[str, list[st.PersistentVolume]] = {}
-            capacities: list[Any] = []
+        if lists is None or lists.version != self.version:
+            lists = _Lists(self.version)
             for (kind, _key), obj in self.cluster.objects.items():
                 if kind == "PersistentVolume":
                     pv = self._parse(obj)
                     if pv is not None:
-                        by_class.setdefault(pv.storage_class, []).append(pv)
+                        lists.by_class.setdefault(pv.storage_class, []).append(pv)
                 elif kind == "CSIStorageCapacity":
                     cap = self._parse(obj)
                     if cap is not None:
-                        capacities.append(cap)
-            lists = self._lists = (self.version, by_class, capacities)
-        return lists[1], lists[2]
+                        lists.capacities.append(cap)
+                elif kind == "VolumeAttachment":
+                    va = self._parse(obj)
+                    if va is not None:
+                        lists.attachments.setdefault(va.node_name, []).append(va)
+            self._lists = lists
+        return lists
 
     def pvs_of_class(self, storage_class: str) -> list[st.PersistentVolume]:
         """Upstream ``PVAssumeCache.ListPVs(class)``: the volumes of a class, assumed
         versions in place of the informer's, in name order."""
-        pvs = self._listed()[0].get(storage_class, [])
+        pvs = self._listed().by_class.get(storage_class, [])
         assumed = self.assumed_pvs
         out = [assumed.get(pv.name, pv) for pv in pvs] if assumed else list(pvs)
         return sorted(out, key=lambda pv: pv.name)
 
     def capacities(self) -> list[st.CSIStorageCapacity]:
         """Every CSIStorageCapacity."""
-        caps: list[st.CSIStorageCapacity] = self._listed()[1]
-        return caps
+        return self._listed().capacities
+
+    def attachments_on(self, node_name: str) -> list[st.VolumeAttachment]:
+        """The VolumeAttachments naming ``node_name``."""
+        return self._listed().attachments.get(node_name, [])
 
     # ------------------------------------------------------------------ claims of a Pod
     def pod_claims(self, pod: api.Pod) -> list[tuple[str, st.PersistentVolumeClaim | None, bool]]:

@@ -14,6 +14,7 @@ from typing import Any
 
 from kubesched.api import objects as api
 from kubesched.api import storage as st
+from kubesched.api.csimigration import TranslationError, binder_node_affinity
 from kubesched.api.podvolumes import ephemeral_claim_name
 from kubesched.state.storage import Storage
 
@@ -139,12 +140,18 @@ def find_pod_volumes(
     (none: it fits); raises :class:`BinderError` for upstream's errors."""
     volumes = PodVolumes()
     bound_ok, pvs_found, unbound_ok, space_ok = True, True, True, True
+    csinode = storage.csinode(node.name) if claims.bound else None
     for claim in claims.bound:
         pv = storage.pv(claim.volume_name)
         if pv is None:
             pvs_found = False
             break
-        if not node_affinity_ok(pv, node.labels):
+        try:  # upstream checkBoundClaims: an in-tree PV migrated on the node as its CSI form
+            affinity = binder_node_affinity(pv, csinode)
+        except TranslationError as err:
+            message = f"failed to translate pv to csi: could not translate pv: {err}"
+            raise BinderError(message) from err
+        if affinity is not None and not api.node_selector_matches(affinity, "", node.labels):
             bound_ok = False
             break
     if claims.delay:  # upstream looks at them whatever the bound claims said

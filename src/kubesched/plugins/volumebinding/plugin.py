@@ -22,7 +22,11 @@
   provisioner would make them at once (the PV ``Bound`` to the claim, the claim ``Bound``
   with ``volumeName``; a provisioned PV created for a claim to provision), written through
   the API client when it writes objects, and kept assumed until the API server's versions
-  arrive (``docs/storage.md``).
+  arrive (``docs/storage.md``).  Then (in that path only: the simulator's controller path
+  does not re-check yet), as upstream's ``checkBindings``, each statically bound PV must
+  admit the node as VolumeBinding's Filter reads a bound PV (an in-tree one migrated on the
+  node: its CSI translation): else an error, and the next attempt finds the claim bound to a
+  PV in conflict.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ import numpy as np
 
 from kubesched.api import objects as api
 from kubesched.api import storage as st
+from kubesched.api.csimigration import TranslationError, binder_node_affinity
 from kubesched.api.podvolumes import ephemeral_claim_name
 from kubesched.config import names
 from kubesched.framework.contract import Locality
@@ -58,7 +63,7 @@ from kubesched.framework.interface import (
 )
 from kubesched.plugins.volumebinding import binder as b
 from kubesched.state.cache import ClusterState
-from kubesched.state.storage import storage_of
+from kubesched.state.storage import Storage, storage_of
 
 NAME = names.VOLUME_BINDING
 ERR_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
@@ -272,6 +277,26 @@ class VolumeBinding:
                     writer.update_object(claim_raw)
                 except Exception as err:
                     return error(f"binding volumes: {err}")
+        return self._check_bindings(storage, volumes, target)
+
+    @staticmethod
+    def _check_bindings(storage: Storage, volumes: b.PodVolumes, target: api.Node | None) -> Status:
+        """Upstream ``checkBindings`` once the PV controller has bound the static PVs: each
+        PV (in-tree ones migrated on the node as their CSI translation) must admit the node,
+        else PreBind fails (the claims stay bound; the next attempt finds the conflict)."""
+        if target is None or not volumes.static:
+            return SUCCESS
+        csinode = storage.csinode(target.name)
+        for pv, _claim in volumes.static:
+            try:
+                affinity = binder_node_affinity(pv, csinode)
+            except TranslationError as err:
+                return error(f"binding volumes: failed to translate pv to csi: {err}")
+            if affinity is not None and not api.node_selector_matches(affinity, "", target.labels):
+                return error(
+                    f'binding volumes: pv "{pv.name}" node affinity doesn\'t match node '
+                    f'"{target.name}": no matching NodeSelectorTerms'
+                )
         return SUCCESS
 
     # ------------------------------------------------------------------ events
