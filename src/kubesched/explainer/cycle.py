@@ -346,11 +346,16 @@ def _preemption(
     fwk: Framework, state: CycleState, pod: api.Pod, diagnosis: Diagnosis
 ) -> dict[str, Any]:
     """What PostFilter would do (a dry run: explain's handle has no API to delete through):
-    its message, the node the Pod would be nominated to and the victims, ``ns/name`` sorted."""
+    its message, the node the Pod would be nominated to and the victims it would delete,
+    ``ns/name`` sorted.  From v1.35 upstream sends no deletion for a victim already
+    terminating (``prepareCandidate``), so such a victim is not one it deletes."""
     result, status = fwk.run_post_filter(state, pod, diagnosis)
     found = result if isinstance(result, PostFilterResult) else None
     nominated = (found.nominated_node_name if found is not None else "") or None
-    victims = sorted(v.key for v in (found.victims if found is not None else ()))
+    chosen = found.victims if found is not None else ()
+    if fwk.handle.feature_gates.at_least("1.35"):
+        chosen = tuple(v for v in chosen if v.deletion_timestamp is None)
+    victims = sorted(v.key for v in chosen)
     return {"message": status.message(), "nominatedNode": nominated, "victims": victims}
 
 
