@@ -179,8 +179,10 @@ def _nominator(
 ) -> Nominator:
     """The nominations the scheduling queue would hold: each pending Pod (other than
     ``pod``) with a nominated node, whose profile exists and whose PreEnqueue plugins let it
-    into activeQ (upstream nominates a Pod as it enters activeQ, so a gated one is not)."""
+    into activeQ (upstream nominates a Pod as it enters activeQ, so a gated one is not).
+    From v1.37 upstream's ``addPod`` nominates every added Pod, gated or not."""
     nominator = Nominator()
+    gated_too = cfg.feature_gates.at_least("1.37")
     profiles = {pr.scheduler_name: pr for pr in cfg.profiles}
     frameworks = {fwk.profile_name: fwk}
     for other in pending:
@@ -190,9 +192,12 @@ def _nominator(
         f = frameworks.get(other.scheduler_name)
         if f is None:
             f = frameworks[other.scheduler_name] = Framework(
-                profile, full_registry(), Handle(cluster), percentage_of_nodes_to_score=100
+                profile,
+                full_registry(),
+                Handle(cluster, feature_gates=cfg.feature_gates),
+                percentage_of_nodes_to_score=100,
             )
-        if f.run_pre_enqueue(other).is_success():
+        if gated_too or f.run_pre_enqueue(other).is_success():
             nominator.add(other)
     return nominator
 
