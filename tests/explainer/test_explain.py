@@ -220,7 +220,8 @@ def test_preemption_dry_run_names_the_node_and_victims_without_deleting() -> Non
     assert plain["result"] == "Unschedulable" and "preemption" not in plain
     out = kubesched.explain(cluster, high, preemption=True)
     assert out["preemption"] == {
-        "message": "preemption: found a potential placement for pod on node n1, preempting 1 victims",
+        "message": "preemption: found a potential placement for pod on node n1, "
+        "preempting 1 victims",
         "nominatedNode": "n1",
         "victims": ["default/low"],
     }
