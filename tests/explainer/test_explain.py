@@ -219,11 +219,17 @@ def test_preemption_dry_run_names_the_node_and_victims_without_deleting() -> Non
     plain = kubesched.explain(cluster, high)
     assert plain["result"] == "Unschedulable" and "preemption" not in plain
     out = kubesched.explain(cluster, high, preemption=True)
-    assert out["preemption"] == {"message": "", "nominatedNode": "n1", "victims": ["default/low"]}
+    assert out["preemption"] == {
+        "message": "preemption: found a potential placement for pod on node n1, "
+        "preempting 1 victims",
+        "nominatedNode": "n1",
+        "victims": ["default/low"],
+    }
+    v134 = kubesched.explain(cluster, high, preemption=True, kubernetes_version="1.34")
+    assert v134["preemption"] == {"message": "", "nominatedNode": "n1", "victims": ["default/low"]}
     never = {**high, "spec": {**high["spec"], "preemptionPolicy": "Never"}}
     assert kubesched.explain(cluster, never, preemption=True)["preemption"] == {
-        "message": "no new claims to deallocate, "
-        "preemption: not eligible due to preemptionPolicy=Never.",
+        "message": "preemption: not eligible due to preemptionPolicy=Never.",
         "nominatedNode": None,
         "victims": [],
     }

@@ -13,10 +13,7 @@ from kubesched.framework.interface import SUCCESS, CycleState, PreFilterResult, 
 from kubesched.state.cache import ClusterState
 from kubesched.testing import drain, make_node, make_pod, new_scheduler
 
-NOT_HELPFUL = (
-    " no new claims to deallocate, preemption: 0/3 nodes are available: "
-    "3 Preemption is not helpful for scheduling."
-)
+NOT_HELPFUL = " preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
 
 
 def narrowing(name: str, *nodes: str) -> Any:

@@ -72,7 +72,7 @@ def test_preemption_policy_never_does_not_preempt() -> None:
     _, message = sim.scheduler.failures["default/high-0"]
     assert message == (
         "0/3 nodes are available: 3 Insufficient cpu. "
-        "no new claims to deallocate, preemption: not eligible due to preemptionPolicy=Never."
+        "preemption: not eligible due to preemptionPolicy=Never."
     )
 
 
@@ -82,7 +82,7 @@ def test_pod_larger_than_any_node_is_not_helped_by_preemption() -> None:
     assert sim.api.stats.deletes == 0
     assert sim.scheduler.failures["default/big"][1] == (
         "0/5 nodes are available: 5 Insufficient cpu. "
-        "no new claims to deallocate, preemption: 0/5 nodes are available: "
+        "preemption: 0/5 nodes are available: "
         "5 Preemption is not helpful for scheduling."
     )
 

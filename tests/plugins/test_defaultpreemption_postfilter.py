@@ -65,6 +65,7 @@ CASES = [
         {"node1": U},
         "node1",
         Code.SUCCESS,
+        "preemption: found a potential placement for pod on node node1, preempting 1 victims",
     ),
     Case(
         "pod with tied priority is still unschedulable",
@@ -104,6 +105,7 @@ CASES = [
         {"node1": U, "node2": U},
         "node2",
         Code.SUCCESS,
+        "preemption: found a potential placement for pod on node node2, preempting 1 victims",
     ),
     Case(
         "pod can be made schedulable on minHighestPriority node",
@@ -117,6 +119,7 @@ CASES = [
         {"node1": U, "node2": U},
         "node2",
         Code.SUCCESS,
+        "preemption: found a potential placement for pod on node node2, preempting 1 victims",
         pdbs=[
             pdb_obj("violating-pdb", VIOLATING, minAvailable="100%"),
             pdb_obj("non-violating-pdb", NON_VIOLATING, allowed=2**31 - 1, minAvailable="0"),

@@ -266,7 +266,7 @@ def test_unsatisfiable_spread_reports_the_upstream_reasons() -> None:
         "0/3 nodes are available: 1 Insufficient cpu, "
         f"1 {pts.ERR_REASON_CONSTRAINTS_NOT_MATCH}, 1 {pts.ERR_REASON_NODE_LABEL_NOT_MATCH}."
         # DefaultPreemption's part, with upstream's double period:
-        " no new claims to deallocate, preemption: 0/3 nodes are available: "
+        " preemption: 0/3 nodes are available: "
         "1 No preemption victims found for incoming pod,"
         " 2 Preemption is not helpful for scheduling."
     )

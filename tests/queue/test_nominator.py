@@ -84,6 +84,18 @@ def test_the_queue_keeps_its_nominator_current() -> None:
     assert len(q.nominator) == 0
 
 
+def test_from_v1_37_a_gated_pod_is_nominated_as_it_is_added() -> None:
+    """Upstream v1.37 ``addPod`` records an added Pod's nomination before ``moveToActiveQ``,
+    gated or not (the scheduler passes ``nominate_gated`` from its feature gates' release)."""
+    q = make_queue(Clock(), nominate_gated=True)
+    g = dataclasses.replace(_pod("g", "n1"), scheduling_gates=("wait",))
+    q.add(g)
+    assert (q.queue_of(g.key), q.nominator.node_of(g.key)) == (GATED, "n1")
+    a = _pod("a", "n2")
+    q.add(a)
+    assert (q.queue_of(a.key), q.nominator.node_of(a.key)) == (ACTIVE, "n2")
+
+
 class _Switch:
     """A PreEnqueue plugin gating every Pod while ``closed`` (a cluster event lifts it)."""
 

@@ -49,7 +49,7 @@ def test_fit_error_message_is_upstreams_sorted_histogram() -> None:
     assert message == (
         "0/3 nodes are available: 1 Insufficient cpu, "
         "2 node(s) had untolerated taint(s). "
-        "no new claims to deallocate, preemption: 0/3 nodes are "
+        "preemption: 0/3 nodes are "
         "available: 3 Preemption is not helpful for scheduling."
     )
     assert s.attempts["unschedulable"] == 1

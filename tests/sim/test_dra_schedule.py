@@ -25,7 +25,7 @@ from tests.plugins._dra import (
 )
 
 SEVENTH = (
-    "0/3 nodes are available: 3 cannot allocate all claims. still not schedulable, "
+    "0/3 nodes are available: 3 cannot allocate all claims. "
     "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
 )
 

@@ -24,7 +24,7 @@ def test_pods_are_scheduled_in_creation_order_until_nothing_fits() -> None:
         "result": "Unschedulable",
         "node": None,
         "message": "0/1 nodes are available: 1 Insufficient cpu. "
-        "no new claims to deallocate, preemption: 0/1 nodes are "
+        "preemption: 0/1 nodes are "
         "available: 1 No preemption victims found for incoming pod.",
         "attempts": 1,
         "source": "pods",
@@ -82,7 +82,7 @@ def test_affinity_to_a_deleted_node_is_unschedulable_not_an_error() -> None:
         "result": "Unschedulable",
         "node": None,
         "message": "0/3 nodes are available: 3 node(s) didn't satisfy plugin(s) [NodeAffinity]."
-        " no new claims to deallocate, preemption: 0/3 nodes are available: "
+        " preemption: 0/3 nodes are available: "
         "3 Preemption is not helpful for scheduling.",
         "attempts": 1,
         "source": "pods",
@@ -99,7 +99,7 @@ def test_affinity_to_a_deleted_and_an_existing_node() -> None:
     assert out["pods"]["default/ds"]["message"] == (
         "0/3 nodes are available: 1 Insufficient cpu, "
         "2 node(s) didn't satisfy plugin(s) [NodeAffinity]. "
-        "no new claims to deallocate, preemption: 0/3 nodes are "
+        "preemption: 0/3 nodes are "
         "available: 1 No preemption victims found for incoming pod, "
         "2 Preemption is not helpful for scheduling."
     )

@@ -179,8 +179,10 @@ def _nominator(
 ) -> Nominator:
     """The nominations the scheduling queue would hold: each pending Pod (other than
     ``pod``) with a nominated node, whose profile exists and whose PreEnqueue plugins let it
-    into activeQ (upstream nominates a Pod as it enters activeQ, so a gated one is not)."""
+    into activeQ (upstream nominates a Pod as it enters activeQ, so a gated one is not).
+    From v1.37 upstream's ``addPod`` nominates every added Pod, gated or not."""
     nominator = Nominator()
+    gated_too = cfg.feature_gates.at_least("1.37")
     profiles = {pr.scheduler_name: pr for pr in cfg.profiles}
     frameworks = {fwk.profile_name: fwk}
     for other in pending:
@@ -190,9 +192,12 @@ def _nominator(
         f = frameworks.get(other.scheduler_name)
         if f is None:
             f = frameworks[other.scheduler_name] = Framework(
-                profile, full_registry(), Handle(cluster), percentage_of_nodes_to_score=100
+                profile,
+                full_registry(),
+                Handle(cluster, feature_gates=cfg.feature_gates),
+                percentage_of_nodes_to_score=100,
             )
-        if f.run_pre_enqueue(other).is_success():
+        if gated_too or f.run_pre_enqueue(other).is_success():
             nominator.add(other)
     return nominator
 
@@ -346,11 +351,16 @@ def _preemption(
     fwk: Framework, state: CycleState, pod: api.Pod, diagnosis: Diagnosis
 ) -> dict[str, Any]:
     """What PostFilter would do (a dry run: explain's handle has no API to delete through):
-    its message, the node the Pod would be nominated to and the victims, ``ns/name`` sorted."""
+    its message, the node the Pod would be nominated to and the victims it would delete,
+    ``ns/name`` sorted.  From v1.35 upstream sends no deletion for a victim already
+    terminating (``prepareCandidate``), so such a victim is not one it deletes."""
     result, status = fwk.run_post_filter(state, pod, diagnosis)
     found = result if isinstance(result, PostFilterResult) else None
     nominated = (found.nominated_node_name if found is not None else "") or None
-    victims = sorted(v.key for v in (found.victims if found is not None else ()))
+    chosen = found.victims if found is not None else ()
+    if fwk.handle.feature_gates.at_least("1.35"):
+        chosen = tuple(v for v in chosen if v.deletion_timestamp is None)
+    victims = sorted(v.key for v in chosen)
     return {"message": status.message(), "nominatedNode": nominated, "victims": victims}
 
 

@@ -50,8 +50,11 @@ class QueueCore:
         max_backoff: float = 10.0,
         max_in_unschedulable: float = 300.0,
         assigned_pod_filter: AssignedPodFilter | None = None,
+        nominate_gated: bool = False,
     ) -> None:
-        """Sub-queues empty; ``assigned_pod_filter`` is documented on SchedulingQueue."""
+        """Sub-queues empty; ``assigned_pod_filter`` and ``nominate_gated`` are documented
+        on SchedulingQueue."""
+        self._nominate_gated = nominate_gated
         self._clock = clock
         self._sort_key = sort_key
         self._pre_enqueue = {name: tuple(pls) for name, pls in (pre_enqueue or {}).items()}

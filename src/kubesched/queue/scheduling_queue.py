@@ -84,7 +84,9 @@ class SchedulingQueue(QueueCore):
     ``max_in_unschedulable`` (300 s), and ``assigned_pod_filter(qp, pod)``, standing in for
     upstream's ``getUnschedulablePodsWithCrossTopologyTerm`` (PodTopologySpread / inter-pod
     affinity knowledge): only pooled Pods it accepts are offered assigned-Pod add/update
-    events; None offers every pooled Pod and lets the hints decide.
+    events; None offers every pooled Pod and lets the hints decide.  ``nominate_gated``
+    (v1.37's ``addPod``): a new Pod's nomination is recorded even when PreEnqueue keeps it
+    out of activeQ; before v1.37 only a Pod let into activeQ is nominated.
     """
 
     # ------------------------------------------------------------------ informer side
@@ -94,7 +96,10 @@ class SchedulingQueue(QueueCore):
         if known is not None:
             self.update(known.latest_pod or known.qp.pod, pod)
             return
-        if self._move_to_active(self._new_entry(pod), _UNSCHEDULED_ADD, from_backoff=False):
+        if self._nominate_gated:
+            self.nominator.add(pod)  # upstream v1.37 addPod: before moveToActiveQ, gated or not
+            self._move_to_active(self._new_entry(pod), _UNSCHEDULED_ADD, from_backoff=False)
+        elif self._move_to_active(self._new_entry(pod), _UNSCHEDULED_ADD, from_backoff=False):
             self.nominator.add(pod)  # upstream moveToActiveQ: only a Pod let into activeQ
 
     def update(self, old: api.Pod | None, new: api.Pod) -> None:

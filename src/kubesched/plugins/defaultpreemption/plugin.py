@@ -71,6 +71,9 @@ class DefaultPreemption:
         self.handle = handle
         self.rng = handle.rng if handle.rng is not None else np.random.default_rng(0)
         self.fwk: dryrun.FilterRunner | None = None
+        self._says_placement = handle.feature_gates.at_least("1.37")
+        """v1.37's ``Preempt`` succeeds with a message (``found a potential placement for
+        pod on node N, preempting K victims``); before, with none."""
         self.victims: dryrun.VictimCache = {}
         """Potential victims per node row, kept across attempts (see :mod:`.dryrun`)."""
         self._codes: tuple[Any, Status | None, int, IntArray, CodeArray, IntArray] | None = None
@@ -125,7 +128,14 @@ class DefaultPreemption:
             return None, Status(Code.UNSCHEDULABLE, (PREFIX + NO_CANDIDATE,))
         chosen = candidates[best]
         self.prepare_candidate(pod, chosen)
-        return PostFilterResult(chosen.node, tuple(chosen.victims)), Status()
+        result = PostFilterResult(chosen.node, tuple(chosen.victims))
+        if self._says_placement:
+            msg = (
+                f"found a potential placement for pod on node {chosen.node}, "
+                f"preempting {len(chosen.victims)} victims"
+            )
+            return result, Status(Code.SUCCESS, (PREFIX + msg,))
+        return result, Status()
 
     # ------------------------------------------------------------------ steps
     def _codes_of(

@@ -12,8 +12,9 @@
   later Filter) / is dropped.
 - PreBind: writes ``status.allocation`` and adds the Pod to ``status.reservedFor`` (with
   the delete-protection finalizer), through the API client when it has ``update_object``.
-- PostFilter: ``no new claims to deallocate`` / ``still not schedulable``, or deallocates a
-  claim allocated to a node that failed and reserved by no other Pod.
+- PostFilter: ``no new claims to deallocate`` / ``still not schedulable`` (from v1.37 no
+  message), or deallocates a claim allocated to a node that failed and reserved by no other
+  Pod.
 
 Not modelled: the extended-resource mapping (DRAExtendedResource, alpha), the features off
 by default in v1.34 (device taints, partitionable devices, binding conditions, consumable
@@ -99,6 +100,10 @@ class DynamicResources(Hints):
     def __init__(self, args: object | None, handle: Handle) -> None:
         del args
         self.handle = handle
+        # v1.37's PostFilter answers Unschedulable without a message when it has nothing
+        # to deallocate (v1.34-v1.36: ``no new claims to deallocate`` / ``still not
+        # schedulable``)
+        self._post_filter_quiet = handle.feature_gates.at_least("1.37")
         self.objects = DraObjects(handle.cluster)
         self.index = index.DeviceIndex()
         self.objects.use.listeners.append(self.index.on_use)
@@ -275,6 +280,8 @@ class DynamicResources(Hints):
             return None, error("not found")
         s = state.get(_KEY)
         if not isinstance(s, _State) or not s.claims:
+            if self._post_filter_quiet:
+                return None, unschedulable()
             return None, unschedulable("no new claims to deallocate")
         for k in sorted(s.unavailable):
             claim = s.claims[k]
@@ -291,6 +298,8 @@ class DynamicResources(Hints):
                     except Exception as e:
                         return None, error(f"deallocate claim {claim.key}: {e}")
                 return None, unschedulable("deallocation of ResourceClaim completed")
+        if self._post_filter_quiet:
+            return None, unschedulable()
         return None, unschedulable("still not schedulable")
 
     def reserve(self, state: CycleState, pod: api.Pod, node_name: str) -> Status:
