@@ -9,7 +9,7 @@ from typing import Any
 from compare import differences, ours
 
 from tests.plugins._dra import cluster, pod
-from tests.sim.test_dra_schedule import SEVENTH, claiming, claims_of, run, twelve_gpus
+from tests.sim.test_dra_schedule import SEVENTH_1_34, claiming, claims_of, run, twelve_gpus
 
 
 def end_state() -> tuple[dict[str, Any], dict[str, Any]]:
@@ -34,5 +34,5 @@ def test_the_seventh_pod_gets_upstreams_answer(oracle: Any) -> None:
     theirs = oracle.ask(request)
     mine = ours(request)
     assert differences(mine, theirs) == []
-    assert theirs["fullMessage"] == SEVENTH
+    assert theirs["fullMessage"] == SEVENTH_1_34  # the default oracle build is v1.34
     assert mine["preemption"]["message"] == theirs["preemption"]["message"]

@@ -28,6 +28,9 @@ SEVENTH = (
     "0/3 nodes are available: 3 cannot allocate all claims. "
     "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
 )
+"""The seventh Pod's message as v1.37 (the default release) writes it."""
+SEVENTH_1_34 = SEVENTH.replace("preemption:", "still not schedulable, preemption:")
+"""v1.34's: DynamicResources' PostFilter said ``still not schedulable`` until v1.37."""
 
 
 def twelve_gpus(*extra: dict[str, Any]) -> list[dict[str, Any]]:
