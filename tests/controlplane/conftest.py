@@ -42,8 +42,11 @@ LEASE = ("6s", "4s", "500ms")
 
 
 def config(leader: bool = True) -> Any:
-    """The profile ``kubesched``, its Lease in kubesched-system (where the Role grants it)."""
-    return make_config(leader=leader, lease=LEASE, namespace=NAMESPACE)
+    """The profile ``kubesched``, its Lease in kubesched-system (where the Role grants it),
+    for the control plane's release (what ``kubesched run`` reads from ``/version``)."""
+    return make_config(
+        leader=leader, lease=LEASE, namespace=NAMESPACE, kubernetes_version=VERSION or "1.34"
+    )
 
 
 class ControlPlane:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from kubesched.config.featuregates import FeatureGates
 from kubesched.config.load import load_config
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.live.client import KubeClient, connect
@@ -49,8 +50,11 @@ def make_config(
     leader: bool = True,
     lease: tuple[str, str, str] = ("1s", "600ms", "100ms"),
     namespace: str = "kube-system",
+    kubernetes_version: str | None = None,
 ) -> KubeSchedulerConfiguration:
-    """Profiles ``kubesched`` (the one under test); a short Lease."""
+    """Profiles ``kubesched`` (the one under test); a short Lease; the default profile of
+    ``kubernetes_version`` (None: the default release), as ``kubesched run`` takes it from
+    the API server's ``/version``."""
     raw = {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",
@@ -64,7 +68,8 @@ def make_config(
         },
         "profiles": [{"schedulerName": "kubesched"}],
     }
-    return load_config(raw, known_plugins=known_plugin_names())
+    gates = None if kubernetes_version is None else FeatureGates(kubernetes_version)
+    return load_config(raw, known_plugins=known_plugin_names(), gates=gates)
 
 
 def node(name: str, cpu: str = "4", **labels: str) -> Obj:
