@@ -54,15 +54,11 @@ from tests.config.test_pluginargs import _load_args, _problems
             ],
         ),
         (
+            # StorageCapacityScoring is on at the default release (v1.37): the shape is
+            # checked as upstream's validateFunctionShape (off: refused, test_volumebinding)
             "VolumeBinding",
-            {"shape": [{"utilization": 1, "score": 1}]},
-            [
-                (
-                    "shape",
-                    'Invalid value: [{"utilization":1,"score":1}]: unexpected field `shape`, '
-                    "remove it or turn on the feature gate StorageCapacityScoring",
-                )
-            ],
+            {"shape": [{"utilization": 1, "score": 11}]},
+            [("shape[0].score", "Invalid value: 11: not in valid range [0, 10]")],
         ),
         (
             "PodTopologySpread",

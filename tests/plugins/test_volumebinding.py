@@ -116,6 +116,58 @@ def test_provisioning_follows_allowed_topologies() -> None:
     assert got == {"n1": (None, []), "n2": (NAME, [b.ERR_REASON_BIND_CONFLICT])}
 
 
+def _capacity_items(z1: str, z2: str) -> list[dict[str, Any]]:
+    return [
+        node("n1", **{ZONE: "z1"}),
+        node("n2", **{ZONE: "z2"}),
+        storage_class("fast"),
+        pvc("data", "10Gi", klass="fast"),
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "CSIDriver",
+            "metadata": {"name": "ebs.csi.aws.com"},
+            "spec": {"storageCapacity": True},
+        },
+        *(
+            {
+                "apiVersion": "storage.k8s.io/v1",
+                "kind": "CSIStorageCapacity",
+                "metadata": {"name": zone, "namespace": "kube-system"},
+                "storageClassName": "fast",
+                "capacity": size,
+                "nodeTopology": {"matchLabels": {ZONE: zone}},
+            }
+            for zone, size in (("z1", z1), ("z2", z2))
+        ),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("version", "gates", "want"),
+    [
+        # StorageCapacityScoring (Beta, on from v1.37): the provisioned claim's utilization of
+        # each node's CSIStorageCapacity through the default shape (0 -> 100, 100 -> 0):
+        # n1 10Gi of 100Gi -> 90, n2 10Gi of 20Gi -> 50 (upstream v1.37.2's answer)
+        ("1.37", None, {"n1": 90, "n2": 50}),
+        ("1.36", None, {"n1": None, "n2": None}),  # Alpha, off: no scorer
+        ("1.36", {"StorageCapacityScoring": True}, {"n1": 90, "n2": 50}),
+    ],
+)
+def test_storage_capacity_scoring(
+    version: str, gates: dict[str, bool] | None, want: dict[str, int | None]
+) -> None:
+    answer = kubesched.explain(
+        {"apiVersion": "v1", "kind": "List", "items": _capacity_items("100Gi", "20Gi")},
+        pod("p", claim_volume("data")),
+        kubernetes_version=version,
+        feature_gates=gates,
+    )
+    got = {n: v.get("scores", {}).get(NAME) for n, v in answer["nodes"].items()}
+    assert got == want
+    if want["n1"] is not None:
+        assert answer["selectedNode"] == "n1"  # (without a scorer the two nodes tie)
+
+
 def test_storage_capacity() -> None:
     items = [
         node("n1", **{ZONE: "z1"}),
@@ -269,8 +321,16 @@ def test_shape_is_refused_while_storage_capacity_scoring_is_off() -> None:
             }
         ],
     }
+    from kubesched.config.featuregates import FeatureGates
+
     with pytest.raises(InputError, match="turn on the feature gate StorageCapacityScoring"):
-        load_config(cfg, known_plugins=known_plugin_names())
+        load_config(cfg, known_plugins=known_plugin_names(), gates=FeatureGates("1.36"))
+    # on from v1.37: the shape is taken, and checked as upstream's validateFunctionShape
+    load_config(cfg, known_plugins=known_plugin_names(), gates=FeatureGates("1.37"))
+    bad = cfg["profiles"][0]["pluginConfig"][0]["args"]  # type: ignore[index]
+    bad["shape"] = [{"utilization": 50, "score": 1}, {"utilization": 10, "score": 11}]
+    with pytest.raises(InputError, match="values must be sorted in increasing order"):
+        load_config(cfg, known_plugins=known_plugin_names(), gates=FeatureGates("1.37"))
 
 
 def test_bound_in_tree_pv_is_checked_as_its_migrated_csi_form() -> None:

@@ -25,45 +25,7 @@ from kubesched.config import fielderr as fe
 from kubesched.config import types as t
 from kubesched.config.decode import Decoder
 from kubesched.config.featuregates import FeatureGates
-
-MAX_CUSTOM_PRIORITY_SCORE = 10
-"""Upper bound of a RequestedToCapacityRatio shape score (upstream ``MaxCustomPriorityScore``)."""
-
-
-def validate_shape(shape: tuple[a.UtilizationShapePoint, ...], path: str) -> list[fe.Problem]:
-    """Upstream ``validateFunctionShape``: non-empty, strictly increasing utilization in
-    [0, 100], score in [0, 10]."""
-    if not shape:
-        return [fe.required(path, "at least one point must be specified")]
-    problems = []
-    for i in range(1, len(shape)):
-        if shape[i - 1].utilization >= shape[i].utilization:
-            problems.append(
-                fe.invalid(
-                    fe.join(fe.index(path, i), "utilization"),
-                    shape[i].utilization,
-                    "values must be sorted in increasing order",
-                )
-            )
-            break
-    for i, point in enumerate(shape):
-        if not 0 <= point.utilization <= 100:
-            problems.append(
-                fe.invalid(
-                    fe.join(fe.index(path, i), "utilization"),
-                    point.utilization,
-                    "not in valid range [0, 100]",
-                )
-            )
-        if not 0 <= point.score <= MAX_CUSTOM_PRIORITY_SCORE:
-            problems.append(
-                fe.invalid(
-                    fe.join(fe.index(path, i), "score"),
-                    point.score,
-                    f"not in valid range [0, {MAX_CUSTOM_PRIORITY_SCORE}]",
-                )
-            )
-    return problems
+from kubesched.config.rawargs import decode_shape, validate_shape
 
 
 def validate_fit_args(
@@ -161,14 +123,7 @@ def _fit(
         rp = fe.join(sp, "requestedToCapacityRatio")
         ratio = dec.obj(s.get("requestedToCapacityRatio"), rp, ("shape",))
         ratio_given = ratio is not None
-        shape = []
-        shape_path = fe.join(rp, "shape")
-        for i, item in enumerate(dec.lst((ratio or {}).get("shape"), shape_path)):
-            p = fe.index(shape_path, i)
-            pt = dec.obj(item, p, ("utilization", "score")) or {}
-            util = dec.integer(pt.get("utilization"), fe.join(p, "utilization")) or 0
-            score = dec.integer(pt.get("score"), fe.join(p, "score")) or 0
-            shape.append(a.UtilizationShapePoint(util, score))
+        shape = decode_shape(dec, (ratio or {}).get("shape"), fe.join(rp, "shape"))
         strategy = a.ScoringStrategy(
             type=dec.string(s.get("type"), fe.join(sp, "type")) or "",
             resources=_resources(dec, s.get("resources"), fe.join(sp, "resources")),

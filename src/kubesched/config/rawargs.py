@@ -6,9 +6,9 @@ args are checked strictly (unknown keys, wrong types) and with upstream's
 classes: the plugins that use them read the mapping.  DynamicResources follows the run's
 gates: ``filterTimeout`` is forbidden with ``DRASchedulerFilterTimeout`` off, and
 ``bindingTimeout`` (a field from v1.35) needs DRADeviceBindingConditions and
-DRAResourceClaimDeviceStatus.  VolumeBinding ``shape`` is rejected as with
-``StorageCapacityScoring`` off (its validation under the gate, Beta and on in v1.37, is not
-modelled yet: ``docs/versions.md``).
+DRAResourceClaimDeviceStatus.  VolumeBinding ``shape`` follows
+``StorageCapacityScoring`` (Beta and on from v1.37): validated as upstream's
+``validateFunctionShape`` with the gate on, refused with it off.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kubesched.config import args as a
 from kubesched.config import fielderr as fe
 from kubesched.config import names
 from kubesched.config.decode import Decoder
@@ -73,7 +74,12 @@ def validate(
         if timeout is not None and timeout < 0:
             msg = "invalid BindTimeoutSeconds, should not be a negative value"
             dec.problems.append(fe.invalid(p, timeout, msg))
-        if r.get("shape") is not None:
+        if gates.enabled("StorageCapacityScoring"):
+            if r.get("shape"):  # absent or empty: upstream's default shape
+                sp = fe.join(path, "shape")
+                points = decode_shape(dec, r["shape"], sp)
+                dec.problems += validate_shape(tuple(points), sp)
+        elif r.get("shape") is not None:
             msg = "unexpected field `shape`, remove it or turn on the feature gate "
             dec.problems.append(
                 fe.invalid(fe.join(path, "shape"), r["shape"], msg + "StorageCapacityScoring")
@@ -161,3 +167,56 @@ def _pod_topology_spread(dec: Decoder, r: Mapping[str, Any], path: str) -> None:
         if (key, when) in seen:
             dec.problems.append(fe.duplicate(p, f"{{{key}, {when}}}"))
         seen.append((key, when))
+
+
+MAX_CUSTOM_PRIORITY_SCORE = 10
+"""Upper bound of a RequestedToCapacityRatio shape score (upstream ``MaxCustomPriorityScore``)."""
+
+
+def decode_shape(dec: Decoder, raw: Any, path: str) -> list[a.UtilizationShapePoint]:
+    """A ``shape`` list of ``{utilization, score}`` points (RequestedToCapacityRatio's,
+    VolumeBinding's), each field checked at its path."""
+    shape = []
+    for i, item in enumerate(dec.lst(raw, path)):
+        p = fe.index(path, i)
+        pt = dec.obj(item, p, ("utilization", "score")) or {}
+        util = dec.integer(pt.get("utilization"), fe.join(p, "utilization")) or 0
+        score = dec.integer(pt.get("score"), fe.join(p, "score")) or 0
+        shape.append(a.UtilizationShapePoint(util, score))
+    return shape
+
+
+def validate_shape(shape: tuple[a.UtilizationShapePoint, ...], path: str) -> list[fe.Problem]:
+    """Upstream ``validateFunctionShape``: non-empty, strictly increasing utilization in
+    [0, 100], score in [0, 10]."""
+    if not shape:
+        return [fe.required(path, "at least one point must be specified")]
+    problems = []
+    for i in range(1, len(shape)):
+        if shape[i - 1].utilization >= shape[i].utilization:
+            problems.append(
+                fe.invalid(
+                    fe.join(fe.index(path, i), "utilization"),
+                    shape[i].utilization,
+                    "values must be sorted in increasing order",
+                )
+            )
+            break
+    for i, point in enumerate(shape):
+        if not 0 <= point.utilization <= 100:
+            problems.append(
+                fe.invalid(
+                    fe.join(fe.index(path, i), "utilization"),
+                    point.utilization,
+                    "not in valid range [0, 100]",
+                )
+            )
+        if not 0 <= point.score <= MAX_CUSTOM_PRIORITY_SCORE:
+            problems.append(
+                fe.invalid(
+                    fe.join(fe.index(path, i), "score"),
+                    point.score,
+                    f"not in valid range [0, {MAX_CUSTOM_PRIORITY_SCORE}]",
+                )
+            )
+    return problems

@@ -31,6 +31,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -44,6 +45,7 @@ from kubesched.api.podvolumes import ephemeral_claim_name
 from kubesched.config import names
 from kubesched.framework.contract import Locality
 from kubesched.framework.interface import (
+    MAX_NODE_SCORE,
     SKIP,
     SUCCESS,
     ActionType,
@@ -61,6 +63,7 @@ from kubesched.framework.interface import (
     Verdict,
     error,
 )
+from kubesched.kernels.resources import broken_linear
 from kubesched.plugins.volumebinding import binder as b
 from kubesched.state.cache import ClusterState
 from kubesched.state.storage import Storage, storage_of
@@ -69,6 +72,9 @@ NAME = names.VOLUME_BINDING
 ERR_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
 ERR_BIND_TIMEOUT = "binding volumes: context deadline exceeded"
 DEFAULT_BIND_TIMEOUT_SECONDS = 600
+DEFAULT_SHAPE = ((0, 10), (100, 0))
+"""Upstream's default ``shape`` under StorageCapacityScoring: (utilization, score 0..10);
+an empty node scores best."""
 _KEY = NAME
 
 
@@ -106,6 +112,17 @@ class VolumeBinding:
         self.handle = handle
         timeout = args.get("bindTimeoutSeconds") if isinstance(args, Mapping) else None
         self.bind_timeout = float(timeout if timeout is not None else DEFAULT_BIND_TIMEOUT_SECONDS)
+        self.shape: tuple[IntArray, IntArray] | None = None
+        """The storage-capacity scorer's shape (utilization, score x 10), with the
+        StorageCapacityScoring gate on (Beta, on from v1.37); None: no scorer."""
+        if handle.feature_gates.enabled("StorageCapacityScoring"):
+            given = args.get("shape") if isinstance(args, Mapping) else None
+            points = [(int(p["utilization"]), int(p["score"])) for p in given or ()]
+            points = points or list(DEFAULT_SHAPE)  # upstream's SetDefaults_VolumeBindingArgs
+            self.shape = (
+                np.array([u for u, _ in points], dtype=np.int64),
+                np.array([sc * (MAX_NODE_SCORE // 10) for _, sc in points], dtype=np.int64),
+            )
 
     def sign(self, pod: api.Pod) -> object:
         """Result reuse: Pods without volumes are all alike here; others are not reused."""
@@ -173,14 +190,57 @@ class VolumeBinding:
     def pre_score(
         self, state: CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
     ) -> Status:
-        """Skip: no scorer while the StorageCapacityScoring gate is off (v1.34 default)."""
-        return SKIP
+        """Skip without a scorer (StorageCapacityScoring off, v1.34-v1.36's default), and for
+        a Pod without claims to bind (its Score would be 0 on every node)."""
+        s = state.get(_KEY)
+        if self.shape is None or not isinstance(s, _State) or s.claims is None:
+            return SKIP
+        return SUCCESS
 
     def score(
         self, state: CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
     ) -> IntArray:
-        """0 everywhere (upstream's Score without a scorer)."""
-        return np.zeros(rows.shape[0], dtype=np.int64)
+        """Upstream's storage-capacity Score per node of ``rows`` (int64 ``(len(rows),)``):
+        per storage class, the utilization of the static PVs the claims would bind
+        (requested / the PVs' capacity), else of the CSIStorageCapacity the claims would
+        be provisioned from, through the shape; the mean over classes, rounded."""
+        out = np.zeros(rows.shape[0], dtype=np.int64)
+        s = state.get(_KEY)
+        if self.shape is None or not isinstance(s, _State):
+            return out
+        nodes = cluster.nodes.nodes
+        for i, row in enumerate(rows.tolist()):
+            node = nodes[row]
+            volumes = None if node is None else s.by_node.get(node.name)
+            if volumes is not None:
+                out[i] = self._capacity_score(volumes)
+        return out
+
+    def _capacity_score(self, volumes: b.PodVolumes) -> int:
+        """Upstream ``Score`` and ``buildScorerFunction`` for one node's volumes."""
+        assert self.shape is not None
+        classes: dict[str, list[int]] = {}  # class -> [requested, capacity]
+        if volumes.static:
+            for pv, claim in volumes.static:
+                acc = classes.setdefault(pv.storage_class, [0, 0])
+                acc[0] += claim.request or 0
+                acc[1] += pv.capacity
+        else:
+            for claim, cap in volumes.dynamic:
+                if cap is None:
+                    continue
+                acc = classes.setdefault(claim.storage_class or "", [0, 0])
+                acc[1] = cap.capacity or 0  # not +=: one capacity object per class (upstream)
+                acc[0] += claim.request or 0
+        if not classes:
+            return 0
+        utilization, score = self.shape
+        util = np.array(
+            [100 if cap == 0 or req > cap else req * 100 // cap for req, cap in classes.values()],
+            dtype=np.int64,
+        )
+        total = int(broken_linear(util, utilization, score).sum())
+        return math.floor(total / len(classes) + 0.5)  # Go math.Round of a non-negative
 
     # ------------------------------------------------------------------ Reserve
     def reserve(self, state: CycleState, pod: api.Pod, node: str) -> Status:
