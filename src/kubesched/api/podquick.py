@@ -114,7 +114,6 @@ _from_text: Callable[[Raw], _PodDoc[Raw]] = msgspec.json.Decoder(_PodDoc[Raw]).d
 _DECODED = _PodDoc[Any]
 """The struct a decoded manifest converts to (the alias made once: ~1 µs each time)."""
 _decode: Callable[[Raw], Any] = msgspec.json.Decoder().decode
-_encode: Callable[[Any], bytes] = msgspec.json.Encoder().encode
 
 
 class Quick(NamedTuple):
@@ -280,13 +279,6 @@ def _image_volumes(volumes: object) -> bool:
     if not isinstance(volumes, list):
         return True
     return any(not isinstance(v, dict) or "image" in v for v in volumes)
-
-
-def _encode_or_none(value: object) -> bytes | None:
-    try:
-        return _encode(value)
-    except (TypeError, ValueError, msgspec.EncodeError):
-        return None
 
 
 def _resizing(statuses: object) -> bool:

@@ -63,7 +63,7 @@ from kubesched.framework.interface import (
     Verdict,
     error,
 )
-from kubesched.kernels.resources import broken_linear
+from kubesched.kernels.resources import MAX_CUSTOM_PRIORITY_SCORE, broken_linear
 from kubesched.plugins.volumebinding import binder as b
 from kubesched.state.cache import ClusterState
 from kubesched.state.storage import Storage, storage_of
@@ -121,7 +121,10 @@ class VolumeBinding:
             points = points or list(DEFAULT_SHAPE)  # upstream's SetDefaults_VolumeBindingArgs
             self.shape = (
                 np.array([u for u, _ in points], dtype=np.int64),
-                np.array([sc * (MAX_NODE_SCORE // 10) for _, sc in points], dtype=np.int64),
+                np.array(
+                    [sc * (MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE) for _, sc in points],
+                    dtype=np.int64,
+                ),
             )
 
     def sign(self, pod: api.Pod) -> object:
