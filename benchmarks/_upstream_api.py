@@ -152,7 +152,9 @@ def api_once(
 ) -> dict[str, Any]:
     """One scheduler started fresh: first the backlog (Pods created before it started), then
     the burst (Pods created while it runs); returns the burst's numbers plus
-    ``backlogPodsPerSecond``."""
+    ``backlogPodsPerSecond``, ``backlogCpuMsPerPod`` (the process's CPU from its start to the
+    backlog's last bind, start-up included, per Pod) and ``cpuMsPerPod`` (its CPU during the
+    burst, per Pod)."""
     config, name = scheduler_config(directory, who, qps, burst_)
     pod_args = ("--template", str(templates / "pod-default.yaml"), "--scheduler-name", name)
     backlog, burst_ns = f"backlog-{tag}", f"burst-{tag}"
@@ -185,6 +187,8 @@ def api_once(
         if waiter.returncode != 0:
             raise BenchError(f"backlog of {pods} Pods: {err.strip()}")
         backlog_rate = json.loads(out)["podsPerSecond"]
+        # from the process's start: its start-up (imports, first lists) is in this figure
+        backlog_cpu = cpu_seconds(proc.pid) / pods
         if spy is not None:
             # --gil: only the thread holding the GIL, i.e. where Python spends its CPU
             record = ["record", "--format", "raw", "--gil", "-o", str(spy), "-p", str(proc.pid)]
@@ -209,6 +213,7 @@ def api_once(
         return {
             **json.loads(out),
             "backlogPodsPerSecond": backlog_rate,
+            "backlogCpuMsPerPod": backlog_cpu * 1000,
             "cpuMsPerPod": cpu_per_pod * 1000,
         }
     except (BenchError, subprocess.TimeoutExpired) as e:
@@ -287,8 +292,9 @@ def api(
                         f"[api {qps:g}/{b} {r + 1}/{repeats}] {who}: "
                         f"{res['podsPerSecond']:.1f} pods/s, p99 creation->bound "
                         f"{lat['Perc99']:.0f} ms, created at {res['createPodsPerSecond']:.0f}/s; "
-                        f"backlog {res['backlogPodsPerSecond']:.1f} pods/s; "
-                        f"{res['cpuMsPerPod']:.2f} ms CPU per Pod",
+                        f"backlog {res['backlogPodsPerSecond']:.1f} pods/s, "
+                        f"{res['backlogCpuMsPerPod']:.2f} ms CPU per Pod; "
+                        f"burst {res['cpuMsPerPod']:.2f} ms CPU per Pod",
                         file=sys.stderr,
                     )
             for who, rs in runs.items():
@@ -299,6 +305,7 @@ def api(
                     "p99Ms",
                     "createPodsPerSecond",
                     "backlogPodsPerSecond",
+                    "backlogCpuMsPerPod",
                     "cpuMsPerPod",
                 )
                 table[f"{qps:g}/{b}/{who}"] = summarise(rs, *keys)

@@ -9,7 +9,9 @@
    ``kube-scheduler``, then ``kubesched run``, interleaved): a backlog of Pods created before
    the scheduler starts (Pods/s first bind -> last bind, whatever the creation rate), then a
    burst created through the API while it runs (Pods/s first create -> last bind, p99
-   creation->bound, and the creation rate), medians.
+   creation->bound, and the creation rate), medians; and each scheduler's process CPU (user +
+   system, every thread and waited-for child, from ``/proc``) per Pod: from its start to the
+   backlog's last bind (start-up included) and during the burst.
 
     PYTHONPATH=src .venv/bin/python benchmarks/upstream_side_by_side.py \\
         [--engine] [--api] [--repeats 3] [--workloads SchedulingBasic/5000Nodes_10000Pods,...] \\
@@ -116,16 +118,18 @@ def print_tables(result: dict[str, Any]) -> None:
     if "api" in result:
         print(
             "\n| clientConnection qps / burst | scheduler | burst: Pods/s to all bound | "
-            "p99 creation→bound | Pods created per s | backlog: Pods/s | CPU ms per Pod | "
-            f"ratio kubesched / {version} (burst, backlog, CPU) |"
+            "p99 creation→bound | Pods created per s | backlog: Pods/s | "
+            "backlog: CPU ms per Pod | burst: CPU ms per Pod | "
+            f"ratio kubesched / {version} (burst, backlog, backlog CPU, burst CPU) |"
         )
-        print("|---|---|---:|---:|---:|---:|---:|---:|")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
         for key, row in result["api"].items():
             qps, b, who = key.split("/")
             up = result["api"][f"{qps}/{b}/{UPSTREAM}"]
             ratio = (
                 f"{row['podsPerSecond'] / up['podsPerSecond']:.2f}×, "
                 f"{row['backlogPodsPerSecond'] / up['backlogPodsPerSecond']:.2f}×, "
+                f"{row['backlogCpuMsPerPod'] / up['backlogCpuMsPerPod']:.2f}×, "
                 f"{row['cpuMsPerPod'] / up['cpuMsPerPod']:.2f}×"
                 if who == OURS
                 else ""
@@ -133,7 +137,8 @@ def print_tables(result: dict[str, Any]) -> None:
             print(
                 f"| {qps} / {b} | {who} | {row['podsPerSecond']:,.0f} | "
                 f"{row['p99Ms'] / 1000:.2f} s | {row['createPodsPerSecond']:,.0f} | "
-                f"{row['backlogPodsPerSecond']:,.0f} | {row['cpuMsPerPod']:.2f} | {ratio} |"
+                f"{row['backlogPodsPerSecond']:,.0f} | {row['backlogCpuMsPerPod']:.2f} | "
+                f"{row['cpuMsPerPod']:.2f} | {ratio} |"
             )
     for title, frames in result.get("pySpy", {}).items():
         print(f"\npy-spy, kubesched run during the burst, top frames ({title}):")
