@@ -11,6 +11,13 @@ filters terminal Pods out of the scheduler's Pod informer); a Pod re-created und
 name (new UID) is a delete followed by an add.  Which Pods are scheduled is decided by the
 scheduler (``spec.schedulerName`` must name one of its profiles); bound Pods of every
 scheduler occupy the cache.
+
+A Pod is parsed when it is added, and parsed again on an update -- except the update a bind
+causes, whose manifest differs from the last one read only where a bind writes
+(:func:`after_bind`: ``spec.nodeName``, the ``PodScheduled`` condition, the resourceVersion
+and bookkeeping no parser reads): the Pod already read, with the new node name and manifest,
+is what the parse would give, at a fraction of its cost (every Pod kubesched binds comes back
+once so).
 """
 
 from __future__ import annotations
@@ -34,6 +41,73 @@ TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
 
 def _resource_version(obj: api.Pod) -> str:
     return str((obj.raw.get("metadata") or {}).get("resourceVersion", ""))
+
+
+BIND_METADATA = frozenset({"resourceVersion", "managedFields", "generation"})
+"""What of ``metadata`` a write may change without changing the parsed Pod (no parser reads
+them)."""
+BIND_SPEC = frozenset({"nodeName"})
+BIND_STATUS = frozenset({"conditions", "observedGeneration"})
+"""``status.conditions`` may differ only in the ``PodScheduled`` ones (:func:`_same_conditions`:
+the full parse reads ``PodResizePending``); ``observedGeneration`` no parser reads."""
+
+
+def after_bind(old: api.Pod, new: dict[str, Any]) -> api.Pod | None:
+    """The Pod ``new`` parses to, when ``new`` is the manifest ``old`` was read from
+    (``old.raw``) with at most a bind's changes -- ``spec.nodeName`` (a string), the
+    ``PodScheduled`` condition, :data:`BIND_METADATA`, :data:`BIND_STATUS` -- and every other
+    key equal: a copy of ``old`` with that node name and ``raw`` = ``new``.  None when
+    anything else differs (then ``new`` is parsed)."""
+    was = old.raw
+    if type(was) is not dict or was.keys() != new.keys():
+        return None
+    for key, value in new.items():
+        before = was[key]
+        if key == "spec":
+            if not _same_except(before, value, BIND_SPEC):
+                return None
+        elif key == "metadata":
+            if not _same_except(before, value, BIND_METADATA):
+                return None
+        elif key == "status":
+            if not _same_except(before, value, BIND_STATUS) or not _same_conditions(
+                before.get("conditions"), value.get("conditions")
+            ):
+                return None
+        elif value != before:
+            return None
+    spec = new.get("spec")
+    node = spec.get("nodeName") if type(spec) is dict else None
+    if node is not None and type(node) is not str:
+        return None
+    pod = old.bound_to(node or "")
+    pod.raw = new
+    return pod
+
+
+def _same_except(a: object, b: object, keys: frozenset[str]) -> bool:
+    """Two mappings equal but for ``keys``."""
+    if type(a) is not dict or type(b) is not dict:
+        return False
+    return {k: v for k, v in a.items() if k not in keys} == {
+        k: v for k, v in b.items() if k not in keys
+    }
+
+
+def _same_conditions(a: object, b: object) -> bool:
+    """Two ``status.conditions`` equal but for their ``PodScheduled`` entries (mappings);
+    absent or null is none."""
+    if a == b:
+        return True
+    a = [] if a is None else a
+    b = [] if b is None else b
+    if type(a) is not list or type(b) is not list:
+        return False
+    return _unscheduled(a) == _unscheduled(b)
+
+
+def _unscheduled(conditions: list[Any]) -> list[Any]:
+    return [c for c in conditions if type(c) is not dict or c.get("type") != "PodScheduled"]
 
 
 class Dispatcher:
@@ -127,11 +201,13 @@ class Dispatcher:
                 del self.pods[key]
                 s.on_pod_delete(old)
             return
-        try:
-            pod = podquick.parse_pod(delta.new)
-        except InputError as e:
-            self._unreadable(key, delta.new, e)
-            return
+        pod = after_bind(old, delta.new) if old is not None else None
+        if pod is None:
+            try:
+                pod = podquick.parse_pod(delta.new)
+            except InputError as e:
+                self._unreadable(key, delta.new, e)
+                return
         s.unreadable.pop(key, None)
         if old is not None and old.uid != pod.uid:
             del self.pods[key]
