@@ -301,3 +301,37 @@ def test_watch_lines_are_events_however_the_stream_is_cut(
     monkeypatch.setattr(client, "_send", lambda *a, **k: _Stream(chunks))
     got = list(client.watch("/api/v1/pods", {}, read_timeout=1))
     assert got == [{"a": 1}, {"b": 2}, {"c": [3, 4]}]
+
+
+@pytest.mark.parametrize(
+    "chunks",
+    [
+        [b'{"type": "ADDED", "object": {"a": 1}}\n{"type": "BOOK', b'MARK", "object": {"b": 2}}'],
+        [b'{"type": "ADDED", "object": {"a": 1}}\n \n{"type": "BOOKMARK", "object": {"b": 2}}\n'],
+    ],
+)
+def test_watch_texts_are_the_events_and_their_objects_text(
+    client: KubeClient, monkeypatch: pytest.MonkeyPatch, chunks: list[bytes]
+) -> None:
+    monkeypatch.setattr(client, "_send", lambda *a, **k: _Stream(chunks))
+    got = list(client.watch_texts("/api/v1/pods", {}, read_timeout=1))
+    assert [e for e, _ in got] == list(client.watch("/api/v1/pods", {}, read_timeout=1))
+    assert [e for e, _ in got] == [
+        {"type": "ADDED", "object": {"a": 1}},
+        {"type": "BOOKMARK", "object": {"b": 2}},
+    ]
+    assert [bytes(t) for _, t in got] == [b'{"a": 1}', b'{"b": 2}']
+
+
+@pytest.mark.parametrize("texts", [False, True])
+def test_an_undecodable_watch_line_is_a_broken_watch(
+    client: KubeClient, monkeypatch: pytest.MonkeyPatch, texts: bool
+) -> None:
+    chunks = [b'{"type": "ADDED", "object": {"a": 1}}\n{"type": \n']
+    monkeypatch.setattr(client, "_send", lambda *a, **k: _Stream(chunks))
+    watch = client.watch_texts if texts else client.watch
+    events = watch("/api/v1/pods", {}, read_timeout=1)
+    next(events)
+    with pytest.raises(ApiError) as e:
+        next(events)
+    assert e.value.code == 0 and "watch broken" in str(e.value)

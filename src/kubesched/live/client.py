@@ -88,6 +88,16 @@ class ApiError(Exception):
         return self.code == 410
 
 
+class WatchEvent(msgspec.Struct, gc=False):
+    """A watch event's line, its object left as JSON text."""
+
+    type: str = ""
+    object: msgspec.Raw = msgspec.Raw(b"null")
+
+
+_split_event: Any = msgspec.json.Decoder(WatchEvent).decode
+
+
 class RateLimiter:
     """Token bucket: ``qps`` tokens per second, at most ``burst`` saved (qps <= 0: no limit)."""
 
@@ -382,6 +392,35 @@ class KubeClient:
         Raises :class:`ApiError` for an error answer or a broken connection (code 0).
         Closing the generator closes the connection; :meth:`abort` unblocks a reader.
         """
+        decode = msgspec.json.decode
+        with contextlib.closing(self._watch_lines(path, query, read_timeout)) as lines:
+            for line in lines:
+                try:
+                    event = decode(line)
+                except ValueError as e:
+                    raise ApiError(0, f"watch broken: {type(e).__name__}: {e}") from e
+                yield event
+
+    def watch_texts(
+        self, path: str, query: Mapping[str, Any], *, read_timeout: float
+    ) -> Generator[tuple[Obj, msgspec.Raw], None, None]:
+        """:meth:`watch`, each event with its object's JSON text as received (a parser can
+        read the text, see :func:`kubesched.api.podquick.quick_pod`); the same errors."""
+        split = _split_event
+        decode = msgspec.json.decode
+        with contextlib.closing(self._watch_lines(path, query, read_timeout)) as lines:
+            for line in lines:
+                try:
+                    event = split(line)
+                    obj = decode(event.object)
+                except ValueError as e:
+                    raise ApiError(0, f"watch broken: {type(e).__name__}: {e}") from e
+                yield {"type": event.type, "object": obj}, event.object
+
+    def _watch_lines(
+        self, path: str, query: Mapping[str, Any], read_timeout: float
+    ) -> Generator[bytes, None, None]:
+        """The lines of a watch stream, each one event's JSON."""
         self.limiter.wait()
         resp = self._send("GET", path, {**query, "watch": "true"}, None, "", (5.0, read_timeout))
         raw = resp.response
@@ -392,7 +431,6 @@ class KubeClient:
             with contextlib.suppress(Exception):
                 raw.shutdown()
         buf = b""
-        decode = msgspec.json.decode
         try:
             for chunk in raw.stream(amt=None, decode_content=True):
                 if b"\n" not in chunk:
@@ -402,9 +440,9 @@ class KubeClient:
                 buf = lines.pop()
                 for line in lines:
                     if line and not line.isspace():
-                        yield decode(line)
+                        yield line
             if buf.strip():
-                yield decode(buf)
+                yield buf
         except (urllib3.exceptions.HTTPError, OSError, ValueError) as e:
             raise ApiError(0, f"watch broken: {type(e).__name__}: {e}") from e
         finally:

@@ -17,7 +17,9 @@ causes, whose manifest differs from the last one read only where a bind writes
 (:func:`after_bind`: ``spec.nodeName``, the ``PodScheduled`` condition, the resourceVersion
 and bookkeeping no parser reads): the Pod already read, with the new node name and manifest,
 is what the parse would give, at a fraction of its cost (every Pod kubesched binds comes back
-once so).
+once so).  A watched Pod's JSON text (``Delta.text``) is read on the quick path from the text,
+its sections remembered (:class:`~kubesched.api.podquick.Sections`): the Pods of one template
+read their containers, affinity and tolerations once.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ from kubesched.scheduler import Scheduler
 log = logging.getLogger(__name__)
 
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
+SECTIONS_RENEWED = 4096
+"""Pod texts read before the remembered sections start afresh (their memory stays small)."""
 
 
 def _resource_version(obj: api.Pod) -> str:
@@ -121,6 +125,11 @@ class Dispatcher:
         self.nodes: dict[str, api.Node] = {}
         self.skipped = 0
         """Objects that could not be parsed."""
+        self.sections = podquick.Sections()
+        """The sections (containers, affinity, ...) of the watched Pods' texts read so far:
+        the Pods of one template read them once (:func:`~kubesched.api.podquick.quick_pod`),
+        started afresh every :data:`SECTIONS_RENEWED` texts."""
+        self._texts_read = 0
         self.report = report
         """Told of a pending Pod of ours that cannot be read (live mode: an Event and a
         ``PodScheduled=False`` condition, as upstream reports a Pod it cannot schedule)."""
@@ -202,6 +211,14 @@ class Dispatcher:
                 s.on_pod_delete(old)
             return
         pod = after_bind(old, delta.new) if old is not None else None
+        if pod is None and delta.text is not None:
+            self._texts_read += 1
+            if self._texts_read % SECTIONS_RENEWED == 0:  # bounded: a long run sees many
+                self.sections = podquick.Sections()
+            quick = podquick.quick_pod(delta.text, self.sections)
+            if quick is not None:
+                pod = quick.pod
+                pod.raw = delta.new  # the same manifest, decoded already
         if pod is None:
             try:
                 pod = podquick.parse_pod(delta.new)

@@ -28,13 +28,16 @@ the informer sets ``kind`` and ``apiVersion`` on every object it hands on.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from kubesched.api.source import bulk_allocation
 from kubesched.live.client import ApiError, KubeClient
@@ -116,6 +119,9 @@ class Delta:
     listed: tuple[Obj, ...] = ()
     """With ``batch_lists``: a first list's objects at once, each what an ``ADDED`` delta
     would bring, in order (``new`` is then empty); see :meth:`Delta.split`."""
+    text: msgspec.Raw | None = None
+    """With ``texts``: a watched object's JSON text as received (``new`` decoded), which a
+    parser may read instead of ``new``; None for a listed object."""
 
     def split(self) -> list[Delta]:
         """The one-object deltas this delta stands for."""
@@ -146,6 +152,14 @@ def _rv(obj: Obj) -> str:
     return str((obj.get("metadata") or {}).get("resourceVersion", ""))
 
 
+def _no_texts(
+    events: Generator[Obj, None, None],
+) -> Generator[tuple[Obj, msgspec.Raw | None], None, None]:
+    with contextlib.closing(events):
+        for event in events:
+            yield event, None
+
+
 class _Relist(Exception):
     """Start over with a list."""
 
@@ -162,11 +176,14 @@ class Informer:
         timing: Timing | None = None,
         *,
         batch_lists: bool = False,
+        texts: bool = False,
     ) -> None:
         self.client = client
         self.batch_lists = batch_lists
         """Hand a list into an empty store on as one delta (``Delta.listed``), so a large
         cluster's first LIST can be loaded in bulk."""
+        self.texts = texts
+        """Hand each watched object on with its JSON text (``Delta.text``)."""
         self.kind = kind
         self.sink = sink
         self.stop = stop
@@ -293,12 +310,17 @@ class Informer:
     def _watch(self, rv: str) -> str:
         timeout = int(self.timing.watch_timeout * (1 + random.random()))
         query = {"resourceVersion": rv, "allowWatchBookmarks": "true", "timeoutSeconds": timeout}
-        stream = self.client.watch(self.kind.path, query, read_timeout=timeout + 30)
+        if self.texts:
+            stream: Generator[tuple[Obj, msgspec.Raw | None], None, None] = self.client.watch_texts(
+                self.kind.path, query, read_timeout=timeout + 30
+            )
+        else:
+            stream = _no_texts(self.client.watch(self.kind.path, query, read_timeout=timeout + 30))
         try:
-            for event in stream:
+            for event, text in stream:
                 if self.stop.is_set() or self._relist.is_set():
                     raise _Relist
-                rv = self._apply(event, rv)
+                rv = self._apply(event, rv, text)
         except ApiError as e:
             if self._relist.is_set() or self.stop.is_set():
                 raise _Relist from e
@@ -312,7 +334,7 @@ class Informer:
             raise _Relist
         return rv
 
-    def _apply(self, event: Obj, rv: str) -> str:
+    def _apply(self, event: Obj, rv: str, text: msgspec.Raw | None = None) -> str:
         etype = str(event.get("type", ""))
         obj = event.get("object") or {}
         if etype == "ERROR":
@@ -330,7 +352,8 @@ class Informer:
         if etype == DELETED:
             self.sink(Delta(self.kind.kind, DELETED, old, obj))
         elif etype in (ADDED, MODIFIED):
-            self.sink(Delta(self.kind.kind, ADDED if old is None else MODIFIED, old, obj))
+            etype = ADDED if old is None else MODIFIED
+            self.sink(Delta(self.kind.kind, etype, old, obj, text=text))
         return new_rv
 
     def _backoff(self, e: ApiError) -> None:

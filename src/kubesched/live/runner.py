@@ -126,7 +126,11 @@ class LiveScheduler:
             self.startup.metrics = self.scheduler.metrics
         self.dispatch = self.make_dispatch()
         self.informers = [
-            Informer(client, k, self.deltas.put, self.stop_event, timing, batch_lists=True)
+            Informer(
+                *(client, k, self.deltas.put, self.stop_event, timing),
+                batch_lists=True,
+                texts=k.kind == "Pod",  # read by the dispatcher's parse (Delta.text)
+            )
             for k in kinds
         ]
         self.exit_code = 0
