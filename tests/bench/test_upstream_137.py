@@ -219,12 +219,16 @@ def test_mock_features_sort_as_go_strings_and_filter() -> None:
     assert plugin.requirements(other) == ()
 
 
-def test_declared_features_param_without_the_gate_is_unused(tmp_path: Path) -> None:
-    """Upstream's hooks read the param only when the workload sets the gate."""
+@pytest.mark.parametrize("on_case", [False, True])
+def test_declared_features_param_without_the_gate_is_unused(tmp_path: Path, on_case: bool) -> None:
+    """Upstream's hooks read the param only when the workload itself sets the gate (the test
+    case's ``featureGates`` are not what they look at)."""
     doc = yaml.safe_load((SUITES / "nodedeclaredfeatures" / "performance-config.yaml").read_text())
-    del doc[0]["workloads"][0]["featureGates"]
+    gates = doc[0]["workloads"][0].pop("featureGates")
+    if on_case:
+        doc[0]["featureGates"] = gates
     ((tc, w),) = p.select(load_test_cases_from(doc, tmp_path), workload="5Nodes5DeclaredFeatures")
-    assert declaredfeatures.mock_features(tc, w) is None
+    assert declaredfeatures.mock_features(w) is None
     with pytest.raises(InputError, match="numNodeDeclaredFeatures"):
         p.resolve(tc, w)
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesched.api import objects as api
-from kubesched.bench.config import TestCase, Workload
+from kubesched.bench.config import Workload
 from kubesched.framework.interface import PluginFactory
 from kubesched.plugins import nodedeclaredfeatures as ndf
 from kubesched.plugins.registry import full_registry
@@ -35,10 +35,10 @@ GATE = ndf.NAME
 """The feature gate (and plugin) name, ``NodeDeclaredFeatures``."""
 
 
-def hooked(case: TestCase, workload: Workload) -> bool:
-    """Whether the workload's ``featureGates`` (its test case's, then its own) set the gate
-    true: upstream's ``w.FeatureGates[features.NodeDeclaredFeatures]``."""
-    return bool({**case.feature_gates, **workload.feature_gates}.get(GATE, False))
+def hooked(workload: Workload) -> bool:
+    """Whether the workload's own ``featureGates`` set the gate true: upstream's hooks read
+    ``w.FeatureGates[features.NodeDeclaredFeatures]``, not the test case's gates."""
+    return bool(workload.feature_gates.get(GATE, False))
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,9 +66,9 @@ class MockFeatures:
             pod.required_features = tuple(sorted({*pod.required_features, *self.names}))
 
 
-def mock_features(case: TestCase, workload: Workload) -> MockFeatures | None:
+def mock_features(workload: Workload) -> MockFeatures | None:
     """The workload's mock registry, or None when the gate is not set (no hook runs)."""
-    if not hooked(case, workload):
+    if not hooked(workload):
         return None
     value = workload.params.get(PARAM, 0)
     count = int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0

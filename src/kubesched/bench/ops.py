@@ -1,7 +1,9 @@
 """The scheduler_perf ops of one workload run (upstream ``executor.go``): ``createNodes``,
 ``createNamespaces``, ``createPods`` (waiting, ``skipWaitToCompletion``, ``steadyState``),
 ``deletePods``, ``churn``, ``barrier``, ``sleep``, ``start/stopCollectingMetrics``,
-``createAny`` and the DRA ops of :mod:`kubesched.bench.dra`, as a part of
+``createAny``, ``updateAny`` (:mod:`kubesched.bench.update`) and the DRA ops of
+:mod:`kubesched.bench.dra` (``createPodSets`` is unrolled into ``createPods`` by
+:mod:`kubesched.bench.params`), as a part of
 :class:`kubesched.bench.runner._WorkloadRun` (see the runner's docstring for the semantics)."""
 
 from __future__ import annotations

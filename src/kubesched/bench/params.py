@@ -6,7 +6,14 @@ string, ``steadyStateParam`` a bool; ``templateParams`` values that start with `
 replaced by the param.  A param that is undefined or of the wrong type fails the workload,
 and so does a param that no op uses ("defined on workload W, but unused").  kubesched
 resolves every selected workload before running any, so such a config fails at once with
-``InputError`` naming ``<case>/<workload>``, the op index and the field.
+``InputError`` naming ``<case>/<workload>``, the op index and the field.  (The
+``nodedeclaredfeatures`` suite's ``numNodeDeclaredFeatures`` is read by that suite's own hooks,
+:mod:`kubesched.bench.declaredfeatures`, when the workload sets its gate.)
+
+``createPodSets`` is unrolled here as upstream's ``unrollWorkloadTemplate`` does: ``count``
+copies of its ``createPodsOp`` in namespaces ``<namespacePrefix>-<i>``, and every op is
+numbered by its place in the unrolled list (so a later ``createPods`` without a namespace
+writes to ``namespace-<unrolled index>``).
 
 The label filter is upstream's ``enabled()``: a workload's labels are its test case's plus
 its own; a plain (or ``+``) label must be present, a ``-label`` must be absent.
@@ -390,7 +397,7 @@ def resolve(case: TestCase, workload: Workload) -> list[Step]:
                 problems.append((path, f"{op.opcode}: {message}"))
             if not bad:  # an unrolled op's index counts the ops before it, unrolled
                 steps.append(_step(op, fields, case, len(steps)))
-    if declaredfeatures.hooked(case, workload):  # the suite's own Go hooks read it
+    if declaredfeatures.hooked(workload):  # the suite's own Go hooks read it
         params.used.add(declaredfeatures.PARAM)
     unused = params.unused()
     if unused:

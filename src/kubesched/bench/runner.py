@@ -230,7 +230,7 @@ class _WorkloadRun(Ops):
         self.client = SchedulerClient(
             self.api, clock, modelled=modelled, latency=options.api_latency, qps=qps, burst=burst
         )
-        self.mock = declaredfeatures.mock_features(case, workload)
+        self.mock = declaredfeatures.mock_features(workload)
         if self.mock is not None:
             extra: dict[str, Any] = {"registry": self.mock.registry(gates.version)}
         else:
