@@ -11,7 +11,7 @@ path naming the test case, the op index and the field, e.g.
 The per-op checks are upstream's ``isValid(allowParameterization=true)``; the checks that need
 the workload's params run in :mod:`kubesched.bench.params`.  Paths in the file are resolved
 against the config file's folder and must exist.  Upstream ops that kubesched does not model
-(DRA, volumes, ``updateAny``, ...) are refused by name.
+(``createPodGroups``, profiling, ...) are refused by name.
 """
 
 from __future__ import annotations
@@ -134,9 +134,16 @@ def _test_case(chk: schema.Checker, obj: Any, cpath: str) -> TestCase | None:
 
 
 def _collects_metrics(op: Op) -> bool:
+    if op.opcode == "createPodSets":
+        return bool(op.fields["createPodsOp"].get("collectMetrics"))
     return op.opcode == "stopCollectingMetrics" or (
         op.opcode == "createPods" and bool(op.fields.get("collectMetrics"))
     )
+
+
+def pod_set_op(op: Op) -> Op:
+    """The ``createPods`` op a ``createPodSets`` op repeats (its fields decoded at load)."""
+    return Op("createPods", op.index, op.fields["createPodsOp"], f"{op.path}.createPodsOp")
 
 
 def _gates(chk: schema.Checker, gates: Mapping[str, Any], path: str) -> dict[str, bool]:
@@ -170,6 +177,17 @@ def _ops(chk: schema.Checker, raw: Any, cpath: str) -> list[Op]:
             continue
         fields = chk.fields(obj, opath, schema.OPS[opcode], str(opcode), skip=("opcode",))
         op = Op(str(opcode), k, fields, opath)
+        if opcode == "createPodSets":  # upstream: a createPodsOp, checked as one
+            fields["createPodsOp"] = chk.fields(
+                fields.get("createPodsOp", {}),
+                f"{opath}.createPodsOp",
+                schema.OPS["createPods"],
+                "createPods",
+                skip=("opcode",),
+            )
+            for fname, message in op_problems(pod_set_op(op)):
+                path = f"{opath}.createPodsOp" + (f".{fname}" if fname else "")
+                chk.add(path, f"createPods: {message}")
         for fname, message in op_problems(op):
             chk.add(f"{opath}.{fname}" if fname else opath, f"{opcode}: {message}")
         ops.append(op)
@@ -184,10 +202,12 @@ def op_problems(op: Op, *, resolved: bool = False) -> list[tuple[str, str]]:
         if (resolved or not f.get(name + "Param")) and f.get(name, 0) < 0:
             out.append((name, f"must be >= 0, got {f[name]}"))
 
-    if op.opcode in ("createNodes", "createNamespaces", "createAny"):
+    if op.opcode in ("createNodes", "createNamespaces", "createAny", "createPodSets"):
         count("count")
-    if op.opcode == "createAny" and not f.get("templatePath"):
+    if op.opcode in ("createAny", "updateAny") and not f.get("templatePath"):
         out.append(("templatePath", "must be set"))
+    if op.opcode == "updateAny" and f.get("updatePerSecond", 0) < 0:
+        out.append(("updatePerSecond", f"invalid {f['updatePerSecond']}; should be non-negative"))
     if op.opcode == "createPods":
         count("count")
         count("signatureBatchSize")

@@ -133,12 +133,15 @@ class PodMaker:
         names: Names,
         exists: Exists,
         signature_batch: int = 0,
+        mark: Callable[[api.Pod, Obj], None] | None = None,
     ) -> None:
         self.manifest = manifest
         self.namespace = namespace
         self.names = names
         self.exists = exists
         self.signature_batch = signature_batch
+        self.mark = mark
+        """Called with each parsed Pod and its manifest (once for a static template)."""
         self._base: api.Pod | None = None
         self._path = manifest.path if manifest is not None else "<base pod>"
         if manifest is None or manifest.static:
@@ -155,9 +158,12 @@ class PodMaker:
 
     def _parse(self, doc: dict[str, Any]) -> api.Pod:
         try:
-            return parse_pod(doc)
+            pod = parse_pod(doc)
         except InputError as err:
             raise err.with_file(self._path) from None
+        if self.mark is not None:
+            self.mark(pod, doc)
+        return pod
 
     def make(self, index: int, count: int) -> api.Pod:
         """Pod ``index`` of ``count``."""

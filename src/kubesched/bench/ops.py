@@ -1,7 +1,9 @@
 """The scheduler_perf ops of one workload run (upstream ``executor.go``): ``createNodes``,
 ``createNamespaces``, ``createPods`` (waiting, ``skipWaitToCompletion``, ``steadyState``),
 ``deletePods``, ``churn``, ``barrier``, ``sleep``, ``start/stopCollectingMetrics``,
-``createAny`` and the DRA ops of :mod:`kubesched.bench.dra`, as a part of
+``createAny``, ``updateAny`` (:mod:`kubesched.bench.update`) and the DRA ops of
+:mod:`kubesched.bench.dra` (``createPodSets`` is unrolled into ``createPods`` by
+:mod:`kubesched.bench.params`), as a part of
 :class:`kubesched.bench.runner._WorkloadRun` (see the runner's docstring for the semantics)."""
 
 from __future__ import annotations
@@ -11,9 +13,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubesched.api import objects as api
-from kubesched.bench import background, dra, objects
+from kubesched.bench import background, dra, objects, update
 from kubesched.bench import params as p
 from kubesched.bench.config import TestCase, Workload
+from kubesched.bench.declaredfeatures import MockFeatures
 from kubesched.bench.loop import Loop, WorkloadError
 from kubesched.bench.results import WorkloadResult
 from kubesched.sim.apiserver import SimApiServer
@@ -33,6 +36,8 @@ class Ops:
     workload: Workload
     scheduler: Any
     measured: int
+    mock: MockFeatures | None
+    """The ``nodedeclaredfeatures`` suite's mock node features (:mod:`.declaredfeatures`)."""
 
     def _start(
         self, name: str, namespaces: tuple[str, ...], selector: Mapping[str, str] | None
@@ -68,6 +73,8 @@ class Ops:
             for j, node in enumerate(sorted(nodes, key=lambda n: n.name)):
                 node.labels[step.label_key] = step.label_values[j % len(step.label_values)]
         for node in nodes:
+            if self.mock is not None:  # upstream: the suite's nodeUpdateFn, after the op
+                self.mock.declare(node)
             if step.unique_label_key:
                 node.labels[step.unique_label_key] = self.names.uid()
             self.writer.create(self.api.create_node, node)
@@ -93,7 +100,8 @@ class Ops:
             manifest = objects.Manifest(step.template, step.template_params)
         batch = step.signature_batch_size if manifest is not None else 0
         exists = lambda n: f"{ns}/{n}" in self.api.pods  # noqa: E731
-        maker = objects.PodMaker(manifest, ns, self.names, exists, batch)
+        mark = self.mock.require if self.mock is not None else None
+        maker = objects.PodMaker(manifest, ns, self.names, exists, batch, mark)
         if step.collect_metrics:
             self._start(ns, (ns,), None)
         if step.steady_state:
@@ -242,6 +250,23 @@ class Ops:
                 step.template,
             )
             self.writer.create_any(doc)
+
+    def _UpdateAny(self, step: update.UpdateAny) -> None:
+        docs = update.documents(step, self.names)
+        if step.per_second <= 0:
+            for doc in docs:
+                update.update(self.api, doc, step.subresources)
+            return
+        task = update.UpdateAtRate(
+            self.api, docs, step.subresources, 1.0 / step.per_second, time.perf_counter()
+        )
+        self.loop.background.append(task)
+        self.loop.wait(
+            lambda: task not in self.loop.background,
+            lambda: f"{task.left} objects left to update",
+            timeout=self.options.timeout,
+            stall_fails=False,
+        )
 
     def _CreateResourceDriver(self, step: dra.CreateResourceDriver) -> None:
         dra.create_resource_driver(self.api, step.driver, step.nodes, step.max_claims)

@@ -6,7 +6,14 @@ string, ``steadyStateParam`` a bool; ``templateParams`` values that start with `
 replaced by the param.  A param that is undefined or of the wrong type fails the workload,
 and so does a param that no op uses ("defined on workload W, but unused").  kubesched
 resolves every selected workload before running any, so such a config fails at once with
-``InputError`` naming ``<case>/<workload>``, the op index and the field.
+``InputError`` naming ``<case>/<workload>``, the op index and the field.  (The
+``nodedeclaredfeatures`` suite's ``numNodeDeclaredFeatures`` is read by that suite's own hooks,
+:mod:`kubesched.bench.declaredfeatures`, when the workload sets its gate.)
+
+``createPodSets`` is unrolled here as upstream's ``unrollWorkloadTemplate`` does: ``count``
+copies of its ``createPodsOp`` in namespaces ``<namespacePrefix>-<i>``, and every op is
+numbered by its place in the unrolled list (so a later ``createPods`` without a namespace
+writes to ``namespace-<unrolled index>``).
 
 The label filter is upstream's ``enabled()``: a workload's labels are its test case's plus
 its own; a plain (or ``+``) label must be present, a ``-label`` must be absent.
@@ -20,9 +27,10 @@ from typing import Any
 
 from kubesched.api.errors import InputError
 from kubesched.bench import config as c
-from kubesched.bench import schema
+from kubesched.bench import declaredfeatures, schema
 from kubesched.bench.config import Op, TestCase, Workload
 from kubesched.bench.dra import AllocResourceClaims, CreateResourceDriver
+from kubesched.bench.update import UpdateAny
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +171,7 @@ Step = (
     | CreateAny
     | CreateResourceDriver
     | AllocResourceClaims
+    | UpdateAny
 )
 
 
@@ -271,8 +280,9 @@ def _allocatable(raw: Mapping[str, Any] | None) -> NodeAllocatable | None:
     )
 
 
-def _step(op: Op, f: Mapping[str, Any], case: TestCase) -> Step:
-    i, tp = op.index, f.get("templateParams", {})
+def _step(op: Op, f: Mapping[str, Any], case: TestCase, i: int) -> Step:
+    """The step of ``op`` with resolved fields ``f``, at index ``i`` of the unrolled ops."""
+    tp = f.get("templateParams", {})
     ns = f.get("namespace")
     if op.opcode == "createNodes":
         label = f.get("labelNodePrepareStrategy") or {}
@@ -342,6 +352,16 @@ def _step(op: Op, f: Mapping[str, Any], case: TestCase) -> Step:
         return CreateResourceDriver(i, f["driverName"], f["nodes"], f.get("maxClaimsPerNode", 0))
     if op.opcode == "allocResourceClaims":
         return AllocResourceClaims(i, ns or "")
+    if op.opcode == "updateAny":
+        count = f.get("count")
+        return UpdateAny(
+            i,
+            f["templatePath"],
+            ns or "",
+            1 if count is None else count,
+            f.get("updatePerSecond", 0),
+            tuple(f.get("subresources", ())),
+        )
     return CreateAny(i, f["templatePath"], ns or "", f.get("count", 1), tp)
 
 
@@ -351,19 +371,34 @@ def resolve(case: TestCase, workload: Workload) -> list[Step]:
     problems: list[tuple[str, str]] = []
     steps: list[Step] = []
     where = f"{case.name}/{workload.name}"
-    for op in case.ops:
+    for top in case.ops:
         try:
-            fields = _resolve_fields(op, params)
+            top_fields = _resolve_fields(top, params)
         except ParamError as err:
-            problems.append((f"{where}: workloadTemplate[{op.index}].{err.field}", str(err)))
+            problems.append((f"{where}: workloadTemplate[{top.index}].{err.field}", str(err)))
             continue
-        resolved = Op(op.opcode, op.index, fields, op.path)
-        bad = c.op_problems(resolved, resolved=True)
-        for fname, message in bad:
-            path = f"{where}: workloadTemplate[{op.index}]" + (f".{fname}" if fname else "")
-            problems.append((path, f"{op.opcode}: {message}"))
-        if not bad:
-            steps.append(_step(op, fields, case))
+        unrolled: list[tuple[Op, dict[str, Any]]] = [(top, top_fields)]
+        if top.opcode == "createPodSets":  # upstream unrollWorkloadTemplate
+            prefix, inner = top_fields.get("namespacePrefix", ""), c.pod_set_op(top)
+            unrolled = []
+            for n in range(max(top_fields.get("count", 0), 0)):
+                try:
+                    fields = _resolve_fields(inner, params)
+                except ParamError as err:
+                    field = f"createPodsOp.{err.field}"
+                    problems.append((f"{where}: workloadTemplate[{top.index}].{field}", str(err)))
+                    break
+                unrolled.append((inner, {**fields, "namespace": f"{prefix}-{n}"}))
+        for op, fields in unrolled:
+            resolved = Op(op.opcode, op.index, fields, op.path)
+            bad = c.op_problems(resolved, resolved=True)
+            for fname, message in bad:
+                path = f"{where}: workloadTemplate[{top.index}]" + (f".{fname}" if fname else "")
+                problems.append((path, f"{op.opcode}: {message}"))
+            if not bad:  # an unrolled op's index counts the ops before it, unrolled
+                steps.append(_step(op, fields, case, len(steps)))
+    if declaredfeatures.hooked(workload):  # the suite's own Go hooks read it
+        params.used.add(declaredfeatures.PARAM)
     unused = params.unused()
     if unused:
         problems.append(

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.api.errors import InputError
-from kubesched.bench import background, collect, objects
+from kubesched.bench import background, collect, declaredfeatures, objects
 from kubesched.bench import params as p
 from kubesched.bench.api import SchedulerClient
 from kubesched.bench.config import TestCase, Workload, load_test_cases
@@ -230,6 +230,11 @@ class _WorkloadRun(Ops):
         self.client = SchedulerClient(
             self.api, clock, modelled=modelled, latency=options.api_latency, qps=qps, burst=burst
         )
+        self.mock = declaredfeatures.mock_features(workload)
+        if self.mock is not None:
+            extra: dict[str, Any] = {"registry": self.mock.registry(gates.version)}
+        else:
+            extra = {}
         self.scheduler = factory.make_scheduler(
             cfg,
             shards=options.shards,
@@ -240,6 +245,7 @@ class _WorkloadRun(Ops):
             submit_binding=self.client.submit_binding,
             metrics=options.metrics,
             **scheduler_options(gates, options),
+            **extra,
         )
         # the scheduler first, then the controllers (upstream's informers are independent;
         # the scheduler hearing a Pod before its claim exists is the common interleaving)

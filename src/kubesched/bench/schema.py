@@ -77,6 +77,12 @@ OPS: dict[str, dict[str, Any]] = {
         "signatureBatchSize": INT,
         "signatureBatchSizeParam": PARAM,
     },
+    "createPodSets": {
+        "count": INT,
+        "countParam": PARAM,
+        "namespacePrefix": STR,
+        "createPodsOp": None,
+    },
     "deletePods": {
         "namespace": STR,
         "labelSelector": STRMAP,
@@ -101,6 +107,14 @@ OPS: dict[str, dict[str, Any]] = {
         "countParam": PARAM,
         "templateParams": MAP,
     },
+    "updateAny": {
+        "namespace": STR,
+        "templatePath": PATH,
+        "count": INT,
+        "countParam": PARAM,
+        "updatePerSecond": INT,
+        "subresources": STRS,
+    },
     "createResourceDriver": {
         "driverName": STR,
         "nodes": STR,
@@ -109,12 +123,11 @@ OPS: dict[str, dict[str, Any]] = {
     },
     "allocResourceClaims": {"namespace": STR},
 }
-"""Opcode to its fields (besides ``opcode``) and their kinds."""
+"""Opcode to its fields (besides ``opcode``) and their kinds; ``createPodSets``'
+``createPodsOp`` is a ``createPods`` op, decoded against that op's fields."""
 
 UPSTREAM_ONLY_OPS = (
-    "createPodSets",
     "createResourceClaims",
-    "updateAny",
     "createPodGroups",
     "startCollectingProfile",
     "stopCollectingProfile",

@@ -246,7 +246,12 @@ def factory(version: str = NEWEST, enabled: bool = True) -> PluginFactory:
     NodeDeclaredFeatures gate ``enabled`` or not: what a per-version registry registers."""
     if version not in RELEASES:
         raise ValueError(f"{NAME}: no such release {version!r} (known: {', '.join(RELEASES)})")
-    release = RELEASES[version]
+    return release_factory(RELEASES[version], enabled)
+
+
+def release_factory(release: Release, enabled: bool = True) -> PluginFactory:
+    """The plugin factory of a feature registry ``release`` that need not be one of
+    :data:`RELEASES` (scheduler_perf's mock features: :mod:`kubesched.bench.declaredfeatures`)."""
 
     def make(args: object | None, handle: Handle) -> NodeDeclaredFeatures:
         return NodeDeclaredFeatures(args, handle, release, enabled)
