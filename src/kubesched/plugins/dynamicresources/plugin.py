@@ -117,7 +117,8 @@ class DynamicResources(Hints):
         gates = handle.feature_gates
         # the release's allocator (allocator.Options); v1.35+: Score ranks nodes by the
         # firstAvailable alternatives their allocation takes (v1.34 has no Score)
-        self._allocator = allocator.Options.of_release(gates.at_least)
+        self.allocator_options = allocator.Options.of_release(gates.at_least)
+        """What the release's allocator does (also read by ``explainer.devicefit``)."""
         self._score = gates.at_least("1.35") and (
             gates.enabled("DRAPrioritizedList") or not gates.at_least("1.36")
         )
@@ -273,7 +274,7 @@ class DynamicResources(Hints):
                     s.to_allocate,
                     s.classes,
                     s.in_use,
-                    self._allocator,
+                    self.allocator_options,
                 )
             except allocator.AllocationError as e:
                 codes[i] = 3
@@ -388,7 +389,7 @@ class DynamicResources(Hints):
             # the device score's choice first (upstream: first fit)
             pools = drafrag.preferred_pools(self.index.pools_of.get(row, []), chosen)
             found = allocator.allocate_in(
-                pools, s.to_allocate, s.classes, s.in_use, self._allocator
+                pools, s.to_allocate, s.classes, s.in_use, self.allocator_options
             )
             if found is not None:
                 s.per_node[node_name] = found
