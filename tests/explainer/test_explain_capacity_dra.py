@@ -169,3 +169,15 @@ def test_cli_json_and_text(files: dict[str, Path], capsys: pytest.CaptureFixture
         "cannot allocate all claims (claim default/c request gpu: too few free, "
         "1 of 4 matching free, needs 2)"
     ) in text
+
+
+def test_an_incomplete_pool_counts_from_v135_as_the_allocator_sees_it() -> None:
+    # node a's devices are in a pool of two slices of which one is published: v1.34's
+    # allocator takes them, v1.35+'s passes over the pool
+    items = [node("a"), slice_("a", [gpu(0), gpu(1)], count=2), device_class(),
+             claim("c", request(count=3))]  # fmt: skip
+    the_pod = pod("p", uses("c"))
+    old = kubesched.explain(cluster(*items), the_pod, CONFIG, kubernetes_version="1.34")
+    assert [d["problem"] for d in old["nodes"]["a"]["devices"]] == ["too few matching"]
+    new = kubesched.explain(cluster(*items), the_pod, CONFIG, kubernetes_version="1.37")
+    assert [d["problem"] for d in new["nodes"]["a"]["devices"]] == ["no matching device"]

@@ -11,18 +11,42 @@ device by device, exactly as upstream's ``allocateOne``: a device is skipped whe
 it, or when a ``matchAttribute`` constraint would break.  The search is exhaustive, so
 whether a node fits never depends on the order of pools (upstream iterates a Go map; we go
 by driver and pool name, which also makes the chosen devices deterministic).
+
+Releases differ (:class:`Options`): from v1.35 the search skips an incomplete pool (fewer
+slices published than ``resourceSliceCount``) and an invalid one instead of taking devices
+from the first and failing on the second (an ``All`` request still fails on either); from
+v1.36 an ``All`` alternative of a ``firstAvailable`` list is validated and continued under
+its own index (v1.34 and v1.35 reuse the previous alternative's selector results and go on
+with alternative 0 after its first device).
 """
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from kubesched.api import resource as r
 from kubesched.api.errors import CelRuntimeError
 
 DeviceId = tuple[str, str, str]
+
+
+class Options(NamedTuple):
+    """What a release's allocator does differently (the defaults are v1.34's)."""
+
+    skip_unusable: bool = False
+    """v1.35+: incomplete and invalid pools are passed over in the device search."""
+    keep_alternative: bool = False
+    """v1.36+: an ``All`` alternative keeps its own index (no v1.34 reuse quirks)."""
+
+    @classmethod
+    def of_release(cls, at_least: Callable[[str], bool]) -> Options:
+        """The options of the release ``at_least("1.xx")`` describes."""
+        return cls(skip_unusable=at_least("1.35"), keep_alternative=at_least("1.36"))
+
+
+V1_34 = Options()
 
 
 class AllocationError(Exception):
@@ -153,8 +177,10 @@ class _Search:
         claims: list[r.ResourceClaim],
         classes: Mapping[str, r.DeviceClass],
         in_use: Container[DeviceId],
+        options: Options = V1_34,
     ) -> None:
         self.pools, self.claims, self.classes, self.in_use = pools, claims, classes, in_use
+        self.options = options
         self.requests: list[list[list[_Request]]] = []
         """Per claim, per request, its alternatives (one for ``exactly``)."""
         self.constraints = [[_Constraint(*c) for c in claim.constraints] for claim in claims]
@@ -208,7 +234,8 @@ class _Search:
             # alternative i-1 (v1.34's incubating allocator, the one its features select).
             # Reproduced: then alternative i gets i-1's devices, and a selector of i failing
             # at run time is never evaluated.  The cache is emptied before the search.
-            stale = (key[0], key[1], max(key[2] - 1, 0))
+            # v1.36 sets the index first (Options.keep_alternative).
+            stale = key if self.options.keep_alternative else (key[0], key[1], max(key[2] - 1, 0))
             for pool in self.pools:
                 pid = f"{pool.driver}/{pool.name}"
                 if pool.incomplete:
@@ -314,13 +341,16 @@ class _Search:
             # Upstream recurses with ``deviceIndices{claim, request, device+1}``, dropping
             # the subrequest index: after the first device of an "All" alternative it goes
             # on with alternative 0's count and selectors (v1.34, stable and incubating
-            # alike).  Reproduced, so Filter answers as upstream does.
-            if self.one(ci, ri, di + 1, 0):
+            # alike, and v1.35).  Reproduced, so Filter answers as upstream does; v1.36 keeps
+            # the subrequest index (Options.keep_alternative).
+            if self.one(ci, ri, di + 1, alt if self.options.keep_alternative else 0):
                 return True
             self.give_back(req, dev_id)
             return False
         for pool in self.pools:
             bad = pool.invalid()
+            if self.options.skip_unusable and (bad or pool.incomplete):
+                continue
             if bad:
                 raise AllocationError(f"pool {pool.name} is invalid: {bad}")
             for s in pool.slices:
@@ -349,10 +379,12 @@ def allocate(
     classes: Mapping[str, r.DeviceClass],
     slices: Iterable[r.ResourceSlice],
     in_use: Container[DeviceId],
+    options: Options = V1_34,
 ) -> list[tuple[r.AllocatedDevice, ...]] | None:
     """Devices for every claim on ``node``, or None when they do not all fit;
     :class:`AllocationError` for a fault (missing class, CEL runtime error, bad pool)."""
-    return allocate_in(gather_pools(slices, node, labels), claims, classes, in_use)
+    pools = gather_pools(slices, node, labels)
+    return allocate_in(pools, claims, classes, in_use, options)
 
 
 def allocate_in(
@@ -360,9 +392,11 @@ def allocate_in(
     claims: list[r.ResourceClaim],
     classes: Mapping[str, r.DeviceClass],
     in_use: Container[DeviceId],
+    options: Options = V1_34,
 ) -> list[tuple[r.AllocatedDevice, ...]] | None:
-    """:func:`allocate` over a node's pools (from :func:`gather_pools`)."""
-    search = _Search(pools, claims, classes, in_use)
+    """:func:`allocate` over a node's pools (from :func:`gather_pools`), as the release of
+    ``options`` does."""
+    search = _Search(pools, claims, classes, in_use, options)
     search.prepare()
     if not search.one(0, 0, 0):
         return None

@@ -160,8 +160,13 @@ def preferred_pools(pools: Sequence[Pool], first: Sequence[DeviceId]) -> list[Po
         devices = sorted(
             ((d, s) for s in pool.slices for d in s.devices), key=lambda x: key(pool, x[0].name)
         )
-        # one slice per device keeps each device with its own slice's driver and pool
-        slices = [dataclasses.replace(s, devices=(d,)) for d, s in devices]
+        if not devices:
+            out.append((big, len(out), pool, list(pool.slices)))
+            continue
+        # one slice per device keeps each device with its own slice's driver and pool; the
+        # pool stays complete (or incomplete) as it was, which the allocator reads (v1.35+)
+        count = len(devices) + (1 if pool.incomplete else 0)
+        slices = [dataclasses.replace(s, devices=(d,), slice_count=count) for d, s in devices]
         out.append(
             (min((key(pool, d.name) for d, _ in devices), default=big), len(out), pool, slices)
         )

@@ -6,7 +6,8 @@
 :class:`Column`: int64 ``free[row]``, the devices reaching the row that the class and the
 selectors accept and that are not in use, and bool ``exact[row]``, whether that count
 decides the row.  A row is not exact when a device reaching it fails a selector with a CEL
-runtime error (upstream's allocator would report the error) or a pool reaching it is invalid.
+runtime error (upstream's allocator would report the error) or a pool reaching it is invalid
+or incomplete (whether the allocator takes its devices depends on the release).
 The columns follow :class:`~kubesched.plugins.dynamicresources.claims.DeviceUse`: a device
 that becomes used or free moves ``free`` on the rows it reaches, nothing is recounted.
 
@@ -146,7 +147,7 @@ class DeviceIndex:
             pools = gather_pools(reaching, node.name, node.labels)
             self.pools_of[row] = pools
             for pool in pools:
-                if pool.invalid():
+                if pool.incomplete or pool.invalid():
                     self.bad[row] = True
                 for s in pool.slices:
                     for d in s.devices:

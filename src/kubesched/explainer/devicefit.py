@@ -3,7 +3,8 @@
 DynamicResources' Filter gives a node upstream's one reason, ``cannot allocate all claims``.
 This module counts, for every request of the Pod's claims still to allocate (each alternative
 of a ``firstAvailable`` list on its own) and every node: the devices of the slices reaching the
-node (each pool's newest generation, as the allocator gathers them) that match the class's and
+node (each pool's newest generation, as the allocator gathers them; from v1.35 none of an
+incomplete or invalid pool, which the allocator passes over) that match the class's and
 the request's selectors, and how many of those are free (allocated to no claim and not in
 flight; all of them for an ``adminAccess`` request).  From the counts, a rejected node's
 problem with a request is:
@@ -138,6 +139,9 @@ class DeviceFits:
         if not fits.requests:
             return fits
         table = cluster.nodes
+        # v1.35+: the allocator passes over incomplete and invalid pools; so does the count
+        options: allocator.Options = plugin.allocator_options
+        skip_unusable = options.skip_unusable
         for row in table.order().tolist():
             node = table.nodes[row]
             if node is None:
@@ -145,6 +149,7 @@ class DeviceFits:
             devices = [
                 ((s.driver, s.pool, d.name), d)
                 for pool in allocator.gather_pools(slices, node.name, node.labels)
+                if not (skip_unusable and (pool.incomplete or pool.invalid()))
                 for s in pool.slices
                 for d in s.devices
             ]
@@ -216,7 +221,9 @@ class DeviceFits:
             loose = list(self.claims)
             loose[ci] = dataclasses.replace(claim, constraints=())
             try:
-                found = allocator.allocate(node.name, node.labels, loose, *args)
+                found = allocator.allocate(
+                    node.name, node.labels, loose, *args, self.plugin.allocator_options
+                )
             except allocator.AllocationError:
                 continue
             if found is not None:

@@ -75,12 +75,14 @@ class PluginError(Exception):
 
     def __init__(self, plugin: str, message: str, *, point: str = "") -> None:
         # Upstream's wording where we know the extension point (``running "X" filter
-        # plugin: ...`` from ``RunFilterPlugins``).
-        text = (
-            f'running "{plugin}" {point} plugin: {message}'
-            if point
-            else f"running plugin {plugin!r}: {message}"
-        )
+        # plugin: ...`` from ``RunFilterPlugins``, ``running Score plugins: plugin "X"
+        # failed with: ...`` from ``RunScorePlugins``).
+        if point == "score":
+            text = f'running Score plugins: plugin "{plugin}" failed with: {message}'
+        elif point:
+            text = f'running "{plugin}" {point} plugin: {message}'
+        else:
+            text = f"running plugin {plugin!r}: {message}"
         super().__init__(text)
         self.plugin = plugin
 

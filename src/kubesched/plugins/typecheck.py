@@ -95,6 +95,7 @@ POST_FILTER_PLUGIN: tuple[type[c.PostFilterPlugin], ...] = (
 )
 PRE_SCORE_PLUGIN: tuple[type[c.PreScorePlugin], ...] = (
     DeviceFragmentation,
+    DynamicResources,
     GpuBestFit,
     GpuClustering,
     GpuDevices,
@@ -113,6 +114,7 @@ PRE_SCORE_PLUGIN: tuple[type[c.PreScorePlugin], ...] = (
 )
 SCORE_PLUGIN: tuple[type[c.ScorePlugin], ...] = (
     DeviceFragmentation,
+    DynamicResources,
     GpuBestFit,
     GpuClustering,
     GpuDevices,
@@ -132,6 +134,7 @@ SCORE_PLUGIN: tuple[type[c.ScorePlugin], ...] = (
 )
 SCORE_EXTENSIONS: tuple[type[c.ScoreExtensions], ...] = (
     DeviceFragmentation,
+    DynamicResources,
     GpuBestFit,
     GpuKubesched,
     InterPodAffinity,

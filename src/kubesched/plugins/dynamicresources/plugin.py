@@ -15,10 +15,15 @@
 - PostFilter: ``no new claims to deallocate`` / ``still not schedulable`` (from v1.37 no
   message), or deallocates a claim allocated to a node that failed and reserved by no other
   Pod.
+- Score (from v1.35, under DRAPrioritizedList): per node, ``8 - i`` for every
+  ``firstAvailable`` request whose alternative ``i`` the node's allocation took (claims
+  allocated earlier by their ``status.allocation``), normalized to 0..100.  Skipped (0 on
+  every node, as upstream's) for a Pod with no claim to allocate.
+- The allocator as the release's (:class:`~kubesched.devices.allocator.Options`).
 
-Not modelled: the extended-resource mapping (DRAExtendedResource, alpha), the features off
-by default in v1.34 (device taints, partitionable devices, binding conditions, consumable
-capacity) and ``filterTimeout``.
+Not modelled: the extended-resource mapping (DRAExtendedResource, on from v1.36), device
+taints, partitionable devices, binding conditions, consumable capacity and
+``filterTimeout``.
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ from kubesched.framework.interface import (
     error,
     unschedulable,
 )
+from kubesched.framework.outcomes import PluginError
 from kubesched.plugins.dynamicresources.claims import (
     DraObjects,
     claim_with_reservation,
@@ -68,6 +74,10 @@ _KEY = NAME
 # it (an earlier PreFilter rejected the Pod as unresolvable, or PreFilter is disabled)
 # fails as upstream's does, reading the state: "not found", which ends PostFilter.
 _RAN = NAME + "/preFilter"
+FIRST_AVAILABLE_MAX = 8
+"""Upstream ``resourceapi.FirstAvailableDeviceRequestMaxSize``: alternative ``i`` scores
+``8 - i``."""
+MAX_NODE_SCORE = 100
 SPECS_MAX = 100_000
 """Claim specs kept serialised for :meth:`DynamicResources.sign` before starting again."""
 
@@ -104,6 +114,17 @@ class DynamicResources(Hints):
         # to deallocate (v1.34-v1.36: ``no new claims to deallocate`` / ``still not
         # schedulable``)
         self._post_filter_quiet = handle.feature_gates.at_least("1.37")
+        gates = handle.feature_gates
+        # the release's allocator (allocator.Options); v1.35+: Score ranks nodes by the
+        # firstAvailable alternatives their allocation takes (v1.34 has no Score)
+        self.allocator_options = allocator.Options.of_release(gates.at_least)
+        """What the release's allocator does (also read by ``explainer.devicefit``)."""
+        self._score = gates.at_least("1.35") and (
+            gates.enabled("DRAPrioritizedList") or not gates.at_least("1.36")
+        )
+        # v1.35's computeScore pairs claim i with the i-th new allocation: a Pod with an
+        # allocated claim and a claim to allocate fails Score with an error
+        self._score_misaligned = self._score and not gates.at_least("1.36")
         self.objects = DraObjects(handle.cluster)
         self.index = index.DeviceIndex()
         self.objects.use.listeners.append(self.index.on_use)
@@ -249,7 +270,11 @@ class DynamicResources(Hints):
             row = int(rows[i])
             try:
                 found = allocator.allocate_in(
-                    self.index.pools_of.get(row, []), s.to_allocate, s.classes, s.in_use
+                    self.index.pools_of.get(row, []),
+                    s.to_allocate,
+                    s.classes,
+                    s.in_use,
+                    self.allocator_options,
                 )
             except allocator.AllocationError as e:
                 codes[i] = 3
@@ -302,6 +327,52 @@ class DynamicResources(Hints):
             return None, unschedulable()
         return None, unschedulable("still not schedulable")
 
+    def pre_score(
+        self, state: CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
+    ) -> Status:
+        """Skip before v1.35 (upstream has no Score), with DRAPrioritizedList off (v1.36+;
+        v1.35 scores whatever the gate), and for a Pod with no claim to allocate (upstream's
+        Score is 0 on every node then)."""
+        del pod, cluster, rows
+        s = state.get(_KEY)
+        if not self._score or not isinstance(s, _State) or not s.to_allocate:
+            return SKIP
+        return SUCCESS
+
+    def score(
+        self, state: CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
+    ) -> IntArray:
+        """Upstream ``computeScore`` per node of ``rows`` (int64 ``(len(rows),)``): ``8 - i``
+        per ``firstAvailable`` request allocated from its alternative ``i``, over the claims
+        allocated earlier (their ``status.allocation``) and the node's allocation of the
+        others (a node a column decided allocates ``exactly`` requests only: 0)."""
+        del pod
+        out = np.zeros(rows.shape[0], dtype=np.int64)
+        s = state.get(_KEY)
+        if not isinstance(s, _State):
+            return out
+        if self._score_misaligned and len(s.claims) > len(s.to_allocate) and rows.size:
+            n = len(s.to_allocate)
+            msg = f"number of allocations {n} is smaller than number of claims"
+            raise PluginError(NAME, msg, point="score")
+        base = sum(_ranked(c, c.allocation) for c in s.claims if c.allocation is not None)
+        nodes = cluster.nodes.nodes
+        for i, row in enumerate(rows.tolist()):
+            node = nodes[row]
+            found = None if node is None else s.per_node.get(node.name)
+            out[i] = base
+            if found is not None:
+                out[i] += sum(_ranked(c, res) for c, res in zip(s.to_allocate, found, strict=False))
+        return out
+
+    def normalize_score(self, state: CycleState, pod: api.Pod, scores: IntArray) -> None:
+        """Upstream ``helper.DefaultNormalizeScore(100, false)``: ``100 * score / max``
+        (the scores are never negative; all zero stays zero)."""
+        del state, pod
+        top = int(scores.max(initial=0))
+        if top > 0:
+            scores[:] = scores * MAX_NODE_SCORE // top
+
     def reserve(self, state: CycleState, pod: api.Pod, node_name: str) -> Status:
         """Put the node's allocation in flight, so no other Pod gets those devices."""
         s = state.get(_KEY)
@@ -317,7 +388,9 @@ class DynamicResources(Hints):
         if (found is None or chosen) and s.plan is not None and row is not None:
             # the device score's choice first (upstream: first fit)
             pools = drafrag.preferred_pools(self.index.pools_of.get(row, []), chosen)
-            found = allocator.allocate_in(pools, s.to_allocate, s.classes, s.in_use)
+            found = allocator.allocate_in(
+                pools, s.to_allocate, s.classes, s.in_use, self.allocator_options
+            )
             if found is not None:
                 s.per_node[node_name] = found
         if found is None or len(found) != len(s.to_allocate):
@@ -373,6 +446,20 @@ class DynamicResources(Hints):
             meta = obj.get("metadata") or {}
             key = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
             self._before[key] = self.objects.heard(obj, deleted)
+
+
+def _ranked(claim: r.ResourceClaim, results: tuple[r.AllocatedDevice, ...]) -> int:
+    """``8 - i`` per ``firstAvailable`` request of ``claim`` whose alternative ``i`` is among
+    the allocation ``results`` (upstream names it ``request/alternative``)."""
+    taken = {d.request for d in results}
+    total = 0
+    for req in claim.requests:
+        if req.exactly is not None:
+            continue
+        for i, alt in enumerate(req.first_available):
+            if f"{req.name}/{alt.name}" in taken:
+                total += FIRST_AVAILABLE_MAX - i
+    return total
 
 
 def new(args: object | None, handle: Handle) -> DynamicResources:
