@@ -170,6 +170,12 @@ class Storage:
         self._has_csinode[row] = csinode is not None
         self._floor[row] = min(limits) if limits else NO_LIMIT
 
+    def has_csinode(self, rows: IntArray) -> npt.NDArray[np.bool_]:
+        """Whether the node of each of ``rows`` (int64 ``(k,)``) has a CSINode, bool
+        ``(k,)``."""
+        self._fit(int(rows.max()) if rows.shape[0] else 0)
+        return self._has_csinode[rows]
+
     def attach_bounds(self, rows: IntArray) -> AttachBounds:
         """The attach columns (:class:`AttachBounds`) of node rows ``rows`` (int64
         ``(k,)``).  A node whose bound plus the new Pod's volume count is at most its

@@ -193,9 +193,9 @@ def bound_claims_on(
     :data:`BOUND_NODE_CONFLICT`, :data:`BOUND_PV_MISSING`, or ``2 + i`` for the
     :class:`BinderError` message ``errors[i]``) and ``errors``.  As upstream, a node's
     check stops at its first failing claim.  A PV's node affinity is the same for every
-    node unless an in-tree PV is migrated on some node's CSINode (then those nodes are
-    translated one by one); it is evaluated once per combination of the node label values
-    it names (:func:`affinity_mask`)."""
+    node unless an in-tree PV may be migrated on a node's CSINode (then the nodes with a
+    CSINode are translated one by one); it is evaluated once per combination of the node
+    label values it names (:func:`affinity_mask`)."""
     outcome = np.full(rows.shape[0], BOUND_FITS, dtype=np.int64)
     errors: list[str] = []
     nodes = table.nodes
@@ -209,7 +209,7 @@ def bound_claims_on(
             break
         alone = open_.copy()  # the rows whose affinity is the PV's own
         if binder_affinity_per_node(pv):
-            for i in np.flatnonzero(open_).tolist():
+            for i in np.flatnonzero(open_ & storage.has_csinode(rows)).tolist():
                 node = nodes[int(rows[i])]
                 csinode = None if node is None else storage.csinode(node.name)
                 if node is None or csinode is None:
