@@ -15,6 +15,7 @@ from kubesched.api.parse import parse_node, parse_pod
 from kubesched.framework import interface as fw
 from kubesched.plugins import nodevolumelimits as nvl
 from kubesched.plugins import volumebinding as vb
+from kubesched.plugins import volumezone as vz
 from kubesched.plugins.volumebinding import binder as b
 from kubesched.state.cache import ClusterState
 from kubesched.state.storage import NO_LIMIT, UNBOUNDED, AttachBounds, Storage, storage_of
@@ -247,3 +248,43 @@ def test_bound_claims_on_every_node_agree_with_find_pod_volumes(seed: int) -> No
     plugin.pre_filter(state, new, cluster)
     verdict = plugin.filter(state, new, cluster, rows)
     assert (verdict.codes == 0).tolist() == (outcome == b.BOUND_FITS).tolist()
+
+
+def _zone_reference(labels: dict[str, str], topologies: list[vz.Topology]) -> bool:
+    """VolumeZone's Filter on one node, as upstream's loop reads it."""
+    if not any(k in labels for k in vz.TOPOLOGY_LABELS):
+        return True
+    for _pv, key, values in topologies:
+        value = labels.get(key)
+        if value is None:
+            value = labels.get({vz.BETA_ZONE: vz.ZONE, vz.BETA_REGION: vz.REGION}.get(key, key))
+        if value is None or value not in values:
+            return False
+    return True
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_volume_zone_columns_agree_with_the_one_node_check(seed: int) -> None:
+    """Beta and GA zone and region labels on nodes and PVs (multi-zone ``__`` values, a node
+    with only the GA twin of a PV's beta key, nodes without any), a removed node."""
+    rng = random.Random(seed)
+    cluster = ClusterState()
+    zones = ["z1", "z2", "z3"]
+    for i in range(10):
+        labels = {}
+        for key in vz.TOPOLOGY_LABELS:
+            if rng.random() < 0.4:
+                labels[key] = rng.choice(zones)
+        cluster.add_node(parse_node(node(f"n{i}", **labels)))
+    if rng.random() < 0.3:
+        cluster.remove_node(f"n{rng.randrange(10)}")
+    topologies: list[vz.Topology] = []
+    for p in range(rng.randint(1, 3)):
+        for key in rng.sample(vz.TOPOLOGY_LABELS, rng.randint(1, 2)):
+            topologies.append((f"pv{p}", key, frozenset(rng.sample([*zones, "z9"], 2))))
+    rows = np.asarray(sorted(cluster.nodes.row_of.values()), dtype=np.int64)
+    got = vz.zones_admit(cluster.nodes, topologies, rows)
+    for i, row in enumerate(rows.tolist()):
+        the_node = cluster.nodes.nodes[row]
+        assert the_node is not None
+        assert bool(got[i]) == _zone_reference(dict(the_node.labels), topologies)
