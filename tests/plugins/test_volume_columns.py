@@ -174,13 +174,15 @@ def test_a_node_add_pod_puts_a_pod_on_is_checked_one_by_one() -> None:
     assert plugin.filter(state, new, cluster, rows).codes.tolist() == [1]
 
 
-def _migrated_csinode(name: str) -> dict[str, Any]:
+def _migrated_csinode(
+    name: str, plugins: str = "kubernetes.io/gce-pd,kubernetes.io/aws-ebs"
+) -> dict[str, Any]:
     return {
         "apiVersion": "storage.k8s.io/v1",
         "kind": "CSINode",
         "metadata": {
             "name": name,
-            "annotations": {MIGRATED: "kubernetes.io/gce-pd,kubernetes.io/aws-ebs"},
+            "annotations": {MIGRATED: plugins},
         },
         "spec": {"drivers": []},
     }
@@ -200,7 +202,8 @@ def test_bound_claims_on_every_node_agree_with_find_pod_volumes(seed: int) -> No
             labels["topology.ebs.csi.aws.com/zone"] = labels[ZONE]
         cluster.add_node(parse_node(node(n, **labels)))
         if rng.random() < 0.4:
-            cluster.apply_object(_migrated_csinode(n))
+            plugins = ["kubernetes.io/gce-pd,kubernetes.io/aws-ebs", "kubernetes.io/aws-ebs", ""]
+            cluster.apply_object(_migrated_csinode(n, rng.choice(plugins)))
     volumes = []
     for i in range(rng.randint(1, 3)):
         c = f"c{i}"

@@ -106,6 +106,9 @@ class Storage:
         self._floor = np.full(cap, NO_LIMIT, dtype=np.int64)
         """Node row -> the smallest attach limit of its CSINode (:class:`AttachBounds`)."""
         self._has_csinode = np.zeros(cap, dtype=np.bool_)
+        self._migrated = np.full(cap, -1, dtype=np.int32)
+        """Node row -> the interned migrated-plugins annotation of its CSINode (-1: none)."""
+        self._migrated_codes: dict[str, int] = {}
         cluster.observe(self)
 
     # ------------------------------------------------------------------ cache observer
@@ -163,18 +166,27 @@ class Storage:
         self._attachments = np.concatenate([self._attachments, np.zeros(pad, dtype=np.int64)])
         self._floor = np.concatenate([self._floor, np.full(pad, NO_LIMIT, dtype=np.int64)])
         self._has_csinode = np.concatenate([self._has_csinode, np.zeros(pad, dtype=np.bool_)])
+        self._migrated = np.concatenate([self._migrated, np.full(pad, -1, dtype=np.int32)])
 
     def _csinode_row(self, row: int, node_name: str | None) -> None:
         csinode = None if node_name is None else self.csinode(node_name)
         limits = [c for c in csinode.drivers.values() if c is not None] if csinode else []
         self._has_csinode[row] = csinode is not None
         self._floor[row] = min(limits) if limits else NO_LIMIT
+        if csinode is None:
+            self._migrated[row] = -1
+        else:
+            migrated = csinode.annotations.get(st.ANN_MIGRATED_PLUGINS, "")
+            self._migrated[row] = self._migrated_codes.setdefault(
+                migrated, len(self._migrated_codes)
+            )
 
-    def has_csinode(self, rows: IntArray) -> npt.NDArray[np.bool_]:
-        """Whether the node of each of ``rows`` (int64 ``(k,)``) has a CSINode, bool
-        ``(k,)``."""
+    def migrated_groups(self, rows: IntArray) -> npt.NDArray[np.int32]:
+        """The node of each of ``rows`` (int64 ``(k,)``) by its CSINode's migrated-plugins
+        annotation, int32 ``(k,)``: nodes with the same code have the same annotation; -1
+        without a CSINode."""
         self._fit(int(rows.max()) if rows.shape[0] else 0)
-        return self._has_csinode[rows]
+        return self._migrated[rows]
 
     def attach_bounds(self, rows: IntArray) -> AttachBounds:
         """The attach columns (:class:`AttachBounds`) of node rows ``rows`` (int64

@@ -193,9 +193,10 @@ def bound_claims_on(
     :data:`BOUND_NODE_CONFLICT`, :data:`BOUND_PV_MISSING`, or ``2 + i`` for the
     :class:`BinderError` message ``errors[i]``) and ``errors``.  As upstream, a node's
     check stops at its first failing claim.  A PV's node affinity is the same for every
-    node unless an in-tree PV may be migrated on a node's CSINode (then the nodes with a
-    CSINode are translated one by one); it is evaluated once per combination of the node
-    label values it names (:func:`affinity_mask`)."""
+    node unless an in-tree PV may be migrated on a node's CSINode: then it is translated
+    once per migrated-plugins annotation of the nodes' CSINodes
+    (:meth:`~kubesched.state.storage.Storage.migrated_groups`).  An affinity is evaluated
+    once per combination of the node label values it names (:func:`affinity_mask`)."""
     outcome = np.full(rows.shape[0], BOUND_FITS, dtype=np.int64)
     errors: list[str] = []
     nodes = table.nodes
@@ -209,24 +210,23 @@ def bound_claims_on(
             break
         alone = open_.copy()  # the rows whose affinity is the PV's own
         if binder_affinity_per_node(pv):
-            for i in np.flatnonzero(open_ & storage.has_csinode(rows)).tolist():
-                node = nodes[int(rows[i])]
+            groups = storage.migrated_groups(rows)
+            for code in np.unique(groups[open_ & (groups >= 0)]).tolist():
+                picked = np.flatnonzero(open_ & (groups == code))
+                alone[picked] = False
+                node = nodes[int(rows[picked[0]])]
                 csinode = None if node is None else storage.csinode(node.name)
-                if node is None or csinode is None:
-                    continue
-                alone[i] = False
-                try:
+                try:  # the same for every node whose CSINode has this annotation
                     affinity = binder_node_affinity(pv, csinode)
                 except TranslationError as err:
                     message = f"failed to translate pv to csi: could not translate pv: {err}"
                     if message not in errors:
                         errors.append(message)
-                    outcome[i] = 2 + errors.index(message)
+                    outcome[picked] = 2 + errors.index(message)
                     continue
-                if affinity is not None and not api.node_selector_matches(
-                    affinity, "", node.labels
-                ):
-                    outcome[i] = BOUND_NODE_CONFLICT
+                if affinity is not None:
+                    ok = affinity_mask(table, affinity, rows[picked])
+                    outcome[picked[~ok]] = BOUND_NODE_CONFLICT
         affinity = binder_node_affinity(pv, None)
         if affinity is not None and alone.any():
             picked = np.flatnonzero(alone)
