@@ -132,11 +132,28 @@ def test_upstreams_volumes_suite_binds_as_many_pods_as_upstream(
     config = tmp_path / "volumes.yaml"
     config.write_text(text)
     args = [str(config), "--case", case, "--workload", "5Nodes"]
-    up = subprocess.run(
-        [str(kube_oracle), "bench", *args], capture_output=True, text=True, timeout=300
+    up = subprocess.run(  # a stuck run fails, saying what it waited for, before 300 s
+        [str(kube_oracle), "bench", *args, "--timeout", "60", "--deadline", "240"],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
-    assert up.returncode == 0, up.stderr
+    assert up.returncode == 0, up.stderr + up.stdout
     rc, out = ours(str(config), "5Nodes", "--case", case, "--kubernetes-version", "1.34")
     assert rc == 0, out
     bound = [re.search(r", (\d+) pods bound in ", s.splitlines()[-1]) for s in (up.stdout, out)]
     assert bound[0] and bound[1] and bound[0].group(1) == bound[1].group(1)
+
+
+def test_a_workload_past_its_deadline_fails_saying_what_it_waited_for(
+    kube_oracle: Path, tmp_path: Path
+) -> None:
+    """``kube-oracle bench --deadline S``: the whole workload's bound (an op's own wait is
+    ``--timeout``); past it the run stops with an error instead of waiting on."""
+    _bench(kube_oracle, tmp_path, "fits")  # writes the config and templates
+    args = [str(kube_oracle), "bench", str(tmp_path / "config.yaml"), "--workload", "fits"]
+    run = subprocess.run(
+        [*args, "--deadline", "0.001"], capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == 1
+    assert "ERROR: op 0: deadline passed (kube-oracle bench --deadline) waiting for" in run.stdout

@@ -41,6 +41,7 @@ func bench(args []string) int {
 	fs.StringVar(&output, "o", "", "write perf-dash JSON here")
 	fs.StringVar(&output, "output", "", "write perf-dash JSON here")
 	timeout := fs.Float64("timeout", 600, "seconds an op may wait")
+	deadline := fs.Float64("deadline", 1800, "seconds a workload may take in all (then it fails, saying what it waited for)")
 	var positional []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -52,7 +53,7 @@ func bench(args []string) int {
 		positional, args = append(positional, fs.Arg(0)), fs.Args()[1:]
 	}
 	if len(positional) != 1 {
-		fmt.Fprintln(os.Stderr, "usage: kube-oracle bench CONFIG.yaml [--case C] [--workload W] [--label L] [-o FILE] [--timeout S]")
+		fmt.Fprintln(os.Stderr, "usage: kube-oracle bench CONFIG.yaml [--case C] [--workload W] [--label L] [-o FILE] [--timeout S] [--deadline S]")
 		return 2
 	}
 	path := positional[0]
@@ -95,7 +96,9 @@ func bench(args []string) int {
 	code := 0
 	var results []*oracle.BenchResult
 	for _, j := range jobs {
-		r := oracle.RunWorkload(context.Background(), j.c, j.w, j.ops, time.Duration(*timeout*float64(time.Second)))
+		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(*deadline*float64(time.Second)))
+		r := oracle.RunWorkload(ctx, j.c, j.w, j.ops, time.Duration(*timeout*float64(time.Second)))
+		cancel()
 		results = append(results, r)
 		fmt.Println(r.SummaryLine())
 		if !r.OK() {

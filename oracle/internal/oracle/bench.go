@@ -11,6 +11,7 @@ package oracle
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -93,9 +94,11 @@ type benchWorld struct {
 	created   map[string]int // namespace -> Pods created
 	totalBind int
 	names     map[string]bool
+	delivered deliveries
 }
 
-// RunWorkload runs one workload of c (ops already checked by c.Ops) and measures it.
+// RunWorkload runs one workload of c (ops already checked by c.Ops) and measures it; past
+// parent's deadline it stops, with an error naming the op and what it waited for.
 func RunWorkload(parent context.Context, c *BenchCase, w *BenchWorkload, ops []*BenchOp, timeout time.Duration) *BenchResult {
 	res := &BenchResult{Case: c.Name, Workload: w.Name, Threshold: w.Threshold}
 	began := time.Now()
@@ -125,6 +128,14 @@ func RunWorkload(parent context.Context, c *BenchCase, w *BenchWorkload, ops []*
 		}
 	}
 	return res
+}
+
+// stopped says why ctx ended: its deadline (kube-oracle bench --deadline) or a cancel.
+func stopped(ctx context.Context) string {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return "deadline passed (kube-oracle bench --deadline)"
+	}
+	return "cancelled"
 }
 
 // newBenchWorld starts upstream's scheduler with the case's schedulerConfigPath (a
@@ -158,6 +169,9 @@ func newBenchWorld(ctx context.Context, timeout time.Duration, configPath string
 	}
 	w := &benchWorld{client: client, sched: sched, timer: &attemptTimer{}, timeout: timeout,
 		nodes: factory.Core().V1().Nodes().Informer(), bound: map[string]int{}, created: map[string]int{}, names: map[string]bool{}}
+	if err := w.delivered.watch(factory); err != nil {
+		return nil, err
+	}
 	// Counted from the scheduler's own Pod informer, as scheduler_perf's collector does.
 	if _, err := factory.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { w.podChanged(nil, obj) },
@@ -420,7 +434,10 @@ func (w *benchWorld) poll(ctx context.Context, what string, cond func() (bool, s
 		if ok {
 			return nil
 		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s waiting for %s: %s", stopped(ctx), what, progress)
+		}
+		if time.Now().After(deadline) {
 			return fmt.Errorf("timed out after %v waiting for %s: %s", w.timeout, what, progress)
 		}
 		time.Sleep(time.Millisecond)

@@ -13,12 +13,16 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
 )
 
 // NodeAllocatableStrategy is scheduler_perf's nodeAllocatableStrategy.
@@ -126,7 +130,87 @@ func (t *volumeTemplates) create(ctx context.Context, w *benchWorld, ns string, 
 	if _, err := w.client.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("creating PV: %w", err)
 	}
+	for _, key := range []string{"PersistentVolumeClaim " + ns + "/" + pvc.Name, "PersistentVolume " + pv.Name} {
+		if err := w.delivered.wait(ctx, key, w.timeout); err != nil {
+			return err
+		}
+	}
 	pod.Spec.Volumes = []v1.Volume{{Name: "vol", VolumeSource: v1.VolumeSource{
 		PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: pvc.Name}}}}
 	return nil
+}
+
+// deliveries records the PVs and PVCs the scheduler's informers have handed to their event
+// handlers, so that a Pod is created only once its claim and volume have been (see create).
+//
+// Why: VolumeBinding reads bound claims' PVs from its assume cache, which an event handler
+// of the PV informer fills, while the scheduling queue hears of the same PV through another
+// handler of that informer; each handler runs on its own goroutine.  A Pod created right
+// after its PV could be scheduled after the queue's handler had taken the PV's Add (so no
+// event is left to wake the Pod) but before the assume cache's had: VolumeBinding's Filter
+// then finds no PV on any node (“node(s) unavailable due to one or more pvc(s) bound to
+// non-existent pv(s)“), and the Pod waits in the unschedulable pool for the 5-minute
+// flush.  On a loaded machine that happened (a 5Nodes run past 300 s).  Waiting for the
+// delivery before creating the Pod leaves the assume cache's handler the time the Pod takes
+// to be created, watched and queued, as an API server round trip does in upstream's runner.
+type deliveries struct {
+	mu      sync.Mutex
+	seen    map[string]bool
+	waiters map[string]chan struct{}
+}
+
+// watch adds handlers to the factory's PV and PVC informers (before it starts).
+func (d *deliveries) watch(factory informers.SharedInformerFactory) error {
+	d.seen, d.waiters = map[string]bool{}, map[string]chan struct{}{}
+	for kind, inf := range map[string]cache.SharedIndexInformer{
+		"PersistentVolume":      factory.Core().V1().PersistentVolumes().Informer(),
+		"PersistentVolumeClaim": factory.Core().V1().PersistentVolumeClaims().Informer(),
+	} {
+		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc: func(obj any) {
+				if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
+					d.add(kind + " " + key)
+				}
+			},
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *deliveries) add(key string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.seen[key] = true
+	if ch, ok := d.waiters[key]; ok {
+		close(ch)
+		delete(d.waiters, key)
+	}
+}
+
+// wait returns once key ("Kind namespace/name") has been delivered, or an error after
+// timeout or when ctx ends.
+func (d *deliveries) wait(ctx context.Context, key string, timeout time.Duration) error {
+	d.mu.Lock()
+	if d.seen[key] {
+		d.mu.Unlock()
+		return nil
+	}
+	ch, ok := d.waiters[key]
+	if !ok {
+		ch = make(chan struct{})
+		d.waiters[key] = ch
+	}
+	d.mu.Unlock()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-ch:
+		return nil
+	case <-timer.C:
+		return fmt.Errorf("timed out after %v waiting for the scheduler's informers to deliver %s", timeout, key)
+	case <-ctx.Done():
+		return fmt.Errorf("%s waiting for the scheduler's informers to deliver %s", stopped(ctx), key)
+	}
 }

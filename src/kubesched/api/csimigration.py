@@ -187,6 +187,13 @@ def _gce_region_check(pv: PersistentVolume) -> None:
         )
 
 
+def binder_affinity_per_node(pv: PersistentVolume) -> bool:
+    """Whether :func:`binder_node_affinity` of ``pv`` may depend on the node's CSINode (an
+    in-tree PV whose migration is on); otherwise it is ``binder_node_affinity(pv, None)``
+    for every node."""
+    return pv.source in IN_TREE_PLUGINS and IN_TREE_PLUGINS[pv.source][0] in MIGRATED_BY_DEFAULT
+
+
 def binder_node_affinity(
     pv: PersistentVolume, csinode: CSINode | None
 ) -> tuple[api.NodeSelectorTerm, ...] | None:

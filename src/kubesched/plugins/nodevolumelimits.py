@@ -214,8 +214,13 @@ class NodeVolumeLimits:
     def filter(
         self, state: CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
     ) -> Verdict:
-        """Upstream ``Filter`` for each node of ``rows`` (module docstring); only nodes
-        whose CSINode sets a limit are looked at one by one.
+        """Upstream ``Filter`` for each node of ``rows`` (module docstring).
+
+        Most nodes pass in one comparison over the storage observer's columns
+        (:meth:`~kubesched.state.storage.Storage.attach_bounds`): a node whose volumes
+        attached (counted without de-duplication, any driver) plus the new Pod's volumes are
+        at most the smallest limit of its CSINode cannot exceed any limit.  Only the others,
+        and nodes this cycle's AddPod put Pods on, are looked at one by one.
 
         What a Pod attaches depends on the node only through whether it has a CSINode
         (:func:`~kubesched.api.csimigration.migration_on`), and the new Pod's lookup errors
@@ -231,17 +236,21 @@ class NodeVolumeLimits:
         nodes = cluster.nodes.nodes
         try:
             attachable(storage, pod, None, True)  # the node-independent lookup errors
-            failed: Status | None = None
         except LookupError_ as err:
-            failed = Status(err.code, (str(err),))
+            for i, row in enumerate(rows.tolist()):
+                if nodes[row] is not None:
+                    table[2] = Status(err.code, (str(err),))
+                    codes[i] = 2
+            return Verdict(codes, table)
+        bounds = storage.attach_bounds(rows)
+        check = bounds.bound + len(pod.volumes) > bounds.floor
+        if isinstance(moved, _Moved) and moved.added:
+            check |= np.isin(rows, np.array([r for r, _ in moved.added], dtype=np.int64))
         on_csinode: dict[str, str] | None = None
-        for i, row in enumerate(rows.tolist()):
+        for i in np.flatnonzero(check).tolist():
+            row = int(rows[i])
             node = nodes[row]
             if node is None:
-                continue
-            if failed is not None:
-                table[2] = failed
-                codes[i] = 2
                 continue
             csinode = storage.csinode(node.name)
             if csinode is None:

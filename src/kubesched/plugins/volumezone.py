@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from kubesched.api import objects as api
 from kubesched.api import storage as st
@@ -41,6 +42,7 @@ from kubesched.framework.interface import (
     Verdict,
 )
 from kubesched.state.cache import ClusterState
+from kubesched.state.nodes import NodeTable
 from kubesched.state.storage import Storage, storage_of
 
 NAME = names.VOLUME_ZONE
@@ -54,6 +56,7 @@ TOPOLOGY_LABELS = (BETA_ZONE, BETA_REGION, ZONE, REGION)
 _GA = {BETA_REGION: REGION, BETA_ZONE: ZONE}
 _CONFLICT = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_CONFLICT,))
 
+BoolArray = npt.NDArray[np.bool_]
 Topology = tuple[str, str, frozenset[str]]
 """``(pv name, label key, values)`` of one PV label."""
 
@@ -105,6 +108,28 @@ def pod_topologies(storage: Storage, pod: api.Pod) -> tuple[list[Topology], Stat
     return out, SUCCESS
 
 
+def zones_admit(table: NodeTable, topologies: list[Topology], rows: IntArray) -> BoolArray:
+    """Whether each node of ``rows`` (int64 ``(k,)``) admits the PV ``topologies``, bool
+    ``(k,)``, from the node table's interned label columns: a row without a node or without
+    any topology label does; else each topology's key must be on the node (its beta key's
+    GA twin where the beta one is missing) with one of the values."""
+    alive = table.alive[rows]
+    labelled = np.zeros(rows.shape[0], dtype=np.bool_)
+    for key in TOPOLOGY_LABELS:
+        labelled |= table.label_column(key)[rows] >= 0
+    ok = np.ones(rows.shape[0], dtype=np.bool_)
+    for _pv, key, values in topologies:
+        col = table.label_column(key)[rows]
+        this = np.isin(col, [table.label_code(key, v) for v in values])
+        twin = _GA.get(key, key)
+        if twin != key:
+            on_twin = table.label_column(twin)[rows]
+            this |= (col < 0) & np.isin(on_twin, [table.label_code(twin, v) for v in values])
+        ok &= this
+    result: BoolArray = ~alive | ~labelled | ok
+    return result
+
+
 class VolumeZone:
     """Rejects nodes outside the zones and regions of the Pod's bound volumes."""
 
@@ -147,21 +172,8 @@ class VolumeZone:
             if not status.is_success():
                 codes[:] = 2
                 return Verdict(codes, {2: status})
-        nodes = cluster.nodes.nodes
-        for i, row in enumerate(rows.tolist()):
-            node = nodes[row]
-            if node is None:
-                continue
-            labels = node.labels
-            if not any(k in labels for k in TOPOLOGY_LABELS):
-                continue
-            for _pv, key, values in topologies:
-                value = labels.get(key)
-                if value is None:
-                    value = labels.get(_GA.get(key, key))
-                if value is None or value not in values:
-                    codes[i] = 1
-                    break
+        if topologies:
+            codes[~zones_admit(cluster.nodes, topologies, rows)] = 1
         return Verdict(codes, table)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:

@@ -11,7 +11,11 @@ server's version of that object arrives, or Unreserve restores it.
 
 As a cache observer, :class:`Storage` keeps, for the accounted Pods (bound and assumed):
 how many use each claim (upstream's snapshot ``usedPVCSet``) and which Pods with volumes
-run on each node row, so a Filter looks at those Pods only.  A cluster gets one, made on
+run on each node row, so a Filter looks at those Pods only.  It also keeps two columns
+indexed by node row for NodeVolumeLimits and VolumeBinding (:meth:`Storage.attach_bounds`):
+an upper bound of the volumes attached there (the accounted Pods' volumes plus the node's
+VolumeAttachments, without de-duplication) and the smallest attach limit of the node's
+CSINode, so a Filter clears most nodes in one comparison.  A cluster gets one, made on
 first use by :func:`storage_of`.
 """
 
@@ -19,16 +23,45 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
 
 from kubesched.api import objects as api
 from kubesched.api import storage as st
 from kubesched.api.errors import InputError
 from kubesched.api.podvolumes import claim_names
 from kubesched.state.cache import ClusterState, PodRecord
+from kubesched.state.nodes import IntArray
 
 PARSED_MAX = 100_000
 """Manifests kept parsed before the cache starts again."""
+NO_LIMIT = 1 << 62
+"""The attach-limit floor of a row whose node has no CSINode, or one without limits."""
+UNBOUNDED = 1 << 40
+"""What a Pod with an ephemeral volume adds to its row's attach bound: such a row is
+always checked one by one (its claim may not be the Pod's: an error only that check finds)."""
+
+
+class AttachBounds(NamedTuple):
+    """:meth:`Storage.attach_bounds` for some rows, each int64 ``(len(rows),)``."""
+
+    bound: IntArray
+    """At least as many as the volumes attached on the node (any driver), plus
+    :data:`UNBOUNDED` per Pod there with an ephemeral volume."""
+    floor: IntArray
+    """The smallest ``allocatable.count`` of the node's CSINode; :data:`NO_LIMIT` without a
+    CSINode or a limit (and for a row without a node)."""
+    csinode: npt.NDArray[np.bool_]
+    """Whether the node has a CSINode."""
+
+
+def attach_weight(pod: api.Pod) -> int:
+    """What ``pod`` adds to its row's attach bound: each of its volumes attaches at most
+    one volume; :data:`UNBOUNDED` more with an ephemeral volume."""
+    ephemeral = any(v.kind == api.VOLUME_EPHEMERAL for v in pod.volumes)
+    return len(pod.volumes) + (UNBOUNDED if ephemeral else 0)
 
 
 def cluster_key(name: str) -> str:
@@ -64,6 +97,18 @@ class Storage:
         self.version = 0
         """Bumped when a storage object changes (the per-class lists are made again)."""
         self._lists: _Lists | None = None
+        cap = cluster.nodes.capacity
+        self._pod_volumes = np.zeros(cap, dtype=np.int64)
+        """Node row -> the sum of :func:`attach_weight` of its accounted Pods."""
+        self._attachments = np.zeros(cap, dtype=np.int64)
+        """Node row -> VolumeAttachments naming the node (made again when ``_va_stale``)."""
+        self._va_stale = True
+        self._floor = np.full(cap, NO_LIMIT, dtype=np.int64)
+        """Node row -> the smallest attach limit of its CSINode (:class:`AttachBounds`)."""
+        self._has_csinode = np.zeros(cap, dtype=np.bool_)
+        self._migrated = np.full(cap, -1, dtype=np.int32)
+        """Node row -> the interned migrated-plugins annotation of its CSINode (-1: none)."""
+        self._migrated_codes: dict[str, int] = {}
         cluster.observe(self)
 
     # ------------------------------------------------------------------ cache observer
@@ -73,6 +118,8 @@ class Storage:
         if not pod.volumes:
             return
         self.volume_pods.setdefault(rec.row, {})[pod.key] = pod
+        self._fit(rec.row)
+        self._pod_volumes[rec.row] += attach_weight(pod)
         for v in pod.volumes:
             if v.kind == api.VOLUME_PVC:
                 key = f"{pod.namespace}/{v.claim}"
@@ -88,6 +135,8 @@ class Storage:
             on_row.pop(pod.key, None)
             if not on_row:
                 del self.volume_pods[rec.row]
+        self._fit(rec.row)
+        self._pod_volumes[rec.row] -= attach_weight(pod)
         for v in pod.volumes:
             if v.kind == api.VOLUME_PVC:
                 key = f"{pod.namespace}/{v.claim}"
@@ -98,8 +147,65 @@ class Storage:
                     self.claim_users.pop(key, None)
 
     def node_changed(self, row: int, old: api.Node | None, new: api.Node | None) -> None:
-        """Nothing: Pods leave a removed node through :meth:`pod_removed`."""
-        del row, old, new
+        """The row's CSINode limits are read again (Pods leave a removed node through
+        :meth:`pod_removed`)."""
+        self._fit(row)
+        self._csinode_row(row, None if new is None else new.name)
+        if old is None or new is None or old.name != new.name:
+            self._va_stale = True
+
+    # ------------------------------------------------------------------ attach columns
+    def _fit(self, row: int) -> None:
+        """Grow the columns to hold ``row`` (and the node table's capacity)."""
+        cap = max(row + 1, self.cluster.nodes.capacity)
+        old = self._pod_volumes.shape[0]
+        if cap <= old:
+            return
+        pad = cap - old
+        self._pod_volumes = np.concatenate([self._pod_volumes, np.zeros(pad, dtype=np.int64)])
+        self._attachments = np.concatenate([self._attachments, np.zeros(pad, dtype=np.int64)])
+        self._floor = np.concatenate([self._floor, np.full(pad, NO_LIMIT, dtype=np.int64)])
+        self._has_csinode = np.concatenate([self._has_csinode, np.zeros(pad, dtype=np.bool_)])
+        self._migrated = np.concatenate([self._migrated, np.full(pad, -1, dtype=np.int32)])
+
+    def _csinode_row(self, row: int, node_name: str | None) -> None:
+        csinode = None if node_name is None else self.csinode(node_name)
+        limits = [c for c in csinode.drivers.values() if c is not None] if csinode else []
+        self._has_csinode[row] = csinode is not None
+        self._floor[row] = min(limits) if limits else NO_LIMIT
+        if csinode is None:
+            self._migrated[row] = -1
+        else:
+            migrated = csinode.annotations.get(st.ANN_MIGRATED_PLUGINS, "")
+            self._migrated[row] = self._migrated_codes.setdefault(
+                migrated, len(self._migrated_codes)
+            )
+
+    def migrated_groups(self, rows: IntArray) -> npt.NDArray[np.int32]:
+        """The node of each of ``rows`` (int64 ``(k,)``) by its CSINode's migrated-plugins
+        annotation, int32 ``(k,)``: nodes with the same code have the same annotation; -1
+        without a CSINode."""
+        self._fit(int(rows.max()) if rows.shape[0] else 0)
+        return self._migrated[rows]
+
+    def attach_bounds(self, rows: IntArray) -> AttachBounds:
+        """The attach columns (:class:`AttachBounds`) of node rows ``rows`` (int64
+        ``(k,)``).  A node whose bound plus the new Pod's volume count is at most its
+        floor passes NodeVolumeLimits without a look at its Pods."""
+        self._fit(int(rows.max()) if rows.shape[0] else 0)
+        if self._va_stale:
+            self._attachments[:] = 0
+            row_of = self.cluster.nodes.row_of
+            for node_name, vas in self._listed().attachments.items():
+                row = row_of.get(node_name)
+                if row is not None:
+                    self._attachments[row] += len(vas)
+            self._va_stale = False
+        return AttachBounds(
+            self._pod_volumes[rows] + self._attachments[rows],
+            self._floor[rows],
+            self._has_csinode[rows],
+        )
 
     def pods_on(self, row: int) -> list[api.Pod]:
         """The accounted Pods with volumes on node ``row``."""
@@ -115,6 +221,14 @@ class Storage:
             self.assumed_pvs.pop(key.partition("/")[2], None)
         elif kind == "PersistentVolumeClaim":
             self.assumed_pvcs.pop(key, None)
+        elif kind == "CSINode":
+            name = key.partition("/")[2]
+            row = self.cluster.nodes.row_of.get(name)
+            if row is not None:
+                self._fit(row)
+                self._csinode_row(row, name)
+        elif kind == "VolumeAttachment":
+            self._va_stale = True
 
     def _parse(self, obj: Mapping[str, Any]) -> Any:
         hit = self._parsed.get(id(obj))

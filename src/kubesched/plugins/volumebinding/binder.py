@@ -12,10 +12,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from kubesched.api import objects as api
 from kubesched.api import storage as st
-from kubesched.api.csimigration import TranslationError, binder_node_affinity
+from kubesched.api.csimigration import (
+    TranslationError,
+    binder_affinity_per_node,
+    binder_node_affinity,
+)
 from kubesched.api.podvolumes import ephemeral_claim_name
+from kubesched.state.nodes import IntArray, NodeTable
 from kubesched.state.storage import Storage
 
 ERR_REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
@@ -166,6 +174,86 @@ def find_pod_volumes(
     if not pvs_found:
         reasons.append(ERR_REASON_PV_NOT_EXIST)
     return volumes, reasons
+
+
+BOUND_FITS = -1
+""":func:`bound_claims_on` outcome of a node every bound claim admits."""
+BOUND_NODE_CONFLICT = 0
+"""... of a node a bound claim's PV node affinity rejects (:data:`ERR_REASON_NODE_CONFLICT`)."""
+BOUND_PV_MISSING = 1
+"""... of a node where a bound claim's PV is missing (:data:`ERR_REASON_PV_NOT_EXIST`)."""
+
+
+def bound_claims_on(
+    storage: Storage, claims: PodVolumeClaims, table: NodeTable, rows: IntArray
+) -> tuple[npt.NDArray[np.int64], list[str]]:
+    """:func:`find_pod_volumes`' check of the bound claims (upstream ``checkBoundClaims``)
+    on every node of ``rows`` (int64 ``(k,)``) at once, for a Pod with no claim to bind.
+    Returns the outcome per row (int64 ``(k,)``: :data:`BOUND_FITS`,
+    :data:`BOUND_NODE_CONFLICT`, :data:`BOUND_PV_MISSING`, or ``2 + i`` for the
+    :class:`BinderError` message ``errors[i]``) and ``errors``.  As upstream, a node's
+    check stops at its first failing claim.  A PV's node affinity is the same for every
+    node unless an in-tree PV may be migrated on a node's CSINode: then it is translated
+    once per migrated-plugins annotation of the nodes' CSINodes
+    (:meth:`~kubesched.state.storage.Storage.migrated_groups`).  An affinity is evaluated
+    once per combination of the node label values it names (:func:`affinity_mask`)."""
+    outcome = np.full(rows.shape[0], BOUND_FITS, dtype=np.int64)
+    errors: list[str] = []
+    nodes = table.nodes
+    for claim in claims.bound:
+        open_ = outcome == BOUND_FITS
+        if not open_.any():
+            break
+        pv = storage.pv(claim.volume_name)
+        if pv is None:
+            outcome[open_] = BOUND_PV_MISSING
+            break
+        alone = open_.copy()  # the rows whose affinity is the PV's own
+        if binder_affinity_per_node(pv):
+            groups = storage.migrated_groups(rows)
+            for code in np.unique(groups[open_ & (groups >= 0)]).tolist():
+                picked = np.flatnonzero(open_ & (groups == code))
+                alone[picked] = False
+                node = nodes[int(rows[picked[0]])]
+                csinode = None if node is None else storage.csinode(node.name)
+                try:  # the same for every node whose CSINode has this annotation
+                    affinity = binder_node_affinity(pv, csinode)
+                except TranslationError as err:
+                    message = f"failed to translate pv to csi: could not translate pv: {err}"
+                    if message not in errors:
+                        errors.append(message)
+                    outcome[picked] = 2 + errors.index(message)
+                    continue
+                if affinity is not None:
+                    ok = affinity_mask(table, affinity, rows[picked])
+                    outcome[picked[~ok]] = BOUND_NODE_CONFLICT
+        affinity = binder_node_affinity(pv, None)
+        if affinity is not None and alone.any():
+            picked = np.flatnonzero(alone)
+            ok = affinity_mask(table, affinity, rows[picked])
+            outcome[picked[~ok]] = BOUND_NODE_CONFLICT
+    return outcome, errors
+
+
+def affinity_mask(
+    table: NodeTable, affinity: tuple[api.NodeSelectorTerm, ...], rows: IntArray
+) -> npt.NDArray[np.bool_]:
+    """Whether each node of ``rows`` (int64 ``(k,)``, live rows) satisfies ``affinity``
+    (as :func:`node_affinity_ok`: labels alone), bool ``(k,)``: evaluated once per
+    combination of the values of the label keys it names, read from the node table's
+    interned label columns."""
+    keys = sorted({r.key for t in affinity for r in t.match_expressions})
+    if not keys:
+        ok = api.node_selector_matches(affinity, "", {})
+        return np.full(rows.shape[0], ok, dtype=np.bool_)
+    codes = np.stack([table.label_column(k)[rows] for k in keys])
+    combos, first, inverse = np.unique(codes, axis=1, return_index=True, return_inverse=True)
+    nodes = table.nodes
+    verdicts = np.zeros(combos.shape[1], dtype=np.bool_)
+    for j, i in enumerate(first.tolist()):
+        node = nodes[int(rows[i])]
+        verdicts[j] = node is not None and api.node_selector_matches(affinity, "", node.labels)
+    return verdicts[inverse.reshape(-1)]
 
 
 def _unbound(

@@ -100,6 +100,16 @@ class _State:
     all_bound: bool = False
     assumed_pvs: list[str] = field(default_factory=list)
     assumed_pvcs: list[str] = field(default_factory=list)
+    bound_fits: list[IntArray] = field(default_factory=list)
+    """Node rows where :meth:`VolumeBinding._filter_bound` passed (each call's): their
+    volumes, nothing to bind, are not kept in ``by_node`` one by one."""
+
+    def volumes_on(self, node: str, row: int | None) -> b.PodVolumes | None:
+        """The volumes found for ``node`` (at ``row``), or None where it did not pass."""
+        found = self.by_node.get(node)
+        if found is None and row is not None and any(row in r for r in self.bound_fits):
+            return b.PodVolumes()
+        return found
 
 
 class VolumeBinding:
@@ -166,6 +176,8 @@ class VolumeBinding:
             codes[:] = 1
             return Verdict(codes, {1: error(f'reading "{_KEY}" from cycleState: not found')})
         storage = storage_of(cluster)
+        if not s.claims.delay:
+            return self._filter_bound(s, storage, cluster, rows)
         table: dict[int, Status] = {}
         codes_of: dict[Status, int] = {}
         nodes = cluster.nodes.nodes
@@ -187,6 +199,38 @@ class VolumeBinding:
                 code = codes_of[status] = len(table) + 1
                 table[code] = status
             codes[i] = code
+        return Verdict(codes, table)
+
+    @staticmethod
+    def _filter_bound(
+        s: _State, storage: Storage, cluster: ClusterState, rows: IntArray
+    ) -> Verdict:
+        """:meth:`filter` for a Pod whose claims are all bound, every node of ``rows`` at
+        once (:func:`~.binder.bound_claims_on`); the same verdict and bindings (none) as
+        :func:`~.binder.find_pod_volumes` on each node."""
+        assert s.claims is not None
+        codes = np.zeros(rows.shape[0], dtype=np.int8)
+        table_ = cluster.nodes
+        live = np.flatnonzero(table_.alive[rows])
+        outcome, errors = b.bound_claims_on(storage, s.claims, table_, rows[live])
+        s.bound_fits.append(rows[live[outcome == b.BOUND_FITS]])
+        failed = outcome != b.BOUND_FITS
+        if not failed.any():
+            return Verdict(codes, {})
+        reasons = {
+            b.BOUND_NODE_CONFLICT: Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (b.ERR_REASON_NODE_CONFLICT,)
+            ),
+            b.BOUND_PV_MISSING: Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (b.ERR_REASON_PV_NOT_EXIST,)
+            ),
+        }
+        kinds, first = np.unique(outcome[failed], return_index=True)
+        table: dict[int, Status] = {}
+        for kind in kinds[np.argsort(first)].tolist():  # codes in the order rows meet them
+            code = len(table) + 1
+            table[code] = reasons[kind] if kind in reasons else error(errors[kind - 2])
+            codes[live[outcome == kind]] = code
         return Verdict(codes, table)
 
     # ------------------------------------------------------------------ Score
@@ -214,7 +258,7 @@ class VolumeBinding:
         nodes = cluster.nodes.nodes
         for i, row in enumerate(rows.tolist()):
             node = nodes[row]
-            volumes = None if node is None else s.by_node.get(node.name)
+            volumes = None if node is None else s.volumes_on(node.name, row)
             if volumes is not None:
                 out[i] = self._capacity_score(volumes)
         return out
@@ -254,11 +298,12 @@ class VolumeBinding:
         s = state.get(_KEY)
         if not isinstance(s, _State):
             return error(f'reading "{_KEY}" from cycleState: not found')
-        volumes = s.by_node.get(node)
+        cluster = self.handle.cluster
+        volumes = s.volumes_on(node, cluster.nodes.row_of.get(node))
         if volumes is None:
             s.all_bound = True
             return SUCCESS
-        storage = storage_of(self.handle.cluster)
+        storage = storage_of(cluster)
         if b.all_bound(storage, pod):
             s.all_bound = True
             return SUCCESS
@@ -303,7 +348,7 @@ class VolumeBinding:
             return error(f'reading "{_KEY}" from cycleState: not found')
         if s.all_bound:
             return SUCCESS
-        volumes = s.by_node.get(node)
+        volumes = s.volumes_on(node, self.handle.cluster.nodes.row_of.get(node))
         if volumes is None:
             return error(f'no pod volume found for node "{node}"')
         waiter = self.handle.api if isinstance(self.handle.api, VolumeBindWaiter) else None
