@@ -3,10 +3,12 @@
 A ``WaitForFirstConsumer`` claim matched to a static local PV: PreBind PUTs the PV with its
 ``claimRef`` and waits until a PV controller (a thread here, playing kube-controller-manager's
 binder) has bound the claim; only then is the Pod bound, on a node inside the PV's node
-affinity.  Without a controller PreBind times out after ``bindTimeoutSeconds`` with upstream's
-error; a refused PV update fails PreBind with the API server's message, Unreserve drops the
-assumed PV, and the next attempt binds.  VolumeAttachments are watched like the other storage
-kinds, and every call is one ``deploy/rbac.yaml`` allows.
+affinity.  A claim to provision gets the selected-node annotation, and the Pod waits for a
+provisioner (a thread too).  Without a controller PreBind times out after
+``bindTimeoutSeconds`` with upstream's error; a refused PV update fails PreBind with the API
+server's message, Unreserve drops the assumed PV, and the next attempt binds.
+VolumeAttachments are watched like the other storage kinds, and every call is one
+``deploy/rbac.yaml`` allows.
 """
 
 from __future__ import annotations
@@ -147,6 +149,43 @@ def controller(api: Api) -> Iterator[Controller]:
     c.thread.join(2)
 
 
+class Provisioner:
+    """A CSI external-provisioner and the PV binder, as far as this test needs them: a claim
+    with the selected-node annotation and no volume gets a PV ``pvc-<uid>`` on that node,
+    and both are bound."""
+
+    def __init__(self, api: Api) -> None:
+        self.store = api.store
+        self.stop = threading.Event()
+        self.seen: list[str] = []
+        """The selected nodes it provisioned for."""
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self.stop.wait(0.05):
+            items, _ = self.store.list(PVC, "", "", "")
+            for c in items:
+                meta = c["metadata"]
+                selected = (meta.get("annotations") or {}).get(st.ANN_SELECTED_NODE)
+                if not selected or c["spec"].get("volumeName"):
+                    continue
+                name = f"pvc-{meta['uid']}"
+                pv = local_pv(name, selected)
+                pv["spec"]["storageClassName"] = c["spec"]["storageClassName"]
+                pv["spec"]["claimRef"] = {
+                    "namespace": meta["namespace"],
+                    "name": meta["name"],
+                    "uid": meta["uid"],
+                }
+                pv["status"] = {"phase": "Bound"}
+                self.store.create(PV, "", pv)
+                c["spec"]["volumeName"] = name
+                meta.setdefault("annotations", {})[st.ANN_BIND_COMPLETED] = "yes"
+                c["status"] = {"phase": "Bound"}
+                self.store.update(PVC, meta["namespace"], meta["name"], c, status_only=False)
+                self.seen.append(selected)
+
+
 def _failures(api: Api, name: str) -> list[str]:
     return [
         str(e.get("note"))
@@ -203,6 +242,35 @@ def test_a_refused_pv_update_fails_prebind_and_unreserve_drops_the_assumed_pv(
     wait(lambda: api.node_of("db-0") == "n2", timeout=20)
     assert fully_bound(api.store.get(PVC, "default", "data"))
     assert storage_of(r.live.scheduler.cluster).assumed_pvs == {}
+
+
+def test_prebind_writes_the_selected_node_of_a_claim_to_provision_and_waits(
+    api: Api, replicas: Callable[..., Replica]
+) -> None:
+    api.create(node("n1"))
+    api.store.create(
+        by_plural("storageclasses"),
+        "",
+        {**LOCAL_CLASS, "metadata": {"name": "csi"}, "provisioner": "csi.example.com"},
+    )
+    c = claim("scratch")
+    c["spec"]["storageClassName"] = "csi"
+    api.store.create(PVC, "default", c)
+    provisioner = Provisioner(api)
+    provisioner.thread.start()
+    try:
+        r = replicas("a", config())
+        api.store.create(by_plural("pods"), "default", pod_with_claim("job-0", "scratch"))
+        wait(lambda: api.node_of("job-0") == "n1", timeout=20)
+    finally:
+        provisioner.stop.set()
+        provisioner.thread.join(2)
+    assert provisioner.seen == ["n1"]  # the annotation kubesched wrote named the node
+    bound = api.store.get(PVC, "default", "scratch")
+    assert bound["metadata"]["annotations"][st.ANN_SELECTED_NODE] == "n1" and fully_bound(bound)
+    made = rbac.calls_of(api.store.stats, "kubesched-test (a)")
+    assert ("update", "", "persistentvolumeclaims", "scratch") in made
+    assert r.live.api.volumes.updates == 1
 
 
 # --------------------------------------------------------------------------- LiveVolumes alone
