@@ -5,15 +5,19 @@
 #   vV/kube-apiserver  k8s.io/kubernetes/cmd/kube-apiserver (a `tool` line in go.mod keeps its deps)
 #   vV/kube-scheduler  k8s.io/kubernetes/cmd/kube-scheduler (likewise), upstream's scheduler behind
 #                      the API server for benchmarks/upstream_side_by_side.py
+#   vV/kube-controller-manager
+#                      k8s.io/kubernetes/cmd/kube-controller-manager (likewise): its PV binder
+#                      binds the claims `kubesched run` picks a node for in the control-plane
+#                      tests (oracle/controlplane.sh with CONTROLLER_MANAGER=1)
 #   vV/etcd            oracle/cmd/etcd: go.etcd.io/etcd/server/v3/embed at the etcd version
 #                      k8s.io/kubernetes vV's own go.mod requires (v3.6.4 for v1.34.4, v3.7.0
 #                      for v1.37.2; its client speaks to it).  Not Debian's etcd-server:
 #                      bookworm ships 3.4.23, older than the 3.4.31 / 3.5.13 whose watch progress
 #                      notifications the default-on consistent reads from the watch cache rely
 #                      on; and a package would tie CI to apt.
-#                      The control plane (these three) for every V in ORACLE_CONTROLPLANE_VERSIONS
+#                      The control plane (these four) for every V in ORACLE_CONTROLPLANE_VERSIONS
 #                      (default: 1.34 1.37, the oldest and the newest).
-#   kube-oracle, kube-apiserver, kube-scheduler, etcd
+#   kube-oracle, kube-apiserver, kube-scheduler, kube-controller-manager, etcd
 #                      the default version's (v1.34: oracle/go.mod), hard links to bin/v1.34/.
 # oracle/controlplane.sh runs etcd and kube-apiserver on loopback (tests/controlplane;
 # ORACLE_KUBERNETES_VERSION=1.37 picks bin/v1.37/).
@@ -29,9 +33,9 @@
 #
 # Reuses the Go module and build caches; a fresh machine downloads each version's modules once.
 # kube-apiserver takes minutes on 2 cores the first time (per version); `go build` skips what
-# did not change.  ORACLE_SKIP_CONTROLPLANE=1 builds kube-oracle only.  kube-apiserver and
-# kube-scheduler are stamped with the version upstream's release build gives them (/version,
-# kubectl's skew check).
+# did not change.  ORACLE_SKIP_CONTROLPLANE=1 builds kube-oracle only.  kube-apiserver,
+# kube-scheduler and kube-controller-manager are stamped with the version upstream's release
+# build gives them (/version, kubectl's skew check).
 # --vet runs go vet over the sources against each version (its go.mod and tags) instead.
 # --cover builds only bin/cover/kube-oracle (the default version): kube-oracle with Go's
 # coverage instrumentation over upstream's pkg/scheduler/... (and its own main package, which
@@ -56,7 +60,7 @@ tags_of() {
 }
 
 # build_version V CONTROLPLANE: bin/vV/kube-oracle, and with CONTROLPLANE=1 its etcd,
-# kube-apiserver and kube-scheduler.
+# kube-apiserver, kube-scheduler and kube-controller-manager.
 build_version() {
     local v="$1" out="bin/v$1" t0=$SECONDS modfile
     modfile="$(modfile_of "$v")"
@@ -71,12 +75,12 @@ build_version() {
     ver="$(go list -modfile="$modfile" -m -f '{{.Version}}' k8s.io/kubernetes)"
     major="${ver#v}"; major="${major%%.*}"
     minor="${ver#v*.}"; minor="${minor%%.*}"
-    for cmd in kube-apiserver kube-scheduler; do
+    for cmd in kube-apiserver kube-scheduler kube-controller-manager; do
         go build "${flags[@]}" -o "$out/$cmd" -ldflags "-X $pkg.gitVersion=$ver \
             -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean" \
             "k8s.io/kubernetes/cmd/$cmd"
     done
-    echo "oracle: built etcd, $("$out/kube-apiserver" --version) and $("$out/kube-scheduler" --version) into $(pwd)/$out ($((SECONDS - t0)) s)"
+    echo "oracle: built etcd, $("$out/kube-apiserver" --version), $("$out/kube-scheduler" --version) and $("$out/kube-controller-manager" --version) into $(pwd)/$out ($((SECONDS - t0)) s)"
 }
 
 if [ "${1:-}" = --cover ]; then
@@ -104,7 +108,7 @@ for v in $versions; do
     for c in $controlplane; do [ "$c" != "$v" ] || cp=1; done
     build_version "$v" "$cp"
     if [ "$v" = "$default" ]; then
-        for b in kube-oracle etcd kube-apiserver kube-scheduler; do
+        for b in kube-oracle etcd kube-apiserver kube-scheduler kube-controller-manager; do
             [ ! -f "bin/v$v/$b" ] || ln -f "bin/v$v/$b" "bin/$b"
         done
     fi

@@ -6,8 +6,18 @@
 # (ORACLE_CONTROLPLANE_VERSIONS); ORACLE_BIN=DIR names the binaries' folder outright.
 #
 #   bash oracle/controlplane.sh start DIR    # prints the kubeconfig path; DIR/admin.kubeconfig
-#   bash oracle/controlplane.sh stop DIR     # SIGTERM both (pid files), SIGKILL after 10 s
+#   bash oracle/controlplane.sh stop DIR     # SIGTERM each (pid files), SIGKILL after 10 s
 #   ORACLE_KUBERNETES_VERSION=1.37 bash oracle/controlplane.sh start DIR
+#   CONTROLLER_MANAGER=1 bash oracle/controlplane.sh start DIR   # and kube-controller-manager
+#
+# With CONTROLLER_MANAGER=1, kube-controller-manager (built by build.sh with the others) runs
+# too, with only the controllers CONTROLLER_MANAGER_CONTROLLERS names (a comma list of v1.34's
+# and v1.37's names; default: the PV binder, persistentvolume-binder-controller, which binds
+# the claims a scheduler's VolumeBinding PreBind prepared, WaitForFirstConsumer ones
+# included, and the two protection controllers, without which a deleted PV or claim keeps
+# the finalizer admission gave it and never goes away).  It runs as admin
+# through DIR/admin.kubeconfig (no ServiceAccount credentials, no leader election, no serving
+# port); its log is DIR/controller-manager.log.
 #
 # Everything lives in DIR: pki/ (openssl: a CA, the serving cert for 127.0.0.1/localhost, the
 # service-account key pair), tokens.csv (a static admin token in group system:masters),
@@ -15,8 +25,9 @@
 # Ports: free ports picked at start (bind to port 0) unless ETCD_PORT / ETCD_PEER_PORT /
 # APISERVER_PORT are set in the environment.  Only 127.0.0.1 is ever listened on.
 # Authorization is Node,RBAC, as a real cluster; authentication is the token file and
-# service-account tokens (`kubectl create token`).  No controller-manager and no kubelet run,
-# so two admission plugins that need them are off: ServiceAccount (nobody creates a
+# service-account tokens (`kubectl create token`).  No kubelet runs, nor (unless asked for,
+# above, and then only its volume controllers) a controller-manager, so two admission
+# plugins that need them are off: ServiceAccount (nobody creates a
 # namespace's `default` ServiceAccount) and TaintNodesByCondition (nobody would lift the
 # not-ready taint it puts on every new Node).  Everything else is the default set.
 # No endpoint reconciler: nothing reaches the API server through the `kubernetes` Service
@@ -137,11 +148,37 @@ EOF
         fi
         sleep 0.2
     done
+    [ "${CONTROLLER_MANAGER:-}" != 1 ] || controller_manager
     echo "$dir/admin.kubeconfig"
+}
+
+pv_controllers=persistentvolume-binder-controller,persistentvolume-protection-controller
+pv_controllers=$pv_controllers,persistentvolumeclaim-protection-controller
+
+controller_manager() {  # kube-controller-manager with only the controllers asked for
+    [ -x "$bin/kube-controller-manager" ] || {
+        echo "controlplane: $bin/kube-controller-manager is missing: run bash oracle/build.sh" >&2
+        stop_one apiserver; stop_one etcd
+        exit 1
+    }
+    "$bin/kube-controller-manager" \
+        --kubeconfig="$dir/admin.kubeconfig" \
+        --controllers="${CONTROLLER_MANAGER_CONTROLLERS:-$pv_controllers}" \
+        --leader-elect=false --use-service-account-credentials=false \
+        --secure-port=0 --profiling=false --v=1 \
+        > "$dir/controller-manager.log" 2>&1 &
+    echo $! > "$dir/controller-manager.pid"
+    sleep 1
+    if ! kill -0 "$(cat "$dir/controller-manager.pid")" 2>/dev/null; then
+        echo "controlplane: kube-controller-manager exited; last lines of $dir/controller-manager.log:" >&2
+        tail -20 "$dir/controller-manager.log" >&2
+        stop_one controller-manager; stop_one apiserver; stop_one etcd
+        exit 1
+    fi
 }
 
 case "$cmd" in
     start) start ;;
-    stop) stop_one apiserver; stop_one etcd ;;
+    stop) stop_one controller-manager; stop_one apiserver; stop_one etcd ;;
     *) usage ;;
 esac

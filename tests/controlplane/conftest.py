@@ -10,6 +10,10 @@ API server's own authorizer checks every call kubesched makes; a 403 fails the t
 (:func:`no_forbidden`).  Test-side writes (Nodes, Pods, PriorityClasses) go through
 ``kubectl`` as admin.
 
+When ``oracle/build.sh`` built kube-controller-manager too, it runs with its volume
+controllers (``CONTROLLER_MANAGER=1``: the PV binder binds what VolumeBinding's PreBind
+prepared; :attr:`ControlPlane.controller_manager`).
+
 Without the binaries (``bash oracle/build.sh`` builds them) the tests skip, except in CI
 (``CI=true``), where a missing binary is a failure.  Each test starts from a cluster without
 Nodes or Pods (see :func:`clean`).
@@ -57,6 +61,8 @@ class ControlPlane:
         self.admin = directory / "admin.kubeconfig"
         self.sa = directory / "kubesched.kubeconfig"
         self.token = ""
+        self.controller_manager = (directory / "controller-manager.pid").exists()
+        """kube-controller-manager's volume controllers run (the binary was built)."""
 
     def kubectl(self, *args: str, stdin: str | None = None, check: bool = True) -> str:
         """kubectl as admin; stdout."""
@@ -138,8 +144,9 @@ class ControlPlane:
         self.kubectl("delete", "events.v1.events.k8s.io", "--all", "-n", "default")
 
 
-def _binaries_or_skip() -> None:
-    missing = [b for b in ("etcd", "kube-apiserver") if not (BIN / b).exists()]
+def _binaries_or_skip(*more: str) -> None:
+    """Skip (in CI: fail) unless etcd, kube-apiserver, ``more`` and kubectl are there."""
+    missing = [b for b in ("etcd", "kube-apiserver", *more) if not (BIN / b).exists()]
     if shutil.which("kubectl") is None:
         missing.append("kubectl (on PATH)")
     if not missing:
@@ -155,8 +162,15 @@ def controlplane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPl
     _binaries_or_skip()
     directory = tmp_path_factory.mktemp("controlplane")
     t0 = time.monotonic()
+    env = dict(os.environ)
+    if (BIN / "kube-controller-manager").exists():
+        env["CONTROLLER_MANAGER"] = "1"
     out = subprocess.run(
-        ["bash", str(SCRIPT), "start", str(directory)], capture_output=True, text=True, timeout=300
+        ["bash", str(SCRIPT), "start", str(directory)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
     )
     if out.returncode != 0:
         pytest.fail(f"controlplane.sh start failed:\n{out.stderr}")
@@ -175,6 +189,15 @@ def cp(controlplane: ControlPlane) -> Iterator[ControlPlane]:
     controlplane.clean()
     yield controlplane
     controlplane.clean()
+
+
+@pytest.fixture
+def pv_controller(cp: ControlPlane) -> ControlPlane:
+    """:func:`cp` with kube-controller-manager's PV binder running (skipped, in CI failed,
+    when ``oracle/build.sh`` did not build kube-controller-manager)."""
+    _binaries_or_skip("kube-controller-manager")
+    assert cp.controller_manager, "kube-controller-manager was built after the session began"
+    return cp
 
 
 @pytest.fixture(autouse=True)

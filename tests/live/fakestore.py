@@ -72,6 +72,7 @@ RESOURCES = (
     Resource("storage.k8s.io", "v1", "csinodes", "CSINode", False),
     Resource("storage.k8s.io", "v1", "csidrivers", "CSIDriver", False),
     Resource("storage.k8s.io", "v1", "csistoragecapacities", "CSIStorageCapacity", True),
+    Resource("storage.k8s.io", "v1", "volumeattachments", "VolumeAttachment", False),
 )
 
 

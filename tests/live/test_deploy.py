@@ -2,7 +2,8 @@
 scheduler, the Deployment's arguments are ones ``kubesched run`` accepts, every Deployment
 meets the restricted Pod Security level with a writable /tmp, a NetworkPolicy admits only
 the metrics port, and the RBAC rules grant exactly the calls kubesched makes (checked
-against the calls a live replica made, too)."""
+against the calls a live replica made, too), and for storage objects exactly what upstream's
+scheduler roles grant."""
 
 from __future__ import annotations
 
@@ -76,6 +77,9 @@ def _group_plural(path: str) -> tuple[str, str]:
     return ("" if parts[0] == "api" else parts[1]), parts[-1]
 
 
+READ = ("get", "list", "watch")
+UPDATE = (*READ, "update", "patch")
+"""Upstream's ``Read`` and ``ReadUpdate`` verb sets (``bootstrappolicy``)."""
 NEEDED_CLUSTER = {
     *(
         (g, p, v)
@@ -88,6 +92,15 @@ NEEDED_CLUSTER = {
     ("", "pods", "delete"),
     ("", "pods", "get"),  # re-GET of a Pod whose bind's outcome is unknown
     ("events.k8s.io", "events", "create"),
+    # storage: upstream's system:kube-scheduler and system:volume-scheduler rules as they are
+    # (VolumeBinding's PreBind updates PVs and claims and GETs them until bound)
+    *(("", r, v) for r in ("persistentvolumes", "persistentvolumeclaims") for v in UPDATE),
+    *(
+        ("storage.k8s.io", r, v)
+        for r in ("storageclasses", "csinodes", "csidrivers", "csistoragecapacities")
+        for v in READ
+    ),
+    ("storage.k8s.io", "volumeattachments", "get"),
 }
 
 

@@ -27,6 +27,10 @@
   ``PodScheduled=False`` condition and the ``FailedScheduling`` Event to the background
   :class:`~kubesched.live.recorder.Recorder`; a successful bind queues ``Scheduled``.
 
+VolumeBinding's PreBind writes PVs and claims and waits for the PV controller through
+``update_volume`` / ``wait_for_volumes`` (:mod:`kubesched.live.volumes`: upstream's
+``BindPodVolumes``); a real cluster always runs a PV controller (``binds_claims``).
+
 ``guard`` is checked before each bind: a replica that is no longer the leader refuses to
 bind (the binding cycle then requeues the Pod, and the new leader's fresh cache decides).
 The nomination a preemption made (``pod.nominated_node_name``) is written with the
@@ -45,6 +49,7 @@ from typing import Any
 from kubesched.api import objects as api
 from kubesched.live.client import ApiError, KubeClient
 from kubesched.live.recorder import Recorder, disruption_condition
+from kubesched.live.volumes import LiveVolumes
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +94,8 @@ class LiveApi:
         self.last_bind_error: ApiError | None = None
         self._here = threading.local()
         """The calling thread's last bind error (:meth:`take_bind_error`)."""
+        self.volumes = LiveVolumes(client, io=lambda: self.io(), guard=guard)
+        """VolumeBinding's PreBind writes and wait (:mod:`kubesched.live.volumes`)."""
 
     def bind(self, pod: api.Pod, node_name: str) -> None:
         """POST ``pods/<name>/binding``; raises :class:`ApiError` or :class:`NotLeaderError`."""
@@ -178,6 +185,18 @@ class LiveApi:
         if bound:
             raise ApiError(409, f"pod {pod.key} is already assigned to node {bound}", "Conflict")
         return False
+
+    def binds_claims(self) -> bool:
+        """A real cluster's PV controller binds the claims PreBind writes (VolumeBinding)."""
+        return True
+
+    def update_volume(self, obj: dict[str, Any]) -> None:
+        """PreBind's write of a PV or a claim (:meth:`LiveVolumes.update_volume`)."""
+        self.volumes.update_volume(obj)
+
+    def wait_for_volumes(self, pod: api.Pod, claims: list[str], timeout: float) -> bool:
+        """PreBind's wait for the PV controller (:meth:`LiveVolumes.wait_for_volumes`)."""
+        return self.volumes.wait_for_volumes(pod, claims, timeout)
 
     def take_bind_error(self) -> Exception | None:
         """The error of the last bind this thread made since the previous call (a binding

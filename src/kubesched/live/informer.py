@@ -98,10 +98,17 @@ STORAGE_KINDS = (
         "/apis/storage.k8s.io/v1/csistoragecapacities",
         optional=True,
     ),
+    Kind(
+        "VolumeAttachment",
+        "storage.k8s.io/v1",
+        "/apis/storage.k8s.io/v1/volumeattachments",
+        optional=True,
+    ),
 )
 """The storage objects the volume plugins read (upstream's scheduler lists and watches them;
-``deploy/rbac.yaml`` allows it).  Optional so that an API server not serving one (a test's
-fake) counts it as empty; a real one always does."""
+``deploy/rbac.yaml`` allows it; NodeVolumeLimits counts the VolumeAttachments).  Optional so
+that an API server not serving one (a test's fake) counts it as empty; a real one always
+does."""
 
 SCHEDULER_KINDS = (*KINDS[:-1], *STORAGE_KINDS, KINDS[-1])
 """What a scheduling replica watches: :data:`KINDS` and :data:`STORAGE_KINDS`, Pods last.

@@ -248,6 +248,10 @@ class SimApiServer:
         """Whether a PV controller binds claims here (VolumeBinding's PreBind waits for it)."""
         return self.volume_waiter is not None
 
+    def update_volume(self, obj: dict[str, Any]) -> None:
+        """VolumeBinding's PreBind writes a PV or a claim (:meth:`update_object`)."""
+        self.update_object(obj)
+
     def wait_for_volumes(self, pod: api.Pod, claims: list[str], timeout: float) -> bool:
         """VolumeBinding's PreBind waits for ``claims`` to be bound (False: timed out)."""
         return self.volume_waiter is not None and self.volume_waiter(pod.key, claims, timeout)

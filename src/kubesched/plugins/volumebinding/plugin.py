@@ -13,20 +13,22 @@
   refused at configuration time, as upstream refuses it).
 - Reserve / Unreserve: the chosen node's bindings are assumed (the PV with its ``claimRef``,
   a claim to provision with the selected-node annotation) / restored.
-- PreBind: with an API client that runs a PV controller (:class:`VolumeBindWaiter`, the
-  simulator's), upstream's ``BindPodVolumes``: the PV's ``claimRef`` (a static match) and
-  the claim's selected-node annotation (a claim to provision) are written, then PreBind
-  waits for the controller to bind them, polling every second up to
-  ``bindTimeoutSeconds`` (``binding volumes: context deadline exceeded`` after it).
+- PreBind: with an API client that runs a PV controller (:class:`VolumeBindWaiter`: the
+  simulator's, and live mode's in :mod:`kubesched.live.volumes`), upstream's
+  ``BindPodVolumes``: the PV's ``claimRef`` (a static match) and the claim's selected-node
+  annotation (a claim to provision) are written (a failed write ends PreBind with its
+  message, as upstream's), then PreBind waits for the controller to bind them, polling
+  every second up to ``bindTimeoutSeconds`` (``binding volumes: context deadline
+  exceeded`` after it; ``binding volumes: <reason>`` when the waiter's checks fail).
   Without one (explain, schedule, bench), the bindings are made as the PV controller and a
   provisioner would make them at once (the PV ``Bound`` to the claim, the claim ``Bound``
   with ``volumeName``; a provisioned PV created for a claim to provision), written through
   the API client when it writes objects, and kept assumed until the API server's versions
-  arrive (``docs/storage.md``).  Then (in that path only: the simulator's controller path
-  does not re-check yet), as upstream's ``checkBindings``, each statically bound PV must
-  admit the node as VolumeBinding's Filter reads a bound PV (an in-tree one migrated on the
-  node: its CSI translation): else an error, and the next attempt finds the claim bound to a
-  PV in conflict.
+  arrive (``docs/storage.md``).  Then (in that path only: the controller path does not
+  re-check node affinity yet), as upstream's ``checkBindings``, each statically bound PV
+  must admit the node as VolumeBinding's Filter reads a bound PV (an in-tree one migrated
+  on the node: its CSI translation): else an error, and the next attempt finds the claim
+  bound to a PV in conflict.
 """
 
 from __future__ import annotations
@@ -86,9 +88,14 @@ class VolumeBindWaiter(Protocol):
     def binds_claims(self) -> bool:
         """Whether a PV controller binds claims here (False: PreBind binds them itself)."""
 
+    def update_volume(self, obj: dict[str, Any]) -> None:
+        """Write a PV (its ``claimRef``) or a claim (its selected-node annotation), as
+        upstream's ``bindAPIUpdate``; raises on failure (``str()``: the message)."""
+
     def wait_for_volumes(self, pod: api.Pod, claims: list[str], timeout: float) -> bool:
         """Wait until every claim (``namespace/name``) of ``pod`` is bound: True, or False
-        after ``timeout`` seconds."""
+        after ``timeout`` seconds; raises when a check says the binding failed (``str()``:
+        upstream's reason, which PreBind reports after ``binding volumes:``)."""
 
 
 @dataclass(slots=True)
@@ -352,19 +359,21 @@ class VolumeBinding:
         if volumes is None:
             return error(f'no pod volume found for node "{node}"')
         waiter = self.handle.api if isinstance(self.handle.api, VolumeBindWaiter) else None
-        if waiter is not None and waiter.binds_claims() and isinstance(waiter, ObjectWriter):
+        if waiter is not None and waiter.binds_claims():
             writes = [pv.raw for pv, _claim in volumes.static]
             writes += [claim.raw for claim, _cap in volumes.dynamic]
             keys = [claim.key for _pv, claim in volumes.static]
             keys += [claim.key for claim, _cap in volumes.dynamic]
             try:
                 for raw in writes:
-                    waiter.update_object(dict(raw))
+                    waiter.update_volume(dict(raw))
+            except Exception as err:  # upstream returns the client's error as it is
+                return error(str(err))
+            try:
+                bound = waiter.wait_for_volumes(pod, keys, self.bind_timeout)
             except Exception as err:
                 return error(f"binding volumes: {err}")
-            if waiter.wait_for_volumes(pod, keys, self.bind_timeout):
-                return SUCCESS
-            return error(ERR_BIND_TIMEOUT)
+            return SUCCESS if bound else error(ERR_BIND_TIMEOUT)
         cluster = self.handle.cluster
         storage = storage_of(cluster)
         pairs = [b.bound_pair(pv, claim) for pv, claim in volumes.static]
