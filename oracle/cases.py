@@ -12,12 +12,14 @@ matchLabelKeys, topology spread (hard, soft, minDomains, the inclusion policies,
 matchLabelKeys, the system defaults through Services and ReplicaSets), tolerations,
 scheduling gates and priorities; preemption's traces (an incoming Pod with
 ``status.nominatedNodeName``, other pending Pods nominated to nodes with various
-priorities); and configurations with each scoring strategy, changed weights and disabled
-plugins.
+priorities); configurations with each scoring strategy, changed weights and disabled
+plugins; and choices upstream makes at random (``ties``: preemption candidates tied to the
+end, DefaultPreemptionArgs limiting the candidates).
 """
 
 from __future__ import annotations
 
+import copy
 import random
 from typing import Any
 
@@ -116,6 +118,8 @@ class _Gen:
         config = self.config()
         if self.chance(0.25):  # drawn last: the cases without nominations stay as they were
             items += nominations(self, names, incoming, pods)
+        if self.chance(0.4):  # drawn after everything else, as nominations
+            config = ties(self, items, config)
         return {
             "cluster": {"apiVersion": "v1", "kind": "List", "items": items},
             "pod": incoming,
@@ -807,6 +811,50 @@ def rare_shapes(
 # --- configurations at their edges ----------------------------------------------------
 
 
+def ties(gen: _Gen, items: list[dict[str, Any]], config: dict[str, Any] | None) -> dict[str, Any]:
+    """Where upstream chooses at random, a case with a choice (``oracle/compare.py`` accepts
+    any answer upstream can give): a twin of a node with copies of its running Pods (equal
+    scores, and preemption candidates tied to the end, broken by map order), running Pods
+    that started at the same time (preemption's last criterion ties; equal victims on a node
+    are taken in the cache's order) and DefaultPreemptionArgs that look for fewer candidates
+    than the potential nodes (the dry run starts at a random offset).  ``items`` gains the
+    twin; returns ``config`` (the defaults when None) with the args added or replaced."""
+    pods = [i for i in items if i["kind"] == "Pod" and i["spec"].get("nodeName")]
+    nodes = [i for i in items if i["kind"] == "Node"]
+    if pods and gen.chance(0.5):
+        start = gen.pick(["2026-01-01T00:00:00Z", "2026-01-01T00:30:00Z"])
+        for pod in pods:
+            if gen.chance(0.7):
+                pod.setdefault("status", {})["startTime"] = start
+    if pods and gen.chance(0.5):
+        name = gen.pick(pods)["spec"]["nodeName"]
+        for node in nodes:
+            if node["metadata"]["name"] == name:
+                twin = copy.deepcopy(node)
+                twin["metadata"]["name"] = f"{name}-twin"
+                if "kubernetes.io/hostname" in twin["metadata"].get("labels", {}):
+                    twin["metadata"]["labels"]["kubernetes.io/hostname"] = f"{name}-twin"
+                twin["metadata"].pop("uid", None)
+                items.append(twin)
+                for pod in [p for p in pods if p["spec"]["nodeName"] == name]:
+                    copied = copy.deepcopy(pod)
+                    copied["metadata"]["name"] += "-twin"
+                    copied["metadata"]["uid"] = copied["metadata"].get("uid", "") + "-twin"
+                    copied["spec"]["nodeName"] = f"{name}-twin"
+                    items.append(copied)
+    config = copy.deepcopy(config) if config is not None else {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"schedulerName": "default-scheduler"}],
+    }  # fmt: skip
+    args = _args("DefaultPreemptionArgs", minCandidateNodesPercentage=gen.pick([0, 10, 50]),
+                 minCandidateNodesAbsolute=gen.pick([1, 2, 3]))  # fmt: skip
+    for profile in config["profiles"]:
+        entries = [e for e in profile.get("pluginConfig", []) if e["name"] != "DefaultPreemption"]
+        profile["pluginConfig"] = [*entries, {"name": "DefaultPreemption", "args": args}]
+    return config
+
+
 def _args(kind: str, **fields: Any) -> dict[str, Any]:
     return {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": kind, **fields}
 
@@ -817,7 +865,7 @@ def edge_config(gen: _Gen) -> dict[str, Any]:
     wins), every default plugin's args at their bounds (hardPodAffinityWeight 0 and 100,
     ignorePreferredTermsOfExistingPods, List spreading with defaultConstraints, ignored
     resources and resource groups, RequestedToCapacityRatio shapes of 2-5 points, resource
-    weights 1 and 100, addedAffinity, DefaultPreemptionArgs that still consider every node)."""
+    weights 1 and 100, addedAffinity, DefaultPreemptionArgs, some limiting the candidates)."""
     plugins: dict[str, Any] = {}
     if gen.chance(0.5):
         entries = [
@@ -897,9 +945,10 @@ def edge_config(gen: _Gen) -> dict[str, Any]:
             {"name": "NodeAffinity", "args": _args("NodeAffinityArgs", addedAffinity=added)}
         )
     if gen.chance(0.3):
+        percentage, absolute = gen.pick([(100, 100), (100, 1000), (10, 1), (0, 2)])
         config.append({"name": "DefaultPreemption", "args": _args(
-            "DefaultPreemptionArgs", minCandidateNodesPercentage=100,
-            minCandidateNodesAbsolute=gen.pick([100, 1000]))})  # fmt: skip
+            "DefaultPreemptionArgs", minCandidateNodesPercentage=percentage,
+            minCandidateNodesAbsolute=absolute)})  # fmt: skip
     profile: dict[str, Any] = {"schedulerName": "default-scheduler"}
     if plugins:
         profile["plugins"] = plugins

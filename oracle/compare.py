@@ -5,8 +5,10 @@ JSON line each.  ``differences(ours, theirs)`` lists what a user would see diffe
 result, the message of a Pod that does not schedule, every node's verdict, rejecting plugin,
 reasons, weighted score and per-plugin normalized scores (a plugin upstream skips counts
 as 0), and for a scheduled Pod the set of top-scored nodes (upstream picks one of them at
-random).  ``shrink`` removes objects and fields while the case still differs, so a saved
-regression is small.
+random); for an unschedulable Pod what preemption does, any of the answers upstream's
+choices allow (``choices``: the candidates its dry run meets first, a tie between
+candidates, the order of equally important victims).  ``shrink`` removes objects and fields
+while the case still differs, so a saved regression is small.
 """
 
 from __future__ import annotations
@@ -186,8 +188,21 @@ def differences(mine: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
 
 
 def _preemption_differences(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[str]:
-    """The nominated node, the victims and PostFilter's message of an unschedulable Pod."""
+    """The nominated node, the victims and PostFilter's message of an unschedulable Pod.
+    When a choice of upstream's could change its answer (the candidates its dry run meets
+    first, a tie between candidates, the order of equally important victims), it lists
+    every answer it can give (``choices``): ours may be any of them."""
     a, b = a or {}, b or {}
+    choices = b.get("choices") or [b]
+    lines = [_one_preemption_differences(a, c) for c in choices]
+    if any(not d for d in lines):
+        return []
+    if len(choices) > 1:
+        return [f"{line} (upstream: one of {len(choices)} choices)" for line in lines[0]]
+    return lines[0]
+
+
+def _one_preemption_differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     out = []
     for key in ("nominatedNode", "victims"):
         if a.get(key) != b.get(key) and not (

@@ -36,6 +36,10 @@ type Preemption struct {
 	Message       string   `json:"message"`
 	NominatedNode *string  `json:"nominatedNode"`
 	Victims       []string `json:"victims"`
+	// Choices, when a choice of upstream's (which candidates the dry run meets first, the
+	// tie-break between candidates, the order of equally important victims) could change
+	// the answer: every answer it can give (preemptchoices.go).
+	Choices []Preemption `json:"choices,omitempty"`
 }
 
 // ExplainResult has the keys of `kubesched.explain`'s answer, plus upstream-only detail:
@@ -56,6 +60,23 @@ type ExplainResult struct {
 // Explain runs upstream's PreEnqueue, PreFilter, Filter, PostFilter, PreScore, Score and
 // NormalizeScore for the Pod over every node of the snapshot.
 func Explain(ctx context.Context, req *ExplainRequest) (*ExplainResult, error) {
+	seen := &preemptionSteer{}
+	out, err := explainSteered(ctx, req, seen)
+	if err != nil || out.Preemption == nil || out.Preemption.NominatedNode == nil {
+		return out, err
+	}
+	if !seen.varied() {
+		return out, nil
+	}
+	if out.Preemption.Choices, err = preemptionChoices(ctx, req, seen); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// explainSteered is Explain with DefaultPreemption's choices steered by s (and recorded in
+// s: preemptchoices.go).
+func explainSteered(ctx context.Context, req *ExplainRequest, s *preemptionSteer) (*ExplainResult, error) {
 	cluster, err := DecodeCluster(req.Cluster)
 	if err != nil {
 		return nil, err
@@ -74,10 +95,14 @@ func Explain(ctx context.Context, req *ExplainRequest) (*ExplainResult, error) {
 		Result: "Error", Nodes: map[string]*NodeVerdict{}, TopNodes: []string{},
 	}
 	running := runningPods(cluster, pod)
+	s.tiedVictims = equallyImportant(running)
+	if s.listed {
+		listOrder(running)
+	}
 	pending := pendingPods(cluster, pod)
 	snapshot := internalcache.NewSnapshot(running, cluster.Nodes)
 	others := &Cluster{Nodes: cluster.Nodes, Pods: append(running, pending...), Others: cluster.Others}
-	env, err := NewEnv(ctx, cfg, objectsOf(others, pod), snapshot)
+	env, err := NewEnv(ctx, cfg, objectsOf(others, pod), snapshot, s)
 	if err != nil {
 		return nil, err
 	}

@@ -31,6 +31,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/validation"
 	internalqueue "k8s.io/kubernetes/pkg/scheduler/backend/queue"
 	frameworkplugins "k8s.io/kubernetes/pkg/scheduler/framework/plugins"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultpreemption"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/dynamicresources"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"k8s.io/kubernetes/pkg/scheduler/metrics"
@@ -87,9 +88,10 @@ type Env struct {
 }
 
 // NewEnv builds the frameworks of cfg as scheduler.New does, with lister as the
-// snapshot every plugin reads nodes from.
+// snapshot every plugin reads nodes from (and DefaultPreemption's random choices steered by
+// steer, when not nil).
 func NewEnv(ctx context.Context, cfg *config.KubeSchedulerConfiguration, objs []runtime.Object,
-	lister sharedLister) (*Env, error) {
+	lister sharedLister, steer *preemptionSteer) (*Env, error) {
 	client := fake.NewClientset(objs...)
 	watches := recordWatches(client)
 	factory := &handlerFactory{SharedInformerFactory: informers.NewSharedInformerFactory(client, 0)}
@@ -107,7 +109,11 @@ func NewEnv(ctx context.Context, cfg *config.KubeSchedulerConfiguration, objs []
 		frameworkruntime.WithMetricsRecorder(metrics.NewMetricsAsyncRecorder(1000, time.Second, stop)),
 		frameworkruntime.WithWaitingPods(frameworkruntime.NewWaitingPodsMap()),
 	)
-	fws, err := profile.NewMap(ctx, cfg.Profiles, frameworkplugins.NewInTreeRegistry(), recorders, opts...)
+	registry := frameworkplugins.NewInTreeRegistry()
+	if steer != nil {
+		registry[defaultpreemption.Name] = steerPreemption(registry[defaultpreemption.Name], steer)
+	}
+	fws, err := profile.NewMap(ctx, cfg.Profiles, registry, recorders, opts...)
 	if err != nil {
 		return nil, err
 	}
