@@ -116,6 +116,8 @@ class _Gen:
         config = self.config()
         if self.chance(0.25):  # drawn last: the cases without nominations stay as they were
             items += nominations(self, names, incoming, pods)
+        if self.chance(0.06):  # after the nominations: the other cases stay as they were
+            config = scarce_resource_scoring(self, config)
         return {
             "cluster": {"apiVersion": "v1", "kind": "List", "items": items},
             "pod": incoming,
@@ -911,6 +913,38 @@ def edge_config(gen: _Gen) -> dict[str, Any]:
         "percentageOfNodesToScore": 100,
         "profiles": [profile],
     }
+
+
+def scarce_resource_scoring(gen: _Gen, config: dict[str, Any] | None) -> dict[str, Any]:
+    """``config`` (None: the defaults) with NodeResourcesFit's strategy, and maybe
+    BalancedAllocation, scoring only resources most nodes lack (the extended resource,
+    ephemeral storage): a node allocating none of them scores 0 (upstream skips a resource
+    the node has none of, so the weights sum to 0)."""
+    config = config or {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "percentageOfNodesToScore": 100,
+        "profiles": [{"schedulerName": "default-scheduler"}],
+    }
+    profile = config["profiles"][0]
+    scarce = gen.r.sample([EXT, "ephemeral-storage"], gen.r.randint(1, 2))
+    resources = [{"name": name, "weight": gen.pick([1, 3, 100])} for name in scarce]
+    strategy = gen.pick(["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"])
+    scoring: dict[str, Any] = {"type": strategy, "resources": resources}
+    if strategy == "RequestedToCapacityRatio":
+        scoring["requestedToCapacityRatio"] = {
+            "shape": [{"utilization": 0, "score": 10}, {"utilization": 100, "score": 0}]
+        }
+    entries = [c for c in profile.get("pluginConfig", []) if c["name"] != "NodeResourcesFit"]
+    fit = _args("NodeResourcesFitArgs", scoringStrategy=scoring)
+    entries.append({"name": "NodeResourcesFit", "args": fit})
+    if gen.chance(0.5):
+        entries = [c for c in entries if c["name"] != "NodeResourcesBalancedAllocation"]
+        args = _args("NodeResourcesBalancedAllocationArgs", resources=[
+            {"name": name, "weight": 1} for name in scarce])  # fmt: skip
+        entries.append({"name": "NodeResourcesBalancedAllocation", "args": args})
+    profile["pluginConfig"] = entries
+    return config
 
 
 from dra_cases import dra_case, dra_schedule_case  # noqa: E402  (oracle/dra_cases.py)

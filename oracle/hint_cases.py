@@ -45,7 +45,10 @@ def hint_case(seed: int, index: int) -> dict[str, Any]:
     if gen.chance(0.3):
         _tie_to_running(gen, incoming, pods)
     others = gen.others(incoming)
-    op = gen.pick(list(OPS))
+    if gen.chance(0.3):
+        _resources_for_hints(gen, incoming, pods)
+    # Updates are the richest hints: drawn twice as often.
+    op = gen.pick([*OPS, "node-update", "pod-update", "self-update"])
     event, nodes, pods, incoming, pending = _event(gen, op, nodes, pods, incoming)
     items = [*nodes, *pods, *pending, *others]
     return {
@@ -54,6 +57,50 @@ def hint_case(seed: int, index: int) -> dict[str, Any]:
         "config": gen.config(),
         "event": event,
     }
+
+
+def _resources_for_hints(gen: _Gen, incoming: dict[str, Any], pods: list[dict[str, Any]]) -> None:
+    """Requests NodeResourcesFit's hints tell apart: the rejected Pod requesting nothing
+    (BestEffort), or ephemeral storage and the extended resource, which running Pods
+    request too (their scale-down frees them)."""
+    containers = incoming["spec"]["containers"]
+    if gen.chance(0.3):
+        for c in containers:
+            c.pop("resources", None)
+        return
+    req = containers[0].setdefault("resources", {}).setdefault("requests", {})
+    req[gen.pick(["ephemeral-storage", EXT])] = "1"
+    for p in pods:
+        r = p["spec"]["containers"][0].setdefault("resources", {}).setdefault("requests", {})
+        r.update({"ephemeral-storage": "4Gi", EXT: "2"})
+
+
+def _keys(incoming: dict[str, Any]) -> list[str]:
+    """The node label keys the rejected Pod's constraints read: spreading and pod
+    (anti-)affinity topology keys, node affinity and selector keys."""
+    spec = incoming["spec"]
+    keys = [c["topologyKey"] for c in spec.get("topologySpreadConstraints", [])]
+    keys += list(spec.get("nodeSelector", {}))
+    affinity = spec.get("affinity", {})
+    for kind in ("podAffinity", "podAntiAffinity"):
+        for t in affinity.get(kind, {}).get("requiredDuringSchedulingIgnoredDuringExecution", []):
+            keys.append(t["topologyKey"])
+    required = affinity.get("nodeAffinity", {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    )
+    for term in (required or {}).get("nodeSelectorTerms", []):
+        keys += [e["key"] for e in term.get("matchExpressions", [])]
+    return keys
+
+
+def _selected_labels(incoming: dict[str, Any]) -> list[dict[str, str]]:
+    """Labels the rejected Pod's required pod (anti-)affinity terms select by matchLabels."""
+    out = []
+    affinity = incoming["spec"].get("affinity", {})
+    for kind in ("podAffinity", "podAntiAffinity"):
+        for t in affinity.get(kind, {}).get("requiredDuringSchedulingIgnoredDuringExecution", []):
+            out.append(dict(t["labelSelector"].get("matchLabels", {})))
+    return [labels for labels in out if labels]
 
 
 def _tie_to_running(gen: _Gen, incoming: dict[str, Any], pods: list[dict[str, Any]]) -> None:
@@ -87,7 +134,7 @@ def _event(
     if op == "node-update":
         i = gen.r.randrange(len(nodes))
         old = nodes[i]
-        new = _node_changed(gen, old)
+        new = _node_changed(gen, old, _keys(incoming))
         if gen.chance(0.5):
             old, new = new, old  # the change the other way round
         nodes = [*nodes[:i], new, *nodes[i + 1 :]]
@@ -108,7 +155,7 @@ def _event(
     if op == "pod-update":
         i = gen.r.randrange(len(pods))
         old = pods[i]
-        new = _pod_changed(gen, old)
+        new = _pod_changed(gen, old, selected=_selected_labels(incoming))
         pods = [*pods[:i], new, *pods[i + 1 :]]
         return {"op": "update", "old": old, "new": new}, nodes, pods, incoming, pending
     if op == "pod-delete":
@@ -137,9 +184,9 @@ def _share_port(gen: _Gen, incoming: dict[str, Any], pod: dict[str, Any]) -> Non
     pod["spec"]["containers"][0]["ports"] = [dict(gen.pick(ports))]
 
 
-def _node_changed(gen: _Gen, node: dict[str, Any]) -> dict[str, Any]:
+def _node_changed(gen: _Gen, node: dict[str, Any], keys: list[str]) -> dict[str, Any]:
     """``node`` after one to three changes the node controller, the kubelet or an admin
-    makes."""
+    makes (its labels mostly those of ``keys``, which the rejected Pod reads)."""
     new = copy.deepcopy(node)
     spec, status, labels = new["spec"], new["status"], new["metadata"]["labels"]
     for _ in range(gen.r.randint(1, 3)):
@@ -152,7 +199,9 @@ def _node_changed(gen: _Gen, node: dict[str, Any]) -> dict[str, Any]:
                 spec["unschedulable"] = True
         elif what == "labels":
             key = gen.pick(
-                ["topology.kubernetes.io/zone", "tier", "disk", "kubernetes.io/hostname"]
+                keys
+                if keys and gen.chance(0.7)
+                else ["topology.kubernetes.io/zone", "tier", "disk", "kubernetes.io/hostname"]
             )
             if key in labels and gen.chance(0.4):
                 del labels[key]
@@ -173,12 +222,13 @@ def _node_changed(gen: _Gen, node: dict[str, Any]) -> dict[str, Any]:
                 del spec["taints"]
         elif what == "allocatable":
             alloc = status["allocatable"]
-            name = gen.pick(["cpu", "memory", "pods", EXT])
+            name = gen.pick(["cpu", "memory", "pods", EXT, "ephemeral-storage"])
             alloc[name] = {
                 "cpu": gen.pick(["500m", "2", "16"]),
                 "memory": gen.pick(["1Gi", "32Gi"]),
                 "pods": gen.pick(["1", "110"]),
-                EXT: gen.pick(["0", "4"]),
+                EXT: gen.pick(["0", "4", "8"]),
+                "ephemeral-storage": gen.pick(["1Gi", "500Gi"]),
             }[name]
             status["capacity"] = dict(alloc)
         elif what == "annotations":
@@ -190,11 +240,16 @@ def _node_changed(gen: _Gen, node: dict[str, Any]) -> dict[str, Any]:
     return new
 
 
-def _pod_changed(gen: _Gen, pod: dict[str, Any], self_update: bool = False) -> dict[str, Any]:
-    """``pod`` after a change its owner makes: labels, resources scaled down (in-place
-    resize), tolerations added and scheduling gates removed (``self_update``: the only
-    changes validation allows an unbound Pod besides labels), or nothing the scheduler
-    reads."""
+def _pod_changed(
+    gen: _Gen,
+    pod: dict[str, Any],
+    self_update: bool = False,
+    selected: list[dict[str, str]] | None = None,
+) -> dict[str, Any]:
+    """``pod`` after a change its owner makes: labels (to or from ``selected``, labels the
+    rejected Pod's affinity terms select), resources scaled down (in-place resize),
+    tolerations added and scheduling gates removed (``self_update``: the only changes
+    validation allows an unbound Pod besides labels), or nothing the scheduler reads."""
     new = copy.deepcopy(pod)
     meta, spec = new["metadata"], new["spec"]
     choices = ["labels", "scale-down", "annotations"]
@@ -202,7 +257,15 @@ def _pod_changed(gen: _Gen, pod: dict[str, Any], self_update: bool = False) -> d
         choices += ["tolerations", "gates", "tolerations"]
     for _ in range(gen.r.randint(1, 2)):
         what = gen.pick(choices)
-        if what == "labels":
+        if what == "labels" and selected and gen.chance(0.6):
+            labels = meta.setdefault("labels", {})
+            chosen = gen.pick(selected)
+            if all(labels.get(k) == v for k, v in chosen.items()):
+                for k in chosen:
+                    labels[k] = "other"
+            else:
+                labels.update(chosen)
+        elif what == "labels":
             labels = meta.setdefault("labels", {})
             key = gen.pick(["app", "tier", "version"])
             if key in labels and key != "app" and gen.chance(0.4):
@@ -212,10 +275,13 @@ def _pod_changed(gen: _Gen, pod: dict[str, Any], self_update: bool = False) -> d
         elif what == "scale-down":
             for c in spec["containers"]:
                 req = c.get("resources", {}).get("requests")
-                if req and "cpu" in req:
-                    req["cpu"] = "50m"
-                elif req and gen.chance(0.5):
-                    req.pop(gen.pick(sorted(req)))
+                if not req:
+                    continue
+                name = gen.pick(sorted(req))
+                if gen.chance(0.3):
+                    req.pop(name)
+                else:
+                    req[name] = {"cpu": "50m", "memory": "64Mi", EXT: "1"}.get(name, "1Mi")
         elif what == "annotations":
             meta.setdefault("annotations", {})["example.com/note"] = "x"
         elif what == "tolerations":
