@@ -12,8 +12,9 @@ matchLabelKeys, topology spread (hard, soft, minDomains, the inclusion policies,
 matchLabelKeys, the system defaults through Services and ReplicaSets), tolerations,
 scheduling gates and priorities; preemption's traces (an incoming Pod with
 ``status.nominatedNodeName``, other pending Pods nominated to nodes with various
-priorities); and configurations with each scoring strategy, changed weights and disabled
-plugins.
+priorities, a Pod terminating without ``DisruptionTarget``, a budget whose
+``status.disruptedPods`` names a Pod); and configurations with each scoring strategy,
+changed weights, disabled plugins and scoring of resources most nodes lack.
 """
 
 from __future__ import annotations
@@ -118,6 +119,8 @@ class _Gen:
             items += nominations(self, names, incoming, pods)
         if self.chance(0.06):  # after the nominations: the other cases stay as they were
             config = scarce_resource_scoring(self, config)
+        if pods and self.chance(0.08):
+            items += preemption_traces(self, incoming, pods)
         return {
             "cluster": {"apiVersion": "v1", "kind": "List", "items": items},
             "pod": incoming,
@@ -913,6 +916,43 @@ def edge_config(gen: _Gen) -> dict[str, Any]:
         "percentageOfNodesToScore": 100,
         "profiles": [profile],
     }
+
+
+def preemption_traces(
+    gen: _Gen, incoming: dict[str, Any], pods: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """What preemption reads beyond ``nominations``' traces (``pods`` changed in place): on
+    the incoming Pod's nominated node (or any), a running Pod terminating with the
+    kubelet's conditions and no ``DisruptionTarget`` (being deleted, not by preemption: it
+    does not hold the preemptor back); and a PodDisruptionBudget whose status lists a
+    running Pod among ``disruptedPods`` (its eviction is under way: preempting it again
+    does not count against the budget).  Returns the budget."""
+    node = incoming.get("status", {}).get("nominatedNodeName")
+    here = [p for p in pods if p["spec"]["nodeName"] == node] or pods
+    victim = gen.pick(here)
+    victim["metadata"]["deletionTimestamp"] = "2026-01-01T01:00:00Z"
+    conditions = victim["status"].setdefault("conditions", [])
+    conditions[:] = [c for c in conditions if c.get("type") != "DisruptionTarget"]
+    conditions.append({"type": "Ready", "status": "False", "reason": "PodCompleted"})
+    disrupted = gen.pick(pods)
+    meta = disrupted["metadata"]
+    status = {
+        "observedGeneration": 1,
+        "disruptionsAllowed": gen.pick([0, 1]),
+        "currentHealthy": 1,
+        "desiredHealthy": 1,
+        "expectedPods": 2,
+        "disruptedPods": {meta["name"]: "2026-01-01T00:59:00Z"},
+    }
+    return [
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": "pdb-disrupted", "namespace": meta["namespace"], "generation": 1},
+            "spec": {"selector": {"matchLabels": dict(meta["labels"])}, "minAvailable": 1},
+            "status": status,
+        }
+    ]
 
 
 def scarce_resource_scoring(gen: _Gen, config: dict[str, Any] | None) -> dict[str, Any]:

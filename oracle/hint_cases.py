@@ -47,6 +47,11 @@ def hint_case(seed: int, index: int) -> dict[str, Any]:
     others = gen.others(incoming)
     if gen.chance(0.3):
         _resources_for_hints(gen, incoming, pods)
+    if gen.chance(0.25):
+        kind = gen.pick(["podAffinity", "podAntiAffinity"])
+        terms = incoming["spec"].setdefault("affinity", {}).setdefault(kind, {})
+        required = terms.setdefault("requiredDuringSchedulingIgnoredDuringExecution", [])
+        required.append(gen.pod_term(required=True))
     # Updates are the richest hints: drawn twice as often.
     op = gen.pick([*OPS, "node-update", "pod-update", "self-update"])
     event, nodes, pods, incoming, pending = _event(gen, op, nodes, pods, incoming)
@@ -155,7 +160,10 @@ def _event(
     if op == "pod-update":
         i = gen.r.randrange(len(pods))
         old = pods[i]
-        new = _pod_changed(gen, old, selected=_selected_labels(incoming))
+        selected = _selected_labels(incoming)
+        if selected:  # in the rejected Pod's namespace, which its terms default to
+            old["metadata"]["namespace"] = incoming["metadata"]["namespace"]
+        new = _pod_changed(gen, old, selected=selected)
         pods = [*pods[:i], new, *pods[i + 1 :]]
         return {"op": "update", "old": old, "new": new}, nodes, pods, incoming, pending
     if op == "pod-delete":
