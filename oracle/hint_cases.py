@@ -75,6 +75,8 @@ def _resources_for_hints(gen: _Gen, incoming: dict[str, Any], pods: list[dict[st
         return
     req = containers[0].setdefault("resources", {}).setdefault("requests", {})
     req[gen.pick(["ephemeral-storage", EXT])] = "1"
+    if gen.chance(0.3):
+        req[EXT] = "0"  # requested at zero: the hints skip it
     for p in pods:
         r = p["spec"]["containers"][0].setdefault("resources", {}).setdefault("requests", {})
         r.update({"ephemeral-storage": "4Gi", EXT: "2"})
@@ -266,13 +268,13 @@ def _pod_changed(
     for _ in range(gen.r.randint(1, 2)):
         what = gen.pick(choices)
         if what == "labels" and selected and gen.chance(0.6):
-            labels = meta.setdefault("labels", {})
-            chosen = gen.pick(selected)
-            if all(labels.get(k) == v for k, v in chosen.items()):
-                for k in chosen:
-                    labels[k] = "other"
-            else:
-                labels.update(chosen)
+            # Matching every selected term before and none after, or the other way round.
+            matching = {k: v for chosen in selected for k, v in chosen.items()}
+            before, after = pod["metadata"].setdefault("labels", {}), meta["labels"]
+            if gen.chance(0.5):
+                before, after = after, before
+            before.update(matching)
+            after.update({k: "other" for k in matching})
         elif what == "labels":
             labels = meta.setdefault("labels", {})
             key = gen.pick(["app", "tier", "version"])
