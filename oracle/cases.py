@@ -12,9 +12,11 @@ matchLabelKeys, topology spread (hard, soft, minDomains, the inclusion policies,
 matchLabelKeys, the system defaults through Services and ReplicaSets), tolerations,
 scheduling gates and priorities; preemption's traces (an incoming Pod with
 ``status.nominatedNodeName``, other pending Pods nominated to nodes with various
-priorities); configurations with each scoring strategy, changed weights and disabled
-plugins; and choices upstream makes at random (``ties``: preemption candidates tied to the
-end, DefaultPreemptionArgs limiting the candidates).
+priorities, a Pod terminating without ``DisruptionTarget``, a budget whose
+``status.disruptedPods`` names a Pod); configurations with each scoring strategy, changed
+weights, disabled plugins and scoring of resources most nodes lack; and choices upstream
+makes at random (``ties``: preemption candidates tied to the end, DefaultPreemptionArgs
+limiting the candidates).
 """
 
 from __future__ import annotations
@@ -118,7 +120,11 @@ class _Gen:
         config = self.config()
         if self.chance(0.25):  # drawn last: the cases without nominations stay as they were
             items += nominations(self, names, incoming, pods)
-        if self.chance(0.4):  # drawn after everything else, as nominations
+        if self.chance(0.06):  # after the nominations: the other cases stay as they were
+            config = scarce_resource_scoring(self, config)
+        if pods and self.chance(0.08):
+            items += preemption_traces(self, incoming, pods)
+        if self.chance(0.4):  # drawn after everything else
             config = ties(self, items, config)
         return {
             "cluster": {"apiVersion": "v1", "kind": "List", "items": items},
@@ -960,6 +966,75 @@ def edge_config(gen: _Gen) -> dict[str, Any]:
         "percentageOfNodesToScore": 100,
         "profiles": [profile],
     }
+
+
+def preemption_traces(
+    gen: _Gen, incoming: dict[str, Any], pods: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """What preemption reads beyond ``nominations``' traces (``pods`` changed in place): on
+    the incoming Pod's nominated node (or any), a running Pod terminating with the
+    kubelet's conditions and no ``DisruptionTarget`` (being deleted, not by preemption: it
+    does not hold the preemptor back); and a PodDisruptionBudget whose status lists a
+    running Pod among ``disruptedPods`` (its eviction is under way: preempting it again
+    does not count against the budget).  Returns the budget."""
+    node = incoming.get("status", {}).get("nominatedNodeName")
+    here = [p for p in pods if p["spec"]["nodeName"] == node] or pods
+    victim = gen.pick(here)
+    victim["metadata"]["deletionTimestamp"] = "2026-01-01T01:00:00Z"
+    conditions = victim["status"].setdefault("conditions", [])
+    conditions[:] = [c for c in conditions if c.get("type") != "DisruptionTarget"]
+    conditions.append({"type": "Ready", "status": "False", "reason": "PodCompleted"})
+    disrupted = gen.pick(pods)
+    meta = disrupted["metadata"]
+    status = {
+        "observedGeneration": 1,
+        "disruptionsAllowed": gen.pick([0, 1]),
+        "currentHealthy": 1,
+        "desiredHealthy": 1,
+        "expectedPods": 2,
+        "disruptedPods": {meta["name"]: "2026-01-01T00:59:00Z"},
+    }
+    return [
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": "pdb-disrupted", "namespace": meta["namespace"], "generation": 1},
+            "spec": {"selector": {"matchLabels": dict(meta["labels"])}, "minAvailable": 1},
+            "status": status,
+        }
+    ]
+
+
+def scarce_resource_scoring(gen: _Gen, config: dict[str, Any] | None) -> dict[str, Any]:
+    """``config`` (None: the defaults) with NodeResourcesFit's strategy, and maybe
+    BalancedAllocation, scoring only resources most nodes lack (the extended resource,
+    ephemeral storage): a node allocating none of them scores 0 (upstream skips a resource
+    the node has none of, so the weights sum to 0)."""
+    config = config or {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "percentageOfNodesToScore": 100,
+        "profiles": [{"schedulerName": "default-scheduler"}],
+    }
+    profile = config["profiles"][0]
+    scarce = gen.r.sample([EXT, "ephemeral-storage"], gen.r.randint(1, 2))
+    resources = [{"name": name, "weight": gen.pick([1, 3, 100])} for name in scarce]
+    strategy = gen.pick(["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"])
+    scoring: dict[str, Any] = {"type": strategy, "resources": resources}
+    if strategy == "RequestedToCapacityRatio":
+        scoring["requestedToCapacityRatio"] = {
+            "shape": [{"utilization": 0, "score": 10}, {"utilization": 100, "score": 0}]
+        }
+    entries = [c for c in profile.get("pluginConfig", []) if c["name"] != "NodeResourcesFit"]
+    fit = _args("NodeResourcesFitArgs", scoringStrategy=scoring)
+    entries.append({"name": "NodeResourcesFit", "args": fit})
+    if gen.chance(0.5):
+        entries = [c for c in entries if c["name"] != "NodeResourcesBalancedAllocation"]
+        args = _args("NodeResourcesBalancedAllocationArgs", resources=[
+            {"name": name, "weight": 1} for name in scarce])  # fmt: skip
+        entries.append({"name": "NodeResourcesBalancedAllocation", "args": args})
+    profile["pluginConfig"] = entries
+    return config
 
 
 from dra_cases import dra_case, dra_schedule_case  # noqa: E402  (oracle/dra_cases.py)

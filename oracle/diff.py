@@ -3,14 +3,16 @@
     bash oracle/build.sh
     .venv/bin/python oracle/diff.py --cases 10000 --seed 1
     .venv/bin/python oracle/diff.py --verb schedule --cases 200 --seed 1
+    .venv/bin/python oracle/diff.py --verb hints --cases 2000 --seed 1
     .venv/bin/python oracle/diff.py --family storage --cases 1000 --seed 1
     .venv/bin/python oracle/diff.py --kubernetes-version 1.37 --cases 300 --seed 7
     bash oracle/build.sh --cover && .venv/bin/python oracle/diff.py --coverage --cases 2000
 
 Generates N cases (``oracle/cases.py``), answers each with both (``explain``: kubesched.explain
 against kube-oracle explain; ``schedule``: kubesched.schedule against upstream's whole
-scheduler), and prints every mismatch (explain's shrunk: objects and fields removed while
-it still differs).  ``--save DIR`` writes each
+scheduler; ``hints``: kubesched's queueing hints against upstream's for one Node or Pod
+change, ``oracle/hint_cases.py``), and prints every mismatch (explain's shrunk: objects
+and fields removed while it still differs).  ``--save DIR`` writes each
 shrunk mismatch as a regression case (request, upstream's answer and its
 ``kubernetesVersion``), the form ``tests/oracle/regressions/`` keeps (a case without
 ``kubernetesVersion`` is v1.34's); ``--no-shrink`` prints and saves them as drawn, which
@@ -25,9 +27,10 @@ default build (v1.34).  Given, V is passed on to kubesched too (``compare.kubesc
 
 ``--coverage`` runs against ``oracle/bin/cover/kube-oracle`` (``oracle/build.sh --cover``:
 upstream's ``pkg/scheduler/...`` instrumented): the explain cases, ``--dra-cases`` DRA cases
-(``oracle/dra_cases.py``) and ``--schedule-cases`` schedules (which run the queue, the
-binder and the queueing hints), then prints the statement coverage per upstream
-default-profile plugin, the uncovered lines (``oracle/upstream_coverage.py``) and last
+(``oracle/dra_cases.py``), ``--schedule-cases`` schedules (which run the queue and the
+binder) and ``--hint-cases`` queueing-hint cases (``oracle/hint_cases.py``), then prints
+the statement coverage per upstream default-profile plugin, the uncovered lines
+(``oracle/upstream_coverage.py``) and last
 ``coverage: A % of default-profile plugin statements, lowest B % (PLUGIN)``; the exit code
 is also 1 when a plugin is below ``--min-all`` (or, for a Filter or Score plugin, its
 scheduling paths below ``--min-paths``), or with ``--floors FILE`` below its own minimums
@@ -68,6 +71,7 @@ from compare import (
     schedule_differences,
     shrink,
 )
+from hint_cases import hint_case, hint_differences, ours_hints
 from tqdm import tqdm
 
 # family -> verb -> generator (None: the verb's default one).
@@ -116,7 +120,7 @@ def quiet_missing_references() -> _Kept:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--verb", choices=["explain", "schedule"], default="explain")
+    ap.add_argument("--verb", choices=["explain", "schedule", "hints"], default="explain")
     ap.add_argument(
         "--kubernetes-version",
         type=kubernetes_version,
@@ -139,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dra-cases", type=int, help="with --coverage (default: cases / 10)")
     ap.add_argument("--schedule-cases", type=int, default=30, help="with --coverage")
     ap.add_argument("--dra-schedule-cases", type=int, default=30, help="with --coverage")
+    ap.add_argument("--hint-cases", type=int, help="with --coverage (default: cases / 3)")
     ap.add_argument("--min-all", type=float, default=90.0, help="%% of a plugin's statements")
     ap.add_argument("--min-paths", type=float, default=95.0, help="%% of its Filter/Score paths")
     ap.add_argument("--floors", type=Path, help="per-plugin minimums (JSON) instead of --min-*")
@@ -148,6 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.cases < 0:
         ap.error("--cases must be >= 0")
     quiet_missing_references()
+    if args.verb == "hints" and args.family != "default":
+        ap.error("--verb hints draws the default family's objects (oracle/hint_cases.py)")
     if args.coverage:
         if args.kubernetes_version is not None:
             ap.error("--coverage measures the default build (oracle/build.sh --cover)")
@@ -157,7 +164,8 @@ def main(argv: list[str] | None = None) -> int:
     except OracleMissing as e:
         print(f"oracle: {e}", file=sys.stderr)
         return 2
-    mismatches = run(oracle, args, FAMILIES[args.family][args.verb])
+    gen = hint_case if args.verb == "hints" else FAMILIES[args.family][args.verb]
+    mismatches = run(oracle, args, gen)
     print(f"oracle: {args.cases} cases, {mismatches} mismatches")
     return 0 if mismatches == 0 else 1
 
@@ -166,11 +174,13 @@ def with_coverage(args: argparse.Namespace) -> int:
     """The explain, DRA and schedule cases against the instrumented oracle, then the
     coverage report."""
     dra = args.cases // 10 if args.dra_cases is None else args.dra_cases
+    hints = args.cases // 3 if args.hint_cases is None else args.hint_cases
     with tempfile.TemporaryDirectory(prefix="kube-oracle-cover-") as tmp:
         env = coverage.cover_env(Path(tmp))
         runs = [("explain", args.cases, case), ("explain", dra, dra_case)]
         runs.append(("schedule", args.schedule_cases, schedule_case))
         runs.append(("schedule", args.dra_schedule_cases, dra_schedule_case))
+        runs.append(("hints", hints, hint_case))
         total = 0
         for verb, n, gen in runs:
             try:
@@ -187,10 +197,10 @@ def with_coverage(args: argparse.Namespace) -> int:
         if args.write_floors:
             rows = [f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in sorted(rep.floors().items())]
             args.write_floors.write_text("{\n" + ",\n".join(rows) + "\n}\n")
-    n = args.cases + dra + args.schedule_cases + args.dra_schedule_cases
+    n = args.cases + dra + args.schedule_cases + args.dra_schedule_cases + hints
     print(
         f"oracle: {n} cases ({args.cases} explain, {dra} DRA, {args.schedule_cases} schedule, "
-        f"{args.dra_schedule_cases} DRA schedule), {total} mismatches"
+        f"{args.dra_schedule_cases} DRA schedule, {hints} hints), {total} mismatches"
     )
     print("\n".join(rep.lines[:-1]))
     if rep.below:
@@ -219,6 +229,15 @@ def run(oracle: Oracle, args: argparse.Namespace, gen: Any = None) -> int:
     with oracle:
         indices = range(args.start, args.start + args.cases)
         for i in tqdm(indices, desc="oracle", unit="case", file=sys.stderr, mininterval=2):
+            if args.verb == "hints":
+                request = (gen or hint_case)(args.seed, i)
+                lines = hint_differences(ours_hints(request, version), oracle.ask(request))
+                if lines:
+                    mismatches += 1
+                    if mismatches <= args.show:
+                        tqdm.write(f"case {i} (seed {args.seed}): " + "; ".join(lines[:6]))
+                        tqdm.write("  request: " + json.dumps(request)[:2000])
+                continue
             if args.verb == "schedule":
                 request = (gen or schedule_case)(args.seed, i)
                 lines = schedule_differences(ours_schedule(request, version), oracle.ask(request))

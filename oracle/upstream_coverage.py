@@ -9,7 +9,8 @@ framework runtime and preemption, the share of statements executed:
 - ``all``: every statement of the plugin's files;
 - ``paths``: its scheduling paths, every function but the queueing hints
   (``EventsToRegister``, ``isSchedulableAfter*`` and the helpers only they call), which run
-  when a cluster event requeues a Pod and so only in ``kube-oracle schedule``.
+  when a cluster event requeues a Pod: in ``kube-oracle hints`` (``oracle/hint_cases.py``)
+  and ``kube-oracle schedule``.
 
 The volume plugins are listed but out of scope (kubesched does not model storage yet) and
 count in neither the total nor the thresholds.  The last line is exactly
@@ -136,8 +137,10 @@ class Row:
 
 
 _REASONS = {
-    "hint": "queueing hint: runs when a cluster event requeues a Pod; the differential run "
-    "sends no events (explain) or only its own binds (schedule)",
+    "hint": "queueing hint left by the hint cases (oracle/hint_cases.py): the type assertion "
+    "of an object that is always a Node or a Pod, the registration without "
+    "SchedulerQueueingHints (GA), another unscheduled Pod's update (the queue hands an "
+    "unscheduled Pod's update to that Pod's hints only), a feature gate's branch",
     "gate": "a branch for a feature gate in a state v1.34's defaults never set",
     "error": "an error return of a read that cannot fail here (a CycleState key the plugin's "
     "own PreFilter/PreScore wrote, a snapshot lister, a Pod or args already validated)",
@@ -146,6 +149,12 @@ _REASONS = {
     "new": "constructor branches for args or feature gates upstream's validation or defaults "
     "rule out",
     "exported": "exported for other callers (the kubelet's admission), not the scheduler",
+    "log": "verbose logging (klog V(10), off in kube-oracle)",
+    "dead": "unreachable by construction: NodeName's Filter rejection (the scheduler only "
+    "schedules Pods without spec.nodeName), NodeAffinity PreFilter's last return (the node "
+    "name set is never nil after a term), least/mostRequestedScore of a zero capacity (their "
+    "scorers skip such resources), a nil shared lister, NormalizeScore or Filter after a "
+    "PreScore or PreFilter that skips, PreScore without nodes",
     "open": "reachable: not yet drawn by oracle/cases.py",
 }
 
@@ -161,6 +170,36 @@ FUNCTION_REASONS = {
     "checkTopologyKeyLabelsChanged": "hint",
     "podLabelsMatchSpreadConstraints": "hint",
     "Bind": "gate",  # SchedulerAsyncAPICalls (beta, on) binds through the API cacher
+    # DynamicResources: extended resources backed by devices (DRAExtendedResource, alpha)
+    # and binding conditions (DRADeviceBindingConditions, alpha), both off in v1.34.
+    "createDeviceRequests": "gate",
+    "filterExtendedResources": "gate",
+    "preFilterExtendedResources": "gate",
+    "hasDeviceClassMappedExtendedResource": "gate",
+    "findExtendedResourceClaim": "gate",
+    "extendedResourceClaim": "gate",
+    "updateExtendedResourceClaim": "gate",
+    "getInitialExtendedResourceClaimUID": "gate",
+    "isClaimReadyForBinding": "gate",
+    "isPodReadyForBinding": "gate",
+    "isClaimTimeout": "gate",
+    "hasBindingConditions": "gate",
+}
+# Blocks whose guard the name and source rules misread: (file under plugins/, first line)
+# of upstream v1.34.4 -> reason.
+BLOCK_REASONS = {
+    ("nodename/node_name.go", 74): "dead",
+    ("nodeaffinity/node_affinity.go", 195): "dead",
+    ("noderesources/least_allocated.go", 53): "dead",
+    ("noderesources/most_allocated.go", 55): "dead",
+    ("interpodaffinity/scoring.go", 135): "dead",  # the shared lister is always set
+    ("interpodaffinity/scoring.go", 263): "dead",  # PreScore skips without a topology score
+    ("podtopologyspread/filtering.go", 320): "dead",  # PreFilter skips without constraints
+    ("podtopologyspread/scoring.go", 129): "dead",  # a cycle without nodes ends before
+    ("podtopologyspread/filtering.go", 191): "gate",  # NodeInclusionPolicy... (GA, on)
+    ("podtopologyspread/filtering.go", 262): "gate",
+    ("noderesources/resource_allocation.go", 57): "error",  # resources validated non-empty
+    ("nodeaffinity/node_affinity.go", 275): "error",  # the Pod's affinity already parsed
 }
 
 
@@ -172,11 +211,15 @@ def reason(block: Block, source: list[str] | None) -> str:
         return "hint"
     if name == "Clone":
         return "clone"
+    if (block.file.removeprefix(PLUGINS), block.start) in BLOCK_REASONS:
+        return BLOCK_REASONS[(block.file.removeprefix(PLUGINS), block.start)]
     guard = ""
     if source:
         guard = " ".join(source[max(0, block.start - 3) : block.start]).lower()
     if name in FUNCTION_REASONS:
         return FUNCTION_REASONS[name]
+    if "loggerv" in guard:
+        return "log"
     if any(w in guard for w in ("err != nil", "!ok", "!status.issuccess()", "s == nil")):
         return "error"
     if "enable" in guard or "feature" in guard:

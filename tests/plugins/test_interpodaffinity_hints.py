@@ -229,3 +229,20 @@ def test_deleted_pods_anti_affinity_uses_the_target_namespace_labels() -> None:
     in_team2 = P("p", ns="subteam1.team2", labels={"app": "x"})
     assert pl.is_schedulable_after_pod_change(in_team1, deleted, None) == Q
     assert pl.is_schedulable_after_pod_change(in_team2, deleted, None) == SKIP
+
+
+@pytest.mark.parametrize(("version", "want"), [("1.34", SKIP), ("1.35", SKIP), ("1.36", Q)])
+def test_v136_pod_hints_not_before(version: str, want: QueueingHint) -> None:
+    """Upstream v1.34 and v1.35: the target Pod's own label update is an unscheduled Pod's
+    (QueueSkip), and a deleted Pod queues only when it matched the target's anti-affinity;
+    v1.36 queues both (found by oracle/diff.py --verb hints)."""
+    from kubesched.config.featuregates import FeatureGates
+    from kubesched.framework.interface import Handle
+    from kubesched.plugins import interpodaffinity
+
+    pl = interpodaffinity.new(None, Handle(cluster_of([]), feature_gates=FeatureGates(version)))
+    me = target({"app": "x"}, **AFF_SVC)
+    relabelled = target({"app": "y"}, **AFF_SVC)
+    assert pl.is_schedulable_after_pod_change(relabelled, me, relabelled) == want
+    deleted = other({}, anti=[T("zone", Exists("app"))])
+    assert pl.is_schedulable_after_pod_change(me, deleted, None) == want

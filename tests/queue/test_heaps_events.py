@@ -134,3 +134,20 @@ def test_node_scheduling_properties_change() -> None:
         A.UPDATE_NODE_TAINT,
     ]
     assert events.node_scheduling_properties_change(old, old) == []
+
+
+def test_node_condition_change_is_update_node_condition() -> None:
+    """Upstream's extractNodeConditionsChange: a condition type's status changing (read from
+    the parsed object) is ``UpdateNodeCondition``, before annotations; a reason alone is not."""
+    from kubesched.api.parse import parse_node
+
+    def node(ready: str, reason: str = "KubeletReady", note: str = "") -> api.Node:
+        obj: dict[str, object] = {
+            "metadata": {"name": "n", "annotations": {"note": note}},
+            "status": {"conditions": [{"type": "Ready", "status": ready, "reason": reason}]},
+        }
+        return parse_node(obj)
+
+    got = events.node_scheduling_properties_change(node("True", note="x"), node("False"))
+    assert [e.action for e in got] == [A.UPDATE_NODE_CONDITION, A.UPDATE_NODE_ANNOTATION]
+    assert events.node_scheduling_properties_change(node("True"), node("True", "Other")) == []

@@ -2,6 +2,8 @@
 //
 //	kube-oracle explain [--stream]   {cluster, pod, config} on stdin -> kubesched.explain's JSON
 //	kube-oracle schedule [--stream]  {cluster, pods, config} -> kubesched.schedule's per-Pod JSON
+//	kube-oracle hints [--stream]     {cluster, pod, config, event} -> every plugin's queueing
+//	                                 hint for the cluster events a Node or Pod change raises
 //	kube-oracle bench CONFIG.yaml [--case C] [--workload W] [--label L] [-o FILE] [--timeout S]
 //	                                 upstream's scheduler on scheduler_perf workloads, `kubesched
 //	                                 bench`'s arguments, summary lines and perf-dash JSON
@@ -32,7 +34,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: kube-oracle explain|schedule [--stream] | bench CONFIG [flags] | burst nodes|pods|wait|delete [flags] | version")
+		fmt.Fprintln(os.Stderr, "usage: kube-oracle explain|schedule|hints [--stream] | bench CONFIG [flags] | burst nodes|pods|wait|delete [flags] | version")
 		os.Exit(2)
 	}
 	quietLogs()
@@ -58,6 +60,14 @@ func main() {
 				return nil, fmt.Errorf("request: %w", err)
 			}
 			return oracle.Schedule(ctx, &req, 60*time.Second)
+		})
+	case "hints":
+		serve(stream, func(ctx context.Context, raw []byte) (any, error) {
+			var req oracle.HintsRequest
+			if err := json.Unmarshal(raw, &req); err != nil {
+				return nil, fmt.Errorf("request: %w", err)
+			}
+			return oracle.Hints(ctx, &req)
 		})
 	case "bench":
 		os.Exit(bench(os.Args[2:]))

@@ -16,11 +16,12 @@ Mirrors upstream v1.34 ``pkg/scheduler/framework/events.go`` and ``types.go``:
   ``UnschedulablePodAdd``; Go's ``ActionType.String()`` spelling);
 - :func:`pod_scheduling_properties_change` / :func:`node_scheduling_properties_change`, which
   turn an object update into the specific ``Update*`` events plugins register for.
-  Deviation: no ``UpdatePodGeneratedResourceClaim`` / ``UpdateNodeCondition`` (our objects carry
-  neither resource claims nor node conditions).
+  A node's conditions are read from the object it was parsed from (``Node.raw``).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from kubesched.api import objects as api
 from kubesched.framework.interface import ActionType, ClusterEvent, Resource
@@ -125,8 +126,9 @@ def node_scheduling_properties_change(new: api.Node, old: api.Node) -> list[Clus
     """The ``UpdateNode*`` events an update from ``old`` to ``new`` amounts to (maybe none).
 
     Order as upstream: spec.unschedulable (reported as ``UpdateNodeTaint``), allocatable,
-    labels, taints, annotations, declared features (v1.35+ with NodeDeclaredFeatures; a
-    v1.34 API server has no such field, so it never changes there).
+    labels, taints, conditions (each type's status), annotations, declared features (v1.35+
+    with NodeDeclaredFeatures; a v1.34 API server has no such field, so it never changes
+    there).
     """
     actions: list[ActionType] = []
     if new.unschedulable != old.unschedulable and not new.unschedulable:
@@ -137,8 +139,20 @@ def node_scheduling_properties_change(new: api.Node, old: api.Node) -> list[Clus
         actions.append(ActionType.UPDATE_NODE_LABEL)
     if new.taints != old.taints:
         actions.append(ActionType.UPDATE_NODE_TAINT)
+    if _condition_statuses(new) != _condition_statuses(old):
+        actions.append(ActionType.UPDATE_NODE_CONDITION)
     if new.annotations != old.annotations:
         actions.append(ActionType.UPDATE_NODE_ANNOTATION)
     if new.declared_features != old.declared_features:
         actions.append(ActionType.UPDATE_NODE_DECLARED_FEATURE)
     return [ClusterEvent(Resource.NODE, a) for a in actions]
+
+
+def _condition_statuses(node: api.Node) -> dict[Any, Any]:
+    """Upstream's ``extractNodeConditionsChange`` view: each ``status.conditions[]`` type's
+    status (the last of a type wins), from the object ``node`` was parsed from."""
+    status = node.raw.get("status")
+    conditions = status.get("conditions") if isinstance(status, dict) else None
+    if not isinstance(conditions, list):
+        return {}
+    return {c.get("type"): c.get("status") for c in conditions if isinstance(c, dict)}

@@ -12,10 +12,10 @@ config layer): ``hardPodAffinityWeight`` (default 1), ``ignorePreferredTermsOfEx
 Queueing hints (upstream's, incl. the finer node hint of v1.32+):
 
 - Pod Add | UpdatePodLabel | Delete: an unscheduled Pod never helps; the target Pod's own
-  update queues; an added Pod queues when it matches all of the target's affinity terms; an
-  updated one when it starts matching them all, or stops matching all anti-affinity terms; a
-  deleted one when it matched all anti-affinity terms, or its own required anti-affinity
-  matched the target Pod.
+  update queues (from v1.36; before, it is an unscheduled Pod's); an added Pod queues when it
+  matches all of the target's affinity terms; an updated one when it starts matching them
+  all, or stops matching all anti-affinity terms; a deleted one when it matched all
+  anti-affinity terms, or (from v1.36) its own required anti-affinity matched the target Pod.
 - Node Add | UpdateNodeLabel: for an affinity term, a new node with the key or an update that
   adds the key or changes its value queues; for an anti-affinity term, any new node, or an
   update that removes the key or changes its value.  A Pod without terms is not queued.
@@ -100,6 +100,9 @@ class InterPodAffinity:
         self.ignore_preferred_terms_of_existing_pods = args.ignore_preferred_terms_of_existing_pods
         self.cluster = handle.cluster
         self.index = AffinityIndex(handle.cluster)
+        self._v136_pod_hint = handle.feature_gates.at_least("1.36")
+        """Upstream v1.36's Pod hint: the target Pod's own label update and a deleted Pod
+        whose anti-affinity matched the target queue (v1.34 and v1.35: QueueSkip)."""
 
     def sign(self, pod: api.Pod) -> object:
         """Batching signature of a Pod without terms: the existing Pods' term groups that
@@ -229,7 +232,7 @@ class InterPodAffinity:
         """See the module docstring."""
         if not isinstance(old, api.Pod | None) or not isinstance(new, api.Pod | None):
             return QueueingHint.QUEUE
-        if new is not None and _same_pod(new, pod):
+        if self._v136_pod_hint and new is not None and _same_pod(new, pod):
             return QueueingHint.QUEUE
         if (new is not None and not new.node_name) or (old is not None and not old.node_name):
             return QueueingHint.QUEUE_SKIP
@@ -247,6 +250,8 @@ class InterPodAffinity:
             return QueueingHint.QUEUE
         if _match_all(anti, old):
             return QueueingHint.QUEUE
+        if not self._v136_pod_hint:
+            return QueueingHint.QUEUE_SKIP
         ns_labels = self.cluster.namespaces.labels.get(pod.namespace, {})
         for t in pod_terms(old).required_anti:
             if t.matches(pod.namespace, pod.labels, ns_labels):

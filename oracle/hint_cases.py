@@ -1,0 +1,425 @@
+"""Generated queueing-hint cases: the plugins' hints compared with upstream's.
+
+A Pod upstream could not schedule waits in the unschedulable pool until a cluster event
+that one of the plugins that rejected it registered comes, and that plugin's queueing hint
+says the event may help (``Queue``) or not (``QueueSkip``).  ``explain`` never sends an
+event, so without this family upstream's hints (``EventsToRegister``,
+``isSchedulableAfter*``) never ran in the differential run.
+
+``hint_case(seed, index)`` builds one request ``{"cluster", "pod", "config", "event"}``:
+the cluster, the rejected (incoming) Pod and the configuration of ``oracle/cases.py``, and
+one change of a Node or a Pod: ``{"op": "add"|"update"|"delete", "old", "new"}``: a node
+added (cordoned, tainted, labelled or not), updated (cordoned or uncordoned, labels,
+taints, allocatable, annotations, conditions changed) or deleted; a running Pod added,
+updated (labels, resources scaled down, nothing the scheduler reads) or deleted; the
+rejected Pod's own update (tolerations added, scheduling gates removed, labels, resources
+scaled down); another pending Pod deleted.  ``kube-oracle hints`` answers it with the events
+upstream's handlers derive (``NodeSchedulingPropertiesChange``,
+``PodSchedulingPropertiesChange``) and every plugin's hint for each event it registered;
+``ours_hints`` answers the same with kubesched's (``kubesched.queue.events`` and each
+plugin's ``events_to_register``); ``hint_differences`` lists what differs.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from typing import Any
+
+from cases import APPS, EFFECTS, EXT, TAINT_KEYS, TIERS, ZONES, _Gen
+
+OPS = ("node-add", "node-update", "node-delete", "pod-add", "pod-update", "pod-delete",
+       "self-update", "pending-delete")  # fmt: skip
+
+
+def hint_case(seed: int, index: int) -> dict[str, Any]:
+    """The ``index``-th hint case of ``seed``."""
+    gen = _Gen(random.Random(f"hints/{seed}/{index}"))
+    nodes = [gen.node(i) for i in range(gen.r.randint(1, 4))]
+    names = [n["metadata"]["name"] for n in nodes]
+    pods = [gen.running_pod(i, names) for i in range(gen.r.randint(0, 6))]
+    for p in pods:
+        if p["spec"]["nodeName"] == "gone-node":
+            p["spec"]["nodeName"] = names[0]
+    incoming = gen.incoming_pod(names)
+    if gen.chance(0.3):
+        _tie_to_running(gen, incoming, pods)
+    others = gen.others(incoming)
+    if gen.chance(0.3):
+        _resources_for_hints(gen, incoming, pods)
+    if gen.chance(0.25):
+        kind = gen.pick(["podAffinity", "podAntiAffinity"])
+        terms = incoming["spec"].setdefault("affinity", {}).setdefault(kind, {})
+        required = terms.setdefault("requiredDuringSchedulingIgnoredDuringExecution", [])
+        required.append(gen.pod_term(required=True))
+    # Updates are the richest hints: drawn twice as often.
+    op = gen.pick([*OPS, "node-update", "pod-update", "self-update"])
+    event, nodes, pods, incoming, pending = _event(gen, op, nodes, pods, incoming)
+    items = [*nodes, *pods, *pending, *others]
+    return {
+        "cluster": {"apiVersion": "v1", "kind": "List", "items": items},
+        "pod": incoming,
+        "config": gen.config(),
+        "event": event,
+    }
+
+
+def _resources_for_hints(gen: _Gen, incoming: dict[str, Any], pods: list[dict[str, Any]]) -> None:
+    """Requests NodeResourcesFit's hints tell apart: the rejected Pod requesting nothing
+    (BestEffort), or ephemeral storage and the extended resource, which running Pods
+    request too (their scale-down frees them)."""
+    containers = incoming["spec"]["containers"]
+    if gen.chance(0.3):
+        for c in containers:
+            c.pop("resources", None)
+        return
+    req = containers[0].setdefault("resources", {}).setdefault("requests", {})
+    req[gen.pick(["ephemeral-storage", EXT])] = "1"
+    if gen.chance(0.3):
+        req[EXT] = "0"  # requested at zero: the hints skip it
+    for p in pods:
+        r = p["spec"]["containers"][0].setdefault("resources", {}).setdefault("requests", {})
+        r.update({"ephemeral-storage": "4Gi", EXT: "2"})
+
+
+def _keys(incoming: dict[str, Any]) -> list[str]:
+    """The node label keys the rejected Pod's constraints read: spreading and pod
+    (anti-)affinity topology keys, node affinity and selector keys."""
+    spec = incoming["spec"]
+    keys = [c["topologyKey"] for c in spec.get("topologySpreadConstraints", [])]
+    keys += list(spec.get("nodeSelector", {}))
+    affinity = spec.get("affinity", {})
+    for kind in ("podAffinity", "podAntiAffinity"):
+        for t in affinity.get(kind, {}).get("requiredDuringSchedulingIgnoredDuringExecution", []):
+            keys.append(t["topologyKey"])
+    required = affinity.get("nodeAffinity", {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    )
+    for term in (required or {}).get("nodeSelectorTerms", []):
+        keys += [e["key"] for e in term.get("matchExpressions", [])]
+    return keys
+
+
+def _selected_labels(incoming: dict[str, Any]) -> list[dict[str, str]]:
+    """Labels the rejected Pod's required pod (anti-)affinity terms select by matchLabels."""
+    out = []
+    affinity = incoming["spec"].get("affinity", {})
+    for kind in ("podAffinity", "podAntiAffinity"):
+        for t in affinity.get(kind, {}).get("requiredDuringSchedulingIgnoredDuringExecution", []):
+            out.append(dict(t["labelSelector"].get("matchLabels", {})))
+    return [labels for labels in out if labels]
+
+
+def _tie_to_running(gen: _Gen, incoming: dict[str, Any], pods: list[dict[str, Any]]) -> None:
+    """Make the running Pods' labels and the rejected Pod's terms meet: the hints of
+    inter-pod affinity and spreading compare them."""
+    app = incoming["metadata"]["labels"]["app"]
+    for p in pods:
+        if gen.chance(0.5):
+            p["metadata"]["labels"]["app"] = app
+            p["metadata"]["namespace"] = incoming["metadata"]["namespace"]
+
+
+def _event(
+    gen: _Gen,
+    op: str,
+    nodes: list[dict[str, Any]],
+    pods: list[dict[str, Any]],
+    incoming: dict[str, Any],
+) -> tuple[
+    dict[str, Any], list[dict[str, Any]], list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]
+]:
+    """The change ``op`` and the cluster as the informers hold it after it:
+    ``(event, nodes, running Pods, rejected Pod, pending Pods)``."""
+    names = [n["metadata"]["name"] for n in nodes]
+    pending: list[dict[str, Any]] = []
+    if op == "node-add":
+        new = gen.node(len(nodes))
+        if gen.chance(0.3):
+            new["spec"]["unschedulable"] = True
+        return {"op": "add", "new": new}, [*nodes, new], pods, incoming, pending
+    if op == "node-update":
+        i = gen.r.randrange(len(nodes))
+        old = nodes[i]
+        new = _node_changed(gen, old, _keys(incoming))
+        if gen.chance(0.5):
+            old, new = new, old  # the change the other way round
+        nodes = [*nodes[:i], new, *nodes[i + 1 :]]
+        return {"op": "update", "old": old, "new": new}, nodes, pods, incoming, pending
+    if op == "node-delete":
+        i = gen.r.randrange(len(nodes))
+        old = nodes[i]
+        return {"op": "delete", "old": old}, nodes[:i] + nodes[i + 1 :], pods, incoming, pending
+    if op == "pod-add" or (op in ("pod-update", "pod-delete") and not pods):
+        new = gen.running_pod(len(pods), names)
+        new["spec"]["nodeName"] = gen.pick(names)
+        if gen.chance(0.5):
+            new["metadata"]["labels"]["app"] = incoming["metadata"]["labels"]["app"]
+            new["metadata"]["namespace"] = incoming["metadata"]["namespace"]
+        if gen.chance(0.2):
+            _share_port(gen, incoming, new)
+        return {"op": "add", "new": new}, nodes, [*pods, new], incoming, pending
+    if op == "pod-update":
+        i = gen.r.randrange(len(pods))
+        old = pods[i]
+        selected = _selected_labels(incoming)
+        if selected:  # in the rejected Pod's namespace, which its terms default to
+            old["metadata"]["namespace"] = incoming["metadata"]["namespace"]
+        new = _pod_changed(gen, old, selected=selected)
+        pods = [*pods[:i], new, *pods[i + 1 :]]
+        return {"op": "update", "old": old, "new": new}, nodes, pods, incoming, pending
+    if op == "pod-delete":
+        i = gen.r.randrange(len(pods))
+        old = pods[i]
+        if gen.chance(0.2):
+            _share_port(gen, incoming, old)
+        return {"op": "delete", "old": old}, nodes, pods[:i] + pods[i + 1 :], incoming, pending
+    if op == "self-update":
+        old = incoming
+        new = _pod_changed(gen, old, self_update=True)
+        return {"op": "update", "old": old, "new": new}, nodes, pods, new, pending
+    # pending-delete: another Pod waiting in the queue is deleted.
+    other = gen.incoming_pod(names)
+    other["metadata"].update(name="pending-0", uid="uid-pending-0")
+    return {"op": "delete", "old": other}, nodes, pods, incoming, pending
+
+
+def _share_port(gen: _Gen, incoming: dict[str, Any], pod: dict[str, Any]) -> None:
+    """Give ``pod`` a host port of the rejected Pod (NodePorts' hints compare them)."""
+    ports = [p for c in incoming["spec"]["containers"] for p in c.get("ports", [])]
+    if not ports:
+        port = {"containerPort": 8080, "hostPort": gen.pick([8080, 9090])}
+        incoming["spec"]["containers"][0]["ports"] = [port]
+        ports = [port]
+    pod["spec"]["containers"][0]["ports"] = [dict(gen.pick(ports))]
+
+
+def _node_changed(gen: _Gen, node: dict[str, Any], keys: list[str]) -> dict[str, Any]:
+    """``node`` after one to three changes the node controller, the kubelet or an admin
+    makes (its labels mostly those of ``keys``, which the rejected Pod reads)."""
+    new = copy.deepcopy(node)
+    spec, status, labels = new["spec"], new["status"], new["metadata"]["labels"]
+    for _ in range(gen.r.randint(1, 3)):
+        what = gen.pick(["cordon", "labels", "taints", "allocatable", "annotations", "images",
+                         "conditions"])  # fmt: skip
+        if what == "cordon":
+            if spec.get("unschedulable"):
+                del spec["unschedulable"]
+            else:
+                spec["unschedulable"] = True
+        elif what == "labels":
+            key = gen.pick(
+                keys
+                if keys and gen.chance(0.7)
+                else ["topology.kubernetes.io/zone", "tier", "disk", "kubernetes.io/hostname"]
+            )
+            if key in labels and gen.chance(0.4):
+                del labels[key]
+            else:
+                values = {"topology.kubernetes.io/zone": ZONES, "tier": TIERS,
+                          "disk": ["ssd", "hdd"]}.get(key, [new["metadata"]["name"]])  # fmt: skip
+                labels[key] = gen.pick(values)
+        elif what == "taints":
+            taints = spec.setdefault("taints", [])
+            if taints and gen.chance(0.5):
+                taints.pop(gen.r.randrange(len(taints)))
+            else:
+                t = {"key": gen.pick(TAINT_KEYS), "effect": gen.pick(EFFECTS)}
+                if gen.chance(0.7):
+                    t["value"] = gen.pick(["true", "x"])
+                taints.append(t)
+            if not taints:
+                del spec["taints"]
+        elif what == "allocatable":
+            alloc = status["allocatable"]
+            name = gen.pick(["cpu", "memory", "pods", EXT, "ephemeral-storage"])
+            alloc[name] = {
+                "cpu": gen.pick(["500m", "2", "16"]),
+                "memory": gen.pick(["1Gi", "32Gi"]),
+                "pods": gen.pick(["1", "110"]),
+                EXT: gen.pick(["0", "4", "8"]),
+                "ephemeral-storage": gen.pick(["1Gi", "500Gi"]),
+            }[name]
+            status["capacity"] = dict(alloc)
+        elif what == "annotations":
+            new["metadata"].setdefault("annotations", {})["example.com/note"] = gen.pick(["a", "b"])
+        elif what == "images":
+            status["images"] = [{"names": ["nginx:1.27"], "sizeBytes": 300 * 1024 * 1024}]
+        else:
+            status["conditions"] = [{"type": "Ready", "status": gen.pick(["True", "False"])}]
+    return new
+
+
+def _pod_changed(
+    gen: _Gen,
+    pod: dict[str, Any],
+    self_update: bool = False,
+    selected: list[dict[str, str]] | None = None,
+) -> dict[str, Any]:
+    """``pod`` after a change its owner makes: labels (to or from ``selected``, labels the
+    rejected Pod's affinity terms select), resources scaled down (in-place resize),
+    tolerations added and scheduling gates removed (``self_update``: the only changes
+    validation allows an unbound Pod besides labels), or nothing the scheduler reads."""
+    new = copy.deepcopy(pod)
+    meta, spec = new["metadata"], new["spec"]
+    choices = ["labels", "scale-down", "annotations"]
+    if self_update:
+        choices += ["tolerations", "gates", "tolerations"]
+    for _ in range(gen.r.randint(1, 2)):
+        what = gen.pick(choices)
+        if what == "labels" and selected and gen.chance(0.6):
+            # Matching every selected term before and none after, or the other way round.
+            matching = {k: v for chosen in selected for k, v in chosen.items()}
+            before, after = pod["metadata"].setdefault("labels", {}), meta["labels"]
+            if gen.chance(0.5):
+                before, after = after, before
+            before.update(matching)
+            after.update({k: "other" for k in matching})
+        elif what == "labels":
+            labels = meta.setdefault("labels", {})
+            key = gen.pick(["app", "tier", "version"])
+            if key in labels and key != "app" and gen.chance(0.4):
+                del labels[key]
+            else:
+                labels[key] = gen.pick({"app": APPS, "tier": TIERS}.get(key, ["v1", "v2"]))
+        elif what == "scale-down":
+            for c in spec["containers"]:
+                req = c.get("resources", {}).get("requests")
+                if not req:
+                    continue
+                name = gen.pick(sorted(req))
+                if gen.chance(0.3):
+                    req.pop(name)
+                else:
+                    req[name] = {"cpu": "50m", "memory": "64Mi", EXT: "1"}.get(name, "1Mi")
+        elif what == "annotations":
+            meta.setdefault("annotations", {})["example.com/note"] = "x"
+        elif what == "tolerations":
+            tol = spec.setdefault("tolerations", [])
+            if gen.chance(0.3):
+                tol.append({"key": "node.kubernetes.io/unschedulable", "operator": "Exists",
+                            "effect": "NoSchedule"})  # fmt: skip
+            else:
+                tol.append(gen.toleration())
+        elif what == "gates":
+            spec.pop("schedulingGates", None)
+            if "schedulingGates" in pod["spec"] or gen.chance(0.5):
+                pod["spec"]["schedulingGates"] = [{"name": "example.com/wait"}]
+    return new
+
+
+# --- the comparison ------------------------------------------------------------------------
+
+
+def ours_hints(request: dict[str, Any], version: str | None = None) -> dict[str, Any]:
+    """kubesched's answer: the events the change amounts to (``kubesched.queue.events``)
+    and every plugin's hint for each event it registered (``events_to_register``), in
+    ``kube-oracle hints``' shape; an input error is an answer too."""
+    from compare import DEFAULT_VERSION
+
+    from kubesched.api import objects as api
+    from kubesched.api.errors import InputError
+    from kubesched.api.parse import parse_node, parse_pod
+    from kubesched.config import featuregates
+    from kubesched.config.load import load_config
+    from kubesched.explainer.cycle import build_cluster
+    from kubesched.framework.clusterevents import (
+        ActionType,
+        ClusterEvent,
+        QueueingHint,
+        Resource,
+    )
+    from kubesched.framework.interface import Handle
+    from kubesched.framework.runtime import Framework
+    from kubesched.plugins.registry import full_registry, known_plugin_names
+    from kubesched.queue import events as ev
+
+    def obj(raw: dict[str, Any] | None) -> Any:
+        if raw is None:
+            return None
+        if raw.get("kind") == "Node":
+            return parse_node(copy.deepcopy(raw), "event")
+        return parse_pod(copy.deepcopy(raw), "event")
+
+    try:
+        gates = featuregates.from_spec(version or DEFAULT_VERSION, None, "")
+        cfg = load_config(request["config"], known_plugins=known_plugin_names(), gates=gates)
+        cluster, _ = build_cluster(request["cluster"])
+        pod = parse_pod(copy.deepcopy(request["pod"]), "pod")
+        event = request["event"]
+        old, new = obj(event.get("old")), obj(event.get("new"))
+    except InputError as e:
+        return {"error": str(e)}
+    op = event["op"]
+    subject = old if op == "delete" else new
+    events: list[ClusterEvent]
+    if isinstance(subject, api.Node):
+        if op == "update":
+            events = ev.node_scheduling_properties_change(new, old)
+        else:
+            action = ActionType.ADD if op == "add" else ActionType.DELETE
+            events = [ClusterEvent(Resource.NODE, action)]
+    elif op == "update":
+        events = ev.pod_scheduling_properties_change(new, old)
+    else:
+        assigned = bool(subject.node_name)
+        resource = Resource.ASSIGNED_POD if assigned else Resource.UNSCHEDULED_POD
+        action = ActionType.ADD if op == "add" else ActionType.DELETE
+        events = [ClusterEvent(resource, action)]
+    out: dict[str, Any] = {"events": [ev.event_label(e) for e in events], "hints": []}
+    profile = next((p for p in cfg.profiles if p.scheduler_name == pod.scheduler_name), None)
+    if profile is None:
+        return out
+    try:
+        fwk = Framework(
+            profile,
+            full_registry(),
+            Handle(cluster, feature_gates=cfg.feature_gates),
+            percentage_of_nodes_to_score=100,
+        )
+    except InputError as e:
+        return {"error": str(e)}
+    hints = []
+    for plugin, registered in fwk.events_to_register().items():
+        for e in events:
+            for reg in registered:
+                if not ev.matches(reg.event, e):
+                    continue
+                hint = QueueingHint.QUEUE
+                if reg.hint is not None:
+                    try:
+                        hint = reg.hint(pod, old, new)
+                    except Exception:  # the queue: an error means Queue
+                        hint = QueueingHint.QUEUE
+                name = "Queue" if hint == QueueingHint.QUEUE else "QueueSkip"
+                hints.append({"event": ev.event_label(e), "plugin": plugin, "hint": name})
+    out["hints"] = sorted(hints, key=lambda h: (h["event"], h["plugin"]))
+    return out
+
+
+# Plugins whose hints only a rejection kubesched never makes would ask: DefaultPreemption
+# registers Pod/Delete (always QueueSkip) for a Pod its PreEnqueue holds while its
+# asynchronous preemption runs; kubesched preempts synchronously and holds no Pod
+# (docs/fidelity.md, deliberate deviations), so it registers nothing.
+NEVER_REJECTING = {"DefaultPreemption"}
+
+
+def hint_differences(ours: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
+    """What differs: an error on one side only, the derived events, each (event, plugin)'s
+    hint, and the (event, plugin) pairs one side asks and the other does not (but for
+    ``NEVER_REJECTING``'s)."""
+    if "error" in ours or "error" in theirs:
+        if ("error" in ours) != ("error" in theirs):
+            return [f"error: ours {ours.get('error')!r}, upstream {theirs.get('error')!r}"]
+        return []
+    lines = []
+    if ours["events"] != theirs["events"]:
+        lines.append(f"events: ours {ours['events']}, upstream {theirs['events']}")
+    a = {(h["event"], h["plugin"]): h["hint"] for h in ours["hints"]}
+    b = {(h["event"], h["plugin"]): h["hint"] for h in theirs["hints"]}
+    for key in [k for k in b if k[1] in NEVER_REJECTING and k not in a]:
+        del b[key]
+    for key in sorted(a.keys() | b.keys()):
+        if a.get(key) != b.get(key):
+            lines.append(f"{key[1]} on {key[0]}: ours {a.get(key)}, upstream {b.get(key)}")
+    return lines

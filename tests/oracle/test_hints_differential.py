@@ -1,0 +1,58 @@
+"""kubesched's queueing hints against upstream v1.34's (``kube-oracle hints``).
+
+Generated hint cases (``oracle/hint_cases.py``; ``ORACLE_HINT_CASES``, default 200, from
+``ORACLE_SEED``): for one Node or Pod change, the cluster events both derive and every
+plugin's hint for each event it registered must be the same
+(``oracle/diff.py --verb hints --seed S --start I --cases 1`` reproduces a case).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hint_cases import hint_case, hint_differences, ours_hints
+
+from tests.oracle.conftest import _oracle, generated_seed, mismatches
+
+
+@pytest.fixture(scope="module")
+def hint_oracle() -> Iterator[Any]:
+    """``kube-oracle hints``."""
+    yield from _oracle("hints")
+
+
+def test_generated_hints_match_upstream(hint_oracle: Any) -> None:
+    n = int(os.environ.get("ORACLE_HINT_CASES", "200"))
+    seed = generated_seed("hints", n)
+    failures = mismatches(
+        n, lambda i: hint_case(seed, i), ours_hints, hint_oracle, hint_differences
+    )
+    assert not failures, (
+        f"seed {seed}: {len(failures)}/{n} hint cases differ from upstream "
+        f"(reproduce: oracle/diff.py --verb hints --seed {seed} --cases {n})\n"
+        + "\n".join(failures[:10])
+    )
+
+
+def test_hint_cases_reproduce_and_vary() -> None:
+    assert hint_case(3, 7) == hint_case(3, 7)
+    ops = {hint_case(3, i)["event"]["op"] for i in range(60)}
+    assert ops == {"add", "update", "delete"}
+
+
+def test_differences_name_the_plugin_and_event() -> None:
+    ours = {"events": ["NodeAdd"], "hints": [{"event": "NodeAdd", "plugin": "A", "hint": "Queue"}]}
+    theirs = {
+        "events": ["NodeAdd"],
+        "hints": [
+            {"event": "NodeAdd", "plugin": "A", "hint": "QueueSkip"},
+            # Asked upstream only for a Pod its asynchronous preemption holds: left out.
+            {"event": "NodeAdd", "plugin": "DefaultPreemption", "hint": "QueueSkip"},
+        ],
+    }
+    assert hint_differences(ours, theirs) == ["A on NodeAdd: ours Queue, upstream QueueSkip"]
+    assert hint_differences({"error": "x"}, {"error": "y"}) == []
+    assert hint_differences(ours, {"error": "bad"})[0].startswith("error:")
