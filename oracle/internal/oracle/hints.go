@@ -80,7 +80,7 @@ func Hints(ctx context.Context, req *HintsRequest) (*HintsResult, error) {
 	}
 	running := runningPods(cluster, pod)
 	snapshot := internalcache.NewSnapshot(running, cluster.Nodes)
-	env, err := NewEnv(ctx, cfg, objectsOf(cluster, pod), snapshot)
+	env, err := NewEnv(ctx, cfg, objectsOf(cluster, pod), snapshot, nil)
 	if err != nil {
 		return nil, err
 	}
