@@ -97,6 +97,9 @@ class WatchEvent(msgspec.Struct, gc=False):
 
 _split_event: Any = msgspec.json.Decoder(WatchEvent).decode
 
+#: A watched object's JSON text as the stream carried it (``watch_texts``), undecoded.
+ObjectText = msgspec.Raw
+
 
 class RateLimiter:
     """Token bucket: ``qps`` tokens per second, at most ``burst`` saved (qps <= 0: no limit)."""
@@ -403,7 +406,7 @@ class KubeClient:
 
     def watch_texts(
         self, path: str, query: Mapping[str, Any], *, read_timeout: float
-    ) -> Generator[tuple[Obj, msgspec.Raw], None, None]:
+    ) -> Generator[tuple[Obj, ObjectText], None, None]:
         """:meth:`watch`, each event with its object's JSON text as received (a parser can
         read the text, see :func:`kubesched.api.podquick.quick_pod`); the same errors."""
         split = _split_event

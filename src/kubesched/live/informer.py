@@ -37,10 +37,8 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any
 
-import msgspec
-
 from kubesched.api.source import bulk_allocation
-from kubesched.live.client import ApiError, KubeClient
+from kubesched.live.client import ApiError, KubeClient, ObjectText
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +124,7 @@ class Delta:
     listed: tuple[Obj, ...] = ()
     """With ``batch_lists``: a first list's objects at once, each what an ``ADDED`` delta
     would bring, in order (``new`` is then empty); see :meth:`Delta.split`."""
-    text: msgspec.Raw | None = None
+    text: ObjectText | None = None
     """With ``texts``: a watched object's JSON text as received (``new`` decoded), which a
     parser may read instead of ``new``; None for a listed object."""
 
@@ -161,7 +159,7 @@ def _rv(obj: Obj) -> str:
 
 def _no_texts(
     events: Generator[Obj, None, None],
-) -> Generator[tuple[Obj, msgspec.Raw | None], None, None]:
+) -> Generator[tuple[Obj, ObjectText | None], None, None]:
     with contextlib.closing(events):
         for event in events:
             yield event, None
@@ -318,7 +316,7 @@ class Informer:
         timeout = int(self.timing.watch_timeout * (1 + random.random()))
         query = {"resourceVersion": rv, "allowWatchBookmarks": "true", "timeoutSeconds": timeout}
         if self.texts:
-            stream: Generator[tuple[Obj, msgspec.Raw | None], None, None] = self.client.watch_texts(
+            stream: Generator[tuple[Obj, ObjectText | None], None, None] = self.client.watch_texts(
                 self.kind.path, query, read_timeout=timeout + 30
             )
         else:
@@ -341,7 +339,7 @@ class Informer:
             raise _Relist
         return rv
 
-    def _apply(self, event: Obj, rv: str, text: msgspec.Raw | None = None) -> str:
+    def _apply(self, event: Obj, rv: str, text: ObjectText | None = None) -> str:
         etype = str(event.get("type", ""))
         obj = event.get("object") or {}
         if etype == "ERROR":
