@@ -81,8 +81,8 @@ KINDS = (
     ),
     Kind("Pod", "v1", "/api/v1/pods"),
 )
-"""What ``kubesched run`` watches (with :data:`STORAGE_KINDS`: :data:`SCHEDULER_KINDS`) and
-``kubesched record`` records; Pods last so a first sync sees nodes before their Pods."""
+"""What ``kubesched run`` and ``kubesched record`` watch beside :data:`STORAGE_KINDS` (with
+them: :data:`SCHEDULER_KINDS`); Pods last so a first sync sees nodes before their Pods."""
 
 STORAGE_KINDS = (
     Kind("PersistentVolume", "v1", "/api/v1/persistentvolumes", optional=True),
@@ -109,8 +109,8 @@ that an API server not serving one (a test's fake) counts it as empty; a real on
 does."""
 
 SCHEDULER_KINDS = (*KINDS[:-1], *STORAGE_KINDS, KINDS[-1])
-"""What a scheduling replica watches: :data:`KINDS` and :data:`STORAGE_KINDS`, Pods last.
-(The recorder keeps to :data:`KINDS`: it does not record storage objects yet.)"""
+"""What a scheduling replica watches and ``kubesched record`` records: :data:`KINDS` and
+:data:`STORAGE_KINDS`, Pods last."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,8 @@ PersistentVolumeClaim's or generic ephemeral volume's reference), image pull sec
 included).  A Pod's status keeps its phase, conditions, nominated node and claim statuses; a
 Node's keeps capacity, allocatable, conditions (type and status), images and ``nodeInfo``'s
 versions; workload templates (ReplicaSet, StatefulSet, ReplicationController) are stripped
-as Pods are.
+as Pods are; a PersistentVolume's source loses its secret references (the driver, handle and
+topology stay), and PersistentVolumes, claims and VolumeAttachments keep their status.
 """
 
 from __future__ import annotations
@@ -81,8 +82,14 @@ KEPT_ANNOTATIONS = (
     "scheduling.k8s.io/",
     "resource.kubernetes.io/",
     "quota.scheduling.koordinator.sh/",
+    "pv.kubernetes.io/",
+    "volume.kubernetes.io/",
+    "volume.beta.kubernetes.io/",
+    "storage.alpha.kubernetes.io/",
 )
-"""Prefixes of the annotations kept (the ones kubesched's plugins read); all others go."""
+"""Prefixes of the annotations kept (the ones kubesched's plugins read: the volume plugins a
+claim's ``bind-completed``, ``selected-node`` and beta class, a CSINode's migrated plugins);
+all others go."""
 CONTAINER_FIELDS = ("name", "image", "resources", "ports", "restartPolicy", "resizePolicy")
 """What a container keeps, beside its env variables' names."""
 POD_SPEC_DROPPED = frozenset({"imagePullSecrets"})
@@ -90,11 +97,23 @@ POD_STATUS_FIELDS = ("phase", "conditions", "nominatedNodeName", "resourceClaimS
 CONDITION_FIELDS = ("type", "status", "reason", "message", "lastTransitionTime")
 NODE_STATUS_FIELDS = ("capacity", "allocatable", "images")
 NODE_INFO_FIELDS = ("kubeletVersion", "architecture", "operatingSystem")
-STATUS_KEPT = frozenset({"PodDisruptionBudget", "PodGroup", "ElasticQuota"})
-"""Other kinds whose status is kept (preemption reads a PDB's; gangs and quotas theirs)."""
+STATUS_KEPT = frozenset(
+    {
+        "PodDisruptionBudget",
+        "PodGroup",
+        "ElasticQuota",
+        "PersistentVolume",
+        "PersistentVolumeClaim",
+        "VolumeAttachment",
+    }
+)
+"""Other kinds whose status is kept (preemption reads a PDB's; gangs and quotas theirs; the
+volume plugins a PV's and a claim's phase, and whether a VolumeAttachment is attached)."""
 TEMPLATED = frozenset({"ReplicaSet", "StatefulSet", "ReplicationController", "Deployment", "Job"})
 """Kinds with a Pod template, stripped as a Pod is."""
 VOLUME_REFERENCES = ("persistentVolumeClaim", "ephemeral")
+PV_SPEC_KEPT = frozenset({"capacity", "claimRef", "nodeAffinity"})
+"""A PersistentVolume's spec mappings that are not a volume source (kept whole)."""
 
 
 def schema() -> Obj:
@@ -134,8 +153,21 @@ def sanitize(obj: Obj) -> Obj | None:
             out[key] = value
         if kind in TEMPLATED and isinstance(spec, dict):
             out["spec"] = _templated_spec(spec)
+        if kind == "PersistentVolume" and isinstance(spec, dict):
+            out["spec"] = _pv_spec(spec)
         if kind in STATUS_KEPT and status is not None:
             out["status"] = status
+    return out
+
+
+def _pv_spec(spec: Obj) -> Obj:
+    """A PersistentVolume's spec without its volume source's secret references
+    (``nodePublishSecretRef``, ``secretRef``, ...): the driver, handle and topology stay."""
+    out: Obj = {}
+    for key, value in spec.items():
+        if isinstance(value, dict) and key not in PV_SPEC_KEPT:
+            value = {k: v for k, v in value.items() if not k.lower().endswith("secretref")}
+        out[key] = value
     return out
 
 

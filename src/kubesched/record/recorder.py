@@ -1,13 +1,13 @@
 """``kubesched record``: watch a real cluster, read-only, and write a recording to disk.
 
 The watching is live mode's (:class:`kubesched.live.informer.Informer`, one per kind of
-:data:`kubesched.live.informer.KINDS`): a list, then a watch from its resourceVersion with
-bookmarks, resumed from the last resourceVersion after a dropped connection, a relist after
-410 Gone, backoff on errors.  Every delta goes to one bounded queue; this module's loop
-takes them in order and turns them into events (:mod:`kubesched.record.format`), written to
-``events.jsonl`` as they come and flushed every second: memory holds the informers' stores
-(the cluster's current objects, as live mode's) and a small state per object, never the
-history.
+:data:`kubesched.live.informer.SCHEDULER_KINDS`, the storage objects included): a list, then
+a watch from its resourceVersion with bookmarks, resumed from the last resourceVersion after
+a dropped connection, a relist after 410 Gone, backoff on errors.  Every delta goes to one
+bounded queue; this module's loop takes them in order and turns them into events
+(:mod:`kubesched.record.format`), written to ``events.jsonl`` as they come and flushed every
+second: memory holds the informers' stores (the cluster's current objects, as live mode's)
+and a small state per object, never the history.
 
 Time 0 is when every informer has listed once: the stores are then written as
 ``snapshot.json`` and what they hold is the starting state.  A delta the snapshot already
@@ -42,7 +42,15 @@ from typing import IO, Any
 from kubesched import __version__
 from kubesched.api.errors import InputError
 from kubesched.live.client import ApiError, KubeClient
-from kubesched.live.informer import DELETED, KINDS, Delta, Informer, Kind, Timing, object_key
+from kubesched.live.informer import (
+    DELETED,
+    SCHEDULER_KINDS,
+    Delta,
+    Informer,
+    Kind,
+    Timing,
+    object_key,
+)
 from kubesched.record import format as fmt
 
 log = logging.getLogger(__name__)
@@ -163,7 +171,7 @@ class Recorder:
         out: Path,
         *,
         timing: Timing | None = None,
-        kinds: tuple[Kind, ...] = KINDS,
+        kinds: tuple[Kind, ...] = SCHEDULER_KINDS,
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
     ) -> None:
