@@ -10,8 +10,14 @@ import pytest
 
 from kubesched.api import objects as api
 from kubesched.api.pods import parse_pod
+from kubesched.config.featuregates import FeatureGates
+from kubesched.config.load import load_config
+from kubesched.plugins.registry import known_plugin_names
+from kubesched.scheduler import Scheduler
 from kubesched.state.cache import ClusterState
 from kubesched.testing import make_node
+from kubesched.testing.clock import VirtualClock
+from kubesched.testing.fakeapi import FakeApi
 
 
 def _container(name: str, cpu: str, **extra: Any) -> dict[str, Any]:
@@ -126,3 +132,15 @@ def test_bulk_added_pods_count_the_release_rule() -> None:
     c.add_node(make_node("n0").cap(cpu="4", memory="8Gi", pods=10).obj())
     c.add_bound_pods([_swapped()])
     assert c.nodes.requested[c.nodes.row_of["n0"], 0] == 600
+
+
+@pytest.mark.parametrize(("version", "cpu"), [("1.34", 1000), ("1.36", 1000), ("1.37", 600)])
+def test_the_scheduler_sets_its_release_rule_on_the_cache(version: str, cpu: int) -> None:
+    c = ClusterState()
+    c.add_node(make_node("n0").cap(cpu="4", memory="8Gi", pods=10).obj())
+    c.add_pod(_swapped())
+    gates = FeatureGates(version=version)
+    cfg = load_config(None, known_plugins=known_plugin_names(), gates=gates)
+    Scheduler(cfg, clock=VirtualClock(), api_client=FakeApi(), cluster=c)
+    assert c.resize_totals == (version == "1.37")
+    assert c.nodes.requested[c.nodes.row_of["n0"], 0] == cpu
