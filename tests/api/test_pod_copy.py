@@ -36,6 +36,7 @@ def _full_pod() -> api.Pod:
         requests={"cpu": 100},
         nonzero_requests={"cpu": 100, "memory": 209715200},
         fit_score_requests={"cpu": 200, "memory": 209715200},
+        resize_totals=({"cpu": 60}, {"cpu": 100, "memory": 209715200}),
         host_ports=(api.HostPort(8080),),
         images=("nginx",),
         image_volumes=("gcr.io/300",),

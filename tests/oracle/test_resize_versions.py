@@ -1,5 +1,5 @@
-"""A running Pod's in-place resize as each release counts it (found for issue 30, not yet
-modelled: ``docs/fidelity.md``).
+"""A running Pod's in-place resize as each release counts it (found for issue 30;
+``docs/fidelity.md``).
 
 v1.34-v1.36 take, per container, the largest of the spec's, the status's and the allocated
 request, then sum; v1.37 takes the largest of the three sums.  Upstream's answers below
@@ -74,7 +74,6 @@ def test_per_container_resize_until_v136(version: str) -> None:
     assert answer["message"] == "0/1 nodes are available: 1 Insufficient cpu."
 
 
-@pytest.mark.xfail(strict=True, reason="v1.37's resize totals are not modelled yet (issue 30)")
 def test_resize_totals_at_v137() -> None:
     answer = ours(_request(), "1.37")
     assert answer["result"] == "Scheduled"

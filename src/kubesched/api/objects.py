@@ -310,6 +310,11 @@ class Pod:
     the scoring defaults and without pod-level ``spec.resources`` (upstream v1.34's Fit scorer
     never sets its pod-level flag); None when that is ``nonzero_requests`` (no pod-level
     requests)."""
+    resize_totals: tuple[Resources, Resources] | None = None
+    """``(requests, nonzero_requests)`` as v1.37 counts a Pod whose in-place resize its
+    container statuses report: the largest of the spec's, the actuated and the allocated
+    totals (``requests`` takes the largest per container before summing, as v1.34-v1.36);
+    None without such a status.  :func:`counted_requests` picks one by release."""
     host_ports: tuple[HostPort, ...] = ()
     images: tuple[str, ...] = ()
     image_volumes: tuple[str, ...] = ()
@@ -438,6 +443,7 @@ def _copy_pod(s: Pod) -> Pod:
     o.requests = s.requests
     o.nonzero_requests = s.nonzero_requests
     o.fit_score_requests = s.fit_score_requests
+    o.resize_totals = s.resize_totals
     o.host_ports = s.host_ports
     o.images = s.images
     o.image_volumes = s.image_volumes
@@ -454,6 +460,17 @@ def _copy_pod(s: Pod) -> Pod:
     _raw_slot.__set__(o, _raw_slot.__get__(s))
     o.key = s.key
     return o
+
+
+def counted_requests(pod: Pod, resize_totals: bool) -> tuple[Resources, Resources]:
+    """``(requests, nonzero_requests)`` a placed ``pod`` counts on its node: with
+    ``resize_totals`` (v1.37 and later) the largest of its totals during an in-place resize
+    (:attr:`Pod.resize_totals`), otherwise, and for every Pod without a resize status, its
+    parsed ``requests``."""
+    totals = pod.resize_totals
+    if totals is not None and resize_totals:
+        return totals
+    return pod.requests, pod.nonzero_requests
 
 
 @dataclass(slots=True)

@@ -104,6 +104,9 @@ def parse_pod(obj: dict[str, Any], path: str = "") -> api.Pod:
         inits,
     )
     requests, nonzero = podresources.effective_requests(containers, inits, overhead, pod_level)
+    resize_totals = None
+    if resized[0]:
+        resize_totals = _resize_totals(spec, spec_path, resized, overhead, pod_level)
 
     affinity_path = join(spec_path, "affinity")
     affinity = f.mapping(spec, "affinity", spec_path)
@@ -135,6 +138,7 @@ def parse_pod(obj: dict[str, Any], path: str = "") -> api.Pod:
         requests=requests,
         nonzero_requests=nonzero,
         fit_score_requests=podresources.fit_score_requests(containers, inits, overhead, pod_level),
+        resize_totals=resize_totals,
         host_ports=(*sidecar_ports, *ports),
         images=tuple(images),
         image_volumes=_image_volumes(spec, spec_path),
@@ -193,6 +197,7 @@ def new_pod(
     required_features: tuple[str, ...] = (),
     image_volumes: tuple[str, ...] = (),
     volumes: tuple[api.Volume, ...] = (),
+    resize_totals: tuple[api.Resources, api.Resources] | None = None,
 ) -> api.Pod:
     """The one place a parsed :class:`~kubesched.api.objects.Pod` is built (by the full parse
     here and the quick one, :mod:`kubesched.api.podquick`), from the values read, with the
@@ -227,6 +232,7 @@ def new_pod(
     pod.requests = requests
     pod.nonzero_requests = nonzero_requests
     pod.fit_score_requests = fit_score_requests
+    pod.resize_totals = resize_totals
     pod.host_ports = host_ports
     pod.images = images
     pod.image_volumes = image_volumes
@@ -248,15 +254,16 @@ def new_pod(
 _new = object.__new__
 
 
-_Resized = tuple[dict[str, tuple[podresources.Millis, podresources.Millis]], bool]
-"""Per container name with ``status...resources`` set: ``(status requests, allocated)``;
-and whether the resize is infeasible (condition ``PodResizePending``, reason ``Infeasible``)."""
+_Resized = tuple[dict[str, tuple[podresources.Millis | None, podresources.Millis | None]], bool]
+"""Per container name with ``status...resources`` set: ``(status requests, allocated)``
+(None: absent); and whether the resize is infeasible (condition ``PodResizePending``,
+reason ``Infeasible``)."""
 
 
 def _resize_status(status: Obj, path: str) -> _Resized:
     """What an in-place resize reports (``status.containerStatuses[]`` and
     ``initContainerStatuses[]``: ``resources.requests`` and ``allocatedResources``)."""
-    by_name: dict[str, tuple[podresources.Millis, podresources.Millis]] = {}
+    by_name: dict[str, tuple[podresources.Millis | None, podresources.Millis | None]] = {}
     for key in ("containerStatuses", "initContainerStatuses"):
         for i, cs in enumerate(f.seq(status, key, path)):
             cpath = join(join(path, key), i)
@@ -265,8 +272,8 @@ def _resize_status(status: Obj, path: str) -> _Resized:
                 continue
             res = f.mapping(cs, "resources", cpath)
             by_name[f.string(cs, "name", cpath)] = (
-                f.resource_list(res, "requests", join(cpath, "resources")) or {},
-                f.resource_list(cs, "allocatedResources", cpath) or {},
+                f.resource_list(res, "requests", join(cpath, "resources")),
+                f.resource_list(cs, "allocatedResources", cpath),
             )
     infeasible = False
     for i, cond in enumerate(f.seq(status, "conditions", path)):
@@ -289,10 +296,61 @@ def _with_status(requests: podresources.Millis, c: Obj, resized: _Resized) -> po
         return requests
     out: podresources.Millis = {} if infeasible else dict(requests)
     for source in found:
-        for name, amount in source.items():
+        for name, amount in (source or {}).items():
             if name not in out or amount > out[name]:
                 out[name] = amount
     return out
+
+
+def _resize_totals(
+    spec: Obj,
+    spec_path: str,
+    resized: _Resized,
+    overhead: podresources.Millis | None,
+    pod_level: podresources.Millis | None,
+) -> tuple[api.Resources, api.Resources]:
+    """``(requests, nonzero_requests)`` of a resizing Pod as v1.37's component-helpers count
+    it (``AggregateContainerRequests`` with ``UseStatusResources``): the largest, per
+    resource, of three totals each summed with the init/sidecar rule: the spec's, the
+    actuated (a container's ``status...resources.requests``, else its allocated, else its
+    spec request) and the allocated (``allocatedResources``, else the spec request); with
+    the resize ``Infeasible`` the spec's total and the spec fallbacks are left out.  Every
+    container, init containers included, counts its status.  Pod-level
+    ``status.resources`` is not read (not modelled: ``docs/fidelity.md``)."""
+    by_name, infeasible = resized
+    fallback: podresources.Millis | None
+    ways: list[tuple[list[podresources.Millis], list[tuple[podresources.Millis, bool]]]]
+    ways = [([], []), ([], []), ([], [])]  # spec, actuated, allocated
+    for key in ("initContainers", "containers"):
+        for i, c in enumerate(f.seq(spec, key, spec_path)):
+            cpath = join(join(spec_path, key), i)
+            c = f.as_mapping(c, cpath)
+            own = _container_requests(c, cpath)
+            status, allocated = by_name.get(str(c.get("name") or ""), (None, None))
+            fallback = None if infeasible else own
+            actuated = status if status is not None else allocated
+            if actuated is None:
+                actuated = fallback
+            if allocated is None:
+                allocated = fallback
+            per = (own, actuated or {}, allocated or {})
+            for (plain, inits), amounts in zip(ways, per, strict=True):
+                if key == "containers":
+                    plain.append(amounts)
+                else:
+                    inits.append((amounts, f.string(c, "restartPolicy", cpath) == "Always"))
+    totals = [
+        podresources.effective_requests(plain, inits, overhead, pod_level)
+        for plain, inits in (ways[1:] if infeasible else ways)
+    ]
+    requests: api.Resources = {}
+    nonzero: api.Resources = {}
+    for req, non0 in totals:
+        for into, source in ((requests, req), (nonzero, non0)):
+            for name, amount in source.items():
+                if amount > into.get(name, amount - 1):
+                    into[name] = amount
+    return requests, nonzero
 
 
 def _container_requests(c: Obj, path: str) -> podresources.Millis:

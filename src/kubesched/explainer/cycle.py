@@ -69,7 +69,7 @@ from kubesched.plugins.registry import full_registry, known_plugin_names
 from kubesched.queue.nominator import Nominator
 from kubesched.scheduler import Diagnosis, rejected_on_node
 from kubesched.scheduler.extenders import EXTENDER_NAME, ExtenderFilterOutcome, Extenders
-from kubesched.state.cache import ClusterState
+from kubesched.state.cache import RESIZE_TOTALS_SINCE, ClusterState
 from kubesched.state.nodes import NodeTable
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
@@ -127,6 +127,7 @@ def explain(
     cfg = _config(config, gates)
     with bulk_allocation(FREEZE_ANSWER_AFTER):  # the cache and the plugins' indexes
         state_cluster, pending = build_cluster(cluster)
+        state_cluster.count_resize_totals(cfg.feature_gates.at_least(RESIZE_TOTALS_SINCE))
         p = pod if isinstance(pod, api.Pod) else parse_pod(dict(pod), "pod")
         references.check(list(state_cluster.objects.values()), [p])  # warns about missing ones
         if p.node_name:

@@ -65,7 +65,7 @@ from kubesched.scheduler.types import (
     costly_plugins,
 )
 from kubesched.scheduler.waiting import Waiting
-from kubesched.state.cache import ClusterState
+from kubesched.state.cache import RESIZE_TOTALS_SINCE, ClusterState
 
 log = logging.getLogger("kubesched.scheduler")
 
@@ -90,6 +90,8 @@ class Scheduler:
         self.clock = clock
         self.api = api_client
         self.cluster = cluster or ClusterState()
+        gates = options.feature_gates or config.feature_gates
+        self.cluster.count_resize_totals(gates.at_least(RESIZE_TOTALS_SINCE))
         self.metrics = metrics or SchedulerMetrics()
         self.rng = np.random.default_rng(options.seed)
         self.handle = Handle(
@@ -98,7 +100,7 @@ class Scheduler:
             clock=clock,
             metrics=self.metrics,
             rng=self.rng,
-            feature_gates=options.feature_gates or config.feature_gates,
+            feature_gates=gates,
         )
         reg = options.registry or full_registry()
         ext_configs = extender_config.parse_extenders(config.extenders)

@@ -51,6 +51,9 @@ STRUCTURAL = -1
 """Journal mark of a change that is not a Pod on a node (a node, a Namespace, a Service...)."""
 JOURNAL_LENGTH = 8192
 """Changes the journal keeps at most (then the older half is dropped)."""
+RESIZE_TOTALS_SINCE = "1.37"
+"""The first release counting a resizing Pod as the largest of its totals
+(:meth:`ClusterState.count_resize_totals`)."""
 
 
 class CacheError(Exception):
@@ -143,6 +146,10 @@ class ClusterState:
         """The row each change touched, in order (:data:`STRUCTURAL` for a node or another
         object): entry ``i`` took ``version`` from ``_journal_base + i`` to the next."""
         self._journal_base = 0
+        self.resize_totals = False
+        """Whether a resizing Pod counts the largest of its totals (v1.37 and later) rather
+        than of each container's request (:func:`kubesched.api.objects.counted_requests`);
+        set by :meth:`count_resize_totals` from the run's release."""
 
     def _bump(self, row: int) -> None:
         self.version += 1
@@ -266,8 +273,9 @@ class ClusterState:
         row = self.nodes.row_of.get(node_name)
         if row is None:
             raise CacheError(f"pod {pod.key}: node {node_name!r} is not in the cache")
-        req, sparse = self.nodes.split_request(pod.requests)
-        nonzero = (pod.nonzero_requests.get(api.CPU, 0), pod.nonzero_requests.get(api.MEMORY, 0))
+        requests, non0 = api.counted_requests(pod, self.resize_totals)
+        req, sparse = self.nodes.split_request(requests)
+        nonzero = (non0.get(api.CPU, 0), non0.get(api.MEMORY, 0))
         self.nodes.add_pod_usage(row, req, nonzero, pod.host_ports, sparse)
         rec = PodRecord(pod, node_name, row, req, nonzero, assumed=assumed, sparse=sparse)
         self.pods[pod.key] = rec
@@ -321,8 +329,12 @@ class ClusterState:
         nonzero_of: dict[int, tuple[int, int]] = {}  # by id of a nonzero dict, likewise
         which: list[int] = []  # each record's index into ``vectors``
         recs: list[PodRecord] = []
+        totals = self.resize_totals
         for pod, row in zip(pods, rows_list, strict=True):
             requests = pod.requests
+            nz = pod.nonzero_requests
+            if totals and pod.resize_totals is not None:
+                requests, nz = pod.resize_totals
             j = by_dict.get(id(requests))
             if j is None:
                 sig = tuple(requests.items())
@@ -333,7 +345,6 @@ class ClusterState:
                     vectors.append(vec)
                     sparse_of.append(sparse)
                 by_dict[id(requests)] = j
-            nz = pod.nonzero_requests
             pair = nonzero_of.get(id(nz))
             if pair is None:
                 pair = nonzero_of[id(nz)] = (nz.get(api.CPU, 0), nz.get(api.MEMORY, 0))
@@ -415,6 +426,17 @@ class ClusterState:
         if pod_key not in self.pods:
             return None
         return self._unaccount(pod_key)
+
+    def count_resize_totals(self, on: bool) -> None:
+        """Count a resizing Pod as the run's release does (``on``: v1.37 and later, the
+        largest of its totals; :attr:`resize_totals`); the Pods already placed that carry a
+        resize status are counted again if the rule changes."""
+        if on == self.resize_totals:
+            return
+        self.resize_totals = on
+        for rec in [r for r in self.pods.values() if r.pod.resize_totals is not None]:
+            self._unaccount(rec.pod.key)
+            self._account(rec.pod, rec.node, rec.assumed)
 
     def has_pod(self, pod_key: str) -> bool:
         """Whether ``pod_key`` is in the cache: accounted on a node, or waiting for its node."""
