@@ -35,11 +35,20 @@ def binary(version: str | None) -> Path:
     return BINARY if version is None else ROOT / "bin" / f"v{version}" / "kube-oracle"
 
 
-def kubesched_options(version: str | None) -> dict[str, Any]:
+def kubesched_options(version: str | None, gates: dict[str, bool] | None = None) -> dict[str, Any]:
     """The keyword arguments that tell kubesched which Kubernetes to answer as: the oracle's
-    (``oracle/diff.py --kubernetes-version``; the default build's without one).  Every
-    kubesched answer of the differential run is asked with them."""
-    return {"kubernetes_version": version or DEFAULT_VERSION}
+    (``oracle/diff.py --kubernetes-version``; the default build's without one), and the
+    request's ``featureGates`` when it sets any.  Every kubesched answer of the differential
+    run is asked with them."""
+    options: dict[str, Any] = {"kubernetes_version": version or DEFAULT_VERSION}
+    if gates:
+        options["feature_gates"] = gates
+    return options
+
+
+def gates_flag(gates: dict[str, bool]) -> str:
+    """``--feature-gates=A=true,B=false`` of ``gates`` (sorted), as kube-oracle takes it."""
+    return "--feature-gates=" + ",".join(f"{k}={str(v).lower()}" for k, v in sorted(gates.items()))
 
 
 class OracleMissing(RuntimeError):
@@ -47,7 +56,10 @@ class OracleMissing(RuntimeError):
 
 
 class Oracle:
-    """One ``kube-oracle VERB --stream`` process (``explain`` or ``schedule``)."""
+    """One ``kube-oracle VERB --stream`` process (``explain`` or ``schedule``).  A request
+    with ``featureGates`` is answered by another such process started with them
+    (``--feature-gates``: upstream's gates are the process's), kept for the next request
+    that sets the same."""
 
     def __init__(
         self,
@@ -55,11 +67,16 @@ class Oracle:
         verb: str = "explain",
         env: dict[str, str] | None = None,
         hint: str = BUILD_HINT,
+        gates: dict[str, bool] | None = None,
     ) -> None:
         if not os.access(binary, os.X_OK):
             raise OracleMissing(f"{binary} is missing: run {hint}")
+        self._start = (binary, verb, env, hint)
+        self._gated: dict[str, Oracle] = {}
+        self._flag = gates_flag(gates) if gates else ""
+        flags = [self._flag] if gates else []
         self.proc = subprocess.Popen(
-            [str(binary), verb, "--stream"],
+            [str(binary), verb, "--stream", *flags],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -67,6 +84,12 @@ class Oracle:
         )
 
     def ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        gates = request.get("featureGates")
+        flag = gates_flag(gates) if gates else ""
+        if flag != self._flag:
+            if flag not in self._gated:
+                self._gated[flag] = Oracle(*self._start, gates=gates)
+            return self._gated[flag].ask(request)
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.proc.stdin.write(json.dumps(request) + "\n")
         self.proc.stdin.flush()
@@ -77,6 +100,8 @@ class Oracle:
         return answer
 
     def close(self) -> None:
+        for gated in self._gated.values():
+            gated.close()
         if self.proc.stdin is not None:
             self.proc.stdin.close()
         self.proc.wait(timeout=30)
@@ -99,7 +124,7 @@ def ours(request: dict[str, Any], version: str | None = None) -> dict[str, Any]:
         request["pod"],
         request["config"],
         preemption=True,
-        **kubesched_options(version),
+        **kubesched_options(version, request.get("featureGates")),
     )
 
 
@@ -112,7 +137,7 @@ def ours_schedule(request: dict[str, Any], version: str | None = None) -> dict[s
         request["cluster"],
         request["pods"],
         request["config"],
-        **kubesched_options(version),
+        **kubesched_options(version, request.get("featureGates")),
     )
 
 

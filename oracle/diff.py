@@ -23,7 +23,10 @@ and drivers, storage capacity) or ``dra`` (``oracle/dra_cases.py``).
 
 ``--kubernetes-version V`` (1.34 to 1.37) asks upstream V: ``oracle/bin/vV/kube-oracle``
 (``oracle/build.sh`` builds one per version); without it, ``oracle/bin/kube-oracle``, the
-default build (v1.34).  Given, V is passed on to kubesched too (``compare.kubesched_options``).
+default build (v1.34).  Given, V is passed on to kubesched too (``compare.kubesched_options``),
+and the default family's cases draw what V adds (``cases.version_draws``: Node declared
+features and the Pods that need them, random ``featureGates`` V accepts, passed to kubesched
+and as ``--feature-gates`` to kube-oracle).
 
 ``--coverage`` runs against ``oracle/bin/cover/kube-oracle`` (``oracle/build.sh --cover``:
 upstream's ``pkg/scheduler/...`` instrumented): the explain cases, ``--dra-cases`` DRA cases
@@ -239,13 +242,13 @@ def run(oracle: Oracle, args: argparse.Namespace, gen: Any = None) -> int:
                         tqdm.write("  request: " + json.dumps(request)[:2000])
                 continue
             if args.verb == "schedule":
-                request = (gen or schedule_case)(args.seed, i)
+                request = gen(args.seed, i) if gen else schedule_case(args.seed, i, version)
                 lines = schedule_differences(ours_schedule(request, version), oracle.ask(request))
                 if lines:
                     mismatches += 1
                     tqdm.write(f"case {i} (seed {args.seed}): " + "; ".join(lines[:6]))
                 continue
-            request = (gen or case)(args.seed, i)
+            request = gen(args.seed, i) if gen else case(args.seed, i, version)
             lines = compare(oracle, request, version)
             if not lines:
                 continue

@@ -15,6 +15,7 @@ from kubesched.api.nodefeatures import (
     VOLUME_BIND_MOUNT_OPTIONS,
 )
 from kubesched.api.parse import parse_node, parse_pod
+from kubesched.config.featuregates import FeatureGates
 from kubesched.framework.interface import (
     ActionType,
     Code,
@@ -33,8 +34,13 @@ UNSATISFIED = Status(
 )
 
 
-def plugin(version: str = ndf.NEWEST, enabled: bool = True) -> ndf.NodeDeclaredFeatures:
-    made = ndf.factory(version, enabled)(None, Handle(make_cluster([])))
+def plugin(
+    version: str = ndf.NEWEST, enabled: bool = True, **gates: bool
+) -> ndf.NodeDeclaredFeatures:
+    handle = Handle(
+        make_cluster([]), feature_gates=FeatureGates(version, tuple(sorted(gates.items())))
+    )
+    made = ndf.factory(version, enabled)(None, handle)
     assert isinstance(made, ndf.NodeDeclaredFeatures)
     return made
 
@@ -116,8 +122,21 @@ def test_each_release_needs_only_the_features_it_registers(
     version: str, needs: tuple[str, ...]
 ) -> None:
     pod = needing(RESTART_ALL_CONTAINERS, USER_NAMESPACES_HOST_NETWORK, VOLUME_BIND_MOUNT_OPTIONS)
-    assert plugin(version).requirements(pod) == needs
-    assert plugin(version).sign(pod) == needs
+    gates = {"VolumeBindMountOptions": True} if version == "1.37" else {}
+    assert plugin(version, **gates).requirements(pod) == needs
+    assert plugin(version, **gates).sign(pod) == needs
+
+
+def test_a_feature_whose_pod_field_the_api_server_drops_is_never_needed() -> None:
+    """The API server drops ``bindMountOptions`` without VolumeBindMountOptions (Alpha, off in
+    v1.37) and ``restartPolicyRules`` without ContainerRestartRules: the Pod needs nothing."""
+    pod = needing(RESTART_ALL_CONTAINERS, VOLUME_BIND_MOUNT_OPTIONS)
+    assert plugin("1.37").requirements(pod) == (RESTART_ALL_CONTAINERS,)
+    assert plugin("1.36", ContainerRestartRules=False).requirements(pod) == ()
+    assert plugin("1.37", VolumeBindMountOptions=True).requirements(pod) == (
+        RESTART_ALL_CONTAINERS,
+        VOLUME_BIND_MOUNT_OPTIONS,
+    )
 
 
 def test_v135_reason_names_the_missing_features() -> None:
@@ -336,6 +355,32 @@ def test_explain_with_a_profile_that_enables_it() -> None:
     assert off["nodes"]["plain"]["feasible"] is True
     on = kubesched.explain(
         cluster, pod, kubernetes_version="1.35", feature_gates={"NodeDeclaredFeatures": True}
+    )
+    assert on["nodes"]["plain"]["plugin"] == "NodeDeclaredFeatures"
+
+
+def test_explain_v137_bind_mount_options_need_their_alpha_gate() -> None:
+    """v1.37's API server drops ``bindMountOptions`` with VolumeBindMountOptions off (its
+    default), so the Pod needs no declared feature: upstream's kube-oracle v1.37 places it on
+    a node declaring nothing (``oracle/diff.py --kubernetes-version 1.37 --seed 21``, case
+    154); with the gate on it needs the node to declare VolumeBindMountOptions."""
+    import kubesched
+
+    mount = {"name": "bind", "mountPath": "/bind", "bindMountOptions": ["ro"]}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": {
+            "containers": [container(volumeMounts=[mount])],
+            "volumes": [{"name": "bind", "emptyDir": {}}],
+        },
+    }
+    cluster = {"apiVersion": "v1", "kind": "List", "items": [_node_manifest("plain")]}
+    off = kubesched.explain(cluster, pod, kubernetes_version="1.37")
+    assert off["nodes"]["plain"]["feasible"] is True
+    on = kubesched.explain(
+        cluster, pod, kubernetes_version="1.37", feature_gates={"VolumeBindMountOptions": True}
     )
     assert on["nodes"]["plain"]["plugin"] == "NodeDeclaredFeatures"
 

@@ -1,8 +1,11 @@
 // kube-oracle answers kubesched's questions with upstream kube-scheduler v1.34's own code.
 //
-//	kube-oracle explain [--stream]   {cluster, pod, config} on stdin -> kubesched.explain's JSON
-//	kube-oracle schedule [--stream]  {cluster, pods, config} -> kubesched.schedule's per-Pod JSON
-//	kube-oracle hints [--stream]     {cluster, pod, config, event} -> every plugin's queueing
+//	kube-oracle explain [--stream] [--feature-gates=A=true,B=false]
+//	                                 {cluster, pod, config} on stdin -> kubesched.explain's JSON
+//	kube-oracle schedule [--stream] [--feature-gates=...]
+//	                                 {cluster, pods, config} -> kubesched.schedule's per-Pod JSON
+//	kube-oracle hints [--stream] [--feature-gates=...]
+//	                                 {cluster, pod, config, event} -> every plugin's queueing
 //	                                 hint for the cluster events a Node or Pod change raises
 //	kube-oracle bench CONFIG.yaml [--case C] [--workload W] [--label L] [-o FILE] [--timeout S]
 //	                                 upstream's scheduler on scheduler_perf workloads, `kubesched
@@ -11,6 +14,8 @@
 //	                                 load for a scheduler behind a real API server (burst.go)
 //	kube-oracle version              the upstream version it was built against
 //
+// --feature-gates sets upstream's gates as kube-scheduler's flag does (an unknown or locked
+// gate is refused the same way), for every request the process answers.
 // With --stream, every line of stdin is one request and every line of stdout its answer
 // ({"error": "..."} when a request cannot be answered), so one process serves many cases.
 package main
@@ -24,6 +29,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
@@ -39,6 +45,9 @@ func main() {
 	}
 	quietLogs()
 	stream := len(os.Args) > 2 && os.Args[2] == "--stream"
+	if os.Args[1] == "explain" || os.Args[1] == "schedule" || os.Args[1] == "hints" {
+		stream = answerFlags(os.Args[2:])
+	}
 	switch os.Args[1] {
 	case "explain":
 		// Preemption's API calls are made synchronously, so the victims are known when
@@ -79,6 +88,26 @@ func main() {
 		fmt.Fprintf(os.Stderr, "kube-oracle: unknown verb %q\n", os.Args[1])
 		os.Exit(2)
 	}
+}
+
+// answerFlags reads the flags of explain, schedule and hints: whether --stream is given, and
+// --feature-gates=SPEC, set on upstream's default feature gate.
+func answerFlags(args []string) bool {
+	stream := false
+	for _, a := range args {
+		switch {
+		case a == "--stream":
+			stream = true
+		case strings.HasPrefix(a, "--feature-gates="):
+			if err := utilfeature.DefaultMutableFeatureGate.Set(strings.TrimPrefix(a, "--feature-gates=")); err != nil {
+				fail(err)
+			}
+		default:
+			fmt.Fprintf(os.Stderr, "kube-oracle: unknown flag %q\n", a)
+			os.Exit(2)
+		}
+	}
+	return stream
 }
 
 // serve answers one request read whole from stdin, or one per line with stream.

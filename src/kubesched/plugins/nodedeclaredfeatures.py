@@ -15,6 +15,12 @@ default profile, v1.37 GA and locked on), with the ``k8s.io/component-helpers``
   changed), and by the Pod itself changing what it needs (hinted; upstream v1.37 registers
   ``TargetPod/Update``, v1.35 and v1.36 ``Pod/Update`` skipping other Pods).
 
+A feature whose Pod field the API server drops under the run's gates (its PrepareForCreate
+``dropDisabledFields``: ``restartPolicyRules`` without ContainerRestartRules, ``hostUsers``
+without UserNamespacesSupport, ``bindMountOptions`` without VolumeBindMountOptions, Alpha
+and off in v1.37) is never needed: the Pod the scheduler sees has no such field
+(:data:`FIELD_GATES`, ``handle.feature_gates``).
+
 Which release's registry and reasons apply is the factory's parameter
 (:func:`factory`); :func:`new` is the newest release's.  Not modelled: v1.37's alpha
 ``InPlacePodVerticalScalingSchedulerPreemption`` (off by default), under which a Pod whose
@@ -118,6 +124,12 @@ RELEASES: dict[str, Release] = {
 }
 """Each release's registry (upstream ``component-helpers`` v0.35.4, v0.36.3, v0.37.2)."""
 NEWEST = "1.37"
+FIELD_GATES = {
+    nodefeatures.RESTART_ALL_CONTAINERS: "ContainerRestartRules",
+    nodefeatures.USER_NAMESPACES_HOST_NETWORK: "UserNamespacesSupport",
+    nodefeatures.VOLUME_BIND_MOUNT_OPTIONS: "VolumeBindMountOptions",
+}
+"""The gate without which the API server drops the Pod field a feature is inferred from."""
 
 
 class NodeDeclaredFeatures:
@@ -137,6 +149,13 @@ class NodeDeclaredFeatures:
     ) -> None:
         self.handle = handle
         self.release = release
+        gates = handle.feature_gates
+        self.known = frozenset(
+            name
+            for name in release.features
+            if name not in FIELD_GATES or gates.enabled(FIELD_GATES[name])
+        )
+        """The release's features a Pod can need under the run's gates (module docstring)."""
         self.enabled = enabled
         """False: the NodeDeclaredFeatures gate is off; every Pod is Skipped and nothing is
         registered (upstream's disabled plugin)."""
@@ -148,7 +167,7 @@ class NodeDeclaredFeatures:
         """The features ``pod`` needs under this release, sorted (``InferForPodScheduling``)."""
         if not pod.required_features:
             return ()
-        known = self.release.features
+        known = self.known
         return tuple(name for name in pod.required_features if name in known)
 
     def sign(self, pod: api.Pod) -> object:

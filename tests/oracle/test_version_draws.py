@@ -1,0 +1,95 @@
+"""The generator draws what each release adds (``cases.version_draws``): Node declared
+features, the Pods that need them and random ``--feature-gates`` the release accepts, passed
+to kubesched and (``--feature-gates``) to kube-oracle; the cases of a seed stay as they were."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import cases
+import compare
+import pytest
+
+from kubesched.config.featuregates import check_settings, gate_table
+
+
+def test_the_cases_of_a_seed_stay_as_they_were() -> None:
+    for i in range(60):
+        before = cases.case(21, i)
+        assert cases.case(21, i, "1.34") == before
+        assert cases.schedule_case(21, i, "1.34") == cases.schedule_case(21, i)
+        newer = cases.case(21, i, "1.36")
+        if "featureGates" not in newer and not any(
+            "declaredFeatures" in o.get("status", {}) for o in newer["cluster"]["items"]
+        ):
+            assert newer == before
+
+
+@pytest.mark.parametrize("version", ["1.35", "1.36", "1.37"])
+def test_the_drawn_gates_are_ones_the_release_accepts(version: str) -> None:
+    table = gate_table(version)
+    seen_gates = seen_features = 0
+    for i in range(200):
+        request = cases.case(21, i, version)
+        gates: dict[str, bool] = request.get("featureGates", {})
+        seen_gates += bool(gates)
+        seen_features += any(
+            "declaredFeatures" in o.get("status", {}) for o in request["cluster"]["items"]
+        )
+        assert check_settings(version, sorted(gates.items())) == []
+        for name in gates:
+            assert table[name].pre_release in ("Alpha", "Beta") and not table[name].lock_to_default
+    assert seen_gates > 20 and seen_features > 20
+
+
+def test_the_gates_reach_kubesched_and_kube_oracle() -> None:
+    assert compare.kubesched_options("1.36", {}) == {"kubernetes_version": "1.36"}
+    assert compare.kubesched_options("1.36", {"PodLevelResources": False}) == {
+        "kubernetes_version": "1.36",
+        "feature_gates": {"PodLevelResources": False},
+    }
+    flag = compare.gates_flag({"OpportunisticBatching": False, "NodeDeclaredFeatures": True})
+    assert flag == "--feature-gates=NodeDeclaredFeatures=true,OpportunisticBatching=false"
+
+
+def _needs_a_declared_feature(gates: dict[str, bool]) -> dict[str, Any]:
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "node-0"},
+        "status": {"allocatable": {"cpu": "2", "memory": "4Gi", "pods": "10"}},
+    }
+    container = {
+        "name": "c",
+        "image": "nginx:1.27",
+        "restartPolicy": "Never",
+        "restartPolicyRules": [
+            {"action": "RestartAllContainers", "exitCodes": {"operator": "In", "values": [42]}}
+        ],
+    }
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default", "uid": "p"},
+        "spec": {"containers": [container]},
+    }
+    request = {"cluster": {"apiVersion": "v1", "kind": "List", "items": [node]}, "pod": pod}
+    request["config"] = None
+    if gates:
+        request["featureGates"] = gates
+    return request
+
+
+def test_a_case_gate_reaches_both_sides() -> None:
+    """v1.35's NodeDeclaredFeatures is Alpha (off): the Pod that needs a feature the Node does
+    not declare fits unless the case turns the gate on, on both sides."""
+    try:
+        oracle = compare.Oracle(compare.binary("1.35"))
+    except compare.OracleMissing:
+        pytest.skip("oracle/bin/v1.35/kube-oracle is not built (bash oracle/build.sh)")
+    with oracle:
+        for gates, fits in (({}, True), ({"NodeDeclaredFeatures": True}, False)):
+            request = _needs_a_declared_feature(gates)
+            ours = compare.ours(request, "1.35")
+            assert compare.differences(ours, oracle.ask(request)) == []
+            assert (ours.get("selectedNode") is not None) == fits, ours
