@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -50,8 +49,10 @@ const QuietFor = 300 * time.Millisecond
 // Schedule runs upstream's whole scheduler (scheduler.New over a fake clientset and its
 // informers, binding through the binding subresource) on the cluster, creates the Pods in
 // creationTimestamp order (input order for ties) and waits until it is quiet: nothing in
-// activeQ or backoffQ, every Pod bound, rejected at least once or gated, nothing changed
-// for QuietFor.  Deletions take effect at once (the fake clientset has no grace period).
+// activeQ or backoffQ but Pods failing with errors (waitQuiet), every Pod bound, rejected
+// at least once or gated, nothing changed for QuietFor.  A Pod whose last attempt failed
+// with an error (not a rejection) is an Error, as in kubesched.schedule.
+// Deletions take effect at once (the fake clientset has no grace period).
 func Schedule(ctx context.Context, req *ScheduleRequest, timeout time.Duration) (*ScheduleResult, error) {
 	cluster, err := DecodeCluster(req.Cluster)
 	if err != nil {
@@ -93,6 +94,9 @@ func Schedule(ctx context.Context, req *ScheduleRequest, timeout time.Duration) 
 	volumes := &pvController{tracker: tracker}
 	client.PrependReactor("update", "persistentvolumes", volumes.react)
 	client.PrependReactor("update", "persistentvolumeclaims", volumes.react)
+	// The resourceclaim controller's part: a Pod's claims from templates (claimcontroller.go).
+	claims := &claimController{tracker: tracker}
+	client.PrependReactor("create", "pods", claims.react)
 	watches := recordWatches(client)
 	rec := newRecorder()
 	factory := informers.NewSharedInformerFactory(client, 0)
@@ -122,7 +126,7 @@ func Schedule(ctx context.Context, req *ScheduleRequest, timeout time.Duration) 
 		}
 	}
 	go sched.Run(ctx)
-	if err := waitQuiet(ctx, sched, rec, pods, timeout); err != nil {
+	if err := waitQuiet(ctx, sched, rec, tracker, pods, timeout); err != nil {
 		return nil, err
 	}
 	return outcomes(ctx, client, rec, pods), nil
@@ -184,28 +188,62 @@ func (r *recorder) seen(key string) (int, time.Time) {
 	return len(r.events[key]), r.changed
 }
 
-func waitQuiet(ctx context.Context, sched *scheduler.Scheduler, rec *recorder, pods []*v1.Pod, timeout time.Duration) error {
+// errorAttempts is how many attempts a Pod whose last one failed with an error (not a
+// rejection: its PodScheduled condition says SchedulerError) must have had before the run
+// may settle with it still retrying: upstream retries such a Pod with backoff for ever
+// (kubesched's schedule answers Error), and one error may be transient (a Conflict in
+// PreBind) and followed by a success.
+const errorAttempts = 3
+
+// waitQuiet waits until nothing in activeQ or backoffQ but Pods failing with errors (each
+// attempted errorAttempts times), every Pod attempted at least once or gated, and nothing
+// changed for QuietFor.
+func waitQuiet(ctx context.Context, sched *scheduler.Scheduler, rec *recorder, tracker clienttesting.ObjectTracker, pods []*v1.Pod, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 		_, summary := sched.SchedulingQueue.PendingPods()
-		if !strings.HasPrefix(summary, "activeQ:0; backoffQ:0;") {
+		var active, backoff int
+		if _, err := fmt.Sscanf(summary, "activeQ:%d; backoffQ:%d;", &active, &backoff); err != nil {
 			continue
 		}
 		settled := true
 		var last time.Time
+		failing := 0
 		for _, p := range pods {
 			n, changed := rec.seen(p.Namespace + "/" + p.Name)
 			last = changed
 			if n == 0 && len(p.Spec.SchedulingGates) == 0 && profileKnown(sched, p) {
 				settled = false
 			}
+			if n >= errorAttempts && schedulerError(tracker, p) {
+				failing++
+			}
 		}
-		if settled && time.Since(last) >= QuietFor {
+		if settled && active+backoff <= failing && time.Since(last) >= QuietFor {
 			return nil
 		}
 	}
 	return fmt.Errorf("not quiet after %v", timeout)
+}
+
+// schedulerError tells whether p's stored PodScheduled condition says its last attempt
+// failed with an error (handleSchedulingFailure's reason SchedulerError).
+func schedulerError(tracker clienttesting.ObjectTracker, p *v1.Pod) bool {
+	obj, err := tracker.Get(podsGVR, p.Namespace, p.Name)
+	if err != nil {
+		return false
+	}
+	return errorCondition(obj.(*v1.Pod))
+}
+
+func errorCondition(p *v1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == v1.PodScheduled {
+			return c.Status == v1.ConditionFalse && c.Reason == v1.PodReasonSchedulerError
+		}
+	}
+	return false
 }
 
 func profileKnown(sched *scheduler.Scheduler, p *v1.Pod) bool {
@@ -243,6 +281,8 @@ func outcomes(ctx context.Context, client *fake.Clientset, rec *recorder, pods [
 		case len(cur.Spec.SchedulingGates) > 0:
 			out.Result = "Gated"
 			out.Message = fmt.Sprintf("waiting for scheduling gates: %v", gateNames(cur))
+		case errorCondition(cur):
+			out.Result = "Error"
 		default:
 			out.Result = "Unschedulable"
 			if nn := cur.Status.NominatedNodeName; nn != "" {
