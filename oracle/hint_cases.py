@@ -26,7 +26,8 @@ import copy
 import random
 from typing import Any
 
-from cases import APPS, EFFECTS, EXT, TAINT_KEYS, TIERS, ZONES, _Gen
+from draws import APPS, EFFECTS, EXT, TAINT_KEYS, TIERS, ZONES
+from generator import Gen
 
 OPS = ("node-add", "node-update", "node-delete", "pod-add", "pod-update", "pod-delete",
        "self-update", "pending-delete")  # fmt: skip
@@ -34,7 +35,7 @@ OPS = ("node-add", "node-update", "node-delete", "pod-add", "pod-update", "pod-d
 
 def hint_case(seed: int, index: int) -> dict[str, Any]:
     """The ``index``-th hint case of ``seed``."""
-    gen = _Gen(random.Random(f"hints/{seed}/{index}"))
+    gen = Gen(random.Random(f"hints/{seed}/{index}"))
     nodes = [gen.node(i) for i in range(gen.r.randint(1, 4))]
     names = [n["metadata"]["name"] for n in nodes]
     pods = [gen.running_pod(i, names) for i in range(gen.r.randint(0, 6))]
@@ -64,7 +65,7 @@ def hint_case(seed: int, index: int) -> dict[str, Any]:
     }
 
 
-def _resources_for_hints(gen: _Gen, incoming: dict[str, Any], pods: list[dict[str, Any]]) -> None:
+def _resources_for_hints(gen: Gen, incoming: dict[str, Any], pods: list[dict[str, Any]]) -> None:
     """Requests NodeResourcesFit's hints tell apart: the rejected Pod requesting nothing
     (BestEffort), or ephemeral storage and the extended resource, which running Pods
     request too (their scale-down frees them)."""
@@ -110,7 +111,7 @@ def _selected_labels(incoming: dict[str, Any]) -> list[dict[str, str]]:
     return [labels for labels in out if labels]
 
 
-def _tie_to_running(gen: _Gen, incoming: dict[str, Any], pods: list[dict[str, Any]]) -> None:
+def _tie_to_running(gen: Gen, incoming: dict[str, Any], pods: list[dict[str, Any]]) -> None:
     """Make the running Pods' labels and the rejected Pod's terms meet: the hints of
     inter-pod affinity and spreading compare them."""
     app = incoming["metadata"]["labels"]["app"]
@@ -121,7 +122,7 @@ def _tie_to_running(gen: _Gen, incoming: dict[str, Any], pods: list[dict[str, An
 
 
 def _event(
-    gen: _Gen,
+    gen: Gen,
     op: str,
     nodes: list[dict[str, Any]],
     pods: list[dict[str, Any]],
@@ -184,7 +185,7 @@ def _event(
     return {"op": "delete", "old": other}, nodes, pods, incoming, pending
 
 
-def _share_port(gen: _Gen, incoming: dict[str, Any], pod: dict[str, Any]) -> None:
+def _share_port(gen: Gen, incoming: dict[str, Any], pod: dict[str, Any]) -> None:
     """Give ``pod`` a host port of the rejected Pod (NodePorts' hints compare them)."""
     ports = [p for c in incoming["spec"]["containers"] for p in c.get("ports", [])]
     if not ports:
@@ -194,7 +195,7 @@ def _share_port(gen: _Gen, incoming: dict[str, Any], pod: dict[str, Any]) -> Non
     pod["spec"]["containers"][0]["ports"] = [dict(gen.pick(ports))]
 
 
-def _node_changed(gen: _Gen, node: dict[str, Any], keys: list[str]) -> dict[str, Any]:
+def _node_changed(gen: Gen, node: dict[str, Any], keys: list[str]) -> dict[str, Any]:
     """``node`` after one to three changes the node controller, the kubelet or an admin
     makes (its labels mostly those of ``keys``, which the rejected Pod reads)."""
     new = copy.deepcopy(node)
@@ -251,7 +252,7 @@ def _node_changed(gen: _Gen, node: dict[str, Any], keys: list[str]) -> dict[str,
 
 
 def _pod_changed(
-    gen: _Gen,
+    gen: Gen,
     pod: dict[str, Any],
     self_update: bool = False,
     selected: list[dict[str, str]] | None = None,

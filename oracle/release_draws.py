@@ -1,0 +1,104 @@
+"""What a release adds to the default family's cases (drawn last, so a seed's cases at v1.34
+stay as they were): Node declared features and the Pods that need them, and the feature gates
+a case sets on both sides, within what the release lets a user set."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from draws import Draw
+
+# The gates a case may set (--feature-gates on both sides): those of pkg/scheduler that bear on
+# what the default family draws; each release keeps those it lets a user set (Alpha or Beta,
+# never locked).
+VERSION_GATES = [
+    "NodeDeclaredFeatures",
+    "PodLevelResources",
+    "InPlacePodVerticalScaling",
+    "MatchLabelKeysInPodTopologySpread",
+    "NodeInclusionPolicyInPodTopologySpread",
+    "SidecarContainers",
+    "NominatedNodeNameForExpectation",
+    "InterPodAffinityHostnameFastPath",
+    "OpportunisticBatching",
+    "SchedulerPopFromBackoffQ",
+    "StorageCapacityScoring",
+]
+# Node declared features and the release whose registry first infers each from a Pod's spec
+# (``k8s.io/component-helpers/nodedeclaredfeatures``); a case may draw any of them at any
+# release, so a feature the release does not know yet is drawn too.
+DECLARED_FEATURES = {
+    "RestartAllContainersOnContainerExits": "1.35",
+    "UserNamespacesHostNetworkSupport": "1.36",
+    "VolumeBindMountOptions": "1.37",
+}
+
+
+def _minor(version: str) -> int:
+    return int(version.split(".")[1])
+
+
+def settable_gates(version: str) -> list[str]:
+    """The gates of :data:`VERSION_GATES` a user may set at ``version`` (Alpha or Beta, not
+    locked to their default)."""
+    from kubesched.config.featuregates import gate_table
+
+    table = gate_table(version)
+    return [
+        g
+        for g in VERSION_GATES
+        if g in table and table[g].pre_release in ("Alpha", "Beta") and not table[g].lock_to_default
+    ]
+
+
+def version_draws(
+    gen: Draw, items: list[dict[str, Any]], pods: list[dict[str, Any]], version: str | None
+) -> dict[str, bool]:
+    """What exists only from a release on, drawn LAST (so a seed's cases stay as they were
+    before it, and as they are at v1.34): Nodes' ``status.declaredFeatures`` and Pods
+    (``pods``: the ones to place) that need them (1.35+); random ``--feature-gates``
+    settings the release accepts.  Not drawn: tolerations with the numeric operators
+    ``Gt``/``Lt`` (TaintTolerationComparisonOperators), which kubesched does not model yet
+    (``docs/fidelity.md``).  Changes ``items`` and ``pods`` in
+    place; returns the gates set (empty: the release's defaults)."""
+    if version is None or _minor(version) < 35:
+        return {}
+    from kubesched.config.featuregates import check_settings
+
+    nodes = [o for o in items if o.get("kind") == "Node"]
+    gates: dict[str, bool] = {}
+    if nodes and gen.chance(0.35):
+        _declared_features(gen, nodes, pods)
+        if gen.chance(0.6):
+            gates["NodeDeclaredFeatures"] = True
+    if gen.chance(0.4):
+        choices = settable_gates(version)
+        for g in gen.r.sample(choices, gen.r.randint(1, min(3, len(choices)))):
+            gates[g] = gen.chance(0.5)
+    gates = {g: v for g, v in gates.items() if g in settable_gates(version)}
+    if check_settings(version, sorted(gates.items())):
+        return {}
+    return gates
+
+
+def _declared_features(gen: Draw, nodes: list[dict[str, Any]], pods: list[dict[str, Any]]) -> None:
+    names = sorted(DECLARED_FEATURES)
+    for node in nodes:
+        if gen.chance(0.7):
+            declared = gen.r.sample([*names, "SomeOtherFeature"], gen.r.randint(0, 3))
+            node.setdefault("status", {})["declaredFeatures"] = sorted(declared)
+    for pod in pods:
+        spec = pod["spec"]
+        need = [n for n in names if gen.chance(0.4)]
+        if "RestartAllContainersOnContainerExits" in need:
+            c = spec["containers"][0]
+            c["restartPolicy"] = "Never"
+            rule = {"operator": "In", "values": [42]}
+            c["restartPolicyRules"] = [{"action": "RestartAllContainers", "exitCodes": rule}]
+        if "UserNamespacesHostNetworkSupport" in need:
+            spec["hostNetwork"] = True
+            spec["hostUsers"] = gen.chance(0.2)
+        if "VolumeBindMountOptions" in need:
+            spec.setdefault("volumes", []).append({"name": "bind", "emptyDir": {}})
+            mount = {"name": "bind", "mountPath": "/bind", "bindMountOptions": ["ro"]}
+            spec["containers"][0].setdefault("volumeMounts", []).append(mount)
