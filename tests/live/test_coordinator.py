@@ -167,6 +167,28 @@ def test_a_gang_is_refused_whole_when_one_member_no_longer_fits() -> None:
     assert w.c.cluster.pods == {}  # the tentative holds were released
 
 
+def test_a_gang_member_reported_unschedulable_fails_alone_as_the_binder_decides() -> None:
+    """A member a shard reports as fitting nowhere fails on its own; its siblings' proposals
+    are decided together and committed (the binder's rule, ``gangs.commit_unit``; the
+    in-process form: ``tests/parallel/test_binder.py``) -- not refused for it."""
+    w = World()
+    w.add_node("n1", cpu="4")
+    group = {"scheduling.x-k8s.io/pod-group": "g"}
+    w.add_pod("g0", **group)
+    w.add_pod("g1", **group)
+    w.c.step()
+    w.propose("g0", "n1")
+    f = w.c.flights["default/g1"]
+    failed = sh.Proposal(
+        f.shard, f.attempt, failed="Unschedulable", message="0/1 nodes", plugins=("NodeAffinity",)
+    )
+    w.annotate("g1", **{sh.PROPOSAL: failed.encode()})
+    w.c.step()
+    assert w.api.bound == [("default/g0", "n1")]
+    assert w.c.stats["failed"] == 1 and w.c.stats["committed"] == 1
+    assert not [k for k in w.c.stats if k.startswith("refused:")]
+
+
 def test_a_lost_shard_s_pods_go_back_to_the_queue() -> None:
     w = World()
     w.add_node("n1", cpu="4")

@@ -149,3 +149,32 @@ def test_a_gang_goes_to_one_shard_and_is_refused_whole() -> None:
         w.check_gangs({"ns/g": 3})
     finally:
         w.close()
+
+
+def test_a_gang_member_reported_unschedulable_fails_alone_and_its_siblings_wait() -> None:
+    """The gang decision both coordinators share (``gangs.commit_unit``): a member the shard
+    reports as fitting nowhere fails on its own; the members proposed with it are checked and
+    committed together, and Coscheduling holds them at Permit until the gang is complete
+    (the live form: ``tests/live/test_coordinator.py``)."""
+    w = World([_node("a"), _node("b")], config=GANG_CONFIG, objects=[pod_group("g", "ns", 3)])
+    try:
+        members = [
+            make_pod(f"m{i}", "ns").req(cpu="1").labels(**{GROUP: "g"}).obj() for i in range(3)
+        ]
+        [shard, *_] = _handed(w, *members)
+        msg = "0/2 nodes are available: 2 Insufficient cpu."
+        results: list[p.Result] = [
+            p.Propose(members[0].key, "a", w.generation("a"), (), True, "ns/g"),
+            p.Failed(members[1].key, "Unschedulable", msg, ("NodeResourcesFit",), (), "", ()),
+            p.Propose(members[2].key, "b", w.generation("b"), (), True, "ns/g"),
+        ]
+        binder = w.parallel.binder
+        binder.process(shard, results)
+        assert binder.stats.conflicts == {}  # nobody refused for the failed member
+        assert binder.stats.committed == {"full": 2}
+        handle = w.sched.handle
+        assert handle.get_waiting_pod(members[0].key) is not None
+        assert handle.get_waiting_pod(members[2].key) is not None
+        assert w.sched.queue.queue_of(members[1].key) in ("unschedulable", "backoff")
+    finally:
+        w.close()

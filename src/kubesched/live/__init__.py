@@ -8,7 +8,8 @@
 The sharded form (``docs/parallel.md`` §6) is :mod:`kubesched.parallel`'s design over a
 live transport: ``sharding`` is what coordinator and shards write on Pods (the shard's
 answer, :data:`kubesched.parallel.protocol.Result`, as an annotation) and which shards are
-alive; ``coordinator`` hands Pods out and ``decisions`` decides the answers with the
-binder's checks and outcomes (``parallel/conflicts.py``); ``shard`` runs the in-process
+alive; ``coordinator`` hands Pods out through the in-process dispatcher (its courier: the
+annotation patch) and ``decisions`` decides the answers with the binder's checks, outcomes
+and gang decision (``parallel/conflicts.py``, ``parallel/gangs.py``); ``shard`` runs the in-process
 shard's scheduler and writes its answers; ``roles`` builds the replica of a role.
 """

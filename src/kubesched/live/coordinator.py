@@ -18,13 +18,18 @@ nodes.  Each step (:meth:`CoordinatorScheduler.step`):
    or **refused**: the annotations are cleared, ``kubesched.io/refused`` says why, and the
    Pod is handed out again (after :data:`~kubesched.parallel.conflicts.FAST_RETRIES`
    refusals in a row it backs off as an error).  A gang's members handed to one shard are
-   decided together once all have answered: all pass (each tentatively assumed so the next
-   sees it) or all are refused.  A shard's failure report fails the Pod as the serial
-   scheduler would (condition, Event, unschedulable pool); a preemption is granted only
-   while every victim is still there and unclaimed;
-3. **dispatch**: Pods popped from the queue are handed to the live shard with the fewest
-   Pods in flight (ties rotate; at most ``window`` each) by patching ``kubesched.io/shard``
-   and ``kubesched.io/attempt``; a gang goes whole, later members follow to its shard.
+   decided together once all have answered, as the binder decides them
+   (:func:`~kubesched.parallel.gangs.commit_unit`): a member reported unschedulable fails on
+   its own, the proposals all pass (each tentatively assumed so the next sees it) or all
+   are refused.  A shard's failure report fails the Pod as the serial scheduler would
+   (condition, Event, unschedulable pool); a preemption is granted only while every victim
+   is still there and unclaimed;
+3. **dispatch**: the in-process :class:`~kubesched.parallel.dispatcher.Dispatcher` pops
+   Pods and hands each to the live shard with the fewest Pods in flight (ties rotate; at
+   most ``window`` each), a gang whole, later members following to its shard, and keeps
+   the hand-out records; this coordinator is its
+   :class:`~kubesched.parallel.dispatcher.Courier`, the transport: it patches
+   ``kubesched.io/shard`` and ``kubesched.io/attempt`` (a failed patch keeps no record).
 
 Nothing is lost or bound twice: a hand-out is closed exactly once (decision, deletion, bind
 seen on the watch, shard loss, timeout); the ``binding`` subresource is first-writer-wins, and
@@ -49,15 +54,14 @@ from collections.abc import Callable
 
 from kubesched.api import objects as api
 from kubesched.config.types import KubeSchedulerConfiguration
-from kubesched.framework.interface import Code, QueuedPodInfo, Status
+from kubesched.framework.interface import Code, Status
 from kubesched.live import sharding as sh
 from kubesched.live.binder import LiveApi
 from kubesched.live.client import ApiError, KubeClient
-from kubesched.live.decisions import Decisions, Flight
+from kubesched.live.decisions import Decisions
 from kubesched.metrics import SchedulerMetrics
-from kubesched.parallel import protocol as p
 from kubesched.parallel.binder import Checker
-from kubesched.parallel.dispatcher import PendingGangs
+from kubesched.parallel.dispatcher import Dispatcher, InFlight
 from kubesched.parallel.host import Handed
 from kubesched.parallel.observe import ParallelMetrics
 from kubesched.scheduler import Scheduler
@@ -105,11 +109,15 @@ class CoordinatorScheduler(Scheduler):
         self.guard = guard
         self.window = window
         self.dispatch_timeout = dispatch_timeout
-        self.flights: dict[str, Flight] = {}
-        self.load = [0] * shards
-        self.gangs = PendingGangs()
+        self.dispatcher = Dispatcher(shards, window=window, courier=self)
+        """Hand-outs: the in-process coordinator's choice of shard and records, this
+        coordinator their transport."""
+        self.flights = self.dispatcher.in_flight
+        self.load = self.dispatcher.load
+        self.gangs = self.dispatcher.gangs
         """Pending gang members (the in-process dispatcher's index)."""
-        self.group_shard: dict[str, int] = {}
+        self.answers: dict[str, sh.Proposal] = {}
+        """The answer that arrived for each hand-out in flight (not decided yet)."""
         self.last_attempt: dict[str, int] = {}
         """Highest hand-out number seen on each pending Pod (ours or a predecessor's)."""
         self.ready: list[str] = []
@@ -118,7 +126,6 @@ class CoordinatorScheduler(Scheduler):
         ``requeued:<reason>``, ``failed``, ``stale_proposal``, ``node_changed``,
         ``bind_failed``."""
         self.live: list[int] = []
-        self._turn = 0
         self.parallel_metrics = ParallelMetrics(self.metrics, shards)
         """The in-process coordinator's metrics: conflicts by reason, results per shard,
         binder latency, hand-outs again by reason, Pods in flight per shard."""
@@ -128,6 +135,7 @@ class CoordinatorScheduler(Scheduler):
             client=client,
             live_api=api_client,
             flights=self.flights,
+            answers=self.answers,
             close=self._close,
             stats=self.stats,
         )
@@ -172,13 +180,13 @@ class CoordinatorScheduler(Scheduler):
         """A pending Pod changed: is it the answer to its current hand-out?"""
         flight = self.flights.get(pod.key)
         text = pod.annotations.get(sh.PROPOSAL)
-        if flight is None or text is None or flight.proposal is not None:
+        if flight is None or text is None or pod.key in self.answers:
             return
         prop = sh.Proposal.decode(text)
         if prop is None or (prop.shard, prop.attempt) != (flight.shard, flight.attempt):
             self.stats["stale_proposal"] += 1
             return
-        flight.proposal = prop
+        self.answers[pod.key] = prop
         self.ready.append(pod.key)
 
     # ------------------------------------------------------------------ one step
@@ -197,9 +205,9 @@ class CoordinatorScheduler(Scheduler):
         now = self.clock()
         lost = [
             f
-            for f in self.flights.values()
+            for key, f in self.flights.items()
             if f.shard not in live
-            or (f.proposal is None and now - f.handed_at > self.dispatch_timeout)
+            or (key not in self.answers and now - f.handed_at > self.dispatch_timeout)
         ]
         for f in lost:
             why = "shard_lost" if f.shard not in live else "timeout"
@@ -212,15 +220,10 @@ class CoordinatorScheduler(Scheduler):
         return changed or bool(lost)
 
     # ------------------------------------------------------------------ hand-out records
-    def _close(self, key: str) -> Flight | None:
-        """Close the hand-out record of ``key`` (None: there is none)."""
-        f = self.flights.pop(key, None)
-        if f is None:
-            return None
-        self.load[f.shard] -= 1
-        if f.group and not any(g.group == f.group for g in self.flights.values()):
-            self.group_shard.pop(f.group, None)
-        return f
+    def _close(self, key: str) -> InFlight | None:
+        """Close the hand-out record of ``key`` (None: there is none) and drop its answer."""
+        self.answers.pop(key, None)
+        return self.dispatcher.close(key)
 
     def requeue_now(self, rec: Handed, reason: str) -> None:
         """Back to activeQ at once: the Pod did not fail on its own."""
@@ -230,59 +233,49 @@ class CoordinatorScheduler(Scheduler):
 
     # ------------------------------------------------------------------ hand-outs
     def _fill(self) -> int:
+        """Hand out popped Pods (the :class:`~kubesched.parallel.dispatcher.Dispatcher`'s
+        choice of shard, this coordinator its :class:`~kubesched.parallel.dispatcher.Courier`)."""
         if not self.live:
             return 0
-        n = 0
-        while True:
-            room = [i for i in self.live if self.load[i] < self.window]
-            if not room or not self.guard():
-                return n
-            qp = self.queue.pop()
-            if qp is None:
-                return n
-            pod = qp.pod
-            if pod.scheduler_name not in self.profiles or self.cluster.is_assumed(pod.key):
-                self.queue.done(pod)
-                continue
-            group = p.group_of(pod)
-            target = self.group_shard.get(group, -1) if group else -1
-            if target not in self.live:
-                first = self._turn % self.shard_count
-                target = min(room, key=lambda i: (self.load[i], (i - first) % self.shard_count))
-                self._turn += 1
-            n += self._hand(qp, target, group)
-            if group:
-                for sibling in self.gangs.take_siblings(self.queue, pod, group, self.flights):
-                    n += self._hand(sibling, target, group)
+        return self.dispatcher.fill(self.queue)
 
-    def _hand(self, qp: QueuedPodInfo, target: int, group: str) -> int:
+    def open(self, shard: int) -> bool:
+        """The courier's: live shards take Pods while this replica leads."""
+        return shard in self.live and self.guard()
+
+    def send(self, rec: InFlight) -> bool:
+        """The courier's: patch ``kubesched.io/shard`` and ``kubesched.io/attempt`` on the
+        Pod (the next hand-out number).  A Pod not ours or already assumed is done; one
+        deleted meanwhile (404) is left to its watch event; any other error fails the
+        attempt as an error."""
+        qp = rec.qp
         pod = qp.pod
+        if pod.scheduler_name not in self.profiles or self.cluster.is_assumed(pod.key):
+            self.queue.done(pod)
+            return False
         attempt = self.last_attempt.get(pod.key, 0) + 1
         marks: dict[str, str | None] = {
-            sh.SHARD: str(target),
+            sh.SHARD: str(rec.shard),
             sh.ATTEMPT: str(attempt),
             sh.PROPOSAL: None,
         }
-        cycle = self.queue.scheduling_cycle
         try:
             sh.annotate(self.client, pod.namespace, pod.name, marks)
         except ApiError as e:
             if e.code == 404:  # deleted; its watch event follows
                 self.queue.done(pod)
-                return 0
+                return False
             fwk = self.profiles[pod.scheduler_name]
-            status = Status(Code.ERROR, (f"cannot hand the Pod to shard {target}: {e}",))
-            self.failing.fail(fwk, qp, status, cycle, time.perf_counter())
-            return 0
+            status = Status(Code.ERROR, (f"cannot hand the Pod to shard {rec.shard}: {e}",))
+            self.failing.fail(fwk, qp, status, rec.cycle, time.perf_counter())
+            return False
         self.last_attempt[pod.key] = attempt
         self.pod_attempts[pod.key] += 1
-        start = time.perf_counter()
-        self.flights[pod.key] = Flight(qp, target, attempt, cycle, start, self.clock(), group)
-        self.load[target] += 1
-        if group:
-            self.group_shard[group] = target
+        rec.attempt = attempt
+        rec.start = time.perf_counter()
+        rec.handed_at = self.clock()
         self.stats["dispatched"] += 1
-        return 1
+        return True
 
     def sync_metrics(self) -> None:
         super().sync_metrics()

@@ -11,12 +11,16 @@ its :class:`~kubesched.parallel.host.OutcomeHost`: committed through the serial 
 commit step (:mod:`kubesched.scheduler.commit`), or refused and handed out again (or backed
 off), or failed as the serial scheduler would after granting the preemption it carries if
 every victim is still there and unclaimed.  A gang's members handed to one shard are
-decided together once all have answered.
+decided together once all have answered, by the binder's own
+:func:`~kubesched.parallel.gangs.commit_unit` (each failure report on its own, the
+proposals all or nothing), :class:`Decisions` being its
+:class:`~kubesched.parallel.gangs.GangDecisions`.
 
 What is live-only stays here: how a shard hears of a refusal (the Pod's annotations), how a
 victim is evicted (an API call that may fail, which refuses the preemption), and the count
-of failed binds.  Every hand-out record (:class:`Flight`) is closed exactly once, here or by
-the coordinator.
+of failed binds.  Every hand-out record (the dispatcher's
+:class:`~kubesched.parallel.dispatcher.InFlight`) is closed exactly once, here or by the
+coordinator.
 """
 
 from __future__ import annotations
@@ -25,18 +29,17 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
-from functools import partial
 
 from kubesched.api import objects as api
-from kubesched.framework.interface import QueuedPodInfo
 from kubesched.framework.runtime import Framework
 from kubesched.live import sharding as sh
 from kubesched.live.binder import LiveApi
 from kubesched.live.client import ApiError, KubeClient
 from kubesched.parallel import protocol as p
 from kubesched.parallel.binder import Checker
-from kubesched.parallel.conflicts import Outcomes, check_together
+from kubesched.parallel.conflicts import Outcomes
+from kubesched.parallel.dispatcher import InFlight
+from kubesched.parallel.gangs import commit_unit
 from kubesched.parallel.host import Choice, OutcomeHost
 
 log = logging.getLogger(__name__)
@@ -45,27 +48,13 @@ NAME = "ShardCoordinator"
 VICTIM_REASON = "preempted by the shard coordinator"
 
 
-@dataclass(slots=True)
-class Flight:
-    """A Pod handed to a shard and not decided yet."""
-
-    qp: QueuedPodInfo
-    shard: int
-    attempt: int
-    cycle: int
-    start: float
-    """``time.perf_counter()`` at hand-out (attempt durations count from here)."""
-    handed_at: float
-    group: str
-    proposal: sh.Proposal | None = None
-
-
 class Decisions:
     """Decisions on the answers to the hand-outs in ``flights`` (see the module docstring).
 
     ``host`` is the coordinator; ``checker`` its binder's checks; ``client`` writes the
-    refusals on the Pods and ``live_api`` evicts victims; ``close`` closes a hand-out record
-    (the coordinator's); ``stats`` counts ``committed``, ``alternative``,
+    refusals on the Pods and ``live_api`` evicts victims; ``answers``: the shard's answer
+    that arrived for each hand-out; ``close`` closes a hand-out record (the coordinator's,
+    dropping its answer); ``stats`` counts ``committed``, ``alternative``,
     ``refused:<reason>``, ``failed``, ``node_changed`` and ``bind_failed``."""
 
     def __init__(
@@ -75,8 +64,9 @@ class Decisions:
         *,
         client: KubeClient,
         live_api: LiveApi,
-        flights: dict[str, Flight],
-        close: Callable[[str], Flight | None],
+        flights: dict[str, InFlight],
+        answers: dict[str, sh.Proposal],
+        close: Callable[[str], InFlight | None],
         stats: Counter[str],
     ) -> None:
         self.host = host
@@ -84,6 +74,7 @@ class Decisions:
         self.client = client
         self.live_api = live_api
         self.flights = flights
+        self.answers = answers
         self.close = close
         self.stats = stats
         self.outcomes = Outcomes(host, "coordinator", NAME, self._evict)
@@ -95,14 +86,14 @@ class Decisions:
         done: set[str] = set()
         for key in keys:
             f = self.flights.get(key)
-            if f is None or f.proposal is None or key in done:
+            if f is None or key not in self.answers or key in done:
                 continue
             if not f.group:
                 done.add(key)
                 self._single(f)
                 continue
             unit = [g for g in self.flights.values() if (g.group, g.shard) == (f.group, f.shard)]
-            if all(g.proposal is not None for g in unit):  # else wait for the others
+            if all(g.qp.pod.key in self.answers for g in unit):  # else wait for the others
                 done.update(g.qp.pod.key for g in unit)
                 self._unit(unit)
         return bool(done)
@@ -112,69 +103,67 @@ class Decisions:
         self.outcomes.retries.settled(key)
         self.outcomes.forget_victim(key)
 
-    def _choose(self, fwk: Framework, f: Flight) -> Choice:
-        prop = f.proposal
-        assert prop is not None
-        node = self.host.cluster.node(prop.node)
-        if node is not None and _rv(node.raw) != prop.resource_version:
-            self.stats["node_changed"] += 1
-        res = prop.result(f.qp.pod.key, f.group)
-        assert isinstance(res, p.Propose)
-        return self.checker.choose(fwk, f.qp.pod, res)
+    def _take(self, f: InFlight) -> p.Result:
+        """Close ``f``'s hand-out record; the answer that arrived for it, as the in-process
+        shard's message (a proposal whose node's ``resourceVersion`` moved since the shard
+        decided counts as ``node_changed``)."""
+        key = f.qp.pod.key
+        prop = self.answers[key]
+        self.close(key)
+        if not prop.failed:
+            node = self.host.cluster.node(prop.node)
+            if node is not None and _rv(node.raw) != prop.resource_version:
+                self.stats["node_changed"] += 1
+        return prop.result(key, f.group)
 
-    def _single(self, f: Flight) -> None:
-        self.close(f.qp.pod.key)
-        assert f.proposal is not None
-        if f.proposal.failed:
-            self._failed(f, f.proposal)
+    def _single(self, f: InFlight) -> None:
+        res = self._take(f)
+        if isinstance(res, p.Failed):
+            self._failed(f, res)
             return
         t0 = time.perf_counter()
         fwk = self.host.profiles[f.qp.pod.scheduler_name]
-        choice = self._choose(fwk, f)
+        choice = self.check(fwk, f, res)
         if choice.node is None:
-            self._refuse(f, choice.reason)
+            self.refuse(f, choice.reason)
         else:
-            self._commit(fwk, f, choice)
+            self.accept(fwk, f, res, choice)
         path = "refused" if choice.node is None else "full"
-        self.host.parallel_metrics.binder_seconds(path, time.perf_counter() - t0)
+        self.timed(t0, path)
 
-    def _unit(self, unit: list[Flight]) -> None:
-        for f in unit:
-            self.close(f.qp.pod.key)
-        if any(f.proposal is not None and f.proposal.failed for f in unit):
-            for f in unit:
-                assert f.proposal is not None
-                if f.proposal.failed:
-                    self._failed(f, f.proposal)
-                else:
-                    self._refuse(f, "gang_member_failed")
-            return
-        t0 = time.perf_counter()
-        fwks = [self.host.profiles[f.qp.pod.scheduler_name] for f in unit]
-        chosen, refusal = check_together(
-            self.host.cluster,
-            ((f.qp.pod, partial(self._choose, fwk, f)) for f, fwk in zip(unit, fwks, strict=True)),
-        )
-        if refusal is not None:
-            refused = refusal.reason or "unknown"
-            group = unit[0].group
-            self.outcomes.gang_refused(group, f"gang {group}: a member was refused ({refused})")
-            for f in unit:
-                self._refuse(f, "gang_" + refused)
-            self.host.parallel_metrics.binder_seconds("refused", time.perf_counter() - t0)
-            return
-        for f, fwk, choice in zip(unit, fwks, chosen, strict=True):
-            self._commit(fwk, f, choice)
-        self.host.parallel_metrics.binder_seconds("gang", time.perf_counter() - t0)
+    def _unit(self, unit: list[InFlight]) -> None:
+        """A gang's members handed to one shard, all answered: decided as the binder decides
+        a reply's gang members (:func:`~kubesched.parallel.gangs.commit_unit`): each failure
+        report on its own, the proposals all or nothing."""
+        answers = [(f, self._take(f)) for f in unit]
+        proposed: list[tuple[p.Propose, InFlight]] = []
+        for f, res in answers:
+            if isinstance(res, p.Failed):
+                self._failed(f, res)
+            else:
+                proposed.append((res, f))
+        if proposed:
+            commit_unit(self, unit[0].group, proposed)
 
-    def _commit(self, fwk: Framework, f: Flight, choice: Choice) -> None:
+    # ------------------------------------------------------------------ GangDecisions
+    def check(self, fwk: Framework, rec: InFlight, res: p.Propose) -> Choice:
+        """Re-validate a proposal with the binder's full check."""
+        return self.checker.choose(fwk, rec.qp.pod, res)
+
+    def accept(self, fwk: Framework, rec: InFlight, res: p.Propose, choice: Choice) -> None:
         """Assume, Reserve, Permit and bind, as the serial scheduler after choosing."""
-        assert f.proposal is not None
-        result = self.outcomes.committed(f.shard, f.qp.pod.key, f.proposal.node, choice)
+        result = self.outcomes.committed(rec.shard, rec.qp.pod.key, res.node, choice)
         self.stats[result] += 1
         committer = self.host.committer
-        assumed = committer.assume(f.qp.pod, str(choice.node))
-        committer.commit(fwk, choice.state, f.qp, assumed, f.start, f.cycle)
+        assumed = committer.assume(rec.qp.pod, str(choice.node))
+        committer.commit(fwk, choice.state, rec.qp, assumed, rec.start, rec.cycle)
+
+    def tentative(self, nodes: list[str]) -> None:
+        """Nothing to tell: live shards read node changes from their own informers."""
+
+    def timed(self, t0: float, path: str) -> None:
+        """One decision by ``path`` took ``time.perf_counter() - t0``."""
+        self.host.parallel_metrics.binder_seconds(path, time.perf_counter() - t0)
 
     def counting_bind_errors(self, binding_cycle: Callable[[], None]) -> Callable[[], None]:
         """``binding_cycle`` (run straight after Permit, or once a Pod held there is
@@ -195,7 +184,7 @@ class Decisions:
 
         return counted
 
-    def _refuse(self, f: Flight, reason: str) -> None:
+    def refuse(self, f: InFlight, reason: str) -> None:
         """Clear the hand-out, record why, hand the Pod out again (or back off)."""
         pod = f.qp.pod
         self.stats[f"refused:{reason}"] += 1
@@ -207,13 +196,11 @@ class Decisions:
                 log.warning("could not record the refusal of %s: %s", pod.key, e)
         self.outcomes.refused(f, reason)
 
-    def _failed(self, f: Flight, prop: sh.Proposal) -> None:
+    def _failed(self, f: InFlight, res: p.Failed) -> None:
         self.stats["failed"] += 1
-        res = prop.result(f.qp.pod.key, f.group)
-        assert isinstance(res, p.Failed)
         why = self.outcomes.failed(f, res)
         if why:  # the preemption it carries is refused
-            self._refuse(f, why)
+            self.refuse(f, why)
 
     def _evict(self, victim: api.Pod, preemptor: api.Pod, node: str) -> str:
         """Evict a granted preemption's victim: '' once done, else why the preemption is

@@ -17,8 +17,11 @@
   (:mod:`~kubesched.parallel.protocol`), the shard (:mod:`~kubesched.parallel.shard`), the
   checks (:class:`~kubesched.parallel.binder.Checker`), the outcomes of a checked answer
   (:class:`~kubesched.parallel.conflicts.Outcomes`, over the narrow
-  :class:`~kubesched.parallel.host.OutcomeHost`) and the gang index
-  (:class:`~kubesched.parallel.dispatcher.PendingGangs`) are used as they are by
+  :class:`~kubesched.parallel.host.OutcomeHost`), the gang decision
+  (:func:`~kubesched.parallel.gangs.commit_unit`, over
+  :class:`~kubesched.parallel.gangs.GangDecisions`) and the hand-out (the
+  :class:`~kubesched.parallel.dispatcher.Dispatcher`: choice of shard, gang index, records;
+  its transport a :class:`~kubesched.parallel.dispatcher.Courier`) are used as they are by
   :mod:`kubesched.live`, which adds only the live transport (annotations, Leases, API writes).
   :func:`~kubesched.parallel.factory.make_scheduler` is how ``bench`` and ``simulate`` get a
   serial (``shards=1``) or parallel scheduler.  See ``docs/parallel.md``.

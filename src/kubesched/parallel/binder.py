@@ -197,7 +197,8 @@ class Binder:
                     self._decide(shard, res, rec, deferred)
             elif res.group not in done:
                 done.add(res.group)
-                commit_unit(self, shard, res.group, units[res.group])
+                taken = [(r, self.take(shard, r)) for r in units[res.group]]
+                commit_unit(self, res.group, [(r, rec) for r, rec in taken if rec is not None])
         if bulk is not None:
             bulk.settle()
         self._retry(shard, deferred, bulk)
@@ -333,9 +334,26 @@ class Binder:
         if self.outcomes.refused(rec, reason):
             self.stats.retries["conflict"] += 1
 
-    def gang_refused(self, group: str, message: str) -> None:
-        """A gang's members proposed together were refused: reject those held at Permit."""
-        self.outcomes.gang_refused(group, message)
+    # ------------------------------------------------------------------ GangDecisions
+    def check(self, fwk: Framework, rec: InFlight, res: p.Propose) -> Choice:
+        """A gang member's proposal re-validated (out of the shard's order)."""
+        return self.choose(fwk, rec.qp.pod, res)
+
+    def accept(self, fwk: Framework, rec: InFlight, res: p.Propose, choice: Choice) -> None:
+        """Count and commit a gang member that passed."""
+        self.counted(rec.shard, res, choice)
+        self.commit(fwk, rec, str(choice.node), choice.state, rec.shard)
+
+    def refuse(self, rec: InFlight, reason: str) -> None:
+        """Refuse a gang member (:meth:`conflict`)."""
+        self.conflict(rec.shard, rec, reason)
+
+    def tentative(self, nodes: list[str]) -> None:
+        """Stream the generations of ``nodes``, which the gang's check assumed on and
+        released (``Generations``), for the shards' versions."""
+        hub = self.hub
+        table = hub.cluster.nodes
+        hub.log_entry(p.Generations({n: int(table.generation[table.row_of[n]]) for n in nodes}))
 
     def _failed(self, shard: int, res: p.Failed) -> None:
         rec = self.take(shard, res)

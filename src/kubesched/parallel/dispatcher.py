@@ -1,18 +1,27 @@
 """The dispatcher: owns the queue's popped Pods and hands each to exactly one shard.
 
-It pops from the coordinator's :class:`~kubesched.queue.scheduling_queue.SchedulingQueue`
-(so PreEnqueue, QueueSort, backoff and queueing hints stay upstream's) and records every Pod
-it hands out in :attr:`Dispatcher.in_flight` (Pod key -> :class:`InFlight`): a Pod is held by
-one shard at a time, and its record is closed exactly once: by the binder (committed,
-refused, or reported unschedulable), by a crash of its shard (back to the queue), or by its
-deletion.
+Both coordinators hand out through it: the in-process one
+(:class:`~kubesched.parallel.coordinator.ParallelScheduler`) and the live one
+(:class:`~kubesched.live.coordinator.CoordinatorScheduler`).  It pops from the coordinator's
+:class:`~kubesched.queue.scheduling_queue.SchedulingQueue` (so PreEnqueue, QueueSort, backoff
+and queueing hints stay upstream's), chooses the shard, and records every Pod it hands out
+in :attr:`Dispatcher.in_flight` (Pod key -> :class:`InFlight`): a Pod is held by one shard at
+a time, and its record is closed exactly once (:meth:`Dispatcher.close`): by the binder
+(committed, refused, or reported unschedulable), by a crash or loss of its shard (back to
+the queue), or by its deletion.
+
+- **Transport**: how a hand-out reaches its shard is a :class:`Courier`'s.  In process the
+  dispatcher is its own: the stripped Pod joins the shard's :attr:`Dispatcher.outbox`, sent
+  with its next message.  Live, the coordinator's courier patches the Pod's annotations
+  (:mod:`kubesched.live.coordinator`), which may fail: then no record is kept.
 
 - **Units**: a gang (Pods labelled ``scheduling.x-k8s.io/pod-group``) goes to one shard as
   a whole: when one member is popped, every other member waiting in the queue is taken with
   it (:class:`PendingGangs`, which the live coordinator uses too), and while any member is
   in flight later members follow to the same shard.
-- **Balance**: every other Pod goes to the shard with the fewest Pods in flight (ties go
-  round the shards), at most ``round_size`` new Pods per shard per step and ``window`` in flight.
+- **Balance**: every other Pod goes to the open shard (:meth:`Courier.open`) with the fewest
+  Pods in flight (ties go round the shards, one turn per Pod handed out), at most
+  ``window`` in flight (in process also at most ``round_size`` new Pods per shard per step).
 - **Partitions**: nodes belong to shards by :func:`~kubesched.parallel.protocol.partition_of`;
   shards search their own partition first.  The dispatcher needs no node knowledge for
   that, so it never touches the cache.
@@ -28,6 +37,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Container, Hashable, Iterator
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from kubesched.api import objects as api
 from kubesched.framework.interface import QueuedPodInfo
@@ -49,6 +59,27 @@ class InFlight:
     group: str
     sig: Hashable = None
     """The Pod's routing signature (:mod:`~kubesched.parallel.router`; None without)."""
+    attempt: int = 0
+    """The hand-out's number on the Pod (live: its ``kubesched.io/attempt``; 0 in process)."""
+    handed_at: float = 0.0
+    """The coordinator's clock when handed out (live: the dispatch timeout counts from
+    here; 0 in process)."""
+
+
+class Courier(Protocol):
+    """How a hand-out reaches its shard (module docstring): the in-process dispatcher's
+    outboxes, the live coordinator's annotation patches."""
+
+    def open(self, shard: int) -> bool:
+        """Whether ``shard`` may take another Pod now (besides the dispatcher's window)."""
+        ...
+
+    def send(self, rec: InFlight) -> bool:
+        """Hand ``rec.qp``'s Pod to ``rec.shard``, filling in what the transport numbers
+        (``sent``, ``attempt``, ``handed_at``, ``start``).  False: it was not handed out and
+        the courier has done with the Pod (back to the queue, or failed); the dispatcher
+        keeps no record of it."""
+        ...
 
 
 @dataclass(slots=True)
@@ -118,10 +149,14 @@ class Dispatcher:
     counted: Callable[[int], None] | None = None
     """Told +1 for each Pod handed out and -1 for each record closed (the coordinator counts
     them among its bindings in flight)."""
+    courier: Courier | None = None
+    """The transport of hand-outs (None: the dispatcher's own outboxes)."""
+    _via: Courier = field(init=False)
 
     def __post_init__(self) -> None:
         self.load = [0] * self.shards
         self.outbox = [[] for _ in range(self.shards)]
+        self._via = self if self.courier is None else self.courier
 
     # ------------------------------------------------------------------ handing out
     def fill(
@@ -149,7 +184,7 @@ class Dispatcher:
                     served += 1
                     n += 1
                     continue
-            if group and group in self.group_shard:
+            if group and group in self.group_shard:  # its members in flight are there
                 target = self.group_shard[group]
             else:  # least loaded; ties go round the shards
                 start = self.handed % self.shards
@@ -162,28 +197,37 @@ class Dispatcher:
         return n
 
     def _room(self) -> list[int]:
-        """The shards that may take another Pod this step."""
-        return [
-            i
-            for i in range(self.shards)
-            if self.load[i] < self.window and len(self.outbox[i]) < self.round_size
-        ]
+        """The shards that may take another Pod now."""
+        via = self._via
+        return [i for i in range(self.shards) if self.load[i] < self.window and via.open(i)]
 
     def _hand(
         self, qp: QueuedPodInfo, target: int, group: str, cycle: int, sig: Hashable = None
     ) -> int:
-        sent = p.strip(qp.pod)
-        rec = InFlight(qp, target, cycle, time.perf_counter(), sent, group, sig)
+        rec = InFlight(qp, target, cycle, time.perf_counter(), qp.pod, group, sig)
+        if not self._via.send(rec):
+            return 0
         self.in_flight[qp.pod.key] = rec
         if self.counted is not None:
             self.counted(1)
         self.load[target] += 1
-        self.outbox[target].append(sent)
         if group:
             self.group_shard[group] = target
             self.group_load[group] += 1
         self.handed += 1
         return 1
+
+    # ------------------------------------------------------------------ the in-process courier
+    def open(self, shard: int) -> bool:
+        """In process: at most ``round_size`` new Pods per shard per message."""
+        return len(self.outbox[shard]) < self.round_size
+
+    def send(self, rec: InFlight) -> bool:
+        """In process: the :func:`~kubesched.parallel.protocol.strip`-ped Pod joins the
+        shard's outbox."""
+        rec.sent = p.strip(rec.qp.pod)
+        self.outbox[rec.shard].append(rec.sent)
+        return True
 
     def take_outbox(self, shard: int) -> list[api.Pod]:
         """The Pods handed to ``shard`` since its last message."""

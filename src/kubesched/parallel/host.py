@@ -16,7 +16,9 @@ tree:
   scheduler's commit step and failure handling (its parts
   :class:`~kubesched.scheduler.commit.Commit` and
   :class:`~kubesched.scheduler.failures.Failures`);
-- :class:`BinderCore`: what the bulk and gang commits call on the binder;
+- :class:`BinderCore`: what the bulk commit calls on the binder (the gang commit's
+  contract is :class:`~kubesched.parallel.gangs.GangDecisions`, which the live decisions
+  implement too);
 - :class:`Choice`: where a re-validated proposal can be committed;
 - :class:`BulkBinds`: an API client that can bind a batch in one call (the bulk commit's).
 
@@ -137,7 +139,7 @@ class BinderHost(OutcomeHost, Protocol):
 
 
 class BinderCore(Protocol):
-    """What the bulk and gang commits need of the binder."""
+    """What the bulk commit needs of the binder."""
 
     hub: BinderHost
     fast: FastPath
@@ -171,9 +173,6 @@ class BinderCore(Protocol):
 
     def conflict(self, shard: int, rec: InFlight, reason: str) -> None:
         """Refuse a proposal: count it, tell the shard, send the Pod back to the queue."""
-
-    def gang_refused(self, group: str, message: str) -> None:
-        """A gang's members proposed together were refused: reject those held at Permit."""
 
     def timed(self, t0: float, path: str) -> None:
         """The binder spent ``time.perf_counter() - t0`` on one decision by ``path``."""
