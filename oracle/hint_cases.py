@@ -352,7 +352,6 @@ def ours_hints(request: dict[str, Any], version: str | None = None) -> dict[str,
     except InputError as e:
         return {"error": str(e)}
     op = event["op"]
-    since_v137 = gates.at_least("1.37")
     subject = old if op == "delete" else new
     events: list[ClusterEvent]
     if isinstance(subject, api.Node):
@@ -362,19 +361,13 @@ def ours_hints(request: dict[str, Any], version: str | None = None) -> dict[str,
             action = ActionType.ADD if op == "add" else ActionType.DELETE
             events = [ClusterEvent(Resource.NODE, action)]
     elif op == "update":
-        # An unbound Pod's update is the queued Pod's own (kube-oracle's ``isTargetPod``).
-        events = ev.pod_scheduling_properties_change(
-            new, old, target=since_v137, since_v137=since_v137
-        )
+        events = ev.pod_scheduling_properties_change(new, old)
     else:
         assigned = bool(subject.node_name)
         resource = Resource.ASSIGNED_POD if assigned else Resource.UNSCHEDULED_POD
         action = ActionType.ADD if op == "add" else ActionType.DELETE
         events = [ClusterEvent(resource, action)]
-    out: dict[str, Any] = {
-        "events": [ev.event_label(e, since_v137=since_v137) for e in events],
-        "hints": [],
-    }
+    out: dict[str, Any] = {"events": [ev.event_label(e) for e in events], "hints": []}
     profile = next((p for p in cfg.profiles if p.scheduler_name == pod.scheduler_name), None)
     if profile is None:
         return out
@@ -400,8 +393,7 @@ def ours_hints(request: dict[str, Any], version: str | None = None) -> dict[str,
                     except Exception:  # the queue: an error means Queue
                         hint = QueueingHint.QUEUE
                 name = "Queue" if hint == QueueingHint.QUEUE else "QueueSkip"
-                label = ev.event_label(e, since_v137=since_v137)
-                hints.append({"event": label, "plugin": plugin, "hint": name})
+                hints.append({"event": ev.event_label(e), "plugin": plugin, "hint": name})
     out["hints"] = sorted(hints, key=lambda h: (h["event"], h["plugin"]))
     return out
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from kubesched.api import objects as api
-from kubesched.config.featuregates import FeatureGates
 from kubesched.framework.interface import ActionType, Code, CycleState, Handle, QueueingHint
 from kubesched.plugins import nodeports as np_
 from kubesched.testing import make_cluster, make_node, make_pod
@@ -163,12 +162,9 @@ def test_hint_pod_deleted(old: object, want: QueueingHint) -> None:
     assert np_.is_schedulable_after_pod_deleted(TARGET, old, None) == want
 
 
-@pytest.mark.parametrize(("version", "pods"), [("1.36", "Pod"), ("1.37", "AssignedPod")])
-def test_events_to_register(version: str, pods: str) -> None:
-    """v1.37 registers ``AssignedPod/Delete`` (a pending Pod's delete frees no port)."""
-    handle = Handle(make_cluster([]), feature_gates=FeatureGates(version))
-    events = np_.new(None, handle).events_to_register()
+def test_events_to_register() -> None:
+    events = plugin().events_to_register()
     assert [(e.event.resource, e.event.action, e.hint is None) for e in events] == [
-        (pods, ActionType.DELETE, False),
+        ("Pod", ActionType.DELETE, False),
         ("Node", ActionType.ADD, True),
     ]
