@@ -352,6 +352,7 @@ def ours_hints(request: dict[str, Any], version: str | None = None) -> dict[str,
     except InputError as e:
         return {"error": str(e)}
     op = event["op"]
+    since_v137 = gates.at_least("1.37")
     subject = old if op == "delete" else new
     events: list[ClusterEvent]
     if isinstance(subject, api.Node):
@@ -361,13 +362,19 @@ def ours_hints(request: dict[str, Any], version: str | None = None) -> dict[str,
             action = ActionType.ADD if op == "add" else ActionType.DELETE
             events = [ClusterEvent(Resource.NODE, action)]
     elif op == "update":
-        events = ev.pod_scheduling_properties_change(new, old)
+        # An unbound Pod's update is the queued Pod's own (kube-oracle's ``isTargetPod``).
+        events = ev.pod_scheduling_properties_change(
+            new, old, target=since_v137, since_v137=since_v137
+        )
     else:
         assigned = bool(subject.node_name)
         resource = Resource.ASSIGNED_POD if assigned else Resource.UNSCHEDULED_POD
         action = ActionType.ADD if op == "add" else ActionType.DELETE
         events = [ClusterEvent(resource, action)]
-    out: dict[str, Any] = {"events": [ev.event_label(e) for e in events], "hints": []}
+    out: dict[str, Any] = {
+        "events": [ev.event_label(e, since_v137=since_v137) for e in events],
+        "hints": [],
+    }
     profile = next((p for p in cfg.profiles if p.scheduler_name == pod.scheduler_name), None)
     if profile is None:
         return out
@@ -393,7 +400,8 @@ def ours_hints(request: dict[str, Any], version: str | None = None) -> dict[str,
                     except Exception:  # the queue: an error means Queue
                         hint = QueueingHint.QUEUE
                 name = "Queue" if hint == QueueingHint.QUEUE else "QueueSkip"
-                hints.append({"event": ev.event_label(e), "plugin": plugin, "hint": name})
+                label = ev.event_label(e, since_v137=since_v137)
+                hints.append({"event": label, "plugin": plugin, "hint": name})
     out["hints"] = sorted(hints, key=lambda h: (h["event"], h["plugin"]))
     return out
 

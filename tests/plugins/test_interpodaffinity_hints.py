@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from kubesched.api import objects as api
-from kubesched.framework.interface import ActionType, QueueingHint, Resource
+from kubesched.config.featuregates import FeatureGates
+from kubesched.framework.interface import ActionType, Handle, QueueingHint, Resource
+from kubesched.plugins import interpodaffinity
 from kubesched.testing import Exists, In
 from tests.plugins._interpodaffinity import P, T, cluster_of, plugin
 
@@ -150,8 +152,13 @@ POD_CASES = [
 def test_is_schedulable_after_pod_change(
     pod: api.Pod, old: api.Pod | None, new: api.Pod | None, want: QueueingHint
 ) -> None:
-    pl = plugin(cluster_of([]))
+    """Upstream v1.36's table (v1.37 splits the target Pod's own update off: below)."""
+    pl = versioned("1.36")
     assert pl.is_schedulable_after_pod_change(pod, old, new) == want
+
+
+def versioned(version: str) -> interpodaffinity.InterPodAffinity:
+    return interpodaffinity.new(None, Handle(cluster_of([]), feature_gates=FeatureGates(version)))
 
 
 def node(**labels: str) -> api.Node:
@@ -214,21 +221,62 @@ def test_is_schedulable_after_node_change(
 
 
 def test_events_to_register() -> None:
-    events = [e.event for e in plugin(cluster_of([])).events_to_register()]
+    events = [e.event for e in versioned("1.36").events_to_register()]
     assert [(e.resource, e.action) for e in events] == [
         (Resource.POD, ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),
         (Resource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
     ]
 
 
-def test_deleted_pods_anti_affinity_uses_the_target_namespace_labels() -> None:
+def test_events_to_register_v137() -> None:
+    """Upstream v1.37: AssignedPod for other Pods, TargetPod/UpdatePodLabel (always Queue)
+    for the target's own label update (found by oracle/diff.py --verb hints)."""
+    registered = versioned("1.37").events_to_register()
+    assert [(e.event.resource, e.event.action) for e in registered] == [
+        (Resource.ASSIGNED_POD, ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),
+        (Resource.TARGET_POD, ActionType.UPDATE_POD_LABEL),
+        (Resource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+    ]
+    assert registered[1].hint is None
+
+
+def test_deleted_pods_anti_affinity_reads_no_namespace_labels() -> None:
+    """Upstream v1.36+ ``podMatchesAllAffinityTerms(originalPodAntiTerms, pod)`` passes nil
+    namespace labels: a namespace selector naming labels never matches."""
     sel = api.LabelSelector((), (In("team", "team1"),))
     deleted = other({}, anti=[T("zone", Exists("app"), ns_selector=sel)])
-    pl = plugin(cluster_of([]))
     in_team1 = P("p", ns="subteam1.team1", labels={"app": "x"})
-    in_team2 = P("p", ns="subteam1.team2", labels={"app": "x"})
-    assert pl.is_schedulable_after_pod_change(in_team1, deleted, None) == Q
-    assert pl.is_schedulable_after_pod_change(in_team2, deleted, None) == SKIP
+    for version in ("1.36", "1.37"):
+        assert versioned(version).is_schedulable_after_pod_change(in_team1, deleted, None) == SKIP
+
+
+@pytest.mark.parametrize(("version", "want"), [("1.36", SKIP), ("1.37", Q)])
+def test_deleted_pods_anti_affinity_all_terms_until_v137(version: str, want: QueueingHint) -> None:
+    """The deleted Pod's anti-affinity matches the target when ALL its terms do (v1.36),
+    ANY term (v1.37 ``podMatchesAnyAffinityTerms``)."""
+    deleted = other({}, anti=[T("zone", Exists("app")), T("zone", Exists("tier"))])
+    me = target({"app": "x"})
+    assert versioned(version).is_schedulable_after_pod_change(me, deleted, None) == want
+
+
+@pytest.mark.parametrize(("version", "want"), [("1.36", SKIP), ("1.37", Q)])
+def test_target_anti_affinity_any_term_from_v137(version: str, want: QueueingHint) -> None:
+    """A deleted or relabelled Pod matching one of the target's two anti-affinity terms:
+    v1.37 queues (any term), v1.36 needs all."""
+    me = target(anti=[T("zone", Exists("app")), T("zone", Exists("tier"))])
+    gone = other({"app": "x"})
+    assert versioned(version).is_schedulable_after_pod_change(me, gone, None) == want
+    relabelled = other({"other": "x"})
+    assert versioned(version).is_schedulable_after_pod_change(me, gone, relabelled) == want
+
+
+def test_nominated_pod_counts_as_placed_from_v136() -> None:
+    """v1.36+: a Pod without a node but with a nominated one is not "unscheduled"."""
+    nominated = P("other", labels={"app": "x"})
+    nominated.nominated_node_name = "node-a"
+    me = target(**{"aff": [T("zone", Exists("app"))]})
+    assert versioned("1.35").is_schedulable_after_pod_change(me, None, nominated) == SKIP
+    assert versioned("1.36").is_schedulable_after_pod_change(me, None, nominated) == Q
 
 
 @pytest.mark.parametrize(("version", "want"), [("1.34", SKIP), ("1.35", SKIP), ("1.36", Q)])

@@ -176,7 +176,8 @@ def test_hint_node_change(old: object, new: object, want: QueueingHint) -> None:
 
 
 def test_hint_target_pod_update() -> None:
-    p = plugin()
+    """v1.35/v1.36 register ``Pod/Update``: another Pod's update is skipped."""
+    p = plugin("1.36")
     target = needing(RESTART_ALL_CONTAINERS)
     same = needing(RESTART_ALL_CONTAINERS)
     fewer = needing()
@@ -188,11 +189,21 @@ def test_hint_target_pod_update() -> None:
     assert hint(target, None, "not-a-pod") == Q
 
 
-def test_events_registered() -> None:
-    events = [e.event for e in plugin().events_to_register()]
+def test_hint_target_pod_update_v137() -> None:
+    """v1.37 registers ``TargetPod/Update``: only the queued Pod's own update arrives, and
+    the hint compares old and new requirements without a same-Pod check."""
+    hint = plugin("1.37").is_schedulable_after_target_pod_update
+    target = needing(RESTART_ALL_CONTAINERS)
+    assert hint(target, needing(RESTART_ALL_CONTAINERS, name="other"), needing(name="other")) == Q
+    assert hint(target, target, needing(RESTART_ALL_CONTAINERS)) == S
+
+
+@pytest.mark.parametrize(("version", "resource"), [("1.36", "Pod"), ("1.37", "TargetPod")])
+def test_events_registered(version: str, resource: str) -> None:
+    events = [e.event for e in plugin(version).events_to_register()]
     assert [(e.resource.value, int(e.action)) for e in events] == [
         ("Node", int(ActionType.ADD | ActionType.UPDATE_NODE_DECLARED_FEATURE)),
-        ("Pod", int(ActionType.UPDATE)),
+        (resource, int(ActionType.UPDATE)),
     ]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kubesched.api import objects as api
+from kubesched.config.featuregates import FeatureGates
 from kubesched.framework.interface import ActionType, Code, CycleState, Handle, QueueingHint
 from kubesched.plugins import nodeports as np_
 from kubesched.testing import make_cluster, make_node, make_pod
@@ -162,9 +163,12 @@ def test_hint_pod_deleted(old: object, want: QueueingHint) -> None:
     assert np_.is_schedulable_after_pod_deleted(TARGET, old, None) == want
 
 
-def test_events_to_register() -> None:
-    events = plugin().events_to_register()
+@pytest.mark.parametrize(("version", "pods"), [("1.36", "Pod"), ("1.37", "AssignedPod")])
+def test_events_to_register(version: str, pods: str) -> None:
+    """v1.37 registers ``AssignedPod/Delete`` (a pending Pod's delete frees no port)."""
+    handle = Handle(make_cluster([]), feature_gates=FeatureGates(version))
+    events = np_.new(None, handle).events_to_register()
     assert [(e.event.resource, e.event.action, e.hint is None) for e in events] == [
-        ("Pod", ActionType.DELETE, False),
+        (pods, ActionType.DELETE, False),
         ("Node", ActionType.ADD, True),
     ]

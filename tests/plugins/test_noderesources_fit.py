@@ -16,6 +16,7 @@ from kubesched.api import objects as api
 from kubesched.api.errors import InputError
 from kubesched.api.quantity import resource_amount
 from kubesched.config import args as cfg
+from kubesched.config.featuregates import FeatureGates
 from kubesched.framework import interface as fw
 from kubesched.plugins import noderesources_fit as fit
 from kubesched.testing import make_cluster, make_node
@@ -380,11 +381,21 @@ def test_node_hint(old: api.Node | None, new: api.Node, want: fw.QueueingHint) -
     assert fit.node_hint(TARGET, old, new) == want
 
 
-def test_events_to_register() -> None:
-    pl = fit.new(None, fw.Handle(make_cluster([])))
-    events = {e.event.resource: e.event.action for e in pl.events_to_register()}
-    assert events[fw.Resource.POD] == fw.ActionType.DELETE | fw.ActionType.UPDATE_POD_SCALE_DOWN
+@pytest.mark.parametrize("version", ["1.36", "1.37"])
+def test_events_to_register(version: str) -> None:
+    """v1.37: AssignedPod Delete|UpdatePodScaleDown and TargetPod/UpdatePodScaleDown (always
+    Queue: the queued Pod shrank) instead of Pod."""
+    handle = fw.Handle(make_cluster([]), feature_gates=FeatureGates(version))
+    registered = fit.new(None, handle).events_to_register()
+    events = {e.event.resource: e.event.action for e in registered}
+    pods = fw.Resource.POD if version == "1.36" else fw.Resource.ASSIGNED_POD
+    assert events[pods] == fw.ActionType.DELETE | fw.ActionType.UPDATE_POD_SCALE_DOWN
     assert events[fw.Resource.NODE] == fw.ActionType.ADD | fw.ActionType.UPDATE_NODE_ALLOCATABLE
+    if version == "1.37":
+        assert events[fw.Resource.TARGET_POD] == fw.ActionType.UPDATE_POD_SCALE_DOWN
+        assert [e.hint for e in registered if e.event.resource == fw.Resource.TARGET_POD] == [None]
+    else:
+        assert fw.Resource.TARGET_POD not in events
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kubesched.api import objects as api
+from kubesched.config.featuregates import FeatureGates
 from kubesched.framework.interface import ActionType, Code, CycleState, Handle, QueueingHint, Status
 from kubesched.plugins import nodeunschedulable as nu
 from kubesched.testing import make_cluster, make_node, make_pod
@@ -93,10 +94,22 @@ def test_hint_pod_toleration_change(new: object, want: QueueingHint) -> None:
     assert nu.is_schedulable_after_pod_toleration_change(target, target, new) == want
 
 
-def test_events_to_register() -> None:
-    events = plugin().events_to_register()
+@pytest.mark.parametrize(("version", "pods"), [("1.36", "Pod"), ("1.37", "TargetPod")])
+def test_events_to_register(version: str, pods: str) -> None:
+    handle = Handle(make_cluster([]), feature_gates=FeatureGates(version))
+    events = nu.new(None, handle).events_to_register()
     assert [(e.event.resource, e.event.action) for e in events] == [
         ("Node", ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
-        ("Pod", ActionType.UPDATE_POD_TOLERATION),
+        (pods, ActionType.UPDATE_POD_TOLERATION),
     ]
     assert all(e.hint is not None for e in events)
+
+
+def test_target_pod_toleration_hint_v137() -> None:
+    """v1.37's TargetPod hint: only the queued Pod's own update arrives, so no UID check;
+    Queue when it now tolerates the unschedulable taint."""
+    hint = nu.is_schedulable_after_target_pod_toleration_change
+    target = api.Pod(name="p", uid="u1")
+    renamed = api.Pod(name="p", uid="u2", tolerations=(api.Toleration(operator="Exists"),))
+    assert hint(target, target, renamed) == QueueingHint.QUEUE
+    assert hint(target, target, api.Pod(name="p", uid="u2")) == QueueingHint.QUEUE_SKIP

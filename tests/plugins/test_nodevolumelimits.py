@@ -192,3 +192,18 @@ def test_attached_volume_the_new_pod_uses_counts_twice() -> None:
         attachment("va1", "n1", "pv-a"),
     ]
     assert verdicts(explain(items, pod("new", claim_volume("a"))))["n1"] == (nvl.NAME, [EXCEEDED])
+
+
+def test_pod_delete_registered_on_assigned_pods_from_v137() -> None:
+    """Upstream v1.37 registers ``AssignedPod/Delete``; before, ``Pod/Delete``."""
+    from kubesched.config.featuregates import FeatureGates
+
+    for version, pods in (("1.36", fw.Resource.POD), ("1.37", fw.Resource.ASSIGNED_POD)):
+        handle = fw.Handle(ClusterState(), feature_gates=FeatureGates(version))
+        deletes = [
+            e.event.resource
+            for e in nvl.new(None, handle).events_to_register()
+            if e.event.action == fw.ActionType.DELETE
+            and e.event.resource != fw.Resource.VOLUME_ATTACHMENT
+        ]
+        assert deletes == [pods]

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from kubesched.api import objects as api
+from kubesched.config.featuregates import FeatureGates
 from kubesched.framework.interface import ActionType, Handle, QueueingHint, Resource
 from kubesched.plugins import podtopologyspread as pts
 from kubesched.state.cache import ClusterState
@@ -181,7 +182,8 @@ def test_pod_change_hint(constraints: Any, old: Any, new: Any, want: QueueingHin
 
 
 def test_events_to_register() -> None:
-    events = plugin().events_to_register()
+    events = pts.new(LIST, Handle(ClusterState(), feature_gates=FeatureGates("1.36")))
+    events = events.events_to_register()
     assert [e.event.resource for e in events] == [Resource.POD, Resource.NODE]
     assert events[0].event.action == (
         ActionType.ADD
@@ -233,3 +235,41 @@ def test_sign_pods_without_constraints_or_with_hard_ones_only() -> None:
     cluster.services = {"default/s": ("default", {"app": "web"})}  # type: ignore[attr-defined]
     assert pl.sign(api.Pod("a", labels={"app": "web"})) is None
     assert pl.sign(api.Pod("a", labels={"app": "db"})) is not None
+
+
+TARGET_CASES = [c for c in POD_CASES if c[0].startswith("the pod got")]
+
+
+@pytest.mark.parametrize(
+    ("constraints", "old", "new", "want"),
+    [c[1:] for c in TARGET_CASES],
+    ids=[c[0] for c in TARGET_CASES],
+)
+def test_target_pod_change_hint_v137(
+    constraints: Any, old: Any, new: Any, want: QueueingHint
+) -> None:
+    """v1.37 ``isSchedulableAfterTargetPodChange``: the same answers for the Pod's own update,
+    without a same-Pod check (only the queued Pod's update is a TargetPod event)."""
+    pl = pts.new(LIST, Handle(ClusterState(), feature_gates=FeatureGates("1.37")))
+    me = target(*constraints)
+    assert pl.is_schedulable_after_target_pod_change(me, old, new) == want
+    renamed_old = api.Pod("q", uid="q", labels=old.labels, tolerations=old.tolerations)
+    renamed_new = api.Pod("q", uid="q", labels=new.labels, tolerations=new.tolerations)
+    assert pl.is_schedulable_after_target_pod_change(me, renamed_old, renamed_new) == want
+
+
+def test_events_to_register_v137() -> None:
+    """v1.37: AssignedPod Add|UpdatePodLabel|Delete, TargetPod UpdatePodToleration|
+    UpdatePodLabel, Node as before."""
+    registered = plugin().events_to_register()
+    assert [(e.event.resource, e.event.action) for e in registered] == [
+        (Resource.ASSIGNED_POD, ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),
+        (Resource.TARGET_POD, ActionType.UPDATE_POD_TOLERATION | ActionType.UPDATE_POD_LABEL),
+        (
+            Resource.NODE,
+            ActionType.ADD
+            | ActionType.DELETE
+            | ActionType.UPDATE_NODE_LABEL
+            | ActionType.UPDATE_NODE_TAINT,
+        ),
+    ]

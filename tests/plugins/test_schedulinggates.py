@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from kubesched.config.featuregates import FeatureGates
 from kubesched.framework.interface import (
     SUCCESS,
     ActionType,
@@ -55,8 +56,18 @@ def test_pre_enqueue(gates: tuple[str, ...], want: Status) -> None:
 )
 def test_hint_gates_eliminated(updated: object, want: QueueingHint) -> None:
     gated = make_pod("p").gates("foo").obj()
-    (ev,) = plugin().events_to_register()
+    handle = Handle(make_cluster([]), feature_gates=FeatureGates("1.36"))
+    (ev,) = sg.new(None, handle).events_to_register()
     assert ev.event.resource == "Pod"
     assert ev.event.action == ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED
     assert ev.hint is not None
     assert ev.hint(gated, gated, updated) == want
+
+
+def test_events_to_register_v137() -> None:
+    """v1.37: TargetPod/UpdatePodSchedulingGatesEliminated, always Queue (only the queued
+    Pod's own update arrives)."""
+    (ev,) = plugin().events_to_register()
+    assert ev.event.resource == "TargetPod"
+    assert ev.event.action == ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED
+    assert ev.hint is None

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from kubesched.api import objects as api
+from kubesched.config.featuregates import FeatureGates
 from kubesched.framework.interface import ActionType, Code, CycleState, Handle, QueueingHint
 from kubesched.plugins import tainttoleration as tt
 from kubesched.testing import make_cluster, make_node, make_pod
@@ -252,12 +253,23 @@ def test_hint_pod_toleration_change() -> None:
 
 
 def test_events_to_register() -> None:
-    events = plugin().events_to_register()
-    assert [(e.event.resource, e.event.action) for e in events] == [
+    events = tt.new(None, Handle(make_cluster([]), feature_gates=FeatureGates("1.36")))
+    registered = events.events_to_register()
+    assert [(e.event.resource, e.event.action) for e in registered] == [
         ("Node", ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
         ("Pod", ActionType.UPDATE_POD_TOLERATION),
     ]
-    assert all(e.hint is not None for e in events)
+    assert all(e.hint is not None for e in registered)
+
+
+def test_events_to_register_v137() -> None:
+    """v1.37: TargetPod/UpdatePodToleration, always Queue (upstream's hint returns Queue)."""
+    registered = plugin().events_to_register()
+    assert [(e.event.resource, e.event.action) for e in registered] == [
+        ("Node", ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+        ("TargetPod", ActionType.UPDATE_POD_TOLERATION),
+    ]
+    assert registered[1].hint is None
 
 
 def test_tolerations_tolerate_taints_helper() -> None:

@@ -151,3 +151,25 @@ def test_node_condition_change_is_update_node_condition() -> None:
     got = events.node_scheduling_properties_change(node("True", note="x"), node("False"))
     assert [e.action for e in got] == [A.UPDATE_NODE_CONDITION, A.UPDATE_NODE_ANNOTATION]
     assert events.node_scheduling_properties_change(node("True"), node("True", "Other")) == []
+
+
+def test_v137_target_pod_scale_up_and_label() -> None:
+    """Upstream v1.37 ``PodSchedulingPropertiesChange(new, old, isTargetPod)``: an unbound
+    Pod's own update is ``TargetPod``; a grown request is ``UpdatePodScaleUp`` (v1.37 only);
+    the unscheduled resource is labelled ``UnscheduledPod`` from v1.37."""
+    grown = _pod(requests={"cpu": 2000, "memory": 2**30})
+    got = events.pod_scheduling_properties_change(grown, _pod(), target=True, since_v137=True)
+    assert got == [ClusterEvent(R.TARGET_POD, A.UPDATE_POD_SCALE_UP)]
+    assert [events.event_label(e) for e in got] == ["TargetPodUpdatePodScaleUp"]
+    before = events.pod_scheduling_properties_change(grown, _pod())
+    assert before == [ClusterEvent(R.UNSCHEDULED_POD, A.UPDATE)]
+    bound = events.pod_scheduling_properties_change(
+        _pod(node_name="n1"), _pod(node_name="n1"), target=True, since_v137=True
+    )
+    assert bound == [ClusterEvent(R.ASSIGNED_POD, A.UPDATE)]
+    delete = events.EVENT_UNSCHEDULED_POD_DELETE
+    assert events.event_label(delete) == "UnschedulablePodDelete"
+    assert events.event_label(delete, since_v137=True) == "UnscheduledPodDelete"
+    pod_update = ClusterEvent(R.POD, A.UPDATE)
+    assert events.matches(pod_update, ClusterEvent(R.TARGET_POD, A.UPDATE_POD_SCALE_UP))
+    assert not events.matches(ClusterEvent(R.UNSCHEDULED_POD, A.UPDATE), got[0])

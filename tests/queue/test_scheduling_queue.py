@@ -316,3 +316,21 @@ def test_requeue_at_once_keeps_attempts_and_first_attempt_time() -> None:
     again = q.pop()
     assert again is not None and again.attempts == 2
     assert again.initial_attempt_timestamp == T0
+
+
+@pytest.mark.parametrize(
+    ("target_pod_events", "want"), [(False, "unschedulable"), (True, "backoff")]
+)
+def test_own_update_is_a_target_pod_event_from_v137(target_pod_events: bool, want: str) -> None:
+    """Upstream v1.37 ``PriorityQueue.Update``: a pending Pod's own update raises
+    ``TargetPod`` events, which plugins registering ``TargetPod/UpdatePodLabel`` hear;
+    before, ``UnschedulablePod`` events (which such a registration does not match)."""
+    clock = Clock()
+    target_label = ClusterEvent(Resource.TARGET_POD, ActionType.UPDATE_POD_LABEL)
+    q = make_queue(clock, {FIT: [(target_label, QUEUE)]}, target_pod_events=target_pod_events)
+    q.add(make_pod("c").labels(app="x").obj())
+    qp = q.pop()
+    assert qp is not None
+    fail(q, qp, FIT)
+    q.update(qp.pod, make_pod("c").labels(app="y").obj())
+    assert q.queue_of("default/c") == want

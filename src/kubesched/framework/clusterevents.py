@@ -32,6 +32,8 @@ class ActionType(enum.IntFlag):
     UPDATE_NODE_DECLARED_FEATURE = 4096
     """A change of ``status.declaredFeatures`` (upstream v1.35+; a bit of its own here, after
     the v1.34 ones, so that their values stay)."""
+    UPDATE_POD_SCALE_UP = 8192
+    """A Pod's request grew or was added (upstream v1.37+; a bit of its own, as above)."""
     UPDATE = (
         UPDATE_NODE_ALLOCATABLE
         | UPDATE_NODE_LABEL
@@ -44,6 +46,7 @@ class ActionType(enum.IntFlag):
         | UPDATE_POD_SCHEDULING_GATES_ELIMINATED
         | UPDATE_POD_GENERATED_RESOURCE_CLAIM
         | UPDATE_NODE_DECLARED_FEATURE
+        | UPDATE_POD_SCALE_UP
     )
     ALL = ADD | DELETE | UPDATE
 
@@ -54,6 +57,9 @@ class Resource(enum.StrEnum):
     POD = "Pod"
     ASSIGNED_POD = "AssignedPod"
     UNSCHEDULED_POD = "UnschedulablePod"
+    """Spelled ``UnscheduledPod`` from v1.37 (:func:`kubesched.queue.events.event_label`)."""
+    TARGET_POD = "TargetPod"
+    """v1.37+: an update of the queued Pod itself (upstream ``fwk.TargetPod``)."""
     NODE = "Node"
     NAMESPACE = "Namespace"
     SERVICE = "Service"
@@ -87,7 +93,8 @@ class ClusterEvent:
             return True
         same = self.resource in (other.resource, Resource.WILDCARD) or (
             self.resource == Resource.POD
-            and other.resource in (Resource.ASSIGNED_POD, Resource.UNSCHEDULED_POD)
+            and other.resource
+            in (Resource.ASSIGNED_POD, Resource.UNSCHEDULED_POD, Resource.TARGET_POD)
         )
         return same and bool(self.action & other.action) and other.action <= self.action
 

@@ -12,8 +12,8 @@ default profile, v1.37 GA and locked on), with the ``k8s.io/component-helpers``
   v1.35 named the missing features: ``node declared features check failed - unsatisfied
   requirements: A, B``);
 - requeued by a Node added or its declared features changed (hinted: Queue when the list
-  changed), and by the Pod itself changing what it needs (hinted; upstream v1.36+ registers
-  ``TargetPod/Update``, v1.35 ``Pod/Update`` skipping other Pods: the same answers).
+  changed), and by the Pod itself changing what it needs (hinted; upstream v1.37 registers
+  ``TargetPod/Update``, v1.35 and v1.36 ``Pod/Update`` skipping other Pods).
 
 A feature whose Pod field the API server drops under the run's gates (its PrepareForCreate
 ``dropDisabledFields``: ``restartPolicyRules`` without ContainerRestartRules, ``hostUsers``
@@ -159,6 +159,9 @@ class NodeDeclaredFeatures:
         self.enabled = enabled
         """False: the NodeDeclaredFeatures gate is off; every Pod is Skipped and nothing is
         registered (upstream's disabled plugin)."""
+        newer = tuple(map(int, release.version.split("."))) >= (1, 37)
+        self._own_update = Resource.TARGET_POD if newer else Resource.POD
+        """The resource the Pod's own update is registered on: v1.37+ ``TargetPod``."""
 
     def requirements(self, pod: api.Pod) -> tuple[str, ...]:
         """The features ``pod`` needs under this release, sorted (``InferForPodScheduling``)."""
@@ -226,7 +229,7 @@ class NodeDeclaredFeatures:
                 is_schedulable_after_node_change,
             ),
             ClusterEventWithHint(
-                ClusterEvent(Resource.POD, ActionType.UPDATE),
+                ClusterEvent(self._own_update, ActionType.UPDATE),
                 self.is_schedulable_after_target_pod_update,
             ),
         ]
@@ -234,10 +237,11 @@ class NodeDeclaredFeatures:
     def is_schedulable_after_target_pod_update(
         self, pod: api.Pod, old: Any, new: Any
     ) -> QueueingHint:
-        """Queue when ``pod`` itself now needs other features; skip other Pods' updates."""
+        """Queue when ``pod`` itself now needs other features; skip other Pods' updates
+        (v1.37+ registers ``TargetPod/Update``: only the Pod's own, no same-Pod check)."""
         if not isinstance(new, api.Pod) or not isinstance(old, api.Pod):
             return QueueingHint.QUEUE
-        if not _same_pod(pod, new):
+        if self._own_update == Resource.POD and not _same_pod(pod, new):
             return QueueingHint.QUEUE_SKIP
         if self.requirements(old) == self.requirements(new):
             return QueueingHint.QUEUE_SKIP

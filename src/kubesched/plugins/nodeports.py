@@ -90,10 +90,11 @@ class NodePorts:
         return Verdict.from_mask(conflict_mask(wanted, cluster, rows), _STATUS)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        """Pod/Delete (hinted) and Node/Add (always Queue)."""
+        """Pod/Delete (hinted; v1.37+ AssignedPod/Delete) and Node/Add (always Queue)."""
+        pods = Resource.ASSIGNED_POD if self.handle.feature_gates.at_least("1.37") else Resource.POD
         return [
             ClusterEventWithHint(
-                ClusterEvent(Resource.POD, ActionType.DELETE), is_schedulable_after_pod_deleted
+                ClusterEvent(pods, ActionType.DELETE), is_schedulable_after_pod_deleted
             ),
             ClusterEventWithHint(ClusterEvent(Resource.NODE, ActionType.ADD)),
         ]

@@ -65,7 +65,19 @@ class NodeUnschedulable:
         return Verdict.from_mask(unschedulable_mask(cluster, rows), _STATUS)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        """Node/Add|UpdateNodeTaint and Pod/UpdatePodToleration, both hinted."""
+        """Node/Add|UpdateNodeTaint and Pod/UpdatePodToleration, both hinted (v1.37+:
+        TargetPod/UpdatePodToleration, the queued Pod's own update: no same-Pod check)."""
+        if self.handle.feature_gates.at_least("1.37"):
+            return [
+                ClusterEventWithHint(
+                    ClusterEvent(Resource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+                    is_schedulable_after_node_change,
+                ),
+                ClusterEventWithHint(
+                    ClusterEvent(Resource.TARGET_POD, ActionType.UPDATE_POD_TOLERATION),
+                    is_schedulable_after_target_pod_toleration_change,
+                ),
+            ]
         return [
             ClusterEventWithHint(
                 ClusterEvent(Resource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
@@ -95,6 +107,18 @@ def is_schedulable_after_pod_toleration_change(pod: api.Pod, old: Any, new: Any)
     if not isinstance(new, api.Pod):
         return QueueingHint.QUEUE
     if _same_pod(pod, new) and tolerates_unschedulable(new.tolerations):
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def is_schedulable_after_target_pod_toleration_change(
+    pod: api.Pod, old: Any, new: Any
+) -> QueueingHint:
+    """v1.37+: Queue when the queued Pod now tolerates the unschedulable taint."""
+    del pod, old
+    if not isinstance(new, api.Pod):
+        return QueueingHint.QUEUE
+    if tolerates_unschedulable(new.tolerations):
         return QueueingHint.QUEUE
     return QueueingHint.QUEUE_SKIP
 

@@ -309,13 +309,14 @@ class NodeVolumeLimits:
         return found
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        """CSINode/Add, CSINode/Update, Pod/Delete and PVC/Add (hinted), VolumeAttachment/
-        Delete (unhinted: any deletion requeues)."""
+        """CSINode/Add, CSINode/Update, Pod/Delete (v1.37+ AssignedPod/Delete) and PVC/Add
+        (hinted), VolumeAttachment/Delete (unhinted: any deletion requeues)."""
+        pods = Resource.ASSIGNED_POD if self.handle.feature_gates.at_least("1.37") else Resource.POD
         return [
             ClusterEventWithHint(ClusterEvent(Resource.CSI_NODE, ActionType.ADD)),
             ClusterEventWithHint(ClusterEvent(Resource.CSI_NODE, ActionType.UPDATE)),
             ClusterEventWithHint(
-                ClusterEvent(Resource.POD, ActionType.DELETE), is_schedulable_after_pod_deleted
+                ClusterEvent(pods, ActionType.DELETE), is_schedulable_after_pod_deleted
             ),
             ClusterEventWithHint(
                 ClusterEvent(Resource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD),

@@ -43,7 +43,13 @@ class SchedulingGates:
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (gates_message(pod.scheduling_gates),))
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        """Pod/UpdatePodSchedulingGatesEliminated, hinted to the gated Pod itself."""
+        """Pod/UpdatePodSchedulingGatesEliminated, hinted to the gated Pod itself (v1.37+:
+        TargetPod/UpdatePodSchedulingGatesEliminated, only the Pod's own update: Queue)."""
+        if self.handle.feature_gates.at_least("1.37"):
+            target = ClusterEvent(
+                Resource.TARGET_POD, ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED
+            )
+            return [ClusterEventWithHint(target)]
         event = ClusterEvent(Resource.POD, ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED)
         return [ClusterEventWithHint(event, is_schedulable_after_gates_eliminated)]
 

@@ -112,7 +112,17 @@ class TaintToleration:
         default_normalize_score(scores, MAX_NODE_SCORE, reverse=True)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        """Node/Add|UpdateNodeTaint and Pod/UpdatePodToleration, both hinted."""
+        """Node/Add|UpdateNodeTaint and Pod/UpdatePodToleration, both hinted (v1.37+:
+        TargetPod/UpdatePodToleration, always Queue: only the queued Pod's own update)."""
+        if self.handle.feature_gates.at_least("1.37"):
+            pod_event = ClusterEvent(Resource.TARGET_POD, ActionType.UPDATE_POD_TOLERATION)
+            return [
+                ClusterEventWithHint(
+                    ClusterEvent(Resource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+                    is_schedulable_after_node_change,
+                ),
+                ClusterEventWithHint(pod_event),
+            ]
         return [
             ClusterEventWithHint(
                 ClusterEvent(Resource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),

@@ -157,10 +157,11 @@ class VolumeRestrictions:
 
     # ------------------------------------------------------------------ events
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        """Pod/Delete (hinted), Node/Add, PVC/Add (hinted)."""
+        """Pod/Delete (hinted; v1.37+ AssignedPod/Delete), Node/Add, PVC/Add (hinted)."""
+        pods = Resource.ASSIGNED_POD if self.handle.feature_gates.at_least("1.37") else Resource.POD
         return [
             ClusterEventWithHint(
-                ClusterEvent(Resource.POD, ActionType.DELETE), is_schedulable_after_pod_deleted
+                ClusterEvent(pods, ActionType.DELETE), is_schedulable_after_pod_deleted
             ),
             ClusterEventWithHint(ClusterEvent(Resource.NODE, ActionType.ADD)),
             ClusterEventWithHint(

@@ -51,10 +51,12 @@ class QueueCore:
         max_in_unschedulable: float = 300.0,
         assigned_pod_filter: AssignedPodFilter | None = None,
         nominate_gated: bool = False,
+        target_pod_events: bool = False,
     ) -> None:
-        """Sub-queues empty; ``assigned_pod_filter`` and ``nominate_gated`` are documented
-        on SchedulingQueue."""
+        """Sub-queues empty; ``assigned_pod_filter``, ``nominate_gated`` and
+        ``target_pod_events`` are documented on SchedulingQueue."""
         self._nominate_gated = nominate_gated
+        self._target_pod_events = target_pod_events
         self._clock = clock
         self._sort_key = sort_key
         self._pre_enqueue = {name: tuple(pls) for name, pls in (pre_enqueue or {}).items()}

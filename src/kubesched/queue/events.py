@@ -7,8 +7,8 @@ Mirrors upstream v1.34 ``pkg/scheduler/framework/events.go`` and ``types.go``:
   ``EVENT_*`` cluster events, used as the ``event`` label of
   ``scheduler_queue_incoming_pods_total``;
 - :func:`matches`, upstream ``MatchClusterEvents``: a *registered* event covers an *incoming*
-  one when resources match (``Pod`` covers ``AssignedPod``/``UnschedulablePod``, ``*`` covers
-  all) and the incoming action is the same or more specific (``incoming.action <=
+  one when resources match (``Pod`` covers ``AssignedPod``/``UnschedulablePod``/``TargetPod``,
+  ``*`` covers all) and the incoming action is the same or more specific (``incoming.action <=
   registered.action``).  ``ClusterEvent.matches`` in the framework contract lacks that last
   condition, so a plugin registering ``Node/UpdateNodeLabel`` would wrongly match a generic
   ``Node/Update``; the queue uses this function instead;
@@ -55,7 +55,7 @@ def _resources_match(registered: Resource, incoming: Resource) -> bool:
         or registered == incoming
         or (
             registered == Resource.POD
-            and incoming in (Resource.ASSIGNED_POD, Resource.UNSCHEDULED_POD)
+            and incoming in (Resource.ASSIGNED_POD, Resource.UNSCHEDULED_POD, Resource.TARGET_POD)
         )
     )
 
@@ -83,25 +83,44 @@ def _action_string(action: ActionType) -> str:
     return "".join(part.capitalize() for part in name.split("_"))
 
 
-def event_label(event: ClusterEvent) -> str:
-    """Upstream ``ClusterEvent.Label()``: the custom label, else resource + action."""
+def event_label(event: ClusterEvent, *, since_v137: bool = False) -> str:
+    """Upstream ``ClusterEvent.Label()``: the custom label, else resource + action.
+
+    ``since_v137``: the release is v1.37 or newer, where upstream spells the unscheduled
+    Pod resource ``UnscheduledPod`` (``UnscheduledPodDelete``); before, ``UnschedulablePod``.
+    """
     if event.label:
         return event.label
-    return f"{event.resource.value}{_action_string(event.action)}"
+    resource = event.resource.value
+    if since_v137 and event.resource == Resource.UNSCHEDULED_POD:
+        resource = "UnscheduledPod"
+    return f"{resource}{_action_string(event.action)}"
 
 
-def pod_scheduling_properties_change(new: api.Pod, old: api.Pod) -> list[ClusterEvent]:
+def pod_scheduling_properties_change(
+    new: api.Pod, old: api.Pod, *, target: bool = False, since_v137: bool = False
+) -> list[ClusterEvent]:
     """The ``UpdatePod*`` events an update from ``old`` to ``new`` amounts to.
 
-    The resource is ``AssignedPod`` when ``new`` has a node, else ``UnschedulablePod``; when no
-    specific change is found the generic ``Update`` action is returned (upstream v1.34).
+    The resource is ``AssignedPod`` when ``new`` has a node, else ``TargetPod`` when
+    ``target`` (v1.37+: the update is of the queued Pod itself; upstream's ``isTargetPod``),
+    else ``UnschedulablePod``; ``since_v137``: a request that grew or appeared is also
+    ``UpdatePodScaleUp`` (upstream v1.37's extractor).  When no specific change is found the
+    generic ``Update`` action is returned (upstream v1.34).
     """
-    resource = Resource.ASSIGNED_POD if new.node_name else Resource.UNSCHEDULED_POD
+    if new.node_name:
+        resource = Resource.ASSIGNED_POD
+    elif target:
+        resource = Resource.TARGET_POD
+    else:
+        resource = Resource.UNSCHEDULED_POD
     actions: list[ActionType] = []
     if new.labels != old.labels:
         actions.append(ActionType.UPDATE_POD_LABEL)
     if _scaled_down(new, old):
         actions.append(ActionType.UPDATE_POD_SCALE_DOWN)
+    if since_v137 and _scaled_down(old, new):  # new requests more than old: a scale-up
+        actions.append(ActionType.UPDATE_POD_SCALE_UP)
     if not new.scheduling_gates and old.scheduling_gates:
         actions.append(ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED)
     if len(new.tolerations) != len(old.tolerations):

@@ -87,6 +87,9 @@ class SchedulingQueue(QueueCore):
     events; None offers every pooled Pod and lets the hints decide.  ``nominate_gated``
     (v1.37's ``addPod``): a new Pod's nomination is recorded even when PreEnqueue keeps it
     out of activeQ; before v1.37 only a Pod let into activeQ is nominated.
+    ``target_pod_events`` (v1.37's ``PodSchedulingPropertiesChange(..., isTargetPod)``): a
+    pending Pod's own update raises ``TargetPod`` events, and a grown request
+    ``UpdatePodScaleUp``; before v1.37, ``UnschedulablePod`` events and no scale-up.
     """
 
     # ------------------------------------------------------------------ informer side
@@ -104,8 +107,9 @@ class SchedulingQueue(QueueCore):
 
     def update(self, old: api.Pod | None, new: api.Pod) -> None:
         """A pending Pod changed; a pooled Pod moves if its hints say the change may help."""
+        v137 = self._target_pod_events
         evs = (
-            events.pod_scheduling_properties_change(new, old)
+            events.pod_scheduling_properties_change(new, old, target=v137, since_v137=v137)
             if old is not None
             else [events.EVENT_UNSCHEDULED_POD_UPDATE]
         )
@@ -278,8 +282,11 @@ class SchedulingQueue(QueueCore):
 
         Without ``event`` each of ``pod_scheduling_properties_change(new, old)`` is applied.
         """
+        v137 = self._target_pod_events
         for ev in (
-            [event] if event is not None else events.pod_scheduling_properties_change(new, old)
+            [event]
+            if event is not None
+            else events.pod_scheduling_properties_change(new, old, since_v137=v137)
         ):
             if events.matches(events.EVENT_POD_SCALE_DOWN, ev):
                 self.move_all_to_active_or_backoff(ev, old, new)

@@ -138,6 +138,7 @@ class Scheduler:
             initial_backoff=float(config.pod_initial_backoff_seconds),
             max_backoff=float(config.pod_max_backoff_seconds),
             nominate_gated=self.handle.feature_gates.at_least("1.37"),
+            target_pod_events=self.handle.feature_gates.at_least("1.37"),
         )
         for f in (*self.profiles.values(), *self._sampled.values()):
             f.nominator = self.queue.nominator

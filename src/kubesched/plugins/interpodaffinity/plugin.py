@@ -15,7 +15,10 @@ Queueing hints (upstream's, incl. the finer node hint of v1.32+):
   update queues (from v1.36; before, it is an unscheduled Pod's); an added Pod queues when it
   matches all of the target's affinity terms; an updated one when it starts matching them
   all, or stops matching all anti-affinity terms; a deleted one when it matched all
-  anti-affinity terms, or (from v1.36) its own required anti-affinity matched the target Pod.
+  anti-affinity terms, or (from v1.36) its own required anti-affinity matched the target Pod
+  (all its terms; v1.36 also counts a nominated Pod as placed).  v1.37 registers
+  ``AssignedPod`` for these and ``TargetPod/UpdatePodLabel`` (always Queue) for the target's
+  own update, and an anti-affinity term set matches when ANY term does (before: all).
 - Node Add | UpdateNodeLabel: for an affinity term, a new node with the key or an update that
   adds the key or changes its value queues; for an anti-affinity term, any new node, or an
   update that removes the key or changes its value.  A Pod without terms is not queued.
@@ -103,6 +106,9 @@ class InterPodAffinity:
         self._v136_pod_hint = handle.feature_gates.at_least("1.36")
         """Upstream v1.36's Pod hint: the target Pod's own label update and a deleted Pod
         whose anti-affinity matched the target queue (v1.34 and v1.35: QueueSkip)."""
+        self._v137_pod_hint = handle.feature_gates.at_least("1.37")
+        """Upstream v1.37: AssignedPod and TargetPod events instead of Pod; anti-affinity
+        terms match when ANY term does (before: ALL)."""
 
     def sign(self, pod: api.Pod) -> object:
         """Batching signature of a Pod without terms: the existing Pods' term groups that
@@ -218,11 +224,21 @@ class InterPodAffinity:
 
     # ------------------------------------------------------------------ queueing hints
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        """Pod Add|UpdatePodLabel|Delete and Node Add|UpdateNodeLabel, both hinted."""
-        pod_event = ClusterEvent(
-            Resource.POD, ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE
-        )
+        """Pod Add|UpdatePodLabel|Delete and Node Add|UpdateNodeLabel, both hinted (v1.37+:
+        AssignedPod instead of Pod, and TargetPod/UpdatePodLabel, always Queue)."""
+        pod_actions = ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE
         node_event = ClusterEvent(Resource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL)
+        if self._v137_pod_hint:
+            target = ClusterEvent(Resource.TARGET_POD, ActionType.UPDATE_POD_LABEL)
+            return [
+                ClusterEventWithHint(
+                    ClusterEvent(Resource.ASSIGNED_POD, pod_actions),
+                    self.is_schedulable_after_pod_change,
+                ),
+                ClusterEventWithHint(target),
+                ClusterEventWithHint(node_event, self.is_schedulable_after_node_change),
+            ]
+        pod_event = ClusterEvent(Resource.POD, pod_actions)
         return [
             ClusterEventWithHint(pod_event, self.is_schedulable_after_pod_change),
             ClusterEventWithHint(node_event, self.is_schedulable_after_node_change),
@@ -232,30 +248,37 @@ class InterPodAffinity:
         """See the module docstring."""
         if not isinstance(old, api.Pod | None) or not isinstance(new, api.Pod | None):
             return QueueingHint.QUEUE
-        if self._v136_pod_hint and new is not None and _same_pod(new, pod):
+        v136_only = self._v136_pod_hint and not self._v137_pod_hint
+        if v136_only and new is not None and old is not None and _same_pod(new, pod):
             return QueueingHint.QUEUE
-        if (new is not None and not new.node_name) or (old is not None and not old.node_name):
+        if self._v136_pod_hint:  # a nominated Pod counts as placed
+            if (new is not None and not new.node_name and not new.nominated_node_name) or (
+                old is not None and not old.node_name and not old.nominated_node_name
+            ):
+                return QueueingHint.QUEUE_SKIP
+        elif (new is not None and not new.node_name) or (old is not None and not old.node_name):
             return QueueingHint.QUEUE_SKIP
+        # v1.37: an anti-affinity term set matches when any term does; before, all.
+        match_anti = _match_any if self._v137_pod_hint else _match_all
         terms = pod_terms(pod)
         aff, anti = terms.required_affinity, terms.required_anti
         if old is not None and new is not None:
             if not _match_all(aff, old) and _match_all(aff, new):
                 return QueueingHint.QUEUE
-            if _match_all(anti, old) and not _match_all(anti, new):
+            if match_anti(anti, old) and not match_anti(anti, new):
                 return QueueingHint.QUEUE
             return QueueingHint.QUEUE_SKIP
         if new is not None:
             return QueueingHint.QUEUE if _match_all(aff, new) else QueueingHint.QUEUE_SKIP
         if old is None:
             return QueueingHint.QUEUE
-        if _match_all(anti, old):
+        if match_anti(anti, old):
             return QueueingHint.QUEUE
         if not self._v136_pod_hint:
             return QueueingHint.QUEUE_SKIP
-        ns_labels = self.cluster.namespaces.labels.get(pod.namespace, {})
-        for t in pod_terms(old).required_anti:
-            if t.matches(pod.namespace, pod.labels, ns_labels):
-                return QueueingHint.QUEUE
+        # v1.36+: the deleted Pod's own anti-affinity matched the target (namespace labels nil).
+        if match_anti(pod_terms(old).required_anti, pod):
+            return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
 
     def is_schedulable_after_node_change(self, pod: api.Pod, old: Any, new: Any) -> QueueingHint:
@@ -285,6 +308,11 @@ def _same_pod(a: api.Pod, b: api.Pod) -> bool:
 def _match_all(terms: tuple[Term, ...], pod: api.Pod) -> bool:
     """Upstream ``podMatchesAllAffinityTerms`` (False for no terms; namespace labels nil)."""
     return bool(terms) and all(t.matches(pod.namespace, pod.labels, {}) for t in terms)
+
+
+def _match_any(terms: tuple[Term, ...], pod: api.Pod) -> bool:
+    """Upstream ``podMatchesAnyAffinityTerms`` (v1.37; namespace labels nil)."""
+    return any(t.matches(pod.namespace, pod.labels, {}) for t in terms)
 
 
 def new(args: object | None, handle: Handle) -> InterPodAffinity:

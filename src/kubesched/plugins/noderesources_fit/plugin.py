@@ -245,11 +245,22 @@ class NodeResourcesFit(GovernedHints):
     # ----------------------------------------------------------------------- queueing hints
     def events_to_register(self) -> list[fw.ClusterEventWithHint]:
         """Pod deleted or scaled down; Node added or its allocatable changed (with
-        ``retryGovernance``, the governed hints below)."""
+        ``retryGovernance``, the governed hints below); v1.37+ on AssignedPod and TargetPod."""
         pod_actions = fw.ActionType.DELETE | fw.ActionType.UPDATE_POD_SCALE_DOWN
         node_actions = fw.ActionType.ADD | fw.ActionType.UPDATE_NODE_ALLOCATABLE
         on_pod: fw.HintFn = self.governed_pod_hint if self.args.retry_governance else pod_hint
         on_node: fw.HintFn = self.governed_node_hint if self.args.retry_governance else node_hint
+        if self.handle.feature_gates.at_least("1.37"):
+            # v1.37: AssignedPod Delete|UpdatePodScaleDown, and the queued Pod's own scale-down
+            # (TargetPod/UpdatePodScaleDown: always Queue).
+            target = fw.ClusterEvent(fw.Resource.TARGET_POD, fw.ActionType.UPDATE_POD_SCALE_DOWN)
+            return [
+                fw.ClusterEventWithHint(
+                    fw.ClusterEvent(fw.Resource.ASSIGNED_POD, pod_actions), on_pod
+                ),
+                fw.ClusterEventWithHint(target),
+                fw.ClusterEventWithHint(fw.ClusterEvent(fw.Resource.NODE, node_actions), on_node),
+            ]
         return [
             fw.ClusterEventWithHint(fw.ClusterEvent(fw.Resource.POD, pod_actions), on_pod),
             fw.ClusterEventWithHint(fw.ClusterEvent(fw.Resource.NODE, node_actions), on_node),

@@ -249,7 +249,9 @@ class PodTopologySpread:
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """Pod Add/UpdatePodLabel/UpdatePodToleration/Delete and Node Add/Delete/
-        UpdateNodeLabel/UpdateNodeTaint, both hinted (v1.34 with QueueingHints)."""
+        UpdateNodeLabel/UpdateNodeTaint, both hinted (v1.34 with QueueingHints).  v1.37+:
+        AssignedPod Add/UpdatePodLabel/Delete and TargetPod UpdatePodToleration/UpdatePodLabel
+        (:meth:`is_schedulable_after_target_pod_change`) instead of Pod."""
         pod_actions = (
             ActionType.ADD
             | ActionType.UPDATE_POD_LABEL
@@ -262,13 +264,28 @@ class PodTopologySpread:
             | ActionType.UPDATE_NODE_LABEL
             | ActionType.UPDATE_NODE_TAINT
         )
+        on_node = ClusterEventWithHint(
+            ClusterEvent(Resource.NODE, node_actions), self.is_schedulable_after_node_change
+        )
+        if self.handle.feature_gates.at_least("1.37"):
+            assigned = ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE
+            target = ActionType.UPDATE_POD_TOLERATION | ActionType.UPDATE_POD_LABEL
+            return [
+                ClusterEventWithHint(
+                    ClusterEvent(Resource.ASSIGNED_POD, assigned),
+                    self.is_schedulable_after_pod_change,
+                ),
+                ClusterEventWithHint(
+                    ClusterEvent(Resource.TARGET_POD, target),
+                    self.is_schedulable_after_target_pod_change,
+                ),
+                on_node,
+            ]
         return [
             ClusterEventWithHint(
                 ClusterEvent(Resource.POD, pod_actions), self.is_schedulable_after_pod_change
             ),
-            ClusterEventWithHint(
-                ClusterEvent(Resource.NODE, node_actions), self.is_schedulable_after_node_change
-            ),
+            on_node,
         ]
 
     # ------------------------------------------------------------------ queueing hints
@@ -310,6 +327,25 @@ class PodTopologySpread:
         if changed_pod is not None and cs.pod_matches_any(hard, changed_pod.labels):
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
+
+    def is_schedulable_after_target_pod_change(
+        self, pod: api.Pod, old: Any, new: Any
+    ) -> QueueingHint:
+        """v1.37+, the queued Pod's own update: Queue when it got tolerations and some
+        constraint honours taints, or its new labels change a hard constraint's match."""
+        if not isinstance(new, api.Pod) or not isinstance(old, api.Pod):
+            return QueueingHint.QUEUE
+        hard = self._hard(pod)
+        if hard is None:
+            return QueueingHint.QUEUE
+        if new.tolerations != old.tolerations and any(c.honor_taints for c in hard):
+            return QueueingHint.QUEUE
+        if new.labels == old.labels:
+            return QueueingHint.QUEUE_SKIP
+        changed = any(
+            c.selector.matches(old.labels) != c.selector.matches(new.labels) for c in hard
+        )
+        return QueueingHint.QUEUE if changed else QueueingHint.QUEUE_SKIP
 
     def is_schedulable_after_node_change(self, pod: api.Pod, old: Any, new: Any) -> QueueingHint:
         """Queue when a node gains or loses every topology key, or (still having them) changes
