@@ -22,6 +22,23 @@ type ExplainRequest struct {
 	Config  json.RawMessage `json:"config"`
 }
 
+// decode reads the request's cluster, Pod and configuration.
+func (r *ExplainRequest) decode() (*Cluster, *v1.Pod, *config.KubeSchedulerConfiguration, error) {
+	cluster, err := DecodeCluster(r.Cluster)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	pod, err := DecodePod(r.Pod)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cfg, err := LoadConfig(r.Config)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return cluster, pod, cfg, nil
+}
+
 // NodeVerdict is one node of the answer (docs/design.md section 5 of kubesched).
 type NodeVerdict struct {
 	Feasible bool             `json:"feasible"`
@@ -77,15 +94,7 @@ func Explain(ctx context.Context, req *ExplainRequest) (*ExplainResult, error) {
 // explainSteered is Explain with DefaultPreemption's choices steered by s (and recorded in
 // s: preemptchoices.go).
 func explainSteered(ctx context.Context, req *ExplainRequest, s *preemptionSteer) (*ExplainResult, error) {
-	cluster, err := DecodeCluster(req.Cluster)
-	if err != nil {
-		return nil, err
-	}
-	pod, err := DecodePod(req.Pod)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := LoadConfig(req.Config)
+	cluster, pod, cfg, err := req.decode()
 	if err != nil {
 		return nil, err
 	}

@@ -18,10 +18,8 @@ import (
 // scheduling queue would for a Pod it holds as unschedulable: the cluster (the listers some
 // hints read), the rejected Pod, the configuration and the event.
 type HintsRequest struct {
-	Cluster json.RawMessage `json:"cluster"`
-	Pod     json.RawMessage `json:"pod"`
-	Config  json.RawMessage `json:"config"`
-	Event   HintEvent       `json:"event"`
+	ExplainRequest
+	Event HintEvent `json:"event"`
 }
 
 // HintEvent is one change of a Node or a Pod: Op is add, update or delete; Old and New the
@@ -54,15 +52,7 @@ type HintsResult struct {
 // (framework.MatchClusterEvents; no hint function means Queue).  Every plugin is asked,
 // not only those that rejected the Pod: the answer compares the hint functions.
 func Hints(ctx context.Context, req *HintsRequest) (*HintsResult, error) {
-	cluster, err := DecodeCluster(req.Cluster)
-	if err != nil {
-		return nil, err
-	}
-	pod, err := DecodePod(req.Pod)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := LoadConfig(req.Config)
+	cluster, pod, cfg, err := req.decode()
 	if err != nil {
 		return nil, err
 	}
