@@ -35,12 +35,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from _upstream_api import BIN, OURS, UPSTREAM, BenchError, api
+from cold_start import json_load_once
 from cold_start import run_once as explain_once
 from upstream_side_by_side import engine
 
@@ -90,14 +90,6 @@ QUICK = Plan(
 QPS = (5000.0, 10000)
 
 
-def json_load_once(path: str) -> float:
-    """Seconds for a fresh Python to ``json.load`` the file, spawn to exit."""
-    start = time.perf_counter()
-    code = "import json, sys; json.load(open(sys.argv[1], 'rb'))"
-    subprocess.run([sys.executable, "-c", code, path], check=True)
-    return time.perf_counter() - start
-
-
 def cold_start(nodes: int, pods: int, repeats: int) -> dict[str, Any]:
     """Medians of ``kubesched explain`` and ``json.load`` on one generated snapshot."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -112,7 +104,7 @@ def cold_start(nodes: int, pods: int, repeats: int) -> dict[str, Any]:
             secs, peak, _ = explain_once(src, snap, pod)
             ours.append(secs)
             rss.append(peak)
-            ref.append(json_load_once(snap))
+            ref.append(json_load_once(snap)[0])
             print(
                 f"[cold start {r + 1}] explain {secs:.2f} s ({peak:.0f} MiB), "
                 f"json.load {ref[-1]:.2f} s",

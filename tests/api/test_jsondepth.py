@@ -55,3 +55,23 @@ def test_the_limit_is_kept(levels: int) -> None:
     else:
         with pytest.raises(InputError, match=f"nested deeper than {source.MAX_DEPTH} levels"):
             source.load_text(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(VALUES, st.integers(min_value=1, max_value=9))
+def test_any_chunk_size_gives_the_same_shape(value: Any, chunk: int) -> None:
+    """The scan carries its string state and level across chunks: a chunk may end inside a
+    string, between a backslash and the quote it escapes, or mid-bracket run."""
+    data = json.dumps({"v": value, "w": [value]}).encode()
+    whole = jsonscan.text_shape(data)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(jsonscan, "SCAN_CHUNK", chunk)
+        assert jsonscan.text_shape(data) == whole == (depth({"w": [value]}), 2 + 2 * keys(value))
+
+
+def keys(value: Any) -> int:
+    if isinstance(value, dict):
+        return len(value) + sum(keys(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(keys(v) for v in value)
+    return 0

@@ -35,28 +35,47 @@ def json_depth(text: str) -> int:
 
 def text_shape(data: bytes) -> tuple[int, int]:
     """``(depth, keys)`` of the JSON ``data``: the deepest nesting of objects and arrays (0
-    for a scalar) and the number of keys written in all its objects."""
+    for a scalar) and the number of keys written in all its objects.
+
+    Each chunk is passed over a few times only, to pick out the bytes that are quotes or
+    structure (:func:`_marks`); the rest looks at those alone: the quotes' running parity
+    (an exclusive or) says which of them lie inside strings."""
     arr = np.frombuffer(data, dtype=np.uint8)  # (n,)
-    escaped = _escaped_quotes(arr)
-    quotes_before, level, deepest, keys = 0, 0, 0, 0
+    escaped = _escaped_quotes(arr)  # int64 (E,), sorted
+    inside, level, deepest, keys = 0, 0, 0, 0  # inside: a string is open at the chunk's start
     for start in range(0, arr.shape[0], SCAN_CHUNK):
         chunk = arr[start : start + SCAN_CHUNK]
-        quotes = np.flatnonzero(chunk == _QUOTE) + start  # int64 (Q,)
-        folded = chunk | 0x20
-        opens = folded == _OPEN
-        colons = chunk == _COLON
-        at = np.flatnonzero(opens | (folded == _CLOSE) | colons) + start  # int64 (S,)
-        real_before = quotes_before + np.searchsorted(quotes, at) - np.searchsorted(escaped, at)
-        at = at[real_before % 2 == 0]  # outside strings
-        is_colon = colons[at - start]
-        keys += int(np.count_nonzero(is_colon))
-        at = at[~is_colon]  # brackets
-        if at.shape[0]:
-            steps = np.cumsum(np.where(opens[at - start], 1, -1)) + level
-            deepest = max(deepest, int(steps.max()))
-            level = int(steps[-1])
-        quotes_before += quotes.shape[0]
+        marks = _marks(chunk)  # bool (c,)
+        lo, hi = np.searchsorted(escaped, (start, start + chunk.shape[0]))
+        marks[escaped[lo:hi] - start] = False  # a quote inside a string is text
+        kinds = chunk[marks]  # uint8 (S,): the marked bytes in order
+        parity = np.bitwise_xor.accumulate((kinds == _QUOTE).view(np.uint8)) ^ inside  # (S,)
+        outside = kinds[parity == 0]  # a closing quote has parity 0 too, an opening one 1
+        keys += int(np.count_nonzero(outside == _COLON))
+        outside |= 0x20  # "[" and "]" folded onto "{" and "}"
+        steps = (outside == _OPEN).view(np.int8) - (outside == _CLOSE).view(np.int8)  # (B,)
+        if steps.shape[0]:
+            levels = np.cumsum(steps, dtype=np.int32) + level  # |steps| <= SCAN_CHUNK
+            deepest = max(deepest, int(levels.max()))
+            level = int(levels[-1])
+        if parity.shape[0]:
+            inside = int(parity[-1])
     return deepest, keys
+
+
+def _marks(chunk: Any) -> Any:
+    """bool ``(c,)``: which bytes of ``chunk`` (uint8 ``(c,)``) are a quote, a colon or a
+    bracket; in place where it can (``{`` ``}`` ``[`` ``]`` are ``0x7B + 2k`` with bit 0x20
+    set, ``k`` 0 or 1)."""
+    folded = chunk | 0x20  # uint8 (c,)
+    folded -= _OPEN
+    folded &= 0xFD
+    marks = folded == 0
+    other = chunk == _COLON
+    marks |= other
+    np.equal(chunk, _QUOTE, out=other)
+    marks |= other
+    return marks
 
 
 ENCODE_BATCH = 4096
