@@ -19,6 +19,10 @@
   is a deliberate deviation (docs/fidelity.md).
 - The HTTP work of a bind runs inside ``io()``, a context the runner sets so that a binding
   worker lets the scheduling thread go on while it waits (:mod:`kubesched.live.turns`).
+  ``bind_later`` is the same bind without a waiting thread: the POST goes out on the client's
+  writes thread, a bind of unknown outcome is settled on a thread of its own, and the caller
+  ends the binding cycle with ``finish_bind`` when the answer comes (the runner, for binding
+  cycles that are only the bind).
 - ``delete_pod`` deletes a preemption victim with its grace period and a UID precondition;
   a 404 (already gone) is success.  ``preempt_pod`` (what preemption calls,
   :func:`kubesched.framework.interface.preempt_pod`) first marks the victim

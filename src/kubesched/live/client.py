@@ -27,7 +27,9 @@ three per scheduled Pod, the bulk of live mode's requests) go through libcurl
 allows it (no proxy): a request costs about a third of the CPU it costs through urllib3 and
 ``http.client`` (whose header parsing runs the ``email`` package).  The same answers, errors
 and metrics either way; urllib3 never retries these methods, and a connection that cannot be
-made is retried up to three times, as urllib3's default does.
+made is retried up to three times, as urllib3's default does.  Writes nobody waits for
+(live mode's binds) go through :class:`WritesInFlight`: one thread keeps many of them in flight
+with libcurl's multi interface and calls back with each answer.
 
 With a :class:`~kubesched.metrics.RestClientMetrics`, every answer is counted in
 ``rest_client_requests_total`` and every request's duration (rate limiter wait included)
@@ -390,17 +392,21 @@ class WritesInFlight:
         wait = self.IDLE_WAIT
         if paced:
             wait = min(wait, max(0.0, paced[0].at - time.monotonic()))
-        reads: list[Any] = [self._wake_r]
-        writes: list[Any] = []
-        errors: list[Any] = []
+        poll = select.poll()  # not select(): no limit on the descriptors' numbers
+        poll.register(self._wake_r, select.POLLIN)
         if active:
             r, w, x = multi.fdset()
-            reads += r
-            writes, errors = w, x
+            for fd in {*r, *w, *x}:
+                poll.register(
+                    fd,
+                    (select.POLLIN if fd in r else 0)
+                    | (select.POLLOUT if fd in w else 0)
+                    | select.POLLPRI,
+                )
             ms = multi.timeout()
             wait = min(wait, 0.01 if ms < 0 else ms / 1000)
         if wait > 0:
-            select.select(reads, writes, errors, wait)
+            poll.poll(wait * 1000)
         with contextlib.suppress(BlockingIOError):
             os.read(self._wake_r, 4096)
 

@@ -12,7 +12,10 @@ run ``schedule_one()``; with nothing to do, wait for the next delta or timer.  B
 run on a pool of binding workers (upstream: one goroutine per binding), each touching the
 scheduler only in a turn the loop grants between two cycles (:mod:`kubesched.live.turns`): a
 slow bind stalls neither scheduling nor other binds, and scheduler state still has one user at
-a time (the coordinator role too).
+a time (the coordinator role too).  A binding cycle that is only the bind (the default profile,
+a Pod without claims: :meth:`~kubesched.scheduler.commit.Commit.binds_only`) needs neither:
+its POST is sent by the client's writes thread (:class:`~kubesched.live.client.WritesInFlight`)
+and the answer, queued back to this loop, ends the cycle here (:meth:`LiveScheduler._bind_later`).
 
 Leadership: standbys keep their informers (and so their cache) warm unless
 ``delayCacheUntilActive``; no cycle runs without the Lease.  On acquiring it the replica
