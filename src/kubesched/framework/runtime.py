@@ -374,6 +374,14 @@ class Framework(FilterPhase):
             return s.with_plugin(p.name)
         return error("no bind plugin handled the pod")
 
+    def bound(self, start: float, failure: str | None) -> Status:
+        """A bind made outside :meth:`run_bind` by the profile's only Bind plugin (live
+        mode's asynchronous bind) answered: its status as :meth:`run_bind` would return it
+        (``failure``: the error's text) and the Bind extension point timed from ``start``."""
+        s = SUCCESS if failure is None else error(failure)
+        self._timed("Bind", start, s)
+        return s.with_plugin(self.plugins["bind"][0].name)
+
     def run_post_bind(self, state: CycleState, pod: api.Pod, node: str) -> None:
         """PostBind (informational)."""
         for p in self.plugins["post_bind"]:

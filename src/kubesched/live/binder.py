@@ -19,6 +19,10 @@
   is a deliberate deviation (docs/fidelity.md).
 - The HTTP work of a bind runs inside ``io()``, a context the runner sets so that a binding
   worker lets the scheduling thread go on while it waits (:mod:`kubesched.live.turns`).
+  ``bind_later`` is the same bind without a waiting thread: the POST goes out on the client's
+  writes thread, a bind of unknown outcome is settled on a thread of its own, and the caller
+  ends the binding cycle with ``finish_bind`` when the answer comes (the runner, for binding
+  cycles that are only the bind).
 - ``delete_pod`` deletes a preemption victim with its grace period and a UID precondition;
   a 404 (already gone) is success.  ``preempt_pod`` (what preemption calls,
   :func:`kubesched.framework.interface.preempt_pod`) first marks the victim
@@ -65,6 +69,19 @@ class NotLeaderError(Exception):
     """A bind attempted after this replica stopped leading."""
 
 
+def _binding(pod: api.Pod, node_name: str) -> dict[str, Any]:
+    """The ``v1 Binding`` of ``pod`` to ``node_name``, the Pod's UID as a precondition."""
+    body: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": pod.name, "namespace": pod.namespace},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": node_name},
+    }
+    if pod.uid:
+        body["metadata"]["uid"] = pod.uid
+    return body
+
+
 class LiveApi:
     """Binding, victim deletion and failure reporting against the real API server."""
 
@@ -102,14 +119,7 @@ class LiveApi:
         if not self.guard():
             self.bind_errors += 1
             raise NotLeaderError("not the leader any more; not binding")
-        body: dict[str, Any] = {
-            "apiVersion": "v1",
-            "kind": "Binding",
-            "metadata": {"name": pod.name, "namespace": pod.namespace},
-            "target": {"apiVersion": "v1", "kind": "Node", "name": node_name},
-        }
-        if pod.uid:
-            body["metadata"]["uid"] = pod.uid
+        body = _binding(pod, node_name)
         try:
             with self.io():
                 self._post_settled(pod, node_name, body)
@@ -126,6 +136,67 @@ class LiveApi:
             self.on_bound(pod)
         self.recorder.pod_scheduled(pod, node_name)
 
+    def can_bind_later(self) -> bool:
+        """Whether :meth:`bind_later` can be used (the client sends writes asynchronously)."""
+        return self.client.writes is not None
+
+    def bind_later(
+        self, pod: api.Pod, node_name: str, answered: Callable[[Exception | None], None]
+    ) -> None:
+        """:meth:`bind` without waiting: the POST goes out on the client's writes thread
+        (:class:`~kubesched.live.client.WritesInFlight`), the leadership checked just before
+        it is sent.  ``answered(error)`` is called once, on that thread or -- for a bind
+        whose outcome is unknown, settled as :meth:`bind` settles it -- on a thread of its
+        own; the caller then calls :meth:`finish_bind` where the scheduler is owned."""
+        writes = self.client.writes
+        assert writes is not None, "bind_later without asynchronous writes"
+        body = _binding(pod, node_name)
+        path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/binding"
+
+        def first(err: Exception | None) -> None:
+            if isinstance(err, ApiError) and err.code in OUTCOME_UNKNOWN:
+                threading.Thread(
+                    target=self._settle_later,
+                    args=(pod, node_name, body, err, answered),
+                    name="kubesched-bind-settle",
+                    daemon=True,
+                ).start()
+                return
+            answered(err)
+
+        def ready() -> Exception | None:
+            return None if self.guard() else NotLeaderError("not the leader any more; not binding")
+
+        writes.submit("POST", path, body, answered=first, ready=ready, timeout=self.bind_timeout)
+
+    def _settle_later(
+        self,
+        pod: api.Pod,
+        node_name: str,
+        body: dict[str, Any],
+        first: ApiError,
+        answered: Callable[[Exception | None], None],
+    ) -> None:
+        try:
+            self._settle(pod, node_name, body, first)
+        except (ApiError, NotLeaderError) as e:
+            answered(e)
+            return
+        answered(None)
+
+    def finish_bind(self, pod: api.Pod, node_name: str, err: Exception | None) -> None:
+        """The bookkeeping of :meth:`bind` after a :meth:`bind_later` answered: counters,
+        ``on_bound`` and the ``Scheduled`` Event."""
+        if err is not None:
+            self.bind_errors += 1
+            if isinstance(err, ApiError):
+                self.last_bind_error = err
+            return
+        self.binds += 1
+        if self.on_bound is not None:
+            self.on_bound(pod)
+        self.recorder.pod_scheduled(pod, node_name)
+
     def _post_settled(self, pod: api.Pod, node_name: str, body: dict[str, Any]) -> None:
         """POST the binding; when its outcome is unknown, settle it (see the module doc)."""
         pod_path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}"
@@ -135,7 +206,11 @@ class LiveApi:
         except ApiError as e:
             if e.code not in OUTCOME_UNKNOWN:
                 raise
-            first = e
+            self._settle(pod, node_name, body, e)
+
+    def _settle(self, pod: api.Pod, node_name: str, body: dict[str, Any], first: ApiError) -> None:
+        """A bind whose first answer left its outcome unknown (``first``): settle it."""
+        pod_path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}"
         self.unknown_binds += 1
         log.warning(
             "bind of %s to %s: outcome unknown (%s); settling it, its capacity stays assumed",

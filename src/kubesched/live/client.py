@@ -27,7 +27,9 @@ three per scheduled Pod, the bulk of live mode's requests) go through libcurl
 allows it (no proxy): a request costs about a third of the CPU it costs through urllib3 and
 ``http.client`` (whose header parsing runs the ``email`` package).  The same answers, errors
 and metrics either way; urllib3 never retries these methods, and a connection that cannot be
-made is retried up to three times, as urllib3's default does.
+made is retried up to three times, as urllib3's default does.  Writes nobody waits for
+(live mode's binds) go through :class:`WritesInFlight`: one thread keeps many of them in flight
+with libcurl's multi interface and calls back with each answer.
 
 With a :class:`~kubesched.metrics.RestClientMetrics`, every answer is counted in
 ``rest_client_requests_total`` and every request's duration (rate limiter wait included)
@@ -37,13 +39,17 @@ urllib3's own retries underneath count once, as the answer they end with.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import io
 import json
+import logging
 import os
+import select
 import threading
 import time
-from collections.abc import Generator, Mapping
+from collections.abc import Callable, Generator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
@@ -55,6 +61,8 @@ from kubernetes import config as k8s_config
 from kubesched.api import source
 from kubesched.api.errors import InputError
 from kubesched.metrics import RestClientMetrics, host_label
+
+log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
 
@@ -168,23 +176,27 @@ class CurlWriter:
     def _handle(self) -> Any:
         curl = getattr(self._local, "curl", None)
         if curl is None:
-            conf = self._conf
-            curl = pycurl.Curl()
-            curl.setopt(pycurl.NOSIGNAL, 1)
-            curl.setopt(pycurl.TCP_NODELAY, 1)
-            if conf.verify_ssl:
-                if conf.ssl_ca_cert:
-                    curl.setopt(pycurl.CAINFO, conf.ssl_ca_cert)
-                if conf.assert_hostname is False:
-                    curl.setopt(pycurl.SSL_VERIFYHOST, 0)
-            else:
-                curl.setopt(pycurl.SSL_VERIFYPEER, 0)
+            curl = self._local.curl = self.new_handle()
+        return curl
+
+    def new_handle(self) -> Any:
+        """An easy handle with the configuration's TLS and client certificate."""
+        conf = self._conf
+        curl = pycurl.Curl()
+        curl.setopt(pycurl.NOSIGNAL, 1)
+        curl.setopt(pycurl.TCP_NODELAY, 1)
+        if conf.verify_ssl:
+            if conf.ssl_ca_cert:
+                curl.setopt(pycurl.CAINFO, conf.ssl_ca_cert)
+            if conf.assert_hostname is False:
                 curl.setopt(pycurl.SSL_VERIFYHOST, 0)
-            if conf.cert_file:
-                curl.setopt(pycurl.SSLCERT, conf.cert_file)
-            if conf.key_file:
-                curl.setopt(pycurl.SSLKEY, conf.key_file)
-            self._local.curl = curl
+        else:
+            curl.setopt(pycurl.SSL_VERIFYPEER, 0)
+            curl.setopt(pycurl.SSL_VERIFYHOST, 0)
+        if conf.cert_file:
+            curl.setopt(pycurl.SSLCERT, conf.cert_file)
+        if conf.key_file:
+            curl.setopt(pycurl.SSLKEY, conf.key_file)
         return curl
 
     def send(
@@ -217,12 +229,7 @@ class CurlWriter:
                     continue
                 raise ApiError(0, f"pycurl.error: {e.args[-1]}") from None
         status = int(curl.getinfo(pycurl.RESPONSE_CODE))
-        answer: dict[str, str] = {}
-        if status >= 400:
-            for line in head.getvalue().decode("latin-1").split("\r\n"):
-                name, sep, value = line.partition(":")
-                if sep:
-                    answer[name.strip().lower()] = value.strip()
+        answer = _header_lines(head.getvalue()) if status >= 400 else {}
         return status, body.getvalue(), answer
 
     def close(self) -> None:
@@ -230,6 +237,227 @@ class CurlWriter:
         if curl is not None:
             curl.close()
             self._local.curl = None
+
+
+@dataclass(slots=True)
+class _Write:
+    """One write of :class:`WritesInFlight`: the request, its pacing and its answer."""
+
+    method: str
+    path: str
+    data: bytes
+    content_type: str
+    timeout: float
+    ready: Callable[[], Exception | None]
+    answered: Callable[[Exception | None], None]
+    submitted: float
+    at: float = 0.0
+    """When the rate limiter lets it go (monotonic seconds)."""
+    attempts: int = 0
+    body: io.BytesIO = field(default_factory=io.BytesIO)
+    head: io.BytesIO = field(default_factory=io.BytesIO)
+
+
+class WritesInFlight:
+    """POSTs and PATCHes whose answers nobody waits for: one thread sends them together
+    through libcurl's multi interface (keep-alive connections it pools, at most
+    :data:`MAX_IN_FLIGHT` requests at once) and calls each one's ``answered(error)`` on that
+    thread (None: a 2xx answer; an :class:`ApiError` as :meth:`KubeClient.request` raises
+    it).  Live mode's binds go through it (upstream's API dispatcher), so no thread waits
+    for a bind.  Each write takes a token of the client's rate limiter when it is taken from
+    the queue and is sent when the token is due; it is counted and timed in the client's
+    metrics as :meth:`KubeClient.request` does.  ``ready`` is asked just before sending: an
+    exception it returns is the write's answer, nothing is sent (a replica that stopped
+    leading).  A connection that cannot be made is tried again up to
+    :attr:`CurlWriter.CONNECT_RETRIES` times; any other transport failure is code 0."""
+
+    MAX_IN_FLIGHT = 32
+    IDLE_WAIT = 0.5
+
+    def __init__(self, client: KubeClient, writer: CurlWriter) -> None:
+        self._client = client
+        self._writer = writer
+        self._queue: collections.deque[_Write] = collections.deque()
+        self._lock = threading.Lock()
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        os.set_blocking(self._wake_w, False)
+        self._thread: threading.Thread | None = None
+        self._closed = False
+        self.pending = 0
+        """Writes submitted and not answered yet."""
+
+    def submit(
+        self,
+        method: str,
+        path: str,
+        body: Obj,
+        *,
+        answered: Callable[[Exception | None], None],
+        ready: Callable[[], Exception | None] = lambda: None,
+        content_type: str = "application/json",
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
+        """Queue one write; ``answered`` is called on the writes' thread."""
+        write = _Write(
+            method,
+            path,
+            msgspec.json.encode(body),
+            content_type,
+            timeout,
+            ready,
+            answered,
+            time.monotonic(),
+        )
+        with self._lock:
+            if self._closed:
+                raise ApiError(0, "the client is closed")
+            self.pending += 1
+            self._queue.append(write)
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="kubesched-writes", daemon=True
+                )
+                self._thread.start()
+        with contextlib.suppress(BlockingIOError):
+            os.write(self._wake_w, b"x")
+
+    def close(self) -> None:
+        """Send what is queued, then end the thread (bounded by the writes' timeouts)."""
+        with self._lock:
+            self._closed = True
+            thread = self._thread
+        with contextlib.suppress(BlockingIOError):
+            os.write(self._wake_w, b"x")
+        if thread is not None:
+            thread.join(timeout=10.0)
+
+    def _run(self) -> None:
+        multi = pycurl.CurlMulti()
+        free: list[Any] = []
+        active: dict[Any, _Write] = {}
+        paced: collections.deque[_Write] = collections.deque()
+        limiter = self._client.limiter
+        while True:
+            with self._lock:
+                while self._queue and len(active) + len(paced) < self.MAX_IN_FLIGHT:
+                    write = self._queue.popleft()
+                    write.at = time.monotonic() + limiter.reserve()
+                    paced.append(write)
+                closed = self._closed and not self._queue
+            now = time.monotonic()
+            while paced and paced[0].at <= now:
+                write = paced.popleft()
+                refused = write.ready()
+                if refused is not None:
+                    self._answer(write, refused)
+                    continue
+                curl = free.pop() if free else self._writer.new_handle()
+                self._start(curl, write)
+                multi.add_handle(curl)
+                active[curl] = write
+            if active:
+                while multi.perform()[0] == pycurl.E_CALL_MULTI_PERFORM:
+                    pass
+                while True:
+                    left, done, failed = multi.info_read()
+                    for curl in done:
+                        multi.remove_handle(curl)
+                        self._ended(curl, active.pop(curl), None, free)
+                    for curl, code, message in failed:
+                        multi.remove_handle(curl)
+                        write = active.pop(curl)
+                        if code == pycurl.E_COULDNT_CONNECT and write.attempts <= (
+                            CurlWriter.CONNECT_RETRIES
+                        ):
+                            self._start(curl, write)
+                            multi.add_handle(curl)
+                            active[curl] = write
+                            continue
+                        self._ended(curl, write, f"pycurl.error: {message}", free)
+                    if not left:
+                        break
+            if closed and not active and not paced:
+                multi.close()
+                for curl in free:
+                    curl.close()
+                return
+            self._sleep(multi, active, paced)
+
+    def _sleep(
+        self, multi: Any, active: dict[Any, _Write], paced: collections.deque[_Write]
+    ) -> None:
+        """Until a socket of the writes in flight is ready, libcurl's timer, the next paced
+        write or a new one (the wake pipe)."""
+        wait = self.IDLE_WAIT
+        if paced:
+            wait = min(wait, max(0.0, paced[0].at - time.monotonic()))
+        poll = select.poll()  # not select(): no limit on the descriptors' numbers
+        poll.register(self._wake_r, select.POLLIN)
+        if active:
+            r, w, x = multi.fdset()
+            for fd in {*r, *w, *x}:
+                poll.register(
+                    fd,
+                    (select.POLLIN if fd in r else 0)
+                    | (select.POLLOUT if fd in w else 0)
+                    | select.POLLPRI,
+                )
+            ms = multi.timeout()
+            wait = min(wait, 0.01 if ms < 0 else ms / 1000)
+        if wait > 0:
+            poll.poll(wait * 1000)
+        with contextlib.suppress(BlockingIOError):
+            os.read(self._wake_r, 4096)
+
+    def _start(self, curl: Any, write: _Write) -> None:
+        write.attempts += 1
+        write.body.seek(0)
+        write.body.truncate()
+        write.head.seek(0)
+        write.head.truncate()
+        base, lines = self._client.write_headers(write.content_type)
+        curl.setopt(pycurl.URL, base + write.path)
+        curl.setopt(pycurl.CUSTOMREQUEST, write.method)
+        curl.setopt(pycurl.POSTFIELDS, write.data)
+        curl.setopt(pycurl.HTTPHEADER, lines)
+        curl.setopt(pycurl.WRITEDATA, write.body)
+        curl.setopt(pycurl.HEADERFUNCTION, write.head.write)
+        curl.setopt(pycurl.TIMEOUT_MS, max(1, int(write.timeout * 1000)))
+
+    def _ended(self, curl: Any, write: _Write, failure: str | None, free: list[Any]) -> None:
+        err: ApiError | None = None
+        if failure is not None:
+            err = ApiError(0, failure)
+            self._client.answered(write.method, None)
+        else:
+            status = int(curl.getinfo(pycurl.RESPONSE_CODE))
+            self._client.answered(write.method, status)
+            if status >= 400:
+                headers = _header_lines(write.head.getvalue())
+                retry = {"Retry-After": headers.get("retry-after", "")}
+                err = _status_error(status, write.body.getvalue(), retry)
+        self._client.took(write.method, time.monotonic() - write.submitted)
+        free.append(curl)
+        self._answer(write, err)
+
+    def _answer(self, write: _Write, err: Exception | None) -> None:
+        with self._lock:
+            self.pending -= 1
+        try:
+            write.answered(err)
+        except Exception:  # a caller's bug must not end the writes of every other one
+            log.exception("answering %s %s failed", write.method, write.path)
+
+
+def _header_lines(head: bytes) -> dict[str, str]:
+    """Response header lines as received -> lower-cased name -> value."""
+    answer: dict[str, str] = {}
+    for line in head.decode("latin-1").split("\r\n"):
+        name, sep, value = line.partition(":")
+        if sep:
+            answer[name.strip().lower()] = value.strip()
+    return answer
 
 
 class KubeClient:
@@ -255,6 +483,8 @@ class KubeClient:
         conf = api.configuration
         self._writer = CurlWriter(conf) if CurlWriter.supports(conf) else None
         """POST and PATCH through libcurl (None: through urllib3, as every other method)."""
+        self.writes = WritesInFlight(self, self._writer) if self._writer is not None else None
+        """Writes nobody waits for (None: libcurl cannot speak for this configuration)."""
         self._headers: dict[str, tuple[float, str, list[str]]] = {}
         """Content type -> (when built, the URL base, a write's header lines)."""
 
@@ -293,9 +523,9 @@ class KubeClient:
                 m, url, header_params=hdrs, body=data, _request_timeout=timeout
             )
         except (urllib3.exceptions.HTTPError, OSError, k8s.ApiException) as e:
-            self._answered(method, None)
+            self.answered(method, None)
             raise ApiError(0, f"{type(e).__name__}: {e}") from e
-        self._answered(method, resp.status)
+        self.answered(method, resp.status)
         return resp
 
     def _write(
@@ -309,7 +539,7 @@ class KubeClient:
     ) -> tuple[int, bytes, Mapping[str, str]]:
         """:meth:`_send` through libcurl: the same URL, headers and credentials."""
         assert self._writer is not None
-        base, lines = self._write_headers(content_type)
+        base, lines = self.write_headers(content_type)
         url = base + path
         if query:
             url += "?" + self._api.parameters_to_url_query(list(query.items()), {})
@@ -318,12 +548,12 @@ class KubeClient:
                 method, url, lines, msgspec.json.encode(body), timeout
             )
         except ApiError:
-            self._answered(method, None)
+            self.answered(method, None)
             raise
-        self._answered(method, status)
+        self.answered(method, status)
         return status, data, {"Retry-After": answer.get("retry-after", "")}
 
-    def _write_headers(self, content_type: str) -> tuple[str, list[str]]:
+    def write_headers(self, content_type: str) -> tuple[str, list[str]]:
         """The API server URL and a write's header lines for ``content_type``, as
         :meth:`_send` would make them: built at most once per :data:`AUTH_REFRESH_SECONDS`
         (the official configuration's ``host`` and ``auth_settings`` -- which runs the
@@ -347,9 +577,15 @@ class KubeClient:
         self._headers[content_type] = (now, base, lines)
         return base, lines
 
-    def _answered(self, method: str, code: int | None) -> None:
+    def answered(self, method: str, code: int | None) -> None:
+        """Count an answer (``code`` None: none came) in ``rest_client_requests_total``."""
         if self.metrics is not None:
             self.metrics.answered(method, self._host_label, code)
+
+    def took(self, method: str, seconds: float) -> None:
+        """Observe a request's duration in ``rest_client_request_duration_seconds``."""
+        if self.metrics is not None:
+            self.metrics.took(method, self._host_label, seconds)
 
     def request(
         self,
@@ -466,6 +702,8 @@ class KubeClient:
     def close(self) -> None:
         """Cut watches and release the connection pool."""
         self.stop_watches()
+        if self.writes is not None:
+            self.writes.close()
         if self._writer is not None:
             self._writer.close()
         self._api.close()

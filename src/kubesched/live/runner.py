@@ -12,7 +12,10 @@ run ``schedule_one()``; with nothing to do, wait for the next delta or timer.  B
 run on a pool of binding workers (upstream: one goroutine per binding), each touching the
 scheduler only in a turn the loop grants between two cycles (:mod:`kubesched.live.turns`): a
 slow bind stalls neither scheduling nor other binds, and scheduler state still has one user at
-a time (the coordinator role too).
+a time (the coordinator role too).  A binding cycle that is only the bind (the default profile,
+a Pod without claims: :meth:`~kubesched.scheduler.commit.Commit.binds_only`) needs neither:
+its POST is sent by the client's writes thread (:class:`~kubesched.live.client.WritesInFlight`)
+and the answer, queued back to this loop, ends the cycle here (:meth:`LiveScheduler._bind_later`).
 
 Leadership: standbys keep their informers (and so their cache) warm unless
 ``delayCacheUntilActive``; no cycle runs without the Lease.  On acquiring it the replica
@@ -37,6 +40,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from kubesched.api import objects as api
 from kubesched.api.source import resume_collector
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.live.binder import LiveApi
@@ -121,6 +125,10 @@ class LiveScheduler:
         )
         self.turns = Turns(lambda: self.deltas.put(_WAKE))
         self.binding_pool: BindingPool | None = None
+        self._answers: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        """Binding cycles to end on the scheduling thread: their binds answered."""
+        self.binds_later = 0
+        """Binds handed to :meth:`_bind_later` and not ended yet (scheduling thread only)."""
         self.scheduler = self.make_scheduler(metrics)
         if self.tracks_startup:
             self.startup.metrics = self.scheduler.metrics
@@ -147,13 +155,54 @@ class LiveScheduler:
         cycles run on :attr:`binding_pool`."""
         pool = self.binding_pool = BindingPool(self.turns)
         self.api.io = self.turns.released
-        return Scheduler(
+        scheduler = Scheduler(
             self.config,
             clock=time.monotonic,
             api_client=self.api,
             metrics=metrics,
             submit_binding=lambda fn: pool.submit(self.startup.binding_cycle(fn)),
         )
+        if self.api.can_bind_later():
+            scheduler.committer.bind_later = self._bind_later
+        return scheduler
+
+    def _bind_later(self, pod: api.Pod, answered: Callable[[Exception | None], None]) -> None:
+        """The committer's asynchronous bind (a binding cycle that is only the bind): the
+        POST is sent by the client's writes thread; its answer is queued for the scheduling
+        thread, which ends the binding cycle there (:meth:`_end_answered`) -- no binding
+        worker and no turn for it.  The startup split sees it as a binding cycle from this
+        hand-over to that end."""
+        got: list[Exception | None] = []
+        node = pod.node_name
+
+        def end() -> None:
+            self.api.finish_bind(pod, node, got[0])
+            answered(got[0])
+
+        cycle = self.startup.binding_cycle(end)
+
+        def answer(err: Exception | None) -> None:  # on the writes (or a settling) thread
+            got.append(err)
+            self._answers.put(cycle)
+            self.deltas.put(_WAKE)
+
+        self.binds_later += 1
+        self.api.bind_later(pod, node, answer)
+
+    def _end_answered(self) -> int:
+        """End the binding cycles whose binds answered; how many."""
+        ended = 0
+        while True:
+            try:
+                cycle = self._answers.get_nowait()
+            except queue.Empty:
+                return ended
+            self.binds_later -= 1
+            ended += 1
+            try:
+                cycle()
+            except Exception:
+                log.exception("binding cycle failed")
 
     def make_dispatch(self) -> Dispatcher:
         """What applies informer deltas to :attr:`scheduler`."""
@@ -238,6 +287,7 @@ class LiveScheduler:
         q.start_periodic()
         while not self.stop_event.is_set():
             self.turns.serve()
+            self._end_answered()
             listed = self._collector_paused and self.synced()
             self._drain()
             if listed:  # every first list was queued before synced() and is applied now
@@ -366,9 +416,13 @@ class LiveScheduler:
         """Grant turns until the binding cycles in flight are done (bounded), then no more."""
         pool = self.binding_pool
         deadline = time.monotonic() + seconds
-        while pool is not None and pool.busy() and time.monotonic() < deadline:
-            if not self.turns.serve():
+        while (
+            (pool is not None and pool.busy()) or self.binds_later
+        ) and time.monotonic() < deadline:
+            if not self.turns.serve() and not self._end_answered():
                 time.sleep(0.005)
         self.turns.close()
+        if self.binds_later:
+            log.warning("%d bind(s) still unanswered at exit", self.binds_later)
         if pool is not None and pool.busy():
             log.warning("%d binding cycle(s) still in flight at exit", pool.busy())

@@ -135,6 +135,9 @@ class BindingPool:
         self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._busy = 0
+        self.ran = 0
+        """Binding cycles run (live mode's lean binds do not come here, see
+        :attr:`kubesched.scheduler.commit.Commit.bind_later`)."""
         self._threads = [
             threading.Thread(target=self._work, name=f"kubesched-bind-{i}", daemon=True)
             for i in range(workers)
@@ -168,3 +171,4 @@ class BindingPool:
             finally:
                 with self._lock:
                     self._busy -= 1
+                    self.ran += 1

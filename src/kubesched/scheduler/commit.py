@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable
 
 from kubesched.api import objects as api
+from kubesched.config import names
 from kubesched.framework import events
 from kubesched.framework.interface import (
     PODS_TO_ACTIVATE_KEY,
@@ -46,6 +47,10 @@ from kubesched.state.cache import ClusterState
 DirectBind = Callable[[Framework, QueuedPodInfo, api.Pod], bool]
 """``(profile, queue info, assumed Pod) -> bound``: a bind that replaces the whole binding
 cycle when it returns True (see :attr:`Commit.direct_bind`)."""
+BindLater = Callable[[api.Pod, Callable[[Exception | None], None]], None]
+"""``(assumed Pod, answered)``: start the Pod's bind and return at once; ``answered(error)``
+(None: bound) is called later on the thread that owns the scheduler (see
+:attr:`Commit.bind_later`)."""
 
 
 def resume(spent: float) -> float:
@@ -90,6 +95,12 @@ class Commit:
         """When set and it returns True for a Pod, it has bound the Pod itself and only the
         cache's and queue's bookkeeping of the binding cycle follows (a parallel shard
         proposes at once when the profile's binding cycle is only DefaultBinder's bind)."""
+        self.bind_later: BindLater | None = None
+        """When set, the binding cycle of a Pod for which it is only DefaultBinder's bind
+        (:meth:`binds_only`) does not go to ``submit_binding``: the bind is handed to
+        ``bind_later`` and the cycle ends when it answers, on the scheduler's thread (live
+        mode's asynchronous binds, as upstream's API dispatcher: no thread per bind)."""
+        self._binds_only: dict[str, bool] = {}
 
     # ------------------------------------------------------------------ assume / forget
     def assume(self, pod: api.Pod, node: str) -> api.Pod:
@@ -198,8 +209,19 @@ class Commit:
         start: float,
         cycle: int,
     ) -> None:
-        """Hand the binding cycle to ``submit_binding``."""
+        """Hand the binding cycle to ``submit_binding`` (or its bind to ``bind_later``)."""
         spent = time.perf_counter() - start
+        later = self.bind_later
+        if later is not None and self.binds_only(fwk, assumed):
+            self.in_flight -= 1  # the binding cycle starts: PreBind has nothing to run
+            began = time.perf_counter()
+
+            def answered(err: Exception | None) -> None:
+                status = fwk.bound(began, None if err is None else str(err))
+                self.end_binding(fwk, state, qp, assumed, status, began - spent, cycle)
+
+            later(assumed, answered)
+            return
 
         def binding_cycle() -> None:  # waiting for the binder does not count (see resume)
             self.binding_cycle(fwk, state, qp, assumed, resume(spent), cycle)
@@ -230,18 +252,48 @@ class Commit:
                 status = self._bind(fwk, state, assumed, node)
         except Exception as e:
             status = Status(Code.ERROR, (f"{type(e).__name__}: {e}",))
+        self.end_binding(fwk, state, qp, assumed, status, start, cycle)
+
+    def end_binding(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        qp: QueuedPodInfo,
+        assumed: api.Pod,
+        status: Status,
+        start: float,
+        cycle: int,
+    ) -> None:
+        """The binding cycle after Bind answered ``status``: PostBind and the Pod done, or
+        the failure undone."""
         self.cluster.finish_binding(assumed)
         if not status.is_success():
             self.undo(fwk, state, qp, assumed, status, status, cycle, start)
             self.drain_waiting()
             return
-        fwk.run_post_bind(state, assumed, node)
+        fwk.run_post_bind(state, assumed, assumed.node_name)
         self.failures.record("scheduled", fwk, start)
         now = self.clock()
         first = qp.initial_attempt_timestamp if qp.initial_attempt_timestamp is not None else now
         self.metrics.record_scheduled(qp.attempts, now - first)
         self.failures.clear(assumed.key)
         self.queue.done(assumed)
+
+    def binds_only(self, fwk: Framework, pod: api.Pod) -> bool:
+        """Whether ``pod``'s binding cycle in ``fwk`` is only DefaultBinder's bind: no PreBind
+        plugin runs for it (none, or only claim plugins and the Pod has no claims), no
+        PostBind, no binding extender."""
+        if pod.has_claims or self.extenders is not None:
+            return False
+        lean = self._binds_only.get(fwk.profile_name)
+        if lean is None:
+            plugins = fwk.plugins
+            lean = self._binds_only[fwk.profile_name] = (
+                all(pl.name in fwk.capabilities.claims for pl in plugins["pre_bind"])
+                and not plugins["post_bind"]
+                and [pl.name for pl in plugins["bind"]] == [names.DEFAULT_BINDER]
+            )
+        return lean
 
     def _bind(self, fwk: Framework, state: CycleState, pod: api.Pod, node: str) -> Status:
         """Upstream ``bind``: a binding extender first, else the Bind plugins."""
