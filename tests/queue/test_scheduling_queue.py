@@ -334,3 +334,21 @@ def test_own_update_is_a_target_pod_event_from_v137(target_pod_events: bool, wan
     fail(q, qp, FIT)
     q.update(qp.pod, make_pod("c").labels(app="y").obj())
     assert q.queue_of("default/c") == want
+
+
+def test_take_is_a_pop_of_one_pod_so_its_own_updates_stay_in_flight() -> None:
+    """A Pod taken out by key (a gang's sibling handed out with the member popped) is in
+    flight as a popped one: its own update (the live coordinator's hand-out patch) is recorded
+    for its requeue, not a new activeQ entry that would hand it out twice."""
+    clock = Clock()
+    q = make_queue(clock, {FIT: [(POD_LABEL, QUEUE)]})
+    pod = make_pod("sibling").obj()
+    q.add(pod)
+    taken = q.take("default/sibling")
+    assert taken is not None and taken.attempts == 1
+    assert q.queue_of("default/sibling") == "in_flight"
+    assert q.take("default/sibling") is None  # not queued any more
+    q.update(pod, make_pod("sibling").labels(handed="1").obj())
+    assert q.pop() is None  # not back in activeQ
+    fail(q, taken, FIT)  # the update happened in flight: its hint requeues the failed attempt
+    assert q.queue_of("default/sibling") == "backoff"

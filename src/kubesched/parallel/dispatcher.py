@@ -42,7 +42,7 @@ from typing import Protocol
 from kubesched.api import objects as api
 from kubesched.framework.interface import QueuedPodInfo
 from kubesched.parallel import protocol as p
-from kubesched.queue.scheduling_queue import ACTIVE, BACKOFF, UNSCHEDULABLE, SchedulingQueue
+from kubesched.queue.scheduling_queue import SchedulingQueue
 
 
 @dataclass(slots=True)
@@ -108,23 +108,16 @@ class PendingGangs:
     def take_siblings(
         self, queue: SchedulingQueue, pod: api.Pod, group: str, held: Container[str]
     ) -> Iterator[QueuedPodInfo]:
-        """The other pending members of ``pod``'s gang ``group`` that are not ``held``
-        (handed out already) and wait in ``queue`` (activeQ, backoff or unschedulable, not
-        gated), in key order, each taken out of it as a pop would (a new attempt) just
-        before it is yielded."""
+        """The other pending members of ``pod``'s gang ``group`` that are not ``held`` (handed
+        out already) and wait in ``queue`` (activeQ, backoff or unschedulable, not gated), in key
+        order, each taken out of it as a pop would (:meth:`SchedulingQueue.take`: a new
+        attempt, in flight) just before it is yielded."""
         for key in sorted(self.members.get(group, ())):
             if key == pod.key or key in held:
                 continue
-            if queue.queue_of(key) not in (ACTIVE, BACKOFF, UNSCHEDULABLE):
-                continue  # gated, or not queued at all
-            qp = queue.get(key)
-            if qp is None:
-                continue
-            queue.delete(qp.pod)
-            qp.attempts += 1
-            qp.unschedulable_plugins.clear()
-            qp.pending_plugins.clear()
-            yield qp
+            qp = queue.take(key)
+            if qp is not None:
+                yield qp
 
 
 Divert = Callable[[QueuedPodInfo, float], tuple[bool, Hashable]]

@@ -45,6 +45,7 @@ from kubesched.api import objects as api
 from kubesched.framework.interface import ClusterEvent, QueuedPodInfo
 from kubesched.metrics.catalog import POD_POPPED_IN_FLIGHT_EVENT
 from kubesched.queue import events
+from kubesched.queue.backoff import Entry
 from kubesched.queue.core import (
     ACTIVE,
     BACKOFF,
@@ -181,6 +182,23 @@ class SchedulingQueue(QueueCore):
             if entry is None:
                 return None
             self.incoming_counts[(ACTIVE, events.POP_FROM_BACKOFF_Q)] += 1
+        self._cycle += 1
+        return self._start_attempt(entry)
+
+    def take(self, key: str) -> QueuedPodInfo | None:
+        """Take the queued Pod ``key`` out of activeQ, backoffQ or the unschedulable pool
+        (not gated) as :meth:`pop` would: a new attempt, in flight from now on, so its own
+        updates and the cluster's events are recorded for its requeue as for a popped Pod
+        (a gang's siblings handed out with the member popped).  None: not queued there."""
+        entry = self._entries.get(key)
+        if entry is None or entry.where not in (ACTIVE, BACKOFF, UNSCHEDULABLE):
+            return None
+        if entry.where == UNSCHEDULABLE and self._pool.is_gated(key):
+            return None
+        self._detach(entry)
+        return self._start_attempt(entry)
+
+    def _start_attempt(self, entry: Entry) -> QueuedPodInfo:
         qp = entry.qp
         qp.attempts += 1
         if qp.initial_attempt_timestamp is None:
@@ -188,7 +206,6 @@ class SchedulingQueue(QueueCore):
         entry.backoff_expiration = None
         entry.where = IN_FLIGHT
         self._in_flight.start(entry.uid, entry.key)
-        self._cycle += 1
         qp.unschedulable_plugins.clear()
         qp.pending_plugins.clear()
         return qp
