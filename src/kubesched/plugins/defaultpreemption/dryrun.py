@@ -94,7 +94,7 @@ def _potential_victims(
 ) -> list[PodRecord]:
     keys = cluster.pods_on_node.get(cluster.nodes.names[row], ())
     recs = [cluster.pods[k] for k in keys]  # upstream's nodeInfo.GetPods() order
-    listed = {r.pod.key: i for i, r in enumerate(recs)}
+    listed = {r.pod.key: i for i, r in enumerate(recs)} if timed_at_listing else None
     recs = [r for r in recs if r.pod.priority < pod.priority]
     by_pod = {id(r.pod): r for r in recs}
     ordered = order_victims([r.pod for r in recs], timed_at_listing=timed_at_listing, listed=listed)
