@@ -9,6 +9,12 @@ Prints one SHA-256 line per run:
   workload of ``benchmarks/kubesched-config.yaml`` (serial, in-memory binds, seed 1), and
   with ``--shards 2`` for the same workloads.
 
+``PreemptionAsync`` is timing-dependent, serial and sharded: its low-priority Pods have no
+start time and equal priority, so which of them a preemptor evicts follows their order on
+the node (upstream's ``NodeInfo`` order, the cache's history: binds are confirmed and
+victims deleted on the wall clock), as in upstream; compare its line between runs of one
+commit before reading a difference as a change.
+
 Every run models Kubernetes ``--kubernetes-version`` (default 1.34, the version the recorded
 fingerprints were taken at: the oracle's); the summary's ``kubernetesVersion`` label is left
 out of the digest, as it names the run rather than a decision.

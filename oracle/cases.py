@@ -16,7 +16,8 @@ priorities, a Pod terminating without ``DisruptionTarget``, a budget whose
 ``status.disruptedPods`` names a Pod); configurations with each scoring strategy, changed
 weights, disabled plugins and scoring of resources most nodes lack; and choices upstream
 makes at random (``ties``: preemption candidates tied to the end, DefaultPreemptionArgs
-limiting the candidates).
+limiting the candidates); and a node crowded with more than 12 equally important Pods
+(``equal_victims``: the victims upstream's unstable sort picks among them).
 """
 
 from __future__ import annotations
@@ -27,7 +28,14 @@ from typing import Any
 from configs import scarce_resource_scoring, ties
 from dra_cases import dra_case, dra_schedule_case  # oracle/dra_cases.py
 from generator import Gen
-from real_shapes import as_stored, controllers_status, nominations, preemption_traces, rare_shapes
+from real_shapes import (
+    as_stored,
+    controllers_status,
+    equal_victims,
+    nominations,
+    preemption_traces,
+    rare_shapes,
+)
 from release_draws import version_draws
 from storage_cases import storage_case, storage_schedule_case
 
@@ -109,6 +117,8 @@ def _request(gen: Gen) -> dict[str, Any]:
         items += preemption_traces(gen, incoming, pods)
     if gen.chance(0.4):  # drawn after everything else
         config = ties(gen, items, config)
+    if gen.chance(0.06):  # drawn last: the other cases stay as they were
+        equal_victims(gen, items, incoming)
     return {
         "cluster": {"apiVersion": "v1", "kind": "List", "items": items},
         "pod": incoming,

@@ -311,6 +311,71 @@ def preemption_traces(
     ]
 
 
+def equal_victims(gen: Gen, items: list[dict[str, Any]], incoming: dict[str, Any]) -> None:
+    """A node crowded with 13 to 30 running Pods of one priority below the incoming Pod's and
+    one start time (or none: "now" to upstream), of various sizes, filling it exactly: the
+    incoming Pod fits there only by preemption, and which of the equally important Pods go
+    depends on upstream's ``sort.Slice`` of the node's Pods (pdqsort, unstable above 12
+    elements) and on their order on the node (``NodeInfo``: the order they are listed).
+    ``items`` (changed in place) gains the node and its Pods (shuffled: not in name order)
+    and, most of the time, loses its other nodes; the incoming Pod (changed in place) loses
+    what keeps it off the node (node selection, tolerations aside) and requests some CPU."""
+    if gen.chance(0.7):
+        items[:] = [i for i in items if i["kind"] != "Node"]
+    spec = incoming["spec"]
+    spec.pop("nodeSelector", None)
+    spec.get("affinity", {}).pop("nodeAffinity", None)
+    spec.pop("preemptionPolicy", None)
+    requests = spec["containers"][0].setdefault("resources", {}).setdefault("requests", {})
+    requests.setdefault("cpu", gen.pick(["100m", "300m", "1"]))
+    n = gen.r.randint(13, 30)
+    name = f"crowd-{gen.r.randint(0, 9)}"
+    priority = int(incoming["spec"].get("priority", 0)) - gen.pick([1, 100])
+    start = gen.pick(["2026-01-01T00:00:00Z", "2026-01-01T00:30:00Z", None])
+    pods = []
+    cpu = memory = 0
+    for i in range(n):
+        c, m = gen.pick([100, 250, 500, 1000]), gen.pick([64, 128, 512])
+        cpu, memory = cpu + c, memory + m
+        status: dict[str, Any] = {"phase": "Running"}
+        if start is not None:
+            status["startTime"] = start
+        pods.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "name": f"{name}-{i}",
+                    "namespace": gen.pick(NAMESPACES),
+                    "uid": f"uid-{name}-{i}",
+                    "labels": {"app": gen.pick(APPS)},
+                },
+                "spec": {
+                    "nodeName": name,
+                    "priority": priority,
+                    "containers": [
+                        {
+                            "name": "c0",
+                            "image": "nginx:1.27",
+                            "resources": {"requests": {"cpu": f"{c}m", "memory": f"{m}Mi"}},
+                        }
+                    ],
+                },
+                "status": status,
+            }
+        )
+    gen.r.shuffle(pods)
+    alloc = {"cpu": f"{cpu}m", "memory": f"{memory}Mi", "pods": str(n + gen.pick([0, 0, 5]))}
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "spec": {},
+        "status": {"allocatable": alloc, "capacity": dict(alloc)},
+    }
+    items += [node, *pods]
+
+
 # --- shapes the main generator rarely draws ----------------------------------------------
 
 

@@ -77,9 +77,13 @@ TERMINAL_PHASES = ("Succeeded", "Failed")
 
 def build_cluster(
     snapshot: Mapping[str, Any] | list[Any] | ParsedObjects,
+    *,
+    leave_out: str | None = None,
 ) -> tuple[ClusterState, list[api.Pod]]:
     """A cache holding the snapshot's nodes and running Pods; also returns unbound Pods.
-    ``snapshot`` is a List (or a list of objects), or the objects already parsed."""
+    ``snapshot`` is a List (or a list of objects), or the objects already parsed.  The bound
+    Pod keyed ``leave_out`` is not added (the Pod being explained: never in the cache, so
+    the others keep the snapshot's order on their nodes, which preemption reads)."""
     with bulk_allocation():
         if isinstance(snapshot, ParsedObjects):
             parsed = snapshot
@@ -96,7 +100,7 @@ def build_cluster(
             cluster.apply_object(obj)
         live = [p for p in parsed.pods if p.phase not in TERMINAL_PHASES]
         # Pods bound to a node the snapshot does not list are left out.
-        cluster.add_bound_pods([p for p in live if p.node_name])
+        cluster.add_bound_pods([p for p in live if p.node_name and p.key != leave_out])
         return cluster, [p for p in live if not p.node_name]
 
 
@@ -126,12 +130,10 @@ def explain(
     loaded configuration, which carries its own."""
     cfg = _config(config, gates)
     with bulk_allocation(FREEZE_ANSWER_AFTER):  # the cache and the plugins' indexes
-        state_cluster, pending = build_cluster(cluster)
-        state_cluster.count_resize_totals(cfg.feature_gates.at_least(RESIZE_TOTALS_SINCE))
         p = pod if isinstance(pod, api.Pod) else parse_pod(dict(pod), "pod")
+        state_cluster, pending = build_cluster(cluster, leave_out=p.key if p.node_name else None)
+        state_cluster.count_resize_totals(cfg.feature_gates.at_least(RESIZE_TOTALS_SINCE))
         references.check(list(state_cluster.objects.values()), [p])  # warns about missing ones
-        if p.node_name:
-            state_cluster.remove_pod(p.key)
         p.node_name = ""
         profile = next((pr for pr in cfg.profiles if pr.scheduler_name == p.scheduler_name), None)
         out: dict[str, Any] = {

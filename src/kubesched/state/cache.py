@@ -12,6 +12,12 @@ Lifecycle of a placement (upstream ``cache.go``):
   the API says another node), or adds a Pod someone else bound;
 - ``forget_pod`` on any failure after assume: the exact inverse of ``assume_pod``;
 - ``remove_pod`` when a bound Pod is deleted.
+
+Each node's Pods are kept in the order upstream's ``NodeInfo.Pods`` has them
+(:attr:`ClusterState.pods_on_node`), because preemption takes equally important victims in
+that order (``kernels/gosort``): a Pod added is appended, a Pod removed is replaced by the
+last one (``removeFromSlice``), and a Pod updated — an assumed Pod confirmed included — is
+removed and appended again (``cache.updatePod``).
 """
 
 from __future__ import annotations
@@ -124,7 +130,12 @@ class ClusterState:
     def __init__(self, capacity: int = 64) -> None:
         self.nodes = NodeTable(capacity)
         self.pods: dict[str, PodRecord] = {}
-        self.pods_on_node: dict[str, set[str]] = {}
+        self.pods_on_node: dict[str, list[str]] = {}
+        self.reorders: dict[int, int] = {}
+        """Node row -> times a confirmed Pod moved in its ``NodeInfo`` order without the
+        row's generation changing (kept caches of its Pods' order read it)."""
+        """Node name -> keys of the Pods accounted on it, in upstream's ``NodeInfo.Pods``
+        order (the module docstring)."""
         self.ghosts: dict[str, dict[str, api.Pod]] = {}
         """Node name -> bound Pods whose Node the cache does not hold (not delivered yet, or
         deleted while its Pods still exist): upstream's cache keeps such Pods on a node-less
@@ -226,7 +237,7 @@ class ClusterState:
         before it arrived, or kept since it was deleted) are accounted on it now."""
         old = self.node(node.name)
         row = self.nodes.add_node(node)
-        self.pods_on_node.setdefault(node.name, set())
+        self.pods_on_node.setdefault(node.name, [])
         self._bump(STRUCTURAL)
         for o in self.observers:
             o.node_changed(row, old, node)
@@ -251,7 +262,7 @@ class ClusterState:
         if name not in self.nodes.row_of:
             return []
         gone = [self.pods[k].pod for k in sorted(self.pods_on_node.get(name, ()))]
-        for key in list(self.pods_on_node.get(name, ())):
+        for key in list(self.pods_on_node.get(name, ())):  # upstream keeps them in order
             rec = self._unaccount(key)
             if not rec.assumed:  # an assumed Pod's bind will fail: it is forgotten then
                 self._wait_for_node(rec.pod, name)
@@ -279,7 +290,7 @@ class ClusterState:
         self.nodes.add_pod_usage(row, req, nonzero, pod.host_ports, sparse)
         rec = PodRecord(pod, node_name, row, req, nonzero, assumed=assumed, sparse=sparse)
         self.pods[pod.key] = rec
-        self.pods_on_node.setdefault(node_name, set()).add(pod.key)
+        self.pods_on_node.setdefault(node_name, []).append(pod.key)
         self._bump(row)
         for o in self.observers:
             o.pod_added(rec)
@@ -290,7 +301,9 @@ class ClusterState:
         self.nodes.remove_pod_usage(
             rec.row, rec.request, rec.nonzero, rec.pod.host_ports, rec.sparse
         )
-        self.pods_on_node.get(rec.node, set()).discard(key)
+        keys = self.pods_on_node.get(rec.node)
+        if keys is not None:
+            _swap_remove(keys, key)
         self._bump(rec.row)
         for o in self.observers:
             o.pod_removed(rec)
@@ -357,8 +370,8 @@ class ClusterState:
         for pod, key in zip(pods, keys, strict=True):
             keys_here = on_node.get(pod.node_name)
             if keys_here is None:
-                keys_here = on_node[pod.node_name] = set()
-            keys_here.add(key)
+                keys_here = on_node[pod.node_name] = []
+            keys_here.append(key)
         for rec in recs:
             if rec.pod.host_ports:  # rare: counted one by one, as add_pod_usage does
                 for p in rec.pod.host_ports:
@@ -413,6 +426,11 @@ class ClusterState:
             if rec.assumed and rec.node == pod.node_name and rec.pod.labels == pod.labels:
                 rec.assumed = False
                 rec.pod = pod
+                keys = self.pods_on_node[rec.node]  # upstream's updatePod: removed, appended
+                if keys[-1] != pod.key:
+                    _swap_remove(keys, pod.key)
+                    keys.append(pod.key)
+                    self.reorders[rec.row] = self.reorders.get(rec.row, 0) + 1
                 return
             self._unaccount(pod.key)
         if pod.node_name not in self.nodes.row_of:
@@ -434,9 +452,12 @@ class ClusterState:
         if on == self.resize_totals:
             return
         self.resize_totals = on
-        for rec in [r for r in self.pods.values() if r.pod.resize_totals is not None]:
+        resizing = [r for r in self.pods.values() if r.pod.resize_totals is not None]
+        orders = {r.node: list(self.pods_on_node[r.node]) for r in resizing}
+        for rec in resizing:
             self._unaccount(rec.pod.key)
             self._account(rec.pod, rec.node, rec.assumed)
+        self.pods_on_node.update(orders)  # counted anew, not moved: upstream's order stays
 
     def has_pod(self, pod_key: str) -> bool:
         """Whether ``pod_key`` is in the cache: accounted on a node, or waiting for its node."""
@@ -450,7 +471,15 @@ class ClusterState:
         node_name = self._ghost_node.pop(pod_key, None)
         if node_name is not None:
             waiting = self.ghosts[node_name]
-            del waiting[pod_key]
+            last = next(reversed(waiting))
+            if last == pod_key or len(waiting) == 1:
+                del waiting[pod_key]
+            else:  # upstream removes from a node-less NodeInfo as removeFromSlice does
+                items = list(waiting.items())
+                at = next(i for i, (k, _) in enumerate(items) if k == pod_key)
+                items[at] = items[-1]
+                del items[-1]
+                self.ghosts[node_name] = waiting = dict(items)
             if not waiting:
                 del self.ghosts[node_name]
 
@@ -465,3 +494,15 @@ class ClusterState:
         alive = t.alive
         over = (t.requested > t.allocatable).any(axis=1) | (t.pod_count > t.allowed_pods)
         return [t.names[int(r)] for r in np.flatnonzero(over & alive)]
+
+
+def _swap_remove(keys: list[str], key: str) -> None:
+    """Take ``key`` out of ``keys`` as upstream's ``removeFromSlice`` does: the last key
+    takes its place."""
+    try:
+        at = keys.index(key)
+    except ValueError:
+        return
+    last = keys.pop()
+    if at < len(keys):
+        keys[at] = last

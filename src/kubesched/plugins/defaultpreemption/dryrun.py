@@ -10,6 +10,11 @@ answers for every node of the chunk, round ``i`` adds back the ``i``-th victim o
 still reprieving, and at the end every row is restored exactly.  Filter plugins answer per
 node from that node's row, so the outcome per node is the one the sequential algorithm gets.
 
+A node's potential victims are its lower-priority Pods in ``NodeInfo`` order
+(``ClusterState.pods_on_node``: upstream's loop over ``nodeInfo.GetPods()``), then sorted as
+upstream's ``sort.Slice`` sorts them (:func:`.picking.order_victims`): which of several
+equally important Pods are reprieved depends on both.
+
 Nodes are taken in order from ``offset`` (wrapping), as upstream with parallelism 1 — the
 deterministic reading of its parallel search: checking stops once ``num_candidates`` nodes
 are candidates and at least one of them violates no PDB; later nodes are not reported.
@@ -32,7 +37,7 @@ from kubesched.framework.interface import Code, CycleState, IntArray, Status
 from kubesched.framework.runtime import FilterOutcome
 from kubesched.kernels.usage import Usage, UsageBlock
 from kubesched.plugins.defaultpreemption import pdb
-from kubesched.plugins.defaultpreemption.picking import Candidate, by_importance
+from kubesched.plugins.defaultpreemption.picking import Candidate, order_victims
 from kubesched.state.cache import ClusterState, PodRecord
 
 NO_VICTIMS = "No preemption victims found for incoming pod"
@@ -56,33 +61,54 @@ NodeResult = tuple[list[api.Pod], int, Status]
 """``(victims most important first, PDB violations, status)`` of one node."""
 
 
-VictimCache = dict[tuple[int, int, int], list[PodRecord]]
-"""Potential victims by ``(row, row generation, preemptor priority)``: a row's generation
-changes whenever a Pod is placed on or removed from it."""
+VictimCache = dict[tuple[int, int, int, int], list[PodRecord]]
+"""Potential victims by ``(row, row generation, row reorders, preemptor priority)``: a row's
+generation changes whenever a Pod is placed on or removed from it, its reorders when a
+confirmed Pod moves in its ``NodeInfo`` order (``ClusterState.reorders``)."""
 
 
 def potential_victims(
-    cluster: ClusterState, pod: api.Pod, row: int, cache: VictimCache | None = None
+    cluster: ClusterState,
+    pod: api.Pod,
+    row: int,
+    cache: VictimCache | None = None,
+    *,
+    timed_at_listing: bool = False,
 ) -> list[PodRecord]:
-    """Pods on ``row`` with lower priority than ``pod``, most important first (upstream
-    ``isPreemptionAllowed`` with the default ``IsEligiblePod``)."""
+    """Pods on ``row`` with lower priority than ``pod`` (upstream ``isPreemptionAllowed``
+    with the default ``IsEligiblePod``), most important first as upstream sorts them
+    (``timed_at_listing``: v1.37 and later, :func:`.picking.order_victims`)."""
     if cache is None:
-        return _potential_victims(cluster, pod, row)
-    key = (row, int(cluster.nodes.generation[row]), pod.priority)
+        return _potential_victims(cluster, pod, row, timed_at_listing)
+    key = (row, int(cluster.nodes.generation[row]), cluster.reorders.get(row, 0), pod.priority)
     hit = cache.get(key)
     if hit is None:
         if len(cache) > 4 * max(len(cluster.nodes), 256):
             cache.clear()
-        hit = cache[key] = _potential_victims(cluster, pod, row)
+        hit = cache[key] = _potential_victims(cluster, pod, row, timed_at_listing)
     return hit
 
 
-def _potential_victims(cluster: ClusterState, pod: api.Pod, row: int) -> list[PodRecord]:
+def _potential_victims(
+    cluster: ClusterState, pod: api.Pod, row: int, timed_at_listing: bool
+) -> list[PodRecord]:
     keys = cluster.pods_on_node.get(cluster.nodes.names[row], ())
-    recs = [cluster.pods[k] for k in sorted(keys)]
+    recs = [cluster.pods[k] for k in keys]  # upstream's nodeInfo.GetPods() order
+    listed = {r.pod.key: i for i, r in enumerate(recs)} if timed_at_listing else None
     recs = [r for r in recs if r.pod.priority < pod.priority]
-    order = {id(p): i for i, p in enumerate(by_importance([r.pod for r in recs]))}
-    return sorted(recs, key=lambda r: order[id(r.pod)])
+    by_pod = {id(r.pod): r for r in recs}
+    ordered = order_victims([r.pod for r in recs], timed_at_listing=timed_at_listing, listed=listed)
+    return [by_pod[id(p)] for p in ordered]
+
+
+def _reordered(
+    cluster: ClusterState, row: int, victims: list[api.Pod], timed_at_listing: bool
+) -> list[api.Pod]:
+    """Upstream's sort of the victims once both PDB groups are reprieved: most important
+    first again (the order of the answer, not which Pods)."""
+    keys = cluster.pods_on_node.get(cluster.nodes.names[row], ())
+    listed = {k: i for i, k in enumerate(keys)} if timed_at_listing else None
+    return order_victims(victims, timed_at_listing=timed_at_listing, listed=listed)
 
 
 def select_victims(
@@ -93,15 +119,18 @@ def select_victims(
     rows: IntArray,
     budgets: Sequence[pdb.Budget],
     cache: VictimCache | None = None,
+    *,
+    timed_at_listing: bool = False,
 ) -> list[NodeResult]:
     """Upstream ``SelectVictimsOnNode`` for every row of ``rows`` (int64, shape ``(n,)``),
-    vectorised as the module docstring says; one result per row, in order."""
+    vectorised as the module docstring says; one result per row, in order
+    (``timed_at_listing``: v1.37 and later, :func:`.picking.order_victims`)."""
     table = cluster.nodes
     no_victims = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,))
     results: list[NodeResult] = [([], 0, no_victims) for _ in range(rows.size)]
     pending: dict[int, list[PodRecord]] = {}
     for row in rows.tolist():
-        recs = potential_victims(cluster, pod, row, cache)
+        recs = potential_victims(cluster, pod, row, cache, timed_at_listing=timed_at_listing)
         if recs:
             pending[row] = recs
     if not pending:
@@ -109,7 +138,9 @@ def select_victims(
     index = {row: i for i, row in enumerate(rows.tolist())}
     if fwk.active_extensions(state):
         for row, recs in pending.items():
-            results[index[row]] = _select_on_node(fwk, state, pod, cluster, row, recs, budgets)
+            results[index[row]] = _select_on_node(
+                fwk, state, pod, cluster, row, recs, budgets, timed_at_listing
+            )
         return results
     flat = [rec for recs in pending.values() for rec in recs]
     block = UsageBlock(table, [_usage(r) for r in flat])
@@ -145,7 +176,7 @@ def select_victims(
         for row, (plan, n_bad) in plans.items():
             chosen = victims[row]
             if 0 < n_bad < len(plan):  # both groups present: back to importance order
-                chosen = by_importance(chosen)
+                chosen = _reordered(cluster, row, chosen, timed_at_listing)
             results[index[row]] = (chosen, violations[row], Status())
     finally:
         block.shift(np.flatnonzero(off), 1)
@@ -170,6 +201,7 @@ def _select_on_node(
     row: int,
     recs: list[PodRecord],
     budgets: Sequence[pdb.Budget],
+    timed_at_listing: bool,
 ) -> NodeResult:
     """Upstream ``SelectVictimsOnNode`` for one node, with PreFilterExtensions."""
     copy = state.clone()
@@ -204,7 +236,7 @@ def _select_on_node(
                 if k < n_bad:
                     violations += 1
         if 0 < n_bad < len(plan):  # both groups present: back to importance order
-            victims = by_importance(victims)
+            victims = _reordered(cluster, row, victims, timed_at_listing)
         return victims, violations, Status()
     finally:
         block.shift(np.flatnonzero(off), 1)
@@ -224,9 +256,12 @@ def dry_run_preemption(
     offset: int,
     num_candidates: int,
     cache: VictimCache | None = None,
+    *,
+    timed_at_listing: bool = False,
 ) -> tuple[list[Candidate], dict[int, Status], list[str]]:
     """Upstream ``DryRunPreemption``: candidates (those violating no PDB first), the status
-    of each node checked and rejected (by row), and error messages."""
+    of each node checked and rejected (by row), and error messages (``timed_at_listing``:
+    v1.37 and later, :func:`.picking.order_victims`)."""
     n = int(potential.size)
     ordered = np.roll(potential, -offset) if n else potential
     fine: list[Candidate] = []
@@ -238,7 +273,9 @@ def dry_run_preemption(
         rows = ordered[pos : pos + chunk]
         for row, (victims, n_bad, status) in zip(
             rows.tolist(),
-            select_victims(fwk, state, pod, cluster, rows, budgets, cache),
+            select_victims(
+                fwk, state, pod, cluster, rows, budgets, cache, timed_at_listing=timed_at_listing
+            ),
             strict=True,
         ):
             name = cluster.nodes.names[row]

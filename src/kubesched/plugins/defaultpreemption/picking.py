@@ -2,17 +2,25 @@
 ``util.MoreImportantPod``, ``GetEarliestPodStartTime`` and ``pickOneNodeForPreemption``).
 
 A Pod without ``status.startTime`` counts as starting *now* (upstream ``GetPodStartTime``),
-i.e. after every Pod that has one; two such Pods tie (upstream compares two ``time.Now()``
-calls, so its order there is arbitrary).
+i.e. after every Pod that has one.  Victims are ordered as upstream's ``sort.Slice`` orders
+them (:func:`order_victims`, :mod:`kubesched.kernels.gosort`), from the node's Pods in
+``NodeInfo`` order (``ClusterState.pods_on_node``): Pods of equal priority and start time
+come out in the order Go's pdqsort leaves them, not in input order once there are more than
+12.  Two Pods of equal priority without a start time: v1.34 to v1.36's ``MoreImportantPod``
+reads ``time.Now()`` for each at every comparison, the first argument's earlier, so each is
+"more important" than the other (``less`` true both ways, which pdqsort's walk then decides);
+v1.37's ``MoreImportantVictim`` reads it once per victim as the node's Pods are listed, so
+the one listed first is more important.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from kubesched.api import objects as api
+from kubesched.kernels import gosort
 
 PRIORITY_OFFSET = 2**31
 """Upstream adds ``MaxInt32 + 1`` to every victim priority before summing them."""
@@ -38,9 +46,37 @@ def importance_key(pod: api.Pod) -> tuple[int, float]:
     return (-pod.priority, start_time(pod))
 
 
-def by_importance(pods: Sequence[api.Pod]) -> list[api.Pod]:
-    """``pods`` most important first (stable for ties)."""
-    return sorted(pods, key=importance_key)
+def order_victims(
+    pods: Sequence[api.Pod], *, timed_at_listing: bool, listed: Mapping[str, int] | None = None
+) -> list[api.Pod]:
+    """``pods`` most important first, as upstream's ``sort.Slice`` with ``MoreImportantPod``
+    (``timed_at_listing`` False: v1.34 to v1.36) or ``MoreImportantVictim`` (True: v1.37 and
+    later) orders them from this order (the node's ``NodeInfo`` order for the potential
+    victims; module docstring).  ``listed``: each Pod key's place in the node's ``NodeInfo``
+    order, which times the Pods without a start time from v1.37 (default: ``pods``' order)."""
+    if timed_at_listing:
+        at = listed if listed is not None else {p.key: i for i, p in enumerate(pods)}
+        return gosort.sorted_by_key(
+            pods,
+            lambda p: (-p.priority, start_time(p), 0 if p.start_time is not None else at[p.key]),
+        )
+    unstarted = [p.priority for p in pods if p.start_time is None]
+    if len(unstarted) == len(set(unstarted)):  # less is a strict weak order: by key
+        return gosort.sorted_by_key(pods, importance_key)
+    out = list(pods)
+    gosort.sort_slice(out, more_important_now)
+    return out
+
+
+def more_important_now(a: api.Pod, b: api.Pod) -> bool:
+    """v1.34 to v1.36's ``MoreImportantPod(a, b)``: higher priority, then the earlier start;
+    a Pod without a start time starts *now*, read for ``a`` before ``b``, so two such Pods
+    are each more important than the other."""
+    if a.priority != b.priority:
+        return a.priority > b.priority
+    if a.start_time is None:
+        return b.start_time is None
+    return b.start_time is None or a.start_time < b.start_time
 
 
 def earliest_start_of_highest(victims: Sequence[api.Pod]) -> float:

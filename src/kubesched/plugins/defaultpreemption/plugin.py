@@ -74,6 +74,9 @@ class DefaultPreemption:
         self._says_placement = handle.feature_gates.at_least("1.37")
         """v1.37's ``Preempt`` succeeds with a message (``found a potential placement for
         pod on node N, preempting K victims``); before, with none."""
+        self._timed_at_listing = handle.feature_gates.at_least("1.37")
+        """v1.37's victims read a missing start time once, as the node's Pods are listed
+        (``MoreImportantVictim``); before, at each comparison (:mod:`.picking`)."""
         self.victims: dryrun.VictimCache = {}
         """Potential victims per node row, kept across attempts (see :mod:`.dryrun`)."""
         self._codes: tuple[Any, Status | None, int, IntArray, CodeArray, IntArray] | None = None
@@ -114,6 +117,7 @@ class DefaultPreemption:
                 offset,
                 num,
                 self.victims,
+                timed_at_listing=self._timed_at_listing,
             )
             if errors and not candidates:
                 return None, Status(Code.ERROR, (PREFIX + _aggregate(errors),))

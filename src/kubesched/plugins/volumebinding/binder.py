@@ -23,6 +23,7 @@ from kubesched.api.csimigration import (
     binder_node_affinity,
 )
 from kubesched.api.podvolumes import ephemeral_claim_name
+from kubesched.kernels import gosort
 from kubesched.state.nodes import IntArray, NodeTable
 from kubesched.state.storage import Storage
 
@@ -274,7 +275,8 @@ def _unbound(
     satisfied = True
     if to_match:
         chosen: set[str] = set()
-        for claim in sorted(to_match, key=lambda c: c.request or 0):
+        # upstream's sort.Sort(byPVCSize): unstable above 12 claims (kernels.gosort)
+        for claim in gosort.sorted_by_key(to_match, lambda c: c.request or 0):
             pvs = claims.pvs_by_class.get(claim.storage_class, [])
             pv = find_matching_volume(claim, pvs, node, chosen)
             if pv is None:
