@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.api import fields as f
-from kubesched.api import listitems, nodefeatures, podquick, resource, source, storage
+from kubesched.api import listitems, nodefeatures, podquick, resource, source, storage, workload
 from kubesched.api import objects as api
 from kubesched.api.errors import InputError
 from kubesched.api.fields import join
@@ -299,6 +299,8 @@ class _Gathered:
                     resource.validate(obj, path)
                 elif kind in storage.KINDS:
                     storage.validate(obj, path)
+                elif workload.is_workload_api(obj):
+                    workload.validate(obj, path)
                 self.out.others.append(obj)
         except InputError as err:
             self.problems.extend(err.problems)

@@ -67,7 +67,7 @@ import numpy as np
 from kubesched.admission import objects, references
 from kubesched.admission.kueue_config import KueueConfig, parse_configuration
 from kubesched.api import objects as api
-from kubesched.api import source, storage
+from kubesched.api import source, storage, workload
 from kubesched.api.errors import InputError, excerpt
 from kubesched.api.parse import load_documents, parse_node, parse_objects, parse_pod
 from kubesched.config import featuregates
@@ -234,6 +234,10 @@ def build_scenario(
         sc.others.extend(parsed.others)
     sc.arrivals.sort(key=lambda a: a.at)
     references.check(sc.others, [a.pod for a in sc.arrivals], all_pods_known=True)
+    workload.admit(sc.others, sc.gates)
+    workload_refs = workload.check_pod_refs([a.pod for a in sc.arrivals], sc.gates)
+    if workload_refs:
+        raise InputError(workload_refs)
     fault_drills.check_targets(sc.faults, sc.nodes, [a.pod for a in sc.arrivals], f"{p}.faults")
     return sc
 

@@ -1,0 +1,627 @@
+"""The Workload API (``scheduling.k8s.io`` Workload and PodGroup, Kubernetes v1.35+): the
+objects that make a gang part of kube-scheduler itself, as each release serves them.
+
+The shapes differ per API version, and each release serves its own (only with the
+``GenericWorkload`` gate on, as upstream's ``storage_scheduling.go``):
+
+=========  ===========================  =============================================
+release    API versions                 shape
+=========  ===========================  =============================================
+1.35       ``v1alpha1``                 Workload with ``spec.podGroups[]`` (name,
+                                        ``policy.basic|gang``); a Pod joins by
+                                        ``spec.workloadRef{name, podGroup,
+                                        podGroupReplicaKey}``
+1.36       ``v1alpha2``                 Workload with ``spec.podGroupTemplates[]``;
+                                        PodGroup objects (``spec.podGroupTemplateRef.
+                                        workload``, ``schedulingPolicy``); a Pod joins by
+                                        ``spec.schedulingGroup.podGroupName``
+1.37       ``v1beta1``, ``v1alpha3``    as 1.36, the PodGroup's template reference now
+                                        ``spec.workloadRef{workloadName, templateName}``;
+                                        CompositePodGroups (``v1alpha3``, gate
+                                        CompositePodGroup)
+=========  ===========================  =============================================
+
+Two steps, as the API server takes an object:
+
+- :func:`validate` checks a manifest against its own ``apiVersion``'s shape (upstream's
+  hand-written ``pkg/apis/scheduling/validation`` and the declarative
+  ``zz_generated.validations.go``: unions, ``minCount >= 1``, at most 8 templates, unique
+  names, name formats, the priority's maximum), in the one input path
+  (:mod:`kubesched.api.parse`), independent of the release;
+- :func:`admit` then takes the objects of a snapshot or scenario under a release's gates:
+  a version or kind the release does not serve is refused (``no matches for kind``), fields
+  of a disabled gate are dropped (the registry strategies' ``dropDisabled*Fields``) and
+  defaults are set (``SetDefaults_PodGroup``: ``preemptionPolicy: PreemptLowerPriority``
+  under PodGroupPreemptionPolicy), giving the :class:`PodGroup` and :class:`Workload` values
+  the scheduler reads.  :func:`pod_group_key` says which runtime group a Pod belongs to in a
+  release.
+
+The Coscheduling ``PodGroup`` of ``scheduling.x-k8s.io`` has the same kind and lives in
+:mod:`kubesched.admission.objects`; :func:`is_workload_api` tells the two apart by group.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+from kubesched.api import fielderr as fe
+from kubesched.api import objects as api
+from kubesched.api.errors import InputError
+
+__all__ = [
+    "GROUP",
+    "KINDS",
+    "SERVED",
+    "Gates",
+    "GroupTemplate",
+    "PodGroup",
+    "Workload",
+    "WorkloadObjects",
+    "admit",
+    "is_workload_api",
+    "pod_group_key",
+    "validate",
+]
+
+GROUP = "scheduling.k8s.io"
+KINDS = ("Workload", "PodGroup", "CompositePodGroup")
+
+SERVED: Mapping[str, Mapping[str, tuple[str, ...]]] = {
+    "1.35": {"v1alpha1": ("Workload",)},
+    "1.36": {"v1alpha2": ("Workload", "PodGroup")},
+    "1.37": {
+        "v1beta1": ("Workload", "PodGroup"),
+        "v1alpha3": ("Workload", "PodGroup", "CompositePodGroup"),
+    },
+}
+"""Per release, the ``scheduling.k8s.io`` versions and the kinds of this module each serves
+(``pkg/registry/scheduling/rest/storage_scheduling.go``; all behind GenericWorkload,
+CompositePodGroup also behind its own gate)."""
+
+KNOWN_VERSIONS = ("v1alpha1", "v1alpha2", "v1alpha3", "v1beta1")
+MAX_POD_GROUPS = 8
+"""``WorkloadMaxPodGroups`` (v1.35) and the templates' ``+k8s:maxItems=8`` (v1.36+)."""
+MAX_TOPOLOGY = 1
+"""``schedulingConstraints.topology``: ``+k8s:maxItems=1``."""
+MAX_RESOURCE_CLAIMS = 4
+MAX_PRIORITY = 1_000_000_000
+"""``priority``: ``+k8s:maximum=1000000000`` (the highest user-definable priority)."""
+PREEMPTION_POLICIES = ("Never", "PreemptLowerPriority")
+
+DROPPED: Mapping[str, Mapping[str, str]] = {
+    "1.36": {
+        "schedulingConstraints": "TopologyAwareWorkloadScheduling",
+        "resourceClaims": "DRAWorkloadResourceClaims",
+        "disruptionMode": "WorkloadAwarePreemption",
+        "priorityClassName": "WorkloadAwarePreemption",
+        "priority": "WorkloadAwarePreemption",
+    },
+    "1.37": {
+        "schedulingConstraints": "TopologyAwareWorkloadScheduling",
+        "resourceClaims": "DRAWorkloadResourceClaims",
+        "preemptionPolicy": "PodGroupPreemptionPolicy",
+        "parentCompositePodGroupName": "CompositePodGroup",
+    },
+}
+"""Per release, a PodGroup's (and a Workload template's) spec fields the API server drops on
+create while their gate is off (``dropDisabledPodGroupSpecFields``)."""
+
+Obj = Mapping[str, Any]
+Problems = list[fe.Problem]
+
+
+class Gates(Protocol):
+    """What :func:`admit` reads of a run's feature gates
+    (:class:`kubesched.config.featuregates.FeatureGates` is one)."""
+
+    @property
+    def version(self) -> str:
+        """The Kubernetes minor release, ``"1.37"``."""
+        ...
+
+    def enabled(self, name: str) -> bool:
+        """Whether gate ``name`` is on (false for a gate the release does not have)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class GroupTemplate:
+    """A pod group of a Workload (v1.35 ``spec.podGroups[]``, v1.36+ a PodGroupTemplate):
+    ``min_count`` is the gang's ``minCount``, 0 for the ``basic`` policy."""
+
+    name: str
+    min_count: int = 0
+    topology_keys: tuple[str, ...] = ()
+    priority_class_name: str = ""
+    priority: int | None = None
+    preemption_policy: str | None = None
+
+    @property
+    def gang(self) -> bool:
+        """Whether the group is scheduled all-or-nothing (``schedulingPolicy.gang``)."""
+        return self.min_count > 0
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """A Workload: its namespace, name, the API version it came in and its pod groups."""
+
+    namespace: str
+    name: str
+    api_version: str
+    templates: tuple[GroupTemplate, ...]
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    def template(self, name: str) -> GroupTemplate | None:
+        """The pod group ``name`` of this Workload, or None."""
+        return next((t for t in self.templates if t.name == name), None)
+
+
+@dataclass(frozen=True, slots=True)
+class PodGroup:
+    """A PodGroup object (v1.36+): the runtime group Pods join by
+    ``spec.schedulingGroup.podGroupName``; ``policy`` is its own copy of the template's
+    (name, minCount, constraints, priority), ``workload``/``template`` what it was made from
+    (empty if not from a Workload)."""
+
+    namespace: str
+    name: str
+    api_version: str
+    policy: GroupTemplate
+    workload: str = ""
+    template: str = ""
+    parent: str | None = None
+    """``spec.parentCompositePodGroupName`` (v1.37, gate CompositePodGroup)."""
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(slots=True)
+class WorkloadObjects:
+    """The admitted Workload API objects of a snapshot or scenario, by ``namespace/name``."""
+
+    workloads: dict[str, Workload] = field(default_factory=dict)
+    pod_groups: dict[str, PodGroup] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- recognising
+def is_workload_api(obj: Obj) -> bool:
+    """Whether ``obj`` is one of this module's kinds in ``scheduling.k8s.io`` (any version)."""
+    version = obj.get("apiVersion")
+    return (
+        obj.get("kind") in KINDS
+        and isinstance(version, str)
+        and version.split("/", 1)[0] == GROUP
+        and "/" in version
+    )
+
+
+def _version(obj: Obj) -> str:
+    return str(obj.get("apiVersion", "")).split("/", 1)[1]
+
+
+# --------------------------------------------------------------------------- shape checks
+class _Reader:
+    """Reads a manifest's fields, collecting upstream-worded problems with their paths."""
+
+    def __init__(self) -> None:
+        self.problems: Problems = []
+
+    def mapping(self, obj: Obj, key: str, path: str, required: bool = False) -> Obj | None:
+        value = obj.get(key)
+        p = fe.join(path, key)
+        if value is None:
+            if required:
+                self.problems.append(fe.required(p))
+            return None
+        if not isinstance(value, dict):
+            self.problems.append((p, "must be an object"))
+            return None
+        return value
+
+    def seq(self, obj: Obj, key: str, path: str) -> list[Any]:
+        value = obj.get(key)
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            self.problems.append((fe.join(path, key), "must be a list"))
+            return []
+        return value
+
+    def string(self, obj: Obj, key: str, path: str) -> str | None:
+        value = obj.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            self.problems.append((fe.join(path, key), "must be a string"))
+            return None
+        return value
+
+    def name(self, obj: Obj, key: str, path: str, long: bool, required: bool = True) -> str:
+        """A name field: ``LongName`` (DNS subdomain) or ``ShortName`` (DNS label)."""
+        p = fe.join(path, key)
+        value = self.string(obj, key, path)
+        if not value:
+            if required:
+                self.problems.append(fe.required(p))
+            return ""
+        errors = fe.dns1123_subdomain_errors(value) if long else fe.dns1123_label_errors(value)
+        self.problems.extend(fe.invalid(p, value, m) for m in errors)
+        return value
+
+    def int32(self, obj: Obj, key: str, path: str) -> int | None:
+        value = obj.get(key)
+        if value is None:
+            return None
+        p = fe.join(path, key)
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.problems.append((p, "must be an integer"))
+            return None
+        if not fe.INT32_MIN <= value <= fe.INT32_MAX:
+            self.problems.append((p, "must be a 32-bit integer"))
+            return None
+        return value
+
+    def max_items(self, items: Sequence[Any], limit: int, path: str) -> bool:
+        if len(items) > limit:
+            self.problems.append((path, f"Too many: {len(items)}: must have at most {limit} items"))
+            return False
+        return True
+
+    def union(self, obj: Obj, members: tuple[str, ...], path: str) -> str | None:
+        """The one member of a union set, or None with upstream's ``validate.Union`` text."""
+        given = [m for m in members if obj.get(m) is not None]
+        shown = ", ".join(f"`{m}`" for m in members)
+        if not given:
+            self.problems.append(fe.invalid(path, "", f"must specify one of: {shown}"))
+            return None
+        if len(given) > 1:
+            value = fe.Verbatim("{" + ", ".join(f"`{m}`" for m in given) + "}")
+            self.problems.append(fe.invalid(path, value, f"must specify exactly one of: {shown}"))
+            return None
+        return given[0]
+
+
+def _meta(r: _Reader, obj: Obj, path: str) -> tuple[str, str]:
+    """``(namespace, name)``: the name a DNS subdomain (``NameIsDNSSubdomain``)."""
+    meta = r.mapping(obj, "metadata", path, required=True) or {}
+    mpath = fe.join(path, "metadata")
+    name = r.name(meta, "name", mpath, long=True)
+    return r.string(meta, "namespace", mpath) or "default", name
+
+
+def _policy(r: _Reader, obj: Obj, key: str, path: str) -> int:
+    """A ``policy``/``schedulingPolicy`` union: ``minCount`` of ``gang``, 0 for ``basic``."""
+    ppath = fe.join(path, key)
+    policy = r.mapping(obj, key, path)
+    if policy is None:
+        r.problems.append(fe.invalid(ppath, "", "must specify one of: `basic`, `gang`"))
+        return 0
+    if r.union(policy, ("basic", "gang"), ppath) != "gang":
+        return 0
+    gpath = fe.join(ppath, "gang")
+    gang = r.mapping(policy, "gang", ppath) or {}
+    count = r.int32(gang, "minCount", gpath)
+    cpath = fe.join(gpath, "minCount")
+    if count is None:
+        if "minCount" not in gang:
+            r.problems.append(fe.required(cpath))
+        return 0
+    if count < 1:
+        r.problems.append(fe.invalid(cpath, count, "must be greater than or equal to 1"))
+        return 0
+    return count
+
+
+def _group_fields(r: _Reader, obj: Obj, path: str, name: str, policy_key: str) -> GroupTemplate:
+    """The scheduling fields a v1.36+ template and a PodGroup's spec share."""
+    min_count = _policy(r, obj, policy_key, path)
+    keys: list[str] = []
+    cons = r.mapping(obj, "schedulingConstraints", path)
+    if cons is not None:
+        cpath = fe.join(fe.join(path, "schedulingConstraints"), "topology")
+        topology = r.seq(cons, "topology", fe.join(path, "schedulingConstraints"))
+        if r.max_items(topology, MAX_TOPOLOGY, cpath):
+            for i, t in enumerate(topology):
+                tpath = fe.index(cpath, i)
+                if not isinstance(t, dict):
+                    r.problems.append((tpath, "must be an object"))
+                    continue
+                key = r.string(t, "key", tpath)
+                if not key:
+                    r.problems.append(fe.required(fe.join(tpath, "key")))
+                    continue
+                r.problems.extend(fe.validate_label_name(fe.join(tpath, "key"), key))
+                keys.append(key)
+    claims = r.seq(obj, "resourceClaims", path)
+    r.max_items(claims, MAX_RESOURCE_CLAIMS, fe.join(path, "resourceClaims"))
+    priority = r.int32(obj, "priority", path)
+    if priority is not None and priority > MAX_PRIORITY:
+        r.problems.append(
+            fe.invalid(
+                fe.join(path, "priority"), priority, f"must be less than or equal to {MAX_PRIORITY}"
+            )
+        )
+    policy = r.string(obj, "preemptionPolicy", path)
+    if policy is not None and policy not in PREEMPTION_POLICIES:
+        r.problems.append(
+            fe.not_supported(fe.join(path, "preemptionPolicy"), policy, PREEMPTION_POLICIES)
+        )
+    return GroupTemplate(
+        name,
+        min_count,
+        tuple(keys),
+        r.string(obj, "priorityClassName", path) or "",
+        priority,
+        policy,
+    )
+
+
+def _templates(r: _Reader, spec: Obj, key: str, path: str, v1alpha1: bool) -> list[GroupTemplate]:
+    """A Workload's pod groups (``podGroups`` in v1alpha1, else ``podGroupTemplates``),
+    names unique, at most :data:`MAX_POD_GROUPS`."""
+    items = r.seq(spec, key, path)
+    lpath = fe.join(path, key)
+    if not r.max_items(items, MAX_POD_GROUPS, lpath):
+        return []
+    out: list[GroupTemplate] = []
+    seen: set[str] = set()
+    for i, t in enumerate(items):
+        tpath = fe.index(lpath, i)
+        if not isinstance(t, dict):
+            r.problems.append((tpath, "must be an object"))
+            continue
+        name = r.name(t, "name", tpath, long=False)
+        if name in seen:
+            r.problems.append(fe.duplicate(fe.join(tpath, "name"), name))
+        seen.add(name)
+        if v1alpha1:
+            out.append(GroupTemplate(name, _policy(r, t, "policy", tpath)))
+        else:
+            out.append(_group_fields(r, t, tpath, name, "schedulingPolicy"))
+    return out
+
+
+def _controller_ref(r: _Reader, spec: Obj, path: str) -> None:
+    ref = r.mapping(spec, "controllerRef", path)
+    if ref is None:
+        return
+    rpath = fe.join(path, "controllerRef")
+    for key in ("kind", "name"):
+        if not r.string(ref, key, rpath):
+            r.problems.append(fe.required(fe.join(rpath, key)))
+
+
+def _parse_workload(r: _Reader, obj: Obj, path: str) -> Workload:
+    version = _version(obj)
+    namespace, name = _meta(r, obj, path)
+    spec = r.mapping(obj, "spec", path, required=True) or {}
+    spath = fe.join(path, "spec")
+    _controller_ref(r, spec, spath)
+    if version == "v1alpha1":
+        templates = _templates(r, spec, "podGroups", spath, v1alpha1=True)
+        if not r.seq(spec, "podGroups", spath):
+            at_least_one = "must have at least one item"
+            r.problems.append(fe.required(fe.join(spath, "podGroups"), at_least_one))
+    else:
+        templates = _templates(r, spec, "podGroupTemplates", spath, v1alpha1=False)
+        composite = r.seq(spec, "compositePodGroupTemplates", spath)
+        if version in ("v1alpha3", "v1beta1"):
+            r.union(spec, ("podGroupTemplates", "compositePodGroupTemplates"), spath)
+            r.max_items(composite, MAX_POD_GROUPS, fe.join(spath, "compositePodGroupTemplates"))
+        _same_priority(r, templates, spath)
+    return Workload(namespace, name, obj["apiVersion"], tuple(templates))
+
+
+def _same_priority(r: _Reader, templates: Sequence[GroupTemplate], path: str) -> None:
+    """``validateWorkloadPriority``: every template the same priority and class."""
+    if len({(t.priority_class_name, t.priority) for t in templates}) > 1:
+        r.problems.append(fe.invalid(path, None, "detected multiple priority configurations"))
+
+
+def _parse_pod_group(r: _Reader, obj: Obj, path: str) -> PodGroup:
+    version = _version(obj)
+    namespace, name = _meta(r, obj, path)
+    spec = r.mapping(obj, "spec", path, required=True) or {}
+    spath = fe.join(path, "spec")
+    workload = template = ""
+    if version == "v1alpha2":
+        ref = r.mapping(spec, "podGroupTemplateRef", spath)
+        rpath = fe.join(spath, "podGroupTemplateRef")
+        wl = r.mapping(ref, "workload", rpath) if ref is not None else None
+        if wl is not None:
+            wpath = fe.join(rpath, "workload")
+            workload = r.name(wl, "workloadName", wpath, long=True)
+            template = r.name(wl, "podGroupTemplateName", wpath, long=False)
+    else:
+        ref = r.mapping(spec, "workloadRef", spath)
+        rpath = fe.join(spath, "workloadRef")
+        if ref is not None:
+            workload = r.name(ref, "workloadName", rpath, long=True)
+            template = r.name(ref, "templateName", rpath, long=False)
+    parent = r.string(spec, "parentCompositePodGroupName", spath)
+    if parent is not None:
+        if ref is None:
+            needed = "must be set when parentCompositePodGroupName is set"
+            r.problems.append(fe.required(fe.join(spath, "workloadRef"), needed))
+        r.name(spec, "parentCompositePodGroupName", spath, long=True)
+    policy = _group_fields(r, spec, spath, name, "schedulingPolicy")
+    return PodGroup(namespace, name, obj["apiVersion"], policy, workload, template, parent)
+
+
+def validate(obj: Obj, path: str) -> None:
+    """Check a ``scheduling.k8s.io`` Workload, PodGroup or CompositePodGroup against its own
+    ``apiVersion``'s shape; :class:`InputError` with every problem, paths under ``path``."""
+    problems = _check(obj, path)[1]
+    if problems:
+        raise InputError(problems)
+
+
+def _check(obj: Obj, path: str) -> tuple[Workload | PodGroup | None, Problems]:
+    r = _Reader()
+    kind, version = obj.get("kind"), _version(obj)
+    if version not in KNOWN_VERSIONS:
+        shown = ", ".join(f"{GROUP}/{v}" for v in KNOWN_VERSIONS)
+        return None, [(fe.join(path, "apiVersion"), f"must be one of {shown}")]
+    if kind == "Workload":
+        return _parse_workload(r, obj, path), r.problems
+    if kind == "PodGroup":
+        if version == "v1alpha1":
+            why = f"no PodGroup kind in {GROUP}/v1alpha1 (v1.35's pod groups are a Workload's"
+            return None, [(fe.join(path, "kind"), why + " spec.podGroups)")]
+        return _parse_pod_group(r, obj, path), r.problems
+    _meta(r, obj, path)  # CompositePodGroup: kept, not modelled (see the module docstring)
+    return None, r.problems
+
+
+# --------------------------------------------------------------------------- admission
+def _drop(obj: Obj, version: str, gates: Gates) -> dict[str, Any]:
+    """``obj`` (a PodGroup manifest or a Workload template) without the spec fields of
+    disabled gates (:data:`DROPPED`)."""
+    out = dict(obj)
+    for key, gate in DROPPED.get(version, {}).items():
+        if key in out and not gates.enabled(gate):
+            del out[key]
+    return out
+
+
+def _admitted(obj: Obj, gates: Gates) -> Obj:
+    """The manifest as the API server of ``gates`` stores it: disabled fields dropped."""
+    version = gates.version
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return obj
+    if obj.get("kind") == "PodGroup":
+        return {**obj, "spec": _drop(spec, version, gates)}
+    templates = spec.get("podGroupTemplates")
+    new_spec = dict(spec)
+    if isinstance(templates, list):
+        new_spec["podGroupTemplates"] = [
+            _drop(t, version, gates) if isinstance(t, dict) else t for t in templates
+        ]
+    if version == "1.37" and not gates.enabled("CompositePodGroup"):
+        new_spec.pop("compositePodGroupTemplates", None)
+    return {**obj, "spec": new_spec}
+
+
+def _served_problem(obj: Obj, gates: Gates, path: str) -> fe.Problem | None:
+    kind, version = str(obj.get("kind")), _version(obj)
+    served = SERVED.get(gates.version, {})
+    if (
+        gates.enabled("GenericWorkload")
+        and kind in served.get(version, ())
+        and (kind != "CompositePodGroup" or gates.enabled("CompositePodGroup"))
+    ):
+        return None
+    gate = "CompositePodGroup" if kind == "CompositePodGroup" else "GenericWorkload"
+    offered = [f"{GROUP}/{v}" for v, kinds in served.items() if kind in kinds]
+    if not offered:
+        why = f"Kubernetes {gates.version} does not serve {kind}"
+    else:
+        why = f"Kubernetes {gates.version} serves {kind} as {', '.join(offered)}, with {gate} on"
+    return (
+        fe.join(path, "apiVersion"),
+        f'no matches for kind "{kind}" in version "{obj.get("apiVersion")}" ({why})',
+    )
+
+
+def admit(
+    objects: Iterable[Obj], gates: Gates, paths: Sequence[str] | None = None
+) -> WorkloadObjects:
+    """The Workload API objects among ``objects`` as the API server of ``gates``' release
+    stores them (see the module docstring); others are skipped.  ``paths`` name each object
+    in errors (default ``Kind/namespace/name``).  :class:`InputError` with every problem:
+    a version or kind not served, or an object :func:`validate` refuses."""
+    out = WorkloadObjects()
+    problems: Problems = []
+    for i, obj in enumerate(objects):
+        if not is_workload_api(obj):
+            continue
+        path = paths[i] if paths is not None else _name_path(obj)
+        refused = _served_problem(obj, gates, path)
+        if refused is not None:
+            problems.append(refused)
+            continue
+        value, found = _check(_admitted(obj, gates), path)
+        problems.extend(found)
+        if isinstance(value, Workload):
+            out.workloads[value.key] = value
+        elif isinstance(value, PodGroup):
+            out.pod_groups[value.key] = _defaulted(value, gates)
+    if problems:
+        raise InputError(problems)
+    return out
+
+
+def _defaulted(group: PodGroup, gates: Gates) -> PodGroup:
+    """``SetDefaults_PodGroup`` (v1.37): ``preemptionPolicy`` PreemptLowerPriority under
+    PodGroupPreemptionPolicy."""
+    if group.policy.preemption_policy is None and gates.enabled("PodGroupPreemptionPolicy"):
+        policy = replace(group.policy, preemption_policy=PREEMPTION_POLICIES[1])
+        return replace(group, policy=policy)
+    return group
+
+
+def _name_path(obj: Obj) -> str:
+    meta = obj.get("metadata")
+    name = meta.get("name", "?") if isinstance(meta, dict) else "?"
+    namespace = (meta.get("namespace") if isinstance(meta, dict) else None) or "default"
+    return f"{obj.get('kind')}/{namespace}/{name}"
+
+
+# --------------------------------------------------------------------------- Pods
+def pod_group_key(pod: api.Pod, gates: Gates) -> str | None:
+    """The runtime group ``pod`` belongs to under ``gates``, or None: v1.35
+    ``namespace/workload/podGroup/replicaKey`` from ``spec.workloadRef``, v1.36+
+    ``namespace/podGroupName`` from ``spec.schedulingGroup``.  The API server drops the field
+    while GenericWorkload is off (``dropDisabledWorkloadRef``/``dropDisabledSchedulingGroup``),
+    and the other release's field is unknown to it."""
+    version = gates.version
+    if version not in SERVED or not gates.enabled("GenericWorkload"):
+        return None
+    if version == "1.35":
+        ref = pod.workload_ref
+        if ref is None:
+            return None
+        return f"{pod.namespace}/{ref.name}/{ref.pod_group}/{ref.replica_key}"
+    if not pod.scheduling_group:
+        return None
+    return f"{pod.namespace}/{pod.scheduling_group}"
+
+
+def check_pod_refs(pods: Iterable[api.Pod], gates: Gates) -> Problems:
+    """The Pods' group references under ``gates``' Pod validation (kept only with
+    GenericWorkload on): v1.35 ``workloadRef`` (``name`` a DNS subdomain, ``podGroup`` a DNS
+    label, ``podGroupReplicaKey`` empty or a DNS label), v1.36+
+    ``schedulingGroup.podGroupName`` (required, a DNS subdomain)."""
+    version = gates.version
+    if version not in SERVED or not gates.enabled("GenericWorkload"):
+        return []
+    problems: Problems = []
+    for pod in pods:
+        base = f"Pod {pod.key}: spec"
+        if version == "1.35" and pod.workload_ref is not None:
+            ref, rpath = pod.workload_ref, f"{base}.workloadRef"
+            checks = [
+                ("name", ref.name, fe.dns1123_subdomain_errors),
+                ("podGroup", ref.pod_group, fe.dns1123_label_errors),
+            ]
+            if ref.replica_key:
+                checks.append(("podGroupReplicaKey", ref.replica_key, fe.dns1123_label_errors))
+            for key, value, rule in checks:
+                problems.extend(fe.invalid(f"{rpath}.{key}", value, m) for m in rule(value))
+        elif version != "1.35" and pod.scheduling_group is not None:
+            p = f"{base}.schedulingGroup.podGroupName"
+            value = pod.scheduling_group
+            if not value:
+                problems.append(fe.invalid(p, None, "must specify one of: `podGroupName`"))
+                continue
+            problems.extend(fe.invalid(p, value, m) for m in fe.dns1123_subdomain_errors(value))
+    return problems
