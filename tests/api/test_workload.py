@@ -71,16 +71,19 @@ def test_a_valid_pod_group_is_kept_and_not_taken_for_coscheduling() -> None:
     assert job.collect(parsed.others).pod_groups == {}  # not scheduler-plugins' PodGroup
 
 
-def test_gang_min_count_must_be_at_least_one() -> None:
-    bad = pod_group(schedulingPolicy={"gang": {"minCount": 0}})
-    assert problems(bad) == [
-        (
-            "spec.schedulingPolicy.gang.minCount",
-            "Invalid value: 0: must be greater than or equal to 1",
-        )
-    ]
+def test_gang_min_count_is_required_and_at_least_one() -> None:
+    # minCount is a required int32: 0 counts as missing (declarative RequiredValue)
+    zero = pod_group(schedulingPolicy={"gang": {"minCount": 0}})
+    assert problems(zero) == [("spec.schedulingPolicy.gang.minCount", "Required value")]
     assert problems(pod_group(schedulingPolicy={"gang": {}})) == [
         ("spec.schedulingPolicy.gang.minCount", "Required value")
+    ]
+    negative = pod_group(schedulingPolicy={"gang": {"minCount": -3}})
+    assert problems(negative) == [
+        (
+            "spec.schedulingPolicy.gang.minCount",
+            "Invalid value: -3: must be greater than or equal to 1",
+        )
     ]
 
 
@@ -89,7 +92,7 @@ def test_the_policy_is_a_union_of_basic_and_gang() -> None:
     assert problems(both) == [
         (
             "spec.schedulingPolicy",
-            "Invalid value: {`basic`, `gang`}: must specify exactly one of: `basic`, `gang`",
+            'Invalid value: "{basic, gang}": must specify exactly one of: `basic`, `gang`',
         )
     ]
     neither = pod_group(schedulingPolicy={})
@@ -99,12 +102,18 @@ def test_the_policy_is_a_union_of_basic_and_gang() -> None:
 
 
 def test_topology_constraints_at_most_one_with_a_label_key() -> None:
+    tas = gates("1.37", TopologyAwareWorkloadScheduling=True, **ON)
     two = pod_group(schedulingConstraints={"topology": [{"key": "rack"}, {"key": "zone"}]})
-    assert problems(two) == [
-        ("spec.schedulingConstraints.topology", "Too many: 2: must have at most 1 items")
+    parse_objects([two])  # gated: checked once the gates say it is kept
+    with pytest.raises(InputError) as err:
+        workload.admit([two], tas, paths=[""])
+    assert err.value.problems == [
+        ("spec.schedulingConstraints.topology", "Too many: 2: must have at most 1 item")
     ]
     bad_key = pod_group(schedulingConstraints={"topology": [{"key": "bad key"}]})
-    ((path, message),) = problems(bad_key)
+    with pytest.raises(InputError) as err:
+        workload.admit([bad_key], tas, paths=[""])
+    ((path, message),) = err.value.problems
     assert path == "spec.schedulingConstraints.topology[0].key"
     assert message.startswith('Invalid value: "bad key": name part must consist of')
 
@@ -112,7 +121,11 @@ def test_topology_constraints_at_most_one_with_a_label_key() -> None:
 def test_workload_templates_unique_at_most_eight_one_priority() -> None:
     gang = {"schedulingPolicy": {"gang": {"minCount": 2}}}
     dup = workload_templates("v1beta1", {"name": "w", **gang}, {"name": "w", **gang})
-    assert problems(dup) == [("spec.podGroupTemplates[1].name", 'Duplicate value: "w"')]
+    parse_objects([dup])  # the duplicate's text is the stored item: told at admission
+    with pytest.raises(InputError) as err:
+        workload.admit([dup], gates("1.37", **ON), paths=[""])
+    stored = '{"name":"w","schedulingPolicy":{"gang":{"minCount":2}},"schedulingConstraints":null}'
+    assert err.value.problems == [("spec.podGroupTemplates[1]", f"Duplicate value: {stored}")]
     nine = workload_templates("v1beta1", *({"name": f"g{i}", **gang} for i in range(9)))
     assert problems(nine) == [("spec.podGroupTemplates", "Too many: 9: must have at most 8 items")]
     mixed = workload_templates(
@@ -120,6 +133,10 @@ def test_workload_templates_unique_at_most_eight_one_priority() -> None:
     )
     assert problems(mixed) == [
         ("spec", "Invalid value: null: detected multiple priority configurations")
+    ]
+    dotted = workload_templates("v1beta1", {"name": "w.1", **gang})
+    assert problems(dotted) == [
+        ("spec.podGroupTemplates[0].name", 'Invalid value: "w.1": must not contain dots')
     ]
 
 
@@ -136,7 +153,11 @@ def test_v1alpha1_workload_needs_pod_groups_and_has_no_pod_group_kind() -> None:
 
 def test_a_parent_composite_pod_group_needs_a_workload_ref() -> None:
     orphan = pod_group(parentCompositePodGroupName="all")
-    assert problems(orphan) == [
+    assert workload.admit([orphan], gates("1.37", **ON)).pod_groups  # dropped: gate off
+    composite = gates("1.37", CompositePodGroup=True, TopologyAwareWorkloadScheduling=True, **ON)
+    with pytest.raises(InputError) as err:
+        workload.admit([orphan], composite, paths=[""])
+    assert err.value.problems == [
         (
             "spec.workloadRef",
             "Required value: must be set when parentCompositePodGroupName is set",
@@ -213,16 +234,30 @@ def test_fields_of_disabled_gates_are_dropped() -> None:
     assert workload.admit([bad], gates("1.37", **ON)).pod_groups
 
 
-def test_preemption_policy_defaulted_under_its_gate() -> None:
+def test_priority_admission_fills_priority_and_preemption_policy() -> None:
     plain = pod_group()
     got = workload.admit([plain], gates("1.37", **ON)).pod_groups["ml/train"]
-    assert got.policy.preemption_policy is None
+    assert (got.policy.priority, got.policy.preemption_policy) == (0, None)
     with_gate = gates("1.37", PodGroupPreemptionPolicy=True, **ON)
     got = workload.admit([plain], with_gate).pod_groups["ml/train"]
-    assert got.policy.preemption_policy == "PreemptLowerPriority"
+    assert (got.policy.priority, got.policy.preemption_policy) == (0, "PreemptLowerPriority")
     never = pod_group(preemptionPolicy="Never")
-    got = workload.admit([never], with_gate).pod_groups["ml/train"]
-    assert got.policy.preemption_policy == "Never"
+    with pytest.raises(InputError, match=r"the string value of PreemptionPolicy \(Never\)"):
+        workload.admit([never], with_gate)
+    low: dict[str, Any] = {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": "low"},
+        "value": 5,
+        "preemptionPolicy": "Never",
+    }
+    classed = pod_group(priorityClassName="low", preemptionPolicy="Never")
+    got = workload.admit([low, classed], with_gate).pod_groups["ml/train"]
+    assert (got.policy.priority, got.policy.preemption_policy) == (5, "Never")
+    with pytest.raises(InputError, match="priority set in the pod group \\(7\\) must match"):
+        workload.admit([low, pod_group(priorityClassName="low", priority=7)], with_gate)
+    with pytest.raises(InputError, match="no PriorityClass with name gone was found"):
+        workload.admit([pod_group(priorityClassName="gone")], with_gate)
 
 
 # --------------------------------------------------------------------------- Pods

@@ -150,12 +150,16 @@ def _max_len(n: int) -> str:
 
 
 def dns1123_label_errors(value: str) -> list[str]:
-    """Upstream ``IsDNS1123Label``: empty list when valid."""
+    """Upstream ``IsDNS1123Label``: empty list when valid (a valid subdomain with dots gets
+    ``must not contain dots``)."""
     errs = []
     if len(value) > 63:
         errs.append(_max_len(63))
     if not _DNS1123_LABEL_RE.match(value):
-        errs.append(_regex_error(_DNS1123_LABEL_MSG, _DNS1123_LABEL_FMT, "my-name", "123-abc"))
+        if _DNS1123_SUBDOMAIN_RE.match(value):
+            errs.append("must not contain dots")
+        else:
+            errs.append(_regex_error(_DNS1123_LABEL_MSG, _DNS1123_LABEL_FMT, "my-name", "123-abc"))
     return errs
 
 

@@ -211,8 +211,11 @@ def _version(obj: Obj) -> str:
 class _Reader:
     """Reads a manifest's fields, collecting upstream-worded problems with their paths."""
 
-    def __init__(self) -> None:
+    def __init__(self, admitted: bool = True) -> None:
         self.problems: Problems = []
+        self.admitted = admitted
+        """The object is as the API server stores it (gated fields dropped): checks whose
+        text shows the whole stored value (duplicate templates) are made only then."""
 
     def mapping(self, obj: Obj, key: str, path: str, required: bool = False) -> Obj | None:
         value = obj.get(key)
@@ -271,19 +274,22 @@ class _Reader:
 
     def max_items(self, items: Sequence[Any], limit: int, path: str) -> bool:
         if len(items) > limit:
-            self.problems.append((path, f"Too many: {len(items)}: must have at most {limit} items"))
+            noun = "item" if limit == 1 else "items"  # field.TooMany's wording
+            self.problems.append(
+                (path, f"Too many: {len(items)}: must have at most {limit} {noun}")
+            )
             return False
         return True
 
     def union(self, obj: Obj, members: tuple[str, ...], path: str) -> str | None:
         """The one member of a union set, or None with upstream's ``validate.Union`` text."""
-        given = [m for m in members if obj.get(m) is not None]
+        given = [m for m in members if obj.get(m) is not None and obj.get(m) != []]
         shown = ", ".join(f"`{m}`" for m in members)
         if not given:
             self.problems.append(fe.invalid(path, "", f"must specify one of: {shown}"))
             return None
         if len(given) > 1:
-            value = fe.Verbatim("{" + ", ".join(f"`{m}`" for m in given) + "}")
+            value = "{" + ", ".join(given) + "}"
             self.problems.append(fe.invalid(path, value, f"must specify exactly one of: {shown}"))
             return None
         return given[0]
@@ -297,8 +303,11 @@ def _meta(r: _Reader, obj: Obj, path: str) -> tuple[str, str]:
     return r.string(meta, "namespace", mpath) or "default", name
 
 
-def _policy(r: _Reader, obj: Obj, key: str, path: str) -> int:
-    """A ``policy``/``schedulingPolicy`` union: ``minCount`` of ``gang``, 0 for ``basic``."""
+def _policy(r: _Reader, obj: Obj, key: str, path: str, positive: bool = False) -> int:
+    """A ``policy``/``schedulingPolicy`` union: ``minCount`` of ``gang``, 0 for ``basic``.
+    ``minCount`` is a required value, 0 counting as missing, then at least 1 (declarative,
+    v1.36+); with ``positive`` (v1.35's hand-written ``ValidatePositiveField``) any value
+    not above 0 is ``must be greater than zero``."""
     ppath = fe.join(path, key)
     policy = r.mapping(obj, key, path)
     if policy is None:
@@ -310,8 +319,14 @@ def _policy(r: _Reader, obj: Obj, key: str, path: str) -> int:
     gang = r.mapping(policy, "gang", ppath) or {}
     count = r.int32(gang, "minCount", gpath)
     cpath = fe.join(gpath, "minCount")
-    if count is None:
-        if "minCount" not in gang:
+    if positive:
+        if count is None or count < 1:
+            if count is not None or "minCount" not in gang:
+                r.problems.append(fe.invalid(cpath, count or 0, "must be greater than zero"))
+            return 0
+        return count
+    if not count:
+        if count is not None or "minCount" not in gang:
             r.problems.append(fe.required(cpath))
         return 0
     if count < 1:
@@ -379,13 +394,40 @@ def _templates(r: _Reader, spec: Obj, key: str, path: str, v1alpha1: bool) -> li
             r.problems.append((tpath, "must be an object"))
             continue
         name = r.name(t, "name", tpath, long=False)
-        if name in seen:
+        if name in seen and v1alpha1:
             r.problems.append(fe.duplicate(fe.join(tpath, "name"), name))
+        elif name in seen and r.admitted:  # declarative ValSliceUnique: the whole item
+            r.problems.append(fe.duplicate(tpath, _stored_template(t)))
         seen.add(name)
         if v1alpha1:
-            out.append(GroupTemplate(name, _policy(r, t, "policy", tpath)))
+            out.append(GroupTemplate(name, _policy(r, t, "policy", tpath, positive=True)))
         else:
             out.append(_group_fields(r, t, tpath, name, "schedulingPolicy"))
+    return out
+
+
+def _stored_template(t: Obj) -> dict[str, Any]:
+    """A PodGroupTemplate as the API server's Go types marshal it (field order, ``omitempty``:
+    ``schedulingConstraints`` is ``null`` when absent), for the value of a ``Duplicate``."""
+    policy = t.get("schedulingPolicy") or {}
+    out: dict[str, Any] = {"name": t.get("name", "")}
+    shown: dict[str, Any] = {}
+    if policy.get("basic") is not None:
+        shown["basic"] = {}
+    if policy.get("gang") is not None:
+        shown["gang"] = {"minCount": (policy.get("gang") or {}).get("minCount", 0)}
+    out["schedulingPolicy"] = shown
+    cons = t.get("schedulingConstraints")
+    if cons is None:
+        out["schedulingConstraints"] = None
+    else:
+        topology = [{"key": c.get("key", "")} for c in cons.get("topology") or []]
+        out["schedulingConstraints"] = {"topology": topology} if topology else {}
+    for key in ("resourceClaims", "disruptionMode", "priorityClassName", "priority"):
+        if t.get(key) not in (None, "", []):
+            out[key] = t[key]
+    if t.get("preemptionPolicy") is not None:
+        out["preemptionPolicy"] = t["preemptionPolicy"]
     return out
 
 
@@ -459,13 +501,15 @@ def _parse_pod_group(r: _Reader, obj: Obj, path: str) -> PodGroup:
 def validate(obj: Obj, path: str) -> None:
     """Check a ``scheduling.k8s.io`` Workload, PodGroup or CompositePodGroup against its own
     ``apiVersion``'s shape; :class:`InputError` with every problem, paths under ``path``."""
-    problems = _check(obj, path)[1]
+    problems = _check(_without_gated(obj), path, admitted=False)[1]
     if problems:
         raise InputError(problems)
 
 
-def _check(obj: Obj, path: str) -> tuple[Workload | PodGroup | None, Problems]:
-    r = _Reader()
+def _check(
+    obj: Obj, path: str, admitted: bool = True
+) -> tuple[Workload | PodGroup | None, Problems]:
+    r = _Reader(admitted)
     kind, version = obj.get("kind"), _version(obj)
     if version not in KNOWN_VERSIONS:
         shown = ", ".join(f"{GROUP}/{v}" for v in KNOWN_VERSIONS)
@@ -490,6 +534,25 @@ def _drop(obj: Obj, version: str, gates: Gates) -> dict[str, Any]:
         if key in out and not gates.enabled(gate):
             del out[key]
     return out
+
+
+class _AllOff:
+    """Gates with every gate off, at a release: :func:`validate` checks only what no gate
+    drops (the rest is checked by :func:`admit`, which knows the gates)."""
+
+    def __init__(self, version: str) -> None:
+        self.version = version
+
+    def enabled(self, name: str) -> bool:
+        return False
+
+
+_RELEASE_OF = {"v1alpha1": "1.35", "v1alpha2": "1.36", "v1alpha3": "1.37", "v1beta1": "1.37"}
+
+
+def _without_gated(obj: Obj) -> Obj:
+    """``obj`` without any field a gate of its API version's release may drop."""
+    return _admitted(obj, _AllOff(_RELEASE_OF.get(_version(obj), "")))
 
 
 def _admitted(obj: Obj, gates: Gates) -> Obj:
@@ -536,9 +599,13 @@ def admit(
     objects: Iterable[Obj], gates: Gates, paths: Sequence[str] | None = None
 ) -> WorkloadObjects:
     """The Workload API objects among ``objects`` as the API server of ``gates``' release
-    stores them (see the module docstring); others are skipped.  ``paths`` name each object
-    in errors (default ``Kind/namespace/name``).  :class:`InputError` with every problem:
-    a version or kind not served, or an object :func:`validate` refuses."""
+    stores them (see the module docstring); others are skipped, except PriorityClasses,
+    which the priority admission plugin reads for PodGroups.  ``paths`` name each object in
+    errors (default ``Kind/namespace/name``).  :class:`InputError` with every problem: a
+    version or kind not served, a priority the admission plugin forbids, or an object
+    :func:`validate` refuses."""
+    objects = list(objects)
+    classes = _PriorityClasses(o for o in objects if o.get("kind") == "PriorityClass")
     out = WorkloadObjects()
     problems: Problems = []
     for i, obj in enumerate(objects):
@@ -549,6 +616,11 @@ def admit(
         if refused is not None:
             problems.append(refused)
             continue
+        if obj.get("kind") == "PodGroup":
+            obj, forbidden = _admit_priority(obj, gates, classes)
+            if forbidden:
+                problems.append((path, forbidden))
+                continue
         value, found = _check(_admitted(obj, gates), path)
         problems.extend(found)
         if isinstance(value, Workload):
@@ -558,6 +630,79 @@ def admit(
     if problems:
         raise InputError(problems)
     return out
+
+
+class _PriorityClasses:
+    """PriorityClass values by name (the system classes included) and the global default
+    (the lowest-valued one, as the admission plugin picks)."""
+
+    def __init__(self, objects: Iterable[Obj]) -> None:
+        from kubesched.api.parse import SYSTEM_PRIORITY_CLASSES
+
+        self.classes: dict[str, tuple[int, str]] = {
+            name: (value, PREEMPTION_POLICIES[1]) for name, value in SYSTEM_PRIORITY_CLASSES.items()
+        }
+        self.default: tuple[str, int, str] | None = None
+        for obj in objects:
+            meta, value = obj.get("metadata"), obj.get("value")
+            if not isinstance(meta, dict) or not isinstance(value, int):
+                continue  # parse_objects reported it
+            name = str(meta.get("name", ""))
+            policy = obj.get("preemptionPolicy") or PREEMPTION_POLICIES[1]
+            self.classes[name] = (value, str(policy))
+            if obj.get("globalDefault") is True and (
+                self.default is None or value < self.default[1]
+            ):
+                self.default = (name, value, str(policy))
+
+    def establish(self, name: str) -> tuple[str, int, str] | str:
+        """Upstream ``establishPriority``: ``(class name, priority, preemption policy)``, or
+        the forbidden message for a class that does not exist."""
+        if not name:
+            return self.default or ("", 0, PREEMPTION_POLICIES[1])
+        found = self.classes.get(name)
+        if found is None:
+            return f"no PriorityClass with name {name} was found"
+        return name, found[0], found[1]
+
+
+def _admit_priority(obj: Obj, gates: Gates, classes: _PriorityClasses) -> tuple[Obj, str]:
+    """The priority admission plugin's ``admitPodGroup`` (v1.36 under WorkloadAwarePreemption,
+    v1.37 under GenericWorkload; it runs before validation): ``spec.priority`` and
+    ``spec.priorityClassName`` from the class (or the global default), ``spec.preemptionPolicy``
+    too in v1.37 under PodGroupPreemptionPolicy; a value given that differs is forbidden.
+    The admitted manifest and the forbidden message ("" when admitted)."""
+    version = gates.version
+    gate = {"1.36": "WorkloadAwarePreemption", "1.37": "GenericWorkload"}.get(version)
+    spec = obj.get("spec")
+    if gate is None or not gates.enabled(gate) or not isinstance(spec, dict):
+        return obj, ""
+    meta = obj.get("metadata") or {}
+    head = f'podgroups.{GROUP} "{meta.get("name", "")}" is forbidden: '
+    given_class = spec.get("priorityClassName")
+    established = classes.establish(given_class if isinstance(given_class, str) else "")
+    if isinstance(established, str):
+        return obj, head + established
+    class_name, priority, policy = established
+    given = spec.get("priority")
+    if isinstance(given, int) and not isinstance(given, bool) and given != priority:
+        return obj, head + (
+            f"priority set in the pod group ({given}) must match the priority computed "
+            f"({priority}) based on the priority class set in the spec"
+        )
+    new_spec = {**spec, "priority": priority, "priorityClassName": class_name}
+    if not class_name:
+        del new_spec["priorityClassName"]
+    if version == "1.37" and gates.enabled("PodGroupPreemptionPolicy"):
+        given_policy = spec.get("preemptionPolicy")
+        if given_policy is not None and given_policy != policy:
+            return obj, head + (
+                f"the string value of PreemptionPolicy ({given_policy}) must not be provided "
+                f"in pod group spec; priority admission controller computed {policy} from the "
+                "given PriorityClass name"
+            )
+        new_spec["preemptionPolicy"] = policy
+    return {**obj, "spec": new_spec}, ""
 
 
 def _defaulted(group: PodGroup, gates: Gates) -> PodGroup:
