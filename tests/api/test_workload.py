@@ -71,6 +71,14 @@ def test_a_valid_pod_group_is_kept_and_not_taken_for_coscheduling() -> None:
     assert job.collect(parsed.others).pod_groups == {}  # not scheduler-plugins' PodGroup
 
 
+def test_coscheduling_and_kube_scheduler_pod_groups_may_share_a_name() -> None:
+    theirs = {**pod_group(), "apiVersion": "scheduling.x-k8s.io/v1alpha1", "spec": {"minMember": 2}}
+    parsed = parse_objects([pod_group(), theirs])
+    assert len(parsed.of_kind("PodGroup")) == 2
+    with pytest.raises(InputError, match="duplicate PodGroup"):
+        parse_objects([pod_group(), pod_group()])
+
+
 def test_gang_min_count_is_required_and_at_least_one() -> None:
     # minCount is a required int32: 0 counts as missing (declarative RequiredValue)
     zero = pod_group(schedulingPolicy={"gang": {"minCount": 0}})

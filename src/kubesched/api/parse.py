@@ -285,7 +285,10 @@ class _Gathered:
             kind = obj.get("kind")
             if type(kind) is not str or not kind:  # the common case checked without a call
                 kind = f.required_string(obj, "kind", path)
-            self._first(_identity(obj, kind, path), path)
+            ident = _identity(obj, kind, path)
+            if kind == "PodGroup" and workload.is_workload_api(obj):
+                ident = (f"{kind}.{workload.GROUP}", ident[1], ident[2])  # not Coscheduling's
+            self._first(ident, path)
             if kind == "Pod":
                 self.out.pods.append(podquick.parse_pod(obj, path))
                 self.pod_paths.append(path)
