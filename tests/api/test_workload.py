@@ -322,3 +322,32 @@ def test_explain_refuses_a_bad_pod_group_with_file_and_path(
     assert main(args) == 2  # served only with GenericWorkload on
     assert 'no matches for kind "PodGroup"' in capsys.readouterr().err
     assert main([*args, "--feature-gates", "GenericWorkload=true"]) == 0
+
+
+def test_simulate_checks_a_scenarios_pod_groups_under_the_final_gates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = tmp_path / "s.yaml"
+    objects = [
+        node("n1", cpu="4"),
+        pod_group(schedulingPolicy={"gang": {"minCount": 1}}),
+        _pod(schedulingGroup={"podGroupName": "train"}),
+    ]
+    doc = {
+        "apiVersion": "kubesched.io/v1alpha1",
+        "kind": "Scenario",
+        "metadata": {"name": "wl"},
+        "spec": {"durationSeconds": 10, "objects": objects},
+    }
+    scenario.write_text(json.dumps(doc))
+    assert main(["simulate", str(scenario), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert str(scenario) in err and 'no matches for kind "PodGroup"' in err
+    # the command line's gates count, not only the scenario's own
+    on = ["--feature-gates", "GenericWorkload=true", "--no-progress"]
+    assert main(["simulate", str(scenario), *on]) == 0
+    capsys.readouterr()
+    objects[1] = pod_group(schedulingPolicy={"gang": {"minCount": -1}})
+    scenario.write_text(json.dumps(doc))
+    assert main(["simulate", str(scenario), *on]) == 2
+    assert "spec.schedulingPolicy.gang.minCount: Invalid value: -1" in capsys.readouterr().err

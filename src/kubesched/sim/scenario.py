@@ -234,12 +234,19 @@ def build_scenario(
         sc.others.extend(parsed.others)
     sc.arrivals.sort(key=lambda a: a.at)
     references.check(sc.others, [a.pod for a in sc.arrivals], all_pods_known=True)
-    workload.admit(sc.others, sc.gates)
-    workload_refs = workload.check_pod_refs([a.pod for a in sc.arrivals], sc.gates)
-    if workload_refs:
-        raise InputError(workload_refs)
     fault_drills.check_targets(sc.faults, sc.nodes, [a.pod for a in sc.arrivals], f"{p}.faults")
     return sc
+
+
+def check_workload_objects(sc: Scenario) -> None:
+    """The scenario's Workload API objects and the Pods' group references as the API server
+    of ``sc.gates`` takes them (:func:`kubesched.api.workload.admit`): checked once the run's
+    release and gates are final (a command line's ``--feature-gates`` may turn
+    GenericWorkload on), so not by :func:`load_scenario`.  Raises :class:`InputError`."""
+    workload.admit(sc.others, sc.gates)
+    refs = workload.check_pod_refs([a.pod for a in sc.arrivals], sc.gates)
+    if refs:
+        raise InputError(refs)
 
 
 def _timing(obj: dict[str, Any], tp: str, directory: str | None) -> SimTiming:
