@@ -12,6 +12,7 @@ v1.37's whatever ``ORACLE_KUBERNETES_VERSION`` says."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import ssl
 import subprocess
@@ -171,11 +172,9 @@ def server(
     settings = GATE_SETS[request.param]
     directory = tmp_path_factory.mktemp(f"workload-{request.param}")
     flags = ",".join(f"{k}={str(v).lower()}" for k, v in sorted(settings.items()))
-    env = {
-        "PATH": "/usr/bin:/bin:/usr/local/bin",
-        "ORACLE_KUBERNETES_VERSION": "1.37",
-        "APISERVER_EXTRA_ARGS": f"--feature-gates={flags} --runtime-config={RUNTIME}",
-    }
+    env = {k: v for k, v in os.environ.items() if k not in ("CONTROLLER_MANAGER", "ORACLE_BIN")}
+    env["ORACLE_KUBERNETES_VERSION"] = "1.37"
+    env["APISERVER_EXTRA_ARGS"] = f"--feature-gates={flags} --runtime-config={RUNTIME}"
     out = subprocess.run(
         ["bash", str(SCRIPT), "start", str(directory)],
         capture_output=True,
