@@ -351,3 +351,26 @@ def test_simulate_checks_a_scenarios_pod_groups_under_the_final_gates(
     scenario.write_text(json.dumps(doc))
     assert main(["simulate", str(scenario), *on]) == 2
     assert "spec.schedulingPolicy.gang.minCount: Invalid value: -1" in capsys.readouterr().err
+
+
+def test_v1_35_hand_written_validation_of_a_workloads_pod_groups() -> None:
+    """v1.35 validates v1alpha1 by hand (``validateWorkloadSpec``), with its own texts."""
+    zero = workload_v1alpha1({"name": "w", "policy": {"gang": {"minCount": 0}}})
+    assert problems(zero) == [
+        ("spec.podGroups[0].policy.gang.minCount", "Invalid value: 0: must be greater than zero")
+    ]
+    both = workload_v1alpha1({"name": "w", "policy": {"basic": {}, "gang": {"minCount": 1}}})
+    exactly = "exactly one of `basic`, `gang` is required"
+    assert problems(both) == [
+        (
+            "spec.podGroups[0].policy",
+            f'Invalid value: "{{`basic`, `gang`}}": {exactly}, but multiple fields are set',
+        )
+    ]
+    neither = workload_v1alpha1({"name": "w", "policy": {}})
+    assert problems(neither) == [("spec.podGroups[0].policy", f"Required value: {exactly}")]
+    dup = workload_v1alpha1(*({"name": "w", "policy": {"basic": {}}} for _ in range(2)))
+    assert problems(dup) == [("spec.podGroups[1].name", 'Duplicate value: "w"')]
+    nameless = workload_v1alpha1({"policy": {"basic": {}}})
+    ((path, message),) = problems(nameless)
+    assert path == "spec.podGroups[0].name" and message.startswith('Invalid value: "": a lowercase')

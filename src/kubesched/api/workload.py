@@ -309,11 +309,18 @@ def _policy(r: _Reader, obj: Obj, key: str, path: str, positive: bool = False) -
     v1.36+); with ``positive`` (v1.35's hand-written ``ValidatePositiveField``) any value
     not above 0 is ``must be greater than zero``."""
     ppath = fe.join(path, key)
-    policy = r.mapping(obj, key, path)
-    if policy is None:
-        r.problems.append(fe.invalid(ppath, "", "must specify one of: `basic`, `gang`"))
-        return 0
-    if r.union(policy, ("basic", "gang"), ppath) != "gang":
+    policy = r.mapping(obj, key, path) or {}
+    if positive:  # v1.35's validatePodGroupPolicy
+        given = [m for m in ("basic", "gang") if policy.get(m) is not None]
+        exactly = "exactly one of `basic`, `gang` is required"
+        if not given:
+            r.problems.append(fe.required(ppath, exactly))
+        elif len(given) > 1:
+            shown = "{" + ", ".join(f"`{m}`" for m in given) + "}"
+            r.problems.append(fe.invalid(ppath, shown, f"{exactly}, but multiple fields are set"))
+        if given != ["gang"]:
+            return 0
+    elif r.union(policy, ("basic", "gang"), ppath) != "gang":
         return 0
     gpath = fe.join(ppath, "gang")
     gang = r.mapping(policy, "gang", ppath) or {}
@@ -393,7 +400,12 @@ def _templates(r: _Reader, spec: Obj, key: str, path: str, v1alpha1: bool) -> li
         if not isinstance(t, dict):
             r.problems.append((tpath, "must be an object"))
             continue
-        name = r.name(t, "name", tpath, long=False)
+        if v1alpha1:  # ValidatePodGroupName: an empty name fails the format too
+            name = r.string(t, "name", tpath) or ""
+            npath = fe.join(tpath, "name")
+            r.problems.extend(fe.invalid(npath, name, m) for m in fe.dns1123_label_errors(name))
+        else:
+            name = r.name(t, "name", tpath, long=False)
         if name in seen and v1alpha1:
             r.problems.append(fe.duplicate(fe.join(tpath, "name"), name))
         elif name in seen and r.admitted:  # declarative ValSliceUnique: the whole item
