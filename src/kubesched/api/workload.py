@@ -29,11 +29,13 @@ Two steps, as the API server takes an object:
   names, name formats, the priority's maximum), in the one input path
   (:mod:`kubesched.api.parse`), independent of the release;
 - :func:`admit` then takes the objects of a snapshot or scenario under a release's gates:
-  a version or kind the release does not serve is refused (``no matches for kind``), fields
-  of a disabled gate are dropped (the registry strategies' ``dropDisabled*Fields``) and
-  defaults are set (``SetDefaults_PodGroup``: ``preemptionPolicy: PreemptLowerPriority``
-  under PodGroupPreemptionPolicy), giving the :class:`PodGroup` and :class:`Workload` values
-  the scheduler reads.  :func:`pod_group_key` says which runtime group a Pod belongs to in a
+  a version or kind the release does not serve is refused (``no matches for kind``), the
+  priority admission plugin sets a PodGroup's priority (and, v1.37, preemption policy) from
+  its PriorityClass, fields of a disabled gate are dropped (the registry strategies'
+  ``dropDisabled*Fields``), the rest is validated and defaults are set
+  (``SetDefaults_PodGroup``), giving the :class:`PodGroup` and :class:`Workload` values the
+  scheduler reads.  v1.37's answers are checked against the real kube-apiserver
+  (``tests/controlplane/test_workload_api.py``; ``docs/workload-api.md``).  :func:`pod_group_key` says which runtime group a Pod belongs to in a
   release.
 
 The Coscheduling ``PodGroup`` of ``scheduling.x-k8s.io`` has the same kind and lives in
