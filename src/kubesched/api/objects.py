@@ -276,6 +276,14 @@ class ImageState:
     size_bytes: int
 
 
+SYSTEM_PRIORITY_CLASSES = {
+    "system-node-critical": 2000001000,
+    "system-cluster-critical": 2000000000,
+}
+"""PriorityClasses every API server has, whether or not the snapshot lists them (Pods and,
+v1.36+, PodGroups name them: :mod:`kubesched.api.parse`, :mod:`kubesched.api.workload`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class WorkloadRef:
     """v1.35's ``spec.workloadRef`` of a Pod: the Workload, the pod group of its

@@ -45,11 +45,8 @@ __all__ = [
 MAX_PROBLEMS = 50
 """At most this many problems are collected before :func:`parse_objects` gives up."""
 
-SYSTEM_PRIORITY_CLASSES = {
-    "system-node-critical": 2000001000,
-    "system-cluster-critical": 2000000000,
-}
-"""PriorityClasses every API server has, whether or not the snapshot lists them."""
+SYSTEM_PRIORITY_CLASSES = api.SYSTEM_PRIORITY_CLASSES
+"""PriorityClasses every API server has (:data:`kubesched.api.objects.SYSTEM_PRIORITY_CLASSES`)."""
 
 
 class Documents(list[dict[str, Any]]):

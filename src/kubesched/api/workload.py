@@ -35,8 +35,8 @@ Two steps, as the API server takes an object:
   ``dropDisabled*Fields``), the rest is validated and defaults are set
   (``SetDefaults_PodGroup``), giving the :class:`PodGroup` and :class:`Workload` values the
   scheduler reads.  v1.37's answers are checked against the real kube-apiserver
-  (``tests/controlplane/test_workload_api.py``; ``docs/workload-api.md``).  :func:`pod_group_key` says which runtime group a Pod belongs to in a
-  release.
+  (``tests/controlplane/test_workload_api.py``; ``docs/workload-api.md``).
+  :func:`pod_group_key` says which runtime group a Pod belongs to in a release.
 
 The Coscheduling ``PodGroup`` of ``scheduling.x-k8s.io`` has the same kind and lives in
 :mod:`kubesched.admission.objects`; :func:`is_workload_api` tells the two apart by group.
@@ -651,10 +651,9 @@ class _PriorityClasses:
     (the lowest-valued one, as the admission plugin picks)."""
 
     def __init__(self, objects: Iterable[Obj]) -> None:
-        from kubesched.api.parse import SYSTEM_PRIORITY_CLASSES
-
         self.classes: dict[str, tuple[int, str]] = {
-            name: (value, PREEMPTION_POLICIES[1]) for name, value in SYSTEM_PRIORITY_CLASSES.items()
+            name: (value, PREEMPTION_POLICIES[1])
+            for name, value in api.SYSTEM_PRIORITY_CLASSES.items()
         }
         self.default: tuple[str, int, str] | None = None
         for obj in objects:
