@@ -9,6 +9,8 @@
 #   bash oracle/controlplane.sh stop DIR     # SIGTERM each (pid files), SIGKILL after 10 s
 #   ORACLE_KUBERNETES_VERSION=1.37 bash oracle/controlplane.sh start DIR
 #   CONTROLLER_MANAGER=1 bash oracle/controlplane.sh start DIR   # and kube-controller-manager
+#   APISERVER_EXTRA_ARGS="--feature-gates=GenericWorkload=true --runtime-config=..." \
+#       bash oracle/controlplane.sh start DIR    # extra kube-apiserver flags (split on spaces)
 #
 # With CONTROLLER_MANAGER=1, kube-controller-manager (built by build.sh with the others) runs
 # too, with only the controllers CONTROLLER_MANAGER_CONTROLLERS names (a comma list of v1.34's
@@ -109,6 +111,7 @@ start() {
         --disable-admission-plugins=ServiceAccount,TaintNodesByCondition \
         --endpoint-reconciler-type=none \
         --profiling=false --v=1 \
+        ${APISERVER_EXTRA_ARGS:-} \
         > "$dir/apiserver.log" 2>&1 &
     echo $! > "$dir/apiserver.pid"
     local server="https://127.0.0.1:$ap"

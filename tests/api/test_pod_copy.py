@@ -41,6 +41,8 @@ def _full_pod() -> api.Pod:
         images=("nginx",),
         image_volumes=("gcr.io/300",),
         scheduling_gates=("gate",),
+        workload_ref=api.WorkloadRef("job", "workers", "0"),
+        scheduling_group="train",
         termination_grace_period_seconds=5,
         phase="Running",
         nominated_node_name="n2",

@@ -20,7 +20,7 @@ from typing import Any
 
 from kubesched.api import fields as f
 from kubesched.api import objects as api
-from kubesched.api import quantity
+from kubesched.api import quantity, workload
 from kubesched.api.errors import InputError
 
 POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
@@ -291,9 +291,12 @@ _PARSERS: dict[str, Any] = {
 
 
 def job_kind(obj: Mapping[str, Any]) -> str | None:
-    """The object's kind when it is one of the job layer's, else None."""
+    """The object's kind when it is one of the job layer's, else None (a ``scheduling.k8s.io``
+    PodGroup is kube-scheduler's own: :mod:`kubesched.api.workload`)."""
     kind = obj.get("kind")
-    return kind if isinstance(kind, str) and kind in _PARSERS else None
+    if not isinstance(kind, str) or kind not in _PARSERS or workload.is_workload_api(obj):
+        return None
+    return kind
 
 
 def parse_one(obj: Mapping[str, Any]) -> tuple[str, Any]:

@@ -276,6 +276,25 @@ class ImageState:
     size_bytes: int
 
 
+SYSTEM_PRIORITY_CLASSES = {
+    "system-node-critical": 2000001000,
+    "system-cluster-critical": 2000000000,
+}
+"""PriorityClasses every API server has, whether or not the snapshot lists them (Pods and,
+v1.36+, PodGroups name them: :mod:`kubesched.api.parse`, :mod:`kubesched.api.workload`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadRef:
+    """v1.35's ``spec.workloadRef`` of a Pod: the Workload, the pod group of its
+    ``spec.podGroups`` and the replica of that group (``podGroupReplicaKey``, empty: the one
+    replica).  Together they name one runtime group of Pods scheduled as a unit."""
+
+    name: str
+    pod_group: str
+    replica_key: str = ""
+
+
 @dataclass(slots=True)
 class Pod:
     """A Pod as the scheduler sees it.
@@ -321,6 +340,11 @@ class Pod:
     """``spec.volumes[].image.reference``, one entry per image volume, in order (ImageLocality
     scores them from v1.36)."""
     scheduling_gates: tuple[str, ...] = ()
+    workload_ref: WorkloadRef | None = None
+    """v1.35's ``spec.workloadRef``: the Workload and its pod group the Pod belongs to
+    (:mod:`kubesched.api.workload`; v1.36 replaced the field by ``spec.schedulingGroup``)."""
+    scheduling_group: str | None = None
+    """v1.36+ ``spec.schedulingGroup.podGroupName``: the PodGroup the Pod belongs to."""
     termination_grace_period_seconds: int | None = None
     phase: str = "Pending"
     nominated_node_name: str = ""
@@ -448,6 +472,8 @@ def _copy_pod(s: Pod) -> Pod:
     o.images = s.images
     o.image_volumes = s.image_volumes
     o.scheduling_gates = s.scheduling_gates
+    o.workload_ref = s.workload_ref
+    o.scheduling_group = s.scheduling_group
     o.termination_grace_period_seconds = s.termination_grace_period_seconds
     o.phase = s.phase
     o.nominated_node_name = s.nominated_node_name

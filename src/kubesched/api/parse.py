@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.api import fields as f
-from kubesched.api import listitems, nodefeatures, podquick, resource, source, storage
+from kubesched.api import listitems, nodefeatures, podquick, resource, source, storage, workload
 from kubesched.api import objects as api
 from kubesched.api.errors import InputError
 from kubesched.api.fields import join
@@ -45,11 +45,8 @@ __all__ = [
 MAX_PROBLEMS = 50
 """At most this many problems are collected before :func:`parse_objects` gives up."""
 
-SYSTEM_PRIORITY_CLASSES = {
-    "system-node-critical": 2000001000,
-    "system-cluster-critical": 2000000000,
-}
-"""PriorityClasses every API server has, whether or not the snapshot lists them."""
+SYSTEM_PRIORITY_CLASSES = api.SYSTEM_PRIORITY_CLASSES
+"""PriorityClasses every API server has (:data:`kubesched.api.objects.SYSTEM_PRIORITY_CLASSES`)."""
 
 
 class Documents(list[dict[str, Any]]):
@@ -285,7 +282,10 @@ class _Gathered:
             kind = obj.get("kind")
             if type(kind) is not str or not kind:  # the common case checked without a call
                 kind = f.required_string(obj, "kind", path)
-            self._first(_identity(obj, kind, path), path)
+            ident = _identity(obj, kind, path)
+            if kind == "PodGroup" and workload.is_workload_api(obj):
+                ident = (f"{kind}.{workload.GROUP}", ident[1], ident[2])  # not Coscheduling's
+            self._first(ident, path)
             if kind == "Pod":
                 self.out.pods.append(podquick.parse_pod(obj, path))
                 self.pod_paths.append(path)
@@ -299,6 +299,8 @@ class _Gathered:
                     resource.validate(obj, path)
                 elif kind in storage.KINDS:
                     storage.validate(obj, path)
+                elif workload.is_workload_api(obj):
+                    workload.validate(obj, path)
                 self.out.others.append(obj)
         except InputError as err:
             self.problems.extend(err.problems)

@@ -9,10 +9,10 @@ or a List item's undecoded JSON text -- into typed structs shaped like the manif
 reads the common shape from them (metadata, containers with requests, limits and ports, node
 name, priority, tolerations, affinity, volumes, status) and gives up -- returns None -- on anything
 else: a section it does not handle (init containers, overhead, pod-level resources, spread
-constraints, scheduling gates, resource claims, ephemeral containers, image volumes,
-``hostNetwork: true``, container statuses reporting ``resources``, a container's
-``restartPolicyRules`` or ``bindMountOptions``, which may need node-declared features) or
-any invalid value.
+constraints, scheduling gates, a Workload or PodGroup reference, resource claims, ephemeral
+containers, image volumes, ``hostNetwork: true``, container statuses reporting
+``resources``, a container's ``restartPolicyRules`` or ``bindMountOptions``, which may need
+node-declared features) or any invalid value.
 :func:`parse_pod` then parses the Pod the full way, which reports the error with its path.
 Both build the Pod with :func:`kubesched.api.pods.new_pod`, and read the sections with the
 full parse's own readers: the two give the same :class:`~kubesched.api.objects.Pod`
@@ -88,6 +88,8 @@ class _Spec(msgspec.Struct, Generic[S], gc=False):
     resources: S | UnsetType = UNSET
     topologySpreadConstraints: S | UnsetType = UNSET
     schedulingGates: S | UnsetType = UNSET
+    workloadRef: S | UnsetType = UNSET
+    schedulingGroup: S | UnsetType = UNSET
     resourceClaims: S | UnsetType = UNSET
     ephemeralContainers: S | UnsetType = UNSET
     volumes: S | UnsetType = UNSET
@@ -194,6 +196,8 @@ def _read(doc: _PodDoc[Any], raw: Any, memo: Sections) -> Quick | None:
         or spec.resources is not UNSET
         or spec.topologySpreadConstraints is not UNSET
         or spec.schedulingGates is not UNSET
+        or spec.workloadRef is not UNSET
+        or spec.schedulingGroup is not UNSET
         or spec.resourceClaims is not UNSET
         or spec.ephemeralContainers is not UNSET
         or (spec.volumes is not UNSET and _image_volumes(spec.volumes))

@@ -143,6 +143,8 @@ def parse_pod(obj: dict[str, Any], path: str = "") -> api.Pod:
         images=tuple(images),
         image_volumes=_image_volumes(spec, spec_path),
         scheduling_gates=_scheduling_gates(spec, spec_path),
+        workload_ref=_workload_ref(spec, spec_path),
+        scheduling_group=_scheduling_group(spec, spec_path),
         resource_claims=podclaims.pod_resource_claims(spec, spec_path),
         resource_claim_statuses=podclaims.pod_claim_statuses(status, join(path, "status")),
         required_features=nodefeatures.required_features(spec, spec_path, host_network),
@@ -192,6 +194,8 @@ def new_pod(
     topology_spread_constraints: tuple[api.TopologySpreadConstraint, ...] = (),
     fit_score_requests: api.Resources | None = None,
     scheduling_gates: tuple[str, ...] = (),
+    workload_ref: api.WorkloadRef | None = None,
+    scheduling_group: str | None = None,
     resource_claims: tuple[tuple[str, str, str], ...] = (),
     resource_claim_statuses: tuple[tuple[str, str], ...] = (),
     required_features: tuple[str, ...] = (),
@@ -237,6 +241,8 @@ def new_pod(
     pod.images = images
     pod.image_volumes = image_volumes
     pod.scheduling_gates = scheduling_gates
+    pod.workload_ref = workload_ref
+    pod.scheduling_group = scheduling_group
     pod.termination_grace_period_seconds = termination_grace_period_seconds
     pod.phase = phase or "Pending"
     pod.nominated_node_name = nominated_node_name
@@ -560,3 +566,26 @@ def _scheduling_gates(spec: Obj, path: str) -> tuple[str, ...]:
         gpath = join(join(path, "schedulingGates"), i)
         out.append(f.required_string(f.as_mapping(g, gpath), "name", gpath))
     return tuple(out)
+
+
+def _workload_ref(spec: Obj, path: str) -> api.WorkloadRef | None:
+    """v1.35's ``spec.workloadRef`` (the names are checked against the release's rules by
+    :func:`kubesched.api.workload.check_pod_refs`)."""
+    if spec.get("workloadRef") is None:
+        return None
+    rpath = join(path, "workloadRef")
+    ref = f.mapping(spec, "workloadRef", path)
+    return api.WorkloadRef(
+        f.string(ref, "name", rpath),
+        f.string(ref, "podGroup", rpath),
+        f.string(ref, "podGroupReplicaKey", rpath),
+    )
+
+
+def _scheduling_group(spec: Obj, path: str) -> str | None:
+    """v1.36+ ``spec.schedulingGroup.podGroupName`` (None: no ``schedulingGroup``; empty: no
+    name, which the release's validation refuses: :func:`kubesched.api.workload.check_pod_refs`)."""
+    if spec.get("schedulingGroup") is None:
+        return None
+    group = f.mapping(spec, "schedulingGroup", path)
+    return f.string(group, "podGroupName", join(path, "schedulingGroup"))

@@ -185,6 +185,7 @@ def check_inputs(
     the command to use rather than parse again.  ``version`` is the command line's Kubernetes
     version and gates; without a version, the snapshot's Nodes' kubelets tell it."""
     from kubesched.admission import references
+    from kubesched.api import workload
     from kubesched.api.parse import parse_objects, split_documents, with_priority_classes
     from kubesched.config.load import load_config as load_cfg
     from kubesched.plugins.registry import known_plugin_names
@@ -209,6 +210,12 @@ def check_inputs(
     gates = choice.resolve(
         told=told_by_nodes(snapshot.nodes), where="the snapshot's Nodes' kubeletVersion"
     )
+    check(lambda: workload.admit(snapshot.others, gates), cluster[1])
+    check(lambda: workload.admit(incoming.others, gates), pods[1])
+    for pods_of, file in ((snapshot.pods, cluster[1]), (incoming.pods, pods[1])):
+        refs = workload.check_pod_refs(pods_of, gates)
+        if refs:
+            raise InputError(refs, file=file)
     cfg = check(
         lambda: load_cfg(config[0], known_plugins=known_plugin_names(), gates=gates), config[1]
     )

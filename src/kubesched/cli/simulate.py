@@ -71,13 +71,14 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the scenario; exit 1 if an invariant was violated."""
     from kubesched.api.errors import InputError
-    from kubesched.sim.scenario import load_scenario, with_cost_model
+    from kubesched.sim.scenario import check_workload_objects, load_scenario, with_cost_model
     from kubesched.sim.simulate import invariants_hold, run_scenario
 
     if args.calibration and args.cost_model != "upstream":
         raise InputError([("--calibration", "only with --cost-model upstream")])
     scenario = load_scenario(args.scenario, seed=args.seed)
     scenario.gates = common.version_choice(args).resolve(base=scenario.gates)
+    common.check(lambda: check_workload_objects(scenario), args.scenario)
     if args.cost_model:
         with_cost_model(scenario, args.cost_model, args.calibration)
     bars = not args.no_progress and sys.stderr.isatty()

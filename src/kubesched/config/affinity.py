@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubesched.api import fielderr as fe
 from kubesched.api import objects as api
-from kubesched.config import fielderr as fe
 from kubesched.config.decode import Decoder
 
 _REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"

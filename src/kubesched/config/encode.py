@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kubesched.api import fielderr as fe
 from kubesched.api import objects as api
 from kubesched.config import args as a
-from kubesched.config import fielderr as fe
 from kubesched.config import types as t
 
 

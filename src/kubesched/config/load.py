@@ -16,12 +16,12 @@ import os
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from kubesched.api import fielderr as fe
 from kubesched.api import objects as api
 from kubesched.api import source
 from kubesched.api.errors import InputError, name_or_shape
 from kubesched.config import decode, pluginargs
 from kubesched.config import defaults as d
-from kubesched.config import fielderr as fe
 from kubesched.config import types as t
 from kubesched.config import validate as v
 from kubesched.config.decode import Decoder, RawProfile

@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kubesched.api import fielderr as fe
 from kubesched.config import affinity, names, rawargs
 from kubesched.config import args as a
 from kubesched.config import defaults as d
-from kubesched.config import fielderr as fe
 from kubesched.config import types as t
 from kubesched.config.decode import Decoder
 from kubesched.config.featuregates import FeatureGates

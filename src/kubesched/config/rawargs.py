@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kubesched.api import fielderr as fe
 from kubesched.config import args as a
-from kubesched.config import fielderr as fe
 from kubesched.config import names
 from kubesched.config.decode import Decoder
 from kubesched.config.defaults import binding_conditions

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from kubesched.api import fielderr as fe
 from kubesched.api.errors import InputError
-from kubesched.config import fielderr as fe
 from kubesched.config import types as t
 
 Implements = Callable[[str, str], bool]

@@ -18,8 +18,8 @@ import ssl
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+from kubesched.api import fielderr as fe
 from kubesched.config import defaults as d
-from kubesched.config import fielderr as fe
 from kubesched.config import types as t
 from kubesched.config.decode import Decoder, RawProfile
 from kubesched.config.extenders import parse_tls, tls_context

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from kubesched.api import objects as api
-from kubesched.config.fielderr import go_duration
+from kubesched.api.fielderr import go_duration
 from kubesched.framework.interface import CycleState, Handle, QueuedPodInfo, WaitingPod
 from kubesched.framework.runtime import Framework
 from kubesched.metrics import SchedulerMetrics

@@ -67,7 +67,7 @@ import numpy as np
 from kubesched.admission import objects, references
 from kubesched.admission.kueue_config import KueueConfig, parse_configuration
 from kubesched.api import objects as api
-from kubesched.api import source, storage
+from kubesched.api import source, storage, workload
 from kubesched.api.errors import InputError, excerpt
 from kubesched.api.parse import load_documents, parse_node, parse_objects, parse_pod
 from kubesched.config import featuregates
@@ -236,6 +236,17 @@ def build_scenario(
     references.check(sc.others, [a.pod for a in sc.arrivals], all_pods_known=True)
     fault_drills.check_targets(sc.faults, sc.nodes, [a.pod for a in sc.arrivals], f"{p}.faults")
     return sc
+
+
+def check_workload_objects(sc: Scenario) -> None:
+    """The scenario's Workload API objects and the Pods' group references as the API server
+    of ``sc.gates`` takes them (:func:`kubesched.api.workload.admit`): checked once the run's
+    release and gates are final (a command line's ``--feature-gates`` may turn
+    GenericWorkload on), so not by :func:`load_scenario`.  Raises :class:`InputError`."""
+    workload.admit(sc.others, sc.gates)
+    refs = workload.check_pod_refs([a.pod for a in sc.arrivals], sc.gates)
+    if refs:
+        raise InputError(refs)
 
 
 def _timing(obj: dict[str, Any], tp: str, directory: str | None) -> SimTiming:

@@ -30,7 +30,7 @@ from kubesched.plugins.registry import known_plugin_names
 from kubesched.sim import faults, governance, scenario, startup, storagecheck, timeline
 from kubesched.sim.driver import SimCluster
 from kubesched.sim.jobs import JobLayer
-from kubesched.sim.scenario import Scenario
+from kubesched.sim.scenario import Scenario, check_workload_objects
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +87,7 @@ def run_scenario(
     seconds, syncing the metrics' gauges, and with ``pace`` the run is slowed to ``pace``
     simulated seconds per wall second.
     """
+    check_workload_objects(sc)
     config = load_config(sc.config, known_plugins=known_plugin_names(), gates=sc.gates)
     if retry_governance is not None:
         config = governance.with_retry_governance(config, retry_governance)

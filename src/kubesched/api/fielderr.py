@@ -1,4 +1,4 @@
-"""Upstream-style field errors and name checks for configuration validation.
+"""Upstream-style field errors and name checks, for configuration and object validation.
 
 Messages follow ``k8s.io/apimachinery/pkg/util/validation/field.Error.ErrorBody`` (``Invalid
 value: 101: not in valid range [0-100]``, ``Required value``, ``Duplicate value: "x"``, ...), and
@@ -125,6 +125,11 @@ _LABEL_VALUE_MSG = (
     "'-', '_' or '.', and must start and end with an alphanumeric character"
 )
 _DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_LABEL_RE = re.compile(f"^{_DNS1123_LABEL_FMT}$")
+_DNS1123_LABEL_MSG = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+    "and must start and end with an alphanumeric character"
+)
 _DNS1123_SUBDOMAIN_FMT = f"{_DNS1123_LABEL_FMT}(\\.{_DNS1123_LABEL_FMT})*"
 _DNS1123_SUBDOMAIN_RE = re.compile(f"^{_DNS1123_SUBDOMAIN_FMT}$")
 _DNS1123_SUBDOMAIN_MSG = (
@@ -142,6 +147,20 @@ def _regex_error(msg: str, fmt: str, *examples: str) -> str:
 
 def _max_len(n: int) -> str:
     return f"must be no more than {n} characters"
+
+
+def dns1123_label_errors(value: str) -> list[str]:
+    """Upstream ``IsDNS1123Label``: empty list when valid (a valid subdomain with dots gets
+    ``must not contain dots``)."""
+    errs = []
+    if len(value) > 63:
+        errs.append(_max_len(63))
+    if not _DNS1123_LABEL_RE.match(value):
+        if _DNS1123_SUBDOMAIN_RE.match(value):
+            errs.append("must not contain dots")
+        else:
+            errs.append(_regex_error(_DNS1123_LABEL_MSG, _DNS1123_LABEL_FMT, "my-name", "123-abc"))
+    return errs
 
 
 def dns1123_subdomain_errors(value: str) -> list[str]:
