@@ -3,9 +3,11 @@
 (priority 0, grace 0), then high-priority Pods (10000, 3970m) that each must preempt all 4
 Pods of a node.  The ``Scheduler`` is driven directly: binds are in memory and confirmed at
 once, deletions reach the scheduler at once (``terminationGracePeriodSeconds: 0``, no
-kubelet).  Measures Pods/s from the first high-priority pop to the last bind, and checks
-that every high-priority Pod was placed, no node is overcommitted and every low Pod was
-preempted.
+kubelet).  Measures Pods/s from the first high-priority pop to the last bind and the
+process CPU seconds of that phase (less sensitive to a busy machine than wall time), and
+checks that every high-priority Pod was placed, no node is overcommitted and every low Pod
+was preempted.  ``decisions`` is a digest of every bind and deletion in order (which Pod
+went where, which victims each preemption deleted): equal digests, equal decisions.
 
     .venv/bin/python benchmarks/preemption.py [--nodes 500] [--init 2000] [--pods 500]
         [--runs 3] [--profile out.prof]
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import hashlib
 import statistics
 import time
 from pathlib import Path
@@ -39,14 +42,18 @@ class _Api:
         self.sched: Scheduler | None = None
         self.bound: dict[str, str] = {}
         self.deleted: set[str] = set()
+        self.log: list[str] = []
+        """Every bind (``pod>node``) and deletion (``-pod``) in order."""
 
     def bind(self, pod: api.Pod, node_name: str) -> None:
         self.bound[pod.key] = node_name
+        self.log.append(f"{pod.key}>{node_name}")
         assert self.sched is not None
         self.sched.on_pod_update(pod, pod.bound_to(node_name))
 
     def delete_pod(self, pod: api.Pod, reason: str) -> None:
         self.deleted.add(pod.key)
+        self.log.append(f"-{pod.key}")
         self.bound.pop(pod.key, None)
         assert self.sched is not None
         self.sched.on_pod_delete(pod)
@@ -75,8 +82,11 @@ def _drain(s: Scheduler) -> None:
             return
 
 
-def run_once(n_nodes: int, n_init: int, n_pods: int, profile: str | None) -> float:
-    """One run; returns Pods/s of the high-priority phase."""
+def run_once(
+    n_nodes: int, n_init: int, n_pods: int, profile: str | None
+) -> tuple[float, float, str]:
+    """One run: Pods/s and CPU seconds of the high-priority phase, and the decisions'
+    digest."""
     client = _Api()
     clock = time.perf_counter
     s = Scheduler(
@@ -94,7 +104,7 @@ def run_once(n_nodes: int, n_init: int, n_pods: int, profile: str | None) -> flo
     assert len(client.bound) == n_init, (len(client.bound), dict(s.attempts))
     high = _pods(_template("pod-high-priority.yaml"), "high", n_pods)
     prof = cProfile.Profile() if profile else None
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     if prof:
         prof.enable()
     for p in high:
@@ -103,16 +113,17 @@ def run_once(n_nodes: int, n_init: int, n_pods: int, profile: str | None) -> flo
     if prof:
         prof.disable()
         prof.dump_stats(profile)  # type: ignore[arg-type]
-    elapsed = time.perf_counter() - t0
+    elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
     placed = sum(1 for p in high if p.key in client.bound)
     assert placed == n_pods, f"only {placed}/{n_pods} high-priority Pods placed"
     assert not s.cluster.overcommitted_nodes()
     assert len(client.deleted) == min(n_init, 4 * n_pods)
     print(
         f"  {placed}/{n_pods} placed, {len(client.deleted)} preempted, "
-        f"attempts {dict(s.attempts)}, {elapsed:.2f} s"
+        f"attempts {dict(s.attempts)}, {elapsed:.2f} s, {cpu:.2f} s CPU"
     )
-    return n_pods / elapsed
+    digest = hashlib.sha256("\n".join(client.log).encode()).hexdigest()[:16]
+    return n_pods / elapsed, cpu, digest
 
 
 def main() -> None:
@@ -123,15 +134,21 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--profile", help="write a cProfile of the last run here")
     args = ap.parse_args()
-    rates = []
+    rates, cpus, digests = [], [], set()
     for i in range(args.runs):
         last = i == args.runs - 1
-        rate = run_once(args.nodes, args.init, args.pods, args.profile if last else None)
+        rate, cpu, digest = run_once(
+            args.nodes, args.init, args.pods, args.profile if last else None
+        )
         rates.append(rate)
-        print(f"run {i + 1}: {rate:,.1f} pods/s")
+        cpus.append(cpu)
+        digests.add(digest)
+        print(f"run {i + 1}: {rate:,.1f} pods/s, {1000 * cpu / args.pods:.2f} ms CPU per Pod")
     print(
-        f"median {statistics.median(rates):,.1f} pods/s over {args.runs} runs; "
-        f"PreemptionBasic {args.nodes} nodes, {args.init} init, {args.pods} pods"
+        f"median {statistics.median(rates):,.1f} pods/s, "
+        f"{1000 * statistics.median(cpus) / args.pods:.2f} ms CPU per Pod over {args.runs} runs; "
+        f"PreemptionBasic {args.nodes} nodes, {args.init} init, {args.pods} pods; "
+        f"decisions {' '.join(sorted(digests))}"
     )
 
 

@@ -81,12 +81,30 @@ def test_same_workload_same_shape(
     assert up_items["scheduler_scheduling_attempt_duration_seconds/scheduled"]["unit"] == "ms"
 
 
-def test_unsupported_op_is_an_input_error(kube_oracle: Path) -> None:
-    # Unschedulable's churn op is not modelled by kube-oracle bench: exit 2, op and name given
-    up = upstream(kube_oracle, config(), "--case", "Unschedulable", "--label", "integration-test")
+def test_unsupported_op_is_an_input_error(kube_oracle: Path, tmp_path: Path) -> None:
+    # an op kube-oracle bench does not model: exit 2, op and name given
+    cfg = tmp_path / "c.yaml"
+    text = Path(config()).read_text()
+    cfg.write_text(text.replace("mode: create", "mode: recreate\n    number: 2", 1))
+    (tmp_path / "templates").symlink_to(Path(config()).parent / "templates")
+    up = upstream(kube_oracle, str(cfg), "--case", "Unschedulable", "--label", "integration-test")
     assert up.returncode == 2 and up.stdout == ""
-    assert "Unschedulable/5Nodes/1Init/10Pods: workloadTemplate[2].opcode" in up.stderr
-    assert '"churn" is not supported' in up.stderr
+    assert "Unschedulable/5Nodes/1Init/10Pods: workloadTemplate[2].mode" in up.stderr
+    assert '"recreate" is not supported' in up.stderr
+
+
+def test_churn_creates_pods_beside_the_workload(
+    kube_oracle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Unschedulable's churn op (a too-large high-priority Pod every 200 ms) runs in
+    kube-oracle bench as in kubesched bench: the measured Pods all bind beside it."""
+    args = [config(), "--case", "Unschedulable", "--workload", "5Nodes/1Init/10Pods"]
+    up = upstream(kube_oracle, *args, "-o", str(tmp_path / "up.json"))
+    assert up.returncode == 0, up.stderr
+    rc, out = ours(capsys, *args, "-o", str(tmp_path / "ours.json"))
+    assert rc == 0
+    up_line, our_line = up.stdout.strip().splitlines()[-1], out.strip().splitlines()[-1]
+    assert pods_bound(up_line) == pods_bound(our_line) == 11
 
 
 def test_threshold_and_no_match(kube_oracle: Path, tmp_path: Path) -> None:

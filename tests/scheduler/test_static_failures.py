@@ -30,6 +30,7 @@ def _run(static: bool, seed: int) -> tuple[dict[str, Any], Scheduler]:
         cfg, clock=clock, api_client=fake, options=SchedulerOptions(registry=in_tree_registry())
     )
     s.search.static_failures.enabled = static
+    s.search.kept_failures.enabled = static  # the full path keeps no per-node verdicts either
     for i in range(6):
         s.on_node_add(make_node(f"n{i}").cap(cpu="4", memory="8Gi", pods=3).obj())
     for i in range(2):

@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"sort"
@@ -269,6 +270,12 @@ func (w *benchWorld) run(ctx context.Context, index int, op *BenchOp, c *BenchCa
 			res.addPhase(col.stop(), c.Name+"/"+res.Workload)
 		}
 		return err
+	case "churn":
+		ns := fmt.Sprintf("namespace-%d", index)
+		if op.Namespace != nil {
+			ns = *op.Namespace
+		}
+		return w.churn(ctx, index, op, ns)
 	case "barrier":
 		return w.waitBound(ctx, op.Namespaces)
 	case "sleep":
@@ -382,6 +389,54 @@ func (w *benchWorld) createPods(ctx context.Context, op *BenchOp, ns string) err
 			return fmt.Errorf("creating Pod %d: %w", i, err)
 		}
 	}
+	return nil
+}
+
+// churn starts scheduler_perf's churn op in mode create: every interval one Pod of each
+// template is created in ns, until op.Number rounds (0: until the workload ends).  Names
+// are churn-<op>-<round>-<template> (the fake clientset does not generate names).
+func (w *benchWorld) churn(ctx context.Context, index int, op *BenchOp, ns string) error {
+	tmpls := make([]*objectTemplate, len(op.TemplatePaths))
+	for i, path := range op.TemplatePaths {
+		t, err := newObjectTemplate(path)
+		if err != nil {
+			return err
+		}
+		if _, err := t.pod(0, 1); err != nil {
+			return fmt.Errorf("churn templates must be Pods: %w", err)
+		}
+		tmpls[i] = t
+	}
+	interval := time.Duration(op.IntervalMilliseconds) * time.Millisecond
+	if interval == 0 {
+		interval = 500 * time.Millisecond
+	}
+	limit := op.Number
+	if limit == 0 {
+		limit = math.MaxInt32
+	}
+	go func() {
+		ticker := time.NewTicker(interval)
+		defer ticker.Stop()
+		for round := 0; round < limit; round++ {
+			select {
+			case <-ticker.C:
+			case <-ctx.Done():
+				return
+			}
+			for i, t := range tmpls {
+				p, err := t.pod(round, limit)
+				if err != nil {
+					return
+				}
+				p.Name = fmt.Sprintf("churn-%d-%d-%d", index, round, i)
+				p.GenerateName = ""
+				p.Namespace, p.UID = ns, types.UID(uuid.NewUUID())
+				p.CreationTimestamp = metav1.Now()
+				_, _ = w.client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
+			}
+		}
+	}()
 	return nil
 }
 

@@ -67,12 +67,18 @@ type BenchOp struct {
 	NodeAllocatable *NodeAllocatableStrategy `json:"nodeAllocatableStrategy"`
 	PVTemplatePath  *string                  `json:"persistentVolumeTemplatePath"`
 	PVCTemplatePath *string                  `json:"persistentVolumeClaimTemplatePath"`
+	// churn (mode create only): every IntervalMilliseconds (default 500) one object of
+	// each of TemplatePaths (Pods only), until Number (0: no limit) rounds
+	Mode                 string   `json:"mode"`
+	Number               int      `json:"number"`
+	IntervalMilliseconds int64    `json:"intervalMilliseconds"`
+	TemplatePaths        []string `json:"templatePaths"`
 
 	count int // resolved from Count or CountParam
 }
 
 // benchOpcodes are the ops kube-oracle bench runs.
-var benchOpcodes = []string{"createNodes", "createNamespaces", "createPods", "barrier", "sleep"}
+var benchOpcodes = []string{"createNodes", "createNamespaces", "createPods", "barrier", "sleep", "churn"}
 
 // LoadBenchConfig reads a config file (YAML or JSON).
 func LoadBenchConfig(path string) ([]BenchCase, error) {
@@ -178,6 +184,17 @@ func (c *BenchCase) Ops(w *BenchWorkload, dir string) ([]*BenchOp, error) {
 			if *p != nil {
 				abs := resolvePath(dir, **p)
 				*p = &abs
+			}
+		}
+		for j, path := range op.TemplatePaths {
+			op.TemplatePaths[j] = resolvePath(dir, path)
+		}
+		if op.Opcode == "churn" {
+			if op.Mode != "create" {
+				return nil, fmt.Errorf("workloadTemplate[%d].mode: %q is not supported by kube-oracle bench (only create)", i, op.Mode)
+			}
+			if len(op.TemplatePaths) == 0 || op.Number < 0 {
+				return nil, fmt.Errorf("workloadTemplate[%d]: churn needs templatePaths and a number >= 0", i)
 			}
 		}
 		if op.Opcode == "createPods" && op.PodTemplatePath == nil {

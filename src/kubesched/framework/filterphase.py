@@ -18,12 +18,14 @@ node's reason is wanted.
 from __future__ import annotations
 
 import time
+from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
 
 from kubesched.api import objects as api
 from kubesched.framework import nominated
+from kubesched.framework.contract import ProfileCapabilities
 from kubesched.framework.interface import (
     SUCCESS,
     Code,
@@ -62,6 +64,8 @@ class FilterPhase:
     pre_filter_extensions: list[Any]
     nominator: nominated.PodNominator | None
     _usage: nominated.UsageCache
+    capabilities: ProfileCapabilities
+    profile_name: str
     evaluations: dict[tuple[str, str], int]
     """``(plugin, extension point) -> evaluations`` so far, for
     ``scheduler_plugin_evaluation_total``: one per PreFilter / PreScore call that did not
@@ -70,6 +74,10 @@ class FilterPhase:
 
     def _timed(self, point: str, start: float, status: Status) -> None:
         """Record an extension point's duration (the framework provides it)."""
+        raise NotImplementedError
+
+    def sign(self, pod: api.Pod) -> tuple[object, ...] | None:
+        """The Pod's result-reuse signature (the framework provides it)."""
         raise NotImplementedError
 
     def run_pre_filter(
@@ -227,6 +235,23 @@ class FilterPhase:
             if not s.is_success():
                 raise PluginError(s.plugin or "", s.message())
         return self.run_filter(copy, pod, np.asarray([row], dtype=np.int64), interned)
+
+    def row_local_key(self, state: CycleState, pod: api.Pod) -> Hashable | None:
+        """A key under which the per-node answers of this cycle's Filter plugins for ``pod``
+        can be kept: equal keys, equal verdicts for a node whose Pods, Node and nominated
+        Pods did not change.  None when a Filter plugin that runs is neither row-local nor
+        node-only, PreFilter extensions hold state, or the Pod cannot be signed."""
+        if self.active_extensions(state):
+            return None
+        can = self.capabilities
+        skip = state.skip_filter
+        for p in self.filter_plugins:
+            if p.name not in skip and p.name not in can.row_local and p.name not in can.node_only:
+                return None
+        signature = self.sign(pod)
+        if signature is None:
+            return None
+        return (self.profile_name, signature, pod.priority, frozenset(skip))
 
     def active_extensions(self, state: CycleState) -> list[Any]:
         """PreFilter plugins with PreFilterExtensions that did not Skip this cycle."""

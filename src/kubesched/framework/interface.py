@@ -187,6 +187,19 @@ class Preempter(Protocol):
         """Evict ``victim`` for ``preemptor`` on ``node``."""
 
 
+_PREEMPTERS: dict[type, bool] = {}
+"""Whether each client type is a :class:`Preempter` (a Protocol check walks its members on
+every call: ~30 µs, four times per preemption)."""
+
+
+def _is_preempter(client: object) -> bool:
+    kind = type(client)
+    known = _PREEMPTERS.get(kind)
+    if known is None:
+        known = _PREEMPTERS[kind] = isinstance(client, Preempter)
+    return known
+
+
 @runtime_checkable
 class ObjectWriter(Protocol):
     """A client that writes back an object (a ResourceClaim's status) as a raw manifest;
@@ -225,8 +238,8 @@ def preempt_pod(
     if held is not None:
         held.reject(plugin, "preempted")
         return
-    if isinstance(client, Preempter):
-        client.preempt_pod(victim, preemptor, node, reason)
+    if _is_preempter(client):
+        cast(Preempter, client).preempt_pod(victim, preemptor, node, reason)
     else:
         client.delete_pod(victim, reason)
 

@@ -33,6 +33,13 @@ class PodNominator(Protocol):
     def __len__(self) -> int: ...
     def nominated_pods_for_node(self, node_name: str) -> Sequence[api.Pod]: ...
     def nominated_node_names(self) -> Collection[str]: ...
+    def changed_since(self, version: int) -> Collection[str] | None:
+        """Nodes whose nominations changed after ``version``; None: not known."""
+        ...
+
+    def node_of(self, pod_key: str) -> str:
+        """The node the Pod is nominated to, or ``""``."""
+        ...
 
 
 class NominatedSet:
@@ -54,6 +61,10 @@ class NominatedSet:
         self.alive = np.zeros(0, dtype=np.bool_)
         self.block = UsageBlock(table, [])
         self._free: list[int] = []
+        self._on_row: dict[int, set[int]] = {}
+        """The live slots of each row."""
+        self.version = -1
+        """The nominator's version this set matches (-1: none yet)."""
 
     @property
     def rows(self) -> IntArray:
@@ -61,25 +72,47 @@ class NominatedSet:
         return self.block.rows
 
     def update(self, nominator: PodNominator) -> None:
-        """Match the slots to ``nominator``'s nominations (same node table)."""
+        """Match the slots to ``nominator``'s nominations (same node table): only the nodes
+        changed since :attr:`version` when the nominator's journal says which (a Pod whose
+        nomination changed left or joined a changed node, so only those rows' slots can be
+        stale)."""
+        changed = nominator.changed_since(self.version) if self.version >= 0 else None
+        names = nominator.nominated_node_names() if changed is None else changed
         row_of = self.table.row_of
         current: dict[str, tuple[int, api.Pod]] = {}
-        for name in nominator.nominated_node_names():
+        for name in names:
             row = row_of.get(name)
             if row is not None:
                 for p in nominator.nominated_pods_for_node(name):
                     current[p.key] = (row, p)
+        if changed is None:
+            stale = list(self.index.items())
+        else:
+            pods = self.pods
+            stale = []
+            for name in changed:
+                row = row_of.get(name)
+                for slot in self._on_row.get(row, ()) if row is not None else ():
+                    held = pods[slot]
+                    assert held is not None
+                    stale.append((held.key, slot))
         rows = self.block.rows
-        for key, slot in list(self.index.items()):
+        for key, slot in stale:
             now = current.get(key)
             if now is None or now[1] is not self.pods[slot] or now[0] != rows[slot]:
-                del self.index[key]
-                self.pods[slot] = None
-                self.alive[slot] = False
-                self._free.append(slot)
+                self._free_slot(key, slot)
         for key, (row, p) in current.items():
             if key not in self.index:
                 self._put(p, usage_of(self.table, row, p))
+        self.version = nominator.version
+
+    def _free_slot(self, key: str, slot: int) -> None:
+        del self.index[key]
+        self.pods[slot] = None
+        self.alive[slot] = False
+        self._free.append(slot)
+        on_row = self._on_row[int(self.block.rows[slot])]
+        on_row.discard(slot)
 
     def _put(self, pod: api.Pod, usage: Usage) -> None:
         if not self._free:
@@ -105,6 +138,7 @@ class NominatedSet:
         self.alive[slot] = True
         self.pods[slot] = pod
         self.index[pod.key] = slot
+        self._on_row.setdefault(usage[0], set()).add(slot)
 
     def _grow(self) -> None:
         old = len(self.pods)

@@ -11,6 +11,10 @@ enters activeQ, ``update`` keeps an in-memory nomination across updates that car
 (upstream ``UpdateNominatedPod``), ``delete`` drops it when the Pod is deleted, bound or
 assumed.  Nominations are few (one per pending preemptor), so everything here is a dict
 operation; the Filter phase asks only for the nodes that have any.
+
+Every change is journalled by node (:meth:`Nominator.changed_since`),
+so what readers derive from the nominations (the Filter phase's array set, preemption's kept
+dry-run results) is brought up to date node by node instead of rebuilt.
 """
 
 from __future__ import annotations
@@ -18,6 +22,9 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from kubesched.api import objects as api
+
+JOURNAL = 4096
+"""Changes kept for :meth:`Nominator.changed_since`; a reader further behind rebuilds."""
 
 
 class Nominator:
@@ -28,6 +35,9 @@ class Nominator:
         self._node_of: dict[str, str] = {}
         self.version = 0
         """Bumped on every change, so readers can cache what they derive."""
+        self._journal: list[str] = []
+        """The node of each change: change ``v`` (to version ``v``) at ``v - _base - 1``."""
+        self._base = 0
 
     def __len__(self) -> int:
         return len(self._node_of)
@@ -44,7 +54,7 @@ class Nominator:
             return
         self._node_of[pod.key] = node
         self._by_node.setdefault(node, {})[pod.key] = pod
-        self.version += 1
+        self._touch(node)
 
     def update(self, old: api.Pod, new: api.Pod) -> None:
         """Upstream ``UpdateNominatedPod``: an update that carries no nomination on either
@@ -60,11 +70,28 @@ class Nominator:
         node = self._node_of.pop(pod_key, None)
         if node is None:
             return
-        self.version += 1
+        self._touch(node)
         pods = self._by_node[node]
         pods.pop(pod_key, None)
         if not pods:
             del self._by_node[node]
+
+    def _touch(self, node: str) -> None:
+        self.version += 1
+        journal = self._journal
+        journal.append(node)
+        if len(journal) > JOURNAL:
+            drop = len(journal) // 2
+            del journal[:drop]
+            self._base += drop
+
+    def changed_since(self, version: int) -> list[str] | None:
+        """The nodes whose nominations changed after ``version`` (an earlier value of
+        :attr:`version`), each once in the order of their first change, or None when the
+        journal no longer reaches back that far."""
+        if version < self._base:
+            return None
+        return list(dict.fromkeys(self._journal[version - self._base :]))
 
     def node_of(self, pod_key: str) -> str:
         """The node the Pod is nominated to, or ``""``."""

@@ -43,6 +43,7 @@ from kubesched.queue.scheduling_queue import SchedulingQueue
 from kubesched.scheduler import batch
 from kubesched.scheduler.batch import BatchCache, BatchEntry
 from kubesched.scheduler.extenders import EXTENDER_NAME, Extenders
+from kubesched.scheduler.keptrows import KeptFailures
 from kubesched.scheduler.types import (
     NO_NODES_AVAILABLE,
     Diagnosis,
@@ -106,6 +107,9 @@ class Search:
         self.static_failures = StaticFailures()
         """Kept Filter outcomes of Pods every node rejects for static reasons
         (:mod:`kubesched.scheduler.verdicts`)."""
+        self.kept_failures = KeptFailures()
+        """Per-node verdicts of the last pass every node failed, for row-local Filters
+        (:mod:`kubesched.scheduler.keptrows`)."""
         self.next_start_node_index = 0
         """Where the next Filter pass starts (upstream's round robin)."""
         self.last_nodes = 0
@@ -295,11 +299,39 @@ class Search:
         # Filter extenders may reject every feasible node: then all nodes' reasons are wanted.
         narrow = self.extenders is None
         before = dict(fwk.evaluations) if static_key is not None else {}
-        outcome = fwk.find_nodes_that_pass_filters(state, pod, rotated, to_find, narrow=narrow)
+        kept_key = None
+        if (
+            self.kept_failures.enabled
+            and static_key is None
+            and narrow
+            and absent is None
+            and m == len(table)
+            and not pod.nominated_node_name
+            and not self.queue.nominator.node_of(pod.key)
+        ):
+            kept_key = fwk.row_local_key(state, pod)
+        kept = None
+        if kept_key is not None:
+            begin = time.perf_counter()
+            nominator = self.queue.nominator
+            kept = self.kept_failures.outcome(fwk, state, kept_key, pod, rotated, table, nominator)
+            if kept is not None:
+                fwk.record_filter_duration(begin)
+        if kept is not None:
+            outcome = kept
+        else:
+            outcome = fwk.find_nodes_that_pass_filters(state, pod, rotated, to_find, narrow=narrow)
+            if kept_key is not None:
+                self.kept_failures.store(kept_key, outcome, rotated, table, self.queue.nominator)
         if nominated is not None:
             outcome = with_nominated_failure(outcome, nominated, rotated)
         self.next_start_node_index = (self.next_start_node_index + outcome.processed) % n
-        if static_key is not None and outcome.feasible.size == 0 and absent is None:
+        if (
+            static_key is not None
+            and kept is None
+            and outcome.feasible.size == 0
+            and absent is None
+        ):
             added = {k: c - before.get(k, 0) for k, c in fwk.evaluations.items()}
             evaluated = {k: c for k, c in added.items() if c}
             self.static_failures.store(fwk, state, pod, static_key, outcome, evaluated)

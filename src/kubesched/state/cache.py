@@ -131,11 +131,11 @@ class ClusterState:
         self.nodes = NodeTable(capacity)
         self.pods: dict[str, PodRecord] = {}
         self.pods_on_node: dict[str, list[str]] = {}
+        """Node name -> keys of the Pods accounted on it, in upstream's ``NodeInfo.Pods``
+        order (the module docstring)."""
         self.reorders: dict[int, int] = {}
         """Node row -> times a confirmed Pod moved in its ``NodeInfo`` order without the
         row's generation changing (kept caches of its Pods' order read it)."""
-        """Node name -> keys of the Pods accounted on it, in upstream's ``NodeInfo.Pods``
-        order (the module docstring)."""
         self.ghosts: dict[str, dict[str, api.Pod]] = {}
         """Node name -> bound Pods whose Node the cache does not hold (not delivered yet, or
         deleted while its Pods still exist): upstream's cache keeps such Pods on a node-less

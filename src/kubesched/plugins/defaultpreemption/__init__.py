@@ -11,7 +11,8 @@ the room is kept for it.
 - :mod:`.dryrun`: candidate nodes from a random offset and minimal victim sets, vectorised
   over nodes (the victims' usage is lifted from the node table and restored exactly), or
   node by node with PreFilterExtensions (RemovePod / AddPod) when inter-pod affinity or
-  topology spread hold state this cycle;
+  topology spread hold state this cycle; each node's result kept for the next equivalent
+  preemptor until the node's Pods, Node or nominated Pods change (``KeptResults``);
 - :mod:`.pdb`: PodDisruptionBudgets (PDB-violating victims are reprieved first);
 - :mod:`.picking`: upstream's node-picking criteria in order.
 

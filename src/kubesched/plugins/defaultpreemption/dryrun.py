@@ -19,6 +19,18 @@ Nodes are taken in order from ``offset`` (wrapping), as upstream with parallelis
 deterministic reading of its parallel search: checking stops once ``num_candidates`` nodes
 are candidates and at least one of them violates no PDB; later nodes are not reported.
 
+**Kept results.**  When every Filter plugin that runs for the Pod is row-local or node-only
+(its verdict for a node depends on the Pod, that node and the Pods on it:
+:mod:`kubesched.framework.contract`), a node's result -- victims, PDB violations, status -- is
+a function of the Pod's signature and priority, the skipped Filters, the budgets, the node's
+row (its ``generation``, bumped whenever a Pod or the Node changes there) and the Pods
+nominated to it (the nominator's stamp of that node).  :class:`KeptResults` keeps each row's
+result under those, so the next equivalent preemptor selects victims again only on the rows
+that changed since (in PreemptionBasic: the node the previous preemptor emptied), and reuses
+each candidate with its picking rank.  A row the Pod itself is nominated to is never kept
+(its own nomination is left out there).  Rows answered from kept results evaluate no Filter
+plugin (``scheduler_plugin_evaluation_total``), as Pods reusing results do.
+
 When PreFilter plugins with PreFilterExtensions hold state this cycle (inter-pod affinity,
 topology spread: their counts span nodes), each node is instead checked on its own, exactly
 as upstream: a copy of the cycle state, ``RemovePod`` for every potential victim, then
@@ -27,18 +39,21 @@ as upstream: a copy of the cycle state, ``RemovePod`` for every potential victim
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
 
 from kubesched.api import objects as api
 from kubesched.framework.interface import Code, CycleState, IntArray, Status
+from kubesched.framework.nominated import PodNominator
 from kubesched.framework.runtime import FilterOutcome
 from kubesched.kernels.usage import Usage, UsageBlock
 from kubesched.plugins.defaultpreemption import pdb
 from kubesched.plugins.defaultpreemption.picking import Candidate, order_victims
 from kubesched.state.cache import ClusterState, PodRecord
+from kubesched.state.nodes import NodeTable
 
 NO_VICTIMS = "No preemption victims found for incoming pod"
 
@@ -56,6 +71,11 @@ class FilterRunner(Protocol):
         self, state: CycleState, pod: api.Pod, other: api.Pod, row: int, *, add: bool
     ) -> Status: ...
 
+    def row_local_key(self, state: CycleState, pod: api.Pod) -> Hashable | None: ...
+
+    @property
+    def nominator(self) -> PodNominator | None: ...
+
 
 NodeResult = tuple[list[api.Pod], int, Status]
 """``(victims most important first, PDB violations, status)`` of one node."""
@@ -65,6 +85,49 @@ VictimCache = dict[tuple[int, int, int, int], list[PodRecord]]
 """Potential victims by ``(row, row generation, row reorders, preemptor priority)``: a row's
 generation changes whenever a Pod is placed on or removed from it, its reorders when a
 confirmed Pod moves in its ``NodeInfo`` order (``ClusterState.reorders``)."""
+
+
+@dataclass(slots=True)
+class Entry:
+    """One node's dry-run result, and its candidate once made (kept with its rank)."""
+
+    result: NodeResult
+    candidate: Candidate | None = None
+
+
+@dataclass(slots=True)
+class KeptResults:
+    """Dry-run results per node row, kept across preemptors (module docs): for :attr:`key`,
+    ``rows`` maps a row to its :class:`Entry`, found when the row's generation
+    was ``generation[row]`` (int64 ``(capacity,)``, -1: nothing kept) and the nominator's
+    version was :attr:`nominations` (rows whose nominations changed since are dropped)."""
+
+    key: Hashable = None
+    rows: dict[int, Entry] = field(default_factory=dict)
+    generation: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    nominations: int = -1
+    reorders: dict[int, int] = field(default_factory=dict)
+    """Row to ``ClusterState.reorders[row]`` when its result was kept."""
+
+    def reset(self, key: Hashable, table: NodeTable, nominator: PodNominator | None) -> None:
+        """Keep results for ``key`` (over ``table``) from now on, dropping others and those
+        of rows whose nominations changed."""
+        if key != self.key or table.capacity != self.generation.shape[0]:
+            self.key = key
+            self.rows = {}
+            self.reorders = {}
+            self.generation = np.full(table.capacity, -1, dtype=np.int64)
+        elif nominator is not None and nominator.version != self.nominations:
+            changed = nominator.changed_since(self.nominations)
+            if changed is None:
+                self.rows = {}
+                self.generation[:] = -1
+            else:
+                for name in changed:
+                    row = table.row_of.get(name)
+                    if row is not None:
+                        self.generation[row] = -1
+        self.nominations = nominator.version if nominator is not None else 0
 
 
 def potential_victims(
@@ -256,37 +319,57 @@ def dry_run_preemption(
     offset: int,
     num_candidates: int,
     cache: VictimCache | None = None,
+    kept: KeptResults | None = None,
     *,
     timed_at_listing: bool = False,
 ) -> tuple[list[Candidate], dict[int, Status], list[str]]:
     """Upstream ``DryRunPreemption``: candidates (those violating no PDB first), the status
-    of each node checked and rejected (by row), and error messages (``timed_at_listing``:
-    v1.37 and later, :func:`.picking.order_victims`)."""
+    of each node checked and rejected (by row), and error messages.  With ``kept``, rows
+    whose kept result still holds are not checked again (module docs); ``timed_at_listing``:
+    v1.37 and later, :func:`.picking.order_victims`."""
     n = int(potential.size)
     ordered = np.roll(potential, -offset) if n else potential
     fine: list[Candidate] = []
     violating: list[Candidate] = []
     statuses: dict[int, Status] = {}
     errors: list[str] = []
+    mine = -1
+    if kept is not None:
+        key = fwk.row_local_key(state, pod)
+        if key is None:
+            kept = None
+        else:
+            nominator = fwk.nominator
+            kept.reset((key, tuple(budgets)), cluster.nodes, nominator)
+            own = nominator.node_of(pod.key) if nominator is not None else ""
+            mine = cluster.nodes.row_of.get(own, -1) if own else -1
+    names = cluster.nodes.names
     pos, chunk = 0, max(num_candidates, 1)
     while pos < n:
         rows = ordered[pos : pos + chunk]
-        for row, (victims, n_bad, status) in zip(
-            rows.tolist(),
-            select_victims(
+        if kept is None:
+            results = select_victims(
                 fwk, state, pod, cluster, rows, budgets, cache, timed_at_listing=timed_at_listing
-            ),
-            strict=True,
-        ):
-            name = cluster.nodes.names[row]
+            )
+            entries = [Entry(r) for r in results]
+        else:
+            entries = _select_kept(
+                fwk, state, pod, cluster, rows, budgets, cache, kept, mine, timed_at_listing
+            )
+        for row, entry in zip(rows.tolist(), entries, strict=True):
+            victims, n_bad, status = entry.result
             if status.is_success() and victims:
-                kept = fine if n_bad == 0 else violating
-                if len(kept) < num_candidates:  # upstream's candidate lists hold that many
-                    kept.append(Candidate(name, row, victims, n_bad))
+                kept_list = fine if n_bad == 0 else violating
+                if len(kept_list) < num_candidates:  # upstream's candidate lists hold that many
+                    cand = entry.candidate
+                    if cand is None:
+                        cand = entry.candidate = Candidate(names[row], row, victims, n_bad)
+                    kept_list.append(cand)
                 if fine and len(fine) + len(violating) >= num_candidates:
                     return fine + violating, statuses, errors
                 continue
             if status.is_success():
+                name = names[row]
                 status = Status(Code.ERROR, (f'expected at least one victim pod on node "{name}"',))
             if status.code == Code.ERROR:
                 errors.append(status.message())
@@ -297,3 +380,56 @@ def dry_run_preemption(
         missing = max(num_candidates - found, 1)
         chunk = max(32, -(-missing * pos // max(found, 1)))
     return fine + violating, statuses, errors
+
+
+def _select_kept(
+    fwk: FilterRunner,
+    state: CycleState,
+    pod: api.Pod,
+    cluster: ClusterState,
+    rows: IntArray,
+    budgets: Sequence[pdb.Budget],
+    cache: VictimCache | None,
+    kept: KeptResults,
+    mine: int,
+    timed_at_listing: bool,
+) -> list[Entry]:
+    """:func:`select_victims` over ``rows`` (int64 ``(n,)``) for the rows whose kept result
+    no longer holds (the row's generation or its Pods' order moved); an entry of
+    ``kept.rows`` (or an unkept one) per row, in order.  Row ``mine`` (the Pod's own
+    nominated node, or -1) is never kept."""
+    gens = cluster.nodes.generation[rows]
+    stale_rows = (kept.generation[rows] != gens) | (rows == mine)
+    reorders = cluster.reorders
+    if reorders or kept.reorders:
+        seen = kept.reorders
+        for i, r in enumerate(rows.tolist()):
+            if reorders.get(r, 0) != seen.get(r, 0):
+                stale_rows[i] = True
+    stale = np.flatnonzero(stale_rows)
+    table = kept.rows
+    if stale.size == 0:
+        return [table[r] for r in rows.tolist()]
+    sub = rows[stale]
+    fresh = select_victims(
+        fwk, state, pod, cluster, sub, budgets, cache, timed_at_listing=timed_at_listing
+    )
+    entries: dict[int, Entry] = {}
+    for row, gen, result in zip(sub.tolist(), gens[stale].tolist(), fresh, strict=True):
+        entry = Entry(result)
+        entries[row] = entry
+        if row != mine and result[2].code != Code.ERROR:
+            table[row] = entry
+            kept.generation[row] = gen
+            kept.reorders[row] = reorders.get(row, 0)
+    return [entries[r] if r in entries else table[r] for r in rows.tolist()]
+
+
+def current_victims(cluster: ClusterState, candidate: Candidate) -> Candidate:
+    """``candidate`` with each victim the cluster's Pod object of now (a kept result may
+    hold an assumed Pod's copy that the API server's confirmation has since replaced)."""
+    pods = cluster.pods
+    fresh = [rec.pod if (rec := pods.get(v.key)) is not None else v for v in candidate.victims]
+    if all(a is b for a, b in zip(fresh, candidate.victims, strict=True)):
+        return candidate
+    return Candidate(candidate.node, candidate.row, fresh, candidate.num_pdb_violations)

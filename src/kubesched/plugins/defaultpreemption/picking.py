@@ -34,6 +34,8 @@ class Candidate:
     row: int
     victims: list[api.Pod]
     num_pdb_violations: int = 0
+    rank: tuple[float, ...] | None = None
+    """:func:`rank`, once computed (a kept candidate keeps it: ``dryrun.KeptResults``)."""
 
 
 def start_time(pod: api.Pod) -> float:
@@ -97,14 +99,23 @@ lowest highest-priority victim, smallest sum of priorities, fewest victims, late
 the highest-priority victims."""
 
 
+def rank(candidate: Candidate) -> tuple[float, ...]:
+    """The candidate's scores under every criterion, in order (kept on the candidate)."""
+    r = candidate.rank
+    if r is None:
+        r = candidate.rank = tuple(score(candidate) for score in _CRITERIA)
+    return r
+
+
 def pick_one_node(candidates: Sequence[Candidate]) -> int:
     """Index of the candidate to preempt on: each criterion keeps the best-scoring ones, the
-    next breaks their tie; the first remaining candidate wins (-1 when there is none)."""
-    alive = list(range(len(candidates)))
-    for score in _CRITERIA:
-        if len(alive) <= 1:
-            break
-        scores = [score(candidates[i]) for i in alive]
-        best = max(scores)
-        alive = [i for i, s in zip(alive, scores, strict=True) if s == best]
-    return alive[0] if alive else -1
+    next breaks their tie; the first remaining candidate wins (-1 when there is none).  That
+    is the first candidate of the greatest :func:`rank` in lexicographic order."""
+    if len(candidates) <= 1:
+        return len(candidates) - 1
+    best, top = 0, rank(candidates[0])
+    for i in range(1, len(candidates)):
+        r = rank(candidates[i])
+        if r > top:
+            best, top = i, r
+    return best

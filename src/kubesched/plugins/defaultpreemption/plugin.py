@@ -79,6 +79,9 @@ class DefaultPreemption:
         (``MoreImportantVictim``); before, at each comparison (:mod:`.picking`)."""
         self.victims: dryrun.VictimCache = {}
         """Potential victims per node row, kept across attempts (see :mod:`.dryrun`)."""
+        self.kept: dryrun.KeptResults | None = dryrun.KeptResults()
+        """Dry-run results per node row, kept across equivalent preemptors (:mod:`.dryrun`;
+        None: every dry run checks every node it looks at)."""
         self._codes: tuple[Any, Status | None, int, IntArray, CodeArray, IntArray] | None = None
         """The last Filter outcome (with its ``absent`` status, the table's capacity and
         node order) and the per-row codes and potential rows made from it: a Pod every node
@@ -117,6 +120,7 @@ class DefaultPreemption:
                 offset,
                 num,
                 self.victims,
+                self.kept,
                 timed_at_listing=self._timed_at_listing,
             )
             if errors and not candidates:
@@ -130,7 +134,7 @@ class DefaultPreemption:
         best = pick_one_node(candidates)
         if best < 0:
             return None, Status(Code.UNSCHEDULABLE, (PREFIX + NO_CANDIDATE,))
-        chosen = candidates[best]
+        chosen = dryrun.current_victims(cluster, candidates[best])
         self.prepare_candidate(pod, chosen)
         result = PostFilterResult(chosen.node, tuple(chosen.victims))
         if self._says_placement:
@@ -211,6 +215,7 @@ class DefaultPreemption:
                 return None
             return [cluster.pods[k].pod for k in sorted(cluster.pods_on_node.get(node, ()))]
 
+        candidates = [dryrun.current_victims(cluster, c) for c in candidates]
         sent = {c.node: Victims(list(c.victims), c.num_pdb_violations) for c in candidates}
         try:
             kept = exts.process_preemption(pod, sent, pods_on)
