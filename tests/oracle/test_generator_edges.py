@@ -6,6 +6,7 @@ toleration (``hint_cases``)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -54,26 +55,22 @@ def test_schedules_turn_the_scheduler_machinery_gates(version: str | None) -> No
         assert all(n > 15 for n in seen.values())
 
 
-@pytest.fixture(scope="module")
-def schedule_oracle_here() -> Any:
-    yield from _oracle("schedule")
-
-
-def test_schedules_with_the_machinery_gates_match_upstream(schedule_oracle_here: Any) -> None:
+def test_schedules_with_the_machinery_gates_match_upstream(schedule_oracle: Any) -> None:
     requests = [schedule_case(5, i) for i in range(40)]
     gated = [r for r in requests if r.get("featureGates")][:8]
     assert len(gated) >= 4
     for request in gated:
-        answer = schedule_oracle_here.ask(request)
+        answer = schedule_oracle.ask(request)
         assert schedule_differences(ours_schedule(request), answer) == []
 
 
 @pytest.fixture(scope="module")
-def hint_oracle_here() -> Any:
+def hint_oracle() -> Iterator[Any]:
+    """``kube-oracle hints``."""
     yield from _oracle("hints")
 
 
-def test_running_pods_gain_tolerations_and_the_hints_match(hint_oracle_here: Any) -> None:
+def test_running_pods_gain_tolerations_and_the_hints_match(hint_oracle: Any) -> None:
     requests = []
     for i in range(600):
         request = hint_case(5, i)
@@ -85,4 +82,4 @@ def test_running_pods_gain_tolerations_and_the_hints_match(hint_oracle_here: Any
             requests.append(request)
     assert len(requests) >= 3
     for request in requests:
-        assert hint_differences(ours_hints(request), hint_oracle_here.ask(request)) == []
+        assert hint_differences(ours_hints(request), hint_oracle.ask(request)) == []
