@@ -36,7 +36,7 @@ from real_shapes import (
     preemption_traces,
     rare_shapes,
 )
-from release_draws import version_draws
+from release_draws import machinery_gates, version_draws
 from storage_cases import storage_case, storage_schedule_case
 
 __all__ = [
@@ -68,7 +68,8 @@ def schedule_case(seed: int, index: int, version: str | None = None) -> dict[str
     submit at once, competing for it by priority, ports, affinity and resources.  They do
     not preempt: upstream preempts asynchronously and retries in wall-clock time, so what
     follows a preemption depends on timing (preemption is compared through explain).  At
-    ``version``, with what that release adds, as :func:`case`."""
+    ``version``, with what that release adds, as :func:`case`; at every release, the
+    scheduler's own gates turned from their defaults at times (:func:`machinery_gates`)."""
     gen = Gen(random.Random(f"schedule/{seed}/{index}"))
     node = gen.node(0)
     pods = [gen.running_pod(i, ["node-0"]) for i in range(gen.r.randint(0, 4))]
@@ -86,6 +87,7 @@ def schedule_case(seed: int, index: int, version: str | None = None) -> dict[str
         "config": gen.config(),
     }
     gates = version_draws(gen, items, incoming, version)
+    gates.update(machinery_gates(gen, version))  # drawn last
     if gates:
         request["featureGates"] = gates
     return request

@@ -68,7 +68,8 @@ def edge_config(gen: Draw) -> dict[str, Any]:
     wins), every default plugin's args at their bounds (hardPodAffinityWeight 0 and 100,
     ignorePreferredTermsOfExistingPods, List spreading with defaultConstraints, ignored
     resources and resource groups, RequestedToCapacityRatio shapes of 2-5 points, resource
-    weights 1 and 100, addedAffinity, DefaultPreemptionArgs, some limiting the candidates)."""
+    weights 1 and 100, addedAffinity, DefaultPreemptionArgs, some limiting the candidates),
+    PreScore disabled for the scorers whose Score stands without it."""
     plugins: dict[str, Any] = {}
     if gen.chance(0.5):
         entries = [
@@ -152,6 +153,13 @@ def edge_config(gen: Draw) -> dict[str, Any]:
         config.append({"name": "DefaultPreemption", "args": _args(
             "DefaultPreemptionArgs", minCandidateNodesPercentage=percentage,
             minCandidateNodesAbsolute=absolute)})  # fmt: skip
+    if gen.chance(0.3):  # drawn last: the other edge configurations stay as they were
+        # Upstream's Score of these three computes its state itself when their PreScore did
+        # not run ("Fallback ... when PreScore is disabled"); the other scorers' fail the
+        # cycle (a broken configuration, docs/fidelity.md), so they are not drawn.
+        fallback = ["NodeResourcesFit", "NodeResourcesBalancedAllocation", "NodeAffinity"]
+        names = gen.r.sample(fallback, gen.r.randint(1, 3))
+        plugins["preScore"] = {"disabled": [{"name": n} for n in names]}
     profile: dict[str, Any] = {"schedulerName": "default-scheduler"}
     if plugins:
         profile["plugins"] = plugins

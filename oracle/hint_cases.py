@@ -260,7 +260,11 @@ def _pod_changed(
     """``pod`` after a change its owner makes: labels (to or from ``selected``, labels the
     rejected Pod's affinity terms select), resources scaled down (in-place resize),
     tolerations added and scheduling gates removed (``self_update``: the only changes
-    validation allows an unbound Pod besides labels), or nothing the scheduler reads."""
+    validation allows an unbound Pod besides labels), or nothing the scheduler reads.  A
+    running Pod's update adds a toleration too, one time in ten, drawn last (validation
+    allows adding tolerations to any Pod; upstream's queue hands the assigned Pod's
+    ``UpdatePodToleration`` to every rejected Pod's hints, whose "another Pod" branch
+    answers it)."""
     new = copy.deepcopy(pod)
     meta, spec = new["metadata"], new["spec"]
     choices = ["labels", "scale-down", "annotations"]
@@ -296,17 +300,24 @@ def _pod_changed(
         elif what == "annotations":
             meta.setdefault("annotations", {})["example.com/note"] = "x"
         elif what == "tolerations":
-            tol = spec.setdefault("tolerations", [])
-            if gen.chance(0.3):
-                tol.append({"key": "node.kubernetes.io/unschedulable", "operator": "Exists",
-                            "effect": "NoSchedule"})  # fmt: skip
-            else:
-                tol.append(gen.toleration())
+            _add_toleration(gen, spec)
         elif what == "gates":
             spec.pop("schedulingGates", None)
             if "schedulingGates" in pod["spec"] or gen.chance(0.5):
                 pod["spec"]["schedulingGates"] = [{"name": "example.com/wait"}]
+    if not self_update and gen.chance(0.1):
+        _add_toleration(gen, spec)
     return new
+
+
+def _add_toleration(gen: Gen, spec: dict[str, Any]) -> None:
+    """One more toleration in ``spec``: of cordoned Nodes' taint or a drawn one."""
+    tol = spec.setdefault("tolerations", [])
+    if gen.chance(0.3):
+        tol.append({"key": "node.kubernetes.io/unschedulable", "operator": "Exists",
+                    "effect": "NoSchedule"})  # fmt: skip
+    else:
+        tol.append(gen.toleration())
 
 
 # --- the comparison ------------------------------------------------------------------------

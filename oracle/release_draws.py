@@ -81,6 +81,32 @@ def version_draws(
     return gates
 
 
+# Beta gates of the scheduler's own machinery a user may turn from their default, with the
+# setting drawn: SchedulerAsyncAPICalls on (the API dispatcher: DefaultBinder binds through
+# the API cacher), SchedulerAsyncPreemption off (DefaultPreemption registers no events and its
+# PreEnqueue admits every Pod).  Neither changes a placement; they reach upstream's other
+# branch in the verb that builds the whole scheduler (``schedule_case``).
+MACHINERY_GATES = {"SchedulerAsyncAPICalls": True, "SchedulerAsyncPreemption": False}
+
+
+def machinery_gates(gen: Draw, version: str | None) -> dict[str, bool]:
+    """Each of :data:`MACHINERY_GATES` the release lets a user set away from its default,
+    three times in ten (at every release, v1.34 included; drawn last)."""
+    from compare import DEFAULT_VERSION
+
+    from kubesched.config.featuregates import gate_table
+
+    table = gate_table(version or DEFAULT_VERSION)
+    gates: dict[str, bool] = {}
+    for gate, value in MACHINERY_GATES.items():
+        spec = table.get(gate)
+        if spec is None or spec.lock_to_default or spec.default == value:
+            continue
+        if gen.chance(0.3):
+            gates[gate] = value
+    return gates
+
+
 def _declared_features(gen: Draw, nodes: list[dict[str, Any]], pods: list[dict[str, Any]]) -> None:
     names = sorted(DECLARED_FEATURES)
     for node in nodes:

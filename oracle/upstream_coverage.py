@@ -139,8 +139,9 @@ class Row:
 _REASONS = {
     "hint": "queueing hint left by the hint cases (oracle/hint_cases.py): the type assertion "
     "of an object that is always a Node or a Pod, the registration without "
-    "SchedulerQueueingHints (GA), another unscheduled Pod's update (the queue hands an "
-    "unscheduled Pod's update to that Pod's hints only), a feature gate's branch",
+    "SchedulerQueueingHints (GA), another Pod's update no Pod can make (a scheduling gate "
+    "removed from another Pod: the queue hands an unscheduled Pod's update to that Pod's "
+    "hints only, and a bound Pod has no gates), a feature gate's branch",
     "gate": "a branch for a feature gate in a state v1.34's defaults never set",
     "error": "an error return of a read that cannot fail here (a CycleState key the plugin's "
     "own PreFilter/PreScore wrote, a snapshot lister, a Pod or args already validated)",
@@ -150,6 +151,8 @@ _REASONS = {
     "rule out",
     "exported": "exported for other callers (the kubelet's admission), not the scheduler",
     "log": "verbose logging (klog V(10), off in kube-oracle)",
+    "bind": "a binding refused (the API cacher's or the clientset's): the Pod stays in "
+    "kube-oracle's fake clientset until its cycle ends, so no binding is refused",
     "dead": "unreachable by construction: NodeName's Filter rejection (the scheduler only "
     "schedules Pods without spec.nodeName), NodeAffinity PreFilter's last return (the node "
     "name set is never nil after a term), least/mostRequestedScore of a zero capacity (their "
@@ -163,13 +166,13 @@ _REASONS = {
 FUNCTION_REASONS = {
     "withDeviceClass": "gate",  # DRAExtendedResource (alpha, off)
     "PreEnqueue": "gate",  # DefaultPreemption: SchedulerAsyncPreemption, off in explain
+    "Bind": "bind",  # DefaultBinder's error returns (schedule_case sets SchedulerAsyncAPICalls)
     "Fits": "exported",
     "hasRestartableInitContainer": "hint",
     "involvedInTopologySpreading": "hint",
     "hasConstraintWithNodeTaintsPolicyHonor": "hint",
     "checkTopologyKeyLabelsChanged": "hint",
     "podLabelsMatchSpreadConstraints": "hint",
-    "Bind": "gate",  # SchedulerAsyncAPICalls (beta, on) binds through the API cacher
     # DynamicResources: extended resources backed by devices (DRAExtendedResource, alpha)
     # and binding conditions (DRADeviceBindingConditions, alpha), both off in v1.34.
     "createDeviceRequests": "gate",
