@@ -11,12 +11,13 @@ selectors on attributes, capacity quantities and versions, now and then one that
 run time), ``firstAvailable`` alternatives and ``matchAttribute`` constraints.
 
 What real clusters hold besides (``_Gen.as_found``, drawn from a second stream so that the
-first stream's draws, and so every case's other objects, stay as they were): a claim still
-allocated after its Pod finished (``reservedFor`` empty: the incoming Pod may name it, and
-PostFilter deallocates it when it keeps the Pod off every node), a monitoring claim holding a
-device with admin access (its device stays free for others) and incoming requests with
-``adminAccess``, a shared claim at its 256 consumers (``resourceclaim in use``), a claim being
-deleted (a finalizer holds it), a template claim the controller decided not to create (a
+first stream's draws stay as they were): running Pods' ``status`` (phase, ``startTime``), a
+claim still allocated after its Pod finished (``reservedFor`` empty: the incoming Pod may name
+it, and PostFilter deallocates it when it keeps the Pod off every node), a monitoring claim
+holding a device with admin access (its device stays free for others) and incoming requests
+with ``adminAccess``, a shared claim at its 256 consumers (v1.34 still lets another Pod
+reserve it: ``resourceclaim.CanBeReserved`` is always true), a claim being deleted (a
+finalizer holds it), a template claim the controller decided not to create (a
 ``resourceClaimStatuses`` entry without a name), allocated claims with ``status.devices``
 (conditions and network data, as drivers report them) and allocations without a node
 selector (a device reachable from every node), and priorities that make the incoming Pod
