@@ -30,6 +30,7 @@ competes for the devices the first took.
 from __future__ import annotations
 
 import copy
+import json
 import random
 from typing import Any
 
@@ -333,8 +334,10 @@ class _Gen:
             # the controller decided no claim is needed: an entry without a name
             statuses = pod.setdefault("status", {}).setdefault("resourceClaimStatuses", [])
             statuses.append({"name": x.choice(unmade)})
-        if x.random() < 0.12:
-            # a higher priority: the incoming Pod may preempt the running ones
+        erring = any(json.dumps(RUNTIME_ERROR)[1:-1] in json.dumps(o) for o in self.items)
+        if x.random() < 0.12 and not erring:
+            # a higher priority: the incoming Pod may preempt the running ones (not with a
+            # selector that fails at run time: docs/fidelity.md, preemption's Filter errors)
             pod["spec"]["priority"] = 1000
             pod["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "3"
 
