@@ -9,10 +9,28 @@ claims already allocated to running Pods (one shared); and an incoming Pod with 
 template claims (created or not yet) whose requests use ``exactly`` (ExactCount or All,
 selectors on attributes, capacity quantities and versions, now and then one that fails at
 run time), ``firstAvailable`` alternatives and ``matchAttribute`` constraints.
+
+What real clusters hold besides (``_Gen.as_found``, drawn from a second stream so that the
+first stream's draws stay as they were): running Pods' ``status`` (phase, ``startTime``), a
+claim still allocated after its Pod finished (``reservedFor`` empty: the incoming Pod may name
+it, and PostFilter deallocates it when it keeps the Pod off every node), a monitoring claim
+holding a device with admin access (its device stays free for others) and incoming requests
+with ``adminAccess``, a shared claim at its 256 consumers (v1.34 still lets another Pod
+reserve it: ``resourceclaim.CanBeReserved`` is always true), a claim being deleted (a
+finalizer holds it), a template claim the controller decided not to create (a
+``resourceClaimStatuses`` entry without a name), allocated claims with ``status.devices``
+(conditions and network data, as drivers report them) and allocations without a node
+selector (a device reachable from every node), and priorities that make the incoming Pod
+preempt the running ones.  ``dra_schedule_case`` submits, now and then, a second Pod after
+the first: the same spec (its template claims are its own, its direct claims shared), so the
+second waits for the first's allocation in flight, then reserves the shared claim, or
+competes for the devices the first took.
 """
 
 from __future__ import annotations
 
+import copy
+import json
 import random
 from typing import Any
 
@@ -32,32 +50,58 @@ SELECTORS = [
     f'device.attributes["{GPU}"].model.startsWith("h")',
     f'device.attributes["{NIC}"].speed > 100',
 ]
+FINALIZER = "resource.kubernetes.io/delete-protection"
 RUNTIME_ERROR = f'device.attributes["{GPU}"].nosuch == "x"'
+
+
+RESERVED_FOR_MAX = 256
+"""Upstream ``resourceapi.ResourceClaimReservedForMaxSize``: consumers of one claim."""
 
 
 def dra_case(seed: int, index: int) -> dict[str, Any]:
     """The ``index``-th DRA case of ``seed``."""
-    return _Gen(random.Random(f"dra/{seed}/{index}")).request()
+    return _Gen(
+        random.Random(f"dra/{seed}/{index}"), random.Random(f"dra+/{seed}/{index}")
+    ).request()
 
 
 def dra_schedule_case(seed: int, index: int) -> dict[str, Any]:
     """``dra_case(seed, index)`` as a ``kubesched.schedule`` case ``{"cluster", "pods",
-    "config"}``: its first node only (upstream breaks ties between nodes at random) and the
+    "config"}``: its first node only (upstream breaks ties between nodes at random), the
     Pod not preempting, so the binding cycle (Reserve, PreBind writing the allocation, Bind)
-    runs on both sides."""
+    runs on both sides, and no claim being deleted (its Pod would wait at PreEnqueue for
+    ever, and upstream's run never settles); 40 % of them submit a second Pod after it
+    (:func:`second_pod`)."""
     request = dra_case(seed, index)
     pod = request["pod"]
     pod["spec"]["preemptionPolicy"] = "Never"
     items = request["cluster"]["items"]
     nodes = [x for x in items if x["kind"] == "Node"]
     kept = [x for x in items if x["kind"] != "Node" or x is nodes[0]]
+    for x in kept:
+        if x["kind"] == "ResourceClaim":
+            # a claim being deleted gates its Pods for ever: upstream's run never settles
+            x["metadata"].pop("deletionTimestamp", None)
     cluster = {"apiVersion": "v1", "kind": "List", "items": kept}
-    return {"cluster": cluster, "pods": [pod], "config": request["config"]}
+    pods = [pod]
+    if pod["spec"].get("resourceClaims") and random.Random(f"dra2/{seed}/{index}").random() < 0.4:
+        pods.append(second_pod(pod))
+    return {"cluster": cluster, "pods": pods, "config": request["config"]}
+
+
+def second_pod(pod: dict[str, Any]) -> dict[str, Any]:
+    """Another Pod of ``pod``'s spec, submitted after it: its direct claims are shared, its
+    template claims its own (the resourceclaim controller makes them when it is created)."""
+    out = copy.deepcopy(pod)
+    out["metadata"] |= {"name": "new2", "uid": "uid-new2"}
+    out.pop("status", None)
+    return out
 
 
 class _Gen:
-    def __init__(self, rnd: random.Random) -> None:
+    def __init__(self, rnd: random.Random, extra: random.Random) -> None:
         self.r = rnd
+        self.x = extra  # what as_found draws: the first stream's draws stay as they were
         self.items: list[dict[str, Any]] = []
 
     def chance(self, p: float) -> bool:
@@ -98,10 +142,13 @@ class _Gen:
                     "spec": {"selectors": [{"cel": {"expression": s}} for s in sels]},
                 }
             )
+        every = list(devices)
         self.allocated(devices, nodes)
+        pod = self.incoming()
+        self.as_found(every, devices, nodes, pod)
         return {
             "cluster": {"apiVersion": "v1", "kind": "List", "items": self.items},
-            "pod": self.incoming(),
+            "pod": pod,
             "config": {
                 "apiVersion": "kubescheduler.config.k8s.io/v1",
                 "kind": "KubeSchedulerConfiguration",
@@ -205,6 +252,128 @@ class _Gen:
             self.items.append(
                 self.pod(f"run-{k}", [("c", "resourceClaimName", f"held-{k}")], node=node)
             )
+
+    def as_found(
+        self,
+        every: list[tuple[str, str, str, str]],
+        free: list[tuple[str, str, str, str]],
+        nodes: list[str],
+        pod: dict[str, Any],
+    ) -> None:
+        """What real clusters hold besides (the module's docstring), from the second stream.
+        ``every``: the devices drawn; ``free``: those no claim holds."""
+        x = self.x
+        for k, p in enumerate(o for o in self.items if o["kind"] == "Pod"):
+            # running, started in order (preemption reprieves the earlier-started first)
+            p["status"] = {"phase": "Running", "startTime": f"2026-01-01T00:{k:02d}:00Z"}
+        claims = {o["metadata"]["name"]: o for o in self.items if o["kind"] == "ResourceClaim"}
+        for c in claims.values():
+            alloc = c.get("status", {}).get("allocation")
+            if alloc is None:
+                continue
+            (res,) = alloc["devices"]["results"]
+            if res["pool"] == "fabric" and x.random() < 0.5:
+                del alloc["nodeSelector"]  # a device every node reaches
+            if x.random() < 0.3:
+                c["status"]["devices"] = [self.device_status(res)]
+        if free and x.random() < 0.3:
+            # allocated, its Pod gone: reserved for nobody (PostFilter may deallocate it)
+            driver, pool, dev, node = free.pop(x.randrange(len(free)))
+            exactly: dict[str, Any] = {"deviceClassName": driver}
+            res = {"request": "r", "driver": driver, "pool": pool, "device": dev}
+            if x.random() < 0.25:  # a finished debugging Pod's claim
+                exactly["adminAccess"] = res["adminAccess"] = True
+            claim = self.claim("released", [{"name": "r", "exactly": exactly}])
+            alloc = {"devices": {"results": [res]}}
+            if node or pool == "zone-a":
+                node = node or x.choice(nodes[::2])
+                alloc["nodeSelector"] = {"nodeSelectorTerms": [{"matchFields": [
+                    {"key": "metadata.name", "operator": "In", "values": [node]}]}]}  # fmt: skip
+            claim["status"] = {"allocation": alloc}
+            claim["metadata"]["finalizers"] = [FINALIZER]
+            self.items.append(claim)
+            if x.random() < 0.7:
+                self.name_claim(pod, "released")
+        if every and x.random() < 0.15:
+            # a monitoring Pod's claim: admin access to a device others may hold too
+            driver, pool, dev, node = x.choice(every)
+            node = node or x.choice(nodes)
+            req = {"name": "r", "exactly": {"deviceClassName": driver, "adminAccess": True}}
+            claim = self.claim("monitor", [req])
+            res = {"request": "r", "driver": driver, "pool": pool, "device": dev}
+            claim["status"] = {
+                "allocation": {"devices": {"results": [res | {"adminAccess": True}]}},
+                "reservedFor": [{"resource": "pods", "name": "mon", "uid": "uid-mon"}],
+            }
+            self.items.append(claim)
+            self.items.append(self.pod("mon", [("c", "resourceClaimName", "monitor")], node=node))
+        exacts = {id(e): e for e in self.own_exacts(pod)}
+        for e in exacts.values():
+            if x.random() < 0.08:
+                e["adminAccess"] = True
+        held = claims.get("held-0")
+        if held is not None and x.random() < 0.08:
+            # a shared claim at its limit: nobody else may reserve it
+            more = RESERVED_FOR_MAX - len(held["status"]["reservedFor"])
+            held["status"]["reservedFor"] += [
+                {"resource": "pods", "name": f"w-{k}", "uid": f"uid-w-{k}"} for k in range(more)
+            ]
+            if x.random() < 0.5:
+                self.name_claim(pod, "held-0")
+        own = [c for n, c in claims.items() if n.startswith("mine-")]
+        if own and x.random() < 0.06:
+            gone = x.choice(own)["metadata"]
+            gone |= {"deletionTimestamp": "2026-01-01T00:00:00Z", "finalizers": [FINALIZER]}
+        named = {s["name"] for s in pod.get("status", {}).get("resourceClaimStatuses", [])}
+        unmade = [
+            e["name"]
+            for e in pod["spec"].get("resourceClaims", [])
+            if "resourceClaimTemplateName" in e and e["name"] not in named
+        ]
+        if unmade and x.random() < 0.3:
+            # the controller decided no claim is needed: an entry without a name
+            statuses = pod.setdefault("status", {}).setdefault("resourceClaimStatuses", [])
+            statuses.append({"name": x.choice(unmade)})
+        erring = any(json.dumps(RUNTIME_ERROR)[1:-1] in json.dumps(o) for o in self.items)
+        if x.random() < 0.12 and not erring:
+            # a higher priority: the incoming Pod may preempt the running ones (not with a
+            # selector that fails at run time: docs/fidelity.md, preemption's Filter errors)
+            pod["spec"]["priority"] = 1000
+            pod["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "3"
+
+    def own_exacts(self, pod: dict[str, Any]) -> list[dict[str, Any]]:
+        """The ``exactly`` requests of the claims and templates the incoming Pod names."""
+        names = {e.get("resourceClaimName") for e in pod["spec"].get("resourceClaims", [])}
+        names |= {e.get("resourceClaimTemplateName") for e in pod["spec"].get("resourceClaims", [])}
+        out = []
+        for o in self.items:
+            if o["kind"] not in ("ResourceClaim", "ResourceClaimTemplate"):
+                continue
+            if o["metadata"]["name"] not in names and not o["metadata"]["name"].startswith("new-"):
+                continue
+            if o["metadata"]["name"].startswith("held") or o.get("status", {}).get("allocation"):
+                continue
+            spec = o["spec"]["spec"] if o["kind"] == "ResourceClaimTemplate" else o["spec"]
+            out += [r["exactly"] for r in spec["devices"]["requests"] if "exactly" in r]
+        return out
+
+    def name_claim(self, pod: dict[str, Any], claim: str) -> None:
+        """The Pod names the existing claim ``claim`` (one more container claim)."""
+        entry = f"c{len(pod['spec'].get('resourceClaims', []))}x"
+        pod["spec"].setdefault("resourceClaims", []).append(
+            {"name": entry, "resourceClaimName": claim}
+        )
+        pod["spec"]["containers"][0]["resources"]["claims"].append({"name": entry})
+
+    def device_status(self, res: dict[str, str]) -> dict[str, Any]:
+        """A driver's report on an allocated device (``status.devices``)."""
+        ready = {"type": "Ready", "status": "True", "reason": "Prepared", "message": "",
+                 "lastTransitionTime": "2026-01-01T00:00:00Z"}  # fmt: skip
+        out: dict[str, Any] = {k: res[k] for k in ("driver", "pool", "device")}
+        out["conditions"] = [ready]
+        if res["driver"] == NIC:
+            out["networkData"] = {"interfaceName": "eth1", "ips": ["10.9.0.7/24"]}
+        return out
 
     def claim(
         self,

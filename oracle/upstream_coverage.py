@@ -158,6 +158,18 @@ _REASONS = {
     "name set is never nil after a term), least/mostRequestedScore of a zero capacity (their "
     "scorers skip such resources), a nil shared lister, NormalizeScore or Filter after a "
     "PreScore or PreFilter that skips, PreScore without nodes",
+    "fault": "the binding cycle's failure side: Unreserve after a failed PreBind or Bind, "
+    "bindClaim's retry after a conflicting claim update, a claim deleted or allocated "
+    "elsewhere between Reserve and PreBind (kube-oracle's fake API server never fails or "
+    "conflicts, and the schedule comparison injects no faults)",
+    "race": "a concurrency window: another Pod's allocation in flight at the instant "
+    "PreFilter lists the allocated devices, or the device set changing while it does "
+    "(timing, not drawable)",
+    "event": "a ResourceClaim deletion event (the resourceclaim controller deletes a "
+    "finished Pod's claims; kube-oracle plays no such controller and the hint cases change "
+    "Nodes and Pods only)",
+    "deviation": "DynamicResources' filterTimeout (10 s of allocator search per node): "
+    "kubesched does not model it (docs/fidelity.md) and the DRA family keeps pools small",
     "open": "reachable: not yet drawn by oracle/cases.py",
 }
 
@@ -187,6 +199,17 @@ FUNCTION_REASONS = {
     "isPodReadyForBinding": "gate",
     "isClaimTimeout": "gate",
     "hasBindingConditions": "gate",
+    "getAllocatedDeviceStatus": "gate",  # binding conditions only
+    "createRequestMappings": "gate",  # extended resources' claim
+    "deleteClaim": "gate",  # extended resources' claim only
+    "isSpecialClaimName": "gate",  # extended resources' claim only
+    "Capacities": "gate",  # DRAConsumableCapacity (alpha)
+    "GatherAllocatedState": "gate",  # DRAConsumableCapacity (alpha)
+    "PreBindPreFlight": "gate",  # NominatedNodeNameForExpectation (alpha) calls it
+    "Unreserve": "fault",
+    "allUserClaims": "fault",  # Unreserve's
+    "AssumedClaimRestore": "fault",  # Unreserve's
+    "onDelete": "event",
 }
 # Blocks whose guard the name and source rules misread: (file under plugins/, first line)
 # of upstream v1.34.4 -> reason.
@@ -206,6 +229,51 @@ BLOCK_REASONS = {
 }
 
 
+# DynamicResources' uncovered spans by why: (file under plugins/, first line, last line) of
+# upstream v1.34.4 -> reason; a block starting inside a span takes its reason.
+F_ALLOC, F_CLAIMS = "dynamicresources/allocateddevices.go", "dynamicresources/claims.go"
+F_MANAGER, F_DRA = "dynamicresources/dra_manager.go", "dynamicresources/dynamicresources.go"
+BLOCK_SPANS: list[tuple[str, int, int, str]] = [
+    (F_ALLOC, 46, 48, "dead"),  # callers pass allocated claims only
+    (F_ALLOC, 66, 76, "gate"),  # DRAConsumableCapacity's shared devices
+    (F_ALLOC, 189, 191, "dead"),  # callers check the allocation first
+    (F_ALLOC, 202, 215, "gate"),  # shared-device and consumed-capacity callbacks
+    (F_ALLOC, 227, 232, "gate"),  # share IDs and capacities: empty without the gate
+    (F_ALLOC, 236, 238, "event"),  # a deleted claim that was never allocated
+    (F_ALLOC, 250, 263, "gate"),
+    (F_ALLOC, 274, 279, "gate"),
+    (F_CLAIMS, 49, 52, "gate"),  # the extended resources' claim
+    (F_CLAIMS, 99, 101, "dead"),  # no caller stops the iteration early
+    (F_MANAGER, 104, 106, "gate"),  # DeviceClasses().List: extended resources' only
+    (F_MANAGER, 194, 204, "gate"),  # ResourceClaims().List: extended resources' only
+    (F_MANAGER, 232, 246, "race"),
+    (F_DRA, 568, 570, "gate"),  # extended resources' PreFilter
+    (F_DRA, 584, 587, "dead"),  # resourceclaim.CanBeReserved is always true (v1.34)
+    (F_DRA, 610, 611, "gate"),
+    (F_DRA, 640, 641, "error"),  # API validation: exactly or firstAvailable
+    (F_DRA, 672, 686, "gate"),  # DRAConsumableCapacity's GatherAllocatedState
+    (F_DRA, 694, 694, "error"),
+    (F_DRA, 733, 735, "error"),  # API validation: a request names a class
+    (F_DRA, 926, 928, "dead"),  # PreFilter skips a Pod without claims
+    (F_DRA, 933, 940, "gate"),
+    (F_DRA, 993, 995, "gate"),
+    (F_DRA, 1000, 1001, "deviation"),
+    (F_DRA, 1002, 1003, "race"),  # the scheduler's context cancelled mid-search
+    (F_DRA, 1085, 1090, "gate"),
+    (F_DRA, 1107, 1114, "gate"),
+    (F_DRA, 1169, 1171, "gate"),
+    (F_DRA, 1175, 1175, "error"),  # Filter stored the node's allocation
+    (F_DRA, 1180, 1182, "error"),
+    (F_DRA, 1191, 1195, "gate"),
+    (F_DRA, 1350, 1381, "gate"),  # PreBind's binding conditions
+    (F_DRA, 1459, 1530, "gate"),  # bindClaim: the extended resources' claim
+    (F_DRA, 1541, 1561, "fault"),  # retry after a conflict, deleted or allocated meanwhile
+    (F_DRA, 1568, 1570, "fault"),  # the finalizer update failing
+    (F_DRA, 1584, 1588, "fault"),  # UpdateStatus failing
+    (F_DRA, 1599, 1612, "gate"),  # the extended resources' claim status on the Pod
+]
+
+
 def reason(block: Block, source: list[str] | None) -> str:
     """Why ``block`` is uncovered, one of ``_REASONS``' keys, from its function's name and
     the lines that guard it (``source``: the file's lines, when the module cache has it)."""
@@ -216,6 +284,9 @@ def reason(block: Block, source: list[str] | None) -> str:
         return "clone"
     if (block.file.removeprefix(PLUGINS), block.start) in BLOCK_REASONS:
         return BLOCK_REASONS[(block.file.removeprefix(PLUGINS), block.start)]
+    for file, first, last, why in BLOCK_SPANS:
+        if block.file.removeprefix(PLUGINS) == file and first <= block.start <= last:
+            return why
     guard = ""
     if source:
         guard = " ".join(source[max(0, block.start - 3) : block.start]).lower()

@@ -203,3 +203,32 @@ def test_a_pod_without_claims_is_not_affected() -> None:
     out = explain(node("n1"), gpus("n1", 1), device_class(), the_pod=pod("p"))
     assert out["result"] == "Scheduled"
     assert "DynamicResources" not in out["nodes"]["n1"]["scores"]
+
+
+def test_postfilter_deallocates_any_unreachable_claim_not_just_the_first() -> None:
+    """Upstream's Filter records every allocated claim a node cannot reach (not the first
+    only), so PostFilter finds the claim nobody holds any more behind one a running Pod
+    holds, and deallocates it (``oracle/diff.py --family dra --seed 1 --start 313``)."""
+
+    def on_n2(name: str, *consumers: str) -> Any:
+        c = claim(name, request())
+        c["status"] = {"allocation": {
+            "devices": {"results": [{"request": "gpu", "driver": DRIVER, "pool": "n2",
+                                     "device": f"gpu-{len(consumers)}"}]},
+            "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": ["n2"]}]}]}},
+            "reservedFor": [{"resource": "pods", "name": p, "uid": f"uid-{p}"}
+                            for p in consumers]}  # fmt: skip
+        return c
+
+    first = pod("first", ("a", "resourceClaimName", "held"), node_name="n2")
+    first["spec"]["containers"][0]["resources"]["requests"] = {"cpu": "8"}  # n2 is full
+    the_pod = pod("p", ("a", "resourceClaimName", "held"), ("b", "resourceClaimName", "released"))
+    items = cluster(node("n1"), node("n2"), gpus("n2", 2), device_class(), on_n2("held", "first"),
+                    on_n2("released"), first)  # fmt: skip
+    for version in ("1.34", "1.37"):
+        out = kubesched.explain(items, the_pod, CONFIG, preemption=True, kubernetes_version=version)
+        assert verdicts(out)["n1"] == (False, NAME, ["resourceclaim not available on the node"])
+        assert verdicts(out)["n2"] == (False, "NodeResourcesFit", ["Insufficient cpu"])
+        message = out["preemption"]["message"]
+        assert message.startswith("deallocation of ResourceClaim completed, preemption: "), version

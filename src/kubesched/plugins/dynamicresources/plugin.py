@@ -284,11 +284,13 @@ class DynamicResources(Hints):
                 codes[i] = 2
             else:
                 s.per_node[nodes.nodes[row].name] = found  # type: ignore[union-attr]
-        # upstream runs the allocator before it checks where allocated claims are
+        # upstream runs the allocator before it checks where allocated claims are; on a
+        # node the allocator passed, every allocated claim the node cannot reach counts as
+        # unavailable (PostFilter picks among them), not just the first
+        ok = np.flatnonzero(codes == 0)
         for k, c in enumerate(s.claims):
             if c.allocation_node_selector is None:
                 continue
-            ok = np.flatnonzero(codes == 0)
             away = ~reachable(c.allocation_node_selector, cluster, rows[ok])
             if away.any():
                 s.unavailable.add(k)
