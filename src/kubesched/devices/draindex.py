@@ -6,8 +6,10 @@
 :class:`Column`: int64 ``free[row]``, the devices reaching the row that the class and the
 selectors accept and that are not in use, and bool ``exact[row]``, whether that count
 decides the row.  A row is not exact when a device reaching it fails a selector with a CEL
-runtime error (upstream's allocator would report the error) or a pool reaching it is invalid
-or incomplete (whether the allocator takes its devices depends on the release).
+runtime error (upstream's allocator would report the error), a pool reaching it is invalid
+or incomplete (whether the allocator takes its devices depends on the release), or a device
+reaching it has taints (whether they keep it from a request depends on the request's
+tolerations and the DRADeviceTaints gate).
 The columns follow :class:`~kubesched.plugins.dynamicresources.claims.DeviceUse`: a device
 that becomes used or free moves ``free`` on the rows it reaches, nothing is recounted.
 
@@ -151,6 +153,11 @@ class DeviceIndex:
                     self.bad[row] = True
                 for s in pool.slices:
                     for d in s.devices:
+                        if d.taints:
+                            # whether a taint keeps the device from a request depends on the
+                            # request's tolerations and the DRADeviceTaints gate: the
+                            # allocator decides the row
+                            self.bad[row] = True
                         dev_id = (s.driver, s.pool, d.name)
                         rows.setdefault(dev_id, []).append(row)
                         self.devices[dev_id] = d

@@ -155,8 +155,14 @@ class DeviceFits:
             ]
             for fit in fits.requests:
                 klass = classes[fit.spec.class_name]
-                matching = [i for i, d in devices if _selectable(klass, fit.spec, d)]
-                free = [i for i in matching if fit.spec.admin_access or i not in in_use]
+                matching = [(i, d) for i, d in devices if _selectable(klass, fit.spec, d)]
+                # a device tainted against the request (DRADeviceTaints) is never free for it
+                free = [
+                    i
+                    for i, d in matching
+                    if (fit.spec.admin_access or i not in in_use)
+                    and not (options.device_taints and fit.spec.blocked_by(d.taints))
+                ]
                 fit.matching[row], fit.free[row] = len(matching), len(free)
                 fit.free_ids.update(free)
         return fits

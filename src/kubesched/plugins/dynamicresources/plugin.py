@@ -60,6 +60,7 @@ from kubesched.framework.interface import (
 from kubesched.framework.outcomes import PluginError
 from kubesched.plugins.dynamicresources.claims import (
     DraObjects,
+    TaintRules,
     claim_with_reservation,
     reachable,
 )
@@ -117,7 +118,7 @@ class DynamicResources(Hints):
         gates = handle.feature_gates
         # the release's allocator (allocator.Options); v1.35+: Score ranks nodes by the
         # firstAvailable alternatives their allocation takes (v1.34 has no Score)
-        self.allocator_options = allocator.Options.of_release(gates.at_least)
+        self.allocator_options = allocator.Options.of_release(gates.at_least, gates.enabled)
         """What the release's allocator does (also read by ``explainer.devicefit``)."""
         self._score = gates.at_least("1.35") and (
             gates.enabled("DRAPrioritizedList") or not gates.at_least("1.36")
@@ -125,7 +126,9 @@ class DynamicResources(Hints):
         # v1.35's computeScore pairs claim i with the i-th new allocation: a Pod with an
         # allocated claim and a claim to allocate fails Score with an error
         self._score_misaligned = self._score and not gates.at_least("1.36")
-        self.objects = DraObjects(handle.cluster)
+        self.objects = DraObjects(
+            handle.cluster, TaintRules.of_release(gates.at_least, gates.enabled)
+        )
         self.index = index.DeviceIndex()
         self.objects.use.listeners.append(self.index.on_use)
         self._before: dict[str, r.ResourceClaim | None] = {}
