@@ -16,6 +16,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from dra_features import release_features
+
 API = "resource.k8s.io/v1"
 GPU, NIC = "gpu.example.com", "nic.example.com"
 SELECTORS = [
@@ -35,24 +37,31 @@ SELECTORS = [
 RUNTIME_ERROR = f'device.attributes["{GPU}"].nosuch == "x"'
 
 
-def dra_case(seed: int, index: int) -> dict[str, Any]:
-    """The ``index``-th DRA case of ``seed``."""
-    return _Gen(random.Random(f"dra/{seed}/{index}")).request()
+def dra_case(seed: int, index: int, version: str | None = None) -> dict[str, Any]:
+    """The ``index``-th DRA case of ``seed``; at ``version`` (1.35+) with what that release's
+    DRA adds (``oracle/dra_features.py``, drawn last)."""
+    gen = _Gen(random.Random(f"dra/{seed}/{index}"))
+    request = gen.request()
+    release_features(gen.r, request, version)
+    return request
 
 
-def dra_schedule_case(seed: int, index: int) -> dict[str, Any]:
+def dra_schedule_case(seed: int, index: int, version: str | None = None) -> dict[str, Any]:
     """``dra_case(seed, index)`` as a ``kubesched.schedule`` case ``{"cluster", "pods",
     "config"}``: its first node only (upstream breaks ties between nodes at random) and the
     Pod not preempting, so the binding cycle (Reserve, PreBind writing the allocation, Bind)
     runs on both sides."""
-    request = dra_case(seed, index)
+    request = dra_case(seed, index, version)
     pod = request["pod"]
     pod["spec"]["preemptionPolicy"] = "Never"
     items = request["cluster"]["items"]
     nodes = [x for x in items if x["kind"] == "Node"]
     kept = [x for x in items if x["kind"] != "Node" or x is nodes[0]]
     cluster = {"apiVersion": "v1", "kind": "List", "items": kept}
-    return {"cluster": cluster, "pods": [pod], "config": request["config"]}
+    out = {"cluster": cluster, "pods": [pod], "config": request["config"]}
+    if "featureGates" in request:
+        out["featureGates"] = request["featureGates"]
+    return out
 
 
 class _Gen:
