@@ -40,9 +40,13 @@ RUNTIME_ERROR = f'device.attributes["{GPU}"].nosuch == "x"'
 def dra_case(seed: int, index: int, version: str | None = None) -> dict[str, Any]:
     """The ``index``-th DRA case of ``seed``; at ``version`` (1.35+) with what that release's
     DRA adds (``oracle/dra_features.py``, drawn last)."""
+    return _case(seed, index, version, "explain")
+
+
+def _case(seed: int, index: int, version: str | None, verb: str) -> dict[str, Any]:
     gen = _Gen(random.Random(f"dra/{seed}/{index}"))
     request = gen.request()
-    release_features(gen.r, request, version)
+    release_features(gen.r, request, version, verb)
     return request
 
 
@@ -51,7 +55,7 @@ def dra_schedule_case(seed: int, index: int, version: str | None = None) -> dict
     "config"}``: its first node only (upstream breaks ties between nodes at random) and the
     Pod not preempting, so the binding cycle (Reserve, PreBind writing the allocation, Bind)
     runs on both sides."""
-    request = dra_case(seed, index, version)
+    request = _case(seed, index, version, "schedule")
     pod = request["pod"]
     pod["spec"]["preemptionPolicy"] = "Never"
     items = request["cluster"]["items"]

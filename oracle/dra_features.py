@@ -13,8 +13,13 @@ governs it, with random settings of those gates the release lets a user set.
   by driver, pool and device, or without a selector (every device at v1.35 and v1.36, none
   at v1.37).
 
+- **DRADeviceBindingConditions** (with DRAResourceClaimDeviceStatus; beta, on at v1.36 and
+  v1.37): devices with ``bindingConditions`` (and ``bindingFailureConditions``), explain
+  cases only (a schedule would wait in PreBind for the conditions); the gate is set from
+  v1.36 only (at v1.35 it selects upstream's ``experimental`` allocator).
+
 Not drawn yet (kubesched does not model them, ``docs/fidelity.md``): extended resources,
-partitionable devices, consumable capacity, binding conditions.
+partitionable devices, consumable capacity.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import random
 from typing import Any
 
 # The DRA gates a case may set, in the order they are drawn.
-DRA_GATES = ["DRADeviceTaints", "DRADeviceTaintRules"]
+DRA_GATES = ["DRADeviceTaints", "DRADeviceTaintRules", "DRADeviceBindingConditions"]
 # The DeviceTaintRule version each release's scheduler watches.
 RULE_API = {35: "resource.k8s.io/v1alpha3", 36: "resource.k8s.io/v1beta2"}
 TAINT_KEYS = ["gpu.example.com/unhealthy", "maintenance"]
@@ -36,16 +41,27 @@ def _minor(version: str) -> int:
 
 
 def settable(version: str) -> list[str]:
-    """The gates of :data:`DRA_GATES` a user may set at ``version`` (known, not locked)."""
+    """The gates of :data:`DRA_GATES` a user may set at ``version`` (known, not locked).
+    DRADeviceBindingConditions only from v1.36: at v1.35 it selects upstream's
+    ``experimental`` allocator, which kubesched does not model."""
     from kubesched.config.featuregates import gate_table
 
     table = gate_table(version)
-    return [g for g in DRA_GATES if g in table and not table[g].lock_to_default]
+    return [
+        g
+        for g in DRA_GATES
+        if g in table
+        and not table[g].lock_to_default
+        and (g != "DRADeviceBindingConditions" or _minor(version) >= 36)
+    ]
 
 
-def release_features(r: random.Random, request: dict[str, Any], version: str | None) -> None:
-    """Draw what ``version`` (1.35+) adds into ``request`` (an explain or schedule case:
-    ``cluster.items`` and ``pod`` or ``pods``), and ``featureGates`` when a gate is set."""
+def release_features(
+    r: random.Random, request: dict[str, Any], version: str | None, verb: str = "explain"
+) -> None:
+    """Draw what ``version`` (1.35+) adds into ``request`` (``cluster.items`` and ``pod``),
+    and ``featureGates`` when a gate is set; devices with binding conditions only for the
+    ``explain`` verb (a schedule would wait in PreBind, which kubesched does not model)."""
     if version is None or _minor(version) < 35:
         return
     from kubesched.config.featuregates import check_settings
@@ -62,6 +78,17 @@ def release_features(r: random.Random, request: dict[str, Any], version: str | N
             gates[g] = r.random() < 0.5
     if gates and not check_settings(version, sorted(gates.items())):
         request["featureGates"] = {**request.get("featureGates", {}), **gates}
+    if verb == "explain" and _minor(version) >= 36 and r.random() < 0.35:
+        _binding_conditions(r, items)
+
+
+def _binding_conditions(r: random.Random, items: list[dict[str, Any]]) -> None:
+    """Binding conditions on some devices (the API wants failure conditions beside them)."""
+    for s in (o for o in items if o.get("kind") == "ResourceSlice"):
+        for d in s["spec"]["devices"]:
+            if r.random() < 0.3:
+                d["bindingConditions"] = ["example.com/attached"]
+                d["bindingFailureConditions"] = ["example.com/failed"]
 
 
 def _device_taints(

@@ -193,9 +193,12 @@ class Device:
     typed: Mapping[str, tuple[str, Any]]
     activation: dict[str, Any]
     unsupported: bool = False
-    """Uses a feature v1.34 has off by default (bindingConditions, consumesCounters)."""
+    """Uses a feature kubesched does not model (``consumesCounters``): never allocated."""
     taints: tuple[DeviceTaint, ...] = ()
     """``taints`` (DRADeviceTaints; a DeviceTaintRule's are added by :func:`with_taints`)."""
+    binding_conditions: bool = False
+    """Has ``bindingConditions`` (allocated only under DRADeviceBindingConditions and
+    DRAResourceClaimDeviceStatus)."""
     matches: dict[str, bool] = field(default_factory=dict)
 
 
@@ -265,9 +268,10 @@ def _device(obj: Obj, driver: str, path: str) -> Device:
             capacity[key] = cel.Quantity(text, parse_quantity(text))
         except QuantityError as e:
             fail(join(join(cpath, key), "value"), f"quantities must match the regex: {e}")
-    unsupported = bool(obj.get("bindingConditions") or obj.get("consumesCounters"))
+    unsupported = bool(obj.get("consumesCounters"))
     activation = cel.activation(cel.DeviceInput(driver, values, capacity))
-    return Device(name, typed, activation, unsupported, _taints(obj, path))
+    binding = obj.get("bindingConditions") is not None
+    return Device(name, typed, activation, unsupported, _taints(obj, path), binding)
 
 
 def parse_slice(obj: Obj, path: str = "") -> ResourceSlice:

@@ -1,8 +1,8 @@
 """The structured-parameters allocator: devices for a Pod's claims on one node.
 
 A port of ``k8s.io/dynamic-resource-allocation/structured`` (the ``incubating`` allocator,
-the one the features on by default select; partitionable devices, binding conditions and
-consumable capacity are not modelled, so devices using them are never picked).
+the one the features on by default select; partitionable devices and consumable capacity
+are not modelled, so devices using them are never picked).
 :func:`gather_pools` keeps the slices that reach the node (``nodeName``, ``allNodes`` or a
 matching ``nodeSelector``), only each pool's newest generation; :func:`allocate` then searches
 depth first with backtracking, request by request, device by device, exactly as upstream's
@@ -15,7 +15,9 @@ map; we go by driver and pool name, which also makes the chosen devices determin
 Releases and gates differ (:class:`Options`): under DRADeviceTaints (alpha at v1.35, on from
 v1.36) a device tainted ``NoSchedule`` or ``NoExecute`` is taken only by a request with a
 toleration for the taint (checked after the selectors, so a selector's runtime error on it
-still counts; an ``All`` request fails on such a device).  From v1.35 the search skips an
+still counts; an ``All`` request fails on such a device); under DRADeviceBindingConditions
+and DRAResourceClaimDeviceStatus (both on from v1.36) a device with ``bindingConditions`` may
+be picked (else never), its pools searched after the others.  From v1.35 the search skips an
 incomplete pool (fewer slices published than ``resourceSliceCount``) and an invalid one
 instead of taking devices from the first and failing on the second (an ``All`` request still
 fails on either); from v1.36 an ``All`` alternative of a ``firstAvailable`` list is validated
@@ -46,6 +48,11 @@ class Options(NamedTuple):
     """DRADeviceTaints (on from v1.36): a device with a ``NoSchedule`` or ``NoExecute``
     taint the request does not tolerate is passed over."""
 
+    binding_conditions: bool = False
+    """DRADeviceBindingConditions and DRAResourceClaimDeviceStatus (both on from v1.36): a
+    device with ``bindingConditions`` may be allocated, and pools holding such devices are
+    searched last (else such a device is never picked)."""
+
     @classmethod
     def of_release(cls, at_least: Callable[[str], bool], enabled: Callable[[str], bool]) -> Options:
         """The options of the release ``at_least("1.xx")`` describes, under the gates
@@ -54,6 +61,8 @@ class Options(NamedTuple):
             skip_unusable=at_least("1.35"),
             keep_alternative=at_least("1.36"),
             device_taints=enabled("DRADeviceTaints"),
+            binding_conditions=enabled("DRADeviceBindingConditions")
+            and enabled("DRAResourceClaimDeviceStatus"),
         )
 
 
@@ -86,6 +95,11 @@ class Pool:
                     return f"duplicate device name {d.name}"
                 seen.add(d.name)
         return ""
+
+
+def has_binding_conditions(pool: Pool) -> bool:
+    """Upstream ``poolHasBindingConditions``: a device of the pool has ``bindingConditions``."""
+    return any(d.binding_conditions for s in pool.slices for d in s.devices)
 
 
 def slice_reaches(s: r.ResourceSlice, node: str, labels: Mapping[str, str]) -> bool:
@@ -270,7 +284,9 @@ class _Search:
     ) -> bool:
         """Upstream ``isSelectable``: the class's, then the request's selectors, the result
         cached under ``(dev_id, key)`` (an error is raised, never cached)."""
-        if device.unsupported:
+        if device.unsupported or (
+            device.binding_conditions and not self.options.binding_conditions
+        ):
             return False
         cached = self.selected.get((dev_id, key))
         if cached is not None:
@@ -409,6 +425,8 @@ def allocate_in(
 ) -> list[tuple[r.AllocatedDevice, ...]] | None:
     """:func:`allocate` over a node's pools (from :func:`gather_pools`), as the release of
     ``options`` does."""
+    if options.binding_conditions:  # upstream's GatherPools: pools with binding conditions last
+        pools = sorted(pools, key=has_binding_conditions)  # stable: by driver and name within
     search = _Search(pools, claims, classes, in_use, options)
     search.prepare()
     if not search.one(0, 0, 0):

@@ -155,7 +155,7 @@ class DeviceFits:
             ]
             for fit in fits.requests:
                 klass = classes[fit.spec.class_name]
-                matching = [(i, d) for i, d in devices if _selectable(klass, fit.spec, d)]
+                matching = [(i, d) for i, d in devices if _selectable(klass, fit.spec, d, options)]
                 # a device tainted against the request (DRADeviceTaints) is never free for it
                 free = [
                     i
@@ -243,10 +243,12 @@ class DeviceFits:
         return [TOGETHER] * len(self.requests)
 
 
-def _selectable(klass: r.DeviceClass, spec: r.ExactRequest, device: r.Device) -> bool:
+def _selectable(
+    klass: r.DeviceClass, spec: r.ExactRequest, device: r.Device, options: allocator.Options
+) -> bool:
     """The class's and the request's selectors all accept ``device`` (a run-time error is a
     no; results are cached on the device as the allocator caches them)."""
-    if device.unsupported:
+    if device.unsupported or (device.binding_conditions and not options.binding_conditions):
         return False
     for sel in (*klass.selectors, *spec.selectors):
         hit = device.matches.get(sel.expression)

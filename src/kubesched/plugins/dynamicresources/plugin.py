@@ -19,10 +19,13 @@
   ``firstAvailable`` request whose alternative ``i`` the node's allocation took (claims
   allocated earlier by their ``status.allocation``), normalized to 0..100.  Skipped (0 on
   every node, as upstream's) for a Pod with no claim to allocate.
-- The allocator as the release's (:class:`~kubesched.devices.allocator.Options`).
+- The allocator as the release's and its gates' (:class:`~kubesched.devices.allocator.Options`:
+  device taints under DRADeviceTaints, devices with binding conditions under
+  DRADeviceBindingConditions), over the slices with DeviceTaintRules' taints under
+  DRADeviceTaintRules (:class:`~.claims.TaintRules`).
 
-Not modelled: the extended-resource mapping (DRAExtendedResource, on from v1.36), device
-taints, partitionable devices, binding conditions, consumable capacity and
+Not modelled: the extended-resource mapping (DRAExtendedResource, on from v1.36),
+partitionable devices, PreBind's wait for binding conditions, consumable capacity and
 ``filterTimeout``.
 """
 
