@@ -77,10 +77,13 @@ from compare import (
 from hint_cases import hint_case, hint_differences, ours_hints
 from tqdm import tqdm
 
-# family -> verb -> generator (None: the verb's default one).
+# family -> verb -> generator (None: the verb's default one), called (seed, index, version).
 FAMILIES: dict[str, dict[str, Any]] = {
     "default": {"explain": None, "schedule": None},
-    "storage": {"explain": storage_case, "schedule": storage_schedule_case},
+    "storage": {
+        "explain": lambda seed, i, version: storage_case(seed, i),
+        "schedule": lambda seed, i, version: storage_schedule_case(seed, i),
+    },
     "dra": {"explain": dra_case, "schedule": dra_schedule_case},
 }
 
@@ -242,13 +245,15 @@ def run(oracle: Oracle, args: argparse.Namespace, gen: Any = None) -> int:
                         tqdm.write("  request: " + json.dumps(request)[:2000])
                 continue
             if args.verb == "schedule":
-                request = gen(args.seed, i) if gen else schedule_case(args.seed, i, version)
+                request = (
+                    gen(args.seed, i, version) if gen else schedule_case(args.seed, i, version)
+                )
                 lines = schedule_differences(ours_schedule(request, version), oracle.ask(request))
                 if lines:
                     mismatches += 1
                     tqdm.write(f"case {i} (seed {args.seed}): " + "; ".join(lines[:6]))
                 continue
-            request = gen(args.seed, i) if gen else case(args.seed, i, version)
+            request = gen(args.seed, i, version) if gen else case(args.seed, i, version)
             lines = compare(oracle, request, version)
             if not lines:
                 continue

@@ -34,6 +34,8 @@ import json
 import random
 from typing import Any
 
+from dra_features import release_features
+
 API = "resource.k8s.io/v1"
 GPU, NIC = "gpu.example.com", "nic.example.com"
 SELECTORS = [
@@ -58,21 +60,27 @@ RESERVED_FOR_MAX = 256
 """Upstream ``resourceapi.ResourceClaimReservedForMaxSize``: consumers of one claim."""
 
 
-def dra_case(seed: int, index: int) -> dict[str, Any]:
-    """The ``index``-th DRA case of ``seed``."""
-    return _Gen(
-        random.Random(f"dra/{seed}/{index}"), random.Random(f"dra+/{seed}/{index}")
-    ).request()
+def dra_case(seed: int, index: int, version: str | None = None) -> dict[str, Any]:
+    """The ``index``-th DRA case of ``seed``; at ``version`` (1.35+) with what that release's
+    DRA adds (``oracle/dra_features.py``, drawn last)."""
+    return _case(seed, index, version, "explain")
 
 
-def dra_schedule_case(seed: int, index: int) -> dict[str, Any]:
+def _case(seed: int, index: int, version: str | None, verb: str) -> dict[str, Any]:
+    gen = _Gen(random.Random(f"dra/{seed}/{index}"), random.Random(f"dra+/{seed}/{index}"))
+    request = gen.request()
+    release_features(gen.r, request, version, verb)
+    return request
+
+
+def dra_schedule_case(seed: int, index: int, version: str | None = None) -> dict[str, Any]:
     """``dra_case(seed, index)`` as a ``kubesched.schedule`` case ``{"cluster", "pods",
     "config"}``: its first node only (upstream breaks ties between nodes at random), the
     Pod not preempting, so the binding cycle (Reserve, PreBind writing the allocation, Bind)
     runs on both sides, and no claim being deleted (its Pod would wait at PreEnqueue for
     ever, and upstream's run never settles); 40 % of them submit a second Pod after it
     (:func:`second_pod`)."""
-    request = dra_case(seed, index)
+    request = _case(seed, index, version, "schedule")
     pod = request["pod"]
     pod["spec"]["preemptionPolicy"] = "Never"
     items = request["cluster"]["items"]
@@ -86,7 +94,10 @@ def dra_schedule_case(seed: int, index: int) -> dict[str, Any]:
     pods = [pod]
     if pod["spec"].get("resourceClaims") and random.Random(f"dra2/{seed}/{index}").random() < 0.4:
         pods.append(second_pod(pod))
-    return {"cluster": cluster, "pods": pods, "config": request["config"]}
+    out = {"cluster": cluster, "pods": pods, "config": request["config"]}
+    if "featureGates" in request:
+        out["featureGates"] = request["featureGates"]
+    return out
 
 
 def second_pod(pod: dict[str, Any]) -> dict[str, Any]:

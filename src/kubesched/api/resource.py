@@ -1,5 +1,6 @@
 """DRA objects of ``resource.k8s.io/v1`` (Kubernetes v1.34): DeviceClass, ResourceSlice,
-ResourceClaim and ResourceClaimTemplate, parsed and validated with field paths.
+ResourceClaim and ResourceClaimTemplate, parsed and validated with field paths; device taints,
+request tolerations and DeviceTaintRules (DRADeviceTaints, DRADeviceTaintRules: v1.35+).
 
 Selectors are compiled once here (:mod:`kubesched.api.cel`, imported on first use: the CEL
 library costs about a second to load), so a bad expression is an input
@@ -10,6 +11,7 @@ writes status by building a new manifest (:func:`with_claim_status`), never in p
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -23,13 +25,162 @@ from kubesched.api.quantity import QuantityError, parse_quantity
 if TYPE_CHECKING:
     from kubesched.api import cel
 
+API_GROUP = "resource.k8s.io"
 API_VERSION = "resource.k8s.io/v1"
-KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")
+KINDS = (
+    "DeviceClass",
+    "ResourceSlice",
+    "ResourceClaim",
+    "ResourceClaimTemplate",
+    "DeviceTaintRule",
+)
 EXACT_COUNT, ALL = "ExactCount", "All"
 ALLOCATION_RESULTS_MAX_SIZE = 32
 """Upstream ``AllocationResultsMaxSize``: devices one claim may get."""
 
 Obj = Mapping[str, Any]
+
+
+# --------------------------------------------------------------------------- taints
+NO_SCHEDULE, NO_EXECUTE, NONE = "NoSchedule", "NoExecute", "None"
+TAINT_EFFECTS = (NO_SCHEDULE, NO_EXECUTE, NONE)
+EQUAL, EXISTS = "Equal", "Exists"
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceTaint:
+    """A device's taint (``spec.devices[].taints[]``, or a DeviceTaintRule's
+    ``spec.taint``): under DRADeviceTaints a ``NoSchedule`` or ``NoExecute`` taint keeps the
+    device from every request that does not tolerate it (``None`` informs only)."""
+
+    key: str
+    value: str
+    effect: str
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceToleration:
+    """A request's toleration (``exactly.tolerations[]`` / ``firstAvailable[].tolerations[]``);
+    ``effect`` "" tolerates every effect, ``key`` "" (with ``Exists``) every key."""
+
+    key: str
+    operator: str
+    value: str
+    effect: str
+
+    def tolerates(self, taint: DeviceTaint) -> bool:
+        """Upstream ``resourceclaim.ToleratesTaint``."""
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        return self.operator == EXISTS or self.value == taint.value
+
+
+def _taint(obj: Obj, path: str) -> DeviceTaint:
+    return DeviceTaint(
+        f.required_string(obj, "key", path),
+        f.string(obj, "value", path),
+        f.one_of(obj, "effect", path, TAINT_EFFECTS, ""),
+    )
+
+
+def _taints(obj: Obj, path: str) -> tuple[DeviceTaint, ...]:
+    tp = join(path, "taints")
+    return tuple(
+        _taint(f.as_mapping(t, join(tp, i)), join(tp, i))
+        for i, t in enumerate(f.seq(obj, "taints", path))
+    )
+
+
+def _tolerations(obj: Obj, path: str) -> tuple[DeviceToleration, ...]:
+    out = []
+    for i, t in enumerate(f.seq(obj, "tolerations", path)):
+        tp = join(join(path, "tolerations"), i)
+        t = f.as_mapping(t, tp)
+        op = f.one_of(t, "operator", tp, (EQUAL, EXISTS), EQUAL)
+        key, value = f.string(t, "key", tp), f.string(t, "value", tp)
+        if op == EXISTS and value:
+            fail(join(tp, "value"), "must be empty when `operator` is 'Exists'")
+        if op == EQUAL and not key:
+            fail(join(tp, "key"), "Required value: must be set when `operator` is 'Equal'")
+        effect = f.string(t, "effect", tp)
+        if effect and effect not in (NO_SCHEDULE, NO_EXECUTE):
+            fail(join(tp, "effect"), f'Unsupported value: "{effect}": supported values: '
+                 f'"{NO_EXECUTE}", "{NO_SCHEDULE}"')  # fmt: skip
+        out.append(DeviceToleration(key, op, value, effect))
+    return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceTaintRule:
+    """A DeviceTaintRule (DRADeviceTaintRules): ``spec.taint`` added to every device its
+    ``spec.deviceSelector`` names (``driver``, ``pool``, ``device``; each None: any)."""
+
+    name: str
+    selector: bool
+    """Whether ``spec.deviceSelector`` is given (without one, v1.35 and v1.36 taint every
+    device and v1.37 none)."""
+    driver: str | None
+    pool: str | None
+    device: str | None
+    taint: DeviceTaint
+
+    def names(self, driver: str, pool: str, device: str, nil_selects_all: bool) -> bool:
+        """Upstream's tracker ``applyPatches``: whether the rule taints this device."""
+        if not self.selector:
+            return nil_selects_all
+        return (
+            (self.driver is None or self.driver == driver)
+            and (self.pool is None or self.pool == pool)
+            and (self.device is None or self.device == device)
+        )
+
+
+def parse_taint_rule(obj: Obj, path: str = "") -> DeviceTaintRule:
+    """A DeviceTaintRule (any ``resource.k8s.io`` version: v1alpha3 at v1.35, v1beta2 at
+    v1.36, v1 at v1.37 have the same fields)."""
+    name = f.required_string(f.mapping(obj, "metadata", path), "name", join(path, "metadata"))
+    sp = join(path, "spec")
+    spec = f.mapping(obj, "spec", path)
+    sel = spec.get("deviceSelector")
+    dp = join(sp, "deviceSelector")
+    given = f.as_mapping(sel, dp) if sel is not None else {}
+
+    def opt(key: str) -> str | None:
+        return f.string(given, key, dp) if given.get(key) is not None else None
+
+    return DeviceTaintRule(
+        name,
+        sel is not None,
+        opt("driver"),
+        opt("pool"),
+        opt("device"),
+        _taint(f.mapping(spec, "taint", sp), join(sp, "taint")),
+    )
+
+
+def with_taints(
+    slices: list[ResourceSlice], rules: list[DeviceTaintRule], nil_selects_all: bool
+) -> list[ResourceSlice]:
+    """``slices`` with each rule's taint added to the devices it names, in rule order after
+    the device's own (upstream's tracker); a slice no rule touches is returned as is."""
+    if not rules:
+        return slices
+    out = []
+    for s in slices:
+        devices = []
+        for d in s.devices:
+            extra = tuple(
+                rule.taint
+                for rule in rules
+                if rule.names(s.driver, s.pool, d.name, nil_selects_all)
+            )
+            # the copy shares the selector cache: selectors read no taints
+            devices.append(dataclasses.replace(d, taints=d.taints + extra) if extra else d)
+        changed = any(a is not b for a, b in zip(devices, s.devices, strict=True))
+        out.append(dataclasses.replace(s, devices=tuple(devices)) if changed else s)
+    return out
 
 
 # --------------------------------------------------------------------------- slices
@@ -42,7 +193,12 @@ class Device:
     typed: Mapping[str, tuple[str, Any]]
     activation: dict[str, Any]
     unsupported: bool = False
-    """Uses a feature v1.34 has off by default (bindingConditions, consumesCounters)."""
+    """Uses a feature kubesched does not model (``consumesCounters``): never allocated."""
+    taints: tuple[DeviceTaint, ...] = ()
+    """``taints`` (DRADeviceTaints; a DeviceTaintRule's are added by :func:`with_taints`)."""
+    binding_conditions: bool = False
+    """Has ``bindingConditions`` (allocated only under DRADeviceBindingConditions and
+    DRAResourceClaimDeviceStatus)."""
     matches: dict[str, bool] = field(default_factory=dict)
 
 
@@ -112,9 +268,10 @@ def _device(obj: Obj, driver: str, path: str) -> Device:
             capacity[key] = cel.Quantity(text, parse_quantity(text))
         except QuantityError as e:
             fail(join(join(cpath, key), "value"), f"quantities must match the regex: {e}")
-    unsupported = bool(obj.get("bindingConditions") or obj.get("consumesCounters"))
+    unsupported = bool(obj.get("consumesCounters"))
     activation = cel.activation(cel.DeviceInput(driver, values, capacity))
-    return Device(name, typed, activation, unsupported)
+    binding = obj.get("bindingConditions") is not None
+    return Device(name, typed, activation, unsupported, _taints(obj, path), binding)
 
 
 def parse_slice(obj: Obj, path: str = "") -> ResourceSlice:
@@ -201,6 +358,17 @@ class ExactRequest:
     mode: str
     count: int
     admin_access: bool
+    tolerations: tuple[DeviceToleration, ...] = ()
+    """DRADeviceTaints: the taints this request's devices may carry."""
+
+    def blocked_by(self, taints: tuple[DeviceTaint, ...]) -> bool:
+        """Upstream ``taintPreventsAllocation``: a ``NoSchedule`` or ``NoExecute`` taint
+        none of the tolerations tolerates (other effects never block)."""
+        return any(
+            t.effect in (NO_SCHEDULE, NO_EXECUTE)
+            and not any(tol.tolerates(t) for tol in self.tolerations)
+            for t in taints
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,6 +436,7 @@ def _exact(obj: Obj, name: str, path: str) -> ExactRequest:
         mode,
         count or 1,
         f.boolean(obj, "adminAccess", path),
+        _tolerations(obj, path),
     )
 
 
@@ -406,3 +575,5 @@ def validate(obj: Obj, path: str) -> None:
         parse_claim(obj, path)
     elif kind == "ResourceClaimTemplate":
         parse_template(obj, path)
+    elif kind == "DeviceTaintRule":
+        parse_taint_rule(obj, path)

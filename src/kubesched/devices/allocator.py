@@ -1,23 +1,28 @@
 """The structured-parameters allocator: devices for a Pod's claims on one node.
 
-A port of ``k8s.io/dynamic-resource-allocation/structured`` (v1.34's ``incubating``
-allocator, the one the features on by default select: prioritized lists and admin access;
-partitionable devices, device taints, binding conditions and consumable capacity are off, so
-devices using them are never picked).  :func:`gather_pools` keeps the slices that reach the
-node (``nodeName``, ``allNodes`` or a matching ``nodeSelector``), only each pool's newest
-generation; :func:`allocate` then searches depth first with backtracking, request by request,
-device by device, exactly as upstream's ``allocateOne``: a device is skipped when in use
-(allocated to a claim or in flight), when the class's or the request's CEL selectors reject
-it, or when a ``matchAttribute`` constraint would break.  The search is exhaustive, so
-whether a node fits never depends on the order of pools (upstream iterates a Go map; we go
-by driver and pool name, which also makes the chosen devices deterministic).
+A port of ``k8s.io/dynamic-resource-allocation/structured`` (the ``incubating`` allocator,
+the one the features on by default select; partitionable devices and consumable capacity
+are not modelled, so devices using them are never picked).
+:func:`gather_pools` keeps the slices that reach the node (``nodeName``, ``allNodes`` or a
+matching ``nodeSelector``), only each pool's newest generation; :func:`allocate` then searches
+depth first with backtracking, request by request, device by device, exactly as upstream's
+``allocateOne``: a device is skipped when in use (allocated to a claim or in flight), when the
+class's or the request's CEL selectors reject it, when a taint it carries is not tolerated
+(DRADeviceTaints), or when a ``matchAttribute`` constraint would break.  The search is
+exhaustive, so whether a node fits never depends on the order of pools (upstream iterates a Go
+map; we go by driver and pool name, which also makes the chosen devices deterministic).
 
-Releases differ (:class:`Options`): from v1.35 the search skips an incomplete pool (fewer
-slices published than ``resourceSliceCount``) and an invalid one instead of taking devices
-from the first and failing on the second (an ``All`` request still fails on either); from
-v1.36 an ``All`` alternative of a ``firstAvailable`` list is validated and continued under
-its own index (v1.34 and v1.35 reuse the previous alternative's selector results and go on
-with alternative 0 after its first device).
+Releases and gates differ (:class:`Options`): under DRADeviceTaints (alpha at v1.35, on from
+v1.36) a device tainted ``NoSchedule`` or ``NoExecute`` is taken only by a request with a
+toleration for the taint (checked after the selectors, so a selector's runtime error on it
+still counts; an ``All`` request fails on such a device); under DRADeviceBindingConditions
+and DRAResourceClaimDeviceStatus (both on from v1.36) a device with ``bindingConditions`` may
+be picked (else never), its pools searched after the others.  From v1.35 the search skips an
+incomplete pool (fewer slices published than ``resourceSliceCount``) and an invalid one
+instead of taking devices from the first and failing on the second (an ``All`` request still
+fails on either); from v1.36 an ``All`` alternative of a ``firstAvailable`` list is validated
+and continued under its own index (v1.34 and v1.35 reuse the previous alternative's selector
+results and go on with alternative 0 after its first device).
 """
 
 from __future__ import annotations
@@ -39,11 +44,26 @@ class Options(NamedTuple):
     """v1.35+: incomplete and invalid pools are passed over in the device search."""
     keep_alternative: bool = False
     """v1.36+: an ``All`` alternative keeps its own index (no v1.34 reuse quirks)."""
+    device_taints: bool = False
+    """DRADeviceTaints (on from v1.36): a device with a ``NoSchedule`` or ``NoExecute``
+    taint the request does not tolerate is passed over."""
+
+    binding_conditions: bool = False
+    """DRADeviceBindingConditions and DRAResourceClaimDeviceStatus (both on from v1.36): a
+    device with ``bindingConditions`` may be allocated, and pools holding such devices are
+    searched last (else such a device is never picked)."""
 
     @classmethod
-    def of_release(cls, at_least: Callable[[str], bool]) -> Options:
-        """The options of the release ``at_least("1.xx")`` describes."""
-        return cls(skip_unusable=at_least("1.35"), keep_alternative=at_least("1.36"))
+    def of_release(cls, at_least: Callable[[str], bool], enabled: Callable[[str], bool]) -> Options:
+        """The options of the release ``at_least("1.xx")`` describes, under the gates
+        ``enabled(name)`` says are on."""
+        return cls(
+            skip_unusable=at_least("1.35"),
+            keep_alternative=at_least("1.36"),
+            device_taints=enabled("DRADeviceTaints"),
+            binding_conditions=enabled("DRADeviceBindingConditions")
+            and enabled("DRAResourceClaimDeviceStatus"),
+        )
 
 
 V1_34 = Options()
@@ -75,6 +95,11 @@ class Pool:
                     return f"duplicate device name {d.name}"
                 seen.add(d.name)
         return ""
+
+
+def has_binding_conditions(pool: Pool) -> bool:
+    """Upstream ``poolHasBindingConditions``: a device of the pool has ``bindingConditions``."""
+    return any(d.binding_conditions for s in pool.slices for d in s.devices)
 
 
 def slice_reaches(s: r.ResourceSlice, node: str, labels: Mapping[str, str]) -> bool:
@@ -259,7 +284,9 @@ class _Search:
     ) -> bool:
         """Upstream ``isSelectable``: the class's, then the request's selectors, the result
         cached under ``(dev_id, key)`` (an error is raised, never cached)."""
-        if device.unsupported:
+        if device.unsupported or (
+            device.binding_conditions and not self.options.binding_conditions
+        ):
             return False
         cached = self.selected.get((dev_id, key))
         if cached is not None:
@@ -292,6 +319,8 @@ class _Search:
                 return False
         elif dev_id in self.in_use or self.allocating.get(dev_id):
             return False
+        if self.options.device_taints and device.taints and req.spec.blocked_by(device.taints):
+            return False  # after the selectors, before the constraints, as upstream
         cons = self.constraints[req.claim]
         for i, c in enumerate(cons):
             if not c.add(req, dev_id, device):
@@ -396,6 +425,8 @@ def allocate_in(
 ) -> list[tuple[r.AllocatedDevice, ...]] | None:
     """:func:`allocate` over a node's pools (from :func:`gather_pools`), as the release of
     ``options`` does."""
+    if options.binding_conditions:  # upstream's GatherPools: pools with binding conditions last
+        pools = sorted(pools, key=has_binding_conditions)  # stable: by driver and name within
     search = _Search(pools, claims, classes, in_use, options)
     search.prepare()
     if not search.one(0, 0, 0):

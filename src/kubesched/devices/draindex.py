@@ -6,8 +6,10 @@
 :class:`Column`: int64 ``free[row]``, the devices reaching the row that the class and the
 selectors accept and that are not in use, and bool ``exact[row]``, whether that count
 decides the row.  A row is not exact when a device reaching it fails a selector with a CEL
-runtime error (upstream's allocator would report the error) or a pool reaching it is invalid
-or incomplete (whether the allocator takes its devices depends on the release).
+runtime error (upstream's allocator would report the error), a pool reaching it is invalid
+or incomplete (whether the allocator takes its devices depends on the release), or a device
+reaching it has taints or binding conditions (whether it is picked depends on the request's
+tolerations and the gates).
 The columns follow :class:`~kubesched.plugins.dynamicresources.claims.DeviceUse`: a device
 that becomes used or free moves ``free`` on the rows it reaches, nothing is recounted.
 
@@ -77,8 +79,8 @@ def plan(claims: Sequence[r.ResourceClaim]) -> Plan | None:
 def match_state(klass: r.DeviceClass, selectors: Sequence[Selector], d: r.Device) -> int:
     """1 when the class's and the request's selectors accept device ``d``, 0 when one
     rejects it, -1 for a CEL runtime error (in the allocator's order, cached per device)."""
-    if d.unsupported:
-        return 0
+    if d.unsupported or d.binding_conditions:
+        return 0  # (a row with binding conditions is never exact)
     for sel in (*klass.selectors, *selectors):
         hit = d.matches.get(sel.expression)
         if hit is None:
@@ -151,6 +153,12 @@ class DeviceIndex:
                     self.bad[row] = True
                 for s in pool.slices:
                     for d in s.devices:
+                        if d.taints or d.binding_conditions:
+                            # whether a taint keeps the device from a request depends on the
+                            # request's tolerations and the DRADeviceTaints gate, whether a
+                            # device with binding conditions is picked on the gates: the
+                            # allocator decides the row
+                            self.bad[row] = True
                         dev_id = (s.driver, s.pool, d.name)
                         rows.setdefault(dev_id, []).append(row)
                         self.devices[dev_id] = d

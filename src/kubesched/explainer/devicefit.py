@@ -155,8 +155,14 @@ class DeviceFits:
             ]
             for fit in fits.requests:
                 klass = classes[fit.spec.class_name]
-                matching = [i for i, d in devices if _selectable(klass, fit.spec, d)]
-                free = [i for i in matching if fit.spec.admin_access or i not in in_use]
+                matching = [(i, d) for i, d in devices if _selectable(klass, fit.spec, d, options)]
+                # a device tainted against the request (DRADeviceTaints) is never free for it
+                free = [
+                    i
+                    for i, d in matching
+                    if (fit.spec.admin_access or i not in in_use)
+                    and not (options.device_taints and fit.spec.blocked_by(d.taints))
+                ]
                 fit.matching[row], fit.free[row] = len(matching), len(free)
                 fit.free_ids.update(free)
         return fits
@@ -237,10 +243,12 @@ class DeviceFits:
         return [TOGETHER] * len(self.requests)
 
 
-def _selectable(klass: r.DeviceClass, spec: r.ExactRequest, device: r.Device) -> bool:
+def _selectable(
+    klass: r.DeviceClass, spec: r.ExactRequest, device: r.Device, options: allocator.Options
+) -> bool:
     """The class's and the request's selectors all accept ``device`` (a run-time error is a
     no; results are cached on the device as the allocator caches them)."""
-    if device.unsupported:
+    if device.unsupported or (device.binding_conditions and not options.binding_conditions):
         return False
     for sel in (*klass.selectors, *spec.selectors):
         hit = device.matches.get(sel.expression)

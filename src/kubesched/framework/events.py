@@ -58,6 +58,8 @@ _OBJECT_RESOURCES = {
     "ResourceClaim": Resource.RESOURCE_CLAIM,
     "ResourceSlice": Resource.RESOURCE_SLICE,
     "DeviceClass": Resource.DEVICE_CLASS,
+    # upstream's slice tracker reports a rule's change as updates of the slices it patches
+    "DeviceTaintRule": Resource.RESOURCE_SLICE,
     "PersistentVolume": Resource.PERSISTENT_VOLUME,
     "PersistentVolumeClaim": Resource.PERSISTENT_VOLUME_CLAIM,
     "StorageClass": Resource.STORAGE_CLASS,
@@ -69,7 +71,8 @@ _OBJECT_RESOURCES = {
 
 def object_event(kind: str, deleted: bool) -> ClusterEvent | None:
     """The event for an add/update (or delete) of a Namespace, Service, PDB, PodGroup,
-    ElasticQuota, DRA object (ResourceClaim, ResourceSlice, DeviceClass) or storage object
+    ElasticQuota, DRA object (ResourceClaim, ResourceSlice, DeviceClass, DeviceTaintRule) or
+    storage object
     (PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver,
     CSIStorageCapacity)."""
     resource = _OBJECT_RESOURCES.get(kind)

@@ -2,7 +2,9 @@
 its claim assume cache and in-flight allocations).
 
 Objects come from the cluster state (``ClusterState.objects``: snapshot, simulator, live
-informers) and are parsed once per manifest.  Two overlays sit on top, as upstream's:
+informers) and are parsed once per manifest.  Under DRADeviceTaintRules the slices are
+listed with the DeviceTaintRules' taints added to the devices they select
+(:class:`TaintRules`).  Two overlays sit on top, as upstream's:
 
 - **in flight**: allocations made at Reserve and not yet written (PreBind), by claim UID;
   their devices count as in use, and a Pod whose claim is in flight waits;
@@ -18,6 +20,7 @@ incrementally, so a Pod's cycle never walks every claim of the cluster.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -91,6 +94,23 @@ def _used(results: Iterable[r.AllocatedDevice] | None) -> tuple[DeviceId, ...]:
     return tuple(d.device_id for d in results or () if not d.admin_access)
 
 
+@dataclass(frozen=True, slots=True)
+class TaintRules:
+    """DRADeviceTaintRules on: :meth:`DraObjects.slices` carry the rules' taints."""
+
+    nil_selects_all: bool
+    """A rule without ``deviceSelector`` taints every device (v1.35, v1.36) or none (v1.37)."""
+
+    @classmethod
+    def of_release(
+        cls, at_least: Callable[[str], bool], enabled: Callable[[str], bool]
+    ) -> TaintRules | None:
+        """The release's rule semantics, None when its gates leave the rules off."""
+        if not enabled("DRADeviceTaintRules"):
+            return None
+        return cls(nil_selects_all=not at_least("1.37"))
+
+
 class DraObjects:
     """Parsed DeviceClasses, ResourceSlices and ResourceClaims with the two overlays.
 
@@ -98,8 +118,10 @@ class DraObjects:
     the plugin's informer handler, bumps :attr:`version`); devices in use are kept in
     :attr:`use` from the first time they are asked for."""
 
-    def __init__(self, cluster: ClusterState) -> None:
+    def __init__(self, cluster: ClusterState, taint_rules: TaintRules | None = None) -> None:
         self.cluster = cluster
+        self.taint_rules = taint_rules
+        """How DeviceTaintRules taint devices (None: DRADeviceTaintRules off, ignored)."""
         self._parsed: dict[int, tuple[Mapping[str, Any], Any]] = {}
         self._parts: dict[int, tuple[Any, Any]] = {}
         """Claim specs and allocations parsed, shared by a claim's versions."""
@@ -127,6 +149,8 @@ class DraObjects:
             parsed = r.parse_claim(obj, cache=self._parts)
         elif kind == "ResourceSlice":
             parsed = r.parse_slice(obj)
+        elif kind == "DeviceTaintRule":
+            parsed = r.parse_taint_rule(obj)
         else:
             parsed = r.parse_class(obj)
         self._parsed[id(obj)] = (obj, parsed)
@@ -141,6 +165,10 @@ class DraObjects:
         """An informer event.  A class or a slice is parsed and its devices' selector
         results computed now (informer work), not in the next Pod's cycle."""
         kind = obj.get("kind")
+        if kind == "DeviceTaintRule" and self.taint_rules is not None:
+            self.version += 1  # the slices are listed again with the rules' taints
+            self._listed = None
+            return
         if kind not in ("DeviceClass", "ResourceSlice"):
             return
         self.version += 1
@@ -186,6 +214,17 @@ class DraObjects:
             slices = sorted(
                 (self.parse(o) for _, o in self._of_kind("ResourceSlice")), key=lambda s: s.name
             )
+            if self.taint_rules is not None:
+                rules = sorted(
+                    (
+                        self.parse(o)
+                        for (k, _), o in self.cluster.objects.items()
+                        if k == "DeviceTaintRule"
+                        and str(o.get("apiVersion", "")).startswith(r.API_GROUP + "/")
+                    ),
+                    key=lambda x: x.name,
+                )
+                slices = r.with_taints(slices, rules, self.taint_rules.nil_selects_all)
             self._listed = (self.version, classes, slices)
         return self._listed
 

@@ -19,10 +19,13 @@
   ``firstAvailable`` request whose alternative ``i`` the node's allocation took (claims
   allocated earlier by their ``status.allocation``), normalized to 0..100.  Skipped (0 on
   every node, as upstream's) for a Pod with no claim to allocate.
-- The allocator as the release's (:class:`~kubesched.devices.allocator.Options`).
+- The allocator as the release's and its gates' (:class:`~kubesched.devices.allocator.Options`:
+  device taints under DRADeviceTaints, devices with binding conditions under
+  DRADeviceBindingConditions), over the slices with DeviceTaintRules' taints under
+  DRADeviceTaintRules (:class:`~.claims.TaintRules`).
 
-Not modelled: the extended-resource mapping (DRAExtendedResource, on from v1.36), device
-taints, partitionable devices, binding conditions, consumable capacity and
+Not modelled: the extended-resource mapping (DRAExtendedResource, on from v1.36),
+partitionable devices, PreBind's wait for binding conditions, consumable capacity and
 ``filterTimeout``.
 """
 
@@ -60,6 +63,7 @@ from kubesched.framework.interface import (
 from kubesched.framework.outcomes import PluginError
 from kubesched.plugins.dynamicresources.claims import (
     DraObjects,
+    TaintRules,
     claim_with_reservation,
     reachable,
 )
@@ -117,7 +121,7 @@ class DynamicResources(Hints):
         gates = handle.feature_gates
         # the release's allocator (allocator.Options); v1.35+: Score ranks nodes by the
         # firstAvailable alternatives their allocation takes (v1.34 has no Score)
-        self.allocator_options = allocator.Options.of_release(gates.at_least)
+        self.allocator_options = allocator.Options.of_release(gates.at_least, gates.enabled)
         """What the release's allocator does (also read by ``explainer.devicefit``)."""
         self._score = gates.at_least("1.35") and (
             gates.enabled("DRAPrioritizedList") or not gates.at_least("1.36")
@@ -125,7 +129,9 @@ class DynamicResources(Hints):
         # v1.35's computeScore pairs claim i with the i-th new allocation: a Pod with an
         # allocated claim and a claim to allocate fails Score with an error
         self._score_misaligned = self._score and not gates.at_least("1.36")
-        self.objects = DraObjects(handle.cluster)
+        self.objects = DraObjects(
+            handle.cluster, TaintRules.of_release(gates.at_least, gates.enabled)
+        )
         self.index = index.DeviceIndex()
         self.objects.use.listeners.append(self.index.on_use)
         self._before: dict[str, r.ResourceClaim | None] = {}

@@ -1,0 +1,172 @@
+"""What each release's DRA adds to the DRA family's cases (``oracle/dra_cases.py`` calls
+:func:`release_features` once, LAST, so a seed's cases stay as they were at v1.34 and before
+this module): the features that changed between v1.34 and v1.37, each under the gate that
+governs it, with random settings of those gates the release lets a user set.
+
+- **DRADeviceTaints** (alpha, off at v1.35; beta, on at v1.36; GA at v1.37): taints on
+  ResourceSlice devices (``NoSchedule``, ``NoExecute``, ``None``) and tolerations on the
+  incoming Pod's requests (``Exists`` with or without a key, ``Equal``, with or without an
+  effect).  A request's spec is shared by a template and the claim made from it, so both
+  carry the same tolerations.
+- **DRADeviceTaintRules** (alpha at v1.35, beta off at v1.36, GA at v1.37): DeviceTaintRule
+  objects in the version the release's scheduler watches (v1alpha3, v1beta2, v1), selecting
+  by driver, pool and device, or without a selector (every device at v1.35 and v1.36, none
+  at v1.37).
+
+- **DRADeviceBindingConditions** (with DRAResourceClaimDeviceStatus; beta, on at v1.36 and
+  v1.37): devices with ``bindingConditions`` (and ``bindingFailureConditions``), explain
+  cases only (a schedule would wait in PreBind for the conditions); the gate is set from
+  v1.36 only (at v1.35 it selects upstream's ``experimental`` allocator).
+
+Not drawn yet (kubesched does not model them, ``docs/fidelity.md``): extended resources,
+partitionable devices, consumable capacity.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+# The DRA gates a case may set, in the order they are drawn.
+DRA_GATES = ["DRADeviceTaints", "DRADeviceTaintRules", "DRADeviceBindingConditions"]
+# The DeviceTaintRule version each release's scheduler watches.
+RULE_API = {35: "resource.k8s.io/v1alpha3", 36: "resource.k8s.io/v1beta2"}
+TAINT_KEYS = ["gpu.example.com/unhealthy", "maintenance"]
+TAINT_VALUES = ["", "true", "ecc"]
+EFFECTS = ["NoSchedule", "NoExecute", "None"]
+
+
+def _minor(version: str) -> int:
+    return int(version.split(".")[1])
+
+
+def settable(version: str) -> list[str]:
+    """The gates of :data:`DRA_GATES` a user may set at ``version`` (known, not locked).
+    DRADeviceBindingConditions only from v1.36: at v1.35 it selects upstream's
+    ``experimental`` allocator, which kubesched does not model."""
+    from kubesched.config.featuregates import gate_table
+
+    table = gate_table(version)
+    return [
+        g
+        for g in DRA_GATES
+        if g in table
+        and not table[g].lock_to_default
+        and (g != "DRADeviceBindingConditions" or _minor(version) >= 36)
+    ]
+
+
+def release_features(
+    r: random.Random, request: dict[str, Any], version: str | None, verb: str = "explain"
+) -> None:
+    """Draw what ``version`` (1.35+) adds into ``request`` (``cluster.items`` and ``pod``),
+    and ``featureGates`` when a gate is set; devices with binding conditions only for the
+    ``explain`` verb (a schedule would wait in PreBind, which kubesched does not model)."""
+    if version is None or _minor(version) < 35:
+        return
+    from kubesched.config.featuregates import check_settings
+
+    items: list[dict[str, Any]] = request["cluster"]["items"]
+    pods = request["pods"] if "pods" in request else [request["pod"]]
+    if r.random() < 0.5:
+        _device_taints(r, items, pods)
+    if r.random() < 0.35:
+        _taint_rules(r, items, RULE_API.get(_minor(version), "resource.k8s.io/v1"))
+    gates: dict[str, bool] = {}
+    for g in settable(version):
+        if r.random() < 0.4:
+            gates[g] = r.random() < 0.5
+    if gates and not check_settings(version, sorted(gates.items())):
+        request["featureGates"] = {**request.get("featureGates", {}), **gates}
+    if verb == "explain" and _minor(version) >= 36 and r.random() < 0.35:
+        _binding_conditions(r, items)
+
+
+def _binding_conditions(r: random.Random, items: list[dict[str, Any]]) -> None:
+    """Binding conditions on some devices (the API wants failure conditions beside them)."""
+    for s in (o for o in items if o.get("kind") == "ResourceSlice"):
+        for d in s["spec"]["devices"]:
+            if r.random() < 0.3:
+                d["bindingConditions"] = ["example.com/attached"]
+                d["bindingFailureConditions"] = ["example.com/failed"]
+
+
+def _device_taints(
+    r: random.Random, items: list[dict[str, Any]], pods: list[dict[str, Any]]
+) -> None:
+    """Taints on some devices; tolerations on some requests of the Pods' claims."""
+    for s in (o for o in items if o.get("kind") == "ResourceSlice"):
+        for d in s["spec"]["devices"]:
+            if r.random() < 0.35:
+                d["taints"] = [_taint(r) for _ in range(r.randint(1, 2))]
+    names = {
+        c.get("resourceClaimName") or c.get("resourceClaimTemplateName")
+        for p in pods
+        for c in p["spec"].get("resourceClaims", [])
+    }
+    for o in items:
+        if o.get("kind") == "ResourceClaim" and o["metadata"]["name"] in names:
+            if "allocation" not in (o.get("status") or {}):
+                _tolerate(r, o["spec"]["devices"]["requests"])
+        elif o.get("kind") == "ResourceClaimTemplate" and o["metadata"]["name"] in names:
+            _tolerate(r, o["spec"]["spec"]["devices"]["requests"])
+
+
+def _taint_rules(r: random.Random, items: list[dict[str, Any]], api: str) -> None:
+    """One or two DeviceTaintRules naming a driver, a pool, a device (or nothing)."""
+    devices = [
+        (s["spec"]["driver"], s["spec"]["pool"]["name"], d["name"])
+        for s in items
+        if s.get("kind") == "ResourceSlice"
+        for d in s["spec"]["devices"]
+    ]
+    for k in range(r.randint(1, 2)):
+        spec: dict[str, Any] = {"taint": _taint(r)}
+        if devices and r.random() < 0.85:
+            driver, pool, device = r.choice(devices)
+            sel: dict[str, str] = {}
+            if r.random() < 0.7:
+                sel["driver"] = driver
+            if r.random() < 0.5:
+                sel["pool"] = pool
+            if r.random() < 0.5:
+                sel["device"] = device
+            spec["deviceSelector"] = sel
+        items.append(
+            {"apiVersion": api, "kind": "DeviceTaintRule", "metadata": {"name": f"rule-{k}"},
+             "spec": spec}
+        )  # fmt: skip
+
+
+def _taint(r: random.Random) -> dict[str, Any]:
+    taint = {"key": r.choice(TAINT_KEYS), "effect": r.choice(EFFECTS)}
+    value = r.choice(TAINT_VALUES)
+    if value:
+        taint["value"] = value
+    return taint
+
+
+def _tolerate(r: random.Random, requests: list[dict[str, Any]]) -> None:
+    for req in requests:
+        for spec in [req["exactly"]] if "exactly" in req else req["firstAvailable"]:
+            if "tolerations" in spec or r.random() >= 0.5:
+                continue  # drawn once per spec (a template and its claim share it)
+            spec["tolerations"] = [_toleration(r) for _ in range(r.randint(1, 2))]
+
+
+def _toleration(r: random.Random) -> dict[str, Any]:
+    tol: dict[str, Any] = {}
+    if r.random() < 0.3:
+        tol["operator"] = "Exists"
+        if r.random() < 0.6:
+            tol["key"] = r.choice(TAINT_KEYS)
+    else:
+        tol["key"] = r.choice(TAINT_KEYS)
+        if r.random() < 0.5:
+            tol["operator"] = "Equal"
+        value = r.choice(TAINT_VALUES)
+        if value:
+            tol["value"] = value
+    if r.random() < 0.5:
+        tol["effect"] = r.choice(EFFECTS[:2])
+    return tol
