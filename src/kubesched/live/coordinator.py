@@ -21,8 +21,10 @@ nodes.  Each step (:meth:`CoordinatorScheduler.step`):
    decided together once all have answered, as the binder decides them
    (:func:`~kubesched.parallel.gangs.commit_unit`): a member reported unschedulable fails on
    its own, the proposals all pass (each tentatively assumed so the next sees it) or all
-   are refused.  A shard's failure report fails the Pod as the serial scheduler would
-   (condition, Event, unschedulable pool); a preemption is granted only while every victim
+   are refused.  A shard's ``kubesched.io/activate`` on a Pod (a waiting gang member's
+   siblings, upstream ``PodsToActivate``) activates it in this queue.  A shard's failure
+   report fails the Pod as the serial scheduler would (condition, Event, unschedulable
+   pool); a preemption is granted only while every victim
    is still there and unclaimed;
 3. **dispatch**: the in-process :class:`~kubesched.parallel.dispatcher.Dispatcher` pops
    Pods and hands each to the live shard with the fewest Pods in flight (ties rotate; at
@@ -160,6 +162,9 @@ class CoordinatorScheduler(Scheduler):
         self.gangs.gone(old)
         self.gangs.added(new)
         self._arrived(new)
+        mark = new.annotations.get(sh.ACTIVATE)
+        if mark and mark != old.annotations.get(sh.ACTIVATE):  # a shard's PodsToActivate
+            self.queue.activate([new])
 
     def on_pod_delete(self, pod: api.Pod) -> None:
         flight = self._close(pod.key)

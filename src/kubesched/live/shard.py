@@ -151,6 +151,8 @@ class LiveShard(LiveScheduler):
         self.proposed = 0
         self.reported = 0
         self.write_errors = 0
+        self.activations = 0
+        """Pods this shard asked the coordinator to activate."""
         self._deadline: float | None = None
         super().__init__(
             shard_config(config, index),
@@ -187,7 +189,20 @@ class LiveShard(LiveScheduler):
         self._deadline = reply.deadline
         for res in reply.results:
             self._answer(res)
+        for key in reply.activate:
+            self._activate(key)
         return True
+
+    def _activate(self, key: str) -> None:
+        """Ask the coordinator to activate Pod ``key`` (``kubesched.io/activate``)."""
+        self.activations += 1
+        ns, name = key.split("/", 1)
+        mark = f"{self.index}/{self.activations}"
+        try:
+            sh.annotate(self.client, ns, name, {sh.ACTIVATE: mark})
+        except ApiError as e:
+            if e.code != 404:
+                log.warning("shard %d: could not ask to activate %s: %s", self.index, key, e)
 
     def _answer(self, res: p.Result) -> None:
         key = res.key

@@ -15,7 +15,11 @@ talk only through the API server, with annotations on the pending Pod
   (:data:`kubesched.parallel.protocol.Result`): :meth:`Proposal.of` writes one,
   :meth:`Proposal.result` reads it back for the decisions both coordinators share;
 - ``kubesched.io/refused: reason`` -- written by the coordinator when it refuses a proposal
-  (with the other two cleared; the Pod is then handed out again as a new attempt).
+  (with the other two cleared; the Pod is then handed out again as a new attempt);
+- ``kubesched.io/activate: "i/n"`` -- written by shard ``i`` on a Pod a plugin asked to
+  activate that the shard does not hold (upstream ``PodsToActivate``: a gang member waiting
+  at Permit activates its siblings, which wait in the coordinator's queue); each new value
+  makes the coordinator activate the Pod (the in-process ``FromShard.activate``).
 
 Membership: shard ``i`` holds the Lease ``kubesched-shard-<i>`` in the leader-election
 namespace (:mod:`kubesched.live.leader`'s mechanics, so a shard Deployment may run a warm
@@ -42,6 +46,7 @@ SHARD = "kubesched.io/shard"
 ATTEMPT = "kubesched.io/attempt"
 PROPOSAL = "kubesched.io/proposal"
 REFUSED = "kubesched.io/refused"
+ACTIVATE = "kubesched.io/activate"
 LEASE_PREFIX = "kubesched-shard-"
 MERGE_PATCH = "application/merge-patch+json"
 

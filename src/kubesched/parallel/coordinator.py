@@ -343,6 +343,8 @@ class ParallelScheduler(Scheduler):
         if self.routing is not None:
             self.routing.reply(reply, time.perf_counter() - t0)
         self.binder.process(i, reply.results)
+        if reply.activate:  # a waiting gang member's siblings (upstream PodsToActivate)
+            self.queue.activate_keys(reply.activate)
 
     def _resume_attempts(self, reply: p.FromShard) -> None:
         """The attempts of the Pods a reply answers resume now, after their share of the

@@ -255,6 +255,10 @@ class FromShard:
     search: dict[str, float] = field(default_factory=dict)
     """Pod key to the wall-clock seconds its search (``schedule_pod``) took, for the
     coordinator's auto routing (:mod:`~kubesched.parallel.router`)."""
+    activate: list[str] = field(default_factory=list)
+    """Keys of Pods a plugin asked to activate (upstream ``PodsToActivate``: a gang member
+    waiting at Permit activates its siblings) that the shard's queue does not hold: the
+    coordinator's queue activates them."""
 
 
 _STRIPPED: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}

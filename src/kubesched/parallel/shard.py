@@ -128,6 +128,9 @@ class ShardScheduler(Scheduler):
             for name, fwk in self.profiles.items()
         }
         self.committer.direct_bind = self._propose_at_once
+        self.committer.activate = self._activate
+        self.activations: list[str] = []
+        """This message's Pods to activate that the coordinator holds (``FromShard.activate``)."""
 
     # ------------------------------------------------------------------ one message
     def process(self, msg: p.ToShard) -> p.FromShard:
@@ -160,13 +163,21 @@ class ShardScheduler(Scheduler):
             deadline=self.next_waiting_deadline(),
             applied=self.applied,
             search=self.searched,
+            activate=self.activations,
         )
         self.results = []
         self.searched = {}
+        self.activations = []
         out.busy = time.perf_counter() - t0
         out.cpu = time.process_time() - c0
         out.apply_cpu = c1 - c0
         return out
+
+    def _activate(self, pods: list[api.Pod]) -> None:
+        """``PodsToActivate``: those in this shard's queue here, the others (pending Pods the
+        dispatcher holds: a waiting gang member's siblings) by the coordinator."""
+        self.queue.activate(pods)
+        self.activations.extend(pod.key for pod in pods if self.queue.queue_of(pod.key) is None)
 
     def _report_failures(self) -> None:
         for pod, reason, message in self.failed:

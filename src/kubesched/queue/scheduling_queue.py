@@ -151,6 +151,11 @@ class SchedulingQueue(QueueCore):
         self._detach(entry)
         del self._entries[entry.key]
 
+    def activate_keys(self, keys: Iterable[str]) -> None:
+        """:meth:`activate` of the Pods this queue holds (queued or in flight) by key; the
+        others are ignored (a coordinator told by a shard's ``PodsToActivate``)."""
+        self.activate([e.qp.pod for k in keys if (e := self._entries.get(k)) is not None])
+
     def activate(self, pods: Iterable[api.Pod]) -> None:
         """Force Pods from the pool or backoffQ into activeQ (PreEnqueue still applies).
 

@@ -101,6 +101,9 @@ class Commit:
         ``bind_later`` and the cycle ends when it answers, on the scheduler's thread (live
         mode's asynchronous binds, as upstream's API dispatcher: no thread per bind)."""
         self._binds_only: dict[str, bool] = {}
+        self.activate: Callable[[list[api.Pod]], None] = queue.activate
+        """Upstream's ``PodsToActivate`` after Permit: the queue's ``activate`` (a parallel
+        shard's also tells its coordinator, who holds the Pods the shard does not)."""
 
     # ------------------------------------------------------------------ assume / forget
     def assume(self, pod: api.Pod, node: str) -> api.Pod:
@@ -153,7 +156,7 @@ class Commit:
             committing()
         pods = state.pop(PODS_TO_ACTIVATE_KEY, None)  # upstream PodsToActivate
         if pods:
-            self.queue.activate(list(pods.values()))
+            self.activate(list(pods.values()))
         self.in_flight += 1
         if status.code == Code.WAIT:
             spent = time.perf_counter() - start  # the wait at Permit is not the attempt's work
