@@ -127,10 +127,10 @@ def test_bulk_keeps_the_journal_as_one_by_one_over_its_length(count: int) -> Non
     pods = [make_pod(f"p{j}").node(f"n{j % 3}").obj() for j in range(count)]
     one, _ = _build(nodes, pods, bulk=False)
     bulk, _ = _build(nodes, pods, bulk=True)
-    assert (one.version, one._journal_base, one._journal) == (
+    assert (one.version, one._journal._base, one._journal._entries) == (
         bulk.version,
-        bulk._journal_base,
-        bulk._journal,
+        bulk._journal._base,
+        bulk._journal._entries,
     )
     for since in (0, 3, one.version - 5, one.version - JOURNAL_LENGTH // 2 - 1):
         assert one.rows_changed_since(since) == bulk.rows_changed_since(since)

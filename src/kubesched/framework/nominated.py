@@ -27,8 +27,10 @@ class PodNominator(Protocol):
     """Pods nominated to nodes by preemption (the queue's nominator, upstream
     ``PodNominator``)."""
 
-    version: int
-    """Bumped on every change."""
+    @property
+    def version(self) -> int:
+        """Bumped on every change."""
+        ...
 
     def __len__(self) -> int: ...
     def nominated_pods_for_node(self, node_name: str) -> Sequence[api.Pod]: ...

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from kubesched.api import objects as api
+from kubesched.state.journal import ChangeJournal
 
 JOURNAL = 4096
 """Changes kept for :meth:`Nominator.changed_since`; a reader further behind rebuilds."""
@@ -33,11 +34,8 @@ class Nominator:
     def __init__(self) -> None:
         self._by_node: dict[str, dict[str, api.Pod]] = {}
         self._node_of: dict[str, str] = {}
-        self.version = 0
-        """Bumped on every change, so readers can cache what they derive."""
-        self._journal: list[str] = []
-        """The node of each change: change ``v`` (to version ``v``) at ``v - _base - 1``."""
-        self._base = 0
+        self._journal: ChangeJournal[str] = ChangeJournal(JOURNAL)
+        """The node of each change."""
 
     def __len__(self) -> int:
         return len(self._node_of)
@@ -76,22 +74,20 @@ class Nominator:
         if not pods:
             del self._by_node[node]
 
+    @property
+    def version(self) -> int:
+        """Bumped on every change, so readers can cache what they derive."""
+        return self._journal.version
+
     def _touch(self, node: str) -> None:
-        self.version += 1
-        journal = self._journal
-        journal.append(node)
-        if len(journal) > JOURNAL:
-            drop = len(journal) // 2
-            del journal[:drop]
-            self._base += drop
+        self._journal.add(node)
 
     def changed_since(self, version: int) -> list[str] | None:
         """The nodes whose nominations changed after ``version`` (an earlier value of
         :attr:`version`), each once in the order of their first change, or None when the
         journal no longer reaches back that far."""
-        if version < self._base:
-            return None
-        return list(dict.fromkeys(self._journal[version - self._base :]))
+        nodes = self._journal.since(version)
+        return None if nodes is None else list(dict.fromkeys(nodes))
 
     def node_of(self, pod_key: str) -> str:
         """The node the Pod is nominated to, or ``""``."""

@@ -28,6 +28,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from kubesched.api import objects as api
+from kubesched.state.journal import ChangeJournal
 from kubesched.state.nodes import IntArray, NodeTable
 from kubesched.state.sparse import SparseRequest
 
@@ -152,48 +153,32 @@ class ClusterState:
         self.storage: ObjectChanges | None = None
         """The storage objects' lister and claim use (:func:`kubesched.state.storage.
         storage_of` makes it on first use)."""
-        self.version = 0
-        self._journal: list[int] = []
+        self._journal: ChangeJournal[int] = ChangeJournal(JOURNAL_LENGTH)
         """The row each change touched, in order (:data:`STRUCTURAL` for a node or another
-        object): entry ``i`` took ``version`` from ``_journal_base + i`` to the next."""
-        self._journal_base = 0
+        object)."""
         self.resize_totals = False
         """Whether a resizing Pod counts the largest of its totals (v1.37 and later) rather
         than of each container's request (:func:`kubesched.api.objects.counted_requests`);
         set by :meth:`count_resize_totals` from the run's release."""
 
+    @property
+    def version(self) -> int:
+        """Bumped on every change (readers keep what they derive from it)."""
+        return self._journal.version
+
     def _bump(self, row: int) -> None:
-        self.version += 1
-        journal = self._journal
-        journal.append(row)
-        if len(journal) > JOURNAL_LENGTH:
-            drop = len(journal) // 2
-            del journal[:drop]
-            self._journal_base += drop
+        self._journal.add(row)
 
     def _bump_rows(self, rows: list[int]) -> None:
-        """:meth:`_bump` for each of ``rows`` in order (the same journal, in slices)."""
-        journal = self._journal
-        i = 0
-        while i < len(rows):
-            take = rows[i : i + JOURNAL_LENGTH + 1 - len(journal)]  # up to the next drop
-            journal.extend(take)
-            self.version += len(take)
-            i += len(take)
-            if len(journal) > JOURNAL_LENGTH:
-                drop = len(journal) // 2
-                del journal[:drop]
-                self._journal_base += drop
+        """:meth:`_bump` for each of ``rows`` in order."""
+        self._journal.extend(rows)
 
     def rows_changed_since(self, version: int) -> list[int] | None:
         """The node rows whose Pods changed after ``version`` (with repeats), when every
         change since was a Pod added to or removed from a node; None when a node or another
         object changed too, or the journal no longer reaches back to ``version``."""
-        start = version - self._journal_base
-        if start < 0 or version > self.version:
-            return None
-        rows = self._journal[start:]
-        return None if STRUCTURAL in rows else rows
+        rows = self._journal.since(version)
+        return None if rows is None or STRUCTURAL in rows else rows
 
     def observe(self, observer: Observer) -> None:
         """Register ``observer`` and replay the current nodes and Pods to it."""
