@@ -68,25 +68,15 @@ class NodeUnschedulable:
         """Node/Add|UpdateNodeTaint and Pod/UpdatePodToleration, both hinted (v1.37+:
         TargetPod/UpdatePodToleration, the queued Pod's own update: no same-Pod check)."""
         if self.handle.feature_gates.at_least("1.37"):
-            return [
-                ClusterEventWithHint(
-                    ClusterEvent(Resource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
-                    is_schedulable_after_node_change,
-                ),
-                ClusterEventWithHint(
-                    ClusterEvent(Resource.TARGET_POD, ActionType.UPDATE_POD_TOLERATION),
-                    is_schedulable_after_target_pod_toleration_change,
-                ),
-            ]
+            pods, pod_hint = Resource.TARGET_POD, is_schedulable_after_target_pod_toleration_change
+        else:
+            pods, pod_hint = Resource.POD, is_schedulable_after_pod_toleration_change
         return [
             ClusterEventWithHint(
                 ClusterEvent(Resource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
                 is_schedulable_after_node_change,
             ),
-            ClusterEventWithHint(
-                ClusterEvent(Resource.POD, ActionType.UPDATE_POD_TOLERATION),
-                is_schedulable_after_pod_toleration_change,
-            ),
+            ClusterEventWithHint(ClusterEvent(pods, ActionType.UPDATE_POD_TOLERATION), pod_hint),
         ]
 
 
