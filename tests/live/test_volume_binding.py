@@ -33,6 +33,7 @@ from tests.live import rbac
 from tests.live.conftest import Api, Replica, node, pod
 from tests.live.conftest import wait_for as wait
 from tests.live.fakestore import Obj, by_plural
+from tests.plugins import _storage as storage
 
 PV, PVC = by_plural("persistentvolumes"), by_plural("persistentvolumeclaims")
 
@@ -54,36 +55,20 @@ def config(bind_timeout: int | None = None) -> KubeSchedulerConfiguration:
 
 def local_pv(name: str, node_name: str) -> Obj:
     """A local PV of class ``local`` usable only on ``node_name``."""
-    term = {"key": "kubernetes.io/hostname", "operator": "In", "values": [node_name]}
-    return {
-        "apiVersion": "v1",
-        "kind": "PersistentVolume",
-        "metadata": {"name": name},
-        "spec": {
-            "capacity": {"storage": "1Gi"},
-            "accessModes": ["ReadWriteOnce"],
-            "storageClassName": "local",
-            "persistentVolumeReclaimPolicy": "Retain",
-            "local": {"path": f"/mnt/{name}"},
-            "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [term]}]}},
-        },
-        "status": {"phase": "Available"},
-    }
+    return storage.pv(
+        name,
+        "1Gi",
+        klass="local",
+        host=node_name,
+        csi=None,
+        persistentVolumeReclaimPolicy="Retain",
+        local={"path": f"/mnt/{name}"},
+    )
 
 
 def claim(name: str) -> Obj:
     """An unbound claim of class ``local``."""
-    return {
-        "apiVersion": "v1",
-        "kind": "PersistentVolumeClaim",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {
-            "accessModes": ["ReadWriteOnce"],
-            "storageClassName": "local",
-            "resources": {"requests": {"storage": "1Gi"}},
-        },
-        "status": {"phase": "Pending"},
-    }
+    return storage.pvc(name, klass="local", phase="Pending")
 
 
 def pod_with_claim(name: str, claim_name: str) -> Obj:

@@ -8,6 +8,7 @@ from typing import Any
 import kubesched
 
 ZONE = "topology.kubernetes.io/zone"
+HOSTNAME = "kubernetes.io/hostname"
 
 
 def node(name: str, **labels: str) -> dict[str, Any]:
@@ -50,6 +51,7 @@ def pv(
     *,
     klass: str = "",
     zone: str | None = None,
+    host: str | None = None,
     claim: str | None = None,
     csi: tuple[str, str] | None = ("ebs.csi.aws.com", ""),
     labels: dict[str, str] | None = None,
@@ -57,6 +59,8 @@ def pv(
     phase: str = "Available",
     **spec: Any,
 ) -> dict[str, Any]:
+    """A PersistentVolume: CSI unless ``csi=None`` (or an in-tree source in ``spec``),
+    reachable from ``zone`` or from the node ``host`` only, pre-bound to ``claim``."""
     body: dict[str, Any] = {
         "capacity": {"storage": size},
         "accessModes": list(modes),
@@ -67,16 +71,12 @@ def pv(
         k in spec for k in ("gcePersistentDisk", "awsElasticBlockStore")
     ):
         body["csi"] = {"driver": csi[0], "volumeHandle": csi[1] or name}
-    if zone is not None:
-        body["nodeAffinity"] = {
-            "required": {
-                "nodeSelectorTerms": [
-                    {"matchExpressions": [{"key": ZONE, "operator": "In", "values": [zone]}]}
-                ]
-            }
-        }
+    reach = (ZONE, zone) if zone is not None else (HOSTNAME, host) if host is not None else None
+    if reach is not None:
+        term = {"key": reach[0], "operator": "In", "values": [reach[1]]}
+        body["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": [term]}]}}
     if claim is not None:
-        body["claimRef"] = {"namespace": "default", "name": claim}
+        body["claimRef"] = {"namespace": "default", "name": claim, "uid": f"uid-{claim}"}
     return {
         "apiVersion": "v1",
         "kind": "PersistentVolume",
@@ -95,8 +95,12 @@ def pvc(
     bound: bool | None = None,
     modes: tuple[str, ...] = ("ReadWriteOnce",),
     annotations: dict[str, str] | None = None,
+    phase: str | None = None,
     **spec: Any,
 ) -> dict[str, Any]:
+    """A claim in ``default``; given ``volume`` it is bound (the PV controller's
+    ``bind-completed`` annotation) unless ``bound=False``; ``phase`` adds a ``status``
+    (``Bound`` with the requested capacity)."""
     body: dict[str, Any] = {
         "accessModes": list(modes),
         "resources": {"requests": {"storage": size}},
@@ -109,7 +113,7 @@ def pvc(
     ann = dict(annotations or {})
     if bound if bound is not None else bool(volume):
         ann["pv.kubernetes.io/bind-completed"] = "yes"
-    return {
+    manifest: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",
         "metadata": {
@@ -120,6 +124,12 @@ def pvc(
         },
         "spec": body,
     }
+    if phase is not None:
+        status: dict[str, Any] = {"phase": phase}
+        if phase == "Bound":
+            status["capacity"] = {"storage": size}
+        manifest["status"] = status
+    return manifest
 
 
 def storage_class(

@@ -15,53 +15,21 @@ from kubesched.cli import main
 from kubesched.record import format as fmt
 from tests.live.conftest import Api, node, pod, wait_for
 from tests.live.fakestore import by_plural
+from tests.plugins._storage import pv, pvc
 from tests.record.conftest import Session
 
 SECRET = "csi-secret-do-not-record"
 
 
 def volume(name: str, claim: str, node_name: str) -> dict[str, Any]:
-    """A bound CSI PersistentVolume reachable from ``node_name`` only."""
-    term = {"key": "kubernetes.io/hostname", "operator": "In", "values": [node_name]}
-    return {
-        "apiVersion": "v1",
-        "kind": "PersistentVolume",
-        "metadata": {"name": name},
-        "spec": {
-            "capacity": {"storage": "1Gi"},
-            "accessModes": ["ReadWriteOnce"],
-            "storageClassName": "",
-            "csi": {
-                "driver": "csi.example.com",
-                "volumeHandle": f"handle-{name}",
-                "nodePublishSecretRef": {"name": SECRET, "namespace": "default"},
-            },
-            "claimRef": {"namespace": "default", "name": claim},
-            "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [term]}]}},
-        },
-        "status": {"phase": "Bound"},
+    """A bound CSI PersistentVolume reachable from ``node_name`` only, with a secret."""
+    m = pv(name, "1Gi", host=node_name, claim=claim, phase="Bound")
+    m["spec"]["csi"] = {
+        "driver": "csi.example.com",
+        "volumeHandle": f"handle-{name}",
+        "nodePublishSecretRef": {"name": SECRET, "namespace": "default"},
     }
-
-
-def claim(name: str, pv: str) -> dict[str, Any]:
-    """A claim bound to ``pv``."""
-    return {
-        "apiVersion": "v1",
-        "kind": "PersistentVolumeClaim",
-        "metadata": {
-            "name": name,
-            "namespace": "default",
-            # what the PV controller writes on binding (VolumeBinding reads it)
-            "annotations": {"pv.kubernetes.io/bind-completed": "yes"},
-        },
-        "spec": {
-            "accessModes": ["ReadWriteOnce"],
-            "storageClassName": "",
-            "volumeName": pv,
-            "resources": {"requests": {"storage": "1Gi"}},
-        },
-        "status": {"phase": "Bound", "capacity": {"storage": "1Gi"}},
-    }
+    return m
 
 
 def claiming(name: str, claim_name: str) -> dict[str, Any]:
@@ -90,11 +58,11 @@ def test_storage_objects_are_recorded_and_replayed(
     api.create(node("n1", cpu="2"))
     api.create(node("n2", cpu="2"))
     put(api, volume("pv-a", "data-a", "n2"))
-    put(api, claim("data-a", "pv-a"))
+    put(api, pvc("data-a", volume="pv-a", phase="Bound"))
     api.create(claiming("a", "data-a"))  # Pending at time 0
     s = record()
     put(api, volume("pv-b", "data-b", "n1"))
-    put(api, claim("data-b", "pv-b"))
+    put(api, pvc("data-b", volume="pv-b", phase="Bound"))
     api.create(claiming("b", "data-b"))
     time.sleep(0.2)
     bind(api, "a", "n2")  # the real scheduler followed the volumes

@@ -18,6 +18,7 @@ from kubesched.sim.engine import EventLoop
 from kubesched.sim.pvcontroller import PVController
 from kubesched.sim.scenario import build_scenario, default_scenario_text
 from kubesched.sim.simulate import run_scenario
+from tests.plugins._storage import pv, pvc
 
 SCENARIO = Path(__file__).with_name("stateful_scenario.yaml")
 INVARIANTS = ("pvClaimedTwice", "rwopClaimsShared", "outsideVolumeTopology", "overAttachLimit")
@@ -124,36 +125,18 @@ def test_a_bind_past_the_timeout_fails_with_upstreams_error_and_requeues() -> No
 
 
 def _claim(name: str, volume: str = "") -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "accessModes": ["ReadWriteOnce"],
-        "storageClassName": "zonal",
-        "resources": {"requests": {"storage": "1Gi"}},
-    }
-    if volume:
-        spec["volumeName"] = volume
-    return {
-        "apiVersion": "v1",
-        "kind": "PersistentVolumeClaim",
-        "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"},
-        "spec": spec,
-    }
+    return pvc(name, klass="zonal", volume=volume, bound=False)
 
 
 def _bound_pv(name: str, claim: str, policy: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "PersistentVolume",
-        "metadata": {"name": name},
-        "spec": {
-            "capacity": {"storage": "1Gi"},
-            "accessModes": ["ReadWriteOnce"],
-            "storageClassName": "zonal",
-            "persistentVolumeReclaimPolicy": policy,
-            "csi": {"driver": "ebs.csi.aws.com", "volumeHandle": name},
-            "claimRef": {"namespace": "default", "name": claim, "uid": f"uid-{claim}"},
-        },
-        "status": {"phase": "Bound"},
-    }
+    return pv(
+        name,
+        "1Gi",
+        klass="zonal",
+        claim=claim,
+        phase="Bound",
+        persistentVolumeReclaimPolicy=policy,
+    )
 
 
 def test_a_deleted_claim_releases_its_pv_as_its_policy_says() -> None:
