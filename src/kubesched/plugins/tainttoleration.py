@@ -55,6 +55,8 @@ class TaintToleration:
     locality = Locality.NODE_LOCAL
     node_only = True
     """Answers depend on the node object only, not on the Pods placed on it."""
+    pre_score_missing = f'failed to read "{_PRE_SCORE_KEY}" from cycleState: not found'
+    """Upstream's Score error without this plugin's PreScore (``ScoreNeedsPreScore``)."""
 
     def __init__(self, args: object | None, handle: Handle) -> None:
         self.handle = handle

@@ -96,6 +96,8 @@ class InterPodAffinity:
 
     name = NAME
     locality = Locality.CROSS_NODE
+    pre_score_missing = f'failed to read "{_PRE_SCORE_KEY}" from cycleState: not found'
+    """Upstream's Score error without this plugin's PreScore (``ScoreNeedsPreScore``)."""
 
     def __init__(self, args: InterPodAffinityArgs | None, handle: Handle) -> None:
         args = args or InterPodAffinityArgs()

@@ -48,6 +48,8 @@ class PodTopologySpread:
 
     name = NAME
     locality = Locality.CROSS_NODE
+    pre_score_missing = f'error reading "{_PRE_SCORE_KEY}" from cycleState: not found'
+    """Upstream's Score error without this plugin's PreScore (``ScoreNeedsPreScore``)."""
 
     def __init__(self, args: a.SpreadArgs, handle: Handle) -> None:
         self.handle = handle
