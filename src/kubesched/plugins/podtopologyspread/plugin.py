@@ -61,6 +61,8 @@ class PodTopologySpread:
         self._parsed: dict[Hashable, tuple[cs.Constraint, ...]] = {}
         self._last: dict[str, tuple[object, Hashable, tuple[cs.Constraint, ...]]] = {}
         self._store: tuple[ClusterState, MatchCounts] | None = None
+        self.comparison = handle.feature_gates.enabled("TaintTolerationComparisonOperators")
+        """``nodeTaintsPolicy: Honor`` compares Gt/Lt tolerations as numbers (v1.35+ gate)."""
 
     def sign(self, pod: api.Pod) -> object:
         """Result reuse (beyond upstream, whose ``SignPod`` refuses any constraint).
@@ -163,7 +165,9 @@ class PodTopologySpread:
         if not hard:
             return None, SKIP
         store = self._counts(cluster)
-        state[_PRE_FILTER_KEY] = filtering.compute_pre_filter_state(cluster, store, pod, hard)
+        state[_PRE_FILTER_KEY] = filtering.compute_pre_filter_state(
+            cluster, store, pod, hard, self.comparison
+        )
         return None, SUCCESS
 
     def filter(
@@ -223,7 +227,7 @@ class PodTopologySpread:
             return SKIP
         store = self._counts(cluster)
         state[_PRE_SCORE_KEY] = scoring.compute_pre_score_state(
-            cluster, store, pod, soft, rows, require_all
+            cluster, store, pod, soft, rows, require_all, self.comparison
         )
         return SUCCESS
 
