@@ -16,7 +16,7 @@ distinct set among ``rows`` is evaluated once and the answer indexed back.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -55,7 +55,9 @@ class TaintToleration:
     locality = Locality.NODE_LOCAL
     node_only = True
     """Answers depend on the node object only, not on the Pods placed on it."""
-    pre_score_missing = f'failed to read "{_PRE_SCORE_KEY}" from cycleState: not found'
+    pre_score_missing: ClassVar[str] = (
+        f'failed to read "{_PRE_SCORE_KEY}" from cycleState: not found'
+    )
     """Upstream's Score error without this plugin's PreScore (``ScoreNeedsPreScore``)."""
 
     def __init__(self, args: object | None, handle: Handle) -> None:

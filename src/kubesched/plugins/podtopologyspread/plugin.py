@@ -7,7 +7,7 @@ vectorised kernels and :mod:`.counts` the incrementally maintained matching-Pod 
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -48,7 +48,9 @@ class PodTopologySpread:
 
     name = NAME
     locality = Locality.CROSS_NODE
-    pre_score_missing = f'error reading "{_PRE_SCORE_KEY}" from cycleState: not found'
+    pre_score_missing: ClassVar[str] = (
+        f'error reading "{_PRE_SCORE_KEY}" from cycleState: not found'
+    )
     """Upstream's Score error without this plugin's PreScore (``ScoreNeedsPreScore``)."""
 
     def __init__(self, args: a.SpreadArgs, handle: Handle) -> None:
