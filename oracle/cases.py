@@ -35,6 +35,7 @@ from real_shapes import (
     nominations,
     preemption_traces,
     rare_shapes,
+    unparsable_preference,
 )
 from release_draws import machinery_gates, version_draws
 from storage_cases import storage_case, storage_schedule_case
@@ -121,6 +122,8 @@ def _request(gen: Gen) -> dict[str, Any]:
         config = ties(gen, items, config)
     if gen.chance(0.06):  # drawn last: the other cases stay as they were
         equal_victims(gen, items, incoming)
+    if gen.chance(0.03):  # drawn last: the other cases stay as they were
+        unparsable_preference(gen, incoming)
     return {
         "cluster": {"apiVersion": "v1", "kind": "List", "items": items},
         "pod": incoming,

@@ -69,7 +69,8 @@ def edge_config(gen: Draw) -> dict[str, Any]:
     ignorePreferredTermsOfExistingPods, List spreading with defaultConstraints, ignored
     resources and resource groups, RequestedToCapacityRatio shapes of 2-5 points, resource
     weights 1 and 100, addedAffinity, DefaultPreemptionArgs, some limiting the candidates),
-    PreScore disabled for the scorers whose Score stands without it."""
+    PreScore disabled for the scorers whose Score stands without it (and, at times, for one
+    whose Score fails without it)."""
     plugins: dict[str, Any] = {}
     if gen.chance(0.5):
         entries = [
@@ -156,9 +157,13 @@ def edge_config(gen: Draw) -> dict[str, Any]:
     if gen.chance(0.3):  # drawn last: the other edge configurations stay as they were
         # Upstream's Score of these three computes its state itself when their PreScore did
         # not run ("Fallback ... when PreScore is disabled"); the other scorers' fail the
-        # cycle (a broken configuration, docs/fidelity.md), so they are not drawn.
+        # cycle (a broken configuration: drawn a quarter of the time below).
         fallback = ["NodeResourcesFit", "NodeResourcesBalancedAllocation", "NodeAffinity"]
         names = gen.r.sample(fallback, gen.r.randint(1, 3))
+        if gen.chance(0.25):
+            # One whose Score needs its PreScore's state: upstream fails every cycle that
+            # scores (`failed to read "PreScore..." from cycleState`), as kubesched does.
+            names.append(gen.pick(["TaintToleration", "InterPodAffinity", "PodTopologySpread"]))
         plugins["preScore"] = {"disabled": [{"name": n} for n in names]}
     profile: dict[str, Any] = {"schedulerName": "default-scheduler"}
     if plugins:

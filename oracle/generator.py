@@ -340,8 +340,8 @@ class Gen(Draw):
             plugins["multiPoint"] = {"disabled": [{"name": disabled}]}
         if self.chance(0.3):
             # A plugin enabled for Score but disabled at PreScore fails every upstream cycle
-            # (its PreScore state is missing) unless its Score computes that state itself
-            # (configs.edge_config draws those): a broken configuration, not generated.
+            # (its PreScore state is missing) unless its Score computes that state itself:
+            # configs.edge_config draws both kinds, so this draw keeps them apart.
             weighted = [p for p in SCORE_PLUGINS if p != disabled]
             plugins["score"] = {
                 "enabled": [

@@ -429,3 +429,18 @@ def rare_shapes(
         else:
             del c["labelSelector"]
         spec.setdefault("topologySpreadConstraints", []).append(c)
+
+
+def unparsable_preference(gen: Gen, incoming: dict[str, Any]) -> None:
+    """A preferred node affinity term the API server accepts but the scheduler cannot parse
+    (``incoming`` changed in place): ``Gt``/``Lt`` with one value that is a valid label value
+    but no integer (validation checks the count, not the number).  Upstream's NodeAffinity
+    PreScore (or its Score, when PreScore is disabled) fails the cycle with the parse
+    error; a required term of that shape only fails to match (a lazy-error selector)."""
+    spec = incoming["spec"]
+    node_affinity = spec.setdefault("affinity", {}).setdefault("nodeAffinity", {})
+    expr = {"key": gen.pick(["tier", "disk", "gpu-count"]), "operator": gen.pick(["Gt", "Lt"]),
+            "values": [gen.pick(["large", "v2", "1.5"])]}  # fmt: skip
+    terms = node_affinity.setdefault("preferredDuringSchedulingIgnoredDuringExecution", [])
+    term = {"weight": gen.pick([1, 50, 100]), "preference": {"matchExpressions": [expr]}}
+    terms.insert(gen.r.randint(0, len(terms)), term)

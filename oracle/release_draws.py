@@ -23,6 +23,7 @@ VERSION_GATES = [
     "OpportunisticBatching",
     "SchedulerPopFromBackoffQ",
     "StorageCapacityScoring",
+    "TaintTolerationComparisonOperators",
 ]
 # Node declared features and the release whose registry first infers each from a Pod's spec
 # (``k8s.io/component-helpers/nodedeclaredfeatures``); a case may draw any of them at any
@@ -57,10 +58,10 @@ def version_draws(
     """What exists only from a release on, drawn LAST (so a seed's cases stay as they were
     before it, and as they are at v1.34): Nodes' ``status.declaredFeatures`` and Pods
     (``pods``: the ones to place) that need them (1.35+); random ``--feature-gates``
-    settings the release accepts.  Not drawn: tolerations with the numeric operators
-    ``Gt``/``Lt`` (TaintTolerationComparisonOperators), which kubesched does not model yet
-    (``docs/fidelity.md``).  Changes ``items`` and ``pods`` in
-    place; returns the gates set (empty: the release's defaults)."""
+    settings the release accepts; then (last) numeric taints and ``Gt``/``Lt`` tolerations
+    (:func:`numeric_tolerations`, TaintTolerationComparisonOperators, 1.35+).  Changes
+    ``items`` and ``pods`` in place; returns the gates set (empty: the release's
+    defaults)."""
     if version is None or _minor(version) < 35:
         return {}
     from kubesched.config.featuregates import check_settings
@@ -76,9 +77,43 @@ def version_draws(
         for g in gen.r.sample(choices, gen.r.randint(1, min(3, len(choices)))):
             gates[g] = gen.chance(0.5)
     gates = {g: v for g, v in gates.items() if g in settable_gates(version)}
+    if nodes and gen.chance(0.3):  # drawn last: the cases above stay as they were
+        numeric_tolerations(gen, nodes, pods)
+        if COMPARISON_GATE in settable_gates(version) and gen.chance(0.6):
+            gates[COMPARISON_GATE] = True
     if check_settings(version, sorted(gates.items())):
         return {}
     return gates
+
+
+COMPARISON_GATE = "TaintTolerationComparisonOperators"
+
+
+def numeric_tolerations(gen: Draw, nodes: list[dict[str, Any]], pods: list[dict[str, Any]]) -> None:
+    """Taints whose value is a number (a hardware generation, a priority tier) on some
+    ``nodes``, and on ``pods`` tolerations with ``Gt``/``Lt`` against them (in place):
+    upstream compares them as int64 with TaintTolerationComparisonOperators on (a taint
+    value that is no canonical decimal integer never matches), and lets them tolerate
+    nothing with the gate off.  At times the Pod's spreading honours taints
+    (``nodeTaintsPolicy: Honor``), which reads the same tolerations."""
+    key = "example.com/generation"
+    for node in nodes:
+        if gen.chance(0.6):
+            value = gen.pick(["1", "5", "8", "12", "0", "07", "v3"])
+            effect = gen.pick(["NoSchedule", "NoSchedule", "PreferNoSchedule", "NoExecute"])
+            taints = node.setdefault("spec", {}).setdefault("taints", [])
+            taints.append({"key": key, "value": value, "effect": effect})
+    for pod in pods:
+        spec = pod["spec"]
+        for _ in range(gen.r.randint(1, 2)):
+            tol: dict[str, Any] = {"key": key, "operator": gen.pick(["Gt", "Lt"]),
+                                   "value": gen.pick(["0", "4", "8", "-1", "100"])}  # fmt: skip
+            if gen.chance(0.4):
+                tol["effect"] = gen.pick(["NoSchedule", "PreferNoSchedule", "NoExecute"])
+            spec.setdefault("tolerations", []).append(tol)
+        for c in spec.get("topologySpreadConstraints", []):
+            if gen.chance(0.5):
+                c["nodeTaintsPolicy"] = "Honor"
 
 
 # Beta gates of the scheduler's own machinery a user may turn from their default, with the
@@ -91,7 +126,9 @@ MACHINERY_GATES = {"SchedulerAsyncAPICalls": True, "SchedulerAsyncPreemption": F
 
 def machinery_gates(gen: Draw, version: str | None) -> dict[str, bool]:
     """Each of :data:`MACHINERY_GATES` the release lets a user set away from its default,
-    three times in ten (at every release, v1.34 included; drawn last)."""
+    half the time (at every release, v1.34 included; drawn last).  Half, not less: a
+    schedule binds a Pod about one time in three, and the coverage run's 30 schedules must
+    bind some both through the API dispatcher and without it."""
     from compare import DEFAULT_VERSION
 
     from kubesched.config.featuregates import gate_table
@@ -102,7 +139,7 @@ def machinery_gates(gen: Draw, version: str | None) -> dict[str, bool]:
         spec = table.get(gate)
         if spec is None or spec.lock_to_default or spec.default == value:
             continue
-        if gen.chance(0.3):
+        if gen.chance(0.5):
             gates[gate] = value
     return gates
 

@@ -74,6 +74,18 @@ def _set(obj: dict[str, Any], dotted: str, value: Any) -> None:
         ),
         (
             "spec.tolerations",
+            [{"key": "k", "operator": "Gt", "value": "07"}],
+            "spec.tolerations[0].value",
+            "valid decimal integer",
+        ),
+        (
+            "spec.tolerations",
+            [{"key": "k", "operator": "Lt", "value": "9223372036854775808"}],
+            "spec.tolerations[0].value",
+            "valid decimal integer",
+        ),
+        (
+            "spec.tolerations",
             [{"key": "k", "effect": "Sometimes"}],
             "spec.tolerations[0].effect",
             "Unsupported value",

@@ -1,8 +1,8 @@
 """The default family's edges drawn for upstream's coverage (issue 30, item 3), each against
-upstream: PreScore disabled for the scorers whose Score computes its state itself
-(``configs.edge_config``), the scheduler's own gates turned from their defaults in
-``schedule_case`` (``release_draws.machinery_gates``), and a running Pod's update adding a
-toleration (``hint_cases``)."""
+upstream: PreScore disabled for the scorers whose Score computes its state itself and, at
+times, for one whose Score fails without it (``configs.edge_config``), the scheduler's own
+gates turned from their defaults in ``schedule_case`` (``release_draws.machinery_gates``),
+and a running Pod's update adding a toleration (``hint_cases``)."""
 
 from __future__ import annotations
 
@@ -19,25 +19,42 @@ from kubesched.config.featuregates import check_settings
 from tests.oracle.conftest import _oracle
 
 SCORE_FALLBACK = {"NodeResourcesFit", "NodeResourcesBalancedAllocation", "NodeAffinity"}
+SCORE_NEEDS_PRESCORE = {"TaintToleration", "InterPodAffinity", "PodTopologySpread"}
 
 
-def _prescore_disabled(seed: int, n: int) -> list[dict[str, Any]]:
+def _prescore_disabled(seed: int, n: int) -> list[tuple[dict[str, Any], set[str]]]:
     found = []
     for i in range(n):
         request = case(seed, i)
         for profile in (request["config"] or {}).get("profiles", []):
             disabled = profile.get("plugins", {}).get("preScore", {}).get("disabled", [])
             if disabled:
-                assert {d["name"] for d in disabled} <= SCORE_FALLBACK
-                found.append(request)
+                names = {d["name"] for d in disabled}
+                assert names & SCORE_FALLBACK
+                assert len(names - SCORE_FALLBACK) <= 1
+                assert names - SCORE_FALLBACK <= SCORE_NEEDS_PRESCORE
+                found.append((request, names))
     return found
 
 
 def test_edge_configs_disable_prescore_of_scorers_that_stand_without_it(oracle: Any) -> None:
     requests = _prescore_disabled(5, 400)
     assert len(requests) > 10
-    for request in requests:
+    for request, _ in requests:
         assert differences(ours(request), oracle.ask(request)) == []
+
+
+def test_edge_configs_disable_prescore_of_a_scorer_that_needs_it(oracle: Any) -> None:
+    """Upstream fails the cycle (`failed to read "PreScore..." from cycleState`) when a
+    Score plugin that needs its PreScore's state runs without it; so does kubesched."""
+    broken = [r for r, names in _prescore_disabled(5, 1500) if names & SCORE_NEEDS_PRESCORE]
+    assert len(broken) >= 3
+    errors = 0
+    for request in broken:
+        mine, theirs = ours(request), oracle.ask(request)
+        assert differences(mine, theirs) == []
+        errors += theirs["result"] == "Error"
+    assert errors >= 1
 
 
 @pytest.mark.parametrize("version", [None, "1.35", "1.37"])

@@ -310,3 +310,60 @@ def test_vectorised_filter_and_score_agree_with_scalar_on_random_cases() -> None
         raw = p.score(CycleState(), the_pod, cluster, rows).tolist()
         soft = tt.prefer_no_schedule_tolerations(tols)
         assert raw == [tt.count_intolerable_prefer_no_schedule(n.taints, soft) for n in nodes]
+
+
+# ------------------------------------------------------ Gt/Lt (TaintTolerationComparisonOperators)
+def gated_plugin(on: bool) -> tt.TaintToleration:
+    gates = FeatureGates("1.35", (("TaintTolerationComparisonOperators", on),))
+    return tt.new(None, Handle(make_cluster([]), feature_gates=gates))
+
+
+@pytest.mark.parametrize(
+    ("op", "value", "taint_value", "want"),
+    [
+        ("Gt", "6", "12", True),  # the taint's value is greater
+        ("Gt", "6", "6", False),
+        ("Gt", "6", "5", False),
+        ("Lt", "6", "5", True),
+        ("Lt", "6", "0", True),
+        ("Lt", "-1", "0", False),
+        ("Gt", "-1", "0", True),
+        ("Gt", "0", "07", False),  # not canonical: no number
+        ("Gt", "0", "v3", False),
+        ("Lt", "100", "", False),
+        ("Gt", "0", "9223372036854775808", False),  # beyond int64
+        ("Lt", "9223372036854775807", "9223372036854775806", True),
+    ],
+)
+def test_numeric_tolerations_compare_as_int64(
+    op: str, value: str, taint_value: str, want: bool
+) -> None:
+    t = taint("gen", taint_value)
+    assert tol("gen", value, NS, op).tolerates(t, comparison=True) is want
+    assert tol("gen", value, NS, op).tolerates(t) is False  # the gate off: nothing
+
+
+def test_numeric_tolerations_filter_and_score_follow_the_gate() -> None:
+    cluster = make_cluster(
+        [
+            node("n5", taint("gen", "5")),
+            node("n12", taint("gen", "12")),
+            node("soft7", taint("gen", "7", PNS)),
+        ]
+    )
+    the_pod = pod(tol("gen", "6", op="Gt"))
+    rows = cluster.nodes.order()
+    for on, feasible in ((True, [False, True, True]), (False, [False, False, True])):
+        p = gated_plugin(on)
+        codes = p.filter(CycleState(), the_pod, cluster, rows).codes
+        assert [int(c) == 0 for c in codes] == feasible
+        state = CycleState()
+        assert p.pre_score(state, the_pod, cluster, rows).is_success()
+        assert p.score(state, the_pod, cluster, rows).tolist() == [0, 0, 0 if on else 1]
+
+
+def test_numeric_toleration_hint_follows_the_gate() -> None:
+    old, new = node("n", taint("gen", "2")), node("n", taint("gen", "9"))
+    the_pod = pod(tol("gen", "6", op="Gt"))
+    assert gated_plugin(True).is_schedulable_after_node_change(the_pod, old, new) == Q
+    assert gated_plugin(False).is_schedulable_after_node_change(the_pod, old, new) == S

@@ -45,22 +45,49 @@ class Taint:
 
 @dataclass(frozen=True, slots=True)
 class Toleration:
-    """A pod toleration; ``operator`` is ``Equal`` or ``Exists``, empty ``effect`` matches all."""
+    """A pod toleration; ``operator`` is ``Equal``, ``Exists``, or ``Gt``/``Lt`` (numeric, gate
+    TaintTolerationComparisonOperators, v1.35+); empty ``effect`` matches all."""
 
     key: str = ""
     operator: str = "Equal"
     value: str = ""
     effect: str = ""
 
-    def tolerates(self, taint: Taint) -> bool:
-        """Upstream ``Toleration.ToleratesTaint``."""
+    def tolerates(self, taint: Taint, comparison: bool = False) -> bool:
+        """Upstream ``Toleration.ToleratesTaint``; ``comparison``: the gate
+        TaintTolerationComparisonOperators is on (without it ``Gt``/``Lt`` tolerate nothing).
+        ``Gt`` tolerates a taint whose value is a greater decimal integer, ``Lt`` a smaller
+        one; a value that is no decimal int64 on either side tolerates nothing."""
         if self.effect and self.effect != taint.effect:
             return False
         if self.key and self.key != taint.key:
             return False
         if self.operator == "Exists":
             return True
+        if self.operator in ("Gt", "Lt"):
+            if not comparison:
+                return False
+            mine, theirs = decimal_int64(self.value), decimal_int64(taint.value)
+            if mine is None or theirs is None:
+                return False
+            return theirs > mine if self.operator == "Gt" else theirs < mine
         return self.operator in ("Equal", "") and self.value == taint.value
+
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def decimal_int64(value: str) -> int | None:
+    """``value`` as apimachinery's ``IsDecimalInteger`` and ``strconv.ParseInt(v, 10, 64)``
+    read it: an optional ``-``, no leading zero (``0`` alone, never ``-0``), digits only,
+    within int64; None otherwise."""
+    digits = value[1:] if value.startswith("-") else value
+    if not digits or not digits.isascii() or not digits.isdigit():
+        return None
+    if digits[0] == "0" and (len(digits) > 1 or value.startswith("-")):
+        return None
+    n = int(value)
+    return n if _INT64_MIN <= n <= _INT64_MAX else None
 
 
 @dataclass(frozen=True, slots=True)

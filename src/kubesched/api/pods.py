@@ -32,7 +32,7 @@ _PROTOCOLS = ("TCP", "UDP", "SCTP")
 PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")
 _WHEN_UNSATISFIABLE = ("DoNotSchedule", "ScheduleAnyway")
 _POLICIES = ("Honor", "Ignore")
-_TOLERATION_OPS = ("Equal", "Exists")
+_TOLERATION_OPS = ("Equal", "Exists", "Gt", "Lt")
 _TOLERATION_EFFECTS = ("", *f.TAINT_EFFECTS)
 
 
@@ -488,6 +488,11 @@ def read_tolerations(spec: Obj, path: str) -> tuple[api.Toleration, ...]:
         f.integer(t, "tolerationSeconds", tpath)  # int64: checked, not used in scheduling
         if op == "Exists" and value:
             fail(join(tpath, "operator"), "value must be empty when `operator` is 'Exists'")
+        if op in ("Gt", "Lt") and api.decimal_int64(value) is None:
+            # As the API server validates them (TaintTolerationComparisonOperators on, v1.35+;
+            # with the gate off it refuses the operator, yet a Pod stored meanwhile keeps it,
+            # and the scheduler then lets it tolerate nothing: Toleration.tolerates).
+            fail(join(tpath, "value"), "must be a valid decimal integer in canonical form")
         if not key and op != "Exists":
             fail(
                 join(tpath, "operator"),

@@ -293,12 +293,21 @@ def _evaluate(
         if preemption:
             out["preemption"] = _preemption(fwk, state, pod, diagnosis)
         return _ordered(out, names)
+    for row in feasible.tolist():  # listed feasible even when PreScore or Score fails next
+        name = table.names[row]
+        nodes[name] = {**_node(True, None, []), **nodes.get(name, {})}
     scores = None
     if fwk.has_score_plugins() and feasible.size:
         pre_status = fwk.run_pre_score(state, pod, feasible)
+        # Upstream does not score when it takes the nominated node, so neither PreScore's
+        # nor Score's failure ends the cycle then.
         if pre_status.is_success():
-            scores = fwk.run_score(state, pod, feasible)
-        elif nominated is None:  # upstream does not score when it takes the nominated node
+            try:
+                scores = fwk.run_score(state, pod, feasible)
+            except PluginError:
+                if nominated is None:
+                    raise
+        elif nominated is None:
             raise PluginError(pre_status.plugin, pre_status.message())
     total: IntArray | None = None if scores is None else scores.total
     if extenders is not None and feasible.size:

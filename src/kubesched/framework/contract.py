@@ -160,6 +160,18 @@ class ScorePlugin(Plugin, Protocol):
 
 
 @runtime_checkable
+class ScoreNeedsPreScore(Protocol):
+    """``pre_score_missing``: the error upstream's Score returns when the plugin's own PreScore
+    did not run (the profile enables its Score but disables its PreScore): its Score reads
+    the state PreScore writes and has no fallback, so every scheduling cycle that scores
+    fails with ``running Score plugins: plugin "X" failed with: <pre_score_missing>``
+    (TaintToleration, InterPodAffinity, PodTopologySpread; NodeAffinity and the resource
+    scorers compute the state in Score instead)."""
+
+    pre_score_missing: ClassVar[str]
+
+
+@runtime_checkable
 class ScoreExtensions(Protocol):
     """ScoreExtensions: ``normalize_score`` rewrites the raw scores in place into 0..100; the
     result depends on the whole array (so result reuse cannot re-score one node alone)."""
@@ -398,6 +410,12 @@ def is_row_local(plugin: object) -> bool:
     """Whether ``plugin`` declares :class:`RowLocal` (``row_local = True``)."""
     p = unwrap(plugin)
     return isinstance(p, RowLocal) and p.row_local
+
+
+def pre_score_missing(plugin: object) -> str | None:
+    """The error :class:`ScoreNeedsPreScore` ``plugin`` declares, or None."""
+    p = unwrap(plugin)
+    return p.pre_score_missing if isinstance(p, ScoreNeedsPreScore) else None
 
 
 def locality_of(plugin: object) -> Locality | None:

@@ -94,6 +94,14 @@ class Framework(FilterPhase):
             point: [instance(name) for name, _ in resolved.get(point, [])] for point in POINTS
         }
         self.score_weights = [w for _, w in resolved.get("score", [])]
+        pre_scored = {p.name for p in self.plugins["pre_score"]}
+        self._unprepared_scores: dict[str, str] = {}
+        """Score plugins whose PreScore the profile leaves out and whose Score cannot do
+        without it (:class:`contract.ScoreNeedsPreScore`): name -> upstream's error."""
+        for p in self.plugins["score"]:
+            missing = contract.pre_score_missing(p)
+            if missing is not None and p.name not in pre_scored:
+                self._unprepared_scores[p.name] = missing
         self._check_scores = [
             not type(p).__module__.startswith("kubesched.plugins.") for p in self.plugins["score"]
         ]
@@ -252,6 +260,8 @@ class Framework(FilterPhase):
         ):
             if p.name in state.skip_score:
                 continue
+            if p.name in self._unprepared_scores and rows.size:
+                raise PluginError(p.name, self._unprepared_scores[p.name], point="score")
             scores = np.asarray(p.score(state, pod, cluster, rows), dtype=np.int64)
             self._evaluated(p.name, int(rows.size))
             if normalizes:

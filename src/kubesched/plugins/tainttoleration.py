@@ -16,7 +16,7 @@ distinct set among ``rows`` is evaluated once and the answer indexed back.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -55,9 +55,15 @@ class TaintToleration:
     locality = Locality.NODE_LOCAL
     node_only = True
     """Answers depend on the node object only, not on the Pods placed on it."""
+    pre_score_missing: ClassVar[str] = (
+        f'failed to read "{_PRE_SCORE_KEY}" from cycleState: not found'
+    )
+    """Upstream's Score error without this plugin's PreScore (``ScoreNeedsPreScore``)."""
 
     def __init__(self, args: object | None, handle: Handle) -> None:
         self.handle = handle
+        self.comparison = handle.feature_gates.enabled("TaintTolerationComparisonOperators")
+        """Gt/Lt tolerations compare numbers (TaintTolerationComparisonOperators, v1.35+)."""
 
     def sign(self, pod: api.Pod) -> object:
         """Result reuse: the answer depends on the Pod's tolerations only."""
@@ -74,7 +80,8 @@ class TaintToleration:
         uniq, inverse = np.unique(ids, return_inverse=True)
         per_set = np.zeros(uniq.shape[0], dtype=np.int8)
         for i, tid in enumerate(uniq.tolist()):
-            if find_untolerated_taint(table.taint_sets[tid], pod.tolerations) is not None:
+            taints = table.taint_sets[tid]
+            if find_untolerated_taint(taints, pod.tolerations, comparison=self.comparison):
                 per_set[i] = 1
         return Verdict(per_set[inverse.reshape(-1)], {1: _UNTOLERATED_STATUS})
 
@@ -99,7 +106,9 @@ class TaintToleration:
         uniq, inverse = np.unique(ids, return_inverse=True)
         per_set = np.fromiter(
             (
-                count_intolerable_prefer_no_schedule(table.taint_sets[t], tolerations)
+                count_intolerable_prefer_no_schedule(
+                    table.taint_sets[t], tolerations, self.comparison
+                )
                 for t in uniq.tolist()
             ),
             dtype=np.int64,
@@ -119,14 +128,14 @@ class TaintToleration:
             return [
                 ClusterEventWithHint(
                     ClusterEvent(Resource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
-                    is_schedulable_after_node_change,
+                    self.is_schedulable_after_node_change,
                 ),
                 ClusterEventWithHint(pod_event),
             ]
         return [
             ClusterEventWithHint(
                 ClusterEvent(Resource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
-                is_schedulable_after_node_change,
+                self.is_schedulable_after_node_change,
             ),
             ClusterEventWithHint(
                 ClusterEvent(Resource.POD, ActionType.UPDATE_POD_TOLERATION),
@@ -134,14 +143,26 @@ class TaintToleration:
             ),
         ]
 
+    def is_schedulable_after_node_change(self, pod: api.Pod, old: Any, new: Any) -> QueueingHint:
+        """:func:`is_schedulable_after_node_change` with this run's comparison gate."""
+        return is_schedulable_after_node_change(pod, old, new, comparison=self.comparison)
+
 
 # --------------------------------------------------------------------------- queueing hints
-def is_schedulable_after_node_change(pod: api.Pod, old: Any, new: Any) -> QueueingHint:
+def is_schedulable_after_node_change(
+    pod: api.Pod, old: Any, new: Any, comparison: bool = False
+) -> QueueingHint:
     """Queue when the node's hard taints went from untolerated (or absent) to tolerated."""
     if not isinstance(new, api.Node) or (old is not None and not isinstance(old, api.Node)):
         return QueueingHint.QUEUE
-    was_untolerated = old is None or find_untolerated_taint(old.taints, pod.tolerations) is not None
-    is_untolerated = find_untolerated_taint(new.taints, pod.tolerations) is not None
+    tolerations = pod.tolerations
+    was_untolerated = (
+        old is None
+        or find_untolerated_taint(old.taints, tolerations, comparison=comparison) is not None
+    )
+    is_untolerated = (
+        find_untolerated_taint(new.taints, tolerations, comparison=comparison) is not None
+    )
     if was_untolerated and not is_untolerated:
         return QueueingHint.QUEUE
     return QueueingHint.QUEUE_SKIP
@@ -156,9 +177,12 @@ def is_schedulable_after_pod_toleration_change(pod: api.Pod, old: Any, new: Any)
 
 
 # --------------------------------------------------------------------------- kernel
-def tolerations_tolerate_taint(tolerations: Iterable[api.Toleration], taint: api.Taint) -> bool:
-    """Upstream ``TolerationsTolerateTaint``: some toleration tolerates ``taint``."""
-    return any(t.tolerates(taint) for t in tolerations)
+def tolerations_tolerate_taint(
+    tolerations: Iterable[api.Toleration], taint: api.Taint, comparison: bool = False
+) -> bool:
+    """Upstream ``TolerationsTolerateTaint``: some toleration tolerates ``taint``
+    (``comparison``: Gt/Lt compare numbers, :meth:`api.Toleration.tolerates`)."""
+    return any(t.tolerates(taint, comparison) for t in tolerations)
 
 
 def do_not_schedule(taint: api.Taint) -> bool:
@@ -170,17 +194,21 @@ def find_untolerated_taint(
     taints: Iterable[api.Taint],
     tolerations: Tolerations,
     include: Callable[[api.Taint], bool] = do_not_schedule,
+    *,
+    comparison: bool = False,
 ) -> api.Taint | None:
     """Upstream ``FindMatchingUntoleratedTaint``: the first included, untolerated taint."""
     for taint in taints:
-        if include(taint) and not tolerations_tolerate_taint(tolerations, taint):
+        if include(taint) and not tolerations_tolerate_taint(tolerations, taint, comparison):
             return taint
     return None
 
 
-def tolerations_tolerate_taints(taints: Iterable[api.Taint], tolerations: Tolerations) -> bool:
+def tolerations_tolerate_taints(
+    taints: Iterable[api.Taint], tolerations: Tolerations, comparison: bool = False
+) -> bool:
     """Whether every NoSchedule/NoExecute taint of ``taints`` is tolerated (Filter passes)."""
-    return find_untolerated_taint(taints, tolerations) is None
+    return find_untolerated_taint(taints, tolerations, comparison=comparison) is None
 
 
 UNTOLERATED = "node(s) had untolerated taint(s)"
@@ -192,12 +220,15 @@ def prefer_no_schedule_tolerations(tolerations: Tolerations) -> Tolerations:
     return tuple(t for t in tolerations if t.effect in ("", api.PREFER_NO_SCHEDULE))
 
 
-def count_intolerable_prefer_no_schedule(taints: Taints, tolerations: Tolerations) -> int:
+def count_intolerable_prefer_no_schedule(
+    taints: Taints, tolerations: Tolerations, comparison: bool = False
+) -> int:
     """PreferNoSchedule taints of ``taints`` that no toleration tolerates."""
     return sum(
         1
         for t in taints
-        if t.effect == api.PREFER_NO_SCHEDULE and not tolerations_tolerate_taint(tolerations, t)
+        if t.effect == api.PREFER_NO_SCHEDULE
+        and not tolerations_tolerate_taint(tolerations, t, comparison)
     )
 
 

@@ -142,6 +142,11 @@ SCORE_EXTENSIONS: tuple[type[c.ScoreExtensions], ...] = (
     PodTopologySpread,
     TaintToleration,
 )
+SCORE_NEEDS_PRE_SCORE: tuple[type[c.ScoreNeedsPreScore], ...] = (
+    InterPodAffinity,
+    PodTopologySpread,
+    TaintToleration,
+)
 RESERVE_PLUGIN: tuple[type[c.ReservePlugin], ...] = (
     CapacityScheduling,
     Coscheduling,

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from kubesched.api import objects as api
 from kubesched.config import names
@@ -96,6 +96,10 @@ class InterPodAffinity:
 
     name = NAME
     locality = Locality.CROSS_NODE
+    pre_score_missing: ClassVar[str] = (
+        f'failed to read "{_PRE_SCORE_KEY}" from cycleState: not found'
+    )
+    """Upstream's Score error without this plugin's PreScore (``ScoreNeedsPreScore``)."""
 
     def __init__(self, args: InterPodAffinityArgs | None, handle: Handle) -> None:
         args = args or InterPodAffinityArgs()

@@ -81,12 +81,12 @@ def as_domains(column: Int32Array, empty: int, rows: IntArray) -> IntArray:
     return codes
 
 
-def _signature(pod: api.Pod, affinity: bool, taints: bool) -> tuple[Any, Any]:
+def _signature(pod: api.Pod, affinity: bool, taints: bool, comparison: bool) -> tuple[Any, Any]:
     aff = None
     if affinity and inclusion.has_required_affinity(pod):
         required = pod.node_affinity.required if pod.node_affinity is not None else None
         aff = (tuple(sorted(pod.node_selector.items())), required)
-    tol = pod.tolerations if taints else None
+    tol = (pod.tolerations, comparison) if taints else None
     return aff, tol
 
 
@@ -96,16 +96,18 @@ def node_groups(
     pod: api.Pod,
     constraints: Sequence[Constraint],
     require_all_keys: bool = True,
+    comparison: bool = False,
 ) -> list[NodeGroup]:
     """One :class:`NodeGroup` per constraint: live rows that have every topology key of
-    ``constraints`` (when ``require_all_keys``) and pass the constraint's inclusion policies."""
+    ``constraints`` (when ``require_all_keys``) and pass the constraint's inclusion policies
+    (``comparison``: Gt/Lt tolerations compare numbers, TaintTolerationComparisonOperators)."""
     derived = store.derived(cluster)
     if len(derived) > _MAX_DERIVED:
         derived.clear()
     keys = tuple(dict.fromkeys(c.topology_key for c in constraints)) if require_all_keys else ()
     groups: list[NodeGroup] = []
     for c in constraints:
-        sig = _signature(pod, c.honor_affinity, c.honor_taints)
+        sig = _signature(pod, c.honor_affinity, c.honor_taints, comparison)
         cache_key = ("group", keys, c.topology_key, sig)
         group = derived.get(cache_key)
         if group is None:
@@ -129,7 +131,7 @@ def _build_group(
     if sig[0] is not None:
         keep &= inclusion.affinity_mask(pod, table, rows)
     if sig[1] is not None:
-        keep &= inclusion.tolerated_mask(pod, table, rows)
+        keep &= inclusion.tolerated_mask(pod, table, rows, bool(sig[1][1]))
     rows = rows[keep]
     column, empty, size = domain_index(cluster, c.topology_key)
     domains = as_domains(column, empty, rows)

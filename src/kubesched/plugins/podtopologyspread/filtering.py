@@ -95,10 +95,15 @@ class PreFilterState:
 
 
 def compute_pre_filter_state(
-    cluster: ClusterState, store: MatchCounts, pod: api.Pod, constraints: Sequence[Constraint]
+    cluster: ClusterState,
+    store: MatchCounts,
+    pod: api.Pod,
+    constraints: Sequence[Constraint],
+    comparison: bool = False,
 ) -> PreFilterState:
-    """Upstream ``calPreFilterState`` over every node of ``cluster``."""
-    groups = domains.node_groups(cluster, store, pod, constraints)
+    """Upstream ``calPreFilterState`` over every node of ``cluster`` (``comparison``: the
+    gate TaintTolerationComparisonOperators, for ``nodeTaintsPolicy: Honor``)."""
+    groups = domains.node_groups(cluster, store, pod, constraints, comparison=comparison)
     hard = []
     for c, group in zip(constraints, groups, strict=True):
         counts = group.domain_counts(store, cluster, pod.namespace, c.selector).copy()

@@ -102,23 +102,28 @@ def affinity_mask(pod: api.Pod, table: NodeTable, rows: IntArray) -> BoolArray:
     return out
 
 
-def _untolerated(taints: Sequence[api.Taint], tolerations: Sequence[api.Toleration]) -> bool:
+def _untolerated(
+    taints: Sequence[api.Taint], tolerations: Sequence[api.Toleration], comparison: bool
+) -> bool:
     for taint in taints:
         if taint.effect not in (api.NO_SCHEDULE, api.NO_EXECUTE):
             continue
-        if not any(t.tolerates(taint) for t in tolerations):
+        if not any(t.tolerates(taint, comparison) for t in tolerations):
             return True
     return False
 
 
-def tolerated_mask(pod: api.Pod, table: NodeTable, rows: IntArray) -> BoolArray:
+def tolerated_mask(
+    pod: api.Pod, table: NodeTable, rows: IntArray, comparison: bool = False
+) -> BoolArray:
     """bool ``(n,)``: ``rows[i]`` has no NoSchedule/NoExecute taint the Pod does not tolerate
-    (evaluated once per distinct taint set)."""
+    (evaluated once per distinct taint set; ``comparison``: Gt/Lt tolerations compare
+    numbers, gate TaintTolerationComparisonOperators)."""
     ids = table.taint_set[rows]
     if len(table.taint_sets) == 1 or not ids.any():
         return np.ones(rows.shape[0], dtype=np.bool_)
     per_set = np.fromiter(
-        (not _untolerated(ts, pod.tolerations) for ts in table.taint_sets),
+        (not _untolerated(ts, pod.tolerations, comparison) for ts in table.taint_sets),
         dtype=np.bool_,
         count=len(table.taint_sets),
     )

@@ -7,7 +7,7 @@ vectorised kernels and :mod:`.counts` the incrementally maintained matching-Pod 
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -48,6 +48,10 @@ class PodTopologySpread:
 
     name = NAME
     locality = Locality.CROSS_NODE
+    pre_score_missing: ClassVar[str] = (
+        f'error reading "{_PRE_SCORE_KEY}" from cycleState: not found'
+    )
+    """Upstream's Score error without this plugin's PreScore (``ScoreNeedsPreScore``)."""
 
     def __init__(self, args: a.SpreadArgs, handle: Handle) -> None:
         self.handle = handle
@@ -59,6 +63,8 @@ class PodTopologySpread:
         self._parsed: dict[Hashable, tuple[cs.Constraint, ...]] = {}
         self._last: dict[str, tuple[object, Hashable, tuple[cs.Constraint, ...]]] = {}
         self._store: tuple[ClusterState, MatchCounts] | None = None
+        self.comparison = handle.feature_gates.enabled("TaintTolerationComparisonOperators")
+        """``nodeTaintsPolicy: Honor`` compares Gt/Lt tolerations as numbers (v1.35+ gate)."""
 
     def sign(self, pod: api.Pod) -> object:
         """Result reuse (beyond upstream, whose ``SignPod`` refuses any constraint).
@@ -161,7 +167,9 @@ class PodTopologySpread:
         if not hard:
             return None, SKIP
         store = self._counts(cluster)
-        state[_PRE_FILTER_KEY] = filtering.compute_pre_filter_state(cluster, store, pod, hard)
+        state[_PRE_FILTER_KEY] = filtering.compute_pre_filter_state(
+            cluster, store, pod, hard, self.comparison
+        )
         return None, SUCCESS
 
     def filter(
@@ -221,7 +229,7 @@ class PodTopologySpread:
             return SKIP
         store = self._counts(cluster)
         state[_PRE_SCORE_KEY] = scoring.compute_pre_score_state(
-            cluster, store, pod, soft, rows, require_all
+            cluster, store, pod, soft, rows, require_all, self.comparison
         )
         return SUCCESS
 

@@ -80,12 +80,14 @@ def compute_pre_score_state(
     constraints: Sequence[Constraint],
     rows: IntArray,
     require_all_keys: bool,
+    comparison: bool = False,
 ) -> PreScoreState:
-    """Upstream ``initPreScoreState`` over the filtered ``rows`` plus the all-node counts."""
+    """Upstream ``initPreScoreState`` over the filtered ``rows`` plus the all-node counts
+    (``comparison``: the gate TaintTolerationComparisonOperators)."""
     keys = tuple(dict.fromkeys(c.topology_key for c in constraints))
     state = PreScoreState((), keys, require_all_keys)
     kept = rows[~state.ignored(cluster, rows)]
-    groups = domains.node_groups(cluster, store, pod, constraints, require_all_keys)
+    groups = domains.node_groups(cluster, store, pod, constraints, require_all_keys, comparison)
     soft = []
     for c, group in zip(constraints, groups, strict=True):
         column, empty, size = domains.domain_index(cluster, c.topology_key)
