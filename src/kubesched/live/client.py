@@ -13,7 +13,9 @@ not used: kubesched reads plain dicts).  Answers and watch events are decoded wi
 msgspec's C decoder (about 1.5x the standard library's speed on a page of Pods, the
 decoding of a large cluster's first LIST being seconds; integers stay exact); what it
 refuses and ``json`` takes (``NaN``, lone surrogates, numbers beyond float range) no API
-server sends.
+server sends.  A watch's chunked body is read a block at a time under urllib3
+(:func:`_dechunked_lines`): every event that has arrived is framed and split in one pass, so
+the watching thread takes the interpreter lock back once per block, not twice per event.
 
 Errors are decided here, once: :class:`ApiError` carries the HTTP code and says whether a
 retry can help (:attr:`ApiError.retryable`: 429, 5xx, connection failures).  Requests are
@@ -28,8 +30,9 @@ allows it (no proxy): a request costs about a third of the CPU it costs through 
 ``http.client`` (whose header parsing runs the ``email`` package).  The same answers, errors
 and metrics either way; urllib3 never retries these methods, and a connection that cannot be
 made is retried up to three times, as urllib3's default does.  Writes nobody waits for
-(live mode's binds) go through :class:`WritesInFlight`: one thread keeps many of them in flight
-with libcurl's multi interface and calls back with each answer.
+(live mode's binds, and its Events behind them) go through :class:`WritesInFlight`: one thread
+keeps many of them in flight with libcurl's multi interface and calls back with each answer;
+a client's siblings share it, each write paced by its own client's limiter.
 
 With a :class:`~kubesched.metrics.RestClientMetrics`, every answer is counted in
 ``rest_client_requests_total`` and every request's duration (rate limiter wait included)
