@@ -27,7 +27,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-BIN = ROOT / "oracle" / "bin"
+BIN = Path(os.environ.get("ORACLE_BIN") or ROOT / "oracle" / "bin")
+"""The binaries (``oracle/build.sh``); ``ORACLE_BIN=DIR`` names another folder, as for
+``oracle/controlplane.sh``, which reads the same variable."""
 UPSTREAM, OURS = "kube-scheduler", "kubesched"
 
 

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from kubesched.api.parse import parse_pod
 from kubesched.live.client import ApiError, KubeClient, connect
+from kubesched.live.recorder import Recorder
 from tests.live.conftest import Api, Replica, make_config, node, pod
 from tests.live.conftest import wait_for as wait
 from tests.live.fakeapi import FakeApiServer
@@ -56,6 +58,44 @@ def test_writes_in_flight_answer_on_their_thread(api: Api, client: KubeClient) -
         assert thread == "kubesched-writes"
     assert all(api.node_of(f"p{i}") == "n1" for i in range(40))
     assert client.writes is not None and client.writes.pending == 0
+
+
+def test_writes_submitted_while_the_thread_works_need_no_wake_up(
+    api: Api, client: KubeClient
+) -> None:
+    """Only a parked writes thread is woken through its pipe: a run of submits is picked up
+    by the thread already awake (one system call and lock hand-over per batch, not per
+    bind)."""
+    for i in range(40):
+        api.create(pod(f"p{i}"))
+    answers = [_submit(client, f"p{i}") for i in range(40)]
+    assert all(got.get(timeout=10)[0] is None for got in answers)
+    assert client.writes is not None and client.writes.wakeups < 20
+
+
+def test_events_go_behind_binds_through_the_shared_writes_thread(
+    server: FakeApiServer, api: Api, client: KubeClient
+) -> None:
+    """The recorder's client is a sibling: its Events go through the origin's writes
+    thread, paced by the sibling's own limiter and built on the recorder's thread; a
+    retryable failure is tried once more."""
+    events = client.sibling(0, 1)
+    assert events.writes is client.writes is not None
+    rec = Recorder(events, host="h")
+    stop = threading.Event()
+    thread = threading.Thread(target=rec.run, args=(stop,), daemon=True)
+    thread.start()
+    pods = [pod(f"p{i}") for i in range(5)]
+    server.fail("POST /apis/events.k8s.io/v1/namespaces/default/events", 503)
+    try:
+        for p in pods:
+            rec.pod_scheduled(parse_pod(p), "n1")
+        wait(lambda: len(api.events("Scheduled")) == 5)
+        wait(lambda: rec.written == 5 and rec.in_flight == 0)
+    finally:
+        stop.set()
+        rec.wake()
+        thread.join(5)
 
 
 def test_an_error_answer_is_the_api_error_request_raises(

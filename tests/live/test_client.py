@@ -14,6 +14,7 @@ import pytest
 from kubernetes import client as k8s
 
 from kubesched.api.errors import InputError
+from kubesched.live import client as client_mod
 from kubesched.live.client import ApiError, CurlWriter, KubeClient, RateLimiter, connect
 from kubesched.live.sharding import MERGE_PATCH as MERGE
 from kubesched.testing import VirtualClock
@@ -265,6 +266,67 @@ def test_a_proxy_keeps_writes_on_urllib3() -> None:
     assert CurlWriter.supports(conf)
     conf.proxy = "http://proxy.example:3128"
     assert not CurlWriter.supports(conf)
+
+
+class _Body:
+    """A buffered socket file whose reads return the given blocks, then nothing (cut)."""
+
+    def __init__(self, blocks: list[bytes]) -> None:
+        self._blocks = list(blocks)
+
+    def read1(self, n: int) -> bytes:
+        return self._blocks.pop(0) if self._blocks else b""
+
+
+_FRAMED = (
+    b'1c\r\n{"type": "ADDED", "object": \r\n'
+    b'9;ext=1\r\n{"a": 1}}\r\n'
+    b"1\r\n\n\r\n"
+    b'39\r\n{"type": "MODIFIED", "object": {"b": 2}}\n \n{"type": "X"}\n\r\n'
+    b"12\r\n"
+    b'{"type": "DELETED"\r\n'
+    b"2\r\n}\n\r\n"
+)
+_LINES = [
+    b'{"type": "ADDED", "object": {"a": 1}}',
+    b'{"type": "MODIFIED", "object": {"b": 2}}',
+    b'{"type": "X"}',
+    b'{"type": "DELETED"}',
+]
+
+
+@pytest.mark.parametrize("cut", [len(_FRAMED), 1, 3, 7, 30, 41])
+def test_a_chunked_watch_body_is_read_in_blocks_whatever_their_bounds(cut: int) -> None:
+    """Chunk sizes, extensions, lines across chunks and blocks, blank lines; the last chunk
+    ends it; a body cut before the last chunk is a broken connection."""
+    whole = _FRAMED + b"0\r\n\r\n"
+    blocks = [whole[i : i + cut] for i in range(0, len(whole), cut)]
+    assert list(client_mod._dechunked_lines(_Body(blocks))) == _LINES
+    unterminated = [_FRAMED[i : i + cut] for i in range(0, len(_FRAMED), cut)]
+    got: list[bytes] = []
+    with pytest.raises(ConnectionError):
+        got.extend(client_mod._dechunked_lines(_Body(unterminated)))
+    assert got == _LINES
+
+
+def test_a_real_watch_is_read_in_blocks(
+    api: Api, client: KubeClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The API server's chunked watch goes through the block reader, not urllib3's."""
+    bodies: list[object] = []
+    reader = client_mod._dechunked_lines
+
+    def spy(body: Any) -> Any:
+        bodies.append(body)
+        return reader(body)
+
+    monkeypatch.setattr(client_mod, "_dechunked_lines", spy)
+    api.create(pod("a"))
+    api.create(pod("b"))
+    events = client.watch("/api/v1/pods", {"resourceVersion": "0"}, read_timeout=10)
+    assert [next(events)["object"]["metadata"]["name"] for _ in range(2)] == ["a", "b"]
+    events.close()
+    assert len(bodies) == 1
 
 
 class _Stream:

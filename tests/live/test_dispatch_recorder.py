@@ -186,7 +186,7 @@ def test_recorder_coalesces_conditions_and_bounds_events() -> None:
     r.pod_failed(p, "Unschedulable", "first")
     r.pod_failed(p, "Unschedulable", "second")
     assert list(r.conditions.values()) == [(p, "Unschedulable", "second")]
-    ev = r.events[0]
+    ev = r.event_body(r.events[0])
     assert (ev["reason"], ev["type"], ev["reportingInstance"]) == (
         "FailedScheduling",
         "Warning",

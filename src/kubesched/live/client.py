@@ -13,7 +13,9 @@ not used: kubesched reads plain dicts).  Answers and watch events are decoded wi
 msgspec's C decoder (about 1.5x the standard library's speed on a page of Pods, the
 decoding of a large cluster's first LIST being seconds; integers stay exact); what it
 refuses and ``json`` takes (``NaN``, lone surrogates, numbers beyond float range) no API
-server sends.
+server sends.  A watch's chunked body is read a block at a time under urllib3
+(:func:`_dechunked_lines`): every event that has arrived is framed and split in one pass, so
+the watching thread takes the interpreter lock back once per block, not twice per event.
 
 Errors are decided here, once: :class:`ApiError` carries the HTTP code and says whether a
 retry can help (:attr:`ApiError.retryable`: 429, 5xx, connection failures).  Requests are
@@ -28,8 +30,9 @@ allows it (no proxy): a request costs about a third of the CPU it costs through 
 ``http.client`` (whose header parsing runs the ``email`` package).  The same answers, errors
 and metrics either way; urllib3 never retries these methods, and a connection that cannot be
 made is retried up to three times, as urllib3's default does.  Writes nobody waits for
-(live mode's binds) go through :class:`WritesInFlight`: one thread keeps many of them in flight
-with libcurl's multi interface and calls back with each answer.
+(live mode's binds, and its Events behind them) go through :class:`WritesInFlight`: one thread
+keeps many of them in flight with libcurl's multi interface and calls back with each answer;
+a client's siblings share it, each write paced by its own client's limiter.
 
 With a :class:`~kubesched.metrics.RestClientMetrics`, every answer is counted in
 ``rest_client_requests_total`` and every request's duration (rate limiter wait included)
@@ -41,6 +44,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import http.client
 import io
 import json
 import logging
@@ -243,6 +247,8 @@ class CurlWriter:
 class _Write:
     """One write of :class:`WritesInFlight`: the request, its pacing and its answer."""
 
+    client: KubeClient
+    """Whose rate limiter paces it and whose metrics count it."""
     method: str
     path: str
     data: bytes
@@ -278,14 +284,22 @@ class WritesInFlight:
         self._client = client
         self._writer = writer
         self._queue: collections.deque[_Write] = collections.deque()
+        self._later: collections.deque[_Write] = collections.deque()
+        """Writes that yield to :attr:`_queue` (Events: binds first, as upstream's
+        dispatcher)."""
         self._lock = threading.Lock()
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
         self._thread: threading.Thread | None = None
         self._closed = False
+        self._awake = True
+        """The thread is not parked in :meth:`_sleep` (guarded by ``_lock``): a write
+        submitted meanwhile is picked up without a wake-up through the pipe."""
         self.pending = 0
         """Writes submitted and not answered yet."""
+        self.wakeups = 0
+        """Times a submitted write woke the parked thread (one per batch, not per write)."""
 
     def submit(
         self,
@@ -297,9 +311,14 @@ class WritesInFlight:
         ready: Callable[[], Exception | None] = lambda: None,
         content_type: str = "application/json",
         timeout: float = DEFAULT_TIMEOUT,
+        client: KubeClient | None = None,
+        low: bool = False,
     ) -> None:
-        """Queue one write; ``answered`` is called on the writes' thread."""
+        """Queue one write; ``answered`` is called on the writes' thread.  ``client`` (a
+        :meth:`KubeClient.sibling` sharing this thread; default: the owner) paces and counts
+        it; a ``low`` write is sent only when no other write waits."""
         write = _Write(
+            client or self._client,
             method,
             path,
             msgspec.json.encode(body),
@@ -313,20 +332,27 @@ class WritesInFlight:
             if self._closed:
                 raise ApiError(0, "the client is closed")
             self.pending += 1
-            self._queue.append(write)
+            (self._later if low else self._queue).append(write)
             if self._thread is None:
                 self._thread = threading.Thread(
                     target=self._run, name="kubesched-writes", daemon=True
                 )
                 self._thread.start()
-        with contextlib.suppress(BlockingIOError):
-            os.write(self._wake_w, b"x")
+            # Only a parked thread needs the pipe: a wake-up per write would hand the
+            # interpreter lock to the writes thread once per bind (a system call each, and
+            # the scheduling thread waiting to get the lock back).
+            wake, self._awake = not self._awake, True
+        if wake:
+            self.wakeups += 1
+            with contextlib.suppress(BlockingIOError):
+                os.write(self._wake_w, b"x")
 
     def close(self) -> None:
         """Send what is queued, then end the thread (bounded by the writes' timeouts)."""
         with self._lock:
             self._closed = True
             thread = self._thread
+            self._awake = True
         with contextlib.suppress(BlockingIOError):
             os.write(self._wake_w, b"x")
         if thread is not None:
@@ -337,14 +363,18 @@ class WritesInFlight:
         free: list[Any] = []
         active: dict[Any, _Write] = {}
         paced: collections.deque[_Write] = collections.deque()
-        limiter = self._client.limiter
         while True:
             with self._lock:
-                while self._queue and len(active) + len(paced) < self.MAX_IN_FLIGHT:
-                    write = self._queue.popleft()
-                    write.at = time.monotonic() + limiter.reserve()
+                while len(active) + len(paced) < self.MAX_IN_FLIGHT:
+                    if self._queue:
+                        write = self._queue.popleft()
+                    elif self._later:
+                        write = self._later.popleft()
+                    else:
+                        break
+                    write.at = time.monotonic() + write.client.limiter.reserve()
                     paced.append(write)
-                closed = self._closed and not self._queue
+                closed = self._closed and not self._queue and not self._later
             now = time.monotonic()
             while paced and paced[0].at <= now:
                 write = paced.popleft()
@@ -392,6 +422,10 @@ class WritesInFlight:
         wait = self.IDLE_WAIT
         if paced:
             wait = min(wait, max(0.0, paced[0].at - time.monotonic()))
+        with self._lock:
+            if (self._queue or self._later) and len(active) + len(paced) < self.MAX_IN_FLIGHT:
+                return  # submitted since the queue was last taken: take it now
+            self._awake = False  # from here on a submit wakes the thread through the pipe
         poll = select.poll()  # not select(): no limit on the descriptors' numbers
         poll.register(self._wake_r, select.POLLIN)
         if active:
@@ -407,6 +441,8 @@ class WritesInFlight:
             wait = min(wait, 0.01 if ms < 0 else ms / 1000)
         if wait > 0:
             poll.poll(wait * 1000)
+        with self._lock:
+            self._awake = True
         with contextlib.suppress(BlockingIOError):
             os.read(self._wake_r, 4096)
 
@@ -416,7 +452,7 @@ class WritesInFlight:
         write.body.truncate()
         write.head.seek(0)
         write.head.truncate()
-        base, lines = self._client.write_headers(write.content_type)
+        base, lines = write.client.write_headers(write.content_type)
         curl.setopt(pycurl.URL, base + write.path)
         curl.setopt(pycurl.CUSTOMREQUEST, write.method)
         curl.setopt(pycurl.POSTFIELDS, write.data)
@@ -429,15 +465,15 @@ class WritesInFlight:
         err: ApiError | None = None
         if failure is not None:
             err = ApiError(0, failure)
-            self._client.answered(write.method, None)
+            write.client.answered(write.method, None)
         else:
             status = int(curl.getinfo(pycurl.RESPONSE_CODE))
-            self._client.answered(write.method, status)
+            write.client.answered(write.method, status)
             if status >= 400:
                 headers = _header_lines(write.head.getvalue())
                 retry = {"Retry-After": headers.get("retry-after", "")}
                 err = _status_error(status, write.body.getvalue(), retry)
-        self._client.took(write.method, time.monotonic() - write.submitted)
+        write.client.took(write.method, time.monotonic() - write.submitted)
         free.append(curl)
         self._answer(write, err)
 
@@ -448,6 +484,66 @@ class WritesInFlight:
             write.answered(err)
         except Exception:  # a caller's bug must not end the writes of every other one
             log.exception("answering %s %s failed", write.method, write.path)
+
+
+WATCH_READ = 1 << 16
+"""Bytes a watch stream's read asks for: whatever has arrived, up to this."""
+
+
+def _chunked_body(raw: Any) -> Any:
+    """The buffered socket file under a watch response whose body is HTTP/1.1 chunks of
+    plain JSON (no content coding) that nothing has read yet, or None (then urllib3 reads
+    it)."""
+    if not isinstance(raw, urllib3.HTTPResponse) or not raw.chunked:
+        return None
+    fp = raw._fp  # the http.client response under urllib3's
+    if (
+        not isinstance(fp, http.client.HTTPResponse)
+        or fp.fp is None
+        or fp.chunk_left is not None
+        or raw.headers.get("Content-Encoding")
+    ):
+        return None
+    return fp.fp
+
+
+def _dechunked_lines(body: Any) -> Generator[bytes, None, None]:
+    """The non-blank lines of a chunked body, read from ``body`` (a buffered socket file)
+    a block at a time: every event that has arrived is framed and split in one pass, with
+    one read and one interpreter-lock hand-back per block, where urllib3 reads chunk by
+    chunk (two reads each, each letting another thread take the lock).  The body's end
+    (the zero-size chunk) returns; a cut connection raises ``ConnectionError``."""
+    framed = b""  # bytes read, not yet de-chunked
+    tail = b""  # payload after the last newline
+    last = False
+    while not last:
+        block = body.read1(WATCH_READ)
+        if not block:
+            raise ConnectionError("connection closed inside the chunked body")
+        framed += block
+        pos, parts = 0, []
+        while True:
+            eol = framed.find(b"\r\n", pos)
+            if eol < 0:
+                break
+            size = int(framed[pos:eol].split(b";", 1)[0], 16)
+            if size == 0:  # the last chunk (trailers ignored)
+                last = True
+                break
+            end = eol + 2 + size
+            if end + 2 > len(framed):
+                break
+            parts.append(framed[eol + 2 : end])
+            pos = end + 2
+        framed = framed[pos:]
+        if parts:
+            lines = (tail + b"".join(parts)).split(b"\n")
+            tail = lines.pop()
+            for line in lines:
+                if line and not line.isspace():
+                    yield line
+    if tail.strip():
+        yield tail
 
 
 def _header_lines(head: bytes) -> dict[str, str]:
@@ -470,6 +566,7 @@ class KubeClient:
         qps: float = 50.0,
         burst: int = 100,
         metrics: RestClientMetrics | None = None,
+        writes_of: KubeClient | None = None,
     ) -> None:
         self._api = api
         self.limiter = RateLimiter(qps, burst)
@@ -483,15 +580,23 @@ class KubeClient:
         conf = api.configuration
         self._writer = CurlWriter(conf) if CurlWriter.supports(conf) else None
         """POST and PATCH through libcurl (None: through urllib3, as every other method)."""
-        self.writes = WritesInFlight(self, self._writer) if self._writer is not None else None
-        """Writes nobody waits for (None: libcurl cannot speak for this configuration)."""
+        writes: WritesInFlight | None = None
+        if writes_of is not None:
+            writes = writes_of.writes
+        elif self._writer is not None:
+            writes = WritesInFlight(self, self._writer)
+        self.writes: WritesInFlight | None = writes
+        """Writes nobody waits for (None: libcurl cannot speak for this configuration); a
+        sibling's are its origin's (one thread, one pool of connections), submitted with
+        ``client=`` the sibling so its own limiter paces them."""
+        self._owns_writes = writes_of is None
         self._headers: dict[str, tuple[float, str, list[str]]] = {}
         """Content type -> (when built, the URL base, a write's header lines)."""
 
     def sibling(self, qps: float, burst: int) -> KubeClient:
-        """A client on the same connection pool with its own rate limiter (leader election
-        gets its own, as upstream's separate leader-election client)."""
-        return KubeClient(self._api, qps=qps, burst=burst, metrics=self.metrics)
+        """A client on the same connection pool and writes thread with its own rate limiter
+        (leader election gets its own, as upstream's separate leader-election client)."""
+        return KubeClient(self._api, qps=qps, burst=burst, metrics=self.metrics, writes_of=self)
 
     @property
     def host(self) -> str:
@@ -669,8 +774,12 @@ class KubeClient:
         if self._stopped:  # shutting down: a watch that raced the cut ends here too
             with contextlib.suppress(Exception):
                 raw.shutdown()
+        body = _chunked_body(raw)
         buf = b""
         try:
+            if body is not None:
+                yield from _dechunked_lines(body)
+                return
             for chunk in raw.stream(amt=None, decode_content=True):
                 if b"\n" not in chunk:
                     buf += chunk
@@ -686,6 +795,9 @@ class KubeClient:
             raise ApiError(0, f"watch broken: {type(e).__name__}: {e}") from e
         finally:
             self._open.discard(raw)
+            if body is not None:  # read past urllib3: the connection is not reused
+                with contextlib.suppress(Exception):
+                    raw.close()
             raw.release_conn()
 
     def abort(self) -> None:
@@ -702,7 +814,7 @@ class KubeClient:
     def close(self) -> None:
         """Cut watches and release the connection pool."""
         self.stop_watches()
-        if self.writes is not None:
+        if self.writes is not None and self._owns_writes:
             self.writes.close()
         if self._writer is not None:
             self._writer.close()

@@ -12,6 +12,12 @@ One background thread drains two queues:
   ``<pod>.<unix-nanos hex>``, reported by the profile's scheduler name and
   ``<scheduler>-<hostname>`` as upstream's event recorder.
 
+The scheduling thread only queues what happened (:class:`PendingEvent`: the Pod, reason,
+note and the time); the Event is built and encoded on the recorder's thread, which wakes at
+most every :data:`BATCH_SECONDS` while Events come and hands the batch to the client's
+writes thread (:class:`~kubesched.live.client.WritesInFlight`, behind the binds) when the
+client has one -- upstream's broadcaster likewise records on its own goroutine.
+
 Rate limits as upstream's recorder: the note is capped at 1024 bytes; a spam filter allows
 each (Pod, reason) a burst of 25 Events refilled at one per 5 minutes (client-go's
 ``EventSourceObjectSpamFilter``); at most 1000 Events wait, newer ones are dropped when full
@@ -39,6 +45,10 @@ NOTE_LIMIT = 1024
 MAX_QUEUED_EVENTS = 1000
 SPAM_BURST = 25
 SPAM_REFILL_SECONDS = 300.0
+BATCH_SECONDS = 0.05
+"""How long the recorder lets Events gather after the first one before writing them (one
+wake-up of its thread per batch, not per Event)."""
+WRITE_ATTEMPTS = 2
 
 
 def cap_note(note: str) -> str:
@@ -47,6 +57,20 @@ def cap_note(note: str) -> str:
     if len(data) <= NOTE_LIMIT:
         return note
     return data[: NOTE_LIMIT - 4].decode("utf-8", "ignore") + " ..."
+
+
+@dataclass(slots=True, frozen=True)
+class PendingEvent:
+    """An Event as the scheduling thread queues it; :meth:`Recorder.event_body` builds it."""
+
+    pod: api.Pod
+    etype: str
+    reason: str
+    action: str
+    note: str
+    related: api.Pod | None
+    at_ns: int
+    """When it happened (``time.time_ns()``): the Event's time and name."""
 
 
 @dataclass(slots=True)
@@ -148,7 +172,13 @@ class Recorder:
         self.spam = SpamFilter()
         self.cond = threading.Condition()
         self.conditions: dict[str, tuple[api.Pod, str, str]] = {}
-        self.events: collections.deque[dict[str, Any]] = collections.deque()
+        self.events: collections.deque[PendingEvent] = collections.deque()
+        self.retries: list[tuple[float, PendingEvent, int]] = []
+        """Events whose asynchronous write failed and may be tried again (when, what, the
+        attempt it will be)."""
+        self.in_flight = 0
+        """Events handed to the writes thread and not answered (at most
+        :data:`MAX_QUEUED_EVENTS`; more wait in :attr:`events`)."""
         self.dropped = 0
         self.written = 0
 
@@ -190,40 +220,52 @@ class Recorder:
         if len(self.events) >= MAX_QUEUED_EVENTS:
             self.dropped += 1
             return
+        self.events.append(PendingEvent(pod, etype, reason, action, note, related, time.time_ns()))
+
+    def event_body(self, ev: PendingEvent) -> dict[str, Any]:
+        """The ``events.k8s.io/v1`` Event of ``ev``, named ``<pod>.<unix-nanos hex>``."""
+        pod, related = ev.pod, ev.related
         controller = (related or pod).scheduler_name
-        self.events.append(
-            {
-                "apiVersion": "events.k8s.io/v1",
-                "kind": "Event",
-                "metadata": {
-                    "name": f"{pod.name}.{time.time_ns():x}",
-                    "namespace": pod.namespace,
-                },
-                "eventTime": micro_time(),
-                "reportingController": controller,
-                "reportingInstance": f"{controller}-{self.host}",
-                "action": action,
-                "reason": reason,
-                "type": etype,
-                "note": cap_note(note),
-                "regarding": _reference(pod),
-                **({"related": _reference(related)} if related is not None else {}),
-            }
-        )
+        return {
+            "apiVersion": "events.k8s.io/v1",
+            "kind": "Event",
+            "metadata": {"name": f"{pod.name}.{ev.at_ns:x}", "namespace": pod.namespace},
+            "eventTime": micro_time(ev.at_ns / 1e9),
+            "reportingController": controller,
+            "reportingInstance": f"{controller}-{self.host}",
+            "action": ev.action,
+            "reason": ev.reason,
+            "type": ev.etype,
+            "note": cap_note(ev.note),
+            "regarding": _reference(pod),
+            **({"related": _reference(related)} if related is not None else {}),
+        }
 
     # ------------------------------------------------------------------ the thread
     def run(self, stop: threading.Event) -> None:
         """Write until ``stop`` is set, then flush what is queued (bounded by the limiter)."""
         while True:
             with self.cond:
-                while not self.conditions and not self.events and not stop.is_set():
-                    self.cond.wait(timeout=0.5)
+                while (
+                    not self.conditions
+                    and not self.events
+                    and not self._retry_due()
+                    and not stop.is_set()
+                ):
+                    self.cond.wait(timeout=0.5 if not self.retries else 0.2)
                 if stop.is_set() and not self.conditions and not self.events:
                     return
+            if not stop.is_set():
+                # let a batch gather: the producers' notify() finds no waiter meanwhile
+                time.sleep(BATCH_SECONDS)
+            with self.cond:
                 conditions = list(self.conditions.values())
                 self.conditions.clear()
-                events = list(self.events)
-                self.events.clear()
+                room = len(self.events)
+                if self.client.writes is not None:
+                    room = min(room, max(0, MAX_QUEUED_EVENTS - self.in_flight))
+                events = [(self.events.popleft(), 1) for _ in range(room)]
+                events.extend(self._take_retries())
             for pod, reason, message in conditions:
                 self._write(
                     "PATCH",
@@ -231,9 +273,56 @@ class Recorder:
                     pod_condition_patch(pod, reason, message),
                     "application/strategic-merge-patch+json",
                 )
-            for ev in events:
-                ns = ev["metadata"]["namespace"]
-                self._write("POST", f"/apis/events.k8s.io/v1/namespaces/{ns}/events", ev)
+            for ev, attempt in events:
+                self._send(ev, attempt)
+
+    def _send(self, ev: PendingEvent, attempt: int = 1) -> None:
+        """Write one Event: through the client's writes thread when it has one (the answer
+        handled there), else here."""
+        body = self.event_body(ev)
+        path = f"/apis/events.k8s.io/v1/namespaces/{ev.pod.namespace}/events"
+        writes = self.client.writes
+        if writes is None:
+            self._write("POST", path, body)
+            return
+
+        def answered(err: Exception | None) -> None:  # on the writes thread
+            with self.cond:
+                self.in_flight -= 1
+            if err is None:
+                self.written += 1
+                return
+            if isinstance(err, ApiError):
+                if err.code == 404:
+                    return  # the namespace is gone
+                if err.retryable and attempt < WRITE_ATTEMPTS:
+                    due = time.monotonic() + min(err.retry_after or 0.2, 2.0)
+                    with self.cond:
+                        self.retries.append((due, ev, attempt + 1))
+                    return
+            log.info("dropping POST %s: %s", path, err)
+
+        with self.cond:
+            self.in_flight += 1
+        try:
+            writes.submit(
+                "POST", path, body, answered=answered, client=self.client, timeout=5.0, low=True
+            )
+        except ApiError as e:  # the client is closed: shutting down
+            with self.cond:
+                self.in_flight -= 1
+            log.info("dropping POST %s: %s", path, e)
+
+    def _retry_due(self) -> bool:
+        now = time.monotonic()
+        return any(due <= now for due, _, _ in self.retries)
+
+    def _take_retries(self) -> list[tuple[PendingEvent, int]]:
+        """The failed Events due for another attempt, and its number (under ``cond``)."""
+        now = time.monotonic()
+        due = [(ev, n) for at, ev, n in self.retries if at <= now]
+        self.retries = [r for r in self.retries if r[0] > now]
+        return due
 
     def wake(self) -> None:
         """Wake the thread (shutdown)."""
