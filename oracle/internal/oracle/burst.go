@@ -73,6 +73,9 @@ func BurstNodes(ctx context.Context, o *BurstOptions) ([]string, error) {
 	}
 	nodes := make([]*v1.Node, o.Count)
 	names := make([]string, o.Count)
+	// 5 random characters give 27^5 names: 5,000 Nodes collide more often than not, and the
+	// API server refuses the second with AlreadyExists, so a drawn name is drawn again.
+	taken := make(map[string]bool, o.Count)
 	for i := range nodes {
 		n, err := tmpl.node(i, o.Count)
 		if err != nil {
@@ -80,7 +83,10 @@ func BurstNodes(ctx context.Context, o *BurstOptions) ([]string, error) {
 		}
 		n.UID, n.ResourceVersion = "", ""
 		if n.Name == "" {
-			n.Name = n.GenerateName + rand.String(5)
+			for n.Name == "" || taken[n.Name] {
+				n.Name = n.GenerateName + rand.String(5)
+			}
+			taken[n.Name] = true
 		}
 		if n.Labels == nil {
 			n.Labels = map[string]string{}
