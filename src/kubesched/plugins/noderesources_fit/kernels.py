@@ -109,18 +109,45 @@ def fit_masks(
 
 
 def verdict_from_masks(masks: IntArray, reasons: tuple[str, ...]) -> fw.Verdict:
-    """Compact int8 codes and a status table from :func:`fit_masks` bitmasks."""
-    uniq, inverse = np.unique(masks, return_inverse=True)
-    if uniq.shape[0] > 127:
-        raise ValueError("more than 127 distinct NodeResourcesFit outcomes in one cycle")
-    offset = 0 if uniq[0] == 0 else 1
-    codes = (inverse.reshape(-1) + offset).astype(np.int8)
-    k = len(reasons)
+    """Compact int8 codes and a status table from :func:`fit_masks` bitmasks ``(n,)``: 0 for
+    a passing node, ``1..m`` for the distinct non-zero masks in ascending order."""
+    failing = np.flatnonzero(masks)
+    return verdict_from_failing(masks.shape[0], failing, masks[failing], reasons)
+
+
+MAX_OUTCOMES = 127
+"""The most distinct failure bitmasks one verdict can code in int8."""
+
+
+def verdict_from_failing(
+    n: int, failing: IntArray, masks: IntArray, reasons: tuple[str, ...]
+) -> fw.Verdict:
+    """:func:`verdict_from_masks` for ``n`` nodes of which only ``failing`` (int64 positions
+    ``(f,)``) fail, with their non-zero bitmasks ``masks`` (int64 ``(f,)``): code 0 for the
+    others, ``1..m`` for the distinct masks in ascending order.
+
+    The bitmasks have ``len(reasons) + 2`` bits, so a count per possible value
+    (``np.bincount``) finds the distinct ones without sorting the rows.
+    """
+    codes = np.zeros(n, dtype=np.int8)
     table: dict[int, fw.Status] = {}
+    if failing.shape[0] == 0:
+        return fw.Verdict(codes, table)
+    k = len(reasons)
+    if k + 2 <= 16:
+        uniq = np.flatnonzero(np.bincount(masks, minlength=1 << (k + 2)))
+        if uniq.shape[0] > MAX_OUTCOMES:
+            raise ValueError("more than 127 distinct NodeResourcesFit outcomes in one cycle")
+        lookup = np.zeros(1 << (k + 2), dtype=np.int8)
+        lookup[uniq] = np.arange(1, uniq.shape[0] + 1, dtype=np.int8)
+        codes[failing] = lookup[masks]
+    else:  # a Pod checking more than 14 resources: sort instead
+        uniq, inverse = np.unique(masks, return_inverse=True)
+        if uniq.shape[0] > MAX_OUTCOMES:
+            raise ValueError("more than 127 distinct NodeResourcesFit outcomes in one cycle")
+        codes[failing] = (inverse.reshape(-1) + 1).astype(np.int8)
     for i, m in enumerate(uniq.tolist()):
-        if m == 0:
-            continue
         out = [TOO_MANY_PODS] if m & 1 else []
         out.extend(r for j, r in enumerate(reasons) if m >> (j + 1) & 1)
-        table[i + offset] = fw.unschedulable(*out, resolvable=not (m >> (k + 1) & 1))
+        table[i + 1] = fw.unschedulable(*out, resolvable=not (m >> (k + 1) & 1))
     return fw.Verdict(codes, table)
