@@ -8,7 +8,7 @@ import pytest
 
 from kubesched.api import objects as api
 from kubesched.framework.filterphase import FilterPhase
-from kubesched.framework.interface import SUCCESS, CycleState, IntArray, Status, unschedulable
+from kubesched.framework.interface import CycleState, IntArray, Status, unschedulable
 from kubesched.framework.outcomes import FilterOutcome, merge_outcomes, truncate_outcome
 
 FULL = unschedulable("node full")
@@ -46,7 +46,9 @@ def _default_walk(walk: _Walk, rows: IntArray, k: int) -> FilterOutcome:
     """The search before pass sizing: chunks of ``k``, then twice the nodes still wanted."""
     parts, pos, chunk, found, interned = [], 0, max(k, 1), 0, {}
     while pos < rows.size and found < k:
-        part = walk.run_filter_with_nominated(CycleState(), api.Pod("p"), rows[pos : pos + chunk], interned)
+        part = walk.run_filter_with_nominated(
+            CycleState(), api.Pod("p"), rows[pos : pos + chunk], interned
+        )
         parts.append(part)
         found += int(part.feasible.size)
         pos += chunk
