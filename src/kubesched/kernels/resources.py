@@ -289,7 +289,8 @@ def balanced_change_cpu_memory(used: IntArray, pod: IntArray, allocatable: IntAr
     half = MAX_NODE_SCORE // 2
     diff = half + both[0] - both[1]
     q = np.abs(diff) // 2
-    return half + np.where(diff < 0, -q, q)
+    out: IntArray = half + np.where(diff < 0, -q, q)
+    return out
 
 
 def least_allocated_all_present(
