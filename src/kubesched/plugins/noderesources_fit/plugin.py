@@ -25,6 +25,7 @@ from kubesched.plugins.noderesources_fit.kernels import (
     fits_one,
     insufficient,
     verdict_from_failing,
+    verdict_from_masks,
 )
 from kubesched.state.cache import ClusterState
 from kubesched.state.nodes import IntArray
@@ -131,7 +132,11 @@ class NodeResourcesFit(GovernedHints):
             fits &= (alloc - used >= s.amounts).all(axis=1)
         if fits.all():
             return fw.Verdict.all_pass(rows.shape[0])  # the common case: no bitmasks needed
-        bad = np.flatnonzero(~fits)  # bitmasks of the failing rows only
+        bad = np.flatnonzero(~fits)
+        if bad.shape[0] * 4 > rows.shape[0]:  # many fail: bitmasks of every row
+            return verdict_from_masks(
+                fit_masks(pod_count, allowed, alloc, used, s.amounts), s.reasons
+            )
         masks = fit_masks(pod_count[bad], allowed[bad], alloc[bad], used[bad], s.amounts)
         return verdict_from_failing(rows.shape[0], bad, masks, s.reasons)
 
