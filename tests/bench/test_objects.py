@@ -105,6 +105,7 @@ def test_a_template_without_name_or_generate_name_is_refused(tmp_path: Path) -> 
         ("Service", "", True, None, "namespace not set"),
         ("PriorityClass", "shop", True, None, "cluster-scoped"),
         ("Node", "shop", False, "", None),  # churn ignores the namespace of cluster kinds
+        ("DeviceTaintRule", "", True, "", None),  # resource.k8s.io: cluster-scoped
     ],
 )
 def test_make_object_checks_the_namespace_against_the_kind(

@@ -14,7 +14,7 @@ from kubesched.api import objects as api
 from kubesched.plugins.interpodaffinity.index import KINDS, AffinityIndex, Counts
 from kubesched.plugins.interpodaffinity.terms import matcher, pod_terms
 from kubesched.state.cache import ClusterState
-from kubesched.testing import Exists, In, NotIn
+from kubesched.testing import DoesNotExist, Exists, In, NotIn
 from tests.plugins._interpodaffinity import N, P, T, cluster_of
 
 Map = dict[tuple[str, str], int]
@@ -326,3 +326,29 @@ def test_anti_affinity_on_hostname_puts_one_pod_per_node() -> None:
     assert failed[0]["message"].startswith(
         "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules."
     )
+
+
+def test_resolved_namespace_selector_is_kept_until_namespaces_change() -> None:
+    """The index keeps a term's resolved ``namespaceSelector`` and resolves it again when a
+    namespace's labels change or a namespace gets its first Pod or loses its last."""
+    c = cluster_of([N("n1")], namespaces={"a": {"team": "x"}, "b": {"team": "y"}})
+    index = AffinityIndex(c)
+    by_team = api.LabelSelector((("team", "x"),))
+    no_team = api.LabelSelector((), (DoesNotExist("team"),))
+    [x] = pod_terms(P(anti=[T("zone", In("app", "web"), ns_selector=by_team)])).required_anti
+    [none] = pod_terms(P(anti=[T("zone", In("app", "web"), ns_selector=no_team)])).required_anti
+    first = index.matcher(x, c.namespaces.labels)
+    assert first.namespaces == {"a"} and index.matcher(x, c.namespaces.labels) is first
+    c.namespaces.labels["b"] = {"team": "x"}
+    assert index.matcher(x, c.namespaces.labels).namespaces == {"a", "b"}
+    c.apply_object({"kind": "Namespace", "metadata": {"name": "a"}}, deleted=True)
+    assert index.matcher(x, c.namespaces.labels).namespaces == {"b"}
+    assert index.matcher(none, c.namespaces.labels).namespaces == set()
+    pod = P("q", ns="undeclared", node="n1")
+    c.add_pod(pod)  # a namespace that holds a Pod has no labels unless declared
+    assert index.matcher(none, c.namespaces.labels).namespaces == {"undeclared"}
+    c.remove_pod(pod.key)
+    assert index.matcher(none, c.namespaces.labels).namespaces == set()
+    for term in (x, none):
+        want = matcher(term, c.namespaces.labels, index.pod_namespaces)
+        assert index.matcher(term, c.namespaces.labels) == want

@@ -289,3 +289,17 @@ def test_v136_upstream_cases(
     state = fw.CycleState()
     assert plugin.pre_score(state, pod, cluster, rows) == fw.SUCCESS
     assert plugin.score(state, pod, cluster, rows).tolist() == want
+
+
+def test_change_kernel_for_cpu_and_memory_equals_the_two_scores() -> None:
+    """The fused v1.36 kernel gives what two balanced scores and their change give."""
+    rng = np.random.default_rng(7)
+    for _ in range(100):
+        alloc = rng.integers(1, 10 ** int(rng.integers(1, 12)), size=(300, 2))
+        used = rng.integers(0, alloc * 2 + 1)
+        pod = rng.integers(0, 10 ** int(rng.integers(1, 10)), size=2)
+        got = res.balanced_change_cpu_memory(used, pod, alloc)
+        want = ba.balance_change(
+            res.balanced_cpu_memory(used + pod, alloc), res.balanced_cpu_memory(used, alloc)
+        )
+        assert got.dtype == np.int64 and got.tolist() == want.tolist()

@@ -428,3 +428,28 @@ def test_invalid_args(strategy: cfg.ScoringStrategy, path: str) -> None:
     with pytest.raises(InputError) as err:
         fit.new(cfg.NodeResourcesFitArgs(scoring_strategy=strategy), fw.Handle(make_cluster([])))
     assert [p for p, _ in err.value.problems] == [path]
+
+
+@pytest.mark.parametrize("k", [0, 2, 3, 15])
+def test_verdict_from_failing_codes_the_distinct_masks_in_ascending_order(k: int) -> None:
+    """Codes and statuses as a sort of all the bitmasks gives them (the counting path for
+    few resources, the sorting one for many), with only the failing rows handed over."""
+    rng = np.random.default_rng(k)
+    reasons = tuple(_ins(f"example.com/r{j}") for j in range(k))
+    outcomes = rng.integers(0, 1 << (k + 2), size=60, dtype=np.int64)  # at most 127 distinct
+    masks = rng.choice(outcomes, size=400)
+    masks[rng.random(400) < 0.5] = 0
+    failing = np.flatnonzero(masks)
+    got = fit.verdict_from_failing(400, failing, masks[failing], reasons)
+    distinct = sorted(set(masks[failing].tolist()))
+    want_codes = [0 if m == 0 else distinct.index(m) + 1 for m in masks.tolist()]
+    assert got.codes.dtype == np.int8 and got.codes.tolist() == want_codes
+    assert sorted(got.table) == list(range(1, len(distinct) + 1))
+    for code, m in enumerate(distinct, start=1):
+        st = got.table[code]
+        want = (["Too many pods"] if m & 1 else []) + [
+            r for j, r in enumerate(reasons) if m >> (j + 1) & 1
+        ]
+        assert list(st.reasons) == want
+        assert (st.code == UU) == bool(m >> (k + 1) & 1)
+    assert fit.verdict_from_masks(masks, reasons).codes.tolist() == want_codes

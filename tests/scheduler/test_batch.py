@@ -247,3 +247,28 @@ def test_kept_ties_are_the_ties_found_afresh(data: st.DataObject) -> None:
         kept = [int(j) for j in entry.tied()]
         assert kept == fresh.tied().tolist() and entry.top == fresh.top
         assert entry.tie_rows in (None, [rows[j] for j in kept])
+
+
+def test_a_search_signs_its_pod_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Result reuse, kept static failures and kept Filter verdicts all ask for the Pod's
+    signature: one search signs it once, whether it is signable or not."""
+    from kubesched.framework.runtime import Framework
+
+    signed: list[str] = []
+    sign = Framework._sign
+
+    def counting(self: Framework, pod: Any) -> tuple[object, ...] | None:
+        signed.append(pod.key)
+        return sign(self, pod)
+
+    monkeypatch.setattr(Framework, "_sign", counting)
+    s, fake = scheduler(True, ALL_NODES)
+    workload(s, 6, [])
+    for i in range(4):
+        pod = make_pod(f"s{i}").req(cpu="100m").labels(app="web").created(float(i))
+        if i % 2:
+            pod = pod.spread(1, "zone", "ScheduleAnyway", labels={"app": "web"})
+        s.on_pod_add(pod.obj())
+    drain(s)
+    assert len(fake.binds) == 4
+    assert sorted(signed) == sorted(f"default/s{i}" for i in range(4))

@@ -48,6 +48,7 @@ CLUSTER_SCOPED = frozenset(
         "CSIDriver",
         "DeviceClass",
         "ResourceSlice",
+        "DeviceTaintRule",
         "ClusterRole",
         "ClusterRoleBinding",
         "CustomResourceDefinition",

@@ -25,6 +25,8 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import yaml
+
 from kubesched.api.errors import InputError
 from kubesched.bench import config as c
 from kubesched.bench import declaredfeatures, schema
@@ -217,14 +219,28 @@ class Params:
         return value
 
     def template_params(self, raw: Mapping[str, Any]) -> dict[str, Any]:
-        """``templateParams`` with ``$name`` values replaced by the param."""
+        """``templateParams`` with ``$name`` values replaced by the param (upstream
+        ``resolveTemplateParams``): ``$name|default`` falls back to ``default``, decoded as
+        YAML (``$n|2`` is the int 2, ``$s|`` null), when the workload has no param ``name``."""
         out = dict(raw)
         for k, v in raw.items():
             if isinstance(v, str) and v.startswith("$"):
-                if v[1:] not in self.values:
-                    raise ParamError(f'parameter "{v[1:]}" not found')
-                self.used.add(v[1:])
-                out[k] = self.values[v[1:]]
+                name, default = v[1:], None
+                sep = name.find("|")
+                if sep > 0:
+                    name, default = name[:sep], name[sep + 1 :]
+                if name in self.values:
+                    self.used.add(name)
+                    out[k] = self.values[name]
+                elif default is not None:
+                    try:
+                        out[k] = yaml.safe_load(default)
+                    except yaml.YAMLError as err:
+                        raise ParamError(
+                            f'decoding parameter "{name}" default {default!r} as YAML: {err}'
+                        ) from None
+                else:
+                    raise ParamError(f'parameter "{name}" not found')
         return out
 
     def unused(self) -> list[str]:

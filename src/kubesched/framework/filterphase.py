@@ -54,6 +54,35 @@ def _no_node_left(narrowing: set[str]) -> str:
     return f"node(s) didn't satisfy plugin(s) [{' '.join(names)}] simultaneously"
 
 
+def default_chunk_end(fpos: IntArray, walked: int, n: int, num_to_find: int) -> int:
+    """Where the search's default chunked walk over ``n`` rows stops: chunks of
+    ``num_to_find`` rows, then of at least twice the nodes still wanted, until
+    ``num_to_find`` feasible ones are found or the rows run out.  ``fpos`` (int64, ascending)
+    are the positions of the feasible rows among the first ``walked``; the answer is the
+    first chunk end past ``walked`` when the walk needs rows not filtered yet."""
+    end, chunk, found = 0, max(num_to_find, 1), 0
+    while end < n and found < num_to_find:
+        end = min(end + chunk, n)
+        if end > walked:
+            return end
+        found = int(np.searchsorted(fpos, end))
+        chunk = max(chunk, (num_to_find - found) * 2)
+    return end
+
+
+def next_chunk(chunk: int, walked: int, found: int, num_to_find: int) -> int:
+    """How many rows the next Filter pass of a search takes, after ``walked`` rows gave
+    ``found`` feasible ones of the ``num_to_find`` wanted: the default chunk
+    (:func:`default_chunk_end`), or more when the feasible share seen so far says it will
+    not do (with a quarter to spare), so a search over mostly full nodes takes a few large
+    passes rather than many small ones."""
+    left = num_to_find - found
+    out = max(chunk, left * 2)
+    if found:
+        out = max(out, -(-left * walked * 5 // (found * 4)))
+    return out
+
+
 class FilterPhase:
     """PreFilter, Filter (with nominated Pods) and PreFilterExtensions of one profile."""
 
@@ -318,12 +347,52 @@ class FilterPhase:
             parts.append(part)
             found += int(part.feasible.size)
             pos += chunk
-            chunk = max(chunk, (num_to_find - found) * 2)
+            chunk = next_chunk(chunk, pos, found, num_to_find)
         outcome = merge_outcomes(parts, list(interned))
+        if len(parts) > 1:
+            outcome = self._as_default_walk(
+                state, pod, ordered_rows, num_to_find, outcome, min(pos, n), interned
+            )
         if outcome.feasible.size > num_to_find:
             outcome = truncate_outcome(outcome, ordered_rows, num_to_find)
         self._timed("Filter", start, SUCCESS)
         return outcome
+
+    def _as_default_walk(
+        self,
+        state: CycleState,
+        pod: api.Pod,
+        ordered_rows: IntArray,
+        num_to_find: int,
+        outcome: FilterOutcome,
+        walked: int,
+        interned: dict[Status, int],
+    ) -> FilterOutcome:
+        """``outcome`` of the passes :func:`next_chunk` sized over the first ``walked`` of
+        ``ordered_rows``, cut (or extended) to the rows the default chunks would have walked
+        (:func:`default_chunk_end`): the same nodes, failures and ``processed`` (which moves
+        the round-robin start) whatever the pass sizes."""
+        n = int(ordered_rows.size)
+        position = np.empty(int(ordered_rows.max()) + 1, dtype=np.int64)
+        position[ordered_rows] = np.arange(n, dtype=np.int64)
+        while True:
+            end = default_chunk_end(position[outcome.feasible], walked, n, num_to_find)
+            if end <= walked:
+                break
+            more = self.run_filter_with_nominated(state, pod, ordered_rows[walked:end], interned)
+            outcome = merge_outcomes([outcome, more], list(interned))
+            walked = end
+        if end == walked:
+            return outcome
+        feasible = position[outcome.feasible] < end
+        failed = position[outcome.failed] < end
+        return FilterOutcome(
+            outcome.feasible[feasible],
+            outcome.failed[failed],
+            outcome.failed_status[failed],
+            list(interned),
+            end,
+        )
 
     def _candidate_rows(self, state: CycleState, pod: api.Pod) -> IntArray | None:
         """int64 rows outside which some Filter plugin rejects ``pod`` for sure, or None."""

@@ -140,6 +140,10 @@ class Framework(FilterPhase):
         ]
         """:attr:`_signers` without the ``Locality.CLAIMS`` plugins: what signs a Pod without
         claims (those plugins sign it ``()``, the same for every such Pod)."""
+        self._searching: api.Pod | None = None
+        """The Pod whose search is under way (:meth:`begin_search`)."""
+        self._signed: tuple[api.Pod, tuple[object, ...] | None] | None = None
+        """That Pod and its signature, once signed."""
         self._reserve_unclaimed = [p for p in self.plugins["reserve"] if p.name not in claims]
         self._pre_bind_unclaimed = [p for p in self.plugins["pre_bind"] if p.name not in claims]
         """Reserve and PreBind plugins with work for a Pod without claims (a
@@ -313,7 +317,26 @@ class Framework(FilterPhase):
         return out
 
     def sign(self, pod: api.Pod) -> tuple[object, ...] | None:
-        """The Pod's signature for result reuse, or None when some plugin cannot sign it."""
+        """The Pod's signature for result reuse, or None when some plugin cannot sign it;
+        signed once per search of ``pod`` (:meth:`begin_search`)."""
+        signed = self._signed
+        if signed is not None and signed[0] is pod:
+            return signed[1]
+        out = self._sign(pod)
+        if pod is self._searching:
+            self._signed = (pod, out)
+        return out
+
+    def begin_search(self, pod: api.Pod) -> None:
+        """A search of ``pod`` starts: until :meth:`end_search`, :meth:`sign` signs it once
+        (result reuse, kept static failures and kept Filter verdicts each ask)."""
+        self._searching, self._signed = pod, None
+
+    def end_search(self) -> None:
+        """The search :meth:`begin_search` started is over."""
+        self._searching = self._signed = None
+
+    def _sign(self, pod: api.Pod) -> tuple[object, ...] | None:
         parts: list[object] = [pod.scheduler_name]
         for sign in self._signers if pod.has_claims else self._signers_unclaimed:
             if sign is None:

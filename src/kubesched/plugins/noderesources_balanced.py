@@ -121,10 +121,9 @@ def balanced_scores(
         alloc = np.take(nodes.allocatable, rows, axis=0)[:, :2]
         if alloc.all():
             used = np.take(nodes.requested, rows, axis=0)[:, :2]
-            with_pod = res.balanced_cpu_memory(used + pod_requests, alloc)
-            if not change:
-                return with_pod
-            return balance_change(with_pod, res.balanced_cpu_memory(used, alloc))
+            if change:
+                return res.balanced_change_cpu_memory(used, pod_requests, alloc)
+            return res.balanced_cpu_memory(used + pod_requests, alloc)
     alloc, req = res.allocatable_and_requested(nodes, rows, names, pod_requests, use_requested=True)
     with_pod = res.balanced_allocation(req, alloc)
     if not change:

@@ -118,6 +118,13 @@ class Search:
     def run(self, fwk: Framework, state: CycleState, pod: api.Pod) -> ScheduleResult:
         """Find the node for ``pod``; raises :class:`FitError` (or :class:`NoNodesError`,
         :class:`PluginError`, :class:`ExtenderError`)."""
+        fwk.begin_search(pod)
+        try:
+            return self._run(fwk, state, pod)
+        finally:
+            fwk.end_search()
+
+    def _run(self, fwk: Framework, state: CycleState, pod: api.Pod) -> ScheduleResult:
         order = self.host.candidate_rows()
         n = int(order.size)
         self.last_nodes = n

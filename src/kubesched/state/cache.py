@@ -118,11 +118,48 @@ def tell_added(observer: Observer, recs: list[PodRecord]) -> None:
             observer.pod_added(rec)
 
 
+class NamespaceLabels(dict[str, dict[str, str]]):
+    """Namespace name -> its labels, counting its changes in ``generation``, so what is
+    derived from every namespace's labels (a ``namespaceSelector`` resolved into namespace
+    names) can be kept until one changes.  A namespace's labels are replaced, never edited
+    in place."""
+
+    generation: int = 0
+
+    def __setitem__(self, key: str, value: dict[str, str]) -> None:
+        super().__setitem__(key, value)
+        self.generation += 1
+
+    def __delitem__(self, key: str) -> None:
+        super().__delitem__(key)
+        self.generation += 1
+
+    def update(self, *args: Any, **kwargs: dict[str, str]) -> None:
+        super().update(*args, **kwargs)
+        self.generation += 1
+
+    def pop(self, *args: Any) -> Any:
+        self.generation += 1
+        return super().pop(*args)
+
+    def popitem(self) -> tuple[str, dict[str, str]]:
+        self.generation += 1
+        return super().popitem()
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        self.generation += 1
+        return super().setdefault(key, default)
+
+    def clear(self) -> None:
+        super().clear()
+        self.generation += 1
+
+
 @dataclass(slots=True)
 class Namespaces:
     """Namespace labels (for ``namespaceSelector``); a namespace never declared has none."""
 
-    labels: dict[str, dict[str, str]] = field(default_factory=dict)
+    labels: NamespaceLabels = field(default_factory=NamespaceLabels)
 
 
 class ClusterState:

@@ -28,7 +28,7 @@ import numpy.typing as npt
 from kubesched.api import objects as api
 from kubesched.framework.interface import CodeArray, IntArray
 from kubesched.plugins.interpodaffinity.index import REQUIRED_ANTI, AffinityIndex
-from kubesched.plugins.interpodaffinity.terms import Matcher, PodTerms, matcher, pod_terms
+from kubesched.plugins.interpodaffinity.terms import Matcher, PodTerms, pod_terms
 from kubesched.state.nodes import NodeTable
 
 ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH = (
@@ -109,9 +109,8 @@ def pre_filter_state(
         return None
     state = PreFilterState(existing=existing)
     table = index.table
-    pod_ns = index.pod_namespaces
     if terms.required_affinity:
-        matchers = tuple(matcher(t, namespaces, pod_ns) for t in terms.required_affinity)
+        matchers = tuple(index.matcher(t, namespaces) for t in terms.required_affinity)
         counts = index.counter(matchers)
         for t in terms.required_affinity:
             _accumulate(state.affinity, t.topology_key, counts.domain(t.topology_key, table))
@@ -120,7 +119,7 @@ def pre_filter_state(
         )
         state.self_match = all(m.matches(pod.namespace, pod.labels) for m in matchers)
     if terms.required_anti:
-        anti = tuple((t.topology_key, matcher(t, namespaces, pod_ns)) for t in terms.required_anti)
+        anti = tuple((t.topology_key, index.matcher(t, namespaces)) for t in terms.required_anti)
         for key, m in anti:
             _accumulate(state.anti, key, index.counter((m,)).domain(key, table))
         state.anti_terms = anti

@@ -29,13 +29,14 @@ current on Pod changes and dropped when a node holding counted Pods changes labe
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
 from kubesched.api import objects as api
-from kubesched.plugins.interpodaffinity.terms import NO_TERMS, Matcher, Term, pod_terms
-from kubesched.state.cache import ClusterState, PodRecord
+from kubesched.plugins.interpodaffinity.terms import NO_TERMS, Matcher, Term, matcher, pod_terms
+from kubesched.state.cache import ClusterState, NamespaceLabels, PodRecord
 from kubesched.state.nodes import IntArray, NodeTable
 
 REQUIRED_AFFINITY = 0
@@ -134,6 +135,10 @@ class AffinityIndex:
         self.counters: dict[CounterKey, Counts] = {}
         self.groups: tuple[dict[GroupKey, Counts], ...] = tuple({} for _ in KINDS)
         self.pod_namespaces: Counter[str] = Counter()
+        self.namespaces_version = 0
+        """Bumped when a namespace gets its first Pod or loses its last one (the keys of
+        ``pod_namespaces``, which a resolved ``namespaceSelector`` depends on)."""
+        self._resolved: dict[Term, tuple[NamespaceLabels, int, int, Matcher]] = {}
         self._pods: dict[str, _Entry] = {}
         self._tick = 0
         self.groups_version = 0
@@ -152,7 +157,7 @@ class AffinityIndex:
         entry = _Entry(rec.row, pod.namespace, pod.labels)
         terms = pod_terms(pod)
         if terms is NO_TERMS and not self.counters:  # the common Pod: nothing to count yet
-            self.pod_namespaces[entry.namespace] += 1
+            self._count_namespace(entry.namespace)
             self._pods[pod.key] = entry
             return
         kinds: tuple[tuple[int, tuple[GroupKey, ...]], ...] = (
@@ -176,7 +181,7 @@ class AffinityIndex:
         for ckey, counts in self.counters.items():
             if all(m.matches(entry.namespace, entry.labels) for m in ckey):
                 counts.add(rec.row, 1, table)
-        self.pod_namespaces[entry.namespace] += 1
+        self._count_namespace(entry.namespace)
         self._pods[pod.key] = entry
 
     def pods_added(self, recs: list[PodRecord]) -> None:
@@ -199,10 +204,21 @@ class AffinityIndex:
                 pods[key] = _Entry(rec.row, ns, pod.labels)
                 namespaces[ns] = namespaces.get(ns, 0) + 1
             else:
-                self.pod_namespaces.update(namespaces)  # in order, as pod_added counts
+                self._count_namespaces(namespaces)  # in order, as pod_added counts
                 namespaces.clear()
                 self.pod_added(rec)
+        self._count_namespaces(namespaces)
+
+    def _count_namespace(self, namespace: str) -> None:
+        if namespace not in self.pod_namespaces:
+            self.namespaces_version += 1
+        self.pod_namespaces[namespace] += 1
+
+    def _count_namespaces(self, namespaces: dict[str, int]) -> None:
+        before = len(self.pod_namespaces)
         self.pod_namespaces.update(namespaces)
+        if len(self.pod_namespaces) != before:
+            self.namespaces_version += 1
 
     def pod_removed(self, rec: PodRecord) -> None:
         """Undo :meth:`pod_added` for ``rec``."""
@@ -236,6 +252,7 @@ class AffinityIndex:
         self.pod_namespaces[entry.namespace] -= 1
         if not self.pod_namespaces[entry.namespace]:
             del self.pod_namespaces[entry.namespace]
+            self.namespaces_version += 1
 
     def _all_counts(self) -> list[Counts]:
         out = list(self.counters.values())
@@ -264,6 +281,23 @@ class AffinityIndex:
         by_age = sorted(self.counters.items(), key=lambda kv: kv[1].last_used)
         for key, _ in by_age[: len(by_age) // 2 + 1]:
             del self.counters[key]
+
+    def matcher(self, term: Term, ns_labels: Mapping[str, dict[str, str]]) -> Matcher:
+        """:func:`~kubesched.plugins.interpodaffinity.terms.matcher` for ``term`` of an
+        incoming Pod, kept while no namespace's labels change (``ns_labels`` the cluster's
+        :class:`~kubesched.state.cache.NamespaceLabels`) and no namespace gets its first Pod
+        or loses its last: Pods made from one template resolve one ``namespaceSelector``."""
+        if term.ns_selector is None or not isinstance(ns_labels, NamespaceLabels):
+            return matcher(term, ns_labels, self.pod_namespaces)
+        hit = self._resolved.get(term)
+        generation, version = ns_labels.generation, self.namespaces_version
+        if hit is not None and hit[0] is ns_labels and hit[1:3] == (generation, version):
+            return hit[3]
+        out = matcher(term, ns_labels, self.pod_namespaces)
+        if len(self._resolved) >= MAX_MATCHED:
+            self._resolved.clear()
+        self._resolved[term] = (ns_labels, generation, version, out)
+        return out
 
     def matching_groups(self, pod: api.Pod) -> Matched:
         """The groups whose term selects ``pod`` (its namespace, with that namespace's labels,

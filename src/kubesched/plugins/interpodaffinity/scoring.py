@@ -33,7 +33,7 @@ from kubesched.plugins.interpodaffinity.index import (
     REQUIRED_AFFINITY,
     AffinityIndex,
 )
-from kubesched.plugins.interpodaffinity.terms import PodTerms, matcher
+from kubesched.plugins.interpodaffinity.terms import PodTerms
 from kubesched.state.nodes import NodeTable
 
 
@@ -73,10 +73,9 @@ def pre_score_state(
         return None
     table = index.table
     total = _Sum()
-    pod_ns = index.pod_namespaces
     for sign, weighted in ((1, terms.preferred_affinity), (-1, terms.preferred_anti)):
         for weight, t in weighted:
-            counts = index.counter((matcher(t, namespaces, pod_ns),))
+            counts = index.counter((index.matcher(t, namespaces),))
             total.add(t.topology_key, sign * weight, counts.domain(t.topology_key, table))
     signs = {PREFERRED_AFFINITY: 1, PREFERRED_ANTI: -1}
     if hard_weight > 0:

@@ -30,6 +30,7 @@ from kubesched.plugins.noderesources_fit.kernels import (
     fit_masks,
     insufficient,
     node_fits,
+    verdict_from_failing,
     verdict_from_masks,
 )
 from kubesched.plugins.noderesources_fit.plugin import NAME, NodeResourcesFit, new
@@ -44,5 +45,6 @@ __all__ = [
     "node_fits",
     "node_hint",
     "pod_hint",
+    "verdict_from_failing",
     "verdict_from_masks",
 ]

@@ -109,18 +109,69 @@ def fit_masks(
 
 
 def verdict_from_masks(masks: IntArray, reasons: tuple[str, ...]) -> fw.Verdict:
-    """Compact int8 codes and a status table from :func:`fit_masks` bitmasks."""
-    uniq, inverse = np.unique(masks, return_inverse=True)
-    if uniq.shape[0] > 127:
+    """Compact int8 codes and a status table from :func:`fit_masks` bitmasks ``(n,)``: 0 for
+    a passing node, ``1..m`` for the distinct non-zero masks in ascending order."""
+    if len(reasons) + 2 <= MAX_COUNTED_BITS:
+        return _counted(masks.shape[0], None, masks, reasons)
+    failing = np.flatnonzero(masks)
+    return verdict_from_failing(masks.shape[0], failing, masks[failing], reasons)
+
+
+MAX_OUTCOMES = 127
+"""The most distinct failure bitmasks one verdict can code in int8."""
+MAX_COUNTED_BITS = 16
+"""Bitmasks this wide or narrower are told apart by counting each possible value."""
+
+
+def verdict_from_failing(
+    n: int, failing: IntArray, masks: IntArray, reasons: tuple[str, ...]
+) -> fw.Verdict:
+    """:func:`verdict_from_masks` for ``n`` nodes of which only ``failing`` (int64 positions
+    ``(f,)``) fail, with their non-zero bitmasks ``masks`` (int64 ``(f,)``): code 0 for the
+    others, ``1..m`` for the distinct masks in ascending order.
+
+    The bitmasks have ``len(reasons) + 2`` bits, so a count per possible value
+    (``np.bincount``) finds the distinct ones without sorting the rows.
+    """
+    if len(reasons) + 2 <= MAX_COUNTED_BITS:
+        return _counted(n, failing, masks, reasons)
+    codes = np.zeros(n, dtype=np.int8)
+    if failing.shape[0] == 0:
+        return fw.Verdict(codes, {})
+    uniq, inverse = np.unique(masks, return_inverse=True)  # wide bitmasks: sort instead
+    if uniq.shape[0] > MAX_OUTCOMES:
         raise ValueError("more than 127 distinct NodeResourcesFit outcomes in one cycle")
-    offset = 0 if uniq[0] == 0 else 1
-    codes = (inverse.reshape(-1) + offset).astype(np.int8)
+    codes[failing] = (inverse.reshape(-1) + 1).astype(np.int8)
+    return fw.Verdict(codes, _table(uniq.tolist(), reasons))
+
+
+def _counted(
+    n: int, failing: IntArray | None, masks: IntArray, reasons: tuple[str, ...]
+) -> fw.Verdict:
+    """The verdict by counting: ``masks`` of the ``failing`` positions, or of all ``n``
+    rows (zeros included) when ``failing`` is None."""
+    size = 1 << (len(reasons) + 2)
+    counts = np.bincount(masks, minlength=size)
+    counts[0] = 0
+    uniq = np.flatnonzero(counts)
+    if uniq.shape[0] > MAX_OUTCOMES:
+        raise ValueError("more than 127 distinct NodeResourcesFit outcomes in one cycle")
+    lookup = np.zeros(size, dtype=np.int8)
+    lookup[uniq] = np.arange(1, uniq.shape[0] + 1, dtype=np.int8)
+    if failing is None:
+        codes = lookup[masks]
+    else:
+        codes = np.zeros(n, dtype=np.int8)
+        codes[failing] = lookup[masks]
+    return fw.Verdict(codes, _table(uniq.tolist(), reasons))
+
+
+def _table(uniq: list[int], reasons: tuple[str, ...]) -> dict[int, fw.Status]:
+    """Code ``i + 1`` -> the status of the non-zero bitmask ``uniq[i]``."""
     k = len(reasons)
     table: dict[int, fw.Status] = {}
-    for i, m in enumerate(uniq.tolist()):
-        if m == 0:
-            continue
+    for i, m in enumerate(uniq):
         out = [TOO_MANY_PODS] if m & 1 else []
         out.extend(r for j, r in enumerate(reasons) if m >> (j + 1) & 1)
-        table[i + offset] = fw.unschedulable(*out, resolvable=not (m >> (k + 1) & 1))
-    return fw.Verdict(codes, table)
+        table[i + 1] = fw.unschedulable(*out, resolvable=not (m >> (k + 1) & 1))
+    return table

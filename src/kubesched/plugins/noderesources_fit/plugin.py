@@ -24,6 +24,7 @@ from kubesched.plugins.noderesources_fit.kernels import (
     fit_masks,
     fits_one,
     insufficient,
+    verdict_from_failing,
     verdict_from_masks,
 )
 from kubesched.state.cache import ClusterState
@@ -126,9 +127,18 @@ class NodeResourcesFit(GovernedHints):
         pod_count = nodes.pod_count[rows]
         allowed = nodes.allowed_pods[rows]
         alloc, used = checked_columns(cluster, rows, s)
-        if (pod_count < allowed).all() and (alloc - used >= s.amounts).all():
+        fits = pod_count < allowed
+        if s.amounts.shape[0]:
+            fits &= (alloc - used >= s.amounts).all(axis=1)
+        if fits.all():
             return fw.Verdict.all_pass(rows.shape[0])  # the common case: no bitmasks needed
-        return verdict_from_masks(fit_masks(pod_count, allowed, alloc, used, s.amounts), s.reasons)
+        bad = np.flatnonzero(~fits)
+        if bad.shape[0] * 4 > rows.shape[0]:  # many fail: bitmasks of every row
+            return verdict_from_masks(
+                fit_masks(pod_count, allowed, alloc, used, s.amounts), s.reasons
+            )
+        masks = fit_masks(pod_count[bad], allowed[bad], alloc[bad], used[bad], s.amounts)
+        return verdict_from_failing(rows.shape[0], bad, masks, s.reasons)
 
     def filter_one(
         self, state: fw.CycleState, pod: api.Pod, cluster: ClusterState, row: int
