@@ -13,6 +13,7 @@ from kubesched.api import objects as api
 from kubesched.api.errors import InputError
 from kubesched.config import args as cfg
 from kubesched.config import names
+from kubesched.devices import extended
 from kubesched.framework import interface as fw
 from kubesched.framework.contract import Locality
 from kubesched.kernels import resources as res
@@ -91,10 +92,14 @@ class NodeResourcesFit(GovernedHints):
         sparse: list[tuple[int, str]] = []
         amounts: list[int] = []
         reasons: list[str] = []
+        delegated: list[int] = []
+        resolve = self.handle.services.get(extended.RESOLVER)  # DRAExtendedResource on
         for name in (*_BASE, *scalars):
             amount = counted.get(name, 0)
             if amount <= 0 or self._ignored(name):
                 continue
+            if resolve is not None and name not in _BASE and resolve(name) is not None:
+                delegated.append(len(amounts))
             col = nodes.resource_col(name)  # a resource never seen gets its place now
             if col is None:
                 sparse.append((len(amounts), name))
@@ -109,6 +114,7 @@ class NodeResourcesFit(GovernedHints):
             tuple(reasons),
             tuple(sparse),
             tuple(zip(cols, [a for j, a in enumerate(amounts) if j not in skip], strict=True)),
+            tuple(delegated),
         )
         return None, fw.SUCCESS
 
@@ -150,7 +156,9 @@ class NodeResourcesFit(GovernedHints):
         if not isinstance(s, PreFilterState) or not s.sparse:
             return None
         out: IntArray | None = None
-        for _, name in s.sparse:
+        for pos, name in s.sparse:
+            if pos in s.delegated:
+                continue  # a node without it may get it from DRA
             sp = cluster.nodes.sparse.get(name)
             if sp is not None:  # else promoted to a dense column since PreFilter
                 rows = sp.rows_with()
