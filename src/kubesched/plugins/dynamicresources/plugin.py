@@ -43,6 +43,7 @@ from kubesched.api import objects as api
 from kubesched.api import podclaims
 from kubesched.api import resource as r
 from kubesched.config import names
+from kubesched.config.decode import parse_go_duration
 from kubesched.devices import allocator, drafrag
 from kubesched.devices import draindex as index
 from kubesched.devices import extended as ext
@@ -124,8 +125,9 @@ class DynamicResources(Hints):
     locality = Locality.CLAIMS
 
     def __init__(self, args: object | None, handle: Handle) -> None:
-        del args
         self.handle = handle
+        self.filter_timeout = filter_timeout(args, handle)
+        """Seconds one node's device search may take in Filter (None: no limit)."""
         # v1.37's PostFilter answers Unschedulable without a message when it has nothing
         # to deallocate (v1.34-v1.36: ``no new claims to deallocate`` / ``still not
         # schedulable``)
@@ -328,7 +330,12 @@ class DynamicResources(Hints):
                     s.classes,
                     s.in_use,
                     self.allocator_options,
+                    self.filter_timeout,
                 )
+            except allocator.AllocationTimeout:
+                codes[i] = 6
+                table[6] = error(f"node {node.name}: timed out trying to allocate devices")
+                continue
             except allocator.AllocationError as e:
                 codes[i] = 3
                 table[3] = error(str(e))
@@ -610,6 +617,22 @@ def _ranked(claim: r.ResourceClaim, results: tuple[r.AllocatedDevice, ...]) -> i
     return total
 
 
+FILTER_TIMEOUT_DEFAULT = 10.0
+"""Upstream's ``filterTimeout`` default (seconds) under DRASchedulerFilterTimeout."""
+
+
+def filter_timeout(args: object | None, handle: Handle) -> float | None:
+    """``filterTimeout`` of the (validated) args in seconds under DRASchedulerFilterTimeout
+    (10 s when absent), None without a limit (the gate off, or 0)."""
+    if not handle.feature_gates.enabled("DRASchedulerFilterTimeout"):
+        return None
+    raw = args.get("filterTimeout") if isinstance(args, Mapping) else None
+    seconds = parse_go_duration(raw) if isinstance(raw, str) else None
+    if seconds is None:
+        seconds = FILTER_TIMEOUT_DEFAULT
+    return seconds if seconds > 0 else None
+
+
 def new(args: object | None, handle: Handle) -> DynamicResources:
-    """Factory (no args are honoured: ``filterTimeout`` bounds a Go goroutine's search)."""
+    """Factory (``filterTimeout`` is the one arg read)."""
     return DynamicResources(args, handle)
