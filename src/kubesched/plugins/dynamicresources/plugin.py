@@ -24,9 +24,16 @@
   DRADeviceBindingConditions), over the slices with DeviceTaintRules' taints under
   DRADeviceTaintRules (:class:`~.claims.TaintRules`).
 
-Not modelled: the extended-resource mapping (DRAExtendedResource, on from v1.36),
-partitionable devices, PreBind's wait for binding conditions, consumable capacity and
-``filterTimeout``.
+- DRAExtendedResource (v1.35+): a Pod's extended-resource requests a DeviceClass backs get
+  a special claim (:mod:`.extended`), allocated with the Pod's own claims on nodes whose
+  allocatable lacks the resource, created at PreBind.
+- ``filterTimeout`` (DRASchedulerFilterTimeout): a node's device search gives up after it,
+  wall clock (``timed out trying to allocate devices``: unresolvable before v1.36, an Error
+  naming the node from v1.36).  Nodes the device column index decides are never searched,
+  so never time out.
+
+Not modelled: partitionable devices, PreBind's wait for binding conditions, consumable
+capacity.
 """
 
 from __future__ import annotations
@@ -78,6 +85,7 @@ from kubesched.state.cache import ClusterState
 NAME = names.DYNAMIC_RESOURCES
 ERR_CANNOT_ALLOCATE = "cannot allocate all claims"
 ERR_NOT_AVAILABLE = "resourceclaim not available on the node"
+ERR_TIMED_OUT = "timed out trying to allocate devices"
 _KEY = NAME
 # Written first thing in PreFilter, as upstream writes its (empty) state: PostFilter without
 # it (an earlier PreFilter rejected the Pod as unresolvable, or PreFilter is disabled)
@@ -128,6 +136,7 @@ class DynamicResources(Hints):
         self.handle = handle
         self.filter_timeout = filter_timeout(args, handle)
         """Seconds one node's device search may take in Filter (None: no limit)."""
+        self._timeout_is_error = handle.feature_gates.at_least("1.36")
         # v1.37's PostFilter answers Unschedulable without a message when it has nothing
         # to deallocate (v1.34-v1.36: ``no new claims to deallocate`` / ``still not
         # schedulable``)
@@ -333,8 +342,13 @@ class DynamicResources(Hints):
                     self.filter_timeout,
                 )
             except allocator.AllocationTimeout:
+                # v1.36+: an Error (the Pod backs off and retries); before, unresolvable
                 codes[i] = 6
-                table[6] = error(f"node {node.name}: timed out trying to allocate devices")
+                table[6] = (
+                    error(f"node {node.name}: {ERR_TIMED_OUT}")
+                    if self._timeout_is_error
+                    else unschedulable(ERR_TIMED_OUT, resolvable=False)
+                )
                 continue
             except allocator.AllocationError as e:
                 codes[i] = 3
