@@ -192,3 +192,22 @@ def test_schedule_creates_the_claim_and_a_second_pod_gets_the_other_devices() ->
     pods = out["pods"]
     assert pods["default/p"]["result"] == "Scheduled"
     assert pods["default/q"]["result"] == "Unschedulable"
+
+
+# ------------------------------------------------------------------ queueing hint
+def test_node_resources_fit_requeues_on_a_class_that_backs_what_the_pod_requests() -> None:
+    from kubesched.api.pods import parse_pod
+    from kubesched.framework.interface import QueueingHint
+    from kubesched.plugins.noderesources_fit.hints import device_class_hint
+
+    pod = parse_pod(ext_pod("1"))
+    plain = gpu_class(backs=None)
+    backing = gpu_class()
+    assert device_class_hint(pod, None, backing) == QueueingHint.QUEUE
+    assert device_class_hint(pod, plain, backing) == QueueingHint.QUEUE
+    assert device_class_hint(pod, backing, backing) == QueueingHint.QUEUE_SKIP
+    assert device_class_hint(pod, None, gpu_class(backs="example.com/other")) == (
+        QueueingHint.QUEUE_SKIP
+    )
+    implicit = parse_pod(ext_pod("1", ext.DEVICE_CLASS_PREFIX + "gpu.example.com"))
+    assert device_class_hint(implicit, None, plain) == QueueingHint.QUEUE

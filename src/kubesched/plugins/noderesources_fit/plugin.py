@@ -17,7 +17,12 @@ from kubesched.devices import extended
 from kubesched.framework import interface as fw
 from kubesched.framework.contract import Locality
 from kubesched.kernels import resources as res
-from kubesched.plugins.noderesources_fit.hints import GovernedHints, node_hint, pod_hint
+from kubesched.plugins.noderesources_fit.hints import (
+    GovernedHints,
+    device_class_hint,
+    node_hint,
+    pod_hint,
+)
 from kubesched.plugins.noderesources_fit.kernels import (
     PreFilterState,
     PreScoreState,
@@ -253,26 +258,40 @@ class NodeResourcesFit(GovernedHints):
     # ----------------------------------------------------------------------- queueing hints
     def events_to_register(self) -> list[fw.ClusterEventWithHint]:
         """Pod deleted or scaled down; Node added or its allocatable changed (with
-        ``retryGovernance``, the governed hints below); v1.37+ on AssignedPod and TargetPod."""
+        ``retryGovernance``, the governed hints below); v1.37+ on AssignedPod and TargetPod;
+        under DRAExtendedResource (v1.35+) a DeviceClass added or updated
+        (:func:`~.hints.device_class_hint`)."""
         pod_actions = fw.ActionType.DELETE | fw.ActionType.UPDATE_POD_SCALE_DOWN
         node_actions = fw.ActionType.ADD | fw.ActionType.UPDATE_NODE_ALLOCATABLE
         on_pod: fw.HintFn = self.governed_pod_hint if self.args.retry_governance else pod_hint
         on_node: fw.HintFn = self.governed_node_hint if self.args.retry_governance else node_hint
-        if self.handle.feature_gates.at_least("1.37"):
+        gates = self.handle.feature_gates
+        out: list[fw.ClusterEventWithHint]
+        if gates.at_least("1.37"):
             # v1.37: AssignedPod Delete|UpdatePodScaleDown, and the queued Pod's own scale-down
             # (TargetPod/UpdatePodScaleDown: always Queue).
             target = fw.ClusterEvent(fw.Resource.TARGET_POD, fw.ActionType.UPDATE_POD_SCALE_DOWN)
-            return [
+            out = [
                 fw.ClusterEventWithHint(
                     fw.ClusterEvent(fw.Resource.ASSIGNED_POD, pod_actions), on_pod
                 ),
                 fw.ClusterEventWithHint(target),
                 fw.ClusterEventWithHint(fw.ClusterEvent(fw.Resource.NODE, node_actions), on_node),
             ]
-        return [
-            fw.ClusterEventWithHint(fw.ClusterEvent(fw.Resource.POD, pod_actions), on_pod),
-            fw.ClusterEventWithHint(fw.ClusterEvent(fw.Resource.NODE, node_actions), on_node),
-        ]
+        else:
+            out = [
+                fw.ClusterEventWithHint(fw.ClusterEvent(fw.Resource.POD, pod_actions), on_pod),
+                fw.ClusterEventWithHint(fw.ClusterEvent(fw.Resource.NODE, node_actions), on_node),
+            ]
+        if gates.at_least("1.35") and gates.enabled("DRAExtendedResource"):
+            # a class may now back an extended resource the Pod requests
+            actions = fw.ActionType.ADD | fw.ActionType.UPDATE
+            out.append(
+                fw.ClusterEventWithHint(
+                    fw.ClusterEvent(fw.Resource.DEVICE_CLASS, actions), device_class_hint
+                )
+            )
+        return out
 
 
 def new(args: object | None, handle: fw.Handle) -> NodeResourcesFit:
