@@ -18,8 +18,11 @@ governs it, with random settings of those gates the release lets a user set.
   cases only (a schedule would wait in PreBind for the conditions); the gate is set from
   v1.36 only (at v1.35 it selects upstream's ``experimental`` allocator).
 
-Not drawn yet (kubesched does not model them, ``docs/fidelity.md``): extended resources,
-partitionable devices, consumable capacity.
+- **DRAExtendedResource** (alpha at v1.35, beta at v1.36, GA at v1.37): extended
+  resources backed by DeviceClasses (:func:`extended_resources`).
+
+Not drawn yet (kubesched does not model them, ``docs/fidelity.md``): partitionable devices,
+consumable capacity.
 """
 
 from __future__ import annotations
@@ -80,6 +83,178 @@ def release_features(
         request["featureGates"] = {**request.get("featureGates", {}), **gates}
     if verb == "explain" and _minor(version) >= 36 and r.random() < 0.35:
         _binding_conditions(r, items)
+    extended_resources(r, request, version, verb)
+
+
+# ---------------------------------------------------------------- DRAExtendedResource
+EXT_GPU = "example.com/gpu"
+"""The extended resource a GPU DeviceClass backs (``spec.extendedResourceName``)."""
+EXT_FPGA = "example.com/fpga"
+"""An extended resource no class backs (device plugins only)."""
+IMPLICIT = "deviceclass.resource.kubernetes.io/"
+STAMPS = ["2026-01-01T00:00:00Z", "2026-02-01T00:00:00Z"]
+
+
+def extended_resources(
+    r: random.Random, request: dict[str, Any], version: str, verb: str = "explain"
+) -> None:
+    """DRAExtendedResource (alpha at v1.35, beta at v1.36, GA at v1.37), drawn after
+    everything else (so the other draws stay as they were): the GPU class names
+    ``example.com/gpu`` (now and then a second class names it too, older, newer or as old:
+    the newer wins, ties to the smaller name), the incoming Pod's containers (a regular
+    one, sometimes a sidecar and a non-sidecar init container) request it, a class's
+    implicit ``deviceclass.resource.kubernetes.io/<class>`` name, or an extended resource
+    no class backs; some nodes have the resource in their allocatable (a device plugin);
+    in explain cases, sometimes the claim an earlier cycle created for the Pod.  A
+    losing class's implicit name is never requested (upstream's answer depends on the
+    order its informer adds the classes).  Schedule cases give no node the resource in
+    its allocatable when the Pod has claims of its own (upstream's PreBind then fails to
+    write an empty mapping and retries for ever)."""
+    if r.random() >= 0.45:
+        return
+    from kubesched.config.featuregates import check_settings, gate_table
+
+    table = gate_table(version)
+    spec = table.get("DRAExtendedResource")
+    if spec is None:
+        return
+    gates = dict(request.get("featureGates", {}))
+    if not spec.lock_to_default and (not spec.default or r.random() < 0.15):
+        gates["DRAExtendedResource"] = not spec.default or r.random() < 0.2
+        if check_settings(version, sorted(gates.items())):
+            return
+        request["featureGates"] = gates
+    items: list[dict[str, Any]] = request["cluster"]["items"]
+    pods = request["pods"] if "pods" in request else [request["pod"]]
+    classes = [o for o in items if o.get("kind") == "DeviceClass"]
+    gpu = next((c for c in classes if c["metadata"]["name"] == "gpu.example.com"), None)
+    names: list[str] = []
+    if gpu is not None:
+        gpu["spec"]["extendedResourceName"] = EXT_GPU
+        names.append(EXT_GPU)
+        winner = gpu["metadata"]["name"]
+        if r.random() < 0.3:
+            other = {
+                "apiVersion": gpu["apiVersion"],
+                "kind": "DeviceClass",
+                "metadata": {"name": r.choice(["a-gpu", "z-gpu"])},
+                "spec": {
+                    "extendedResourceName": EXT_GPU,
+                    "selectors": [
+                        {"cel": {"expression": 'device.driver == "gpu.example.com"'}},
+                        {"cel": {"expression": 'device.attributes["gpu.example.com"].index < 2'}},
+                    ],
+                },
+            }
+            a, b = r.choice(STAMPS), r.choice(STAMPS)
+            gpu["metadata"]["creationTimestamp"] = a
+            other["metadata"]["creationTimestamp"] = b
+            items.append(other)
+            name = other["metadata"]["name"]
+            if b > a or (b == a and name < winner):
+                winner = name
+        names.append(IMPLICIT + winner)
+    for c in classes:
+        if "extendedResourceName" not in c["spec"] and c is not gpu:
+            names.append(IMPLICIT + c["metadata"]["name"])
+    names.append(EXT_FPGA)
+    wanted = sorted(set(r.sample(names, r.randint(1, min(2, len(names))))))
+    if EXT_GPU in wanted and EXT_FPGA in wanted:
+        # upstream lists a node's Insufficient resources in Go map order (at random)
+        wanted.remove(EXT_FPGA)
+    own_claims = any(p["spec"].get("resourceClaims") for p in pods)
+    for n in (o for o in items if o.get("kind") == "Node"):
+        for name in wanted:
+            if name.startswith(IMPLICIT) or (verb == "schedule" and own_claims):
+                continue
+            if r.random() < 0.3:
+                amount = str(r.randint(0, 3))
+                n["status"]["allocatable"][name] = amount
+                n["status"]["capacity"][name] = amount
+    first = pods[0]
+    containers = _ext_containers(r, first, wanted)
+    for p in pods:
+        p["spec"]["containers"] = [dict(c) for c in containers["containers"]]
+        if containers["initContainers"]:
+            p["spec"]["initContainers"] = [dict(c) for c in containers["initContainers"]]
+    if verb == "explain" and r.random() < 0.1:
+        _stale_claim(r, items, first)
+
+
+def _ext_containers(
+    r: random.Random, pod: dict[str, Any], wanted: list[str]
+) -> dict[str, list[dict[str, Any]]]:
+    """The Pod's containers with extended requests (requests equal to limits)."""
+
+    def amounts() -> dict[str, str]:
+        return {n: str(r.randint(1, 2)) for n in wanted if r.random() < 0.8} or {wanted[0]: "1"}
+
+    main = pod["spec"]["containers"][0]
+    out = {"containers": [main], "initContainers": []}
+    ext = amounts()
+    res = main["resources"]
+    res["requests"] = {**res.get("requests", {}), **ext}
+    res["limits"] = {**res.get("limits", {}), **ext}
+    if r.random() < 0.3:
+        ext = amounts()
+        out["containers"].append(
+            {"name": "c2", "image": "app", "resources": {"requests": ext, "limits": dict(ext)}}
+        )
+    if r.random() < 0.3:
+        ext = amounts()
+        out["initContainers"].append(
+            {"name": "init", "image": "app", "resources": {"requests": ext, "limits": dict(ext)}}
+        )
+    if r.random() < 0.25:
+        ext = amounts()
+        out["initContainers"].append(
+            {
+                "name": "sidecar",
+                "image": "app",
+                "restartPolicy": "Always",
+                "resources": {"requests": ext, "limits": dict(ext)},
+            }
+        )
+    return out
+
+
+def _stale_claim(r: random.Random, items: list[dict[str, Any]], pod: dict[str, Any]) -> None:
+    """The claim an earlier cycle created for the Pod (its binding failed)."""
+    items.append(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {
+                "name": f"{pod['metadata']['name']}-extended-resources-x7k2p",
+                "namespace": "default",
+                "uid": "uid-stale-extended",
+                "annotations": {"resource.kubernetes.io/extended-resource-claim": "true"},
+                "ownerReferences": [
+                    {
+                        "apiVersion": "v1",
+                        "kind": "Pod",
+                        "name": pod["metadata"]["name"],
+                        "uid": pod["metadata"]["uid"],
+                        "controller": True,
+                    }
+                ],
+            },
+            "spec": {
+                "devices": {
+                    "requests": [
+                        {
+                            "name": "container-0-request-0",
+                            "exactly": {
+                                "deviceClassName": "gpu.example.com",
+                                "allocationMode": "ExactCount",
+                                "count": 1,
+                            },
+                        }
+                    ]
+                }
+            },
+        }
+    )
 
 
 def _binding_conditions(r: random.Random, items: list[dict[str, Any]]) -> None:

@@ -15,6 +15,7 @@ from tests.plugins._dra import (
     cluster,
     device_class,
     gpu,
+    gpus,
     node,
     pod,
     request,
@@ -87,3 +88,29 @@ def test_v135_score_fails_with_an_allocated_claim() -> None:
     )
     out = explain(prioritized(extra_claim=True), "1.36")
     assert out["nodes"]["n2"]["scores"]["DynamicResources"] == 87
+
+
+def slow_search(timeout: str) -> dict[str, Any]:
+    """n1's 8 devices cannot give 10 (a constraint keeps the column index out, so the
+    allocator searches every ordered choice); ``filterTimeout`` bounds the search."""
+    same = {"requests": [], "matchAttribute": f"{DRIVER}/model"}
+    items = [
+        node("n1"),
+        gpus("n1", 8),
+        device_class(),
+        claim("c", request(count=10), constraints=[same]),
+    ]
+    config = {**CONFIG, "profiles": [{"schedulerName": "default-scheduler", "pluginConfig": [
+        {"name": "DynamicResources", "args": {"filterTimeout": timeout}}]}]}  # fmt: skip
+    return {"cluster": cluster(*items), "pod": pod("p", ("gpu", "resourceClaimName", "c")),
+            "config": config}  # fmt: skip
+
+
+def test_filter_timeout_gives_up_unschedulable_before_v136_and_with_an_error_after() -> None:
+    for version in ("1.34", "1.35"):
+        out = explain(slow_search("1ms"), version)
+        assert out["nodes"]["n1"]["reasons"] == ["timed out trying to allocate devices"], version
+        assert out["result"] == "Unschedulable"
+    out = explain(slow_search("1ms"), "1.37")
+    assert out["result"] == "Error"
+    assert "node n1: timed out trying to allocate devices" in out["message"]

@@ -277,7 +277,11 @@ func draManager(ctx context.Context, client clientset.Interface, factory informe
 	if err != nil {
 		return nil, nil, fmt.Errorf("resource slice tracker: %w", err)
 	}
-	return dynamicresources.NewDRAManager(ctx, claims, slices, factory), claims, nil
+	m := dynamicresources.NewDRAManager(ctx, claims, slices, factory)
+	if err := wireExtendedResources(m, factory); err != nil {
+		return nil, nil, fmt.Errorf("extended resource cache: %w", err)
+	}
+	return m, claims, nil
 }
 
 // objectsOf lists a cluster's objects for the fake clientset.

@@ -9,8 +9,11 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apiserver/pkg/storage/names"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
@@ -97,6 +100,9 @@ func Schedule(ctx context.Context, req *ScheduleRequest, timeout time.Duration) 
 	// The resourceclaim controller's part: a Pod's claims from templates (claimcontroller.go).
 	claims := &claimController{tracker: tracker}
 	client.PrependReactor("create", "pods", claims.react)
+	// The API server's name for a claim created with generateName, and its UID
+	// (DynamicResources' claim for a Pod's extended resources, DRAExtendedResource).
+	client.PrependReactor("create", "resourceclaims", nameClaim)
 	watches := recordWatches(client)
 	rec := newRecorder()
 	factory := informers.NewSharedInformerFactory(client, 0)
@@ -130,6 +136,26 @@ func Schedule(ctx context.Context, req *ScheduleRequest, timeout time.Duration) 
 		return nil, err
 	}
 	return outcomes(ctx, client, rec, pods), nil
+}
+
+// nameClaim gives a created ResourceClaim a name from its generateName and a UID, as the
+// API server does (the fake clientset does neither); the create goes on to the tracker.
+func nameClaim(action clienttesting.Action) (bool, runtime.Object, error) {
+	create, ok := action.(clienttesting.CreateAction)
+	if !ok || create.GetSubresource() != "" {
+		return false, nil, nil
+	}
+	obj, err := meta.Accessor(create.GetObject())
+	if err != nil {
+		return false, nil, nil
+	}
+	if obj.GetName() == "" && obj.GetGenerateName() != "" {
+		obj.SetName(names.SimpleNameGenerator.GenerateName(obj.GetGenerateName()))
+	}
+	if obj.GetUID() == "" {
+		obj.SetUID(uuid.NewUUID())
+	}
+	return false, nil, nil
 }
 
 // bindReactor makes the binding subresource set spec.nodeName, as the API server does.

@@ -403,8 +403,10 @@ class Pod:
     @property
     def has_claims(self) -> bool:
         """Whether the Pod names DRA claims (``spec.resourceClaims``) or volumes the volume
-        plugins read: the plugins declaring ``Locality.CLAIMS`` have work for it."""
-        return bool(self.resource_claims or self.volumes)
+        plugins read, or requests a resource with a domain (``example.com/gpu``, which a
+        DeviceClass may back under DRAExtendedResource): the plugins declaring
+        ``Locality.CLAIMS`` have work for it."""
+        return bool(self.resource_claims or self.volumes) or any("/" in n for n in self.requests)
 
     def rename(self, name: str) -> None:
         """Set ``name`` (and ``key``), e.g. on a :meth:`shallow_copy` of a template."""

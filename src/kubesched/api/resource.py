@@ -319,6 +319,12 @@ class DeviceClass:
     name: str
     selectors: tuple[cel.Selector, ...]
     config: tuple[Any, ...]
+    extended_resource_name: str | None = None
+    """``spec.extendedResourceName``: the extended resource (``example.com/gpu``) a Pod may
+    request to get devices of this class (DRAExtendedResource)."""
+    created: str = ""
+    """``metadata.creationTimestamp`` (RFC 3339; of two classes naming one extended resource
+    the newer wins)."""
 
 
 DEVICE_SELECTORS_MAX = 32
@@ -342,9 +348,17 @@ def _selectors(obj: Obj, path: str) -> tuple[cel.Selector, ...]:
 def parse_class(obj: Obj, path: str = "") -> DeviceClass:
     """A DeviceClass."""
     name = f.required_string(f.mapping(obj, "metadata", path), "name", join(path, "metadata"))
+    meta = f.mapping(obj, "metadata", path)
     sp = join(path, "spec")
     spec = f.mapping(obj, "spec", path)
-    return DeviceClass(name, _selectors(spec, sp), tuple(f.seq(spec, "config", sp)))
+    extended = f.string(spec, "extendedResourceName", sp) or None
+    return DeviceClass(
+        name,
+        _selectors(spec, sp),
+        tuple(f.seq(spec, "config", sp)),
+        extended,
+        str(meta.get("creationTimestamp") or ""),
+    )
 
 
 # --------------------------------------------------------------------------- claims

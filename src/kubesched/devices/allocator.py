@@ -27,6 +27,7 @@ results and go on with alternative 0 after its first device).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -71,6 +72,14 @@ V1_34 = Options()
 
 class AllocationError(Exception):
     """A fault in a claim or class (upstream returns an error: the attempt is aborted)."""
+
+
+class AllocationTimeout(AllocationError):
+    """The search ran past its deadline (DynamicResources' ``filterTimeout``)."""
+
+
+CHECK_EVERY = 1024
+"""Search steps between two looks at the clock when a deadline is set."""
 
 
 @dataclass(slots=True)
@@ -203,9 +212,13 @@ class _Search:
         classes: Mapping[str, r.DeviceClass],
         in_use: Container[DeviceId],
         options: Options = V1_34,
+        deadline: float | None = None,
     ) -> None:
         self.pools, self.claims, self.classes, self.in_use = pools, claims, classes, in_use
         self.options = options
+        self.deadline = deadline
+        """``time.monotonic()`` past which the search gives up (None: never)."""
+        self.steps = 0
         self.requests: list[list[list[_Request]]] = []
         """Per claim, per request, its alternatives (one for ``exactly``)."""
         self.constraints = [[_Constraint(*c) for c in claim.constraints] for claim in claims]
@@ -347,6 +360,10 @@ class _Search:
 
     def one(self, ci: int, ri: int, di: int, alt: int = -1) -> bool:
         """Upstream ``allocateOne`` from claim ``ci``, request ``ri``, device ``di``."""
+        if self.deadline is not None:
+            self.steps += 1
+            if self.steps % CHECK_EVERY == 0 and time.monotonic() > self.deadline:
+                raise AllocationTimeout("timed out trying to allocate devices")
         if ci >= len(self.claims):
             return True
         if ri >= len(self.requests[ci]):
@@ -422,12 +439,15 @@ def allocate_in(
     classes: Mapping[str, r.DeviceClass],
     in_use: Container[DeviceId],
     options: Options = V1_34,
+    timeout: float | None = None,
 ) -> list[tuple[r.AllocatedDevice, ...]] | None:
     """:func:`allocate` over a node's pools (from :func:`gather_pools`), as the release of
-    ``options`` does."""
+    ``options`` does; :class:`AllocationTimeout` when the search takes more than ``timeout``
+    seconds (None: no limit)."""
     if options.binding_conditions:  # upstream's GatherPools: pools with binding conditions last
         pools = sorted(pools, key=has_binding_conditions)  # stable: by driver and name within
-    search = _Search(pools, claims, classes, in_use, options)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    search = _Search(pools, claims, classes, in_use, options, deadline)
     search.prepare()
     if not search.one(0, 0, 0):
         return None

@@ -210,6 +210,23 @@ class ObjectWriter(Protocol):
 
 
 @runtime_checkable
+class ObjectDeleter(Protocol):
+    """A client that deletes an object (DynamicResources' stale extended-resource claim)."""
+
+    def delete_object(self, kind: str, namespace: str, name: str) -> None:
+        """Delete the object; no error when it is gone already."""
+
+
+@runtime_checkable
+class PodStatusWriter(Protocol):
+    """A client that patches a Pod's status (DynamicResources'
+    ``status.extendedResourceClaimStatus``)."""
+
+    def patch_pod_status(self, pod: api.Pod, status: dict[str, Any]) -> None:
+        """Merge ``status`` into the stored Pod's ``status``; raises on failure."""
+
+
+@runtime_checkable
 class FailureReporter(Protocol):
     """A client that records a failed attempt (the Pod's ``PodScheduled`` condition and
     ``FailedScheduling`` event)."""

@@ -322,6 +322,16 @@ class SimApiServer:
             self.stats.ungated_at.setdefault(pod.key, self.loop.now)
         self._notify(lambda w: w.on_pod_update(old, pod))
 
+    def patch_pod_status(self, pod: api.Pod, status: dict[str, Any]) -> None:
+        """Merge ``status`` into the stored Pod's ``status`` (DynamicResources'
+        ``extendedResourceClaimStatus``)."""
+        current = self.pods.get(pod.key)
+        if current is None:
+            raise ApiError(404, f'pods "{pod.name}" not found')
+        new = current.shallow_copy()
+        new.raw = {**current.raw, "status": {**(current.raw.get("status") or {}), **status}}
+        self.update_pod(new)
+
     def bind(self, pod: api.Pod, node_name: str) -> None:
         """The binding subresource: 404 for a missing Pod or node, 409 if already bound."""
         if self._held(pod, node_name):

@@ -29,7 +29,7 @@ import numpy.typing as npt
 from kubesched.api import objects as api
 from kubesched.api import resource as r
 from kubesched.api.errors import CelRuntimeError
-from kubesched.devices import allocator
+from kubesched.devices import allocator, extended
 from kubesched.framework.interface import IntArray
 from kubesched.state.cache import ClusterState
 
@@ -131,6 +131,7 @@ class DraObjects:
         self.version = 0
         """Bumped when a DeviceClass or ResourceSlice changes."""
         self._listed: tuple[int, dict[str, r.DeviceClass], list[r.ResourceSlice]] | None = None
+        self._extended: tuple[int, dict[str, r.DeviceClass]] | None = None
         self.use = DeviceUse()
         self._warm_classes: dict[str, r.DeviceClass] = {}
         self._warm_slices: dict[str, r.ResourceSlice] = {}
@@ -231,6 +232,16 @@ class DraObjects:
     def classes(self) -> dict[str, r.DeviceClass]:
         """DeviceClasses by name (do not change the dict)."""
         return self._list()[1]
+
+    def extended_classes(self) -> dict[str, r.DeviceClass]:
+        """Extended resource name -> the DeviceClass behind it (DRAExtendedResource;
+        :func:`kubesched.devices.extended.resolver` over the classes in the order the
+        cluster state got them, as upstream's informer adds them)."""
+        self._list()
+        if self._extended is None or self._extended[0] != self.version:
+            classes = [self.parse(obj) for _, obj in self._of_kind("DeviceClass")]
+            self._extended = (self.version, extended.resolver(classes))
+        return self._extended[1]
 
     def slices(self) -> list[r.ResourceSlice]:
         """Every ResourceSlice, by name (do not change the list)."""

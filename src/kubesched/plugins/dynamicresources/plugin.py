@@ -24,9 +24,16 @@
   DRADeviceBindingConditions), over the slices with DeviceTaintRules' taints under
   DRADeviceTaintRules (:class:`~.claims.TaintRules`).
 
-Not modelled: the extended-resource mapping (DRAExtendedResource, on from v1.36),
-partitionable devices, PreBind's wait for binding conditions, consumable capacity and
-``filterTimeout``.
+- DRAExtendedResource (v1.35+): a Pod's extended-resource requests a DeviceClass backs get
+  a special claim (:mod:`.extended`), allocated with the Pod's own claims on nodes whose
+  allocatable lacks the resource, created at PreBind.
+- ``filterTimeout`` (DRASchedulerFilterTimeout): a node's device search gives up after it,
+  wall clock (``timed out trying to allocate devices``: unresolvable before v1.36, an Error
+  naming the node from v1.36).  Nodes the device column index decides are never searched,
+  so never time out.
+
+Not modelled: partitionable devices, PreBind's wait for binding conditions, consumable
+capacity.
 """
 
 from __future__ import annotations
@@ -43,8 +50,10 @@ from kubesched.api import objects as api
 from kubesched.api import podclaims
 from kubesched.api import resource as r
 from kubesched.config import names
+from kubesched.config.decode import parse_go_duration
 from kubesched.devices import allocator, drafrag
 from kubesched.devices import draindex as index
+from kubesched.devices import extended as ext
 from kubesched.framework.contract import Locality
 from kubesched.framework.interface import (
     SKIP,
@@ -53,7 +62,9 @@ from kubesched.framework.interface import (
     CycleState,
     Handle,
     IntArray,
+    ObjectDeleter,
     ObjectWriter,
+    PodStatusWriter,
     PreFilterResult,
     Status,
     Verdict,
@@ -61,6 +72,7 @@ from kubesched.framework.interface import (
     unschedulable,
 )
 from kubesched.framework.outcomes import PluginError
+from kubesched.plugins.dynamicresources import extended as special
 from kubesched.plugins.dynamicresources.claims import (
     DraObjects,
     TaintRules,
@@ -73,6 +85,7 @@ from kubesched.state.cache import ClusterState
 NAME = names.DYNAMIC_RESOURCES
 ERR_CANNOT_ALLOCATE = "cannot allocate all claims"
 ERR_NOT_AVAILABLE = "resourceclaim not available on the node"
+ERR_TIMED_OUT = "timed out trying to allocate devices"
 _KEY = NAME
 # Written first thing in PreFilter, as upstream writes its (empty) state: PostFilter without
 # it (an earlier PreFilter rejected the Pod as unresolvable, or PreFilter is disabled)
@@ -103,6 +116,14 @@ class _State:
     unavailable: set[int] = field(default_factory=set)
     """Claims whose allocation is on nodes that failed (PostFilter may deallocate them)."""
     reserved: bool = False
+    special: special.NodeClaims | None = None
+    """DRAExtendedResource: the Pod's special claim (last of ``claims``) and its variants."""
+    per_node_special: dict[str, tuple[r.ResourceClaim, list[ext.RequestMapping]]] = field(
+        default_factory=dict
+    )
+    """The special claim's variant Filter allocated per node (absent: nothing from DRA)."""
+    user_claims: int = 0
+    """How many of ``claims`` are the Pod's own (the special claim follows them)."""
 
 
 class DynamicResources(Hints):
@@ -112,8 +133,10 @@ class DynamicResources(Hints):
     locality = Locality.CLAIMS
 
     def __init__(self, args: object | None, handle: Handle) -> None:
-        del args
         self.handle = handle
+        self.filter_timeout = filter_timeout(args, handle)
+        """Seconds one node's device search may take in Filter (None: no limit)."""
+        self._timeout_is_error = handle.feature_gates.at_least("1.36")
         # v1.37's PostFilter answers Unschedulable without a message when it has nothing
         # to deallocate (v1.34-v1.36: ``no new claims to deallocate`` / ``still not
         # schedulable``)
@@ -132,6 +155,9 @@ class DynamicResources(Hints):
         self.objects = DraObjects(
             handle.cluster, TaintRules.of_release(gates.at_least, gates.enabled)
         )
+        self._extended = gates.enabled("DRAExtendedResource") and gates.at_least("1.35")
+        if self._extended:  # NodeResourcesFit leaves resources backed by a class to DRA
+            handle.services.provide(ext.RESOLVER, self.resolve)
         self.index = index.DeviceIndex()
         self.objects.use.listeners.append(self.index.on_use)
         self._before: dict[str, r.ResourceClaim | None] = {}
@@ -162,12 +188,25 @@ class DynamicResources(Hints):
             out.append(claim)
         return out, ""
 
+    def resolve(self, name: str) -> r.DeviceClass | None:
+        """The DeviceClass behind extended resource ``name`` (DRAExtendedResource), or None."""
+        return self.objects.extended_classes().get(name)
+
+    def _wanted(self, pod: api.Pod) -> dict[str, int]:
+        """The Pod's DRA-extended requests when a class backs one of them (else {})."""
+        if not self._extended:
+            return {}
+        return special.requested(pod, self.resolve)
+
     # ------------------------------------------------------------------ extension points
     def sign(self, pod: api.Pod) -> tuple[str, ...] | None:
         """Result reuse: Pods without claims are all alike here (every node passes); Pods
         whose claims are all unallocated and not in flight are alike when the claims' specs
         are (claims from one template): :meth:`refresh_filter` then drops the nodes whose
-        devices the previous Pods took.  Pods with an allocated claim do not sign."""
+        devices the previous Pods took.  Pods with an allocated claim, and Pods with
+        extended resources backed by devices, do not sign."""
+        if self._wanted(pod):
+            return None
         if not pod.resource_claims:
             return ()
         claims, problem = self.pod_claims(pod)
@@ -212,11 +251,18 @@ class DynamicResources(Hints):
         """Resolve the claims, check their classes, snapshot the devices in use."""
         del cluster
         state[_RAN] = True
-        if not pod.resource_claims:
+        wanted = self._wanted(pod)
+        if not pod.resource_claims and not wanted:
             return None, SKIP
         claims, problem = self.pod_claims(pod)
         if problem:
             return None, unschedulable(problem, resolvable=False)
+        user_claims = len(claims)
+        nodeclaims = None
+        if wanted:
+            claim = special.special_claim(pod, list(self.objects.claims()), self.objects.parse)
+            nodeclaims = special.NodeClaims(pod, claim, wanted, self.resolve)
+            claims = [*claims, claim]
         if not claims:
             return None, SKIP
         classes = self.objects.classes()
@@ -228,6 +274,8 @@ class DynamicResources(Hints):
             if claim.uid in self.objects.in_flight:
                 msg = f"resource claim {claim.key} is in the process of being allocated"
                 return None, unschedulable(msg, resolvable=False)
+            if nodeclaims is not None and claim is nodeclaims.base:
+                continue  # validated per node in Filter
             for req in claim.requests:
                 alts = [req.exactly] if req.exactly is not None else list(req.first_available)
                 for alt in alts:
@@ -236,6 +284,7 @@ class DynamicResources(Hints):
                         msg = f"request {name}: device class {alt.class_name} does not exist"
                         return None, unschedulable(msg, resolvable=False)
         s = _State(claims, to_allocate, self.objects.in_use(), classes, self.objects.slices())
+        s.special, s.user_claims = nodeclaims, user_claims
         state.pop(drafrag.PLAN_KEY, None)
         if to_allocate:
             nodes = self.handle.cluster.nodes
@@ -243,7 +292,7 @@ class DynamicResources(Hints):
             if token != self.index.token:
                 rows = [(row, nodes.nodes[row]) for row in nodes.row_of.values()]
                 self.index.refresh(token, s.slices, [(i, n) for i, n in rows if n], nodes.capacity)
-            s.plan = index.plan(to_allocate)
+            s.plan = None if nodeclaims is not None else index.plan(to_allocate)
             s.token = (*token, self.objects.use.freed)
             if s.plan is not None:  # for the device score (DeviceFragmentation)
                 col = self.index.column(s.plan, classes[s.plan.sig[0]], s.in_use)
@@ -272,16 +321,35 @@ class DynamicResources(Hints):
             codes[exact & (col.free[rows] < s.plan.need)] = 2
             search = np.flatnonzero(~exact)
         nodes = cluster.nodes
+        if s.special is not None:
+            search = self._filter_special(s, rows, codes, table, cluster)
         for i in search.tolist():
             row = int(rows[i])
+            node = nodes.nodes[row]
+            assert node is not None
+            to_allocate = s.to_allocate
+            variant = s.per_node_special.get(node.name)
+            if variant is not None:
+                base = s.special.base if s.special is not None else None
+                to_allocate = [variant[0] if c is base else c for c in to_allocate]
             try:
                 found = allocator.allocate_in(
                     self.index.pools_of.get(row, []),
-                    s.to_allocate,
+                    to_allocate,
                     s.classes,
                     s.in_use,
                     self.allocator_options,
+                    self.filter_timeout,
                 )
+            except allocator.AllocationTimeout:
+                # v1.36+: an Error (the Pod backs off and retries); before, unresolvable
+                codes[i] = 6
+                table[6] = (
+                    error(f"node {node.name}: {ERR_TIMED_OUT}")
+                    if self._timeout_is_error
+                    else unschedulable(ERR_TIMED_OUT, resolvable=False)
+                )
+                continue
             except allocator.AllocationError as e:
                 codes[i] = 3
                 table[3] = error(str(e))
@@ -289,7 +357,7 @@ class DynamicResources(Hints):
             if found is None:
                 codes[i] = 2
             else:
-                s.per_node[nodes.nodes[row].name] = found  # type: ignore[union-attr]
+                s.per_node[node.name] = found
         # upstream runs the allocator before it checks where allocated claims are; on a
         # node the allocator passed, every allocated claim the node cannot reach counts as
         # unavailable (PostFilter picks among them), not just the first
@@ -302,6 +370,35 @@ class DynamicResources(Hints):
                 s.unavailable.add(k)
                 codes[ok[away]] = 1
         return Verdict(codes, table)
+
+    def _filter_special(
+        self,
+        s: _State,
+        rows: IntArray,
+        codes: np.ndarray[Any, np.dtype[np.int8]],
+        table: dict[int, Status],
+        cluster: ClusterState,
+    ) -> IntArray:
+        """Upstream ``filterExtendedResources`` per node of ``rows``: a stale special claim
+        or a resource the node can neither give nor get from DRA rejects it (``codes``
+        4 and 5); a node that gets every extended resource from its allocatable and a Pod
+        without claims of its own pass; the others get the special claim's variant for the
+        resources they get from DRA.  Returns the positions the allocator must search."""
+        assert s.special is not None
+        table[4] = unschedulable(special.ERR_STALE, resolvable=False)
+        table[5] = unschedulable(special.ERR_CANNOT_FIT, resolvable=False)
+        nodes = cluster.nodes.nodes
+        search = []
+        for i, row in enumerate(rows.tolist()):
+            node = nodes[row]
+            assert node is not None
+            to_dra = s.special.to_dra(node)
+            if isinstance(to_dra, str):
+                codes[i] = 4 if to_dra == special.ERR_STALE else 5
+            elif to_dra or s.user_claims:
+                s.per_node_special[node.name] = s.special.variant(to_dra)
+                search.append(i)
+        return np.asarray(search, dtype=np.int64)
 
     def post_filter(
         self, state: CycleState, pod: api.Pod, cluster: ClusterState, diagnosis: Any
@@ -316,8 +413,13 @@ class DynamicResources(Hints):
             if self._post_filter_quiet:
                 return None, unschedulable()
             return None, unschedulable("no new claims to deallocate")
+        stale = s.special.base if s.special and not special.is_special(s.special.base) else None
         for k in sorted(s.unavailable):
             claim = s.claims[k]
+            if s.special is not None and claim is s.special.base:
+                if stale is not None:
+                    break
+                continue
             if set(claim.reserved_for) <= {pod.uid}:
                 write = self.handle.api
                 if isinstance(write, ObjectWriter):
@@ -331,6 +433,14 @@ class DynamicResources(Hints):
                     except Exception as e:
                         return None, error(f"deallocate claim {claim.key}: {e}")
                 return None, unschedulable("deallocation of ResourceClaim completed")
+        if stale is not None:  # the special claim an earlier cycle created: delete it
+            write = self.handle.api
+            if isinstance(write, ObjectDeleter):
+                try:
+                    write.delete_object("ResourceClaim", stale.namespace, stale.name)
+                except Exception as e:
+                    return None, error(str(e))
+            return None, unschedulable("deletion of ResourceClaim completed")
         if self._post_filter_quiet:
             return None, unschedulable()
         return None, unschedulable("still not schedulable")
@@ -401,6 +511,8 @@ class DynamicResources(Hints):
             )
             if found is not None:
                 s.per_node[node_name] = found
+        if found is None and s.special is not None and len(s.to_allocate) == 1:
+            return SUCCESS  # only the special claim, and the node's allocatable has it all
         if found is None or len(found) != len(s.to_allocate):
             return error("claim allocation not found for node")
         if row is not None:
@@ -428,6 +540,11 @@ class DynamicResources(Hints):
         )
         node = self.handle.cluster.node(node_name)
         for claim in s.claims:
+            if s.special is not None and claim is s.special.base:
+                status = self._bind_special(s, pod, node_name, node, found.get(claim.uid))
+                if not status.is_success():
+                    return status
+                continue
             current = self.objects.claim(claim.namespace, claim.name) or claim
             raw = claim_with_reservation(
                 current.raw, pod, found.get(claim.uid), node_name, node, s.slices
@@ -443,6 +560,50 @@ class DynamicResources(Hints):
                     self.objects.forget(updated.key)
                     return Status(Code.ERROR, (f"add reservation to claim {claim.key}: {e}",))
         s.reserved = False
+        return SUCCESS
+
+    def _bind_special(
+        self,
+        s: _State,
+        pod: api.Pod,
+        node_name: str,
+        node: api.Node | None,
+        results: tuple[r.AllocatedDevice, ...] | None,
+    ) -> Status:
+        """PreBind of the special claim: nothing when the node's allocatable gave every
+        extended resource; else create the node's variant with its allocation and the Pod
+        in ``reservedFor``, and write the Pod's ``status.extendedResourceClaimStatus``."""
+        assert s.special is not None
+        variant = s.per_node_special.get(node_name)
+        if results is None or variant is None:
+            return SUCCESS
+        claim, mappings = variant
+        raw = claim_with_reservation(
+            special.created_claim(pod, claim), pod, results, node_name, node, s.slices
+        )
+        updated = self.objects.parse(raw)
+        self.objects.set_in_flight(s.special.base.uid, None)
+        self.objects.assume(updated)
+        write = self.handle.api
+        if isinstance(write, ObjectWriter):
+            try:
+                write.update_object(raw)
+            except Exception as e:
+                self.objects.forget(updated.key)
+                return error(f"create claim for extended resources {updated.key}: {e}")
+        if not mappings:
+            return error(
+                f"nil or empty request mappings, no update of pod {pod.key} "
+                "ExtendedResourceClaimStatus"
+            )
+        if isinstance(write, PodStatusWriter):
+            try:
+                write.patch_pod_status(
+                    pod,
+                    {"extendedResourceClaimStatus": special.claim_status(updated.name, mappings)},
+                )
+            except Exception as e:
+                return error(f"update pod {pod.key} ExtendedResourceClaimStatus: {e}")
         return SUCCESS
 
     # ------------------------------------------------------------------ informer events
@@ -470,6 +631,22 @@ def _ranked(claim: r.ResourceClaim, results: tuple[r.AllocatedDevice, ...]) -> i
     return total
 
 
+FILTER_TIMEOUT_DEFAULT = 10.0
+"""Upstream's ``filterTimeout`` default (seconds) under DRASchedulerFilterTimeout."""
+
+
+def filter_timeout(args: object | None, handle: Handle) -> float | None:
+    """``filterTimeout`` of the (validated) args in seconds under DRASchedulerFilterTimeout
+    (10 s when absent), None without a limit (the gate off, or 0)."""
+    if not handle.feature_gates.enabled("DRASchedulerFilterTimeout"):
+        return None
+    raw = args.get("filterTimeout") if isinstance(args, Mapping) else None
+    seconds = parse_go_duration(raw) if isinstance(raw, str) else None
+    if seconds is None:
+        seconds = FILTER_TIMEOUT_DEFAULT
+    return seconds if seconds > 0 else None
+
+
 def new(args: object | None, handle: Handle) -> DynamicResources:
-    """Factory (no args are honoured: ``filterTimeout`` bounds a Go goroutine's search)."""
+    """Factory (``filterTimeout`` is the one arg read)."""
     return DynamicResources(args, handle)

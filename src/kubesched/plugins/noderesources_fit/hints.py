@@ -5,9 +5,11 @@ or would once its lower-priority Pods were preempted."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from kubesched.api import objects as api
+from kubesched.devices import extended
 from kubesched.framework import interface as fw
 from kubesched.kernels import resources as res
 from kubesched.plugins.noderesources_fit.kernels import node_fits
@@ -116,3 +118,27 @@ def node_hint(pod: api.Pod, old: Any, new: Any) -> fw.QueueingHint:
         if amount > 0 and new.allocatable.get(name, 0) > old.allocatable.get(name, 0):
             return fw.QueueingHint.QUEUE
     return fw.QueueingHint.QUEUE_SKIP
+
+
+def device_class_hint(pod: api.Pod, old: Any, new: Any) -> fw.QueueingHint:
+    """Upstream ``isSchedulableAfterDeviceClassEvent`` (DRAExtendedResource): a class added
+    whose implicit name the Pod requests, or a class whose ``extendedResourceName`` changed
+    to one the Pod requests."""
+    if not isinstance(new, Mapping):
+        return fw.QueueingHint.QUEUE
+    name = _extended_name(new)
+    if isinstance(old, Mapping):
+        if (_extended_name(old) or "") == (name or ""):
+            return fw.QueueingHint.QUEUE_SKIP
+    elif extended.DEVICE_CLASS_PREFIX + str((new.get("metadata") or {}).get("name")) in (
+        pod.requests
+    ):
+        return fw.QueueingHint.QUEUE
+    if name is not None and name in pod.requests:
+        return fw.QueueingHint.QUEUE
+    return fw.QueueingHint.QUEUE_SKIP
+
+
+def _extended_name(obj: Mapping[str, Any]) -> str | None:
+    value = (obj.get("spec") or {}).get("extendedResourceName")
+    return str(value) if value is not None else None

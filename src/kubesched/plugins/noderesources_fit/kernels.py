@@ -35,6 +35,9 @@ class PreFilterState:
     reasons: tuple[str, ...]
     sparse: tuple[tuple[int, str], ...] = ()
     dense: tuple[tuple[int, int], ...] = ()
+    delegated: tuple[int, ...] = ()
+    """Positions among the ``k`` of resources a DeviceClass backs (DRAExtendedResource):
+    a node whose allocatable has none of such a resource leaves it to DynamicResources."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,12 +60,16 @@ def checked_columns(
         a, u = nodes.resource_values(name, rows)
         alloc = np.insert(alloc, pos, a, axis=1)
         used = np.insert(used, pos, u, axis=1)
+    for pos in s.delegated:  # upstream shouldDelegateResourceToDRA: counts as fitting
+        none = alloc[:, pos] <= 0
+        alloc[none, pos] = s.amounts[pos]
+        used[none, pos] = 0
     return alloc, used
 
 
 def fits_one(nodes: Any, row: int, s: PreFilterState) -> bool:
     """Whether the Pod fits ``row`` (one node, Python ints); False also when unsure."""
-    if int(nodes.pod_count[row]) >= int(nodes.allowed_pods[row]):
+    if s.delegated or int(nodes.pod_count[row]) >= int(nodes.allowed_pods[row]):
         return False
     alloc, used = nodes.allocatable, nodes.requested
     for col, amount in s.dense:

@@ -13,10 +13,16 @@ from kubesched.api import objects as api
 from kubesched.api.errors import InputError
 from kubesched.config import args as cfg
 from kubesched.config import names
+from kubesched.devices import extended
 from kubesched.framework import interface as fw
 from kubesched.framework.contract import Locality
 from kubesched.kernels import resources as res
-from kubesched.plugins.noderesources_fit.hints import GovernedHints, node_hint, pod_hint
+from kubesched.plugins.noderesources_fit.hints import (
+    GovernedHints,
+    device_class_hint,
+    node_hint,
+    pod_hint,
+)
 from kubesched.plugins.noderesources_fit.kernels import (
     PreFilterState,
     PreScoreState,
@@ -92,10 +98,14 @@ class NodeResourcesFit(GovernedHints):
         sparse: list[tuple[int, str]] = []
         amounts: list[int] = []
         reasons: list[str] = []
+        delegated: list[int] = []
+        resolve = self.handle.services.get(extended.RESOLVER)  # DRAExtendedResource on
         for name in (*_BASE, *scalars):
             amount = counted.get(name, 0)
             if amount <= 0 or self._ignored(name):
                 continue
+            if resolve is not None and name not in _BASE and resolve(name) is not None:
+                delegated.append(len(amounts))
             col = nodes.resource_col(name)  # a resource never seen gets its place now
             if col is None:
                 sparse.append((len(amounts), name))
@@ -110,6 +120,7 @@ class NodeResourcesFit(GovernedHints):
             tuple(reasons),
             tuple(sparse),
             tuple(zip(cols, [a for j, a in enumerate(amounts) if j not in skip], strict=True)),
+            tuple(delegated),
         )
         return None, fw.SUCCESS
 
@@ -160,7 +171,9 @@ class NodeResourcesFit(GovernedHints):
         if not isinstance(s, PreFilterState) or not s.sparse:
             return None
         out: IntArray | None = None
-        for _, name in s.sparse:
+        for pos, name in s.sparse:
+            if pos in s.delegated:
+                continue  # a node without it may get it from DRA
             sp = cluster.nodes.sparse.get(name)
             if sp is not None:  # else promoted to a dense column since PreFilter
                 rows = sp.rows_with()
@@ -255,26 +268,40 @@ class NodeResourcesFit(GovernedHints):
     # ----------------------------------------------------------------------- queueing hints
     def events_to_register(self) -> list[fw.ClusterEventWithHint]:
         """Pod deleted or scaled down; Node added or its allocatable changed (with
-        ``retryGovernance``, the governed hints below); v1.37+ on AssignedPod and TargetPod."""
+        ``retryGovernance``, the governed hints below); v1.37+ on AssignedPod and TargetPod;
+        under DRAExtendedResource (v1.35+) a DeviceClass added or updated
+        (:func:`~.hints.device_class_hint`)."""
         pod_actions = fw.ActionType.DELETE | fw.ActionType.UPDATE_POD_SCALE_DOWN
         node_actions = fw.ActionType.ADD | fw.ActionType.UPDATE_NODE_ALLOCATABLE
         on_pod: fw.HintFn = self.governed_pod_hint if self.args.retry_governance else pod_hint
         on_node: fw.HintFn = self.governed_node_hint if self.args.retry_governance else node_hint
-        if self.handle.feature_gates.at_least("1.37"):
+        gates = self.handle.feature_gates
+        out: list[fw.ClusterEventWithHint]
+        if gates.at_least("1.37"):
             # v1.37: AssignedPod Delete|UpdatePodScaleDown, and the queued Pod's own scale-down
             # (TargetPod/UpdatePodScaleDown: always Queue).
             target = fw.ClusterEvent(fw.Resource.TARGET_POD, fw.ActionType.UPDATE_POD_SCALE_DOWN)
-            return [
+            out = [
                 fw.ClusterEventWithHint(
                     fw.ClusterEvent(fw.Resource.ASSIGNED_POD, pod_actions), on_pod
                 ),
                 fw.ClusterEventWithHint(target),
                 fw.ClusterEventWithHint(fw.ClusterEvent(fw.Resource.NODE, node_actions), on_node),
             ]
-        return [
-            fw.ClusterEventWithHint(fw.ClusterEvent(fw.Resource.POD, pod_actions), on_pod),
-            fw.ClusterEventWithHint(fw.ClusterEvent(fw.Resource.NODE, node_actions), on_node),
-        ]
+        else:
+            out = [
+                fw.ClusterEventWithHint(fw.ClusterEvent(fw.Resource.POD, pod_actions), on_pod),
+                fw.ClusterEventWithHint(fw.ClusterEvent(fw.Resource.NODE, node_actions), on_node),
+            ]
+        if gates.at_least("1.35") and gates.enabled("DRAExtendedResource"):
+            # a class may now back an extended resource the Pod requests
+            actions = fw.ActionType.ADD | fw.ActionType.UPDATE
+            out.append(
+                fw.ClusterEventWithHint(
+                    fw.ClusterEvent(fw.Resource.DEVICE_CLASS, actions), device_class_hint
+                )
+            )
+        return out
 
 
 def new(args: object | None, handle: fw.Handle) -> NodeResourcesFit:

@@ -1,0 +1,208 @@
+"""Extended resources backed by DRA devices (DRAExtendedResource, upstream v1.35+).
+
+A Pod's extended-resource request (``example.com/gpu: 2``) may be satisfied by devices of a
+DeviceClass instead of a node's allocatable: the class names the resource in
+``spec.extendedResourceName``, and every class also answers to the implicit name
+``deviceclass.resource.kubernetes.io/<class>``.
+
+- :func:`resolver`: upstream's ``extendedresourcecache`` fed the classes in the order the
+  informer adds them: of two classes naming one resource the newer (``creationTimestamp``)
+  wins, ties to the smaller name, and a class that loses when it is added is skipped whole,
+  so it loses its implicit name too (a class added later that wins leaves the earlier one its
+  implicit name).
+- :func:`device_requests`: upstream ``createRequestsAndMappings``: the requests of the claim
+  DynamicResources allocates for a Pod on a node (one ``exactly`` request per container and
+  resource, named ``container-<i>-request-<j>``, ``i`` the container's index among init and
+  regular containers and ``j`` the resource's index among the container's sorted request
+  names; a non-sidecar init container reuses later long-lived containers' requests and only
+  the largest of them is kept) and the container-to-request mappings that go into the Pod's
+  ``status.extendedResourceClaimStatus``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kubesched.api import resource as r
+from kubesched.api.pods import parse_timestamp
+from kubesched.api.quantity import QuantityError, parse_quantity
+from kubesched.framework.interface import ServiceKey
+from kubesched.kernels.resources import is_extended_resource_name
+
+DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
+"""Upstream ``resourceapi.ResourceDeviceClassPrefix``: the implicit extended resource name
+of every class is this prefix and the class name."""
+CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
+"""Upstream ``resourceapi.ExtendedResourceClaimAnnotation`` (``"true"`` on the claim the
+scheduler creates for a Pod's extended resources)."""
+SPECIAL_CLAIM_NAME = "<extended-resources>"
+"""The in-memory claim's name until PreBind creates it (not a valid name on purpose)."""
+
+Resolver = Callable[[str], "r.DeviceClass | None"]
+"""The DeviceClass behind an extended resource name, or None (upstream
+``DeviceClassResolver.GetDeviceClass``)."""
+
+RESOLVER: ServiceKey[Resolver] = ServiceKey("kubesched.io/dra-extended-resources")
+"""DynamicResources offers its resolver here (NodeResourcesFit leaves a resource it resolves
+to DRA on a node without it in allocatable)."""
+
+
+def is_dra_extended_name(name: str) -> bool:
+    """Upstream ``IsDRAExtendedResourceName``: an extended resource name or an implicit
+    class name."""
+    return is_extended_resource_name(name) or name.startswith(DEVICE_CLASS_PREFIX)
+
+
+def _created(c: r.DeviceClass) -> float:
+    t = parse_timestamp(c.created, "metadata.creationTimestamp") if c.created else None
+    return float("-inf") if t is None else t
+
+
+def resolver(classes: Iterable[r.DeviceClass]) -> dict[str, r.DeviceClass]:
+    """Extended resource name -> class, as upstream's cache holds it after the informer
+    added ``classes`` in that order."""
+    out: dict[str, r.DeviceClass] = {}
+    for c in classes:
+        if c.extended_resource_name is not None:
+            held = out.get(c.extended_resource_name)
+            if held is not None:
+                newer, older = _created(c), _created(held)
+                if newer < older or (newer == older and c.name >= held.name):
+                    continue  # loses: neither name is recorded
+            out[c.extended_resource_name] = c
+        out[DEVICE_CLASS_PREFIX + c.name] = c
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class RequestMapping:
+    """One ``status.extendedResourceClaimStatus.requestMappings`` entry."""
+
+    container: str
+    resource: str
+    request: str
+
+    def as_json(self) -> dict[str, str]:
+        """The manifest's form."""
+        return {
+            "containerName": self.container,
+            "resourceName": self.resource,
+            "requestName": self.request,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class _Container:
+    name: str
+    requests: Mapping[str, Any]
+    long_lived: bool
+
+
+def _containers(spec: Mapping[str, Any]) -> list[_Container]:
+    out = []
+    for c in spec.get("initContainers") or []:
+        sidecar = c.get("restartPolicy") == "Always"
+        out.append(_Container(str(c.get("name", "")), _requests(c), sidecar))
+    for c in spec.get("containers") or []:
+        out.append(_Container(str(c.get("name", "")), _requests(c), True))
+    return out
+
+
+def _requests(c: Mapping[str, Any]) -> Mapping[str, Any]:
+    return ((c.get("resources") or {}).get("requests")) or {}
+
+
+def _count(value: Any) -> int:
+    """Upstream ``Quantity.AsInt64`` (0 when not an integer)."""
+    try:
+        q = parse_quantity(value)
+    except (QuantityError, ValueError, TypeError):
+        return 0
+    return int(q) if q.denominator == 1 else 0
+
+
+@dataclass(frozen=True, slots=True)
+class _Req:
+    name: str
+    count: int
+
+
+def _container_request(
+    index: int, c: _Container, resource: str, reusable: Sequence[_Req | None]
+) -> tuple[_Req | None, list[RequestMapping]]:
+    """Upstream ``createResourceRequestAndMappings``."""
+    if resource not in c.requests:
+        return None, []
+    want = _count(c.requests[resource])
+    if want == 0:
+        return None, []
+    out: list[RequestMapping] = []
+    total = 0
+    for req in reusable:
+        if req is not None:
+            total += req.count
+            out.append(RequestMapping(c.name, resource, req.name))
+            if total >= want:
+                return None, out
+    keys = sorted(str(k) for k in c.requests)
+    name = f"container-{index}-request-{keys.index(resource)}"
+    out.append(RequestMapping(c.name, resource, name))
+    return _Req(name, want - total), out
+
+
+def device_requests(
+    pod_spec: Mapping[str, Any], resources: Iterable[str], classes: Resolver
+) -> tuple[list[dict[str, Any]], list[RequestMapping]]:
+    """Upstream ``createRequestsAndMappings`` for the extended ``resources`` a node must get
+    from DRA: the claim's ``spec.devices.requests`` (sorted by name) and the mappings."""
+    containers = _containers(pod_spec)
+    requests: list[tuple[str, str, int]] = []  # name, class, count
+    mappings: list[RequestMapping] = []
+    for resource in sorted(resources):
+        klass = classes(resource)
+        if klass is None:
+            continue
+        long_lived: list[_Req | None] = [None] * len(containers)
+        long_maps: list[RequestMapping] = []
+        for i, c in enumerate(containers):
+            if c.long_lived:
+                long_lived[i], m = _container_request(i, c, resource, ())
+                long_maps += m
+        largest: _Req | None = None
+        short_names: set[str] = set()
+        short_maps: list[RequestMapping] = []
+        for i, c in enumerate(containers):
+            if c.long_lived:
+                continue
+            req, m = _container_request(i, c, resource, long_lived[i:])
+            if req is not None:
+                short_names.add(req.name)
+                if largest is None or largest.count < req.count:
+                    largest = req
+            short_maps += m
+        if largest is not None and len(short_names) > 1:
+            short_names.discard(largest.name)
+            short_maps = [
+                RequestMapping(m.container, m.resource, largest.name)
+                if m.request in short_names
+                else m
+                for m in short_maps
+            ]
+        if largest is not None:
+            requests.append((largest.name, klass.name, largest.count))
+        requests += [(q.name, klass.name, q.count) for q in long_lived if q is not None]
+        mappings += long_maps + short_maps
+    requests.sort(key=lambda x: x[0])
+    return [
+        {
+            "name": name,
+            "exactly": {
+                "deviceClassName": klass,
+                "allocationMode": "ExactCount",
+                "count": count,
+            },
+        }
+        for name, klass, count in requests
+    ], mappings

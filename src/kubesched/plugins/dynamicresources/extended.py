@@ -1,0 +1,139 @@
+"""DynamicResources' special claim for a Pod's extended resources backed by DRA devices
+(DRAExtendedResource; upstream ``extendeddynamicresources.go``).
+
+- PreFilter (:func:`special_claim`): a Pod requesting an extended resource a DeviceClass
+  backes (:mod:`kubesched.devices.extended`) gets one more claim after its own: the claim an
+  earlier cycle created for it (annotated, the Pod its controller owner), else an in-memory
+  claim without requests (:data:`~kubesched.devices.extended.SPECIAL_CLAIM_NAME`).
+- Filter (:class:`NodeClaims`): a claim from an earlier cycle with requests rejects every
+  node (``cannot schedule extended resource claim``); per node, a requested resource
+  backed by a class that the node's allocatable lacks (0) goes to DRA, one neither backed
+  nor in the allocatable rejects the node (``cannot fit resource``); the node's variant of
+  the claim gets the requests :func:`~kubesched.devices.extended.device_requests` makes for
+  the resources that go to DRA there (one variant per distinct set of such resources).
+- PreBind (:func:`created_claim`): the claim written for the node (named
+  ``<pod>-extended-resources-<suffix>``), and the Pod's ``status.extendedResourceClaimStatus``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubesched.api import objects as api
+from kubesched.api import resource as r
+from kubesched.devices import extended as ext
+
+ERR_STALE = "cannot schedule extended resource claim"
+ERR_CANNOT_FIT = "cannot fit resource"
+
+
+def requested(pod: api.Pod, classes: ext.Resolver) -> dict[str, int]:
+    """The Pod's nonzero DRA-extended requests (upstream ``podScalarResources`` filtered),
+    or {} when none of them is backed by a class (the Pod needs no special claim)."""
+    out = {n: q for n, q in pod.requests.items() if q and ext.is_dra_extended_name(n)}
+    return out if any(classes(n) is not None for n in out) else {}
+
+
+def special_claim(pod: api.Pod, claims: list[r.ResourceClaim], parse: Any) -> r.ResourceClaim:
+    """Upstream ``preFilterExtendedResources``: the claim an earlier cycle created for the
+    Pod (``claims`` is every claim), else the in-memory one (``parse`` parses a manifest)."""
+    for c in claims:
+        if (c.raw.get("metadata") or {}).get("annotations", {}).get(ext.CLAIM_ANNOTATION) != "true":
+            continue
+        for o in (c.raw.get("metadata") or {}).get("ownerReferences") or []:
+            if o.get("name") == pod.name and o.get("controller") and o.get("uid") == pod.uid:
+                return c
+    parsed: r.ResourceClaim = parse(_manifest(pod, ext.SPECIAL_CLAIM_NAME, []))
+    return parsed
+
+
+def _manifest(pod: api.Pod, name: str, requests: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "apiVersion": r.API_VERSION,
+        "kind": "ResourceClaim",
+        "metadata": {
+            "namespace": pod.namespace,
+            "name": name,
+            "uid": f"extended-resources-{pod.uid}",
+            "generateName": f"{pod.name}-extended-resources-",
+            "ownerReferences": [
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "name": pod.name,
+                    "uid": pod.uid,
+                    "controller": True,
+                }
+            ],
+            "annotations": {ext.CLAIM_ANNOTATION: "true"},
+        },
+        "spec": {"devices": {"requests": requests}} if requests else {},
+    }
+
+
+def is_special(claim: r.ResourceClaim) -> bool:
+    """Whether ``claim`` is the in-memory claim (not written yet)."""
+    return claim.name == ext.SPECIAL_CLAIM_NAME
+
+
+@dataclass(slots=True)
+class NodeClaims:
+    """The special claim's variant per set of resources a node gets from DRA."""
+
+    pod: api.Pod
+    base: r.ResourceClaim
+    wanted: Mapping[str, int]
+    """The Pod's nonzero DRA-extended requests."""
+    classes: ext.Resolver
+    variants: dict[frozenset[str], tuple[r.ResourceClaim, list[ext.RequestMapping]]] = field(
+        default_factory=dict
+    )
+
+    def to_dra(self, node: api.Node) -> frozenset[str] | str:
+        """The resources ``node`` must get from DRA, or the reason it cannot run the Pod."""
+        if self.base.requests:
+            return ERR_STALE
+        out = set()
+        for name in self.wanted:
+            have = node.allocatable.get(name)
+            if self.classes(name) is not None and not have:
+                out.add(name)
+            elif have is None:
+                return ERR_CANNOT_FIT
+        return frozenset(out)
+
+    def variant(self, to_dra: frozenset[str]) -> tuple[r.ResourceClaim, list[ext.RequestMapping]]:
+        """The claim (with the requests for ``to_dra``) and the container mappings."""
+        hit = self.variants.get(to_dra)
+        if hit is None:
+            spec = self.pod.raw.get("spec") or {}
+            requests, mappings = ext.device_requests(spec, to_dra, self.classes)
+            raw = dict(self.base.raw)
+            raw["spec"] = {"devices": {"requests": requests}} if requests else {}
+            claim = r.parse_claim(raw)
+            hit = self.variants[to_dra] = (claim, mappings)
+        return hit
+
+
+def created_claim(pod: api.Pod, claim: r.ResourceClaim) -> dict[str, Any]:
+    """The manifest PreBind creates from the node's variant ``claim``: a generated name
+    (upstream's API server appends five random characters; here they come from the Pod's
+    UID) and a UID of its own."""
+    raw = dict(claim.raw)
+    meta = dict(raw.get("metadata") or {})
+    digest = hashlib.sha256(pod.uid.encode()).hexdigest()
+    meta["name"] = f"{pod.name}-extended-resources-{digest[:5]}"
+    meta["uid"] = f"{pod.uid}-extended-resources"
+    raw["metadata"] = meta
+    return raw
+
+
+def claim_status(claim_name: str, mappings: list[ext.RequestMapping]) -> dict[str, Any]:
+    """The Pod's ``status.extendedResourceClaimStatus``."""
+    return {
+        "requestMappings": [m.as_json() for m in mappings],
+        "resourceClaimName": claim_name,
+    }
