@@ -64,6 +64,7 @@ __all__ = [
     "admit",
     "is_workload_api",
     "pod_group_key",
+    "read",
     "validate",
 ]
 
@@ -783,3 +784,18 @@ def check_pod_refs(pods: Iterable[api.Pod], gates: Gates) -> Problems:
                 continue
             problems.extend(fe.invalid(p, value, m) for m in fe.dns1123_subdomain_errors(value))
     return problems
+
+
+def read(obj: Obj, gates: Gates) -> Workload | PodGroup | None:
+    """One stored Workload or PodGroup as the scheduler's informer of ``gates``' release sees
+    it (fields of disabled gates dropped, defaults set), or None: not one of this module's
+    kinds, not served by the release, or not valid (:func:`admit` reported it at load time).
+    The priority admission plugin is not run: a PodGroup's ``priority`` is what it carries."""
+    if not is_workload_api(obj) or _served_problem(obj, gates, "") is not None:
+        return None
+    value, problems = _check(_admitted(obj, gates), "")
+    if problems:
+        return None
+    if isinstance(value, PodGroup):
+        return _defaulted(value, gates)
+    return value

@@ -213,6 +213,17 @@ class PostBindPlugin(Plugin, Protocol):
 
 
 @runtime_checkable
+class PlacementFeasiblePlugin(Plugin, Protocol):
+    """PlacementFeasible (v1.37's PodGroup scheduling cycle): may a group still meet its
+    constraints with ``scheduled`` members placed and ``remaining`` left to try?  Success:
+    met; Wait: not yet; Unschedulable: never in this cycle (it ends early).  Found among a
+    profile's plugins by the cycle (:mod:`kubesched.scheduler.podgroup`), not configured as
+    an extension point of its own."""
+
+    def placement_feasible(self, min_count: int, scheduled: int, remaining: int, /) -> Status: ...
+
+
+@runtime_checkable
 class EnqueueExtensions(Protocol):
     """EnqueueExtensions: the cluster events (with queueing hints) that may make a Pod this
     plugin rejected schedulable; hints are None or callable."""

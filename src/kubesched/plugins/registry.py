@@ -6,7 +6,7 @@ configuration naming it loads and it changes nothing); today every upstream in-t
 of the default profile is modelled.
 
 The in-tree plugins later releases add that kubesched does not implement yet
-(:data:`NOT_YET_MODELLED`: the Workload API's gang and topology plugins, v1.37's
+(:data:`NOT_YET_MODELLED`: the Workload API's topology plugins, v1.37's
 DeferredPodScheduling) are registered the same way: the default profile of their release lists
 them, as upstream's does, but they decide nothing yet (``docs/versions.md`` says so).  The
 version-dependent plugins (NodeDeclaredFeatures, ImageLocality, BalancedAllocation) read the
@@ -28,6 +28,7 @@ from kubesched.plugins import (
     devicefragmentation,
     dynamicresources,
     entrypoints,
+    gangscheduling,
     gpu_bestfit,
     gpu_clustering,
     gpu_devices,
@@ -59,7 +60,6 @@ UNMODELLED: tuple[str, ...] = ()
 """Known upstream names that are accepted but do nothing yet (see the module docstring)."""
 
 NOT_YET_MODELLED = (
-    names.GANG_SCHEDULING,
     names.TOPOLOGY_PLACEMENT_GENERATOR,
     names.POD_GROUP_PODS_COUNT,
     names.DEFERRED_POD_SCHEDULING,
@@ -105,6 +105,7 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         dynamicresources.NAME: dynamicresources.new,
         devicefragmentation.NAME: devicefragmentation.new,
         coscheduling.NAME: coscheduling.new,
+        gangscheduling.NAME: gangscheduling.new,
         capacityscheduling.NAME: capacityscheduling.new,
         gpu_devices.NAME: gpu_devices.new,
         gpu_random.NAME: gpu_random.new,

@@ -1,0 +1,330 @@
+"""The PodGroup scheduling cycle: a Workload API group placed all-or-nothing in one cycle.
+
+Upstream ``schedule_one_podgroup.go`` (v1.36.3, v1.37.2), with GenericWorkload on.  When
+the scheduler pops a Pod of a PodGroup (``spec.schedulingGroup``), it takes the group's other
+queued members out of the queue with it (:meth:`SchedulingQueue.take`; upstream v1.37 queues
+the group as one entity, v1.36 pops the members like this) and runs one cycle for all:
+
+1. **order**: v1.37 ``PodGroupMemberPodsOrderingFunc`` (priority descending, attempts
+   descending, timestamp ascending, name); v1.36 priority, then first-attempt time;
+2. **validate** (v1.37 ``validatePodGroup``): one scheduler name, every member's priority
+   that of the PodGroup (when it carries one), one preemption policy; otherwise every member
+   fails with the error (``SchedulerError``);
+3. **the algorithm** over one view of the cluster: each member in order is searched as a
+   lone Pod (no PostFilter: upstream runs none for a member of a group cycle), and a member
+   that fits is assumed and Reserved so the next ones see it.  v1.37 asks the profile's
+   PlacementFeasible plugins (GangScheduling: ``minCount`` against scheduled + remaining)
+   before the first member and after each one, and stops early when the group can no
+   longer make it; v1.36 decides at the end (scheduled members against ``minCount``).
+   Everything assumed is undone afterwards (upstream's ``revertFns``);
+4. **submit**: a feasible group's placed members go through the one commit path
+   (:class:`~kubesched.scheduler.commit.Commit`: assume, Reserve, Permit, where
+   GangScheduling holds the first ones until the quorum is scheduled, then bind); the
+   members that did not fit fail with their own diagnosis.  An infeasible group's placed
+   members fail with ``pod group is unschedulable, <the group's message>``, the members not
+   tried with the group's status, the others with their own diagnosis; an error fails all.
+
+The PodGroup's ``PodGroupInitiallyScheduled`` condition is kept in :attr:`PodGroupCycle.
+conditions` as upstream writes it (``Scheduled`` / ``Unschedulable`` / ``SchedulerError``,
+never regressing from True).  Deviations (``docs/fidelity.md``): members are requeued one
+by one through the usual failure path, not as one group entity; no topology placements, no
+workload-aware preemption (PodGroupPostFilter), no composite groups.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from kubesched.api import objects as api
+from kubesched.api import workload
+from kubesched.framework import contract
+from kubesched.framework.interface import (
+    SUCCESS,
+    Code,
+    CycleState,
+    ExtenderError,
+    QueuedPodInfo,
+    Status,
+)
+from kubesched.framework.podgroups import PodGroupManager
+from kubesched.framework.runtime import Framework, PluginError
+from kubesched.queue.scheduling_queue import SchedulingQueue
+from kubesched.scheduler.commit import Commit
+from kubesched.scheduler.failures import Failures
+from kubesched.scheduler.types import Diagnosis, FitError, NoNodesError, ScheduleResult
+from kubesched.state.cache import ClusterState
+
+POD_GROUP_UNSCHEDULABLE = "pod group is unschedulable"
+"""``errPodGroupUnschedulable``."""
+PREEMPT_LOWER = "PreemptLowerPriority"
+
+SchedulePod = Callable[[Framework, CycleState, api.Pod], ScheduleResult]
+
+
+@dataclass(slots=True)
+class MemberResult:
+    """One member's outcome in the algorithm (upstream ``algorithmResult``)."""
+
+    qp: QueuedPodInfo
+    state: CycleState
+    status: Status
+    node: str = ""
+    diagnosis: Diagnosis | None = None
+    """The FitError's diagnosis when no node fits."""
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """A PodGroup's ``PodGroupInitiallyScheduled`` condition as upstream patches it."""
+
+    status: str
+    reason: str
+    message: str
+
+
+class PodGroupCycle:
+    """The PodGroup scheduling cycle of one scheduler (see the module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        manager: PodGroupManager,
+        cluster: ClusterState,
+        queue: SchedulingQueue,
+        committer: Commit,
+        failures: Failures,
+        schedule_pod: SchedulePod,
+    ) -> None:
+        self.manager = manager
+        self.version = manager.gates.version
+        self.cluster = cluster
+        self.queue = queue
+        self.committer = committer
+        self.failures = failures
+        self.schedule_pod = schedule_pod
+        self.conditions: dict[str, Condition] = {}
+        """PodGroup ``namespace/name`` to its ``PodGroupInitiallyScheduled`` condition."""
+
+    def handles(self, pod: api.Pod) -> bool:
+        """Whether ``pod`` is scheduled by a PodGroup cycle (v1.36+, a PodGroup member)."""
+        return self.version != "1.35" and self.manager.group_key(pod) is not None
+
+    # ------------------------------------------------------------------ the cycle
+    def run(self, fwk: Framework, qp: QueuedPodInfo, cycle: int) -> None:
+        """Schedule ``qp``'s group (``qp`` just popped)."""
+        start = time.perf_counter()
+        key = self.manager.group_key(qp.pod)
+        assert key is not None
+        members = [qp]
+        for pod in self.manager.state(key).unscheduled():
+            if pod.key != qp.pod.key and (taken := self.queue.take(pod.key)) is not None:
+                members.append(taken)
+        kept = []
+        for m in members:
+            if self.cluster.is_assumed(m.pod.key):  # upstream skipPodSchedule
+                self.queue.done(m.pod)
+            else:
+                kept.append(m)
+        if not kept:
+            return
+        members = self.order(kept)
+        policy = self.manager.policy(key)
+        problem = self.validate(fwk, members, key)
+        if problem or policy is None:
+            why = Status(Code.ERROR, (problem or f'podgroups "{key}" not found',))
+            for m in members:
+                self.failures.fail(fwk, m, why, cycle, start)
+            self._condition(key, why)
+            return
+        results, group = self.algorithm(fwk, members, key, policy)
+        self.submit(fwk, members, results, group, key, cycle, start)
+
+    def order(self, members: list[QueuedPodInfo]) -> list[QueuedPodInfo]:
+        """The members in the release's order (see the module docstring)."""
+        if self.version == "1.36":
+            return sorted(
+                members,
+                key=lambda m: (-m.pod.priority, m.initial_attempt_timestamp or 0.0),
+            )
+        return sorted(members, key=lambda m: (-m.pod.priority, -m.attempts, m.timestamp, m.pod.name))
+
+    def validate(self, fwk: Framework, members: list[QueuedPodInfo], key: str) -> str:
+        """v1.37 ``validatePodGroup`` (v1.36: one scheduler name); "" when valid."""
+        name = members[0].pod.scheduler_name
+        pg = self.manager.pod_group(key)
+        priority = pg.policy.priority if pg is not None else None
+        v137 = self.version != "1.36"
+        gated_policy = self.manager.gates.enabled("PodGroupPreemptionPolicy")
+        group_policy = ""
+        if gated_policy and pg is not None:
+            group_policy = pg.policy.preemption_policy or PREEMPT_LOWER
+        pods = [m.pod for m in members]
+        if v137:
+            state = self.manager.state(key)
+            pods += self.manager.pods(sorted(state.scheduled()))
+        for pod in pods:
+            if pod.scheduler_name != name:
+                return (
+                    "all pods in a single pod group should have the same .spec.schedulerName "
+                    f'set, got: "{pod.scheduler_name}" and "{name}"'
+                )
+            if not v137:
+                continue
+            if priority is not None and pod.priority != priority:
+                return (
+                    "all pods in a single pod group should have the same priority as the pod "
+                    f"group's priority, got {pod.priority} and {priority}"
+                )
+            mine = pod.preemption_policy or PREEMPT_LOWER
+            if gated_policy and mine != group_policy:
+                return (
+                    "all pods in a single pod group should have the same preemption policy as "
+                    f"the pod group's preemption policy, got {mine} and {group_policy}"
+                )
+            if not gated_policy:
+                if not group_policy:
+                    group_policy = mine
+                elif mine != group_policy:
+                    return (
+                        "all pods in a single pod group should have the same preemption "
+                        f"policy, got {mine} and {group_policy}"
+                    )
+        del fwk
+        return ""
+
+    # ------------------------------------------------------------------ the algorithm
+    def algorithm(
+        self,
+        fwk: Framework,
+        members: list[QueuedPodInfo],
+        key: str,
+        policy: workload.GroupTemplate,
+    ) -> tuple[list[MemberResult], Status]:
+        """Upstream ``podGroupSchedulingDefaultAlgorithm``: the members' results (fewer than
+        the members when it stopped early) and the group's status; nothing stays assumed."""
+        feasible = [
+            p for p in fwk.instances.values() if isinstance(p, contract.PlacementFeasiblePlugin)
+        ]
+        min_count = policy.min_count or 1
+        scheduled = self.manager.state(key).scheduled_count()
+        remaining = len(members)
+        v137 = self.version != "1.36"
+
+        def check() -> Status:
+            for p in feasible:
+                status = p.placement_feasible(min_count, scheduled, remaining)
+                if not status.is_success():
+                    return status
+            return SUCCESS
+
+        results: list[MemberResult] = []
+        undo: list[tuple[CycleState, api.Pod]] = []
+        group = Status(Code.UNSCHEDULABLE, (POD_GROUP_UNSCHEDULABLE,))
+        try:
+            if v137:
+                group = check()
+                if group.code == Code.UNSCHEDULABLE:
+                    return results, Status(
+                        Code.UNSCHEDULABLE, (POD_GROUP_UNSCHEDULABLE, *group.reasons)
+                    )
+            any_scheduled = False
+            for m in members:
+                res = self._member(fwk, m, undo)
+                results.append(res)
+                if not res.status.is_success() and not res.status.is_rejected():
+                    group = Status(
+                        Code.ERROR,
+                        (f"failed to schedule other pod from a pod group: {res.status.message()}",),
+                    )
+                    break
+                remaining -= 1
+                if res.status.is_success():
+                    scheduled += 1
+                if v137:
+                    group = check()
+                    if group.code == Code.UNSCHEDULABLE:
+                        break
+                elif scheduled >= min_count:
+                    group = SUCCESS
+                any_scheduled = any_scheduled or res.status.is_success()
+            if group.code == Code.WAIT:
+                group = Status(Code.UNSCHEDULABLE, (POD_GROUP_UNSCHEDULABLE, *group.reasons))
+            if group.is_success() and not any_scheduled:
+                group = Status(Code.UNSCHEDULABLE, (POD_GROUP_UNSCHEDULABLE,))
+            return results, group
+        finally:
+            for state, assumed in reversed(undo):
+                fwk.run_unreserve(state, assumed, assumed.node_name)
+                if self.cluster.is_assumed(assumed.key):
+                    self.cluster.forget_pod(assumed)
+
+    def _member(
+        self, fwk: Framework, m: QueuedPodInfo, undo: list[tuple[CycleState, api.Pod]]
+    ) -> MemberResult:
+        """``podGroupPodSchedulingAlgorithm``: search, then assume and Reserve in the view."""
+        state = CycleState()
+        pod = m.pod
+        try:
+            result = self.schedule_pod(fwk, state, pod)
+        except FitError as fit:
+            return MemberResult(m, state, Status(Code.UNSCHEDULABLE), diagnosis=fit.diagnosis)
+        except NoNodesError as e:
+            return MemberResult(m, state, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (str(e),)))
+        except (PluginError, ExtenderError) as e:
+            return MemberResult(m, state, Status(Code.ERROR, (str(e),)))
+        assumed = pod.bound_to(result.node)
+        self.cluster.assume_pod(assumed, result.node)
+        status = fwk.run_reserve(state, assumed, result.node)
+        if not status.is_success():
+            fwk.run_unreserve(state, assumed, result.node)
+            self.cluster.forget_pod(assumed)
+            return MemberResult(m, state, status)
+        undo.append((state, assumed))
+        return MemberResult(m, state, SUCCESS, result.node)
+
+    # ------------------------------------------------------------------ submit
+    def submit(
+        self,
+        fwk: Framework,
+        members: list[QueuedPodInfo],
+        results: list[MemberResult],
+        group: Status,
+        key: str,
+        cycle: int,
+        start: float,
+    ) -> None:
+        """``submitPodGroupAlgorithmResult``: bind a feasible group's placed members, fail
+        the others (see the module docstring)."""
+        fail = self.failures.fail
+        for i, m in enumerate(members):
+            res = results[i] if i < len(results) else None
+            if group.code == Code.ERROR:
+                own = res is not None and res.status.code == Code.ERROR
+                fail(fwk, m, res.status if own and res is not None else group, cycle, start)
+            elif res is None:
+                fail(fwk, m, group, cycle, start)
+            elif res.status.is_success():
+                if group.is_success():
+                    assumed = self.committer.assume(m.pod, res.node)
+                    self.committer.commit(fwk, res.state, m, assumed, start, cycle)
+                else:
+                    why = Status(Code.UNSCHEDULABLE, (POD_GROUP_UNSCHEDULABLE, group.message()))
+                    fail(fwk, m, why, cycle, start)
+            else:
+                fail(fwk, m, res.diagnosis or res.status, cycle, start)
+        self._condition(key, group)
+
+    def _condition(self, key: str, group: Status) -> None:
+        """Upstream ``updatePodGroupCondition`` (never back from True to False)."""
+        if group.is_success():
+            new = Condition("True", "Scheduled", group.message())
+        elif group.is_rejected():
+            new = Condition("False", "Unschedulable", group.message())
+        else:
+            new = Condition("False", "SchedulerError", group.message())
+        old = self.conditions.get(key)
+        if old is not None and old.status == "True" and new.status != "True":
+            return
+        self.conditions[key] = new
