@@ -11,7 +11,6 @@ import pytest
 from kubesched.api import objects as api
 from kubesched.config import featuregates
 from kubesched.framework import interface as fw
-from kubesched.framework.podgroups import PodGroupManager
 from kubesched.plugins import gangscheduling
 from kubesched.plugins.gangscheduling.plugin import (
     PERMIT_TIMEOUT_SECONDS,
@@ -29,7 +28,9 @@ def _plugin(version: str = "1.37", now: list[float] | None = None) -> GangSchedu
 
 
 def _group(name: str, min_count: int | None) -> dict[str, Any]:
-    policy: dict[str, Any] = {"basic": {}} if min_count is None else {"gang": {"minCount": min_count}}
+    policy: dict[str, Any] = (
+        {"basic": {}} if min_count is None else {"gang": {"minCount": min_count}}
+    )
     return {
         "apiVersion": "scheduling.k8s.io/v1beta1",
         "kind": "PodGroup",
@@ -116,13 +117,21 @@ def test_v135_permit_keeps_one_deadline_per_group() -> None:
     assert wait == PERMIT_TIMEOUT_SECONDS - 60.0
     missing = make_pod("x", "ns").obj()
     missing.workload_ref = api.WorkloadRef("w", "other", "")
-    assert pl.pre_enqueue(missing).message() == 'pod group "other" doesn\'t exist for a workload "w"'
+    assert (
+        pl.pre_enqueue(missing).message() == 'pod group "other" doesn\'t exist for a workload "w"'
+    )
 
 
 @pytest.mark.parametrize(
     ("min_count", "scheduled", "remaining", "code", "message"),
     [
-        (3, 1, 1, fw.Code.UNSCHEDULABLE, "minCount (3) cannot be satisfied: 1 scheduled, 1 remaining"),
+        (
+            3,
+            1,
+            1,
+            fw.Code.UNSCHEDULABLE,
+            "minCount (3) cannot be satisfied: 1 scheduled, 1 remaining",
+        ),
         (3, 1, 2, fw.Code.WAIT, "minCount (3) is not yet satisfied: 1 scheduled, 2 remaining"),
         (3, 3, 0, fw.Code.SUCCESS, ""),
     ],

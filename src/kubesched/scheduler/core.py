@@ -303,7 +303,9 @@ class Scheduler:
         elif self.responsible_for(pod):
             self.queue.add(pod)
             if self.unscheduled_add_moves:
-                self.queue.move_all_to_active_or_backoff(qevents.EVENT_UNSCHEDULED_POD_ADD, None, pod)
+                self.queue.move_all_to_active_or_backoff(
+                    qevents.EVENT_UNSCHEDULED_POD_ADD, None, pod
+                )
             self._handled(start, "UnschedulablePodAdd")
 
     def on_pods_added(self, pods: list[api.Pod]) -> None:

@@ -148,7 +148,9 @@ class PodGroupCycle:
                 members,
                 key=lambda m: (-m.pod.priority, m.initial_attempt_timestamp or 0.0),
             )
-        return sorted(members, key=lambda m: (-m.pod.priority, -m.attempts, m.timestamp, m.pod.name))
+        return sorted(
+            members, key=lambda m: (-m.pod.priority, -m.attempts, m.timestamp, m.pod.name)
+        )
 
     def validate(self, fwk: Framework, members: list[QueuedPodInfo], key: str) -> str:
         """v1.37 ``validatePodGroup`` (v1.36: one scheduler name); "" when valid."""

@@ -110,7 +110,9 @@ class GangScheduling:
             if f"{namespace}/{wl_name}" in self.manager.workloads:
                 return f'pod group "{ref.pod_group}" doesn\'t exist for a workload "{ref.name}"'
             return f'waiting for pods\'s workload "{ref.name}" to appear in scheduling queue'
-        return f'waiting for pods\'s pod group "{pod.scheduling_group}" to appear in scheduling queue'
+        return (
+            f'waiting for pods\'s pod group "{pod.scheduling_group}" to appear in scheduling queue'
+        )
 
     # ------------------------------------------------------------------ Permit
     def permit(self, state: fw.CycleState, pod: api.Pod, node: str) -> tuple[fw.Status, float]:
@@ -170,7 +172,9 @@ class GangScheduling:
             fw.ClusterEventWithHint(
                 fw.ClusterEvent(fw.Resource.UNSCHEDULED_POD, add), self._pod_added
             ),
-            fw.ClusterEventWithHint(fw.ClusterEvent(fw.Resource.ASSIGNED_POD, add), self._pod_added),
+            fw.ClusterEventWithHint(
+                fw.ClusterEvent(fw.Resource.ASSIGNED_POD, add), self._pod_added
+            ),
             fw.ClusterEventWithHint(
                 fw.ClusterEvent(fw.Resource.POD_GROUP, add | fw.ActionType.UPDATE),
                 self._pod_group_changed,
