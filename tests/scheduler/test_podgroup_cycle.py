@@ -28,12 +28,14 @@ def _scheduler(version: str, gates: dict[str, bool]) -> tuple[Scheduler, FakeApi
     return Scheduler(cfg, clock=VirtualClock(), api_client=fake, options=options), fake
 
 
-def pod_group(name: str, min_count: int, priority: int | None = None) -> dict[str, Any]:
+def pod_group(
+    name: str, min_count: int, priority: int | None = None, version: str = "v1beta1"
+) -> dict[str, Any]:
     spec: dict[str, Any] = {"schedulingPolicy": {"gang": {"minCount": min_count}}}
     if priority is not None:
         spec["priority"] = priority
     return {
-        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "apiVersion": f"scheduling.k8s.io/{version}",
         "kind": "PodGroup",
         "metadata": {"name": name, "namespace": "ns"},
         "spec": spec,
@@ -108,3 +110,34 @@ def test_with_generic_workload_off_members_are_scheduled_one_by_one() -> None:
     _run(s)
     assert sorted(fake.binds) == ["ns/m0", "ns/m1"]
     assert s.pod_group_cycle is None
+
+
+def test_v136_tries_every_member_and_reports_each_ones_permit_message() -> None:
+    s, fake = _scheduler("1.36", {"GenericWorkload": True, "GangScheduling": True})
+    s.on_node_add(make_node("n0").cap(cpu="4", memory="8Gi", pods=10).obj())
+    s.on_object(pod_group("g", 3, version="v1alpha2"))
+    for i in range(3):
+        s.on_pod_add(member(f"m{i}", "g", cpu="2"))
+    s.schedule_one()
+    assert fake.binds == {}
+    assert not s.cluster.pods
+    placed = (
+        "Unschedulable",
+        "pod group is unschedulable, waiting for minCount pods from a gang to be scheduled, "
+        "one or more plugins asked to wait and no plugin rejected pod",
+    )
+    assert fake.failures["ns/m0"] == placed
+    assert fake.failures["ns/m1"] == placed
+    assert s.pod_group_cycle is not None
+    cond = s.pod_group_cycle.conditions["ns/g"]
+    assert (cond.type, cond.message) == ("PodGroupScheduled", "pod group is unschedulable")
+
+
+def test_v136_a_gang_that_fits_binds_every_member() -> None:
+    s, fake = _scheduler("1.36", {"GenericWorkload": True, "GangScheduling": True})
+    s.on_node_add(make_node("n0").cap(cpu="4", memory="8Gi", pods=10).obj())
+    s.on_object(pod_group("g", 2, version="v1alpha2"))
+    for i in range(2):
+        s.on_pod_add(member(f"m{i}", "g", cpu="2"))
+    _run(s)
+    assert sorted(fake.binds) == ["ns/m0", "ns/m1"]

@@ -340,16 +340,21 @@ class Framework(FilterPhase):
         """Permit with each waiting plugin's timeout in seconds (capped at 15 minutes, as
         upstream ``RunPermitPlugins``); the dict is empty unless the status is Wait."""
         waits: dict[str, float] = {}
+        wait = SUCCESS
         for p in self.plugins["permit"]:
             s, timeout = p.permit(state, pod, node)
             if s.code == Code.WAIT:
                 waits[p.name] = min(float(timeout or 0.0), MAX_PERMIT_WAIT_SECONDS)
+                wait = s
             elif s.is_rejected():
                 return s.with_plugin(p.name), {}
             elif not s.is_success():
                 msg = f'running Permit plugin "{p.name}": {s.message()}'
                 return Status(Code.ERROR, (msg,), p.name), {}
         if waits:
+            if self.handle.feature_gates.at_least("1.36"):  # the last waiter's, one reason more
+                reason = "one or more plugins asked to wait and no plugin rejected pod"
+                return Status(Code.WAIT, (*wait.reasons, reason), wait.plugin), waits
             msg = f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"'
             return Status(Code.WAIT, (msg,)), waits
         return SUCCESS, {}

@@ -15,16 +15,19 @@ the group as one entity, v1.36 pops the members like this) and runs one cycle fo
    that fits is assumed and Reserved so the next ones see it.  v1.37 asks the profile's
    PlacementFeasible plugins (GangScheduling: ``minCount`` against scheduled + remaining)
    before the first member and after each one, and stops early when the group can no
-   longer make it; v1.36 decides at the end (scheduled members against ``minCount``).
-   Everything assumed is undone afterwards (upstream's ``revertFns``);
+   longer make it; v1.36 tries every member and runs Permit on each placed one in the
+   cycle (GangScheduling's Wait until the quorum), the group feasible from the first
+   member whose Permit succeeds.  Everything assumed is undone afterwards (upstream's
+   ``revertFns``);
 4. **submit**: a feasible group's placed members go through the one commit path
    (:class:`~kubesched.scheduler.commit.Commit`: assume, Reserve, Permit, where
    GangScheduling holds the first ones until the quorum is scheduled, then bind); the
    members that did not fit fail with their own diagnosis.  An infeasible group's placed
-   members fail with ``pod group is unschedulable, <the group's message>``, the members not
-   tried with the group's status, the others with their own diagnosis; an error fails all.
+   members fail with ``pod group is unschedulable, <the group's message>`` (v1.36: their
+   own Permit message), the members not tried with the group's status, the others with
+   their own diagnosis; an error fails all.
 
-The PodGroup's ``PodGroupInitiallyScheduled`` condition is kept in :attr:`PodGroupCycle.
+The PodGroup's ``PodGroupInitiallyScheduled`` (v1.36 ``PodGroupScheduled``) condition is kept in :attr:`PodGroupCycle.
 conditions` as upstream writes it (``Scheduled`` / ``Unschedulable`` / ``SchedulerError``,
 never regressing from True).  Deviations (``docs/fidelity.md``): members are requeued one
 by one through the usual failure path, not as one group entity; no topology placements, no
@@ -41,6 +44,7 @@ from kubesched.api import objects as api
 from kubesched.api import workload
 from kubesched.framework import contract
 from kubesched.framework.interface import (
+    PODS_TO_ACTIVATE_KEY,
     SUCCESS,
     Code,
     CycleState,
@@ -53,7 +57,13 @@ from kubesched.framework.runtime import Framework, PluginError
 from kubesched.queue.scheduling_queue import SchedulingQueue
 from kubesched.scheduler.commit import Commit
 from kubesched.scheduler.failures import Failures
-from kubesched.scheduler.types import Diagnosis, FitError, NoNodesError, ScheduleResult
+from kubesched.scheduler.types import (
+    Diagnosis,
+    FitError,
+    NoNodesError,
+    ScheduleResult,
+    rejected_on_node,
+)
 from kubesched.state.cache import ClusterState
 
 POD_GROUP_UNSCHEDULABLE = "pod group is unschedulable"
@@ -72,13 +82,16 @@ class MemberResult:
     status: Status
     node: str = ""
     diagnosis: Diagnosis | None = None
-    """The FitError's diagnosis when no node fits."""
+    """The FitError's diagnosis when no node fits (or v1.36's Permit rejected it)."""
+    permit: Status = SUCCESS
+    """v1.36: the member's Permit status in the cycle (Wait before the quorum)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Condition:
-    """A PodGroup's ``PodGroupInitiallyScheduled`` condition as upstream patches it."""
+    """A PodGroup's scheduling condition as upstream patches it."""
 
+    type: str
     status: str
     reason: str
     message: str
@@ -138,7 +151,10 @@ class PodGroupCycle:
                 self.failures.fail(fwk, m, why, cycle, start)
             self._condition(key, why)
             return
-        results, group = self.algorithm(fwk, members, key, policy)
+        if self.version == "1.36":
+            results, group = self.algorithm_v136(fwk, members)
+        else:
+            results, group = self.algorithm(fwk, members, key, policy)
         self.submit(fwk, members, results, group, key, cycle, start)
 
     def order(self, members: list[QueuedPodInfo]) -> list[QueuedPodInfo]:
@@ -212,7 +228,6 @@ class PodGroupCycle:
         min_count = policy.min_count or 1
         scheduled = self.manager.state(key).scheduled_count()
         remaining = len(members)
-        v137 = self.version != "1.36"
 
         def check() -> Status:
             for p in feasible:
@@ -225,12 +240,11 @@ class PodGroupCycle:
         undo: list[tuple[CycleState, api.Pod]] = []
         group = Status(Code.UNSCHEDULABLE, (POD_GROUP_UNSCHEDULABLE,))
         try:
-            if v137:
-                group = check()
-                if group.code == Code.UNSCHEDULABLE:
-                    return results, Status(
-                        Code.UNSCHEDULABLE, (POD_GROUP_UNSCHEDULABLE, *group.reasons)
-                    )
+            group = check()
+            if group.code == Code.UNSCHEDULABLE:
+                return results, Status(
+                    Code.UNSCHEDULABLE, (POD_GROUP_UNSCHEDULABLE, *group.reasons)
+                )
             any_scheduled = False
             for m in members:
                 res = self._member(fwk, m, undo)
@@ -244,12 +258,9 @@ class PodGroupCycle:
                 remaining -= 1
                 if res.status.is_success():
                     scheduled += 1
-                if v137:
-                    group = check()
-                    if group.code == Code.UNSCHEDULABLE:
-                        break
-                elif scheduled >= min_count:
-                    group = SUCCESS
+                group = check()
+                if group.code == Code.UNSCHEDULABLE:
+                    break
                 any_scheduled = any_scheduled or res.status.is_success()
             if group.code == Code.WAIT:
                 group = Status(Code.UNSCHEDULABLE, (POD_GROUP_UNSCHEDULABLE, *group.reasons))
@@ -257,10 +268,57 @@ class PodGroupCycle:
                 group = Status(Code.UNSCHEDULABLE, (POD_GROUP_UNSCHEDULABLE,))
             return results, group
         finally:
-            for state, assumed in reversed(undo):
-                fwk.run_unreserve(state, assumed, assumed.node_name)
-                if self.cluster.is_assumed(assumed.key):
-                    self.cluster.forget_pod(assumed)
+            self._revert(fwk, undo)
+
+    def algorithm_v136(
+        self, fwk: Framework, members: list[QueuedPodInfo]
+    ) -> tuple[list[MemberResult], Status]:
+        """v1.36's ``podGroupSchedulingDefaultAlgorithm``: every member is tried; a placed
+        member also runs Permit in the cycle (GangScheduling waits until ``minCount``
+        members are scheduled), and the group is feasible from the first member whose
+        Permit succeeds.  A member Permit rejects is undone and fails as rejected on its
+        node."""
+        results: list[MemberResult] = []
+        undo: list[tuple[CycleState, api.Pod]] = []
+        group = Status(Code.UNSCHEDULABLE, (POD_GROUP_UNSCHEDULABLE,))
+        try:
+            for m in members:
+                res = self._member(fwk, m, undo)
+                if res.status.is_success():
+                    state, assumed = undo[-1]
+                    permit, _ = fwk.run_permit_plugins(state, assumed, res.node)
+                    pods = state.pop(PODS_TO_ACTIVATE_KEY, None)
+                    if pods:
+                        self.committer.activate(list(pods.values()))
+                    if permit.code != Code.WAIT and not permit.is_success():
+                        self._revert(fwk, [undo.pop()])
+                        why = rejected_on_node(permit)
+                        if isinstance(why, Diagnosis):
+                            res = MemberResult(m, state, Status(permit.code), diagnosis=why)
+                        else:
+                            res = MemberResult(m, state, why)
+                    else:
+                        res.permit = permit
+                results.append(res)
+                if not res.status.is_success() and not res.status.is_rejected():
+                    group = Status(
+                        Code.ERROR,
+                        (f"failed to schedule other pod from a pod group: {res.status.message()}",),
+                    )
+                    break
+                if res.status.is_success() and res.permit.is_success():
+                    group = SUCCESS
+            return results, group
+        finally:
+            self._revert(fwk, undo)
+
+    def _revert(self, fwk: Framework, undo: list[tuple[CycleState, api.Pod]]) -> None:
+        """Undo the members assumed in the cycle, last first (upstream's ``revertFns``)."""
+        for state, assumed in reversed(undo):
+            fwk.run_unreserve(state, assumed, assumed.node_name)
+            if self.cluster.is_assumed(assumed.key):
+                self.cluster.forget_pod(assumed)
+        undo.clear()
 
     def _member(
         self, fwk: Framework, m: QueuedPodInfo, undo: list[tuple[CycleState, api.Pod]]
@@ -311,8 +369,9 @@ class PodGroupCycle:
                 if group.is_success():
                     assumed = self.committer.assume(m.pod, res.node)
                     self.committer.commit(fwk, res.state, m, assumed, start, cycle)
-                else:
-                    why = Status(Code.UNSCHEDULABLE, (POD_GROUP_UNSCHEDULABLE, group.message()))
+                else:  # v1.36 says the member's own Permit message, v1.37 the group's
+                    said = res.permit.message() if self.version == "1.36" else group.message()
+                    why = Status(Code.UNSCHEDULABLE, (POD_GROUP_UNSCHEDULABLE, said))
                     fail(fwk, m, why, cycle, start)
             else:
                 fail(fwk, m, res.diagnosis or res.status, cycle, start)
@@ -320,12 +379,13 @@ class PodGroupCycle:
 
     def _condition(self, key: str, group: Status) -> None:
         """Upstream ``updatePodGroupCondition`` (never back from True to False)."""
+        kind = "PodGroupScheduled" if self.version == "1.36" else "PodGroupInitiallyScheduled"
         if group.is_success():
-            new = Condition("True", "Scheduled", group.message())
+            new = Condition(kind, "True", "Scheduled", group.message())
         elif group.is_rejected():
-            new = Condition("False", "Unschedulable", group.message())
+            new = Condition(kind, "False", "Unschedulable", group.message())
         else:
-            new = Condition("False", "SchedulerError", group.message())
+            new = Condition(kind, "False", "SchedulerError", group.message())
         old = self.conditions.get(key)
         if old is not None and old.status == "True" and new.status != "True":
             return
