@@ -27,11 +27,12 @@ the group as one entity, v1.36 pops the members like this) and runs one cycle fo
    own Permit message), the members not tried with the group's status, the others with
    their own diagnosis; an error fails all.
 
-The PodGroup's ``PodGroupInitiallyScheduled`` (v1.36 ``PodGroupScheduled``) condition is kept in :attr:`PodGroupCycle.
-conditions` as upstream writes it (``Scheduled`` / ``Unschedulable`` / ``SchedulerError``,
-never regressing from True).  Deviations (``docs/fidelity.md``): members are requeued one
-by one through the usual failure path, not as one group entity; no topology placements, no
-workload-aware preemption (PodGroupPostFilter), no composite groups.
+The PodGroup's ``PodGroupInitiallyScheduled`` (v1.36 ``PodGroupScheduled``) condition is
+kept in :attr:`PodGroupCycle.conditions` as upstream writes it (``Scheduled`` /
+``Unschedulable`` / ``SchedulerError``, never regressing from True).  Deviations
+(``docs/fidelity.md``): members are requeued one by one through the usual failure path, not
+as one group entity; no topology placements, no workload-aware preemption
+(PodGroupPostFilter), no composite groups.
 """
 
 from __future__ import annotations
