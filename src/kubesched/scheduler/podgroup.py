@@ -98,65 +98,55 @@ class Condition:
     message: str
 
 
-class PodGroupCycle:
-    """The PodGroup scheduling cycle of one scheduler (see the module docstring)."""
+class GroupAlgorithm:
+    """The part of the cycle that decides, without committing anything: the members'
+    order, the validation and the algorithm over the cluster (what ``explain`` runs as a dry
+    run for a member's group, :mod:`kubesched.explainer.podgroup`).  ``activate`` is where
+    v1.36's in-cycle Permit sends the members it activates."""
 
     def __init__(
         self,
         *,
         manager: PodGroupManager,
         cluster: ClusterState,
-        queue: SchedulingQueue,
-        committer: Commit,
-        failures: Failures,
         schedule_pod: SchedulePod,
+        activate: Callable[[list[api.Pod]], None],
     ) -> None:
         self.manager = manager
         self.version = manager.gates.version
         self.cluster = cluster
-        self.queue = queue
-        self.committer = committer
-        self.failures = failures
         self.schedule_pod = schedule_pod
-        self.conditions: dict[str, Condition] = {}
-        """PodGroup ``namespace/name`` to its ``PodGroupInitiallyScheduled`` condition."""
+        self.activate = activate
 
     def handles(self, pod: api.Pod) -> bool:
         """Whether ``pod`` is scheduled by a PodGroup cycle (v1.36+, a PodGroup member)."""
         return self.version != "1.35" and self.manager.group_key(pod) is not None
 
-    # ------------------------------------------------------------------ the cycle
-    def run(self, fwk: Framework, qp: QueuedPodInfo, cycle: int) -> None:
-        """Schedule ``qp``'s group (``qp`` just popped)."""
-        start = time.perf_counter()
-        key = self.manager.group_key(qp.pod)
-        assert key is not None
-        members = [qp]
-        for pod in self.manager.state(key).unscheduled():
-            if pod.key != qp.pod.key and (taken := self.queue.take(pod.key)) is not None:
-                members.append(taken)
-        kept = []
-        for m in members:
-            if self.cluster.is_assumed(m.pod.key):  # upstream skipPodSchedule
-                self.queue.done(m.pod)
-            else:
-                kept.append(m)
-        if not kept:
-            return
-        members = self.order(kept)
+    def decide(
+        self, fwk: Framework, members: list[QueuedPodInfo], key: str
+    ) -> tuple[list[MemberResult], Status]:
+        """Validate and run the release's algorithm for ``members`` (already ordered)."""
         policy = self.manager.policy(key)
         problem = self.validate(fwk, members, key)
         if problem or policy is None:
-            why = Status(Code.ERROR, (problem or f'podgroups "{key}" not found',))
-            for m in members:
-                self.failures.fail(fwk, m, why, cycle, start)
-            self._condition(key, why)
-            return
+            return [], Status(Code.ERROR, (problem or f'podgroups "{key}" not found',))
         if self.version == "1.36":
-            results, group = self.algorithm_v136(fwk, members)
-        else:
-            results, group = self.algorithm(fwk, members, key, policy)
-        self.submit(fwk, members, results, group, key, cycle, start)
+            return self.algorithm_v136(fwk, members)
+        return self.algorithm(fwk, members, key, policy)
+
+    def member_failure(self, res: MemberResult | None, group: Status) -> Diagnosis | Status | None:
+        """Why a member fails after the cycle (``submitPodGroupAlgorithmResult``), None when
+        it goes on to its binding cycle: ``res`` is its result (None: not tried)."""
+        if group.code == Code.ERROR:
+            return res.status if res is not None and res.status.code == Code.ERROR else group
+        if res is None:
+            return group
+        if not res.status.is_success():
+            return res.diagnosis or res.status
+        if group.is_success():
+            return None
+        said = res.permit.message() if self.version == "1.36" else group.message()
+        return Status(Code.UNSCHEDULABLE, (POD_GROUP_UNSCHEDULABLE, said))
 
     def order(self, members: list[QueuedPodInfo]) -> list[QueuedPodInfo]:
         """The members in the release's order (see the module docstring)."""
@@ -290,7 +280,7 @@ class PodGroupCycle:
                     permit, _ = fwk.run_permit_plugins(state, assumed, res.node)
                     pods = state.pop(PODS_TO_ACTIVATE_KEY, None)
                     if pods:
-                        self.committer.activate(list(pods.values()))
+                        self.activate(list(pods.values()))
                     if permit.code != Code.WAIT and not permit.is_success():
                         self._revert(fwk, [undo.pop()])
                         why = rejected_on_node(permit)
@@ -345,6 +335,54 @@ class PodGroupCycle:
         undo.append((state, assumed))
         return MemberResult(m, state, SUCCESS, result.node)
 
+
+class PodGroupCycle(GroupAlgorithm):
+    """The PodGroup scheduling cycle of one scheduler (see the module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        manager: PodGroupManager,
+        cluster: ClusterState,
+        queue: SchedulingQueue,
+        committer: Commit,
+        failures: Failures,
+        schedule_pod: SchedulePod,
+    ) -> None:
+        super().__init__(
+            manager=manager,
+            cluster=cluster,
+            schedule_pod=schedule_pod,
+            activate=lambda pods: committer.activate(pods),
+        )
+        self.queue = queue
+        self.committer = committer
+        self.failures = failures
+        self.conditions: dict[str, Condition] = {}
+        """PodGroup ``namespace/name`` to its ``PodGroupInitiallyScheduled`` condition."""
+
+    # ------------------------------------------------------------------ the cycle
+    def run(self, fwk: Framework, qp: QueuedPodInfo, cycle: int) -> None:
+        """Schedule ``qp``'s group (``qp`` just popped)."""
+        start = time.perf_counter()
+        key = self.manager.group_key(qp.pod)
+        assert key is not None
+        members = [qp]
+        for pod in self.manager.state(key).unscheduled():
+            if pod.key != qp.pod.key and (taken := self.queue.take(pod.key)) is not None:
+                members.append(taken)
+        kept = []
+        for m in members:
+            if self.cluster.is_assumed(m.pod.key):  # upstream skipPodSchedule
+                self.queue.done(m.pod)
+            else:
+                kept.append(m)
+        if not kept:
+            return
+        members = self.order(kept)
+        results, group = self.decide(fwk, members, key)
+        self.submit(fwk, members, results, group, key, cycle, start)
+
     # ------------------------------------------------------------------ submit
     def submit(
         self,
@@ -358,24 +396,14 @@ class PodGroupCycle:
     ) -> None:
         """``submitPodGroupAlgorithmResult``: bind a feasible group's placed members, fail
         the others (see the module docstring)."""
-        fail = self.failures.fail
         for i, m in enumerate(members):
             res = results[i] if i < len(results) else None
-            if group.code == Code.ERROR:
-                own = res is not None and res.status.code == Code.ERROR
-                fail(fwk, m, res.status if own and res is not None else group, cycle, start)
-            elif res is None:
-                fail(fwk, m, group, cycle, start)
-            elif res.status.is_success():
-                if group.is_success():
-                    assumed = self.committer.assume(m.pod, res.node)
-                    self.committer.commit(fwk, res.state, m, assumed, start, cycle)
-                else:  # v1.36 says the member's own Permit message, v1.37 the group's
-                    said = res.permit.message() if self.version == "1.36" else group.message()
-                    why = Status(Code.UNSCHEDULABLE, (POD_GROUP_UNSCHEDULABLE, said))
-                    fail(fwk, m, why, cycle, start)
-            else:
-                fail(fwk, m, res.diagnosis or res.status, cycle, start)
+            why = self.member_failure(res, group)
+            if why is None and res is not None:
+                assumed = self.committer.assume(m.pod, res.node)
+                self.committer.commit(fwk, res.state, m, assumed, start, cycle)
+            elif why is not None:
+                self.failures.fail(fwk, m, why, cycle, start)
         self._condition(key, group)
 
     def _condition(self, key: str, group: Status) -> None:
