@@ -444,8 +444,8 @@ class Scheduler:
             fwk = self._sampled[pod.scheduler_name]
         groups = self.pod_group_cycle
         if groups is not None and groups.handles(pod):
-            self.pod_attempts[pod.key] += 1
-            groups.run(fwk, qp, self.queue.scheduling_cycle)
+            for member in groups.run(fwk, qp, self.queue.scheduling_cycle):
+                self.pod_attempts[member.pod.key] += 1
             return
         self.pod_attempts[pod.key] += 1
         start = time.perf_counter()

@@ -362,8 +362,9 @@ class PodGroupCycle(GroupAlgorithm):
         """PodGroup ``namespace/name`` to its ``PodGroupInitiallyScheduled`` condition."""
 
     # ------------------------------------------------------------------ the cycle
-    def run(self, fwk: Framework, qp: QueuedPodInfo, cycle: int) -> None:
-        """Schedule ``qp``'s group (``qp`` just popped)."""
+    def run(self, fwk: Framework, qp: QueuedPodInfo, cycle: int) -> list[QueuedPodInfo]:
+        """Schedule ``qp``'s group (``qp`` just popped); the members attempted (each one's
+        attempt counts, as upstream's ``QueuedPodGroupInfo.IncAttempts``)."""
         start = time.perf_counter()
         key = self.manager.group_key(qp.pod)
         assert key is not None
@@ -378,10 +379,11 @@ class PodGroupCycle(GroupAlgorithm):
             else:
                 kept.append(m)
         if not kept:
-            return
+            return []
         members = self.order(kept)
         results, group = self.decide(fwk, members, key)
         self.submit(fwk, members, results, group, key, cycle, start)
+        return members
 
     # ------------------------------------------------------------------ submit
     def submit(
