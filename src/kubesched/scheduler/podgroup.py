@@ -74,6 +74,11 @@ PREEMPT_LOWER = "PreemptLowerPriority"
 SchedulePod = Callable[[Framework, CycleState, api.Pod], ScheduleResult]
 
 
+def _feasibility_error(status: Status) -> Status:
+    """A PlacementFeasible plugin's error as the cycle reports it."""
+    return Status(Code.ERROR, (f"failed to evaluate placement feasibility: {status.message()}",))
+
+
 @dataclass(slots=True)
 class MemberResult:
     """One member's outcome in the algorithm (upstream ``algorithmResult``)."""
@@ -232,6 +237,8 @@ class GroupAlgorithm:
         group = Status(Code.UNSCHEDULABLE, (POD_GROUP_UNSCHEDULABLE,))
         try:
             group = check()
+            if group.code == Code.ERROR:
+                return results, _feasibility_error(group)
             if group.code == Code.UNSCHEDULABLE:
                 return results, Status(
                     Code.UNSCHEDULABLE, (POD_GROUP_UNSCHEDULABLE, *group.reasons)
@@ -250,6 +257,9 @@ class GroupAlgorithm:
                 if res.status.is_success():
                     scheduled += 1
                 group = check()
+                if group.code == Code.ERROR:
+                    group = _feasibility_error(group)
+                    break
                 if group.code == Code.UNSCHEDULABLE:
                     break
                 any_scheduled = any_scheduled or res.status.is_success()
