@@ -45,6 +45,7 @@ from kubesched.framework.interface import (
     Verdict,
 )
 from kubesched.framework.outcomes import FilterOutcome
+from kubesched.framework.podgroups import Placement
 
 if TYPE_CHECKING:
     from kubesched.state.cache import ClusterState
@@ -221,6 +222,27 @@ class PlacementFeasiblePlugin(Plugin, Protocol):
     an extension point of its own."""
 
     def placement_feasible(self, min_count: int, scheduled: int, remaining: int, /) -> Status: ...
+
+
+@runtime_checkable
+class PlacementGeneratePlugin(Plugin, Protocol):
+    """PlacementGenerate (v1.37, TopologyAwareWorkloadScheduling): the placements a group
+    ``key`` is tried on, from the nodes ``rows`` (int64, shape ``(n,)``); an empty list is
+    refused by the cycle (``no feasible placements found``)."""
+
+    def generate_placements(
+        self, key: str, rows: IntArray, /
+    ) -> tuple[list[Placement], Status]: ...
+
+
+@runtime_checkable
+class PlacementScorePlugin(Plugin, Protocol):
+    """PlacementScore (v1.37): a feasible placement's raw score from how many members it
+    placed (``assigned``), then all placements' scores normalized in place to 0-100."""
+
+    def score_placement(self, key: str, assigned: int, /) -> int: ...
+
+    def normalize_placement_scores(self, scores: list[int], /) -> Status: ...
 
 
 @runtime_checkable

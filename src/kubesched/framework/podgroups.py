@@ -29,10 +29,10 @@ from typing import Any
 
 from kubesched.api import objects as api
 from kubesched.api import workload
-from kubesched.framework.interface import ServiceKey
+from kubesched.framework.interface import IntArray, ServiceKey
 from kubesched.state.cache import ClusterState, PodRecord
 
-__all__ = ["POD_GROUP_MANAGER", "GroupState", "PodGroupManager", "enabled"]
+__all__ = ["POD_GROUP_MANAGER", "GroupState", "Placement", "PodGroupManager", "enabled"]
 
 
 @dataclass(slots=True)
@@ -62,6 +62,16 @@ class GroupState:
         """``UnscheduledPods``: members neither assumed nor assigned, by key."""
         done = self.assumed | self.assigned
         return [p for k, p in sorted(self.pods.items()) if k not in done]
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """A set of nodes a group is tried on in one go (upstream ``fwk.Placement``, v1.37
+    TopologyAwareWorkloadScheduling): ``name`` (a topology domain, "" for all nodes) and
+    ``rows``, int64 node-table rows of shape ``(n,)``."""
+
+    name: str
+    rows: IntArray
 
 
 POD_GROUP_MANAGER: ServiceKey[PodGroupManager] = ServiceKey("kubesched.io/pod-group-manager")

@@ -100,6 +100,19 @@ class Framework(FilterPhase):
         """Out-of-tree plugins get their scores range-checked; in-tree ones are tested."""
         used = {name for point in POINTS for name, _ in resolved.get(point, [])}
         self.instances = {n: p for n, p in instances.items() if n in used}
+        weights = {r.name: r.weight for r in profile.plugins.multi_point.enabled}
+        self.placement_generators: list[contract.PlacementGeneratePlugin] = [
+            p for p in instances.values() if isinstance(p, contract.PlacementGeneratePlugin)
+        ]
+        """PlacementGenerate plugins (v1.37; upstream runs the first), from the profile's
+        multiPoint: kubesched's configuration has no placement extension points of their
+        own (``docs/fidelity.md``)."""
+        self.placement_scorers: list[tuple[contract.PlacementScorePlugin, int]] = [
+            (p, weights.get(n) or 1)
+            for n, p in instances.items()
+            if isinstance(p, contract.PlacementScorePlugin)
+        ]
+        """PlacementScore plugins with their multiPoint weights (1 when unset)."""
         self.nominator: nominated.PodNominator | None = None
         """Set by the scheduler: nominated Pods count in Filter (upstream
         ``RunFilterPluginsWithNominatedPods``)."""

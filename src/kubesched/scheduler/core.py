@@ -181,6 +181,8 @@ class Scheduler:
             batching=options.batching,
         )
         """The search, stage by stage (:mod:`kubesched.scheduler.search`)."""
+        self.placement: IntArray | None = None
+        """The rows of the PodGroup cycle's placement being tried (None: no placement)."""
         self.pod_group_cycle: PodGroupCycle | None = None
         """The PodGroup scheduling cycle (:mod:`kubesched.scheduler.podgroup`), with the
         Workload API on."""
@@ -192,6 +194,7 @@ class Scheduler:
                 committer=self.committer,
                 failures=self.failing,
                 schedule_pod=self.schedule_pod,
+                restrict=self.restrict_to,
             )
         self.batch = self.search.batch
         """Reuse of results across equivalent Pods (see :mod:`kubesched.scheduler.batch`)."""
@@ -396,8 +399,17 @@ class Scheduler:
 
     def candidate_rows(self) -> IntArray:
         """Rows the search walks (every live node; a parallel shard narrows this to its
-        partition first, see :mod:`kubesched.parallel.shard`)."""
-        return self.cluster.nodes.order()
+        partition first, see :mod:`kubesched.parallel.shard`; within a PodGroup cycle's
+        placement, that placement's nodes)."""
+        rows = self.cluster.nodes.order()
+        if self.placement is not None:
+            rows = rows[np.isin(rows, self.placement)]
+        return rows
+
+    def restrict_to(self, placement: IntArray | None) -> None:
+        """Search only ``placement``'s rows from now on (None: every node again): a
+        PodGroup cycle trying a placement (upstream ``AssumePlacement``)."""
+        self.placement = placement
 
     def select_host(
         self,

@@ -50,10 +50,11 @@ from kubesched.framework.interface import (
     Code,
     CycleState,
     ExtenderError,
+    IntArray,
     QueuedPodInfo,
     Status,
 )
-from kubesched.framework.podgroups import PodGroupManager
+from kubesched.framework.podgroups import Placement, PodGroupManager
 from kubesched.framework.runtime import Framework, PluginError
 from kubesched.queue.scheduling_queue import SchedulingQueue
 from kubesched.scheduler.commit import Commit
@@ -72,6 +73,8 @@ POD_GROUP_UNSCHEDULABLE = "pod group is unschedulable"
 PREEMPT_LOWER = "PreemptLowerPriority"
 
 SchedulePod = Callable[[Framework, CycleState, api.Pod], ScheduleResult]
+Restrict = Callable[[IntArray | None], None]
+"""Narrows the search to a placement's rows (None: every node again)."""
 
 
 def _feasibility_error(status: Status) -> Status:
@@ -116,12 +119,21 @@ class GroupAlgorithm:
         cluster: ClusterState,
         schedule_pod: SchedulePod,
         activate: Callable[[list[api.Pod]], None],
+        restrict: Restrict | None = None,
     ) -> None:
         self.manager = manager
         self.version = manager.gates.version
         self.cluster = cluster
         self.schedule_pod = schedule_pod
         self.activate = activate
+        self.restrict = restrict
+        gates = manager.gates
+        self.placements = (
+            self.version == "1.37"
+            and restrict is not None
+            and gates.enabled("TopologyAwareWorkloadScheduling")
+        )
+        """v1.37 with TopologyAwareWorkloadScheduling: the placement algorithm."""
 
     def handles(self, pod: api.Pod) -> bool:
         """Whether ``pod`` is scheduled by a PodGroup cycle (v1.36+, a PodGroup member)."""
@@ -137,7 +149,73 @@ class GroupAlgorithm:
             return [], Status(Code.ERROR, (problem or f'podgroups "{key}" not found',))
         if self.version == "1.36":
             return self.algorithm_v136(fwk, members)
+        if self.placements:
+            return self.placement_algorithm(fwk, members, key, policy)
         return self.algorithm(fwk, members, key, policy)
+
+    def placement_algorithm(
+        self,
+        fwk: Framework,
+        members: list[QueuedPodInfo],
+        key: str,
+        policy: workload.GroupTemplate,
+    ) -> tuple[list[MemberResult], Status]:
+        """Upstream ``podGroupSchedulingPlacementAlgorithm`` (v1.37 TAS): the first
+        PlacementGenerate plugin's placements, the default algorithm on each in turn (the
+        search narrowed to its nodes), the best feasible one by the PlacementScore plugins
+        (ties: the first); none feasible: ``0/N placements are available, first placement
+        status: ...`` with the first placement's member results."""
+        assert self.restrict is not None
+        everything = self.cluster.nodes.order()
+        placements = [Placement("", everything)]
+        if fwk.placement_generators:
+            generator = fwk.placement_generators[0]
+            placements, status = generator.generate_placements(key, everything)
+            if not status.is_success():
+                return [], status.with_plugin(generator.name)
+            if not placements:
+                why = Status(Code.UNSCHEDULABLE, ("no feasible placements found",))
+                return [], why.with_plugin(generator.name)
+        first: tuple[list[MemberResult], Status] | None = None
+        feasible: list[tuple[list[MemberResult], Status]] = []
+        try:
+            for placement in placements:
+                self.restrict(placement.rows)
+                results, status = self.algorithm(fwk, members, key, policy)
+                if status.code == Code.ERROR:
+                    return results, status
+                if first is None:
+                    first = (results, status)
+                if status.is_success():
+                    feasible.append((results, status))
+        finally:
+            self.restrict(None)
+        if not feasible:
+            assert first is not None
+            results, status = first
+            err = (
+                POD_GROUP_UNSCHEDULABLE
+                if status.reasons[:1] == (POD_GROUP_UNSCHEDULABLE,)
+                else status.message()
+            )
+            said = f"0/{len(placements)} placements are available, first placement status: {err}"
+            return results, Status(Code.UNSCHEDULABLE, (POD_GROUP_UNSCHEDULABLE, said))
+        if len(feasible) == 1 or not fwk.placement_scorers:
+            return feasible[0]
+        totals = [0] * len(feasible)
+        for scorer, weight in fwk.placement_scorers:
+            placed = [sum(1 for r in res if r.status.is_success()) for res, _ in feasible]
+            scores = [scorer.score_placement(key, n) for n in placed]
+            status = scorer.normalize_placement_scores(scores)
+            if not status.is_success():
+                msg = f'plugin "{scorer.name}" failed with: {status.message()}'
+                return [], Status(
+                    Code.ERROR,
+                    (f"running NormalizePlacementScore on PlacementScore plugins: {msg}",),
+                )
+            totals = [t + s * weight for t, s in zip(totals, scores, strict=True)]
+        best = max(range(len(feasible)), key=lambda i: (totals[i], -i))
+        return feasible[best]
 
     def member_failure(self, res: MemberResult | None, group: Status) -> Diagnosis | Status | None:
         """Why a member fails after the cycle (``submitPodGroupAlgorithmResult``), None when
@@ -358,12 +436,14 @@ class PodGroupCycle(GroupAlgorithm):
         committer: Commit,
         failures: Failures,
         schedule_pod: SchedulePod,
+        restrict: Restrict | None = None,
     ) -> None:
         super().__init__(
             manager=manager,
             cluster=cluster,
             schedule_pod=schedule_pod,
             activate=lambda pods: committer.activate(pods),
+            restrict=restrict,
         )
         self.queue = queue
         self.committer = committer
