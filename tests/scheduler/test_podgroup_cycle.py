@@ -141,3 +141,35 @@ def test_v136_a_gang_that_fits_binds_every_member() -> None:
         s.on_pod_add(member(f"m{i}", "g", cpu="2"))
     _run(s)
     assert sorted(fake.binds) == ["ns/m0", "ns/m1"]
+
+
+def test_a_pod_group_without_priority_has_its_class_or_zero() -> None:
+    """v1.37 ``PodGroupPriority``: the admitted ``spec.priority`` (from the PodGroup's
+    PriorityClass) or 0, which every member's priority must equal."""
+    s, fake = _scheduler("1.37", {"GenericWorkload": True})
+    s.on_node_add(make_node("n0").cap(cpu="4", memory="8Gi", pods=10).obj())
+    s.on_object(
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": "high"},
+            "value": 7,
+        }
+    )
+    group = pod_group("g", 1)
+    group["spec"]["priorityClassName"] = "high"
+    s.on_object(group)
+    s.on_object(pod_group("z", 1))
+    high = member("h0", "g")
+    high.priority = 7
+    s.on_pod_add(high)
+    odd = member("z0", "z")
+    odd.priority = 7
+    s.on_pod_add(odd)
+    _run(s)
+    assert fake.binds == {"ns/h0": "n0"}
+    assert fake.failures["ns/z0"] == (
+        "SchedulerError",
+        "all pods in a single pod group should have the same priority as the pod group's "
+        "priority, got 7 and 0",
+    )

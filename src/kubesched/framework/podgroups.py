@@ -103,9 +103,13 @@ class PodGroupManager:
         self.workloads: dict[str, workload.Workload] = {}
         """Workload objects by ``namespace/name`` (v1.35 reads its groups' policies here)."""
         self._group_of: dict[str, str] = {}
+        self._raw: dict[str, dict[str, Any]] = {}
+        """PodGroup and Workload manifests by ``Kind/namespace/name``."""
+        self._classes: dict[str, dict[str, Any]] = {}
+        """PriorityClasses by name (a PodGroup's priority comes from its class)."""
         if cluster is not None:
             for (kind, _key), obj in list(cluster.objects.items()):
-                if kind in ("PodGroup", "Workload"):
+                if kind in ("PodGroup", "Workload", "PriorityClass"):
                     self.on_object(obj, False)
             for rec in cluster.pods.values():
                 self.on_pod_add(rec.pod)
@@ -137,17 +141,37 @@ class PodGroupManager:
 
     # ------------------------------------------------------------------ objects
     def on_object(self, obj: dict[str, Any], deleted: bool) -> None:
-        """A PodGroup or Workload added, updated or deleted."""
+        """A PodGroup, Workload or PriorityClass added, updated or deleted."""
+        meta = obj.get("metadata") or {}
+        if obj.get("kind") == "PriorityClass":
+            name = str(meta.get("name", ""))
+            if deleted:
+                self._classes.pop(name, None)
+            else:
+                self._classes[name] = obj
+            for raw in list(self._raw.values()):  # priorities follow their class
+                self._read(raw)
+            return
         if obj.get("kind") not in ("PodGroup", "Workload") or not workload.is_workload_api(obj):
             return
+        key = f"{meta.get('namespace') or 'default'}/{meta.get('name', '')}"
+        if deleted:
+            self._raw.pop(f"{obj['kind']}/{key}", None)
+            (self.pod_groups if obj["kind"] == "PodGroup" else self.workloads).pop(key, None)
+            return
+        self._raw[f"{obj['kind']}/{key}"] = obj
+        self._read(obj)
+
+    def _read(self, obj: dict[str, Any]) -> None:
         meta = obj.get("metadata") or {}
         key = f"{meta.get('namespace') or 'default'}/{meta.get('name', '')}"
-        table: dict[str, Any] = self.pod_groups if obj["kind"] == "PodGroup" else self.workloads
-        value = None if deleted else workload.read(obj, self.gates)
-        if value is None:
-            table.pop(key, None)
+        value = workload.read(obj, self.gates, self._classes.values())
+        if isinstance(value, workload.PodGroup):
+            self.pod_groups[key] = value
+        elif isinstance(value, workload.Workload):
+            self.workloads[key] = value
         else:
-            table[key] = value
+            (self.pod_groups if obj.get("kind") == "PodGroup" else self.workloads).pop(key, None)
 
     # ------------------------------------------------------------------ Pods (informer)
     def on_pod_add(self, pod: api.Pod) -> None:

@@ -246,7 +246,7 @@ class GroupAlgorithm:
         """v1.37 ``validatePodGroup`` (v1.36: one scheduler name); "" when valid."""
         name = members[0].pod.scheduler_name
         pg = self.manager.pod_group(key)
-        priority = pg.policy.priority if pg is not None else None
+        priority = (pg.policy.priority or 0) if pg is not None else 0  # PodGroupPriority
         v137 = self.version != "1.36"
         gated_policy = self.manager.gates.enabled("PodGroupPreemptionPolicy")
         group_policy = ""
@@ -264,7 +264,7 @@ class GroupAlgorithm:
                 )
             if not v137:
                 continue
-            if priority is not None and pod.priority != priority:
+            if pod.priority != priority:
                 return (
                     "all pods in a single pod group should have the same priority as the pod "
                     f"group's priority, got {pod.priority} and {priority}"
