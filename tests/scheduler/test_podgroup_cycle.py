@@ -173,3 +173,28 @@ def test_a_pod_group_without_priority_has_its_class_or_zero() -> None:
         "all pods in a single pod group should have the same priority as the pod group's "
         "priority, got 7 and 0",
     )
+
+
+def test_v135_gang_waits_at_permit_and_binds_whole() -> None:
+    """v1.35 has no PodGroup cycle: members go one by one, GangScheduling holds the first at
+    Permit until ``minCount`` are assumed, then all bind."""
+    s, fake = _scheduler("1.35", {"GenericWorkload": True, "GangScheduling": True})
+    s.on_node_add(make_node("n0").cap(cpu="4", memory="8Gi", pods=10).obj())
+    s.on_object(
+        {
+            "apiVersion": "scheduling.k8s.io/v1alpha1",
+            "kind": "Workload",
+            "metadata": {"name": "w", "namespace": "ns"},
+            "spec": {"podGroups": [{"name": "g", "policy": {"gang": {"minCount": 2}}}]},
+        }
+    )
+    for i in range(2):
+        pod = make_pod(f"m{i}", "ns").req(cpu="1").obj()
+        pod.workload_ref = api.WorkloadRef("w", "g", "")
+        s.on_pod_add(pod)
+    s.schedule_one()
+    assert fake.binds == {}  # the first member waits at Permit
+    assert len(s.handle.waiting_pods) == 1
+    _run(s)
+    assert sorted(fake.binds) == ["ns/m0", "ns/m1"]
+    assert s.pod_group_cycle is not None and not s.pod_group_cycle.handles(pod)
