@@ -173,9 +173,8 @@ class GroupAlgorithm:
             placements, status = generator.generate_placements(key, everything)
             if not status.is_success():
                 return [], status.with_plugin(generator.name)
-            if not placements:
-                why = Status(Code.UNSCHEDULABLE, ("no feasible placements found",))
-                return [], why.with_plugin(generator.name)
+            if not placements:  # members requeued as the group would be: no rejector
+                return [], Status(Code.UNSCHEDULABLE, ("no feasible placements found",))
         first: tuple[list[MemberResult], Status] | None = None
         feasible: list[tuple[list[MemberResult], Status]] = []
         try:
@@ -464,7 +463,8 @@ class PodGroupCycle(GroupAlgorithm):
                 members.append(taken)
         kept = []
         for m in members:
-            if self.cluster.is_assumed(m.pod.key):  # upstream skipPodSchedule
+            if m.pod.deletion_timestamp is not None or self.cluster.is_assumed(m.pod.key):
+                # upstream skipPodSchedule: being deleted, or assumed already
                 self.queue.done(m.pod)
             else:
                 kept.append(m)
