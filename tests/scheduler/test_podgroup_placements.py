@@ -114,3 +114,21 @@ def test_generator_placements() -> None:
     s.on_pod_add(_member("m0").bound_to("b-0"))
     [pinned], _ = gen.generate_placements("ns/g", rows)
     assert pinned.name == "b"
+
+
+def test_v136_placements_say_it_without_the_prefix() -> None:
+    fg = featuregates.with_settings("1.36", {**GATES, "GangScheduling": True})
+    cfg = load_config(None, known_plugins=known_plugin_names(), gates=fg)
+    fake = FakeApi()
+    s = Scheduler(
+        cfg, clock=VirtualClock(), api_client=fake, options=SchedulerOptions(feature_gates=fg)
+    )
+    _racks(s, {"a": ["1"], "b": ["2"]})
+    group = _group(3)
+    group["apiVersion"] = "scheduling.k8s.io/v1alpha2"
+    _run(s, group, [_member(f"m{i}") for i in range(3)])
+    assert fake.binds == {}
+    assert s.pod_group_cycle is not None
+    assert s.pod_group_cycle.conditions["ns/g"].message == (
+        "0/2 placements are available, first placement status: pod group is unschedulable"
+    )

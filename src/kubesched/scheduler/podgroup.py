@@ -128,12 +128,8 @@ class GroupAlgorithm:
         self.activate = activate
         self.restrict = restrict
         gates = manager.gates
-        self.placements = (
-            self.version == "1.37"
-            and restrict is not None
-            and gates.enabled("TopologyAwareWorkloadScheduling")
-        )
-        """v1.37 with TopologyAwareWorkloadScheduling: the placement algorithm."""
+        self.placements = restrict is not None and gates.enabled("TopologyAwareWorkloadScheduling")
+        """v1.36+ with TopologyAwareWorkloadScheduling: the placement algorithm."""
 
     def handles(self, pod: api.Pod) -> bool:
         """Whether ``pod`` is scheduled by a PodGroup cycle (v1.36+, a PodGroup member)."""
@@ -147,10 +143,20 @@ class GroupAlgorithm:
         problem = self.validate(fwk, members, key)
         if problem or policy is None:
             return [], Status(Code.ERROR, (problem or f'podgroups "{key}" not found',))
-        if self.version == "1.36":
-            return self.algorithm_v136(fwk, members)
         if self.placements:
             return self.placement_algorithm(fwk, members, key, policy)
+        return self.default_algorithm(fwk, members, key, policy)
+
+    def default_algorithm(
+        self,
+        fwk: Framework,
+        members: list[QueuedPodInfo],
+        key: str,
+        policy: workload.GroupTemplate,
+    ) -> tuple[list[MemberResult], Status]:
+        """The release's ``podGroupSchedulingDefaultAlgorithm`` on the current nodes."""
+        if self.version == "1.36":
+            return self.algorithm_v136(fwk, members)
         return self.algorithm(fwk, members, key, policy)
 
     def placement_algorithm(
@@ -160,7 +166,7 @@ class GroupAlgorithm:
         key: str,
         policy: workload.GroupTemplate,
     ) -> tuple[list[MemberResult], Status]:
-        """Upstream ``podGroupSchedulingPlacementAlgorithm`` (v1.37 TAS): the first
+        """Upstream ``podGroupSchedulingPlacementAlgorithm`` (v1.36+ TAS): the first
         PlacementGenerate plugin's placements, the default algorithm on each in turn (the
         search narrowed to its nodes), the best feasible one by the PlacementScore plugins
         (ties: the first); none feasible: ``0/N placements are available, first placement
@@ -180,7 +186,7 @@ class GroupAlgorithm:
         try:
             for placement in placements:
                 self.restrict(placement.rows)
-                results, status = self.algorithm(fwk, members, key, policy)
+                results, status = self.default_algorithm(fwk, members, key, policy)
                 if status.code == Code.ERROR:
                     return results, status
                 if first is None:
@@ -198,6 +204,8 @@ class GroupAlgorithm:
                 else status.message()
             )
             said = f"0/{len(placements)} placements are available, first placement status: {err}"
+            if self.version == "1.36":  # v1.37 adds errPodGroupUnschedulable in front
+                return results, Status(Code.UNSCHEDULABLE, (said,))
             return results, Status(Code.UNSCHEDULABLE, (POD_GROUP_UNSCHEDULABLE, said))
         if len(feasible) == 1 or not fwk.placement_scorers:
             return feasible[0]
