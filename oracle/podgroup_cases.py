@@ -43,6 +43,10 @@ ZONE = "topology.kubernetes.io/zone"
 API_VERSION = {"1.35": "v1alpha1", "1.36": "v1alpha2", "1.37": "v1beta1"}
 NAMESPACES = ["default", "team-a"]
 CPU = ["250m", "500m", "1", "1500m", "2"]
+# PriorityClasses of the cluster: a submitted Pod (and a v1.37 PodGroup) names one and carries
+# its value, as the priority admission plugin stores them (v1.37's PodGroup cycle refuses a
+# group whose members' priority is not the group's).
+CLASSES = {"low": 0, "mid": 100, "high": 1000}
 MEMORY = ["256Mi", "1Gi", "2Gi"]
 
 
@@ -158,7 +162,7 @@ class _Gen(Draw):
             "workload": _minor(self.version) == 35 or self.chance(0.6),
         }
         cpu, memory = self.pick(CPU), self.pick(MEMORY)
-        priority = self.pick([None, 0, 100, 1000])
+        plan["class"] = self.pick([None, *CLASSES])
         mixed = self.chance(0.3)
         members = []
         for m in range(size):
@@ -168,9 +172,8 @@ class _Gen(Draw):
             pod = self.pod(f"{plan['name']}-{m}", ns, c)
             if mixed and self.chance(0.2):
                 pod["spec"]["nodeSelector"] = {RACK: self.pick(["rack-a", "rack-b"])}
-            p = self.pick([0, 100, 1000]) if mixed and self.chance(0.2) else priority
-            if p is not None:
-                pod["spec"]["priority"] = p
+            # Rarely a member of another priority (v1.37's cycle refuses the group).
+            classify(pod, self.pick(list(CLASSES)) if self.chance(0.03) else plan["class"])
             self.join(pod, plan)
             members.append(pod)
         plan["members"] = members
@@ -225,6 +228,9 @@ class _Gen(Draw):
                     "spec": {"podGroupTemplates": [tspec]},
                 }
                 out.append((wl, "before"))
+            if _minor(self.version) >= 37 and plan["class"] is not None:
+                spec["priorityClassName"] = plan["class"]
+                spec["priority"] = CLASSES[plan["class"]]
             pg = {"apiVersion": self.api, "kind": "PodGroup", "metadata": meta, "spec": spec}
             out.append((pg, plan["created"]))
         return out
@@ -271,7 +277,7 @@ def _draw(gen: _Gen) -> dict[str, Any]:
     for i in range(gen.r.randint(0, 3)):
         pod = gen.pod(f"plain-{i}", "default", gen.container())
         if gen.chance(0.4):
-            pod["spec"]["priority"] = gen.pick([0, 100, 1000])
+            classify(pod, gen.pick(list(CLASSES)))
         ordinary.append(pod)
     # Arrival: the members of all groups and the ordinary Pods interleaved at random; a
     # group object created "after" arrives right after its group's first member.
@@ -291,12 +297,28 @@ def _draw(gen: _Gen) -> dict[str, Any]:
     if gen.chance(0.3):  # input order need not be arrival order
         gen.r.shuffle(submitted)
     before = [obj for obj, when in objects if when == "before"]
+    classes = [
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": name},
+            "value": value,
+        }
+        for name, value in CLASSES.items()
+    ]
     return {
-        "items": [*nodes, *running, *before],
+        "items": [*nodes, *running, *classes, *before],
         "submitted": submitted,
         "plans": plans,
         "gates": gen.gates(plans),
     }
+
+
+def classify(pod: dict[str, Any], name: str | None) -> None:
+    """Give ``pod`` the PriorityClass ``name`` and its value (None: neither)."""
+    if name is not None:
+        pod["spec"]["priorityClassName"] = name
+        pod["spec"]["priority"] = CLASSES[name]
 
 
 def _belongs(pod: dict[str, Any], obj: dict[str, Any], version: str) -> bool:

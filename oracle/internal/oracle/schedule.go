@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -116,6 +119,7 @@ func Schedule(ctx context.Context, req *ScheduleRequest, timeout time.Duration) 
 	client.PrependReactor("create", "pods", claims.react)
 	watches := recordWatches(client)
 	rec := newRecorder()
+	client.PrependReactor("delete", "pods", rec.releaseReactor)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	sched, err := newScheduler(ctx, client, factory, func(string) eventRecorder { return rec }, cfg)
 	if err != nil {
@@ -151,6 +155,7 @@ func Schedule(ctx context.Context, req *ScheduleRequest, timeout time.Duration) 
 		if round == permitRounds || expireWaiting(sched, pods) == 0 {
 			break
 		}
+		rec.release()
 	}
 	return outcomes(ctx, client, sched, rec, pods), nil
 }
@@ -261,14 +266,40 @@ func bindReactor(tracker clienttesting.ObjectTracker) clienttesting.ReactionFunc
 
 // recorder keeps the scheduler's Events per Pod: Scheduled and FailedScheduling, in order.
 type recorder struct {
-	mu      sync.Mutex
-	events  map[string][]string // ns/name -> reasons
-	notes   map[string]string   // ns/name -> last note
-	changed time.Time
+	mu     sync.Mutex
+	events map[string][]string  // ns/name -> reasons
+	notes  map[string]string    // ns/name -> last note
+	last   map[string]time.Time // ns/name -> when its last Event came
+	// changed is when the last Event came; released when the run last gave something back
+	// (a Pod deleted, a Permit wait ended): a retry after it may answer differently.
+	changed, released time.Time
 }
 
 func newRecorder() *recorder {
-	return &recorder{events: map[string][]string{}, notes: map[string]string{}, changed: time.Now()}
+	now := time.Now()
+	return &recorder{events: map[string][]string{}, notes: map[string]string{},
+		last: map[string]time.Time{}, changed: now, released: now}
+}
+
+// release notes that something was given back (see released).
+func (r *recorder) release() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.released, r.changed = time.Now(), time.Now()
+}
+
+// releaseReactor notes every Pod deletion (preemption's victims) as a release.
+func (r *recorder) releaseReactor(clienttesting.Action) (bool, runtime.Object, error) {
+	r.release()
+	return false, nil, nil
+}
+
+// rejectedSinceRelease tells whether key's last Event came after the last release: a retry
+// of it with nothing changed since then gives the same answer.
+func (r *recorder) rejectedSinceRelease(key string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.events[key]) > 0 && r.last[key].After(r.released)
 }
 
 func (r *recorder) Eventf(regarding, _ runtime.Object, _, reason, _, note string, args ...interface{}) {
@@ -282,6 +313,7 @@ func (r *recorder) Eventf(regarding, _ runtime.Object, _, reason, _, note string
 	r.events[key] = append(r.events[key], reason)
 	r.notes[key] = fmt.Sprintf(note, args...)
 	r.changed = time.Now()
+	r.last[key] = r.changed
 }
 
 // WithLogger is the recorder itself (events.EventRecorderLogger).
@@ -300,32 +332,45 @@ func (r *recorder) seen(key string) (int, time.Time) {
 // PreBind) and followed by a success.
 const errorAttempts = 3
 
-// waitQuiet waits until nothing in activeQ or backoffQ but Pods failing with errors (each
-// attempted errorAttempts times), every Pod attempted at least once or gated, and nothing
-// changed for QuietFor.
+// waitQuiet waits until nothing is in activeQ, every Pod in backoffQ is there for good
+// (failing with errors, each attempted errorAttempts times, or a group member rejected
+// again since the last release: a PodGroup's cycle that fails goes to backoffQ and is
+// retried for ever, with the same answer while nothing is given back), every Pod attempted at least once, gated or waiting
+// at Permit, and nothing changed for QuietFor.
 func waitQuiet(ctx context.Context, sched *scheduler.Scheduler, rec *recorder, tracker clienttesting.ObjectTracker, pods []*v1.Pod, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
-		_, summary := sched.SchedulingQueue.PendingPods()
-		var active, backoff int
-		if _, err := fmt.Sscanf(summary, "activeQ:%d; backoffQ:%d;", &active, &backoff); err != nil {
+		pending, summary := sched.SchedulingQueue.PendingPods()
+		counts := queueCounts(summary)
+		if len(counts) < 3 || counts[0] > 0 || counts[0]+counts[1]+counts[2] > len(pending) {
 			continue
 		}
+		active, backoff, unschedulable := counts[0], counts[1], counts[2]
 		settled := true
+		for _, p := range pending[active : active+backoff] {
+			key := p.Namespace + "/" + p.Name
+			n, _ := rec.seen(key)
+			failing := n >= errorAttempts && schedulerError(tracker, p)
+			if !failing && (!groupMember(p) || schedulerError(tracker, p) || !rec.rejectedSinceRelease(key)) {
+				settled = false
+			}
+		}
+		// v1.37 lists, after the three queues, the members waiting for their PodGroup or
+		// for their group's requeue: parked.
+		uids := map[types.UID]bool{}
+		for _, p := range pending[active+backoff+unschedulable:] {
+			uids[p.UID] = true
+		}
 		var last time.Time
-		failing := 0
 		for _, p := range pods {
 			n, changed := rec.seen(p.Namespace + "/" + p.Name)
 			last = changed
-			if n == 0 && len(p.Spec.SchedulingGates) == 0 && profileKnown(sched, p) && !parked(sched, p) {
+			if n == 0 && len(p.Spec.SchedulingGates) == 0 && profileKnown(sched, p) && !parked(sched, p, uids) {
 				settled = false
 			}
-			if n >= errorAttempts && schedulerError(tracker, p) {
-				failing++
-			}
 		}
-		if settled && active+backoff <= failing && time.Since(last) >= QuietFor {
+		if settled && time.Since(last) >= QuietFor {
 			return nil
 		}
 	}
@@ -334,13 +379,37 @@ func waitQuiet(ctx context.Context, sched *scheduler.Scheduler, rec *recorder, t
 
 // parked tells whether p waits for something the run will not bring about by itself: a
 // PreEnqueue plugin keeps it out of activeQ (GangScheduling: its gang short of members, or
-// its group missing), or it waits at Permit (for its gang).
-func parked(sched *scheduler.Scheduler, p *v1.Pod) bool {
+// its group missing), it waits at Permit (for its gang), or it is pending outside the
+// queues (v1.37 keeps a member whose PodGroup is not there yet, or whose group is in
+// flight, beside them: pending holds those).
+func parked(sched *scheduler.Scheduler, p *v1.Pod, pending map[types.UID]bool) bool {
 	if f, ok := sched.Profiles[p.Spec.SchedulerName]; ok && f.GetWaitingPod(p.UID) != nil {
+		return true
+	}
+	if pending[p.UID] {
 		return true
 	}
 	qp, ok := queuedPod(sched.SchedulingQueue, p)
 	return ok && qp.Gated()
+}
+
+// queueCounts are the numbers of PendingPods' summary, in order ("activeQ:1; backoffQ:0;
+// unschedulablePods:2", v1.37 naming its third unschedulableEntities and adding the group
+// members' two stores).
+func queueCounts(summary string) []int {
+	var out []int
+	for _, part := range strings.Split(summary, ";") {
+		_, num, ok := strings.Cut(part, ":")
+		if !ok {
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(num))
+		if err != nil {
+			return nil
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 // schedulerError tells whether p's stored PodScheduled condition says its last attempt
@@ -413,11 +482,14 @@ func outcomes(ctx context.Context, client *fake.Clientset, sched *scheduler.Sche
 }
 
 // gatedBy is the message of the PreEnqueue plugin keeping p out of activeQ, if one does
-// (upstream writes it to no Event: it is the plugin's status, as explain reports it).
+// (upstream writes it to no Event: it is the plugin's status, as explain reports it): a
+// Pod the queue holds as gated, or one pending outside the queues (parked).
 func gatedBy(ctx context.Context, sched *scheduler.Scheduler, p *v1.Pod) string {
-	qp, ok := queuedPod(sched.SchedulingQueue, p)
 	f, known := sched.Profiles[p.Spec.SchedulerName]
-	if !ok || !known || !qp.Gated() {
+	if !known {
+		return ""
+	}
+	if qp, ok := queuedPod(sched.SchedulingQueue, p); ok && !qp.Gated() && !groupMember(p) {
 		return ""
 	}
 	if st := preEnqueue(ctx, f, p); !st.IsSuccess() {

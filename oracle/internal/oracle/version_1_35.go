@@ -106,3 +106,8 @@ func groupOptions(_ context.Context, objs []runtime.Object) []frameworkruntime.O
 	}
 	return []frameworkruntime.Option{frameworkruntime.WithWorkloadManager(wm)}
 }
+
+// groupMember tells whether p names a pod group (its release's field).
+func groupMember(p *v1.Pod) bool {
+	return p.Spec.WorkloadRef != nil
+}

@@ -121,3 +121,8 @@ func groupOptions(ctx context.Context, objs []runtime.Object) []frameworkruntime
 	}
 	return []frameworkruntime.Option{frameworkruntime.WithPodGroupManager(c)}
 }
+
+// groupMember tells whether p names a pod group (its release's field).
+func groupMember(p *v1.Pod) bool {
+	return p.Spec.SchedulingGroup != nil
+}
