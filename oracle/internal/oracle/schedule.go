@@ -325,6 +325,26 @@ func (r *recorder) seen(key string) (int, time.Time) {
 	return len(r.events[key]), r.changed
 }
 
+// lastChange is when the last Event of a Pod other than spinning ones came, or the last
+// release if later.
+func (r *recorder) lastChange(spinning map[string]bool) time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	last := r.released
+	for key, t := range r.last {
+		if !spinning[key] && t.After(last) {
+			last = t
+		}
+	}
+	return last
+}
+
+// spinAttempts is how many attempts make a Pod count as spinning: v1.36 retries a PodGroup
+// whose quorum is met but some member does not fit at once, without backoff, for ever (one
+// cycle every few microseconds, each giving that member the same answer); such a member
+// neither keeps the run from settling nor counts as a change.
+const spinAttempts = 200
+
 // errorAttempts is how many attempts a Pod whose last one failed with an error (not a
 // rejection: its PodScheduled condition says SchedulerError) must have had before the run
 // may settle with it still retrying: upstream retries such a Pod with backoff for ever
@@ -332,10 +352,10 @@ func (r *recorder) seen(key string) (int, time.Time) {
 // PreBind) and followed by a success.
 const errorAttempts = 3
 
-// waitQuiet waits until nothing is in activeQ, every Pod in backoffQ is there for good
-// (failing with errors, each attempted errorAttempts times, or a group member rejected
-// again since the last release: a PodGroup's cycle that fails goes to backoffQ and is
-// retried for ever, with the same answer while nothing is given back), every Pod attempted at least once, gated or waiting
+// waitQuiet waits until every Pod in activeQ or backoffQ is there for good (failing with
+// errors, each attempted errorAttempts times; spinning; or, in backoffQ, a group member
+// rejected again since the last release: a PodGroup's cycle that fails goes to backoffQ
+// and is retried for ever, with the same answer while nothing is given back), every Pod attempted at least once, gated or waiting
 // at Permit, and nothing changed for QuietFor.
 func waitQuiet(ctx context.Context, sched *scheduler.Scheduler, rec *recorder, tracker clienttesting.ObjectTracker, pods []*v1.Pod, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
@@ -343,16 +363,24 @@ func waitQuiet(ctx context.Context, sched *scheduler.Scheduler, rec *recorder, t
 		time.Sleep(10 * time.Millisecond)
 		pending, summary := sched.SchedulingQueue.PendingPods()
 		counts := queueCounts(summary)
-		if len(counts) < 3 || counts[0] > 0 || counts[0]+counts[1]+counts[2] > len(pending) {
+		if len(counts) < 3 || counts[0]+counts[1]+counts[2] > len(pending) {
 			continue
 		}
 		active, backoff, unschedulable := counts[0], counts[1], counts[2]
+		spinning := map[string]bool{}
+		for _, p := range pods {
+			key := p.Namespace + "/" + p.Name
+			if n, _ := rec.seen(key); n >= spinAttempts {
+				spinning[key] = true
+			}
+		}
 		settled := true
-		for _, p := range pending[active : active+backoff] {
+		for i, p := range pending[:active+backoff] {
 			key := p.Namespace + "/" + p.Name
 			n, _ := rec.seen(key)
 			failing := n >= errorAttempts && schedulerError(tracker, p)
-			if !failing && (!groupMember(p) || schedulerError(tracker, p) || !rec.rejectedSinceRelease(key)) {
+			retried := i >= active && groupMember(p) && !schedulerError(tracker, p) && rec.rejectedSinceRelease(key)
+			if !failing && !retried && !spinning[key] {
 				settled = false
 			}
 		}
@@ -362,15 +390,13 @@ func waitQuiet(ctx context.Context, sched *scheduler.Scheduler, rec *recorder, t
 		for _, p := range pending[active+backoff+unschedulable:] {
 			uids[p.UID] = true
 		}
-		var last time.Time
 		for _, p := range pods {
-			n, changed := rec.seen(p.Namespace + "/" + p.Name)
-			last = changed
+			n, _ := rec.seen(p.Namespace + "/" + p.Name)
 			if n == 0 && len(p.Spec.SchedulingGates) == 0 && profileKnown(sched, p) && !parked(sched, p, uids) {
 				settled = false
 			}
 		}
-		if settled && time.Since(last) >= QuietFor {
+		if settled && time.Since(rec.lastChange(spinning)) >= QuietFor {
 			return nil
 		}
 	}
