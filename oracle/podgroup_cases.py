@@ -134,7 +134,9 @@ class _Gen(Draw):
         spec: dict[str, Any] = {
             "containers": [container],
             "preemptionPolicy": "Never",
-            "affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": terms}},
+            "affinity": {
+                "nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": terms}
+            },
         }
         meta = {"name": name, "namespace": namespace, "uid": f"uid-{namespace}-{name}"}
         return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}

@@ -14,7 +14,6 @@ import pytest
 from compare import Oracle, OracleMissing, binary, ours, ours_schedule
 from podgroup_cases import check_version, podgroup_case, podgroup_schedule_case
 
-
 RELEASES = ("1.35", "1.36", "1.37")
 
 
@@ -30,7 +29,7 @@ def test_every_case_is_accepted_by_its_release(version: str) -> None:
 
 
 def test_the_family_needs_a_release_with_the_workload_api() -> None:
-    with pytest.raises(ValueError, match="1.35 or newer"):
+    with pytest.raises(ValueError, match=r"1\.35 or newer"):
         check_version("1.34")
     with pytest.raises(ValueError):
         check_version(None)
@@ -138,4 +137,4 @@ def test_upstream_gates_members_of_a_missing_group(schedule_oracle_1_37: Any) ->
     answer = schedule_oracle_1_37.ask(_gang_request(2, 2, "never"))
     assert {v["result"] for v in answer["pods"].values()} == {"Gated"}, answer
     messages = {v["message"] for v in answer["pods"].values()}
-    assert messages == {"waiting for pods's pod group \"g\" to appear in scheduling queue"}
+    assert messages == {'waiting for pods\'s pod group "g" to appear in scheduling queue'}

@@ -34,7 +34,6 @@ from typing import Any
 
 from kubesched.api import objects as api
 from kubesched.api import workload
-from kubesched.api.pods import parse_timestamp
 from kubesched.api.parse import (
     Documents,
     ParsedObjects,
@@ -42,6 +41,7 @@ from kubesched.api.parse import (
     split_documents,
     with_priority_classes,
 )
+from kubesched.api.pods import parse_timestamp
 from kubesched.config.featuregates import FeatureGates
 from kubesched.config.load import load_config
 from kubesched.config.types import KubeSchedulerConfiguration
@@ -160,8 +160,8 @@ def schedule_parsed(
         sim.api.create_pod(jobs.prepare(pod))
         submitted.append(pod)
         source[pod.key] = "pods"
-    for _, _, obj in pending_objects:
-        sim.api.apply_object(dict(obj))
+    for _, _, late in pending_objects:
+        sim.api.apply_object(dict(late))
     while sim.loop.now <= MAX_VIRTUAL_SECONDS and (not sim.quiet() or jobs.busy()):
         if not sim.loop.step():
             break
