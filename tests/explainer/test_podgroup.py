@@ -58,7 +58,8 @@ def test_a_member_that_fits_alone_in_a_group_that_does_not() -> None:
     assert group["missing"] == "1 more member(s) must fit (minCount 3: 2 placed, 0 left to try)"
     assert out["result"] == "Unschedulable"
     assert out["message"] == (
-        "pod group is unschedulable, minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"
+        "pod group is unschedulable, minCount (3) cannot be satisfied: 2 scheduled, 0 remaining, "
+        "deallocation and deletion of ResourceClaims completed"
     )
 
 

@@ -42,6 +42,7 @@ def _group(min_count: int, rack: bool = True) -> dict[str, Any]:
 def _member(name: str, cpu: str = "1") -> api.Pod:
     pod = make_pod(name, "ns").req(cpu=cpu).obj()
     pod.scheduling_group = "g"
+    pod.preemption_policy = "Never"  # the group may not preempt: PodGroupPostFilter says so
     return pod
 
 
@@ -76,13 +77,17 @@ def test_no_rack_holds_it_reports_the_first_placement() -> None:
     assert fake.binds == {}
     first = "minCount (3) cannot be satisfied: 1 scheduled, 1 remaining"  # rack a, after m1
     group = (
-        "pod group is unschedulable, 0/2 placements are available, first placement status: " + first
+        "pod group is unschedulable, 0/2 placements are available, first placement status: "
+        f"{first}, pod group preemption: not eligible due to preemptionPolicy=Never."
     )
     assert s.pod_group_cycle is not None
     assert s.pod_group_cycle.conditions["ns/g"].message == group
     assert fake.failures["ns/m0"] == ("Unschedulable", f"pod group is unschedulable, {group}")
     assert fake.failures["ns/m1"][1] == "0/1 nodes are available: 1 Insufficient cpu."
-    assert fake.failures["ns/m2"] == ("Unschedulable", group)  # not tried: the group's status
+    untried = group.removesuffix(
+        ", pod group preemption: not eligible due to preemptionPolicy=Never."
+    )
+    assert fake.failures["ns/m2"] == ("Unschedulable", untried)  # the status before PostFilter
 
 
 def test_pods_count_prefers_the_rack_placing_more_members() -> None:

@@ -100,7 +100,8 @@ def explain_group(
         for i, p in enumerate((pod, *members))
     ]
     ordered = cycle.order(queued)
-    results, group = cycle.decide(fwk, ordered, key)
+    results, decided = cycle.decide(fwk, ordered, key)
+    group = cycle.post_filter(fwk, key, ordered, decided)
     placements: dict[str, str | None] = {m.pod.key: None for m in ordered}
     unplaced: dict[str, str] = {}
     for res in results:
@@ -127,4 +128,4 @@ def explain_group(
                 f"{placed + out['scheduled']} placed, {left} left to try)"
             )
     mine = next((r for r in results if r.qp.pod.key == pod.key), None)
-    return out, cycle.member_failure(mine, group)
+    return out, cycle.member_failure(mine, group, decided)

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 
 from kubesched.api import objects as api
 from kubesched.api import workload
+from kubesched.config import names
 from kubesched.framework import contract
 from kubesched.framework.interface import (
     PODS_TO_ACTIVATE_KEY,
@@ -224,13 +225,48 @@ class GroupAlgorithm:
         best = max(range(len(feasible)), key=lambda i: (totals[i], -i))
         return feasible[best]
 
-    def member_failure(self, res: MemberResult | None, group: Status) -> Diagnosis | Status | None:
+    def post_filter(
+        self, fwk: Framework, key: str, members: list[QueuedPodInfo], group: Status
+    ) -> Status:
+        """v1.37's PodGroupPostFilter after an Unschedulable algorithm
+        (``RunPodGroupPostFilterPlugins``, ``applyPodGroupPostFilterResult``): the plugins'
+        reasons joined are one more reason of the group's status (an empty one when none
+        says anything).  DynamicResources says ``deallocation and deletion of ResourceClaims
+        completed`` (nothing for a topology-constrained group under
+        TopologyAwareWorkloadScheduling); DefaultPreemption's workload-aware preemption is
+        modelled for a group that may not preempt (``pod group preemption: not eligible due
+        to preemptionPolicy=Never.``) and otherwise says nothing (``docs/fidelity.md``)."""
+        if self.version != "1.37" or group.code != Code.UNSCHEDULABLE:
+            return group
+        gates = self.manager.gates
+        policy = self.manager.policy(key)
+        reasons: list[str] = []
+        for plugin in fwk.plugins["post_filter"]:
+            if plugin.name == names.DYNAMIC_RESOURCES:
+                constrained = policy is not None and bool(policy.topology_keys)
+                if not (gates.enabled("TopologyAwareWorkloadScheduling") and constrained):
+                    reasons.append("deallocation and deletion of ResourceClaims completed")
+            elif plugin.name == names.DEFAULT_PREEMPTION:
+                if gates.enabled("PodGroupPreemptionPolicy"):
+                    never = policy is not None and policy.preemption_policy == "Never"
+                else:
+                    never = any(m.pod.preemption_policy == "Never" for m in members)
+                if never:
+                    reasons.append(
+                        "pod group preemption: not eligible due to preemptionPolicy=Never."
+                    )
+        return Status(group.code, (*group.reasons, ", ".join(reasons)), group.plugin)
+
+    def member_failure(
+        self, res: MemberResult | None, group: Status, untried: Status | None = None
+    ) -> Diagnosis | Status | None:
         """Why a member fails after the cycle (``submitPodGroupAlgorithmResult``), None when
-        it goes on to its binding cycle: ``res`` is its result (None: not tried)."""
+        it goes on to its binding cycle: ``res`` is its result (None: not tried, failing
+        with ``untried``, the group's status before PodGroupPostFilter, default ``group``)."""
         if group.code == Code.ERROR:
             return res.status if res is not None and res.status.code == Code.ERROR else group
         if res is None:
-            return group
+            return untried or group
         if not res.status.is_success():
             return res.diagnosis or res.status
         if group.is_success():
@@ -240,13 +276,16 @@ class GroupAlgorithm:
 
     def order(self, members: list[QueuedPodInfo]) -> list[QueuedPodInfo]:
         """The members in the release's order (see the module docstring)."""
+        # Upstream's timestamps (a real clock) differ in the order members were queued; the
+        # virtual clock's may tie, so the queue's insertion order stands in for them.
         if self.version == "1.36":
             return sorted(
                 members,
-                key=lambda m: (-m.pod.priority, m.initial_attempt_timestamp or 0.0),
+                key=lambda m: (-m.pod.priority, m.initial_attempt_timestamp or 0.0, m.seq),
             )
         return sorted(
-            members, key=lambda m: (-m.pod.priority, -m.attempts, m.timestamp, m.pod.name)
+            members,
+            key=lambda m: (-m.pod.priority, -m.attempts, m.timestamp, m.seq, m.pod.name),
         )
 
     def validate(self, fwk: Framework, members: list[QueuedPodInfo], key: str) -> str:
@@ -479,8 +518,9 @@ class PodGroupCycle(GroupAlgorithm):
         if not kept:
             return []
         members = self.order(kept)
-        results, group = self.decide(fwk, members, key)
-        self.submit(fwk, members, results, group, key, cycle, start)
+        results, decided = self.decide(fwk, members, key)
+        group = self.post_filter(fwk, key, members, decided)
+        self.submit(fwk, members, results, group, key, cycle, start, decided)
         return members
 
     # ------------------------------------------------------------------ submit
@@ -493,12 +533,13 @@ class PodGroupCycle(GroupAlgorithm):
         key: str,
         cycle: int,
         start: float,
+        untried: Status | None = None,
     ) -> None:
         """``submitPodGroupAlgorithmResult``: bind a feasible group's placed members, fail
         the others (see the module docstring)."""
         for i, m in enumerate(members):
             res = results[i] if i < len(results) else None
-            why = self.member_failure(res, group)
+            why = self.member_failure(res, group, untried)
             if why is None and res is not None:
                 assumed = self.committer.assume(m.pod, res.node)
                 self.committer.commit(fwk, res.state, m, assumed, start, cycle)
