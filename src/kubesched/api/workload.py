@@ -793,13 +793,13 @@ def read(
     once the API server stored it (the priority admission plugin's ``spec.priority`` from
     ``priority_classes`` where the object does not carry one, fields of disabled gates
     dropped, defaults set), or None: not one of this module's kinds, not served by the
-    release, or refused (:func:`admit` reported it at load time)."""
+    release, or not valid (:func:`admit` reported it at load time)."""
     if not is_workload_api(obj) or _served_problem(obj, gates, "") is not None:
         return None
-    if obj.get("kind") == "PodGroup":
-        obj, forbidden = _admit_priority(obj, gates, _PriorityClasses(priority_classes))
-        if forbidden:
-            return None
+    spec = obj.get("spec")
+    if obj.get("kind") == "PodGroup" and isinstance(spec, dict) and "priority" not in spec:
+        admitted, forbidden = _admit_priority(obj, gates, _PriorityClasses(priority_classes))
+        obj = obj if forbidden else admitted  # a class missing now: the priority stays unset
     value, problems = _check(_admitted(obj, gates), "")
     if problems:
         return None

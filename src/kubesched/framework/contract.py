@@ -237,10 +237,12 @@ class PlacementGeneratePlugin(Plugin, Protocol):
 
 @runtime_checkable
 class PlacementScorePlugin(Plugin, Protocol):
-    """PlacementScore (v1.37): a feasible placement's raw score from how many members it
-    placed (``assigned``), then all placements' scores normalized in place to 0-100."""
+    """PlacementScore (v1.36+): a feasible placement's score for group ``key`` from its
+    nodes ``rows`` (int64, shape ``(n,)``) and the members it placed (``assigned``), then
+    all placements' scores normalized in place to 0-100 (a plugin without upstream's
+    ``PlacementScoreExtensions`` leaves them as they are)."""
 
-    def score_placement(self, key: str, assigned: int, /) -> int: ...
+    def score_placement(self, key: str, rows: IntArray, assigned: list[api.Pod], /) -> int: ...
 
     def normalize_placement_scores(self, scores: list[int], /) -> Status: ...
 

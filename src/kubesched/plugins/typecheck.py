@@ -165,7 +165,10 @@ PLACEMENT_FEASIBLE_PLUGIN: tuple[type[c.PlacementFeasiblePlugin], ...] = (GangSc
 PLACEMENT_GENERATE_PLUGIN: tuple[type[c.PlacementGeneratePlugin], ...] = (
     TopologyPlacementGenerator,
 )
-PLACEMENT_SCORE_PLUGIN: tuple[type[c.PlacementScorePlugin], ...] = (PodGroupPodsCount,)
+PLACEMENT_SCORE_PLUGIN: tuple[type[c.PlacementScorePlugin], ...] = (
+    NodeResourcesFit,
+    PodGroupPodsCount,
+)
 PRE_BIND_PLUGIN: tuple[type[c.PreBindPlugin], ...] = (
     DynamicResources,
     GpuDevices,

@@ -184,6 +184,7 @@ class GroupAlgorithm:
                 return [], Status(Code.UNSCHEDULABLE, ("no feasible placements found",))
         first: tuple[list[MemberResult], Status] | None = None
         feasible: list[tuple[list[MemberResult], Status]] = []
+        feasible_rows: list[IntArray] = []
         try:
             for placement in placements:
                 self.restrict(placement.rows)
@@ -194,6 +195,7 @@ class GroupAlgorithm:
                     first = (results, status)
                 if status.is_success():
                     feasible.append((results, status))
+                    feasible_rows.append(placement.rows)
         finally:
             self.restrict(None)
         if not feasible:
@@ -211,9 +213,12 @@ class GroupAlgorithm:
         if len(feasible) == 1 or not fwk.placement_scorers:
             return feasible[0]
         totals = [0] * len(feasible)
+        placed = [[r.qp.pod for r in res if r.status.is_success()] for res, _ in feasible]
         for scorer, weight in fwk.placement_scorers:
-            placed = [sum(1 for r in res if r.status.is_success()) for res, _ in feasible]
-            scores = [scorer.score_placement(key, n) for n in placed]
+            scores = [
+                scorer.score_placement(key, rows, pods)
+                for rows, pods in zip(feasible_rows, placed, strict=True)
+            ]
             status = scorer.normalize_placement_scores(scores)
             if not status.is_success():
                 msg = f'plugin "{scorer.name}" failed with: {status.message()}'

@@ -9,6 +9,7 @@ group are assigned to any of the candidate placements``).
 
 from __future__ import annotations
 
+from kubesched.api import objects as api
 from kubesched.config import names
 from kubesched.framework import interface as fw
 from kubesched.framework.interface import MAX_NODE_SCORE, MIN_NODE_SCORE
@@ -31,9 +32,10 @@ class PodGroupPodsCount:
             handle.services.provide(POD_GROUP_MANAGER, manager)
         self.manager: PodGroupManager = manager
 
-    def score_placement(self, key: str, assigned: int) -> int:
+    def score_placement(self, key: str, rows: fw.IntArray, assigned: list[api.Pod]) -> int:
         """``ScorePlacement``: scheduled members plus the placement's proposed ones."""
-        return self.manager.state(key).scheduled_count() + assigned
+        del rows
+        return self.manager.state(key).scheduled_count() + len(assigned)
 
     def normalize_placement_scores(self, scores: list[int]) -> fw.Status:
         """``NormalizePlacementScore``: ``score * 100 / max`` (integer division)."""
