@@ -259,7 +259,8 @@ def compare(oracle: Oracle, request: dict[str, Any], version: str | None = None)
 
 
 def shrink(request: dict[str, Any], differs: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
-    """Greedily drop cluster items and Pod/config fields while ``differs`` stays true."""
+    """Greedily drop cluster items, submitted objects (a schedule request's ``pods``) and
+    Pod/config fields while ``differs`` stays true."""
     best = copy.deepcopy(request)
     changed = True
     while changed:
@@ -281,7 +282,11 @@ def _smaller(request: dict[str, Any]) -> Iterator[dict[str, Any]]:
         c = copy.deepcopy(request)
         c["config"] = None
         yield c
-    for path in _paths(request["pod"].get("spec", {}), ("pod", "spec")):
+    for i in range(len(request.get("pods", []))):  # a schedule request's submitted objects
+        c = copy.deepcopy(request)
+        del c["pods"][i]
+        yield c
+    for path in _paths(request.get("pod", {}).get("spec", {}), ("pod", "spec")):
         c = copy.deepcopy(request)
         parent: Any = c
         for key in path[:-1]:

@@ -19,7 +19,10 @@ shrunk mismatch as a regression case (request, upstream's answer and its
 is fast when most cases differ.  The last line is ``oracle: N cases, M mismatches``;
 the exit code is 0 only when M is 0.  ``--family`` picks the generator: ``default`` (the
 cases above), ``storage`` (``oracle/storage_cases.py``: volumes, claims, classes, CSI nodes
-and drivers, storage capacity) or ``dra`` (``oracle/dra_cases.py``).
+and drivers, storage capacity), ``dra`` (``oracle/dra_cases.py``) or ``podgroup``
+(``oracle/podgroup_cases.py``: scheduling.k8s.io Workloads and PodGroups, gangs; needs
+``--kubernetes-version`` 1.35 or newer).  A schedule mismatch is shrunk (Pods and objects
+removed while it still differs) when ``--save`` is given.
 
 ``--kubernetes-version V`` (1.34 to 1.37) asks upstream V: ``oracle/bin/vV/kube-oracle``
 (``oracle/build.sh`` builds one per version); without it, ``oracle/bin/kube-oracle``, the
@@ -75,6 +78,7 @@ from compare import (
     shrink,
 )
 from hint_cases import hint_case, hint_differences, ours_hints
+from podgroup_cases import podgroup_case, podgroup_schedule_case
 from tqdm import tqdm
 
 # family -> verb -> generator (None: the verb's default one), called (seed, index, version).
@@ -85,6 +89,7 @@ FAMILIES: dict[str, dict[str, Any]] = {
         "schedule": lambda seed, i, version: storage_schedule_case(seed, i),
     },
     "dra": {"explain": dra_case, "schedule": dra_schedule_case},
+    "podgroup": {"explain": podgroup_case, "schedule": podgroup_schedule_case},
 }
 
 
@@ -161,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
     quiet_missing_references()
     if args.verb == "hints" and args.family != "default":
         ap.error("--verb hints draws the default family's objects (oracle/hint_cases.py)")
+    if args.family == "podgroup" and (args.kubernetes_version or DEFAULT_VERSION) < "1.35":
+        ap.error("--family podgroup needs --kubernetes-version 1.35 or newer (the Workload API)")
     if args.coverage:
         if args.kubernetes_version is not None:
             ap.error("--coverage measures the default build (oracle/build.sh --cover)")
@@ -220,6 +227,27 @@ def with_coverage(args: argparse.Namespace) -> int:
     return 0 if total == 0 and not rep.below else 1
 
 
+def save_schedule(
+    oracle: Oracle, args: argparse.Namespace, request: dict[str, Any], i: int, version: str | None
+) -> None:
+    """A schedule mismatch as a regression case: shrunk (unless ``--no-shrink``), with both
+    answers' differences printed."""
+
+    def differs(r: dict[str, Any]) -> bool:
+        return bool(schedule_differences(ours_schedule(r, version), oracle.ask(r)))
+
+    small = request if args.no_shrink else shrink(request, differs)
+    answer = oracle.ask(small)
+    for line in schedule_differences(ours_schedule(small, version), answer)[:8]:
+        tqdm.write(f"  {line}")
+    flag = f" --kubernetes-version {version}" if version else ""
+    if args.family != "default":
+        flag += f" --family {args.family}"
+    origin = f"oracle/diff.py --verb schedule{flag} --seed {args.seed} --start {i} --cases 1"
+    path = save(args.save, small, answer, origin, version or DEFAULT_VERSION)
+    tqdm.write(f"  saved {path}")
+
+
 def kubernetes_version(value: str) -> str:
     """``--kubernetes-version``: ``1.37``, ``v1.37`` or ``v1.37.N``, as the minor release."""
     minor = ".".join(value.removeprefix("v").split(".")[:2])
@@ -252,6 +280,8 @@ def run(oracle: Oracle, args: argparse.Namespace, gen: Any = None) -> int:
                 if lines:
                     mismatches += 1
                     tqdm.write(f"case {i} (seed {args.seed}): " + "; ".join(lines[:6]))
+                    if args.save:
+                        save_schedule(oracle, args, request, i, version)
                 continue
             request = gen(args.seed, i, version) if gen else case(args.seed, i, version)
             lines = compare(oracle, request, version)

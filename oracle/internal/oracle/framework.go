@@ -101,7 +101,8 @@ func NewEnv(ctx context.Context, cfg *config.KubeSchedulerConfiguration, objs []
 	}
 	recorders := func(string) eventRecorder { return &events.FakeRecorder{} }
 	stop := ctx.Done()
-	opts := append(frameworkOptions(factory, lister),
+	opts := append(frameworkOptions(factory, lister), groupOptions(ctx, objs)...)
+	opts = append(opts,
 		frameworkruntime.WithClientSet(client),
 		frameworkruntime.WithInformerFactory(factory),
 		frameworkruntime.WithSharedDRAManager(dra),

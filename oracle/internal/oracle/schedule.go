@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -12,10 +14,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apiserver/pkg/storage/names"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
@@ -23,7 +27,8 @@ import (
 )
 
 // ScheduleRequest is what `kubesched.schedule` takes: a cluster, the Pods to submit, a
-// configuration.
+// configuration.  Pods may hold other objects too (a scheduling.k8s.io Workload or PodGroup
+// created between a gang's members): each is created in its place in the order below.
 type ScheduleRequest struct {
 	Cluster json.RawMessage   `json:"cluster"`
 	Pods    []json.RawMessage `json:"pods"`
@@ -50,12 +55,17 @@ type ScheduleResult struct {
 const QuietFor = 300 * time.Millisecond
 
 // Schedule runs upstream's whole scheduler (scheduler.New over a fake clientset and its
-// informers, binding through the binding subresource) on the cluster, creates the Pods in
-// creationTimestamp order (input order for ties) and waits until it is quiet: nothing in
-// activeQ or backoffQ but Pods failing with errors (waitQuiet), every Pod bound, rejected
-// at least once or gated, nothing changed for QuietFor.  A Pod whose last attempt failed
-// with an error (not a rejection) is an Error, as in kubesched.schedule.
-// Deletions take effect at once (the fake clientset has no grace period).
+// informers, binding through the binding subresource) on the cluster, creates the Pods (and
+// the other objects among them) in creationTimestamp order (input order for ties) and waits
+// until it is quiet: nothing in activeQ or backoffQ but Pods failing with errors
+// (waitQuiet), every Pod bound, rejected at least once, gated (its scheduling gates or a
+// PreEnqueue plugin: a gang short of members) or waiting at Permit, nothing changed for
+// QuietFor.  A Pod still waiting at Permit then can only be released by its wait's end (a
+// gang's is five minutes): the wait is ended at once with the message its timer gives
+// (expireWaiting), and the run waits to be quiet again, at most permitRounds times.  A Pod
+// whose last attempt failed with an error (not a rejection) is an Error, as in
+// kubesched.schedule.  Deletions take effect at once (the fake clientset has no grace
+// period).
 func Schedule(ctx context.Context, req *ScheduleRequest, timeout time.Duration) (*ScheduleResult, error) {
 	cluster, err := DecodeCluster(req.Cluster)
 	if err != nil {
@@ -65,17 +75,26 @@ func Schedule(ctx context.Context, req *ScheduleRequest, timeout time.Duration) 
 	if err != nil {
 		return nil, err
 	}
-	var pods []*v1.Pod
+	var submitted []runtime.Object
 	for i, raw := range req.Pods {
-		p, err := DecodePod(raw)
+		obj, err := decodeSubmitted(raw)
 		if err != nil {
 			return nil, fmt.Errorf("pods[%d]: %w", i, err)
 		}
-		pods = append(pods, p)
+		if obj != nil {
+			submitted = append(submitted, obj)
+		}
 	}
-	sort.SliceStable(pods, func(i, j int) bool {
-		return pods[i].CreationTimestamp.Before(&pods[j].CreationTimestamp)
+	sort.SliceStable(submitted, func(i, j int) bool {
+		a, b := creationOf(submitted[i]), creationOf(submitted[j])
+		return a.Before(&b)
 	})
+	var pods []*v1.Pod
+	for _, obj := range submitted {
+		if p, ok := obj.(*v1.Pod); ok {
+			pods = append(pods, p)
+		}
+	}
 	// kube-scheduler's Pod informer never lists finished Pods (a field selector the fake
 	// clientset does not apply, so they are left out here).
 	var live []*v1.Pod
@@ -105,6 +124,7 @@ func Schedule(ctx context.Context, req *ScheduleRequest, timeout time.Duration) 
 	client.PrependReactor("create", "resourceclaims", nameClaim)
 	watches := recordWatches(client)
 	rec := newRecorder()
+	client.PrependReactor("delete", "pods", rec.releaseReactor)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	sched, err := newScheduler(ctx, client, factory, func(string) eventRecorder { return rec }, cfg)
 	if err != nil {
@@ -115,11 +135,11 @@ func Schedule(ctx context.Context, req *ScheduleRequest, timeout time.Duration) 
 	// Every Pod is queued before the first cycle (all are submitted at once, as in
 	// kubesched.schedule): the queue then orders them by priority, then arrival.
 	queued := 0
-	for _, p := range pods {
-		if _, err := client.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
-			return nil, fmt.Errorf("creating %s/%s: %w", p.Namespace, p.Name, err)
+	for _, obj := range submitted {
+		if err := create(ctx, client, obj); err != nil {
+			return nil, err
 		}
-		if profileKnown(sched, p) {
+		if p, ok := obj.(*v1.Pod); ok && profileKnown(sched, p) {
 			queued++
 		}
 	}
@@ -132,10 +152,99 @@ func Schedule(ctx context.Context, req *ScheduleRequest, timeout time.Duration) 
 		}
 	}
 	go sched.Run(ctx)
-	if err := waitQuiet(ctx, sched, rec, tracker, pods, timeout); err != nil {
+	deadline := time.Now().Add(timeout)
+	for round := 0; ; round++ {
+		if err := waitQuiet(ctx, sched, rec, tracker, pods, time.Until(deadline)); err != nil {
+			return nil, err
+		}
+		if round == permitRounds || expireWaiting(sched, pods) == 0 {
+			break
+		}
+		rec.release()
+	}
+	return outcomes(ctx, client, sched, rec, pods), nil
+}
+
+// permitRounds is how many times a run ends the Permit waits of Pods left waiting when it
+// is quiet (expireWaiting) before it answers: a gang rejected at its timeout is retried only
+// when something changes, so one round is the rule; more are a bound.
+const permitRounds = 3
+
+// gangPermitTimeout is how long GangScheduling's Permit makes a member wait for its gang
+// (v1.35's DefaultSchedulingTimeoutDuration, later releases' permitTimeoutDuration).  In
+// v1.35 a later member waits for what is left of the group's deadline; kube-oracle ends the
+// waits of a quiet run at once, where every member's wait began at the same moment.
+const gangPermitTimeout = 5 * time.Minute
+
+// expireWaiting ends the wait of every Pod of pods waiting at Permit as its timer would (the
+// framework's waitingPod: "rejected due to timeout after waiting %v at plugin %v") and says
+// how many there were.
+func expireWaiting(sched *scheduler.Scheduler, pods []*v1.Pod) int {
+	n := 0
+	for _, p := range pods {
+		f, ok := sched.Profiles[p.Spec.SchedulerName]
+		if !ok {
+			continue
+		}
+		wp := f.GetWaitingPod(p.UID)
+		if wp == nil {
+			continue
+		}
+		n++
+		for _, plugin := range wp.GetPendingPlugins() {
+			wp.Reject(plugin, fmt.Sprintf("rejected due to timeout after waiting %v at plugin %v", gangPermitTimeout, plugin))
+		}
+	}
+	return n
+}
+
+// decodeSubmitted decodes one entry of the request's pods: a Pod (its apiVersion and kind
+// defaulted), or another object with its own (nil: a kind client-go does not know).
+func decodeSubmitted(raw json.RawMessage) (runtime.Object, error) {
+	var head struct {
+		Kind string `json:"kind"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil {
 		return nil, err
 	}
-	return outcomes(ctx, client, rec, pods), nil
+	if head.Kind == "" || head.Kind == "Pod" {
+		return DecodePod(raw)
+	}
+	return DecodeObject(raw)
+}
+
+func creationOf(obj runtime.Object) metav1.Time {
+	if m, err := meta.Accessor(obj); err == nil {
+		return m.GetCreationTimestamp()
+	}
+	return metav1.Time{}
+}
+
+// create creates a submitted object through the fake clientset (its reactors: a Pod's
+// claims, resource versions), as a client's POST would.
+func create(ctx context.Context, client *fake.Clientset, obj runtime.Object) error {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return err
+	}
+	if p, ok := obj.(*v1.Pod); ok {
+		if _, err := client.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("creating %s/%s: %w", p.Namespace, p.Name, err)
+		}
+		return nil
+	}
+	kinds, _, err := clientgoscheme.Scheme.ObjectKinds(obj)
+	if err != nil {
+		return err
+	}
+	if m.GetNamespace() == "" {
+		m.SetNamespace(metav1.NamespaceDefault)
+	}
+	gvr, _ := meta.UnsafeGuessKindToResource(kinds[0])
+	if _, err := client.Invokes(clienttesting.NewCreateAction(gvr, m.GetNamespace(), obj), nil); err != nil {
+		return fmt.Errorf("creating %s %s/%s: %w", kinds[0].Kind, m.GetNamespace(), m.GetName(), err)
+	}
+	return nil
 }
 
 // nameClaim gives a created ResourceClaim a name from its generateName and a UID, as the
@@ -182,14 +291,40 @@ func bindReactor(tracker clienttesting.ObjectTracker) clienttesting.ReactionFunc
 
 // recorder keeps the scheduler's Events per Pod: Scheduled and FailedScheduling, in order.
 type recorder struct {
-	mu      sync.Mutex
-	events  map[string][]string // ns/name -> reasons
-	notes   map[string]string   // ns/name -> last note
-	changed time.Time
+	mu     sync.Mutex
+	events map[string][]string  // ns/name -> reasons
+	notes  map[string]string    // ns/name -> last note
+	last   map[string]time.Time // ns/name -> when its last Event came
+	// changed is when the last Event came; released when the run last gave something back
+	// (a Pod deleted, a Permit wait ended): a retry after it may answer differently.
+	changed, released time.Time
 }
 
 func newRecorder() *recorder {
-	return &recorder{events: map[string][]string{}, notes: map[string]string{}, changed: time.Now()}
+	now := time.Now()
+	return &recorder{events: map[string][]string{}, notes: map[string]string{},
+		last: map[string]time.Time{}, changed: now, released: now}
+}
+
+// release notes that something was given back (see released).
+func (r *recorder) release() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.released, r.changed = time.Now(), time.Now()
+}
+
+// releaseReactor notes every Pod deletion (preemption's victims) as a release.
+func (r *recorder) releaseReactor(clienttesting.Action) (bool, runtime.Object, error) {
+	r.release()
+	return false, nil, nil
+}
+
+// rejectedSinceRelease tells whether key's last Event came after the last release: a retry
+// of it with nothing changed since then gives the same answer.
+func (r *recorder) rejectedSinceRelease(key string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.events[key]) > 0 && r.last[key].After(r.released)
 }
 
 func (r *recorder) Eventf(regarding, _ runtime.Object, _, reason, _, note string, args ...interface{}) {
@@ -203,6 +338,7 @@ func (r *recorder) Eventf(regarding, _ runtime.Object, _, reason, _, note string
 	r.events[key] = append(r.events[key], reason)
 	r.notes[key] = fmt.Sprintf(note, args...)
 	r.changed = time.Now()
+	r.last[key] = r.changed
 }
 
 // WithLogger is the recorder itself (events.EventRecorderLogger).
@@ -214,6 +350,26 @@ func (r *recorder) seen(key string) (int, time.Time) {
 	return len(r.events[key]), r.changed
 }
 
+// lastChange is when the last Event of a Pod other than spinning ones came, or the last
+// release if later.
+func (r *recorder) lastChange(spinning map[string]bool) time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	last := r.released
+	for key, t := range r.last {
+		if !spinning[key] && t.After(last) {
+			last = t
+		}
+	}
+	return last
+}
+
+// spinAttempts is how many attempts make a Pod count as spinning: v1.36 retries a PodGroup
+// whose quorum is met but some member does not fit at once, without backoff, for ever (one
+// cycle every few microseconds, each giving that member the same answer); such a member
+// neither keeps the run from settling nor counts as a change.
+const spinAttempts = 200
+
 // errorAttempts is how many attempts a Pod whose last one failed with an error (not a
 // rejection: its PodScheduled condition says SchedulerError) must have had before the run
 // may settle with it still retrying: upstream retries such a Pod with backoff for ever
@@ -221,36 +377,90 @@ func (r *recorder) seen(key string) (int, time.Time) {
 // PreBind) and followed by a success.
 const errorAttempts = 3
 
-// waitQuiet waits until nothing in activeQ or backoffQ but Pods failing with errors (each
-// attempted errorAttempts times), every Pod attempted at least once or gated, and nothing
-// changed for QuietFor.
+// waitQuiet waits until every Pod in activeQ or backoffQ is there for good (failing with
+// errors, each attempted errorAttempts times; spinning; or, in backoffQ, a group member
+// rejected again since the last release: a PodGroup's cycle that fails goes to backoffQ
+// and is retried for ever, with the same answer while nothing is given back), every Pod attempted at least once, gated or waiting
+// at Permit, and nothing changed for QuietFor.
 func waitQuiet(ctx context.Context, sched *scheduler.Scheduler, rec *recorder, tracker clienttesting.ObjectTracker, pods []*v1.Pod, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
-		_, summary := sched.SchedulingQueue.PendingPods()
-		var active, backoff int
-		if _, err := fmt.Sscanf(summary, "activeQ:%d; backoffQ:%d;", &active, &backoff); err != nil {
+		pending, summary := sched.SchedulingQueue.PendingPods()
+		counts := queueCounts(summary)
+		if len(counts) < 3 || counts[0]+counts[1]+counts[2] > len(pending) {
 			continue
 		}
-		settled := true
-		var last time.Time
-		failing := 0
+		active, backoff, unschedulable := counts[0], counts[1], counts[2]
+		spinning := map[string]bool{}
 		for _, p := range pods {
-			n, changed := rec.seen(p.Namespace + "/" + p.Name)
-			last = changed
-			if n == 0 && len(p.Spec.SchedulingGates) == 0 && profileKnown(sched, p) {
-				settled = false
-			}
-			if n >= errorAttempts && schedulerError(tracker, p) {
-				failing++
+			key := p.Namespace + "/" + p.Name
+			if n, _ := rec.seen(key); n >= spinAttempts {
+				spinning[key] = true
 			}
 		}
-		if settled && active+backoff <= failing && time.Since(last) >= QuietFor {
+		settled := true
+		for i, p := range pending[:active+backoff] {
+			key := p.Namespace + "/" + p.Name
+			n, _ := rec.seen(key)
+			failing := n >= errorAttempts && schedulerError(tracker, p)
+			retried := i >= active && groupMember(p) && !schedulerError(tracker, p) && rec.rejectedSinceRelease(key)
+			if !failing && !retried && !spinning[key] {
+				settled = false
+			}
+		}
+		// v1.37 lists, after the three queues, the members waiting for their PodGroup or
+		// for their group's requeue: parked.
+		uids := map[types.UID]bool{}
+		for _, p := range pending[active+backoff+unschedulable:] {
+			uids[p.UID] = true
+		}
+		for _, p := range pods {
+			n, _ := rec.seen(p.Namespace + "/" + p.Name)
+			if n == 0 && len(p.Spec.SchedulingGates) == 0 && profileKnown(sched, p) && !parked(sched, p, uids) {
+				settled = false
+			}
+		}
+		if settled && time.Since(rec.lastChange(spinning)) >= QuietFor {
 			return nil
 		}
 	}
 	return fmt.Errorf("not quiet after %v", timeout)
+}
+
+// parked tells whether p waits for something the run will not bring about by itself: a
+// PreEnqueue plugin keeps it out of activeQ (GangScheduling: its gang short of members, or
+// its group missing), it waits at Permit (for its gang), or it is pending outside the
+// queues (v1.37 keeps a member whose PodGroup is not there yet, or whose group is in
+// flight, beside them: pending holds those).
+func parked(sched *scheduler.Scheduler, p *v1.Pod, pending map[types.UID]bool) bool {
+	if f, ok := sched.Profiles[p.Spec.SchedulerName]; ok && f.GetWaitingPod(p.UID) != nil {
+		return true
+	}
+	if pending[p.UID] {
+		return true
+	}
+	qp, ok := queuedPod(sched.SchedulingQueue, p)
+	return ok && qp.Gated()
+}
+
+// queueCounts are the numbers of PendingPods' summary, in order ("activeQ:1; backoffQ:0;
+// unschedulablePods:2", v1.37 naming its third unschedulableEntities and adding the group
+// members' two stores).
+func queueCounts(summary string) []int {
+	var out []int
+	for _, part := range strings.Split(summary, ";") {
+		_, num, ok := strings.Cut(part, ":")
+		if !ok {
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(num))
+		if err != nil {
+			return nil
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 // schedulerError tells whether p's stored PodScheduled condition says its last attempt
@@ -277,7 +487,7 @@ func profileKnown(sched *scheduler.Scheduler, p *v1.Pod) bool {
 	return ok
 }
 
-func outcomes(ctx context.Context, client *fake.Clientset, rec *recorder, pods []*v1.Pod) *ScheduleResult {
+func outcomes(ctx context.Context, client *fake.Clientset, sched *scheduler.Scheduler, rec *recorder, pods []*v1.Pod) *ScheduleResult {
 	deleted := map[string]bool{}
 	for _, a := range client.Actions() {
 		if d, ok := a.(clienttesting.DeleteAction); ok && d.GetResource().Resource == "pods" {
@@ -307,6 +517,8 @@ func outcomes(ctx context.Context, client *fake.Clientset, rec *recorder, pods [
 		case len(cur.Spec.SchedulingGates) > 0:
 			out.Result = "Gated"
 			out.Message = fmt.Sprintf("waiting for scheduling gates: %v", gateNames(cur))
+		case out.Attempts == 0 && gatedBy(ctx, sched, cur) != "":
+			out.Result, out.Message = "Gated", gatedBy(ctx, sched, cur)
 		case errorCondition(cur):
 			out.Result = "Error"
 		default:
@@ -318,6 +530,23 @@ func outcomes(ctx context.Context, client *fake.Clientset, rec *recorder, pods [
 		res.Pods[key] = out
 	}
 	return res
+}
+
+// gatedBy is the message of the PreEnqueue plugin keeping p out of activeQ, if one does
+// (upstream writes it to no Event: it is the plugin's status, as explain reports it): a
+// Pod the queue holds as gated, or one pending outside the queues (parked).
+func gatedBy(ctx context.Context, sched *scheduler.Scheduler, p *v1.Pod) string {
+	f, known := sched.Profiles[p.Spec.SchedulerName]
+	if !known {
+		return ""
+	}
+	if qp, ok := queuedPod(sched.SchedulingQueue, p); ok && !qp.Gated() && !groupMember(p) {
+		return ""
+	}
+	if st := preEnqueue(ctx, f, p); !st.IsSuccess() {
+		return st.Message()
+	}
+	return ""
 }
 
 func gateNames(p *v1.Pod) []string {

@@ -9,6 +9,7 @@ package oracle
 
 import (
 	"context"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
@@ -77,4 +78,21 @@ func trackerOptions(client clientset.Interface, factory informers.SharedInformer
 func frameworkOptions(_ informers.SharedInformerFactory, lister sharedLister) []frameworkruntime.Option {
 	opts := []frameworkruntime.Option{frameworkruntime.WithSnapshotSharedLister(lister)}
 	return opts
+}
+
+// queuedPod is p's entry in the scheduling queue (activeQ, backoffQ or the unschedulable
+// Pods, gated ones among them), if it has one.
+func queuedPod(q internalqueue.SchedulingQueue, p *v1.Pod) (*framework.QueuedPodInfo, bool) {
+	return q.GetPod(p.Name, p.Namespace)
+}
+
+// groupOptions are the framework options that give GangScheduling its view of the groups
+// when GenericWorkload is on (nothing in v1.34), fed with the Pods of objs as
+// kube-scheduler's Pod informer feeds it: explain's plugins then see every member the
+// snapshot holds, the Pod being explained among them.
+func groupOptions(context.Context, []runtime.Object) []frameworkruntime.Option { return nil }
+
+// groupMember tells whether p names a pod group (its release's field).
+func groupMember(*v1.Pod) bool {
+	return false
 }

@@ -9,6 +9,8 @@ package oracle
 
 import (
 	"context"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/kubernetes/pkg/scheduler/backend/workloadmanager"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
@@ -80,4 +82,32 @@ func frameworkOptions(factory informers.SharedInformerFactory, lister sharedList
 	opts := []frameworkruntime.Option{frameworkruntime.WithSnapshotSharedLister(lister)}
 	opts = append(opts, frameworkruntime.WithSharedCSIManager(nodevolumelimits.NewCSIManager(factory.Storage().V1().CSINodes().Lister())))
 	return opts
+}
+
+// queuedPod is p's entry in the scheduling queue (activeQ, backoffQ or the unschedulable
+// Pods, gated ones among them), if it has one.
+func queuedPod(q internalqueue.SchedulingQueue, p *v1.Pod) (*framework.QueuedPodInfo, bool) {
+	return q.GetPod(p.Name, p.Namespace)
+}
+
+// groupOptions are the framework options that give GangScheduling its view of the groups
+// when GenericWorkload is on (v1.35: the WorkloadManager, which every Pod joins), fed with the Pods of objs as
+// kube-scheduler's Pod informer feeds it: explain's plugins then see every member the
+// snapshot holds, the Pod being explained among them.
+func groupOptions(_ context.Context, objs []runtime.Object) []frameworkruntime.Option {
+	if !utilfeature.DefaultFeatureGate.Enabled(features.GenericWorkload) {
+		return nil
+	}
+	wm := workloadmanager.New()
+	for _, o := range objs {
+		if p, ok := o.(*v1.Pod); ok {
+			wm.AddPod(p)
+		}
+	}
+	return []frameworkruntime.Option{frameworkruntime.WithWorkloadManager(wm)}
+}
+
+// groupMember tells whether p names a pod group (its release's field).
+func groupMember(p *v1.Pod) bool {
+	return p.Spec.WorkloadRef != nil
 }

@@ -9,6 +9,9 @@ package oracle
 
 import (
 	"context"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	"k8s.io/apimachinery/pkg/runtime"
+	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
@@ -85,4 +88,41 @@ func frameworkOptions(factory informers.SharedInformerFactory, lister sharedList
 		opts = append(opts, frameworkruntime.WithMutableSnapshotLister(mutable))
 	}
 	return opts
+}
+
+// queuedPod is p's entry in the scheduling queue (activeQ, backoffQ or the unschedulable
+// Pods, gated ones among them), if it has one.
+func queuedPod(q internalqueue.SchedulingQueue, p *v1.Pod) (*framework.QueuedPodInfo, bool) {
+	return q.GetPod(p.Name, p.Namespace, p.Spec.SchedulingGroup)
+}
+
+// groupOptions are the framework options that give GangScheduling its view of the groups
+// when GenericWorkload is on (v1.37: the scheduler cache as PodGroupManager: the PodGroups, assigned Pods added, pending ones as group members), fed with the Pods of objs as
+// kube-scheduler's Pod informer feeds it: explain's plugins then see every member the
+// snapshot holds, the Pod being explained among them.
+func groupOptions(ctx context.Context, objs []runtime.Object) []frameworkruntime.Option {
+	if !utilfeature.DefaultFeatureGate.Enabled(features.GenericWorkload) {
+		return nil
+	}
+	c := internalcache.New(ctx, nil, true, utilfeature.DefaultFeatureGate.Enabled(features.CompositePodGroup))
+	for _, o := range objs {
+		if pg, ok := o.(*schedulingv1beta1.PodGroup); ok {
+			c.AddPodGroup(pg)
+		}
+	}
+	for _, o := range objs {
+		if p, ok := o.(*v1.Pod); ok {
+			if p.Spec.NodeName != "" {
+				_ = c.AddPod(klog.FromContext(ctx), p)
+			} else {
+				c.AddPodGroupMember(p)
+			}
+		}
+	}
+	return []frameworkruntime.Option{frameworkruntime.WithPodGroupManager(c)}
+}
+
+// groupMember tells whether p names a pod group (its release's field).
+func groupMember(p *v1.Pod) bool {
+	return p.Spec.SchedulingGroup != nil
 }

@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kubesched.api import objects as api
+from kubesched.api import workload
 from kubesched.api.parse import (
     Documents,
     ParsedObjects,
@@ -40,6 +41,7 @@ from kubesched.api.parse import (
     split_documents,
     with_priority_classes,
 )
+from kubesched.api.pods import parse_timestamp
 from kubesched.config.featuregates import FeatureGates
 from kubesched.config.load import load_config
 from kubesched.config.types import KubeSchedulerConfiguration
@@ -56,6 +58,12 @@ TERMINAL_PHASES = ("Succeeded", "Failed")
 
 def _documents(obj: Mapping[str, Any] | Sequence[Any]) -> Documents:
     return split_documents([dict(obj)] if isinstance(obj, Mapping) else list(obj))
+
+
+def _created(obj: Mapping[str, Any]) -> float | None:
+    """An object's ``metadata.creationTimestamp`` in seconds (None: not given)."""
+    meta = obj.get("metadata") or {}
+    return parse_timestamp(meta.get("creationTimestamp"), "metadata.creationTimestamp")
 
 
 def schedule(
@@ -79,8 +87,11 @@ def schedule(
     )
     cluster_docs = _documents(cluster)
     snapshot = parse_objects(cluster_docs)
-    incoming = parse_objects(with_priority_classes(_documents(pods), cluster_docs)).pods
-    return schedule_parsed(snapshot, incoming, cfg, seed=seed, metrics=metrics)
+    submitted = parse_objects(with_priority_classes(_documents(pods), cluster_docs))
+    later = [o for o in submitted.others if workload.is_workload_api(o)]
+    return schedule_parsed(
+        snapshot, submitted.pods, cfg, seed=seed, metrics=metrics, later_objects=later
+    )
 
 
 def schedule_parsed(
@@ -90,9 +101,13 @@ def schedule_parsed(
     *,
     seed: int = 0,
     metrics: SchedulerMetrics | None = None,
+    later_objects: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """:func:`schedule` of inputs already parsed: the snapshot's objects and the Pods to
-    submit, their priorities resolved (as ``kubesched schedule`` has checked them)."""
+    submit, their priorities resolved (as ``kubesched schedule`` has checked them).
+    ``later_objects`` are objects of the Pods file (scheduling.k8s.io Workloads and
+    PodGroups: a gang's group created after some of its members), created among the Pods in
+    ``metadata.creationTimestamp`` order, before virtual time starts."""
     order = sorted(
         range(len(incoming)),
         key=lambda i: (
@@ -100,6 +115,10 @@ def schedule_parsed(
             incoming[i].creation_timestamp or 0,
             i,
         ),
+    )
+    pending_objects = sorted(
+        ((_created(o), i, o) for i, o in enumerate(later_objects)),
+        key=lambda t: (t[0] is None, t[0] or 0, t[1]),
     )
     sim = SimCluster(cfg, seed=seed, metrics=metrics)
     for node in snapshot.nodes:
@@ -130,6 +149,9 @@ def schedule_parsed(
     ignored = 0
     for i in order:
         pod = incoming[i]
+        stamp = pod.creation_timestamp
+        while pending_objects and stamp is not None and (pending_objects[0][0] or 0) <= stamp:
+            sim.api.apply_object(dict(pending_objects.pop(0)[2]))
         if pod.key in bound:
             continue
         if pod.scheduler_name not in profiles and not pod.node_name:
@@ -138,6 +160,8 @@ def schedule_parsed(
         sim.api.create_pod(jobs.prepare(pod))
         submitted.append(pod)
         source[pod.key] = "pods"
+    for _, _, late in pending_objects:
+        sim.api.apply_object(dict(late))
     while sim.loop.now <= MAX_VIRTUAL_SECONDS and (not sim.quiet() or jobs.busy()):
         if not sim.loop.step():
             break

@@ -265,6 +265,39 @@ class NodeResourcesFit(GovernedHints):
             weight_sum += weight
         return total // weight_sum
 
+    # ----------------------------------------------------------------------- placements
+    def score_placement(self, key: str, rows: IntArray, assigned: list[api.Pod]) -> int:
+        """v1.36+ ``ScorePlacement`` (TopologyAwareWorkloadScheduling): MostAllocated over
+        the placement's nodes as one, whatever the configured strategy (upstream's
+        ``placementScorer``): the members it placed plus what the nodes hold already, over
+        their summed allocatable, per scored resource, weighted (0-100)."""
+        del key
+        names = self.score_names
+        if not names:
+            return 0
+        pods = np.zeros(len(names), dtype=np.int64)
+        for pod in assigned:
+            pods += res.pod_score_requests(pod, names, use_requested=False)
+        alloc, req = res.allocatable_and_requested(
+            self.handle.cluster.nodes, rows, names, pods, use_requested=False
+        )
+        present = alloc > 0
+        capacity = alloc.sum(axis=0)  # int64 (k,)
+        requested = pods + np.where(present, req - pods, 0).sum(axis=0)
+        total = weight_sum = 0
+        for i, weight in enumerate(self.weights.tolist()):
+            cap = int(capacity[i])
+            if cap == 0:
+                continue
+            total += min(int(requested[i]), cap) * res.MAX_NODE_SCORE // cap * weight
+            weight_sum += weight
+        return total // weight_sum if weight_sum else 0
+
+    def normalize_placement_scores(self, scores: list[int]) -> fw.Status:
+        """Upstream's Fit has no ``PlacementScoreExtensions``: the scores stay as they are."""
+        del scores
+        return fw.SUCCESS
+
     # ----------------------------------------------------------------------- queueing hints
     def events_to_register(self) -> list[fw.ClusterEventWithHint]:
         """Pod deleted or scaled down; Node added or its allocatable changed (with

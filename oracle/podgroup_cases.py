@@ -1,0 +1,382 @@
+"""Generated Workload API cases (``--family podgroup``): gangs of scheduling.k8s.io.
+
+A case is drawn at a release that serves the objects (v1.35+, ``docs/workload-api.md``) in
+that release's shape: v1.35's ``v1alpha1`` Workload whose ``spec.podGroups`` are the groups
+(a Pod joins by ``spec.workloadRef``), v1.36's ``v1alpha2`` and v1.37's ``v1beta1``
+Workload (``podGroupTemplates``) and PodGroup (a Pod joins by ``spec.schedulingGroup``).
+What is drawn: 1-3 groups of 1-6 members, ``gang`` (``minCount`` at most the size, or above
+it: a gang that never fills) or ``basic`` policies, more members than the nodes hold, a
+topology constraint on a rack label (v1.36+), priorities (a whole group's or mixed),
+members of one group with different requests or node selectors (mixed signatures), members
+of the groups and ordinary Pods arriving interleaved and out of input order, each group's
+object created before its members (in the cluster), after some of them (among the
+submitted Pods) or never, on 1-5 nodes in racks; the gates the release lets a user set
+(GenericWorkload on but rarely, GangScheduling where it is a gate,
+TopologyAwareWorkloadScheduling, the scheduler's machinery gates).
+
+Upstream picks at random among the top-scored nodes, so a sequence of placements on several
+nodes need not repeat (``cases.schedule_case`` uses one node for that reason).  Here every
+submitted Pod prefers the nodes in one drawn order (preferred node affinity, weights 15
+apart, NodeAffinity's score weighted 100): the order dominates every other score, so each
+placement is the first node in that order where the Pod fits, and a case's outcome is
+decided by what the gangs do.  Pods do not preempt (``preemptionPolicy: Never``), as in the
+other schedule families.
+
+``podgroup_schedule_case`` is the ``kubesched.schedule`` form; ``podgroup_case`` the
+``explain`` form: the same cluster with some members already pending or bound, and one
+member to explain.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from draws import IMAGES, Draw
+from release_draws import machinery_gates
+
+GROUP = "scheduling.k8s.io"
+RACK = "example.com/rack"
+HOST = "kubernetes.io/hostname"
+ZONE = "topology.kubernetes.io/zone"
+# The API version that serves Workload and PodGroup at each release (with GenericWorkload).
+API_VERSION = {"1.35": "v1alpha1", "1.36": "v1alpha2", "1.37": "v1beta1"}
+NAMESPACES = ["default", "team-a"]
+CPU = ["250m", "500m", "1", "1500m", "2"]
+# PriorityClasses of the cluster: a submitted Pod (and a v1.37 PodGroup) names one and carries
+# its value, as the priority admission plugin stores them (v1.37's PodGroup cycle refuses a
+# group whose members' priority is not the group's).
+CLASSES = {"low": 0, "mid": 100, "high": 1000}
+MEMORY = ["256Mi", "1Gi", "2Gi"]
+
+
+def _minor(version: str) -> int:
+    return int(version.split(".")[1])
+
+
+def check_version(version: str | None) -> str:
+    """The release a case is drawn at: 1.35 or newer (the objects do not exist before)."""
+    if version is None or _minor(version) < 35:
+        raise ValueError("--family podgroup needs --kubernetes-version 1.35 or newer")
+    return version
+
+
+class _Gen(Draw):
+    """One case's draws: nodes, groups, members and ordinary Pods."""
+
+    def __init__(self, rnd: random.Random, version: str) -> None:
+        super().__init__(rnd)
+        self.version = version
+        self.api = f"{GROUP}/{API_VERSION[version]}"
+        self.preference: list[str] = []
+        self.clock = 0
+
+    def stamp(self) -> str:
+        """The next creation time (one second apart: each submitted object in arrival order)."""
+        self.clock += 1
+        return f"2026-01-01T03:{self.clock // 60:02d}:{self.clock % 60:02d}Z"
+
+    # --- nodes ---------------------------------------------------------------------
+
+    def nodes(self) -> list[dict[str, Any]]:
+        n = self.r.randint(1, 5)
+        out = []
+        for i in range(n):
+            name = f"node-{i}"
+            labels = {HOST: name, RACK: f"rack-{'ab'[i % 2] if n > 2 else 'a'}"}
+            if self.chance(0.7):
+                labels[ZONE] = self.pick(["zone-a", "zone-b"])
+            alloc = {
+                "cpu": self.pick(["2", "4", "8"]),
+                "memory": self.pick(["4Gi", "8Gi", "16Gi"]),
+                "pods": str(self.pick([3, 5, 110])),
+            }
+            spec: dict[str, Any] = {}
+            if self.chance(0.08):
+                spec["taints"] = [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]
+            node = {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": name, "labels": labels},
+                "spec": spec,
+                "status": {"allocatable": alloc, "capacity": dict(alloc)},
+            }
+            out.append(node)
+        names = [n["metadata"]["name"] for n in out]
+        self.preference = self.r.sample(names, len(names))
+        return out
+
+    def running(self, i: int, nodes: list[str]) -> dict[str, Any]:
+        meta = {"name": f"running-{i}", "namespace": "default", "uid": f"uid-running-{i}"}
+        spec: dict[str, Any] = {"nodeName": self.pick(nodes), "containers": [self.container()]}
+        if self.chance(0.3):
+            spec["priority"] = self.pick([0, 100])
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+    # --- Pods ----------------------------------------------------------------------
+
+    def container(self, cpu: str | None = None, memory: str | None = None) -> dict[str, Any]:
+        req = {"cpu": cpu or self.pick(CPU), "memory": memory or self.pick(MEMORY)}
+        return {"name": "c", "image": self.pick(IMAGES), "resources": {"requests": req}}
+
+    def pod(self, name: str, namespace: str, container: dict[str, Any]) -> dict[str, Any]:
+        """A submitted Pod preferring the case's node order (see the module docstring)."""
+        n = len(self.preference)
+        terms = [
+            {
+                "weight": 100 - 15 * k,
+                "preference": {
+                    "matchExpressions": [{"key": HOST, "operator": "In", "values": [node]}]
+                },
+            }
+            for k, node in enumerate(self.preference[:n])
+        ]
+        spec: dict[str, Any] = {
+            "containers": [container],
+            "preemptionPolicy": "Never",
+            "affinity": {
+                "nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": terms}
+            },
+        }
+        meta = {"name": name, "namespace": namespace, "uid": f"uid-{namespace}-{name}"}
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+    # --- groups --------------------------------------------------------------------
+
+    def policy(self, size: int) -> dict[str, Any]:
+        if self.chance(0.25):
+            return {"basic": {}}
+        top = size + 1 if self.chance(0.12) else size
+        return {"gang": {"minCount": self.r.randint(1, top)}}
+
+    def group(self, g: int) -> dict[str, Any]:
+        """One group's plan: its name, namespace, policy, topology key, where its object is
+        created (``before``: in the cluster, ``after``: among the submitted Pods, after the
+        first members, ``never``), and its members."""
+        size = self.r.randint(1, 6)
+        ns = self.pick(NAMESPACES) if self.chance(0.2) else "default"
+        plan: dict[str, Any] = {
+            "name": f"group-{g}",
+            "namespace": ns,
+            "policy": self.policy(size),
+            "topology": _minor(self.version) >= 36 and self.chance(0.35),
+            "created": self.r.choices(["before", "after", "never"], [0.6, 0.32, 0.08])[0],
+            "workload": _minor(self.version) == 35 or self.chance(0.6),
+        }
+        cpu, memory = self.pick(CPU), self.pick(MEMORY)
+        plan["class"] = self.pick([None, *CLASSES])
+        mixed = self.chance(0.3)
+        members = []
+        for m in range(size):
+            c = self.container(cpu, memory)
+            if mixed and self.chance(0.4):
+                c = self.container()
+            pod = self.pod(f"{plan['name']}-{m}", ns, c)
+            if mixed and self.chance(0.2):
+                pod["spec"]["nodeSelector"] = {RACK: self.pick(["rack-a", "rack-b"])}
+            # Rarely a member of another priority (v1.37's cycle refuses the group).
+            classify(pod, self.pick(list(CLASSES)) if self.chance(0.03) else plan["class"])
+            self.join(pod, plan)
+            members.append(pod)
+        plan["members"] = members
+        return plan
+
+    def join(self, pod: dict[str, Any], plan: dict[str, Any]) -> None:
+        """Point ``pod`` at its group the way the release's Pod does."""
+        if _minor(self.version) == 35:
+            ref = {"name": "workload-0", "podGroup": plan["name"]}
+            if self.chance(0.1):
+                ref["podGroupReplicaKey"] = "r0"
+                plan["replicaKeyed"] = True
+            pod["spec"]["workloadRef"] = ref
+        else:
+            pod["spec"]["schedulingGroup"] = {"podGroupName": plan["name"]}
+
+    def objects(self, plans: list[dict[str, Any]]) -> list[tuple[dict[str, Any], str]]:
+        """The Workload and PodGroup objects of the plans, each with where it is created."""
+        out: list[tuple[dict[str, Any], str]] = []
+        if _minor(self.version) == 35:
+            # One Workload holds every group of the namespace (its podGroups); it is created
+            # as its first group's plan says.
+            by_ns: dict[str, list[dict[str, Any]]] = {}
+            for plan in plans:
+                by_ns.setdefault(plan["namespace"], []).append(plan)
+            for ns, group in by_ns.items():
+                spec = {"podGroups": [{"name": p["name"], "policy": p["policy"]} for p in group]}
+                meta = {"name": "workload-0", "namespace": ns}
+                obj = {"apiVersion": self.api, "kind": "Workload", "metadata": meta, "spec": spec}
+                out.append((obj, group[0]["created"]))
+            return out
+        for plan in plans:
+            spec: dict[str, Any] = {"schedulingPolicy": plan["policy"]}
+            if plan["topology"]:
+                spec["schedulingConstraints"] = {"topology": [{"key": RACK}]}
+            meta = {"name": plan["name"], "namespace": plan["namespace"]}
+            if plan["workload"]:
+                template = f"t-{plan['name']}"
+                if _minor(self.version) == 36:
+                    ref = {"workloadName": f"wl-{plan['name']}", "podGroupTemplateName": template}
+                    spec["podGroupTemplateRef"] = {"workload": ref}
+                else:
+                    spec["workloadRef"] = {
+                        "workloadName": f"wl-{plan['name']}",
+                        "templateName": template,
+                    }
+                tspec = {"name": template, "schedulingPolicy": plan["policy"]}
+                wl = {
+                    "apiVersion": self.api,
+                    "kind": "Workload",
+                    "metadata": {"name": f"wl-{plan['name']}", "namespace": plan["namespace"]},
+                    "spec": {"podGroupTemplates": [tspec]},
+                }
+                out.append((wl, "before"))
+            if _minor(self.version) >= 37 and plan["class"] is not None:
+                spec["priorityClassName"] = plan["class"]
+                spec["priority"] = CLASSES[plan["class"]]
+            pg = {"apiVersion": self.api, "kind": "PodGroup", "metadata": meta, "spec": spec}
+            out.append((pg, plan["created"]))
+        return out
+
+    def gates(self, plans: list[dict[str, Any]]) -> dict[str, bool]:
+        """GenericWorkload on (off once in twenty: the Pod's field is then dropped and the
+        objects are not served), GangScheduling where it is a gate, and
+        TopologyAwareWorkloadScheduling, within what the release accepts; then the
+        scheduler's machinery gates."""
+        from kubesched.config.featuregates import check_settings, gate_table
+
+        table = gate_table(self.version)
+        gates: dict[str, bool] = {"GenericWorkload": not self.chance(0.05)}
+        if "GangScheduling" in table:
+            gates["GangScheduling"] = gates["GenericWorkload"] and not self.chance(0.1)
+        if "TopologyAwareWorkloadScheduling" in table and gates["GenericWorkload"]:
+            topology = any(p["topology"] for p in plans)
+            gates["TopologyAwareWorkloadScheduling"] = self.chance(0.6 if topology else 0.15)
+        if check_settings(self.version, sorted(gates.items())):
+            gates = {"GenericWorkload": gates["GenericWorkload"]}
+        gates.update(machinery_gates(self, self.version))
+        return gates
+
+
+def _config() -> dict[str, Any]:
+    """The default profile with NodeAffinity's score weighted 100 (the node order)."""
+    score = {"enabled": [{"name": "NodeAffinity", "weight": 100}]}
+    return {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"schedulerName": "default-scheduler", "plugins": {"score": score}}],
+    }
+
+
+def _draw(gen: _Gen) -> dict[str, Any]:
+    """Everything of one case: nodes, running Pods, group plans, objects, ordinary Pods,
+    and the submission (Pods and late objects, stamped in arrival order)."""
+    nodes = gen.nodes()
+    names = [n["metadata"]["name"] for n in nodes]
+    running = [gen.running(i, names) for i in range(gen.r.randint(0, 2))]
+    plans = [gen.group(g) for g in range(gen.r.randint(1, 3))]
+    objects = gen.objects(plans)
+    ordinary = []
+    for i in range(gen.r.randint(0, 3)):
+        pod = gen.pod(f"plain-{i}", "default", gen.container())
+        if gen.chance(0.4):
+            classify(pod, gen.pick(list(CLASSES)))
+        ordinary.append(pod)
+    # Arrival: the members of all groups and the ordinary Pods interleaved at random; a
+    # group object created "after" arrives right after its group's first member.
+    arrivals: list[dict[str, Any]] = [p for plan in plans for p in plan["members"]] + ordinary
+    gen.r.shuffle(arrivals)
+    late = [obj for obj, when in objects if when == "after"]
+    for obj in late:
+        first = next(
+            i
+            for i, p in enumerate(arrivals)
+            if p["kind"] == "Pod" and _belongs(p, obj, gen.version)
+        )
+        arrivals.insert(first + 1, obj)
+    for item in arrivals:
+        item["metadata"]["creationTimestamp"] = gen.stamp()
+    submitted = list(arrivals)
+    if gen.chance(0.3):  # input order need not be arrival order
+        gen.r.shuffle(submitted)
+    before = [obj for obj, when in objects if when == "before"]
+    classes = [
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": name},
+            "value": value,
+        }
+        for name, value in CLASSES.items()
+    ]
+    return {
+        "items": [*nodes, *running, *classes, *before],
+        "submitted": submitted,
+        "plans": plans,
+        "gates": gen.gates(plans),
+    }
+
+
+def classify(pod: dict[str, Any], name: str | None) -> None:
+    """Give ``pod`` the PriorityClass ``name`` and its value (None: neither)."""
+    if name is not None:
+        pod["spec"]["priorityClassName"] = name
+        pod["spec"]["priority"] = CLASSES[name]
+
+
+def _belongs(pod: dict[str, Any], obj: dict[str, Any], version: str) -> bool:
+    """Whether ``pod`` is a member of the group(s) ``obj`` (a Workload or PodGroup) makes."""
+    spec, meta = pod["spec"], obj["metadata"]
+    if pod["metadata"]["namespace"] != meta["namespace"]:
+        return False
+    if _minor(version) == 35:
+        return spec.get("workloadRef", {}).get("name") == meta["name"]
+    return spec.get("schedulingGroup", {}).get("podGroupName") == meta["name"]
+
+
+def podgroup_schedule_case(seed: int, index: int, version: str | None) -> dict[str, Any]:
+    """The ``index``-th podgroup ``kubesched.schedule`` case of ``seed`` at ``version``."""
+    v = check_version(version)
+    gen = _Gen(random.Random(f"podgroup-schedule/{seed}/{index}/{v}"), v)
+    d = _draw(gen)
+    request: dict[str, Any] = {
+        "cluster": {"apiVersion": "v1", "kind": "List", "items": d["items"]},
+        "pods": d["submitted"],
+        "config": _config(),
+    }
+    if d["gates"]:
+        request["featureGates"] = d["gates"]
+    return request
+
+
+def podgroup_case(seed: int, index: int, version: str | None) -> dict[str, Any]:
+    """The ``index``-th podgroup explain case of ``seed`` at ``version``: the schedule
+    case's cluster with every group object created, some members already pending in the
+    cluster (their group short of or past its ``minCount``) or bound, and one member to
+    explain."""
+    v = check_version(version)
+    gen = _Gen(random.Random(f"podgroup-explain/{seed}/{index}/{v}"), v)
+    d = _draw(gen)
+    items = list(d["items"])
+    items += [o for o in d["submitted"] if o["kind"] != "Pod"]
+    members = [p for p in d["submitted"] if p["kind"] == "Pod"]
+    gen.r.shuffle(members)
+    target = next((p for p in members if _is_member(p)), members[0])
+    names = [n["metadata"]["name"] for n in d["items"] if n["kind"] == "Node"]
+    for p in members:
+        if p is target or gen.chance(0.4):
+            continue
+        if gen.chance(0.5):
+            p["spec"]["nodeName"] = gen.pick(names)
+        items.append(p)
+    request: dict[str, Any] = {
+        "cluster": {"apiVersion": "v1", "kind": "List", "items": items},
+        "pod": target,
+        "config": _config(),
+    }
+    if d["gates"]:
+        request["featureGates"] = d["gates"]
+    return request
+
+
+def _is_member(pod: dict[str, Any]) -> bool:
+    return "workloadRef" in pod["spec"] or "schedulingGroup" in pod["spec"]

@@ -1,0 +1,140 @@
+"""The Workload API family (``oracle/podgroup_cases.py``, ``--family podgroup``): its cases
+are what each release accepts, and kube-oracle's ``schedule`` settles a gang's fate (a gang
+that cannot fill waits at Permit, then times out; a group created after its members; a
+missing group) instead of running into its wall-clock limit.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from compare import Oracle, OracleMissing, binary, ours, ours_schedule
+from podgroup_cases import check_version, podgroup_case, podgroup_schedule_case
+
+RELEASES = ("1.35", "1.36", "1.37")
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_every_case_is_accepted_by_its_release(version: str) -> None:
+    """kubesched takes every drawn request at the release it is drawn for (no input error:
+    each object in that release's shape, each gate one the release lets a user set)."""
+    for i in range(40):
+        sched = ours_schedule(podgroup_schedule_case(5, i, version), version)
+        assert "error" not in sched, (i, sched.get("error"))
+        explained = ours(podgroup_case(5, i, version), version)
+        assert "error" not in explained, (i, explained.get("error"))
+
+
+def test_the_family_needs_a_release_with_the_workload_api() -> None:
+    with pytest.raises(ValueError, match=r"1\.35 or newer"):
+        check_version("1.34")
+    with pytest.raises(ValueError):
+        check_version(None)
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_cases_draw_each_shape(version: str) -> None:
+    """Across 60 cases: groups created before, after and never; gang and basic policies;
+    some minCount above the group's size; input order other than arrival order."""
+    seen: set[str] = set()
+    for i in range(60):
+        req = podgroup_schedule_case(2, i, version)
+        kinds = [o["kind"] for o in req["pods"]]
+        cluster = [o["kind"] for o in req["cluster"]["items"]]
+        if any(k != "Pod" for k in kinds):
+            seen.add("after")
+        if any(k in ("PodGroup", "Workload") for k in cluster):
+            seen.add("before")
+        stamps = [o["metadata"]["creationTimestamp"] for o in req["pods"]]
+        if stamps != sorted(stamps):
+            seen.add("shuffled")
+        text = str(req)
+        seen |= {w for w in ("basic", "gang") if f"'{w}'" in text}
+    assert seen == {"after", "before", "shuffled", "basic", "gang"}
+
+
+def _gang_request(min_count: int, members: int, created: str) -> dict[str, Any]:
+    """``members`` Pods of 1 CPU in a v1.37 gang of ``min_count`` on one node of 2 CPUs; the
+    PodGroup in the cluster (``before``), after the members (``after``) or absent."""
+    api = "scheduling.k8s.io/v1beta1"
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "node-0", "labels": {"kubernetes.io/hostname": "node-0"}},
+        "status": {"allocatable": {"cpu": "2", "memory": "8Gi", "pods": "110"}},
+    }
+    group = {
+        "apiVersion": api,
+        "kind": "PodGroup",
+        "metadata": {"name": "g", "namespace": "default"},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": min_count}}},
+    }
+    pods: list[dict[str, Any]] = []
+    for i in range(members):
+        req = {"requests": {"cpu": "1"}}
+        pods.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "name": f"m-{i}",
+                    "namespace": "default",
+                    "creationTimestamp": f"2026-01-01T03:00:0{i + 1}Z",
+                },
+                "spec": {
+                    "containers": [{"name": "c", "image": "x", "resources": req}],
+                    "schedulingGroup": {"podGroupName": "g"},
+                },
+            }
+        )
+    items: list[dict[str, Any]] = [node]
+    if created == "before":
+        items.append(group)
+    elif created == "after":
+        group["metadata"]["creationTimestamp"] = "2026-01-01T03:00:09Z"
+        pods.append(group)
+    return {
+        "cluster": {"apiVersion": "v1", "kind": "List", "items": items},
+        "pods": pods,
+        "config": None,
+        "featureGates": {"GenericWorkload": True},
+    }
+
+
+@pytest.fixture(scope="module")
+def schedule_oracle_1_37() -> Iterator[Any]:
+    try:
+        with Oracle(binary("1.37"), "schedule") as o:
+            yield o
+    except OracleMissing as e:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"the oracle is required in CI: {e}")
+        pytest.skip(str(e))
+
+
+def test_upstream_settles_a_gang_that_cannot_fill(schedule_oracle_1_37: Any) -> None:
+    """Three members of a gang of three, room for two: none binds (all-or-nothing), and the
+    run ends (the wait at Permit ended as its timer would) with every member Unschedulable."""
+    answer = schedule_oracle_1_37.ask(_gang_request(3, 3, "before"))
+    assert "error" not in answer, answer
+    results = {k: v["result"] for k, v in answer["pods"].items()}
+    assert set(results.values()) == {"Unschedulable"}, answer
+
+
+def test_upstream_schedules_a_gang_whose_group_comes_after_its_members(
+    schedule_oracle_1_37: Any,
+) -> None:
+    answer = schedule_oracle_1_37.ask(_gang_request(2, 2, "after"))
+    assert {v["result"] for v in answer["pods"].values()} == {"Scheduled"}, answer
+
+
+def test_upstream_gates_members_of_a_missing_group(schedule_oracle_1_37: Any) -> None:
+    """No PodGroup: GangScheduling's PreEnqueue keeps each member out of activeQ, which
+    kube-oracle reports as Gated with the plugin's message."""
+    answer = schedule_oracle_1_37.ask(_gang_request(2, 2, "never"))
+    assert {v["result"] for v in answer["pods"].values()} == {"Gated"}, answer
+    messages = {v["message"] for v in answer["pods"].values()}
+    assert messages == {'waiting for pods\'s pod group "g" to appear in scheduling queue'}
