@@ -48,6 +48,7 @@ import numpy as np
 from kubesched.api import objects as api
 from kubesched.framework.interface import Code, CycleState, IntArray, Status
 from kubesched.framework.nominated import PodNominator
+from kubesched.framework.outcomes import PluginError
 from kubesched.framework.runtime import FilterOutcome
 from kubesched.kernels.usage import Usage, UsageBlock
 from kubesched.plugins.defaultpreemption import pdb
@@ -188,7 +189,6 @@ def select_victims(
     """Upstream ``SelectVictimsOnNode`` for every row of ``rows`` (int64, shape ``(n,)``),
     vectorised as the module docstring says; one result per row, in order
     (``timed_at_listing``: v1.37 and later, :func:`.picking.order_victims`)."""
-    table = cluster.nodes
     no_victims = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,))
     results: list[NodeResult] = [([], 0, no_victims) for _ in range(rows.size)]
     pending: dict[int, list[PodRecord]] = {}
@@ -199,12 +199,35 @@ def select_victims(
     if not pending:
         return results
     index = {row: i for i, row in enumerate(rows.tolist())}
-    if fwk.active_extensions(state):
-        for row, recs in pending.items():
-            results[index[row]] = _select_on_node(
-                fwk, state, pod, cluster, row, recs, budgets, timed_at_listing
+    if not fwk.active_extensions(state):
+        try:
+            return _select_columns(
+                fwk, state, pod, cluster, pending.copy(), index, results, budgets, timed_at_listing
             )
-        return results
+        except PluginError:
+            pass  # a Filter error on some node: upstream's per-node walk says which and how
+    for row, recs in pending.items():
+        results[index[row]] = _select_on_node(
+            fwk, state, pod, cluster, row, recs, budgets, timed_at_listing
+        )
+    return results
+
+
+def _select_columns(
+    fwk: FilterRunner,
+    state: CycleState,
+    pod: api.Pod,
+    cluster: ClusterState,
+    pending: dict[int, list[PodRecord]],
+    index: dict[int, int],
+    results: list[NodeResult],
+    budgets: Sequence[pdb.Budget],
+    timed_at_listing: bool,
+) -> list[NodeResult]:
+    """:func:`select_victims` over every row of ``pending`` at once, Filter running once per
+    round over the rows still reprieving; raises :class:`PluginError` when a Filter plugin
+    errs on some row (the caller then walks node by node, as upstream does)."""
+    table = cluster.nodes
     flat = [rec for recs in pending.values() for rec in recs]
     block = UsageBlock(table, [_usage(r) for r in flat])
     at: dict[int, int] = {id(r): i for i, r in enumerate(flat)}  # record -> block index
@@ -272,6 +295,16 @@ def _select_on_node(
     off = np.zeros(len(recs), dtype=bool)
     one = np.asarray([row], dtype=np.int64)
 
+    def filtered() -> Status:
+        """``RunFilterPluginsWithNominatedPods`` on the node: a plugin's fault is an Error
+        status here, as upstream's (the first check returns it, a reprieve counts it as not
+        fitting)."""
+        try:
+            out = fwk.run_filter_with_nominated(copy, pod, one)
+        except PluginError as e:
+            return Status(Code.ERROR, (str(e),))
+        return out.status_of(0) if out.failed.size else Status()
+
     def move(i: int, add: bool) -> Status:
         block.shift(np.asarray([i], dtype=np.int64), 1 if add else -1)
         off[i] = not add
@@ -281,9 +314,8 @@ def _select_on_node(
         for i in range(len(recs)):
             if not (s := move(i, add=False)).is_success():
                 return [], 0, s
-        first = fwk.run_filter_with_nominated(copy, pod, one)
-        if first.failed.size:
-            return [], 0, first.status_of(0)
+        if not (first := filtered()).is_success():
+            return [], 0, first
         plan, n_bad = _plan(recs, budgets)
         at = {id(r): i for i, r in enumerate(recs)}
         victims: list[api.Pod] = []
@@ -292,7 +324,7 @@ def _select_on_node(
             i = at[id(rec)]
             if not (s := move(i, add=True)).is_success():
                 return [], 0, s
-            if fwk.run_filter_with_nominated(copy, pod, one).failed.size:
+            if not filtered().is_success():
                 if not (s := move(i, add=False)).is_success():
                     return [], 0, s
                 victims.append(rec.pod)

@@ -292,8 +292,10 @@ def terminating_by_preemption(pod: api.Pod) -> bool:
 
 
 def _aggregate(errors: list[str]) -> str:
-    """Upstream ``utilerrors.NewAggregate(...).Error()``."""
-    return errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
+    """Upstream ``utilerrors.NewAggregate(...).Error()``: one error as it is, more
+    bracketed, each distinct message once."""
+    distinct = list(dict.fromkeys(errors))
+    return distinct[0] if len(distinct) == 1 else "[" + ", ".join(distinct) + "]"
 
 
 def new(args: object | None, handle: Handle) -> DefaultPreemption:
