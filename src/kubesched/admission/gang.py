@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from kubesched.admission import objects as o
 from kubesched.api import objects as api
@@ -159,19 +159,36 @@ class GangTracker:
         return out
 
 
+class MinMember(Protocol):
+    """What :func:`gang_report` reads of a group: how many members make it complete."""
+
+    @property
+    def min_member(self) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Need:
+    """A group's ``minMember`` alone (a Workload API gang's ``minCount``)."""
+
+    min_member: int
+
+
 def gang_report(
-    pod_groups: Mapping[str, o.PodGroupSpec],
+    pod_groups: Mapping[str, MinMember],
     pods: Iterable[api.Pod],
     created_at: Mapping[str, float],
     bound_at: Mapping[str, float],
     live: Mapping[str, api.Pod],
+    key_of: Callable[[api.Pod], str | None] = group_key,
 ) -> dict[str, Any]:
     """Per PodGroup from the API server's view: when its first member was created, when
     ``minMember`` members had been bound (``completeSeconds``: "all N processes runnable"),
-    and how many members are bound now (``running``)."""
+    and how many members are bound now (``running``).  ``key_of`` names a Pod's group
+    (Coscheduling's label by default; a Workload API group's key for those gangs); a group
+    missing from ``pod_groups`` is complete when all its members are bound."""
     members: dict[str, list[api.Pod]] = {}
     for p in pods:
-        key = group_key(p)
+        key = key_of(p)
         if key:
             members.setdefault(key, []).append(p)
     out: dict[str, Any] = {}

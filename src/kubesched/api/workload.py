@@ -64,6 +64,7 @@ __all__ = [
     "admit",
     "is_workload_api",
     "pod_group_key",
+    "read",
     "validate",
 ]
 
@@ -783,3 +784,25 @@ def check_pod_refs(pods: Iterable[api.Pod], gates: Gates) -> Problems:
                 continue
             problems.extend(fe.invalid(p, value, m) for m in fe.dns1123_subdomain_errors(value))
     return problems
+
+
+def read(
+    obj: Obj, gates: Gates, priority_classes: Iterable[Obj] = ()
+) -> Workload | PodGroup | None:
+    """One Workload or PodGroup as the scheduler's informer of ``gates``' release sees it
+    once the API server stored it (the priority admission plugin's ``spec.priority`` from
+    ``priority_classes`` where the object does not carry one, fields of disabled gates
+    dropped, defaults set), or None: not one of this module's kinds, not served by the
+    release, or refused (:func:`admit` reported it at load time)."""
+    if not is_workload_api(obj) or _served_problem(obj, gates, "") is not None:
+        return None
+    if obj.get("kind") == "PodGroup":
+        obj, forbidden = _admit_priority(obj, gates, _PriorityClasses(priority_classes))
+        if forbidden:
+            return None
+    value, problems = _check(_admitted(obj, gates), "")
+    if problems:
+        return None
+    if isinstance(value, PodGroup):
+        return _defaulted(value, gates)
+    return value

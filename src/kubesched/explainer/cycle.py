@@ -34,6 +34,11 @@ every filter (and filter extender) it is the selected node whatever the scores, 
 message says so (``... selected NODE, the Pod's nominated node: the scheduler tries it first
 and it passes every filter``); otherwise the cycle goes on over every node as usual.
 
+A member of a Workload API PodGroup (v1.35+, GenericWorkload on) also gets a
+``"podGroup"`` object: whether its whole group fits, which member fits where and what is
+missing (:mod:`kubesched.explainer.podgroup`); when the Pod fits alone but its group does
+not, its ``result`` and ``message`` are what the scheduler would report for it.
+
 Only an Unschedulable answer has a ``"capacity"`` object (short of capacity or fragmented,
 :mod:`kubesched.explainer.capacity`).  In any answer, a node DynamicResources rejected with
 ``cannot allocate all claims`` has a ``"devices"`` list naming each request's problem there
@@ -57,7 +62,8 @@ from kubesched.config import extenders as extender_config
 from kubesched.config.featuregates import FeatureGates
 from kubesched.config.load import load_config
 from kubesched.config.types import KubeSchedulerConfiguration
-from kubesched.explainer import capacity, devicefit
+from kubesched.explainer import capacity, devicefit, podgroup
+from kubesched.framework import podgroups
 from kubesched.framework.interface import Code, CycleState, ExtenderError, Handle, IntArray, Status
 from kubesched.framework.outcomes import (
     FilterOutcome,
@@ -150,12 +156,13 @@ def explain(
             return out
         ext_configs = extender_config.parse_extenders(cfg.extenders)
         profile = extender_config.apply_ignored_resources((profile,), ext_configs)[0]
-        fwk = Framework(
-            profile,
-            full_registry(),
-            Handle(state_cluster, feature_gates=cfg.feature_gates),
-            percentage_of_nodes_to_score=100,
-        )
+        handle = Handle(state_cluster, feature_gates=cfg.feature_gates)
+        if podgroups.enabled(cfg.feature_gates):  # GangScheduling counts the pending members
+            manager = podgroups.PodGroupManager(cfg.feature_gates, state_cluster)
+            for member in (*pending, p):
+                manager.on_pod_add(member)
+            handle.services.provide(podgroups.POD_GROUP_MANAGER, manager)
+        fwk = Framework(profile, full_registry(), handle, percentage_of_nodes_to_score=100)
         fwk.nominator = _nominator(cfg, fwk, state_cluster, pending, p)
     extenders = Extenders(ext_configs) if ext_configs else None
     try:
@@ -170,7 +177,20 @@ def explain(
         # Upstream's PreEnqueue keeps the Pod out of activeQ, so no cycle runs for it; the
         # nodes still show what a cycle would find once the gates are removed.
         out.update(result="Gated", selectedNode=None, message=gate.message())
+    group = podgroup.explain_group(cfg, state_cluster, pending, p)
+    if group is not None:
+        out["podGroup"], why = group
+        if why is not None and out["result"] == "Scheduled":  # it fits, its group does not
+            out.update(
+                result="Unschedulable" if why.message() and _rejected(why) else "Error",
+                selectedNode=None,
+                message=why.message(),
+            )
     return out
+
+
+def _rejected(why: Diagnosis | Status) -> bool:
+    return isinstance(why, Diagnosis) or why.is_rejected()
 
 
 def _nominator(

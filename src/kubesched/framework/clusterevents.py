@@ -66,6 +66,7 @@ class Resource(enum.StrEnum):
     PDB = "PodDisruptionBudget"
     POD_GROUP = "podgroups.v1alpha1.scheduling.x-k8s.io"
     ELASTIC_QUOTA = "elasticquotas.v1alpha1.scheduling.x-k8s.io"
+    WORKLOAD = "Workload"
     RESOURCE_CLAIM = "ResourceClaim"
     RESOURCE_SLICE = "ResourceSlice"
     DEVICE_CLASS = "DeviceClass"

@@ -54,6 +54,7 @@ _OBJECT_RESOURCES = {
     "Service": Resource.SERVICE,
     "PodDisruptionBudget": Resource.PDB,
     "PodGroup": Resource.POD_GROUP,
+    "Workload": Resource.WORKLOAD,
     "ElasticQuota": Resource.ELASTIC_QUOTA,
     "ResourceClaim": Resource.RESOURCE_CLAIM,
     "ResourceSlice": Resource.RESOURCE_SLICE,

@@ -100,6 +100,19 @@ class Framework(FilterPhase):
         """Out-of-tree plugins get their scores range-checked; in-tree ones are tested."""
         used = {name for point in POINTS for name, _ in resolved.get(point, [])}
         self.instances = {n: p for n, p in instances.items() if n in used}
+        weights = {r.name: r.weight for r in profile.plugins.multi_point.enabled}
+        self.placement_generators: list[contract.PlacementGeneratePlugin] = [
+            p for p in instances.values() if isinstance(p, contract.PlacementGeneratePlugin)
+        ]
+        """PlacementGenerate plugins (v1.37; upstream runs the first), from the profile's
+        multiPoint: kubesched's configuration has no placement extension points of their
+        own (``docs/fidelity.md``)."""
+        self.placement_scorers: list[tuple[contract.PlacementScorePlugin, int]] = [
+            (p, weights.get(n) or 1)
+            for n, p in instances.items()
+            if isinstance(p, contract.PlacementScorePlugin)
+        ]
+        """PlacementScore plugins with their multiPoint weights (1 when unset)."""
         self.nominator: nominated.PodNominator | None = None
         """Set by the scheduler: nominated Pods count in Filter (upstream
         ``RunFilterPluginsWithNominatedPods``)."""
@@ -340,16 +353,21 @@ class Framework(FilterPhase):
         """Permit with each waiting plugin's timeout in seconds (capped at 15 minutes, as
         upstream ``RunPermitPlugins``); the dict is empty unless the status is Wait."""
         waits: dict[str, float] = {}
+        wait = SUCCESS
         for p in self.plugins["permit"]:
             s, timeout = p.permit(state, pod, node)
             if s.code == Code.WAIT:
                 waits[p.name] = min(float(timeout or 0.0), MAX_PERMIT_WAIT_SECONDS)
+                wait = s
             elif s.is_rejected():
                 return s.with_plugin(p.name), {}
             elif not s.is_success():
                 msg = f'running Permit plugin "{p.name}": {s.message()}'
                 return Status(Code.ERROR, (msg,), p.name), {}
         if waits:
+            if self.handle.feature_gates.at_least("1.36"):  # the last waiter's, one reason more
+                reason = "one or more plugins asked to wait and no plugin rejected pod"
+                return Status(Code.WAIT, (*wait.reasons, reason), wait.plugin), waits
             msg = f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"'
             return Status(Code.WAIT, (msg,)), waits
         return SUCCESS, {}

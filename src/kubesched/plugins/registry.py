@@ -6,11 +6,11 @@ configuration naming it loads and it changes nothing); today every upstream in-t
 of the default profile is modelled.
 
 The in-tree plugins later releases add that kubesched does not implement yet
-(:data:`NOT_YET_MODELLED`: the Workload API's gang and topology plugins, v1.37's
-DeferredPodScheduling) are registered the same way: the default profile of their release lists
-them, as upstream's does, but they decide nothing yet (``docs/versions.md`` says so).  The
-version-dependent plugins (NodeDeclaredFeatures, ImageLocality, BalancedAllocation) read the
-run's release from ``handle.feature_gates`` in their factory.
+(:data:`NOT_YET_MODELLED`: v1.37's DeferredPodScheduling) are registered the same way: the
+default profile of their release lists them, as upstream's does, but they decide nothing yet
+(``docs/versions.md`` says so).  The version-dependent plugins (NodeDeclaredFeatures,
+ImageLocality, BalancedAllocation) read the run's release from ``handle.feature_gates`` in
+their factory.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from kubesched.plugins import (
     devicefragmentation,
     dynamicresources,
     entrypoints,
+    gangscheduling,
     gpu_bestfit,
     gpu_clustering,
     gpu_devices,
@@ -46,10 +47,12 @@ from kubesched.plugins import (
     noderesources_fit,
     nodeunschedulable,
     nodevolumelimits,
+    podgrouppodscount,
     podtopologyspread,
     prioritysort,
     schedulinggates,
     tainttoleration,
+    topologyaware,
     volumebinding,
     volumerestrictions,
     volumezone,
@@ -58,12 +61,7 @@ from kubesched.plugins import (
 UNMODELLED: tuple[str, ...] = ()
 """Known upstream names that are accepted but do nothing yet (see the module docstring)."""
 
-NOT_YET_MODELLED = (
-    names.GANG_SCHEDULING,
-    names.TOPOLOGY_PLACEMENT_GENERATOR,
-    names.POD_GROUP_PODS_COUNT,
-    names.DEFERRED_POD_SCHEDULING,
-)
+NOT_YET_MODELLED = (names.DEFERRED_POD_SCHEDULING,)
 """In-tree plugins of v1.35+ default profiles that kubesched does not implement yet: each is
 registered as :class:`Unmodelled` (joins no extension point) unless a plugin of that name is
 registered."""
@@ -105,6 +103,9 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         dynamicresources.NAME: dynamicresources.new,
         devicefragmentation.NAME: devicefragmentation.new,
         coscheduling.NAME: coscheduling.new,
+        gangscheduling.NAME: gangscheduling.new,
+        topologyaware.NAME: topologyaware.new,
+        podgrouppodscount.NAME: podgrouppodscount.new,
         capacityscheduling.NAME: capacityscheduling.new,
         gpu_devices.NAME: gpu_devices.new,
         gpu_random.NAME: gpu_random.new,

@@ -14,6 +14,7 @@ from kubesched.plugins.defaultbinder import DefaultBinder
 from kubesched.plugins.defaultpreemption.plugin import DefaultPreemption
 from kubesched.plugins.devicefragmentation import DeviceFragmentation
 from kubesched.plugins.dynamicresources.plugin import DynamicResources
+from kubesched.plugins.gangscheduling.plugin import GangScheduling
 from kubesched.plugins.gpu_bestfit import GpuBestFit
 from kubesched.plugins.gpu_clustering import GpuClustering
 from kubesched.plugins.gpu_devices import GpuDevices
@@ -32,16 +33,19 @@ from kubesched.plugins.noderesources_balanced import NodeResourcesBalancedAlloca
 from kubesched.plugins.noderesources_fit.plugin import NodeResourcesFit
 from kubesched.plugins.nodeunschedulable import NodeUnschedulable
 from kubesched.plugins.nodevolumelimits import NodeVolumeLimits
+from kubesched.plugins.podgrouppodscount.plugin import PodGroupPodsCount
 from kubesched.plugins.podtopologyspread.plugin import PodTopologySpread
 from kubesched.plugins.prioritysort import PrioritySort
 from kubesched.plugins.schedulinggates import SchedulingGates
 from kubesched.plugins.tainttoleration import TaintToleration
+from kubesched.plugins.topologyaware.plugin import TopologyPlacementGenerator
 from kubesched.plugins.volumebinding.plugin import VolumeBinding
 from kubesched.plugins.volumerestrictions import VolumeRestrictions
 from kubesched.plugins.volumezone import VolumeZone
 
 PRE_ENQUEUE_PLUGIN: tuple[type[c.PreEnqueuePlugin], ...] = (
     DynamicResources,
+    GangScheduling,
     SchedulingGates,
 )
 QUEUE_SORT_PLUGIN: tuple[type[c.QueueSortPlugin], ...] = (
@@ -156,7 +160,12 @@ UNRESERVE_PLUGIN: tuple[type[c.UnreservePlugin], ...] = (
     GpuDevices,
     VolumeBinding,
 )
-PERMIT_PLUGIN: tuple[type[c.PermitPlugin], ...] = (Coscheduling,)
+PERMIT_PLUGIN: tuple[type[c.PermitPlugin], ...] = (Coscheduling, GangScheduling)
+PLACEMENT_FEASIBLE_PLUGIN: tuple[type[c.PlacementFeasiblePlugin], ...] = (GangScheduling,)
+PLACEMENT_GENERATE_PLUGIN: tuple[type[c.PlacementGeneratePlugin], ...] = (
+    TopologyPlacementGenerator,
+)
+PLACEMENT_SCORE_PLUGIN: tuple[type[c.PlacementScorePlugin], ...] = (PodGroupPodsCount,)
 PRE_BIND_PLUGIN: tuple[type[c.PreBindPlugin], ...] = (
     DynamicResources,
     GpuDevices,
@@ -167,6 +176,7 @@ ENQUEUE_EXTENSIONS: tuple[type[c.EnqueueExtensions], ...] = (
     CapacityScheduling,
     Coscheduling,
     DynamicResources,
+    GangScheduling,
     GpuDevices,
     InterPodAffinity,
     NodeAffinity,

@@ -134,6 +134,7 @@ SCHEMA: dict[str, Any] = {
             "workloads": _map({"type": "object"}),
             "clusterQueues": _map({"type": "object"}),
             "gangs": {"type": "object"},
+            "podGroups": {"type": "object"},
             "quotas": _map({"type": "object"}),
             "namespaces": _map(
                 _obj(

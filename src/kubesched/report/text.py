@@ -25,6 +25,26 @@ def _table(headers: list[str], rows: list[list[str]], right: tuple[int, ...] = (
     return "\n".join(lines)
 
 
+def _pod_group_lines(group: dict[str, Any]) -> list[str]:
+    """``explain``'s PodGroup verdict: the group's result and message, how many members fit
+    on which node, what is missing, and each member that fits nowhere."""
+    policy = group.get("policy") or "missing"
+    if group.get("minCount"):
+        policy += f" minCount {group['minCount']}"
+    lines = [
+        f"PodGroup: {group['name']} ({policy}; {group['members']} pending, "
+        f"{group['scheduled']} scheduled): {group['result']}, {group['message']}"
+    ]
+    fit = group.get("fitPerNode")
+    if fit:
+        lines.append("  fit:    " + ", ".join(f"{n} x{c}" for n, c in fit.items()))
+    if group.get("missing"):
+        lines.append(f"  needs:  {group['missing']}")
+    for key, why in (group.get("unplaced") or {}).items():
+        lines.append(f"  {key}: {why}")
+    return lines
+
+
 def explain_table(result: dict[str, Any]) -> str:
     """The verdict, then one line per node: feasible ones by total score with each score
     plugin's normalized score in its own column, then rejected ones with the plugin and
@@ -50,6 +70,9 @@ def explain_table(result: dict[str, Any]) -> str:
     cap = result.get("capacity")
     if cap:  # an Unschedulable Pod: short of capacity, or fragmented, or neither
         head[-2:-2] = [f"Capacity: {cap['message']}"]
+    group = result.get("podGroup")
+    if group:  # a Workload API PodGroup member: its whole group's verdict
+        head[-2:-2] = _pod_group_lines(group)
     if result["result"] == "Gated":  # no cycle runs for it; explain evaluated the nodes anyway
         head[-1:-1] = ["The nodes are what a cycle would find if the gates were removed.", ""]
     plugins: list[str] = []

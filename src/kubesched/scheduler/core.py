@@ -31,7 +31,7 @@ import numpy as np
 from kubesched.api import objects as api
 from kubesched.config import extenders as extender_config
 from kubesched.config.types import KubeSchedulerConfiguration
-from kubesched.framework import events, sampling
+from kubesched.framework import events, podgroups, sampling
 from kubesched.framework.interface import (
     ActionType,
     ApiClient,
@@ -55,6 +55,7 @@ from kubesched.scheduler.commit import Commit
 from kubesched.scheduler.extenders import EXTENDER_NAME, Extenders
 from kubesched.scheduler.failures import Failures
 from kubesched.scheduler.options import SchedulerOptions
+from kubesched.scheduler.podgroup import PodGroupCycle
 from kubesched.scheduler.search import Search, Signature
 from kubesched.scheduler.types import (
     PREEMPTION_PLUGIN,
@@ -102,6 +103,17 @@ class Scheduler:
             rng=self.rng,
             feature_gates=gates,
         )
+        self.unscheduled_add_moves = podgroups.unscheduled_add_moves(gates)
+        """Whether a new pending Pod is also a cluster event for the Pods already pooled
+        (upstream ``addPodToSchedulingQueue`` under GangScheduling (v1.35-1.36) or
+        GenericWorkload (v1.37): a member may complete its gang)."""
+        self.pod_group_manager: podgroups.PodGroupManager | None = None
+        """The Workload API groups' runtime state (v1.35+ with GenericWorkload; else None)."""
+        if podgroups.enabled(gates):
+            manager = podgroups.PodGroupManager(gates, self.cluster)
+            self.handle.add_event_handler(manager)
+            self.handle.services.provide(podgroups.POD_GROUP_MANAGER, manager)
+            self.pod_group_manager = manager
         reg = options.registry or full_registry()
         ext_configs = extender_config.parse_extenders(config.extenders)
         self.extenders = (
@@ -169,6 +181,21 @@ class Scheduler:
             batching=options.batching,
         )
         """The search, stage by stage (:mod:`kubesched.scheduler.search`)."""
+        self.placement: IntArray | None = None
+        """The rows of the PodGroup cycle's placement being tried (None: no placement)."""
+        self.pod_group_cycle: PodGroupCycle | None = None
+        """The PodGroup scheduling cycle (:mod:`kubesched.scheduler.podgroup`), with the
+        Workload API on."""
+        if self.pod_group_manager is not None:
+            self.pod_group_cycle = PodGroupCycle(
+                manager=self.pod_group_manager,
+                cluster=self.cluster,
+                queue=self.queue,
+                committer=self.committer,
+                failures=self.failing,
+                schedule_pod=self.schedule_pod,
+                restrict=self.restrict_to,
+            )
         self.batch = self.search.batch
         """Reuse of results across equivalent Pods (see :mod:`kubesched.scheduler.batch`)."""
         self.record_work = False
@@ -278,6 +305,10 @@ class Scheduler:
             self._handled(start, "AssignedPodAdd")
         elif self.responsible_for(pod):
             self.queue.add(pod)
+            if self.unscheduled_add_moves:
+                self.queue.move_all_to_active_or_backoff(
+                    qevents.EVENT_UNSCHEDULED_POD_ADD, None, pod
+                )
             self._handled(start, "UnschedulablePodAdd")
 
     def on_pods_added(self, pods: list[api.Pod]) -> None:
@@ -307,6 +338,10 @@ class Scheduler:
             if not pod.node_name and self.responsible_for(pod):
                 start = time.perf_counter()
                 self.queue.add(pod)
+                if self.unscheduled_add_moves:
+                    self.queue.move_all_to_active_or_backoff(
+                        qevents.EVENT_UNSCHEDULED_POD_ADD, None, pod
+                    )
                 self._handled(start, "UnschedulablePodAdd")
 
     def on_pod_update(self, old: api.Pod, new: api.Pod) -> None:
@@ -364,8 +399,17 @@ class Scheduler:
 
     def candidate_rows(self) -> IntArray:
         """Rows the search walks (every live node; a parallel shard narrows this to its
-        partition first, see :mod:`kubesched.parallel.shard`)."""
-        return self.cluster.nodes.order()
+        partition first, see :mod:`kubesched.parallel.shard`; within a PodGroup cycle's
+        placement, that placement's nodes)."""
+        rows = self.cluster.nodes.order()
+        if self.placement is not None:
+            rows = rows[np.isin(rows, self.placement)]
+        return rows
+
+    def restrict_to(self, placement: IntArray | None) -> None:
+        """Search only ``placement``'s rows from now on (None: every node again): a
+        PodGroup cycle trying a placement (upstream ``AssumePlacement``)."""
+        self.placement = placement
 
     def select_host(
         self,
@@ -410,6 +454,11 @@ class Scheduler:
             return
         if self.queue.scheduling_cycle % PLUGIN_SAMPLE_EVERY == 0:
             fwk = self._sampled[pod.scheduler_name]
+        groups = self.pod_group_cycle
+        if groups is not None and groups.handles(pod):
+            for member in groups.run(fwk, qp, self.queue.scheduling_cycle):
+                self.pod_attempts[member.pod.key] += 1
+            return
         self.pod_attempts[pod.key] += 1
         start = time.perf_counter()
         state = CycleState()

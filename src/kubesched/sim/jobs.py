@@ -15,6 +15,10 @@ created (:meth:`JobLayer.prepare`), and adds to the run's result (:meth:`JobLaye
 - ``gangs``: per PodGroup, when its first Pod was created and when ``minMember`` members had
   been bound (``completeSeconds``), members running now, phase, and the longest time it held
   resources with fewer than ``minMember`` members (``longestIncompleteHoldSeconds``);
+- ``podGroups`` (only when a Pod joins a Workload API group, v1.35+ with GenericWorkload):
+  the same per ``scheduling.k8s.io`` group (``minMember`` its ``minCount``; a ``basic``
+  group is complete when all its members are bound), with the PodGroup's scheduling
+  ``condition`` as the PodGroup cycle last wrote it;
 - ``namespaces``: per namespace (tenant), Pods, bound, attempts and failed attempts, success
   ratio and queueing seconds;
 - ``quotas``: per ElasticQuota (when CapacityScheduling runs), min / max / used / runtime per
@@ -34,6 +38,7 @@ from kubesched.admission import objects as o
 from kubesched.api import objects as api
 from kubesched.config import names
 from kubesched.framework.contract import Reporter
+from kubesched.framework.podgroups import PodGroupManager
 from kubesched.sim.admission_controller import AdmissionController
 from kubesched.sim.driver import SimCluster
 from kubesched.state.cache import PodRecord
@@ -114,12 +119,38 @@ class JobLayer:
                 row["longestIncompleteHoldSeconds"] = round(longest.get(key, 0.0), 6)
                 if row["completeSeconds"] is not None:
                     metrics.record_gang_complete(row["completeSeconds"])
+        manager = self.sim.scheduler.pod_group_manager
+        if manager is not None and any(manager.group_key(p) for p in pods):
+            out["podGroups"] = self._pod_groups(manager, pods)
         for fwk in self.sim.scheduler.profiles.values():
             plugin = fwk.instances.get(names.CAPACITY_SCHEDULING)
             if isinstance(plugin, Reporter):
                 out["quotas"] = plugin.report()
                 break
         return out
+
+    def _pod_groups(self, manager: PodGroupManager, pods: list[api.Pod]) -> dict[str, Any]:
+        """``podGroups``: the Workload API gangs (``scheduling.k8s.io``) as whole units, as
+        ``gangs`` reports Coscheduling's: first member created, ``minCount`` members bound
+        (``completeSeconds``), members bound now; with the PodGroup's condition from the
+        scheduler's PodGroup cycle (v1.36+)."""
+        stats = self.sim.api.stats
+        needs: dict[str, gang.MinMember] = {}
+        for p in pods:
+            key = manager.group_key(p)
+            policy = manager.policy(key) if key is not None else None
+            if key is not None and policy is not None and policy.gang:
+                needs[key] = gang.Need(policy.min_count)
+        rows = gang.gang_report(
+            needs, pods, stats.created_at, stats.bound_at, self.sim.api.pods, manager.group_key
+        )
+        cycle = self.sim.scheduler.pod_group_cycle
+        for key, row in rows.items():
+            cond = cycle.conditions.get(key) if cycle is not None else None
+            if cond is not None:
+                row["condition"] = {"type": cond.type, "status": cond.status}
+                row["condition"].update(reason=cond.reason, message=cond.message)
+        return rows
 
 
 def namespace_report(

@@ -1,0 +1,130 @@
+"""``explain`` for a member of a Workload API PodGroup: does its group fit, and where.
+
+Upstream schedules such a Pod with its whole group (the PodGroup scheduling cycle, v1.36+;
+:mod:`kubesched.scheduler.podgroup`), so why one Pod fits says little: the group is placed
+all-or-nothing.  :func:`explain_group` runs that cycle's algorithm as a dry run on the
+snapshot (nothing is committed), with the snapshot's pending members of the group, and
+answers the ``"podGroup"`` part of ``explain``'s output::
+
+    {"name": "ns/g", "policy": "gang", "minCount": 3,
+     "members": 3,            # pending members in the snapshot (the explained Pod included)
+     "scheduled": 0,          # members already bound in the snapshot
+     "result": "Scheduled" | "Unschedulable" | "Gated" | "Error",
+     "message": "...",        # the group's status as upstream's cycle words it
+     "placements": {"ns/m0": "n1", "ns/m1": "n1", "ns/m2": null},
+     "fitPerNode": {"n1": 2}, # how many members the cycle placed on each node
+     "unplaced": {"ns/m2": "0/2 nodes are available: 2 Insufficient cpu."},
+     "missing": "1 more member must fit (minCount 3: 2 placed, 0 left to try)"}
+
+``"Gated"``: GangScheduling's PreEnqueue holds the members (the PodGroup is missing, or
+fewer than ``minCount`` members exist), so no cycle would run; ``missing`` says what is
+lacking.  The explained Pod's own ``result`` and ``message`` then say what the scheduler
+would report for it (``pod group is unschedulable, ...`` for a member that fits alone in an
+infeasible group).  v1.35 has no PodGroup cycle (members go one by one and wait at Permit),
+so only the counts and the PreEnqueue verdict are given.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from kubesched.api import objects as api
+from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.framework import podgroups
+from kubesched.framework.interface import QueuedPodInfo, Status
+from kubesched.plugins.gangscheduling.plugin import WAITING_FOR_MIN_COUNT
+from kubesched.scheduler import Diagnosis
+from kubesched.scheduler.core import Scheduler
+from kubesched.scheduler.options import SchedulerOptions
+from kubesched.state.cache import ClusterState
+
+
+def explain_group(
+    cfg: KubeSchedulerConfiguration,
+    cluster: ClusterState,
+    pending: list[api.Pod],
+    pod: api.Pod,
+) -> tuple[dict[str, Any], Diagnosis | Status | None] | None:
+    """The ``"podGroup"`` answer for ``pod`` and why the scheduler would fail ``pod`` (None:
+    it would be bound), or None when ``pod`` is no Workload API group member under
+    ``cfg``'s gates.  ``cluster`` is used for a dry run (left as it was)."""
+    gates = cfg.feature_gates
+    if not podgroups.enabled(gates):
+        return None
+    sched = Scheduler(
+        cfg, clock=lambda: 0.0, cluster=cluster, options=SchedulerOptions(feature_gates=gates)
+    )
+    manager = sched.pod_group_manager
+    cycle = sched.pod_group_cycle
+    assert manager is not None and cycle is not None
+    key = manager.group_key(pod)
+    if key is None:
+        return None
+    members = [p for p in pending if p.key != pod.key and manager.group_key(p) == key]
+    for p in (pod, *members):
+        manager.on_pod_add(p)
+    policy = manager.policy(key)
+    state = manager.state(key)
+    out: dict[str, Any] = {
+        "name": key,
+        "policy": None if policy is None else ("gang" if policy.gang else "basic"),
+        "minCount": None if policy is None else policy.min_count,
+        "members": len(members) + 1,
+        "scheduled": state.scheduled_count(),
+    }
+    gate = next(
+        (
+            s
+            for p in sched.profiles.values()
+            if (s := p.run_pre_enqueue(pod)) and not s.is_success()
+        ),
+        None,
+    )
+    if gate is not None:
+        out.update(result="Gated", message=gate.message())
+        if gate.message() == WAITING_FOR_MIN_COUNT and policy is not None:
+            lack = policy.min_count - state.all_count()
+            out["missing"] = f"{lack} more member(s) must exist (minCount {policy.min_count})"
+        else:
+            out["missing"] = "the group's object"
+        return out, None
+    if not cycle.handles(pod):  # v1.35: no PodGroup cycle
+        out.update(result="Scheduled", message="members are scheduled one by one (v1.35)")
+        return out, None
+    fwk = sched.profiles.get(pod.scheduler_name)
+    if fwk is None:
+        return None
+    queued = [
+        QueuedPodInfo(p, timestamp=float(i), seq=i, attempts=1)
+        for i, p in enumerate((pod, *members))
+    ]
+    ordered = cycle.order(queued)
+    results, group = cycle.decide(fwk, ordered, key)
+    placements: dict[str, str | None] = {m.pod.key: None for m in ordered}
+    unplaced: dict[str, str] = {}
+    for res in results:
+        if res.status.is_success():
+            placements[res.qp.pod.key] = res.node
+        else:
+            unplaced[res.qp.pod.key] = (res.diagnosis or res.status).message()
+    placed = sum(1 for n in placements.values() if n is not None)
+    out.update(
+        result="Scheduled" if group.is_success() else "Unschedulable",
+        message=group.message() or f"{placed} of {len(ordered)} members fit",
+        placements=placements,
+        fitPerNode=dict(sorted(Counter(n for n in placements.values() if n).items())),
+        unplaced=unplaced,
+    )
+    if group.code.name == "ERROR":
+        out["result"] = "Error"
+    if not group.is_success() and policy is not None:
+        need = max(policy.min_count, 1) - placed - out["scheduled"]
+        if need > 0:
+            left = len(ordered) - len(results)
+            out["missing"] = (
+                f"{need} more member(s) must fit (minCount {max(policy.min_count, 1)}: "
+                f"{placed + out['scheduled']} placed, {left} left to try)"
+            )
+    mine = next((r for r in results if r.qp.pod.key == pod.key), None)
+    return out, cycle.member_failure(mine, group)

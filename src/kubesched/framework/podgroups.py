@@ -1,0 +1,237 @@
+"""The runtime state of the Workload API's pod groups (upstream's ``PodGroupManager``).
+
+Upstream keeps, beside its cache, one state per runtime pod group (v1.35
+``backend/workloadmanager``, v1.36+ ``backend/cache/podgroupstate.go``): the Pods known to
+belong to it, split into *unscheduled*, *assumed* (past Reserve, not bound yet) and
+*assigned* (bound); and the PodGroup objects (v1.35: the Workloads whose ``podGroups`` give
+each group its policy).  GangScheduling's PreEnqueue counts all members, its Permit the
+scheduled ones (assumed or assigned); the PodGroup scheduling cycle
+(:mod:`kubesched.scheduler.podgroup`) reads the same counts.
+
+:class:`PodGroupManager` is fed like upstream's: Pod events from the informer
+(:meth:`on_pod_add` / :meth:`on_pod_update` / :meth:`on_pod_delete`: membership and binds),
+the cache's assume and forget (:meth:`pod_added` / :meth:`pod_removed`, a cache observer)
+and object events (:meth:`on_object`: PodGroups and Workloads, read by
+:func:`kubesched.api.workload.read` under the run's gates).  Group keys are
+:func:`kubesched.api.workload.pod_group_key`'s: ``namespace/podGroupName`` (v1.36+),
+``namespace/workload/podGroup/replicaKey`` (v1.35).  Pods are named by ``namespace/name``
+where upstream uses UIDs.
+
+The scheduler makes one when the release has the Workload API with GenericWorkload on
+(:func:`enabled`) and offers it to the plugins under :data:`POD_GROUP_MANAGER`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubesched.api import objects as api
+from kubesched.api import workload
+from kubesched.framework.interface import IntArray, ServiceKey
+from kubesched.state.cache import ClusterState, PodRecord
+
+__all__ = ["POD_GROUP_MANAGER", "GroupState", "Placement", "PodGroupManager", "enabled"]
+
+
+@dataclass(slots=True)
+class GroupState:
+    """One runtime group's members (upstream ``podGroupState``): every known Pod by key, and
+    which of them are assumed or assigned; the rest are unscheduled."""
+
+    pods: dict[str, api.Pod] = field(default_factory=dict)
+    assumed: set[str] = field(default_factory=set)
+    assigned: set[str] = field(default_factory=set)
+    deadline: float | None = None
+    """v1.35 ``schedulingDeadline``: when the current Permit wait of the group ends."""
+
+    def all_count(self) -> int:
+        """``AllPodsCount``: every member known."""
+        return len(self.pods)
+
+    def scheduled(self) -> set[str]:
+        """Keys of the members assumed or assigned (``ScheduledPods``)."""
+        return self.assumed | self.assigned
+
+    def scheduled_count(self) -> int:
+        """``ScheduledPodsCount``."""
+        return len(self.assumed | self.assigned)
+
+    def unscheduled(self) -> list[api.Pod]:
+        """``UnscheduledPods``: members neither assumed nor assigned, by key."""
+        done = self.assumed | self.assigned
+        return [p for k, p in sorted(self.pods.items()) if k not in done]
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """A set of nodes a group is tried on in one go (upstream ``fwk.Placement``, v1.37
+    TopologyAwareWorkloadScheduling): ``name`` (a topology domain, "" for all nodes) and
+    ``rows``, int64 node-table rows of shape ``(n,)``."""
+
+    name: str
+    rows: IntArray
+
+
+POD_GROUP_MANAGER: ServiceKey[PodGroupManager] = ServiceKey("kubesched.io/pod-group-manager")
+"""Where the scheduler offers its :class:`PodGroupManager` (:attr:`Handle.services`)."""
+
+
+def enabled(gates: workload.Gates) -> bool:
+    """Whether the release has Workload API groups at all (v1.35+ with GenericWorkload)."""
+    return gates.version in workload.SERVED and gates.enabled("GenericWorkload")
+
+
+def unscheduled_add_moves(gates: workload.Gates) -> bool:
+    """Whether upstream's ``addPodToSchedulingQueue`` also moves pooled Pods on a pending
+    Pod's add (``EventUnscheduledPodAdd``): v1.35-1.36 under GangScheduling, v1.37 under
+    GenericWorkload."""
+    gate = {"1.35": "GangScheduling", "1.36": "GangScheduling", "1.37": "GenericWorkload"}
+    name = gate.get(gates.version)
+    return name is not None and gates.enabled(name)
+
+
+class PodGroupManager:
+    """The pod groups' runtime state under ``gates`` (see the module docstring)."""
+
+    def __init__(self, gates: workload.Gates, cluster: ClusterState | None = None) -> None:
+        self.gates = gates
+        self.groups: dict[str, GroupState] = {}
+        self.pod_groups: dict[str, workload.PodGroup] = {}
+        """PodGroup objects (v1.36+) by ``namespace/name``."""
+        self.workloads: dict[str, workload.Workload] = {}
+        """Workload objects by ``namespace/name`` (v1.35 reads its groups' policies here)."""
+        self._group_of: dict[str, str] = {}
+        self._raw: dict[str, dict[str, Any]] = {}
+        """PodGroup and Workload manifests by ``Kind/namespace/name``."""
+        self._classes: dict[str, dict[str, Any]] = {}
+        """PriorityClasses by name (a PodGroup's priority comes from its class)."""
+        if cluster is not None:
+            for (kind, _key), obj in list(cluster.objects.items()):
+                if kind in ("PodGroup", "Workload", "PriorityClass"):
+                    self.on_object(obj, False)
+            for rec in cluster.pods.values():
+                self.on_pod_add(rec.pod)
+                self.pod_added(rec)
+            cluster.observe(self)
+
+    # ------------------------------------------------------------------ lookups
+    def group_key(self, pod: api.Pod) -> str | None:
+        """The runtime group ``pod`` belongs to, or None."""
+        return workload.pod_group_key(pod, self.gates)
+
+    def policy(self, key: str) -> workload.GroupTemplate | None:
+        """The group's policy (``minCount`` 0: basic), or None while its object is missing
+        (v1.35: the Workload, or its pod group in it)."""
+        if self.gates.version == "1.35":
+            namespace, wl_name, group, _replica = key.split("/", 3)
+            wl = self.workloads.get(f"{namespace}/{wl_name}")
+            return wl.template(group) if wl is not None else None
+        pg = self.pod_groups.get(key)
+        return pg.policy if pg is not None else None
+
+    def pod_group(self, key: str) -> workload.PodGroup | None:
+        """The PodGroup object ``namespace/name`` (v1.36+), or None."""
+        return self.pod_groups.get(key)
+
+    def state(self, key: str) -> GroupState:
+        """The group's state (an empty one for a group with no member yet)."""
+        return self.groups.get(key) or GroupState()
+
+    # ------------------------------------------------------------------ objects
+    def on_object(self, obj: dict[str, Any], deleted: bool) -> None:
+        """A PodGroup, Workload or PriorityClass added, updated or deleted."""
+        meta = obj.get("metadata") or {}
+        if obj.get("kind") == "PriorityClass":
+            name = str(meta.get("name", ""))
+            if deleted:
+                self._classes.pop(name, None)
+            else:
+                self._classes[name] = obj
+            for raw in list(self._raw.values()):  # priorities follow their class
+                self._read(raw)
+            return
+        if obj.get("kind") not in ("PodGroup", "Workload") or not workload.is_workload_api(obj):
+            return
+        key = f"{meta.get('namespace') or 'default'}/{meta.get('name', '')}"
+        if deleted:
+            self._raw.pop(f"{obj['kind']}/{key}", None)
+            (self.pod_groups if obj["kind"] == "PodGroup" else self.workloads).pop(key, None)
+            return
+        self._raw[f"{obj['kind']}/{key}"] = obj
+        self._read(obj)
+
+    def _read(self, obj: dict[str, Any]) -> None:
+        meta = obj.get("metadata") or {}
+        key = f"{meta.get('namespace') or 'default'}/{meta.get('name', '')}"
+        value = workload.read(obj, self.gates, self._classes.values())
+        if isinstance(value, workload.PodGroup):
+            self.pod_groups[key] = value
+        elif isinstance(value, workload.Workload):
+            self.workloads[key] = value
+        else:
+            (self.pod_groups if obj.get("kind") == "PodGroup" else self.workloads).pop(key, None)
+
+    # ------------------------------------------------------------------ Pods (informer)
+    def on_pod_add(self, pod: api.Pod) -> None:
+        """A Pod appeared (bound ones count as assigned)."""
+        key = self.group_key(pod)
+        if key is None:
+            return
+        g = self.groups.setdefault(key, GroupState())
+        g.pods[pod.key] = pod
+        self._group_of[pod.key] = key
+        if pod.node_name:
+            g.assigned.add(pod.key)
+            g.assumed.discard(pod.key)
+
+    def on_pod_update(self, old: api.Pod, new: api.Pod) -> None:
+        """A Pod changed; bound now: assigned (upstream ``updatePod``)."""
+        del old
+        key = self._group_of.get(new.key)
+        if key is None:
+            self.on_pod_add(new)
+            return
+        g = self.groups[key]
+        g.pods[new.key] = new
+        if new.node_name:
+            g.assigned.add(new.key)
+            g.assumed.discard(new.key)
+
+    def on_pod_delete(self, pod: api.Pod) -> None:
+        """A Pod is gone."""
+        key = self._group_of.pop(pod.key, None)
+        if key is None:
+            return
+        g = self.groups[key]
+        g.pods.pop(pod.key, None)
+        g.assumed.discard(pod.key)
+        g.assigned.discard(pod.key)
+        if not g.pods:
+            del self.groups[key]
+
+    # ------------------------------------------------------------------ the cache
+    def pod_added(self, rec: PodRecord) -> None:
+        """The cache assumed (or accounted a bound) Pod: a member is assumed now."""
+        key = self._group_of.get(rec.pod.key)
+        if key is not None and rec.assumed:
+            self.groups[key].assumed.add(rec.pod.key)
+
+    def pod_removed(self, rec: PodRecord) -> None:
+        """The cache forgot an assumed Pod: unscheduled again (upstream ``ForgetPod``)."""
+        key = self._group_of.get(rec.pod.key)
+        if key is not None:
+            self.groups[key].assumed.discard(rec.pod.key)
+
+    def node_changed(self, row: int, old: api.Node | None, new: api.Node | None) -> None:
+        del row, old, new
+
+    def pods(self, keys: Iterable[str]) -> list[api.Pod]:
+        """The members among ``keys`` that are known, in that order."""
+        out = []
+        for k in keys:
+            group = self._group_of.get(k)
+            if group is not None:
+                out.append(self.groups[group].pods[k])
+        return out

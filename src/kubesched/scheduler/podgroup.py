@@ -1,0 +1,521 @@
+"""The PodGroup scheduling cycle: a Workload API group placed all-or-nothing in one cycle.
+
+Upstream ``schedule_one_podgroup.go`` (v1.36.3, v1.37.2), with GenericWorkload on.  When
+the scheduler pops a Pod of a PodGroup (``spec.schedulingGroup``), it takes the group's other
+queued members out of the queue with it (:meth:`SchedulingQueue.take`; upstream v1.37 queues
+the group as one entity, v1.36 pops the members like this) and runs one cycle for all:
+
+1. **order**: v1.37 ``PodGroupMemberPodsOrderingFunc`` (priority descending, attempts
+   descending, timestamp ascending, name); v1.36 priority, then first-attempt time;
+2. **validate** (v1.37 ``validatePodGroup``): one scheduler name, every member's priority
+   that of the PodGroup (when it carries one), one preemption policy; otherwise every member
+   fails with the error (``SchedulerError``);
+3. **the algorithm** over one view of the cluster: each member in order is searched as a
+   lone Pod (no PostFilter: upstream runs none for a member of a group cycle), and a member
+   that fits is assumed and Reserved so the next ones see it.  v1.37 asks the profile's
+   PlacementFeasible plugins (GangScheduling: ``minCount`` against scheduled + remaining)
+   before the first member and after each one, and stops early when the group can no
+   longer make it; v1.36 tries every member and runs Permit on each placed one in the
+   cycle (GangScheduling's Wait until the quorum), the group feasible from the first
+   member whose Permit succeeds.  Everything assumed is undone afterwards (upstream's
+   ``revertFns``);
+4. **submit**: a feasible group's placed members go through the one commit path
+   (:class:`~kubesched.scheduler.commit.Commit`: assume, Reserve, Permit, where
+   GangScheduling holds the first ones until the quorum is scheduled, then bind); the
+   members that did not fit fail with their own diagnosis.  An infeasible group's placed
+   members fail with ``pod group is unschedulable, <the group's message>`` (v1.36: their
+   own Permit message), the members not tried with the group's status, the others with
+   their own diagnosis; an error fails all.
+
+The PodGroup's ``PodGroupInitiallyScheduled`` (v1.36 ``PodGroupScheduled``) condition is
+kept in :attr:`PodGroupCycle.conditions` as upstream writes it (``Scheduled`` /
+``Unschedulable`` / ``SchedulerError``, never regressing from True).  Deviations
+(``docs/fidelity.md``): members are requeued one by one through the usual failure path, not
+as one group entity; no topology placements, no workload-aware preemption
+(PodGroupPostFilter), no composite groups.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from kubesched.api import objects as api
+from kubesched.api import workload
+from kubesched.framework import contract
+from kubesched.framework.interface import (
+    PODS_TO_ACTIVATE_KEY,
+    SUCCESS,
+    Code,
+    CycleState,
+    ExtenderError,
+    IntArray,
+    QueuedPodInfo,
+    Status,
+)
+from kubesched.framework.podgroups import Placement, PodGroupManager
+from kubesched.framework.runtime import Framework, PluginError
+from kubesched.queue.scheduling_queue import SchedulingQueue
+from kubesched.scheduler.commit import Commit
+from kubesched.scheduler.failures import Failures
+from kubesched.scheduler.types import (
+    Diagnosis,
+    FitError,
+    NoNodesError,
+    ScheduleResult,
+    rejected_on_node,
+)
+from kubesched.state.cache import ClusterState
+
+POD_GROUP_UNSCHEDULABLE = "pod group is unschedulable"
+"""``errPodGroupUnschedulable``."""
+PREEMPT_LOWER = "PreemptLowerPriority"
+
+SchedulePod = Callable[[Framework, CycleState, api.Pod], ScheduleResult]
+Restrict = Callable[[IntArray | None], None]
+"""Narrows the search to a placement's rows (None: every node again)."""
+
+
+def _feasibility_error(status: Status) -> Status:
+    """A PlacementFeasible plugin's error as the cycle reports it."""
+    return Status(Code.ERROR, (f"failed to evaluate placement feasibility: {status.message()}",))
+
+
+@dataclass(slots=True)
+class MemberResult:
+    """One member's outcome in the algorithm (upstream ``algorithmResult``)."""
+
+    qp: QueuedPodInfo
+    state: CycleState
+    status: Status
+    node: str = ""
+    diagnosis: Diagnosis | None = None
+    """The FitError's diagnosis when no node fits (or v1.36's Permit rejected it)."""
+    permit: Status = SUCCESS
+    """v1.36: the member's Permit status in the cycle (Wait before the quorum)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """A PodGroup's scheduling condition as upstream patches it."""
+
+    type: str
+    status: str
+    reason: str
+    message: str
+
+
+class GroupAlgorithm:
+    """The part of the cycle that decides, without committing anything: the members'
+    order, the validation and the algorithm over the cluster (what ``explain`` runs as a dry
+    run for a member's group, :mod:`kubesched.explainer.podgroup`).  ``activate`` is where
+    v1.36's in-cycle Permit sends the members it activates."""
+
+    def __init__(
+        self,
+        *,
+        manager: PodGroupManager,
+        cluster: ClusterState,
+        schedule_pod: SchedulePod,
+        activate: Callable[[list[api.Pod]], None],
+        restrict: Restrict | None = None,
+    ) -> None:
+        self.manager = manager
+        self.version = manager.gates.version
+        self.cluster = cluster
+        self.schedule_pod = schedule_pod
+        self.activate = activate
+        self.restrict = restrict
+        gates = manager.gates
+        self.placements = restrict is not None and gates.enabled("TopologyAwareWorkloadScheduling")
+        """v1.36+ with TopologyAwareWorkloadScheduling: the placement algorithm."""
+
+    def handles(self, pod: api.Pod) -> bool:
+        """Whether ``pod`` is scheduled by a PodGroup cycle (v1.36+, a PodGroup member)."""
+        return self.version != "1.35" and self.manager.group_key(pod) is not None
+
+    def decide(
+        self, fwk: Framework, members: list[QueuedPodInfo], key: str
+    ) -> tuple[list[MemberResult], Status]:
+        """Validate and run the release's algorithm for ``members`` (already ordered)."""
+        policy = self.manager.policy(key)
+        problem = self.validate(fwk, members, key)
+        if problem or policy is None:
+            return [], Status(Code.ERROR, (problem or f'podgroups "{key}" not found',))
+        if self.placements:
+            return self.placement_algorithm(fwk, members, key, policy)
+        return self.default_algorithm(fwk, members, key, policy)
+
+    def default_algorithm(
+        self,
+        fwk: Framework,
+        members: list[QueuedPodInfo],
+        key: str,
+        policy: workload.GroupTemplate,
+    ) -> tuple[list[MemberResult], Status]:
+        """The release's ``podGroupSchedulingDefaultAlgorithm`` on the current nodes."""
+        if self.version == "1.36":
+            return self.algorithm_v136(fwk, members)
+        return self.algorithm(fwk, members, key, policy)
+
+    def placement_algorithm(
+        self,
+        fwk: Framework,
+        members: list[QueuedPodInfo],
+        key: str,
+        policy: workload.GroupTemplate,
+    ) -> tuple[list[MemberResult], Status]:
+        """Upstream ``podGroupSchedulingPlacementAlgorithm`` (v1.36+ TAS): the first
+        PlacementGenerate plugin's placements, the default algorithm on each in turn (the
+        search narrowed to its nodes), the best feasible one by the PlacementScore plugins
+        (ties: the first); none feasible: ``0/N placements are available, first placement
+        status: ...`` with the first placement's member results."""
+        assert self.restrict is not None
+        everything = self.cluster.nodes.order()
+        placements = [Placement("", everything)]
+        if fwk.placement_generators:
+            generator = fwk.placement_generators[0]
+            placements, status = generator.generate_placements(key, everything)
+            if not status.is_success():
+                return [], status.with_plugin(generator.name)
+            if not placements:  # members requeued as the group would be: no rejector
+                return [], Status(Code.UNSCHEDULABLE, ("no feasible placements found",))
+        first: tuple[list[MemberResult], Status] | None = None
+        feasible: list[tuple[list[MemberResult], Status]] = []
+        try:
+            for placement in placements:
+                self.restrict(placement.rows)
+                results, status = self.default_algorithm(fwk, members, key, policy)
+                if status.code == Code.ERROR:
+                    return results, status
+                if first is None:
+                    first = (results, status)
+                if status.is_success():
+                    feasible.append((results, status))
+        finally:
+            self.restrict(None)
+        if not feasible:
+            assert first is not None
+            results, status = first
+            err = (
+                POD_GROUP_UNSCHEDULABLE
+                if status.reasons[:1] == (POD_GROUP_UNSCHEDULABLE,)
+                else status.message()
+            )
+            said = f"0/{len(placements)} placements are available, first placement status: {err}"
+            if self.version == "1.36":  # v1.37 adds errPodGroupUnschedulable in front
+                return results, Status(Code.UNSCHEDULABLE, (said,))
+            return results, Status(Code.UNSCHEDULABLE, (POD_GROUP_UNSCHEDULABLE, said))
+        if len(feasible) == 1 or not fwk.placement_scorers:
+            return feasible[0]
+        totals = [0] * len(feasible)
+        for scorer, weight in fwk.placement_scorers:
+            placed = [sum(1 for r in res if r.status.is_success()) for res, _ in feasible]
+            scores = [scorer.score_placement(key, n) for n in placed]
+            status = scorer.normalize_placement_scores(scores)
+            if not status.is_success():
+                msg = f'plugin "{scorer.name}" failed with: {status.message()}'
+                return [], Status(
+                    Code.ERROR,
+                    (f"running NormalizePlacementScore on PlacementScore plugins: {msg}",),
+                )
+            totals = [t + s * weight for t, s in zip(totals, scores, strict=True)]
+        best = max(range(len(feasible)), key=lambda i: (totals[i], -i))
+        return feasible[best]
+
+    def member_failure(self, res: MemberResult | None, group: Status) -> Diagnosis | Status | None:
+        """Why a member fails after the cycle (``submitPodGroupAlgorithmResult``), None when
+        it goes on to its binding cycle: ``res`` is its result (None: not tried)."""
+        if group.code == Code.ERROR:
+            return res.status if res is not None and res.status.code == Code.ERROR else group
+        if res is None:
+            return group
+        if not res.status.is_success():
+            return res.diagnosis or res.status
+        if group.is_success():
+            return None
+        said = res.permit.message() if self.version == "1.36" else group.message()
+        return Status(Code.UNSCHEDULABLE, (POD_GROUP_UNSCHEDULABLE, said))
+
+    def order(self, members: list[QueuedPodInfo]) -> list[QueuedPodInfo]:
+        """The members in the release's order (see the module docstring)."""
+        if self.version == "1.36":
+            return sorted(
+                members,
+                key=lambda m: (-m.pod.priority, m.initial_attempt_timestamp or 0.0),
+            )
+        return sorted(
+            members, key=lambda m: (-m.pod.priority, -m.attempts, m.timestamp, m.pod.name)
+        )
+
+    def validate(self, fwk: Framework, members: list[QueuedPodInfo], key: str) -> str:
+        """v1.37 ``validatePodGroup`` (v1.36: one scheduler name); "" when valid."""
+        name = members[0].pod.scheduler_name
+        pg = self.manager.pod_group(key)
+        priority = (pg.policy.priority or 0) if pg is not None else 0  # PodGroupPriority
+        v137 = self.version != "1.36"
+        gated_policy = self.manager.gates.enabled("PodGroupPreemptionPolicy")
+        group_policy = ""
+        if gated_policy and pg is not None:
+            group_policy = pg.policy.preemption_policy or PREEMPT_LOWER
+        pods = [m.pod for m in members]
+        if v137:
+            state = self.manager.state(key)
+            pods += self.manager.pods(sorted(state.scheduled()))
+        for pod in pods:
+            if pod.scheduler_name != name:
+                return (
+                    "all pods in a single pod group should have the same .spec.schedulerName "
+                    f'set, got: "{pod.scheduler_name}" and "{name}"'
+                )
+            if not v137:
+                continue
+            if pod.priority != priority:
+                return (
+                    "all pods in a single pod group should have the same priority as the pod "
+                    f"group's priority, got {pod.priority} and {priority}"
+                )
+            mine = pod.preemption_policy or PREEMPT_LOWER
+            if gated_policy and mine != group_policy:
+                return (
+                    "all pods in a single pod group should have the same preemption policy as "
+                    f"the pod group's preemption policy, got {mine} and {group_policy}"
+                )
+            if not gated_policy:
+                if not group_policy:
+                    group_policy = mine
+                elif mine != group_policy:
+                    return (
+                        "all pods in a single pod group should have the same preemption "
+                        f"policy, got {mine} and {group_policy}"
+                    )
+        del fwk
+        return ""
+
+    # ------------------------------------------------------------------ the algorithm
+    def algorithm(
+        self,
+        fwk: Framework,
+        members: list[QueuedPodInfo],
+        key: str,
+        policy: workload.GroupTemplate,
+    ) -> tuple[list[MemberResult], Status]:
+        """Upstream ``podGroupSchedulingDefaultAlgorithm``: the members' results (fewer than
+        the members when it stopped early) and the group's status; nothing stays assumed."""
+        feasible = [
+            p for p in fwk.instances.values() if isinstance(p, contract.PlacementFeasiblePlugin)
+        ]
+        min_count = policy.min_count or 1
+        scheduled = self.manager.state(key).scheduled_count()
+        remaining = len(members)
+
+        def check() -> Status:
+            for p in feasible:
+                status = p.placement_feasible(min_count, scheduled, remaining)
+                if not status.is_success():
+                    return status
+            return SUCCESS
+
+        results: list[MemberResult] = []
+        undo: list[tuple[CycleState, api.Pod]] = []
+        group = Status(Code.UNSCHEDULABLE, (POD_GROUP_UNSCHEDULABLE,))
+        try:
+            group = check()
+            if group.code == Code.ERROR:
+                return results, _feasibility_error(group)
+            if group.code == Code.UNSCHEDULABLE:
+                return results, Status(
+                    Code.UNSCHEDULABLE, (POD_GROUP_UNSCHEDULABLE, *group.reasons)
+                )
+            any_scheduled = False
+            for m in members:
+                res = self._member(fwk, m, undo)
+                results.append(res)
+                if not res.status.is_success() and not res.status.is_rejected():
+                    group = Status(
+                        Code.ERROR,
+                        (f"failed to schedule other pod from a pod group: {res.status.message()}",),
+                    )
+                    break
+                remaining -= 1
+                if res.status.is_success():
+                    scheduled += 1
+                group = check()
+                if group.code == Code.ERROR:
+                    group = _feasibility_error(group)
+                    break
+                if group.code == Code.UNSCHEDULABLE:
+                    break
+                any_scheduled = any_scheduled or res.status.is_success()
+            if group.code == Code.WAIT:
+                group = Status(Code.UNSCHEDULABLE, (POD_GROUP_UNSCHEDULABLE, *group.reasons))
+            if group.is_success() and not any_scheduled:
+                group = Status(Code.UNSCHEDULABLE, (POD_GROUP_UNSCHEDULABLE,))
+            return results, group
+        finally:
+            self._revert(fwk, undo)
+
+    def algorithm_v136(
+        self, fwk: Framework, members: list[QueuedPodInfo]
+    ) -> tuple[list[MemberResult], Status]:
+        """v1.36's ``podGroupSchedulingDefaultAlgorithm``: every member is tried; a placed
+        member also runs Permit in the cycle (GangScheduling waits until ``minCount``
+        members are scheduled), and the group is feasible from the first member whose
+        Permit succeeds.  A member Permit rejects is undone and fails as rejected on its
+        node."""
+        results: list[MemberResult] = []
+        undo: list[tuple[CycleState, api.Pod]] = []
+        group = Status(Code.UNSCHEDULABLE, (POD_GROUP_UNSCHEDULABLE,))
+        try:
+            for m in members:
+                res = self._member(fwk, m, undo)
+                if res.status.is_success():
+                    state, assumed = undo[-1]
+                    permit, _ = fwk.run_permit_plugins(state, assumed, res.node)
+                    pods = state.pop(PODS_TO_ACTIVATE_KEY, None)
+                    if pods:
+                        self.activate(list(pods.values()))
+                    if permit.code != Code.WAIT and not permit.is_success():
+                        self._revert(fwk, [undo.pop()])
+                        why = rejected_on_node(permit)
+                        if isinstance(why, Diagnosis):
+                            res = MemberResult(m, state, Status(permit.code), diagnosis=why)
+                        else:
+                            res = MemberResult(m, state, why)
+                    else:
+                        res.permit = permit
+                results.append(res)
+                if not res.status.is_success() and not res.status.is_rejected():
+                    group = Status(
+                        Code.ERROR,
+                        (f"failed to schedule other pod from a pod group: {res.status.message()}",),
+                    )
+                    break
+                if res.status.is_success() and res.permit.is_success():
+                    group = SUCCESS
+            return results, group
+        finally:
+            self._revert(fwk, undo)
+
+    def _revert(self, fwk: Framework, undo: list[tuple[CycleState, api.Pod]]) -> None:
+        """Undo the members assumed in the cycle, last first (upstream's ``revertFns``)."""
+        for state, assumed in reversed(undo):
+            fwk.run_unreserve(state, assumed, assumed.node_name)
+            if self.cluster.is_assumed(assumed.key):
+                self.cluster.forget_pod(assumed)
+        undo.clear()
+
+    def _member(
+        self, fwk: Framework, m: QueuedPodInfo, undo: list[tuple[CycleState, api.Pod]]
+    ) -> MemberResult:
+        """``podGroupPodSchedulingAlgorithm``: search, then assume and Reserve in the view."""
+        state = CycleState()
+        pod = m.pod
+        try:
+            result = self.schedule_pod(fwk, state, pod)
+        except FitError as fit:
+            return MemberResult(m, state, Status(Code.UNSCHEDULABLE), diagnosis=fit.diagnosis)
+        except NoNodesError as e:
+            return MemberResult(m, state, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (str(e),)))
+        except (PluginError, ExtenderError) as e:
+            return MemberResult(m, state, Status(Code.ERROR, (str(e),)))
+        assumed = pod.bound_to(result.node)
+        self.cluster.assume_pod(assumed, result.node)
+        status = fwk.run_reserve(state, assumed, result.node)
+        if not status.is_success():
+            fwk.run_unreserve(state, assumed, result.node)
+            self.cluster.forget_pod(assumed)
+            return MemberResult(m, state, status)
+        undo.append((state, assumed))
+        return MemberResult(m, state, SUCCESS, result.node)
+
+
+class PodGroupCycle(GroupAlgorithm):
+    """The PodGroup scheduling cycle of one scheduler (see the module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        manager: PodGroupManager,
+        cluster: ClusterState,
+        queue: SchedulingQueue,
+        committer: Commit,
+        failures: Failures,
+        schedule_pod: SchedulePod,
+        restrict: Restrict | None = None,
+    ) -> None:
+        super().__init__(
+            manager=manager,
+            cluster=cluster,
+            schedule_pod=schedule_pod,
+            activate=lambda pods: committer.activate(pods),
+            restrict=restrict,
+        )
+        self.queue = queue
+        self.committer = committer
+        self.failures = failures
+        self.conditions: dict[str, Condition] = {}
+        """PodGroup ``namespace/name`` to its ``PodGroupInitiallyScheduled`` condition."""
+
+    # ------------------------------------------------------------------ the cycle
+    def run(self, fwk: Framework, qp: QueuedPodInfo, cycle: int) -> list[QueuedPodInfo]:
+        """Schedule ``qp``'s group (``qp`` just popped); the members attempted (each one's
+        attempt counts, as upstream's ``QueuedPodGroupInfo.IncAttempts``)."""
+        start = time.perf_counter()
+        key = self.manager.group_key(qp.pod)
+        assert key is not None
+        members = [qp]
+        for pod in self.manager.state(key).unscheduled():
+            if pod.key != qp.pod.key and (taken := self.queue.take(pod.key)) is not None:
+                members.append(taken)
+        kept = []
+        for m in members:
+            if m.pod.deletion_timestamp is not None or self.cluster.is_assumed(m.pod.key):
+                # upstream skipPodSchedule: being deleted, or assumed already
+                self.queue.done(m.pod)
+            else:
+                kept.append(m)
+        if not kept:
+            return []
+        members = self.order(kept)
+        results, group = self.decide(fwk, members, key)
+        self.submit(fwk, members, results, group, key, cycle, start)
+        return members
+
+    # ------------------------------------------------------------------ submit
+    def submit(
+        self,
+        fwk: Framework,
+        members: list[QueuedPodInfo],
+        results: list[MemberResult],
+        group: Status,
+        key: str,
+        cycle: int,
+        start: float,
+    ) -> None:
+        """``submitPodGroupAlgorithmResult``: bind a feasible group's placed members, fail
+        the others (see the module docstring)."""
+        for i, m in enumerate(members):
+            res = results[i] if i < len(results) else None
+            why = self.member_failure(res, group)
+            if why is None and res is not None:
+                assumed = self.committer.assume(m.pod, res.node)
+                self.committer.commit(fwk, res.state, m, assumed, start, cycle)
+            elif why is not None:
+                self.failures.fail(fwk, m, why, cycle, start)
+        self._condition(key, group)
+
+    def _condition(self, key: str, group: Status) -> None:
+        """Upstream ``updatePodGroupCondition`` (never back from True to False)."""
+        kind = "PodGroupScheduled" if self.version == "1.36" else "PodGroupInitiallyScheduled"
+        if group.is_success():
+            new = Condition(kind, "True", "Scheduled", group.message())
+        elif group.is_rejected():
+            new = Condition(kind, "False", "Unschedulable", group.message())
+        else:
+            new = Condition(kind, "False", "SchedulerError", group.message())
+        old = self.conditions.get(key)
+        if old is not None and old.status == "True" and new.status != "True":
+            return
+        self.conditions[key] = new

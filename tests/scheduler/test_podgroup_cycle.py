@@ -1,0 +1,200 @@
+"""The PodGroup scheduling cycle (upstream ``schedule_one_podgroup.go``, v1.37) in a running
+scheduler: a gang is placed whole or not at all, with upstream's messages and condition.
+
+Mirrors ``schedule_one_podgroup_test.go``'s cases for the default algorithm: a feasible
+group binds every member; a group whose ``minCount`` cannot be met leaves nothing assumed
+and fails its placed members with the group's message, the one that fits nowhere with its
+own; with GenericWorkload off the same Pods are scheduled one by one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubesched.api import objects as api
+from kubesched.config import featuregates
+from kubesched.config.load import load_config
+from kubesched.plugins.registry import known_plugin_names
+from kubesched.scheduler import SchedulerOptions
+from kubesched.scheduler.core import Scheduler
+from kubesched.testing import FakeApi, VirtualClock, make_node, make_pod
+
+
+def _scheduler(version: str, gates: dict[str, bool]) -> tuple[Scheduler, FakeApi]:
+    fg = featuregates.with_settings(version, gates)
+    cfg = load_config(None, known_plugins=known_plugin_names(), gates=fg)
+    fake = FakeApi()
+    options = SchedulerOptions(feature_gates=fg)
+    return Scheduler(cfg, clock=VirtualClock(), api_client=fake, options=options), fake
+
+
+def pod_group(
+    name: str, min_count: int, priority: int | None = None, version: str = "v1beta1"
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {"schedulingPolicy": {"gang": {"minCount": min_count}}}
+    if priority is not None:
+        spec["priority"] = priority
+    return {
+        "apiVersion": f"scheduling.k8s.io/{version}",
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": "ns"},
+        "spec": spec,
+    }
+
+
+def member(name: str, group: str, cpu: str = "1") -> api.Pod:
+    pod = make_pod(name, "ns").req(cpu=cpu).obj()
+    pod.scheduling_group = group
+    return pod
+
+
+def _run(s: Scheduler) -> None:
+    for _ in range(100):
+        if not s.schedule_one():
+            return
+
+
+def test_a_gang_that_fits_binds_every_member() -> None:
+    s, fake = _scheduler("1.37", {"GenericWorkload": True})
+    s.on_node_add(make_node("n0").cap(cpu="4", memory="8Gi", pods=10).obj())
+    s.on_object(pod_group("g", 3))
+    for i in range(3):
+        s.on_pod_add(member(f"m{i}", "g"))
+    _run(s)
+    assert sorted(fake.binds) == ["ns/m0", "ns/m1", "ns/m2"]
+    assert s.pod_group_cycle is not None
+    assert s.pod_group_cycle.conditions["ns/g"].reason == "Scheduled"
+    assert s.queue.scheduling_cycle == 1  # one pop placed the whole group
+
+
+def test_a_gang_short_of_room_holds_nothing_and_reports_upstreams_messages() -> None:
+    s, fake = _scheduler("1.37", {"GenericWorkload": True})
+    s.on_node_add(make_node("n0").cap(cpu="4", memory="8Gi", pods=10).obj())
+    s.on_object(pod_group("g", 3))
+    for i in range(3):
+        s.on_pod_add(member(f"m{i}", "g", cpu="2"))
+    s.schedule_one()
+    assert fake.binds == {}
+    assert not s.cluster.pods  # nothing left assumed
+    group_msg = "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"
+    placed = ("Unschedulable", f"pod group is unschedulable, {group_msg}")
+    assert fake.failures["ns/m0"] == placed
+    assert fake.failures["ns/m1"] == placed
+    reason, msg = fake.failures["ns/m2"]
+    assert reason == "Unschedulable" and "Insufficient cpu" in msg
+    assert s.pod_group_cycle is not None
+    cond = s.pod_group_cycle.conditions["ns/g"]
+    assert (cond.status, cond.reason, cond.message) == ("False", "Unschedulable", group_msg)
+
+
+def test_a_member_of_another_priority_fails_the_group_with_upstreams_error() -> None:
+    s, fake = _scheduler("1.37", {"GenericWorkload": True})
+    s.on_node_add(make_node("n0").cap(cpu="4", memory="8Gi", pods=10).obj())
+    s.on_object(pod_group("g", 1, priority=0))
+    s.on_pod_add(member("m0", "g"))
+    other = member("m1", "g")
+    other.priority = 5
+    s.on_pod_add(other)
+    s.schedule_one()
+    assert fake.binds == {}
+    reason, msg = fake.failures["ns/m0"]
+    assert reason == "SchedulerError"
+    assert msg.startswith("all pods in a single pod group should have the same priority")
+
+
+def test_with_generic_workload_off_members_are_scheduled_one_by_one() -> None:
+    s, fake = _scheduler("1.37", {})
+    s.on_node_add(make_node("n0").cap(cpu="4", memory="8Gi", pods=10).obj())
+    for i in range(3):
+        s.on_pod_add(member(f"m{i}", "g", cpu="2"))
+    _run(s)
+    assert sorted(fake.binds) == ["ns/m0", "ns/m1"]
+    assert s.pod_group_cycle is None
+
+
+def test_v136_tries_every_member_and_reports_each_ones_permit_message() -> None:
+    s, fake = _scheduler("1.36", {"GenericWorkload": True, "GangScheduling": True})
+    s.on_node_add(make_node("n0").cap(cpu="4", memory="8Gi", pods=10).obj())
+    s.on_object(pod_group("g", 3, version="v1alpha2"))
+    for i in range(3):
+        s.on_pod_add(member(f"m{i}", "g", cpu="2"))
+    s.schedule_one()
+    assert fake.binds == {}
+    assert not s.cluster.pods
+    placed = (
+        "Unschedulable",
+        "pod group is unschedulable, waiting for minCount pods from a gang to be scheduled, "
+        "one or more plugins asked to wait and no plugin rejected pod",
+    )
+    assert fake.failures["ns/m0"] == placed
+    assert fake.failures["ns/m1"] == placed
+    assert s.pod_group_cycle is not None
+    cond = s.pod_group_cycle.conditions["ns/g"]
+    assert (cond.type, cond.message) == ("PodGroupScheduled", "pod group is unschedulable")
+
+
+def test_v136_a_gang_that_fits_binds_every_member() -> None:
+    s, fake = _scheduler("1.36", {"GenericWorkload": True, "GangScheduling": True})
+    s.on_node_add(make_node("n0").cap(cpu="4", memory="8Gi", pods=10).obj())
+    s.on_object(pod_group("g", 2, version="v1alpha2"))
+    for i in range(2):
+        s.on_pod_add(member(f"m{i}", "g", cpu="2"))
+    _run(s)
+    assert sorted(fake.binds) == ["ns/m0", "ns/m1"]
+
+
+def test_a_pod_group_without_priority_has_its_class_or_zero() -> None:
+    """v1.37 ``PodGroupPriority``: the admitted ``spec.priority`` (from the PodGroup's
+    PriorityClass) or 0, which every member's priority must equal."""
+    s, fake = _scheduler("1.37", {"GenericWorkload": True})
+    s.on_node_add(make_node("n0").cap(cpu="4", memory="8Gi", pods=10).obj())
+    s.on_object(
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": "high"},
+            "value": 7,
+        }
+    )
+    group = pod_group("g", 1)
+    group["spec"]["priorityClassName"] = "high"
+    s.on_object(group)
+    s.on_object(pod_group("z", 1))
+    high = member("h0", "g")
+    high.priority = 7
+    s.on_pod_add(high)
+    odd = member("z0", "z")
+    odd.priority = 7
+    s.on_pod_add(odd)
+    _run(s)
+    assert fake.binds == {"ns/h0": "n0"}
+    assert fake.failures["ns/z0"] == (
+        "SchedulerError",
+        "all pods in a single pod group should have the same priority as the pod group's "
+        "priority, got 7 and 0",
+    )
+
+
+def test_v135_gang_waits_at_permit_and_binds_whole() -> None:
+    """v1.35 has no PodGroup cycle: members go one by one, GangScheduling holds the first at
+    Permit until ``minCount`` are assumed, then all bind."""
+    s, fake = _scheduler("1.35", {"GenericWorkload": True, "GangScheduling": True})
+    s.on_node_add(make_node("n0").cap(cpu="4", memory="8Gi", pods=10).obj())
+    s.on_object(
+        {
+            "apiVersion": "scheduling.k8s.io/v1alpha1",
+            "kind": "Workload",
+            "metadata": {"name": "w", "namespace": "ns"},
+            "spec": {"podGroups": [{"name": "g", "policy": {"gang": {"minCount": 2}}}]},
+        }
+    )
+    for i in range(2):
+        pod = make_pod(f"m{i}", "ns").req(cpu="1").obj()
+        pod.workload_ref = api.WorkloadRef("w", "g", "")
+        s.on_pod_add(pod)
+    s.schedule_one()
+    assert fake.binds == {}  # the first member waits at Permit
+    assert len(s.handle.waiting_pods) == 1
+    _run(s)
+    assert sorted(fake.binds) == ["ns/m0", "ns/m1"]
+    assert s.pod_group_cycle is not None and not s.pod_group_cycle.handles(pod)
