@@ -21,6 +21,7 @@ from kubesched.api import objects as api
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.metrics import SchedulerMetrics
 from kubesched.parallel import factory
+from kubesched.queue.core import ACTIVE, BACKOFF
 from kubesched.sim.apiserver import SimApiServer
 from kubesched.sim.costmodel import CostModel
 from kubesched.sim.engine import EventLoop
@@ -248,6 +249,21 @@ class SimCluster:
             and self.scheduler.in_flight_bindings == 0
             and not self.api.terminating
         )
+
+    def spinning(self, attempts: int) -> bool:
+        """Every Pod ready to schedule (activeQ or backoffQ) has been attempted at least
+        ``attempts`` times and nothing is being bound: the scheduler is retrying without
+        end.  v1.36 does that to a PodGroup whose quorum is met but some member does not
+        fit: it requeues the group at once, without backoff, for ever."""
+        s = self.scheduler
+        if s.in_flight_bindings:
+            return False
+        ready = [
+            qp.pod.key
+            for qp in s.queue.pending_pod_infos()
+            if s.queue.queue_of(qp.pod.key) in (ACTIVE, BACKOFF)
+        ]
+        return bool(ready) and all(s.pod_attempts.get(k, 0) >= attempts for k in ready)
 
     # ------------------------------------------------------------------ fault drills
     def kill_scheduler(self) -> None:

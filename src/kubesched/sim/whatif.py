@@ -53,6 +53,11 @@ from kubesched.sim.jobs import JobLayer
 MAX_VIRTUAL_SECONDS = 900.0
 """Give up on Pods that keep failing with errors after this much virtual time."""
 
+SPIN_ATTEMPTS = 200
+"""A run whose ready Pods have each been attempted this often, nothing being bound, has
+settled into an endless retry (:meth:`SimCluster.spinning`) and ends; kube-oracle's schedule
+verb counts such a member as settled after as many attempts (``docs/fidelity.md``)."""
+
 TERMINAL_PHASES = ("Succeeded", "Failed")
 
 
@@ -162,8 +167,12 @@ def schedule_parsed(
         source[pod.key] = "pods"
     for _, _, late in pending_objects:
         sim.api.apply_object(dict(late))
+    steps = 0
     while sim.loop.now <= MAX_VIRTUAL_SECONDS and (not sim.quiet() or jobs.busy()):
         if not sim.loop.step():
+            break
+        steps += 1
+        if steps % 256 == 0 and sim.spinning(SPIN_ATTEMPTS):
             break
     sim.scheduler.sync_metrics()
     result = _result(sim, submitted, ignored, source)
