@@ -110,8 +110,10 @@ def schedule_oracle_1_37() -> Iterator[Any]:
         with Oracle(binary("1.37"), "schedule") as o:
             yield o
     except OracleMissing as e:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"the oracle is required in CI: {e}")
+        # .ci/run builds the later releases after the default run, then runs this file again
+        # with ORACLE_LATER_RELEASES=required.
+        if os.environ.get("ORACLE_LATER_RELEASES") == "required":
+            pytest.fail(f"the oracle is required here: {e}")
         pytest.skip(str(e))
 
 
