@@ -78,6 +78,17 @@ Restrict = Callable[[IntArray | None], None]
 """Narrows the search to a placement's rows (None: every node again)."""
 
 
+def _member_error(res: MemberResult) -> Status | None:
+    """The group's Error when a member's attempt erred (neither placed nor rejected):
+    upstream stops the cycle there."""
+    if res.status.is_success() or res.status.is_rejected():
+        return None
+    return Status(
+        Code.ERROR,
+        (f"failed to schedule other pod from a pod group: {res.status.message()}",),
+    )
+
+
 def _feasibility_error(status: Status) -> Status:
     """A PlacementFeasible plugin's error as the cycle reports it."""
     return Status(Code.ERROR, (f"failed to evaluate placement feasibility: {status.message()}",))
@@ -376,11 +387,8 @@ class GroupAlgorithm:
             for m in members:
                 res = self._member(fwk, m, undo)
                 results.append(res)
-                if not res.status.is_success() and not res.status.is_rejected():
-                    group = Status(
-                        Code.ERROR,
-                        (f"failed to schedule other pod from a pod group: {res.status.message()}",),
-                    )
+                if (failed := _member_error(res)) is not None:
+                    group = failed
                     break
                 remaining -= 1
                 if res.status.is_success():
@@ -430,11 +438,8 @@ class GroupAlgorithm:
                     else:
                         res.permit = permit
                 results.append(res)
-                if not res.status.is_success() and not res.status.is_rejected():
-                    group = Status(
-                        Code.ERROR,
-                        (f"failed to schedule other pod from a pod group: {res.status.message()}",),
-                    )
+                if (failed := _member_error(res)) is not None:
+                    group = failed
                     break
                 if res.status.is_success() and res.permit.is_success():
                     group = SUCCESS
