@@ -7,43 +7,21 @@ from typing import Any
 
 from kubesched.config import featuregates
 from kubesched.explainer.cycle import explain
+from tests._podgroup import gang, member, node
 
 GATES = featuregates.with_settings("1.37", {"GenericWorkload": True})
 
 
-def _node(name: str, cpu: str) -> dict[str, Any]:
-    res = {"cpu": cpu, "memory": "8Gi", "pods": "110"}
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name},
-        "status": {"allocatable": res, "capacity": res},
-    }
-
-
 def _member(name: str, cpu: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "ns"},
-        "spec": {
-            "schedulingGroup": {"podGroupName": "g"},
-            "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": cpu}}}],
-        },
-    }
+    return member(name, "g", cpu)
 
 
 def _group(min_count: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "scheduling.k8s.io/v1beta1",
-        "kind": "PodGroup",
-        "metadata": {"name": "g", "namespace": "ns"},
-        "spec": {"schedulingPolicy": {"gang": {"minCount": min_count}}},
-    }
+    return gang("g", min_count)
 
 
 def _snapshot(min_count: int, n: int, cpu: str) -> dict[str, Any]:
-    items = [_node("n0", "4"), _node("n1", "1"), _group(min_count)]
+    items = [node("n0", "4"), node("n1", "1"), _group(min_count)]
     items += [_member(f"m{i}", cpu) for i in range(n)]
     return {"apiVersion": "v1", "kind": "List", "items": items}
 
