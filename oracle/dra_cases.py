@@ -34,6 +34,7 @@ import json
 import random
 from typing import Any
 
+from dra_alpha import alpha_gates
 from dra_features import release_features
 
 API = "resource.k8s.io/v1"
@@ -70,6 +71,7 @@ def _case(seed: int, index: int, version: str | None, verb: str) -> dict[str, An
     gen = _Gen(random.Random(f"dra/{seed}/{index}"), random.Random(f"dra+/{seed}/{index}"))
     request = gen.request()
     release_features(gen.r, request, version, verb)
+    alpha_gates(seed, index, request, version, verb)  # v1.34's alpha gates, a stream of its own
     return request
 
 

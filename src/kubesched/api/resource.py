@@ -375,11 +375,12 @@ class ExactRequest:
     tolerations: tuple[DeviceToleration, ...] = ()
     """DRADeviceTaints: the taints this request's devices may carry."""
 
-    def blocked_by(self, taints: tuple[DeviceTaint, ...]) -> bool:
-        """Upstream ``taintPreventsAllocation``: a ``NoSchedule`` or ``NoExecute`` taint
-        none of the tolerations tolerates (other effects never block)."""
+    def blocked_by(self, taints: tuple[DeviceTaint, ...], every_effect: bool = False) -> bool:
+        """Upstream ``taintPreventsAllocation`` (v1.35+): a ``NoSchedule`` or ``NoExecute``
+        taint none of the tolerations tolerates (other effects never block); with
+        ``every_effect`` v1.34's ``allTaintsTolerated``: a taint of any effect does."""
         return any(
-            t.effect in (NO_SCHEDULE, NO_EXECUTE)
+            (every_effect or t.effect in (NO_SCHEDULE, NO_EXECUTE))
             and not any(tol.tolerates(t) for tol in self.tolerations)
             for t in taints
         )

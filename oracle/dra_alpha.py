@@ -1,0 +1,142 @@
+"""v1.34's alpha DRA gates in the DRA family's cases (``oracle/dra_cases.py`` calls
+:func:`alpha_gates` last, from a stream of its own, so a seed's other draws stay as they
+were).  v1.34 lets a user turn on gates its defaults leave off; about half of the v1.34 cases
+turn on one or more of:
+
+- **DRADeviceTaints**: taints on ResourceSlice devices and tolerations on the incoming Pod's
+  requests (``dra_features``' draws; DeviceTaintRules are not drawn at v1.34).
+- **DRADeviceBindingConditions** (with DRAResourceClaimDeviceStatus, beta and on, now and
+  then turned off): allocated claims whose results carry ``bindingConditions`` and
+  ``bindingFailureConditions``, with the driver's ``status.devices`` conditions (met, failed,
+  pending or none) and an ``allocationTimestamp`` long past (the binding timed out) or far
+  ahead; in explain cases also devices with binding conditions (a schedule would wait in
+  PreBind for them, and a schedule case's allocated claims are met or carry none).
+- **DRAExtendedResource**: the GPU class backs ``example.com/gpu`` (v1.34's mapping: a class
+  with ``extendedResourceName`` answers to that name only; no second class names it, since
+  v1.34 picks one of two at random), the incoming Pod's containers request it (or an
+  extended resource no class backs), some nodes have it in their allocatable (``0`` too:
+  v1.34 then counts it as the device plugin's), and in explain cases sometimes the claim an
+  earlier cycle created.
+
+Not drawn (kubesched does not model them): DRAPartitionableDevices, DRAConsumableCapacity.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from dra_features import (
+    EXT_FPGA,
+    EXT_GPU,
+    _binding_conditions,
+    _device_taints,
+    _ext_containers,
+    _stale_claim,
+)
+
+PAST = "2026-01-01T00:00:00Z"
+"""An ``allocationTimestamp`` whose binding timeout (600 s) has passed."""
+FUTURE = "2099-01-01T00:00:00Z"
+"""One whose timeout has not."""
+ATTACHED, FAILED = "example.com/attached", "example.com/failed"
+
+
+def alpha_gates(
+    seed: int, index: int, request: dict[str, Any], version: str | None, verb: str
+) -> None:
+    """Draw v1.34's alpha DRA gates into ``request`` (only at v1.34, the default build)."""
+    if version not in (None, "1.34"):
+        return
+    r = random.Random(f"dra-alpha/{seed}/{index}")
+    if r.random() >= 0.5:
+        return
+    gates: dict[str, bool] = dict(request.get("featureGates", {}))
+    items: list[dict[str, Any]] = request["cluster"]["items"]
+    pods = request["pods"] if "pods" in request else [request["pod"]]
+    if r.random() < 0.45:
+        gates["DRADeviceTaints"] = True
+        _device_taints(r, items, pods)
+    if r.random() < 0.45:
+        gates["DRADeviceBindingConditions"] = True
+        if r.random() < 0.15:
+            gates["DRAResourceClaimDeviceStatus"] = False
+        binding_claims(r, items, verb)
+        if verb == "explain" and r.random() < 0.5:
+            _binding_conditions(r, items)
+    if r.random() < 0.45:
+        gates["DRAExtendedResource"] = True
+        extended_v134(r, request, verb)
+    if gates:
+        request["featureGates"] = gates
+
+
+def binding_claims(r: random.Random, items: list[dict[str, Any]], verb: str) -> None:
+    """Binding conditions on allocated claims' results, with the driver's report."""
+    for c in (o for o in items if o.get("kind") == "ResourceClaim"):
+        alloc = (c.get("status") or {}).get("allocation")
+        if alloc is None or r.random() >= 0.6:
+            continue
+        alloc["allocationTimestamp"] = r.choice([PAST, FUTURE])
+        reports = c["status"].setdefault("devices", [])
+        for res in alloc["devices"]["results"]:
+            res["bindingConditions"] = [ATTACHED]
+            res["bindingFailureConditions"] = [FAILED]
+            state = "met" if verb == "schedule" else r.choice(["met", "failed", "pending", "none"])
+            if state == "none":
+                continue
+            report = next(
+                (
+                    d
+                    for d in reports
+                    if (d["driver"], d["pool"], d["device"])
+                    == (res["driver"], res["pool"], res["device"])
+                ),
+                None,
+            )
+            if report is None:
+                report = {k: res[k] for k in ("driver", "pool", "device")}
+                reports.append(report)
+            conds = report.setdefault("conditions", [])
+            conds.append(_condition(ATTACHED, state == "met"))
+            if state == "failed" or r.random() < 0.3:
+                conds.append(_condition(FAILED, state == "failed"))
+        if not reports:
+            del c["status"]["devices"]
+
+
+def _condition(kind: str, true: bool) -> dict[str, Any]:
+    return {
+        "type": kind,
+        "status": "True" if true else "False",
+        "reason": "Reported",
+        "message": "",
+        "lastTransitionTime": PAST,
+    }
+
+
+def extended_v134(r: random.Random, request: dict[str, Any], verb: str) -> None:
+    """DRAExtendedResource as v1.34 has it (the module's docstring)."""
+    items: list[dict[str, Any]] = request["cluster"]["items"]
+    pods = request["pods"] if "pods" in request else [request["pod"]]
+    classes = [o for o in items if o.get("kind") == "DeviceClass"]
+    gpu = next((o for o in classes if o["metadata"]["name"] == "gpu.example.com"), None)
+    if gpu is not None:
+        gpu["spec"]["extendedResourceName"] = EXT_GPU
+    wanted = [EXT_FPGA] if gpu is None or r.random() < 0.1 else [EXT_GPU]
+    own_claims = any(p["spec"].get("resourceClaims") for p in pods)
+    for n in (o for o in items if o.get("kind") == "Node"):
+        if verb == "schedule" and own_claims:
+            continue
+        for name in wanted:
+            if r.random() < 0.3:
+                amount = str(r.randint(0, 3))
+                n["status"]["allocatable"][name] = amount
+                n["status"]["capacity"][name] = amount
+    containers = _ext_containers(r, pods[0], wanted)
+    for p in pods:
+        p["spec"]["containers"] = [dict(c) for c in containers["containers"]]
+        if containers["initContainers"]:
+            p["spec"]["initContainers"] = [dict(c) for c in containers["initContainers"]]
+    if verb == "explain" and r.random() < 0.1:
+        _stale_claim(r, items, pods[0])
