@@ -11,6 +11,8 @@ turn on one or more of:
   pending or none) and an ``allocationTimestamp`` long past (the binding timed out) or far
   ahead; in explain cases also devices with binding conditions (a schedule would wait in
   PreBind for them, and a schedule case's allocated claims are met or carry none).
+- **DRAAdminAccess** off (beta, on at v1.34): a request that sets ``adminAccess`` (the
+  generator's, or an explicit ``false`` drawn here) is refused.
 - **DRAExtendedResource**: the GPU class backs ``example.com/gpu`` (v1.34's mapping: a class
   with ``extendedResourceName`` answers to that name only; no second class names it, since
   v1.34 picks one of two at random), the incoming Pod's containers request it (or an
@@ -67,6 +69,9 @@ def alpha_gates(
     if r.random() < 0.45:
         gates["DRAExtendedResource"] = True
         extended_v134(r, request, verb)
+    if r.random() < 0.15:
+        gates["DRAAdminAccess"] = False
+        admin_off(r, items)
     if gates:
         request["featureGates"] = gates
 
@@ -103,6 +108,17 @@ def binding_claims(r: random.Random, items: list[dict[str, Any]], verb: str) -> 
                 conds.append(_condition(FAILED, state == "failed"))
         if not reports:
             del c["status"]["devices"]
+
+
+def admin_off(r: random.Random, items: list[dict[str, Any]]) -> None:
+    """With DRAAdminAccess off: now and then an explicit ``adminAccess: false`` on an
+    unallocated claim's request (set at all, it is refused)."""
+    for o in items:
+        if o.get("kind") != "ResourceClaim" or (o.get("status") or {}).get("allocation"):
+            continue
+        for req in o["spec"]["devices"]["requests"]:
+            if "exactly" in req and r.random() < 0.2:
+                req["exactly"].setdefault("adminAccess", False)
 
 
 def _condition(kind: str, true: bool) -> dict[str, Any]:

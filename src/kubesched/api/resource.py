@@ -374,6 +374,9 @@ class ExactRequest:
     admin_access: bool
     tolerations: tuple[DeviceToleration, ...] = ()
     """DRADeviceTaints: the taints this request's devices may carry."""
+    admin_access_set: bool = False
+    """``adminAccess`` is given (``false`` too): with DRAAdminAccess off the allocator
+    refuses the request."""
 
     def blocked_by(self, taints: tuple[DeviceTaint, ...], every_effect: bool = False) -> bool:
         """Upstream ``taintPreventsAllocation`` (v1.35+): a ``NoSchedule`` or ``NoExecute``
@@ -452,6 +455,7 @@ def _exact(obj: Obj, name: str, path: str) -> ExactRequest:
         count or 1,
         f.boolean(obj, "adminAccess", path),
         _tolerations(obj, path),
+        obj.get("adminAccess") is not None,
     )
 
 

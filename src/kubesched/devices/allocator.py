@@ -52,6 +52,10 @@ class Options(NamedTuple):
     """v1.34 (DRADeviceTaints alpha): a taint of any effect (``None`` too) the request does
     not tolerate keeps the device from it (``allTaintsTolerated``)."""
 
+    admin_access: bool = True
+    """DRAAdminAccess (beta, on at v1.34): off, a request that sets ``adminAccess`` is an
+    error."""
+
     binding_conditions: bool = False
     """DRADeviceBindingConditions and DRAResourceClaimDeviceStatus (both on from v1.36): a
     device with ``bindingConditions`` may be allocated, and pools holding such devices are
@@ -66,6 +70,7 @@ class Options(NamedTuple):
             keep_alternative=at_least("1.36"),
             device_taints=enabled("DRADeviceTaints"),
             taints_any_effect=not at_least("1.35"),
+            admin_access=enabled("DRAAdminAccess"),
             binding_conditions=enabled("DRADeviceBindingConditions")
             and enabled("DRAResourceClaimDeviceStatus"),
         )
@@ -262,6 +267,11 @@ class _Search:
         key: tuple[int, int, int],
     ) -> _Request:
         name = spec.name  # upstream's messages name a subrequest by its own name
+        if spec.admin_access_set and not self.options.admin_access:
+            raise AllocationError(
+                f"claim {claim.key}, request {name}: admin access is requested, but the "
+                "feature is disabled"
+            )
         klass = self.classes.get(spec.class_name)
         if klass is None:
             raise AllocationError(
