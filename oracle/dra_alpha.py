@@ -13,6 +13,9 @@ turn on one or more of:
   PreBind for them, and a schedule case's allocated claims are met or carry none).
 - **DRAAdminAccess** off (beta, on at v1.34): a request that sets ``adminAccess`` (the
   generator's, or an explicit ``false`` drawn here) is refused.
+- **NominatedNodeNameForExpectation** (schedule cases): the binding cycle names the chosen
+  node in the Pod's ``status.nominatedNodeName`` before a PreBind that will do something
+  (DynamicResources' ``PreBindPreFlight``); the comparison's results and nodes stay.
 - **DRAExtendedResource**: the GPU class backs ``example.com/gpu`` (v1.34's mapping: a class
   with ``extendedResourceName`` answers to that name only; no second class names it, since
   v1.34 picks one of two at random), the incoming Pod's containers request it (or an
@@ -72,6 +75,8 @@ def alpha_gates(
     if r.random() < 0.15:
         gates["DRAAdminAccess"] = False
         admin_off(r, items)
+    if verb == "schedule" and r.random() < 0.3:
+        gates["NominatedNodeNameForExpectation"] = True
     if gates:
         request["featureGates"] = gates
 
