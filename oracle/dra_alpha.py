@@ -13,6 +13,8 @@ turn on one or more of:
   PreBind for them, and a schedule case's allocated claims are met or carry none).
 - **DRAAdminAccess** off (beta, on at v1.34): a request that sets ``adminAccess`` (the
   generator's, or an explicit ``false`` drawn here) is refused.
+- **DRAPrioritizedList** off (beta, on at v1.34): a claim to allocate with ``firstAvailable``
+  requests keeps the Pod off every node (PreFilter).
 - **NominatedNodeNameForExpectation** (schedule cases): the binding cycle names the chosen
   node in the Pod's ``status.nominatedNodeName`` before a PreBind that will do something
   (DynamicResources' ``PreBindPreFlight``); the comparison's results and nodes stay.
@@ -66,7 +68,7 @@ def alpha_gates(
         gates["DRADeviceBindingConditions"] = True
         if r.random() < 0.15:
             gates["DRAResourceClaimDeviceStatus"] = False
-        binding_claims(r, items, verb)
+        binding_claims(r, items, pods, verb)
         if verb == "explain" and r.random() < 0.5:
             _binding_conditions(r, items)
     if r.random() < 0.45:
@@ -75,19 +77,40 @@ def alpha_gates(
     if r.random() < 0.15:
         gates["DRAAdminAccess"] = False
         admin_off(r, items)
+    if r.random() < 0.12:
+        gates["DRAPrioritizedList"] = False
     if verb == "schedule" and r.random() < 0.3:
         gates["NominatedNodeNameForExpectation"] = True
     if gates:
         request["featureGates"] = gates
 
 
-def binding_claims(r: random.Random, items: list[dict[str, Any]], verb: str) -> None:
-    """Binding conditions on allocated claims' results, with the driver's report."""
+def binding_claims(
+    r: random.Random, items: list[dict[str, Any]], pods: list[dict[str, Any]], verb: str
+) -> None:
+    """Binding conditions on allocated claims' results, with the driver's report (on the
+    claims the Pods name most of the time; in a schedule case the Pods name the claim no
+    Pod holds, when there is one, half of the time: PreBind then waits for its conditions,
+    met at once)."""
+    named = {e.get("resourceClaimName") for p in pods for e in p["spec"].get("resourceClaims", [])}
+    released = next((o for o in items if o["metadata"]["name"] == "released"), None)
+    unnamed = verb == "schedule" and released is not None and "released" not in named
+    if unnamed and r.random() < 0.5:
+        for p in pods:
+            entry = f"c{len(p['spec'].get('resourceClaims', []))}b"
+            p["spec"].setdefault("resourceClaims", []).append(
+                {"name": entry, "resourceClaimName": "released"}
+            )
+            claims = p["spec"]["containers"][0].setdefault("resources", {})
+            claims.setdefault("claims", []).append({"name": entry})
+        named.add("released")
     for c in (o for o in items if o.get("kind") == "ResourceClaim"):
         alloc = (c.get("status") or {}).get("allocation")
-        if alloc is None or r.random() >= 0.6:
+        if alloc is None or r.random() >= (0.9 if c["metadata"]["name"] in named else 0.4):
             continue
-        alloc["allocationTimestamp"] = r.choice([PAST, FUTURE])
+        stamp = r.choice([PAST, FUTURE, None])
+        if stamp:
+            alloc["allocationTimestamp"] = stamp
         reports = c["status"].setdefault("devices", [])
         for res in alloc["devices"]["results"]:
             res["bindingConditions"] = [ATTACHED]
@@ -137,7 +160,10 @@ def _condition(kind: str, true: bool) -> dict[str, Any]:
 
 
 def extended_v134(r: random.Random, request: dict[str, Any], verb: str) -> None:
-    """DRAExtendedResource as v1.34 has it (the module's docstring)."""
+    """DRAExtendedResource as v1.34 has it (the module's docstring); now and then with an
+    extended resource no class backs that NodeResourcesFit ignores (``ignoredResources``:
+    DynamicResources then says ``cannot fit resource``), hugepages every node has, a
+    container requesting none of it (or ``0``), and a stale claim with its finalizer."""
     items: list[dict[str, Any]] = request["cluster"]["items"]
     pods = request["pods"] if "pods" in request else [request["pod"]]
     classes = [o for o in items if o.get("kind") == "DeviceClass"]
@@ -145,6 +171,7 @@ def extended_v134(r: random.Random, request: dict[str, Any], verb: str) -> None:
     if gpu is not None:
         gpu["spec"]["extendedResourceName"] = EXT_GPU
     wanted = [EXT_FPGA] if gpu is None or r.random() < 0.1 else [EXT_GPU]
+    ignored = wanted == [EXT_GPU] and r.random() < 0.2
     own_claims = any(p["spec"].get("resourceClaims") for p in pods)
     for n in (o for o in items if o.get("kind") == "Node"):
         if verb == "schedule" and own_claims:
@@ -155,9 +182,48 @@ def extended_v134(r: random.Random, request: dict[str, Any], verb: str) -> None:
                 n["status"]["allocatable"][name] = amount
                 n["status"]["capacity"][name] = amount
     containers = _ext_containers(r, pods[0], wanted)
+    extras(r, containers, items, ignored)
+    if ignored:
+        fit = {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "NodeResourcesFitArgs",
+            "ignoredResources": [EXT_FPGA],
+        }
+        entry = {"name": "NodeResourcesFit", "args": fit}
+        request["config"]["profiles"] = [
+            {"schedulerName": "default-scheduler", "pluginConfig": [entry]}
+        ]
     for p in pods:
         p["spec"]["containers"] = [dict(c) for c in containers["containers"]]
         if containers["initContainers"]:
             p["spec"]["initContainers"] = [dict(c) for c in containers["initContainers"]]
     if verb == "explain" and r.random() < 0.1:
         _stale_claim(r, items, pods[0])
+        if r.random() < 0.5:
+            items[-1]["metadata"]["finalizers"] = ["resource.kubernetes.io/delete-protection"]
+
+
+def extras(
+    r: random.Random,
+    containers: dict[str, list[dict[str, Any]]],
+    items: list[dict[str, Any]],
+    ignored: bool,
+) -> None:
+    """What else a Pod with extended resources holds (:func:`extended_v134`)."""
+    main = containers["containers"][0]["resources"]
+    if ignored:
+        main["requests"][EXT_FPGA] = main["limits"][EXT_FPGA] = "1"
+    if r.random() < 0.2:
+        for n in (o for o in items if o.get("kind") == "Node"):
+            n["status"]["allocatable"]["hugepages-2Mi"] = "1Gi"
+            n["status"]["capacity"]["hugepages-2Mi"] = "1Gi"
+        main["requests"]["hugepages-2Mi"] = main["limits"]["hugepages-2Mi"] = "4Mi"
+    if r.random() < 0.25:
+        extra: dict[str, Any] = {"name": "side", "image": "app"}
+        pick = r.random()
+        if pick < 0.4:
+            extra["resources"] = {"requests": {"cpu": "10m"}}
+        elif pick < 0.7:
+            zero = {EXT_GPU: "0"}
+            extra["resources"] = {"requests": zero, "limits": dict(zero)}
+        containers["containers"].append(extra)

@@ -169,6 +169,7 @@ class DynamicResources(Hints):
         )
         self._binding_timeout = binding_timeout(args)
         self._extended = gates.enabled("DRAExtendedResource")
+        self._prioritized_list = gates.enabled("DRAPrioritizedList")
         self._extended_v134 = not gates.at_least("1.35")
         self.objects.extended_v134 = self._extended_v134
         if self._extended:  # NodeResourcesFit leaves resources backed by a class to DRA
@@ -292,6 +293,12 @@ class DynamicResources(Hints):
             if nodeclaims is not None and claim is nodeclaims.base:
                 continue  # validated per node in Filter
             for req in claim.requests:
+                if req.exactly is None and not self._prioritized_list:
+                    msg = (
+                        f"resource claim {claim.key}, request {req.name}: has subrequests, "
+                        "but the DRAPrioritizedList feature is disabled"
+                    )
+                    return None, unschedulable(msg, resolvable=False)
                 alts = [req.exactly] if req.exactly is not None else list(req.first_available)
                 for alt in alts:
                     name = req.name if req.exactly is not None else f"{req.name}/{alt.name}"
