@@ -163,7 +163,8 @@ def extended_v134(r: random.Random, request: dict[str, Any], verb: str) -> None:
     """DRAExtendedResource as v1.34 has it (the module's docstring); now and then with an
     extended resource no class backs that NodeResourcesFit ignores (``ignoredResources``:
     DynamicResources then says ``cannot fit resource``), hugepages every node has, a
-    container requesting none of it (or ``0``), and a stale claim with its finalizer."""
+    container requesting none of it (or ``0``), a stale claim with its finalizer, and no
+    DeviceClass at all."""
     items: list[dict[str, Any]] = request["cluster"]["items"]
     pods = request["pods"] if "pods" in request else [request["pod"]]
     classes = [o for o in items if o.get("kind") == "DeviceClass"]
@@ -197,6 +198,10 @@ def extended_v134(r: random.Random, request: dict[str, Any], verb: str) -> None:
         p["spec"]["containers"] = [dict(c) for c in containers["containers"]]
         if containers["initContainers"]:
             p["spec"]["initContainers"] = [dict(c) for c in containers["initContainers"]]
+    if verb == "explain" and r.random() < 0.04:
+        # no DeviceClass at all: NodeResourcesFit's mapping is empty (its Pod's claims,
+        # if any, name a class that does not exist)
+        items[:] = [o for o in items if o.get("kind") != "DeviceClass"]
     if verb == "explain" and r.random() < 0.1:
         _stale_claim(r, items, pods[0])
         if r.random() < 0.5:
