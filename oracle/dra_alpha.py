@@ -218,6 +218,8 @@ def extras(
     main = containers["containers"][0]["resources"]
     if ignored:
         main["requests"][EXT_FPGA] = main["limits"][EXT_FPGA] = "1"
+    elif EXT_GPU in main["requests"] and r.random() < 0.15:
+        main["requests"][EXT_FPGA] = main["limits"][EXT_FPGA] = "0"  # a zero request
     if r.random() < 0.2:
         for n in (o for o in items if o.get("kind") == "Node"):
             n["status"]["allocatable"]["hugepages-2Mi"] = "1Gi"
