@@ -24,12 +24,9 @@ default)."""
 
 def _report(status: Mapping[str, Any], result: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """Upstream ``getAllocatedDeviceStatus``: the driver's report on ``result``'s device."""
+    want = (result.get("driver"), result.get("pool"), result.get("device"))
     for d in status.get("devices") or []:
-        if (d.get("driver"), d.get("pool"), d.get("device")) == (
-            result.get("driver"),
-            result.get("pool"),
-            result.get("device"),
-        ):
+        if isinstance(d, Mapping) and (d.get("driver"), d.get("pool"), d.get("device")) == want:
             return d
     return None
 
@@ -70,7 +67,9 @@ def timed_out(claim: Mapping[str, Any], timeout: float, now: float | None = None
     """Upstream ``isClaimTimeout``: a result has binding conditions and the allocation is
     older than ``timeout`` seconds."""
     alloc = (claim.get("status") or {}).get("allocation")
-    stamp = alloc.get("allocationTimestamp") if alloc is not None else None
+    if not isinstance(alloc, Mapping):
+        return False
+    stamp = alloc.get("allocationTimestamp")
     if not stamp:
         return False
     if not any(
