@@ -71,7 +71,7 @@ def alpha_gates(
         binding_claims(r, items, pods, verb)
         if verb == "explain" and r.random() < 0.5:
             _binding_conditions(r, items)
-    if r.random() < 0.45:
+    if r.random() < (0.65 if verb == "schedule" else 0.45):
         gates["DRAExtendedResource"] = True
         extended_v134(r, request, verb)
     if r.random() < 0.15:
@@ -172,7 +172,7 @@ def extended_v134(r: random.Random, request: dict[str, Any], verb: str) -> None:
     if gpu is not None:
         gpu["spec"]["extendedResourceName"] = EXT_GPU
     wanted = [EXT_FPGA] if gpu is None or r.random() < 0.1 else [EXT_GPU]
-    ignored = wanted == [EXT_GPU] and r.random() < 0.2
+    ignored = wanted == [EXT_GPU] and r.random() < (0.2 if verb == "explain" else 0.0)
     own_claims = any(p["spec"].get("resourceClaims") for p in pods)
     for n in (o for o in items if o.get("kind") == "Node"):
         if verb == "schedule" and own_claims:
@@ -183,6 +183,13 @@ def extended_v134(r: random.Random, request: dict[str, Any], verb: str) -> None:
                 n["status"]["allocatable"][name] = amount
                 n["status"]["capacity"][name] = amount
     containers = _ext_containers(r, pods[0], wanted)
+    if verb == "schedule" and r.random() < 0.6:
+        # one device for the main container only: a schedule's one node has few to give
+        containers["initContainers"] = []
+        del containers["containers"][1:]
+        res = containers["containers"][0]["resources"]
+        for part in ("requests", "limits"):
+            res[part] |= {n: "1" for n in wanted if n in res[part]}
     extras(r, containers, items, ignored)
     if ignored:
         fit = {
