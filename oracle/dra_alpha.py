@@ -25,6 +25,9 @@ turn on one or more of:
   v1.34 then counts it as the device plugin's), and in explain cases sometimes the claim an
   earlier cycle created.
 
+From v1.36 (the binding gates on by default) a third of the cases draw the allocated claims'
+binding conditions (:func:`binding_claims`).
+
 Not drawn (kubesched does not model them): DRAPartitionableDevices, DRAConsumableCapacity.
 """
 
@@ -52,10 +55,19 @@ ATTACHED, FAILED = "example.com/attached", "example.com/failed"
 def alpha_gates(
     seed: int, index: int, request: dict[str, Any], version: str | None, verb: str
 ) -> None:
-    """Draw v1.34's alpha DRA gates into ``request`` (only at v1.34, the default build)."""
+    """Draw v1.34's alpha DRA gates into ``request`` (at v1.34, the default build); from
+    v1.36, where DRADeviceBindingConditions is on by default, the allocated claims' binding
+    conditions only (:func:`binding_claims`)."""
+    r = random.Random(f"dra-alpha/{seed}/{index}")
+    if version is not None and int(version.split(".")[1]) >= 36:
+        gates = request.get("featureGates", {})
+        on = gates.get("DRADeviceBindingConditions", True)
+        if on and r.random() < 0.35:
+            pods = request["pods"] if "pods" in request else [request["pod"]]
+            binding_claims(r, request["cluster"]["items"], pods, verb)
+        return
     if version not in (None, "1.34"):
         return
-    r = random.Random(f"dra-alpha/{seed}/{index}")
     if r.random() >= 0.5:
         return
     gates: dict[str, bool] = dict(request.get("featureGates", {}))
