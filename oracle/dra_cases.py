@@ -1,10 +1,9 @@
 """Generated DynamicResources cases for the differential comparison with upstream.
 
 ``dra_case(seed, index)`` builds one request ``{"cluster", "pod", "config"}`` from a private
-``random.Random`` (last, what a later release adds, ``oracle/dra_features.py``, and v1.34's
-alpha gates, ``oracle/dra_alpha.py``, each from a stream of its own): nodes in two zones;
-ResourceSlices of two drivers (node-local, for all
-nodes, for a zone by node selector; pools of two slices, some incomplete; stale
+``random.Random`` (last, what a later release adds, ``oracle/dra_features.py``, then v1.34's
+alpha gates, ``oracle/dra_alpha.py``, from a stream of its own): nodes in two zones;
+ResourceSlices of two drivers (node-local, for all nodes, for a zone by node selector; pools of two slices, some incomplete; stale
 generations; duplicate device names), devices with string, int, bool and version attributes
 and memory capacity; DeviceClasses with CEL selectors (one class sometimes missing);
 claims already allocated to running Pods (one shared); and an incoming Pod with direct and
