@@ -3,8 +3,8 @@
 ``dra_case(seed, index)`` builds one request ``{"cluster", "pod", "config"}`` from a private
 ``random.Random`` (last, what a later release adds, ``oracle/dra_features.py``, then v1.34's
 alpha gates, ``oracle/dra_alpha.py``, from a stream of its own): nodes in two zones;
-ResourceSlices of two drivers (node-local, for all nodes, for a zone by node selector; pools of two slices, some incomplete; stale
-generations; duplicate device names), devices with string, int, bool and version attributes
+ResourceSlices of two drivers (node-local, for all nodes, for a zone by node selector; pools
+of two slices, some incomplete; stale generations; duplicate device names), devices with string, int, bool and version attributes
 and memory capacity; DeviceClasses with CEL selectors (one class sometimes missing);
 claims already allocated to running Pods (one shared); and an incoming Pod with direct and
 template claims (created or not yet) whose requests use ``exactly`` (ExactCount or All,
