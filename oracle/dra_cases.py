@@ -4,12 +4,13 @@
 ``random.Random`` (last, what a later release adds, ``oracle/dra_features.py``, then v1.34's
 alpha gates, ``oracle/dra_alpha.py``, from a stream of its own): nodes in two zones;
 ResourceSlices of two drivers (node-local, for all nodes, for a zone by node selector; pools
-of two slices, some incomplete; stale generations; duplicate device names), devices with string, int, bool and version attributes
-and memory capacity; DeviceClasses with CEL selectors (one class sometimes missing);
-claims already allocated to running Pods (one shared); and an incoming Pod with direct and
-template claims (created or not yet) whose requests use ``exactly`` (ExactCount or All,
-selectors on attributes, capacity quantities and versions, now and then one that fails at
-run time), ``firstAvailable`` alternatives and ``matchAttribute`` constraints.
+of two slices, some incomplete; stale generations; duplicate device names), devices with
+string, int, bool and version attributes and memory capacity; DeviceClasses with CEL
+selectors (one class sometimes missing); claims already allocated to running Pods (one
+shared); and an incoming Pod with direct and template claims (created or not yet) whose
+requests use ``exactly`` (ExactCount or All, selectors on attributes, capacity quantities
+and versions, now and then one that fails at run time), ``firstAvailable`` alternatives and
+``matchAttribute`` constraints.
 
 What real clusters hold besides (``_Gen.as_found``, drawn from a second stream so that the
 first stream's draws stay as they were): running Pods' ``status`` (phase, ``startTime``), a
