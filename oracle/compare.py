@@ -245,13 +245,35 @@ def _node_differences(name: str, a: dict[str, Any] | None, b: dict[str, Any] | N
         return [f"{name}: ours {'absent' if a is None else 'present'}, upstream the other"]
     out = []
     for key in ("feasible", "plugin", "reasons", "score"):
-        if a.get(key) != b.get(key):
+        x, y = a.get(key), b.get(key)
+        if key == "reasons" and isinstance(x, list) and isinstance(y, list):
+            x, y = _scalar_order(x), _scalar_order(y)
+        if x != y:
             out.append(f"{name}.{key}: ours {a.get(key)!r}, upstream {b.get(key)!r}")
     sa, sb = a.get("scores", {}), b.get("scores", {})
     for plugin in sorted(set(sa) | set(sb)):
         if sa.get(plugin, 0) != sb.get(plugin, 0):
             out.append(f"{name}.scores.{plugin}: ours {sa.get(plugin)}, upstream {sb.get(plugin)}")
     return out
+
+
+_FIXED = {f"Insufficient {n}" for n in ("cpu", "memory", "ephemeral-storage")}
+
+
+def _scalar_order(reasons: list[Any]) -> list[Any]:
+    """NodeResourcesFit's reasons with its scalar resources' ``Insufficient`` entries sorted
+    among themselves: upstream lists those in Go map order (at random), after cpu, memory
+    and ephemeral storage."""
+    scalar = sorted(
+        r
+        for r in reasons
+        if isinstance(r, str) and r.startswith("Insufficient ") and r not in _FIXED
+    )
+    it = iter(scalar)
+    return [
+        next(it) if isinstance(r, str) and r.startswith("Insufficient ") and r not in _FIXED else r
+        for r in reasons
+    ]
 
 
 def compare(oracle: Oracle, request: dict[str, Any], version: str | None = None) -> list[str]:
