@@ -91,6 +91,13 @@ class Commit:
         """Runs a binding cycle: at once, later in virtual time, or on a thread."""
         self.in_flight = 0
         """Pods past Permit (held there or binding) whose binding cycle has not ended."""
+        self.nominate_held = False
+        """NominatedNodeNameForExpectation (v1.35+, on by default): the binding cycle of a
+        Pod that will wait at Permit first patches ``status.nominatedNodeName`` to its node,
+        and when the wait fails (rejected, timed out) nothing clears it (the failure's patch
+        compares with the scheduler's copy of the Pod, which never had it), so the Pod stays
+        nominated to that node, its resources counted there for Pods of no higher priority
+        (set by the scheduler from its gates)."""
         self.direct_bind: DirectBind | None = None
         """When set and it returns True for a Pod, it has bound the Pod itself and only the
         cache's and queue's bookkeeping of the binding cycle follows (a parallel shard
@@ -196,6 +203,8 @@ class Commit:
             self.in_flight -= 1
             why = rejected_on_node(wp.status)
             self.undo(held.fwk, held.state, held.qp, wp.pod, wp.status, why, held.cycle, start)
+            if self.nominate_held and self.queue.get(wp.pod.key) is not None:
+                self.failures.keep_nomination(held.qp, wp.pod.node_name)
 
     def expire_waiting(self) -> None:
         """Reject held Pods whose Permit deadline passed, and undo them."""

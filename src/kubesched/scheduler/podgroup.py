@@ -292,12 +292,18 @@ class GroupAlgorithm:
 
     def order(self, members: list[QueuedPodInfo]) -> list[QueuedPodInfo]:
         """The members in the release's order (see the module docstring)."""
-        # Upstream's timestamps (a real clock) differ in the order members were queued; the
-        # virtual clock's may tie, so the queue's insertion order stands in for them.
+        # Upstream's timestamps (a real clock) differ in the order members first entered
+        # activeQ (a member whose add completes the quorum enters before the members its add
+        # event moves); the virtual clock's may tie, so the queue's count of those entries
+        # stands in for them.
         if self.version == "1.36":
             return sorted(
                 members,
-                key=lambda m: (-m.pod.priority, m.initial_attempt_timestamp or 0.0, m.seq),
+                key=lambda m: (
+                    -m.pod.priority,
+                    m.initial_attempt_timestamp or 0.0,
+                    m.initial_attempt_seq,
+                ),
             )
         return sorted(
             members,
