@@ -185,14 +185,23 @@ def schedule_differences(mine: dict[str, Any], theirs: dict[str, Any]) -> list[s
             if a.get(field) != b.get(field):
                 out.append(f"{key}.{field}: ours {a.get(field)!r}, upstream {b.get(field)!r}")
         once = a.get("attempts") == b.get("attempts") == 1
-        if b["result"] == "Unschedulable" and once and not _same_message(a["message"], b["message"]):
+        same = _same_message(a["message"], b["message"])
+        if b["result"] == "Unschedulable" and once and not same:
             out.append(f"{key}.message: ours {a['message']!r}, upstream {b['message']!r}")
     return out
 
 
 _PERMIT_TIMEOUT = re.compile(r"(rejected due to timeout after waiting )([0-9hmnsuµ.]+)( at plugin)")
 _GO_DURATION_PART = re.compile(r"([0-9.]+)(h|ms|us|µs|ns|m|s)")
-_GO_UNIT_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+_GO_UNIT_SECONDS = {
+    "h": 3600.0,
+    "m": 60.0,
+    "s": 1.0,
+    "ms": 1e-3,
+    "us": 1e-6,
+    "µs": 1e-6,
+    "ns": 1e-9,
+}
 
 
 def _same_message(mine: str, theirs: str) -> bool:
@@ -204,8 +213,7 @@ def _same_message(mine: str, theirs: str) -> bool:
 
     def whole(m: re.Match[str]) -> str:
         seconds = sum(
-            float(n) * _GO_UNIT_SECONDS[unit]
-            for n, unit in _GO_DURATION_PART.findall(m.group(2))
+            float(n) * _GO_UNIT_SECONDS[unit] for n, unit in _GO_DURATION_PART.findall(m.group(2))
         )
         return f"{m.group(1)}{round(seconds)}s{m.group(3)}"
 
@@ -213,10 +221,18 @@ def _same_message(mine: str, theirs: str) -> bool:
 
 
 def differences(mine: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
-    """What differs between kubesched's and upstream's answers, one line each."""
+    """What differs between kubesched's and upstream's answers, one line each.
+
+    kube-oracle's ``explain`` runs the framework for the one Pod; for a Workload API group
+    member kubesched answers as the PodGroup cycle would and keeps the one-Pod verdict it
+    replaced under ``podGroup.alone``: that is what is compared (the group's verdict is
+    judged by ``--verb schedule``)."""
     errors = _error_differences(mine, theirs)
     if errors is not None:
         return errors
+    alone = (mine.get("podGroup") or {}).get("alone")
+    if alone:
+        mine = {**mine, **alone}
     out: list[str] = []
     if mine["result"] != theirs["result"]:
         out.append(f"result: ours {mine['result']}, upstream {theirs['result']}")

@@ -385,9 +385,7 @@ class Scheduler:
     def on_object(self, obj: dict[str, Any], *, deleted: bool = False) -> None:
         """A Namespace, Service, PodDisruptionBudget or other object changed."""
         start = time.perf_counter()
-        meta = obj.get("metadata") or {}
-        key = (str(obj.get("kind", "")), f"{meta.get('namespace') or 'default'}/{meta.get('name', '')}")
-        existed = key in self.cluster.objects
+        existed = self.cluster.knows_object(obj)
         kind = self.cluster.apply_object(obj, deleted=deleted)
         self._tell("on_object", obj, deleted)
         event = events.object_event(kind, deleted, existed)
