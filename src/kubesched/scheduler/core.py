@@ -50,6 +50,7 @@ from kubesched.framework.runtime import Framework, PluginError
 from kubesched.metrics import PLUGIN_SAMPLE_EVERY, SchedulerMetrics
 from kubesched.plugins.registry import full_registry
 from kubesched.queue import events as qevents
+from kubesched.queue.core import ACTIVE
 from kubesched.queue.scheduling_queue import SchedulingQueue
 from kubesched.scheduler.commit import Commit
 from kubesched.scheduler.extenders import EXTENDER_NAME, Extenders
@@ -172,7 +173,9 @@ class Scheduler:
             submit_binding=submit_binding or (lambda fn: fn()),
         )
         """The commit step: assume, Reserve, Permit, hold or bind, and their undo."""
-        self.committer.nominate_held = gates.enabled("NominatedNodeNameForExpectation")
+        self.committer.nominate_held = gates.enabled(
+            "NominatedNodeNameForExpectation"
+        ) and not gates.enabled("SchedulerAsyncAPICalls")
         self.search = Search(
             self,
             cluster=self.cluster,
@@ -439,6 +442,8 @@ class Scheduler:
         return ran
 
     def _schedule_one(self) -> bool:
+        if self.committer.renominate and not self.queue.pending_pods()[ACTIVE]:
+            self.committer.renominate_due()
         qp = self.queue.pop()
         if qp is None:
             return False
