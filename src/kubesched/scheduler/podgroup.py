@@ -153,8 +153,14 @@ class GroupAlgorithm:
         """Validate and run the release's algorithm for ``members`` (already ordered)."""
         policy = self.manager.policy(key)
         problem = self.validate(fwk, members, key)
-        if problem or policy is None:
-            return [], Status(Code.ERROR, (problem or f'podgroups "{key}" not found',))
+        if problem:
+            return [], Status(Code.ERROR, (problem,))
+        if self.version == "1.36" and not self.placements and policy is None:
+            # v1.36's default algorithm never reads the PodGroup: without GangScheduling to
+            # hold them, members of a group whose object is missing are placed all the same.
+            return self.algorithm_v136(fwk, members)
+        if policy is None:
+            return [], Status(Code.ERROR, (f'podgroups "{key}" not found',))
         if self.placements:
             return self.placement_algorithm(fwk, members, key, policy)
         return self.default_algorithm(fwk, members, key, policy)
