@@ -226,6 +226,13 @@ class ClusterState:
         tell_added(observer, list(self.pods.values()))
 
     # ------------------------------------------------------------------ other objects
+    def knows_object(self, obj: dict[str, Any]) -> bool:
+        """Whether an object of ``obj``'s kind, namespace and name is recorded (a change of
+        it is an update, else an add)."""
+        meta = obj.get("metadata") or {}
+        ns = str(meta.get("namespace") or "default")
+        return (str(obj.get("kind", "")), f"{ns}/{meta.get('name', '')}") in self.objects
+
     def apply_object(self, obj: dict[str, Any], *, deleted: bool = False) -> str:
         """Record (or forget) a Namespace, Service or any other object; returns its kind."""
         kind = str(obj.get("kind", ""))
