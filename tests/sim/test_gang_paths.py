@@ -164,21 +164,30 @@ def test_the_rack_constraint_keeps_a_job_in_one_rack() -> None:
 
 
 @pytest.mark.parametrize(
-    ("extra", "version", "field"),
+    ("extra", "version", "field", "message"),
     [
-        ({"topologyKey": "rack"}, "1.37", "topologyKey"),
-        ({"api": "workload", "scheduleTimeoutSeconds": 5}, "1.37", "scheduleTimeoutSeconds"),
-        ({"api": "workload"}, "1.35", "api"),
-        ({"api": "slurm"}, "1.37", "api"),
+        ({"topologyKey": "rack"}, "1.37", "topologyKey", "needs api: workload"),
+        (
+            {"api": "workload", "scheduleTimeoutSeconds": 5},
+            "1.37",
+            "scheduleTimeoutSeconds",
+            "is Coscheduling's",
+        ),
+        ({"api": "workload"}, "1.35", "api", "needs Kubernetes 1.36 or later"),
+        ({"api": "slurm"}, "1.37", "api", "must be one of coscheduling, workload"),
     ],
 )
-def test_bad_pod_group_fields_are_refused(extra: dict[str, Any], version: str, field: str) -> None:
+def test_bad_pod_group_fields_are_refused(
+    extra: dict[str, Any], version: str, field: str, message: str
+) -> None:
     d = scenario(extra=extra)
     d["spec"]["kubernetesVersion"] = version
     d["spec"].pop("featureGates")
     with pytest.raises(InputError) as e:
         build_scenario(d)
-    assert e.value.problems[0][0] == f"spec.workloads[0].podGroup.{field}"
+    path, text = e.value.problems[0][:2]
+    assert path == f"spec.workloads[0].podGroup.{field}"
+    assert message in text
 
 
 def test_the_same_jobs_both_ways() -> None:
