@@ -24,6 +24,8 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from kubesched.admission import gang
 from kubesched.admission import objects as o
 from kubesched.api import workload
@@ -86,11 +88,26 @@ def _coscheduling_group(obj: Mapping[str, Any]) -> bool:
 
 def figures(summary: Mapping[str, Any]) -> dict[str, Any]:
     """One run's gangs, both kinds together: :func:`~kubesched.admission.gang.completion`
-    (gangs, every member bound / Ready, p50 / p99), the longest incomplete hold, the gangs
+    (gangs, every member bound / Ready, p50 / p99 over the gangs that got there), the same
+    Ready time over every gang with an unfinished one counted at its age when the run ended
+    (``allReadySecondsEveryGang``, a lower bound: the same denominator for every run), the
+    longest incomplete hold, the gangs
     held past their timeout (the invariant), Pods scheduled and pending, scheduling
     attempts, and the run's ``gangPlacement`` when it has one."""
     rows = {**(summary.get("gangs") or {}), **(summary.get("podGroups") or {})}
     out = gang.completion(rows)
+    end = float(summary["virtualSeconds"])
+    ages = [  # an unfinished gang counted at its age when the run ended (a lower bound)
+        float(r["allReadySeconds"])
+        if r.get("allReadySeconds") is not None
+        else end - float(r["createdAt"])
+        for r in rows.values()
+        if r.get("createdAt") is not None
+    ]
+    out["allReadySecondsEveryGang"] = {
+        "p50": round(float(np.percentile(ages, 50)), 4) if ages else None,
+        "p99": round(float(np.percentile(ages, 99)), 4) if ages else None,
+    }
     holds = [float(r.get("longestIncompleteHoldSeconds") or 0.0) for r in rows.values()]
     out["longestIncompleteHoldSeconds"] = round(max(holds, default=0.0), 4)
     out["heldPastTimeout"] = len(summary["invariants"].get("gangsHeldIncompletePastTimeout", []))
@@ -141,6 +158,10 @@ def rows(c: Mapping[str, Any]) -> list[tuple[str, ...]]:
     add("Every member Ready (job started)", lambda r: r["allReady"])
     add("Created to every member bound, p50 / p99 s", lambda r: pair(r, "allBoundSeconds"))
     add("Created to every member Ready, p50 / p99 s", lambda r: pair(r, "allReadySeconds"))
+    add(
+        "The same over every gang, unfinished at their age, p50 / p99 s",
+        lambda r: pair(r, "allReadySecondsEveryGang"),
+    )
     add("Longest incomplete hold, s", lambda r: r["longestIncompleteHoldSeconds"])
     add("Gangs held incomplete past their timeout", lambda r: r["heldPastTimeout"])
     add("Pods scheduled / pending", lambda r: f"{r['podsScheduled']} / {r['podsPending']}")
