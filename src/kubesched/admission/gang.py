@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import numpy as np
+
 from kubesched.admission import objects as o
 from kubesched.api import objects as api
 
@@ -180,12 +182,18 @@ def gang_report(
     bound_at: Mapping[str, float],
     live: Mapping[str, api.Pod],
     key_of: Callable[[api.Pod], str | None] = group_key,
+    ready_at: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
     """Per PodGroup from the API server's view: when its first member was created, when
     ``minMember`` members had been bound (``completeSeconds``: "all N processes runnable"),
     and how many members are bound now (``running``).  ``key_of`` names a Pod's group
     (Coscheduling's label by default; a Workload API group's key for those gangs); a group
-    missing from ``pod_groups`` is complete when all its members are bound."""
+    missing from ``pod_groups`` is complete when all its members are bound.
+
+    With ``ready_at`` (Pod key -> when it became Ready), also the job's view of the whole
+    gang, every member and not only ``minMember``: ``allBoundSeconds`` and
+    ``allReadySeconds`` from the first member's creation until the last member was bound /
+    Ready (None while some member is not)."""
     members: dict[str, list[api.Pod]] = {}
     for p in pods:
         key = key_of(p)
@@ -211,4 +219,33 @@ def gang_report(
             else round(complete - created, 6),
             "phase": RUNNING if running >= need else (SCHEDULING if running else PENDING),
         }
+        if ready_at is not None:
+            out[key]["allBoundSeconds"] = _all_by(ms, bound_at, created)
+            out[key]["allReadySeconds"] = _all_by(ms, ready_at, created)
     return out
+
+
+def _all_by(members: list[api.Pod], at: Mapping[str, float], start: float | None) -> float | None:
+    """Seconds from ``start`` until every one of ``members`` has a time in ``at`` (the last
+    of them); None when some member has none, or there are no members or no start."""
+    if not members or start is None or any(p.key not in at for p in members):
+        return None
+    return round(max(at[p.key] for p in members) - start, 6)
+
+
+def completion(rows: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """Over the gangs of one kind (rows of :func:`gang_report` with ``ready_at``): how many
+    there are, how many had every member bound (``allBound``) and Ready (``allReady``), and
+    p50 / p99 of ``allBoundSeconds`` and ``allReadySeconds`` over the gangs that got there
+    (None when none did)."""
+    out: dict[str, Any] = {"gangs": len(rows)}
+    for field_, count in (("allBoundSeconds", "allBound"), ("allReadySeconds", "allReady")):
+        values = [float(r[field_]) for r in rows.values() if r.get(field_) is not None]
+        out[count] = len(values)
+        out[field_] = {"p50": _percentile(values, 50), "p99": _percentile(values, 99)}
+    return out
+
+
+def _percentile(values: list[float], q: float) -> float | None:
+    """The ``q``-th percentile of ``values`` rounded to 4 places; None for no values."""
+    return round(float(np.percentile(values, q)), 4) if values else None

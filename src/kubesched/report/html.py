@@ -17,7 +17,7 @@ from typing import Any
 from kubesched.api import source
 from kubesched.report import plots
 from kubesched.report.resultschema import check_results
-from kubesched.sim import governance
+from kubesched.sim import gangpaths, governance
 
 CSS = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1000px; color: #222; }
@@ -247,6 +247,21 @@ def _governance(s: dict[str, Any]) -> str:
     )
 
 
+def _gang_paths(s: dict[str, Any]) -> str:
+    """``simulate --compare-gangs``: the same jobs as Coscheduling and as Workload API
+    gangs (this page is the run as written)."""
+    c = s.get("gangPathComparison")
+    if not c:
+        return ""
+    table = gangpaths.rows(c)
+    return (
+        "<h2>Gang paths: the same jobs as Coscheduling and as Workload API gangs</h2>\n"
+        "<p>Times run from a gang's first member created to its last member bound or "
+        "Ready, p50 / p99 over gangs. The plots below are the run as written.</p>\n"
+        + _grid(list(table[0]), [list(r) for r in table[1:]])
+    )
+
+
 def _retried(s: dict[str, Any]) -> str:
     """The Pods that made the most unschedulable attempts, and what answers them."""
     top = s.get("mostRetried") or []
@@ -291,6 +306,7 @@ def render_html(s: dict[str, Any], captions: dict[str, str]) -> str:
 <p>Pending by queue at the end: {_esc(pending or "-")}.
 Utilisation at the end: {_esc(util or "-")}.</p>
 {_governance(s)}
+{_gang_paths(s)}
 {_retried(s)}
 <h2>Throughput and attempts</h2>
 {fig("throughput.png")}

@@ -135,6 +135,8 @@ SCHEMA: dict[str, Any] = {
             "clusterQueues": _map({"type": "object"}),
             "gangs": {"type": "object"},
             "podGroups": {"type": "object"},
+            "gangCompletion": {"type": "object"},
+            "gangPathComparison": _obj({"runs": _map({"type": "object"})}, ["runs"]),
             "quotas": _map({"type": "object"}),
             "namespaces": _map(
                 _obj(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubesched.sim import governance
+from kubesched.sim import gangpaths, governance
 
 
 def _table(headers: list[str], rows: list[list[str]], right: tuple[int, ...] = ()) -> str:
@@ -185,8 +185,21 @@ def simulate_summary(s: dict[str, Any]) -> str:
         "  invariants            "
         + ("all hold" if not broken else "VIOLATED: " + ", ".join(sorted(broken))),
         *_governance_lines(s.get("retryGovernanceComparison")),
+        *_gang_path_lines(s.get("gangPathComparison")),
     ]
     return "\n".join(lines)
+
+
+def _gang_path_lines(c: dict[str, Any] | None) -> list[str]:
+    """``--compare-gangs``: the same jobs as Coscheduling and as Workload API gangs (the
+    lines above are the run as written)."""
+    if not c:
+        return []
+    table = gangpaths.rows(c)
+    lines = ["gang paths, same jobs and seed:"]
+    for row in table:
+        lines.append(f"  {row[0]:<50}" + "".join(f" {cell:>22}" for cell in row[1:]))
+    return lines
 
 
 def _volume_lines(s: dict[str, Any]) -> list[str]:
@@ -269,6 +282,13 @@ def _job_lines(s: dict[str, Any]) -> list[str]:
     """Job-layer lines (gangs, Kueue workloads, elastic quotas) when the run had any."""
     out: list[str] = []
     gangs = s.get("gangs") or {}
+    for kind, c in (s.get("gangCompletion") or {}).items():
+        bound, ready = c["allBoundSeconds"], c["allReadySeconds"]
+        out.append(
+            f"  {kind + ' gangs':<22}{c['allBound']}/{c['gangs']} every member bound "
+            f"(p50 {bound['p50']} s, p99 {bound['p99']} s), {c['allReady']} every member Ready "
+            f"(p50 {ready['p50']} s, p99 {ready['p99']} s)"
+        )
     if gangs:
         whole = sum(1 for g in gangs.values() if g.get("completeAt") is not None)
         hold = max((g.get("longestIncompleteHoldSeconds", 0.0) for g in gangs.values()), default=0)

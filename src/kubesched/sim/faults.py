@@ -46,17 +46,14 @@ import numpy as np
 
 from kubesched.admission import gang
 from kubesched.api import objects as api
-from kubesched.config import names
 from kubesched.parallel import factory
-from kubesched.plugins.coscheduling.plugin import Coscheduling
 from kubesched.sim import recovery
 from kubesched.sim.apiserver import ApiError
 from kubesched.sim.driver import SimCluster
 from kubesched.sim.faultspec import Fault
-from kubesched.sim.jobs import JobLayer
+from kubesched.sim.jobs import JobLayer, gang_plugin_timeout
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
-GANG_PLUGIN = names.COSCHEDULING
 
 
 @dataclass(slots=True)
@@ -348,21 +345,10 @@ class Drills:
             else:
                 row.update(recovery.recovery(self.sampler, d.fault.at, d.end))
             rows.append(row)
-        groups = self.jobs.objs.pod_groups if self.jobs is not None else {}
         inv = recovery.invariants(
-            summary, groups, sorted(self.replacements), self.sim, self._gang_timeout()
+            summary, sorted(self.replacements), self.sim, gang_plugin_timeout(self.sim)
         )
         return rows, inv
-
-    def _gang_timeout(self) -> float | None:
-        """The gang plugin's default timeout (None: no profile runs one)."""
-        for fwk in self.sim.scheduler.profiles.values():
-            plugin = fwk.instances.get(GANG_PLUGIN)
-            if isinstance(plugin, Coscheduling):
-                return float(plugin.args.permit_waiting_time_seconds)
-            if plugin is not None:
-                return 60.0  # another plugin registered under the gang plugin's name
-        return None
 
 
 def install(

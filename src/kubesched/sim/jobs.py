@@ -19,6 +19,15 @@ created (:meth:`JobLayer.prepare`), and adds to the run's result (:meth:`JobLaye
   the same per ``scheduling.k8s.io`` group (``minMember`` its ``minCount``; a ``basic``
   group is complete when all its members are bound), with the PodGroup's scheduling
   ``condition`` as the PodGroup cycle last wrote it;
+- each row of both also has ``allBoundSeconds`` and ``allReadySeconds`` (first member
+  created to every member bound / Ready), and ``gangCompletion`` sums them up per kind
+  (``coscheduling``, ``workloadApi``: gangs, how many had every member bound and Ready,
+  p50 / p99 over gangs);
+- :meth:`JobLayer.held_past_timeout` is the invariant (every run with a gang plugin)
+  ``gangsHeldIncompletePastTimeout``: no gang of either kind held resources with some but
+  fewer than ``minMember`` members assigned for longer than its Permit timeout (its own
+  ``scheduleTimeoutSeconds`` or Coscheduling's ``permitWaitingTimeSeconds``;
+  GangScheduling's 5 minutes) plus :data:`HOLD_SLACK`;
 - ``namespaces``: per namespace (tenant), Pods, bound, attempts and failed attempts, success
   ratio and queueing seconds;
 - ``quotas``: per ElasticQuota (when CapacityScheduling runs), min / max / used / runtime per
@@ -39,9 +48,28 @@ from kubesched.api import objects as api
 from kubesched.config import names
 from kubesched.framework.contract import Reporter
 from kubesched.framework.podgroups import PodGroupManager
+from kubesched.plugins.coscheduling.plugin import Coscheduling
+from kubesched.plugins.gangscheduling.plugin import PERMIT_TIMEOUT_SECONDS
 from kubesched.sim.admission_controller import AdmissionController
 from kubesched.sim.driver import SimCluster
 from kubesched.state.cache import PodRecord
+
+HOLD_SLACK = 1.0
+"""Seconds a gang may exceed its timeout by: the expiry is noticed on the next cycle."""
+OTHER_GANG_PLUGIN_TIMEOUT = 60.0
+"""The timeout assumed for a plugin other than Coscheduling registered under its name."""
+
+
+def gang_plugin_timeout(sim: SimCluster) -> float | None:
+    """Coscheduling's default Permit timeout (``permitWaitingTimeSeconds``) in the run's
+    profiles; None when no profile runs it."""
+    for fwk in sim.scheduler.profiles.values():
+        plugin = fwk.instances.get(names.COSCHEDULING)
+        if isinstance(plugin, Coscheduling):
+            return float(plugin.args.permit_waiting_time_seconds)
+        if plugin is not None:
+            return OTHER_GANG_PLUGIN_TIMEOUT
+    return None
 
 
 class JobLayer:
@@ -66,6 +94,11 @@ class JobLayer:
         enabled = (self.objs.admission_enabled() or queued) if admission is None else admission
         self.holds = GangHolds(sim.loop.clock, self._min_member)
         sim.scheduler.cluster.observe(self.holds)
+        self.workload_holds: GangHolds | None = None
+        manager = sim.scheduler.pod_group_manager
+        if manager is not None:
+            self.workload_holds = GangHolds(sim.loop.clock, _min_count(manager), manager.group_key)
+            sim.scheduler.cluster.observe(self.workload_holds)
         self.controller: AdmissionController | None = None
         if enabled and (self.objs.cluster_queues or queued):
             self.controller = AdmissionController(
@@ -111,7 +144,12 @@ class JobLayer:
         out["namespaces"] = namespace_report(pods, stats.created_at, stats.bound_at, self.sim)
         if self.objs.pod_groups or any(o.pod_group_of(p) for p in pods):
             out["gangs"] = gang.gang_report(
-                self.objs.pod_groups, pods, stats.created_at, stats.bound_at, self.sim.api.pods
+                self.objs.pod_groups,
+                pods,
+                stats.created_at,
+                stats.bound_at,
+                self.sim.api.pods,
+                ready_at=stats.ready_at,
             )
             metrics = self.sim.scheduler.metrics
             longest = self.holds.longest(self.sim.loop.now)
@@ -122,6 +160,10 @@ class JobLayer:
         manager = self.sim.scheduler.pod_group_manager
         if manager is not None and any(manager.group_key(p) for p in pods):
             out["podGroups"] = self._pod_groups(manager, pods)
+        kinds = (("coscheduling", out["gangs"]), ("workloadApi", out.get("podGroups") or {}))
+        completion = {kind: gang.completion(rows) for kind, rows in kinds if rows}
+        if completion:
+            out["gangCompletion"] = completion
         for fwk in self.sim.scheduler.profiles.values():
             plugin = fwk.instances.get(names.CAPACITY_SCHEDULING)
             if isinstance(plugin, Reporter):
@@ -142,15 +184,57 @@ class JobLayer:
             if key is not None and policy is not None and policy.gang:
                 needs[key] = gang.Need(policy.min_count)
         rows = gang.gang_report(
-            needs, pods, stats.created_at, stats.bound_at, self.sim.api.pods, manager.group_key
+            needs,
+            pods,
+            stats.created_at,
+            stats.bound_at,
+            self.sim.api.pods,
+            manager.group_key,
+            ready_at=stats.ready_at,
         )
         cycle = self.sim.scheduler.pod_group_cycle
+        longest = self.workload_holds.longest(self.sim.loop.now) if self.workload_holds else {}
         for key, row in rows.items():
+            row["longestIncompleteHoldSeconds"] = round(longest.get(key, 0.0), 6)
             cond = cycle.conditions.get(key) if cycle is not None else None
             if cond is not None:
                 row["condition"] = {"type": cond.type, "status": cond.status}
                 row["condition"].update(reason=cond.reason, message=cond.message)
         return rows
+
+    def held_past_timeout(self) -> list[str] | None:
+        """Gangs of either kind that held resources incomplete (some but fewer than
+        ``minMember`` members assigned) longer than their Permit timeout plus
+        :data:`HOLD_SLACK`: a partial group must give its resources back by then.  None
+        when the run has no gang plugin (Coscheduling, or the Workload API's gates off):
+        then nothing promises gangs and the invariant is left out."""
+        now = self.sim.loop.now
+        held: list[str] = []
+        default = gang_plugin_timeout(self.sim)
+        if default is None and self.workload_holds is None:
+            return None
+        if default is not None:
+            for key, seconds in self.holds.longest(now).items():
+                spec = self.objs.pod_groups.get(key)
+                own = spec.schedule_timeout_seconds if spec is not None else None
+                if seconds > (own or default) + HOLD_SLACK:
+                    held.append(key)
+        if self.workload_holds is not None:
+            for key, seconds in self.workload_holds.longest(now).items():
+                if seconds > PERMIT_TIMEOUT_SECONDS + HOLD_SLACK:
+                    held.append(key)
+        return sorted(held)
+
+
+def _min_count(manager: PodGroupManager) -> Callable[[str], int | None]:
+    """A Workload API gang's ``minCount`` by group key (None: not a ``gang`` group, or its
+    PodGroup is unknown)."""
+
+    def need(key: str) -> int | None:
+        policy = manager.policy(key)
+        return policy.min_count if policy is not None and policy.gang else None
+
+    return need
 
 
 def namespace_report(
@@ -187,11 +271,19 @@ def namespace_report(
 class GangHolds:
     """Cache observer: for each gang, the longest stretch during which it had some but
     fewer than ``minMember`` members assigned (reserved, waiting or bound) before it first
-    became complete; with Coscheduling this never exceeds the gang's Permit timeout."""
+    became complete; with Coscheduling this never exceeds the gang's Permit timeout.
+    ``key_of`` names a Pod's gang (Coscheduling's label by default; the Workload API
+    group's key for those gangs)."""
 
-    def __init__(self, clock: Callable[[], float], min_member: Callable[[str], int | None]) -> None:
+    def __init__(
+        self,
+        clock: Callable[[], float],
+        min_member: Callable[[str], int | None],
+        key_of: Callable[[api.Pod], str | None] = gang.group_key,
+    ) -> None:
         self.clock = clock
         self.min_member = min_member
+        self.key_of = key_of
         self.assigned: dict[str, set[str]] = {}
         self.since: dict[str, float] = {}
         self.complete: set[str] = set()
@@ -212,13 +304,13 @@ class GangHolds:
             self._longest[key] = max(self._longest.get(key, 0.0), held)
 
     def pod_added(self, rec: PodRecord) -> None:
-        key = gang.group_key(rec.pod)
+        key = self.key_of(rec.pod)
         if key:
             self.assigned.setdefault(key, set()).add(rec.pod.key)
             self._update(key)
 
     def pod_removed(self, rec: PodRecord) -> None:
-        key = gang.group_key(rec.pod)
+        key = self.key_of(rec.pod)
         if key:
             self.assigned.get(key, set()).discard(rec.pod.key)
             self._update(key)

@@ -17,9 +17,10 @@ operator's view, independent of which scheduler -- leader or standby -- runs at 
 
 :func:`invariants` adds to docs/design.md section 7's checks what faults can break: gangs bound
 partially (some but fewer than ``minMember`` members bound when the run ends, for a gang that
-never completed and lost no member to preemption) or held incomplete past their timeout,
-quota over its limit, and replacement Pods (recreated by a drill) lost (a preemption victim
-is not lost: preemption deletes it by design, bound or not).
+never completed and lost no member to preemption), quota over its limit, and replacement
+Pods (recreated by a drill) lost (a preemption victim is not lost: preemption deletes it by
+design, bound or not).  Gangs held incomplete past their timeout are every run's invariant
+(:meth:`kubesched.sim.jobs.JobLayer.held_past_timeout`).
 """
 
 from __future__ import annotations
@@ -31,11 +32,7 @@ from typing import Any
 import numpy as np
 
 from kubesched.admission import gang
-from kubesched.admission.objects import PodGroupSpec
 from kubesched.sim.driver import SimCluster
-
-HOLD_SLACK = 1.0
-"""Seconds a gang may exceed its timeout by: the expiry is noticed on the next cycle."""
 
 
 @dataclass(slots=True)
@@ -120,19 +117,18 @@ def recovery(
 
 def invariants(
     summary: Mapping[str, Any],
-    pod_groups: Mapping[str, PodGroupSpec],
     replacements: Iterable[str],
     sim: SimCluster,
     gang_timeout: float | None,
 ) -> dict[str, list[str]]:
     """The fault-specific invariant lists (empty when they hold); see the module docstring.
+    (Gangs held incomplete past their timeout are every run's invariant:
+    :meth:`kubesched.sim.jobs.JobLayer.held_past_timeout`.)
 
-    ``pod_groups`` maps a gang key to its ``PodGroupSpec`` (for its own timeout);
     ``gang_timeout`` is the gang plugin's default timeout, None when no gang plugin runs
     (then nothing promises gangs whole and they are not checked).
     """
     partial: list[str] = []
-    held: list[str] = []
     gangs = (summary.get("gangs") or {}) if gang_timeout is not None else {}
     # preemption is not gang-aware (upstream's neither): a gang that lost members to it is
     # broken by design, as one a drill released
@@ -141,11 +137,6 @@ def invariants(
         incomplete = g.get("completeAt") is None and 0 < g.get("running", 0) < g.get("minMember", 0)
         if incomplete and key not in broken:
             partial.append(key)
-        spec = pod_groups.get(key)
-        own = spec.schedule_timeout_seconds if spec is not None else None
-        timeout = own or gang_timeout or 0.0
-        if g.get("longestIncompleteHoldSeconds", 0.0) > timeout + HOLD_SLACK:
-            held.append(key)
     over = []
     for name, q in (summary.get("quotas") or {}).items():
         for res, cell in (q.get("resources") or {}).items():
@@ -166,7 +157,6 @@ def invariants(
     )
     return {
         "gangsPartiallyBound": sorted(partial),
-        "gangsHeldIncompletePastTimeout": sorted(held),
         "quotaExceeded": sorted(over),
         "replacementPodsLost": lost,
     }

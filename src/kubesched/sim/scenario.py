@@ -19,7 +19,8 @@ Format (``kind: Scenario``, ``apiVersion: kubesched.io/v1alpha1``)::
       - {name, count, zones: [..], labels: {..}, taints: [..], allocatable: {..}}
       workloads:                     # generated Pods, Poisson arrivals
       - {name, count, ratePerSecond, startSeconds, lifetimeSeconds, gpuChoices, template,
-         podGroup: {size, minMember, scheduleTimeoutSeconds}, nodeStartupSeconds,
+         podGroup: {size, minMember, scheduleTimeoutSeconds, api, topologyKey},
+         nodeStartupSeconds,
          volumeClaimTemplates: [...]}
       objects: [...]                 # literal Nodes, Pods and other objects (time 0): PodGroup,
                                      # ElasticQuota, ClusterQueue, LocalQueue, ResourceFlavor, ...
@@ -32,7 +33,9 @@ Format (``kind: Scenario``, ``apiVersion: kubesched.io/v1alpha1``)::
                                            # to create a PV (kubesched.sim.pvcontroller)
 
 ``lifetimeSeconds`` is the mean of an exponential lifetime counted from the bind (absent:
-the Pod runs forever).  ``nodeStartupSeconds`` is the node side of startup (image pull,
+the Pod runs forever), or a map drawing it as ``nodeStartupSeconds`` below does
+(``{distribution: constant, seconds: 600}``: every member of a job runs as long).
+``nodeStartupSeconds`` is the node side of startup (image pull,
 volumes, devices): how long after its bind a Pod becomes Ready, a number of seconds or a
 distribution, ``{distribution: constant, seconds: S}``, ``{distribution: exponential,
 meanSeconds: M}``, ``{distribution: uniform, minSeconds: A, maxSeconds: B}`` or
@@ -46,7 +49,13 @@ admission, scheduling, binding and node segments.  ``gpuChoices`` draws each Pod
 annotations and spec) and a volume named as the template using it.
 ``podGroup`` makes gangs: every ``size`` consecutive Pods (default: all) form one PodGroup
 ``<name>-<k>`` (label ``scheduling.x-k8s.io/pod-group``) with ``minMember`` (default
-``size``); the PodGroup objects exist from time 0.  Job-layer references are checked
+``size``); the PodGroup objects exist from time 0.  ``api: workload`` expresses the same
+gangs through upstream's Workload API instead (v1.36+, GenericWorkload on): a
+``scheduling.k8s.io`` PodGroup ``<name>-<k>`` of the release's version with the ``gang``
+policy, ``minCount`` = ``minMember`` and, with ``topologyKey``, one topology constraint
+(a placement per value of that node label, under TopologyAwareWorkloadScheduling), each Pod
+joining it by ``spec.schedulingGroup.podGroupName``; GangScheduling's own Permit timeout
+applies (``scheduleTimeoutSeconds`` is Coscheduling's).  Job-layer references are checked
 (:mod:`kubesched.admission.references`): a PodGroup no Pod joins, a Pod naming a missing
 PodGroup or LocalQueue, a quota tree with a cycle or children's min above the parent's are
 errors naming the object and field.
@@ -205,7 +214,7 @@ def build_scenario(
         latency = startup.parse_latency(wl.get("nodeStartupSeconds"), f"{wp}.nodeStartupSeconds")
         for a, s in zip(arrivals, latency.draw(startup_rng, len(arrivals)), strict=True):
             a.startup = float(s)
-        sc.others.extend(_pod_groups(wl, wp, arrivals))
+        sc.others.extend(_pod_groups(wl, wp, arrivals, sc.gates.version))
         sc.others.extend(_claims_per_pod(wl, wp, arrivals))
         sc.arrivals.extend(arrivals)
     adm = sf.opt(spec, "admission", p, dict, {})
@@ -370,8 +379,16 @@ def _literal_counts(literal: list[Any]) -> tuple[int, int]:
     return nodes, others
 
 
-def _pod_groups(wl: Any, path: str, arrivals: list[Arrival]) -> list[dict[str, Any]]:
-    """Label ``arrivals`` into gangs per ``podGroup`` and return the PodGroup objects."""
+POD_GROUP_APIS = ("coscheduling", "workload")
+"""``podGroup.api``: scheduler-plugins' Coscheduling PodGroup (the default) or upstream's
+Workload API PodGroup."""
+WORKLOAD_POD_GROUP_VERSION = {"1.36": "v1alpha2", "1.37": "v1beta1"}
+"""The ``scheduling.k8s.io`` version a generated Workload API PodGroup is written in."""
+
+
+def _pod_groups(wl: Any, path: str, arrivals: list[Arrival], version: str) -> list[dict[str, Any]]:
+    """Make ``arrivals`` into gangs per ``podGroup`` and return the PodGroup objects
+    (Coscheduling's, or the Workload API's of release ``version`` with ``api: workload``)."""
     pg = wl.get("podGroup") if isinstance(wl, dict) else None
     if pg is None:
         return []
@@ -384,22 +401,49 @@ def _pod_groups(wl: Any, path: str, arrivals: list[Arrival]) -> list[dict[str, A
     timeout = None
     if pg.get("scheduleTimeoutSeconds") is not None:
         timeout = sf.integer(pg, "scheduleTimeoutSeconds", gp, high=int(sf.MAX_SECONDS))
+    kind = pg.get("api", "coscheduling")
+    if kind not in POD_GROUP_APIS:
+        raise InputError([(f"{gp}.api", f"must be one of {', '.join(POD_GROUP_APIS)}")])
+    topology = sf.opt(pg, "topologyKey", gp, str, None)
+    if kind == "workload":
+        if version not in WORKLOAD_POD_GROUP_VERSION:
+            raise InputError(
+                [(f"{gp}.api", f"workload needs Kubernetes 1.36 or later, not {version}")]
+            )
+        if timeout is not None:
+            msg = "is Coscheduling's; GangScheduling's Permit timeout is fixed"
+            raise InputError([(f"{gp}.scheduleTimeoutSeconds", msg)])
+    elif topology is not None:
+        raise InputError([(f"{gp}.topologyKey", "needs api: workload (Coscheduling has none)")])
     out: list[dict[str, Any]] = []
     for j, a in enumerate(arrivals):
         name = f"{wl['name']}-{j // size}" if size < len(arrivals) else str(wl["name"])
-        a.pod.labels[objects.POD_GROUP_LABEL] = name
-        if j % size == 0:
-            spec: dict[str, Any] = {"minMember": min_member}
-            if timeout is not None:
-                spec["scheduleTimeoutSeconds"] = timeout
-            out.append(
-                {
-                    "apiVersion": "scheduling.x-k8s.io/v1alpha1",
-                    "kind": "PodGroup",
-                    "metadata": {"name": name, "namespace": a.pod.namespace},
-                    "spec": spec,
-                }
-            )
+        if kind == "workload":
+            a.pod.scheduling_group = name
+        else:
+            a.pod.labels[objects.POD_GROUP_LABEL] = name
+        if j % size:
+            continue
+        meta = {"name": name, "namespace": a.pod.namespace}
+        if kind == "workload":
+            gspec: dict[str, Any] = {"schedulingPolicy": {"gang": {"minCount": min_member}}}
+            if topology is not None:
+                gspec["schedulingConstraints"] = {"topology": [{"key": topology}]}
+            api_version = f"{workload.GROUP}/{WORKLOAD_POD_GROUP_VERSION[version]}"
+            out.append({"apiVersion": api_version, "kind": "PodGroup", "metadata": meta})
+            out[-1]["spec"] = gspec
+            continue
+        spec: dict[str, Any] = {"minMember": min_member}
+        if timeout is not None:
+            spec["scheduleTimeoutSeconds"] = timeout
+        out.append(
+            {
+                "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+                "kind": "PodGroup",
+                "metadata": meta,
+                "spec": spec,
+            }
+        )
     return out
 
 
@@ -495,7 +539,11 @@ def _workload_arrivals(
     count = sf.integer(wl, "count", path, high=sf.MAX_PODS)  # the total: _check_sizes
     rate = sf.number(wl, "ratePerSecond", path, high=1e9, positive=True)
     start = sf.number(wl, "startSeconds", path, default=0.0)
-    lifetime = sf.optional_number(wl, "lifetimeSeconds", path)
+    life = wl.get("lifetimeSeconds")
+    lifetime = None if isinstance(life, dict) else sf.optional_number(wl, "lifetimeSeconds", path)
+    drawn = (
+        startup.parse_latency(life, f"{path}.lifetimeSeconds") if isinstance(life, dict) else None
+    )
     choices = sf.opt(wl, "gpuChoices", path, list, [])
     for j, choice in enumerate(choices):
         if not isinstance(choice, int) or isinstance(choice, bool) or choice < 0:
@@ -531,6 +579,8 @@ def _workload_arrivals(
     times = start + np.cumsum(gaps)
     picks = rng.integers(len(choices), size=count) if choices else None
     lifetimes = rng.exponential(float(lifetime), size=count) if lifetime is not None else None
+    if drawn is not None:
+        lifetimes = drawn.draw(rng, count)
     out = []
     at = times.tolist()
     keys = [choices[k] for k in picks.tolist()] if picks is not None else [None] * count

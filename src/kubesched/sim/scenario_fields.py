@@ -65,7 +65,7 @@ WORKLOAD_FIELDS = (
     "podGroup",
     "nodeStartupSeconds",
 )
-POD_GROUP_FIELDS = ("size", "minMember", "scheduleTimeoutSeconds")
+POD_GROUP_FIELDS = ("size", "minMember", "scheduleTimeoutSeconds", "api", "topologyKey")
 ADMISSION_FIELDS = ("enabled", "fairSharing", "configuration")
 
 _NAMES = {int: "an integer", float: "a number", str: "a string", list: "a list", dict: "a map"}

@@ -245,7 +245,8 @@ def summarize(
         and current(k) not in sim.api.pods
         and current(k) not in stats.preempted
     ]
-    return {
+    held = jobs.held_past_timeout() if jobs is not None else None
+    out = {
         "scenario": sc.name,
         "seed": sc.seed,
         "kubernetesVersion": sc.gates.version,
@@ -285,6 +286,9 @@ def summarize(
         **observations(sc, sim, end, submitted, tl),
         **(jobs.report(a.pod for a in sc.arrivals) if jobs is not None else {}),
     }
+    if held is not None:  # a run with a gang plugin: no partial gang past its timeout
+        out["invariants"]["gangsHeldIncompletePastTimeout"] = held
+    return out
 
 
 def observations(
