@@ -124,6 +124,8 @@ class _State:
     """The special claim's variant Filter allocated per node (absent: nothing from DRA)."""
     user_claims: int = 0
     """How many of ``claims`` are the Pod's own (the special claim follows them)."""
+    shared: allocator.SharedUse = allocator.NO_SHARES
+    """Devices allocated with a ``shareID`` (DRAConsumableCapacity), when PreFilter ran."""
 
 
 class DynamicResources(Hints):
@@ -153,7 +155,9 @@ class DynamicResources(Hints):
         # allocated claim and a claim to allocate fails Score with an error
         self._score_misaligned = self._score and not gates.at_least("1.36")
         self.objects = DraObjects(
-            handle.cluster, TaintRules.of_release(gates.at_least, gates.enabled)
+            handle.cluster,
+            TaintRules.of_release(gates.at_least, gates.enabled),
+            consumable=self.allocator_options.consumable,
         )
         self._extended = gates.enabled("DRAExtendedResource") and gates.at_least("1.35")
         if self._extended:  # NodeResourcesFit leaves resources backed by a class to DRA
@@ -284,6 +288,7 @@ class DynamicResources(Hints):
                         msg = f"request {name}: device class {alt.class_name} does not exist"
                         return None, unschedulable(msg, resolvable=False)
         s = _State(claims, to_allocate, self.objects.in_use(), classes, self.objects.slices())
+        s.shared = self.objects.shared_use()
         s.special, s.user_claims = nodeclaims, user_claims
         state.pop(drafrag.PLAN_KEY, None)
         if to_allocate:
@@ -291,7 +296,13 @@ class DynamicResources(Hints):
             token = (self.objects.version, nodes.version)
             if token != self.index.token:
                 rows = [(row, nodes.nodes[row]) for row in nodes.row_of.values()]
-                self.index.refresh(token, s.slices, [(i, n) for i, n in rows if n], nodes.capacity)
+                self.index.refresh(
+                    token,
+                    s.slices,
+                    [(i, n) for i, n in rows if n],
+                    nodes.capacity,
+                    self.allocator_options,
+                )
             s.plan = None if nodeclaims is not None else index.plan(to_allocate)
             s.token = (*token, self.objects.use.freed)
             if s.plan is not None:  # for the device score (DeviceFragmentation)
@@ -340,6 +351,8 @@ class DynamicResources(Hints):
                     s.in_use,
                     self.allocator_options,
                     self.filter_timeout,
+                    node=(node.name, node.labels),
+                    shared=s.shared,
                 )
             except allocator.AllocationTimeout:
                 # v1.36+: an Error (the Pod backs off and retries); before, unresolvable
@@ -506,8 +519,15 @@ class DynamicResources(Hints):
         if (found is None or chosen) and s.plan is not None and row is not None:
             # the device score's choice first (upstream: first fit)
             pools = drafrag.preferred_pools(self.index.pools_of.get(row, []), chosen)
+            node = self.handle.cluster.node(node_name)
             found = allocator.allocate_in(
-                pools, s.to_allocate, s.classes, s.in_use, self.allocator_options
+                pools,
+                s.to_allocate,
+                s.classes,
+                s.in_use,
+                self.allocator_options,
+                node=(node_name, node.labels if node is not None else {}),
+                shared=s.shared,
             )
             if found is not None:
                 s.per_node[node_name] = found
