@@ -175,8 +175,9 @@ def extended_resources(
             names.append(IMPLICIT + c["metadata"]["name"])
     names.append(EXT_FPGA)
     wanted = sorted(set(r.sample(names, r.randint(1, min(2, len(names))))))
-    if EXT_GPU in wanted and EXT_FPGA in wanted:
-        # upstream lists a node's Insufficient resources in Go map order (at random)
+    if EXT_FPGA in wanted and len(wanted) > 1:
+        # upstream lists a node's Insufficient resources in Go map order (at random); an
+        # implicit name can be Insufficient too (a class losing its name, v1.36+)
         wanted.remove(EXT_FPGA)
     own_claims = any(p["spec"].get("resourceClaims") for p in pods)
     for n in (o for o in items if o.get("kind") == "Node"):
@@ -563,6 +564,12 @@ def _requests(
                     plan[key] = r.choice(ASKS) if r.random() < p_capacity else None
                 if plan[key] is not None and e.get("deviceClassName") == GPU:
                     e["capacity"] = {"requests": {"memory": plan[key]}}
+                sel = f"{key}/selector"
+                if sel not in plan:
+                    plan[sel] = r.choice(["", "", "", "", "device.allowMultipleAllocations",
+                                          "!device.allowMultipleAllocations"])  # fmt: skip
+                if plan[sel]:
+                    e.setdefault("selectors", []).append({"cel": {"expression": plan[sel]}})
         if "distinct" not in plan:
             plan["distinct"] = r.random() < 0.4
         all_mode = any(

@@ -48,6 +48,7 @@ def matches(expression: str, device: dict[str, object] | None = None) -> bool:
         ('device.driver == "other" && device.attributes["other"].model == "x"', False),
         ('device.attributes["other"].model == "x" || true', True),
         (f'{ATTRS}.model.startsWith("a1")', True),
+        ("device.allowMultipleAllocations == false", True),
         # CEL names that are Python keywords (issue 31 item 3): "invalid syntax" before
         ("[1, 2].all(lambda, lambda > 0)", True),
         (f'["a100"].exists(lambda, lambda == {ATTRS}.model)', True),
@@ -56,6 +57,10 @@ def matches(expression: str, device: dict[str, object] | None = None) -> bool:
 )
 def test_kubernetes_cel_environment(expression: str, expected: bool) -> None:
     assert matches(expression, gpu(0, version={"version": "1.10.0"})) is expected
+
+
+def test_a_device_allowing_multiple_allocations_says_so_to_cel() -> None:
+    assert matches("device.allowMultipleAllocations", gpu(0) | {"allowMultipleAllocations": True})
 
 
 def test_a_missing_domain_is_an_empty_map_and_a_missing_key_an_error() -> None:

@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 
 API_GROUP = "resource.k8s.io"
 API_VERSION = "resource.k8s.io/v1"
+SAME_AS_V1 = (API_VERSION, "resource.k8s.io/v1beta2")
+"""Versions whose DeviceClass, ResourceSlice and ResourceClaim(Template) have v1's fields
+(v1beta2 is what v1 took over unchanged; the API server converts between them)."""
 KINDS = (
     "DeviceClass",
     "ResourceSlice",
@@ -314,9 +317,9 @@ def _device(obj: Obj, driver: str, path: str) -> Device:
         except QuantityError as e:
             fail(join(vp, "value"), f"quantities must match the regex: {e}")
         policies[key] = _capacity_policy(value, capacity[key].value, vp)
-    activation = cel.activation(cel.DeviceInput(driver, values, capacity))
-    binding = obj.get("bindingConditions") is not None
     allow_multiple = f.boolean(obj, "allowMultipleAllocations", path)
+    activation = cel.activation(cel.DeviceInput(driver, values, capacity, allow_multiple))
+    binding = obj.get("bindingConditions") is not None
     if not allow_multiple:
         for key, c in policies.items():
             if c.policy:

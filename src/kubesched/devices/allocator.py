@@ -1,14 +1,16 @@
 """The structured-parameters allocator: devices for a Pod's claims on one node.
 
-A port of ``k8s.io/dynamic-resource-allocation/structured`` (the ``incubating`` allocator,
-the one the features on by default select; partitionable devices and consumable capacity
-are not modelled, so devices using them are never picked).
+A port of ``k8s.io/dynamic-resource-allocation/structured``: the allocator the release's
+gates select (:func:`channel`), with partitionable devices (shared counters, per-device
+node selection) and consumable capacity (devices shared by capacity, request policies,
+``distinctAttribute``) under their gates.
 :func:`gather_pools` keeps the slices that reach the node (``nodeName``, ``allNodes`` or a
 matching ``nodeSelector``), only each pool's newest generation; :func:`allocate` then searches
 depth first with backtracking, request by request, device by device, exactly as upstream's
 ``allocateOne``: a device is skipped when in use (allocated to a claim or in flight), when the
 class's or the request's CEL selectors reject it, when a taint it carries is not tolerated
-(DRADeviceTaints), or when a ``matchAttribute`` constraint would break.  The search is
+(DRADeviceTaints), when its counters or the capacity it would share do not last, or when a
+``matchAttribute`` / ``distinctAttribute`` constraint would break.  The search is
 exhaustive, so whether a node fits never depends on the order of pools (upstream iterates a Go
 map; we go by driver and pool name, which also makes the chosen devices deterministic).
 

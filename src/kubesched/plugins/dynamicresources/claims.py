@@ -182,7 +182,7 @@ class DraObjects:
 
     def _of_kind(self, kind: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
         for (k, key), obj in self.cluster.objects.items():
-            if k == kind and obj.get("apiVersion", r.API_VERSION) == r.API_VERSION:
+            if k == kind and obj.get("apiVersion", r.API_VERSION) in r.SAME_AS_V1:
                 yield key, obj
 
     def changed(self, obj: Mapping[str, Any], deleted: bool) -> None:
