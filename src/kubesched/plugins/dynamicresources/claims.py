@@ -375,7 +375,7 @@ def claim_with_reservation(
                         **({"adminAccess": True} if d.admin_access else {}),
                         **({"shareID": d.share_id} if d.share_id is not None else {}),
                         **(
-                            {"consumedCapacity": {k: _quantity(v) for k, v in d.consumed}}
+                            {"consumedCapacity": {k: quantity_text(v) for k, v in d.consumed}}
                             if d.consumed
                             else {}
                         ),
@@ -428,7 +428,7 @@ def allocation_node_selector(
     return None
 
 
-def _quantity(v: Fraction) -> str:
+def quantity_text(v: Fraction) -> str:
     """A consumed capacity as a quantity string (an integer, or millis)."""
     if v.denominator == 1:
         return str(v.numerator)
