@@ -209,3 +209,11 @@ def test_the_allocator_channel_per_release(
         return tuple(map(int, version.split("."))) >= tuple(map(int, v.split(".")))
 
     assert al.channel(at_least, enabled) == expected
+
+
+def test_v1_34_distinct_attribute_only_refuses_one_device_twice() -> None:
+    s = r.parse_slice(slice_("n1", [gpu(0, numa={"int": 0}), gpu(1, numa={"int": 0})], pool="n1"))
+    c = claim("c", request("a"), request("b"), constraints=[{"distinctAttribute": "numa"}])
+    assert run([c], [s], SHARE) is None
+    v134 = SHARE._replace(distinct_by_device=True)
+    assert names(run([c], [s], v134)) == ["gpu-0", "gpu-1"]

@@ -74,6 +74,9 @@ class Options(NamedTuple):
     """The allocator the gates select refuses capacity requests without
     DRAConsumableCapacity (an error) and reads ``distinctAttribute`` (:func:`channel`:
     upstream's ``experimental`` one, and from v1.36 the ``incubating`` one)."""
+    distinct_by_device: bool = False
+    """v1.34: ``distinctAttribute`` compares the attribute's value pointers, so only the
+    same device twice (a shared one) breaks it."""
     ordered: bool = False
     """v1.36+ (not the ``stable`` allocator): a request's next device is searched after
     its previous one (else from the first pool again)."""
@@ -101,6 +104,7 @@ class Options(NamedTuple):
             checks_capacity=which != STABLE and (which == EXPERIMENTAL or at_least("1.36")),
             experimental=which == EXPERIMENTAL and not at_least("1.36"),
             ordered=which != STABLE and at_least("1.36"),
+            distinct_by_device=not at_least("1.35"),
         )
 
 
@@ -326,12 +330,20 @@ class _Constraint:
     keeps them, one value per request name (a request's later device replaces its earlier
     one's, and giving one back forgets the request's value)."""
 
-    def __init__(self, requests: tuple[str, ...], attribute: str, kind: str = r.MATCH) -> None:
+    def __init__(
+        self,
+        requests: tuple[str, ...],
+        attribute: str,
+        kind: str = r.MATCH,
+        by_device: bool = False,
+    ) -> None:
         self.requests = frozenset(requests)
         self.attribute = attribute
         self.distinct = kind == r.DISTINCT
+        self.by_device = by_device
+        """v1.34: two values are the same only when they are one device's."""
         self.value: tuple[str, Any] | None = None
-        self.values: dict[str, tuple[str, Any]] = {}
+        self.values: dict[str, Any] = {}
         self.n = 0
 
     def _applies(self, req: _Request) -> bool:
@@ -351,9 +363,10 @@ class _Constraint:
         if value is None:
             return False
         if self.distinct:
-            if self.n and value in self.values.values():
+            key = (dev_id, value) if self.by_device else value
+            if self.n and key in self.values.values():
                 return False
-            self.values[req.base] = value
+            self.values[req.base] = key
             self.n += 1
             return True
         if self.n == 0:
@@ -453,7 +466,10 @@ class _Search:
         self.steps = 0
         self.requests: list[list[list[_Request]]] = []
         """Per claim, per request, its alternatives (one for ``exactly``)."""
-        self.constraints = [[_Constraint(*c) for c in claim.constraints] for claim in claims]
+        self.constraints = [
+            [_Constraint(*c, by_device=options.distinct_by_device) for c in claim.constraints]
+            for claim in claims
+        ]
         self.allocating: dict[DeviceId, set[int]] = {}
         self.selected: dict[tuple[DeviceId, tuple[int, int, int]], bool] = {}
         """Upstream's ``deviceMatchesRequest``: selector results by device and request key."""
