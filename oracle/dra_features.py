@@ -21,12 +21,19 @@ governs it, with random settings of those gates the release lets a user set.
 - **DRAExtendedResource** (alpha at v1.35, beta at v1.36, GA at v1.37): extended
   resources backed by DeviceClasses (:func:`extended_resources`).
 
-Not drawn yet (kubesched does not model them, ``docs/fidelity.md``): partitionable devices,
-consumable capacity.
+- **DRAPartitionableDevices** and **DRAConsumableCapacity** (alpha, off at v1.34 and v1.35;
+  beta, on at v1.36 and v1.37), drawn at every release with random settings of both gates
+  (:func:`partitions`): a pool of partitions sharing counters (v1.34: ``sharedCounters``
+  beside the devices; v1.35+: in a slice of their own), sometimes with per-device node
+  selection; devices with ``allowMultipleAllocations`` and capacities with request
+  policies (a default, valid values or a valid range); claims of running Pods holding
+  partitions and shares (``shareID``, ``consumedCapacity``); incoming requests with
+  ``capacity`` and ``distinctAttribute`` constraints.
 """
 
 from __future__ import annotations
 
+import json
 import random
 from typing import Any
 
@@ -64,7 +71,16 @@ def release_features(
 ) -> None:
     """Draw what ``version`` (1.35+) adds into ``request`` (``cluster.items`` and ``pod``),
     and ``featureGates`` when a gate is set; devices with binding conditions only for the
-    ``explain`` verb (a schedule would wait in PreBind, which kubesched does not model)."""
+    ``explain`` verb (a schedule would wait in PreBind, which kubesched does not model).
+    Partitionable devices and consumable capacity at every release, from a stream of
+    their own (the other draws stay as they were)."""
+    _release_features(r, request, version, verb)
+    partitions(random.Random(f"{r.random()}/partitions"), request, version or "1.34")
+
+
+def _release_features(
+    r: random.Random, request: dict[str, Any], version: str | None, verb: str
+) -> None:
     if version is None or _minor(version) < 35:
         return
     from kubesched.config.featuregates import check_settings
@@ -159,8 +175,9 @@ def extended_resources(
             names.append(IMPLICIT + c["metadata"]["name"])
     names.append(EXT_FPGA)
     wanted = sorted(set(r.sample(names, r.randint(1, min(2, len(names))))))
-    if EXT_GPU in wanted and EXT_FPGA in wanted:
-        # upstream lists a node's Insufficient resources in Go map order (at random)
+    if EXT_FPGA in wanted and len(wanted) > 1:
+        # upstream lists a node's Insufficient resources in Go map order (at random); an
+        # implicit name can be Insufficient too (a class losing its name, v1.36+)
         wanted.remove(EXT_FPGA)
     own_claims = any(p["spec"].get("resourceClaims") for p in pods)
     for n in (o for o in items if o.get("kind") == "Node"):
@@ -345,3 +362,221 @@ def _toleration(r: random.Random) -> dict[str, Any]:
     if r.random() < 0.5:
         tol["effect"] = r.choice(EFFECTS[:2])
     return tol
+
+
+# ------------------------------------------- DRAPartitionableDevices, DRAConsumableCapacity
+GPU = "gpu.example.com"
+PART_GATES = ["DRAPartitionableDevices", "DRAConsumableCapacity"]
+POLICIES: list[dict[str, Any]] = [
+    {},
+    {"default": "1Gi"},
+    {"default": "2Gi", "validValues": ["1Gi", "2Gi", "4Gi"]},
+    {"default": "1Gi", "validRange": {"min": "1Gi", "max": "8Gi", "step": "1Gi"}},
+    {"default": "2Gi", "validRange": {"min": "1Gi"}},
+]
+ASKS = ["1Gi", "2Gi", "3Gi", "512Mi", "5Gi", "10Gi"]
+
+
+def partitions(r: random.Random, request: dict[str, Any], version: str) -> None:
+    """Partitionable devices and consumable capacity (the module's docstring), in 60 % of
+    the cases, both gates drawn on or off in 40 % of those (both are settable at every
+    release; DRAConsumableCapacity only off at v1.34, see below)."""
+    if r.random() >= 0.6:
+        return
+    from kubesched.config.featuregates import check_settings
+
+    items: list[dict[str, Any]] = request["cluster"]["items"]
+    pods = request["pods"] if "pods" in request else [request["pod"]]
+    nodes = [o["metadata"]["name"] for o in items if o.get("kind") == "Node"]
+    if not nodes:
+        return
+    gates = dict(request.get("featureGates", {}))
+    for g in PART_GATES:
+        if r.random() < 0.4:
+            gates[g] = r.random() < 0.5
+    if _minor(version) < 35 and gates.get("DRAConsumableCapacity"):
+        # v1.34's experimental allocator checks a request's capacity against the device at
+        # the request's device index in the slice (it panics past the slice's end): not drawn
+        gates["DRAConsumableCapacity"] = False
+    if gates and not check_settings(version, sorted(gates.items())):
+        request["featureGates"] = gates
+    has_all = '"All"' in json.dumps(
+        [o for o in items if o.get("kind", "").startswith("ResourceClaim")]
+    )
+    # v1.35's allocators dereference a nil pool when an "All" request meets a device that
+    # consumes counters (a panic): no partitions beside "All" requests there
+    if r.random() < 0.8 and not (has_all and _minor(version) == 35):
+        _partition_pool(r, items, nodes, _minor(version))
+    if r.random() < 0.7:
+        _shared_pool(r, items, nodes)
+    # without DRAConsumableCapacity most allocators refuse a capacity request outright
+    on = gates.get("DRAConsumableCapacity", _minor(version) >= 36)
+    _requests(r, items, pods, 0.45 if on else 0.1)
+
+
+def _attrs(r: random.Random, i: int) -> dict[str, Any]:
+    return {
+        "model": {"string": r.choice(["a100", "h100"])},
+        f"{GPU}/numa": {"int": r.randint(0, 1)},
+        "index": {"int": i},
+        "healthy": {"bool": r.random() < 0.8},
+        "driverVersion": {"version": r.choice(["1.2.0", "2.0.0-rc.1"])},
+    }
+
+
+def _partition_pool(
+    r: random.Random, items: list[dict[str, Any]], nodes: list[str], minor: int
+) -> None:
+    """A GPU split three ways: the whole device or halves, sharing one counter set."""
+    node = r.choice(nodes)
+    pool = r.choice(["a-part-", "part-"]) + node  # searched before or after the others
+    per_device = r.random() < 0.3
+    total = r.choice(["8", "6"])
+    devices = []
+    shapes = [("whole", "8", "80Gi"), ("half-0", "4", "40Gi"), ("half-1", "4", "40Gi")]
+    if r.random() < 0.5:
+        shapes.append(("quarter-0", "2", "40Gi"))
+    for i, (name, slots, mem) in enumerate(shapes):
+        dev: dict[str, Any] = {
+            "name": name,
+            "attributes": _attrs(r, i),
+            "capacity": {"memory": {"value": mem}},
+            "consumesCounters": [{"counterSet": "gpu-0", "counters": {"slots": {"value": slots}}}],
+        }
+        if per_device:
+            if r.random() < 0.7:
+                dev["nodeName"] = r.choice(nodes)
+            else:
+                dev["allNodes"] = True
+        devices.append(dev)
+    where: dict[str, Any] = {"perDeviceNodeSelection": True} if per_device else {"nodeName": node}
+    counters = [{"name": "gpu-0", "counters": {"slots": {"value": total}}}]
+    if minor < 35:  # v1.34: the counters beside the devices, in one slice
+        items.append(_slice(f"{pool}-0", pool, 1, {**where, "devices": devices,
+                                                   "sharedCounters": counters}))  # fmt: skip
+    else:
+        items.append(_slice(f"{pool}-0", pool, 2, {**where, "devices": devices}))
+        items.append(_slice(f"{pool}-1", pool, 2, {"nodeName": node, "sharedCounters": counters}))
+    held = [d for d in devices if r.random() < 0.3][:1]
+    for d in held:
+        target = d.get("nodeName") or node
+        _holder(items, f"part-held-{d['name']}", GPU, pool, d["name"], target, None)
+
+
+def _shared_pool(r: random.Random, items: list[dict[str, Any]], nodes: list[str]) -> None:
+    """Devices several claims share by capacity (``allowMultipleAllocations``)."""
+    node = r.choice(nodes)
+    pool = r.choice(["a-shared-", "shared-"]) + node
+    devices = []
+    for i in range(r.randint(1, 2)):
+        policy = r.choice(POLICIES)
+        cap: dict[str, Any] = {"value": r.choice(["4Gi", "8Gi"])}
+        if policy:
+            cap["requestPolicy"] = dict(policy)
+        devices.append(
+            {
+                "name": f"vgpu-{i}",
+                "attributes": _attrs(r, i),
+                "allowMultipleAllocations": r.random() < 0.85,
+                "capacity": {"memory": cap},
+            }
+        )
+    for d in devices:
+        if not d["allowMultipleAllocations"]:
+            d["capacity"]["memory"].pop("requestPolicy", None)
+            del d["allowMultipleAllocations"]
+    items.append(_slice(f"{pool}-0", pool, 1, {"nodeName": node, "devices": devices}))
+    for k, d in enumerate(devices):
+        if "allowMultipleAllocations" in d and r.random() < 0.5:
+            used = r.choice(["1Gi", "2Gi", "4Gi"])
+            _holder(items, f"share-held-{k}", GPU, pool, d["name"], node,
+                    {"shareID": f"00000000-0000-4000-8000-00000000000{k}",
+                     "consumedCapacity": {"memory": used}})  # fmt: skip
+
+
+def _slice(name: str, pool: str, count: int, spec: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": name},
+        "spec": {"driver": GPU, "pool": {"name": pool, "generation": 1,
+                                          "resourceSliceCount": count}, **spec},
+    }  # fmt: skip
+
+
+def _holder(
+    items: list[dict[str, Any]],
+    name: str,
+    driver: str,
+    pool: str,
+    device: str,
+    node: str,
+    share: dict[str, Any] | None,
+) -> None:
+    """An allocated claim of a running Pod on ``node`` holding ``device``."""
+    result = {"request": "r", "driver": driver, "pool": pool, "device": device, **(share or {})}
+    exactly: dict[str, Any] = {"deviceClassName": GPU}
+    if share is not None:
+        exactly["capacity"] = {"requests": dict(share["consumedCapacity"])}
+    sel = [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]
+    items.append({
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"},
+        "spec": {"devices": {"requests": [{"name": "r", "exactly": exactly}]}},
+        "status": {"allocation": {"devices": {"results": [result]}, "nodeSelector": {
+            "nodeSelectorTerms": sel}},
+            "reservedFor": [{"resource": "pods", "name": f"run-{name}", "uid": f"uid-run-{name}"}]},
+    })  # fmt: skip
+    items.append({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": f"run-{name}", "namespace": "default", "uid": f"uid-run-{name}"},
+        "spec": {"nodeName": node, "containers": [{"name": "c", "image": "app", "resources": {
+            "claims": [{"name": "c"}]}}],
+            "resourceClaims": [{"name": "c", "resourceClaimName": name}]},
+        "status": {"phase": "Running", "startTime": "2026-01-01T00:30:00Z"},
+    })  # fmt: skip
+
+
+def _requests(
+    r: random.Random, items: list[dict[str, Any]], pods: list[dict[str, Any]], p_capacity: float
+) -> None:
+    """Capacity requests and ``distinctAttribute`` constraints on the incoming Pod's claims
+    not allocated yet (a template and the claim made from it alike)."""
+    names = {
+        c.get("resourceClaimName") or c.get("resourceClaimTemplateName")
+        for p in pods
+        for c in p["spec"].get("resourceClaims", [])
+    }
+    specs = []
+    for o in items:
+        if o.get("kind") == "ResourceClaim" and o["metadata"]["name"] in names:
+            if "allocation" not in (o.get("status") or {}):
+                specs.append(o["spec"])
+        elif o.get("kind") == "ResourceClaimTemplate" and o["metadata"]["name"] in names:
+            specs.append(o["spec"]["spec"])
+    plan: dict[str, Any] = {}
+    for spec in specs:
+        devices = spec["devices"]
+        for req in devices["requests"]:
+            for e in [req["exactly"]] if "exactly" in req else req["firstAvailable"]:
+                key = f"{req['name']}/{e.get('name', '')}"
+                if key not in plan:
+                    plan[key] = r.choice(ASKS) if r.random() < p_capacity else None
+                if plan[key] is not None and e.get("deviceClassName") == GPU:
+                    e["capacity"] = {"requests": {"memory": plan[key]}}
+                sel = f"{key}/selector"
+                if sel not in plan:
+                    plan[sel] = r.choice(["", "", "", "", "device.allowMultipleAllocations",
+                                          "!device.allowMultipleAllocations"])  # fmt: skip
+                if plan[sel]:
+                    e.setdefault("selectors", []).append({"cel": {"expression": plan[sel]}})
+        if "distinct" not in plan:
+            plan["distinct"] = r.random() < 0.4
+        all_mode = any(
+            e.get("allocationMode") == "All"
+            for req in devices["requests"]
+            for e in ([req["exactly"]] if "exactly" in req else req["firstAvailable"])
+        )
+        if plan["distinct"] and not all_mode:
+            attr = f"{GPU}/index" if len(str(plan)) % 2 else f"{GPU}/numa"
+            devices.setdefault("constraints", []).append({"distinctAttribute": attr})

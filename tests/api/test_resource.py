@@ -11,7 +11,17 @@ from kubesched.api import resource as r
 from kubesched.api.errors import InputError
 from kubesched.api.parse import parse_objects
 from kubesched.cli import main
-from tests.plugins._dra import DRIVER, claim, cluster, device_class, gpu, gpus, pod, request
+from tests.plugins._dra import (
+    DRIVER,
+    claim,
+    cluster,
+    device_class,
+    gpu,
+    gpus,
+    pod,
+    request,
+    slice_,
+)
 
 ATTRS = f'device.attributes["{DRIVER}"]'
 CAP = f'device.capacity["{DRIVER}"]'
@@ -38,6 +48,7 @@ def matches(expression: str, device: dict[str, object] | None = None) -> bool:
         ('device.driver == "other" && device.attributes["other"].model == "x"', False),
         ('device.attributes["other"].model == "x" || true', True),
         (f'{ATTRS}.model.startsWith("a1")', True),
+        ("device.allowMultipleAllocations == false", True),
         # CEL names that are Python keywords (issue 31 item 3): "invalid syntax" before
         ("[1, 2].all(lambda, lambda > 0)", True),
         (f'["a100"].exists(lambda, lambda == {ATTRS}.model)', True),
@@ -46,6 +57,10 @@ def matches(expression: str, device: dict[str, object] | None = None) -> bool:
 )
 def test_kubernetes_cel_environment(expression: str, expected: bool) -> None:
     assert matches(expression, gpu(0, version={"version": "1.10.0"})) is expected
+
+
+def test_a_device_allowing_multiple_allocations_says_so_to_cel() -> None:
+    assert matches("device.allowMultipleAllocations", gpu(0) | {"allowMultipleAllocations": True})
 
 
 def test_a_missing_domain_is_an_empty_map_and_a_missing_key_an_error() -> None:
@@ -102,8 +117,54 @@ def test_a_bad_expression_is_an_input_error_at_its_field() -> None:
             "[0].spec.selectors[1].cel.expression",
             "compilation failed",
         ),
+        # DRAPartitionableDevices, DRAConsumableCapacity
+        (
+            slice_("n1", [], sharedCounters=[{"name": "g", "counters": {"s": {"value": "x"}}}]),
+            "[0].spec.sharedCounters[0].counters.s.value",
+            "quantities must match",
+        ),
+        (
+            slice_("n1", [gpu(0) | {"consumesCounters": [{"counters": {}}]}]),
+            "[0].spec.devices[0].consumesCounters[0].counterSet",
+            "Required value",
+        ),
+        (
+            slice_(None, [gpu(0)], perDeviceNodeSelection=True),
+            "[0].spec.devices[0]",
+            "exactly one of `nodeName`, `nodeSelector`, `allNodes` is required",
+        ),
+        (
+            slice_("n1", [gpu(0, mem="8Gi") | {"capacity": {"memory": {
+                "value": "8Gi", "requestPolicy": {"default": "1Gi"}}}}]),
+            "[0].spec.devices[0].capacity.memory.requestPolicy",
+            "allowMultipleAllocations must be true",
+        ),
+        (
+            slice_("n1", [gpu(0) | {"allowMultipleAllocations": True, "capacity": {"memory": {
+                "value": "8Gi", "requestPolicy": {"validRange": {"min": "1Gi", "step": "x"}}}}}]),
+            "[0].spec.devices[0].capacity.memory.requestPolicy.validRange.step",
+            "quantities must match",
+        ),
+        (
+            claim("c", request() | {"exactly": {"deviceClassName": DRIVER,
+                                                "capacity": {"requests": {"memory": "lots"}}}}),
+            "[0].spec.devices.requests[0].exactly.capacity.requests.memory",
+            "quantities must match",
+        ),
+        (
+            claim("c", constraints=[{"matchAttribute": "x/y", "distinctAttribute": "x/z"}]),
+            "[0].spec.devices.constraints[0]",
+            "at most one of `matchAttribute` or `distinctAttribute`",
+        ),
+        (
+            claim("c") | {"status": {"allocation": {"devices": {"results": [
+                {"request": "gpu", "driver": DRIVER, "pool": "p", "device": "d",
+                 "shareID": "u", "consumedCapacity": {"memory": "-x"}}]}}}},
+            "[0].status.allocation.devices.results[0].consumedCapacity.memory",
+            "quantities must match",
+        ),
     ],
-)
+)  # fmt: skip
 def test_invalid_objects_name_the_field(obj: dict[str, object], path: str, message: str) -> None:
     with pytest.raises(InputError) as e:
         parse_objects([obj, device_class("other")])

@@ -19,6 +19,7 @@ from kubesched.bench.config import load_test_cases
 from kubesched.bench.gotemplate import parse
 from kubesched.bench.loop import WorkloadError
 from kubesched.config.featuregates import FeatureGates
+from kubesched.devices import allocator
 from kubesched.sim.apiserver import SimApiServer
 from kubesched.sim.engine import WallClock
 
@@ -138,3 +139,43 @@ def test_alloc_resource_claims_fills_nodes_without_double_allocation() -> None:
 
 def test_div_and_mod_template_functions() -> None:
     assert parse("{{div .Index 5}}-{{mod .Index 5}}").render({"Index": 12}) == "2-2"
+
+
+def test_alloc_resource_claims_shares_devices_as_the_release_allocates() -> None:
+    """``allocResourceClaims`` under DRAConsumableCapacity (v1.36+) puts several claims on
+    one device that allows multiple allocations, each consuming what it asks."""
+    bench = SimApiServer(WallClock(), lifecycle=False)
+    bench.create_node(api.Node(name="a", labels={}))
+    bench.create_object(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": "test-class"},
+            "spec": {"selectors": [{"cel": {"expression": 'device.driver == "drv"'}}]},
+        }
+    )
+    device = {"name": "d", "allowMultipleAllocations": True,
+              "capacity": {"bandwidth": {"value": "10G"}}}  # fmt: skip
+    bench.create_object(
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s"},
+         "spec": {"driver": "drv", "nodeName": "a", "devices": [device],
+                  "pool": {"name": "a", "generation": 1, "resourceSliceCount": 1}}}
+    )  # fmt: skip
+    exactly = {"deviceClassName": "test-class", "capacity": {"requests": {"bandwidth": "4G"}}}
+    for i in range(3):
+        bench.create_object(
+            {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+             "metadata": {"name": f"c-{i}", "namespace": "init"},
+             "spec": {"devices": {"requests": [{"name": "r", "exactly": exactly}]}}}
+        )  # fmt: skip
+    v136 = FeatureGates("1.36")
+    options = allocator.Options.of_release(v136.at_least, v136.enabled)
+    with pytest.raises(WorkloadError, match="c-2: no node has its devices"):
+        dra.alloc_resource_claims(bench, "init", random.Random(1), options)
+    shares = [
+        obj["status"]["allocation"]["devices"]["results"][0]
+        for (k, _), obj in bench.objects.items()
+        if k == "ResourceClaim" and "allocation" in (obj.get("status") or {})
+    ]
+    assert [s["consumedCapacity"] for s in shares] == [{"bandwidth": "4000000000"}] * 2
+    assert len({s["shareID"] for s in shares}) == 2

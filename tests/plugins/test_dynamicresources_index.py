@@ -102,9 +102,9 @@ def test_a_decided_node_is_not_searched(monkeypatch: pytest.MonkeyPatch) -> None
     calls: list[int] = []
     real = allocator.allocate_in
 
-    def counting(*args: Any) -> Any:
+    def counting(*args: Any, **kwargs: Any) -> Any:
         calls.append(1)
-        return real(*args)
+        return real(*args, **kwargs)
 
     monkeypatch.setattr(allocator, "allocate_in", counting)
     items = [node(f"n{i}") for i in range(5)]

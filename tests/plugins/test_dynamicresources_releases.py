@@ -91,14 +91,16 @@ def test_v135_score_fails_with_an_allocated_claim() -> None:
 
 
 def slow_search(timeout: str) -> dict[str, Any]:
-    """n1's 8 devices cannot give 10 (a constraint keeps the column index out, so the
-    allocator searches every ordered choice); ``filterTimeout`` bounds the search."""
+    """n1's 16 devices cannot give 20 (a constraint keeps the column index out, so the
+    allocator searches every choice: v1.34 and v1.35 every ordered one, v1.36+ every
+    subset, its search going on after a request's previous device); ``filterTimeout``
+    bounds the search."""
     same = {"requests": [], "matchAttribute": f"{DRIVER}/model"}
     items = [
         node("n1"),
-        gpus("n1", 8),
+        gpus("n1", 16),
         device_class(),
-        claim("c", request(count=10), constraints=[same]),
+        claim("c", request(count=20), constraints=[same]),
     ]
     config = {**CONFIG, "profiles": [{"schedulerName": "default-scheduler", "pluginConfig": [
         {"name": "DynamicResources", "args": {"filterTimeout": timeout}}]}]}  # fmt: skip

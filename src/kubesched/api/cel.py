@@ -254,6 +254,8 @@ class DeviceInput:
     driver: str
     attributes: Mapping[str, Any]
     capacity: Mapping[str, Quantity]
+    allow_multiple: bool = False
+    """``allowMultipleAllocations`` (``device.allowMultipleAllocations``, false when unset)."""
 
 
 class _DefaultMap(celtypes.MapType):
@@ -292,6 +294,9 @@ def activation(device: DeviceInput) -> dict[str, Any]:
         "device": celtypes.MapType(
             {
                 celtypes.StringType("driver"): celtypes.StringType(device.driver),
+                celtypes.StringType("allowMultipleAllocations"): celtypes.BoolType(
+                    device.allow_multiple
+                ),
                 celtypes.StringType("attributes"): _domains(device.attributes, device.driver),
                 celtypes.StringType("capacity"): _domains(device.capacity, device.driver),
             }

@@ -425,6 +425,7 @@ def _device_decl() -> _Decl:
         0,
         fields={
             "driver": _Decl(_DRIVER_LEN),
+            "allowMultipleAllocations": _Decl(0),
             "attributes": _Decl(_ATTRS_PER_DEVICE, key=domain, elem=inner_attrs),
             "capacity": _Decl(_ATTRS_PER_DEVICE, key=domain, elem=inner_caps),
         },
@@ -614,7 +615,8 @@ class _Coster:
             total = total.add(ONE)
         if t[0] == "device":
             self.types[id(e)] = {"driver": STRING, "attributes": _ATTRIBUTES,
-                                 "capacity": _CAPACITY}.get(e.field, DYN)  # fmt: skip
+                                 "capacity": _CAPACITY,
+                                 "allowMultipleAllocations": BOOL}.get(e.field, DYN)  # fmt: skip
         elif t[0] == "map":
             self.types[id(e)] = t[2]
         else:

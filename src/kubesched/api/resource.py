@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from kubesched.api import fields as f
@@ -27,6 +28,9 @@ if TYPE_CHECKING:
 
 API_GROUP = "resource.k8s.io"
 API_VERSION = "resource.k8s.io/v1"
+SAME_AS_V1 = (API_VERSION, "resource.k8s.io/v1beta2")
+"""Versions whose DeviceClass, ResourceSlice and ResourceClaim(Template) have v1's fields
+(v1beta2 is what v1 took over unchanged; the API server converts between them)."""
 KINDS = (
     "DeviceClass",
     "ResourceSlice",
@@ -192,14 +196,52 @@ class Device:
     name: str
     typed: Mapping[str, tuple[str, Any]]
     activation: dict[str, Any]
-    unsupported: bool = False
-    """Uses a feature kubesched does not model (``consumesCounters``): never allocated."""
+    consumes: tuple[tuple[str, tuple[tuple[str, Fraction], ...]], ...] = ()
+    """``consumesCounters``: per counter set, the counters the device takes from it
+    (DRAPartitionableDevices; without the gate such a device is never allocated)."""
     taints: tuple[DeviceTaint, ...] = ()
     """``taints`` (DRADeviceTaints; a DeviceTaintRule's are added by :func:`with_taints`)."""
     binding_conditions: bool = False
     """Has ``bindingConditions`` (allocated only under DRADeviceBindingConditions and
     DRAResourceClaimDeviceStatus)."""
     matches: dict[str, bool] = field(default_factory=dict)
+    node_name: str = ""
+    """Per-device node selection (the slice's ``perDeviceNodeSelection``): ``nodeName``,"""
+    node_selector: tuple[api.NodeSelectorTerm, ...] | None = None
+    """... ``nodeSelector`` ..."""
+    all_nodes: bool = False
+    """... or ``allNodes``."""
+    allow_multiple: bool = False
+    """``allowMultipleAllocations`` (DRAConsumableCapacity: several claims share the device,
+    each consuming some of its capacity)."""
+    capacity: Mapping[str, DeviceCapacity] = field(default_factory=dict)
+    """``capacity`` by name, with each one's ``requestPolicy``."""
+
+    @property
+    def special(self) -> bool:
+        """Uses partitionable devices or consumable capacity (the allocator decides)."""
+        return bool(self.consumes) or self.allow_multiple
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceCapacity:
+    """One ``capacity`` entry of a device and its ``requestPolicy`` (DRAConsumableCapacity)."""
+
+    value: Fraction
+    policy: bool = False
+    """A ``requestPolicy`` is given."""
+    default: Fraction | None = None
+    valid_values: tuple[Fraction, ...] = ()
+    valid_range: tuple[Fraction | None, Fraction | None, Fraction | None] | None = None
+    """``validRange`` as ``(min, max, step)``."""
+
+
+@dataclass(frozen=True, slots=True)
+class CounterSet:
+    """One ``sharedCounters`` entry of a slice: counters by name."""
+
+    name: str
+    counters: Mapping[str, Fraction]
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,6 +258,9 @@ class ResourceSlice:
     all_nodes: bool
     per_device_node_selection: bool
     devices: tuple[Device, ...]
+    shared_counters: tuple[CounterSet, ...] = ()
+    """``sharedCounters`` (DRAPartitionableDevices: v1.34 beside the devices that consume
+    them; from v1.35 in slices of their own, for the whole pool)."""
 
 
 def _node_selector(obj: Obj, key: str, path: str) -> tuple[api.NodeSelectorTerm, ...] | None:
@@ -261,17 +306,98 @@ def _device(obj: Obj, driver: str, path: str) -> Device:
         typed[key] = (kind, v)
         values[key] = cel.Semver(v) if kind == "version" else v
     capacity: dict[str, cel.Quantity] = {}
+    policies: dict[str, DeviceCapacity] = {}
     cpath = join(path, "capacity")
     for key, value in f.mapping(obj, "capacity", path).items():
-        text = str(f.as_mapping(value, join(cpath, key)).get("value", ""))
+        vp = join(cpath, key)
+        value = f.as_mapping(value, vp)
+        text = str(value.get("value", ""))
         try:
             capacity[key] = cel.Quantity(text, parse_quantity(text))
         except QuantityError as e:
-            fail(join(join(cpath, key), "value"), f"quantities must match the regex: {e}")
-    unsupported = bool(obj.get("consumesCounters"))
-    activation = cel.activation(cel.DeviceInput(driver, values, capacity))
+            fail(join(vp, "value"), f"quantities must match the regex: {e}")
+        policies[key] = _capacity_policy(value, capacity[key].value, vp)
+    allow_multiple = f.boolean(obj, "allowMultipleAllocations", path)
+    activation = cel.activation(cel.DeviceInput(driver, values, capacity, allow_multiple))
     binding = obj.get("bindingConditions") is not None
-    return Device(name, typed, activation, unsupported, _taints(obj, path), binding)
+    if not allow_multiple:
+        for key, c in policies.items():
+            if c.policy:
+                fail(
+                    join(join(cpath, key), "requestPolicy"),
+                    "Forbidden: allowMultipleAllocations must be true to set a requestPolicy",
+                )
+    consumes = []
+    ccp = join(path, "consumesCounters")
+    for i, item in enumerate(f.seq(obj, "consumesCounters", path)):
+        cc = f.as_mapping(item, join(ccp, i))
+        consumes.append(
+            (
+                f.required_string(cc, "counterSet", join(ccp, i)),
+                tuple(_counters(cc, join(ccp, i)).items()),
+            )
+        )
+    return Device(
+        name,
+        typed,
+        activation,
+        tuple(consumes),
+        _taints(obj, path),
+        binding,
+        node_name=f.string(obj, "nodeName", path),
+        node_selector=_node_selector(obj, "nodeSelector", path),
+        all_nodes=f.boolean(obj, "allNodes", path),
+        allow_multiple=allow_multiple,
+        capacity=policies,
+    )
+
+
+def quantity(value: object, path: str) -> Fraction:
+    """A quantity (``"4Gi"``, ``8``) at ``path``, as an exact number."""
+    if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+        fail(path, "must be a quantity")
+    try:
+        return parse_quantity(value)
+    except QuantityError as e:
+        fail(path, f"quantities must match the regex: {e}")
+
+
+def _counters(obj: Obj, path: str) -> dict[str, Fraction]:
+    """``counters``: ``{name: {value: quantity}}``."""
+    out = {}
+    cp = join(path, "counters")
+    for name, c in f.mapping(obj, "counters", path).items():
+        c = f.as_mapping(c, join(cp, name))
+        out[str(name)] = quantity(c.get("value"), join(join(cp, name), "value"))
+    return out
+
+
+def _capacity_policy(obj: Obj, value: Fraction, path: str) -> DeviceCapacity:
+    """A capacity's ``requestPolicy`` (``default``, ``validValues`` or ``validRange``)."""
+    pol = obj.get("requestPolicy")
+    if pol is None:
+        return DeviceCapacity(value)
+    pp = join(path, "requestPolicy")
+    pol = f.as_mapping(pol, pp)
+    default = None
+    if pol.get("default") is not None:
+        default = quantity(pol["default"], join(pp, "default"))
+    vp = join(pp, "validValues")
+    valid = tuple(quantity(v, join(vp, i)) for i, v in enumerate(f.seq(pol, "validValues", pp)))
+    rng = None
+    if pol.get("validRange") is not None:
+        rp = join(pp, "validRange")
+        rv = f.as_mapping(pol["validRange"], rp)
+
+        def bound(key: str) -> Fraction | None:
+            return None if rv.get(key) is None else quantity(rv[key], join(rp, key))
+
+        rng = (bound("min"), bound("max"), bound("step"))
+        if rng[0] is None:
+            fail(join(rp, "min"), "Required value")
+        if valid:
+            fail(pp, "exactly one of `validValues` or `validRange` may be set")
+    return DeviceCapacity(value, True, default, valid, rng)
 
 
 def parse_slice(obj: Obj, path: str = "") -> ResourceSlice:
@@ -297,6 +423,20 @@ def parse_slice(obj: Obj, path: str = "") -> ResourceSlice:
         _device(f.as_mapping(d, join(join(sp, "devices"), i)), driver, join(join(sp, "devices"), i))
         for i, d in enumerate(f.seq(spec, "devices", sp))
     )
+    for i, d in enumerate(devices):
+        dp = join(join(sp, "devices"), i)
+        picks = sum((bool(d.node_name), d.node_selector is not None, d.all_nodes))
+        if per_device and picks != 1:
+            fail(dp, "exactly one of `nodeName`, `nodeSelector`, `allNodes` is required")
+        if not per_device and picks:
+            fail(dp, "`nodeName`, `nodeSelector` and `allNodes` need `perDeviceNodeSelection`")
+    counters = []
+    scp = join(sp, "sharedCounters")
+    for i, c in enumerate(f.seq(spec, "sharedCounters", sp)):
+        c = f.as_mapping(c, join(scp, i))
+        counters.append(
+            CounterSet(f.required_string(c, "name", join(scp, i)), _counters(c, join(scp, i)))
+        )
     return ResourceSlice(
         name=name,
         driver=driver,
@@ -308,6 +448,7 @@ def parse_slice(obj: Obj, path: str = "") -> ResourceSlice:
         all_nodes=all_nodes,
         per_device_node_selection=per_device,
         devices=devices,
+        shared_counters=tuple(counters),
     )
 
 
@@ -377,6 +518,8 @@ class ExactRequest:
     admin_access_set: bool = False
     """``adminAccess`` is given (``false`` too): with DRAAdminAccess off the allocator
     refuses the request."""
+    capacity: Mapping[str, Fraction] | None = None
+    """``capacity.requests`` (DRAConsumableCapacity; None: no ``capacity``)."""
 
     def blocked_by(self, taints: tuple[DeviceTaint, ...], every_effect: bool = False) -> bool:
         """Upstream ``taintPreventsAllocation`` (v1.35+): a ``NoSchedule`` or ``NoExecute``
@@ -407,11 +550,19 @@ class AllocatedDevice:
     pool: str
     device: str
     admin_access: bool = False
+    share_id: str | None = None
+    """``shareID``: the device is shared (DRAConsumableCapacity, ``allowMultipleAllocations``)."""
+    consumed: tuple[tuple[str, Fraction], ...] = ()
+    """``consumedCapacity`` of a shared device, by capacity name."""
 
     @property
     def device_id(self) -> tuple[str, str, str]:
         """``(driver, pool, device)``, a device's identity."""
         return (self.driver, self.pool, self.device)
+
+
+MATCH, DISTINCT = "matchAttribute", "distinctAttribute"
+Constraint = tuple[tuple[str, ...], str, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -422,8 +573,10 @@ class ResourceClaim:
     name: str
     uid: str
     requests: tuple[DeviceRequest, ...]
-    constraints: tuple[tuple[tuple[str, ...], str], ...]
-    """``(requests, matchAttribute)`` per constraint."""
+    constraints: tuple[Constraint, ...]
+    """``(requests, attribute, kind)`` per constraint: kind ``matchAttribute``,
+    ``distinctAttribute`` (DRAConsumableCapacity) or "" (neither: upstream's allocator
+    refuses the claim)."""
     owner_uids: tuple[str, ...]
     """UIDs of controller owners (a claim made from a template is owned by its Pod)."""
     allocation: tuple[AllocatedDevice, ...] | None
@@ -456,7 +609,19 @@ def _exact(obj: Obj, name: str, path: str) -> ExactRequest:
         f.boolean(obj, "adminAccess", path),
         _tolerations(obj, path),
         obj.get("adminAccess") is not None,
+        _capacity_requests(obj, path),
     )
+
+
+def _capacity_requests(obj: Obj, path: str) -> Mapping[str, Fraction] | None:
+    """``capacity.requests`` of a request (None without ``capacity``)."""
+    cap = obj.get("capacity")
+    if cap is None:
+        return None
+    cp = join(path, "capacity")
+    rp = join(cp, "requests")
+    reqs = f.mapping(f.as_mapping(cap, cp), "requests", cp)
+    return {str(k): quantity(v, join(rp, k)) for k, v in reqs.items()}
 
 
 def _request(obj: Obj, path: str) -> DeviceRequest:
@@ -478,7 +643,7 @@ def _request(obj: Obj, path: str) -> DeviceRequest:
 
 def parse_claim_spec(
     spec: Obj, path: str
-) -> tuple[tuple[DeviceRequest, ...], tuple[tuple[tuple[str, ...], str], ...]]:
+) -> tuple[tuple[DeviceRequest, ...], tuple[Constraint, ...]]:
     """Requests and constraints of a claim spec (also a template's ``spec.spec``)."""
     dp = join(path, "devices")
     devices = f.mapping(spec, "devices", path)
@@ -489,7 +654,7 @@ def parse_claim_spec(
     names = {r.name for r in requests} | {
         f"{r.name}/{s.name}" for r in requests for s in r.first_available
     }
-    constraints = []
+    constraints: list[Constraint] = []
     for i, c in enumerate(f.seq(devices, "constraints", dp)):
         cp = join(join(dp, "constraints"), i)
         c = f.as_mapping(c, cp)
@@ -502,8 +667,30 @@ def parse_claim_spec(
                     "a request in the claim or the name of a request and a subrequest "
                     "separated by '/'",
                 )
-        constraints.append((reqs, f.required_string(c, "matchAttribute", cp)))
+        match, distinct = f.string(c, MATCH, cp), f.string(c, DISTINCT, cp)
+        if match and distinct:
+            fail(cp, f"at most one of `{MATCH}` or `{DISTINCT}` may be set")
+        kind = MATCH if match else DISTINCT if distinct else ""
+        constraints.append((reqs, match or distinct, kind))
     return requests, tuple(constraints)
+
+
+def _result(obj: Obj, path: str) -> AllocatedDevice:
+    """One ``status.allocation.devices.results`` entry."""
+    cp = join(path, "consumedCapacity")
+    consumed = tuple(
+        (str(k), quantity(v, join(cp, k)))
+        for k, v in sorted(f.mapping(obj, "consumedCapacity", path).items())
+    )
+    return AllocatedDevice(
+        f.required_string(obj, "request", path),
+        f.required_string(obj, "driver", path),
+        f.required_string(obj, "pool", path),
+        f.required_string(obj, "device", path),
+        f.boolean(obj, "adminAccess", path),
+        f.string(obj, "shareID", path) or None,
+        consumed,
+    )
 
 
 def parse_claim(
@@ -539,14 +726,7 @@ def parse_claim(
         rp = join(join(ap, "devices"), "results")
         items = f.seq(f.mapping(alloc, "devices", ap), "results", join(ap, "devices"))
         results = tuple(
-            AllocatedDevice(
-                f.required_string(r, "request", join(rp, i)),
-                f.required_string(r, "driver", join(rp, i)),
-                f.required_string(r, "pool", join(rp, i)),
-                f.required_string(r, "device", join(rp, i)),
-                f.boolean(r, "adminAccess", join(rp, i)),
-            )
-            for i, r in enumerate(f.as_mapping(x, join(rp, k)) for k, x in enumerate(items))
+            _result(f.as_mapping(x, join(rp, i)), join(rp, i)) for i, x in enumerate(items)
         )
         selector = _node_selector(alloc, "nodeSelector", ap)
         if cache is not None:

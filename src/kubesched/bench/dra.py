@@ -21,12 +21,13 @@ import fnmatch
 import json
 import random
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 from kubesched.api import resource as r
 from kubesched.bench.loop import WorkloadError
 from kubesched.devices import allocator
-from kubesched.plugins.dynamicresources.claims import allocation_node_selector
+from kubesched.plugins.dynamicresources.claims import allocation_node_selector, quantity_text
 from kubesched.sim.apiserver import SimApiServer
 
 
@@ -89,15 +90,32 @@ def _of_kind(api: SimApiServer, kind: str) -> list[dict[str, Any]]:
     return [obj for (k, _), obj in api.objects.items() if k == kind]
 
 
-def alloc_resource_claims(api: SimApiServer, namespace: str, rng: random.Random) -> int:
-    """Allocate the namespace's unallocated claims; how many were allocated."""
+def alloc_resource_claims(
+    api: SimApiServer,
+    namespace: str,
+    rng: random.Random,
+    options: allocator.Options = allocator.V1_34,
+) -> int:
+    """Allocate the namespace's unallocated claims as the release of ``options`` allocates
+    (partitionable devices, shared devices); how many were allocated."""
     classes = {c.name: c for c in map(r.parse_class, _of_kind(api, "DeviceClass"))}
     slices = sorted(map(r.parse_slice, _of_kind(api, "ResourceSlice")), key=lambda s: s.name)
     in_use: set[allocator.DeviceId] = set()
+    shares: list[r.AllocatedDevice] = []
     todo = []
+
+    def hold(results: tuple[r.AllocatedDevice, ...]) -> None:
+        for d in results:
+            if d.admin_access:
+                continue
+            if options.consumable and d.share_id is not None:
+                shares.append(d)
+            else:
+                in_use.add(d.device_id)
+
     for obj in _of_kind(api, "ResourceClaim"):
         claim = r.parse_claim(obj)
-        in_use.update(d.device_id for d in claim.allocation or () if not d.admin_access)
+        hold(claim.allocation or ())
         if claim.allocation is None and claim.namespace == namespace:
             todo.append((claim, obj))
     todo.sort(key=lambda c: c[0].name)
@@ -110,7 +128,10 @@ def alloc_resource_claims(api: SimApiServer, namespace: str, rng: random.Random)
             k = rng.randrange(len(candidates))
             node = api.nodes[candidates[k]]
             try:
-                found = allocator.allocate(node.name, node.labels, [claim], classes, slices, in_use)
+                found = allocator.allocate(
+                    node.name, node.labels, [claim], classes, slices, in_use, options,
+                    shared_use(shares),
+                )  # fmt: skip
             except allocator.AllocationError as err:
                 raise WorkloadError(f"allocate claim {claim.key}: {err}") from None
             if found is None:
@@ -118,13 +139,23 @@ def alloc_resource_claims(api: SimApiServer, namespace: str, rng: random.Random)
                 candidates.pop()
                 continue
             results = found[0]
-            in_use.update(d.device_id for d in results if not d.admin_access)
+            hold(results)
             api.apply_object(_allocated(obj, results, node.name, slices, node))
             done += 1
             break
         else:
             raise WorkloadError(f"allocate claim {claim.key}: no node has its devices")
     return done
+
+
+def shared_use(shares: list[r.AllocatedDevice]) -> allocator.SharedUse:
+    """Upstream ``GatherAllocatedState``'s shared devices and summed consumed capacity."""
+    capacity: dict[allocator.DeviceId, dict[str, Fraction]] = {}
+    for d in shares:
+        have = capacity.setdefault(d.device_id, {})
+        for name, v in d.consumed:
+            have[name] = have.get(name, Fraction(0)) + v
+    return allocator.SharedUse({d.device_id for d in shares}, capacity)
 
 
 def _allocated(
@@ -137,7 +168,18 @@ def _allocated(
     allocation: dict[str, Any] = {
         "devices": {
             "results": [
-                {"request": d.request, "driver": d.driver, "pool": d.pool, "device": d.device}
+                {
+                    "request": d.request,
+                    "driver": d.driver,
+                    "pool": d.pool,
+                    "device": d.device,
+                    **({"shareID": d.share_id} if d.share_id is not None else {}),
+                    **(
+                        {"consumedCapacity": {k: quantity_text(v) for k, v in d.consumed}}
+                        if d.consumed
+                        else {}
+                    ),
+                }
                 for d in results
             ]
         }

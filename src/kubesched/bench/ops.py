@@ -19,6 +19,8 @@ from kubesched.bench.config import TestCase, Workload
 from kubesched.bench.declaredfeatures import MockFeatures
 from kubesched.bench.loop import Loop, WorkloadError
 from kubesched.bench.results import WorkloadResult
+from kubesched.config.featuregates import FeatureGates
+from kubesched.devices import allocator
 from kubesched.sim.apiserver import SimApiServer
 
 
@@ -38,6 +40,8 @@ class Ops:
     measured: int
     mock: MockFeatures | None
     """The ``nodedeclaredfeatures`` suite's mock node features (:mod:`.declaredfeatures`)."""
+    gates: FeatureGates
+    """The workload's feature gates (the release and its settings)."""
 
     def _start(
         self, name: str, namespaces: tuple[str, ...], selector: Mapping[str, str] | None
@@ -272,4 +276,5 @@ class Ops:
         dra.create_resource_driver(self.api, step.driver, step.nodes, step.max_claims)
 
     def _AllocResourceClaims(self, step: dra.AllocResourceClaims) -> None:
-        dra.alloc_resource_claims(self.api, step.namespace, self.names.rng)
+        options = allocator.Options.of_release(self.gates.at_least, self.gates.enabled)
+        dra.alloc_resource_claims(self.api, step.namespace, self.names.rng, options)

@@ -217,6 +217,7 @@ class _WorkloadRun(Ops):
             {**case.feature_gates, **workload.feature_gates},
             f"{case.name}/{workload.name}.featureGates",
         )
+        self.gates = gates
         cfg = load_config(
             case.scheduler_config_path, known_plugins=known_plugin_names(), gates=gates
         )

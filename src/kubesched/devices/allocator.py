@@ -1,14 +1,16 @@
 """The structured-parameters allocator: devices for a Pod's claims on one node.
 
-A port of ``k8s.io/dynamic-resource-allocation/structured`` (the ``incubating`` allocator,
-the one the features on by default select; partitionable devices and consumable capacity
-are not modelled, so devices using them are never picked).
+A port of ``k8s.io/dynamic-resource-allocation/structured``: the allocator the release's
+gates select (:func:`channel`), with partitionable devices (shared counters, per-device
+node selection) and consumable capacity (devices shared by capacity, request policies,
+``distinctAttribute``) under their gates.
 :func:`gather_pools` keeps the slices that reach the node (``nodeName``, ``allNodes`` or a
 matching ``nodeSelector``), only each pool's newest generation; :func:`allocate` then searches
 depth first with backtracking, request by request, device by device, exactly as upstream's
 ``allocateOne``: a device is skipped when in use (allocated to a claim or in flight), when the
 class's or the request's CEL selectors reject it, when a taint it carries is not tolerated
-(DRADeviceTaints), or when a ``matchAttribute`` constraint would break.  The search is
+(DRADeviceTaints), when its counters or the capacity it would share do not last, or when a
+``matchAttribute`` / ``distinctAttribute`` constraint would break.  The search is
 exhaustive, so whether a node fits never depends on the order of pools (upstream iterates a Go
 map; we go by driver and pool name, which also makes the chosen devices deterministic).
 
@@ -27,11 +29,15 @@ results and go on with alternative 0 after its first device).
 
 from __future__ import annotations
 
+import math
 import time
+import uuid
 from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, NamedTuple
 
+from kubesched.api import objects as api
 from kubesched.api import resource as r
 from kubesched.api.errors import CelRuntimeError
 
@@ -60,11 +66,39 @@ class Options(NamedTuple):
     """DRADeviceBindingConditions and DRAResourceClaimDeviceStatus (both on from v1.36): a
     device with ``bindingConditions`` may be allocated, and pools holding such devices are
     searched last (else such a device is never picked)."""
+    partitionable: bool = False
+    """DRAPartitionableDevices: devices consuming shared counters are allocated while the
+    counters last; slices with ``perDeviceNodeSelection`` (and, from v1.35, slices of
+    shared counters) are read."""
+    consumable: bool = False
+    """DRAConsumableCapacity: devices with ``allowMultipleAllocations`` are shared by
+    capacity, requests' ``capacity`` is read, ``distinctAttribute`` constraints hold."""
+    pool_counters: bool = False
+    """v1.35+: shared counters belong to the pool (slices of their own), not to the slice
+    of the devices consuming them (v1.34); a pool incomplete among the slices reaching the
+    node is looked up among all slices."""
+    checks_capacity: bool = False
+    """The allocator the gates select refuses capacity requests without
+    DRAConsumableCapacity (an error) and reads ``distinctAttribute`` (:func:`channel`:
+    upstream's ``experimental`` one, and from v1.36 the ``incubating`` one)."""
+    distinct_by_device: bool = False
+    """v1.34: ``distinctAttribute`` compares the attribute's value pointers, so only the
+    same device twice (a shared one) breaks it."""
+    ordered: bool = False
+    """v1.36+ (not the ``stable`` allocator): a request's next device is searched after
+    its previous one (else from the first pool again)."""
+    experimental: bool = False
+    """v1.34 and v1.35 with upstream's ``experimental`` allocator (:func:`channel`): a
+    device it passes over after reserving its counters (a taint, a constraint) keeps them
+    reserved for the rest of the search, a share given back keeps its counters, a failed
+    capacity check gives nothing back, and v1.34's checks a share's counters even while
+    the device is shared."""
 
     @classmethod
     def of_release(cls, at_least: Callable[[str], bool], enabled: Callable[[str], bool]) -> Options:
         """The options of the release ``at_least("1.xx")`` describes, under the gates
         ``enabled(name)`` says are on."""
+        which = channel(at_least, enabled)
         return cls(
             skip_unusable=at_least("1.35"),
             keep_alternative=at_least("1.36"),
@@ -73,10 +107,54 @@ class Options(NamedTuple):
             admin_access=enabled("DRAAdminAccess"),
             binding_conditions=enabled("DRADeviceBindingConditions")
             and enabled("DRAResourceClaimDeviceStatus"),
+            partitionable=enabled("DRAPartitionableDevices"),
+            consumable=enabled("DRAConsumableCapacity"),
+            pool_counters=at_least("1.35"),
+            checks_capacity=which != STABLE and (which == EXPERIMENTAL or at_least("1.36")),
+            experimental=which == EXPERIMENTAL and not at_least("1.36"),
+            ordered=which != STABLE and at_least("1.36"),
+            distinct_by_device=not at_least("1.35"),
         )
 
 
 V1_34 = Options()
+
+STABLE, INCUBATING, EXPERIMENTAL = "stable", "incubating", "experimental"
+_BASE = ("DRAAdminAccess", "DRAPrioritizedList", "DRAPartitionableDevices", "DRADeviceTaints")
+
+
+def channel(at_least: Callable[[str], bool], enabled: Callable[[str], bool]) -> str:
+    """Which of upstream's allocators the release's gates select (``NewAllocator``: the
+    most stable one supporting every feature on).  v1.34 and v1.35: ``stable`` supports
+    none, ``incubating`` admin access, prioritized lists, partitionable devices and device
+    taints, ``experimental`` all (so v1.34's defaults, with DRAResourceClaimDeviceStatus,
+    select it).  v1.36+: ``stable`` supports those four, ``incubating`` also binding
+    conditions and consumable capacity (v1.37: and DRAFractionalCapacityRange)."""
+    if not at_least("1.35"):
+        binding = enabled("DRADeviceBindingConditions") or enabled("DRAResourceClaimDeviceStatus")
+    else:
+        binding = enabled("DRADeviceBindingConditions") and enabled("DRAResourceClaimDeviceStatus")
+    newer = [
+        g
+        for g in (
+            "DRAListTypeAttributes",
+            "DRAOptionalNodeOperations",
+            "DRADerivedAttributes",
+            "DRADeviceCompatibilityGroups",
+        )
+        if enabled(g)
+    ]
+    fractional = enabled("DRAFractionalCapacityRange")
+    consumable = enabled("DRAConsumableCapacity")
+    if not at_least("1.36"):
+        if binding or consumable:
+            return EXPERIMENTAL
+        return INCUBATING if any(enabled(g) for g in _BASE) else STABLE
+    if newer:
+        return EXPERIMENTAL
+    if binding or consumable or fractional:
+        return INCUBATING
+    return STABLE
 
 
 class AllocationError(Exception):
@@ -98,21 +176,53 @@ class Pool:
     driver: str
     name: str
     slices: list[r.ResourceSlice] = field(default_factory=list)
+    others: list[r.ResourceSlice] = field(default_factory=list)
+    """v1.35+: the pool's slices that do not reach the node (their allocated devices
+    consume the pool's shared counters too)."""
+    complete: bool | None = None
+    """Whether every slice is published, when the slices reaching the node do not say."""
+    pool_counters: bool = False
+    """The pool's shared counters are checked (DRAPartitionableDevices at v1.35+)."""
 
     @property
     def incomplete(self) -> bool:
         """Fewer slices than ``resourceSliceCount`` are published."""
+        if self.complete is not None:
+            return not self.complete
         return len(self.slices) != self.slices[0].slice_count
 
     def invalid(self) -> str:
-        """Upstream ``poolIsInvalid``: a duplicate device name ("" when valid)."""
+        """Upstream ``poolIsInvalid`` / ``buildPool``: a duplicate device name, and under
+        DRAPartitionableDevices (v1.35+) a duplicate counter set or a device consuming a
+        counter set or counter the pool lacks ("" when valid)."""
         seen: set[str] = set()
         for s in self.slices:
             for d in s.devices:
                 if d.name in seen:
                     return f"duplicate device name {d.name}"
                 seen.add(d.name)
+        if not self.pool_counters:
+            return ""
+        sets: dict[str, r.CounterSet] = {}
+        for s in self.slices:
+            for cs in s.shared_counters:
+                if cs.name in sets:
+                    return f"duplicate counter set name {cs.name}"
+                sets[cs.name] = cs
+        for s in (*self.slices, *self.others):
+            for d in s.devices:
+                for name, counters in d.consumes:
+                    found = sets.get(name)
+                    if found is None:
+                        return f"counter set {name} not found"
+                    for c, _ in counters:
+                        if c not in found.counters:
+                            return f"counter {c} not found in counter set {name}"
         return ""
+
+    def counter_sets(self) -> list[r.CounterSet]:
+        """The pool's shared counters (v1.35+)."""
+        return [cs for s in self.slices for cs in s.shared_counters]
 
 
 def has_binding_conditions(pool: Pool) -> bool:
@@ -120,25 +230,60 @@ def has_binding_conditions(pool: Pool) -> bool:
     return any(d.binding_conditions for s in pool.slices for d in s.devices)
 
 
-def slice_reaches(s: r.ResourceSlice, node: str, labels: Mapping[str, str]) -> bool:
-    """Whether slice ``s`` offers its devices to ``node`` (upstream ``nodeMatches``)."""
-    if s.node_name:
-        return s.node_name == node
-    if s.all_nodes:
+def node_matches(
+    node_name: str,
+    selector: tuple[api.NodeSelectorTerm, ...] | None,
+    all_nodes: bool,
+    node: str,
+    labels: Mapping[str, str],
+) -> bool:
+    """Upstream ``nodeMatches`` of a slice's (or a device's) node selection."""
+    if node_name:
+        return node_name == node
+    if all_nodes:
         return True
-    if s.node_selector is not None:
-        return r.node_selector_matches(s.node_selector, node, labels)
+    if selector is not None:
+        return r.node_selector_matches(selector, node, labels)
     return False
 
 
+def slice_reaches(
+    s: r.ResourceSlice, node: str, labels: Mapping[str, str], options: Options | None = None
+) -> bool:
+    """Whether slice ``s`` offers its devices to ``node`` (upstream ``nodeMatches``); with
+    ``options`` under DRAPartitionableDevices, a slice of shared counters (v1.35+) reaches
+    every node and a ``perDeviceNodeSelection`` slice the nodes one of its devices
+    reaches."""
+    if options is not None and options.partitionable:
+        if options.pool_counters and s.shared_counters:
+            return True
+        if s.per_device_node_selection:
+            return any(
+                node_matches(d.node_name, d.node_selector, d.all_nodes, node, labels)
+                for d in s.devices
+            )
+    return node_matches(s.node_name, s.node_selector, s.all_nodes, node, labels)
+
+
 def gather_pools(
-    slices: Iterable[r.ResourceSlice], node: str, labels: Mapping[str, str]
+    slices: Iterable[r.ResourceSlice],
+    node: str,
+    labels: Mapping[str, str],
+    options: Options = V1_34,
+    every: Iterable[r.ResourceSlice] | None = None,
 ) -> list[Pool]:
-    """Upstream ``GatherPools`` for one node, pools by driver and name."""
+    """Upstream ``GatherPools`` for one node, pools by driver and name.  From v1.35 a pool
+    incomplete among the slices reaching the node is looked up in ``every`` slice: dropped
+    when a newer generation exists, complete when all its slices are published (the others
+    kept in ``Pool.others``)."""
     pools: dict[tuple[str, str], Pool] = {}
     for s in slices:
-        if s.per_device_node_selection or not slice_reaches(s, node, labels):
-            continue  # per-device node selection is DRAPartitionableDevices (off in v1.34)
+        if not options.partitionable and (
+            s.per_device_node_selection or (options.pool_counters and s.shared_counters)
+        ):
+            continue  # DRAPartitionableDevices off
+        if not slice_reaches(s, node, labels, options):
+            continue
         pool = pools.get((s.driver, s.pool))
         if pool is None:
             pools[(s.driver, s.pool)] = Pool(s.driver, s.pool, [s])
@@ -146,7 +291,22 @@ def gather_pools(
             pool.slices = [s]
         elif s.generation == pool.slices[0].generation:
             pool.slices.append(s)
-    return [pools[k] for k in sorted(pools)]
+    out = []
+    everything = list(every) if every is not None and options.pool_counters else []
+    for k in sorted(pools):
+        pool = pools[k]
+        pool.pool_counters = options.partitionable and options.pool_counters
+        if options.pool_counters and len(pool.slices) != pool.slices[0].slice_count:
+            gen = pool.slices[0].generation
+            same = [x for x in everything if (x.driver, x.pool) == k]
+            if any(x.generation > gen for x in same):
+                continue  # upstream: obsolete, the driver is replacing it
+            whole = [x for x in same if x.generation == gen]
+            pool.complete = len(whole) == pool.slices[0].slice_count
+            mine = {x.name for x in pool.slices}
+            pool.others = [x for x in whole if x.name not in mine]
+        out.append(pool)
+    return out
 
 
 @dataclass(slots=True)
@@ -160,7 +320,7 @@ class _Request:
     klass: r.DeviceClass
     key: tuple[int, int, int]
     """Upstream's ``requestIndices`` (claim, request, alternative): its selector cache key."""
-    all_devices: list[tuple[DeviceId, r.Device]] | None = None
+    all_devices: list[tuple[DeviceId, r.Device, r.ResourceSlice, Pool]] | None = None
 
     @property
     def name(self) -> str:
@@ -174,12 +334,25 @@ class _Request:
 
 
 class _Constraint:
-    """``matchAttribute``: every device of the named requests has the same value."""
+    """``matchAttribute``: every device of the named requests has the same value;
+    ``distinctAttribute`` (:attr:`distinct`): no two have the same value, as upstream
+    keeps them, one value per request name (a request's later device replaces its earlier
+    one's, and giving one back forgets the request's value)."""
 
-    def __init__(self, requests: tuple[str, ...], attribute: str) -> None:
+    def __init__(
+        self,
+        requests: tuple[str, ...],
+        attribute: str,
+        kind: str = r.MATCH,
+        by_device: bool = False,
+    ) -> None:
         self.requests = frozenset(requests)
         self.attribute = attribute
+        self.distinct = kind == r.DISTINCT
+        self.by_device = by_device
+        """v1.34: two values are the same only when they are one device's."""
         self.value: tuple[str, Any] | None = None
+        self.values: dict[str, Any] = {}
         self.n = 0
 
     def _applies(self, req: _Request) -> bool:
@@ -198,6 +371,13 @@ class _Constraint:
             value = device.typed.get(ident)
         if value is None:
             return False
+        if self.distinct:
+            key = (dev_id, value) if self.by_device else value
+            if self.n and key in self.values.values():
+                return False
+            self.values[req.base] = key
+            self.n += 1
+            return True
         if self.n == 0:
             self.value, self.n = value, 1
             return True
@@ -208,7 +388,68 @@ class _Constraint:
 
     def remove(self, req: _Request) -> None:
         if self._applies(req):
+            self.values.pop(req.base, None)
             self.n -= 1
+
+
+@dataclass(frozen=True, slots=True)
+class SharedUse:
+    """Upstream ``AllocatedState`` beyond the dedicated devices (DRAConsumableCapacity):
+    the devices allocated with a ``shareID`` and their consumed capacity summed."""
+
+    devices: Container[DeviceId] = frozenset()
+    """``AllocatedSharedDeviceIDs`` (as device ids)."""
+    capacity: Mapping[DeviceId, Mapping[str, Fraction]] = field(default_factory=dict)
+    """``AggregatedCapacity``: per device, the capacity its shares consume."""
+
+
+NO_SHARES = SharedUse()
+
+
+def _value(q: Fraction) -> int:
+    """Go ``Quantity.Value()``: rounded up to an integer."""
+    return math.ceil(q)
+
+
+def consumed_capacity(requested: Fraction | None, cap: r.DeviceCapacity) -> Fraction:
+    """Upstream ``calculateConsumedCapacity``: what a request takes of one capacity (its
+    default, or the request rounded up to the policy's range step or next valid value)."""
+    if requested is None:
+        return cap.default if cap.default is not None else cap.value
+    if not cap.policy:
+        return requested
+    rng = cap.valid_range
+    low = rng[0] if rng is not None else None
+    if rng is not None and low is not None:
+        step = rng[2]
+        if requested < low:
+            return low
+        if step is None:
+            return requested
+        n, mod = divmod(_value(requested) - _value(low), _value(step))
+        return Fraction(_value(low) + _value(step) * (n + (1 if mod else 0)))
+    for v in cap.valid_values:
+        if requested <= v:
+            return v
+    return requested
+
+
+def violates_policy(consumed: Fraction, cap: r.DeviceCapacity) -> bool:
+    """Upstream ``violatesPolicy``."""
+    if not cap.policy:
+        return False
+    if cap.default is not None and consumed == cap.default:
+        return False
+    if cap.valid_range is not None:
+        low, high, step = cap.valid_range
+        if high is not None and consumed > high:
+            return True
+        if step is not None:
+            return (_value(consumed) - _value(low or Fraction(0))) % _value(step) != 0
+        return False
+    if cap.valid_values:
+        return consumed not in cap.valid_values
+    return False
 
 
 class _Search:
@@ -222,26 +463,49 @@ class _Search:
         in_use: Container[DeviceId],
         options: Options = V1_34,
         deadline: float | None = None,
+        node: tuple[str, Mapping[str, str]] = ("", {}),
+        shared: SharedUse = NO_SHARES,
     ) -> None:
         self.pools, self.claims, self.classes, self.in_use = pools, claims, classes, in_use
         self.options = options
         self.deadline = deadline
         """``time.monotonic()`` past which the search gives up (None: never)."""
+        self.node = node
+        self.shared = shared
         self.steps = 0
         self.requests: list[list[list[_Request]]] = []
         """Per claim, per request, its alternatives (one for ``exactly``)."""
-        self.constraints = [[_Constraint(*c) for c in claim.constraints] for claim in claims]
+        self.constraints = [
+            [_Constraint(*c, by_device=options.distinct_by_device) for c in claim.constraints]
+            for claim in claims
+        ]
         self.allocating: dict[DeviceId, set[int]] = {}
         self.selected: dict[tuple[DeviceId, tuple[int, int, int]], bool] = {}
         """Upstream's ``deviceMatchesRequest``: selector results by device and request key."""
         self.results: list[list[r.AllocatedDevice]] = [[] for _ in claims]
+        self.capacity: dict[DeviceId, dict[str, Fraction]] = {}
+        """Upstream's ``allocatingCapacity``: capacity the shares taken here consume."""
+        self.available: dict[str, dict[str, dict[str, Fraction]]] = {}
+        """Upstream's ``availableCounters`` by pool name (v1.34: slice name)."""
+        self.consumed: dict[str, dict[str, dict[str, Fraction]]] = {}
+        """Upstream's ``consumedCounters``, keyed as :attr:`available`."""
 
     def prepare(self) -> None:
+        opts = self.options
         for ci, claim in enumerate(self.claims):
             per_claim = []
             for ri, req in enumerate(claim.requests):
                 alts = [req.exactly] if req.exactly is not None else list(req.first_available)
                 sub = req.exactly is None
+                if not opts.consumable and opts.checks_capacity:
+                    for a in alts:
+                        if a.capacity is not None:
+                            what = "subrequest" if sub else "request"
+                            raise AllocationError(
+                                f"claim {claim.key}, {what} {a.name if sub else req.name}: has "
+                                "capacity requests, but the DRAConsumableCapacity feature is "
+                                "disabled"
+                            )
                 per_claim.append(
                     [
                         self._request(ci, claim, req.name, a, sub, (ci, ri, si))
@@ -254,6 +518,14 @@ class _Search:
                 raise AllocationError(
                     f"claim {claim.key}: number of requested devices {least} exceeds the "
                     f"claim limit of {r.ALLOCATION_RESULTS_MAX_SIZE}"
+                )
+            distinct_ok = opts.checks_capacity
+            for i, (_, _, kind) in enumerate(claim.constraints):
+                if kind == r.MATCH or (kind == r.DISTINCT and distinct_ok):
+                    continue
+                raise AllocationError(
+                    f"claim {claim.key}, constraint #{i}: empty constraint (unsupported "
+                    "constraint type?)"
                 )
         self.selected.clear()  # upstream starts the search with an empty cache
 
@@ -302,18 +574,26 @@ class _Search:
                     )
                 for s in pool.slices:
                     for d in s.devices:
-                        if self.selectable(req, (s.driver, s.pool, d.name), d, stale):
-                            req.all_devices.append(((s.driver, s.pool, d.name), d))
+                        dev_id = (s.driver, s.pool, d.name)
+                        if not self.selectable(req, dev_id, d, stale, s):
+                            continue
+                        if self.options.consumable and not self.fits_capacity(req, dev_id, d):
+                            continue
+                        req.all_devices.append((dev_id, d, s, pool))
         return req
 
     def selectable(
-        self, req: _Request, dev_id: DeviceId, device: r.Device, key: tuple[int, int, int]
+        self,
+        req: _Request,
+        dev_id: DeviceId,
+        device: r.Device,
+        key: tuple[int, int, int],
+        s: r.ResourceSlice | None = None,
     ) -> bool:
-        """Upstream ``isSelectable``: the class's, then the request's selectors, the result
-        cached under ``(dev_id, key)`` (an error is raised, never cached)."""
-        if device.unsupported or (
-            device.binding_conditions and not self.options.binding_conditions
-        ):
+        """Upstream ``isSelectable``: the class's, then the request's selectors, then a
+        per-device node selection, the result cached under ``(dev_id, key)`` (an error is
+        raised, never cached)."""
+        if device.binding_conditions and not self.options.binding_conditions:
             return False
         cached = self.selected.get((dev_id, key))
         if cached is not None:
@@ -336,48 +616,210 @@ class _Search:
                 if not hit:
                     self.selected[(dev_id, key)] = False
                     return False
+        if s is not None and s.per_device_node_selection:
+            node, labels = self.node
+            if not node_matches(
+                device.node_name, device.node_selector, device.all_nodes, node, labels
+            ):
+                self.selected[(dev_id, key)] = False
+                return False
         self.selected[(dev_id, key)] = True
         return True
 
-    def take(self, req: _Request, dev_id: DeviceId, device: r.Device) -> bool:
-        """Upstream ``allocateDevice``; False when in use or a constraint breaks."""
-        if req.spec.admin_access:
-            if req.claim in self.allocating.get(dev_id, ()):
-                return False
-        elif dev_id in self.in_use or self.allocating.get(dev_id):
+    # ---------------------------------------------------------------- consumable capacity
+    def fits_capacity(self, req: _Request, dev_id: DeviceId, device: r.Device) -> bool:
+        """Upstream ``CmpRequestOverCapacity``: the request's capacity (each capacity's
+        default where it asks none) fits beside what shares already consume (False also
+        for a capacity the device lacks: upstream's error, logged and passed over)."""
+        asked = req.spec.capacity or {}
+        if any(name not in device.capacity for name in asked):
             return False
+        allocated = self.shared.capacity.get(dev_id, {})
+        allocating = self.capacity.get(dev_id, {})
+        for name, cap in device.capacity.items():
+            took = consumed_capacity(asked.get(name), cap)
+            if violates_policy(took, cap):
+                return False
+            total = allocated.get(name, Fraction(0)) + took + allocating.get(name, Fraction(0))
+            if total > cap.value:
+                return False
+        return True
+
+    def capacity_in_use(self, dev_id: DeviceId) -> bool:
+        """Upstream ``deviceCapacityInUse``."""
+        return dev_id in self.shared.capacity or dev_id in self.capacity
+
+    # ---------------------------------------------------------------- shared counters
+    def _allocated(self, dev_id: DeviceId) -> bool:
+        """Upstream ``IsDeviceAllocated``: dedicated, shared, or consuming capacity."""
+        return (
+            dev_id in self.in_use or dev_id in self.shared.devices or dev_id in self.shared.capacity
+        )
+
+    def _counter_key(self, pool: Pool, s: r.ResourceSlice) -> str:
+        return pool.name if self.options.pool_counters else s.name
+
+    def counters_fit(self, pool: Pool, s: r.ResourceSlice, device: r.Device) -> bool:
+        """Upstream ``checkAvailableCounters``: the device's counters fit beside those of
+        the allocated devices and the devices taken in this search (reserved when True)."""
+        key = self._counter_key(pool, s)
+        avail = self.available.get(key)
+        if avail is None:
+            if self.options.pool_counters:
+                sets, scope = pool.counter_sets(), [*pool.slices, *pool.others]
+            else:
+                sets, scope = list(s.shared_counters), [s]
+            avail = {cs.name: dict(cs.counters) for cs in sets}
+            for sl in scope:
+                for d in sl.devices:
+                    if not d.consumes or not self._allocated((sl.driver, sl.pool, d.name)):
+                        continue
+                    for set_name, counters in d.consumes:
+                        have = avail.get(set_name)
+                        if have is None:
+                            continue
+                        for c, v in counters:
+                            if c in have:
+                                have[c] -= v
+            self.available[key] = avail
+        consumed = self.consumed.setdefault(key, {})
+        for set_name, counters in device.consumes:
+            took = consumed.setdefault(set_name, {})
+            for c, v in counters:
+                took[c] = took.get(c, Fraction(0)) + v
+        for set_name, have in avail.items():
+            took = consumed.get(set_name, {})
+            for c, v in have.items():
+                if v < took.get(c, Fraction(0)):
+                    self.release_counters(pool, s, device)
+                    return False
+        return True
+
+    def release_counters(self, pool: Pool, s: r.ResourceSlice, device: r.Device) -> None:
+        """Upstream ``deallocateCountersForDevice``."""
+        consumed = self.consumed.get(self._counter_key(pool, s), {})
+        for set_name, counters in device.consumes:
+            took = consumed.setdefault(set_name, {})
+            for c, v in counters:
+                took[c] = took.get(c, Fraction(0)) - v
+
+    # ---------------------------------------------------------------- taking a device
+    def take(
+        self, req: _Request, dev_id: DeviceId, device: r.Device, s: r.ResourceSlice, pool: Pool
+    ) -> _Taken | None:
+        """Upstream ``allocateDevice``: what to give back, or None when the device is in
+        use, its counters or capacity do not last, a taint or a constraint stops it."""
+        opts = self.options
+        multi = opts.consumable and device.allow_multiple
+        admin = req.spec.admin_access
+        if not multi and admin and req.claim in self.allocating.get(dev_id, ()):
+            return None
+        if not admin and (dev_id in self.in_use or self.allocating.get(dev_id)):
+            return None
+        if device.consumes and not opts.partitionable:
+            return None
+        undo = _Taken(dev_id, device, s, pool, len(self.results[req.claim]))
+        # v1.34's experimental allocator checks the counters of every share
+        skip = multi and opts.pool_counters and self.capacity_in_use(dev_id)
+        if not skip and device.consumes:
+            if not self.counters_fit(pool, s, device):
+                return None
+            undo.counters = True
+        leaky = opts.experimental
+        if leaky:  # a failure below keeps the counters reserved (experimental allocator)
+            undo.counters = False
         if (
-            self.options.device_taints
+            opts.device_taints
             and device.taints
-            and req.spec.blocked_by(device.taints, self.options.taints_any_effect)
+            and req.spec.blocked_by(device.taints, opts.taints_any_effect)
         ):
-            return False  # after the selectors, before the constraints, as upstream
+            self.give_back(req, undo)
+            return None  # after the selectors, before the constraints, as upstream
         cons = self.constraints[req.claim]
-        for i, c in enumerate(cons):
+        for c in cons:
             if not c.add(req, dev_id, device):
                 if req.all_devices is not None:
+                    self.give_back(req, undo)
                     raise AllocationError(
                         f"claim {self.claims[req.claim].key}, request {req.spec.name}: cannot add "
                         f"device {'/'.join(dev_id)} because a claim constraint would not be "
                         "satisfied"
                     )
-                for c2 in cons[:i]:
-                    c2.remove(req)
-                return False
-        self.allocating.setdefault(dev_id, set()).add(req.claim)
+                self.give_back(req, undo)
+                return None
+            undo.constraints += 1
+        if not multi:
+            self.allocating.setdefault(dev_id, set()).add(req.claim)
+            undo.marked = True
+        share_id: str | None = None
+        consumed: tuple[tuple[str, Fraction], ...] = ()
+        if opts.consumable:
+            if not self.fits_capacity(req, dev_id, device):
+                if not leaky:  # the experimental allocator gives nothing back here
+                    self.give_back(req, undo)
+                return None
+            if multi:
+                asked = req.spec.capacity or {}
+                consumed = tuple(
+                    (name, consumed_capacity(asked.get(name), cap))
+                    for name, cap in sorted(device.capacity.items())
+                )
+                claim = self.claims[req.claim]
+                share_id = str(
+                    uuid.uuid5(
+                        uuid.NAMESPACE_URL,
+                        f"{claim.uid}/{req.name}/{'/'.join(dev_id)}/{undo.at}",
+                    )
+                )
+                undo.existed = dev_id in self.capacity
+                have = self.capacity.setdefault(dev_id, {})
+                for name, v in consumed:
+                    have[name] = have.get(name, Fraction(0)) + v
+                undo.consumed = consumed
+                undo.inserted = True
         self.results[req.claim].append(
-            r.AllocatedDevice(req.name, *dev_id, admin_access=req.spec.admin_access)
+            r.AllocatedDevice(
+                req.name,
+                *dev_id,
+                admin_access=req.spec.admin_access,
+                share_id=share_id,
+                consumed=consumed,
+            )
         )
-        return True
+        undo.result = True
+        if leaky:  # its rollback gives a dedicated device's counters back, not a share's
+            undo.counters = bool(device.consumes) and not multi and opts.partitionable
+        return undo
 
-    def give_back(self, req: _Request, dev_id: DeviceId) -> None:
-        for c in self.constraints[req.claim]:
-            c.remove(req)
-        self.allocating[dev_id].discard(req.claim)
-        self.results[req.claim].pop()
+    def give_back(self, req: _Request, undo: _Taken) -> None:
+        """Upstream ``rollbackDevice``."""
+        if undo.result:
+            del self.results[req.claim][undo.at :]
+        if undo.inserted:
+            have = self.capacity.get(undo.dev_id)
+            if have is not None:
+                for name, v in undo.consumed:
+                    if name in have:
+                        have[name] -= v
+                if all(v == 0 for v in have.values()):
+                    del self.capacity[undo.dev_id]
+            if undo.existed and undo.dev_id not in self.capacity:
+                self.capacity[undo.dev_id] = {}
+        if undo.marked:
+            self.allocating[undo.dev_id].discard(req.claim)
+        cons = self.constraints[req.claim]
+        for i in range(undo.constraints - 1, -1, -1):
+            cons[i].remove(req)
+        if undo.counters:
+            self.release_counters(undo.pool, undo.slice, undo.device)
 
-    def one(self, ci: int, ri: int, di: int, alt: int = -1) -> bool:
-        """Upstream ``allocateOne`` from claim ``ci``, request ``ri``, device ``di``."""
+    def one(
+        self, ci: int, ri: int, di: int, alt: int = -1, start: tuple[int, int, int] = (0, 0, 0)
+    ) -> bool:
+        """Upstream ``allocateOne`` from claim ``ci``, request ``ri``, device ``di``; the
+        search for the device starts at ``start`` (pool, slice, device: v1.36+ goes on
+        after the request's previous device, so a shared device is taken once per
+        request)."""
         if self.deadline is not None:
             self.steps += 1
             if self.steps % CHECK_EVERY == 0 and time.monotonic() > self.deadline:
@@ -399,8 +841,9 @@ class _Search:
         if len(self.results[ci]) + req.count - di > r.ALLOCATION_RESULTS_MAX_SIZE:
             return False
         if req.all_devices is not None:
-            dev_id, device = req.all_devices[di]
-            if not self.take(req, dev_id, device):
+            dev_id, device, s, pool = req.all_devices[di]
+            undo = self.take(req, dev_id, device, s, pool)
+            if undo is None:
                 return False
             # Upstream recurses with ``deviceIndices{claim, request, device+1}``, dropping
             # the subrequest index: after the first device of an "All" alternative it goes
@@ -409,16 +852,22 @@ class _Search:
             # the subrequest index (Options.keep_alternative).
             if self.one(ci, ri, di + 1, alt if self.options.keep_alternative else 0):
                 return True
-            self.give_back(req, dev_id)
+            self.give_back(req, undo)
             return False
-        for pool in self.pools:
+        consumable = self.options.consumable
+        ordered = self.options.ordered
+        for pi in range(start[0], len(self.pools)):
+            pool = self.pools[pi]
             bad = pool.invalid()
             if self.options.skip_unusable and (bad or pool.incomplete):
                 continue
             if bad:
                 raise AllocationError(f"pool {pool.name} is invalid: {bad}")
-            for s in pool.slices:
-                for device in s.devices:
+            for si in range(start[1] if pi == start[0] else 0, len(pool.slices)):
+                s = pool.slices[si]
+                first = start[2] if (pi, si) == start[:2] else 0
+                for dj in range(first, len(s.devices)):
+                    device = s.devices[dj]
                     dev_id = (s.driver, s.pool, device.name)
                     taking = self.allocating.get(dev_id)
                     if req.spec.admin_access:
@@ -426,14 +875,37 @@ class _Search:
                             continue
                     elif dev_id in self.in_use or taking:
                         continue  # in use: skipped before its selectors run, as upstream
-                    if not self.selectable(req, dev_id, device, req.key):
+                    if not self.selectable(req, dev_id, device, req.key, s):
                         continue
-                    if not self.take(req, dev_id, device):
+                    if consumable and not self.fits_capacity(req, dev_id, device):
                         continue
-                    if self.one(ci, ri, di + 1, alt):
+                    undo = self.take(req, dev_id, device, s, pool)
+                    if undo is None:
+                        continue
+                    if self.one(ci, ri, di + 1, alt, (pi, si, dj + 1) if ordered else (0, 0, 0)):
                         return True
-                    self.give_back(req, dev_id)
+                    self.give_back(req, undo)
         return False
+
+
+@dataclass(slots=True)
+class _Taken:
+    """What :meth:`_Search.take` did, for :meth:`_Search.give_back` (upstream's
+    ``deviceRollbackState``)."""
+
+    dev_id: DeviceId
+    device: r.Device
+    slice: r.ResourceSlice
+    pool: Pool
+    at: int
+    """Results of the claim before this device."""
+    counters: bool = False
+    constraints: int = 0
+    marked: bool = False
+    inserted: bool = False
+    existed: bool = False
+    consumed: tuple[tuple[str, Fraction], ...] = ()
+    result: bool = False
 
 
 def allocate(
@@ -444,11 +916,13 @@ def allocate(
     slices: Iterable[r.ResourceSlice],
     in_use: Container[DeviceId],
     options: Options = V1_34,
+    shared: SharedUse = NO_SHARES,
 ) -> list[tuple[r.AllocatedDevice, ...]] | None:
     """Devices for every claim on ``node``, or None when they do not all fit;
     :class:`AllocationError` for a fault (missing class, CEL runtime error, bad pool)."""
-    pools = gather_pools(slices, node, labels)
-    return allocate_in(pools, claims, classes, in_use, options)
+    every = list(slices)
+    pools = gather_pools(every, node, labels, options, every)
+    return allocate_in(pools, claims, classes, in_use, options, node=(node, labels), shared=shared)
 
 
 def allocate_in(
@@ -458,14 +932,17 @@ def allocate_in(
     in_use: Container[DeviceId],
     options: Options = V1_34,
     timeout: float | None = None,
+    node: tuple[str, Mapping[str, str]] = ("", {}),
+    shared: SharedUse = NO_SHARES,
 ) -> list[tuple[r.AllocatedDevice, ...]] | None:
     """:func:`allocate` over a node's pools (from :func:`gather_pools`), as the release of
     ``options`` does; :class:`AllocationTimeout` when the search takes more than ``timeout``
-    seconds (None: no limit)."""
+    seconds (None: no limit).  ``node`` (name, labels) is needed for devices with their own
+    node selection; ``shared``: devices allocated with a ``shareID``."""
     if options.binding_conditions:  # upstream's GatherPools: pools with binding conditions last
         pools = sorted(pools, key=has_binding_conditions)  # stable: by driver and name within
     deadline = None if timeout is None else time.monotonic() + timeout
-    search = _Search(pools, claims, classes, in_use, options, deadline)
+    search = _Search(pools, claims, classes, in_use, options, deadline, node, shared)
     search.prepare()
     if not search.one(0, 0, 0):
         return None

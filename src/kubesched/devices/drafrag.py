@@ -171,4 +171,4 @@ def preferred_pools(pools: Sequence[Pool], first: Sequence[DeviceId]) -> list[Po
             (min((key(pool, d.name) for d, _ in devices), default=big), len(out), pool, slices)
         )
     out.sort(key=lambda x: (x[0], x[1]))
-    return [Pool(p.driver, p.name, sl) for _, _, p, sl in out]
+    return [dataclasses.replace(p, slices=sl) for _, _, p, sl in out]

@@ -32,7 +32,7 @@ import numpy.typing as npt
 from kubesched.api import resource as r
 from kubesched.api.errors import CelRuntimeError
 from kubesched.api.objects import Node
-from kubesched.devices.allocator import DeviceId, Pool, gather_pools, slice_reaches
+from kubesched.devices.allocator import V1_34, DeviceId, Options, Pool, gather_pools, slice_reaches
 from kubesched.framework.interface import IntArray
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ def plan(claims: Sequence[r.ResourceClaim]) -> Plan | None:
         per_claim = 0
         for req in claim.requests:
             e = req.exactly
-            if e is None or e.mode != r.EXACT_COUNT or e.admin_access_set:
+            if e is None or e.mode != r.EXACT_COUNT or e.admin_access_set or e.capacity is not None:
                 return None
             key = (e.class_name, tuple(s.expression for s in e.selectors))
             if sig is None:
@@ -79,8 +79,8 @@ def plan(claims: Sequence[r.ResourceClaim]) -> Plan | None:
 def match_state(klass: r.DeviceClass, selectors: Sequence[Selector], d: r.Device) -> int:
     """1 when the class's and the request's selectors accept device ``d``, 0 when one
     rejects it, -1 for a CEL runtime error (in the allocator's order, cached per device)."""
-    if d.unsupported or d.binding_conditions:
-        return 0  # (a row with binding conditions is never exact)
+    if d.binding_conditions or d.special:
+        return 0  # (a row with binding conditions or special devices is never exact)
     for sel in (*klass.selectors, *selectors):
         hit = d.matches.get(sel.expression)
         if hit is None:
@@ -124,17 +124,19 @@ class DeviceIndex:
         slices: Sequence[r.ResourceSlice],
         nodes: Sequence[tuple[int, Node]],
         capacity: int,
+        options: Options = V1_34,
     ) -> None:
-        """Rebuild when ``token`` (slices, classes and nodes versions) changed."""
+        """Rebuild when ``token`` (slices, classes and nodes versions) changed; the pools
+        as the release of ``options`` gathers them."""
         if token == self.token:
             return
         self.token = token
         by_name: dict[str, list[tuple[int, r.ResourceSlice]]] = {}
         shared: list[tuple[int, r.ResourceSlice]] = []
         for i, s in enumerate(slices):
-            if s.node_name:
+            if s.node_name and not (options.pool_counters and s.shared_counters):
                 by_name.setdefault(s.node_name, []).append((i, s))
-            elif s.all_nodes or s.node_selector is not None:
+            else:  # every node, a selector, per-device node selection, shared counters
                 shared.append((i, s))
         self.pools_of, self.slices_of = {}, {}
         rows: dict[DeviceId, list[int]] = {}
@@ -144,16 +146,18 @@ class DeviceIndex:
             cands = by_name.get(node.name, []) + shared
             if shared:
                 cands.sort(key=lambda x: x[0])
-            reaching = [s for _, s in cands if slice_reaches(s, node.name, node.labels)]
+            reaching = [s for _, s in cands if slice_reaches(s, node.name, node.labels, options)]
             self.slices_of[row] = reaching
-            pools = gather_pools(reaching, node.name, node.labels)
+            pools = gather_pools(reaching, node.name, node.labels, options, slices)
             self.pools_of[row] = pools
             for pool in pools:
                 if pool.incomplete or pool.invalid():
                     self.bad[row] = True
                 for s in pool.slices:
+                    if s.per_device_node_selection or s.shared_counters:
+                        self.bad[row] = True  # the allocator decides (partitionable devices)
                     for d in s.devices:
-                        if d.taints or d.binding_conditions:
+                        if d.taints or d.binding_conditions or d.special:
                             # whether a taint keeps the device from a request depends on the
                             # request's tolerations and the DRADeviceTaints gate, whether a
                             # device with binding conditions is picked on the gates: the

@@ -148,7 +148,7 @@ class DeviceFits:
                 continue
             devices = [
                 ((s.driver, s.pool, d.name), d)
-                for pool in allocator.gather_pools(slices, node.name, node.labels)
+                for pool in allocator.gather_pools(slices, node.name, node.labels, options, slices)
                 if not (skip_unusable and (pool.incomplete or pool.invalid()))
                 for s in pool.slices
                 for d in s.devices
@@ -231,12 +231,17 @@ class DeviceFits:
             loose[ci] = dataclasses.replace(claim, constraints=())
             try:
                 found = allocator.allocate(
-                    node.name, node.labels, loose, *args, self.plugin.allocator_options
+                    node.name,
+                    node.labels,
+                    loose,
+                    *args,
+                    self.plugin.allocator_options,
+                    objects.shared_use(),
                 )
             except allocator.AllocationError:
                 continue
             if found is not None:
-                named = {n for names, _ in claim.constraints for n in names}
+                named = {n for names, *_ in claim.constraints for n in names}
                 return [
                     CONSTRAINT
                     if f.claim == ci and (not named or f.base in named or f.name in named)
@@ -251,7 +256,9 @@ def _selectable(
 ) -> bool:
     """The class's and the request's selectors all accept ``device`` (a run-time error is a
     no; results are cached on the device as the allocator caches them)."""
-    if device.unsupported or (device.binding_conditions and not options.binding_conditions):
+    if (device.consumes and not options.partitionable) or (
+        device.binding_conditions and not options.binding_conditions
+    ):
         return False
     for sel in (*klass.selectors, *spec.selectors):
         hit = device.matches.get(sel.expression)

@@ -19,8 +19,10 @@ incrementally, so a Pod's cycle never walks every claim of the cluster.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -90,8 +92,20 @@ def _warm(klass: r.DeviceClass, d: r.Device) -> None:
             return
 
 
-def _used(results: Iterable[r.AllocatedDevice] | None) -> tuple[DeviceId, ...]:
-    return tuple(d.device_id for d in results or () if not d.admin_access)
+def _used(
+    results: Iterable[r.AllocatedDevice] | None, consumable: bool = False
+) -> tuple[DeviceId, ...]:
+    """The devices ``results`` hold for themselves (upstream ``foreachAllocatedDevice``'s
+    dedicated devices: not admin access, and under DRAConsumableCapacity not shared)."""
+    return tuple(
+        d.device_id
+        for d in results or ()
+        if not d.admin_access and not (consumable and d.share_id is not None)
+    )
+
+
+def _shares(results: Iterable[r.AllocatedDevice] | None) -> tuple[r.AllocatedDevice, ...]:
+    return tuple(d for d in results or () if not d.admin_access and d.share_id is not None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,8 +132,17 @@ class DraObjects:
     the plugin's informer handler, bumps :attr:`version`); devices in use are kept in
     :attr:`use` from the first time they are asked for."""
 
-    def __init__(self, cluster: ClusterState, taint_rules: TaintRules | None = None) -> None:
+    def __init__(
+        self,
+        cluster: ClusterState,
+        taint_rules: TaintRules | None = None,
+        consumable: bool = False,
+    ) -> None:
         self.cluster = cluster
+        self.consumable = consumable
+        """DRAConsumableCapacity: results with a ``shareID`` share their device."""
+        self._shares: dict[str, tuple[r.AllocatedDevice, ...]] = {}
+        """Shared results by source (claim or in-flight allocation), DRAConsumableCapacity."""
         self.taint_rules = taint_rules
         """How DeviceTaintRules taint devices (None: DRADeviceTaintRules off, ignored)."""
         self._parsed: dict[int, tuple[Mapping[str, Any], Any]] = {}
@@ -162,7 +185,7 @@ class DraObjects:
 
     def _of_kind(self, kind: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
         for (k, key), obj in self.cluster.objects.items():
-            if k == kind and obj.get("apiVersion", r.API_VERSION) == r.API_VERSION:
+            if k == kind and obj.get("apiVersion", r.API_VERSION) in r.SAME_AS_V1:
                 yield key, obj
 
     def changed(self, obj: Mapping[str, Any], deleted: bool) -> None:
@@ -258,10 +281,36 @@ class DraObjects:
         if not use.ready:
             use.ready = True
             for claim in self.claims():
-                use.set("c/" + claim.key, _used(claim.allocation))
+                self._track("c/" + claim.key, claim.allocation)
             for uid, results in self.in_flight.items():
-                use.set("f/" + uid, _used(results))
+                self._track("f/" + uid, results)
         return use.count
+
+    def _track(self, source: str, results: tuple[r.AllocatedDevice, ...] | None) -> None:
+        """``source`` (a claim, an in-flight allocation) now holds ``results``."""
+        self.use.set(source, _used(results, self.consumable))
+        if self.consumable:
+            shares = _shares(results)
+            if shares:
+                self._shares[source] = shares
+            else:
+                self._shares.pop(source, None)
+
+    def shared_use(self) -> allocator.SharedUse:
+        """Upstream ``GatherAllocatedState``'s shared devices and aggregated capacity
+        (DRAConsumableCapacity; call :meth:`in_use` first)."""
+        if not self._shares:
+            return allocator.NO_SHARES
+        devices: set[DeviceId] = set()
+        capacity: dict[DeviceId, dict[str, Fraction]] = {}
+        for results in self._shares.values():
+            for d in results:
+                devices.add(d.device_id)
+                if d.consumed:
+                    have = capacity.setdefault(d.device_id, {})
+                    for name, v in d.consumed:
+                        have[name] = have.get(name, Fraction(0)) + v
+        return allocator.SharedUse(devices, capacity)
 
     def allocated_devices(self) -> set[DeviceId]:
         """:meth:`in_use` as a set (a copy)."""
@@ -273,19 +322,19 @@ class DraObjects:
             self.in_flight.pop(uid, None)
         else:
             self.in_flight[uid] = results
-        self.use.set("f/" + uid, _used(results))
+        self._track("f/" + uid, results)
 
     def assume(self, claim: r.ResourceClaim) -> None:
         """PreBind wrote ``claim``: use it until the API server's version is heard."""
         self.assumed[claim.key] = claim
-        self.use.set("c/" + claim.key, _used(claim.allocation))
+        self._track("c/" + claim.key, claim.allocation)
 
     def forget(self, key: str) -> None:
         """A write of claim ``key`` failed: back to the version last heard."""
         self.assumed.pop(key, None)
         obj = self.cluster.objects.get(("ResourceClaim", key))
         current = None if obj is None else self.parse(obj)
-        self.use.set("c/" + key, _used(current.allocation if current else None))
+        self._track("c/" + key, current.allocation if current else None)
 
     def heard(self, obj: Mapping[str, Any], deleted: bool) -> r.ResourceClaim | None:
         """An informer event for a claim: drop the assumed version; returns the version
@@ -297,7 +346,7 @@ class DraObjects:
         current = None
         if not deleted:
             current = self._heard[key] = self.parse(obj)
-        self.use.set("c/" + key, _used(current.allocation if current else None))
+        self._track("c/" + key, current.allocation if current else None)
         return before
 
 
@@ -328,6 +377,12 @@ def claim_with_reservation(
                         "pool": d.pool,
                         "device": d.device,
                         **({"adminAccess": True} if d.admin_access else {}),
+                        **({"shareID": d.share_id} if d.share_id is not None else {}),
+                        **(
+                            {"consumedCapacity": {k: quantity_text(v) for k, v in d.consumed}}
+                            if d.consumed
+                            else {}
+                        ),
                     }
                     for d in results
                 ]
@@ -352,19 +407,36 @@ def allocation_node_selector(
 ) -> dict[str, Any] | None:
     """Upstream ``createNodeSelector``: the node by name when a device is local to it, else
     the slices' node selector, else none (devices of ``allNodes`` slices)."""
-    pools = {(d.driver, d.pool) for d in results}
     labels = node.labels if node is not None else {}
-    used = [
-        s
-        for s in slices
-        if (s.driver, s.pool) in pools and allocator.slice_reaches(s, node_name, labels)
-    ]
-    if any(s.node_name or s.node_selector is not None for s in used):
+    by_device: dict[DeviceId, list[tuple[r.ResourceSlice, r.Device]]] = {}
+    for s in slices:
+        for dev in s.devices:
+            by_device.setdefault((s.driver, s.pool, dev.name), []).append((s, dev))
+    local = False
+    for d in results:
+        for s, dev in by_device.get(d.device_id, ()):
+            if s.per_device_node_selection:
+                # DRAPartitionableDevices: the device's own node selection
+                if not allocator.node_matches(
+                    dev.node_name, dev.node_selector, dev.all_nodes, node_name, labels
+                ):
+                    continue
+                local = local or bool(dev.node_name) or dev.node_selector is not None
+            elif allocator.slice_reaches(s, node_name, labels):
+                local = local or bool(s.node_name) or s.node_selector is not None
+    if local:
         # Upstream copies a nodeSelector slice's selector; we pin the node by name (the
         # Pods sharing the claim land on the node the first one got either way).
         fields = [{"key": "metadata.name", "operator": "In", "values": [node_name]}]
         return {"nodeSelectorTerms": [{"matchFields": fields}]}
     return None
+
+
+def quantity_text(v: Fraction) -> str:
+    """A consumed capacity as a quantity string (an integer, or millis)."""
+    if v.denominator == 1:
+        return str(v.numerator)
+    return f"{math.ceil(v * 1000)}m"
 
 
 def reachable(

@@ -134,6 +134,9 @@ class _State:
     """Allocated claims whose binding failed or timed out (:mod:`.binding`): unavailable
     on every node."""
 
+    shared: allocator.SharedUse = allocator.NO_SHARES
+    """Devices allocated with a ``shareID`` (DRAConsumableCapacity), when PreFilter ran."""
+
 
 class DynamicResources(Hints):
     """Allocates devices from ResourceSlices to a Pod's ResourceClaims."""
@@ -162,7 +165,9 @@ class DynamicResources(Hints):
         # allocated claim and a claim to allocate fails Score with an error
         self._score_misaligned = self._score and not gates.at_least("1.36")
         self.objects = DraObjects(
-            handle.cluster, TaintRules.of_release(gates.at_least, gates.enabled)
+            handle.cluster,
+            TaintRules.of_release(gates.at_least, gates.enabled),
+            consumable=self.allocator_options.consumable,
         )
         self._binding = gates.enabled("DRADeviceBindingConditions") and gates.enabled(
             "DRAResourceClaimDeviceStatus"
@@ -306,6 +311,7 @@ class DynamicResources(Hints):
                         msg = f"request {name}: device class {alt.class_name} does not exist"
                         return None, unschedulable(msg, resolvable=False)
         s = _State(claims, to_allocate, self.objects.in_use(), classes, self.objects.slices())
+        s.shared = self.objects.shared_use()
         s.special, s.user_claims = nodeclaims, user_claims
         if self._binding:
             s.blocked = frozenset(
@@ -319,7 +325,13 @@ class DynamicResources(Hints):
             token = (self.objects.version, nodes.version)
             if token != self.index.token:
                 rows = [(row, nodes.nodes[row]) for row in nodes.row_of.values()]
-                self.index.refresh(token, s.slices, [(i, n) for i, n in rows if n], nodes.capacity)
+                self.index.refresh(
+                    token,
+                    s.slices,
+                    [(i, n) for i, n in rows if n],
+                    nodes.capacity,
+                    self.allocator_options,
+                )
             s.plan = None if nodeclaims is not None else index.plan(to_allocate)
             s.token = (*token, self.objects.use.freed)
             if s.plan is not None:  # for the device score (DeviceFragmentation)
@@ -368,6 +380,8 @@ class DynamicResources(Hints):
                     s.in_use,
                     self.allocator_options,
                     self.filter_timeout,
+                    node=(node.name, node.labels),
+                    shared=s.shared,
                 )
             except allocator.AllocationTimeout:
                 # v1.36+: an Error (the Pod backs off and retries); before, unresolvable
@@ -539,8 +553,15 @@ class DynamicResources(Hints):
         if (found is None or chosen) and s.plan is not None and row is not None:
             # the device score's choice first (upstream: first fit)
             pools = drafrag.preferred_pools(self.index.pools_of.get(row, []), chosen)
+            node = self.handle.cluster.node(node_name)
             found = allocator.allocate_in(
-                pools, s.to_allocate, s.classes, s.in_use, self.allocator_options
+                pools,
+                s.to_allocate,
+                s.classes,
+                s.in_use,
+                self.allocator_options,
+                node=(node_name, node.labels if node is not None else {}),
+                shared=s.shared,
             )
             if found is not None:
                 s.per_node[node_name] = found
