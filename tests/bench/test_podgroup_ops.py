@@ -221,3 +221,13 @@ def test_a_given_priority_is_kept_without_a_priority_class(tmp_path: Path) -> No
     done = run(write_config(tmp_path, op), "C", "w")
     assert done.api.objects[("PodGroup", "ns/g-1")]["spec"]["priority"] == 7
     assert "forbidden" not in (done.result.error or "")
+
+
+def test_a_gang_short_of_members_stalls_without_blaming_preemption(tmp_path: Path) -> None:
+    """minCount 3 with 2 members: PreEnqueue holds them; nothing lower is bound, so the
+    stall is not put down to the missing workload-aware preemption."""
+    op: dict[str, Any] = {"namespace": "ns", "countParam": "$groups"}
+    op["templateParams"] = {"minCount": 3, "spare": "$min"}  # every param used
+    done = run(write_config(tmp_path, op), "C", "w")
+    assert done.result.error is not None and "0 of 4 Pods" in done.result.error
+    assert "PodGroupPostFilter" not in done.result.error
