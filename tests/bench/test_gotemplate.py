@@ -51,7 +51,12 @@ def test_renders_like_go(text: str, want: str) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("{{if .Index}}x{{end}}", "unsupported action 'if'"),
+        ("{{with .Index}}x{{end}}", "unsupported action 'with'"),
+        ("{{if .Index}}x", "{{if}} without {{end}}"),
+        ("x{{end}}", "unexpected {{end}}"),
+        ("{{else}}", "unexpected {{else}}"),
+        ("{{if .Index}}a{{else}}b{{else}}c{{end}}", "unexpected {{else}}"),
+        ("{{if}}x{{end}}", "missing value for if"),
         ("{{range .Count}}{{end}}", "unsupported action 'range'"),
         ('{{printf "%d" .Index}}', 'function "printf" not defined'),
         ("{{$x := 1}}", "unsupported expression"),
@@ -90,6 +95,45 @@ def test_rejects_bad_values_when_rendering(text: str, message: str) -> None:
         template.render(ENV)
     assert message in str(err.value)
     assert "t.yaml" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "env", "want"),
+    [
+        ("{{if .priority}}{{AddInt 0 .priority}}{{else}}1000{{end}}", {"priority": 9}, "9"),
+        ("{{if .priority}}{{AddInt 0 .priority}}{{else}}1000{{end}}", {}, "1000"),  # missing
+        ("{{if .priority}}{{AddInt 0 .priority}}{{else}}1000{{end}}", {"priority": 0}, "1000"),
+        ("{{if .mode}}set{{end}}!", {"mode": ""}, "!"),
+        ("{{if .mode}}set{{end}}!", {"mode": "all"}, "set!"),
+        ("{{if .xs}}y{{else}}n{{end}}", {"xs": []}, "n"),
+        ("{{if .f}}y{{else}}n{{end}}", {"f": 0.0}, "n"),
+        ('{{if eq .mode "single"}}single: {}{{else}}all: {}{{end}}', {"mode": "single"},
+         "single: {}"),
+        ('{{if eq .mode "single"}}single: {}{{else}}all: {}{{end}}', {"mode": "all"}, "all: {}"),
+        ('{{if eq .mode "a"}}A{{else if eq .mode "b"}}B{{else}}C{{end}}', {"mode": "b"}, "B"),
+        ('{{if eq .mode "a"}}A{{else if eq .mode "b"}}B{{else}}C{{end}}', {"mode": "z"}, "C"),
+        ('{{eq .n 1 2 3}}', {"n": 3}, "true"),
+        ("{{if .a}}{{if .b}}ab{{else}}a{{end}}{{end}}.", {"a": 1, "b": False}, "a."),
+        ("x\n{{- if .a}}\n  k: v\n{{- end}}\ny", {"a": True}, "x\n  k: v\ny"),
+    ],
+)  # fmt: skip
+def test_conditionals_choose_as_go_does(text: str, env: dict[str, object], want: str) -> None:
+    assert gt.render(text, env) == want
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{{if eq .mode "a"}}A{{end}}', "unknown field .mode"),  # Go: invalid type for comparison
+        ('{{eq 1 "1"}}', "incompatible types for comparison"),
+        ("{{eq 1}}", "missing argument for comparison"),
+        ("{{if .priority}}{{end}}{{.priority}}", "unknown field .priority"),
+    ],
+)
+def test_conditionals_refuse_what_go_refuses(text: str, message: str) -> None:
+    with pytest.raises(InputError) as err:
+        gt.render(text, {})
+    assert message in str(err.value)
 
 
 def test_static_templates_are_recognised() -> None:

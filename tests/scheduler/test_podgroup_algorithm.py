@@ -43,10 +43,12 @@ class FakeFeasible:
 
 
 class FakeFramework:
-    """What the algorithm asks of a profile: its plugin instances, Reserve, Unreserve."""
+    """What the algorithm asks of a profile: its PlacementFeasible plugins, Reserve,
+    Unreserve."""
 
     def __init__(self, feasible: FakeFeasible | None) -> None:
         self.instances: dict[str, Any] = {} if feasible is None else {"f": feasible}
+        self.placement_feasible: list[Any] = [] if feasible is None else [feasible]
 
     def run_reserve(self, state: fw.CycleState, pod: api.Pod, node: str) -> fw.Status:
         return fw.SUCCESS

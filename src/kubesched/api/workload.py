@@ -611,14 +611,20 @@ def _served_problem(obj: Obj, gates: Gates, path: str) -> fe.Problem | None:
 
 
 def admit(
-    objects: Iterable[Obj], gates: Gates, paths: Sequence[str] | None = None
+    objects: Iterable[Obj],
+    gates: Gates,
+    paths: Sequence[str] | None = None,
+    *,
+    priority_admission: bool = True,
 ) -> WorkloadObjects:
     """The Workload API objects among ``objects`` as the API server of ``gates``' release
     stores them (see the module docstring); others are skipped, except PriorityClasses,
     which the priority admission plugin reads for PodGroups.  ``paths`` name each object in
     errors (default ``Kind/namespace/name``).  :class:`InputError` with every problem: a
     version or kind not served, a priority the admission plugin forbids, or an object
-    :func:`validate` refuses."""
+    :func:`validate` refuses.  ``priority_admission=False``: an API server without the
+    Priority admission plugin (upstream's scheduler_perf cluster disables it), which keeps
+    a PodGroup's ``spec.priority`` as given."""
     objects = list(objects)
     classes = _PriorityClasses(o for o in objects if o.get("kind") == "PriorityClass")
     out = WorkloadObjects()
@@ -631,7 +637,7 @@ def admit(
         if refused is not None:
             problems.append(refused)
             continue
-        if obj.get("kind") == "PodGroup":
+        if obj.get("kind") == "PodGroup" and priority_admission:
             obj, forbidden = _admit_priority(obj, gates, classes)
             if forbidden:
                 problems.append((path, forbidden))

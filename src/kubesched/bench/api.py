@@ -66,6 +66,8 @@ class SchedulerClient:
         self.qps = qps
         self.burst = burst
         self.limiter = TokenBucket(qps, burst, clock()) if modelled and qps > 0 else None
+        self.victims: list[api.Pod] = []
+        """The Pods :meth:`delete_pod` deleted (the preemption victims), in order."""
         self._due: list[tuple[float, int, Callable[[], None]]] = []
         self._seq = itertools.count()
         self.calls = 0
@@ -105,6 +107,7 @@ class SchedulerClient:
 
     def delete_pod(self, pod: api.Pod, reason: str) -> None:
         """Delete a Pod (preemption victims)."""
+        self.victims.append(pod)
         self._call(lambda: self.api.delete_pod(pod, reason))
 
     def pod_scheduling_failed(self, pod: api.Pod, reason: str, message: str) -> None:

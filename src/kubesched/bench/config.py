@@ -11,7 +11,7 @@ path naming the test case, the op index and the field, e.g.
 The per-op checks are upstream's ``isValid(allowParameterization=true)``; the checks that need
 the workload's params run in :mod:`kubesched.bench.params`.  Paths in the file are resolved
 against the config file's folder and must exist.  Upstream ops that kubesched does not model
-(``createPodGroups``, profiling, ...) are refused by name.
+(``createResourceClaims``, profiling) are refused by name.
 """
 
 from __future__ import annotations
@@ -204,8 +204,14 @@ def op_problems(op: Op, *, resolved: bool = False) -> list[tuple[str, str]]:
 
     if op.opcode in ("createNodes", "createNamespaces", "createAny", "createPodSets"):
         count("count")
-    if op.opcode in ("createAny", "updateAny") and not f.get("templatePath"):
+    if op.opcode in ("createAny", "updateAny", "createPodGroups") and not f.get("templatePath"):
         out.append(("templatePath", "must be set"))
+    if op.opcode == "createPodGroups":  # upstream createPodGroups.isValid
+        count("count")
+        if not f.get("namespace"):
+            out.append(("namespace", "must be set"))
+        if resolved and f.get("count", 0) < 1:
+            out.append(("count", f"must be greater than 0, got {f.get('count', 0)}"))
     if op.opcode == "updateAny" and f.get("updatePerSecond", 0) < 0:
         out.append(("updatePerSecond", f"invalid {f['updatePerSecond']}; should be non-negative"))
     if op.opcode == "createPods":

@@ -8,13 +8,17 @@ function map of ``operations.go``: ``AddInt``, ``SubtractInt``, ``MultiplyInt``,
 and DRA templates.  This module handles exactly that: text, actions ``{{ pipeline }}`` with the
 trim markers ``{{-`` / ``-}}``, comments ``{{/* */}}``, fields (``.Index``, ``.a.b``), int,
 float, string and bool literals, calls of those functions, parentheses and pipes
-(``{{.Index | AddInt 1}}``).  Values print as Go's ``%v`` does (``1e+06`` for a float of a
-million).
+(``{{.Index | AddInt 1}}``), and the conditionals the Workload API suites' templates use
+(``{{if .priority}}..{{else if ..}}..{{else}}..{{end}}`` with Go's truth: false, 0, "", an
+empty list or map and a missing field are false; the builtin ``eq``).  Values print as Go's
+``%v`` does (``1e+06`` for a float of a million).
 
-Deviation: anything else (``if``, ``range``, variables, ``printf``, an unknown field) is
-rejected when the template is parsed or rendered, where Go would run it or print
-``<no value>``: a benchmark whose objects silently differ from upstream's is worse than one
-that refuses to run.
+Deviation: anything else (``range``, ``with``, variables, ``printf``, an unknown field printed
+or compared) is rejected when the template is parsed or rendered, where Go would run it or
+print ``<no value>``: a benchmark whose objects silently differ from upstream's is worse than
+one that refuses to run.  The one missing field allowed is the whole condition of an ``if``
+(``{{if .priority}}``), which Go reads as false: that is how upstream's templates test for
+an optional param.
 """
 
 from __future__ import annotations
@@ -105,6 +109,47 @@ def _mul(*xs: Any) -> float:
     return out
 
 
+def _basic_kind(value: Any) -> str:
+    """Go's ``basicKind`` for a decoded YAML value (``eq``'s comparison classes)."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "string"
+    if value is None:
+        raise TemplateError("error calling eq: invalid type for comparison")
+    raise TemplateError("error calling eq: non-comparable type")
+
+
+def _eq(*xs: Any) -> bool:
+    """Go's builtin ``eq arg1 arg2...``: ``arg1`` equals any later argument (same kind)."""
+    if len(xs) < 2:
+        raise TemplateError("error calling eq: missing argument for comparison")
+    kind = _basic_kind(xs[0])
+    for other in xs[1:]:
+        if _basic_kind(other) != kind:
+            raise TemplateError("error calling eq: incompatible types for comparison")
+        if other == xs[0]:
+            return True
+    return False
+
+
+def go_true(value: Any) -> bool:
+    """Go's ``isTrue`` for a decoded YAML value (None: a missing field)."""
+    if value is None:
+        return False
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float):
+        return value != 0
+    if isinstance(value, str | list | dict):
+        return len(value) > 0
+    return True
+
+
 FUNCS: dict[str, tuple[int | None, Callable[..., Any]]] = {
     "AddFloat": (None, _add),
     "AddInt": (None, lambda *xs: go_int(_add(*xs))),
@@ -116,6 +161,7 @@ FUNCS: dict[str, tuple[int | None, Callable[..., Any]]] = {
     "SubtractFloat": (2, lambda a, b: to_float(a) - to_float(b)),
     "SubtractInt": (2, lambda a, b: go_int(to_float(a) - to_float(b))),
     "div": (2, _div),
+    "eq": (None, _eq),
     "mod": (2, _mod),
 }
 """Function name to (number of arguments or None for variadic, implementation)."""
@@ -177,15 +223,19 @@ class Literal(Expr):
 
 
 class Field(Expr):
-    """``.Name`` or ``.a.b``: a key of the environment (nested maps for dotted paths)."""
+    """``.Name`` or ``.a.b``: a key of the environment (nested maps for dotted paths);
+    ``missing_ok`` (the whole condition of an ``if``): a missing key is None, not an error."""
 
-    def __init__(self, path: tuple[str, ...]) -> None:
+    def __init__(self, path: tuple[str, ...], missing_ok: bool = False) -> None:
         self.path = path
+        self.missing_ok = missing_ok
 
     def evaluate(self, env: Mapping[str, Any]) -> Any:
         value: Any = env
         for i, key in enumerate(self.path):
             if not isinstance(value, Mapping) or key not in value:
+                if self.missing_ok and i == len(self.path) - 1 and isinstance(value, Mapping):
+                    return None  # Go: a map's missing key is the invalid value, false
                 shown = "." + ".".join(self.path[: i + 1])
                 known = ", ".join("." + k for k in sorted(env)) or "none"
                 raise TemplateError(f"unknown field {shown} (known: {known})")
@@ -311,10 +361,38 @@ def _string(text: str) -> str:
 
 
 # ------------------------------------------------------------------ templates
-class Template:
-    """A parsed template: literal text and actions, rendered by :meth:`render`."""
+class If:
+    """``{{if c1}}..{{else if c2}}..{{else}}..{{end}}``: the parts of the first branch whose
+    condition is true in Go's sense (:func:`go_true`), else the ``else`` parts."""
 
-    def __init__(self, parts: Sequence[str | tuple[Expr, int]], source: str) -> None:
+    def __init__(self, condition: Expr, line: int) -> None:
+        self.branches: list[tuple[Expr, int, list[str | tuple[Expr, int] | If]]] = [
+            (condition, line, [])
+        ]
+        self.otherwise: list[str | tuple[Expr, int] | If] | None = None
+
+    @property
+    def current(self) -> list[str | tuple[Expr, int] | If]:
+        """The parts the parser adds to now (the last branch opened)."""
+        return self.otherwise if self.otherwise is not None else self.branches[-1][2]
+
+    def chosen(self, env: Mapping[str, Any]) -> list[str | tuple[Expr, int] | If]:
+        """The parts to render in ``env``."""
+        for condition, _line, parts in self.branches:
+            if go_true(condition.evaluate(env)):
+                return parts
+        return self.otherwise or []
+
+    @property
+    def line(self) -> int:
+        """The line of the ``{{if}}`` (for errors)."""
+        return self.branches[0][1]
+
+
+class Template:
+    """A parsed template: literal text, actions and conditionals, rendered by :meth:`render`."""
+
+    def __init__(self, parts: Sequence[str | tuple[Expr, int] | If], source: str) -> None:
         self.parts = list(parts)
         self.source = source
 
@@ -326,16 +404,27 @@ class Template:
     def render(self, env: Mapping[str, Any]) -> str:
         """The text for ``env``; :class:`InputError` naming the source and line on failure."""
         out: list[str] = []
-        for part in self.parts:
+        self._render(self.parts, env, out)
+        return "".join(out)
+
+    def _render(
+        self, parts: Sequence[str | tuple[Expr, int] | If], env: Mapping[str, Any], out: list[str]
+    ) -> None:
+        for part in parts:
             if isinstance(part, str):
                 out.append(part)
                 continue
-            expr, line = part
             try:
-                out.append(go_format(expr.evaluate(env)))
+                if isinstance(part, If):
+                    line = part.line
+                    chosen = part.chosen(env)
+                else:
+                    expr, line = part
+                    out.append(go_format(expr.evaluate(env)))
+                    continue
             except TemplateError as err:
                 raise InputError([(f"line {line}", f"template: {err}")], file=self.source) from None
-        return "".join(out)
+            self._render(chosen, env, out)
 
 
 def _find_close(text: str, start: int) -> int:
@@ -356,18 +445,42 @@ def _find_close(text: str, start: int) -> int:
     return -1
 
 
+def _expression(body: str, *, condition: bool = False) -> Expr:
+    """The pipeline of one action; ``condition``: an ``if``'s, where a bare missing field
+    is false rather than an error."""
+    parser = _Parser(body)
+    expr = parser.pipeline()
+    if parser.peek() is not None:
+        raise TemplateError(f"unexpected {parser.peek()[1]!r} in action")  # type: ignore[index]
+    if condition and len(expr.commands) == 1 and isinstance(expr.commands[0], Field):
+        field = expr.commands[0]
+        return Field(field.path, missing_ok=True)
+    return expr
+
+
+def _keyword(body: str) -> tuple[str, str]:
+    """(``if`` / ``else`` / ``end`` or "", the rest of the action)."""
+    word, _, rest = body.strip(_SPACE).partition(" ")
+    return (word, rest.strip(_SPACE)) if word in ("if", "else", "end") else ("", body)
+
+
 def parse(text: str, source: str = "<template>") -> Template:
     """Parse ``text``; :class:`InputError` (file ``source``, field ``line N``) if malformed."""
-    parts: list[str | tuple[Expr, int]] = []
+    root: list[str | tuple[Expr, int] | If] = []
+    open_ifs: list[If] = []
     pos = 0
     trim_next = False
+
+    def target() -> list[str | tuple[Expr, int] | If]:
+        return open_ifs[-1].current if open_ifs else root
+
     while True:
         open_at = text.find("{{", pos)
         chunk = text[pos:] if open_at < 0 else text[pos:open_at]
         if trim_next:
             chunk = chunk.lstrip(_SPACE)
         if open_at < 0:
-            parts.append(chunk)
+            target().append(chunk)
             break
         line = text.count("\n", 0, open_at) + 1
         close_at = _find_close(text, open_at + 2)
@@ -379,22 +492,70 @@ def parse(text: str, source: str = "<template>") -> Template:
         trim_next = len(body) >= 2 and body[-1] == "-" and body[-2] in _SPACE
         if trim_next:
             body = body[:-2]
-        parts.append(chunk)
+        target().append(chunk)
         pos = close_at + 2
         stripped = body.strip(_SPACE)
         if stripped.startswith("/*") and stripped.endswith("*/"):
             continue
         try:
-            parser = _Parser(body)
-            expr = parser.pipeline()
-            if parser.peek() is not None:
-                raise TemplateError(f"unexpected {parser.peek()[1]!r} in action")  # type: ignore[index]
+            _action(body, line, open_ifs, target)
         except TemplateError as err:
             raise InputError(
                 [(f"line {line}", f"template: {{{{{body.strip()}}}}}: {err}")], file=source
             ) from None
-        parts.append((expr, line))
-    return Template([p for p in parts if p != ""], source)
+    if open_ifs:
+        line = open_ifs[-1].branches[0][1]
+        raise InputError(
+            [(f"line {line}", "template: unexpected EOF: {{if}} without {{end}}")], file=source
+        )
+    return Template(_without_empty(root), source)
+
+
+def _action(
+    body: str,
+    line: int,
+    open_ifs: list[If],
+    target: Callable[[], list[str | tuple[Expr, int] | If]],
+) -> None:
+    """Add one action (an expression, or an ``if`` / ``else`` / ``end``) to the parts."""
+    word, rest = _keyword(body)
+    if word == "if":
+        if not rest:
+            raise TemplateError("missing value for if")
+        node = If(_expression(rest, condition=True), line)
+        target().append(node)
+        open_ifs.append(node)
+    elif word == "else":
+        if not open_ifs or open_ifs[-1].otherwise is not None:
+            raise TemplateError("unexpected {{else}}")
+        node = open_ifs[-1]
+        inner, cond = _keyword(rest)
+        if inner == "if":
+            node.branches.append((_expression(cond, condition=True), line, []))
+        elif rest:
+            raise TemplateError(f"unexpected {rest!r} after else")
+        else:
+            node.otherwise = []
+    elif word == "end":
+        if rest:
+            raise TemplateError(f"unexpected {rest!r} after end")
+        if not open_ifs:
+            raise TemplateError("unexpected {{end}}")
+        open_ifs.pop()
+    else:
+        target().append((_expression(body), line))
+
+
+def _without_empty(
+    parts: list[str | tuple[Expr, int] | If],
+) -> list[str | tuple[Expr, int] | If]:
+    out = [p for p in parts if p != ""]
+    for p in out:
+        if isinstance(p, If):
+            p.branches = [(c, n, _without_empty(ps)) for c, n, ps in p.branches]
+            if p.otherwise is not None:
+                p.otherwise = _without_empty(p.otherwise)
+    return out
 
 
 def render(text: str, env: Mapping[str, Any], source: str = "<template>") -> str:

@@ -1,7 +1,8 @@
 """The scheduler_perf ops of one workload run (upstream ``executor.go``): ``createNodes``,
 ``createNamespaces``, ``createPods`` (waiting, ``skipWaitToCompletion``, ``steadyState``),
 ``deletePods``, ``churn``, ``barrier``, ``sleep``, ``start/stopCollectingMetrics``,
-``createAny``, ``updateAny`` (:mod:`kubesched.bench.update`) and the DRA ops of
+``createAny``, ``updateAny`` (:mod:`kubesched.bench.update`), ``createPodGroups`` (the
+Workload API's PodGroups, :mod:`kubesched.api.workload`) and the DRA ops of
 :mod:`kubesched.bench.dra` (``createPodSets`` is unrolled into ``createPods`` by
 :mod:`kubesched.bench.params`), as a part of
 :class:`kubesched.bench.runner._WorkloadRun` (see the runner's docstring for the semantics)."""
@@ -13,7 +14,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubesched.api import objects as api
-from kubesched.bench import background, dra, objects, update
+from kubesched.api import workload as wl
+from kubesched.api.errors import InputError
+from kubesched.bench import background, dra, objects, update, workloadapi
 from kubesched.bench import params as p
 from kubesched.bench.config import TestCase, Workload
 from kubesched.bench.declaredfeatures import MockFeatures
@@ -41,7 +44,8 @@ class Ops:
     mock: MockFeatures | None
     """The ``nodedeclaredfeatures`` suite's mock node features (:mod:`.declaredfeatures`)."""
     gates: FeatureGates
-    """The workload's feature gates (the release and its settings)."""
+    """The workload's release and feature gates (what the API server serves and admits, and
+    what the allocator of ``allocResourceClaims`` does)."""
 
     def _start(
         self, name: str, namespaces: tuple[str, ...], selector: Mapping[str, str] | None
@@ -146,6 +150,11 @@ class Ops:
                 lambda: f"{count - len(waiting)} of {count} Pods of namespace {ns} scheduled",
                 timeout=self.options.timeout,
             )
+        except WorkloadError as err:
+            note = workloadapi.stalled_group_note(self.api, waiting, self.gates)
+            if not note:
+                raise
+            raise WorkloadError(f"{err}; {note}") from None
         finally:
             self.api.on_bound.remove(bound)
 
@@ -253,6 +262,30 @@ class Ops:
                 self.writer.exists,
                 step.template,
             )
+            self.writer.create_any(doc)
+
+    def _CreatePodGroups(self, step: p.CreatePodGroups) -> None:
+        """Upstream ``runCreatePodGroupsOp``: each rendered template (``Index`` the group's
+        number) is decoded as a ``scheduling.k8s.io/v1beta1`` PodGroup, as upstream's typed
+        client sends it whatever ``apiVersion`` the template names, and created in the op's
+        namespace; the API server's refusal (the kind not served, an invalid spec) fails the
+        workload, as upstream fails fast on ``Invalid``.  Upstream's cluster runs without the
+        Priority admission plugin, so ``spec.priority`` stays as the template gives it.
+        Upstream then waits for its informer to list them; here an object is seen by the
+        scheduler when it is created."""
+        self._namespace(step.namespace)
+        manifest = objects.Manifest(step.template, step.template_params)
+        for i in range(step.count):
+            doc = manifest.document(i, step.count)
+            doc = {**doc, "apiVersion": f"{wl.GROUP}/v1beta1", "kind": "PodGroup"}
+            doc = objects.make_object(
+                doc, step.namespace, self.names, self.writer.exists, step.template
+            )
+            try:
+                where = [f"{step.template} (Index {i})"]
+                wl.admit([doc], self.gates, where, priority_admission=False)
+            except InputError as err:
+                raise WorkloadError(f"creating PodGroup: {err}") from None
             self.writer.create_any(doc)
 
     def _UpdateAny(self, step: update.UpdateAny) -> None:

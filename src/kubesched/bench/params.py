@@ -160,6 +160,18 @@ class CreateAny:
     template_params: Mapping[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class CreatePodGroups:
+    """``createPodGroups``: ``count`` Workload API PodGroups from ``template`` in
+    ``namespace`` (upstream ``runCreatePodGroupsOp``)."""
+
+    index: int
+    template: str
+    namespace: str
+    count: int
+    template_params: Mapping[str, Any] = field(default_factory=dict)
+
+
 Step = (
     CreateNodes
     | CreateNamespaces
@@ -171,6 +183,7 @@ Step = (
     | StartCollecting
     | StopCollecting
     | CreateAny
+    | CreatePodGroups
     | CreateResourceDriver
     | AllocResourceClaims
     | UpdateAny
@@ -378,6 +391,8 @@ def _step(op: Op, f: Mapping[str, Any], case: TestCase, i: int) -> Step:
             f.get("updatePerSecond", 0),
             tuple(f.get("subresources", ())),
         )
+    if op.opcode == "createPodGroups":
+        return CreatePodGroups(i, f["templatePath"], ns or "", f.get("count", 0), tp)
     return CreateAny(i, f["templatePath"], ns or "", f.get("count", 1), tp)
 
 

@@ -55,6 +55,9 @@ class WorkloadResult:
     """Threshold checks that failed."""
     error: str | None = None
     """Why the workload could not finish (timeout, stall)."""
+    limitations: list[str] = field(default_factory=list)
+    """Where this run's decisions are known to differ from upstream's (a scheduler
+    behaviour kubesched does not model, :mod:`kubesched.bench.workloadapi`)."""
     pods_bound: int = 0
     wall_seconds: float = 0.0
     attempts: dict[str, int] = field(default_factory=dict)
@@ -121,6 +124,7 @@ class WorkloadResult:
                 f"client {limit}, latency {self.api.latency:g} s: {share:.0f}% of "
                 f"{self.api.calls} calls waited for the rate limit (max {self.api.max_wait:.2f} s)"
             )
+        parts.extend(f"NOT AS UPSTREAM: {note}" for note in self.limitations)
         if self.error is not None:
             parts.append(f"ERROR: {self.error}")
         elif self.failures:

@@ -115,6 +115,13 @@ OPS: dict[str, dict[str, Any]] = {
         "updatePerSecond": INT,
         "subresources": STRS,
     },
+    "createPodGroups": {
+        "namespace": STR,
+        "templatePath": PATH,
+        "templateParams": MAP,
+        "count": INT,
+        "countParam": PARAM,
+    },
     "createResourceDriver": {
         "driverName": STR,
         "nodes": STR,
@@ -128,7 +135,6 @@ OPS: dict[str, dict[str, Any]] = {
 
 UPSTREAM_ONLY_OPS = (
     "createResourceClaims",
-    "createPodGroups",
     "startCollectingProfile",
     "stopCollectingProfile",
 )

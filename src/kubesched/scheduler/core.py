@@ -187,6 +187,8 @@ class Scheduler:
         """The search, stage by stage (:mod:`kubesched.scheduler.search`)."""
         self.placement: IntArray | None = None
         """The rows of the PodGroup cycle's placement being tried (None: no placement)."""
+        self._placement_rows: tuple[IntArray, IntArray, IntArray] | None = None
+        """(node order, placement, the order's rows in the placement) last narrowed."""
         self.pod_group_cycle: PodGroupCycle | None = None
         """The PodGroup scheduling cycle (:mod:`kubesched.scheduler.podgroup`), with the
         Workload API on."""
@@ -407,9 +409,14 @@ class Scheduler:
         partition first, see :mod:`kubesched.parallel.shard`; within a PodGroup cycle's
         placement, that placement's nodes)."""
         rows = self.cluster.nodes.order()
-        if self.placement is not None:
-            rows = rows[np.isin(rows, self.placement)]
-        return rows
+        if self.placement is None:
+            return rows
+        memo = self._placement_rows
+        if memo is not None and memo[0] is rows and memo[1] is self.placement:
+            return memo[2]  # every member of a group searches the same placement
+        narrowed = rows[np.isin(rows, self.placement)]
+        self._placement_rows = (rows, self.placement, narrowed)
+        return narrowed
 
     def restrict_to(self, placement: IntArray | None) -> None:
         """Search only ``placement``'s rows from now on (None: every node again): a

@@ -44,7 +44,6 @@ from dataclasses import dataclass
 from kubesched.api import objects as api
 from kubesched.api import workload
 from kubesched.config import names
-from kubesched.framework import contract
 from kubesched.framework.interface import (
     PODS_TO_ACTIVATE_KEY,
     SUCCESS,
@@ -370,9 +369,7 @@ class GroupAlgorithm:
     ) -> tuple[list[MemberResult], Status]:
         """Upstream ``podGroupSchedulingDefaultAlgorithm``: the members' results (fewer than
         the members when it stopped early) and the group's status; nothing stays assumed."""
-        feasible = [
-            p for p in fwk.instances.values() if isinstance(p, contract.PlacementFeasiblePlugin)
-        ]
+        feasible = fwk.placement_feasible
         min_count = policy.min_count or 1
         scheduled = self.manager.state(key).scheduled_count()
         remaining = len(members)
