@@ -139,7 +139,9 @@ func Schedule(ctx context.Context, req *ScheduleRequest, timeout time.Duration) 
 		if err := create(ctx, client, obj); err != nil {
 			return nil, err
 		}
-		if p, ok := obj.(*v1.Pod); ok && profileKnown(sched, p) {
+		// A Pod submitted bound (spec.nodeName: a running Pod that arrives in order, e.g. a
+		// preemption's victim to be) is never queued.
+		if p, ok := obj.(*v1.Pod); ok && profileKnown(sched, p) && p.Spec.NodeName == "" {
 			queued++
 		}
 	}
@@ -417,7 +419,7 @@ func waitQuiet(ctx context.Context, sched *scheduler.Scheduler, rec *recorder, t
 		}
 		for _, p := range pods {
 			n, _ := rec.seen(p.Namespace + "/" + p.Name)
-			if n == 0 && len(p.Spec.SchedulingGates) == 0 && profileKnown(sched, p) && !parked(sched, p, uids) {
+			if n == 0 && p.Spec.NodeName == "" && len(p.Spec.SchedulingGates) == 0 && profileKnown(sched, p) && !parked(sched, p, uids) {
 				settled = false
 			}
 		}
