@@ -406,7 +406,9 @@ func waitQuiet(ctx context.Context, sched *scheduler.Scheduler, rec *recorder, t
 			key := p.Namespace + "/" + p.Name
 			n, _ := rec.seen(key)
 			failing := n >= errorAttempts && schedulerError(tracker, p)
-			retried := i >= active && groupMember(p) && !schedulerError(tracker, p) && rec.rejectedSinceRelease(key)
+			// A member nominated by its group's preemption is retried for good reason: with
+			// synchronous preemption the victims went during the cycle, before its rejection.
+			retried := i >= active && groupMember(p) && !schedulerError(tracker, p) && rec.rejectedSinceRelease(key) && !nominated(tracker, p)
 			if !failing && !retried && !spinning[key] {
 				settled = false
 			}
@@ -473,6 +475,15 @@ func schedulerError(tracker clienttesting.ObjectTracker, p *v1.Pod) bool {
 		return false
 	}
 	return errorCondition(obj.(*v1.Pod))
+}
+
+// nominated tells whether p's stored status names a nominated node.
+func nominated(tracker clienttesting.ObjectTracker, p *v1.Pod) bool {
+	obj, err := tracker.Get(podsGVR, p.Namespace, p.Name)
+	if err != nil {
+		return false
+	}
+	return obj.(*v1.Pod).Status.NominatedNodeName != ""
 }
 
 func errorCondition(p *v1.Pod) bool {

@@ -58,6 +58,7 @@ from kubesched.framework.interface import (
 from kubesched.framework.outcomes import PostFilterResult
 from kubesched.framework.podgroups import Placement, PodGroupManager
 from kubesched.framework.runtime import Framework, PluginError
+from kubesched.queue.nominator import Nominator
 from kubesched.queue.scheduling_queue import SchedulingQueue
 from kubesched.scheduler.commit import Commit
 from kubesched.scheduler.failures import Failures
@@ -138,8 +139,13 @@ class GroupAlgorithm:
         schedule_pod: SchedulePod,
         activate: Callable[[list[api.Pod]], None],
         restrict: Restrict | None = None,
+        nominator: Nominator | None = None,
     ) -> None:
         self.manager = manager
+        self.nominator = nominator
+        """The queue's nominations: a member assumed in the cycle loses its own until it is
+        undone (upstream's ``assume`` / ``unreserveAndForget`` in a PodGroup cycle)."""
+        self._unnominated: dict[str, tuple[api.Pod, str]] = {}
         self.version = manager.gates.version
         self.cluster = cluster
         self.schedule_pod = schedule_pod
@@ -500,6 +506,9 @@ class GroupAlgorithm:
             fwk.run_unreserve(state, assumed, assumed.node_name)
             if self.cluster.is_assumed(assumed.key):
                 self.cluster.forget_pod(assumed)
+            was = self._unnominated.pop(assumed.key, None)
+            if was is not None and self.nominator is not None:
+                self.nominator.add(*was)
         undo.clear()
 
     def _member(
@@ -518,10 +527,17 @@ class GroupAlgorithm:
             return MemberResult(m, state, Status(Code.ERROR, (str(e),)))
         assumed = pod.bound_to(result.node)
         self.cluster.assume_pod(assumed, result.node)
+        nominated = self.nominator.node_of(pod.key) if self.nominator is not None else ""
+        if nominated and self.nominator is not None:
+            self.nominator.delete(pod.key)
+            self._unnominated[pod.key] = (pod, nominated)
         status = fwk.run_reserve(state, assumed, result.node)
         if not status.is_success():
             fwk.run_unreserve(state, assumed, result.node)
             self.cluster.forget_pod(assumed)
+            was = self._unnominated.pop(pod.key, None)
+            if was is not None and self.nominator is not None:
+                self.nominator.add(*was)
             return MemberResult(m, state, status)
         undo.append((state, assumed))
         return MemberResult(m, state, SUCCESS, result.node)
@@ -547,6 +563,7 @@ class PodGroupCycle(GroupAlgorithm):
             schedule_pod=schedule_pod,
             activate=lambda pods: committer.activate(pods),
             restrict=restrict,
+            nominator=queue.nominator,
         )
         self.queue = queue
         self.committer = committer
