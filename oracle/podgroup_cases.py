@@ -423,6 +423,10 @@ def _draw(gen: _Gen) -> dict[str, Any]:
         for name, value in CLASSES.items()
     ]
     gates = gen.gates(plans)
+    if not gates["GenericWorkload"]:  # no groups: the members would preempt Pod by Pod
+        for pod in arrivals:
+            if pod["kind"] == "Pod":
+                pod["spec"]["preemptionPolicy"] = "Never"
     if gates.get("PodGroupPreemptionPolicy"):
         gen.policy_fields(plans, [obj for obj, _ in objects])
     return {

@@ -598,6 +598,12 @@ class PodGroupCycle(GroupAlgorithm):
         self.submit(fwk, members, results, group, key, cycle, start, decided, preemption)
         if self.version == "1.37" and (results or decided.code != Code.ERROR):
             self._observe(fwk, group, preemption, start, algorithm)
+            if group.is_success():
+                # AddAttemptedPodGroupIfNeeded: after a feasible cycle the members left over
+                # go straight back to activeQ (their group is retried at once, and may
+                # preempt for them now).
+                placed = {r.qp.pod.key for r in results if r.status.is_success()}
+                self.queue.activate([m.pod for m in members if m.pod.key not in placed])
         return members
 
     def _observe(
