@@ -125,6 +125,7 @@ func Schedule(ctx context.Context, req *ScheduleRequest, timeout time.Duration) 
 	watches := recordWatches(client)
 	rec := newRecorder()
 	client.PrependReactor("delete", "pods", rec.releaseReactor)
+	client.PrependReactor("patch", "pods", rec.nominationReactor(tracker))
 	factory := informers.NewSharedInformerFactory(client, 0)
 	sched, err := newScheduler(ctx, client, factory, func(string) eventRecorder { return rec }, cfg)
 	if err != nil {
@@ -321,6 +322,35 @@ func (r *recorder) releaseReactor(clienttesting.Action) (bool, runtime.Object, e
 	return false, nil, nil
 }
 
+// nominationReactor notes a group member newly nominated (its status patched with another
+// nominatedNodeName: its group's preemption found room) as a release.  The patch follows
+// the member's FailedScheduling Event, and with synchronous preemption the victims were
+// deleted before it: the member's retry will answer differently.
+func (r *recorder) nominationReactor(tracker clienttesting.ObjectTracker) clienttesting.ReactionFunc {
+	return func(a clienttesting.Action) (bool, runtime.Object, error) {
+		p, ok := a.(clienttesting.PatchAction)
+		if !ok || p.GetSubresource() != "status" {
+			return false, nil, nil
+		}
+		var body struct {
+			Status struct {
+				NominatedNodeName *string `json:"nominatedNodeName"`
+			} `json:"status"`
+		}
+		if json.Unmarshal(p.GetPatch(), &body) != nil || body.Status.NominatedNodeName == nil || *body.Status.NominatedNodeName == "" {
+			return false, nil, nil
+		}
+		obj, err := tracker.Get(podsGVR, p.GetNamespace(), p.GetName())
+		if err != nil {
+			return false, nil, nil
+		}
+		if pod := obj.(*v1.Pod); groupMember(pod) && pod.Status.NominatedNodeName != *body.Status.NominatedNodeName {
+			r.release()
+		}
+		return false, nil, nil
+	}
+}
+
 // rejectedSinceRelease tells whether key's last Event came after the last release: a retry
 // of it with nothing changed since then gives the same answer.
 func (r *recorder) rejectedSinceRelease(key string) bool {
@@ -406,9 +436,7 @@ func waitQuiet(ctx context.Context, sched *scheduler.Scheduler, rec *recorder, t
 			key := p.Namespace + "/" + p.Name
 			n, _ := rec.seen(key)
 			failing := n >= errorAttempts && schedulerError(tracker, p)
-			// A member nominated by its group's preemption is retried for good reason: with
-			// synchronous preemption the victims went during the cycle, before its rejection.
-			retried := i >= active && groupMember(p) && !schedulerError(tracker, p) && rec.rejectedSinceRelease(key) && !nominated(tracker, p)
+			retried := i >= active && groupMember(p) && !schedulerError(tracker, p) && rec.rejectedSinceRelease(key)
 			if !failing && !retried && !spinning[key] {
 				settled = false
 			}
@@ -475,15 +503,6 @@ func schedulerError(tracker clienttesting.ObjectTracker, p *v1.Pod) bool {
 		return false
 	}
 	return errorCondition(obj.(*v1.Pod))
-}
-
-// nominated tells whether p's stored status names a nominated node.
-func nominated(tracker clienttesting.ObjectTracker, p *v1.Pod) bool {
-	obj, err := tracker.Get(podsGVR, p.Namespace, p.Name)
-	if err != nil {
-		return false
-	}
-	return obj.(*v1.Pod).Status.NominatedNodeName != ""
 }
 
 func errorCondition(p *v1.Pod) bool {
