@@ -120,7 +120,9 @@ class _Gen(Draw):
             spec["priority"] = self.pick([0, 100])
         return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
 
-    def bound(self, pod: dict[str, Any], nodes: list[dict[str, Any]], free: dict[str, list[int]]) -> bool:
+    def bound(
+        self, pod: dict[str, Any], nodes: list[dict[str, Any]], free: dict[str, list[int]]
+    ) -> bool:
         """Bind ``pod`` (``spec.nodeName``) to a node with room for it (``free``: node name
         to milli-CPU, MiB and Pods left); False when none has."""
         req = pod["spec"]["containers"][0]["resources"]["requests"]

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests._podgroup import gang, member, node
-
 from kubesched.config import featuregates
 from kubesched.metrics import SchedulerMetrics
 from kubesched.plugins.defaultpreemption.podgroup import (
@@ -22,6 +20,7 @@ from kubesched.plugins.defaultpreemption.podgroup import (
 )
 from kubesched.sim.whatif import schedule
 from kubesched.testing import make_pod
+from tests._podgroup import gang, member, node
 
 HOST = "kubernetes.io/hostname"
 CLASSES = {"low": 0, "high": 1000}
@@ -72,7 +71,9 @@ def _pod(
     if prefer is not None:
         term = {"matchExpressions": [{"key": HOST, "operator": "In", "values": [prefer]}]}
         prefs = [{"weight": 100, "preference": term}]
-        p["spec"]["affinity"] = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": prefs}}
+        p["spec"]["affinity"] = {
+            "nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": prefs}
+        }
     p["metadata"]["creationTimestamp"] = f"2026-01-01T00:00:{t:02d}Z"
     return p
 

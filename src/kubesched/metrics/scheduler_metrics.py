@@ -341,9 +341,7 @@ class SchedulerMetrics(PeriodicSync, RegistryReader):
         (upstream ``observeVictims`` for a PodGroup preemptor)."""
         self.workload_preemption_victims.observe(victims)
         if disruptions > 0:
-            self.preemption_workload_disruptions.labels(preemptor="PodGroup").observe(
-                disruptions
-            )
+            self.preemption_workload_disruptions.labels(preemptor="PodGroup").observe(disruptions)
         del pdb  # preemption_pdb_violations_total is not modelled (docs/fidelity.md)
 
     def record_binder_conflict(self, reason: str) -> None:

@@ -76,7 +76,7 @@ class DefaultPreemption:
         self.args = args
         self.handle = handle
         self.rng = handle.rng if handle.rng is not None else np.random.default_rng(0)
-        self.fwk: dryrun.FilterRunner | None = None
+        self.fwk: wap.GroupRunner | None = None
         self._says_placement = handle.feature_gates.at_least("1.37")
         """v1.37's ``Preempt`` succeeds with a message (``found a potential placement for
         pod on node N, preempting K victims``); before, with none."""
@@ -95,7 +95,7 @@ class DefaultPreemption:
         (``scheduler.verdicts``); rebuilding the codes over every row was 46 % of PostFilter
         in a 20,000-node scaled simulation."""
 
-    def set_framework(self, fwk: dryrun.FilterRunner) -> None:
+    def set_framework(self, fwk: wap.GroupRunner) -> None:
         """The framework whose Filter plugins the dry runs use (upstream ``fh``)."""
         self.fwk = fwk
 

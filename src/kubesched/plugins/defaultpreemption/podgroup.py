@@ -25,11 +25,10 @@ import numpy as np
 
 from kubesched.api import objects as api
 from kubesched.framework.contract import PodGroupSchedulingFunc, ProposedAssignment
-from kubesched.framework.interface import Code, CycleState, IntArray, Status
-from kubesched.framework.outcomes import FilterOutcome, PluginError
+from kubesched.framework.interface import Code, CycleState, Status
+from kubesched.framework.outcomes import PluginError
 from kubesched.framework.podgroups import PodGroupManager
-
-from kubesched.plugins.defaultpreemption import pdb
+from kubesched.plugins.defaultpreemption import dryrun, pdb
 from kubesched.state.cache import ClusterState, PodRecord
 
 PG_PREFIX = "pod group preemption: "
@@ -42,20 +41,17 @@ RANK_POD, RANK_POD_GROUP = 1, 2
 modelled)."""
 
 
-class GroupRunner(Protocol):
-    """What workload-aware preemption needs of the framework."""
-
-    def run_filter_with_nominated(
-        self, state: CycleState, pod: api.Pod, rows: IntArray
-    ) -> FilterOutcome: ...
-
-    def run_pre_filter_extension(
-        self, state: CycleState, pod: api.Pod, other: api.Pod, row: int, *, add: bool
-    ) -> Status: ...
+class GroupRunner(dryrun.FilterRunner, Protocol):
+    """What DefaultPreemption needs of the framework: the dry run's Filter calls, and for
+    workload-aware preemption Reserve and Unreserve too."""
 
     def run_reserve(self, state: CycleState, pod: api.Pod, node: str) -> Status: ...
 
     def run_unreserve(self, state: CycleState, pod: api.Pod, node: str) -> None: ...
+
+
+class _ExtensionError(Exception):
+    """A PreFilterExtension's failure while victims move (its status message)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,7 +243,7 @@ def select_victims(
             if not _reprieve(fwk, cluster, mut, v, valid, rows):
                 chosen.append(v)
         chosen.sort(key=importance)
-    except PluginError as e:
+    except (PluginError, _ExtensionError) as e:
         return None, Status(Code.ERROR, (str(e),))
     finally:
         mut.restore()
@@ -290,7 +286,7 @@ def _extension(
     for a in valid:
         s = fwk.run_pre_filter_extension(a.state, a.pod, victim, row, add=add)
         if not s.is_success():
-            raise PluginError(s.message())
+            raise _ExtensionError(s.message())
 
 
 def _reprieve(
