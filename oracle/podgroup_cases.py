@@ -379,16 +379,17 @@ def _config() -> dict[str, Any]:
     }
 
 
-def _draw(gen: _Gen) -> dict[str, Any]:
+def _draw(gen: _Gen, preemption: bool = False) -> dict[str, Any]:
     """Everything of one case: nodes, running Pods, group plans, objects, ordinary Pods,
-    and the submission (Pods and late objects, stamped in arrival order)."""
+    and the submission (Pods and late objects, stamped in arrival order); ``preemption``:
+    from v1.37, draw a preemption situation at times (:func:`_preemption`)."""
     nodes = gen.nodes()
     names = [n["metadata"]["name"] for n in nodes]
     running = [gen.running(i, names) for i in range(gen.r.randint(0, 2))]
     plans = [gen.group(g) for g in range(gen.r.randint(1, 3))]
     bound: list[dict[str, Any]] = []
     running_groups: list[dict[str, Any]] = []
-    if _minor(gen.version) >= 37 and gen.chance(0.6):
+    if preemption and _minor(gen.version) >= 37 and gen.chance(0.6):
         bound, running_groups = _preemption(gen, nodes, plans)
     objects = gen.objects(plans)
     ordinary = []
@@ -460,7 +461,7 @@ def podgroup_schedule_case(seed: int, index: int, version: str | None) -> dict[s
     """The ``index``-th podgroup ``kubesched.schedule`` case of ``seed`` at ``version``."""
     v = check_version(version)
     gen = _Gen(random.Random(f"podgroup-schedule/{seed}/{index}/{v}"), v)
-    d = _draw(gen)
+    d = _draw(gen, preemption=True)
     request: dict[str, Any] = {
         "cluster": {"apiVersion": "v1", "kind": "List", "items": d["items"]},
         "pods": d["submitted"],
