@@ -331,7 +331,7 @@ def _preemption(
     }
     running: list[dict[str, Any]] = []
     groups: list[dict[str, Any]] = []
-    for g in range(gen.r.randint(0, 2)):
+    for g in range(gen.r.randint(1, 2)):
         name, cls = f"running-group-{g}", gen.pick(["low", "mid", None])
         spec: dict[str, Any] = {"schedulingPolicy": {"gang": {"minCount": 1}}}
         mode = gen.r.choices(["all", "single", None], [0.55, 0.2, 0.25])[0]
@@ -348,13 +348,13 @@ def _preemption(
             classify(pod, cls)
             if gen.bound(pod, nodes, free):
                 running.append(pod)
-    for i in range(gen.r.randint(0, 3)):
+    for i in range(gen.r.randint(1, 4)):
         pod = gen.pod(f"victim-{i}", "default", gen.container())
         classify(pod, gen.pick(["low", "mid", None]))
         if gen.bound(pod, nodes, free):
             running.append(pod)
     for plan in plans:
-        if plan["class"] is None and gen.chance(0.6):
+        if plan["class"] in (None, "low") and gen.chance(0.7):
             plan["class"] = gen.pick(["mid", "high"])
             for pod in plan["members"]:
                 classify(pod, plan["class"])
