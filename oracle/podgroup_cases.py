@@ -25,8 +25,9 @@ in the other schedule families.
 From v1.37, three cases in five are preemption situations (:func:`_preemption`): Pods
 already running (submitted bound, first, so both sides report whether they were preempted)
 -- lone ones and members of running gangs whose PodGroup has ``disruptionMode`` ``all``,
-``single`` or none -- at low and mid priorities, while the groups to schedule may preempt
-(``PreemptLowerPriority`` on their members, and under PodGroupPreemptionPolicy on the
+``single`` or none -- at low and mid priorities (``terminationGracePeriodSeconds: 0``: a
+victim is gone at once on both sides, as upstream's fake clientset deletes), while the
+groups to schedule may preempt (``PreemptLowerPriority`` on their members, and under PodGroupPreemptionPolicy on the
 PodGroup too; ``Never`` at times, rarely a member disagreeing with its group).
 
 ``podgroup_schedule_case`` is the ``kubesched.schedule`` form; ``podgroup_case`` the
@@ -353,6 +354,8 @@ def _preemption(
         classify(pod, gen.pick(["low", "mid", None]))
         if gen.bound(pod, nodes, free):
             running.append(pod)
+    for pod in running:  # gone at once when preempted, as the fake clientset deletes
+        pod["spec"]["terminationGracePeriodSeconds"] = 0
     for plan in plans:
         if plan["class"] in (None, "low") and gen.chance(0.7):
             plan["class"] = gen.pick(["mid", "high"])

@@ -146,6 +146,9 @@ class GroupAlgorithm:
         """The queue's nominations: a member assumed in the cycle loses its own until it is
         undone (upstream's ``assume`` / ``unreserveAndForget`` in a PodGroup cycle)."""
         self._unnominated: dict[str, tuple[api.Pod, str]] = {}
+        self._member_order: dict[str, tuple[float, int]] = {}
+        """A member requeued in its group's place (v1.37, after a feasible cycle): its own
+        timestamp and insertion order, which still order it among the group's members."""
         self.version = manager.gates.version
         self.cluster = cluster
         self.schedule_pod = schedule_pod
@@ -354,7 +357,12 @@ class GroupAlgorithm:
             )
         return sorted(
             members,
-            key=lambda m: (-m.pod.priority, -m.attempts, m.timestamp, m.seq, m.pod.name),
+            key=lambda m: (
+                -m.pod.priority,
+                -m.attempts,
+                *self._member_order.get(m.pod.key, (m.timestamp, m.seq)),
+                m.pod.name,
+            ),
         )
 
     def validate(self, fwk: Framework, members: list[QueuedPodInfo], key: str) -> str:
@@ -592,18 +600,26 @@ class PodGroupCycle(GroupAlgorithm):
         if not kept:
             return []
         members = self.order(kept)
+        for m in members:  # their own place among the group's members served its turn
+            self._member_order.pop(m.pod.key, None)
         results, decided = self.decide(fwk, members, key)
         algorithm = time.perf_counter() - start
         group, preemption = self.post_filter_result(fwk, key, members, decided)
+        first = min((m.timestamp, m.seq) for m in members)
         self.submit(fwk, members, results, group, key, cycle, start, decided, preemption)
         if self.version == "1.37" and (results or decided.code != Code.ERROR):
             self._observe(fwk, group, preemption, start, algorithm)
             if group.is_success():
                 # AddAttemptedPodGroupIfNeeded: after a feasible cycle the members left over
-                # go straight back to activeQ (their group is retried at once, and may
-                # preempt for them now).
+                # go straight back to activeQ keeping the group's place (the earliest of its
+                # members' here: upstream queues the group as one entity), so the group is
+                # retried at once, before equals that came later, and may preempt now.
                 placed = {r.qp.pod.key for r in results if r.status.is_success()}
-                self.queue.activate([m.pod for m in members if m.pod.key not in placed])
+                left = [m for m in members if m.pod.key not in placed]
+                for m in left:
+                    self._member_order[m.pod.key] = (m.timestamp, m.seq)
+                    m.timestamp, m.seq = first
+                self.queue.activate([m.pod for m in left])
         return members
 
     def _observe(
