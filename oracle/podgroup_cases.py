@@ -27,8 +27,9 @@ already running (submitted bound, first, so both sides report whether they were 
 -- lone ones and members of running gangs whose PodGroup has ``disruptionMode`` ``all``,
 ``single`` or none -- at low and mid priorities (``terminationGracePeriodSeconds: 0``: a
 victim is gone at once on both sides, as upstream's fake clientset deletes), while the
-groups to schedule may preempt (``PreemptLowerPriority`` on their members, and under PodGroupPreemptionPolicy on the
-PodGroup too; ``Never`` at times, rarely a member disagreeing with its group).
+groups to schedule may preempt (``PreemptLowerPriority`` on their members, and under
+PodGroupPreemptionPolicy on the PodGroup too; ``Never`` at times, rarely a member
+disagreeing with its group).
 
 ``podgroup_schedule_case`` is the ``kubesched.schedule`` form; ``podgroup_case`` the
 ``explain`` form: the same cluster with some members already pending or bound, and one
