@@ -434,6 +434,8 @@ def _draw(gen: _Gen, preemption: bool = False) -> dict[str, Any]:
     gates = gen.gates(plans)
     if bound:  # upstream's asynchronous preemption races its next cycles; compare the other
         gates["SchedulerAsyncPreemption"] = False
+        for pod in running:  # the cluster's own may be victims too: gone at once
+            pod["spec"]["terminationGracePeriodSeconds"] = 0
     if not gates["GenericWorkload"]:  # no groups: the members would preempt Pod by Pod
         for pod in arrivals:
             if pod["kind"] == "Pod":
