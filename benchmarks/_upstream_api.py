@@ -31,6 +31,9 @@ BIN = Path(os.environ.get("ORACLE_BIN") or ROOT / "oracle" / "bin")
 """The binaries (``oracle/build.sh``); ``ORACLE_BIN=DIR`` names another folder, as for
 ``oracle/controlplane.sh``, which reads the same variable."""
 UPSTREAM, OURS = "kube-scheduler", "kubesched"
+RELEASE = "1.34"
+"""The release of the binaries in :data:`BIN` (``oracle/bin``'s top level is the default
+release's); kubesched decides as that release so both sides schedule the same way."""
 
 
 class BenchError(Exception):

@@ -37,6 +37,7 @@ from typing import Any
 from _upstream_api import (
     BIN,
     OURS,
+    RELEASE,
     UPSTREAM,
     BenchError,
     api,
@@ -68,6 +69,7 @@ def bench_once(who: str, workload: str, config: Path, timeout: float) -> dict[st
             cmd = [str(BIN / "kube-oracle"), "bench", *args]
         else:
             cmd = [*kubesched_cmd(), "bench", *args, "--no-progress"]
+            cmd += ["--kubernetes-version", RELEASE]
         proc = run(cmd, timeout, env=env())
         lines = proc.stdout.strip().splitlines()
         if proc.returncode not in (0, 1) or not Path(out.name).stat().st_size:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -184,16 +185,54 @@ def schedule_differences(mine: dict[str, Any], theirs: dict[str, Any]) -> list[s
             if a.get(field) != b.get(field):
                 out.append(f"{key}.{field}: ours {a.get(field)!r}, upstream {b.get(field)!r}")
         once = a.get("attempts") == b.get("attempts") == 1
-        if b["result"] == "Unschedulable" and once and a["message"] != b["message"]:
+        same = _same_message(a["message"], b["message"])
+        if b["result"] == "Unschedulable" and once and not same:
             out.append(f"{key}.message: ours {a['message']!r}, upstream {b['message']!r}")
     return out
 
 
+_PERMIT_TIMEOUT = re.compile(r"(rejected due to timeout after waiting )([0-9hmnsuµ.]+)( at plugin)")
+_GO_DURATION_PART = re.compile(r"([0-9.]+)(h|ms|us|µs|ns|m|s)")
+_GO_UNIT_SECONDS = {
+    "h": 3600.0,
+    "m": 60.0,
+    "s": 1.0,
+    "ms": 1e-3,
+    "us": 1e-6,
+    "µs": 1e-6,
+    "ns": 1e-9,
+}
+
+
+def _same_message(mine: str, theirs: str) -> bool:
+    """Equal messages, a Permit timeout's wait taken to the whole second: kube-oracle ends the
+    waits of a quiet run at once, every one ``5m0s`` (as if each member began to wait at the
+    same moment), where a v1.35 gang's later member waits what is left of the group's
+    deadline (upstream: microseconds of wall clock less; kubesched: its cycles' virtual
+    time less, ``4m59.9995s``)."""
+
+    def whole(m: re.Match[str]) -> str:
+        seconds = sum(
+            float(n) * _GO_UNIT_SECONDS[unit] for n, unit in _GO_DURATION_PART.findall(m.group(2))
+        )
+        return f"{m.group(1)}{round(seconds)}s{m.group(3)}"
+
+    return _PERMIT_TIMEOUT.sub(whole, mine) == _PERMIT_TIMEOUT.sub(whole, theirs)
+
+
 def differences(mine: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
-    """What differs between kubesched's and upstream's answers, one line each."""
+    """What differs between kubesched's and upstream's answers, one line each.
+
+    kube-oracle's ``explain`` runs the framework for the one Pod; for a Workload API group
+    member kubesched answers as the PodGroup cycle would and keeps the one-Pod verdict it
+    replaced under ``podGroup.alone``: that is what is compared (the group's verdict is
+    judged by ``--verb schedule``)."""
     errors = _error_differences(mine, theirs)
     if errors is not None:
         return errors
+    alone = (mine.get("podGroup") or {}).get("alone")
+    if alone:
+        mine = {**mine, **alone}
     out: list[str] = []
     if mine["result"] != theirs["result"]:
         out.append(f"result: ours {mine['result']}, upstream {theirs['result']}")
@@ -245,13 +284,35 @@ def _node_differences(name: str, a: dict[str, Any] | None, b: dict[str, Any] | N
         return [f"{name}: ours {'absent' if a is None else 'present'}, upstream the other"]
     out = []
     for key in ("feasible", "plugin", "reasons", "score"):
-        if a.get(key) != b.get(key):
+        x, y = a.get(key), b.get(key)
+        if key == "reasons" and isinstance(x, list) and isinstance(y, list):
+            x, y = _scalar_order(x), _scalar_order(y)
+        if x != y:
             out.append(f"{name}.{key}: ours {a.get(key)!r}, upstream {b.get(key)!r}")
     sa, sb = a.get("scores", {}), b.get("scores", {})
     for plugin in sorted(set(sa) | set(sb)):
         if sa.get(plugin, 0) != sb.get(plugin, 0):
             out.append(f"{name}.scores.{plugin}: ours {sa.get(plugin)}, upstream {sb.get(plugin)}")
     return out
+
+
+_FIXED = {f"Insufficient {n}" for n in ("cpu", "memory", "ephemeral-storage")}
+
+
+def _scalar_order(reasons: list[Any]) -> list[Any]:
+    """NodeResourcesFit's reasons with its scalar resources' ``Insufficient`` entries sorted
+    among themselves: upstream lists those in Go map order (at random), after cpu, memory
+    and ephemeral storage."""
+    scalar = sorted(
+        r
+        for r in reasons
+        if isinstance(r, str) and r.startswith("Insufficient ") and r not in _FIXED
+    )
+    it = iter(scalar)
+    return [
+        next(it) if isinstance(r, str) and r.startswith("Insufficient ") and r not in _FIXED else r
+        for r in reasons
+    ]
 
 
 def compare(oracle: Oracle, request: dict[str, Any], version: str | None = None) -> list[str]:

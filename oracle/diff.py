@@ -34,7 +34,9 @@ and as ``--feature-gates`` to kube-oracle).
 ``--coverage`` runs against ``oracle/bin/cover/kube-oracle`` (``oracle/build.sh --cover``:
 upstream's ``pkg/scheduler/...`` instrumented): the explain cases, ``--dra-cases`` DRA cases
 (``oracle/dra_cases.py``), ``--schedule-cases`` schedules (which run the queue and the
-binder) and ``--hint-cases`` queueing-hint cases (``oracle/hint_cases.py``), then prints
+binder), ``--dra-schedule-cases`` DRA schedules, ``--storage-cases`` storage cases and
+``--storage-schedule-cases`` storage schedules (``oracle/storage_cases.py``) and
+``--hint-cases`` queueing-hint cases (``oracle/hint_cases.py``), then prints
 the statement coverage per upstream default-profile plugin, the uncovered lines
 (``oracle/upstream_coverage.py``) and last
 ``coverage: A % of default-profile plugin statements, lowest B % (PLUGIN)``; the exit code
@@ -155,11 +157,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--schedule-cases", type=int, default=30, help="with --coverage")
     ap.add_argument("--dra-schedule-cases", type=int, default=30, help="with --coverage")
     ap.add_argument("--hint-cases", type=int, help="with --coverage (default: cases / 3)")
+    ap.add_argument("--storage-cases", type=int, help="with --coverage (default: cases / 10)")
+    ap.add_argument("--storage-schedule-cases", type=int, default=30, help="with --coverage")
     ap.add_argument("--min-all", type=float, default=90.0, help="%% of a plugin's statements")
     ap.add_argument("--min-paths", type=float, default=95.0, help="%% of its Filter/Score paths")
     ap.add_argument("--floors", type=Path, help="per-plugin minimums (JSON) instead of --min-*")
     ap.add_argument("--write-floors", type=Path, help="write this run's floors (JSON)")
     ap.add_argument("--uncovered", type=Path, help="write the uncovered ranges as Markdown")
+    ap.add_argument(
+        "--cover-oracle",
+        type=Path,
+        default=coverage.COVER_BINARY,
+        help="the instrumented kube-oracle (default: oracle/bin/cover/kube-oracle)",
+    )
     args = ap.parse_args(argv)
     if args.cases < 0:
         ap.error("--cases must be >= 0")
@@ -188,20 +198,27 @@ def with_coverage(args: argparse.Namespace) -> int:
     coverage report."""
     dra = args.cases // 10 if args.dra_cases is None else args.dra_cases
     hints = args.cases // 3 if args.hint_cases is None else args.hint_cases
+    storage = args.cases // 10 if args.storage_cases is None else args.storage_cases
     with tempfile.TemporaryDirectory(prefix="kube-oracle-cover-") as tmp:
         env = coverage.cover_env(Path(tmp))
-        runs = [("explain", args.cases, case), ("explain", dra, dra_case)]
-        runs.append(("schedule", args.schedule_cases, schedule_case))
-        runs.append(("schedule", args.dra_schedule_cases, dra_schedule_case))
-        runs.append(("hints", hints, hint_case))
+        # (verb, cases, generator, family: what a mismatch's origin line names)
+        runs: list[tuple[str, int, Any, str]] = [
+            ("explain", args.cases, case, "default"),
+            ("explain", dra, dra_case, "dra"),
+            ("schedule", args.schedule_cases, schedule_case, "default"),
+            ("schedule", args.dra_schedule_cases, dra_schedule_case, "dra"),
+            ("explain", storage, FAMILIES["storage"]["explain"], "storage"),
+            ("schedule", args.storage_schedule_cases, FAMILIES["storage"]["schedule"], "storage"),
+            ("hints", hints, hint_case, "default"),
+        ]
         total = 0
-        for verb, n, gen in runs:
+        for verb, n, gen, family in runs:
             try:
-                oracle = Oracle(coverage.COVER_BINARY, verb, env, coverage.COVER_HINT)
+                oracle = Oracle(args.cover_oracle, verb, env, coverage.COVER_HINT)
             except OracleMissing as e:
                 print(f"oracle: {e}", file=sys.stderr)
                 return 2
-            sub = argparse.Namespace(**{**vars(args), "verb": verb, "cases": n})
+            sub = argparse.Namespace(**{**vars(args), "verb": verb, "cases": n, "family": family})
             total += run(oracle, sub, gen)
         floors = json.loads(args.floors.read_text()) if args.floors else None
         rep = coverage.report([Path(tmp)], args.min_all, args.min_paths, floors)
@@ -211,9 +228,11 @@ def with_coverage(args: argparse.Namespace) -> int:
             rows = [f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in sorted(rep.floors().items())]
             args.write_floors.write_text("{\n" + ",\n".join(rows) + "\n}\n")
     n = args.cases + dra + args.schedule_cases + args.dra_schedule_cases + hints
+    n += storage + args.storage_schedule_cases
     print(
         f"oracle: {n} cases ({args.cases} explain, {dra} DRA, {args.schedule_cases} schedule, "
-        f"{args.dra_schedule_cases} DRA schedule, {hints} hints), {total} mismatches"
+        f"{args.dra_schedule_cases} DRA schedule, {storage} storage, "
+        f"{args.storage_schedule_cases} storage schedule, {hints} hints), {total} mismatches"
     )
     print("\n".join(rep.lines[:-1]))
     if rep.below:

@@ -1,14 +1,16 @@
 """Generated DynamicResources cases for the differential comparison with upstream.
 
 ``dra_case(seed, index)`` builds one request ``{"cluster", "pod", "config"}`` from a private
-``random.Random``: nodes in two zones; ResourceSlices of two drivers (node-local, for all
-nodes, for a zone by node selector; pools of two slices, some incomplete; stale
-generations; duplicate device names), devices with string, int, bool and version attributes
-and memory capacity; DeviceClasses with CEL selectors (one class sometimes missing);
-claims already allocated to running Pods (one shared); and an incoming Pod with direct and
-template claims (created or not yet) whose requests use ``exactly`` (ExactCount or All,
-selectors on attributes, capacity quantities and versions, now and then one that fails at
-run time), ``firstAvailable`` alternatives and ``matchAttribute`` constraints.
+``random.Random`` (last, what a later release adds, ``oracle/dra_features.py``, then v1.34's
+alpha gates, ``oracle/dra_alpha.py``, from a stream of its own): nodes in two zones;
+ResourceSlices of two drivers (node-local, for all nodes, for a zone by node selector; pools
+of two slices, some incomplete; stale generations; duplicate device names), devices with
+string, int, bool and version attributes and memory capacity; DeviceClasses with CEL
+selectors (one class sometimes missing); claims already allocated to running Pods (one
+shared); and an incoming Pod with direct and template claims (created or not yet) whose
+requests use ``exactly`` (ExactCount or All, selectors on attributes, capacity quantities
+and versions, now and then one that fails at run time), ``firstAvailable`` alternatives and
+``matchAttribute`` constraints.
 
 What real clusters hold besides (``_Gen.as_found``, drawn from a second stream so that the
 first stream's draws stay as they were): running Pods' ``status`` (phase, ``startTime``), a
@@ -34,6 +36,7 @@ import json
 import random
 from typing import Any
 
+from dra_alpha import alpha_gates
 from dra_features import release_features
 
 API = "resource.k8s.io/v1"
@@ -70,6 +73,7 @@ def _case(seed: int, index: int, version: str | None, verb: str) -> dict[str, An
     gen = _Gen(random.Random(f"dra/{seed}/{index}"), random.Random(f"dra+/{seed}/{index}"))
     request = gen.request()
     release_features(gen.r, request, version, verb)
+    alpha_gates(seed, index, request, version, verb)  # v1.34's alpha gates, a stream of its own
     return request
 
 

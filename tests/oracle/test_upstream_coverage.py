@@ -59,25 +59,26 @@ def test_the_report_of_an_instrumented_run_ends_with_the_summary_line() -> None:
         rep = cov.report([Path(tmp)])
         uncovered = cov.markdown([Path(tmp)])
     assert SUMMARY.match(rep.lines[-1]), rep.lines[-1]
-    assert set(rep.shares) == set(cov.DEFAULT_PLUGINS)
+    assert set(rep.shares) == set(cov.DEFAULT_PLUGINS) | set(cov.STORAGE)
     assert rep.shares["TaintToleration"][1] > 50  # Filter and Score ran
     assert rep.shares["DefaultBinder"][0] < 100 and "DefaultBinder" in rep.below  # no schedule
     assert "- **NodeResourcesFit**" in uncovered and "queueing hint" in uncovered
 
 
 def test_dynamicresources_blocks_take_the_reason_of_the_span_they_start_in() -> None:
-    """A block nested in a classified span (bindClaim's extended-resources branch, the
-    allocated-devices tracker's consumable-capacity loops) takes the span's reason; the
-    binding cycle's failure side is ``fault``; a block outside every span falls through to
-    the function and guard rules."""
+    """A block nested in a classified span (PreBind's wait that fails, the allocated-devices
+    tracker's consumable-capacity loops) takes the span's reason; the binding cycle's
+    failure side is ``fault``; a block outside every span falls through to the function and
+    guard rules."""
     dra = cov.PLUGINS + "dynamicresources/dynamicresources.go"
     alloc = cov.PLUGINS + "dynamicresources/allocateddevices.go"
 
     def why(file: str, start: int, function: str) -> str:
         return cov.reason(cov.Block(file, start, start + 2, 1, False, function), None)
 
-    assert why(dra, 1509, "*DynamicResources.bindClaim") == "gate"
+    assert why(dra, 1370, "*DynamicResources.PreBind") == "wait"
+    assert why(dra, 1509, "*DynamicResources.bindClaim") == "open"  # the special claim, drawn
     assert why(dra, 1553, "*DynamicResources.bindClaim") == "fault"
     assert why(dra, 1231, "*DynamicResources.Unreserve") == "fault"
-    assert why(alloc, 277, "*allocatedDevices.removeDevices") == "gate"
+    assert why(alloc, 277, "*allocatedDevices.removeDevices") == "unmodelled"
     assert why(alloc, 242, "*allocatedDevices.removeDevices") == "open"

@@ -115,6 +115,12 @@ def test_v135_permit_keeps_one_deadline_per_group() -> None:
     now[0] = 160.0
     _, wait = pl.permit(fw.CycleState(), pods[1], "n")
     assert wait == PERMIT_TIMEOUT_SECONDS - 60.0
+    # A member reaching Permit when the deadline is due (the members' timers fired at this
+    # instant of the virtual clock; upstream's wall clock is past it by then) starts a new
+    # wait of its own, not one of 0 s.
+    now[0] = 100.0 + PERMIT_TIMEOUT_SECONDS
+    _, wait = pl.permit(fw.CycleState(), pods[2], "n")
+    assert wait == PERMIT_TIMEOUT_SECONDS
     missing = make_pod("x", "ns").obj()
     missing.workload_ref = api.WorkloadRef("w", "other", "")
     assert (

@@ -7,6 +7,7 @@ import random
 import pytest
 
 from kubesched.api import objects as api
+from kubesched.framework.events import object_event
 from kubesched.framework.interface import ActionType, ClusterEvent, Resource
 from kubesched.queue import events
 from kubesched.queue.heaps import KeyedHeap
@@ -173,3 +174,17 @@ def test_v137_target_pod_scale_up_and_label() -> None:
     pod_update = ClusterEvent(R.POD, A.UPDATE)
     assert events.matches(pod_update, ClusterEvent(R.TARGET_POD, A.UPDATE_POD_SCALE_UP))
     assert not events.matches(ClusterEvent(R.UNSCHEDULED_POD, A.UPDATE), got[0])
+
+
+def test_an_object_change_is_an_add_or_an_update_as_the_informer_tells() -> None:
+    """A new object is an Add, a known one an Update (upstream's informers tell them apart):
+    a plugin registered for Add alone (v1.35-1.36 GangScheduling's Workload / PodGroup Add)
+    hears the new object and not its updates."""
+    gang_add = ClusterEvent(R.WORKLOAD, A.ADD)
+    added, updated = object_event("Workload", False, False), object_event("Workload", False, True)
+    assert added is not None and updated is not None
+    assert events.matches(gang_add, added)
+    assert not events.matches(gang_add, updated)
+    assert events.matches(ClusterEvent(R.WORKLOAD, A.UPDATE), updated)
+    gone = object_event("Workload", True, True)
+    assert gone is not None and gone.action == A.DELETE

@@ -130,8 +130,12 @@ def test_v136_tries_every_member_and_reports_each_ones_permit_message() -> None:
         "pod group is unschedulable, waiting for minCount pods from a gang to be scheduled, "
         "one or more plugins asked to wait and no plugin rejected pod",
     )
+    # m2's add completes the quorum: it enters activeQ before the members its add event
+    # moves, so it is tried first (upstream orders by first entry into activeQ).
+    assert fake.failures["ns/m2"] == placed
     assert fake.failures["ns/m0"] == placed
-    assert fake.failures["ns/m1"] == placed
+    reason, msg = fake.failures["ns/m1"]
+    assert reason == "Unschedulable" and "Insufficient cpu" in msg
     assert s.pod_group_cycle is not None
     cond = s.pod_group_cycle.conditions["ns/g"]
     assert (cond.type, cond.message) == ("PodGroupScheduled", "pod group is unschedulable")
@@ -202,3 +206,45 @@ def test_v135_gang_waits_at_permit_and_binds_whole() -> None:
     _run(s)
     assert sorted(fake.binds) == ["ns/m0", "ns/m1"]
     assert s.pod_group_cycle is not None and not s.pod_group_cycle.handles(pod)
+
+
+def _v135_gang_that_cannot_fill(gates: dict[str, bool]) -> tuple[Scheduler, VirtualClock]:
+    """A v1.35 gang of two on a node of one CPU: m0 (1 CPU) waits at Permit, m1 (2 CPUs) fits
+    nowhere; then the wait times out."""
+    fg = featuregates.with_settings(
+        "1.35", {"GenericWorkload": True, "GangScheduling": True, **gates}
+    )
+    cfg = load_config(None, known_plugins=known_plugin_names(), gates=fg)
+    clock = VirtualClock()
+    s = Scheduler(
+        cfg, clock=clock, api_client=FakeApi(), options=SchedulerOptions(feature_gates=fg)
+    )
+    s.on_node_add(make_node("n0").cap(cpu="1", memory="8Gi", pods=10).obj())
+    s.on_object(
+        {
+            "apiVersion": "scheduling.k8s.io/v1alpha1",
+            "kind": "Workload",
+            "metadata": {"name": "w", "namespace": "ns"},
+            "spec": {"podGroups": [{"name": "g", "policy": {"gang": {"minCount": 2}}}]},
+        }
+    )
+    for i, cpu in enumerate(("1", "2")):
+        pod = make_pod(f"m{i}", "ns").req(cpu=cpu).obj()
+        pod.workload_ref = api.WorkloadRef("w", "g", "")
+        s.on_pod_add(pod)
+    _run(s)
+    assert len(s.handle.waiting_pods) == 1
+    clock.advance(300.0)  # the gang's Permit timeout
+    _run(s)
+    return s, clock
+
+
+def test_v135_a_member_whose_wait_failed_stays_nominated_to_its_node() -> None:
+    """NominatedNodeNameForExpectation: the member patched ``nominatedNodeName`` before
+    waiting and its failure does not clear it, so once its update reaches the queue it is
+    nominated there; with SchedulerAsyncAPICalls the failure's patch clears it."""
+    s, _ = _v135_gang_that_cannot_fill({})
+    assert not s.handle.waiting_pods
+    assert s.queue.nominator.node_of("ns/m0") == "n0"
+    s, _ = _v135_gang_that_cannot_fill({"SchedulerAsyncAPICalls": True})
+    assert s.queue.nominator.node_of("ns/m0") in (None, "")

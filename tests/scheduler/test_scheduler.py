@@ -194,3 +194,12 @@ def test_processed_counts_failures_up_to_the_last_feasible_node_kept() -> None:
     s.schedule_one()
     # 100 feasible nodes are needed; the 100th feasible one is n149 (50 failures before it).
     assert s.search.next_start_node_index == 150
+
+
+def test_no_nodes_is_unschedulable_not_an_error() -> None:
+    """Upstream's ``ErrNoNodesAvailable`` is UnschedulableAndUnresolvable (retried after
+    backoff), so the Pod's condition says Unschedulable, not SchedulerError."""
+    s, fake, _ = new_scheduler()
+    s.on_pod_add(make_pod("p").req(cpu="1").obj())
+    s.schedule_one()
+    assert fake.failures["default/p"] == ("Unschedulable", "no nodes available to schedule pods")

@@ -173,7 +173,7 @@ class LabelSelector:
     match_labels: tuple[tuple[str, str], ...] = ()
     match_expressions: tuple[Requirement, ...] = ()
 
-    def matches(self, labels: dict[str, str]) -> bool:
+    def matches(self, labels: Mapping[str, str]) -> bool:
         """Whether ``labels`` satisfy every requirement (an empty selector matches all)."""
         for k, v in self.match_labels:
             if labels.get(k) != v:

@@ -374,12 +374,16 @@ class ExactRequest:
     admin_access: bool
     tolerations: tuple[DeviceToleration, ...] = ()
     """DRADeviceTaints: the taints this request's devices may carry."""
+    admin_access_set: bool = False
+    """``adminAccess`` is given (``false`` too): with DRAAdminAccess off the allocator
+    refuses the request."""
 
-    def blocked_by(self, taints: tuple[DeviceTaint, ...]) -> bool:
-        """Upstream ``taintPreventsAllocation``: a ``NoSchedule`` or ``NoExecute`` taint
-        none of the tolerations tolerates (other effects never block)."""
+    def blocked_by(self, taints: tuple[DeviceTaint, ...], every_effect: bool = False) -> bool:
+        """Upstream ``taintPreventsAllocation`` (v1.35+): a ``NoSchedule`` or ``NoExecute``
+        taint none of the tolerations tolerates (other effects never block); with
+        ``every_effect`` v1.34's ``allTaintsTolerated``: a taint of any effect does."""
         return any(
-            t.effect in (NO_SCHEDULE, NO_EXECUTE)
+            (every_effect or t.effect in (NO_SCHEDULE, NO_EXECUTE))
             and not any(tol.tolerates(t) for tol in self.tolerations)
             for t in taints
         )
@@ -451,6 +455,7 @@ def _exact(obj: Obj, name: str, path: str) -> ExactRequest:
         count or 1,
         f.boolean(obj, "adminAccess", path),
         _tolerations(obj, path),
+        obj.get("adminAccess") is not None,
     )
 
 

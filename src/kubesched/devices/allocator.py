@@ -48,6 +48,13 @@ class Options(NamedTuple):
     device_taints: bool = False
     """DRADeviceTaints (on from v1.36): a device with a ``NoSchedule`` or ``NoExecute``
     taint the request does not tolerate is passed over."""
+    taints_any_effect: bool = True
+    """v1.34 (DRADeviceTaints alpha): a taint of any effect (``None`` too) the request does
+    not tolerate keeps the device from it (``allTaintsTolerated``)."""
+
+    admin_access: bool = True
+    """DRAAdminAccess (beta, on at v1.34): off, a request that sets ``adminAccess`` is an
+    error."""
 
     binding_conditions: bool = False
     """DRADeviceBindingConditions and DRAResourceClaimDeviceStatus (both on from v1.36): a
@@ -62,6 +69,8 @@ class Options(NamedTuple):
             skip_unusable=at_least("1.35"),
             keep_alternative=at_least("1.36"),
             device_taints=enabled("DRADeviceTaints"),
+            taints_any_effect=not at_least("1.35"),
+            admin_access=enabled("DRAAdminAccess"),
             binding_conditions=enabled("DRADeviceBindingConditions")
             and enabled("DRAResourceClaimDeviceStatus"),
         )
@@ -258,6 +267,11 @@ class _Search:
         key: tuple[int, int, int],
     ) -> _Request:
         name = spec.name  # upstream's messages name a subrequest by its own name
+        if spec.admin_access_set and not self.options.admin_access:
+            raise AllocationError(
+                f"claim {claim.key}, request {name}: admin access is requested, but the "
+                "feature is disabled"
+            )
         klass = self.classes.get(spec.class_name)
         if klass is None:
             raise AllocationError(
@@ -332,7 +346,11 @@ class _Search:
                 return False
         elif dev_id in self.in_use or self.allocating.get(dev_id):
             return False
-        if self.options.device_taints and device.taints and req.spec.blocked_by(device.taints):
+        if (
+            self.options.device_taints
+            and device.taints
+            and req.spec.blocked_by(device.taints, self.options.taints_any_effect)
+        ):
             return False  # after the selectors, before the constraints, as upstream
         cons = self.constraints[req.claim]
         for i, c in enumerate(cons):

@@ -62,7 +62,7 @@ def plan(claims: Sequence[r.ResourceClaim]) -> Plan | None:
         per_claim = 0
         for req in claim.requests:
             e = req.exactly
-            if e is None or e.mode != r.EXACT_COUNT or e.admin_access:
+            if e is None or e.mode != r.EXACT_COUNT or e.admin_access_set:
                 return None
             key = (e.class_name, tuple(s.expression for s in e.selectors))
             if sig is None:

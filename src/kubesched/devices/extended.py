@@ -1,4 +1,6 @@
-"""Extended resources backed by DRA devices (DRAExtendedResource, upstream v1.35+).
+"""Extended resources backed by DRA devices (DRAExtendedResource: alpha at v1.34, beta at
+v1.36, GA at v1.37; v1.34's mapping and requests differ, :func:`resolver_v134`,
+:func:`device_requests_v134`).
 
 A Pod's extended-resource request (``example.com/gpu: 2``) may be satisfied by devices of a
 DeviceClass instead of a node's allocatable: the class names the resource in
@@ -206,3 +208,49 @@ def device_requests(
         }
         for name, klass, count in requests
     ], mappings
+
+
+# ---------------------------------------------------------------- v1.34 (alpha)
+def resolver_v134(classes: Iterable[r.DeviceClass]) -> dict[str, r.DeviceClass]:
+    """v1.34's ``extended.DeviceClassMapping``: every class answers to its
+    ``extendedResourceName`` when it has one, else to its implicit name only.  Of two
+    classes naming one resource v1.34 keeps the one its lister lists last (Go map order, at
+    random); here the last of ``classes``."""
+    out: dict[str, r.DeviceClass] = {}
+    for c in classes:
+        name = c.extended_resource_name
+        out[DEVICE_CLASS_PREFIX + c.name if name is None else name] = c
+    return out
+
+
+def device_requests_v134(
+    pod_spec: Mapping[str, Any], resources: Iterable[str], classes: Resolver
+) -> tuple[list[dict[str, Any]], list[RequestMapping]]:
+    """v1.34's ``createDeviceRequests`` and ``createRequestMappings``: per resource, one
+    ``exactly`` request for every container (init containers first) requesting a nonzero
+    whole amount of it, for that amount, named ``container-<i>-request-<j>`` as
+    :func:`device_requests` names them (no reuse between init and long-lived containers).
+    v1.34 walks the resources in Go map order; here sorted (the same when there is one)."""
+    containers = _containers(pod_spec)
+    requests: list[dict[str, Any]] = []
+    mappings: list[RequestMapping] = []
+    for resource in sorted(resources):
+        klass = classes(resource)
+        if klass is None:
+            continue
+        for i, c in enumerate(containers):
+            req, m = _container_request(i, c, resource, ())
+            if req is None:
+                continue
+            mappings += m
+            requests.append(
+                {
+                    "name": req.name,
+                    "exactly": {
+                        "deviceClassName": klass.name,
+                        "allocationMode": "ExactCount",
+                        "count": req.count,
+                    },
+                }
+            )
+    return requests, mappings

@@ -181,6 +181,10 @@ def explain(
     if group is not None:
         out["podGroup"], why = group
         if why is not None and out["result"] == "Scheduled":  # it fits, its group does not
+            # What the framework says of the Pod alone (kube-oracle's explain runs only that).
+            out["podGroup"]["alone"] = {
+                k: out[k] for k in ("result", "selectedNode", "message") if k in out
+            }
             out.update(
                 result="Unschedulable" if why.message() and _rejected(why) else "Error",
                 selectedNode=None,

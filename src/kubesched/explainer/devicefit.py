@@ -161,7 +161,10 @@ class DeviceFits:
                     i
                     for i, d in matching
                     if (fit.spec.admin_access or i not in in_use)
-                    and not (options.device_taints and fit.spec.blocked_by(d.taints))
+                    and not (
+                        options.device_taints
+                        and fit.spec.blocked_by(d.taints, options.taints_any_effect)
+                    )
                 ]
                 fit.matching[row], fit.free[row] = len(matching), len(free)
                 fit.free_ids.update(free)

@@ -14,7 +14,12 @@ answers the ``"podGroup"`` part of ``explain``'s output::
      "placements": {"ns/m0": "n1", "ns/m1": "n1", "ns/m2": null},
      "fitPerNode": {"n1": 2}, # how many members the cycle placed on each node
      "unplaced": {"ns/m2": "0/2 nodes are available: 2 Insufficient cpu."},
-     "missing": "1 more member must fit (minCount 3: 2 placed, 0 left to try)"}
+     "missing": "1 more member must fit (minCount 3: 2 placed, 0 left to try)",
+     "alone": {"result": "Scheduled", "selectedNode": "n1", "message": "..."}}
+
+``"alone"`` (only when the group's verdict replaced it) is what the framework says of the
+explained Pod by itself, as a cycle for that one Pod would (upstream's framework run, which
+the oracle's ``explain`` compares).
 
 ``"Gated"``: GangScheduling's PreEnqueue holds the members (the PodGroup is missing, or
 fewer than ``minCount`` members exist), so no cycle would run; ``missing`` says what is

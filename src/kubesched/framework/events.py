@@ -70,14 +70,23 @@ _OBJECT_RESOURCES = {
 }
 
 
-def object_event(kind: str, deleted: bool) -> ClusterEvent | None:
-    """The event for an add/update (or delete) of a Namespace, Service, PDB, PodGroup,
-    ElasticQuota, DRA object (ResourceClaim, ResourceSlice, DeviceClass, DeviceTaintRule) or
-    storage object
-    (PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver,
-    CSIStorageCapacity)."""
+def object_event(kind: str, deleted: bool, existed: bool | None = None) -> ClusterEvent | None:
+    """The event for an add, update or delete of a Namespace, Service, PDB, PodGroup,
+    Workload, ElasticQuota, DRA object (ResourceClaim, ResourceSlice, DeviceClass,
+    DeviceTaintRule) or storage object (PersistentVolume, PersistentVolumeClaim, StorageClass,
+    CSINode, CSIDriver, CSIStorageCapacity).
+
+    ``existed`` says whether the object was known before the change: False an Add, True an
+    Update (upstream's informers tell them apart, so a plugin registered for Add alone, such
+    as v1.35-1.36 GangScheduling's Workload or PodGroup Add, hears a new object); None (not
+    known) an Add or Update."""
     resource = _OBJECT_RESOURCES.get(kind)
     if resource is None:
         return None
-    action = ActionType.DELETE if deleted else ActionType.ADD | ActionType.UPDATE
-    return ClusterEvent(resource, action, f"{kind}{'Delete' if deleted else 'Change'}")
+    if deleted:
+        return ClusterEvent(resource, ActionType.DELETE, f"{kind}Delete")
+    if existed is None:
+        return ClusterEvent(resource, ActionType.ADD | ActionType.UPDATE, f"{kind}Change")
+    if existed or kind == "DeviceTaintRule":  # a rule's change: updates of the slices
+        return ClusterEvent(resource, ActionType.UPDATE)
+    return ClusterEvent(resource, ActionType.ADD)

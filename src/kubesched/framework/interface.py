@@ -157,6 +157,10 @@ class QueuedPodInfo:
     timestamp: float
     """When it was added to (or last moved into) the queue; QueueSort's tie-breaker."""
     initial_attempt_timestamp: float | None = None
+    initial_attempt_seq: int = 0
+    """The queue's counter when ``initial_attempt_timestamp`` was set: which of several Pods
+    first entering activeQ at one virtual instant came first (upstream's real clock tells
+    them apart; v1.36's PodGroup cycle orders members by it)."""
     attempts: int = 0
     unschedulable_plugins: set[str] = field(default_factory=set)
     pending_plugins: set[str] = field(default_factory=set)

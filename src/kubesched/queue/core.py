@@ -153,6 +153,8 @@ class QueueCore:
             return False
         if qp.initial_attempt_timestamp is None:
             qp.initial_attempt_timestamp = self._clock()
+            qp.initial_attempt_seq = self._seq
+            self._seq += 1
         self._detach(entry)
         entry.where = ACTIVE
         self._active.push(entry.key, self._active_priority(qp), entry)

@@ -208,6 +208,8 @@ class SchedulingQueue(QueueCore):
         qp.attempts += 1
         if qp.initial_attempt_timestamp is None:
             qp.initial_attempt_timestamp = self._clock()
+            qp.initial_attempt_seq = self._seq
+            self._seq += 1
         entry.backoff_expiration = None
         entry.where = IN_FLIGHT
         self._in_flight.start(entry.uid, entry.key)
@@ -262,6 +264,7 @@ class SchedulingQueue(QueueCore):
         if again is not None:
             again.attempts = qp.attempts
             again.initial_attempt_timestamp = qp.initial_attempt_timestamp
+            again.initial_attempt_seq = qp.initial_attempt_seq
 
     def done(self, pod: api.Pod | str) -> None:
         """The attempt for this Pod (a Pod, its UID or its key) is over: bound, dropped or

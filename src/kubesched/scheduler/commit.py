@@ -91,6 +91,19 @@ class Commit:
         """Runs a binding cycle: at once, later in virtual time, or on a thread."""
         self.in_flight = 0
         """Pods past Permit (held there or binding) whose binding cycle has not ended."""
+        self.nominate_held = False
+        """NominatedNodeNameForExpectation (v1.35+, on by default) without
+        SchedulerAsyncAPICalls: the binding cycle of a Pod that will wait at Permit first
+        patches ``status.nominatedNodeName`` to its node, and when the wait fails (rejected,
+        timed out) nothing clears it (the failure's patch compares with the scheduler's copy
+        of the Pod, which never had it), so the Pod stays nominated to that node, its
+        resources counted there for Pods of no higher priority.  With SchedulerAsyncAPICalls
+        the failure's patch is synced with the informer's copy, which has the field, and
+        clears it (set by the scheduler from its gates).  The queue hears the field from the
+        Pod's update event, which comes after the Pods the failure moved straight to activeQ
+        were tried: :attr:`renominate` holds it until :meth:`renominate_due`."""
+        self.renominate: list[tuple[QueuedPodInfo, str]] = []
+        """Failed Permit waiters whose nomination comes back with their next update event."""
         self.direct_bind: DirectBind | None = None
         """When set and it returns True for a Pod, it has bound the Pod itself and only the
         cache's and queue's bookkeeping of the binding cycle follows (a parallel shard
@@ -196,6 +209,20 @@ class Commit:
             self.in_flight -= 1
             why = rejected_on_node(wp.status)
             self.undo(held.fwk, held.state, held.qp, wp.pod, wp.status, why, held.cycle, start)
+            if self.nominate_held:
+                self.renominate.append((held.qp, wp.pod.node_name))
+
+    def renominate_due(self) -> None:
+        """Nominate the failed Permit waiters again (:attr:`nominate_held`): upstream's
+        failure handler drops the nomination and moves the Pods the freed room may help, the
+        Pod's update event (carrying the field the failure did not clear) brings it back.
+        Called when activeQ is empty: the moved Pods that went straight to activeQ woke the
+        scheduling loop and were tried first; those still backing off wait for the backoff
+        flush, by which time the informer has delivered the update."""
+        for qp, node in self.renominate:
+            if self.queue.get(qp.pod.key) is not None:
+                self.failures.keep_nomination(qp, node)
+        self.renominate.clear()
 
     def expire_waiting(self) -> None:
         """Reject held Pods whose Permit deadline passed, and undo them."""

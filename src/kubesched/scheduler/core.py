@@ -50,6 +50,7 @@ from kubesched.framework.runtime import Framework, PluginError
 from kubesched.metrics import PLUGIN_SAMPLE_EVERY, SchedulerMetrics
 from kubesched.plugins.registry import full_registry
 from kubesched.queue import events as qevents
+from kubesched.queue.core import ACTIVE
 from kubesched.queue.scheduling_queue import SchedulingQueue
 from kubesched.scheduler.commit import Commit
 from kubesched.scheduler.extenders import EXTENDER_NAME, Extenders
@@ -172,6 +173,9 @@ class Scheduler:
             submit_binding=submit_binding or (lambda fn: fn()),
         )
         """The commit step: assume, Reserve, Permit, hold or bind, and their undo."""
+        self.committer.nominate_held = gates.enabled(
+            "NominatedNodeNameForExpectation"
+        ) and not gates.enabled("SchedulerAsyncAPICalls")
         self.search = Search(
             self,
             cluster=self.cluster,
@@ -384,9 +388,10 @@ class Scheduler:
     def on_object(self, obj: dict[str, Any], *, deleted: bool = False) -> None:
         """A Namespace, Service, PodDisruptionBudget or other object changed."""
         start = time.perf_counter()
+        existed = self.cluster.knows_object(obj)
         kind = self.cluster.apply_object(obj, deleted=deleted)
         self._tell("on_object", obj, deleted)
-        event = events.object_event(kind, deleted)
+        event = events.object_event(kind, deleted, existed)
         if event is not None:
             self.queue.move_all_to_active_or_backoff(event, None, obj)
             self._handled(start, qevents.event_label(event))
@@ -437,6 +442,8 @@ class Scheduler:
         return ran
 
     def _schedule_one(self) -> bool:
+        if self.committer.renominate and not self.queue.pending_pods()[ACTIVE]:
+            self.committer.renominate_due()
         qp = self.queue.pop()
         if qp is None:
             return False
@@ -482,7 +489,14 @@ class Scheduler:
             self.metrics.algorithm_duration.observe(time.perf_counter() - start)  # upstream
             failing.fail(fwk, qp, fit.diagnosis, cycle, start)  # defers it past PostFilter
             return
-        except (PluginError, NoNodesError, ExtenderError) as e:
+        except NoNodesError as e:
+            # Upstream's ErrNoNodesAvailable: UnschedulableAndUnresolvable, no plugin to
+            # wait for (so retried after backoff), the Pod's condition Unschedulable.
+            self.metrics.algorithm_duration.observe(time.perf_counter() - start)
+            why = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (str(e),))
+            failing.fail(fwk, qp, why, cycle, start)
+            return
+        except (PluginError, ExtenderError) as e:
             self.metrics.algorithm_duration.observe(time.perf_counter() - start)
             failing.fail(fwk, qp, Status(Code.ERROR, (str(e),)), cycle, start)
             return

@@ -99,6 +99,14 @@ class Failures:
             qp.pod = dataclasses.replace(pod, nominated_node_name=node)
         nominator.add(qp.pod, node)
 
+    def keep_nomination(self, qp: QueuedPodInfo, node: str) -> None:
+        """The failed Pod ``qp`` stays nominated to ``node`` (its ``status.nominatedNodeName``
+        left behind by NominatedNodeNameForExpectation, see ``Commit.nominate_held``); the
+        queue's nominator hears it from the Pod's next update, as upstream's does."""
+        if qp.pod.nominated_node_name != node:
+            qp.pod = dataclasses.replace(qp.pod, nominated_node_name=node)
+        self.queue.nominator.add(qp.pod, node)
+
     def fail(
         self,
         fwk: Framework,

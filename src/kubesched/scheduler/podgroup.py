@@ -168,8 +168,14 @@ class GroupAlgorithm:
         """Validate and run the release's algorithm for ``members`` (already ordered)."""
         policy = self.manager.policy(key)
         problem = self.validate(fwk, members, key)
-        if problem or policy is None:
-            return [], Status(Code.ERROR, (problem or f'podgroups "{key}" not found',))
+        if problem:
+            return [], Status(Code.ERROR, (problem,))
+        if self.version == "1.36" and not self.placements and policy is None:
+            # v1.36's default algorithm never reads the PodGroup: without GangScheduling to
+            # hold them, members of a group whose object is missing are placed all the same.
+            return self.algorithm_v136(fwk, members)
+        if policy is None:
+            return [], Status(Code.ERROR, (f'podgroups "{key}" not found',))
         return self.group_algorithm(fwk, members, key, policy)
 
     def group_algorithm(
@@ -348,12 +354,18 @@ class GroupAlgorithm:
 
     def order(self, members: list[QueuedPodInfo]) -> list[QueuedPodInfo]:
         """The members in the release's order (see the module docstring)."""
-        # Upstream's timestamps (a real clock) differ in the order members were queued; the
-        # virtual clock's may tie, so the queue's insertion order stands in for them.
+        # Upstream's timestamps (a real clock) differ in the order members first entered
+        # activeQ (a member whose add completes the quorum enters before the members its add
+        # event moves); the virtual clock's may tie, so the queue's count of those entries
+        # stands in for them.
         if self.version == "1.36":
             return sorted(
                 members,
-                key=lambda m: (-m.pod.priority, m.initial_attempt_timestamp or 0.0, m.seq),
+                key=lambda m: (
+                    -m.pod.priority,
+                    m.initial_attempt_timestamp or 0.0,
+                    m.initial_attempt_seq,
+                ),
             )
         return sorted(
             members,

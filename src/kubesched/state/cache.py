@@ -22,6 +22,7 @@ removed and appended again (``cache.updatePod``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -118,15 +119,15 @@ def tell_added(observer: Observer, recs: list[PodRecord]) -> None:
             observer.pod_added(rec)
 
 
-class NamespaceLabels(dict[str, dict[str, str]]):
+class NamespaceLabels(dict[str, Mapping[str, str]]):
     """Namespace name -> its labels, counting its changes in ``generation``, so what is
     derived from every namespace's labels (a ``namespaceSelector`` resolved into namespace
-    names) can be kept until one changes.  A namespace's labels are replaced, never edited
-    in place."""
+    names) can be kept until one changes.  The labels are typed read-only (``Mapping``), so
+    they are replaced through this mapping, never edited in place behind its counter."""
 
     generation: int = 0
 
-    def __setitem__(self, key: str, value: dict[str, str]) -> None:
+    def __setitem__(self, key: str, value: Mapping[str, str]) -> None:
         super().__setitem__(key, value)
         self.generation += 1
 
@@ -134,7 +135,7 @@ class NamespaceLabels(dict[str, dict[str, str]]):
         super().__delitem__(key)
         self.generation += 1
 
-    def update(self, *args: Any, **kwargs: dict[str, str]) -> None:
+    def update(self, *args: Any, **kwargs: Mapping[str, str]) -> None:
         super().update(*args, **kwargs)
         self.generation += 1
 
@@ -142,7 +143,7 @@ class NamespaceLabels(dict[str, dict[str, str]]):
         self.generation += 1
         return super().pop(*args)
 
-    def popitem(self) -> tuple[str, dict[str, str]]:
+    def popitem(self) -> tuple[str, Mapping[str, str]]:
         self.generation += 1
         return super().popitem()
 
@@ -225,6 +226,13 @@ class ClusterState:
         tell_added(observer, list(self.pods.values()))
 
     # ------------------------------------------------------------------ other objects
+    def knows_object(self, obj: dict[str, Any]) -> bool:
+        """Whether an object of ``obj``'s kind, namespace and name is recorded (a change of
+        it is an update, else an add)."""
+        meta = obj.get("metadata") or {}
+        ns = str(meta.get("namespace") or "default")
+        return (str(obj.get("kind", "")), f"{ns}/{meta.get('name', '')}") in self.objects
+
     def apply_object(self, obj: dict[str, Any], *, deleted: bool = False) -> str:
         """Record (or forget) a Namespace, Service or any other object; returns its kind."""
         kind = str(obj.get("kind", ""))

@@ -44,6 +44,8 @@ NEVER = "not eligible due to preemptionPolicy=Never."
 TERMINATING = "not eligible due to a terminating pod on the nominated node."
 NO_CANDIDATE = "no candidate node for preemption"
 NO_FRAMEWORK = "preemption needs the framework to run Filter plugins"
+NO_POD_GROUP = "pod group for pod not found"
+PLACEMENT_LIMITED = "not eligible due to placement-based pod group scheduling limitation"
 VICTIM_REASON = "PreemptionByScheduler"
 """Upstream ``v1.PodReasonPreemptionByScheduler``: the deletion reason given for victims."""
 
@@ -80,6 +82,12 @@ class DefaultPreemption:
         self._says_placement = handle.feature_gates.at_least("1.37")
         """v1.37's ``Preempt`` succeeds with a message (``found a potential placement for
         pod on node N, preempting K victims``); before, with none."""
+        gates = handle.feature_gates
+        self._placement_limited = gates.version == "1.36" and gates.enabled(
+            "TopologyAwareWorkloadScheduling"
+        )
+        """v1.36 under TopologyAwareWorkloadScheduling: a member of a PodGroup with
+        scheduling constraints does not preempt (:meth:`pod_group_limitation`)."""
         self._timed_at_listing = handle.feature_gates.at_least("1.37")
         """v1.37's victims read a missing start time once, as the node's Pods are listed
         (``MoreImportantVictim``); before, at each comparison (:mod:`.picking`)."""
@@ -107,6 +115,10 @@ class DefaultPreemption:
         ``outcome`` and the ``absent`` status of nodes it does not cover."""
         if self.fwk is None:
             return None, Status(Code.ERROR, (PREFIX + NO_FRAMEWORK,))
+        if self._placement_limited and pod.scheduling_group:
+            limited = self.pod_group_limitation(pod)
+            if limited:
+                return None, Status(Code.UNSCHEDULABLE, (PREFIX + limited,))
         table = cluster.nodes
         codes, potential = self._codes_of(diagnosis, table.capacity, table.order())
         eligible, why = self.pod_eligible_to_preempt_others(pod, cluster, codes)
@@ -209,6 +221,19 @@ class DefaultPreemption:
             )
 
     # ------------------------------------------------------------------ steps
+    def pod_group_limitation(self, pod: api.Pod) -> str:
+        """v1.36's check before any other (TopologyAwareWorkloadScheduling on, ``pod`` a
+        PodGroup member): its PodGroup missing, or one with scheduling constraints (upstream
+        leaves their preemption to workload-aware preemption, so as not to preempt once per
+        placement); "" when the Pod may go on."""
+        manager = self.handle.services.get(POD_GROUP_MANAGER)
+        if manager is None:
+            return ""
+        group = manager.pod_group(f"{pod.namespace}/{pod.scheduling_group}")
+        if group is None:
+            return NO_POD_GROUP
+        return PLACEMENT_LIMITED if group.policy.topology_keys else ""
+
     def _codes_of(
         self, diagnosis: Any, capacity: int, order: IntArray
     ) -> tuple[CodeArray, IntArray]:

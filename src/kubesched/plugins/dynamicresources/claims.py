@@ -132,6 +132,9 @@ class DraObjects:
         """Bumped when a DeviceClass or ResourceSlice changes."""
         self._listed: tuple[int, dict[str, r.DeviceClass], list[r.ResourceSlice]] | None = None
         self._extended: tuple[int, dict[str, r.DeviceClass]] | None = None
+        self.extended_v134 = False
+        """DRAExtendedResource as v1.34 maps names to classes
+        (:func:`kubesched.devices.extended.resolver_v134`)."""
         self.use = DeviceUse()
         self._warm_classes: dict[str, r.DeviceClass] = {}
         self._warm_slices: dict[str, r.ResourceSlice] = {}
@@ -240,7 +243,8 @@ class DraObjects:
         self._list()
         if self._extended is None or self._extended[0] != self.version:
             classes = [self.parse(obj) for _, obj in self._of_kind("DeviceClass")]
-            self._extended = (self.version, extended.resolver(classes))
+            mapping = extended.resolver_v134 if self.extended_v134 else extended.resolver
+            self._extended = (self.version, mapping(classes))
         return self._extended[1]
 
     def slices(self) -> list[r.ResourceSlice]:

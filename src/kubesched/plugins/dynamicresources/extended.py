@@ -25,15 +25,18 @@ from typing import Any
 from kubesched.api import objects as api
 from kubesched.api import resource as r
 from kubesched.devices import extended as ext
+from kubesched.kernels.resources import is_extended_resource_name
 
 ERR_STALE = "cannot schedule extended resource claim"
 ERR_CANNOT_FIT = "cannot fit resource"
 
 
-def requested(pod: api.Pod, classes: ext.Resolver) -> dict[str, int]:
+def requested(pod: api.Pod, classes: ext.Resolver, v134: bool = False) -> dict[str, int]:
     """The Pod's nonzero DRA-extended requests (upstream ``podScalarResources`` filtered),
-    or {} when none of them is backed by a class (the Pod needs no special claim)."""
-    out = {n: q for n, q in pod.requests.items() if q and ext.is_dra_extended_name(n)}
+    or {} when none of them is backed by a class (the Pod needs no special claim).  v1.34
+    takes extended resource names only (an implicit class name is a native one there)."""
+    named = is_extended_resource_name if v134 else ext.is_dra_extended_name
+    out = {n: q for n, q in pod.requests.items() if q and named(n)}
     return out if any(classes(n) is not None for n in out) else {}
 
 
@@ -88,14 +91,21 @@ class NodeClaims:
     wanted: Mapping[str, int]
     """The Pod's nonzero DRA-extended requests."""
     classes: ext.Resolver
+    v134: bool = False
+    """v1.34's Filter: a resource a class backs goes to DRA on a node whose allocatable
+    lacks the name (``0`` is the device plugin's), and then every such resource the Pod
+    requests does, also when the Pod's own claims alone send it to the allocator."""
     variants: dict[frozenset[str], tuple[r.ResourceClaim, list[ext.RequestMapping]]] = field(
         default_factory=dict
     )
 
-    def to_dra(self, node: api.Node) -> frozenset[str] | str:
-        """The resources ``node`` must get from DRA, or the reason it cannot run the Pod."""
+    def to_dra(self, node: api.Node, user_claims: bool = False) -> frozenset[str] | str:
+        """The resources ``node`` must get from DRA, or the reason it cannot run the Pod
+        (``user_claims``: the Pod has claims of its own)."""
         if self.base.requests:
             return ERR_STALE
+        if self.v134:
+            return self._to_dra_v134(node, user_claims)
         out = set()
         for name in self.wanted:
             have = node.allocatable.get(name)
@@ -105,12 +115,24 @@ class NodeClaims:
                 return ERR_CANNOT_FIT
         return frozenset(out)
 
+    def _to_dra_v134(self, node: api.Node, user_claims: bool) -> frozenset[str] | str:
+        backed, absent = set(), False
+        for name in self.wanted:
+            have = node.allocatable.get(name)
+            if self.classes(name) is not None:
+                backed.add(name)
+                absent = absent or have is None
+            elif have is None:
+                return ERR_CANNOT_FIT
+        return frozenset(backed) if absent or user_claims else frozenset()
+
     def variant(self, to_dra: frozenset[str]) -> tuple[r.ResourceClaim, list[ext.RequestMapping]]:
         """The claim (with the requests for ``to_dra``) and the container mappings."""
         hit = self.variants.get(to_dra)
         if hit is None:
             spec = self.pod.raw.get("spec") or {}
-            requests, mappings = ext.device_requests(spec, to_dra, self.classes)
+            make = ext.device_requests_v134 if self.v134 else ext.device_requests
+            requests, mappings = make(spec, to_dra, self.classes)
             raw = dict(self.base.raw)
             raw["spec"] = {"devices": {"requests": requests}} if requests else {}
             claim = r.parse_claim(raw)

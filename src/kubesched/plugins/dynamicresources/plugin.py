@@ -24,16 +24,21 @@
   DRADeviceBindingConditions), over the slices with DeviceTaintRules' taints under
   DRADeviceTaintRules (:class:`~.claims.TaintRules`).
 
-- DRAExtendedResource (v1.35+): a Pod's extended-resource requests a DeviceClass backs get
-  a special claim (:mod:`.extended`), allocated with the Pod's own claims on nodes whose
-  allocatable lacks the resource, created at PreBind.
+- DRAExtendedResource (alpha at v1.34, whose mapping and requests differ): a Pod's
+  extended-resource requests a DeviceClass backs get a special claim (:mod:`.extended`),
+  allocated with the Pod's own claims on nodes whose allocatable lacks the resource,
+  created at PreBind.
 - ``filterTimeout`` (DRASchedulerFilterTimeout): a node's device search gives up after it,
   wall clock (``timed out trying to allocate devices``: unresolvable before v1.36, an Error
   naming the node from v1.36).  Nodes the device column index decides are never searched,
   so never time out.
 
-Not modelled: partitionable devices, PreBind's wait for binding conditions, consumable
-capacity.
+- Binding conditions (DRADeviceBindingConditions with DRAResourceClaimDeviceStatus): an
+  allocated claim whose binding failed or timed out (:mod:`.binding`) is unavailable on
+  every node.
+
+Not modelled: partitionable devices, PreBind's wait for binding conditions (kubesched binds
+at once: a claim whose conditions are met), consumable capacity.
 """
 
 from __future__ import annotations
@@ -72,6 +77,7 @@ from kubesched.framework.interface import (
     unschedulable,
 )
 from kubesched.framework.outcomes import PluginError
+from kubesched.plugins.dynamicresources import binding
 from kubesched.plugins.dynamicresources import extended as special
 from kubesched.plugins.dynamicresources.claims import (
     DraObjects,
@@ -124,6 +130,9 @@ class _State:
     """The special claim's variant Filter allocated per node (absent: nothing from DRA)."""
     user_claims: int = 0
     """How many of ``claims`` are the Pod's own (the special claim follows them)."""
+    blocked: frozenset[int] = frozenset()
+    """Allocated claims whose binding failed or timed out (:mod:`.binding`): unavailable
+    on every node."""
 
 
 class DynamicResources(Hints):
@@ -155,7 +164,14 @@ class DynamicResources(Hints):
         self.objects = DraObjects(
             handle.cluster, TaintRules.of_release(gates.at_least, gates.enabled)
         )
-        self._extended = gates.enabled("DRAExtendedResource") and gates.at_least("1.35")
+        self._binding = gates.enabled("DRADeviceBindingConditions") and gates.enabled(
+            "DRAResourceClaimDeviceStatus"
+        )
+        self._binding_timeout = binding_timeout(args)
+        self._extended = gates.enabled("DRAExtendedResource")
+        self._prioritized_list = gates.enabled("DRAPrioritizedList")
+        self._extended_v134 = not gates.at_least("1.35")
+        self.objects.extended_v134 = self._extended_v134
         if self._extended:  # NodeResourcesFit leaves resources backed by a class to DRA
             handle.services.provide(ext.RESOLVER, self.resolve)
         self.index = index.DeviceIndex()
@@ -196,7 +212,7 @@ class DynamicResources(Hints):
         """The Pod's DRA-extended requests when a class backs one of them (else {})."""
         if not self._extended:
             return {}
-        return special.requested(pod, self.resolve)
+        return special.requested(pod, self.resolve, self._extended_v134)
 
     # ------------------------------------------------------------------ extension points
     def sign(self, pod: api.Pod) -> tuple[str, ...] | None:
@@ -261,7 +277,7 @@ class DynamicResources(Hints):
         nodeclaims = None
         if wanted:
             claim = special.special_claim(pod, list(self.objects.claims()), self.objects.parse)
-            nodeclaims = special.NodeClaims(pod, claim, wanted, self.resolve)
+            nodeclaims = special.NodeClaims(pod, claim, wanted, self.resolve, self._extended_v134)
             claims = [*claims, claim]
         if not claims:
             return None, SKIP
@@ -277,6 +293,12 @@ class DynamicResources(Hints):
             if nodeclaims is not None and claim is nodeclaims.base:
                 continue  # validated per node in Filter
             for req in claim.requests:
+                if req.exactly is None and not self._prioritized_list:
+                    msg = (
+                        f"resource claim {claim.key}, request {req.name}: has subrequests, "
+                        "but the DRAPrioritizedList feature is disabled"
+                    )
+                    return None, unschedulable(msg, resolvable=False)
                 alts = [req.exactly] if req.exactly is not None else list(req.first_available)
                 for alt in alts:
                     name = req.name if req.exactly is not None else f"{req.name}/{alt.name}"
@@ -285,6 +307,12 @@ class DynamicResources(Hints):
                         return None, unschedulable(msg, resolvable=False)
         s = _State(claims, to_allocate, self.objects.in_use(), classes, self.objects.slices())
         s.special, s.user_claims = nodeclaims, user_claims
+        if self._binding:
+            s.blocked = frozenset(
+                k
+                for k, c in enumerate(claims)
+                if c.allocation is not None and binding.blocked(c.raw, self._binding_timeout)
+            )
         state.pop(drafrag.PLAN_KEY, None)
         if to_allocate:
             nodes = self.handle.cluster.nodes
@@ -363,6 +391,11 @@ class DynamicResources(Hints):
         # unavailable (PostFilter picks among them), not just the first
         ok = np.flatnonzero(codes == 0)
         for k, c in enumerate(s.claims):
+            if k in s.blocked:  # its binding failed or timed out: no node will do
+                if ok.shape[0]:
+                    s.unavailable.add(k)
+                    codes[ok] = 1
+                continue
             if c.allocation_node_selector is None:
                 continue
             away = ~reachable(c.allocation_node_selector, cluster, rows[ok])
@@ -392,7 +425,7 @@ class DynamicResources(Hints):
         for i, row in enumerate(rows.tolist()):
             node = nodes[row]
             assert node is not None
-            to_dra = s.special.to_dra(node)
+            to_dra = s.special.to_dra(node, s.user_claims > 0)
             if isinstance(to_dra, str):
                 codes[i] = 4 if to_dra == special.ERR_STALE else 5
             elif to_dra or s.user_claims:
@@ -645,6 +678,14 @@ def filter_timeout(args: object | None, handle: Handle) -> float | None:
     if seconds is None:
         seconds = FILTER_TIMEOUT_DEFAULT
     return seconds if seconds > 0 else None
+
+
+def binding_timeout(args: object | None) -> float:
+    """``bindingTimeout`` of the (validated) args in seconds (v1.35+), else upstream's
+    default (v1.34's constant)."""
+    raw = args.get("bindingTimeout") if isinstance(args, Mapping) else None
+    seconds = parse_go_duration(raw) if isinstance(raw, str) else None
+    return binding.BINDING_TIMEOUT_DEFAULT if seconds is None else seconds
 
 
 def new(args: object | None, handle: Handle) -> DynamicResources:

@@ -99,7 +99,7 @@ def pre_filter_state(
     index: AffinityIndex,
     pod: api.Pod,
     terms: PodTerms,
-    namespaces: Mapping[str, dict[str, str]],
+    namespaces: Mapping[str, Mapping[str, str]],
 ) -> PreFilterState | None:
     """The state for Filter, or None when upstream's PreFilter returns Skip (no required
     term and no existing Pod's anti-affinity matching the Pod on a labelled node)."""
@@ -159,7 +159,7 @@ def with_pod(
     other: api.Pod,
     row: int,
     delta: int,
-    ns_labels: dict[str, str],
+    ns_labels: Mapping[str, str],
 ) -> PreFilterState:
     """Upstream ``updateWithPod``: a copy of ``state`` with ``other`` counted ``delta`` (1
     added, -1 removed) more times on node ``row``, for incoming Pod ``pod``; ``ns_labels``

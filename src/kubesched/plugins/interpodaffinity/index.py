@@ -282,7 +282,7 @@ class AffinityIndex:
         for key, _ in by_age[: len(by_age) // 2 + 1]:
             del self.counters[key]
 
-    def matcher(self, term: Term, ns_labels: Mapping[str, dict[str, str]]) -> Matcher:
+    def matcher(self, term: Term, ns_labels: Mapping[str, Mapping[str, str]]) -> Matcher:
         """:func:`~kubesched.plugins.interpodaffinity.terms.matcher` for ``term`` of an
         incoming Pod, kept while no namespace's labels change (``ns_labels`` the cluster's
         :class:`~kubesched.state.cache.NamespaceLabels`) and no namespace gets its first Pod

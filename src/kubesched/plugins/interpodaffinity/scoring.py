@@ -63,7 +63,7 @@ def pre_score_state(
     index: AffinityIndex,
     pod: api.Pod,
     terms: PodTerms,
-    namespaces: Mapping[str, dict[str, str]],
+    namespaces: Mapping[str, Mapping[str, str]],
     hard_weight: int,
     ignore_existing_preferred: bool,
 ) -> PreScoreState | None:

@@ -56,7 +56,7 @@ class Term:
     namespaces: frozenset[str]
     ns_selector: api.LabelSelector | None
 
-    def matches(self, namespace: str, labels: dict[str, str], ns_labels: dict[str, str]) -> bool:
+    def matches(self, namespace: str, labels: dict[str, str], ns_labels: Mapping[str, str]) -> bool:
         """Upstream ``AffinityTerm.Matches``: namespace (listed, or its labels selected) and
         labels selected.  ``ns_labels`` are the labels of ``namespace``."""
         if namespace in self.namespaces or (
@@ -233,7 +233,7 @@ def _compile(pod: api.Pod, aff: api.PodAffinity | None, anti: api.PodAffinity | 
 
 
 def matcher(
-    term: Term, ns_labels: Mapping[str, dict[str, str]], pod_namespaces: Iterable[str]
+    term: Term, ns_labels: Mapping[str, Mapping[str, str]], pod_namespaces: Iterable[str]
 ) -> Matcher:
     """``term`` of an incoming Pod with ``namespaceSelector`` resolved into namespaces.
 

@@ -38,6 +38,9 @@ class PreFilterState:
     delegated: tuple[int, ...] = ()
     """Positions among the ``k`` of resources a DeviceClass backs (DRAExtendedResource):
     a node whose allocatable has none of such a resource leaves it to DynamicResources."""
+    delegated_absent: tuple[str, ...] = ()
+    """v1.34 (parallel to ``delegated``, else empty): their names; only a node whose
+    allocatable lacks the name (not one that has ``0``) leaves it to DynamicResources."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,11 +63,20 @@ def checked_columns(
         a, u = nodes.resource_values(name, rows)
         alloc = np.insert(alloc, pos, a, axis=1)
         used = np.insert(used, pos, u, axis=1)
-    for pos in s.delegated:  # upstream shouldDelegateResourceToDRA: counts as fitting
-        none = alloc[:, pos] <= 0
+    for k, pos in enumerate(s.delegated):  # upstream shouldDelegateResourceToDRA: fits
+        if s.delegated_absent:
+            name = s.delegated_absent[k]
+            none = np.asarray([name not in _allocatable(nodes, row) for row in rows.tolist()])
+        else:
+            none = alloc[:, pos] <= 0
         alloc[none, pos] = s.amounts[pos]
         used[none, pos] = 0
     return alloc, used
+
+
+def _allocatable(nodes: Any, row: int) -> api.Resources:
+    node = nodes.nodes[row]
+    return node.allocatable if node is not None else {}
 
 
 def fits_one(nodes: Any, row: int, s: PreFilterState) -> bool:

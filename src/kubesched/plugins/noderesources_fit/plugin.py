@@ -100,12 +100,25 @@ class NodeResourcesFit(GovernedHints):
         reasons: list[str] = []
         delegated: list[int] = []
         resolve = self.handle.services.get(extended.RESOLVER)  # DRAExtendedResource on
+        # v1.34: a Pod without an extended resource has no mapping, and then every scalar
+        # resource a node lacks is left to DynamicResources; a node whose allocatable names
+        # the resource (0 too) keeps it here
+        v134 = resolve is not None and not self.handle.feature_gates.at_least("1.35")
+        unmapped = v134 and not any(
+            counted.get(n, 0) > 0 and res.is_extended_resource_name(n) for n in scalars
+        )
+        delegated_names: list[str] = []
         for name in (*_BASE, *scalars):
             amount = counted.get(name, 0)
             if amount <= 0 or self._ignored(name):
                 continue
-            if resolve is not None and name not in _BASE and resolve(name) is not None:
+            if (
+                resolve is not None
+                and name not in _BASE
+                and (unmapped or resolve(name) is not None)
+            ):
                 delegated.append(len(amounts))
+                delegated_names.append(name)
             col = nodes.resource_col(name)  # a resource never seen gets its place now
             if col is None:
                 sparse.append((len(amounts), name))
@@ -121,6 +134,7 @@ class NodeResourcesFit(GovernedHints):
             tuple(sparse),
             tuple(zip(cols, [a for j, a in enumerate(amounts) if j not in skip], strict=True)),
             tuple(delegated),
+            tuple(delegated_names) if v134 else (),
         )
         return None, fw.SUCCESS
 
