@@ -19,8 +19,19 @@ nodes need not repeat (``cases.schedule_case`` uses one node for that reason).  
 submitted Pod prefers the nodes in one drawn order (preferred node affinity, weights 15
 apart, NodeAffinity's score weighted 100): the order dominates every other score, so each
 placement is the first node in that order where the Pod fits, and a case's outcome is
-decided by what the gangs do.  Pods do not preempt (``preemptionPolicy: Never``), as in the
-other schedule families.
+decided by what the gangs do.  Ordinary Pods do not preempt (``preemptionPolicy: Never``), as
+in the other schedule families.
+
+From v1.37, three cases in five are preemption situations (:func:`_preemption`): Pods
+already running (submitted bound, first, so both sides report whether they were preempted)
+-- lone ones and members of running gangs whose PodGroup has ``disruptionMode`` ``all``,
+``single`` or none -- at low and mid priorities (``terminationGracePeriodSeconds: 0``: a
+victim is gone at once on both sides, as upstream's fake clientset deletes), while the
+groups to schedule may preempt (``PreemptLowerPriority`` on their members, and under
+PodGroupPreemptionPolicy on the PodGroup too; ``Never`` at times, rarely a member
+disagreeing with its group), with SchedulerAsyncPreemption off: upstream's asynchronous
+preemption deletes the victims in a goroutine that races the next cycles, kubesched's
+preemption is synchronous.
 
 ``podgroup_schedule_case`` is the ``kubesched.schedule`` form; ``podgroup_case`` the
 ``explain`` form: the same cluster with some members already pending or bound, and one
@@ -113,6 +124,29 @@ class _Gen(Draw):
             spec["priority"] = self.pick([0, 100])
         return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
 
+    def bound(
+        self, pod: dict[str, Any], nodes: list[dict[str, Any]], free: dict[str, list[int]]
+    ) -> bool:
+        """Bind ``pod`` (``spec.nodeName``) to a node with room for it (``free``: node name
+        to milli-CPU, MiB and Pods left); False when none has."""
+        req = pod["spec"]["containers"][0]["resources"]["requests"]
+        cpu, mem = _milli(req["cpu"]), _mib(req["memory"])
+        fits = [
+            n["metadata"]["name"]
+            for n in nodes
+            if not n["spec"].get("taints")
+            and free[n["metadata"]["name"]][0] >= cpu
+            and free[n["metadata"]["name"]][1] >= mem
+            and free[n["metadata"]["name"]][2] >= 1
+        ]
+        if not fits:
+            return False
+        name = self.pick(fits)
+        left = free[name]
+        left[0], left[1], left[2] = left[0] - cpu, left[1] - mem, left[2] - 1
+        pod["spec"]["nodeName"] = name
+        return True
+
     # --- Pods ----------------------------------------------------------------------
 
     def container(self, cpu: str | None = None, memory: str | None = None) -> dict[str, Any]:
@@ -192,6 +226,22 @@ class _Gen(Draw):
         else:
             pod["spec"]["schedulingGroup"] = {"podGroupName": plan["name"]}
 
+    def policy_fields(self, plans: list[dict[str, Any]], objects: list[dict[str, Any]]) -> None:
+        """Under PodGroupPreemptionPolicy: each plan's PodGroup carries the plan's
+        ``preemptionPolicy`` (at times left to its default when that is
+        ``PreemptLowerPriority``)."""
+        for plan in plans:
+            policy = plan.get("preemptionPolicy")
+            if policy is None or (policy != "Never" and self.chance(0.3)):
+                continue
+            for obj in objects:
+                meta = obj["metadata"]
+                if obj["kind"] == "PodGroup" and (meta["name"], meta["namespace"]) == (
+                    plan["name"],
+                    plan["namespace"],
+                ):
+                    obj["spec"]["preemptionPolicy"] = policy
+
     def objects(self, plans: list[dict[str, Any]]) -> list[tuple[dict[str, Any], str]]:
         """The Workload and PodGroup objects of the plans, each with where it is created."""
         out: list[tuple[dict[str, Any], str]] = []
@@ -251,10 +301,78 @@ class _Gen(Draw):
         if "TopologyAwareWorkloadScheduling" in table and gates["GenericWorkload"]:
             topology = any(p["topology"] for p in plans)
             gates["TopologyAwareWorkloadScheduling"] = self.chance(0.6 if topology else 0.15)
+        preempting = any("preemptionPolicy" in p for p in plans)
+        if "PodGroupPreemptionPolicy" in table and gates["GenericWorkload"] and preempting:
+            gates["PodGroupPreemptionPolicy"] = self.chance(0.4)
         if check_settings(self.version, sorted(gates.items())):
             gates = {"GenericWorkload": gates["GenericWorkload"]}
         gates.update(machinery_gates(self, self.version))
         return gates
+
+
+def _milli(cpu: str) -> int:
+    return int(cpu[:-1]) if cpu.endswith("m") else int(float(cpu) * 1000)
+
+
+def _mib(memory: str) -> int:
+    return int(memory[:-2]) * (1024 if memory.endswith("Gi") else 1)
+
+
+def _preemption(
+    gen: _Gen, nodes: list[dict[str, Any]], plans: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A preemption situation (v1.37, see the module docstring): the running Pods (bound,
+    to be submitted first) and the PodGroups of the running gangs (in the cluster); the
+    plans' members and PodGroups get their preemption policies (the PodGroup's field is set
+    by :meth:`_Gen.objects` when the gate is on)."""
+    free = {
+        n["metadata"]["name"]: [
+            _milli(n["status"]["allocatable"]["cpu"]),
+            _mib(n["status"]["allocatable"]["memory"]),
+            int(n["status"]["allocatable"]["pods"]),
+        ]
+        for n in nodes
+    }
+    running: list[dict[str, Any]] = []
+    groups: list[dict[str, Any]] = []
+    for g in range(gen.r.randint(1, 2)):
+        name, cls = f"running-group-{g}", gen.pick(["low", "mid", None])
+        spec: dict[str, Any] = {"schedulingPolicy": {"gang": {"minCount": 1}}}
+        mode = gen.r.choices(["all", "single", None], [0.55, 0.2, 0.25])[0]
+        if mode is not None:
+            spec["disruptionMode"] = {mode: {}}
+        if cls is not None:
+            spec["priorityClassName"], spec["priority"] = cls, CLASSES[cls]
+        meta = {"name": name, "namespace": "default"}
+        groups.append({"apiVersion": gen.api, "kind": "PodGroup", "metadata": meta, "spec": spec})
+        cpu, memory = gen.pick(CPU), gen.pick(MEMORY)
+        for m in range(gen.r.randint(1, 4)):
+            pod = gen.pod(f"{name}-{m}", "default", gen.container(cpu, memory))
+            pod["spec"]["schedulingGroup"] = {"podGroupName": name}
+            classify(pod, cls)
+            if gen.bound(pod, nodes, free):
+                running.append(pod)
+    for i in range(gen.r.randint(1, 4)):
+        pod = gen.pod(f"victim-{i}", "default", gen.container())
+        classify(pod, gen.pick(["low", "mid", None]))
+        if gen.bound(pod, nodes, free):
+            running.append(pod)
+    for pod in running:  # gone at once when preempted, as the fake clientset deletes
+        pod["spec"]["terminationGracePeriodSeconds"] = 0
+    for plan in plans:
+        if plan["class"] in (None, "low") and gen.chance(0.7):
+            plan["class"] = gen.pick(["mid", "high"])
+            for pod in plan["members"]:
+                classify(pod, plan["class"])
+        policy = "Never" if gen.chance(0.25) else "PreemptLowerPriority"
+        plan["preemptionPolicy"] = policy
+        for pod in plan["members"]:
+            mine = policy if not gen.chance(0.03) else gen.pick(["Never", "PreemptLowerPriority"])
+            if mine == "PreemptLowerPriority" and gen.chance(0.3):
+                del pod["spec"]["preemptionPolicy"]
+            else:
+                pod["spec"]["preemptionPolicy"] = mine
+    return running, groups
 
 
 def _config() -> dict[str, Any]:
@@ -267,13 +385,18 @@ def _config() -> dict[str, Any]:
     }
 
 
-def _draw(gen: _Gen) -> dict[str, Any]:
+def _draw(gen: _Gen, preemption: bool = False) -> dict[str, Any]:
     """Everything of one case: nodes, running Pods, group plans, objects, ordinary Pods,
-    and the submission (Pods and late objects, stamped in arrival order)."""
+    and the submission (Pods and late objects, stamped in arrival order); ``preemption``:
+    from v1.37, draw a preemption situation at times (:func:`_preemption`)."""
     nodes = gen.nodes()
     names = [n["metadata"]["name"] for n in nodes]
     running = [gen.running(i, names) for i in range(gen.r.randint(0, 2))]
     plans = [gen.group(g) for g in range(gen.r.randint(1, 3))]
+    bound: list[dict[str, Any]] = []
+    running_groups: list[dict[str, Any]] = []
+    if preemption and _minor(gen.version) >= 37 and gen.chance(0.6):
+        bound, running_groups = _preemption(gen, nodes, plans)
     objects = gen.objects(plans)
     ordinary = []
     for i in range(gen.r.randint(0, 3)):
@@ -293,9 +416,9 @@ def _draw(gen: _Gen) -> dict[str, Any]:
             if p["kind"] == "Pod" and _belongs(p, obj, gen.version)
         )
         arrivals.insert(first + 1, obj)
-    for item in arrivals:
+    for item in [*bound, *arrivals]:
         item["metadata"]["creationTimestamp"] = gen.stamp()
-    submitted = list(arrivals)
+    submitted = bound + arrivals
     if gen.chance(0.3):  # input order need not be arrival order
         gen.r.shuffle(submitted)
     before = [obj for obj, when in objects if when == "before"]
@@ -308,11 +431,22 @@ def _draw(gen: _Gen) -> dict[str, Any]:
         }
         for name, value in CLASSES.items()
     ]
+    gates = gen.gates(plans)
+    if bound:  # upstream's asynchronous preemption races its next cycles; compare the other
+        gates["SchedulerAsyncPreemption"] = False
+        for pod in running:  # the cluster's own may be victims too: gone at once
+            pod["spec"]["terminationGracePeriodSeconds"] = 0
+    if not gates["GenericWorkload"]:  # no groups: the members would preempt Pod by Pod
+        for pod in arrivals:
+            if pod["kind"] == "Pod":
+                pod["spec"]["preemptionPolicy"] = "Never"
+    if gates.get("PodGroupPreemptionPolicy"):
+        gen.policy_fields(plans, [obj for obj, _ in objects])
     return {
-        "items": [*nodes, *running, *classes, *before],
+        "items": [*nodes, *running, *classes, *before, *running_groups],
         "submitted": submitted,
         "plans": plans,
-        "gates": gen.gates(plans),
+        "gates": gates,
     }
 
 
@@ -337,7 +471,7 @@ def podgroup_schedule_case(seed: int, index: int, version: str | None) -> dict[s
     """The ``index``-th podgroup ``kubesched.schedule`` case of ``seed`` at ``version``."""
     v = check_version(version)
     gen = _Gen(random.Random(f"podgroup-schedule/{seed}/{index}/{v}"), v)
-    d = _draw(gen)
+    d = _draw(gen, preemption=True)
     request: dict[str, Any] = {
         "cluster": {"apiVersion": "v1", "kind": "List", "items": d["items"]},
         "pods": d["submitted"],

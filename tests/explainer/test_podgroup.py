@@ -37,7 +37,7 @@ def test_a_member_that_fits_alone_in_a_group_that_does_not() -> None:
     assert out["result"] == "Unschedulable"
     assert out["message"] == (
         "pod group is unschedulable, minCount (3) cannot be satisfied: 2 scheduled, 0 remaining, "
-        "deallocation and deletion of ResourceClaims completed"
+        "pod group preemption: No preemption victims found for incoming preemptor"
     )
 
 

@@ -76,9 +76,10 @@ def test_a_gang_short_of_room_holds_nothing_and_reports_upstreams_messages() -> 
     s.schedule_one()
     assert fake.binds == {}
     assert not s.cluster.pods  # nothing left assumed
-    group_msg = (  # with PodGroupPostFilter's reasons (DynamicResources, DefaultPreemption)
+    group_msg = (  # with PodGroupPostFilter's outcome: DefaultPreemption finds no victim,
+        # UnschedulableAndUnresolvable, which ends the run (DynamicResources' reason dropped)
         "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining, "
-        "deallocation and deletion of ResourceClaims completed"
+        "pod group preemption: No preemption victims found for incoming preemptor"
     )
     placed = ("Unschedulable", f"pod group is unschedulable, {group_msg}")
     assert fake.failures["ns/m0"] == placed

@@ -125,6 +125,7 @@ func Schedule(ctx context.Context, req *ScheduleRequest, timeout time.Duration) 
 	watches := recordWatches(client)
 	rec := newRecorder()
 	client.PrependReactor("delete", "pods", rec.releaseReactor)
+	client.PrependReactor("patch", "pods", rec.nominationReactor(tracker))
 	factory := informers.NewSharedInformerFactory(client, 0)
 	sched, err := newScheduler(ctx, client, factory, func(string) eventRecorder { return rec }, cfg)
 	if err != nil {
@@ -139,7 +140,9 @@ func Schedule(ctx context.Context, req *ScheduleRequest, timeout time.Duration) 
 		if err := create(ctx, client, obj); err != nil {
 			return nil, err
 		}
-		if p, ok := obj.(*v1.Pod); ok && profileKnown(sched, p) {
+		// A Pod submitted bound (spec.nodeName: a running Pod that arrives in order, e.g. a
+		// preemption's victim to be) is never queued.
+		if p, ok := obj.(*v1.Pod); ok && profileKnown(sched, p) && p.Spec.NodeName == "" {
 			queued++
 		}
 	}
@@ -319,6 +322,35 @@ func (r *recorder) releaseReactor(clienttesting.Action) (bool, runtime.Object, e
 	return false, nil, nil
 }
 
+// nominationReactor notes a group member newly nominated (its status patched with another
+// nominatedNodeName: its group's preemption found room) as a release.  The patch follows
+// the member's FailedScheduling Event, and with synchronous preemption the victims were
+// deleted before it: the member's retry will answer differently.
+func (r *recorder) nominationReactor(tracker clienttesting.ObjectTracker) clienttesting.ReactionFunc {
+	return func(a clienttesting.Action) (bool, runtime.Object, error) {
+		p, ok := a.(clienttesting.PatchAction)
+		if !ok || p.GetSubresource() != "status" {
+			return false, nil, nil
+		}
+		var body struct {
+			Status struct {
+				NominatedNodeName *string `json:"nominatedNodeName"`
+			} `json:"status"`
+		}
+		if json.Unmarshal(p.GetPatch(), &body) != nil || body.Status.NominatedNodeName == nil || *body.Status.NominatedNodeName == "" {
+			return false, nil, nil
+		}
+		obj, err := tracker.Get(podsGVR, p.GetNamespace(), p.GetName())
+		if err != nil {
+			return false, nil, nil
+		}
+		if pod := obj.(*v1.Pod); groupMember(pod) && pod.Status.NominatedNodeName != *body.Status.NominatedNodeName {
+			r.release()
+		}
+		return false, nil, nil
+	}
+}
+
 // rejectedSinceRelease tells whether key's last Event came after the last release: a retry
 // of it with nothing changed since then gives the same answer.
 func (r *recorder) rejectedSinceRelease(key string) bool {
@@ -417,7 +449,7 @@ func waitQuiet(ctx context.Context, sched *scheduler.Scheduler, rec *recorder, t
 		}
 		for _, p := range pods {
 			n, _ := rec.seen(p.Namespace + "/" + p.Name)
-			if n == 0 && len(p.Spec.SchedulingGates) == 0 && profileKnown(sched, p) && !parked(sched, p, uids) {
+			if n == 0 && p.Spec.NodeName == "" && len(p.Spec.SchedulingGates) == 0 && profileKnown(sched, p) && !parked(sched, p, uids) {
 				settled = false
 			}
 		}

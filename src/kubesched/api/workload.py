@@ -140,6 +140,8 @@ class GroupTemplate:
     priority_class_name: str = ""
     priority: int | None = None
     preemption_policy: str | None = None
+    disruption_all: bool = False
+    """``disruptionMode.all`` set (v1.36+): the group's Pods are preempted only together."""
 
     @property
     def gang(self) -> bool:
@@ -379,6 +381,7 @@ def _group_fields(r: _Reader, obj: Obj, path: str, name: str, policy_key: str) -
         r.problems.append(
             fe.not_supported(fe.join(path, "preemptionPolicy"), policy, PREEMPTION_POLICIES)
         )
+    mode = obj.get("disruptionMode")
     return GroupTemplate(
         name,
         min_count,
@@ -386,6 +389,7 @@ def _group_fields(r: _Reader, obj: Obj, path: str, name: str, policy_key: str) -
         r.string(obj, "priorityClassName", path) or "",
         priority,
         policy,
+        isinstance(mode, dict) and mode.get("all") is not None,
     )
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from kubesched.api import objects as api
 from kubesched.api import workload as wl
 from kubesched.api.errors import InputError
-from kubesched.bench import background, dra, objects, update, workloadapi
+from kubesched.bench import background, dra, objects, update
 from kubesched.bench import params as p
 from kubesched.bench.config import TestCase, Workload
 from kubesched.bench.declaredfeatures import MockFeatures
@@ -150,11 +150,6 @@ class Ops:
                 lambda: f"{count - len(waiting)} of {count} Pods of namespace {ns} scheduled",
                 timeout=self.options.timeout,
             )
-        except WorkloadError as err:
-            note = workloadapi.stalled_group_note(self.api, waiting, self.gates)
-            if not note:
-                raise
-            raise WorkloadError(f"{err}; {note}") from None
         finally:
             self.api.on_bound.remove(bound)
 

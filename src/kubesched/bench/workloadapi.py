@@ -1,17 +1,14 @@
 """What the Workload API suites ask of the scheduler that kubesched does not model yet, said
 out loud in a workload's result instead of passing silently.
 
-Upstream v1.37 with GenericWorkload on preempts workload-aware (``docs/fidelity.md``):
-
-- a PodGroup that cannot be placed runs the PodGroupPostFilter plugins (DefaultPreemption
-  preempting for the whole group); kubesched's PodGroup cycle has no such step, so a group
-  that only fits by preemption stays pending (``workload_preemption``'s suites).
-  :func:`stalled_group_note` names that when a wait for such a group's Pods ends;
-- a victim that belongs to a PodGroup with ``disruptionMode: all`` is preempted together with
-  every other member of its group (a preemption unit, ``getHighestAllAncestor``); kubesched
-  preempts Pods one by one.  :func:`victim_notes` names the groups a run preempted members
-  of that upstream would have evicted whole (``default_preemption``'s
-  ``PreemptionPodGroupDisruptionMode``).
+Upstream v1.37 with GenericWorkload on preempts workload-aware (``docs/fidelity.md``).  A
+PodGroup preempting for itself (PodGroupPostFilter) is modelled
+(``plugins/defaultpreemption/podgroup.py``); an ordinary Pod's preemption is not yet
+workload-aware: a victim that belongs to a PodGroup with ``disruptionMode: all`` is preempted
+together with every other member of its group upstream (a preemption unit,
+``getHighestAllAncestor``), while kubesched preempts such Pods one by one.
+:func:`victim_notes` names the groups a run preempted members of that upstream would have
+evicted whole (``default_preemption``'s ``PreemptionPodGroupDisruptionMode``).
 """
 
 from __future__ import annotations
@@ -23,35 +20,13 @@ from kubesched.api import objects as api
 from kubesched.api import workload as wl
 from kubesched.sim.apiserver import SimApiServer, object_key
 
-NOT_MODELLED = "workload-aware preemption is not modelled by kubesched (docs/fidelity.md)"
+NOT_MODELLED = (
+    "an ordinary Pod's workload-aware preemption is not modelled by kubesched (docs/fidelity.md)"
+)
 
 
 def _generic(gates: wl.Gates) -> bool:
     return gates.version == "1.37" and gates.enabled("GenericWorkload")
-
-
-def stalled_group_note(api_server: SimApiServer, waiting: Iterable[str], gates: wl.Gates) -> str:
-    """Why Pods ``waiting`` (keys) may never bind here although upstream binds them: some are
-    members of a PodGroup and a lower-priority Pod is bound (upstream's PodGroupPostFilter
-    could preempt it for the group); "" when that is not the case."""
-    if not _generic(gates):
-        return ""
-    members = [
-        pod
-        for key in waiting
-        if (pod := api_server.pods.get(key)) is not None
-        and not pod.node_name
-        and pod.scheduling_group
-    ]
-    if not members:
-        return ""
-    top = max(pod.priority for pod in members)
-    if not any(p.node_name and p.priority < top for p in api_server.pods.values()):
-        return ""
-    return (
-        f"{len(members)} pending Pods belong to PodGroups that upstream would place by "
-        f"preempting lower-priority Pods (PodGroupPostFilter): {NOT_MODELLED}"
-    )
 
 
 def _disrupts_all(group: dict[str, Any] | None) -> bool:

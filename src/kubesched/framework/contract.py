@@ -26,7 +26,7 @@ plugin's attributes, so :func:`unwrap` gives the plugin whose class declares the
 from __future__ import annotations
 
 import enum
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast, runtime_checkable
 
@@ -265,6 +265,55 @@ class EnqueueExtensions(Protocol):
     plugin rejected schedulable; hints are None or callable."""
 
     def events_to_register(self) -> list[ClusterEventWithHint]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ProposedAssignment:
+    """A member the PodGroup algorithm placed (upstream ``fwk.ProposedAssignment``): the
+    Pod, its node and the cycle state its search filled (PreFilter ran with the members
+    before it assumed)."""
+
+    pod: api.Pod
+    node: str
+    state: CycleState
+
+
+@dataclass(frozen=True, slots=True)
+class PodGroupAssignments:
+    """What one run of a group's scheduling algorithm proposes (upstream
+    ``fwk.PodGroupAssignments``): the placed members in the algorithm's order, and the
+    group's status."""
+
+    assignments: tuple[ProposedAssignment, ...]
+    status: Status
+
+
+PodGroupSchedulingFunc = Callable[[], PodGroupAssignments]
+"""Runs the group's whole scheduling algorithm on the cluster as it is now (upstream
+``fwk.PodGroupSchedulingFunc``); nothing stays assumed afterwards."""
+
+
+@dataclass(frozen=True, slots=True)
+class PodGroupPostFilterResult:
+    """Upstream ``fwk.PodGroupPostFilterResult``: the node each member is nominated to, by
+    Pod key (mode Override); ``victims`` the Pods evicted for the group (kubesched's
+    report)."""
+
+    nominations: Mapping[str, str]
+    victims: tuple[api.Pod, ...] = ()
+
+
+@runtime_checkable
+class PodGroupPostFilterPlugin(Plugin, Protocol):
+    """PodGroupPostFilter (v1.37): after a PodGroup's algorithm is Unschedulable, make room
+    for the whole group (DefaultPreemption's workload-aware preemption).  ``key`` is the
+    group, ``members`` its unscheduled Pods of this cycle, ``schedule`` reruns the group's
+    algorithm.  Found among the profile's PostFilter plugins by the cycle
+    (:mod:`kubesched.scheduler.podgroup`)."""
+
+    def pod_group_post_filter(
+        self, key: str, members: Sequence[api.Pod], schedule: PodGroupSchedulingFunc, /
+    ) -> tuple[PodGroupPostFilterResult | None, Status]: ...
 
 
 POINT_PROTOCOLS: Mapping[str, type] = {

@@ -47,6 +47,10 @@ POD_ATTEMPTS_BUCKETS = exponential_buckets(1, 2, 5)
 VICTIMS_BUCKETS = exponential_buckets(1, 2, 7)
 
 
+WORKLOAD_VICTIMS_BUCKETS = exponential_buckets(1, 2, 11)
+"""``workload_preemption_victims`` and ``preemption_workload_disruptions`` (v1.37)."""
+
+
 QUEUES = ("active", "backoff", "unschedulable", "gated")
 
 
@@ -89,6 +93,24 @@ UPSTREAM_METRICS: dict[str, tuple[str, tuple[str, ...], tuple[float, ...] | None
     "scheduler_unschedulable_pods": ("gauge", ("plugin", "profile"), None),
     "scheduler_preemption_attempts_total": ("counter", (), None),
     "scheduler_preemption_victims": ("histogram", (), VICTIMS_BUCKETS),
+    "scheduler_podgroup_schedule_attempts_total": ("counter", ("result", "profile"), None),
+    "scheduler_podgroup_scheduling_attempt_duration_seconds": (
+        "histogram",
+        ("result", "profile"),
+        ATTEMPT_BUCKETS,
+    ),
+    "scheduler_podgroup_scheduling_algorithm_duration_seconds": (
+        "histogram",
+        (),
+        ATTEMPT_BUCKETS,
+    ),
+    "scheduler_workload_preemption_attempts_total": ("counter", ("result",), None),
+    "scheduler_workload_preemption_victims": ("histogram", (), WORKLOAD_VICTIMS_BUCKETS),
+    "scheduler_preemption_workload_disruptions": (
+        "histogram",
+        ("preemptor",),
+        WORKLOAD_VICTIMS_BUCKETS,
+    ),
     "scheduler_cache_size": ("gauge", ("type",), None),
     "scheduler_plugin_evaluation_total": (
         "counter",

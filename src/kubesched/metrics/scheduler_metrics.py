@@ -26,6 +26,7 @@ from kubesched.metrics.catalog import (
     STARTUP_TOTAL_METRIC,
     SUBSYSTEM,
     VICTIMS_BUCKETS,
+    WORKLOAD_VICTIMS_BUCKETS,
 )
 from kubesched.metrics.component import (
     LeaderElectionMetrics,
@@ -130,6 +131,45 @@ class SchedulerMetrics(PeriodicSync, RegistryReader):
         )
         self.preemption_victims = histogram(
             "preemption_victims", "Number of selected preemption victims", (), VICTIMS_BUCKETS
+        )
+        self.podgroup_attempts = counter(
+            "podgroup_schedule_attempts",
+            "Number of attempts to schedule pod group, by the result. 'unschedulable' means a "
+            "pod group could not be scheduled, while 'error' means an internal scheduler "
+            "problem.",
+            ("result", "profile"),
+        )
+        self.podgroup_attempt_duration = histogram(
+            "podgroup_scheduling_attempt_duration_seconds",
+            "Pod group scheduling attempt latency in seconds",
+            ("result", "profile"),
+            ATTEMPT_BUCKETS,
+        )
+        self.podgroup_algorithm_duration = histogram(
+            "podgroup_scheduling_algorithm_duration_seconds",
+            "Pod group scheduling algorithm latency in seconds",
+            (),
+            ATTEMPT_BUCKETS,
+        )
+        self.workload_preemption_attempts = counter(
+            "workload_preemption_attempts",
+            "Total preemption attempts initiated by workload (including pod groups) in the "
+            "cluster till now.",
+            ("result",),
+        )
+        self.workload_preemption_victims = histogram(
+            "workload_preemption_victims",
+            "Number of pod preemption victims caused by workload preemption.",
+            (),
+            WORKLOAD_VICTIMS_BUCKETS,
+        )
+        self.preemption_workload_disruptions = histogram(
+            "preemption_workload_disruptions",
+            "Number of workload preemption units being preempted. A single preemption unit can "
+            "be all pods in a pod group (in case of DisruptionMode=all), or a single pod (in "
+            "case of DisruptionMode=single).",
+            ("preemptor",),
+            WORKLOAD_VICTIMS_BUCKETS,
         )
         self.cache_size = gauge(
             "cache_size",
@@ -278,6 +318,31 @@ class SchedulerMetrics(PeriodicSync, RegistryReader):
         self.preemption_attempts.inc()
         if victims > 0:
             self.preemption_victims.observe(victims)
+
+    def record_pod_group_attempt(
+        self, result: str, profile: str, seconds: float, algorithm_seconds: float
+    ) -> None:
+        """A PodGroup scheduling cycle ended with ``result`` (``scheduled``,
+        ``unschedulable``, ``waiting_on_preemption``, ``error``; upstream
+        ``observePodGroupScheduleAttemptAndLatency``), its algorithm taking
+        ``algorithm_seconds``."""
+        self.podgroup_algorithm_duration.observe(max(0.0, algorithm_seconds))
+        self.podgroup_attempt_duration.labels(result=result, profile=profile).observe(
+            max(0.0, seconds)
+        )
+        self.podgroup_attempts.labels(result=result, profile=profile).inc()
+
+    def record_workload_preemption_attempt(self, result: str) -> None:
+        """A PodGroupPostFilter by DefaultPreemption ended with status code ``result``."""
+        self.workload_preemption_attempts.labels(result=code_label(result)).inc()
+
+    def record_workload_preemption(self, victims: int, disruptions: int, pdb: int) -> None:
+        """A PodGroup preemption chose ``victims`` Pods in ``disruptions`` PodGroup units
+        (upstream ``observeVictims`` for a PodGroup preemptor)."""
+        self.workload_preemption_victims.observe(victims)
+        if disruptions > 0:
+            self.preemption_workload_disruptions.labels(preemptor="PodGroup").observe(disruptions)
+        del pdb  # preemption_pdb_violations_total is not modelled (docs/fidelity.md)
 
     def record_binder_conflict(self, reason: str) -> None:
         """The binder refused a shard's placement."""

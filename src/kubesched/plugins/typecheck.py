@@ -167,6 +167,7 @@ UNRESERVE_PLUGIN: tuple[type[c.UnreservePlugin], ...] = (
 )
 PERMIT_PLUGIN: tuple[type[c.PermitPlugin], ...] = (Coscheduling, GangScheduling)
 PLACEMENT_FEASIBLE_PLUGIN: tuple[type[c.PlacementFeasiblePlugin], ...] = (GangScheduling,)
+POD_GROUP_POST_FILTER_PLUGIN: tuple[type[c.PodGroupPostFilterPlugin], ...] = (DefaultPreemption,)
 PLACEMENT_GENERATE_PLUGIN: tuple[type[c.PlacementGeneratePlugin], ...] = (
     TopologyPlacementGenerator,
 )

@@ -74,13 +74,16 @@ class Failures:
             self.metrics.record_preemption(victims)
         return result if isinstance(result, PostFilterResult) else None
 
-    def nominate(self, qp: QueuedPodInfo, result: PostFilterResult) -> None:
+    def nominate(
+        self, qp: QueuedPodInfo, result: PostFilterResult, *, clear_lower: bool = True
+    ) -> None:
         """Apply a PostFilter nomination (upstream ``AddNominatedPod`` + status patch); after a
         preemption, lower-priority Pods nominated to the same node lose their nomination
-        (upstream ``prepareCandidate``)."""
+        (upstream ``prepareCandidate``; not for a PodGroup's members, ``clear_lower`` False:
+        its preemption's candidate is the whole cluster, no node)."""
         node, pod = result.nominated_node_name, qp.pod
         nominator = self.queue.nominator
-        if node:
+        if node and clear_lower:
             for other in nominator.nominated_pods_for_node(node):
                 if other.priority < pod.priority:
                     nominator.delete(other.key)

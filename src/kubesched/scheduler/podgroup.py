@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from kubesched.api import objects as api
 from kubesched.api import workload
 from kubesched.config import names
+from kubesched.framework import contract
 from kubesched.framework.interface import (
     PODS_TO_ACTIVATE_KEY,
     SUCCESS,
@@ -54,8 +55,10 @@ from kubesched.framework.interface import (
     QueuedPodInfo,
     Status,
 )
+from kubesched.framework.outcomes import PostFilterResult
 from kubesched.framework.podgroups import Placement, PodGroupManager
 from kubesched.framework.runtime import Framework, PluginError
+from kubesched.queue.nominator import Nominator
 from kubesched.queue.scheduling_queue import SchedulingQueue
 from kubesched.scheduler.commit import Commit
 from kubesched.scheduler.failures import Failures
@@ -86,6 +89,11 @@ def _member_error(res: MemberResult) -> Status | None:
         Code.ERROR,
         (f"failed to schedule other pod from a pod group: {res.status.message()}",),
     )
+
+
+def _with_reason(group: Status, reason: str) -> Status:
+    """``AppendReason``: ``group`` with one more reason."""
+    return Status(group.code, (*group.reasons, reason), group.plugin)
 
 
 def _feasibility_error(status: Status) -> Status:
@@ -131,8 +139,16 @@ class GroupAlgorithm:
         schedule_pod: SchedulePod,
         activate: Callable[[list[api.Pod]], None],
         restrict: Restrict | None = None,
+        nominator: Nominator | None = None,
     ) -> None:
         self.manager = manager
+        self.nominator = nominator
+        """The queue's nominations: a member assumed in the cycle loses its own until it is
+        undone (upstream's ``assume`` / ``unreserveAndForget`` in a PodGroup cycle)."""
+        self._unnominated: dict[str, tuple[api.Pod, str]] = {}
+        self._member_order: dict[str, tuple[float, int]] = {}
+        """A member requeued in its group's place (v1.37, after a feasible cycle): its own
+        timestamp and insertion order, which still order it among the group's members."""
         self.version = manager.gates.version
         self.cluster = cluster
         self.schedule_pod = schedule_pod
@@ -160,6 +176,17 @@ class GroupAlgorithm:
             return self.algorithm_v136(fwk, members)
         if policy is None:
             return [], Status(Code.ERROR, (f'podgroups "{key}" not found',))
+        return self.group_algorithm(fwk, members, key, policy)
+
+    def group_algorithm(
+        self,
+        fwk: Framework,
+        members: list[QueuedPodInfo],
+        key: str,
+        policy: workload.GroupTemplate,
+    ) -> tuple[list[MemberResult], Status]:
+        """Upstream ``podGroupSchedulingAlgorithm``: the placement algorithm under
+        TopologyAwareWorkloadScheduling, else the default one."""
         if self.placements:
             return self.placement_algorithm(fwk, members, key, policy)
         return self.default_algorithm(fwk, members, key, policy)
@@ -249,41 +276,69 @@ class GroupAlgorithm:
     def post_filter(
         self, fwk: Framework, key: str, members: list[QueuedPodInfo], group: Status
     ) -> Status:
+        """The group's status after :meth:`post_filter_result`."""
+        return self.post_filter_result(fwk, key, members, group)[0]
+
+    def post_filter_result(
+        self, fwk: Framework, key: str, members: list[QueuedPodInfo], group: Status
+    ) -> tuple[Status, contract.PodGroupPostFilterResult | None]:
         """v1.37's PodGroupPostFilter after an Unschedulable algorithm
-        (``RunPodGroupPostFilterPlugins``, ``applyPodGroupPostFilterResult``): the plugins'
-        reasons joined are one more reason of the group's status (an empty one when none
-        says anything).  DynamicResources says ``deallocation and deletion of ResourceClaims
-        completed`` (nothing for a topology-constrained group under
-        TopologyAwareWorkloadScheduling); DefaultPreemption's workload-aware preemption is
-        modelled for a group that may not preempt (``pod group preemption: not eligible due
-        to preemptionPolicy=Never.``) and otherwise says nothing (``docs/fidelity.md``)."""
+        (``RunPodGroupPostFilterPlugins``, ``applyPodGroupPostFilterResult``): the group's
+        status with the plugins' outcome as one more reason, and the nominations when the
+        group now waits on a preemption (None otherwise).  The plugins run in the profile's
+        PostFilter order: DynamicResources says ``deallocation and deletion of
+        ResourceClaims completed`` (nothing for a topology-constrained group under
+        TopologyAwareWorkloadScheduling); DefaultPreemption preempts for the whole group
+        (:mod:`kubesched.plugins.defaultpreemption.podgroup`).  The first Success or
+        UnschedulableAndUnresolvable answer ends the run; Unschedulable reasons are joined
+        (an empty reason when none says anything); an Error fails the group."""
         if self.version != "1.37" or group.code != Code.UNSCHEDULABLE:
-            return group
+            return group, None
         gates = self.manager.gates
         policy = self.manager.policy(key)
         reasons: list[str] = []
+
+        def schedule() -> contract.PodGroupAssignments:
+            assert policy is not None
+            results, status = self.group_algorithm(fwk, members, key, policy)
+            placed = tuple(
+                contract.ProposedAssignment(r.qp.pod, r.node, r.state)
+                for r in results
+                if r.status.is_success() and r.node
+            )
+            return contract.PodGroupAssignments(placed, status)
+
         for plugin in fwk.plugins["post_filter"]:
             if plugin.name == names.DYNAMIC_RESOURCES:
                 constrained = policy is not None and bool(policy.topology_keys)
                 if not (gates.enabled("TopologyAwareWorkloadScheduling") and constrained):
                     reasons.append("deallocation and deletion of ResourceClaims completed")
-            elif plugin.name == names.DEFAULT_PREEMPTION:
-                if gates.enabled("PodGroupPreemptionPolicy"):
-                    never = policy is not None and policy.preemption_policy == "Never"
-                else:
-                    never = any(m.pod.preemption_policy == "Never" for m in members)
-                if never:
-                    reasons.append(
-                        "pod group preemption: not eligible due to preemptionPolicy=Never."
-                    )
-        return Status(group.code, (*group.reasons, ", ".join(reasons)), group.plugin)
+            elif isinstance(plugin, contract.PodGroupPostFilterPlugin) and policy is not None:
+                pods = [m.pod for m in members]
+                result, status = plugin.pod_group_post_filter(key, pods, schedule)
+                if status.is_success():
+                    return _with_reason(group, status.message()), result
+                if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                    return _with_reason(group, status.message()), None
+                if status.code != Code.UNSCHEDULABLE:
+                    msg = f'error in "{plugin.name}" PodGroupPostFilter plugins: {status.message()}'
+                    return Status(Code.ERROR, (msg,), plugin.name), None
+                reasons.extend(status.reasons)
+        return _with_reason(group, ", ".join(reasons)), None
 
     def member_failure(
-        self, res: MemberResult | None, group: Status, untried: Status | None = None
+        self,
+        res: MemberResult | None,
+        group: Status,
+        untried: Status | None = None,
+        *,
+        waiting: bool = False,
     ) -> Diagnosis | Status | None:
         """Why a member fails after the cycle (``submitPodGroupAlgorithmResult``), None when
         it goes on to its binding cycle: ``res`` is its result (None: not tried, failing
-        with ``untried``, the group's status before PodGroupPostFilter, default ``group``)."""
+        with ``untried``, the group's status before PodGroupPostFilter, default ``group``).
+        A placed member of a group ``waiting`` on its preemption fails with the group's
+        status as it is."""
         if group.code == Code.ERROR:
             return res.status if res is not None and res.status.code == Code.ERROR else group
         if res is None:
@@ -292,6 +347,8 @@ class GroupAlgorithm:
             return res.diagnosis or res.status
         if group.is_success():
             return None
+        if waiting:
+            return group
         said = res.permit.message() if self.version == "1.36" else group.message()
         return Status(Code.UNSCHEDULABLE, (POD_GROUP_UNSCHEDULABLE, said))
 
@@ -312,7 +369,12 @@ class GroupAlgorithm:
             )
         return sorted(
             members,
-            key=lambda m: (-m.pod.priority, -m.attempts, m.timestamp, m.seq, m.pod.name),
+            key=lambda m: (
+                -m.pod.priority,
+                -m.attempts,
+                *self._member_order.get(m.pod.key, (m.timestamp, m.seq)),
+                m.pod.name,
+            ),
         )
 
     def validate(self, fwk: Framework, members: list[QueuedPodInfo], key: str) -> str:
@@ -462,6 +524,9 @@ class GroupAlgorithm:
             fwk.run_unreserve(state, assumed, assumed.node_name)
             if self.cluster.is_assumed(assumed.key):
                 self.cluster.forget_pod(assumed)
+            was = self._unnominated.pop(assumed.key, None)
+            if was is not None and self.nominator is not None:
+                self.nominator.add(*was)
         undo.clear()
 
     def _member(
@@ -480,10 +545,17 @@ class GroupAlgorithm:
             return MemberResult(m, state, Status(Code.ERROR, (str(e),)))
         assumed = pod.bound_to(result.node)
         self.cluster.assume_pod(assumed, result.node)
+        nominated = self.nominator.node_of(pod.key) if self.nominator is not None else ""
+        if nominated and self.nominator is not None:
+            self.nominator.delete(pod.key)
+            self._unnominated[pod.key] = (pod, nominated)
         status = fwk.run_reserve(state, assumed, result.node)
         if not status.is_success():
             fwk.run_unreserve(state, assumed, result.node)
             self.cluster.forget_pod(assumed)
+            was = self._unnominated.pop(pod.key, None)
+            if was is not None and self.nominator is not None:
+                self.nominator.add(*was)
             return MemberResult(m, state, status)
         undo.append((state, assumed))
         return MemberResult(m, state, SUCCESS, result.node)
@@ -509,6 +581,7 @@ class PodGroupCycle(GroupAlgorithm):
             schedule_pod=schedule_pod,
             activate=lambda pods: committer.activate(pods),
             restrict=restrict,
+            nominator=queue.nominator,
         )
         self.queue = queue
         self.committer = committer
@@ -537,10 +610,46 @@ class PodGroupCycle(GroupAlgorithm):
         if not kept:
             return []
         members = self.order(kept)
+        for m in members:  # their own place among the group's members served its turn
+            self._member_order.pop(m.pod.key, None)
         results, decided = self.decide(fwk, members, key)
-        group = self.post_filter(fwk, key, members, decided)
-        self.submit(fwk, members, results, group, key, cycle, start, decided)
+        algorithm = time.perf_counter() - start
+        group, preemption = self.post_filter_result(fwk, key, members, decided)
+        first = min((m.timestamp, m.seq) for m in members)
+        self.submit(fwk, members, results, group, key, cycle, start, decided, preemption)
+        if self.version == "1.37" and (results or decided.code != Code.ERROR):
+            self._observe(fwk, group, preemption, start, algorithm)
+            if group.is_success():
+                # AddAttemptedPodGroupIfNeeded: after a feasible cycle the members left over
+                # go straight back to activeQ keeping the group's place (the earliest of its
+                # members' here: upstream queues the group as one entity), so the group is
+                # retried at once, before equals that came later, and may preempt now.
+                placed = {r.qp.pod.key for r in results if r.status.is_success()}
+                left = [m for m in members if m.pod.key not in placed]
+                for m in left:
+                    self._member_order[m.pod.key] = (m.timestamp, m.seq)
+                    m.timestamp, m.seq = first
+                self.queue.activate([m.pod for m in left])
         return members
+
+    def _observe(
+        self,
+        fwk: Framework,
+        group: Status,
+        preemption: contract.PodGroupPostFilterResult | None,
+        start: float,
+        algorithm: float,
+    ) -> None:
+        """v1.37's PodGroup metrics (``scheduler_podgroup_*``) for this cycle."""
+        metrics = self.failures.metrics
+        if group.is_success():
+            result = "scheduled"
+        elif group.is_rejected():
+            result = "waiting_on_preemption" if preemption is not None else "unschedulable"
+        else:
+            result = "error"
+        seconds = time.perf_counter() - start
+        metrics.record_pod_group_attempt(result, fwk.profile_name, seconds, algorithm)
 
     # ------------------------------------------------------------------ submit
     def submit(
@@ -553,17 +662,27 @@ class PodGroupCycle(GroupAlgorithm):
         cycle: int,
         start: float,
         untried: Status | None = None,
+        preemption: contract.PodGroupPostFilterResult | None = None,
     ) -> None:
         """``submitPodGroupAlgorithmResult``: bind a feasible group's placed members, fail
-        the others (see the module docstring)."""
+        the others (see the module docstring).  A group waiting on its preemption
+        (``preemption``) fails every member, each nominated to the node the preemption
+        found for it; the victims are recorded against its first nominated member."""
+        victims = preemption.victims if preemption is not None else ()
         for i, m in enumerate(members):
             res = results[i] if i < len(results) else None
-            why = self.member_failure(res, group, untried)
+            why = self.member_failure(res, group, untried, waiting=preemption is not None)
             if why is None and res is not None:
                 assumed = self.committer.assume(m.pod, res.node)
                 self.committer.commit(fwk, res.state, m, assumed, start, cycle)
-            elif why is not None:
-                self.failures.fail(fwk, m, why, cycle, start)
+                continue
+            if why is None:
+                continue
+            if preemption is not None and m.pod.key in preemption.nominations:
+                node = preemption.nominations[m.pod.key]
+                self.failures.nominate(m, PostFilterResult(node, victims), clear_lower=False)
+                victims = ()
+            self.failures.fail(fwk, m, why, cycle, start)
         self._condition(key, group)
 
     def _condition(self, key: str, group: Status) -> None:

@@ -1,0 +1,351 @@
+"""Workload-aware preemption: a PodGroup preempts as one (upstream v1.37.2
+``framework/preemption/podgrouppreemption.go`` and ``types.go``, DefaultPreemption's
+``PodGroupPostFilter``).
+
+The preemptor is the group: its priority and preemption policy are the PodGroup's
+(:func:`preemptor_of`), the domain is the whole cluster, and a *victim* is the unit that
+is evicted as one (:func:`domain_victims`): a Pod, or every scheduled Pod of a PodGroup whose
+``disruptionMode`` is ``all``, at that PodGroup's priority.  :func:`select_victims` removes
+every lower-priority victim from the cluster, reruns the group's whole algorithm once
+(``schedule``), then tries to give back each victim, most important first (PDB-violating ones
+before the others): a victim is reprieved when every placed member still passes Filter
+(with nominated Pods) on its node with the victim back, the members before it assumed and
+Reserved.  The cluster is restored exactly afterwards (:class:`Mutations`).  See
+``docs/workload-api.md`` ("Workload-aware preemption") for the whole algorithm.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from kubesched.api import objects as api
+from kubesched.framework.contract import PodGroupSchedulingFunc, ProposedAssignment
+from kubesched.framework.interface import Code, CycleState, Status
+from kubesched.framework.outcomes import PluginError
+from kubesched.framework.podgroups import PodGroupManager
+from kubesched.plugins.defaultpreemption import dryrun, pdb
+from kubesched.state.cache import ClusterState, PodRecord
+
+PG_PREFIX = "pod group preemption: "
+NO_VICTIMS = "No preemption victims found for incoming preemptor"
+ONGOING = "ongoing preemption on nominated nodes"
+PREEMPT_NEVER = "Never"
+
+RANK_POD, RANK_POD_GROUP = 1, 2
+"""``victimRank``: a PodGroup unit outranks a lone Pod (CompositePodGroups, 3, are not
+modelled)."""
+
+
+class GroupRunner(dryrun.FilterRunner, Protocol):
+    """What DefaultPreemption needs of the framework: the dry run's Filter calls, and for
+    workload-aware preemption Reserve and Unreserve too."""
+
+    def run_reserve(self, state: CycleState, pod: api.Pod, node: str) -> Status: ...
+
+    def run_unreserve(self, state: CycleState, pod: api.Pod, node: str) -> None: ...
+
+
+class _ExtensionError(Exception):
+    """A PreFilterExtension's failure while victims move (its status message)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Preemptor:
+    """Upstream ``podGroupPreemptor``: the group, its priority and preemption policy."""
+
+    key: str
+    priority: int
+    policy: str
+    members: tuple[api.Pod, ...]
+
+
+def preemptor_of(
+    manager: PodGroupManager, key: str, members: Sequence[api.Pod], *, policy_gate: bool
+) -> Preemptor:
+    """``newPodGroupPreemptor``: the PodGroup's priority (``PodGroupPriority``: 0 when it
+    has none); its ``preemptionPolicy`` under PodGroupPreemptionPolicy (default
+    ``PreemptLowerPriority``), else ``Never`` when any member says so."""
+    pg = manager.pod_group(key)
+    priority = (pg.policy.priority or 0) if pg is not None else 0
+    policy = "PreemptLowerPriority"
+    if policy_gate:
+        if pg is not None and pg.policy.preemption_policy:
+            policy = pg.policy.preemption_policy
+    elif any(m.preemption_policy == PREEMPT_NEVER for m in members):
+        policy = PREEMPT_NEVER
+    return Preemptor(key, priority, policy, tuple(members))
+
+
+@dataclass(frozen=True, slots=True)
+class Victim:
+    """A unit evicted as one (upstream ``DomainVictim``): its Pods, priority, rank
+    (:data:`RANK_POD` or :data:`RANK_POD_GROUP`: a Pod of a PodGroup counts as the
+    latter even alone), earliest start (``+inf``: none started, upstream's "now") and its
+    place in the listing (upstream's "now" is read as victims are listed, so of two units
+    without a start the one listed first is the older)."""
+
+    pods: tuple[api.Pod, ...]
+    priority: int
+    rank: int
+    earliest: float
+    listed: int
+
+    @property
+    def is_group(self) -> bool:
+        """``IsGroup``: a PodGroup unit (counted in ``preemption_workload_disruptions``)."""
+        return self.rank >= RANK_POD_GROUP
+
+
+def importance(v: Victim) -> tuple[float, ...]:
+    """Sort key, more important first (``MoreImportantVictim``): higher priority, higher
+    rank, more Pods, earlier start; upstream's ``sort.Slice`` of a few victims is an
+    insertion sort, so equal ones keep their listing order."""
+    return (-v.priority, -v.rank, -len(v.pods), v.earliest, v.listed)
+
+
+def pod_priority(manager: PodGroupManager, pod: api.Pod) -> int:
+    """``GetPodPriority``: the PodGroup's priority for a member of an existing PodGroup, else
+    the Pod's own."""
+    key = manager.group_key(pod)
+    pg = manager.pod_group(key) if key is not None else None
+    return (pg.policy.priority or 0) if pg is not None else pod.priority
+
+
+def domain_victims(cluster: ClusterState, manager: PodGroupManager) -> list[Victim]:
+    """``newDomainForWorkloadPreemption`` / ``getCrossNodesVictims``: every Pod on the
+    nodes (in ``NodeInfos().List()`` order, each node's Pods in ``NodeInfo`` order) as a
+    victim of its own, except that a Pod of a PodGroup with ``disruptionMode: all`` stands
+    for all the group's scheduled Pods (one unit, listed where its first Pod is met)."""
+    out: list[Victim] = []
+    seen: set[str] = set()
+    table = cluster.nodes
+    for row in table.order().tolist():
+        for pk in list(cluster.pods_on_node.get(table.names[row], ())):
+            rec = cluster.pods.get(pk)
+            if rec is None:
+                continue
+            pod = rec.pod
+            key = manager.group_key(pod)
+            pg = manager.pod_group(key) if key is not None else None
+            if pg is not None and pg.policy.disruption_all and key is not None:
+                if "group:" + key in seen:
+                    continue
+                seen.add("group:" + key)
+                members = [
+                    cluster.pods[k].pod
+                    for k in sorted(manager.state(key).scheduled())
+                    if k in cluster.pods
+                ]
+                pods = tuple(members) or (pod,)
+            else:
+                if pk in seen:
+                    continue
+                seen.add(pk)
+                pods = (pod,)
+            rank = RANK_POD_GROUP if key is not None else RANK_POD
+            earliest = min(_start(p) for p in pods)
+            out.append(Victim(pods, pod_priority(manager, pod), rank, earliest, len(out)))
+    return out
+
+
+def _start(pod: api.Pod) -> float:
+    return math.inf if pod.start_time is None else pod.start_time
+
+
+@dataclass(slots=True)
+class Mutations:
+    """Victims taken off the cluster for the evaluation and given back exactly (upstream
+    ``StartMutations`` / ``EndMutations`` of the snapshot): records, assumed state and each
+    node's Pod order."""
+
+    cluster: ClusterState
+    removed: dict[str, PodRecord] = field(default_factory=dict)
+    orders: dict[str, list[str]] = field(default_factory=dict)
+
+    def remove(self, pod: api.Pod) -> int | None:
+        """Take ``pod`` off its node; its node row (None: not in the cluster)."""
+        rec = self.cluster.pods.get(pod.key)
+        if rec is None:
+            return None
+        self.orders.setdefault(rec.node, list(self.cluster.pods_on_node.get(rec.node, ())))
+        self.cluster.remove_pod(pod.key)
+        self.removed[pod.key] = rec
+        return rec.row
+
+    def add(self, pod: api.Pod) -> int | None:
+        """Give ``pod`` back; its node row (None: it was not taken)."""
+        rec = self.removed.pop(pod.key, None)
+        if rec is None:
+            return None
+        if rec.assumed:
+            self.cluster.assume_pod(rec.pod, rec.node)
+            self.cluster.pods[pod.key].binding_finished = rec.binding_finished
+        else:
+            self.cluster.add_pod(rec.pod)
+        return rec.row
+
+    def restore(self) -> None:
+        """Everything given back, each node's Pods in their order from before."""
+        for rec in list(self.removed.values()):
+            self.add(rec.pod)
+        for node, keys in self.orders.items():
+            self.cluster.pods_on_node[node] = keys
+        self.orders.clear()
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """``selectVictimsResult``: the Pods to evict (most important unit first), the PDB
+    violations, how many PodGroup units, and each placed member's node."""
+
+    victims: tuple[api.Pod, ...]
+    pdb_violations: int
+    group_disruptions: int
+    nominations: dict[str, str]
+
+
+def select_victims(
+    fwk: GroupRunner,
+    cluster: ClusterState,
+    preemptor: Preemptor,
+    victims: list[Victim],
+    budgets: Sequence[pdb.Budget],
+    schedule: PodGroupSchedulingFunc,
+) -> tuple[Selection | None, Status]:
+    """``selectVictimsOnDomain`` (see the module docstring)."""
+    potential = [v for v in victims if v.priority < preemptor.priority]
+    if not potential:
+        return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,))
+    mut = Mutations(cluster)
+    try:
+        for v in potential:
+            for p in v.pods:
+                mut.remove(p)
+        proposal = schedule()
+        if not proposal.status.is_success():
+            return None, proposal.status
+        potential.sort(key=importance)
+        violating, fine = split_by_violation(potential, budgets)
+        valid = [a for a in proposal.assignments if a.node]
+        rows = {a.node: cluster.nodes.row_of[a.node] for a in valid}
+        chosen: list[Victim] = []
+        violations = 0
+        for v, count in violating:
+            if not _reprieve(fwk, cluster, mut, v, valid, rows):
+                chosen.append(v)
+                violations += count
+        for v in fine:
+            if not _reprieve(fwk, cluster, mut, v, valid, rows):
+                chosen.append(v)
+        chosen.sort(key=importance)
+    except (PluginError, _ExtensionError) as e:
+        return None, Status(Code.ERROR, (str(e),))
+    finally:
+        mut.restore()
+    pods = tuple(p for v in chosen for p in v.pods)
+    nominations = {a.pod.key: a.node for a in valid}
+    return Selection(pods, violations, sum(v.is_group for v in chosen), nominations), Status()
+
+
+def split_by_violation(
+    victims: Sequence[Victim], budgets: Sequence[pdb.Budget]
+) -> tuple[list[tuple[Victim, int]], list[Victim]]:
+    """``FilterVictimsWithPDBViolation``: a unit violates when any of its Pods would take a
+    budget below zero (counted in order); with how many of its Pods do."""
+    left = [b.allowed for b in budgets]
+    violating: list[tuple[Victim, int]] = []
+    fine: list[Victim] = []
+    for v in victims:
+        count = 0
+        for pod in v.pods:
+            hit = False
+            if pod.labels:
+                for i, b in enumerate(budgets):
+                    if not b.selects(pod) or pod.name in b.disrupted:
+                        continue
+                    left[i] -= 1
+                    if left[i] < 0:
+                        hit = True
+                        break
+            count += hit
+        if count:
+            violating.append((v, count))
+        else:
+            fine.append(v)
+    return violating, fine
+
+
+def _extension(
+    fwk: GroupRunner, valid: list[ProposedAssignment], victim: api.Pod, row: int, add: bool
+) -> None:
+    for a in valid:
+        s = fwk.run_pre_filter_extension(a.state, a.pod, victim, row, add=add)
+        if not s.is_success():
+            raise _ExtensionError(s.message())
+
+
+def _reprieve(
+    fwk: GroupRunner,
+    cluster: ClusterState,
+    mut: Mutations,
+    v: Victim,
+    valid: list[ProposedAssignment],
+    rows: dict[str, int],
+) -> bool:
+    """``reprieveVictim``: give ``v`` back; it stays (True) when every placed member, in
+    order, passes Filter on its node with the members before it assumed and Reserved."""
+    for p in v.pods:
+        row = mut.add(p)
+        if row is not None:
+            _extension(fwk, valid, p, row, add=True)
+    placed: list[tuple[ProposedAssignment, api.Pod]] = []
+    try:
+        for a in valid:
+            try:
+                out = fwk.run_filter_with_nominated(
+                    a.state, a.pod, np.asarray([rows[a.node]], dtype=np.int64)
+                )
+                fits = not out.failed.size
+            except PluginError:
+                fits = False
+            if not fits:
+                for p in v.pods:
+                    row = mut.remove(p)
+                    if row is not None:
+                        _extension(fwk, valid, p, row, add=False)
+                return False
+            assumed = a.pod.bound_to(a.node)
+            cluster.assume_pod(assumed, a.node)
+            placed.append((a, assumed))
+            fwk.run_reserve(a.state, assumed, a.node)
+        return True
+    finally:
+        for a, assumed in reversed(placed):
+            fwk.run_unreserve(a.state, assumed, a.node)
+            cluster.forget_pod(assumed)
+
+
+def ongoing(
+    cluster: ClusterState,
+    manager: PodGroupManager,
+    preemptor: Preemptor,
+    terminating_by_preemption: Callable[[api.Pod], bool],
+) -> bool:
+    """``isOngoingPreemption``: a lower-priority Pod terminating because of a preemption on
+    a node some member is nominated to."""
+    nodes = {m.nominated_node_name for m in preemptor.members if m.nominated_node_name}
+    for node in sorted(nodes):
+        if node not in cluster.nodes.row_of:
+            continue
+        for pk in cluster.pods_on_node.get(node, ()):
+            other = cluster.pods[pk].pod
+            if pod_priority(manager, other) < preemptor.priority and terminating_by_preemption(
+                other
+            ):
+                return True
+    return False
