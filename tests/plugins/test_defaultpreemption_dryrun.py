@@ -442,3 +442,17 @@ def test_split_by_violation_keeps_order_and_budgets() -> None:
     assert [p.name for p in fine] == ["a", "b"]
     other_ns = pdb.Budget("kube-system", budget.selector, allowed=0)
     assert pdb.split_by_violation(pods, [other_ns]) == ([], pods)
+
+
+def test_a_pod_charges_the_budgets_after_its_first_violated_one_before_v137_only() -> None:
+    """``a`` is selected by both budgets and violates ``strict`` (none allowed).  Up to
+    v1.36 ``filterPodsWithPDBViolation`` still charges ``loose`` for it, so ``b`` (only
+    ``loose``'s) violates too; v1.37's ``FilterVictimsWithPDBViolation`` stops at ``a``'s
+    first violated budget, so ``loose`` keeps its one disruption for ``b``."""
+    strict = pdb.Budget("default", api.LabelSelector((("tier", "db"),)), allowed=0)
+    loose = pdb.Budget("default", api.LabelSelector((("app", "foo"),)), allowed=1)
+    pods = [pod("a", labels={**FOO, "tier": "db"}), pod("b", labels=FOO)]
+    violating, fine = pdb.split_by_violation(pods, [strict, loose])
+    assert [p.name for p in violating] == ["a", "b"] and fine == []
+    violating, fine = pdb.split_by_violation(pods, [strict, loose], first_only=True)
+    assert [p.name for p in violating] == ["a"] and [p.name for p in fine] == ["b"]

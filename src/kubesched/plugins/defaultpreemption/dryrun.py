@@ -245,7 +245,7 @@ def _select_columns(
         for j, row in enumerate(first.failed.tolist()):
             move(pending.pop(row), 1)
             results[index[row]] = ([], 0, first.status_of(j))
-        plans = {row: _plan(recs, budgets) for row, recs in pending.items()}
+        plans = {row: _plan(recs, budgets, timed_at_listing) for row, recs in pending.items()}
         victims: dict[int, list[api.Pod]] = {row: [] for row in plans}
         violations = dict.fromkeys(plans, 0)
         rounds = max((len(p[0]) for p in plans.values()), default=0)
@@ -269,13 +269,17 @@ def _select_columns(
     return results
 
 
-def _plan(recs: list[PodRecord], budgets: Sequence[pdb.Budget]) -> tuple[list[PodRecord], int]:
+def _plan(
+    recs: list[PodRecord], budgets: Sequence[pdb.Budget], v1_37: bool
+) -> tuple[list[PodRecord], int]:
     """The order victims are reprieved in: PDB-violating ones first, each group most
-    important first; and how many violate."""
+    important first; and how many violate (``v1_37``: v1.37 and later, whose budget check
+    stops at a Pod's first violated budget, :func:`.pdb.charge`; the flag that also orders
+    victims by their listing time)."""
     if not budgets:
         return recs, 0
     by_pod = {id(r.pod): r for r in recs}
-    bad, good = pdb.split_by_violation([r.pod for r in recs], budgets)
+    bad, good = pdb.split_by_violation([r.pod for r in recs], budgets, first_only=v1_37)
     return [by_pod[id(p)] for p in (*bad, *good)], len(bad)
 
 
@@ -316,7 +320,7 @@ def _select_on_node(
                 return [], 0, s
         if not (first := filtered()).is_success():
             return [], 0, first
-        plan, n_bad = _plan(recs, budgets)
+        plan, n_bad = _plan(recs, budgets, timed_at_listing)
         at = {id(r): i for i, r in enumerate(recs)}
         victims: list[api.Pod] = []
         violations = 0

@@ -65,23 +65,35 @@ def load_budgets(cluster: ClusterState) -> list[Budget]:
     return [b for b in budgets if b is not None]
 
 
+def charge(pod: api.Pod, budgets: Sequence[Budget], left: list[int], first_only: bool) -> bool:
+    """Charge the eviction of ``pod`` to every budget selecting it (and not already listing
+    it in ``disruptedPods``) in ``left``, the allowances still left per budget; whether one
+    of them runs below zero.  ``first_only``: v1.37's ``FilterVictimsWithPDBViolation``
+    stops at the first budget that does (the budgets after it are not charged); before
+    v1.37 ``filterPodsWithPDBViolation`` charges every budget."""
+    violated = False
+    if pod.labels:
+        for i, b in enumerate(budgets):
+            if not b.selects(pod) or pod.name in b.disrupted:
+                continue
+            left[i] -= 1
+            if left[i] < 0:
+                violated = True
+                if first_only:
+                    break
+    return violated
+
+
 def split_by_violation(
-    pods: Sequence[api.Pod], budgets: Sequence[Budget]
+    pods: Sequence[api.Pod], budgets: Sequence[Budget], first_only: bool = False
 ) -> tuple[list[api.Pod], list[api.Pod]]:
-    """Upstream ``filterPodsWithPDBViolation``: ``(violating, non_violating)``, both in the
-    order of ``pods``.  Evicting the Pods in order, a Pod violates when some budget selecting
-    it (and not already listing it in ``disruptedPods``) runs below zero."""
+    """Upstream ``filterPodsWithPDBViolation`` (v1.37: ``FilterVictimsWithPDBViolation``,
+    ``first_only``): ``(violating, non_violating)``, both in the order of ``pods``.
+    Evicting the Pods in order, a Pod violates when some budget selecting it runs below
+    zero (:func:`charge`)."""
     left = [b.allowed for b in budgets]
     violating: list[api.Pod] = []
     fine: list[api.Pod] = []
     for pod in pods:
-        violated = False
-        if pod.labels:
-            for i, b in enumerate(budgets):
-                if not b.selects(pod) or pod.name in b.disrupted:
-                    continue
-                left[i] -= 1
-                if left[i] < 0:
-                    violated = True
-        (violating if violated else fine).append(pod)
+        (violating if charge(pod, budgets, left, first_only) else fine).append(pod)
     return violating, fine

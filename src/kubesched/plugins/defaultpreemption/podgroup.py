@@ -261,18 +261,7 @@ def split_by_violation(
     violating: list[tuple[Victim, int]] = []
     fine: list[Victim] = []
     for v in victims:
-        count = 0
-        for pod in v.pods:
-            hit = False
-            if pod.labels:
-                for i, b in enumerate(budgets):
-                    if not b.selects(pod) or pod.name in b.disrupted:
-                        continue
-                    left[i] -= 1
-                    if left[i] < 0:
-                        hit = True
-                        break
-            count += hit
+        count = sum(pdb.charge(pod, budgets, left, first_only=True) for pod in v.pods)
         if count:
             violating.append((v, count))
         else:
