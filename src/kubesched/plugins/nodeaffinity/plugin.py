@@ -31,6 +31,7 @@ from kubesched.framework.interface import (
     Verdict,
     error,
 )
+from kubesched.framework.outcomes import PluginError
 from kubesched.plugins.nodeaffinity.selectors import (
     Problems,
     Term,
@@ -128,9 +129,8 @@ class NodeAffinity:
         """Compile the Pod's preferred terms; Skip when neither it nor the profile has any."""
         problems: Problems = []
         preferred = pod_preferred(pod, problems)
-        if problems:  # upstream: the aggregated parse errors, as an Error status
-            msgs = [f"{p}: {m}" for p, m in problems]
-            return error(msgs[0] if len(msgs) == 1 else "[" + ", ".join(msgs) + "]")
+        if problems:
+            return error(_parse_error(problems))
         if preferred is None and self.added_preferred is None:
             return SKIP
         state[_PRE_SCORE_KEY] = preferred
@@ -143,8 +143,13 @@ class NodeAffinity:
         scores = np.zeros(rows.shape[0], dtype=np.int64)
         if self.added_preferred is not None:
             scores += preferred_scores(self.added_preferred, cluster.nodes, rows)
-        # Without PreScore, compile here (invalid terms are dropped, PreScore reports them).
-        preferred = state[_PRE_SCORE_KEY] if _PRE_SCORE_KEY in state else pod_preferred(pod, [])
+        if _PRE_SCORE_KEY in state:
+            preferred = state[_PRE_SCORE_KEY]
+        else:  # PreScore disabled: upstream's Score compiles the terms, erring as PreScore does
+            problems: Problems = []
+            preferred = pod_preferred(pod, problems)
+            if problems and rows.size:
+                raise PluginError(NAME, _parse_error(problems), point="score")
         if preferred is not None:
             scores += preferred_scores(preferred, cluster.nodes, rows)
         return scores
@@ -188,3 +193,9 @@ def new(args: object | None, handle: Handle) -> NodeAffinity:
     if args is not None and not isinstance(args, NodeAffinityArgs):
         raise TypeError(f"args are not of type NodeAffinityArgs, got {type(args).__name__}")
     return NodeAffinity(args, handle)
+
+
+def _parse_error(problems: Problems) -> str:
+    """Upstream's aggregated parse errors of the preferred terms (one, or ``[a, b]``)."""
+    msgs = [f"{p}: {m}" for p, m in problems]
+    return msgs[0] if len(msgs) == 1 else "[" + ", ".join(msgs) + "]"
