@@ -19,7 +19,7 @@ from kubesched.bench.config import load_test_cases
 from kubesched.bench.gotemplate import parse
 from kubesched.bench.loop import WorkloadError
 from kubesched.config.featuregates import FeatureGates
-from kubesched.devices import allocator
+from kubesched.devices import draoptions
 from kubesched.sim.apiserver import SimApiServer
 from kubesched.sim.engine import WallClock
 
@@ -169,7 +169,7 @@ def test_alloc_resource_claims_shares_devices_as_the_release_allocates() -> None
              "spec": {"devices": {"requests": [{"name": "r", "exactly": exactly}]}}}
         )  # fmt: skip
     v136 = FeatureGates("1.36")
-    options = allocator.Options.of_release(v136.at_least, v136.enabled)
+    options = draoptions.Options.of_release(v136.at_least, v136.enabled)
     with pytest.raises(WorkloadError, match="c-2: no node has its devices"):
         dra.alloc_resource_claims(bench, "init", random.Random(1), options)
     shares = [

@@ -11,11 +11,12 @@ import pytest
 
 from kubesched.api import resource as r
 from kubesched.devices import allocator as al
+from kubesched.devices import draoptions as opt
 from tests.plugins._dra import DRIVER, claim, device_class, gpu, request, slice_
 
 GI = 2**30
-PART = al.Options(skip_unusable=True, partitionable=True, pool_counters=True)
-SHARE = al.Options(skip_unusable=True, consumable=True, pool_counters=True, checks_capacity=True)
+PART = opt.Options(skip_unusable=True, partitionable=True, pool_counters=True)
+SHARE = opt.Options(skip_unusable=True, consumable=True, pool_counters=True, checks_capacity=True)
 
 
 def partitions(node: str = "n1", total: str = "8") -> list[r.ResourceSlice]:
@@ -43,7 +44,7 @@ def classes() -> dict[str, r.DeviceClass]:
 def run(
     claims: list[dict[str, Any]],
     slices: list[r.ResourceSlice],
-    options: al.Options,
+    options: opt.Options,
     in_use: set[al.DeviceId] | None = None,
     shared: al.SharedUse = al.NO_SHARES,
     node: str = "n1",
@@ -84,7 +85,7 @@ def test_v1_34_counters_sit_beside_the_devices_that_consume_them() -> None:
                                         "counters": {"slots": {"value": "8" if i == 0 else "4"}}}]}
         for i, d in enumerate(devices)
     ]  # fmt: skip
-    v134 = al.Options(partitionable=True)
+    v134 = opt.Options(partitionable=True)
     found = run([claim("c", request(count=1))], [r.parse_slice(raw)], v134)
     assert names(found) == ["half-0"]  # the whole device needs 8 of the slice's 4
 
@@ -171,11 +172,11 @@ def test_distinct_attribute_keeps_devices_apart() -> None:
 
 def test_the_allocator_the_gates_select_refuses_what_it_does_not_read() -> None:
     s = [shared_device()]
-    old = al.Options(skip_unusable=True, checks_capacity=True)
+    old = opt.Options(skip_unusable=True, checks_capacity=True)
     with pytest.raises(al.AllocationError, match="has capacity requests, but the "
                        "DRAConsumableCapacity feature is disabled"):  # fmt: skip
         run([asking("a", "1Gi")], s, old)
-    plain = al.Options(skip_unusable=True)  # v1.35's incubating, v1.36's stable: ignored
+    plain = opt.Options(skip_unusable=True)  # v1.35's incubating, v1.36's stable: ignored
     assert names(run([asking("a", "1Gi")], s, plain)) == ["gpu-0"]
     c = claim("c", request("a"), constraints=[{"distinctAttribute": "numa"}])
     with pytest.raises(al.AllocationError, match="constraint #0: empty constraint"):
@@ -185,14 +186,14 @@ def test_the_allocator_the_gates_select_refuses_what_it_does_not_read() -> None:
 @pytest.mark.parametrize(
     ("version", "gates", "expected"),
     [
-        ("1.34", {}, al.EXPERIMENTAL),  # DRAResourceClaimDeviceStatus is on
-        ("1.34", {"DRAResourceClaimDeviceStatus": False}, al.INCUBATING),
-        ("1.35", {}, al.INCUBATING),
-        ("1.35", {"DRAConsumableCapacity": True}, al.EXPERIMENTAL),
-        ("1.36", {}, al.INCUBATING),
-        ("1.36", {"DRAConsumableCapacity": False, "DRADeviceBindingConditions": False}, al.STABLE),
-        ("1.37", {"DRAConsumableCapacity": False, "DRADeviceBindingConditions": False}, al.STABLE),
-        ("1.37", {"DRAListTypeAttributes": True}, al.EXPERIMENTAL),
+        ("1.34", {}, opt.EXPERIMENTAL),  # DRAResourceClaimDeviceStatus is on
+        ("1.34", {"DRAResourceClaimDeviceStatus": False}, opt.INCUBATING),
+        ("1.35", {}, opt.INCUBATING),
+        ("1.35", {"DRAConsumableCapacity": True}, opt.EXPERIMENTAL),
+        ("1.36", {}, opt.INCUBATING),
+        ("1.36", {"DRAConsumableCapacity": False, "DRADeviceBindingConditions": False}, opt.STABLE),
+        ("1.37", {"DRAConsumableCapacity": False, "DRADeviceBindingConditions": False}, opt.STABLE),
+        ("1.37", {"DRAListTypeAttributes": True}, opt.EXPERIMENTAL),
     ],
 )
 def test_the_allocator_channel_per_release(
@@ -208,7 +209,7 @@ def test_the_allocator_channel_per_release(
     def at_least(v: str) -> bool:
         return tuple(map(int, version.split("."))) >= tuple(map(int, v.split(".")))
 
-    assert al.channel(at_least, enabled) == expected
+    assert opt.channel(at_least, enabled) == expected
 
 
 def test_v1_34_distinct_attribute_only_refuses_one_device_twice() -> None:

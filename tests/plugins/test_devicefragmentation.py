@@ -17,7 +17,7 @@ from kubesched.api.errors import InputError
 from kubesched.api.parse import parse_node, parse_pod
 from kubesched.config.load import load_config
 from kubesched.devices import drafrag
-from kubesched.devices.allocator import gather_pools
+from kubesched.devices.pools import gather_pools
 from kubesched.plugins import devicefragmentation
 from kubesched.plugins.registry import known_plugin_names
 from kubesched.sim.driver import SimCluster

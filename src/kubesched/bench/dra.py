@@ -26,7 +26,7 @@ from typing import Any
 
 from kubesched.api import resource as r
 from kubesched.bench.loop import WorkloadError
-from kubesched.devices import allocator
+from kubesched.devices import allocator, draoptions
 from kubesched.plugins.dynamicresources.claims import allocation_node_selector, quantity_text
 from kubesched.sim.apiserver import SimApiServer
 
@@ -94,7 +94,7 @@ def alloc_resource_claims(
     api: SimApiServer,
     namespace: str,
     rng: random.Random,
-    options: allocator.Options = allocator.V1_34,
+    options: draoptions.Options = draoptions.V1_34,
 ) -> int:
     """Allocate the namespace's unallocated claims as the release of ``options`` allocates
     (partitionable devices, shared devices); how many were allocated."""

@@ -23,7 +23,7 @@ from kubesched.bench.declaredfeatures import MockFeatures
 from kubesched.bench.loop import Loop, WorkloadError
 from kubesched.bench.results import WorkloadResult
 from kubesched.config.featuregates import FeatureGates
-from kubesched.devices import allocator
+from kubesched.devices import draoptions
 from kubesched.sim.apiserver import SimApiServer
 
 
@@ -304,5 +304,5 @@ class Ops:
         dra.create_resource_driver(self.api, step.driver, step.nodes, step.max_claims)
 
     def _AllocResourceClaims(self, step: dra.AllocResourceClaims) -> None:
-        options = allocator.Options.of_release(self.gates.at_least, self.gates.enabled)
+        options = draoptions.Options.of_release(self.gates.at_least, self.gates.enabled)
         dra.alloc_resource_claims(self.api, step.namespace, self.names.rng, options)

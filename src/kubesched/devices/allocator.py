@@ -1,11 +1,10 @@
 """The structured-parameters allocator: devices for a Pod's claims on one node.
 
 A port of ``k8s.io/dynamic-resource-allocation/structured``: the allocator the release's
-gates select (:func:`channel`), with partitionable devices (shared counters, per-device
-node selection) and consumable capacity (devices shared by capacity, request policies,
-``distinctAttribute``) under their gates.
-:func:`gather_pools` keeps the slices that reach the node (``nodeName``, ``allNodes`` or a
-matching ``nodeSelector``), only each pool's newest generation; :func:`allocate` then searches
+gates select (:func:`kubesched.devices.draoptions.channel`), with partitionable devices
+(shared counters, per-device node selection) and consumable capacity (devices shared by
+capacity, request policies, ``distinctAttribute``) under their gates.  Over the pools that
+reach the node (:func:`kubesched.devices.pools.gather_pools`), :func:`allocate` searches
 depth first with backtracking, request by request, device by device, exactly as upstream's
 ``allocateOne``: a device is skipped when in use (allocated to a claim or in flight), when the
 class's or the request's CEL selectors reject it, when a taint it carries is not tolerated
@@ -32,129 +31,17 @@ from __future__ import annotations
 import math
 import time
 import uuid
-from collections.abc import Callable, Container, Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, NamedTuple
+from typing import Any
 
-from kubesched.api import objects as api
 from kubesched.api import resource as r
 from kubesched.api.errors import CelRuntimeError
+from kubesched.devices.draoptions import V1_34, Options
+from kubesched.devices.pools import Pool, gather_pools, has_binding_conditions, node_matches
 
 DeviceId = tuple[str, str, str]
-
-
-class Options(NamedTuple):
-    """What a release's allocator does differently (the defaults are v1.34's)."""
-
-    skip_unusable: bool = False
-    """v1.35+: incomplete and invalid pools are passed over in the device search."""
-    keep_alternative: bool = False
-    """v1.36+: an ``All`` alternative keeps its own index (no v1.34 reuse quirks)."""
-    device_taints: bool = False
-    """DRADeviceTaints (on from v1.36): a device with a ``NoSchedule`` or ``NoExecute``
-    taint the request does not tolerate is passed over."""
-    taints_any_effect: bool = True
-    """v1.34 (DRADeviceTaints alpha): a taint of any effect (``None`` too) the request does
-    not tolerate keeps the device from it (``allTaintsTolerated``)."""
-
-    admin_access: bool = True
-    """DRAAdminAccess (beta, on at v1.34): off, a request that sets ``adminAccess`` is an
-    error."""
-
-    binding_conditions: bool = False
-    """DRADeviceBindingConditions and DRAResourceClaimDeviceStatus (both on from v1.36): a
-    device with ``bindingConditions`` may be allocated, and pools holding such devices are
-    searched last (else such a device is never picked)."""
-    partitionable: bool = False
-    """DRAPartitionableDevices: devices consuming shared counters are allocated while the
-    counters last; slices with ``perDeviceNodeSelection`` (and, from v1.35, slices of
-    shared counters) are read."""
-    consumable: bool = False
-    """DRAConsumableCapacity: devices with ``allowMultipleAllocations`` are shared by
-    capacity, requests' ``capacity`` is read, ``distinctAttribute`` constraints hold."""
-    pool_counters: bool = False
-    """v1.35+: shared counters belong to the pool (slices of their own), not to the slice
-    of the devices consuming them (v1.34); a pool incomplete among the slices reaching the
-    node is looked up among all slices."""
-    checks_capacity: bool = False
-    """The allocator the gates select refuses capacity requests without
-    DRAConsumableCapacity (an error) and reads ``distinctAttribute`` (:func:`channel`:
-    upstream's ``experimental`` one, and from v1.36 the ``incubating`` one)."""
-    distinct_by_device: bool = False
-    """v1.34: ``distinctAttribute`` compares the attribute's value pointers, so only the
-    same device twice (a shared one) breaks it."""
-    ordered: bool = False
-    """v1.36+ (not the ``stable`` allocator): a request's next device is searched after
-    its previous one (else from the first pool again)."""
-    experimental: bool = False
-    """v1.34 and v1.35 with upstream's ``experimental`` allocator (:func:`channel`): a
-    device it passes over after reserving its counters (a taint, a constraint) keeps them
-    reserved for the rest of the search, a share given back keeps its counters, a failed
-    capacity check gives nothing back, and v1.34's checks a share's counters even while
-    the device is shared."""
-
-    @classmethod
-    def of_release(cls, at_least: Callable[[str], bool], enabled: Callable[[str], bool]) -> Options:
-        """The options of the release ``at_least("1.xx")`` describes, under the gates
-        ``enabled(name)`` says are on."""
-        which = channel(at_least, enabled)
-        return cls(
-            skip_unusable=at_least("1.35"),
-            keep_alternative=at_least("1.36"),
-            device_taints=enabled("DRADeviceTaints"),
-            taints_any_effect=not at_least("1.35"),
-            admin_access=enabled("DRAAdminAccess"),
-            binding_conditions=enabled("DRADeviceBindingConditions")
-            and enabled("DRAResourceClaimDeviceStatus"),
-            partitionable=enabled("DRAPartitionableDevices"),
-            consumable=enabled("DRAConsumableCapacity"),
-            pool_counters=at_least("1.35"),
-            checks_capacity=which != STABLE and (which == EXPERIMENTAL or at_least("1.36")),
-            experimental=which == EXPERIMENTAL and not at_least("1.36"),
-            ordered=which != STABLE and at_least("1.36"),
-            distinct_by_device=not at_least("1.35"),
-        )
-
-
-V1_34 = Options()
-
-STABLE, INCUBATING, EXPERIMENTAL = "stable", "incubating", "experimental"
-_BASE = ("DRAAdminAccess", "DRAPrioritizedList", "DRAPartitionableDevices", "DRADeviceTaints")
-
-
-def channel(at_least: Callable[[str], bool], enabled: Callable[[str], bool]) -> str:
-    """Which of upstream's allocators the release's gates select (``NewAllocator``: the
-    most stable one supporting every feature on).  v1.34 and v1.35: ``stable`` supports
-    none, ``incubating`` admin access, prioritized lists, partitionable devices and device
-    taints, ``experimental`` all (so v1.34's defaults, with DRAResourceClaimDeviceStatus,
-    select it).  v1.36+: ``stable`` supports those four, ``incubating`` also binding
-    conditions and consumable capacity (v1.37: and DRAFractionalCapacityRange)."""
-    if not at_least("1.35"):
-        binding = enabled("DRADeviceBindingConditions") or enabled("DRAResourceClaimDeviceStatus")
-    else:
-        binding = enabled("DRADeviceBindingConditions") and enabled("DRAResourceClaimDeviceStatus")
-    newer = [
-        g
-        for g in (
-            "DRAListTypeAttributes",
-            "DRAOptionalNodeOperations",
-            "DRADerivedAttributes",
-            "DRADeviceCompatibilityGroups",
-        )
-        if enabled(g)
-    ]
-    fractional = enabled("DRAFractionalCapacityRange")
-    consumable = enabled("DRAConsumableCapacity")
-    if not at_least("1.36"):
-        if binding or consumable:
-            return EXPERIMENTAL
-        return INCUBATING if any(enabled(g) for g in _BASE) else STABLE
-    if newer:
-        return EXPERIMENTAL
-    if binding or consumable or fractional:
-        return INCUBATING
-    return STABLE
 
 
 class AllocationError(Exception):
@@ -167,146 +54,6 @@ class AllocationTimeout(AllocationError):
 
 CHECK_EVERY = 1024
 """Search steps between two looks at the clock when a deadline is set."""
-
-
-@dataclass(slots=True)
-class Pool:
-    """The slices of one ``(driver, pool)`` at its newest generation."""
-
-    driver: str
-    name: str
-    slices: list[r.ResourceSlice] = field(default_factory=list)
-    others: list[r.ResourceSlice] = field(default_factory=list)
-    """v1.35+: the pool's slices that do not reach the node (their allocated devices
-    consume the pool's shared counters too)."""
-    complete: bool | None = None
-    """Whether every slice is published, when the slices reaching the node do not say."""
-    pool_counters: bool = False
-    """The pool's shared counters are checked (DRAPartitionableDevices at v1.35+)."""
-
-    @property
-    def incomplete(self) -> bool:
-        """Fewer slices than ``resourceSliceCount`` are published."""
-        if self.complete is not None:
-            return not self.complete
-        return len(self.slices) != self.slices[0].slice_count
-
-    def invalid(self) -> str:
-        """Upstream ``poolIsInvalid`` / ``buildPool``: a duplicate device name, and under
-        DRAPartitionableDevices (v1.35+) a duplicate counter set or a device consuming a
-        counter set or counter the pool lacks ("" when valid)."""
-        seen: set[str] = set()
-        for s in self.slices:
-            for d in s.devices:
-                if d.name in seen:
-                    return f"duplicate device name {d.name}"
-                seen.add(d.name)
-        if not self.pool_counters:
-            return ""
-        sets: dict[str, r.CounterSet] = {}
-        for s in self.slices:
-            for cs in s.shared_counters:
-                if cs.name in sets:
-                    return f"duplicate counter set name {cs.name}"
-                sets[cs.name] = cs
-        for s in (*self.slices, *self.others):
-            for d in s.devices:
-                for name, counters in d.consumes:
-                    found = sets.get(name)
-                    if found is None:
-                        return f"counter set {name} not found"
-                    for c, _ in counters:
-                        if c not in found.counters:
-                            return f"counter {c} not found in counter set {name}"
-        return ""
-
-    def counter_sets(self) -> list[r.CounterSet]:
-        """The pool's shared counters (v1.35+)."""
-        return [cs for s in self.slices for cs in s.shared_counters]
-
-
-def has_binding_conditions(pool: Pool) -> bool:
-    """Upstream ``poolHasBindingConditions``: a device of the pool has ``bindingConditions``."""
-    return any(d.binding_conditions for s in pool.slices for d in s.devices)
-
-
-def node_matches(
-    node_name: str,
-    selector: tuple[api.NodeSelectorTerm, ...] | None,
-    all_nodes: bool,
-    node: str,
-    labels: Mapping[str, str],
-) -> bool:
-    """Upstream ``nodeMatches`` of a slice's (or a device's) node selection."""
-    if node_name:
-        return node_name == node
-    if all_nodes:
-        return True
-    if selector is not None:
-        return r.node_selector_matches(selector, node, labels)
-    return False
-
-
-def slice_reaches(
-    s: r.ResourceSlice, node: str, labels: Mapping[str, str], options: Options | None = None
-) -> bool:
-    """Whether slice ``s`` offers its devices to ``node`` (upstream ``nodeMatches``); with
-    ``options`` under DRAPartitionableDevices, a slice of shared counters (v1.35+) reaches
-    every node and a ``perDeviceNodeSelection`` slice the nodes one of its devices
-    reaches."""
-    if options is not None and options.partitionable:
-        if options.pool_counters and s.shared_counters:
-            return True
-        if s.per_device_node_selection:
-            return any(
-                node_matches(d.node_name, d.node_selector, d.all_nodes, node, labels)
-                for d in s.devices
-            )
-    return node_matches(s.node_name, s.node_selector, s.all_nodes, node, labels)
-
-
-def gather_pools(
-    slices: Iterable[r.ResourceSlice],
-    node: str,
-    labels: Mapping[str, str],
-    options: Options = V1_34,
-    every: Iterable[r.ResourceSlice] | None = None,
-) -> list[Pool]:
-    """Upstream ``GatherPools`` for one node, pools by driver and name.  From v1.35 a pool
-    incomplete among the slices reaching the node is looked up in ``every`` slice: dropped
-    when a newer generation exists, complete when all its slices are published (the others
-    kept in ``Pool.others``)."""
-    pools: dict[tuple[str, str], Pool] = {}
-    for s in slices:
-        if not options.partitionable and (
-            s.per_device_node_selection or (options.pool_counters and s.shared_counters)
-        ):
-            continue  # DRAPartitionableDevices off
-        if not slice_reaches(s, node, labels, options):
-            continue
-        pool = pools.get((s.driver, s.pool))
-        if pool is None:
-            pools[(s.driver, s.pool)] = Pool(s.driver, s.pool, [s])
-        elif s.generation > pool.slices[0].generation:
-            pool.slices = [s]
-        elif s.generation == pool.slices[0].generation:
-            pool.slices.append(s)
-    out = []
-    everything = list(every) if every is not None and options.pool_counters else []
-    for k in sorted(pools):
-        pool = pools[k]
-        pool.pool_counters = options.partitionable and options.pool_counters
-        if options.pool_counters and len(pool.slices) != pool.slices[0].slice_count:
-            gen = pool.slices[0].generation
-            same = [x for x in everything if (x.driver, x.pool) == k]
-            if any(x.generation > gen for x in same):
-                continue  # upstream: obsolete, the driver is replacing it
-            whole = [x for x in same if x.generation == gen]
-            pool.complete = len(whole) == pool.slices[0].slice_count
-            mine = {x.name for x in pool.slices}
-            pool.others = [x for x in whole if x.name not in mine]
-        out.append(pool)
-    return out
 
 
 @dataclass(slots=True)

@@ -33,9 +33,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from kubesched.api import resource as r
-from kubesched.devices.allocator import DeviceId, Pool
+from kubesched.devices.allocator import DeviceId
 from kubesched.devices.draindex import Column, DeviceIndex, Plan
 from kubesched.devices.fragmentation import FloatArray, FragModel, Shape, target_workload
+from kubesched.devices.pools import Pool
 from kubesched.framework.interface import ServiceKey
 
 PLAN_KEY = "kubesched.io/dra-plan"

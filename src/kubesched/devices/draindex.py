@@ -32,7 +32,9 @@ import numpy.typing as npt
 from kubesched.api import resource as r
 from kubesched.api.errors import CelRuntimeError
 from kubesched.api.objects import Node
-from kubesched.devices.allocator import V1_34, DeviceId, Options, Pool, gather_pools, slice_reaches
+from kubesched.devices.allocator import DeviceId
+from kubesched.devices.draoptions import V1_34, Options
+from kubesched.devices.pools import Pool, gather_pools, slice_reaches
 from kubesched.framework.interface import IntArray
 
 if TYPE_CHECKING:

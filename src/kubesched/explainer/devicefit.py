@@ -34,7 +34,7 @@ from kubesched.api import objects as api
 from kubesched.api import resource as r
 from kubesched.api.errors import CelRuntimeError
 from kubesched.config import names
-from kubesched.devices import allocator
+from kubesched.devices import allocator, draoptions, pools
 from kubesched.state.cache import ClusterState
 from kubesched.state.nodes import IntArray
 
@@ -140,7 +140,7 @@ class DeviceFits:
             return fits
         table = cluster.nodes
         # v1.35+: the allocator passes over incomplete and invalid pools; so does the count
-        options: allocator.Options = plugin.allocator_options
+        options: draoptions.Options = plugin.allocator_options
         skip_unusable = options.skip_unusable
         for row in table.order().tolist():
             node = table.nodes[row]
@@ -148,7 +148,7 @@ class DeviceFits:
                 continue
             devices = [
                 ((s.driver, s.pool, d.name), d)
-                for pool in allocator.gather_pools(slices, node.name, node.labels, options, slices)
+                for pool in pools.gather_pools(slices, node.name, node.labels, options, slices)
                 if not (skip_unusable and (pool.incomplete or pool.invalid()))
                 for s in pool.slices
                 for d in s.devices
@@ -252,7 +252,7 @@ class DeviceFits:
 
 
 def _selectable(
-    klass: r.DeviceClass, spec: r.ExactRequest, device: r.Device, options: allocator.Options
+    klass: r.DeviceClass, spec: r.ExactRequest, device: r.Device, options: draoptions.Options
 ) -> bool:
     """The class's and the request's selectors all accept ``device`` (a run-time error is a
     no; results are cached on the device as the allocator caches them)."""

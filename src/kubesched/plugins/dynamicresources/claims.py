@@ -31,7 +31,7 @@ import numpy.typing as npt
 from kubesched.api import objects as api
 from kubesched.api import resource as r
 from kubesched.api.errors import CelRuntimeError
-from kubesched.devices import allocator, extended
+from kubesched.devices import allocator, extended, pools
 from kubesched.framework.interface import IntArray
 from kubesched.state.cache import ClusterState
 
@@ -417,12 +417,12 @@ def allocation_node_selector(
         for s, dev in by_device.get(d.device_id, ()):
             if s.per_device_node_selection:
                 # DRAPartitionableDevices: the device's own node selection
-                if not allocator.node_matches(
+                if not pools.node_matches(
                     dev.node_name, dev.node_selector, dev.all_nodes, node_name, labels
                 ):
                     continue
                 local = local or bool(dev.node_name) or dev.node_selector is not None
-            elif allocator.slice_reaches(s, node_name, labels):
+            elif pools.slice_reaches(s, node_name, labels):
                 local = local or bool(s.node_name) or s.node_selector is not None
     if local:
         # Upstream copies a nodeSelector slice's selector; we pin the node by name (the

@@ -19,7 +19,7 @@
   ``firstAvailable`` request whose alternative ``i`` the node's allocation took (claims
   allocated earlier by their ``status.allocation``), normalized to 0..100.  Skipped (0 on
   every node, as upstream's) for a Pod with no claim to allocate.
-- The allocator as the release's and its gates' (:class:`~kubesched.devices.allocator.Options`:
+- The allocator as the release's and its gates' (:class:`~kubesched.devices.draoptions.Options`:
   device taints under DRADeviceTaints, devices with binding conditions under
   DRADeviceBindingConditions), over the slices with DeviceTaintRules' taints under
   DRADeviceTaintRules (:class:`~.claims.TaintRules`).
@@ -56,7 +56,7 @@ from kubesched.api import podclaims
 from kubesched.api import resource as r
 from kubesched.config import names
 from kubesched.config.decode import parse_go_duration
-from kubesched.devices import allocator, drafrag
+from kubesched.devices import allocator, drafrag, draoptions
 from kubesched.devices import draindex as index
 from kubesched.devices import extended as ext
 from kubesched.framework.contract import Locality
@@ -154,9 +154,9 @@ class DynamicResources(Hints):
         # schedulable``)
         self._post_filter_quiet = handle.feature_gates.at_least("1.37")
         gates = handle.feature_gates
-        # the release's allocator (allocator.Options); v1.35+: Score ranks nodes by the
+        # the release's allocator (draoptions.Options); v1.35+: Score ranks nodes by the
         # firstAvailable alternatives their allocation takes (v1.34 has no Score)
-        self.allocator_options = allocator.Options.of_release(gates.at_least, gates.enabled)
+        self.allocator_options = draoptions.Options.of_release(gates.at_least, gates.enabled)
         """What the release's allocator does (also read by ``explainer.devicefit``)."""
         self._score = gates.at_least("1.35") and (
             gates.enabled("DRAPrioritizedList") or not gates.at_least("1.36")

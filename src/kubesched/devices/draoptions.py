@@ -1,0 +1,127 @@
+"""What each release's DRA allocator does differently, and which of upstream's allocators it is.
+
+Upstream keeps three implementations of ``k8s.io/dynamic-resource-allocation/structured``
+(``stable``, ``incubating``, ``experimental``) and picks the most stable one that supports
+every feature gate that is on (:func:`channel`); the releases differ too.  :class:`Options`
+is that choice as the flags :mod:`kubesched.devices.allocator`, :mod:`.pools` and the
+explainer read, built once per plugin from the release and its gates
+(:meth:`Options.of_release`); the defaults are v1.34's (:data:`V1_34`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+
+class Options(NamedTuple):
+    """What a release's allocator does differently (the defaults are v1.34's)."""
+
+    skip_unusable: bool = False
+    """v1.35+: incomplete and invalid pools are passed over in the device search."""
+    keep_alternative: bool = False
+    """v1.36+: an ``All`` alternative keeps its own index (no v1.34 reuse quirks)."""
+    device_taints: bool = False
+    """DRADeviceTaints (on from v1.36): a device with a ``NoSchedule`` or ``NoExecute``
+    taint the request does not tolerate is passed over."""
+    taints_any_effect: bool = True
+    """v1.34 (DRADeviceTaints alpha): a taint of any effect (``None`` too) the request does
+    not tolerate keeps the device from it (``allTaintsTolerated``)."""
+
+    admin_access: bool = True
+    """DRAAdminAccess (beta, on at v1.34): off, a request that sets ``adminAccess`` is an
+    error."""
+
+    binding_conditions: bool = False
+    """DRADeviceBindingConditions and DRAResourceClaimDeviceStatus (both on from v1.36): a
+    device with ``bindingConditions`` may be allocated, and pools holding such devices are
+    searched last (else such a device is never picked)."""
+    partitionable: bool = False
+    """DRAPartitionableDevices: devices consuming shared counters are allocated while the
+    counters last; slices with ``perDeviceNodeSelection`` (and, from v1.35, slices of
+    shared counters) are read."""
+    consumable: bool = False
+    """DRAConsumableCapacity: devices with ``allowMultipleAllocations`` are shared by
+    capacity, requests' ``capacity`` is read, ``distinctAttribute`` constraints hold."""
+    pool_counters: bool = False
+    """v1.35+: shared counters belong to the pool (slices of their own), not to the slice
+    of the devices consuming them (v1.34); a pool incomplete among the slices reaching the
+    node is looked up among all slices."""
+    checks_capacity: bool = False
+    """The allocator the gates select refuses capacity requests without
+    DRAConsumableCapacity (an error) and reads ``distinctAttribute`` (:func:`channel`:
+    upstream's ``experimental`` one, and from v1.36 the ``incubating`` one)."""
+    distinct_by_device: bool = False
+    """v1.34: ``distinctAttribute`` compares the attribute's value pointers, so only the
+    same device twice (a shared one) breaks it."""
+    ordered: bool = False
+    """v1.36+ (not the ``stable`` allocator): a request's next device is searched after
+    its previous one (else from the first pool again)."""
+    experimental: bool = False
+    """v1.34 and v1.35 with upstream's ``experimental`` allocator (:func:`channel`): a
+    device it passes over after reserving its counters (a taint, a constraint) keeps them
+    reserved for the rest of the search, a share given back keeps its counters, a failed
+    capacity check gives nothing back, and v1.34's checks a share's counters even while
+    the device is shared."""
+
+    @classmethod
+    def of_release(cls, at_least: Callable[[str], bool], enabled: Callable[[str], bool]) -> Options:
+        """The options of the release ``at_least("1.xx")`` describes, under the gates
+        ``enabled(name)`` says are on."""
+        which = channel(at_least, enabled)
+        return cls(
+            skip_unusable=at_least("1.35"),
+            keep_alternative=at_least("1.36"),
+            device_taints=enabled("DRADeviceTaints"),
+            taints_any_effect=not at_least("1.35"),
+            admin_access=enabled("DRAAdminAccess"),
+            binding_conditions=enabled("DRADeviceBindingConditions")
+            and enabled("DRAResourceClaimDeviceStatus"),
+            partitionable=enabled("DRAPartitionableDevices"),
+            consumable=enabled("DRAConsumableCapacity"),
+            pool_counters=at_least("1.35"),
+            checks_capacity=which != STABLE and (which == EXPERIMENTAL or at_least("1.36")),
+            experimental=which == EXPERIMENTAL and not at_least("1.36"),
+            ordered=which != STABLE and at_least("1.36"),
+            distinct_by_device=not at_least("1.35"),
+        )
+
+
+V1_34 = Options()
+
+STABLE, INCUBATING, EXPERIMENTAL = "stable", "incubating", "experimental"
+_BASE = ("DRAAdminAccess", "DRAPrioritizedList", "DRAPartitionableDevices", "DRADeviceTaints")
+
+
+def channel(at_least: Callable[[str], bool], enabled: Callable[[str], bool]) -> str:
+    """Which of upstream's allocators the release's gates select (``NewAllocator``: the
+    most stable one supporting every feature on).  v1.34 and v1.35: ``stable`` supports
+    none, ``incubating`` admin access, prioritized lists, partitionable devices and device
+    taints, ``experimental`` all (so v1.34's defaults, with DRAResourceClaimDeviceStatus,
+    select it).  v1.36+: ``stable`` supports those four, ``incubating`` also binding
+    conditions and consumable capacity (v1.37: and DRAFractionalCapacityRange)."""
+    if not at_least("1.35"):
+        binding = enabled("DRADeviceBindingConditions") or enabled("DRAResourceClaimDeviceStatus")
+    else:
+        binding = enabled("DRADeviceBindingConditions") and enabled("DRAResourceClaimDeviceStatus")
+    newer = [
+        g
+        for g in (
+            "DRAListTypeAttributes",
+            "DRAOptionalNodeOperations",
+            "DRADerivedAttributes",
+            "DRADeviceCompatibilityGroups",
+        )
+        if enabled(g)
+    ]
+    fractional = enabled("DRAFractionalCapacityRange")
+    consumable = enabled("DRAConsumableCapacity")
+    if not at_least("1.36"):
+        if binding or consumable:
+            return EXPERIMENTAL
+        return INCUBATING if any(enabled(g) for g in _BASE) else STABLE
+    if newer:
+        return EXPERIMENTAL
+    if binding or consumable or fractional:
+        return INCUBATING
+    return STABLE
