@@ -244,15 +244,14 @@ class _Search:
             for ri, req in enumerate(claim.requests):
                 alts = [req.exactly] if req.exactly is not None else list(req.first_available)
                 sub = req.exactly is None
-                if not opts.consumable and opts.checks_capacity:
-                    for a in alts:
-                        if a.capacity is not None:
-                            what = "subrequest" if sub else "request"
-                            raise AllocationError(
-                                f"claim {claim.key}, {what} {a.name if sub else req.name}: has "
-                                "capacity requests, but the DRAConsumableCapacity feature is "
-                                "disabled"
-                            )
+                # upstream checks the request's alternatives together first, so its
+                # "subrequest" form of this error is never reached
+                capacity = any(a.capacity is not None for a in alts)
+                if capacity and not opts.consumable and opts.checks_capacity:
+                    raise AllocationError(
+                        f"claim {claim.key}, request {req.name}: has capacity requests, "
+                        "but the DRAConsumableCapacity feature is disabled"
+                    )
                 per_claim.append(
                     [
                         self._request(ci, claim, req.name, a, sub, (ci, ri, si))
