@@ -21,7 +21,6 @@ import fnmatch
 import json
 import random
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
 from kubesched.api import resource as r
@@ -130,7 +129,7 @@ def alloc_resource_claims(
             try:
                 found = allocator.allocate(
                     node.name, node.labels, [claim], classes, slices, in_use, options,
-                    shared_use(shares),
+                    allocator.shared_use(shares),
                 )  # fmt: skip
             except allocator.AllocationError as err:
                 raise WorkloadError(f"allocate claim {claim.key}: {err}") from None
@@ -146,16 +145,6 @@ def alloc_resource_claims(
         else:
             raise WorkloadError(f"allocate claim {claim.key}: no node has its devices")
     return done
-
-
-def shared_use(shares: list[r.AllocatedDevice]) -> allocator.SharedUse:
-    """Upstream ``GatherAllocatedState``'s shared devices and summed consumed capacity."""
-    capacity: dict[allocator.DeviceId, dict[str, Fraction]] = {}
-    for d in shares:
-        have = capacity.setdefault(d.device_id, {})
-        for name, v in d.consumed:
-            have[name] = have.get(name, Fraction(0)) + v
-    return allocator.SharedUse({d.device_id for d in shares}, capacity)
 
 
 def _allocated(

@@ -153,6 +153,21 @@ class SharedUse:
 NO_SHARES = SharedUse()
 
 
+def shared_use(results: Iterable[r.AllocatedDevice]) -> SharedUse:
+    """Upstream ``GatherAllocatedState``'s part for the allocation ``results`` with a
+    ``shareID`` (the caller picks them): their devices, and per device the capacity their
+    ``consumedCapacity`` sums to (a share without it consumes none)."""
+    devices: set[DeviceId] = set()
+    capacity: dict[DeviceId, dict[str, Fraction]] = {}
+    for d in results:
+        devices.add(d.device_id)
+        if d.consumed:
+            have = capacity.setdefault(d.device_id, {})
+            for name, v in d.consumed:
+                have[name] = have.get(name, Fraction(0)) + v
+    return SharedUse(devices, capacity) if devices else NO_SHARES
+
+
 def _value(q: Fraction) -> int:
     """Go ``Quantity.Value()``: rounded up to an integer."""
     return math.ceil(q)

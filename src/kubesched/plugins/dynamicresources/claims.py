@@ -299,18 +299,7 @@ class DraObjects:
     def shared_use(self) -> allocator.SharedUse:
         """Upstream ``GatherAllocatedState``'s shared devices and aggregated capacity
         (DRAConsumableCapacity; call :meth:`in_use` first)."""
-        if not self._shares:
-            return allocator.NO_SHARES
-        devices: set[DeviceId] = set()
-        capacity: dict[DeviceId, dict[str, Fraction]] = {}
-        for results in self._shares.values():
-            for d in results:
-                devices.add(d.device_id)
-                if d.consumed:
-                    have = capacity.setdefault(d.device_id, {})
-                    for name, v in d.consumed:
-                        have[name] = have.get(name, Fraction(0)) + v
-        return allocator.SharedUse(devices, capacity)
+        return allocator.shared_use(d for results in self._shares.values() for d in results)
 
     def allocated_devices(self) -> set[DeviceId]:
         """:meth:`in_use` as a set (a copy)."""
