@@ -29,10 +29,17 @@ from typing import Any
 
 from kubesched.api import objects as api
 from kubesched.api import workload
-from kubesched.framework.interface import IntArray, ServiceKey
+from kubesched.framework.interface import Handle, IntArray, ServiceKey
 from kubesched.state.cache import ClusterState, PodRecord
 
-__all__ = ["POD_GROUP_MANAGER", "GroupState", "Placement", "PodGroupManager", "enabled"]
+__all__ = [
+    "POD_GROUP_MANAGER",
+    "GroupState",
+    "Placement",
+    "PodGroupManager",
+    "enabled",
+    "manager_of",
+]
 
 
 @dataclass(slots=True)
@@ -76,6 +83,18 @@ class Placement:
 
 POD_GROUP_MANAGER: ServiceKey[PodGroupManager] = ServiceKey("kubesched.io/pod-group-manager")
 """Where the scheduler offers its :class:`PodGroupManager` (:attr:`Handle.services`)."""
+
+
+def manager_of(handle: Handle) -> PodGroupManager:
+    """The run's :class:`PodGroupManager` for a plugin: the one the scheduler offers, or in
+    a bare harness without one a manager of the plugin's own, hearing the handle's events
+    and offered to the plugins made after it."""
+    manager = handle.services.get(POD_GROUP_MANAGER)
+    if manager is None:
+        manager = PodGroupManager(handle.feature_gates, handle.cluster)
+        handle.add_event_handler(manager)
+        handle.services.provide(POD_GROUP_MANAGER, manager)
+    return manager
 
 
 def enabled(gates: workload.Gates) -> bool:

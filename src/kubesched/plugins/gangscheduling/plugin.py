@@ -35,7 +35,7 @@ from typing import Any
 from kubesched.api import objects as api
 from kubesched.config import names
 from kubesched.framework import interface as fw
-from kubesched.framework.podgroups import POD_GROUP_MANAGER, PodGroupManager
+from kubesched.framework.podgroups import PodGroupManager, manager_of
 
 NAME = names.GANG_SCHEDULING
 PERMIT_TIMEOUT_SECONDS = 300.0
@@ -79,12 +79,7 @@ class GangScheduling:
         self.handle = handle
         gates = handle.feature_gates
         self.version = gates.version
-        manager = handle.services.get(POD_GROUP_MANAGER)
-        if manager is None:  # a bare harness: keep our own
-            manager = PodGroupManager(gates, handle.cluster)
-            handle.add_event_handler(manager)
-            handle.services.provide(POD_GROUP_MANAGER, manager)
-        self.manager: PodGroupManager = manager
+        self.manager: PodGroupManager = manager_of(handle)
         self.clock = handle.clock or (lambda: 0.0)
 
     # ------------------------------------------------------------------ PreEnqueue

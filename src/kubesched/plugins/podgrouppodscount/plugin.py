@@ -13,7 +13,7 @@ from kubesched.api import objects as api
 from kubesched.config import names
 from kubesched.framework import interface as fw
 from kubesched.framework.interface import MAX_NODE_SCORE, MIN_NODE_SCORE
-from kubesched.framework.podgroups import POD_GROUP_MANAGER, PodGroupManager
+from kubesched.framework.podgroups import PodGroupManager, manager_of
 
 NAME = names.POD_GROUP_PODS_COUNT
 
@@ -25,12 +25,7 @@ class PodGroupPodsCount:
 
     def __init__(self, args: object | None, handle: fw.Handle) -> None:
         del args
-        manager = handle.services.get(POD_GROUP_MANAGER)
-        if manager is None:  # a bare harness: keep our own
-            manager = PodGroupManager(handle.feature_gates, handle.cluster)
-            handle.add_event_handler(manager)
-            handle.services.provide(POD_GROUP_MANAGER, manager)
-        self.manager: PodGroupManager = manager
+        self.manager: PodGroupManager = manager_of(handle)
 
     def score_placement(self, key: str, rows: fw.IntArray, assigned: list[api.Pod]) -> int:
         """``ScorePlacement``: scheduled members plus the placement's proposed ones."""

@@ -20,7 +20,7 @@ import numpy as np
 
 from kubesched.config import names
 from kubesched.framework import interface as fw
-from kubesched.framework.podgroups import POD_GROUP_MANAGER, Placement, PodGroupManager
+from kubesched.framework.podgroups import Placement, PodGroupManager, manager_of
 
 NAME = names.TOPOLOGY_PLACEMENT_GENERATOR
 
@@ -33,12 +33,7 @@ class TopologyPlacementGenerator:
     def __init__(self, args: object | None, handle: fw.Handle) -> None:
         del args
         self.cluster = handle.cluster
-        manager = handle.services.get(POD_GROUP_MANAGER)
-        if manager is None:  # a bare harness: keep our own
-            manager = PodGroupManager(handle.feature_gates, handle.cluster)
-            handle.add_event_handler(manager)
-            handle.services.provide(POD_GROUP_MANAGER, manager)
-        self.manager: PodGroupManager = manager
+        self.manager: PodGroupManager = manager_of(handle)
 
     def generate_placements(self, key: str, rows: fw.IntArray) -> tuple[list[Placement], fw.Status]:
         """Upstream ``GeneratePlacements`` over the nodes ``rows``."""
