@@ -100,15 +100,7 @@ func groupOptions(ctx context.Context, objs []runtime.Object) []frameworkruntime
 		return nil
 	}
 	c := internalcache.New(ctx, nil, true)
-	for _, o := range objs {
-		if p, ok := o.(*v1.Pod); ok {
-			if p.Spec.NodeName != "" {
-				_ = c.AddPod(klog.FromContext(ctx), p)
-			} else {
-				c.AddPodGroupMember(p)
-			}
-		}
-	}
+	addGroupPods(ctx, c, objs)
 	return []frameworkruntime.Option{frameworkruntime.WithPodGroupManager(c)}
 }
 

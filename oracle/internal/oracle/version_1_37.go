@@ -110,15 +110,7 @@ func groupOptions(ctx context.Context, objs []runtime.Object) []frameworkruntime
 			c.AddPodGroup(pg)
 		}
 	}
-	for _, o := range objs {
-		if p, ok := o.(*v1.Pod); ok {
-			if p.Spec.NodeName != "" {
-				_ = c.AddPod(klog.FromContext(ctx), p)
-			} else {
-				c.AddPodGroupMember(p)
-			}
-		}
-	}
+	addGroupPods(ctx, c, objs)
 	return []frameworkruntime.Option{frameworkruntime.WithPodGroupManager(c)}
 }
 
