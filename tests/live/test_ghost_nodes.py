@@ -55,6 +55,11 @@ def _counted(cluster: ClusterState, name: str) -> int:
     return -1 if row is None else int(cluster.nodes.requested[row, 0])
 
 
+def _uid(cluster: ClusterState, name: str) -> str | None:
+    found = cluster.node(name)
+    return None if found is None else str(found.raw.get("metadata", {}).get("uid"))
+
+
 class _Setup:
     """The serial replica, or a coordinator with two shards: the caches to check."""
 
@@ -147,6 +152,10 @@ def test_seeded_sequences_never_overcommit_nor_lose_a_pod(
             if outside.get(n, 0) <= 500:
                 api.create(_elsewhere(f"o{step}", n, "500m"))
                 outside[n] = outside.get(n, 0) + 500
+                # Pods and Nodes come on two watches: a Node created right after may reach
+                # any scheduler first (upstream's too).  What is tested is a Pod the cache
+                # holds before its Node arrives, so the Node waits for the Pod to be seen.
+                wait(lambda key=f"default/o{step}": cluster.has_pod(key), timeout=T)
         elif op == "node" and len(present) < len(names):
             n = rng.choice(sorted(set(names) - present))
             api.create(node(n, cpu="1"))
@@ -154,6 +163,11 @@ def test_seeded_sequences_never_overcommit_nor_lose_a_pod(
     for n in sorted(set(names) - present):
         api.create(node(n, cpu="1"))
     wait(settled, timeout=T)
+    # The last Node deleted and created again may still be on its way to the cache (deleted
+    # there, its Pods waiting as ghosts, the new Node not applied yet): the end state is read
+    # once the cache holds every Node the API server does, by UID.
+    node_uids = {n: api.store.get(nodes, "", n)["metadata"]["uid"] for n in names}
+    wait(lambda: all(_uid(cluster, n) == node_uids[n] for n in names), timeout=T)
     wait(lambda: all(_counted(cluster, n) == _used(api).get(n, 0) for n in names), timeout=T)
     used = _used(api)
     assert all(v <= 1000 for v in used.values()), used
