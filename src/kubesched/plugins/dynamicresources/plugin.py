@@ -63,7 +63,6 @@ from kubesched.framework.contract import Locality
 from kubesched.framework.interface import (
     SKIP,
     SUCCESS,
-    Code,
     CycleState,
     Handle,
     IntArray,
@@ -603,18 +602,29 @@ class DynamicResources(Hints):
             raw = claim_with_reservation(
                 current.raw, pod, found.get(claim.uid), node_name, node, s.slices
             )
-            updated = self.objects.parse(raw)
-            self.objects.assume(updated)
-            self.objects.set_in_flight(claim.uid, None)
-            write = self.handle.api
-            if isinstance(write, ObjectWriter):
-                try:
-                    write.update_object(raw)
-                except Exception as e:
-                    self.objects.forget(updated.key)
-                    return Status(Code.ERROR, (f"add reservation to claim {claim.key}: {e}",))
+            _, failed = self._write_claim(claim.uid, raw)
+            if failed is not None:
+                return error(f"add reservation to claim {claim.key}: {failed}")
         s.reserved = False
         return SUCCESS
+
+    def _write_claim(
+        self, in_flight: str, raw: dict[str, Any]
+    ) -> tuple[r.ResourceClaim, Exception | None]:
+        """PreBind's write of one claim ``raw``: assumed at once (the in-flight allocation
+        under the uid ``in_flight`` ends), then written to the API server; a failed write
+        forgets the assumed claim again.  The claim, and the write's error if it failed."""
+        updated = self.objects.parse(raw)
+        self.objects.assume(updated)
+        self.objects.set_in_flight(in_flight, None)
+        write = self.handle.api
+        if isinstance(write, ObjectWriter):
+            try:
+                write.update_object(raw)
+            except Exception as e:
+                self.objects.forget(updated.key)
+                return updated, e
+        return updated, None
 
     def _bind_special(
         self,
@@ -635,16 +645,10 @@ class DynamicResources(Hints):
         raw = claim_with_reservation(
             special.created_claim(pod, claim), pod, results, node_name, node, s.slices
         )
-        updated = self.objects.parse(raw)
-        self.objects.set_in_flight(s.special.base.uid, None)
-        self.objects.assume(updated)
+        updated, failed = self._write_claim(s.special.base.uid, raw)
+        if failed is not None:
+            return error(f"create claim for extended resources {updated.key}: {failed}")
         write = self.handle.api
-        if isinstance(write, ObjectWriter):
-            try:
-                write.update_object(raw)
-            except Exception as e:
-                self.objects.forget(updated.key)
-                return error(f"create claim for extended resources {updated.key}: {e}")
         if not mappings:
             return error(
                 f"nil or empty request mappings, no update of pod {pod.key} "
