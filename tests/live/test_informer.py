@@ -163,3 +163,45 @@ def test_a_missing_optional_kind_is_said_once_and_rechecked_quietly(
     loud = [rec for rec in caplog.records if rec.levelno >= logging.INFO]
     assert len(loud) == 1 and "is not served by this API server" in loud[0].getMessage()
     assert "checking again every" in loud[0].getMessage()
+
+
+VERSIONED = Kind(
+    "PodGroup",
+    "scheduling.x-k8s.io/v1beta9",
+    "/apis/scheduling.x-k8s.io/v1beta9/podgroups",
+    optional=True,
+    versions=("v1beta9", "v1alpha1"),
+)
+"""A kind of several versions (as the Workload API's), the first one not served here."""
+
+
+def test_a_kind_of_several_versions_is_listed_in_the_one_the_server_serves(
+    api: Api, run: type[Run]
+) -> None:
+    """Discovery (``GET /apis/G/V``) chooses the version: the fake serves ``v1alpha1`` only."""
+    api.store.create(
+        by_plural("podgroups", "scheduling.x-k8s.io"),
+        "default",
+        {"metadata": {"name": "g", "namespace": "default"}, "spec": {"minMember": 2}},
+    )
+    r = run(VERSIONED)
+    wait_for(lambda: r.deltas)
+    assert not r.inf.absent
+    assert r.inf.kind.path == "/apis/scheduling.x-k8s.io/v1alpha1/podgroups"
+    assert r.deltas[0].new["apiVersion"] == "scheduling.x-k8s.io/v1alpha1"
+    api.store.create(
+        by_plural("podgroups", "scheduling.x-k8s.io"),
+        "default",
+        {"metadata": {"name": "h", "namespace": "default"}, "spec": {"minMember": 1}},
+    )
+    wait_for(lambda: ("ADDED", "default/h") in r.seen())  # watched in that version too
+
+
+def test_a_kind_served_in_none_of_its_versions_is_absent_and_empty(
+    api: Api, run: type[Run], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="kubesched.live.informer")
+    r = run(replace(VERSIONED, versions=("v1beta9", "v2")))
+    wait_for(r.inf.synced.is_set)
+    assert r.inf.absent and r.deltas == []
+    wait_for(lambda: any("in none of v1beta9, v2" in m for m in caplog.messages))
