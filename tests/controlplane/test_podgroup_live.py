@@ -143,6 +143,18 @@ def scheduled_condition(cp: ControlPlane, name: str, ns: str = "default") -> dic
     return None
 
 
+def group_condition(cp: ControlPlane, name: str, ns: str = "default") -> dict[str, Any] | None:
+    """The PodGroup's scheduling condition (type, status, reason, message,
+    observedGeneration) once it has one."""
+    obj = cp.get("podgroups.v1beta1.scheduling.k8s.io", name, ns) or {}
+    for c in obj.get("status", {}).get("conditions", []):
+        if c["type"] == "PodGroupInitiallyScheduled":
+            return {
+                k: c.get(k) for k in ("type", "status", "reason", "message", "observedGeneration")
+            }
+    return None
+
+
 def test_workload_api_informer_is_discovered_and_a_gang_binds_whole(
     cp: ControlPlane, replicas: list[Replica]
 ) -> None:
@@ -162,6 +174,10 @@ def test_workload_api_informer_is_discovered_and_a_gang_binds_whole(
     wait(lambda: all(cp.node_of(f"m{i}") for i in range(3)), T)
     assert r.live.api.binds == 3 and r.live.api.bind_errors == 0
     assert cycle.conditions["default/train"].reason == "Scheduled"
+    cond = wait(lambda: group_condition(cp, "train"), T)  # written on the PodGroup too
+    assert (cond["status"], cond["reason"]) == ("True", "Scheduled")
+    stored = cp.get("podgroups.v1beta1.scheduling.k8s.io", "train") or {}
+    assert cond["observedGeneration"] == stored["metadata"].get("generation")  # none, here
     nodes = sorted(cp.node_of(f"m{i}") for i in range(3))
     assert set(nodes) == {"n1", "n2"}  # 3 cpu over two 2-cpu nodes
 
@@ -207,6 +223,7 @@ def test_a_gang_that_cannot_fit_leaves_every_member_pending_as_upstream(
     upstream = _upstream_scheduler(cp)
     try:
         want = _all_pending(cp, "upstream", names)
+        want_group = wait(lambda: group_condition(cp, "train", "upstream"), T)
     finally:
         _stop(upstream)
     assert not any(cp.node_of(n, "upstream") for n in names)
@@ -218,6 +235,7 @@ def test_a_gang_that_cannot_fit_leaves_every_member_pending_as_upstream(
     r = start(cp, replicas)
     got = _all_pending(cp, "default", names)
     assert got == want
+    assert wait(lambda: group_condition(cp, "train"), T) == want_group
     assert r.live.api.binds == 0
     assert not any(cp.node_of(n) for n in names)
 

@@ -15,8 +15,8 @@ import pytest
 import yaml
 
 from kubesched.cli import build_parser
-from kubesched.config.load import load_config
 from kubesched.config.featuregates import with_settings
+from kubesched.config.load import load_config
 from kubesched.live.informer import SCHEDULER_KINDS, workload_kinds
 from kubesched.plugins.registry import known_plugin_names
 from tests.live import rbac
@@ -97,6 +97,7 @@ NEEDED_CLUSTER = {
     ),
     ("", "pods/binding", "create"),
     ("", "pods/status", "patch"),
+    ("scheduling.k8s.io", "podgroups/status", "patch"),  # a PodGroup's condition (v1.36+)
     ("", "pods", "delete"),
     ("", "pods", "get"),  # re-GET of a Pod whose bind's outcome is unknown
     ("events.k8s.io", "events", "create"),
