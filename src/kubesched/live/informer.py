@@ -10,6 +10,9 @@ A kind whose API is not installed (404 on an optional custom resource) counts as
 empty: that is said once (INFO), and the kind is listed again quietly at the longest backoff
 (30 s), so a CRD installed later is picked up within that -- a periodic list instead of a
 watch on CustomResourceDefinitions, which would need cluster-wide read access to CRDs.
+A kind served in one of several versions or not at all (the Workload API's PodGroups and
+Workloads, :func:`workload_kinds`) asks the server's discovery before each list which of its
+versions serves it, and is absent in the same way when none does.
 
 The first list asks for ``resourceVersion=0`` (any version), as client-go's initial list
 does: kube-apiserver answers it from its watch cache in one response, ``limit`` ignored --
