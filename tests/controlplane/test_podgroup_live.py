@@ -22,7 +22,7 @@ import pytest
 
 from kubesched.config.featuregates import with_settings
 from tests.controlplane.conftest import ROOT, SCRIPT, ControlPlane, _binaries_or_skip
-from tests.live.conftest import Replica, make_config, node
+from tests.live.conftest import Replica, make_config, node, pod
 from tests.live.conftest import wait_for as wait
 
 pytestmark = pytest.mark.controlplane
@@ -250,3 +250,24 @@ def _all_pending(cp: ControlPlane, ns: str, names: list[str]) -> list[tuple[str,
 
     conds = wait(conditions, T, step=0.5)
     return sorted((c["reason"], c["message"]) for c in conds)
+
+
+def test_a_server_not_serving_the_workload_api_is_skipped_cleanly(
+    controlplane: ControlPlane, replicas: list[Replica]
+) -> None:
+    """The session's control plane runs without GenericWorkload: kubesched with the gate on
+    finds none of the PodGroup versions served, counts the kind as empty (no error, no 403)
+    and schedules ordinary Pods."""
+    controlplane.clean()
+    try:
+        controlplane.apply(node("n1"))
+        controlplane.apply(pod("web"))
+        r = start(controlplane, replicas)
+        [inf] = [i for i in r.live.informers if i.kind.kind == "PodGroup" and i.wanted.versions]
+        wait(lambda: inf.lists > 0, T)
+        assert inf.absent
+        wait(lambda: controlplane.node_of("web") == "n1", T)
+    finally:
+        for made in replicas:
+            made.stop()
+        controlplane.clean()
