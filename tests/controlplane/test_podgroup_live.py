@@ -172,7 +172,8 @@ def test_workload_api_informer_is_discovered_and_a_gang_binds_whole(
     assert cycle is not None
     cp.apply(member("m2", "train", "1"))  # the quorum: the three go in one group cycle
     wait(lambda: all(cp.node_of(f"m{i}") for i in range(3)), T)
-    assert r.live.api.binds == 3 and r.live.api.bind_errors == 0
+    wait(lambda: r.live.api.binds == 3, T)  # its answers may be read after kubectl's
+    assert r.live.api.bind_errors == 0
     assert cycle.conditions["default/train"].reason == "Scheduled"
     cond = wait(lambda: group_condition(cp, "train"), T)  # written on the PodGroup too
     assert (cond["status"], cond["reason"]) == ("True", "Scheduled")
