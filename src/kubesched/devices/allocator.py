@@ -276,6 +276,8 @@ class _Search:
         self.consumes_of: dict[int, _Consumes] = {}
         """:meth:`_consumes` by device (``id``; :attr:`keep` holds the devices)."""
         self.keep: list[r.Device] = []
+        self.totals_of: dict[int, dict[tuple[str, str], Exact] | None] = {}
+        """:meth:`_totals` by device (``id``, kept by :attr:`keep`)."""
 
     def prepare(self) -> None:
         opts = self.options
@@ -700,23 +702,35 @@ class _Search:
                 self.available[key] = self._available(group[0][0], group[0][1])
             amounts: dict[tuple[str, str], list[Exact]] = {}
             for _, _, device in group:
-                mine: dict[tuple[str, str], Exact] = {}
-                for set_name, counters in self._consumes(device):
-                    for c, v in counters:
-                        mine[(set_name, c)] = mine.get((set_name, c), 0) + v
-                for k, v in mine.items():
-                    if v < 0:
-                        return False  # taking would not only add (never in a valid slice)
+                totals = self._totals(device)
+                if totals is None:
+                    return False  # taking would not only add (never in a valid slice)
+                for k, v in totals.items():
                     amounts.setdefault(k, []).append(v)
             took = self.consumed.get(key, {})
             for set_name, have in self.available[key].items():
+                taken = took.get(set_name, {})
                 for c, limit in have.items():
-                    values = amounts.get((set_name, c), [])
-                    zeros = len(group) - len(values)
-                    least = sum(sorted(values)[: max(0, least_taken - zeros)])
-                    if took.get(set_name, {}).get(c, 0) + least > limit:
+                    values = amounts.get((set_name, c), ())
+                    fewest = least_taken - (len(group) - len(values))  # the rest consume 0
+                    least = sum(sorted(values)[:fewest]) if fewest > 0 else 0
+                    if taken.get(c, 0) + least > limit:
                         return True
         return False
+
+    def _totals(self, device: r.Device) -> dict[tuple[str, str], Exact] | None:
+        """What ``device`` consumes per (counter set, counter), None when an amount is
+        negative (worked out once per device)."""
+        key = id(device)
+        if key in self.totals_of:
+            return self.totals_of[key]
+        mine: dict[tuple[str, str], Exact] = {}
+        for set_name, counters in self._consumes(device):  # keeps the device (its id)
+            for c, v in counters:
+                mine[(set_name, c)] = mine.get((set_name, c), 0) + v
+        got = None if any(v < 0 for v in mine.values()) else mine
+        self.totals_of[key] = got
+        return got
 
     def one(
         self, ci: int, ri: int, di: int, alt: int = -1, start: tuple[int, int, int] = (0, 0, 0)
