@@ -55,8 +55,8 @@ from kubesched.api.errors import InputError
 __all__ = [
     "GROUP",
     "KINDS",
-    "CompositePodGroup",
     "SERVED",
+    "CompositePodGroup",
     "Gates",
     "GroupTemplate",
     "PodGroup",
