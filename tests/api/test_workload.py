@@ -408,9 +408,12 @@ def test_a_composite_pod_group_is_parsed_with_its_gang_and_parent() -> None:
     assert cpg.policy.disruption_all
     assert cpg.policy.priority == 0  # the priority admission plugin: no class, no default
     basic = composite_pod_group(schedulingPolicy={"basic": {}})
-    assert workload.admit([basic], gates("1.37", **COMPOSITE)).composite_pod_groups[
-        "ml/all"
-    ].policy.min_count == 0
+    assert (
+        workload.admit([basic], gates("1.37", **COMPOSITE))
+        .composite_pod_groups["ml/all"]
+        .policy.min_count
+        == 0
+    )
 
 
 def test_a_composite_pod_group_is_validated_with_field_paths() -> None:
