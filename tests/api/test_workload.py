@@ -466,3 +466,37 @@ def test_schedule_refuses_a_composite_tree_rather_than_scheduling_its_groups_alo
             kubernetes_version="1.37",
             feature_gates=COMPOSITE,
         )
+
+
+def test_commands_refuse_a_composite_tree_with_file_and_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    member = pod_group(
+        parentCompositePodGroupName="all",
+        workloadRef={"workloadName": "job", "templateName": "train"},
+    )
+    cluster = tmp_path / "cluster.json"
+    cluster.write_text(json.dumps(as_list(node("a", cpu="4"), composite_pod_group(), member)))
+    pod = tmp_path / "pod.json"
+    pod.write_text(json.dumps(_pod(schedulingGroup={"podGroupName": "train"})))
+    gates_on = "GenericWorkload=true,TopologyAwareWorkloadScheduling=true,CompositePodGroup=true"
+    for verb in ("explain", "schedule"):
+        args = [verb, "--cluster", str(cluster), "--pod" if verb == "explain" else "--pods"]
+        assert (
+            main([*args, str(pod), "--kubernetes-version", "1.37", "--feature-gates", gates_on])
+            == 2
+        )
+        err = capsys.readouterr().err
+        assert str(cluster) in err
+        assert "CompositePodGroup/ml/all: composite PodGroups are not modelled" in err
+        assert "PodGroup/ml/train.spec.parentCompositePodGroupName: composite PodGroups" in err
+    # the Python API's explain too
+    import kubesched
+
+    with pytest.raises(InputError, match="not modelled"):
+        kubesched.explain(
+            as_list(node("a", cpu="4"), composite_pod_group(), member),
+            _pod(schedulingGroup={"podGroupName": "train"}),
+            kubernetes_version="1.37",
+            feature_gates=COMPOSITE,
+        )
