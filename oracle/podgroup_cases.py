@@ -301,6 +301,11 @@ class _Gen(Draw):
         if "TopologyAwareWorkloadScheduling" in table and gates["GenericWorkload"]:
             topology = any(p["topology"] for p in plans)
             gates["TopologyAwareWorkloadScheduling"] = self.chance(0.6 if topology else 0.15)
+        if "CompositePodGroup" in table and gates.get("TopologyAwareWorkloadScheduling"):
+            # v1.37's composite groups' gate (it needs both gates above): on, the queue, the
+            # cache and GangScheduling take the hierarchy paths even for groups without a
+            # parent (kubesched refuses composite trees, so none is drawn).
+            gates["CompositePodGroup"] = self.chance(0.5)
         preempting = any("preemptionPolicy" in p for p in plans)
         if "PodGroupPreemptionPolicy" in table and gates["GenericWorkload"] and preempting:
             gates["PodGroupPreemptionPolicy"] = self.chance(0.4)

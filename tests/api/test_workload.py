@@ -374,3 +374,129 @@ def test_v1_35_hand_written_validation_of_a_workloads_pod_groups() -> None:
     nameless = workload_v1alpha1({"policy": {"basic": {}}})
     ((path, message),) = problems(nameless)
     assert path == "spec.podGroups[0].name" and message.startswith('Invalid value: "": a lowercase')
+
+
+# --------------------------------------------------------------------------- CompositePodGroups
+COMPOSITE = {"CompositePodGroup": True, "TopologyAwareWorkloadScheduling": True, **ON}
+
+
+def composite_pod_group(**spec: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "workloadRef": {"workloadName": "job", "templateName": "all"},
+        "schedulingPolicy": {"gang": {"minGroupCount": 2}},
+    }
+    body.update(spec)
+    return {
+        "apiVersion": "scheduling.k8s.io/v1alpha3",
+        "kind": "CompositePodGroup",
+        "metadata": {"name": "all", "namespace": "ml"},
+        "spec": body,
+    }
+
+
+def test_a_composite_pod_group_is_parsed_with_its_gang_and_parent() -> None:
+    obj = composite_pod_group(
+        parentCompositePodGroupName="top",
+        schedulingConstraints={"topology": [{"key": "example.com/rack"}]},
+        disruptionMode={"all": {}},
+    )
+    admitted = workload.admit([obj], gates("1.37", **COMPOSITE))
+    cpg = admitted.composite_pod_groups["ml/all"]
+    assert (cpg.policy.min_count, cpg.parent) == (2, "top")
+    assert (cpg.workload, cpg.template) == ("job", "all")
+    assert cpg.policy.topology_keys == ("example.com/rack",)
+    assert cpg.policy.disruption_all
+    assert cpg.policy.priority == 0  # the priority admission plugin: no class, no default
+    basic = composite_pod_group(schedulingPolicy={"basic": {}})
+    assert (
+        workload.admit([basic], gates("1.37", **COMPOSITE))
+        .composite_pod_groups["ml/all"]
+        .policy.min_count
+        == 0
+    )
+
+
+def test_a_composite_pod_group_is_validated_with_field_paths() -> None:
+    missing = composite_pod_group(schedulingPolicy={"gang": {}})
+    del missing["spec"]["workloadRef"]
+    assert sorted(problems(missing)) == [
+        ("spec.schedulingPolicy.gang.minGroupCount", "Required value"),
+        ("spec.workloadRef", "Required value"),
+    ]
+    both = composite_pod_group(disruptionMode={"single": {}, "all": {}}, priority=2_000_000_000)
+    assert sorted(problems(both)) == [
+        (
+            "spec.disruptionMode",
+            'Invalid value: "{single, all}": must specify exactly one of: `single`, `all`',
+        ),
+        ("spec.priority", "Invalid value: 2000000000: must be less than or equal to 1000000000"),
+    ]
+    beta = dict(composite_pod_group(), apiVersion="scheduling.k8s.io/v1beta1")
+    ((path, message),) = problems(beta)
+    assert path == "kind" and "v1alpha3" in message
+
+
+def test_composite_pod_groups_are_refused_where_the_gate_makes_a_tree() -> None:
+    member = pod_group(
+        parentCompositePodGroupName="all",
+        workloadRef={"workloadName": "job", "templateName": "train"},
+    )
+    on = gates("1.37", **COMPOSITE)
+    workload.admit([composite_pod_group(), member], on)  # the API server takes both
+    with pytest.raises(InputError) as err:
+        workload.refuse_composite([composite_pod_group(), member], on, paths=["a", "b"])
+    assert [p for p, _ in err.value.problems] == ["a", "b.spec.parentCompositePodGroupName"]
+    assert "not modelled" in err.value.problems[0][1]
+    # Gate off: the parent is dropped and no CompositePodGroup is served; nothing to refuse.
+    workload.refuse_composite([member], gates("1.37", **ON))
+    workload.refuse_composite([pod_group()], on)
+
+
+def test_schedule_refuses_a_composite_tree_rather_than_scheduling_its_groups_alone() -> None:
+    import kubesched
+
+    member = pod_group(
+        parentCompositePodGroupName="all",
+        workloadRef={"workloadName": "job", "templateName": "train"},
+    )
+    with pytest.raises(InputError, match="composite PodGroups are not modelled"):
+        kubesched.schedule(
+            as_list(node("n1"), composite_pod_group(), member),
+            [],
+            kubernetes_version="1.37",
+            feature_gates=COMPOSITE,
+        )
+
+
+def test_commands_refuse_a_composite_tree_with_file_and_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    member = pod_group(
+        parentCompositePodGroupName="all",
+        workloadRef={"workloadName": "job", "templateName": "train"},
+    )
+    cluster = tmp_path / "cluster.json"
+    cluster.write_text(json.dumps(as_list(node("a", cpu="4"), composite_pod_group(), member)))
+    pod = tmp_path / "pod.json"
+    pod.write_text(json.dumps(_pod(schedulingGroup={"podGroupName": "train"})))
+    gates_on = "GenericWorkload=true,TopologyAwareWorkloadScheduling=true,CompositePodGroup=true"
+    for verb in ("explain", "schedule"):
+        args = [verb, "--cluster", str(cluster), "--pod" if verb == "explain" else "--pods"]
+        assert (
+            main([*args, str(pod), "--kubernetes-version", "1.37", "--feature-gates", gates_on])
+            == 2
+        )
+        err = capsys.readouterr().err
+        assert str(cluster) in err
+        assert "CompositePodGroup/ml/all: composite PodGroups are not modelled" in err
+        assert "PodGroup/ml/train.spec.parentCompositePodGroupName: composite PodGroups" in err
+    # the Python API's explain too
+    import kubesched
+
+    with pytest.raises(InputError, match="not modelled"):
+        kubesched.explain(
+            as_list(node("a", cpu="4"), composite_pod_group(), member),
+            _pod(schedulingGroup={"podGroupName": "train"}),
+            kubernetes_version="1.37",
+            feature_gates=COMPOSITE,
+        )

@@ -13,6 +13,7 @@ import pytest
 
 from kubesched.api import objects as api
 from kubesched.api import resource as r
+from kubesched.api.errors import InputError
 from kubesched.bench import dra, runner
 from kubesched.bench import params as p
 from kubesched.bench.config import load_test_cases
@@ -179,3 +180,39 @@ def test_alloc_resource_claims_shares_devices_as_the_release_allocates() -> None
     ]
     assert [s["consumedCapacity"] for s in shares] == [{"bandwidth": "4000000000"}] * 2
     assert len({s["shareID"] for s in shares}) == 2
+
+
+UPSTREAM_137 = Path(__file__).resolve().parents[2] / "benchmarks" / "upstream-1.37" / "dra"
+
+
+def _run_137(config: str, case: str, workload: str) -> runner._WorkloadRun:
+    ((tc, w),) = p.select(load_test_cases(str(UPSTREAM_137 / config)), case=case, workload=workload)
+    options = runner.RunOptions(timeout=60.0, gates=FeatureGates("1.37"))
+    run = runner._WorkloadRun(tc, w, p.resolve(tc, w), options)
+    try:
+        run.run()
+    finally:
+        run.finish()
+    return run
+
+
+def test_v137_templates_with_variables_and_range_render_and_bind() -> None:
+    """v1.37's ResourceSlice and ResourceClaimTemplate use Go template variables, ``or``,
+    ``nil``, ``range`` over an int, ``Int`` and ``JSON``: two requests, matchAttribute."""
+    run = _run_137("performance-config.yaml", "SchedulingWithResourceClaimTemplate", "match_fast")
+    assert run.result.pods_bound == 2 and run.result.pods_unbound == 0
+    slices = [r.parse_slice(o) for (k, _), o in run.api.objects.items() if k == "ResourceSlice"]
+    assert [len(s.devices) for s in slices] == [10]  # {{range ($numDevices | Int)}}
+    claims = [r.parse_claim(o) for (k, _), o in run.api.objects.items() if k == "ResourceClaim"]
+    # {{range $numRequests}}: five requests, their devices on one PCI root (matchAttribute)
+    assert [len(c.allocation or ()) for c in claims] == [5, 5]
+
+
+def test_an_invalid_dra_object_of_create_any_is_an_input_error_naming_its_template() -> None:
+    """listattributes' list-typed attributes (DRAListTypeAttributes, not modelled) are
+    refused when the object is created, not met by the scheduler mid-run."""
+    with pytest.raises(InputError) as err:
+        _run_137("listattributes/performance-config.yaml",
+                 "SchedulingWithResourceClaimTemplateListAttributes", "fast")  # fmt: skip
+    assert str(err.value.file).endswith("resourceslice-list-attributes-devices.yaml")
+    assert "attributes.dra.example.com/match" in str(err.value)

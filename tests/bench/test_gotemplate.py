@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+import yaml
 
 from kubesched.api.errors import InputError
 from kubesched.bench import gotemplate as gt
+from kubesched.bench.gofuncs import go_data
+
+UPSTREAM = Path(__file__).parents[2] / "benchmarks/upstream-1.37/dra/templates"
 
 ENV = {"Index": 7, "Count": 10, "Zone": "z1", "Ratio": 0.5, "nested": {"key": 3}}
 
@@ -52,16 +58,21 @@ def test_renders_like_go(text: str, want: str) -> None:
     ("text", "message"),
     [
         ("{{with .Index}}x{{end}}", "unsupported action 'with'"),
+        ("{{range 2}}{{break}}{{end}}", "unsupported action 'break'"),
+        ("{{range 2}}x", "{{range}} without {{end}}"),
+        ("{{$y}}", 'undefined variable "$y"'),
+        ("{{range $i := 3}}{{end}}{{$i}}", 'undefined variable "$i"'),  # scoped to the range
+        ("{{if true}}{{$j := 1}}{{end}}{{$j}}", 'undefined variable "$j"'),  # and the if
+        ("{{$x = 1}}", 'undefined variable "$x"'),
+        ("{{nil}}", "nil is not a command"),
+        ("{{len .n}}", 'function "len" not defined'),
         ("{{if .Index}}x", "{{if}} without {{end}}"),
         ("x{{end}}", "unexpected {{end}}"),
         ("{{else}}", "unexpected {{else}}"),
         ("{{if .Index}}a{{else}}b{{else}}c{{end}}", "unexpected {{else}}"),
         ("{{if}}x{{end}}", "missing value for if"),
-        ("{{range .Count}}{{end}}", "unsupported action 'range'"),
         ('{{printf "%d" .Index}}', 'function "printf" not defined'),
-        ("{{$x := 1}}", "unsupported expression"),
         ("{{.Index 1}}", "can't give argument to non-function"),
-        ("{{.}}", "the whole environment"),
         ("{{.Index | .Count}}", "only a function call can follow"),
         ("{{(AddInt 1}}", "unclosed left paren"),
         ("{{.Index", "unclosed action"),
@@ -87,6 +98,16 @@ def test_rejects_what_it_does_not_know_at_parse_time(text: str, message: str) ->
         ("{{DivideInt 1}}", "wrong number of args for DivideInt: want 2 got 1"),
         ('{{AddInt "x" 1}}', "cannot cast x to float64"),
         ("{{AddInt true 1}}", "cannot cast true to float64"),
+        ("{{or .Missing nil}}", "Go prints <no value>"),  # deviation: Go prints <no value>
+        ("{{and .Missing 0}}", "unknown field .Missing"),
+        ("{{range .Ratio}}x{{end}}", "range can't iterate over 0.5"),
+        ("{{range $i, $e := 3}}x{{end}}", "can't use 3 to iterate over more than one variable"),
+        ("{{range $i := 2}}{{.Index}}{{end}}", "can't evaluate field Index in type int"),
+        ("{{ge 1.5 2}}", "incompatible types for comparison: float64 and int"),
+        ("{{lt true false}}", "error calling lt: invalid type for comparison"),
+        ("{{Int .Missing}}", "error calling Int: cannot cast <nil> to int"),
+        ('{{Int "1.5"}}', "cannot cast 1.5 to int"),
+        ("{{$x := 1}}{{$x.a}}", "can't evaluate field a in type int"),
     ],
 )
 def test_rejects_bad_values_when_rendering(text: str, message: str) -> None:
@@ -149,3 +170,98 @@ def test_static_templates_are_recognised() -> None:
 )  # fmt: skip
 def test_values_print_as_go_percent_v(value: object, want: str) -> None:
     assert gt.go_format(value) == want
+
+
+# Go 1.26's text/template with upstream's function map, the data decoded as sigs.k8s.io/yaml
+# decodes it (numbers float64) plus the ints Index 7 and Count 10: what each printed.
+@pytest.mark.parametrize(
+    ("text", "data", "want"),
+    [
+        ("{{$x := or .n 10}}{{$x}}", {}, "10"),
+        ("{{$x := or .n 10}}{{$x}}", {"n": 3}, "3"),
+        ("{{$x := or .n 10}}{{$x}}", {"n": None}, "10"),
+        ("{{$x := or .n nil | JSON}}{{$x}}", {}, "null"),
+        ("{{$x := (or .n nil) | JSON}}{{$x}}", {"n": None}, "null"),
+        ("{{$x := (or .n nil) | JSON}}{{$x}}",
+         {"n": [{"cel": {"expression": "a<b"}}, 1.5, 1e21, 1000000]},
+         '[{"cel":{"expression":"a<b"}},1.5,1e+21,1000000]'),
+        ("{{JSON .n}}", {"n": [1e-06, 1e-07, 1.2345678901234569e23, -0.0, 100.0, 1.5e300]},
+         "[0.000001,1e-7,1.2345678901234569e+23,-0,100,1.5e+300]"),
+        ("{{JSON .n}}", {"n": "a<b>&\u2028\n\"x"}, '"a<b>&\\u2028\\n\\"x"'),
+        ("{{JSON .n}}", {"n": {"b": True, "a": None}}, '{"a":null,"b":true}'),
+        ("{{.n}}", {"n": 1000000}, "1e+06"),  # a param is a float64
+        ("{{.n}}", {"n": [1, "a", {"b": 2, "a": None}]}, "[1 a map[a:<nil> b:2]]"),
+        ("{{.}}", {}, "map[Count:10 Index:7]"),
+        ("{{$}}", {}, "map[Count:10 Index:7]"),
+        ("{{range 3}}[{{.}}]{{end}}", {}, "[0][1][2]"),
+        ("{{range $i := 3}}[{{$i}}{{.}}]{{end}}", {}, "[00][11][22]"),
+        ("{{range 0}}x{{else}}none{{end}}", {}, "none"),
+        ("{{range -2}}x{{else}}neg{{end}}", {}, "neg"),
+        ("{{range .n}}[{{.}}]{{end}}", {"n": [1, 2]}, "[1][2]"),
+        ("{{range $i, $e := .n}}[{{$i}}={{$e}}]{{end}}", {"n": ["a", "b"]}, "[0=a][1=b]"),
+        ("{{range $k, $e := .n}}[{{$k}}={{$e}}]{{end}}", {"n": {"b": 1, "a": 2}}, "[a=2][b=1]"),
+        ("{{range .missing}}x{{else}}e{{end}}", {}, "e"),
+        ("{{range $i := 2}}{{$.Index}}{{end}}", {}, "77"),
+        ("{{$x := 1}}{{if true}}{{$x = 2}}{{end}}{{$x}}", {}, "2"),
+        ("{{$x := 1}}{{if true}}{{$x := 2}}{{$x}}{{end}}{{$x}}", {}, "21"),
+        ("{{$x := 1}}{{range 2}}{{$x = .}}{{end}}{{$x}}", {}, "1"),
+        ("{{$x := 1}}{{range 2}}{{$x = 5}}{{end}}{{$x}}", {}, "5"),
+        ("{{$x := 1}}{{range $i := 2}}{{$x = $i}}{{end}}{{$x}}", {}, "1"),
+        ("{{$x := 1}}{{$x := 2}}{{$x}}", {}, "2"),
+        ("{{if $x := .n}}{{$x}}{{else}}{{$x}}{{end}}", {"n": 0}, "0"),
+        ('{{or 0 "" 3 4}}', {}, "3"),
+        ('{{or 0 ""}}', {}, ""),
+        ("{{and 1 0 3}}", {}, "0"),
+        ("{{and 1 2 3}}", {}, "3"),
+        ("{{or .missing 0}}", {}, "0"),
+        ("{{or 1 .missing.deep}}", {}, "1"),
+        ("{{not .missing}}", {}, "true"),
+        ("{{not 0}}", {}, "true"),
+        ("{{$x := or .a .b}}{{$x}}", {"b": "q"}, "q"),
+        ("{{ge 3 2}} {{ge 2 3}} {{lt 1 2}} {{le 2 2}} {{gt 2 2}} {{ne 1 2}}", {},
+         "true false true true false true"),
+        ('{{ge "b" "a"}}', {}, "true"),
+        ("{{ge .n .m}}", {"n": 1, "m": 2}, "false"),
+        ("{{Int .n}}", {"n": 2.7}, "2"),
+        ("{{Int .n}}", {"n": "12"}, "12"),
+        ("{{.n | Int}}", {"n": -2.7}, "-2"),
+        ("{{$x := 3}}{{$x | Int}}", {}, "3"),
+        ("{{$x := .n}}{{$x.a}}", {"n": {"a": 5}}, "5"),
+        ("{{$.n.a}}", {"n": {"a": 5}}, "5"),
+        ("{{range 2}}{{if ge . 1}}big{{else}}small{{end}}{{end}}", {}, "smallbig"),
+        ("{{range 3}}{{Mod . 2}}{{end}}", {}, "010"),
+        ("{{- $a := 1 -}}\n x", {}, "x"),
+        ("{{(1)}} {{1 | Int}}", {}, "1 1"),
+    ],
+)  # fmt: skip
+def test_renders_as_go_text_template(text: str, data: dict[str, object], want: str) -> None:
+    assert gt.render(text, {**go_data(data), "Index": 7, "Count": 10}) == want
+
+
+@pytest.mark.parametrize(
+    ("text", "data"),
+    [
+        ("{{eq .n 3}}", {"n": 3}),  # incompatible types for comparison: float64 and int
+        ("{{ge .n 2}}", {"n": 3}),
+        ("{{range .n}}x{{end}}", {"n": 3}),  # range can't iterate over 3
+    ],
+)
+def test_params_are_float64_as_upstream_decodes_them(text: str, data: dict[str, object]) -> None:
+    gt.render(text, data)  # PyYAML's ints
+    with pytest.raises(InputError):
+        gt.render(text, go_data(data))
+
+
+def test_upstream_dra_templates_render_as_go() -> None:
+    """v1.37's ResourceClaimTemplate and list-attribute ResourceSlice, as Go rendered them."""
+    claim = (UPSTREAM / "resourceclaimtemplate.yaml").read_text()
+    out = gt.render(claim, {**go_data({"numRequests": 2, "selectors": None}), "Index": 0})
+    assert out.startswith("\n\n\n\napiVersion: resource.k8s.io/v1\n")
+    assert "      constraints: null\n      requests:\n      - name: req-0\n" in out
+    assert out.endswith("- name: req-1\n        exactly:\n          deviceClassName: test-class\n"
+                        "          selectors: null\n")  # fmt: skip
+    sliced = (UPSTREAM / "resourceslice-list-attributes-devices.yaml").read_text()
+    data = {"numDevices": 3, "numListValues": 1, "numNonMatchingDevices": 1, "sharedValue": "s"}
+    devices = yaml.safe_load(gt.render(sliced, {**go_data(data), "Index": 7}))["spec"]["devices"]
+    lists = [d["attributes"]["dra.example.com/match"]["strings"] for d in devices]
+    assert lists == [["device-0-value-0"], ["s", "device-1-value-0"], ["s", "device-2-value-0"]]

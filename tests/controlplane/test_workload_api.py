@@ -127,6 +127,43 @@ CASES: dict[str, dict[str, Any]] = {
         "v1alpha3", {"name": "a", "priority": 1, **G}, {"name": "b", "priority": 2, **G}
     ),
 }
+
+
+def cpg(name: str = "all", **spec: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "workloadRef": {"workloadName": "job", "templateName": "all"},
+        "schedulingPolicy": {"gang": {"minGroupCount": 2}},
+    }
+    body.update(spec)
+    return {
+        "apiVersion": "scheduling.k8s.io/v1alpha3",
+        "kind": "CompositePodGroup",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": body,
+    }
+
+
+COMPOSITE_CASES: dict[str, dict[str, Any]] = {
+    "cpg-valid": cpg(),
+    "cpg-basic": cpg(schedulingPolicy={"basic": {}}),
+    "cpg-both": cpg(schedulingPolicy={"basic": {}, "gang": {"minGroupCount": 1}}),
+    "cpg-neither": cpg(schedulingPolicy={}),
+    "cpg-min0": cpg(schedulingPolicy={"gang": {"minGroupCount": 0}}),
+    "cpg-min-neg": cpg(schedulingPolicy={"gang": {"minGroupCount": -1}}),
+    "cpg-min-missing": cpg(schedulingPolicy={"gang": {}}),
+    "cpg-no-ref": {**cpg(), "spec": {"schedulingPolicy": {"basic": {}}}},
+    "cpg-ref-bad": cpg(workloadRef={"workloadName": "Job", "templateName": "a.b"}),
+    "cpg-parent": cpg(parentCompositePodGroupName="top"),
+    "cpg-parent-bad": cpg(parentCompositePodGroupName="Top_1"),
+    "cpg-topology": cpg(schedulingConstraints=RACK),
+    "cpg-topology-two": cpg(schedulingConstraints={"topology": [{"key": "a"}, {"key": "b"}]}),
+    "cpg-disruption-all": cpg(disruptionMode={"all": {}}),
+    "cpg-disruption-both": cpg(disruptionMode={"single": {}, "all": {}}),
+    "cpg-priority-given": cpg(priority=5),
+    "cpg-preemption-never": cpg(preemptionPolicy="Never"),
+    "cpg-bad-name": cpg(name="All_1"),
+}
+"""CompositePodGroups: served only with CompositePodGroup on (the ``all`` gate set)."""
 POD_CASES: dict[str, dict[str, Any]] = {
     "member": pod(schedulingGroup={"podGroupName": "train"}),
     "member-dotted": pod(schedulingGroup={"podGroupName": "train.v1"}),
@@ -147,7 +184,12 @@ class Server:
 
     def create(self, obj: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         """POST ``obj`` with dryRun=All: the status code and the body."""
-        plural = {"Workload": "workloads", "PodGroup": "podgroups", "Pod": "pods"}[obj["kind"]]
+        plural = {
+            "Workload": "workloads",
+            "PodGroup": "podgroups",
+            "CompositePodGroup": "compositepodgroups",
+            "Pod": "pods",
+        }[obj["kind"]]
         prefix = "api" if obj["apiVersion"] == "v1" else "apis"
         url = f"{self.url}/{prefix}/{obj['apiVersion']}/namespaces/default/{plural}?dryRun=All"
         request = urllib.request.Request(
@@ -214,6 +256,27 @@ def test_kubesched_validates_as_the_api_server(server: Server, case: str) -> Non
         key = f"default/{obj['metadata']['name']}"
         stored = workload.admit([body], server.gates).pod_groups[key]
         assert admitted.pod_groups[key] == stored
+
+
+@pytest.mark.parametrize("case", sorted(COMPOSITE_CASES))
+def test_kubesched_validates_composite_pod_groups_as_the_api_server(
+    server: Server, case: str
+) -> None:
+    if not server.gates.enabled("CompositePodGroup"):
+        pytest.skip("CompositePodGroups are served only with CompositePodGroup on")
+    obj = COMPOSITE_CASES[case]
+    code, body = server.create(obj)
+    try:
+        parse_objects([obj])
+        admitted = workload.admit([obj], server.gates, paths=[""])
+        ours: list[tuple[str, str]] = []
+    except InputError as err:
+        ours = sorted(err.problems)
+    assert ours == _causes(code, body)
+    if code == 201:
+        key = f"default/{obj['metadata']['name']}"
+        stored = workload.admit([body], server.gates).composite_pod_groups[key]
+        assert admitted.composite_pod_groups[key] == stored
 
 
 @pytest.mark.parametrize("case", sorted(POD_CASES))

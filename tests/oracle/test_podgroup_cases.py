@@ -140,3 +140,40 @@ def test_upstream_gates_members_of_a_missing_group(schedule_oracle_1_37: Any) ->
     assert {v["result"] for v in answer["pods"].values()} == {"Gated"}, answer
     messages = {v["message"] for v in answer["pods"].values()}
     assert messages == {'waiting for pods\'s pod group "g" to appear in scheduling queue'}
+
+
+def test_the_composite_gate_is_drawn_at_1_37_without_composite_trees() -> None:
+    """CompositePodGroup (v1.37) is drawn on only beside its dependencies, and no case holds
+    a CompositePodGroup or a PodGroup naming a parent (kubesched refuses those trees)."""
+    on = 0
+    for i in range(60):
+        for req in (podgroup_schedule_case(4, i, "1.37"), podgroup_case(4, i, "1.37")):
+            gates = req.get("featureGates", {})
+            if gates.get("CompositePodGroup"):
+                on += 1
+                assert gates["GenericWorkload"] and gates["TopologyAwareWorkloadScheduling"]
+            assert "CompositePodGroup" not in str(req) or "CompositePodGroup" in gates
+            assert "parentCompositePodGroupName" not in str(req)
+    assert on > 0
+    assert not any(
+        "CompositePodGroup" in podgroup_schedule_case(4, i, "1.36").get("featureGates", {})
+        for i in range(30)
+    )
+
+
+def test_upstream_and_kubesched_hold_a_member_the_same_way_under_the_composite_gate(
+    schedule_oracle_1_37: Any,
+) -> None:
+    """With CompositePodGroup on, a member of a missing PodGroup is held by the hierarchy
+    read's error; kubesched's answer is upstream's, Pod by Pod."""
+    req = _gang_request(2, 2, "never")
+    req["featureGates"] = {
+        "GenericWorkload": True,
+        "TopologyAwareWorkloadScheduling": True,
+        "CompositePodGroup": True,
+    }
+    theirs = schedule_oracle_1_37.ask(req)
+    mine = ours_schedule(req, "1.37")
+    assert {k: (v["result"], v["message"]) for k, v in theirs["pods"].items()} == {
+        k: (v["result"], v["message"]) for k, v in mine["pods"].items()
+    }

@@ -15,7 +15,6 @@ from tests.plugins._dra import (
     cluster,
     device_class,
     gpu,
-    gpus,
     node,
     pod,
     request,
@@ -91,16 +90,17 @@ def test_v135_score_fails_with_an_allocated_claim() -> None:
 
 
 def slow_search(timeout: str) -> dict[str, Any]:
-    """n1's 16 devices cannot give 20 (a constraint keeps the column index out, so the
-    allocator searches every choice: v1.34 and v1.35 every ordered one, v1.36+ every
-    subset, its search going on after a request's previous device); ``filterTimeout``
-    bounds the search."""
+    """n1's 32 devices, 16 of each model, cannot give 17 of one model (the constraint
+    also keeps the column index out, so the allocator searches every choice: v1.34 and
+    v1.35 every ordered one, v1.36+ every subset, its search going on after a request's
+    previous device; enough devices are left at every step, so no branch is cut short);
+    ``filterTimeout`` bounds the search."""
     same = {"requests": [], "matchAttribute": f"{DRIVER}/model"}
     items = [
         node("n1"),
-        gpus("n1", 16),
+        slice_("n1", [gpu(i, model="xy"[i % 2]) for i in range(32)]),
         device_class(),
-        claim("c", request(count=20), constraints=[same]),
+        claim("c", request(count=17), constraints=[same]),
     ]
     config = {**CONFIG, "profiles": [{"schedulerName": "default-scheduler", "pluginConfig": [
         {"name": "DynamicResources", "args": {"filterTimeout": timeout}}]}]}  # fmt: skip

@@ -163,3 +163,22 @@ def test_hints_queue_only_the_same_group() -> None:
     assert group_hint is not None
     assert group_hint(_member("a"), None, _group("g", 1)) == fw.QueueingHint.QUEUE
     assert group_hint(_member("a"), None, _group("h", 1)) == fw.QueueingHint.QUEUE_SKIP
+
+
+def test_composite_gate_reads_the_group_through_the_hierarchy_snapshot() -> None:
+    """v1.37 with CompositePodGroup on: PreEnqueue and Permit of a member whose PodGroup is
+    missing fail with ``BuildHierarchySnapshotFromPod``'s error (upstream
+    ``preEnqueueWithHierarchies``, ``Permit``); the group found, nothing changes."""
+    settings = {"GenericWorkload": True, "TopologyAwareWorkloadScheduling": True}
+    gates = featuregates.with_settings("1.37", {**settings, "CompositePodGroup": True})
+    pl = gangscheduling.new(None, fw.Handle(make_cluster([]), feature_gates=gates))
+    p0 = _member("p0")
+    pl.manager.on_pod_add(p0)
+    why = "failed to build hierarchy snapshot: pod group object not found in state for"
+    status = pl.pre_enqueue(p0)
+    assert status.code == fw.Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    assert status.message() == f"{why} podgroup/ns/g"
+    permit, _ = pl.permit(fw.CycleState(), p0, "n1")
+    assert permit.code == fw.Code.ERROR and permit.message() == f"{why} podgroup/ns/g"
+    pl.manager.on_object(_group("g", 2), False)
+    assert pl.pre_enqueue(p0).message() == WAITING_FOR_MIN_COUNT

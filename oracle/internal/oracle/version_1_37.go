@@ -9,6 +9,7 @@ package oracle
 
 import (
 	"context"
+	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime"
 	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
@@ -97,7 +98,7 @@ func queuedPod(q internalqueue.SchedulingQueue, p *v1.Pod) (*framework.QueuedPod
 }
 
 // groupOptions are the framework options that give GangScheduling its view of the groups
-// when GenericWorkload is on (v1.37: the scheduler cache as PodGroupManager: the PodGroups, assigned Pods added, pending ones as group members), fed with the Pods of objs as
+// when GenericWorkload is on (v1.37: the scheduler cache as PodGroupManager: the PodGroups and CompositePodGroups, assigned Pods added, pending ones as group members), fed with the Pods of objs as
 // kube-scheduler's Pod informer feeds it: explain's plugins then see every member the
 // snapshot holds, the Pod being explained among them.
 func groupOptions(ctx context.Context, objs []runtime.Object) []frameworkruntime.Option {
@@ -106,8 +107,11 @@ func groupOptions(ctx context.Context, objs []runtime.Object) []frameworkruntime
 	}
 	c := internalcache.New(ctx, nil, true, utilfeature.DefaultFeatureGate.Enabled(features.CompositePodGroup))
 	for _, o := range objs {
-		if pg, ok := o.(*schedulingv1beta1.PodGroup); ok {
-			c.AddPodGroup(pg)
+		switch g := o.(type) {
+		case *schedulingv1beta1.PodGroup:
+			c.AddPodGroup(g)
+		case *schedulingv1alpha3.CompositePodGroup: // taken only with CompositePodGroup on
+			c.AddCompositePodGroup(klog.FromContext(ctx), g)
 		}
 	}
 	addGroupPods(ctx, c, objs)

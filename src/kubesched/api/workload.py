@@ -46,7 +46,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from kubesched.api import fielderr as fe
 from kubesched.api import objects as api
@@ -56,6 +56,7 @@ __all__ = [
     "GROUP",
     "KINDS",
     "SERVED",
+    "CompositePodGroup",
     "Gates",
     "GroupTemplate",
     "PodGroup",
@@ -65,6 +66,7 @@ __all__ = [
     "is_workload_api",
     "pod_group_key",
     "read",
+    "refuse_composite",
     "validate",
 ]
 
@@ -89,6 +91,8 @@ MAX_POD_GROUPS = 8
 MAX_TOPOLOGY = 1
 """``schedulingConstraints.topology``: ``+k8s:maxItems=1``."""
 MAX_RESOURCE_CLAIMS = 4
+MAX_TREE_DEPTH = 4
+"""``WorkloadMaxTreeDepth``: levels of (composite) pod groups under one root."""
 MAX_PRIORITY = 1_000_000_000
 """``priority``: ``+k8s:maximum=1000000000`` (the highest user-definable priority)."""
 PREEMPTION_POLICIES = ("Never", "PreemptLowerPriority")
@@ -188,12 +192,36 @@ class PodGroup:
         return f"{self.namespace}/{self.name}"
 
 
+@dataclass(frozen=True, slots=True)
+class CompositePodGroup:
+    """A CompositePodGroup object (v1.37 ``v1alpha3``, gate CompositePodGroup): a group of
+    PodGroups and CompositePodGroups (its children name it in
+    ``spec.parentCompositePodGroupName``), at most :data:`MAX_TREE_DEPTH` levels.
+    ``policy.min_count`` is ``schedulingPolicy.gang.minGroupCount`` (0 for ``basic``): how
+    many children must be schedulable; the rest of ``policy`` (topology, priority,
+    preemption policy, ``disruptionMode.all``) as a PodGroup's.  Parsed and admitted; the
+    scheduler does not model composite groups (:func:`refuse_composite`)."""
+
+    namespace: str
+    name: str
+    api_version: str
+    policy: GroupTemplate
+    workload: str
+    template: str
+    parent: str | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
 @dataclass(slots=True)
 class WorkloadObjects:
     """The admitted Workload API objects of a snapshot or scenario, by ``namespace/name``."""
 
     workloads: dict[str, Workload] = field(default_factory=dict)
     pod_groups: dict[str, PodGroup] = field(default_factory=dict)
+    composite_pod_groups: dict[str, CompositePodGroup] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- recognising
@@ -308,11 +336,14 @@ def _meta(r: _Reader, obj: Obj, path: str) -> tuple[str, str]:
     return r.string(meta, "namespace", mpath) or "default", name
 
 
-def _policy(r: _Reader, obj: Obj, key: str, path: str, positive: bool = False) -> int:
+def _policy(
+    r: _Reader, obj: Obj, key: str, path: str, positive: bool = False, count_key: str = "minCount"
+) -> int:
     """A ``policy``/``schedulingPolicy`` union: ``minCount`` of ``gang``, 0 for ``basic``.
     ``minCount`` is a required value, 0 counting as missing, then at least 1 (declarative,
     v1.36+); with ``positive`` (v1.35's hand-written ``ValidatePositiveField``) any value
-    not above 0 is ``must be greater than zero``."""
+    not above 0 is ``must be greater than zero``.  ``count_key`` names the gang's count
+    (a CompositePodGroup's ``minGroupCount``)."""
     ppath = fe.join(path, key)
     policy = r.mapping(obj, key, path) or {}
     if positive:  # v1.35's validatePodGroupPolicy
@@ -329,16 +360,16 @@ def _policy(r: _Reader, obj: Obj, key: str, path: str, positive: bool = False) -
         return 0
     gpath = fe.join(ppath, "gang")
     gang = r.mapping(policy, "gang", ppath) or {}
-    count = r.int32(gang, "minCount", gpath)
-    cpath = fe.join(gpath, "minCount")
+    count = r.int32(gang, count_key, gpath)
+    cpath = fe.join(gpath, count_key)
     if positive:
         if count is None or count < 1:
-            if count is not None or "minCount" not in gang:
+            if count is not None or count_key not in gang:
                 r.problems.append(fe.invalid(cpath, count or 0, "must be greater than zero"))
             return 0
         return count
     if not count:
-        if count is not None or "minCount" not in gang:
+        if count is not None or count_key not in gang:
             r.problems.append(fe.required(cpath))
         return 0
     if count < 1:
@@ -347,9 +378,12 @@ def _policy(r: _Reader, obj: Obj, key: str, path: str, positive: bool = False) -
     return count
 
 
-def _group_fields(r: _Reader, obj: Obj, path: str, name: str, policy_key: str) -> GroupTemplate:
-    """The scheduling fields a v1.36+ template and a PodGroup's spec share."""
-    min_count = _policy(r, obj, policy_key, path)
+def _group_fields(
+    r: _Reader, obj: Obj, path: str, name: str, policy_key: str, count_key: str = "minCount"
+) -> GroupTemplate:
+    """The scheduling fields a v1.36+ template, a PodGroup's spec and a CompositePodGroup's
+    spec (``count_key`` ``minGroupCount``) share."""
+    min_count = _policy(r, obj, policy_key, path, count_key=count_key)
     keys: list[str] = []
     cons = r.mapping(obj, "schedulingConstraints", path)
     if cons is not None:
@@ -382,6 +416,12 @@ def _group_fields(r: _Reader, obj: Obj, path: str, name: str, policy_key: str) -
             fe.not_supported(fe.join(path, "preemptionPolicy"), policy, PREEMPTION_POLICIES)
         )
     mode = obj.get("disruptionMode")
+    if count_key == "minGroupCount" and isinstance(mode, dict):  # CompositeDisruptionMode
+        given = [m for m in ("single", "all") if mode.get(m) is not None]
+        if len(given) > 1:
+            value = "{" + ", ".join(given) + "}"
+            shown = "must specify exactly one of: `single`, `all`"
+            r.problems.append(fe.invalid(fe.join(path, "disruptionMode"), value, shown))
     return GroupTemplate(
         name,
         min_count,
@@ -517,6 +557,30 @@ def _parse_pod_group(r: _Reader, obj: Obj, path: str) -> PodGroup:
     return PodGroup(namespace, name, obj["apiVersion"], policy, workload, template, parent)
 
 
+def _parse_composite(r: _Reader, obj: Obj, path: str) -> CompositePodGroup:
+    """A ``v1alpha3`` CompositePodGroup (``Validate_CompositePodGroupSpec``): ``workloadRef``
+    required, ``parentCompositePodGroupName`` a long name, ``schedulingPolicy`` the
+    ``basic``/``gang`` union with ``gang.minGroupCount`` at least 1, the rest as a
+    PodGroup's."""
+    namespace, name = _meta(r, obj, path)
+    spec = r.mapping(obj, "spec", path, required=True) or {}
+    spath = fe.join(path, "spec")
+    workload = template = ""
+    ref = r.mapping(spec, "workloadRef", spath, required=True)
+    if ref is not None:
+        rpath = fe.join(spath, "workloadRef")
+        workload = r.name(ref, "workloadName", rpath, long=True)
+        template = r.name(ref, "templateName", rpath, long=False)
+    parent = None
+    if spec.get("parentCompositePodGroupName") is not None:
+        parent = r.name(spec, "parentCompositePodGroupName", spath, long=True)
+    class_name = r.string(spec, "priorityClassName", spath)
+    if class_name:
+        r.name(spec, "priorityClassName", spath, long=True)
+    policy = _group_fields(r, spec, spath, name, "schedulingPolicy", count_key="minGroupCount")
+    return CompositePodGroup(namespace, name, obj["apiVersion"], policy, workload, template, parent)
+
+
 def validate(obj: Obj, path: str) -> None:
     """Check a ``scheduling.k8s.io`` Workload, PodGroup or CompositePodGroup against its own
     ``apiVersion``'s shape; :class:`InputError` with every problem, paths under ``path``."""
@@ -527,7 +591,7 @@ def validate(obj: Obj, path: str) -> None:
 
 def _check(
     obj: Obj, path: str, admitted: bool = True
-) -> tuple[Workload | PodGroup | None, Problems]:
+) -> tuple[Workload | PodGroup | CompositePodGroup | None, Problems]:
     r = _Reader(admitted)
     kind, version = obj.get("kind"), _version(obj)
     if version not in KNOWN_VERSIONS:
@@ -540,8 +604,10 @@ def _check(
             why = f"no PodGroup kind in {GROUP}/v1alpha1 (v1.35's pod groups are a Workload's"
             return None, [(fe.join(path, "kind"), why + " spec.podGroups)")]
         return _parse_pod_group(r, obj, path), r.problems
-    _meta(r, obj, path)  # CompositePodGroup: kept, not modelled (see the module docstring)
-    return None, r.problems
+    if version != "v1alpha3":
+        why = f"no CompositePodGroup kind in {GROUP}/{version} (served as {GROUP}/v1alpha3)"
+        return None, [(fe.join(path, "kind"), why)]
+    return _parse_composite(r, obj, path), r.problems
 
 
 # --------------------------------------------------------------------------- admission
@@ -582,6 +648,10 @@ def _admitted(obj: Obj, gates: Gates) -> Obj:
         return obj
     if obj.get("kind") == "PodGroup":
         return {**obj, "spec": _drop(spec, version, gates)}
+    if obj.get("kind") == "CompositePodGroup":  # dropDisabledCompositePodGroupSpecFields
+        if gates.enabled("PodGroupPreemptionPolicy"):
+            return obj
+        return {**obj, "spec": {k: v for k, v in spec.items() if k != "preemptionPolicy"}}
     templates = spec.get("podGroupTemplates")
     new_spec = dict(spec)
     if isinstance(templates, list):
@@ -641,7 +711,7 @@ def admit(
         if refused is not None:
             problems.append(refused)
             continue
-        if obj.get("kind") == "PodGroup" and priority_admission:
+        if obj.get("kind") in ("PodGroup", "CompositePodGroup") and priority_admission:
             obj, forbidden = _admit_priority(obj, gates, classes)
             if forbidden:
                 problems.append((path, forbidden))
@@ -652,9 +722,49 @@ def admit(
             out.workloads[value.key] = value
         elif isinstance(value, PodGroup):
             out.pod_groups[value.key] = _defaulted(value, gates)
+        elif isinstance(value, CompositePodGroup):
+            out.composite_pod_groups[value.key] = _defaulted(value, gates)
     if problems:
         raise InputError(problems)
     return out
+
+
+UNMODELLED = (
+    "composite PodGroups are not modelled by kubesched (Kubernetes {version}, gate "
+    "CompositePodGroup: the tree's PodGroups would be scheduled in one cycle, as upstream's "
+    "compositePodGroupSchedulingPlacementAlgorithm does); turn CompositePodGroup off or leave "
+    "the composite groups out"
+)
+"""The refusal's text (:func:`refuse_composite`; ``docs/fidelity.md``)."""
+
+
+def refuse_composite(
+    objects: Iterable[Obj], gates: Gates, paths: Sequence[str] | None = None
+) -> None:
+    """:class:`InputError` for what would make a composite hierarchy in a run of ``gates``:
+    a CompositePodGroup served (v1.37 with CompositePodGroup on) or a PodGroup whose
+    ``spec.parentCompositePodGroupName`` the API server keeps (the same gate).  kubesched
+    admits these objects (:func:`admit`) but does not schedule their trees, so it says so
+    rather than answer as if the PodGroups stood alone.  ``paths`` as :func:`admit`'s."""
+    if not gates.enabled("CompositePodGroup") or not gates.enabled("GenericWorkload"):
+        return
+    problems: Problems = []
+    text = UNMODELLED.format(version=gates.version)
+    for i, obj in enumerate(objects):
+        if not is_workload_api(obj) or _served_problem(obj, gates, "") is not None:
+            continue
+        path = paths[i] if paths is not None else _name_path(obj)
+        spec = obj.get("spec")
+        if obj.get("kind") == "CompositePodGroup":
+            problems.append((path, text))
+        elif (
+            obj.get("kind") == "PodGroup"
+            and isinstance(spec, dict)
+            and spec.get("parentCompositePodGroupName") is not None
+        ):
+            problems.append((fe.join(fe.join(path, "spec"), "parentCompositePodGroupName"), text))
+    if problems:
+        raise InputError(problems)
 
 
 class _PriorityClasses:
@@ -690,19 +800,28 @@ class _PriorityClasses:
         return name, found[0], found[1]
 
 
+_POD_GROUP = ("podgroups", "pod group")
+_G = TypeVar("_G", "PodGroup", "CompositePodGroup")
+
+
 def _admit_priority(obj: Obj, gates: Gates, classes: _PriorityClasses) -> tuple[Obj, str]:
     """The priority admission plugin's ``admitPodGroup`` (v1.36 under WorkloadAwarePreemption,
     v1.37 under GenericWorkload; it runs before validation): ``spec.priority`` and
     ``spec.priorityClassName`` from the class (or the global default), ``spec.preemptionPolicy``
     too in v1.37 under PodGroupPreemptionPolicy; a value given that differs is forbidden.
+    A CompositePodGroup the same (``admitCompositePodGroup``, under CompositePodGroup).
     The admitted manifest and the forbidden message ("" when admitted)."""
     version = gates.version
     gate = {"1.36": "WorkloadAwarePreemption", "1.37": "GenericWorkload"}.get(version)
+    composite = obj.get("kind") == "CompositePodGroup"
+    if composite:  # admitCompositePodGroup
+        gate = "CompositePodGroup"
     spec = obj.get("spec")
     if gate is None or not gates.enabled(gate) or not isinstance(spec, dict):
         return obj, ""
     meta = obj.get("metadata") or {}
-    head = f'podgroups.{GROUP} "{meta.get("name", "")}" is forbidden: '
+    resource, noun = ("compositepodgroups", "composite pod group") if composite else _POD_GROUP
+    head = f'{resource}.{GROUP} "{meta.get("name", "")}" is forbidden: '
     given_class = spec.get("priorityClassName")
     established = classes.establish(given_class if isinstance(given_class, str) else "")
     if isinstance(established, str):
@@ -711,7 +830,7 @@ def _admit_priority(obj: Obj, gates: Gates, classes: _PriorityClasses) -> tuple[
     given = spec.get("priority")
     if isinstance(given, int) and not isinstance(given, bool) and given != priority:
         return obj, head + (
-            f"priority set in the pod group ({given}) must match the priority computed "
+            f"priority set in the {noun} ({given}) must match the priority computed "
             f"({priority}) based on the priority class set in the spec"
         )
     new_spec = {**spec, "priority": priority, "priorityClassName": class_name}
@@ -722,16 +841,16 @@ def _admit_priority(obj: Obj, gates: Gates, classes: _PriorityClasses) -> tuple[
         if given_policy is not None and given_policy != policy:
             return obj, head + (
                 f"the string value of PreemptionPolicy ({given_policy}) must not be provided "
-                f"in pod group spec; priority admission controller computed {policy} from the "
+                f"in {noun} spec; priority admission controller computed {policy} from the "
                 "given PriorityClass name"
             )
         new_spec["preemptionPolicy"] = policy
     return {**obj, "spec": new_spec}, ""
 
 
-def _defaulted(group: PodGroup, gates: Gates) -> PodGroup:
-    """``SetDefaults_PodGroup`` (v1.37): ``preemptionPolicy`` PreemptLowerPriority under
-    PodGroupPreemptionPolicy."""
+def _defaulted(group: _G, gates: Gates) -> _G:
+    """``SetDefaults_PodGroup`` and ``SetDefaults_CompositePodGroup`` (v1.37):
+    ``preemptionPolicy`` PreemptLowerPriority under PodGroupPreemptionPolicy."""
     if group.policy.preemption_policy is None and gates.enabled("PodGroupPreemptionPolicy"):
         policy = replace(group.policy, preemption_policy=PREEMPTION_POLICIES[1])
         return replace(group, policy=policy)
@@ -815,4 +934,4 @@ def read(
         return None
     if isinstance(value, PodGroup):
         return _defaulted(value, gates)
-    return value
+    return value if isinstance(value, Workload) else None  # CompositePodGroups: not modelled

@@ -29,6 +29,7 @@ from kubesched.api import source
 from kubesched.api.errors import InputError
 from kubesched.api.parse import parse_node, parse_pod
 from kubesched.bench import gotemplate
+from kubesched.bench.gofuncs import go_data
 
 NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 """``k8s.io/apimachinery/pkg/util/rand`` characters: no vowels, no confusable digits."""
@@ -91,7 +92,7 @@ class Manifest:
     def __init__(self, path: str, params: Mapping[str, Any] | None = None) -> None:
         text = source.read_text(path)
         self.path = path
-        self.params = dict(params or {})
+        self.params = go_data(dict(params or {}))
         self.template = gotemplate.parse(text, source=path)
         self._static: dict[str, Any] | None = self._load(text) if self.template.static else None
 

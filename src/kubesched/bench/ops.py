@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubesched.api import objects as api
+from kubesched.api import resource
 from kubesched.api import workload as wl
 from kubesched.api.errors import InputError
 from kubesched.bench import background, dra, objects, update
@@ -257,6 +258,12 @@ class Ops:
                 self.writer.exists,
                 step.template,
             )
+            if doc.get("kind") in resource.KINDS:
+                # the API server validates it; the scheduler would meet the error mid-run
+                try:
+                    resource.validate(doc, "")
+                except InputError as err:
+                    raise err.with_file(step.template) from None
             self.writer.create_any(doc)
 
     def _CreatePodGroups(self, step: p.CreatePodGroups) -> None:

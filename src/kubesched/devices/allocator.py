@@ -52,6 +52,18 @@ class AllocationTimeout(AllocationError):
     """The search ran past its deadline (DynamicResources' ``filterTimeout``)."""
 
 
+Exact = int | Fraction
+"""A quantity, as an int when it is whole: exact either way, and ints add and compare
+several times faster than Fractions (the counters of partitionable devices are summed and
+compared at every step of the search)."""
+_Consumes = tuple[tuple[str, tuple[tuple[str, Exact], ...]], ...]
+
+
+def _exact(q: Fraction) -> Exact:
+    """``q`` as an int when whole (the same number)."""
+    return q.numerator if q.denominator == 1 else q
+
+
 CHECK_EVERY = 1024
 """Search steps between two looks at the clock when a deadline is set."""
 
@@ -236,21 +248,36 @@ class _Search:
         self.shared = shared
         self.steps = 0
         self.requests: list[list[list[_Request]]] = []
+        self.bad: list[str] = []
+        """Per pool, why it is invalid ("" when valid); set by :meth:`prepare`."""
+        self.visit: list[int] = []
+        """The pools a device loop visits, in order (:meth:`prepare`)."""
         """Per claim, per request, its alternatives (one for ``exactly``)."""
         self.constraints = [
             [_Constraint(*c, by_device=options.distinct_by_device) for c in claim.constraints]
             for claim in claims
         ]
+        self.prunes = not options.experimental and not any(
+            c.distinct for cons in self.constraints for c in cons
+        )
+        """Whether a branch may be cut when too few devices are left for it
+        (:meth:`doomed`): never where giving a device back does not restore the
+        state (the ``experimental`` allocator's leaks, ``distinctAttribute``'s values)."""
         self.allocating: dict[DeviceId, set[int]] = {}
         self.selected: dict[tuple[DeviceId, tuple[int, int, int]], bool] = {}
         """Upstream's ``deviceMatchesRequest``: selector results by device and request key."""
         self.results: list[list[r.AllocatedDevice]] = [[] for _ in claims]
         self.capacity: dict[DeviceId, dict[str, Fraction]] = {}
         """Upstream's ``allocatingCapacity``: capacity the shares taken here consume."""
-        self.available: dict[str, dict[str, dict[str, Fraction]]] = {}
+        self.available: dict[str, dict[str, dict[str, Exact]]] = {}
         """Upstream's ``availableCounters`` by pool name (v1.34: slice name)."""
-        self.consumed: dict[str, dict[str, dict[str, Fraction]]] = {}
+        self.consumed: dict[str, dict[str, dict[str, Exact]]] = {}
         """Upstream's ``consumedCounters``, keyed as :attr:`available`."""
+        self.consumes_of: dict[int, _Consumes] = {}
+        """:meth:`_consumes` by device (``id``; :attr:`keep` holds the devices)."""
+        self.keep: list[r.Device] = []
+        self.totals_of: dict[int, dict[tuple[str, str], Exact] | None] = {}
+        """:meth:`_totals` by device (``id``, kept by :attr:`keep`)."""
 
     def prepare(self) -> None:
         opts = self.options
@@ -289,6 +316,17 @@ class _Search:
                     "constraint type?)"
                 )
         self.selected.clear()  # upstream starts the search with an empty cache
+        # What a device loop visits, in pool order, worked out once: a pool without
+        # devices offers nothing (from v1.35 every node's pools include each pool of
+        # shared counters elsewhere, so most have none), an unusable one is skipped
+        # (v1.35+) or raises when reached (v1.34).  Pools do not change during a search.
+        self.bad = [pool.invalid() for pool in self.pools]
+        self.visit = [
+            pi
+            for pi, pool in enumerate(self.pools)
+            if not (opts.skip_unusable and (self.bad[pi] or pool.incomplete))
+            and (self.bad[pi] or pool.has_devices)
+        ]
 
     def _request(
         self,
@@ -420,38 +458,55 @@ class _Search:
     def _counter_key(self, pool: Pool, s: r.ResourceSlice) -> str:
         return pool.name if self.options.pool_counters else s.name
 
+    def _consumes(self, device: r.Device) -> _Consumes:
+        """``device.consumes`` with :func:`_exact` values (worked out once per device)."""
+        got = self.consumes_of.get(id(device))
+        if got is None:
+            got = tuple(
+                (set_name, tuple((c, _exact(v)) for c, v in counters))
+                for set_name, counters in device.consumes
+            )
+            self.consumes_of[id(device)] = got
+            self.keep.append(device)  # the id stays this device's for the search
+        return got
+
+    def _available(self, pool: Pool, s: r.ResourceSlice) -> dict[str, dict[str, Exact]]:
+        """The counters of ``s``'s pool (v1.34: of ``s``) less what allocated devices
+        consume (upstream's ``availableCounters`` entry)."""
+        if self.options.pool_counters:
+            sets, scope = pool.counter_sets(), [*pool.slices, *pool.others]
+        else:
+            sets, scope = list(s.shared_counters), [s]
+        avail = {cs.name: {c: _exact(v) for c, v in cs.counters.items()} for cs in sets}
+        for sl in scope:
+            for d in sl.devices:
+                if not d.consumes or not self._allocated((sl.driver, sl.pool, d.name)):
+                    continue
+                for set_name, counters in self._consumes(d):
+                    have = avail.get(set_name)
+                    if have is None:
+                        continue
+                    for c, v in counters:
+                        if c in have:
+                            have[c] -= v
+        return avail
+
     def counters_fit(self, pool: Pool, s: r.ResourceSlice, device: r.Device) -> bool:
         """Upstream ``checkAvailableCounters``: the device's counters fit beside those of
         the allocated devices and the devices taken in this search (reserved when True)."""
         key = self._counter_key(pool, s)
         avail = self.available.get(key)
         if avail is None:
-            if self.options.pool_counters:
-                sets, scope = pool.counter_sets(), [*pool.slices, *pool.others]
-            else:
-                sets, scope = list(s.shared_counters), [s]
-            avail = {cs.name: dict(cs.counters) for cs in sets}
-            for sl in scope:
-                for d in sl.devices:
-                    if not d.consumes or not self._allocated((sl.driver, sl.pool, d.name)):
-                        continue
-                    for set_name, counters in d.consumes:
-                        have = avail.get(set_name)
-                        if have is None:
-                            continue
-                        for c, v in counters:
-                            if c in have:
-                                have[c] -= v
-            self.available[key] = avail
+            avail = self.available[key] = self._available(pool, s)
         consumed = self.consumed.setdefault(key, {})
-        for set_name, counters in device.consumes:
+        for set_name, counters in self._consumes(device):
             took = consumed.setdefault(set_name, {})
             for c, v in counters:
-                took[c] = took.get(c, Fraction(0)) + v
+                took[c] = took.get(c, 0) + v
         for set_name, have in avail.items():
             took = consumed.get(set_name, {})
             for c, v in have.items():
-                if v < took.get(c, Fraction(0)):
+                if v < took.get(c, 0):
                     self.release_counters(pool, s, device)
                     return False
         return True
@@ -459,10 +514,10 @@ class _Search:
     def release_counters(self, pool: Pool, s: r.ResourceSlice, device: r.Device) -> None:
         """Upstream ``deallocateCountersForDevice``."""
         consumed = self.consumed.get(self._counter_key(pool, s), {})
-        for set_name, counters in device.consumes:
+        for set_name, counters in self._consumes(device):
             took = consumed.setdefault(set_name, {})
             for c, v in counters:
-                took[c] = took.get(c, Fraction(0)) - v
+                took[c] = took.get(c, 0) - v
 
     # ---------------------------------------------------------------- taking a device
     def take(
@@ -574,6 +629,109 @@ class _Search:
         if undo.counters:
             self.release_counters(undo.pool, undo.slice, undo.device)
 
+    def doomed(self, req: _Request, need: int, start: tuple[int, int, int]) -> bool:
+        """Whether the search for ``need`` more devices of ``req`` from ``start`` on
+        cannot succeed, so the branch may be cut (:attr:`prunes`).
+
+        It cannot when fewer than ``need`` devices from ``start`` on are free (not in use,
+        not taken in this search) and selectable, or when, for some shared counter, what
+        this search has taken plus the ``need`` smallest amounts the free devices consume
+        is more than is available: every device the branch could take is one of them, and
+        the counters it takes only grow.  A device shared by capacity may fill several
+        places and consume nothing: with one free, nothing is cut.
+
+        Cutting changes nothing upstream's search would show: the devices the branch would
+        take and give back leave the state as it was (:attr:`prunes`), and its selectors
+        are run here as the loop would run them, free device by free device in order (the
+        loop meets each before it can fail, so the same CEL runtime error is raised);
+        when the branch may succeed they run only as far as the ``need``-th selectable
+        device, which the loop reaches before it succeeds."""
+        free: list[tuple[Pool, r.ResourceSlice, r.Device, DeviceId]] = []
+        multi = self.options.consumable
+        for pi in self.visit:
+            if pi < start[0]:
+                continue
+            if self.bad[pi]:
+                break  # the loop raises there
+            pool = self.pools[pi]
+            for si in range(start[1] if pi == start[0] else 0, len(pool.slices)):
+                s = pool.slices[si]
+                first = start[2] if (pi, si) == start[:2] else 0
+                for dj in range(first, len(s.devices)):
+                    device = s.devices[dj]
+                    dev_id = (s.driver, s.pool, device.name)
+                    if dev_id in self.in_use or self.allocating.get(dev_id):
+                        continue
+                    if multi and device.allow_multiple:
+                        return False
+                    free.append((pool, s, device, dev_id))
+        if len(free) < need or self.counters_short(free, need):
+            for _pool, s, device, dev_id in free:
+                self.selectable(req, dev_id, device, req.key, s)
+            return True
+        n = 0
+        for _pool, s, device, dev_id in free:
+            if self.selectable(req, dev_id, device, req.key, s):
+                n += 1
+                if n >= need:
+                    return False
+        return True
+
+    def counters_short(
+        self, free: list[tuple[Pool, r.ResourceSlice, r.Device, DeviceId]], need: int
+    ) -> bool:
+        """Whether ``need`` of the ``free`` devices cannot pass the counter checks.
+
+        A device consuming counters is taken only while every counter of its pool (v1.34:
+        slice) stays within what is available, after adding what it consumes; a device
+        consuming none is never checked.  So for each pool, when fewer than ``need`` free
+        devices stay out of its checks, at least ``need - others`` of its consumers are
+        taken, and the last of them is checked with at least what this search has taken
+        plus the least those consumers can add, per counter."""
+        if not self.options.partitionable:
+            return False
+        groups: dict[str, list[tuple[Pool, r.ResourceSlice, r.Device]]] = {}
+        for pool, s, device, _ in free:
+            if device.consumes:
+                groups.setdefault(self._counter_key(pool, s), []).append((pool, s, device))
+        for key, group in groups.items():
+            least_taken = need - (len(free) - len(group))
+            if least_taken <= 0:
+                continue
+            if key not in self.available:
+                self.available[key] = self._available(group[0][0], group[0][1])
+            amounts: dict[tuple[str, str], list[Exact]] = {}
+            for _, _, device in group:
+                totals = self._totals(device)
+                if totals is None:
+                    return False  # taking would not only add (never in a valid slice)
+                for k, v in totals.items():
+                    amounts.setdefault(k, []).append(v)
+            took = self.consumed.get(key, {})
+            for set_name, have in self.available[key].items():
+                taken = took.get(set_name, {})
+                for c, limit in have.items():
+                    values = amounts.get((set_name, c), ())
+                    fewest = least_taken - (len(group) - len(values))  # the rest consume 0
+                    least = sum(sorted(values)[:fewest]) if fewest > 0 else 0
+                    if taken.get(c, 0) + least > limit:
+                        return True
+        return False
+
+    def _totals(self, device: r.Device) -> dict[tuple[str, str], Exact] | None:
+        """What ``device`` consumes per (counter set, counter), None when an amount is
+        negative (worked out once per device)."""
+        key = id(device)
+        if key in self.totals_of:
+            return self.totals_of[key]
+        mine: dict[tuple[str, str], Exact] = {}
+        for set_name, counters in self._consumes(device):  # keeps the device (its id)
+            for c, v in counters:
+                mine[(set_name, c)] = mine.get((set_name, c), 0) + v
+        got = None if any(v < 0 for v in mine.values()) else mine
+        self.totals_of[key] = got
+        return got
+
     def one(
         self, ci: int, ri: int, di: int, alt: int = -1, start: tuple[int, int, int] = (0, 0, 0)
     ) -> bool:
@@ -615,13 +773,16 @@ class _Search:
                 return True
             self.give_back(req, undo)
             return False
+        need = req.count - di
+        if self.prunes and need > 1 and not req.spec.admin_access and self.doomed(req, need, start):
+            return False
         consumable = self.options.consumable
         ordered = self.options.ordered
-        for pi in range(start[0], len(self.pools)):
-            pool = self.pools[pi]
-            bad = pool.invalid()
-            if self.options.skip_unusable and (bad or pool.incomplete):
+        for pi in self.visit:
+            if pi < start[0]:
                 continue
+            pool = self.pools[pi]
+            bad = self.bad[pi]
             if bad:
                 raise AllocationError(f"pool {pool.name} is invalid: {bad}")
             for si in range(start[1] if pi == start[0] else 0, len(pool.slices)):

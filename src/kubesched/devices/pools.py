@@ -33,6 +33,9 @@ class Pool:
     """Whether every slice is published, when the slices reaching the node do not say."""
     pool_counters: bool = False
     """The pool's shared counters are checked (DRAPartitionableDevices at v1.35+)."""
+    _invalid: str | None = field(default=None, repr=False, compare=False)
+    _binding: bool | None = field(default=None, repr=False, compare=False)
+    _devices: bool | None = field(default=None, repr=False, compare=False)
 
     @property
     def incomplete(self) -> bool:
@@ -44,7 +47,27 @@ class Pool:
     def invalid(self) -> str:
         """Upstream ``poolIsInvalid`` / ``buildPool``: a duplicate device name, and under
         DRAPartitionableDevices (v1.35+) a duplicate counter set or a device consuming a
-        counter set or counter the pool lacks ("" when valid)."""
+        counter set or counter the pool lacks ("" when valid).  Worked out once: a pool
+        is not changed after :func:`gather_pools` made it."""
+        if self._invalid is None:
+            self._invalid = self._why_invalid()
+        return self._invalid
+
+    @property
+    def binding_conditions(self) -> bool:
+        """Upstream ``poolHasBindingConditions``: a device has ``bindingConditions``."""
+        if self._binding is None:
+            self._binding = any(d.binding_conditions for s in self.slices for d in s.devices)
+        return self._binding
+
+    @property
+    def has_devices(self) -> bool:
+        """A slice of the pool reaching the node has devices."""
+        if self._devices is None:
+            self._devices = any(s.devices for s in self.slices)
+        return self._devices
+
+    def _why_invalid(self) -> str:
         seen: set[str] = set()
         for s in self.slices:
             for d in s.devices:
@@ -77,7 +100,7 @@ class Pool:
 
 def has_binding_conditions(pool: Pool) -> bool:
     """Upstream ``poolHasBindingConditions``: a device of the pool has ``bindingConditions``."""
-    return any(d.binding_conditions for s in pool.slices for d in s.devices)
+    return pool.binding_conditions
 
 
 def node_matches(
@@ -142,13 +165,15 @@ def gather_pools(
         elif s.generation == pool.slices[0].generation:
             pool.slices.append(s)
     out = []
-    everything = list(every) if every is not None and options.pool_counters else []
+    everything: dict[tuple[str, str], list[r.ResourceSlice]] = {}
+    for x in every if every is not None and options.pool_counters else ():
+        everything.setdefault((x.driver, x.pool), []).append(x)
     for k in sorted(pools):
         pool = pools[k]
         pool.pool_counters = options.partitionable and options.pool_counters
         if options.pool_counters and len(pool.slices) != pool.slices[0].slice_count:
             gen = pool.slices[0].generation
-            same = [x for x in everything if (x.driver, x.pool) == k]
+            same = everything.get(k, [])
             if any(x.generation > gen for x in same):
                 continue  # upstream: obsolete, the driver is replacing it
             whole = [x for x in same if x.generation == gen]

@@ -94,6 +94,7 @@ def schedule(
     snapshot = parse_objects(cluster_docs)
     submitted = parse_objects(with_priority_classes(_documents(pods), cluster_docs))
     later = [o for o in submitted.others if workload.is_workload_api(o)]
+    workload.refuse_composite([*snapshot.others, *later], cfg.feature_gates)
     return schedule_parsed(
         snapshot, submitted.pods, cfg, seed=seed, metrics=metrics, later_objects=later
     )

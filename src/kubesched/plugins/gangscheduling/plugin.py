@@ -25,7 +25,12 @@ It reads the groups' runtime state from the scheduler's
   the same group, a PodGroup added, a PodGroup updated with a lower ``minCount`` (the
   update's old object is not known here: any update of the group queues).
 
-Composite PodGroups (v1.37, gate CompositePodGroup) are not modelled (``docs/fidelity.md``).
+Under gate CompositePodGroup (v1.37) PreEnqueue and Permit read the group through the
+cache's ``BuildHierarchySnapshotFromPod``: a member whose PodGroup object is missing is held
+with that function's error (``failed to build hierarchy snapshot: pod group object not found
+in state for podgroup/NS/NAME``), not ``waiting for pods's pod group ...``.  Composite trees
+themselves (CompositePodGroups, PodGroups naming a parent) are refused at input
+(:func:`kubesched.api.workload.refuse_composite`, ``docs/fidelity.md``).
 """
 
 from __future__ import annotations
@@ -79,6 +84,8 @@ class GangScheduling:
         self.handle = handle
         gates = handle.feature_gates
         self.version = gates.version
+        self.hierarchies = gates.enabled("CompositePodGroup")
+        """v1.37's hierarchy paths (``isCompositePodGroupEnabled``)."""
         self.manager: PodGroupManager = manager_of(handle)
         self.clock = handle.clock or (lambda: 0.0)
 
@@ -90,6 +97,9 @@ class GangScheduling:
             return fw.SUCCESS
         policy = self.manager.policy(key)
         if policy is None:
+            if self.hierarchies:  # preEnqueueWithHierarchies
+                why = f"failed to build hierarchy snapshot: {self._no_state(key)}"
+                return fw.unschedulable(why, resolvable=False)
             return fw.unschedulable(self._missing(pod, key), resolvable=False)
         if not policy.gang:
             return fw.SUCCESS
@@ -109,6 +119,14 @@ class GangScheduling:
             f'waiting for pods\'s pod group "{pod.scheduling_group}" to appear in scheduling queue'
         )
 
+    def _no_state(self, key: str) -> str:
+        """``BuildHierarchySnapshotFromPod``'s error for a group whose object is missing: its
+        state exists once a member is known (the cache adds pending members)."""
+        entity = f"podgroup/{key}"  # fwk.EntityKey.String(): type/namespace/name
+        if key in self.manager.groups:
+            return f"pod group object not found in state for {entity}"
+        return f"pod group state not found for {entity}"
+
     # ------------------------------------------------------------------ Permit
     def permit(self, state: fw.CycleState, pod: api.Pod, node: str) -> tuple[fw.Status, float]:
         """Wait for the quorum of scheduled members; the member completing it allows all."""
@@ -117,6 +135,8 @@ class GangScheduling:
         if key is None:
             return fw.SUCCESS, 0.0
         policy = self.manager.policy(key)
+        if policy is None and self.hierarchies:
+            return fw.error(f"failed to build hierarchy snapshot: {self._no_state(key)}"), 0.0
         if policy is None:
             what = "workload" if self.version == "1.35" else "podGroup"
             return fw.error(f"failed to get {what} {key}: not found"), 0.0
