@@ -11,8 +11,18 @@ from pathlib import Path
 
 import pytest
 
+from kubesched.config.featuregates import FeatureGates, with_settings
 from kubesched.live.client import KubeClient, connect
-from kubesched.live.informer import ADDED, DELETED, MODIFIED, Delta, Informer, Kind, object_key
+from kubesched.live.informer import (
+    ADDED,
+    DELETED,
+    MODIFIED,
+    Delta,
+    Informer,
+    Kind,
+    object_key,
+    scheduler_kinds,
+)
 from tests.live.conftest import FAST, Api, node, pod, wait_for
 from tests.live.fakestore import by_plural
 
@@ -205,3 +215,30 @@ def test_a_kind_served_in_none_of_its_versions_is_absent_and_empty(
     wait_for(r.inf.synced.is_set)
     assert r.inf.absent and r.deltas == []
     wait_for(lambda: any("in none of v1beta9, v2" in m for m in caplog.messages))
+
+
+@pytest.mark.parametrize(
+    ("release", "gate", "want"),
+    [
+        ("1.34", True, None),
+        ("1.37", False, None),
+        ("1.35", True, ("Workload", ("v1alpha1",))),
+        ("1.36", True, ("PodGroup", ("v1alpha2",))),
+        ("1.37", True, ("PodGroup", ("v1beta1", "v1alpha3"))),
+    ],
+)
+def test_a_release_watches_the_workload_api_kind_its_scheduler_reads(
+    release: str, gate: bool, want: tuple[str, tuple[str, ...]] | None
+) -> None:
+    """Upstream's informers: v1.35 Workloads, v1.36+ PodGroups, in the versions the release
+    serves them (the first, upstream's, named by ``path``); none with GenericWorkload off."""
+    gates = with_settings(release, {"GenericWorkload": gate}) if release != "1.34" else None
+    kinds = scheduler_kinds(gates if gates is not None else FeatureGates("1.34"))
+    extra = [k for k in kinds if k.versions]
+    assert kinds[-1].kind == "Pod"
+    if want is None:
+        assert extra == []
+        return
+    [k] = extra
+    assert (k.kind, k.versions) == want
+    assert k.path == f"/apis/scheduling.k8s.io/{want[1][0]}/{want[0].lower()}s"
