@@ -51,10 +51,11 @@ def make_config(
     lease: tuple[str, str, str] = ("1s", "600ms", "100ms"),
     namespace: str = "kube-system",
     kubernetes_version: str | None = None,
+    gates: FeatureGates | None = None,
 ) -> KubeSchedulerConfiguration:
     """Profiles ``kubesched`` (the one under test); a short Lease; the default profile of
     ``kubernetes_version`` (None: the default release), as ``kubesched run`` takes it from
-    the API server's ``/version``."""
+    the API server's ``/version``, or of ``gates`` (a release with ``--feature-gates``)."""
     raw = {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",
@@ -68,7 +69,8 @@ def make_config(
         },
         "profiles": [{"schedulerName": "kubesched"}],
     }
-    gates = None if kubernetes_version is None else FeatureGates(kubernetes_version)
+    if gates is None and kubernetes_version is not None:
+        gates = FeatureGates(kubernetes_version)
     return load_config(raw, known_plugins=known_plugin_names(), gates=gates)
 
 

@@ -15,8 +15,9 @@ import pytest
 import yaml
 
 from kubesched.cli import build_parser
+from kubesched.config.featuregates import with_settings
 from kubesched.config.load import load_config
-from kubesched.live.informer import SCHEDULER_KINDS
+from kubesched.live.informer import SCHEDULER_KINDS, workload_kinds
 from kubesched.plugins.registry import known_plugin_names
 from tests.live import rbac
 from tests.live.conftest import Api, Replica, make_config, node, pod
@@ -83,12 +84,20 @@ UPDATE = (*READ, "update", "patch")
 NEEDED_CLUSTER = {
     *(
         (g, p, v)
-        for k in SCHEDULER_KINDS
+        for k in (
+            *SCHEDULER_KINDS,
+            *(
+                w
+                for release in ("1.35", "1.36", "1.37")
+                for w in workload_kinds(with_settings(release, {"GenericWorkload": True}))
+            ),
+        )
         for g, p in [_group_plural(k.path)]
         for v in ("list", "watch")
     ),
     ("", "pods/binding", "create"),
     ("", "pods/status", "patch"),
+    ("scheduling.k8s.io", "podgroups/status", "patch"),  # a PodGroup's condition (v1.36+)
     ("", "pods", "delete"),
     ("", "pods", "get"),  # re-GET of a Pod whose bind's outcome is unknown
     ("events.k8s.io", "events", "create"),

@@ -11,8 +11,18 @@ from pathlib import Path
 
 import pytest
 
+from kubesched.config.featuregates import FeatureGates, with_settings
 from kubesched.live.client import KubeClient, connect
-from kubesched.live.informer import ADDED, DELETED, MODIFIED, Delta, Informer, Kind, object_key
+from kubesched.live.informer import (
+    ADDED,
+    DELETED,
+    MODIFIED,
+    Delta,
+    Informer,
+    Kind,
+    object_key,
+    scheduler_kinds,
+)
 from tests.live.conftest import FAST, Api, node, pod, wait_for
 from tests.live.fakestore import by_plural
 
@@ -163,3 +173,72 @@ def test_a_missing_optional_kind_is_said_once_and_rechecked_quietly(
     loud = [rec for rec in caplog.records if rec.levelno >= logging.INFO]
     assert len(loud) == 1 and "is not served by this API server" in loud[0].getMessage()
     assert "checking again every" in loud[0].getMessage()
+
+
+VERSIONED = Kind(
+    "PodGroup",
+    "scheduling.x-k8s.io/v1beta9",
+    "/apis/scheduling.x-k8s.io/v1beta9/podgroups",
+    optional=True,
+    versions=("v1beta9", "v1alpha1"),
+)
+"""A kind of several versions (as the Workload API's), the first one not served here."""
+
+
+def test_a_kind_of_several_versions_is_listed_in_the_one_the_server_serves(
+    api: Api, run: type[Run]
+) -> None:
+    """Discovery (``GET /apis/G/V``) chooses the version: the fake serves ``v1alpha1`` only."""
+    api.store.create(
+        by_plural("podgroups", "scheduling.x-k8s.io"),
+        "default",
+        {"metadata": {"name": "g", "namespace": "default"}, "spec": {"minMember": 2}},
+    )
+    r = run(VERSIONED)
+    wait_for(lambda: r.deltas)
+    assert not r.inf.absent
+    assert r.inf.kind.path == "/apis/scheduling.x-k8s.io/v1alpha1/podgroups"
+    assert r.deltas[0].new["apiVersion"] == "scheduling.x-k8s.io/v1alpha1"
+    api.store.create(
+        by_plural("podgroups", "scheduling.x-k8s.io"),
+        "default",
+        {"metadata": {"name": "h", "namespace": "default"}, "spec": {"minMember": 1}},
+    )
+    wait_for(lambda: ("ADDED", "default/h") in r.seen())  # watched in that version too
+
+
+def test_a_kind_served_in_none_of_its_versions_is_absent_and_empty(
+    api: Api, run: type[Run], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="kubesched.live.informer")
+    r = run(replace(VERSIONED, versions=("v1beta9", "v2")))
+    wait_for(r.inf.synced.is_set)
+    assert r.inf.absent and r.deltas == []
+    wait_for(lambda: any("in none of v1beta9, v2" in m for m in caplog.messages))
+
+
+@pytest.mark.parametrize(
+    ("release", "gate", "want"),
+    [
+        ("1.34", True, None),
+        ("1.37", False, None),
+        ("1.35", True, ("Workload", ("v1alpha1",))),
+        ("1.36", True, ("PodGroup", ("v1alpha2",))),
+        ("1.37", True, ("PodGroup", ("v1beta1", "v1alpha3"))),
+    ],
+)
+def test_a_release_watches_the_workload_api_kind_its_scheduler_reads(
+    release: str, gate: bool, want: tuple[str, tuple[str, ...]] | None
+) -> None:
+    """Upstream's informers: v1.35 Workloads, v1.36+ PodGroups, in the versions the release
+    serves them (the first, upstream's, named by ``path``); none with GenericWorkload off."""
+    gates = with_settings(release, {"GenericWorkload": gate}) if release != "1.34" else None
+    kinds = scheduler_kinds(gates if gates is not None else FeatureGates("1.34"))
+    extra = [k for k in kinds if k.versions]
+    assert kinds[-1].kind == "Pod"
+    if want is None:
+        assert extra == []
+        return
+    [k] = extra
+    assert (k.kind, k.versions) == want
+    assert k.path == f"/apis/scheduling.k8s.io/{want[1][0]}/{want[0].lower()}s"

@@ -248,3 +248,73 @@ def test_v135_a_member_whose_wait_failed_stays_nominated_to_its_node() -> None:
     assert s.queue.nominator.node_of("ns/m0") == "n0"
     s, _ = _v135_gang_that_cannot_fill({"SchedulerAsyncAPICalls": True})
     assert s.queue.nominator.node_of("ns/m0") in (None, "")
+
+
+class GroupStatusApi(FakeApi):
+    """A FakeApi that can write a PodGroup's condition (as live mode's client)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.group_conditions: list[tuple[str, dict[str, Any]]] = []
+
+    def pod_group_condition(self, pod_group: dict[str, Any], condition: dict[str, Any]) -> None:
+        self.group_conditions.append((pod_group["metadata"]["name"], condition))
+
+
+def _short_gang(existing: dict[str, Any] | None) -> GroupStatusApi:
+    """A gang of 3 short of room (2 fit) on a PodGroup object at generation 2 that carries
+    ``existing`` as its condition; one cycle."""
+    fg = featuregates.with_settings("1.37", {"GenericWorkload": True})
+    cfg = load_config(None, known_plugins=known_plugin_names(), gates=fg)
+    fake = GroupStatusApi()
+    s = Scheduler(
+        cfg, clock=VirtualClock(), api_client=fake, options=SchedulerOptions(feature_gates=fg)
+    )
+    s.on_node_add(make_node("n0").cap(cpu="4", memory="8Gi", pods=10).obj())
+    group = pod_group("g", 3)
+    group["metadata"]["generation"] = 2
+    if existing is not None:
+        group["status"] = {"conditions": [existing]}
+    s.on_object(group)
+    for i in range(3):
+        s.on_pod_add(member(f"m{i}", "g", cpu="2"))
+    s.schedule_one()
+    assert fake.binds == {}
+    return fake
+
+
+GROUP_MESSAGE = (
+    "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining, "
+    "pod group preemption: No preemption victims found for incoming preemptor"
+)
+
+
+def test_the_group_condition_is_written_on_the_object_as_upstream() -> None:
+    fake = _short_gang(None)
+    [(name, cond)] = fake.group_conditions
+    assert name == "g"
+    assert {k: v for k, v in cond.items() if k != "lastTransitionTime"} == {
+        "type": "PodGroupInitiallyScheduled",
+        "status": "False",
+        "reason": "Unschedulable",
+        "message": GROUP_MESSAGE,
+        "observedGeneration": 2,
+    }
+    assert cond["lastTransitionTime"]
+
+
+def test_the_group_condition_is_not_written_again_nor_back_from_true() -> None:
+    same = {
+        "type": "PodGroupInitiallyScheduled",
+        "status": "False",
+        "reason": "Unschedulable",
+        "message": GROUP_MESSAGE,
+        "observedGeneration": 2,
+        "lastTransitionTime": "2026-01-01T00:00:00Z",
+    }
+    assert _short_gang(same).group_conditions == []  # SetStatusCondition: no change
+    scheduled = {**same, "status": "True", "reason": "Scheduled", "message": ""}
+    assert _short_gang(scheduled).group_conditions == []  # never back from True
+    older = {**same, "observedGeneration": 1}
+    [(_, cond)] = _short_gang(older).group_conditions  # a new generation: written,
+    assert cond["lastTransitionTime"] == "2026-01-01T00:00:00Z"  # its status unchanged

@@ -231,6 +231,17 @@ class PodStatusWriter(Protocol):
 
 
 @runtime_checkable
+class PodGroupStatusWriter(Protocol):
+    """A client that writes a Workload API PodGroup's scheduling condition (upstream's
+    ``updatePodGroupCondition``: a strategic-merge patch of ``podgroups/status``)."""
+
+    def pod_group_condition(self, pod_group: dict[str, Any], condition: dict[str, Any]) -> None:
+        """Set ``condition`` (a ``metav1.Condition``: ``type``, ``status``, ``reason``,
+        ``message``, ``observedGeneration``, ``lastTransitionTime``) on the PodGroup whose
+        manifest as last seen is ``pod_group``; asynchronous, failures logged."""
+
+
+@runtime_checkable
 class FailureReporter(Protocol):
     """A client that records a failed attempt (the Pod's ``PodScheduled`` condition and
     ``FailedScheduling`` event)."""

@@ -154,6 +154,11 @@ class PodGroupManager:
         """The PodGroup object ``namespace/name`` (v1.36+), or None."""
         return self.pod_groups.get(key)
 
+    def manifest(self, key: str) -> dict[str, Any] | None:
+        """The PodGroup object ``namespace/name`` as last seen (its status included), or
+        None."""
+        return self._raw.get(f"PodGroup/{key}")
+
     def state(self, key: str) -> GroupState:
         """The group's state (an empty one for a group with no member yet)."""
         return self.groups.get(key) or GroupState()

@@ -314,6 +314,10 @@ class LiveApi:
         self.delete_pod(victim, reason)
         self.recorder.pod_preempted(victim, preemptor, node)
 
+    def pod_group_condition(self, pod_group: dict[str, Any], condition: dict[str, Any]) -> None:
+        """Write a Workload API PodGroup's scheduling condition, asynchronously."""
+        self.recorder.pod_group_condition(pod_group, condition)
+
     def pod_scheduling_failed(self, pod: api.Pod, reason: str, message: str) -> None:
         """Report a failed attempt (condition + Event), asynchronously."""
         self.recorder.pod_failed(pod, reason, message)

@@ -10,6 +10,9 @@ A kind whose API is not installed (404 on an optional custom resource) counts as
 empty: that is said once (INFO), and the kind is listed again quietly at the longest backoff
 (30 s), so a CRD installed later is picked up within that -- a periodic list instead of a
 watch on CustomResourceDefinitions, which would need cluster-wide read access to CRDs.
+A kind served in one of several versions or not at all (the Workload API's PodGroups and
+Workloads, :func:`workload_kinds`) asks the server's discovery before each list which of its
+versions serves it, and is absent in the same way when none does.
 
 The first list asks for ``resourceVersion=0`` (any version), as client-go's initial list
 does: kube-apiserver answers it from its watch cache in one response, ``limit`` ignored --
@@ -34,9 +37,10 @@ import random
 import threading
 import time
 from collections.abc import Callable, Generator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from kubesched.api import workload
 from kubesched.api.source import bulk_allocation
 from kubesched.live.client import ApiError, KubeClient, ObjectText
 
@@ -57,6 +61,20 @@ class Kind:
     """Cluster-wide collection path, e.g. ``/api/v1/pods``."""
     optional: bool = False
     """A custom resource that may not be installed (404 is not an error)."""
+    versions: tuple[str, ...] = ()
+    """For a kind an API server serves in one of several versions, or not at all (the
+    Workload API's, :func:`workload_kinds`): the versions kubesched can read, most preferred
+    first.  Before each list the informer asks the server's discovery which of them serve
+    the resource (:meth:`Informer.discover`) and lists and watches the first; none: the kind
+    is absent, as a missing optional CRD.  ``api_version`` and ``path`` name the first."""
+
+    def at(self, version: str) -> Kind:
+        """This kind in API ``version`` of its group."""
+        group = self.api_version.rsplit("/", 1)[0]
+        plural = self.path.rsplit("/", 1)[-1]
+        return replace(
+            self, api_version=f"{group}/{version}", path=f"/apis/{group}/{version}/{plural}"
+        )
 
 
 KINDS = (
@@ -111,6 +129,42 @@ does."""
 SCHEDULER_KINDS = (*KINDS[:-1], *STORAGE_KINDS, KINDS[-1])
 """What a scheduling replica watches and ``kubesched record`` records: :data:`KINDS` and
 :data:`STORAGE_KINDS`, Pods last."""
+
+WORKLOAD_API_WATCHED = {"1.35": "Workload", "1.36": "PodGroup", "1.37": "PodGroup"}
+"""The Workload API kind upstream's scheduler of each release watches (v1.35's
+GangScheduling reads Workloads, v1.36+ reads PodGroups: ``eventhandlers.go``), which is what
+:class:`~kubesched.framework.podgroups.PodGroupManager` reads in that release."""
+
+
+def workload_kinds(gates: workload.Gates) -> tuple[Kind, ...]:
+    """The Workload API informer of ``gates``' release (none without GenericWorkload or
+    before v1.35): the kind that release's scheduler watches, in every version the release
+    serves it (:data:`kubesched.api.workload.SERVED`; v1.37: ``v1beta1``, the one upstream's
+    informer uses, then ``v1alpha3``), chosen at run time from what the API server serves."""
+    kind = WORKLOAD_API_WATCHED.get(gates.version)
+    if kind is None or not gates.enabled("GenericWorkload"):
+        return ()
+    versions = tuple(v for v, kinds in workload.SERVED[gates.version].items() if kind in kinds)
+    plural = f"{kind.lower()}s"
+    first = versions[0]
+    return (
+        Kind(
+            kind,
+            f"{workload.GROUP}/{first}",
+            f"/apis/{workload.GROUP}/{first}/{plural}",
+            optional=True,
+            versions=versions,
+        ),
+    )
+
+
+def scheduler_kinds(
+    gates: workload.Gates, base: tuple[Kind, ...] = SCHEDULER_KINDS
+) -> tuple[Kind, ...]:
+    """``base`` (Pods last) with the Workload API informer of ``gates``' release
+    (:func:`workload_kinds`) before the Pods: what a scheduling replica of that release
+    watches."""
+    return (*base[:-1], *workload_kinds(gates), base[-1])
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +244,9 @@ class Informer:
         self.texts = texts
         """Hand each watched object on with its JSON text (``Delta.text``)."""
         self.kind = kind
+        """The kind as listed and watched now (for a kind of several ``versions``, the one
+        :meth:`discover` chose last)."""
+        self.wanted = kind
         self.sink = sink
         self.stop = stop
         self.timing = timing or Timing()
@@ -248,6 +305,13 @@ class Informer:
         if self._list_from:
             query["resourceVersion"] = self._list_from
         start = time.monotonic()
+        if self.wanted.versions:
+            try:
+                self.kind = self.discover()
+            except ApiError as e:
+                if e.code == 404:
+                    self._absent()
+                raise
         while True:
             try:
                 page = self.client.request("GET", self.kind.path, query=query)
@@ -275,13 +339,48 @@ class Informer:
         self.synced.set()
         return str(meta.get("resourceVersion", ""))
 
+    def discover(self) -> Kind:
+        """The first of :attr:`Kind.versions` whose discovery document
+        (``GET /apis/GROUP/VERSION``) lists the kind's resource; ApiError 404 when none
+        does (the group version not served: a 404 or a list without the resource)."""
+        wanted = self.wanted
+        group = wanted.api_version.rsplit("/", 1)[0]
+        plural = wanted.path.rsplit("/", 1)[-1]
+        for version in wanted.versions:
+            try:
+                listing = self.client.request("GET", f"/apis/{group}/{version}")
+            except ApiError as e:
+                if e.code == 404:
+                    continue
+                raise
+            names = {r.get("name") for r in listing.get("resources") or [] if isinstance(r, dict)}
+            if plural in names:
+                chosen = wanted.at(version)
+                if chosen != self.kind or self.lists == 0:
+                    log.info(
+                        "%s: served as %s; listing and watching it", wanted.kind, chosen.api_version
+                    )
+                return chosen
+        raise ApiError(
+            404, f"{group} serves {plural} in none of {', '.join(wanted.versions)}", "NotFound"
+        )
+
     def _absent(self) -> None:
         if not self.absent:
+            why = (
+                f"in none of {', '.join(self.wanted.versions)} (the API server's feature gates "
+                "and --runtime-config)"
+                if self.wanted.versions
+                else "(its CustomResourceDefinition is not installed)"
+            )
             log.info(
-                "%s (%s) is not served by this API server (its CustomResourceDefinition is not "
-                "installed); treating it as empty and checking again every %.0f s",
+                "%s (%s) is not served by this API server %s; treating it as empty and "
+                "checking again every %.0f s",
                 self.kind.kind,
-                self.kind.api_version,
+                self.wanted.api_version.rsplit("/", 1)[0]
+                if self.wanted.versions
+                else self.kind.api_version,
+                why,
                 self.timing.backoff_max,
             )
         self.absent = True

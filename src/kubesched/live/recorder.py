@@ -6,6 +6,10 @@ One background thread drains two queues:
   written), as a strategic-merge patch of ``pods/status`` (upstream ``updatePod``) that also
   carries ``nominatedNodeName`` when preemption nominated (or un-nominated) the Pod; a write
   is skipped when the Pod already carries the same condition and nomination;
+- a Workload API PodGroup's scheduling condition (``PodGroupInitiallyScheduled``, v1.36
+  ``PodGroupScheduled``), coalesced per PodGroup, as a strategic-merge patch of
+  ``podgroups/status`` (upstream ``updatePodGroupCondition``; the scheduler decides whether
+  it changed, :class:`~kubesched.framework.interface.PodGroupStatusWriter`);
 - ``events.k8s.io/v1`` Events (``FailedScheduling`` / Warning / action ``Scheduling``,
   ``Scheduled`` / Normal / action ``Binding``, ``Preempted`` / Normal / action
   ``Preempting`` on a preemption victim with the preemptor as ``related``), named
@@ -172,6 +176,9 @@ class Recorder:
         self.spam = SpamFilter()
         self.cond = threading.Condition()
         self.conditions: dict[str, tuple[api.Pod, str, str]] = {}
+        self.group_conditions: dict[str, tuple[str, dict[str, Any]]] = {}
+        """Workload API PodGroups' scheduling conditions to write, the latest per PodGroup:
+        its ``podgroups/status`` path and the condition."""
         self.events: collections.deque[PendingEvent] = collections.deque()
         self.retries: list[tuple[float, PendingEvent, int]] = []
         """Events whose asynchronous write failed and may be tried again (when, what, the
@@ -189,6 +196,19 @@ class Recorder:
             if not has_condition(pod, reason, message):
                 self.conditions[pod.key] = (pod, reason, message)
             self._event(pod, "Warning", "FailedScheduling", "Scheduling", message)
+            self.cond.notify()
+
+    def pod_group_condition(self, pod_group: dict[str, Any], condition: dict[str, Any]) -> None:
+        """Queue a Workload API PodGroup's scheduling condition (a strategic-merge patch of
+        its ``status``, merged by ``type``; upstream ``PatchPodGroupStatus``), in the API
+        version it was listed in."""
+        meta = pod_group.get("metadata") or {}
+        path = (
+            f"/apis/{pod_group.get('apiVersion')}/namespaces/{meta.get('namespace')}"
+            f"/podgroups/{meta.get('name')}/status"
+        )
+        with self.cond:
+            self.group_conditions[path] = (path, condition)
             self.cond.notify()
 
     def pod_scheduled(self, pod: api.Pod, node: str) -> None:
@@ -248,12 +268,18 @@ class Recorder:
             with self.cond:
                 while (
                     not self.conditions
+                    and not self.group_conditions
                     and not self.events
                     and not self._retry_due()
                     and not stop.is_set()
                 ):
                     self.cond.wait(timeout=0.5 if not self.retries else 0.2)
-                if stop.is_set() and not self.conditions and not self.events:
+                if (
+                    stop.is_set()
+                    and not self.conditions
+                    and not self.group_conditions
+                    and not self.events
+                ):
                     return
             if not stop.is_set():
                 # let a batch gather: the producers' notify() finds no waiter meanwhile
@@ -261,6 +287,8 @@ class Recorder:
             with self.cond:
                 conditions = list(self.conditions.values())
                 self.conditions.clear()
+                group_conditions = list(self.group_conditions.values())
+                self.group_conditions.clear()
                 room = len(self.events)
                 if self.client.writes is not None:
                     room = min(room, max(0, MAX_QUEUED_EVENTS - self.in_flight))
@@ -271,6 +299,13 @@ class Recorder:
                     "PATCH",
                     f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status",
                     pod_condition_patch(pod, reason, message),
+                    "application/strategic-merge-patch+json",
+                )
+            for path, condition in group_conditions:
+                self._write(
+                    "PATCH",
+                    path,
+                    {"status": {"conditions": [condition]}},
                     "application/strategic-merge-patch+json",
                 )
             for ev, attempt in events:

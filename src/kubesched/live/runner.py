@@ -46,7 +46,7 @@ from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.live.binder import LiveApi
 from kubesched.live.client import KubeClient
 from kubesched.live.dispatch import Dispatcher
-from kubesched.live.informer import MODIFIED, SCHEDULER_KINDS, Delta, Informer, Kind, Timing
+from kubesched.live.informer import MODIFIED, Delta, Informer, Kind, Timing, scheduler_kinds
 from kubesched.live.leader import LeaderElector
 from kubesched.live.recorder import Recorder
 from kubesched.live.startup import StartupTracker
@@ -87,7 +87,7 @@ class LiveScheduler:
         metrics: SchedulerMetrics | None = None,
         timing: Timing | None = None,
         resync_seconds: float = 0.0,
-        kinds: tuple[Kind, ...] = SCHEDULER_KINDS,
+        kinds: tuple[Kind, ...] | None = None,
         election_client: KubeClient | None = None,
     ) -> None:
         self.config = config
@@ -139,7 +139,7 @@ class LiveScheduler:
                 batch_lists=True,
                 texts=k.kind == "Pod",  # read by the dispatcher's parse (Delta.text)
             )
-            for k in kinds
+            for k in (scheduler_kinds(config.feature_gates) if kinds is None else kinds)
         ]
         self.exit_code = 0
         self.cycles = 0

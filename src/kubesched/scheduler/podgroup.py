@@ -40,6 +40,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from kubesched.api import objects as api
 from kubesched.api import workload
@@ -52,6 +53,7 @@ from kubesched.framework.interface import (
     CycleState,
     ExtenderError,
     IntArray,
+    PodGroupStatusWriter,
     QueuedPodInfo,
     Status,
 )
@@ -698,3 +700,42 @@ class PodGroupCycle(GroupAlgorithm):
         if old is not None and old.status == "True" and new.status != "True":
             return
         self.conditions[key] = new
+        self._write_condition(key, new)
+
+    def _write_condition(self, key: str, new: Condition) -> None:
+        """Write ``new`` on the PodGroup object through a client that can
+        (:class:`~kubesched.framework.interface.PodGroupStatusWriter`: live mode), as
+        upstream's ``updatePodGroupCondition`` against the object its informer holds: never
+        from True back to False, ``observedGeneration`` the object's generation, nothing
+        written when the object's condition says the same (``SetStatusCondition`` reports no
+        change), ``lastTransitionTime`` kept unless the status changes."""
+        writer = self.failures.api
+        if not isinstance(writer, PodGroupStatusWriter):
+            return
+        obj = self.manager.manifest(key)
+        if obj is None:
+            return
+        status = obj.get("status")
+        conditions = status.get("conditions") if isinstance(status, dict) else None
+        existing = next(
+            (c for c in conditions or [] if isinstance(c, dict) and c.get("type") == new.type),
+            None,
+        )
+        if existing is not None and existing.get("status") == "True" and new.status != "True":
+            return
+        meta = obj.get("metadata")
+        generation = int((meta.get("generation") if isinstance(meta, dict) else None) or 0)
+        condition: dict[str, Any] = {
+            "type": new.type,
+            "status": new.status,
+            "reason": new.reason,
+            "message": new.message,
+            "observedGeneration": generation,
+        }
+        if existing is not None and all(existing.get(k) == v for k, v in condition.items()):
+            return
+        if existing is not None and existing.get("status") == new.status:
+            condition["lastTransitionTime"] = existing.get("lastTransitionTime")
+        else:
+            condition["lastTransitionTime"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        writer.pod_group_condition(obj, condition)
