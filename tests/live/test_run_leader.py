@@ -110,11 +110,11 @@ def test_standby_takes_over_from_a_failed_leader(
     # The leader's API connection breaks for Lease writes: it must stop, b must take over
     # after the lease duration, rebuild from fresh lists and schedule what arrived meanwhile.
     api.server.fail(r"leases/kubesched .*replica-a", 500, times=100_000)
-    a.thread.join(5)
+    a.thread.join(20)
     assert a.code == 1
     api.create(pod("orphan"))
-    wait(b.live.leading, timeout=5)
-    wait(lambda: bound(api, "orphan"), timeout=5)
+    wait(b.live.leading, timeout=20)
+    wait(lambda: bound(api, "orphan"), timeout=20)
     agents = {ua for _, key, _, ua in api.store.stats.binds if key == "default/orphan"}
     assert agents <= {"kubesched-test (replica-b)"}
     assert api.store.stats.binds_per_pod["default/orphan"] == 1
@@ -125,17 +125,18 @@ def test_delay_cache_until_active_keeps_a_standby_cold(
     api: Api, replicas: Callable[..., Replica]
 ) -> None:
     api.create(node("n1"))
-    a = replicas("replica-a")
+    # A lease a loaded machine's renewals keep (a stopping leader releases it at once).
+    lease = ("6s", "4s", "100ms")
+    a = replicas("replica-a", make_config(lease=lease))
     wait(a.live.leading)
-    cold = make_config()
-    cold = dataclasses.replace(cold, delay_cache_until_active=True)
+    cold = dataclasses.replace(make_config(lease=lease), delay_cache_until_active=True)
     b = replicas("replica-b", cold)
     time.sleep(0.5)
     assert not b.live.leading() and all(i.lists == 0 for i in b.live.informers)
     a.stop()
     api.create(pod("p"))
-    wait(b.live.leading, timeout=5)
-    wait(lambda: bound(api, "p"), timeout=5)
+    wait(b.live.leading, timeout=20)
+    wait(lambda: bound(api, "p"), timeout=20)
     assert all(i.lists >= 1 for i in b.live.informers)
 
 
