@@ -39,7 +39,9 @@ def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
     """kube-apiserver v1.37.2 with GenericWorkload and ``scheduling.k8s.io/v1beta1`` on,
     kubesched's ServiceAccount under ``deploy/rbac.yaml``."""
     if not (BIN / "kube-apiserver").exists():
-        if os.environ.get("CI") == "true":
+        # CI builds v1.37's control plane after its first control-plane pass (v1.34's) and
+        # runs these tests again with ORACLE_KUBERNETES_VERSION=1.37: only there is it missing.
+        if os.environ.get("CI") == "true" and os.environ.get("ORACLE_KUBERNETES_VERSION") == "1.37":
             pytest.fail("v1.37's control plane is not built: run bash oracle/build.sh")
         pytest.skip("v1.37's control plane is not built: run bash oracle/build.sh")
     _binaries_or_skip()
