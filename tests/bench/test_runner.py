@@ -245,8 +245,15 @@ def test_measured_phases_run_with_the_collector_thresholds_of_a_shard(tmp_path: 
         def disable(self) -> None:
             seen.append(gc.get_threshold())
 
-    before = gc.get_threshold()
-    result = _run_tmp(_config(tmp_path, basic_case()), profiler=Probe())
+    # The caller's own thresholds, whatever earlier tests' live replicas (which set the
+    # process's while they run, in threads) left behind.
+    saved = gc.get_threshold()
+    gc.set_threshold(701, 11, 12)
+    try:
+        result = _run_tmp(_config(tmp_path, basic_case()), profiler=Probe())
+        after = gc.get_threshold()
+    finally:
+        gc.set_threshold(*saved)
     assert result.ok, result.summary_line()
     assert seen and all(t == GC_THRESHOLDS for t in seen)
-    assert gc.get_threshold() == before != GC_THRESHOLDS
+    assert after == (701, 11, 12)
