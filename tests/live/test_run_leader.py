@@ -168,3 +168,25 @@ def test_a_new_leader_does_not_wait_for_absent_custom_resources(
         live.stop()
         thread.join(10)
         client.close()
+
+
+def test_replicas_in_one_process_give_back_its_collector_thresholds(
+    api: Api, replicas: Callable[..., Replica]
+) -> None:
+    """Each loop raises the process's collector thresholds while it runs; two overlapping
+    in one process, ending first-started first, leave the process's own behind."""
+    import gc
+
+    saved = gc.get_threshold()
+    gc.set_threshold(701, 11, 12)
+    try:
+        a = replicas("replica-a")
+        wait(a.live.leading)
+        b = replicas("replica-b")
+        wait(lambda: b.live.loop_alive)
+        a.stop()
+        b.stop()
+        after = gc.get_threshold()
+    finally:
+        gc.set_threshold(*saved)
+    assert after == (701, 11, 12)

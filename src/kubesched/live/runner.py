@@ -65,9 +65,38 @@ GC_THRESHOLDS = (10_000, 20, 100)
 """The cyclic collector's thresholds while the loop runs (Python's are 700, 10, 10): every
 Pod seen leaves a few hundred long-lived objects (its manifest as decoded, the parsed Pod,
 its queue and cache entries), so frequent young collections only walk them again and again
-(as a shard process, :data:`kubesched.parallel.shardmain.GC_THRESHOLDS`).  Set by
-:meth:`LiveScheduler.run` and restored when it returns.  Only garbage in reference cycles
-waits for the collector, and it waits a little longer."""
+(as a shard process, :data:`kubesched.parallel.shardmain.GC_THRESHOLDS`).  Set while any
+:meth:`LiveScheduler.run` of the process runs (:class:`_Collector`), the process's own back
+when the last returns.  Only garbage in reference cycles waits for the collector, and it
+waits a little longer."""
+
+
+class _Collector:
+    """The process's collector thresholds, shared by the loops that run in it (one in
+    ``kubesched run``; several in one process when embedded, a coordinator's replicas, or
+    tests): raised by the first to start, restored by the last to end, whatever order they
+    end in."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running = 0
+        self._saved: tuple[int, ...] = ()
+
+    def enter(self) -> None:
+        with self._lock:
+            if self._running == 0:
+                self._saved = gc.get_threshold()
+                gc.set_threshold(*GC_THRESHOLDS)
+            self._running += 1
+
+    def leave(self) -> None:
+        with self._lock:
+            self._running -= 1
+            if self._running == 0:
+                gc.set_threshold(*self._saved)
+
+
+_COLLECTOR = _Collector()
 _WAKE = Delta("", "", None, {})
 """Wakes the loop from its wait (ignored when applied)."""
 
@@ -245,14 +274,13 @@ class LiveScheduler:
             self._start_informers()
             started = True
         self.loop_alive = True
-        thresholds = gc.get_threshold()
-        gc.set_threshold(*GC_THRESHOLDS)
+        _COLLECTOR.enter()
         try:
             self._loop(started)
         finally:
             self.loop_alive = False
             self._shutdown()
-            gc.set_threshold(*thresholds)
+            _COLLECTOR.leave()
         return self.exit_code
 
     def _spawn(self, name: str, target: Callable[[], None]) -> None:
