@@ -11,9 +11,11 @@ cases of a seed without it stay as they were."""
 from __future__ import annotations
 
 import copy
+import random
 from typing import Any
 
 from generator import Gen
+
 
 def _cpu(value: str) -> int:
     return int(value[:-1]) if value.endswith("m") else int(float(value) * 1000)
@@ -135,8 +137,9 @@ def _controller_metadata(pod: dict[str, Any], i: int) -> None:
     admission write on a Pod: ownerReferences, managedFields, the projected token volume and
     its mounts."""
     meta, spec = pod["metadata"], pod["spec"]
+    owner = f"rs-{meta.get('labels', {}).get('app', 'web')}"
     meta["ownerReferences"] = [
-        {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": f"rs-{meta['labels']['app']}",
+        {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": owner,
          "uid": f"uid-rs-{i}", "controller": True, "blockOwnerDeletion": True}
     ]  # fmt: skip
     meta["managedFields"] = [
@@ -165,9 +168,7 @@ def _controller_metadata(pod: dict[str, Any], i: int) -> None:
         )  # fmt: skip
 
 
-def odd_config(
-    gen: Gen, config: dict[str, Any] | None, incoming: dict[str, Any]
-) -> dict[str, Any]:
+def odd_config(gen: Gen, config: dict[str, Any] | None, incoming: dict[str, Any]) -> dict[str, Any]:
     """Valid configurations people write: ``pluginConfig`` for a plugin the profile disables
     (upstream validates only what a profile enables), ``percentageOfNodesToScore`` below 100
     globally or per profile, a second profile (for another scheduler name, which the incoming
@@ -209,3 +210,25 @@ def odd_config(
         if gen.chance(0.5):
             incoming["spec"]["schedulerName"] = "second-scheduler"
     return out
+
+
+def lived_in_pods(stream: str, request: dict[str, Any]) -> None:
+    """The Pod draws of :func:`lived_in` for another family's request (changed in place; its
+    configuration stays as the family drew it), from the stream named ``stream`` (a seed
+    and index of its own: the family's other draws stay as they were): pod-level resources,
+    resizes under way on running Pods, controller metadata and the token volume."""
+    gen = Gen(random.Random(stream))
+    if not gen.chance(0.35):
+        return
+    items = request["cluster"]["items"]
+    to_place = request["pods"] if "pods" in request else [request["pod"]]
+    for pod in to_place:
+        if gen.chance(0.3):
+            pod_level(gen, pod)
+    running = [o for o in items if o["kind"] == "Pod" and o["spec"].get("nodeName")]
+    for pod in running:
+        if pod.get("status", {}).get("phase") == "Running" and gen.chance(0.15):
+            resizing(gen, pod)
+    for i, pod in enumerate([*running, *to_place]):
+        if gen.chance(0.3):
+            _controller_metadata(pod, i)
