@@ -57,6 +57,7 @@ from kubesched.admission import references
 from kubesched.api import objects as api
 from kubesched.api.errors import InputError
 from kubesched.api.parse import ParsedObjects, parse_objects, parse_pod, split_documents
+from kubesched.api.pods import skip_pod_level_resources
 from kubesched.api.source import FREEZE_ANSWER_AFTER, bulk_allocation
 from kubesched.config import extenders as extender_config
 from kubesched.config.featuregates import FeatureGates
@@ -139,6 +140,10 @@ def explain(
         p = pod if isinstance(pod, api.Pod) else parse_pod(dict(pod), "pod")
         state_cluster, pending = build_cluster(cluster, leave_out=p.key if p.node_name else None)
         state_cluster.count_resize_totals(cfg.feature_gates.at_least(RESIZE_TOTALS_SINCE))
+        if not cfg.feature_gates.enabled("PodLevelResources"):
+            state_cluster.skip_pod_level_resources()
+            for waiting in (*pending, p):
+                skip_pod_level_resources(waiting)
         references.check(list(state_cluster.objects.values()), [p])  # warns about missing ones
         p.node_name = ""
         _check_other_profiles(cfg, state_cluster, p.scheduler_name)
