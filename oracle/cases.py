@@ -28,7 +28,7 @@ from typing import Any
 from configs import scarce_resource_scoring, ties
 from dra_cases import dra_case, dra_schedule_case  # oracle/dra_cases.py
 from generator import Gen
-from lived_in import lived_in
+from lived_in import lived_in, lived_in_pods
 from real_shapes import (
     as_stored,
     controllers_status,
@@ -98,6 +98,7 @@ def schedule_case(seed: int, index: int, version: str | None = None) -> dict[str
     gates.update(machinery_gates(gen, version))  # drawn last
     if gates:
         request["featureGates"] = gates
+    lived_in_pods(f"schedule-lived/{seed}/{index}", request)  # a stream of its own, last
     return request
 
 
