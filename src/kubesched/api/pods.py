@@ -73,6 +73,8 @@ def parse_pod(obj: dict[str, Any], path: str = "") -> api.Pod:
     resized = _resize_status(status, join(path, "status"))
     containers: list[podresources.Millis] = []
     inits: list[tuple[podresources.Millis, bool]] = []
+    spec_containers: list[podresources.Millis] = []  # their spec's requests, no resize status
+    spec_inits: list[tuple[podresources.Millis, bool]] = []
     images: list[str] = []
     sidecar_ports: list[api.HostPort] = []
     ports: list[api.HostPort] = []
@@ -81,6 +83,7 @@ def parse_pod(obj: dict[str, Any], path: str = "") -> api.Pod:
         c = f.as_mapping(c, cpath)
         restartable = f.string(c, "restartPolicy", cpath) == "Always"
         requests = _container_requests(c, cpath)
+        spec_inits.append((requests, restartable))
         if restartable:
             requests = _with_status(requests, c, resized)
         inits.append((requests, restartable))
@@ -90,12 +93,14 @@ def parse_pod(obj: dict[str, Any], path: str = "") -> api.Pod:
     for i, c in enumerate(containers_raw):
         cpath = join(join(spec_path, "containers"), i)
         c = f.as_mapping(c, cpath)
-        containers.append(_with_status(_container_requests(c, cpath), c, resized))
+        own = _container_requests(c, cpath)
+        spec_containers.append(own)
+        containers.append(_with_status(own, c, resized))
         images.append(f.string(c, "image", cpath))
         ports.extend(read_host_ports(c, cpath, host_network))
 
     requests, nonzero, fit_score, resize_totals = _pod_resources(
-        spec, spec_path, resized, containers, inits, pod_level_resources=True
+        spec, spec_path, resized, containers, inits, (spec_containers, spec_inits)
     )
 
     affinity_path = join(spec_path, "affinity")
@@ -262,23 +267,23 @@ def _pod_resources(
     resized: _Resized,
     containers: list[podresources.Millis],
     inits: list[tuple[podresources.Millis, bool]],
-    *,
-    pod_level_resources: bool,
+    spec_only: tuple[list[podresources.Millis], list[tuple[podresources.Millis, bool]]] | None,
 ) -> _PodResources:
     """What a Pod requests (``containers`` and ``inits``: the containers' own requests, a
     resize's status counted), its pod-level ``spec.resources`` counted only with
-    ``pod_level_resources`` (the PodLevelResources gate: off, upstream's every sum skips
-    them, ``SkipPodLevelResources``)."""
+    ``spec_only`` (the containers' and init containers' spec requests, which the API
+    server's defaulting of pod-level requests from pod-level limits sums, a resize status
+    not counted: ``defaultPodRequests``); None for the PodLevelResources gate off (upstream's
+    every sum skips them, ``SkipPodLevelResources``)."""
     overhead = f.resource_list(spec, "overhead", spec_path)
     pod_level = None
-    if pod_level_resources:
+    if spec_only is not None:
         pod_res_path = join(spec_path, "resources")
         pod_res = f.mapping(spec, "resources", spec_path)
         pod_level = podresources.default_pod_level_requests(
             f.resource_list(pod_res, "requests", pod_res_path),
             f.resource_list(pod_res, "limits", pod_res_path),
-            containers,
-            inits,
+            *spec_only,
         )
     requests, nonzero = podresources.effective_requests(containers, inits, overhead, pod_level)
     resize_totals = None
@@ -320,7 +325,7 @@ def skip_pod_level_resources(pod: api.Pod) -> None:
         pod.nonzero_requests,
         pod.fit_score_requests,
         pod.resize_totals,
-    ) = _pod_resources(spec, "spec", resized, containers, inits, pod_level_resources=False)
+    ) = _pod_resources(spec, "spec", resized, containers, inits, None)
 
 
 _Resized = tuple[dict[str, tuple[podresources.Millis | None, podresources.Millis | None]], bool]
