@@ -77,6 +77,9 @@ def _extended_resource_grows(
     node (its allocatable of it grows, nothing else changes) while the rejected Pod requests
     some of it (and at times nothing else): NodeResourcesFit's node hint then finds a
     requested scalar resource increased.  Returns ``(event, items)``."""
+    old = next((o for o in items if o["kind"] == "Node"), None)
+    if old is None:  # the event deleted the only node
+        return event, items
     for c in incoming["spec"]["containers"]:
         res = c.setdefault("resources", {})
         res.pop("limits", None)
@@ -84,7 +87,6 @@ def _extended_resource_grows(
             res["requests"] = {}
         res.setdefault("requests", {})
     incoming["spec"]["containers"][0]["resources"]["requests"][EXT] = gen.pick(["1", "2"])
-    old = next(o for o in items if o["kind"] == "Node")
     new = copy.deepcopy(old)
     old["status"]["allocatable"][EXT] = gen.pick(["0", "1"])
     new["status"]["allocatable"][EXT] = gen.pick(["4", "8"])
