@@ -28,6 +28,7 @@ from typing import Any
 from configs import scarce_resource_scoring, ties
 from dra_cases import dra_case, dra_schedule_case  # oracle/dra_cases.py
 from generator import Gen
+from lived_in import lived_in, lived_in_pods
 from real_shapes import (
     as_stored,
     controllers_status,
@@ -56,9 +57,15 @@ def case(seed: int, index: int, version: str | None = None) -> dict[str, Any]:
     (:func:`version_draws`, in ``featureGates`` the gates it sets, when any)."""
     gen = Gen(random.Random(f"{seed}/{index}"))
     request = _request(gen)
-    gates = version_draws(gen, request["cluster"]["items"], [request["pod"]], version)
+    items = request["cluster"]["items"]
+    gates = version_draws(gen, items, [request["pod"]], version)
     if gates:
         request["featureGates"] = gates
+    # A stream of its own, drawn last: the other draws of a seed stay as they were.
+    lived = Gen(random.Random(f"lived/{seed}/{index}"))
+    if lived.chance(0.35):
+        running = [o for o in items if o["kind"] == "Pod" and o["spec"].get("nodeName")]
+        request["config"] = lived_in(lived, items, running, request["pod"], request["config"])
     return request
 
 
@@ -91,6 +98,7 @@ def schedule_case(seed: int, index: int, version: str | None = None) -> dict[str
     gates.update(machinery_gates(gen, version))  # drawn last
     if gates:
         request["featureGates"] = gates
+    lived_in_pods(f"schedule-lived/{seed}/{index}", request)  # a stream of its own, last
     return request
 
 

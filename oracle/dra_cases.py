@@ -38,6 +38,7 @@ from typing import Any
 
 from dra_alpha import alpha_gates
 from dra_features import release_features
+from lived_in import lived_in_pods
 
 API = "resource.k8s.io/v1"
 GPU, NIC = "gpu.example.com", "nic.example.com"
@@ -74,6 +75,7 @@ def _case(seed: int, index: int, version: str | None, verb: str) -> dict[str, An
     request = gen.request()
     release_features(gen.r, request, version, verb)
     alpha_gates(seed, index, request, version, verb)  # v1.34's alpha gates, a stream of its own
+    lived_in_pods(f"dra-lived/{seed}/{index}", request)  # a stream of its own, drawn last
     return request
 
 

@@ -57,12 +57,43 @@ def hint_case(seed: int, index: int) -> dict[str, Any]:
     op = gen.pick([*OPS, "node-update", "pod-update", "self-update"])
     event, nodes, pods, incoming, pending = _event(gen, op, nodes, pods, incoming)
     items = [*nodes, *pods, *pending, *others]
+    config = gen.config()
+    # A stream of its own, drawn last: the other cases of a seed stay as they were.
+    grow = Gen(random.Random(f"hints-grow/{seed}/{index}"))
+    if grow.chance(0.04):
+        event, items = _extended_resource_grows(grow, incoming, event, items)
     return {
         "cluster": {"apiVersion": "v1", "kind": "List", "items": items},
         "pod": incoming,
-        "config": gen.config(),
+        "config": config,
         "event": event,
     }
+
+
+def _extended_resource_grows(
+    gen: Gen, incoming: dict[str, Any], event: dict[str, Any], items: list[dict[str, Any]]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Replace the event by a device plugin registering more of the extended resource on a
+    node (its allocatable of it grows, nothing else changes) while the rejected Pod requests
+    some of it (and at times nothing else): NodeResourcesFit's node hint then finds a
+    requested scalar resource increased.  Returns ``(event, items)``."""
+    old = next((o for o in items if o["kind"] == "Node"), None)
+    if old is None:  # the event deleted the only node
+        return event, items
+    for c in incoming["spec"]["containers"]:
+        res = c.setdefault("resources", {})
+        res.pop("limits", None)
+        if gen.chance(0.5):
+            res["requests"] = {}
+        res.setdefault("requests", {})
+    incoming["spec"]["containers"][0]["resources"]["requests"][EXT] = gen.pick(["1", "2"])
+    new = copy.deepcopy(old)
+    old["status"]["allocatable"][EXT] = gen.pick(["0", "1"])
+    new["status"]["allocatable"][EXT] = gen.pick(["4", "8"])
+    for node in (old, new):
+        node["status"]["capacity"] = dict(node["status"]["allocatable"])
+    items = [new if o is old else o for o in items]
+    return {"op": "update", "old": old, "new": new}, items
 
 
 def _resources_for_hints(gen: Gen, incoming: dict[str, Any], pods: list[dict[str, Any]]) -> None:

@@ -44,6 +44,7 @@ import random
 from typing import Any
 
 from draws import IMAGES, Draw
+from lived_in import lived_in_pods
 from release_draws import machinery_gates
 
 GROUP = "scheduling.k8s.io"
@@ -514,6 +515,7 @@ def podgroup_case(seed: int, index: int, version: str | None) -> dict[str, Any]:
     }
     if d["gates"]:
         request["featureGates"] = d["gates"]
+    lived_in_pods(f"podgroup-lived/{seed}/{index}/{v}", request)  # drawn last
     return request
 
 

@@ -29,6 +29,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from lived_in import lived_in_pods
+
 ZONES = [
     "us-east1-b",
     "us-east1-c",
@@ -60,7 +62,9 @@ GI = {s: int(s[:-2]) for s in SIZES}
 def storage_case(seed: int, index: int) -> dict[str, Any]:
     """The ``index``-th storage explain case of ``seed``."""
     gen = _Gen(random.Random(f"storage/{seed}/{index}"))
-    return gen.request(gen.r.randint(1, 6))
+    request = gen.request(gen.r.randint(1, 6))
+    lived_in_pods(f"storage-lived/{seed}/{index}", request)  # a stream of its own, drawn last
+    return request
 
 
 def storage_schedule_case(seed: int, index: int) -> dict[str, Any]:
@@ -81,6 +85,7 @@ def storage_schedule_case(seed: int, index: int) -> dict[str, Any]:
         pod.pop("status", None)
         _rename_ephemeral(request["cluster"]["items"], old, meta)
     request["pods"] = pods
+    lived_in_pods(f"storage-schedule-lived/{seed}/{index}", request)  # drawn last
     return request
 
 

@@ -144,3 +144,44 @@ def test_the_scheduler_sets_its_release_rule_on_the_cache(version: str, cpu: int
     Scheduler(cfg, clock=VirtualClock(), api_client=FakeApi(), cluster=c)
     assert c.resize_totals == (version == "1.37")
     assert c.nodes.requested[c.nodes.row_of["n0"], 0] == cpu
+
+
+def _pod_level(name: str, node: str = "n0") -> api.Pod:
+    """A Pod requesting 100m in its container and 3 CPUs at the pod level."""
+    spec: dict[str, Any] = {
+        "containers": [_container("a", "100m")],
+        "resources": {"requests": {"cpu": "3"}},
+    }
+    if node:
+        spec["nodeName"] = node
+    return parse_pod({"metadata": {"name": name}, "spec": spec})
+
+
+@pytest.mark.parametrize("bulk", [False, True])
+def test_the_cache_skips_pod_level_resources_with_the_gate_off(bulk: bool) -> None:
+    c = ClusterState()
+    c.add_node(make_node("n0").cap(cpu="4", memory="8Gi", pods=10).obj())
+    row = c.nodes.row_of["n0"]
+    c.add_pod(_pod_level("before"))
+    assert c.nodes.requested[row, 0] == 3000
+    c.skip_pod_level_resources()
+    assert c.nodes.requested[row, 0] == 100  # counted again
+    if bulk:
+        c.add_bound_pods([_pod_level("after")])
+    else:
+        c.add_pod(_pod_level("after"))
+    assert c.nodes.requested[row, 0] == 200
+
+
+@pytest.mark.parametrize(("gate", "cpu"), [(True, 3000), (False, 100)])
+def test_the_scheduler_counts_pod_level_resources_by_the_gate(gate: bool, cpu: int) -> None:
+    c = ClusterState()
+    c.add_node(make_node("n0").cap(cpu="4", memory="8Gi", pods=10).obj())
+    c.add_pod(_pod_level("bound"))
+    gates = FeatureGates(version="1.35", settings=(("PodLevelResources", gate),))
+    cfg = load_config(None, known_plugins=known_plugin_names(), gates=gates)
+    s = Scheduler(cfg, clock=VirtualClock(), api_client=FakeApi(), cluster=c)
+    assert c.nodes.requested[c.nodes.row_of["n0"], 0] == cpu
+    pending = _pod_level("pending", node="")
+    s.on_pod_add(pending)
+    assert pending.requests[api.CPU] == cpu

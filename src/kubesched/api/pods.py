@@ -73,6 +73,8 @@ def parse_pod(obj: dict[str, Any], path: str = "") -> api.Pod:
     resized = _resize_status(status, join(path, "status"))
     containers: list[podresources.Millis] = []
     inits: list[tuple[podresources.Millis, bool]] = []
+    spec_containers: list[podresources.Millis] = []  # their spec's requests, no resize status
+    spec_inits: list[tuple[podresources.Millis, bool]] = []
     images: list[str] = []
     sidecar_ports: list[api.HostPort] = []
     ports: list[api.HostPort] = []
@@ -81,6 +83,7 @@ def parse_pod(obj: dict[str, Any], path: str = "") -> api.Pod:
         c = f.as_mapping(c, cpath)
         restartable = f.string(c, "restartPolicy", cpath) == "Always"
         requests = _container_requests(c, cpath)
+        spec_inits.append((requests, restartable))
         if restartable:
             requests = _with_status(requests, c, resized)
         inits.append((requests, restartable))
@@ -90,23 +93,15 @@ def parse_pod(obj: dict[str, Any], path: str = "") -> api.Pod:
     for i, c in enumerate(containers_raw):
         cpath = join(join(spec_path, "containers"), i)
         c = f.as_mapping(c, cpath)
-        containers.append(_with_status(_container_requests(c, cpath), c, resized))
+        own = _container_requests(c, cpath)
+        spec_containers.append(own)
+        containers.append(_with_status(own, c, resized))
         images.append(f.string(c, "image", cpath))
         ports.extend(read_host_ports(c, cpath, host_network))
 
-    overhead = f.resource_list(spec, "overhead", spec_path)
-    pod_res_path = join(spec_path, "resources")
-    pod_res = f.mapping(spec, "resources", spec_path)
-    pod_level = podresources.default_pod_level_requests(
-        f.resource_list(pod_res, "requests", pod_res_path),
-        f.resource_list(pod_res, "limits", pod_res_path),
-        containers,
-        inits,
+    requests, nonzero, fit_score, resize_totals = _pod_resources(
+        spec, spec_path, resized, containers, inits, (spec_containers, spec_inits)
     )
-    requests, nonzero = podresources.effective_requests(containers, inits, overhead, pod_level)
-    resize_totals = None
-    if resized[0]:
-        resize_totals = _resize_totals(spec, spec_path, resized, overhead, pod_level)
 
     affinity_path = join(spec_path, "affinity")
     affinity = f.mapping(spec, "affinity", spec_path)
@@ -137,7 +132,7 @@ def parse_pod(obj: dict[str, Any], path: str = "") -> api.Pod:
         topology_spread_constraints=_spread_constraints(spec, spec_path),
         requests=requests,
         nonzero_requests=nonzero,
-        fit_score_requests=podresources.fit_score_requests(containers, inits, overhead, pod_level),
+        fit_score_requests=fit_score,
         resize_totals=resize_totals,
         host_ports=(*sidecar_ports, *ports),
         images=tuple(images),
@@ -258,6 +253,79 @@ def new_pod(
 
 
 _new = object.__new__
+
+
+_PodResources = tuple[
+    api.Resources, api.Resources, api.Resources | None, tuple[api.Resources, api.Resources] | None
+]
+"""``(requests, nonzero_requests, fit_score_requests, resize_totals)`` of a Pod."""
+
+
+def _pod_resources(
+    spec: Obj,
+    spec_path: str,
+    resized: _Resized,
+    containers: list[podresources.Millis],
+    inits: list[tuple[podresources.Millis, bool]],
+    spec_only: tuple[list[podresources.Millis], list[tuple[podresources.Millis, bool]]] | None,
+) -> _PodResources:
+    """What a Pod requests (``containers`` and ``inits``: the containers' own requests, a
+    resize's status counted), its pod-level ``spec.resources`` counted only with
+    ``spec_only`` (the containers' and init containers' spec requests, which the API
+    server's defaulting of pod-level requests from pod-level limits sums, a resize status
+    not counted: ``defaultPodRequests``); None for the PodLevelResources gate off (upstream's
+    every sum skips them, ``SkipPodLevelResources``)."""
+    overhead = f.resource_list(spec, "overhead", spec_path)
+    pod_level = None
+    if spec_only is not None:
+        pod_res_path = join(spec_path, "resources")
+        pod_res = f.mapping(spec, "resources", spec_path)
+        pod_level = podresources.default_pod_level_requests(
+            f.resource_list(pod_res, "requests", pod_res_path),
+            f.resource_list(pod_res, "limits", pod_res_path),
+            *spec_only,
+        )
+    requests, nonzero = podresources.effective_requests(containers, inits, overhead, pod_level)
+    resize_totals = None
+    if resized[0]:
+        resize_totals = _resize_totals(spec, spec_path, resized, overhead, pod_level)
+    fit_score = podresources.fit_score_requests(containers, inits, overhead, pod_level)
+    return requests, nonzero, fit_score, resize_totals
+
+
+def has_pod_level_resources(pod: api.Pod) -> bool:
+    """Whether ``pod``'s manifest sets pod-level ``spec.resources``."""
+    spec = pod.raw.get("spec") if isinstance(pod.raw, dict) else None
+    return isinstance(spec, dict) and bool(spec.get("resources"))
+
+
+def skip_pod_level_resources(pod: api.Pod) -> None:
+    """Count ``pod`` (changed in place) as upstream does with PodLevelResources off: its
+    containers' requests only, its pod-level ``spec.resources`` skipped (the manifest is
+    read again; a Pod without them is left as it is)."""
+    if not has_pod_level_resources(pod):
+        return
+    raw = pod.raw
+    spec = f.mapping(raw, "spec", "")
+    resized = _resize_status(f.mapping(raw, "status", ""), "status")
+    containers: list[podresources.Millis] = []
+    inits: list[tuple[podresources.Millis, bool]] = []
+    for i, c in enumerate(f.seq(spec, "initContainers", "spec")):
+        cpath = join("spec.initContainers", i)
+        c = f.as_mapping(c, cpath)
+        restartable = f.string(c, "restartPolicy", cpath) == "Always"
+        requests = _container_requests(c, cpath)
+        inits.append((_with_status(requests, c, resized) if restartable else requests, restartable))
+    for i, c in enumerate(f.seq(spec, "containers", "spec")):
+        cpath = join("spec.containers", i)
+        c = f.as_mapping(c, cpath)
+        containers.append(_with_status(_container_requests(c, cpath), c, resized))
+    (
+        pod.requests,
+        pod.nonzero_requests,
+        pod.fit_score_requests,
+        pod.resize_totals,
+    ) = _pod_resources(spec, "spec", resized, containers, inits, None)
 
 
 _Resized = tuple[dict[str, tuple[podresources.Millis | None, podresources.Millis | None]], bool]

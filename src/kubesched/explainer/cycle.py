@@ -58,6 +58,7 @@ from kubesched.api import objects as api
 from kubesched.api import workload
 from kubesched.api.errors import InputError
 from kubesched.api.parse import ParsedObjects, parse_objects, parse_pod, split_documents
+from kubesched.api.pods import skip_pod_level_resources
 from kubesched.api.source import FREEZE_ANSWER_AFTER, bulk_allocation
 from kubesched.config import extenders as extender_config
 from kubesched.config.featuregates import FeatureGates
@@ -140,8 +141,13 @@ def explain(
         p = pod if isinstance(pod, api.Pod) else parse_pod(dict(pod), "pod")
         state_cluster, pending = build_cluster(cluster, leave_out=p.key if p.node_name else None)
         state_cluster.count_resize_totals(cfg.feature_gates.at_least(RESIZE_TOTALS_SINCE))
+        if not cfg.feature_gates.enabled("PodLevelResources"):
+            state_cluster.skip_pod_level_resources()
+            for waiting in (*pending, p):
+                skip_pod_level_resources(waiting)
         references.check(list(state_cluster.objects.values()), [p])  # warns about missing ones
         p.node_name = ""
+        _check_other_profiles(cfg, state_cluster, p.scheduler_name)
         profile = next((pr for pr in cfg.profiles if pr.scheduler_name == p.scheduler_name), None)
         out: dict[str, Any] = {
             "pod": p.key,
@@ -193,6 +199,19 @@ def explain(
                 message=why.message(),
             )
     return out
+
+
+def _check_other_profiles(
+    cfg: KubeSchedulerConfiguration, cluster: ClusterState, scheduler_name: str
+) -> None:
+    """Build (and drop) the framework of every profile but ``scheduler_name``'s: upstream's
+    scheduler creates all its profiles before it schedules anything, so a profile the Pod
+    does not name refuses the configuration too (a plugin registered twice at a point, bad
+    args of a plugin it enables): :class:`InputError`."""
+    for profile in cfg.profiles:
+        if profile.scheduler_name != scheduler_name:
+            handle = Handle(cluster, feature_gates=cfg.feature_gates)
+            Framework(profile, full_registry(), handle, percentage_of_nodes_to_score=100)
 
 
 def _rejected(why: Diagnosis | Status) -> bool:

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from kubesched.api import objects as api
+from kubesched.api.pods import skip_pod_level_resources
 from kubesched.config import extenders as extender_config
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework import events, podgroups, sampling
@@ -94,6 +95,10 @@ class Scheduler:
         self.cluster = cluster or ClusterState()
         gates = options.feature_gates or config.feature_gates
         self.cluster.count_resize_totals(gates.at_least(RESIZE_TOTALS_SINCE))
+        self.pod_level_resources = gates.enabled("PodLevelResources")
+        """Whether Pods' pod-level ``spec.resources`` count (off: the containers' only)."""
+        if not self.pod_level_resources:
+            self.cluster.skip_pod_level_resources()
         self.metrics = metrics or SchedulerMetrics()
         self.rng = np.random.default_rng(options.seed)
         self.handle = Handle(
@@ -304,6 +309,8 @@ class Scheduler:
     def on_pod_add(self, pod: api.Pod) -> None:
         """A Pod appeared: bound ones go to the cache, ours to the queue."""
         start = time.perf_counter()
+        if not self.pod_level_resources:
+            skip_pod_level_resources(pod)
         self._tell("on_pod_add", pod)
         if pod.node_name:  # one whose node the cache lacks waits for it (ClusterState.ghosts)
             self.cluster.add_pod(pod)

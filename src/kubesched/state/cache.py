@@ -29,6 +29,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from kubesched.api import objects as api
+from kubesched.api.pods import has_pod_level_resources, skip_pod_level_resources
 from kubesched.state.journal import ChangeJournal
 from kubesched.state.nodes import IntArray, NodeTable
 from kubesched.state.sparse import SparseRequest
@@ -194,6 +195,10 @@ class ClusterState:
         self._journal: ChangeJournal[int] = ChangeJournal(JOURNAL_LENGTH)
         """The row each change touched, in order (:data:`STRUCTURAL` for a node or another
         object)."""
+        self.pod_level_resources = True
+        """Whether a Pod's pod-level ``spec.resources`` count (the PodLevelResources gate; off,
+        each Pod placed counts its containers' requests only:
+        :meth:`skip_pod_level_resources`)."""
         self.resize_totals = False
         """Whether a resizing Pod counts the largest of its totals (v1.37 and later) rather
         than of each container's request (:func:`kubesched.api.objects.counted_requests`);
@@ -314,6 +319,8 @@ class ClusterState:
         row = self.nodes.row_of.get(node_name)
         if row is None:
             raise CacheError(f"pod {pod.key}: node {node_name!r} is not in the cache")
+        if not self.pod_level_resources:
+            skip_pod_level_resources(pod)
         requests, non0 = api.counted_requests(pod, self.resize_totals)
         req, sparse = self.nodes.split_request(requests)
         nonzero = (non0.get(api.CPU, 0), non0.get(api.MEMORY, 0))
@@ -374,6 +381,8 @@ class ClusterState:
         recs: list[PodRecord] = []
         totals = self.resize_totals
         for pod, row in zip(pods, rows_list, strict=True):
+            if not self.pod_level_resources:
+                skip_pod_level_resources(pod)
             requests = pod.requests
             nz = pod.nonzero_requests
             if totals and pod.resize_totals is not None:
@@ -474,6 +483,20 @@ class ClusterState:
         if pod_key not in self.pods:
             return None
         return self._unaccount(pod_key)
+
+    def skip_pod_level_resources(self) -> None:
+        """PodLevelResources off: every Pod placed, now and later, counts its containers'
+        requests only (upstream's sums skip ``spec.resources``); those already placed with
+        pod-level resources are counted again."""
+        if not self.pod_level_resources:
+            return
+        self.pod_level_resources = False
+        again = [r for r in self.pods.values() if has_pod_level_resources(r.pod)]
+        orders = {r.node: list(self.pods_on_node[r.node]) for r in again}
+        for rec in again:
+            self._unaccount(rec.pod.key)
+            self._account(rec.pod, rec.node, rec.assumed)
+        self.pods_on_node.update(orders)  # counted anew, not moved: upstream's order stays
 
     def count_resize_totals(self, on: bool) -> None:
         """Count a resizing Pod as the run's release does (``on``: v1.37 and later, the
