@@ -79,6 +79,27 @@ class FilterRunner(Protocol):
 
 
 NodeResult = tuple[list[api.Pod], int, Status]
+
+
+class UnitVictims(Protocol):
+    """Victims as units for an ordinary Pod (v1.37 under GenericWorkload: a PodGroup
+    member's priority is its PodGroup's, a ``disruptionMode: all`` PodGroup goes whole;
+    implemented by :class:`.podgroup.NodeUnits`).  Rows it :meth:`applies` to are
+    selected by :meth:`select`, node by node, and their results never kept
+    (:class:`KeptResults`): a unit's Pods elsewhere change without the row changing."""
+
+    def applies(self, row: int) -> bool: ...
+
+    def select(
+        self,
+        fwk: FilterRunner,
+        state: CycleState,
+        pod: api.Pod,
+        row: int,
+        budgets: Sequence[pdb.Budget],
+    ) -> NodeResult: ...
+
+
 """``(victims most important first, PDB violations, status)`` of one node."""
 
 
@@ -185,14 +206,19 @@ def select_victims(
     cache: VictimCache | None = None,
     *,
     timed_at_listing: bool = False,
+    units: UnitVictims | None = None,
 ) -> list[NodeResult]:
     """Upstream ``SelectVictimsOnNode`` for every row of ``rows`` (int64, shape ``(n,)``),
     vectorised as the module docstring says; one result per row, in order
-    (``timed_at_listing``: v1.37 and later, :func:`.picking.order_victims`)."""
+    (``timed_at_listing``: v1.37 and later, :func:`.picking.order_victims`; ``units``:
+    the rows it applies to are selected by it)."""
     no_victims = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,))
     results: list[NodeResult] = [([], 0, no_victims) for _ in range(rows.size)]
     pending: dict[int, list[PodRecord]] = {}
-    for row in rows.tolist():
+    for i, row in enumerate(rows.tolist()):
+        if units is not None and units.applies(row):
+            results[i] = units.select(fwk, state, pod, row, budgets)
+            continue
         recs = potential_victims(cluster, pod, row, cache, timed_at_listing=timed_at_listing)
         if recs:
             pending[row] = recs
@@ -229,7 +255,7 @@ def _select_columns(
     errs on some row (the caller then walks node by node, as upstream does)."""
     table = cluster.nodes
     flat = [rec for recs in pending.values() for rec in recs]
-    block = UsageBlock(table, [_usage(r) for r in flat])
+    block = UsageBlock(table, [usage_of(r) for r in flat])
     at: dict[int, int] = {id(r): i for i, r in enumerate(flat)}  # record -> block index
     off = np.zeros(len(flat), dtype=bool)  # usage lifted off its row
 
@@ -295,7 +321,7 @@ def _select_on_node(
 ) -> NodeResult:
     """Upstream ``SelectVictimsOnNode`` for one node, with PreFilterExtensions."""
     copy = state.clone()
-    block = UsageBlock(cluster.nodes, [_usage(r) for r in recs])
+    block = UsageBlock(cluster.nodes, [usage_of(r) for r in recs])
     off = np.zeros(len(recs), dtype=bool)
     one = np.asarray([row], dtype=np.int64)
 
@@ -341,7 +367,8 @@ def _select_on_node(
         block.shift(np.flatnonzero(off), 1)
 
 
-def _usage(rec: PodRecord) -> Usage:
+def usage_of(rec: PodRecord) -> Usage:
+    """The usage ``rec`` puts on its row (what a victim's removal takes off)."""
     return (rec.row, rec.request, rec.nonzero, rec.pod.host_ports, rec.sparse)
 
 
@@ -358,11 +385,12 @@ def dry_run_preemption(
     kept: KeptResults | None = None,
     *,
     timed_at_listing: bool = False,
+    units: UnitVictims | None = None,
 ) -> tuple[list[Candidate], dict[int, Status], list[str]]:
     """Upstream ``DryRunPreemption``: candidates (those violating no PDB first), the status
     of each node checked and rejected (by row), and error messages.  With ``kept``, rows
     whose kept result still holds are not checked again (module docs); ``timed_at_listing``:
-    v1.37 and later, :func:`.picking.order_victims`."""
+    v1.37 and later, :func:`.picking.order_victims`; ``units``: :class:`UnitVictims`."""
     n = int(potential.size)
     ordered = np.roll(potential, -offset) if n else potential
     fine: list[Candidate] = []
@@ -385,12 +413,20 @@ def dry_run_preemption(
         rows = ordered[pos : pos + chunk]
         if kept is None:
             results = select_victims(
-                fwk, state, pod, cluster, rows, budgets, cache, timed_at_listing=timed_at_listing
+                fwk,
+                state,
+                pod,
+                cluster,
+                rows,
+                budgets,
+                cache,
+                timed_at_listing=timed_at_listing,
+                units=units,
             )
             entries = [Entry(r) for r in results]
         else:
             entries = _select_kept(
-                fwk, state, pod, cluster, rows, budgets, cache, kept, mine, timed_at_listing
+                fwk, state, pod, cluster, rows, budgets, cache, kept, mine, timed_at_listing, units
             )
         for row, entry in zip(rows.tolist(), entries, strict=True):
             victims, n_bad, status = entry.result
@@ -429,13 +465,20 @@ def _select_kept(
     kept: KeptResults,
     mine: int,
     timed_at_listing: bool,
+    units: UnitVictims | None,
 ) -> list[Entry]:
     """:func:`select_victims` over ``rows`` (int64 ``(n,)``) for the rows whose kept result
     no longer holds (the row's generation or its Pods' order moved); an entry of
     ``kept.rows`` (or an unkept one) per row, in order.  Row ``mine`` (the Pod's own
-    nominated node, or -1) is never kept."""
+    nominated node, or -1) and rows ``units`` applies to are never kept."""
     gens = cluster.nodes.generation[rows]
     stale_rows = (kept.generation[rows] != gens) | (rows == mine)
+    unit_rows: set[int] = set()
+    if units is not None:
+        for i, r in enumerate(rows.tolist()):
+            if units.applies(r):
+                stale_rows[i] = True
+                unit_rows.add(r)
     reorders = cluster.reorders
     if reorders or kept.reorders:
         seen = kept.reorders
@@ -448,13 +491,21 @@ def _select_kept(
         return [table[r] for r in rows.tolist()]
     sub = rows[stale]
     fresh = select_victims(
-        fwk, state, pod, cluster, sub, budgets, cache, timed_at_listing=timed_at_listing
+        fwk,
+        state,
+        pod,
+        cluster,
+        sub,
+        budgets,
+        cache,
+        timed_at_listing=timed_at_listing,
+        units=units,
     )
     entries: dict[int, Entry] = {}
     for row, gen, result in zip(sub.tolist(), gens[stale].tolist(), fresh, strict=True):
         entry = Entry(result)
         entries[row] = entry
-        if row != mine and result[2].code != Code.ERROR:
+        if row != mine and result[2].code != Code.ERROR and row not in unit_rows:
             table[row] = entry
             kept.generation[row] = gen
             kept.reorders[row] = reorders.get(row, 0)
