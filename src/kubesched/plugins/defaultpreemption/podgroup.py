@@ -116,15 +116,17 @@ def ordered(victims: Sequence[Victim]) -> list[Victim]:
     but for the listing order of a missing start time are ordered by it (upstream reads
     "now" as it lists them), other ties as Go's pdqsort leaves them (input order up to
     12).  For lone Pods this is :func:`.picking.order_victims` at v1.37."""
-    return gosort.sorted_by_key(
-        victims,
-        lambda v: (
-            -v.priority,
-            -v.rank,
-            -len(v.pods),
-            v.earliest,
-            v.listed if math.isinf(v.earliest) else 0,
-        ),
+    return gosort.sorted_by_key(victims, _ordering_key)
+
+
+def _ordering_key(v: Victim) -> tuple[float, ...]:
+    """:func:`ordered`'s key (a missing start time ordered by listing, module docs)."""
+    return (
+        -v.priority,
+        -v.rank,
+        -len(v.pods),
+        v.earliest,
+        v.listed if math.isinf(v.earliest) else 0,
     )
 
 
@@ -137,13 +139,18 @@ def pod_priority(manager: PodGroupManager, pod: api.Pod) -> int:
 
 
 def domain_victims(
-    cluster: ClusterState, manager: PodGroupManager, rows: Sequence[int] | None = None
+    cluster: ClusterState,
+    manager: PodGroupManager,
+    rows: Sequence[int] | None = None,
+    memo: dict[str, tuple[tuple[api.Pod, ...], float]] | None = None,
 ) -> list[Victim]:
     """``newDomainForWorkloadPreemption`` / ``getCrossNodesVictims``: every Pod on the
     nodes (``rows``, default every node in ``NodeInfos().List()`` order; each node's Pods in
     ``NodeInfo`` order) as a victim of its own, except that a Pod of a PodGroup with
     ``disruptionMode: all`` stands for all the group's scheduled Pods, on any node (one
-    unit, listed where its first Pod is met).  One row: upstream's ``GetVictimsOnNode``."""
+    unit, listed where its first Pod is met).  One row: upstream's ``GetVictimsOnNode``;
+    ``memo`` keeps each such group's Pods and earliest start across calls while the
+    cluster does not change (one dry run)."""
     out: list[Victim] = []
     seen: set[str] = set()
     table = cluster.nodes
@@ -159,19 +166,24 @@ def domain_victims(
                 if "group:" + key in seen:
                     continue
                 seen.add("group:" + key)
-                members = [
-                    cluster.pods[k].pod
-                    for k in sorted(manager.state(key).scheduled())
-                    if k in cluster.pods
-                ]
-                pods = tuple(members) or (pod,)
+                hit = memo.get(key) if memo is not None else None
+                if hit is None:
+                    members = [
+                        cluster.pods[k].pod
+                        for k in sorted(manager.state(key).scheduled())
+                        if k in cluster.pods
+                    ]
+                    pods = tuple(members) or (pod,)
+                    hit = (pods, min(_start(p) for p in pods))
+                    if memo is not None and members:
+                        memo[key] = hit
+                pods, earliest = hit
             else:
                 if pk in seen:
                     continue
                 seen.add(pk)
-                pods = (pod,)
+                pods, earliest = (pod,), _start(pod)
             rank = RANK_POD_GROUP if key is not None else RANK_POD
-            earliest = min(_start(p) for p in pods)
             out.append(Victim(pods, pod_priority(manager, pod), rank, earliest, len(out)))
     return out
 
@@ -280,6 +292,8 @@ def split_by_violation(
 ) -> tuple[list[tuple[Victim, int]], list[Victim]]:
     """``FilterVictimsWithPDBViolation``: a unit violates when any of its Pods would take a
     budget below zero (counted in order); with how many of its Pods do."""
+    if not budgets:
+        return [], list(victims)
     left = [b.allowed for b in budgets]
     violating: list[tuple[Victim, int]] = []
     fine: list[Victim] = []
@@ -376,6 +390,9 @@ class NodeUnits:
 
     cluster: ClusterState
     manager: PodGroupManager
+    groups: dict[str, tuple[tuple[api.Pod, ...], float]] = field(default_factory=dict)
+    """A ``disruptionMode: all`` group's Pods and earliest start, kept for this dry run
+    (:func:`domain_victims`' ``memo``; the cluster is restored between rows)."""
 
     def applies(self, row: int) -> bool:
         """Whether ``row`` hosts a Pod of some PodGroup (elsewhere lone Pods at their own
@@ -383,6 +400,27 @@ class NodeUnits:
         cluster, group_key = self.cluster, self.manager.group_key
         keys = cluster.pods_on_node.get(cluster.nodes.names[row], ())
         return any(group_key(cluster.pods[k].pod) is not None for k in keys)
+
+    def potential(self, pod: api.Pod, row: int) -> list[Victim]:
+        """``row``'s units of lower priority than ``pod`` (``isPreemptionAllowed``)."""
+        units = domain_victims(self.cluster, self.manager, [row], self.groups)
+        return [v for v in units if v.priority < pod.priority]
+
+    def plan(self, pod: api.Pod, row: int, budgets: Sequence[pdb.Budget]) -> dryrun.UnitPlan | None:
+        """The units of :meth:`potential` in reprieve order for the lock-step dry run
+        (:class:`.dryrun.UnitPlan`); None when there is none."""
+        potential = self.potential(pod, row)
+        if not potential:
+            return None
+        violating, fine = split_by_violation(ordered(potential), budgets)
+        plan = [*violating, *((v, 0) for v in fine)]
+        recs = self.cluster.pods
+        local = [
+            [rec for p in v.pods if (rec := recs.get(p.key)) is not None and rec.row == row]
+            for v, _ in plan
+        ]
+        keys = [_ordering_key(v) for v, _ in plan]
+        return dryrun.UnitPlan(local, [list(v.pods) for v, _ in plan], [c for _, c in plan], keys)
 
     def select(
         self,
@@ -397,9 +435,7 @@ class NodeUnits:
         ones first, counted by their violating Pods), keeping out those without which the
         Pod no longer fits; victims' Pods most important unit first."""
         cluster = self.cluster
-        potential = [
-            v for v in domain_victims(cluster, self.manager, [row]) if v.priority < pod.priority
-        ]
+        potential = self.potential(pod, row)
         if not potential:
             return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (dryrun.NO_VICTIMS,))
         copy = state.clone()
