@@ -20,7 +20,7 @@ submitted Pod prefers the nodes in one drawn order (preferred node affinity, wei
 apart, NodeAffinity's score weighted 100): the order dominates every other score, so each
 placement is the first node in that order where the Pod fits, and a case's outcome is
 decided by what the gangs do.  Ordinary Pods do not preempt (``preemptionPolicy: Never``), as
-in the other schedule families.
+in the other schedule families (but in preemption situations, below).
 
 From v1.37, three cases in five are preemption situations (:func:`_preemption`): Pods
 already running (submitted bound, first, so both sides report whether they were preempted)
@@ -29,8 +29,10 @@ already running (submitted bound, first, so both sides report whether they were 
 victim is gone at once on both sides, as upstream's fake clientset deletes), while the
 groups to schedule may preempt (``PreemptLowerPriority`` on their members, and under
 PodGroupPreemptionPolicy on the PodGroup too; ``Never`` at times, rarely a member
-disagreeing with its group), with SchedulerAsyncPreemption off: upstream's asynchronous
-preemption deletes the victims in a goroutine that races the next cycles, kubesched's
+disagreeing with its group), and so may half the ordinary Pods (at mid or high priority:
+an ordinary Pod's preemption sees a PodGroup member at its PodGroup's priority and a
+``disruptionMode: all`` PodGroup as one unit), with SchedulerAsyncPreemption off: upstream's
+asynchronous preemption deletes the victims in a goroutine that races the next cycles, kubesched's
 preemption is synchronous.
 
 ``podgroup_schedule_case`` is the ``kubesched.schedule`` form; ``podgroup_case`` the
@@ -410,6 +412,11 @@ def _draw(gen: _Gen, preemption: bool = False) -> dict[str, Any]:
         if gen.chance(0.4):
             classify(pod, gen.pick(list(CLASSES)))
         ordinary.append(pod)
+    if bound:  # ordinary Pods preempting running Pods and gangs' members (units from v1.37)
+        for pod in ordinary:
+            if gen.chance(0.5):
+                classify(pod, gen.pick(["mid", "high"]))
+                del pod["spec"]["preemptionPolicy"]
     # Arrival: the members of all groups and the ordinary Pods interleaved at random; a
     # group object created "after" arrives right after its group's first member.
     arrivals: list[dict[str, Any]] = [p for plan in plans for p in plan["members"]] + ordinary
@@ -443,8 +450,9 @@ def _draw(gen: _Gen, preemption: bool = False) -> dict[str, Any]:
         for pod in running:  # the cluster's own may be victims too: gone at once
             pod["spec"]["terminationGracePeriodSeconds"] = 0
     if not gates["GenericWorkload"]:  # no groups: the members would preempt Pod by Pod
+        plain = {id(p) for p in ordinary}
         for pod in arrivals:
-            if pod["kind"] == "Pod":
+            if pod["kind"] == "Pod" and id(pod) not in plain:
                 pod["spec"]["preemptionPolicy"] = "Never"
     if gates.get("PodGroupPreemptionPolicy"):
         gen.policy_fields(plans, [obj for obj, _ in objects])

@@ -57,7 +57,8 @@ class WorkloadResult:
     """Why the workload could not finish (timeout, stall)."""
     limitations: list[str] = field(default_factory=list)
     """Where this run's decisions are known to differ from upstream's (a scheduler
-    behaviour kubesched does not model, :mod:`kubesched.bench.workloadapi`)."""
+    behaviour kubesched does not model; none is flagged today: an ordinary Pod's
+    workload-aware preemption, the last, is modelled since)."""
     pods_bound: int = 0
     wall_seconds: float = 0.0
     attempts: dict[str, int] = field(default_factory=dict)

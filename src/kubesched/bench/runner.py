@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.api.errors import InputError
-from kubesched.bench import background, collect, declaredfeatures, objects, workloadapi
+from kubesched.bench import background, collect, declaredfeatures, objects
 from kubesched.bench import params as p
 from kubesched.bench.api import SchedulerClient
 from kubesched.bench.config import TestCase, Workload, load_test_cases
@@ -314,7 +314,6 @@ class _WorkloadRun(Ops):
         r.pods_bound = self.api.stats.binds
         r.pods_created = self.api.stats.creates
         r.pods_unbound = sum(1 for pod in self.api.pods.values() if not pod.node_name)
-        r.limitations.extend(workloadapi.victim_notes(self.api, self.client.victims, self.gates))
         r.wall_seconds = time.perf_counter() - self.start
         r.attempts = {k: int(v) for k, v in self.scheduler.attempts.items()}
         r.api.calls, r.api.max_wait = self.client.calls, self.client.max_wait

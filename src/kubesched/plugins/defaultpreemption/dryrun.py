@@ -50,6 +50,7 @@ from kubesched.framework.interface import Code, CycleState, IntArray, Status
 from kubesched.framework.nominated import PodNominator
 from kubesched.framework.outcomes import PluginError
 from kubesched.framework.runtime import FilterOutcome
+from kubesched.kernels import gosort
 from kubesched.kernels.usage import Usage, UsageBlock
 from kubesched.plugins.defaultpreemption import pdb
 from kubesched.plugins.defaultpreemption.picking import Candidate, order_victims
@@ -79,6 +80,43 @@ class FilterRunner(Protocol):
 
 
 NodeResult = tuple[list[api.Pod], int, Status]
+
+
+@dataclass(frozen=True, slots=True)
+class UnitPlan:
+    """A node's potential victim units in reprieve order (PDB-violating ones first, each
+    part most important first), for the lock-step dry run: per unit its Pods on the node
+    (whose usage comes off the row), all its Pods (the victims if it stays out), how many
+    of its Pods violate a budget (0: none), and its importance key (the victims' final
+    order when both parts are present)."""
+
+    local: list[list[PodRecord]]
+    pods: list[list[api.Pod]]
+    violations: list[int]
+    keys: list[tuple[float, ...]]
+
+
+class UnitVictims(Protocol):
+    """Victims as units for an ordinary Pod (v1.37 under GenericWorkload: a PodGroup
+    member's priority is its PodGroup's, a ``disruptionMode: all`` PodGroup goes whole;
+    implemented by :class:`.podgroup.NodeUnits`).  Rows it :meth:`applies` to are
+    selected by :meth:`select`, node by node, and their results never kept
+    (:class:`KeptResults`): a unit's Pods elsewhere change without the row changing."""
+
+    def applies(self, row: int) -> bool: ...
+
+    def plan(self, pod: api.Pod, row: int, budgets: Sequence[pdb.Budget]) -> UnitPlan | None: ...
+
+    def select(
+        self,
+        fwk: FilterRunner,
+        state: CycleState,
+        pod: api.Pod,
+        row: int,
+        budgets: Sequence[pdb.Budget],
+    ) -> NodeResult: ...
+
+
 """``(victims most important first, PDB violations, status)`` of one node."""
 
 
@@ -185,20 +223,28 @@ def select_victims(
     cache: VictimCache | None = None,
     *,
     timed_at_listing: bool = False,
+    units: UnitVictims | None = None,
 ) -> list[NodeResult]:
     """Upstream ``SelectVictimsOnNode`` for every row of ``rows`` (int64, shape ``(n,)``),
     vectorised as the module docstring says; one result per row, in order
-    (``timed_at_listing``: v1.37 and later, :func:`.picking.order_victims`)."""
+    (``timed_at_listing``: v1.37 and later, :func:`.picking.order_victims`; ``units``:
+    the rows it applies to are selected by it)."""
     no_victims = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,))
     results: list[NodeResult] = [([], 0, no_victims) for _ in range(rows.size)]
     pending: dict[int, list[PodRecord]] = {}
+    unit_rows: list[int] = []
     for row in rows.tolist():
+        if units is not None and units.applies(row):
+            unit_rows.append(row)
+            continue
         recs = potential_victims(cluster, pod, row, cache, timed_at_listing=timed_at_listing)
         if recs:
             pending[row] = recs
+    index = {row: i for i, row in enumerate(rows.tolist())}
+    if units is not None and unit_rows:
+        _select_units(fwk, state, pod, cluster, units, unit_rows, index, results, budgets)
     if not pending:
         return results
-    index = {row: i for i, row in enumerate(rows.tolist())}
     if not fwk.active_extensions(state):
         try:
             return _select_columns(
@@ -229,7 +275,7 @@ def _select_columns(
     errs on some row (the caller then walks node by node, as upstream does)."""
     table = cluster.nodes
     flat = [rec for recs in pending.values() for rec in recs]
-    block = UsageBlock(table, [_usage(r) for r in flat])
+    block = UsageBlock(table, [usage_of(r) for r in flat])
     at: dict[int, int] = {id(r): i for i, r in enumerate(flat)}  # record -> block index
     off = np.zeros(len(flat), dtype=bool)  # usage lifted off its row
 
@@ -269,6 +315,100 @@ def _select_columns(
     return results
 
 
+def _select_units(
+    fwk: FilterRunner,
+    state: CycleState,
+    pod: api.Pod,
+    cluster: ClusterState,
+    units: UnitVictims,
+    rows: list[int],
+    index: dict[int, int],
+    results: list[NodeResult],
+    budgets: Sequence[pdb.Budget],
+) -> None:
+    """``rows`` answered with units: without PreFilterExtensions in lock-step over the rows
+    (only a unit's Pods on the row change what Filter says there), as
+    :func:`_select_columns`; with them, or when Filter errs, node by node
+    (:meth:`UnitVictims.select`)."""
+    if fwk.active_extensions(state):
+        for row in rows:
+            results[index[row]] = units.select(fwk, state, pod, row, budgets)
+        return
+    no_victims = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,))
+    plans: dict[int, UnitPlan] = {}
+    for row in rows:
+        plan = units.plan(pod, row, budgets)
+        if plan is None:
+            results[index[row]] = ([], 0, no_victims)
+        else:
+            plans[row] = plan
+    if not plans:
+        return
+    try:
+        _unit_columns(fwk, state, pod, cluster, plans, index, results)
+    except PluginError:
+        for row in plans:
+            results[index[row]] = units.select(fwk, state, pod, row, budgets)
+
+
+def _unit_columns(
+    fwk: FilterRunner,
+    state: CycleState,
+    pod: api.Pod,
+    cluster: ClusterState,
+    plans: dict[int, UnitPlan],
+    index: dict[int, int],
+    results: list[NodeResult],
+) -> None:
+    """:func:`_select_columns` with units: every row's potential units off at once, one
+    Filter call per round over the rows still reprieving, round ``i`` giving back the
+    ``i``-th unit of each; raises :class:`PluginError` when a Filter plugin errs."""
+    flat: list[PodRecord] = []
+    spans: dict[int, list[tuple[int, int]]] = {}
+    for row, plan in plans.items():
+        spans[row] = []
+        for local in plan.local:
+            spans[row].append((len(flat), len(flat) + len(local)))
+            flat.extend(local)
+    block = UsageBlock(cluster.nodes, [usage_of(r) for r in flat])
+    off = np.zeros(len(flat), dtype=bool)
+
+    def move(units: list[tuple[int, int]], sign: int) -> None:
+        idx = np.fromiter((i for a, b in units for i in range(a, b)), dtype=np.int64)
+        if idx.size:
+            block.shift(idx, sign)
+            off[idx] = sign < 0
+
+    try:
+        block.shift(slice(None), -1)
+        off[:] = True
+        live = dict(plans)
+        first = fwk.run_filter_with_nominated(state, pod, np.asarray(list(live), np.int64))
+        for j, row in enumerate(first.failed.tolist()):
+            move(spans[row], 1)
+            del live[row]
+            results[index[row]] = ([], 0, first.status_of(j))
+        chosen: dict[int, list[int]] = {row: [] for row in live}
+        rounds = max((len(p.local) for p in live.values()), default=0)
+        for i in range(rounds):
+            active = [row for row, p in live.items() if len(p.local) > i]
+            move([spans[row][i] for row in active], 1)
+            out = fwk.run_filter_with_nominated(state, pod, np.asarray(active, np.int64))
+            misfits = out.failed.tolist()
+            move([spans[row][i] for row in misfits], -1)
+            for row in misfits:
+                chosen[row].append(i)
+        for row, plan in live.items():
+            picked = chosen[row]
+            bad = sum(1 for c in plan.violations if c)
+            if 0 < bad < len(plan.local):  # both groups present: back to importance order
+                picked = gosort.sorted_by_key(picked, plan.keys.__getitem__)
+            pods = [p for k in picked for p in plan.pods[k]]
+            results[index[row]] = (pods, sum(plan.violations[k] for k in picked), Status())
+    finally:
+        block.shift(np.flatnonzero(off), 1)
+
+
 def _plan(
     recs: list[PodRecord], budgets: Sequence[pdb.Budget], v1_37: bool
 ) -> tuple[list[PodRecord], int]:
@@ -295,7 +435,7 @@ def _select_on_node(
 ) -> NodeResult:
     """Upstream ``SelectVictimsOnNode`` for one node, with PreFilterExtensions."""
     copy = state.clone()
-    block = UsageBlock(cluster.nodes, [_usage(r) for r in recs])
+    block = UsageBlock(cluster.nodes, [usage_of(r) for r in recs])
     off = np.zeros(len(recs), dtype=bool)
     one = np.asarray([row], dtype=np.int64)
 
@@ -341,7 +481,8 @@ def _select_on_node(
         block.shift(np.flatnonzero(off), 1)
 
 
-def _usage(rec: PodRecord) -> Usage:
+def usage_of(rec: PodRecord) -> Usage:
+    """The usage ``rec`` puts on its row (what a victim's removal takes off)."""
     return (rec.row, rec.request, rec.nonzero, rec.pod.host_ports, rec.sparse)
 
 
@@ -358,11 +499,12 @@ def dry_run_preemption(
     kept: KeptResults | None = None,
     *,
     timed_at_listing: bool = False,
+    units: UnitVictims | None = None,
 ) -> tuple[list[Candidate], dict[int, Status], list[str]]:
     """Upstream ``DryRunPreemption``: candidates (those violating no PDB first), the status
     of each node checked and rejected (by row), and error messages.  With ``kept``, rows
     whose kept result still holds are not checked again (module docs); ``timed_at_listing``:
-    v1.37 and later, :func:`.picking.order_victims`."""
+    v1.37 and later, :func:`.picking.order_victims`; ``units``: :class:`UnitVictims`."""
     n = int(potential.size)
     ordered = np.roll(potential, -offset) if n else potential
     fine: list[Candidate] = []
@@ -385,12 +527,20 @@ def dry_run_preemption(
         rows = ordered[pos : pos + chunk]
         if kept is None:
             results = select_victims(
-                fwk, state, pod, cluster, rows, budgets, cache, timed_at_listing=timed_at_listing
+                fwk,
+                state,
+                pod,
+                cluster,
+                rows,
+                budgets,
+                cache,
+                timed_at_listing=timed_at_listing,
+                units=units,
             )
             entries = [Entry(r) for r in results]
         else:
             entries = _select_kept(
-                fwk, state, pod, cluster, rows, budgets, cache, kept, mine, timed_at_listing
+                fwk, state, pod, cluster, rows, budgets, cache, kept, mine, timed_at_listing, units
             )
         for row, entry in zip(rows.tolist(), entries, strict=True):
             victims, n_bad, status = entry.result
@@ -429,13 +579,20 @@ def _select_kept(
     kept: KeptResults,
     mine: int,
     timed_at_listing: bool,
+    units: UnitVictims | None,
 ) -> list[Entry]:
     """:func:`select_victims` over ``rows`` (int64 ``(n,)``) for the rows whose kept result
     no longer holds (the row's generation or its Pods' order moved); an entry of
     ``kept.rows`` (or an unkept one) per row, in order.  Row ``mine`` (the Pod's own
-    nominated node, or -1) is never kept."""
+    nominated node, or -1) and rows ``units`` applies to are never kept."""
     gens = cluster.nodes.generation[rows]
     stale_rows = (kept.generation[rows] != gens) | (rows == mine)
+    unit_rows: set[int] = set()
+    if units is not None:
+        for i, r in enumerate(rows.tolist()):
+            if units.applies(r):
+                stale_rows[i] = True
+                unit_rows.add(r)
     reorders = cluster.reorders
     if reorders or kept.reorders:
         seen = kept.reorders
@@ -448,13 +605,21 @@ def _select_kept(
         return [table[r] for r in rows.tolist()]
     sub = rows[stale]
     fresh = select_victims(
-        fwk, state, pod, cluster, sub, budgets, cache, timed_at_listing=timed_at_listing
+        fwk,
+        state,
+        pod,
+        cluster,
+        sub,
+        budgets,
+        cache,
+        timed_at_listing=timed_at_listing,
+        units=units,
     )
     entries: dict[int, Entry] = {}
     for row, gen, result in zip(sub.tolist(), gens[stale].tolist(), fresh, strict=True):
         entry = Entry(result)
         entries[row] = entry
-        if row != mine and result[2].code != Code.ERROR:
+        if row != mine and result[2].code != Code.ERROR and row not in unit_rows:
             table[row] = entry
             kept.generation[row] = gen
             kept.reorders[row] = reorders.get(row, 0)

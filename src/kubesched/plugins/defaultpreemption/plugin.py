@@ -89,6 +89,12 @@ class DefaultPreemption:
         """v1.36 under TopologyAwareWorkloadScheduling: a member of a PodGroup with
         scheduling constraints does not preempt (:meth:`pod_group_limitation`)."""
         self._timed_at_listing = handle.feature_gates.at_least("1.37")
+        self._sees_units = handle.feature_gates.at_least("1.37") and gates.enabled(
+            "GenericWorkload"
+        )
+        """v1.37 under GenericWorkload: an ordinary Pod's victims are units, a PodGroup
+        member at its PodGroup's priority, a ``disruptionMode: all`` PodGroup whole
+        (:class:`.podgroup.NodeUnits`)."""
         """v1.37's victims read a missing start time once, as the node's Pods are listed
         (``MoreImportantVictim``); before, at each comparison (:mod:`.picking`)."""
         self.victims: dryrun.VictimCache = {}
@@ -140,6 +146,7 @@ class DefaultPreemption:
                 self.victims,
                 self.kept,
                 timed_at_listing=self._timed_at_listing,
+                units=self._units(cluster),
             )
             if errors and not candidates:
                 return None, Status(Code.ERROR, (PREFIX + _aggregate(errors),))
@@ -221,6 +228,16 @@ class DefaultPreemption:
             )
 
     # ------------------------------------------------------------------ steps
+    def _units(self, cluster: ClusterState) -> wap.NodeUnits | None:
+        """The unit view of victims (v1.37 under GenericWorkload, while some Pod belongs
+        to a PodGroup), else None: every victim a Pod at its own priority."""
+        if not self._sees_units:
+            return None
+        manager = self.handle.services.get(POD_GROUP_MANAGER)
+        if manager is None or not manager.groups:
+            return None
+        return wap.NodeUnits(cluster, manager)
+
     def pod_group_limitation(self, pod: api.Pod) -> str:
         """v1.36's check before any other (TopologyAwareWorkloadScheduling on, ``pod`` a
         PodGroup member): its PodGroup missing, or one with scheduling constraints (upstream
@@ -270,9 +287,11 @@ class DefaultPreemption:
         code = codes[row] if row is not None else Code.UNSCHEDULABLE_AND_UNRESOLVABLE
         if code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE or row is None:
             return True, ""
+        units = self._units(cluster)
         for key in cluster.pods_on_node.get(nominated, ()):
             other = cluster.pods[key].pod
-            if other.priority < pod.priority and terminating_by_preemption(other):
+            prio = wap.pod_priority(units.manager, other) if units else other.priority
+            if prio < pod.priority and terminating_by_preemption(other):
                 return False, TERMINATING
         return True, ""
 

@@ -28,6 +28,8 @@ from kubesched.framework.contract import PodGroupSchedulingFunc, ProposedAssignm
 from kubesched.framework.interface import Code, CycleState, Status
 from kubesched.framework.outcomes import PluginError
 from kubesched.framework.podgroups import PodGroupManager
+from kubesched.kernels import gosort
+from kubesched.kernels.usage import UsageBlock
 from kubesched.plugins.defaultpreemption import dryrun, pdb
 from kubesched.state.cache import ClusterState, PodRecord
 
@@ -108,6 +110,26 @@ def importance(v: Victim) -> tuple[float, ...]:
     return (-v.priority, -v.rank, -len(v.pods), v.earliest, v.listed)
 
 
+def ordered(victims: Sequence[Victim]) -> list[Victim]:
+    """``victims`` most important first as upstream's ``sort.Slice`` with
+    ``MoreImportantVictim`` leaves them (:mod:`kubesched.kernels.gosort`): victims equal
+    but for the listing order of a missing start time are ordered by it (upstream reads
+    "now" as it lists them), other ties as Go's pdqsort leaves them (input order up to
+    12).  For lone Pods this is :func:`.picking.order_victims` at v1.37."""
+    return gosort.sorted_by_key(victims, _ordering_key)
+
+
+def _ordering_key(v: Victim) -> tuple[float, ...]:
+    """:func:`ordered`'s key (a missing start time ordered by listing, module docs)."""
+    return (
+        -v.priority,
+        -v.rank,
+        -len(v.pods),
+        v.earliest,
+        v.listed if math.isinf(v.earliest) else 0,
+    )
+
+
 def pod_priority(manager: PodGroupManager, pod: api.Pod) -> int:
     """``GetPodPriority``: the PodGroup's priority for a member of an existing PodGroup, else
     the Pod's own."""
@@ -116,15 +138,23 @@ def pod_priority(manager: PodGroupManager, pod: api.Pod) -> int:
     return (pg.policy.priority or 0) if pg is not None else pod.priority
 
 
-def domain_victims(cluster: ClusterState, manager: PodGroupManager) -> list[Victim]:
+def domain_victims(
+    cluster: ClusterState,
+    manager: PodGroupManager,
+    rows: Sequence[int] | None = None,
+    memo: dict[str, tuple[tuple[api.Pod, ...], float]] | None = None,
+) -> list[Victim]:
     """``newDomainForWorkloadPreemption`` / ``getCrossNodesVictims``: every Pod on the
-    nodes (in ``NodeInfos().List()`` order, each node's Pods in ``NodeInfo`` order) as a
-    victim of its own, except that a Pod of a PodGroup with ``disruptionMode: all`` stands
-    for all the group's scheduled Pods (one unit, listed where its first Pod is met)."""
+    nodes (``rows``, default every node in ``NodeInfos().List()`` order; each node's Pods in
+    ``NodeInfo`` order) as a victim of its own, except that a Pod of a PodGroup with
+    ``disruptionMode: all`` stands for all the group's scheduled Pods, on any node (one
+    unit, listed where its first Pod is met).  One row: upstream's ``GetVictimsOnNode``;
+    ``memo`` keeps each such group's Pods and earliest start across calls while the
+    cluster does not change (one dry run)."""
     out: list[Victim] = []
     seen: set[str] = set()
     table = cluster.nodes
-    for row in table.order().tolist():
+    for row in table.order().tolist() if rows is None else rows:
         for pk in list(cluster.pods_on_node.get(table.names[row], ())):
             rec = cluster.pods.get(pk)
             if rec is None:
@@ -136,19 +166,24 @@ def domain_victims(cluster: ClusterState, manager: PodGroupManager) -> list[Vict
                 if "group:" + key in seen:
                     continue
                 seen.add("group:" + key)
-                members = [
-                    cluster.pods[k].pod
-                    for k in sorted(manager.state(key).scheduled())
-                    if k in cluster.pods
-                ]
-                pods = tuple(members) or (pod,)
+                hit = memo.get(key) if memo is not None else None
+                if hit is None:
+                    members = [
+                        cluster.pods[k].pod
+                        for k in sorted(manager.state(key).scheduled())
+                        if k in cluster.pods
+                    ]
+                    pods = tuple(members) or (pod,)
+                    hit = (pods, min(_start(p) for p in pods))
+                    if memo is not None and members:
+                        memo[key] = hit
+                pods, earliest = hit
             else:
                 if pk in seen:
                     continue
                 seen.add(pk)
-                pods = (pod,)
+                pods, earliest = (pod,), _start(pod)
             rank = RANK_POD_GROUP if key is not None else RANK_POD
-            earliest = min(_start(p) for p in pods)
             out.append(Victim(pods, pod_priority(manager, pod), rank, earliest, len(out)))
     return out
 
@@ -257,6 +292,8 @@ def split_by_violation(
 ) -> tuple[list[tuple[Victim, int]], list[Victim]]:
     """``FilterVictimsWithPDBViolation``: a unit violates when any of its Pods would take a
     budget below zero (counted in order); with how many of its Pods do."""
+    if not budgets:
+        return [], list(victims)
     left = [b.allowed for b in budgets]
     violating: list[tuple[Victim, int]] = []
     fine: list[Victim] = []
@@ -338,3 +375,122 @@ def ongoing(
             ):
                 return True
     return False
+
+
+@dataclass(frozen=True, slots=True)
+class NodeUnits:
+    """An ordinary Pod's preemption seeing PodGroup units (v1.37 under GenericWorkload:
+    ``GetVictimsOnNode`` and DefaultPreemption's ``SelectVictimsOnNode``): on a node that
+    hosts a Pod of some PodGroup, the potential victims are that node's units
+    (:func:`domain_victims` of the one row) whose priority (the PodGroup's for a member of
+    an existing PodGroup) is below the Pod's own.  A ``disruptionMode: all`` unit goes
+    whole: its Pods on the node are taken off the node, those elsewhere only through the
+    PreFilterExtensions (upstream mutates only the main node's NodeInfo), and Filter runs
+    on the node alone.  Implements :class:`.dryrun.UnitVictims`."""
+
+    cluster: ClusterState
+    manager: PodGroupManager
+    groups: dict[str, tuple[tuple[api.Pod, ...], float]] = field(default_factory=dict)
+    """A ``disruptionMode: all`` group's Pods and earliest start, kept for this dry run
+    (:func:`domain_victims`' ``memo``; the cluster is restored between rows)."""
+
+    def applies(self, row: int) -> bool:
+        """Whether ``row`` hosts a Pod of some PodGroup (elsewhere lone Pods at their own
+        priority: the per-Pod dry run answers as upstream does)."""
+        cluster, group_key = self.cluster, self.manager.group_key
+        keys = cluster.pods_on_node.get(cluster.nodes.names[row], ())
+        return any(group_key(cluster.pods[k].pod) is not None for k in keys)
+
+    def potential(self, pod: api.Pod, row: int) -> list[Victim]:
+        """``row``'s units of lower priority than ``pod`` (``isPreemptionAllowed``)."""
+        units = domain_victims(self.cluster, self.manager, [row], self.groups)
+        return [v for v in units if v.priority < pod.priority]
+
+    def plan(self, pod: api.Pod, row: int, budgets: Sequence[pdb.Budget]) -> dryrun.UnitPlan | None:
+        """The units of :meth:`potential` in reprieve order for the lock-step dry run
+        (:class:`.dryrun.UnitPlan`); None when there is none."""
+        potential = self.potential(pod, row)
+        if not potential:
+            return None
+        violating, fine = split_by_violation(ordered(potential), budgets)
+        plan = [*violating, *((v, 0) for v in fine)]
+        recs = self.cluster.pods
+        local = [
+            [rec for p in v.pods if (rec := recs.get(p.key)) is not None and rec.row == row]
+            for v, _ in plan
+        ]
+        keys = [_ordering_key(v) for v, _ in plan]
+        return dryrun.UnitPlan(local, [list(v.pods) for v, _ in plan], [c for _, c in plan], keys)
+
+    def select(
+        self,
+        fwk: dryrun.FilterRunner,
+        state: CycleState,
+        pod: api.Pod,
+        row: int,
+        budgets: Sequence[pdb.Budget],
+    ) -> dryrun.NodeResult:
+        """``SelectVictimsOnNode`` for ``pod`` on ``row`` with units: remove every
+        potential unit, Filter, then give units back most important first (PDB-violating
+        ones first, counted by their violating Pods), keeping out those without which the
+        Pod no longer fits; victims' Pods most important unit first."""
+        cluster = self.cluster
+        potential = self.potential(pod, row)
+        if not potential:
+            return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (dryrun.NO_VICTIMS,))
+        copy = state.clone()
+        local = [p for v in potential for p in v.pods if self._row(p) == row]
+        at = {p.key: i for i, p in enumerate(local)}
+        block = UsageBlock(cluster.nodes, [dryrun.usage_of(cluster.pods[p.key]) for p in local])
+        off = np.zeros(len(local), dtype=bool)
+        one = np.asarray([row], dtype=np.int64)
+
+        def move(v: Victim, add: bool) -> Status:
+            for p in v.pods:
+                where = self._row(p)
+                if where is None:
+                    continue
+                if where == row:
+                    i = at[p.key]
+                    block.shift(np.asarray([i], dtype=np.int64), 1 if add else -1)
+                    off[i] = not add
+                s = fwk.run_pre_filter_extension(copy, pod, p, where, add=add)
+                if not s.is_success():
+                    return s
+            return Status()
+
+        def filtered() -> Status:
+            try:
+                out = fwk.run_filter_with_nominated(copy, pod, one)
+            except PluginError as e:
+                return Status(Code.ERROR, (str(e),))
+            return out.status_of(0) if out.failed.size else Status()
+
+        try:
+            for v in potential:
+                if not (s := move(v, add=False)).is_success():
+                    return [], 0, s
+            if not (first := filtered()).is_success():
+                return [], 0, first
+            potential = ordered(potential)
+            violating, fine = split_by_violation(potential, budgets)
+            chosen: list[Victim] = []
+            violations = 0
+            plan = [*violating, *((v, 0) for v in fine)]
+            for v, count in plan:
+                if not (s := move(v, add=True)).is_success():
+                    return [], 0, s
+                if not filtered().is_success():
+                    if not (s := move(v, add=False)).is_success():
+                        return [], 0, s
+                    chosen.append(v)
+                    violations += count
+            if violating and fine:  # both groups present: back to importance order
+                chosen = ordered(chosen)
+            return [p for v in chosen for p in v.pods], violations, Status()
+        finally:
+            block.shift(np.flatnonzero(off), 1)
+
+    def _row(self, pod: api.Pod) -> int | None:
+        rec = self.cluster.pods.get(pod.key)
+        return None if rec is None else rec.row
