@@ -419,6 +419,12 @@ def parse_slice(obj: Obj, path: str = "") -> ResourceSlice:
             "exactly one of `nodeName`, `nodeSelector`, `allNodes`, "
             "`perDeviceNodeSelection` is required",
         )
+    if selector is not None and len(selector) != 1:
+        # API validation: one term, so that allocations merge the selectors of their slices
+        fail(
+            join(join(sp, "nodeSelector"), "nodeSelectorTerms"),
+            "must have exactly one node selector term",
+        )
     devices = tuple(
         _device(f.as_mapping(d, join(join(sp, "devices"), i)), driver, join(join(sp, "devices"), i))
         for i, d in enumerate(f.seq(spec, "devices", sp))
