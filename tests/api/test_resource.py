@@ -131,7 +131,7 @@ def test_a_bad_expression_is_an_input_error_at_its_field() -> None:
         (
             slice_(None, [gpu(0)], nodeSelector={"nodeSelectorTerms": [
                 {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [n]}]}
-                for n in ("n1", "n2")]}),  # fmt: skip
+                for n in ("n1", "n2")]}),
             "[0].spec.nodeSelector.nodeSelectorTerms",
             "must have exactly one node selector term",
         ),
