@@ -125,7 +125,8 @@ def _apart(
     allocation; half the time every node's slices become its zone's (``nodeSelector``; now
     and then both zones'), so that allocation copies a slice's selector instead of naming the
     node, and half of those times the two Pods share one new claim for a GPU instead of their
-    own claims (and containers: one, requesting nothing else)."""
+    own claims (and containers: one, requesting nothing else); and now and then the
+    devices of those slices have ``bindsToNode``."""
     first = nodes[0]["metadata"]
     zone = first["labels"]["zone"]
     others = [x["metadata"] for x in nodes[1:]]
@@ -154,6 +155,11 @@ def _apart(
                 p["spec"].pop("initContainers", None)
                 only = {"name": "c", "image": "app", "resources": {"claims": [{"name": "net"}]}}
                 p["spec"]["containers"] = [only]
+        if rnd.random() < 0.2:  # devices that bind to the node they are allocated on
+            for x in items:
+                if x["kind"] == "ResourceSlice" and "nodeSelector" in x["spec"]:
+                    for d in x["spec"].get("devices", []):
+                        d["bindsToNode"] = True
     for p, m in zip(pods, [first, second], strict=True):
         p["spec"]["nodeSelector"] = {
             **p["spec"].get("nodeSelector", {}), "kubernetes.io/hostname": m["name"]}  # fmt: skip

@@ -256,3 +256,13 @@ def test_a_partitionable_device_brings_its_own_node_selector() -> None:
     assert _placed(sim) == ["a1", "a2"]
     allocation = claims_of(sim)["default/shared"]["status"]["allocation"]
     assert allocation["nodeSelector"] == ZONE_A
+
+
+def test_a_device_that_binds_to_its_node_pins_the_claim_to_the_first_node() -> None:
+    """``bindsToNode`` (read by v1.37's default ``incubating`` allocator) names the node even
+    for a device of a ``nodeSelector`` slice."""
+    sim = _sharing({"nodeSelector": ZONE_A}, {"bindsToNode": True})
+    (placed,) = _placed(sim)
+    allocation = claims_of(sim)["default/shared"]["status"]["allocation"]
+    fields = [{"key": "metadata.name", "operator": "In", "values": [placed]}]
+    assert allocation["nodeSelector"] == {"nodeSelectorTerms": [{"matchFields": fields}]}

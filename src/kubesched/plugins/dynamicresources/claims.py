@@ -347,9 +347,11 @@ def claim_with_reservation(
     node_name: str,
     node: api.Node | None,
     slices: list[r.ResourceSlice],
+    binds_to_node: bool,
 ) -> dict[str, Any]:
     """A new claim manifest: ``results`` as ``status.allocation`` (when given) and ``pod``
-    in ``status.reservedFor``; the input is not changed (its ``spec`` is shared)."""
+    in ``status.reservedFor``; the input is not changed (its ``spec`` is shared).
+    ``binds_to_node``: the allocator reads ``bindsToNode`` (:func:`allocation_node_selector`)."""
     out = dict(raw)  # the spec is shared, metadata and status are new dicts
     meta = out["metadata"] = dict(out.get("metadata") or {})
     finalizers = list(meta.get("finalizers") or [])
@@ -377,7 +379,7 @@ def claim_with_reservation(
                 ]
             }
         }
-        selector = allocation_node_selector(results, node_name, node, slices)
+        selector = allocation_node_selector(results, node_name, node, slices, binds_to_node)
         if selector is not None:
             allocation["nodeSelector"] = selector
         status["allocation"] = allocation
@@ -393,12 +395,15 @@ def allocation_node_selector(
     node_name: str,
     node: api.Node | None,
     slices: list[r.ResourceSlice],
+    binds_to_node: bool,
 ) -> dict[str, Any] | None:
-    """Upstream ``createNodeSelector`` (the same in every release and allocator): the node
-    by name as soon as a device is local to it (its slice's ``nodeName``, or under
-    ``perDeviceNodeSelection`` the device's); else one term holding every requirement of
-    the devices' node selectors (the slice's ``nodeSelector``, or the device's), each
-    once; else none (every device from ``allNodes``: the claim is usable everywhere).
+    """Upstream ``createNodeSelector`` (the same in every release; the ``experimental``
+    allocator and from v1.36 the ``incubating`` one also read ``bindsToNode``): the node by
+    name as soon as a device is local to it (its slice's ``nodeName``, or under
+    ``perDeviceNodeSelection`` the device's) or, when ``binds_to_node``, has
+    ``bindsToNode``; else one term holding every requirement of the devices' node
+    selectors (the slice's ``nodeSelector``, or the device's), each once; else none (every
+    device from ``allNodes``: the claim is usable everywhere).
 
     Each result's device is looked up among the slices that offer it to ``node_name``
     (the newest pool generation, as the allocator took it).  A selector of several terms
@@ -429,7 +434,8 @@ def allocation_node_selector(
             if s.per_device_node_selection
             else (s.node_name, s.node_selector)
         )
-        if local or (selector is not None and len(selector) > 1):
+        pinned = binds_to_node and dev.binds_to_node
+        if local or pinned or (selector is not None and len(selector) > 1):
             return _by_name(node_name)
         if selector:
             _add_new(selector[0].match_fields, fields)
