@@ -85,25 +85,86 @@ def dra_schedule_case(seed: int, index: int, version: str | None = None) -> dict
     Pod not preempting, so the binding cycle (Reserve, PreBind writing the allocation, Bind)
     runs on both sides, and no claim being deleted (its Pod would wait at PreEnqueue for
     ever, and upstream's run never settles); 40 % of them submit a second Pod after it
-    (:func:`second_pod`)."""
+    (:func:`second_pod`), and three in four of those keep every node and send each Pod to a
+    node of its own (:func:`_apart`)."""
     request = _case(seed, index, version, "schedule")
     pod = request["pod"]
     pod["spec"]["preemptionPolicy"] = "Never"
     items = request["cluster"]["items"]
     nodes = [x for x in items if x["kind"] == "Node"]
-    kept = [x for x in items if x["kind"] != "Node" or x is nodes[0]]
+    two = (
+        bool(pod["spec"].get("resourceClaims"))
+        and random.Random(f"dra2/{seed}/{index}").random() < 0.4
+    )
+    spread = random.Random(f"dra3/{seed}/{index}")
+    apart = two and len(nodes) > 1 and spread.random() < 0.75
+    kept = [x for x in items if x["kind"] != "Node" or x is nodes[0] or apart]
     for x in kept:
         if x["kind"] == "ResourceClaim":
             # a claim being deleted gates its Pods for ever: upstream's run never settles
             x["metadata"].pop("deletionTimestamp", None)
     cluster = {"apiVersion": "v1", "kind": "List", "items": kept}
     pods = [pod]
-    if pod["spec"].get("resourceClaims") and random.Random(f"dra2/{seed}/{index}").random() < 0.4:
+    if two:
         pods.append(second_pod(pod))
+    if apart:
+        _apart(spread, nodes, pods, kept)
     out = {"cluster": cluster, "pods": pods, "config": request["config"]}
     if "featureGates" in request:
         out["featureGates"] = request["featureGates"]
     return out
+
+
+def _apart(
+    rnd: random.Random,
+    nodes: list[dict[str, Any]],
+    pods: list[dict[str, Any]],
+    items: list[dict[str, Any]],
+) -> None:
+    """Each of the two ``pods`` on a node of its own by its ``nodeSelector`` (the first on
+    the first node, the second mostly on a node of the same zone), so whether the second may
+    join the claims it shares with the first is up to the node selector of the first's
+    allocation; half the time every node's slices become its zone's (``nodeSelector``; now
+    and then both zones'), so that allocation copies a slice's selector instead of naming the
+    node, and half of those times the two Pods share one new claim for a GPU instead of their
+    own claims (and containers: one, requesting nothing else); and now and then the
+    devices of those slices have ``bindsToNode``."""
+    first = nodes[0]["metadata"]
+    zone = first["labels"]["zone"]
+    others = [x["metadata"] for x in nodes[1:]]
+    mates = [m for m in others if m["labels"]["zone"] == zone]
+    second = rnd.choice(mates if mates and rnd.random() < 0.75 else others)
+    if rnd.random() < 0.5:
+        zones = {x["metadata"]["name"]: [x["metadata"]["labels"]["zone"]] for x in nodes}
+        if rnd.random() < 0.3:  # a selector every node matches
+            zones = {n: ["a", "b"] for n in zones}
+        for x in items:
+            where = x["spec"].get("nodeName") if x["kind"] == "ResourceSlice" else None
+            if where in zones:
+                x["spec"] = {k: v for k, v in x["spec"].items() if k != "nodeName"}
+                x["spec"]["nodeSelector"] = {"nodeSelectorTerms": [{"matchExpressions": [
+                    {"key": "zone", "operator": "In", "values": zones[where]}]}]}  # fmt: skip
+        if rnd.random() < 0.5:
+            # the Pods' claims are one they share, for one GPU of any kind (the generated ones
+            # keep the first Pod off its node most of the time)
+            items.append({"apiVersion": API, "kind": "ResourceClaim",
+                "metadata": {"name": "net", "namespace": "default", "uid": "uid-claim-net"},
+                "spec": {"devices": {"requests": [
+                    {"name": "gpu", "exactly": {"deviceClassName": GPU}}]}}})  # fmt: skip
+            for p in pods:
+                p.pop("status", None)
+                p["spec"]["resourceClaims"] = [{"name": "net", "resourceClaimName": "net"}]
+                p["spec"].pop("initContainers", None)
+                only = {"name": "c", "image": "app", "resources": {"claims": [{"name": "net"}]}}
+                p["spec"]["containers"] = [only]
+        if rnd.random() < 0.2:  # devices that bind to the node they are allocated on
+            for x in items:
+                if x["kind"] == "ResourceSlice" and "nodeSelector" in x["spec"]:
+                    for d in x["spec"].get("devices", []):
+                        d["bindsToNode"] = True
+    for p, m in zip(pods, [first, second], strict=True):
+        p["spec"]["nodeSelector"] = {
+            **p["spec"].get("nodeSelector", {}), "kubernetes.io/hostname": m["name"]}  # fmt: skip
 
 
 def second_pod(pod: dict[str, Any]) -> dict[str, Any]:

@@ -444,8 +444,12 @@ def _partition_pool(
             "consumesCounters": [{"counterSet": "gpu-0", "counters": {"slots": {"value": slots}}}],
         }
         if per_device:
-            if r.random() < 0.7:
+            x = r.random()
+            if x < 0.7:
                 dev["nodeName"] = r.choice(nodes)
+            elif x < 0.85:  # the nodes of a zone (the first node's)
+                dev["nodeSelector"] = {"nodeSelectorTerms": [{"matchExpressions": [
+                    {"key": "zone", "operator": "In", "values": ["a"]}]}]}  # fmt: skip
             else:
                 dev["allNodes"] = True
         devices.append(dev)

@@ -129,6 +129,13 @@ def test_a_bad_expression_is_an_input_error_at_its_field() -> None:
             "Required value",
         ),
         (
+            slice_(None, [gpu(0)], nodeSelector={"nodeSelectorTerms": [
+                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [n]}]}
+                for n in ("n1", "n2")]}),
+            "[0].spec.nodeSelector.nodeSelectorTerms",
+            "must have exactly one node selector term",
+        ),
+        (
             slice_(None, [gpu(0)], perDeviceNodeSelection=True),
             "[0].spec.devices[0]",
             "exactly one of `nodeName`, `nodeSelector`, `allNodes` is required",

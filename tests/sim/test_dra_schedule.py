@@ -15,12 +15,14 @@ from kubesched.sim.driver import SimCluster
 from kubesched.sim.resourceclaims import POD_CLAIM_ANNOTATION, generated_claim_name
 from tests.plugins._dra import (
     DRIVER,
+    claim,
     cluster,
     device_class,
     gpus,
     node,
     pod,
     request,
+    slice_,
     template,
 )
 
@@ -192,3 +194,75 @@ def test_simulate_reuses_devices_as_pods_finish() -> None:
     assert (forever["podsScheduled"], forever["podsPending"]) == (6, 14)
     finishing = run_scenario(build_scenario(_scenario(5.0)))
     assert (finishing["podsScheduled"], finishing["podsPending"]) == (20, 0)
+
+
+ZONE_A = {"nodeSelectorTerms": [
+    {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]}  # fmt: skip
+
+
+def _sharing(where: dict[str, Any], device: dict[str, Any] | None = None) -> SimCluster:
+    """Three nodes (a1, a2 in zone a, b1 in zone b) with room for one Pod each, one GPU
+    offered by a slice placed by ``where``, and three Pods sharing one claim for it."""
+    nodes = [node("a1", {"zone": "a"}), node("a2", {"zone": "a"}), node("b1", {"zone": "b"})]
+    for n in nodes:
+        n["status"]["allocatable"]["pods"] = n["status"]["capacity"]["pods"] = "1"
+    gpu = {"name": "gpu-0", **(device or {})}
+    pods = [pod(f"p{i}", ("gpu", "resourceClaimName", "shared")) for i in range(3)]
+    return run(
+        [*nodes, slice_(None, [gpu], pool="net", **where), device_class(),
+         claim("shared", request())],
+        pods,
+    )  # fmt: skip
+
+
+def _placed(sim: SimCluster) -> list[str]:
+    return sorted(p.node_name for p in sim.api.pods.values() if p.node_name)
+
+
+def test_a_claim_from_a_node_selector_slice_follows_the_selector_not_the_first_node() -> None:
+    """Upstream's allocation copies the slice's node selector, so the Pods sharing the claim
+    spread over every node it matches (kubesched once pinned the claim to the first Pod's
+    node: ``dra/workloadresourceclaims`` bound 110 of 1,000 Pods)."""
+    sim = _sharing({"nodeSelector": ZONE_A})
+    assert _placed(sim) == ["a1", "a2"]
+    allocation = claims_of(sim)["default/shared"]["status"]["allocation"]
+    assert allocation["nodeSelector"] == ZONE_A
+
+
+def test_the_selectors_of_several_slices_merge_into_one_term() -> None:
+    """Devices from an ``allNodes`` slice add nothing; two slices' selectors add each
+    requirement once (upstream ``addNewNodeSelectorRequirements``)."""
+    tiered = {"nodeSelectorTerms": [{"matchExpressions": [
+        {"key": "zone", "operator": "In", "values": ["a"]},
+        {"key": "tier", "operator": "Exists"}]}]}  # fmt: skip
+    nodes = [node("a1", {"zone": "a", "tier": "x"}), node("a2", {"zone": "a", "tier": "y"}),
+             node("b1", {"zone": "b", "tier": "x"})]  # fmt: skip
+    for n in nodes:
+        n["status"]["allocatable"]["pods"] = n["status"]["capacity"]["pods"] = "1"
+    slices = [
+        slice_(None, [{"name": "g0"}], name="all", pool="all", allNodes=True),
+        slice_(None, [{"name": "g1"}], name="za", pool="za", nodeSelector=ZONE_A),
+        slice_(None, [{"name": "g2"}], name="zt", pool="zt", nodeSelector=tiered),
+    ]
+    pods = [pod(f"p{i}", ("gpu", "resourceClaimName", "shared")) for i in range(3)]
+    sim = run([*nodes, *slices, device_class(), claim("shared", request(count=3))], pods)
+    assert _placed(sim) == ["a1", "a2"]
+    allocation = claims_of(sim)["default/shared"]["status"]["allocation"]
+    assert allocation["nodeSelector"] == tiered
+
+
+def test_a_partitionable_device_brings_its_own_node_selector() -> None:
+    sim = _sharing({"perDeviceNodeSelection": True}, {"nodeSelector": ZONE_A})
+    assert _placed(sim) == ["a1", "a2"]
+    allocation = claims_of(sim)["default/shared"]["status"]["allocation"]
+    assert allocation["nodeSelector"] == ZONE_A
+
+
+def test_a_device_that_binds_to_its_node_pins_the_claim_to_the_first_node() -> None:
+    """``bindsToNode`` (read by v1.37's default ``incubating`` allocator) names the node even
+    for a device of a ``nodeSelector`` slice."""
+    sim = _sharing({"nodeSelector": ZONE_A}, {"bindsToNode": True})
+    (placed,) = _placed(sim)
+    allocation = claims_of(sim)["default/shared"]["status"]["allocation"]
+    fields = [{"key": "metadata.name", "operator": "In", "values": [placed]}]
+    assert allocation["nodeSelector"] == {"nodeSelectorTerms": [{"matchFields": fields}]}

@@ -216,6 +216,9 @@ class Device:
     each consuming some of its capacity)."""
     capacity: Mapping[str, DeviceCapacity] = field(default_factory=dict)
     """``capacity`` by name, with each one's ``requestPolicy``."""
+    binds_to_node: bool = False
+    """``bindsToNode`` (DRADeviceBindingConditions): an allocation taking the device is
+    pinned to its node (by the allocators that read it, ``Options.binds_to_node``)."""
 
     @property
     def special(self) -> bool:
@@ -349,6 +352,7 @@ def _device(obj: Obj, driver: str, path: str) -> Device:
         all_nodes=f.boolean(obj, "allNodes", path),
         allow_multiple=allow_multiple,
         capacity=policies,
+        binds_to_node=f.boolean(obj, "bindsToNode", path),
     )
 
 
@@ -418,6 +422,12 @@ def parse_slice(obj: Obj, path: str = "") -> ResourceSlice:
             sp,
             "exactly one of `nodeName`, `nodeSelector`, `allNodes`, "
             "`perDeviceNodeSelection` is required",
+        )
+    if selector is not None and len(selector) != 1:
+        # API validation: one term, so that allocations merge the selectors of their slices
+        fail(
+            join(join(sp, "nodeSelector"), "nodeSelectorTerms"),
+            "must have exactly one node selector term",
         )
     devices = tuple(
         _device(f.as_mapping(d, join(join(sp, "devices"), i)), driver, join(join(sp, "devices"), i))

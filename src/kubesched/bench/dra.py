@@ -139,7 +139,7 @@ def alloc_resource_claims(
                 continue
             results = found[0]
             hold(results)
-            api.apply_object(_allocated(obj, results, node.name, slices, node))
+            api.apply_object(_allocated(obj, results, node.name, slices, node, options))
             done += 1
             break
         else:
@@ -153,6 +153,7 @@ def _allocated(
     node_name: str,
     slices: list[r.ResourceSlice],
     node: Any,
+    options: draoptions.Options,
 ) -> dict[str, Any]:
     allocation: dict[str, Any] = {
         "devices": {
@@ -173,7 +174,7 @@ def _allocated(
             ]
         }
     }
-    selector = allocation_node_selector(results, node_name, node, slices)
+    selector = allocation_node_selector(results, node_name, node, slices, options.binds_to_node)
     if selector is not None:
         allocation["nodeSelector"] = selector
     return {**obj, "status": {**(obj.get("status") or {}), "allocation": allocation}}

@@ -64,6 +64,11 @@ class Options(NamedTuple):
     capacity check gives nothing back, and v1.34's checks a share's counters even while
     the device is shared."""
 
+    binds_to_node: bool = False
+    """The allocator pins an allocation with a ``bindsToNode`` device to the node
+    (``createNodeSelector``: upstream's ``experimental`` one, and from v1.36 the
+    ``incubating`` one)."""
+
     @classmethod
     def of_release(cls, at_least: Callable[[str], bool], enabled: Callable[[str], bool]) -> Options:
         """The options of the release ``at_least("1.xx")`` describes, under the gates
@@ -81,6 +86,7 @@ class Options(NamedTuple):
             consumable=enabled("DRAConsumableCapacity"),
             pool_counters=at_least("1.35"),
             checks_capacity=which != STABLE and (which == EXPERIMENTAL or at_least("1.36")),
+            binds_to_node=which != STABLE and (which == EXPERIMENTAL or at_least("1.36")),
             experimental=which == EXPERIMENTAL and not at_least("1.36"),
             ordered=which != STABLE and at_least("1.36"),
             distinct_by_device=not at_least("1.35"),

@@ -347,9 +347,11 @@ def claim_with_reservation(
     node_name: str,
     node: api.Node | None,
     slices: list[r.ResourceSlice],
+    binds_to_node: bool,
 ) -> dict[str, Any]:
     """A new claim manifest: ``results`` as ``status.allocation`` (when given) and ``pod``
-    in ``status.reservedFor``; the input is not changed (its ``spec`` is shared)."""
+    in ``status.reservedFor``; the input is not changed (its ``spec`` is shared).
+    ``binds_to_node``: the allocator reads ``bindsToNode`` (:func:`allocation_node_selector`)."""
     out = dict(raw)  # the spec is shared, metadata and status are new dicts
     meta = out["metadata"] = dict(out.get("metadata") or {})
     finalizers = list(meta.get("finalizers") or [])
@@ -377,7 +379,7 @@ def claim_with_reservation(
                 ]
             }
         }
-        selector = allocation_node_selector(results, node_name, node, slices)
+        selector = allocation_node_selector(results, node_name, node, slices, binds_to_node)
         if selector is not None:
             allocation["nodeSelector"] = selector
         status["allocation"] = allocation
@@ -393,32 +395,84 @@ def allocation_node_selector(
     node_name: str,
     node: api.Node | None,
     slices: list[r.ResourceSlice],
+    binds_to_node: bool,
 ) -> dict[str, Any] | None:
-    """Upstream ``createNodeSelector``: the node by name when a device is local to it, else
-    the slices' node selector, else none (devices of ``allNodes`` slices)."""
+    """Upstream ``createNodeSelector`` (the same in every release; the ``experimental``
+    allocator and from v1.36 the ``incubating`` one also read ``bindsToNode``): the node by
+    name as soon as a device is local to it (its slice's ``nodeName``, or under
+    ``perDeviceNodeSelection`` the device's) or, when ``binds_to_node``, has
+    ``bindsToNode``; else one term holding every requirement of the devices' node
+    selectors (the slice's ``nodeSelector``, or the device's), each once; else none (every
+    device from ``allNodes``: the claim is usable everywhere).
+
+    Each result's device is looked up among the slices that offer it to ``node_name``
+    (the newest pool generation, as the allocator took it).  A selector of several terms
+    (API validation refuses one on a slice; a device's may have them) is pinned to the node,
+    where upstream's allocation fails (``docs/fidelity.md``)."""
     labels = node.labels if node is not None else {}
-    by_device: dict[DeviceId, list[tuple[r.ResourceSlice, r.Device]]] = {}
+    sources: dict[DeviceId, tuple[int, r.ResourceSlice, r.Device]] = {}
     for s in slices:
         for dev in s.devices:
-            by_device.setdefault((s.driver, s.pool, dev.name), []).append((s, dev))
-    local = False
-    for d in results:
-        for s, dev in by_device.get(d.device_id, ()):
             if s.per_device_node_selection:
-                # DRAPartitionableDevices: the device's own node selection
-                if not pools.node_matches(
+                offered = pools.node_matches(
                     dev.node_name, dev.node_selector, dev.all_nodes, node_name, labels
-                ):
-                    continue
-                local = local or bool(dev.node_name) or dev.node_selector is not None
-            elif pools.slice_reaches(s, node_name, labels):
-                local = local or bool(s.node_name) or s.node_selector is not None
-    if local:
-        # Upstream copies a nodeSelector slice's selector; we pin the node by name (the
-        # Pods sharing the claim land on the node the first one got either way).
-        fields = [{"key": "metadata.name", "operator": "In", "values": [node_name]}]
-        return {"nodeSelectorTerms": [{"matchFields": fields}]}
-    return None
+                )
+            else:
+                offered = pools.slice_reaches(s, node_name, labels)
+            key = (s.driver, s.pool, dev.name)
+            if offered and (key not in sources or sources[key][0] < s.generation):
+                sources[key] = (s.generation, s, dev)
+    expressions: list[api.Requirement] = []
+    fields: list[api.Requirement] = []
+    for d in results:
+        found = sources.get(d.device_id)
+        if found is None:
+            continue
+        _, s, dev = found
+        local, selector = (
+            (dev.node_name, dev.node_selector)
+            if s.per_device_node_selection
+            else (s.node_name, s.node_selector)
+        )
+        pinned = binds_to_node and dev.binds_to_node
+        if local or pinned or (selector is not None and len(selector) > 1):
+            return _by_name(node_name)
+        if selector:
+            _add_new(selector[0].match_fields, fields)
+            _add_new(selector[0].match_expressions, expressions)
+    if not expressions and not fields:
+        return None
+    term: dict[str, Any] = {}
+    if expressions:
+        term["matchExpressions"] = [_requirement(q) for q in expressions]
+    if fields:
+        term["matchFields"] = [_requirement(q) for q in fields]
+    return {"nodeSelectorTerms": [term]}
+
+
+def _by_name(node_name: str) -> dict[str, Any]:
+    """The selector of one node by name (``metadata.name In [node]``)."""
+    fields = [{"key": "metadata.name", "operator": "In", "values": [node_name]}]
+    return {"nodeSelectorTerms": [{"matchFields": fields}]}
+
+
+def _add_new(new: Iterable[api.Requirement], into: list[api.Requirement]) -> None:
+    """Upstream ``addNewNodeSelectorRequirements``: append each requirement ``into`` lacks
+    (the same key, operator and set of values)."""
+    for q in new:
+        if not any(
+            o.key == q.key and o.operator == q.operator and set(o.values) == set(q.values)
+            for o in into
+        ):
+            into.append(q)
+
+
+def _requirement(q: api.Requirement) -> dict[str, Any]:
+    """A requirement as the manifest writes it (``values`` omitted when empty)."""
+    out: dict[str, Any] = {"key": q.key, "operator": q.operator}
+    if q.values:
+        out["values"] = list(q.values)
+    return out
 
 
 def quantity_text(v: Fraction) -> str:

@@ -600,7 +600,13 @@ class DynamicResources(Hints):
                 continue
             current = self.objects.claim(claim.namespace, claim.name) or claim
             raw = claim_with_reservation(
-                current.raw, pod, found.get(claim.uid), node_name, node, s.slices
+                current.raw,
+                pod,
+                found.get(claim.uid),
+                node_name,
+                node,
+                s.slices,
+                self.allocator_options.binds_to_node,
             )
             _, failed = self._write_claim(claim.uid, raw)
             if failed is not None:
@@ -643,7 +649,13 @@ class DynamicResources(Hints):
             return SUCCESS
         claim, mappings = variant
         raw = claim_with_reservation(
-            special.created_claim(pod, claim), pod, results, node_name, node, s.slices
+            special.created_claim(pod, claim),
+            pod,
+            results,
+            node_name,
+            node,
+            s.slices,
+            self.allocator_options.binds_to_node,
         )
         updated, failed = self._write_claim(s.special.base.uid, raw)
         if failed is not None:
