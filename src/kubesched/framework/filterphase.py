@@ -240,9 +240,14 @@ class FilterPhase:
             nset.block.shift(idx, -1)
         if w.failed.size == 0:
             return base
-        keep = ~np.isin(base.failed, w.failed)
+        # w.failed is a subset of rows: mark it over the rows' span (np.isin's sort costs
+        # more than the whole pass when a retry re-filters one node)
+        lo = int(rows.min())
+        marked = np.zeros(int(rows.max()) - lo + 1, dtype=np.bool_)
+        marked[w.failed - lo] = True
+        keep = ~marked[base.failed - lo]
         return FilterOutcome(
-            feasible=base.feasible[~np.isin(base.feasible, w.failed)],
+            feasible=base.feasible[~marked[base.feasible - lo]],
             failed=np.concatenate([base.failed[keep], w.failed]),
             failed_status=np.concatenate([base.failed_status[keep], w.failed_status]),
             statuses=list(interned),
