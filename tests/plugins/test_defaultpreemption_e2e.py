@@ -143,6 +143,32 @@ def test_nominated_pod_keeps_the_room_it_preempted_for() -> None:
     assert len(s.queue.nominator) == 0
 
 
+def test_a_node_failing_with_its_nominated_pods_is_not_filtered_again_without_them() -> None:
+    """Upstream ``RunFilterPluginsWithNominatedPods`` filters a node with nominated Pods
+    first with them; a failure there is the node's status and the pass without them does not
+    run (each plugin evaluated once for the node); a node that passes with them is filtered
+    again without them (evaluated twice)."""
+    nodes = [node("a", {"cpu": "2"}), node("b", {"cpu": "4"})]
+    full = [pod("fa", 0, {"cpu": "2"}, "a")]
+    s, client = scheduler(nodes, full)
+    client.scheduler = s
+    _pending(s, "high", 100, "2")
+    s.schedule_one()  # fails on a (b is not full: it fits there)
+    s.queue.nominator.add(pod("held", 100, {"cpu": "2"}), "a")
+    s.queue.nominator.add(pod("kept", 100, {"cpu": "1"}), "b")
+    fwk = framework(s)
+    fit = ("NodeResourcesFit", "Filter")
+    table = s.cluster.nodes
+    for name, cpu, feasible, evaluated in (("a", "1", 0, 1), ("b", "1", 1, 2)):
+        rows = np.asarray([table.row_of[name]], dtype=np.int64)
+        mid = pod("mid", 60, {"cpu": cpu})
+        state = prefiltered(s, mid)
+        before = fwk.evaluations.get(fit, 0)
+        outcome = fwk.run_filter_with_nominated(state, mid, rows)
+        assert outcome.feasible.size == feasible
+        assert fwk.evaluations.get(fit, 0) - before == evaluated
+
+
 def test_preempting_clears_lower_priority_nominations_on_that_node() -> None:
     nodes = [node("a", {"cpu": "2"})]
     s, client = scheduler(

@@ -202,22 +202,22 @@ class FilterPhase:
 
         A node with nominated Pods of priority >= ``pod``'s (other than ``pod``) must pass
         both with them treated as running there and without them; its status is the first
-        failing pass's, the with-nominated pass first, as upstream.  Only those nodes get the
-        second pass: their nominated Pods' usage is added to their rows, the Filter plugins
-        run over those rows at once, and the usage is removed again exactly.  When PreFilter
+        failing pass's, the with-nominated pass first, as upstream.  Those nodes are filtered
+        first with their nominated Pods' usage added to their rows (at once, the usage
+        removed again exactly); the pass without them then runs over every row except those
+        that already failed, as upstream stops after a failing first pass.  When PreFilter
         plugins with PreFilterExtensions hold state this cycle (inter-pod affinity, topology
         spread), each such node is filtered on its own copy of the state with its nominated
         Pods added (upstream ``addNominatedPods``).
         """
         interned = {} if interned is None else interned
-        base = self.run_filter(state, pod, rows, interned)
         nom = self.nominator
         if nom is None or len(nom) == 0 or rows.size == 0:
-            return base
+            return self.run_filter(state, pod, rows, interned)
         nset = self._usage.nominated(nom, self.handle.cluster.nodes)
         idx = nset.select(pod, rows)
         if idx.size == 0:
-            return base
+            return self.run_filter(state, pod, rows, interned)
         at = nset.rows[idx]  # sorted
         first = np.ones(at.shape[0], dtype=np.bool_)
         first[1:] = at[1:] != at[:-1]
@@ -239,14 +239,20 @@ class FilterPhase:
         finally:
             nset.block.shift(idx, -1)
         if w.failed.size == 0:
-            return base
-        keep = ~np.isin(base.failed, w.failed)
+            return self.run_filter(state, pod, rows, interned)
+        # a node failing with its nominated Pods keeps that status and is not filtered again
+        # without them (upstream returns after the first pass's failure); w.failed is a
+        # subset of rows: marked over the rows' span (cheaper than np.isin's sort)
+        lo = int(rows.min())
+        marked = np.zeros(int(rows.max()) - lo + 1, dtype=np.bool_)
+        marked[w.failed - lo] = True
+        base = self.run_filter(state, pod, rows[~marked[rows - lo]], interned)
         return FilterOutcome(
-            feasible=base.feasible[~np.isin(base.feasible, w.failed)],
-            failed=np.concatenate([base.failed[keep], w.failed]),
-            failed_status=np.concatenate([base.failed_status[keep], w.failed_status]),
+            feasible=base.feasible,
+            failed=np.concatenate([base.failed, w.failed]),
+            failed_status=np.concatenate([base.failed_status, w.failed_status]),
             statuses=list(interned),
-            processed=base.processed,
+            processed=int(rows.size),
         )
 
     def _filter_with_added(

@@ -36,15 +36,19 @@ class FilterOutcome:
         counts: Counter[str] = Counter()
         if self.failed.size == 0:
             return counts
-        uniq, cnt = np.unique(self.failed_status, return_counts=True)
-        for sid, c in zip(uniq.tolist(), cnt.tolist(), strict=True):
-            for reason in self.statuses[sid].reasons:
-                counts[reason] += c
+        per_status = np.bincount(self.failed_status, minlength=len(self.statuses)).tolist()
+        for sid, c in enumerate(per_status):
+            if c:
+                for reason in self.statuses[sid].reasons:
+                    counts[reason] += c
         return counts
 
     def rejecting_plugins(self) -> set[str]:
         """Plugins that rejected at least one node."""
-        return {self.statuses[i].plugin for i in np.unique(self.failed_status).tolist()}
+        if self.failed.size == 0:
+            return set()
+        per_status = np.bincount(self.failed_status, minlength=len(self.statuses))
+        return {self.statuses[i].plugin for i in np.flatnonzero(per_status).tolist()}
 
     def status_of(self, i: int) -> Status:
         """Status of the ``i``-th failed node."""

@@ -176,6 +176,9 @@ class ClusterState:
         self.reorders: dict[int, int] = {}
         """Node row -> times a confirmed Pod moved in its ``NodeInfo`` order without the
         row's generation changing (kept caches of its Pods' order read it)."""
+        self.reorder_events = 0
+        """Moves counted in :attr:`reorders` so far (a kept copy of it is current while
+        this is unchanged)."""
         self.ghosts: dict[str, dict[str, api.Pod]] = {}
         """Node name -> bound Pods whose Node the cache does not hold (not delivered yet, or
         deleted while its Pods still exist): upstream's cache keeps such Pods on a node-less
@@ -470,6 +473,7 @@ class ClusterState:
                     _swap_remove(keys, pod.key)
                     keys.append(pod.key)
                     self.reorders[rec.row] = self.reorders.get(rec.row, 0) + 1
+                    self.reorder_events += 1
                 return
             self._unaccount(pod.key)
         if pod.node_name not in self.nodes.row_of:

@@ -39,11 +39,12 @@ as upstream: a copy of the cycle state, ``RemovePod`` for every potential victim
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
+import numpy.typing as npt
 
 from kubesched.api import objects as api
 from kubesched.framework.interface import Code, CycleState, IntArray, Status
@@ -144,9 +145,28 @@ class KeptResults:
     key: Hashable = None
     rows: dict[int, Entry] = field(default_factory=dict)
     generation: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    kind: npt.NDArray[np.int8] = field(default_factory=lambda: np.zeros(0, dtype=np.int8))
+    """int8 ``(capacity,)``: the :func:`kind_of` of each row's kept result (valid where
+    ``generation`` is)."""
     nominations: int = -1
-    reorders: dict[int, int] = field(default_factory=dict)
-    """Row to ``ClusterState.reorders[row]`` when its result was kept."""
+    reorders: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    """int64 ``(capacity,)``: ``ClusterState.reorders[row]`` when the row's result was kept."""
+    current: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    """int64 ``(capacity,)``: ``ClusterState.reorders`` as a column, as of
+    :attr:`current_at` (``ClusterState.reorder_events``; -1: not made)."""
+    current_at: int = -1
+
+    def reorders_now(self, cluster: ClusterState) -> IntArray:
+        """``cluster.reorders`` as a column (int64 ``(capacity,)``), remade only when a Pod
+        moved since."""
+        if self.current_at != cluster.reorder_events or self.current.shape != self.reorders.shape:
+            col = np.zeros(self.reorders.shape[0], dtype=np.int64)
+            moved = cluster.reorders
+            if moved:
+                rows = np.fromiter(moved.keys(), dtype=np.int64, count=len(moved))
+                col[rows] = np.fromiter(moved.values(), dtype=np.int64, count=len(moved))
+            self.current, self.current_at = col, cluster.reorder_events
+        return self.current
 
     def reset(self, key: Hashable, table: NodeTable, nominator: PodNominator | None) -> None:
         """Keep results for ``key`` (over ``table``) from now on, dropping others and those
@@ -154,8 +174,10 @@ class KeptResults:
         if key != self.key or table.capacity != self.generation.shape[0]:
             self.key = key
             self.rows = {}
-            self.reorders = {}
+            self.reorders = np.zeros(table.capacity, dtype=np.int64)
+            self.current_at = -1
             self.generation = np.full(table.capacity, -1, dtype=np.int64)
+            self.kind = np.zeros(table.capacity, dtype=np.int8)
         elif nominator is not None and nominator.version != self.nominations:
             changed = nominator.changed_since(self.nominations)
             if changed is None:
@@ -167,6 +189,67 @@ class KeptResults:
                     if row is not None:
                         self.generation[row] = -1
         self.nominations = nominator.version if nominator is not None else 0
+
+
+FINE, VIOLATING, REJECTED, FAULT = 1, 2, 3, 4
+"""A node's result as the candidate walk sees it (:func:`kind_of`): a candidate violating
+no PDB, a candidate violating some, a node rejected, a node rejected with an Error status
+(an error message of the dry run)."""
+
+
+def kind_of(result: NodeResult) -> int:
+    """:data:`FINE`, :data:`VIOLATING`, :data:`REJECTED` or :data:`FAULT` for ``result``
+    (a success without victims is a fault, as upstream's ``expected at least one victim``)."""
+    victims, n_bad, status = result
+    if status.is_success():
+        if not victims:
+            return FAULT
+        return FINE if n_bad == 0 else VIOLATING
+    return FAULT if status.code == Code.ERROR else REJECTED
+
+
+def rejection(result: NodeResult, node: str) -> Status:
+    """The status a rejected node is reported with (:func:`kind_of` REJECTED or FAULT)."""
+    status = result[2]
+    if status.is_success():
+        return Status(Code.ERROR, (f'expected at least one victim pod on node "{node}"',))
+    return status
+
+
+class RejectedNodes(Mapping[int, Status]):
+    """The status of each node the dry run checked and rejected, by row, made only when read
+    (a dry run that finds candidates rarely needs them): rows with the result each was
+    rejected for."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self._names = names
+        self._parts: list[tuple[list[int], Mapping[int, Entry]]] = []
+        self._made: dict[int, Status] | None = None
+
+    def add(self, rows: list[int], entries: Mapping[int, Entry]) -> None:
+        """Rows rejected, each with its entry in ``entries``."""
+        if rows:
+            self._parts.append((rows, entries))
+            self._made = None
+
+    def _all(self) -> dict[int, Status]:
+        if self._made is None:
+            names = self._names
+            self._made = {
+                r: rejection(entries[r].result, names[r])
+                for rows, entries in self._parts
+                for r in rows
+            }
+        return self._made
+
+    def __getitem__(self, row: int) -> Status:
+        return self._all()[row]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return sum(len(rows) for rows, _ in self._parts)
 
 
 def potential_victims(
@@ -500,16 +583,23 @@ def dry_run_preemption(
     *,
     timed_at_listing: bool = False,
     units: UnitVictims | None = None,
-) -> tuple[list[Candidate], dict[int, Status], list[str]]:
+) -> tuple[list[Candidate], Mapping[int, Status], list[str]]:
     """Upstream ``DryRunPreemption``: candidates (those violating no PDB first), the status
-    of each node checked and rejected (by row), and error messages.  With ``kept``, rows
-    whose kept result still holds are not checked again (module docs); ``timed_at_listing``:
-    v1.37 and later, :func:`.picking.order_victims`; ``units``: :class:`UnitVictims`."""
+    of each node checked and rejected (by row, made when read: :class:`RejectedNodes`), and
+    error messages.  With ``kept``, rows whose kept result still holds are not checked again
+    (module docs); ``timed_at_listing``: v1.37 and later, :func:`.picking.order_victims`;
+    ``units``: :class:`UnitVictims`.
+
+    The walk over a chunk of rows is array work: each row's :func:`kind_of`, the running
+    counts of the two candidate lists (each holds at most ``num_candidates``), and the first
+    row after which a PDB-clean candidate exists and the lists hold ``num_candidates``:
+    checking stops there, as upstream's."""
     n = int(potential.size)
-    ordered = np.roll(potential, -offset) if n else potential
+    ordered = np.concatenate((potential[offset:], potential[:offset])) if n else potential
     fine: list[Candidate] = []
     violating: list[Candidate] = []
-    statuses: dict[int, Status] = {}
+    names = cluster.nodes.names
+    statuses = RejectedNodes(names)
     errors: list[str] = []
     mine = -1
     if kept is not None:
@@ -521,7 +611,6 @@ def dry_run_preemption(
             kept.reset((key, tuple(budgets)), cluster.nodes, nominator)
             own = nominator.node_of(pod.key) if nominator is not None else ""
             mine = cluster.nodes.row_of.get(own, -1) if own else -1
-    names = cluster.nodes.names
     pos, chunk = 0, max(num_candidates, 1)
     while pos < n:
         rows = ordered[pos : pos + chunk]
@@ -537,35 +626,62 @@ def dry_run_preemption(
                 timed_at_listing=timed_at_listing,
                 units=units,
             )
-            entries = [Entry(r) for r in results]
+            entries: Mapping[int, Entry] = {
+                r: Entry(res) for r, res in zip(rows.tolist(), results, strict=True)
+            }
+            kinds = np.fromiter((kind_of(res) for res in results), np.int8, len(results))
         else:
-            entries = _select_kept(
+            kinds, fresh = _select_kept(
                 fwk, state, pod, cluster, rows, budgets, cache, kept, mine, timed_at_listing, units
             )
-        for row, entry in zip(rows.tolist(), entries, strict=True):
-            victims, n_bad, status = entry.result
-            if status.is_success() and victims:
-                kept_list = fine if n_bad == 0 else violating
-                if len(kept_list) < num_candidates:  # upstream's candidate lists hold that many
-                    cand = entry.candidate
-                    if cand is None:
-                        cand = entry.candidate = Candidate(names[row], row, victims, n_bad)
-                    kept_list.append(cand)
-                if fine and len(fine) + len(violating) >= num_candidates:
-                    return fine + violating, statuses, errors
-                continue
-            if status.is_success():
-                name = names[row]
-                status = Status(Code.ERROR, (f'expected at least one victim pod on node "{name}"',))
-            if status.code == Code.ERROR:
-                errors.append(status.message())
-            statuses[row] = status
+            entries = _Entries(fresh, kept.rows)
+        is_fine, is_bad = kinds == FINE, kinds == VIOLATING
+        held_fine = np.minimum(len(fine) + np.cumsum(is_fine), num_candidates)
+        held_bad = np.minimum(len(violating) + np.cumsum(is_bad), num_candidates)
+        done = (is_fine | is_bad) & (held_fine >= 1) & (held_fine + held_bad >= num_candidates)
+        stop = int(np.argmax(done)) + 1 if bool(done.any()) else int(rows.size)
+        walked, kinds = rows[:stop], kinds[:stop]
+        for want, into in ((is_fine[:stop], fine), (is_bad[:stop], violating)):
+            for row in walked[want][: num_candidates - len(into)].tolist():
+                entry = entries[row]
+                cand = entry.candidate
+                if cand is None:
+                    victims, n_bad, _ = entry.result
+                    cand = entry.candidate = Candidate(names[row], row, victims, n_bad)
+                into.append(cand)
+        rejected = kinds >= REJECTED
+        if rejected.any():
+            out = walked[rejected].tolist()
+            statuses.add(out, entries)
+            if (kinds == FAULT).any():
+                for row in walked[kinds == FAULT].tolist():
+                    errors.append(rejection(entries[row].result, names[row]).message())
+        if bool(done.any()):
+            return fine + violating, statuses, errors
         pos += int(rows.size)
         # about enough nodes for the candidates still missing, at the rate found so far
         found = len(fine) + len(violating)
         missing = max(num_candidates - found, 1)
         chunk = max(32, -(-missing * pos // max(found, 1)))
     return fine + violating, statuses, errors
+
+
+class _Entries(Mapping[int, Entry]):
+    """The entries of one chunk: those found now, else those kept."""
+
+    def __init__(self, fresh: dict[int, Entry], kept: dict[int, Entry]) -> None:
+        self._fresh = fresh
+        self._kept = kept
+
+    def __getitem__(self, row: int) -> Entry:
+        got = self._fresh.get(row)
+        return got if got is not None else self._kept[row]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter({**self._kept, **self._fresh})
+
+    def __len__(self) -> int:
+        return len({**self._kept, **self._fresh})
 
 
 def _select_kept(
@@ -580,31 +696,28 @@ def _select_kept(
     mine: int,
     timed_at_listing: bool,
     units: UnitVictims | None,
-) -> list[Entry]:
+) -> tuple[npt.NDArray[np.int8], dict[int, Entry]]:
     """:func:`select_victims` over ``rows`` (int64 ``(n,)``) for the rows whose kept result
-    no longer holds (the row's generation or its Pods' order moved); an entry of
-    ``kept.rows`` (or an unkept one) per row, in order.  Row ``mine`` (the Pod's own
-    nominated node, or -1) and rows ``units`` applies to are never kept."""
+    no longer holds (the row's generation or its Pods' order moved): the :func:`kind_of`
+    of every row's result (int8 ``(n,)``) and the entries found now, by row (the others
+    are in ``kept.rows``).  Row ``mine`` (the Pod's own nominated node, or -1) and rows
+    ``units`` applies to are never kept."""
     gens = cluster.nodes.generation[rows]
-    stale_rows = (kept.generation[rows] != gens) | (rows == mine)
+    moved = kept.reorders_now(cluster)[rows]
+    stale_rows = (kept.generation[rows] != gens) | (rows == mine) | (kept.reorders[rows] != moved)
     unit_rows: set[int] = set()
     if units is not None:
         for i, r in enumerate(rows.tolist()):
             if units.applies(r):
                 stale_rows[i] = True
                 unit_rows.add(r)
-    reorders = cluster.reorders
-    if reorders or kept.reorders:
-        seen = kept.reorders
-        for i, r in enumerate(rows.tolist()):
-            if reorders.get(r, 0) != seen.get(r, 0):
-                stale_rows[i] = True
+    kinds = kept.kind[rows]
     stale = np.flatnonzero(stale_rows)
-    table = kept.rows
+    fresh: dict[int, Entry] = {}
     if stale.size == 0:
-        return [table[r] for r in rows.tolist()]
+        return kinds, fresh
     sub = rows[stale]
-    fresh = select_victims(
+    found = select_victims(
         fwk,
         state,
         pod,
@@ -615,15 +728,18 @@ def _select_kept(
         timed_at_listing=timed_at_listing,
         units=units,
     )
-    entries: dict[int, Entry] = {}
-    for row, gen, result in zip(sub.tolist(), gens[stale].tolist(), fresh, strict=True):
+    table = kept.rows
+    columns = (stale.tolist(), sub.tolist(), gens[stale].tolist(), moved[stale].tolist())
+    for i, row, gen, at, result in zip(*columns, found, strict=True):
         entry = Entry(result)
-        entries[row] = entry
+        fresh[row] = entry
+        kinds[i] = kind = kind_of(result)
         if row != mine and result[2].code != Code.ERROR and row not in unit_rows:
             table[row] = entry
             kept.generation[row] = gen
-            kept.reorders[row] = reorders.get(row, 0)
-    return [entries[r] if r in entries else table[r] for r in rows.tolist()]
+            kept.kind[row] = kind
+            kept.reorders[row] = at
+    return kinds, fresh
 
 
 def current_victims(cluster: ClusterState, candidate: Candidate) -> Candidate:

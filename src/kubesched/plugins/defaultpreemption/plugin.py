@@ -131,7 +131,7 @@ class DefaultPreemption:
         if not eligible:
             return None, Status(Code.UNSCHEDULABLE, (PREFIX + why,))
         candidates: list[Candidate] = []
-        statuses: dict[int, Status] = {}
+        statuses: Mapping[int, Status] = {}
         if potential.size:
             offset, num = self.get_offset_and_num_candidates(int(potential.size))
             candidates, statuses, errors = dryrun.dry_run_preemption(
