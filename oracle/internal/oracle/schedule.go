@@ -556,10 +556,17 @@ func outcomes(ctx context.Context, client *fake.Clientset, sched *scheduler.Sche
 			deleted[d.GetNamespace()+"/"+d.GetName()] = true
 		}
 	}
+	// Every Pod is read before the recorder is locked: the scheduler may still be deleting
+	// a victim, and the fake clientset calls the recorder's reactor under its own lock.
+	current := make([]*v1.Pod, len(pods))
+	missing := make([]error, len(pods))
+	for i, p := range pods {
+		current[i], missing[i] = client.CoreV1().Pods(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
+	}
 	res := &ScheduleResult{Pods: map[string]*PodOutcome{}}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	for _, p := range pods {
+	for i, p := range pods {
 		key := p.Namespace + "/" + p.Name
 		out := &PodOutcome{Message: rec.notes[key]}
 		for _, reason := range rec.events[key] {
@@ -567,7 +574,7 @@ func outcomes(ctx context.Context, client *fake.Clientset, sched *scheduler.Sche
 				out.Attempts++
 			}
 		}
-		cur, err := client.CoreV1().Pods(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
+		cur, err := current[i], missing[i]
 		switch {
 		case err != nil && deleted[key]:
 			out.Result = "Preempted"
