@@ -129,16 +129,22 @@ def ours(request: dict[str, Any], version: str | None = None) -> dict[str, Any]:
     )
 
 
-def ours_schedule(request: dict[str, Any], version: str | None = None) -> dict[str, Any]:
-    """kubesched.schedule's answer (an input error is an answer too)."""
+def ours_schedule(
+    request: dict[str, Any], version: str | None = None, release_seed: int | None = None
+) -> dict[str, Any]:
+    """kubesched.schedule's answer (an input error is an answer too); ``release_seed``: the
+    order of Pods one event releases drawn from it (``kubesched.schedule``)."""
     import kubesched
 
+    options = kubesched_options(version, request.get("featureGates"))
+    if release_seed is not None:
+        options["release_seed"] = release_seed
     return _answer(
         kubesched.schedule,
         request["cluster"],
         request["pods"],
         request["config"],
-        **kubesched_options(version, request.get("featureGates")),
+        **options,
     )
 
 

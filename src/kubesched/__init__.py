@@ -49,11 +49,23 @@ def schedule(
     *,
     kubernetes_version: str | None = None,
     feature_gates: Mapping[str, bool] | None = None,
+    release_seed: int | None = None,
 ) -> dict[str, Any]:
-    """Schedule ``pods`` onto ``cluster`` in virtual time; one result per Pod plus a summary."""
+    """Schedule ``pods`` onto ``cluster`` in virtual time; one result per Pod plus a summary.
+
+    ``release_seed`` draws the order in which the Pods one event releases from the
+    unschedulable pool are requeued (upstream: Go's map order, different run to run; None:
+    the pool's order): each seed gives one of upstream's possible answers where that order
+    decides (``docs/fidelity.md``)."""
     from kubesched.sim.whatif import schedule as _schedule
 
-    return _schedule(cluster, pods, config, gates=_gates(kubernetes_version, feature_gates))
+    return _schedule(
+        cluster,
+        pods,
+        config,
+        gates=_gates(kubernetes_version, feature_gates),
+        release_seed=release_seed,
+    )
 
 
 def _gates(version: str | None, settings: Mapping[str, bool] | None) -> Any:

@@ -1,16 +1,24 @@
 """``oracle/diff.py``'s schedule comparison asks upstream again on a difference and accepts
-any of its answers (issue 30: upstream's randomness in the comparison).  No oracle needed:
-the answers are kubesched's own, one of them altered as upstream's other run could be."""
+any of its answers (issue 30: upstream's randomness in the comparison), and tries kubesched
+with the Pods one event releases requeued in other orders (upstream's Go map order).  No
+oracle needed: the answers are kubesched's own, one of them altered as upstream's other run
+could be, or upstream's recorded ones (``release_order_case.json``)."""
 
 from __future__ import annotations
 
 import argparse
 import copy
+import json
+from pathlib import Path
 from typing import Any
 
 from cases import schedule_case
-from compare import ours_schedule
-from diff import one_of_upstreams, run
+from compare import ours_schedule, schedule_differences
+from diff import one_of_upstreams, one_release_order, run
+
+RELEASE_ORDER_CASE = Path(__file__).parent / "release_order_case.json"
+"""A v1.36 gang whose gated members one event releases: upstream (kube-oracle, asked six
+times) placed them two ways, kubesched's pool order gives the rarer one."""
 
 
 class Answers:
@@ -39,10 +47,10 @@ def _other(answer: dict[str, Any]) -> dict[str, Any]:
     return other
 
 
-def _args(reask: int) -> argparse.Namespace:
+def _args(reask: int, version: str | None = None) -> argparse.Namespace:
     return argparse.Namespace(
         verb="schedule", seed=3, start=0, cases=1, reask=reask, save=None, show=5,
-        kubernetes_version=None, family="default",
+        kubernetes_version=version, family="default",
     )  # fmt: skip
 
 
@@ -68,3 +76,24 @@ def test_run_counts_a_varied_upstream_as_no_mismatch_unless_reask_is_0() -> None
     assert run(Answers(_other(mine), mine), _args(3), gen) == 0  # type: ignore[arg-type]
     assert run(Answers(_other(mine), mine), _args(0), gen) == 1  # type: ignore[arg-type]
     assert run(Answers(_other(mine)), _args(3), gen) == 1  # type: ignore[arg-type]
+
+
+def test_another_release_order_answering_as_upstream_is_a_match() -> None:
+    saved = json.loads(RELEASE_ORDER_CASE.read_text())
+    request, version = saved["request"], saved["kubernetesVersion"]
+    usual, rarer = saved["upstreamAnswers"]
+    mine = ours_schedule(request, version)
+    assert schedule_differences(mine, usual) and not schedule_differences(mine, rarer)
+    assert one_release_order(request, version, [usual], 12)
+    gen = lambda seed, i, v: request  # noqa: E731
+    assert run(Answers(usual), _args(3, version), gen) == 0  # type: ignore[arg-type]
+    assert run(Answers(usual), _args(0, version), gen) == 1  # type: ignore[arg-type]
+
+
+def test_the_release_order_is_drawn_from_its_seed() -> None:
+    saved = json.loads(RELEASE_ORDER_CASE.read_text())
+    request, version = saved["request"], saved["kubernetesVersion"]
+    answers = [ours_schedule(request, version, release_seed=s) for s in range(1, 7)]
+    assert answers[0] == ours_schedule(request, version, release_seed=1)
+    placements = {json.dumps(a["pods"], sort_keys=True) for a in answers}
+    assert len(placements) > 1

@@ -48,13 +48,14 @@ func init() {
 // newScheduler is scheduler.New over client with cfg's profiles and its top-level
 // settings (parallelism, percentageOfNodesToScore, backoff), as kube-scheduler builds it.
 func newScheduler(ctx context.Context, client clientset.Interface, factory informers.SharedInformerFactory,
-	recorder func(string) eventRecorder, cfg *config.KubeSchedulerConfiguration) (*scheduler.Scheduler, error) {
-	return scheduler.New(ctx, client, factory, nil, recorder,
+	recorder func(string) eventRecorder, cfg *config.KubeSchedulerConfiguration, opts ...scheduler.Option) (*scheduler.Scheduler, error) {
+	return scheduler.New(ctx, client, factory, nil, recorder, append([]scheduler.Option{
 		scheduler.WithProfiles(cfg.Profiles...),
 		scheduler.WithParallelism(cfg.Parallelism),
 		scheduler.WithPercentageOfNodesToScore(cfg.PercentageOfNodesToScore),
 		scheduler.WithPodInitialBackoffSeconds(cfg.PodInitialBackoffSeconds),
 		scheduler.WithPodMaxBackoffSeconds(cfg.PodMaxBackoffSeconds),
+	}, opts...)...,
 	)
 }
 

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -24,6 +25,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/scheduler"
+	"k8s.io/utils/clock"
 )
 
 // ScheduleRequest is what `kubesched.schedule` takes: a cluster, the Pods to submit, a
@@ -127,7 +129,9 @@ func Schedule(ctx context.Context, req *ScheduleRequest, timeout time.Duration) 
 	client.PrependReactor("delete", "pods", rec.releaseReactor)
 	client.PrependReactor("patch", "pods", rec.nominationReactor(tracker))
 	factory := informers.NewSharedInformerFactory(client, 0)
-	sched, err := newScheduler(ctx, client, factory, func(string) eventRecorder { return rec }, cfg)
+	queueClock := &jumpClock{}
+	sched, err := newScheduler(ctx, client, factory, func(string) eventRecorder { return rec }, cfg,
+		scheduler.WithClock(queueClock))
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +164,7 @@ func Schedule(ctx context.Context, req *ScheduleRequest, timeout time.Duration) 
 		if err := waitQuiet(ctx, sched, rec, tracker, pods, time.Until(deadline)); err != nil {
 			return nil, err
 		}
-		if round == permitRounds || expireWaiting(sched, pods) == 0 {
+		if round == permitRounds || expireWaiting(sched, queueClock, pods) == 0 {
 			break
 		}
 		rec.release()
@@ -179,26 +183,52 @@ const permitRounds = 3
 // waits of a quiet run at once, where every member's wait began at the same moment.
 const gangPermitTimeout = 5 * time.Minute
 
+// jumpClock is the scheduling queue's clock: the wall clock moved forward by every Permit
+// wait kube-oracle ends early (expireWaiting).  Upstream ends a gang's wait after five real
+// minutes, long after every Pod that failed before it finished backing off (at most
+// podMaxBackoffSeconds, 10 s): the failure's move sends them to activeQ, where they are
+// tried before the members the timeout rejected.  Ended after QuietFor instead, the wait
+// would leave them backing off, in backoffQ behind those members.  Timers and tickers stay
+// the wall clock's (the queue's periodic flushes).
+type jumpClock struct {
+	clock.RealClock
+	offset atomic.Int64
+}
+
+// Now is the wall clock plus every jump so far.
+func (c *jumpClock) Now() time.Time { return c.RealClock.Now().Add(time.Duration(c.offset.Load())) }
+
+// Since is the time elapsed since t on this clock.
+func (c *jumpClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+
+// jump moves the clock forward by d.
+func (c *jumpClock) jump(d time.Duration) { c.offset.Add(int64(d)) }
+
 // expireWaiting ends the wait of every Pod of pods waiting at Permit as its timer would (the
-// framework's waitingPod: "rejected due to timeout after waiting %v at plugin %v") and says
-// how many there were.
-func expireWaiting(sched *scheduler.Scheduler, pods []*v1.Pod) int {
-	n := 0
+// framework's waitingPod: "rejected due to timeout after waiting %v at plugin %v"), the
+// queue's clock first moved on by the wait (jumpClock), and says how many there were.
+func expireWaiting(sched *scheduler.Scheduler, queueClock *jumpClock, pods []*v1.Pod) int {
+	var expire []func()
 	for _, p := range pods {
 		f, ok := sched.Profiles[p.Spec.SchedulerName]
 		if !ok {
 			continue
 		}
-		wp := f.GetWaitingPod(p.UID)
-		if wp == nil {
-			continue
-		}
-		n++
-		for _, plugin := range wp.GetPendingPlugins() {
-			wp.Reject(plugin, fmt.Sprintf("rejected due to timeout after waiting %v at plugin %v", gangPermitTimeout, plugin))
+		if wp := f.GetWaitingPod(p.UID); wp != nil {
+			expire = append(expire, func() {
+				for _, plugin := range wp.GetPendingPlugins() {
+					wp.Reject(plugin, fmt.Sprintf("rejected due to timeout after waiting %v at plugin %v", gangPermitTimeout, plugin))
+				}
+			})
 		}
 	}
-	return n
+	if len(expire) > 0 {
+		queueClock.jump(gangPermitTimeout)
+	}
+	for _, e := range expire {
+		e()
+	}
+	return len(expire)
 }
 
 // decodeSubmitted decodes one entry of the request's pods: a Pod (its apiVersion and kind
@@ -526,10 +556,17 @@ func outcomes(ctx context.Context, client *fake.Clientset, sched *scheduler.Sche
 			deleted[d.GetNamespace()+"/"+d.GetName()] = true
 		}
 	}
+	// Every Pod is read before the recorder is locked: the scheduler may still be deleting
+	// a victim, and the fake clientset calls the recorder's reactor under its own lock.
+	current := make([]*v1.Pod, len(pods))
+	missing := make([]error, len(pods))
+	for i, p := range pods {
+		current[i], missing[i] = client.CoreV1().Pods(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
+	}
 	res := &ScheduleResult{Pods: map[string]*PodOutcome{}}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	for _, p := range pods {
+	for i, p := range pods {
 		key := p.Namespace + "/" + p.Name
 		out := &PodOutcome{Message: rec.notes[key]}
 		for _, reason := range rec.events[key] {
@@ -537,7 +574,7 @@ func outcomes(ctx context.Context, client *fake.Clientset, sched *scheduler.Sche
 				out.Attempts++
 			}
 		}
-		cur, err := client.CoreV1().Pods(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
+		cur, err := current[i], missing[i]
 		switch {
 		case err != nil && deleted[key]:
 			out.Result = "Preempted"

@@ -11,6 +11,7 @@ way upstream does (once per entry into a queue; the pool counts only Pods not al
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
@@ -76,6 +77,25 @@ class QueueCore:
         """Pods nominated to nodes by preemption (upstream ``PodNominator``)."""
         self._backoff_ticker = Ticker()
         self._pool_ticker = Ticker()
+        self._release_rng: random.Random | None = None
+        """Set by :meth:`shuffle_releases`: the order one event's Pods leave the pool in."""
+
+    def shuffle_releases(self, seed: int) -> None:
+        """Draw, from ``seed``, the order in which the Pods one event (or one activation)
+        moves out of the unschedulable pool are requeued, instead of the pool's order.
+        Upstream walks its ``unschedulablePods`` map, so that order is Go's map iteration
+        order, different run to run; where it decides something (v1.36 orders a PodGroup's
+        members by the instant each first entered activeQ) each seed gives one of upstream's
+        possible answers (``oracle/compare.py``, ``docs/fidelity.md``)."""
+        self._release_rng = random.Random(seed)
+
+    def _release_order(self, entries: list[Entry]) -> list[Entry]:
+        """``entries`` in the order they are requeued (:meth:`shuffle_releases`)."""
+        if self._release_rng is None or len(entries) < 2:
+            return entries
+        drawn = list(entries)
+        self._release_rng.shuffle(drawn)
+        return drawn
 
     def _new_entry(self, pod: api.Pod) -> Entry:
         qp = QueuedPodInfo(pod=pod, timestamp=self._clock(), seq=self._seq)
@@ -121,7 +141,7 @@ class QueueCore:
         if not self._hints.is_event_of_interest(event):
             return
         label = events.event_label(event) if entries else ""
-        for entry in entries:
+        for entry in self._release_order(entries):
             qp = entry.qp
             if entry.where != UNSCHEDULABLE:
                 continue

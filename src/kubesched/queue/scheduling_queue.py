@@ -161,10 +161,9 @@ class SchedulingQueue(QueueCore):
 
         An in-flight Pod gets a ``ForceActivate`` event so it is requeued when it comes back.
         """
-        for pod in pods:
-            entry = self._entries.get(pod.key)
-            if entry is None:
-                continue
+        found = {e.key: pod for pod in pods if (e := self._entries.get(pod.key)) is not None}
+        for entry in self._release_order([self._entries[key] for key in found]):
+            pod = found[entry.key]
             if entry.where == UNSCHEDULABLE:
                 self._move_to_active(entry, events.FORCE_ACTIVATE, from_backoff=False)
             elif entry.where == BACKOFF:

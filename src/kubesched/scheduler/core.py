@@ -425,6 +425,15 @@ class Scheduler:
         self._placement_rows = (rows, self.placement, narrowed)
         return narrowed
 
+    def outside_placement(self, node: str) -> bool:
+        """Whether ``node`` lies outside the placement :meth:`restrict_to` set (upstream's
+        snapshot then has no such node in the placement, and ``evaluateNominatedNode``
+        skips a nominated node there)."""
+        if self.placement is None:
+            return False
+        row = self.cluster.nodes.row_of.get(node)
+        return row is None or not bool(np.isin(row, self.placement))
+
     def restrict_to(self, placement: IntArray | None) -> None:
         """Search only ``placement``'s rows from now on (None: every node again): a
         PodGroup cycle trying a placement (upstream ``AssumePlacement``)."""

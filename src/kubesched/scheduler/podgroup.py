@@ -614,9 +614,11 @@ class PodGroupCycle(GroupAlgorithm):
         members = self.order(kept)
         for m in members:  # their own place among the group's members served its turn
             self._member_order.pop(m.pod.key, None)
+        held = self._hold_nominations(members)
         results, decided = self.decide(fwk, members, key)
         algorithm = time.perf_counter() - start
         group, preemption = self.post_filter_result(fwk, key, members, decided)
+        self._release_nominations(held)
         first = min((m.timestamp, m.seq) for m in members)
         self.submit(fwk, members, results, group, key, cycle, start, decided, preemption)
         if self.version == "1.37" and (results or decided.code != Code.ERROR):
@@ -633,6 +635,44 @@ class PodGroupCycle(GroupAlgorithm):
                     m.timestamp, m.seq = first
                 self.queue.activate([m.pod for m in left])
         return members
+
+    def _hold_nominations(self, members: list[QueuedPodInfo]) -> dict[str, tuple[api.Pod, str]]:
+        """While the group's cycle runs (its algorithm and PodGroupPostFilter), a member's
+        nomination stands for a bare Pod, and the nominations so replaced (key to the Pod
+        nominated and its node).  Upstream's queue answers ``NominatedPodsForNode`` with the
+        queued ``PodInfo`` of each nominated Pod, and for one it does not hold — the
+        members, taken out of it for their cycle — with the nominator's ``podRef`` made a Pod:
+        its name and UID (v1.37: and scheduling group), no containers, priority 0.  So a
+        member's Filter adds a sibling's nomination only for a Pod of priority 0 or less, as
+        one more Pod that requests nothing."""
+        held: dict[str, tuple[api.Pod, str]] = {}
+        nominator = self.nominator
+        if nominator is None:
+            return held
+        for m in members:
+            node = nominator.node_of(m.pod.key)
+            if not node:
+                continue
+            pod = next(p for p in nominator.nominated_pods_for_node(node) if p.key == m.pod.key)
+            held[m.pod.key] = (pod, node)
+            bare = api.Pod(
+                name=pod.name,
+                namespace=pod.namespace,
+                uid=pod.uid,
+                scheduling_group=pod.scheduling_group if self.version != "1.36" else None,
+            )
+            nominator.add(bare, node)
+        return held
+
+    def _release_nominations(self, held: dict[str, tuple[api.Pod, str]]) -> None:
+        """Give the members nominated still to the same node their own Pod back there (the
+        members return to the queue: :meth:`_hold_nominations`)."""
+        nominator = self.nominator
+        if nominator is None:
+            return
+        for key, (pod, node) in held.items():
+            if nominator.node_of(key) == node:
+                nominator.add(pod, node)
 
     def _observe(
         self,
@@ -684,6 +724,9 @@ class PodGroupCycle(GroupAlgorithm):
                 node = preemption.nominations[m.pod.key]
                 self.failures.nominate(m, PostFilterResult(node, victims), clear_lower=False)
                 victims = ()
+            elif preemption is None and res is not None and res.status.is_success():
+                # placed, but its group failed: upstream fails it with clearNominatedNode
+                self.failures.nominate(m, PostFilterResult(""), clear_lower=False)
             self.failures.fail(fwk, m, why, cycle, start)
         self._condition(key, group)
 

@@ -68,6 +68,11 @@ class SearchHost(Protocol):
         """Rows (int64, ``[M]``) the search walks, in the table's node order."""
         ...
 
+    def outside_placement(self, node: str) -> bool:
+        """Whether ``node`` lies outside the PodGroup placement being tried (False when
+        none is)."""
+        ...
+
     def select_host(
         self,
         total: IntArray | None,
@@ -143,7 +148,13 @@ class Search:
         if static_key is not None:
             self.static_rejection(fwk, static_key, n)
         first: FilterOutcome | None = None
-        if nominated and nominated in self.cluster.nodes.row_of:
+        # Upstream (v1.36+) skips a nominated node outside the placement being tried
+        # (``GetNodeInPlacement`` fails; the Pod is searched over the placement alone).
+        if (
+            nominated
+            and nominated in self.cluster.nodes.row_of
+            and not self.host.outside_placement(nominated)
+        ):
             chosen = self.nominated_node(fwk, state, pod, nominated)
             if isinstance(chosen, ScheduleResult):
                 return chosen

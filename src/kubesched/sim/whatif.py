@@ -79,11 +79,14 @@ def schedule(
     seed: int = 0,
     metrics: SchedulerMetrics | None = None,
     gates: FeatureGates | None = None,
+    release_seed: int | None = None,
 ) -> dict[str, Any]:
     """Schedule ``pods`` onto ``cluster`` in virtual time; see the module docstring.
 
     ``metrics`` receives the scheduler's metrics (gauges synced at the end); ``gates`` (the
-    Kubernetes version and feature gates) applies when ``config`` is not loaded already.
+    Kubernetes version and feature gates) applies when ``config`` is not loaded already;
+    ``release_seed`` draws the order of Pods one event releases from the unschedulable pool
+    (``SchedulingQueue.shuffle_releases``; None: the pool's order).
     """
     cfg = (
         config
@@ -96,7 +99,13 @@ def schedule(
     later = [o for o in submitted.others if workload.is_workload_api(o)]
     workload.refuse_composite([*snapshot.others, *later], cfg.feature_gates)
     return schedule_parsed(
-        snapshot, submitted.pods, cfg, seed=seed, metrics=metrics, later_objects=later
+        snapshot,
+        submitted.pods,
+        cfg,
+        seed=seed,
+        metrics=metrics,
+        later_objects=later,
+        release_seed=release_seed,
     )
 
 
@@ -108,12 +117,14 @@ def schedule_parsed(
     seed: int = 0,
     metrics: SchedulerMetrics | None = None,
     later_objects: Sequence[Mapping[str, Any]] = (),
+    release_seed: int | None = None,
 ) -> dict[str, Any]:
     """:func:`schedule` of inputs already parsed: the snapshot's objects and the Pods to
     submit, their priorities resolved (as ``kubesched schedule`` has checked them).
     ``later_objects`` are objects of the Pods file (scheduling.k8s.io Workloads and
     PodGroups: a gang's group created after some of its members), created among the Pods in
-    ``metadata.creationTimestamp`` order, before virtual time starts."""
+    ``metadata.creationTimestamp`` order, before virtual time starts; ``release_seed`` as
+    :func:`schedule`'s."""
     order = sorted(
         range(len(incoming)),
         key=lambda i: (
@@ -127,6 +138,8 @@ def schedule_parsed(
         key=lambda t: (t[0] is None, t[0] or 0, t[1]),
     )
     sim = SimCluster(cfg, seed=seed, metrics=metrics)
+    if release_seed is not None:
+        sim.scheduler.queue.shuffle_releases(release_seed)
     for node in snapshot.nodes:
         sim.api.create_node(node)
     for obj in snapshot.others:
