@@ -26,7 +26,8 @@ import os
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -155,6 +156,30 @@ def _binaries_or_skip(*more: str) -> None:
     if os.environ.get("CI") == "true":
         pytest.fail(msg)
     pytest.skip(msg)
+
+
+@contextmanager
+def v137_api_server(directory: Path, gates: Mapping[str, bool], runtime: str) -> Iterator[Path]:
+    """etcd and kube-apiserver v1.37.2 (``oracle/controlplane.sh``) in ``directory`` with
+    ``gates`` on its ``--feature-gates`` and ``runtime`` its ``--runtime-config``; stopped
+    when the block ends."""
+    flags = ",".join(f"{k}={str(v).lower()}" for k, v in sorted(gates.items()))
+    env = {k: v for k, v in os.environ.items() if k not in ("CONTROLLER_MANAGER", "ORACLE_BIN")}
+    env["ORACLE_KUBERNETES_VERSION"] = "1.37"
+    env["APISERVER_EXTRA_ARGS"] = f"--feature-gates={flags} --runtime-config={runtime}"
+    out = subprocess.run(
+        ["bash", str(SCRIPT), "start", str(directory)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    if out.returncode != 0:
+        pytest.fail(f"controlplane.sh start failed:\n{out.stderr}")
+    try:
+        yield directory
+    finally:
+        subprocess.run(["bash", str(SCRIPT), "stop", str(directory)], timeout=60, check=False)
 
 
 @pytest.fixture(scope="session")

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from kubesched.config.featuregates import with_settings
-from tests.controlplane.conftest import ROOT, SCRIPT, ControlPlane, _binaries_or_skip
+from tests.controlplane.conftest import ROOT, ControlPlane, _binaries_or_skip, v137_api_server
 from tests.live.conftest import Replica, make_config, node, pod
 from tests.live.conftest import wait_for as wait
 
@@ -46,25 +46,10 @@ def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
         pytest.skip("v1.37's control plane is not built: run bash oracle/build.sh")
     _binaries_or_skip()
     directory = tmp_path_factory.mktemp("podgroup-live")
-    flags = ",".join(f"{k}={str(v).lower()}" for k, v in sorted(GATES.items()))
-    env = {k: v for k, v in os.environ.items() if k not in ("CONTROLLER_MANAGER", "ORACLE_BIN")}
-    env["ORACLE_KUBERNETES_VERSION"] = "1.37"
-    env["APISERVER_EXTRA_ARGS"] = f"--feature-gates={flags} --runtime-config={RUNTIME}"
-    out = subprocess.run(
-        ["bash", str(SCRIPT), "start", str(directory)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    if out.returncode != 0:
-        pytest.fail(f"controlplane.sh start failed:\n{out.stderr}")
-    cp = ControlPlane(directory)
-    try:
+    with v137_api_server(directory, GATES, RUNTIME):
+        cp = ControlPlane(directory)
         cp.grant_kubesched()
         yield cp
-    finally:
-        subprocess.run(["bash", str(SCRIPT), "stop", str(directory)], timeout=60, check=False)
 
 
 @pytest.fixture

@@ -12,10 +12,8 @@ v1.37's whatever ``ORACLE_KUBERNETES_VERSION`` says."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import ssl
-import subprocess
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -29,7 +27,7 @@ from kubesched.api.errors import InputError
 from kubesched.api.parse import parse_objects
 from kubesched.api.pods import parse_pod
 from kubesched.config.featuregates import FeatureGates, with_settings
-from tests.controlplane.conftest import ROOT, SCRIPT
+from tests.controlplane.conftest import ROOT, v137_api_server
 
 pytestmark = pytest.mark.controlplane
 
@@ -213,23 +211,8 @@ def server(
         pytest.skip("v1.37's control plane is not built: run bash oracle/build.sh")
     settings = GATE_SETS[request.param]
     directory = tmp_path_factory.mktemp(f"workload-{request.param}")
-    flags = ",".join(f"{k}={str(v).lower()}" for k, v in sorted(settings.items()))
-    env = {k: v for k, v in os.environ.items() if k not in ("CONTROLLER_MANAGER", "ORACLE_BIN")}
-    env["ORACLE_KUBERNETES_VERSION"] = "1.37"
-    env["APISERVER_EXTRA_ARGS"] = f"--feature-gates={flags} --runtime-config={RUNTIME}"
-    out = subprocess.run(
-        ["bash", str(SCRIPT), "start", str(directory)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    if out.returncode != 0:
-        pytest.fail(f"controlplane.sh start failed:\n{out.stderr}")
-    try:
+    with v137_api_server(directory, settings, RUNTIME):
         yield Server(directory, with_settings("1.37", settings))
-    finally:
-        subprocess.run(["bash", str(SCRIPT), "stop", str(directory)], timeout=60, check=False)
 
 
 def _causes(code: int, body: dict[str, Any]) -> list[tuple[str, str]]:
