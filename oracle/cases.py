@@ -65,7 +65,9 @@ def case(seed: int, index: int, version: str | None = None) -> dict[str, Any]:
     lived = Gen(random.Random(f"lived/{seed}/{index}"))
     if lived.chance(0.35):
         running = [o for o in items if o["kind"] == "Pod" and o["spec"].get("nodeName")]
-        request["config"] = lived_in(lived, items, running, request["pod"], request["config"])
+        request["config"] = lived_in(
+            lived, items, running, request["pod"], request["config"], version
+        )
     return request
 
 
@@ -98,7 +100,7 @@ def schedule_case(seed: int, index: int, version: str | None = None) -> dict[str
     gates.update(machinery_gates(gen, version))  # drawn last
     if gates:
         request["featureGates"] = gates
-    lived_in_pods(f"schedule-lived/{seed}/{index}", request)  # a stream of its own, last
+    lived_in_pods(f"schedule-lived/{seed}/{index}", request, version)  # own stream, last
     return request
 
 

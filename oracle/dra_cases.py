@@ -75,7 +75,7 @@ def _case(seed: int, index: int, version: str | None, verb: str) -> dict[str, An
     request = gen.request()
     release_features(gen.r, request, version, verb)
     alpha_gates(seed, index, request, version, verb)  # v1.34's alpha gates, a stream of its own
-    lived_in_pods(f"dra-lived/{seed}/{index}", request)  # a stream of its own, drawn last
+    lived_in_pods(f"dra-lived/{seed}/{index}", request, version)  # own stream, drawn last
     return request
 
 

@@ -29,21 +29,37 @@ def _mem(value: str) -> int:
     return int(value) // (1024 * 1024)
 
 
+POD_LEVEL_RESIZE_FROM = (1, 36)
+"""From this release InPlacePodLevelResourcesVerticalScaling is on by default: a Pod with
+pod-level resources resizes them too, which kubesched does not model yet (docs/fidelity.md,
+its row), so such a Pod is not drawn mid-resize there."""
+
+
+def _resizable(pod: dict[str, Any], version: str | None) -> bool:
+    """Whether :func:`resizing` may be drawn for ``pod`` at ``version`` (None: the oracle's
+    default release, v1.34)."""
+    if not pod["spec"].get("resources") or version is None:
+        return True
+    major, minor = (int(x) for x in version.split(".")[:2])
+    return (major, minor) < POD_LEVEL_RESIZE_FROM
+
+
 def lived_in(
     gen: Gen,
     items: list[dict[str, Any]],
     pods: list[dict[str, Any]],
     incoming: dict[str, Any],
     config: dict[str, Any] | None,
+    version: str | None = None,
 ) -> dict[str, Any] | None:
     """Change ``items``, ``pods`` and ``incoming`` in place as the module says; return the
-    configuration (``config`` or a changed copy)."""
+    configuration (``config`` or a changed copy).  ``version``: the release drawn for."""
     if gen.chance(0.4):
         pod_level(gen, incoming)
     for pod in pods:
         if gen.chance(0.15):
             pod_level(gen, pod)
-        if pod["status"].get("phase") == "Running" and gen.chance(0.2):
+        if pod["status"].get("phase") == "Running" and gen.chance(0.2) and _resizable(pod, version):
             resizing(gen, pod)
     for obj in items:
         if obj["kind"] == "PodDisruptionBudget" and gen.chance(0.3):
@@ -212,7 +228,7 @@ def odd_config(gen: Gen, config: dict[str, Any] | None, incoming: dict[str, Any]
     return out
 
 
-def lived_in_pods(stream: str, request: dict[str, Any]) -> None:
+def lived_in_pods(stream: str, request: dict[str, Any], version: str | None = None) -> None:
     """The Pod draws of :func:`lived_in` for another family's request (changed in place; its
     configuration stays as the family drew it), from the stream named ``stream`` (a seed
     and index of its own: the family's other draws stay as they were): pod-level resources,
@@ -227,7 +243,11 @@ def lived_in_pods(stream: str, request: dict[str, Any]) -> None:
             pod_level(gen, pod)
     running = [o for o in items if o["kind"] == "Pod" and o["spec"].get("nodeName")]
     for pod in running:
-        if pod.get("status", {}).get("phase") == "Running" and gen.chance(0.15):
+        if (
+            pod.get("status", {}).get("phase") == "Running"
+            and gen.chance(0.15)
+            and _resizable(pod, version)
+        ):
             resizing(gen, pod)
     for i, pod in enumerate([*running, *to_place]):
         if gen.chance(0.3):

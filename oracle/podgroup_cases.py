@@ -523,7 +523,7 @@ def podgroup_case(seed: int, index: int, version: str | None) -> dict[str, Any]:
     }
     if d["gates"]:
         request["featureGates"] = d["gates"]
-    lived_in_pods(f"podgroup-lived/{seed}/{index}/{v}", request)  # drawn last
+    lived_in_pods(f"podgroup-lived/{seed}/{index}/{v}", request, v)  # drawn last
     return request
 
 
