@@ -110,16 +110,9 @@ def pod_group(name: str, min_count: int, ns: str = "default") -> dict[str, Any]:
 def member(
     name: str, group: str, cpu: str, ns: str = "default", scheduler: str = "kubesched"
 ) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": ns},
-        "spec": {
-            "schedulerName": scheduler,
-            "schedulingGroup": {"podGroupName": group},
-            "containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": cpu}}}],
-        },
-    }
+    obj = pod(name, cpu=cpu, scheduler=scheduler, ns=ns)
+    obj["spec"]["schedulingGroup"] = {"podGroupName": group}
+    return obj
 
 
 def scheduled_condition(cp: ControlPlane, name: str, ns: str = "default") -> dict[str, Any] | None:
