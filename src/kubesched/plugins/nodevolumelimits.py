@@ -67,7 +67,8 @@ MEMO_MAX = 100_000
 
 class LookupError_(Exception):
     """A claim of the new Pod is missing (upstream's NotFound error: ``code``
-    UnschedulableAndUnresolvable), or an ephemeral claim is not the Pod's (``code`` Error)."""
+    UnschedulableAndUnresolvable), an ephemeral claim is not the Pod's or an inline in-tree
+    volume does not translate to CSI on a node with a CSINode (``code`` Error)."""
 
     def __init__(self, message: str, code: Code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE) -> None:
         super().__init__(message)
@@ -113,6 +114,9 @@ def attachable(
         csi = csi_m.inline_csi(v)
         if csi is None or not csi_m.migration_on(csinode, csi[0]):
             continue
+        refused = csi_m.inline_translation_error(v)
+        if refused is not None:
+            raise LookupError_(refused, Code.ERROR)
         out[f"{csi[1]}/{csi[2]}"] = csi[1]
     return out
 
@@ -143,6 +147,8 @@ def _driver_info(
             return "", ""
         plugin, driver, handle = csi
         if plugin and not csi_m.migration_on(csinode, plugin):
+            return "", ""
+        if plugin and not csi_m.pv_translates(pv):  # logged upstream, not counted
             return "", ""
         return driver, handle
     if not claim.storage_class:
@@ -242,11 +248,21 @@ class NodeVolumeLimits:
                     table[2] = Status(err.code, (str(err),))
                     codes[i] = 2
             return Verdict(codes, table)
+        refused = next(filter(None, map(csi_m.inline_translation_error, pod.volumes)), None)
+        if refused is not None:  # upstream's translation fails on every node with a CSINode
+            for i, row in enumerate(rows.tolist()):
+                node = nodes[row]
+                if node is not None and storage.csinode(node.name) is not None:
+                    table[2] = Status(Code.ERROR, (refused,))
+                    codes[i] = 2
+            return Verdict(codes, table)
         bounds = storage.attach_bounds(rows)
         check = bounds.bound + len(pod.volumes) > bounds.floor
         if isinstance(moved, _Moved) and moved.added:
             check |= np.isin(rows, np.array([r for r, _ in moved.added], dtype=np.int64))
-        on_csinode: dict[str, str] | None = None
+        # the new Pod's volumes on a node with a CSINode: one answer unless the Pod has a
+        # Portworx volume, whose migration depends on the CSINode's annotation
+        on_csinode: dict[bool, dict[str, str]] = {}
         for i in np.flatnonzero(check).tolist():
             row = int(rows[i])
             node = nodes[row]
@@ -255,14 +271,15 @@ class NodeVolumeLimits:
             csinode = storage.csinode(node.name)
             if csinode is None:
                 continue
-            if on_csinode is None:
-                on_csinode = attachable(storage, pod, csinode, True)
-            if not on_csinode:
+            portworx = csinode.migrated(csi_m.PORTWORX)
+            if portworx not in on_csinode:
+                on_csinode[portworx] = attachable(storage, pod, csinode, True)
+            if not on_csinode[portworx]:
                 continue
             limits = {d: c for d, c in csinode.drivers.items() if c is not None}
             if not limits:
                 continue
-            new_volumes = dict(on_csinode)
+            new_volumes = dict(on_csinode[portworx])
             try:
                 attached: dict[str, str] = {}
                 for other in _pods_on(storage, row, moved):
