@@ -14,8 +14,11 @@ Each kind reaches lines of upstream's volume plugins the first draws never ran (
 - PersistentVolumes no CSI driver backs (NFS, hostPath) bound to the Pod's claims;
 - a claim of the Pod that is ``Lost`` or being deleted;
 - VolumeAttachments of an inline volume, of a missing PersistentVolume and of a non-CSI one;
+- StorageClasses of Azure File and vSphere (in-tree provisioners whose migration the volume
+  plugins never turn on) with unbound claims; CSINodes annotated without the migrated-plugins
+  key (or with it empty); a running Pod naming a claim that does not exist;
 - configurations: one of the four volume plugins disabled (so the others meet the claims it
-  would have rejected first), VolumeZone's or VolumeRestrictions' PreFilter disabled (their
+  would have rejected first), or VolumeBinding and VolumeRestrictions both, VolumeZone's or VolumeRestrictions' PreFilter disabled (their
   Filter without its state), and StorageCapacityScoring turned on (a user may at v1.34;
   on by default from v1.37) with VolumeBinding's ``shape`` at times (its Score).
 """
@@ -64,6 +67,20 @@ def storage_extras(stream: str, request: dict[str, Any]) -> None:
         _odd_attachments(r, items)
     if "pods" not in request and r.random() < 0.35:
         _config(r, request)
+    # a stream of its own for the kinds added later: the draws above stay as they were
+    more = random.Random(stream + "/more")
+    if more.random() < 0.25:
+        _unmigrated_classes(more, items, incoming)
+    if more.random() < 0.2:
+        _other_annotations(more, items)
+    if running and more.random() < 0.15:
+        more.choice(running)["spec"].setdefault("volumes", []).append(
+            {"name": "gone", "persistentVolumeClaim": {"claimName": "no-such-claim"}}
+        )
+    if "pods" not in request and request["config"] is None and more.random() < 0.1:
+        profile = {"schedulerName": "default-scheduler", "plugins": {"multiPoint": {"disabled": [
+            {"name": "VolumeBinding"}, {"name": "VolumeRestrictions"}]}}}  # fmt: skip
+        request["config"] = _configuration(profile)
 
 
 def _iscsi_rbd(
@@ -299,9 +316,45 @@ def _config(r: random.Random, request: dict[str, Any]) -> None:
             low, high = r.choice([(0, 10), (10, 0), (3, 7)])
             args["shape"] = [{"utilization": 0, "score": low}, {"utilization": 100, "score": high}]
         profile["pluginConfig"] = [{"name": "VolumeBinding", "args": args}]
-    request["config"] = {
+    request["config"] = _configuration(profile)
+
+
+def _configuration(profile: dict[str, Any]) -> dict[str, Any]:
+    return {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",
         "percentageOfNodesToScore": 100,
         "profiles": [copy.deepcopy(profile)],
     }
+
+
+def _unmigrated_classes(
+    r: random.Random, items: list[dict[str, Any]], incoming: list[dict[str, Any]]
+) -> None:
+    """StorageClasses of in-tree provisioners CSI migration knows but whose migration the
+    volume plugins never turn on (Azure File, vSphere), and unbound claims of them."""
+    for k, (cls, provisioner) in enumerate(
+        [("azure-file", "kubernetes.io/azure-file"), ("vsphere", "kubernetes.io/vsphere-volume")]
+    ):
+        items.append({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                      "metadata": {"name": cls}, "provisioner": provisioner,
+                      "reclaimPolicy": "Delete",
+                      "volumeBindingMode": "WaitForFirstConsumer"})  # fmt: skip
+        for j, pod in enumerate(incoming):
+            if r.random() < 0.6:
+                ns = pod["metadata"].get("namespace", "default")
+                name = f"{cls}-{j}-{k}"
+                items.append(_claim(ns, name, cls))
+                pod["spec"].setdefault("volumes", []).append(
+                    {"name": name, "persistentVolumeClaim": {"claimName": name}}
+                )
+
+
+def _other_annotations(r: random.Random, items: list[dict[str, Any]]) -> None:
+    """CSINodes with annotations but no migrated-plugins one (or an empty one)."""
+    for item in items:
+        if item["kind"] == "CSINode" and r.random() < 0.5:
+            other = {"example.com/owner": "ops"}
+            if r.random() < 0.3:
+                other[MIGRATED] = ""
+            item["metadata"]["annotations"] = other
