@@ -18,9 +18,10 @@ Each kind reaches lines of upstream's volume plugins the first draws never ran (
   plugins never turn on) with unbound claims; CSINodes annotated without the migrated-plugins
   key (or with it empty); a running Pod naming a claim that does not exist;
 - configurations: one of the four volume plugins disabled (so the others meet the claims it
-  would have rejected first), or VolumeBinding and VolumeRestrictions both, VolumeZone's or VolumeRestrictions' PreFilter disabled (their
-  Filter without its state), and StorageCapacityScoring turned on (a user may at v1.34;
-  on by default from v1.37) with VolumeBinding's ``shape`` at times (its Score).
+  would have rejected first), or VolumeBinding and VolumeRestrictions both, VolumeZone's or
+  VolumeRestrictions' PreFilter disabled (their Filter without its state), and
+  StorageCapacityScoring turned on (a user may at v1.34; on by default from v1.37) with
+  VolumeBinding's ``shape`` at times (its Score).
 """
 
 from __future__ import annotations
