@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--schedule-cases", type=int, default=30, help="with --coverage")
     ap.add_argument("--dra-schedule-cases", type=int, default=30, help="with --coverage")
     ap.add_argument("--hint-cases", type=int, help="with --coverage (default: cases / 3)")
-    ap.add_argument("--storage-cases", type=int, help="with --coverage (default: cases / 10)")
+    ap.add_argument("--storage-cases", type=int, help="with --coverage (default: cases / 3)")
     ap.add_argument("--storage-schedule-cases", type=int, default=30, help="with --coverage")
     ap.add_argument("--min-all", type=float, default=90.0, help="%% of a plugin's statements")
     ap.add_argument("--min-paths", type=float, default=95.0, help="%% of its Filter/Score paths")
@@ -218,7 +218,7 @@ def with_coverage(args: argparse.Namespace) -> int:
     coverage report."""
     dra = args.cases // 10 if args.dra_cases is None else args.dra_cases
     hints = args.cases // 3 if args.hint_cases is None else args.hint_cases
-    storage = args.cases // 10 if args.storage_cases is None else args.storage_cases
+    storage = args.cases // 3 if args.storage_cases is None else args.storage_cases
     with tempfile.TemporaryDirectory(prefix="kube-oracle-cover-") as scratch:
         tmp = str(args.counters) if args.counters else scratch
         Path(tmp).mkdir(parents=True, exist_ok=True)

@@ -16,7 +16,8 @@ Each kind reaches lines of upstream's volume plugins the first draws never ran (
 - VolumeAttachments of an inline volume, of a missing PersistentVolume and of a non-CSI one;
 - StorageClasses of Azure File and vSphere (in-tree provisioners whose migration the volume
   plugins never turn on) with unbound claims; CSINodes annotated without the migrated-plugins
-  key (or with it empty); a running Pod naming a claim that does not exist;
+  key (or with it empty); a running Pod naming a claim that does not exist; a
+  CSIStorageCapacity without ``nodeTopology``;
 - configurations: one of the four volume plugins disabled (so the others meet the claims it
   would have rejected first), or VolumeBinding and VolumeRestrictions both, VolumeZone's or
   VolumeRestrictions' PreFilter disabled (their Filter without its state), and
@@ -78,6 +79,9 @@ def storage_extras(stream: str, request: dict[str, Any]) -> None:
         more.choice(running)["spec"].setdefault("volumes", []).append(
             {"name": "gone", "persistentVolumeClaim": {"claimName": "no-such-claim"}}
         )
+    for item in items:
+        if item["kind"] == "CSIStorageCapacity" and more.random() < 0.1:
+            del item["nodeTopology"]  # optional: no node has access
     if "pods" not in request and request["config"] is None and more.random() < 0.1:
         profile = {"schedulerName": "default-scheduler", "plugins": {"multiPoint": {"disabled": [
             {"name": "VolumeBinding"}, {"name": "VolumeRestrictions"}]}}}  # fmt: skip
