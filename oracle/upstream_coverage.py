@@ -168,7 +168,9 @@ _REASONS = {
     "schedules Pods without spec.nodeName), NodeAffinity PreFilter's last return (the node "
     "name set is never nil after a term), least/mostRequestedScore of a zero capacity (their "
     "scorers skip such resources), a nil shared lister, NormalizeScore or Filter after a "
-    "PreScore or PreFilter that skips, PreScore without nodes",
+    "PreScore or PreFilter that skips, PreScore without nodes; the volume plugins' branches "
+    "their own PreFilter or the API server rules out (a Filter for a Pod PreFilter skipped, "
+    "a claim without a class to provision, an untranslatable inline kind, test-only sorting)",
     "fault": "the binding cycle's failure side: Unreserve after a failed PreBind or Bind, "
     "bindClaim's retry after a conflicting claim update, a claim deleted or allocated "
     "elsewhere between Reserve and PreBind (kube-oracle's fake API server never fails or "
