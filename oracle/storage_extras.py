@@ -321,7 +321,61 @@ def _config(r: random.Random, request: dict[str, Any]) -> None:
             low, high = r.choice([(0, 10), (10, 0), (3, 7)])
             args["shape"] = [{"utilization": 0, "score": low}, {"utilization": 100, "score": high}]
         profile["pluginConfig"] = [{"name": "VolumeBinding", "args": args}]
+        _to_score(r, request)
     request["config"] = _configuration(profile)
+
+
+def _to_score(r: random.Random, request: dict[str, Any]) -> None:
+    """Give VolumeBinding's Score (StorageCapacityScoring on) something to group by class: a
+    claim of the ``capacity`` class to provision where a CSIStorageCapacity per node says
+    how much is left (its driver tracking capacity), and at times a claim of the
+    ``standard`` class a free PersistentVolume matches (a static binding)."""
+    items: list[dict[str, Any]] = request["cluster"]["items"]
+    pod = request["pod"]
+    ns = pod["metadata"].get("namespace", "default")
+    nodes = [i for i in items if i["kind"] == "Node"]
+    names = {(i["kind"], i["metadata"]["name"]) for i in items}
+    if ("StorageClass", "capacity") not in names:
+        items.append({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                      "metadata": {"name": "capacity"}, "provisioner": "csi.example.com",
+                      "reclaimPolicy": "Delete",
+                      "volumeBindingMode": "WaitForFirstConsumer"})  # fmt: skip
+    driver = next((i for i in items if i["kind"] == "CSIDriver"
+                   and i["metadata"]["name"] == "csi.example.com"), None)  # fmt: skip
+    if driver is None:
+        driver = {"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver",
+                  "metadata": {"name": "csi.example.com"},
+                  "spec": {"attachRequired": False}}  # fmt: skip
+        items.append(driver)
+    driver["spec"]["storageCapacity"] = True
+    # One CSIStorageCapacity per node: where several have room, upstream's Score takes the
+    # first its lister returns (Go map order), so the score would be upstream's coin toss.
+    items[:] = [i for i in items if i["kind"] != "CSIStorageCapacity"
+                or i["storageClassName"] != "capacity"]  # fmt: skip
+    for k, node in enumerate(nodes):
+        host = node["metadata"]["name"]
+        items.append({"apiVersion": "storage.k8s.io/v1", "kind": "CSIStorageCapacity",
+                      "metadata": {"name": f"score-{k}", "namespace": "kube-system"},
+                      "storageClassName": "capacity",
+                      "nodeTopology": {"matchLabels": {"kubernetes.io/hostname": host}},
+                      "capacity": r.choice(["10Gi", "20Gi", "100Gi"])})  # fmt: skip
+    vols = pod["spec"].setdefault("volumes", [])
+    for j in range(r.randint(1, 2)):
+        claim = _claim(ns, f"scored-{j}", "capacity")
+        claim["spec"]["resources"]["requests"]["storage"] = r.choice(["1Gi", "5Gi", "10Gi"])
+        items.append(claim)
+        vols.append({"name": f"scored-{j}", "persistentVolumeClaim": {"claimName": f"scored-{j}"}})
+    if nodes and r.random() < 0.5:
+        source = {"csi": {"driver": "pd.csi.storage.gke.io", "volumeHandle": "static-0"}}
+        pv = _pv(r, "pv-static", source, "standard", nodes)
+        pv["spec"]["capacity"]["storage"] = r.choice(["5Gi", "50Gi"])
+        if ("StorageClass", "standard") not in names:
+            items.append({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                          "metadata": {"name": "standard"},
+                          "provisioner": "pd.csi.storage.gke.io", "reclaimPolicy": "Delete",
+                          "volumeBindingMode": "WaitForFirstConsumer"})  # fmt: skip
+        items.extend([pv, _claim(ns, "static", "standard")])
+        vols.append({"name": "static", "persistentVolumeClaim": {"claimName": "static"}})
 
 
 def _configuration(profile: dict[str, Any]) -> dict[str, Any]:
