@@ -191,10 +191,9 @@ _REASONS = {
     "controller (checkBindings' retries, a ClaimRef or selected-node annotation reset, a "
     "provisioning that failed, an API update refused, Unreserve after it): kube-oracle's PV "
     "controller binds and provisions at once and its fake API server never fails or lags",
-    "volume-score": "VolumeBinding's Score grouping the Pod's volumes by class with "
-    "StorageCapacityScoring on: reachable, but the storage family draws the gate "
-    "(oracle/storage_extras.py) together with a static match or a provisioning that found a "
-    "CSIStorageCapacity too rarely (not done)",
+    "volume-score": "VolumeBinding's Score with StorageCapacityScoring on (grouping the "
+    "Pod's volumes by class, or nothing to group): reachable, the storage family draws the "
+    "gate (oracle/storage_extras.py), but not every such shape (not done)",
     "open": "reachable: not yet drawn by oracle/cases.py",
 }
 
