@@ -46,13 +46,14 @@ is GA and locked on from v1.33)."""
 _INLINE_MIGRATABLE = ("gcePersistentDisk", "awsElasticBlockStore", "azureDisk", "cinder")
 
 
-def migration_on(csinode: CSINode | None, plugin: str) -> bool:
+def migration_on(csinode: CSINode | None, plugin: str, *, portworx_annotated: bool = True) -> bool:
     """Upstream ``isCSIMigrationOn`` (nodevolumelimits): the node has a CSINode and
-    ``plugin`` is one whose migration is on; Portworx's only where the CSINode's
-    migrated-plugins annotation lists it (the other four return before that check)."""
+    ``plugin`` is one whose migration is on; Portworx's, with ``portworx_annotated``
+    (v1.34 and v1.35), only where the CSINode's migrated-plugins annotation lists it (the
+    other four return before that check; from v1.36 Portworx returns before it too)."""
     if csinode is None or plugin not in MIGRATED_BY_DEFAULT:
         return False
-    return plugin != PORTWORX or csinode.migrated(plugin)
+    return plugin != PORTWORX or not portworx_annotated or csinode.migrated(plugin)
 
 
 def _ebs_id(volume_id: str) -> str:

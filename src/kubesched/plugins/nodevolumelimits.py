@@ -84,7 +84,12 @@ class _Moved:
 
 
 def attachable(
-    storage: Storage, pod: api.Pod, csinode: st.CSINode | None, new_pod: bool
+    storage: Storage,
+    pod: api.Pod,
+    csinode: st.CSINode | None,
+    new_pod: bool,
+    *,
+    portworx_annotated: bool = True,
 ) -> dict[str, str]:
     """Upstream ``filterAttachableVolumes``: the Pod's attachable volumes, unique name to
     driver.  A missing claim raises :class:`LookupError_` for the new Pod, is passed over
@@ -107,12 +112,14 @@ def attachable(
                     f"{pod.namespace}/{pod.name} (pod is not owner)",
                     Code.ERROR,
                 )
-            driver, handle = _driver_info(storage, csinode, claim)
+            driver, handle = _driver_info(storage, csinode, claim, portworx_annotated)
             if driver and handle:
                 out[f"{driver}/{handle}"] = driver
             continue
         csi = csi_m.inline_csi(v)
-        if csi is None or not csi_m.migration_on(csinode, csi[0]):
+        if csi is None or not csi_m.migration_on(
+            csinode, csi[0], portworx_annotated=portworx_annotated
+        ):
             continue
         refused = csi_m.inline_translation_error(v)
         if refused is not None:
@@ -137,7 +144,10 @@ def attachments(storage: Storage, node_name: str) -> dict[str, str]:
 
 
 def _driver_info(
-    storage: Storage, csinode: st.CSINode | None, claim: st.PersistentVolumeClaim
+    storage: Storage,
+    csinode: st.CSINode | None,
+    claim: st.PersistentVolumeClaim,
+    portworx_annotated: bool,
 ) -> tuple[str, str]:
     """Upstream ``getCSIDriverInfo`` / ``getCSIDriverInfoFromSC``."""
     pv = storage.pv(claim.volume_name) if claim.volume_name else None
@@ -146,7 +156,9 @@ def _driver_info(
         if csi is None:
             return "", ""
         plugin, driver, handle = csi
-        if plugin and not csi_m.migration_on(csinode, plugin):
+        if plugin and not csi_m.migration_on(
+            csinode, plugin, portworx_annotated=portworx_annotated
+        ):
             return "", ""
         if plugin and not csi_m.pv_translates(pv):  # logged upstream, not counted
             return "", ""
@@ -159,7 +171,9 @@ def _driver_info(
     handle = f"{VOLUME_ID_PREFIX}-{claim.namespace}/{claim.name}"
     migrated = csi_m.in_tree_driver(klass.provisioner)
     if migrated is not None:
-        if not csi_m.migration_on(csinode, klass.provisioner):
+        if not csi_m.migration_on(
+            csinode, klass.provisioner, portworx_annotated=portworx_annotated
+        ):
             return "", ""
         return migrated, handle
     return klass.provisioner, handle
@@ -174,6 +188,8 @@ class NodeVolumeLimits:
     def __init__(self, args: object | None, handle: Handle) -> None:
         del args
         self.handle = handle
+        # v1.34 and v1.35 ask the CSINode's annotation whether Portworx migrated; v1.36 not
+        self._portworx_annotated = not handle.feature_gates.at_least("1.36")
         self._token: tuple[Storage | None, int] = (None, -1)
         self._memo: dict[int, tuple[api.Pod, dict[str, str]]] = {}
 
@@ -273,7 +289,9 @@ class NodeVolumeLimits:
                 continue
             portworx = csinode.migrated(csi_m.PORTWORX)
             if portworx not in on_csinode:
-                on_csinode[portworx] = attachable(storage, pod, csinode, True)
+                on_csinode[portworx] = attachable(
+                    storage, pod, csinode, True, portworx_annotated=self._portworx_annotated
+                )
             if not on_csinode[portworx]:
                 continue
             limits = {d: c for d, c in csinode.drivers.items() if c is not None}
@@ -313,7 +331,9 @@ class NodeVolumeLimits:
         every change of a storage object; an assumed PV or claim is not counted there, so
         nothing is remembered while there is one).  Callers must not change the result."""
         if storage.assumed_pvs or storage.assumed_pvcs:
-            return attachable(storage, pod, csinode, False)
+            return attachable(
+                storage, pod, csinode, False, portworx_annotated=self._portworx_annotated
+            )
         token = self._token
         if token[0] is not storage or token[1] != storage.version or len(self._memo) > MEMO_MAX:
             self._token = (storage, storage.version)
@@ -321,7 +341,9 @@ class NodeVolumeLimits:
         hit = self._memo.get(id(pod))
         if hit is not None and hit[0] is pod:
             return hit[1]
-        found = attachable(storage, pod, csinode, False)
+        found = attachable(
+            storage, pod, csinode, False, portworx_annotated=self._portworx_annotated
+        )
         self._memo[id(pod)] = (pod, found)
         return found
 
