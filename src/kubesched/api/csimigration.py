@@ -2,7 +2,8 @@
 plugins' ``isCSIMigrationOn``): which in-tree volume kinds migrate to which CSI driver, the
 volume handle an in-tree volume or PV is translated to, and whether migration is on for a
 node (AWS EBS, GCE PD, Azure Disk and Cinder always; Portworx, whose CSIMigrationPortworx
-is GA and locked on from v1.33, only where the node's CSINode lists it as migrated).
+is GA and locked on from v1.33, at v1.34 and v1.35 only where the node's CSINode lists it as
+migrated).
 NodeVolumeLimits counts in-tree volumes as their CSI driver's with these; the simulator's
 attach-limit invariant too.
 """
