@@ -48,7 +48,8 @@ the statement coverage per upstream default-profile plugin, the uncovered lines
 is also 1 when a plugin is below ``--min-all`` (or, for a Filter or Score plugin, its
 scheduling paths below ``--min-paths``), or with ``--floors FILE`` below its own minimums
 (``oracle/coverage_floors.json``, what CI holds; ``--write-floors`` writes them from a run).
-``--uncovered FILE`` writes every uncovered range with why (Markdown).
+``--uncovered FILE`` writes every uncovered range with why (Markdown); ``--counters DIR``
+keeps the counters (a later run into DIR adds to them).
 """
 
 from __future__ import annotations
@@ -170,13 +171,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--schedule-cases", type=int, default=30, help="with --coverage")
     ap.add_argument("--dra-schedule-cases", type=int, default=30, help="with --coverage")
     ap.add_argument("--hint-cases", type=int, help="with --coverage (default: cases / 3)")
-    ap.add_argument("--storage-cases", type=int, help="with --coverage (default: cases / 10)")
+    ap.add_argument("--storage-cases", type=int, help="with --coverage (default: cases / 3)")
     ap.add_argument("--storage-schedule-cases", type=int, default=30, help="with --coverage")
     ap.add_argument("--min-all", type=float, default=90.0, help="%% of a plugin's statements")
     ap.add_argument("--min-paths", type=float, default=95.0, help="%% of its Filter/Score paths")
     ap.add_argument("--floors", type=Path, help="per-plugin minimums (JSON) instead of --min-*")
     ap.add_argument("--write-floors", type=Path, help="write this run's floors (JSON)")
     ap.add_argument("--uncovered", type=Path, help="write the uncovered ranges as Markdown")
+    ap.add_argument(
+        "--counters",
+        type=Path,
+        help="with --coverage: keep the counters in this folder (added to what it holds, so "
+        "runs of one family at a time can be reported together)",
+    )
     ap.add_argument(
         "--cover-oracle",
         type=Path,
@@ -211,8 +218,10 @@ def with_coverage(args: argparse.Namespace) -> int:
     coverage report."""
     dra = args.cases // 10 if args.dra_cases is None else args.dra_cases
     hints = args.cases // 3 if args.hint_cases is None else args.hint_cases
-    storage = args.cases // 10 if args.storage_cases is None else args.storage_cases
-    with tempfile.TemporaryDirectory(prefix="kube-oracle-cover-") as tmp:
+    storage = args.cases // 3 if args.storage_cases is None else args.storage_cases
+    with tempfile.TemporaryDirectory(prefix="kube-oracle-cover-") as scratch:
+        tmp = str(args.counters) if args.counters else scratch
+        Path(tmp).mkdir(parents=True, exist_ok=True)
         env = coverage.cover_env(Path(tmp))
         # (verb, cases, generator, family: what a mismatch's origin line names)
         runs: list[tuple[str, int, Any, str]] = [

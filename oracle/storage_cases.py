@@ -30,6 +30,7 @@ import random
 from typing import Any
 
 from lived_in import lived_in_pods
+from storage_extras import storage_extras
 
 ZONES = [
     "us-east1-b",
@@ -64,6 +65,7 @@ def storage_case(seed: int, index: int) -> dict[str, Any]:
     gen = _Gen(random.Random(f"storage/{seed}/{index}"))
     request = gen.request(gen.r.randint(1, 6))
     lived_in_pods(f"storage-lived/{seed}/{index}", request)  # a stream of its own, drawn last
+    storage_extras(f"storage-extras/{seed}/{index}", request)  # likewise, after it
     return request
 
 

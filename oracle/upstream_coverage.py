@@ -82,16 +82,19 @@ STORAGE: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "VolumeBinding": ("framework/plugins/volumebinding", None),
     "VolumeZone": ("framework/plugins/volumezone", None),
 }
+STORAGE_PACKAGES = {package for package, _ in STORAGE.values()}
 FRAMEWORK: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "plugin helpers": ("framework/plugins/helper", None),
     "framework runtime": ("framework/runtime", None),
     "preemption": ("framework/preemption", None),
 }
-# Files compiled into a plugin package that are not the plugin (test helpers).
-NOT_PLUGIN_FILES = {"test_util.go"}
+# Files compiled into a plugin package that are not the plugin: test helpers (VolumeBinding's
+# FakeVolumeBinder and its PV/PVC/Node builders), which no scheduler path calls.
+NOT_PLUGIN_FILES = {"test_util.go", "fake_binder.go", "test_utils.go"}
 # Helpers only queueing hints call (beyond EventsToRegister and isSchedulableAfter*).
 HINT_HELPERS = {
     "noderesources": {"haveAnyRequestedResourcesIncreased", "isFit"},
+    "volumezone": {"isPVCRequestedFromPod"},
 }
 
 
@@ -165,7 +168,9 @@ _REASONS = {
     "schedules Pods without spec.nodeName), NodeAffinity PreFilter's last return (the node "
     "name set is never nil after a term), least/mostRequestedScore of a zero capacity (their "
     "scorers skip such resources), a nil shared lister, NormalizeScore or Filter after a "
-    "PreScore or PreFilter that skips, PreScore without nodes",
+    "PreScore or PreFilter that skips, PreScore without nodes; the volume plugins' branches "
+    "their own PreFilter or the API server rules out (a Filter for a Pod PreFilter skipped, "
+    "a claim without a class to provision, an untranslatable inline kind, test-only sorting)",
     "fault": "the binding cycle's failure side: Unreserve after a failed PreBind or Bind, "
     "bindClaim's retry after a conflicting claim update, a claim deleted or allocated "
     "elsewhere between Reserve and PreBind (kube-oracle's fake API server never fails or "
@@ -178,6 +183,17 @@ _REASONS = {
     "Nodes and Pods only)",
     "deviation": "DynamicResources' filterTimeout (10 s of allocator search per node): "
     "kubesched does not model it (docs/fidelity.md) and the DRA family keeps pools small",
+    "storage-hint": "a volume plugin's queueing hint for a storage object's event "
+    "(PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver, "
+    "CSIStorageCapacity, VolumeAttachment) or its registration: kube-oracle's hints verb and "
+    "oracle/hint_cases.py change Nodes and Pods only (reachable; not done, docs/fidelity.md)",
+    "volume-fault": "VolumeBinding's binding cycle waiting on or failing after the PV "
+    "controller (checkBindings' retries, a ClaimRef or selected-node annotation reset, a "
+    "provisioning that failed, an API update refused, Unreserve after it): kube-oracle's PV "
+    "controller binds and provisions at once and its fake API server never fails or lags",
+    "volume-score": "VolumeBinding's Score with StorageCapacityScoring on (grouping the "
+    "Pod's volumes by class, or nothing to group): reachable, the storage family draws the "
+    "gate (oracle/storage_extras.py), but not every such shape (not done)",
     "open": "reachable: not yet drawn by oracle/cases.py",
 }
 
@@ -220,10 +236,15 @@ BLOCK_REASONS = {
 }
 
 
-# DynamicResources' uncovered spans by why: (file under plugins/, first line, last line) of
-# upstream v1.34.4 -> reason; a block starting inside a span takes its reason.
+# DynamicResources' and the volume plugins' uncovered spans by why: (file under plugins/,
+# first line, last line) of upstream v1.34.4 -> reason; a block starting inside a span takes
+# its reason.
 F_ALLOC, F_CLAIMS = "dynamicresources/allocateddevices.go", "dynamicresources/claims.go"
 F_MANAGER, F_DRA = "dynamicresources/dra_manager.go", "dynamicresources/dynamicresources.go"
+F_VR, F_NVL = "volumerestrictions/volume_restrictions.go", "nodevolumelimits/csi.go"
+F_LIMITS, F_CACHE = "nodevolumelimits/utils.go", "volumebinding/assume_cache.go"
+F_BINDER, F_BINDING = "volumebinding/binder.go", "volumebinding/volume_binding.go"
+F_SCORER, F_ZONE = "volumebinding/scorer.go", "volumezone/volume_zone.go"
 BLOCK_SPANS: list[tuple[str, int, int, str]] = [
     (F_ALLOC, 46, 48, "dead"),  # callers pass allocated claims only
     (F_ALLOC, 66, 76, "unmodelled"),  # shared devices
@@ -271,6 +292,31 @@ BLOCK_SPANS: list[tuple[str, int, int, str]] = [
     (F_DRA, 1659, 1661, "dead"),  # callers check both gates first
     (F_DRA, 1685, 1687, "error"),  # the claim PreBind just wrote
     (F_DRA, 1690, 1697, "wait"),
+    # The volume plugins (upstream v1.34.4's lines as for DynamicResources above).
+    (F_VR, 180, 180, "error"),  # a claim lister error other than NotFound
+    (F_VR, 285, 287, "dead"),  # Filter returned on a missing state before
+    (F_NVL, 257, 259, "dead"),  # PreFilter skips a Pod without volumes
+    (F_NVL, 374, 376, "error"),  # API validation: a claim volume names its claim
+    (F_NVL, 444, 446, "dead"),  # every inline-migratable kind translates to a CSI source
+    (F_NVL, 496, 499, "error"),  # the plugin name of a PV IsPVMigratable accepted
+    (F_NVL, 596, 598, "error"),  # API validation: a VolumeAttachment names its attacher
+    (F_LIMITS, 41, 43, "gate"),  # CSIMigrationPortworx: GA, locked on since v1.33
+    (F_CACHE, 38, 38, "dead"),  # the PV index only ever sees PVs
+    (F_BINDER, 59, 61, "dead"),  # nothing in the scheduler sorts ConflictReasons
+    (F_BINDER, 84, 103, "volume-score"),  # StorageClassName, StorageResource: Score's
+    (F_BINDER, 515, 566, "volume-fault"),  # bindAPIUpdate's failures
+    (F_BINDER, 590, 711, "volume-fault"),  # checkBindings
+    (F_BINDER, 915, 917, "dead"),  # a claim without a class is immediate: PreFilter rejects
+    (F_BINDER, 985, 985, "error"),  # a CSIDriver lister error other than NotFound
+    (F_BINDING, 460, 460, "dead"),  # a scorer exists only with StorageCapacityScoring on
+    (F_BINDING, 465, 467, "dead"),  # PreScore skips without a scorer
+    (F_BINDING, 479, 511, "volume-score"),
+    (F_BINDING, 561, 561, "gate"),  # PreBindPreFlight: NominatedNodeNameForExpectation off
+    (F_BINDING, 596, 606, "volume-fault"),  # Unreserve after a failed PreBind
+    (F_SCORER, 30, 54, "volume-score"),
+    (F_ZONE, 131, 133, "error"),  # API validation: a claim volume names its claim
+    (F_ZONE, 150, 152, "error"),  # the API server defaults volumeBindingMode
+    (F_ZONE, 258, 258, "error"),  # a lister error other than NotFound
 ]
 
 
@@ -279,6 +325,8 @@ def reason(block: Block, source: list[str] | None) -> str:
     the lines that guard it (``source``: the file's lines, when the module cache has it)."""
     name = block.function.rsplit(".", 1)[-1]
     if is_hint(_package(block.file), block.function):
+        if _package(block.file).removeprefix(SCHED) in STORAGE_PACKAGES:
+            return "storage-hint"
         return "hint"
     if name == "Clone":
         return "clone"
@@ -324,7 +372,7 @@ def markdown(dirs: list[Path]) -> str:
     blocks = load(dirs)
     sources = _sources()
     out = []
-    for row in rows(blocks, DEFAULT_PLUGINS):
+    for row in [*rows(blocks, DEFAULT_PLUGINS), *rows(blocks, STORAGE)]:
         by_reason: dict[str, list[str]] = defaultdict(list)
         counts: dict[str, int] = defaultdict(int)
         spans: list[tuple[str, str, str, int, int]] = []  # why, file, function, start, end
@@ -476,7 +524,7 @@ def report(
         shares[row.name] = (_pct(c, t), _pct(pc, pt))
         line(row, "(storage family: not in the summary line)")
     lines.append("")
-    for row in [*plugins, *rows(blocks, FRAMEWORK)]:
+    for row in [*plugins, *rows(blocks, FRAMEWORK), *rows(blocks, STORAGE)]:
         gaps = row.uncovered()
         if gaps:
             lines.append(f"uncovered in {row.name}:")

@@ -108,13 +108,21 @@ def test_schedule_binds_and_provisions_claims_as_the_pv_controller_would(
 
 
 def test_kube_oracle_answers_every_storage_case(oracle: Any) -> None:
-    """Every generated storage case is answered (no request error, no plugin error), and
-    the family reaches each volume plugin's rejections."""
+    """Every generated storage case is answered (no request error, no plugin error but the
+    two ``storage_extras`` draws on purpose: an inline Azure Disk that does not translate to
+    CSI, VolumeRestrictions' Filter with its PreFilter disabled), and the family reaches
+    each volume plugin's rejections."""
     results: Counter[str] = Counter()
     reasons: set[tuple[str, str]] = set()
+    drawn_errors = (
+        "is not supported in csi migration",
+        'cannot read "PreFilterVolumeRestrictions"',
+    )
     for i in range(150):
         answer = oracle.ask(storage_case(11, i))
         assert "error" not in answer, (i, answer)
+        if answer["result"] == "Error" and any(e in answer["message"] for e in drawn_errors):
+            continue
         results[answer["result"]] += 1
         for verdict in answer["nodes"].values():
             reasons.update((verdict["plugin"], r) for r in verdict["reasons"])

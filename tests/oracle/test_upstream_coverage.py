@@ -82,3 +82,31 @@ def test_dynamicresources_blocks_take_the_reason_of_the_span_they_start_in() -> 
     assert why(dra, 1231, "*DynamicResources.Unreserve") == "fault"
     assert why(alloc, 277, "*allocatedDevices.removeDevices") == "unmodelled"
     assert why(alloc, 242, "*allocatedDevices.removeDevices") == "open"
+
+
+def test_the_volume_plugins_leave_out_test_helpers_and_file_their_hints_apart() -> None:
+    """VolumeBinding's test helpers (``fake_binder.go``, ``test_utils.go``) are not the
+    plugin; a volume plugin's queueing hint (storage objects' events, which the hint cases
+    do not draw) is ``storage-hint``, a default plugin's stays ``hint``; a block in a
+    classified volume span takes its reason."""
+    vb = cov.PLUGINS + "volumebinding/"
+    blocks = [
+        cov.Block(vb + "volume_binding.go", 400, 402, 2, True, "*VolumeBinding.Filter"),
+        cov.Block(vb + "fake_binder.go", 30, 33, 3, False, "NewFakeVolumeBinder"),
+        cov.Block(vb + "test_utils.go", 40, 44, 4, False, "makePV"),
+    ]
+    row = {r.name: r for r in cov.rows(blocks, cov.STORAGE)}["VolumeBinding"]
+    assert row.share() == (2, 2)
+
+    def why(file: str, start: int, function: str) -> str:
+        return cov.reason(cov.Block(file, start, start + 2, 1, False, function), None)
+
+    zone = cov.PLUGINS + "volumezone/volume_zone.go"
+    assert why(zone, 321, "*VolumeZone.isPVCRequestedFromPod") == "storage-hint"
+    assert why(vb + "volume_binding.go", 138, "*VolumeBinding.isSchedulableAfterCSINodeChange") == (
+        "storage-hint"
+    )
+    taint = cov.PLUGINS + "tainttoleration/taint_toleration.go"
+    assert why(taint, 90, "*TaintToleration.isSchedulableAfterNodeChange") == "hint"
+    assert why(vb + "binder.go", 650, "*volumeBinder.checkBindings") == "volume-fault"
+    assert why(cov.PLUGINS + "nodevolumelimits/utils.go", 41, "isCSIMigrationOn") == "gate"

@@ -403,8 +403,8 @@ def test_bound_regional_gce_pd_with_zones_of_two_regions_is_an_error() -> None:
     claims = b.pod_volume_claims(storage, podparse.parse_pod(pod("p", claim_volume("data"))))
     with pytest.raises(b.BinderError) as err:
         b.find_pod_volumes(storage, claims, objs.nodes[0])
-    assert str(err.value) == (
-        "failed to translate pv to csi: could not translate pv: failed to get region from "
+    assert str(err.value) == (  # checkBoundClaims returns tryTranslatePVToCSI's error as is
+        "could not translate pv: failed to get region from "
         "zones: multiple or no regions gotten from zones, got: map[us-east1:{} us-west1:{}]"
     )
 

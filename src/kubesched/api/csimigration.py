@@ -1,9 +1,11 @@
 """CSI migration as the volume plugins see it (``k8s.io/csi-translation-lib`` v0.34 and the
 plugins' ``isCSIMigrationOn``): which in-tree volume kinds migrate to which CSI driver, the
 volume handle an in-tree volume or PV is translated to, and whether migration is on for a
-node (v1.34's gates at their defaults: AWS EBS, GCE PD, Azure Disk and Cinder on, Portworx
-off).  NodeVolumeLimits counts in-tree volumes as their CSI driver's with these; the
-simulator's attach-limit invariant too.
+node (AWS EBS, GCE PD, Azure Disk and Cinder always; Portworx, whose CSIMigrationPortworx
+is GA and locked on from v1.33, at v1.34 and v1.35 only where the node's CSINode lists it as
+migrated).
+NodeVolumeLimits counts in-tree volumes as their CSI driver's with these; the simulator's
+attach-limit invariant too.
 """
 
 from __future__ import annotations
@@ -32,20 +34,27 @@ def in_tree_driver(plugin: str) -> str | None:
     return None
 
 
+PORTWORX = "kubernetes.io/portworx-volume"
 MIGRATED_BY_DEFAULT = (
     "kubernetes.io/aws-ebs",
     "kubernetes.io/gce-pd",
     "kubernetes.io/azure-disk",
     "kubernetes.io/cinder",
+    PORTWORX,
 )
-"""In-tree plugins whose CSI migration is on in v1.34 (Portworx's gate is off by default)."""
+"""In-tree plugins whose CSI migration is on (``isCSIMigrationOnForPlugin``; Portworx's gate
+is GA and locked on from v1.33)."""
 _INLINE_MIGRATABLE = ("gcePersistentDisk", "awsElasticBlockStore", "azureDisk", "cinder")
 
 
-def migration_on(csinode: CSINode | None, plugin: str) -> bool:
-    """Upstream ``isCSIMigrationOn`` (nodevolumelimits, gates at their v1.34 defaults): the
-    node has a CSINode and ``plugin`` is one whose migration is on."""
-    return csinode is not None and plugin in MIGRATED_BY_DEFAULT
+def migration_on(csinode: CSINode | None, plugin: str, *, portworx_annotated: bool = True) -> bool:
+    """Upstream ``isCSIMigrationOn`` (nodevolumelimits): the node has a CSINode and
+    ``plugin`` is one whose migration is on; Portworx's, with ``portworx_annotated``
+    (v1.34 and v1.35), only where the CSINode's migrated-plugins annotation lists it (the
+    other four return before that check; from v1.36 Portworx returns before it too)."""
+    if csinode is None or plugin not in MIGRATED_BY_DEFAULT:
+        return False
+    return plugin != PORTWORX or not portworx_annotated or csinode.migrated(plugin)
 
 
 def _ebs_id(volume_id: str) -> str:
@@ -80,6 +89,26 @@ def inline_csi(volume: api.Volume) -> tuple[str, str, str] | None:
         return None
     plugin, driver = IN_TREE_PLUGINS[volume.kind]
     return plugin, driver, _handle(volume.kind, volume.ident)
+
+
+def inline_translation_error(volume: api.Volume) -> str | None:
+    """Why ``TranslateInTreeInlineVolumeToCSI`` refuses an inline in-tree volume (an Azure
+    Disk whose ``kind`` is not ``Managed``: upstream's message), or None."""
+    if volume.kind == "azureDisk" and volume.disk_kind.lower() != "managed":
+        return (
+            f"converting volume({volume.name}) from inline to csi: "
+            f"kind({volume.disk_kind}) is not supported in csi migration"
+        )
+    return None
+
+
+def pv_translates(pv: PersistentVolume) -> bool:
+    """Whether ``TranslateInTreePVToCSI`` accepts ``pv`` (an Azure Disk PV only when its
+    ``kind``, defaulted to ``Shared`` by the API server, is ``Managed``)."""
+    if pv.source != "azureDisk":
+        return True
+    kind = pv.raw.get("spec", {}).get("azureDisk", {}).get("kind") or "Shared"
+    return str(kind).lower() == "managed"
 
 
 def pv_csi(pv: PersistentVolume) -> tuple[str, str, str] | None:
@@ -208,10 +237,12 @@ def binder_node_affinity(
     if plugin not in MIGRATED_BY_DEFAULT or csinode is None or not csinode.migrated(plugin):
         return pv.node_affinity
     if pv.source == "azureDisk":
-        kind = pv.raw.get("spec", {}).get("azureDisk", {}).get("kind")
-        if kind is not None and str(kind).lower() != "managed":
+        if not pv_translates(pv):
+            kind = pv.raw.get("spec", {}).get("azureDisk", {}).get("kind") or "Shared"
             raise TranslationError(f"kind({kind}) is not supported in csi migration")
         return pv.node_affinity
     if pv.source == "gcePersistentDisk":
         _gce_region_check(pv)
+    if pv.source not in _CSI_TOPOLOGY_KEY:  # Portworx's translation keeps the affinity
+        return pv.node_affinity
     return _topology_to_csi(pv, _CSI_TOPOLOGY_KEY[pv.source])

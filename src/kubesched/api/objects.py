@@ -282,7 +282,8 @@ class Volume:
 
     ``claim`` is a PVC's ``claimName``; ``ident`` the in-tree disk's identity (GCE
     ``pdName``, AWS/Cinder/Portworx ``volumeID``, iSCSI ``iqn``, RBD ``image``, Azure
-    ``diskURI``); ``monitors`` and ``pool`` an RBD volume's; ``template`` an ephemeral
+    ``diskURI``); ``monitors`` and ``pool`` an RBD volume's; ``disk_kind`` an Azure Disk's
+    ``kind`` (the API server defaults it to ``Shared``); ``template`` an ephemeral
     volume's ``volumeClaimTemplate`` as written (the simulator creates the claim from it)."""
 
     name: str
@@ -292,6 +293,7 @@ class Volume:
     read_only: bool = False
     monitors: tuple[str, ...] = ()
     pool: str = ""
+    disk_kind: str = ""
     template: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
 
 

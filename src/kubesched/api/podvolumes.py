@@ -106,7 +106,7 @@ def _volume(name: str, kind: str, src: Obj, path: str) -> api.Volume | None:
         return None
     ident = f.required_string(src, _IDENT[kind], path)
     monitors: tuple[str, ...] = ()
-    pool = ""
+    pool = disk_kind = ""
     if kind == "rbd":
         monitors = f.string_list(src, "monitors", path)
         if not monitors:
@@ -116,6 +116,7 @@ def _volume(name: str, kind: str, src: Obj, path: str) -> api.Volume | None:
         f.required_string(src, "targetPortal", path)
     elif kind == "azureDisk":
         f.required_string(src, "diskName", path)
+        disk_kind = f.string(src, "kind", path) or "Shared"
     return api.Volume(
         name,
         kind,
@@ -123,6 +124,7 @@ def _volume(name: str, kind: str, src: Obj, path: str) -> api.Volume | None:
         read_only=f.boolean(src, "readOnly", path),
         monitors=monitors,
         pool=pool,
+        disk_kind=disk_kind,
     )
 
 

@@ -67,7 +67,8 @@ MEMO_MAX = 100_000
 
 class LookupError_(Exception):
     """A claim of the new Pod is missing (upstream's NotFound error: ``code``
-    UnschedulableAndUnresolvable), or an ephemeral claim is not the Pod's (``code`` Error)."""
+    UnschedulableAndUnresolvable), an ephemeral claim is not the Pod's or an inline in-tree
+    volume does not translate to CSI on a node with a CSINode (``code`` Error)."""
 
     def __init__(self, message: str, code: Code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE) -> None:
         super().__init__(message)
@@ -83,7 +84,12 @@ class _Moved:
 
 
 def attachable(
-    storage: Storage, pod: api.Pod, csinode: st.CSINode | None, new_pod: bool
+    storage: Storage,
+    pod: api.Pod,
+    csinode: st.CSINode | None,
+    new_pod: bool,
+    *,
+    portworx_annotated: bool = True,
 ) -> dict[str, str]:
     """Upstream ``filterAttachableVolumes``: the Pod's attachable volumes, unique name to
     driver.  A missing claim raises :class:`LookupError_` for the new Pod, is passed over
@@ -106,13 +112,18 @@ def attachable(
                     f"{pod.namespace}/{pod.name} (pod is not owner)",
                     Code.ERROR,
                 )
-            driver, handle = _driver_info(storage, csinode, claim)
+            driver, handle = _driver_info(storage, csinode, claim, portworx_annotated)
             if driver and handle:
                 out[f"{driver}/{handle}"] = driver
             continue
         csi = csi_m.inline_csi(v)
-        if csi is None or not csi_m.migration_on(csinode, csi[0]):
+        if csi is None or not csi_m.migration_on(
+            csinode, csi[0], portworx_annotated=portworx_annotated
+        ):
             continue
+        refused = csi_m.inline_translation_error(v)
+        if refused is not None:
+            raise LookupError_(refused, Code.ERROR)
         out[f"{csi[1]}/{csi[2]}"] = csi[1]
     return out
 
@@ -133,7 +144,10 @@ def attachments(storage: Storage, node_name: str) -> dict[str, str]:
 
 
 def _driver_info(
-    storage: Storage, csinode: st.CSINode | None, claim: st.PersistentVolumeClaim
+    storage: Storage,
+    csinode: st.CSINode | None,
+    claim: st.PersistentVolumeClaim,
+    portworx_annotated: bool,
 ) -> tuple[str, str]:
     """Upstream ``getCSIDriverInfo`` / ``getCSIDriverInfoFromSC``."""
     pv = storage.pv(claim.volume_name) if claim.volume_name else None
@@ -142,7 +156,11 @@ def _driver_info(
         if csi is None:
             return "", ""
         plugin, driver, handle = csi
-        if plugin and not csi_m.migration_on(csinode, plugin):
+        if plugin and not csi_m.migration_on(
+            csinode, plugin, portworx_annotated=portworx_annotated
+        ):
+            return "", ""
+        if plugin and not csi_m.pv_translates(pv):  # logged upstream, not counted
             return "", ""
         return driver, handle
     if not claim.storage_class:
@@ -153,7 +171,9 @@ def _driver_info(
     handle = f"{VOLUME_ID_PREFIX}-{claim.namespace}/{claim.name}"
     migrated = csi_m.in_tree_driver(klass.provisioner)
     if migrated is not None:
-        if not csi_m.migration_on(csinode, klass.provisioner):
+        if not csi_m.migration_on(
+            csinode, klass.provisioner, portworx_annotated=portworx_annotated
+        ):
             return "", ""
         return migrated, handle
     return klass.provisioner, handle
@@ -168,6 +188,8 @@ class NodeVolumeLimits:
     def __init__(self, args: object | None, handle: Handle) -> None:
         del args
         self.handle = handle
+        # v1.34 and v1.35 ask the CSINode's annotation whether Portworx migrated; v1.36 not
+        self._portworx_annotated = not handle.feature_gates.at_least("1.36")
         self._token: tuple[Storage | None, int] = (None, -1)
         self._memo: dict[int, tuple[api.Pod, dict[str, str]]] = {}
 
@@ -242,11 +264,21 @@ class NodeVolumeLimits:
                     table[2] = Status(err.code, (str(err),))
                     codes[i] = 2
             return Verdict(codes, table)
+        refused = next(filter(None, map(csi_m.inline_translation_error, pod.volumes)), None)
+        if refused is not None:  # upstream's translation fails on every node with a CSINode
+            for i, row in enumerate(rows.tolist()):
+                node = nodes[row]
+                if node is not None and storage.csinode(node.name) is not None:
+                    table[2] = Status(Code.ERROR, (refused,))
+                    codes[i] = 2
+            return Verdict(codes, table)
         bounds = storage.attach_bounds(rows)
         check = bounds.bound + len(pod.volumes) > bounds.floor
         if isinstance(moved, _Moved) and moved.added:
             check |= np.isin(rows, np.array([r for r, _ in moved.added], dtype=np.int64))
-        on_csinode: dict[str, str] | None = None
+        # the new Pod's volumes on a node with a CSINode: one answer unless the Pod has a
+        # Portworx volume, whose migration depends on the CSINode's annotation
+        on_csinode: dict[bool, dict[str, str]] = {}
         for i in np.flatnonzero(check).tolist():
             row = int(rows[i])
             node = nodes[row]
@@ -255,14 +287,17 @@ class NodeVolumeLimits:
             csinode = storage.csinode(node.name)
             if csinode is None:
                 continue
-            if on_csinode is None:
-                on_csinode = attachable(storage, pod, csinode, True)
-            if not on_csinode:
+            portworx = csinode.migrated(csi_m.PORTWORX)
+            if portworx not in on_csinode:
+                on_csinode[portworx] = attachable(
+                    storage, pod, csinode, True, portworx_annotated=self._portworx_annotated
+                )
+            if not on_csinode[portworx]:
                 continue
             limits = {d: c for d, c in csinode.drivers.items() if c is not None}
             if not limits:
                 continue
-            new_volumes = dict(on_csinode)
+            new_volumes = dict(on_csinode[portworx])
             try:
                 attached: dict[str, str] = {}
                 for other in _pods_on(storage, row, moved):
@@ -296,7 +331,9 @@ class NodeVolumeLimits:
         every change of a storage object; an assumed PV or claim is not counted there, so
         nothing is remembered while there is one).  Callers must not change the result."""
         if storage.assumed_pvs or storage.assumed_pvcs:
-            return attachable(storage, pod, csinode, False)
+            return attachable(
+                storage, pod, csinode, False, portworx_annotated=self._portworx_annotated
+            )
         token = self._token
         if token[0] is not storage or token[1] != storage.version or len(self._memo) > MEMO_MAX:
             self._token = (storage, storage.version)
@@ -304,7 +341,9 @@ class NodeVolumeLimits:
         hit = self._memo.get(id(pod))
         if hit is not None and hit[0] is pod:
             return hit[1]
-        found = attachable(storage, pod, csinode, False)
+        found = attachable(
+            storage, pod, csinode, False, portworx_annotated=self._portworx_annotated
+        )
         self._memo[id(pod)] = (pod, found)
         return found
 

@@ -158,7 +158,7 @@ def find_pod_volumes(
         try:  # upstream checkBoundClaims: an in-tree PV migrated on the node as its CSI form
             affinity = binder_node_affinity(pv, csinode)
         except TranslationError as err:
-            message = f"failed to translate pv to csi: could not translate pv: {err}"
+            message = f"could not translate pv: {err}"  # checkBoundClaims's
             raise BinderError(message) from err
         if affinity is not None and not api.node_selector_matches(affinity, "", node.labels):
             bound_ok = False
@@ -220,7 +220,7 @@ def bound_claims_on(
                 try:  # the same for every node whose CSINode has this annotation
                     affinity = binder_node_affinity(pv, csinode)
                 except TranslationError as err:
-                    message = f"failed to translate pv to csi: could not translate pv: {err}"
+                    message = f"could not translate pv: {err}"  # checkBoundClaims's
                     if message not in errors:
                         errors.append(message)
                     outcome[picked] = 2 + errors.index(message)

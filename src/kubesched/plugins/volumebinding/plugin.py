@@ -408,7 +408,9 @@ class VolumeBinding:
             try:
                 affinity = binder_node_affinity(pv, csinode)
             except TranslationError as err:
-                return error(f"binding volumes: failed to translate pv to csi: {err}")
+                return error(
+                    f"binding volumes: failed to translate pv to csi: could not translate pv: {err}"
+                )
             if affinity is not None and not api.node_selector_matches(affinity, "", target.labels):
                 return error(
                     f'binding volumes: pv "{pv.name}" node affinity doesn\'t match node '

@@ -1,0 +1,419 @@
+"""What the storage family's first draws (``oracle/storage_cases.py``) leave out, drawn into a
+storage request afterwards from a stream of its own (a seed's other draws stay as they were).
+
+Each kind reaches lines of upstream's volume plugins the first draws never ran (issue 30,
+``oracle/diff.py --coverage``):
+
+- inline iSCSI and RBD disks on the incoming and running Pods (VolumeRestrictions'
+  ``isVolumeConflict`` for both, ``haveOverlap`` of Ceph monitors, read-only mounts, RBD's
+  defaulted pool);
+- the other in-tree kinds CSI migration knows, Azure Disk, Cinder and Portworx: their
+  StorageClasses, PersistentVolumes (claims bound to them), inline volumes and the CSINode
+  drivers and migrated-plugins annotation (NodeVolumeLimits' ``isCSIMigrationOn`` per
+  plugin, ``getCSIDriverInfoFromSC``; VolumeBinding's translation of such PVs);
+- PersistentVolumes no CSI driver backs (NFS, hostPath) bound to the Pod's claims;
+- a claim of the Pod that is ``Lost`` or being deleted;
+- VolumeAttachments of an inline volume, of a missing PersistentVolume and of a non-CSI one;
+- StorageClasses of Azure File and vSphere (in-tree provisioners whose migration the volume
+  plugins never turn on) with unbound claims; CSINodes annotated without the migrated-plugins
+  key (or with it empty); a running Pod naming a claim that does not exist; a
+  CSIStorageCapacity without ``nodeTopology``;
+- configurations: one of the four volume plugins disabled (so the others meet the claims it
+  would have rejected first), or VolumeBinding and VolumeRestrictions both, VolumeZone's or
+  VolumeRestrictions' PreFilter disabled (their Filter without its state), and
+  StorageCapacityScoring turned on (a user may at v1.34; on by default from v1.37) with
+  VolumeBinding's ``shape`` at times (its Score).
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from typing import Any
+
+AZURE, CINDER, PORTWORX = (
+    "kubernetes.io/azure-disk",
+    "kubernetes.io/cinder",
+    "kubernetes.io/portworx-volume",
+)
+# in-tree plugin -> (StorageClass name, CSI driver, volume source key)
+IN_TREE = {
+    AZURE: ("azure", "disk.csi.azure.com", "azureDisk"),
+    CINDER: ("cinder", "cinder.csi.openstack.org", "cinder"),
+    PORTWORX: ("portworx", "pxd.portworx.com", "portworxVolume"),
+}
+MIGRATED = "storage.alpha.kubernetes.io/migrated-plugins"
+DISKS = "/subscriptions/s/resourceGroups/g/providers/Microsoft.Compute/disks"
+MONITORS = ["10.0.0.1:6789", "10.0.0.2:6789", "10.0.0.3:6789"]
+ZONE = "topology.kubernetes.io/zone"
+VOLUME_PLUGINS = ["VolumeBinding", "VolumeRestrictions", "NodeVolumeLimits", "VolumeZone"]
+
+
+def storage_extras(stream: str, request: dict[str, Any]) -> None:
+    """Draw the kinds above into ``request`` (an explain request; a schedule request with
+    ``pods`` takes them too, without the configurations) from the random stream named
+    ``stream``.  ``storage_cases.storage_case`` calls it; its schedules do not (yet)."""
+    r = random.Random(stream)
+    items: list[dict[str, Any]] = request["cluster"]["items"]
+    incoming = request["pods"] if "pods" in request else [request["pod"]]
+    running = [i for i in items if i["kind"] == "Pod" and i["spec"].get("nodeName")]
+    if r.random() < 0.3:
+        _iscsi_rbd(r, incoming, running)
+    if r.random() < 0.35:
+        _other_in_tree(r, items, incoming, running)
+    if r.random() < 0.2:
+        _non_csi(r, items, incoming)
+    if r.random() < 0.15:
+        _lost_or_deleting(r, items, incoming)
+    if r.random() < 0.25:
+        _odd_attachments(r, items)
+    if "pods" not in request and r.random() < 0.35:
+        _config(r, request)
+    # a stream of its own for the kinds added later: the draws above stay as they were
+    more = random.Random(stream + "/more")
+    if more.random() < 0.25:
+        _unmigrated_classes(more, items, incoming)
+    if more.random() < 0.2:
+        _other_annotations(more, items)
+    if running and more.random() < 0.15:
+        more.choice(running)["spec"].setdefault("volumes", []).append(
+            {"name": "gone", "persistentVolumeClaim": {"claimName": "no-such-claim"}}
+        )
+    for item in items:
+        if item["kind"] == "CSIStorageCapacity" and more.random() < 0.1:
+            del item["nodeTopology"]  # optional: no node has access
+    if "pods" not in request and request["config"] is None and more.random() < 0.1:
+        profile = {"schedulerName": "default-scheduler", "plugins": {"multiPoint": {"disabled": [
+            {"name": "VolumeBinding"}, {"name": "VolumeRestrictions"}]}}}  # fmt: skip
+        request["config"] = _configuration(profile)
+
+
+def _iscsi_rbd(
+    r: random.Random, incoming: list[dict[str, Any]], running: list[dict[str, Any]]
+) -> None:
+    def disk(k: int) -> dict[str, Any]:
+        if r.random() < 0.5:
+            src: dict[str, Any] = {
+                "targetPortal": "10.0.1.1:3260",
+                "iqn": f"iqn.2026-01.com.example:disk-{r.randint(0, 1)}",
+                "lun": 0,
+            }
+            kind = "iscsi"
+        else:
+            src = {"monitors": r.sample(MONITORS, r.randint(1, 2))}
+            src["image"] = f"img-{r.randint(0, 1)}"
+            if r.random() < 0.7:
+                src["pool"] = r.choice(["rbd", "kube"])
+            kind = "rbd"
+        if r.random() < 0.4:
+            src["readOnly"] = True
+        return {"name": f"{kind}-{k}", kind: src}
+
+    for pod in [*incoming, *(p for p in running if r.random() < 0.5)]:
+        vols = pod["spec"].setdefault("volumes", [])
+        vols.extend(disk(len(vols) + j) for j in range(r.randint(1, 2)))
+
+
+def _other_in_tree(
+    r: random.Random,
+    items: list[dict[str, Any]],
+    incoming: list[dict[str, Any]],
+    running: list[dict[str, Any]],
+) -> None:
+    plugins = r.sample(sorted(IN_TREE), r.randint(1, 3))
+    nodes = [i for i in items if i["kind"] == "Node"]
+    for plugin in plugins:
+        cls, _, _ = IN_TREE[plugin]
+        if r.random() < 0.9:
+            mode = r.choice(["WaitForFirstConsumer", "WaitForFirstConsumer", "Immediate"])
+            items.append({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                          "metadata": {"name": cls}, "provisioner": plugin,
+                          "reclaimPolicy": "Delete", "volumeBindingMode": mode})  # fmt: skip
+    for item in items:
+        if item["kind"] != "CSINode":
+            continue
+        meta = item["metadata"]
+        if r.random() < 0.7:
+            had = [p for p in meta.get("annotations", {}).get(MIGRATED, "").split(",") if p]
+            chosen = sorted({*had, *r.sample(plugins, r.randint(1, len(plugins)))})
+            meta.setdefault("annotations", {})[MIGRATED] = ",".join(chosen)
+        for plugin in plugins:
+            if r.random() < 0.6:
+                d: dict[str, Any] = {"name": IN_TREE[plugin][1], "nodeID": meta["name"] + "-id"}
+                if r.random() < 0.8:
+                    d["allocatable"] = {"count": r.randint(0, 3)}
+                item["spec"]["drivers"].append(d)
+    for k, pod in enumerate(incoming):
+        ns = pod["metadata"].get("namespace", "default")
+        vols = pod["spec"].setdefault("volumes", [])
+        for j, plugin in enumerate(plugins):
+            what = r.choice(["pv", "pv", "unbound", "inline"])
+            name = f"{IN_TREE[plugin][0]}-{k}-{j}"
+            if what == "inline":
+                vols.append({"name": name, **_source(r, plugin, j)})
+                continue
+            claim = _claim(ns, name, IN_TREE[plugin][0])
+            if what == "pv":
+                pv = _pv(r, f"pv-{name}", _source(r, plugin, j), IN_TREE[plugin][0], nodes)
+                _bind(claim, pv)
+                items.append(pv)
+            items.append(claim)
+            vols.append({"name": name, "persistentVolumeClaim": {"claimName": name}})
+    for j, pod in enumerate(running):
+        if r.random() < 0.4:
+            pod["spec"].setdefault("volumes", []).append(
+                {"name": f"intree-{j}", **_source(r, r.choice(plugins), r.randint(0, 2))}
+            )
+
+
+def _source(r: random.Random, plugin: str, j: int) -> dict[str, Any]:
+    """An in-tree volume source of ``plugin`` (one of a few disks, so Pods share some)."""
+    key = IN_TREE[plugin][2]
+    ident = f"disk-{j % 2}"
+    if plugin == AZURE:
+        src: dict[str, Any] = {
+            "diskName": ident,
+            "diskURI": f"{DISKS}/{ident}",
+        }
+        if r.random() < 0.8:  # else the API server's default, Shared
+            src["kind"] = r.choice(["Managed", "Managed", "Shared"])
+    else:
+        src = {"volumeID": ident}
+    if r.random() < 0.3:
+        src["readOnly"] = True
+    return {key: src}
+
+
+def _pv(
+    r: random.Random, name: str, source: dict[str, Any], cls: str, nodes: list[dict[str, Any]]
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "capacity": {"storage": "10Gi"},
+        "accessModes": ["ReadWriteOnce"],
+        "persistentVolumeReclaimPolicy": "Delete",
+        "storageClassName": cls,
+        "volumeMode": "Filesystem",
+        **source,
+    }
+    meta: dict[str, Any] = {"name": name}
+    zones = sorted({n["metadata"]["labels"].get(ZONE, "") for n in nodes} - {""})
+    if zones and r.random() < 0.6:
+        zone = r.choice(zones)
+        if r.random() < 0.5:
+            meta["labels"] = {ZONE: zone}
+        else:
+            expr = {"key": ZONE, "operator": "In", "values": [zone]}
+            terms = [{"matchExpressions": [expr]}]
+            spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": terms}}
+    return {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": meta, "spec": spec,
+            "status": {"phase": "Available"}}  # fmt: skip
+
+
+def _claim(ns: str, name: str, cls: str | None) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "accessModes": ["ReadWriteOnce"],
+        "resources": {"requests": {"storage": "5Gi"}},
+        "volumeMode": "Filesystem",
+    }
+    if cls is not None:
+        spec["storageClassName"] = cls
+    meta = {"name": name, "namespace": ns, "uid": f"uid-{ns}-{name}",
+            "finalizers": ["kubernetes.io/pvc-protection"]}  # fmt: skip
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta,
+            "spec": spec, "status": {"phase": "Pending"}}  # fmt: skip
+
+
+def _bind(claim: dict[str, Any], pv: dict[str, Any]) -> None:
+    """Bind ``claim`` to ``pv`` as the PV controller leaves both."""
+    meta = claim["metadata"]
+    claim["spec"]["volumeName"] = pv["metadata"]["name"]
+    claim["spec"]["storageClassName"] = pv["spec"].get("storageClassName", "")
+    meta["annotations"] = {"pv.kubernetes.io/bind-completed": "yes",
+                           "pv.kubernetes.io/bound-by-controller": "yes"}  # fmt: skip
+    claim["status"] = {"phase": "Bound", "accessModes": list(pv["spec"]["accessModes"]),
+                       "capacity": dict(pv["spec"]["capacity"])}  # fmt: skip
+    pv["spec"]["claimRef"] = {"kind": "PersistentVolumeClaim", "apiVersion": "v1",
+                              "namespace": meta["namespace"], "name": meta["name"],
+                              "uid": meta["uid"]}  # fmt: skip
+    pv["status"] = {"phase": "Bound"}
+
+
+def _non_csi(r: random.Random, items: list[dict[str, Any]], incoming: list[dict[str, Any]]) -> None:
+    nodes = [i for i in items if i["kind"] == "Node"]
+    for k, pod in enumerate(incoming):
+        ns = pod["metadata"].get("namespace", "default")
+        name = f"share-{k}"
+        if r.random() < 0.5:
+            source: dict[str, Any] = {"nfs": {"server": "10.0.2.1", "path": f"/export/{k}"}}
+        else:
+            source = {"hostPath": {"path": f"/data/{k}", "type": "DirectoryOrCreate"}}
+        pv = _pv(r, f"pv-{name}", source, r.choice(["manual", "standard"]), nodes)
+        claim = _claim(ns, name, None)
+        _bind(claim, pv)
+        items.extend([pv, claim])
+        pod["spec"].setdefault("volumes", []).append(
+            {"name": name, "persistentVolumeClaim": {"claimName": name}}
+        )
+
+
+def _lost_or_deleting(
+    r: random.Random, items: list[dict[str, Any]], incoming: list[dict[str, Any]]
+) -> None:
+    for pod in incoming:
+        ns = pod["metadata"].get("namespace", "default")
+        names = {v["persistentVolumeClaim"]["claimName"] for v in pod["spec"].get("volumes", [])
+                 if "persistentVolumeClaim" in v}  # fmt: skip
+        mine = [
+            i for i in items
+            if i["kind"] == "PersistentVolumeClaim"
+            and i["metadata"]["namespace"] == ns and i["metadata"]["name"] in names
+        ]  # fmt: skip
+        if not mine:
+            continue
+        claim = r.choice(mine)
+        if r.random() < 0.5:
+            claim["status"] = {**claim.get("status", {}), "phase": "Lost"}
+        else:
+            claim["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+
+
+def _odd_attachments(r: random.Random, items: list[dict[str, Any]]) -> None:
+    nodes = [i["metadata"]["name"] for i in items if i["kind"] == "Node"]
+    pvs = [i for i in items if i["kind"] == "PersistentVolume"]
+    for k in range(r.randint(1, 3)):
+        what = r.choice(["inline", "missing", "non-csi"])
+        source: dict[str, Any]
+        if what == "inline":
+            source = {"inlineVolumeSpec": {"csi": {"driver": "csi.example.com",
+                                                   "volumeHandle": f"inline-{k}"}}}  # fmt: skip
+        elif what == "missing":
+            source = {"persistentVolumeName": f"pv-gone-{k}"}
+        else:
+            others = [p for p in pvs if "csi" not in p["spec"]]
+            if not others:
+                continue
+            source = {"persistentVolumeName": r.choice(others)["metadata"]["name"]}
+        items.append({"apiVersion": "storage.k8s.io/v1", "kind": "VolumeAttachment",
+                      "metadata": {"name": f"odd-{k}"},
+                      "spec": {"attacher": r.choice(["csi.example.com", "pd.csi.storage.gke.io"]),
+                               "nodeName": r.choice(nodes), "source": source},
+                      "status": {"attached": True}})  # fmt: skip
+
+
+def _config(r: random.Random, request: dict[str, Any]) -> None:
+    profile: dict[str, Any] = {"schedulerName": "default-scheduler"}
+    what = r.choice(["disable", "disable", "prefilter", "scoring", "scoring"])
+    if what == "disable":
+        name = r.choice(VOLUME_PLUGINS)
+        profile["plugins"] = {"multiPoint": {"disabled": [{"name": name}]}}
+    elif what == "prefilter":
+        name = r.choice(["VolumeZone", "VolumeRestrictions"])
+        profile["plugins"] = {"preFilter": {"disabled": [{"name": name}]}}
+    else:
+        gates = request.get("featureGates", {})
+        request["featureGates"] = {**gates, "StorageCapacityScoring": True}
+        args: dict[str, Any] = {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "VolumeBindingArgs",
+            "bindTimeoutSeconds": 600,
+        }
+        if r.random() < 0.5:
+            low, high = r.choice([(0, 10), (10, 0), (3, 7)])
+            args["shape"] = [{"utilization": 0, "score": low}, {"utilization": 100, "score": high}]
+        profile["pluginConfig"] = [{"name": "VolumeBinding", "args": args}]
+        _to_score(r, request)
+    request["config"] = _configuration(profile)
+
+
+def _to_score(r: random.Random, request: dict[str, Any]) -> None:
+    """Give VolumeBinding's Score (StorageCapacityScoring on) something to group by class: a
+    claim of the ``capacity`` class to provision where a CSIStorageCapacity per node says
+    how much is left (its driver tracking capacity), and at times a claim of the
+    ``standard`` class a free PersistentVolume matches (a static binding)."""
+    items: list[dict[str, Any]] = request["cluster"]["items"]
+    pod = request["pod"]
+    ns = pod["metadata"].get("namespace", "default")
+    nodes = [i for i in items if i["kind"] == "Node"]
+    names = {(i["kind"], i["metadata"]["name"]) for i in items}
+    if ("StorageClass", "capacity") not in names:
+        items.append({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                      "metadata": {"name": "capacity"}, "provisioner": "csi.example.com",
+                      "reclaimPolicy": "Delete",
+                      "volumeBindingMode": "WaitForFirstConsumer"})  # fmt: skip
+    driver = next((i for i in items if i["kind"] == "CSIDriver"
+                   and i["metadata"]["name"] == "csi.example.com"), None)  # fmt: skip
+    if driver is None:
+        driver = {"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver",
+                  "metadata": {"name": "csi.example.com"},
+                  "spec": {"attachRequired": False}}  # fmt: skip
+        items.append(driver)
+    driver["spec"]["storageCapacity"] = True
+    # One CSIStorageCapacity per node: where several have room, upstream's Score takes the
+    # first its lister returns (Go map order), so the score would be upstream's coin toss.
+    items[:] = [i for i in items if i["kind"] != "CSIStorageCapacity"
+                or i["storageClassName"] != "capacity"]  # fmt: skip
+    for k, node in enumerate(nodes):
+        host = node["metadata"]["name"]
+        items.append({"apiVersion": "storage.k8s.io/v1", "kind": "CSIStorageCapacity",
+                      "metadata": {"name": f"score-{k}", "namespace": "kube-system"},
+                      "storageClassName": "capacity",
+                      "nodeTopology": {"matchLabels": {"kubernetes.io/hostname": host}},
+                      "capacity": r.choice(["10Gi", "20Gi", "100Gi"])})  # fmt: skip
+    vols = pod["spec"].setdefault("volumes", [])
+    for j in range(r.randint(1, 2)):
+        claim = _claim(ns, f"scored-{j}", "capacity")
+        claim["spec"]["resources"]["requests"]["storage"] = r.choice(["1Gi", "5Gi", "10Gi"])
+        items.append(claim)
+        vols.append({"name": f"scored-{j}", "persistentVolumeClaim": {"claimName": f"scored-{j}"}})
+    if nodes and r.random() < 0.5:
+        source = {"csi": {"driver": "pd.csi.storage.gke.io", "volumeHandle": "static-0"}}
+        pv = _pv(r, "pv-static", source, "standard", nodes)
+        pv["spec"]["capacity"]["storage"] = r.choice(["5Gi", "50Gi"])
+        if ("StorageClass", "standard") not in names:
+            items.append({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                          "metadata": {"name": "standard"},
+                          "provisioner": "pd.csi.storage.gke.io", "reclaimPolicy": "Delete",
+                          "volumeBindingMode": "WaitForFirstConsumer"})  # fmt: skip
+        items.extend([pv, _claim(ns, "static", "standard")])
+        vols.append({"name": "static", "persistentVolumeClaim": {"claimName": "static"}})
+
+
+def _configuration(profile: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "percentageOfNodesToScore": 100,
+        "profiles": [copy.deepcopy(profile)],
+    }
+
+
+def _unmigrated_classes(
+    r: random.Random, items: list[dict[str, Any]], incoming: list[dict[str, Any]]
+) -> None:
+    """StorageClasses of in-tree provisioners CSI migration knows but whose migration the
+    volume plugins never turn on (Azure File, vSphere), and unbound claims of them."""
+    for k, (cls, provisioner) in enumerate(
+        [("azure-file", "kubernetes.io/azure-file"), ("vsphere", "kubernetes.io/vsphere-volume")]
+    ):
+        items.append({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                      "metadata": {"name": cls}, "provisioner": provisioner,
+                      "reclaimPolicy": "Delete",
+                      "volumeBindingMode": "WaitForFirstConsumer"})  # fmt: skip
+        for j, pod in enumerate(incoming):
+            if r.random() < 0.6:
+                ns = pod["metadata"].get("namespace", "default")
+                name = f"{cls}-{j}-{k}"
+                items.append(_claim(ns, name, cls))
+                pod["spec"].setdefault("volumes", []).append(
+                    {"name": name, "persistentVolumeClaim": {"claimName": name}}
+                )
+
+
+def _other_annotations(r: random.Random, items: list[dict[str, Any]]) -> None:
+    """CSINodes with annotations but no migrated-plugins one (or an empty one)."""
+    for item in items:
+        if item["kind"] == "CSINode" and r.random() < 0.5:
+            other = {"example.com/owner": "ops"}
+            if r.random() < 0.3:
+                other[MIGRATED] = ""
+            item["metadata"]["annotations"] = other
