@@ -333,7 +333,11 @@ class SchedulingQueue(GroupQueueCore):
         """A cluster event: pooled Pods whose rejectors' hints say Queue move out."""
         if not self._hints.is_event_of_interest(event):
             return
-        pooled = [e for e in self._pool_for(event) if pre_check is None or pre_check(e.qp.pod)]
+        pooled = [
+            e
+            for e in self._pool_for(event)
+            if pre_check is None or any(pre_check(m.qp.pod) for m in self._pods_of(e))
+        ]
         self._move_pods(pooled, event, old, new)
 
     def assigned_pod_added(self, pod: api.Pod) -> None:

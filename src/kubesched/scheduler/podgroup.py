@@ -1,9 +1,10 @@
 """The PodGroup scheduling cycle: a Workload API group placed all-or-nothing in one cycle.
 
-Upstream ``schedule_one_podgroup.go`` (v1.36.3, v1.37.2), with GenericWorkload on.  When
-the scheduler pops a Pod of a PodGroup (``spec.schedulingGroup``), it takes the group's other
-queued members out of the queue with it (:meth:`SchedulingQueue.take`; upstream v1.37 queues
-the group as one entity, v1.36 pops the members like this) and runs one cycle for all:
+Upstream ``schedule_one_podgroup.go`` (v1.36.3, v1.37.2), with GenericWorkload on.  v1.37
+pops the group whole, as one queue entity (:mod:`kubesched.queue.podgroups`:
+:meth:`SchedulingQueue.group_members`); v1.36 pops one member and takes the group's other
+queued members out of the queue with it (:meth:`SchedulingQueue.take`, upstream's
+``PopSpecificPod``).  One cycle runs for all:
 
 1. **order**: v1.37 ``PodGroupMemberPodsOrderingFunc`` (priority descending, attempts
    descending, timestamp ascending, name); v1.36 priority, then first-attempt time;
@@ -29,10 +30,11 @@ the group as one entity, v1.36 pops the members like this) and runs one cycle fo
 
 The PodGroup's ``PodGroupInitiallyScheduled`` (v1.36 ``PodGroupScheduled``) condition is
 kept in :attr:`PodGroupCycle.conditions` as upstream writes it (``Scheduled`` /
-``Unschedulable`` / ``SchedulerError``, never regressing from True).  Deviations
-(``docs/fidelity.md``): members are requeued one by one through the usual failure path, not
-as one group entity; no topology placements, no workload-aware preemption
-(PodGroupPostFilter), no composite groups.
+``Unschedulable`` / ``SchedulerError``, never regressing from True).  Afterwards v1.37's
+members that failed wait for their group, which is requeued as one entity
+(``AddAttemptedPodGroupIfNeeded``: :meth:`SchedulingQueue.add_attempted_pod_group`, with the
+algorithm's status); v1.36's are requeued one by one through the usual failure path.
+Deviations: ``docs/fidelity.md``.
 """
 
 from __future__ import annotations
