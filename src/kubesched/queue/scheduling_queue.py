@@ -122,7 +122,12 @@ class SchedulingQueue(GroupQueueCore):
         )
         entry = self._entries.get(new.key)
         if entry is None:
-            self.add(new)
+            if self._group_of(new) is not None:  # upstream Update: addPod, a member joins
+                self.add(new)
+            elif self._move_to_active(
+                self._new_entry(new), _UNSCHEDULED_UPDATE, from_backoff=False
+            ):
+                self.nominator.add(new)
             return
         if entry.where == IN_FLIGHT:  # upstream leaves the nominator alone too
             entry.latest_pod = new
