@@ -186,7 +186,10 @@ class GroupQueueCore(QueueCore):
         group = self._groups.get(key)
         popped = {qp.pod.key for qp in self._popped.pop(key, [])}
         pending = self._pending.pop(key, {})
-        if group is None or group.where != IN_FLIGHT:
+        if group is None or group.where != IN_FLIGHT:  # not popped as an entity: none to reuse
+            for entry in pending.values():
+                entry.where, entry.group = "", ""
+                self._requeue(entry, Strategy.AFTER_BACKOFF, _FAILURE)
             return None
         if not pending:
             del self._groups[key]
