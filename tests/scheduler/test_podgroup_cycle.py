@@ -91,6 +91,30 @@ def test_a_gang_short_of_room_holds_nothing_and_reports_upstreams_messages() -> 
     assert (cond.status, cond.reason, cond.message) == ("False", "Unschedulable", group_msg)
 
 
+def test_a_group_that_cannot_fit_is_retried_whole_on_its_own_backoff() -> None:
+    """v1.37 requeues the group as one entity (``AddAttemptedPodGroupIfNeeded``): after an
+    unschedulable cycle every member waits in backoffQ for the group's backoff (1 s after
+    one failure), the one Insufficient cpu rejected too, and the group's next cycle takes
+    them all at once."""
+    clock = VirtualClock()
+    fg = featuregates.with_settings("1.37", {"GenericWorkload": True})
+    cfg = load_config(None, known_plugins=known_plugin_names(), gates=fg)
+    options = SchedulerOptions(feature_gates=fg)
+    s = Scheduler(cfg, clock=clock, api_client=FakeApi(), options=options)
+    s.on_node_add(make_node("n0").cap(cpu="4", memory="8Gi", pods=10).obj())
+    s.on_object(pod_group("g", 3))
+    for i in range(3):
+        s.on_pod_add(member(f"m{i}", "g", cpu="2"))
+    assert s.schedule_one()
+    assert [s.queue.queue_of(f"ns/m{i}") for i in range(3)] == ["backoff"] * 3
+    assert not s.schedule_one()  # not popped before its backoff ends
+    clock.advance(2.0)
+    s.queue.flush_backoff_completed()
+    assert s.schedule_one()
+    assert s.queue.scheduling_cycle == 2  # one cycle each time for the whole group
+    assert [s.pod_attempts[f"ns/m{i}"] for i in range(3)] == [2, 2, 2]
+
+
 def test_a_member_of_another_priority_fails_the_group_with_upstreams_error() -> None:
     s, fake = _scheduler("1.37", {"GenericWorkload": True})
     s.on_node_add(make_node("n0").cap(cpu="4", memory="8Gi", pods=10).obj())

@@ -94,7 +94,9 @@ def _gang_over_running_pods(
     metrics: SchedulerMetrics | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Two 4-CPU nodes held by a low-priority gang (3 CPU on each) and a 1-CPU Pod; a
-    high-priority gang of two 3-CPU members."""
+    high-priority gang of two 3-CPU members.  The running Pods go at once when evicted
+    (no grace period): v1.37 retries the group when its backoff ends, not when its victims
+    are gone, so victims that terminated for 30 s would see it retried on the way."""
     items = [_node("n1", "4"), _node("n2", "4"), _group("low", 2, "low"), _group("hi", 2, "high")]
     pods = [
         _pod("l0", "3", 1, on="n1", group="low"),
@@ -103,6 +105,8 @@ def _gang_over_running_pods(
         _pod("h0", "3", 5, group="hi", cls="high", prefer="n1"),
         _pod("h1", "3", 6, group="hi", cls="high", prefer="n1"),
     ]
+    for p in pods[:3]:
+        p["spec"]["terminationGracePeriodSeconds"] = 0
     return _run(items, pods, metrics=metrics)
 
 

@@ -23,7 +23,7 @@ The scheduler makes one when the release has the Workload API with GenericWorklo
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -109,6 +109,29 @@ def unscheduled_add_moves(gates: workload.Gates) -> bool:
     gate = {"1.35": "GangScheduling", "1.36": "GangScheduling", "1.37": "GenericWorkload"}
     name = gate.get(gates.version)
     return name is not None and gates.enabled(name)
+
+
+def queue_entity(
+    manager: PodGroupManager | None,
+) -> Callable[[api.Pod], tuple[str, int] | None] | None:
+    """The scheduling queue's view of PodGroup entities (v1.37 with GenericWorkload,
+    upstream ``isPodGroupMember`` and the queue's ``workloadForest``): a member's group
+    ``namespace/name`` and the PodGroup's priority (``PodGroupPriority``: ``spec.priority``,
+    0 without) once its object is observed; None for a Pod queued alone.  None before v1.37
+    (the members are queued one by one there) or without the Workload API."""
+    if manager is None or manager.gates.version in ("1.35", "1.36"):
+        return None
+
+    def entity_of(pod: api.Pod) -> tuple[str, int] | None:
+        if pod.scheduling_group is None:
+            return None
+        key = manager.group_key(pod)
+        pg = manager.pod_group(key) if key is not None else None
+        if key is None or pg is None:
+            return None
+        return key, pg.policy.priority or 0
+
+    return entity_of
 
 
 class PodGroupManager:

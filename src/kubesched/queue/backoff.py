@@ -4,7 +4,9 @@ Upstream v1.34 ``backoff_queue.go`` with ``SchedulerPopFromBackoffQ`` (KEP-5142,
 default since v1.33):
 
 - **duration** = ``initial * 2**(count-1)`` capped at ``max``, in integer nanoseconds as Go
-  does it (``initial > max >> shift ? max : initial << shift``).  ``count`` is the Pod's
+  does it (``initial > max >> shift ? max : initial << shift``).  v1.37's queue entity of a
+  PodGroup (:mod:`kubesched.queue.podgroups`) caps it at ``max * sqrt(members queued)``
+  (``calculateBackoffDuration``).  ``count`` is the Pod's
   *UnschedulableCount* (attempts rejected by plugins), or its *ConsecutiveErrorsCount* when the
   last attempt ended in an error (v1.34, kubernetes#128748).  A Pod never rejected gets no
   backoff; ``max == 0`` disables backoff altogether.
@@ -60,6 +62,16 @@ class Entry:
     """Deleted while in flight: dropped instead of requeued when the attempt ends."""
     latest_pod: api.Pod | None = None
     """An update received while in flight, applied when the Pod comes back."""
+    members: dict[str, Entry] | None = None
+    """A PodGroup's queue entity (v1.37, :mod:`kubesched.queue.podgroups`): its queued
+    members by Pod key (None: the record of one Pod)."""
+    group: str = ""
+    """A member inside its group's entity: the group's ``namespace/name``."""
+
+    @property
+    def size(self) -> int:
+        """How many Pods the record stands for (upstream ``QueuedEntityInfo.Size``)."""
+        return 1 if self.members is None else len(self.members)
 
     @property
     def key(self) -> str:
@@ -72,11 +84,15 @@ def align_to_window(t: float) -> float:
     return math.floor(t / ORDERING_WINDOW) * ORDERING_WINDOW
 
 
-def backoff_duration(count: int, initial: float, maximum: float) -> float:
-    """Seconds of backoff after ``count`` failures (0 for ``count == 0``); Go's integer maths."""
+def backoff_duration(count: int, initial: float, maximum: float, size: int = 1) -> float:
+    """Seconds of backoff after ``count`` failures (0 for ``count == 0``); Go's integer maths.
+    An entity of ``size`` Pods (v1.37's PodGroup) may back off up to ``maximum *
+    sqrt(size)`` (Go's float product, truncated to nanoseconds)."""
     if count <= 0:
         return 0.0
     init_ns, max_ns = round(initial * _NS), round(maximum * _NS)
+    if size > 1:
+        max_ns = int(float(max_ns) * math.sqrt(size))
     shift = count - 1
     if shift >= 63 or init_ns > (max_ns >> shift):
         return max_ns / _NS
@@ -118,7 +134,7 @@ class BackoffQueue:
         if count == 0:
             return NO_BACKOFF
         if entry.backoff_expiration is None:
-            duration = backoff_duration(count, self.initial, self.maximum)
+            duration = backoff_duration(count, self.initial, self.maximum, entry.size)
             entry.backoff_expiration = align_to_window(entry.qp.timestamp + duration)
         return entry.backoff_expiration
 

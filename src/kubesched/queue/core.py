@@ -60,8 +60,8 @@ class QueueCore:
         self._target_pod_events = target_pod_events
         self._clock = clock
         self._sort_key = sort_key
-        self._pre_enqueue = {name: tuple(pls) for name, pls in (pre_enqueue or {}).items()}
-        self._gating = sorted({p.name for pls in self._pre_enqueue.values() for p in pls})
+        self._pre_enqueue_plugins = {n: tuple(pls) for n, pls in (pre_enqueue or {}).items()}
+        self._gating = sorted({p.name for pls in self._pre_enqueue_plugins.values() for p in pls})
         self._hints = HintTable(hints or {})
         self._backoff = BackoffQueue(clock, initial_backoff, max_backoff, sort_key)
         self._assigned_pod_filter = assigned_pod_filter
@@ -118,7 +118,14 @@ class QueueCore:
             return []
         accept = self._assigned_pod_filter
         pooled = self._pool_for(event)
-        return [e for e in pooled if accept is None or accept(e.qp, pod)]
+        if accept is None:
+            return list(pooled)
+        return [e for e in pooled if any(accept(m.qp, pod) for m in self._pods_of(e))]
+
+    @staticmethod
+    def _pods_of(entry: Entry) -> list[Entry]:
+        """The Pods' records ``entry`` stands for: itself, or a PodGroup entity's members."""
+        return [entry] if entry.members is None else list(entry.members.values())
 
     def _pool_for(self, event: ClusterEvent) -> Iterator[Entry]:
         """Pooled Pods an event may concern: gated ones only when a gating (PreEnqueue)
@@ -147,12 +154,36 @@ class QueueCore:
                 continue
             if qp.gated and not self._hints.plugin_interested(qp.gating_plugin, event):
                 continue
-            strategy = self._hints.worth_requeuing(qp, event, old, new)
+            strategy = self._worth(entry, event, old, new)
             if strategy == Strategy.SKIP:
                 continue
             self._detach(entry)
             self._requeue(entry, strategy, label)
         self._in_flight.record(event, old, new)
+
+    def _worth(self, entry: Entry, event: ClusterEvent, old: Any, new: Any) -> Strategy:
+        """Upstream ``isEntityWorthRequeuing``: the strongest strategy any of the entity's
+        Pods' rejectors give the event (a Pod alone: ``isPodWorthRequeuing``)."""
+        best = Strategy.SKIP
+        for member in self._pods_of(entry):
+            best = max(best, self._hints.worth_requeuing(member.qp, event, old, new))
+            if best == Strategy.IMMEDIATELY:
+                break
+        return best
+
+    def _pre_enqueue(self, entry: Entry) -> None:
+        """Upstream ``runPreEnqueuePlugins``: every Pod of the entity is checked, and the
+        entity is gated when any of them is (with that Pod's gating plugin and message)."""
+        if entry.members is None:
+            run_pre_enqueue(self._pre_enqueue_plugins, entry.qp)
+            return
+        qp = entry.qp
+        qp.gated, qp.gating_plugin = False, ""
+        for member in entry.members.values():
+            run_pre_enqueue(self._pre_enqueue_plugins, member.qp)
+            if member.qp.gated:
+                qp.gated, qp.gating_plugin = True, member.qp.gating_plugin
+                qp.message = member.qp.message
 
     def _requeue(self, entry: Entry, strategy: Strategy, label: str) -> str:
         """Upstream ``requeuePodWithQueueingStrategy``; returns where the Pod went."""
@@ -166,30 +197,31 @@ class QueueCore:
     def _move_to_active(self, entry: Entry, label: str, *, from_backoff: bool) -> bool:
         qp = entry.qp
         if not from_backoff:  # PreEnqueue already ran when it entered backoffQ
-            run_pre_enqueue(self._pre_enqueue, qp)
+            self._pre_enqueue(entry)
         if qp.gated:
             if entry.where not in (ACTIVE, BACKOFF):
                 self._pool_add(entry, label)
             return False
-        if qp.initial_attempt_timestamp is None:
-            qp.initial_attempt_timestamp = self._clock()
-            qp.initial_attempt_seq = self._seq
-            self._seq += 1
+        for member in self._pods_of(entry):
+            if member.qp.initial_attempt_timestamp is None:
+                member.qp.initial_attempt_timestamp = self._clock()
+                member.qp.initial_attempt_seq = self._seq
+                self._seq += 1
         self._detach(entry)
         entry.where = ACTIVE
         self._active.push(entry.key, self._active_priority(qp), entry)
-        self.incoming_counts[(ACTIVE, label)] += 1
+        self.incoming_counts[(ACTIVE, label)] += entry.size
         return True
 
     def _move_to_backoff(self, entry: Entry, label: str) -> bool:
-        run_pre_enqueue(self._pre_enqueue, entry.qp)
+        self._pre_enqueue(entry)
         if entry.qp.gated:
             self._pool_add(entry, label)
             return False
         self._detach(entry)
         entry.where = BACKOFF
         self._backoff.add(entry)
-        self.incoming_counts[(BACKOFF, label)] += 1
+        self.incoming_counts[(BACKOFF, label)] += entry.size
         return True
 
     def _pool_add(self, entry: Entry, label: str) -> None:
@@ -198,7 +230,7 @@ class QueueCore:
         if entry.where != UNSCHEDULABLE:
             self._detach(entry)
             entry.where = UNSCHEDULABLE
-            self.incoming_counts[(UNSCHEDULABLE, label)] += 1
+            self.incoming_counts[(UNSCHEDULABLE, label)] += entry.size
         times_out = not qp.gated or self._hints.plugin_interested(
             qp.gating_plugin, events.EVENT_UNSCHEDULABLE_TIMEOUT
         )

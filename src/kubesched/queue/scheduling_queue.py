@@ -53,11 +53,11 @@ from kubesched.queue.core import (
     IN_FLIGHT,
     UNSCHEDULABLE,
     AssignedPodFilter,
-    QueueCore,
     SortKey,
 )
 from kubesched.queue.hints import HintObserver, pod_uid
 from kubesched.queue.periodic import BACKOFF_FLUSH_PERIOD, UNSCHEDULABLE_FLUSH_PERIOD
+from kubesched.queue.podgroups import GROUPED, PENDING, EntityOf, GroupQueueCore
 from kubesched.queue.unschedulable import PreEnqueuePlugin
 
 __all__ = [
@@ -67,6 +67,7 @@ __all__ = [
     "IN_FLIGHT",
     "UNSCHEDULABLE",
     "AssignedPodFilter",
+    "EntityOf",
     "PreEnqueuePlugin",
     "SchedulingQueue",
     "SortKey",
@@ -76,7 +77,7 @@ _UNSCHEDULED_ADD = events.event_label(events.EVENT_UNSCHEDULED_POD_ADD)
 _UNSCHEDULED_UPDATE = events.event_label(events.EVENT_UNSCHEDULED_POD_UPDATE)
 
 
-class SchedulingQueue(QueueCore):
+class SchedulingQueue(GroupQueueCore):
     """Upstream ``PriorityQueue`` semantics with a caller-driven clock.
 
     Constructor (keyword-only): ``clock`` (seconds), ``sort_key`` (QueueSort: smaller pops
@@ -91,6 +92,8 @@ class SchedulingQueue(QueueCore):
     ``target_pod_events`` (v1.37's ``PodSchedulingPropertiesChange(..., isTargetPod)``): a
     pending Pod's own update raises ``TargetPod`` events, and a grown request
     ``UpdatePodScaleUp``; before v1.37, ``UnschedulablePod`` events and no scale-up.
+    ``entity_of`` (v1.37 with GenericWorkload): a Pod's PodGroup, whose members are queued
+    as one entity (:mod:`kubesched.queue.podgroups`); None queues every Pod alone.
     """
 
     # ------------------------------------------------------------------ informer side
@@ -100,7 +103,10 @@ class SchedulingQueue(QueueCore):
         if known is not None:
             self.update(known.latest_pod or known.qp.pod, pod)
             return
-        if self._nominate_gated:
+        if self._group_of(pod) is not None:  # v1.37 addPod: a member joins its group's entity
+            self.nominator.add(pod)
+            self._add_member(self._new_entry(pod), _UNSCHEDULED_ADD)
+        elif self._nominate_gated:
             self.nominator.add(pod)  # upstream v1.37 addPod: before moveToActiveQ, gated or not
             self._move_to_active(self._new_entry(pod), _UNSCHEDULED_ADD, from_backoff=False)
         elif self._move_to_active(self._new_entry(pod), _UNSCHEDULED_ADD, from_backoff=False):
@@ -116,7 +122,11 @@ class SchedulingQueue(QueueCore):
         )
         entry = self._entries.get(new.key)
         if entry is None:
-            if self._move_to_active(self._new_entry(new), _UNSCHEDULED_UPDATE, from_backoff=False):
+            if self._group_of(new) is not None:  # upstream Update: addPod, a member joins
+                self.add(new)
+            elif self._move_to_active(
+                self._new_entry(new), _UNSCHEDULED_UPDATE, from_backoff=False
+            ):
                 self.nominator.add(new)
             return
         if entry.where == IN_FLIGHT:  # upstream leaves the nominator alone too
@@ -129,7 +139,9 @@ class SchedulingQueue(QueueCore):
         else:
             self.nominator.add(new)
         entry.qp.pod = new
-        if entry.where == ACTIVE:
+        if entry.where in (GROUPED, PENDING):
+            self._update_member(entry, evs, old, new)
+        elif entry.where == ACTIVE:
             self._active.push(entry.key, self._active_priority(entry.qp), entry)
         elif entry.where == BACKOFF:
             self._backoff.update(entry)
@@ -138,6 +150,23 @@ class SchedulingQueue(QueueCore):
                 strategy = self._hints.worth_requeuing(entry.qp, ev, old, new)
                 if self._requeue(entry, strategy, events.event_label(ev)) != UNSCHEDULABLE:
                     break
+
+    def _update_member(
+        self, entry: Entry, evs: list[ClusterEvent], old: api.Pod | None, new: api.Pod
+    ) -> None:
+        """A member of a PodGroup entity changed (its record updated already): an entity in
+        the pool moves if the change is worth it for the entity (upstream ``Update``)."""
+        if entry.where != GROUPED:
+            return
+        group = self._entity(entry)
+        if group.where == BACKOFF:
+            self._backoff.update(group)
+        if group.where != UNSCHEDULABLE:
+            return
+        for ev in evs:
+            strategy = self._worth(group, ev, old, new)
+            if self._requeue(group, strategy, events.event_label(ev)) != UNSCHEDULABLE:
+                break
 
     def delete(self, pod: api.Pod) -> None:
         """The Pod is gone (or was bound elsewhere): forget it wherever it is."""
@@ -148,8 +177,11 @@ class SchedulingQueue(QueueCore):
         if entry.where == IN_FLIGHT:
             entry.deleted = True
             return
-        self._detach(entry)
         del self._entries[entry.key]
+        if entry.where in (GROUPED, PENDING):
+            self._member_left(entry)
+            return
+        self._detach(entry)
 
     def activate_keys(self, keys: Iterable[str]) -> None:
         """:meth:`activate` of the Pods this queue holds (queued or in flight) by key; the
@@ -161,8 +193,14 @@ class SchedulingQueue(QueueCore):
 
         An in-flight Pod gets a ``ForceActivate`` event so it is requeued when it comes back.
         """
-        found = {e.key: pod for pod in pods if (e := self._entries.get(pod.key)) is not None}
-        for entry in self._release_order([self._entries[key] for key in found]):
+        found: dict[str, api.Pod] = {}
+        records: dict[str, Entry] = {}
+        for pod in pods:
+            if (e := self._entries.get(pod.key)) is not None:
+                entity = self._entity(e)  # a member activates its whole group
+                found.setdefault(entity.key, pod)
+                records.setdefault(entity.key, entity)
+        for entry in self._release_order(list(records.values())):
             pod = found[entry.key]
             if entry.where == UNSCHEDULABLE:
                 self._move_to_active(entry, events.FORCE_ACTIVATE, from_backoff=False)
@@ -185,8 +223,11 @@ class SchedulingQueue(QueueCore):
             entry = self._backoff.pop_backoff()
             if entry is None:
                 return None
-            self.incoming_counts[(ACTIVE, events.POP_FROM_BACKOFF_Q)] += 1
+            self.incoming_counts[(ACTIVE, events.POP_FROM_BACKOFF_Q)] += entry.size
         self._cycle += 1
+        if entry.members is not None:
+            return self._pop_group(entry)
+        self._last_popped = ""
         return self._start_attempt(entry)
 
     def take(self, key: str) -> QueuedPodInfo | None:
@@ -247,6 +288,12 @@ class SchedulingQueue(QueueCore):
                 entry.consecutive_errors = 0
             qp.timestamp = self._clock()
             entry.backoff_expiration = None
+            if self._group_of(qp.pod) is not None:  # addUnschedulablePodGroupMember
+                qp.seq, self._seq = self._seq, self._seq + 1  # the real clock's order
+                entry.where = ""
+                self._add_member(entry, events.SCHEDULE_ATTEMPT_FAILURE)
+                return
+            self._last_popped = ""  # clearPoppedEntity
             strategy = self._in_flight_strategy(entry)
             entry.where = ""
             self._requeue(entry, strategy, events.SCHEDULE_ATTEMPT_FAILURE)
@@ -291,7 +338,11 @@ class SchedulingQueue(QueueCore):
         """A cluster event: pooled Pods whose rejectors' hints say Queue move out."""
         if not self._hints.is_event_of_interest(event):
             return
-        pooled = [e for e in self._pool_for(event) if pre_check is None or pre_check(e.qp.pod)]
+        pooled = [
+            e
+            for e in self._pool_for(event)
+            if pre_check is None or any(pre_check(m.qp.pod) for m in self._pods_of(e))
+        ]
         self._move_pods(pooled, event, old, new)
 
     def assigned_pod_added(self, pod: api.Pod) -> None:
@@ -382,16 +433,17 @@ class SchedulingQueue(QueueCore):
     def pending_pods(self) -> dict[str, int]:
         """Pods per queue, as ``scheduler_pending_pods{queue}``."""
         gated = self._pool.gated_count
+        extra = self._group_counts()
         return {
-            ACTIVE: len(self._active),
-            BACKOFF: len(self._backoff),
-            UNSCHEDULABLE: len(self._pool) - gated,
-            GATED: gated,
+            ACTIVE: len(self._active) + extra[ACTIVE],
+            BACKOFF: len(self._backoff) + extra[BACKOFF],
+            UNSCHEDULABLE: len(self._pool) - gated + extra[UNSCHEDULABLE],
+            GATED: gated + extra[GATED],
         }
 
     def pending_pod_infos(self) -> list[QueuedPodInfo]:
         """Every queued Pod (not in flight); see :meth:`queue_of` for where each one is."""
-        queued = (ACTIVE, BACKOFF, UNSCHEDULABLE)
+        queued = (ACTIVE, BACKOFF, UNSCHEDULABLE, GROUPED)
         return [e.qp for e in self._entries.values() if e.where in queued]
 
     def queue_of(self, pod_key: str) -> str | None:
@@ -399,6 +451,9 @@ class SchedulingQueue(QueueCore):
         entry = self._entries.get(pod_key)
         if entry is None or not entry.where:
             return None
+        if entry.where == PENDING:
+            return IN_FLIGHT
+        entry = self._entity(entry)
         if entry.where == UNSCHEDULABLE and self._pool.is_gated(entry.key):
             return GATED
         return entry.where

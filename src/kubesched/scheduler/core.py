@@ -157,6 +157,7 @@ class Scheduler:
             max_backoff=float(config.pod_max_backoff_seconds),
             nominate_gated=self.handle.feature_gates.at_least("1.37"),
             target_pod_events=self.handle.feature_gates.at_least("1.37"),
+            entity_of=podgroups.queue_entity(self.pod_group_manager),
         )
         for f in (*self.profiles.values(), *self._sampled.values()):
             f.nominator = self.queue.nominator
@@ -479,7 +480,8 @@ class Scheduler:
         pod = qp.pod
         self.last_work = None
         fwk = self.profiles.get(pod.scheduler_name)
-        if fwk is None or self.cluster.is_assumed(pod.key):
+        entity = self.queue.group_members(qp) is not None  # popped as its PodGroup's entity
+        if fwk is None or (self.cluster.is_assumed(pod.key) and not entity):
             self.queue.done(pod)
             return
         if self.queue.scheduling_cycle % PLUGIN_SAMPLE_EVERY == 0:

@@ -1,9 +1,10 @@
 """The PodGroup scheduling cycle: a Workload API group placed all-or-nothing in one cycle.
 
-Upstream ``schedule_one_podgroup.go`` (v1.36.3, v1.37.2), with GenericWorkload on.  When
-the scheduler pops a Pod of a PodGroup (``spec.schedulingGroup``), it takes the group's other
-queued members out of the queue with it (:meth:`SchedulingQueue.take`; upstream v1.37 queues
-the group as one entity, v1.36 pops the members like this) and runs one cycle for all:
+Upstream ``schedule_one_podgroup.go`` (v1.36.3, v1.37.2), with GenericWorkload on.  v1.37
+pops the group whole, as one queue entity (:mod:`kubesched.queue.podgroups`:
+:meth:`SchedulingQueue.group_members`); v1.36 pops one member and takes the group's other
+queued members out of the queue with it (:meth:`SchedulingQueue.take`, upstream's
+``PopSpecificPod``).  One cycle runs for all:
 
 1. **order**: v1.37 ``PodGroupMemberPodsOrderingFunc`` (priority descending, attempts
    descending, timestamp ascending, name); v1.36 priority, then first-attempt time;
@@ -29,10 +30,11 @@ the group as one entity, v1.36 pops the members like this) and runs one cycle fo
 
 The PodGroup's ``PodGroupInitiallyScheduled`` (v1.36 ``PodGroupScheduled``) condition is
 kept in :attr:`PodGroupCycle.conditions` as upstream writes it (``Scheduled`` /
-``Unschedulable`` / ``SchedulerError``, never regressing from True).  Deviations
-(``docs/fidelity.md``): members are requeued one by one through the usual failure path, not
-as one group entity; no topology placements, no workload-aware preemption
-(PodGroupPostFilter), no composite groups.
+``Unschedulable`` / ``SchedulerError``, never regressing from True).  Afterwards v1.37's
+members that failed wait for their group, which is requeued as one entity
+(``AddAttemptedPodGroupIfNeeded``: :meth:`SchedulingQueue.add_attempted_pod_group`, with the
+algorithm's status); v1.36's are requeued one by one through the usual failure path.
+Deviations: ``docs/fidelity.md``.
 """
 
 from __future__ import annotations
@@ -148,9 +150,6 @@ class GroupAlgorithm:
         """The queue's nominations: a member assumed in the cycle loses its own until it is
         undone (upstream's ``assume`` / ``unreserveAndForget`` in a PodGroup cycle)."""
         self._unnominated: dict[str, tuple[api.Pod, str]] = {}
-        self._member_order: dict[str, tuple[float, int]] = {}
-        """A member requeued in its group's place (v1.37, after a feasible cycle): its own
-        timestamp and insertion order, which still order it among the group's members."""
         self.version = manager.gates.version
         self.cluster = cluster
         self.schedule_pod = schedule_pod
@@ -374,7 +373,8 @@ class GroupAlgorithm:
             key=lambda m: (
                 -m.pod.priority,
                 -m.attempts,
-                *self._member_order.get(m.pod.key, (m.timestamp, m.seq)),
+                m.timestamp,
+                m.seq,
                 m.pod.name,
             ),
         )
@@ -598,10 +598,12 @@ class PodGroupCycle(GroupAlgorithm):
         start = time.perf_counter()
         key = self.manager.group_key(qp.pod)
         assert key is not None
-        members = [qp]
-        for pod in self.manager.state(key).unscheduled():
-            if pod.key != qp.pod.key and (taken := self.queue.take(pod.key)) is not None:
-                members.append(taken)
+        entity = self.queue.group_members(qp)  # v1.37: the group popped as one entity
+        members = list(entity) if entity is not None else [qp]
+        if entity is None:  # v1.36 (or a member queued alone): PopSpecificPod of the others
+            for pod in self.manager.state(key).unscheduled():
+                if pod.key != qp.pod.key and (taken := self.queue.take(pod.key)) is not None:
+                    members.append(taken)
         kept = []
         for m in members:
             if m.pod.deletion_timestamp is not None or self.cluster.is_assumed(m.pod.key):
@@ -610,30 +612,28 @@ class PodGroupCycle(GroupAlgorithm):
             else:
                 kept.append(m)
         if not kept:
+            if entity is not None:
+                self.queue.add_attempted_pod_group(key, "success")
             return []
         members = self.order(kept)
-        for m in members:  # their own place among the group's members served its turn
-            self._member_order.pop(m.pod.key, None)
         held = self._hold_nominations(members)
         results, decided = self.decide(fwk, members, key)
         algorithm = time.perf_counter() - start
         group, preemption = self.post_filter_result(fwk, key, members, decided)
         self._release_nominations(held)
-        first = min((m.timestamp, m.seq) for m in members)
         self.submit(fwk, members, results, group, key, cycle, start, decided, preemption)
         if self.version == "1.37" and (results or decided.code != Code.ERROR):
             self._observe(fwk, group, preemption, start, algorithm)
-            if group.is_success():
-                # AddAttemptedPodGroupIfNeeded: after a feasible cycle the members left over
-                # go straight back to activeQ keeping the group's place (the earliest of its
-                # members' here: upstream queues the group as one entity), so the group is
-                # retried at once, before equals that came later, and may preempt now.
-                placed = {r.qp.pod.key for r in results if r.status.is_success()}
-                left = [m for m in members if m.pod.key not in placed]
-                for m in left:
-                    self._member_order[m.pod.key] = (m.timestamp, m.seq)
-                    m.timestamp, m.seq = first
-                self.queue.activate([m.pod for m in left])
+        if entity is not None:
+            # AddAttemptedPodGroupIfNeeded with the algorithm's status (before
+            # PodGroupPostFilter): the members failed above wait aside and make the group's
+            # entity again (kubesched.queue.podgroups).
+            outcome = "error"
+            if decided.is_success():
+                outcome = "success"
+            elif decided.is_rejected():
+                outcome = "rejected"
+            self.queue.add_attempted_pod_group(key, outcome)
         return members
 
     def _hold_nominations(self, members: list[QueuedPodInfo]) -> dict[str, tuple[api.Pod, str]]:
