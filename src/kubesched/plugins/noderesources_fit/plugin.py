@@ -30,8 +30,10 @@ from kubesched.plugins.noderesources_fit.kernels import (
     fit_masks,
     fits_one,
     insufficient,
+    mask_one,
     verdict_from_failing,
     verdict_from_masks,
+    verdict_one,
 )
 from kubesched.state.cache import ClusterState
 from kubesched.state.nodes import IntArray
@@ -147,8 +149,13 @@ class NodeResourcesFit(GovernedHints):
             err = fw.error(f'error reading "{_PRE_FILTER_KEY}" from cycleState: not found')
             return fw.Verdict(np.ones(rows.shape[0], dtype=np.int8), {1: err})
         nodes = cluster.nodes
-        if rows.shape[0] == 1 and fits_one(nodes, int(rows[0]), s):
-            return fw.Verdict.all_pass(1)  # result reuse re-checks one node: plain ints
+        if rows.shape[0] == 1:  # result reuse and preemption re-check one node: plain ints
+            row = int(rows[0])
+            mask = mask_one(nodes, row, s)
+            if mask is not None:
+                return fw.Verdict.all_pass(1) if mask == 0 else verdict_one(mask, s.reasons)
+            if fits_one(nodes, row, s):
+                return fw.Verdict.all_pass(1)
         pod_count = nodes.pod_count[rows]
         allowed = nodes.allowed_pods[rows]
         alloc, used = checked_columns(cluster, rows, s)
