@@ -734,9 +734,13 @@ def _walk_kept(
             )
             held = None
         if held is None:
-            fine_n = np.minimum(np.cumsum(kinds == FINE), num)
-            total = fine_n + np.minimum(np.cumsum(kinds == VIOLATING), num)
-            held = np.where(fine_n >= 1, total, 0)  # non-decreasing
+            fine_n = np.cumsum(kinds == FINE)
+            if (kinds == VIOLATING).any():
+                fine_n = np.minimum(fine_n, num)
+                total = fine_n + np.minimum(np.cumsum(kinds == VIOLATING), num)
+                held = np.where(fine_n >= 1, total, 0)  # non-decreasing
+            else:  # no PDB-violating candidate: the count of clean ones alone decides
+                total = held = fine_n  # uncapped: capped where read
         at = int(np.searchsorted(held, num)) if num > 0 else n
         if at < end:
             stop = at + 1
@@ -744,14 +748,16 @@ def _walk_kept(
         if end >= n:
             break
         pos = end
-        chunk = next_chunk(pos, int(total[end - 1]), num)
+        found = int(total[end - 1])
+        chunk = next_chunk(pos, found if held is not total else min(found, num), num)
     entries = _Entries(fresh, kept.rows)
+    kept_rows, fresh_entry = kept.rows, fresh.get
     walked, kinds = ordered[:stop], kinds[:stop]
     fine: list[Candidate] = []
     violating: list[Candidate] = []
     for want, into in ((kinds == FINE, fine), (kinds == VIOLATING, violating)):
         for row in walked[want][:num].tolist():
-            entry = entries[row]
+            entry = fresh_entry(row) or kept_rows[row]
             cand = entry.candidate
             if cand is None:
                 victims, n_bad, _ = entry.result

@@ -69,6 +69,10 @@ class NodeResourcesFit(GovernedHints):
         self.score_cols = np.asarray(
             [0 if n == api.CPU else 1 for n in self.score_names], dtype=np.int64
         )
+        self._base_states: dict[tuple[tuple[str, int], ...], tuple[object, PreFilterState]] = {}
+        """PreFilter's state by the Pod's requests (with the node table it was made for),
+        for Pods requesting no resource but cpu, memory and ephemeral storage: made once,
+        not per attempt."""
         self._score_pairs = list(zip(self.score_cols.tolist(), self.weights.tolist(), strict=True))
         """(column, weight) per scored resource in Python ints (the one-node score)."""
         self.shape_util = np.asarray([p.utilization for p in strategy.shape], dtype=np.int64)
@@ -94,6 +98,11 @@ class NodeResourcesFit(GovernedHints):
     ) -> tuple[fw.PreFilterResult | None, fw.Status]:
         """Store the Pod's checked requests (upstream ``computePodResourceRequest``)."""
         nodes = cluster.nodes
+        key = tuple(pod.requests.items())
+        hit = self._base_states.get(key)
+        if hit is not None and hit[0] is nodes:
+            state[_PRE_FILTER_KEY] = hit[1]
+            return None, fw.SUCCESS
         counted = res.counted_requests(pod.requests)
         scalars = sorted(n for n in counted if n not in _BASE)
         cols: list[int] = []
@@ -129,7 +138,7 @@ class NodeResourcesFit(GovernedHints):
             amounts.append(amount)
             reasons.append(insufficient(name))
         skip = {pos for pos, _ in sparse}
-        state[_PRE_FILTER_KEY] = PreFilterState(
+        state[_PRE_FILTER_KEY] = checked = PreFilterState(
             np.asarray(cols, dtype=np.int64),
             np.asarray(amounts, dtype=np.int64),
             tuple(reasons),
@@ -138,6 +147,10 @@ class NodeResourcesFit(GovernedHints):
             tuple(delegated),
             tuple(delegated_names) if v134 else (),
         )
+        if not scalars:  # cpu, memory, ephemeral storage: their amounts alone decide
+            if len(self._base_states) >= 1024:
+                self._base_states.clear()
+            self._base_states[key] = (nodes, checked)
         return None, fw.SUCCESS
 
     def filter(
