@@ -156,6 +156,9 @@ class FilterPhase:
         """
         cluster = self.handle.cluster
         interned = {} if interned is None else interned
+        if rows.shape[0] == 0:  # no plugin runs (nor counts an evaluation) on no node
+            empty = np.zeros(0, dtype=np.int64)
+            return FilterOutcome(empty, empty, empty.copy(), list(interned), 0)
         alive = rows
         failed: list[IntArray] = []
         failed_status: list[IntArray] = []
@@ -169,6 +172,21 @@ class FilterPhase:
             if not verdict.table:  # no status to give: every node passed
                 continue
             codes = verdict.codes
+            if alive.shape[0] == 1:  # one node (re-filtered by reuse or preemption): ints
+                code = int(codes[0])
+                if code == 0:
+                    continue
+                sid = 0
+                for k, st in verdict.table.items():  # every status interned, as below
+                    if st.code == Code.ERROR and k == code:
+                        raise PluginError(p.name, st.message(), point="filter")
+                    at = interned.setdefault(st.with_plugin(p.name), len(interned))
+                    if k == code:
+                        sid = at
+                failed.append(alive)
+                failed_status.append(np.asarray([sid], dtype=np.int64))
+                alive = alive[:0]
+                continue
             bad = codes != 0
             if not bad.any():
                 continue
@@ -240,6 +258,11 @@ class FilterPhase:
             nset.block.shift(idx, -1)
         if w.failed.size == 0:
             return self.run_filter(state, pod, rows, interned)
+        if w.failed.size == rows.size:  # every node failed with its nominated Pods
+            empty = np.zeros(0, dtype=np.int64)
+            return FilterOutcome(
+                empty, w.failed, w.failed_status, list(interned), int(rows.size)
+            )
         # a node failing with its nominated Pods keeps that status and is not filtered again
         # without them (upstream returns after the first pass's failure); w.failed is a
         # subset of rows: marked over the rows' span (cheaper than np.isin's sort)
