@@ -236,11 +236,14 @@ class FilterPhase:
         idx = nset.select(pod, rows)
         if idx.size == 0:
             return self.run_filter(state, pod, rows, interned)
-        at = nset.rows[idx]  # sorted
-        first = np.ones(at.shape[0], dtype=np.bool_)
-        first[1:] = at[1:] != at[:-1]
-        starts = np.flatnonzero(first)
-        with_rows = at[starts]
+        if rows.shape[0] == 1:  # every selected Pod is on the one row
+            starts, with_rows = np.zeros(1, dtype=np.int64), rows
+        else:
+            at = nset.rows[idx]  # sorted
+            first = np.ones(at.shape[0], dtype=np.bool_)
+            first[1:] = at[1:] != at[:-1]
+            starts = np.flatnonzero(first)
+            with_rows = at[starts]
         nset.block.shift(idx, 1)
         try:
             if self.active_extensions(state):
