@@ -95,6 +95,9 @@ class FilterPhase:
     _usage: nominated.UsageCache
     capabilities: ProfileCapabilities
     profile_name: str
+    _row_key: tuple[CycleState, api.Pod, frozenset[str], Hashable | None] | None
+    """The last :meth:`row_local_key` answer with its cycle state, Pod and skipped Filter
+    plugins (the framework forgets it when a search begins)."""
     evaluations: dict[tuple[str, str], int]
     """``(plugin, extension point) -> evaluations`` so far, for
     ``scheduler_plugin_evaluation_total``: one per PreFilter / PreScore call that did not
@@ -301,7 +304,22 @@ class FilterPhase:
         """A key under which the per-node answers of this cycle's Filter plugins for ``pod``
         can be kept: equal keys, equal verdicts for a node whose Pods, Node and nominated
         Pods did not change.  None when a Filter plugin that runs is neither row-local nor
-        node-only, PreFilter extensions hold state, or the Pod cannot be signed."""
+        node-only, PreFilter extensions hold state, or the Pod cannot be signed.  Asked
+        again for the same cycle (the kept failed pass, then preemption's dry run), the
+        key found first is given (until the next search begins)."""
+        memo = self._row_key
+        if (
+            memo is not None
+            and memo[0] is state
+            and memo[1] is pod
+            and memo[2] == state.skip_filter
+        ):
+            return memo[3]
+        key = self._row_local_key(state, pod)
+        self._row_key = (state, pod, frozenset(state.skip_filter), key)
+        return key
+
+    def _row_local_key(self, state: CycleState, pod: api.Pod) -> Hashable | None:
         if self.active_extensions(state):
             return None
         can = self.capabilities

@@ -734,10 +734,11 @@ def _walk_kept(
             )
             held = None
         if held is None:
-            fine_n = np.cumsum(kinds == FINE)
-            if (kinds == VIOLATING).any():
+            fine_n = (kinds == FINE).cumsum()
+            bad = kinds == VIOLATING
+            if bad.any():
                 fine_n = np.minimum(fine_n, num)
-                total = fine_n + np.minimum(np.cumsum(kinds == VIOLATING), num)
+                total = fine_n + np.minimum(bad.cumsum(), num)
                 held = np.where(fine_n >= 1, total, 0)  # non-decreasing
             else:  # no PDB-violating candidate: the count of clean ones alone decides
                 total = held = fine_n  # uncapped: capped where read
