@@ -7,7 +7,6 @@ Pod through it too."""
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import time
 from collections import Counter
@@ -92,14 +91,14 @@ class Failures:
                     nominator.delete(other.key)
                     queued = self.queue.get(other.key)
                     if queued is not None and queued.pod.nominated_node_name:
-                        queued.pod = dataclasses.replace(queued.pod, nominated_node_name="")
+                        queued.pod = queued.pod.nominated_to("")
         if result.victims:
             keys = tuple(v.key for v in result.victims)
             self.preemptions[pod.key] = (node, keys)
             for k in keys:
                 self.preempted_by[k] = pod.key
         if pod.nominated_node_name != node:
-            qp.pod = dataclasses.replace(pod, nominated_node_name=node)
+            qp.pod = pod.nominated_to(node)
         nominator.add(qp.pod, node)
 
     def keep_nomination(self, qp: QueuedPodInfo, node: str) -> None:
@@ -107,7 +106,7 @@ class Failures:
         left behind by NominatedNodeNameForExpectation, see ``Commit.nominate_held``); the
         queue's nominator hears it from the Pod's next update, as upstream's does."""
         if qp.pod.nominated_node_name != node:
-            qp.pod = dataclasses.replace(qp.pod, nominated_node_name=node)
+            qp.pod = qp.pod.nominated_to(node)
         self.queue.nominator.add(qp.pod, node)
 
     def fail(
