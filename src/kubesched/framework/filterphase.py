@@ -266,9 +266,7 @@ class FilterPhase:
             return self.run_filter(state, pod, rows, interned)
         if w.failed.size == rows.size:  # every node failed with its nominated Pods
             empty = np.zeros(0, dtype=np.int64)
-            return FilterOutcome(
-                empty, w.failed, w.failed_status, list(interned), int(rows.size)
-            )
+            return FilterOutcome(empty, w.failed, w.failed_status, list(interned), int(rows.size))
         # a node failing with its nominated Pods keeps that status and is not filtered again
         # without them (upstream returns after the first pass's failure); w.failed is a
         # subset of rows: marked over the rows' span (cheaper than np.isin's sort)
