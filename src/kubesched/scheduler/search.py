@@ -361,6 +361,7 @@ class Search:
         if outcome.feasible.size == 0:
             counts, rejecting = self._failure_counts(outcome)
             if absent is not None and n > outcome.failed.size:
+                counts = Counter(counts)
                 counts[absent.reasons[0]] += n - int(outcome.failed.size)
             plugins = rejectors | rejecting
             if removed:
@@ -369,12 +370,13 @@ class Search:
         return outcome, rotated
 
     def _failure_counts(self, outcome: FilterOutcome) -> tuple[Counter[str], set[str]]:
-        """``outcome``'s reason counts and rejecting plugins (new objects, the caller's to
-        change), counted once for an outcome given again (:class:`KeptFailures`)."""
+        """``outcome``'s reason counts and rejecting plugins, counted once for an outcome
+        given again (:class:`KeptFailures`): shared, so not to be changed in place (a
+        diagnosis never is)."""
         last = self._counted
         if last is None or last[0] is not outcome:
             last = self._counted = (outcome, outcome.reason_counts(), outcome.rejecting_plugins())
-        return Counter(last[1]), set(last[2])
+        return last[1], last[2]
 
     def _extenders_filter_or_score(self) -> bool:
         """Upstream ``hasExtenderFilters || hasScoring`` (the extender part)."""
