@@ -309,6 +309,48 @@ def test_verdict_codes_are_shared_per_distinct_outcome() -> None:
     assert got[4].reasons == ("Too many pods", _ins("memory")) and got[4].code == UU
 
 
+def test_one_node_verdict_is_the_array_verdict() -> None:
+    """A Filter call over one node (result reuse, preemption's re-checks) answers in
+    Python ints (``kernels.mask_one``): the same status as that node gets in a call over
+    many, over random nodes, used resources and Pods (fitting, too many Pods, Insufficient,
+    more than the whole allocatable)."""
+    rng = np.random.default_rng(5)
+    nodes = [
+        make_node(f"n{i}")
+        .res({"cpu": f"{c}m", "memory": int(m), "ephemeral-storage": 50, "pods": int(p)})
+        .obj()
+        for i, (c, m, p) in enumerate(
+            zip(
+                rng.integers(1, 40, 40),
+                rng.integers(1, 40, 40),
+                rng.integers(0, 4, 40),
+                strict=True,
+            )
+        )
+    ]
+    used = [
+        _pod({"cpu": f"{rng.integers(0, 20)}m", "memory": int(rng.integers(0, 20))}, node=n.name)
+        for n in nodes
+        if rng.random() < 0.7
+    ]
+    cluster = make_cluster(nodes, used)
+    pl = fit.new(None, fw.Handle(cluster))
+    rows = cluster.nodes.order()
+    for _ in range(30):
+        spec = {"cpu": f"{rng.integers(0, 45)}m", "memory": int(rng.integers(0, 45))}
+        if rng.random() < 0.3:
+            spec["ephemeral-storage"] = int(rng.integers(0, 60))
+        pod = _pod(spec)
+        state = fw.CycleState()
+        pl.pre_filter(state, pod, cluster)
+        many = pl.filter(state, pod, cluster, rows)
+        for i, row in enumerate(rows.tolist()):
+            one = pl.filter(state, pod, cluster, np.asarray([row], dtype=np.int64))
+            want = None if many.codes[i] == 0 else many.table[int(many.codes[i])]
+            got = None if one.codes[0] == 0 else one.table[int(one.codes[0])]
+            assert got == want
+
+
 def test_filter_without_pre_filter_is_an_error() -> None:
     cluster = make_cluster([make_node("n").cap(cpu="1", pods=10).obj()])
     pl = fit.new(None, fw.Handle(cluster))

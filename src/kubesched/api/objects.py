@@ -421,6 +421,13 @@ class Pod:
         other.node_name = node_name
         return other
 
+    def nominated_to(self, node_name: str) -> Pod:
+        """A shallow copy with ``nominated_node_name`` set (``dataclasses.replace`` without
+        re-running every field through ``__init__``)."""
+        other = self.shallow_copy()
+        other.nominated_node_name = node_name
+        return other
+
     def shallow_copy(self) -> Pod:
         """A shallow copy, several times cheaper than ``copy.copy`` on a slotted dataclass
         (:func:`_copy_pod`: ~0.3 µs)."""

@@ -95,6 +95,9 @@ class FilterPhase:
     _usage: nominated.UsageCache
     capabilities: ProfileCapabilities
     profile_name: str
+    _row_key: tuple[CycleState, api.Pod, frozenset[str], Hashable | None] | None
+    """The last :meth:`row_local_key` answer with its cycle state, Pod and skipped Filter
+    plugins (the framework forgets it when a search begins)."""
     evaluations: dict[tuple[str, str], int]
     """``(plugin, extension point) -> evaluations`` so far, for
     ``scheduler_plugin_evaluation_total``: one per PreFilter / PreScore call that did not
@@ -156,6 +159,9 @@ class FilterPhase:
         """
         cluster = self.handle.cluster
         interned = {} if interned is None else interned
+        if rows.shape[0] == 0:  # no plugin runs (nor counts an evaluation) on no node
+            empty = np.zeros(0, dtype=np.int64)
+            return FilterOutcome(empty, empty, empty.copy(), list(interned), 0)
         alive = rows
         failed: list[IntArray] = []
         failed_status: list[IntArray] = []
@@ -169,6 +175,21 @@ class FilterPhase:
             if not verdict.table:  # no status to give: every node passed
                 continue
             codes = verdict.codes
+            if alive.shape[0] == 1:  # one node (re-filtered by reuse or preemption): ints
+                code = int(codes[0])
+                if code == 0:
+                    continue
+                sid = 0
+                for k, st in verdict.table.items():  # every status interned, as below
+                    if st.code == Code.ERROR and k == code:
+                        raise PluginError(p.name, st.message(), point="filter")
+                    at = interned.setdefault(st.with_plugin(p.name), len(interned))
+                    if k == code:
+                        sid = at
+                failed.append(alive)
+                failed_status.append(np.asarray([sid], dtype=np.int64))
+                alive = alive[:0]
+                continue
             bad = codes != 0
             if not bad.any():
                 continue
@@ -218,11 +239,14 @@ class FilterPhase:
         idx = nset.select(pod, rows)
         if idx.size == 0:
             return self.run_filter(state, pod, rows, interned)
-        at = nset.rows[idx]  # sorted
-        first = np.ones(at.shape[0], dtype=np.bool_)
-        first[1:] = at[1:] != at[:-1]
-        starts = np.flatnonzero(first)
-        with_rows = at[starts]
+        if rows.shape[0] == 1:  # every selected Pod is on the one row
+            starts, with_rows = np.zeros(1, dtype=np.int64), rows
+        else:
+            at = nset.rows[idx]  # sorted
+            first = np.ones(at.shape[0], dtype=np.bool_)
+            first[1:] = at[1:] != at[:-1]
+            starts = np.flatnonzero(first)
+            with_rows = at[starts]
         nset.block.shift(idx, 1)
         try:
             if self.active_extensions(state):
@@ -240,6 +264,9 @@ class FilterPhase:
             nset.block.shift(idx, -1)
         if w.failed.size == 0:
             return self.run_filter(state, pod, rows, interned)
+        if w.failed.size == rows.size:  # every node failed with its nominated Pods
+            empty = np.zeros(0, dtype=np.int64)
+            return FilterOutcome(empty, w.failed, w.failed_status, list(interned), int(rows.size))
         # a node failing with its nominated Pods keeps that status and is not filtered again
         # without them (upstream returns after the first pass's failure); w.failed is a
         # subset of rows: marked over the rows' span (cheaper than np.isin's sort)
@@ -275,7 +302,22 @@ class FilterPhase:
         """A key under which the per-node answers of this cycle's Filter plugins for ``pod``
         can be kept: equal keys, equal verdicts for a node whose Pods, Node and nominated
         Pods did not change.  None when a Filter plugin that runs is neither row-local nor
-        node-only, PreFilter extensions hold state, or the Pod cannot be signed."""
+        node-only, PreFilter extensions hold state, or the Pod cannot be signed.  Asked
+        again for the same cycle (the kept failed pass, then preemption's dry run), the
+        key found first is given (until the next search begins)."""
+        memo = self._row_key
+        if (
+            memo is not None
+            and memo[0] is state
+            and memo[1] is pod
+            and memo[2] == state.skip_filter
+        ):
+            return memo[3]
+        key = self._row_local_key(state, pod)
+        self._row_key = (state, pod, frozenset(state.skip_filter), key)
+        return key
+
+    def _row_local_key(self, state: CycleState, pod: api.Pod) -> Hashable | None:
         if self.active_extensions(state):
             return None
         can = self.capabilities

@@ -164,18 +164,20 @@ class NominatedSet:
     def select(self, pod: api.Pod, rows: IntArray) -> IntArray:
         """int64 slots of the Pods nominated to one of ``rows`` with priority >= ``pod``'s,
         ``pod`` itself excluded, ordered by row."""
-        mask = self.alive & (self.priority >= pod.priority)
         mine = self.index.get(pod.key)
+        if rows.shape[0] == 1:  # result reuse and preemption re-filter one node
+            prio = pod.priority
+            on_row = self._on_row.get(int(rows[0]), ())
+            slots = sorted(s for s in on_row if s != mine and int(self.priority[s]) >= prio)
+            return np.asarray(slots, dtype=np.int64)
+        mask = self.alive & (self.priority >= pod.priority)
         if mine is not None:
             mask[mine] = False
         if not mask.any():
             return np.zeros(0, dtype=np.int64)
-        if rows.shape[0] == 1:  # result reuse re-filters one node: no capacity-sized mask
-            mask &= self.rows == rows[0]
-        else:
-            wanted = np.zeros(self.capacity, dtype=np.bool_)
-            wanted[rows] = True
-            mask &= wanted[self.rows]
+        wanted = np.zeros(self.capacity, dtype=np.bool_)
+        wanted[rows] = True
+        mask &= wanted[self.rows]
         idx = np.flatnonzero(mask)
         return idx[np.argsort(self.rows[idx], kind="stable")]
 

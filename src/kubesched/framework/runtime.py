@@ -131,6 +131,7 @@ class Framework(FilterPhase):
         """Set by the scheduler: nominated Pods count in Filter (upstream
         ``RunFilterPluginsWithNominatedPods``)."""
         self._usage = nominated.UsageCache()
+        self._row_key = None
         self.evaluations = {}
         for p in self.instances.values():
             if isinstance(p, contract.FrameworkAware):  # plugins that run other plugins
@@ -350,6 +351,7 @@ class Framework(FilterPhase):
         """A search of ``pod`` starts: until :meth:`end_search`, :meth:`sign` signs it once
         (result reuse, kept static failures and kept Filter verdicts each ask)."""
         self._searching, self._signed = pod, None
+        self._row_key = None
 
     def end_search(self) -> None:
         """The search :meth:`begin_search` started is over."""

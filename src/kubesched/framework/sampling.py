@@ -76,7 +76,7 @@ def status_label(result: Any) -> str:
                 return CODE_NAMES[part.code]
         return "Success"
     if isinstance(result, Verdict):
-        if not result.codes.any():
+        if not result.table or not result.codes.any():  # no status to give: all passed
             return "Success"
         first = int(result.codes[result.codes != 0][0])
         status = result.table.get(first)

@@ -60,9 +60,15 @@ class UsageBlock:
         rows = self.rows[idx]
         if rows.size == 0:
             return
-        np.add.at(t.requested, rows, self.requests[idx] * sign)
-        np.add.at(t.nonzero_requested, rows, self.nonzero[idx] * sign)
-        np.add.at(t.pod_count, rows, sign)
+        if rows.shape[0] == 1:  # one Pod (a nominated one, a victim): no ufunc.at
+            row = int(rows[0])
+            t.requested[row] += self.requests[idx][0] * sign
+            t.nonzero_requested[row] += self.nonzero[idx][0] * sign
+            t.pod_count[row] += sign
+        else:
+            np.add.at(t.requested, rows, self.requests[idx] * sign)
+            np.add.at(t.nonzero_requested, rows, self.nonzero[idx] * sign)
+            np.add.at(t.pod_count, rows, sign)
         if self.ports or self.sparse:
             picked = range(len(self.rows))[idx] if isinstance(idx, slice) else idx.tolist()
             for i in picked:

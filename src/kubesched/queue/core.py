@@ -62,6 +62,8 @@ class QueueCore:
         self._sort_key = sort_key
         self._pre_enqueue_plugins = {n: tuple(pls) for n, pls in (pre_enqueue or {}).items()}
         self._gating = sorted({p.name for pls in self._pre_enqueue_plugins.values() for p in pls})
+        self._gated_events: dict[ClusterEvent, bool] = {}
+        """Per event, whether some gating plugin registered for it (``_pool_for``)."""
         self._hints = HintTable(hints or {})
         self._backoff = BackoffQueue(clock, initial_backoff, max_backoff, sort_key)
         self._assigned_pod_filter = assigned_pod_filter
@@ -130,7 +132,11 @@ class QueueCore:
     def _pool_for(self, event: ClusterEvent) -> Iterator[Entry]:
         """Pooled Pods an event may concern: gated ones only when a gating (PreEnqueue)
         plugin registered for the event."""
-        include = any(self._hints.plugin_interested(name, event) for name in self._gating)
+        include = self._gated_events.get(event)
+        if include is None:
+            hints = self._hints
+            include = any(hints.plugin_interested(name, event) for name in self._gating)
+            self._gated_events[event] = include
         return self._pool.candidates(include_gated=include)
 
     def _in_flight_strategy(self, entry: Entry) -> Strategy:

@@ -57,6 +57,10 @@ class KeptFailures:
     def __init__(self) -> None:
         self.enabled = True
         self.kept: KeptFailure | None = None
+        self.last: tuple[IntArray, FilterOutcome] | None = None
+        """The rows and the outcome the last answer gave: given again (the same object)
+        while no verdict changed, so what is derived from it is kept too (the preemption
+        plugin's per-row codes, the diagnosis's counts)."""
         self.hits = 0
         """Passes answered from kept verdicts."""
 
@@ -88,23 +92,31 @@ class KeptFailures:
                 mark[moved] = True
                 stale |= mark[rows]
         again = rows[stale]
+        same = True
         if again.size:
             out = fwk.run_filter_with_nominated(state, pod, again)
             if out.feasible.size:
                 self.kept = None
                 return None
-            ids = [self._intern(kept, st) for st in out.statuses]
-            kept.status[out.failed] = np.asarray(ids, dtype=np.int64)[out.failed_status]
+            ids = np.asarray([self._intern(kept, st) for st in out.statuses], dtype=np.int64)
+            now = ids[out.failed_status]
+            same = bool((kept.status[out.failed] == now).all())
+            kept.status[out.failed] = now
             kept.generation[again] = table.generation[again]
         kept.nominations = nominator.version
         self.hits += 1
-        return FilterOutcome(
+        last = self.last
+        if same and last is not None and np.array_equal(last[0], rows):
+            return last[1]
+        outcome = FilterOutcome(
             feasible=np.zeros(0, dtype=np.int64),
             failed=rows,
             failed_status=kept.status[rows],
             statuses=list(kept.statuses),
             processed=int(rows.size),
         )
+        self.last = (rows.copy(), outcome)
+        return outcome
 
     @staticmethod
     def _intern(kept: KeptFailure, status: Status) -> int:
@@ -124,6 +136,7 @@ class KeptFailures:
     ) -> None:
         """Keep a full pass's ``outcome`` over ``rows`` (every live row) if every node
         failed; otherwise forget what was kept."""
+        self.last = None
         if outcome.feasible.size or outcome.failed.size != rows.size:
             self.kept = None
             return

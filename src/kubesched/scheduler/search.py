@@ -119,6 +119,8 @@ class Search:
         """Where the next Filter pass starts (upstream's round robin)."""
         self.last_nodes = 0
         """Nodes in the last search (``candidate_rows`` of the last :meth:`run`)."""
+        self._counted: tuple[FilterOutcome, Counter[str], set[str]] | None = None
+        """The last failed outcome with its reason counts and rejecting plugins."""
 
     def run(self, fwk: Framework, state: CycleState, pod: api.Pod) -> ScheduleResult:
         """Find the node for ``pod``; raises :class:`FitError` (or :class:`NoNodesError`,
@@ -357,14 +359,24 @@ class Search:
         if self.extenders is not None and outcome.feasible.size:
             outcome, removed = self._filter_by_extenders(pod, outcome)
         if outcome.feasible.size == 0:
-            counts = outcome.reason_counts()
+            counts, rejecting = self._failure_counts(outcome)
             if absent is not None and n > outcome.failed.size:
+                counts = Counter(counts)
                 counts[absent.reasons[0]] += n - int(outcome.failed.size)
-            plugins = rejectors | outcome.rejecting_plugins()
+            plugins = rejectors | rejecting
             if removed:
                 plugins.add(EXTENDER_NAME)
             raise FitError(Diagnosis(n, counts, plugins, outcome=outcome, absent=absent))
         return outcome, rotated
+
+    def _failure_counts(self, outcome: FilterOutcome) -> tuple[Counter[str], set[str]]:
+        """``outcome``'s reason counts and rejecting plugins, counted once for an outcome
+        given again (:class:`KeptFailures`): shared, so not to be changed in place (a
+        diagnosis never is)."""
+        last = self._counted
+        if last is None or last[0] is not outcome:
+            last = self._counted = (outcome, outcome.reason_counts(), outcome.rejecting_plugins())
+        return last[1], last[2]
 
     def _extenders_filter_or_score(self) -> bool:
         """Upstream ``hasExtenderFilters || hasScoring`` (the extender part)."""

@@ -611,30 +611,37 @@ def dry_run_preemption(
             kept.reset((key, tuple(budgets)), cluster.nodes, nominator)
             own = nominator.node_of(pod.key) if nominator is not None else ""
             mine = cluster.nodes.row_of.get(own, -1) if own else -1
+    if kept is not None:
+        return _walk_kept(
+            fwk,
+            state,
+            pod,
+            cluster,
+            ordered,
+            budgets,
+            num_candidates,
+            cache,
+            kept,
+            mine,
+            timed_at_listing,
+            units,
+        )
     pos, chunk = 0, max(num_candidates, 1)
     while pos < n:
         rows = ordered[pos : pos + chunk]
-        if kept is None:
-            results = select_victims(
-                fwk,
-                state,
-                pod,
-                cluster,
-                rows,
-                budgets,
-                cache,
-                timed_at_listing=timed_at_listing,
-                units=units,
-            )
-            entries: Mapping[int, Entry] = {
-                r: Entry(res) for r, res in zip(rows.tolist(), results, strict=True)
-            }
-            kinds = np.fromiter((kind_of(res) for res in results), np.int8, len(results))
-        else:
-            kinds, fresh = _select_kept(
-                fwk, state, pod, cluster, rows, budgets, cache, kept, mine, timed_at_listing, units
-            )
-            entries = _Entries(fresh, kept.rows)
+        results = select_victims(
+            fwk,
+            state,
+            pod,
+            cluster,
+            rows,
+            budgets,
+            cache,
+            timed_at_listing=timed_at_listing,
+            units=units,
+        )
+        entries = {r: Entry(res) for r, res in zip(rows.tolist(), results, strict=True)}
+        kinds = np.fromiter((kind_of(res) for res in results), np.int8, len(results))
         is_fine, is_bad = kinds == FINE, kinds == VIOLATING
         held_fine = np.minimum(len(fine) + np.cumsum(is_fine), num_candidates)
         held_bad = np.minimum(len(violating) + np.cumsum(is_bad), num_candidates)
@@ -659,10 +666,112 @@ def dry_run_preemption(
         if bool(done.any()):
             return fine + violating, statuses, errors
         pos += int(rows.size)
-        # about enough nodes for the candidates still missing, at the rate found so far
-        found = len(fine) + len(violating)
-        missing = max(num_candidates - found, 1)
-        chunk = max(32, -(-missing * pos // max(found, 1)))
+        chunk = next_chunk(pos, len(fine) + len(violating), num_candidates)
+    return fine + violating, statuses, errors
+
+
+def next_chunk(pos: int, found: int, num_candidates: int) -> int:
+    """The size of the dry run's next chunk after ``pos`` rows gave ``found`` candidates:
+    about enough nodes for the candidates still missing, at the rate found so far."""
+    missing = max(num_candidates - found, 1)
+    return max(32, -(-missing * pos // max(found, 1)))
+
+
+def _walk_kept(
+    fwk: FilterRunner,
+    state: CycleState,
+    pod: api.Pod,
+    cluster: ClusterState,
+    ordered: IntArray,
+    budgets: Sequence[pdb.Budget],
+    num_candidates: int,
+    cache: VictimCache | None,
+    kept: KeptResults,
+    mine: int,
+    timed_at_listing: bool,
+    units: UnitVictims | None,
+) -> tuple[list[Candidate], Mapping[int, Status], list[str]]:
+    """:func:`dry_run_preemption`'s walk with kept results, over all of ``ordered`` (int64
+    ``(n,)``) at once: every row's kept :func:`kind_of` and whether it is stale
+    (:func:`_stale_rows`), the running counts of the two candidate lists as columns, and
+    the chunk boundaries of the chunked walk replayed from them, so that exactly the stale
+    rows of the chunks the chunked walk checks are checked (together per chunk, as there),
+    and checking stops at the same row."""
+    n = int(ordered.size)
+    names = cluster.nodes.names
+    stale_mask, gens, moved, unit_rows = _stale_rows(cluster, ordered, kept, mine, units)
+    kinds = kept.kind[ordered]
+    pending = np.flatnonzero(stale_mask)  # positions still to check, ascending
+    kinds[pending] = 0
+    fresh: dict[int, Entry] = {}
+    num = num_candidates
+    stop = n
+    pos, chunk, checked = 0, max(num, 1), 0
+    held: IntArray | None = None
+    while pos < n:
+        end = min(pos + chunk, n)
+        todo = pending[checked : checked + int(np.searchsorted(pending[checked:], end))]
+        if todo.size:
+            checked += int(todo.size)
+            _check_stale(
+                fwk,
+                state,
+                pod,
+                cluster,
+                ordered,
+                todo,
+                kinds,
+                fresh,
+                budgets,
+                cache,
+                kept,
+                gens,
+                moved,
+                mine,
+                unit_rows,
+                timed_at_listing,
+                units,
+            )
+            held = None
+        if held is None:
+            fine_n = (kinds == FINE).cumsum()
+            bad = kinds == VIOLATING
+            if bad.any():
+                fine_n = np.minimum(fine_n, num)
+                total = fine_n + np.minimum(bad.cumsum(), num)
+                held = np.where(fine_n >= 1, total, 0)  # non-decreasing
+            else:  # no PDB-violating candidate: the count of clean ones alone decides
+                total = held = fine_n  # uncapped: capped where read
+        at = int(np.searchsorted(held, num)) if num > 0 else n
+        if at < end:
+            stop = at + 1
+            break
+        if end >= n:
+            break
+        pos = end
+        found = int(total[end - 1])
+        chunk = next_chunk(pos, found if held is not total else min(found, num), num)
+    entries = _Entries(fresh, kept.rows)
+    kept_rows, fresh_entry = kept.rows, fresh.get
+    walked, kinds = ordered[:stop], kinds[:stop]
+    fine: list[Candidate] = []
+    violating: list[Candidate] = []
+    for want, into in ((kinds == FINE, fine), (kinds == VIOLATING, violating)):
+        for row in walked[want][:num].tolist():
+            entry = fresh_entry(row) or kept_rows[row]
+            cand = entry.candidate
+            if cand is None:
+                victims, n_bad, _ = entry.result
+                cand = entry.candidate = Candidate(names[row], row, victims, n_bad)
+            into.append(cand)
+    statuses = RejectedNodes(names)
+    errors: list[str] = []
+    rejected = kinds >= REJECTED
+    if rejected.any():
+        statuses.add(walked[rejected].tolist(), entries)
+        if (kinds == FAULT).any():
+            for row in walked[kinds == FAULT].tolist():
+                errors.append(rejection(entries[row].result, names[row]).message())
     return fine + violating, statuses, errors
 
 
@@ -684,39 +793,52 @@ class _Entries(Mapping[int, Entry]):
         return len({**self._kept, **self._fresh})
 
 
-def _select_kept(
+def _stale_rows(
+    cluster: ClusterState,
+    rows: IntArray,
+    kept: KeptResults,
+    mine: int,
+    units: UnitVictims | None,
+) -> tuple[npt.NDArray[np.bool_], IntArray, IntArray, set[int]]:
+    """Which of ``rows`` (int64 ``(n,)``) have no kept result that still holds (the row's
+    generation or its Pods' order moved; row ``mine``, the Pod's own nominated node, or
+    -1; rows ``units`` applies to): bool ``(n,)``, with the rows' generations and reorder
+    stamps now (int64 ``(n,)``) and the rows ``units`` applies to."""
+    gens = cluster.nodes.generation[rows]
+    moved = kept.reorders_now(cluster)[rows]
+    stale = (kept.generation[rows] != gens) | (rows == mine) | (kept.reorders[rows] != moved)
+    unit_rows: set[int] = set()
+    if units is not None:
+        for i, r in enumerate(rows.tolist()):
+            if units.applies(r):
+                stale[i] = True
+                unit_rows.add(r)
+    return stale, gens, moved, unit_rows
+
+
+def _check_stale(
     fwk: FilterRunner,
     state: CycleState,
     pod: api.Pod,
     cluster: ClusterState,
     rows: IntArray,
+    todo: IntArray,
+    kinds: npt.NDArray[np.int8],
+    fresh: dict[int, Entry],
     budgets: Sequence[pdb.Budget],
     cache: VictimCache | None,
     kept: KeptResults,
+    gens: IntArray,
+    moved: IntArray,
     mine: int,
+    unit_rows: set[int],
     timed_at_listing: bool,
     units: UnitVictims | None,
-) -> tuple[npt.NDArray[np.int8], dict[int, Entry]]:
-    """:func:`select_victims` over ``rows`` (int64 ``(n,)``) for the rows whose kept result
-    no longer holds (the row's generation or its Pods' order moved): the :func:`kind_of`
-    of every row's result (int8 ``(n,)``) and the entries found now, by row (the others
-    are in ``kept.rows``).  Row ``mine`` (the Pod's own nominated node, or -1) and rows
-    ``units`` applies to are never kept."""
-    gens = cluster.nodes.generation[rows]
-    moved = kept.reorders_now(cluster)[rows]
-    stale_rows = (kept.generation[rows] != gens) | (rows == mine) | (kept.reorders[rows] != moved)
-    unit_rows: set[int] = set()
-    if units is not None:
-        for i, r in enumerate(rows.tolist()):
-            if units.applies(r):
-                stale_rows[i] = True
-                unit_rows.add(r)
-    kinds = kept.kind[rows]
-    stale = np.flatnonzero(stale_rows)
-    fresh: dict[int, Entry] = {}
-    if stale.size == 0:
-        return kinds, fresh
-    sub = rows[stale]
+) -> None:
+    """:func:`select_victims` over the rows at positions ``todo`` (int64, ascending) of
+    ``rows``: each one's kind into ``kinds`` (int8, parallel to ``rows``), its entry into
+    ``fresh`` and, unless it is row ``mine``, a unit row or an error, into ``kept``."""
+    sub = rows[todo]
     found = select_victims(
         fwk,
         state,
@@ -729,7 +851,7 @@ def _select_kept(
         units=units,
     )
     table = kept.rows
-    columns = (stale.tolist(), sub.tolist(), gens[stale].tolist(), moved[stale].tolist())
+    columns = (todo.tolist(), sub.tolist(), gens[todo].tolist(), moved[todo].tolist())
     for i, row, gen, at, result in zip(*columns, found, strict=True):
         entry = Entry(result)
         fresh[row] = entry
@@ -739,7 +861,6 @@ def _select_kept(
             kept.generation[row] = gen
             kept.kind[row] = kind
             kept.reorders[row] = at
-    return kinds, fresh
 
 
 def current_victims(cluster: ClusterState, candidate: Candidate) -> Candidate:

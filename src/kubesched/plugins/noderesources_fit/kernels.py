@@ -94,6 +94,40 @@ def fits_one(nodes: Any, row: int, s: PreFilterState) -> bool:
     return True
 
 
+def mask_one(nodes: Any, row: int, s: PreFilterState) -> int | None:
+    """:func:`fit_masks`' bitmask for one node ``row`` in Python ints, or None when ``s``
+    checks a sparse or DRA-delegated resource (the array path then answers)."""
+    if s.delegated or s.sparse:
+        return None
+    mask = 1 if int(nodes.pod_count[row]) + 1 > int(nodes.allowed_pods[row]) else 0
+    alloc, used = nodes.allocatable, nodes.requested
+    unresolvable = False
+    for j, (col, amount) in enumerate(s.dense):
+        have = int(alloc[row, col])
+        if amount > have - int(used[row, col]):
+            mask |= 1 << (j + 1)
+            unresolvable = unresolvable or amount > have
+    if unresolvable:
+        mask |= 1 << (len(s.dense) + 1)
+    return mask
+
+
+_ONE_TABLES: dict[tuple[int, tuple[str, ...]], dict[int, fw.Status]] = {}
+"""The status table of a one-node verdict by (bitmask, reasons)."""
+
+
+def verdict_one(mask: int, reasons: tuple[str, ...]) -> fw.Verdict:
+    """The verdict of one node with the non-zero :func:`mask_one` bitmask ``mask``: what
+    :func:`verdict_from_masks` gives for it, its status table made once per bitmask."""
+    key = (mask, reasons)
+    table = _ONE_TABLES.get(key)
+    if table is None:
+        if len(_ONE_TABLES) > 4096:
+            _ONE_TABLES.clear()
+        table = _ONE_TABLES[key] = _table([mask], reasons)
+    return fw.Verdict(np.ones(1, dtype=np.int8), table)
+
+
 def node_fits(requests: api.Resources, allocatable: api.Resources) -> bool:
     """Upstream ``isFit``: the Pod alone fits an empty node with ``allocatable``."""
     if allocatable.get(api.PODS, 0) < 1:

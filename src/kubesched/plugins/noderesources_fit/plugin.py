@@ -30,8 +30,10 @@ from kubesched.plugins.noderesources_fit.kernels import (
     fit_masks,
     fits_one,
     insufficient,
+    mask_one,
     verdict_from_failing,
     verdict_from_masks,
+    verdict_one,
 )
 from kubesched.state.cache import ClusterState
 from kubesched.state.nodes import IntArray
@@ -67,6 +69,10 @@ class NodeResourcesFit(GovernedHints):
         self.score_cols = np.asarray(
             [0 if n == api.CPU else 1 for n in self.score_names], dtype=np.int64
         )
+        self._base_states: dict[tuple[tuple[str, int], ...], tuple[object, PreFilterState]] = {}
+        """PreFilter's state by the Pod's requests (with the node table it was made for),
+        for Pods requesting no resource but cpu, memory and ephemeral storage: made once,
+        not per attempt."""
         self._score_pairs = list(zip(self.score_cols.tolist(), self.weights.tolist(), strict=True))
         """(column, weight) per scored resource in Python ints (the one-node score)."""
         self.shape_util = np.asarray([p.utilization for p in strategy.shape], dtype=np.int64)
@@ -92,6 +98,11 @@ class NodeResourcesFit(GovernedHints):
     ) -> tuple[fw.PreFilterResult | None, fw.Status]:
         """Store the Pod's checked requests (upstream ``computePodResourceRequest``)."""
         nodes = cluster.nodes
+        key = tuple(pod.requests.items())
+        hit = self._base_states.get(key)
+        if hit is not None and hit[0] is nodes:
+            state[_PRE_FILTER_KEY] = hit[1]
+            return None, fw.SUCCESS
         counted = res.counted_requests(pod.requests)
         scalars = sorted(n for n in counted if n not in _BASE)
         cols: list[int] = []
@@ -127,7 +138,7 @@ class NodeResourcesFit(GovernedHints):
             amounts.append(amount)
             reasons.append(insufficient(name))
         skip = {pos for pos, _ in sparse}
-        state[_PRE_FILTER_KEY] = PreFilterState(
+        state[_PRE_FILTER_KEY] = checked = PreFilterState(
             np.asarray(cols, dtype=np.int64),
             np.asarray(amounts, dtype=np.int64),
             tuple(reasons),
@@ -136,6 +147,10 @@ class NodeResourcesFit(GovernedHints):
             tuple(delegated),
             tuple(delegated_names) if v134 else (),
         )
+        if not scalars:  # cpu, memory, ephemeral storage: their amounts alone decide
+            if len(self._base_states) >= 1024:
+                self._base_states.clear()
+            self._base_states[key] = (nodes, checked)
         return None, fw.SUCCESS
 
     def filter(
@@ -147,8 +162,13 @@ class NodeResourcesFit(GovernedHints):
             err = fw.error(f'error reading "{_PRE_FILTER_KEY}" from cycleState: not found')
             return fw.Verdict(np.ones(rows.shape[0], dtype=np.int8), {1: err})
         nodes = cluster.nodes
-        if rows.shape[0] == 1 and fits_one(nodes, int(rows[0]), s):
-            return fw.Verdict.all_pass(1)  # result reuse re-checks one node: plain ints
+        if rows.shape[0] == 1:  # result reuse and preemption re-check one node: plain ints
+            row = int(rows[0])
+            mask = mask_one(nodes, row, s)
+            if mask is not None:
+                return fw.Verdict.all_pass(1) if mask == 0 else verdict_one(mask, s.reasons)
+            if fits_one(nodes, row, s):
+                return fw.Verdict.all_pass(1)
         pod_count = nodes.pod_count[rows]
         allowed = nodes.allowed_pods[rows]
         alloc, used = checked_columns(cluster, rows, s)
