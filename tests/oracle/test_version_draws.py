@@ -29,20 +29,8 @@ def test_the_cases_of_a_seed_stay_as_they_were() -> None:
             and not any(
                 "declaredFeatures" in o.get("status", {}) for o in newer["cluster"]["items"]
             )
-            and not any(_pod_level_resize(o) for o in before["cluster"]["items"])
         ):
             assert newer == before
-
-
-def _pod_level_resize(obj: dict[str, Any]) -> bool:
-    """A Pod with pod-level resources drawn mid-resize: not drawn from v1.36
-    (``lived_in.POD_LEVEL_RESIZE_FROM``), so its case differs there."""
-    conditions = obj.get("status", {}).get("conditions", [])
-    return (
-        obj["kind"] == "Pod"
-        and bool(obj["spec"].get("resources"))
-        and any(c["type"] in ("PodResizeInProgress", "PodResizePending") for c in conditions)
-    )
 
 
 @pytest.mark.parametrize("version", ["1.35", "1.36", "1.37"])
