@@ -124,9 +124,10 @@ def pod_status_resize(gen: Gen, pods: list[dict[str, Any]], version: str | None)
     (its ``requests`` at times left out) and ``status.allocatedResources`` (the actuated, the
     spec's pod-level requests or absent), as the kubelet writes them under
     InPlacePodLevelResourcesVerticalScaling, on most Pods mid-resize and a few others, with or
-    without pod-level ``spec.resources``.  Returns the gates to set with them: at v1.35 the
-    alpha gate on (with NodeDeclaredFeatures, its dependency) more often than not, from
-    v1.36 the beta gate off at times.  Drawn after every other draw of its stream."""
+    without pod-level ``spec.resources`` (given at times here).  Returns the gates to set
+    with them: at v1.35 the alpha gate on (with NodeDeclaredFeatures, its dependency) more
+    often than not, from v1.36 the beta gate off at times.  Drawn after every other draw of
+    its stream."""
     drawn = False
     for pod in pods:
         status = pod.get("status", {})
@@ -139,6 +140,8 @@ def pod_status_resize(gen: Gen, pods: list[dict[str, Any]], version: str | None)
         if not gen.chance(0.6 if resizing_now else 0.1):
             continue
         drawn = True
+        if not pod["spec"].get("resources") and gen.chance(0.3):
+            pod_level(gen, pod)  # the schedule family's running Pods have none otherwise
         reported: dict[str, str] = {"cpu": gen.pick(["200m", "700m", "1", "3"])}
         if gen.chance(0.6):
             reported["memory"] = gen.pick(["256Mi", "1Gi", "3Gi"])
