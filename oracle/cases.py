@@ -28,7 +28,7 @@ from typing import Any
 from configs import scarce_resource_scoring, ties
 from dra_cases import dra_case, dra_schedule_case  # oracle/dra_cases.py
 from generator import Gen
-from lived_in import lived_in, lived_in_pods
+from lived_in import add_gates, lived_in, lived_in_pods, pod_status_resize
 from real_shapes import (
     as_stored,
     controllers_status,
@@ -68,6 +68,7 @@ def case(seed: int, index: int, version: str | None = None) -> dict[str, Any]:
         request["config"] = lived_in(
             lived, items, running, request["pod"], request["config"], version
         )
+        add_gates(request, pod_status_resize(lived, running, version), version)  # drawn last
     return request
 
 

@@ -29,21 +29,6 @@ def _mem(value: str) -> int:
     return int(value) // (1024 * 1024)
 
 
-POD_LEVEL_RESIZE_FROM = (1, 36)
-"""From this release InPlacePodLevelResourcesVerticalScaling is on by default: a Pod with
-pod-level resources resizes them too, which kubesched does not model yet (docs/fidelity.md,
-its row), so such a Pod is not drawn mid-resize there."""
-
-
-def _resizable(pod: dict[str, Any], version: str | None) -> bool:
-    """Whether :func:`resizing` may be drawn for ``pod`` at ``version`` (None: the oracle's
-    default release, v1.34)."""
-    if not pod["spec"].get("resources") or version is None:
-        return True
-    major, minor = (int(x) for x in version.split(".")[:2])
-    return (major, minor) < POD_LEVEL_RESIZE_FROM
-
-
 def lived_in(
     gen: Gen,
     items: list[dict[str, Any]],
@@ -59,7 +44,7 @@ def lived_in(
     for pod in pods:
         if gen.chance(0.15):
             pod_level(gen, pod)
-        if pod["status"].get("phase") == "Running" and gen.chance(0.2) and _resizable(pod, version):
+        if pod["status"].get("phase") == "Running" and gen.chance(0.2):
             resizing(gen, pod)
     for obj in items:
         if obj["kind"] == "PodDisruptionBudget" and gen.chance(0.3):
@@ -129,6 +114,64 @@ def resizing(gen: Gen, pod: dict[str, Any]) -> None:
     if kind == "PodResizePending":
         cond["reason"] = gen.pick(["Deferred", "Infeasible"])
     status.setdefault("conditions", []).append(cond)
+
+
+POD_LEVEL_RESIZE_GATE = "InPlacePodLevelResourcesVerticalScaling"
+
+
+def pod_status_resize(gen: Gen, pods: list[dict[str, Any]], version: str | None) -> dict[str, bool]:
+    """The Pod's own resize status on some running ``pods`` (in place): ``status.resources``
+    (its ``requests`` at times left out) and ``status.allocatedResources`` (the actuated, the
+    spec's pod-level requests or absent), as the kubelet writes them under
+    InPlacePodLevelResourcesVerticalScaling, on most Pods mid-resize and a few others, with or
+    without pod-level ``spec.resources`` (given at times here).  Returns the gates to set
+    with them: at v1.35 the alpha gate on (with NodeDeclaredFeatures, its dependency) more
+    often than not, from v1.36 the beta gate off at times.  Drawn after every other draw of
+    its stream."""
+    drawn = False
+    for pod in pods:
+        status = pod.get("status", {})
+        if status.get("phase") != "Running":
+            continue
+        resizing_now = any(
+            c["type"] in ("PodResizeInProgress", "PodResizePending")
+            for c in status.get("conditions", [])
+        )
+        if not gen.chance(0.6 if resizing_now else 0.1):
+            continue
+        drawn = True
+        if not pod["spec"].get("resources") and gen.chance(0.3):
+            pod_level(gen, pod)  # the schedule family's running Pods have none otherwise
+        reported: dict[str, str] = {"cpu": gen.pick(["200m", "700m", "1", "3"])}
+        if gen.chance(0.6):
+            reported["memory"] = gen.pick(["256Mi", "1Gi", "3Gi"])
+        status["resources"] = {} if gen.chance(0.1) else {"requests": reported}
+        spec_level = pod["spec"].get("resources", {}).get("requests")
+        which = gen.pick(["reported", "reported", "spec", "none"])
+        if which == "reported":
+            status["allocatedResources"] = dict(reported)
+        elif which == "spec" and spec_level:
+            status["allocatedResources"] = dict(spec_level)
+    if not drawn or version is None:
+        return {}
+    minor = int(version.split(".")[1])
+    if minor == 35 and gen.chance(0.6):
+        return {POD_LEVEL_RESIZE_GATE: True, "NodeDeclaredFeatures": True}
+    if minor >= 36 and gen.chance(0.2):
+        return {POD_LEVEL_RESIZE_GATE: False}
+    return {}
+
+
+def add_gates(request: dict[str, Any], gates: dict[str, bool], version: str | None) -> None:
+    """``gates`` added to ``request``'s ``featureGates`` (in place) when the release accepts
+    them together with those set already; otherwise the request is left as it is."""
+    if not gates or version is None:
+        return
+    from kubesched.config.featuregates import check_settings
+
+    merged = {**request.get("featureGates", {}), **gates}
+    if not check_settings(version, sorted(merged.items())):
+        request["featureGates"] = merged
 
 
 def _budget_without_status(gen: Gen, pod: dict[str, Any]) -> dict[str, Any]:
@@ -243,12 +286,9 @@ def lived_in_pods(stream: str, request: dict[str, Any], version: str | None = No
             pod_level(gen, pod)
     running = [o for o in items if o["kind"] == "Pod" and o["spec"].get("nodeName")]
     for pod in running:
-        if (
-            pod.get("status", {}).get("phase") == "Running"
-            and gen.chance(0.15)
-            and _resizable(pod, version)
-        ):
+        if pod.get("status", {}).get("phase") == "Running" and gen.chance(0.15):
             resizing(gen, pod)
     for i, pod in enumerate([*running, *to_place]):
         if gen.chance(0.3):
             _controller_metadata(pod, i)
+    add_gates(request, pod_status_resize(gen, running, version), version)  # drawn last

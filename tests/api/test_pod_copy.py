@@ -37,6 +37,10 @@ def _full_pod() -> api.Pod:
         nonzero_requests={"cpu": 100, "memory": 209715200},
         fit_score_requests={"cpu": 200, "memory": 209715200},
         resize_totals=({"cpu": 60}, {"cpu": 100, "memory": 209715200}),
+        pod_level_resize=api.PodLevelResize(
+            ({"cpu": 70}, {"cpu": 70, "memory": 209715200}),
+            ({"cpu": 80}, {"cpu": 80, "memory": 209715200}),
+        ),
         host_ports=(api.HostPort(8080),),
         images=("nginx",),
         image_volumes=("gcr.io/300",),

@@ -185,3 +185,131 @@ def test_the_scheduler_counts_pod_level_resources_by_the_gate(gate: bool, cpu: i
     pending = _pod_level("pending", node="")
     s.on_pod_add(pending)
     assert pending.requests[api.CPU] == cpu
+
+
+def _pod_level_resizing(
+    *,
+    pod_level: dict[str, str] | None,
+    status: dict[str, Any] | None,
+    allocated: dict[str, str] | None = None,
+    container_status: str | None = None,
+    infeasible: bool = False,
+) -> api.Pod:
+    """A running Pod with container a (spec 500m; its status reports ``container_status``
+    when given), pod-level requests ``pod_level`` and its own ``status.resources``
+    (``status``) and ``status.allocatedResources`` (``allocated``)."""
+    spec: dict[str, Any] = {"nodeName": "n0", "containers": [_container("a", "500m")]}
+    if pod_level is not None:
+        spec["resources"] = {"requests": pod_level}
+    st: dict[str, Any] = {"phase": "Running"}
+    if status is not None:
+        st["resources"] = status
+    if allocated is not None:
+        st["allocatedResources"] = allocated
+    if container_status is not None:
+        st["containerStatuses"] = [_status("a", container_status)]
+    if infeasible:
+        st["conditions"] = [{"type": "PodResizePending", "status": "True", "reason": "Infeasible"}]
+    return parse_pod({"metadata": {"name": "p"}, "spec": spec, "status": st})
+
+
+def test_the_pods_own_status_counts_only_with_the_gate() -> None:
+    pod = _pod_level_resizing(
+        pod_level={"cpu": "1"}, status={"requests": {"cpu": "2"}}, allocated={"cpu": "1500m"}
+    )
+    assert pod.requests == {api.CPU: 1000}  # the gate off: the spec's pod-level request
+    assert api.counted_requests(pod, False) == (pod.requests, pod.nonzero_requests)
+    assert api.counted_requests(pod, False, True)[0] == {api.CPU: 2000}  # v1.35-v1.36
+    assert api.counted_requests(pod, True, True)[0] == {api.CPU: 2000}  # v1.37
+
+
+def test_v136_counts_only_the_resources_the_spec_names_at_the_pod_level() -> None:
+    pod = _pod_level_resizing(
+        pod_level={"cpu": "1"},
+        status={"requests": {"cpu": "700m", "memory": "1Gi"}},
+        allocated={"cpu": "700m", "memory": "1Gi"},
+    )
+    per_container, totals = (
+        api.counted_requests(pod, False, True),
+        api.counted_requests(pod, True, True),
+    )
+    assert per_container[0] == {api.CPU: 1000}  # memory: not named at the pod level
+    assert totals[0] == {api.CPU: 1000, api.MEMORY: 1024**3}  # v1.37: every resource named
+
+
+def test_infeasible_leaves_the_pod_level_spec_out_and_a_missing_entry_counts_zero() -> None:
+    pod = _pod_level_resizing(
+        pod_level={"cpu": "1", "memory": "1Gi"},
+        status={"requests": {"cpu": "300m"}},
+        infeasible=True,
+    )
+    assert api.counted_requests(pod, False, True)[0] == {api.CPU: 300, api.MEMORY: 0}
+    # v1.37: the Pod's totals need allocatedResources too; without them its containers'
+    # statuses count (none here: nothing, as infeasible leaves the spec out), and the
+    # pod-level request is the largest the statuses report
+    assert api.counted_requests(pod, True, True)[0] == {api.CPU: 300}
+
+
+def test_v137_takes_the_pods_totals_in_place_of_its_containers() -> None:
+    # no pod-level spec: v1.35-v1.36 read the Pod's status only for pod-level requests
+    pod = _pod_level_resizing(
+        pod_level=None,
+        status={"requests": {"cpu": "2"}},
+        allocated={"cpu": "1200m"},
+        container_status="3",
+    )
+    assert api.counted_requests(pod, False, True)[0] == {api.CPU: 3000}  # the container's
+    assert api.counted_requests(pod, True, False)[0] == {api.CPU: 3000}
+    assert api.counted_requests(pod, True, True)[0] == {api.CPU: 2000}  # spec 500m, 2, 1200m
+
+
+def test_v137_defaults_pod_level_requests_from_the_containers_for_its_resize() -> None:
+    """PodLevelResourcesFixDefaulting: a pod-level cpu request alone gets memory from the
+    containers' spec, so a container status reporting more memory no longer counts."""
+    spec: dict[str, Any] = {
+        "nodeName": "n0",
+        "containers": [
+            {"name": "a", "image": "x", "resources": {"requests": {"cpu": "100m", "memory": "1Gi"}}}
+        ],
+        "resources": {"requests": {"cpu": "1"}},
+    }
+    status = {
+        "phase": "Running",
+        "containerStatuses": [{"name": "a", "resources": {"requests": {"memory": "3Gi"}}}],
+    }
+    pod = parse_pod({"metadata": {"name": "d"}, "spec": spec, "status": status})
+    assert pod.requests == {api.CPU: 1000, api.MEMORY: 3 * 1024**3}  # v1.34-v1.36
+    assert pod.resize_totals is not None
+    assert pod.resize_totals[0] == {api.CPU: 1000, api.MEMORY: 1024**3}  # v1.37
+
+
+@pytest.mark.parametrize(
+    ("version", "settings", "cpu"),
+    [
+        ("1.35", (), 1000),
+        (
+            "1.35",
+            (("InPlacePodLevelResourcesVerticalScaling", True), ("NodeDeclaredFeatures", True)),
+            2000,
+        ),
+        ("1.36", (), 2000),
+        ("1.37", (("InPlacePodLevelResourcesVerticalScaling", False),), 1000),
+        ("1.37", (), 2000),
+    ],
+)
+def test_the_scheduler_sets_the_gate_on_the_cache(
+    version: str, settings: tuple[tuple[str, bool], ...], cpu: int
+) -> None:
+    c = ClusterState()
+    c.add_node(make_node("n0").cap(cpu="4", memory="8Gi", pods=10).obj())
+    c.add_bound_pods(
+        [
+            _pod_level_resizing(
+                pod_level={"cpu": "1"}, status={"requests": {"cpu": "2"}}, allocated={"cpu": "2"}
+            )
+        ]
+    )
+    gates = FeatureGates(version=version, settings=settings)
+    cfg = load_config(None, known_plugins=known_plugin_names(), gates=gates)
+    Scheduler(cfg, clock=VirtualClock(), api_client=FakeApi(), cluster=c)
+    assert c.nodes.requested[c.nodes.row_of["n0"], 0] == cpu

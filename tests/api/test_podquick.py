@@ -387,3 +387,26 @@ def test_an_invalid_volume_is_refused_with_its_path(
     with pytest.raises(InputError) as err:
         parse_pod(obj)
     assert f"spec.volumes[1].{path}" in str(err.value) and message in str(err.value)
+
+
+def test_a_pods_own_resize_status_is_left_to_the_full_parse() -> None:
+    """``status.resources`` (InPlacePodLevelResourcesVerticalScaling): the quick parse gives
+    the Pod up, so the full one keeps its resize counts (``Pod.pod_level_resize``)."""
+    obj: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": {
+            "nodeName": "n0",
+            "containers": [{"name": "a", "image": "x", "resources": {"requests": {"cpu": "1"}}}],
+        },
+        "status": {
+            "phase": "Running",
+            "resources": {"requests": {"cpu": "2"}},
+            "allocatedResources": {"cpu": "2"},
+        },
+    }
+    assert not _check(obj)
+    assert parse_pod(copy.deepcopy(obj)).pod_level_resize is not None
+    del obj["status"]["resources"]
+    assert _check(obj)  # allocatedResources alone: nothing upstream reads

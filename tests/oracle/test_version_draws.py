@@ -29,20 +29,8 @@ def test_the_cases_of_a_seed_stay_as_they_were() -> None:
             and not any(
                 "declaredFeatures" in o.get("status", {}) for o in newer["cluster"]["items"]
             )
-            and not any(_pod_level_resize(o) for o in before["cluster"]["items"])
         ):
             assert newer == before
-
-
-def _pod_level_resize(obj: dict[str, Any]) -> bool:
-    """A Pod with pod-level resources drawn mid-resize: not drawn from v1.36
-    (``lived_in.POD_LEVEL_RESIZE_FROM``), so its case differs there."""
-    conditions = obj.get("status", {}).get("conditions", [])
-    return (
-        obj["kind"] == "Pod"
-        and bool(obj["spec"].get("resources"))
-        and any(c["type"] in ("PodResizeInProgress", "PodResizePending") for c in conditions)
-    )
 
 
 @pytest.mark.parametrize("version", ["1.35", "1.36", "1.37"])
@@ -113,3 +101,24 @@ def test_a_case_gate_reaches_both_sides() -> None:
             ours = compare.ours(request, "1.35")
             assert compare.differences(ours, oracle.ask(request)) == []
             assert (ours.get("selectedNode") is not None) == fits, ours
+
+
+@pytest.mark.parametrize("version", ["1.35", "1.36", "1.37"])
+def test_pods_with_pod_level_resources_are_drawn_mid_resize(version: str) -> None:
+    """Pods with pod-level ``spec.resources`` resizing, with their own ``status.resources``
+    at times, under InPlacePodLevelResourcesVerticalScaling as the release has it (the
+    alpha gate turned on at v1.35, the beta one off at times later)."""
+    resizing = own_status = gate_set = 0
+    for i in range(300):
+        request = cases.case(21, i, version)
+        pods = [o for o in request["cluster"]["items"] if o["kind"] == "Pod"]
+        resizing += any(o["spec"].get("resources") and _resizing(o) for o in pods)
+        own_status += any(o["spec"].get("resources") and "resources" in o["status"] for o in pods)
+        gate = request.get("featureGates", {}).get("InPlacePodLevelResourcesVerticalScaling")
+        gate_set += gate is (version == "1.35")
+    assert resizing > 5 and own_status > 5 and gate_set > 0
+
+
+def _resizing(pod: dict[str, Any]) -> bool:
+    conditions = pod.get("status", {}).get("conditions", [])
+    return any(c["type"] in ("PodResizeInProgress", "PodResizePending") for c in conditions)

@@ -324,6 +324,19 @@ class WorkloadRef:
     replica_key: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class PodLevelResize:
+    """``(requests, nonzero_requests)`` of a Pod whose own status reports resources
+    (``status.resources``, ``status.allocatedResources``) as upstream counts it with
+    InPlacePodLevelResourcesVerticalScaling on: ``per_container`` by v1.35-v1.36's rule
+    (the containers each at their largest, the pod-level requests at the largest of spec,
+    status and allocated), ``totals`` by v1.37's (the largest of the totals, the Pod's own
+    status taking the place of its containers')."""
+
+    per_container: tuple[Resources, Resources]
+    totals: tuple[Resources, Resources]
+
+
 @dataclass(slots=True)
 class Pod:
     """A Pod as the scheduler sees it.
@@ -363,6 +376,9 @@ class Pod:
     container statuses report: the largest of the spec's, the actuated and the allocated
     totals (``requests`` takes the largest per container before summing, as v1.34-v1.36);
     None without such a status.  :func:`counted_requests` picks one by release."""
+    pod_level_resize: PodLevelResize | None = None
+    """How the Pod counts with InPlacePodLevelResourcesVerticalScaling on, per release;
+    None without ``status.resources`` (then the gate changes nothing)."""
     host_ports: tuple[HostPort, ...] = ()
     images: tuple[str, ...] = ()
     image_volumes: tuple[str, ...] = ()
@@ -506,6 +522,7 @@ def _copy_pod(s: Pod) -> Pod:
     o.nonzero_requests = s.nonzero_requests
     o.fit_score_requests = s.fit_score_requests
     o.resize_totals = s.resize_totals
+    o.pod_level_resize = s.pod_level_resize
     o.host_ports = s.host_ports
     o.images = s.images
     o.image_volumes = s.image_volumes
@@ -526,11 +543,17 @@ def _copy_pod(s: Pod) -> Pod:
     return o
 
 
-def counted_requests(pod: Pod, resize_totals: bool) -> tuple[Resources, Resources]:
+def counted_requests(
+    pod: Pod, resize_totals: bool, pod_level: bool = False
+) -> tuple[Resources, Resources]:
     """``(requests, nonzero_requests)`` a placed ``pod`` counts on its node: with
     ``resize_totals`` (v1.37 and later) the largest of its totals during an in-place resize
     (:attr:`Pod.resize_totals`), otherwise, and for every Pod without a resize status, its
-    parsed ``requests``."""
+    parsed ``requests``; with ``pod_level`` (InPlacePodLevelResourcesVerticalScaling on)
+    and a status of the Pod's own, :attr:`Pod.pod_level_resize` by the same rule."""
+    if pod_level and pod.pod_level_resize is not None:
+        counts = pod.pod_level_resize
+        return counts.totals if resize_totals else counts.per_container
     totals = pod.resize_totals
     if totals is not None and resize_totals:
         return totals

@@ -10,9 +10,9 @@ reads the common shape from them (metadata, containers with requests, limits and
 name, priority, tolerations, affinity, volumes, status) and gives up -- returns None -- on anything
 else: a section it does not handle (init containers, overhead, pod-level resources, spread
 constraints, scheduling gates, a Workload or PodGroup reference, resource claims, ephemeral
-containers, image volumes, ``hostNetwork: true``, container statuses reporting
-``resources``, a container's ``restartPolicyRules`` or ``bindMountOptions``, which may need
-node-declared features) or any invalid value.
+containers, image volumes, ``hostNetwork: true``, container statuses or the Pod's status
+reporting ``resources``, a container's ``restartPolicyRules`` or ``bindMountOptions``, which
+may need node-declared features) or any invalid value.
 :func:`parse_pod` then parses the Pod the full way, which reports the error with its path.
 Both build the Pod with :func:`kubesched.api.pods.new_pod`, and read the sections with the
 full parse's own readers: the two give the same :class:`~kubesched.api.objects.Pod`
@@ -102,6 +102,7 @@ class _Status(msgspec.Struct, Generic[S], gc=False):
     resourceClaimStatuses: S | UnsetType = UNSET
     containerStatuses: S | UnsetType = UNSET
     initContainerStatuses: S | UnsetType = UNSET
+    resources: S | UnsetType = UNSET
 
 
 class _PodDoc(msgspec.Struct, Generic[S], gc=False):
@@ -202,6 +203,7 @@ def _read(doc: _PodDoc[Any], raw: Any, memo: Sections) -> Quick | None:
         or spec.ephemeralContainers is not UNSET
         or (spec.volumes is not UNSET and _image_volumes(spec.volumes))
         or status.resourceClaimStatuses is not UNSET
+        or status.resources is not UNSET  # the Pod's own resize status
         or (status.containerStatuses is not UNSET and _resizing(status.containerStatuses))
         or (status.initContainerStatuses is not UNSET and _resizing(status.initContainerStatuses))
         or (spec.hostNetwork is not None and spec.hostNetwork is not False)  # other ports

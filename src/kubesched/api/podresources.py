@@ -127,17 +127,27 @@ def default_pod_level_requests(
     limits: Millis | None,
     containers: Sequence[Millis],
     init_containers: Sequence[tuple[Millis, bool]],
+    *,
+    fix_defaulting: bool = False,
 ) -> Millis | None:
     """API-server defaulting of pod-level requests (``defaultPodRequests``), only when pod-level
-    limits are set: CPU/memory from the containers' aggregate, else from the pod-level limit."""
-    if not limits:
+    limits are set: CPU/memory from the containers' aggregate, else from the pod-level limit.
+
+    ``fix_defaulting``: v1.37's (PodLevelResourcesFixDefaulting, beta on: the registry's
+    ``DefaultPodLevelResources`` at create) whenever pod-level requests or limits are set,
+    hugepages too from the containers' aggregate (their limit, which validation makes their
+    request) when the pod level names them in neither.  It changes what a Pod counts only
+    while a resize status is counted (the defaulted amounts are the spec's aggregate), so
+    the parse applies it to v1.37's resize counts alone."""
+    if not limits and not (fix_defaulting and requests):
         return requests
     out = dict(requests) if requests else {}
     aggregate = aggregate_container_requests(containers, init_containers)
     for name, amount in aggregate.items():
-        if name in _OVERCOMMITTABLE_POD_LEVEL and name not in out:
+        hugepages = fix_defaulting and name.startswith("hugepages-") and name not in (limits or {})
+        if name not in out and (name in _OVERCOMMITTABLE_POD_LEVEL or hugepages):
             out[name] = amount
-    for name, amount in limits.items():
+    for name, amount in (limits or {}).items():
         if is_pod_level_resource(name) and name not in out:
             out[name] = amount
     return out or requests
@@ -182,6 +192,52 @@ def effective_requests(
     non0 = millis
     if non_missing:
         non0 = pod_requests(containers, init_containers, overhead, pod_level, non_missing)
+    requests = {name: units_from_milli(name, m) for name, m in millis.items()}
+    nonzero = {
+        api.CPU: non0.get(api.CPU, 0),
+        api.MEMORY: units_from_milli(api.MEMORY, non0.get(api.MEMORY, 0)),
+    }
+    return requests, nonzero
+
+
+def largest_requests(
+    ways: Sequence[tuple[Sequence[Millis], Sequence[tuple[Millis, bool]]]],
+    pod_totals: Sequence[Mapping[str, int]] = (),
+    overhead: Mapping[str, int] | None = None,
+    pod_level: Mapping[str, int] | None = None,
+    pod_level_set: bool = False,
+) -> tuple[api.Resources, api.Resources]:
+    """``(requests, nonzero_requests)`` of a Pod counted as the largest, per resource, of
+    several totals (upstream v1.37's ``AggregateContainerRequests`` with
+    ``UseStatusResources``): each of ``ways`` (containers and ``(init container,
+    restartable)`` requests) aggregated with the init/sidecar rule, and each of
+    ``pod_totals`` as it is (pod-level ``status.resources.requests`` and
+    ``status.allocatedResources``, already totals: no non-zero defaults apply to them).
+    Then ``pod_level`` takes the place of the aggregate for every pod-level resource it
+    names (``applyPodLevelResources``) when ``pod_level_set`` (upstream
+    ``IsPodLevelRequestsSet`` of the spec, which also decides the non-zero defaults) and
+    ``overhead`` is added."""
+
+    def total(non_missing: Mapping[str, int] | None) -> Millis:
+        out: Millis = {}
+        for plain, inits in ways:
+            _max(out, aggregate_container_requests(plain, inits, non_missing))
+        for other in pod_totals:
+            _max(out, other)
+        if pod_level_set and pod_level:
+            for name, amount in pod_level.items():
+                if is_pod_level_resource(name):
+                    out[name] = amount
+        if overhead:
+            _add(out, overhead)
+        return out
+
+    millis = total(None)
+    if not pod_level_set:
+        non_missing: Millis = _NON_MISSING
+    else:
+        non_missing = {n: a for n, a in _NON_MISSING.items() if n not in millis}
+    non0 = total(non_missing) if non_missing else millis
     requests = {name: units_from_milli(name, m) for name, m in millis.items()}
     nonzero = {
         api.CPU: non0.get(api.CPU, 0),

@@ -99,7 +99,7 @@ def parse_pod(obj: dict[str, Any], path: str = "") -> api.Pod:
         images.append(f.string(c, "image", cpath))
         ports.extend(read_host_ports(c, cpath, host_network))
 
-    requests, nonzero, fit_score, resize_totals = _pod_resources(
+    requests, nonzero, fit_score, resize_totals, pod_level_resize = _pod_resources(
         spec, spec_path, resized, containers, inits, (spec_containers, spec_inits)
     )
 
@@ -134,6 +134,7 @@ def parse_pod(obj: dict[str, Any], path: str = "") -> api.Pod:
         nonzero_requests=nonzero,
         fit_score_requests=fit_score,
         resize_totals=resize_totals,
+        pod_level_resize=pod_level_resize,
         host_ports=(*sidecar_ports, *ports),
         images=tuple(images),
         image_volumes=_image_volumes(spec, spec_path),
@@ -197,6 +198,7 @@ def new_pod(
     image_volumes: tuple[str, ...] = (),
     volumes: tuple[api.Volume, ...] = (),
     resize_totals: tuple[api.Resources, api.Resources] | None = None,
+    pod_level_resize: api.PodLevelResize | None = None,
 ) -> api.Pod:
     """The one place a parsed :class:`~kubesched.api.objects.Pod` is built (by the full parse
     here and the quick one, :mod:`kubesched.api.podquick`), from the values read, with the
@@ -232,6 +234,7 @@ def new_pod(
     pod.nonzero_requests = nonzero_requests
     pod.fit_score_requests = fit_score_requests
     pod.resize_totals = resize_totals
+    pod.pod_level_resize = pod_level_resize
     pod.host_ports = host_ports
     pod.images = images
     pod.image_volumes = image_volumes
@@ -256,9 +259,14 @@ _new = object.__new__
 
 
 _PodResources = tuple[
-    api.Resources, api.Resources, api.Resources | None, tuple[api.Resources, api.Resources] | None
+    api.Resources,
+    api.Resources,
+    api.Resources | None,
+    tuple[api.Resources, api.Resources] | None,
+    api.PodLevelResize | None,
 ]
-"""``(requests, nonzero_requests, fit_score_requests, resize_totals)`` of a Pod."""
+"""``(requests, nonzero_requests, fit_score_requests, resize_totals, pod_level_resize)`` of a
+Pod."""
 
 
 def _pod_resources(
@@ -276,21 +284,30 @@ def _pod_resources(
     not counted: ``defaultPodRequests``); None for the PodLevelResources gate off (upstream's
     every sum skips them, ``SkipPodLevelResources``)."""
     overhead = f.resource_list(spec, "overhead", spec_path)
-    pod_level = None
+    pod_level = v137_pod_level = None
     if spec_only is not None:
         pod_res_path = join(spec_path, "resources")
         pod_res = f.mapping(spec, "resources", spec_path)
-        pod_level = podresources.default_pod_level_requests(
-            f.resource_list(pod_res, "requests", pod_res_path),
-            f.resource_list(pod_res, "limits", pod_res_path),
-            *spec_only,
-        )
+        spec_requests = f.resource_list(pod_res, "requests", pod_res_path)
+        spec_limits = f.resource_list(pod_res, "limits", pod_res_path)
+        pod_level = podresources.default_pod_level_requests(spec_requests, spec_limits, *spec_only)
+        v137_pod_level = pod_level
+        if resized[0] or resized[2] is not None:
+            v137_pod_level = podresources.default_pod_level_requests(
+                spec_requests, spec_limits, *spec_only, fix_defaulting=True
+            )
     requests, nonzero = podresources.effective_requests(containers, inits, overhead, pod_level)
     resize_totals = None
     if resized[0]:
-        resize_totals = _resize_totals(spec, spec_path, resized, overhead, pod_level)
+        resize_totals = _resize_totals(spec, spec_path, resized, overhead, v137_pod_level, False)
+    pod_level_resize = None
+    if resized[2] is not None:
+        pod_level_resize = api.PodLevelResize(
+            _pod_level_status(containers, inits, resized, overhead, pod_level),
+            _resize_totals(spec, spec_path, resized, overhead, v137_pod_level, True),
+        )
     fit_score = podresources.fit_score_requests(containers, inits, overhead, pod_level)
-    return requests, nonzero, fit_score, resize_totals
+    return requests, nonzero, fit_score, resize_totals, pod_level_resize
 
 
 def has_pod_level_resources(pod: api.Pod) -> bool:
@@ -325,18 +342,24 @@ def skip_pod_level_resources(pod: api.Pod) -> None:
         pod.nonzero_requests,
         pod.fit_score_requests,
         pod.resize_totals,
+        pod.pod_level_resize,
     ) = _pod_resources(spec, "spec", resized, containers, inits, None)
 
 
-_Resized = tuple[dict[str, tuple[podresources.Millis | None, podresources.Millis | None]], bool]
-"""Per container name with ``status...resources`` set: ``(status requests, allocated)``
-(None: absent); and whether the resize is infeasible (condition ``PodResizePending``,
-reason ``Infeasible``)."""
+_Reported = tuple[podresources.Millis | None, podresources.Millis | None]
+"""``(resources.requests, allocatedResources)`` a status reports (None: absent)."""
+
+_Resized = tuple[dict[str, _Reported], bool, _Reported | None]
+"""Per container name with ``status...resources`` set: what it reports; whether the resize
+is infeasible (condition ``PodResizePending``, reason ``Infeasible``); and what the Pod's
+own status reports (``status.resources.requests``, ``status.allocatedResources``; None
+without ``status.resources``, as upstream reads them only with it)."""
 
 
 def _resize_status(status: Obj, path: str) -> _Resized:
     """What an in-place resize reports (``status.containerStatuses[]`` and
-    ``initContainerStatuses[]``: ``resources.requests`` and ``allocatedResources``)."""
+    ``initContainerStatuses[]``: ``resources.requests`` and ``allocatedResources``; the
+    Pod's ``status.resources.requests`` and ``status.allocatedResources``)."""
     by_name: dict[str, tuple[podresources.Millis | None, podresources.Millis | None]] = {}
     for key in ("containerStatuses", "initContainerStatuses"):
         for i, cs in enumerate(f.seq(status, key, path)):
@@ -356,7 +379,14 @@ def _resize_status(status: Obj, path: str) -> _Resized:
         if f.string(cond, "type", cpath) == "PodResizePending":
             infeasible = f.string(cond, "reason", cpath) == "Infeasible"
             break
-    return by_name, infeasible
+    pod_status = None
+    if status.get("resources") is not None:
+        res = f.mapping(status, "resources", path)
+        pod_status = (
+            f.resource_list(res, "requests", join(path, "resources")),
+            f.resource_list(status, "allocatedResources", path),
+        )
+    return by_name, infeasible, pod_status
 
 
 def _with_status(requests: podresources.Millis, c: Obj, resized: _Resized) -> podresources.Millis:
@@ -364,7 +394,7 @@ def _with_status(requests: podresources.Millis, c: Obj, resized: _Resized) -> po
     ``determineContainerReqs``, InPlacePodVerticalScaling on in v1.34): the largest of the
     spec's, the status's and the allocated request, per resource; the spec's left out when
     the resize is infeasible."""
-    by_name, infeasible = resized
+    by_name, infeasible, _ = resized
     found = by_name.get(str(c.get("name") or "")) if by_name else None
     if found is None:
         return requests
@@ -376,12 +406,47 @@ def _with_status(requests: podresources.Millis, c: Obj, resized: _Resized) -> po
     return out
 
 
+def _pod_level_status(
+    containers: list[podresources.Millis],
+    inits: list[tuple[podresources.Millis, bool]],
+    resized: _Resized,
+    overhead: podresources.Millis | None,
+    pod_level: podresources.Millis | None,
+) -> tuple[api.Resources, api.Resources]:
+    """``(requests, nonzero_requests)`` as v1.35-v1.36 count a Pod whose own status reports
+    resources with InPlacePodLevelResourcesVerticalScaling on (``PodRequests``): the
+    containers as ``requests`` counts them (``containers``, ``inits``: each its largest of
+    spec, status and allocated), and each resource the pod-level ``spec.resources.requests``
+    names as the largest of that request, ``status.resources.requests`` and
+    ``status.allocatedResources`` (the request left out when the resize is ``Infeasible``;
+    0 when none of them names it: upstream reads a missing entry as a zero quantity)."""
+    _, infeasible, pod_status = resized
+    status, allocated = pod_status or (None, None)
+    is_set = bool(pod_level) and any(podresources.is_pod_level_resource(n) for n in pod_level or ())
+    if not is_set or pod_level is None:
+        return podresources.effective_requests(containers, inits, overhead, pod_level)
+    largest = _largest({} if infeasible else pod_level, status, allocated)
+    effective = {name: largest.get(name, 0) for name in pod_level}
+    return podresources.largest_requests([(containers, inits)], (), overhead, effective, True)
+
+
+def _largest(*lists: podresources.Millis | None) -> podresources.Millis:
+    """The largest amount of each resource any of ``lists`` names (upstream ``max``)."""
+    out: podresources.Millis = {}
+    for amounts in lists:
+        for name, amount in (amounts or {}).items():
+            if name not in out or amount > out[name]:
+                out[name] = amount
+    return out
+
+
 def _resize_totals(
     spec: Obj,
     spec_path: str,
     resized: _Resized,
     overhead: podresources.Millis | None,
     pod_level: podresources.Millis | None,
+    pod_level_status: bool,
 ) -> tuple[api.Resources, api.Resources]:
     """``(requests, nonzero_requests)`` of a resizing Pod as v1.37's component-helpers count
     it (``AggregateContainerRequests`` with ``UseStatusResources``): the largest, per
@@ -389,9 +454,16 @@ def _resize_totals(
     actuated (a container's ``status...resources.requests``, else its allocated, else its
     spec request) and the allocated (``allocatedResources``, else the spec request); with
     the resize ``Infeasible`` the spec's total and the spec fallbacks are left out.  Every
-    container, init containers included, counts its status.  Pod-level
-    ``status.resources`` is not read (not modelled: ``docs/fidelity.md``)."""
-    by_name, infeasible = resized
+    container, init containers included, counts its status.
+
+    With ``pod_level_status`` (InPlacePodLevelResourcesVerticalScaling on) the Pod's own
+    ``status.resources.requests`` and ``status.allocatedResources``, when both are set,
+    take the place of the actuated and allocated totals; and the pod-level requests are
+    the largest of ``spec.resources.requests`` (left out when ``Infeasible``) and those
+    two, for every resource any of them names (``effectivePodLevelResources``)."""
+    by_name, infeasible, pod_status = resized
+    status_total, allocated_total = pod_status or (None, None)
+    from_pod = pod_level_status and status_total is not None and allocated_total is not None
     fallback: podresources.Millis | None
     ways: list[tuple[list[podresources.Millis], list[tuple[podresources.Millis, bool]]]]
     ways = [([], []), ([], []), ([], [])]  # spec, actuated, allocated
@@ -413,18 +485,17 @@ def _resize_totals(
                     plain.append(amounts)
                 else:
                     inits.append((amounts, f.string(c, "restartPolicy", cpath) == "Always"))
-    totals = [
-        podresources.effective_requests(plain, inits, overhead, pod_level)
-        for plain, inits in (ways[1:] if infeasible else ways)
-    ]
-    requests: api.Resources = {}
-    nonzero: api.Resources = {}
-    for req, non0 in totals:
-        for into, source in ((requests, req), (nonzero, non0)):
-            for name, amount in source.items():
-                if amount > into.get(name, amount - 1):
-                    into[name] = amount
-    return requests, nonzero
+    pod_totals: list[podresources.Millis] = []
+    if from_pod:
+        pod_totals = [status_total or {}, allocated_total or {}]
+        ways = ways[:1]
+    if infeasible:
+        ways = ways[1:]
+    is_set = bool(pod_level) and any(podresources.is_pod_level_resource(n) for n in pod_level or ())
+    effective = pod_level
+    if is_set and pod_level_status and pod_status is not None:
+        effective = _largest(None if infeasible else pod_level, status_total, allocated_total)
+    return podresources.largest_requests(ways, pod_totals, overhead, effective, is_set)
 
 
 def _container_requests(c: Obj, path: str) -> podresources.Millis:

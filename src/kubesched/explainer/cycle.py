@@ -77,7 +77,7 @@ from kubesched.plugins.registry import full_registry, known_plugin_names
 from kubesched.queue.nominator import Nominator
 from kubesched.scheduler import Diagnosis, rejected_on_node
 from kubesched.scheduler.extenders import EXTENDER_NAME, ExtenderFilterOutcome, Extenders
-from kubesched.state.cache import RESIZE_TOTALS_SINCE, ClusterState
+from kubesched.state.cache import POD_LEVEL_RESIZE_GATE, RESIZE_TOTALS_SINCE, ClusterState
 from kubesched.state.nodes import NodeTable
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
@@ -140,7 +140,10 @@ def explain(
     with bulk_allocation(FREEZE_ANSWER_AFTER):  # the cache and the plugins' indexes
         p = pod if isinstance(pod, api.Pod) else parse_pod(dict(pod), "pod")
         state_cluster, pending = build_cluster(cluster, leave_out=p.key if p.node_name else None)
-        state_cluster.count_resize_totals(cfg.feature_gates.at_least(RESIZE_TOTALS_SINCE))
+        state_cluster.count_resize_totals(
+            cfg.feature_gates.at_least(RESIZE_TOTALS_SINCE),
+            cfg.feature_gates.enabled(POD_LEVEL_RESIZE_GATE),
+        )
         if not cfg.feature_gates.enabled("PodLevelResources"):
             state_cluster.skip_pod_level_resources()
             for waiting in (*pending, p):

@@ -68,7 +68,7 @@ from kubesched.scheduler.types import (
     costly_plugins,
 )
 from kubesched.scheduler.waiting import Waiting
-from kubesched.state.cache import RESIZE_TOTALS_SINCE, ClusterState
+from kubesched.state.cache import POD_LEVEL_RESIZE_GATE, RESIZE_TOTALS_SINCE, ClusterState
 
 log = logging.getLogger("kubesched.scheduler")
 
@@ -94,7 +94,9 @@ class Scheduler:
         self.api = api_client
         self.cluster = cluster or ClusterState()
         gates = options.feature_gates or config.feature_gates
-        self.cluster.count_resize_totals(gates.at_least(RESIZE_TOTALS_SINCE))
+        self.cluster.count_resize_totals(
+            gates.at_least(RESIZE_TOTALS_SINCE), gates.enabled(POD_LEVEL_RESIZE_GATE)
+        )
         self.pod_level_resources = gates.enabled("PodLevelResources")
         """Whether Pods' pod-level ``spec.resources`` count (off: the containers' only)."""
         if not self.pod_level_resources:

@@ -63,6 +63,9 @@ JOURNAL_LENGTH = 8192
 RESIZE_TOTALS_SINCE = "1.37"
 """The first release counting a resizing Pod as the largest of its totals
 (:meth:`ClusterState.count_resize_totals`)."""
+POD_LEVEL_RESIZE_GATE = "InPlacePodLevelResourcesVerticalScaling"
+"""The gate under which a Pod's own ``status.resources`` count (alpha v1.35, beta on from
+v1.36; :meth:`ClusterState.count_resize_totals`)."""
 
 
 class CacheError(Exception):
@@ -206,6 +209,10 @@ class ClusterState:
         """Whether a resizing Pod counts the largest of its totals (v1.37 and later) rather
         than of each container's request (:func:`kubesched.api.objects.counted_requests`);
         set by :meth:`count_resize_totals` from the run's release."""
+        self.pod_level_resize = False
+        """Whether a Pod's own ``status.resources`` count (InPlacePodLevelResourcesVertical
+        Scaling on: :attr:`kubesched.api.objects.Pod.pod_level_resize`); set by
+        :meth:`count_resize_totals` from the run's gates."""
 
     @property
     def version(self) -> int:
@@ -324,7 +331,7 @@ class ClusterState:
             raise CacheError(f"pod {pod.key}: node {node_name!r} is not in the cache")
         if not self.pod_level_resources:
             skip_pod_level_resources(pod)
-        requests, non0 = api.counted_requests(pod, self.resize_totals)
+        requests, non0 = api.counted_requests(pod, self.resize_totals, self.pod_level_resize)
         req, sparse = self.nodes.split_request(requests)
         nonzero = (non0.get(api.CPU, 0), non0.get(api.MEMORY, 0))
         self.nodes.add_pod_usage(row, req, nonzero, pod.host_ports, sparse)
@@ -382,14 +389,14 @@ class ClusterState:
         nonzero_of: dict[int, tuple[int, int]] = {}  # by id of a nonzero dict, likewise
         which: list[int] = []  # each record's index into ``vectors``
         recs: list[PodRecord] = []
-        totals = self.resize_totals
+        totals, pod_level = self.resize_totals, self.pod_level_resize
         for pod, row in zip(pods, rows_list, strict=True):
             if not self.pod_level_resources:
                 skip_pod_level_resources(pod)
             requests = pod.requests
             nz = pod.nonzero_requests
-            if totals and pod.resize_totals is not None:
-                requests, nz = pod.resize_totals
+            if pod.resize_totals is not None or pod.pod_level_resize is not None:
+                requests, nz = api.counted_requests(pod, totals, pod_level)
             j = by_dict.get(id(requests))
             if j is None:
                 sig = tuple(requests.items())
@@ -502,14 +509,20 @@ class ClusterState:
             self._account(rec.pod, rec.node, rec.assumed)
         self.pods_on_node.update(orders)  # counted anew, not moved: upstream's order stays
 
-    def count_resize_totals(self, on: bool) -> None:
+    def count_resize_totals(self, on: bool, pod_level: bool = False) -> None:
         """Count a resizing Pod as the run's release does (``on``: v1.37 and later, the
-        largest of its totals; :attr:`resize_totals`); the Pods already placed that carry a
-        resize status are counted again if the rule changes."""
-        if on == self.resize_totals:
+        largest of its totals; :attr:`resize_totals`) and its gates (``pod_level``:
+        InPlacePodLevelResourcesVerticalScaling, :attr:`pod_level_resize`); the Pods already
+        placed that carry a resize status are counted again if the rule changes."""
+        if on == self.resize_totals and pod_level == self.pod_level_resize:
             return
         self.resize_totals = on
-        resizing = [r for r in self.pods.values() if r.pod.resize_totals is not None]
+        self.pod_level_resize = pod_level
+        resizing = [
+            r
+            for r in self.pods.values()
+            if r.pod.resize_totals is not None or r.pod.pod_level_resize is not None
+        ]
         orders = {r.node: list(self.pods_on_node[r.node]) for r in resizing}
         for rec in resizing:
             self._unaccount(rec.pod.key)
