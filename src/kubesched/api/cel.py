@@ -11,7 +11,8 @@ celpy's ``CompiledRunner`` (transpiled to Python once, ~10x the interpreter's sp
 The environment follows ``k8s.io/dynamic-resource-allocation/cel`` (v1.34):
 
 - ``device.driver`` (string), ``device.attributes[domain][id]`` (int, bool, string, or
-  ``semver``), ``device.capacity[domain][id]`` (``quantity``); an unqualified attribute or
+  ``semver``; under DRAListTypeAttributes, v1.36+, also a list of one of those),
+  ``device.capacity[domain][id]`` (``quantity``); an unqualified attribute or
   capacity name lives in the driver's domain; a domain the device lacks is an empty map
   (upstream's ``mapper`` default), so ``device.attributes["x"].y`` is a runtime error
   ``no such key`` -- absorbed by ``&&``/``||`` as CEL's commutative logic says;
@@ -249,7 +250,7 @@ _ENV: list[Any] = []
 class DeviceInput:
     """What a selector sees of one device: ``attributes`` and ``capacity`` keyed by
     qualified name as the ResourceSlice spells them (values: int, bool, str or
-    :class:`Semver`; capacities :class:`Quantity`)."""
+    :class:`Semver`, or a list of them; capacities :class:`Quantity`)."""
 
     driver: str
     attributes: Mapping[str, Any]
@@ -269,6 +270,8 @@ class _DefaultMap(celtypes.MapType):
 
 
 def _value(v: Any) -> Any:
+    if isinstance(v, list):  # a list attribute (DRAListTypeAttributes)
+        return celtypes.ListType([_value(x) for x in v])
     if isinstance(v, bool):
         return celtypes.BoolType(v)
     if isinstance(v, int):

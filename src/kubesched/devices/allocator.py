@@ -104,12 +104,18 @@ class _Constraint:
         attribute: str,
         kind: str = r.MATCH,
         by_device: bool = False,
+        as_sets: bool = False,
     ) -> None:
         self.requests = frozenset(requests)
         self.attribute = attribute
         self.distinct = kind == r.DISTINCT
         self.by_device = by_device
         """v1.34: two values are the same only when they are one device's."""
+        self.as_sets = as_sets
+        """DRAListTypeAttributes: values compared as sets (:func:`r.attribute_set`):
+        ``matchAttribute`` narrows :attr:`stack` (the intersection so far, one entry per
+        device, popped when one is given back), ``distinctAttribute`` wants disjoint sets."""
+        self.stack: list[frozenset[tuple[str, Any]]] = []
         self.value: tuple[str, Any] | None = None
         self.values: dict[str, Any] = {}
         self.n = 0
@@ -130,6 +136,8 @@ class _Constraint:
             value = device.typed.get(ident)
         if value is None:
             return False
+        if self.as_sets:
+            return self._add_set(req, r.attribute_set(value))
         if self.distinct:
             key = (dev_id, value) if self.by_device else value
             if self.n and key in self.values.values():
@@ -145,10 +153,28 @@ class _Constraint:
         self.n += 1
         return True
 
+    def _add_set(self, req: _Request, values: frozenset[tuple[str, Any]]) -> bool:
+        """Upstream's ``experimental`` constraints under DRAListTypeAttributes
+        (``attributeAsSet``, ``intersection``)."""
+        if self.distinct:
+            if any(values & other for other in self.values.values()):
+                return False
+            self.values[req.base] = values
+        elif self.n:
+            narrowed = self.stack[self.n - 1] & values
+            if not narrowed:
+                return False
+            self.stack.append(narrowed)
+        else:
+            self.stack.append(values)
+        self.n += 1
+        return True
+
     def remove(self, req: _Request) -> None:
         if self._applies(req):
             self.values.pop(req.base, None)
             self.n -= 1
+            del self.stack[max(self.n, 0) :]
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,7 +280,12 @@ class _Search:
         """The pools a device loop visits, in order (:meth:`prepare`)."""
         """Per claim, per request, its alternatives (one for ``exactly``)."""
         self.constraints = [
-            [_Constraint(*c, by_device=options.distinct_by_device) for c in claim.constraints]
+            [
+                _Constraint(
+                    *c, by_device=options.distinct_by_device, as_sets=options.list_attributes
+                )
+                for c in claim.constraints
+            ]
             for claim in claims
         ]
         self.prunes = not options.experimental and not any(
