@@ -18,6 +18,10 @@ so what is compared is the scheduler's: the owner check by PodGroup
 (``resourceclaim.IsForPod``), the reservation for the PodGroup in PreBind (``BindTo``) and
 the second member joining a claim reserved for its group (``IsReservedForPod``).
 
+Half the cases with the gate on are simpler: the Pods' only claim is the PodGroup's, from a
+template for one GPU, and nothing keeps them apart, so the second joins the claim the first
+allocated for the group.
+
 Explain cases are not drawn: kube-oracle's explain snapshot holds no PodGroup objects, so
 upstream's DynamicResources (v1.37) cannot find the Pod's PodGroup there.
 """
@@ -27,6 +31,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+DRA_API = "resource.k8s.io/v1"
+GPU = "gpu.example.com"
 API_VERSION = {"1.36": "scheduling.k8s.io/v1alpha2", "1.37": "scheduling.k8s.io/v1beta1"}
 GROUP = "pg"
 
@@ -46,6 +52,9 @@ def workload_claims(seed: int, index: int, case: dict[str, Any], version: str | 
     gates["GenericWorkload"] = True
     gates["DRAWorkloadResourceClaims"] = r.random() < 0.7
     case["featureGates"] = gates
+    if gates["DRAWorkloadResourceClaims"] and r.random() < 0.5:
+        _one_group_claim(case, api)
+        return
     listed = [dict(e) for e in entries if r.random() < 0.7]
     items: list[dict[str, Any]] = case["cluster"]["items"]
     made = {
@@ -96,3 +105,36 @@ def workload_claims(seed: int, index: int, case: dict[str, Any], version: str | 
         statuses = [shared[e["name"]] for e in entries if e["name"] in shared]
         if statuses:
             p.setdefault("status", {})["resourceClaimStatuses"] = statuses
+
+
+def _one_group_claim(case: dict[str, Any], api: str) -> None:
+    """The Pods' only claim is the PodGroup's, made from a template for one GPU (the
+    controller's work done: owned by the PodGroup, named in its status and the Pods'), and
+    they may share a node (no node selectors, nothing else requested)."""
+    items: list[dict[str, Any]] = case["cluster"]["items"]
+    name = "pg-gpu-abcde"
+    spec = {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": GPU}}]}}
+    meta = {"name": "group-gpu", "namespace": "default"}
+    items.append({"apiVersion": DRA_API, "kind": "ResourceClaimTemplate", "metadata": meta,
+                  "spec": {"spec": spec}})  # fmt: skip
+    owner = {"apiVersion": api, "kind": "PodGroup", "name": GROUP,
+             "uid": f"uid-podgroup-{GROUP}", "controller": True}  # fmt: skip
+    items.append({"apiVersion": DRA_API, "kind": "ResourceClaim",
+                  "metadata": {"name": name, "namespace": "default", "uid": f"uid-claim-{name}",
+                               "annotations": {"resource.kubernetes.io/pod-claim-name": "gpu"},
+                               "ownerReferences": [owner]},
+                  "spec": spec})  # fmt: skip
+    entry = {"name": "gpu", "resourceClaimTemplateName": "group-gpu"}
+    status = {"resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": name}]}
+    pg_meta = {"name": GROUP, "namespace": "default", "uid": f"uid-podgroup-{GROUP}"}
+    items.append({"apiVersion": api, "kind": "PodGroup", "metadata": pg_meta,
+                  "spec": {"schedulingPolicy": {"basic": {}}, "resourceClaims": [entry]},
+                  "status": status})  # fmt: skip
+    for p in case["pods"]:
+        p["spec"]["schedulingGroup"] = {"podGroupName": GROUP}
+        p["spec"]["resourceClaims"] = [dict(entry)]
+        p["spec"].pop("initContainers", None)
+        p["spec"].pop("nodeSelector", None)
+        only = {"name": "c", "image": "app", "resources": {"claims": [{"name": "gpu"}]}}
+        p["spec"]["containers"] = [only]
+        p["status"] = {"resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": name}]}

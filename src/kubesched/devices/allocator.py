@@ -114,7 +114,8 @@ class _Constraint:
         self.as_sets = as_sets
         """DRAListTypeAttributes: values compared as sets (:func:`r.attribute_set`):
         ``matchAttribute`` narrows :attr:`stack` (the intersection so far, one entry per
-        device, popped when one is given back), ``distinctAttribute`` wants disjoint sets."""
+        device, popped when one is given back), ``distinctAttribute`` wants the device's set
+        disjoint from each one in :attr:`stack` (every device taken, not one per request)."""
         self.stack: list[frozenset[tuple[str, Any]]] = []
         self.value: tuple[str, Any] | None = None
         self.values: dict[str, Any] = {}
@@ -156,10 +157,10 @@ class _Constraint:
     def _add_set(self, req: _Request, values: frozenset[tuple[str, Any]]) -> bool:
         """Upstream's ``experimental`` constraints under DRAListTypeAttributes
         (``attributeAsSet``, ``intersection``)."""
-        if self.distinct:
-            if any(values & other for other in self.values.values()):
+        if self.distinct:  # one entry per device taken, as upstream's stack
+            if any(values & other for other in self.stack):
                 return False
-            self.values[req.base] = values
+            self.stack.append(values)
         elif self.n:
             narrowed = self.stack[self.n - 1] & values
             if not narrowed:
