@@ -19,8 +19,8 @@ so what is compared is the scheduler's: the owner check by PodGroup
 the second member joining a claim reserved for its group (``IsReservedForPod``).
 
 Half the cases with the gate on are simpler: the Pods' only claim is the PodGroup's, from a
-template for one GPU, and nothing keeps them apart, so the second joins the claim the first
-allocated for the group.
+template for one GPU, and both select the first Pod's node, so the second joins the claim
+the first allocated for the group.
 
 Explain cases are not drawn: kube-oracle's explain snapshot holds no PodGroup objects, so
 upstream's DynamicResources (v1.37) cannot find the Pod's PodGroup there.
@@ -110,7 +110,7 @@ def workload_claims(seed: int, index: int, case: dict[str, Any], version: str | 
 def _one_group_claim(case: dict[str, Any], api: str) -> None:
     """The Pods' only claim is the PodGroup's, made from a template for one GPU (the
     controller's work done: owned by the PodGroup, named in its status and the Pods'), and
-    they may share a node (no node selectors, nothing else requested)."""
+    they may share a node (both select the first Pod's, nothing else requested)."""
     items: list[dict[str, Any]] = case["cluster"]["items"]
     name = "pg-gpu-abcde"
     spec = {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": GPU}}]}}
@@ -130,11 +130,15 @@ def _one_group_claim(case: dict[str, Any], api: str) -> None:
     items.append({"apiVersion": api, "kind": "PodGroup", "metadata": pg_meta,
                   "spec": {"schedulingPolicy": {"basic": {}}, "resourceClaims": [entry]},
                   "status": status})  # fmt: skip
+    # both on the first Pod's node, when it names one (upstream breaks ties at random)
+    where = case["pods"][0]["spec"].get("nodeSelector")
     for p in case["pods"]:
         p["spec"]["schedulingGroup"] = {"podGroupName": GROUP}
         p["spec"]["resourceClaims"] = [dict(entry)]
         p["spec"].pop("initContainers", None)
         p["spec"].pop("nodeSelector", None)
+        if where:
+            p["spec"]["nodeSelector"] = dict(where)
         only = {"name": "c", "image": "app", "resources": {"claims": [{"name": "gpu"}]}}
         p["spec"]["containers"] = [only]
         p["status"] = {"resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": name}]}
