@@ -100,3 +100,13 @@ def test_an_empty_list_is_refused_as_the_api_server_does() -> None:
     bad = slice_("n1", [device(0, match={"strings": []})])
     with pytest.raises(InputError, match="must not be empty if specified"):
         parse_slice(bad)
+
+
+def test_comparing_a_list_to_a_scalar_is_false_not_an_error() -> None:
+    # cel-go's heterogeneous equality: the attribute is dynamic under the gate
+    devices = [device(0, model={"strings": ["h100", "sxm"]}), device(1, model={"string": "h100"})]
+    sel = f'device.attributes["{DRIVER}"].model == "h100"'
+    out = explain(devices, claim("c", request(count=1, selectors=(sel,))))
+    assert out["result"] == "Scheduled"
+    out = explain(devices, claim("c", request(count=2, selectors=(sel,))))
+    assert out["nodes"]["n1"]["reasons"] == ["cannot allocate all claims"]
