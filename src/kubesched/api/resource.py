@@ -205,6 +205,8 @@ class Device:
     """Has ``bindingConditions`` (allocated only under DRADeviceBindingConditions and
     DRAResourceClaimDeviceStatus)."""
     matches: dict[str, bool] = field(default_factory=dict)
+    value_sets: dict[str, frozenset[tuple[str, Any]]] = field(default_factory=dict)
+    """:func:`attribute_set` of an attribute, by its key in :attr:`typed` (a cache)."""
     node_name: str = ""
     """Per-device node selection (the slice's ``perDeviceNodeSelection``): ``nodeName``,"""
     node_selector: tuple[api.NodeSelectorTerm, ...] | None = None

@@ -131,14 +131,19 @@ class _Constraint:
     def add(self, req: _Request, dev_id: DeviceId, device: r.Device) -> bool:
         if not self._applies(req):
             return True
-        value = device.typed.get(self.attribute)
+        key = self.attribute
+        value = device.typed.get(key)
         domain, _, ident = self.attribute.partition("/")
         if value is None and ident and domain == dev_id[0]:
-            value = device.typed.get(ident)
+            key = ident
+            value = device.typed.get(key)
         if value is None:
             return False
         if self.as_sets:
-            return self._add_set(req, r.attribute_set(value))
+            values = device.value_sets.get(key)
+            if values is None:
+                values = device.value_sets[key] = r.attribute_set(value)
+            return self._add_set(req, values)
         if self.distinct:
             key = (dev_id, value) if self.by_device else value
             if self.n and key in self.values.values():
