@@ -20,6 +20,11 @@ check accepts too) and the PodGroup's ``status.resourceClaimStatuses`` names.  N
 claim a member's owner check refuses: a member gated for ever keeps upstream's PodGroup run
 from settling (kube-oracle waits until its timeout); the unit tests cover those messages.
 
+At v1.36 only the simple case is drawn: v1.36.3's PodGroup cycle runs each member's
+PostFilter (DynamicResources deallocating a claim that keeps it off every node, preemption),
+which kubesched's cycle does not (it follows v1.37, where none runs); the generator's other
+claims meet that (a claim still allocated after its Pod finished).
+
 Explain cases are not drawn: kube-oracle's explain snapshot holds no PodGroup objects, so
 upstream's DynamicResources (v1.37) cannot find the Pod's PodGroup there.
 """
@@ -48,9 +53,9 @@ def workload_claims(seed: int, index: int, case: dict[str, Any], version: str | 
         return
     gates = dict(case.get("featureGates", {}))
     gates["GenericWorkload"] = True
-    gates["DRAWorkloadResourceClaims"] = r.random() < 0.7
+    gates["DRAWorkloadResourceClaims"] = r.random() < 0.7 or version == "1.36"
     case["featureGates"] = gates
-    if gates["DRAWorkloadResourceClaims"] and r.random() < 0.5:
+    if version == "1.36" or (gates["DRAWorkloadResourceClaims"] and r.random() < 0.5):
         _one_group_claim(case, api)
         return
     listed = [dict(e) for e in entries if r.random() < 0.7]
