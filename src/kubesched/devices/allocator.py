@@ -131,18 +131,18 @@ class _Constraint:
     def add(self, req: _Request, dev_id: DeviceId, device: r.Device) -> bool:
         if not self._applies(req):
             return True
-        key = self.attribute
-        value = device.typed.get(key)
+        name = self.attribute
+        value = device.typed.get(name)
         domain, _, ident = self.attribute.partition("/")
         if value is None and ident and domain == dev_id[0]:
-            key = ident
-            value = device.typed.get(key)
+            name = ident
+            value = device.typed.get(name)
         if value is None:
             return False
         if self.as_sets:
-            values = device.value_sets.get(key)
+            values = device.value_sets.get(name)
             if values is None:
-                values = device.value_sets[key] = r.attribute_set(value)
+                values = device.value_sets[name] = r.attribute_set(value)
             return self._add_set(req, values)
         if self.distinct:
             key = (dev_id, value) if self.by_device else value
