@@ -19,6 +19,8 @@ PodGroup's (its controller reference; now and then it stays the Pod's own, which
 check accepts too) and the PodGroup's ``status.resourceClaimStatuses`` names.  Never a
 claim a member's owner check refuses: a member gated for ever keeps upstream's PodGroup run
 from settling (kube-oracle waits until its timeout); the unit tests cover those messages.
+Nor a template entry whose claim is not made yet: kube-oracle's claim controller makes
+claims for Pods only.
 
 At v1.36 only the simple case is drawn: v1.36.3's PodGroup cycle runs each member's
 PostFilter (DynamicResources deallocating a claim that keeps it off every node, preemption),
@@ -58,12 +60,18 @@ def workload_claims(seed: int, index: int, case: dict[str, Any], version: str | 
     if version == "1.36" or (gates["DRAWorkloadResourceClaims"] and r.random() < 0.5):
         _one_group_claim(case, api)
         return
-    listed = [dict(e) for e in entries if r.random() < 0.7]
-    items: list[dict[str, Any]] = case["cluster"]["items"]
     made = {
         s["name"]: s.get("resourceClaimName")
         for s in (first.get("status") or {}).get("resourceClaimStatuses") or []
     }
+    # A template entry whose claim is not made yet stays the Pod's: kube-oracle's claim
+    # controller makes claims for Pods only, not for PodGroups.
+    listed = [
+        dict(e)
+        for e in entries
+        if r.random() < 0.7 and ("resourceClaimTemplateName" not in e or made.get(e["name"]))
+    ]
+    items: list[dict[str, Any]] = case["cluster"]["items"]
     claims = {
         x["metadata"]["name"]: x
         for x in items
