@@ -38,6 +38,8 @@ from typing import Any
 
 from dra_alpha import alpha_gates
 from dra_features import release_features
+from dra_lists import list_attributes
+from dra_workload import workload_claims
 from lived_in import lived_in_pods
 
 API = "resource.k8s.io/v1"
@@ -76,6 +78,7 @@ def _case(seed: int, index: int, version: str | None, verb: str) -> dict[str, An
     release_features(gen.r, request, version, verb)
     alpha_gates(seed, index, request, version, verb)  # v1.34's alpha gates, a stream of its own
     lived_in_pods(f"dra-lived/{seed}/{index}", request, version)  # own stream, drawn last
+    list_attributes(seed, index, request, version)  # v1.36+, a stream of its own
     return request
 
 
@@ -112,6 +115,7 @@ def dra_schedule_case(seed: int, index: int, version: str | None = None) -> dict
     out = {"cluster": cluster, "pods": pods, "config": request["config"]}
     if "featureGates" in request:
         out["featureGates"] = request["featureGates"]
+    workload_claims(seed, index, out, version)  # v1.36+, a stream of its own, drawn last
     return out
 
 

@@ -208,11 +208,56 @@ def test_v137_templates_with_variables_and_range_render_and_bind() -> None:
     assert [len(c.allocation or ()) for c in claims] == [5, 5]
 
 
-def test_an_invalid_dra_object_of_create_any_is_an_input_error_naming_its_template() -> None:
-    """listattributes' list-typed attributes (DRAListTypeAttributes, not modelled) are
-    refused when the object is created, not met by the scheduler mid-run."""
+def test_an_invalid_dra_object_of_create_any_is_an_input_error_naming_its_template(
+    tmp_path: Path,
+) -> None:
+    """An object ``createAny`` makes that the API server would refuse (an empty list
+    attribute) is an input error naming its template, not met by the scheduler mid-run."""
+    (tmp_path / "slice.yaml").write_text(
+        "kind: ResourceSlice\napiVersion: resource.k8s.io/v1\nmetadata:\n  name: s\n"
+        "spec:\n  driver: drv\n  nodeName: n\n"
+        "  pool: {name: p, generation: 1, resourceSliceCount: 1}\n"
+        "  devices:\n  - name: d\n    attributes:\n      drv/match: {strings: []}\n"
+    )
+    (tmp_path / "config.yaml").write_text(
+        "- name: Bad\n  workloadTemplate:\n  - opcode: createAny\n"
+        "    templatePath: slice.yaml\n  - opcode: createPods\n    count: 1\n"
+        "    collectMetrics: true\n  workloads:\n  - name: one\n"
+    )
+    ((tc, w),) = p.select(
+        load_test_cases(str(tmp_path / "config.yaml")), case="Bad", workload="one"
+    )
+    options = runner.RunOptions(timeout=60.0, gates=FeatureGates("1.37"))
+    run = runner._WorkloadRun(tc, w, p.resolve(tc, w), options)
     with pytest.raises(InputError) as err:
-        _run_137("listattributes/performance-config.yaml",
-                 "SchedulingWithResourceClaimTemplateListAttributes", "fast")  # fmt: skip
-    assert str(err.value.file).endswith("resourceslice-list-attributes-devices.yaml")
-    assert "attributes.dra.example.com/match" in str(err.value)
+        try:
+            run.run()
+        finally:
+            run.finish()
+    assert str(err.value.file).endswith("slice.yaml")
+    assert "attributes.drv/match.strings: must not be empty if specified" in str(err.value)
+
+
+def test_v137_list_attributes_bind_with_their_match_constraint() -> None:
+    """listattributes (DRAListTypeAttributes): 32 requests whose ``matchAttribute`` over a
+    ``strings`` list holds only among the devices sharing one value."""
+    run = _run_137("listattributes/performance-config.yaml",
+                   "SchedulingWithResourceClaimTemplateListAttributes", "fast")  # fmt: skip
+    assert run.result.pods_bound == 1 and run.result.pods_unbound == 0
+    (claim,) = [r.parse_claim(o) for (k, _), o in run.api.objects.items() if k == "ResourceClaim"]
+    # the first 32 devices have no value in common with any other: only the last 32 match
+    assert sorted(int(d.device.split("-")[1]) for d in claim.allocation or ()) == list(
+        range(32, 64)
+    )
+
+
+def test_v137_a_podgroups_template_claim_is_shared_by_its_1000_pods() -> None:
+    """SharedPodGroupResourceClaimTemplate (DRAWorkloadResourceClaims): one claim from the
+    template for the PodGroup, one device, every member bound."""
+    run = _run_137("workloadresourceclaims/performance-config.yaml",
+                   "SharedPodGroupResourceClaimTemplate", "1podgroup_1000pods")  # fmt: skip
+    assert run.result.pods_bound == 1000 and run.result.pods_unbound == 0
+    claims = [o for (k, _), o in run.api.objects.items() if k == "ResourceClaim"]
+    # allocResourceClaims' claim in "init", and the PodGroup's
+    (group,) = [c for c in claims if c["metadata"]["namespace"] == "test"]
+    assert [x["resource"] for x in group["status"]["reservedFor"]] == ["podgroups"]

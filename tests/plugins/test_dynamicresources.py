@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 import kubesched
 from tests.plugins._dra import (
     CONFIG,
@@ -167,13 +169,21 @@ def test_a_template_claim_not_created_yet_keeps_the_pod_out() -> None:
     assert out["message"] == 'pod "default/p": ResourceClaim not created yet'
 
 
-def test_a_generated_claim_must_be_owned_by_the_pod() -> None:
+@pytest.mark.parametrize(
+    ("version", "message"),
+    [
+        ("1.35", "ResourceClaim default/c was not created for pod default/p (pod is not owner)"),
+        # v1.36+ resourceclaim.IsForPod names the Pod with a capital P
+        ("1.36", "ResourceClaim default/c was not created for Pod default/p (Pod is not owner)"),
+        ("1.37", "ResourceClaim default/c was not created for Pod default/p (Pod is not owner)"),
+    ],
+)
+def test_a_generated_claim_must_be_owned_by_the_pod(version: str, message: str) -> None:
     the_pod = pod("p", ("gpu", "resourceClaimTemplateName", "t"), statuses=(("gpu", "c"),))
-    out = explain(node("n1"), gpus("n1", 2), device_class(), claim("c"), the_pod=the_pod)
+    items = cluster(node("n1"), gpus("n1", 2), device_class(), claim("c"))
+    out = kubesched.explain(items, the_pod, CONFIG, kubernetes_version=version)
     assert out["result"] == "Gated"
-    assert out["message"] == (
-        "ResourceClaim default/c was not created for pod default/p (pod is not owner)"
-    )
+    assert out["message"] == message
 
 
 def test_a_shared_claim_already_allocated_pins_its_pods_to_its_node() -> None:

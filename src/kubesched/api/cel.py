@@ -11,7 +11,8 @@ celpy's ``CompiledRunner`` (transpiled to Python once, ~10x the interpreter's sp
 The environment follows ``k8s.io/dynamic-resource-allocation/cel`` (v1.34):
 
 - ``device.driver`` (string), ``device.attributes[domain][id]`` (int, bool, string, or
-  ``semver``), ``device.capacity[domain][id]`` (``quantity``); an unqualified attribute or
+  ``semver``; under DRAListTypeAttributes, v1.36+, also a list of one of those),
+  ``device.capacity[domain][id]`` (``quantity``); an unqualified attribute or
   capacity name lives in the driver's domain; a domain the device lacks is an empty map
   (upstream's ``mapper`` default), so ``device.attributes["x"].y`` is a runtime error
   ``no such key`` -- absorbed by ``&&``/``||`` as CEL's commutative logic says;
@@ -43,7 +44,10 @@ module's own loops: they count the cost, and ``all`` / ``exists`` stop at the fi
 
 Deviation: upstream type-checks at compile time (``device.driver == 1`` is a compile error);
 celpy has no checker, so such an expression fails when first evaluated (a runtime error,
-which aborts the scheduling attempt as upstream's runtime errors do).
+which aborts the scheduling attempt as upstream's runtime errors do) -- except ``==`` and
+``!=`` between values of different types, which are false and true as cel-go's
+heterogeneous equality evaluates them (what upstream does once attributes are dynamic,
+under DRAListTypeAttributes: ``model == "h100"`` on a list).
 """
 
 from __future__ import annotations
@@ -218,7 +222,44 @@ def _patch(v: Semver) -> celtypes.IntType:
     return celtypes.IntType(v.patch)
 
 
+def _equal(a: Any, b: Any) -> Any:
+    """``==`` as cel-go evaluates it: values of two different kinds are not equal (its
+    heterogeneous equality; celpy says ``no such overload``).  Reached when an attribute
+    may be a list (DRAListTypeAttributes: ``model == "h100"`` on a ``strings`` attribute
+    is false)."""
+    if _different(a, b):
+        return celtypes.BoolType(False)
+    return celpy.evaluation.bool_eq(a, b)
+
+
+def _not_equal(a: Any, b: Any) -> Any:
+    """``!=``, the negation of :func:`_equal`."""
+    if _different(a, b):
+        return celtypes.BoolType(True)
+    return celpy.evaluation.bool_ne(a, b)
+
+
+_KINDS = (
+    (celtypes.BoolType, "bool"),
+    (celtypes.IntType | celtypes.UintType | celtypes.DoubleType, "number"),
+    (celtypes.StringType, "string"),
+    (celtypes.ListType, "list"),
+    (celtypes.MapType, "map"),
+)
+"""The kinds cel-go's heterogeneous equality tells apart (numbers compare by value)."""
+
+
+def _different(a: Any, b: Any) -> bool:
+    """Both operands are plain CEL values of different kinds (errors, quantities and
+    versions are left to celpy)."""
+    ka = next((k for t, k in _KINDS if isinstance(a, t)), None)
+    kb = next((k for t, k in _KINDS if isinstance(b, t)), None)
+    return ka is not None and kb is not None and ka != kb
+
+
 _FUNCTIONS: dict[str, Any] = {
+    "_==_": _equal,
+    "_!=_": _not_equal,
     "quantity": _quantity,
     "isQuantity": _is_quantity,
     "semver": _semver,
@@ -249,7 +290,7 @@ _ENV: list[Any] = []
 class DeviceInput:
     """What a selector sees of one device: ``attributes`` and ``capacity`` keyed by
     qualified name as the ResourceSlice spells them (values: int, bool, str or
-    :class:`Semver`; capacities :class:`Quantity`)."""
+    :class:`Semver`, or a list of them; capacities :class:`Quantity`)."""
 
     driver: str
     attributes: Mapping[str, Any]
@@ -269,6 +310,8 @@ class _DefaultMap(celtypes.MapType):
 
 
 def _value(v: Any) -> Any:
+    if isinstance(v, list):  # a list attribute (DRAListTypeAttributes)
+        return celtypes.ListType([_value(x) for x in v])
     if isinstance(v, bool):
         return celtypes.BoolType(v)
     if isinstance(v, int):
@@ -541,6 +584,8 @@ class Selector:
             raise CelRuntimeError(_COST_LIMIT_MESSAGE) from None
         except CELEvalError as e:
             raise CelRuntimeError(_eval_message(e)) from None
+        except AttributeError:  # a string method on a list attribute, say
+            raise CelRuntimeError("no such overload") from None
         except (TypeError, ValueError, KeyError, ZeroDivisionError) as e:
             raise CelRuntimeError(str(e)) from None
         if isinstance(result, CELEvalError):

@@ -205,6 +205,8 @@ class Device:
     """Has ``bindingConditions`` (allocated only under DRADeviceBindingConditions and
     DRAResourceClaimDeviceStatus)."""
     matches: dict[str, bool] = field(default_factory=dict)
+    value_sets: dict[str, frozenset[tuple[str, Any]]] = field(default_factory=dict)
+    """:func:`attribute_set` of an attribute, by its key in :attr:`typed` (a cache)."""
     node_name: str = ""
     """Per-device node selection (the slice's ``perDeviceNodeSelection``): ``nodeName``,"""
     node_selector: tuple[api.NodeSelectorTerm, ...] | None = None
@@ -279,11 +281,33 @@ def _node_selector(obj: Obj, key: str, path: str) -> tuple[api.NodeSelectorTerm,
     )
 
 
+LIST_KINDS = {"ints": "int", "bools": "bool", "strings": "string", "versions": "version"}
+"""DRAListTypeAttributes (v1.36+): a list attribute's field and its elements' kind."""
+
+
+def attribute_set(typed: tuple[str, Any]) -> frozenset[tuple[str, Any]]:
+    """Upstream ``attributeAsSet``: an attribute ``(kind, value)`` (:attr:`Device.typed`)
+    as a set of ``(element kind, value)`` -- a scalar is a set of one; versions compare as
+    strings."""
+    kind, v = typed
+    if kind in LIST_KINDS:
+        return frozenset((LIST_KINDS[kind], x) for x in v)
+    return frozenset(((kind, v),))
+
+
 def _attribute(value: Obj, path: str) -> tuple[str, Any]:
-    keys = [k for k in ("int", "bool", "string", "version") if k in value]
+    keys = [k for k in ("int", "bool", "string", "version", *LIST_KINDS) if k in value]
     if len(keys) != 1:
         fail(path, "exactly one of `int`, `bool`, `string`, `version` is required")
     kind, v = keys[0], value[keys[0]]
+    if kind in LIST_KINDS:
+        items = f.seq(value, kind, path)
+        if not items:
+            fail(join(path, kind), "must not be empty if specified")
+        one = LIST_KINDS[kind]
+        return kind, tuple(
+            _attribute({one: x}, join(join(path, kind), i))[1] for i, x in enumerate(items)
+        )
     ok = {"int": isinstance(v, int) and not isinstance(v, bool), "bool": isinstance(v, bool)}
     if not ok.get(kind, isinstance(v, str)):
         fail(join(path, kind), f"must be a {kind}")
@@ -307,7 +331,12 @@ def _device(obj: Obj, driver: str, path: str) -> Device:
     for key, value in f.mapping(obj, "attributes", path).items():
         kind, v = _attribute(f.as_mapping(value, join(apath, key)), join(apath, key))
         typed[key] = (kind, v)
-        values[key] = cel.Semver(v) if kind == "version" else v
+        if kind == "version":
+            values[key] = cel.Semver(v)
+        elif kind == "versions":
+            values[key] = [cel.Semver(x) for x in v]
+        else:
+            values[key] = list(v) if kind in LIST_KINDS else v
     capacity: dict[str, cel.Quantity] = {}
     policies: dict[str, DeviceCapacity] = {}
     cpath = join(path, "capacity")

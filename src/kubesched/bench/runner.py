@@ -251,7 +251,10 @@ class _WorkloadRun(Ops):
         # the scheduler first, then the controllers (upstream's informers are independent;
         # the scheduler hearing a Pod before its claim exists is the common interleaving)
         self.api.watch(self.scheduler)
-        self.api.watch(ResourceClaimController(self.api, driver=False))  # no kubelet
+        group_claims = gates.enabled("DRAWorkloadResourceClaims")
+        self.api.watch(  # no kubelet
+            ResourceClaimController(self.api, driver=False, group_claims=group_claims)
+        )
         self.total = sum(
             s.count for s in steps if isinstance(s, p.CreatePods) and not s.steady_state
         )

@@ -104,12 +104,19 @@ class _Constraint:
         attribute: str,
         kind: str = r.MATCH,
         by_device: bool = False,
+        as_sets: bool = False,
     ) -> None:
         self.requests = frozenset(requests)
         self.attribute = attribute
         self.distinct = kind == r.DISTINCT
         self.by_device = by_device
         """v1.34: two values are the same only when they are one device's."""
+        self.as_sets = as_sets
+        """DRAListTypeAttributes: values compared as sets (:func:`r.attribute_set`):
+        ``matchAttribute`` narrows :attr:`stack` (the intersection so far, one entry per
+        device, popped when one is given back), ``distinctAttribute`` wants the device's set
+        disjoint from each one in :attr:`stack` (every device taken, not one per request)."""
+        self.stack: list[frozenset[tuple[str, Any]]] = []
         self.value: tuple[str, Any] | None = None
         self.values: dict[str, Any] = {}
         self.n = 0
@@ -124,12 +131,19 @@ class _Constraint:
     def add(self, req: _Request, dev_id: DeviceId, device: r.Device) -> bool:
         if not self._applies(req):
             return True
-        value = device.typed.get(self.attribute)
+        name = self.attribute
+        value = device.typed.get(name)
         domain, _, ident = self.attribute.partition("/")
         if value is None and ident and domain == dev_id[0]:
-            value = device.typed.get(ident)
+            name = ident
+            value = device.typed.get(name)
         if value is None:
             return False
+        if self.as_sets:
+            values = device.value_sets.get(name)
+            if values is None:
+                values = device.value_sets[name] = r.attribute_set(value)
+            return self._add_set(req, values)
         if self.distinct:
             key = (dev_id, value) if self.by_device else value
             if self.n and key in self.values.values():
@@ -145,10 +159,28 @@ class _Constraint:
         self.n += 1
         return True
 
+    def _add_set(self, req: _Request, values: frozenset[tuple[str, Any]]) -> bool:
+        """Upstream's ``experimental`` constraints under DRAListTypeAttributes
+        (``attributeAsSet``, ``intersection``)."""
+        if self.distinct:  # one entry per device taken, as upstream's stack
+            if any(values & other for other in self.stack):
+                return False
+            self.stack.append(values)
+        elif self.n:
+            narrowed = self.stack[self.n - 1] & values
+            if not narrowed:
+                return False
+            self.stack.append(narrowed)
+        else:
+            self.stack.append(values)
+        self.n += 1
+        return True
+
     def remove(self, req: _Request) -> None:
         if self._applies(req):
             self.values.pop(req.base, None)
             self.n -= 1
+            del self.stack[max(self.n, 0) :]
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,7 +286,12 @@ class _Search:
         """The pools a device loop visits, in order (:meth:`prepare`)."""
         """Per claim, per request, its alternatives (one for ``exactly``)."""
         self.constraints = [
-            [_Constraint(*c, by_device=options.distinct_by_device) for c in claim.constraints]
+            [
+                _Constraint(
+                    *c, by_device=options.distinct_by_device, as_sets=options.list_attributes
+                )
+                for c in claim.constraints
+            ]
             for claim in claims
         ]
         self.prunes = not options.experimental and not any(

@@ -64,6 +64,12 @@ class Options(NamedTuple):
     capacity check gives nothing back, and v1.34's checks a share's counters even while
     the device is shared."""
 
+    list_attributes: bool = False
+    """DRAListTypeAttributes (v1.36+, alpha; it selects upstream's ``experimental``
+    allocator): ``matchAttribute`` keeps the intersection of the devices' values taken as
+    sets (a scalar is a set of one) and needs it non-empty, ``distinctAttribute`` needs each
+    device's set disjoint from the others'."""
+
     binds_to_node: bool = False
     """The allocator pins an allocation with a ``bindsToNode`` device to the node
     (``createNodeSelector``: upstream's ``experimental`` one, and from v1.36 the
@@ -88,6 +94,7 @@ class Options(NamedTuple):
             checks_capacity=which != STABLE and (which == EXPERIMENTAL or at_least("1.36")),
             binds_to_node=which != STABLE and (which == EXPERIMENTAL or at_least("1.36")),
             experimental=which == EXPERIMENTAL and not at_least("1.36"),
+            list_attributes=which == EXPERIMENTAL and enabled("DRAListTypeAttributes"),
             ordered=which != STABLE and at_least("1.36"),
             distinct_by_device=not at_least("1.35"),
         )

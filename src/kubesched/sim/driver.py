@@ -117,7 +117,8 @@ class SimCluster:
         self._tick_at: float | None = None
         self._busy_until = 0.0
         self.api.watch(_Informer(self))
-        self.api.watch(ResourceClaimController(self.api))
+        group_claims = config.feature_gates.enabled("DRAWorkloadResourceClaims")
+        self.api.watch(ResourceClaimController(self.api, group_claims=group_claims))
         self.api.watch(EphemeralVolumeController(self.api))
         self.scheduler.queue.start_periodic(backoff_period=0.0)
         self.seed = seed
@@ -297,6 +298,7 @@ class SimCluster:
         self.down = False
         self._busy_until = self.loop.now
         self.api.watch(_Informer(self))
-        self.api.watch(ResourceClaimController(self.api))
+        group_claims = old.config.feature_gates.enabled("DRAWorkloadResourceClaims")
+        self.api.watch(ResourceClaimController(self.api, group_claims=group_claims))
         self.api.watch(EphemeralVolumeController(self.api))
         self.wake()

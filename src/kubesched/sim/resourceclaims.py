@@ -14,6 +14,14 @@ Upstream's ``pkg/controller/resourceclaim`` (v1.34), as far as scheduling sees i
   for no one is deallocated (its devices free: a claim update, which the scheduler's hint
   hears), and a claim generated for that Pod is then deleted.
 
+Under DRAWorkloadResourceClaims (v1.36+, :mod:`kubesched.api.groupclaims`), a PodGroup's
+template claims are made once for the group: owned by the PodGroup, named
+``<podgroup>-<claim>-`` plus the suffix, recorded in the PodGroup's
+``status.resourceClaimStatuses``; a member Pod's claim entry equal to one of the group's
+(upstream ``BindTo``) gets the group's claim in its own status once it exists, never one of
+its own.  A claim reserved for a PodGroup stays when one of its Pods goes (upstream releases
+it with the PodGroup, not modelled: the runs never delete PodGroups).
+
 The driver: once a Pod is bound, its allocated claims are prepared (the kubelet's
 ``NodePrepareResources``); the driver reports each device in ``status.devices``.
 """
@@ -26,6 +34,7 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from kubesched.api import groupclaims
 from kubesched.api import objects as api
 
 POD_CLAIM_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
@@ -39,16 +48,20 @@ _FINALIZERS = "resource.kubernetes.io/"
 
 def generated_claim_name(pod: api.Pod, claim: str) -> str:
     """The name the controller's ``generateName`` and the API server give the claim."""
-    base = f"{pod.name}-{claim}-"
+    return _generated_name(pod.name, pod.uid, claim)
+
+
+def _generated_name(owner: str, uid: str, claim: str) -> str:
+    """``<owner>-<claim>-`` (both cut in proportion past 57 characters) and a suffix drawn
+    by a hash of the owner's uid and the claim."""
+    base = f"{owner}-{claim}-"
     if len(base) > MAX_BASE_LEN:
         n = len(base)
         base = (
-            pod.name[: len(pod.name) * MAX_BASE_LEN // n]
-            + "-"
-            + claim[: len(claim) * MAX_BASE_LEN // n]
+            owner[: len(owner) * MAX_BASE_LEN // n] + "-" + claim[: len(claim) * MAX_BASE_LEN // n]
         )
     base = base[:MAX_GENERATED_NAME_LENGTH]
-    digest = hashlib.sha256(f"{pod.uid}/{claim}".encode()).digest()
+    digest = hashlib.sha256(f"{uid}/{claim}".encode()).digest()
     return base + "".join(ALPHANUMS[b % len(ALPHANUMS)] for b in digest[:5])
 
 
@@ -67,10 +80,14 @@ class ClaimApi(Protocol):
 class ResourceClaimController:
     """Watches an API server; makes and releases claims, prepares devices."""
 
-    def __init__(self, apiserver: ClaimApi, *, driver: bool = True) -> None:
+    def __init__(
+        self, apiserver: ClaimApi, *, driver: bool = True, group_claims: bool = False
+    ) -> None:
         self.api = apiserver
         self.driver = driver
         """Play the driver too (prepare the devices of bound Pods)."""
+        self.group_claims = group_claims
+        """DRAWorkloadResourceClaims: PodGroups' template claims are the group's."""
 
     # --------------------------------------------------------------- Pods
     def on_pod_add(self, pod: api.Pod) -> None:
@@ -97,8 +114,17 @@ class ResourceClaimController:
             return
         have = dict(pod.resource_claim_statuses)
         statuses = list(pod.resource_claim_statuses)
-        for name, _, template in pod.resource_claims:
+        group = self._pod_group(pod)
+        for entry in pod.resource_claims:
+            name, _, template = entry
             if not template or name in have:
+                continue
+            if group is not None and groupclaims.is_group_ref(
+                groupclaims.bind_to(pod, group, entry)
+            ):
+                made = groupclaims.group_statuses(group).get(name)
+                if made:  # else the PodGroup's claim is not made yet: the Pod waits
+                    statuses.append((name, made))
                 continue
             tmpl = self.api.objects.get(("ResourceClaimTemplate", f"{pod.namespace}/{template}"))
             if tmpl is None:
@@ -119,6 +145,56 @@ class ResourceClaimController:
         self.api.update_pod(
             dataclasses.replace(current, resource_claim_statuses=tuple(statuses), raw=raw)
         )
+
+    def _pod_group(self, pod: api.Pod) -> dict[str, Any] | None:
+        """The Pod's PodGroup manifest under DRAWorkloadResourceClaims, else None."""
+        if not self.group_claims or not pod.scheduling_group:
+            return None
+        return self.api.objects.get(("PodGroup", f"{pod.namespace}/{pod.scheduling_group}"))
+
+    # --------------------------------------------------------------- PodGroups
+    def _sync_group(self, group: dict[str, Any]) -> None:
+        """Upstream ``syncPodGroup``: make the PodGroup's missing template claims, record
+        them in its status, then give its pending members their names."""
+        meta = group.get("metadata") or {}
+        namespace = str(meta.get("namespace") or "default")
+        pg_name = str(meta.get("name", ""))
+        have = groupclaims.group_statuses(group)
+        new: dict[str, str] = {}
+        for name, direct, template in groupclaims.group_entries(group):
+            if direct or not template:
+                continue
+            made = have.get(name)
+            if made and ("ResourceClaim", f"{namespace}/{made}") in self.api.objects:
+                continue
+            tmpl = self.api.objects.get(("ResourceClaimTemplate", f"{namespace}/{template}"))
+            if tmpl is None:
+                continue  # upstream retries when the template appears
+            claim_name = _generated_name(pg_name, groupclaims.object_uid(group), name)
+            owner = {
+                "apiVersion": str(group.get("apiVersion", "")),
+                "kind": "PodGroup",
+                "name": pg_name,
+                "uid": groupclaims.object_uid(group),
+                "controller": True,
+            }
+            self.api.apply_object(_from_template(tmpl, namespace, name, claim_name, owner))
+            new[name] = claim_name
+        if not new:
+            return
+        statuses = {**have, **new}
+        status = {**(group.get("status") or {})}
+        status["resourceClaimStatuses"] = [
+            {"name": n, "resourceClaimName": c} for n, c in statuses.items()
+        ]
+        self.api.apply_object({**group, "status": status})
+
+    def _sync_members(self, group: dict[str, Any]) -> None:
+        meta = group.get("metadata") or {}
+        namespace = str(meta.get("namespace") or "default")
+        for pod in list(self.api.pods.values()):
+            if pod.namespace == namespace and pod.scheduling_group == meta.get("name"):
+                self._sync(pod)
 
     def _claims_of(self, pod: api.Pod) -> list[tuple[str, dict[str, Any]]]:
         names = dict(pod.resource_claim_statuses)
@@ -192,8 +268,27 @@ class ResourceClaimController:
         """Not watched."""
 
     def on_object(self, obj: dict[str, Any], *, deleted: bool = False) -> None:
-        """A template that appears makes the claims Pods wait for."""
-        if obj.get("kind") == "ResourceClaimTemplate" and not deleted:
+        """A template that appears makes the claims Pods (and PodGroups) wait for; a
+        PodGroup that appears or changes makes its claims (DRAWorkloadResourceClaims)."""
+        if deleted:
+            return
+        kind = obj.get("kind")
+        if kind == "PodGroup" and self.group_claims and groupclaims.group_entries(obj):
+            self._sync_group(obj)
+            current = self.api.objects.get(
+                (
+                    "PodGroup",
+                    f"{(obj.get('metadata') or {}).get('namespace') or 'default'}/"
+                    f"{(obj.get('metadata') or {}).get('name', '')}",
+                )
+            )
+            if current is obj:  # the last version: its members take its claims
+                self._sync_members(obj)
+        elif kind == "ResourceClaimTemplate":
+            if self.group_claims:
+                for (k, _), group in list(self.api.objects.items()):
+                    if k == "PodGroup" and groupclaims.group_entries(group):
+                        self._sync_group(group)
             for pod in list(self.api.pods.values()):
                 self._sync(pod)
 
@@ -201,6 +296,22 @@ class ResourceClaimController:
 def _claim_from_template(
     template: dict[str, Any], pod: api.Pod, pod_claim: str, name: str
 ) -> dict[str, Any]:
+    owner = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "name": pod.name,
+        "uid": pod.uid,
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+    return _from_template(template, pod.namespace, pod_claim, name, owner)
+
+
+def _from_template(
+    template: dict[str, Any], namespace: str, entry: str, name: str, owner: dict[str, Any]
+) -> dict[str, Any]:
+    """The claim ``name`` made from ``template`` for claim entry ``entry`` of ``owner``
+    (its controller reference: a Pod, or a PodGroup)."""
     spec = template.get("spec") or {}
     meta = spec.get("metadata") or {}
     return {
@@ -208,20 +319,11 @@ def _claim_from_template(
         "kind": "ResourceClaim",
         "metadata": {
             "name": name,
-            "namespace": pod.namespace,
-            "uid": f"uid-ResourceClaim-{pod.namespace}-{name}",
+            "namespace": namespace,
+            "uid": f"uid-ResourceClaim-{namespace}-{name}",
             "labels": dict(meta.get("labels") or {}),
-            "annotations": {**(meta.get("annotations") or {}), POD_CLAIM_ANNOTATION: pod_claim},
-            "ownerReferences": [
-                {
-                    "apiVersion": "v1",
-                    "kind": "Pod",
-                    "name": pod.name,
-                    "uid": pod.uid,
-                    "controller": True,
-                    "blockOwnerDeletion": True,
-                }
-            ],
+            "annotations": {**(meta.get("annotations") or {}), POD_CLAIM_ANNOTATION: entry},
+            "ownerReferences": [owner],
         },
         "spec": copy.deepcopy(spec.get("spec") or {}),
     }

@@ -342,14 +342,15 @@ class DraObjects:
 # --------------------------------------------------------------------------- what PreBind writes
 def claim_with_reservation(
     raw: Mapping[str, Any],
-    pod: api.Pod,
+    consumer: Mapping[str, Any],
     results: tuple[r.AllocatedDevice, ...] | None,
     node_name: str,
     node: api.Node | None,
     slices: list[r.ResourceSlice],
     binds_to_node: bool,
 ) -> dict[str, Any]:
-    """A new claim manifest: ``results`` as ``status.allocation`` (when given) and ``pod``
+    """A new claim manifest: ``results`` as ``status.allocation`` (when given) and
+    ``consumer`` (the Pod's reference, or its PodGroup's: :mod:`kubesched.api.groupclaims`)
     in ``status.reservedFor``; the input is not changed (its ``spec`` is shared).
     ``binds_to_node``: the allocator reads ``bindsToNode`` (:func:`allocation_node_selector`)."""
     out = dict(raw)  # the spec is shared, metadata and status are new dicts
@@ -384,8 +385,8 @@ def claim_with_reservation(
             allocation["nodeSelector"] = selector
         status["allocation"] = allocation
     reserved = list(status.get("reservedFor") or [])
-    if not any(x.get("uid") == pod.uid for x in reserved):
-        reserved.append({"resource": "pods", "name": pod.name, "uid": pod.uid})
+    if not any(x.get("uid") == consumer["uid"] for x in reserved):
+        reserved.append(dict(consumer))
     status["reservedFor"] = reserved
     return out
 

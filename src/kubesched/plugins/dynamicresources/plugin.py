@@ -51,8 +51,8 @@ from typing import Any
 
 import numpy as np
 
+from kubesched.api import groupclaims, podclaims
 from kubesched.api import objects as api
-from kubesched.api import podclaims
 from kubesched.api import resource as r
 from kubesched.config import names
 from kubesched.config.decode import parse_go_duration
@@ -76,6 +76,7 @@ from kubesched.framework.interface import (
     unschedulable,
 )
 from kubesched.framework.outcomes import PluginError
+from kubesched.framework.podgroups import manager_of
 from kubesched.plugins.dynamicresources import binding
 from kubesched.plugins.dynamicresources import extended as special
 from kubesched.plugins.dynamicresources.claims import (
@@ -135,6 +136,9 @@ class _State:
 
     shared: allocator.SharedUse = allocator.NO_SHARES
     """Devices allocated with a ``shareID`` (DRAConsumableCapacity), when PreFilter ran."""
+    bind_to: list[dict[str, Any]] = field(default_factory=list)
+    """DRAWorkloadResourceClaims: what the ``i``-th claim is reserved for, by position as
+    upstream's ``claimStore`` pairs them (past the end: the Pod)."""
 
 
 class DynamicResources(Hints):
@@ -175,6 +179,10 @@ class DynamicResources(Hints):
         self._extended = gates.enabled("DRAExtendedResource")
         self._prioritized_list = gates.enabled("DRAPrioritizedList")
         self._extended_v134 = not gates.at_least("1.35")
+        self._v136 = gates.at_least("1.36")
+        # DRAWorkloadResourceClaims (v1.36+): a PodGroup's claims are reserved for the
+        # group, and a claim its PodGroup owns is its members'
+        self._group_claims = gates.enabled("DRAWorkloadResourceClaims")
         self.objects.extended_v134 = self._extended_v134
         if self._extended:  # NodeResourcesFit leaves resources backed by a class to DRA
             handle.services.provide(ext.RESOLVER, self.resolve)
@@ -200,13 +208,31 @@ class DynamicResources(Hints):
                 return out, f'could not find ResourceClaim "{pod.namespace}/{name}"'
             if claim.deleting:
                 return out, f'resourceclaim "{claim.name}" is being deleted'
-            if check_owner and pod.uid not in claim.owner_uids:
-                return out, (
-                    f"ResourceClaim {claim.key} was not created for pod {pod.key} "
-                    "(pod is not owner)"
+            if check_owner:
+                problem = groupclaims.not_for_pod(
+                    pod, claim.raw, claim.owner_uids, self._group_claims, self._v136
                 )
+                if problem:
+                    return out, problem
             out.append(claim)
         return out, ""
+
+    def pod_group_of(self, pod: api.Pod) -> tuple[Mapping[str, Any] | None, str]:
+        """Upstream ``getPodGroupSnapshot``: the Pod's PodGroup manifest under
+        DRAWorkloadResourceClaims (None for a Pod in no group, or with the gate off), or
+        the reason it is missing."""
+        if not self._group_claims or not pod.scheduling_group:
+            return None, ""
+        key = f"{pod.namespace}/{pod.scheduling_group}"
+        manifest = manager_of(self.handle).manifest(key)
+        if manifest is None:
+            return None, f"pod group object not found for pod group podgroup/{key}"
+        return manifest, ""
+
+    def bindings(self, pod: api.Pod, group: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+        """Upstream ``podResourceClaimBindings``: per claim entry of the Pod, what its claim
+        is reserved for (the PodGroup for the group's claims, else the Pod)."""
+        return [groupclaims.bind_to(pod, group, entry) for entry in pod.resource_claims]
 
     def resolve(self, name: str) -> r.DeviceClass | None:
         """The DeviceClass behind extended resource ``name`` (DRAExtendedResource), or None."""
@@ -283,6 +309,12 @@ class DynamicResources(Hints):
             claim = special.special_claim(pod, list(self.objects.claims()), self.objects.parse)
             nodeclaims = special.NodeClaims(pod, claim, wanted, self.resolve, self._extended_v134)
             claims = [*claims, claim]
+        bind_to: list[dict[str, Any]] = []
+        if self._group_claims:
+            group, problem = self.pod_group_of(pod)
+            if problem:
+                return None, unschedulable(problem, resolvable=False)
+            bind_to = self.bindings(pod, group)
         if not claims:
             return None, SKIP
         classes = self.objects.classes()
@@ -312,6 +344,7 @@ class DynamicResources(Hints):
         s = _State(claims, to_allocate, self.objects.in_use(), classes, self.objects.slices())
         s.shared = self.objects.shared_use()
         s.special, s.user_claims = nodeclaims, user_claims
+        s.bind_to = bind_to
         if self._binding:
             s.blocked = frozenset(
                 k
@@ -592,16 +625,18 @@ class DynamicResources(Hints):
             zip((c.uid for c in s.to_allocate), s.per_node.get(node_name, []), strict=False)
         )
         node = self.handle.cluster.node(node_name)
-        for claim in s.claims:
+        for k, claim in enumerate(s.claims):
             if s.special is not None and claim is s.special.base:
                 status = self._bind_special(s, pod, node_name, node, found.get(claim.uid))
                 if not status.is_success():
                     return status
                 continue
+            if groupclaims.reserved_for_pod(pod, claim.raw, self._group_claims):
+                continue  # upstream binds only the claims not reserved for it yet
             current = self.objects.claim(claim.namespace, claim.name) or claim
             raw = claim_with_reservation(
                 current.raw,
-                pod,
+                s.bind_to[k] if k < len(s.bind_to) else groupclaims.pod_ref(pod),
                 found.get(claim.uid),
                 node_name,
                 node,
@@ -650,7 +685,7 @@ class DynamicResources(Hints):
         claim, mappings = variant
         raw = claim_with_reservation(
             special.created_claim(pod, claim),
-            pod,
+            groupclaims.pod_ref(pod),
             results,
             node_name,
             node,
