@@ -3,7 +3,12 @@
 1. In-engine (``--engine``): for each workload of ``benchmarks/upstream/performance-config.yaml``,
    ``kube-oracle bench`` (upstream's scheduler over a fake clientset, Pods created in memory)
    and ``kubesched bench`` (in-memory binds), interleaved A B A B A B; medians of the
-   SchedulingThroughput Average and of the SchedulingAttemptDuration Perc99.
+   SchedulingThroughput Average and of the SchedulingAttemptDuration Perc99.  With
+   ``--kubernetes-version 1.37`` (in-engine only) ``oracle/bin/v1.37/kube-oracle`` beside
+   ``kubesched bench --kubernetes-version 1.37``; a workload may name its own config as
+   ``CONFIG:CASE/WORKLOAD`` (a path relative to the current directory), so the v1.37 suites
+   of ``benchmarks/upstream-1.37/`` run in one table.  A thresholded workload's row says
+   whether kubesched reached 10× its threshold (issue 29 item 5).
 2. Against the real API server (``--api``, ``_upstream_api.py``): a control plane with the
    Nodes; per ``clientConnection`` qps/burst, repeat and scheduler (upstream's
    ``kube-scheduler``, then ``kubesched run``, interleaved): a backlog of Pods created before
@@ -16,6 +21,9 @@
     PYTHONPATH=src .venv/bin/python benchmarks/upstream_side_by_side.py \\
         [--engine] [--api] [--repeats 3] [--workloads SchedulingBasic/5000Nodes_10000Pods,...] \\
         [--nodes 5000] [--pods 5000] [--qps 50:100,5000:10000] [--py-spy FILE] [--json FILE]
+    PYTHONPATH=src .venv/bin/python benchmarks/upstream_side_by_side.py --engine \\
+        --kubernetes-version 1.37 --repeats 1 --workloads \\
+        benchmarks/upstream-1.37/misc/performance-config.yaml:SchedulingBasic/5000Nodes_50000Pods
 
 With neither ``--engine`` nor ``--api`` both run.  Needs ``bash oracle/build.sh`` (kube-oracle,
 etcd, kube-apiserver, kube-scheduler); ``--py-spy`` needs py-spy on PATH or in the venv.
@@ -32,6 +40,8 @@ import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 # benchmarks/ is on sys.path as the script dir
 from _upstream_api import (
@@ -57,19 +67,52 @@ WORKLOADS = (
     "SchedulingNodeAffinity/5000Nodes_10000Pods",
     "PreemptionBasic/500Nodes",
 )
+VERSIONS = ("1.34", "1.37")
+"""The releases whose kube-oracle the in-engine half can run (``--kubernetes-version``)."""
+
 # ---- in-engine ------------------------------------------------------------------------------
 
 
-def bench_once(who: str, workload: str, config: Path, timeout: float) -> dict[str, Any]:
+def oracle_binary(version: str) -> Path:
+    """``kube-oracle`` of ``version``: the top level of :data:`BIN` is the default release's."""
+    return BIN / "kube-oracle" if version == RELEASE else BIN / f"v{version}" / "kube-oracle"
+
+
+def split_workload(spec: str, default: Path) -> tuple[Path, str]:
+    """``[CONFIG:]CASE/WORKLOAD`` as the config and ``CASE/WORKLOAD``."""
+    config, sep, workload = spec.rpartition(":")
+    return (Path(config), workload) if sep else (default, spec)
+
+
+def threshold(config: Path, workload: str) -> float:
+    """The workload's threshold in ``config`` (0: none).  A topic map (upstream's
+    ``thresholds``: suite name -> value) counts by its one value: each suite that writes one
+    names only its own topic."""
+    case, name = workload.split("/", 1)
+    for c in yaml.safe_load(config.read_text()):
+        if c.get("name") != case:
+            continue
+        for w in c.get("workloads") or []:
+            if w.get("name") == name:
+                t = w.get("threshold") or 0
+                if isinstance(t, dict):
+                    return float(next(iter(t.values()))) if len(t) == 1 else float(t.get("", 0))
+                return float(t)
+    return 0.0
+
+
+def bench_once(
+    who: str, workload: str, config: Path, timeout: float, version: str = RELEASE
+) -> dict[str, Any]:
     """One workload by one scheduler: throughput Average, attempt p99 (ms), summary line."""
     case, name = workload.split("/", 1)
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
         args = [str(config), "--case", case, "--workload", name, "-o", out.name]
         if who == UPSTREAM:
-            cmd = [str(BIN / "kube-oracle"), "bench", *args]
+            cmd = [str(oracle_binary(version)), "bench", *args]
         else:
             cmd = [*kubesched_cmd(), "bench", *args, "--no-progress"]
-            cmd += ["--kubernetes-version", RELEASE]
+            cmd += ["--kubernetes-version", version]
         proc = run(cmd, timeout, env=env())
         lines = proc.stdout.strip().splitlines()
         if proc.returncode not in (0, 1) or not Path(out.name).stat().st_size:
@@ -83,17 +126,26 @@ def bench_once(who: str, workload: str, config: Path, timeout: float) -> dict[st
     return {"podsPerSecond": tp, "attemptP99Ms": p99, "summary": lines[-1] if lines else ""}
 
 
-def engine(workloads: list[str], repeats: int, config: Path, timeout: float) -> dict[str, Any]:
-    """Each workload, upstream and kubesched interleaved ``repeats`` times."""
+def engine(
+    workloads: list[str], repeats: int, config: Path, timeout: float, version: str = RELEASE
+) -> dict[str, Any]:
+    """Each workload (``[CONFIG:]CASE/WORKLOAD``), upstream and kubesched interleaved
+    ``repeats`` times; each row with the workload's threshold and the load average."""
     table: dict[str, Any] = {}
-    for w in workloads:
+    for spec in workloads:
+        cfg, w = split_workload(spec, config)
         runs: dict[str, list[dict[str, Any]]] = {UPSTREAM: [], OURS: []}
         for r in range(repeats):
             for who in (UPSTREAM, OURS):
-                res = bench_once(who, w, config, timeout)
+                res = bench_once(who, w, cfg, timeout, version)
                 runs[who].append(res)
                 print(f"[engine {r + 1}/{repeats}] {who}: {res['summary']}", file=sys.stderr)
-        table[w] = {who: summarise(rs, "podsPerSecond", "attemptP99Ms") for who, rs in runs.items()}
+        row: dict[str, Any] = {
+            who: summarise(rs, "podsPerSecond", "attemptP99Ms") for who, rs in runs.items()
+        }
+        row["threshold"] = threshold(cfg, w)
+        row["loadAverage"] = os.getloadavg()[0]
+        table[w] = row
     return table
 
 
@@ -101,21 +153,26 @@ def engine(workloads: list[str], repeats: int, config: Path, timeout: float) -> 
 
 
 def print_tables(result: dict[str, Any]) -> None:
-    version = run([str(BIN / "kube-oracle"), "version"], 30).stdout.strip().rsplit(" ", 1)[-1]
+    binary = oracle_binary(result.get("kubernetesVersion", RELEASE))
+    version = run([str(binary), "version"], 30).stdout.strip().rsplit(" ", 1)[-1]
     load = ", ".join(f"{x:.1f}" for x in result["loadAverageAtEnd"])
     print(f"\nload average at the start {result['loadAverageAtStart'][0]:.1f}, at the end {load}")
     if "engine" in result:
         print(
             f"\n| case / workload | kube-scheduler {version} pods/s | kubesched pods/s | "
-            "kubesched / upstream | p99 attempt upstream | p99 attempt kubesched |"
+            "kubesched / upstream | p99 attempt upstream | p99 attempt kubesched | "
+            "threshold × 10 | reached | load |"
         )
-        print("|---|---:|---:|---:|---:|---:|")
+        print("|---|---:|---:|---:|---:|---:|---:|---|---:|")
         for w, row in result["engine"].items():
             up, us = row[UPSTREAM], row[OURS]
+            limit = 10 * row.get("threshold", 0.0)
+            reached = ("yes" if us["podsPerSecond"] >= limit else "**no**") if limit else "—"
             print(
                 f"| {w} | {up['podsPerSecond']:,.0f} | {us['podsPerSecond']:,.0f} | "
                 f"{us['podsPerSecond'] / up['podsPerSecond']:.1f}× | {up['attemptP99Ms']:.2f} ms | "
-                f"{us['attemptP99Ms']:.2f} ms |"
+                f"{us['attemptP99Ms']:.2f} ms | {limit:,.0f} | {reached} | "
+                f"{row.get('loadAverage', float('nan')):.1f} |"
             )
     if "api" in result:
         print(
@@ -161,6 +218,12 @@ def main(argv: list[str] | None = None) -> int:
         "--workloads", default=",".join(WORKLOADS), help="CASE/WORKLOAD,... of --config"
     )
     ap.add_argument("--config", type=Path, default=CONFIG, help="scheduler_perf config")
+    ap.add_argument(
+        "--kubernetes-version",
+        choices=VERSIONS,
+        default=RELEASE,
+        help="the release of both sides (in-engine; the API server half is v1.34's)",
+    )
     ap.add_argument("--nodes", type=int, default=5000, help="Nodes behind the API server")
     ap.add_argument("--pods", type=int, default=5000, help="Pods per burst")
     ap.add_argument("--qps", default="50:100,5000:10000", help="clientConnection QPS:BURST,...")
@@ -174,10 +237,13 @@ def main(argv: list[str] | None = None) -> int:
     # SIGTERM unwinds like Ctrl-C, so the control plane and the schedulers are stopped
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     both = not (args.engine or args.api)
-    needed = ["kube-oracle"] + (
-        ["etcd", "kube-apiserver", "kube-scheduler"] if args.api or both else []
+    if args.kubernetes_version != RELEASE and (args.api or both):
+        print("error: --kubernetes-version other than 1.34 needs --engine only", file=sys.stderr)
+        return 2
+    needed = [oracle_binary(args.kubernetes_version)] + (
+        [BIN / b for b in ("etcd", "kube-apiserver", "kube-scheduler")] if args.api or both else []
     )
-    missing = [b for b in needed if not (BIN / b).exists()]
+    missing = [b.name for b in needed if not b.exists()]
     if missing:
         print(
             f"error: {', '.join(missing)} missing in {BIN}: run bash oracle/build.sh",
@@ -192,11 +258,16 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:
         print(f"error: --qps {args.qps!r}: want QPS:BURST[,QPS:BURST...]", file=sys.stderr)
         return 2
-    result: dict[str, Any] = {"loadAverageAtStart": os.getloadavg()}
+    result: dict[str, Any] = {
+        "loadAverageAtStart": os.getloadavg(),
+        "kubernetesVersion": args.kubernetes_version,
+    }
     try:
         if args.engine or both:
             workloads = [w for w in args.workloads.split(",") if w]
-            result["engine"] = engine(workloads, args.repeats, args.config, args.timeout)
+            result["engine"] = engine(
+                workloads, args.repeats, args.config, args.timeout, args.kubernetes_version
+            )
         if args.api or both:
             result["api"] = api(
                 *(args.nodes, args.pods, settings, args.repeats, args.timeout),

@@ -84,6 +84,8 @@ func (t *versionedTracker) Patch(gvr schema.GroupVersionResource, obj runtime.Ob
 // benchWorld is one workload's cluster and scheduler.
 type benchWorld struct {
 	client  *fake.Clientset
+	tracker *versionedTracker
+	factory informers.SharedInformerFactory
 	sched   *scheduler.Scheduler
 	nodes   cache.SharedIndexInformer
 	timer   *attemptTimer
@@ -101,12 +103,18 @@ type benchWorld struct {
 // RunWorkload runs one workload of c (ops already checked by c.Ops) and measures it; past
 // parent's deadline it stops, with an error naming the op and what it waited for.
 func RunWorkload(parent context.Context, c *BenchCase, w *BenchWorkload, ops []*BenchOp, timeout time.Duration) *BenchResult {
-	res := &BenchResult{Case: c.Name, Workload: w.Name, Threshold: w.Threshold}
+	res := &BenchResult{Case: c.Name, Workload: w.Name, Threshold: w.Threshold.Value}
 	began := time.Now()
 	defer func() {
 		res.WallSeconds = time.Since(began).Seconds()
 		res.PeakRSSMiB = peakRSSMiB()
 	}()
+	restore, err := setGates(c.Gates(w))
+	if err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	defer restore()
 	ctx, cancel := context.WithCancel(parent)
 	world, err := newBenchWorld(ctx, timeout, c.SchedulerConfigPath)
 	if err != nil {
@@ -161,6 +169,13 @@ func newBenchWorld(ctx context.Context, timeout time.Duration, configPath string
 	tracker := &versionedTracker{ObjectTracker: client.Tracker()}
 	client.PrependReactor("*", "*", clienttesting.ObjectReaction(tracker))
 	client.PrependReactor("create", "pods", bindReactor(tracker))
+	// The resourceclaim controller scheduler_perf runs under DynamicResourceAllocation:
+	// a Pod's claims from templates (claimcontroller.go); and the API server's name for a
+	// claim created with generateName (DynamicResources' claim for extended resources).
+	if draEnabled() {
+		client.PrependReactor("create", "pods", (&claimController{tracker: tracker}).react)
+	}
+	client.PrependReactor("create", "resourceclaims", nameClaim)
 	watches := recordWatches(client)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	noEvents := func(string) eventRecorder { return &events.FakeRecorder{} }
@@ -168,7 +183,7 @@ func newBenchWorld(ctx context.Context, timeout time.Duration, configPath string
 	if err != nil {
 		return nil, err
 	}
-	w := &benchWorld{client: client, sched: sched, timer: &attemptTimer{}, timeout: timeout,
+	w := &benchWorld{client: client, tracker: tracker, factory: factory, sched: sched, timer: &attemptTimer{}, timeout: timeout,
 		nodes: factory.Core().V1().Nodes().Informer(), bound: map[string]int{}, created: map[string]int{}, names: map[string]bool{}}
 	if err := w.delivered.watch(factory); err != nil {
 		return nil, err
@@ -270,6 +285,10 @@ func (w *benchWorld) run(ctx context.Context, index int, op *BenchOp, c *BenchCa
 			res.addPhase(col.stop(), c.Name+"/"+res.Workload)
 		}
 		return err
+	case "createAny":
+		return w.createAny(ctx, op)
+	case "createPodGroups":
+		return w.createPodGroups(ctx, op)
 	case "churn":
 		ns := fmt.Sprintf("namespace-%d", index)
 		if op.Namespace != nil {
@@ -296,7 +315,7 @@ func (w *benchWorld) createNodes(ctx context.Context, index int, op *BenchOp) er
 	var tmpl *objectTemplate
 	if op.NodeTemplatePath != nil {
 		var err error
-		if tmpl, err = newObjectTemplate(*op.NodeTemplatePath); err != nil {
+		if tmpl, err = newObjectTemplate(*op.NodeTemplatePath, op.TemplateParams); err != nil {
 			return err
 		}
 	}
@@ -351,7 +370,7 @@ func (w *benchWorld) createNodes(ctx context.Context, index int, op *BenchOp) er
 }
 
 func (w *benchWorld) createPods(ctx context.Context, op *BenchOp, ns string) error {
-	tmpl, err := podTemplate(op.PodTemplatePath)
+	tmpl, err := podTemplate(op.PodTemplatePath, op.TemplateParams)
 	if err != nil {
 		return err
 	}
@@ -370,6 +389,12 @@ func (w *benchWorld) createPods(ctx context.Context, op *BenchOp, ns string) err
 		}
 		p.Namespace, p.UID = ns, types.UID(uuid.NewUUID())
 		p.CreationTimestamp = metav1.Now()
+		if op.PodTemplatePath != nil {
+			if p.Labels == nil {
+				p.Labels = map[string]string{}
+			}
+			p.Labels["signature"] = fmt.Sprintf("signature-label-%d", i/op.SignatureBatchSize)
+		}
 		pods[i] = p
 	}
 	w.mu.Lock()
@@ -398,7 +423,7 @@ func (w *benchWorld) createPods(ctx context.Context, op *BenchOp, ns string) err
 func (w *benchWorld) churn(ctx context.Context, index int, op *BenchOp, ns string) error {
 	tmpls := make([]*objectTemplate, len(op.TemplatePaths))
 	for i, path := range op.TemplatePaths {
-		t, err := newObjectTemplate(path)
+		t, err := newObjectTemplate(path, nil)
 		if err != nil {
 			return err
 		}

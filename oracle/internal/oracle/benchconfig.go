@@ -16,6 +16,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -42,8 +43,37 @@ type BenchWorkload struct {
 	Name         string          `json:"name"`
 	Labels       []string        `json:"labels"`
 	Params       map[string]any  `json:"params"`
-	Threshold    float64         `json:"threshold"`
+	Threshold    BenchThreshold  `json:"threshold"`
 	FeatureGates map[string]bool `json:"featureGates"`
+}
+
+// BenchThreshold is a workload's threshold as upstream's `thresholds`: one number, or a map
+// from topic (the suite name a Go test passes to RunBenchmarkPerfScheduling, "dra" ...) to
+// number.  kube-oracle bench has no topic, so a map counts as its "" entry (0: unchecked),
+// as `kubesched bench` reads it.
+type BenchThreshold struct {
+	Value   float64
+	ByTopic map[string]float64
+}
+
+// UnmarshalJSON reads a number or a topic map, as upstream's thresholds.UnmarshalJSON.
+func (t *BenchThreshold) UnmarshalJSON(text []byte) error {
+	if errFloat := json.Unmarshal(text, &t.Value); errFloat != nil {
+		if errMap := json.Unmarshal(text, &t.ByTopic); errMap != nil {
+			return fmt.Errorf("expected either float64 or topic name -> float64 map: %w, %w", errFloat, errMap)
+		}
+		t.Value = t.ByTopic[""]
+	}
+	return nil
+}
+
+// Gates are the feature gates a workload runs under: its case's, overridden by its own
+// (upstream's featureGatesMerge).
+func (c *BenchCase) Gates(w *BenchWorkload) map[string]bool {
+	gates := map[string]bool{}
+	maps.Copy(gates, c.FeatureGates)
+	maps.Copy(gates, w.FeatureGates)
+	return gates
 }
 
 // BenchOp is every op field kube-oracle understands; others are rejected by name.
@@ -67,6 +97,15 @@ type BenchOp struct {
 	NodeAllocatable *NodeAllocatableStrategy `json:"nodeAllocatableStrategy"`
 	PVTemplatePath  *string                  `json:"persistentVolumeTemplatePath"`
 	PVCTemplatePath *string                  `json:"persistentVolumeClaimTemplatePath"`
+	// createPods with a podTemplatePath: every SignatureBatchSize (default 1) Pods share a
+	// "signature" label, as upstream's podTemplateWithParams
+	CountMultiplierParam    string `json:"countMultiplierParam"` // createPods: count times this parameter
+	SignatureBatchSize      int    `json:"signatureBatchSize"`
+	SignatureBatchSizeParam string `json:"signatureBatchSizeParam"`
+	// createAny: one object per Count (default 1) from TemplatePath, with TemplateParams
+	// (also createPods' and createNodes') beside .Index and .Count in the template
+	TemplatePath   string         `json:"templatePath"`
+	TemplateParams map[string]any `json:"templateParams"`
 	// churn (mode create only): every IntervalMilliseconds (default 500) one object of
 	// each of TemplatePaths (Pods only), until Number (0: no limit) rounds
 	Mode                 string   `json:"mode"`
@@ -78,7 +117,7 @@ type BenchOp struct {
 }
 
 // benchOpcodes are the ops kube-oracle bench runs.
-var benchOpcodes = []string{"createNodes", "createNamespaces", "createPods", "barrier", "sleep", "churn"}
+var benchOpcodes = []string{"createNodes", "createNamespaces", "createPods", "createAny", "createPodGroups", "barrier", "sleep", "churn"}
 
 // LoadBenchConfig reads a config file (YAML or JSON).
 func LoadBenchConfig(path string) ([]BenchCase, error) {
@@ -137,8 +176,8 @@ func Selected(c *BenchCase, w *BenchWorkload, caseName, workloadName string, lab
 
 // Ops decodes and checks a workload's ops, resolving counts and template paths.
 func (c *BenchCase) Ops(w *BenchWorkload, dir string) ([]*BenchOp, error) {
-	if len(c.FeatureGates) > 0 || len(w.FeatureGates) > 0 {
-		return nil, fmt.Errorf("featureGates are not supported by kube-oracle bench")
+	if err := checkGates(c.Gates(w)); err != nil {
+		return nil, err
 	}
 	if c.SchedulerConfigPath != "" { // a bad one is an input error (exit 2), found before any run
 		raw, err := os.ReadFile(c.SchedulerConfigPath)
@@ -166,6 +205,16 @@ func (c *BenchCase) Ops(w *BenchWorkload, dir string) ([]*BenchOp, error) {
 		if op.StageRequirement != "" && op.StageRequirement != "Scheduled" {
 			return nil, fmt.Errorf("workloadTemplate[%d].stageRequirement: %q is not supported by kube-oracle bench (only Scheduled)", i, op.StageRequirement)
 		}
+		if (op.Opcode == "createAny" || op.Opcode == "createPodGroups") && op.TemplatePath == "" {
+			return nil, fmt.Errorf("workloadTemplate[%d]: %s needs a templatePath", i, op.Opcode)
+		}
+		if op.Opcode == "createPodGroups" && (op.Namespace == nil || *op.Namespace == "") {
+			return nil, fmt.Errorf("workloadTemplate[%d]: createPodGroups needs a namespace", i)
+		}
+		var err error
+		if op.TemplateParams, err = resolveTemplateParams(op.TemplateParams, w); err != nil {
+			return nil, fmt.Errorf("workloadTemplate[%d].templateParams: %w", i, err)
+		}
 		switch {
 		case op.Count != nil:
 			op.count = *op.Count
@@ -180,11 +229,31 @@ func (c *BenchCase) Ops(w *BenchWorkload, dir string) ([]*BenchOp, error) {
 			}
 			op.count = int(v)
 		}
+		if name, ok := strings.CutPrefix(op.CountMultiplierParam, "$"); ok {
+			v, ok := w.Params[name].(float64)
+			if !ok {
+				return nil, fmt.Errorf("workloadTemplate[%d].countMultiplierParam: parameter %s is undefined or not a number", i, name)
+			}
+			op.count *= int(v)
+		}
+		if name, ok := strings.CutPrefix(op.SignatureBatchSizeParam, "$"); ok {
+			v, ok := w.Params[name].(float64)
+			if !ok {
+				return nil, fmt.Errorf("workloadTemplate[%d].signatureBatchSizeParam: parameter %s is undefined or not a number", i, name)
+			}
+			op.SignatureBatchSize = int(v)
+		}
+		if op.SignatureBatchSize <= 0 {
+			op.SignatureBatchSize = 1
+		}
 		for _, p := range []**string{&op.NodeTemplatePath, &op.PodTemplatePath, &op.PVTemplatePath, &op.PVCTemplatePath} {
 			if *p != nil {
 				abs := resolvePath(dir, **p)
 				*p = &abs
 			}
+		}
+		if op.TemplatePath != "" {
+			op.TemplatePath = resolvePath(dir, op.TemplatePath)
 		}
 		for j, path := range op.TemplatePaths {
 			op.TemplatePaths[j] = resolvePath(dir, path)
@@ -208,6 +277,35 @@ func (c *BenchCase) Ops(w *BenchWorkload, dir string) ([]*BenchOp, error) {
 	return ops, nil
 }
 
+// resolveTemplateParams replaces each "$name" (or "$name|default", the default read as
+// YAML) among params by the workload's parameter, as upstream's resolveTemplateParams.
+func resolveTemplateParams(params map[string]any, w *BenchWorkload) (map[string]any, error) {
+	if len(params) == 0 {
+		return params, nil
+	}
+	resolved := maps.Clone(params)
+	for k, v := range resolved {
+		s, ok := v.(string)
+		if !ok || !strings.HasPrefix(s, "$") {
+			continue
+		}
+		key, def, hasDefault := strings.Cut(s[1:], "|")
+		if val, found := w.Params[key]; found {
+			resolved[k] = val
+			continue
+		}
+		if !hasDefault {
+			return nil, fmt.Errorf("parameter %q not found", key)
+		}
+		var val any
+		if err := yaml.Unmarshal([]byte(def), &val); err != nil {
+			return nil, fmt.Errorf("decoding parameter %q default %q as YAML: %w", key, def, err)
+		}
+		resolved[k] = val
+	}
+	return resolved, nil
+}
+
 func opcodeList() string {
 	return strings.Join(benchOpcodes, ", ")
 }
@@ -216,11 +314,13 @@ func opcodeList() string {
 // does (text/template with .Index and .Count, funcs div and mod); a file without actions
 // is decoded once.
 type objectTemplate struct {
-	path   string
-	tmpl   *template.Template
-	static []byte // JSON, when the file has no template actions
-	pod0   *v1.Pod
-	node0  *v1.Node
+	path    string
+	params  map[string]any // an op's templateParams, beside .Index and .Count
+	noCount bool           // .Count left out (createPodGroups' templates get .Index only)
+	tmpl    *template.Template
+	static  []byte // JSON, when the file has no template actions
+	pod0    *v1.Pod
+	node0   *v1.Node
 }
 
 // basePodJSON is scheduler_perf's Pod when createPods and its case name no template
@@ -231,28 +331,26 @@ const basePodJSON = `{"apiVersion": "v1", "kind": "Pod", "metadata": {"generateN
     "resources": {"limits": {"cpu": "100m", "memory": "500Mi"},
                   "requests": {"cpu": "100m", "memory": "500Mi"}}}]}}`
 
-// podTemplate is the template at path, or scheduler_perf's base Pod when path is nil.
-func podTemplate(path *string) (*objectTemplate, error) {
+// podTemplate is the template at path (rendered with params), or scheduler_perf's base Pod
+// when path is nil.
+func podTemplate(path *string, params map[string]any) (*objectTemplate, error) {
 	if path == nil {
 		return &objectTemplate{path: "scheduler_perf's base Pod", static: []byte(basePodJSON)}, nil
 	}
-	return newObjectTemplate(*path)
+	return newObjectTemplate(*path, params)
 }
 
-func newObjectTemplate(path string) (*objectTemplate, error) {
+func newObjectTemplate(path string, params map[string]any) (*objectTemplate, error) {
 	content, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	t := &objectTemplate{path: path}
+	t := &objectTemplate{path: path, params: params}
 	if !bytes.Contains(content, []byte("{{")) {
 		t.static, err = yaml.YAMLToJSON(content)
 		return t, err
 	}
-	t.tmpl, err = template.New(filepath.Base(path)).Funcs(template.FuncMap{
-		"div": func(a, b int) int { return a / b },
-		"mod": func(a, b int) int { return a % b },
-	}).Parse(string(content))
+	t.tmpl, err = template.New(filepath.Base(path)).Funcs(templateFuncs()).Parse(string(content))
 	return t, err
 }
 
@@ -262,7 +360,15 @@ func (t *objectTemplate) render(index, count int) ([]byte, error) {
 		return t.static, nil
 	}
 	var buf bytes.Buffer
-	if err := t.tmpl.Execute(&buf, map[string]any{"Index": index, "Count": count}); err != nil {
+	env := maps.Clone(t.params)
+	if env == nil {
+		env = map[string]any{}
+	}
+	env["Index"] = index
+	if !t.noCount {
+		env["Count"] = count
+	}
+	if err := t.tmpl.Execute(&buf, env); err != nil {
 		return nil, fmt.Errorf("%s: %w", t.path, err)
 	}
 	return yaml.YAMLToJSON(buf.Bytes())

@@ -78,7 +78,7 @@ func loadVolumeTemplates(op *BenchOp) (*volumeTemplates, error) {
 		path *string
 		into any
 	}{{op.PVTemplatePath, &t.pv}, {op.PVCTemplatePath, &t.pvc}} {
-		tmpl, err := newObjectTemplate(*x.path)
+		tmpl, err := newObjectTemplate(*x.path, nil)
 		if err != nil {
 			return nil, err
 		}

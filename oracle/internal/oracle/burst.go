@@ -67,7 +67,7 @@ func BurstNodes(ctx context.Context, o *BurstOptions) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	tmpl, err := newObjectTemplate(o.Template)
+	tmpl, err := newObjectTemplate(o.Template, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +176,7 @@ func BurstPods(ctx context.Context, o *BurstOptions) (*BurstResult, error) {
 	if err := createNamespace(ctx, client, o.Namespace); err != nil {
 		return nil, err
 	}
-	tmpl, err := newObjectTemplate(o.Template)
+	tmpl, err := newObjectTemplate(o.Template, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,9 @@ package oracle
 
 import (
 	"context"
+	"errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
@@ -95,4 +97,12 @@ func groupOptions(context.Context, []runtime.Object) []frameworkruntime.Option {
 // groupMember tells whether p names a pod group (its release's field).
 func groupMember(*v1.Pod) bool {
 	return false
+}
+
+// benchPodGroupResource: no createPodGroups before v1.37's scheduler_perf.
+var benchPodGroupResource schema.GroupVersionResource
+
+// benchPodGroup refuses: createPodGroups is an op of v1.37's scheduler_perf.
+func benchPodGroup([]byte) (runtime.Object, schema.GroupVersionResource, error) {
+	return nil, benchPodGroupResource, errors.New("createPodGroups: not an op of this release's scheduler_perf (v1.37 on)")
 }

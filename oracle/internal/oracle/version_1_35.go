@@ -9,7 +9,11 @@ package oracle
 
 import (
 	"context"
+	"errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/version"
+	"k8s.io/component-base/featuregate"
 	"k8s.io/kubernetes/pkg/scheduler/backend/workloadmanager"
 
 	v1 "k8s.io/api/core/v1"
@@ -110,4 +114,16 @@ func groupOptions(_ context.Context, objs []runtime.Object) []frameworkruntime.O
 // groupMember tells whether p names a pod group (its release's field).
 func groupMember(p *v1.Pod) bool {
 	return p.Spec.WorkloadRef != nil
+}
+
+// benchEmulationVersion is the emulation version scheduler_perf sets for a workload's gates
+// (none before v1.37).
+func benchEmulationVersion(map[featuregate.Feature]bool) *version.Version { return nil }
+
+// benchPodGroupResource: no createPodGroups before v1.37's scheduler_perf.
+var benchPodGroupResource schema.GroupVersionResource
+
+// benchPodGroup refuses: createPodGroups is an op of v1.37's scheduler_perf.
+func benchPodGroup([]byte) (runtime.Object, schema.GroupVersionResource, error) {
+	return nil, benchPodGroupResource, errors.New("createPodGroups: not an op of this release's scheduler_perf (v1.37 on)")
 }

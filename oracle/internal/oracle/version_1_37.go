@@ -8,10 +8,17 @@
 package oracle
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apimachinery/pkg/util/version"
+	"k8s.io/component-base/featuregate"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
 
 	v1 "k8s.io/api/core/v1"
@@ -121,4 +128,35 @@ func groupOptions(ctx context.Context, objs []runtime.Object) []frameworkruntime
 // groupMember tells whether p names a pod group (its release's field).
 func groupMember(p *v1.Pod) bool {
 	return p.Spec.SchedulingGroup != nil
+}
+
+// benchEmulationVersion is the emulation version v1.37's scheduler_perf sets for a
+// workload's gates: v1.36 when NodeDeclaredFeatures (locked on at v1.37) is turned off.
+func benchEmulationVersion(gates map[featuregate.Feature]bool) *version.Version {
+	if on, set := gates[features.NodeDeclaredFeatures]; set && !on {
+		return version.MustParse("1.36")
+	}
+	return nil
+}
+
+// benchPodGroupResource is the resource createPodGroups stores PodGroups as (v1.37's
+// scheduler_perf creates them through the scheduling.k8s.io/v1beta1 client).
+var benchPodGroupResource = schedulingv1beta1.SchemeGroupVersion.WithResource("podgroups")
+
+// benchPodGroup decodes a rendered createPodGroups template (JSON) strictly into a v1beta1
+// PodGroup whatever apiVersion it names, as upstream's runCreatePodGroupsOp, and defaults
+// it as the API server would.
+func benchPodGroup(raw []byte) (runtime.Object, schema.GroupVersionResource, error) {
+	pg := &schedulingv1beta1.PodGroup{}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(pg); err != nil {
+		return nil, benchPodGroupResource, err
+	}
+	pg.APIVersion, pg.Kind = schedulingv1beta1.SchemeGroupVersion.String(), "PodGroup"
+	legacyscheme.Scheme.Default(pg)
+	if pg.UID == "" {
+		pg.UID = uuid.NewUUID()
+	}
+	return pg, benchPodGroupResource, nil
 }
