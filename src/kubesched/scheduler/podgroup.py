@@ -31,8 +31,12 @@ The PodGroup's ``PodGroupInitiallyScheduled`` (v1.36 ``PodGroupScheduled``) cond
 kept in :attr:`PodGroupCycle.conditions` as upstream writes it (``Scheduled`` /
 ``Unschedulable`` / ``SchedulerError``, never regressing from True).  Deviations
 (``docs/fidelity.md``): members are requeued one by one through the usual failure path, not
-as one group entity; no topology placements, no workload-aware preemption
-(PodGroupPostFilter), no composite groups.
+as one group entity; no composite groups.
+
+After an Unschedulable algorithm the group may preempt as one (workload-aware preemption:
+v1.37's PodGroupPostFilter, :meth:`GroupAlgorithm.post_filter_result`; v1.36's under
+WorkloadAwarePreemption, :meth:`GroupAlgorithm.workload_aware_preemption_v136`, where a
+member that fits nowhere also runs its own PostFilter plugins for their message).
 """
 
 from __future__ import annotations
