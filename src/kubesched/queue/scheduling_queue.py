@@ -91,10 +91,6 @@ class SchedulingQueue(QueueCore):
     ``target_pod_events`` (v1.37's ``PodSchedulingPropertiesChange(..., isTargetPod)``): a
     pending Pod's own update raises ``TargetPod`` events, and a grown request
     ``UpdatePodScaleUp``; before v1.37, ``UnschedulablePod`` events and no scale-up.
-    ``backoff_only(pod)`` (v1.36 with GenericWorkload: a PodGroup member): a failed attempt
-    of such a Pod is requeued after its backoff whatever happened while it was in flight
-    (upstream v1.36 ``determineSchedulingHintForInFlightPod``: "event-based requeueing
-    logic is not yet implemented for pod group level"), never into the unschedulable pool.
     """
 
     # ------------------------------------------------------------------ informer side
