@@ -22,18 +22,24 @@ placement is the first node in that order where the Pod fits, and a case's outco
 decided by what the gangs do.  Ordinary Pods do not preempt (``preemptionPolicy: Never``), as
 in the other schedule families (but in preemption situations, below).
 
-From v1.37, three cases in five are preemption situations (:func:`_preemption`): Pods
+From v1.36, three cases in five are preemption situations (:func:`_preemption`): Pods
 already running (submitted bound, first, so both sides report whether they were preempted)
 -- lone ones and members of running gangs whose PodGroup has ``disruptionMode`` ``all``,
-``single`` or none -- at low and mid priorities (``terminationGracePeriodSeconds: 0``: a
-victim is gone at once on both sides, as upstream's fake clientset deletes), while the
-groups to schedule may preempt (``PreemptLowerPriority`` on their members, and under
-PodGroupPreemptionPolicy on the PodGroup too; ``Never`` at times, rarely a member
-disagreeing with its group), and so may half the ordinary Pods (at mid or high priority:
-an ordinary Pod's preemption sees a PodGroup member at its PodGroup's priority and a
-``disruptionMode: all`` PodGroup as one unit), with SchedulerAsyncPreemption off: upstream's
-asynchronous preemption deletes the victims in a goroutine that races the next cycles, kubesched's
-preemption is synchronous.
+``single`` or none (v1.36's ``PodGroup``, ``Pod`` or none) -- at low and mid priorities
+(``terminationGracePeriodSeconds: 0``: a victim is gone at once on both sides, as
+upstream's fake clientset deletes), while the groups to schedule may preempt
+(``PreemptLowerPriority`` on their members, and under PodGroupPreemptionPolicy on the
+PodGroup too; ``Never`` at times, rarely a member disagreeing with its group), and so may
+half the ordinary Pods (at mid or high priority: from v1.37 an ordinary Pod's preemption
+sees a PodGroup member at its PodGroup's priority and a ``disruptionMode: all`` PodGroup as
+one unit), with SchedulerAsyncPreemption off: upstream's asynchronous preemption deletes
+the victims in a goroutine that races the next cycles, kubesched's preemption is
+synchronous.  At v1.36 a group preempts as a whole under WorkloadAwarePreemption (drawn on
+in most preemption situations, at times in the others: upstream's ``workload_preemption``
+suite, small): the PodGroups then carry their priority, the running Pods distinct start
+times (upstream lists v1.36's victims in a Go map's order, so equally important ones would
+fall at random); without the gate the members do not preempt (a member's own preemption
+inside a v1.36 group cycle is not modelled, ``docs/fidelity.md``).
 
 ``podgroup_schedule_case`` is the ``kubesched.schedule`` form; ``podgroup_case`` the
 ``explain`` form: the same cluster with some members already pending or bound, and one
@@ -292,9 +298,10 @@ class _Gen(Draw):
 
     def gates(self, plans: list[dict[str, Any]]) -> dict[str, bool]:
         """GenericWorkload on (off once in twenty: the Pod's field is then dropped and the
-        objects are not served), GangScheduling where it is a gate, and
-        TopologyAwareWorkloadScheduling, within what the release accepts; then the
-        scheduler's machinery gates."""
+        objects are not served), GangScheduling where it is a gate,
+        TopologyAwareWorkloadScheduling and v1.36's WorkloadAwarePreemption (beside
+        GangScheduling, mostly in preemption situations), within what the release accepts;
+        then the scheduler's machinery gates."""
         from kubesched.config.featuregates import check_settings, gate_table
 
         table = gate_table(self.version)
@@ -310,6 +317,8 @@ class _Gen(Draw):
             # parent (kubesched refuses composite trees, so none is drawn).
             gates["CompositePodGroup"] = self.chance(0.5)
         preempting = any("preemptionPolicy" in p for p in plans)
+        if "WorkloadAwarePreemption" in table and gates.get("GangScheduling"):
+            gates["WorkloadAwarePreemption"] = self.chance(0.85 if preempting else 0.3)
         if "PodGroupPreemptionPolicy" in table and gates["GenericWorkload"] and preempting:
             gates["PodGroupPreemptionPolicy"] = self.chance(0.4)
         if check_settings(self.version, sorted(gates.items())):
@@ -347,7 +356,9 @@ def _preemption(
         name, cls = f"running-group-{g}", gen.pick(["low", "mid", None])
         spec: dict[str, Any] = {"schedulingPolicy": {"gang": {"minCount": 1}}}
         mode = gen.r.choices(["all", "single", None], [0.55, 0.2, 0.25])[0]
-        if mode is not None:
+        if mode is not None and _minor(gen.version) == 36:  # v1alpha2's enum
+            spec["disruptionMode"] = {"all": "PodGroup", "single": "Pod"}[mode]
+        elif mode is not None:
             spec["disruptionMode"] = {mode: {}}
         if cls is not None:
             spec["priorityClassName"], spec["priority"] = cls, CLASSES[cls]
@@ -403,7 +414,7 @@ def _draw(gen: _Gen, preemption: bool = False) -> dict[str, Any]:
     plans = [gen.group(g) for g in range(gen.r.randint(1, 3))]
     bound: list[dict[str, Any]] = []
     running_groups: list[dict[str, Any]] = []
-    if preemption and _minor(gen.version) >= 37 and gen.chance(0.6):
+    if preemption and _minor(gen.version) >= 36 and gen.chance(0.6):
         bound, running_groups = _preemption(gen, nodes, plans)
     objects = gen.objects(plans)
     ordinary = []
@@ -449,11 +460,21 @@ def _draw(gen: _Gen, preemption: bool = False) -> dict[str, Any]:
         gates["SchedulerAsyncPreemption"] = False
         for pod in running:  # the cluster's own may be victims too: gone at once
             pod["spec"]["terminationGracePeriodSeconds"] = 0
-    if not gates["GenericWorkload"]:  # no groups: the members would preempt Pod by Pod
+        if _minor(gen.version) == 36:  # so may any Pod once bound: a group takes its place
+            for pod in arrivals:  # only after it is gone (no nomination holds the room)
+                if pod["kind"] == "Pod":
+                    pod["spec"]["terminationGracePeriodSeconds"] = 0
+    v136 = _minor(gen.version) == 36
+    # No groups (or v1.36 without WorkloadAwarePreemption): the members would preempt Pod
+    # by Pod.
+    if not gates["GenericWorkload"] or (v136 and not gates.get("WorkloadAwarePreemption")):
         plain = {id(p) for p in ordinary}
         for pod in arrivals:
             if pod["kind"] == "Pod" and id(pod) not in plain:
                 pod["spec"]["preemptionPolicy"] = "Never"
+    if v136 and gates.get("WorkloadAwarePreemption"):
+        _v136_priorities(plans, [obj for obj, _ in objects])
+        _start_times(gen, bound, running_groups)
     if gates.get("PodGroupPreemptionPolicy"):
         gen.policy_fields(plans, [obj for obj, _ in objects])
     return {
@@ -462,6 +483,36 @@ def _draw(gen: _Gen, preemption: bool = False) -> dict[str, Any]:
         "plans": plans,
         "gates": gates,
     }
+
+
+def _v136_priorities(plans: list[dict[str, Any]], objects: list[dict[str, Any]]) -> None:
+    """v1.36 under WorkloadAwarePreemption: each plan's PodGroup carries its class and
+    priority (v1.37's always do), as the priority admission plugin stores them."""
+    for plan in plans:
+        if plan["class"] is None:
+            continue
+        for obj in objects:
+            meta = obj["metadata"]
+            if obj["kind"] == "PodGroup" and (meta["name"], meta["namespace"]) == (
+                plan["name"],
+                plan["namespace"],
+            ):
+                obj["spec"]["priorityClassName"] = plan["class"]
+                obj["spec"]["priority"] = CLASSES[plan["class"]]
+
+
+def _start_times(gen: _Gen, running: list[dict[str, Any]], groups: list[dict[str, Any]]) -> None:
+    """Distinct ``status.startTime`` on the running Pods, in a drawn order; the members of a
+    running gang preempted as one (``disruptionMode: PodGroup``) share their gang's."""
+    whole = {g["metadata"]["name"] for g in groups if g["spec"].get("disruptionMode") == "PodGroup"}
+    starts: dict[str, str] = {}
+    order = gen.r.sample(range(len(running)), len(running))
+    for pod, k in zip(running, order, strict=True):
+        group = pod["spec"].get("schedulingGroup", {}).get("podGroupName")
+        key = group if group in whole else pod["metadata"]["name"]
+        if key not in starts:
+            starts[key] = f"2026-01-01T02:{k // 60:02d}:{k % 60:02d}Z"
+        pod.setdefault("status", {})["startTime"] = starts[key]
 
 
 def classify(pod: dict[str, Any], name: str | None) -> None:

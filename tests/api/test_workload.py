@@ -242,6 +242,22 @@ def test_fields_of_disabled_gates_are_dropped() -> None:
     assert workload.admit([bad], gates("1.37", **ON)).pod_groups
 
 
+def test_v1alpha2_disruption_mode_pod_group_is_one_unit_under_its_gate() -> None:
+    wap = gates("1.36", GangScheduling=True, WorkloadAwarePreemption=True, **ON)
+    whole = pod_group("v1alpha2", disruptionMode="PodGroup")
+    assert workload.admit([whole], wap).pod_groups["ml/train"].policy.disruption_all
+    single = pod_group("v1alpha2", disruptionMode="Pod")
+    assert not workload.admit([single], wap).pod_groups["ml/train"].policy.disruption_all
+    # dropped without the gate, as the API server drops it
+    off = workload.admit([whole], gates("1.36", **ON)).pod_groups["ml/train"]
+    assert not off.policy.disruption_all
+    with pytest.raises(InputError) as err:
+        workload.admit([pod_group("v1alpha2", disruptionMode="Group")], wap)
+    assert [m for _, m in err.value.problems] == [
+        'Unsupported value: "Group": supported values: "Pod", "PodGroup"'
+    ]
+
+
 def test_priority_admission_fills_priority_and_preemption_policy() -> None:
     plain = pod_group()
     got = workload.admit([plain], gates("1.37", **ON)).pod_groups["ml/train"]

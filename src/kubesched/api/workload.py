@@ -96,6 +96,9 @@ MAX_TREE_DEPTH = 4
 MAX_PRIORITY = 1_000_000_000
 """``priority``: ``+k8s:maximum=1000000000`` (the highest user-definable priority)."""
 PREEMPTION_POLICIES = ("Never", "PreemptLowerPriority")
+DISRUPTION_MODES = ("Pod", "PodGroup")
+"""v1alpha2's ``disruptionMode`` enum (v1.36; from v1.37 a union, ``single: {}`` or
+``all: {}``): ``PodGroup`` is v1.37's ``all``, the group's Pods preempted only together."""
 
 DROPPED: Mapping[str, Mapping[str, str]] = {
     "1.36": {
@@ -145,7 +148,8 @@ class GroupTemplate:
     priority: int | None = None
     preemption_policy: str | None = None
     disruption_all: bool = False
-    """``disruptionMode.all`` set (v1.36+): the group's Pods are preempted only together."""
+    """``disruptionMode`` ``PodGroup`` (v1.36) or ``all`` (v1.37): the group's Pods are
+    preempted only together."""
 
     @property
     def gang(self) -> bool:
@@ -416,6 +420,8 @@ def _group_fields(
             fe.not_supported(fe.join(path, "preemptionPolicy"), policy, PREEMPTION_POLICIES)
         )
     mode = obj.get("disruptionMode")
+    if isinstance(mode, str) and mode not in DISRUPTION_MODES:  # v1alpha2's enum
+        r.problems.append(fe.not_supported(fe.join(path, "disruptionMode"), mode, DISRUPTION_MODES))
     if count_key == "minGroupCount" and isinstance(mode, dict):  # CompositeDisruptionMode
         given = [m for m in ("single", "all") if mode.get(m) is not None]
         if len(given) > 1:
@@ -429,7 +435,7 @@ def _group_fields(
         r.string(obj, "priorityClassName", path) or "",
         priority,
         policy,
-        isinstance(mode, dict) and mode.get("all") is not None,
+        mode == DISRUPTION_MODES[1] or (isinstance(mode, dict) and mode.get("all") is not None),
     )
 
 

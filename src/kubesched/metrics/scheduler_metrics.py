@@ -319,6 +319,11 @@ class SchedulerMetrics(PeriodicSync, RegistryReader):
         if victims > 0:
             self.preemption_victims.observe(victims)
 
+    def observe_preemption_victims(self, victims: int) -> None:
+        """``preemption_victims`` alone, no attempt counted: v1.36's PodGroup preemption
+        (its ``prepareCandidate`` observes the victims, nothing counts its attempts)."""
+        self.preemption_victims.observe(victims)
+
     def record_pod_group_attempt(
         self, result: str, profile: str, seconds: float, algorithm_seconds: float
     ) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
+from collections.abc import Sequence
 
 from kubesched.api import objects as api
 from kubesched.framework.interface import (
@@ -92,14 +93,19 @@ class Failures:
                     queued = self.queue.get(other.key)
                     if queued is not None and queued.pod.nominated_node_name:
                         queued.pod = queued.pod.nominated_to("")
-        if result.victims:
-            keys = tuple(v.key for v in result.victims)
-            self.preemptions[pod.key] = (node, keys)
-            for k in keys:
-                self.preempted_by[k] = pod.key
+        self.record_victims(pod.key, node, result.victims)
         if pod.nominated_node_name != node:
             qp.pod = pod.nominated_to(node)
         nominator.add(qp.pod, node)
+
+    def record_victims(self, preemptor: str, node: str, victims: Sequence[api.Pod]) -> None:
+        """Remember that ``preemptor`` (a Pod key) evicted ``victims`` for ``node`` ("": a
+        PodGroup's preemption that nominated none of its members, v1.36)."""
+        if victims:
+            keys = tuple(v.key for v in victims)
+            self.preemptions[preemptor] = (node, keys)
+            for k in keys:
+                self.preempted_by[k] = preemptor
 
     def keep_nomination(self, qp: QueuedPodInfo, node: str) -> None:
         """The failed Pod ``qp`` stays nominated to ``node`` (its ``status.nominatedNodeName``

@@ -35,12 +35,17 @@ members that failed wait for their group, which is requeued as one entity
 (``AddAttemptedPodGroupIfNeeded``: :meth:`SchedulingQueue.add_attempted_pod_group`, with the
 algorithm's status); v1.36's are requeued one by one through the usual failure path.
 Deviations: ``docs/fidelity.md``.
+
+After an Unschedulable algorithm the group may preempt as one (workload-aware preemption:
+v1.37's PodGroupPostFilter, :meth:`GroupAlgorithm.post_filter_result`; v1.36's under
+WorkloadAwarePreemption, :meth:`GroupAlgorithm.workload_aware_preemption_v136`, where a
+member that fits nowhere also runs its own PostFilter plugins for their message).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,10 +83,21 @@ from kubesched.state.cache import ClusterState
 POD_GROUP_UNSCHEDULABLE = "pod group is unschedulable"
 """``errPodGroupUnschedulable``."""
 PREEMPT_LOWER = "PreemptLowerPriority"
+WAP_NOT_REGISTERED = (
+    "default preemption plugin is not registered, workload aware preemption is disabled"
+)
+"""v1.36 ``runWorkloadAwarePreemption`` without DefaultPreemption in the profile."""
+WAP_CONSTRAINED = (
+    "workload aware preemption is not supported for pod groups with scheduling constraints"
+)
+"""v1.36 ``runWorkloadAwarePreemption`` for a PodGroup with a topology constraint."""
 
 SchedulePod = Callable[[Framework, CycleState, api.Pod], ScheduleResult]
 Restrict = Callable[[IntArray | None], None]
 """Narrows the search to a placement's rows (None: every node again)."""
+MemberPostFilter = Callable[[Framework, CycleState, api.Pod, Diagnosis], object]
+"""Runs a member's PostFilter plugins after it fit nowhere, leaving their message in the
+diagnosis (:meth:`kubesched.scheduler.failures.Failures.post_filter`)."""
 
 
 def _member_error(res: MemberResult) -> Status | None:
@@ -144,8 +160,23 @@ class GroupAlgorithm:
         activate: Callable[[list[api.Pod]], None],
         restrict: Restrict | None = None,
         nominator: Nominator | None = None,
+        member_post_filter: MemberPostFilter | None = None,
     ) -> None:
         self.manager = manager
+        gates = manager.gates
+        self.member_post_filter = (
+            member_post_filter
+            if gates.version == "1.36" and gates.enabled("WorkloadAwarePreemption")
+            else None
+        )
+        """v1.36 runs a member's PostFilter plugins when it fits nowhere
+        (``runAllPostFilters``) for their message (``preemption: not eligible due to
+        workload aware preemption enabled``); modelled under WorkloadAwarePreemption, where
+        no PostFilter can nominate a member (without it a member's own preemption is not
+        modelled, ``docs/fidelity.md``)."""
+        self._member_post_filters = True
+        """False while workload-aware preemption reruns the algorithm
+        (``runWithoutPostFilters``)."""
         self.nominator = nominator
         """The queue's nominations: a member assumed in the cycle loses its own until it is
         undone (upstream's ``assume`` / ``unreserveAndForget`` in a PodGroup cycle)."""
@@ -155,7 +186,6 @@ class GroupAlgorithm:
         self.schedule_pod = schedule_pod
         self.activate = activate
         self.restrict = restrict
-        gates = manager.gates
         self.placements = restrict is not None and gates.enabled("TopologyAwareWorkloadScheduling")
         """v1.36+ with TopologyAwareWorkloadScheduling: the placement algorithm."""
 
@@ -280,10 +310,37 @@ class GroupAlgorithm:
         """The group's status after :meth:`post_filter_result`."""
         return self.post_filter_result(fwk, key, members, group)[0]
 
+    def _scheduling_func(
+        self,
+        fwk: Framework,
+        members: list[QueuedPodInfo],
+        key: str,
+        policy: workload.GroupTemplate,
+    ) -> contract.PodGroupSchedulingFunc:
+        """The group's whole algorithm as a preemption reruns it (upstream
+        ``podGroupSchedulingFunc``): its placed members and status, nothing kept."""
+
+        def schedule() -> contract.PodGroupAssignments:
+            results, status = self.group_algorithm(fwk, members, key, policy)
+            placed = tuple(
+                contract.ProposedAssignment(r.qp.pod, r.node, r.state)
+                for r in results
+                if r.status.is_success() and r.node
+            )
+            return contract.PodGroupAssignments(placed, status)
+
+        return schedule
+
     def post_filter_result(
-        self, fwk: Framework, key: str, members: list[QueuedPodInfo], group: Status
+        self,
+        fwk: Framework,
+        key: str,
+        members: list[QueuedPodInfo],
+        group: Status,
+        results: Sequence[MemberResult] = (),
     ) -> tuple[Status, contract.PodGroupPostFilterResult | None]:
-        """v1.37's PodGroupPostFilter after an Unschedulable algorithm
+        """v1.36: :meth:`workload_aware_preemption_v136` (``results``: the algorithm's).
+        v1.37's PodGroupPostFilter after an Unschedulable algorithm
         (``RunPodGroupPostFilterPlugins``, ``applyPodGroupPostFilterResult``): the group's
         status with the plugins' outcome as one more reason, and the nominations when the
         group now waits on a preemption (None otherwise).  The plugins run in the profile's
@@ -293,22 +350,13 @@ class GroupAlgorithm:
         (:mod:`kubesched.plugins.defaultpreemption.podgroup`).  The first Success or
         UnschedulableAndUnresolvable answer ends the run; Unschedulable reasons are joined
         (an empty reason when none says anything); an Error fails the group."""
+        if self.version == "1.36" and group.code == Code.UNSCHEDULABLE:
+            return self.workload_aware_preemption_v136(fwk, key, members, group, results)
         if self.version != "1.37" or group.code != Code.UNSCHEDULABLE:
             return group, None
         gates = self.manager.gates
         policy = self.manager.policy(key)
         reasons: list[str] = []
-
-        def schedule() -> contract.PodGroupAssignments:
-            assert policy is not None
-            results, status = self.group_algorithm(fwk, members, key, policy)
-            placed = tuple(
-                contract.ProposedAssignment(r.qp.pod, r.node, r.state)
-                for r in results
-                if r.status.is_success() and r.node
-            )
-            return contract.PodGroupAssignments(placed, status)
-
         for plugin in fwk.plugins["post_filter"]:
             if plugin.name == names.DYNAMIC_RESOURCES:
                 constrained = policy is not None and bool(policy.topology_keys)
@@ -316,6 +364,7 @@ class GroupAlgorithm:
                     reasons.append("deallocation and deletion of ResourceClaims completed")
             elif isinstance(plugin, contract.PodGroupPostFilterPlugin) and policy is not None:
                 pods = [m.pod for m in members]
+                schedule = self._scheduling_func(fwk, members, key, policy)
                 result, status = plugin.pod_group_post_filter(key, pods, schedule)
                 if status.is_success():
                     return _with_reason(group, status.message()), result
@@ -326,6 +375,59 @@ class GroupAlgorithm:
                     return Status(Code.ERROR, (msg,), plugin.name), None
                 reasons.extend(status.reasons)
         return _with_reason(group, ", ".join(reasons)), None
+
+    def workload_aware_preemption_v136(
+        self,
+        fwk: Framework,
+        key: str,
+        members: list[QueuedPodInfo],
+        group: Status,
+        results: Sequence[MemberResult],
+    ) -> tuple[Status, contract.PodGroupPostFilterResult | None]:
+        """v1.36's ``runWorkloadAwarePreemption`` after an Unschedulable algorithm, under
+        WorkloadAwarePreemption: DefaultPreemption's PodGroupPostFilter (the profile's only
+        one; its absence is ``Unschedulable``), not for a PodGroup that is missing (an
+        Error) or has topology constraints, rerunning the group's algorithm without the
+        members' PostFilters (:mod:`kubesched.plugins.defaultpreemption.podgroup_v136`).
+        Success leaves the group's status as it is and waits on the preemption, each member
+        ``results`` placed nominated to its node there; an Error replaces the status; any
+        other answer is appended to it (``status.String()``: its message)."""
+        if not self.manager.gates.enabled("WorkloadAwarePreemption"):
+            return group, None
+        plugin = next(
+            (
+                p
+                for p in fwk.plugins["post_filter"]
+                if p.name == names.DEFAULT_PREEMPTION
+                and isinstance(p, contract.PodGroupPostFilterPlugin)
+            ),
+            None,
+        )
+        pg = self.manager.pod_group(key)
+        result: contract.PodGroupPostFilterResult | None = None
+        if plugin is None:
+            status = Status(Code.UNSCHEDULABLE, (WAP_NOT_REGISTERED,))
+        elif pg is None:  # the PodGroup lister's error
+            name = key.split("/", 1)[1]
+            why = f'failed to get pod group object: podgroup.scheduling.k8s.io "{name}" not found'
+            return Status(Code.ERROR, (why,)), None
+        elif pg.policy.topology_keys:
+            status = Status(Code.UNSCHEDULABLE, (WAP_CONSTRAINED,))
+        else:
+            schedule = self._scheduling_func(fwk, members, key, pg.policy)
+            pods = [m.pod for m in members]
+            self._member_post_filters = False  # runWithoutPostFilters
+            try:
+                result, status = plugin.pod_group_post_filter(key, pods, schedule)
+            finally:
+                self._member_post_filters = True
+        if status.is_success():
+            placed = {r.qp.pod.key: r.node for r in results if r.status.is_success() and r.node}
+            victims = result.victims if result is not None else ()
+            return group, contract.PodGroupPostFilterResult(placed, victims)
+        if status.code == Code.ERROR:
+            return status, None
+        return _with_reason(group, status.message()), None
 
     def member_failure(
         self,
@@ -540,6 +642,8 @@ class GroupAlgorithm:
         try:
             result = self.schedule_pod(fwk, state, pod)
         except FitError as fit:
+            if self.member_post_filter is not None and self._member_post_filters:
+                self.member_post_filter(fwk, state, pod, fit.diagnosis)
             return MemberResult(m, state, Status(Code.UNSCHEDULABLE), diagnosis=fit.diagnosis)
         except NoNodesError as e:
             return MemberResult(m, state, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (str(e),)))
@@ -584,6 +688,7 @@ class PodGroupCycle(GroupAlgorithm):
             activate=lambda pods: committer.activate(pods),
             restrict=restrict,
             nominator=queue.nominator,
+            member_post_filter=failures.post_filter,
         )
         self.queue = queue
         self.committer = committer
@@ -619,7 +724,7 @@ class PodGroupCycle(GroupAlgorithm):
         held = self._hold_nominations(members)
         results, decided = self.decide(fwk, members, key)
         algorithm = time.perf_counter() - start
-        group, preemption = self.post_filter_result(fwk, key, members, decided)
+        group, preemption = self.post_filter_result(fwk, key, members, decided, results)
         self._release_nominations(held)
         self.submit(fwk, members, results, group, key, cycle, start, decided, preemption)
         if self.version == "1.37" and (results or decided.code != Code.ERROR):
@@ -728,6 +833,8 @@ class PodGroupCycle(GroupAlgorithm):
                 # placed, but its group failed: upstream fails it with clearNominatedNode
                 self.failures.nominate(m, PostFilterResult(""), clear_lower=False)
             self.failures.fail(fwk, m, why, cycle, start)
+        if victims and members:  # v1.36: a preemption that nominated no member
+            self.failures.record_victims(members[0].pod.key, "", victims)
         self._condition(key, group)
 
     def _condition(self, key: str, group: Status) -> None:

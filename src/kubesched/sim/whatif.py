@@ -227,10 +227,11 @@ def _result(
             }
         elif victim:  # gone, or still terminating when the run gave up
             by = s.preempted_by[pod.key]
+            where = s.preemptions[by][0]
             entry = {
                 "result": "Preempted",
                 "node": None,
-                "message": f"Preempted by {by} on node {s.preemptions[by][0]}",
+                "message": f"Preempted by {by}" + (f" on node {where}" if where else ""),
                 "preemptedBy": by,
             }
         else:
@@ -246,7 +247,9 @@ def _result(
         entry["source"] = source[pod.key]
         preempted = s.preemptions.get(pod.key)
         if preempted is not None:
-            entry["nominatedNode"], entry["victims"] = preempted[0], list(preempted[1])
+            entry["victims"] = list(preempted[1])
+            if preempted[0]:
+                entry["nominatedNode"] = preempted[0]
         if entry["result"] != "Scheduled" and s.queue.nominator.node_of(pod.key):
             entry["nominatedNode"] = s.queue.nominator.node_of(pod.key)
         counts[entry["result"]] += 1

@@ -34,6 +34,7 @@ from kubesched.framework.outcomes import PostFilterResult
 from kubesched.framework.podgroups import POD_GROUP_MANAGER
 from kubesched.plugins.defaultpreemption import dryrun, pdb
 from kubesched.plugins.defaultpreemption import podgroup as wap
+from kubesched.plugins.defaultpreemption import podgroup_v136 as wap136
 from kubesched.plugins.defaultpreemption.picking import Candidate, pick_one_node
 from kubesched.state.cache import ClusterState
 
@@ -46,6 +47,7 @@ NO_CANDIDATE = "no candidate node for preemption"
 NO_FRAMEWORK = "preemption needs the framework to run Filter plugins"
 NO_POD_GROUP = "pod group for pod not found"
 PLACEMENT_LIMITED = "not eligible due to placement-based pod group scheduling limitation"
+WORKLOAD_AWARE = "not eligible due to workload aware preemption enabled"
 VICTIM_REASON = "PreemptionByScheduler"
 """Upstream ``v1.PodReasonPreemptionByScheduler``: the deletion reason given for victims."""
 
@@ -88,6 +90,12 @@ class DefaultPreemption:
         )
         """v1.36 under TopologyAwareWorkloadScheduling: a member of a PodGroup with
         scheduling constraints does not preempt (:meth:`pod_group_limitation`)."""
+        self._workload_aware_v136 = gates.version == "1.36" and gates.enabled(
+            "WorkloadAwarePreemption"
+        )
+        """v1.36 under WorkloadAwarePreemption: a PodGroup member never preempts alone (its
+        group does, :meth:`pod_group_post_filter`), and the group's preemption is v1.36's
+        (:mod:`.podgroup_v136`)."""
         self._timed_at_listing = handle.feature_gates.at_least("1.37")
         self._sees_units = handle.feature_gates.at_least("1.37") and gates.enabled(
             "GenericWorkload"
@@ -125,6 +133,8 @@ class DefaultPreemption:
             limited = self.pod_group_limitation(pod)
             if limited:
                 return None, Status(Code.UNSCHEDULABLE, (PREFIX + limited,))
+        if self._workload_aware_v136 and pod.scheduling_group:
+            return None, Status(Code.UNSCHEDULABLE, (PREFIX + WORKLOAD_AWARE,))
         table = cluster.nodes
         codes, potential = self._codes_of(diagnosis, table.capacity, table.order())
         eligible, why = self.pod_eligible_to_preempt_others(pod, cluster, codes)
@@ -176,7 +186,10 @@ class DefaultPreemption:
     ) -> tuple[PodGroupPostFilterResult | None, Status]:
         """Upstream ``PodGroupPostFilter`` / ``PodGroupEvaluator.Preempt`` (v1.37): make room
         for the whole group ``key`` (:mod:`.podgroup`), evicting the victims at once; every
-        message is prefixed ``pod group preemption: ``."""
+        message is prefixed ``pod group preemption: ``.  v1.36 (WorkloadAwarePreemption):
+        :meth:`_preempt_group_v136`, messages as they are, no metric of its own."""
+        if self._workload_aware_v136:
+            return self._preempt_group_v136(key, members, schedule)
         result, status = self._preempt_group(key, members, schedule)
         self._record_group_attempt(status)
         if status.reasons:
@@ -210,6 +223,31 @@ class DefaultPreemption:
         msg = f"found a placement for podgroup, preempting {len(chosen.victims)} victims"
         result = PodGroupPostFilterResult(chosen.nominations, chosen.victims)
         return result, Status(Code.SUCCESS, (msg,))
+
+    def _preempt_group_v136(
+        self, key: str, members: Sequence[api.Pod], schedule: PodGroupSchedulingFunc
+    ) -> tuple[PodGroupPostFilterResult | None, Status]:
+        """v1.36's ``PodGroupEvaluator.Preempt`` (:mod:`.podgroup_v136`): the group's
+        priority, ``Never`` when a member says so, victims chosen by rerunning the whole
+        algorithm, evicted at once (``PreemptionVictims`` observed); Success without a
+        message and without nominations (the cycle nominates the members it placed before)."""
+        manager = self.handle.services.get(POD_GROUP_MANAGER)
+        if self.fwk is None or manager is None:
+            return None, Status(Code.ERROR, (NO_FRAMEWORK,))
+        preemptor = wap.preemptor_of(manager, key, members, policy_gate=False)
+        if preemptor.policy == wap.PREEMPT_NEVER:
+            return None, Status(Code.UNSCHEDULABLE, (NEVER,))
+        cluster = self.handle.cluster
+        victims = wap136.domain_victims(cluster, manager)
+        budgets = pdb.load_budgets(cluster)
+        chosen, status = wap136.select_victims(cluster, preemptor, victims, budgets, schedule)
+        if chosen is None:
+            return None, status
+        metrics = self.handle.metrics
+        if metrics is not None:
+            metrics.observe_preemption_victims(len(chosen.victims))
+        self._evict(members[0], "cluster", chosen.victims)
+        return PodGroupPostFilterResult({}, chosen.victims), Status()
 
     def _record_group_attempt(self, status: Status) -> None:
         """``scheduler_workload_preemption_attempts_total{result}``."""
