@@ -49,6 +49,7 @@ member to explain.
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from typing import Any
 
 from draws import IMAGES, Draw
@@ -243,13 +244,8 @@ class _Gen(Draw):
             policy = plan.get("preemptionPolicy")
             if policy is None or (policy != "Never" and self.chance(0.3)):
                 continue
-            for obj in objects:
-                meta = obj["metadata"]
-                if obj["kind"] == "PodGroup" and (meta["name"], meta["namespace"]) == (
-                    plan["name"],
-                    plan["namespace"],
-                ):
-                    obj["spec"]["preemptionPolicy"] = policy
+            for obj in _plan_pod_groups(plan, objects):
+                obj["spec"]["preemptionPolicy"] = policy
 
     def objects(self, plans: list[dict[str, Any]]) -> list[tuple[dict[str, Any], str]]:
         """The Workload and PodGroup objects of the plans, each with where it is created."""
@@ -491,14 +487,22 @@ def _v136_priorities(plans: list[dict[str, Any]], objects: list[dict[str, Any]])
     for plan in plans:
         if plan["class"] is None:
             continue
-        for obj in objects:
-            meta = obj["metadata"]
-            if obj["kind"] == "PodGroup" and (meta["name"], meta["namespace"]) == (
-                plan["name"],
-                plan["namespace"],
-            ):
-                obj["spec"]["priorityClassName"] = plan["class"]
-                obj["spec"]["priority"] = CLASSES[plan["class"]]
+        for obj in _plan_pod_groups(plan, objects):
+            obj["spec"]["priorityClassName"] = plan["class"]
+            obj["spec"]["priority"] = CLASSES[plan["class"]]
+
+
+def _plan_pod_groups(
+    plan: dict[str, Any], objects: list[dict[str, Any]]
+) -> Iterator[dict[str, Any]]:
+    """The PodGroup objects among ``objects`` that ``plan`` names."""
+    for obj in objects:
+        meta = obj["metadata"]
+        if obj["kind"] == "PodGroup" and (meta["name"], meta["namespace"]) == (
+            plan["name"],
+            plan["namespace"],
+        ):
+            yield obj
 
 
 def _start_times(gen: _Gen, running: list[dict[str, Any]], groups: list[dict[str, Any]]) -> None:
