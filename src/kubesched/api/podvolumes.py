@@ -128,6 +128,19 @@ def _volume(name: str, kind: str, src: Obj, path: str) -> api.Volume | None:
     )
 
 
+def controller_reference(pod: api.Pod) -> dict[str, Any]:
+    """The owner reference a controller puts on an object it makes for ``pod`` (an
+    ephemeral volume's claim, a ResourceClaim from a template)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "name": pod.name,
+        "uid": pod.uid,
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
 def ephemeral_claim_name(pod: api.Pod, volume: api.Volume) -> str:
     """Upstream ``ephemeral.VolumeClaimName``: ``<pod name>-<volume name>``."""
     return f"{pod.name}-{volume.name}"
@@ -158,16 +171,7 @@ def claim_from_template(pod: api.Pod, volume: api.Volume) -> dict[str, Any]:
             "namespace": pod.namespace,
             "labels": dict(meta.get("labels") or {}),
             "annotations": dict(meta.get("annotations") or {}),
-            "ownerReferences": [
-                {
-                    "apiVersion": "v1",
-                    "kind": "Pod",
-                    "name": pod.name,
-                    "uid": pod.uid,
-                    "controller": True,
-                    "blockOwnerDeletion": True,
-                }
-            ],
+            "ownerReferences": [controller_reference(pod)],
         },
         "spec": dict(template.get("spec") or {}),
     }

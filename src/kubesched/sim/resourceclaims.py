@@ -34,7 +34,7 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from kubesched.api import groupclaims
+from kubesched.api import groupclaims, podvolumes
 from kubesched.api import objects as api
 
 POD_CLAIM_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
@@ -296,14 +296,7 @@ class ResourceClaimController:
 def _claim_from_template(
     template: dict[str, Any], pod: api.Pod, pod_claim: str, name: str
 ) -> dict[str, Any]:
-    owner = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "name": pod.name,
-        "uid": pod.uid,
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
+    owner = podvolumes.controller_reference(pod)
     return _from_template(template, pod.namespace, pod_claim, name, owner)
 
 
