@@ -306,7 +306,9 @@ class DynamicResources(Hints):
         user_claims = len(claims)
         nodeclaims = None
         if wanted:
-            claim = special.special_claim(pod, list(self.objects.claims()), self.objects.parse)
+            owned = self.objects.controlled_by(pod.uid)
+            candidates = list(self.objects.claims()) if owned is None else owned
+            claim = special.special_claim(pod, candidates, self.objects.parse)
             nodeclaims = special.NodeClaims(pod, claim, wanted, self.resolve, self._extended_v134)
             claims = [*claims, claim]
         bind_to: list[dict[str, Any]] = []
