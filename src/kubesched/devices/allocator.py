@@ -470,13 +470,20 @@ class _Search:
         asked = req.spec.capacity or {}
         if any(name not in device.capacity for name in asked):
             return False
-        allocated = self.shared.capacity.get(dev_id, {})
-        allocating = self.capacity.get(dev_id, {})
+        allocated = self.shared.capacity.get(dev_id)
+        allocating = self.capacity.get(dev_id)
         for name, cap in device.capacity.items():
             took = consumed_capacity(asked.get(name), cap)
             if violates_policy(took, cap):
                 return False
-            total = allocated.get(name, Fraction(0)) + took + allocating.get(name, Fraction(0))
+            # exact sums: only what other allocations consume is added (no ``0 +``)
+            total = took
+            before = allocated.get(name) if allocated else None
+            if before is not None:
+                total = before + total
+            during = allocating.get(name) if allocating else None
+            if during is not None:
+                total = total + during
             if total > cap.value:
                 return False
         return True
