@@ -596,6 +596,4 @@ def _swap_remove(keys: list[str], key: str) -> None:
 def _controllers(obj: Mapping[str, Any]) -> tuple[str, ...]:
     """The UIDs of ``obj``'s controller owner references."""
     refs = (obj.get("metadata") or {}).get("ownerReferences") or ()
-    return tuple(
-        str(o.get("uid")) for o in refs if isinstance(o, Mapping) and o.get("controller")
-    )
+    return tuple(str(o.get("uid")) for o in refs if isinstance(o, Mapping) and o.get("controller"))
