@@ -144,3 +144,30 @@ def test_columns_always_equal_a_recount(ops: list[tuple[str, int, int, int]]) ->
         assert c.nodes.requested[row, 0] == sum(r.pod.requests.get(api.CPU, 0) for r in recs)
         assert c.nodes.nonzero_requested[row, 0] == sum(r.nonzero[0] for r in recs)
     assert c.overcommitted_nodes() == []
+
+
+def _owned(name: str, *owners: tuple[str, bool]) -> dict[str, object]:
+    refs = [{"kind": "Pod", "name": uid, "uid": uid, "controller": ctl} for uid, ctl in owners]
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"namespace": "ns", "name": name, "ownerReferences": refs},
+    }
+
+
+def test_objects_are_indexed_by_their_controller_owner_through_updates_and_deletes() -> None:
+    c = ClusterState()
+    c.apply_object(_owned("a", ("p1", True)))
+    c.apply_object(_owned("b", ("p1", True), ("p2", False)))
+    c.apply_object(_owned("c", ("p2", True)))
+    assert list(c.controlled["p1"]) == [("ResourceClaim", "ns/a"), ("ResourceClaim", "ns/b")]
+    assert list(c.controlled["p2"]) == [("ResourceClaim", "ns/c")]
+    c.apply_object(_owned("a", ("p2", True)))  # the controller changes
+    assert list(c.controlled["p1"]) == [("ResourceClaim", "ns/b")]
+    assert set(c.controlled["p2"]) == {("ResourceClaim", "ns/a"), ("ResourceClaim", "ns/c")}
+    c.apply_object(_owned("b"), deleted=True)
+    c.apply_object(_owned("c", ("p2", True)))  # an update keeps the entry
+    assert "p1" not in c.controlled
+    c.apply_object(_owned("a"), deleted=True)
+    c.apply_object(_owned("c"), deleted=True)
+    assert c.controlled == {}

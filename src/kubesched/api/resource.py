@@ -218,6 +218,9 @@ class Device:
     each consuming some of its capacity)."""
     capacity: Mapping[str, DeviceCapacity] = field(default_factory=dict)
     """``capacity`` by name, with each one's ``requestPolicy``."""
+    fits_alone: bool | None = None
+    """Whether each capacity's default fits the device while nothing else consumes it (a
+    cache of the allocator's capacity check for a request asking no capacity)."""
     binds_to_node: bool = False
     """``bindsToNode`` (DRADeviceBindingConditions): an allocation taking the device is
     pinned to its node (by the allocators that read it, ``Options.binds_to_node``)."""

@@ -468,15 +468,36 @@ class _Search:
         default where it asks none) fits beside what shares already consume (False also
         for a capacity the device lacks: upstream's error, logged and passed over)."""
         asked = req.spec.capacity or {}
+        allocated = self.shared.capacity.get(dev_id)
+        allocating = self.capacity.get(dev_id)
+        if not asked and not allocated and not allocating:
+            alone = device.fits_alone
+            if alone is None:
+                alone = device.fits_alone = self._fits(asked, device, None, None)
+            return alone
+        return self._fits(asked, device, allocated, allocating)
+
+    @staticmethod
+    def _fits(
+        asked: Mapping[str, Fraction],
+        device: r.Device,
+        allocated: Mapping[str, Fraction] | None,
+        allocating: Mapping[str, Fraction] | None,
+    ) -> bool:
         if any(name not in device.capacity for name in asked):
             return False
-        allocated = self.shared.capacity.get(dev_id, {})
-        allocating = self.capacity.get(dev_id, {})
         for name, cap in device.capacity.items():
             took = consumed_capacity(asked.get(name), cap)
             if violates_policy(took, cap):
                 return False
-            total = allocated.get(name, Fraction(0)) + took + allocating.get(name, Fraction(0))
+            # exact sums: only what other allocations consume is added (no ``0 +``)
+            total = took
+            before = allocated.get(name) if allocated else None
+            if before is not None:
+                total = before + total
+            during = allocating.get(name) if allocating else None
+            if during is not None:
+                total = total + during
             if total > cap.value:
                 return False
         return True

@@ -194,6 +194,10 @@ class ClusterState:
         """Service ``ns/name`` to ``(namespace, spec.selector)`` (system default spreading)."""
         self.objects: dict[tuple[str, str], dict[str, Any]] = {}
         """Other objects by ``(kind, ns/name)``: PodDisruptionBudgets, PodGroups, quotas, ..."""
+        self.controlled: dict[str, dict[tuple[str, str], None]] = {}
+        """Controller owner UID -> the keys of :attr:`objects` naming it as their controller
+        (an owner reference with ``controller: true``), so the objects a controller owns
+        are found without a scan of every object (DRAExtendedResource's claim for a Pod)."""
         self.observers: list[Observer] = []
         self.storage: ObjectChanges | None = None
         """The storage objects' lister and claim use (:func:`kubesched.state.storage.
@@ -266,6 +270,17 @@ class ClusterState:
                 selector = (obj.get("spec") or {}).get("selector") or {}
                 self.services[f"{ns}/{name}"] = (ns, {str(k): str(v) for k, v in selector.items()})
         key = (kind, f"{ns}/{name}")
+        old = self.objects.get(key)
+        before = _controllers(old) if old is not None else ()
+        after = () if deleted else _controllers(obj)
+        for uid in before:
+            owned = self.controlled.get(uid)
+            if owned is not None and uid not in after:
+                owned.pop(key, None)
+                if not owned:
+                    del self.controlled[uid]
+        for uid in after:
+            self.controlled.setdefault(uid, {})[key] = None
         if deleted:
             self.objects.pop(key, None)
         else:
@@ -576,3 +591,9 @@ def _swap_remove(keys: list[str], key: str) -> None:
     last = keys.pop()
     if at < len(keys):
         keys[at] = last
+
+
+def _controllers(obj: Mapping[str, Any]) -> tuple[str, ...]:
+    """The UIDs of ``obj``'s controller owner references."""
+    refs = (obj.get("metadata") or {}).get("ownerReferences") or ()
+    return tuple(str(o.get("uid")) for o in refs if isinstance(o, Mapping) and o.get("controller"))

@@ -232,6 +232,31 @@ class DraObjects:
             if key not in self.assumed:
                 yield self.parse(obj)
 
+    def controlled_by(self, uid: str) -> list[r.ResourceClaim] | None:
+        """The claims :meth:`claims` yields whose controller owner has ``uid``, in its
+        order, when they are found through the cluster's owner index (at most one of them
+        is not an assumed version); None when a scan of :meth:`claims` must order them."""
+        out = [
+            c
+            for c in self.assumed.values()
+            if any(
+                o.get("controller") and o.get("uid") == uid
+                for o in (c.raw.get("metadata") or {}).get("ownerReferences") or ()
+            )
+        ]
+        keys = [
+            key
+            for kind, key in self.cluster.controlled.get(uid, ())
+            if kind == "ResourceClaim" and key not in self.assumed
+        ]
+        if len(keys) > 1:
+            return None
+        for key in keys:
+            obj = self.cluster.objects[("ResourceClaim", key)]
+            if obj.get("apiVersion", r.API_VERSION) in r.SAME_AS_V1:
+                out.append(self.parse(obj))
+        return out
+
     def _list(self) -> tuple[int, dict[str, r.DeviceClass], list[r.ResourceSlice]]:
         if self._listed is None:
             classes: dict[str, r.DeviceClass] = {}

@@ -306,7 +306,9 @@ class DynamicResources(Hints):
         user_claims = len(claims)
         nodeclaims = None
         if wanted:
-            claim = special.special_claim(pod, list(self.objects.claims()), self.objects.parse)
+            owned = self.objects.controlled_by(pod.uid)
+            candidates = list(self.objects.claims()) if owned is None else owned
+            claim = special.special_claim(pod, candidates, self.objects.parse)
             nodeclaims = special.NodeClaims(pod, claim, wanted, self.resolve, self._extended_v134)
             claims = [*claims, claim]
         bind_to: list[dict[str, Any]] = []
@@ -553,6 +555,9 @@ class DynamicResources(Hints):
             msg = f"number of allocations {n} is smaller than number of claims"
             raise PluginError(NAME, msg, point="score")
         base = sum(_ranked(c, c.allocation) for c in s.claims if c.allocation is not None)
+        if not any(req.exactly is None for c in s.to_allocate for req in c.requests):
+            out[:] = base  # no firstAvailable request to allocate: every node ranks 0 more
+            return out
         nodes = cluster.nodes.nodes
         for i, row in enumerate(rows.tolist()):
             node = nodes[row]
