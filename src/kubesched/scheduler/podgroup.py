@@ -12,7 +12,8 @@ queued members out of the queue with it (:meth:`SchedulingQueue.take`, upstream'
    that of the PodGroup (when it carries one), one preemption policy; otherwise every member
    fails with the error (``SchedulerError``);
 3. **the algorithm** over one view of the cluster: each member in order is searched as a
-   lone Pod (no PostFilter: upstream runs none for a member of a group cycle), and a member
+   lone Pod (v1.37: no PostFilter; v1.36 runs the member's PostFilter plugins when it fits
+   nowhere, and a member its own preemption nominated counts as placed there), and a member
    that fits is assumed and Reserved so the next ones see it.  v1.37 asks the profile's
    PlacementFeasible plugins (GangScheduling: ``minCount`` against scheduled + remaining)
    before the first member and after each one, and stops early when the group can no
