@@ -184,6 +184,20 @@ def test_without_the_gate_a_member_that_cannot_preempt_says_why() -> None:
     assert "Insufficient cpu" in msg
 
 
+def test_a_failed_member_is_retried_after_its_backoff_alone() -> None:
+    """v1.36 requeues a failed member after its backoff whatever happened (no event is
+    needed), never into the unschedulable pool: the members are tried again and again until
+    the run settles."""
+    items = [_node("n1", "2"), _group("hi", 2, "high")]
+    pods = [
+        _pod("h0", "3", 1, group="hi", cls="high", never=True),
+        _pod("h1", "3", 2, group="hi", cls="high", never=True),
+    ]
+    out = _run(items, pods, wap=False)
+    assert out["h0"]["result"] == out["h1"]["result"] == "Unschedulable"
+    assert out["h0"]["attempts"] > 1 and out["h1"]["attempts"] > 1
+
+
 def test_a_member_that_fits_nowhere_says_its_group_preempts_for_it() -> None:
     items = [_node("n1", "2"), _group("hi", 2, "high")]
     pods = [_pod("h0", "3", 1, group="hi", cls="high"), _pod("h1", "3", 2, group="hi", cls="high")]
