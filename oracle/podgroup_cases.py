@@ -38,8 +38,8 @@ synchronous.  At v1.36 a group preempts as a whole under WorkloadAwarePreemption
 in most preemption situations, at times in the others: upstream's ``workload_preemption``
 suite, small): the PodGroups then carry their priority, the running Pods distinct start
 times (upstream lists v1.36's victims in a Go map's order, so equally important ones would
-fall at random); without the gate the members do not preempt (a member's own preemption
-inside a v1.36 group cycle is not modelled, ``docs/fidelity.md``).
+fall at random); without the gate a member that fits nowhere preempts for itself inside
+the group's cycle (its own PostFilter), and the group waits on it.
 
 ``podgroup_schedule_case`` is the ``kubesched.schedule`` form; ``podgroup_case`` the
 ``explain`` form: the same cluster with some members already pending or bound, and one
@@ -461,9 +461,8 @@ def _draw(gen: _Gen, preemption: bool = False) -> dict[str, Any]:
                 if pod["kind"] == "Pod":
                     pod["spec"]["terminationGracePeriodSeconds"] = 0
     v136 = _minor(gen.version) == 36
-    # No groups (or v1.36 without WorkloadAwarePreemption): the members would preempt Pod
-    # by Pod.
-    if not gates["GenericWorkload"] or (v136 and not gates.get("WorkloadAwarePreemption")):
+    # No groups: the members would preempt Pod by Pod.
+    if not gates["GenericWorkload"]:
         plain = {id(p) for p in ordinary}
         for pod in arrivals:
             if pod["kind"] == "Pod" and id(pod) not in plain:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -352,3 +353,23 @@ def test_take_is_a_pop_of_one_pod_so_its_own_updates_stay_in_flight() -> None:
     assert q.pop() is None  # not back in activeQ
     fail(q, taken, FIT)  # the update happened in flight: its hint requeues the failed attempt
     assert q.queue_of("default/sibling") == "backoff"
+
+
+@pytest.mark.parametrize(("backoff_only", "want"), [(True, "backoff"), (False, "unschedulable")])
+def test_a_v136_pod_group_member_is_requeued_after_its_backoff_alone(
+    backoff_only: bool, want: str
+) -> None:
+    """v1.36 with GenericWorkload: a PodGroup member's failed attempt goes back after its
+    backoff whatever its rejectors and the events during the attempt (none here); a Pod of
+    no group still waits in the pool."""
+    clock = Clock()
+    member = (lambda pod: pod.scheduling_group is not None) if backoff_only else None
+    q = make_queue(clock, backoff_only=member)
+    q.add(dataclasses.replace(make_pod("m").obj(), scheduling_group="g"))
+    q.add(make_pod("p").obj())
+    for _ in range(2):
+        qp = q.pop()
+        assert qp is not None
+        fail(q, qp, FIT)
+    assert q.queue_of("default/m") == want
+    assert q.queue_of("default/p") == "unschedulable"

@@ -156,10 +156,46 @@ def test_a_gang_preempts_as_a_whole_under_the_gate() -> None:
     assert s.get(("scheduler_workload_preemption_victims_sum", ()), 0) == 0
 
 
-def test_without_the_gate_a_v136_gang_never_preempts() -> None:
+def test_without_the_gate_each_member_preempts_for_itself_and_the_group_waits() -> None:
+    """Upstream runs a member's PostFilter in the group's cycle: DefaultPreemption evicts
+    for the member alone (the victims at their own priority, one node each), the member is
+    assumed on its nominated node for the next one, and the group, feasible so, waits on
+    the preemption; both members are scheduled on the next cycle."""
     out = _gang_over_running_pods(wap=False)
-    assert out["l0"]["result"] == out["l1"]["result"] == "Scheduled"
+    assert out["l0"]["result"] == out["l1"]["result"] == "Preempted"
+    assert {out["l0"]["message"], out["l1"]["message"]} == {
+        "Preempted by ns/h0 on node n1",
+        "Preempted by ns/h1 on node n2",
+    }
+    assert out["x"]["result"] == "Scheduled" and out["x"]["node"] == "n1"
+    assert (out["h0"]["node"], out["h1"]["node"]) == ("n1", "n2")
+    assert out["h0"]["attempts"] == out["h1"]["attempts"] == 2
+
+
+def test_without_the_gate_a_member_that_cannot_preempt_says_why() -> None:
+    items = [_node("n1", "2"), _group("hi", 2, "high")]
+    pods = [
+        _pod("h0", "3", 1, group="hi", cls="high", never=True),
+        _pod("h1", "3", 2, group="hi", cls="high", never=True),
+    ]
+    out = _run(items, pods, wap=False)
+    msg = out["h0"]["message"]
+    assert msg.endswith("preemption: not eligible due to preemptionPolicy=Never.")
+    assert "Insufficient cpu" in msg
+
+
+def test_a_failed_member_is_retried_after_its_backoff_alone() -> None:
+    """v1.36 requeues a failed member after its backoff whatever happened (no event is
+    needed), never into the unschedulable pool: the members are tried again and again until
+    the run settles."""
+    items = [_node("n1", "2"), _group("hi", 2, "high")]
+    pods = [
+        _pod("h0", "3", 1, group="hi", cls="high", never=True),
+        _pod("h1", "3", 2, group="hi", cls="high", never=True),
+    ]
+    out = _run(items, pods, wap=False)
     assert out["h0"]["result"] == out["h1"]["result"] == "Unschedulable"
+    assert out["h0"]["attempts"] > 1 and out["h1"]["attempts"] > 1
 
 
 def test_a_member_that_fits_nowhere_says_its_group_preempts_for_it() -> None:

@@ -53,9 +53,11 @@ class QueueCore:
         assigned_pod_filter: AssignedPodFilter | None = None,
         nominate_gated: bool = False,
         target_pod_events: bool = False,
+        backoff_only: Callable[[api.Pod], bool] | None = None,
     ) -> None:
-        """Sub-queues empty; ``assigned_pod_filter``, ``nominate_gated`` and
-        ``target_pod_events`` are documented on SchedulingQueue."""
+        """Sub-queues empty; ``assigned_pod_filter``, ``nominate_gated``,
+        ``target_pod_events`` and ``backoff_only`` are documented on SchedulingQueue."""
+        self._backoff_only = backoff_only
         self._nominate_gated = nominate_gated
         self._target_pod_events = target_pod_events
         self._clock = clock
@@ -139,10 +141,18 @@ class QueueCore:
             self._gated_events[event] = include
         return self._pool.candidates(include_gated=include)
 
+    @property
+    def retries_after_backoff_alone(self) -> bool:
+        """Whether some Pods' failed attempts are requeued after their backoff alone
+        (``backoff_only``, documented on SchedulingQueue)."""
+        return self._backoff_only is not None
+
     def _in_flight_strategy(self, entry: Entry) -> Strategy:
         """Upstream ``determineSchedulingHintForInFlightPod``."""
         qp = entry.qp
         if not qp.unschedulable_plugins and not qp.pending_plugins:
+            return Strategy.AFTER_BACKOFF
+        if self._backoff_only is not None and self._backoff_only(qp.pod):
             return Strategy.AFTER_BACKOFF
         recorded = self._in_flight.events_since(entry.uid)
         if recorded is None:

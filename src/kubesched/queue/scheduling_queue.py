@@ -94,6 +94,10 @@ class SchedulingQueue(GroupQueueCore):
     ``UpdatePodScaleUp``; before v1.37, ``UnschedulablePod`` events and no scale-up.
     ``entity_of`` (v1.37 with GenericWorkload): a Pod's PodGroup, whose members are queued
     as one entity (:mod:`kubesched.queue.podgroups`); None queues every Pod alone.
+    ``backoff_only(pod)`` (v1.36 with GenericWorkload: a PodGroup member): a failed attempt
+    of such a Pod is requeued after its backoff whatever happened while it was in flight
+    (upstream v1.36 ``determineSchedulingHintForInFlightPod``: "event-based requeueing
+    logic is not yet implemented for pod group level"), never into the unschedulable pool.
     """
 
     # ------------------------------------------------------------------ informer side

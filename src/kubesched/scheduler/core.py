@@ -31,6 +31,7 @@ import numpy as np
 from kubesched.api import objects as api
 from kubesched.api.pods import skip_pod_level_resources
 from kubesched.config import extenders as extender_config
+from kubesched.config.featuregates import FeatureGates
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework import events, podgroups, sampling
 from kubesched.framework.interface import (
@@ -160,6 +161,7 @@ class Scheduler:
             nominate_gated=self.handle.feature_gates.at_least("1.37"),
             target_pod_events=self.handle.feature_gates.at_least("1.37"),
             entity_of=podgroups.queue_entity(self.pod_group_manager),
+            backoff_only=_v136_group_member if _v136_groups(self.handle.feature_gates) else None,
         )
         for f in (*self.profiles.values(), *self._sampled.values()):
             f.nominator = self.queue.nominator
@@ -592,3 +594,15 @@ class Scheduler:
         for fwk in self.profiles.values():
             for plugin in fwk.metrics_syncers:
                 plugin.sync_metrics()  # plugin-owned gauges (quota runtime / min / max)
+
+
+def _v136_groups(gates: FeatureGates) -> bool:
+    """v1.36 with GenericWorkload: a PodGroup member's failed attempt is requeued after its
+    backoff alone (:class:`~kubesched.queue.scheduling_queue.SchedulingQueue`'s
+    ``backoff_only``)."""
+    return gates.version == "1.36" and gates.enabled("GenericWorkload")
+
+
+def _v136_group_member(pod: api.Pod) -> bool:
+    """Whether ``pod`` names a PodGroup (``spec.schedulingGroup``)."""
+    return pod.scheduling_group is not None

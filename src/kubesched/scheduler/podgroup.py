@@ -12,7 +12,8 @@ queued members out of the queue with it (:meth:`SchedulingQueue.take`, upstream'
    that of the PodGroup (when it carries one), one preemption policy; otherwise every member
    fails with the error (``SchedulerError``);
 3. **the algorithm** over one view of the cluster: each member in order is searched as a
-   lone Pod (no PostFilter: upstream runs none for a member of a group cycle), and a member
+   lone Pod (v1.37: no PostFilter; v1.36 runs the member's PostFilter plugins when it fits
+   nowhere, and a member its own preemption nominated counts as placed there), and a member
    that fits is assumed and Reserved so the next ones see it.  v1.37 asks the profile's
    PlacementFeasible plugins (GangScheduling: ``minCount`` against scheduled + remaining)
    before the first member and after each one, and stops early when the group can no
@@ -95,9 +96,11 @@ WAP_CONSTRAINED = (
 SchedulePod = Callable[[Framework, CycleState, api.Pod], ScheduleResult]
 Restrict = Callable[[IntArray | None], None]
 """Narrows the search to a placement's rows (None: every node again)."""
-MemberPostFilter = Callable[[Framework, CycleState, api.Pod, Diagnosis], object]
+MemberPostFilter = Callable[[Framework, CycleState, api.Pod, Diagnosis], PostFilterResult | None]
 """Runs a member's PostFilter plugins after it fit nowhere, leaving their message in the
-diagnosis (:meth:`kubesched.scheduler.failures.Failures.post_filter`)."""
+diagnosis; their nomination, if any (:meth:`kubesched.scheduler.failures.Failures.post_filter`)."""
+WAITING_FOR_PREEMPTION = "pod group is waiting for preemption to complete"
+"""v1.36: the group's reason when a member's own preemption made it feasible."""
 
 
 def _member_error(res: MemberResult) -> Status | None:
@@ -114,6 +117,12 @@ def _member_error(res: MemberResult) -> Status | None:
 def _with_reason(group: Status, reason: str) -> Status:
     """``AppendReason``: ``group`` with one more reason."""
     return Status(group.code, (*group.reasons, reason), group.plugin)
+
+
+def _waiting(group: Status) -> bool:
+    """v1.36 ``waitingOnPreemption``: the group's status when a member's own preemption made
+    it feasible."""
+    return group.code == Code.UNSCHEDULABLE and group.reasons[1:] == (WAITING_FOR_PREEMPTION,)
 
 
 def _feasibility_error(status: Status) -> Status:
@@ -133,6 +142,11 @@ class MemberResult:
     """The FitError's diagnosis when no node fits (or v1.36's Permit rejected it)."""
     permit: Status = SUCCESS
     """v1.36: the member's Permit status in the cycle (Wait before the quorum)."""
+    nominating: PostFilterResult | None = None
+    """v1.36: what the member's own PostFilter answered (its nomination, "" to clear it)."""
+    preempting: bool = False
+    """v1.36 ``requiresPreemption``: the member fit nowhere, but its own preemption nominated
+    ``node``, where it is assumed for the members after it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,16 +178,12 @@ class GroupAlgorithm:
     ) -> None:
         self.manager = manager
         gates = manager.gates
-        self.member_post_filter = (
-            member_post_filter
-            if gates.version == "1.36" and gates.enabled("WorkloadAwarePreemption")
-            else None
-        )
+        self.member_post_filter = member_post_filter if gates.version == "1.36" else None
         """v1.36 runs a member's PostFilter plugins when it fits nowhere
-        (``runAllPostFilters``) for their message (``preemption: not eligible due to
-        workload aware preemption enabled``); modelled under WorkloadAwarePreemption, where
-        no PostFilter can nominate a member (without it a member's own preemption is not
-        modelled, ``docs/fidelity.md``)."""
+        (``runAllPostFilters``): under WorkloadAwarePreemption for their message
+        (``preemption: not eligible due to workload aware preemption enabled``); without it
+        DefaultPreemption preempts for the member alone, which is then assumed on the node
+        it nominated (``requiresPreemption``, :meth:`algorithm_v136`)."""
         self._member_post_filters = True
         """False while workload-aware preemption reruns the algorithm
         (``runWithoutPostFilters``)."""
@@ -267,7 +277,7 @@ class GroupAlgorithm:
                     return results, status
                 if first is None:
                     first = (results, status)
-                if status.is_success():
+                if status.is_success() or _waiting(status):  # v1.36: waitingOnPreemption
                     feasible.append((results, status))
                     feasible_rows.append(placement.rows)
         finally:
@@ -441,11 +451,14 @@ class GroupAlgorithm:
         it goes on to its binding cycle: ``res`` is its result (None: not tried, failing
         with ``untried``, the group's status before PodGroupPostFilter, default ``group``).
         A placed member of a group ``waiting`` on its preemption fails with the group's
-        status as it is."""
+        status as it is; a v1.36 member its own preemption placed (``preempting``) with its
+        own diagnosis when the group waits, else as a placed one."""
         if group.code == Code.ERROR:
             return res.status if res is not None and res.status.code == Code.ERROR else group
         if res is None:
             return untried or group
+        if res.preempting and not waiting:
+            return Status(Code.UNSCHEDULABLE, (POD_GROUP_UNSCHEDULABLE, res.permit.message()))
         if not res.status.is_success():
             return res.diagnosis or res.status
         if group.is_success():
@@ -594,10 +607,11 @@ class GroupAlgorithm:
         results: list[MemberResult] = []
         undo: list[tuple[CycleState, api.Pod]] = []
         group = Status(Code.UNSCHEDULABLE, (POD_GROUP_UNSCHEDULABLE,))
+        preempting = False
         try:
             for m in members:
                 res = self._member(fwk, m, undo)
-                if res.status.is_success():
+                if res.status.is_success() or res.preempting:
                     state, assumed = undo[-1]
                     permit, _ = fwk.run_permit_plugins(state, assumed, res.node)
                     pods = state.pop(PODS_TO_ACTIVATE_KEY, None)
@@ -606,18 +620,26 @@ class GroupAlgorithm:
                     if permit.code != Code.WAIT and not permit.is_success():
                         self._revert(fwk, [undo.pop()])
                         why = rejected_on_node(permit)
+                        clear = PostFilterResult("") if res.preempting else None
                         if isinstance(why, Diagnosis):
-                            res = MemberResult(m, state, Status(permit.code), diagnosis=why)
+                            res = MemberResult(
+                                m, state, Status(permit.code), diagnosis=why, nominating=clear
+                            )
                         else:
-                            res = MemberResult(m, state, why)
+                            res = MemberResult(m, state, why, nominating=clear)
                     else:
                         res.permit = permit
                 results.append(res)
                 if (failed := _member_error(res)) is not None:
                     group = failed
                     break
-                if res.status.is_success() and res.permit.is_success():
+                placed = res.status.is_success() or res.preempting
+                preempting = preempting or res.preempting
+                if placed and res.permit.is_success():
                     group = SUCCESS
+                    if preempting:  # the whole group waits on the members' preemption
+                        waits = (POD_GROUP_UNSCHEDULABLE, WAITING_FOR_PREEMPTION)
+                        group = Status(Code.UNSCHEDULABLE, waits)
             return results, group
         finally:
             self._revert(fwk, undo)
@@ -640,31 +662,55 @@ class GroupAlgorithm:
         state = CycleState()
         pod = m.pod
         try:
-            result = self.schedule_pod(fwk, state, pod)
+            node = self.schedule_pod(fwk, state, pod).node
         except FitError as fit:
+            nominating = None
             if self.member_post_filter is not None and self._member_post_filters:
-                self.member_post_filter(fwk, state, pod, fit.diagnosis)
-            return MemberResult(m, state, Status(Code.UNSCHEDULABLE), diagnosis=fit.diagnosis)
+                nominating = self.member_post_filter(fwk, state, pod, fit.diagnosis)
+            unschedulable = MemberResult(
+                m, state, Status(Code.UNSCHEDULABLE), diagnosis=fit.diagnosis, nominating=nominating
+            )
+            if nominating is None or not nominating.nominated_node_name:
+                return unschedulable
+            # requiresPreemption: assumed on its nominated node for the members after it
+            placed = self._assume(fwk, m, state, nominating.nominated_node_name, undo)
+            if not placed.status.is_success():
+                return placed
+            unschedulable.node, unschedulable.preempting = placed.node, True
+            return unschedulable
         except NoNodesError as e:
             return MemberResult(m, state, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (str(e),)))
         except (PluginError, ExtenderError) as e:
             return MemberResult(m, state, Status(Code.ERROR, (str(e),)))
-        assumed = pod.bound_to(result.node)
-        self.cluster.assume_pod(assumed, result.node)
+        return self._assume(fwk, m, state, node, undo)
+
+    def _assume(
+        self,
+        fwk: Framework,
+        m: QueuedPodInfo,
+        state: CycleState,
+        node: str,
+        undo: list[tuple[CycleState, api.Pod]],
+    ) -> MemberResult:
+        """``assumeAndReserve`` in the cycle's view: ``m`` on ``node``, undone with the
+        others afterwards (``undo``)."""
+        pod = m.pod
+        assumed = pod.bound_to(node)
+        self.cluster.assume_pod(assumed, node)
         nominated = self.nominator.node_of(pod.key) if self.nominator is not None else ""
         if nominated and self.nominator is not None:
             self.nominator.delete(pod.key)
             self._unnominated[pod.key] = (pod, nominated)
-        status = fwk.run_reserve(state, assumed, result.node)
+        status = fwk.run_reserve(state, assumed, node)
         if not status.is_success():
-            fwk.run_unreserve(state, assumed, result.node)
+            fwk.run_unreserve(state, assumed, node)
             self.cluster.forget_pod(assumed)
             was = self._unnominated.pop(pod.key, None)
             if was is not None and self.nominator is not None:
                 self.nominator.add(*was)
             return MemberResult(m, state, status)
         undo.append((state, assumed))
-        return MemberResult(m, state, SUCCESS, result.node)
+        return MemberResult(m, state, SUCCESS, node)
 
 
 class PodGroupCycle(GroupAlgorithm):
@@ -725,6 +771,11 @@ class PodGroupCycle(GroupAlgorithm):
         results, decided = self.decide(fwk, members, key)
         algorithm = time.perf_counter() - start
         group, preemption = self.post_filter_result(fwk, key, members, decided, results)
+        if preemption is None and _waiting(decided):
+            # v1.36 waitingOnPreemption: the placed members nominated where they were placed
+            # (the members that preempted, to their own nomination)
+            placed = {r.qp.pod.key: r.node for r in results if r.status.is_success() and r.node}
+            preemption = contract.PodGroupPostFilterResult(placed, ())
         self._release_nominations(held)
         self.submit(fwk, members, results, group, key, cycle, start, decided, preemption)
         if self.version == "1.37" and (results or decided.code != Code.ERROR):
@@ -829,9 +880,16 @@ class PodGroupCycle(GroupAlgorithm):
                 node = preemption.nominations[m.pod.key]
                 self.failures.nominate(m, PostFilterResult(node, victims), clear_lower=False)
                 victims = ()
-            elif preemption is None and res is not None and res.status.is_success():
+            elif (
+                preemption is None
+                and res is not None
+                and (res.status.is_success() or res.preempting)
+            ):
                 # placed, but its group failed: upstream fails it with clearNominatedNode
                 self.failures.nominate(m, PostFilterResult(""), clear_lower=False)
+            elif res is not None and res.nominating is not None and group.code != Code.ERROR:
+                # v1.36: a member that fit nowhere keeps what its own PostFilter answered
+                self.failures.nominate(m, res.nominating)
             self.failures.fail(fwk, m, why, cycle, start)
         if victims and members:  # v1.36: a preemption that nominated no member
             self.failures.record_victims(members[0].pod.key, "", victims)

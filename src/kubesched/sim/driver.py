@@ -133,6 +133,9 @@ class SimCluster:
         self.volumes: PVController | None = None
         """The PV controller, when the run has one (``simulate``: :meth:`start_volumes`)."""
         self._held_since: dict[str, float] = {}
+        self._unchanged: tuple[tuple[int, ...], dict[str, int]] | None = None
+        """What the API server had seen (binds, creates, deletes) when :meth:`retrying_unchanged`
+        last saw it change, and each Pod's attempts then."""
         self.api.on_bound.append(self._bound)
         self.api.on_held.append(self._held)
 
@@ -265,6 +268,32 @@ class SimCluster:
             if s.queue.queue_of(qp.pod.key) in (ACTIVE, BACKOFF)
         ]
         return bool(ready) and all(s.pod_attempts.get(k, 0) >= attempts for k in ready)
+
+    def retrying_unchanged(self, retries: int) -> bool:
+        """A queue that requeues failed attempts after their backoff alone (v1.36 PodGroup
+        members, ``SchedulingQueue``'s ``backoff_only``) retries them for ever; the run has
+        settled when every Pod ready to schedule has been attempted ``retries`` more times
+        while nothing changed at the API server (no bind, create or delete), nothing is
+        being bound and nobody waits at Permit: each retry repeats the one before."""
+        s = self.scheduler
+        if not s.queue.retries_after_backoff_alone:
+            return False
+        stats = self.api.stats
+        seen = (stats.binds, stats.bind_errors, stats.creates, stats.deletes)
+        if self._unchanged is None or self._unchanged[0] != seen:
+            self._unchanged = (seen, dict(s.pod_attempts))
+            return False
+        if s.in_flight_bindings or s.next_waiting_deadline() is not None:
+            return False
+        marks = self._unchanged[1]
+        ready = [
+            qp.pod.key
+            for qp in s.queue.pending_pod_infos()
+            if s.queue.queue_of(qp.pod.key) in (ACTIVE, BACKOFF)
+        ]
+        return bool(ready) and all(
+            s.pod_attempts.get(k, 0) >= marks.get(k, 0) + retries for k in ready
+        )
 
     # ------------------------------------------------------------------ fault drills
     def kill_scheduler(self) -> None:

@@ -58,6 +58,11 @@ SPIN_ATTEMPTS = 200
 settled into an endless retry (:meth:`SimCluster.spinning`) and ends; kube-oracle's schedule
 verb counts such a member as settled after as many attempts (``docs/fidelity.md``)."""
 
+SPIN_RETRIES = 20
+"""A run whose queue retries failed attempts after their backoff alone (v1.36 PodGroup
+members) has settled when each ready Pod has been retried this often with nothing changed
+at the API server (:meth:`SimCluster.retrying_unchanged`)."""
+
 TERMINAL_PHASES = ("Succeeded", "Failed")
 
 
@@ -186,7 +191,9 @@ def schedule_parsed(
         if not sim.loop.step():
             break
         steps += 1
-        if steps % 256 == 0 and sim.spinning(SPIN_ATTEMPTS):
+        if steps % 256 == 0 and (
+            sim.spinning(SPIN_ATTEMPTS) or sim.retrying_unchanged(SPIN_RETRIES)
+        ):
             break
     sim.scheduler.sync_metrics()
     result = _result(sim, submitted, ignored, source)
