@@ -113,10 +113,17 @@ def pod_requests(
 ) -> Millis:
     """Upstream ``PodRequests`` (thousandths in, thousandths out), overhead included."""
     reqs = aggregate_container_requests(containers, init_containers, non_missing)
-    if pod_level and any(is_pod_level_resource(n) for n in pod_level):
-        for name, amount in pod_level.items():
-            if is_pod_level_resource(name):
-                reqs[name] = amount
+    return _pod_level_and_overhead(reqs, pod_level, overhead)
+
+
+def _pod_level_and_overhead(
+    reqs: Millis, pod_level: Mapping[str, int] | None, overhead: Mapping[str, int] | None
+) -> Millis:
+    """``reqs`` with the pod-level amounts in place of the containers' (for the resources
+    pod-level requests may name), then the overhead added; ``reqs`` is changed and returned."""
+    for name, amount in (pod_level or {}).items():
+        if is_pod_level_resource(name):
+            reqs[name] = amount
     if overhead:
         _add(reqs, overhead)
     return reqs
@@ -224,13 +231,7 @@ def largest_requests(
             _max(out, aggregate_container_requests(plain, inits, non_missing))
         for other in pod_totals:
             _max(out, other)
-        if pod_level_set and pod_level:
-            for name, amount in pod_level.items():
-                if is_pod_level_resource(name):
-                    out[name] = amount
-        if overhead:
-            _add(out, overhead)
-        return out
+        return _pod_level_and_overhead(out, pod_level if pod_level_set else None, overhead)
 
     millis = total(None)
     if not pod_level_set:
