@@ -28,7 +28,9 @@ turn on one or more of:
 From v1.36 (the binding gates on by default) a third of the cases draw the allocated claims'
 binding conditions (:func:`binding_claims`).
 
-Not drawn (kubesched does not model them): DRAPartitionableDevices, DRAConsumableCapacity.
+DRAPartitionableDevices and DRAConsumableCapacity are drawn at every release by
+``dra_features.partitions`` (at v1.34 DRAConsumableCapacity with one device per request,
+``dra_features.one_device_each``); DRAExtendedResource is not drawn beside the latter.
 """
 
 from __future__ import annotations
@@ -83,7 +85,11 @@ def alpha_gates(
         binding_claims(r, items, pods, verb)
         if verb == "explain" and r.random() < 0.5:
             _binding_conditions(r, items)
-    if r.random() < (0.65 if verb == "schedule" else 0.45):
+    # not beside DRAConsumableCapacity (dra_features.one_device_each): an extended
+    # resource's claim asks for as many devices as the containers request
+    if r.random() < (0.65 if verb == "schedule" else 0.45) and not gates.get(
+        "DRAConsumableCapacity"
+    ):
         gates["DRAExtendedResource"] = True
         extended_v134(r, request, verb)
     if r.random() < 0.15:

@@ -380,7 +380,7 @@ ASKS = ["1Gi", "2Gi", "3Gi", "512Mi", "5Gi", "10Gi"]
 def partitions(r: random.Random, request: dict[str, Any], version: str) -> None:
     """Partitionable devices and consumable capacity (the module's docstring), in 60 % of
     the cases, both gates drawn on or off in 40 % of those (both are settable at every
-    release; DRAConsumableCapacity only off at v1.34, see below)."""
+    release; at v1.34 DRAConsumableCapacity with :func:`one_device_each`)."""
     if r.random() >= 0.6:
         return
     from kubesched.config.featuregates import check_settings
@@ -394,10 +394,11 @@ def partitions(r: random.Random, request: dict[str, Any], version: str) -> None:
     for g in PART_GATES:
         if r.random() < 0.4:
             gates[g] = r.random() < 0.5
-    if _minor(version) < 35 and gates.get("DRAConsumableCapacity"):
-        # v1.34's experimental allocator checks a request's capacity against the device at
-        # the request's device index in the slice (it panics past the slice's end): not drawn
-        gates["DRAConsumableCapacity"] = False
+    # v1.34's experimental allocator checks a request's capacity against the device at the
+    # request's device index in the slice (it panics past the slice's end): there the gate
+    # goes with one device per request and the shared pool's devices in slices of their
+    # own (:func:`one_device_each`), which that check reads right
+    v134_capacity = _minor(version) < 35 and gates.get("DRAConsumableCapacity", False)
     if gates and not check_settings(version, sorted(gates.items())):
         request["featureGates"] = gates
     has_all = '"All"' in json.dumps(
@@ -408,10 +409,74 @@ def partitions(r: random.Random, request: dict[str, Any], version: str) -> None:
     if r.random() < 0.8 and not (has_all and _minor(version) == 35):
         _partition_pool(r, items, nodes, _minor(version))
     if r.random() < 0.7:
-        _shared_pool(r, items, nodes)
+        _shared_pool(r, items, nodes, apart=v134_capacity)
     # without DRAConsumableCapacity most allocators refuse a capacity request outright
     on = gates.get("DRAConsumableCapacity", _minor(version) >= 36)
     _requests(r, items, pods, 0.45 if on else 0.1)
+    if v134_capacity:
+        one_device_each(items, pods)
+        if r.random() < 0.5:
+            released_share(r, items, pods)
+
+
+def one_device_each(items: list[dict[str, Any]], pods: list[dict[str, Any]]) -> None:
+    """v1.34 with DRAConsumableCapacity on: every request of the incoming Pods' claims to
+    allocate asks for one device (``count: 1``; ``All`` becomes that too).  v1.34's
+    experimental allocator checks the capacity of the device at the request's device index
+    (0 for a request's only device) in the chosen device's slice: with one device per
+    request that is the slice's first device, which is the chosen one in the shared pool
+    (one slice per device there, :func:`_shared_pool`), and elsewhere a device whose
+    capacity holds every request drawn (:data:`ASKS`) as the chosen one's does."""
+    for spec in _incoming_specs(items, pods):
+        for req in spec["devices"]["requests"]:
+            for e in [req["exactly"]] if "exactly" in req else req["firstAvailable"]:
+                e.pop("allocationMode", None)
+                e["count"] = 1
+
+
+def released_share(
+    r: random.Random, items: list[dict[str, Any]], pods: list[dict[str, Any]]
+) -> None:
+    """A claim still holding a share of a shared device after its Pod finished (allocated,
+    reserved for nobody, its finalizer on), which the incoming Pods name; half of the time
+    they ask for more CPU than any node has, so that PostFilter deallocates it and the
+    tracker lets the share and its consumed capacity go."""
+    shared = [
+        (o["spec"], d)
+        for o in items
+        if o.get("kind") == "ResourceSlice"
+        for d in o["spec"].get("devices", [])
+        if d.get("allowMultipleAllocations") and "nodeName" in o["spec"]
+    ]
+    if not shared:
+        return
+    spec, device = r.choice(shared)
+    used = r.choice(["1Gi", "2Gi"])
+    result = {"request": "r", "driver": spec["driver"], "pool": spec["pool"]["name"],
+              "device": device["name"], "shareID": "00000000-0000-4000-8000-0000000000aa",
+              "consumedCapacity": {"memory": used}}  # fmt: skip
+    sel = [{"matchFields": [{"key": "metadata.name", "operator": "In",
+                             "values": [spec["nodeName"]]}]}]  # fmt: skip
+    exactly = {"deviceClassName": GPU, "capacity": {"requests": {"memory": used}}}
+    items.append({
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+        "metadata": {"name": "released-share", "namespace": "default",
+                     "uid": "uid-released-share",
+                     "finalizers": ["resource.kubernetes.io/delete-protection"]},
+        "spec": {"devices": {"requests": [{"name": "r", "exactly": exactly}]}},
+        "status": {"allocation": {"devices": {"results": [result]},
+                                  "nodeSelector": {"nodeSelectorTerms": sel}}},
+    })  # fmt: skip
+    starve = r.random() < 0.5
+    for p in pods:
+        entry = f"c{len(p['spec'].get('resourceClaims', []))}s"
+        p["spec"].setdefault("resourceClaims", []).append(
+            {"name": entry, "resourceClaimName": "released-share"}
+        )
+        res = p["spec"]["containers"][0].setdefault("resources", {})
+        res.setdefault("claims", []).append({"name": entry})
+        if starve:
+            res.setdefault("requests", {})["cpu"] = "5"
 
 
 def _attrs(r: random.Random, i: int) -> dict[str, Any]:
@@ -467,8 +532,11 @@ def _partition_pool(
         _holder(items, f"part-held-{d['name']}", GPU, pool, d["name"], target, None)
 
 
-def _shared_pool(r: random.Random, items: list[dict[str, Any]], nodes: list[str]) -> None:
-    """Devices several claims share by capacity (``allowMultipleAllocations``)."""
+def _shared_pool(
+    r: random.Random, items: list[dict[str, Any]], nodes: list[str], apart: bool = False
+) -> None:
+    """Devices several claims share by capacity (``allowMultipleAllocations``); with
+    ``apart``, each in a slice of its own (:func:`one_device_each`)."""
     node = r.choice(nodes)
     pool = r.choice(["a-shared-", "shared-"]) + node
     devices = []
@@ -489,7 +557,12 @@ def _shared_pool(r: random.Random, items: list[dict[str, Any]], nodes: list[str]
         if not d["allowMultipleAllocations"]:
             d["capacity"]["memory"].pop("requestPolicy", None)
             del d["allowMultipleAllocations"]
-    items.append(_slice(f"{pool}-0", pool, 1, {"nodeName": node, "devices": devices}))
+    if apart:
+        for k, d in enumerate(devices):
+            items.append(_slice(f"{pool}-{k}", pool, len(devices), {"nodeName": node,
+                                                                   "devices": [d]}))  # fmt: skip
+    else:
+        items.append(_slice(f"{pool}-0", pool, 1, {"nodeName": node, "devices": devices}))
     for k, d in enumerate(devices):
         if "allowMultipleAllocations" in d and r.random() < 0.5:
             used = r.choice(["1Gi", "2Gi", "4Gi"])
@@ -541,11 +614,9 @@ def _holder(
     })  # fmt: skip
 
 
-def _requests(
-    r: random.Random, items: list[dict[str, Any]], pods: list[dict[str, Any]], p_capacity: float
-) -> None:
-    """Capacity requests and ``distinctAttribute`` constraints on the incoming Pod's claims
-    not allocated yet (a template and the claim made from it alike)."""
+def _incoming_specs(items: list[dict[str, Any]], pods: list[dict[str, Any]]) -> list[Any]:
+    """The claim specs the incoming ``pods`` need allocated: of their claims not allocated
+    yet and of their templates (a template and the claim made from it alike)."""
     names = {
         c.get("resourceClaimName") or c.get("resourceClaimTemplateName")
         for p in pods
@@ -558,8 +629,16 @@ def _requests(
                 specs.append(o["spec"])
         elif o.get("kind") == "ResourceClaimTemplate" and o["metadata"]["name"] in names:
             specs.append(o["spec"]["spec"])
+    return specs
+
+
+def _requests(
+    r: random.Random, items: list[dict[str, Any]], pods: list[dict[str, Any]], p_capacity: float
+) -> None:
+    """Capacity requests and ``distinctAttribute`` constraints on the incoming Pod's claims
+    not allocated yet (a template and the claim made from it alike)."""
     plan: dict[str, Any] = {}
-    for spec in specs:
+    for spec in _incoming_specs(items, pods):
         devices = spec["devices"]
         for req in devices["requests"]:
             for e in [req["exactly"]] if "exactly" in req else req["firstAvailable"]:

@@ -95,8 +95,9 @@ class _Request:
 class _Constraint:
     """``matchAttribute``: every device of the named requests has the same value;
     ``distinctAttribute`` (:attr:`distinct`): no two have the same value, as upstream
-    keeps them, one value per request name (a request's later device replaces its earlier
-    one's, and giving one back forgets the request's value)."""
+    keeps them: up to v1.36 one value per request name (a request's later device replaces
+    its earlier one's, and giving one back forgets the request's value), from v1.37
+    (:attr:`every`) every device's value (giving one back forgets the last)."""
 
     def __init__(
         self,
@@ -105,6 +106,7 @@ class _Constraint:
         kind: str = r.MATCH,
         by_device: bool = False,
         as_sets: bool = False,
+        every: bool = False,
     ) -> None:
         self.requests = frozenset(requests)
         self.attribute = attribute
@@ -116,6 +118,9 @@ class _Constraint:
         ``matchAttribute`` narrows :attr:`stack` (the intersection so far, one entry per
         device, popped when one is given back), ``distinctAttribute`` wants the device's set
         disjoint from each one in :attr:`stack` (every device taken, not one per request)."""
+        self.every = every
+        """v1.37+: ``distinctAttribute`` holds every device's value, not one per request
+        (a scalar is kept as a set of one, as DRAListTypeAttributes keeps it)."""
         self.stack: list[frozenset[tuple[str, Any]]] = []
         self.value: tuple[str, Any] | None = None
         self.values: dict[str, Any] = {}
@@ -139,7 +144,7 @@ class _Constraint:
             value = device.typed.get(name)
         if value is None:
             return False
-        if self.as_sets:
+        if self.as_sets or (self.distinct and self.every):
             values = device.value_sets.get(name)
             if values is None:
                 values = device.value_sets[name] = r.attribute_set(value)
@@ -288,7 +293,10 @@ class _Search:
         self.constraints = [
             [
                 _Constraint(
-                    *c, by_device=options.distinct_by_device, as_sets=options.list_attributes
+                    *c,
+                    by_device=options.distinct_by_device,
+                    as_sets=options.list_attributes,
+                    every=options.distinct_every_device,
                 )
                 for c in claim.constraints
             ]

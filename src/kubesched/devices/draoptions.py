@@ -54,6 +54,9 @@ class Options(NamedTuple):
     distinct_by_device: bool = False
     """v1.34: ``distinctAttribute`` compares the attribute's value pointers, so only the
     same device twice (a shared one) breaks it."""
+    distinct_every_device: bool = False
+    """v1.37+: ``distinctAttribute`` compares a device's value with every device taken
+    (v1.35 and v1.36: with one per request, the request's last)."""
     ordered: bool = False
     """v1.36+ (not the ``stable`` allocator): a request's next device is searched after
     its previous one (else from the first pool again)."""
@@ -97,6 +100,7 @@ class Options(NamedTuple):
             list_attributes=which == EXPERIMENTAL and enabled("DRAListTypeAttributes"),
             ordered=which != STABLE and at_least("1.36"),
             distinct_by_device=not at_least("1.35"),
+            distinct_every_device=at_least("1.37"),
         )
 
 
