@@ -400,14 +400,20 @@ class Scheduler:
         self._handled(start, label)
 
     def on_object(self, obj: dict[str, Any], *, deleted: bool = False) -> None:
-        """A Namespace, Service, PodDisruptionBudget or other object changed."""
+        """A Namespace, Service, PodDisruptionBudget or other object changed.  The queue's
+        hints get the object before and after the change, as upstream's handlers pass them:
+        ``(None, obj)`` for an add, ``(known, obj)`` for an update and ``(obj, None)`` for a
+        deletion."""
         start = time.perf_counter()
-        existed = self.cluster.knows_object(obj)
+        before = self.cluster.known_object(obj)
         kind = self.cluster.apply_object(obj, deleted=deleted)
         self._tell("on_object", obj, deleted)
-        event = events.object_event(kind, deleted, existed)
+        event = events.object_event(kind, deleted, before is not None)
         if event is not None:
-            self.queue.move_all_to_active_or_backoff(event, None, obj)
+            if deleted:
+                self.queue.move_all_to_active_or_backoff(event, obj, None)
+            else:
+                self.queue.move_all_to_active_or_backoff(event, before, obj)
             self._handled(start, qevents.event_label(event))
 
     # ------------------------------------------------------------------ the search
