@@ -7,7 +7,8 @@ objects, whose hints (``isSchedulableAfter*``) that family never reaches.
 ``storage_hint_case(seed, index)`` builds one ``kube-oracle hints`` request
 ``{"cluster", "pod", "config", "event"}`` over a storage explain case's objects
 (``oracle/storage_cases.py``, with ``oracle/storage_extras.py``'s wider kinds in half of
-them) and one change, ``{"op", "old", "new"}``, of
+them; the rejected Pod has an inline Azure File or vSphere volume in one in ten, which
+upstream's translator takes) and one change, ``{"op", "old", "new"}``, of
 
 - a PersistentVolume: added, updated (its topology labels moved to another zone, to several,
   to an unparsable value or removed; its phase, claim reference or other labels changed) or
@@ -58,7 +59,13 @@ KINDS = ("PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode",
          "CSIStorageCapacity", "VolumeAttachment", "Pod")  # fmt: skip
 # Attachers a deleted VolumeAttachment names: the CSI drivers of the storage family and
 # those the in-tree volumes of the extras translate to.
-ATTACHERS = [PD, EBS, CSI, "disk.csi.azure.com", "cinder.csi.openstack.org", "pxd.portworx.com"]
+ATTACHERS = [PD, EBS, CSI, "disk.csi.azure.com", "cinder.csi.openstack.org", "pxd.portworx.com",
+             "file.csi.azure.com", "csi.vsphere.vmware.com"]  # fmt: skip
+# Inline volumes upstream's translator takes though no volume plugin counts them.
+OTHER_INLINE = [
+    {"name": "share", "azureFile": {"secretName": "azure-secret", "shareName": "share"}},
+    {"name": "vmdk", "vsphereVolume": {"volumePath": "[datastore1] volumes/v.vmdk"}},
+]
 
 
 def storage_hint_case(seed: int, index: int) -> dict[str, Any]:
@@ -67,6 +74,8 @@ def storage_hint_case(seed: int, index: int) -> dict[str, Any]:
     request = gen.request(gen.r.randint(1, 4))
     if gen.chance(0.5):
         storage_extras(f"storage-hints-extras/{seed}/{index}", request)
+    if gen.chance(0.1):
+        request["pod"]["spec"]["volumes"].append(copy.deepcopy(gen.pick(OTHER_INLINE)))
     items: list[dict[str, Any]] = request["cluster"]["items"]
     kind = gen.pick([*KINDS, "PersistentVolume", "PersistentVolumeClaim", "CSINode"])
     event, items = _event(gen, kind, items, request["pod"])

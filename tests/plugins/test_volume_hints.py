@@ -115,6 +115,11 @@ def test_attachment_deletion_queues_for_claims_and_matching_inline_volumes() -> 
     assert hint(_pod(gce), va, None) == Q
     assert hint(_pod(ebs), va, None) == SKIP
     assert hint(_pod({"name": "x", "emptyDir": {}}), va, None) == SKIP
+    azure_file = {"name": "f", "azureFile": {"secretName": "s", "shareName": "x"}}
+    to_azure_file = copy.deepcopy(va)
+    to_azure_file["spec"]["attacher"] = "file.csi.azure.com"
+    assert hint(_pod(azure_file), to_azure_file, None) == Q
+    assert hint(_pod(azure_file), va, None) == SKIP
 
 
 def test_volume_zone_pv_hint_compares_topology_labels() -> None:

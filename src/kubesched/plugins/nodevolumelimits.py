@@ -435,8 +435,9 @@ def is_schedulable_after_csinode_update(pod: api.Pod, old: Any, new: Any) -> Que
 
 def is_schedulable_after_attachment_deleted(pod: api.Pod, old: Any, new: Any) -> QueueingHint:
     """Upstream ``isSchedulableAfterVolumeAttachmentDeleted``: Queue when the Pod has a
-    claim, or an inline in-tree volume whose CSI driver is the deleted attachment's
-    attacher (a volume that does not translate is an error: Queue)."""
+    claim, or an inline in-tree volume (Azure File and vSphere included) whose CSI driver is
+    the deleted attachment's attacher (a volume that does not translate is an error:
+    Queue)."""
     del new
     if not isinstance(old, dict):
         return QueueingHint.QUEUE
@@ -451,4 +452,14 @@ def is_schedulable_after_attachment_deleted(pod: api.Pod, old: Any, new: Any) ->
             return QueueingHint.QUEUE
         if translated[1] == attacher:
             return QueueingHint.QUEUE
+    # Upstream's translator also takes inline Azure File and vSphere volumes (which no
+    # volume plugin counts, so the Pod's volumes keep neither): read as the Pod has them.
+    drivers = {kind: csi_m.IN_TREE_PLUGINS[kind][1] for kind in _OTHER_INLINE}
+    for volume in (pod.raw.get("spec") or {}).get("volumes") or []:
+        for kind in _OTHER_INLINE:
+            if isinstance(volume, dict) and kind in volume and drivers[kind] == attacher:
+                return QueueingHint.QUEUE
     return QueueingHint.QUEUE_SKIP
+
+
+_OTHER_INLINE = ("azureFile", "vsphereVolume")
