@@ -1,6 +1,5 @@
 """The volume plugins' queueing hints for storage objects (upstream's
-``isSchedulableAfter*``), each answer as upstream v1.34-v1.37 gives it, and the object
-events reaching them with the object before and after the change (``Scheduler.on_object``)."""
+``isSchedulableAfter*``), each answer as upstream v1.34-v1.37 gives it."""
 
 from __future__ import annotations
 
@@ -145,32 +144,3 @@ def test_storage_deletions_are_upstream_events() -> None:
         Resource.VOLUME_ATTACHMENT, ActionType.DELETE, "")  # fmt: skip
     changed = object_event("CSINode", False, True)
     assert changed is not None and changed.action == ActionType.UPDATE
-
-
-def test_on_object_hands_the_hints_the_object_before_and_after(monkeypatch: Any) -> None:
-    from kubesched.config.load import load_config
-    from kubesched.plugins.registry import known_plugin_names
-    from kubesched.scheduler import Scheduler
-    from kubesched.testing import VirtualClock
-
-    s = Scheduler(load_config(None, known_plugins=known_plugin_names()), clock=VirtualClock())
-    heard: list[tuple[str, Any, Any]] = []
-
-    def spy(event: Any, old: Any = None, new: Any = None, pre_check: Any = None) -> None:
-        heard.append((str(event.resource), old, new))
-
-    monkeypatch.setattr(s.queue, "move_all_to_active_or_backoff", spy)
-    before = _csinode(None, ("pd", 1))
-    after = _csinode(None, ("pd", 2))
-    va = {"kind": "VolumeAttachment", "metadata": {"name": "va"},
-          "spec": {"attacher": "pd", "nodeName": "n", "source": {}}}  # fmt: skip
-    s.on_object(before)
-    s.on_object(after)
-    s.on_object(va)
-    s.on_object(va, deleted=True)
-    assert heard == [
-        (Resource.CSI_NODE.value, None, before),
-        (Resource.CSI_NODE.value, before, after),
-        (Resource.VOLUME_ATTACHMENT.value, None, va),
-        (Resource.VOLUME_ATTACHMENT.value, va, None),
-    ]

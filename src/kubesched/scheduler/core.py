@@ -385,7 +385,8 @@ class Scheduler:
             )
 
     def on_pod_delete(self, pod: api.Pod) -> None:
-        """A Pod was deleted: free its resources or drop it from the queue."""
+        """A Pod was deleted: free its resources or drop it from the queue (an unbound Pod
+        nominated to a node raises the unscheduled Pod's deletion, as upstream's)."""
         start = time.perf_counter()
         self._tell("on_pod_delete", pod)
         if self.handle.reject_waiting_pod(pod.key):
@@ -396,6 +397,12 @@ class Scheduler:
         else:
             self.queue.delete(pod)
             label = "UnschedulablePodDelete"
+            if pod.nominated_node_name:
+                # Upstream: lower or equal priority Pods counted it as if it were assigned
+                # there, so its deletion may unblock them (deletePodFromSchedulingQueue).
+                self.queue.move_all_to_active_or_backoff(
+                    qevents.EVENT_UNSCHEDULED_POD_DELETE, pod, None
+                )
         self.failing.clear(pod.key)
         self._handled(start, label)
 
