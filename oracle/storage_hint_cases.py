@@ -24,10 +24,10 @@ upstream's translator takes) and one change, ``{"op", "old", "new"}``, of
   deleted;
 - a CSIStorageCapacity: added, updated (its capacity or maximum volume size grown, shrunk,
   set or removed) or deleted;
-- a VolumeAttachment: deleted (of the rejected Pod's inline volume's driver or another),
-  added or updated;
+- a VolumeAttachment: deleted (of the rejected Pod's inline in-tree volume's CSI driver or
+  another, the Pod mostly without claims then), added or updated;
 - a Pod deleted: a running Pod with claims or in-tree disks (sharing the rejected Pod's at
-  times), or a pending Pod nominated to a node.
+  times), or a pending Pod (mostly nominated to a node).
 
 ``hint_cases.ours_hints`` answers with kubesched's hints, ``hint_differences`` compares.
 """
@@ -91,6 +91,8 @@ def _event(
     ``(event, items)``."""
     if kind == "Pod":
         return _pod_deleted(gen, items, pod)
+    if kind == "VolumeAttachment" and gen.chance(0.5):
+        return _attachment_of_inline_volume_deleted(gen, items, pod), items
     existing = [o for o in items if o["kind"] == kind]
     ops = ["add", "update", "update", "delete"] if existing else ["add"]
     if kind == "CSIDriver":
@@ -353,6 +355,40 @@ def _attachment_changed(gen: _Gen, va: dict[str, Any]) -> None:
     va["status"] = {"attached": not va.get("status", {}).get("attached", False)}
 
 
+# Inline in-tree volumes upstream's translator takes, by the CSI driver each translates to
+# (the Azure Disk's kind defaults to Shared, which does not translate: the hint's error).
+INLINE = {
+    PD: {"name": "pd", "gcePersistentDisk": {"pdName": "disk-9"}},
+    EBS: {"name": "ebs", "awsElasticBlockStore": {"volumeID": "vol-9"}},
+    "disk.csi.azure.com": {"name": "az", "azureDisk": {"diskName": "d", "diskURI": "/d/d"}},
+    "file.csi.azure.com": OTHER_INLINE[0],
+}
+
+
+def _attachment_of_inline_volume_deleted(
+    gen: _Gen, items: list[dict[str, Any]], pod: dict[str, Any]
+) -> dict[str, Any]:
+    """A VolumeAttachment deleted while the rejected Pod has an inline in-tree volume and,
+    mostly, no claim (whose volume would answer first): the attachment's attacher that
+    volume's CSI driver, or another."""
+    spec = pod["spec"]
+    if gen.chance(0.7):
+        spec["volumes"] = [v for v in spec["volumes"] if "persistentVolumeClaim" not in v]
+    driver = gen.pick(sorted(INLINE))
+    spec["volumes"].append(copy.deepcopy(INLINE[driver]))
+    nodes = [o["metadata"]["name"] for o in items if o["kind"] == "Node"] or ["node-0"]
+    va = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "VolumeAttachment",
+        "metadata": {"name": "va-inline"},
+        "spec": {"attacher": driver if gen.chance(0.6) else gen.pick(ATTACHERS),
+                 "nodeName": gen.pick(nodes),
+                 "source": {"inlineVolumeSpec": {"csi": {"driver": driver, "volumeHandle": "h"}}}},
+        "status": {"attached": True},
+    }  # fmt: skip
+    return {"op": "delete", "old": va}
+
+
 def _pod_deleted(
     gen: _Gen, items: list[dict[str, Any]], pod: dict[str, Any]
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -368,7 +404,9 @@ def _pod_deleted(
         old["spec"]["nodeName"] = gen.pick(nodes)
         if gen.chance(0.4):
             del old["spec"]["nodeName"]
-            old["status"] = {"phase": "Pending", "nominatedNodeName": gen.pick(nodes)}
+            old["status"] = {"phase": "Pending"}
+            if gen.chance(0.7):
+                old["status"]["nominatedNodeName"] = gen.pick(nodes)
     if gen.chance(0.4):
         old["metadata"]["namespace"] = pod["metadata"]["namespace"]
         kinds = ("persistentVolumeClaim", "gcePersistentDisk", "awsElasticBlockStore", "iscsi",
