@@ -8,10 +8,13 @@ v1.34 ``volumezone/volume_zone.go``, queueing hints on).
   UnschedulableAndUnresolvable (NotFound errors read ``persistentvolumeclaim "x" not found``,
   ``storageclass.storage.k8s.io "x" not found``, ``persistentvolume "x" not found``).  The PVs'
   topology labels (``failure-domain.beta.kubernetes.io/zone|region``,
-  ``topology.kubernetes.io/zone|region``; values split on ``__``) are kept; none: Skip.
+  ``topology.kubernetes.io/zone|region``; values split on ``__``, a value with an empty zone
+  ignored) are kept; none: Skip.
 - Filter: a node with none of those labels passes; else each kept label must be on the node
   (the beta key or its GA twin) with one of the values, or ``node(s) had no available
   volume zone`` (UnschedulableAndUnresolvable).
+- Queueing hints: a claim the Pod names added or updated, a ``WaitForFirstConsumer`` class
+  added, a PersistentVolume added or its topology labels changed.
 """
 
 from __future__ import annotations

@@ -29,6 +29,9 @@
   must admit the node as VolumeBinding's Filter reads a bound PV (an in-tree one migrated
   on the node: its CSI translation): else an error, and the next attempt finds the claim
   bound to a PV in conflict.
+- Queueing hints: a claim the Pod names added or updated (here), a StorageClass, CSINode,
+  CSIDriver or CSIStorageCapacity change as upstream tells them apart
+  (:mod:`~.hints`); a PersistentVolume and a Node's addition or label change unhinted.
 """
 
 from __future__ import annotations
