@@ -375,7 +375,8 @@ def _attachment_of_inline_volume_deleted(
     if gen.chance(0.7):
         spec["volumes"] = [v for v in spec["volumes"] if "persistentVolumeClaim" not in v]
     driver = gen.pick(sorted(INLINE))
-    spec["volumes"].append(copy.deepcopy(INLINE[driver]))
+    if all(v["name"] != INLINE[driver]["name"] for v in spec["volumes"]):
+        spec["volumes"].append(copy.deepcopy(INLINE[driver]))
     nodes = [o["metadata"]["name"] for o in items if o["kind"] == "Node"] or ["node-0"]
     va = {
         "apiVersion": "storage.k8s.io/v1",
