@@ -4,6 +4,7 @@
     .venv/bin/python oracle/diff.py --cases 10000 --seed 1
     .venv/bin/python oracle/diff.py --verb schedule --cases 200 --seed 1
     .venv/bin/python oracle/diff.py --verb hints --cases 2000 --seed 1
+    .venv/bin/python oracle/diff.py --verb hints --family storage --cases 1000 --seed 1
     .venv/bin/python oracle/diff.py --family storage --cases 1000 --seed 1
     .venv/bin/python oracle/diff.py --kubernetes-version 1.37 --cases 300 --seed 7
     bash oracle/build.sh --cover && .venv/bin/python oracle/diff.py --coverage --cases 2000
@@ -11,7 +12,8 @@
 Generates N cases (``oracle/cases.py``), answers each with both (``explain``: kubesched.explain
 against kube-oracle explain; ``schedule``: kubesched.schedule against upstream's whole
 scheduler; ``hints``: kubesched's queueing hints against upstream's for one Node or Pod
-change, ``oracle/hint_cases.py``), and prints every mismatch (explain's shrunk: objects
+change, ``oracle/hint_cases.py``, or with ``--family storage`` one change of a storage
+object, ``oracle/storage_hint_cases.py``), and prints every mismatch (explain's shrunk: objects
 and fields removed while it still differs).  ``--save DIR`` writes each
 shrunk mismatch as a regression case (request, upstream's answer and its
 ``kubernetesVersion``), the form ``tests/oracle/regressions/`` keeps (a case without
@@ -41,7 +43,8 @@ upstream's ``pkg/scheduler/...`` instrumented): the explain cases, ``--dra-cases
 (``oracle/dra_cases.py``), ``--schedule-cases`` schedules (which run the queue and the
 binder), ``--dra-schedule-cases`` DRA schedules, ``--storage-cases`` storage cases and
 ``--storage-schedule-cases`` storage schedules (``oracle/storage_cases.py``) and
-``--hint-cases`` queueing-hint cases (``oracle/hint_cases.py``), then prints
+``--hint-cases`` queueing-hint cases (``oracle/hint_cases.py``) and ``--storage-hint-cases``
+storage queueing-hint cases (``oracle/storage_hint_cases.py``), then prints
 the statement coverage per upstream default-profile plugin, the uncovered lines
 (``oracle/upstream_coverage.py``) and last
 ``coverage: A % of default-profile plugin statements, lowest B % (PLUGIN)``; the exit code
@@ -87,14 +90,16 @@ from compare import (
 )
 from hint_cases import hint_case, hint_differences, ours_hints
 from podgroup_cases import podgroup_case, podgroup_schedule_case
+from storage_hint_cases import storage_hint_case
 from tqdm import tqdm
 
 # family -> verb -> generator (None: the verb's default one), called (seed, index, version).
 FAMILIES: dict[str, dict[str, Any]] = {
-    "default": {"explain": None, "schedule": None},
+    "default": {"explain": None, "schedule": None, "hints": None},
     "storage": {
         "explain": lambda seed, i, version: storage_case(seed, i),
         "schedule": lambda seed, i, version: storage_schedule_case(seed, i),
+        "hints": storage_hint_case,
     },
     "dra": {"explain": dra_case, "schedule": dra_schedule_case},
     "podgroup": {"explain": podgroup_case, "schedule": podgroup_schedule_case},
@@ -171,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--schedule-cases", type=int, default=30, help="with --coverage")
     ap.add_argument("--dra-schedule-cases", type=int, default=30, help="with --coverage")
     ap.add_argument("--hint-cases", type=int, help="with --coverage (default: cases / 3)")
+    ap.add_argument("--storage-hint-cases", type=int, help="with --coverage (default: cases / 3)")
     ap.add_argument("--storage-cases", type=int, help="with --coverage (default: cases / 3)")
     ap.add_argument("--storage-schedule-cases", type=int, default=30, help="with --coverage")
     ap.add_argument("--min-all", type=float, default=90.0, help="%% of a plugin's statements")
@@ -194,8 +200,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.cases < 0:
         ap.error("--cases must be >= 0")
     quiet_missing_references()
-    if args.verb == "hints" and args.family != "default":
-        ap.error("--verb hints draws the default family's objects (oracle/hint_cases.py)")
+    if args.verb == "hints" and args.family not in ("default", "storage"):
+        ap.error(
+            "--verb hints draws the default family's objects (oracle/hint_cases.py) or, with "
+            "--family storage, storage objects' changes (oracle/storage_hint_cases.py)"
+        )
     if args.family == "podgroup" and (args.kubernetes_version or DEFAULT_VERSION) < "1.35":
         ap.error("--family podgroup needs --kubernetes-version 1.35 or newer (the Workload API)")
     if args.coverage:
@@ -207,7 +216,9 @@ def main(argv: list[str] | None = None) -> int:
     except OracleMissing as e:
         print(f"oracle: {e}", file=sys.stderr)
         return 2
-    gen = hint_case if args.verb == "hints" else FAMILIES[args.family][args.verb]
+    gen = FAMILIES[args.family][args.verb]
+    if args.verb == "hints" and gen is None:
+        gen = hint_case
     mismatches = run(oracle, args, gen)
     print(f"oracle: {args.cases} cases, {mismatches} mismatches")
     return 0 if mismatches == 0 else 1
@@ -219,6 +230,7 @@ def with_coverage(args: argparse.Namespace) -> int:
     dra = args.cases // 10 if args.dra_cases is None else args.dra_cases
     hints = args.cases // 3 if args.hint_cases is None else args.hint_cases
     storage = args.cases // 3 if args.storage_cases is None else args.storage_cases
+    storage_hints = args.cases // 3 if args.storage_hint_cases is None else args.storage_hint_cases
     with tempfile.TemporaryDirectory(prefix="kube-oracle-cover-") as scratch:
         tmp = str(args.counters) if args.counters else scratch
         Path(tmp).mkdir(parents=True, exist_ok=True)
@@ -232,6 +244,7 @@ def with_coverage(args: argparse.Namespace) -> int:
             ("explain", storage, FAMILIES["storage"]["explain"], "storage"),
             ("schedule", args.storage_schedule_cases, FAMILIES["storage"]["schedule"], "storage"),
             ("hints", hints, hint_case, "default"),
+            ("hints", storage_hints, storage_hint_case, "storage"),
         ]
         total = 0
         for verb, n, gen, family in runs:
@@ -250,11 +263,12 @@ def with_coverage(args: argparse.Namespace) -> int:
             rows = [f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in sorted(rep.floors().items())]
             args.write_floors.write_text("{\n" + ",\n".join(rows) + "\n}\n")
     n = args.cases + dra + args.schedule_cases + args.dra_schedule_cases + hints
-    n += storage + args.storage_schedule_cases
+    n += storage + args.storage_schedule_cases + storage_hints
     print(
         f"oracle: {n} cases ({args.cases} explain, {dra} DRA, {args.schedule_cases} schedule, "
         f"{args.dra_schedule_cases} DRA schedule, {storage} storage, "
-        f"{args.storage_schedule_cases} storage schedule, {hints} hints), {total} mismatches"
+        f"{args.storage_schedule_cases} storage schedule, {hints} hints, "
+        f"{storage_hints} storage hints), {total} mismatches"
     )
     print("\n".join(rep.lines[:-1]))
     if rep.below:
@@ -319,6 +333,17 @@ def run(oracle: Oracle, args: argparse.Namespace, gen: Any = None) -> int:
                     if mismatches <= args.show:
                         tqdm.write(f"case {i} (seed {args.seed}): " + "; ".join(lines[:6]))
                         tqdm.write("  request: " + json.dumps(request)[:2000])
+                    if args.save:
+                        flag = f" --kubernetes-version {version}" if version else ""
+                        if args.family != "default":
+                            flag += f" --family {args.family}"
+                        origin = (
+                            f"oracle/diff.py --verb hints{flag} --seed {args.seed} "
+                            f"--start {i} --cases 1"
+                        )
+                        answer = oracle.ask(request)
+                        path = save(args.save, request, answer, origin, version or DEFAULT_VERSION)
+                        tqdm.write(f"  saved {path}")
                 continue
             if args.verb == "schedule":
                 request = (

@@ -8,7 +8,8 @@ event, so without this family upstream's hints (``EventsToRegister``,
 
 ``hint_case(seed, index)`` builds one request ``{"cluster", "pod", "config", "event"}``:
 the cluster, the rejected (incoming) Pod and the configuration of ``oracle/cases.py``, and
-one change of a Node or a Pod: ``{"op": "add"|"update"|"delete", "old", "new"}``: a node
+one change of a Node or a Pod (storage objects: ``oracle/storage_hint_cases.py``):
+``{"op": "add"|"update"|"delete", "old", "new"}``: a node
 added (cordoned, tainted, labelled or not), updated (cordoned or uncordoned, labels,
 taints, allocatable, annotations, conditions changed) or deleted; a running Pod added,
 updated (labels, resources scaled down, nothing the scheduler reads) or deleted; the
@@ -372,6 +373,7 @@ def ours_hints(request: dict[str, Any], version: str | None = None) -> dict[str,
         QueueingHint,
         Resource,
     )
+    from kubesched.framework.events import object_event
     from kubesched.framework.interface import Handle
     from kubesched.framework.runtime import Framework
     from kubesched.plugins.registry import full_registry, known_plugin_names
@@ -382,10 +384,12 @@ def ours_hints(request: dict[str, Any], version: str | None = None) -> dict[str,
             return None
         if raw.get("kind") == "Node":
             return parse_node(copy.deepcopy(raw), "event")
-        return parse_pod(copy.deepcopy(raw), "event")
+        if raw.get("kind") == "Pod":
+            return parse_pod(copy.deepcopy(raw), "event")
+        return copy.deepcopy(raw)  # another object: as ``Scheduler.on_object`` hears it
 
     try:
-        gates = featuregates.from_spec(version or DEFAULT_VERSION, None, "")
+        gates = featuregates.from_spec(version or DEFAULT_VERSION, request.get("featureGates"), "")
         cfg = load_config(request["config"], known_plugins=known_plugin_names(), gates=gates)
         cluster, _ = build_cluster(request["cluster"])
         pod = parse_pod(copy.deepcopy(request["pod"]), "pod")
@@ -397,7 +401,10 @@ def ours_hints(request: dict[str, Any], version: str | None = None) -> dict[str,
     since_v137 = gates.at_least("1.37")
     subject = old if op == "delete" else new
     events: list[ClusterEvent]
-    if isinstance(subject, api.Node):
+    if isinstance(subject, dict):  # a storage object: its informer's one event
+        event_of = object_event(str(subject.get("kind")), op == "delete", op == "update")
+        events = [] if event_of is None else [event_of]
+    elif isinstance(subject, api.Node):
         if op == "update":
             events = ev.node_scheduling_properties_change(new, old)
         else:

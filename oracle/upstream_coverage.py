@@ -185,10 +185,9 @@ _REASONS = {
     "Nodes and Pods only)",
     "deviation": "DynamicResources' filterTimeout (10 s of allocator search per node): "
     "kubesched does not model it (docs/fidelity.md) and the DRA family keeps pools small",
-    "storage-hint": "a volume plugin's queueing hint for a storage object's event "
-    "(PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver, "
-    "CSIStorageCapacity, VolumeAttachment) or its registration: kube-oracle's hints verb and "
-    "oracle/hint_cases.py change Nodes and Pods only (reachable; not done, docs/fidelity.md)",
+    "storage-hint": "a volume plugin's queueing hint's error return for an object of another "
+    "kind than it registered (util.As): the queue hands each hint its own resource's objects "
+    "only (oracle/storage_hint_cases.py reaches the hints' other branches)",
     "volume-fault": "VolumeBinding's binding cycle waiting on or failing after the PV "
     "controller (checkBindings' retries, a ClaimRef or selected-node annotation reset, a "
     "provisioning that failed, an API update refused, Unreserve after it): kube-oracle's PV "

@@ -3,8 +3,8 @@
 Generated cases (``oracle/cases.py``; ``ORACLE_CASES``, default 300, from ``ORACLE_SEED``,
 printed so a failure reproduces with ``oracle/diff.py --seed S --start I --cases 1``) must
 give the same answer from both.  The saved regressions (``tests/oracle/regressions/``: a
-request and upstream's answer, shrunk from a past mismatch or written by hand; an explain or
-a schedule request) run without the oracle.
+request and upstream's answer, shrunk from a past mismatch or written by hand; an explain, a
+schedule or a hints request) run without the oracle.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from cases import case, schedule_case
 from compare import differences, ours, ours_schedule, schedule_differences
+from hint_cases import hint_differences, ours_hints
 
 from tests.oracle.conftest import generated_seed, mismatches
 
@@ -63,12 +64,14 @@ def test_the_comparison_sees_a_difference(oracle: Any) -> None:
 
 @pytest.mark.parametrize("path", REGRESSIONS, ids=[p.stem for p in REGRESSIONS])
 def test_regression_matches_recorded_upstream_answer(path: Path) -> None:
-    """An explain request (``pod``) or a schedule request (``pods``: compared as
-    ``oracle/diff.py --verb schedule`` compares), of its ``kubernetesVersion`` (absent: the
-    default, v1.34)."""
+    """An explain request (``pod``), a schedule request (``pods``: compared as
+    ``oracle/diff.py --verb schedule`` compares) or a hints request (``event``: as
+    ``--verb hints`` compares), of its ``kubernetesVersion`` (absent: the default, v1.34)."""
     saved = json.loads(path.read_text())
     request, version = saved["request"], saved.get("kubernetesVersion")
-    if "pods" in request:
+    if "event" in request:
+        lines = hint_differences(ours_hints(request, version), saved["upstream"])
+    elif "pods" in request:
         lines = schedule_differences(ours_schedule(request, version), saved["upstream"])
     else:
         lines = differences(ours(request, version), saved["upstream"])

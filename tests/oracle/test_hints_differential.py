@@ -1,7 +1,8 @@
 """kubesched's queueing hints against upstream v1.34's (``kube-oracle hints``).
 
-Generated hint cases (``oracle/hint_cases.py``; ``ORACLE_HINT_CASES``, default 200, from
-``ORACLE_SEED``): for one Node or Pod change, the cluster events both derive and every
+Generated hint cases (``oracle/hint_cases.py``, and ``oracle/storage_hint_cases.py`` for
+storage objects; ``ORACLE_HINT_CASES``, default 200 each, from ``ORACLE_SEED``): for one
+Node, Pod or storage object change, the cluster events both derive and every
 plugin's hint for each event it registered must be the same
 (``oracle/diff.py --verb hints --seed S --start I --cases 1`` reproduces a case).
 """
@@ -14,6 +15,7 @@ from typing import Any
 
 import pytest
 from hint_cases import hint_case, hint_differences, ours_hints
+from storage_hint_cases import storage_hint_case
 
 from tests.oracle.conftest import _oracle, generated_seed, mismatches
 
@@ -35,6 +37,30 @@ def test_generated_hints_match_upstream(hint_oracle: Any) -> None:
         f"(reproduce: oracle/diff.py --verb hints --seed {seed} --cases {n})\n"
         + "\n".join(failures[:10])
     )
+
+
+def test_generated_storage_hints_match_upstream(hint_oracle: Any) -> None:
+    """A storage object's change (``oracle/storage_hint_cases.py``; ``ORACLE_HINT_CASES``):
+    the volume plugins' hints."""
+    n = int(os.environ.get("ORACLE_HINT_CASES", "200"))
+    seed = generated_seed("storage hints", n)
+    failures = mismatches(
+        n, lambda i: storage_hint_case(seed, i), ours_hints, hint_oracle, hint_differences
+    )
+    assert not failures, (
+        f"seed {seed}: {len(failures)}/{n} storage hint cases differ from upstream "
+        f"(reproduce: oracle/diff.py --verb hints --family storage --seed {seed} --cases {n})\n"
+        + "\n".join(failures[:10])
+    )
+
+
+def test_storage_hint_cases_change_every_kind() -> None:
+    events = [storage_hint_case(3, i)["event"] for i in range(200)]
+    kinds = {(e.get("new") or e.get("old"))["kind"] for e in events}
+    assert kinds == {"PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode",
+                     "CSIDriver", "CSIStorageCapacity", "VolumeAttachment", "Pod"}  # fmt: skip
+    assert {e["op"] for e in events} == {"add", "update", "delete"}
+    assert storage_hint_case(3, 7) == storage_hint_case(3, 7)
 
 
 def test_hint_cases_reproduce_and_vary() -> None:

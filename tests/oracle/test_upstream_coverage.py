@@ -86,8 +86,8 @@ def test_dynamicresources_blocks_take_the_reason_of_the_span_they_start_in() -> 
 
 def test_the_volume_plugins_leave_out_test_helpers_and_file_their_hints_apart() -> None:
     """VolumeBinding's test helpers (``fake_binder.go``, ``test_utils.go``) are not the
-    plugin; a volume plugin's queueing hint (storage objects' events, which the hint cases
-    do not draw) is ``storage-hint``, a default plugin's stays ``hint``; a block in a
+    plugin; a volume plugin's queueing hint left uncovered (the type assertion the storage
+    hint cases cannot fail) is ``storage-hint``, a default plugin's stays ``hint``; a block in a
     classified volume span takes its reason."""
     vb = cov.PLUGINS + "volumebinding/"
     blocks = [

@@ -376,6 +376,7 @@ TARGET = api.Pod(name="t", uid="t", requests={"cpu": 1000})
     [
         (_with(TARGET, "o", "n1", cpu=1000), None, Q),
         (_with(TARGET, "o", "", cpu=1000), None, SKIP),
+        (_with(TARGET, "o", "", cpu=1000).nominated_to("n1"), None, Q),
         (_with(TARGET, "o", "n1", cpu=2000), _with(TARGET, "o", "n1", cpu=1000), Q),
         (_with(TARGET, "o", "n1", cpu=1000, memory=5), _with(TARGET, "o", "n1", cpu=1000), SKIP),
         (_with(TARGET, "o", "", cpu=2000), _with(TARGET, "o", "", cpu=1000), SKIP),
@@ -384,6 +385,7 @@ TARGET = api.Pod(name="t", uid="t", requests={"cpu": 1000})
     ids=[
         "bound deleted",
         "unbound deleted",
+        "unbound nominated deleted",
         "scaled down cpu",
         "unrelated resource",
         "unbound scaled down",

@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -22,9 +23,11 @@ type HintsRequest struct {
 	Event HintEvent `json:"event"`
 }
 
-// HintEvent is one change of a Node or a Pod: Op is add, update or delete; Old and New the
-// object before and after (absent for an add's Old and a delete's New).  An update of an
-// unbound Pod is the rejected Pod's own update (the queue's Update): New is then the Pod.
+// HintEvent is one change of a Node, a Pod or a storage object (PersistentVolume,
+// PersistentVolumeClaim, StorageClass, CSINode, CSIDriver, CSIStorageCapacity,
+// VolumeAttachment): Op is add, update or delete; Old and New the object before and after
+// (absent for an add's Old and a delete's New).  An update of an unbound Pod is the rejected
+// Pod's own update (the queue's Update): New is then the Pod.
 type HintEvent struct {
 	Op  string          `json:"op"`
 	Old json.RawMessage `json:"old,omitempty"`
@@ -48,7 +51,8 @@ type HintsResult struct {
 // Hints derives the cluster events of req.Event as upstream's event handlers do
 // (eventhandlers.go: Node add, update, delete; assigned Pod add, update, delete; the
 // unbound Pod's own update through the queue's Update and another unbound Pod's
-// deletion) and asks each plugin's QueueingHintFn whose registered event matches
+// deletion; a storage object's add, update or delete, buildEvtResHandler's one event of
+// the object's resource) and asks each plugin's QueueingHintFn whose registered event matches
 // (framework.MatchClusterEvents; no hint function means Queue).  Every plugin is asked,
 // not only those that rejected the Pod: the answer compares the hint functions.
 func Hints(ctx context.Context, req *HintsRequest) (*HintsResult, error) {
@@ -118,7 +122,8 @@ func Hints(ctx context.Context, req *HintsRequest) (*HintsResult, error) {
 	return out, nil
 }
 
-// hintObject decodes a Node or a Pod (nil when absent), with the API server's defaults.
+// hintObject decodes a Node, a Pod or a storage object (nil when absent), with the API
+// server's defaults.
 func hintObject(raw json.RawMessage) (runtime.Object, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
@@ -131,7 +136,50 @@ func hintObject(raw json.RawMessage) (runtime.Object, error) {
 	case *v1.Node, *v1.Pod:
 		return obj, nil
 	}
-	return nil, fmt.Errorf("want a Node or a Pod, got %T", obj)
+	if _, ok := storageResource(obj); ok {
+		return obj, nil
+	}
+	return nil, fmt.Errorf("want a Node, a Pod or a storage object, got %T", obj)
+}
+
+// storageResource is the event resource of a storage object's informer (false for any
+// other object).
+func storageResource(obj runtime.Object) (fwk.EventResource, bool) {
+	switch obj.(type) {
+	case *v1.PersistentVolume:
+		return fwk.PersistentVolume, true
+	case *v1.PersistentVolumeClaim:
+		return fwk.PersistentVolumeClaim, true
+	case *storagev1.StorageClass:
+		return fwk.StorageClass, true
+	case *storagev1.CSINode:
+		return fwk.CSINode, true
+	case *storagev1.CSIDriver:
+		return fwk.CSIDriver, true
+	case *storagev1.CSIStorageCapacity:
+		return fwk.CSIStorageCapacity, true
+	case *storagev1.VolumeAttachment:
+		return fwk.VolumeAttachment, true
+	}
+	return "", false
+}
+
+// storageEvents is buildEvtResHandler's event for a storage object's add, update or
+// delete: the object's resource with the one action (an update's old object must be of
+// the same kind).
+func storageEvents(op string, resource fwk.EventResource, oldObj runtime.Object) ([]fwk.ClusterEvent, error) {
+	switch op {
+	case "add":
+		return []fwk.ClusterEvent{{Resource: resource, ActionType: fwk.Add}}, nil
+	case "delete":
+		return []fwk.ClusterEvent{{Resource: resource, ActionType: fwk.Delete}}, nil
+	case "update":
+		if old, ok := storageResource(oldObj); !ok || old != resource {
+			return nil, fmt.Errorf("event: an update needs the old %s", resource)
+		}
+		return []fwk.ClusterEvent{{Resource: resource, ActionType: fwk.Update}}, nil
+	}
+	return nil, fmt.Errorf("event: op %q: want add, update or delete", op)
 }
 
 // untyped is obj as the event handlers pass it: a nil interface when absent.
@@ -184,6 +232,9 @@ func clusterEvents(op string, oldObj, newObj runtime.Object) ([]fwk.ClusterEvent
 		}
 	case nil:
 		return nil, fmt.Errorf("event: no object")
+	}
+	if resource, ok := storageResource(obj); ok {
+		return storageEvents(op, resource, oldObj)
 	}
 	return nil, fmt.Errorf("event: op %q: want add, update or delete", op)
 }

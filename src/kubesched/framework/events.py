@@ -67,14 +67,21 @@ _OBJECT_RESOURCES = {
     "CSINode": Resource.CSI_NODE,
     "CSIDriver": Resource.CSI_DRIVER,
     "CSIStorageCapacity": Resource.CSI_STORAGE_CAPACITY,
+    "VolumeAttachment": Resource.VOLUME_ATTACHMENT,
 }
+# The storage kinds: upstream's informers raise their deletion as any other event of the
+# resource (``buildEvtResHandler``), labelled ``storage.k8s.io/CSINodeDelete`` and so on.
+_STORAGE_KINDS = frozenset(
+    {"PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver",
+     "CSIStorageCapacity", "VolumeAttachment"}
+)  # fmt: skip
 
 
 def object_event(kind: str, deleted: bool, existed: bool | None = None) -> ClusterEvent | None:
     """The event for an add, update or delete of a Namespace, Service, PDB, PodGroup,
     Workload, ElasticQuota, DRA object (ResourceClaim, ResourceSlice, DeviceClass,
     DeviceTaintRule) or storage object (PersistentVolume, PersistentVolumeClaim, StorageClass,
-    CSINode, CSIDriver, CSIStorageCapacity).
+    CSINode, CSIDriver, CSIStorageCapacity, VolumeAttachment).
 
     ``existed`` says whether the object was known before the change: False an Add, True an
     Update (upstream's informers tell them apart, so a plugin registered for Add alone, such
@@ -84,7 +91,8 @@ def object_event(kind: str, deleted: bool, existed: bool | None = None) -> Clust
     if resource is None:
         return None
     if deleted:
-        return ClusterEvent(resource, ActionType.DELETE, f"{kind}Delete")
+        label = "" if kind in _STORAGE_KINDS else f"{kind}Delete"
+        return ClusterEvent(resource, ActionType.DELETE, label)
     if existed is None:
         return ClusterEvent(resource, ActionType.ADD | ActionType.UPDATE, f"{kind}Change")
     if existed or kind == "DeviceTaintRule":  # a rule's change: updates of the slices

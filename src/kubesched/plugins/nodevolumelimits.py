@@ -16,8 +16,10 @@
 - PreFilterExtensions (kubesched's, for what upstream's NodeInfo copy does): Pods that
   preemption or nomination add to or remove from a node count there.
 
-The VolumeAttachment/Delete event is registered without a hint (upstream's looks for the
-Pod's volume among the attachment's).
+Queueing hints as upstream's: a deleted Pod (assigned from v1.37) with claims, ephemeral
+or migratable inline volumes; an added claim the Pod names; a CSINode update that raised a
+driver's ``allocatable.count``; a deleted VolumeAttachment when the Pod has a claim or an
+inline volume translated to the attachment's driver (a CSINode's add is unhinted).
 """
 
 from __future__ import annotations
@@ -348,12 +350,15 @@ class NodeVolumeLimits:
         return found
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        """CSINode/Add, CSINode/Update, Pod/Delete (v1.37+ AssignedPod/Delete) and PVC/Add
-        (hinted), VolumeAttachment/Delete (unhinted: any deletion requeues)."""
+        """CSINode/Add, and hinted CSINode/Update, Pod/Delete (v1.37+ AssignedPod/Delete),
+        PVC/Add and VolumeAttachment/Delete."""
         pods = Resource.ASSIGNED_POD if self.handle.feature_gates.at_least("1.37") else Resource.POD
         return [
             ClusterEventWithHint(ClusterEvent(Resource.CSI_NODE, ActionType.ADD)),
-            ClusterEventWithHint(ClusterEvent(Resource.CSI_NODE, ActionType.UPDATE)),
+            ClusterEventWithHint(
+                ClusterEvent(Resource.CSI_NODE, ActionType.UPDATE),
+                is_schedulable_after_csinode_update,
+            ),
             ClusterEventWithHint(
                 ClusterEvent(pods, ActionType.DELETE), is_schedulable_after_pod_deleted
             ),
@@ -361,7 +366,10 @@ class NodeVolumeLimits:
                 ClusterEvent(Resource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD),
                 is_schedulable_after_claim_added,
             ),
-            ClusterEventWithHint(ClusterEvent(Resource.VOLUME_ATTACHMENT, ActionType.DELETE)),
+            ClusterEventWithHint(
+                ClusterEvent(Resource.VOLUME_ATTACHMENT, ActionType.DELETE),
+                is_schedulable_after_attachment_deleted,
+            ),
         ]
 
 
@@ -410,3 +418,48 @@ def is_schedulable_after_claim_added(pod: api.Pod, old: Any, new: Any) -> Queuei
 def new(args: object | None, handle: Handle) -> NodeVolumeLimits:
     """Factory; NodeVolumeLimits has no args."""
     return NodeVolumeLimits(args, handle)
+
+
+def is_schedulable_after_csinode_update(pod: api.Pod, old: Any, new: Any) -> QueueingHint:
+    """Upstream ``isSchedulableAfterCSINodeUpdated``: Queue when a driver's
+    ``allocatable.count`` grew (an absent count or driver counts 0)."""
+    del pod
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return QueueingHint.QUEUE
+    before = {d: count or 0 for d, count in st.parse_csinode(old).drivers.items()}
+    for driver, count in st.parse_csinode(new).drivers.items():
+        if (count or 0) > before.get(driver, 0):
+            return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def is_schedulable_after_attachment_deleted(pod: api.Pod, old: Any, new: Any) -> QueueingHint:
+    """Upstream ``isSchedulableAfterVolumeAttachmentDeleted``: Queue when the Pod has a
+    claim, or an inline in-tree volume (Azure File and vSphere included) whose CSI driver is
+    the deleted attachment's attacher (a volume that does not translate is an error:
+    Queue)."""
+    del new
+    if not isinstance(old, dict):
+        return QueueingHint.QUEUE
+    attacher = st.parse_attachment(old).attacher
+    for v in pod.volumes:
+        if v.kind == api.VOLUME_PVC:
+            return QueueingHint.QUEUE
+        if not csi_m.inline_migratable(v):
+            continue
+        translated = csi_m.inline_csi(v)
+        if csi_m.inline_translation_error(v) is not None or translated is None:
+            return QueueingHint.QUEUE
+        if translated[1] == attacher:
+            return QueueingHint.QUEUE
+    # Upstream's translator also takes inline Azure File and vSphere volumes (which no
+    # volume plugin counts, so the Pod's volumes keep neither): read as the Pod has them.
+    drivers = {kind: csi_m.IN_TREE_PLUGINS[kind][1] for kind in _OTHER_INLINE}
+    for volume in (pod.raw.get("spec") or {}).get("volumes") or []:
+        for kind in _OTHER_INLINE:
+            if isinstance(volume, dict) and kind in volume and drivers[kind] == attacher:
+                return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+_OTHER_INLINE = ("azureFile", "vsphereVolume")

@@ -8,10 +8,13 @@ v1.34 ``volumezone/volume_zone.go``, queueing hints on).
   UnschedulableAndUnresolvable (NotFound errors read ``persistentvolumeclaim "x" not found``,
   ``storageclass.storage.k8s.io "x" not found``, ``persistentvolume "x" not found``).  The PVs'
   topology labels (``failure-domain.beta.kubernetes.io/zone|region``,
-  ``topology.kubernetes.io/zone|region``; values split on ``__``) are kept; none: Skip.
+  ``topology.kubernetes.io/zone|region``; values split on ``__``, a value with an empty zone
+  ignored) are kept; none: Skip.
 - Filter: a node with none of those labels passes; else each kept label must be on the node
   (the beta key or its GA twin) with one of the values, or ``node(s) had no available
   volume zone`` (UnschedulableAndUnresolvable).
+- Queueing hints: a claim the Pod names added or updated, a ``WaitForFirstConsumer`` class
+  added, a PersistentVolume added or its topology labels changed.
 """
 
 from __future__ import annotations
@@ -67,10 +70,10 @@ def pv_topologies(pv: st.PersistentVolume) -> list[Topology]:
     for key in TOPOLOGY_LABELS:
         value = pv.labels.get(key)
         if value is not None:
-            zones = frozenset(z.strip() for z in value.split("__") if z.strip())
-            if not zones:  # upstream's LabelZonesToSet fails on an empty value: ignored
+            zones = [z.strip() for z in value.split("__")]
+            if "" in zones:  # upstream's LabelZonesToSet fails on an empty zone: ignored
                 continue
-            out.append((pv.name, key, zones))
+            out.append((pv.name, key, frozenset(zones)))
     return out
 
 
@@ -178,7 +181,7 @@ class VolumeZone:
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """StorageClass/Add, Node/Add|UpdateNodeLabel, PVC/Add|Update and PV/Add|Update
-        (hinted)."""
+        (all but the Node's hinted)."""
         update = ActionType.ADD | ActionType.UPDATE
         return [
             ClusterEventWithHint(
@@ -190,7 +193,9 @@ class VolumeZone:
             ClusterEventWithHint(
                 ClusterEvent(Resource.PERSISTENT_VOLUME_CLAIM, update), is_schedulable_after_claim
             ),
-            ClusterEventWithHint(ClusterEvent(Resource.PERSISTENT_VOLUME, update)),
+            ClusterEventWithHint(
+                ClusterEvent(Resource.PERSISTENT_VOLUME, update), is_schedulable_after_volume_change
+            ),
         ]
 
 
@@ -214,6 +219,17 @@ def is_schedulable_after_class(pod: api.Pod, old: Any, new: Any) -> QueueingHint
     if not isinstance(new, dict):
         return QueueingHint.QUEUE
     if new.get("volumeBindingMode") == st.WAIT_FOR_FIRST_CONSUMER:
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def is_schedulable_after_volume_change(pod: api.Pod, old: Any, new: Any) -> QueueingHint:
+    """Upstream ``isSchedulableAfterPersistentVolumeChange``: a new PersistentVolume may
+    help; an updated one when its topology labels (:func:`pv_topologies`) changed."""
+    del pod
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return QueueingHint.QUEUE
+    if pv_topologies(st.parse_pv(old)) != pv_topologies(st.parse_pv(new)):
         return QueueingHint.QUEUE
     return QueueingHint.QUEUE_SKIP
 

@@ -385,7 +385,8 @@ class Scheduler:
             )
 
     def on_pod_delete(self, pod: api.Pod) -> None:
-        """A Pod was deleted: free its resources or drop it from the queue."""
+        """A Pod was deleted: free its resources or drop it from the queue (an unbound Pod
+        nominated to a node raises the unscheduled Pod's deletion, as upstream's)."""
         start = time.perf_counter()
         self._tell("on_pod_delete", pod)
         if self.handle.reject_waiting_pod(pod.key):
@@ -396,18 +397,30 @@ class Scheduler:
         else:
             self.queue.delete(pod)
             label = "UnschedulablePodDelete"
+            if pod.nominated_node_name:
+                # Upstream: lower or equal priority Pods counted it as if it were assigned
+                # there, so its deletion may unblock them (deletePodFromSchedulingQueue).
+                self.queue.move_all_to_active_or_backoff(
+                    qevents.EVENT_UNSCHEDULED_POD_DELETE, pod, None
+                )
         self.failing.clear(pod.key)
         self._handled(start, label)
 
     def on_object(self, obj: dict[str, Any], *, deleted: bool = False) -> None:
-        """A Namespace, Service, PodDisruptionBudget or other object changed."""
+        """A Namespace, Service, PodDisruptionBudget or other object changed.  The queue's
+        hints get the object before and after the change, as upstream's handlers pass them:
+        ``(None, obj)`` for an add, ``(known, obj)`` for an update and ``(obj, None)`` for a
+        deletion."""
         start = time.perf_counter()
-        existed = self.cluster.knows_object(obj)
+        before = self.cluster.known_object(obj)
         kind = self.cluster.apply_object(obj, deleted=deleted)
         self._tell("on_object", obj, deleted)
-        event = events.object_event(kind, deleted, existed)
+        event = events.object_event(kind, deleted, before is not None)
         if event is not None:
-            self.queue.move_all_to_active_or_backoff(event, None, obj)
+            if deleted:
+                self.queue.move_all_to_active_or_backoff(event, obj, None)
+            else:
+                self.queue.move_all_to_active_or_backoff(event, before, obj)
             self._handled(start, qevents.event_label(event))
 
     # ------------------------------------------------------------------ the search

@@ -252,6 +252,13 @@ class ClusterState:
         ns = str(meta.get("namespace") or "default")
         return (str(obj.get("kind", "")), f"{ns}/{meta.get('name', '')}") in self.objects
 
+    def known_object(self, obj: dict[str, Any]) -> dict[str, Any] | None:
+        """The recorded object of ``obj``'s kind, namespace and name (None when unknown): what
+        a change of it replaces."""
+        meta = obj.get("metadata") or {}
+        ns = str(meta.get("namespace") or "default")
+        return self.objects.get((str(obj.get("kind", "")), f"{ns}/{meta.get('name', '')}"))
+
     def apply_object(self, obj: dict[str, Any], *, deleted: bool = False) -> str:
         """Record (or forget) a Namespace, Service or any other object; returns its kind."""
         kind = str(obj.get("kind", ""))

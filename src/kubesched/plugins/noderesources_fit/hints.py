@@ -83,13 +83,10 @@ class GovernedHints:
 
 
 def pod_hint(pod: api.Pod, old: Any, new: Any) -> fw.QueueingHint:
-    """Upstream ``isSchedulableAfterPodEvent``: a bound Pod deleted, or one that shrank.
-
-    (Upstream also queues on deleting an unbound Pod with a nominated node; our Pod has no
-    ``nominatedNodeName``, so such a deletion is skipped.)
-    """
+    """Upstream ``isSchedulableAfterPodEvent``: a bound Pod deleted (or an unbound one
+    nominated to a node: its room was held for it), or one that shrank."""
     if new is None:
-        if old is None or not old.node_name:
+        if old is None or (not old.node_name and not old.nominated_node_name):
             return fw.QueueingHint.QUEUE_SKIP
         return fw.QueueingHint.QUEUE
     if old is None:

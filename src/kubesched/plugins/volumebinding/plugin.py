@@ -29,6 +29,9 @@
   must admit the node as VolumeBinding's Filter reads a bound PV (an in-tree one migrated
   on the node: its CSI translation): else an error, and the next attempt finds the claim
   bound to a PV in conflict.
+- Queueing hints: a claim the Pod names added or updated (here), a StorageClass, CSINode,
+  CSIDriver or CSIStorageCapacity change as upstream tells them apart
+  (:mod:`~.hints`); a PersistentVolume and a Node's addition or label change unhinted.
 """
 
 from __future__ import annotations
@@ -67,6 +70,7 @@ from kubesched.framework.interface import (
 )
 from kubesched.kernels.resources import MAX_CUSTOM_PRIORITY_SCORE, broken_linear
 from kubesched.plugins.volumebinding import binder as b
+from kubesched.plugins.volumebinding import hints as h
 from kubesched.state.cache import ClusterState
 from kubesched.state.storage import Storage, storage_of
 
@@ -423,7 +427,9 @@ class VolumeBinding:
         """Upstream's events (queueing hints on)."""
         change = ActionType.ADD | ActionType.UPDATE
         return [
-            ClusterEventWithHint(ClusterEvent(Resource.STORAGE_CLASS, change)),
+            ClusterEventWithHint(
+                ClusterEvent(Resource.STORAGE_CLASS, change), h.is_schedulable_after_class_change
+            ),
             ClusterEventWithHint(
                 ClusterEvent(Resource.PERSISTENT_VOLUME_CLAIM, change), is_schedulable_after_claim
             ),
@@ -431,9 +437,17 @@ class VolumeBinding:
             ClusterEventWithHint(
                 ClusterEvent(Resource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL)
             ),
-            ClusterEventWithHint(ClusterEvent(Resource.CSI_NODE, change)),
-            ClusterEventWithHint(ClusterEvent(Resource.CSI_DRIVER, ActionType.UPDATE), _queue_skip),
-            ClusterEventWithHint(ClusterEvent(Resource.CSI_STORAGE_CAPACITY, change)),
+            ClusterEventWithHint(
+                ClusterEvent(Resource.CSI_NODE, change), h.is_schedulable_after_csinode_change
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(Resource.CSI_DRIVER, ActionType.UPDATE),
+                h.is_schedulable_after_driver_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(Resource.CSI_STORAGE_CAPACITY, change),
+                h.is_schedulable_after_capacity_change,
+            ),
         ]
 
 
@@ -451,12 +465,6 @@ def is_schedulable_after_claim(pod: api.Pod, old: Any, new: Any) -> QueueingHint
             return QueueingHint.QUEUE
         if v.kind == api.VOLUME_EPHEMERAL and ephemeral_claim_name(pod, v) == name:
             return QueueingHint.QUEUE
-    return QueueingHint.QUEUE_SKIP
-
-
-def _queue_skip(pod: api.Pod, old: Any, new: Any) -> QueueingHint:
-    """Upstream's CSIDriver hint looks at inline CSI volumes, which no Pod here keeps."""
-    del pod, old, new
     return QueueingHint.QUEUE_SKIP
 
 

@@ -1,0 +1,59 @@
+"""The scheduler's informer handlers raise the events upstream's do, with the objects
+upstream's hand the queueing hints: a storage object's change with the object before and
+after (``Scheduler.on_object``), a nominated pending Pod's deletion
+(``Scheduler.on_pod_delete``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubesched.api.parse import parse_pod
+from kubesched.config.load import load_config
+from kubesched.framework.clusterevents import Resource
+from kubesched.plugins.registry import known_plugin_names
+from kubesched.scheduler import Scheduler
+from kubesched.testing import VirtualClock
+
+
+def _scheduler(monkeypatch: Any) -> tuple[Scheduler, list[tuple[str, Any, Any]]]:
+    """A scheduler whose queue records each event it is told about and the objects."""
+    s = Scheduler(load_config(None, known_plugins=known_plugin_names()), clock=VirtualClock())
+    heard: list[tuple[str, Any, Any]] = []
+
+    def spy(event: Any, old: Any = None, new: Any = None, pre_check: Any = None) -> None:
+        heard.append((str(event.resource), old, new))
+
+    monkeypatch.setattr(s.queue, "move_all_to_active_or_backoff", spy)
+    return s, heard
+
+
+def _csinode(count: int) -> dict[str, Any]:
+    driver = {"name": "pd", "nodeID": "n", "allocatable": {"count": count}}
+    return {"kind": "CSINode", "metadata": {"name": "n"}, "spec": {"drivers": [driver]}}
+
+
+def test_on_object_hands_the_hints_the_object_before_and_after(monkeypatch: Any) -> None:
+    s, heard = _scheduler(monkeypatch)
+    before, after = _csinode(1), _csinode(2)
+    va = {"kind": "VolumeAttachment", "metadata": {"name": "va"},
+          "spec": {"attacher": "pd", "nodeName": "n", "source": {}}}  # fmt: skip
+    s.on_object(before)
+    s.on_object(after)
+    s.on_object(va)
+    s.on_object(va, deleted=True)
+    assert heard == [
+        (Resource.CSI_NODE.value, None, before),
+        (Resource.CSI_NODE.value, before, after),
+        (Resource.VOLUME_ATTACHMENT.value, None, va),
+        (Resource.VOLUME_ATTACHMENT.value, va, None),
+    ]
+
+
+def test_a_nominated_pending_pod_deleted_raises_its_event(monkeypatch: Any) -> None:
+    s, heard = _scheduler(monkeypatch)
+    plain = parse_pod({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c"}]}}, "pod")
+    nominated = plain.nominated_to("n1")
+    s.on_pod_delete(plain)
+    assert heard == []
+    s.on_pod_delete(nominated)
+    assert heard == [(Resource.UNSCHEDULED_POD.value, nominated, None)]
