@@ -991,6 +991,8 @@ def read(
     value, problems = _check(_admitted(obj, gates), "")
     if problems:
         return None
-    if isinstance(value, PodGroup | CompositePodGroup):
+    if isinstance(value, PodGroup):
+        return _defaulted(value, gates)
+    if isinstance(value, CompositePodGroup):
         return _defaulted(value, gates)
     return value if isinstance(value, Workload) else None

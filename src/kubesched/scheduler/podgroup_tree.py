@@ -108,9 +108,9 @@ class TreeCycle(PodGroupCycle):
         leaves = tree.leaves()
         by_leaf: dict[str, list[QueuedPodInfo]] = {}
         for m in kept:
-            leaf = self.manager.group_key(m.pod)
-            assert leaf is not None
-            by_leaf.setdefault(leaf, []).append(m)
+            of = self.manager.group_key(m.pod)
+            assert of is not None
+            by_leaf.setdefault(of, []).append(m)
         by_leaf = {k: self.order(v) for k, v in by_leaf.items()}
         members = [m for leaf in leaves for m in by_leaf.get(leaf.key, [])]
         problem = self.validate_tree(members, root, leaves)
