@@ -1,7 +1,7 @@
 """A composite tree's PodGroup cycle (upstream v1.37.2, gate CompositePodGroup).
 
 Under CompositePodGroup a PodGroup may name a parent CompositePodGroup
-(``spec.parentCompositePodGroupName``), which may name another, two levels at most.  What the
+(``spec.parentCompositePodGroupName``), which may name another (``MAX_TREE_DEPTH``).  What the
 tree changes, as upstream's ``schedule_one_podgroup.go`` does it:
 
 - **the queue entity** is the root (``workloadForest``): every member of every PodGroup under
