@@ -310,8 +310,8 @@ class _Gen(Draw):
         if "CompositePodGroup" in table and gates.get("TopologyAwareWorkloadScheduling"):
             # v1.37's composite groups' gate (it needs both gates above): on, the queue, the
             # cache and GangScheduling take the hierarchy paths even for groups without a
-            # parent (kubesched refuses composite trees, so none is drawn).
-            gates["CompositePodGroup"] = self.chance(0.5)
+            # parent; most such cases get a composite tree (:func:`_composite`).
+            gates["CompositePodGroup"] = self.chance(0.8)
         preempting = any("preemptionPolicy" in p for p in plans)
         if "WorkloadAwarePreemption" in table and gates.get("GangScheduling"):
             gates["WorkloadAwarePreemption"] = self.chance(0.85 if preempting else 0.3)
@@ -477,7 +477,100 @@ def _draw(gen: _Gen, preemption: bool = False) -> dict[str, Any]:
         "submitted": submitted,
         "plans": plans,
         "gates": gates,
+        "objects": [obj for obj, _ in objects],
+        "preemption": bool(bound),
     }
+
+
+def _composite(r: random.Random, d: dict[str, Any]) -> None:
+    """Under CompositePodGroup (v1.37), at times a composite tree over the case's groups
+    (drawn from ``r``, a stream of its own, so the rest of the case is drawn as without
+    it): a root CompositePodGroup over 1-3 of the PodGroups created before their members
+    (in the cluster), at times with a middle CompositePodGroup between (depth 2), each
+    ``basic`` or ``gang`` with ``minGroupCount`` up to its children (rarely one more: a tree
+    that never fills).  The tree's members all carry the root's PriorityClass (v1.37's
+    ``validatePodGroup`` wants the root's priority on every member; rarely one differs), the
+    PodGroups name their parent and a ``workloadRef`` (required with a parent).  Nothing
+    preempts in a tree case: kubesched does not model preemption beside composite trees, so
+    in a preemption situation every submitted Pod gets ``preemptionPolicy: Never`` (the
+    root ``Never`` too under PodGroupPreemptionPolicy, which wants the members' policy to be
+    the root's)."""
+    gates = d["gates"]
+    if not gates.get("CompositePodGroup") or r.random() < 0.1:
+        return
+    pgs = {
+        (o["metadata"]["namespace"], o["metadata"]["name"]): o
+        for o in d["items"]
+        if o["kind"] == "PodGroup" and not o["metadata"]["name"].startswith("running-")
+    }
+    by_ns: dict[str, list[dict[str, Any]]] = {}
+    for plan in d["plans"]:
+        if (plan["namespace"], plan["name"]) in pgs:
+            by_ns.setdefault(plan["namespace"], []).append(plan)
+    if not by_ns:
+        return
+    ns = r.choice(sorted(by_ns))
+    leaves = r.sample(by_ns[ns], r.randint(1, len(by_ns[ns])))
+    cls = r.choice([None, *CLASSES])
+
+    def cpg(name: str, children: int, parent: str | None) -> dict[str, Any]:
+        if r.random() < 0.2:
+            policy: dict[str, Any] = {"basic": {}}
+        else:
+            top = children + 1 if r.random() < 0.1 else children
+            policy = {"gang": {"minGroupCount": r.randint(1, top)}}
+        spec: dict[str, Any] = {
+            "workloadRef": {"workloadName": "wl-tree", "templateName": f"t-{name}"},
+            "schedulingPolicy": policy,
+        }
+        if parent is not None:
+            spec["parentCompositePodGroupName"] = parent
+        if cls is not None:
+            spec["priorityClassName"], spec["priority"] = cls, CLASSES[cls]
+        meta = {"name": name, "namespace": ns}
+        return {
+            "apiVersion": f"{GROUP}/v1alpha3",
+            "kind": "CompositePodGroup",
+            "metadata": meta,
+            "spec": spec,
+        }
+
+    parents = {id(p): "tree-root" for p in leaves}
+    if len(leaves) >= 2 and r.random() < 0.6:  # depth 2: some leaves under a middle group
+        middle = leaves[: r.randint(1, len(leaves))]
+        for p in middle:
+            parents[id(p)] = "tree-mid"
+        direct = len(leaves) - len(middle)
+        tree = [cpg("tree-root", direct + 1, None), cpg("tree-mid", len(middle), "tree-root")]
+    else:
+        tree = [cpg("tree-root", len(leaves), None)]
+    for plan in leaves:
+        spec = pgs[(plan["namespace"], plan["name"])]["spec"]
+        spec["parentCompositePodGroupName"] = parents[id(plan)]
+        spec.setdefault(
+            "workloadRef", {"workloadName": "wl-tree", "templateName": f"t-{plan['name']}"}
+        )
+        if cls is None:
+            spec.pop("priorityClassName", None)
+            spec.pop("priority", None)
+        else:
+            spec["priorityClassName"], spec["priority"] = cls, CLASSES[cls]
+        for pod in plan["members"]:
+            pod["spec"].pop("priorityClassName", None)
+            pod["spec"].pop("priority", None)
+            classify(pod, cls if r.random() >= 0.03 else r.choice(list(CLASSES)))
+    for pod in d["submitted"]:
+        if pod["kind"] == "Pod" and not pod["spec"].get("nodeName"):
+            pod["spec"]["preemptionPolicy"] = "Never"
+    for obj in d["objects"]:
+        if obj["kind"] == "PodGroup" and "preemptionPolicy" in obj["spec"]:
+            obj["spec"]["preemptionPolicy"] = "Never"
+    if gates.get("PodGroupPreemptionPolicy"):
+        for obj in tree:
+            obj["spec"]["preemptionPolicy"] = "Never"
+    # The tree's objects come first in the cluster (observed before any member arrives).
+    first = next(i for i, o in enumerate(d["items"]) if o["kind"] == "PodGroup")
+    d["items"][first:first] = tree
 
 
 def _v136_priorities(plans: list[dict[str, Any]], objects: list[dict[str, Any]]) -> None:
@@ -540,6 +633,7 @@ def podgroup_schedule_case(seed: int, index: int, version: str | None) -> dict[s
     v = check_version(version)
     gen = _Gen(random.Random(f"podgroup-schedule/{seed}/{index}/{v}"), v)
     d = _draw(gen, preemption=True)
+    _composite(random.Random(f"podgroup-composite/{seed}/{index}/{v}"), d)
     request: dict[str, Any] = {
         "cluster": {"apiVersion": "v1", "kind": "List", "items": d["items"]},
         "pods": d["submitted"],

@@ -458,26 +458,32 @@ def test_composite_pod_groups_are_refused_where_the_gate_makes_a_tree() -> None:
         workloadRef={"workloadName": "job", "templateName": "train"},
     )
     on = gates("1.37", **COMPOSITE)
-    workload.admit([composite_pod_group(), member], on)  # the API server takes both
-    with pytest.raises(InputError) as err:
-        workload.refuse_composite([composite_pod_group(), member], on, paths=["a", "b"])
+    tree = [composite_pod_group(), member]
+    workload.admit(tree, on)  # the API server takes both
+    workload.refuse_composite(tree, on)  # the scheduler schedules the tree
+    with pytest.raises(InputError) as err:  # explain does not model it
+        workload.refuse_composite(tree, on, paths=["a", "b"], explain=True)
     assert [p for p, _ in err.value.problems] == ["a", "b.spec.parentCompositePodGroupName"]
-    assert "not modelled" in err.value.problems[0][1]
+    assert "not modelled by kubesched's explain" in err.value.problems[0][1]
+    with pytest.raises(InputError) as err:  # nor objects of the tree created during the run
+        workload.refuse_composite(tree, on, paths=["a", "b"], later=True)
+    assert [p for p, _ in err.value.problems] == ["a", "b.spec.parentCompositePodGroupName"]
     # Gate off: the parent is dropped and no CompositePodGroup is served; nothing to refuse.
-    workload.refuse_composite([member], gates("1.37", **ON))
-    workload.refuse_composite([pod_group()], on)
+    workload.refuse_composite([member], gates("1.37", **ON), explain=True)
+    workload.refuse_composite([pod_group()], on, explain=True)
 
 
-def test_schedule_refuses_a_composite_tree_rather_than_scheduling_its_groups_alone() -> None:
+def test_schedule_refuses_what_it_does_not_model_of_a_tree() -> None:
     import kubesched
 
     member = pod_group(
         parentCompositePodGroupName="all",
         workloadRef={"workloadName": "job", "templateName": "train"},
     )
-    with pytest.raises(InputError, match="composite PodGroups are not modelled"):
+    constrained = composite_pod_group(schedulingConstraints={"topology": [{"key": "rack"}]})
+    with pytest.raises(InputError, match="CompositePodGroup's topology constraint"):
         kubesched.schedule(
-            as_list(node("n1"), composite_pod_group(), member),
+            as_list(node("n1"), constrained, member),
             [],
             kubernetes_version="1.37",
             feature_gates=COMPOSITE,
@@ -504,8 +510,11 @@ def test_commands_refuse_a_composite_tree_with_file_and_path(
         )
         err = capsys.readouterr().err
         assert str(cluster) in err
-        assert "CompositePodGroup/ml/all: composite PodGroups are not modelled" in err
-        assert "PodGroup/ml/train.spec.parentCompositePodGroupName: composite PodGroups" in err
+        if verb == "explain":
+            assert "CompositePodGroup/ml/all: composite PodGroups are not modelled" in err
+            assert "PodGroup/ml/train.spec.parentCompositePodGroupName: composite Pod" in err
+        else:  # the Pod may preempt (no preemptionPolicy: PreemptLowerPriority)
+            assert ".spec.preemptionPolicy: composite PodGroups are not modelled" in err
     # the Python API's explain too
     import kubesched
 

@@ -142,19 +142,31 @@ def test_upstream_gates_members_of_a_missing_group(schedule_oracle_1_37: Any) ->
     assert messages == {'waiting for pods\'s pod group "g" to appear in scheduling queue'}
 
 
-def test_the_composite_gate_is_drawn_at_1_37_without_composite_trees() -> None:
-    """CompositePodGroup (v1.37) is drawn on only beside its dependencies, and no case holds
-    a CompositePodGroup or a PodGroup naming a parent (kubesched refuses those trees)."""
-    on = 0
+def test_the_composite_gate_is_drawn_at_1_37_with_composite_trees_kubesched_takes() -> None:
+    """CompositePodGroup (v1.37) is drawn on only beside its dependencies; most schedule
+    cases with it hold a composite tree (a root, at times a middle group), every one of
+    which kubesched schedules rather than refuses (nothing preempts beside it); the explain
+    form draws none (kubesched's explain refuses trees)."""
+    trees = depth2 = 0
     for i in range(60):
         for req in (podgroup_schedule_case(4, i, "1.37"), podgroup_case(4, i, "1.37")):
             gates = req.get("featureGates", {})
             if gates.get("CompositePodGroup"):
-                on += 1
                 assert gates["GenericWorkload"] and gates["TopologyAwareWorkloadScheduling"]
-            assert "CompositePodGroup" not in str(req) or "CompositePodGroup" in gates
-            assert "parentCompositePodGroupName" not in str(req)
-    assert on > 0
+            if "pod" in req:
+                assert "parentCompositePodGroupName" not in str(req)
+                continue
+            kinds = [o["kind"] for o in req["cluster"]["items"]]
+            if "CompositePodGroup" not in kinds:
+                assert "parentCompositePodGroupName" not in str(req)
+                continue
+            trees += 1
+            depth2 += kinds.count("CompositePodGroup") == 2
+            pods = [p for p in req["pods"] if p["kind"] == "Pod" and not p["spec"].get("nodeName")]
+            assert all(p["spec"]["preemptionPolicy"] == "Never" for p in pods)
+            if trees <= 3:
+                assert "error" not in ours_schedule(req, "1.37")
+    assert trees >= 5 and depth2 >= 1
     assert not any(
         "CompositePodGroup" in podgroup_schedule_case(4, i, "1.36").get("featureGates", {})
         for i in range(30)

@@ -203,8 +203,9 @@ class CompositePodGroup:
     ``spec.parentCompositePodGroupName``), at most :data:`MAX_TREE_DEPTH` levels.
     ``policy.min_count`` is ``schedulingPolicy.gang.minGroupCount`` (0 for ``basic``): how
     many children must be schedulable; the rest of ``policy`` (topology, priority,
-    preemption policy, ``disruptionMode.all``) as a PodGroup's.  Parsed and admitted; the
-    scheduler does not model composite groups (:func:`refuse_composite`)."""
+    preemption policy, ``disruptionMode.all``) as a PodGroup's.  The scheduler schedules a
+    tree in one cycle (:mod:`kubesched.scheduler.podgroup_tree`) and refuses what it does not
+    model of one (:func:`refuse_composite`)."""
 
     namespace: str
     name: str
@@ -736,39 +737,87 @@ def admit(
 
 
 UNMODELLED = (
-    "composite PodGroups are not modelled by kubesched (Kubernetes {version}, gate "
-    "CompositePodGroup: the tree's PodGroups would be scheduled in one cycle, as upstream's "
-    "compositePodGroupSchedulingPlacementAlgorithm does); turn CompositePodGroup off or leave "
-    "the composite groups out"
+    "composite PodGroups are not modelled by kubesched's {what} (Kubernetes {version}, gate "
+    "CompositePodGroup: {why}); turn CompositePodGroup off or leave the composite groups out"
 )
 """The refusal's text (:func:`refuse_composite`; ``docs/fidelity.md``)."""
+UNMODELLED_EXPLAIN = "a member's group would be explained as its whole tree's cycle"
+UNMODELLED_TOPOLOGY = (
+    "a CompositePodGroup's topology constraint would generate the placements its children "
+    "are tried in"
+)
+UNMODELLED_LATER = (
+    "a tree object created while its members are queued would regroup them under its root"
+)
+UNMODELLED_PREEMPTION = (
+    "a Pod that may preempt beside a composite tree would preempt as upstream's "
+    "workload-aware preemption does for trees and their members"
+)
 
 
-def refuse_composite(
-    objects: Iterable[Obj], gates: Gates, paths: Sequence[str] | None = None
-) -> None:
-    """:class:`InputError` for what would make a composite hierarchy in a run of ``gates``:
-    a CompositePodGroup served (v1.37 with CompositePodGroup on) or a PodGroup whose
-    ``spec.parentCompositePodGroupName`` the API server keeps (the same gate).  kubesched
-    admits these objects (:func:`admit`) but does not schedule their trees, so it says so
-    rather than answer as if the PodGroups stood alone.  ``paths`` as :func:`admit`'s."""
+def _tree_objects(objects: Iterable[Obj], gates: Gates) -> list[tuple[int, Obj]]:
     if not gates.enabled("CompositePodGroup") or not gates.enabled("GenericWorkload"):
-        return
-    problems: Problems = []
-    text = UNMODELLED.format(version=gates.version)
+        return []
+    out = []
     for i, obj in enumerate(objects):
         if not is_workload_api(obj) or _served_problem(obj, gates, "") is not None:
             continue
-        path = paths[i] if paths is not None else _name_path(obj)
         spec = obj.get("spec")
-        if obj.get("kind") == "CompositePodGroup":
-            problems.append((path, text))
-        elif (
+        if obj.get("kind") == "CompositePodGroup" or (
             obj.get("kind") == "PodGroup"
             and isinstance(spec, dict)
             and spec.get("parentCompositePodGroupName") is not None
         ):
-            problems.append((fe.join(fe.join(path, "spec"), "parentCompositePodGroupName"), text))
+            out.append((i, obj))
+    return out
+
+
+def refuse_composite(
+    objects: Iterable[Obj],
+    gates: Gates,
+    paths: Sequence[str] | None = None,
+    *,
+    explain: bool = False,
+    later: bool = False,
+    pods: Sequence[tuple[str, api.Pod]] = (),
+) -> None:
+    """:class:`InputError` for the part of a composite hierarchy kubesched does not model
+    (``docs/fidelity.md``).  The scheduler schedules a tree as upstream v1.37 does (one
+    queue entity per root, one cycle for the tree, ``minGroupCount`` of each
+    CompositePodGroup: :mod:`kubesched.scheduler.podgroup_tree`), but refuses
+    ``explain`` of a tree (``explain``: every tree object), tree objects created during
+    the run (``later``: ``objects`` are created after the run starts), a
+    CompositePodGroup's ``schedulingConstraints``, and, beside a tree, a pending Pod of
+    ``pods`` (``(path, Pod)``) that may preempt (``preemptionPolicy`` other than
+    ``Never``).  ``paths`` as :func:`admit`'s."""
+    objects = list(objects)
+    tree = _tree_objects(objects, gates)
+    if not tree:
+        return
+    problems: Problems = []
+
+    def text(why: str, what: str = "scheduler") -> str:
+        return UNMODELLED.format(what=what, version=gates.version, why=why)
+
+    for i, obj in tree:
+        path = paths[i] if paths is not None else _name_path(obj)
+        spec = obj.get("spec")
+        parent = fe.join(fe.join(path, "spec"), "parentCompositePodGroupName")
+        where = path if obj.get("kind") == "CompositePodGroup" else parent
+        if explain:
+            problems.append((where, text(UNMODELLED_EXPLAIN, "explain")))
+        elif later:
+            problems.append((where, text(UNMODELLED_LATER)))
+        elif obj.get("kind") == "CompositePodGroup" and isinstance(spec, dict):
+            cons = spec.get("schedulingConstraints")
+            if isinstance(cons, dict) and cons.get("topology"):
+                cpath = fe.join(fe.join(path, "spec"), "schedulingConstraints")
+                problems.append((cpath, text(UNMODELLED_TOPOLOGY)))
+    if tree and not explain:
+        for path, pod in pods:
+            if not pod.node_name and (pod.preemption_policy or "") != "Never":
+                ppath = fe.join(fe.join(path, "spec"), "preemptionPolicy")
+                problems.append((ppath, text(UNMODELLED_PREEMPTION)))
     if problems:
         raise InputError(problems)
 
@@ -923,7 +972,7 @@ def check_pod_refs(pods: Iterable[api.Pod], gates: Gates) -> Problems:
 
 def read(
     obj: Obj, gates: Gates, priority_classes: Iterable[Obj] = ()
-) -> Workload | PodGroup | None:
+) -> Workload | PodGroup | CompositePodGroup | None:
     """One Workload or PodGroup as the scheduler's informer of ``gates``' release sees it
     once the API server stored it (the priority admission plugin's ``spec.priority`` from
     ``priority_classes`` where the object does not carry one, fields of disabled gates
@@ -932,7 +981,11 @@ def read(
     if not is_workload_api(obj) or _served_problem(obj, gates, "") is not None:
         return None
     spec = obj.get("spec")
-    if obj.get("kind") == "PodGroup" and isinstance(spec, dict) and "priority" not in spec:
+    if (
+        obj.get("kind") in ("PodGroup", "CompositePodGroup")
+        and isinstance(spec, dict)
+        and "priority" not in spec
+    ):
         admitted, forbidden = _admit_priority(obj, gates, _PriorityClasses(priority_classes))
         obj = obj if forbidden else admitted  # a class missing now: the priority stays unset
     value, problems = _check(_admitted(obj, gates), "")
@@ -940,4 +993,6 @@ def read(
         return None
     if isinstance(value, PodGroup):
         return _defaulted(value, gates)
-    return value if isinstance(value, Workload) else None  # CompositePodGroups: not modelled
+    if isinstance(value, CompositePodGroup):
+        return _defaulted(value, gates)
+    return value if isinstance(value, Workload) else None

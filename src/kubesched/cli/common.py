@@ -175,6 +175,7 @@ def check_inputs(
     *,
     admit: bool = True,
     version: VersionChoice | None = None,
+    explain: bool = False,
 ) -> Inputs:
     """Parse the snapshot (unless given parsed: :func:`kubesched.api.parse.load_cluster`),
     the Pods (which may name the snapshot's PriorityClasses; their priorities resolved
@@ -183,7 +184,9 @@ def check_inputs(
     error names the file it came from.  References to objects the snapshot lacks are not
     errors (the commands warn about them once, as they run).  Returns what was parsed, for
     the command to use rather than parse again.  ``version`` is the command line's Kubernetes
-    version and gates; without a version, the snapshot's Nodes' kubelets tell it."""
+    version and gates; without a version, the snapshot's Nodes' kubelets tell it.
+    ``explain``: for ``kubesched explain``, which refuses composite trees whole
+    (:func:`kubesched.api.workload.refuse_composite`)."""
     from kubesched.admission import references
     from kubesched.api import workload
     from kubesched.api.parse import parse_objects, split_documents, with_priority_classes
@@ -212,8 +215,13 @@ def check_inputs(
     )
     check(lambda: workload.admit(snapshot.others, gates), cluster[1])
     check(lambda: workload.admit(incoming.others, gates), pods[1])
-    check(lambda: workload.refuse_composite(snapshot.others, gates), cluster[1])
-    check(lambda: workload.refuse_composite(incoming.others, gates), pods[1])
+    pending = [(f"Pod/{p.namespace}/{p.name}", p) for p in [*snapshot.pods, *incoming.pods]]
+    if explain:
+        check(lambda: workload.refuse_composite(snapshot.others, gates, explain=True), cluster[1])
+        check(lambda: workload.refuse_composite(incoming.others, gates, explain=True), pods[1])
+    else:
+        check(lambda: workload.refuse_composite(snapshot.others, gates, pods=pending), cluster[1])
+        check(lambda: workload.refuse_composite(incoming.others, gates, later=True), pods[1])
     for pods_of, file in ((snapshot.pods, cluster[1]), (incoming.pods, pods[1])):
         refs = workload.check_pod_refs(pods_of, gates)
         if refs:

@@ -33,10 +33,12 @@ from kubesched.framework.interface import Handle, IntArray, ServiceKey
 from kubesched.state.cache import ClusterState, PodRecord
 
 __all__ = [
+    "COMPOSITE",
     "POD_GROUP_MANAGER",
     "GroupState",
     "Placement",
     "PodGroupManager",
+    "TreeNode",
     "enabled",
     "manager_of",
 ]
@@ -79,6 +81,34 @@ class Placement:
 
     name: str
     rows: IntArray
+
+
+COMPOSITE = "composite:"
+"""The prefix of a CompositePodGroup's key (``composite:namespace/name``), where a PodGroup's is
+``namespace/name`` (upstream's ``EntityKey`` types)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TreeNode:
+    """One group of a composite tree as the cycle walks it (upstream ``PodGroupInfo`` with its
+    ``Children``): ``key`` a PodGroup's ``namespace/name`` or a CompositePodGroup's
+    ``composite:namespace/name``; ``min_count`` its ``minCount`` or ``minGroupCount`` (1 for
+    ``basic``, as GangScheduling's ``getMinCount``); ``children`` empty for a PodGroup."""
+
+    key: str
+    name: str
+    min_count: int
+    children: tuple[TreeNode, ...] = ()
+
+    @property
+    def composite(self) -> bool:
+        return self.key.startswith(COMPOSITE)
+
+    def leaves(self) -> list[TreeNode]:
+        """The PodGroups under this node, in the walk's order."""
+        if not self.composite:
+            return [self]
+        return [leaf for child in self.children for leaf in child.leaves()]
 
 
 POD_GROUP_MANAGER: ServiceKey[PodGroupManager] = ServiceKey("kubesched.io/pod-group-manager")
@@ -129,9 +159,19 @@ def queue_entity(
         pg = manager.pod_group(key) if key is not None else None
         if key is None or pg is None:
             return None
+        root = manager.root(key)
+        if root is None:  # a parent not observed: queued alone (upstream: incomplete)
+            return None
+        if root != key:  # a composite tree: the root's entity, at the root's priority
+            cpg = manager.composite[root.removeprefix(COMPOSITE)]
+            return root, cpg.policy.priority or 0  # CompositePodGroupPriority
         return key, pg.policy.priority or 0
 
     return entity_of
+
+
+KINDS = ("PodGroup", "CompositePodGroup", "Workload")
+"""The object kinds :meth:`PodGroupManager.on_object` keeps (beside PriorityClasses)."""
 
 
 class PodGroupManager:
@@ -142,6 +182,8 @@ class PodGroupManager:
         self.groups: dict[str, GroupState] = {}
         self.pod_groups: dict[str, workload.PodGroup] = {}
         """PodGroup objects (v1.36+) by ``namespace/name``."""
+        self.composite: dict[str, workload.CompositePodGroup] = {}
+        """CompositePodGroup objects (v1.37, gate CompositePodGroup) by ``namespace/name``."""
         self.workloads: dict[str, workload.Workload] = {}
         """Workload objects by ``namespace/name`` (v1.35 reads its groups' policies here)."""
         self._group_of: dict[str, str] = {}
@@ -151,7 +193,7 @@ class PodGroupManager:
         """PriorityClasses by name (a PodGroup's priority comes from its class)."""
         if cluster is not None:
             for (kind, _key), obj in list(cluster.objects.items()):
-                if kind in ("PodGroup", "Workload", "PriorityClass"):
+                if kind in ("PodGroup", "CompositePodGroup", "Workload", "PriorityClass"):
                     self.on_object(obj, False)
             for rec in cluster.pods.values():
                 self.on_pod_add(rec.pod)
@@ -199,12 +241,12 @@ class PodGroupManager:
             for raw in list(self._raw.values()):  # priorities follow their class
                 self._read(raw)
             return
-        if obj.get("kind") not in ("PodGroup", "Workload") or not workload.is_workload_api(obj):
+        if obj.get("kind") not in KINDS or not workload.is_workload_api(obj):
             return
         key = f"{meta.get('namespace') or 'default'}/{meta.get('name', '')}"
         if deleted:
             self._raw.pop(f"{obj['kind']}/{key}", None)
-            (self.pod_groups if obj["kind"] == "PodGroup" else self.workloads).pop(key, None)
+            self._objects(str(obj["kind"])).pop(key, None)
             return
         self._raw[f"{obj['kind']}/{key}"] = obj
         self._read(obj)
@@ -215,10 +257,74 @@ class PodGroupManager:
         value = workload.read(obj, self.gates, self._classes.values())
         if isinstance(value, workload.PodGroup):
             self.pod_groups[key] = value
+        elif isinstance(value, workload.CompositePodGroup):
+            self.composite[key] = value
         elif isinstance(value, workload.Workload):
             self.workloads[key] = value
         else:
-            (self.pod_groups if obj.get("kind") == "PodGroup" else self.workloads).pop(key, None)
+            self._objects(str(obj.get("kind"))).pop(key, None)
+
+    def _objects(self, kind: str) -> dict[str, Any]:
+        if kind == "PodGroup":
+            return self.pod_groups
+        return self.composite if kind == "CompositePodGroup" else self.workloads
+
+    # ------------------------------------------------------------------ composite trees
+    def trees(self) -> bool:
+        """Whether groups may have parents (v1.37 with CompositePodGroup on)."""
+        return self.gates.version == "1.37" and self.gates.enabled("CompositePodGroup")
+
+    def _parent(self, key: str) -> str | None:
+        """The parent of group ``key`` (a PodGroup's or a ``composite:`` key) as observed,
+        as a ``composite:`` key, or None."""
+        if key.startswith(COMPOSITE):
+            cpg = self.composite.get(key.removeprefix(COMPOSITE))
+            parent = cpg.parent if cpg is not None else None
+            namespace = cpg.namespace if cpg is not None else ""
+        else:
+            pg = self.pod_groups.get(key)
+            parent = pg.parent if pg is not None and self.trees() else None
+            namespace = pg.namespace if pg is not None else ""
+        return f"{COMPOSITE}{namespace}/{parent}" if parent is not None else None
+
+    def root(self, key: str) -> str | None:
+        """The root of the tree PodGroup ``key`` is in (upstream
+        ``getRootLookupInfoForPodGroup``): ``key`` itself without a parent, else the topmost
+        CompositePodGroup's ``composite:`` key; None when a parent on the way is not observed
+        (or the parents make a cycle)."""
+        seen = {key}
+        while (parent := self._parent(key)) is not None:
+            if parent in seen or parent.removeprefix(COMPOSITE) not in self.composite:
+                return None
+            seen.add(parent)
+            key = parent
+        return key
+
+    def tree(self, root: str) -> TreeNode:
+        """The tree under ``root`` as observed (upstream ``buildQueuedPodGroupInfo``):
+        children in name order, PodGroups before CompositePodGroups of one parent (upstream
+        walks a Go set, in no fixed order)."""
+        if not root.startswith(COMPOSITE):
+            policy = self.policy(root)
+            name = root.split("/", 1)[1]
+            return TreeNode(root, name, (policy.min_count if policy else 0) or 1)
+        cpg = self.composite[root.removeprefix(COMPOSITE)]
+        kids = [k for k in self.pod_groups if self._parent(k) == root]
+        kids += [
+            f"{COMPOSITE}{k}" for k in self.composite if self._parent(f"{COMPOSITE}{k}") == root
+        ]
+        kids.sort(key=lambda k: (k.startswith(COMPOSITE), k))
+        children = tuple(self.tree(k) for k in kids)
+        return TreeNode(root, cpg.name, cpg.policy.min_count or 1, children)
+
+    def tree_ready(self, node: TreeNode, count: Callable[[GroupState], int]) -> bool:
+        """GangScheduling's ``isCPGTreeReady``: at least ``minGroupCount`` children ready, a
+        PodGroup ready when ``count`` of its state reaches its ``minCount`` (1 for
+        ``basic``)."""
+        if not node.composite:
+            return node.key in self.pod_groups and count(self.state(node.key)) >= node.min_count
+        ready = sum(1 for child in node.children if self.tree_ready(child, count))
+        return ready >= node.min_count
 
     # ------------------------------------------------------------------ Pods (informer)
     def on_pod_add(self, pod: api.Pod) -> None:

@@ -88,8 +88,9 @@ class GroupQueueCore(QueueCore):
 
     def _new_group(self, key: str, priority: int, first: Entry) -> Entry:
         """An empty entity for ``key`` with ``first``'s timestamp
-        (``newQueuedPodGroupInfoFromRootLookup``)."""
-        namespace, name = key.split("/", 1)
+        (``newQueuedPodGroupInfoFromRootLookup``); a composite tree's root key carries its
+        kind before the namespace (``composite:``)."""
+        namespace, name = key.rpartition(":")[2].split("/", 1)
         stand_in = api.Pod(
             name=f"podgroup:{name}", namespace=namespace, uid=f"podgroup:{key}", priority=priority
         )

@@ -59,6 +59,7 @@ from kubesched.scheduler.extenders import EXTENDER_NAME, Extenders
 from kubesched.scheduler.failures import Failures
 from kubesched.scheduler.options import SchedulerOptions
 from kubesched.scheduler.podgroup import PodGroupCycle
+from kubesched.scheduler.podgroup_tree import TreeCycle
 from kubesched.scheduler.search import Search, Signature
 from kubesched.scheduler.types import (
     PREEMPTION_PLUGIN,
@@ -203,7 +204,7 @@ class Scheduler:
         """The PodGroup scheduling cycle (:mod:`kubesched.scheduler.podgroup`), with the
         Workload API on."""
         if self.pod_group_manager is not None:
-            self.pod_group_cycle = PodGroupCycle(
+            self.pod_group_cycle = TreeCycle(
                 manager=self.pod_group_manager,
                 cluster=self.cluster,
                 queue=self.queue,

@@ -114,7 +114,7 @@ def _member_error(res: MemberResult) -> Status | None:
     )
 
 
-def _with_reason(group: Status, reason: str) -> Status:
+def with_reason(group: Status, reason: str) -> Status:
     """``AppendReason``: ``group`` with one more reason."""
     return Status(group.code, (*group.reasons, reason), group.plugin)
 
@@ -198,6 +198,10 @@ class GroupAlgorithm:
         self.restrict = restrict
         self.placements = restrict is not None and gates.enabled("TopologyAwareWorkloadScheduling")
         """v1.36+ with TopologyAwareWorkloadScheduling: the placement algorithm."""
+        self.in_tree = False
+        """True while a composite tree's PodGroup is tried
+        (:mod:`kubesched.scheduler.podgroup_tree`): a feasible PodGroup with nothing placed
+        stays feasible (upstream makes only the root Unschedulable then)."""
 
     def handles(self, pod: api.Pod) -> bool:
         """Whether ``pod`` is scheduled by a PodGroup cycle (v1.36+, a PodGroup member)."""
@@ -377,14 +381,14 @@ class GroupAlgorithm:
                 schedule = self._scheduling_func(fwk, members, key, policy)
                 result, status = plugin.pod_group_post_filter(key, pods, schedule)
                 if status.is_success():
-                    return _with_reason(group, status.message()), result
+                    return with_reason(group, status.message()), result
                 if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
-                    return _with_reason(group, status.message()), None
+                    return with_reason(group, status.message()), None
                 if status.code != Code.UNSCHEDULABLE:
                     msg = f'error in "{plugin.name}" PodGroupPostFilter plugins: {status.message()}'
                     return Status(Code.ERROR, (msg,), plugin.name), None
                 reasons.extend(status.reasons)
-        return _with_reason(group, ", ".join(reasons)), None
+        return with_reason(group, ", ".join(reasons)), None
 
     def workload_aware_preemption_v136(
         self,
@@ -437,7 +441,7 @@ class GroupAlgorithm:
             return group, contract.PodGroupPostFilterResult(placed, victims)
         if status.code == Code.ERROR:
             return status, None
-        return _with_reason(group, status.message()), None
+        return with_reason(group, status.message()), None
 
     def member_failure(
         self,
@@ -496,18 +500,27 @@ class GroupAlgorithm:
 
     def validate(self, fwk: Framework, members: list[QueuedPodInfo], key: str) -> str:
         """v1.37 ``validatePodGroup`` (v1.36: one scheduler name); "" when valid."""
-        name = members[0].pod.scheduler_name
+        del fwk
         pg = self.manager.pod_group(key)
         priority = (pg.policy.priority or 0) if pg is not None else 0  # PodGroupPriority
         v137 = self.version != "1.36"
-        gated_policy = self.manager.gates.enabled("PodGroupPreemptionPolicy")
         group_policy = ""
-        if gated_policy and pg is not None:
+        if self.manager.gates.enabled("PodGroupPreemptionPolicy") and pg is not None:
             group_policy = pg.policy.preemption_policy or PREEMPT_LOWER
         pods = [m.pod for m in members]
         if v137:
             state = self.manager.state(key)
             pods += self.manager.pods(sorted(state.scheduled()))
+        return self.validate_pods(pods, priority, group_policy)
+
+    def validate_pods(self, pods: list[api.Pod], priority: int, group_policy: str) -> str:
+        """``validatePodGroup``'s check of ``pods`` (the queued members first, then the
+        scheduled ones) against the first one's scheduler name and (v1.37) the group's
+        ``priority`` and preemption policy (``group_policy``: "" without
+        PodGroupPreemptionPolicy, where the first member's is the rule); "" when valid."""
+        name = pods[0].scheduler_name
+        v137 = self.version != "1.36"
+        gated_policy = self.manager.gates.enabled("PodGroupPreemptionPolicy")
         for pod in pods:
             if pod.scheduler_name != name:
                 return (
@@ -535,7 +548,6 @@ class GroupAlgorithm:
                         "all pods in a single pod group should have the same preemption "
                         f"policy, got {mine} and {group_policy}"
                     )
-        del fwk
         return ""
 
     # ------------------------------------------------------------------ the algorithm
@@ -590,7 +602,7 @@ class GroupAlgorithm:
                 any_scheduled = any_scheduled or res.status.is_success()
             if group.code == Code.WAIT:
                 group = Status(Code.UNSCHEDULABLE, (POD_GROUP_UNSCHEDULABLE, *group.reasons))
-            if group.is_success() and not any_scheduled:
+            if group.is_success() and not any_scheduled and not self.in_tree:
                 group = Status(Code.UNSCHEDULABLE, (POD_GROUP_UNSCHEDULABLE,))
             return results, group
         finally:

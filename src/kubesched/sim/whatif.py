@@ -102,7 +102,10 @@ def schedule(
     snapshot = parse_objects(cluster_docs)
     submitted = parse_objects(with_priority_classes(_documents(pods), cluster_docs))
     later = [o for o in submitted.others if workload.is_workload_api(o)]
-    workload.refuse_composite([*snapshot.others, *later], cfg.feature_gates)
+    gates = cfg.feature_gates
+    pending = [(f"Pod/{p.namespace}/{p.name}", p) for p in [*snapshot.pods, *submitted.pods]]
+    workload.refuse_composite(snapshot.others, gates, pods=pending)
+    workload.refuse_composite(later, gates, later=True)
     return schedule_parsed(
         snapshot,
         submitted.pods,

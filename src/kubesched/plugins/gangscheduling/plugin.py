@@ -28,9 +28,13 @@ It reads the groups' runtime state from the scheduler's
 Under gate CompositePodGroup (v1.37) PreEnqueue and Permit read the group through the
 cache's ``BuildHierarchySnapshotFromPod``: a member whose PodGroup object is missing is held
 with that function's error (``failed to build hierarchy snapshot: pod group object not found
-in state for podgroup/NS/NAME``), not ``waiting for pods's pod group ...``.  Composite trees
-themselves (CompositePodGroups, PodGroups naming a parent) are refused at input
-(:func:`kubesched.api.workload.refuse_composite`, ``docs/fidelity.md``).
+in state for podgroup/NS/NAME``), not ``waiting for pods's pod group ...``.  A member of a
+composite tree (its PodGroup names a parent) waits for the whole tree
+(``checkCPGHierarchyReadiness`` / ``permitPodForHierarchy``: ``waiting for composite pod group
+"ROOT" tree to meet quorum``): each CompositePodGroup needs ``minGroupCount`` ready children,
+a PodGroup is ready with ``minCount`` members known (PreEnqueue) or scheduled (Permit), 1 for
+``basic``; the member completing the tree's quorum at Permit allows the tree's assumed
+members, and a Pod added to any PodGroup of the same tree queues the waiting ones.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from typing import Any
 from kubesched.api import objects as api
 from kubesched.config import names
 from kubesched.framework import interface as fw
-from kubesched.framework.podgroups import PodGroupManager, manager_of
+from kubesched.framework.podgroups import GroupState, PodGroupManager, TreeNode, manager_of
 
 NAME = names.GANG_SCHEDULING
 PERMIT_TIMEOUT_SECONDS = 300.0
@@ -101,6 +105,13 @@ class GangScheduling:
                 why = f"failed to build hierarchy snapshot: {self._no_state(key)}"
                 return fw.unschedulable(why, resolvable=False)
             return fw.unschedulable(self._missing(pod, key), resolvable=False)
+        tree = self._tree_of(key)
+        if tree is not None:  # checkCPGHierarchyReadiness, every member known
+            if isinstance(tree, str):
+                return fw.unschedulable(tree, resolvable=False)
+            if not self.manager.tree_ready(tree, GroupState.all_count):
+                return fw.unschedulable(_tree_wait(tree), resolvable=False)
+            return fw.SUCCESS
         if not policy.gang:
             return fw.SUCCESS
         if self.manager.state(key).all_count() < policy.min_count:
@@ -118,6 +129,21 @@ class GangScheduling:
         return (
             f'waiting for pods\'s pod group "{pod.scheduling_group}" to appear in scheduling queue'
         )
+
+    def _tree_of(self, key: str) -> TreeNode | str | None:
+        """The composite tree PodGroup ``key`` is in under CompositePodGroup (None: no
+        parent), or the hierarchy snapshot's error when a parent is not observed."""
+        pg = self.manager.pod_group(key)
+        if not self.hierarchies or pg is None or pg.parent is None:
+            return None
+        root = self.manager.root(key)
+        if root is None:
+            entity = f"compositepodgroup/{pg.namespace}/{pg.parent}"
+            return (
+                "failed to build hierarchy snapshot: composite pod group object not found in "
+                f"state for {entity}"
+            )
+        return self.manager.tree(root)
 
     def _no_state(self, key: str) -> str:
         """``BuildHierarchySnapshotFromPod``'s error for a group whose object is missing: its
@@ -140,6 +166,21 @@ class GangScheduling:
         if policy is None:
             what = "workload" if self.version == "1.35" else "podGroup"
             return fw.error(f"failed to get {what} {key}: not found"), 0.0
+        tree = self._tree_of(key)
+        if isinstance(tree, str):
+            return fw.error(tree), 0.0
+        if tree is not None:  # permitPodForHierarchy, the scheduled members counted
+            leaves = [self.manager.state(leaf.key) for leaf in tree.leaves()]
+            if not self.manager.tree_ready(tree, GroupState.scheduled_count):
+                siblings = {p.key: p for g in leaves for p in g.unscheduled()}
+                if siblings:
+                    state.setdefault(fw.PODS_TO_ACTIVATE_KEY, {}).update(siblings)
+                return _wait(_tree_wait(tree)), PERMIT_TIMEOUT_SECONDS
+            for member in sorted(m for g in leaves for m in g.assumed):
+                wp = self.handle.get_waiting_pod(member)
+                if wp is not None:
+                    wp.allow(NAME)
+            return fw.SUCCESS, 0.0
         if not policy.gang:
             return fw.SUCCESS, 0.0
         group = self.manager.state(key)
@@ -201,9 +242,17 @@ class GangScheduling:
         if not isinstance(new, api.Pod):
             return fw.QueueingHint.QUEUE
         mine = self.manager.group_key(pod)
-        if mine is not None and mine == self.manager.group_key(new):
+        theirs = self.manager.group_key(new)
+        if mine is None or theirs is None:
+            return fw.QueueingHint.QUEUE_SKIP
+        if mine == theirs or (self.hierarchies and self._same_tree(mine, theirs)):
             return fw.QueueingHint.QUEUE
         return fw.QueueingHint.QUEUE_SKIP
+
+    def _same_tree(self, a: str, b: str) -> bool:
+        """``areSameHierarchy``: both groups' roots observed and the same."""
+        root = self.manager.root(a)
+        return root is not None and root == self.manager.root(b)
 
     def _pod_group_changed(self, pod: api.Pod, old: Any, new: Any) -> fw.QueueingHint:
         del old
@@ -222,6 +271,11 @@ class GangScheduling:
         meta = obj.get("metadata") or {}
         same = (meta.get("namespace") or "default") == pod.namespace and meta.get("name") == name
         return fw.QueueingHint.QUEUE if same else fw.QueueingHint.QUEUE_SKIP
+
+
+def _tree_wait(tree: TreeNode) -> str:
+    """PreEnqueue's and Permit's message while a composite tree is short of its quorum."""
+    return f'waiting for composite pod group "{tree.name}" tree to meet quorum'
 
 
 def _wait(message: str) -> fw.Status:

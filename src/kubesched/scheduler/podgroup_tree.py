@@ -1,0 +1,326 @@
+"""A composite tree's PodGroup cycle (upstream v1.37.2, gate CompositePodGroup).
+
+Under CompositePodGroup a PodGroup may name a parent CompositePodGroup
+(``spec.parentCompositePodGroupName``), which may name another (``MAX_TREE_DEPTH``).  What the
+tree changes, as upstream's ``schedule_one_podgroup.go`` does it:
+
+- **the queue entity** is the root (``workloadForest``): every member of every PodGroup under
+  one root CompositePodGroup is queued, popped and requeued as one entity, at the root's
+  priority (``CompositePodGroupPriority``: ``spec.priority``, 0 without)
+  (:func:`kubesched.framework.podgroups.queue_entity`);
+- **PreEnqueue** and **Permit** (GangScheduling) count the tree: a member waits until at
+  least ``minGroupCount`` children of each CompositePodGroup are ready (a PodGroup ready
+  with ``minCount`` members known, or scheduled at Permit; 1 for ``basic``): ``waiting for
+  composite pod group "ROOT" tree to meet quorum``;
+- **validation** (``validatePodGroup``) holds every member and every scheduled Pod of the
+  tree to the root's priority and preemption policy;
+- **the algorithm** (``podGroupSchedulingRecursiveAlgorithm``) walks the tree: a
+  CompositePodGroup asks PlacementFeasible with ``minGroupCount`` against its children
+  (scheduled + remaining) before the first child and after each one, stopping early when it
+  can no longer make it; a PodGroup runs its own placement algorithm (TopologyAware...
+  is required by the gate) and, when feasible, stays assumed for its later siblings
+  (``assumeSubtreeWithRevert``).  A CompositePodGroup's own placements are one, all nodes
+  (kubesched refuses its ``schedulingConstraints``), so its failure reads ``0/1 placements
+  are available, first placement status: ...``.  A root that succeeds with nothing placed
+  is Unschedulable;
+- **results** (``completeCompositePodGroupAlgorithmResult``): a failed CompositePodGroup's
+  status replaces its feasible (or untried) descendants', whose members fail with it; a
+  PodGroup that failed on its own keeps its own results.  After an Unschedulable root the
+  PodGroupPostFilter plugins run for the root, and their answer is appended to every
+  group's status;
+- **submit** runs per PodGroup (its condition, its members bound or failed), then the root
+  entity is requeued with the root's status.
+
+Upstream walks a CompositePodGroup's children in a Go set's order (and submits the
+PodGroups in a Go map's); kubesched walks them in :meth:`PodGroupManager.tree`'s order.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from kubesched.api import objects as api
+from kubesched.config import names
+from kubesched.framework import contract
+from kubesched.framework.interface import SUCCESS, Code, CycleState, QueuedPodInfo, Status
+from kubesched.framework.podgroups import COMPOSITE, TreeNode
+from kubesched.framework.runtime import Framework
+from kubesched.scheduler.podgroup import (
+    POD_GROUP_UNSCHEDULABLE,
+    PREEMPT_LOWER,
+    MemberResult,
+    PodGroupCycle,
+    with_reason,
+)
+
+__all__ = ["NodeResult", "TreeCycle"]
+
+NOT_ELIGIBLE = "pod group preemption: not eligible due to preemptionPolicy=Never."
+"""DefaultPreemption's PodGroupPostFilter for a tree: every member of a tree kubesched
+schedules has ``preemptionPolicy: Never`` (``kubesched.api.workload.refuse_composite``), so
+the root is never eligible (``preemptorEligibleToPreemptOthers``)."""
+
+Undo = list[tuple[CycleState, api.Pod]]
+
+
+@dataclass(slots=True)
+class NodeResult:
+    """One group's outcome in the tree's algorithm (upstream ``podGroupAlgorithmResult``):
+    ``results`` a PodGroup's member results (in its members' order, fewer when it stopped
+    early); ``inherited`` when the status is a failed ancestor's."""
+
+    node: TreeNode
+    status: Status
+    results: list[MemberResult] = field(default_factory=list)
+    any_scheduled: bool = False
+    inherited: bool = False
+
+
+class TreeCycle(PodGroupCycle):
+    """:class:`PodGroupCycle` that schedules a composite tree popped as one entity (see the
+    module docstring); any other group as its parent class does."""
+
+    def run(self, fwk: Framework, qp: QueuedPodInfo, cycle: int) -> list[QueuedPodInfo]:
+        key = self.manager.group_key(qp.pod)
+        root = self.manager.root(key) if key is not None and self.manager.trees() else None
+        entity = self.queue.group_members(qp)
+        if root is None or not root.startswith(COMPOSITE) or entity is None:
+            return super().run(fwk, qp, cycle)
+        return self.run_tree(fwk, root, list(entity), cycle)
+
+    def run_tree(
+        self, fwk: Framework, root: str, popped: list[QueuedPodInfo], cycle: int
+    ) -> list[QueuedPodInfo]:
+        """The tree's cycle: skip, validate, the algorithm, PodGroupPostFilter, submit per
+        PodGroup, requeue the root's entity (``scheduleOnePodGroup`` for a tree)."""
+        start = time.perf_counter()
+        kept = []
+        for m in popped:
+            if m.pod.deletion_timestamp is not None or self.cluster.is_assumed(m.pod.key):
+                self.queue.done(m.pod)  # skipPodSchedule
+            else:
+                kept.append(m)
+        if not kept:
+            self.queue.add_attempted_pod_group(root, "success")
+            return []
+        tree = self.manager.tree(root)
+        leaves = tree.leaves()
+        by_leaf: dict[str, list[QueuedPodInfo]] = {}
+        for m in kept:
+            of = self.manager.group_key(m.pod)
+            assert of is not None
+            by_leaf.setdefault(of, []).append(m)
+        by_leaf = {k: self.order(v) for k, v in by_leaf.items()}
+        members = [m for leaf in leaves for m in by_leaf.get(leaf.key, [])]
+        problem = self.validate_tree(members, root, leaves)
+        if problem:
+            error = Status(Code.ERROR, (problem,))
+            for leaf in leaves:
+                if leaf.key in by_leaf:
+                    self.submit(fwk, by_leaf[leaf.key], [], error, leaf.key, cycle, start)
+            self.queue.add_attempted_pod_group(root, "error")
+            return members
+        held = self._hold_nominations(members)
+        results = self.tree_algorithm(fwk, tree, by_leaf)
+        algorithm = time.perf_counter() - start
+        decided = results[root].status
+        reason = post_filter_reason(fwk) if decided.code == Code.UNSCHEDULABLE else None
+        self._release_nominations(held)
+        for leaf in leaves:
+            res = results[leaf.key]
+            group = res.status
+            if reason is not None and not res.inherited:
+                group = with_reason(group, reason)
+            queued = by_leaf.get(leaf.key, [])
+            if queued:
+                self.submit(fwk, queued, res.results, group, leaf.key, cycle, start, res.status)
+        final = with_reason(decided, reason) if reason is not None else decided
+        self._observe(fwk, final, None, start, algorithm)
+        outcome = "error"
+        if decided.is_success():
+            outcome = "success"
+        elif decided.is_rejected():
+            outcome = "rejected"
+        self.queue.add_attempted_pod_group(root, outcome)
+        return members
+
+    def validate_tree(self, members: list[QueuedPodInfo], root: str, leaves: list[TreeNode]) -> str:
+        """``validatePodGroup`` for a tree: the root's priority and preemption policy."""
+        cpg = self.manager.composite[root.removeprefix(COMPOSITE)]
+        policy = ""
+        if self.manager.gates.enabled("PodGroupPreemptionPolicy"):
+            policy = cpg.policy.preemption_policy or PREEMPT_LOWER
+        scheduled = [
+            p
+            for leaf in leaves
+            for p in self.manager.pods(sorted(self.manager.state(leaf.key).scheduled()))
+        ]
+        return self.validate_pods(
+            [m.pod for m in members] + scheduled, cpg.policy.priority or 0, policy
+        )
+
+    # ------------------------------------------------------------------ the algorithm
+    def tree_algorithm(
+        self, fwk: Framework, tree: TreeNode, members: dict[str, list[QueuedPodInfo]]
+    ) -> dict[str, NodeResult]:
+        """Every group's result (``runRootSchedulingAlgorithm`` and the completion), the
+        failures propagated down; nothing stays assumed."""
+        out: dict[str, NodeResult] = {}
+        undo: Undo = []
+        try:
+            status, any_scheduled = self._composite(fwk, tree, members, out, undo)
+            if status.is_success() and not any_scheduled:
+                out[tree.key].status = Status(Code.UNSCHEDULABLE, (POD_GROUP_UNSCHEDULABLE,))
+        finally:
+            self._revert(fwk, undo)
+        self._propagate(tree, out, SUCCESS)
+        return out
+
+    def _feasible(self, fwk: Framework, node: TreeNode, scheduled: int, remaining: int) -> Status:
+        for plugin in fwk.placement_feasible:
+            status = plugin.placement_feasible(node.min_count, scheduled, remaining)
+            if not status.is_success():
+                return status
+        return SUCCESS
+
+    def _composite(
+        self,
+        fwk: Framework,
+        node: TreeNode,
+        members: dict[str, list[QueuedPodInfo]],
+        out: dict[str, NodeResult],
+        undo: Undo,
+    ) -> tuple[Status, bool]:
+        """``compositePodGroupSchedulingPlacementAlgorithm`` with its one placement."""
+        sub: dict[str, NodeResult] = {}
+        mine: Undo = []
+        status, any_scheduled = self._default(fwk, node, members, sub, mine)
+        self._revert(fwk, mine)  # placementRevertFns
+        if status.code == Code.ERROR:
+            out.update(sub)
+            return status, False
+        if not status.is_success():
+            said = (
+                POD_GROUP_UNSCHEDULABLE
+                if status.reasons[:1] == (POD_GROUP_UNSCHEDULABLE,)
+                else status.message()
+            )
+            status = Status(
+                Code.UNSCHEDULABLE,
+                (
+                    POD_GROUP_UNSCHEDULABLE,
+                    f"0/1 placements are available, first placement status: {said}",
+                ),
+            )
+            sub[node.key].status = status
+            out.update(sub)
+            return status, False
+        for leaf in _successful_leaves(node, sub):  # assumeSubtreeWithRevert
+            self._assume_again(fwk, leaf.results, undo)
+        out.update(sub)
+        return status, any_scheduled
+
+    def _default(
+        self,
+        fwk: Framework,
+        node: TreeNode,
+        members: dict[str, list[QueuedPodInfo]],
+        sub: dict[str, NodeResult],
+        undo: Undo,
+    ) -> tuple[Status, bool]:
+        """``compositePodGroupSchedulingDefaultAlgorithm``: the children in turn under
+        PlacementFeasible's ``minGroupCount``; on failure everything under it undone."""
+        remaining, scheduled = len(node.children), 0
+        status = self._feasible(fwk, node, scheduled, remaining)
+        any_scheduled = False
+        if status.code not in (Code.UNSCHEDULABLE, Code.ERROR):
+            for child in node.children:
+                if child.composite:
+                    child_status, child_any = self._composite(fwk, child, members, sub, undo)
+                else:
+                    child_status, child_any = self._leaf(fwk, child, members, sub, undo)
+                if child_status.code == Code.ERROR:
+                    why = "composite pod group evaluation failed due to child error: "
+                    status = Status(Code.ERROR, (why + child_status.message(),))
+                    break
+                any_scheduled = any_scheduled or child_any
+                remaining -= 1
+                if child_status.is_success():
+                    scheduled += 1
+                status = self._feasible(fwk, node, scheduled, remaining)
+                if status.code in (Code.UNSCHEDULABLE, Code.ERROR):
+                    break
+        if status.code == Code.WAIT:
+            status = Status(Code.UNSCHEDULABLE, (POD_GROUP_UNSCHEDULABLE, *status.reasons))
+        if not status.is_success():
+            self._revert(fwk, undo)
+            any_scheduled = False
+        sub[node.key] = NodeResult(node, status, any_scheduled=any_scheduled)
+        return status, any_scheduled
+
+    def _leaf(
+        self,
+        fwk: Framework,
+        node: TreeNode,
+        members: dict[str, list[QueuedPodInfo]],
+        sub: dict[str, NodeResult],
+        undo: Undo,
+    ) -> tuple[Status, bool]:
+        """A PodGroup's ``podGroupSchedulingAlgorithm``; feasible, its placed members stay
+        assumed for the siblings after it."""
+        policy = self.manager.policy(node.key)
+        assert policy is not None  # the tree holds only the PodGroups observed
+        self.in_tree = True
+        try:
+            results, status = self.group_algorithm(fwk, members.get(node.key, []), node.key, policy)
+        finally:
+            self.in_tree = False
+        placed = status.is_success() and any(r.status.is_success() for r in results)
+        if status.is_success():
+            self._assume_again(fwk, results, undo)
+        sub[node.key] = NodeResult(node, status, list(results), placed)
+        return status, placed
+
+    def _assume_again(self, fwk: Framework, results: list[MemberResult], undo: Undo) -> None:
+        """A feasible PodGroup's placed members assumed and Reserved again where its
+        algorithm placed them (its own undo ran already)."""
+        for r in results:
+            if r.status.is_success() and r.node:
+                self._assume(fwk, r.qp, r.state, r.node, undo)
+
+    def _propagate(self, node: TreeNode, out: dict[str, NodeResult], parent: Status) -> None:
+        """``completeCompositePodGroupAlgorithmResultMap``: a failed group's status replaces
+        its feasible or untried descendants'."""
+        res = out.get(node.key)
+        if res is None or (not parent.is_success() and res.status.is_success()):
+            res = NodeResult(node, parent, inherited=True)
+            out[node.key] = res
+        for child in node.children:
+            self._propagate(child, out, res.status)
+
+
+def _successful_leaves(node: TreeNode, results: dict[str, NodeResult]) -> list[NodeResult]:
+    """``successfulLeafResults``: the PodGroups whose result and every ancestor's (under
+    ``node``) succeeded."""
+    res = results.get(node.key)
+    if res is None or not res.status.is_success():
+        return []
+    if not node.composite:
+        return [res] if res.results else []
+    return [leaf for child in node.children for leaf in _successful_leaves(child, results)]
+
+
+def post_filter_reason(fwk: Framework) -> str:
+    """What the profile's PodGroupPostFilter plugins say for an Unschedulable tree root
+    (``RunPodGroupPostFilterPlugins``, every one Unschedulable: their reasons joined):
+    DefaultPreemption's ineligibility (see :data:`NOT_ELIGIBLE`); DynamicResources says
+    nothing for a CompositePodGroup (``DRA PodGroupPostFilter is not supporting
+    CompositePodGroups``)."""
+    reasons = []
+    for plugin in fwk.plugins["post_filter"]:
+        if plugin.name != names.DYNAMIC_RESOURCES and isinstance(
+            plugin, contract.PodGroupPostFilterPlugin
+        ):
+            reasons.append(NOT_ELIGIBLE)
+    return ", ".join(reasons)

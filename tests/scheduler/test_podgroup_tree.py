@@ -1,0 +1,197 @@
+"""Composite PodGroup trees (v1.37, gate CompositePodGroup) scheduled as upstream v1.37.2's
+``schedule_one_podgroup.go`` does: the root CompositePodGroup's ``minGroupCount`` over its
+children, a failed parent failing its feasible children, the tree's quorum at PreEnqueue,
+the root's priority for every member, and what stays refused
+(:mod:`kubesched.scheduler.podgroup_tree`, ``docs/workload-api.md``)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+import kubesched
+from kubesched.api.errors import InputError
+
+GATES = {
+    "GenericWorkload": True,
+    "TopologyAwareWorkloadScheduling": True,
+    "CompositePodGroup": True,
+}
+TREE_ROOT_FAILED = (
+    "pod group is unschedulable, 0/1 placements are available, first placement status: "
+    "minCount (2) cannot be satisfied: 1 scheduled, 0 remaining"
+)
+
+
+def node(name: str, cpu: str) -> dict[str, Any]:
+    res = {"cpu": cpu, "memory": "8Gi", "pods": "110"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "status": {"allocatable": res, "capacity": res},
+    }
+
+
+def composite(name: str, min_group_count: int, parent: str | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "workloadRef": {"workloadName": "w", "templateName": name},
+        "schedulingPolicy": {"gang": {"minGroupCount": min_group_count}},
+    }
+    if parent is not None:
+        spec["parentCompositePodGroupName"] = parent
+    return {
+        "apiVersion": "scheduling.k8s.io/v1alpha3",
+        "kind": "CompositePodGroup",
+        "metadata": {"name": name, "namespace": "ns"},
+        "spec": spec,
+    }
+
+
+def leaf(name: str, min_count: int, parent: str | None) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "workloadRef": {"workloadName": "w", "templateName": name},
+        "schedulingPolicy": {"gang": {"minCount": min_count}},
+    }
+    if parent is not None:
+        spec["parentCompositePodGroupName"] = parent
+    return {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": "ns"},
+        "spec": spec,
+    }
+
+
+def member(name: str, group: str, cpu: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "ns"},
+        "spec": {
+            "schedulingGroup": {"podGroupName": group},
+            "preemptionPolicy": "Never",
+            "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": cpu}}}],
+            **spec,
+        },
+    }
+
+
+def _schedule(
+    items: list[dict[str, Any]], pods: list[dict[str, Any]], gates: dict[str, bool] = GATES
+) -> dict[str, dict[str, Any]]:
+    cluster = {"apiVersion": "v1", "kind": "List", "items": copy.deepcopy(items)}
+    out = kubesched.schedule(
+        cluster, copy.deepcopy(pods), None, kubernetes_version="1.37", feature_gates=gates
+    )
+    pods_out: dict[str, dict[str, Any]] = out["pods"]
+    return pods_out
+
+
+def _two_leaves(min_group_count: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Leaf ``a`` (2 members of 1 CPU) fits on the 3-CPU node, leaf ``b`` (2 of 2 CPU) does
+    not fit beside it."""
+    items = [
+        node("n0", "3"),
+        composite("root", min_group_count),
+        leaf("a", 2, "root"),
+        leaf("b", 2, "root"),
+    ]
+    pods = [
+        member("a-0", "a", "1"),
+        member("a-1", "a", "1"),
+        member("b-0", "b", "2"),
+        member("b-1", "b", "2"),
+    ]
+    return items, pods
+
+
+def test_a_tree_short_of_min_group_count_binds_none_of_its_feasible_children() -> None:
+    items, pods = _two_leaves(2)
+    out = _schedule(items, pods)
+    assert {k: v["result"] for k, v in out.items()} == dict.fromkeys(
+        ("ns/a-0", "ns/a-1", "ns/b-0", "ns/b-1"), "Unschedulable"
+    )
+    # a was feasible: its members fail with the root's status, not their own
+    assert out["ns/a-0"]["message"] == TREE_ROOT_FAILED
+    assert out["ns/a-1"]["message"] == TREE_ROOT_FAILED
+    # without the tree (the gate off drops the parent field) a stands alone and binds
+    alone = _schedule(items, pods, {**GATES, "CompositePodGroup": False})
+    assert [alone[f"ns/a-{i}"]["node"] for i in range(2)] == ["n0", "n0"]
+
+
+def test_a_tree_that_meets_min_group_count_binds_its_feasible_children() -> None:
+    items, pods = _two_leaves(1)
+    out = _schedule(items, pods)
+    assert [out[f"ns/a-{i}"]["node"] for i in range(2)] == ["n0", "n0"]
+    assert [out[f"ns/b-{i}"]["result"] for i in range(2)] == ["Unschedulable"] * 2
+
+
+def test_a_middle_group_that_fails_fails_its_feasible_leaf() -> None:
+    # root (1 of 2) -> direct leaf d (fits) and mid (2 of 2) -> a (fits), b (does not)
+    items = [
+        node("n0", "4"),
+        composite("root", 1),
+        composite("mid", 2, "root"),
+        leaf("a", 1, "mid"),
+        leaf("b", 1, "mid"),
+        leaf("d", 1, "root"),
+    ]
+    pods = [member("a-0", "a", "1"), member("b-0", "b", "8"), member("d-0", "d", "1")]
+    out = _schedule(items, pods)
+    assert out["ns/d-0"]["node"] == "n0"
+    assert out["ns/a-0"]["result"] == "Unschedulable"
+    assert out["ns/a-0"]["message"] == (
+        "pod group is unschedulable, 0/1 placements are available, first placement status: "
+        "minCount (2) cannot be satisfied: 1 scheduled, 0 remaining"
+    )
+
+
+def test_members_wait_for_the_whole_tree_at_pre_enqueue() -> None:
+    items, pods = _two_leaves(2)
+    out = _schedule(items, pods[:2])  # b has no member: the root cannot count 2 children
+    for key in ("ns/a-0", "ns/a-1"):
+        assert out[key]["result"] == "Gated"
+        assert out[key]["message"] == 'waiting for composite pod group "root" tree to meet quorum'
+
+
+def test_every_member_must_carry_the_roots_priority() -> None:
+    items, pods = _two_leaves(1)
+    mid = {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": "mid"},
+        "value": 100,
+    }
+    pods[0]["spec"].update(priorityClassName="mid", priority=100)
+    out = _schedule([*items, mid], pods)
+    assert out["ns/a-1"]["result"] == "Error"
+    assert out["ns/a-1"]["message"] == (
+        "all pods in a single pod group should have the same priority as the pod group's "
+        "priority, got 100 and 0"
+    )
+
+
+def test_what_is_not_modelled_is_refused_with_its_field_path() -> None:
+    items, pods = _two_leaves(1)
+    constrained = copy.deepcopy(items)
+    constrained[1]["spec"]["schedulingConstraints"] = {"topology": [{"key": "rack"}]}
+    with pytest.raises(InputError) as err:
+        _schedule(constrained, pods)
+    assert [p for p, _ in err.value.problems] == [
+        "CompositePodGroup/ns/root.spec.schedulingConstraints"
+    ]
+    preempting = copy.deepcopy(pods)
+    del preempting[2]["spec"]["preemptionPolicy"]
+    with pytest.raises(InputError) as err:
+        _schedule(items, preempting)
+    assert [p for p, _ in err.value.problems] == ["Pod/ns/b-0.spec.preemptionPolicy"]
+    with pytest.raises(InputError) as err:
+        _schedule(items[:1], [items[1], items[2], items[3], *pods])  # created during the run
+    assert [p for p, _ in err.value.problems] == [
+        "CompositePodGroup/ns/root",
+        "PodGroup/ns/a.spec.parentCompositePodGroupName",
+        "PodGroup/ns/b.spec.parentCompositePodGroupName",
+    ]
