@@ -153,3 +153,87 @@ def test_a_deleted_member_leaves_the_entity_and_the_last_one_ends_it() -> None:
     assert q.pending_pods()["active"] == 1
     q.delete(member("m1"))
     assert q.pending_pods()["active"] == 0 and q.pop() is None
+
+
+class Observed:
+    """Which PodGroups the queue has observed (``workloadForest``), for ``entity_of``."""
+
+    def __init__(self) -> None:
+        self.groups: set[str] = set()
+
+    def entity_of(self, pod: api.Pod) -> tuple[str, int] | None:
+        key = self.member_of(pod)
+        return (key, GROUP_PRIORITY) if key in self.groups else None
+
+    @staticmethod
+    def member_of(pod: api.Pod) -> str | None:
+        return None if pod.scheduling_group is None else f"default/{pod.scheduling_group}"
+
+
+def holding_queue(clock: Clock, seen: Observed) -> SchedulingQueue:
+    return make_queue(clock, entity_of=seen.entity_of, member_of=seen.member_of, group_stores=True)
+
+
+def test_members_wait_unseen_until_their_pod_group_and_keep_their_arrival_time() -> None:
+    """Upstream ``incompletePodGroupPods``: a member whose PodGroup is not observed is in
+    no queue (no PreEnqueue, no pool), counted under ``incomplete``; the object's add
+    makes the entity of every held member with the first one's timestamp, so the group
+    pops ahead of an equal Pod that came after its members but before its object."""
+    clock = Clock()
+    seen = Observed()
+    q = holding_queue(clock, seen)
+    q.add(member("m0"))
+    clock.t += 1
+    q.add(member("m1"))
+    assert q.queue_of("default/m0") == q.queue_of("default/m1") == "incomplete"
+    pending = q.pending_pods()
+    assert pending["incomplete"] == 2 and pending["gated"] == 0 and pending["pending"] == 0
+    assert q.incoming_counts == {}  # never entered a queue
+    clock.t += 1
+    q.add(make_pod("later").priority(GROUP_PRIORITY).obj())
+    assert q.pop() is not None and q.pop() is None  # "later" only; the members unseen
+    q.add(make_pod("after").priority(GROUP_PRIORITY).obj())
+    seen.groups.add(GROUP)
+    q.pod_group_added(GROUP)
+    assert q.pending_pods()["incomplete"] == 0 and q.pending_pods()["active"] == 3
+    before_v137 = make_queue(Clock(), entity_of=seen.entity_of, member_of=seen.member_of)
+    assert set(before_v137.pending_pods()) == {"active", "backoff", "unschedulable", "gated"}
+    # two Pods, then the entity entering with one member and again with two (each move
+    # counts the entity's size, as upstream's recordIncomingEntitiesMetrics)
+    assert q.incoming_counts == {("active", "UnschedulablePodAdd"): 5}
+    assert pop_group(q) == ["m0", "m1"]
+    rest = q.pop()
+    assert rest is not None and rest.pod.name == "after"
+
+
+def test_a_deleted_pod_group_holds_its_queued_members_again() -> None:
+    """Upstream ``DeletePodGroup``: the queued entity leaves its queue and its members are
+    held; while the group is in flight, its members waiting aside are held and the
+    cycle's failed members follow on their requeue."""
+    clock = Clock()
+    seen = Observed()
+    seen.groups.add(GROUP)
+    q = holding_queue(clock, seen)
+    q.add(member("m0"))
+    q.add(member("m1"))
+    seen.groups.clear()
+    q.pod_group_deleted(GROUP)
+    assert q.pending_pods()["incomplete"] == 2 and q.pending_pods()["active"] == 0
+    assert q.pop() is None
+    seen.groups.add(GROUP)
+    q.pod_group_added(GROUP)
+    assert pop_group(q) == ["m0", "m1"]
+    q.add(member("m2"))
+    assert q.pending_pods()["pending"] == 1  # waits aside for its group in flight
+    seen.groups.clear()
+    q.pod_group_deleted(GROUP)
+    assert q.pending_pods()["pending"] == 0 and q.queue_of("default/m2") == "incomplete"
+    for name in ("m0", "m1"):
+        qp = q.get(f"default/{name}")
+        assert qp is not None
+        fail(q, qp, FIT)
+        assert q.queue_of(f"default/{name}") == "incomplete"
+    assert q.add_attempted_pod_group(GROUP, "rejected") is None
+    assert q.pending_pods()["incomplete"] == 3 and q.pop() is None
+    q.delete(member("m2"))
+    assert q.pending_pods()["incomplete"] == 2

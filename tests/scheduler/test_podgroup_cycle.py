@@ -342,3 +342,88 @@ def test_the_group_condition_is_not_written_again_nor_back_from_true() -> None:
     older = {**same, "observedGeneration": 1}
     [(_, cond)] = _short_gang(older).group_conditions  # a new generation: written,
     assert cond["lastTransitionTime"] == "2026-01-01T00:00:00Z"  # its status unchanged
+
+
+def _scheduler_without(version: str, gates: dict[str, bool], plugin: str) -> Scheduler:
+    fg = featuregates.with_settings(version, gates)
+    raw = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [
+            {
+                "schedulerName": "default-scheduler",
+                "plugins": {"multiPoint": {"disabled": [{"name": plugin}]}},
+            }
+        ],
+    }
+    cfg = load_config(raw, known_plugins=known_plugin_names(), gates=fg)
+    return Scheduler(
+        cfg, clock=VirtualClock(), api_client=FakeApi(), options=SchedulerOptions(feature_gates=fg)
+    )
+
+
+def test_members_before_their_pod_group_are_held_unseen_then_placed_in_one_cycle() -> None:
+    """v1.37 ``incompletePodGroupPods``: members arriving before their PodGroup are in no
+    queue (``pending_pods{queue="incomplete"}``) and never attempted; the object's add
+    queues them as one entity, placed in one cycle."""
+    s, fake = _scheduler("1.37", {"GenericWorkload": True})
+    s.on_node_add(make_node("n0").cap(cpu="4", memory="8Gi", pods=10).obj())
+    for i in range(2):
+        s.on_pod_add(member(f"m{i}", "g"))
+    assert s.queue.queue_of("ns/m0") == "incomplete"
+    assert s.queue.pending_pods()["incomplete"] == 2
+    _run(s)
+    assert not fake.binds and s.queue.scheduling_cycle == 0
+    s.on_object(pod_group("g", 2))
+    _run(s)
+    assert sorted(fake.binds) == ["ns/m0", "ns/m1"]
+    assert s.queue.scheduling_cycle == 1
+
+
+def test_without_gang_scheduling_a_member_of_a_missing_pod_group_is_never_attempted() -> None:
+    """Upstream holds the member whatever the profile: no GangScheduling PreEnqueue is
+    needed to keep it from a cycle that would fail (``podgroups ... not found``)."""
+    s = _scheduler_without("1.37", {"GenericWorkload": True}, "GangScheduling")
+    s.on_node_add(make_node("n0").cap(cpu="4", memory="8Gi", pods=10).obj())
+    s.on_pod_add(member("m0", "g"))
+    _run(s)
+    assert s.queue.scheduling_cycle == 0
+    assert s.queue.queue_of("ns/m0") == "incomplete"
+
+
+def test_v136_writes_the_pod_group_metrics_too() -> None:
+    """v1.36.3's ``submitPodGroupAlgorithmResult`` observes ``podgroup_schedule_attempts_total``
+    and the latencies as v1.37.2 does."""
+    s, _ = _scheduler("1.36", {"GenericWorkload": True, "GangScheduling": True})
+    s.on_node_add(make_node("n0").cap(cpu="4", memory="8Gi", pods=10).obj())
+    s.on_object(pod_group("g", 2, version="v1alpha2"))
+    for i in range(2):
+        s.on_pod_add(member(f"m{i}", "g", cpu="2"))
+    _run(s)
+    got = s.metrics.samples()
+    profile = ("profile", "default-scheduler")
+    attempts = "scheduler_podgroup_schedule_attempts_total"
+    assert got[(attempts, (profile, ("result", "scheduled")))] == 1
+    assert got[("scheduler_podgroup_scheduling_algorithm_duration_seconds_count", ())] == 1
+
+
+def test_v137_queue_metrics_show_the_held_members_and_the_entities() -> None:
+    """``pending_pods{queue="incomplete"}`` for members held without their PodGroup, then
+    ``queued_entities{type="podgroup"}`` once the object makes them one entity (gated:
+    GangScheduling waits for ``minCount`` members)."""
+    s, _ = _scheduler("1.37", {"GenericWorkload": True})
+    s.on_node_add(make_node("n0").cap(cpu="4", memory="8Gi", pods=10).obj())
+    s.on_pod_add(member("m0", "g"))
+    s.on_pod_add(make_pod("lone", "ns").req(cpu="8").obj())  # fits nowhere: unschedulable
+    _run(s)
+    s.sync_metrics()
+    got = s.metrics.samples()
+    assert got[("scheduler_pending_pods", (("queue", "incomplete"),))] == 1
+    assert got[("scheduler_pending_pods", (("queue", "pending"),))] == 0
+    entities = "scheduler_queued_entities"
+    assert got[(entities, (("queue", "unschedulable"), ("type", "pod")))] == 1
+    s.on_object(pod_group("g", 2))
+    s.sync_metrics()
+    got = s.metrics.samples()
+    assert got[("scheduler_pending_pods", (("queue", "incomplete"),))] == 0
+    assert got[(entities, (("queue", "gated"), ("type", "podgroup")))] == 1

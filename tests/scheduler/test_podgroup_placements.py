@@ -148,3 +148,21 @@ def test_equal_counts_go_to_the_rack_left_fuller() -> None:
     _run(s, _group(2), [_member(f"m{i}", cpu="2") for i in range(3)])
     assert len(fake.binds) == 3
     assert {n.split("-")[0] for n in fake.binds.values()} == {"b"}
+
+
+def test_placement_metrics_count_each_placement_by_its_result() -> None:
+    """v1.37 ``generated_placements_total`` and ``placement_evaluations_total`` /
+    ``placement_evaluation_duration_seconds`` by ``result``: two racks, only b holds the
+    group (one cycle)."""
+    s, fake = _scheduler()
+    _racks(s, {"a": ["2"], "b": ["1", "1", "1"]})
+    _run(s, _group(3), [_member(f"m{i}") for i in range(3)])
+    assert len(fake.binds) == 3
+    got = s.metrics.samples()
+    profile = ("profile", "default-scheduler")
+    assert got[("scheduler_generated_placements_total", (profile,))] == 2
+    evaluations = "scheduler_placement_evaluations_total"
+    assert got[(evaluations, (profile, ("result", "feasible")))] == 1
+    assert got[(evaluations, (profile, ("result", "infeasible")))] == 1
+    duration = "scheduler_placement_evaluation_duration_seconds_count"
+    assert got[(duration, (profile, ("result", "infeasible")))] == 1

@@ -174,6 +174,28 @@ KINDS = ("PodGroup", "CompositePodGroup", "Workload")
 """The object kinds :meth:`PodGroupManager.on_object` keeps (beside PriorityClasses)."""
 
 
+def queue_member(manager: PodGroupManager | None) -> Callable[[api.Pod], str | None] | None:
+    """The scheduling queue's ``isPodGroupMember`` beside :func:`queue_entity`: a member's
+    group ``namespace/name`` whether or not its PodGroup is observed (v1.37 with
+    GenericWorkload), so the queue holds a member whose object is missing
+    (``incompletePodGroupPods``); None where :func:`queue_entity` is None."""
+    if manager is None or manager.gates.version in ("1.35", "1.36"):
+        return None
+
+    def member_of(pod: api.Pod) -> str | None:
+        return None if pod.scheduling_group is None else manager.group_key(pod)
+
+    return member_of
+
+
+def workload_pod_group_key(obj: dict[str, Any]) -> str | None:
+    """``namespace/name`` of a Workload API PodGroup object, None for any other object."""
+    if obj.get("kind") != "PodGroup" or not workload.is_workload_api(obj):
+        return None
+    meta = obj.get("metadata") or {}
+    return f"{meta.get('namespace') or 'default'}/{meta.get('name', '')}"
+
+
 class PodGroupManager:
     """The pod groups' runtime state under ``gates`` (see the module docstring)."""
 

@@ -53,6 +53,16 @@ WORKLOAD_VICTIMS_BUCKETS = exponential_buckets(1, 2, 11)
 
 QUEUES = ("active", "backoff", "unschedulable", "gated")
 
+MEMBER_STORES = ("incomplete", "pending")
+"""v1.37's two ``pending_pods`` queues of PodGroup members outside the queues
+(``incompletePodGroupPods``, ``pendingPodGroupPods``)."""
+
+ENTITY_TYPES = ("pod", "podgroup")
+"""Upstream ``metrics.Pod`` / ``metrics.PodGroup``: the ``type`` label of queued entities."""
+
+PLACEMENT_RESULTS = ("feasible", "infeasible")
+"""Upstream ``FeasibleResult`` / ``InfeasibleResult``: a placement's evaluation."""
+
 
 POD_POPPED_IN_FLIGHT_EVENT = "PodPopped"
 """Upstream ``metrics.PodPoppedInFlightEvent``: the ``inflight_events`` label of Pods in flight."""
@@ -102,6 +112,14 @@ UPSTREAM_METRICS: dict[str, tuple[str, tuple[str, ...], tuple[float, ...] | None
     "scheduler_podgroup_scheduling_algorithm_duration_seconds": (
         "histogram",
         (),
+        ATTEMPT_BUCKETS,
+    ),
+    "scheduler_queued_entities": ("gauge", ("queue", "type"), None),
+    "scheduler_generated_placements_total": ("counter", ("profile",), None),
+    "scheduler_placement_evaluations_total": ("counter", ("result", "profile"), None),
+    "scheduler_placement_evaluation_duration_seconds": (
+        "histogram",
+        ("result", "profile"),
         ATTEMPT_BUCKETS,
     ),
     "scheduler_workload_preemption_attempts_total": ("counter", ("result",), None),

@@ -151,6 +151,37 @@ class SchedulerMetrics(PeriodicSync, RegistryReader):
             (),
             ATTEMPT_BUCKETS,
         )
+        self.queued_entities = gauge(
+            "queued_entities",
+            "Number of queued scheduling entities ('pod' or 'podgroup'; 'pod' stands for "
+            "individual pods that are not members of any podgroup) by the queue type. 'active' "
+            "means number of entities in activeQ; 'backoff' means number of entities in "
+            "backoffQ; 'unschedulable' means number of entities in unschedulableEntities that "
+            "the scheduler attempted to schedule and failed; 'gated' is the number of "
+            "unschedulable entities that the scheduler never attempted to schedule because "
+            "they are gated.",
+            ("queue", "type"),
+        )
+        self.generated_placements = counter(
+            "generated_placements",
+            "Number of candidate placements generated when scheduling pod groups.",
+            ("profile",),
+        )
+        self.placement_evaluations = counter(
+            "placement_evaluations",
+            "Number of candidate placements evaluated when scheduling pod groups, by result. "
+            "'feasible' means the pod group fit into the placement, while 'infeasible' means "
+            "it did not.",
+            ("result", "profile"),
+        )
+        self.placement_evaluation_duration = histogram(
+            "placement_evaluation_duration_seconds",
+            "Latency in seconds of evaluating a single candidate placement when scheduling "
+            "pod groups, by result. 'feasible' means the pod group fit into the placement, "
+            "while 'infeasible' means it did not.",
+            ("result", "profile"),
+            ATTEMPT_BUCKETS,
+        )
         self.workload_preemption_attempts = counter(
             "workload_preemption_attempts",
             "Total preemption attempts initiated by workload (including pod groups) in the "
@@ -206,6 +237,9 @@ class SchedulerMetrics(PeriodicSync, RegistryReader):
             ("event",),
         )
         self._inflight_seen: set[str] = set()
+        self._entities_seen: set[tuple[str, str]] = set()
+        """``(queue, type)`` of every ``queued_entities`` series shown (upstream creates one
+        on the first entity of its type entering its queue; it stays, at 0 when empty)."""
         self._own(counter, gauge, histogram)
         self._attempt_children: dict[tuple[str, str], tuple[Any, Any]] = {}
         self._sli_children: dict[str, Any] = {}
@@ -336,6 +370,20 @@ class SchedulerMetrics(PeriodicSync, RegistryReader):
             max(0.0, seconds)
         )
         self.podgroup_attempts.labels(result=result, profile=profile).inc()
+
+    def record_generated_placements(self, profile: str, count: int) -> None:
+        """A PodGroup cycle's PlacementGenerate plugins offered ``count`` placements
+        (upstream ``RecordGeneratedPlacements``, v1.37)."""
+        self.generated_placements.labels(profile=profile).inc(count)
+
+    def record_placement_evaluation(self, feasible: bool, profile: str, seconds: float) -> None:
+        """One placement tried by the group algorithm, in ``seconds`` (upstream
+        ``ObservePlacementEvaluation``, v1.37; an error ends the cycle unobserved)."""
+        result = "feasible" if feasible else "infeasible"
+        self.placement_evaluations.labels(result=result, profile=profile).inc()
+        self.placement_evaluation_duration.labels(result=result, profile=profile).observe(
+            max(0.0, seconds)
+        )
 
     def record_workload_preemption_attempt(self, result: str) -> None:
         """A PodGroupPostFilter by DefaultPreemption ended with status code ``result``."""

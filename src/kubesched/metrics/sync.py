@@ -8,13 +8,14 @@ from collections.abc import Iterable, Mapping
 
 from prometheus_client import Counter, Gauge
 
-from kubesched.metrics.catalog import QUEUES
+from kubesched.metrics.catalog import MEMBER_STORES, QUEUES
 
 
 class PeriodicSync:
     """:meth:`sync` over the metrics :class:`SchedulerMetrics` creates (mixed into it)."""
 
     pending_pods: Gauge
+    queued_entities: Gauge
     queue_incoming: Counter
     batch_attempts: Counter
     batch_flushes: Counter
@@ -25,6 +26,7 @@ class PeriodicSync:
     _seen: dict[tuple[str, ...], int]
     _unschedulable_seen: set[tuple[str, str]]
     _inflight_seen: set[str]
+    _entities_seen: set[tuple[str, str]]
     _lock: threading.Lock
 
     def sync(
@@ -39,6 +41,7 @@ class PeriodicSync:
         batch_flushes: Mapping[str, int] | None = None,
         evaluations: Mapping[tuple[str, str, str], int] | None = None,
         inflight: Mapping[str, int] | None = None,
+        entities: Mapping[tuple[str, str], int] | None = None,
     ) -> None:
         """Bring gauges and queue counters up to date (call about once a second).
 
@@ -49,11 +52,20 @@ class PeriodicSync:
         ``batch_attempts`` / ``batch_flushes``: cumulative result / reason counts of result
         reuse, exported under ``batch_profile``; ``evaluations``: cumulative
         ``(plugin, extension_point, profile) -> n`` plugin evaluations; ``inflight``: event
-        label -> events (and ``PodPopped`` -> Pods) the queue tracks in flight now.
+        label -> events (and ``PodPopped`` -> Pods) the queue tracks in flight now;
+        ``entities``: ``(queue, type) -> n`` queued entities (v1.37,
+        ``SchedulingQueue.queued_entities()``; v1.37's ``pending`` adds ``incomplete`` and
+        ``pending`` to the queues of ``pending_pods``).
         """
         with self._lock:
-            for q in QUEUES:
+            for q in (*QUEUES, *(m for m in MEMBER_STORES if m in pending)):
                 self.pending_pods.labels(queue=q).set(pending.get(q, 0))
+            now = dict(entities or {})
+            for q, kind in self._entities_seen - now.keys():  # a series stays, at 0
+                self.queued_entities.labels(queue=q, type=kind).set(0)
+            for (q, kind), n in now.items():
+                self.queued_entities.labels(queue=q, type=kind).set(n)
+            self._entities_seen |= now.keys()
             for key, n in (incoming or {}).items():
                 self._advance(
                     self.queue_incoming, ("incoming", *key), n, queue=key[0], event=key[1]

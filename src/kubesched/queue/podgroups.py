@@ -30,10 +30,20 @@ group's own timestamp, so QueueSort orders it among Pods as upstream's ``Less`` 
   while backing off, else to activeQ.  After a cycle the entity never enters the pool
   unless PreEnqueue gates it.
 
-A member whose PodGroup object the scheduler has not observed is no entity member: it is
-queued alone, where GangScheduling's PreEnqueue holds it (``waiting for pods's pod group
-... to appear``), and joins its group's entity when the object's event moves it (upstream
-keeps it in ``incompletePodGroupPods`` meanwhile; ``docs/fidelity.md``).
+- **the holding area** (``incompletePodGroupPods``): a member whose PodGroup object the
+  queue has not observed is held outside the queues (:data:`INCOMPLETE`): no PreEnqueue, no
+  attempt, not in the pool, its own record (timestamp of its arrival) kept.  The object's
+  add (:meth:`GroupQueueCore.pod_group_added`, upstream ``AddPodGroup``, before the event's
+  ``MoveAllToActiveOrBackoffQueue``) sends every held member through ``addPodGroupMember``
+  again: the first starts the entity (its timestamp, activeQ with ``UnscheduledPodAdd``,
+  PreEnqueue now running), the others join it.  The object's delete
+  (:meth:`GroupQueueCore.pod_group_deleted`, ``DeletePodGroup``) takes a queued entity out
+  of its queue and holds its members again (an in-flight group's pending members too; the
+  members of the cycle follow when their failure returns them).  A member returned by a
+  failed cycle or left waiting aside after its PodGroup went is held the same way.
+
+``pending_pods`` counts the held members under ``incomplete`` and the members waiting aside
+under ``pending`` (v1.37's two stores, reported even empty).
 """
 
 from __future__ import annotations
@@ -47,15 +57,21 @@ from kubesched.queue import events
 from kubesched.queue.backoff import Entry
 from kubesched.queue.core import ACTIVE, BACKOFF, IN_FLIGHT, UNSCHEDULABLE, QueueCore
 from kubesched.queue.hints import Strategy
+from kubesched.queue.unschedulable import run_pre_enqueue
 
 GROUPED = "grouped"
 """A member's record inside its group's queued entity."""
 PENDING = "pending"
 """A member waiting for its in-flight group's requeue (``pendingPodGroupPods``)."""
+INCOMPLETE = "incomplete"
+"""A member held until its PodGroup object is observed (``incompletePodGroupPods``)."""
 
 EntityOf = Callable[[api.Pod], "tuple[str, int] | None"]
 """A Pod's PodGroup entity: ``(namespace/name, the PodGroup's priority)``, or None when the
 Pod is queued alone (no member, not v1.37, or its PodGroup not observed)."""
+MemberOf = Callable[[api.Pod], "str | None"]
+"""A PodGroup member's group ``namespace/name`` whether or not its object is observed
+(upstream ``isPodGroupMember``), None for a Pod that is no member."""
 
 _WHERE_STRATEGY = {
     ACTIVE: Strategy.IMMEDIATELY,
@@ -71,9 +87,24 @@ class GroupQueueCore(QueueCore):
     """:class:`QueueCore` with PodGroup entities (see the module docstring); ``entity_of``
     None: every Pod is queued alone (before v1.37, or GenericWorkload off)."""
 
-    def __init__(self, *, entity_of: EntityOf | None = None, **options: Any) -> None:
+    def __init__(
+        self,
+        *,
+        entity_of: EntityOf | None = None,
+        member_of: MemberOf | None = None,
+        group_stores: bool = False,
+        **options: Any,
+    ) -> None:
+        """``member_of`` (with ``entity_of``): members whose PodGroup is not observed are
+        held (:data:`INCOMPLETE`); None: such a member is queued alone.  ``group_stores``
+        (v1.37): ``pending_pods`` reports ``incomplete`` and ``pending``."""
         super().__init__(**options)
         self._entity_of = entity_of
+        self._member_of = member_of if entity_of is not None else None
+        self._group_stores = group_stores
+        self._incomplete: dict[str, dict[str, Entry]] = {}
+        """Group key to its members held until its object is observed
+        (``incompletePodGroupPods``)."""
         self._groups: dict[str, Entry] = {}
         """Group key to its entity, queued or in flight."""
         self._popped: dict[str, list[QueuedPodInfo]] = {}
@@ -85,6 +116,61 @@ class GroupQueueCore(QueueCore):
 
     def _group_of(self, pod: api.Pod) -> tuple[str, int] | None:
         return None if self._entity_of is None else self._entity_of(pod)
+
+    def _is_member(self, pod: api.Pod) -> bool:
+        """Upstream ``isPodGroupMember``: queued with its group (or held), never alone."""
+        if self._member_of is not None:
+            return self._member_of(pod) is not None
+        return self._group_of(pod) is not None
+
+    def _hold(self, entry: Entry) -> str:
+        """Hold a member whose PodGroup is not observed (``incompletePodGroupPods.add``)."""
+        assert self._member_of is not None
+        key = self._member_of(entry.qp.pod)
+        assert key is not None
+        entry.where, entry.group = INCOMPLETE, key
+        self._incomplete.setdefault(key, {})[entry.key] = entry
+        return INCOMPLETE
+
+    def pod_group_added(self, key: str) -> None:
+        """The PodGroup ``key`` is observed (upstream ``AddPodGroup``): its held members go
+        through ``addPodGroupMember`` again, in the order they were held.  Call it after
+        the object reached ``entity_of`` and before the event's move of the pool."""
+        for entry in list(self._incomplete.pop(key, {}).values()):
+            entry.where, entry.group = "", ""
+            self._add_member(entry, _UNSCHEDULED_ADD)  # held again while still unobserved
+
+    def held_gate(self, pod_key: str) -> str:
+        """For a member held until its PodGroup is observed: the message of the PreEnqueue
+        plugin that would keep it out of activeQ now (run on a copy of its record, as
+        ``explain`` runs PreEnqueue: the holding area itself runs none), "" when none
+        would or the Pod is not held."""
+        entry = self._entries.get(pod_key)
+        if entry is None or entry.where != INCOMPLETE:
+            return ""
+        probe = QueuedPodInfo(pod=entry.qp.pod, timestamp=entry.qp.timestamp)
+        run_pre_enqueue(self._pre_enqueue_plugins, probe)
+        return probe.message if probe.gated else ""
+
+    def pod_group_deleted(self, key: str) -> None:
+        """The PodGroup ``key`` is gone (upstream ``DeletePodGroup``): its queued entity
+        leaves its queue and every member is held again; while the group is in flight its
+        members waiting aside are held (the cycle's own follow on their failure)."""
+        if self._member_of is None:
+            return
+        group = self._groups.get(key)
+        if group is not None and group.where in _WHERE_STRATEGY:
+            assert group.members is not None
+            self._detach(group)
+            del self._groups[key]
+            for entry in group.members.values():
+                entry.where, entry.group = "", ""
+                self._hold(entry)
+            return
+        if self._last_popped == key:
+            for entry in self._pending.pop(key, {}).values():
+                entry.where, entry.group = "", ""
+                self._hold(entry)
 
     def _new_group(self, key: str, priority: int, first: Entry) -> Entry:
         """An empty entity for ``key`` with ``first``'s timestamp
@@ -115,7 +201,8 @@ class GroupQueueCore(QueueCore):
         """Upstream ``addPodGroupMember`` for a member's record ``entry`` (out of every
         queue); where the member went: its entity's queue, or :data:`PENDING`."""
         ref = self._group_of(entry.qp.pod)
-        assert ref is not None
+        if ref is None:  # its PodGroup is not observed: held (incompletePodGroupPods)
+            return self._hold(entry)
         key, priority = ref
         group = self._groups.get(key)
         if group is not None and group.where in _WHERE_STRATEGY:
@@ -190,18 +277,18 @@ class GroupQueueCore(QueueCore):
         if group is None or group.where != IN_FLIGHT:  # not popped as an entity: none to reuse
             for entry in pending.values():
                 entry.where, entry.group = "", ""
-                self._requeue(entry, Strategy.AFTER_BACKOFF, _FAILURE)
+                self._requeue_alone_or_hold(entry)
             return None
         if not pending:
             del self._groups[key]
             return None
         failed_here = any(k in popped for k in pending)
         ref = self._group_of(next(iter(pending.values())).qp.pod)
-        if ref is None:  # the PodGroup is gone: its members are queued alone again
+        if ref is None:  # the PodGroup is gone: its members are held (or queued alone)
             del self._groups[key]
             for entry in pending.values():
                 entry.where, entry.group = "", ""
-                self._requeue(entry, Strategy.AFTER_BACKOFF, _FAILURE)
+                self._requeue_alone_or_hold(entry)
             return None
         group.where = ""
         for entry in pending.values():
@@ -226,6 +313,14 @@ class GroupQueueCore(QueueCore):
             ACTIVE if self._move_to_active(group, _FAILURE, from_backoff=False) else UNSCHEDULABLE
         )
 
+    def _requeue_alone_or_hold(self, entry: Entry) -> None:
+        """A member out of its group whose PodGroup is not observed: held, or (without
+        ``member_of``) requeued alone after its backoff."""
+        if self._member_of is not None and self._group_of(entry.qp.pod) is None:
+            self._hold(entry)
+        else:
+            self._requeue(entry, Strategy.AFTER_BACKOFF, _FAILURE)
+
     def _member_left(self, entry: Entry) -> None:
         """A member's record leaves its entity or the pending members (deleted); an entity
         left with members is requeued where it was, an empty one is dropped
@@ -233,6 +328,12 @@ class GroupQueueCore(QueueCore):
         key = entry.group
         if entry.where == PENDING:
             self._pending.get(key, {}).pop(entry.key, None)
+            return
+        if entry.where == INCOMPLETE:
+            held = self._incomplete.get(key, {})
+            held.pop(entry.key, None)
+            if not held:
+                self._incomplete.pop(key, None)
             return
         group = self._groups.get(key)
         if group is None or group.members is None:
@@ -253,6 +354,16 @@ class GroupQueueCore(QueueCore):
         if entry.where == GROUPED:
             return self._groups[entry.group]
         return entry
+
+    def _member_store_counts(self) -> dict[str, int]:
+        """``pending_pods``' two v1.37 stores: members held (``incomplete``) and members
+        waiting aside for their group's requeue (``pending``); empty before v1.37."""
+        if not self._group_stores:
+            return {}
+        return {
+            INCOMPLETE: sum(len(held) for held in self._incomplete.values()),
+            PENDING: sum(len(waiting) for waiting in self._pending.values()),
+        }
 
     def _group_counts(self) -> dict[str, int]:
         """Pods beyond the first of each queued entity, per queue (``gated`` apart)."""

@@ -57,7 +57,13 @@ from kubesched.queue.core import (
 )
 from kubesched.queue.hints import HintObserver, pod_uid
 from kubesched.queue.periodic import BACKOFF_FLUSH_PERIOD, UNSCHEDULABLE_FLUSH_PERIOD
-from kubesched.queue.podgroups import GROUPED, PENDING, EntityOf, GroupQueueCore
+from kubesched.queue.podgroups import (
+    GROUPED,
+    INCOMPLETE,
+    PENDING,
+    EntityOf,
+    GroupQueueCore,
+)
 from kubesched.queue.unschedulable import PreEnqueuePlugin
 
 __all__ = [
@@ -94,6 +100,9 @@ class SchedulingQueue(GroupQueueCore):
     ``UpdatePodScaleUp``; before v1.37, ``UnschedulablePod`` events and no scale-up.
     ``entity_of`` (v1.37 with GenericWorkload): a Pod's PodGroup, whose members are queued
     as one entity (:mod:`kubesched.queue.podgroups`); None queues every Pod alone.
+    ``member_of`` (with it): a member's PodGroup observed or not, so a member whose PodGroup
+    is missing is held apart (``incompletePodGroupPods``); ``group_stores`` (v1.37): the
+    ``incomplete`` and ``pending`` counts of :meth:`pending_pods`.
     ``backoff_only(pod)`` (v1.36 with GenericWorkload: a PodGroup member): a failed attempt
     of such a Pod is requeued after its backoff whatever happened while it was in flight
     (upstream v1.36 ``determineSchedulingHintForInFlightPod``: "event-based requeueing
@@ -107,7 +116,7 @@ class SchedulingQueue(GroupQueueCore):
         if known is not None:
             self.update(known.latest_pod or known.qp.pod, pod)
             return
-        if self._group_of(pod) is not None:  # v1.37 addPod: a member joins its group's entity
+        if self._is_member(pod):  # v1.37 addPod: a member joins its group's entity (or is held)
             self.nominator.add(pod)
             self._add_member(self._new_entry(pod), _UNSCHEDULED_ADD)
         elif self._nominate_gated:
@@ -126,7 +135,7 @@ class SchedulingQueue(GroupQueueCore):
         )
         entry = self._entries.get(new.key)
         if entry is None:
-            if self._group_of(new) is not None:  # upstream Update: addPod, a member joins
+            if self._is_member(new):  # upstream Update: addPod, a member joins
                 self.add(new)
             elif self._move_to_active(
                 self._new_entry(new), _UNSCHEDULED_UPDATE, from_backoff=False
@@ -143,7 +152,7 @@ class SchedulingQueue(GroupQueueCore):
         else:
             self.nominator.add(new)
         entry.qp.pod = new
-        if entry.where in (GROUPED, PENDING):
+        if entry.where in (GROUPED, PENDING, INCOMPLETE):
             self._update_member(entry, evs, old, new)
         elif entry.where == ACTIVE:
             self._active.push(entry.key, self._active_priority(entry.qp), entry)
@@ -182,7 +191,7 @@ class SchedulingQueue(GroupQueueCore):
             entry.deleted = True
             return
         del self._entries[entry.key]
-        if entry.where in (GROUPED, PENDING):
+        if entry.where in (GROUPED, PENDING, INCOMPLETE):
             self._member_left(entry)
             return
         self._detach(entry)
@@ -292,7 +301,7 @@ class SchedulingQueue(GroupQueueCore):
                 entry.consecutive_errors = 0
             qp.timestamp = self._clock()
             entry.backoff_expiration = None
-            if self._group_of(qp.pod) is not None:  # addUnschedulablePodGroupMember
+            if self._is_member(qp.pod):  # addUnschedulablePodGroupMember (held: no PodGroup)
                 qp.seq, self._seq = self._seq, self._seq + 1  # the real clock's order
                 entry.where = ""
                 self._add_member(entry, events.SCHEDULE_ATTEMPT_FAILURE)
@@ -435,7 +444,8 @@ class SchedulingQueue(GroupQueueCore):
 
     # ------------------------------------------------------------------ reporting
     def pending_pods(self) -> dict[str, int]:
-        """Pods per queue, as ``scheduler_pending_pods{queue}``."""
+        """Pods per queue, as ``scheduler_pending_pods{queue}`` (v1.37 adds ``incomplete``
+        and ``pending``: :mod:`kubesched.queue.podgroups`)."""
         gated = self._pool.gated_count
         extra = self._group_counts()
         return {
@@ -443,20 +453,45 @@ class SchedulingQueue(GroupQueueCore):
             BACKOFF: len(self._backoff) + extra[BACKOFF],
             UNSCHEDULABLE: len(self._pool) - gated + extra[UNSCHEDULABLE],
             GATED: gated + extra[GATED],
+            **self._member_store_counts(),
         }
 
+    def queued_entities(self) -> dict[tuple[str, str], int]:
+        """``scheduler_queued_entities{queue, type}`` (v1.37, ``group_stores``; empty
+        before): the entities queued per queue (``gated`` apart from ``unschedulable``),
+        ``pod`` for a Pod queued alone, ``podgroup`` for a PodGroup entity; only the
+        non-zero ones.  Members held or waiting aside are in no queue."""
+        if not self._group_stores:
+            return {}
+        out: dict[tuple[str, str], int] = {}
+        records = [e for e in self._entries.values() if e.where in (ACTIVE, BACKOFF)]
+        records += [e for e in self._entries.values() if e.where == UNSCHEDULABLE]
+        records += [g for g in self._groups.values() if g.where in (ACTIVE, BACKOFF, UNSCHEDULABLE)]
+        for entry in records:
+            where = entry.where
+            if where == UNSCHEDULABLE and self._pool.is_gated(entry.key):
+                where = GATED
+            kind = "pod" if entry.members is None else "podgroup"
+            out[(where, kind)] = out.get((where, kind), 0) + 1
+        return out
+
     def pending_pod_infos(self) -> list[QueuedPodInfo]:
-        """Every queued Pod (not in flight); see :meth:`queue_of` for where each one is."""
-        queued = (ACTIVE, BACKOFF, UNSCHEDULABLE, GROUPED)
+        """Every queued Pod (not in flight; members held for their PodGroup included, as
+        upstream's ``PendingPods``); see :meth:`queue_of` for where each one is."""
+        queued = (ACTIVE, BACKOFF, UNSCHEDULABLE, GROUPED, INCOMPLETE)
         return [e.qp for e in self._entries.values() if e.where in queued]
 
     def queue_of(self, pod_key: str) -> str | None:
-        """``active``, ``backoff``, ``unschedulable``, ``gated``, ``in_flight`` or None."""
+        """``active``, ``backoff``, ``unschedulable``, ``gated``, ``in_flight`` (a member
+        waiting aside for its group in flight too), ``incomplete`` (held until its PodGroup is
+        observed) or None."""
         entry = self._entries.get(pod_key)
         if entry is None or not entry.where:
             return None
         if entry.where == PENDING:
             return IN_FLIGHT
+        if entry.where == INCOMPLETE:
+            return INCOMPLETE
         entry = self._entity(entry)
         if entry.where == UNSCHEDULABLE and self._pool.is_gated(entry.key):
             return GATED

@@ -162,6 +162,8 @@ class Scheduler:
             nominate_gated=self.handle.feature_gates.at_least("1.37"),
             target_pod_events=self.handle.feature_gates.at_least("1.37"),
             entity_of=podgroups.queue_entity(self.pod_group_manager),
+            member_of=podgroups.queue_member(self.pod_group_manager),
+            group_stores=self.handle.feature_gates.at_least("1.37"),
             backoff_only=_v136_group_member if _v136_groups(self.handle.feature_gates) else None,
         )
         for f in (*self.profiles.values(), *self._sampled.values()):
@@ -416,6 +418,12 @@ class Scheduler:
         before = self.cluster.known_object(obj)
         kind = self.cluster.apply_object(obj, deleted=deleted)
         self._tell("on_object", obj, deleted)
+        group = podgroups.workload_pod_group_key(obj)
+        if group is not None:  # upstream AddPodGroup / DeletePodGroup, before the event
+            if deleted:
+                self.queue.pod_group_deleted(group)
+            else:
+                self.queue.pod_group_added(group)
         event = events.object_event(kind, deleted, before is not None)
         if event is not None:
             if deleted:
@@ -586,6 +594,7 @@ class Scheduler:
         self.metrics.sync(
             pending=pending,
             incoming=q.incoming_counts,
+            entities=q.queued_entities(),
             rejected=(
                 (qp.pod.scheduler_name, qp.unschedulable_plugins | qp.pending_plugins)
                 for qp in q.pending_pod_infos()

@@ -248,6 +248,14 @@ class GroupAlgorithm:
             return self.algorithm_v136(fwk, members)
         return self.algorithm(fwk, members, key, policy)
 
+    def placements_generated(self, fwk: Framework, count: int) -> None:
+        """The placement algorithm has ``count`` placements to try (a dry run: nothing)."""
+        del fwk, count
+
+    def placement_evaluated(self, fwk: Framework, feasible: bool, seconds: float) -> None:
+        """The placement algorithm tried one placement (a dry run: nothing)."""
+        del fwk, feasible, seconds
+
     def placement_algorithm(
         self,
         fwk: Framework,
@@ -270,20 +278,24 @@ class GroupAlgorithm:
                 return [], status.with_plugin(generator.name)
             if not placements:  # members requeued as the group would be: no rejector
                 return [], Status(Code.UNSCHEDULABLE, ("no feasible placements found",))
+        self.placements_generated(fwk, len(placements))
         first: tuple[list[MemberResult], Status] | None = None
         feasible: list[tuple[list[MemberResult], Status]] = []
         feasible_rows: list[IntArray] = []
         try:
             for placement in placements:
+                started = time.perf_counter()
                 self.restrict(placement.rows)
                 results, status = self.default_algorithm(fwk, members, key, policy)
                 if status.code == Code.ERROR:
                     return results, status
                 if first is None:
                     first = (results, status)
-                if status.is_success() or _waiting(status):  # v1.36: waitingOnPreemption
+                fits = status.is_success() or _waiting(status)  # v1.36: waitingOnPreemption
+                if fits:
                     feasible.append((results, status))
                     feasible_rows.append(placement.rows)
+                self.placement_evaluated(fwk, status.is_success(), time.perf_counter() - started)
         finally:
             self.restrict(None)
         if not feasible:
@@ -754,6 +766,19 @@ class PodGroupCycle(GroupAlgorithm):
         self.conditions: dict[str, Condition] = {}
         """PodGroup ``namespace/name`` to its ``PodGroupInitiallyScheduled`` condition."""
 
+    def placements_generated(self, fwk: Framework, count: int) -> None:
+        """v1.37's ``scheduler_generated_placements_total`` (v1.36 has no such metric)."""
+        if self.version != "1.36":
+            self.failures.metrics.record_generated_placements(fwk.profile_name, count)
+
+    def placement_evaluated(self, fwk: Framework, feasible: bool, seconds: float) -> None:
+        """v1.37's ``scheduler_placement_evaluations_total`` and
+        ``placement_evaluation_duration_seconds``: ``feasible`` only for a placement the
+        group fits (upstream's ``FeasibleResult`` is a success; a group waiting on its
+        preemption counts as infeasible)."""
+        if self.version != "1.36":
+            self.failures.metrics.record_placement_evaluation(feasible, fwk.profile_name, seconds)
+
     # ------------------------------------------------------------------ the cycle
     def run(self, fwk: Framework, qp: QueuedPodInfo, cycle: int) -> list[QueuedPodInfo]:
         """Schedule ``qp``'s group (``qp`` just popped); the members attempted (each one's
@@ -790,7 +815,7 @@ class PodGroupCycle(GroupAlgorithm):
             preemption = contract.PodGroupPostFilterResult(placed, ())
         self._release_nominations(held)
         self.submit(fwk, members, results, group, key, cycle, start, decided, preemption)
-        if self.version == "1.37" and (results or decided.code != Code.ERROR):
+        if results or decided.code != Code.ERROR:  # not a group refused before its algorithm
             self._observe(fwk, group, preemption, start, algorithm)
         if entity is not None:
             # AddAttemptedPodGroupIfNeeded with the algorithm's status (before
@@ -850,7 +875,8 @@ class PodGroupCycle(GroupAlgorithm):
         start: float,
         algorithm: float,
     ) -> None:
-        """v1.37's PodGroup metrics (``scheduler_podgroup_*``) for this cycle."""
+        """The PodGroup metrics (``scheduler_podgroup_*``, v1.36.3 and v1.37.2 alike) for
+        this cycle."""
         metrics = self.failures.metrics
         if group.is_success():
             result = "scheduled"

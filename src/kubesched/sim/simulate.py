@@ -234,7 +234,11 @@ def summarize(
         (stats.created_at[k] for k in bound), default=0.0
     )
     still_pending = [k for k in submitted if k in sim.api.pods and not sim.api.pods[k].node_name]
-    gated = {qp.pod.key for qp in s.queue.pending_pod_infos() if qp.gated}
+    gated = {  # gated, or held until its PodGroup is observed
+        qp.pod.key
+        for qp in s.queue.pending_pod_infos()
+        if qp.gated or s.queue.queue_of(qp.pod.key) == "incomplete"
+    }
     no_reason = [k for k in still_pending if k not in s.failures and k not in gated]
     current = jobs.current if jobs is not None else str  # an evicted Pod's replacement
     lost = [  # a preemption victim is accounted for, bound or not (deleted by design)

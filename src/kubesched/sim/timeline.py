@@ -180,6 +180,8 @@ def waiting_pods(sim: SimCluster, keys: list[str], now: float) -> dict[str, Any]
         elif queue.queue_of(key) == "gated":
             qp = queue.get(key)
             reason, message = "SchedulingGated", qp.message if qp is not None else ""
+        elif held := queue.held_gate(key):  # held until its PodGroup: PreEnqueue's answer
+            reason, message = "SchedulingGated", held
         else:
             reason, message = "NotYetAttempted", ""
         rows.append((max(0.0, now - created), key, reason, message))

@@ -247,8 +247,11 @@ def _result(
         else:
             qp = queued.get(pod.key)
             reason, message = s.failures.get(pod.key, ("", ""))
+            held = s.queue.held_gate(pod.key) if attempts == 0 else ""
             if qp is not None and qp.gated:
                 entry = {"result": "Gated", "node": None, "message": qp.message or message}
+            elif held:  # held until its PodGroup is observed: PreEnqueue's answer
+                entry = {"result": "Gated", "node": None, "message": held}
             elif reason == "SchedulerError":
                 entry = {"result": "Error", "node": None, "message": message}
             else:
