@@ -525,3 +525,23 @@ def test_commands_refuse_a_composite_tree_with_file_and_path(
             kubernetes_version="1.37",
             feature_gates=COMPOSITE,
         )
+
+
+def test_a_stored_pod_group_keeps_its_constraints_and_a_created_one_loses_them() -> None:
+    # The informer reads what the API server holds: a snapshot's PodGroup stored with a
+    # topology constraint keeps it with TopologyAwareWorkloadScheduling off (v1.36's
+    # workload-aware preemption reads it); one created during the run went through the
+    # create's drop first.
+    off = gates("1.36", GangScheduling=True, WorkloadAwarePreemption=True, **ON)
+    rack = pod_group("v1alpha2", schedulingConstraints={"topology": [{"key": "rack"}]})
+    stored = workload.read(rack, off)
+    assert isinstance(stored, workload.PodGroup)
+    assert stored.policy.topology_keys == ("rack",)
+    created = workload.read(workload.as_created(rack, off), off)
+    assert isinstance(created, workload.PodGroup)
+    assert created.policy.topology_keys == ()
+    # a constraint that could not have been stored is read as the create drops it
+    bad = pod_group("v1alpha2", schedulingConstraints={"topology": [{"key": "a"}, {"key": "b"}]})
+    kept = workload.read(bad, off)
+    assert isinstance(kept, workload.PodGroup)
+    assert kept.policy.topology_keys == ()

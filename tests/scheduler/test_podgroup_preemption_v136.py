@@ -291,3 +291,37 @@ def test_a_topology_constrained_group_does_not_preempt() -> None:
     assert out["h0"]["message"].endswith(
         "preemption: not eligible due to placement-based pod group scheduling limitation"
     )
+
+
+def test_a_stored_constrained_group_does_not_preempt_with_topology_scheduling_off() -> None:
+    # The snapshot's PodGroup keeps its stored topology constraint although the gate that
+    # would drop it on create is off, and v1.36 reads it without asking the gate (seed 2
+    # cases 41 and 44 of the podgroup schedules).
+    items = [_node("n1", "4"), _group("low", 1, "low"), _group("hi", 1, "high", rack=True)]
+    pods = [
+        _pod("l0", "3", 1, on="n1", group="low"),
+        _pod("h0", "3", 5, group="hi", cls="high"),
+    ]
+    report = _schedule(items, pods, wap=True, gates=None, metrics=None)
+    out = report["pods"]
+    assert out["l0"]["result"] == "Scheduled"
+    assert out["h0"]["result"] == "Unschedulable"
+    said = report["podGroups"]["ns/hi"]["condition"]["message"]
+    assert said.endswith(
+        ", workload aware preemption is not supported for pod groups with scheduling constraints"
+    )
+
+
+def test_a_constrained_group_created_with_topology_scheduling_off_preempts() -> None:
+    # Created during the run, the PodGroup loses the constraint (dropDisabledPodGroupSpecFields).
+    items = [_node("n1", "4"), _group("low", 1, "low")]
+    created = _group("hi", 1, "high", rack=True)
+    created["metadata"]["creationTimestamp"] = "2026-01-01T00:00:04Z"
+    pods = [
+        _pod("l0", "3", 1, on="n1", group="low"),
+        created,
+        _pod("h0", "3", 5, group="hi", cls="high"),
+    ]
+    out = _run(items, pods)
+    assert out["l0"]["result"] == "Preempted"
+    assert out["h0"]["result"] == "Scheduled"

@@ -118,6 +118,17 @@ DROPPED: Mapping[str, Mapping[str, str]] = {
 """Per release, a PodGroup's (and a Workload template's) spec fields the API server drops on
 create while their gate is off (``dropDisabledPodGroupSpecFields``)."""
 
+STORED_KEPT = ("schedulingConstraints",)
+"""The fields the scheduler reads from a stored PodGroup whatever their gate.  The API server
+drops a disabled field on create (and on an update only when the old object did not use
+it: :func:`as_created`), so an object of the snapshot carries what it was stored with
+(created while the gate was on), and the scheduler's informer sees it: v1.36's
+workload-aware preemption refuses a group whose PodGroup has topology constraints even with
+TopologyAwareWorkloadScheduling off (``runWorkloadAwarePreemption`` reads
+``pg.Spec.SchedulingConstraints`` without asking the gate).  The other gated fields are
+read only under their gates (v1.36's priority and ``disruptionMode`` by workload-aware
+preemption alone), so :func:`read` may drop them as it always did."""
+
 Obj = Mapping[str, Any]
 Problems = list[fe.Problem]
 
@@ -618,12 +629,12 @@ def _check(
 
 
 # --------------------------------------------------------------------------- admission
-def _drop(obj: Obj, version: str, gates: Gates) -> dict[str, Any]:
+def _drop(obj: Obj, version: str, gates: Gates, kept: Sequence[str] = ()) -> dict[str, Any]:
     """``obj`` (a PodGroup manifest or a Workload template) without the spec fields of
-    disabled gates (:data:`DROPPED`)."""
+    disabled gates (:data:`DROPPED`), except those in ``kept``."""
     out = dict(obj)
     for key, gate in DROPPED.get(version, {}).items():
-        if key in out and not gates.enabled(gate):
+        if key in out and key not in kept and not gates.enabled(gate):
             del out[key]
     return out
 
@@ -647,14 +658,15 @@ def _without_gated(obj: Obj) -> Obj:
     return _admitted(obj, _AllOff(_RELEASE_OF.get(_version(obj), "")))
 
 
-def _admitted(obj: Obj, gates: Gates) -> Obj:
-    """The manifest as the API server of ``gates`` stores it: disabled fields dropped."""
+def _admitted(obj: Obj, gates: Gates, kept: Sequence[str] = ()) -> Obj:
+    """The manifest as the API server of ``gates`` stores it: disabled fields dropped
+    (a PodGroup's ``kept`` ones excepted)."""
     version = gates.version
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return obj
     if obj.get("kind") == "PodGroup":
-        return {**obj, "spec": _drop(spec, version, gates)}
+        return {**obj, "spec": _drop(spec, version, gates, kept)}
     if obj.get("kind") == "CompositePodGroup":  # dropDisabledCompositePodGroupSpecFields
         if gates.enabled("PodGroupPreemptionPolicy"):
             return obj
@@ -970,6 +982,15 @@ def check_pod_refs(pods: Iterable[api.Pod], gates: Gates) -> Problems:
     return problems
 
 
+def as_created(obj: Obj, gates: Gates) -> Obj:
+    """A Workload API manifest as the API server of ``gates`` stores it when it is created
+    during a run (``dropDisabledPodGroupSpecFields`` and the Workload's templates: the
+    fields of disabled gates dropped); any other object as it is."""
+    if not is_workload_api(obj):
+        return obj
+    return _admitted(obj, gates)
+
+
 def read(
     obj: Obj, gates: Gates, priority_classes: Iterable[Obj] = ()
 ) -> Workload | PodGroup | CompositePodGroup | None:
@@ -977,7 +998,9 @@ def read(
     once the API server stored it (the priority admission plugin's ``spec.priority`` from
     ``priority_classes`` where the object does not carry one, fields of disabled gates
     dropped, defaults set), or None: not one of this module's kinds, not served by the
-    release, or not valid (:func:`admit` reported it at load time)."""
+    release, or not valid (:func:`admit` reported it at load time).  A PodGroup keeps its
+    :data:`STORED_KEPT` fields: ``obj`` is what the API server holds (an object created
+    during a run went through :func:`as_created` first)."""
     if not is_workload_api(obj) or _served_problem(obj, gates, "") is not None:
         return None
     spec = obj.get("spec")
@@ -988,7 +1011,9 @@ def read(
     ):
         admitted, forbidden = _admit_priority(obj, gates, _PriorityClasses(priority_classes))
         obj = obj if forbidden else admitted  # a class missing now: the priority stays unset
-    value, problems = _check(_admitted(obj, gates), "")
+    value, problems = _check(_admitted(obj, gates, STORED_KEPT), "")
+    if problems:  # a kept field that could not have been stored: read as the create drops it
+        value, problems = _check(_admitted(obj, gates), "")
     if problems:
         return None
     if isinstance(value, PodGroup):

@@ -131,8 +131,9 @@ def schedule_parsed(
     submit, their priorities resolved (as ``kubesched schedule`` has checked them).
     ``later_objects`` are objects of the Pods file (scheduling.k8s.io Workloads and
     PodGroups: a gang's group created after some of its members), created among the Pods in
-    ``metadata.creationTimestamp`` order, before virtual time starts; ``release_seed`` as
-    :func:`schedule`'s."""
+    ``metadata.creationTimestamp`` order, before virtual time starts, as the API server
+    stores a new object (:func:`kubesched.api.workload.as_created`: the snapshot's are
+    stored already and keep what they hold); ``release_seed`` as :func:`schedule`'s."""
     order = sorted(
         range(len(incoming)),
         key=lambda i: (
@@ -141,8 +142,9 @@ def schedule_parsed(
             i,
         ),
     )
+    gates = cfg.feature_gates
     pending_objects = sorted(
-        ((_created(o), i, o) for i, o in enumerate(later_objects)),
+        ((_created(o), i, workload.as_created(o, gates)) for i, o in enumerate(later_objects)),
         key=lambda t: (t[0] is None, t[0] or 0, t[1]),
     )
     sim = SimCluster(cfg, seed=seed, metrics=metrics)
