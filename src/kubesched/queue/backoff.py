@@ -183,10 +183,10 @@ class BackoffQueue:
         rejected = self._rejected.peek_priority()
         errors = self._errors.peek_priority()
         if errors is None:
-            return None if rejected is None else rejected[0] + ORDERING_WINDOW
+            return None if rejected is None else float(rejected[0]) + ORDERING_WINDOW
         if rejected is None or errors[0] < rejected[0]:
-            return errors[0] + ORDERING_WINDOW
-        return rejected[0] + ORDERING_WINDOW
+            return float(errors[0]) + ORDERING_WINDOW
+        return float(rejected[0]) + ORDERING_WINDOW
 
     def entries(self) -> list[Entry]:
         """Every Pod in backoff, rejected heap first, each in pop order."""
