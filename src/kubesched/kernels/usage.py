@@ -60,10 +60,15 @@ class UsageBlock:
         rows = self.rows[idx]
         if rows.size == 0:
             return
-        if rows.shape[0] == 1:  # one Pod (a nominated one, a victim): no ufunc.at
+        if rows.shape[0] == 1:  # one Pod (a nominated one, a victim): views, no ufunc.at
             row = int(rows[0])
-            t.requested[row] += self.requests[idx][0] * sign
-            t.nonzero_requested[row] += self.nonzero[idx][0] * sign
+            i = range(self.rows.shape[0])[idx][0] if isinstance(idx, slice) else int(idx[0])
+            if sign > 0:
+                t.requested[row] += self.requests[i]
+                t.nonzero_requested[row] += self.nonzero[i]
+            else:
+                t.requested[row] -= self.requests[i]
+                t.nonzero_requested[row] -= self.nonzero[i]
             t.pod_count[row] += sign
         else:
             np.add.at(t.requested, rows, self.requests[idx] * sign)

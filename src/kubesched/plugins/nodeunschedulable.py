@@ -62,6 +62,8 @@ class NodeUnschedulable:
         """Fail rows whose ``unschedulable`` flag is set, unless the Pod tolerates it."""
         if tolerates_unschedulable(pod.tolerations):
             return Verdict.all_pass(rows.shape[0])
+        if rows.shape[0] == 1 and not cluster.nodes.unschedulable[rows[0]]:
+            return Verdict.all_pass(1)  # one schedulable node: no mask to make
         return Verdict.from_mask(unschedulable_mask(cluster, rows), _STATUS)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:

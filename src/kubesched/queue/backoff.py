@@ -180,12 +180,13 @@ class BackoffQueue:
 
     def next_completion(self) -> float | None:
         """Earliest time at which :meth:`pop_all_completed` would return something."""
-        times = [
-            prio[0] + ORDERING_WINDOW
-            for heap in (self._rejected, self._errors)
-            if (prio := heap.peek_priority()) is not None
-        ]
-        return min(times) if times else None
+        rejected = self._rejected.peek_priority()
+        errors = self._errors.peek_priority()
+        if errors is None:
+            return None if rejected is None else float(rejected[0]) + ORDERING_WINDOW
+        if rejected is None or errors[0] < rejected[0]:
+            return float(errors[0]) + ORDERING_WINDOW
+        return float(rejected[0]) + ORDERING_WINDOW
 
     def entries(self) -> list[Entry]:
         """Every Pod in backoff, rejected heap first, each in pop order."""

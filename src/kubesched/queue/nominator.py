@@ -87,7 +87,9 @@ class Nominator:
         :attr:`version`), each once in the order of their first change, or None when the
         journal no longer reaches back that far."""
         nodes = self._journal.since(version)
-        return None if nodes is None else list(dict.fromkeys(nodes))
+        if nodes is None or len(nodes) < 2:  # a copy of none or one node: no repeats
+            return nodes if nodes is None else list(nodes)
+        return list(dict.fromkeys(nodes))
 
     def node_of(self, pod_key: str) -> str:
         """The node the Pod is nominated to, or ``""``."""

@@ -106,7 +106,12 @@ class KeptFailures:
         kept.nominations = nominator.version
         self.hits += 1
         last = self.last
-        if same and last is not None and np.array_equal(last[0], rows):
+        if (
+            same
+            and last is not None
+            and last[0].shape == rows.shape
+            and bool((last[0] == rows).all())
+        ):
             return last[1]
         outcome = FilterOutcome(
             feasible=np.zeros(0, dtype=np.int64),

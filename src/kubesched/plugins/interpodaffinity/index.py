@@ -302,6 +302,8 @@ class AffinityIndex:
     def matching_groups(self, pod: api.Pod) -> Matched:
         """The groups whose term selects ``pod`` (its namespace, with that namespace's labels,
         and its labels), remembered per (namespace, labels) as the module docs say."""
+        if not any(self.groups):  # no accounted Pod has a term: nothing to match
+            return ()
         ns_labels = self.cluster.namespaces.labels.get(pod.namespace)
         key = (pod.namespace, frozenset(pod.labels.items()))
         hit = self._matched.get(key)
