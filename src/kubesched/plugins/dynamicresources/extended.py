@@ -11,6 +11,9 @@
   nor in the allocatable rejects the node (``cannot fit resource``); the node's variant of
   the claim gets the requests :func:`~kubesched.devices.extended.device_requests` makes for
   the resources that go to DRA there (one variant per distinct set of such resources).
+- :func:`node_answers`: that per-node answer for every row of the node table at once (the
+  plugin keeps it while nodes, classes and slices are unchanged), so Filter indexes it by
+  the rows it is given instead of asking each node.
 - PreBind (:func:`created_claim`): the claim written for the node (named
   ``<pod>-extended-resources-<suffix>``), and the Pod's ``status.extendedResourceClaimStatus``.
 """
@@ -22,10 +25,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from kubesched.api import objects as api
 from kubesched.api import resource as r
 from kubesched.devices import extended as ext
 from kubesched.kernels.resources import is_extended_resource_name
+from kubesched.state.nodes import NodeTable
 
 ERR_STALE = "cannot schedule extended resource claim"
 ERR_CANNOT_FIT = "cannot fit resource"
@@ -138,6 +145,48 @@ class NodeClaims:
             claim = r.parse_claim(raw)
             hit = self.variants[to_dra] = (claim, mappings)
         return hit
+
+
+PASS, SEARCH, STALE, CANNOT_FIT = 0, 1, 4, 5
+"""Codes of :attr:`RowAnswers.code`: the node passes without the allocator (its allocatable
+gives every resource and the Pod has no claims of its own), the allocator or a column
+decides with the node's variant, :data:`ERR_STALE`, :data:`ERR_CANNOT_FIT` (the last two
+are DynamicResources' Filter codes for them)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RowAnswers:
+    """:meth:`NodeClaims.to_dra` for every row of a node table.
+
+    ``code``: int8 ``(capacity,)``, one of :data:`PASS`, :data:`SEARCH`, :data:`STALE`,
+    :data:`CANNOT_FIT` (rows without a node: :data:`PASS`, never asked); ``group``: int32
+    ``(capacity,)``, for a :data:`SEARCH` row the index in ``keys`` of the resources the
+    node gets from DRA (-1 elsewhere)."""
+
+    code: npt.NDArray[np.int8]
+    group: npt.NDArray[np.int32]
+    keys: tuple[frozenset[str], ...]
+
+
+def node_answers(claims: NodeClaims, nodes: NodeTable, user_claims: bool) -> RowAnswers:
+    """:meth:`NodeClaims.to_dra` of every node in ``nodes`` (``user_claims``: the Pod has
+    claims of its own).  The answer depends on the nodes' allocatable, the Pod's
+    requested names and the classes only."""
+    n = nodes.capacity
+    code = np.zeros(n, dtype=np.int8)
+    group = np.full(n, -1, dtype=np.int32)
+    keys: dict[frozenset[str], int] = {}
+    for row in nodes.row_of.values():
+        node = nodes.nodes[row]
+        if node is None:
+            continue
+        to_dra = claims.to_dra(node, user_claims)
+        if isinstance(to_dra, str):
+            code[row] = STALE if to_dra == ERR_STALE else CANNOT_FIT
+        elif to_dra or user_claims:
+            code[row] = SEARCH
+            group[row] = keys.setdefault(to_dra, len(keys))
+    return RowAnswers(code, group, tuple(keys))
 
 
 def created_claim(pod: api.Pod, claim: r.ResourceClaim) -> dict[str, Any]:
