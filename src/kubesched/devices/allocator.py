@@ -258,16 +258,6 @@ def violates_policy(consumed: Fraction, cap: r.DeviceCapacity) -> bool:
     return False
 
 
-def fits_alone(device: r.Device) -> bool:
-    """Whether a request asking no capacity fits ``device`` while nothing else consumes it
-    (upstream ``CmpRequestOverCapacity`` under DRAConsumableCapacity: each capacity's
-    default within its policy and its value); cached in ``device.fits_alone``."""
-    alone = device.fits_alone
-    if alone is None:
-        alone = device.fits_alone = _Search._fits({}, device, None, None)
-    return alone
-
-
 class _Search:
     """One ``Allocate`` call: the pools of a node and the claims to allocate there."""
 
@@ -481,7 +471,10 @@ class _Search:
         allocated = self.shared.capacity.get(dev_id)
         allocating = self.capacity.get(dev_id)
         if not asked and not allocated and not allocating:
-            return fits_alone(device)
+            alone = device.fits_alone
+            if alone is None:
+                alone = device.fits_alone = self._fits(asked, device, None, None)
+            return alone
         return self._fits(asked, device, allocated, allocating)
 
     @staticmethod

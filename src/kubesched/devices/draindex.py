@@ -9,8 +9,7 @@ decides the row.  A row is not exact when a device reaching it fails a selector 
 runtime error (upstream's allocator would report the error), a pool reaching it is invalid
 or incomplete (whether the allocator takes its devices depends on the release), or a device
 reaching it has taints or binding conditions (whether it is picked depends on the request's
-tolerations and the gates), or, under DRAConsumableCapacity, a device reaching it that a
-request asking no capacity does not fit (:func:`~kubesched.devices.allocator.fits_alone`).
+tolerations and the gates).
 The columns follow :class:`~kubesched.plugins.dynamicresources.claims.DeviceUse`: a device
 that becomes used or free moves ``free`` on the rows it reaches, nothing is recounted.
 
@@ -33,7 +32,7 @@ import numpy.typing as npt
 from kubesched.api import resource as r
 from kubesched.api.errors import CelRuntimeError
 from kubesched.api.objects import Node
-from kubesched.devices.allocator import DeviceId, fits_alone
+from kubesched.devices.allocator import DeviceId
 from kubesched.devices.draoptions import V1_34, Options
 from kubesched.devices.pools import Pool, gather_pools, slice_reaches
 from kubesched.framework.interface import IntArray
@@ -165,11 +164,6 @@ class DeviceIndex:
                             # request's tolerations and the DRADeviceTaints gate, whether a
                             # device with binding conditions is picked on the gates: the
                             # allocator decides the row
-                            self.bad[row] = True
-                        elif options.consumable and d.capacity and not fits_alone(d):
-                            # a request asking no capacity does not fit the device (its
-                            # defaults break a policy or exceed the value): the allocator
-                            # passes it over, the column would count it
                             self.bad[row] = True
                         dev_id = (s.driver, s.pool, d.name)
                         rows.setdefault(dev_id, []).append(row)
