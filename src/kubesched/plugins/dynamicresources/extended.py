@@ -21,7 +21,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -105,6 +105,11 @@ class NodeClaims:
     variants: dict[frozenset[str], tuple[r.ResourceClaim, list[ext.RequestMapping]]] = field(
         default_factory=dict
     )
+    specs: dict[str, dict[str, Any]] | None = None
+    """Variant specs by their requests, shared across Pods (the caller bounds it): equal
+    requests give the same ``spec`` mapping, whose parse ``parse`` keeps."""
+    parse: Callable[[Mapping[str, Any]], r.ResourceClaim] = r.parse_claim
+    """Parses a variant's manifest (the plugin's parser keeps parsed specs by identity)."""
 
     def to_dra(self, node: api.Node, user_claims: bool = False) -> frozenset[str] | str:
         """The resources ``node`` must get from DRA, or the reason it cannot run the Pod
@@ -133,6 +138,17 @@ class NodeClaims:
                 return ERR_CANNOT_FIT
         return frozenset(backed) if absent or user_claims else frozenset()
 
+    def _spec(self, requests: list[dict[str, Any]]) -> dict[str, Any]:
+        if not requests:
+            return {}
+        if self.specs is None:
+            return {"devices": {"requests": requests}}
+        key = repr(requests)
+        hit = self.specs.get(key)
+        if hit is None:
+            hit = self.specs[key] = {"devices": {"requests": requests}}
+        return hit
+
     def variant(self, to_dra: frozenset[str]) -> tuple[r.ResourceClaim, list[ext.RequestMapping]]:
         """The claim (with the requests for ``to_dra``) and the container mappings."""
         hit = self.variants.get(to_dra)
@@ -141,8 +157,8 @@ class NodeClaims:
             make = ext.device_requests_v134 if self.v134 else ext.device_requests
             requests, mappings = make(spec, to_dra, self.classes)
             raw = dict(self.base.raw)
-            raw["spec"] = {"devices": {"requests": requests}} if requests else {}
-            claim = r.parse_claim(raw)
+            raw["spec"] = self._spec(requests)
+            claim = self.parse(raw)
             hit = self.variants[to_dra] = (claim, mappings)
         return hit
 

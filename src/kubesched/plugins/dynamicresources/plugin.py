@@ -203,6 +203,8 @@ class DynamicResources(Hints):
         self._specs: dict[str, tuple[Mapping[str, Any], str]] = {}
         # DRAExtendedResource: the per-node answers by (requested names, own claims), for
         # one node table at one version of it and of the classes and slices
+        self._variant_specs: dict[str, dict[str, Any]] = {}
+        """DRAExtendedResource: the special claim's variant specs (NodeClaims.specs)."""
         self._answers_by: dict[tuple[frozenset[str], bool], special.RowAnswers] = {}
         self._answers_of: NodeTable | None = None
         self._answers_token: tuple[int, int] | None = None
@@ -325,7 +327,17 @@ class DynamicResources(Hints):
             owned = self.objects.controlled_by(pod.uid)
             candidates = list(self.objects.claims()) if owned is None else owned
             claim = special.special_claim(pod, candidates, self.objects.parse)
-            nodeclaims = special.NodeClaims(pod, claim, wanted, self.resolve, self._extended_v134)
+            if len(self._variant_specs) > SPECS_MAX:
+                self._variant_specs.clear()
+            nodeclaims = special.NodeClaims(
+                pod,
+                claim,
+                wanted,
+                self.resolve,
+                self._extended_v134,
+                specs=self._variant_specs,
+                parse=self.objects.parse,
+            )
             claims = [*claims, claim]
         bind_to: list[dict[str, Any]] = []
         if self._group_claims:
