@@ -123,4 +123,3 @@ def test_the_per_node_answers_follow_a_node_update() -> None:
     # n1 gets the resource from its device plugin: it no longer asks DRA
     sim.api.update_node(parse_node(with_allocatable(node("n1"), GPU, "1")))
     assert run("p1") == "n1"
-
