@@ -11,6 +11,9 @@
   nor in the allocatable rejects the node (``cannot fit resource``); the node's variant of
   the claim gets the requests :func:`~kubesched.devices.extended.device_requests` makes for
   the resources that go to DRA there (one variant per distinct set of such resources).
+- :func:`node_answers`: that per-node answer for every row of the node table at once (the
+  plugin keeps it while nodes, classes and slices are unchanged), so Filter indexes it by
+  the rows it is given instead of asking each node.
 - PreBind (:func:`created_claim`): the claim written for the node (named
   ``<pod>-extended-resources-<suffix>``), and the Pod's ``status.extendedResourceClaimStatus``.
 """
@@ -18,14 +21,18 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from kubesched.api import objects as api
 from kubesched.api import resource as r
 from kubesched.devices import extended as ext
 from kubesched.kernels.resources import is_extended_resource_name
+from kubesched.state.nodes import NodeTable
 
 ERR_STALE = "cannot schedule extended resource claim"
 ERR_CANNOT_FIT = "cannot fit resource"
@@ -98,6 +105,11 @@ class NodeClaims:
     variants: dict[frozenset[str], tuple[r.ResourceClaim, list[ext.RequestMapping]]] = field(
         default_factory=dict
     )
+    specs: dict[str, dict[str, Any]] | None = None
+    """Variant specs by their requests, shared across Pods (the caller bounds it): equal
+    requests give the same ``spec`` mapping, whose parse ``parse`` keeps."""
+    parse: Callable[[Mapping[str, Any]], r.ResourceClaim] = r.parse_claim
+    """Parses a variant's manifest (the plugin's parser keeps parsed specs by identity)."""
 
     def to_dra(self, node: api.Node, user_claims: bool = False) -> frozenset[str] | str:
         """The resources ``node`` must get from DRA, or the reason it cannot run the Pod
@@ -126,6 +138,17 @@ class NodeClaims:
                 return ERR_CANNOT_FIT
         return frozenset(backed) if absent or user_claims else frozenset()
 
+    def _spec(self, requests: list[dict[str, Any]]) -> dict[str, Any]:
+        if not requests:
+            return {}
+        if self.specs is None:
+            return {"devices": {"requests": requests}}
+        key = repr(requests)
+        hit = self.specs.get(key)
+        if hit is None:
+            hit = self.specs[key] = {"devices": {"requests": requests}}
+        return hit
+
     def variant(self, to_dra: frozenset[str]) -> tuple[r.ResourceClaim, list[ext.RequestMapping]]:
         """The claim (with the requests for ``to_dra``) and the container mappings."""
         hit = self.variants.get(to_dra)
@@ -134,10 +157,52 @@ class NodeClaims:
             make = ext.device_requests_v134 if self.v134 else ext.device_requests
             requests, mappings = make(spec, to_dra, self.classes)
             raw = dict(self.base.raw)
-            raw["spec"] = {"devices": {"requests": requests}} if requests else {}
-            claim = r.parse_claim(raw)
+            raw["spec"] = self._spec(requests)
+            claim = self.parse(raw)
             hit = self.variants[to_dra] = (claim, mappings)
         return hit
+
+
+PASS, SEARCH, STALE, CANNOT_FIT = 0, 1, 4, 5
+"""Codes of :attr:`RowAnswers.code`: the node passes without the allocator (its allocatable
+gives every resource and the Pod has no claims of its own), the allocator or a column
+decides with the node's variant, :data:`ERR_STALE`, :data:`ERR_CANNOT_FIT` (the last two
+are DynamicResources' Filter codes for them)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RowAnswers:
+    """:meth:`NodeClaims.to_dra` for every row of a node table.
+
+    ``code``: int8 ``(capacity,)``, one of :data:`PASS`, :data:`SEARCH`, :data:`STALE`,
+    :data:`CANNOT_FIT` (rows without a node: :data:`PASS`, never asked); ``group``: int32
+    ``(capacity,)``, for a :data:`SEARCH` row the index in ``keys`` of the resources the
+    node gets from DRA (-1 elsewhere)."""
+
+    code: npt.NDArray[np.int8]
+    group: npt.NDArray[np.int32]
+    keys: tuple[frozenset[str], ...]
+
+
+def node_answers(claims: NodeClaims, nodes: NodeTable, user_claims: bool) -> RowAnswers:
+    """:meth:`NodeClaims.to_dra` of every node in ``nodes`` (``user_claims``: the Pod has
+    claims of its own).  The answer depends on the nodes' allocatable, the Pod's
+    requested names and the classes only."""
+    n = nodes.capacity
+    code = np.zeros(n, dtype=np.int8)
+    group = np.full(n, -1, dtype=np.int32)
+    keys: dict[frozenset[str], int] = {}
+    for row in nodes.row_of.values():
+        node = nodes.nodes[row]
+        if node is None:
+            continue
+        to_dra = claims.to_dra(node, user_claims)
+        if isinstance(to_dra, str):
+            code[row] = STALE if to_dra == ERR_STALE else CANNOT_FIT
+        elif to_dra or user_claims:
+            code[row] = SEARCH
+            group[row] = keys.setdefault(to_dra, len(keys))
+    return RowAnswers(code, group, tuple(keys))
 
 
 def created_claim(pod: api.Pod, claim: r.ResourceClaim) -> dict[str, Any]:

@@ -87,6 +87,7 @@ from kubesched.plugins.dynamicresources.claims import (
 )
 from kubesched.plugins.dynamicresources.hints import Hints
 from kubesched.state.cache import ClusterState
+from kubesched.state.nodes import NodeTable
 
 NAME = names.DYNAMIC_RESOURCES
 ERR_CANNOT_ALLOCATE = "cannot allocate all claims"
@@ -101,6 +102,9 @@ FIRST_AVAILABLE_MAX = 8
 """Upstream ``resourceapi.FirstAvailableDeviceRequestMaxSize``: alternative ``i`` scores
 ``8 - i``."""
 MAX_NODE_SCORE = 100
+ANSWERS_MAX = 1_000
+"""Sets of DRA-extended resource names whose per-node answers are kept before starting
+again."""
 SPECS_MAX = 100_000
 """Claim specs kept serialised for :meth:`DynamicResources.sign` before starting again."""
 
@@ -124,10 +128,17 @@ class _State:
     reserved: bool = False
     special: special.NodeClaims | None = None
     """DRAExtendedResource: the Pod's special claim (last of ``claims``) and its variants."""
-    per_node_special: dict[str, tuple[r.ResourceClaim, list[ext.RequestMapping]]] = field(
+    per_node_special: dict[int, tuple[r.ResourceClaim, list[ext.RequestMapping]]] = field(
         default_factory=dict
     )
-    """The special claim's variant Filter allocated per node (absent: nothing from DRA)."""
+    """The special claim's variant Filter allocated per node row (absent: nothing from
+    DRA)."""
+    special_plans: dict[frozenset[str], index.Plan | None] = field(default_factory=dict)
+    """The column plan of the claims to allocate with each variant of the special claim
+    (by the resources the node gets from DRA; None: the allocator searches)."""
+    decided: set[int] = field(default_factory=set)
+    """Node rows where a column passed the claims with the node's special variant (Reserve
+    runs the allocator there)."""
     user_claims: int = 0
     """How many of ``claims`` are the Pod's own (the special claim follows them)."""
     blocked: frozenset[int] = frozenset()
@@ -190,6 +201,13 @@ class DynamicResources(Hints):
         self.objects.use.listeners.append(self.index.on_use)
         self._before: dict[str, r.ResourceClaim | None] = {}
         self._specs: dict[str, tuple[Mapping[str, Any], str]] = {}
+        # DRAExtendedResource: the per-node answers by (requested names, own claims), for
+        # one node table at one version of it and of the classes and slices
+        self._variant_specs: dict[str, dict[str, Any]] = {}
+        """DRAExtendedResource: the special claim's variant specs (NodeClaims.specs)."""
+        self._answers_by: dict[tuple[frozenset[str], bool], special.RowAnswers] = {}
+        self._answers_of: NodeTable | None = None
+        self._answers_token: tuple[int, int] | None = None
         handle.add_event_handler(self)
 
     # ------------------------------------------------------------------ claims of a Pod
@@ -309,7 +327,17 @@ class DynamicResources(Hints):
             owned = self.objects.controlled_by(pod.uid)
             candidates = list(self.objects.claims()) if owned is None else owned
             claim = special.special_claim(pod, candidates, self.objects.parse)
-            nodeclaims = special.NodeClaims(pod, claim, wanted, self.resolve, self._extended_v134)
+            if len(self._variant_specs) > SPECS_MAX:
+                self._variant_specs.clear()
+            nodeclaims = special.NodeClaims(
+                pod,
+                claim,
+                wanted,
+                self.resolve,
+                self._extended_v134,
+                specs=self._variant_specs,
+                parse=self.objects.parse,
+            )
             claims = [*claims, claim]
         bind_to: list[dict[str, Any]] = []
         if self._group_claims:
@@ -402,7 +430,7 @@ class DynamicResources(Hints):
             node = nodes.nodes[row]
             assert node is not None
             to_allocate = s.to_allocate
-            variant = s.per_node_special.get(node.name)
+            variant = s.per_node_special.get(row)
             if variant is not None:
                 base = s.special.base if s.special is not None else None
                 to_allocate = [variant[0] if c is base else c for c in to_allocate]
@@ -464,22 +492,78 @@ class DynamicResources(Hints):
         or a resource the node can neither give nor get from DRA rejects it (``codes``
         4 and 5); a node that gets every extended resource from its allocatable and a Pod
         without claims of its own pass; the others get the special claim's variant for the
-        resources they get from DRA.  Returns the positions the allocator must search."""
+        resources they get from DRA.  The answers come per row from :meth:`_answers`; where
+        one column plan decides a variant (:meth:`_special_plan`) the column rejects or
+        passes the nodes it is exact on (Reserve allocates on the chosen one).  Returns the
+        positions the allocator must search."""
         assert s.special is not None
-        table[4] = unschedulable(special.ERR_STALE, resolvable=False)
-        table[5] = unschedulable(special.ERR_CANNOT_FIT, resolvable=False)
-        nodes = cluster.nodes.nodes
-        search = []
-        for i, row in enumerate(rows.tolist()):
-            node = nodes[row]
-            assert node is not None
-            to_dra = s.special.to_dra(node, s.user_claims > 0)
-            if isinstance(to_dra, str):
-                codes[i] = 4 if to_dra == special.ERR_STALE else 5
-            elif to_dra or s.user_claims:
-                s.per_node_special[node.name] = s.special.variant(to_dra)
-                search.append(i)
-        return np.asarray(search, dtype=np.int64)
+        table[special.STALE] = unschedulable(special.ERR_STALE, resolvable=False)
+        table[special.CANNOT_FIT] = unschedulable(special.ERR_CANNOT_FIT, resolvable=False)
+        if s.special.base.requests:  # a claim from an earlier cycle: every node rejects
+            codes[:] = special.STALE
+            return np.zeros(0, dtype=np.int64)
+        answers = self._answers(s, cluster)
+        code = answers.code[rows]
+        stop = (code == special.STALE) | (code == special.CANNOT_FIT)
+        codes[stop] = code[stop]
+        searched = np.flatnonzero(code == special.SEARCH)
+        groups = answers.group[rows[searched]]
+        search: list[IntArray] = []
+        for k, to_dra in enumerate(answers.keys):
+            at = searched[groups == k]
+            if not at.shape[0]:
+                continue
+            on = rows[at]
+            s.per_node_special.update(dict.fromkeys(on.tolist(), s.special.variant(to_dra)))
+            p = self._special_plan(s, to_dra)
+            if p is None:
+                search.append(at)
+                continue
+            # one column decides the nodes it is exact on, as for ordinary claims
+            col = self.index.column(p, s.classes[p.sig[0]], s.in_use)
+            exact = col.exact[on]
+            fits = col.free[on] >= p.need
+            codes[at[exact & ~fits]] = 2
+            s.decided.update(on[exact & fits].tolist())
+            search.append(at[~exact])
+        if not search:
+            return np.zeros(0, dtype=np.int64)
+        return np.sort(np.concatenate(search))
+
+    def _answers(self, s: _State, cluster: ClusterState) -> special.RowAnswers:
+        """:func:`special.node_answers` for the Pod's requested names, kept while the
+        nodes, classes and slices are unchanged."""
+        assert s.special is not None
+        nodes = cluster.nodes
+        token = (nodes.version, self.objects.version)
+        if self._answers_of is not nodes or self._answers_token != token:
+            self._answers_of, self._answers_token = nodes, token
+            self._answers_by.clear()
+        key = (frozenset(s.special.wanted), s.user_claims > 0)
+        hit = self._answers_by.get(key)
+        if hit is None:
+            if len(self._answers_by) > ANSWERS_MAX:
+                self._answers_by.clear()
+            hit = special.node_answers(s.special, nodes, s.user_claims > 0)
+            self._answers_by[key] = hit
+        return hit
+
+    def _special_plan(self, s: _State, to_dra: frozenset[str]) -> index.Plan | None:
+        """The column plan of the claims to allocate on a node that gets ``to_dra`` from
+        DRA (the special claim replaced by that variant), or None: the allocator searches
+        (a variant without requests, a class missing, or :func:`index.plan` refuses)."""
+        if to_dra in s.special_plans:
+            return s.special_plans[to_dra]
+        assert s.special is not None
+        base = s.special.base
+        claim = s.special.variant(to_dra)[0]
+        p = None
+        if claim.requests:
+            p = index.plan([claim if c is base else c for c in s.to_allocate])
+            if p is not None and p.sig[0] not in s.classes:
+                p = None
+        s.special_plans[to_dra] = p
+        return p
 
     def post_filter(
         self, state: CycleState, pod: api.Pod, cluster: ClusterState, diagnosis: Any
@@ -587,6 +671,11 @@ class DynamicResources(Hints):
         dp = state.get(drafrag.PLAN_KEY)
         if not chosen and chooser is not None and row is not None and dp is not None:
             chosen = chooser(dp, row)  # the device score enabled, Score skipped (one node)
+        if found is None and row is not None and row in s.decided:
+            # a column passed the node with its special variant: the devices now
+            found = self._allocate_special(s, node_name, row)
+            if found is None:
+                return error("claim allocation not found for node")
         if (found is None or chosen) and s.plan is not None and row is not None:
             # the device score's choice first (upstream: first fit)
             pools = drafrag.preferred_pools(self.index.pools_of.get(row, []), chosen)
@@ -612,6 +701,27 @@ class DynamicResources(Hints):
             self.objects.set_in_flight(claim.uid, results)
         s.reserved = True
         return SUCCESS
+
+    def _allocate_special(
+        self, s: _State, node_name: str, row: int
+    ) -> list[tuple[r.AllocatedDevice, ...]] | None:
+        """The allocator on one node with the node's variant of the special claim (the
+        search Filter left to a column), kept in ``s.per_node``."""
+        assert s.special is not None
+        base, variant = s.special.base, s.per_node_special[row][0]
+        node = self.handle.cluster.node(node_name)
+        found = allocator.allocate_in(
+            self.index.pools_of.get(row, []),
+            [variant if c is base else c for c in s.to_allocate],
+            s.classes,
+            s.in_use,
+            self.allocator_options,
+            node=(node_name, node.labels if node is not None else {}),
+            shared=s.shared,
+        )
+        if found is not None:
+            s.per_node[node_name] = found
+        return found
 
     def unreserve(self, state: CycleState, pod: api.Pod, node_name: str) -> None:
         """Drop the in-flight allocations of this Pod's claims."""
@@ -684,7 +794,8 @@ class DynamicResources(Hints):
         extended resource; else create the node's variant with its allocation and the Pod
         in ``reservedFor``, and write the Pod's ``status.extendedResourceClaimStatus``."""
         assert s.special is not None
-        variant = s.per_node_special.get(node_name)
+        row = self.handle.cluster.nodes.row_of.get(node_name)
+        variant = None if row is None else s.per_node_special.get(row)
         if results is None or variant is None:
             return SUCCESS
         claim, mappings = variant
