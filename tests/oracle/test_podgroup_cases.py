@@ -145,6 +145,20 @@ def test_upstream_settles_a_gang_that_cannot_fill(schedule_oracle_1_37: Any) -> 
     assert set(results.values()) == {"Unschedulable"}, answer
 
 
+def test_upstream_retries_a_group_whose_own_preemption_made_room(schedule_oracle_1_37: Any) -> None:
+    """Seed 18002 case 30: group-1 preempts a gang, a higher-priority group takes the room,
+    and group-1's second attempt preempts again (a running Pod), keeping its nomination.
+    The victims are gone before that attempt's rejection, so the run must not settle on it:
+    the retry after its backoff binds the member (as kubesched answers)."""
+    req = podgroup_schedule_case(18002, 30, "1.37")
+    answer = schedule_oracle_1_37.ask(req)
+    assert "error" not in answer, answer
+    member = answer["pods"]["default/group-1-0"]
+    assert (member["result"], member["node"]) == ("Scheduled", "node-0"), member
+    mine = ours_schedule(req, "1.37")["pods"]["default/group-1-0"]
+    assert (mine["result"], mine["node"]) == ("Scheduled", "node-0"), mine
+
+
 def test_upstream_schedules_a_gang_whose_group_comes_after_its_members(
     schedule_oracle_1_37: Any,
 ) -> None:
