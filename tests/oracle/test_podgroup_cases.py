@@ -56,6 +56,25 @@ def test_cases_draw_each_shape(version: str) -> None:
     assert seen == {"after", "before", "shuffled", "basic", "gang"}
 
 
+def test_running_pods_of_a_1_37_preemption_situation_start_at_distinct_times() -> None:
+    """At v1.37 every running Pod of a preemption situation (bound in the submission or the
+    cluster's own) has its own ``status.startTime``: upstream breaks a tie between candidate
+    nodes on the victims' start, and without one a victim starts at the clock read once per
+    node in a Go map's walk, so the node picked among tied ones was upstream's at random."""
+    situations = 0
+    for i in range(40):
+        req = podgroup_schedule_case(1, i, "1.37")
+        bound = [p for p in req["pods"] if p["kind"] == "Pod" and p["spec"].get("nodeName")]
+        if not bound:
+            continue
+        situations += 1
+        cluster = [o for o in req["cluster"]["items"] if o["kind"] == "Pod"]
+        starts = [p.get("status", {}).get("startTime") for p in [*cluster, *bound]]
+        assert None not in starts
+        assert len(set(starts)) == len(starts)
+    assert situations >= 10
+
+
 def _gang_request(min_count: int, members: int, created: str) -> dict[str, Any]:
     """``members`` Pods of 1 CPU in a v1.37 gang of ``min_count`` on one node of 2 CPUs; the
     PodGroup in the cluster (``before``), after the members (``after``) or absent."""
@@ -124,6 +143,20 @@ def test_upstream_settles_a_gang_that_cannot_fill(schedule_oracle_1_37: Any) -> 
     assert "error" not in answer, answer
     results = {k: v["result"] for k, v in answer["pods"].items()}
     assert set(results.values()) == {"Unschedulable"}, answer
+
+
+def test_upstream_retries_a_group_whose_own_preemption_made_room(schedule_oracle_1_37: Any) -> None:
+    """Seed 18002 case 30: group-1 preempts a gang, a higher-priority group takes the room,
+    and group-1's second attempt preempts again (a running Pod), keeping its nomination.
+    The victims are gone before that attempt's rejection, so the run must not settle on it:
+    the retry after its backoff binds the member (as kubesched answers)."""
+    req = podgroup_schedule_case(18002, 30, "1.37")
+    answer = schedule_oracle_1_37.ask(req)
+    assert "error" not in answer, answer
+    member = answer["pods"]["default/group-1-0"]
+    assert (member["result"], member["node"]) == ("Scheduled", "node-0"), member
+    mine = ours_schedule(req, "1.37")["pods"]["default/group-1-0"]
+    assert (mine["result"], mine["node"]) == ("Scheduled", "node-0"), mine
 
 
 def test_upstream_schedules_a_gang_whose_group_comes_after_its_members(

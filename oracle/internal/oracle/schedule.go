@@ -328,6 +328,9 @@ type recorder struct {
 	events map[string][]string  // ns/name -> reasons
 	notes  map[string]string    // ns/name -> last note
 	last   map[string]time.Time // ns/name -> when its last Event came
+	prev   map[string]time.Time // ns/name -> when the Event before its last came
+	// deleted is when a Pod was last deleted (a preemption's victim).
+	deleted time.Time
 	// changed is when the last Event came; released when the run last gave something back
 	// (a Pod deleted, a Permit wait ended): a retry after it may answer differently.
 	changed, released time.Time
@@ -336,7 +339,7 @@ type recorder struct {
 func newRecorder() *recorder {
 	now := time.Now()
 	return &recorder{events: map[string][]string{}, notes: map[string]string{},
-		last: map[string]time.Time{}, changed: now, released: now}
+		last: map[string]time.Time{}, prev: map[string]time.Time{}, changed: now, released: now}
 }
 
 // release notes that something was given back (see released).
@@ -349,6 +352,9 @@ func (r *recorder) release() {
 // releaseReactor notes every Pod deletion (preemption's victims) as a release.
 func (r *recorder) releaseReactor(clienttesting.Action) (bool, runtime.Object, error) {
 	r.release()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.deleted = r.released
 	return false, nil, nil
 }
 
@@ -381,12 +387,16 @@ func (r *recorder) nominationReactor(tracker clienttesting.ObjectTracker) client
 	}
 }
 
-// rejectedSinceRelease tells whether key's last Event came after the last release: a retry
-// of it with nothing changed since then gives the same answer.
+// rejectedSinceRelease tells whether key's last Event came after the last release, and no
+// Pod was deleted between its last two Events: a retry of it with nothing changed since
+// then gives the same answer.  A deletion there may be the member's own group preempting
+// in the attempt its last Event reports (synchronous preemption deletes the victims before
+// the rejection), keeping its nomination: the retry after its backoff then binds it.
 func (r *recorder) rejectedSinceRelease(key string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.events[key]) > 0 && r.last[key].After(r.released)
+	ownPreemption := r.deleted.After(r.prev[key]) && r.deleted.Before(r.last[key])
+	return len(r.events[key]) > 0 && r.last[key].After(r.released) && !ownPreemption
 }
 
 func (r *recorder) Eventf(regarding, _ runtime.Object, _, reason, _, note string, args ...interface{}) {
@@ -400,6 +410,7 @@ func (r *recorder) Eventf(regarding, _ runtime.Object, _, reason, _, note string
 	r.events[key] = append(r.events[key], reason)
 	r.notes[key] = fmt.Sprintf(note, args...)
 	r.changed = time.Now()
+	r.prev[key] = r.last[key]
 	r.last[key] = r.changed
 }
 
