@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 from kubesched.api import objects as api
+from kubesched.api.objects import Pod  # in ``Failures.__init__``, ``api`` is the client
 from kubesched.framework import events
 from kubesched.framework.interface import (
     ApiClient,
@@ -65,7 +66,7 @@ class Failures:
         """Preemptor key to (node, victim keys) of its last successful preemption."""
         self.preempted_by: dict[str, str] = {}
         """Victim key to the key of the Pod that preempted it."""
-        self.released: list[api.Pod] = []
+        self.released: list[Pod] = []
         """Pods whose nomination :meth:`nominate` took off a node, each as it was (still
         nominated there), for :meth:`release_nominations`."""
 
