@@ -1,6 +1,13 @@
 """Failure handling (upstream ``handleSchedulingFailure``): PostFilter (preemption) and
 its nomination, the recorded reason, metrics, and requeue with backoff.
 
+A nomination taken off a node (cleared, or moved to another node) frees what the Pod held
+there for every Pod of lower or equal priority, as a deleted Pod would: upstream hears the
+Pod's status patch back from its informer and moves those Pods with ``AssignedPodDelete``
+(``updatePodInSchedulingQueue``: ``hasNominatedNodeNameChanged``).  kubesched's nominations
+are in memory, so :meth:`Failures.nominate` keeps each such Pod as it was and
+:meth:`Failures.release_nominations` raises the event once the failed Pod is requeued.
+
 :class:`Failures` is a part of :class:`kubesched.scheduler.Scheduler`; the commit step
 (:mod:`kubesched.scheduler.commit`), the parallel binder and live mode's coordinator fail a
 Pod through it too."""
@@ -10,9 +17,11 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from kubesched.api import objects as api
+from kubesched.api.objects import Pod  # in ``Failures.__init__``, ``api`` is the client
+from kubesched.framework import events
 from kubesched.framework.interface import (
     ApiClient,
     Code,
@@ -57,6 +66,9 @@ class Failures:
         """Preemptor key to (node, victim keys) of its last successful preemption."""
         self.preempted_by: dict[str, str] = {}
         """Victim key to the key of the Pod that preempted it."""
+        self.released: list[Pod] = []
+        """Pods whose nomination :meth:`nominate` took off a node, each as it was (still
+        nominated there), for :meth:`release_nominations`."""
 
     def post_filter(
         self, fwk: Framework, state: CycleState, pod: api.Pod, diagnosis: Diagnosis
@@ -90,13 +102,28 @@ class Failures:
             for other in nominator.nominated_pods_for_node(node):
                 if other.priority < pod.priority:
                     nominator.delete(other.key)
+                    self.released.append(other)
                     queued = self.queue.get(other.key)
                     if queued is not None and queued.pod.nominated_node_name:
                         queued.pod = queued.pod.nominated_to("")
         self.record_victims(pod.key, node, result.victims)
         if pod.nominated_node_name != node:
+            if pod.nominated_node_name:
+                self.released.append(pod)
             qp.pod = pod.nominated_to(node)
         nominator.add(qp.pod, node)
+
+    def release_nominations(self) -> None:
+        """Raise ``AssignedPodDelete`` for each Pod :meth:`nominate` took off a node since
+        the last call, offered to the pooled Pods of lower or equal priority (upstream
+        ``updatePodInSchedulingQueue`` on the status patch; see the module docstring).
+        :meth:`fail` calls it once the failed Pod is back in the queue, as upstream's
+        patch follows ``AddUnschedulablePodIfNotPresent``."""
+        released, self.released = self.released, []
+        for old in released:
+            self.queue.move_all_to_active_or_backoff(
+                events.ASSIGNED_POD_DELETE, old, None, _at_most(old.priority)
+            )
 
     def record_victims(self, preemptor: str, node: str, victims: Sequence[api.Pod]) -> None:
         """Remember that ``preemptor`` (a Pod key) evicted ``victims`` for ``node`` ("": a
@@ -140,6 +167,7 @@ class Failures:
         qp.message = message
         self.last[qp.pod.key] = (reason, message)
         self.queue.add_unschedulable_if_not_present(qp, cycle)
+        self.release_nominations()
         if self.reporter is not None:
             self.reporter.pod_scheduling_failed(qp.pod, reason, truncate_message(message))
 
@@ -152,3 +180,8 @@ class Failures:
     def clear(self, key: str) -> None:
         """The Pod ``key`` was bound (or is gone): its last failure no longer stands."""
         self.last.pop(key, None)
+
+
+def _at_most(priority: int) -> Callable[[api.Pod], bool]:
+    """Upstream ``getLEPriorityPreCheck``: Pods of priority at most ``priority``."""
+    return lambda pod: pod.priority <= priority
