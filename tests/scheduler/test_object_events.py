@@ -1,7 +1,7 @@
 """The scheduler's informer handlers raise the events upstream's do, with the objects
 upstream's hand the queueing hints: a storage object's change with the object before and
 after (``Scheduler.on_object``), a nominated pending Pod's deletion
-(``Scheduler.on_pod_delete``)."""
+(``Scheduler.on_pod_delete``: ``AssignedPodDelete`` for Pods of lower or equal priority)."""
 
 from __future__ import annotations
 
@@ -14,14 +14,19 @@ from kubesched.plugins.registry import known_plugin_names
 from kubesched.scheduler import Scheduler
 from kubesched.testing import VirtualClock
 
+checks: list[Any] = []
+"""The ``pre_check`` of each event :func:`_scheduler`'s queue heard."""
+
 
 def _scheduler(monkeypatch: Any) -> tuple[Scheduler, list[tuple[str, Any, Any]]]:
     """A scheduler whose queue records each event it is told about and the objects."""
     s = Scheduler(load_config(None, known_plugins=known_plugin_names()), clock=VirtualClock())
     heard: list[tuple[str, Any, Any]] = []
+    checks.clear()
 
     def spy(event: Any, old: Any = None, new: Any = None, pre_check: Any = None) -> None:
         heard.append((str(event.resource), old, new))
+        checks.append(pre_check)
 
     monkeypatch.setattr(s.queue, "move_all_to_active_or_backoff", spy)
     return s, heard
@@ -49,11 +54,28 @@ def test_on_object_hands_the_hints_the_object_before_and_after(monkeypatch: Any)
     ]
 
 
-def test_a_nominated_pending_pod_deleted_raises_its_event(monkeypatch: Any) -> None:
+def _pod(name: str, priority: int) -> Any:
+    spec = {"priority": priority, "containers": [{"name": "c"}]}
+    return parse_pod({"metadata": {"name": name}, "spec": spec}, "pod")
+
+
+def test_a_nominated_pending_pod_deleted_releases_lower_or_equal_priority(
+    monkeypatch: Any,
+) -> None:
+    """Upstream's ``deletePodFromSchedulingQueue``: an unbound Pod without a nomination
+    raises nothing; a nominated one raises ``AssignedPodDelete`` (the Pods that counted it
+    as assigned there may fit now), offered to Pods of lower or equal priority only."""
     s, heard = _scheduler(monkeypatch)
-    plain = parse_pod({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c"}]}}, "pod")
+    plain = _pod("p", 10)
     nominated = plain.nominated_to("n1")
     s.on_pod_delete(plain)
     assert heard == []
     s.on_pod_delete(nominated)
-    assert heard == [(Resource.UNSCHEDULED_POD.value, nominated, None)]
+    assert heard == [(Resource.ASSIGNED_POD.value, nominated, None)]
+    (check,) = checks
+    assert check is not None
+    assert [check(_pod(n, p)) for n, p in (("low", 9), ("same", 10), ("high", 11))] == [
+        True,
+        True,
+        False,
+    ]

@@ -56,7 +56,7 @@ from kubesched.queue.core import ACTIVE
 from kubesched.queue.scheduling_queue import SchedulingQueue
 from kubesched.scheduler.commit import Commit
 from kubesched.scheduler.extenders import EXTENDER_NAME, Extenders
-from kubesched.scheduler.failures import Failures
+from kubesched.scheduler.failures import Failures, at_most_priority
 from kubesched.scheduler.options import SchedulerOptions
 from kubesched.scheduler.podgroup import PodGroupCycle
 from kubesched.scheduler.podgroup_tree import TreeCycle
@@ -388,8 +388,10 @@ class Scheduler:
             )
 
     def on_pod_delete(self, pod: api.Pod) -> None:
-        """A Pod was deleted: free its resources or drop it from the queue (an unbound Pod
-        nominated to a node raises the unscheduled Pod's deletion, as upstream's)."""
+        """A Pod was deleted: free its resources or drop it from the queue.  An unbound Pod
+        nominated to a node raises ``AssignedPodDelete`` for the Pods of lower or equal
+        priority, which counted it as if it were assigned there (upstream's
+        ``deletePodFromSchedulingQueue``)."""
         start = time.perf_counter()
         self._tell("on_pod_delete", pod)
         if self.handle.reject_waiting_pod(pod.key):
@@ -401,10 +403,8 @@ class Scheduler:
             self.queue.delete(pod)
             label = "UnschedulablePodDelete"
             if pod.nominated_node_name:
-                # Upstream: lower or equal priority Pods counted it as if it were assigned
-                # there, so its deletion may unblock them (deletePodFromSchedulingQueue).
                 self.queue.move_all_to_active_or_backoff(
-                    qevents.EVENT_UNSCHEDULED_POD_DELETE, pod, None
+                    events.ASSIGNED_POD_DELETE, pod, None, at_most_priority(pod.priority)
                 )
         self.failing.clear(pod.key)
         self._handled(start, label)

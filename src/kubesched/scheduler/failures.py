@@ -122,7 +122,7 @@ class Failures:
         released, self.released = self.released, []
         for old in released:
             self.queue.move_all_to_active_or_backoff(
-                events.ASSIGNED_POD_DELETE, old, None, _at_most(old.priority)
+                events.ASSIGNED_POD_DELETE, old, None, at_most_priority(old.priority)
             )
 
     def record_victims(self, preemptor: str, node: str, victims: Sequence[api.Pod]) -> None:
@@ -182,6 +182,6 @@ class Failures:
         self.last.pop(key, None)
 
 
-def _at_most(priority: int) -> Callable[[api.Pod], bool]:
+def at_most_priority(priority: int) -> Callable[[api.Pod], bool]:
     """Upstream ``getLEPriorityPreCheck``: Pods of priority at most ``priority``."""
     return lambda pod: pod.priority <= priority
