@@ -205,6 +205,8 @@ class DynamicResources(Hints):
         # one node table at one version of it and of the classes and slices
         self._variant_specs: dict[str, dict[str, Any]] = {}
         """DRAExtendedResource: the special claim's variant specs (NodeClaims.specs)."""
+        self._made: dict[str, tuple[list[dict[str, Any]], list[ext.RequestMapping]]] = {}
+        """DRAExtendedResource: the variants' requests and mappings (NodeClaims.made)."""
         self._answers_by: dict[tuple[frozenset[str], bool], special.RowAnswers] = {}
         self._answers_of: NodeTable | None = None
         self._answers_token: tuple[int, int] | None = None
@@ -328,8 +330,9 @@ class DynamicResources(Hints):
             owned = self.objects.controlled_by(pod.uid)
             candidates = list(self.objects.claims()) if owned is None else owned
             claim = special.special_claim(pod, candidates, self.objects.parse)
-            if len(self._variant_specs) > SPECS_MAX:
+            if len(self._variant_specs) > SPECS_MAX or len(self._made) > SPECS_MAX:
                 self._variant_specs.clear()
+                self._made.clear()
             nodeclaims = special.NodeClaims(
                 pod,
                 claim,
@@ -338,6 +341,7 @@ class DynamicResources(Hints):
                 self._extended_v134,
                 specs=self._variant_specs,
                 parse=self.objects.parse,
+                made=self._made,
             )
             claims = [*claims, claim]
         bind_to: list[dict[str, Any]] = []
