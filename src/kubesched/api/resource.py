@@ -735,6 +735,25 @@ def _result(obj: Obj, path: str) -> AllocatedDevice:
     )
 
 
+def written_allocation(
+    alloc: Obj, results: tuple[AllocatedDevice, ...]
+) -> tuple[tuple[AllocatedDevice, ...], tuple[api.NodeSelectorTerm, ...] | None] | None:
+    """What :func:`parse_claim` parses ``alloc`` (a ``status.allocation`` written from
+    ``results``, in their order) to, without parsing the results again: ``results`` and
+    the parsed ``nodeSelector``.  None (parse it) unless every result survives the round
+    trip as is: ``request``, ``driver``, ``pool`` and ``device`` non-empty, no ``shareID``,
+    no ``consumedCapacity``, and ``alloc`` holds exactly that many results."""
+    items = (alloc.get("devices") or {}).get("results")
+    if not isinstance(items, list) or len(items) != len(results):
+        return None
+    for d in results:
+        if not (d.request and d.driver and d.pool and d.device):
+            return None
+        if d.share_id is not None or d.consumed:
+            return None
+    return results, _node_selector(alloc, "nodeSelector", join("status", "allocation"))
+
+
 def parse_claim(
     obj: Obj, path: str = "", cache: dict[int, tuple[Any, Any]] | None = None
 ) -> ResourceClaim:

@@ -199,6 +199,10 @@ class DeviceIndex:
         rows = self.rows_of.get(dev_id)
         if rows is None:
             return
+        one = int(rows[0]) if rows.shape[0] == 1 else -1  # (a device local to one node)
         for col in self.columns.values():
             if dev_id in col.matching:
-                np.add.at(col.free, rows, delta)
+                if one >= 0:
+                    col.free[one] += delta
+                else:
+                    np.add.at(col.free, rows, delta)

@@ -210,6 +210,23 @@ def device_requests(
     ], mappings
 
 
+def requests_key(pod_spec: Mapping[str, Any], resources: Iterable[str], classes: Resolver) -> str:
+    """What :func:`device_requests` (and :func:`device_requests_v134`) read, as a string:
+    every container's name, ``restartPolicy`` and ``resources.requests`` (init containers
+    first), and each of ``resources`` with the name of the class it resolves to.  Two
+    calls with equal keys return equal requests and mappings."""
+    containers = [
+        (k, c.get("name"), c.get("restartPolicy"), _requests(c))
+        for k in ("initContainers", "containers")
+        for c in pod_spec.get(k) or []
+    ]
+    named = []
+    for resource in sorted(resources):
+        klass = classes(resource)
+        named.append((resource, None if klass is None else klass.name))
+    return repr((containers, named))
+
+
 # ---------------------------------------------------------------- v1.34 (alpha)
 def resolver_v134(classes: Iterable[r.DeviceClass]) -> dict[str, r.DeviceClass]:
     """v1.34's ``extended.DeviceClassMapping``: every class answers to its

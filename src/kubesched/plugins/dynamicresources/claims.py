@@ -183,6 +183,23 @@ class DraObjects:
         self._parsed[id(obj)] = (obj, parsed)
         return parsed
 
+    def parse_written(
+        self, obj: Mapping[str, Any], results: tuple[r.AllocatedDevice, ...] | None
+    ) -> r.ResourceClaim:
+        """A claim manifest PreBind wrote from the allocation ``results`` parsed: the same
+        :meth:`parse`, told beforehand what ``status.allocation`` parses to when
+        :func:`~kubesched.api.resource.written_allocation` vouches for it."""
+        alloc = (obj.get("status") or {}).get("allocation")
+        if results is not None and isinstance(alloc, Mapping):
+            known = r.written_allocation(alloc, results)
+            if known is not None:
+                if len(self._parsed) > PARSED_MAX:
+                    self._parsed.clear()
+                    self._parts.clear()
+                self._parts[id(alloc)] = (alloc, known)
+        parsed: r.ResourceClaim = self.parse(obj)
+        return parsed
+
     def _of_kind(self, kind: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
         for (k, key), obj in self.cluster.objects.items():
             if k == kind and obj.get("apiVersion", r.API_VERSION) in r.SAME_AS_V1:

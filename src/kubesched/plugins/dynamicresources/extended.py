@@ -110,6 +110,9 @@ class NodeClaims:
     requests give the same ``spec`` mapping, whose parse ``parse`` keeps."""
     parse: Callable[[Mapping[str, Any]], r.ResourceClaim] = r.parse_claim
     """Parses a variant's manifest (the plugin's parser keeps parsed specs by identity)."""
+    made: dict[str, tuple[list[dict[str, Any]], list[ext.RequestMapping]]] | None = None
+    """The requests and mappings made per :func:`~kubesched.devices.extended.requests_key`,
+    shared across Pods (the caller bounds it; nobody changes what it holds)."""
 
     def to_dra(self, node: api.Node, user_claims: bool = False) -> frozenset[str] | str:
         """The resources ``node`` must get from DRA, or the reason it cannot run the Pod
@@ -155,7 +158,14 @@ class NodeClaims:
         if hit is None:
             spec = self.pod.raw.get("spec") or {}
             make = ext.device_requests_v134 if self.v134 else ext.device_requests
-            requests, mappings = make(spec, to_dra, self.classes)
+            if self.made is None:
+                requests, mappings = make(spec, to_dra, self.classes)
+            else:
+                key = ext.requests_key(spec, to_dra, self.classes)
+                known = self.made.get(key)
+                if known is None:
+                    known = self.made[key] = make(spec, to_dra, self.classes)
+                requests, mappings = known
             raw = dict(self.base.raw)
             raw["spec"] = self._spec(requests)
             claim = self.parse(raw)

@@ -205,9 +205,12 @@ class DynamicResources(Hints):
         # one node table at one version of it and of the classes and slices
         self._variant_specs: dict[str, dict[str, Any]] = {}
         """DRAExtendedResource: the special claim's variant specs (NodeClaims.specs)."""
+        self._made: dict[str, tuple[list[dict[str, Any]], list[ext.RequestMapping]]] = {}
+        """DRAExtendedResource: the variants' requests and mappings (NodeClaims.made)."""
         self._answers_by: dict[tuple[frozenset[str], bool], special.RowAnswers] = {}
         self._answers_of: NodeTable | None = None
         self._answers_token: tuple[int, int] | None = None
+        self._writers_of: tuple[object, ObjectWriter | None, PodStatusWriter | None] | None = None
         handle.add_event_handler(self)
 
     # ------------------------------------------------------------------ claims of a Pod
@@ -327,8 +330,9 @@ class DynamicResources(Hints):
             owned = self.objects.controlled_by(pod.uid)
             candidates = list(self.objects.claims()) if owned is None else owned
             claim = special.special_claim(pod, candidates, self.objects.parse)
-            if len(self._variant_specs) > SPECS_MAX:
+            if len(self._variant_specs) > SPECS_MAX or len(self._made) > SPECS_MAX:
                 self._variant_specs.clear()
+                self._made.clear()
             nodeclaims = special.NodeClaims(
                 pod,
                 claim,
@@ -337,6 +341,7 @@ class DynamicResources(Hints):
                 self._extended_v134,
                 specs=self._variant_specs,
                 parse=self.objects.parse,
+                made=self._made,
             )
             claims = [*claims, claim]
         bind_to: list[dict[str, Any]] = []
@@ -758,29 +763,45 @@ class DynamicResources(Hints):
                 s.slices,
                 self.allocator_options.binds_to_node,
             )
-            _, failed = self._write_claim(claim.uid, raw)
+            _, failed = self._write_claim(claim.uid, raw, found.get(claim.uid))
             if failed is not None:
                 return error(f"add reservation to claim {claim.key}: {failed}")
         s.reserved = False
         return SUCCESS
 
     def _write_claim(
-        self, in_flight: str, raw: dict[str, Any]
+        self,
+        in_flight: str,
+        raw: dict[str, Any],
+        results: tuple[r.AllocatedDevice, ...] | None,
     ) -> tuple[r.ResourceClaim, Exception | None]:
-        """PreBind's write of one claim ``raw``: assumed at once (the in-flight allocation
-        under the uid ``in_flight`` ends), then written to the API server; a failed write
-        forgets the assumed claim again.  The claim, and the write's error if it failed."""
-        updated = self.objects.parse(raw)
+        """PreBind's write of one claim ``raw`` (its allocation written from ``results``):
+        assumed at once (the in-flight allocation under the uid ``in_flight`` ends), then
+        written to the API server; a failed write forgets the assumed claim again.  The
+        claim, and the write's error if it failed."""
+        updated = self.objects.parse_written(raw, results)
         self.objects.assume(updated)
         self.objects.set_in_flight(in_flight, None)
-        write = self.handle.api
-        if isinstance(write, ObjectWriter):
+        write = self._writers()[0]
+        if write is not None:
             try:
                 write.update_object(raw)
             except Exception as e:
                 self.objects.forget(updated.key)
                 return updated, e
         return updated, None
+
+    def _writers(self) -> tuple[ObjectWriter | None, PodStatusWriter | None]:
+        """The API client as an object writer and as a Pod status writer (None: it is not
+        one), checked once per client (a runtime Protocol check costs microseconds)."""
+        api_ = self.handle.api
+        if self._writers_of is None or self._writers_of[0] is not api_:
+            self._writers_of = (
+                api_,
+                api_ if isinstance(api_, ObjectWriter) else None,
+                api_ if isinstance(api_, PodStatusWriter) else None,
+            )
+        return self._writers_of[1], self._writers_of[2]
 
     def _bind_special(
         self,
@@ -808,16 +829,16 @@ class DynamicResources(Hints):
             s.slices,
             self.allocator_options.binds_to_node,
         )
-        updated, failed = self._write_claim(s.special.base.uid, raw)
+        updated, failed = self._write_claim(s.special.base.uid, raw, results)
         if failed is not None:
             return error(f"create claim for extended resources {updated.key}: {failed}")
-        write = self.handle.api
+        write = self._writers()[1]
         if not mappings:
             return error(
                 f"nil or empty request mappings, no update of pod {pod.key} "
                 "ExtendedResourceClaimStatus"
             )
-        if isinstance(write, PodStatusWriter):
+        if write is not None:
             try:
                 write.patch_pod_status(
                     pod,

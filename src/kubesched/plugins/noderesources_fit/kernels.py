@@ -59,10 +59,16 @@ def checked_columns(
     # np.take on axis 0 is several times faster than fancy row indexing of 2-D arrays.
     alloc = np.take(nodes.allocatable, rows, axis=0)[:, s.cols]
     used = np.take(nodes.requested, rows, axis=0)[:, s.cols]
-    for pos, name in s.sparse:  # ascending positions: each lands where it belongs
-        a, u = nodes.resource_values(name, rows)
-        alloc = np.insert(alloc, pos, a, axis=1)
-        used = np.insert(used, pos, u, axis=1)
+    if s.sparse:  # the dense columns around the sparse ones, each where it belongs
+        k = alloc.shape[1] + len(s.sparse)
+        dense = np.ones(k, dtype=np.bool_)
+        dense[[pos for pos, _ in s.sparse]] = False
+        all_alloc = np.empty((rows.shape[0], k), dtype=alloc.dtype)
+        all_used = np.empty((rows.shape[0], k), dtype=used.dtype)
+        all_alloc[:, dense], all_used[:, dense] = alloc, used
+        for pos, name in s.sparse:
+            all_alloc[:, pos], all_used[:, pos] = nodes.resource_values(name, rows)
+        alloc, used = all_alloc, all_used
     for k, pos in enumerate(s.delegated):  # upstream shouldDelegateResourceToDRA: fits
         if s.delegated_absent:
             name = s.delegated_absent[k]
