@@ -160,14 +160,14 @@ func Schedule(ctx context.Context, req *ScheduleRequest, timeout time.Duration) 
 	}
 	go sched.Run(ctx)
 	deadline := time.Now().Add(timeout)
+	expired := map[string]int{}
 	for round := 0; ; round++ {
 		if err := waitQuiet(ctx, sched, rec, tracker, pods, time.Until(deadline)); err != nil {
 			return nil, err
 		}
-		if round == permitRounds || expireWaiting(sched, queueClock, pods) == 0 {
+		if round == permitRounds || expireWaiting(sched, queueClock, rec, pods, expired) == 0 {
 			break
 		}
-		rec.release()
 	}
 	return outcomes(ctx, client, sched, rec, pods), nil
 }
@@ -179,8 +179,8 @@ const permitRounds = 3
 
 // gangPermitTimeout is how long GangScheduling's Permit makes a member wait for its gang
 // (v1.35's DefaultSchedulingTimeoutDuration, later releases' permitTimeoutDuration).  In
-// v1.35 a later member waits for what is left of the group's deadline; kube-oracle ends the
-// waits of a quiet run at once, where every member's wait began at the same moment.
+// v1.35 a later member waits for what is left of the group's deadline (expireWaiting ends
+// the waits in the groups' deadlines' order; its message says the whole five minutes).
 const gangPermitTimeout = 5 * time.Minute
 
 // jumpClock is the scheduling queue's clock: the wall clock moved forward by every Permit
@@ -206,29 +206,71 @@ func (c *jumpClock) jump(d time.Duration) { c.offset.Add(int64(d)) }
 
 // expireWaiting ends the wait of every Pod of pods waiting at Permit as its timer would (the
 // framework's waitingPod: "rejected due to timeout after waiting %v at plugin %v"), the
-// queue's clock first moved on by the wait (jumpClock), and says how many there were.
-func expireWaiting(sched *scheduler.Scheduler, queueClock *jumpClock, pods []*v1.Pod) int {
-	var expire []func()
+// queue's clock first moved on by the wait (jumpClock), and says how many there were.  The
+// waits end in their deadlines' order, as far apart in wall time as the deadlines are: in
+// v1.35 a gang's deadline is set when its first member begins to wait (permitDeadline), so
+// a gang that began to wait a few cycles after another times out those few cycles after it,
+// and the retries the first timeout sets off race the second as they do upstream (ended at
+// once, the second gang's members were back in the queue before any retry).  Each ending is a
+// release (rec).  Returns once every wait it ends has ended; expired counts, per gang, the
+// waits ended so far: a gang waiting again after one has a new deadline, five minutes after
+// the others'.
+func expireWaiting(sched *scheduler.Scheduler, queueClock *jumpClock, rec *recorder, pods []*v1.Pod, expired map[string]int) int {
+	due := map[string]time.Time{}    // each gang's deadline, read once
+	ends := map[time.Time][]func(){} // each deadline's rejections
+	n := 0
 	for _, p := range pods {
 		f, ok := sched.Profiles[p.Spec.SchedulerName]
 		if !ok {
 			continue
 		}
-		if wp := f.GetWaitingPod(p.UID); wp != nil {
-			expire = append(expire, func() {
-				for _, plugin := range wp.GetPendingPlugins() {
-					wp.Reject(plugin, fmt.Sprintf("rejected due to timeout after waiting %v at plugin %v", gangPermitTimeout, plugin))
-				}
+		wp := f.GetWaitingPod(p.UID)
+		if wp == nil {
+			continue
+		}
+		gang, left := permitDeadline(f, wp.GetPod())
+		at, ok := due[gang]
+		if !ok {
+			at = time.Now().Add(left + time.Duration(expired[gang])*gangPermitTimeout)
+			due[gang] = at
+		}
+		ends[at] = append(ends[at], func() {
+			for _, plugin := range wp.GetPendingPlugins() {
+				wp.Reject(plugin, fmt.Sprintf("rejected due to timeout after waiting %v at plugin %v", gangPermitTimeout, plugin))
+			}
+		})
+		n++
+	}
+	if n == 0 {
+		return 0
+	}
+	var first time.Time
+	for at := range ends {
+		if first.IsZero() || at.Before(first) {
+			first = at
+		}
+	}
+	queueClock.jump(gangPermitTimeout)
+	var done sync.WaitGroup
+	for at, rejects := range ends {
+		done.Add(1)
+		time.AfterFunc(at.Sub(first), func() {
+			defer done.Done()
+			rec.release()
+		})
+		for _, reject := range rejects {
+			done.Add(1)
+			time.AfterFunc(at.Sub(first), func() {
+				defer done.Done()
+				reject()
 			})
 		}
 	}
-	if len(expire) > 0 {
-		queueClock.jump(gangPermitTimeout)
+	done.Wait()
+	for gang := range due {
+		expired[gang]++
 	}
-	for _, e := range expire {
-		e()
-	}
-	return len(expire)
+	return n
 }
 
 // decodeSubmitted decodes one entry of the request's pods: a Pod (its apiVersion and kind

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/component-base/featuregate"
 	"k8s.io/kubernetes/pkg/scheduler/backend/workloadmanager"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
@@ -126,4 +127,20 @@ var benchPodGroupResource schema.GroupVersionResource
 // benchPodGroup refuses: createPodGroups is an op of v1.37's scheduler_perf.
 func benchPodGroup([]byte) (runtime.Object, schema.GroupVersionResource, error) {
 	return nil, benchPodGroupResource, errors.New("createPodGroups: not an op of this release's scheduler_perf (v1.37 on)")
+}
+
+// permitDeadline is p's gang and how long until its deadline: GangScheduling's Permit
+// makes every member wait until the deadline its group's first waiting member set
+// (podGroupInfo.SchedulingTimeout: it sets one only when there is none or it has passed,
+// which cannot be while a member waits).  "" and 0 for a Pod of no group.
+func permitDeadline(f interface{ WorkloadManager() fwk.WorkloadManager }, p *v1.Pod) (string, time.Duration) {
+	ref := p.Spec.WorkloadRef
+	if ref == nil || f.WorkloadManager() == nil {
+		return "", 0
+	}
+	info, err := f.WorkloadManager().PodGroupInfo(p.Namespace, ref)
+	if err != nil {
+		return "", 0
+	}
+	return p.Namespace + "/" + ref.Name + "/" + ref.PodGroup + "/" + ref.PodGroupReplicaKey, info.SchedulingTimeout()
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/component-base/featuregate"
 	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
@@ -124,3 +125,6 @@ var benchPodGroupResource schema.GroupVersionResource
 func benchPodGroup([]byte) (runtime.Object, schema.GroupVersionResource, error) {
 	return nil, benchPodGroupResource, errors.New("createPodGroups: not an op of this release's scheduler_perf (v1.37 on)")
 }
+
+// permitDeadline: this release's gangs are not told apart (its members' waits end at once).
+func permitDeadline(any, *v1.Pod) (string, time.Duration) { return "", 0 }
