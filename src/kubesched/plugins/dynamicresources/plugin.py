@@ -59,6 +59,7 @@ from kubesched.config.decode import parse_go_duration
 from kubesched.devices import allocator, drafrag, draoptions
 from kubesched.devices import draindex as index
 from kubesched.devices import extended as ext
+from kubesched.devices.pools import Pool
 from kubesched.framework.contract import Locality
 from kubesched.framework.interface import (
     SKIP,
@@ -684,18 +685,7 @@ class DynamicResources(Hints):
         if (found is None or chosen) and s.plan is not None and row is not None:
             # the device score's choice first (upstream: first fit)
             pools = drafrag.preferred_pools(self.index.pools_of.get(row, []), chosen)
-            node = self.handle.cluster.node(node_name)
-            found = allocator.allocate_in(
-                pools,
-                s.to_allocate,
-                s.classes,
-                s.in_use,
-                self.allocator_options,
-                node=(node_name, node.labels if node is not None else {}),
-                shared=s.shared,
-            )
-            if found is not None:
-                s.per_node[node_name] = found
+            found = self._allocate_on(s, node_name, pools, s.to_allocate)
         if found is None and s.special is not None and len(s.to_allocate) == 1:
             return SUCCESS  # only the special claim, and the node's allocatable has it all
         if found is None or len(found) != len(s.to_allocate):
@@ -714,10 +704,18 @@ class DynamicResources(Hints):
         search Filter left to a column), kept in ``s.per_node``."""
         assert s.special is not None
         base, variant = s.special.base, s.per_node_special[row][0]
+        claims = [variant if c is base else c for c in s.to_allocate]
+        return self._allocate_on(s, node_name, self.index.pools_of.get(row, []), claims)
+
+    def _allocate_on(
+        self, s: _State, node_name: str, pools: list[Pool], claims: list[r.ResourceClaim]
+    ) -> list[tuple[r.AllocatedDevice, ...]] | None:
+        """The allocator over ``pools`` of one node for ``claims``; what it finds is kept in
+        ``s.per_node`` for PreBind."""
         node = self.handle.cluster.node(node_name)
         found = allocator.allocate_in(
-            self.index.pools_of.get(row, []),
-            [variant if c is base else c for c in s.to_allocate],
+            pools,
+            claims,
             s.classes,
             s.in_use,
             self.allocator_options,
