@@ -13,6 +13,7 @@ import pytest
 
 import kubesched
 from kubesched.api.errors import InputError
+from tests import _podgroup
 
 GATES = {
     "GenericWorkload": True,
@@ -66,17 +67,11 @@ def leaf(name: str, min_count: int, parent: str | None) -> dict[str, Any]:
 
 
 def member(name: str, group: str, cpu: str, **spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "ns"},
-        "spec": {
-            "schedulingGroup": {"podGroupName": group},
-            "preemptionPolicy": "Never",
-            "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": cpu}}}],
-            **spec,
-        },
-    }
+    """:func:`tests._podgroup.member` that never preempts (kubesched refuses a Pod that may
+    preempt beside a tree), with ``spec`` fields added."""
+    pod = _podgroup.member(name, group, cpu)
+    pod["spec"].update(preemptionPolicy="Never", **spec)
+    return pod
 
 
 def _schedule(

@@ -119,6 +119,14 @@ def with_reason(group: Status, reason: str) -> Status:
     return Status(group.code, (*group.reasons, reason), group.plugin)
 
 
+def attempt_outcome(decided: Status) -> str:
+    """The outcome ``AddAttemptedPodGroupIfNeeded`` records for a group (or tree) whose
+    algorithm decided ``decided``: success, rejected or error."""
+    if decided.is_success():
+        return "success"
+    return "rejected" if decided.is_rejected() else "error"
+
+
 def _waiting(group: Status) -> bool:
     """v1.36 ``waitingOnPreemption``: the group's status when a member's own preemption made
     it feasible."""
@@ -821,12 +829,7 @@ class PodGroupCycle(GroupAlgorithm):
             # AddAttemptedPodGroupIfNeeded with the algorithm's status (before
             # PodGroupPostFilter): the members failed above wait aside and make the group's
             # entity again (kubesched.queue.podgroups).
-            outcome = "error"
-            if decided.is_success():
-                outcome = "success"
-            elif decided.is_rejected():
-                outcome = "rejected"
-            self.queue.add_attempted_pod_group(key, outcome)
+            self.queue.add_attempted_pod_group(key, attempt_outcome(decided))
         return members
 
     def _hold_nominations(self, members: list[QueuedPodInfo]) -> dict[str, tuple[api.Pod, str]]:

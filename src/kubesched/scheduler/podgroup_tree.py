@@ -51,6 +51,7 @@ from kubesched.scheduler.podgroup import (
     PREEMPT_LOWER,
     MemberResult,
     PodGroupCycle,
+    attempt_outcome,
     with_reason,
 )
 
@@ -137,12 +138,7 @@ class TreeCycle(PodGroupCycle):
                 self.submit(fwk, queued, res.results, group, leaf.key, cycle, start, res.status)
         final = with_reason(decided, reason) if reason is not None else decided
         self._observe(fwk, final, None, start, algorithm)
-        outcome = "error"
-        if decided.is_success():
-            outcome = "success"
-        elif decided.is_rejected():
-            outcome = "rejected"
-        self.queue.add_attempted_pod_group(root, outcome)
+        self.queue.add_attempted_pod_group(root, attempt_outcome(decided))
         return members
 
     def validate_tree(self, members: list[QueuedPodInfo], root: str, leaves: list[TreeNode]) -> str:
