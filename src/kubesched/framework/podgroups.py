@@ -192,6 +192,11 @@ def workload_pod_group_key(obj: dict[str, Any]) -> str | None:
     """``namespace/name`` of a Workload API PodGroup object, None for any other object."""
     if obj.get("kind") != "PodGroup" or not workload.is_workload_api(obj):
         return None
+    return _key(obj)
+
+
+def _key(obj: dict[str, Any]) -> str:
+    """An object's ``namespace/name`` (the namespace defaulted), the managers' key."""
     meta = obj.get("metadata") or {}
     return f"{meta.get('namespace') or 'default'}/{meta.get('name', '')}"
 
@@ -265,7 +270,7 @@ class PodGroupManager:
             return
         if obj.get("kind") not in KINDS or not workload.is_workload_api(obj):
             return
-        key = f"{meta.get('namespace') or 'default'}/{meta.get('name', '')}"
+        key = _key(obj)
         if deleted:
             self._raw.pop(f"{obj['kind']}/{key}", None)
             self._objects(str(obj["kind"])).pop(key, None)
@@ -274,8 +279,7 @@ class PodGroupManager:
         self._read(obj)
 
     def _read(self, obj: dict[str, Any]) -> None:
-        meta = obj.get("metadata") or {}
-        key = f"{meta.get('namespace') or 'default'}/{meta.get('name', '')}"
+        key = _key(obj)
         value = workload.read(obj, self.gates, self._classes.values())
         if isinstance(value, workload.PodGroup):
             self.pod_groups[key] = value

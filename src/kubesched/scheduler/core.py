@@ -56,7 +56,7 @@ from kubesched.queue.core import ACTIVE
 from kubesched.queue.scheduling_queue import SchedulingQueue
 from kubesched.scheduler.commit import Commit
 from kubesched.scheduler.extenders import EXTENDER_NAME, Extenders
-from kubesched.scheduler.failures import Failures, at_most_priority
+from kubesched.scheduler.failures import Failures
 from kubesched.scheduler.options import SchedulerOptions
 from kubesched.scheduler.podgroup import PodGroupCycle
 from kubesched.scheduler.podgroup_tree import TreeCycle
@@ -403,9 +403,7 @@ class Scheduler:
             self.queue.delete(pod)
             label = "UnschedulablePodDelete"
             if pod.nominated_node_name:
-                self.queue.move_all_to_active_or_backoff(
-                    events.ASSIGNED_POD_DELETE, pod, None, at_most_priority(pod.priority)
-                )
+                self.failing.nomination_freed(pod)
         self.failing.clear(pod.key)
         self._handled(start, label)
 

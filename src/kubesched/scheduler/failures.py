@@ -121,9 +121,16 @@ class Failures:
         patch follows ``AddUnschedulablePodIfNotPresent``."""
         released, self.released = self.released, []
         for old in released:
-            self.queue.move_all_to_active_or_backoff(
-                events.ASSIGNED_POD_DELETE, old, None, at_most_priority(old.priority)
-            )
+            self.nomination_freed(old)
+
+    def nomination_freed(self, old: api.Pod) -> None:
+        """``old`` (as it was, nominated to a node) holds that node no longer: the Pods of
+        lower or equal priority that counted it as assigned there hear ``AssignedPodDelete``
+        (upstream's ``getLEPriorityPreCheck``).  Also a nominated pending Pod's deletion
+        (``Scheduler.on_pod_delete``, upstream ``deletePodFromSchedulingQueue``)."""
+        self.queue.move_all_to_active_or_backoff(
+            events.ASSIGNED_POD_DELETE, old, None, _at_most_priority(old.priority)
+        )
 
     def record_victims(self, preemptor: str, node: str, victims: Sequence[api.Pod]) -> None:
         """Remember that ``preemptor`` (a Pod key) evicted ``victims`` for ``node`` ("": a
@@ -182,6 +189,6 @@ class Failures:
         self.last.pop(key, None)
 
 
-def at_most_priority(priority: int) -> Callable[[api.Pod], bool]:
+def _at_most_priority(priority: int) -> Callable[[api.Pod], bool]:
     """Upstream ``getLEPriorityPreCheck``: Pods of priority at most ``priority``."""
     return lambda pod: pod.priority <= priority
