@@ -77,8 +77,13 @@ class FitError(Exception):
     """No node fits; carries the diagnosis."""
 
     def __init__(self, diagnosis: Diagnosis) -> None:
-        super().__init__(diagnosis.message())
+        super().__init__()
         self.diagnosis = diagnosis
+
+    def __str__(self) -> str:
+        """The diagnosis's message as it reads now (made when asked: the failure handling
+        makes it once, after PostFilter has added its part)."""
+        return self.diagnosis.message()
 
 
 @dataclass(slots=True)
