@@ -866,7 +866,7 @@ def _check_stale(
         entry = Entry(result)
         fresh[row] = entry
         kinds[i] = kind = kind_of(result)
-        if kind == FINE or kind == VIOLATING:
+        if kind in (FINE, VIOLATING):
             entry.candidate = Candidate(names[row], row, result[0], result[1])
         if row != mine and result[2].code != Code.ERROR and row not in unit_rows:
             table[row] = entry
