@@ -361,7 +361,8 @@ class Search:
         if self.extenders is not None and outcome.feasible.size:
             outcome, removed = self._filter_by_extenders(pod, outcome)
         if outcome.feasible.size == 0:
-            counts, rejecting, text = self._failure_counts(outcome)
+            counts, rejecting, said = self._failure_counts(outcome)
+            text: str | None = said
             if absent is not None and n > outcome.failed.size:
                 counts = Counter(counts)
                 counts[absent.reasons[0]] += n - int(outcome.failed.size)
