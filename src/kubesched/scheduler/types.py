@@ -88,7 +88,7 @@ class FitError(Exception):
     """No node fits; carries the diagnosis."""
 
     def __init__(self, diagnosis: Diagnosis) -> None:
-        super().__init__()
+        super().__init__(diagnosis)  # args as the constructor's (a copy rebuilds it)
         self.diagnosis = diagnosis
 
     def __str__(self) -> str:
