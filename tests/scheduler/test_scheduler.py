@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -10,6 +11,7 @@ import pytest
 from kubesched.api import objects as api
 from kubesched.framework.interface import CycleState, Handle, IntArray, Verdict
 from kubesched.scheduler import num_feasible_nodes_to_find
+from kubesched.scheduler.types import Diagnosis, FitError, reasons_text
 from kubesched.state.cache import ClusterState
 from kubesched.testing import drain, make_node, make_pod, new_scheduler
 
@@ -54,6 +56,23 @@ def test_fit_error_message_is_upstreams_sorted_histogram() -> None:
     )
     assert s.attempts["unschedulable"] == 1
     assert s.queue.pending_pods()["unschedulable"] == 1
+
+
+def test_fit_error_reads_its_diagnosis_when_asked() -> None:
+    # the message is made once, by the failure handling, after PostFilter added its part
+    counts = Counter({"Insufficient cpu": 2, "node(s) had untolerated taint(s)": 1})
+    diagnosis = Diagnosis(3, counts, {"NodeResourcesFit", "TaintToleration"})
+    err = FitError(diagnosis)
+    diagnosis.post_filter_msg = "preemption: not eligible"
+    expected = (
+        "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu. "
+        "preemption: not eligible"
+    )
+    assert str(err) == expected
+    # the search's kept text of the same counts reads the same
+    kept = Diagnosis(3, counts, set(), post_filter_msg="preemption: not eligible")
+    kept.reasons = reasons_text(counts)
+    assert kept.message() == expected
 
 
 def test_pods_are_bound_and_resources_accounted() -> None:

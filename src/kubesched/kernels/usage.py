@@ -70,6 +70,15 @@ class UsageBlock:
                 t.requested[row] -= self.requests[i]
                 t.nonzero_requested[row] -= self.nonzero[i]
             t.pod_count[row] += sign
+        elif rows[0] == rows[-1] and bool((rows == rows[0]).all()):  # one node's Pods: sums
+            row = int(rows[0])
+            if sign > 0:
+                t.requested[row] += self.requests[idx].sum(axis=0)
+                t.nonzero_requested[row] += self.nonzero[idx].sum(axis=0)
+            else:
+                t.requested[row] -= self.requests[idx].sum(axis=0)
+                t.nonzero_requested[row] -= self.nonzero[idx].sum(axis=0)
+            t.pod_count[row] += sign * int(rows.shape[0])
         else:
             np.add.at(t.requested, rows, self.requests[idx] * sign)
             np.add.at(t.nonzero_requested, rows, self.nonzero[idx] * sign)

@@ -77,21 +77,26 @@ class KeptFailures:
         """The full pass's outcome over ``rows`` (every live row, in walk order) for a Pod
         of ``pod_key``, or None when nothing is kept for it or a changed node now passes."""
         kept = self.kept
-        if kept is None or kept.key != pod_key or kept.table_version != table.version:
+        if (
+            kept is None
+            or kept.key != pod_key
+            or kept.table_version != table.version
+            or kept.generation.shape != table.generation.shape
+        ):
             return None
         names = nominator.changed_since(kept.nominations)
         if names is None:
             self.kept = None
             return None
-        stale = (table.generation[rows] != kept.generation[rows]) | (kept.status[rows] < 0)
+        # stale rows marked over the whole table (the columns compared as they are), then
+        # read in ``rows``' order: fewer index operations than comparing ``rows``' entries
+        mark = (table.generation != kept.generation) | (kept.status < 0)
         if names:
             row_of = table.row_of
-            moved = np.asarray([row_of[n] for n in names if n in row_of], dtype=np.int64)
-            if moved.size:
-                mark = np.zeros(table.capacity, dtype=np.bool_)
+            moved = [row_of[n] for n in names if n in row_of]
+            if moved:
                 mark[moved] = True
-                stale |= mark[rows]
-        again = rows[stale]
+        again = rows[mark[rows]]
         same = True
         if again.size:
             out = fwk.run_filter_with_nominated(state, pod, again)

@@ -51,6 +51,7 @@ from kubesched.scheduler.types import (
     NoNodesError,
     ScheduleResult,
     num_feasible_nodes_to_find,
+    reasons_text,
 )
 from kubesched.scheduler.verdicts import StaticFailure, StaticFailures
 from kubesched.state.cache import ClusterState
@@ -119,8 +120,9 @@ class Search:
         """Where the next Filter pass starts (upstream's round robin)."""
         self.last_nodes = 0
         """Nodes in the last search (``candidate_rows`` of the last :meth:`run`)."""
-        self._counted: tuple[FilterOutcome, Counter[str], set[str]] | None = None
-        """The last failed outcome with its reason counts and rejecting plugins."""
+        self._counted: tuple[FilterOutcome, Counter[str], set[str], str] | None = None
+        """The last failed outcome with its reason counts, rejecting plugins and the
+        counts' text."""
 
     def run(self, fwk: Framework, state: CycleState, pod: api.Pod) -> ScheduleResult:
         """Find the node for ``pod``; raises :class:`FitError` (or :class:`NoNodesError`,
@@ -359,24 +361,29 @@ class Search:
         if self.extenders is not None and outcome.feasible.size:
             outcome, removed = self._filter_by_extenders(pod, outcome)
         if outcome.feasible.size == 0:
-            counts, rejecting = self._failure_counts(outcome)
+            counts, rejecting, said = self._failure_counts(outcome)
+            text: str | None = said
             if absent is not None and n > outcome.failed.size:
                 counts = Counter(counts)
                 counts[absent.reasons[0]] += n - int(outcome.failed.size)
+                text = None
             plugins = rejectors | rejecting
             if removed:
                 plugins.add(EXTENDER_NAME)
-            raise FitError(Diagnosis(n, counts, plugins, outcome=outcome, absent=absent))
+            diagnosis = Diagnosis(n, counts, plugins, outcome=outcome, absent=absent, reasons=text)
+            raise FitError(diagnosis)
         return outcome, rotated
 
-    def _failure_counts(self, outcome: FilterOutcome) -> tuple[Counter[str], set[str]]:
-        """``outcome``'s reason counts and rejecting plugins, counted once for an outcome
-        given again (:class:`KeptFailures`): shared, so not to be changed in place (a
-        diagnosis never is)."""
+    def _failure_counts(self, outcome: FilterOutcome) -> tuple[Counter[str], set[str], str]:
+        """``outcome``'s reason counts, rejecting plugins and the counts' text
+        (:func:`reasons_text`), made once for an outcome given again (:class:`KeptFailures`):
+        shared, so not to be changed in place (a diagnosis never is)."""
         last = self._counted
         if last is None or last[0] is not outcome:
-            last = self._counted = (outcome, outcome.reason_counts(), outcome.rejecting_plugins())
-        return last[1], last[2]
+            counts = outcome.reason_counts()
+            last = (outcome, counts, outcome.rejecting_plugins(), reasons_text(counts))
+            self._counted = last
+        return last[1], last[2], last[3]
 
     def _extenders_filter_or_score(self) -> bool:
         """Upstream ``hasExtenderFilters || hasScoring`` (the extender part)."""

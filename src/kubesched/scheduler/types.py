@@ -48,6 +48,9 @@ class Diagnosis:
     outcome: FilterOutcome | None = None
     absent: Status | None = None
     """Status of the nodes ``outcome`` does not cover (None: UnschedulableAndUnresolvable)."""
+    reasons: str | None = None
+    """:func:`reasons_text` of ``reason_counts`` when the search had it made already (the
+    same counts given again for an unchanged failing pass); None: made when asked."""
 
     def message(self) -> str:
         """Upstream ``FitError.Error()``: ``0/N nodes are available: 2 Insufficient cpu.``."""
@@ -55,12 +58,20 @@ class Diagnosis:
         if self.pre_filter_msg:
             msg += f" {self.pre_filter_msg}."
         else:
-            parts = sorted(f"{c} {r}" for r, c in self.reason_counts.items())
-            if parts:
-                msg += " " + ", ".join(parts) + "."
+            text = self.reasons
+            if text is None:
+                text = reasons_text(self.reason_counts)
+            if text:
+                msg += " " + text + "."
         if self.post_filter_msg:  # v1.34 appends " %v": no second period
             msg += f" {self.post_filter_msg}"
         return msg
+
+
+def reasons_text(counts: Counter[str]) -> str:
+    """The reason counts as the FitError message lists them: ``2 Insufficient cpu, ...``
+    in sorted order ("" for none)."""
+    return ", ".join(sorted(f"{c} {r}" for r, c in counts.items()))
 
 
 def rejected_on_node(status: Status) -> Diagnosis | Status:
@@ -77,8 +88,13 @@ class FitError(Exception):
     """No node fits; carries the diagnosis."""
 
     def __init__(self, diagnosis: Diagnosis) -> None:
-        super().__init__(diagnosis.message())
+        super().__init__(diagnosis)  # args as the constructor's (a copy rebuilds it)
         self.diagnosis = diagnosis
+
+    def __str__(self) -> str:
+        """The diagnosis's message as it reads now (made when asked: the failure handling
+        makes it once, after PostFilter has added its part)."""
+        return self.diagnosis.message()
 
 
 @dataclass(slots=True)

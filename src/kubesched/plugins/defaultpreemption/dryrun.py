@@ -155,6 +155,10 @@ class KeptResults:
     """int64 ``(capacity,)``: ``ClusterState.reorders`` as a column, as of
     :attr:`current_at` (``ClusterState.reorder_events``; -1: not made)."""
     current_at: int = -1
+    cand: npt.NDArray[np.object_] = field(default_factory=lambda: np.empty(0, dtype=object))
+    """object ``(capacity,)``: the :class:`Candidate` of each row whose kept result is a
+    candidate (:data:`FINE` or :data:`VIOLATING`; valid where ``generation`` is), so the
+    walk takes the candidates it keeps with one index instead of a loop over entries."""
 
     def reorders_now(self, cluster: ClusterState) -> IntArray:
         """``cluster.reorders`` as a column (int64 ``(capacity,)``), remade only when a Pod
@@ -178,6 +182,7 @@ class KeptResults:
             self.current_at = -1
             self.generation = np.full(table.capacity, -1, dtype=np.int64)
             self.kind = np.zeros(table.capacity, dtype=np.int8)
+            self.cand = np.empty(table.capacity, dtype=object)
         elif nominator is not None and nominator.version != self.nominations:
             changed = nominator.changed_since(self.nominations)
             if changed is None:
@@ -752,18 +757,22 @@ def _walk_kept(
         found = int(total[end - 1])
         chunk = next_chunk(pos, found if held is not total else min(found, num), num)
     entries = _Entries(fresh, kept.rows)
-    kept_rows, fresh_entry = kept.rows, fresh.get
     walked, kinds = ordered[:stop], kinds[:stop]
-    fine: list[Candidate] = []
-    violating: list[Candidate] = []
-    for want, into in ((kinds == FINE, fine), (kinds == VIOLATING, violating)):
-        for row in walked[want][:num].tolist():
-            entry = fresh_entry(row) or kept_rows[row]
-            cand = entry.candidate
-            if cand is None:
-                victims, n_bad, _ = entry.result
-                cand = entry.candidate = Candidate(names[row], row, victims, n_bad)
-            into.append(cand)
+    # Every candidate row's Candidate is in kept.cand (kept, or just checked and kept),
+    # except the rows checked now and not kept (the Pod's own nominated node, unit rows):
+    # those are put in place of the column's entry.
+    own = [row for row, entry in fresh.items() if entry.candidate is not kept.cand[row]]
+    lists: list[list[Candidate]] = []
+    for want in (kinds == FINE, kinds == VIOLATING):
+        at = walked[want][:num]
+        got: list[Candidate] = kept.cand[at].tolist()
+        for row in own:
+            for i in np.flatnonzero(at == row).tolist():
+                cand = fresh[row].candidate
+                assert cand is not None  # a FINE or VIOLATING entry has its candidate
+                got[i] = cand
+        lists.append(got)
+    fine, violating = lists
     statuses = RejectedNodes(names)
     errors: list[str] = []
     rejected = kinds >= REJECTED
@@ -852,15 +861,19 @@ def _check_stale(
     )
     table = kept.rows
     columns = (todo.tolist(), sub.tolist(), gens[todo].tolist(), moved[todo].tolist())
+    names = cluster.nodes.names
     for i, row, gen, at, result in zip(*columns, found, strict=True):
         entry = Entry(result)
         fresh[row] = entry
         kinds[i] = kind = kind_of(result)
+        if kind in (FINE, VIOLATING):
+            entry.candidate = Candidate(names[row], row, result[0], result[1])
         if row != mine and result[2].code != Code.ERROR and row not in unit_rows:
             table[row] = entry
             kept.generation[row] = gen
             kept.kind[row] = kind
             kept.reorders[row] = at
+            kept.cand[row] = entry.candidate
 
 
 def current_victims(cluster: ClusterState, candidate: Candidate) -> Candidate:

@@ -113,9 +113,5 @@ def pick_one_node(candidates: Sequence[Candidate]) -> int:
     is the first candidate of the greatest :func:`rank` in lexicographic order."""
     if len(candidates) <= 1:
         return len(candidates) - 1
-    best, top = 0, rank(candidates[0])
-    for i in range(1, len(candidates)):
-        r = rank(candidates[i])
-        if r > top:
-            best, top = i, r
-    return best
+    ranks = [c.rank or rank(c) for c in candidates]
+    return max(range(len(ranks)), key=ranks.__getitem__)  # the first of the greatest
