@@ -28,7 +28,9 @@
   re-check node affinity yet), as upstream's ``checkBindings``, each statically bound PV
   must admit the node as VolumeBinding's Filter reads a bound PV (an in-tree one migrated
   on the node: its CSI translation): else an error, and the next attempt finds the claim
-  bound to a PV in conflict.
+  bound to a PV in conflict.  An API client with declared faults (:class:`VolumeFaultSource`:
+  ``kubesched.schedule``'s ``volume_faults``) makes PreBind fail as upstream's does when its
+  write is refused, the PV controller resets a PV's ``claimRef`` or a provisioner gives up.
 - Queueing hints: a claim the Pod names added or updated (here), a StorageClass, CSINode,
   CSIDriver or CSIStorageCapacity change as upstream tells them apart
   (:mod:`~.hints`); a PersistentVolume and a Node's addition or label change unhinted.
