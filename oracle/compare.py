@@ -133,12 +133,16 @@ def ours_schedule(
     request: dict[str, Any], version: str | None = None, release_seed: int | None = None
 ) -> dict[str, Any]:
     """kubesched.schedule's answer (an input error is an answer too); ``release_seed``: the
-    order of Pods one event releases drawn from it (``kubesched.schedule``)."""
+    order of Pods one event releases drawn from it (``kubesched.schedule``); the request's
+    ``volumeFaults`` (what goes wrong with VolumeBinding's PreBind writes, as kube-oracle's
+    fake API server and PV controller play them) as its ``volume_faults``."""
     import kubesched
 
     options = kubesched_options(version, request.get("featureGates"))
     if release_seed is not None:
         options["release_seed"] = release_seed
+    if request.get("volumeFaults"):
+        options["volume_faults"] = request["volumeFaults"]
     return _answer(
         kubesched.schedule,
         request["cluster"],

@@ -21,7 +21,8 @@ inline in-tree disks and CSI ephemeral volumes.
 (upstream breaks ties at random), 2-5 Pods submitted at once that share and compete for
 claims (RWOP, attach limits, the static volumes a ``WaitForFirstConsumer`` claim may bind,
 provisioning), not preempting; kube-oracle's PV controller completes each PreBind
-(``oracle/internal/oracle/pvcontroller.go``).
+(``oracle/internal/oracle/pvcontroller.go``), or fails it as the case's ``volumeFaults``
+declare (``storage_extras.volume_faults``).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import random
 from typing import Any
 
 from lived_in import lived_in_pods
-from storage_extras import storage_extras
+from storage_extras import storage_extras, volume_faults
 
 ZONES = [
     "us-east1-b",
@@ -88,6 +89,7 @@ def storage_schedule_case(seed: int, index: int) -> dict[str, Any]:
         _rename_ephemeral(request["cluster"]["items"], old, meta)
     request["pods"] = pods
     lived_in_pods(f"storage-schedule-lived/{seed}/{index}", request)  # drawn last
+    volume_faults(f"storage-faults/{seed}/{index}", request)  # after it, a stream of its own
     return request
 
 

@@ -23,6 +23,17 @@ Each kind reaches lines of upstream's volume plugins the first draws never ran (
   VolumeRestrictions' PreFilter disabled (their Filter without its state), and
   StorageCapacityScoring turned on (a user may at v1.34; on by default from v1.37) with
   VolumeBinding's ``shape`` at times (its Score).
+
+``volume_faults`` (the schedule cases only, a stream of its own too) declares what goes wrong
+with VolumeBinding's PreBind writes in about half of them (``volumeFaults``, which
+kube-oracle's fake API server and PV controller play, ``oracle/internal/oracle/pvcontroller.go``,
+and ``kubesched.schedule`` takes): the API server refusing the write of an unbound PV or
+claim, the PV controller resetting a pre-bound PV's ``claimRef``, a provisioner giving up on
+a claim (its selected-node annotation removed: with the annotation a real claim carries from
+the PV controller, ``volume.kubernetes.io/storage-provisioner``, or with no other), or the
+binding done after PreBind's first check.  They reach the binding cycle's failure paths:
+``bindAPIUpdate``'s failed writes and reverts, ``checkBindings``' reset claimRef, lost
+selected node and not-yet-bound claims, and Unreserve after them.
 """
 
 from __future__ import annotations
@@ -417,3 +428,56 @@ def _other_annotations(r: random.Random, items: list[dict[str, Any]]) -> None:
             if r.random() < 0.3:
                 other[MIGRATED] = ""
             item["metadata"]["annotations"] = other
+
+
+PV_FAULTS = ["refuseUpdate", "resetClaimRef", "bindLater"]
+PVC_FAULTS = ["refuseUpdate", "failProvisioning", "failProvisioning", "bindLater"]
+SELECTED_NODE = "volume.kubernetes.io/selected-node"
+PROVISIONER_ANN = "volume.kubernetes.io/storage-provisioner"
+
+
+def volume_faults(stream: str, request: dict[str, Any]) -> None:
+    """Declare faults of PreBind writes on the unbound claims a schedule request's Pods use
+    and the unbound PVs of their classes (module docstring): one kind per case for each, on
+    up to three PVs and two claims."""
+    r = random.Random(stream)
+    if r.random() >= 0.5:
+        return
+    items = request["cluster"]["items"]
+    named = set()  # (namespace, claim) the submitted Pods use
+    for pod in request["pods"]:
+        ns = pod["metadata"].get("namespace", "default")
+        for vol in pod["spec"].get("volumes", []):
+            if "persistentVolumeClaim" in vol:
+                named.add((ns, vol["persistentVolumeClaim"]["claimName"]))
+            elif "ephemeral" in vol:
+                named.add((ns, f"{pod['metadata']['name']}-{vol['name']}"))
+    claims = [
+        i
+        for i in items
+        if i["kind"] == "PersistentVolumeClaim"
+        and (i["metadata"].get("namespace", "default"), i["metadata"]["name"]) in named
+        and not i["spec"].get("volumeName")
+        and SELECTED_NODE not in (i["metadata"].get("annotations") or {})
+    ]
+    classes = {c["spec"].get("storageClassName") for c in claims}
+    pvs = [
+        i
+        for i in items
+        if i["kind"] == "PersistentVolume"
+        and "claimRef" not in i["spec"]
+        and i["spec"].get("storageClassName") in classes
+    ]
+    faults: dict[str, str] = {}
+    pv_fault, pvc_fault = r.choice(PV_FAULTS), r.choice(PVC_FAULTS)
+    for pv in r.sample(pvs, min(len(pvs), r.randint(1, 3))):
+        faults[f"PersistentVolume/{pv['metadata']['name']}"] = pv_fault
+    for claim in r.sample(claims, min(len(claims), r.randint(1, 2))):
+        meta = claim["metadata"]
+        faults[f"PersistentVolumeClaim/{meta.get('namespace', 'default')}/{meta['name']}"] = (
+            pvc_fault
+        )
+        if r.random() < 0.5:
+            meta.setdefault("annotations", {})[PROVISIONER_ANN] = "pd.csi.storage.gke.io"
+    if faults:
+        request["volumeFaults"] = faults

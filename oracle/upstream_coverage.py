@@ -189,9 +189,13 @@ _REASONS = {
     "kind than it registered (util.As): the queue hands each hint its own resource's objects "
     "only (oracle/storage_hint_cases.py reaches the hints' other branches)",
     "volume-fault": "VolumeBinding's binding cycle waiting on or failing after the PV "
-    "controller (checkBindings' retries, a ClaimRef or selected-node annotation reset, a "
-    "provisioning that failed, an API update refused, Unreserve after it): kube-oracle's PV "
-    "controller binds and provisions at once and its fake API server never fails or lags",
+    "controller: the storage schedule cases' volumeFaults (a write refused, a claimRef reset, "
+    "a provisioning given up, a binding after the first check: docs/fidelity.md) reach those "
+    "a run draws; no fault declares the rest (nil bindings AssumePodVolumes never leaves, the "
+    "Node, Pod, PV or claim deleted between Reserve and PreBind, an informer behind the "
+    "write, a translation failure, a provisioned PV missing or failing the node, Unreserve "
+    "of a Pod without volumes on the node), and a run of few schedule cases (CI's 30) draws "
+    "only some of the declared ones",
     "volume-score": "VolumeBinding's Score with StorageCapacityScoring on (grouping the "
     "Pod's volumes by class, or nothing to group): reachable, the storage family draws the "
     "gate (oracle/storage_extras.py), but not every such shape (not done)",

@@ -50,13 +50,17 @@ def schedule(
     kubernetes_version: str | None = None,
     feature_gates: Mapping[str, bool] | None = None,
     release_seed: int | None = None,
+    volume_faults: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Schedule ``pods`` onto ``cluster`` in virtual time; one result per Pod plus a summary.
 
     ``release_seed`` draws the order in which the Pods one event releases from the
     unschedulable pool are requeued (upstream: Go's map order, different run to run; None:
     the pool's order): each seed gives one of upstream's possible answers where that order
-    decides (``docs/fidelity.md``)."""
+    decides (``docs/fidelity.md``).  ``volume_faults`` asks what if VolumeBinding's PreBind
+    writes go wrong: per object (``PersistentVolume/NAME`` or
+    ``PersistentVolumeClaim/NAMESPACE/NAME``) one of ``refuseUpdate``, ``resetClaimRef``,
+    ``failProvisioning`` or ``bindLater`` (:data:`kubesched.sim.apiserver.VOLUME_FAULTS`)."""
     from kubesched.sim.whatif import schedule as _schedule
 
     return _schedule(
@@ -65,6 +69,7 @@ def schedule(
         config,
         gates=_gates(kubernetes_version, feature_gates),
         release_seed=release_seed,
+        volume_faults=volume_faults,
     )
 
 

@@ -197,3 +197,43 @@ def test_diff_keeps_missing_claim_warnings_off_stderr(capsys: Any) -> None:
     finally:
         logger.handlers[:] = handlers
         logger.propagate = propagate
+
+
+def test_schedule_plays_the_declared_volume_faults_as_kubesched_does(schedule_oracle: Any) -> None:
+    """``volumeFaults``: a refused PV write, a claimRef reset, a refused claim write and a
+    provisioning given up end the Pod an Error on both sides; ``bindLater`` binds (upstream
+    polls once more).  Upstream's answer holds the fault model kubesched follows."""
+    import kubesched
+
+    pv = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "static"},
+          "spec": {"capacity": {"storage": "10Gi"}, "accessModes": ["ReadWriteOnce"],
+                   "csi": {"driver": "ebs.csi.aws.com", "volumeHandle": "static"},
+                   "storageClassName": "local"},
+          "status": {"phase": "Available"}}  # fmt: skip
+    classes = [
+        {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": name},
+         "provisioner": prov, "volumeBindingMode": "WaitForFirstConsumer"}
+        for name, prov in (("local", "kubernetes.io/no-provisioner"), ("csi", "ebs.csi.aws.com"))
+    ]  # fmt: skip
+    cluster = _list(_node("n1", "z1"), *classes, pv, _claim("a", "local"), _claim("p", "csi"))
+    pods = [_pod("pa", "a", ts=0), _pod("pp", "p", ts=1)]
+    for faults, failing in (
+        ({"PersistentVolume/static": "refuseUpdate"}, "default/pa"),
+        ({"PersistentVolume/static": "resetClaimRef"}, "default/pa"),
+        ({"PersistentVolumeClaim/default/p": "refuseUpdate"}, "default/pp"),
+        ({"PersistentVolumeClaim/default/p": "failProvisioning"}, "default/pp"),
+        (
+            {
+                "PersistentVolume/static": "bindLater",
+                "PersistentVolumeClaim/default/p": "bindLater",
+            },
+            "",
+        ),
+    ):
+        request = {"cluster": cluster, "pods": pods, "config": None, "volumeFaults": faults}
+        theirs = schedule_oracle.ask(request)["pods"]
+        mine = kubesched.schedule(cluster, pods, None, kubernetes_version="1.34",
+                                  volume_faults=faults)["pods"]  # fmt: skip
+        for key in ("default/pa", "default/pp"):
+            want = "Error" if key == failing else "Scheduled"
+            assert theirs[key]["result"] == mine[key]["result"] == want, (faults, key, theirs)

@@ -11,6 +11,7 @@ import pytest
 
 import kubesched
 from kubesched.api import pods as podparse
+from kubesched.api.errors import InputError
 from kubesched.api.parse import parse_objects
 from kubesched.explainer.cycle import build_cluster
 from kubesched.framework.interface import Code, CycleState, Handle
@@ -431,3 +432,63 @@ def test_pre_bind_checks_a_static_in_tree_pv_as_its_csi_translation() -> None:
     assert got["result"] == "Unschedulable"
     assert got["attempts"] == 2
     assert b.ERR_REASON_NODE_CONFLICT in got["message"]
+
+
+def _fault_cluster() -> dict[str, Any]:
+    """One node, a static PV for claim ``a`` (no provisioner) and a claim ``p`` to provision."""
+    items = [
+        node("n1"),
+        storage_class("local", provisioner="kubernetes.io/no-provisioner"),
+        storage_class("csi", provisioner="ebs.csi.aws.com"),
+        pvc("a", klass="local"),
+        pvc("p", klass="csi"),
+        pv("only", klass="local"),
+    ]
+    return {"apiVersion": "v1", "kind": "List", "items": items}
+
+
+@pytest.mark.parametrize(
+    ("faults", "message"),
+    [
+        (
+            {"PersistentVolume/only": "refuseUpdate"},
+            'persistentvolumes "only" is forbidden: refused (the case\'s volumeFaults)',
+        ),
+        (
+            {"PersistentVolume/only": "resetClaimRef"},
+            'binding volumes: ClaimRef got reset for pv "only"',
+        ),
+        (
+            {"PersistentVolumeClaim/default/p": "refuseUpdate"},
+            'persistentvolumeclaims "p" is forbidden: refused (the case\'s volumeFaults)',
+        ),
+        (
+            {"PersistentVolumeClaim/default/p": "failProvisioning"},
+            'binding volumes: selectedNode annotation reset for PVC "p"',
+        ),
+    ],
+)
+def test_volume_faults_fail_pre_bind_every_attempt(faults: dict[str, str], message: str) -> None:
+    """``volume_faults`` (kube-oracle's fake API server and PV controller play the same,
+    oracle/internal/oracle/pvcontroller.go): PreBind fails with upstream's error each
+    attempt, so the Pod ends an Error; the other Pod, whose writes go through, binds."""
+    pods = [pod("pa", claim_volume("a")), pod("pp", claim_volume("p"))]
+    out = kubesched.schedule(_fault_cluster(), pods, volume_faults=faults)["pods"]
+    failing = "default/pa" if "PersistentVolume/" in next(iter(faults)) else "default/pp"
+    other = "default/pp" if failing == "default/pa" else "default/pa"
+    assert out[failing]["result"] == "Error"
+    assert out[failing]["message"].endswith(message)
+    assert out[other]["result"] == "Scheduled"
+
+
+def test_volume_faults_bind_later_ends_bound_and_bad_keys_are_refused() -> None:
+    """``bindLater`` ends as no fault does (PreBind polls until the claim is bound); a key
+    of another kind, or an unknown fault, is an input error."""
+    pods = [pod("pa", claim_volume("a")), pod("pp", claim_volume("p"))]
+    faults = {"PersistentVolume/only": "bindLater", "PersistentVolumeClaim/default/p": "bindLater"}
+    out = kubesched.schedule(_fault_cluster(), pods, volume_faults=faults)["pods"]
+    assert [out[k]["result"] for k in ("default/pa", "default/pp")] == ["Scheduled"] * 2
+    with pytest.raises(InputError, match="PersistentVolumeClaim/NAMESPACE/NAME"):
+        kubesched.schedule(_fault_cluster(), pods, volume_faults={"Pod/x": "refuseUpdate"})
+    with pytest.raises(InputError, match="must be one of"):
+        kubesched.schedule(_fault_cluster(), pods, volume_faults={"PersistentVolume/only": "x"})

@@ -25,6 +25,18 @@ package oracle
 // As the API server, it refuses (Conflict) a PV or PVC update made from an older version than
 // the stored one (fresh).
 //
+// Faults (the request's volumeFaults, keyed "PersistentVolume/<name>" or
+// "PersistentVolumeClaim/<namespace>/<name>"): what goes wrong with one object's PreBind write,
+// every time, so that kubesched's schedule (which takes the same map) faces the same:
+//   - refuseUpdate: the API server refuses the write (Forbidden, as an admission webhook may);
+//   - failProvisioning (a claim): the provisioner gives up and removes the selected-node
+//     annotation, as an external provisioner does to send the claim back to the scheduler
+//     (the annotations dropped when none is left: the API server stores no empty map);
+//   - resetClaimRef (a PV): the PV controller unbinds the volume (claimRef removed, phase
+//     Available), as its unbindVolume does when the claim cannot be bound to it;
+//   - bindLater: the controller binds (or the provisioner provisions) bindDelay after the
+//     write, so PreBind's first check (after a second) finds the claim not bound yet.
+//
 // What it does not: bind or provision Immediate claims on its own (a snapshot's unbound
 // Immediate claim stays unbound: the scheduler answers `pod has unbound immediate
 // PersistentVolumeClaims` as upstream would until a controller acts), reclaim released
@@ -33,6 +45,7 @@ package oracle
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -63,6 +76,18 @@ const noProvisioner = "kubernetes.io/no-provisioner"
 // VolumeBinding's assume caches take each update as newer).
 type pvController struct {
 	tracker clienttesting.ObjectTracker
+	faults  map[string]string
+}
+
+// bindDelay is how long bindLater's controller takes (PreBind polls every second).
+const bindDelay = 1500 * time.Millisecond
+
+// fault is the fault the request declares for the object (key as in the file's comment).
+func (c *pvController) fault(kind, namespace, name string) string {
+	if namespace != "" {
+		return c.faults[kind+"/"+namespace+"/"+name]
+	}
+	return c.faults[kind+"/"+name]
 }
 
 // react is a reactor for updates of PVs and PVCs: it stores the update, then does what the
@@ -75,6 +100,10 @@ func (c *pvController) react(action clienttesting.Action) (bool, runtime.Object,
 	switch obj := update.GetObject().(type) {
 	case *v1.PersistentVolume:
 		pv := obj.DeepCopy()
+		fault := c.fault("PersistentVolume", "", pv.Name)
+		if fault == "refuseUpdate" {
+			return true, nil, refused(pvsGVR, pv.Name)
+		}
 		if err := c.fresh(pvsGVR, pv); err != nil {
 			return true, nil, err
 		}
@@ -82,10 +111,25 @@ func (c *pvController) react(action clienttesting.Action) (bool, runtime.Object,
 			return true, nil, err
 		}
 		stored := pv.DeepCopy()
-		c.bind(pv)
+		switch fault {
+		case "resetClaimRef":
+			c.unbind(pv)
+		case "bindLater":
+			time.AfterFunc(bindDelay, func() {
+				if obj, err := c.tracker.Get(pvsGVR, "", pv.Name); err == nil {
+					c.bind(obj.(*v1.PersistentVolume).DeepCopy())
+				}
+			})
+		default:
+			c.bind(pv)
+		}
 		return true, stored, nil
 	case *v1.PersistentVolumeClaim:
 		pvc := obj.DeepCopy()
+		fault := c.fault("PersistentVolumeClaim", pvc.Namespace, pvc.Name)
+		if fault == "refuseUpdate" {
+			return true, nil, refused(pvcsGVR, pvc.Name)
+		}
 		if err := c.fresh(pvcsGVR, pvc); err != nil {
 			return true, nil, err
 		}
@@ -93,7 +137,18 @@ func (c *pvController) react(action clienttesting.Action) (bool, runtime.Object,
 			return true, nil, err
 		}
 		stored := pvc.DeepCopy()
-		c.provision(pvc)
+		switch fault {
+		case "failProvisioning":
+			c.giveUp(pvc)
+		case "bindLater":
+			time.AfterFunc(bindDelay, func() {
+				if obj, err := c.tracker.Get(pvcsGVR, pvc.Namespace, pvc.Name); err == nil {
+					c.provision(obj.(*v1.PersistentVolumeClaim).DeepCopy())
+				}
+			})
+		default:
+			c.provision(pvc)
+		}
 		return true, stored, nil
 	}
 	return false, nil, nil
@@ -115,6 +170,33 @@ func (c *pvController) fresh(gvr schema.GroupVersionResource, obj metav1.Object)
 			fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
 	}
 	return nil
+}
+
+// refused is the API server's answer to a write the request's refuseUpdate fault refuses.
+func refused(gvr schema.GroupVersionResource, name string) error {
+	return apierrors.NewForbidden(gvr.GroupResource(), name, fmt.Errorf("refused (the case's volumeFaults)"))
+}
+
+// unbind is the PV controller undoing the scheduler's pre-binding of pv (resetClaimRef).
+func (c *pvController) unbind(pv *v1.PersistentVolume) {
+	pv.Spec.ClaimRef = nil
+	pv.Status.Phase = v1.VolumeAvailable
+	err := c.tracker.Update(pvsGVR, pv, "")
+	klog.V(2).InfoS("PV controller: claimRef reset", "pv", pv.Name, "err", err)
+}
+
+// giveUp is a provisioner failing to provision claim (failProvisioning): it removes the
+// selected-node annotation, the signal VolumeBinding's PreBind reads as a failure.
+func (c *pvController) giveUp(claim *v1.PersistentVolumeClaim) {
+	if claim.Annotations[volume.AnnSelectedNode] == "" || claim.Spec.VolumeName != "" {
+		return
+	}
+	delete(claim.Annotations, volume.AnnSelectedNode)
+	if len(claim.Annotations) == 0 {
+		claim.Annotations = nil
+	}
+	err := c.tracker.Update(pvcsGVR, claim, claim.Namespace)
+	klog.V(2).InfoS("provisioner: gave up", "pvc", klog.KObj(claim), "err", err)
 }
 
 // bind completes the binding of pv to the claim its claimRef names, when that claim exists

@@ -35,6 +35,9 @@ type ScheduleRequest struct {
 	Cluster json.RawMessage   `json:"cluster"`
 	Pods    []json.RawMessage `json:"pods"`
 	Config  json.RawMessage   `json:"config"`
+	// VolumeFaults: what the API server, the PV controller or a provisioner does wrong with
+	// VolumeBinding's PreBind writes, per object (pvcontroller.go, "Faults").
+	VolumeFaults map[string]string `json:"volumeFaults,omitempty"`
 }
 
 // PodOutcome is one submitted Pod's fate, in `kubesched.schedule`'s keys.
@@ -115,7 +118,7 @@ func Schedule(ctx context.Context, req *ScheduleRequest, timeout time.Duration) 
 	client.PrependReactor("*", "*", clienttesting.ObjectReaction(tracker))
 	client.PrependReactor("create", "pods", bindReactor(tracker))
 	// The PV controller's and a provisioner's part in VolumeBinding's PreBind (pvcontroller.go).
-	volumes := &pvController{tracker: tracker}
+	volumes := &pvController{tracker: tracker, faults: req.VolumeFaults}
 	client.PrependReactor("update", "persistentvolumes", volumes.react)
 	client.PrependReactor("update", "persistentvolumeclaims", volumes.react)
 	// The resourceclaim controller's part: a Pod's claims from templates (claimcontroller.go).

@@ -24,6 +24,10 @@ With ``lifecycle=False`` the world is upstream's integration cluster (scheduler_
 runs no kubelet and no controllers: a bound Pod deleted with a grace period stays
 terminating for ever (still counted, still holding its node's resources), and a deleted Node
 leaves its Pods bound to a name that no longer exists.
+
+``volume_faults`` (``kubesched.schedule``'s what-if): what goes wrong with VolumeBinding's
+PreBind write of one PV or claim, every time (:data:`VOLUME_FAULTS`), as kube-oracle's fake
+API server and PV controller play them (``oracle/internal/oracle/pvcontroller.go``).
 """
 
 from __future__ import annotations
@@ -37,7 +41,42 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from kubesched.api import objects as api
+from kubesched.api.errors import InputError
 from kubesched.sim.engine import Clock
+
+VOLUME_FAULTS = {
+    "refuseUpdate": "the API server refuses the write (Forbidden)",
+    "resetClaimRef": "the PV controller unbinds the PV (its claimRef removed)",
+    "failProvisioning": "the provisioner gives up (the selected-node annotation removed)",
+    "bindLater": "the controller binds after PreBind's first check (the same end)",
+}
+"""The faults of a PreBind write, keyed ``PersistentVolume/NAME`` or
+``PersistentVolumeClaim/NAMESPACE/NAME``."""
+
+
+def check_volume_faults(raw: Mapping[str, str] | None) -> dict[str, str]:
+    """``volume_faults`` checked: known kinds on object keys of the two kinds."""
+    out: dict[str, str] = {}
+    problems: list[tuple[str, str]] = []
+    for key, kind in (raw or {}).items():
+        parts = str(key).split("/")
+        shaped = (parts[0] == "PersistentVolume" and len(parts) == 2) or (
+            parts[0] == "PersistentVolumeClaim" and len(parts) == 3
+        )
+        if not shaped or not all(parts):
+            problems.append(
+                (
+                    f"volumeFaults[{key!r}]",
+                    "must be PersistentVolume/NAME or PersistentVolumeClaim/NAMESPACE/NAME",
+                )
+            )
+        elif kind not in VOLUME_FAULTS:
+            problems.append((f"volumeFaults[{key!r}]", f"must be one of {sorted(VOLUME_FAULTS)}"))
+        else:
+            out[str(key)] = str(kind)
+    if problems:
+        raise InputError(problems)
+    return out
 
 
 class ApiError(Exception):
@@ -173,6 +212,8 @@ class SimApiServer:
         """Pods present that are bound, have ``PodScheduled=False`` or were created gated."""
         self.attempted_in: Counter[str] = Counter()
         """:attr:`attempted` per namespace."""
+        self.volume_faults: dict[str, str] = {}
+        """Object key -> what goes wrong with its PreBind write (:data:`VOLUME_FAULTS`)."""
         self.volume_waiter: Callable[[str, list[str], float], bool] | None = None
         """The PV controller's wait (:mod:`kubesched.sim.pvcontroller`), when one runs."""
         self.on_held: list[Callable[[api.Pod], None]] = []
@@ -251,6 +292,10 @@ class SimApiServer:
     def update_volume(self, obj: dict[str, Any]) -> None:
         """VolumeBinding's PreBind writes a PV or a claim (:meth:`update_object`)."""
         self.update_object(obj)
+
+    def volume_fault(self, key: str) -> str:
+        """The fault of ``key``'s PreBind write ("": none; :attr:`volume_faults`)."""
+        return self.volume_faults.get(key, "")
 
     def wait_for_volumes(self, pod: api.Pod, claims: list[str], timeout: float) -> bool:
         """VolumeBinding's PreBind waits for ``claims`` to be bound (False: timed out)."""

@@ -47,6 +47,7 @@ from kubesched.config.load import load_config
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.metrics import SchedulerMetrics
 from kubesched.plugins.registry import known_plugin_names
+from kubesched.sim.apiserver import check_volume_faults
 from kubesched.sim.driver import SimCluster
 from kubesched.sim.jobs import JobLayer
 
@@ -85,14 +86,18 @@ def schedule(
     metrics: SchedulerMetrics | None = None,
     gates: FeatureGates | None = None,
     release_seed: int | None = None,
+    volume_faults: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Schedule ``pods`` onto ``cluster`` in virtual time; see the module docstring.
 
     ``metrics`` receives the scheduler's metrics (gauges synced at the end); ``gates`` (the
     Kubernetes version and feature gates) applies when ``config`` is not loaded already;
     ``release_seed`` draws the order of Pods one event releases from the unschedulable pool
-    (``SchedulingQueue.shuffle_releases``; None: the pool's order).
+    (``SchedulingQueue.shuffle_releases``; None: the pool's order); ``volume_faults``: what
+    goes wrong with VolumeBinding's PreBind writes, per object
+    (:data:`kubesched.sim.apiserver.VOLUME_FAULTS`).
     """
+    faults = check_volume_faults(volume_faults)
     cfg = (
         config
         if isinstance(config, KubeSchedulerConfiguration)
@@ -114,6 +119,7 @@ def schedule(
         metrics=metrics,
         later_objects=later,
         release_seed=release_seed,
+        volume_faults=faults,
     )
 
 
@@ -126,6 +132,7 @@ def schedule_parsed(
     metrics: SchedulerMetrics | None = None,
     later_objects: Sequence[Mapping[str, Any]] = (),
     release_seed: int | None = None,
+    volume_faults: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """:func:`schedule` of inputs already parsed: the snapshot's objects and the Pods to
     submit, their priorities resolved (as ``kubesched schedule`` has checked them).
@@ -133,7 +140,8 @@ def schedule_parsed(
     PodGroups: a gang's group created after some of its members), created among the Pods in
     ``metadata.creationTimestamp`` order, before virtual time starts, as the API server
     stores a new object (:func:`kubesched.api.workload.as_created`: the snapshot's are
-    stored already and keep what they hold); ``release_seed`` as :func:`schedule`'s."""
+    stored already and keep what they hold); ``release_seed`` and ``volume_faults`` (checked)
+    as :func:`schedule`'s."""
     order = sorted(
         range(len(incoming)),
         key=lambda i: (
@@ -150,6 +158,7 @@ def schedule_parsed(
     sim = SimCluster(cfg, seed=seed, metrics=metrics)
     if release_seed is not None:
         sim.scheduler.queue.shuffle_releases(release_seed)
+    sim.api.volume_faults = dict(volume_faults or {})
     for node in snapshot.nodes:
         sim.api.create_node(node)
     for obj in snapshot.others:

@@ -28,7 +28,9 @@
   re-check node affinity yet), as upstream's ``checkBindings``, each statically bound PV
   must admit the node as VolumeBinding's Filter reads a bound PV (an in-tree one migrated
   on the node: its CSI translation): else an error, and the next attempt finds the claim
-  bound to a PV in conflict.
+  bound to a PV in conflict.  An API client with declared faults (:class:`VolumeFaultSource`:
+  ``kubesched.schedule``'s ``volume_faults``) makes PreBind fail as upstream's does when its
+  write is refused, the PV controller resets a PV's ``claimRef`` or a provisioner gives up.
 - Queueing hints: a claim the Pod names added or updated (here), a StorageClass, CSINode,
   CSIDriver or CSIStorageCapacity change as upstream tells them apart
   (:mod:`~.hints`); a PersistentVolume and a Node's addition or label change unhinted.
@@ -100,6 +102,43 @@ class VolumeBindWaiter(Protocol):
         """Wait until every claim (``namespace/name``) of ``pod`` is bound: True, or False
         after ``timeout`` seconds; raises when a check says the binding failed (``str()``:
         upstream's reason, which PreBind reports after ``binding volumes:``)."""
+
+
+@runtime_checkable
+class VolumeFaultSource(Protocol):
+    """An API client that says what goes wrong with a PreBind write (``kubesched.schedule``'s
+    ``volume_faults``: :data:`kubesched.sim.apiserver.VOLUME_FAULTS`)."""
+
+    def volume_fault(self, key: str) -> str:
+        """The fault of the write of ``key`` (``PersistentVolume/NAME`` or
+        ``PersistentVolumeClaim/NAMESPACE/NAME``); "" when none."""
+
+
+PV_FAULT, PVC_FAULT = "PersistentVolume", "PersistentVolumeClaim"
+PV_FAULTS = ("refuseUpdate", "resetClaimRef")
+"""The faults of a static binding's PV write (``bindLater`` ends as none does)."""
+PVC_FAULTS = ("refuseUpdate", "failProvisioning")
+"""The faults of a claim to provision's write."""
+REFUSED = "refused:"
+
+
+def _fault_of(
+    fault: str, kinds: tuple[str, ...], name: str, claim: st.PersistentVolumeClaim
+) -> str:
+    """What ``fault`` makes of the write (upstream's message): ``REFUSED`` + the API server's
+    error, the reason ``checkBindings`` fails with, or "" (none, or one that ends as none)."""
+    if fault not in kinds:
+        return ""
+    if fault == "refuseUpdate":
+        resource = "persistentvolumes" if kinds is PV_FAULTS else "persistentvolumeclaims"
+        return f'{REFUSED}{resource} "{name}" is forbidden: refused (the case\'s volumeFaults)'
+    if fault == "resetClaimRef":
+        return f'ClaimRef got reset for pv "{name}"'
+    # failProvisioning: the selected-node annotation removed (all of them when no other is
+    # left: the API server stores no empty map, and checkBindings says so first).
+    if set(claim.annotations) <= {st.ANN_SELECTED_NODE}:
+        return f'selectedNode annotation reset for PVC "{name}"'
+    return f'provisioning failed for PVC "{name}"'
 
 
 @dataclass(slots=True)
@@ -380,15 +419,33 @@ class VolumeBinding:
             return SUCCESS if bound else error(ERR_BIND_TIMEOUT)
         cluster = self.handle.cluster
         storage = storage_of(cluster)
-        pairs = [b.bound_pair(pv, claim) for pv, claim in volumes.static]
         target = cluster.node(node)
+        source = self.handle.api if isinstance(self.handle.api, VolumeFaultSource) else None
+        # (the write's fault, the bound PV and claim), in upstream's order: the static
+        # bindings' PV writes, then the claims to provision.
+        pairs: list[tuple[str, tuple[dict[str, Any], dict[str, Any]]]] = []
+        for pv, claim in volumes.static:
+            fault = source.volume_fault(f"{PV_FAULT}/{pv.name}") if source else ""
+            pairs.append((_fault_of(fault, PV_FAULTS, pv.name, claim), b.bound_pair(pv, claim)))
         for claim, _cap in volumes.dynamic:
             klass = storage.storage_class(claim.storage_class)
             if klass is None or target is None:
                 return error(f'failed to find storage class "{claim.storage_class}"')
-            pairs.append(b.bound_pair(b.provisioned_pv(claim, klass, target), claim))
+            fault = source.volume_fault(f"{PVC_FAULT}/{claim.key}") if source else ""
+            pairs.append(
+                (
+                    _fault_of(fault, PVC_FAULTS, claim.name, claim),
+                    b.bound_pair(b.provisioned_pv(claim, klass, target), claim),
+                )
+            )
         writer = self.handle.api if isinstance(self.handle.api, ObjectWriter) else None
-        for pv_raw, claim_raw in pairs:
+        failed = ""  # the first check that fails once every write is made (upstream's order)
+        for fault, (pv_raw, claim_raw) in pairs:
+            if fault.startswith(REFUSED):
+                return error(fault[len(REFUSED) :])  # the write's error, as it is
+            if fault:  # the write made, the binding undone: nothing changes here
+                failed = failed or fault
+                continue
             pv, claim = st.parse_pv(pv_raw), st.parse_pvc(claim_raw)
             storage.assumed_pvs[pv.name] = pv
             storage.assumed_pvcs[claim.key] = claim
@@ -398,6 +455,8 @@ class VolumeBinding:
                     writer.update_object(claim_raw)
                 except Exception as err:
                     return error(f"binding volumes: {err}")
+        if failed:
+            return error(f"binding volumes: {failed}")
         return self._check_bindings(storage, volumes, target)
 
     @staticmethod
