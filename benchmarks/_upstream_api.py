@@ -163,11 +163,13 @@ def api_once(
     scheduler's start to the backlog's last bind, per Pod: what serving this scheduler's
     lists, watches, binds and Events cost the control plane it shares the cores with, plus
     the control plane's own background work over that time, so a slower backlog is charged
-    more of it)."""
+    more of it), ``burstApiCpuMsPerPod`` (theirs over the burst: creating the Pods and
+    serving the scheduler) and ``backlogCreatePodsPerSecond`` (the creator's rate with no
+    scheduler running)."""
     config, name = scheduler_config(directory, who, qps, burst_)
     pod_args = ("--template", str(templates / "pod-default.yaml"), "--scheduler-name", name)
     backlog, burst_ns = f"backlog-{tag}", f"burst-{tag}"
-    burst(
+    created = burst(
         directory,
         "pods",
         *pod_args,
@@ -210,6 +212,7 @@ def api_once(
             )
             time.sleep(1)
         cpu_before = cpu_seconds(proc.pid)
+        api_before = control_plane_cpu(directory)
         out = burst(
             directory,
             "pods",
@@ -221,12 +224,15 @@ def api_once(
             timeout=timeout,
         )
         cpu_per_pod = (cpu_seconds(proc.pid) - cpu_before) / pods
+        burst_api_cpu = (control_plane_cpu(directory) - api_before) / pods
         return {
             **json.loads(out),
             "backlogPodsPerSecond": backlog_rate,
+            "backlogCreatePodsPerSecond": json.loads(created)["createPodsPerSecond"],
             "backlogCpuMsPerPod": backlog_cpu * 1000,
             "cpuMsPerPod": cpu_per_pod * 1000,
             "apiCpuMsPerPod": api_cpu * 1000,
+            "burstApiCpuMsPerPod": burst_api_cpu * 1000,
         }
     except (BenchError, subprocess.TimeoutExpired) as e:
         tail = (directory / f"{who}.log").read_text(errors="replace")[-1500:] if proc else ""
@@ -314,7 +320,9 @@ def api(
                         f"backlog {res['backlogPodsPerSecond']:.1f} pods/s, "
                         f"{res['backlogCpuMsPerPod']:.2f} ms CPU per Pod; "
                         f"burst {res['cpuMsPerPod']:.2f} ms CPU per Pod; "
-                        f"API server + etcd {res['apiCpuMsPerPod']:.2f} ms CPU per backlog Pod",
+                        f"API server + etcd {res['apiCpuMsPerPod']:.2f} ms CPU per backlog Pod, "
+                        f"{res['burstApiCpuMsPerPod']:.2f} per burst Pod; backlog created at "
+                        f"{res['backlogCreatePodsPerSecond']:.0f}/s",
                         file=sys.stderr,
                     )
             for who, rs in runs.items():
@@ -328,6 +336,8 @@ def api(
                     "backlogCpuMsPerPod",
                     "cpuMsPerPod",
                     "apiCpuMsPerPod",
+                    "burstApiCpuMsPerPod",
+                    "backlogCreatePodsPerSecond",
                 )
                 table[f"{qps:g}/{b}/{who}"] = summarise(rs, *keys)
     return table
