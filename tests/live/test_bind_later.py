@@ -161,3 +161,44 @@ def test_a_failed_bind_later_is_undone_and_retried(
     assert api.store.stats.binds_per_pod["default/p"] == 1  # the failed one was not written
     # the retried bind's Pod is confirmed by its watch event, which may trail the bind
     wait(lambda: not r.live.scheduler.cluster.is_assumed("default/p"))
+
+
+def test_events_take_turns_with_binds_while_both_wait(api: Api, kubeconfig: Path) -> None:
+    """A ``low`` write (an Event) is not held back until no bind waits: while both queues
+    wait, the writes thread takes a bind, then an Event (upstream writes Events from their
+    own client, beside its binds).  Paced at 50 writes/s so the answers come in the order
+    the writes were taken."""
+    c = connect(kubeconfig=str(kubeconfig), qps=50, burst=1)
+    try:
+        order: queue.SimpleQueue[str] = queue.SimpleQueue()
+        for i in range(10):
+            api.create(pod(f"p{i}"))
+        assert c.writes is not None
+        for i in range(10):
+            c.writes.submit(
+                "POST",
+                f"/api/v1/namespaces/default/pods/p{i}/binding",
+                _binding(f"p{i}"),
+                answered=lambda err: order.put("bind"),
+            )
+        for i in range(10):
+            c.writes.submit(
+                "POST",
+                "/apis/events.k8s.io/v1/namespaces/default/events",
+                {
+                    "apiVersion": "events.k8s.io/v1",
+                    "kind": "Event",
+                    "metadata": {"name": f"p{i}.e", "namespace": "default"},
+                    "reason": "Scheduled",
+                    "type": "Normal",
+                    "action": "Binding",
+                    "note": "x",
+                    "regarding": {"kind": "Pod", "namespace": "default", "name": f"p{i}"},
+                },
+                answered=lambda err: order.put("event"),
+                low=True,
+            )
+        answers = [order.get(timeout=10) for _ in range(20)]
+        assert answers[:10].count("event") >= 4, answers
+    finally:
+        c.close()

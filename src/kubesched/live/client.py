@@ -285,8 +285,13 @@ class WritesInFlight:
         self._writer = writer
         self._queue: collections.deque[_Write] = collections.deque()
         self._later: collections.deque[_Write] = collections.deque()
-        """Writes that yield to :attr:`_queue` (Events: binds first, as upstream's
-        dispatcher)."""
+        """Writes that take turns with :attr:`_queue` (Events): when both wait, a bind goes
+        first, then an Event.  Upstream writes Events from their own client, beside its
+        binds; an Event queued only behind every waiting bind would wait out a whole backlog
+        and be dropped by the recorder's bound (:data:`MAX_QUEUED_EVENTS`)."""
+        self._low_turn = False
+        """The next write taken while both queues wait is a ``low`` one (guarded by
+        ``_lock``)."""
         self._lock = threading.Lock()
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
@@ -316,7 +321,7 @@ class WritesInFlight:
     ) -> None:
         """Queue one write; ``answered`` is called on the writes' thread.  ``client`` (a
         :meth:`KubeClient.sibling` sharing this thread; default: the owner) paces and counts
-        it; a ``low`` write is sent only when no other write waits."""
+        it; ``low`` writes take turns with the others (one each while both wait)."""
         write = _Write(
             client or self._client,
             method,
@@ -366,10 +371,12 @@ class WritesInFlight:
         while True:
             with self._lock:
                 while len(active) + len(paced) < self.MAX_IN_FLIGHT:
-                    if self._queue:
-                        write = self._queue.popleft()
-                    elif self._later:
+                    if self._later and (self._low_turn or not self._queue):
                         write = self._later.popleft()
+                        self._low_turn = False
+                    elif self._queue:
+                        write = self._queue.popleft()
+                        self._low_turn = True
                     else:
                         break
                     write.at = time.monotonic() + write.client.limiter.reserve()

@@ -19,7 +19,7 @@ One background thread drains two queues:
 The scheduling thread only queues what happened (:class:`PendingEvent`: the Pod, reason,
 note and the time); the Event is built and encoded on the recorder's thread, which wakes at
 most every :data:`BATCH_SECONDS` while Events come and hands the batch to the client's
-writes thread (:class:`~kubesched.live.client.WritesInFlight`, behind the binds) when the
+writes thread (:class:`~kubesched.live.client.WritesInFlight`, taking turns with the binds) when the
 client has one -- upstream's broadcaster likewise records on its own goroutine.
 
 Rate limits as upstream's recorder: the note is capped at 1024 bytes; a spam filter allows
