@@ -204,8 +204,8 @@ def test_retries_that_repeat_settle_the_run_after_three() -> None:
     each time its backoff ends.  The run ends once each ready member has been retried three
     times with nothing changed at the API server (``SPIN_RETRIES``; kube-oracle counts such
     a member settled once rejected after the last release): with twenty it ran for twenty
-    virtual seconds, ~2,000 cycles of the spinning group each (seed 4 case 3: over a minute
-    of CPU)."""
+    virtual seconds, ~40,000 cycles of the spinning group (seed 4 case 3: over a minute of
+    CPU)."""
     items = [_node("n1", "2"), _group("a", 1, "high"), _group("b", 2, "low")]
     pods = [
         _pod("a0", "1", 1, group="a", cls="high", never=True),
