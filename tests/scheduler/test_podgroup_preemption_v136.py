@@ -198,6 +198,34 @@ def test_a_failed_member_is_retried_after_its_backoff_alone() -> None:
     assert out["h0"]["attempts"] > 1 and out["h1"]["attempts"] > 1
 
 
+def test_retries_that_repeat_settle_the_run_after_three() -> None:
+    """A high-priority group whose quorum is met but a member does not fit is retried at
+    once, without backoff, for ever (v1.36); a low-priority gang that cannot fit is retried
+    each time its backoff ends.  The run ends once each ready member has been retried three
+    times with nothing changed at the API server (``SPIN_RETRIES``; kube-oracle counts such
+    a member settled once rejected after the last release): with twenty it ran for twenty
+    virtual seconds, ~40,000 cycles of the spinning group (seed 4 case 3: over a minute of
+    CPU)."""
+    items = [_node("n1", "2"), _group("a", 1, "high"), _group("b", 2, "low")]
+    pods = [
+        _pod("a0", "1", 1, group="a", cls="high", never=True),
+        _pod("a1", "3", 2, group="a", cls="high", never=True),
+        _pod("b0", "3", 3, group="b", cls="low", never=True),
+        _pod("b1", "3", 4, group="b", cls="low", never=True),
+    ]
+    out = _schedule(items, pods, wap=False, gates=None, metrics=None)
+    got = {k: (v["result"], v["node"]) for k, v in out["pods"].items()}
+    assert got == {
+        "a0": ("Scheduled", "n1"),
+        "a1": ("Unschedulable", None),
+        "b0": ("Unschedulable", None),
+        "b1": ("Unschedulable", None),
+    }
+    assert out["pods"]["a1"]["attempts"] >= 200  # spinning
+    assert 3 < out["pods"]["b0"]["attempts"] <= 10
+    assert out["summary"]["virtualSeconds"] < 5
+
+
 def test_a_member_that_fits_nowhere_says_its_group_preempts_for_it() -> None:
     items = [_node("n1", "2"), _group("hi", 2, "high")]
     pods = [_pod("h0", "3", 1, group="hi", cls="high"), _pod("h1", "3", 2, group="hi", cls="high")]
