@@ -13,7 +13,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"slices"
 	"sort"
@@ -96,8 +95,14 @@ type benchWorld struct {
 	lastBind  time.Time
 	created   map[string]int // namespace -> Pods created
 	totalBind int
-	names     map[string]bool
 	delivered deliveries
+	// Pods of the informer that went through a scheduling cycle (bound or with a
+	// PodScheduled condition: scheduler_perf's isAttempted), per namespace
+	attempted   map[string]bool
+	attemptedIn map[string]int
+
+	namesMu sync.Mutex // churn names objects beside the ops
+	names   map[string]bool
 }
 
 // RunWorkload runs one workload of c (ops already checked by c.Ops) and measures it; past
@@ -176,6 +181,10 @@ func newBenchWorld(ctx context.Context, timeout time.Duration, configPath string
 		client.PrependReactor("create", "pods", (&claimController{tracker: tracker}).react)
 	}
 	client.PrependReactor("create", "resourceclaims", nameClaim)
+	// kube-apiserver's Pod strategy: PodScheduled=False (SchedulingGated) on a gated Pod's
+	// creation, graceful deletion and finalizers (benchdelete.go)
+	client.PrependReactor("create", "pods", gateCondition)
+	client.PrependReactor("delete", "pods", gracefulDelete(tracker))
 	watches := recordWatches(client)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	noEvents := func(string) eventRecorder { return &events.FakeRecorder{} }
@@ -184,7 +193,8 @@ func newBenchWorld(ctx context.Context, timeout time.Duration, configPath string
 		return nil, err
 	}
 	w := &benchWorld{client: client, tracker: tracker, factory: factory, sched: sched, timer: &attemptTimer{}, timeout: timeout,
-		nodes: factory.Core().V1().Nodes().Informer(), bound: map[string]int{}, created: map[string]int{}, names: map[string]bool{}}
+		nodes: factory.Core().V1().Nodes().Informer(), bound: map[string]int{}, created: map[string]int{}, names: map[string]bool{},
+		attempted: map[string]bool{}, attemptedIn: map[string]int{}}
 	if err := w.delivered.watch(factory); err != nil {
 		return nil, err
 	}
@@ -192,6 +202,7 @@ func newBenchWorld(ctx context.Context, timeout time.Duration, configPath string
 	if _, err := factory.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { w.podChanged(nil, obj) },
 		UpdateFunc: w.podChanged,
+		DeleteFunc: w.podDeleted,
 	}); err != nil {
 		return nil, err
 	}
@@ -202,7 +213,11 @@ func newBenchWorld(ctx context.Context, timeout time.Duration, configPath string
 
 func (w *benchWorld) podChanged(oldObj, newObj any) {
 	newPod, ok := newObj.(*v1.Pod)
-	if !ok || newPod.Spec.NodeName == "" {
+	if !ok {
+		return
+	}
+	w.noteAttempted(newPod)
+	if newPod.Spec.NodeName == "" {
 		return
 	}
 	if oldPod, ok := oldObj.(*v1.Pod); ok && oldPod.Spec.NodeName != "" {
@@ -261,13 +276,7 @@ func (w *benchWorld) run(ctx context.Context, index int, op *BenchOp, c *BenchCa
 	case "createNodes":
 		return w.createNodes(ctx, index, op)
 	case "createNamespaces":
-		for i := 0; i < op.count; i++ {
-			ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", op.Prefix, i)}}
-			if _, err := w.client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
-				return err
-			}
-		}
-		return nil
+		return w.createNamespaces(ctx, op)
 	case "createPods":
 		ns := fmt.Sprintf("namespace-%d", index)
 		if op.Namespace != nil {
@@ -294,8 +303,15 @@ func (w *benchWorld) run(ctx context.Context, index int, op *BenchOp, c *BenchCa
 		if op.Namespace != nil {
 			ns = *op.Namespace
 		}
-		return w.churn(ctx, index, op, ns)
+		return w.churn(ctx, op, ns)
+	case "deletePods":
+		return w.deletePods(ctx, op)
+	case "allocResourceClaims":
+		return w.allocResourceClaims(ctx, op)
 	case "barrier":
+		if op.StageRequirement == "Attempted" {
+			return w.waitAttempted(ctx, op.Namespaces)
+		}
 		return w.waitBound(ctx, op.Namespaces)
 	case "sleep":
 		d, err := time.ParseDuration(op.Duration)
@@ -417,54 +433,6 @@ func (w *benchWorld) createPods(ctx context.Context, op *BenchOp, ns string) err
 	return nil
 }
 
-// churn starts scheduler_perf's churn op in mode create: every interval one Pod of each
-// template is created in ns, until op.Number rounds (0: until the workload ends).  Names
-// are churn-<op>-<round>-<template> (the fake clientset does not generate names).
-func (w *benchWorld) churn(ctx context.Context, index int, op *BenchOp, ns string) error {
-	tmpls := make([]*objectTemplate, len(op.TemplatePaths))
-	for i, path := range op.TemplatePaths {
-		t, err := newObjectTemplate(path, nil)
-		if err != nil {
-			return err
-		}
-		if _, err := t.pod(0, 1); err != nil {
-			return fmt.Errorf("churn templates must be Pods: %w", err)
-		}
-		tmpls[i] = t
-	}
-	interval := time.Duration(op.IntervalMilliseconds) * time.Millisecond
-	if interval == 0 {
-		interval = 500 * time.Millisecond
-	}
-	limit := op.Number
-	if limit == 0 {
-		limit = math.MaxInt32
-	}
-	go func() {
-		ticker := time.NewTicker(interval)
-		defer ticker.Stop()
-		for round := 0; round < limit; round++ {
-			select {
-			case <-ticker.C:
-			case <-ctx.Done():
-				return
-			}
-			for i, t := range tmpls {
-				p, err := t.pod(round, limit)
-				if err != nil {
-					return
-				}
-				p.Name = fmt.Sprintf("churn-%d-%d-%d", index, round, i)
-				p.GenerateName = ""
-				p.Namespace, p.UID = ns, types.UID(uuid.NewUUID())
-				p.CreationTimestamp = metav1.Now()
-				_, _ = w.client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
-			}
-		}
-	}()
-	return nil
-}
-
 // baseNode is scheduler_perf's Node when createNodes names no template (makeBaseNode).
 func baseNode(prefix string) *v1.Node {
 	res := v1.ResourceList{
@@ -482,6 +450,8 @@ func baseNode(prefix string) *v1.Node {
 // generateName is prefix plus 5 random characters, as the API server's generateName,
 // unique in this world (the API server retries a taken name).
 func (w *benchWorld) generateName(prefix string) string {
+	w.namesMu.Lock()
+	defer w.namesMu.Unlock()
 	for {
 		name := prefix + rand.String(5)
 		if !w.names[name] {

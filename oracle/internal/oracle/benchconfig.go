@@ -4,7 +4,10 @@ package oracle
 // performance-config.yaml: a list of test cases, each a workloadTemplate of ops and its
 // workloads' params) for `kube-oracle bench`: the subset of ops that upstream's
 // SchedulingBasic, SchedulingPodAntiAffinity, TopologySpreading, SchedulingNodeAffinity and
-// PreemptionBasic cases use, and the volumes suite's (SchedulingInTreePVs,
+// PreemptionBasic cases use, v1.37's misc and affinity suites' (deletePods, churn in both
+// modes, barrier's stageRequirement Attempted, createPodSets unrolled as upstream's
+// unrollWorkloadTemplate, createNamespaces' namespaceTemplatePath; benchdelete.go), the dra
+// suites' allocResourceClaims (v1.37 only: benchalloc_1_37.go), and the volumes suite's (SchedulingInTreePVs,
 // SchedulingMigratedInTreePVs, SchedulingCSIPVs, PreemptionPVs: createPods with
 // persistentVolumeTemplatePath and persistentVolumeClaimTemplatePath, createNodes with
 // nodeAllocatableStrategy; benchvolumes.go).  scheduler_perf itself is a test package of k8s.io/kubernetes
@@ -88,7 +91,7 @@ type BenchOp struct {
 	CollectMetrics       bool     `json:"collectMetrics"`
 	SkipWaitToCompletion bool     `json:"skipWaitToCompletion"`
 	Namespaces           []string `json:"namespaces"`
-	StageRequirement     string   `json:"stageRequirement"`
+	StageRequirement     string   `json:"stageRequirement"` // barrier: "" or Scheduled, Attempted
 	Duration             string   `json:"duration"`
 	LabelNodePrepare     *struct {
 		LabelKey    string   `json:"labelKey"`
@@ -106,18 +109,33 @@ type BenchOp struct {
 	// (also createPods' and createNodes') beside .Index and .Count in the template
 	TemplatePath   string         `json:"templatePath"`
 	TemplateParams map[string]any `json:"templateParams"`
-	// churn (mode create only): every IntervalMilliseconds (default 500) one object of
-	// each of TemplatePaths (Pods only), until Number (0: no limit) rounds
+	// churn: every IntervalMilliseconds (default 500) one object of each of TemplatePaths
+	// (any kind, plain YAML), until Number (0: no limit) rounds (mode create), or created
+	// and deleted in turn in Number slots for as long as the workload runs (mode recreate)
 	Mode                 string   `json:"mode"`
 	Number               int      `json:"number"`
 	IntervalMilliseconds int64    `json:"intervalMilliseconds"`
 	TemplatePaths        []string `json:"templatePaths"`
+	// barrier and deletePods: only the Pods with these labels (empty: every Pod)
+	LabelSelector map[string]string `json:"labelSelector"`
+	// deletePods: one Pod per 1/DeletePodsPerSecond seconds (0: all at once)
+	DeletePodsPerSecond int `json:"deletePodsPerSecond"`
+	// createNamespaces: each Namespace a copy of this file's, named <prefix>-<i>
+	NamespaceTemplatePath *string `json:"namespaceTemplatePath"`
+	// createPodSets: Count copies of CreatePodsOp, the i-th in namespace <NamespacePrefix>-<i>
+	NamespacePrefix string          `json:"namespacePrefix"`
+	CreatePodsOp    json.RawMessage `json:"createPodsOp"`
+	// createPods: steadyState (or its parameter) must be false: kube-oracle bench does not
+	// keep a namespace at a steady number of Pods; durationParam is then unused
+	SteadyState      bool   `json:"steadyState"`
+	SteadyStateParam string `json:"steadyStateParam"`
+	DurationParam    string `json:"durationParam"`
 
 	count int // resolved from Count or CountParam
 }
 
 // benchOpcodes are the ops kube-oracle bench runs.
-var benchOpcodes = []string{"createNodes", "createNamespaces", "createPods", "createAny", "createPodGroups", "barrier", "sleep", "churn"}
+var benchOpcodes = []string{"createNodes", "createNamespaces", "createPods", "createPodSets", "deletePods", "allocResourceClaims", "createAny", "createPodGroups", "barrier", "sleep", "churn"}
 
 // LoadBenchConfig reads a config file (YAML or JSON).
 func LoadBenchConfig(path string) ([]BenchCase, error) {
@@ -190,91 +208,128 @@ func (c *BenchCase) Ops(w *BenchWorkload, dir string) ([]*BenchOp, error) {
 	}
 	var ops []*BenchOp
 	for i, raw := range c.WorkloadTemplate {
-		op := &BenchOp{}
-		if err := json.Unmarshal(raw, op); err != nil {
-			return nil, fmt.Errorf("workloadTemplate[%d]: %w", i, err)
+		op, err := c.decodeOp(i, raw, w, dir)
+		if err != nil {
+			return nil, err
 		}
-		if !slices.Contains(benchOpcodes, op.Opcode) {
-			return nil, fmt.Errorf("workloadTemplate[%d].opcode: %q is not supported by kube-oracle bench (only %s)", i, op.Opcode, opcodeList())
+		if op.Opcode != "createPodSets" {
+			ops = append(ops, op)
+			continue
 		}
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(op); err != nil {
-			return nil, fmt.Errorf("workloadTemplate[%d]: %s: %w (not supported by kube-oracle bench)", i, op.Opcode, err)
-		}
-		if op.StageRequirement != "" && op.StageRequirement != "Scheduled" {
-			return nil, fmt.Errorf("workloadTemplate[%d].stageRequirement: %q is not supported by kube-oracle bench (only Scheduled)", i, op.StageRequirement)
-		}
-		if (op.Opcode == "createAny" || op.Opcode == "createPodGroups") && op.TemplatePath == "" {
-			return nil, fmt.Errorf("workloadTemplate[%d]: %s needs a templatePath", i, op.Opcode)
-		}
-		if op.Opcode == "createPodGroups" && (op.Namespace == nil || *op.Namespace == "") {
-			return nil, fmt.Errorf("workloadTemplate[%d]: createPodGroups needs a namespace", i)
-		}
-		var err error
-		if op.TemplateParams, err = resolveTemplateParams(op.TemplateParams, w); err != nil {
-			return nil, fmt.Errorf("workloadTemplate[%d].templateParams: %w", i, err)
-		}
-		switch {
-		case op.Count != nil:
-			op.count = *op.Count
-		case op.CountParam != "":
-			name, ok := strings.CutPrefix(op.CountParam, "$")
-			if !ok {
-				return nil, fmt.Errorf("workloadTemplate[%d].countParam: must start with \"$\"", i)
+		// upstream's unrollWorkloadTemplate: the sets take the op's place (and op indices)
+		for set := 0; set < op.count; set++ {
+			pods, err := c.decodeOp(i, op.CreatePodsOp, w, dir)
+			if err != nil {
+				return nil, fmt.Errorf("%w (in createPodSets' createPodsOp)", err)
 			}
-			v, ok := w.Params[name].(float64)
-			if !ok {
-				return nil, fmt.Errorf("workloadTemplate[%d].countParam: parameter %s is undefined or not a number", i, name)
+			if pods.Opcode != "createPods" {
+				return nil, fmt.Errorf("workloadTemplate[%d].createPodsOp.opcode: %q, want createPods", i, pods.Opcode)
 			}
-			op.count = int(v)
+			ns := fmt.Sprintf("%s-%d", op.NamespacePrefix, set)
+			pods.Namespace = &ns
+			ops = append(ops, pods)
 		}
-		if name, ok := strings.CutPrefix(op.CountMultiplierParam, "$"); ok {
-			v, ok := w.Params[name].(float64)
-			if !ok {
-				return nil, fmt.Errorf("workloadTemplate[%d].countMultiplierParam: parameter %s is undefined or not a number", i, name)
-			}
-			op.count *= int(v)
-		}
-		if name, ok := strings.CutPrefix(op.SignatureBatchSizeParam, "$"); ok {
-			v, ok := w.Params[name].(float64)
-			if !ok {
-				return nil, fmt.Errorf("workloadTemplate[%d].signatureBatchSizeParam: parameter %s is undefined or not a number", i, name)
-			}
-			op.SignatureBatchSize = int(v)
-		}
-		if op.SignatureBatchSize <= 0 {
-			op.SignatureBatchSize = 1
-		}
-		for _, p := range []**string{&op.NodeTemplatePath, &op.PodTemplatePath, &op.PVTemplatePath, &op.PVCTemplatePath} {
-			if *p != nil {
-				abs := resolvePath(dir, **p)
-				*p = &abs
-			}
-		}
-		if op.TemplatePath != "" {
-			op.TemplatePath = resolvePath(dir, op.TemplatePath)
-		}
-		for j, path := range op.TemplatePaths {
-			op.TemplatePaths[j] = resolvePath(dir, path)
-		}
-		if op.Opcode == "churn" {
-			if op.Mode != "create" {
-				return nil, fmt.Errorf("workloadTemplate[%d].mode: %q is not supported by kube-oracle bench (only create)", i, op.Mode)
-			}
-			if len(op.TemplatePaths) == 0 || op.Number < 0 {
-				return nil, fmt.Errorf("workloadTemplate[%d]: churn needs templatePaths and a number >= 0", i)
-			}
-		}
-		if op.Opcode == "createPods" && op.PodTemplatePath == nil {
-			op.PodTemplatePath = c.DefaultPodTemplatePath // nil: scheduler_perf's base Pod
-		}
-		if (op.PVTemplatePath == nil) != (op.PVCTemplatePath == nil) && op.Opcode == "createPods" {
-			return nil, fmt.Errorf("workloadTemplate[%d]: persistentVolumeTemplatePath and persistentVolumeClaimTemplatePath go together", i)
-		}
-		ops = append(ops, op)
 	}
 	return ops, nil
+}
+
+// decodeOp decodes and checks op i of the template, resolving counts and template paths.
+func (c *BenchCase) decodeOp(i int, raw json.RawMessage, w *BenchWorkload, dir string) (*BenchOp, error) {
+	op := &BenchOp{}
+	if err := json.Unmarshal(raw, op); err != nil {
+		return nil, fmt.Errorf("workloadTemplate[%d]: %w", i, err)
+	}
+	if !slices.Contains(benchOpcodes, op.Opcode) {
+		return nil, fmt.Errorf("workloadTemplate[%d].opcode: %q is not supported by kube-oracle bench (only %s)", i, op.Opcode, opcodeList())
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(op); err != nil {
+		return nil, fmt.Errorf("workloadTemplate[%d]: %s: %w (not supported by kube-oracle bench)", i, op.Opcode, err)
+	}
+	if op.StageRequirement != "" && op.StageRequirement != "Scheduled" && op.StageRequirement != "Attempted" {
+		return nil, fmt.Errorf("workloadTemplate[%d]: invalid StageRequirement %s", i, op.StageRequirement)
+	}
+	if (op.Opcode == "createAny" || op.Opcode == "createPodGroups") && op.TemplatePath == "" {
+		return nil, fmt.Errorf("workloadTemplate[%d]: %s needs a templatePath", i, op.Opcode)
+	}
+	if op.Opcode == "createPodGroups" && (op.Namespace == nil || *op.Namespace == "") {
+		return nil, fmt.Errorf("workloadTemplate[%d]: createPodGroups needs a namespace", i)
+	}
+	var err error
+	if op.TemplateParams, err = resolveTemplateParams(op.TemplateParams, w); err != nil {
+		return nil, fmt.Errorf("workloadTemplate[%d].templateParams: %w", i, err)
+	}
+	switch {
+	case op.Count != nil:
+		op.count = *op.Count
+	case op.CountParam != "":
+		name, ok := strings.CutPrefix(op.CountParam, "$")
+		if !ok {
+			return nil, fmt.Errorf("workloadTemplate[%d].countParam: must start with \"$\"", i)
+		}
+		v, ok := w.Params[name].(float64)
+		if !ok {
+			return nil, fmt.Errorf("workloadTemplate[%d].countParam: parameter %s is undefined or not a number", i, name)
+		}
+		op.count = int(v)
+	}
+	if name, ok := strings.CutPrefix(op.CountMultiplierParam, "$"); ok {
+		v, ok := w.Params[name].(float64)
+		if !ok {
+			return nil, fmt.Errorf("workloadTemplate[%d].countMultiplierParam: parameter %s is undefined or not a number", i, name)
+		}
+		op.count *= int(v)
+	}
+	if name, ok := strings.CutPrefix(op.SignatureBatchSizeParam, "$"); ok {
+		v, ok := w.Params[name].(float64)
+		if !ok {
+			return nil, fmt.Errorf("workloadTemplate[%d].signatureBatchSizeParam: parameter %s is undefined or not a number", i, name)
+		}
+		op.SignatureBatchSize = int(v)
+	}
+	if op.SignatureBatchSize <= 0 {
+		op.SignatureBatchSize = 1
+	}
+	for _, p := range []**string{&op.NodeTemplatePath, &op.PodTemplatePath, &op.PVTemplatePath, &op.PVCTemplatePath, &op.NamespaceTemplatePath} {
+		if *p != nil {
+			abs := resolvePath(dir, **p)
+			*p = &abs
+		}
+	}
+	if op.TemplatePath != "" {
+		op.TemplatePath = resolvePath(dir, op.TemplatePath)
+	}
+	for j, path := range op.TemplatePaths {
+		op.TemplatePaths[j] = resolvePath(dir, path)
+	}
+	if op.Opcode == "churn" { // upstream's churnOp.isValid
+		if op.Mode != "create" && op.Mode != "recreate" {
+			return nil, fmt.Errorf("workloadTemplate[%d]: invalid mode: %v. must be one of [recreate create]", i, op.Mode)
+		}
+		if op.Number < 0 {
+			return nil, fmt.Errorf("workloadTemplate[%d]: number (%v) cannot be negative", i, op.Number)
+		}
+		if op.Mode == "recreate" && op.Number == 0 {
+			return nil, fmt.Errorf("workloadTemplate[%d]: number cannot be 0 when mode is recreate", i)
+		}
+		if len(op.TemplatePaths) == 0 {
+			return nil, fmt.Errorf("workloadTemplate[%d]: at least one template spec file needs to be specified", i)
+		}
+	}
+	if op.Opcode == "createPods" && op.PodTemplatePath == nil {
+		op.PodTemplatePath = c.DefaultPodTemplatePath // nil: scheduler_perf's base Pod
+	}
+	if (op.PVTemplatePath == nil) != (op.PVCTemplatePath == nil) && op.Opcode == "createPods" {
+		return nil, fmt.Errorf("workloadTemplate[%d]: persistentVolumeTemplatePath and persistentVolumeClaimTemplatePath go together", i)
+	}
+	if op.Opcode == "deletePods" && op.DeletePodsPerSecond < 0 {
+		return nil, fmt.Errorf("workloadTemplate[%d]: invalid DeletePodsPerSecond=%d; should be non-negative", i, op.DeletePodsPerSecond)
+	}
+	if op.Opcode == "createPodSets" && len(op.CreatePodsOp) == 0 {
+		return nil, fmt.Errorf("workloadTemplate[%d]: createPodSets needs a createPodsOp", i)
+	}
+	return op, nil
 }
 
 // resolveTemplateParams replaces each "$name" (or "$name|default", the default read as
