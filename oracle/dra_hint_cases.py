@@ -16,7 +16,7 @@ explain case's objects (``oracle/dra_cases.py`` at ``version``) and one change,
   the other way round) or deleted (allocated or not);
 - the rejected Pod's own update: the resourceclaim controller recording a generated claim's
   name in ``status.resourceClaimStatuses`` (the claim created, not yet created, or the entry
-  without a name), or a label only;
+  without a name), or a label only; a running Pod's ``resourceClaimStatuses`` changed;
 - a ResourceSlice or a DeviceClass: added, updated or deleted (a class's
   ``extendedResourceName`` set, changed or removed while the Pod requests that extended
   resource or the class's implicit ``deviceclass.resource.kubernetes.io/`` name).
@@ -35,7 +35,7 @@ from typing import Any
 from dra_cases import API, FINALIZER, GPU, NIC, dra_case
 
 KINDS = ("claim-add", "claim-update", "claim-update", "claim-update", "claim-delete",
-         "self-update", "self-update", "slice", "class")  # fmt: skip
+         "self-update", "self-update", "running-update", "slice", "class")  # fmt: skip
 EXTENDED = "example.com/gpu"
 """The extended resource a class may back (DRAExtendedResource)."""
 IMPLICIT = "deviceclass.resource.kubernetes.io/"
@@ -54,8 +54,12 @@ def dra_hint_case(seed: int, index: int, version: str | None = None) -> dict[str
             gone = r.choice(own)
             items = [o for o in items if o is not gone]
     kind = r.choice(KINDS)
+    if kind == "running-update" and not any(_running(o) for o in items):
+        kind = "self-update"
     if kind == "self-update":
         event, pod, items = _self_update(r, pod, items)
+    elif kind == "running-update":
+        event, items = _running_update(r, items)
     elif kind.startswith("claim"):
         event, items = _claim_event(r, kind, pod, items)
     else:
@@ -64,6 +68,10 @@ def dra_hint_case(seed: int, index: int, version: str | None = None) -> dict[str
     request["pod"] = pod
     request["event"] = event
     return request
+
+
+def _running(o: dict[str, Any]) -> bool:
+    return o["kind"] == "Pod" and bool(o["spec"].get("nodeName"))
 
 
 def _is_claim(o: dict[str, Any]) -> bool:
@@ -231,6 +239,19 @@ def _self_update(
     else:
         new["metadata"].setdefault("labels", {})["tier"] = r.choice(["a", "b"])
     return {"op": "update", "old": old, "new": new}, new, items
+
+
+def _running_update(
+    r: random.Random, items: list[dict[str, Any]]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A running Pod's ``resourceClaimStatuses`` changed (an AssignedPod event the
+    registration on every Pod hears; the hint's other-Pod branch): ``(event, items)``."""
+    old = r.choice([o for o in items if _running(o)])
+    new = copy.deepcopy(old)
+    entry = r.choice(new["spec"].get("resourceClaims") or [{"name": "c"}])["name"]
+    statuses = new.setdefault("status", {}).setdefault("resourceClaimStatuses", [])
+    statuses.append({"name": entry, "resourceClaimName": f"{old['metadata']['name']}-{entry}"})
+    return {"op": "update", "old": old, "new": new}, [new if o is old else o for o in items]
 
 
 def _object_event(
