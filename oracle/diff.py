@@ -5,6 +5,7 @@
     .venv/bin/python oracle/diff.py --verb schedule --cases 200 --seed 1
     .venv/bin/python oracle/diff.py --verb hints --cases 2000 --seed 1
     .venv/bin/python oracle/diff.py --verb hints --family storage --cases 1000 --seed 1
+    .venv/bin/python oracle/diff.py --verb hints --family dra --cases 1000 --seed 1
     .venv/bin/python oracle/diff.py --family storage --cases 1000 --seed 1
     .venv/bin/python oracle/diff.py --kubernetes-version 1.37 --cases 300 --seed 7
     bash oracle/build.sh --cover && .venv/bin/python oracle/diff.py --coverage --cases 2000
@@ -13,9 +14,10 @@ Generates N cases (``oracle/cases.py``), answers each with both (``explain``: ku
 against kube-oracle explain; ``schedule``: kubesched.schedule against upstream's whole
 scheduler; ``hints``: kubesched's queueing hints against upstream's for one Node or Pod
 change, ``oracle/hint_cases.py``, or with ``--family storage`` one change of a storage
-object, ``oracle/storage_hint_cases.py``), and prints every mismatch (explain's shrunk: objects
-and fields removed while it still differs).  ``--save DIR`` writes each
-shrunk mismatch as a regression case (request, upstream's answer and its
+object, ``oracle/storage_hint_cases.py``, or with ``--family dra`` one change of a DRA
+object or of the Pod's generated claims, ``oracle/dra_hint_cases.py``), and prints every
+mismatch (explain's shrunk: objects and fields removed while it still differs).
+``--save DIR`` writes each shrunk mismatch as a regression case (request, upstream's answer and its
 ``kubernetesVersion``), the form ``tests/oracle/regressions/`` keeps (a case without
 ``kubernetesVersion`` is v1.34's); ``--no-shrink`` prints and saves them as drawn, which
 is fast when most cases differ.  The last line is ``oracle: N cases, M mismatches``;
@@ -43,8 +45,10 @@ upstream's ``pkg/scheduler/...`` instrumented): the explain cases, ``--dra-cases
 (``oracle/dra_cases.py``), ``--schedule-cases`` schedules (which run the queue and the
 binder), ``--dra-schedule-cases`` DRA schedules, ``--storage-cases`` storage cases and
 ``--storage-schedule-cases`` storage schedules (``oracle/storage_cases.py``) and
-``--hint-cases`` queueing-hint cases (``oracle/hint_cases.py``) and ``--storage-hint-cases``
-storage queueing-hint cases (``oracle/storage_hint_cases.py``), then prints
+``--hint-cases`` queueing-hint cases (``oracle/hint_cases.py``), ``--storage-hint-cases``
+storage queueing-hint cases (``oracle/storage_hint_cases.py``) and ``--dra-hint-cases`` DRA
+queueing-hint cases (``oracle/dra_hint_cases.py``, as many as ``--dra-cases`` unless
+given), then prints
 the statement coverage per upstream default-profile plugin, the uncovered lines
 (``oracle/upstream_coverage.py``) and last
 ``coverage: A % of default-profile plugin statements, lowest B % (PLUGIN)``; the exit code
@@ -88,6 +92,7 @@ from compare import (
     schedule_differences,
     shrink,
 )
+from dra_hint_cases import dra_hint_case
 from hint_cases import hint_case, hint_differences, ours_hints
 from podgroup_cases import podgroup_case, podgroup_schedule_case
 from storage_hint_cases import storage_hint_case
@@ -95,13 +100,17 @@ from tqdm import tqdm
 
 # family -> verb -> generator (None: the verb's default one), called (seed, index, version).
 FAMILIES: dict[str, dict[str, Any]] = {
-    "default": {"explain": None, "schedule": None, "hints": None},
+    "default": {
+        "explain": None,
+        "schedule": None,
+        "hints": lambda seed, i, version: hint_case(seed, i),
+    },
     "storage": {
         "explain": lambda seed, i, version: storage_case(seed, i),
         "schedule": lambda seed, i, version: storage_schedule_case(seed, i),
-        "hints": storage_hint_case,
+        "hints": lambda seed, i, version: storage_hint_case(seed, i),
     },
-    "dra": {"explain": dra_case, "schedule": dra_schedule_case},
+    "dra": {"explain": dra_case, "schedule": dra_schedule_case, "hints": dra_hint_case},
     "podgroup": {"explain": podgroup_case, "schedule": podgroup_schedule_case},
 }
 
@@ -177,6 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dra-schedule-cases", type=int, default=30, help="with --coverage")
     ap.add_argument("--hint-cases", type=int, help="with --coverage (default: cases / 3)")
     ap.add_argument("--storage-hint-cases", type=int, help="with --coverage (default: cases / 3)")
+    ap.add_argument("--dra-hint-cases", type=int, help="with --coverage (default: --dra-cases)")
     ap.add_argument("--storage-cases", type=int, help="with --coverage (default: cases / 3)")
     ap.add_argument("--storage-schedule-cases", type=int, default=30, help="with --coverage")
     ap.add_argument("--min-all", type=float, default=90.0, help="%% of a plugin's statements")
@@ -200,10 +210,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.cases < 0:
         ap.error("--cases must be >= 0")
     quiet_missing_references()
-    if args.verb == "hints" and args.family not in ("default", "storage"):
+    if args.verb == "hints" and args.family not in ("default", "storage", "dra"):
         ap.error(
             "--verb hints draws the default family's objects (oracle/hint_cases.py) or, with "
-            "--family storage, storage objects' changes (oracle/storage_hint_cases.py)"
+            "--family storage, storage objects' changes (oracle/storage_hint_cases.py), or "
+            "with --family dra, DRA objects' changes (oracle/dra_hint_cases.py)"
         )
     if args.family == "podgroup" and (args.kubernetes_version or DEFAULT_VERSION) < "1.35":
         ap.error("--family podgroup needs --kubernetes-version 1.35 or newer (the Workload API)")
@@ -217,8 +228,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"oracle: {e}", file=sys.stderr)
         return 2
     gen = FAMILIES[args.family][args.verb]
-    if args.verb == "hints" and gen is None:
-        gen = hint_case
     mismatches = run(oracle, args, gen)
     print(f"oracle: {args.cases} cases, {mismatches} mismatches")
     return 0 if mismatches == 0 else 1
@@ -231,6 +240,7 @@ def with_coverage(args: argparse.Namespace) -> int:
     hints = args.cases // 3 if args.hint_cases is None else args.hint_cases
     storage = args.cases // 3 if args.storage_cases is None else args.storage_cases
     storage_hints = args.cases // 3 if args.storage_hint_cases is None else args.storage_hint_cases
+    dra_hints = dra if args.dra_hint_cases is None else args.dra_hint_cases
     with tempfile.TemporaryDirectory(prefix="kube-oracle-cover-") as scratch:
         tmp = str(args.counters) if args.counters else scratch
         Path(tmp).mkdir(parents=True, exist_ok=True)
@@ -243,8 +253,9 @@ def with_coverage(args: argparse.Namespace) -> int:
             ("schedule", args.dra_schedule_cases, dra_schedule_case, "dra"),
             ("explain", storage, FAMILIES["storage"]["explain"], "storage"),
             ("schedule", args.storage_schedule_cases, FAMILIES["storage"]["schedule"], "storage"),
-            ("hints", hints, hint_case, "default"),
-            ("hints", storage_hints, storage_hint_case, "storage"),
+            ("hints", hints, FAMILIES["default"]["hints"], "default"),
+            ("hints", storage_hints, FAMILIES["storage"]["hints"], "storage"),
+            ("hints", dra_hints, dra_hint_case, "dra"),
         ]
         total = 0
         for verb, n, gen, family in runs:
@@ -263,12 +274,12 @@ def with_coverage(args: argparse.Namespace) -> int:
             rows = [f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in sorted(rep.floors().items())]
             args.write_floors.write_text("{\n" + ",\n".join(rows) + "\n}\n")
     n = args.cases + dra + args.schedule_cases + args.dra_schedule_cases + hints
-    n += storage + args.storage_schedule_cases + storage_hints
+    n += storage + args.storage_schedule_cases + storage_hints + dra_hints
     print(
         f"oracle: {n} cases ({args.cases} explain, {dra} DRA, {args.schedule_cases} schedule, "
         f"{args.dra_schedule_cases} DRA schedule, {storage} storage, "
         f"{args.storage_schedule_cases} storage schedule, {hints} hints, "
-        f"{storage_hints} storage hints), {total} mismatches"
+        f"{storage_hints} storage hints, {dra_hints} DRA hints), {total} mismatches"
     )
     print("\n".join(rep.lines[:-1]))
     if rep.below:
@@ -326,7 +337,7 @@ def run(oracle: Oracle, args: argparse.Namespace, gen: Any = None) -> int:
         indices = range(args.start, args.start + args.cases)
         for i in tqdm(indices, desc="oracle", unit="case", file=sys.stderr, mininterval=2):
             if args.verb == "hints":
-                request = (gen or hint_case)(args.seed, i)
+                request = (gen or FAMILIES["default"]["hints"])(args.seed, i, version)
                 lines = hint_differences(ours_hints(request, version), oracle.ask(request))
                 if lines:
                     mismatches += 1

@@ -141,8 +141,9 @@ class Row:
 
 
 _REASONS = {
-    "hint": "queueing hint left by the hint cases (oracle/hint_cases.py): the type assertion "
-    "of an object that is always a Node or a Pod, the registration without "
+    "hint": "queueing hint left by the hint cases (oracle/hint_cases.py, and "
+    "oracle/dra_hint_cases.py for DRA objects): the type assertion of an object that is "
+    "always of the registered kind, the registration without "
     "SchedulerQueueingHints (GA), another Pod's update no Pod can make (a scheduling gate "
     "removed from another Pod: the queue hands an unscheduled Pod's update to that Pod's "
     "hints only, and a bound Pod has no gates), a feature gate's branch",
@@ -181,8 +182,8 @@ _REASONS = {
     "PreFilter lists the allocated devices, or the device set changing while it does "
     "(timing, not drawable)",
     "event": "a ResourceClaim deletion event (the resourceclaim controller deletes a "
-    "finished Pod's claims; kube-oracle plays no such controller and the hint cases change "
-    "Nodes and Pods only)",
+    "finished Pod's claims; kube-oracle plays no such controller, and its hints verb asks "
+    "the hint functions, not the informers' handlers)",
     "deviation": "DynamicResources' filterTimeout (10 s of allocator search per node): "
     "kubesched does not model it (docs/fidelity.md) and the DRA family keeps pools small",
     "storage-hint": "a volume plugin's queueing hint's error return for an object of another "

@@ -1,10 +1,10 @@
 """kubesched's queueing hints against upstream v1.34's (``kube-oracle hints``).
 
-Generated hint cases (``oracle/hint_cases.py``, and ``oracle/storage_hint_cases.py`` for
-storage objects; ``ORACLE_HINT_CASES``, default 200 each, from ``ORACLE_SEED``): for one
-Node, Pod or storage object change, the cluster events both derive and every
-plugin's hint for each event it registered must be the same
-(``oracle/diff.py --verb hints --seed S --start I --cases 1`` reproduces a case).
+Generated hint cases (``oracle/hint_cases.py``, ``oracle/storage_hint_cases.py`` for
+storage objects and ``oracle/dra_hint_cases.py`` for DRA objects; ``ORACLE_HINT_CASES``,
+default 200 each, from ``ORACLE_SEED``): for one Node, Pod, storage or DRA object change,
+the cluster events both derive and every plugin's hint for each event it registered must be
+the same (``oracle/diff.py --verb hints --seed S --start I --cases 1`` reproduces a case).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from dra_hint_cases import dra_hint_case
 from hint_cases import hint_case, hint_differences, ours_hints
 from storage_hint_cases import storage_hint_case
 
@@ -52,6 +53,29 @@ def test_generated_storage_hints_match_upstream(hint_oracle: Any) -> None:
         f"(reproduce: oracle/diff.py --verb hints --family storage --seed {seed} --cases {n})\n"
         + "\n".join(failures[:10])
     )
+
+
+def test_generated_dra_hints_match_upstream(hint_oracle: Any) -> None:
+    """A DRA object's change or the Pod's generated claims named (``oracle/dra_hint_cases.py``;
+    ``ORACLE_HINT_CASES``): DynamicResources' hints."""
+    n = int(os.environ.get("ORACLE_HINT_CASES", "200"))
+    seed = generated_seed("dra hints", n)
+    failures = mismatches(
+        n, lambda i: dra_hint_case(seed, i), ours_hints, hint_oracle, hint_differences
+    )
+    assert not failures, (
+        f"seed {seed}: {len(failures)}/{n} DRA hint cases differ from upstream "
+        f"(reproduce: oracle/diff.py --verb hints --family dra --seed {seed} --cases {n})\n"
+        + "\n".join(failures[:10])
+    )
+
+
+def test_dra_hint_cases_change_every_kind() -> None:
+    events = [dra_hint_case(3, i)["event"] for i in range(200)]
+    kinds = {(e.get("new") or e.get("old"))["kind"] for e in events}
+    assert kinds == {"ResourceClaim", "ResourceSlice", "DeviceClass", "Pod"}
+    assert {e["op"] for e in events} == {"add", "update", "delete"}
+    assert dra_hint_case(3, 7) == dra_hint_case(3, 7)
 
 
 def test_storage_hint_cases_change_every_kind() -> None:

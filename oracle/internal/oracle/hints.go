@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
@@ -23,9 +24,10 @@ type HintsRequest struct {
 	Event HintEvent `json:"event"`
 }
 
-// HintEvent is one change of a Node, a Pod or a storage object (PersistentVolume,
+// HintEvent is one change of a Node, a Pod, a storage object (PersistentVolume,
 // PersistentVolumeClaim, StorageClass, CSINode, CSIDriver, CSIStorageCapacity,
-// VolumeAttachment): Op is add, update or delete; Old and New the object before and after
+// VolumeAttachment) or a DRA object (ResourceClaim, ResourceSlice, DeviceClass of
+// resource.k8s.io/v1): Op is add, update or delete; Old and New the object before and after
 // (absent for an add's Old and a delete's New).  An update of an unbound Pod is the rejected
 // Pod's own update (the queue's Update): New is then the Pod.
 type HintEvent struct {
@@ -51,8 +53,9 @@ type HintsResult struct {
 // Hints derives the cluster events of req.Event as upstream's event handlers do
 // (eventhandlers.go: Node add, update, delete; assigned Pod add, update, delete; the
 // unbound Pod's own update through the queue's Update and another unbound Pod's
-// deletion; a storage object's add, update or delete, buildEvtResHandler's one event of
-// the object's resource) and asks each plugin's QueueingHintFn whose registered event matches
+// deletion; a storage or DRA object's add, update or delete, buildEvtResHandler's one event
+// of the object's resource: the claims' assume cache and the slices' and classes' informers
+// raise theirs through it too) and asks each plugin's QueueingHintFn whose registered event matches
 // (framework.MatchClusterEvents; no hint function means Queue).  Every plugin is asked,
 // not only those that rejected the Pod: the answer compares the hint functions.
 func Hints(ctx context.Context, req *HintsRequest) (*HintsResult, error) {
@@ -122,8 +125,8 @@ func Hints(ctx context.Context, req *HintsRequest) (*HintsResult, error) {
 	return out, nil
 }
 
-// hintObject decodes a Node, a Pod or a storage object (nil when absent), with the API
-// server's defaults.
+// hintObject decodes a Node, a Pod, a storage or a DRA object (nil when absent), with the
+// API server's defaults.
 func hintObject(raw json.RawMessage) (runtime.Object, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
@@ -136,15 +139,15 @@ func hintObject(raw json.RawMessage) (runtime.Object, error) {
 	case *v1.Node, *v1.Pod:
 		return obj, nil
 	}
-	if _, ok := storageResource(obj); ok {
+	if _, ok := objectResource(obj); ok {
 		return obj, nil
 	}
-	return nil, fmt.Errorf("want a Node, a Pod or a storage object, got %T", obj)
+	return nil, fmt.Errorf("want a Node, a Pod, a storage or a DRA object, got %T", obj)
 }
 
-// storageResource is the event resource of a storage object's informer (false for any
-// other object).
-func storageResource(obj runtime.Object) (fwk.EventResource, bool) {
+// objectResource is the event resource of a storage or DRA object's informer (false for
+// any other object).
+func objectResource(obj runtime.Object) (fwk.EventResource, bool) {
 	switch obj.(type) {
 	case *v1.PersistentVolume:
 		return fwk.PersistentVolume, true
@@ -160,21 +163,27 @@ func storageResource(obj runtime.Object) (fwk.EventResource, bool) {
 		return fwk.CSIStorageCapacity, true
 	case *storagev1.VolumeAttachment:
 		return fwk.VolumeAttachment, true
+	case *resourceapi.ResourceClaim:
+		return fwk.ResourceClaim, true
+	case *resourceapi.ResourceSlice:
+		return fwk.ResourceSlice, true
+	case *resourceapi.DeviceClass:
+		return fwk.DeviceClass, true
 	}
 	return "", false
 }
 
-// storageEvents is buildEvtResHandler's event for a storage object's add, update or
+// objectEvents is buildEvtResHandler's event for a storage or DRA object's add, update or
 // delete: the object's resource with the one action (an update's old object must be of
 // the same kind).
-func storageEvents(op string, resource fwk.EventResource, oldObj runtime.Object) ([]fwk.ClusterEvent, error) {
+func objectEvents(op string, resource fwk.EventResource, oldObj runtime.Object) ([]fwk.ClusterEvent, error) {
 	switch op {
 	case "add":
 		return []fwk.ClusterEvent{{Resource: resource, ActionType: fwk.Add}}, nil
 	case "delete":
 		return []fwk.ClusterEvent{{Resource: resource, ActionType: fwk.Delete}}, nil
 	case "update":
-		if old, ok := storageResource(oldObj); !ok || old != resource {
+		if old, ok := objectResource(oldObj); !ok || old != resource {
 			return nil, fmt.Errorf("event: an update needs the old %s", resource)
 		}
 		return []fwk.ClusterEvent{{Resource: resource, ActionType: fwk.Update}}, nil
@@ -233,8 +242,8 @@ func clusterEvents(op string, oldObj, newObj runtime.Object) ([]fwk.ClusterEvent
 	case nil:
 		return nil, fmt.Errorf("event: no object")
 	}
-	if resource, ok := storageResource(obj); ok {
-		return storageEvents(op, resource, oldObj)
+	if resource, ok := objectResource(obj); ok {
+		return objectEvents(op, resource, oldObj)
 	}
 	return nil, fmt.Errorf("event: op %q: want add, update or delete", op)
 }

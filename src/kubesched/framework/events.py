@@ -69,11 +69,12 @@ _OBJECT_RESOURCES = {
     "CSIStorageCapacity": Resource.CSI_STORAGE_CAPACITY,
     "VolumeAttachment": Resource.VOLUME_ATTACHMENT,
 }
-# The storage kinds: upstream's informers raise their deletion as any other event of the
-# resource (``buildEvtResHandler``), labelled ``storage.k8s.io/CSINodeDelete`` and so on.
-_STORAGE_KINDS = frozenset(
+# The storage and DRA kinds: upstream's informers (the claims' assume cache too) raise their
+# deletion as any other event of the resource (``buildEvtResHandler``), labelled
+# ``storage.k8s.io/CSINodeDelete``, ``resource.k8s.io/ResourceClaimDelete`` and so on.
+_LABELLED_BY_RESOURCE = frozenset(
     {"PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver",
-     "CSIStorageCapacity", "VolumeAttachment"}
+     "CSIStorageCapacity", "VolumeAttachment", "ResourceClaim", "ResourceSlice", "DeviceClass"}
 )  # fmt: skip
 
 
@@ -91,7 +92,7 @@ def object_event(kind: str, deleted: bool, existed: bool | None = None) -> Clust
     if resource is None:
         return None
     if deleted:
-        label = "" if kind in _STORAGE_KINDS else f"{kind}Delete"
+        label = "" if kind in _LABELLED_BY_RESOURCE else f"{kind}Delete"
         return ClusterEvent(resource, ActionType.DELETE, label)
     if existed is None:
         return ClusterEvent(resource, ActionType.ADD | ActionType.UPDATE, f"{kind}Change")

@@ -150,7 +150,6 @@ class DraObjects:
         """Claim specs and allocations parsed, shared by a claim's versions."""
         self.in_flight: dict[str, tuple[r.AllocatedDevice, ...]] = {}
         self.assumed: dict[str, r.ResourceClaim] = {}
-        self._heard: dict[str, r.ResourceClaim] = {}
         self.version = 0
         """Bumped when a DeviceClass or ResourceSlice changes."""
         self._listed: tuple[int, dict[str, r.DeviceClass], list[r.ResourceSlice]] | None = None
@@ -367,18 +366,13 @@ class DraObjects:
         current = None if obj is None else self.parse(obj)
         self._track("c/" + key, current.allocation if current else None)
 
-    def heard(self, obj: Mapping[str, Any], deleted: bool) -> r.ResourceClaim | None:
-        """An informer event for a claim: drop the assumed version; returns the version
-        heard before (for the queueing hint), None for a new claim."""
+    def heard(self, obj: Mapping[str, Any], deleted: bool) -> None:
+        """An informer event for a claim: drop the assumed version."""
         meta = obj.get("metadata") or {}
         key = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
         self.assumed.pop(key, None)
-        before = self._heard.pop(key, None)
-        current = None
-        if not deleted:
-            current = self._heard[key] = self.parse(obj)
+        current = None if deleted else self.parse(obj)
         self._track("c/" + key, current.allocation if current else None)
-        return before
 
 
 # --------------------------------------------------------------------------- what PreBind writes

@@ -192,6 +192,7 @@ class DynamicResources(Hints):
         self._prioritized_list = gates.enabled("DRAPrioritizedList")
         self._extended_v134 = not gates.at_least("1.35")
         self._v136 = gates.at_least("1.36")
+        self._v137 = gates.at_least("1.37")
         # DRAWorkloadResourceClaims (v1.36+): a PodGroup's claims are reserved for the
         # group, and a claim its PodGroup owns is its members'
         self._group_claims = gates.enabled("DRAWorkloadResourceClaims")
@@ -200,7 +201,6 @@ class DynamicResources(Hints):
             handle.services.provide(ext.RESOLVER, self.resolve)
         self.index = index.DeviceIndex()
         self.objects.use.listeners.append(self.index.on_use)
-        self._before: dict[str, r.ResourceClaim | None] = {}
         self._specs: dict[str, tuple[Mapping[str, Any], str]] = {}
         # DRAExtendedResource: the per-node answers by (requested names, own claims), for
         # one node table at one version of it and of the classes and slices
@@ -852,9 +852,7 @@ class DynamicResources(Hints):
         a slice changed: the device index is rebuilt when next asked."""
         self.objects.changed(obj, deleted)
         if obj.get("kind") == "ResourceClaim":
-            meta = obj.get("metadata") or {}
-            key = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
-            self._before[key] = self.objects.heard(obj, deleted)
+            self.objects.heard(obj, deleted)
 
 
 def _ranked(claim: r.ResourceClaim, results: tuple[r.AllocatedDevice, ...]) -> int:
