@@ -67,8 +67,7 @@ def leaf(name: str, min_count: int, parent: str | None) -> dict[str, Any]:
 
 
 def member(name: str, group: str, cpu: str, **spec: Any) -> dict[str, Any]:
-    """:func:`tests._podgroup.member` that never preempts (kubesched refuses a Pod that may
-    preempt beside a tree), with ``spec`` fields added."""
+    """:func:`tests._podgroup.member` that never preempts, with ``spec`` fields added."""
     pod = _podgroup.member(name, group, cpu)
     pod["spec"].update(preemptionPolicy="Never", **spec)
     return pod
@@ -178,11 +177,6 @@ def test_what_is_not_modelled_is_refused_with_its_field_path() -> None:
     assert [p for p, _ in err.value.problems] == [
         "CompositePodGroup/ns/root.spec.schedulingConstraints"
     ]
-    preempting = copy.deepcopy(pods)
-    del preempting[2]["spec"]["preemptionPolicy"]
-    with pytest.raises(InputError) as err:
-        _schedule(items, preempting)
-    assert [p for p, _ in err.value.problems] == ["Pod/ns/b-0.spec.preemptionPolicy"]
     with pytest.raises(InputError) as err:
         _schedule(items[:1], [items[1], items[2], items[3], *pods])  # created during the run
     assert [p for p, _ in err.value.problems] == [
@@ -190,3 +184,80 @@ def test_what_is_not_modelled_is_refused_with_its_field_path() -> None:
         "PodGroup/ns/a.spec.parentCompositePodGroupName",
         "PodGroup/ns/b.spec.parentCompositePodGroupName",
     ]
+
+
+def _classy(obj: dict[str, Any], cls: str, value: int) -> dict[str, Any]:
+    obj["spec"].update(priorityClassName=cls, priority=value)
+    return obj
+
+
+def _priority_class(name: str, value: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": name},
+        "value": value,
+    }
+
+
+def _running(name: str, group: str | None, node_name: str, cpu: str) -> dict[str, Any]:
+    pod = _classy(_podgroup.member(name, group or "-", cpu), "low", 10)
+    if group is None:
+        del pod["spec"]["schedulingGroup"]
+    pod["spec"].update(nodeName=node_name, terminationGracePeriodSeconds=0)
+    return pod
+
+
+def test_a_tree_preempts_as_one_at_its_roots_priority() -> None:
+    # the root's PodGroupPostFilter: the tree's algorithm rerun without the lower-priority
+    # Pod, its members nominated, then bound once the victim is gone
+    items = [
+        node("n0", "3"),
+        _priority_class("low", 10),
+        _priority_class("high", 1000),
+        _classy(composite("root", 1), "high", 1000),
+        _classy(leaf("a", 2, "root"), "high", 1000),
+        _running("low-0", None, "n0", "2"),
+    ]
+    pods = [_classy(_podgroup.member(f"a-{i}", "a", "1"), "high", 1000) for i in range(2)]
+    out = _schedule(items, pods)
+    assert [out[f"ns/a-{i}"]["node"] for i in range(2)] == ["n0", "n0"]
+    assert out["ns/a-0"]["victims"] == ["ns/low-0"]
+    # the root's preemptionPolicy Never (PodGroupPreemptionPolicy): nothing is preempted
+    never = copy.deepcopy(items)
+    never[3]["spec"]["preemptionPolicy"] = "Never"
+    for pod in (never_pods := copy.deepcopy(pods)):
+        pod["spec"]["preemptionPolicy"] = "Never"
+    out = _schedule(never, never_pods, {**GATES, "PodGroupPreemptionPolicy": True})
+    assert out["ns/a-0"]["result"] == "Unschedulable"
+    assert out["ns/a-0"]["message"].endswith(
+        "pod group preemption: not eligible due to preemptionPolicy=Never."
+    )
+
+
+@pytest.mark.parametrize(("mode", "victims"), [(None, 1), ("root", 2), ("a", 1)])
+def test_a_tree_with_disruption_mode_all_is_one_victim(mode: str | None, victims: int) -> None:
+    # an ordinary Pod needing n0 evicts a-0; with the root's disruptionMode all the whole
+    # tree (b-0 on n1 too) goes as one CompositePodGroup unit, a leaf's covers only itself
+    root = _classy(composite("root", 1), "low", 10)
+    a = _classy(leaf("a", 1, "root"), "low", 10)
+    b = _classy(leaf("b", 1, "root"), "low", 10)
+    if mode is not None:
+        (root if mode == "root" else a)["spec"]["disruptionMode"] = {"all": {}}
+    items = [
+        node("n0", "3"),
+        node("n1", "3"),
+        _priority_class("low", 10),
+        _priority_class("high", 1000),
+        root,
+        a,
+        b,
+        _running("a-0", "a", "n0", "2"),
+        _running("b-0", "b", "n1", "2"),
+    ]
+    hi = _classy(_podgroup.member("hi", "-", "2"), "high", 1000)
+    del hi["spec"]["schedulingGroup"]
+    hi["spec"]["nodeSelector"] = {"kubernetes.io/hostname": "n0"}
+    out = _schedule(items, [hi])
+    assert out["ns/hi"]["node"] == "n0"
+    assert out["ns/hi"]["victims"] == ["ns/a-0", "ns/b-0"][:victims]

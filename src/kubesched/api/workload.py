@@ -761,10 +761,6 @@ UNMODELLED_TOPOLOGY = (
 UNMODELLED_LATER = (
     "a tree object created while its members are queued would regroup them under its root"
 )
-UNMODELLED_PREEMPTION = (
-    "a Pod that may preempt beside a composite tree would preempt as upstream's "
-    "workload-aware preemption does for trees and their members"
-)
 
 
 def _tree_objects(objects: Iterable[Obj], gates: Gates) -> list[tuple[int, Obj]]:
@@ -791,17 +787,14 @@ def refuse_composite(
     *,
     explain: bool = False,
     later: bool = False,
-    pods: Sequence[tuple[str, api.Pod]] = (),
 ) -> None:
     """:class:`InputError` for the part of a composite hierarchy kubesched does not model
     (``docs/fidelity.md``).  The scheduler schedules a tree as upstream v1.37 does (one
     queue entity per root, one cycle for the tree, ``minGroupCount`` of each
     CompositePodGroup: :mod:`kubesched.scheduler.podgroup_tree`), but refuses
     ``explain`` of a tree (``explain``: every tree object), tree objects created during
-    the run (``later``: ``objects`` are created after the run starts), a
-    CompositePodGroup's ``schedulingConstraints``, and, beside a tree, a pending Pod of
-    ``pods`` (``(path, Pod)``) that may preempt (``preemptionPolicy`` other than
-    ``Never``).  ``paths`` as :func:`admit`'s."""
+    the run (``later``: ``objects`` are created after the run starts) and a
+    CompositePodGroup's ``schedulingConstraints``.  ``paths`` as :func:`admit`'s."""
     objects = list(objects)
     tree = _tree_objects(objects, gates)
     if not tree:
@@ -825,11 +818,6 @@ def refuse_composite(
             if isinstance(cons, dict) and cons.get("topology"):
                 cpath = fe.join(fe.join(path, "spec"), "schedulingConstraints")
                 problems.append((cpath, text(UNMODELLED_TOPOLOGY)))
-    if tree and not explain:
-        for path, pod in pods:
-            if not pod.node_name and (pod.preemption_policy or "") != "Never":
-                ppath = fe.join(fe.join(path, "spec"), "preemptionPolicy")
-                problems.append((ppath, text(UNMODELLED_PREEMPTION)))
     if problems:
         raise InputError(problems)
 

@@ -215,12 +215,11 @@ def check_inputs(
     )
     check(lambda: workload.admit(snapshot.others, gates), cluster[1])
     check(lambda: workload.admit(incoming.others, gates), pods[1])
-    pending = [(f"Pod/{p.namespace}/{p.name}", p) for p in [*snapshot.pods, *incoming.pods]]
     if explain:
         check(lambda: workload.refuse_composite(snapshot.others, gates, explain=True), cluster[1])
         check(lambda: workload.refuse_composite(incoming.others, gates, explain=True), pods[1])
     else:
-        check(lambda: workload.refuse_composite(snapshot.others, gates, pods=pending), cluster[1])
+        check(lambda: workload.refuse_composite(snapshot.others, gates), cluster[1])
         check(lambda: workload.refuse_composite(incoming.others, gates, later=True), pods[1])
     for pods_of, file in ((snapshot.pods, cluster[1]), (incoming.pods, pods[1])):
         refs = workload.check_pod_refs(pods_of, gates)

@@ -326,6 +326,28 @@ class PodGroupManager:
             key = parent
         return key
 
+    def lineage(self, key: str) -> list[tuple[str, workload.GroupTemplate]]:
+        """PodGroup ``key`` and its ancestors upward with their policies (upstream
+        ``TraverseHierarchyUp``): stops before a group not observed, at a repeated one and
+        after :data:`~kubesched.api.workload.MAX_TREE_DEPTH` groups; only ``key`` without
+        trees (v1.37 with CompositePodGroup on: :meth:`trees`)."""
+        out: list[tuple[str, workload.GroupTemplate]] = []
+        current: str | None = key
+        while current is not None and len(out) < workload.MAX_TREE_DEPTH:
+            if any(k == current for k, _ in out):
+                break
+            if current.startswith(COMPOSITE):
+                cpg = self.composite.get(current.removeprefix(COMPOSITE))
+                policy = cpg.policy if cpg is not None else None
+            else:
+                pg = self.pod_groups.get(current)
+                policy = pg.policy if pg is not None else None
+            if policy is None:
+                break
+            out.append((current, policy))
+            current = self._parent(current)
+        return out
+
     def tree(self, root: str) -> TreeNode:
         """The tree under ``root`` as observed (upstream ``buildQueuedPodGroupInfo``):
         children in name order, PodGroups before CompositePodGroups of one parent (upstream

@@ -41,7 +41,6 @@ import time
 from dataclasses import dataclass, field
 
 from kubesched.api import objects as api
-from kubesched.config import names
 from kubesched.framework import contract
 from kubesched.framework.interface import SUCCESS, Code, CycleState, QueuedPodInfo, Status
 from kubesched.framework.podgroups import COMPOSITE, TreeNode
@@ -52,15 +51,11 @@ from kubesched.scheduler.podgroup import (
     MemberResult,
     PodGroupCycle,
     attempt_outcome,
+    run_pod_group_post_filters,
     with_reason,
 )
 
 __all__ = ["NodeResult", "TreeCycle"]
-
-NOT_ELIGIBLE = "pod group preemption: not eligible due to preemptionPolicy=Never."
-"""DefaultPreemption's PodGroupPostFilter for a tree: every member of a tree kubesched
-schedules has ``preemptionPolicy: Never`` (``kubesched.api.workload.refuse_composite``), so
-the root is never eligible (``preemptorEligibleToPreemptOthers``)."""
 
 Undo = list[tuple[CycleState, api.Pod]]
 
@@ -126,20 +121,63 @@ class TreeCycle(PodGroupCycle):
         results = self.tree_algorithm(fwk, tree, by_leaf)
         algorithm = time.perf_counter() - start
         decided = results[root].status
-        reason = post_filter_reason(fwk) if decided.code == Code.UNSCHEDULABLE else None
+        after: Status | None = None
+        preemption: contract.PodGroupPostFilterResult | None = None
+        if decided.code == Code.UNSCHEDULABLE:
+            after, preemption = self.tree_post_filter(fwk, tree, by_leaf, members)
         self._release_nominations(held)
+        victims = preemption.victims if preemption is not None else ()
         for leaf in leaves:
             res = results[leaf.key]
             group = res.status
-            if reason is not None and not res.inherited:
-                group = with_reason(group, reason)
+            if after is not None and after.code == Code.ERROR:
+                group = after
+            elif after is not None and not res.inherited:
+                group = with_reason(group, after.message())
             queued = by_leaf.get(leaf.key, [])
-            if queued:
-                self.submit(fwk, queued, res.results, group, leaf.key, cycle, start, res.status)
-        final = with_reason(decided, reason) if reason is not None else decided
-        self._observe(fwk, final, None, start, algorithm)
+            if not queued:
+                continue
+            mine = preemption
+            if preemption is not None:  # the victims recorded once, by the first nominated
+                mine = contract.PodGroupPostFilterResult(preemption.nominations, victims)
+                if any(m.pod.key in preemption.nominations for m in queued):
+                    victims = ()
+            self.submit(fwk, queued, res.results, group, leaf.key, cycle, start, res.status, mine)
+        final = decided
+        if after is not None:
+            final = after if after.code == Code.ERROR else with_reason(decided, after.message())
+        self._observe(fwk, final, preemption, start, algorithm)
         self.queue.add_attempted_pod_group(root, attempt_outcome(decided))
         return members
+
+    def tree_post_filter(
+        self,
+        fwk: Framework,
+        tree: TreeNode,
+        members: dict[str, list[QueuedPodInfo]],
+        popped: list[QueuedPodInfo],
+    ) -> tuple[Status, contract.PodGroupPostFilterResult | None]:
+        """The PodGroupPostFilter plugins for an Unschedulable root (``podGroupCycle``):
+        DynamicResources says nothing for a CompositePodGroup; DefaultPreemption preempts
+        for the whole tree at the root's priority and policy, rerunning the tree's
+        algorithm (``runRootSchedulingAlgorithm``: every PodGroup's placed members,
+        before the failures are propagated, as upstream's ``pgSchedulingFunc`` proposes
+        them).  The plugins' outcome and the nominations when the tree now waits on its
+        preemption."""
+
+        def schedule() -> contract.PodGroupAssignments:
+            results = self.tree_algorithm(fwk, tree, members, propagate=False)
+            placed = tuple(
+                contract.ProposedAssignment(r.qp.pod, r.node, r.state)
+                for leaf in tree.leaves()
+                if leaf.key in results
+                for r in results[leaf.key].results
+                if r.status.is_success() and r.node
+            )
+            return contract.PodGroupAssignments(placed, results[tree.key].status)
+
+        pods = [m.pod for m in popped]
+        return run_pod_group_post_filters(fwk, tree.key, pods, schedule, dra=False)
 
     def validate_tree(self, members: list[QueuedPodInfo], root: str, leaves: list[TreeNode]) -> str:
         """``validatePodGroup`` for a tree: the root's priority and preemption policy."""
@@ -158,10 +196,15 @@ class TreeCycle(PodGroupCycle):
 
     # ------------------------------------------------------------------ the algorithm
     def tree_algorithm(
-        self, fwk: Framework, tree: TreeNode, members: dict[str, list[QueuedPodInfo]]
+        self,
+        fwk: Framework,
+        tree: TreeNode,
+        members: dict[str, list[QueuedPodInfo]],
+        *,
+        propagate: bool = True,
     ) -> dict[str, NodeResult]:
-        """Every group's result (``runRootSchedulingAlgorithm`` and the completion), the
-        failures propagated down; nothing stays assumed."""
+        """Every group's result (``runRootSchedulingAlgorithm`` and, with ``propagate``, the
+        completion: the failures propagated down); nothing stays assumed."""
         out: dict[str, NodeResult] = {}
         undo: Undo = []
         try:
@@ -170,7 +213,8 @@ class TreeCycle(PodGroupCycle):
                 out[tree.key].status = Status(Code.UNSCHEDULABLE, (POD_GROUP_UNSCHEDULABLE,))
         finally:
             self._revert(fwk, undo)
-        self._propagate(tree, out, SUCCESS)
+        if propagate:
+            self._propagate(tree, out, SUCCESS)
         return out
 
     def _feasible(self, fwk: Framework, node: TreeNode, scheduled: int, remaining: int) -> Status:
@@ -305,18 +349,3 @@ def _successful_leaves(node: TreeNode, results: dict[str, NodeResult]) -> list[N
     if not node.composite:
         return [res] if res.results else []
     return [leaf for child in node.children for leaf in _successful_leaves(child, results)]
-
-
-def post_filter_reason(fwk: Framework) -> str:
-    """What the profile's PodGroupPostFilter plugins say for an Unschedulable tree root
-    (``RunPodGroupPostFilterPlugins``, every one Unschedulable: their reasons joined):
-    DefaultPreemption's ineligibility (see :data:`NOT_ELIGIBLE`); DynamicResources says
-    nothing for a CompositePodGroup (``DRA PodGroupPostFilter is not supporting
-    CompositePodGroups``)."""
-    reasons = []
-    for plugin in fwk.plugins["post_filter"]:
-        if plugin.name != names.DYNAMIC_RESOURCES and isinstance(
-            plugin, contract.PodGroupPostFilterPlugin
-        ):
-            reasons.append(NOT_ELIGIBLE)
-    return ", ".join(reasons)
