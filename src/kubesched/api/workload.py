@@ -758,9 +758,6 @@ UNMODELLED_TOPOLOGY = (
     "a CompositePodGroup's topology constraint would generate the placements its children "
     "are tried in"
 )
-UNMODELLED_LATER = (
-    "a tree object created while its members are queued would regroup them under its root"
-)
 
 
 def _tree_objects(objects: Iterable[Obj], gates: Gates) -> list[tuple[int, Obj]]:
@@ -786,15 +783,13 @@ def refuse_composite(
     paths: Sequence[str] | None = None,
     *,
     explain: bool = False,
-    later: bool = False,
 ) -> None:
     """:class:`InputError` for the part of a composite hierarchy kubesched does not model
     (``docs/fidelity.md``).  The scheduler schedules a tree as upstream v1.37 does (one
     queue entity per root, one cycle for the tree, ``minGroupCount`` of each
     CompositePodGroup: :mod:`kubesched.scheduler.podgroup_tree`), but refuses
-    ``explain`` of a tree (``explain``: every tree object), tree objects created during
-    the run (``later``: ``objects`` are created after the run starts) and a
-    CompositePodGroup's ``schedulingConstraints``.  ``paths`` as :func:`admit`'s."""
+    ``explain`` of a tree (``explain``: every tree object) and a CompositePodGroup's
+    ``schedulingConstraints``.  ``paths`` as :func:`admit`'s."""
     objects = list(objects)
     tree = _tree_objects(objects, gates)
     if not tree:
@@ -811,8 +806,6 @@ def refuse_composite(
         where = path if obj.get("kind") == "CompositePodGroup" else parent
         if explain:
             problems.append((where, text(UNMODELLED_EXPLAIN, "explain")))
-        elif later:
-            problems.append((where, text(UNMODELLED_LATER)))
         elif obj.get("kind") == "CompositePodGroup" and isinstance(spec, dict):
             cons = spec.get("schedulingConstraints")
             if isinstance(cons, dict) and cons.get("topology"):

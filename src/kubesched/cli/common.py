@@ -220,7 +220,7 @@ def check_inputs(
         check(lambda: workload.refuse_composite(incoming.others, gates, explain=True), pods[1])
     else:
         check(lambda: workload.refuse_composite(snapshot.others, gates), cluster[1])
-        check(lambda: workload.refuse_composite(incoming.others, gates, later=True), pods[1])
+        check(lambda: workload.refuse_composite(incoming.others, gates), pods[1])
     for pods_of, file in ((snapshot.pods, cluster[1]), (incoming.pods, pods[1])):
         refs = workload.check_pod_refs(pods_of, gates)
         if refs:

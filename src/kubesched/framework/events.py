@@ -54,6 +54,7 @@ _OBJECT_RESOURCES = {
     "Service": Resource.SERVICE,
     "PodDisruptionBudget": Resource.PDB,
     "PodGroup": Resource.POD_GROUP,
+    "CompositePodGroup": Resource.COMPOSITE_POD_GROUP,
     "Workload": Resource.WORKLOAD,
     "ElasticQuota": Resource.ELASTIC_QUOTA,
     "ResourceClaim": Resource.RESOURCE_CLAIM,
@@ -79,7 +80,7 @@ _STORAGE_KINDS = frozenset(
 
 def object_event(kind: str, deleted: bool, existed: bool | None = None) -> ClusterEvent | None:
     """The event for an add, update or delete of a Namespace, Service, PDB, PodGroup,
-    Workload, ElasticQuota, DRA object (ResourceClaim, ResourceSlice, DeviceClass,
+    CompositePodGroup, Workload, ElasticQuota, DRA object (ResourceClaim, ResourceSlice, DeviceClass,
     DeviceTaintRule) or storage object (PersistentVolume, PersistentVolumeClaim, StorageClass,
     CSINode, CSIDriver, CSIStorageCapacity, VolumeAttachment).
 

@@ -195,6 +195,25 @@ def workload_pod_group_key(obj: dict[str, Any]) -> str | None:
     return _key(obj)
 
 
+def released_groups(manager: PodGroupManager | None, obj: dict[str, Any]) -> list[str]:
+    """The PodGroups whose held members an added Workload API object sends to the queue
+    again (upstream ``AddPodGroup`` / ``AddCompositePodGroup``): a PodGroup's own; under
+    CompositePodGroup (v1.37), for a PodGroup or CompositePodGroup whose root is now
+    observed, every PodGroup under that root (``getLeafPodGroups``, the tree's order), none
+    while an ancestor is missing."""
+    key = workload_pod_group_key(obj)
+    if manager is None or not manager.trees():
+        return [key] if key is not None else []
+    if key is None:
+        if obj.get("kind") != "CompositePodGroup" or not workload.is_workload_api(obj):
+            return []
+        key = COMPOSITE + _key(obj)
+    root = manager.root(key)
+    if root is None:
+        return []
+    return [leaf.key for leaf in manager.tree(root).leaves()]
+
+
 def _key(obj: dict[str, Any]) -> str:
     """An object's ``namespace/name`` (the namespace defaulted), the managers' key."""
     meta = obj.get("metadata") or {}

@@ -104,7 +104,7 @@ def schedule(
     later = [o for o in submitted.others if workload.is_workload_api(o)]
     gates = cfg.feature_gates
     workload.refuse_composite(snapshot.others, gates)
-    workload.refuse_composite(later, gates, later=True)
+    workload.refuse_composite(later, gates)
     return schedule_parsed(
         snapshot,
         submitted.pods,
