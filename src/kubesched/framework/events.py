@@ -80,8 +80,8 @@ _STORAGE_KINDS = frozenset(
 
 def object_event(kind: str, deleted: bool, existed: bool | None = None) -> ClusterEvent | None:
     """The event for an add, update or delete of a Namespace, Service, PDB, PodGroup,
-    CompositePodGroup, Workload, ElasticQuota, DRA object (ResourceClaim, ResourceSlice, DeviceClass,
-    DeviceTaintRule) or storage object (PersistentVolume, PersistentVolumeClaim, StorageClass,
+    CompositePodGroup, Workload, ElasticQuota, DRA object (ResourceClaim, ResourceSlice,
+    DeviceClass, DeviceTaintRule) or storage object (PersistentVolume, PersistentVolumeClaim, StorageClass,
     CSINode, CSIDriver, CSIStorageCapacity, VolumeAttachment).
 
     ``existed`` says whether the object was known before the change: False an Add, True an
