@@ -81,8 +81,9 @@ _STORAGE_KINDS = frozenset(
 def object_event(kind: str, deleted: bool, existed: bool | None = None) -> ClusterEvent | None:
     """The event for an add, update or delete of a Namespace, Service, PDB, PodGroup,
     CompositePodGroup, Workload, ElasticQuota, DRA object (ResourceClaim, ResourceSlice,
-    DeviceClass, DeviceTaintRule) or storage object (PersistentVolume, PersistentVolumeClaim, StorageClass,
-    CSINode, CSIDriver, CSIStorageCapacity, VolumeAttachment).
+    DeviceClass, DeviceTaintRule) or storage object (PersistentVolume,
+    PersistentVolumeClaim, StorageClass, CSINode, CSIDriver, CSIStorageCapacity,
+    VolumeAttachment).
 
     ``existed`` says whether the object was known before the change: False an Add, True an
     Update (upstream's informers tell them apart, so a plugin registered for Add alone, such
