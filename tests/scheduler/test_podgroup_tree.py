@@ -284,3 +284,29 @@ def test_a_tree_with_disruption_mode_all_is_one_victim(mode: str | None, victims
     out = _schedule(items, [hi])
     assert out["ns/hi"]["node"] == "n0"
     assert out["ns/hi"]["victims"] == ["ns/a-0", "ns/b-0"][:victims]
+
+
+def test_explain_decides_a_member_with_its_whole_tree() -> None:
+    # a fits alone (2 members on n0) but its root wants both children: a-0 fails with the
+    # root's status, and podGroup says where a's members fit and what each group got
+    items, pods = _two_leaves(2)
+    cluster = {"apiVersion": "v1", "kind": "List", "items": [*items, *pods[1:]]}
+    out = kubesched.explain(cluster, pods[0], kubernetes_version="1.37", feature_gates=GATES)
+    assert out["result"] == "Unschedulable"
+    assert out["message"] == TREE_ROOT_FAILED
+    group = out["podGroup"]
+    assert group["alone"]["result"] == "Scheduled"  # the framework for a-0 alone
+    assert group["placements"] == {"ns/a-0": "n0", "ns/a-1": "n0"}
+    tree = group["tree"]
+    assert (tree["root"], tree["minGroupCount"], tree["result"]) == ("ns/root", 2, "Unschedulable")
+    assert {k: (g["members"], g["placed"]) for k, g in tree["groups"].items()} == {
+        "ns/a": (2, 2),
+        "ns/b": (2, 0),
+    }
+    # 1 of 2 is enough: a-0 would bind where the tree's cycle puts it
+    items, pods = _two_leaves(1)
+    cluster = {"apiVersion": "v1", "kind": "List", "items": [*items, *pods[1:]]}
+    out = kubesched.explain(cluster, pods[0], kubernetes_version="1.37", feature_gates=GATES)
+    tree = out["podGroup"]["tree"]
+    assert (out["result"], tree["result"]) == ("Scheduled", "Scheduled")
+    assert tree["groups"]["ns/b"]["result"] == "Unschedulable"

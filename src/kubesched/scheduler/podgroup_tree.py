@@ -55,7 +55,7 @@ from kubesched.scheduler.podgroup import (
     with_reason,
 )
 
-__all__ = ["NodeResult", "TreeCycle"]
+__all__ = ["NodeResult", "TreeCycle", "TreeDecision"]
 
 Undo = list[tuple[CycleState, api.Pod]]
 
@@ -64,13 +64,32 @@ Undo = list[tuple[CycleState, api.Pod]]
 class NodeResult:
     """One group's outcome in the tree's algorithm (upstream ``podGroupAlgorithmResult``):
     ``results`` a PodGroup's member results (in its members' order, fewer when it stopped
-    early); ``inherited`` when the status is a failed ancestor's."""
+    early); ``inherited`` when the status is a failed ancestor's, ``superseded`` then the
+    results its own algorithm had (where its members were placed, for ``explain``)."""
 
     node: TreeNode
     status: Status
     results: list[MemberResult] = field(default_factory=list)
     any_scheduled: bool = False
     inherited: bool = False
+    superseded: list[MemberResult] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class TreeDecision:
+    """What one tree's cycle decided (:meth:`TreeCycle.decide_tree`): every group's
+    algorithm ``results`` (by key, the failures propagated; empty when validation refused
+    the tree), the root's status before (``decided``) and after (``final``) the
+    PodGroupPostFilter plugins, each group's status as its members fail with it
+    (``groups``: the plugins' answer appended, or their Error), the preemption the tree now
+    waits on (None: none), and the algorithm's seconds."""
+
+    results: dict[str, NodeResult]
+    decided: Status
+    final: Status
+    groups: dict[str, Status]
+    preemption: contract.PodGroupPostFilterResult | None
+    seconds: float
 
 
 class TreeCycle(PodGroupCycle):
@@ -101,54 +120,74 @@ class TreeCycle(PodGroupCycle):
             self.queue.add_attempted_pod_group(root, "success")
             return []
         tree = self.manager.tree(root)
-        leaves = tree.leaves()
-        by_leaf: dict[str, list[QueuedPodInfo]] = {}
-        for m in kept:
-            of = self.manager.group_key(m.pod)
-            assert of is not None
-            by_leaf.setdefault(of, []).append(m)
-        by_leaf = {k: self.order(v) for k, v in by_leaf.items()}
-        members = [m for leaf in leaves for m in by_leaf.get(leaf.key, [])]
-        problem = self.validate_tree(members, root, leaves)
-        if problem:
-            error = Status(Code.ERROR, (problem,))
-            for leaf in leaves:
-                if leaf.key in by_leaf:
-                    self.submit(fwk, by_leaf[leaf.key], [], error, leaf.key, cycle, start)
-            self.queue.add_attempted_pod_group(root, "error")
-            return members
+        by_leaf = self.by_leaf(kept)
+        members = [m for leaf in tree.leaves() for m in by_leaf.get(leaf.key, [])]
         held = self._hold_nominations(members)
-        results = self.tree_algorithm(fwk, tree, by_leaf)
-        algorithm = time.perf_counter() - start
-        decided = results[root].status
-        after: Status | None = None
-        preemption: contract.PodGroupPostFilterResult | None = None
-        if decided.code == Code.UNSCHEDULABLE:
-            after, preemption = self.tree_post_filter(fwk, tree, by_leaf, members)
+        decision = self.decide_tree(fwk, tree, by_leaf)
         self._release_nominations(held)
+        preemption = decision.preemption
         victims = preemption.victims if preemption is not None else ()
-        for leaf in leaves:
-            res = results[leaf.key]
-            group = res.status
-            if after is not None and after.code == Code.ERROR:
-                group = after
-            elif after is not None and not res.inherited:
-                group = with_reason(group, after.message())
+        for leaf in tree.leaves():
             queued = by_leaf.get(leaf.key, [])
             if not queued:
                 continue
+            res = decision.results.get(leaf.key)
             mine = preemption
             if preemption is not None:  # the victims recorded once, by the first nominated
                 mine = contract.PodGroupPostFilterResult(preemption.nominations, victims)
                 if any(m.pod.key in preemption.nominations for m in queued):
                     victims = ()
-            self.submit(fwk, queued, res.results, group, leaf.key, cycle, start, res.status, mine)
+            group = decision.groups[leaf.key]
+            done = res.results if res is not None else []
+            untried = res.status if res is not None else None
+            self.submit(fwk, queued, done, group, leaf.key, cycle, start, untried, mine)
+        if decision.results:  # not a tree refused before its algorithm
+            self._observe(fwk, decision.final, preemption, start, decision.seconds)
+        self.queue.add_attempted_pod_group(root, attempt_outcome(decision.decided))
+        return members
+
+    def by_leaf(self, members: list[QueuedPodInfo]) -> dict[str, list[QueuedPodInfo]]:
+        """The tree's members by their PodGroup, each group's in the release's order."""
+        out: dict[str, list[QueuedPodInfo]] = {}
+        for m in members:
+            of = self.manager.group_key(m.pod)
+            assert of is not None
+            out.setdefault(of, []).append(m)
+        return {k: self.order(v) for k, v in out.items()}
+
+    def decide_tree(
+        self, fwk: Framework, tree: TreeNode, by_leaf: dict[str, list[QueuedPodInfo]]
+    ) -> TreeDecision:
+        """Validate, run the tree's algorithm and, for an Unschedulable root, its
+        PodGroupPostFilter plugins (nothing stays assumed; a preemption evicts its
+        victims): every group's outcome (``podGroupCycle`` before the submit)."""
+        start = time.perf_counter()
+        leaves = tree.leaves()
+        members = [m for leaf in leaves for m in by_leaf.get(leaf.key, [])]
+        problem = self.validate_tree(members, tree.key, leaves)
+        if problem:
+            error = Status(Code.ERROR, (problem,))
+            failed = dict.fromkeys((leaf.key for leaf in leaves), error)
+            return TreeDecision({}, error, error, failed, None, 0.0)
+        results = self.tree_algorithm(fwk, tree, by_leaf)
+        seconds = time.perf_counter() - start
+        decided = results[tree.key].status
+        after: Status | None = None
+        preemption: contract.PodGroupPostFilterResult | None = None
+        if decided.code == Code.UNSCHEDULABLE:
+            after, preemption = self.tree_post_filter(fwk, tree, by_leaf, members)
+        groups: dict[str, Status] = {}
+        for key, res in results.items():
+            group = res.status
+            if after is not None and after.code == Code.ERROR:
+                group = after
+            elif after is not None and not res.inherited:
+                group = with_reason(group, after.message())
+            groups[key] = group
         final = decided
         if after is not None:
             final = after if after.code == Code.ERROR else with_reason(decided, after.message())
-        self._observe(fwk, final, preemption, start, algorithm)
-        self.queue.add_attempted_pod_group(root, attempt_outcome(decided))
-        return members
+        return TreeDecision(results, decided, final, groups, preemption, seconds)
 
     def tree_post_filter(
         self,
@@ -334,7 +373,8 @@ class TreeCycle(PodGroupCycle):
         its feasible or untried descendants'."""
         res = out.get(node.key)
         if res is None or (not parent.is_success() and res.status.is_success()):
-            res = NodeResult(node, parent, inherited=True)
+            had = res.results if res is not None else []
+            res = NodeResult(node, parent, inherited=True, superseded=had)
             out[node.key] = res
         for child in node.children:
             self._propagate(child, out, res.status)
