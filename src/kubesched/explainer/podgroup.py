@@ -47,8 +47,8 @@ from typing import Any
 from kubesched.api import objects as api
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework import podgroups
-from kubesched.framework.podgroups import COMPOSITE, TreeNode
 from kubesched.framework.interface import QueuedPodInfo, Status
+from kubesched.framework.podgroups import COMPOSITE, TreeNode
 from kubesched.framework.runtime import Framework
 from kubesched.plugins.gangscheduling.plugin import WAITING_FOR_MIN_COUNT
 from kubesched.scheduler import Diagnosis
