@@ -738,12 +738,13 @@ def podgroup_schedule_case(seed: int, index: int, version: str | None) -> dict[s
 
 def podgroup_case(seed: int, index: int, version: str | None) -> dict[str, Any]:
     """The ``index``-th podgroup explain case of ``seed`` at ``version``: the schedule
-    case's cluster with every group object created, some members already pending in the
-    cluster (their group short of or past its ``minCount``) or bound, and one member to
-    explain."""
+    case's cluster (a composite tree at times, :func:`_composite`) with every group object
+    created, some members already pending in the cluster (their group short of or past its
+    ``minCount``) or bound, and one member to explain."""
     v = check_version(version)
     gen = _Gen(random.Random(f"podgroup-explain/{seed}/{index}/{v}"), v)
     d = _draw(gen)
+    _composite(random.Random(f"podgroup-composite-explain/{seed}/{index}/{v}"), d)
     items = list(d["items"])
     items += [o for o in d["submitted"] if o["kind"] != "Pod"]
     members = [p for p in d["submitted"] if p["kind"] == "Pod"]
