@@ -26,10 +26,16 @@ tree changes, as upstream's ``schedule_one_podgroup.go`` does it:
 - **results** (``completeCompositePodGroupAlgorithmResult``): a failed CompositePodGroup's
   status replaces its feasible (or untried) descendants', whose members fail with it; a
   PodGroup that failed on its own keeps its own results.  After an Unschedulable root the
-  PodGroupPostFilter plugins run for the root, and their answer is appended to every
-  group's status;
+  PodGroupPostFilter plugins run for the root (:meth:`TreeCycle.tree_post_filter`:
+  DefaultPreemption preempts for the whole tree at the root's priority, rerunning the
+  tree's algorithm; DynamicResources says nothing for a tree), and their answer is appended
+  to every group's status; a preemption leaves every PodGroup waiting on it, its members
+  nominated where the rerun placed them;
 - **submit** runs per PodGroup (its condition, its members bound or failed), then the root
   entity is requeued with the root's status.
+
+:meth:`TreeCycle.decide_tree` is the cycle up to the submit, which ``explain`` runs as a
+dry run for a member of a tree (:mod:`kubesched.explainer.podgroup`).
 
 Upstream walks a CompositePodGroup's children in a Go set's order (and submits the
 PodGroups in a Go map's); kubesched walks them in :meth:`PodGroupManager.tree`'s order.
