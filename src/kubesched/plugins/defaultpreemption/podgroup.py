@@ -163,8 +163,9 @@ def highest_all(manager: PodGroupManager, key: str) -> str | None:
 def _scheduled_under(cluster: ClusterState, manager: PodGroupManager, key: str) -> list[api.Pod]:
     """``searchCrossNodesVictimPods``' Pods: the scheduled Pods of PodGroup ``key`` or of
     every PodGroup under CompositePodGroup ``key``."""
-    leaves = manager.tree(key).leaves() if key.startswith(COMPOSITE) else ()
-    groups = [leaf.key for leaf in leaves] if key.startswith(COMPOSITE) else [key]
+    groups = [key]
+    if key.startswith(COMPOSITE):
+        groups = [leaf.key for leaf in manager.tree(key).leaves()]
     return [
         cluster.pods[k].pod
         for g in groups
