@@ -497,11 +497,13 @@ def _composite(r: random.Random, d: dict[str, Any]) -> None:
     ``basic`` or ``gang`` with ``minGroupCount`` up to its children (rarely one more: a tree
     that never fills).  The tree's members all carry the root's PriorityClass (v1.37's
     ``validatePodGroup`` wants the root's priority on every member; rarely one differs), the
-    PodGroups name their parent and a ``workloadRef`` (required with a parent).  Nothing
-    preempts in a tree case: kubesched does not model preemption beside composite trees, so
-    in a preemption situation every submitted Pod gets ``preemptionPolicy: Never`` (the
-    root ``Never`` too under PodGroupPreemptionPolicy, which wants the members' policy to be
-    the root's)."""
+    PodGroups name their parent and a ``workloadRef`` (required with a parent).  Outside
+    preemption situations nothing in a tree case preempts.  In a preemption situation the
+    tree preempts as one (:func:`_tree_preemption`): its class mostly mid or high, its
+    members' ``preemptionPolicy`` the tree's (rarely one disagrees: an Error), the root's
+    under PodGroupPreemptionPolicy; and at times the running gangs hang under a running
+    CompositePodGroup of their own (:func:`_running_tree`), a victim at its root's priority,
+    one unit with ``disruptionMode: all``."""
     gates = d["gates"]
     if not gates.get("CompositePodGroup") or r.random() < 0.1:
         return
@@ -519,6 +521,8 @@ def _composite(r: random.Random, d: dict[str, Any]) -> None:
     ns = r.choice(sorted(by_ns))
     leaves = r.sample(by_ns[ns], r.randint(1, len(by_ns[ns])))
     cls = r.choice([None, *CLASSES])
+    if d["preemption"] and cls in (None, "low") and r.random() < 0.7:
+        cls = r.choice(["mid", "high"])
 
     def cpg(name: str, children: int, parent: str | None) -> dict[str, Any]:
         if r.random() < 0.2:
@@ -566,18 +570,99 @@ def _composite(r: random.Random, d: dict[str, Any]) -> None:
             pod["spec"].pop("priorityClassName", None)
             pod["spec"].pop("priority", None)
             classify(pod, cls if r.random() >= 0.03 else r.choice(list(CLASSES)))
-    for pod in d["submitted"]:
-        if pod["kind"] == "Pod" and not pod["spec"].get("nodeName"):
-            pod["spec"]["preemptionPolicy"] = "Never"
-    for obj in d["objects"]:
-        if obj["kind"] == "PodGroup" and "preemptionPolicy" in obj["spec"]:
-            obj["spec"]["preemptionPolicy"] = "Never"
-    if gates.get("PodGroupPreemptionPolicy"):
-        for obj in tree:
-            obj["spec"]["preemptionPolicy"] = "Never"
-    # The tree's objects come first in the cluster (observed before any member arrives).
+    if d["preemption"]:
+        _tree_preemption(r, d, leaves, tree)
+    late = _late_tree(r, d, tree)
+    if d["preemption"]:
+        tree += _running_tree(r, d)
+    # The tree's other objects come first in the cluster (observed before any member).
     first = next(i for i, o in enumerate(d["items"]) if o["kind"] == "PodGroup")
-    d["items"][first:first] = tree
+    d["items"][first:first] = [o for o in tree if not any(o is x for x in late)]
+
+
+def _late_tree(
+    r: random.Random, d: dict[str, Any], tree: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """At times (one tree in three) some of the tree's CompositePodGroups are created during
+    the run, among the submitted Pods at a random place in the arrival order (the members
+    before it are held: their root is not observed); the unbound submitted objects are
+    stamped again in the new arrival order.  The objects created late."""
+    if r.random() >= 0.35:
+        return []
+    late = [o for o in tree if r.random() < 0.6] or [tree[0]]
+    arrivals = sorted(
+        (o for o in d["submitted"] if not o["spec"].get("nodeName")),
+        key=lambda o: str(o["metadata"]["creationTimestamp"]),
+    )
+    stamps = [str(o["metadata"]["creationTimestamp"]) for o in arrivals]
+    last = max((str(o["metadata"]["creationTimestamp"]) for o in d["submitted"]), default="")
+    clock = int(last[14:16]) * 60 + int(last[17:19]) if last else 0
+    for obj in late:  # one second more each, after every stamp drawn
+        arrivals.insert(r.randint(0, len(arrivals)), obj)
+        clock += 1
+        stamps.append(f"2026-01-01T03:{clock // 60:02d}:{clock % 60:02d}Z")
+    for obj, stamp in zip(arrivals, sorted(stamps), strict=True):
+        obj["metadata"]["creationTimestamp"] = stamp
+    d["submitted"].extend(late)
+    return late
+
+
+def _tree_preemption(
+    r: random.Random, d: dict[str, Any], leaves: list[dict[str, Any]], tree: list[dict[str, Any]]
+) -> None:
+    """The tree's preemption policy (``Never`` one time in four): on its members (rarely one
+    disagreeing; ``PreemptLowerPriority`` at times left to the default) and, under
+    PodGroupPreemptionPolicy, on its CompositePodGroups (the root's decides; at times left to
+    its default when ``PreemptLowerPriority``)."""
+    policy = "Never" if r.random() < 0.25 else "PreemptLowerPriority"
+    for plan in leaves:
+        for pod in plan["members"]:
+            mine = policy if r.random() >= 0.03 else r.choice(["Never", "PreemptLowerPriority"])
+            if mine == "PreemptLowerPriority" and r.random() < 0.3:
+                pod["spec"].pop("preemptionPolicy", None)
+            else:
+                pod["spec"]["preemptionPolicy"] = mine
+    if d["gates"].get("PodGroupPreemptionPolicy"):
+        for obj in tree:
+            if policy == "Never" or r.random() >= 0.3:
+                obj["spec"]["preemptionPolicy"] = policy
+
+
+def _running_tree(r: random.Random, d: dict[str, Any]) -> list[dict[str, Any]]:
+    """At times (half the preemption situations with running gangs) a running
+    CompositePodGroup over the running gangs' PodGroups (``running-tree``: ``basic`` or a
+    gang of one, ``disruptionMode`` ``all``, ``single`` or none, a low or mid class or
+    none): their Pods are victims at its priority, all of them one unit under ``all``."""
+    running = [
+        o
+        for o in d["items"]
+        if o["kind"] == "PodGroup" and o["metadata"]["name"].startswith("running-group-")
+    ]
+    if not running or r.random() < 0.5:
+        return []
+    spec: dict[str, Any] = {
+        "workloadRef": {"workloadName": "wl-running", "templateName": "t-running-tree"},
+        "schedulingPolicy": r.choice([{"basic": {}}, {"gang": {"minGroupCount": 1}}]),
+    }
+    mode = r.choices(["all", "single", None], [0.6, 0.2, 0.2])[0]
+    if mode is not None:
+        spec["disruptionMode"] = {mode: {}}
+    cls = r.choice(["low", "mid", None])
+    if cls is not None:
+        spec["priorityClassName"], spec["priority"] = cls, CLASSES[cls]
+    for pg in running:
+        pg["spec"]["parentCompositePodGroupName"] = "running-tree"
+        name = pg["metadata"]["name"]
+        pg["spec"]["workloadRef"] = {"workloadName": "wl-running", "templateName": f"t-{name}"}
+    meta = {"name": "running-tree", "namespace": "default"}
+    return [
+        {
+            "apiVersion": f"{GROUP}/v1alpha3",
+            "kind": "CompositePodGroup",
+            "metadata": meta,
+            "spec": spec,
+        }
+    ]
 
 
 def _v136_priorities(plans: list[dict[str, Any]], objects: list[dict[str, Any]]) -> None:
@@ -653,12 +738,13 @@ def podgroup_schedule_case(seed: int, index: int, version: str | None) -> dict[s
 
 def podgroup_case(seed: int, index: int, version: str | None) -> dict[str, Any]:
     """The ``index``-th podgroup explain case of ``seed`` at ``version``: the schedule
-    case's cluster with every group object created, some members already pending in the
-    cluster (their group short of or past its ``minCount``) or bound, and one member to
-    explain."""
+    case's cluster (a composite tree at times, :func:`_composite`) with every group object
+    created, some members already pending in the cluster (their group short of or past its
+    ``minCount``) or bound, and one member to explain."""
     v = check_version(version)
     gen = _Gen(random.Random(f"podgroup-explain/{seed}/{index}/{v}"), v)
     d = _draw(gen)
+    _composite(random.Random(f"podgroup-composite-explain/{seed}/{index}/{v}"), d)
     items = list(d["items"])
     items += [o for o in d["submitted"] if o["kind"] != "Pod"]
     members = [p for p in d["submitted"] if p["kind"] == "Pod"]

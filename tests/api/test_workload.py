@@ -452,7 +452,7 @@ def test_a_composite_pod_group_is_validated_with_field_paths() -> None:
     assert path == "kind" and "v1alpha3" in message
 
 
-def test_composite_pod_groups_are_refused_where_the_gate_makes_a_tree() -> None:
+def test_composite_pod_groups_are_refused_only_for_their_topology_constraints() -> None:
     member = pod_group(
         parentCompositePodGroupName="all",
         workloadRef={"workloadName": "job", "templateName": "train"},
@@ -460,17 +460,13 @@ def test_composite_pod_groups_are_refused_where_the_gate_makes_a_tree() -> None:
     on = gates("1.37", **COMPOSITE)
     tree = [composite_pod_group(), member]
     workload.admit(tree, on)  # the API server takes both
-    workload.refuse_composite(tree, on)  # the scheduler schedules the tree
-    with pytest.raises(InputError) as err:  # explain does not model it
-        workload.refuse_composite(tree, on, paths=["a", "b"], explain=True)
-    assert [p for p, _ in err.value.problems] == ["a", "b.spec.parentCompositePodGroupName"]
-    assert "not modelled by kubesched's explain" in err.value.problems[0][1]
-    with pytest.raises(InputError) as err:  # nor objects of the tree created during the run
-        workload.refuse_composite(tree, on, paths=["a", "b"], later=True)
-    assert [p for p, _ in err.value.problems] == ["a", "b.spec.parentCompositePodGroupName"]
-    # Gate off: the parent is dropped and no CompositePodGroup is served; nothing to refuse.
-    workload.refuse_composite([member], gates("1.37", **ON), explain=True)
-    workload.refuse_composite([pod_group()], on, explain=True)
+    workload.refuse_composite(tree, on)  # the scheduler (and explain) takes the tree
+    constrained = [composite_pod_group(schedulingConstraints={"topology": [{"key": "rack"}]})]
+    with pytest.raises(InputError) as err:
+        workload.refuse_composite([*constrained, member], on, paths=["a", "b"])
+    assert [p for p, _ in err.value.problems] == ["a.spec.schedulingConstraints"]
+    # Gate off: no CompositePodGroup is served; nothing to refuse.
+    workload.refuse_composite(constrained, gates("1.37", **ON))
 
 
 def test_schedule_refuses_what_it_does_not_model_of_a_tree() -> None:
@@ -490,9 +486,7 @@ def test_schedule_refuses_what_it_does_not_model_of_a_tree() -> None:
         )
 
 
-def test_commands_refuse_a_composite_tree_with_file_and_path(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_commands_take_a_composite_tree(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     member = pod_group(
         parentCompositePodGroupName="all",
         workloadRef={"workloadName": "job", "templateName": "train"},
@@ -502,29 +496,11 @@ def test_commands_refuse_a_composite_tree_with_file_and_path(
     pod = tmp_path / "pod.json"
     pod.write_text(json.dumps(_pod(schedulingGroup={"podGroupName": "train"})))
     gates_on = "GenericWorkload=true,TopologyAwareWorkloadScheduling=true,CompositePodGroup=true"
-    for verb in ("explain", "schedule"):
-        args = [verb, "--cluster", str(cluster), "--pod" if verb == "explain" else "--pods"]
-        assert (
-            main([*args, str(pod), "--kubernetes-version", "1.37", "--feature-gates", gates_on])
-            == 2
-        )
-        err = capsys.readouterr().err
-        assert str(cluster) in err
-        if verb == "explain":
-            assert "CompositePodGroup/ml/all: composite PodGroups are not modelled" in err
-            assert "PodGroup/ml/train.spec.parentCompositePodGroupName: composite Pod" in err
-        else:  # the Pod may preempt (no preemptionPolicy: PreemptLowerPriority)
-            assert ".spec.preemptionPolicy: composite PodGroups are not modelled" in err
-    # the Python API's explain too
-    import kubesched
-
-    with pytest.raises(InputError, match="not modelled"):
-        kubesched.explain(
-            as_list(node("a", cpu="4"), composite_pod_group(), member),
-            _pod(schedulingGroup={"podGroupName": "train"}),
-            kubernetes_version="1.37",
-            feature_gates=COMPOSITE,
-        )
+    version = ["--kubernetes-version", "1.37", "--feature-gates", gates_on]
+    # explain and schedule take the tree, its member that may preempt too
+    assert main(["explain", "--cluster", str(cluster), "--pod", str(pod), *version]) == 0
+    assert main(["schedule", "--cluster", str(cluster), "--pods", str(pod), *version]) == 0
+    capsys.readouterr()
 
 
 def test_a_stored_pod_group_keeps_its_constraints_and_a_created_one_loses_them() -> None:

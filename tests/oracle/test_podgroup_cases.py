@@ -176,30 +176,37 @@ def test_upstream_gates_members_of_a_missing_group(schedule_oracle_1_37: Any) ->
 
 
 def test_the_composite_gate_is_drawn_at_1_37_with_composite_trees_kubesched_takes() -> None:
-    """CompositePodGroup (v1.37) is drawn on only beside its dependencies; most schedule
-    cases with it hold a composite tree (a root, at times a middle group), every one of
-    which kubesched schedules rather than refuses (nothing preempts beside it); the explain
-    form draws none (kubesched's explain refuses trees)."""
-    trees = depth2 = 0
+    """CompositePodGroup (v1.37) is drawn on only beside its dependencies; most cases with it
+    hold a composite tree (a root, at times a middle group), in the schedule and the explain
+    form alike, every one of which kubesched takes rather than refuses: trees whose members
+    may preempt, running trees among the victims, CompositePodGroups created during the
+    run."""
+    trees = depth2 = explained = preempting = late = running = 0
     for i in range(60):
         for req in (podgroup_schedule_case(4, i, "1.37"), podgroup_case(4, i, "1.37")):
             gates = req.get("featureGates", {})
             if gates.get("CompositePodGroup"):
                 assert gates["GenericWorkload"] and gates["TopologyAwareWorkloadScheduling"]
-            if "pod" in req:
-                assert "parentCompositePodGroupName" not in str(req)
-                continue
             kinds = [o["kind"] for o in req["cluster"]["items"]]
-            if "CompositePodGroup" not in kinds:
+            submitted = [o["kind"] for o in req.get("pods", [])]
+            if "CompositePodGroup" not in kinds + submitted:
                 assert "parentCompositePodGroupName" not in str(req)
                 continue
             trees += 1
-            depth2 += kinds.count("CompositePodGroup") == 2
+            depth2 += (kinds + submitted).count("CompositePodGroup") >= 2
+            if "pod" in req:
+                explained += 1
+                if explained <= 2:
+                    assert "error" not in ours(req, "1.37")
+                continue
+            late += "CompositePodGroup" in submitted
+            running += "running-tree" in str(req["cluster"])
             pods = [p for p in req["pods"] if p["kind"] == "Pod" and not p["spec"].get("nodeName")]
-            assert all(p["spec"]["preemptionPolicy"] == "Never" for p in pods)
+            preempting += any(p["spec"].get("preemptionPolicy") != "Never" for p in pods)
             if trees <= 3:
                 assert "error" not in ours_schedule(req, "1.37")
-    assert trees >= 5 and depth2 >= 1
+    assert trees >= 5 and depth2 >= 1 and explained >= 1
+    assert preempting >= 1 and late >= 1 and running >= 1
     assert not any(
         "CompositePodGroup" in podgroup_schedule_case(4, i, "1.36").get("featureGates", {})
         for i in range(30)

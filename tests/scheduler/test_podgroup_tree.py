@@ -67,8 +67,7 @@ def leaf(name: str, min_count: int, parent: str | None) -> dict[str, Any]:
 
 
 def member(name: str, group: str, cpu: str, **spec: Any) -> dict[str, Any]:
-    """:func:`tests._podgroup.member` that never preempts (kubesched refuses a Pod that may
-    preempt beside a tree), with ``spec`` fields added."""
+    """:func:`tests._podgroup.member` that never preempts, with ``spec`` fields added."""
     pod = _podgroup.member(name, group, cpu)
     pod["spec"].update(preemptionPolicy="Never", **spec)
     return pod
@@ -178,15 +177,136 @@ def test_what_is_not_modelled_is_refused_with_its_field_path() -> None:
     assert [p for p, _ in err.value.problems] == [
         "CompositePodGroup/ns/root.spec.schedulingConstraints"
     ]
-    preempting = copy.deepcopy(pods)
-    del preempting[2]["spec"]["preemptionPolicy"]
-    with pytest.raises(InputError) as err:
-        _schedule(items, preempting)
-    assert [p for p, _ in err.value.problems] == ["Pod/ns/b-0.spec.preemptionPolicy"]
-    with pytest.raises(InputError) as err:
-        _schedule(items[:1], [items[1], items[2], items[3], *pods])  # created during the run
-    assert [p for p, _ in err.value.problems] == [
-        "CompositePodGroup/ns/root",
-        "PodGroup/ns/a.spec.parentCompositePodGroupName",
-        "PodGroup/ns/b.spec.parentCompositePodGroupName",
+
+
+def _stamped(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``objs`` created one second apart, in their order."""
+    out = copy.deepcopy(objs)
+    for i, obj in enumerate(out):
+        obj["metadata"]["creationTimestamp"] = f"2026-01-01T00:00:{i:02d}Z"
+    return out
+
+
+def test_tree_objects_created_during_the_run_release_the_held_members() -> None:
+    # a's members arrive first: their parent root is not observed yet, so they are held
+    # (incompletePodGroupPods); the root's add releases every PodGroup under it, and the
+    # tree is scheduled as one (1 of 2: a binds, b does not fit beside it)
+    items, pods = _two_leaves(1)
+    arrivals = _stamped([items[2], items[3], *pods, items[1]])
+    out = _schedule(items[:1], arrivals)
+    assert [out[f"ns/a-{i}"]["node"] for i in range(2)] == ["n0", "n0"]
+    assert [out[f"ns/b-{i}"]["result"] for i in range(2)] == ["Unschedulable"] * 2
+    # 2 of 2: the root's quorum is never met, nothing binds
+    items, pods = _two_leaves(2)
+    out = _schedule(items[:1], _stamped([items[2], items[3], *pods, items[1]]))
+    assert {v["result"] for v in out.values()} == {"Unschedulable"}
+    # the root never created: the members stay held
+    out = _schedule(items[:1], _stamped([items[2], items[3], *pods]))
+    assert {v["result"] for v in out.values()} == {"Gated"}
+    assert out["ns/a-0"]["message"] == (
+        "failed to build hierarchy snapshot: composite pod group object not found in state "
+        "for compositepodgroup/ns/root"
+    )
+
+
+def _classy(obj: dict[str, Any], cls: str, value: int) -> dict[str, Any]:
+    obj["spec"].update(priorityClassName=cls, priority=value)
+    return obj
+
+
+def _priority_class(name: str, value: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": name},
+        "value": value,
+    }
+
+
+def _running(name: str, group: str | None, node_name: str, cpu: str) -> dict[str, Any]:
+    pod = _classy(_podgroup.member(name, group or "-", cpu), "low", 10)
+    if group is None:
+        del pod["spec"]["schedulingGroup"]
+    pod["spec"].update(nodeName=node_name, terminationGracePeriodSeconds=0)
+    return pod
+
+
+def test_a_tree_preempts_as_one_at_its_roots_priority() -> None:
+    # the root's PodGroupPostFilter: the tree's algorithm rerun without the lower-priority
+    # Pod, its members nominated, then bound once the victim is gone
+    items = [
+        node("n0", "3"),
+        _priority_class("low", 10),
+        _priority_class("high", 1000),
+        _classy(composite("root", 1), "high", 1000),
+        _classy(leaf("a", 2, "root"), "high", 1000),
+        _running("low-0", None, "n0", "2"),
     ]
+    pods = [_classy(_podgroup.member(f"a-{i}", "a", "1"), "high", 1000) for i in range(2)]
+    out = _schedule(items, pods)
+    assert [out[f"ns/a-{i}"]["node"] for i in range(2)] == ["n0", "n0"]
+    assert out["ns/a-0"]["victims"] == ["ns/low-0"]
+    # the root's preemptionPolicy Never (PodGroupPreemptionPolicy): nothing is preempted
+    never = copy.deepcopy(items)
+    never[3]["spec"]["preemptionPolicy"] = "Never"
+    for pod in (never_pods := copy.deepcopy(pods)):
+        pod["spec"]["preemptionPolicy"] = "Never"
+    out = _schedule(never, never_pods, {**GATES, "PodGroupPreemptionPolicy": True})
+    assert out["ns/a-0"]["result"] == "Unschedulable"
+    assert out["ns/a-0"]["message"].endswith(
+        "pod group preemption: not eligible due to preemptionPolicy=Never."
+    )
+
+
+@pytest.mark.parametrize(("mode", "victims"), [(None, 1), ("root", 2), ("a", 1)])
+def test_a_tree_with_disruption_mode_all_is_one_victim(mode: str | None, victims: int) -> None:
+    # an ordinary Pod needing n0 evicts a-0; with the root's disruptionMode all the whole
+    # tree (b-0 on n1 too) goes as one CompositePodGroup unit, a leaf's covers only itself
+    root = _classy(composite("root", 1), "low", 10)
+    a = _classy(leaf("a", 1, "root"), "low", 10)
+    b = _classy(leaf("b", 1, "root"), "low", 10)
+    if mode is not None:
+        (root if mode == "root" else a)["spec"]["disruptionMode"] = {"all": {}}
+    items = [
+        node("n0", "3"),
+        node("n1", "3"),
+        _priority_class("low", 10),
+        _priority_class("high", 1000),
+        root,
+        a,
+        b,
+        _running("a-0", "a", "n0", "2"),
+        _running("b-0", "b", "n1", "2"),
+    ]
+    hi = _classy(_podgroup.member("hi", "-", "2"), "high", 1000)
+    del hi["spec"]["schedulingGroup"]
+    hi["spec"]["nodeSelector"] = {"kubernetes.io/hostname": "n0"}
+    out = _schedule(items, [hi])
+    assert out["ns/hi"]["node"] == "n0"
+    assert out["ns/hi"]["victims"] == ["ns/a-0", "ns/b-0"][:victims]
+
+
+def test_explain_decides_a_member_with_its_whole_tree() -> None:
+    # a fits alone (2 members on n0) but its root wants both children: a-0 fails with the
+    # root's status, and podGroup says where a's members fit and what each group got
+    items, pods = _two_leaves(2)
+    cluster = {"apiVersion": "v1", "kind": "List", "items": [*items, *pods[1:]]}
+    out = kubesched.explain(cluster, pods[0], kubernetes_version="1.37", feature_gates=GATES)
+    assert out["result"] == "Unschedulable"
+    assert out["message"] == TREE_ROOT_FAILED
+    group = out["podGroup"]
+    assert group["alone"]["result"] == "Scheduled"  # the framework for a-0 alone
+    assert group["placements"] == {"ns/a-0": "n0", "ns/a-1": "n0"}
+    tree = group["tree"]
+    assert (tree["root"], tree["minGroupCount"], tree["result"]) == ("ns/root", 2, "Unschedulable")
+    assert {k: (g["members"], g["placed"]) for k, g in tree["groups"].items()} == {
+        "ns/a": (2, 2),
+        "ns/b": (2, 0),
+    }
+    # 1 of 2 is enough: a-0 would bind where the tree's cycle puts it
+    items, pods = _two_leaves(1)
+    cluster = {"apiVersion": "v1", "kind": "List", "items": [*items, *pods[1:]]}
+    out = kubesched.explain(cluster, pods[0], kubernetes_version="1.37", feature_gates=GATES)
+    tree = out["podGroup"]["tree"]
+    assert (out["result"], tree["result"]) == ("Scheduled", "Scheduled")
+    assert tree["groups"]["ns/b"]["result"] == "Unschedulable"

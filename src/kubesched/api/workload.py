@@ -753,17 +753,9 @@ UNMODELLED = (
     "CompositePodGroup: {why}); turn CompositePodGroup off or leave the composite groups out"
 )
 """The refusal's text (:func:`refuse_composite`; ``docs/fidelity.md``)."""
-UNMODELLED_EXPLAIN = "a member's group would be explained as its whole tree's cycle"
 UNMODELLED_TOPOLOGY = (
     "a CompositePodGroup's topology constraint would generate the placements its children "
     "are tried in"
-)
-UNMODELLED_LATER = (
-    "a tree object created while its members are queued would regroup them under its root"
-)
-UNMODELLED_PREEMPTION = (
-    "a Pod that may preempt beside a composite tree would preempt as upstream's "
-    "workload-aware preemption does for trees and their members"
 )
 
 
@@ -788,48 +780,31 @@ def refuse_composite(
     objects: Iterable[Obj],
     gates: Gates,
     paths: Sequence[str] | None = None,
-    *,
-    explain: bool = False,
-    later: bool = False,
-    pods: Sequence[tuple[str, api.Pod]] = (),
 ) -> None:
     """:class:`InputError` for the part of a composite hierarchy kubesched does not model
     (``docs/fidelity.md``).  The scheduler schedules a tree as upstream v1.37 does (one
     queue entity per root, one cycle for the tree, ``minGroupCount`` of each
-    CompositePodGroup: :mod:`kubesched.scheduler.podgroup_tree`), but refuses
-    ``explain`` of a tree (``explain``: every tree object), tree objects created during
-    the run (``later``: ``objects`` are created after the run starts), a
-    CompositePodGroup's ``schedulingConstraints``, and, beside a tree, a pending Pod of
-    ``pods`` (``(path, Pod)``) that may preempt (``preemptionPolicy`` other than
-    ``Never``).  ``paths`` as :func:`admit`'s."""
+    CompositePodGroup, preemption, tree objects created during the run, ``explain``:
+    :mod:`kubesched.scheduler.podgroup_tree`), but refuses a CompositePodGroup's
+    ``schedulingConstraints`` (its own topology placements).  ``paths`` as
+    :func:`admit`'s."""
     objects = list(objects)
     tree = _tree_objects(objects, gates)
     if not tree:
         return
     problems: Problems = []
 
-    def text(why: str, what: str = "scheduler") -> str:
-        return UNMODELLED.format(what=what, version=gates.version, why=why)
+    def text(why: str) -> str:
+        return UNMODELLED.format(what="scheduler", version=gates.version, why=why)
 
     for i, obj in tree:
         path = paths[i] if paths is not None else _name_path(obj)
         spec = obj.get("spec")
-        parent = fe.join(fe.join(path, "spec"), "parentCompositePodGroupName")
-        where = path if obj.get("kind") == "CompositePodGroup" else parent
-        if explain:
-            problems.append((where, text(UNMODELLED_EXPLAIN, "explain")))
-        elif later:
-            problems.append((where, text(UNMODELLED_LATER)))
-        elif obj.get("kind") == "CompositePodGroup" and isinstance(spec, dict):
+        if obj.get("kind") == "CompositePodGroup" and isinstance(spec, dict):
             cons = spec.get("schedulingConstraints")
             if isinstance(cons, dict) and cons.get("topology"):
                 cpath = fe.join(fe.join(path, "spec"), "schedulingConstraints")
                 problems.append((cpath, text(UNMODELLED_TOPOLOGY)))
-    if tree and not explain:
-        for path, pod in pods:
-            if not pod.node_name and (pod.preemption_policy or "") != "Never":
-                ppath = fe.join(fe.join(path, "spec"), "preemptionPolicy")
-                problems.append((ppath, text(UNMODELLED_PREEMPTION)))
     if problems:
         raise InputError(problems)
 

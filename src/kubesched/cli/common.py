@@ -175,7 +175,6 @@ def check_inputs(
     *,
     admit: bool = True,
     version: VersionChoice | None = None,
-    explain: bool = False,
 ) -> Inputs:
     """Parse the snapshot (unless given parsed: :func:`kubesched.api.parse.load_cluster`),
     the Pods (which may name the snapshot's PriorityClasses; their priorities resolved
@@ -184,8 +183,8 @@ def check_inputs(
     error names the file it came from.  References to objects the snapshot lacks are not
     errors (the commands warn about them once, as they run).  Returns what was parsed, for
     the command to use rather than parse again.  ``version`` is the command line's Kubernetes
-    version and gates; without a version, the snapshot's Nodes' kubelets tell it.
-    ``explain``: for ``kubesched explain``, which refuses composite trees whole
+    version and gates; without a version, the snapshot's Nodes' kubelets tell it.  What
+    kubesched does not model of a composite tree is refused
     (:func:`kubesched.api.workload.refuse_composite`)."""
     from kubesched.admission import references
     from kubesched.api import workload
@@ -215,13 +214,8 @@ def check_inputs(
     )
     check(lambda: workload.admit(snapshot.others, gates), cluster[1])
     check(lambda: workload.admit(incoming.others, gates), pods[1])
-    pending = [(f"Pod/{p.namespace}/{p.name}", p) for p in [*snapshot.pods, *incoming.pods]]
-    if explain:
-        check(lambda: workload.refuse_composite(snapshot.others, gates, explain=True), cluster[1])
-        check(lambda: workload.refuse_composite(incoming.others, gates, explain=True), pods[1])
-    else:
-        check(lambda: workload.refuse_composite(snapshot.others, gates, pods=pending), cluster[1])
-        check(lambda: workload.refuse_composite(incoming.others, gates, later=True), pods[1])
+    check(lambda: workload.refuse_composite(snapshot.others, gates), cluster[1])
+    check(lambda: workload.refuse_composite(incoming.others, gates), pods[1])
     for pods_of, file in ((snapshot.pods, cluster[1]), (incoming.pods, pods[1])):
         refs = workload.check_pod_refs(pods_of, gates)
         if refs:

@@ -49,7 +49,6 @@ def run(args: argparse.Namespace) -> int:
             (config, args.config),
             admit=False,
             version=common.version_choice(args),
-            explain=True,
         )
     try:
         result = explain(inputs.snapshot, inputs.pods[0], inputs.config, preemption=args.preemption)

@@ -167,9 +167,7 @@ def explain(
         ext_configs = extender_config.parse_extenders(cfg.extenders)
         profile = extender_config.apply_ignored_resources((profile,), ext_configs)[0]
         handle = Handle(state_cluster, feature_gates=cfg.feature_gates)
-        workload.refuse_composite(
-            list(state_cluster.objects.values()), cfg.feature_gates, explain=True
-        )
+        workload.refuse_composite(list(state_cluster.objects.values()), cfg.feature_gates)
         if podgroups.enabled(cfg.feature_gates):  # GangScheduling counts the pending members
             manager = podgroups.PodGroupManager(cfg.feature_gates, state_cluster)
             for member in (*pending, p):

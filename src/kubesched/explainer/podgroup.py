@@ -21,6 +21,16 @@ answers the ``"podGroup"`` part of ``explain``'s output::
 explained Pod by itself, as a cycle for that one Pod would (upstream's framework run, which
 the oracle's ``explain`` compares).
 
+A member of a composite tree (v1.37, gate CompositePodGroup) is decided with its whole
+tree (:meth:`kubesched.scheduler.podgroup_tree.TreeCycle.decide_tree`, every PodGroup
+under the root with the snapshot's pending members): the fields above are its own
+PodGroup's (its status as its members fail with it), and ``"tree"`` the tree's::
+
+    "tree": {"root": "ns/root", "minGroupCount": 2, "result": "Unschedulable",
+             "message": "pod group is unschedulable, 0/1 placements are available, ...",
+             "groups": {"ns/a": {"result": ..., "message": ..., "members": 2, "placed": 2}},
+             "nominations": {"ns/a-0": "n1"}}   # when the tree would wait on a preemption
+
 ``"Gated"``: GangScheduling's PreEnqueue holds the members (the PodGroup is missing, or
 fewer than ``minCount`` members exist), so no cycle would run; ``missing`` says what is
 lacking.  The explained Pod's own ``result`` and ``message`` then say what the scheduler
@@ -38,10 +48,13 @@ from kubesched.api import objects as api
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework import podgroups
 from kubesched.framework.interface import QueuedPodInfo, Status
+from kubesched.framework.podgroups import COMPOSITE, TreeNode
+from kubesched.framework.runtime import Framework
 from kubesched.plugins.gangscheduling.plugin import WAITING_FOR_MIN_COUNT
 from kubesched.scheduler import Diagnosis
 from kubesched.scheduler.core import Scheduler
 from kubesched.scheduler.options import SchedulerOptions
+from kubesched.scheduler.podgroup_tree import TreeCycle
 from kubesched.state.cache import ClusterState
 
 
@@ -66,9 +79,13 @@ def explain_group(
     key = manager.group_key(pod)
     if key is None:
         return None
-    members = [p for p in pending if p.key != pod.key and manager.group_key(p) == key]
-    for p in (pod, *members):
+    root = manager.root(key) if manager.trees() else None
+    tree = manager.tree(root) if root is not None and root.startswith(COMPOSITE) else None
+    keys = {leaf.key for leaf in tree.leaves()} if tree is not None else {key}
+    known = [p for p in pending if p.key != pod.key and manager.group_key(p) in keys]
+    for p in (pod, *known):  # every pending member of the group (of the tree) counted
         manager.on_pod_add(p)
+    members = [p for p in known if manager.group_key(p) == key]
     policy = manager.policy(key)
     state = manager.state(key)
     out: dict[str, Any] = {
@@ -91,6 +108,11 @@ def explain_group(
         if gate.message() == WAITING_FOR_MIN_COUNT and policy is not None:
             lack = policy.min_count - state.all_count()
             out["missing"] = f"{lack} more member(s) must exist (minCount {policy.min_count})"
+        elif tree is not None:
+            out["missing"] = (
+                f"members of more PodGroups under {tree.name!r}: each CompositePodGroup needs "
+                "minGroupCount PodGroups with minCount members"
+            )
         else:
             out["missing"] = "the group's object"
         return out, None
@@ -100,6 +122,9 @@ def explain_group(
     fwk = sched.profiles.get(pod.scheduler_name)
     if fwk is None:
         return None
+    if tree is not None and isinstance(cycle, TreeCycle):
+        others = [p for p in known if p.key != pod.key]
+        return _explain_tree(cycle, fwk, manager, tree, pod, others, out)
     queued = [
         QueuedPodInfo(p, timestamp=float(i), seq=i, attempts=1)
         for i, p in enumerate((pod, *members))
@@ -134,3 +159,81 @@ def explain_group(
             )
     mine = next((r for r in results if r.qp.pod.key == pod.key), None)
     return out, cycle.member_failure(mine, group, decided)
+
+
+def _explain_tree(
+    cycle: TreeCycle,
+    fwk: Framework,
+    manager: podgroups.PodGroupManager,
+    tree: TreeNode,
+    pod: api.Pod,
+    others: list[api.Pod],
+    out: dict[str, Any],
+) -> tuple[dict[str, Any], Diagnosis | Status | None]:
+    """The ``"podGroup"`` answer for a member of a composite tree (v1.37, CompositePodGroup):
+    the tree's cycle as a dry run over ``pod`` and the snapshot's ``others`` pending members
+    of the tree (:meth:`TreeCycle.decide_tree`); the member's own PodGroup as for a lone
+    group (``placements``, ``fitPerNode``, ``unplaced`` of its members), and ``"tree"``: the
+    root, its verdict and every group's (``groups``: result, message, members placed)."""
+    queued = [
+        QueuedPodInfo(p, timestamp=float(i), seq=i, attempts=1)
+        for i, p in enumerate((pod, *others))
+    ]
+    by_leaf = cycle.by_leaf(queued)
+    decision = cycle.decide_tree(fwk, tree, by_leaf)
+    key = out["name"]
+    mine = by_leaf.get(key, [])
+    res = decision.results.get(key)
+    results = res.results if res is not None else []
+    tried = (res.results or res.superseded) if res is not None else []
+    group = decision.groups.get(key, decision.final)
+    placements: dict[str, str | None] = {m.pod.key: None for m in mine}
+    unplaced: dict[str, str] = {}
+    for r in tried:  # a feasible PodGroup its failed parent undid: where it fit
+        if r.status.is_success():
+            placements[r.qp.pod.key] = r.node
+        else:
+            unplaced[r.qp.pod.key] = (r.diagnosis or r.status).message()
+    placed = sum(1 for n in placements.values() if n is not None)
+    groups: dict[str, Any] = {}
+    for leaf in tree.leaves():
+        status = decision.groups.get(leaf.key, decision.final)
+        done = decision.results.get(leaf.key)
+        groups[leaf.key] = {
+            "result": _result(status),
+            "message": status.message(),
+            "members": len(by_leaf.get(leaf.key, [])),
+            "placed": sum(
+                1
+                for r in ((done.results or done.superseded) if done else [])
+                if r.status.is_success() and r.node
+            ),
+        }
+    root = tree.key.removeprefix(COMPOSITE)
+    cpg = manager.composite[root]
+    out.update(
+        result=_result(group),
+        message=group.message() or f"{placed} of {len(mine)} members fit",
+        placements=placements,
+        fitPerNode=dict(sorted(Counter(n for n in placements.values() if n).items())),
+        unplaced=unplaced,
+        tree={
+            "root": root,
+            "minGroupCount": cpg.policy.min_count or 1,
+            "result": _result(decision.final),
+            "message": decision.final.message(),
+            "groups": groups,
+        },
+    )
+    if decision.preemption is not None:
+        out["tree"]["nominations"] = dict(sorted(decision.preemption.nominations.items()))
+    member = next((r for r in results if r.qp.pod.key == pod.key), None)
+    untried = res.status if res is not None else None
+    waiting = decision.preemption is not None
+    return out, cycle.member_failure(member, group, untried, waiting=waiting)
+
+
+def _result(status: Status) -> str:
+    if status.is_success():
+        return "Scheduled"
+    return "Error" if status.code.name == "ERROR" else "Unschedulable"

@@ -65,6 +65,8 @@ class Resource(enum.StrEnum):
     SERVICE = "Service"
     PDB = "PodDisruptionBudget"
     POD_GROUP = "podgroups.v1alpha1.scheduling.x-k8s.io"
+    COMPOSITE_POD_GROUP = "scheduling.k8s.io/CompositePodGroup"
+    """v1.37's CompositePodGroup (gate CompositePodGroup)."""
     ELASTIC_QUOTA = "elasticquotas.v1alpha1.scheduling.x-k8s.io"
     WORKLOAD = "Workload"
     RESOURCE_CLAIM = "resource.k8s.io/ResourceClaim"

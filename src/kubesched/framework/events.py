@@ -54,6 +54,7 @@ _OBJECT_RESOURCES = {
     "Service": Resource.SERVICE,
     "PodDisruptionBudget": Resource.PDB,
     "PodGroup": Resource.POD_GROUP,
+    "CompositePodGroup": Resource.COMPOSITE_POD_GROUP,
     "Workload": Resource.WORKLOAD,
     "ElasticQuota": Resource.ELASTIC_QUOTA,
     "ResourceClaim": Resource.RESOURCE_CLAIM,
@@ -80,9 +81,10 @@ _LABELLED_BY_RESOURCE = frozenset(
 
 def object_event(kind: str, deleted: bool, existed: bool | None = None) -> ClusterEvent | None:
     """The event for an add, update or delete of a Namespace, Service, PDB, PodGroup,
-    Workload, ElasticQuota, DRA object (ResourceClaim, ResourceSlice, DeviceClass,
-    DeviceTaintRule) or storage object (PersistentVolume, PersistentVolumeClaim, StorageClass,
-    CSINode, CSIDriver, CSIStorageCapacity, VolumeAttachment).
+    CompositePodGroup, Workload, ElasticQuota, DRA object (ResourceClaim, ResourceSlice,
+    DeviceClass, DeviceTaintRule) or storage object (PersistentVolume,
+    PersistentVolumeClaim, StorageClass, CSINode, CSIDriver, CSIStorageCapacity,
+    VolumeAttachment).
 
     ``existed`` says whether the object was known before the change: False an Add, True an
     Update (upstream's informers tell them apart, so a plugin registered for Add alone, such

@@ -195,6 +195,25 @@ def workload_pod_group_key(obj: dict[str, Any]) -> str | None:
     return _key(obj)
 
 
+def released_groups(manager: PodGroupManager | None, obj: dict[str, Any]) -> list[str]:
+    """The PodGroups whose held members an added Workload API object sends to the queue
+    again (upstream ``AddPodGroup`` / ``AddCompositePodGroup``): a PodGroup's own; under
+    CompositePodGroup (v1.37), for a PodGroup or CompositePodGroup whose root is now
+    observed, every PodGroup under that root (``getLeafPodGroups``, the tree's order), none
+    while an ancestor is missing."""
+    key = workload_pod_group_key(obj)
+    if manager is None or not manager.trees():
+        return [key] if key is not None else []
+    if key is None:
+        if obj.get("kind") != "CompositePodGroup" or not workload.is_workload_api(obj):
+            return []
+        key = COMPOSITE + _key(obj)
+    root = manager.root(key)
+    if root is None:
+        return []
+    return [leaf.key for leaf in manager.tree(root).leaves()]
+
+
 def _key(obj: dict[str, Any]) -> str:
     """An object's ``namespace/name`` (the namespace defaulted), the managers' key."""
     meta = obj.get("metadata") or {}
@@ -325,6 +344,28 @@ class PodGroupManager:
             seen.add(parent)
             key = parent
         return key
+
+    def lineage(self, key: str) -> list[tuple[str, workload.GroupTemplate]]:
+        """PodGroup ``key`` and its ancestors upward with their policies (upstream
+        ``TraverseHierarchyUp``): stops before a group not observed, at a repeated one and
+        after :data:`~kubesched.api.workload.MAX_TREE_DEPTH` groups; only ``key`` without
+        trees (v1.37 with CompositePodGroup on: :meth:`trees`)."""
+        out: list[tuple[str, workload.GroupTemplate]] = []
+        current: str | None = key
+        while current is not None and len(out) < workload.MAX_TREE_DEPTH:
+            if any(k == current for k, _ in out):
+                break
+            if current.startswith(COMPOSITE):
+                cpg = self.composite.get(current.removeprefix(COMPOSITE))
+                policy = cpg.policy if cpg is not None else None
+            else:
+                pg = self.pod_groups.get(current)
+                policy = pg.policy if pg is not None else None
+            if policy is None:
+                break
+            out.append((current, policy))
+            current = self._parent(current)
+        return out
 
     def tree(self, root: str) -> TreeNode:
         """The tree under ``root`` as observed (upstream ``buildQueuedPodGroupInfo``):

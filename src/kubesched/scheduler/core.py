@@ -417,11 +417,11 @@ class Scheduler:
         kind = self.cluster.apply_object(obj, deleted=deleted)
         self._tell("on_object", obj, deleted)
         group = podgroups.workload_pod_group_key(obj)
-        if group is not None:  # upstream AddPodGroup / DeletePodGroup, before the event
-            if deleted:
-                self.queue.pod_group_deleted(group)
-            else:
-                self.queue.pod_group_added(group)
+        if deleted and group is not None:  # upstream DeletePodGroup, before the event
+            self.queue.pod_group_deleted(group)
+        elif not deleted:  # AddPodGroup / AddCompositePodGroup: held members released
+            for released in podgroups.released_groups(self.pod_group_manager, obj):
+                self.queue.pod_group_added(released)
         event = events.object_event(kind, deleted, before is not None)
         if event is not None:
             if deleted:

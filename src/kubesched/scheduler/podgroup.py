@@ -119,6 +119,39 @@ def with_reason(group: Status, reason: str) -> Status:
     return Status(group.code, (*group.reasons, reason), group.plugin)
 
 
+def run_pod_group_post_filters(
+    fwk: Framework,
+    key: str,
+    pods: list[api.Pod],
+    schedule: contract.PodGroupSchedulingFunc | None,
+    dra: bool,
+) -> tuple[Status, contract.PodGroupPostFilterResult | None]:
+    """``RunPodGroupPostFilterPlugins`` for group ``key`` (a ``composite:`` key for a
+    tree's root) in the profile's PostFilter order: DynamicResources says ``deallocation
+    and deletion of ResourceClaims completed`` when ``dra`` (else nothing); a
+    PodGroupPostFilter plugin (DefaultPreemption) preempts for the group when it has a
+    ``schedule`` (its whole algorithm).  The first Success or UnschedulableAndUnresolvable
+    answer ends the run (with its nominations on Success); Unschedulable reasons are joined
+    (an empty message when none says anything); an Error is ``error in "NAME"
+    PodGroupPostFilter plugins: ...``."""
+    reasons: list[str] = []
+    for plugin in fwk.plugins["post_filter"]:
+        if plugin.name == names.DYNAMIC_RESOURCES:
+            if dra:
+                reasons.append("deallocation and deletion of ResourceClaims completed")
+        elif isinstance(plugin, contract.PodGroupPostFilterPlugin) and schedule is not None:
+            result, status = plugin.pod_group_post_filter(key, pods, schedule)
+            if status.is_success():
+                return Status(Code.SUCCESS, (status.message(),)), result
+            if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return Status(status.code, (status.message(),)), None
+            if status.code != Code.UNSCHEDULABLE:
+                msg = f'error in "{plugin.name}" PodGroupPostFilter plugins: {status.message()}'
+                return Status(Code.ERROR, (msg,), plugin.name), None
+            reasons.extend(status.reasons)
+    return Status(Code.UNSCHEDULABLE, (", ".join(reasons),)), None
+
+
 def attempt_outcome(decided: Status) -> str:
     """The outcome ``AddAttemptedPodGroupIfNeeded`` records for a group (or tree) whose
     algorithm decided ``decided``: success, rejected or error."""
@@ -390,25 +423,17 @@ class GroupAlgorithm:
             return group, None
         gates = self.manager.gates
         policy = self.manager.policy(key)
-        reasons: list[str] = []
-        for plugin in fwk.plugins["post_filter"]:
-            if plugin.name == names.DYNAMIC_RESOURCES:
-                constrained = policy is not None and bool(policy.topology_keys)
-                if not (gates.enabled("TopologyAwareWorkloadScheduling") and constrained):
-                    reasons.append("deallocation and deletion of ResourceClaims completed")
-            elif isinstance(plugin, contract.PodGroupPostFilterPlugin) and policy is not None:
-                pods = [m.pod for m in members]
-                schedule = self._scheduling_func(fwk, members, key, policy)
-                result, status = plugin.pod_group_post_filter(key, pods, schedule)
-                if status.is_success():
-                    return with_reason(group, status.message()), result
-                if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
-                    return with_reason(group, status.message()), None
-                if status.code != Code.UNSCHEDULABLE:
-                    msg = f'error in "{plugin.name}" PodGroupPostFilter plugins: {status.message()}'
-                    return Status(Code.ERROR, (msg,), plugin.name), None
-                reasons.extend(status.reasons)
-        return with_reason(group, ", ".join(reasons)), None
+        constrained = policy is not None and bool(policy.topology_keys)
+        dra = not (gates.enabled("TopologyAwareWorkloadScheduling") and constrained)
+        if policy is None:
+            status, result = run_pod_group_post_filters(fwk, key, [], None, dra)
+        else:
+            schedule = self._scheduling_func(fwk, members, key, policy)
+            pods = [m.pod for m in members]
+            status, result = run_pod_group_post_filters(fwk, key, pods, schedule, dra)
+        if status.code == Code.ERROR:
+            return status, None
+        return with_reason(group, status.message()), result
 
     def workload_aware_preemption_v136(
         self,

@@ -26,10 +26,16 @@ tree changes, as upstream's ``schedule_one_podgroup.go`` does it:
 - **results** (``completeCompositePodGroupAlgorithmResult``): a failed CompositePodGroup's
   status replaces its feasible (or untried) descendants', whose members fail with it; a
   PodGroup that failed on its own keeps its own results.  After an Unschedulable root the
-  PodGroupPostFilter plugins run for the root, and their answer is appended to every
-  group's status;
+  PodGroupPostFilter plugins run for the root (:meth:`TreeCycle.tree_post_filter`:
+  DefaultPreemption preempts for the whole tree at the root's priority, rerunning the
+  tree's algorithm; DynamicResources says nothing for a tree), and their answer is appended
+  to every group's status; a preemption leaves every PodGroup waiting on it, its members
+  nominated where the rerun placed them;
 - **submit** runs per PodGroup (its condition, its members bound or failed), then the root
   entity is requeued with the root's status.
+
+:meth:`TreeCycle.decide_tree` is the cycle up to the submit, which ``explain`` runs as a
+dry run for a member of a tree (:mod:`kubesched.explainer.podgroup`).
 
 Upstream walks a CompositePodGroup's children in a Go set's order (and submits the
 PodGroups in a Go map's); kubesched walks them in :meth:`PodGroupManager.tree`'s order.
@@ -41,7 +47,6 @@ import time
 from dataclasses import dataclass, field
 
 from kubesched.api import objects as api
-from kubesched.config import names
 from kubesched.framework import contract
 from kubesched.framework.interface import SUCCESS, Code, CycleState, QueuedPodInfo, Status
 from kubesched.framework.podgroups import COMPOSITE, TreeNode
@@ -52,15 +57,11 @@ from kubesched.scheduler.podgroup import (
     MemberResult,
     PodGroupCycle,
     attempt_outcome,
+    run_pod_group_post_filters,
     with_reason,
 )
 
-__all__ = ["NodeResult", "TreeCycle"]
-
-NOT_ELIGIBLE = "pod group preemption: not eligible due to preemptionPolicy=Never."
-"""DefaultPreemption's PodGroupPostFilter for a tree: every member of a tree kubesched
-schedules has ``preemptionPolicy: Never`` (``kubesched.api.workload.refuse_composite``), so
-the root is never eligible (``preemptorEligibleToPreemptOthers``)."""
+__all__ = ["NodeResult", "TreeCycle", "TreeDecision"]
 
 Undo = list[tuple[CycleState, api.Pod]]
 
@@ -69,13 +70,32 @@ Undo = list[tuple[CycleState, api.Pod]]
 class NodeResult:
     """One group's outcome in the tree's algorithm (upstream ``podGroupAlgorithmResult``):
     ``results`` a PodGroup's member results (in its members' order, fewer when it stopped
-    early); ``inherited`` when the status is a failed ancestor's."""
+    early); ``inherited`` when the status is a failed ancestor's, ``superseded`` then the
+    results its own algorithm had (where its members were placed, for ``explain``)."""
 
     node: TreeNode
     status: Status
     results: list[MemberResult] = field(default_factory=list)
     any_scheduled: bool = False
     inherited: bool = False
+    superseded: list[MemberResult] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class TreeDecision:
+    """What one tree's cycle decided (:meth:`TreeCycle.decide_tree`): every group's
+    algorithm ``results`` (by key, the failures propagated; empty when validation refused
+    the tree), the root's status before (``decided``) and after (``final``) the
+    PodGroupPostFilter plugins, each group's status as its members fail with it
+    (``groups``: the plugins' answer appended, or their Error), the preemption the tree now
+    waits on (None: none), and the algorithm's seconds."""
+
+    results: dict[str, NodeResult]
+    decided: Status
+    final: Status
+    groups: dict[str, Status]
+    preemption: contract.PodGroupPostFilterResult | None
+    seconds: float
 
 
 class TreeCycle(PodGroupCycle):
@@ -106,40 +126,103 @@ class TreeCycle(PodGroupCycle):
             self.queue.add_attempted_pod_group(root, "success")
             return []
         tree = self.manager.tree(root)
-        leaves = tree.leaves()
-        by_leaf: dict[str, list[QueuedPodInfo]] = {}
-        for m in kept:
+        by_leaf = self.by_leaf(kept)
+        members = [m for leaf in tree.leaves() for m in by_leaf.get(leaf.key, [])]
+        held = self._hold_nominations(members)
+        decision = self.decide_tree(fwk, tree, by_leaf)
+        self._release_nominations(held)
+        preemption = decision.preemption
+        victims = preemption.victims if preemption is not None else ()
+        for leaf in tree.leaves():
+            queued = by_leaf.get(leaf.key, [])
+            if not queued:
+                continue
+            res = decision.results.get(leaf.key)
+            mine = preemption
+            if preemption is not None:  # the victims recorded once, by the first nominated
+                mine = contract.PodGroupPostFilterResult(preemption.nominations, victims)
+                if any(m.pod.key in preemption.nominations for m in queued):
+                    victims = ()
+            group = decision.groups[leaf.key]
+            done = res.results if res is not None else []
+            untried = res.status if res is not None else None
+            self.submit(fwk, queued, done, group, leaf.key, cycle, start, untried, mine)
+        if decision.results:  # not a tree refused before its algorithm
+            self._observe(fwk, decision.final, preemption, start, decision.seconds)
+        self.queue.add_attempted_pod_group(root, attempt_outcome(decision.decided))
+        return members
+
+    def by_leaf(self, members: list[QueuedPodInfo]) -> dict[str, list[QueuedPodInfo]]:
+        """The tree's members by their PodGroup, each group's in the release's order."""
+        out: dict[str, list[QueuedPodInfo]] = {}
+        for m in members:
             of = self.manager.group_key(m.pod)
             assert of is not None
-            by_leaf.setdefault(of, []).append(m)
-        by_leaf = {k: self.order(v) for k, v in by_leaf.items()}
+            out.setdefault(of, []).append(m)
+        return {k: self.order(v) for k, v in out.items()}
+
+    def decide_tree(
+        self, fwk: Framework, tree: TreeNode, by_leaf: dict[str, list[QueuedPodInfo]]
+    ) -> TreeDecision:
+        """Validate, run the tree's algorithm and, for an Unschedulable root, its
+        PodGroupPostFilter plugins (nothing stays assumed; a preemption evicts its
+        victims): every group's outcome (``podGroupCycle`` before the submit)."""
+        start = time.perf_counter()
+        leaves = tree.leaves()
         members = [m for leaf in leaves for m in by_leaf.get(leaf.key, [])]
-        problem = self.validate_tree(members, root, leaves)
+        problem = self.validate_tree(members, tree.key, leaves)
         if problem:
             error = Status(Code.ERROR, (problem,))
-            for leaf in leaves:
-                if leaf.key in by_leaf:
-                    self.submit(fwk, by_leaf[leaf.key], [], error, leaf.key, cycle, start)
-            self.queue.add_attempted_pod_group(root, "error")
-            return members
-        held = self._hold_nominations(members)
+            failed = dict.fromkeys((leaf.key for leaf in leaves), error)
+            return TreeDecision({}, error, error, failed, None, 0.0)
         results = self.tree_algorithm(fwk, tree, by_leaf)
-        algorithm = time.perf_counter() - start
-        decided = results[root].status
-        reason = post_filter_reason(fwk) if decided.code == Code.UNSCHEDULABLE else None
-        self._release_nominations(held)
-        for leaf in leaves:
-            res = results[leaf.key]
+        seconds = time.perf_counter() - start
+        decided = results[tree.key].status
+        after: Status | None = None
+        preemption: contract.PodGroupPostFilterResult | None = None
+        if decided.code == Code.UNSCHEDULABLE:
+            after, preemption = self.tree_post_filter(fwk, tree, by_leaf, members)
+        groups: dict[str, Status] = {}
+        for key, res in results.items():
             group = res.status
-            if reason is not None and not res.inherited:
-                group = with_reason(group, reason)
-            queued = by_leaf.get(leaf.key, [])
-            if queued:
-                self.submit(fwk, queued, res.results, group, leaf.key, cycle, start, res.status)
-        final = with_reason(decided, reason) if reason is not None else decided
-        self._observe(fwk, final, None, start, algorithm)
-        self.queue.add_attempted_pod_group(root, attempt_outcome(decided))
-        return members
+            if after is not None and after.code == Code.ERROR:
+                group = after
+            elif after is not None and not res.inherited:
+                group = with_reason(group, after.message())
+            groups[key] = group
+        final = decided
+        if after is not None:
+            final = after if after.code == Code.ERROR else with_reason(decided, after.message())
+        return TreeDecision(results, decided, final, groups, preemption, seconds)
+
+    def tree_post_filter(
+        self,
+        fwk: Framework,
+        tree: TreeNode,
+        members: dict[str, list[QueuedPodInfo]],
+        popped: list[QueuedPodInfo],
+    ) -> tuple[Status, contract.PodGroupPostFilterResult | None]:
+        """The PodGroupPostFilter plugins for an Unschedulable root (``podGroupCycle``):
+        DynamicResources says nothing for a CompositePodGroup; DefaultPreemption preempts
+        for the whole tree at the root's priority and policy, rerunning the tree's
+        algorithm (``runRootSchedulingAlgorithm``: every PodGroup's placed members,
+        before the failures are propagated, as upstream's ``pgSchedulingFunc`` proposes
+        them).  The plugins' outcome and the nominations when the tree now waits on its
+        preemption."""
+
+        def schedule() -> contract.PodGroupAssignments:
+            results = self.tree_algorithm(fwk, tree, members, propagate=False)
+            placed = tuple(
+                contract.ProposedAssignment(r.qp.pod, r.node, r.state)
+                for leaf in tree.leaves()
+                if leaf.key in results
+                for r in results[leaf.key].results
+                if r.status.is_success() and r.node
+            )
+            return contract.PodGroupAssignments(placed, results[tree.key].status)
+
+        pods = [m.pod for m in popped]
+        return run_pod_group_post_filters(fwk, tree.key, pods, schedule, dra=False)
 
     def validate_tree(self, members: list[QueuedPodInfo], root: str, leaves: list[TreeNode]) -> str:
         """``validatePodGroup`` for a tree: the root's priority and preemption policy."""
@@ -158,10 +241,15 @@ class TreeCycle(PodGroupCycle):
 
     # ------------------------------------------------------------------ the algorithm
     def tree_algorithm(
-        self, fwk: Framework, tree: TreeNode, members: dict[str, list[QueuedPodInfo]]
+        self,
+        fwk: Framework,
+        tree: TreeNode,
+        members: dict[str, list[QueuedPodInfo]],
+        *,
+        propagate: bool = True,
     ) -> dict[str, NodeResult]:
-        """Every group's result (``runRootSchedulingAlgorithm`` and the completion), the
-        failures propagated down; nothing stays assumed."""
+        """Every group's result (``runRootSchedulingAlgorithm`` and, with ``propagate``, the
+        completion: the failures propagated down); nothing stays assumed."""
         out: dict[str, NodeResult] = {}
         undo: Undo = []
         try:
@@ -170,7 +258,8 @@ class TreeCycle(PodGroupCycle):
                 out[tree.key].status = Status(Code.UNSCHEDULABLE, (POD_GROUP_UNSCHEDULABLE,))
         finally:
             self._revert(fwk, undo)
-        self._propagate(tree, out, SUCCESS)
+        if propagate:
+            self._propagate(tree, out, SUCCESS)
         return out
 
     def _feasible(self, fwk: Framework, node: TreeNode, scheduled: int, remaining: int) -> Status:
@@ -290,7 +379,8 @@ class TreeCycle(PodGroupCycle):
         its feasible or untried descendants'."""
         res = out.get(node.key)
         if res is None or (not parent.is_success() and res.status.is_success()):
-            res = NodeResult(node, parent, inherited=True)
+            had = res.results if res is not None else []
+            res = NodeResult(node, parent, inherited=True, superseded=had)
             out[node.key] = res
         for child in node.children:
             self._propagate(child, out, res.status)
@@ -305,18 +395,3 @@ def _successful_leaves(node: TreeNode, results: dict[str, NodeResult]) -> list[N
     if not node.composite:
         return [res] if res.results else []
     return [leaf for child in node.children for leaf in _successful_leaves(child, results)]
-
-
-def post_filter_reason(fwk: Framework) -> str:
-    """What the profile's PodGroupPostFilter plugins say for an Unschedulable tree root
-    (``RunPodGroupPostFilterPlugins``, every one Unschedulable: their reasons joined):
-    DefaultPreemption's ineligibility (see :data:`NOT_ELIGIBLE`); DynamicResources says
-    nothing for a CompositePodGroup (``DRA PodGroupPostFilter is not supporting
-    CompositePodGroups``)."""
-    reasons = []
-    for plugin in fwk.plugins["post_filter"]:
-        if plugin.name != names.DYNAMIC_RESOURCES and isinstance(
-            plugin, contract.PodGroupPostFilterPlugin
-        ):
-            reasons.append(NOT_ELIGIBLE)
-    return ", ".join(reasons)

@@ -113,9 +113,8 @@ def schedule(
     submitted = parse_objects(with_priority_classes(_documents(pods), cluster_docs))
     later = [o for o in submitted.others if workload.is_workload_api(o)]
     gates = cfg.feature_gates
-    pending = [(f"Pod/{p.namespace}/{p.name}", p) for p in [*snapshot.pods, *submitted.pods]]
-    workload.refuse_composite(snapshot.others, gates, pods=pending)
-    workload.refuse_composite(later, gates, later=True)
+    workload.refuse_composite(snapshot.others, gates)
+    workload.refuse_composite(later, gates)
     return schedule_parsed(
         snapshot,
         submitted.pods,

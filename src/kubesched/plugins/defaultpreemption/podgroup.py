@@ -27,7 +27,7 @@ from kubesched.api import objects as api
 from kubesched.framework.contract import PodGroupSchedulingFunc, ProposedAssignment
 from kubesched.framework.interface import Code, CycleState, Status
 from kubesched.framework.outcomes import PluginError
-from kubesched.framework.podgroups import PodGroupManager
+from kubesched.framework.podgroups import COMPOSITE, PodGroupManager
 from kubesched.kernels import gosort
 from kubesched.kernels.usage import UsageBlock
 from kubesched.plugins.defaultpreemption import dryrun, pdb
@@ -38,9 +38,9 @@ NO_VICTIMS = "No preemption victims found for incoming preemptor"
 ONGOING = "ongoing preemption on nominated nodes"
 PREEMPT_NEVER = "Never"
 
-RANK_POD, RANK_POD_GROUP = 1, 2
-"""``victimRank``: a PodGroup unit outranks a lone Pod (CompositePodGroups, 3, are not
-modelled)."""
+RANK_POD, RANK_POD_GROUP, RANK_COMPOSITE = 1, 2, 3
+"""``victimRank``: a CompositePodGroup unit outranks a PodGroup unit, which outranks a lone
+Pod."""
 
 
 class GroupRunner(dryrun.FilterRunner, Protocol):
@@ -69,15 +69,24 @@ class Preemptor:
 def preemptor_of(
     manager: PodGroupManager, key: str, members: Sequence[api.Pod], *, policy_gate: bool
 ) -> Preemptor:
-    """``newPodGroupPreemptor``: the PodGroup's priority (``PodGroupPriority``: 0 when it
-    has none); its ``preemptionPolicy`` under PodGroupPreemptionPolicy (default
-    ``PreemptLowerPriority``), else ``Never`` when any member says so."""
-    pg = manager.pod_group(key)
-    priority = (pg.policy.priority or 0) if pg is not None else 0
+    """``newPodGroupPreemptor``: the group's priority (``PodGroupPriority`` or, for a
+    composite tree's root ``key``, ``CompositePodGroupPriority``: 0 when it has none); its
+    ``preemptionPolicy`` under PodGroupPreemptionPolicy (default ``PreemptLowerPriority``;
+    a CompositePodGroup's anything but ``PreemptLowerPriority`` is ``Never``), else
+    ``Never`` when any member says so."""
+    if key.startswith(COMPOSITE):
+        cpg = manager.composite.get(key.removeprefix(COMPOSITE))
+        group = cpg.policy if cpg is not None else None
+    else:
+        pg = manager.pod_group(key)
+        group = pg.policy if pg is not None else None
+    priority = (group.priority or 0) if group is not None else 0
     policy = "PreemptLowerPriority"
     if policy_gate:
-        if pg is not None and pg.policy.preemption_policy:
-            policy = pg.policy.preemption_policy
+        if group is not None and group.preemption_policy:
+            policy = group.preemption_policy
+            if key.startswith(COMPOSITE) and policy != "PreemptLowerPriority":
+                policy = PREEMPT_NEVER
     elif any(m.preemption_policy == PREEMPT_NEVER for m in members):
         policy = PREEMPT_NEVER
     return Preemptor(key, priority, policy, tuple(members))
@@ -86,10 +95,11 @@ def preemptor_of(
 @dataclass(frozen=True, slots=True)
 class Victim:
     """A unit evicted as one (upstream ``DomainVictim``): its Pods, priority, rank
-    (:data:`RANK_POD` or :data:`RANK_POD_GROUP`: a Pod of a PodGroup counts as the
-    latter even alone), earliest start (``+inf``: none started, upstream's "now") and its
-    place in the listing (upstream's "now" is read as victims are listed, so of two units
-    without a start the one listed first is the older)."""
+    (:data:`RANK_POD`, :data:`RANK_POD_GROUP`: a Pod of a PodGroup counts as the
+    latter even alone, or :data:`RANK_COMPOSITE`: a CompositePodGroup's whole subtree),
+    earliest start (``+inf``: none started, upstream's "now") and its place in the listing
+    (upstream's "now" is read as victims are listed, so of two units without a start the
+    one listed first is the older)."""
 
     pods: tuple[api.Pod, ...]
     priority: int
@@ -99,7 +109,8 @@ class Victim:
 
     @property
     def is_group(self) -> bool:
-        """``IsGroup``: a PodGroup unit (counted in ``preemption_workload_disruptions``)."""
+        """``IsGroup``: a PodGroup or CompositePodGroup unit (counted in
+        ``preemption_workload_disruptions``)."""
         return self.rank >= RANK_POD_GROUP
 
 
@@ -131,11 +142,37 @@ def _ordering_key(v: Victim) -> tuple[float, ...]:
 
 
 def pod_priority(manager: PodGroupManager, pod: api.Pod) -> int:
-    """``GetPodPriority``: the PodGroup's priority for a member of an existing PodGroup, else
-    the Pod's own."""
+    """``GetPodPriority``: for a member of an existing PodGroup the priority of the topmost
+    group observed above it (the PodGroup's, or its composite tree's root's), else the
+    Pod's own."""
     key = manager.group_key(pod)
-    pg = manager.pod_group(key) if key is not None else None
-    return (pg.policy.priority or 0) if pg is not None else pod.priority
+    line = manager.lineage(key) if key is not None else []
+    return (line[-1][1].priority or 0) if line else pod.priority
+
+
+def highest_all(manager: PodGroupManager, key: str) -> str | None:
+    """``getHighestAllAncestor``: the topmost group from PodGroup ``key`` upward whose
+    ``disruptionMode`` is ``all`` (a ``composite:`` key for a CompositePodGroup), or None."""
+    found = None
+    for k, policy in manager.lineage(key):
+        if policy.disruption_all:
+            found = k
+    return found
+
+
+def _scheduled_under(cluster: ClusterState, manager: PodGroupManager, key: str) -> list[api.Pod]:
+    """``searchCrossNodesVictimPods``' Pods: the scheduled Pods of PodGroup ``key`` or of
+    every PodGroup under CompositePodGroup ``key``."""
+    groups = [key]
+    if key.startswith(COMPOSITE):
+        groups = [leaf.key for leaf in manager.tree(key).leaves()]
+    return [
+        cluster.pods[k].pod
+        for g in groups
+        if g in manager.pod_groups
+        for k in sorted(manager.state(g).scheduled())
+        if k in cluster.pods
+    ]
 
 
 def domain_victims(
@@ -146,11 +183,13 @@ def domain_victims(
 ) -> list[Victim]:
     """``newDomainForWorkloadPreemption`` / ``getCrossNodesVictims``: every Pod on the
     nodes (``rows``, default every node in ``NodeInfos().List()`` order; each node's Pods in
-    ``NodeInfo`` order) as a victim of its own, except that a Pod of a PodGroup with
-    ``disruptionMode: all`` stands for all the group's scheduled Pods, on any node (one
-    unit, listed where its first Pod is met).  One row: upstream's ``GetVictimsOnNode``;
-    ``memo`` keeps each such group's Pods and earliest start across calls while the
-    cluster does not change (one dry run)."""
+    ``NodeInfo`` order) as a victim of its own, except that a Pod of a PodGroup under a
+    group with ``disruptionMode: all`` (the PodGroup or, in a composite tree, an ancestor:
+    the topmost such, :func:`highest_all`) stands for all that group's scheduled Pods, on
+    any node (one unit, listed where its first Pod is met; a CompositePodGroup's ranks
+    :data:`RANK_COMPOSITE`), every victim at :func:`pod_priority`.  One row: upstream's
+    ``GetVictimsOnNode``; ``memo`` keeps each such group's Pods and earliest start across
+    calls while the cluster does not change (one dry run)."""
     out: list[Victim] = []
     seen: set[str] = set()
     table = cluster.nodes
@@ -161,29 +200,29 @@ def domain_victims(
                 continue
             pod = rec.pod
             key = manager.group_key(pod)
-            pg = manager.pod_group(key) if key is not None else None
-            if pg is not None and pg.policy.disruption_all and key is not None:
-                if "group:" + key in seen:
+            unit = highest_all(manager, key) if key is not None else None
+            rank = RANK_POD_GROUP if key is not None else RANK_POD
+            if unit is not None:
+                if "group:" + unit in seen:
                     continue
-                seen.add("group:" + key)
-                hit = memo.get(key) if memo is not None else None
+                seen.add("group:" + unit)
+                hit = memo.get(unit) if memo is not None else None
+                whole = True
                 if hit is None:
-                    members = [
-                        cluster.pods[k].pod
-                        for k in sorted(manager.state(key).scheduled())
-                        if k in cluster.pods
-                    ]
+                    members = _scheduled_under(cluster, manager, unit)
+                    whole = bool(members)  # none found: the Pod alone (NewPodVictim)
                     pods = tuple(members) or (pod,)
                     hit = (pods, min(_start(p) for p in pods))
                     if memo is not None and members:
-                        memo[key] = hit
+                        memo[unit] = hit
                 pods, earliest = hit
+                if whole and unit.startswith(COMPOSITE):
+                    rank = RANK_COMPOSITE
             else:
                 if pk in seen:
                     continue
                 seen.add(pk)
                 pods, earliest = (pod,), _start(pod)
-            rank = RANK_POD_GROUP if key is not None else RANK_POD
             out.append(Victim(pods, pod_priority(manager, pod), rank, earliest, len(out)))
     return out
 

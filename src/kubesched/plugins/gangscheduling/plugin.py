@@ -44,7 +44,14 @@ from typing import Any
 from kubesched.api import objects as api
 from kubesched.config import names
 from kubesched.framework import interface as fw
-from kubesched.framework.podgroups import GroupState, PodGroupManager, TreeNode, manager_of
+from kubesched.framework.podgroups import (
+    COMPOSITE,
+    GroupState,
+    PodGroupManager,
+    TreeNode,
+    manager_of,
+    workload_pod_group_key,
+)
 
 NAME = names.GANG_SCHEDULING
 PERMIT_TIMEOUT_SECONDS = 300.0
@@ -224,7 +231,7 @@ class GangScheduling:
                     fw.ClusterEvent(fw.Resource.POD_GROUP, add), self._pod_group_changed
                 ),
             ]
-        return [
+        registered = [
             fw.ClusterEventWithHint(
                 fw.ClusterEvent(fw.Resource.UNSCHEDULED_POD, add), self._pod_added
             ),
@@ -236,6 +243,14 @@ class GangScheduling:
                 self._pod_group_changed,
             ),
         ]
+        if self.hierarchies:  # a CompositePodGroup added may complete a waiting tree
+            registered.append(
+                fw.ClusterEventWithHint(
+                    fw.ClusterEvent(fw.Resource.COMPOSITE_POD_GROUP, add),
+                    self._composite_added,
+                )
+            )
+        return registered
 
     def _pod_added(self, pod: api.Pod, old: Any, new: Any) -> fw.QueueingHint:
         del old
@@ -256,7 +271,27 @@ class GangScheduling:
 
     def _pod_group_changed(self, pod: api.Pod, old: Any, new: Any) -> fw.QueueingHint:
         del old
+        if self.hierarchies and isinstance(new, dict) and new.get("kind") == "PodGroup":
+            return self._in_tree_of(pod, workload_pod_group_key(new))
         return self._names_object(pod, new, "PodGroup", pod.scheduling_group)
+
+    def _composite_added(self, pod: api.Pod, old: Any, new: Any) -> fw.QueueingHint:
+        """``isSchedulableAfterCompositePodGroupAdded``: the added CompositePodGroup is in
+        the pod's group's tree."""
+        del old
+        if not isinstance(new, dict) or new.get("kind") != "CompositePodGroup":
+            return fw.QueueingHint.QUEUE
+        meta = new.get("metadata") or {}
+        key = f"{COMPOSITE}{meta.get('namespace') or 'default'}/{meta.get('name', '')}"
+        return self._in_tree_of(pod, key)
+
+    def _in_tree_of(self, pod: api.Pod, key: str | None) -> fw.QueueingHint:
+        """``areSameHierarchy`` of the pod's group and group ``key``: both roots observed
+        and the same."""
+        mine = self.manager.group_key(pod) if pod.scheduling_group is not None else None
+        if mine is None or key is None or not self._same_tree(mine, key):
+            return fw.QueueingHint.QUEUE_SKIP
+        return fw.QueueingHint.QUEUE
 
     def _workload_added(self, pod: api.Pod, old: Any, new: Any) -> fw.QueueingHint:
         del old
