@@ -10,7 +10,7 @@ the same (``oracle/diff.py --verb hints --seed S --start I --cases 1`` reproduce
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -27,45 +27,27 @@ def hint_oracle() -> Iterator[Any]:
     yield from _oracle("hints")
 
 
-def test_generated_hints_match_upstream(hint_oracle: Any) -> None:
+HINT_FAMILIES: dict[str, tuple[str, Callable[[int, int], dict[str, Any]]]] = {
+    "default": ("hints", hint_case),
+    "storage": ("storage hints", storage_hint_case),
+    "dra": ("dra hints", dra_hint_case),
+}
+"""``oracle/diff.py --verb hints --family F``'s generators: a Pod or Node change
+(``oracle/hint_cases.py``), a storage object's (``oracle/storage_hint_cases.py``: the volume
+plugins' hints), a DRA object's or the Pod's generated claims named
+(``oracle/dra_hint_cases.py``: DynamicResources' hints); each with its seed's label."""
+
+
+@pytest.mark.parametrize("family", sorted(HINT_FAMILIES))
+def test_generated_hints_match_upstream(hint_oracle: Any, family: str) -> None:
+    """``ORACLE_HINT_CASES`` (200) cases of one family against ``kube-oracle hints``."""
+    label, draw = HINT_FAMILIES[family]
     n = int(os.environ.get("ORACLE_HINT_CASES", "200"))
-    seed = generated_seed("hints", n)
-    failures = mismatches(
-        n, lambda i: hint_case(seed, i), ours_hints, hint_oracle, hint_differences
-    )
+    seed = generated_seed(label, n)
+    failures = mismatches(n, lambda i: draw(seed, i), ours_hints, hint_oracle, hint_differences)
     assert not failures, (
-        f"seed {seed}: {len(failures)}/{n} hint cases differ from upstream "
-        f"(reproduce: oracle/diff.py --verb hints --seed {seed} --cases {n})\n"
-        + "\n".join(failures[:10])
-    )
-
-
-def test_generated_storage_hints_match_upstream(hint_oracle: Any) -> None:
-    """A storage object's change (``oracle/storage_hint_cases.py``; ``ORACLE_HINT_CASES``):
-    the volume plugins' hints."""
-    n = int(os.environ.get("ORACLE_HINT_CASES", "200"))
-    seed = generated_seed("storage hints", n)
-    failures = mismatches(
-        n, lambda i: storage_hint_case(seed, i), ours_hints, hint_oracle, hint_differences
-    )
-    assert not failures, (
-        f"seed {seed}: {len(failures)}/{n} storage hint cases differ from upstream "
-        f"(reproduce: oracle/diff.py --verb hints --family storage --seed {seed} --cases {n})\n"
-        + "\n".join(failures[:10])
-    )
-
-
-def test_generated_dra_hints_match_upstream(hint_oracle: Any) -> None:
-    """A DRA object's change or the Pod's generated claims named (``oracle/dra_hint_cases.py``;
-    ``ORACLE_HINT_CASES``): DynamicResources' hints."""
-    n = int(os.environ.get("ORACLE_HINT_CASES", "200"))
-    seed = generated_seed("dra hints", n)
-    failures = mismatches(
-        n, lambda i: dra_hint_case(seed, i), ours_hints, hint_oracle, hint_differences
-    )
-    assert not failures, (
-        f"seed {seed}: {len(failures)}/{n} DRA hint cases differ from upstream "
-        f"(reproduce: oracle/diff.py --verb hints --family dra --seed {seed} --cases {n})\n"
+        f"seed {seed}: {len(failures)}/{n} {family} hint cases differ from upstream "
+        f"(reproduce: oracle/diff.py --verb hints --family {family} --seed {seed} --cases {n})\n"
         + "\n".join(failures[:10])
     )
 
