@@ -463,13 +463,19 @@ func (w *benchWorld) generateName(prefix string) string {
 
 // waitBound waits until every Pod created in namespaces (all, when empty) is bound.
 func (w *benchWorld) waitBound(ctx context.Context, namespaces []string) error {
-	return w.poll(ctx, "Pods bound", func() (bool, string) {
+	return w.waitCounted(ctx, "Pods bound", w.bound, namespaces)
+}
+
+// waitCounted waits until counted (a per-namespace count guarded by w.mu: bound, attempted)
+// reaches the Pods created in namespaces (all, when empty).
+func (w *benchWorld) waitCounted(ctx context.Context, what string, counted map[string]int, namespaces []string) error {
+	return w.poll(ctx, what, func() (bool, string) {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		have, want := 0, 0
 		for ns, n := range w.created {
 			if len(namespaces) == 0 || slices.Contains(namespaces, ns) {
-				have, want = have+w.bound[ns], want+n
+				have, want = have+counted[ns], want+n
 			}
 		}
 		return have >= want, fmt.Sprintf("%d of %d", have, want)

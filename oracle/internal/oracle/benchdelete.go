@@ -27,7 +27,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"slices"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -156,17 +155,7 @@ func (w *benchWorld) podDeleted(obj any) {
 
 // waitAttempted waits until every Pod created in namespaces (all, when empty) was attempted.
 func (w *benchWorld) waitAttempted(ctx context.Context, namespaces []string) error {
-	return w.poll(ctx, "Pods attempted", func() (bool, string) {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		have, want := 0, 0
-		for ns, n := range w.created {
-			if len(namespaces) == 0 || slices.Contains(namespaces, ns) {
-				have, want = have+w.attemptedIn[ns], want+n
-			}
-		}
-		return have >= want, fmt.Sprintf("%d of %d", have, want)
-	})
+	return w.waitCounted(ctx, "Pods attempted", w.attemptedIn, namespaces)
 }
 
 // createNamespaces creates <prefix>-0 ... as copies of the op's Namespace template (read
