@@ -195,6 +195,11 @@ def workload_pod_group_key(obj: dict[str, Any]) -> str | None:
     return _key(obj)
 
 
+def composite_pod_group_key(obj: dict[str, Any]) -> str:
+    """The tree key of a CompositePodGroup object (:data:`COMPOSITE` + ``namespace/name``)."""
+    return COMPOSITE + _key(obj)
+
+
 def released_groups(manager: PodGroupManager | None, obj: dict[str, Any]) -> list[str]:
     """The PodGroups whose held members an added Workload API object sends to the queue
     again (upstream ``AddPodGroup`` / ``AddCompositePodGroup``): a PodGroup's own; under
@@ -207,7 +212,7 @@ def released_groups(manager: PodGroupManager | None, obj: dict[str, Any]) -> lis
     if key is None:
         if obj.get("kind") != "CompositePodGroup" or not workload.is_workload_api(obj):
             return []
-        key = COMPOSITE + _key(obj)
+        key = composite_pod_group_key(obj)
     root = manager.root(key)
     if root is None:
         return []

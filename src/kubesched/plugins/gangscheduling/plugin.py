@@ -45,10 +45,10 @@ from kubesched.api import objects as api
 from kubesched.config import names
 from kubesched.framework import interface as fw
 from kubesched.framework.podgroups import (
-    COMPOSITE,
     GroupState,
     PodGroupManager,
     TreeNode,
+    composite_pod_group_key,
     manager_of,
     workload_pod_group_key,
 )
@@ -281,9 +281,7 @@ class GangScheduling:
         del old
         if not isinstance(new, dict) or new.get("kind") != "CompositePodGroup":
             return fw.QueueingHint.QUEUE
-        meta = new.get("metadata") or {}
-        key = f"{COMPOSITE}{meta.get('namespace') or 'default'}/{meta.get('name', '')}"
-        return self._in_tree_of(pod, key)
+        return self._in_tree_of(pod, composite_pod_group_key(new))
 
     def _in_tree_of(self, pod: api.Pod, key: str | None) -> fw.QueueingHint:
         """``areSameHierarchy`` of the pod's group and group ``key``: both roots observed
