@@ -350,6 +350,15 @@ class PodGroupManager:
             key = parent
         return key
 
+    def group_policy(self, key: str) -> workload.GroupTemplate | None:
+        """The policy of the group object ``key`` (a v1.36+ PodGroup's or a ``composite:``
+        key) as observed, or None (unlike :meth:`policy`, never a v1.35 Workload's)."""
+        if key.startswith(COMPOSITE):
+            cpg = self.composite.get(key.removeprefix(COMPOSITE))
+            return cpg.policy if cpg is not None else None
+        pg = self.pod_groups.get(key)
+        return pg.policy if pg is not None else None
+
     def lineage(self, key: str) -> list[tuple[str, workload.GroupTemplate]]:
         """PodGroup ``key`` and its ancestors upward with their policies (upstream
         ``TraverseHierarchyUp``): stops before a group not observed, at a repeated one and
@@ -360,12 +369,7 @@ class PodGroupManager:
         while current is not None and len(out) < workload.MAX_TREE_DEPTH:
             if any(k == current for k, _ in out):
                 break
-            if current.startswith(COMPOSITE):
-                cpg = self.composite.get(current.removeprefix(COMPOSITE))
-                policy = cpg.policy if cpg is not None else None
-            else:
-                pg = self.pod_groups.get(current)
-                policy = pg.policy if pg is not None else None
+            policy = self.group_policy(current)
             if policy is None:
                 break
             out.append((current, policy))

@@ -74,12 +74,7 @@ def preemptor_of(
     ``preemptionPolicy`` under PodGroupPreemptionPolicy (default ``PreemptLowerPriority``;
     a CompositePodGroup's anything but ``PreemptLowerPriority`` is ``Never``), else
     ``Never`` when any member says so."""
-    if key.startswith(COMPOSITE):
-        cpg = manager.composite.get(key.removeprefix(COMPOSITE))
-        group = cpg.policy if cpg is not None else None
-    else:
-        pg = manager.pod_group(key)
-        group = pg.policy if pg is not None else None
+    group = manager.group_policy(key)
     priority = (group.priority or 0) if group is not None else 0
     policy = "PreemptLowerPriority"
     if policy_gate:
