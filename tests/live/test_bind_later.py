@@ -166,14 +166,15 @@ def test_a_failed_bind_later_is_undone_and_retried(
 def test_events_take_turns_with_binds_while_both_wait(api: Api, kubeconfig: Path) -> None:
     """A ``low`` write (an Event) is not held back until no bind waits: while both queues
     wait, the writes thread takes a bind, then an Event (upstream writes Events from their
-    own client, beside its binds).  Paced at 50 writes/s so the answers come in the order
-    the writes were taken."""
+    own client, beside its binds).  One write in flight at a time, so every write is queued
+    before the second is taken and the answers come in the order the writes were taken."""
     c = connect(kubeconfig=str(kubeconfig), qps=50, burst=1)
     try:
         order: queue.SimpleQueue[str] = queue.SimpleQueue()
         for i in range(10):
             api.create(pod(f"p{i}"))
         assert c.writes is not None
+        c.writes.MAX_IN_FLIGHT = 1
         for i in range(10):
             c.writes.submit(
                 "POST",
