@@ -452,37 +452,6 @@ def test_a_composite_pod_group_is_validated_with_field_paths() -> None:
     assert path == "kind" and "v1alpha3" in message
 
 
-def test_a_composite_pod_groups_topology_constraint_is_admitted_and_read() -> None:
-    member = pod_group(
-        parentCompositePodGroupName="all",
-        workloadRef={"workloadName": "job", "templateName": "train"},
-    )
-    on = gates("1.37", **COMPOSITE)
-    constrained = composite_pod_group(schedulingConstraints={"topology": [{"key": "rack"}]})
-    admitted = workload.admit([constrained, member], on)
-    assert admitted.composite_pod_groups["ml/all"].policy.topology_keys == ("rack",)
-    read = workload.read(constrained, on)
-    assert isinstance(read, workload.CompositePodGroup)
-    assert read.policy.topology_keys == ("rack",)
-    # the API server keeps it whatever TopologyAwareWorkloadScheduling says (no drop for a
-    # CompositePodGroup's constraints; the gate is CompositePodGroup's dependency anyway)
-    assert workload.as_created(constrained, on)["spec"]["schedulingConstraints"] == {
-        "topology": [{"key": "rack"}]
-    }
-
-
-def test_an_invalid_composite_topology_constraint_is_refused_with_its_field_path() -> None:
-    path = "spec.schedulingConstraints.topology"
-    two = composite_pod_group(schedulingConstraints={"topology": [{"key": "a"}, {"key": "b"}]})
-    assert problems(two) == [(path, "Too many: 2: must have at most 1 item")]
-    bad = composite_pod_group(schedulingConstraints={"topology": [{"key": "bad key"}]})
-    ((where, message),) = problems(bad)
-    assert where == f"{path}[0].key" and message.startswith('Invalid value: "bad key"')
-    assert problems(composite_pod_group(schedulingConstraints={"topology": [{}]})) == [
-        (f"{path}[0].key", "Required value")
-    ]
-
-
 def test_schedule_takes_a_tree_whose_root_has_a_topology_constraint() -> None:
     import kubesched
 
