@@ -135,7 +135,8 @@ def ours_schedule(
     """kubesched.schedule's answer (an input error is an answer too); ``release_seed``: the
     order of Pods one event releases drawn from it (``kubesched.schedule``); the request's
     ``volumeFaults`` (what goes wrong with VolumeBinding's PreBind writes, as kube-oracle's
-    fake API server and PV controller play them) as its ``volume_faults``."""
+    fake API server and PV controller play them) as its ``volume_faults``, and ``claimFaults``
+    (DynamicResources' claim writes, ``claimfaults.go``) as its ``claim_faults``."""
     import kubesched
 
     options = kubesched_options(version, request.get("featureGates"))
@@ -143,6 +144,8 @@ def ours_schedule(
         options["release_seed"] = release_seed
     if request.get("volumeFaults"):
         options["volume_faults"] = request["volumeFaults"]
+    if request.get("claimFaults"):
+        options["claim_faults"] = request["claimFaults"]
     return _answer(
         kubesched.schedule,
         request["cluster"],

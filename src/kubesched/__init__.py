@@ -51,6 +51,7 @@ def schedule(
     feature_gates: Mapping[str, bool] | None = None,
     release_seed: int | None = None,
     volume_faults: Mapping[str, str] | None = None,
+    claim_faults: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Schedule ``pods`` onto ``cluster`` in virtual time; one result per Pod plus a summary.
 
@@ -60,7 +61,11 @@ def schedule(
     decides (``docs/fidelity.md``).  ``volume_faults`` asks what if VolumeBinding's PreBind
     writes go wrong: per object (``PersistentVolume/NAME`` or
     ``PersistentVolumeClaim/NAMESPACE/NAME``) one of ``refuseUpdate``, ``resetClaimRef``,
-    ``failProvisioning`` or ``bindLater`` (:data:`kubesched.sim.apiserver.VOLUME_FAULTS`)."""
+    ``failProvisioning`` or ``bindLater`` (:data:`kubesched.sim.apiserver.VOLUME_FAULTS`).
+    ``claim_faults`` asks the same of DynamicResources' ResourceClaim writes: per claim
+    (``ResourceClaim/NAMESPACE/NAME``) one of ``refuseStatus``, ``refuseUpdate``,
+    ``conflict`` or ``allocatedElsewhere``
+    (:data:`kubesched.plugins.dynamicresources.faults.CLAIM_FAULTS`)."""
     from kubesched.sim.whatif import schedule as _schedule
 
     return _schedule(
@@ -70,6 +75,7 @@ def schedule(
         gates=_gates(kubernetes_version, feature_gates),
         release_seed=release_seed,
         volume_faults=volume_faults,
+        claim_faults=claim_faults,
     )
 
 
