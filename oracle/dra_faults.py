@@ -3,7 +3,9 @@
 
 ``claim_faults`` is called last by ``oracle/dra_cases.py``'s ``dra_schedule_case``, from a
 random stream of its own (a seed's other draws stay as they were), at v1.34 only (the
-release the coverage run measures).  In about half of the cases whose Pods name a claim it
+release the coverage run measures), and not with DRADeviceBindingConditions on (PreBind's
+wait for binding conditions, which those cases reach, comes after the writes a fault
+fails).  In about half of the other cases whose Pods name a claim it
 declares ``claimFaults`` (kube-oracle's ``claimfaults.go`` plays them, kubesched's
 ``kubesched.schedule(claim_faults=)`` models them, ``kubesched.plugins.dynamicresources.
 faults``) on one or two of the claims the submitted Pods use (named directly, or generated
@@ -41,8 +43,8 @@ def claim_faults(seed: int, index: int, case: dict[str, Any], version: str | Non
     if version not in (None, "1.34"):
         return
     r = random.Random(f"dra-faults/{seed}/{index}")
-    if r.random() >= 0.5:
-        return
+    if r.random() >= 0.5 or (case.get("featureGates") or {}).get("DRADeviceBindingConditions"):
+        return  # with binding conditions, PreBind's wait for them is what the case reaches
     pods: list[dict[str, Any]] = case["pods"]
     names: list[str] = []
     for pod in pods:
