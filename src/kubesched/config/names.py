@@ -58,9 +58,9 @@ RESIZE_DEFERRED_SKIPPED = frozenset(
     }
 )
 """The in-tree filter plugins whose PreFilter Skips (and Filter passes) a Pod whose resize is
-deferred, under :data:`kubesched.config.featuregates.RESIZE_PREEMPTION` (upstream v1.37: each checks
-``IsPodResizeDeferred``; NodeName and NodeResourcesFit do not): the Pod runs where it runs,
-only its resize is checked."""
+deferred, under :data:`kubesched.config.featuregates.RESIZE_PREEMPTION` (upstream v1.37:
+each checks ``IsPodResizeDeferred``; NodeName and NodeResourcesFit do not): the Pod runs
+where it runs, only its resize is checked."""
 
 # --------------------------------------------------------------------------- kubesched's own
 COSCHEDULING = "Coscheduling"

@@ -18,7 +18,12 @@ just before NodeResourcesFit under the gate: :mod:`kubesched.config.defaults`). 
 
 The other upstream changes under the gate live where their plugins do: the filter plugins
 that Skip such a Pod (:data:`kubesched.config.names.RESIZE_DEFERRED_SKIPPED`, applied by the
-framework's PreFilter), DynamicResources' PostFilter (Unschedulable at once).
+framework's PreFilter), VolumeBinding's PreScore and DynamicResources' Score (an Error: the
+state of the PreFilter they Skipped is missing, as upstream's), DynamicResources' PostFilter
+(Unschedulable at once).  Not modelled: upstream queues a *bound* resize-deferred Pod again
+(its event handlers), where NodeResourcesFit counts only what the Pod asks beyond what its
+node already counts for it and the failure handler keeps it queued without a condition;
+kubesched never queues a bound Pod (``docs/fidelity.md``).
 """
 
 from __future__ import annotations
