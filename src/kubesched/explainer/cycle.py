@@ -61,12 +61,20 @@ from kubesched.api.parse import ParsedObjects, parse_objects, parse_pod, split_d
 from kubesched.api.pods import skip_pod_level_resources
 from kubesched.api.source import FREEZE_ANSWER_AFTER, bulk_allocation
 from kubesched.config import extenders as extender_config
-from kubesched.config.featuregates import FeatureGates
+from kubesched.config.featuregates import RESIZE_PREEMPTION, FeatureGates
 from kubesched.config.load import load_config
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.explainer import capacity, devicefit, podgroup
 from kubesched.framework import podgroups
-from kubesched.framework.interface import Code, CycleState, ExtenderError, Handle, IntArray, Status
+from kubesched.framework.interface import (
+    SUCCESS,
+    Code,
+    CycleState,
+    ExtenderError,
+    Handle,
+    IntArray,
+    Status,
+)
 from kubesched.framework.outcomes import (
     FilterOutcome,
     PostFilterResult,
@@ -356,7 +364,7 @@ def _evaluate(
                 if nominated is None:
                     raise
         elif nominated is None:
-            raise PluginError(pre_status.plugin, pre_status.message())
+            raise PluginError(pre_status.plugin, pre_status.message(), point="pre_score")
     total: IntArray | None = None if scores is None else scores.total
     if extenders is not None and feasible.size:
         ext_total = _extender_scores(nodes, extenders, pod, cluster, feasible)
@@ -429,6 +437,11 @@ def _reserve_and_permit(fwk: Framework, state: CycleState, pod: api.Pod, node: s
     rejection there (Coscheduling's ``PodGroup not found`` for a Pod whose PodGroup is
     missing) makes the Pod Unschedulable with upstream's one-node ``FitError`` message; a
     Wait (a gang member waiting for its siblings) still counts as scheduled."""
+    if pod.resize_deferred and fwk.handle.feature_gates.enabled(RESIZE_PREEMPTION):
+        # Upstream never gets to DeferredPodScheduling's Permit rejection: a bound Pod cannot
+        # be assumed, an unbound one fails DynamicResources' Reserve (docs/fidelity.md); the
+        # answer is the filters' and the scores', as kube-oracle's explain gives it.
+        return SUCCESS
     status = fwk.run_reserve(state, pod, node)
     if status.is_success():
         status = fwk.run_permit(state, pod, node)
