@@ -871,9 +871,7 @@ def _check_stale(
     kinds found, as bits (``1 << kind``)."""
     sub = rows[todo]
     gens = cluster.nodes.generation[sub].tolist()
-    moved = (
-        kept.reorders_now(cluster)[sub].tolist() if cluster.reorder_events else [0] * len(gens)
-    )
+    moved = kept.reorders_now(cluster)[sub].tolist() if cluster.reorder_events else [0] * len(gens)
     found = select_victims(
         fwk,
         state,
