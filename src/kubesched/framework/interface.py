@@ -117,13 +117,25 @@ class Verdict:
 
     @staticmethod
     def all_pass(n: int) -> Verdict:
-        """Every node passes."""
+        """Every node passes (one node: one shared, read-only verdict; the one-row passes
+        of preemption and of nominated nodes ask for it several times a cycle)."""
+        if n == 1:
+            return _PASS_ONE
         return Verdict(np.zeros(n, dtype=np.int8))
 
     @staticmethod
     def from_mask(fails: npt.NDArray[np.bool_], status: Status) -> Verdict:
         """Nodes where ``fails`` is True get ``status``; the rest pass."""
         return Verdict(fails.astype(np.int8), {1: status})
+
+
+def _read_only(codes: CodeArray) -> CodeArray:
+    codes.flags.writeable = False
+    return codes
+
+
+_PASS_ONE = Verdict(_read_only(np.zeros(1, dtype=np.int8)))
+""":meth:`Verdict.all_pass` of one node."""
 
 
 class CycleState(dict[str, Any]):
