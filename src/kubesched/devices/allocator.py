@@ -152,6 +152,11 @@ class _Constraint:
             if values is None:
                 values = device.value_sets[name] = r.attribute_set(value)
             return self._add_set(req, values)
+        if self.n and value[0] in r.LIST_KINDS and (not self.distinct or self.values):
+            # a list value (DRAListTypeAttributes) where the allocator compares scalars
+            # (v1.36's, which does not get the gate): "type unknown", never matched nor
+            # distinct (the first device is taken unread)
+            return False
         if self.distinct:
             key = (dev_id, value) if self.by_device else value
             if self.n and key in self.values.values():
@@ -445,12 +450,13 @@ class _Search:
         cached = self.selected.get((dev_id, key))
         if cached is not None:
             return cached
+        multiple = self.options.cel_multiple
         for which, selectors in (("class", req.klass.selectors), ("claim", req.spec.selectors)):
             for i, sel in enumerate(selectors):
-                hit = device.matches.get(sel.expression)
+                hit = device.matches.get(sel.expression) if multiple else None
                 if hit is None:
                     try:
-                        hit = device.matches[sel.expression] = sel.matches(device.activation)
+                        hit = device.selects(sel, multiple)
                     except CelRuntimeError as e:
                         who = (
                             f"class {req.klass.name}"

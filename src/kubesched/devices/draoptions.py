@@ -85,6 +85,11 @@ class Options(NamedTuple):
     Where that order decides (:attr:`keeps_counters`, an invalid pool met first), each seed
     gives one of upstream's possible answers (``kubesched.explain``'s ``pool_seed``)."""
 
+    cel_multiple: bool = True
+    """CEL's ``device.allowMultipleAllocations`` is the device's (upstream's ``experimental``
+    allocator, and from v1.36 the ``incubating`` one, pass it to ``cel.Device``; the others
+    leave it out, so it reads false)."""
+
     binds_to_node: bool = False
     """The allocator pins an allocation with a ``bindsToNode`` device to the node
     (``createNodeSelector``: upstream's ``experimental`` one, and from v1.36 the
@@ -108,6 +113,7 @@ class Options(NamedTuple):
             pool_counters=at_least("1.35"),
             checks_capacity=which != STABLE and (which == EXPERIMENTAL or at_least("1.36")),
             binds_to_node=which != STABLE and (which == EXPERIMENTAL or at_least("1.36")),
+            cel_multiple=which != STABLE and (which == EXPERIMENTAL or at_least("1.36")),
             keeps_counters=not at_least("1.36"),
             experimental=which == EXPERIMENTAL and not at_least("1.36"),
             list_attributes=which == EXPERIMENTAL and enabled("DRAListTypeAttributes"),
@@ -129,11 +135,15 @@ def channel(at_least: Callable[[str], bool], enabled: Callable[[str], bool]) -> 
     none, ``incubating`` admin access, prioritized lists, partitionable devices and device
     taints, ``experimental`` all (so v1.34's defaults, with DRAResourceClaimDeviceStatus,
     select it).  v1.36+: ``stable`` supports those four, ``incubating`` also binding
-    conditions and consumable capacity (v1.37: and DRAFractionalCapacityRange)."""
+    conditions and consumable capacity (v1.37: and DRAFractionalCapacityRange); from v1.37
+    DRAListTypeAttributes and the newer gates select ``experimental`` (v1.36's scheduler
+    does not pass DRAListTypeAttributes to the allocator)."""
     if not at_least("1.35"):
         binding = enabled("DRADeviceBindingConditions") or enabled("DRAResourceClaimDeviceStatus")
     else:
         binding = enabled("DRADeviceBindingConditions") and enabled("DRAResourceClaimDeviceStatus")
+    # v1.36's scheduler passes none of these to the allocator (its ``structured.Features``
+    # has no DRAListTypeAttributes: the gate reaches CEL only), v1.37's all of them
     newer = [
         g
         for g in (
@@ -142,7 +152,7 @@ def channel(at_least: Callable[[str], bool], enabled: Callable[[str], bool]) -> 
             "DRADerivedAttributes",
             "DRADeviceCompatibilityGroups",
         )
-        if enabled(g)
+        if enabled(g) and at_least("1.37")
     ]
     fractional = enabled("DRAFractionalCapacityRange")
     consumable = enabled("DRAConsumableCapacity")
