@@ -177,10 +177,14 @@ def one_of_pool_orders(
 
 
 def ours_schedule(
-    request: dict[str, Any], version: str | None = None, release_seed: int | None = None
+    request: dict[str, Any],
+    version: str | None = None,
+    release_seed: int | None = None,
+    pool_seed: int | None = None,
 ) -> dict[str, Any]:
     """kubesched.schedule's answer (an input error is an answer too); ``release_seed``: the
-    order of Pods one event releases drawn from it (``kubesched.schedule``); the request's
+    order of Pods one event releases drawn from it (``kubesched.schedule``); ``pool_seed``:
+    each node's device pools searched in an order drawn from it; the request's
     ``volumeFaults`` (what goes wrong with VolumeBinding's PreBind writes, as kube-oracle's
     fake API server and PV controller play them) as its ``volume_faults``."""
     import kubesched
@@ -188,6 +192,8 @@ def ours_schedule(
     options = kubesched_options(version, request.get("featureGates"))
     if release_seed is not None:
         options["release_seed"] = release_seed
+    if pool_seed is not None:
+        options["pool_seed"] = pool_seed
     if request.get("volumeFaults"):
         options["volume_faults"] = request["volumeFaults"]
     return _answer(

@@ -31,11 +31,12 @@ not always deterministic (Go map order, goroutines racing for a freed node), so 
 that differs is asked again up to ``--reask N`` times (default 3) and counts as a match when
 one of upstream's answers is kubesched's, or kubesched's with the Pods one event releases
 from the unschedulable pool requeued in another order (``one_release_order``: Go's map walk
-upstream); those are counted on a line of their own.  So is an explain case with
-ResourceSlices that differs (upstream's allocator walks a node's device pools in Go map
-order, and v1.34 and v1.35 keep a device's counters reserved after a constraint passes it
-over, so the order can decide whether a node fits): upstream is asked again up to
-``--reask`` times and kubesched answers with the pools in other orders
+upstream) or with each node's device pools searched in another order (``one_pool_order``:
+which devices an allocation takes); those are counted on a line of their own.  So is
+an explain case with ResourceSlices that differs (upstream's allocator walks a node's
+device pools in Go map order, and v1.34 and v1.35 keep a device's counters reserved after
+a constraint passes it over, so the order can decide whether a node fits): upstream is
+asked again up to ``--reask`` times and kubesched answers with the pools in other orders
 (``compare.one_of_pool_orders``); one answer alike on both sides is a match.
 
 ``--kubernetes-version V`` (1.34 to 1.37) asks upstream V: ``oracle/bin/vV/kube-oracle``
@@ -88,6 +89,7 @@ from cases import (
 )
 from compare import (
     DEFAULT_VERSION,
+    POOL_ORDERS,
     VERSIONS,
     Oracle,
     OracleMissing,
@@ -98,6 +100,7 @@ from compare import (
     ours,
     ours_schedule,
     schedule_differences,
+    searches_pools,
     shrink,
 )
 from dra_hint_cases import dra_hint_case
@@ -374,9 +377,14 @@ def run(oracle: Oracle, args: argparse.Namespace, gen: Any = None) -> int:
                 lines = schedule_differences(mine, theirs)
                 if lines and args.reask:
                     answers = [theirs]
-                    if one_of_upstreams(
-                        oracle, request, mine, args.reask, answers
-                    ) or one_release_order(request, version, answers, RELEASE_ORDERS):
+                    if (
+                        one_of_upstreams(oracle, request, mine, args.reask, answers)
+                        or one_release_order(request, version, answers, RELEASE_ORDERS)
+                        or (
+                            searches_pools(request)
+                            and one_pool_order(request, version, answers, POOL_ORDERS)
+                        )
+                    ):
                         varied += 1
                         tqdm.write(
                             f"case {i} (seed {args.seed}): upstream answered otherwise when "
@@ -468,6 +476,20 @@ def one_release_order(
     as upstream did in one of ``answers``."""
     for seed in range(1, orders + 1):
         mine = ours_schedule(request, version, release_seed=seed)
+        if any(not schedule_differences(mine, theirs) for theirs in answers):
+            return True
+    return False
+
+
+def one_pool_order(
+    request: dict[str, Any], version: str | None, answers: list[dict[str, Any]], orders: int
+) -> bool:
+    """Whether kubesched, with each node's device pools searched in an order drawn from
+    seed 1..``orders`` (``kubesched.schedule``'s ``pool_seed``: upstream's ``GatherPools``
+    walks a Go map), answers as upstream did in one of ``answers``: which devices a Pod's
+    allocation takes decides where another Pod sharing the claim may go."""
+    for seed in range(1, orders + 1):
+        mine = ours_schedule(request, version, pool_seed=seed)
         if any(not schedule_differences(mine, theirs) for theirs in answers):
             return True
     return False

@@ -16,7 +16,8 @@ from typing import Any
 
 from cases import schedule_case
 from compare import differences, one_of_pool_orders, ours, ours_schedule, schedule_differences
-from diff import one_of_upstreams, one_release_order, run
+from diff import one_of_upstreams, one_pool_order, one_release_order, run
+from dra_cases import dra_schedule_case
 
 RELEASE_ORDER_CASE = Path(__file__).parent / "release_order_case.json"
 """A v1.36 gang whose gated members one event releases: upstream (kube-oracle, asked six
@@ -142,3 +143,16 @@ def test_a_case_without_device_pools_is_not_asked_again() -> None:
     oracle = Answers(mine)
     assert not one_of_pool_orders(oracle, request, None, mine, other, 3)
     assert oracle.asked == 0
+
+
+def test_another_pool_order_in_a_schedule_is_a_match() -> None:
+    """Seed 2034's DRA schedule 93 at v1.34: two Pods share a claim; the first's allocation
+    takes n0's own GPU or one of zone a's (by the order of n0's pools, Go map order
+    upstream: it placed the second Pod on n2 in 4 runs of 6), so the second may join it on
+    n2 or not; kubesched's pool order keeps it off, another order places it."""
+    request = dra_schedule_case(2034, 93, "1.34")
+    mine = ours_schedule(request, "1.34")
+    other = ours_schedule(request, "1.34", pool_seed=1)
+    assert schedule_differences(mine, other)
+    assert one_pool_order(request, "1.34", [other], 12)
+    assert not one_pool_order(request, "1.34", [_other(mine)], 12)
