@@ -388,8 +388,8 @@ def run(oracle: Oracle, args: argparse.Namespace, gen: Any = None) -> int:
                         varied += 1
                         tqdm.write(
                             f"case {i} (seed {args.seed}): upstream answered otherwise when "
-                            "asked again, or released Pods in another order, and once as "
-                            "kubesched does"
+                            "asked again, or released Pods or searched device pools in another "
+                            "order, and once as kubesched does"
                         )
                         continue
                 if lines:
