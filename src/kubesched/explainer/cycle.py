@@ -135,6 +135,7 @@ def explain(
     *,
     preemption: bool = False,
     gates: FeatureGates | None = None,
+    pool_seed: int | None = None,
 ) -> dict[str, Any]:
     """Explain the placement of ``pod`` on ``cluster`` (dicts in, dict out).  The CLI passes
     all three parsed, after checking them once: the snapshot's objects, the Pod (as
@@ -143,7 +144,8 @@ def explain(
     ``preemption``, an Unschedulable answer also has ``"preemption": {"message",
     "nominatedNode", "victims"}``: what PostFilter would do (a dry run, nothing deleted).
     ``gates`` (the Kubernetes version and feature gates) applies when ``config`` is not a
-    loaded configuration, which carries its own."""
+    loaded configuration, which carries its own.  ``pool_seed``: the order DynamicResources
+    searches a node's device pools in is drawn from it (``Handle.pool_seed``)."""
     cfg = _config(config, gates)
     with bulk_allocation(FREEZE_ANSWER_AFTER):  # the cache and the plugins' indexes
         p = pod if isinstance(pod, api.Pod) else parse_pod(dict(pod), "pod")
@@ -174,7 +176,7 @@ def explain(
             return out
         ext_configs = extender_config.parse_extenders(cfg.extenders)
         profile = extender_config.apply_ignored_resources((profile,), ext_configs)[0]
-        handle = Handle(state_cluster, feature_gates=cfg.feature_gates)
+        handle = Handle(state_cluster, feature_gates=cfg.feature_gates, pool_seed=pool_seed)
         workload.refuse_composite(list(state_cluster.objects.values()), cfg.feature_gates)
         if podgroups.enabled(cfg.feature_gates):  # GangScheduling counts the pending members
             manager = podgroups.PodGroupManager(cfg.feature_gates, state_cluster)

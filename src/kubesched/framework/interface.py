@@ -504,7 +504,8 @@ class Handle:
     upstream plugins add handlers to the shared informers; ``listeners`` holds their methods
     by event (``on_pod_add``, ...).  ``feature_gates`` is the Kubernetes version and gates
     the scheduler models: a plugin asks ``handle.feature_gates.enabled("X")`` where upstream
-    asks its ``feature.Features``.
+    asks its ``feature.Features``.  ``pool_seed`` draws the order in which DynamicResources
+    searches a node's device pools (upstream: Go map order; None: by driver and pool name).
     """
 
     cluster: ClusterState
@@ -520,6 +521,7 @@ class Handle:
         default_factory=lambda: {event: [] for event, _ in _LISTENERS}
     )
     feature_gates: FeatureGates = field(default_factory=FeatureGates)
+    pool_seed: int | None = None
 
     def get_waiting_pod(self, key: str) -> WaitingPod | None:
         """Upstream ``GetWaitingPod`` (by ``namespace/name`` instead of UID)."""

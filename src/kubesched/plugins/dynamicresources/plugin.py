@@ -176,7 +176,9 @@ class DynamicResources(Hints):
         gates = handle.feature_gates
         # the release's allocator (draoptions.Options); v1.35+: Score ranks nodes by the
         # firstAvailable alternatives their allocation takes (v1.34 has no Score)
-        self.allocator_options = draoptions.Options.of_release(gates.at_least, gates.enabled)
+        self.allocator_options = draoptions.Options.of_release(
+            gates.at_least, gates.enabled
+        )._replace(pool_seed=handle.pool_seed)
         """What the release's allocator does (also read by ``explainer.devicefit``)."""
         self._score = gates.at_least("1.35") and (
             gates.enabled("DRAPrioritizedList") or not gates.at_least("1.36")
