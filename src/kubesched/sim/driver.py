@@ -99,6 +99,7 @@ class SimCluster:
         timing: SimTiming | None = None,
         metrics: SchedulerMetrics | None = None,
         shards: int = 1,
+        pool_seed: int | None = None,
     ) -> None:
         self.timing = timing or SimTiming()
         self.loop = EventLoop()
@@ -111,6 +112,7 @@ class SimCluster:
             seed=seed,
             submit_binding=self._submit_binding,
             metrics=metrics,
+            pool_seed=pool_seed,
         )
         self.scheduler.record_work = self.timing.cost_model is not None
         self.wall_seconds = 0.0

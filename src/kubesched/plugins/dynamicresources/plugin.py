@@ -59,6 +59,7 @@ from kubesched.api import objects as api
 from kubesched.api import resource as r
 from kubesched.config import names
 from kubesched.config.decode import parse_go_duration
+from kubesched.config.featuregates import RESIZE_PREEMPTION
 from kubesched.devices import allocator, drafrag, draoptions
 from kubesched.devices import draindex as index
 from kubesched.devices import extended as ext
@@ -177,10 +178,16 @@ class DynamicResources(Hints):
         # to deallocate (v1.34-v1.36: ``no new claims to deallocate`` / ``still not
         # schedulable``)
         self._post_filter_quiet = handle.feature_gates.at_least("1.37")
+        # v1.37, InPlacePodVerticalScalingSchedulerPreemption: a resize-deferred Pod is
+        # Skipped at PreFilter (by the framework), answered Unschedulable by PostFilter, and
+        # fails Score (no PreFilter state)
+        self._resize_deferral = handle.feature_gates.enabled(RESIZE_PREEMPTION)
         gates = handle.feature_gates
         # the release's allocator (draoptions.Options); v1.35+: Score ranks nodes by the
         # firstAvailable alternatives their allocation takes (v1.34 has no Score)
-        self.allocator_options = draoptions.Options.of_release(gates.at_least, gates.enabled)
+        self.allocator_options = draoptions.Options.of_release(
+            gates.at_least, gates.enabled
+        )._replace(pool_seed=handle.pool_seed)
         """What the release's allocator does (also read by ``explainer.devicefit``)."""
         self._score = gates.at_least("1.35") and (
             gates.enabled("DRAPrioritizedList") or not gates.at_least("1.36")
@@ -586,6 +593,8 @@ class DynamicResources(Hints):
         """Upstream's PostFilter: deallocate a claim that keeps the Pod off every node when
         no other Pod uses it (written through the API client, when there is one)."""
         del cluster, diagnosis
+        if pod.resize_deferred and self._resize_deferral:
+            return None, unschedulable()  # upstream v1.37: nothing to deallocate for a resize
         if _RAN not in state:
             return None, error("not found")
         s = state.get(_KEY)
@@ -633,8 +642,12 @@ class DynamicResources(Hints):
     ) -> Status:
         """Skip before v1.35 (upstream has no Score), with DRAPrioritizedList off (v1.36+;
         v1.35 scores whatever the gate), and for a Pod with no claim to allocate (upstream's
-        Score is 0 on every node then)."""
-        del pod, cluster, rows
+        Score is 0 on every node then).  A resize-deferred Pod under
+        InPlacePodVerticalScalingSchedulerPreemption is scored: its PreFilter was Skipped, and
+        upstream's Score fails for want of its state (:meth:`score`)."""
+        del cluster, rows
+        if self._score and pod.resize_deferred and self._resize_deferral:
+            return SUCCESS
         s = state.get(_KEY)
         if not self._score or not isinstance(s, _State) or not s.to_allocate:
             return SKIP
@@ -647,10 +660,11 @@ class DynamicResources(Hints):
         per ``firstAvailable`` request allocated from its alternative ``i``, over the claims
         allocated earlier (their ``status.allocation``) and the node's allocation of the
         others (a node a column decided allocates ``exactly`` requests only: 0)."""
-        del pod
         out = np.zeros(rows.shape[0], dtype=np.int64)
         s = state.get(_KEY)
         if not isinstance(s, _State):
+            if rows.size and pod.resize_deferred and self._resize_deferral:
+                raise PluginError(NAME, "not found", point="score")  # no PreFilter state
             return out
         if self._score_misaligned and len(s.claims) > len(s.to_allocate) and rows.size:
             n = len(s.to_allocate)
