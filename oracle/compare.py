@@ -186,7 +186,8 @@ def ours_schedule(
     order of Pods one event releases drawn from it (``kubesched.schedule``); ``pool_seed``:
     each node's device pools searched in an order drawn from it; the request's
     ``volumeFaults`` (what goes wrong with VolumeBinding's PreBind writes, as kube-oracle's
-    fake API server and PV controller play them) as its ``volume_faults``."""
+    fake API server and PV controller play them) as its ``volume_faults``, and ``claimFaults``
+    (DynamicResources' claim writes, ``claimfaults.go``) as its ``claim_faults``."""
     import kubesched
 
     options = kubesched_options(version, request.get("featureGates"))
@@ -196,6 +197,8 @@ def ours_schedule(
         options["pool_seed"] = pool_seed
     if request.get("volumeFaults"):
         options["volume_faults"] = request["volumeFaults"]
+    if request.get("claimFaults"):
+        options["claim_faults"] = request["claimFaults"]
     return _answer(
         kubesched.schedule,
         request["cluster"],

@@ -58,6 +58,7 @@ def schedule(
     feature_gates: Mapping[str, bool] | None = None,
     release_seed: int | None = None,
     volume_faults: Mapping[str, str] | None = None,
+    claim_faults: Mapping[str, str] | None = None,
     pool_seed: int | None = None,
 ) -> dict[str, Any]:
     """Schedule ``pods`` onto ``cluster`` in virtual time; one result per Pod plus a summary.
@@ -69,6 +70,10 @@ def schedule(
     writes go wrong: per object (``PersistentVolume/NAME`` or
     ``PersistentVolumeClaim/NAMESPACE/NAME``) one of ``refuseUpdate``, ``resetClaimRef``,
     ``failProvisioning`` or ``bindLater`` (:data:`kubesched.sim.apiserver.VOLUME_FAULTS`).
+    ``claim_faults`` asks the same of DynamicResources' ResourceClaim writes: per claim
+    (``ResourceClaim/NAMESPACE/NAME``) one of ``refuseStatus``, ``refuseUpdate``,
+    ``conflict`` or ``allocatedElsewhere``
+    (:data:`kubesched.plugins.dynamicresources.faults.CLAIM_FAULTS`).
     ``pool_seed`` draws the order DynamicResources searches each node's device pools in, as
     :func:`explain`'s does (which devices an allocation takes, and so where a Pod sharing
     the claim may go, can depend on it)."""
@@ -81,6 +86,7 @@ def schedule(
         gates=_gates(kubernetes_version, feature_gates),
         release_seed=release_seed,
         volume_faults=volume_faults,
+        claim_faults=claim_faults,
         pool_seed=pool_seed,
     )
 

@@ -171,6 +171,9 @@ class SimCluster:
             finally:
                 self._binding_since = outer
             self.wall_seconds += time.perf_counter() - t0
+            # A binding cycle that failed without a write anyone hears (a PreBind refused
+            # before it wrote) put the Pod in backoffQ: the scheduler must wake for it.
+            self.wake()
 
         delay = self._client_wait() + self.timing.bind_latency
         self.loop.call_later(delay, run, priority=-1)

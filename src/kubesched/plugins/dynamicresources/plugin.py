@@ -9,9 +9,12 @@
 - Filter: an allocated claim's ``nodeSelector`` must match the node; the claims to allocate
   must all get devices there (:mod:`.allocator`), else ``cannot allocate all claims``.
 - Reserve / Unreserve: the node's allocation goes in flight (its devices are in use for every
-  later Filter) / is dropped.
+  later Filter) / is dropped, the Pod taken out of the ``reservedFor`` of the claims a failed
+  PreBind reserved, and the claim it created for extended resources deleted.
 - PreBind: writes ``status.allocation`` and adds the Pod to ``status.reservedFor`` (with
-  the delete-protection finalizer), through the API client when it has ``update_object``.
+  the delete-protection finalizer), through the API client when it has ``update_object``;
+  a write the what-if's ``claim_faults`` disturb fails as upstream's ``bindClaim`` does
+  (:mod:`.faults`).
 - PostFilter: ``no new claims to deallocate`` / ``still not schedulable`` (from v1.37 no
   message), or deallocates a claim allocated to a node that failed and reserved by no other
   Pod.
@@ -79,7 +82,7 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.outcomes import PluginError
 from kubesched.framework.podgroups import manager_of
-from kubesched.plugins.dynamicresources import binding
+from kubesched.plugins.dynamicresources import binding, faults
 from kubesched.plugins.dynamicresources import extended as special
 from kubesched.plugins.dynamicresources.claims import (
     DraObjects,
@@ -149,6 +152,12 @@ class _State:
 
     shared: allocator.SharedUse = allocator.NO_SHARES
     """Devices allocated with a ``shareID`` (DRAConsumableCapacity), when PreFilter ran."""
+    reserved_now: list[str] = field(default_factory=list)
+    """Claims (``namespace/name``) PreBind reserved for the Pod in this binding cycle
+    (Unreserve takes the Pod out of their ``reservedFor`` when a later one fails)."""
+    created: tuple[str, str] | None = None
+    """The special claim PreBind created before its write failed (namespace, name):
+    Unreserve deletes it."""
     bind_to: list[dict[str, Any]] = field(default_factory=list)
     """DRAWorkloadResourceClaims: what the ``i``-th claim is reserved for, by position as
     upstream's ``claimStore`` pairs them (past the end: the Pod)."""
@@ -602,6 +611,9 @@ class DynamicResources(Hints):
                 continue
             if set(claim.reserved_for) <= {pod.uid}:
                 write = self.handle.api
+                refused = faults.post_filter(write, claim.raw)
+                if refused:
+                    return None, error(refused)
                 if isinstance(write, ObjectWriter):
                     raw = copy.deepcopy(dict(claim.raw))
                     status = raw.get("status") or {}
@@ -747,6 +759,35 @@ class DynamicResources(Hints):
             for claim in s.to_allocate:
                 self.objects.set_in_flight(claim.uid, None)
             s.reserved = False
+        if isinstance(s, _State) and s.reserved_now:
+            self._unreserve_claims(pod, s.reserved_now)
+            s.reserved_now.clear()
+        if isinstance(s, _State) and s.created is not None:
+            deleter = self.handle.api
+            if isinstance(deleter, ObjectDeleter):
+                deleter.delete_object("ResourceClaim", *s.created)
+            s.created = None
+
+    def _unreserve_claims(self, pod: api.Pod, keys: list[str]) -> None:
+        """Upstream ``Unreserve``: the Pod taken out of ``status.reservedFor`` of each claim
+        its failed PreBind reserved (a patch; the allocation stays)."""
+        write = self._writers()[0]
+        if write is None:
+            return
+        for key in keys:
+            namespace, _, name = key.partition("/")
+            current = self.objects.claim(namespace, name)
+            if current is None:
+                continue
+            status = dict(current.raw.get("status") or {})
+            reserved = [x for x in status.get("reservedFor") or () if x.get("uid") != pod.uid]
+            if len(reserved) == len(status.get("reservedFor") or ()):
+                continue
+            if reserved:
+                status["reservedFor"] = reserved
+            else:
+                status.pop("reservedFor", None)
+            write.update_object({**current.raw, "status": status})
 
     def pre_bind(self, state: CycleState, pod: api.Pod, node_name: str) -> Status:
         """Write the allocation and the reservation for the Pod into each claim."""
@@ -766,20 +807,37 @@ class DynamicResources(Hints):
             if groupclaims.reserved_for_pod(pod, claim.raw, self._group_claims):
                 continue  # upstream binds only the claims not reserved for it yet
             current = self.objects.claim(claim.namespace, claim.name) or claim
+            results = found.get(claim.uid)
             raw = claim_with_reservation(
                 current.raw,
                 s.bind_to[k] if k < len(s.bind_to) else groupclaims.pod_ref(pod),
-                found.get(claim.uid),
+                results,
                 node_name,
                 node,
                 s.slices,
                 self.allocator_options.binds_to_node,
             )
-            _, failed = self._write_claim(claim.uid, raw, found.get(claim.uid))
+            outcome = faults.pre_bind(self.handle.api, current.raw, raw, results is not None)
+            if outcome.error:
+                self._fail_write(claim.uid, outcome.stored)
+                return error(outcome.error)
+            _, failed = self._write_claim(claim.uid, raw, results)
             if failed is not None:
-                return error(f"add reservation to claim {claim.key}: {failed}")
+                what = "add reservation" if results is None else "add allocation and reservation"
+                return error(f"{what} to claim {claim.key}: {failed}")
+            s.reserved_now.append(claim.key)
         s.reserved = False
+        s.reserved_now.clear()
         return SUCCESS
+
+    def _fail_write(self, in_flight: str, stored: dict[str, Any] | None) -> None:
+        """A claim write a declared fault failed (:mod:`.faults`): the in-flight allocation
+        under the uid ``in_flight`` ends (upstream ``bindClaim``'s deferred
+        ``RemoveClaimPendingAllocation``) and what the fault left is stored."""
+        self.objects.set_in_flight(in_flight, None)
+        write = self._writers()[0]
+        if stored is not None and write is not None:
+            write.update_object(stored)
 
     def _write_claim(
         self,
@@ -832,8 +890,9 @@ class DynamicResources(Hints):
         if results is None or variant is None:
             return SUCCESS
         claim, mappings = variant
+        created = special.created_claim(pod, claim)
         raw = claim_with_reservation(
-            special.created_claim(pod, claim),
+            created,
             groupclaims.pod_ref(pod),
             results,
             node_name,
@@ -841,6 +900,12 @@ class DynamicResources(Hints):
             s.slices,
             self.allocator_options.binds_to_node,
         )
+        outcome = faults.pre_bind(self.handle.api, created, raw, True)
+        if outcome.error:  # created, then its status refused: Unreserve deletes it
+            meta = created.get("metadata") or {}
+            self._fail_write(s.special.base.uid, outcome.stored or created)
+            s.created = (str(meta.get("namespace") or "default"), str(meta.get("name")))
+            return error(outcome.error)
         updated, failed = self._write_claim(s.special.base.uid, raw, results)
         if failed is not None:
             return error(f"create claim for extended resources {updated.key}: {failed}")
