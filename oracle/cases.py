@@ -38,7 +38,12 @@ from real_shapes import (
     rare_shapes,
     unparsable_preference,
 )
-from release_draws import machinery_gates, version_draws
+from release_draws import (
+    deferred_resize,
+    machinery_gates,
+    resize_preemption_gate,
+    version_draws,
+)
 from storage_cases import storage_case, storage_schedule_case
 
 __all__ = [
@@ -69,6 +74,9 @@ def case(seed: int, index: int, version: str | None = None) -> dict[str, Any]:
             lived, items, running, request["pod"], request["config"], version
         )
         add_gates(request, pod_status_resize(lived, running, version), version)  # drawn last
+    # Its own stream too, after everything: the other cases of a seed stay as they were.
+    deferred = Gen(random.Random(f"deferred/{seed}/{index}"))
+    add_gates(request, deferred_resize(deferred, items, request["pod"], version), version)
     return request
 
 
@@ -102,6 +110,8 @@ def schedule_case(seed: int, index: int, version: str | None = None) -> dict[str
     if gates:
         request["featureGates"] = gates
     lived_in_pods(f"schedule-lived/{seed}/{index}", request, version)  # own stream, last
+    resize = Gen(random.Random(f"schedule-resize/{seed}/{index}"))  # own stream, after it
+    add_gates(request, resize_preemption_gate(resize, items, incoming, version), version)
     return request
 
 

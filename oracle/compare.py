@@ -114,35 +114,91 @@ class Oracle:
         self.close()
 
 
-def ours(request: dict[str, Any], version: str | None = None) -> dict[str, Any]:
+def ours(
+    request: dict[str, Any], version: str | None = None, pool_seed: int | None = None
+) -> dict[str, Any]:
     """kubesched.explain's answer (as Kubernetes ``version``: ``kubesched_options``); an
-    input error is an answer too (upstream may accept the input)."""
+    input error is an answer too (upstream may accept the input).  ``pool_seed``: each
+    node's device pools searched in an order drawn from it (``kubesched.explain``)."""
     import kubesched
 
+    options = kubesched_options(version, request.get("featureGates"))
+    if pool_seed is not None:
+        options["pool_seed"] = pool_seed
     return _answer(
         kubesched.explain,
         request["cluster"],
         request["pod"],
         request["config"],
         preemption=True,
-        **kubesched_options(version, request.get("featureGates")),
+        **options,
     )
 
 
+POOL_ORDERS = 12
+"""How many pool orders ``one_of_pool_orders`` draws."""
+
+
+def searches_pools(request: dict[str, Any]) -> bool:
+    """Whether the request holds ResourceSlices: the device pools upstream's allocator
+    walks in Go map order, a different order each time it is asked."""
+    return any(x.get("kind") == "ResourceSlice" for x in request["cluster"]["items"])
+
+
+def one_of_pool_orders(
+    oracle: Any,
+    request: dict[str, Any],
+    version: str | None,
+    mine: dict[str, Any],
+    theirs: dict[str, Any],
+    tries: int,
+    orders: int = POOL_ORDERS,
+) -> bool:
+    """Whether an explain answer that differs (``mine``, upstream's ``theirs``) is one of
+    upstream's: for a request with device pools (``searches_pools``) upstream is asked up
+    to ``tries`` more times, and kubesched answers with each node's pools in the orders
+    drawn from seeds 1..``orders`` (``kubesched.explain``'s ``pool_seed``); one answer of
+    kubesched's the same as one of upstream's is a match.  Upstream's v1.34 and v1.35
+    allocators keep a device's counters reserved after a constraint or taint passes it
+    over, so whether a node fits can depend on that order (``docs/fidelity.md``)."""
+    if not searches_pools(request):
+        return False
+    answers = [theirs]
+    for _ in range(tries):
+        again = oracle.ask(request)
+        if not differences(mine, again):
+            return True
+        answers.append(again)
+    for seed in range(1, orders + 1):
+        other = ours(request, version, pool_seed=seed)
+        if any(not differences(other, a) for a in answers):
+            return True
+    return False
+
+
 def ours_schedule(
-    request: dict[str, Any], version: str | None = None, release_seed: int | None = None
+    request: dict[str, Any],
+    version: str | None = None,
+    release_seed: int | None = None,
+    pool_seed: int | None = None,
 ) -> dict[str, Any]:
     """kubesched.schedule's answer (an input error is an answer too); ``release_seed``: the
-    order of Pods one event releases drawn from it (``kubesched.schedule``); the request's
+    order of Pods one event releases drawn from it (``kubesched.schedule``); ``pool_seed``:
+    each node's device pools searched in an order drawn from it; the request's
     ``volumeFaults`` (what goes wrong with VolumeBinding's PreBind writes, as kube-oracle's
-    fake API server and PV controller play them) as its ``volume_faults``."""
+    fake API server and PV controller play them) as its ``volume_faults``, and ``claimFaults``
+    (DynamicResources' claim writes, ``claimfaults.go``) as its ``claim_faults``."""
     import kubesched
 
     options = kubesched_options(version, request.get("featureGates"))
     if release_seed is not None:
         options["release_seed"] = release_seed
+    if pool_seed is not None:
+        options["pool_seed"] = pool_seed
     if request.get("volumeFaults"):
         options["volume_faults"] = request["volumeFaults"]
+    if request.get("claimFaults"):
+        options["claim_faults"] = request["claimFaults"]
     return _answer(
         kubesched.schedule,
         request["cluster"],

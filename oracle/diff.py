@@ -31,7 +31,13 @@ not always deterministic (Go map order, goroutines racing for a freed node), so 
 that differs is asked again up to ``--reask N`` times (default 3) and counts as a match when
 one of upstream's answers is kubesched's, or kubesched's with the Pods one event releases
 from the unschedulable pool requeued in another order (``one_release_order``: Go's map walk
-upstream); those are counted on a line of their own.
+upstream) or with each node's device pools searched in another order (``one_pool_order``:
+which devices an allocation takes); those are counted on a line of their own.  So is
+an explain case with ResourceSlices that differs (upstream's allocator walks a node's
+device pools in Go map order, and v1.34 and v1.35 keep a device's counters reserved after
+a constraint passes it over, so the order can decide whether a node fits): upstream is
+asked again up to ``--reask`` times and kubesched answers with the pools in other orders
+(``compare.one_of_pool_orders``); one answer alike on both sides is a match.
 
 ``--kubernetes-version V`` (1.34 to 1.37) asks upstream V: ``oracle/bin/vV/kube-oracle``
 (``oracle/build.sh`` builds one per version); without it, ``oracle/bin/kube-oracle``, the
@@ -83,13 +89,18 @@ from cases import (
 )
 from compare import (
     DEFAULT_VERSION,
+    POOL_ORDERS,
     VERSIONS,
     Oracle,
     OracleMissing,
     binary,
     compare,
+    differences,
+    one_of_pool_orders,
+    ours,
     ours_schedule,
     schedule_differences,
+    searches_pools,
     shrink,
 )
 from dra_hint_cases import dra_hint_case
@@ -177,8 +188,9 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         default=3,
         metavar="N",
-        help="schedule: on a difference, ask upstream up to N more times and accept any of "
-        "its answers (0: upstream's first answer is the only one)",
+        help="schedule, and explain with ResourceSlices: on a difference, ask upstream up to "
+        "N more times and accept any of its answers (0: upstream's first answer is the only "
+        "one)",
     )
     ap.add_argument("--coverage", action="store_true", help="measure upstream's coverage")
     ap.add_argument("--dra-cases", type=int, help="with --coverage (default: cases / 10)")
@@ -365,14 +377,19 @@ def run(oracle: Oracle, args: argparse.Namespace, gen: Any = None) -> int:
                 lines = schedule_differences(mine, theirs)
                 if lines and args.reask:
                     answers = [theirs]
-                    if one_of_upstreams(
-                        oracle, request, mine, args.reask, answers
-                    ) or one_release_order(request, version, answers, RELEASE_ORDERS):
+                    if (
+                        one_of_upstreams(oracle, request, mine, args.reask, answers)
+                        or one_release_order(request, version, answers, RELEASE_ORDERS)
+                        or (
+                            searches_pools(request)
+                            and one_pool_order(request, version, answers, POOL_ORDERS)
+                        )
+                    ):
                         varied += 1
                         tqdm.write(
                             f"case {i} (seed {args.seed}): upstream answered otherwise when "
-                            "asked again, or released Pods in another order, and once as "
-                            "kubesched does"
+                            "asked again, or released Pods or searched device pools in another "
+                            "order, and once as kubesched does"
                         )
                         continue
                 if lines:
@@ -382,7 +399,21 @@ def run(oracle: Oracle, args: argparse.Namespace, gen: Any = None) -> int:
                         save_schedule(oracle, args, request, i, version)
                 continue
             request = gen(args.seed, i, version) if gen else case(args.seed, i, version)
-            lines = compare(oracle, request, version)
+            mine = ours(request, version)
+            theirs = oracle.ask(request)
+            lines = differences(mine, theirs)
+            if (
+                lines
+                and args.reask
+                and one_of_pool_orders(oracle, request, version, mine, theirs, args.reask)
+            ):
+                varied += 1
+                tqdm.write(
+                    f"case {i} (seed {args.seed}): upstream answered otherwise when asked "
+                    "again, or kubesched did with the device pools in another order, and "
+                    "once as the other does"
+                )
+                continue
             if not lines:
                 continue
             mismatches += 1
@@ -406,7 +437,8 @@ def run(oracle: Oracle, args: argparse.Namespace, gen: Any = None) -> int:
                 path = save(args.save, small, answer, origin, version or DEFAULT_VERSION)
                 tqdm.write(f"  saved {path}")
     if varied:
-        print(f"oracle: {varied} schedules where upstream's answer varied, kubesched's among them")
+        what = "schedules" if args.verb == "schedule" else "cases"
+        print(f"oracle: {varied} {what} where upstream's answer varied, kubesched's among them")
     return mismatches
 
 
@@ -444,6 +476,20 @@ def one_release_order(
     as upstream did in one of ``answers``."""
     for seed in range(1, orders + 1):
         mine = ours_schedule(request, version, release_seed=seed)
+        if any(not schedule_differences(mine, theirs) for theirs in answers):
+            return True
+    return False
+
+
+def one_pool_order(
+    request: dict[str, Any], version: str | None, answers: list[dict[str, Any]], orders: int
+) -> bool:
+    """Whether kubesched, with each node's device pools searched in an order drawn from
+    seed 1..``orders`` (``kubesched.schedule``'s ``pool_seed``: upstream's ``GatherPools``
+    walks a Go map), answers as upstream did in one of ``answers``: which devices a Pod's
+    allocation takes decides where another Pod sharing the claim may go."""
+    for seed in range(1, orders + 1):
+        mine = ours_schedule(request, version, pool_seed=seed)
         if any(not schedule_differences(mine, theirs) for theirs in answers):
             return True
     return False

@@ -26,7 +26,8 @@ selector (a device reachable from every node), and priorities that make the inco
 preempt the running ones.  ``dra_schedule_case`` submits, now and then, a second Pod after
 the first: the same spec (its template claims are its own, its direct claims shared), so the
 second waits for the first's allocation in flight, then reserves the shared claim, or
-competes for the devices the first took.
+competes for the devices the first took; at v1.34 about half of them declare faults of
+DynamicResources' claim writes (``oracle/dra_faults.py``).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ import random
 from typing import Any
 
 from dra_alpha import alpha_gates
+from dra_faults import claim_faults
 from dra_features import release_features
 from dra_lists import list_attributes
 from dra_workload import workload_claims
@@ -116,6 +118,7 @@ def dra_schedule_case(seed: int, index: int, version: str | None = None) -> dict
     if "featureGates" in request:
         out["featureGates"] = request["featureGates"]
     workload_claims(seed, index, out, version)  # v1.36+, a stream of its own, drawn last
+    claim_faults(seed, index, out, version)  # v1.34, a stream of its own, after it
     return out
 
 

@@ -165,3 +165,70 @@ def _declared_features(gen: Draw, nodes: list[dict[str, Any]], pods: list[dict[s
             spec.setdefault("volumes", []).append({"name": "bind", "emptyDir": {}})
             mount = {"name": "bind", "mountPath": "/bind", "bindMountOptions": ["ro"]}
             spec["containers"][0].setdefault("volumeMounts", []).append(mount)
+
+
+RESIZE_PREEMPTION_GATE = "InPlacePodVerticalScalingSchedulerPreemption"
+
+
+def deferred_resize(
+    gen: Draw, items: list[dict[str, Any]], pod: dict[str, Any], version: str | None
+) -> dict[str, bool]:
+    """v1.37+: the Pod to place in the middle of an in-place resize the kubelet deferred
+    (condition ``PodResizePending``, reason ``Deferred``, at times after ``PodResizeInProgress``
+    or before a second, ``Infeasible``, one: only the first counts; or ``PodResizeInProgress``
+    alone), some Nodes with ``spec.podPreemptionPolicy.disableResizePreemption``,
+    and the gate InPlacePodVerticalScalingSchedulerPreemption on (most of the time, else
+    left off): DeferredPodScheduling then checks only the Pod's node, the other filter plugins
+    Skip it.  Changes ``items`` and ``pod`` in place; returns the gates to set.  Only for
+    the explain verb: upstream queues a bound resize-deferred Pod, and the schedule verb's
+    Pods that fit then fail for ever without an Event (docs/fidelity.md).  Never ``Infeasible``
+    first: v1.37 then counts a container without a resize status as requesting nothing, which
+    kubesched does not do for the Pod to place (docs/fidelity.md)."""
+    if version is None or _minor(version) < 37 or not gen.chance(0.3):
+        return {}
+    for node in (o for o in items if o.get("kind") == "Node"):
+        if gen.chance(0.3):
+            owners = gen.pick([["cluster-autoscaler"], ["ops", "vpa"], []])
+            node.setdefault("spec", {})["podPreemptionPolicy"] = {"disableResizePreemption": owners}
+    conditions = pod.setdefault("status", {}).setdefault("conditions", [])
+    kind = gen.pick(["Deferred", "Deferred", "Deferred", "InProgress", "after", "before"])
+    if kind in ("InProgress", "after"):
+        conditions.append({"type": "PodResizeInProgress", "status": "True"})
+    if kind != "InProgress":
+        conditions.append({"type": "PodResizePending", "status": "True", "reason": "Deferred"})
+    if kind == "before":
+        conditions.append({"type": "PodResizePending", "status": "True", "reason": "Infeasible"})
+    if gen.chance(0.4):  # as it runs: its node named (explain places it anew)
+        names = [o["metadata"]["name"] for o in items if o.get("kind") == "Node"]
+        if names:
+            pod["spec"]["nodeName"] = gen.pick(names)
+    return {RESIZE_PREEMPTION_GATE: True} if gen.chance(0.8) else {}
+
+
+def resize_preemption_gate(
+    gen: Draw, items: list[dict[str, Any]], pods: list[dict[str, Any]], version: str | None
+) -> dict[str, bool]:
+    """v1.37+, the schedule verb: the gate InPlacePodVerticalScalingSchedulerPreemption on
+    at times (DeferredPodScheduling in the profile, its events registered, Fit's and the
+    other plugins' branches taken) with some Nodes' ``spec.podPreemptionPolicy`` set, when
+    no Pod of the case (``items``' or the submitted ``pods``) has its resize deferred: upstream
+    queues such a Pod, bound or not, and its attempts end without an Event, so the run never
+    settles (:func:`deferred_resize` draws them for explain).  Changes ``items`` in place;
+    returns the gates to set."""
+    if version is None or _minor(version) < 37 or not gen.chance(0.25):
+        return {}
+    everyone = [o for o in items if o.get("kind") == "Pod"] + pods
+    if any(_deferred(p) for p in everyone):
+        return {}
+    for node in (o for o in items if o.get("kind") == "Node"):
+        if gen.chance(0.4):
+            policy = {"disableResizePreemption": gen.pick([["vpa"], []])}
+            node.setdefault("spec", {})["podPreemptionPolicy"] = policy
+    return {RESIZE_PREEMPTION_GATE: True}
+
+
+def _deferred(pod: dict[str, Any]) -> bool:
+    for c in pod.get("status", {}).get("conditions", []):
+        if c.get("type") == "PodResizePending":
+            return bool(c.get("reason") == "Deferred")
+    return False

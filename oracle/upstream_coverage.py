@@ -174,10 +174,14 @@ _REASONS = {
     "PreScore or PreFilter that skips, PreScore without nodes; the volume plugins' branches "
     "their own PreFilter or the API server rules out (a Filter for a Pod PreFilter skipped, "
     "a claim without a class to provision, an untranslatable inline kind, test-only sorting)",
-    "fault": "the binding cycle's failure side: Unreserve after a failed PreBind or Bind, "
-    "bindClaim's retry after a conflicting claim update, a claim deleted or allocated "
-    "elsewhere between Reserve and PreBind (kube-oracle's fake API server never fails or "
-    "conflicts, and the schedule comparison injects no faults)",
+    "fault": "the binding cycle's failure side no declared fault reaches: the DRA schedule "
+    "cases' claimFaults (oracle/dra_faults.py: a status or finalizer write refused, a "
+    "Conflict, a claim allocated elsewhere meanwhile; docs/fidelity.md) reach what a run "
+    "draws; none declares a claim deleted between Reserve and PreBind, the extended-resource "
+    "claim's creation or the Pod's status patch refused, deleteClaim's update or delete "
+    "failing or conflicting, or AssumeClaimAfterAPICall refusing (an informer ahead of the "
+    "write), and a run of few DRA schedule cases (CI's 80) draws only some of the declared "
+    "ones",
     "race": "a concurrency window: another Pod's allocation in flight at the instant "
     "PreFilter lists the allocated devices, or the device set changing while it does "
     "(timing, not drawable)",

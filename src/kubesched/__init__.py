@@ -30,16 +30,23 @@ def explain(
     preemption: bool = False,
     kubernetes_version: str | None = None,
     feature_gates: Mapping[str, bool] | None = None,
+    pool_seed: int | None = None,
 ) -> dict[str, Any]:
     """Every node's filter verdict and reasons, every plugin's score, and the chosen node;
     ``result`` is ``Scheduled``, ``Unschedulable``, ``Gated`` (schedulingGates) or ``Error``.
     ``preemption=True`` adds what preemption would do for an Unschedulable Pod (a dry run).
     An Unschedulable answer says whether the cluster is short of capacity or fragmented
-    (``capacity``, see docs/dra.md)."""
+    (``capacity``, see docs/dra.md).
+
+    ``pool_seed`` draws the order in which DynamicResources searches each node's device
+    pools (upstream: Go's map order, different call to call; None: by driver and pool
+    name): where that order decides (v1.34 and v1.35 keep a device's counters reserved
+    after a constraint passes it over), each seed gives one of upstream's possible answers
+    (``docs/fidelity.md``)."""
     from kubesched.explainer import explain as _explain
 
     gates = _gates(kubernetes_version, feature_gates)
-    return _explain(cluster, pod, config, preemption=preemption, gates=gates)
+    return _explain(cluster, pod, config, preemption=preemption, gates=gates, pool_seed=pool_seed)
 
 
 def schedule(
@@ -51,6 +58,8 @@ def schedule(
     feature_gates: Mapping[str, bool] | None = None,
     release_seed: int | None = None,
     volume_faults: Mapping[str, str] | None = None,
+    claim_faults: Mapping[str, str] | None = None,
+    pool_seed: int | None = None,
 ) -> dict[str, Any]:
     """Schedule ``pods`` onto ``cluster`` in virtual time; one result per Pod plus a summary.
 
@@ -60,7 +69,14 @@ def schedule(
     decides (``docs/fidelity.md``).  ``volume_faults`` asks what if VolumeBinding's PreBind
     writes go wrong: per object (``PersistentVolume/NAME`` or
     ``PersistentVolumeClaim/NAMESPACE/NAME``) one of ``refuseUpdate``, ``resetClaimRef``,
-    ``failProvisioning`` or ``bindLater`` (:data:`kubesched.sim.apiserver.VOLUME_FAULTS`)."""
+    ``failProvisioning`` or ``bindLater`` (:data:`kubesched.sim.apiserver.VOLUME_FAULTS`).
+    ``claim_faults`` asks the same of DynamicResources' ResourceClaim writes: per claim
+    (``ResourceClaim/NAMESPACE/NAME``) one of ``refuseStatus``, ``refuseUpdate``,
+    ``conflict`` or ``allocatedElsewhere``
+    (:data:`kubesched.plugins.dynamicresources.faults.CLAIM_FAULTS`).
+    ``pool_seed`` draws the order DynamicResources searches each node's device pools in, as
+    :func:`explain`'s does (which devices an allocation takes, and so where a Pod sharing
+    the claim may go, can depend on it)."""
     from kubesched.sim.whatif import schedule as _schedule
 
     return _schedule(
@@ -70,6 +86,8 @@ def schedule(
         gates=_gates(kubernetes_version, feature_gates),
         release_seed=release_seed,
         volume_faults=volume_faults,
+        claim_faults=claim_faults,
+        pool_seed=pool_seed,
     )
 
 

@@ -192,7 +192,9 @@ def test_evaluation_past_the_cost_limit_is_cancelled_with_upstreams_error() -> N
         cel.CelRuntimeError, match=r"^operation cancelled: actual cost limit exceeded$"
     ):
         sel.matches(cel.activation(many_attributes(1000)))
-    assert time.monotonic() - started < 30
+    # 10 s alone on the 2-core host, 30 s at load 19: the bound is the order of magnitude
+    # (uncancelled, the 10^9 iterations would take days), not a timing
+    assert time.monotonic() - started < 300
     # the same on a device the API allows: evaluated, and the budget starts afresh
     assert sel.matches(cel.activation(many_attributes(32))) is True
 

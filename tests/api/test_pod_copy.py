@@ -41,6 +41,7 @@ def _full_pod() -> api.Pod:
             ({"cpu": 70}, {"cpu": 70, "memory": 209715200}),
             ({"cpu": 80}, {"cpu": 80, "memory": 209715200}),
         ),
+        resize_deferred=True,
         host_ports=(api.HostPort(8080),),
         images=("nginx",),
         image_volumes=("gcr.io/300",),

@@ -61,6 +61,20 @@ def test_short_runs_fall_back_to_total_over_elapsed() -> None:
     assert data["Average"] == pytest.approx(100.0) and data["Perc99"] == pytest.approx(100.0)
 
 
+def test_a_single_sample_is_the_tail_so_short_runs_report_total_over_elapsed() -> None:
+    """PreemptionBasic's shape: nearly every Pod binds in the dropped first interval, one
+    straggler in the next; the lone 1 Pod/s sample would stand for the whole phase."""
+    c = collect.ThroughputCollector(["m"], None, start=0.0)
+    _bind(c, 499, 0.5)
+    c.tick(1.0)  # starts; the first interval is dropped
+    _bind(c, 1, 1.5)
+    c.tick(2.0)
+    assert c.samples == [1.0]
+    data, short = c.summary()
+    assert short and data is not None
+    assert data["Average"] == pytest.approx(500 / 1.5)
+
+
 @pytest.mark.parametrize(
     ("values", "p", "want"), [([1.0], 50, 1.0), ([1.0, 2.0, 3.0, 4.0], 50, 2.0),
                                ([1.0, 2.0, 3.0, 4.0], 90, 4.0), (list(range(1, 101)), 99, 99)],

@@ -12,7 +12,7 @@ from typing import Any
 
 from kubesched.api import objects as api
 from kubesched.config.load import load_config
-from kubesched.plugins.defaultpreemption import DefaultPreemption
+from kubesched.plugins.defaultpreemption import DefaultPreemption, dryrun
 from kubesched.plugins.registry import in_tree_registry, known_plugin_names
 from kubesched.scheduler import Scheduler, SchedulerOptions
 from kubesched.testing import VirtualClock, make_node, make_pod
@@ -119,6 +119,7 @@ def _run(kept: bool, seed: int) -> tuple[dict[str, Any], Scheduler]:
 def test_kept_preemption_work_changes_no_decision() -> None:
     hits = 0
     kept_rows = 0
+    violating = 0
     for seed in range(6):
         full, s_full = _run(False, seed)
         kept, s_kept = _run(True, seed)
@@ -128,8 +129,14 @@ def test_kept_preemption_work_changes_no_decision() -> None:
         results = _preemption(s_kept).kept
         assert results is not None
         kept_rows += len(results.rows)
+        # the walk looks for PDB-violating candidates and faults only while some row
+        # has one: its counts are the kinds column's
+        for kind in (dryrun.FINE, dryrun.VIOLATING, dryrun.REJECTED, dryrun.FAULT):
+            assert results.counts[kind] == int((results.kind == kind).sum()), (seed, kind)
+        violating += results.counts[dryrun.VIOLATING]
         assert full["deleted"]  # preemption happened
     assert hits > 0 and kept_rows > 0  # and the kept work answered some of it
+    assert violating > 0  # the PDB made PDB-violating candidates (their walk ran)
 
 
 def test_a_changed_node_is_filtered_again() -> None:

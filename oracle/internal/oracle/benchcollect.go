@@ -6,8 +6,8 @@ package oracle
 //     measured namespace seen bound, sampled every second of wall time from the first tick
 //     after the first bind, the first interval dropped, an interval with no bind stretched
 //     into the next sample; Average and nearest-rank PercN.  As kubesched does (and upstream
-//     does not), a phase too short for one sample reports Pods bound / time to the last bind,
-//     marked short.
+//     does not), a phase too short for two samples reports Pods bound / time to the last
+//     bind, marked short (one sample is the tail after the dropped first interval).
 //   - SchedulingAttemptDuration: every ScheduleOne of the phase timed from the moment its Pod
 //     left the queue until the binding goroutine was started (or the failure handled): the
 //     scheduling cycle, exact.
@@ -235,7 +235,7 @@ func (c *throughputCollector) stop() *phase {
 	for result, h := range gatherAttempts() {
 		p.histograms[result] = h.minus(c.hist0[result])
 	}
-	if len(c.samples) > 0 {
+	if len(c.samples) > 1 {
 		p.throughput = percentiles(c.samples, 1)
 		return p
 	}

@@ -38,6 +38,9 @@ type ScheduleRequest struct {
 	// VolumeFaults: what the API server, the PV controller or a provisioner does wrong with
 	// VolumeBinding's PreBind writes, per object (pvcontroller.go, "Faults").
 	VolumeFaults map[string]string `json:"volumeFaults,omitempty"`
+	// ClaimFaults: what the API server or another writer does to DynamicResources' writes of
+	// a ResourceClaim, per claim (claimfaults.go).
+	ClaimFaults map[string]string `json:"claimFaults,omitempty"`
 }
 
 // PodOutcome is one submitted Pod's fate, in `kubesched.schedule`'s keys.
@@ -127,6 +130,10 @@ func Schedule(ctx context.Context, req *ScheduleRequest, timeout time.Duration) 
 	// The API server's name for a claim created with generateName, and its UID
 	// (DynamicResources' claim for a Pod's extended resources, DRAExtendedResource).
 	client.PrependReactor("create", "resourceclaims", nameClaim)
+	// The API server's part in DynamicResources' claim writes: declared faults, the size of
+	// status.reservedFor (claimfaults.go).
+	faulter := &claimFaulter{tracker: tracker, faults: req.ClaimFaults}
+	client.PrependReactor("update", "resourceclaims", faulter.react)
 	watches := recordWatches(client)
 	rec := newRecorder()
 	client.PrependReactor("delete", "pods", rec.releaseReactor)

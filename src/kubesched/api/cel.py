@@ -347,6 +347,14 @@ def activation(device: DeviceInput) -> dict[str, Any]:
     }
 
 
+def without_multiple(device_activation: dict[str, Any]) -> dict[str, Any]:
+    """``device_activation`` with ``device.allowMultipleAllocations`` false (upstream's
+    allocators that leave it out of ``cel.Device``)."""
+    device = dict(device_activation["device"])
+    device[celtypes.StringType("allowMultipleAllocations")] = celtypes.BoolType(False)
+    return {"device": celtypes.MapType(device)}
+
+
 class _CostLimitExceeded(BaseException):
     """Raised through celpy's evaluation (which catches ``Exception``) when the budget is
     spent."""

@@ -379,6 +379,11 @@ class Pod:
     pod_level_resize: PodLevelResize | None = None
     """How the Pod counts with InPlacePodLevelResourcesVerticalScaling on, per release;
     None without ``status.resources`` (then the gate changes nothing)."""
+    resize_deferred: bool = False
+    """The Pod's first ``PodResizePending`` condition has reason ``Deferred`` (upstream
+    ``IsPodResizeDeferred``): the kubelet put its in-place resize off for want of room.
+    Under v1.37's InPlacePodVerticalScalingSchedulerPreemption the scheduler then checks
+    only the resize (:mod:`kubesched.plugins.deferredpodscheduling`)."""
     host_ports: tuple[HostPort, ...] = ()
     images: tuple[str, ...] = ()
     image_volumes: tuple[str, ...] = ()
@@ -523,6 +528,7 @@ def _copy_pod(s: Pod) -> Pod:
     o.fit_score_requests = s.fit_score_requests
     o.resize_totals = s.resize_totals
     o.pod_level_resize = s.pod_level_resize
+    o.resize_deferred = s.resize_deferred
     o.host_ports = s.host_ports
     o.images = s.images
     o.image_volumes = s.image_volumes
@@ -573,4 +579,7 @@ class Node:
     images: tuple[ImageState, ...] = ()
     declared_features: tuple[str, ...] = ()
     """``status.declaredFeatures``: the features the node declares, sorted (v1.35+)."""
+    resize_preemption_disabled: bool = False
+    """``spec.podPreemptionPolicy.disableResizePreemption`` names someone (v1.37 alpha):
+    no preemption for a deferred in-place resize on this node."""
     raw: dict[str, Any] = field(default_factory=dict)

@@ -138,8 +138,15 @@ def parse_node(obj: dict[str, Any], path: str = "") -> api.Node:
         allocatable={n: units_from_milli(n, m) for n, m in alloc.items()},
         images=tuple(images),
         declared_features=nodefeatures.declared_features(status, status_path),
+        resize_preemption_disabled=_resize_preemption_disabled(spec, spec_path),
         raw=obj,
     )
+
+
+def _resize_preemption_disabled(spec: Mapping[str, Any], path: str) -> bool:
+    """Whether ``spec.podPreemptionPolicy.disableResizePreemption`` names anyone (v1.37)."""
+    policy = f.mapping(spec, "podPreemptionPolicy", path)
+    return bool(f.string_list(policy, "disableResizePreemption", join(path, "podPreemptionPolicy")))
 
 
 @dataclass(frozen=True, slots=True)

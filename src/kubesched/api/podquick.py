@@ -11,8 +11,9 @@ name, priority, tolerations, affinity, volumes, status) and gives up -- returns 
 else: a section it does not handle (init containers, overhead, pod-level resources, spread
 constraints, scheduling gates, a Workload or PodGroup reference, resource claims, ephemeral
 containers, image volumes, ``hostNetwork: true``, container statuses or the Pod's status
-reporting ``resources``, a container's ``restartPolicyRules`` or ``bindMountOptions``, which
-may need node-declared features) or any invalid value.
+reporting ``resources``, a ``PodResizePending`` condition, a container's
+``restartPolicyRules`` or ``bindMountOptions``, which may need node-declared features) or any
+invalid value.
 :func:`parse_pod` then parses the Pod the full way, which reports the error with its path.
 Both build the Pod with :func:`kubesched.api.pods.new_pod`, and read the sections with the
 full parse's own readers: the two give the same :class:`~kubesched.api.objects.Pod`
@@ -103,6 +104,7 @@ class _Status(msgspec.Struct, Generic[S], gc=False):
     containerStatuses: S | UnsetType = UNSET
     initContainerStatuses: S | UnsetType = UNSET
     resources: S | UnsetType = UNSET
+    conditions: S | UnsetType = UNSET
 
 
 class _PodDoc(msgspec.Struct, Generic[S], gc=False):
@@ -206,6 +208,7 @@ def _read(doc: _PodDoc[Any], raw: Any, memo: Sections) -> Quick | None:
         or status.resources is not UNSET  # the Pod's own resize status
         or (status.containerStatuses is not UNSET and _resizing(status.containerStatuses))
         or (status.initContainerStatuses is not UNSET and _resizing(status.initContainerStatuses))
+        or (status.conditions is not UNSET and _resize_pending(status.conditions))
         or (spec.hostNetwork is not None and spec.hostNetwork is not False)  # other ports
     ):
         return None
@@ -285,6 +288,16 @@ def _image_volumes(volumes: object) -> bool:
     if not isinstance(volumes, list):
         return True
     return any(not isinstance(v, dict) or "image" in v for v in volumes)
+
+
+def _resize_pending(conditions: object) -> bool:
+    """Whether ``status.conditions`` may hold a ``PodResizePending`` condition (its reason
+    is read by the full parse: a deferred resize); a text is only searched."""
+    if type(conditions) is Raw:
+        return b"PodResizePending" in bytes(conditions)
+    if type(conditions) is not list:
+        return conditions is not None
+    return any(type(c) is not dict or c.get("type") == "PodResizePending" for c in conditions)
 
 
 def _resizing(statuses: object) -> bool:

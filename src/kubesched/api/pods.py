@@ -135,6 +135,7 @@ def parse_pod(obj: dict[str, Any], path: str = "") -> api.Pod:
         fit_score_requests=fit_score,
         resize_totals=resize_totals,
         pod_level_resize=pod_level_resize,
+        resize_deferred=resize_pending(status, join(path, "status")) == "Deferred",
         host_ports=(*sidecar_ports, *ports),
         images=tuple(images),
         image_volumes=_image_volumes(spec, spec_path),
@@ -199,6 +200,7 @@ def new_pod(
     volumes: tuple[api.Volume, ...] = (),
     resize_totals: tuple[api.Resources, api.Resources] | None = None,
     pod_level_resize: api.PodLevelResize | None = None,
+    resize_deferred: bool = False,
 ) -> api.Pod:
     """The one place a parsed :class:`~kubesched.api.objects.Pod` is built (by the full parse
     here and the quick one, :mod:`kubesched.api.podquick`), from the values read, with the
@@ -235,6 +237,7 @@ def new_pod(
     pod.fit_score_requests = fit_score_requests
     pod.resize_totals = resize_totals
     pod.pod_level_resize = pod_level_resize
+    pod.resize_deferred = resize_deferred
     pod.host_ports = host_ports
     pod.images = images
     pod.image_volumes = image_volumes
@@ -372,13 +375,7 @@ def _resize_status(status: Obj, path: str) -> _Resized:
                 f.resource_list(res, "requests", join(cpath, "resources")),
                 f.resource_list(cs, "allocatedResources", cpath),
             )
-    infeasible = False
-    for i, cond in enumerate(f.seq(status, "conditions", path)):
-        cpath = join(join(path, "conditions"), i)
-        cond = f.as_mapping(cond, cpath)
-        if f.string(cond, "type", cpath) == "PodResizePending":
-            infeasible = f.string(cond, "reason", cpath) == "Infeasible"
-            break
+    infeasible = resize_pending(status, path) == "Infeasible"
     pod_status = None
     if status.get("resources") is not None:
         res = f.mapping(status, "resources", path)
@@ -387,6 +384,17 @@ def _resize_status(status: Obj, path: str) -> _Resized:
             f.resource_list(status, "allocatedResources", path),
         )
     return by_name, infeasible, pod_status
+
+
+def resize_pending(status: Obj, path: str) -> str:
+    """The reason of the first ``PodResizePending`` condition of ``status`` (``Deferred``,
+    ``Infeasible``; "" without one): upstream reads the first such condition only."""
+    for i, cond in enumerate(f.seq(status, "conditions", path)):
+        cpath = join(join(path, "conditions"), i)
+        cond = f.as_mapping(cond, cpath)
+        if f.string(cond, "type", cpath) == "PodResizePending":
+            return f.string(cond, "reason", cpath)
+    return ""
 
 
 def _with_status(requests: podresources.Millis, c: Obj, resized: _Resized) -> podresources.Millis:

@@ -224,6 +224,26 @@ class Device:
     binds_to_node: bool = False
     """``bindsToNode`` (DRADeviceBindingConditions): an allocation taking the device is
     pinned to its node (by the allocators that read it, ``Options.binds_to_node``)."""
+    unshared_matches: dict[str, bool] = field(default_factory=dict)
+    """:attr:`matches` as allocators that leave ``allowMultipleAllocations`` out of CEL's
+    ``device`` see this device (:meth:`selects`)."""
+
+    def selects(self, sel: cel.Selector, multiple: bool = True) -> bool:
+        """Whether ``sel`` accepts this device (cached in :attr:`matches`;
+        :class:`~kubesched.api.errors.CelRuntimeError` when it fails at run time, not
+        cached).  ``multiple`` False: ``device.allowMultipleAllocations`` reads false, as in
+        the allocators that do not pass it to CEL (upstream's ``stable``, and ``incubating``
+        before v1.36: ``Options.cel_multiple``)."""
+        cache = self.matches if multiple or not self.allow_multiple else self.unshared_matches
+        hit = cache.get(sel.expression)
+        if hit is None:
+            activation = self.activation
+            if cache is self.unshared_matches:
+                from kubesched.api import cel
+
+                activation = cel.without_multiple(activation)
+            hit = cache[sel.expression] = sel.matches(activation)
+        return hit
 
     @property
     def special(self) -> bool:

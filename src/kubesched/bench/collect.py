@@ -10,8 +10,11 @@ cannot tick in the middle of a scheduling cycle; a tick due meanwhile is taken r
 it, with the real elapsed time (as upstream does when its goroutine runs late).
 
 Deviation: upstream reports no throughput when the phase yields no sample (a phase shorter
-than about 2 s); kubesched then reports one sample, the Pods bound divided by the time from
-the start of collection to the last bind, and says so in the summary (``short run``).
+than about 2 s), and a single sample when it yields one: the tail bound in the second tick
+after the first interval (most of the phase) was dropped, often 1 Pod/s.  kubesched then
+reports one sample, the Pods bound divided by the time from the start of collection to the
+last bind, and says so in the summary (``short run``); ``kube-oracle bench`` does the same,
+so the two stay comparable.
 
 Latency items are upstream's ``metricsCollector``: per label value, the quantiles of the
 scheduler's Prometheus histograms over the phase (bucket interpolation as PromQL's
@@ -121,11 +124,11 @@ class ThroughputCollector:
         """(data, short_run): Average and PercN, or the total/elapsed fallback, or None."""
         values = sorted(self.samples)
         short = False
-        if not values:
-            if not self.scheduled or self.last_bound_at is None:
-                return None, False
+        if len(values) < 2 and self.scheduled and self.last_bound_at is not None:
             elapsed = max(self.last_bound_at - self.start, 1e-9)
             values, short = [self.scheduled / elapsed], True
+        if not values:
+            return None, False
         data = {"Average": sum(values) / len(values)}
         for p in (50, 90, 95, 99):
             data[f"Perc{p}"] = percentile_rank(values, p)

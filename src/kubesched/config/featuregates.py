@@ -25,6 +25,9 @@ from kubesched.config.featuregates_data import DEPENDENCIES, GATES
 from kubesched.config.versions import DEFAULT_VERSION, parse_version
 
 FLAG = "--feature-gates"
+RESIZE_PREEMPTION = "InPlacePodVerticalScalingSchedulerPreemption"
+"""v1.37's alpha gate of DeferredPodScheduling and of the other plugins' handling of a Pod
+whose in-place resize is deferred (:mod:`kubesched.plugins.deferredpodscheduling`)."""
 
 _TRUE = ("1", "t", "T", "TRUE", "true", "True")
 _FALSE = ("0", "f", "F", "FALSE", "false", "False")

@@ -41,6 +41,26 @@ POD_GROUP_PODS_COUNT = "PodGroupPodsCount"
 """v1.36+: the Workload API's placement score (gate TopologyAwareWorkloadScheduling)."""
 DEFERRED_POD_SCHEDULING = "DeferredPodScheduling"
 """v1.37: in-place resize deferral (gate InPlacePodVerticalScalingSchedulerPreemption)."""
+RESIZE_DEFERRED_SKIPPED = frozenset(
+    {
+        "NodeUnschedulable",
+        "TaintToleration",
+        "NodeAffinity",
+        "NodePorts",
+        "VolumeRestrictions",
+        "NodeVolumeLimits",
+        "VolumeBinding",
+        "VolumeZone",
+        "PodTopologySpread",
+        "InterPodAffinity",
+        NODE_DECLARED_FEATURES,
+        "DynamicResources",
+    }
+)
+"""The in-tree filter plugins whose PreFilter Skips (and Filter passes) a Pod whose resize is
+deferred, under :data:`kubesched.config.featuregates.RESIZE_PREEMPTION` (upstream v1.37:
+each checks ``IsPodResizeDeferred``; NodeName and NodeResourcesFit do not): the Pod runs
+where it runs, only its resize is checked."""
 
 # --------------------------------------------------------------------------- kubesched's own
 COSCHEDULING = "Coscheduling"

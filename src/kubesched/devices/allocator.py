@@ -10,8 +10,11 @@ depth first with backtracking, request by request, device by device, exactly as 
 class's or the request's CEL selectors reject it, when a taint it carries is not tolerated
 (DRADeviceTaints), when its counters or the capacity it would share do not last, or when a
 ``matchAttribute`` / ``distinctAttribute`` constraint would break.  The search is
-exhaustive, so whether a node fits never depends on the order of pools (upstream iterates a Go
-map; we go by driver and pool name, which also makes the chosen devices deterministic).
+exhaustive, so from v1.36 whether a node fits does not depend on the order of pools
+(upstream iterates a Go map; we go by driver and pool name, or an order drawn from
+``Options.pool_seed``, which also makes the chosen devices deterministic); v1.34's and
+v1.35's allocators keep a device's counters reserved when a taint or a constraint passes it
+over after they were reserved (``Options.keeps_counters``), so there the order can decide.
 
 Releases and gates differ (:class:`Options`): under DRADeviceTaints (alpha at v1.35, on from
 v1.36) a device tainted ``NoSchedule`` or ``NoExecute`` is taken only by a request with a
@@ -149,6 +152,11 @@ class _Constraint:
             if values is None:
                 values = device.value_sets[name] = r.attribute_set(value)
             return self._add_set(req, values)
+        if self.n and value[0] in r.LIST_KINDS and (not self.distinct or self.values):
+            # a list value (DRAListTypeAttributes) where the allocator compares scalars
+            # (v1.36's, which does not get the gate): "type unknown", never matched nor
+            # distinct (the first device is taken unread)
+            return False
         if self.distinct:
             key = (dev_id, value) if self.by_device else value
             if self.n and key in self.values.values():
@@ -302,12 +310,12 @@ class _Search:
             ]
             for claim in claims
         ]
-        self.prunes = not options.experimental and not any(
-            c.distinct for cons in self.constraints for c in cons
-        )
+        leaks = options.experimental or (options.keeps_counters and options.partitionable)
+        self.prunes = not leaks and not any(c.distinct for cons in self.constraints for c in cons)
         """Whether a branch may be cut when too few devices are left for it
         (:meth:`doomed`): never where giving a device back does not restore the
-        state (the ``experimental`` allocator's leaks, ``distinctAttribute``'s values)."""
+        state (counters kept after a taint or a constraint, the ``experimental``
+        allocator's leaks, ``distinctAttribute``'s values)."""
         self.allocating: dict[DeviceId, set[int]] = {}
         self.selected: dict[tuple[DeviceId, tuple[int, int, int]], bool] = {}
         """Upstream's ``deviceMatchesRequest``: selector results by device and request key."""
@@ -442,12 +450,13 @@ class _Search:
         cached = self.selected.get((dev_id, key))
         if cached is not None:
             return cached
+        multiple = self.options.cel_multiple
         for which, selectors in (("class", req.klass.selectors), ("claim", req.spec.selectors)):
             for i, sel in enumerate(selectors):
-                hit = device.matches.get(sel.expression)
+                hit = device.matches.get(sel.expression) if multiple else None
                 if hit is None:
                     try:
-                        hit = device.matches[sel.expression] = sel.matches(device.activation)
+                        hit = device.selects(sel, multiple)
                     except CelRuntimeError as e:
                         who = (
                             f"class {req.klass.name}"
@@ -608,7 +617,8 @@ class _Search:
                 return None
             undo.counters = True
         leaky = opts.experimental
-        if leaky:  # a failure below keeps the counters reserved (experimental allocator)
+        keeps = opts.keeps_counters or leaky
+        if keeps:  # a taint or constraint failing below keeps the counters reserved
             undo.counters = False
         if (
             opts.device_taints
@@ -669,7 +679,7 @@ class _Search:
             )
         )
         undo.result = True
-        if leaky:  # its rollback gives a dedicated device's counters back, not a share's
+        if keeps:  # its rollback gives a dedicated device's counters back, not a share's
             undo.counters = bool(device.consumes) and not multi and opts.partitionable
         return undo
 

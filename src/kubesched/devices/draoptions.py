@@ -60,18 +60,35 @@ class Options(NamedTuple):
     ordered: bool = False
     """v1.36+ (not the ``stable`` allocator): a request's next device is searched after
     its previous one (else from the first pool again)."""
+    keeps_counters: bool = False
+    """v1.34 and v1.35, every allocator (``allocateDevice``; :meth:`of_release` sets it): a
+    device passed over after its counters were reserved (a taint it carries, a constraint
+    it breaks) keeps them reserved for the rest of the search (v1.36's ``rollbackDevice``
+    gives them back), so whether a node fits can depend on the order of its pools
+    (upstream's is Go map order, :attr:`pool_seed`)."""
     experimental: bool = False
-    """v1.34 and v1.35 with upstream's ``experimental`` allocator (:func:`channel`): a
-    device it passes over after reserving its counters (a taint, a constraint) keeps them
-    reserved for the rest of the search, a share given back keeps its counters, a failed
-    capacity check gives nothing back, and v1.34's checks a share's counters even while
-    the device is shared."""
+    """v1.34 and v1.35 with upstream's ``experimental`` allocator (:func:`channel`): beyond
+    :attr:`keeps_counters`, a share given back keeps its counters, a failed capacity check
+    gives nothing back, and v1.34's checks a share's counters even while the device is
+    shared."""
 
     list_attributes: bool = False
     """DRAListTypeAttributes (v1.36+, alpha; it selects upstream's ``experimental``
     allocator): ``matchAttribute`` keeps the intersection of the devices' values taken as
     sets (a scalar is a set of one) and needs it non-empty, ``distinctAttribute`` needs each
     device's set disjoint from the others'."""
+
+    pool_seed: int | None = None
+    """Not a release's: the order in which a node's pools are searched is drawn from this
+    seed and the node's name (upstream walks ``GatherPools``' Go map, another order each
+    call; None: by driver and pool name, :func:`kubesched.devices.pools.gather_pools`).
+    Where that order decides (:attr:`keeps_counters`, an invalid pool met first), each seed
+    gives one of upstream's possible answers (``kubesched.explain``'s ``pool_seed``)."""
+
+    cel_multiple: bool = True
+    """CEL's ``device.allowMultipleAllocations`` is the device's (upstream's ``experimental``
+    allocator, and from v1.36 the ``incubating`` one, pass it to ``cel.Device``; the others
+    leave it out, so it reads false)."""
 
     binds_to_node: bool = False
     """The allocator pins an allocation with a ``bindsToNode`` device to the node
@@ -96,6 +113,8 @@ class Options(NamedTuple):
             pool_counters=at_least("1.35"),
             checks_capacity=which != STABLE and (which == EXPERIMENTAL or at_least("1.36")),
             binds_to_node=which != STABLE and (which == EXPERIMENTAL or at_least("1.36")),
+            cel_multiple=which != STABLE and (which == EXPERIMENTAL or at_least("1.36")),
+            keeps_counters=not at_least("1.36"),
             experimental=which == EXPERIMENTAL and not at_least("1.36"),
             list_attributes=which == EXPERIMENTAL and enabled("DRAListTypeAttributes"),
             ordered=which != STABLE and at_least("1.36"),
@@ -116,11 +135,15 @@ def channel(at_least: Callable[[str], bool], enabled: Callable[[str], bool]) -> 
     none, ``incubating`` admin access, prioritized lists, partitionable devices and device
     taints, ``experimental`` all (so v1.34's defaults, with DRAResourceClaimDeviceStatus,
     select it).  v1.36+: ``stable`` supports those four, ``incubating`` also binding
-    conditions and consumable capacity (v1.37: and DRAFractionalCapacityRange)."""
+    conditions and consumable capacity (v1.37: and DRAFractionalCapacityRange); from v1.37
+    DRAListTypeAttributes and the newer gates select ``experimental`` (v1.36's scheduler
+    does not pass DRAListTypeAttributes to the allocator)."""
     if not at_least("1.35"):
         binding = enabled("DRADeviceBindingConditions") or enabled("DRAResourceClaimDeviceStatus")
     else:
         binding = enabled("DRADeviceBindingConditions") and enabled("DRAResourceClaimDeviceStatus")
+    # v1.36's scheduler passes none of these to the allocator (its ``structured.Features``
+    # has no DRAListTypeAttributes: the gate reaches CEL only), v1.37's all of them
     newer = [
         g
         for g in (
@@ -129,7 +152,7 @@ def channel(at_least: Callable[[str], bool], enabled: Callable[[str], bool]) -> 
             "DRADerivedAttributes",
             "DRADeviceCompatibilityGroups",
         )
-        if enabled(g)
+        if enabled(g) and at_least("1.37")
     ]
     fractional = enabled("DRAFractionalCapacityRange")
     consumable = enabled("DRAConsumableCapacity")

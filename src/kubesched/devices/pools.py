@@ -11,6 +11,7 @@ index and the explainer read them too.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -145,10 +146,11 @@ def gather_pools(
     options: Options = V1_34,
     every: Iterable[r.ResourceSlice] | None = None,
 ) -> list[Pool]:
-    """Upstream ``GatherPools`` for one node, pools by driver and name.  From v1.35 a pool
-    incomplete among the slices reaching the node is looked up in ``every`` slice: dropped
-    when a newer generation exists, complete when all its slices are published (the others
-    kept in ``Pool.others``)."""
+    """Upstream ``GatherPools`` for one node, pools by driver and name (upstream's are in Go
+    map order: with ``options.pool_seed``, in an order drawn from it and the node's name).
+    From v1.35 a pool incomplete among the slices reaching the node is looked up in
+    ``every`` slice: dropped when a newer generation exists, complete when all its slices
+    are published (the others kept in ``Pool.others``)."""
     pools: dict[tuple[str, str], Pool] = {}
     for s in slices:
         if not options.partitionable and (
@@ -168,7 +170,10 @@ def gather_pools(
     everything: dict[tuple[str, str], list[r.ResourceSlice]] = {}
     for x in every if every is not None and options.pool_counters else ():
         everything.setdefault((x.driver, x.pool), []).append(x)
-    for k in sorted(pools):
+    keys = sorted(pools)
+    if options.pool_seed is not None:
+        random.Random(f"{options.pool_seed}/{node}").shuffle(keys)
+    for k in keys:
         pool = pools[k]
         pool.pool_counters = options.partitionable and options.pool_counters
         if options.pool_counters and len(pool.slices) != pool.slices[0].slice_count:

@@ -60,12 +60,20 @@ from kubesched.api.parse import ParsedObjects, parse_objects, parse_pod, split_d
 from kubesched.api.pods import skip_pod_level_resources
 from kubesched.api.source import FREEZE_ANSWER_AFTER, bulk_allocation
 from kubesched.config import extenders as extender_config
-from kubesched.config.featuregates import FeatureGates
+from kubesched.config.featuregates import RESIZE_PREEMPTION, FeatureGates
 from kubesched.config.load import load_config
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.explainer import capacity, devicefit, podgroup
 from kubesched.framework import podgroups
-from kubesched.framework.interface import Code, CycleState, ExtenderError, Handle, IntArray, Status
+from kubesched.framework.interface import (
+    SUCCESS,
+    Code,
+    CycleState,
+    ExtenderError,
+    Handle,
+    IntArray,
+    Status,
+)
 from kubesched.framework.outcomes import (
     FilterOutcome,
     PostFilterResult,
@@ -126,6 +134,7 @@ def explain(
     *,
     preemption: bool = False,
     gates: FeatureGates | None = None,
+    pool_seed: int | None = None,
 ) -> dict[str, Any]:
     """Explain the placement of ``pod`` on ``cluster`` (dicts in, dict out).  The CLI passes
     all three parsed, after checking them once: the snapshot's objects, the Pod (as
@@ -134,7 +143,8 @@ def explain(
     ``preemption``, an Unschedulable answer also has ``"preemption": {"message",
     "nominatedNode", "victims"}``: what PostFilter would do (a dry run, nothing deleted).
     ``gates`` (the Kubernetes version and feature gates) applies when ``config`` is not a
-    loaded configuration, which carries its own."""
+    loaded configuration, which carries its own.  ``pool_seed``: the order DynamicResources
+    searches a node's device pools in is drawn from it (``Handle.pool_seed``)."""
     cfg = _config(config, gates)
     with bulk_allocation(FREEZE_ANSWER_AFTER):  # the cache and the plugins' indexes
         p = pod if isinstance(pod, api.Pod) else parse_pod(dict(pod), "pod")
@@ -165,7 +175,7 @@ def explain(
             return out
         ext_configs = extender_config.parse_extenders(cfg.extenders)
         profile = extender_config.apply_ignored_resources((profile,), ext_configs)[0]
-        handle = Handle(state_cluster, feature_gates=cfg.feature_gates)
+        handle = Handle(state_cluster, feature_gates=cfg.feature_gates, pool_seed=pool_seed)
         if podgroups.enabled(cfg.feature_gates):  # GangScheduling counts the pending members
             manager = podgroups.PodGroupManager(cfg.feature_gates, state_cluster)
             for member in (*pending, p):
@@ -354,7 +364,7 @@ def _evaluate(
                 if nominated is None:
                     raise
         elif nominated is None:
-            raise PluginError(pre_status.plugin, pre_status.message())
+            raise PluginError(pre_status.plugin, pre_status.message(), point="pre_score")
     total: IntArray | None = None if scores is None else scores.total
     if extenders is not None and feasible.size:
         ext_total = _extender_scores(nodes, extenders, pod, cluster, feasible)
@@ -427,6 +437,11 @@ def _reserve_and_permit(fwk: Framework, state: CycleState, pod: api.Pod, node: s
     rejection there (Coscheduling's ``PodGroup not found`` for a Pod whose PodGroup is
     missing) makes the Pod Unschedulable with upstream's one-node ``FitError`` message; a
     Wait (a gang member waiting for its siblings) still counts as scheduled."""
+    if pod.resize_deferred and fwk.handle.feature_gates.enabled(RESIZE_PREEMPTION):
+        # Upstream never gets to DeferredPodScheduling's Permit rejection: a bound Pod cannot
+        # be assumed, an unbound one fails DynamicResources' Reserve (docs/fidelity.md); the
+        # answer is the filters' and the scores', as kube-oracle's explain gives it.
+        return SUCCESS
     status = fwk.run_reserve(state, pod, node)
     if status.is_success():
         status = fwk.run_permit(state, pod, node)

@@ -261,12 +261,9 @@ def _selectable(
     ):
         return False
     for sel in (*klass.selectors, *spec.selectors):
-        hit = device.matches.get(sel.expression)
-        if hit is None:
-            try:
-                hit = device.matches[sel.expression] = sel.matches(device.activation)
-            except CelRuntimeError:
+        try:
+            if not device.selects(sel, options.cel_multiple):
                 return False
-        if not hit:
+        except CelRuntimeError:
             return False
     return True

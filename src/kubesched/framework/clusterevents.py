@@ -34,6 +34,8 @@ class ActionType(enum.IntFlag):
     the v1.34 ones, so that their values stay)."""
     UPDATE_POD_SCALE_UP = 8192
     """A Pod's request grew or was added (upstream v1.37+; a bit of its own, as above)."""
+    UPDATE_NODE_PREEMPTION_POLICY = 16384
+    """A change of ``spec.podPreemptionPolicy`` (upstream v1.37+; a bit of its own)."""
     UPDATE = (
         UPDATE_NODE_ALLOCATABLE
         | UPDATE_NODE_LABEL
@@ -47,6 +49,7 @@ class ActionType(enum.IntFlag):
         | UPDATE_POD_GENERATED_RESOURCE_CLAIM
         | UPDATE_NODE_DECLARED_FEATURE
         | UPDATE_POD_SCALE_UP
+        | UPDATE_NODE_PREEMPTION_POLICY
     )
     ALL = ADD | DELETE | UPDATE
 

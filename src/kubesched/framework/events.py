@@ -24,6 +24,10 @@ NODE_ANNOTATION_CHANGE = ClusterEvent(
 )
 NODE_DECLARED_FEATURES_CHANGE = ClusterEvent(Resource.NODE, ActionType.UPDATE_NODE_DECLARED_FEATURE)
 """Unlabelled: its metrics label is upstream's ``NodeUpdateNodeDeclaredFeature``."""
+NODE_PREEMPTION_POLICY_CHANGE = ClusterEvent(
+    Resource.NODE, ActionType.UPDATE_NODE_PREEMPTION_POLICY
+)
+"""v1.37's ``spec.podPreemptionPolicy`` change (unlabelled, as above)."""
 ASSIGNED_POD_ADD = ClusterEvent(Resource.ASSIGNED_POD, ActionType.ADD, "AssignedPodAdd")
 ASSIGNED_POD_UPDATE = ClusterEvent(Resource.ASSIGNED_POD, ActionType.UPDATE, "AssignedPodUpdate")
 ASSIGNED_POD_DELETE = ClusterEvent(Resource.ASSIGNED_POD, ActionType.DELETE, "AssignedPodDelete")
@@ -44,9 +48,18 @@ def node_update_events(old: api.Node, new: api.Node) -> list[ClusterEvent]:
         out.append(NODE_TAINT_CHANGE)
     if old.annotations != new.annotations:
         out.append(NODE_ANNOTATION_CHANGE)
+    if preemption_policy(old) != preemption_policy(new):
+        out.append(NODE_PREEMPTION_POLICY_CHANGE)
     if old.declared_features != new.declared_features:
         out.append(NODE_DECLARED_FEATURES_CHANGE)
     return out
+
+
+def preemption_policy(node: api.Node) -> object:
+    """``spec.podPreemptionPolicy`` of the object ``node`` was parsed from (None: absent;
+    v1.37's API server keeps it only under InPlacePodVerticalScalingSchedulerPreemption)."""
+    spec = node.raw.get("spec")
+    return spec.get("podPreemptionPolicy") if isinstance(spec, dict) else None
 
 
 _OBJECT_RESOURCES = {

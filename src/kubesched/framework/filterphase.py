@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 
 from kubesched.api import objects as api
+from kubesched.config.featuregates import RESIZE_PREEMPTION
+from kubesched.config.names import RESIZE_DEFERRED_SKIPPED
 from kubesched.framework import nominated
 from kubesched.framework.contract import ProfileCapabilities
 from kubesched.framework.interface import (
@@ -121,7 +123,14 @@ class FilterPhase:
         narrowing: set[str] = set()
         cluster = self.handle.cluster
         ev = self.evaluations
+        deferred = pod.resize_deferred and self.handle.feature_gates.enabled(RESIZE_PREEMPTION)
+        if deferred:
+            # Upstream v1.37: these plugins' PreFilter Skips a resize-deferred Pod (their
+            # Filter passes it too, whether or not they have a PreFilter).
+            state.skip_filter.update(RESIZE_DEFERRED_SKIPPED)
         for p in self.plugins["pre_filter"]:
+            if deferred and p.name in RESIZE_DEFERRED_SKIPPED:
+                continue
             r, s = p.pre_filter(state, pod, cluster)
             if s.code == Code.SKIP:
                 state.skip_filter.add(p.name)

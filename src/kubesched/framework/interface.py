@@ -117,13 +117,25 @@ class Verdict:
 
     @staticmethod
     def all_pass(n: int) -> Verdict:
-        """Every node passes."""
+        """Every node passes (one node: one shared, read-only verdict; the one-row passes
+        of preemption and of nominated nodes ask for it several times a cycle)."""
+        if n == 1:
+            return _PASS_ONE
         return Verdict(np.zeros(n, dtype=np.int8))
 
     @staticmethod
     def from_mask(fails: npt.NDArray[np.bool_], status: Status) -> Verdict:
         """Nodes where ``fails`` is True get ``status``; the rest pass."""
         return Verdict(fails.astype(np.int8), {1: status})
+
+
+def _read_only(codes: CodeArray) -> CodeArray:
+    codes.flags.writeable = False
+    return codes
+
+
+_PASS_ONE = Verdict(_read_only(np.zeros(1, dtype=np.int8)))
+""":meth:`Verdict.all_pass` of one node."""
 
 
 class CycleState(dict[str, Any]):
@@ -492,7 +504,8 @@ class Handle:
     upstream plugins add handlers to the shared informers; ``listeners`` holds their methods
     by event (``on_pod_add``, ...).  ``feature_gates`` is the Kubernetes version and gates
     the scheduler models: a plugin asks ``handle.feature_gates.enabled("X")`` where upstream
-    asks its ``feature.Features``.
+    asks its ``feature.Features``.  ``pool_seed`` draws the order in which DynamicResources
+    searches a node's device pools (upstream: Go map order; None: by driver and pool name).
     """
 
     cluster: ClusterState
@@ -508,6 +521,7 @@ class Handle:
         default_factory=lambda: {event: [] for event, _ in _LISTENERS}
     )
     feature_gates: FeatureGates = field(default_factory=FeatureGates)
+    pool_seed: int | None = None
 
     def get_waiting_pod(self, key: str) -> WaitingPod | None:
         """Upstream ``GetWaitingPod`` (by ``namespace/name`` instead of UID)."""

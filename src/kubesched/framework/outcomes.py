@@ -83,6 +83,8 @@ class PluginError(Exception):
         # failed with: ...`` from ``RunScorePlugins``).
         if point == "score":
             text = f'running Score plugins: plugin "{plugin}" failed with: {message}'
+        elif point == "pre_score":  # ``RunPreScorePlugins``' whole text is the message
+            text = message
         elif point:
             text = f'running "{plugin}" {point} plugin: {message}'
         else:

@@ -263,7 +263,7 @@ class Framework(FilterPhase):
             key = (p.name, "PreScore")
             ev[key] = ev.get(key, 0) + 1
             if not s.is_success():
-                s = error(f'running PreScore plugin "{p.name}": {s.message()}')
+                s = error(f'running PreScore plugin "{p.name}": {s.message()}').with_plugin(p.name)
                 self._timed("PreScore", start, s)
                 return s
         self._timed("PreScore", start, SUCCESS)
@@ -358,6 +358,8 @@ class Framework(FilterPhase):
         self._searching = self._signed = None
 
     def _sign(self, pod: api.Pod) -> tuple[object, ...] | None:
+        if pod.resize_deferred:  # the plugins it Skips under the gate sign it as any Pod
+            return None
         parts: list[object] = [pod.scheduler_name]
         for sign in self._signers if pod.has_claims else self._signers_unclaimed:
             if sign is None:

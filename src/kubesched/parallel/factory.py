@@ -30,7 +30,7 @@ from kubesched.parallel import transport
 from kubesched.parallel.coordinator import ParallelScheduler
 from kubesched.scheduler import Scheduler, SchedulerOptions
 
-OPTIONS = ("seed", "batching", "registry", "alternatives")
+OPTIONS = ("seed", "batching", "registry", "alternatives", "pool_seed")
 """:func:`make_scheduler` keyword arguments that are :class:`SchedulerOptions` fields."""
 AUTO = "auto"
 """``shards``: one per core (:func:`auto_shards`); ``routing``: the router decides."""

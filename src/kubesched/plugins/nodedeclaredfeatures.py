@@ -22,9 +22,10 @@ and off in v1.37) is never needed: the Pod the scheduler sees has no such field
 (:data:`FIELD_GATES`, ``handle.feature_gates``).
 
 Which release's registry and reasons apply is the factory's parameter
-(:func:`factory`); :func:`new` is the newest release's.  Not modelled: v1.37's alpha
-``InPlacePodVerticalScalingSchedulerPreemption`` (off by default), under which a Pod whose
-resize is deferred is not checked.
+(:func:`factory`); :func:`new` is the newest release's.  Under v1.37's alpha
+``InPlacePodVerticalScalingSchedulerPreemption`` (off by default) a Pod whose resize is
+deferred is not checked: the framework Skips this plugin for it
+(:data:`kubesched.config.names.RESIZE_DEFERRED_SKIPPED`).
 """
 
 from __future__ import annotations

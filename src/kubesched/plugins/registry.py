@@ -6,9 +6,9 @@ configuration naming it loads and it changes nothing); today every upstream in-t
 of the default profile is modelled.
 
 The in-tree plugins later releases add that kubesched does not implement yet
-(:data:`NOT_YET_MODELLED`: v1.37's DeferredPodScheduling) are registered the same way: the
-default profile of their release lists them, as upstream's does, but they decide nothing yet
-(``docs/versions.md`` says so).  The version-dependent plugins (NodeDeclaredFeatures,
+(:data:`NOT_YET_MODELLED`, none today) would be registered the same way: the default profile
+of their release lists them, as upstream's does, but they decide nothing.  The
+version-dependent plugins (NodeDeclaredFeatures,
 ImageLocality, BalancedAllocation) read the run's release from ``handle.feature_gates`` in
 their factory.
 """
@@ -18,13 +18,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kubesched.config import names
 from kubesched.framework.interface import Handle, PluginFactory
 from kubesched.plugins import (
     capacityscheduling,
     coscheduling,
     defaultbinder,
     defaultpreemption,
+    deferredpodscheduling,
     devicefragmentation,
     dynamicresources,
     entrypoints,
@@ -61,7 +61,7 @@ from kubesched.plugins import (
 UNMODELLED: tuple[str, ...] = ()
 """Known upstream names that are accepted but do nothing yet (see the module docstring)."""
 
-NOT_YET_MODELLED = (names.DEFERRED_POD_SCHEDULING,)
+NOT_YET_MODELLED: tuple[str, ...] = ()
 """In-tree plugins of v1.35+ default profiles that kubesched does not implement yet: each is
 registered as :class:`Unmodelled` (joins no extension point) unless a plugin of that name is
 registered."""
@@ -90,6 +90,7 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         nodeunschedulable.NAME: nodeunschedulable.new,
         nodename.NAME: nodename.new,
         nodedeclaredfeatures.NAME: nodedeclaredfeatures.new,
+        deferredpodscheduling.NAME: deferredpodscheduling.new,
         tainttoleration.NAME: tainttoleration.new,
         nodeaffinity.NAME: nodeaffinity.new,
         nodeports.NAME: nodeports.new,

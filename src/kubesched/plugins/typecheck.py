@@ -12,6 +12,7 @@ from kubesched.plugins.capacityscheduling.plugin import CapacityScheduling
 from kubesched.plugins.coscheduling.plugin import Coscheduling
 from kubesched.plugins.defaultbinder import DefaultBinder
 from kubesched.plugins.defaultpreemption.plugin import DefaultPreemption
+from kubesched.plugins.deferredpodscheduling import DeferredPodScheduling
 from kubesched.plugins.devicefragmentation import DeviceFragmentation
 from kubesched.plugins.dynamicresources.plugin import DynamicResources
 from kubesched.plugins.gangscheduling.plugin import GangScheduling
@@ -55,6 +56,7 @@ QUEUE_SORT_PLUGIN: tuple[type[c.QueueSortPlugin], ...] = (
 PRE_FILTER_PLUGIN: tuple[type[c.PreFilterPlugin], ...] = (
     CapacityScheduling,
     Coscheduling,
+    DeferredPodScheduling,
     DynamicResources,
     GpuDevices,
     InterPodAffinity,
@@ -75,6 +77,7 @@ PRE_FILTER_EXTENSIONS: tuple[type[c.PreFilterExtensions], ...] = (
     VolumeRestrictions,
 )
 FILTER_PLUGIN: tuple[type[c.FilterPlugin], ...] = (
+    DeferredPodScheduling,
     DynamicResources,
     GpuDevices,
     InterPodAffinity,
@@ -165,7 +168,11 @@ UNRESERVE_PLUGIN: tuple[type[c.UnreservePlugin], ...] = (
     GpuDevices,
     VolumeBinding,
 )
-PERMIT_PLUGIN: tuple[type[c.PermitPlugin], ...] = (Coscheduling, GangScheduling)
+PERMIT_PLUGIN: tuple[type[c.PermitPlugin], ...] = (
+    Coscheduling,
+    DeferredPodScheduling,
+    GangScheduling,
+)
 PLACEMENT_FEASIBLE_PLUGIN: tuple[type[c.PlacementFeasiblePlugin], ...] = (GangScheduling,)
 POD_GROUP_POST_FILTER_PLUGIN: tuple[type[c.PodGroupPostFilterPlugin], ...] = (DefaultPreemption,)
 PLACEMENT_GENERATE_PLUGIN: tuple[type[c.PlacementGeneratePlugin], ...] = (
@@ -184,6 +191,7 @@ BIND_PLUGIN: tuple[type[c.BindPlugin], ...] = (DefaultBinder,)
 ENQUEUE_EXTENSIONS: tuple[type[c.EnqueueExtensions], ...] = (
     CapacityScheduling,
     Coscheduling,
+    DeferredPodScheduling,
     DynamicResources,
     GangScheduling,
     GpuDevices,
@@ -205,6 +213,7 @@ ENQUEUE_EXTENSIONS: tuple[type[c.EnqueueExtensions], ...] = (
 SIGNER: tuple[type[c.Signer], ...] = (
     CapacityScheduling,
     Coscheduling,
+    DeferredPodScheduling,
     DeviceFragmentation,
     DynamicResources,
     ImageLocality,

@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubesched.api import objects as api
+from kubesched.framework.events import preemption_policy
 from kubesched.framework.interface import ActionType, ClusterEvent, Resource
 
 SCHEDULE_ATTEMPT_FAILURE = "ScheduleAttemptFailure"
@@ -145,7 +146,8 @@ def node_scheduling_properties_change(new: api.Node, old: api.Node) -> list[Clus
     """The ``UpdateNode*`` events an update from ``old`` to ``new`` amounts to (maybe none).
 
     Order as upstream: spec.unschedulable (reported as ``UpdateNodeTaint``), allocatable,
-    labels, taints, conditions (each type's status), annotations, declared features (v1.35+
+    labels, taints, conditions (each type's status), annotations, ``spec.podPreemptionPolicy``
+    (v1.37, :func:`~kubesched.framework.events.preemption_policy`), declared features (v1.35+
     with NodeDeclaredFeatures; a v1.34 API server has no such field, so it never changes
     there).
     """
@@ -162,6 +164,8 @@ def node_scheduling_properties_change(new: api.Node, old: api.Node) -> list[Clus
         actions.append(ActionType.UPDATE_NODE_CONDITION)
     if new.annotations != old.annotations:
         actions.append(ActionType.UPDATE_NODE_ANNOTATION)
+    if preemption_policy(new) != preemption_policy(old):
+        actions.append(ActionType.UPDATE_NODE_PREEMPTION_POLICY)
     if new.declared_features != old.declared_features:
         actions.append(ActionType.UPDATE_NODE_DECLARED_FEATURE)
     return [ClusterEvent(Resource.NODE, a) for a in actions]

@@ -112,6 +112,7 @@ class Scheduler:
             metrics=self.metrics,
             rng=self.rng,
             feature_gates=gates,
+            pool_seed=options.pool_seed,
         )
         self.unscheduled_add_moves = podgroups.unscheduled_add_moves(gates)
         """Whether a new pending Pod is also a cluster event for the Pods already pooled

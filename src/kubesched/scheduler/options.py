@@ -23,6 +23,9 @@ class SchedulerOptions:
 
     seed: int = 0
     """Seeds the tie-breaking among equally scored nodes (a shard adds its index)."""
+    pool_seed: int | None = None
+    """Draws the order DynamicResources searches a node's device pools in (``Handle.pool_seed``;
+    upstream: Go map order; None: by driver and pool name)."""
     batching: bool = True
     """Reuse of results across equivalent Pods (:mod:`kubesched.scheduler.batch`)."""
     registry: Mapping[str, PluginFactory] | None = None

@@ -436,7 +436,7 @@ class Search:
             return ScheduleResult(table.names[int(feasible[0])], outcome.processed, 1, entry)
         pre_status = fwk.run_pre_score(state, pod, feasible)
         if not pre_status.is_success():
-            raise PluginError(pre_status.plugin, pre_status.message())
+            raise PluginError(pre_status.plugin, pre_status.message(), point="pre_score")
         if not fwk.has_score_plugins() and self.extenders is None:
             return ScheduleResult(
                 table.names[int(feasible[0])], outcome.processed, int(feasible.size)

@@ -27,7 +27,12 @@ leaves its Pods bound to a name that no longer exists.
 
 ``volume_faults`` (``kubesched.schedule``'s what-if): what goes wrong with VolumeBinding's
 PreBind write of one PV or claim, every time (:data:`VOLUME_FAULTS`), as kube-oracle's fake
-API server and PV controller play them (``oracle/internal/oracle/pvcontroller.go``).
+API server and PV controller play them (``oracle/internal/oracle/pvcontroller.go``);
+``claim_faults``: what goes wrong with DynamicResources' writes of a ResourceClaim
+(:mod:`kubesched.plugins.dynamicresources.faults`, which models each; the server keeps the
+declarations and which once-only fault has happened).  Like kube-apiserver's validation,
+:meth:`SimApiServer.update_object` refuses a ResourceClaim whose ``status.reservedFor`` holds
+more than 256 consumers.
 """
 
 from __future__ import annotations
@@ -77,6 +82,10 @@ def check_volume_faults(raw: Mapping[str, str] | None) -> dict[str, str]:
     if problems:
         raise InputError(problems)
     return out
+
+
+RESERVED_FOR_MAX = 256
+"""kube-apiserver's ``ResourceClaimReservedForMaxSize``: consumers of one claim."""
 
 
 class ApiError(Exception):
@@ -214,6 +223,11 @@ class SimApiServer:
         """:attr:`attempted` per namespace."""
         self.volume_faults: dict[str, str] = {}
         """Object key -> what goes wrong with its PreBind write (:data:`VOLUME_FAULTS`)."""
+        self.claim_faults: dict[str, str] = {}
+        """Claim key -> what goes wrong with DynamicResources' writes of it
+        (:data:`kubesched.plugins.dynamicresources.faults.CLAIM_FAULTS`)."""
+        self.claim_faults_fired: set[str] = set()
+        """Claim keys whose once-only fault has happened."""
         self.volume_waiter: Callable[[str, list[str], float], bool] | None = None
         """The PV controller's wait (:mod:`kubesched.sim.pvcontroller`), when one runs."""
         self.on_held: list[Callable[[api.Pod], None]] = []
@@ -274,7 +288,18 @@ class SimApiServer:
             self.apply_object({"apiVersion": "v1", "kind": "Namespace", "metadata": meta})
 
     def update_object(self, obj: dict[str, Any]) -> None:
-        """Replace an object (a plugin writing a ResourceClaim's status, say)."""
+        """Replace an object (a plugin writing a ResourceClaim's status, say); a claim with
+        more than :data:`RESERVED_FOR_MAX` consumers is refused (422), as kube-apiserver's
+        validation refuses it."""
+        if obj.get("kind") == "ResourceClaim":
+            reserved = (obj.get("status") or {}).get("reservedFor") or ()
+            if len(reserved) > RESERVED_FOR_MAX:
+                name = (obj.get("metadata") or {}).get("name")
+                raise ApiError(
+                    422,
+                    f'ResourceClaim.resource.k8s.io "{name}" is invalid: status.reservedFor: '
+                    f"Too many: {len(reserved)}: must have at most {RESERVED_FOR_MAX} items",
+                )
         self.apply_object(obj)
 
     def delete_object(self, kind: str, namespace: str, name: str) -> None:
@@ -296,6 +321,17 @@ class SimApiServer:
     def volume_fault(self, key: str) -> str:
         """The fault of ``key``'s PreBind write ("": none; :attr:`volume_faults`)."""
         return self.volume_faults.get(key, "")
+
+    def claim_fault(self, key: str) -> str:
+        """The fault of claim ``key``'s writes ("": none; :attr:`claim_faults`)."""
+        return self.claim_faults.get(key, "")
+
+    def claim_fault_once(self, key: str) -> bool:
+        """Whether the once-only fault of ``key`` is yet to happen; it happens now."""
+        if key in self.claim_faults_fired:
+            return False
+        self.claim_faults_fired.add(key)
+        return True
 
     def wait_for_volumes(self, pod: api.Pod, claims: list[str], timeout: float) -> bool:
         """VolumeBinding's PreBind waits for ``claims`` to be bound (False: timed out)."""

@@ -99,6 +99,7 @@ class SimCluster:
         timing: SimTiming | None = None,
         metrics: SchedulerMetrics | None = None,
         shards: int = 1,
+        pool_seed: int | None = None,
     ) -> None:
         self.timing = timing or SimTiming()
         self.loop = EventLoop()
@@ -111,6 +112,7 @@ class SimCluster:
             seed=seed,
             submit_binding=self._submit_binding,
             metrics=metrics,
+            pool_seed=pool_seed,
         )
         self.scheduler.record_work = self.timing.cost_model is not None
         self.wall_seconds = 0.0
@@ -169,6 +171,9 @@ class SimCluster:
             finally:
                 self._binding_since = outer
             self.wall_seconds += time.perf_counter() - t0
+            # A binding cycle that failed without a write anyone hears (a PreBind refused
+            # before it wrote) put the Pod in backoffQ: the scheduler must wake for it.
+            self.wake()
 
         delay = self._client_wait() + self.timing.bind_latency
         self.loop.call_later(delay, run, priority=-1)

@@ -207,6 +207,8 @@ class ResourceClaimController:
         return out
 
     def _release(self, pod: api.Pod) -> None:
+        if not pod.resource_claims:  # nothing to release (every preemption victim so far)
+            return
         for claim_name, obj in self._claims_of(pod):
             status = obj.get("status") or {}
             reserved = [x for x in status.get("reservedFor") or [] if x.get("uid") != pod.uid]

@@ -46,6 +46,7 @@ from kubesched.config.featuregates import FeatureGates
 from kubesched.config.load import load_config
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.metrics import SchedulerMetrics
+from kubesched.plugins.dynamicresources.faults import check_claim_faults
 from kubesched.plugins.registry import known_plugin_names
 from kubesched.sim.apiserver import check_volume_faults
 from kubesched.sim.driver import SimCluster
@@ -92,6 +93,8 @@ def schedule(
     gates: FeatureGates | None = None,
     release_seed: int | None = None,
     volume_faults: Mapping[str, str] | None = None,
+    claim_faults: Mapping[str, str] | None = None,
+    pool_seed: int | None = None,
 ) -> dict[str, Any]:
     """Schedule ``pods`` onto ``cluster`` in virtual time; see the module docstring.
 
@@ -100,9 +103,13 @@ def schedule(
     ``release_seed`` draws the order of Pods one event releases from the unschedulable pool
     (``SchedulingQueue.shuffle_releases``; None: the pool's order); ``volume_faults``: what
     goes wrong with VolumeBinding's PreBind writes, per object
-    (:data:`kubesched.sim.apiserver.VOLUME_FAULTS`).
+    (:data:`kubesched.sim.apiserver.VOLUME_FAULTS`); ``claim_faults``: what goes wrong with
+    DynamicResources' writes of a ResourceClaim, per claim
+    (:data:`kubesched.plugins.dynamicresources.faults.CLAIM_FAULTS`); ``pool_seed`` draws
+    the order DynamicResources searches each node's device pools in (``Handle.pool_seed``).
     """
     faults = check_volume_faults(volume_faults)
+    claims = check_claim_faults(claim_faults)
     cfg = (
         config
         if isinstance(config, KubeSchedulerConfiguration)
@@ -121,6 +128,8 @@ def schedule(
         later_objects=later,
         release_seed=release_seed,
         volume_faults=faults,
+        claim_faults=claims,
+        pool_seed=pool_seed,
     )
 
 
@@ -134,6 +143,8 @@ def schedule_parsed(
     later_objects: Sequence[Mapping[str, Any]] = (),
     release_seed: int | None = None,
     volume_faults: Mapping[str, str] | None = None,
+    claim_faults: Mapping[str, str] | None = None,
+    pool_seed: int | None = None,
 ) -> dict[str, Any]:
     """:func:`schedule` of inputs already parsed: the snapshot's objects and the Pods to
     submit, their priorities resolved (as ``kubesched schedule`` has checked them).
@@ -141,8 +152,8 @@ def schedule_parsed(
     PodGroups: a gang's group created after some of its members), created among the Pods in
     ``metadata.creationTimestamp`` order, before virtual time starts, as the API server
     stores a new object (:func:`kubesched.api.workload.as_created`: the snapshot's are
-    stored already and keep what they hold); ``release_seed`` and ``volume_faults`` (checked)
-    as :func:`schedule`'s."""
+    stored already and keep what they hold); ``release_seed``, ``volume_faults``,
+    ``claim_faults`` (both checked) and ``pool_seed`` as :func:`schedule`'s."""
     order = sorted(
         range(len(incoming)),
         key=lambda i: (
@@ -156,10 +167,11 @@ def schedule_parsed(
         ((_created(o), i, workload.as_created(o, gates)) for i, o in enumerate(later_objects)),
         key=lambda t: (t[0] is None, t[0] or 0, t[1]),
     )
-    sim = SimCluster(cfg, seed=seed, metrics=metrics)
+    sim = SimCluster(cfg, seed=seed, metrics=metrics, pool_seed=pool_seed)
     if release_seed is not None:
         sim.scheduler.queue.shuffle_releases(release_seed)
     sim.api.volume_faults = dict(volume_faults or {})
+    sim.api.claim_faults = dict(claim_faults or {})
     for node in snapshot.nodes:
         sim.api.create_node(node)
     for obj in snapshot.others:

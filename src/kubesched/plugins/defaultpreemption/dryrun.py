@@ -39,6 +39,7 @@ as upstream: a copy of the cycle state, ``RemovePod`` for every potential victim
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -159,6 +160,10 @@ class KeptResults:
     """object ``(capacity,)``: the :class:`Candidate` of each row whose kept result is a
     candidate (:data:`FINE` or :data:`VIOLATING`; valid where ``generation`` is), so the
     walk takes the candidates it keeps with one index instead of a loop over entries."""
+    counts: list[int] = field(default_factory=lambda: [0] * 5)
+    """How many rows :attr:`kind` gives each kind (index :data:`FINE` ... :data:`FAULT`;
+    stale rows included), so the walk looks for PDB-violating candidates and faults only
+    while some row has one."""
 
     def reorders_now(self, cluster: ClusterState) -> IntArray:
         """``cluster.reorders`` as a column (int64 ``(capacity,)``), remade only when a Pod
@@ -183,6 +188,7 @@ class KeptResults:
             self.generation = np.full(table.capacity, -1, dtype=np.int64)
             self.kind = np.zeros(table.capacity, dtype=np.int8)
             self.cand = np.empty(table.capacity, dtype=object)
+            self.counts = [0] * 5
         elif nominator is not None and nominator.version != self.nominations:
             changed = nominator.changed_since(self.nominations)
             if changed is None:
@@ -228,12 +234,12 @@ class RejectedNodes(Mapping[int, Status]):
 
     def __init__(self, names: Sequence[str]) -> None:
         self._names = names
-        self._parts: list[tuple[list[int], Mapping[int, Entry]]] = []
+        self._parts: list[tuple[IntArray, Mapping[int, Entry]]] = []
         self._made: dict[int, Status] | None = None
 
-    def add(self, rows: list[int], entries: Mapping[int, Entry]) -> None:
-        """Rows rejected, each with its entry in ``entries``."""
-        if rows:
+    def add(self, rows: IntArray, entries: Mapping[int, Entry]) -> None:
+        """Rows rejected (int64 ``(k,)``), each with its entry in ``entries``."""
+        if rows.size:
             self._parts.append((rows, entries))
             self._made = None
 
@@ -243,7 +249,7 @@ class RejectedNodes(Mapping[int, Status]):
             self._made = {
                 r: rejection(entries[r].result, names[r])
                 for rows, entries in self._parts
-                for r in rows
+                for r in rows.tolist()
             }
         return self._made
 
@@ -254,7 +260,7 @@ class RejectedNodes(Mapping[int, Status]):
         return iter(self._all())
 
     def __len__(self) -> int:
-        return sum(len(rows) for rows, _ in self._parts)
+        return sum(int(rows.size) for rows, _ in self._parts)
 
 
 def potential_victims(
@@ -663,8 +669,7 @@ def dry_run_preemption(
                 into.append(cand)
         rejected = kinds >= REJECTED
         if rejected.any():
-            out = walked[rejected].tolist()
-            statuses.add(out, entries)
+            statuses.add(walked[rejected], entries)
             if (kinds == FAULT).any():
                 for row in walked[kinds == FAULT].tolist():
                     errors.append(rejection(entries[row].result, names[row]).message())
@@ -701,24 +706,33 @@ def _walk_kept(
     (:func:`_stale_rows`), the running counts of the two candidate lists as columns, and
     the chunk boundaries of the chunked walk replayed from them, so that exactly the stale
     rows of the chunks the chunked walk checks are checked (together per chunk, as there),
-    and checking stops at the same row."""
+    and checking stops at the same row.
+
+    Kinds no kept row has (:attr:`KeptResults.counts`) and no row checked now gave are not
+    looked for: without PDB-violating candidates the count of clean ones alone decides,
+    without faults no error message is sought (PreemptionBasic has neither)."""
     n = int(ordered.size)
     names = cluster.nodes.names
-    stale_mask, gens, moved, unit_rows = _stale_rows(cluster, ordered, kept, mine, units)
+    stale_mask, unit_rows = _stale_rows(cluster, ordered, kept, mine, units)
     kinds = kept.kind[ordered]
     pending = np.flatnonzero(stale_mask)  # positions still to check, ascending
     kinds[pending] = 0
+    at_list: list[int] = pending.tolist()
+    counts = kept.counts
+    seen = 0  # bit k: a row checked now gave kind k
     fresh: dict[int, Entry] = {}
     num = num_candidates
     stop = n
     pos, chunk, checked = 0, max(num, 1), 0
     held: IntArray | None = None
+    total: IntArray | None = None
     while pos < n:
         end = min(pos + chunk, n)
-        todo = pending[checked : checked + int(np.searchsorted(pending[checked:], end))]
-        if todo.size:
-            checked += int(todo.size)
-            _check_stale(
+        upto = bisect.bisect_left(at_list, end, checked)
+        if upto > checked:
+            todo = pending[checked:upto]
+            checked = upto
+            seen |= _check_stale(
                 fwk,
                 state,
                 pod,
@@ -730,8 +744,6 @@ def _walk_kept(
                 budgets,
                 cache,
                 kept,
-                gens,
-                moved,
                 mine,
                 unit_rows,
                 timed_at_listing,
@@ -740,45 +752,50 @@ def _walk_kept(
             held = None
         if held is None:
             fine_n = (kinds == FINE).cumsum()
-            bad = kinds == VIOLATING
-            if bad.any():
+            bad = kinds == VIOLATING if counts[VIOLATING] or seen & (1 << VIOLATING) else None
+            if bad is not None and bad.any():
                 fine_n = np.minimum(fine_n, num)
                 total = fine_n + np.minimum(bad.cumsum(), num)
                 held = np.where(fine_n >= 1, total, 0)  # non-decreasing
             else:  # no PDB-violating candidate: the count of clean ones alone decides
                 total = held = fine_n  # uncapped: capped where read
-        at = int(np.searchsorted(held, num)) if num > 0 else n
+        at = int(held.searchsorted(num)) if num > 0 else n
         if at < end:
             stop = at + 1
             break
         if end >= n:
             break
         pos = end
+        assert total is not None
         found = int(total[end - 1])
         chunk = next_chunk(pos, found if held is not total else min(found, num), num)
-    entries = _Entries(fresh, kept.rows)
     walked, kinds = ordered[:stop], kinds[:stop]
     # Every candidate row's Candidate is in kept.cand (kept, or just checked and kept),
     # except the rows checked now and not kept (the Pod's own nominated node, unit rows):
     # those are put in place of the column's entry.
     own = [row for row, entry in fresh.items() if entry.candidate is not kept.cand[row]]
     lists: list[list[Candidate]] = []
-    for want in (kinds == FINE, kinds == VIOLATING):
-        at = walked[want][:num]
-        got: list[Candidate] = kept.cand[at].tolist()
+    wanted = [FINE]
+    if counts[VIOLATING] or seen & (1 << VIOLATING):
+        wanted.append(VIOLATING)
+    for kind in wanted:
+        at_rows = walked[kinds == kind][:num]
+        got: list[Candidate] = kept.cand[at_rows].tolist()
         for row in own:
-            for i in np.flatnonzero(at == row).tolist():
+            for i in np.flatnonzero(at_rows == row).tolist():
                 cand = fresh[row].candidate
                 assert cand is not None  # a FINE or VIOLATING entry has its candidate
                 got[i] = cand
         lists.append(got)
-    fine, violating = lists
+    fine = lists[0]
+    violating = lists[1] if len(lists) > 1 else []
     statuses = RejectedNodes(names)
     errors: list[str] = []
-    rejected = kinds >= REJECTED
-    if rejected.any():
-        statuses.add(walked[rejected].tolist(), entries)
-        if (kinds == FAULT).any():
+    rejected = walked[kinds >= REJECTED]
+    if rejected.size:
+        entries = _Entries(fresh, kept.rows)
+        statuses.add(rejected, entries)
+        if counts[FAULT] or seen & (1 << FAULT):
             for row in walked[kinds == FAULT].tolist():
                 errors.append(rejection(entries[row].result, names[row]).message())
     return fine + violating, statuses, errors
@@ -808,21 +825,26 @@ def _stale_rows(
     kept: KeptResults,
     mine: int,
     units: UnitVictims | None,
-) -> tuple[npt.NDArray[np.bool_], IntArray, IntArray, set[int]]:
+) -> tuple[npt.NDArray[np.bool_], set[int]]:
     """Which of ``rows`` (int64 ``(n,)``) have no kept result that still holds (the row's
     generation or its Pods' order moved; row ``mine``, the Pod's own nominated node, or
-    -1; rows ``units`` applies to): bool ``(n,)``, with the rows' generations and reorder
-    stamps now (int64 ``(n,)``) and the rows ``units`` applies to."""
-    gens = cluster.nodes.generation[rows]
-    moved = kept.reorders_now(cluster)[rows]
-    stale = (kept.generation[rows] != gens) | (rows == mine) | (kept.reorders[rows] != moved)
+    -1; rows ``units`` applies to): bool ``(n,)``, with the rows ``units`` applies to.
+    Compared over the whole table's columns, then read in ``rows``' order (fewer index
+    operations than gathering each column for ``rows``); the reorder stamps only once a
+    Pod ever moved (until then every stamp, kept or current, is 0)."""
+    everywhere = kept.generation != cluster.nodes.generation
+    if cluster.reorder_events:
+        everywhere |= kept.reorders != kept.reorders_now(cluster)
+    stale = everywhere[rows]
+    if mine >= 0:
+        stale |= rows == mine
     unit_rows: set[int] = set()
     if units is not None:
         for i, r in enumerate(rows.tolist()):
             if units.applies(r):
                 stale[i] = True
                 unit_rows.add(r)
-    return stale, gens, moved, unit_rows
+    return stale, unit_rows
 
 
 def _check_stale(
@@ -837,17 +859,19 @@ def _check_stale(
     budgets: Sequence[pdb.Budget],
     cache: VictimCache | None,
     kept: KeptResults,
-    gens: IntArray,
-    moved: IntArray,
     mine: int,
     unit_rows: set[int],
     timed_at_listing: bool,
     units: UnitVictims | None,
-) -> None:
+) -> int:
     """:func:`select_victims` over the rows at positions ``todo`` (int64, ascending) of
     ``rows``: each one's kind into ``kinds`` (int8, parallel to ``rows``), its entry into
-    ``fresh`` and, unless it is row ``mine``, a unit row or an error, into ``kept``."""
+    ``fresh`` and, unless it is row ``mine``, a unit row or an error, into ``kept``
+    (with the row's generation and reorder stamp as they were when checked).  Returns the
+    kinds found, as bits (``1 << kind``)."""
     sub = rows[todo]
+    gens = cluster.nodes.generation[sub].tolist()
+    moved = kept.reorders_now(cluster)[sub].tolist() if cluster.reorder_events else [0] * len(gens)
     found = select_victims(
         fwk,
         state,
@@ -860,20 +884,26 @@ def _check_stale(
         units=units,
     )
     table = kept.rows
-    columns = (todo.tolist(), sub.tolist(), gens[todo].tolist(), moved[todo].tolist())
+    counts = kept.counts
+    columns = (todo.tolist(), sub.tolist(), gens, moved)
     names = cluster.nodes.names
+    seen = 0
     for i, row, gen, at, result in zip(*columns, found, strict=True):
         entry = Entry(result)
         fresh[row] = entry
         kinds[i] = kind = kind_of(result)
+        seen |= 1 << kind
         if kind in (FINE, VIOLATING):
             entry.candidate = Candidate(names[row], row, result[0], result[1])
         if row != mine and result[2].code != Code.ERROR and row not in unit_rows:
             table[row] = entry
+            counts[int(kept.kind[row])] -= 1
+            counts[kind] += 1
             kept.generation[row] = gen
             kept.kind[row] = kind
             kept.reorders[row] = at
             kept.cand[row] = entry.candidate
+    return seen
 
 
 def current_victims(cluster: ClusterState, candidate: Candidate) -> Candidate:

@@ -114,4 +114,4 @@ def pick_one_node(candidates: Sequence[Candidate]) -> int:
     if len(candidates) <= 1:
         return len(candidates) - 1
     ranks = [c.rank or rank(c) for c in candidates]
-    return max(range(len(ranks)), key=ranks.__getitem__)  # the first of the greatest
+    return ranks.index(max(ranks))  # max keeps the first of the greatest; index finds it

@@ -9,9 +9,12 @@
 - Filter: an allocated claim's ``nodeSelector`` must match the node; the claims to allocate
   must all get devices there (:mod:`.allocator`), else ``cannot allocate all claims``.
 - Reserve / Unreserve: the node's allocation goes in flight (its devices are in use for every
-  later Filter) / is dropped.
+  later Filter) / is dropped, the Pod taken out of the ``reservedFor`` of the claims a failed
+  PreBind reserved, and the claim it created for extended resources deleted.
 - PreBind: writes ``status.allocation`` and adds the Pod to ``status.reservedFor`` (with
-  the delete-protection finalizer), through the API client when it has ``update_object``.
+  the delete-protection finalizer), through the API client when it has ``update_object``;
+  a write the what-if's ``claim_faults`` disturb fails as upstream's ``bindClaim`` does
+  (:mod:`.faults`).
 - PostFilter: ``no new claims to deallocate`` / ``still not schedulable`` (from v1.37 no
   message), or deallocates a claim allocated to a node that failed and reserved by no other
   Pod.
@@ -56,6 +59,7 @@ from kubesched.api import objects as api
 from kubesched.api import resource as r
 from kubesched.config import names
 from kubesched.config.decode import parse_go_duration
+from kubesched.config.featuregates import RESIZE_PREEMPTION
 from kubesched.devices import allocator, drafrag, draoptions
 from kubesched.devices import draindex as index
 from kubesched.devices import extended as ext
@@ -78,7 +82,7 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.outcomes import PluginError
 from kubesched.framework.podgroups import manager_of
-from kubesched.plugins.dynamicresources import binding
+from kubesched.plugins.dynamicresources import binding, faults
 from kubesched.plugins.dynamicresources import extended as special
 from kubesched.plugins.dynamicresources.claims import (
     DraObjects,
@@ -148,6 +152,12 @@ class _State:
 
     shared: allocator.SharedUse = allocator.NO_SHARES
     """Devices allocated with a ``shareID`` (DRAConsumableCapacity), when PreFilter ran."""
+    reserved_now: list[str] = field(default_factory=list)
+    """Claims (``namespace/name``) PreBind reserved for the Pod in this binding cycle
+    (Unreserve takes the Pod out of their ``reservedFor`` when a later one fails)."""
+    created: tuple[str, str] | None = None
+    """The special claim PreBind created before its write failed (namespace, name):
+    Unreserve deletes it."""
     bind_to: list[dict[str, Any]] = field(default_factory=list)
     """DRAWorkloadResourceClaims: what the ``i``-th claim is reserved for, by position as
     upstream's ``claimStore`` pairs them (past the end: the Pod)."""
@@ -168,10 +178,16 @@ class DynamicResources(Hints):
         # to deallocate (v1.34-v1.36: ``no new claims to deallocate`` / ``still not
         # schedulable``)
         self._post_filter_quiet = handle.feature_gates.at_least("1.37")
+        # v1.37, InPlacePodVerticalScalingSchedulerPreemption: a resize-deferred Pod is
+        # Skipped at PreFilter (by the framework), answered Unschedulable by PostFilter, and
+        # fails Score (no PreFilter state)
+        self._resize_deferral = handle.feature_gates.enabled(RESIZE_PREEMPTION)
         gates = handle.feature_gates
         # the release's allocator (draoptions.Options); v1.35+: Score ranks nodes by the
         # firstAvailable alternatives their allocation takes (v1.34 has no Score)
-        self.allocator_options = draoptions.Options.of_release(gates.at_least, gates.enabled)
+        self.allocator_options = draoptions.Options.of_release(
+            gates.at_least, gates.enabled
+        )._replace(pool_seed=handle.pool_seed)
         """What the release's allocator does (also read by ``explainer.devicefit``)."""
         self._score = gates.at_least("1.35") and (
             gates.enabled("DRAPrioritizedList") or not gates.at_least("1.36")
@@ -577,6 +593,8 @@ class DynamicResources(Hints):
         """Upstream's PostFilter: deallocate a claim that keeps the Pod off every node when
         no other Pod uses it (written through the API client, when there is one)."""
         del cluster, diagnosis
+        if pod.resize_deferred and self._resize_deferral:
+            return None, unschedulable()  # upstream v1.37: nothing to deallocate for a resize
         if _RAN not in state:
             return None, error("not found")
         s = state.get(_KEY)
@@ -593,6 +611,9 @@ class DynamicResources(Hints):
                 continue
             if set(claim.reserved_for) <= {pod.uid}:
                 write = self.handle.api
+                refused = faults.post_filter(write, claim.raw)
+                if refused:
+                    return None, error(refused)
                 if isinstance(write, ObjectWriter):
                     raw = copy.deepcopy(dict(claim.raw))
                     status = raw.get("status") or {}
@@ -621,8 +642,12 @@ class DynamicResources(Hints):
     ) -> Status:
         """Skip before v1.35 (upstream has no Score), with DRAPrioritizedList off (v1.36+;
         v1.35 scores whatever the gate), and for a Pod with no claim to allocate (upstream's
-        Score is 0 on every node then)."""
-        del pod, cluster, rows
+        Score is 0 on every node then).  A resize-deferred Pod under
+        InPlacePodVerticalScalingSchedulerPreemption is scored: its PreFilter was Skipped, and
+        upstream's Score fails for want of its state (:meth:`score`)."""
+        del cluster, rows
+        if self._score and pod.resize_deferred and self._resize_deferral:
+            return SUCCESS
         s = state.get(_KEY)
         if not self._score or not isinstance(s, _State) or not s.to_allocate:
             return SKIP
@@ -635,10 +660,11 @@ class DynamicResources(Hints):
         per ``firstAvailable`` request allocated from its alternative ``i``, over the claims
         allocated earlier (their ``status.allocation``) and the node's allocation of the
         others (a node a column decided allocates ``exactly`` requests only: 0)."""
-        del pod
         out = np.zeros(rows.shape[0], dtype=np.int64)
         s = state.get(_KEY)
         if not isinstance(s, _State):
+            if rows.size and pod.resize_deferred and self._resize_deferral:
+                raise PluginError(NAME, "not found", point="score")  # no PreFilter state
             return out
         if self._score_misaligned and len(s.claims) > len(s.to_allocate) and rows.size:
             n = len(s.to_allocate)
@@ -733,6 +759,35 @@ class DynamicResources(Hints):
             for claim in s.to_allocate:
                 self.objects.set_in_flight(claim.uid, None)
             s.reserved = False
+        if isinstance(s, _State) and s.reserved_now:
+            self._unreserve_claims(pod, s.reserved_now)
+            s.reserved_now.clear()
+        if isinstance(s, _State) and s.created is not None:
+            deleter = self.handle.api
+            if isinstance(deleter, ObjectDeleter):
+                deleter.delete_object("ResourceClaim", *s.created)
+            s.created = None
+
+    def _unreserve_claims(self, pod: api.Pod, keys: list[str]) -> None:
+        """Upstream ``Unreserve``: the Pod taken out of ``status.reservedFor`` of each claim
+        its failed PreBind reserved (a patch; the allocation stays)."""
+        write = self._writers()[0]
+        if write is None:
+            return
+        for key in keys:
+            namespace, _, name = key.partition("/")
+            current = self.objects.claim(namespace, name)
+            if current is None:
+                continue
+            status = dict(current.raw.get("status") or {})
+            reserved = [x for x in status.get("reservedFor") or () if x.get("uid") != pod.uid]
+            if len(reserved) == len(status.get("reservedFor") or ()):
+                continue
+            if reserved:
+                status["reservedFor"] = reserved
+            else:
+                status.pop("reservedFor", None)
+            write.update_object({**current.raw, "status": status})
 
     def pre_bind(self, state: CycleState, pod: api.Pod, node_name: str) -> Status:
         """Write the allocation and the reservation for the Pod into each claim."""
@@ -752,20 +807,37 @@ class DynamicResources(Hints):
             if groupclaims.reserved_for_pod(pod, claim.raw, self._group_claims):
                 continue  # upstream binds only the claims not reserved for it yet
             current = self.objects.claim(claim.namespace, claim.name) or claim
+            results = found.get(claim.uid)
             raw = claim_with_reservation(
                 current.raw,
                 s.bind_to[k] if k < len(s.bind_to) else groupclaims.pod_ref(pod),
-                found.get(claim.uid),
+                results,
                 node_name,
                 node,
                 s.slices,
                 self.allocator_options.binds_to_node,
             )
-            _, failed = self._write_claim(claim.uid, raw, found.get(claim.uid))
+            outcome = faults.pre_bind(self.handle.api, current.raw, raw, results is not None)
+            if outcome.error:
+                self._fail_write(claim.uid, outcome.stored)
+                return error(outcome.error)
+            _, failed = self._write_claim(claim.uid, raw, results)
             if failed is not None:
-                return error(f"add reservation to claim {claim.key}: {failed}")
+                what = "add reservation" if results is None else "add allocation and reservation"
+                return error(f"{what} to claim {claim.key}: {failed}")
+            s.reserved_now.append(claim.key)
         s.reserved = False
+        s.reserved_now.clear()
         return SUCCESS
+
+    def _fail_write(self, in_flight: str, stored: dict[str, Any] | None) -> None:
+        """A claim write a declared fault failed (:mod:`.faults`): the in-flight allocation
+        under the uid ``in_flight`` ends (upstream ``bindClaim``'s deferred
+        ``RemoveClaimPendingAllocation``) and what the fault left is stored."""
+        self.objects.set_in_flight(in_flight, None)
+        write = self._writers()[0]
+        if stored is not None and write is not None:
+            write.update_object(stored)
 
     def _write_claim(
         self,
@@ -818,8 +890,9 @@ class DynamicResources(Hints):
         if results is None or variant is None:
             return SUCCESS
         claim, mappings = variant
+        created = special.created_claim(pod, claim)
         raw = claim_with_reservation(
-            special.created_claim(pod, claim),
+            created,
             groupclaims.pod_ref(pod),
             results,
             node_name,
@@ -827,6 +900,12 @@ class DynamicResources(Hints):
             s.slices,
             self.allocator_options.binds_to_node,
         )
+        outcome = faults.pre_bind(self.handle.api, created, raw, True)
+        if outcome.error:  # created, then its status refused: Unreserve deletes it
+            meta = created.get("metadata") or {}
+            self._fail_write(s.special.base.uid, outcome.stored or created)
+            s.created = (str(meta.get("namespace") or "default"), str(meta.get("name")))
+            return error(outcome.error)
         updated, failed = self._write_claim(s.special.base.uid, raw, results)
         if failed is not None:
             return error(f"create claim for extended resources {updated.key}: {failed}")

@@ -50,6 +50,7 @@ from kubesched.api import storage as st
 from kubesched.api.csimigration import TranslationError, binder_node_affinity
 from kubesched.api.podvolumes import ephemeral_claim_name
 from kubesched.config import names
+from kubesched.config.featuregates import RESIZE_PREEMPTION
 from kubesched.framework.contract import Locality
 from kubesched.framework.interface import (
     MAX_NODE_SCORE,
@@ -186,6 +187,9 @@ class VolumeBinding:
                     dtype=np.int64,
                 ),
             )
+        self._resize_deferral = handle.feature_gates.enabled(RESIZE_PREEMPTION)
+        """v1.37: the framework Skips this PreFilter for a resize-deferred Pod, and PreScore
+        then finds no state (:meth:`pre_score`)."""
 
     def sign(self, pod: api.Pod) -> object:
         """Result reuse: Pods without volumes are all alike here; others are not reused."""
@@ -288,7 +292,11 @@ class VolumeBinding:
         self, state: CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
     ) -> Status:
         """Skip without a scorer (StorageCapacityScoring off, v1.34-v1.36's default), and for
-        a Pod without claims to bind (its Score would be 0 on every node)."""
+        a Pod without claims to bind (its Score would be 0 on every node).  With a scorer,
+        a resize-deferred Pod under InPlacePodVerticalScalingSchedulerPreemption fails with
+        upstream's error: its PreFilter was Skipped, there is no state to read."""
+        if self.shape is not None and pod.resize_deferred and self._resize_deferral:
+            return error("not found")
         s = state.get(_KEY)
         if self.shape is None or not isinstance(s, _State) or s.claims is None:
             return SKIP

@@ -1,0 +1,152 @@
+"""What goes wrong with DynamicResources' writes of a ResourceClaim (``kubesched.schedule``'s
+``claim_faults``; kube-oracle's fake API server plays the same, ``oracle/internal/oracle/
+claimfaults.go``): each declared fault's effect on the write and upstream's error for it.
+
+Upstream's PreBind (``bindClaim``) writes a claim it allocates in two calls, the
+delete-protection finalizer first (an update of the claim, when it lacks it), then the
+allocation and the Pod's reservation (an update of its status), retrying after a Conflict
+from a fresh read; a claim already allocated gets the reservation only.  PostFilter
+deallocates a claim with one status update, without retrying.  Per claim
+(``ResourceClaim/NAMESPACE/NAME``; the claim DRAExtendedResource creates by its
+``generateName``):
+
+- ``refuseStatus``: every status update refused (Forbidden);
+- ``refuseUpdate``: every update of the claim itself refused (the finalizer's);
+- ``conflict``: the first update answers Conflict (PreBind's retry ends as without it;
+  PostFilter fails);
+- ``allocatedElsewhere``: the first status update writing an allocation finds the claim
+  allocated alike by another scheduler (its allocation stored, the Pod not in
+  ``reservedFor``): PreBind fails, the Pod's next attempt reserves it.
+
+The API server's validation (no fault): ``status.reservedFor`` holds at most 256 consumers
+(:meth:`kubesched.sim.apiserver.SimApiServer.update_object`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from kubesched.api.errors import InputError
+
+CLAIM_FAULTS = {
+    "refuseStatus": "every update of the claim's status is refused (Forbidden)",
+    "refuseUpdate": "every update of the claim itself is refused (Forbidden)",
+    "conflict": "the first update answers Conflict (the claim written again by another)",
+    "allocatedElsewhere": "the first status update writing an allocation finds it allocated",
+}
+"""The faults of a claim's writes, keyed ``ResourceClaim/NAMESPACE/NAME``."""
+FINALIZER = "resource.kubernetes.io/delete-protection"
+
+
+def check_claim_faults(raw: Mapping[str, str] | None) -> dict[str, str]:
+    """``claim_faults`` checked: known kinds on ``ResourceClaim/NAMESPACE/NAME`` keys."""
+    out: dict[str, str] = {}
+    problems: list[tuple[str, str]] = []
+    for key, kind in (raw or {}).items():
+        parts = str(key).split("/")
+        if len(parts) != 3 or parts[0] != "ResourceClaim" or not all(parts):
+            problems.append((f"claimFaults[{key!r}]", "must be ResourceClaim/NAMESPACE/NAME"))
+        elif kind not in CLAIM_FAULTS:
+            problems.append((f"claimFaults[{key!r}]", f"must be one of {sorted(CLAIM_FAULTS)}"))
+        else:
+            out[str(key)] = str(kind)
+    if problems:
+        raise InputError(problems)
+    return out
+
+
+@runtime_checkable
+class ClaimFaultSource(Protocol):
+    """An API client that says what goes wrong with a claim's write (the what-if's)."""
+
+    def claim_fault(self, key: str) -> str:
+        """The fault declared for writes of the claim ``key`` (``ResourceClaim/NS/NAME``);
+        "" when none."""
+
+    def claim_fault_once(self, key: str) -> bool:
+        """Whether the once-only fault of ``key`` is yet to happen (it happens now)."""
+
+
+def forbidden(name: str) -> str:
+    """The API server's refusal of a write a ``refuse*`` fault refuses."""
+    refusal = "refused (the case's claimFaults)"
+    return f'resourceclaims.resource.k8s.io "{name}" is forbidden: {refusal}'
+
+
+def conflict(name: str) -> str:
+    """The API server's Conflict."""
+    return (
+        f'Operation cannot be fulfilled on resourceclaims.resource.k8s.io "{name}": the object '
+        "has been modified; please apply your changes to the latest version and try again"
+    )
+
+
+def fault_key(raw: Mapping[str, Any]) -> str:
+    """A claim manifest's fault key: its ``generateName`` when it has one, else its name."""
+    meta = raw.get("metadata") or {}
+    name = meta.get("generateName") or meta.get("name")
+    return f"ResourceClaim/{meta.get('namespace') or 'default'}/{name}"
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a fault makes of one of PreBind's claim writes: the manifest the API server
+    stores (None: nothing; else ``written`` or what the fault leaves) and upstream's error
+    ("" when the write succeeds)."""
+
+    stored: dict[str, Any] | None
+    error: str = ""
+
+
+def pre_bind(
+    api: object, current: Mapping[str, Any], written: dict[str, Any], allocating: bool
+) -> Outcome:
+    """The fault's outcome for PreBind's write of ``written`` (the allocation when
+    ``allocating``, and the reservation) over the claim as stored, ``current``."""
+    key = fault_key(current)
+    fault = api.claim_fault(key) if isinstance(api, ClaimFaultSource) else ""
+    meta = current.get("metadata") or {}
+    name, where = meta.get("name", ""), f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+    finalizer_missing = allocating and FINALIZER not in (meta.get("finalizers") or ())
+    if fault == "conflict" and isinstance(api, ClaimFaultSource):
+        api.claim_fault_once(key)  # the retry reads the claim again and ends the same
+    elif fault == "refuseUpdate" and finalizer_missing:
+        return Outcome(None, f"add finalizer to claim {where}: {forbidden(name)}")
+    elif fault == "refuseStatus":
+        what = "add allocation and reservation" if allocating else "add reservation"
+        stored = None
+        if finalizer_missing:  # the finalizer's update went through
+            finalizers = written["metadata"]["finalizers"]
+            stored = {**current, "metadata": {**meta, "finalizers": finalizers}}
+        return Outcome(stored, f"{what} to claim {where}: {forbidden(name)}")
+    elif (
+        fault == "allocatedElsewhere"
+        and allocating
+        and not (current.get("status") or {}).get("allocation")
+        and isinstance(api, ClaimFaultSource)
+        and api.claim_fault_once(key)
+    ):
+        status = dict(written.get("status") or {})
+        reserved = (current.get("status") or {}).get("reservedFor")
+        status.pop("reservedFor", None)
+        if reserved:
+            status["reservedFor"] = reserved
+        stored = {**written, "status": status}
+        return Outcome(stored, f"claim {where} got allocated elsewhere in the meantime")
+    return Outcome(written)
+
+
+def post_filter(api: object, current: Mapping[str, Any]) -> str:
+    """Upstream's error for PostFilter's deallocation of ``current`` ("" when it succeeds)."""
+    if not isinstance(api, ClaimFaultSource):
+        return ""
+    key = fault_key(current)
+    fault = api.claim_fault(key)
+    name = (current.get("metadata") or {}).get("name", "")
+    if fault == "refuseStatus":
+        return forbidden(name)
+    if fault == "conflict" and api.claim_fault_once(key):
+        return conflict(name)
+    return ""
