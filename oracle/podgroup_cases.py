@@ -503,7 +503,8 @@ def _composite(r: random.Random, d: dict[str, Any]) -> None:
     members' ``preemptionPolicy`` the tree's (rarely one disagrees: an Error), the root's
     under PodGroupPreemptionPolicy; and at times the running gangs hang under a running
     CompositePodGroup of their own (:func:`_running_tree`), a victim at its root's priority,
-    one unit with ``disruptionMode: all``."""
+    one unit with ``disruptionMode: all``.  Last, at times a topology constraint on the
+    tree's CompositePodGroups (:func:`_tree_topology`)."""
     gates = d["gates"]
     if not gates.get("CompositePodGroup") or r.random() < 0.1:
         return
@@ -578,6 +579,20 @@ def _composite(r: random.Random, d: dict[str, Any]) -> None:
     # The tree's other objects come first in the cluster (observed before any member).
     first = next(i for i, o in enumerate(d["items"]) if o["kind"] == "PodGroup")
     d["items"][first:first] = [o for o in tree if not any(o is x for x in late)]
+    _tree_topology(r, tree)
+
+
+def _tree_topology(r: random.Random, tree: list[dict[str, Any]]) -> None:
+    """At times a topology constraint on the tree's CompositePodGroups (drawn last, so the
+    rest of the tree is drawn as without it): each of ``tree-root`` and ``tree-mid`` in
+    two gets ``schedulingConstraints.topology`` on the rack label (or, one time in three,
+    the zone label, which some nodes lack: those are in no placement), so its children are
+    tried inside each rack or zone (TopologyPlacementGenerator for a CompositePodGroup,
+    placements nested in its parent's); the running tree gets none."""
+    for obj in tree:
+        if obj["metadata"]["name"] in ("tree-root", "tree-mid") and r.random() < 0.5:
+            key = ZONE if r.random() < 1 / 3 else RACK
+            obj["spec"]["schedulingConstraints"] = {"topology": [{"key": key}]}
 
 
 def _late_tree(

@@ -452,38 +452,28 @@ def test_a_composite_pod_group_is_validated_with_field_paths() -> None:
     assert path == "kind" and "v1alpha3" in message
 
 
-def test_composite_pod_groups_are_refused_only_for_their_topology_constraints() -> None:
-    member = pod_group(
-        parentCompositePodGroupName="all",
-        workloadRef={"workloadName": "job", "templateName": "train"},
-    )
-    on = gates("1.37", **COMPOSITE)
-    tree = [composite_pod_group(), member]
-    workload.admit(tree, on)  # the API server takes both
-    workload.refuse_composite(tree, on)  # the scheduler (and explain) takes the tree
-    constrained = [composite_pod_group(schedulingConstraints={"topology": [{"key": "rack"}]})]
-    with pytest.raises(InputError) as err:
-        workload.refuse_composite([*constrained, member], on, paths=["a", "b"])
-    assert [p for p, _ in err.value.problems] == ["a.spec.schedulingConstraints"]
-    # Gate off: no CompositePodGroup is served; nothing to refuse.
-    workload.refuse_composite(constrained, gates("1.37", **ON))
-
-
-def test_schedule_refuses_what_it_does_not_model_of_a_tree() -> None:
+def test_schedule_takes_a_tree_whose_root_has_a_topology_constraint() -> None:
     import kubesched
 
     member = pod_group(
         parentCompositePodGroupName="all",
         workloadRef={"workloadName": "job", "templateName": "train"},
+        schedulingPolicy={"gang": {"minCount": 1}},
     )
-    constrained = composite_pod_group(schedulingConstraints={"topology": [{"key": "rack"}]})
-    with pytest.raises(InputError, match="CompositePodGroup's topology constraint"):
-        kubesched.schedule(
-            as_list(node("n1"), constrained, member),
-            [],
-            kubernetes_version="1.37",
-            feature_gates=COMPOSITE,
-        )
+    constrained = composite_pod_group(
+        schedulingConstraints={"topology": [{"key": "rack"}]},
+        schedulingPolicy={"gang": {"minGroupCount": 1}},
+    )
+    racked = node("n1")
+    racked["metadata"].setdefault("labels", {})["rack"] = "r1"
+    pod = _pod(schedulingGroup={"podGroupName": "train"})
+    out = kubesched.schedule(
+        as_list(racked, constrained, member),
+        [pod],
+        kubernetes_version="1.37",
+        feature_gates=COMPOSITE,
+    )
+    assert [p["node"] for p in out["pods"].values()] == ["n1"]
 
 
 def test_commands_take_a_composite_tree(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

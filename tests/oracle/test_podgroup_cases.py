@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from compare import Oracle, OracleMissing, binary, ours, ours_schedule
-from podgroup_cases import check_version, podgroup_case, podgroup_schedule_case
+from podgroup_cases import RACK, check_version, podgroup_case, podgroup_schedule_case
 
 RELEASES = ("1.35", "1.36", "1.37")
 
@@ -180,8 +180,9 @@ def test_the_composite_gate_is_drawn_at_1_37_with_composite_trees_kubesched_take
     hold a composite tree (a root, at times a middle group), in the schedule and the explain
     form alike, every one of which kubesched takes rather than refuses: trees whose members
     may preempt, running trees among the victims, CompositePodGroups created during the
-    run."""
+    run, CompositePodGroups with a topology constraint (rack or zone)."""
     trees = depth2 = explained = preempting = late = running = 0
+    constrained: dict[str, set[str]] = {"schedule": set(), "explain": set()}
     for i in range(60):
         for req in (podgroup_schedule_case(4, i, "1.37"), podgroup_case(4, i, "1.37")):
             gates = req.get("featureGates", {})
@@ -194,6 +195,17 @@ def test_the_composite_gate_is_drawn_at_1_37_with_composite_trees_kubesched_take
                 continue
             trees += 1
             depth2 += (kinds + submitted).count("CompositePodGroup") >= 2
+            form = "explain" if "pod" in req else "schedule"
+            keys = {
+                c["key"]
+                for o in [*req["cluster"]["items"], *req.get("pods", [])]
+                if o["kind"] == "CompositePodGroup"
+                for c in o["spec"].get("schedulingConstraints", {}).get("topology", [])
+            }
+            if keys and not constrained[form]:  # the first one of each form is taken
+                answer = ours(req, "1.37") if form == "explain" else ours_schedule(req, "1.37")
+                assert "error" not in answer
+            constrained[form] |= keys
             if "pod" in req:
                 explained += 1
                 if explained <= 2:
@@ -207,6 +219,8 @@ def test_the_composite_gate_is_drawn_at_1_37_with_composite_trees_kubesched_take
                 assert "error" not in ours_schedule(req, "1.37")
     assert trees >= 5 and depth2 >= 1 and explained >= 1
     assert preempting >= 1 and late >= 1 and running >= 1
+    zone = "topology.kubernetes.io/zone"
+    assert constrained == {"schedule": {RACK, zone}, "explain": {RACK, zone}}
     assert not any(
         "CompositePodGroup" in podgroup_schedule_case(4, i, "1.36").get("featureGates", {})
         for i in range(30)

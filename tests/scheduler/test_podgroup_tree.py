@@ -1,7 +1,8 @@
 """Composite PodGroup trees (v1.37, gate CompositePodGroup) scheduled as upstream v1.37.2's
 ``schedule_one_podgroup.go`` does: the root CompositePodGroup's ``minGroupCount`` over its
 children, a failed parent failing its feasible children, the tree's quorum at PreEnqueue,
-the root's priority for every member, and what stays refused
+the root's priority for every member, a CompositePodGroup's topology constraint
+(its children tried inside each of its placements)
 (:mod:`kubesched.scheduler.podgroup_tree`, ``docs/workload-api.md``)."""
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from typing import Any
 import pytest
 
 import kubesched
-from kubesched.api.errors import InputError
 from tests import _podgroup
 
 GATES = {
@@ -168,15 +168,127 @@ def test_every_member_must_carry_the_roots_priority() -> None:
     )
 
 
-def test_what_is_not_modelled_is_refused_with_its_field_path() -> None:
-    items, pods = _two_leaves(1)
-    constrained = copy.deepcopy(items)
-    constrained[1]["spec"]["schedulingConstraints"] = {"topology": [{"key": "rack"}]}
-    with pytest.raises(InputError) as err:
-        _schedule(constrained, pods)
-    assert [p for p, _ in err.value.problems] == [
-        "CompositePodGroup/ns/root.spec.schedulingConstraints"
+RACK = "example.com/rack"
+ZONE = "topology.kubernetes.io/zone"
+
+
+def racked(name: str, cpu: str, rack: str, zone: str | None = None) -> dict[str, Any]:
+    """:func:`node` in ``rack`` (and ``zone``)."""
+    out = node(name, cpu)
+    out["metadata"]["labels"][RACK] = rack
+    if zone is not None:
+        out["metadata"]["labels"][ZONE] = zone
+    return out
+
+
+def constrained(obj: dict[str, Any], key: str = RACK) -> dict[str, Any]:
+    """``obj`` (a CompositePodGroup or PodGroup) with a topology constraint on ``key``."""
+    obj["spec"]["schedulingConstraints"] = {"topology": [{"key": key}]}
+    return obj
+
+
+def _nodes(out: dict[str, dict[str, Any]], *keys: str) -> list[str | None]:
+    return [out[f"ns/{k}"]["node"] for k in keys]
+
+
+def test_a_constrained_root_places_its_whole_tree_in_one_rack() -> None:
+    # a and b (one 2-CPU member each) both fit only in rack-b (two 2-CPU nodes); rack-a's
+    # one node holds one of them, so the root (2 of 2) is feasible only there
+    items = [
+        racked("n0", "2", "rack-a"),
+        racked("n1", "2", "rack-b"),
+        racked("n2", "2", "rack-b"),
+        constrained(composite("root", 2)),
+        leaf("a", 1, "root"),
+        leaf("b", 1, "root"),
     ]
+    pods = [member("a-0", "a", "2"), member("b-0", "b", "2")]
+    out = _schedule(items, pods)
+    assert sorted(_nodes(out, "a-0", "b-0")) == ["n1", "n2"]  # type: ignore[type-var]
+
+
+def test_a_constrained_root_infeasible_in_every_rack_reports_the_first() -> None:
+    items = [
+        racked("n0", "2", "rack-a"),
+        racked("n1", "2", "rack-b"),
+        constrained(composite("root", 2)),
+        leaf("a", 1, "root"),
+        leaf("b", 1, "root"),
+    ]
+    pods = [member("a-0", "a", "2"), member("b-0", "b", "2")]
+    out = _schedule(items, pods)
+    assert _nodes(out, "a-0", "b-0") == [None, None]
+    # rack-a (the first in name order): a placed, b not, 2 of 2 missed
+    assert out["ns/a-0"]["message"] == (
+        "pod group is unschedulable, 0/2 placements are available, first placement status: "
+        "minCount (2) cannot be satisfied: 1 scheduled, 0 remaining"
+    )
+    # no node with the label: no placement at all
+    unlabelled = [node("n0", "8"), *items[2:]]
+    out = _schedule(unlabelled, pods)
+    assert out["ns/a-0"]["result"] == "Unschedulable"
+    assert out["ns/a-0"]["message"] == "no feasible placements found"
+
+
+def test_a_leafs_placements_are_generated_inside_its_parents() -> None:
+    # the root by zone, its leaf a (2 of 2 members, 2 CPU each) by rack: rack-a spans both
+    # zones, so inside either zone no rack holds both members -- unless zone-b's rack-b
+    # has two nodes
+    items = [
+        racked("n0", "2", "rack-a", "zone-a"),
+        racked("n1", "2", "rack-a", "zone-b"),
+        racked("n2", "2", "rack-b", "zone-b"),
+        constrained(composite("root", 1), ZONE),
+        constrained(leaf("a", 2, "root")),
+    ]
+    pods = [member("a-0", "a", "2"), member("a-1", "a", "2")]
+    out = _schedule(items, pods)
+    assert _nodes(out, "a-0", "a-1") == [None, None]
+    out = _schedule([*items, racked("n3", "2", "rack-b", "zone-b")], pods)
+    assert sorted(_nodes(out, "a-0", "a-1")) == ["n2", "n3"]  # type: ignore[type-var]
+
+
+def test_members_scheduled_under_a_constrained_group_pin_its_rack() -> None:
+    # a-0 runs in rack-b; rack-a (one small node, filled by a-1 and b-0) would score
+    # higher (MostAllocated over the placement), but the root is pinned to rack-b
+    running = member("a-0", "a", "1", nodeName="n1")
+    items = [
+        racked("n0", "2", "rack-a"),
+        racked("n1", "16", "rack-b"),
+        constrained(composite("root", 2)),
+        leaf("a", 1, "root"),
+        leaf("b", 1, "root"),
+        running,
+    ]
+    pods = [member("a-1", "a", "1"), member("b-0", "b", "1")]
+    out = _schedule(items, pods)
+    assert _nodes(out, "a-1", "b-0") == ["n1", "n1"]
+    # not pinned (a-0 gone), rack-a's placement wins
+    out = _schedule(items[:-1], pods)
+    assert _nodes(out, "a-1", "b-0") == ["n0", "n0"]
+    # members scheduled in two racks: the root's domain cannot be told, an Error
+    split = [*items, member("b-1", "b", "1", nodeName="n0")]
+    out = _schedule(split, pods)
+    assert out["ns/a-1"]["result"] == "Error"
+    assert "more than 1 domain found for pod group" in out["ns/a-1"]["message"]
+
+
+def test_explain_decides_a_member_of_a_constrained_tree() -> None:
+    items = [
+        racked("n0", "2", "rack-a"),
+        racked("n1", "2", "rack-b"),
+        racked("n2", "2", "rack-b"),
+        constrained(composite("root", 2)),
+        leaf("a", 1, "root"),
+        leaf("b", 1, "root"),
+    ]
+    pods = [member("a-0", "a", "2"), member("b-0", "b", "2")]
+    cluster = {"apiVersion": "v1", "kind": "List", "items": [*items, pods[1]]}
+    out = kubesched.explain(cluster, pods[0], kubernetes_version="1.37", feature_gates=GATES)
+    assert out["result"] == "Scheduled"
+    assert out["podGroup"]["tree"]["result"] == "Scheduled"
+    assert out["podGroup"]["placements"]["ns/a-0"] in ("n1", "n2")
+    assert out["podGroup"]["tree"]["placements"] == {"ns/root": "rack-b"}
 
 
 def _stamped(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:

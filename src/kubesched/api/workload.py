@@ -66,7 +66,6 @@ __all__ = [
     "is_workload_api",
     "pod_group_key",
     "read",
-    "refuse_composite",
     "validate",
 ]
 
@@ -215,8 +214,8 @@ class CompositePodGroup:
     ``policy.min_count`` is ``schedulingPolicy.gang.minGroupCount`` (0 for ``basic``): how
     many children must be schedulable; the rest of ``policy`` (topology, priority,
     preemption policy, ``disruptionMode.all``) as a PodGroup's.  The scheduler schedules a
-    tree in one cycle (:mod:`kubesched.scheduler.podgroup_tree`) and refuses what it does not
-    model of one (:func:`refuse_composite`)."""
+    tree in one cycle (:mod:`kubesched.scheduler.podgroup_tree`), a CompositePodGroup's
+    topology constraint giving the placements its children are tried in."""
 
     namespace: str
     name: str
@@ -746,67 +745,6 @@ def admit(
     if problems:
         raise InputError(problems)
     return out
-
-
-UNMODELLED = (
-    "composite PodGroups are not modelled by kubesched's {what} (Kubernetes {version}, gate "
-    "CompositePodGroup: {why}); turn CompositePodGroup off or leave the composite groups out"
-)
-"""The refusal's text (:func:`refuse_composite`; ``docs/fidelity.md``)."""
-UNMODELLED_TOPOLOGY = (
-    "a CompositePodGroup's topology constraint would generate the placements its children "
-    "are tried in"
-)
-
-
-def _tree_objects(objects: Iterable[Obj], gates: Gates) -> list[tuple[int, Obj]]:
-    if not gates.enabled("CompositePodGroup") or not gates.enabled("GenericWorkload"):
-        return []
-    out = []
-    for i, obj in enumerate(objects):
-        if not is_workload_api(obj) or _served_problem(obj, gates, "") is not None:
-            continue
-        spec = obj.get("spec")
-        if obj.get("kind") == "CompositePodGroup" or (
-            obj.get("kind") == "PodGroup"
-            and isinstance(spec, dict)
-            and spec.get("parentCompositePodGroupName") is not None
-        ):
-            out.append((i, obj))
-    return out
-
-
-def refuse_composite(
-    objects: Iterable[Obj],
-    gates: Gates,
-    paths: Sequence[str] | None = None,
-) -> None:
-    """:class:`InputError` for the part of a composite hierarchy kubesched does not model
-    (``docs/fidelity.md``).  The scheduler schedules a tree as upstream v1.37 does (one
-    queue entity per root, one cycle for the tree, ``minGroupCount`` of each
-    CompositePodGroup, preemption, tree objects created during the run, ``explain``:
-    :mod:`kubesched.scheduler.podgroup_tree`), but refuses a CompositePodGroup's
-    ``schedulingConstraints`` (its own topology placements).  ``paths`` as
-    :func:`admit`'s."""
-    objects = list(objects)
-    tree = _tree_objects(objects, gates)
-    if not tree:
-        return
-    problems: Problems = []
-
-    def text(why: str) -> str:
-        return UNMODELLED.format(what="scheduler", version=gates.version, why=why)
-
-    for i, obj in tree:
-        path = paths[i] if paths is not None else _name_path(obj)
-        spec = obj.get("spec")
-        if obj.get("kind") == "CompositePodGroup" and isinstance(spec, dict):
-            cons = spec.get("schedulingConstraints")
-            if isinstance(cons, dict) and cons.get("topology"):
-                cpath = fe.join(fe.join(path, "spec"), "schedulingConstraints")
-                problems.append((cpath, text(UNMODELLED_TOPOLOGY)))
-    if problems:
-        raise InputError(problems)
 
 
 class _PriorityClasses:

@@ -183,9 +183,7 @@ def check_inputs(
     error names the file it came from.  References to objects the snapshot lacks are not
     errors (the commands warn about them once, as they run).  Returns what was parsed, for
     the command to use rather than parse again.  ``version`` is the command line's Kubernetes
-    version and gates; without a version, the snapshot's Nodes' kubelets tell it.  What
-    kubesched does not model of a composite tree is refused
-    (:func:`kubesched.api.workload.refuse_composite`)."""
+    version and gates; without a version, the snapshot's Nodes' kubelets tell it."""
     from kubesched.admission import references
     from kubesched.api import workload
     from kubesched.api.parse import parse_objects, split_documents, with_priority_classes
@@ -214,8 +212,6 @@ def check_inputs(
     )
     check(lambda: workload.admit(snapshot.others, gates), cluster[1])
     check(lambda: workload.admit(incoming.others, gates), pods[1])
-    check(lambda: workload.refuse_composite(snapshot.others, gates), cluster[1])
-    check(lambda: workload.refuse_composite(incoming.others, gates), pods[1])
     for pods_of, file in ((snapshot.pods, cluster[1]), (incoming.pods, pods[1])):
         refs = workload.check_pod_refs(pods_of, gates)
         if refs:

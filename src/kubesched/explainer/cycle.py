@@ -55,7 +55,6 @@ import numpy as np
 
 from kubesched.admission import references
 from kubesched.api import objects as api
-from kubesched.api import workload
 from kubesched.api.errors import InputError
 from kubesched.api.parse import ParsedObjects, parse_objects, parse_pod, split_documents
 from kubesched.api.pods import skip_pod_level_resources
@@ -177,7 +176,6 @@ def explain(
         ext_configs = extender_config.parse_extenders(cfg.extenders)
         profile = extender_config.apply_ignored_resources((profile,), ext_configs)[0]
         handle = Handle(state_cluster, feature_gates=cfg.feature_gates, pool_seed=pool_seed)
-        workload.refuse_composite(list(state_cluster.objects.values()), cfg.feature_gates)
         if podgroups.enabled(cfg.feature_gates):  # GangScheduling counts the pending members
             manager = podgroups.PodGroupManager(cfg.feature_gates, state_cluster)
             for member in (*pending, p):

@@ -29,6 +29,7 @@ PodGroup's (its status as its members fail with it), and ``"tree"`` the tree's::
     "tree": {"root": "ns/root", "minGroupCount": 2, "result": "Unschedulable",
              "message": "pod group is unschedulable, 0/1 placements are available, ...",
              "groups": {"ns/a": {"result": ..., "message": ..., "members": 2, "placed": 2}},
+             "placements": {"ns/root": "rack-b"},  # a constrained CompositePodGroup's domain
              "nominations": {"ns/a-0": "n1"}}   # when the tree would wait on a preemption
 
 ``"Gated"``: GangScheduling's PreEnqueue holds the members (the PodGroup is missing, or
@@ -225,6 +226,11 @@ def _explain_tree(
             "groups": groups,
         },
     )
+    chosen = {  # each constrained CompositePodGroup's domain, where the tree fit
+        k.removeprefix(COMPOSITE): r.placement for k, r in decision.results.items() if r.placement
+    }
+    if chosen:
+        out["tree"]["placements"] = dict(sorted(chosen.items()))
     if decision.preemption is not None:
         out["tree"]["nominations"] = dict(sorted(decision.preemption.nominations.items()))
     member = next((r for r in results if r.qp.pod.key == pod.key), None)

@@ -393,6 +393,15 @@ class PodGroupManager:
         children = tuple(self.tree(k) for k in kids)
         return TreeNode(root, cpg.name, cpg.policy.min_count or 1, children)
 
+    def scheduled_under(self, key: str) -> set[str]:
+        """The scheduled (assumed or assigned) members of group ``key``, a PodGroup's or a
+        ``composite:`` key, by Pod key: a CompositePodGroup's are those of every PodGroup
+        under it (upstream ``helper.GetPodGroupStates``, which TopologyPlacementGenerator
+        and PodGroupPodsCount read under CompositePodGroup)."""
+        if not key.startswith(COMPOSITE):
+            return self.state(key).scheduled()
+        return {k for leaf in self.tree(key).leaves() for k in self.state(leaf.key).scheduled()}
+
     def tree_ready(self, node: TreeNode, count: Callable[[GroupState], int]) -> bool:
         """GangScheduling's ``isCPGTreeReady``: at least ``minGroupCount`` children ready, a
         PodGroup ready when ``count`` of its state reaches its ``minCount`` (1 for

@@ -239,6 +239,10 @@ class GroupAlgorithm:
         self.restrict = restrict
         self.placements = restrict is not None and gates.enabled("TopologyAwareWorkloadScheduling")
         """v1.36+ with TopologyAwareWorkloadScheduling: the placement algorithm."""
+        self.scope: IntArray | None = None
+        """The rows of the placement being tried (upstream's snapshot after
+        ``AssumePlacement``; None: every node): a group's placements are generated from its
+        parent's (a composite tree's CompositePodGroup with a topology constraint)."""
         self.in_tree = False
         """True while a composite tree's PodGroup is tried
         (:mod:`kubesched.scheduler.podgroup_tree`): a feasible PodGroup with nothing placed
@@ -309,24 +313,18 @@ class GroupAlgorithm:
         search narrowed to its nodes), the best feasible one by the PlacementScore plugins
         (ties: the first); none feasible: ``0/N placements are available, first placement
         status: ...`` with the first placement's member results."""
-        assert self.restrict is not None
-        everything = self.cluster.nodes.order()
-        placements = [Placement("", everything)]
-        if fwk.placement_generators:
-            generator = fwk.placement_generators[0]
-            placements, status = generator.generate_placements(key, everything)
-            if not status.is_success():
-                return [], status.with_plugin(generator.name)
-            if not placements:  # members requeued as the group would be: no rejector
-                return [], Status(Code.UNSCHEDULABLE, ("no feasible placements found",))
+        placements, status = self.generate_placements(fwk, key)
+        if not status.is_success():
+            return [], status
         self.placements_generated(fwk, len(placements))
         first: tuple[list[MemberResult], Status] | None = None
         feasible: list[tuple[list[MemberResult], Status]] = []
         feasible_rows: list[IntArray] = []
+        parent = self.scope
         try:
             for placement in placements:
                 started = time.perf_counter()
-                self.restrict(placement.rows)
+                self.assume_placement(placement.rows)
                 results, status = self.default_algorithm(fwk, members, key, policy)
                 if status.code == Code.ERROR:
                     return results, status
@@ -338,7 +336,7 @@ class GroupAlgorithm:
                     feasible_rows.append(placement.rows)
                 self.placement_evaluated(fwk, status.is_success(), time.perf_counter() - started)
         finally:
-            self.restrict(None)
+            self.assume_placement(parent)
         if not feasible:
             assert first is not None
             results, status = first
@@ -351,25 +349,58 @@ class GroupAlgorithm:
             if self.version == "1.36":  # v1.37 adds errPodGroupUnschedulable in front
                 return results, Status(Code.UNSCHEDULABLE, (said,))
             return results, Status(Code.UNSCHEDULABLE, (POD_GROUP_UNSCHEDULABLE, said))
-        if len(feasible) == 1 or not fwk.placement_scorers:
-            return feasible[0]
-        totals = [0] * len(feasible)
         placed = [[r.qp.pod for r in res if r.status.is_success()] for res, _ in feasible]
+        best = self.best_placement(fwk, key, feasible_rows, placed)
+        if isinstance(best, Status):
+            return [], best
+        return feasible[best]
+
+    def generate_placements(self, fwk: Framework, key: str) -> tuple[list[Placement], Status]:
+        """``RunPlacementGeneratePlugins`` for group ``key`` (a PodGroup's or a
+        ``composite:`` key) over the placement being tried (:attr:`scope`): the first
+        PlacementGenerate plugin's placements, that one placement without a plugin; the
+        plugin's failure, or Unschedulable when it found none."""
+        everything = self.scope if self.scope is not None else self.cluster.nodes.order()
+        if not fwk.placement_generators:
+            return [Placement("", everything)], SUCCESS
+        generator = fwk.placement_generators[0]
+        placements, status = generator.generate_placements(key, everything)
+        if not status.is_success():
+            return [], status.with_plugin(generator.name)
+        if not placements:  # members requeued as the group would be: no rejector
+            return [], Status(Code.UNSCHEDULABLE, ("no feasible placements found",))
+        return placements, SUCCESS
+
+    def assume_placement(self, rows: IntArray | None) -> None:
+        """Search only ``rows`` from now on (upstream ``AssumePlacement``; None: every node
+        again)."""
+        assert self.restrict is not None
+        self.scope = rows
+        self.restrict(rows)
+
+    def best_placement(
+        self, fwk: Framework, key: str, rows: list[IntArray], placed: list[list[api.Pod]]
+    ) -> int | Status:
+        """``findBestPlacement`` among feasible placements (their ``rows`` and the Pods
+        each placed): the index of the highest total of the PlacementScore plugins (ties:
+        the first; upstream: at random), or their Error.  One placement is not scored."""
+        if len(rows) == 1 or not fwk.placement_scorers:
+            return 0
+        totals = [0] * len(rows)
         for scorer, weight in fwk.placement_scorers:
             scores = [
-                scorer.score_placement(key, rows, pods)
-                for rows, pods in zip(feasible_rows, placed, strict=True)
+                scorer.score_placement(key, nodes, pods)
+                for nodes, pods in zip(rows, placed, strict=True)
             ]
             status = scorer.normalize_placement_scores(scores)
             if not status.is_success():
                 msg = f'plugin "{scorer.name}" failed with: {status.message()}'
-                return [], Status(
+                return Status(
                     Code.ERROR,
                     (f"running NormalizePlacementScore on PlacementScore plugins: {msg}",),
                 )
             totals = [t + s * weight for t, s in zip(totals, scores, strict=True)]
-        best = max(range(len(feasible)), key=lambda i: (totals[i], -i))
-        return feasible[best]
+        return max(range(len(rows)), key=lambda i: (totals[i], -i))
 
     def post_filter(
         self, fwk: Framework, key: str, members: list[QueuedPodInfo], group: Status

@@ -19,9 +19,15 @@ tree changes, as upstream's ``schedule_one_podgroup.go`` does it:
   (scheduled + remaining) before the first child and after each one, stopping early when it
   can no longer make it; a PodGroup runs its own placement algorithm (TopologyAware...
   is required by the gate) and, when feasible, stays assumed for its later siblings
-  (``assumeSubtreeWithRevert``).  A CompositePodGroup's own placements are one, all nodes
-  (kubesched refuses its ``schedulingConstraints``), so its failure reads ``0/1 placements
-  are available, first placement status: ...``.  A root that succeeds with nothing placed
+  (``assumeSubtreeWithRevert``).  A CompositePodGroup has placements of its own
+  (``compositePodGroupSchedulingPlacementAlgorithm``): one per domain of its
+  ``schedulingConstraints.topology`` key within its parent's placement
+  (TopologyPlacementGenerator; pinned to the domain of the members already scheduled under
+  it), else its parent's one; its children are tried inside each in turn (a child's own
+  placements generated from it), the best feasible subtree by the PlacementScore plugins
+  (PodGroupPodsCount counting the whole subtree's members) is assumed again, and when none
+  is feasible its failure reads ``0/N placements are available, first placement status:
+  ...`` with the first placement's subtree.  A root that succeeds with nothing placed
   is Unschedulable;
 - **results** (``completeCompositePodGroupAlgorithmResult``): a failed CompositePodGroup's
   status replaces its feasible (or untried) descendants', whose members fail with it; a
@@ -39,6 +45,9 @@ dry run for a member of a tree (:mod:`kubesched.explainer.podgroup`).
 
 Upstream walks a CompositePodGroup's children in a Go set's order (and submits the
 PodGroups in a Go map's); kubesched walks them in :meth:`PodGroupManager.tree`'s order.
+Upstream tries a group's placements in a Go map's order and breaks a tie of their scores at
+random; kubesched tries them in the domains' name order and takes the first of equal scores
+(``docs/fidelity.md``).
 """
 
 from __future__ import annotations
@@ -48,7 +57,14 @@ from dataclasses import dataclass, field
 
 from kubesched.api import objects as api
 from kubesched.framework import contract
-from kubesched.framework.interface import SUCCESS, Code, CycleState, QueuedPodInfo, Status
+from kubesched.framework.interface import (
+    SUCCESS,
+    Code,
+    CycleState,
+    IntArray,
+    QueuedPodInfo,
+    Status,
+)
 from kubesched.framework.podgroups import COMPOSITE, TreeNode
 from kubesched.framework.runtime import Framework
 from kubesched.scheduler.podgroup import (
@@ -79,6 +95,9 @@ class NodeResult:
     any_scheduled: bool = False
     inherited: bool = False
     superseded: list[MemberResult] = field(default_factory=list)
+    placement: str = ""
+    """A feasible CompositePodGroup's chosen placement (its topology domain; "" without a
+    constraint)."""
 
 
 @dataclass(slots=True)
@@ -277,34 +296,76 @@ class TreeCycle(PodGroupCycle):
         out: dict[str, NodeResult],
         undo: Undo,
     ) -> tuple[Status, bool]:
-        """``compositePodGroupSchedulingPlacementAlgorithm`` with its one placement."""
-        sub: dict[str, NodeResult] = {}
-        mine: Undo = []
-        status, any_scheduled = self._default(fwk, node, members, sub, mine)
-        self._revert(fwk, mine)  # placementRevertFns
-        if status.code == Code.ERROR:
-            out.update(sub)
-            return status, False
+        """``compositePodGroupSchedulingPlacementAlgorithm``: the CompositePodGroup's
+        placements (its topology constraint's domains within the placement being tried, or
+        that one placement), its children tried inside each in turn (everything undone
+        after each), the best feasible subtree by the PlacementScore plugins assumed
+        again.  None feasible: the first placement's subtree, its status ``0/N placements
+        are available, first placement status: ...``; an Error: the CompositePodGroup's
+        alone (its descendants fail with it)."""
+        placements, status = self.generate_placements(fwk, node.key)
         if not status.is_success():
+            out[node.key] = NodeResult(node, status)
+            return status, False
+        first: dict[str, NodeResult] | None = None
+        feasible: list[tuple[dict[str, NodeResult], bool, str]] = []
+        feasible_rows: list[IntArray] = []
+        parent = self.scope
+        try:
+            for placement in placements:
+                self.assume_placement(placement.rows)
+                sub: dict[str, NodeResult] = {}
+                mine: Undo = []
+                status, any_scheduled = self._default(fwk, node, members, sub, mine)
+                self._revert(fwk, mine)  # placementRevertFns
+                if status.code == Code.ERROR:
+                    out[node.key] = sub[node.key]
+                    return status, False
+                if first is None:
+                    first = sub
+                if status.is_success():
+                    feasible.append((sub, any_scheduled, placement.name))
+                    feasible_rows.append(placement.rows)
+        finally:
+            self.assume_placement(parent)
+        if not feasible:
+            assert first is not None
+            failed = first[node.key].status
             said = (
                 POD_GROUP_UNSCHEDULABLE
-                if status.reasons[:1] == (POD_GROUP_UNSCHEDULABLE,)
-                else status.message()
+                if failed.reasons[:1] == (POD_GROUP_UNSCHEDULABLE,)
+                else failed.message()
             )
             status = Status(
                 Code.UNSCHEDULABLE,
                 (
                     POD_GROUP_UNSCHEDULABLE,
-                    f"0/1 placements are available, first placement status: {said}",
+                    f"0/{len(placements)} placements are available, first placement status: "
+                    + said,
                 ),
             )
-            sub[node.key].status = status
-            out.update(sub)
+            first[node.key].status = status
+            out.update(first)
             return status, False
+        placed = [
+            [
+                r.qp.pod
+                for leaf in _successful_leaves(node, sub)
+                for r in leaf.results
+                if r.status.is_success() and r.node
+            ]
+            for sub, _, _ in feasible
+        ]
+        best = self.best_placement(fwk, node.key, feasible_rows, placed)
+        if isinstance(best, Status):
+            out[node.key] = NodeResult(node, best)
+            return best, False
+        sub, any_scheduled, name = feasible[best]
+        sub[node.key].placement = name
         for leaf in _successful_leaves(node, sub):  # assumeSubtreeWithRevert
             self._assume_again(fwk, leaf.results, undo)
         out.update(sub)
-        return status, any_scheduled
+        return sub[node.key].status, any_scheduled
 
     def _default(
         self,

@@ -253,7 +253,6 @@ def check_workload_objects(sc: Scenario) -> None:
     release and gates are final (a command line's ``--feature-gates`` may turn
     GenericWorkload on), so not by :func:`load_scenario`.  Raises :class:`InputError`."""
     workload.admit(sc.others, sc.gates)
-    workload.refuse_composite(sc.others, sc.gates)
     refs = workload.check_pod_refs([a.pod for a in sc.arrivals], sc.gates)
     if refs:
         raise InputError(refs)

@@ -119,9 +119,6 @@ def schedule(
     snapshot = parse_objects(cluster_docs)
     submitted = parse_objects(with_priority_classes(_documents(pods), cluster_docs))
     later = [o for o in submitted.others if workload.is_workload_api(o)]
-    gates = cfg.feature_gates
-    workload.refuse_composite(snapshot.others, gates)
-    workload.refuse_composite(later, gates)
     return schedule_parsed(
         snapshot,
         submitted.pods,

@@ -2,7 +2,9 @@
 
 Upstream ``pkg/scheduler/framework/plugins/podgrouppodscount`` (v1.37.2, gate
 TopologyAwareWorkloadScheduling, weight 1 in the default profile; no args).  A feasible
-placement scores the group's members already scheduled plus those it placed; the scores are
+placement scores the group's members already scheduled plus those it placed (a
+CompositePodGroup's: those of every PodGroup under it, its placed ones all its subtree's that
+succeeded); the scores are
 then normalized to 0-100 by the highest (an error when every score is 0: ``no pods from pod
 group are assigned to any of the candidate placements``).
 """
@@ -30,7 +32,7 @@ class PodGroupPodsCount:
     def score_placement(self, key: str, rows: fw.IntArray, assigned: list[api.Pod]) -> int:
         """``ScorePlacement``: scheduled members plus the placement's proposed ones."""
         del rows
-        return self.manager.state(key).scheduled_count() + len(assigned)
+        return len(self.manager.scheduled_under(key)) + len(assigned)
 
     def normalize_placement_scores(self, scores: list[int]) -> fw.Status:
         """``NormalizePlacementScore``: ``score * 100 / max`` (integer division)."""

@@ -4,7 +4,11 @@ Upstream ``pkg/scheduler/framework/plugins/topologyaware`` (v1.37.2, gate
 TopologyAwareWorkloadScheduling; no args).  For a PodGroup with
 ``schedulingConstraints.topology[0].key`` (a rack label, say), the PodGroup scheduling cycle
 tries the group on each domain's nodes in turn (:mod:`kubesched.scheduler.podgroup`); a
-group without a constraint gets the one placement of every node.  Members already scheduled
+group without a constraint gets the one placement of the nodes it is given (every node, or
+its parent's placement in a composite tree).  A CompositePodGroup's constraint (v1.37, gate
+CompositePodGroup) is read the same way: its children are tried inside each of its
+placements (:mod:`kubesched.scheduler.podgroup_tree`), and the members scheduled under it
+(every PodGroup of its subtree) pin it.  Members already scheduled
 pin the group to their domain (``cannot determine domain for already scheduled pods: ...``
 when they span two or sit on a node without the label).  Nodes without the label are in no
 placement.
@@ -20,7 +24,7 @@ import numpy as np
 
 from kubesched.config import names
 from kubesched.framework import interface as fw
-from kubesched.framework.podgroups import Placement, PodGroupManager, manager_of
+from kubesched.framework.podgroups import COMPOSITE, Placement, PodGroupManager, manager_of
 
 NAME = names.TOPOLOGY_PLACEMENT_GENERATOR
 
@@ -36,13 +40,15 @@ class TopologyPlacementGenerator:
         self.manager: PodGroupManager = manager_of(handle)
 
     def generate_placements(self, key: str, rows: fw.IntArray) -> tuple[list[Placement], fw.Status]:
-        """Upstream ``GeneratePlacements`` over the nodes ``rows``."""
-        policy = self.manager.policy(key)
+        """Upstream ``GeneratePlacements`` over the nodes ``rows`` (the parent placement's)
+        for group ``key``, a PodGroup's or a ``composite:`` key."""
+        manager = self.manager
+        policy = manager.group_policy(key) if key.startswith(COMPOSITE) else manager.policy(key)
         if policy is None or not policy.topology_keys:
             return [Placement("", rows)], fw.SUCCESS
         topology = policy.topology_keys[0]
         required: str | None = None
-        for pod_key in sorted(self.manager.state(key).scheduled()):
+        for pod_key in sorted(manager.scheduled_under(key)):
             rec = self.cluster.pods.get(pod_key)
             node = self.cluster.node(rec.node) if rec is not None else None
             domain = node.labels.get(topology) if node is not None else None
