@@ -85,12 +85,12 @@ def test_unsupported_op_is_an_input_error(kube_oracle: Path, tmp_path: Path) -> 
     # an op kube-oracle bench does not model: exit 2, op and name given
     cfg = tmp_path / "c.yaml"
     text = Path(config()).read_text()
-    cfg.write_text(text.replace("opcode: churn", "opcode: updateAny", 1))
+    cfg.write_text(text.replace("opcode: churn", "opcode: startCollectingProfile", 1))
     (tmp_path / "templates").symlink_to(Path(config()).parent / "templates")
     up = upstream(kube_oracle, str(cfg), "--case", "Unschedulable", "--label", "integration-test")
     assert up.returncode == 2 and up.stdout == ""
     assert "Unschedulable/5Nodes/1Init/10Pods: workloadTemplate[2].opcode" in up.stderr
-    assert '"updateAny" is not supported' in up.stderr
+    assert '"startCollectingProfile" is not supported' in up.stderr
 
 
 def test_churn_creates_pods_beside_the_workload(

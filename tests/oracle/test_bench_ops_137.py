@@ -129,7 +129,9 @@ def test_create_pod_groups_and_feature_gates_are_run(oracle_137: Path, gang_conf
     waits = bench(oracle_137, gang_config, "--label", "stays", "--timeout", "3")
     assert waits.returncode == 1, waits.stdout + waits.stderr
     assert bound(waits.stdout) == {"Gang/short": 0, "Gang/noGroup": 0}
-    assert waits.stdout.count("waiting for Pods bound: 0 of 2") == 2, waits.stdout
+    assert waits.stdout.count("waiting for Pods of namespace gangs bound: 0 of 2") == 2, (
+        waits.stdout
+    )
 
 
 def test_unknown_feature_gate_is_an_input_error(oracle_137: Path, gang_config: Path) -> None:

@@ -6,8 +6,11 @@ package oracle
 // in-memory binds.  The ops follow scheduler_perf's executor: Nodes named generateName plus
 // 5 random characters with the kubernetes.io/hostname label, labelNodePrepareStrategy's
 // values round-robin in name order, Pods in namespace-<op index> unless the op names one,
-// created by parallel workers while the scheduler runs, and each createPods waits until its
-// namespace's Pods are bound (unless skipWaitToCompletion).
+// created by parallel workers while the scheduler runs, and each createPods waits until as
+// many Pods of its namespace are bound as it created (unless skipWaitToCompletion); barriers
+// count as upstream's runBarrierOp (the namespaces known to the workload, each's Pods created
+// with skipWaitToCompletion, a labelSelector); measured phases are a createPods' with
+// collectMetrics or one from startCollectingMetrics to stopCollectingMetrics.
 
 import (
 	"context"
@@ -22,9 +25,11 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -89,17 +94,25 @@ type benchWorld struct {
 	nodes   cache.SharedIndexInformer
 	timer   *attemptTimer
 	timeout time.Duration
+	claims  *claimController // the resourceclaim controller under DynamicResourceAllocation (nil: none)
 
 	mu        sync.Mutex
-	bound     map[string]int // namespace -> Pods seen bound
-	lastBind  time.Time
-	created   map[string]int // namespace -> Pods created
+	boundNow  map[string]int // namespace -> Pods bound there now (bound, not yet deleted)
 	totalBind int
 	delivered deliveries
 	// Pods of the informer that went through a scheduling cycle (bound or with a
 	// PodScheduled condition: scheduler_perf's isAttempted), per namespace
 	attempted   map[string]bool
 	attemptedIn map[string]int
+	podChanges  uint64 // every Pod event of the informer (a barrier with a labelSelector recounts after one)
+	// upstream's numPodsScheduledPerNamespace: the namespaces known to the workload and the
+	// Pods a barrier waits for in each (createPods with skipWaitToCompletion adds them, a
+	// Scheduled barrier forgets the namespace)
+	known      map[string]int
+	collectors []*throughputCollector // the measured phases' collectors, counting binds
+	phase      *throughputCollector   // the phase of startCollectingMetrics, until stopCollectingMetrics
+	measured   int                    // measured phases of the workload (more than one: each named)
+	label      string                 // CASE/WORKLOAD
 
 	namesMu sync.Mutex // churn names objects beside the ops
 	names   map[string]bool
@@ -127,8 +140,18 @@ func RunWorkload(parent context.Context, c *BenchCase, w *BenchWorkload, ops []*
 		res.Error = err.Error()
 		return res
 	}
+	world.label = c.Name + "/" + w.Name
+	for _, op := range ops {
+		if op.Opcode == "stopCollectingMetrics" || (op.Opcode == "createPods" && op.CollectMetrics) {
+			world.measured++
+		}
+	}
 	stop := world.start(ctx)
 	defer func() {
+		if world.phase != nil { // as kubesched bench: a phase never stopped ends with the workload
+			res.addPhase(world.phase.stop(), world.phase.name)
+			world.phase = nil
+		}
 		cancel()
 		stop()
 		world.mu.Lock()
@@ -177,8 +200,10 @@ func newBenchWorld(ctx context.Context, timeout time.Duration, configPath string
 	// The resourceclaim controller scheduler_perf runs under DynamicResourceAllocation:
 	// a Pod's claims from templates (claimcontroller.go); and the API server's name for a
 	// claim created with generateName (DynamicResources' claim for extended resources).
+	var claims *claimController
 	if draEnabled() {
-		client.PrependReactor("create", "pods", (&claimController{tracker: tracker}).react)
+		claims = &claimController{tracker: tracker}
+		client.PrependReactor("create", "pods", claims.react)
 	}
 	client.PrependReactor("create", "resourceclaims", nameClaim)
 	// kube-apiserver's Pod strategy: PodScheduled=False (SchedulingGated) on a gated Pod's
@@ -193,8 +218,8 @@ func newBenchWorld(ctx context.Context, timeout time.Duration, configPath string
 		return nil, err
 	}
 	w := &benchWorld{client: client, tracker: tracker, factory: factory, sched: sched, timer: &attemptTimer{}, timeout: timeout,
-		nodes: factory.Core().V1().Nodes().Informer(), bound: map[string]int{}, created: map[string]int{}, names: map[string]bool{},
-		attempted: map[string]bool{}, attemptedIn: map[string]int{}}
+		nodes: factory.Core().V1().Nodes().Informer(), boundNow: map[string]int{}, names: map[string]bool{},
+		attempted: map[string]bool{}, attemptedIn: map[string]int{}, known: map[string]int{}, claims: claims}
 	if err := w.delivered.watch(factory); err != nil {
 		return nil, err
 	}
@@ -217,17 +242,21 @@ func (w *benchWorld) podChanged(oldObj, newObj any) {
 		return
 	}
 	w.noteAttempted(newPod)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.podChanges++
 	if newPod.Spec.NodeName == "" {
 		return
 	}
 	if oldPod, ok := oldObj.(*v1.Pod); ok && oldPod.Spec.NodeName != "" {
 		return
 	}
-	w.mu.Lock()
-	w.bound[newPod.Namespace]++
+	w.boundNow[newPod.Namespace]++
 	w.totalBind++
-	w.lastBind = time.Now()
-	w.mu.Unlock()
+	now := time.Now()
+	for _, c := range w.collectors {
+		c.count(newPod, now)
+	}
 }
 
 // start runs the scheduler as Scheduler.Run does, with each ScheduleOne timed from the
@@ -282,21 +311,33 @@ func (w *benchWorld) run(ctx context.Context, index int, op *BenchOp, c *BenchCa
 		if op.Namespace != nil {
 			ns = *op.Namespace
 		}
-		var col *throughputCollector
-		if op.CollectMetrics {
-			col = startCollector(w, ns)
-		}
-		err := w.createPods(ctx, op, ns)
-		if err == nil && !op.SkipWaitToCompletion {
-			err = w.waitBound(ctx, []string{ns})
-		}
-		if col != nil {
-			res.addPhase(col.stop(), c.Name+"/"+res.Workload)
-		}
-		return err
+		return w.runCreatePods(ctx, op, ns, res)
 	case "createAny":
+		if op.Namespace != nil && *op.Namespace != "" {
+			if err := w.createNamespaceIfNotPresent(ctx, *op.Namespace); err != nil {
+				return err
+			}
+		}
 		return w.createAny(ctx, op)
+	case "updateAny":
+		return w.updateAny(ctx, op)
+	case "startCollectingMetrics":
+		if w.phase != nil {
+			return errors.New("metrics collection is overlapping. Probably second collector was started before stopping a previous one")
+		}
+		w.phase = startCollector(w, w.phaseName(op.Name), op.Namespaces, op.LabelSelector)
+		return nil
+	case "stopCollectingMetrics":
+		if w.phase == nil {
+			return errors.New("missing startCollectingMetrics operation before stopping")
+		}
+		res.addPhase(w.phase.stop(), w.phase.name)
+		w.phase = nil
+		return nil
 	case "createPodGroups":
+		if err := w.createNamespaceIfNotPresent(ctx, *op.Namespace); err != nil {
+			return err
+		}
 		return w.createPodGroups(ctx, op)
 	case "churn":
 		ns := fmt.Sprintf("namespace-%d", index)
@@ -307,12 +348,14 @@ func (w *benchWorld) run(ctx context.Context, index int, op *BenchOp, c *BenchCa
 	case "deletePods":
 		return w.deletePods(ctx, op)
 	case "allocResourceClaims":
+		if op.Namespace != nil && *op.Namespace != "" {
+			if err := w.createNamespaceIfNotPresent(ctx, *op.Namespace); err != nil {
+				return err
+			}
+		}
 		return w.allocResourceClaims(ctx, op)
 	case "barrier":
-		if op.StageRequirement == "Attempted" {
-			return w.waitAttempted(ctx, op.Namespaces)
-		}
-		return w.waitBound(ctx, op.Namespaces)
+		return w.barrier(ctx, op)
 	case "sleep":
 		d, err := time.ParseDuration(op.Duration)
 		if err != nil {
@@ -385,20 +428,79 @@ func (w *benchWorld) createNodes(ctx context.Context, index int, op *BenchOp) er
 	})
 }
 
-func (w *benchWorld) createPods(ctx context.Context, op *BenchOp, ns string) error {
+// runCreatePods is upstream's runCreatePodsOp: the namespace made known, the Pods created
+// (at once, or kept at op.count in steady state), then with skipWaitToCompletion their
+// number noted for a later barrier, else a wait until as many Pods of the namespace are
+// bound as the op creates; with collectMetrics a measured phase around it all.
+func (w *benchWorld) runCreatePods(ctx context.Context, op *BenchOp, ns string, res *BenchResult) error {
+	if err := w.createNamespaceIfNotPresent(ctx, ns); err != nil {
+		return err
+	}
 	tmpl, err := podTemplate(op.PodTemplatePath, op.TemplateParams)
 	if err != nil {
 		return err
 	}
-	volumes, err := loadVolumeTemplates(op)
-	if err != nil {
-		return err
+	var col *throughputCollector
+	if op.CollectMetrics {
+		if w.phase != nil {
+			return errors.New("metrics collection is overlapping. Probably second collector was started before stopping a previous one")
+		}
+		col = startCollector(w, w.phaseName(ns), []string{ns}, nil)
 	}
-	pods := make([]*v1.Pod, op.count)
+	switch {
+	case op.steady:
+		err = w.createPodsSteadily(ctx, op, ns, tmpl)
+	default:
+		err = w.createPods(ctx, op, ns, tmpl)
+		if err == nil && op.SkipWaitToCompletion {
+			w.mu.Lock()
+			w.known[ns] += op.count
+			w.mu.Unlock()
+		} else if err == nil {
+			err = w.waitInNamespace(ctx, ns, op.count, nil, false)
+		}
+	}
+	if col != nil {
+		res.addPhase(col.stop(), col.name)
+	}
+	return err
+}
+
+// createNamespaceIfNotPresent creates the Namespace ns (without labels) unless the workload
+// knows it already, and makes it known, as upstream's createNamespaceIfNotPresent.
+func (w *benchWorld) createNamespaceIfNotPresent(ctx context.Context, ns string) error {
+	w.mu.Lock()
+	_, ok := w.known[ns]
+	w.mu.Unlock()
+	if ok {
+		return nil
+	}
+	obj := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, UID: uuid.NewUUID()}}
+	if _, err := w.client.CoreV1().Namespaces().Create(ctx, obj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("failed to create namespace for Pod: %v", ns)
+	}
+	w.mu.Lock()
+	w.known[ns] = 0
+	w.mu.Unlock()
+	return nil
+}
+
+// phaseName is a measured phase's Name label, as kubesched bench gives it: CASE/WORKLOAD,
+// and /name after it when the workload measures more than one phase.
+func (w *benchWorld) phaseName(name string) string {
+	if w.measured > 1 {
+		return w.label + "/" + name
+	}
+	return w.label
+}
+
+// makePods renders count Pods of tmpl for ns, the i-th as template index first+i of total.
+func (w *benchWorld) makePods(op *BenchOp, tmpl *objectTemplate, ns string, first, count, total int) ([]*v1.Pod, error) {
+	pods := make([]*v1.Pod, count)
 	for i := range pods {
-		p, err := tmpl.pod(i, op.count)
+		p, err := tmpl.pod(first+i, total)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if p.Name == "" {
 			p.Name = w.generateName(ns + "/" + p.GenerateName)[len(ns)+1:]
@@ -409,13 +511,22 @@ func (w *benchWorld) createPods(ctx context.Context, op *BenchOp, ns string) err
 			if p.Labels == nil {
 				p.Labels = map[string]string{}
 			}
-			p.Labels["signature"] = fmt.Sprintf("signature-label-%d", i/op.SignatureBatchSize)
+			p.Labels["signature"] = fmt.Sprintf("signature-label-%d", (first+i)/op.SignatureBatchSize)
 		}
 		pods[i] = p
 	}
-	w.mu.Lock()
-	w.created[ns] += len(pods)
-	w.mu.Unlock()
+	return pods, nil
+}
+
+func (w *benchWorld) createPods(ctx context.Context, op *BenchOp, ns string, tmpl *objectTemplate) error {
+	volumes, err := loadVolumeTemplates(op)
+	if err != nil {
+		return err
+	}
+	pods, err := w.makePods(op, tmpl, ns, 0, op.count, op.count)
+	if err != nil {
+		return err
+	}
 	errs := make([]error, len(pods))
 	workqueue.ParallelizeUntil(ctx, podCreators, len(pods), func(i int) {
 		if volumes != nil {
@@ -461,21 +572,83 @@ func (w *benchWorld) generateName(prefix string) string {
 	}
 }
 
-// waitBound waits until every Pod created in namespaces (all, when empty) is bound.
-func (w *benchWorld) waitBound(ctx context.Context, namespaces []string) error {
-	return w.waitCounted(ctx, "Pods bound", w.bound, namespaces)
+// barrier is upstream's runBarrierOp: for each of its namespaces (every known one, when it
+// names none) a wait until as many of the namespace's Pods (those matching labelSelector)
+// are bound, or attempted (stageRequirement Attempted), as createPods ops with
+// skipWaitToCompletion created there since the last Scheduled barrier on it; a Scheduled
+// barrier then forgets its namespaces (all, when it names none).
+func (w *benchWorld) barrier(ctx context.Context, op *BenchOp) error {
+	w.mu.Lock()
+	namespaces := slices.Clone(op.Namespaces)
+	for _, ns := range namespaces {
+		if _, ok := w.known[ns]; !ok {
+			w.mu.Unlock()
+			return fmt.Errorf("unknown namespace %s", ns)
+		}
+	}
+	if len(namespaces) == 0 {
+		for ns := range w.known {
+			namespaces = append(namespaces, ns)
+		}
+		sort.Strings(namespaces)
+	}
+	wants := make([]int, len(namespaces))
+	for i, ns := range namespaces {
+		wants[i] = w.known[ns]
+	}
+	w.mu.Unlock()
+	attempted := op.StageRequirement == "Attempted"
+	for i, ns := range namespaces {
+		if err := w.waitInNamespace(ctx, ns, wants[i], op.LabelSelector, attempted); err != nil {
+			return fmt.Errorf("error waiting for pods in namespace %q: %w", ns, err)
+		}
+	}
+	if !attempted {
+		w.mu.Lock()
+		if len(op.Namespaces) == 0 {
+			w.known = map[string]int{}
+		}
+		for _, ns := range op.Namespaces {
+			delete(w.known, ns)
+		}
+		w.mu.Unlock()
+	}
+	return nil
 }
 
-// waitCounted waits until counted (a per-namespace count guarded by w.mu: bound, attempted)
-// reaches the Pods created in namespaces (all, when empty).
-func (w *benchWorld) waitCounted(ctx context.Context, what string, counted map[string]int, namespaces []string) error {
+// waitInNamespace waits until want Pods of ns (those matching selector, when set) are bound
+// now, or attempted, as upstream's waitUntilPodsScheduledInNamespace and
+// waitUntilPodsAttemptedInNamespace count them from the scheduler's Pod informer: without a
+// selector from the counts the informer's handlers keep, with one by listing the namespace
+// after each change.
+func (w *benchWorld) waitInNamespace(ctx context.Context, ns string, want int, selector map[string]string, attempted bool) error {
+	what := fmt.Sprintf("Pods of namespace %s bound", ns)
+	if attempted {
+		what = fmt.Sprintf("Pods of namespace %s attempted", ns)
+	}
+	if len(selector) > 0 {
+		what += fmt.Sprintf(" (labels %v)", selector)
+	}
+	lister := w.factory.Core().V1().Pods().Lister().Pods(ns)
+	match := labels.SelectorFromValidatedSet(selector)
+	have, seen := 0, uint64(0)
 	return w.poll(ctx, what, func() (bool, string) {
 		w.mu.Lock()
-		defer w.mu.Unlock()
-		have, want := 0, 0
-		for ns, n := range w.created {
-			if len(namespaces) == 0 || slices.Contains(namespaces, ns) {
-				have, want = have+counted[ns], want+n
+		changes := w.podChanges
+		switch {
+		case len(selector) == 0 && attempted:
+			have = w.attemptedIn[ns]
+		case len(selector) == 0:
+			have = w.boundNow[ns]
+		}
+		w.mu.Unlock()
+		if len(selector) > 0 && (seen == 0 || changes != seen) {
+			seen, have = changes, 0
+			pods, _ := lister.List(match)
+			for _, p := range pods {
+				if p.Spec.NodeName != "" || (attempted && hasPodScheduled(p)) {
+					have++
+				}
 			}
 		}
 		return have >= want, fmt.Sprintf("%d of %d", have, want)

@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,6 +37,7 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/component-base/metrics/legacyregistry"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler"
@@ -157,33 +159,59 @@ func (t *attemptTimer) cycleDone() {
 	}
 }
 
-// throughputCollector samples one measured phase (see the file comment).
+// throughputCollector samples one measured phase (see the file comment): the binds of
+// the Pods of its namespaces that match its labelSelector, counted from its start, as
+// upstream's throughputCollector counts them from the scheduler's Pod informer.
 type throughputCollector struct {
-	world     *benchWorld
-	ns        string
-	begin     time.Time
-	hist0     map[string]*histogram
-	quit      chan struct{}
-	done      chan struct{}
-	samples   []float64
-	boundLast time.Time
+	world      *benchWorld
+	name       string
+	namespaces map[string]bool
+	selector   map[string]string
+	begin      time.Time
+	hist0      map[string]*histogram
+	quit       chan struct{}
+	done       chan struct{}
+	samples    []float64
+	boundLast  time.Time
+	scheduled  int       // guarded by world.mu
+	lastBind   time.Time // guarded by world.mu
 }
 
-func startCollector(w *benchWorld, ns string) *throughputCollector {
-	c := &throughputCollector{world: w, ns: ns, begin: time.Now(), hist0: gatherAttempts(),
-		quit: make(chan struct{}), done: make(chan struct{})}
+func startCollector(w *benchWorld, name string, namespaces []string, selector map[string]string) *throughputCollector {
+	c := &throughputCollector{world: w, name: name, namespaces: map[string]bool{}, selector: selector,
+		begin: time.Now(), hist0: gatherAttempts(), quit: make(chan struct{}), done: make(chan struct{})}
+	for _, ns := range namespaces {
+		c.namespaces[ns] = true
+	}
 	w.timer.mu.Lock()
 	w.timer.on, w.timer.times, w.timer.byResult = true, nil, map[string]*resultAttempts{}
 	w.timer.mu.Unlock()
+	w.mu.Lock()
+	w.collectors = append(w.collectors, c)
+	w.mu.Unlock()
 	go c.run()
 	return c
+}
+
+// count notes pod's bind at now when the phase counts it (called with world.mu held).
+func (c *throughputCollector) count(pod *v1.Pod, now time.Time) {
+	if !c.namespaces[pod.Namespace] {
+		return
+	}
+	for k, v := range c.selector {
+		if got, ok := pod.Labels[k]; !ok || got != v {
+			return
+		}
+	}
+	c.scheduled++
+	c.lastBind = now
 }
 
 func (c *throughputCollector) bound() int {
 	c.world.mu.Lock()
 	defer c.world.mu.Unlock()
-	c.boundLast = c.world.lastBind
-	return c.world.bound[c.ns]
+	c.boundLast = c.lastBind
+	return c.scheduled
 }
 
 func (c *throughputCollector) run() {
@@ -227,6 +255,9 @@ type phase struct {
 func (c *throughputCollector) stop() *phase {
 	close(c.quit)
 	<-c.done
+	c.world.mu.Lock()
+	c.world.collectors = slices.DeleteFunc(c.world.collectors, func(x *throughputCollector) bool { return x == c })
+	c.world.mu.Unlock()
 	p := &phase{histograms: map[string]*histogram{}}
 	t := c.world.timer
 	t.mu.Lock()

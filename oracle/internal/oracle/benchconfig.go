@@ -7,7 +7,10 @@ package oracle
 // PreemptionBasic cases use, v1.37's misc and affinity suites' (deletePods, churn in both
 // modes, barrier's stageRequirement Attempted, createPodSets unrolled as upstream's
 // unrollWorkloadTemplate, createNamespaces' namespaceTemplatePath; benchdelete.go), the dra
-// suites' allocResourceClaims (v1.37 only: benchalloc_1_37.go), and the volumes suite's (SchedulingInTreePVs,
+// suites' allocResourceClaims (v1.37 only: benchalloc_1_37.go) and createPods' steadyState
+// (benchsteady.go), the event_handling and starvation suites' updateAny (benchupdate.go),
+// startCollectingMetrics / stopCollectingMetrics and barrier's labelSelector (bench.go), and
+// the volumes suite's (SchedulingInTreePVs,
 // SchedulingMigratedInTreePVs, SchedulingCSIPVs, PreemptionPVs: createPods with
 // persistentVolumeTemplatePath and persistentVolumeClaimTemplatePath, createNodes with
 // nodeAllocatableStrategy; benchvolumes.go).  scheduler_perf itself is a test package of k8s.io/kubernetes
@@ -25,6 +28,7 @@ import (
 	"slices"
 	"strings"
 	"text/template"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
@@ -125,17 +129,27 @@ type BenchOp struct {
 	// createPodSets: Count copies of CreatePodsOp, the i-th in namespace <NamespacePrefix>-<i>
 	NamespacePrefix string          `json:"namespacePrefix"`
 	CreatePodsOp    json.RawMessage `json:"createPodsOp"`
-	// createPods: steadyState (or its parameter) must be false: kube-oracle bench does not
-	// keep a namespace at a steady number of Pods; durationParam is then unused
+	// createPods' steadyState (or its parameter): Count Pods created, then each Pod seen
+	// bound deleted and a new one created, until Duration (sleep's field; or its parameter)
+	// has passed (benchsteady.go)
 	SteadyState      bool   `json:"steadyState"`
 	SteadyStateParam string `json:"steadyStateParam"`
 	DurationParam    string `json:"durationParam"`
+	// startCollectingMetrics: the phase's name (Namespaces and LabelSelector: the Pods whose
+	// binds it counts); stopCollectingMetrics ends it
+	Name string `json:"name"`
+	// updateAny (benchupdate.go): Count (default 1) objects of TemplatePath rewritten,
+	// UpdatePerSecond a second (0: all at once), through Subresources (Pod "resize")
+	UpdatePerSecond int      `json:"updatePerSecond"`
+	Subresources    []string `json:"subresources"`
 
-	count int // resolved from Count or CountParam
+	count    int           // resolved from Count or CountParam
+	steady   bool          // createPods: steadyState, resolved from SteadyStateParam
+	duration time.Duration // createPods in steady state: Duration or DurationParam
 }
 
 // benchOpcodes are the ops kube-oracle bench runs.
-var benchOpcodes = []string{"createNodes", "createNamespaces", "createPods", "createPodSets", "deletePods", "allocResourceClaims", "createAny", "createPodGroups", "barrier", "sleep", "churn"}
+var benchOpcodes = []string{"createNodes", "createNamespaces", "createPods", "createPodSets", "deletePods", "allocResourceClaims", "createAny", "updateAny", "createPodGroups", "barrier", "sleep", "churn", "startCollectingMetrics", "stopCollectingMetrics"}
 
 // LoadBenchConfig reads a config file (YAML or JSON).
 func LoadBenchConfig(path string) ([]BenchCase, error) {
@@ -250,7 +264,7 @@ func (c *BenchCase) decodeOp(i int, raw json.RawMessage, w *BenchWorkload, dir s
 	if op.StageRequirement != "" && op.StageRequirement != "Scheduled" && op.StageRequirement != "Attempted" {
 		return nil, fmt.Errorf("workloadTemplate[%d]: invalid StageRequirement %s", i, op.StageRequirement)
 	}
-	if (op.Opcode == "createAny" || op.Opcode == "createPodGroups") && op.TemplatePath == "" {
+	if (op.Opcode == "createAny" || op.Opcode == "createPodGroups" || op.Opcode == "updateAny") && op.TemplatePath == "" {
 		return nil, fmt.Errorf("workloadTemplate[%d]: %s needs a templatePath", i, op.Opcode)
 	}
 	if op.Opcode == "createPodGroups" && (op.Namespace == nil || *op.Namespace == "") {
@@ -323,6 +337,27 @@ func (c *BenchCase) decodeOp(i int, raw json.RawMessage, w *BenchWorkload, dir s
 	if (op.PVTemplatePath == nil) != (op.PVCTemplatePath == nil) && op.Opcode == "createPods" {
 		return nil, fmt.Errorf("workloadTemplate[%d]: persistentVolumeTemplatePath and persistentVolumeClaimTemplatePath go together", i)
 	}
+	if op.Opcode == "createPods" {
+		if err := op.resolveSteadyState(w); err != nil {
+			return nil, fmt.Errorf("workloadTemplate[%d]: %w", i, err)
+		}
+	}
+	if op.Opcode == "startCollectingMetrics" && len(op.Namespaces) == 0 {
+		return nil, fmt.Errorf("workloadTemplate[%d]: namespaces cannot be empty", i)
+	}
+	if op.Opcode == "updateAny" {
+		if op.UpdatePerSecond < 0 {
+			return nil, fmt.Errorf("workloadTemplate[%d]: invalid UpdatePerSecond=%d; should be non-negative", i, op.UpdatePerSecond)
+		}
+		if op.Count == nil && op.CountParam == "" {
+			op.count = 1
+		}
+		for _, sub := range op.Subresources {
+			if sub != "resize" {
+				return nil, fmt.Errorf("workloadTemplate[%d]: updateAny's subresource %q is not supported by kube-oracle bench (only resize)", i, sub)
+			}
+		}
+	}
 	if op.Opcode == "deletePods" && op.DeletePodsPerSecond < 0 {
 		return nil, fmt.Errorf("workloadTemplate[%d]: invalid DeletePodsPerSecond=%d; should be non-negative", i, op.DeletePodsPerSecond)
 	}
@@ -330,6 +365,45 @@ func (c *BenchCase) decodeOp(i int, raw json.RawMessage, w *BenchWorkload, dir s
 		return nil, fmt.Errorf("workloadTemplate[%d]: createPodSets needs a createPodsOp", i)
 	}
 	return op, nil
+}
+
+// resolveSteadyState resolves createPods' steadyStateParam and durationParam and checks the
+// op as upstream's createPodsOp.isValid.
+func (op *BenchOp) resolveSteadyState(w *BenchWorkload) error {
+	op.steady = op.SteadyState
+	if name, ok := strings.CutPrefix(op.SteadyStateParam, "$"); ok {
+		v, ok := w.Params[name].(bool)
+		if !ok {
+			return fmt.Errorf("steadyStateParam: parameter %s is undefined or not a boolean", name)
+		}
+		op.steady = v
+	}
+	duration := op.Duration
+	if name, ok := strings.CutPrefix(op.DurationParam, "$"); ok {
+		v, ok := w.Params[name].(string)
+		if !ok {
+			return fmt.Errorf("durationParam: parameter %s is undefined or not a string", name)
+		}
+		duration = v
+	}
+	if duration != "" {
+		d, err := time.ParseDuration(duration)
+		if err != nil {
+			return fmt.Errorf("parsing duration parameter %s: %w", op.DurationParam, err)
+		}
+		op.duration = d
+	}
+	switch {
+	case op.CollectMetrics && op.SkipWaitToCompletion:
+		return fmt.Errorf("collectMetrics and skipWaitToCompletion cannot be true at the same time")
+	case op.SkipWaitToCompletion && op.steady:
+		return fmt.Errorf("skipWaitToCompletion and steadyState cannot be true at the same time")
+	case op.steady && op.duration <= 0:
+		return fmt.Errorf("when creating pods in a steady state, the test duration must be > 0")
+	case op.steady && op.PVCTemplatePath != nil:
+		return fmt.Errorf("steadyState with persistentVolumeClaimTemplatePath is not supported by kube-oracle bench")
+	}
+	return nil
 }
 
 // resolveTemplateParams replaces each "$name" (or "$name|default", the default read as

@@ -9,9 +9,9 @@ package oracle
 //     dynamic client) every intervalMilliseconds; mode create until `number` rounds, mode
 //     recreate alternately creating and deleting the object of each of `number` slots until
 //     the workload ends.  A failed create or delete is ignored, as upstream does.
-//   - barrier with stageRequirement Attempted (waitUntilPodsAttempted): every Pod created in
-//     the namespaces (all, when none named) bound or given a PodScheduled condition; unlike
-//     a Scheduled barrier it does not forget the namespaces.
+//   - barrier with stageRequirement Attempted (waitUntilPodsAttempted): as many Pods of each
+//     namespace bound or given a PodScheduled condition as the barrier waits for (bench.go's
+//     barrier); unlike a Scheduled barrier it does not forget the namespaces.
 //   - createNamespaces with namespaceTemplatePath: each a copy of that Namespace.
 // And what kube-apiserver's Pod strategy does that these ops make visible (the fake
 // clientset does none of it): a Pod created with schedulingGates gets PodScheduled=False
@@ -135,7 +135,8 @@ func hasPodScheduled(pod *v1.Pod) bool {
 	return false
 }
 
-// podDeleted forgets a deleted Pod's attempt (upstream's barrier lists the Pods there are).
+// podDeleted forgets a deleted Pod's bind and attempt (upstream's barrier lists the Pods
+// there are).
 func (w *benchWorld) podDeleted(obj any) {
 	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tomb.Obj
@@ -144,18 +145,20 @@ func (w *benchWorld) podDeleted(obj any) {
 	if !ok {
 		return
 	}
+	if w.claims != nil {
+		w.claims.podGone(pod)
+	}
 	key := pod.Namespace + "/" + pod.Name
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.podChanges++
+	if pod.Spec.NodeName != "" {
+		w.boundNow[pod.Namespace]--
+	}
 	if w.attempted[key] {
 		delete(w.attempted, key)
 		w.attemptedIn[pod.Namespace]--
 	}
-}
-
-// waitAttempted waits until every Pod created in namespaces (all, when empty) was attempted.
-func (w *benchWorld) waitAttempted(ctx context.Context, namespaces []string) error {
-	return w.waitCounted(ctx, "Pods attempted", w.attemptedIn, namespaces)
 }
 
 // createNamespaces creates <prefix>-0 ... as copies of the op's Namespace template (read
@@ -177,6 +180,11 @@ func (w *benchWorld) createNamespaces(ctx context.Context, op *BenchOp) error {
 		if _, err := w.client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return err
 		}
+		w.mu.Lock()
+		if _, ok := w.known[ns.Name]; !ok {
+			w.known[ns.Name] = 0
+		}
+		w.mu.Unlock()
 	}
 	return nil
 }
@@ -244,6 +252,11 @@ var clusterScoped = map[string]bool{
 
 // churn starts upstream's runChurnOp (see the file comment) in ns.
 func (w *benchWorld) churn(ctx context.Context, op *BenchOp, ns string) error {
+	// upstream creates the namespace (without making it known to barriers)
+	nsObj := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, UID: uuid.NewUUID()}}
+	if _, err := w.client.CoreV1().Namespaces().Create(ctx, nsObj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("unable to create namespace %v: %w", ns, err)
+	}
 	tmpls := make([]churnTemplate, len(op.TemplatePaths))
 	for i, path := range op.TemplatePaths {
 		t, err := newObjectTemplate(path, nil)

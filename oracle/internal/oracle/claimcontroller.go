@@ -20,8 +20,15 @@ package oracle
 //     (kubesched/sim/resourceclaims.py), so that both name the claim alike;
 //   - then sets the Pod's status.resourceClaimStatuses to name them.
 //
-// What it does not: deallocate or delete claims of finished or deleted Pods, or check the
-// AdminAccess and PrioritizedList feature gates against the template.
+// And, for `kube-oracle bench` (whose steady-state createPods deletes every Pod it sees
+// bound), when a Pod is deleted: the claims it owns (named in its status, the Pod their
+// controller: generated from its templates, or DynamicResources' claim for its extended
+// resources) are deleted, as the controller deletes them once their Pod is gone, which
+// frees their devices for the scheduler (podGone).
+//
+// What it does not: deallocate claims of finished Pods, release a deleted Pod's
+// reservation of a claim it does not own, or check the AdminAccess and PrioritizedList
+// feature gates against the template.
 
 import (
 	"crypto/sha256"
@@ -124,6 +131,29 @@ func (c *claimController) sync(pod *v1.Pod) {
 	updated.Status.ResourceClaimStatuses = append(updated.Status.ResourceClaimStatuses, added...)
 	err := c.tracker.Update(podsGVR, updated, pod.Namespace)
 	klog.V(2).InfoS("claim controller: created claims", "pod", klog.KObj(pod), "claims", len(added), "err", err)
+}
+
+// podGone deletes the claims a deleted pod owns (see the file comment).
+func (c *claimController) podGone(pod *v1.Pod) {
+	var names []string
+	for _, s := range pod.Status.ResourceClaimStatuses {
+		if s.ResourceClaimName != nil {
+			names = append(names, *s.ResourceClaimName)
+		}
+	}
+	if s := pod.Status.ExtendedResourceClaimStatus; s != nil {
+		names = append(names, s.ResourceClaimName)
+	}
+	for _, name := range names {
+		obj, err := c.tracker.Get(claimsGVR, pod.Namespace, name)
+		if err != nil {
+			continue
+		}
+		if claim, ok := obj.(*resourceapi.ResourceClaim); ok && metav1.IsControlledBy(claim, pod) {
+			err := c.tracker.Delete(claimsGVR, pod.Namespace, name)
+			klog.V(2).InfoS("claim controller: deleted the claim of a deleted Pod", "pod", klog.KObj(pod), "claim", name, "err", err)
+		}
+	}
 }
 
 // claimFromTemplate is the claim the controller creates for pod's claim podClaim.

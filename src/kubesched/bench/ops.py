@@ -116,7 +116,6 @@ class Ops:
         if step.steady_state:
             self._steady(step, maker)
         else:
-            waiting: set[str] = set()
             volumes = None
             if step.pv_template and step.pvc_template:
                 volumes = objects.VolumeMaker(step.pv_template, step.pvc_template, ns)
@@ -128,31 +127,23 @@ class Ops:
                     self.writer.create(self.api.create_object, pv)
                     pod.volumes = (volume,)
                 self.writer.create(self.api.create_pod, pod)
-                waiting.add(pod.key)
             if step.skip_wait:
                 self.known[ns] += step.count
             else:
-                self._wait_bound(waiting, ns, step.count)
+                self._wait_bound(ns, step.count)
         if step.collect_metrics:
             self._stop()
 
-    def _wait_bound(self, waiting: set[str], ns: str, count: int) -> None:
-        def bound(pod: api.Pod) -> None:
-            waiting.discard(pod.key)
-
-        self.api.on_bound.append(bound)
-        for key in list(waiting):
-            live = self.api.pods.get(key)
-            if live is not None and live.node_name:
-                waiting.discard(key)
-        try:
-            self.loop.wait(
-                lambda: not waiting or not any(k in self.api.pods for k in waiting),
-                lambda: f"{count - len(waiting)} of {count} Pods of namespace {ns} scheduled",
-                timeout=self.options.timeout,
-            )
-        finally:
-            self.api.on_bound.remove(bound)
+    def _wait_bound(self, ns: str, count: int) -> None:
+        """Upstream ``waitUntilPodsScheduledInNamespace``: until ``count`` Pods of ``ns`` are
+        bound (any of them, not only the op's)."""
+        self.loop.wait(
+            lambda: self.api.count(ns, "Scheduled") >= count,
+            lambda: (
+                f"{self.api.count(ns, 'Scheduled')} of {count} Pods of namespace {ns} scheduled"
+            ),
+            timeout=self.options.timeout,
+        )
 
     def _steady(self, step: p.CreatePods, maker: objects.PodMaker) -> None:
         seen: list[api.Pod] = []
@@ -173,7 +164,8 @@ class Ops:
                     pod = seen.pop()
                     total[0] += 1
                     self.api.delete_pod(pod, grace=0)
-                    self.api.create_pod(maker.make(total[0], step.count))
+                    # upstream creates each with its strategy's count 1: template Pod 0 of 1
+                    self.api.create_pod(maker.make(0, 1))
                 return time.perf_counter() >= end
 
             self.loop.wait(

@@ -8,10 +8,10 @@ API server and client; :func:`run_workload` runs one.  The ops follow upstream's
 - ``createNodes`` names nodes ``generateName`` + 5 random characters (seeded) and applies
   ``labelNodePrepareStrategy`` round-robin over the op's nodes in name order;
 - ``createPods`` writes to ``namespace-<op index>`` unless the op names a namespace; with
-  ``collectMetrics`` it is a measured phase; it waits until all *its* Pods are bound (upstream
-  counts every bound Pod of the namespace), or records them for a later ``barrier`` with
-  ``skipWaitToCompletion``; ``steadyState`` deletes each bound Pod and creates a new one
-  until ``duration`` has passed;
+  ``collectMetrics`` it is a measured phase; it waits until as many Pods of the namespace are
+  bound as it creates (any of them, as upstream counts), or records them for a later
+  ``barrier`` with ``skipWaitToCompletion``; ``steadyState`` deletes each bound Pod and
+  creates a new one (the template's Pod 0 of 1, as upstream) until ``duration`` has passed;
 - ``barrier`` waits until the recorded Pods of its namespaces are Scheduled (or Attempted);
 - the resourceclaim controller runs beside the scheduler (a claim per Pod and template
   entry, released when the Pod goes: :mod:`kubesched.sim.resourceclaims`); no driver

@@ -12,8 +12,9 @@ What the two writes leave, as kubesched applies it in one replace:
   and (once bound) ``nodeName`` stay, as the API server keeps them;
 - a Pod through the ``resize`` subresource changes only its containers' resources: each
   container of the template (matched by name) gives its ``resources``, the rest stays;
-- a **Node** takes metadata, spec and status from the template (and the
-  ``kubernetes.io/hostname`` label, as a created Node gets);
+- a **Node** takes metadata, spec and status from the template (its
+  ``kubernetes.io/hostname`` label too: a label created with the Node and missing from the
+  template is gone, as through kube-apiserver);
 - any other kind is replaced as it is.
 
 Writing an object that does not exist fails the workload (upstream: 404).
@@ -88,9 +89,7 @@ def update(api_server: SimApiServer, doc: dict[str, Any], subresources: Sequence
     elif kind == "Node":
         if name not in api_server.nodes:
             raise WorkloadError(f'failed to update object: nodes "{name}" not found')
-        node = parse_node(doc)
-        node.labels.setdefault(objects.HOSTNAME_LABEL, node.name)
-        api_server.update_node(node)
+        api_server.update_node(parse_node(doc))
     else:
         api_server.update_object(doc)
 
