@@ -75,6 +75,33 @@ def test_running_pods_of_a_1_37_preemption_situation_start_at_distinct_times() -
     assert situations >= 10
 
 
+def test_running_pods_of_a_1_36_per_pod_preemption_situation_start_at_distinct_times() -> None:
+    """So at v1.36 without WorkloadAwarePreemption, where a member that fits nowhere preempts
+    for itself through DefaultPreemption (seed 19601 case 24 answered otherwise at each ask
+    before): every running Pod has a start, distinct but within a gang preempted whole."""
+    situations = 0
+    for i in range(80):
+        req = podgroup_schedule_case(19601, i, "1.36")
+        bound = [p for p in req["pods"] if p["kind"] == "Pod" and p["spec"].get("nodeName")]
+        if not bound or req.get("featureGates", {}).get("WorkloadAwarePreemption"):
+            continue
+        situations += 1
+        whole = {
+            o["metadata"]["name"]
+            for o in [*req["cluster"]["items"], *req["pods"]]
+            if o["kind"] == "PodGroup" and o["spec"].get("disruptionMode") == "PodGroup"
+        }
+        cluster = [o for o in req["cluster"]["items"] if o["kind"] == "Pod"]
+        units: dict[str, str] = {}
+        for p in [*cluster, *bound]:
+            start = p.get("status", {}).get("startTime")
+            assert start is not None
+            group = p["spec"].get("schedulingGroup", {}).get("podGroupName")
+            units.setdefault(group if group in whole else p["metadata"]["name"], start)
+        assert len(set(units.values())) == len(units)
+    assert situations >= 3
+
+
 def _gang_request(min_count: int, members: int, created: str) -> dict[str, Any]:
     """``members`` Pods of 1 CPU in a v1.37 gang of ``min_count`` on one node of 2 CPUs; the
     PodGroup in the cluster (``before``), after the members (``after``) or absent."""
