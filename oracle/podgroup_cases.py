@@ -480,10 +480,11 @@ def _draw(gen: _Gen, preemption: bool = False) -> dict[str, Any]:
     if gates.get("PodGroupPreemptionPolicy"):
         gen.policy_fields(plans, [obj for obj, _ in objects])
     # Drawn last (every other draw is as before): from v1.37, and at v1.36 where members
-    # preempt Pod by Pod (no WorkloadAwarePreemption: DefaultPreemption's node choice).
+    # preempt Pod by Pod (no WorkloadAwarePreemption: DefaultPreemption's node choice, every
+    # running Pod a victim alone, whatever its PodGroup's disruptionMode).
     per_pod = v136 and not gates.get("WorkloadAwarePreemption")
     if bound and (_minor(gen.version) >= 37 or per_pod):
-        _start_times(gen, [*running, *bound], running_groups)
+        _start_times(gen, [*running, *bound], [] if per_pod else running_groups)
     return {
         "items": [*nodes, *running, *classes, *before, *running_groups],
         "submitted": submitted,
