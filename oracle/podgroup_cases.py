@@ -44,7 +44,9 @@ preemption situation's running Pods (the cluster's own too) have distinct start 
 upstream's ``pickOneNodeForPreemption`` breaks a tie between candidate nodes on the victims'
 start, and a victim without ``status.startTime`` starts "now" (``GetPodStartTime`` reads
 the clock at each call, once per node in a walk of a Go map), so among nodes tied on the
-other criteria the last of a random walk won (seed 1 case 17: three answers).
+other criteria the last of a random walk won (seed 1 case 17: three answers).  So do v1.36's
+preemption situations without WorkloadAwarePreemption, where a member that fits nowhere
+preempts for itself through DefaultPreemption (seed 19601 case 24).
 
 ``podgroup_schedule_case`` is the ``kubesched.schedule`` form; ``podgroup_case`` the
 ``explain`` form: the same cluster with some members already pending or bound, and one
@@ -477,8 +479,12 @@ def _draw(gen: _Gen, preemption: bool = False) -> dict[str, Any]:
         _start_times(gen, bound, running_groups)
     if gates.get("PodGroupPreemptionPolicy"):
         gen.policy_fields(plans, [obj for obj, _ in objects])
-    if bound and _minor(gen.version) >= 37:  # drawn last: every other draw is as before
-        _start_times(gen, [*running, *bound], running_groups)
+    # Drawn last (every other draw is as before): from v1.37, and at v1.36 where members
+    # preempt Pod by Pod (no WorkloadAwarePreemption: DefaultPreemption's node choice, every
+    # running Pod a victim alone, whatever its PodGroup's disruptionMode).
+    per_pod = v136 and not gates.get("WorkloadAwarePreemption")
+    if bound and (_minor(gen.version) >= 37 or per_pod):
+        _start_times(gen, [*running, *bound], [] if per_pod else running_groups)
     return {
         "items": [*nodes, *running, *classes, *before, *running_groups],
         "submitted": submitted,

@@ -75,6 +75,25 @@ def test_running_pods_of_a_1_37_preemption_situation_start_at_distinct_times() -
     assert situations >= 10
 
 
+def test_running_pods_of_a_1_36_per_pod_preemption_situation_start_at_distinct_times() -> None:
+    """So at v1.36 without WorkloadAwarePreemption, where a member that fits nowhere preempts
+    for itself through DefaultPreemption (seed 19601 case 24 answered otherwise at each ask
+    before): every running Pod has a start of its own (each is a victim alone there, whatever
+    its PodGroup's ``disruptionMode``: seed 20361 case 20's gang shared one)."""
+    situations = 0
+    for i in range(80):
+        req = podgroup_schedule_case(19601, i, "1.36")
+        bound = [p for p in req["pods"] if p["kind"] == "Pod" and p["spec"].get("nodeName")]
+        if not bound or req.get("featureGates", {}).get("WorkloadAwarePreemption"):
+            continue
+        situations += 1
+        cluster = [o for o in req["cluster"]["items"] if o["kind"] == "Pod"]
+        starts = [p.get("status", {}).get("startTime") for p in [*cluster, *bound]]
+        assert None not in starts
+        assert len(set(starts)) == len(starts)
+    assert situations >= 3
+
+
 def _gang_request(min_count: int, members: int, created: str) -> dict[str, Any]:
     """``members`` Pods of 1 CPU in a v1.37 gang of ``min_count`` on one node of 2 CPUs; the
     PodGroup in the cluster (``before``), after the members (``after``) or absent."""

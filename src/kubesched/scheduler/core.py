@@ -203,6 +203,8 @@ class Scheduler:
         """The rows of the PodGroup cycle's placement being tried (None: no placement)."""
         self._placement_rows: tuple[IntArray, IntArray, IntArray] | None = None
         """(node order, placement, the order's rows in the placement) last narrowed."""
+        self._held_deletions: list[api.Pod] | None = None
+        """Pods deleted while :meth:`hold_deletions` holds them, in order."""
         self.pod_group_cycle: PodGroupCycle | None = None
         """The PodGroup scheduling cycle (:mod:`kubesched.scheduler.podgroup`), with the
         Workload API on."""
@@ -215,6 +217,7 @@ class Scheduler:
                 failures=self.failing,
                 schedule_pod=self.schedule_pod,
                 restrict=self.restrict_to,
+                hold_deletions=self.hold_deletions,
             )
         self.batch = self.search.batch
         """Reuse of results across equivalent Pods (see :mod:`kubesched.scheduler.batch`)."""
@@ -388,11 +391,24 @@ class Scheduler:
                 start, "UnschedulablePodUpdate", *sorted(labels - {"UnschedulablePodUpdate"})
             )
 
+    def hold_deletions(self, hold: bool) -> None:
+        """While held, Pods deleted are kept for later (the PodGroup cycle's view,
+        :data:`kubesched.scheduler.podgroup.HoldDeletions`); released, each is applied."""
+        if hold:
+            self._held_deletions = []
+            return
+        held, self._held_deletions = self._held_deletions, None
+        for pod in held or ():
+            self.on_pod_delete(pod)
+
     def on_pod_delete(self, pod: api.Pod) -> None:
         """A Pod was deleted: free its resources or drop it from the queue.  An unbound Pod
         nominated to a node raises ``AssignedPodDelete`` for the Pods of lower or equal
         priority, which counted it as if it were assigned there (upstream's
         ``deletePodFromSchedulingQueue``)."""
+        if self._held_deletions is not None:
+            self._held_deletions.append(pod)
+            return
         start = time.perf_counter()
         self._tell("on_pod_delete", pod)
         if self.handle.reject_waiting_pod(pod.key):

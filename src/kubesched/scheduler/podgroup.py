@@ -171,6 +171,14 @@ def _feasibility_error(status: Status) -> Status:
     return Status(Code.ERROR, (f"failed to evaluate placement feasibility: {status.message()}",))
 
 
+HoldDeletions = Callable[[bool], None]
+"""``hold(True)``: the Pods deleted from now on stay in the scheduler's view (its cache and
+queue hear of them later); ``hold(False)``: they are applied, in order.  Upstream v1.36's
+PodGroup cycle reads the snapshot taken at its start, so the victims a member's own
+preemption deletes in the cycle are still on their nodes for the members after it (its
+informer's deletions reach the cache, not the cycle's snapshot)."""
+
+
 @dataclass(slots=True)
 class MemberResult:
     """One member's outcome in the algorithm (upstream ``algorithmResult``)."""
@@ -814,6 +822,7 @@ class PodGroupCycle(GroupAlgorithm):
         failures: Failures,
         schedule_pod: SchedulePod,
         restrict: Restrict | None = None,
+        hold_deletions: HoldDeletions | None = None,
     ) -> None:
         super().__init__(
             manager=manager,
@@ -827,6 +836,9 @@ class PodGroupCycle(GroupAlgorithm):
         self.queue = queue
         self.committer = committer
         self.failures = failures
+        self.hold_deletions = hold_deletions if self.version == "1.36" else None
+        """v1.36: holds the Pods deleted during the cycle out of its view until
+        PodGroupPostFilter has run (see :data:`HoldDeletions`)."""
         self.conditions: dict[str, Condition] = {}
         """PodGroup ``namespace/name`` to its ``PodGroupInitiallyScheduled`` condition."""
 
@@ -869,9 +881,16 @@ class PodGroupCycle(GroupAlgorithm):
             return []
         members = self.order(kept)
         held = self._hold_nominations(members)
-        results, decided = self.decide(fwk, members, key)
-        algorithm = time.perf_counter() - start
-        group, preemption = self.post_filter_result(fwk, key, members, decided, results)
+        hold = self.hold_deletions
+        if hold is not None:
+            hold(True)
+        try:
+            results, decided = self.decide(fwk, members, key)
+            algorithm = time.perf_counter() - start
+            group, preemption = self.post_filter_result(fwk, key, members, decided, results)
+        finally:
+            if hold is not None:
+                hold(False)
         if preemption is None and _waiting(decided):
             # v1.36 waitingOnPreemption: the placed members nominated where they were placed
             # (the members that preempted, to their own nomination)
@@ -973,6 +992,10 @@ class PodGroupCycle(GroupAlgorithm):
                 continue
             if why is None:
                 continue
+            if res is not None and res.preempting and res.nominating is not None:
+                # v1.36: the member's own PostFilter evicted its victims in the cycle; they
+                # stay evicted whatever its nomination becomes below
+                self.failures.record_victims(m.pod.key, res.node, res.nominating.victims)
             if preemption is not None and m.pod.key in preemption.nominations:
                 node = preemption.nominations[m.pod.key]
                 self.failures.nominate(m, PostFilterResult(node, victims), clear_lower=False)
