@@ -29,6 +29,7 @@ DECLARED = {
     names.INTER_POD_AFFINITY: Locality.CROSS_NODE,
     names.DYNAMIC_RESOURCES: Locality.CLAIMS,
     names.NODE_DECLARED_FEATURES: Locality.NODE_LOCAL,  # the Pod's spec and the Node object
+    names.DEFERRED_POD_SCHEDULING: Locality.NODE_LOCAL,  # the Pod's node and the Node's policy
     names.VOLUME_RESTRICTIONS: Locality.CLAIMS,
     names.NODE_VOLUME_LIMITS: Locality.CLAIMS,
     names.VOLUME_BINDING: Locality.CLAIMS,
