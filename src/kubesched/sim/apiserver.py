@@ -209,6 +209,9 @@ class SimApiServer:
         """Names of the Namespace objects present."""
         self.watchers: list[Watcher] = []
         self.stats = ApiStats()
+        self.notifications = 0
+        """Writes the watchers were told of (one per :meth:`_notify`), so a caller can tell
+        whether an operation wrote anything anyone hears."""
         self.bind_failure_rate = 0.0
         self.rng = np.random.default_rng(seed)
         self.on_bound: list[Callable[[api.Pod], None]] = []
@@ -238,6 +241,7 @@ class SimApiServer:
 
     # ------------------------------------------------------------------ notifications
     def _notify(self, fn: Callable[[Watcher], None]) -> None:
+        self.notifications += 1
         if self.watch_delay > 0:
 
             def deliver() -> None:

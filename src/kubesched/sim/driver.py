@@ -166,14 +166,18 @@ class SimCluster:
             t0 = time.perf_counter()
             outer = self._binding_since  # a PreBind waiting for volumes runs others inside
             self._binding_since = submitted
+            heard = self.api.notifications
             try:
                 fn()
             finally:
                 self._binding_since = outer
             self.wall_seconds += time.perf_counter() - t0
             # A binding cycle that failed without a write anyone hears (a PreBind refused
-            # before it wrote) put the Pod in backoffQ: the scheduler must wake for it.
-            self.wake()
+            # before it wrote) put the Pod in backoffQ: with no wake-up due, the scheduler
+            # must wake for it.  A cycle that wrote wakes it through the watch, at the time
+            # the watch delivers; a wake-up already due keeps its time.
+            if self.api.notifications == heard and self._tick_at is None:
+                self.wake()
 
         delay = self._client_wait() + self.timing.bind_latency
         self.loop.call_later(delay, run, priority=-1)
