@@ -10,7 +10,7 @@ excerpt of the input (:func:`excerpt`; every path and message is cut to
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 
 class InputError(Exception):
@@ -47,6 +47,28 @@ EXCERPT_CHARS = 60
 
 MAX_PROBLEM_CHARS = 300
 """Longest path or message of one problem: an error never carries more of a file than this."""
+
+
+def check_fault_map(
+    raw: Mapping[str, str] | None, field: str, keys: Mapping[str, int], kinds: Collection[str]
+) -> dict[str, str]:
+    """A declared fault map (``claimFaults``, ``volumeFaults``) checked: every key an object
+    key ``KIND/NAME`` or ``KIND/NAMESPACE/NAME`` of a kind in ``keys`` (kind to its number of
+    parts, 2 or 3), every value one of ``kinds``; all problems in one :class:`InputError`."""
+    shapes = " or ".join(f"{k}/{'NAMESPACE/NAME' if n == 3 else 'NAME'}" for k, n in keys.items())
+    out: dict[str, str] = {}
+    problems: list[tuple[str, str]] = []
+    for key, kind in (raw or {}).items():
+        parts = str(key).split("/")
+        if keys.get(parts[0]) != len(parts) or not all(parts):
+            problems.append((f"{field}[{key!r}]", f"must be {shapes}"))
+        elif kind not in kinds:
+            problems.append((f"{field}[{key!r}]", f"must be one of {sorted(kinds)}"))
+        else:
+            out[str(key)] = str(kind)
+    if problems:
+        raise InputError(problems)
+    return out
 
 
 def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:

@@ -46,7 +46,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from kubesched.api import objects as api
-from kubesched.api.errors import InputError
+from kubesched.api.errors import check_fault_map
 from kubesched.sim.engine import Clock
 
 VOLUME_FAULTS = {
@@ -61,27 +61,9 @@ VOLUME_FAULTS = {
 
 def check_volume_faults(raw: Mapping[str, str] | None) -> dict[str, str]:
     """``volume_faults`` checked: known kinds on object keys of the two kinds."""
-    out: dict[str, str] = {}
-    problems: list[tuple[str, str]] = []
-    for key, kind in (raw or {}).items():
-        parts = str(key).split("/")
-        shaped = (parts[0] == "PersistentVolume" and len(parts) == 2) or (
-            parts[0] == "PersistentVolumeClaim" and len(parts) == 3
-        )
-        if not shaped or not all(parts):
-            problems.append(
-                (
-                    f"volumeFaults[{key!r}]",
-                    "must be PersistentVolume/NAME or PersistentVolumeClaim/NAMESPACE/NAME",
-                )
-            )
-        elif kind not in VOLUME_FAULTS:
-            problems.append((f"volumeFaults[{key!r}]", f"must be one of {sorted(VOLUME_FAULTS)}"))
-        else:
-            out[str(key)] = str(kind)
-    if problems:
-        raise InputError(problems)
-    return out
+    return check_fault_map(
+        raw, "volumeFaults", {"PersistentVolume": 2, "PersistentVolumeClaim": 3}, VOLUME_FAULTS
+    )
 
 
 RESERVED_FOR_MAX = 256

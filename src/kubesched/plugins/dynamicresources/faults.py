@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from kubesched.api.errors import InputError
+from kubesched.api.errors import check_fault_map
 
 CLAIM_FAULTS = {
     "refuseStatus": "every update of the claim's status is refused (Forbidden)",
@@ -42,19 +42,7 @@ FINALIZER = "resource.kubernetes.io/delete-protection"
 
 def check_claim_faults(raw: Mapping[str, str] | None) -> dict[str, str]:
     """``claim_faults`` checked: known kinds on ``ResourceClaim/NAMESPACE/NAME`` keys."""
-    out: dict[str, str] = {}
-    problems: list[tuple[str, str]] = []
-    for key, kind in (raw or {}).items():
-        parts = str(key).split("/")
-        if len(parts) != 3 or parts[0] != "ResourceClaim" or not all(parts):
-            problems.append((f"claimFaults[{key!r}]", "must be ResourceClaim/NAMESPACE/NAME"))
-        elif kind not in CLAIM_FAULTS:
-            problems.append((f"claimFaults[{key!r}]", f"must be one of {sorted(CLAIM_FAULTS)}"))
-        else:
-            out[str(key)] = str(kind)
-    if problems:
-        raise InputError(problems)
-    return out
+    return check_fault_map(raw, "claimFaults", {"ResourceClaim": 3}, CLAIM_FAULTS)
 
 
 @runtime_checkable
