@@ -10,11 +10,15 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import pytest
+
 from kubesched.api import objects as api
 from kubesched.config.load import load_config
+from kubesched.framework.interface import CycleState
 from kubesched.plugins.defaultpreemption import DefaultPreemption, dryrun
 from kubesched.plugins.registry import in_tree_registry, known_plugin_names
 from kubesched.scheduler import Scheduler, SchedulerOptions
+from kubesched.scheduler.types import FitError
 from kubesched.testing import VirtualClock, make_node, make_pod
 from tests.plugins._defaultpreemption import Api
 
@@ -168,3 +172,47 @@ def _never(name: str) -> api.Pod:
     p = make_pod(name).req(cpu="1").priority(1000).obj()
     p.preemption_policy = "Never"
     return p
+
+
+def _fit_error_rows(s: Scheduler, pod: api.Pod) -> list[int]:
+    """The rows of the failed pass ``pod``'s search gives, in the order it walked them."""
+    fwk = s.profiles["default-scheduler"]
+    with pytest.raises(FitError) as raised:
+        s.search.run(fwk, CycleState(), pod)
+    outcome = raised.value.diagnosis.outcome
+    assert outcome is not None and outcome.feasible.size == 0
+    rows: list[int] = outcome.failed.tolist()
+    return rows
+
+
+def test_the_kept_pass_walks_the_rotation_of_its_own_start() -> None:
+    """The search keeps its rotated node order while the list and the start index are the
+    same (the kept failed pass then compares its rows by identity); a moved start index or a
+    changed node list is rotated anew, and the kept pass answers in that walk's order."""
+    s = Scheduler(
+        load_config(None, known_plugins=known_plugin_names()),
+        clock=VirtualClock(),
+        api_client=Api(),
+        options=SchedulerOptions(registry=in_tree_registry()),
+    )
+    for i in range(4):
+        s.on_node_add(make_node(f"n{i}").cap(cpu="2", memory="8Gi", pods=20).obj())
+        s.on_pod_add(make_pod(f"low{i}").req(cpu="1500m").node(f"n{i}").obj())
+    blocker = make_pod("block").req(cpu="1500m").priority(2000).obj()
+    s.queue.nominator.add(blocker, "n0")  # a nomination: no static failure kept instead
+    order = s.cluster.nodes.order().tolist()
+    s.search.next_start_node_index = 1
+    assert _fit_error_rows(s, _never("a")) == order[1:] + order[:1]
+    kept = s.search.kept_failures
+    assert kept.kept is not None and kept.hits == 0
+    assert _fit_error_rows(s, _never("b")) == order[1:] + order[:1]
+    assert kept.hits == 1
+    s.search.next_start_node_index = 3  # as a Pod placed after looking at two nodes leaves it
+    assert _fit_error_rows(s, _never("c")) == order[3:] + order[:3]
+    assert kept.hits == 2  # answered from the kept verdicts, in the new walk's order
+    rows = s.cluster.nodes.order()
+    again = s.search.rotation(rows, 3)
+    assert again is s.search.rotation(rows, 3) and not again.flags.writeable
+    s.on_node_add(make_node("n4").cap(cpu="2", memory="8Gi", pods=20).obj())
+    longer = s.cluster.nodes.order()
+    assert s.search.rotation(longer, 3).tolist() == longer.tolist()[3:] + longer.tolist()[:3]

@@ -63,21 +63,24 @@ class UsageBlock:
         if rows.shape[0] == 1:  # one Pod (a nominated one, a victim): views, no ufunc.at
             row = int(rows[0])
             i = range(self.rows.shape[0])[idx][0] if isinstance(idx, slice) else int(idx[0])
+            # the row's views changed in place (``a[row] += x`` would copy them back too)
+            used, nz = t.requested[row], t.nonzero_requested[row]
             if sign > 0:
-                t.requested[row] += self.requests[i]
-                t.nonzero_requested[row] += self.nonzero[i]
+                used += self.requests[i]
+                nz += self.nonzero[i]
             else:
-                t.requested[row] -= self.requests[i]
-                t.nonzero_requested[row] -= self.nonzero[i]
+                used -= self.requests[i]
+                nz -= self.nonzero[i]
             t.pod_count[row] += sign
         elif rows[0] == rows[-1] and bool((rows == rows[0]).all()):  # one node's Pods: sums
             row = int(rows[0])
+            used, nz = t.requested[row], t.nonzero_requested[row]
             if sign > 0:
-                t.requested[row] += self.requests[idx].sum(axis=0)
-                t.nonzero_requested[row] += self.nonzero[idx].sum(axis=0)
+                used += self.requests[idx].sum(axis=0)
+                nz += self.nonzero[idx].sum(axis=0)
             else:
-                t.requested[row] -= self.requests[idx].sum(axis=0)
-                t.nonzero_requested[row] -= self.nonzero[idx].sum(axis=0)
+                used -= self.requests[idx].sum(axis=0)
+                nz -= self.nonzero[idx].sum(axis=0)
             t.pod_count[row] += sign * int(rows.shape[0])
         else:
             np.add.at(t.requested, rows, self.requests[idx] * sign)

@@ -114,8 +114,10 @@ class KeptFailures:
         if (
             same
             and last is not None
-            and last[0].shape == rows.shape
-            and bool((last[0] == rows).all())
+            and (
+                last[0] is rows  # the search's read-only rotation, given again
+                or (last[0].shape == rows.shape and bool((last[0] == rows).all()))
+            )
         ):
             return last[1]
         outcome = FilterOutcome(
@@ -125,7 +127,8 @@ class KeptFailures:
             statuses=list(kept.statuses),
             processed=int(rows.size),
         )
-        self.last = (rows.copy(), outcome)
+        # rows nobody can change are kept as they are (then compared by identity)
+        self.last = (rows if not rows.flags.writeable else rows.copy(), outcome)
         return outcome
 
     @staticmethod

@@ -120,6 +120,8 @@ class Search:
         """Where the next Filter pass starts (upstream's round robin)."""
         self.last_nodes = 0
         """Nodes in the last search (``candidate_rows`` of the last :meth:`run`)."""
+        self._rotated: tuple[IntArray, int, IntArray] | None = None
+        """The last :meth:`rotation`: its candidates, start index and rotated rows."""
         self._counted: tuple[FilterOutcome, Counter[str], set[str], str] | None = None
         """The last failed outcome with its reason counts, rejecting plugins and the
         counts' text."""
@@ -317,7 +319,7 @@ class Search:
         if not fwk.has_score_plugins() and not self._extenders_filter_or_score():
             to_find = min(to_find, 1)
         start = self.next_start_node_index % max(m, 1)
-        rotated = np.concatenate([candidates[start:], candidates[:start]]) if start else candidates
+        rotated = self.rotation(candidates, start)
         # Filter extenders may reject every feasible node: then all nodes' reasons are wanted.
         narrow = self.extenders is None
         before = dict(fwk.evaluations) if static_key is not None else {}
@@ -373,6 +375,22 @@ class Search:
             diagnosis = Diagnosis(n, counts, plugins, outcome=outcome, absent=absent, reasons=text)
             raise FitError(diagnosis)
         return outcome, rotated
+
+    def rotation(self, candidates: IntArray, start: int) -> IntArray:
+        """``candidates`` (int64 ``[M]``) rotated to begin at ``start``, read-only; the
+        same array again while ``candidates`` is the same array and ``start`` the same
+        index (a failing pass over every node leaves the index where it was), so that a
+        kept failed pass sees its rows unchanged by identity (:class:`KeptFailures`)."""
+        last = self._rotated
+        if last is not None and last[0] is candidates and last[1] == start:
+            return last[2]
+        if start:
+            rotated = np.concatenate([candidates[start:], candidates[:start]])
+        else:
+            rotated = candidates.view()
+        rotated.flags.writeable = False
+        self._rotated = (candidates, start, rotated)
+        return rotated
 
     def _failure_counts(self, outcome: FilterOutcome) -> tuple[Counter[str], set[str], str]:
         """``outcome``'s reason counts, rejecting plugins and the counts' text

@@ -102,6 +102,7 @@ class NodeTable:
         if self._order is None:
             rows = sorted(self.row_of.values(), key=lambda r: self._seq[r])
             self._order = np.asarray(rows, dtype=np.int64)
+            self._order.flags.writeable = False  # shared: the search keeps rotations of it
         return self._order
 
     def _grow(self, cap: int) -> None:
@@ -381,11 +382,14 @@ class NodeTable:
     ) -> None:
         """Account one pod on ``row``: ``req`` has shape ``(R',)`` with ``R' <= R``;
         ``sparse`` its requests of sparse resources (:meth:`split_request`)."""
-        self.requested[row, : req.shape[0]] += req
+        # a view changed in place: ``a[row, :k] += req`` would also copy it back (setitem)
+        used = self.requested[row, : req.shape[0]]
+        used += req
         for name, amount in sparse:
             self.add_sparse_request(row, name, amount)
-        self.nonzero_requested[row, 0] += nonzero[0]
-        self.nonzero_requested[row, 1] += nonzero[1]
+        nz = self.nonzero_requested[row]
+        nz[0] += nonzero[0]
+        nz[1] += nonzero[1]
         self.pod_count[row] += 1
         for p in ports:
             key = (p.host_ip, p.protocol, p.port)
@@ -405,11 +409,13 @@ class NodeTable:
         sparse: SparseRequest = (),
     ) -> None:
         """Undo :meth:`add_pod_usage` for the same arguments."""
-        self.requested[row, : req.shape[0]] -= req
+        used = self.requested[row, : req.shape[0]]
+        used -= req
         for name, amount in sparse:
             self.add_sparse_request(row, name, -amount)
-        self.nonzero_requested[row, 0] -= nonzero[0]
-        self.nonzero_requested[row, 1] -= nonzero[1]
+        nz = self.nonzero_requested[row]
+        nz[0] -= nonzero[0]
+        nz[1] -= nonzero[1]
         self.pod_count[row] -= 1
         for p in ports:
             self.host_ports[(p.host_ip, p.protocol, p.port)][row] -= 1
