@@ -112,7 +112,28 @@ def schedule_case(seed: int, index: int, version: str | None = None) -> dict[str
     lived_in_pods(f"schedule-lived/{seed}/{index}", request, version)  # own stream, last
     resize = Gen(random.Random(f"schedule-resize/{seed}/{index}"))  # own stream, after it
     add_gates(request, resize_preemption_gate(resize, items, incoming, version), version)
+    bind_faults(random.Random(f"schedule-bind/{seed}/{index}"), request)  # own stream, last
     return request
+
+
+def bind_faults(r: random.Random, request: dict[str, Any]) -> None:
+    """In four schedule cases in ten, the binding of a submitted Pod the API server refuses,
+    every time (``bindFaults``): DefaultBinder's Bind fails through the clientset or, with
+    SchedulerAsyncAPICalls, the API dispatcher; the failed binding cycle runs Unreserve and
+    the Pod retries with backoff until the run settles (``Error``).  That Pod is then the
+    only one submitted: kube-oracle's fake API server refuses within microseconds of the
+    Reserve, so the next Pod's cycle never meets the refused one assumed, where
+    kubesched's binding cycle runs ``bind_latency`` later and it does (the timing residual
+    of docs/fidelity.md, "VolumeBinding's binding cycle under faults").  Played by
+    kube-oracle (``schedule.go``) and ``kubesched.schedule(bind_faults=)``."""
+    if r.random() >= 0.4:
+        return
+    pod = r.choice(request["pods"])
+    request["pods"] = [pod]
+    meta = pod["metadata"]
+    request["bindFaults"] = {
+        f"Pod/{meta.get('namespace', 'default')}/{meta['name']}": "refuseBinding"
+    }
 
 
 def _request(gen: Gen) -> dict[str, Any]:

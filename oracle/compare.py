@@ -187,7 +187,8 @@ def ours_schedule(
     each node's device pools searched in an order drawn from it; the request's
     ``volumeFaults`` (what goes wrong with VolumeBinding's PreBind writes, as kube-oracle's
     fake API server and PV controller play them) as its ``volume_faults``, and ``claimFaults``
-    (DynamicResources' claim writes, ``claimfaults.go``) as its ``claim_faults``."""
+    (DynamicResources' claim writes, ``claimfaults.go``) as its ``claim_faults``, and
+    ``bindFaults`` (a Pod's binding refused, ``schedule.go``) as its ``bind_faults``."""
     import kubesched
 
     options = kubesched_options(version, request.get("featureGates"))
@@ -199,6 +200,8 @@ def ours_schedule(
         options["volume_faults"] = request["volumeFaults"]
     if request.get("claimFaults"):
         options["claim_faults"] = request["claimFaults"]
+    if request.get("bindFaults"):
+        options["bind_faults"] = request["bindFaults"]
     return _answer(
         kubesched.schedule,
         request["cluster"],

@@ -31,7 +31,7 @@ import random
 from typing import Any
 
 from lived_in import lived_in_pods
-from storage_extras import storage_extras, volume_faults
+from storage_extras import static_volumes, storage_extras, volume_faults
 
 ZONES = [
     "us-east1-b",
@@ -89,7 +89,8 @@ def storage_schedule_case(seed: int, index: int) -> dict[str, Any]:
         _rename_ephemeral(request["cluster"]["items"], old, meta)
     request["pods"] = pods
     lived_in_pods(f"storage-schedule-lived/{seed}/{index}", request)  # drawn last
-    volume_faults(f"storage-faults/{seed}/{index}", request)  # after it, a stream of its own
+    static_volumes(f"storage-static/{seed}/{index}", request)  # after it, a stream of its own
+    volume_faults(f"storage-faults/{seed}/{index}", request)  # likewise, after it
     return request
 
 

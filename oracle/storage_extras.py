@@ -430,6 +430,102 @@ def _other_annotations(r: random.Random, items: list[dict[str, Any]]) -> None:
             item["metadata"]["annotations"] = other
 
 
+# A static PersistentVolume's source per class (storage_cases.CLASSES' provisioners).
+STATIC_SOURCES: dict[str, tuple[str, str]] = {
+    "standard": ("csi", "pd.csi.storage.gke.io"),
+    "ebs": ("csi", "ebs.csi.aws.com"),
+    "capacity": ("csi", "csi.example.com"),
+    "local": ("local", ""),
+    "gce-intree": ("gcePersistentDisk", ""),
+}
+HOSTNAME = "kubernetes.io/hostname"
+
+
+def _affinity(key: str, values: list[str]) -> dict[str, Any]:
+    """A PersistentVolume's node affinity: ``key`` in ``values``."""
+    expr = {"key": key, "operator": "In", "values": values}
+    return {"required": {"nodeSelectorTerms": [{"matchExpressions": [expr]}]}}
+
+
+def static_volumes(stream: str, request: dict[str, Any]) -> None:
+    """In about half the schedule cases, an Available PersistentVolume that fits one or two
+    of the unbound WaitForFirstConsumer claims, each used by one submitted Pod (its class, size,
+    access modes, a selector's labels; a local one on one node, a zonal one now and then
+    pinned to one zone): VolumeBinding's Filter matches it, Reserve assumes it and PreBind
+    writes its claimRef (the static binding the PV controller completes, which the drawn
+    PVs rarely allow: a claim's class, size and modes seldom meet a free PV's).  Drawn before
+    :func:`volume_faults`, which may then name the new PV."""
+    r = random.Random(stream)
+    if r.random() >= 0.5:
+        return
+    items = request["cluster"]["items"]
+    modes = {
+        i["metadata"]["name"]: i.get("volumeBindingMode")
+        for i in items
+        if i["kind"] == "StorageClass"
+    }
+    users: dict[tuple[str, str], int] = {}  # (namespace, claim) -> submitted Pods using it
+    for pod in request["pods"]:
+        ns = pod["metadata"].get("namespace", "default")
+        for vol in pod["spec"].get("volumes", []):
+            if "persistentVolumeClaim" in vol:
+                key = (ns, vol["persistentVolumeClaim"]["claimName"])
+            elif "ephemeral" in vol:
+                key = (ns, f"{pod['metadata']['name']}-{vol['name']}")
+            else:
+                continue
+            users[key] = users.get(key, 0) + 1
+    # A claim one submitted Pod uses: where several compete for it and its PV's write is
+    # refused, which of them meets the other assumed is upstream's timing (docs/fidelity.md,
+    # "VolumeBinding's binding cycle under faults": the residual).
+    claims = [
+        i
+        for i in items
+        if i["kind"] == "PersistentVolumeClaim"
+        and users.get((i["metadata"].get("namespace", "default"), i["metadata"]["name"])) == 1
+        and not i["spec"].get("volumeName")
+        and i["spec"].get("storageClassName") in STATIC_SOURCES
+        and modes.get(i["spec"]["storageClassName"]) == "WaitForFirstConsumer"
+        and not i["metadata"].get("deletionTimestamp")
+    ]
+    nodes = [i["metadata"]["name"] for i in items if i["kind"] == "Node"]
+    zones = sorted(
+        {i["metadata"].get("labels", {}).get(ZONE, "") for i in items if i["kind"] == "Node"} - {""}
+    )
+    for k, claim in enumerate(r.sample(claims, min(len(claims), r.randint(1, 2)))):
+        cls = claim["spec"]["storageClassName"]
+        source, driver = STATIC_SOURCES[cls]
+        spec: dict[str, Any] = {
+            "capacity": {"storage": claim["spec"]["resources"]["requests"]["storage"]},
+            "accessModes": list(claim["spec"]["accessModes"]),
+            "persistentVolumeReclaimPolicy": "Delete",
+            "volumeMode": claim["spec"].get("volumeMode", "Filesystem"),
+            "storageClassName": cls,
+        }
+        if source == "csi":
+            spec["csi"] = {"driver": driver, "volumeHandle": f"static-{k}", "fsType": "ext4"}
+            if zones and r.random() < 0.3:
+                spec["nodeAffinity"] = _affinity(ZONE, [r.choice(zones)])
+        elif source == "local":
+            spec["local"] = {"path": f"/mnt/static/{k}"}
+            spec["nodeAffinity"] = _affinity(HOSTNAME, [r.choice(nodes)] if nodes else ["none"])
+        else:
+            spec["gcePersistentDisk"] = {"pdName": f"static-{k}", "fsType": "ext4"}
+        labels = dict((claim["spec"].get("selector") or {}).get("matchLabels") or {})
+        meta: dict[str, Any] = {"name": f"pv-static-{k}"}
+        if labels:
+            meta["labels"] = labels
+        items.append(
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolume",
+                "metadata": meta,
+                "spec": spec,
+                "status": {"phase": "Available"},
+            }
+        )
+
+
 PV_FAULTS = ["refuseUpdate", "resetClaimRef", "bindLater"]
 PVC_FAULTS = ["refuseUpdate", "failProvisioning", "failProvisioning", "bindLater"]
 SELECTED_NODE = "volume.kubernetes.io/selected-node"

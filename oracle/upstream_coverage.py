@@ -165,8 +165,12 @@ _REASONS = {
     "rule out",
     "exported": "exported for other callers (the kubelet's admission), not the scheduler",
     "log": "verbose logging (klog V(10), off in kube-oracle)",
-    "bind": "a binding refused (the API cacher's or the clientset's): the Pod stays in "
-    "kube-oracle's fake clientset until its cycle ends, so no binding is refused",
+    "bind": "a binding refused: the schedule cases' bindFaults (oracle/cases.py, bind_faults: "
+    "the binding subresource refuses a Pod) reach the clientset's and the API dispatcher's "
+    "refusal when a run's faulted Pod fits (CI's 30 schedules of seed 1 reach the "
+    "clientset's only: few Pods bind with SchedulerAsyncAPICalls on); BindPod's error is "
+    "unreachable (the dispatcher's add fails unexpectedly only on a failed merge or a no-op, "
+    "and a binding call always merges and is never a no-op)",
     "dead": "unreachable by construction: NodeName's Filter rejection (the scheduler only "
     "schedules Pods without spec.nodeName), NodeAffinity PreFilter's last return (the node "
     "name set is never nil after a term), least/mostRequestedScore of a zero capacity (their "
@@ -195,12 +199,14 @@ _REASONS = {
     "only (oracle/storage_hint_cases.py reaches the hints' other branches)",
     "volume-fault": "VolumeBinding's binding cycle waiting on or failing after the PV "
     "controller: the storage schedule cases' volumeFaults (a write refused, a claimRef reset, "
-    "a provisioning given up, a binding after the first check: docs/fidelity.md) reach those "
-    "a run draws; no fault declares the rest (nil bindings AssumePodVolumes never leaves, the "
-    "Node, Pod, PV or claim deleted between Reserve and PreBind, an informer behind the "
-    "write, a translation failure, a provisioned PV missing or failing the node, Unreserve "
-    "of a Pod without volumes on the node), and a run of few schedule cases (CI's 30) draws "
-    "only some of the declared ones",
+    "a provisioning given up, a binding after the first check: docs/fidelity.md), on the "
+    "drawn PVs and on the static PVs storage_extras.static_volumes adds for a claim, reach "
+    "those a run draws; no fault declares the rest (nil bindings AssumePodVolumes never "
+    "leaves, the Node, Pod, PV or claim deleted between Reserve and PreBind, an informer "
+    "behind the write, a translation failure, a provisioned PV missing or failing the node), "
+    "and a run of few schedule cases (CI's 30) draws only some of the declared ones; "
+    "Unreserve of a Pod without volumes on the node is reached by the default schedules' "
+    "bindFaults when a run's refused Pod fits",
     "volume-score": "VolumeBinding's Score with StorageCapacityScoring on (grouping the "
     "Pod's volumes by class, or nothing to group): reachable, the storage family draws the "
     "gate (oracle/storage_extras.py), but not every such shape (not done)",
@@ -211,7 +217,7 @@ _REASONS = {
 # Functions whose uncovered blocks share one reason whatever guards them.
 FUNCTION_REASONS = {
     "PreEnqueue": "gate",  # DefaultPreemption: SchedulerAsyncPreemption, off in explain
-    "Bind": "bind",  # DefaultBinder's error returns (schedule_case sets SchedulerAsyncAPICalls)
+    "Bind": "bind",  # DefaultBinder's error returns (schedule_case's bindFaults)
     "Fits": "exported",
     "hasRestartableInitContainer": "hint",
     "involvedInTopologySpreading": "hint",

@@ -59,6 +59,7 @@ def schedule(
     release_seed: int | None = None,
     volume_faults: Mapping[str, str] | None = None,
     claim_faults: Mapping[str, str] | None = None,
+    bind_faults: Mapping[str, str] | None = None,
     pool_seed: int | None = None,
 ) -> dict[str, Any]:
     """Schedule ``pods`` onto ``cluster`` in virtual time; one result per Pod plus a summary.
@@ -74,6 +75,8 @@ def schedule(
     (``ResourceClaim/NAMESPACE/NAME``) one of ``refuseStatus``, ``refuseUpdate``,
     ``conflict`` or ``allocatedElsewhere``
     (:data:`kubesched.plugins.dynamicresources.faults.CLAIM_FAULTS`).
+    ``bind_faults`` asks what if a Pod's binding is refused: per Pod (``Pod/NAMESPACE/NAME``)
+    ``refuseBinding`` (:data:`kubesched.sim.apiserver.BIND_FAULTS`).
     ``pool_seed`` draws the order DynamicResources searches each node's device pools in, as
     :func:`explain`'s does (which devices an allocation takes, and so where a Pod sharing
     the claim may go, can depend on it)."""
@@ -87,6 +90,7 @@ def schedule(
         release_seed=release_seed,
         volume_faults=volume_faults,
         claim_faults=claim_faults,
+        bind_faults=bind_faults,
         pool_seed=pool_seed,
     )
 

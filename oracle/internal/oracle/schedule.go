@@ -12,6 +12,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -41,6 +42,10 @@ type ScheduleRequest struct {
 	// ClaimFaults: what the API server or another writer does to DynamicResources' writes of
 	// a ResourceClaim, per claim (claimfaults.go).
 	ClaimFaults map[string]string `json:"claimFaults,omitempty"`
+	// BindFaults: what the API server does to the binding subresource's writes, per Pod
+	// ("Pod/<namespace>/<name>"): refuseBinding answers every binding of that Pod Forbidden
+	// (DefaultBinder's Bind fails, through the clientset or the API dispatcher).
+	BindFaults map[string]string `json:"bindFaults,omitempty"`
 }
 
 // PodOutcome is one submitted Pod's fate, in `kubesched.schedule`'s keys.
@@ -120,6 +125,7 @@ func Schedule(ctx context.Context, req *ScheduleRequest, timeout time.Duration) 
 	tracker.version.Store(top)
 	client.PrependReactor("*", "*", clienttesting.ObjectReaction(tracker))
 	client.PrependReactor("create", "pods", bindReactor(tracker))
+	client.PrependReactor("create", "pods", refuseBindings(req.BindFaults))
 	// The PV controller's and a provisioner's part in VolumeBinding's PreBind (pvcontroller.go).
 	volumes := &pvController{tracker: tracker, faults: req.VolumeFaults}
 	client.PrependReactor("update", "persistentvolumes", volumes.react)
@@ -371,6 +377,23 @@ func bindReactor(tracker clienttesting.ObjectTracker) clienttesting.ReactionFunc
 		}
 		pod.Spec.NodeName = b.Target.Name
 		return true, b, tracker.Update(gvr, pod, b.Namespace)
+	}
+}
+
+// refuseBindings is the API server refusing the bindings the request's bindFaults name
+// (refuseBinding: Forbidden, every time), before bindReactor sees them.
+func refuseBindings(faults map[string]string) clienttesting.ReactionFunc {
+	return func(action clienttesting.Action) (bool, runtime.Object, error) {
+		create, ok := action.(clienttesting.CreateAction)
+		if !ok || create.GetSubresource() != "binding" {
+			return false, nil, nil
+		}
+		b := create.GetObject().(*v1.Binding)
+		if faults["Pod/"+b.Namespace+"/"+b.Name] != "refuseBinding" {
+			return false, nil, nil
+		}
+		return true, nil, apierrors.NewForbidden(v1.Resource("pods/binding"), b.Name,
+			fmt.Errorf("refused (the case's bindFaults)"))
 	}
 }
 

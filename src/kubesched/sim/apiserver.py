@@ -30,9 +30,11 @@ PreBind write of one PV or claim, every time (:data:`VOLUME_FAULTS`), as kube-or
 API server and PV controller play them (``oracle/internal/oracle/pvcontroller.go``);
 ``claim_faults``: what goes wrong with DynamicResources' writes of a ResourceClaim
 (:mod:`kubesched.plugins.dynamicresources.faults`, which models each; the server keeps the
-declarations and which once-only fault has happened).  Like kube-apiserver's validation,
-:meth:`SimApiServer.update_object` refuses a ResourceClaim whose ``status.reservedFor`` holds
-more than 256 consumers.
+declarations and which once-only fault has happened); ``bind_faults``: what goes wrong with
+a Pod's binding (:data:`BIND_FAULTS`: the binding subresource refusing it, every time, as
+kube-oracle's fake API server does, ``oracle/internal/oracle/schedule.go``).  Like
+kube-apiserver's validation, :meth:`SimApiServer.update_object` refuses a ResourceClaim whose
+``status.reservedFor`` holds more than 256 consumers.
 """
 
 from __future__ import annotations
@@ -64,6 +66,15 @@ def check_volume_faults(raw: Mapping[str, str] | None) -> dict[str, str]:
     return check_fault_map(
         raw, "volumeFaults", {"PersistentVolume": 2, "PersistentVolumeClaim": 3}, VOLUME_FAULTS
     )
+
+
+BIND_FAULTS = {"refuseBinding": "the API server refuses the binding (Forbidden)"}
+"""The faults of a Pod's binding (DefaultBinder's Bind), keyed ``Pod/NAMESPACE/NAME``."""
+
+
+def check_bind_faults(raw: Mapping[str, str] | None) -> dict[str, str]:
+    """``bind_faults`` checked: known kinds on ``Pod/NAMESPACE/NAME`` keys."""
+    return check_fault_map(raw, "bindFaults", {"Pod": 3}, BIND_FAULTS)
 
 
 RESERVED_FOR_MAX = 256
@@ -213,6 +224,8 @@ class SimApiServer:
         (:data:`kubesched.plugins.dynamicresources.faults.CLAIM_FAULTS`)."""
         self.claim_faults_fired: set[str] = set()
         """Claim keys whose once-only fault has happened."""
+        self.bind_faults: dict[str, str] = {}
+        """``Pod/NAMESPACE/NAME`` -> what goes wrong with its binding (:data:`BIND_FAULTS`)."""
         self.volume_waiter: Callable[[str, list[str], float], bool] | None = None
         """The PV controller's wait (:mod:`kubesched.sim.pvcontroller`), when one runs."""
         self.on_held: list[Callable[[api.Pod], None]] = []
@@ -463,6 +476,10 @@ class SimApiServer:
             raise ApiError(409, f"pod {pod.key} is already assigned to node {current.node_name}")
         if node_name not in self.nodes:
             raise ApiError(404, f'nodes "{node_name}" not found')
+        if not checked and self.bind_faults.get(f"Pod/{current.key}") == "refuseBinding":
+            raise ApiError(
+                403, f'pods/binding "{pod.name}" is forbidden: refused (the case\'s bindFaults)'
+            )
         if not checked and self.bind_failure_rate and self.rng.random() < self.bind_failure_rate:
             self.stats.bind_errors += 1
             raise ApiError(500, "injected bind failure")

@@ -48,7 +48,7 @@ from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.metrics import SchedulerMetrics
 from kubesched.plugins.dynamicresources.faults import check_claim_faults
 from kubesched.plugins.registry import known_plugin_names
-from kubesched.sim.apiserver import check_volume_faults
+from kubesched.sim.apiserver import check_bind_faults, check_volume_faults
 from kubesched.sim.driver import SimCluster
 from kubesched.sim.jobs import JobLayer
 
@@ -94,6 +94,7 @@ def schedule(
     release_seed: int | None = None,
     volume_faults: Mapping[str, str] | None = None,
     claim_faults: Mapping[str, str] | None = None,
+    bind_faults: Mapping[str, str] | None = None,
     pool_seed: int | None = None,
 ) -> dict[str, Any]:
     """Schedule ``pods`` onto ``cluster`` in virtual time; see the module docstring.
@@ -105,11 +106,14 @@ def schedule(
     goes wrong with VolumeBinding's PreBind writes, per object
     (:data:`kubesched.sim.apiserver.VOLUME_FAULTS`); ``claim_faults``: what goes wrong with
     DynamicResources' writes of a ResourceClaim, per claim
-    (:data:`kubesched.plugins.dynamicresources.faults.CLAIM_FAULTS`); ``pool_seed`` draws
-    the order DynamicResources searches each node's device pools in (``Handle.pool_seed``).
+    (:data:`kubesched.plugins.dynamicresources.faults.CLAIM_FAULTS`); ``bind_faults``: what
+    goes wrong with a Pod's binding, per Pod (:data:`kubesched.sim.apiserver.BIND_FAULTS`);
+    ``pool_seed`` draws the order DynamicResources searches each node's device pools in
+    (``Handle.pool_seed``).
     """
     faults = check_volume_faults(volume_faults)
     claims = check_claim_faults(claim_faults)
+    binds = check_bind_faults(bind_faults)
     cfg = (
         config
         if isinstance(config, KubeSchedulerConfiguration)
@@ -129,6 +133,7 @@ def schedule(
         release_seed=release_seed,
         volume_faults=faults,
         claim_faults=claims,
+        bind_faults=binds,
         pool_seed=pool_seed,
     )
 
@@ -144,6 +149,7 @@ def schedule_parsed(
     release_seed: int | None = None,
     volume_faults: Mapping[str, str] | None = None,
     claim_faults: Mapping[str, str] | None = None,
+    bind_faults: Mapping[str, str] | None = None,
     pool_seed: int | None = None,
 ) -> dict[str, Any]:
     """:func:`schedule` of inputs already parsed: the snapshot's objects and the Pods to
@@ -153,7 +159,7 @@ def schedule_parsed(
     ``metadata.creationTimestamp`` order, before virtual time starts, as the API server
     stores a new object (:func:`kubesched.api.workload.as_created`: the snapshot's are
     stored already and keep what they hold); ``release_seed``, ``volume_faults``,
-    ``claim_faults`` (both checked) and ``pool_seed`` as :func:`schedule`'s."""
+    ``claim_faults``, ``bind_faults`` (all checked) and ``pool_seed`` as :func:`schedule`'s."""
     order = sorted(
         range(len(incoming)),
         key=lambda i: (
@@ -172,6 +178,7 @@ def schedule_parsed(
         sim.scheduler.queue.shuffle_releases(release_seed)
     sim.api.volume_faults = dict(volume_faults or {})
     sim.api.claim_faults = dict(claim_faults or {})
+    sim.api.bind_faults = dict(bind_faults or {})
     for node in snapshot.nodes:
         sim.api.create_node(node)
     for obj in snapshot.others:
