@@ -48,6 +48,13 @@ other criteria the last of a random walk won (seed 1 case 17: three answers).  S
 preemption situations without WorkloadAwarePreemption, where a member that fits nowhere
 preempts for itself through DefaultPreemption (seed 19601 case 24).
 
+Outside preemption situations a schedule case is then widened from a stream of its own
+(:func:`_widen`, so a seed's other draws stay as they were): members already running beside
+the submitted ones (at times meeting the gang's ``minCount``, mostly in one topology domain),
+constraints on the hostname and zone labels beside the rack, CompositePodGroup trees nested
+up to four deep, and more signatures within a group (another request, a toleration, a zone
+selector).
+
 ``podgroup_schedule_case`` is the ``kubesched.schedule`` form; ``podgroup_case`` the
 ``explain`` form: the same cluster with some members already pending or bound, and one
 member to explain.
@@ -747,6 +754,7 @@ def podgroup_schedule_case(seed: int, index: int, version: str | None) -> dict[s
     gen = _Gen(random.Random(f"podgroup-schedule/{seed}/{index}/{v}"), v)
     d = _draw(gen, preemption=True)
     _composite(random.Random(f"podgroup-composite/{seed}/{index}/{v}"), d)
+    _widen(random.Random(f"podgroup-widen/{seed}/{index}/{v}"), d, v)
     request: dict[str, Any] = {
         "cluster": {"apiVersion": "v1", "kind": "List", "items": d["items"]},
         "pods": d["submitted"],
@@ -787,6 +795,203 @@ def podgroup_case(seed: int, index: int, version: str | None) -> dict[str, Any]:
         request["featureGates"] = d["gates"]
     lived_in_pods(f"podgroup-lived/{seed}/{index}/{v}", request, v)  # drawn last
     return request
+
+
+# --- widened draws (a stream of their own; schedule cases outside preemption) ----------
+
+TOLERATION = {"key": "dedicated", "operator": "Equal", "value": "x", "effect": "NoSchedule"}
+
+
+def _widen(r: random.Random, d: dict[str, Any], version: str) -> None:
+    """What the first draws leave narrow, drawn into a schedule case ``d`` (after
+    :func:`_composite`) from a stream of its own ``r``, outside preemption situations only
+    (those are :func:`_preemption`'s and its helpers'): each kind reaches a branch of
+    upstream's v1.37 PodGroup machinery the first draws rarely or never ran (issue 33 item
+    4), see :func:`_running_members`, :func:`_topology_keys`, :func:`_deeper_tree` and
+    :func:`_signatures`; last, rarely a running member of another scheduler (the PodGroup
+    cycle's ``validateScheduledPods`` refuses its group)."""
+    if d["preemption"]:
+        return
+    _deeper_tree(r, d)
+    if _minor(version) >= 36:
+        _topology_keys(r, d)
+    _signatures(r, d)
+    _running_members(r, d)
+    for pod in d["items"]:  # drawn last: rarely a running member of another scheduler
+        if pod["kind"] == "Pod" and _is_member(pod) and r.random() < 0.05:
+            pod["spec"]["schedulerName"] = "other-scheduler"
+
+
+def _cpgs(d: dict[str, Any]) -> list[dict[str, Any]]:
+    return [o for o in [*d["items"], *d["submitted"]] if o["kind"] == "CompositePodGroup"]
+
+
+def _pod_groups(d: dict[str, Any]) -> list[dict[str, Any]]:
+    return [o for o in d["objects"] if o["kind"] == "PodGroup"]
+
+
+def _gang_or_basic(r: random.Random, children: int) -> dict[str, Any]:
+    if r.random() < 0.2:
+        return {"basic": {}}
+    top = children + 1 if r.random() < 0.1 else children
+    return {"gang": {"minGroupCount": r.randint(1, top)}}
+
+
+def _deeper_tree(r: random.Random, d: dict[str, Any]) -> None:
+    """At times (half the trees) one CompositePodGroup more nested under one of the tree's
+    (some of its children moved under the new one, or all: a chain), then at times another:
+    depth up to four; the parent's and the new group's policies drawn for their children."""
+    tree = _cpgs(d)
+    if not tree or r.random() >= 0.5:
+        return
+    root = next(o for o in tree if o["metadata"]["name"] == "tree-root")
+    for name in ("tree-n1", "tree-n2"):
+        parent = r.choice(tree)
+        pname = parent["metadata"]["name"]
+        children = [
+            o
+            for o in [*_pod_groups(d), *tree]
+            if o["spec"].get("parentCompositePodGroupName") == pname
+        ]
+        if not children:
+            break
+        moved = r.sample(children, r.randint(1, len(children)))
+        spec: dict[str, Any] = {
+            "workloadRef": {"workloadName": "wl-tree", "templateName": f"t-{name}"},
+            "schedulingPolicy": _gang_or_basic(r, len(moved)),
+            "parentCompositePodGroupName": pname,
+        }
+        for key in ("priorityClassName", "priority"):
+            if key in root["spec"]:
+                spec[key] = root["spec"][key]
+        if r.random() < 0.3:
+            key = r.choice([RACK, ZONE, HOST])
+            spec["schedulingConstraints"] = {"topology": [{"key": key}]}
+        for child in moved:
+            child["spec"]["parentCompositePodGroupName"] = name
+        left = len(children) - len(moved) + 1
+        if "gang" in parent["spec"]["schedulingPolicy"]:
+            parent["spec"]["schedulingPolicy"] = _gang_or_basic(r, left)
+        meta = {"name": name, "namespace": root["metadata"]["namespace"]}
+        obj = {"apiVersion": root["apiVersion"], "kind": "CompositePodGroup"}
+        new = {**obj, "metadata": meta, "spec": spec}
+        first = next(i for i, o in enumerate(d["items"]) if o["kind"] == "PodGroup")
+        d["items"].insert(first, new)
+        tree.append(new)
+        if r.random() >= 0.5:
+            break
+
+
+def _topology_keys(r: random.Random, d: dict[str, Any]) -> None:
+    """A PodGroup's rack constraint at times on the hostname label (one in three) or the
+    zone label (one in six), and rarely a hostname constraint where it had none; a tree's
+    constraints at times on the hostname label, and rarely one added."""
+    for obj in [*_pod_groups(d), *_cpgs(d)]:
+        spec = obj["spec"]
+        topology = spec.get("schedulingConstraints", {}).get("topology")
+        if topology:
+            x = r.random()
+            if x < 1 / 3:
+                topology[0]["key"] = HOST
+            elif x < 0.5 and obj["kind"] == "PodGroup":
+                topology[0]["key"] = ZONE
+        elif r.random() < 0.1:
+            spec["schedulingConstraints"] = {"topology": [{"key": HOST}]}
+
+
+def _signatures(r: random.Random, d: dict[str, Any]) -> None:
+    """At times (a group in four of two or more members) a second signature among its
+    members, and now and then a third: another request, a toleration of the ``dedicated``
+    taint, or a node selector on a zone, on a random part of the members."""
+    for plan in d["plans"]:
+        members = [p for p in plan["members"] if not p["spec"].get("nodeName")]
+        if len(members) < 2 or r.random() >= 0.25:
+            continue
+        for _ in range(2 if r.random() < 0.3 else 1):
+            part = r.sample(members, r.randint(1, len(members) - 1))
+            kind = r.choices(["request", "toleration", "zone"], [0.5, 0.3, 0.2])[0]
+            cpu, memory = r.choice(CPU), r.choice(MEMORY)
+            for pod in part:
+                spec = pod["spec"]
+                if kind == "request":
+                    spec["containers"][0]["resources"]["requests"] = {"cpu": cpu, "memory": memory}
+                elif kind == "toleration":
+                    spec["tolerations"] = [dict(TOLERATION)]
+                else:
+                    spec.setdefault("nodeSelector", {})[ZONE] = "zone-a"
+
+
+def _running_members(r: random.Random, d: dict[str, Any]) -> None:
+    """At times (a case in three) some members of some groups already running: bound in the
+    cluster to nodes with room for them (their selector and tolerations kept), 1 up to all
+    but one of the group's members (a gang of one member at times all), so at times its
+    ``minCount`` is met before any submitted member is scheduled; a group with a topology
+    constraint mostly in one domain of its key (one time in ten anywhere)."""
+    if r.random() >= 0.35:
+        return
+    nodes = [o for o in d["items"] if o["kind"] == "Node"]
+    free = {
+        n["metadata"]["name"]: [
+            _milli(n["status"]["allocatable"]["cpu"]),
+            _mib(n["status"]["allocatable"]["memory"]),
+            int(n["status"]["allocatable"]["pods"]),
+        ]
+        for n in nodes
+    }
+    for pod in d["items"]:
+        if pod["kind"] == "Pod" and pod["spec"].get("nodeName") in free:
+            _take(free[pod["spec"]["nodeName"]], pod)
+    keys = {
+        (o["metadata"]["namespace"], o["metadata"]["name"]): o["spec"]
+        .get("schedulingConstraints", {})
+        .get("topology", [{}])[0]
+        .get("key")
+        for o in _pod_groups(d)
+    }
+    for plan in d["plans"]:
+        if r.random() >= 0.5:
+            continue
+        members = [p for p in plan["members"] if any(p is s for s in d["submitted"])]
+        if not members:
+            continue
+        most = len(members) - 1 if len(members) > 1 or r.random() >= 0.3 else 1
+        if most < 1:
+            continue
+        key = keys.get((plan["namespace"], plan["name"]))
+        domain: str | None = None
+        spread = r.random() < 0.1
+        for pod in r.sample(members, r.randint(1, most)):
+            fits = [n for n in nodes if _fits(n, pod, free[n["metadata"]["name"]])]
+            if key and domain is not None and not spread:
+                fits = [n for n in fits if n["metadata"]["labels"].get(key) == domain]
+            if not fits:
+                continue
+            node = r.choice(fits)
+            name = node["metadata"]["name"]
+            if key and domain is None:
+                domain = node["metadata"]["labels"].get(key)
+            _take(free[name], pod)
+            pod["spec"]["nodeName"] = name
+            d["submitted"] = [s for s in d["submitted"] if s is not pod]
+            d["items"].append(pod)
+
+
+def _take(left: list[int], pod: dict[str, Any]) -> None:
+    req = pod["spec"]["containers"][0]["resources"]["requests"]
+    left[0] -= _milli(req["cpu"])
+    left[1] -= _mib(req["memory"])
+    left[2] -= 1
+
+
+def _fits(node: dict[str, Any], pod: dict[str, Any], left: list[int]) -> bool:
+    spec = pod["spec"]
+    if node["spec"].get("taints") and not spec.get("tolerations"):
+        return False
+    labels = node["metadata"]["labels"]
+    if any(labels.get(k) != v for k, v in spec.get("nodeSelector", {}).items()):
+        return False
+    req = spec["containers"][0]["resources"]["requests"]
+    return left[0] >= _milli(req["cpu"]) and left[1] >= _mib(req["memory"]) and left[2] >= 1
 
 
 def _is_member(pod: dict[str, Any]) -> bool:

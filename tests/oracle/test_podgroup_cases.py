@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from compare import Oracle, OracleMissing, binary, ours, ours_schedule
-from podgroup_cases import RACK, check_version, podgroup_case, podgroup_schedule_case
+from podgroup_cases import HOST, RACK, check_version, podgroup_case, podgroup_schedule_case
 
 RELEASES = ("1.35", "1.36", "1.37")
 
@@ -262,3 +262,68 @@ def test_upstream_and_kubesched_hold_a_member_the_same_way_under_the_composite_g
     assert {k: (v["result"], v["message"]) for k, v in theirs["pods"].items()} == {
         k: (v["result"], v["message"]) for k, v in mine["pods"].items()
     }
+
+
+def _levels(objs: list[dict[str, Any]]) -> int:
+    """The levels of the deepest PodGroup under its CompositePodGroups (1: no parent)."""
+    parent = {o["metadata"]["name"]: o["spec"].get("parentCompositePodGroupName") for o in objs}
+    deepest = 0
+    for name in parent:
+        levels, at = 0, name
+        while at is not None and levels <= len(parent):
+            at, levels = parent.get(at), levels + 1
+        deepest = max(deepest, levels)
+    return deepest
+
+
+def test_schedule_cases_are_widened_outside_preemption_situations() -> None:
+    """Across 150 v1.37 schedule cases (``podgroup_cases._widen``): members already running
+    in the cluster, some meeting their gang's ``minCount`` before a submitted member is
+    scheduled; constraints on the hostname and zone labels beside the rack; a PodGroup
+    under three levels of CompositePodGroups; a toleration among a group's members; none
+    of it in a preemption situation (submitted bound Pods); kubesched takes the first
+    widened cases."""
+    seen: set[str] = set()
+    taken = 0
+    for i in range(150):
+        req = podgroup_schedule_case(2137, i, "1.37")
+        items, pods = req["cluster"]["items"], req["pods"]
+        groups = [o for o in [*items, *pods] if o["kind"] in ("PodGroup", "CompositePodGroup")]
+        running = [p for p in items if p["kind"] == "Pod" and "schedulingGroup" in p["spec"]]
+        keys = {
+            c["key"]
+            for o in groups
+            for c in o["spec"].get("schedulingConstraints", {}).get("topology", [])
+        }
+        tolerated = any(p["spec"].get("tolerations") for p in pods if p["kind"] == "Pod")
+        widened = running or tolerated or "tree-n1" in str(groups) or HOST in keys
+        if any(p["kind"] == "Pod" and p["spec"].get("nodeName") for p in pods):
+            assert not widened, i
+            continue
+        seen |= keys
+        seen |= {"tolerated"} if tolerated else set()
+        seen |= {"three CompositePodGroup levels"} if _levels(groups) >= 4 else set()
+        for g in groups:
+            gang = g["spec"]["schedulingPolicy"].get("gang", {})
+            mine = [
+                p
+                for p in running
+                if p["spec"]["schedulingGroup"]["podGroupName"] == g["metadata"]["name"]
+            ]
+            if mine:
+                seen.add("running members")
+                if "minCount" in gang and len(mine) >= gang["minCount"]:
+                    seen.add("minCount met by running members")
+        if widened and taken < 3:
+            taken += 1
+            assert "error" not in ours_schedule(req, "1.37")
+    zone = "topology.kubernetes.io/zone"
+    assert seen >= {
+        RACK,
+        zone,
+        HOST,
+        "tolerated",
+        "three CompositePodGroup levels",
+        "running members",
+        "minCount met by running members",
+    }, seen
