@@ -259,7 +259,8 @@ class DeviceIndex:
     def known(self, kept: Kept, rows: IntArray) -> npt.NDArray[np.bool_]:
         """Per row of ``rows``, whether ``kept`` holds its answer for the devices in use
         now (none of the row's devices became used or free since it was kept)."""
-        return kept.at[rows] == self.gen[rows]
+        same: npt.NDArray[np.bool_] = kept.at[rows] == self.gen[rows]
+        return same
 
     def answer(self, kept: Kept, row: int) -> tuple[Answer] | None:
         """:meth:`known` for one row: its answer in a 1-tuple, or None (search, then
