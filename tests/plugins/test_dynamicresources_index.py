@@ -16,6 +16,7 @@ from kubesched.api.parse import parse_node, parse_pod
 from kubesched.config.load import load_config
 from kubesched.devices import allocator
 from kubesched.devices import draindex as index
+from kubesched.plugins.dynamicresources.plugin import DynamicResources
 from kubesched.plugins.registry import known_plugin_names
 from kubesched.sim.driver import SimCluster
 from tests.plugins._dra import (
@@ -162,3 +163,59 @@ def test_a_pod_with_an_allocated_claim_does_not_sign() -> None:
         sim.api.create_pod(p)
     a, b = (plugin.sign(sim.api.pods[p.key]) for p in fresh)
     assert a is not None and a == b
+
+
+def _churn(pods: int) -> tuple[dict[str, str], dict[str, list[str]], int]:
+    """Template Pods whose claim asks three devices under one ``matchAttribute`` on six
+    nodes (alternating PCI roots), some deleted and replaced as they go: where each went,
+    the devices each claim got, and the device searches Filter and Reserve ran."""
+    calls: list[int] = []
+    real = allocator.allocate_in
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(allocator, "allocate_in", counting)
+        sim = SimCluster(load_config(None, known_plugins=known_plugin_names()))
+        for i in range(6):
+            sim.api.create_node(parse_node(node(f"n{i}")))
+            devs = [gpu(k) for k in range(7)]
+            for k, d in enumerate(devs):
+                d["attributes"]["resource.kubernetes.io/pciRoot"] = {"string": f"pci-{k % 2}"}
+            sim.api.apply_object(slice_(f"n{i}", devs))
+        sim.api.apply_object(device_class())
+        t = template("match", *(request(f"r{k}", count=1) for k in range(3)))
+        t["spec"]["spec"]["devices"]["constraints"] = [
+            {"matchAttribute": "resource.kubernetes.io/pciRoot"}
+        ]
+        sim.api.apply_object(t)
+        for i in range(pods):
+            p = parse_pod(pod(f"p{i:02d}", ("gpu", "resourceClaimTemplateName", "match")))
+            sim.api.create_pod(p)
+            while not sim.quiet() and sim.loop.step():
+                pass
+            if i % 3 == 2:  # a bound Pod goes: its claim's devices are free again
+                gone = sim.api.pods[f"default/p{i - 1:02d}"]
+                sim.api.delete_pod(gone)
+                while not sim.quiet() and sim.loop.step():
+                    pass
+        placed = {k: p.node_name for k, p in sim.api.pods.items()}
+        devices: dict[str, list[str]] = {}
+        for (kind, key), obj in sim.api.objects.items():
+            if kind == "ResourceClaim":
+                results = ((obj.get("status") or {}).get("allocation") or {}).get("devices", {})
+                devices[key] = [f"{d['pool']}/{d['device']}" for d in results.get("results", [])]
+    return placed, devices, len(calls)
+
+
+def test_kept_answers_place_and_allocate_as_the_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The allocator's answers kept per row and claim shape (``DeviceIndex.known``) change
+    no placement and no device, and spare most searches."""
+    kept = _churn(20)
+    monkeypatch.setattr(DynamicResources, "_kept_answers", lambda self, s: None)
+    searched = _churn(20)
+    assert kept[:2] == searched[:2]
+    assert sum(1 for v in kept[0].values() if v) == 12  # 12 fit: of 20 made, 6 deleted
+    assert kept[2] * 3 < searched[2]

@@ -18,6 +18,15 @@ that becomes used or free moves ``free`` on the rows it reaches, nothing is reco
 depth-first allocator takes the first free matching devices in pool order and never
 backtracks, so it succeeds on a node exactly when ``need <= free[row]``; the devices
 themselves are found for the chosen node only (at Reserve).
+
+Where no column decides, :meth:`DeviceIndex.answer` keeps the allocator's answer per node row
+and claim *shape* (the specs of the claims to allocate, :data:`Shape`): the search is a
+function of the row's pools (fixed while :attr:`DeviceIndex.token` is), the claims' specs,
+the classes (in the token), the release's options and which of the row's devices are in use,
+so an answer holds while none of the row's devices became used or free
+(:attr:`DeviceIndex.gen`, bumped by :meth:`DeviceIndex.on_use`).  The caller keeps only
+answers that name no claim (no ``shareID``, never an error) and asks only when no device
+is shared by capacity (shares are not counted per row).
 """
 
 from __future__ import annotations
@@ -42,6 +51,13 @@ if TYPE_CHECKING:
 
 Sig = tuple[str, tuple[str, ...]]
 """``(device class name, the request's selector expressions)``."""
+Shape = tuple[str, ...]
+"""The specs of the claims to allocate, serialised in order (claims from one template
+share it)."""
+Answer = list[tuple[r.AllocatedDevice, ...]] | None
+"""What :func:`~kubesched.devices.allocator.allocate_in` returned on a row."""
+SHAPES_MAX = 64
+"""Claim shapes whose answers are kept before starting again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +112,17 @@ def match_state(klass: r.DeviceClass, selectors: Sequence[Selector], d: r.Device
 
 
 @dataclass(slots=True)
+class Kept:
+    """The allocator's answers for one claim shape, per row: ``at[row]``, the row's
+    :attr:`DeviceIndex.gen` when the answer was kept (-1: none); ``passed[row]``, whether
+    it found devices; ``found``, the devices by row where it did."""
+
+    at: IntArray
+    passed: npt.NDArray[np.bool_]
+    found: dict[int, list[tuple[r.AllocatedDevice, ...]]] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
 class Column:
     """``free``: int64 ``(capacity,)``; ``exact``: bool ``(capacity,)``; ``matching``: the
     devices the selector set accepts."""
@@ -119,6 +146,10 @@ class DeviceIndex:
         self.devices: dict[DeviceId, r.Device] = {}
         self.bad: npt.NDArray[np.bool_] = np.zeros(0, dtype=np.bool_)
         self.columns: dict[Sig, Column] = {}
+        self.gen: IntArray = np.zeros(0, dtype=np.int64)
+        """Per row, bumped each time a device reaching the row becomes used or free."""
+        self.answers: dict[Shape, Kept] = {}
+        """The allocator's answers per claim shape (:meth:`known`)."""
 
     def refresh(
         self,
@@ -170,6 +201,8 @@ class DeviceIndex:
                         self.devices[dev_id] = d
         self.rows_of = {k: np.asarray(v, dtype=np.int64) for k, v in rows.items()}
         self.columns = {}
+        self.gen = np.zeros(capacity, dtype=np.int64)
+        self.answers = {}
 
     def column(
         self,
@@ -200,9 +233,47 @@ class DeviceIndex:
         if rows is None:
             return
         one = int(rows[0]) if rows.shape[0] == 1 else -1  # (a device local to one node)
+        if one >= 0:
+            self.gen[one] += 1
+        else:
+            self.gen[rows] += 1
         for col in self.columns.values():
             if dev_id in col.matching:
                 if one >= 0:
                     col.free[one] += delta
                 else:
                     np.add.at(col.free, rows, delta)
+
+    def answers_for(self, shape: Shape) -> Kept:
+        """The answers kept for claims of ``shape`` (see :meth:`known`)."""
+        got = self.answers.get(shape)
+        if got is None:
+            if len(self.answers) >= SHAPES_MAX:
+                self.answers.clear()
+            n = len(self.gen)
+            got = self.answers[shape] = Kept(
+                np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.bool_)
+            )
+        return got
+
+    def known(self, kept: Kept, rows: IntArray) -> npt.NDArray[np.bool_]:
+        """Per row of ``rows``, whether ``kept`` holds its answer for the devices in use
+        now (none of the row's devices became used or free since it was kept)."""
+        same: npt.NDArray[np.bool_] = kept.at[rows] == self.gen[rows]
+        return same
+
+    def answer(self, kept: Kept, row: int) -> tuple[Answer] | None:
+        """:meth:`known` for one row: its answer in a 1-tuple, or None (search, then
+        :meth:`keep`)."""
+        if kept.at[row] != self.gen[row]:
+            return None
+        return (kept.found.get(row),)
+
+    def keep(self, kept: Kept, row: int, found: Answer) -> None:
+        """Keep the allocator's answer ``found`` on ``row`` (for the devices in use now)."""
+        kept.at[row] = self.gen[row]
+        kept.passed[row] = found is not None
+        if found is None:
+            kept.found.pop(row, None)
+        else:
+            kept.found[row] = found

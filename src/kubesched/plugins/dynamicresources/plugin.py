@@ -300,14 +300,18 @@ class DynamicResources(Hints):
         for claim in claims:
             if claim.allocation is not None or claim.uid in self.objects.in_flight:
                 return None
-            spec = claim.raw.get("spec") or {}
-            hit = self._specs.get(claim.key)
-            if hit is None or hit[0] is not spec:
-                if len(self._specs) > SPECS_MAX:
-                    self._specs.clear()
-                hit = self._specs[claim.key] = (spec, json.dumps(spec, sort_keys=True))
-            out.append(hit[1])
+            out.append(self._spec_of(claim))
         return tuple(out)
+
+    def _spec_of(self, claim: r.ResourceClaim) -> str:
+        """The claim's ``spec`` serialised (kept per claim while its manifest is)."""
+        spec = claim.raw.get("spec") or {}
+        hit = self._specs.get(claim.key)
+        if hit is None or hit[0] is not spec:
+            if len(self._specs) > SPECS_MAX:
+                self._specs.clear()
+            hit = self._specs[claim.key] = (spec, json.dumps(spec, sort_keys=True))
+        return hit[1]
 
     def refresh_filter(self, state: CycleState, pod: api.Pod, cluster: ClusterState) -> bool:
         """Result reuse for a Pod that signed like the previous one: its own PreFilter state;
@@ -447,6 +451,19 @@ class DynamicResources(Hints):
         nodes = cluster.nodes
         if s.special is not None:
             search = self._filter_special(s, rows, codes, table, cluster)
+        kept = self._kept_answers(s)
+        if kept is not None and search.shape[0]:
+            # the answers kept for claims of this shape, on rows whose devices in use did
+            # not change since: what the allocator would answer now
+            at = rows[search]
+            known = self.index.known(kept, at)
+            if known.any():
+                hit = at[known]
+                passed = kept.passed[hit]
+                codes[search[known][~passed]] = 2
+                names, found_on = nodes.names, kept.found
+                s.per_node.update((names[x], found_on[x]) for x in hit[passed].tolist())
+                search = search[~known]
         for i in search.tolist():
             row = int(rows[i])
             node = nodes.nodes[row]
@@ -480,6 +497,10 @@ class DynamicResources(Hints):
                 codes[i] = 3
                 table[3] = error(str(e))
                 continue
+            if kept is not None and not any(
+                d.share_id is not None for res in found or () for d in res
+            ):
+                self.index.keep(kept, row, found)
             if found is None:
                 codes[i] = 2
             else:
@@ -501,6 +522,15 @@ class DynamicResources(Hints):
                 s.unavailable.add(k)
                 codes[ok[away]] = 1
         return Verdict(codes, table)
+
+    def _kept_answers(self, s: _State) -> index.Kept | None:
+        """The allocator's answers the device index keeps per row for the shape of the
+        Pod's claims to allocate (:meth:`~kubesched.devices.draindex.DeviceIndex.answer`);
+        None when they cannot be kept: nothing to allocate, a special claim (its variant
+        differs per node), or devices shared by capacity (not counted per row)."""
+        if not s.to_allocate or s.special is not None or s.shared is not allocator.NO_SHARES:
+            return None
+        return self.index.answers_for(tuple(self._spec_of(c) for c in s.to_allocate))
 
     def _filter_special(
         self,
