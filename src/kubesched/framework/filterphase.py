@@ -85,6 +85,15 @@ def next_chunk(chunk: int, walked: int, found: int, num_to_find: int) -> int:
     return out
 
 
+def _narrow_pays(candidates: int, n: int, num_to_find: int) -> bool:
+    """Whether filtering ``candidates`` rows at once (:meth:`FilterPhase._find_among`) is
+    cheaper than the chunked walk over ``n``, which looks at about ``num_to_find * n /
+    candidates`` rows when the candidates pass (the walk's passes cost a little more
+    each, hence the factor 2).  Either way the feasible nodes and ``processed`` are the
+    same."""
+    return candidates * candidates <= 2 * max(num_to_find, 1) * n
+
+
 class FilterPhase:
     """PreFilter, Filter (with nominated Pods) and PreFilterExtensions of one profile."""
 
@@ -387,7 +396,7 @@ class FilterPhase:
             empty = np.zeros(0, dtype=np.int64)
             return FilterOutcome(take, empty, empty, [], int(take.size))
         candidates = self._candidate_rows(state, pod) if narrow else None
-        if candidates is not None:
+        if candidates is not None and _narrow_pays(int(candidates.size), n, num_to_find):
             narrowed = self._find_among(state, pod, ordered_rows, num_to_find, candidates)
             if narrowed is not None:
                 self._timed("Filter", start, SUCCESS)
