@@ -396,7 +396,7 @@ class FilterPhase:
             empty = np.zeros(0, dtype=np.int64)
             return FilterOutcome(take, empty, empty, [], int(take.size))
         candidates = self._candidate_rows(state, pod) if narrow else None
-        if candidates is not None and _narrow_pays(int(candidates.size), n, num_to_find):
+        if candidates is not None:
             narrowed = self._find_among(state, pod, ordered_rows, num_to_find, candidates)
             if narrowed is not None:
                 self._timed("Filter", start, SUCCESS)
@@ -481,12 +481,13 @@ class FilterPhase:
         candidates: IntArray,
     ) -> FilterOutcome | None:
         """:meth:`find_nodes_that_pass_filters` when only ``candidates`` (int64 rows) can
-        pass: the same feasible nodes and ``processed``; None when none passes."""
+        pass: the same feasible nodes and ``processed``; None when none passes, or when so
+        many of ``ordered_rows`` are candidates that the chunked walk costs less."""
         n = int(ordered_rows.size)
         inside = np.zeros(self.handle.cluster.nodes.capacity, dtype=np.bool_)
         inside[candidates] = True
         pos = np.flatnonzero(inside[ordered_rows])
-        if pos.size == 0:
+        if pos.size == 0 or not _narrow_pays(int(pos.size), n, num_to_find):
             return None
         rows = ordered_rows[pos]
         feasible = self.run_filter_with_nominated(state, pod, rows).feasible
