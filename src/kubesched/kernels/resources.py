@@ -287,14 +287,9 @@ def balanced_change_cpu_memory(used: IntArray, pod: IntArray, allocatable: IntAr
     std = np.abs((frac[:, :, 0] - frac[:, :, 1]) / 2)
     both = np.trunc((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
     half = MAX_NODE_SCORE // 2
-    diff = both[0] - both[1]
-    diff += half
-    # Go's division by 2 truncates toward zero: an arithmetic shift of diff, plus 1 when
-    # negative (diff >= -50, so no overflow), in place on the one array.
-    diff += diff < 0
-    diff >>= 1
-    diff += half
-    out: IntArray = diff
+    diff = half + both[0] - both[1]
+    q = np.abs(diff) // 2
+    out: IntArray = half + np.where(diff < 0, -q, q)
     return out
 
 
