@@ -3,6 +3,8 @@ nodes in walk order, the failures kept, ``processed``) is the default chunked wa
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -80,3 +82,36 @@ def test_a_sparse_walk_takes_few_passes() -> None:
     out = walk.find_nodes_that_pass_filters(CycleState(), api.Pod("p"), rows, 300, narrow=False)
     assert out.feasible.size == 100 and out.processed == 6000
     assert len(walk.passes) <= 3
+
+
+class _Narrowed(_Walk):
+    """A walk whose plugin also names its candidate rows (all feasible rows among them)."""
+
+    def __init__(self, feasible: set[int], candidates: IntArray, capacity: int) -> None:
+        super().__init__(feasible)
+        self.candidates = candidates
+        self.handle = SimpleNamespace(
+            cluster=SimpleNamespace(nodes=SimpleNamespace(capacity=capacity))
+        )  # type: ignore[assignment]
+
+    def _candidate_rows(self, state: CycleState, pod: api.Pod) -> IntArray | None:
+        return self.candidates
+
+
+@pytest.mark.parametrize("candidates", [40, 1500, 5900])
+def test_few_candidates_are_filtered_alone_and_many_walked(candidates: int) -> None:
+    """Few candidate rows (the last free nodes of an anti-affine group) are filtered in one
+    pass of their own; when most rows are candidates the chunked walk (which looks at about
+    ``num_to_find`` of them) runs instead.  The feasible nodes and ``processed`` agree."""
+    rows = np.arange(6000, dtype=np.int64)
+    cand = np.arange(0, 6000, 6000 // candidates, dtype=np.int64)[:candidates]
+    feasible = {int(r) for r in cand[::2]}
+    walk = _Narrowed(feasible, cand, 6000)
+    got = walk.find_nodes_that_pass_filters(CycleState(), api.Pod("p"), rows, 300)
+    want = _default_walk(_Walk(feasible), rows, 300)
+    assert got.feasible.tolist() == want.feasible.tolist()
+    assert got.processed == want.processed
+    if candidates * candidates <= 2 * 300 * 6000:
+        assert walk.passes == [candidates]
+    else:
+        assert walk.passes[0] == 300 and sum(walk.passes) < candidates

@@ -85,6 +85,15 @@ def next_chunk(chunk: int, walked: int, found: int, num_to_find: int) -> int:
     return out
 
 
+def _narrow_pays(candidates: int, n: int, num_to_find: int) -> bool:
+    """Whether filtering ``candidates`` rows at once (:meth:`FilterPhase._find_among`) is
+    cheaper than the chunked walk over ``n``, which looks at about ``num_to_find * n /
+    candidates`` rows when the candidates pass (the walk's passes cost a little more
+    each, hence the factor 2).  Either way the feasible nodes and ``processed`` are the
+    same."""
+    return candidates * candidates <= 2 * max(num_to_find, 1) * n
+
+
 class FilterPhase:
     """PreFilter, Filter (with nominated Pods) and PreFilterExtensions of one profile."""
 
@@ -472,12 +481,13 @@ class FilterPhase:
         candidates: IntArray,
     ) -> FilterOutcome | None:
         """:meth:`find_nodes_that_pass_filters` when only ``candidates`` (int64 rows) can
-        pass: the same feasible nodes and ``processed``; None when none passes."""
+        pass: the same feasible nodes and ``processed``; None when none passes, or when so
+        many of ``ordered_rows`` are candidates that the chunked walk costs less."""
         n = int(ordered_rows.size)
         inside = np.zeros(self.handle.cluster.nodes.capacity, dtype=np.bool_)
         inside[candidates] = True
         pos = np.flatnonzero(inside[ordered_rows])
-        if pos.size == 0:
+        if pos.size == 0 or not _narrow_pays(int(pos.size), n, num_to_find):
             return None
         rows = ordered_rows[pos]
         feasible = self.run_filter_with_nominated(state, pod, rows).feasible

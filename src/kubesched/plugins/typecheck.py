@@ -242,7 +242,7 @@ SCORE_ONE: tuple[type[c.ScoreOne], ...] = (
     NodeResourcesBalancedAllocation,
     NodeResourcesFit,
 )
-CANDIDATE_ROWS: tuple[type[c.CandidateRows], ...] = (NodeResourcesFit,)
+CANDIDATE_ROWS: tuple[type[c.CandidateRows], ...] = (InterPodAffinity, NodeResourcesFit)
 FRAMEWORK_AWARE: tuple[type[c.FrameworkAware], ...] = (DefaultPreemption,)
 METRICS_SYNCER: tuple[type[c.MetricsSyncer], ...] = (
     CapacityScheduling,

@@ -201,6 +201,29 @@ def _bump(counts: dict[str, IntArray], table: NodeTable, key: str, row: int, del
     counts[key] = dom
 
 
+def candidate_rows(state: PreFilterState, table: NodeTable) -> IntArray | None:
+    """int64 rows (ascending, over the table's capacity) where no anti-affinity check
+    fails, or None when none fails anywhere.  A node outside them fails the incoming
+    Pod's or an existing Pod's required anti-affinity; nominated Pods counted there
+    (added, never removed, in a search) only raise those counts, so it fails with them
+    too (``kubesched.framework.filterphase`` then filters the other rows alone)."""
+    bad: npt.NDArray[np.bool_] | None = None
+    for key, verdict in state.verdicts.items():
+        sure = verdict >= ANTI_AFFINITY_CODE
+        if not sure.any():
+            continue
+        col = table.label_codes.get(key)
+        if col is None:  # no node has the label: every node is in the missing-label slot
+            if sure[-1]:
+                return np.zeros(0, dtype=np.int64)
+            continue
+        hit = sure[col]
+        bad = hit if bad is None else bad | hit
+    if bad is None:
+        return None
+    return np.flatnonzero(~bad).astype(np.int64, copy=False)
+
+
 def _codes(table: NodeTable, key: str, rows: IntArray) -> npt.NDArray[np.int32]:
     col = table.label_codes.get(key)
     if col is None:

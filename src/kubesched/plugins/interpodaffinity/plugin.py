@@ -152,6 +152,17 @@ class InterPodAffinity:
         codes, present = filtering.filter_codes(s, cluster.nodes, rows)
         return Verdict(codes, {k: _TABLE[k] for k in present})
 
+    def candidate_rows(
+        self, state: CycleState, pod: api.Pod, cluster: ClusterState
+    ) -> IntArray | None:
+        """The rows where no required anti-affinity (the Pod's or an existing Pod's)
+        rejects the Pod, or None (:func:`filtering.candidate_rows`): a search for the
+        last free nodes of a mutually anti-affine group filters those alone."""
+        s = state.get(_PRE_FILTER_KEY)
+        if not isinstance(s, filtering.PreFilterState):
+            return None
+        return filtering.candidate_rows(s, cluster.nodes)
+
     def pre_filter_add_pod(
         self, state: CycleState, pod: api.Pod, other: api.Pod, row: int, cluster: ClusterState
     ) -> Status:
