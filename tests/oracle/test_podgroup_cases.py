@@ -262,3 +262,26 @@ def test_upstream_and_kubesched_hold_a_member_the_same_way_under_the_composite_g
     assert {k: (v["result"], v["message"]) for k, v in theirs["pods"].items()} == {
         k: (v["result"], v["message"]) for k, v in mine["pods"].items()
     }
+
+
+def test_running_pods_of_a_1_36_workload_aware_preemption_situation_start_at_distinct_times() -> (
+    None
+):
+    """So under v1.36's WorkloadAwarePreemption, the cluster's own running Pods too (before,
+    only the submitted ones had starts: seed 20361's cases 23, 135, 137 and 170 had victims
+    starting "now"); the members of a ``disruptionMode: PodGroup`` gang share their gang's."""
+    situations = 0
+    for i in range(200):
+        req = podgroup_schedule_case(20361, i, "1.36")
+        bound = [p for p in req["pods"] if p["kind"] == "Pod" and p["spec"].get("nodeName")]
+        if not bound or not req.get("featureGates", {}).get("WorkloadAwarePreemption"):
+            continue
+        cluster = [o for o in req["cluster"]["items"] if o["kind"] == "Pod"]
+        if not cluster:
+            continue
+        situations += 1
+        starts = [p.get("status", {}).get("startTime") for p in cluster]
+        assert None not in starts
+        assert len(set(starts)) == len(starts)
+        assert max(starts) < min(p["status"]["startTime"] for p in bound)
+    assert situations >= 10
