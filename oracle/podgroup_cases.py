@@ -39,8 +39,9 @@ in most preemption situations, at times in the others: upstream's ``workload_pre
 suite, small): the PodGroups then carry their priority, the running Pods distinct start
 times (upstream lists v1.36's victims in a Go map's order, so equally important ones would
 fall at random), the cluster's own too (drawn last, each older than the submitted ones: a
-victim without one starts "now", the latest of all); without the gate a member that fits nowhere preempts for itself inside
-the group's cycle (its own PostFilter), and the group waits on it.  From v1.37 every
+victim without one starts "now", the latest of all); without the gate a member that fits
+nowhere preempts for itself inside the group's cycle (its own PostFilter), and the group
+waits on it.  From v1.37 every
 preemption situation's running Pods (the cluster's own too) have distinct start times:
 upstream's ``pickOneNodeForPreemption`` breaks a tie between candidate nodes on the victims'
 start, and a victim without ``status.startTime`` starts "now" (``GetPodStartTime`` reads
