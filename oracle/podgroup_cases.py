@@ -38,8 +38,10 @@ synchronous.  At v1.36 a group preempts as a whole under WorkloadAwarePreemption
 in most preemption situations, at times in the others: upstream's ``workload_preemption``
 suite, small): the PodGroups then carry their priority, the running Pods distinct start
 times (upstream lists v1.36's victims in a Go map's order, so equally important ones would
-fall at random); without the gate a member that fits nowhere preempts for itself inside
-the group's cycle (its own PostFilter), and the group waits on it.  From v1.37 every
+fall at random), the cluster's own too (drawn last, each older than the submitted ones: a
+victim without one starts "now", the latest of all); without the gate a member that fits
+nowhere preempts for itself inside the group's cycle (its own PostFilter), and the group
+waits on it.  From v1.37 every
 preemption situation's running Pods (the cluster's own too) have distinct start times:
 upstream's ``pickOneNodeForPreemption`` breaks a tie between candidate nodes on the victims'
 start, and a victim without ``status.startTime`` starts "now" (``GetPodStartTime`` reads
@@ -492,6 +494,8 @@ def _draw(gen: _Gen, preemption: bool = False) -> dict[str, Any]:
     per_pod = v136 and not gates.get("WorkloadAwarePreemption")
     if bound and (_minor(gen.version) >= 37 or per_pod):
         _start_times(gen, [*running, *bound], [] if per_pod else running_groups)
+    elif bound and v136:  # WorkloadAwarePreemption: the cluster's own too, before the others
+        _start_times(gen, running, [], at="01")
     return {
         "items": [*nodes, *running, *classes, *before, *running_groups],
         "submitted": submitted,
@@ -717,9 +721,12 @@ def _plan_pod_groups(
             yield obj
 
 
-def _start_times(gen: _Gen, running: list[dict[str, Any]], groups: list[dict[str, Any]]) -> None:
-    """Distinct ``status.startTime`` on the running Pods, in a drawn order; the members of a
-    running gang preempted as one (v1.36's ``disruptionMode: PodGroup``) share their gang's."""
+def _start_times(
+    gen: _Gen, running: list[dict[str, Any]], groups: list[dict[str, Any]], at: str = "02"
+) -> None:
+    """Distinct ``status.startTime`` on the running Pods, in a drawn order, within the hour
+    ``at``; the members of a running gang preempted as one (v1.36's ``disruptionMode:
+    PodGroup``) share their gang's."""
     whole = {g["metadata"]["name"] for g in groups if g["spec"].get("disruptionMode") == "PodGroup"}
     starts: dict[str, str] = {}
     order = gen.r.sample(range(len(running)), len(running))
@@ -727,7 +734,7 @@ def _start_times(gen: _Gen, running: list[dict[str, Any]], groups: list[dict[str
         group = pod["spec"].get("schedulingGroup", {}).get("podGroupName")
         key = group if group in whole else pod["metadata"]["name"]
         if key not in starts:
-            starts[key] = f"2026-01-01T02:{k // 60:02d}:{k % 60:02d}Z"
+            starts[key] = f"2026-01-01T{at}:{k // 60:02d}:{k % 60:02d}Z"
         pod.setdefault("status", {})["startTime"] = starts[key]
 
 

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from compare import Oracle, OracleMissing, binary, ours, ours_schedule
+from compare import Oracle, OracleMissing, binary, ours, ours_schedule, schedule_differences
 from podgroup_cases import HOST, RACK, check_version, podgroup_case, podgroup_schedule_case
 
 RELEASES = ("1.35", "1.36", "1.37")
@@ -327,3 +327,60 @@ def test_schedule_cases_are_widened_outside_preemption_situations() -> None:
         "running members",
         "minCount met by running members",
     }, seen
+
+
+def test_running_pods_of_a_1_36_workload_aware_preemption_situation_start_at_distinct_times() -> (
+    None
+):
+    """So under v1.36's WorkloadAwarePreemption, the cluster's own running Pods too (before,
+    only the submitted ones had starts: seed 20361's cases 23, 135, 137 and 170 had victims
+    starting "now"); the members of a ``disruptionMode: PodGroup`` gang share their gang's."""
+    situations = 0
+    for i in range(200):
+        req = podgroup_schedule_case(20361, i, "1.36")
+        bound = [p for p in req["pods"] if p["kind"] == "Pod" and p["spec"].get("nodeName")]
+        if not bound or not req.get("featureGates", {}).get("WorkloadAwarePreemption"):
+            continue
+        cluster = [o for o in req["cluster"]["items"] if o["kind"] == "Pod"]
+        if not cluster:
+            continue
+        situations += 1
+        starts = [p.get("status", {}).get("startTime") for p in cluster]
+        assert None not in starts
+        assert len(set(starts)) == len(starts)
+        assert max(starts) < min(p["status"]["startTime"] for p in bound)
+    assert situations >= 10
+
+
+@pytest.fixture(scope="module")
+def schedule_oracle_1_36() -> Iterator[Any]:
+    try:
+        with Oracle(binary("1.36"), "schedule") as o:
+            yield o
+    except OracleMissing as e:
+        if os.environ.get("ORACLE_LATER_RELEASES") == "required":
+            pytest.fail(f"the oracle is required here: {e}")
+        pytest.skip(str(e))
+
+
+def test_upstream_drops_a_late_pod_groups_constraint_its_gate_disables(
+    schedule_oracle_1_36: Any,
+) -> None:
+    """Seed 20361 case 137 (v1.36, WorkloadAwarePreemption on, TopologyAwareWorkloadScheduling
+    off): PodGroup ``group-0``, created after its first member, names a rack constraint.  The
+    API server drops it on create (its gate is off), so the group preempts as a whole and
+    binds, as kubesched answers; kube-oracle's fake clientset stored it, and v1.36's
+    ``runWorkloadAwarePreemption`` refused the constrained group at every attempt."""
+    req = podgroup_schedule_case(20361, 137, "1.36")
+    late = [
+        o for o in req["pods"] if o["kind"] == "PodGroup" and o["metadata"]["name"] == "group-0"
+    ]
+    assert late and late[0]["spec"].get("schedulingConstraints")
+    assert not req["featureGates"]["TopologyAwareWorkloadScheduling"]
+    answer = schedule_oracle_1_36.ask(req)
+    assert "error" not in answer, answer
+    for m in ("group-0-0", "group-0-1", "group-0-2"):
+        assert answer["pods"][f"default/{m}"]["result"] == "Scheduled", answer["pods"]
+    assert answer["pods"]["default/victim-0"]["result"] == "Preempted", answer["pods"]
+    mine = ours_schedule(req, "1.36")
+    assert schedule_differences(mine, answer) == []

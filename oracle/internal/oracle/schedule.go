@@ -174,6 +174,16 @@ func Schedule(ctx context.Context, req *ScheduleRequest, timeout time.Duration) 
 			return nil, fmt.Errorf("pods not queued after %v", timeout)
 		}
 	}
+	// A PodGroup created after its first member (the last object of a request, at times)
+	// must reach the scheduler before its first cycle, as kubesched observes every object
+	// before its virtual time starts: else a lower group's cycle may come first (v1.37 seed
+	// 19002 case 8).  The add handler then queues the group right after caching it.
+	for deadline := time.Now().Add(timeout); !groupsHeld(sched, factory, submitted); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("pod groups not in the scheduler's informers after %v", timeout)
+		}
+	}
+	time.Sleep(groupSettle)
 	go sched.Run(ctx)
 	deadline := time.Now().Add(timeout)
 	expired := map[string]int{}
@@ -187,6 +197,11 @@ func Schedule(ctx context.Context, req *ScheduleRequest, timeout time.Duration) 
 	}
 	return outcomes(ctx, client, sched, rec, pods), nil
 }
+
+// groupSettle is how long a run waits, once the scheduler holds every submitted PodGroup,
+// for the add handlers that cached them to queue them too (the next statements of the same
+// handler: microseconds).
+const groupSettle = 5 * time.Millisecond
 
 // permitRounds is how many times a run ends the Permit waits of Pods left waiting when it
 // is quiet (expireWaiting) before it answers: a gang rejected at its timeout is retried only
@@ -328,6 +343,7 @@ func create(ctx context.Context, client *fake.Clientset, obj runtime.Object) err
 	if err != nil {
 		return err
 	}
+	asCreated(obj)
 	if m.GetNamespace() == "" {
 		m.SetNamespace(metav1.NamespaceDefault)
 	}

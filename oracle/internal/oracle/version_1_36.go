@@ -10,6 +10,7 @@ package oracle
 import (
 	"context"
 	"errors"
+	schedulingv1alpha2 "k8s.io/api/scheduling/v1alpha2"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/version"
@@ -128,3 +129,45 @@ func benchPodGroup([]byte) (runtime.Object, schema.GroupVersionResource, error) 
 
 // permitDeadline: this release's gangs are not told apart (its members' waits end at once).
 func permitDeadline(any, *v1.Pod) (string, time.Duration) { return "", 0 }
+
+// asCreated drops from a PodGroup created during a run the spec fields the API server drops
+// on create while their gate is off (v1.36's dropDisabledPodGroupSpecFields; the fake
+// clientset stores what it is given).  The cluster's objects are stored as given: created
+// while their gates were on.  v1.36's workload-aware preemption reads
+// schedulingConstraints whatever TopologyAwareWorkloadScheduling says (seed 20361 case 137).
+func asCreated(obj runtime.Object) {
+	pg, ok := obj.(*schedulingv1alpha2.PodGroup)
+	if !ok {
+		return
+	}
+	on := utilfeature.DefaultFeatureGate.Enabled
+	if !on(features.TopologyAwareWorkloadScheduling) {
+		pg.Spec.SchedulingConstraints = nil
+	}
+	if !on(features.DRAWorkloadResourceClaims) {
+		pg.Spec.ResourceClaims = nil
+	}
+	if !on(features.WorkloadAwarePreemption) {
+		pg.Spec.DisruptionMode = nil
+		pg.Spec.PriorityClassName = ""
+		pg.Spec.Priority = nil
+	}
+}
+
+// groupsHeld tells whether the scheduler's PodGroup informer (GenericWorkload on) holds
+// every PodGroup among objs: GangScheduling's PreEnqueue reads it, and its add event moves
+// the members it held.
+func groupsHeld(_ *scheduler.Scheduler, factory informers.SharedInformerFactory, objs []runtime.Object) bool {
+	if !utilfeature.DefaultFeatureGate.Enabled(features.GenericWorkload) {
+		return true
+	}
+	lister := factory.Scheduling().V1alpha2().PodGroups().Lister()
+	for _, o := range objs {
+		if pg, ok := o.(*schedulingv1alpha2.PodGroup); ok {
+			if _, err := lister.PodGroups(pg.Namespace).Get(pg.Name); err != nil {
+				return false
+			}
+		}
+	}
+	return true
+}

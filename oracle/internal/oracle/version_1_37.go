@@ -164,3 +164,47 @@ func benchPodGroup(raw []byte) (runtime.Object, schema.GroupVersionResource, err
 
 // permitDeadline: this release's gangs are not told apart (its members' waits end at once).
 func permitDeadline(any, *v1.Pod) (string, time.Duration) { return "", 0 }
+
+// asCreated drops from a PodGroup created during a run the spec fields the API server drops
+// on create while their gate is off (v1.37's dropDisabledPodGroupSpecFields; the fake
+// clientset stores what it is given).  The cluster's objects are stored as given: created
+// while their gates were on.
+func asCreated(obj runtime.Object) {
+	pg, ok := obj.(*schedulingv1beta1.PodGroup)
+	if !ok {
+		return
+	}
+	on := utilfeature.DefaultFeatureGate.Enabled
+	if !on(features.TopologyAwareWorkloadScheduling) {
+		pg.Spec.SchedulingConstraints = nil
+	}
+	if !on(features.DRAWorkloadResourceClaims) {
+		pg.Spec.ResourceClaims = nil
+	}
+	if !on(features.PodGroupPreemptionPolicy) {
+		pg.Spec.PreemptionPolicy = nil
+	}
+	if !on(features.CompositePodGroup) {
+		pg.Spec.ParentCompositePodGroupName = nil
+	}
+}
+
+// groupsHeld tells whether the scheduler's cache holds every PodGroup (GenericWorkload on)
+// and CompositePodGroup (CompositePodGroup on) among objs: their informers' add handlers
+// put them there first, then into the queue, which releases the members it held.
+func groupsHeld(sched *scheduler.Scheduler, _ informers.SharedInformerFactory, objs []runtime.Object) bool {
+	on := utilfeature.DefaultFeatureGate.Enabled
+	for _, o := range objs {
+		switch g := o.(type) {
+		case *schedulingv1beta1.PodGroup:
+			if _, err := sched.Cache.PodGroups().Get(g.Namespace, g.Name); on(features.GenericWorkload) && err != nil {
+				return false
+			}
+		case *schedulingv1alpha3.CompositePodGroup:
+			if _, err := sched.Cache.CompositePodGroups().Get(g.Namespace, g.Name); on(features.CompositePodGroup) && err != nil {
+				return false
+			}
+		}
+	}
+	return true
+}
