@@ -347,14 +347,10 @@ def _mib(memory: str) -> int:
     return int(memory[:-2]) * (1024 if memory.endswith("Gi") else 1)
 
 
-def _preemption(
-    gen: _Gen, nodes: list[dict[str, Any]], plans: list[dict[str, Any]]
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """A preemption situation (v1.37, see the module docstring): the running Pods (bound,
-    to be submitted first) and the PodGroups of the running gangs (in the cluster); the
-    plans' members and PodGroups get their preemption policies (the PodGroup's field is set
-    by :meth:`_Gen.objects` when the gate is on)."""
-    free = {
+def _allocatable(nodes: list[dict[str, Any]]) -> dict[str, list[int]]:
+    """Each node's allocatable [milli-CPU, MiB, Pods], by name: the room left as Pods are
+    placed (:func:`_take` subtracts from it)."""
+    return {
         n["metadata"]["name"]: [
             _milli(n["status"]["allocatable"]["cpu"]),
             _mib(n["status"]["allocatable"]["memory"]),
@@ -362,6 +358,16 @@ def _preemption(
         ]
         for n in nodes
     }
+
+
+def _preemption(
+    gen: _Gen, nodes: list[dict[str, Any]], plans: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A preemption situation (v1.37, see the module docstring): the running Pods (bound,
+    to be submitted first) and the PodGroups of the running gangs (in the cluster); the
+    plans' members and PodGroups get their preemption policies (the PodGroup's field is set
+    by :meth:`_Gen.objects` when the gate is on)."""
+    free = _allocatable(nodes)
     running: list[dict[str, Any]] = []
     groups: list[dict[str, Any]] = []
     for g in range(gen.r.randint(1, 2)):
@@ -937,14 +943,7 @@ def _running_members(r: random.Random, d: dict[str, Any]) -> None:
     if r.random() >= 0.35:
         return
     nodes = [o for o in d["items"] if o["kind"] == "Node"]
-    free = {
-        n["metadata"]["name"]: [
-            _milli(n["status"]["allocatable"]["cpu"]),
-            _mib(n["status"]["allocatable"]["memory"]),
-            int(n["status"]["allocatable"]["pods"]),
-        ]
-        for n in nodes
-    }
+    free = _allocatable(nodes)
     for pod in d["items"]:
         if pod["kind"] == "Pod" and pod["spec"].get("nodeName") in free:
             _take(free[pod["spec"]["nodeName"]], pod)
