@@ -90,3 +90,19 @@ def test_pods_of_a_deleted_node_come_back_in_their_order() -> None:
     c.remove_pod("default/b")  # upstream's node-less NodeInfo: d takes b's place
     c.add_node(node)
     assert _names(c) == list("adc")
+
+
+def test_a_list_put_back_from_outside_still_loses_the_right_pod() -> None:
+    # The cache keeps where each key was put (a hint for removing a Pod from a node of
+    # thousands); the PodGroup cycle puts a node's saved list back, so hints may be stale.
+    c = _cluster()
+    for name in "abcde":
+        c.add_pod(_bound(name))
+    c.pods_on_node["n0"] = ["default/" + n for n in "edcba"]
+    c.remove_pod("default/b")  # its hint says 1, where d now is
+    assert _names(c) == list("edca")
+    c.remove_pod("default/e")
+    assert _names(c) == list("adc")
+    c.add_pod(_bound("f"))
+    c.remove_pod("default/a")
+    assert _names(c) == list("fdc")

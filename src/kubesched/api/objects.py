@@ -429,7 +429,7 @@ class Pod:
         plugins read, or requests a resource with a domain (``example.com/gpu``, which a
         DeviceClass may back under DRAExtendedResource): the plugins declaring
         ``Locality.CLAIMS`` have work for it."""
-        return bool(self.resource_claims or self.volumes) or any("/" in n for n in self.requests)
+        return bool(self.resource_claims or self.volumes) or "/" in "".join(self.requests)
 
     def rename(self, name: str) -> None:
         """Set ``name`` (and ``key``), e.g. on a :meth:`shallow_copy` of a template."""

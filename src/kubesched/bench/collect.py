@@ -92,7 +92,9 @@ class ThroughputCollector:
 
     def pod_bound(self, pod: api.Pod, now: float) -> None:
         """The API server bound ``pod``: count it if it is measured."""
-        if pod.namespace in self.namespaces and labels_match(pod.labels, self.selector):
+        if pod.namespace in self.namespaces and (
+            not self.selector or labels_match(pod.labels, self.selector)
+        ):
             self.scheduled += 1
             self.last_bound_at = now
 

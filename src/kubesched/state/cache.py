@@ -176,6 +176,10 @@ class ClusterState:
         self.pods_on_node: dict[str, list[str]] = {}
         """Node name -> keys of the Pods accounted on it, in upstream's ``NodeInfo.Pods``
         order (the module docstring)."""
+        self._slot: dict[str, int] = {}
+        """Pod key -> where it was last put in its node's :attr:`pods_on_node` list: a hint
+        that spares :func:`_swap_remove` a scan of a node holding thousands of Pods (checked
+        before use, so a list replaced from outside only costs the scan)."""
         self.reorders: dict[int, int] = {}
         """Node row -> times a confirmed Pod moved in its ``NodeInfo`` order without the
         row's generation changing (kept caches of its Pods' order read it)."""
@@ -359,7 +363,9 @@ class ClusterState:
         self.nodes.add_pod_usage(row, req, nonzero, pod.host_ports, sparse)
         rec = PodRecord(pod, node_name, row, req, nonzero, assumed=assumed, sparse=sparse)
         self.pods[pod.key] = rec
-        self.pods_on_node.setdefault(node_name, []).append(pod.key)
+        keys = self.pods_on_node.setdefault(node_name, [])
+        self._slot[pod.key] = len(keys)
+        keys.append(pod.key)
         self._bump(row)
         for o in self.observers:
             o.pod_added(rec)
@@ -372,7 +378,7 @@ class ClusterState:
         )
         keys = self.pods_on_node.get(rec.node)
         if keys is not None:
-            _swap_remove(keys, key)
+            _swap_remove(keys, key, self._slot)
         self._bump(rec.row)
         for o in self.observers:
             o.pod_removed(rec)
@@ -437,11 +443,12 @@ class ClusterState:
                 PodRecord(pod, pod.node_name, row, vectors[j], pair, False, False, sparse_of[j])
             )
         self.pods.update(zip(keys, recs, strict=True))
-        on_node = self.pods_on_node
+        on_node, slot = self.pods_on_node, self._slot
         for pod, key in zip(pods, keys, strict=True):
             keys_here = on_node.get(pod.node_name)
             if keys_here is None:
                 keys_here = on_node[pod.node_name] = []
+            slot[key] = len(keys_here)
             keys_here.append(key)
         for rec in recs:
             if rec.pod.host_ports:  # rare: counted one by one, as add_pod_usage does
@@ -499,7 +506,8 @@ class ClusterState:
                 rec.pod = pod
                 keys = self.pods_on_node[rec.node]  # upstream's updatePod: removed, appended
                 if keys[-1] != pod.key:
-                    _swap_remove(keys, pod.key)
+                    _swap_remove(keys, pod.key, self._slot)
+                    self._slot[pod.key] = len(keys)
                     keys.append(pod.key)
                     self.reorders[rec.row] = self.reorders.get(rec.row, 0) + 1
                     self.reorder_events += 1
@@ -588,16 +596,20 @@ class ClusterState:
         return [t.names[int(r)] for r in np.flatnonzero(over & alive)]
 
 
-def _swap_remove(keys: list[str], key: str) -> None:
+def _swap_remove(keys: list[str], key: str, slot: dict[str, int]) -> None:
     """Take ``key`` out of ``keys`` as upstream's ``removeFromSlice`` does: the last key
-    takes its place."""
-    try:
-        at = keys.index(key)
-    except ValueError:
-        return
+    takes its place.  ``slot`` (:attr:`ClusterState._slot`) says where each key was put;
+    a hint that does not hold (a list replaced from outside) falls back to the scan."""
+    at = slot.pop(key, -1)
+    if not (0 <= at < len(keys) and keys[at] == key):
+        try:
+            at = keys.index(key)
+        except ValueError:
+            return
     last = keys.pop()
     if at < len(keys):
         keys[at] = last
+        slot[last] = at
 
 
 def _controllers(obj: Mapping[str, Any]) -> tuple[str, ...]:

@@ -184,31 +184,34 @@ def _preferred(
     return tuple(out)
 
 
-_Key = tuple[str, str, object, object, dict[str, str]]
-_last: list[tuple[_Key, PodTerms]] = []
+_Seen = tuple[object, object, dict[str, str], PodTerms]
+_seen: dict[tuple[str, str, int, int], _Seen] = {}
+"""``(uid, namespace, id(affinity), id(anti-affinity))`` -> the affinity objects, the labels
+and the terms compiled from them (the objects are kept, so an id is not reused while its
+entry lives; a hit needs the same objects and equal labels)."""
+_SEEN_MAX = 1 << 14
+"""Entries kept before the cache starts again (a burst of Pods with terms, each seen once)."""
 
 
 def pod_terms(pod: api.Pod) -> PodTerms:
     """Upstream ``NewPodInfo``'s terms; errors aggregated as ``utilerrors.NewAggregate``.
 
-    The last answer is reused for the same Pod (the same uid, affinity objects, namespace and
-    labels), as one scheduling cycle asks in PreFilter, PreScore and when the Pod is assumed.
+    The answer is kept per Pod (the same uid, affinity objects, namespace and labels): one
+    scheduling cycle asks in PreFilter, PreScore and when the Pod is assumed, and the queue's
+    hint for an assigned Pod's add asks for every pooled Pod with terms (EventHandlingPodAdd:
+    2,000 pooled Pods, one bound Pod at a time).  The terms depend on nothing else.
     """
     aff, anti = pod.pod_affinity, pod.pod_anti_affinity
     if aff is None and anti is None:
         return NO_TERMS
-    if _last:
-        (uid, namespace, last_aff, last_anti, labels), terms = _last[0]
-        if (
-            uid == pod.uid
-            and last_aff is aff
-            and last_anti is anti
-            and namespace == pod.namespace
-            and labels == pod.labels
-        ):
-            return terms
+    key = (pod.uid, pod.namespace, id(aff), id(anti))
+    seen = _seen.get(key)
+    if seen is not None and seen[0] is aff and seen[1] is anti and seen[2] == pod.labels:
+        return seen[3]
     terms = _compile(pod, aff, anti)
-    _last[:] = [((pod.uid, pod.namespace, aff, anti, dict(pod.labels)), terms)]
+    if len(_seen) >= _SEEN_MAX:
+        _seen.clear()
+    _seen[key] = (aff, anti, dict(pod.labels), terms)
     return terms
 
 
