@@ -172,16 +172,11 @@ class SimCluster:
             finally:
                 self._binding_since = outer
             self.wall_seconds += time.perf_counter() - t0
-            # A binding cycle that failed without a write anyone hears (a PreBind or the
-            # binding refused) put the Pod in backoffQ: with no wake-up due, the scheduler
-            # must wake for it.  When it moved Pods its forgotten resources may help and
-            # the queue can give one now, the scheduler wakes at once, as upstream's queue
-            # wakes its waiting Pop (with activeQ empty it pops a rejected Pod from
-            # backoffQ early), not at a wake-up due later (the next flush).  A cycle that
-            # wrote wakes it through the watch, at the time the watch delivers.
-            if self.api.notifications == heard and (
-                self._tick_at is None or self.scheduler.queue.poppable()
-            ):
+            # A binding cycle that failed without a write anyone hears (a PreBind refused
+            # before it wrote) put the Pod in backoffQ: with no wake-up due, the scheduler
+            # must wake for it.  A cycle that wrote wakes it through the watch, at the time
+            # the watch delivers; a wake-up already due keeps its time.
+            if self.api.notifications == heard and self._tick_at is None:
                 self.wake()
 
         delay = self._client_wait() + self.timing.bind_latency
