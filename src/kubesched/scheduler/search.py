@@ -386,8 +386,12 @@ class Search:
             return last[2]
         if start:
             rotated = np.concatenate([candidates[start:], candidates[:start]])
+        elif candidates.flags.writeable:
+            # a copy: a read-only view of a list someone may still write into (a placement's
+            # rows) would let a kept failed pass match rows whose contents changed
+            rotated = candidates.copy()
         else:
-            rotated = candidates.view()
+            rotated = candidates.view()  # the node table's order: read-only, never written
         rotated.flags.writeable = False
         self._rotated = (candidates, start, rotated)
         return rotated
