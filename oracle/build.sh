@@ -37,7 +37,8 @@
 # kube-scheduler and kube-controller-manager are stamped with the version upstream's release
 # build gives them (/version, kubectl's skew check).
 # --vet runs go vet over the sources against each version (its go.mod and tags) instead.
-# --cover builds only bin/cover/kube-oracle (the default version): kube-oracle with Go's
+# --cover builds only bin/cover/kube-oracle (the default version; with ORACLE_VERSIONS,
+# bin/cover/vV/kube-oracle for each other V listed): kube-oracle with Go's
 # coverage instrumentation over upstream's pkg/scheduler/... (and its own main package, which
 # installs the hook that writes the counters into $GOCOVERDIR at exit), for
 # `oracle/diff.py --coverage`; ~20 s once the normal build is cached, and slower to run, so the
@@ -84,11 +85,20 @@ build_version() {
 }
 
 if [ "${1:-}" = --cover ]; then
-    mkdir -p bin/cover
-    go build -trimpath -tags "$(tags_of "$default")" -cover -covermode=set \
-        -coverpkg=k8s.io/kubernetes/pkg/scheduler/...,./cmd/kube-oracle \
-        -o bin/cover/kube-oracle ./cmd/kube-oracle
-    echo "oracle: built kube-oracle with coverage of k8s.io/kubernetes/pkg/scheduler/... into $(pwd)/bin/cover"
+    # bin/cover/kube-oracle is the default version's; ORACLE_VERSIONS="1.37" (or several)
+    # builds bin/cover/vV/kube-oracle for each instead (oracle/diff.py --coverage
+    # --kubernetes-version V).
+    for v in ${ORACLE_VERSIONS:-$default}; do
+        [ -f "$(modfile_of "$v")" ] || { echo "oracle: no go.mod for Kubernetes $v" >&2; exit 2; }
+        out=bin/cover/v$v
+        [ "$v" != "$default" ] || out=bin/cover
+        mkdir -p "$out"
+        t0=$SECONDS
+        go build -trimpath -modfile="$(modfile_of "$v")" -tags "$(tags_of "$v")" -cover \
+            -covermode=set -coverpkg=k8s.io/kubernetes/pkg/scheduler/...,./cmd/kube-oracle \
+            -o "$out/kube-oracle" ./cmd/kube-oracle
+        echo "oracle: built $("$out/kube-oracle" version) with coverage of k8s.io/kubernetes/pkg/scheduler/... into $(pwd)/$out ($((SECONDS - t0)) s)"
+    done
     exit 0
 fi
 

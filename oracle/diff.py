@@ -62,7 +62,12 @@ is also 1 when a plugin is below ``--min-all`` (or, for a Filter or Score plugin
 scheduling paths below ``--min-paths``), or with ``--floors FILE`` below its own minimums
 (``oracle/coverage_floors.json``, what CI holds; ``--write-floors`` writes them from a run).
 ``--uncovered FILE`` writes every uncovered range with why (Markdown); ``--counters DIR``
-keeps the counters (a later run into DIR adds to them).
+keeps the counters (a later run into DIR adds to them).  With ``--kubernetes-version V``
+(1.35 to 1.37) ``--coverage`` runs against ``oracle/bin/cover/vV/kube-oracle``
+(``ORACLE_VERSIONS="V" bash oracle/build.sh --cover``), the cases drawn for V, and adds
+``--podgroup-cases`` and ``--podgroup-schedule-cases`` of the podgroup family
+(``oracle/podgroup_cases.py``: the gang and topology plugins); the table then lists V's
+feature-gated plugins apart (``upstream_coverage.GATED``).
 """
 
 from __future__ import annotations
@@ -201,6 +206,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dra-hint-cases", type=int, help="with --coverage (default: --dra-cases)")
     ap.add_argument("--storage-cases", type=int, help="with --coverage (default: cases / 3)")
     ap.add_argument("--storage-schedule-cases", type=int, default=30, help="with --coverage")
+    ap.add_argument(
+        "--podgroup-cases",
+        type=int,
+        help="with --coverage at 1.35 or newer (default: cases / 10)",
+    )
+    ap.add_argument(
+        "--podgroup-schedule-cases",
+        type=int,
+        default=30,
+        help="with --coverage at 1.35 or newer",
+    )
     ap.add_argument("--min-all", type=float, default=90.0, help="%% of a plugin's statements")
     ap.add_argument("--min-paths", type=float, default=95.0, help="%% of its Filter/Score paths")
     ap.add_argument("--floors", type=Path, help="per-plugin minimums (JSON) instead of --min-*")
@@ -215,8 +231,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--cover-oracle",
         type=Path,
-        default=coverage.COVER_BINARY,
-        help="the instrumented kube-oracle (default: oracle/bin/cover/kube-oracle)",
+        help="the instrumented kube-oracle (default: oracle/bin/cover/kube-oracle, with "
+        "--kubernetes-version V oracle/bin/cover/vV/kube-oracle)",
     )
     args = ap.parse_args(argv)
     if args.cases < 0:
@@ -231,8 +247,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.family == "podgroup" and (args.kubernetes_version or DEFAULT_VERSION) < "1.35":
         ap.error("--family podgroup needs --kubernetes-version 1.35 or newer (the Workload API)")
     if args.coverage:
-        if args.kubernetes_version is not None:
-            ap.error("--coverage measures the default build (oracle/build.sh --cover)")
         return with_coverage(args)
     try:
         oracle = Oracle(binary(args.kubernetes_version), args.verb)
@@ -253,6 +267,13 @@ def with_coverage(args: argparse.Namespace) -> int:
     storage = args.cases // 3 if args.storage_cases is None else args.storage_cases
     storage_hints = args.cases // 3 if args.storage_hint_cases is None else args.storage_hint_cases
     dra_hints = dra if args.dra_hint_cases is None else args.dra_hint_cases
+    version = args.kubernetes_version
+    workloads = version is not None and version >= "1.35"
+    podgroups = args.cases // 10 if args.podgroup_cases is None else args.podgroup_cases
+    podgroup_schedules = args.podgroup_schedule_cases
+    if not workloads:
+        podgroups = podgroup_schedules = 0
+    binary = args.cover_oracle or coverage.cover_binary(version)
     with tempfile.TemporaryDirectory(prefix="kube-oracle-cover-") as scratch:
         tmp = str(args.counters) if args.counters else scratch
         Path(tmp).mkdir(parents=True, exist_ok=True)
@@ -268,30 +289,35 @@ def with_coverage(args: argparse.Namespace) -> int:
             ("hints", hints, FAMILIES["default"]["hints"], "default"),
             ("hints", storage_hints, FAMILIES["storage"]["hints"], "storage"),
             ("hints", dra_hints, dra_hint_case, "dra"),
+            ("explain", podgroups, podgroup_case, "podgroup"),
+            ("schedule", podgroup_schedules, podgroup_schedule_case, "podgroup"),
         ]
         total = 0
         for verb, n, gen, family in runs:
             try:
-                oracle = Oracle(args.cover_oracle, verb, env, coverage.COVER_HINT)
+                oracle = Oracle(binary, verb, env, coverage.cover_hint(version))
             except OracleMissing as e:
                 print(f"oracle: {e}", file=sys.stderr)
                 return 2
             sub = argparse.Namespace(**{**vars(args), "verb": verb, "cases": n, "family": family})
             total += run(oracle, sub, gen)
         floors = json.loads(args.floors.read_text()) if args.floors else None
-        rep = coverage.report([Path(tmp)], args.min_all, args.min_paths, floors)
+        rep = coverage.report([Path(tmp)], args.min_all, args.min_paths, floors, version)
         if args.uncovered:
-            args.uncovered.write_text(coverage.markdown([Path(tmp)]))
+            args.uncovered.write_text(coverage.markdown([Path(tmp)], version))
         if args.write_floors:
             rows = [f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in sorted(rep.floors().items())]
             args.write_floors.write_text("{\n" + ",\n".join(rows) + "\n}\n")
     n = args.cases + dra + args.schedule_cases + args.dra_schedule_cases + hints
     n += storage + args.storage_schedule_cases + storage_hints + dra_hints
+    n += podgroups + podgroup_schedules
+    groups = f", {podgroups} podgroup, {podgroup_schedules} podgroup schedule" if workloads else ""
     print(
         f"oracle: {n} cases ({args.cases} explain, {dra} DRA, {args.schedule_cases} schedule, "
         f"{args.dra_schedule_cases} DRA schedule, {storage} storage, "
         f"{args.storage_schedule_cases} storage schedule, {hints} hints, "
-        f"{storage_hints} storage hints, {dra_hints} DRA hints), {total} mismatches"
+        f"{storage_hints} storage hints, {dra_hints} DRA hints{groups}), {total} mismatches"
+        + (f" (Kubernetes {version})" if version else "")
     )
     print("\n".join(rep.lines[:-1]))
     if rep.below:

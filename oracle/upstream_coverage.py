@@ -16,6 +16,16 @@ The volume plugins (the storage family's, ``oracle/storage_cases.py``) are liste
 they count in neither the summary line's total nor its lowest, and only ``--floors`` holds
 them (to their own minimums).  The last line is exactly
 ``coverage: A % of default-profile plugin statements, lowest B % (PLUGIN)``.
+
+Every release v1.34 to v1.37 has its instrumented build (``ORACLE_VERSIONS="1.37" bash
+oracle/build.sh --cover``: ``oracle/bin/cover/vV/kube-oracle``, ``cover_binary``).  At a
+later release the table adds the plugins a feature gate puts into the default profile
+(``GATED``: NodeDeclaredFeatures, GangScheduling, TopologyPlacementGenerator,
+PodGroupPodsCount, DeferredPodScheduling), listed apart like the volume plugins, and the
+upstream source the reasons read is that release's; the line-numbered reasons
+(``BLOCK_REASONS``, ``BLOCK_SPANS``) are v1.34.4's and apply at v1.34 only, so a later
+release's uncovered blocks take the name and guard rules alone (``open`` where those say
+nothing).
 """
 
 from __future__ import annotations
@@ -31,6 +41,26 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 COVER_BINARY = ROOT / "bin" / "cover" / "kube-oracle"
 COVER_HINT = "bash oracle/build.sh --cover (builds oracle/bin/cover/kube-oracle)"
+DEFAULT_VERSION = "1.34"  # the release of COVER_BINARY and of BLOCK_REASONS' lines
+
+
+def cover_binary(version: str | None) -> Path:
+    """The instrumented kube-oracle of minor release ``version`` (None: the default's)."""
+    if version is None or version == DEFAULT_VERSION:
+        return COVER_BINARY
+    return ROOT / "bin" / "cover" / f"v{version}" / "kube-oracle"
+
+
+def cover_hint(version: str | None) -> str:
+    """How to build ``cover_binary(version)``."""
+    if version is None or version == DEFAULT_VERSION:
+        return COVER_HINT
+    return (
+        f'ORACLE_VERSIONS="{version}" bash oracle/build.sh --cover '
+        f"(builds oracle/bin/cover/v{version}/kube-oracle)"
+    )
+
+
 SCHED = "k8s.io/kubernetes/pkg/scheduler/"
 PLUGINS = SCHED + "framework/plugins/"
 _FIT_FILES = (
@@ -83,6 +113,30 @@ STORAGE: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "VolumeZone": ("framework/plugins/volumezone", None),
 }
 STORAGE_PACKAGES = {package for package, _ in STORAGE.values()}
+# Plugins a feature gate adds to the default profile after v1.34: name -> (package, files,
+# the first minor release that has it).  NodeDeclaredFeatures (NodeDeclaredFeatures gate),
+# GangScheduling (GangScheduling at v1.35 and v1.36, GenericWorkload at v1.37),
+# TopologyPlacementGenerator and PodGroupPodsCount (TopologyAwareWorkloadScheduling),
+# DeferredPodScheduling (InPlacePodVerticalScalingSchedulerPreemption).
+GATED: dict[str, tuple[str, tuple[str, ...] | None, str]] = {
+    "NodeDeclaredFeatures": ("framework/plugins/nodedeclaredfeatures", None, "1.35"),
+    "GangScheduling": ("framework/plugins/gangscheduling", None, "1.35"),
+    "TopologyPlacementGenerator": ("framework/plugins/topologyaware", None, "1.36"),
+    "PodGroupPodsCount": ("framework/plugins/podgrouppodscount", None, "1.36"),
+    "DeferredPodScheduling": ("framework/plugins/deferredpodscheduling", None, "1.37"),
+}
+
+
+def gated(version: str | None) -> dict[str, tuple[str, tuple[str, ...] | None]]:
+    """``GATED``'s plugins that minor release ``version`` has (None: the default's)."""
+    minor = int((version or DEFAULT_VERSION).split(".")[1])
+    return {
+        name: (package, files)
+        for name, (package, files, since) in GATED.items()
+        if minor >= int(since.split(".")[1])
+    }
+
+
 FRAMEWORK: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "plugin helpers": ("framework/plugins/helper", None),
     "framework runtime": ("framework/runtime", None),
@@ -339,9 +393,12 @@ BLOCK_SPANS: list[tuple[str, int, int, str]] = [
 ]
 
 
-def reason(block: Block, source: list[str] | None) -> str:
+def reason(block: Block, source: list[str] | None, version: str | None = None) -> str:
     """Why ``block`` is uncovered, one of ``_REASONS``' keys, from its function's name and
-    the lines that guard it (``source``: the file's lines, when the module cache has it)."""
+    the lines that guard it (``source``: the file's lines, when the module cache has it);
+    the line-numbered tables only at the release they were read at (``version`` None or
+    ``DEFAULT_VERSION``)."""
+    numbered = version is None or version == DEFAULT_VERSION
     name = block.function.rsplit(".", 1)[-1]
     if is_hint(_package(block.file), block.function):
         if _package(block.file).removeprefix(SCHED) in STORAGE_PACKAGES:
@@ -349,9 +406,9 @@ def reason(block: Block, source: list[str] | None) -> str:
         return "hint"
     if name == "Clone":
         return "clone"
-    if (block.file.removeprefix(PLUGINS), block.start) in BLOCK_REASONS:
+    if numbered and (block.file.removeprefix(PLUGINS), block.start) in BLOCK_REASONS:
         return BLOCK_REASONS[(block.file.removeprefix(PLUGINS), block.start)]
-    for file, first, last, why in BLOCK_SPANS:
+    for file, first, last, why in BLOCK_SPANS if numbered else ():
         if block.file.removeprefix(PLUGINS) == file and first <= block.start <= last:
             return why
     guard = ""
@@ -370,11 +427,15 @@ def reason(block: Block, source: list[str] | None) -> str:
     return "open"
 
 
-def _sources() -> dict[str, list[str]]:
-    """The upstream files under pkg/scheduler/ by import path, read from the module cache
-    (empty when Go or the module is missing)."""
+def _sources(version: str | None = None) -> dict[str, list[str]]:
+    """The upstream files under pkg/scheduler/ of minor release ``version`` (None: the
+    default's) by import path, read from the module cache (empty when Go or the module is
+    missing)."""
+    modfile = []
+    if version is not None and version != DEFAULT_VERSION:
+        modfile = [f"-modfile=versions/v{version}/go.mod"]
     try:
-        top = _go("list", "-m", "-f", "{{.Dir}}", "k8s.io/kubernetes").strip()
+        top = _go("list", *modfile, "-m", "-f", "{{.Dir}}", "k8s.io/kubernetes").strip()
     except (OSError, subprocess.CalledProcessError):
         return {}
     out: dict[str, list[str]] = {}
@@ -385,20 +446,22 @@ def _sources() -> dict[str, list[str]]:
     return out
 
 
-def markdown(dirs: list[Path]) -> str:
-    """Every uncovered range of the default-profile plugins, with why (``reason``), as a
-    Markdown list grouped by plugin and reason."""
+def markdown(dirs: list[Path], version: str | None = None) -> str:
+    """Every uncovered range of the default-profile plugins (and of the volume plugins and
+    ``version``'s gated ones), with why (``reason``), as a Markdown list grouped by plugin
+    and reason."""
     blocks = load(dirs)
-    sources = _sources()
+    sources = _sources(version)
     out = []
-    for row in [*rows(blocks, DEFAULT_PLUGINS), *rows(blocks, STORAGE)]:
+    tables = [*rows(blocks, DEFAULT_PLUGINS), *rows(blocks, STORAGE)]
+    for row in [*tables, *rows(blocks, gated(version))]:
         by_reason: dict[str, list[str]] = defaultdict(list)
         counts: dict[str, int] = defaultdict(int)
         spans: list[tuple[str, str, str, int, int]] = []  # why, file, function, start, end
         for b in sorted(row.blocks, key=lambda b: (b.file, b.start)):
             if b.covered:
                 continue
-            why = reason(b, sources.get(b.file))
+            why = reason(b, sources.get(b.file), version)
             counts[why] += b.statements
             last = spans[-1] if spans else None
             if last and last[:3] == (why, b.file, b.function) and b.start <= last[4] + 1:
@@ -503,11 +566,14 @@ def report(
     min_all: float = 90.0,
     min_paths: float = 95.0,
     floors: dict[str, list[float]] | None = None,
+    version: str | None = None,
 ) -> Report:
     """The coverage table, the uncovered lines and the summary line of the counters in
-    ``dirs``; ``below`` names each plugin under ``min_all`` (all statements) or, for a
-    Filter or Score plugin, under ``min_paths`` (its scheduling paths); with ``floors``
-    (plugin: [all, paths]) each plugin under its own instead."""
+    ``dirs`` (of minor release ``version``'s build; None: the default's); ``below`` names
+    each plugin under ``min_all`` (all statements) or, for a Filter or Score plugin, under
+    ``min_paths`` (its scheduling paths); with ``floors`` (plugin: [all, paths]) each
+    plugin under its own instead.  ``version``'s gated plugins (``gated``) are listed apart,
+    held only by ``floors``."""
     blocks = load(dirs)
     plugins = rows(blocks, DEFAULT_PLUGINS)
     lines = [f"{'':33} {'statements':>10} {'all':>7} {'paths':>7}  uncovered"]
@@ -533,17 +599,23 @@ def report(
         line(row)
     for row in rows(blocks, FRAMEWORK):
         line(row, "(not a plugin)")
-    for row in rows(blocks, STORAGE):
-        c, t = row.share()
-        pc, pt = row.share(hints=False)
-        if floors is not None and row.name in floors:
-            low_all, low_paths = floors[row.name]
-            if _pct(c, t) < low_all or _pct(pc, pt) < low_paths:
-                below.append(row.name)
-        shares[row.name] = (_pct(c, t), _pct(pc, pt))
-        line(row, "(storage family: not in the summary line)")
+    apart = [
+        (rows(blocks, STORAGE), "(storage family: not in the summary line)"),
+        (rows(blocks, gated(version)), "(feature-gated: not in the summary line)"),
+    ]
+    for table, note in apart:
+        for row in table:
+            c, t = row.share()
+            pc, pt = row.share(hints=False)
+            if floors is not None and row.name in floors:
+                low_all, low_paths = floors[row.name]
+                if _pct(c, t) < low_all or _pct(pc, pt) < low_paths:
+                    below.append(row.name)
+            shares[row.name] = (_pct(c, t), _pct(pc, pt))
+            line(row, note)
     lines.append("")
-    for row in [*plugins, *rows(blocks, FRAMEWORK), *rows(blocks, STORAGE)]:
+    extra = [row for table, _ in apart for row in table]
+    for row in [*plugins, *rows(blocks, FRAMEWORK), *extra]:
         gaps = row.uncovered()
         if gaps:
             lines.append(f"uncovered in {row.name}:")

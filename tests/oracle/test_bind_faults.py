@@ -51,6 +51,36 @@ def test_a_refused_binding_ends_the_pod_an_error_on_both_sides(
     assert "refused (the case's bindFaults)" in mine["default/refused"]["message"]
 
 
+@pytest.mark.parametrize("policy", ["PreemptLowerPriority", "Never"])
+def test_a_refused_binding_frees_its_node_for_the_next_pod_at_once(
+    schedule_oracle: Any, policy: str
+) -> None:
+    """Two Pods wanting the one node, the first (priority 10) refused its binding: upstream
+    forgets it microseconds after its Reserve, so the second binds while the first backs off
+    (then the first preempts it, or with ``preemptionPolicy: Never`` stays Unschedulable).
+    kubesched answers a refused binding at the end of the scheduling cycle
+    (``tests/sim/test_bind_faults.py``)."""
+    small = {"cpu": "1", "memory": "4Gi", "pods": "110"}
+    node = _node()
+    node["status"] = {"allocatable": small, "capacity": small}
+    cluster = {"apiVersion": "v1", "kind": "List", "items": [node]}
+    pods = [_pod("a", 0), _pod("b", 1)]
+    for pod, priority in zip(pods, (10, 0), strict=True):
+        pod["spec"]["priority"] = priority
+        pod["spec"]["preemptionPolicy"] = policy
+        pod["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "800m"
+    faults = {"Pod/default/a": "refuseBinding"}
+    request = {"cluster": cluster, "pods": pods, "config": None, "bindFaults": faults}
+    theirs = schedule_oracle.ask(request)["pods"]
+    mine = kubesched.schedule(cluster, pods, None, kubernetes_version="1.34",
+                              bind_faults=faults)["pods"]  # fmt: skip
+    for key in ("default/a", "default/b"):
+        assert (mine[key]["result"], mine[key]["node"]) == (
+            theirs[key]["result"],
+            theirs[key].get("node"),
+        ), key
+
+
 def test_bind_faults_are_checked() -> None:
     """A key that is not ``Pod/NAMESPACE/NAME`` or an unknown kind is an input error."""
     cluster = {"apiVersion": "v1", "kind": "List", "items": [_node()]}

@@ -110,3 +110,34 @@ def test_the_volume_plugins_leave_out_test_helpers_and_file_their_hints_apart() 
     assert why(taint, 90, "*TaintToleration.isSchedulableAfterNodeChange") == "hint"
     assert why(vb + "binder.go", 650, "*volumeBinder.checkBindings") == "volume-fault"
     assert why(cov.PLUGINS + "nodevolumelimits/utils.go", 41, "isCSIMigrationOn") == "gate"
+
+
+def test_a_later_release_lists_its_gated_plugins_apart_and_skips_v134_line_numbers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``--coverage --kubernetes-version V``: V's instrumented binary, V's feature-gated
+    plugins in rows of their own (out of the summary line: it stays the default profile's),
+    and v1.34.4's line-numbered reasons only at v1.34 (a later release's lines differ)."""
+    assert cov.cover_binary(None) == cov.cover_binary("1.34") == cov.COVER_BINARY
+    assert cov.cover_binary("1.37") == cov.ROOT / "bin" / "cover" / "v1.37" / "kube-oracle"
+    assert 'ORACLE_VERSIONS="1.37"' in cov.cover_hint("1.37")
+    assert cov.gated(None) == {}
+    assert set(cov.gated("1.35")) == {"NodeDeclaredFeatures", "GangScheduling"}
+    assert set(cov.gated("1.37")) == set(cov.GATED)
+    gang = cov.PLUGINS + "gangscheduling/gangscheduling.go"
+    blocks = [
+        cov.Block(gang, 10, 12, 3, True, "*GangScheduling.Permit"),
+        cov.Block(gang, 20, 21, 1, False, "*GangScheduling.Permit"),
+        cov.Block(cov.PLUGINS + "tainttoleration/taint_toleration.go", 1, 2, 2, True, "x"),
+    ]
+    monkeypatch.setattr(cov, "load", lambda dirs: blocks)
+    rep = cov.report([], version="1.37")
+    assert rep.shares["GangScheduling"] == (75.0, 75.0)
+    gang_line = next(line for line in rep.lines if line.startswith("GangScheduling"))
+    assert gang_line.endswith("(feature-gated: not in the summary line)")
+    assert rep.total == 100.0  # GangScheduling's uncovered statement is not counted
+    assert "GangScheduling" not in cov.report([], version="1.34").shares
+    dra = cov.PLUGINS + "dynamicresources/dynamicresources.go"
+    wait = cov.Block(dra, 1370, 1372, 1, False, "*DynamicResources.PreBind")
+    assert cov.reason(wait, None) == cov.reason(wait, None, "1.34") == "wait"
+    assert cov.reason(wait, None, "1.37") == "open"

@@ -89,6 +89,9 @@ class Commit:
         self.extenders = extenders
         self.submit_binding = submit_binding
         """Runs a binding cycle: at once, later in virtual time, or on a thread."""
+        self.submitting: api.Pod | None = None
+        """The assumed Pod whose binding cycle ``submit_binding`` is being handed, while it
+        runs (the simulator times a binding the API server refuses by it)."""
         self.in_flight = 0
         """Pods past Permit (held there or binding) whose binding cycle has not ended."""
         self.nominate_held = False
@@ -256,7 +259,11 @@ class Commit:
         def binding_cycle() -> None:  # waiting for the binder does not count (see resume)
             self.binding_cycle(fwk, state, qp, assumed, resume(spent), cycle)
 
-        self.submit_binding(binding_cycle)
+        self.submitting = assumed
+        try:
+            self.submit_binding(binding_cycle)
+        finally:
+            self.submitting = None
 
     def binding_cycle(
         self,

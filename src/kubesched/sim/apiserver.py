@@ -476,7 +476,7 @@ class SimApiServer:
             raise ApiError(409, f"pod {pod.key} is already assigned to node {current.node_name}")
         if node_name not in self.nodes:
             raise ApiError(404, f'nodes "{node_name}" not found')
-        if not checked and self.bind_faults.get(f"Pod/{current.key}") == "refuseBinding":
+        if not checked and self.refuses_binding(current):
             raise ApiError(
                 403, f'pods/binding "{pod.name}" is forbidden: refused (the case\'s bindFaults)'
             )
@@ -484,6 +484,10 @@ class SimApiServer:
             self.stats.bind_errors += 1
             raise ApiError(500, "injected bind failure")
         return current
+
+    def refuses_binding(self, pod: api.Pod) -> bool:
+        """Whether the binding subresource refuses ``pod`` (its ``bindFaults``), every time."""
+        return self.bind_faults.get(f"Pod/{pod.key}") == "refuseBinding"
 
     def _bind_one(
         self, pod: api.Pod, node_name: str, *, checked: bool = False

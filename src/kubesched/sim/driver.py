@@ -161,6 +161,7 @@ class SimCluster:
 
     def _submit_binding(self, fn: Callable[[], None]) -> None:
         submitted = self.loop.now  # the scheduling cycle is over (Permit passed)
+        pod = self.scheduler.committer.submitting
 
         def run() -> None:
             t0 = time.perf_counter()
@@ -179,7 +180,12 @@ class SimCluster:
             if self.api.notifications == heard and self._tick_at is None:
                 self.wake()
 
-        delay = self._client_wait() + self.timing.bind_latency
+        # ``bind_latency`` is an accepted bind's.  A binding the API server refuses (the
+        # case's bindFaults) is answered at once, as upstream's binding cycle starts within
+        # microseconds of Permit and kube-oracle's fake API server refuses at once: the Pod
+        # is forgotten before the next scheduling cycle, which finds its node free.
+        refused = pod is not None and self.api.refuses_binding(pod)
+        delay = self._client_wait() + (0.0 if refused else self.timing.bind_latency)
         self.loop.call_later(delay, run, priority=-1)
 
     def _client_wait(self) -> float:
