@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import numpy as np
 import pytest
 
 from kubesched.api import objects as api
@@ -18,6 +19,7 @@ from kubesched.framework.interface import CycleState
 from kubesched.plugins.defaultpreemption import DefaultPreemption, dryrun
 from kubesched.plugins.registry import in_tree_registry, known_plugin_names
 from kubesched.scheduler import Scheduler, SchedulerOptions
+from kubesched.scheduler.keptrows import KeptFailures
 from kubesched.scheduler.types import FitError
 from kubesched.testing import VirtualClock, make_node, make_pod
 from tests.plugins._defaultpreemption import Api
@@ -216,3 +218,34 @@ def test_the_kept_pass_walks_the_rotation_of_its_own_start() -> None:
     s.on_node_add(make_node("n4").cap(cpu="2", memory="8Gi", pods=20).obj())
     longer = s.cluster.nodes.order()
     assert s.search.rotation(longer, 3).tolist() == longer.tolist()[3:] + longer.tolist()[:3]
+
+
+def test_a_row_the_kept_pass_had_no_verdict_for_is_filtered() -> None:
+    """A row outside the pass that was kept (no verdict for it) is filtered when a later
+    pass walks it: here it fits, so the kept verdicts answer nothing."""
+    s = Scheduler(
+        load_config(None, known_plugins=known_plugin_names()),
+        clock=VirtualClock(),
+        api_client=Api(),
+        options=SchedulerOptions(registry=in_tree_registry()),
+    )
+    for i in range(4):
+        s.on_node_add(make_node(f"n{i}").cap(cpu="2", memory="8Gi", pods=20).obj())
+    for i in range(3):  # n3 stays empty
+        s.on_pod_add(make_pod(f"low{i}").req(cpu="1500m").node(f"n{i}").obj())
+    fwk = s.profiles["default-scheduler"]
+    pod = _never("a")
+    state = CycleState()
+    _, status, _ = fwk.run_pre_filter(state, pod)
+    assert status.is_success()
+    rows = s.cluster.nodes.order()
+    full = fwk.run_filter(state, pod, rows)
+    assert full.feasible.tolist() == [int(rows[3])]  # n3 fits, the others do not
+    kept = KeptFailures()
+    three = np.asarray(rows[:3], dtype=np.int64)
+    first = fwk.run_filter(state, pod, three)
+    assert first.feasible.size == 0
+    kept.store("key", first, three, s.cluster.nodes, s.queue.nominator)
+    assert kept.kept is not None
+    assert kept.outcome(fwk, state, "key", pod, three, s.cluster.nodes, s.queue.nominator)
+    assert kept.outcome(fwk, state, "key", pod, rows, s.cluster.nodes, s.queue.nominator) is None

@@ -45,6 +45,10 @@ from kubesched.framework.outcomes import (
     truncate_outcome,
 )
 
+_FIRST: IntArray = np.zeros(1, dtype=np.int64)
+_FIRST.flags.writeable = False
+"""The start of the one group of a one-row pass with nominated Pods (read-only)."""
+
 
 def _no_node_left(narrowing: set[str]) -> str:
     """Upstream ``RunPreFilterPlugins``' reason when the merged PreFilterResults name no node:
@@ -220,6 +224,10 @@ class FilterPhase:
             failed.append(alive[bad])
             failed_status.append(remap[codes[bad]])
             alive = alive[~bad]
+        if len(failed) == 1:  # one plugin rejected nodes (every one-row failure): no copies
+            return FilterOutcome(
+                alive, failed[0], failed_status[0], list(interned), int(rows.shape[0])
+            )
         empty = np.zeros(0, dtype=np.int64)
         return FilterOutcome(
             feasible=alive,
@@ -258,7 +266,7 @@ class FilterPhase:
         if idx.size == 0:
             return self.run_filter(state, pod, rows, interned)
         if rows.shape[0] == 1:  # every selected Pod is on the one row
-            starts, with_rows = np.zeros(1, dtype=np.int64), rows
+            starts, with_rows = _FIRST, rows
         else:
             at = nset.rows[idx]  # sorted
             first = np.ones(at.shape[0], dtype=np.bool_)

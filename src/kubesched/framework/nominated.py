@@ -22,6 +22,10 @@ from kubesched.api import objects as api
 from kubesched.kernels.usage import Usage, UsageBlock, usage_of
 from kubesched.state.nodes import IntArray, NodeTable
 
+_NO_SLOTS: IntArray = np.zeros(0, dtype=np.int64)
+_NO_SLOTS.flags.writeable = False
+"""No slot (read-only: :meth:`NominatedSet.select`'s answer is only read)."""
+
 
 class PodNominator(Protocol):
     """Pods nominated to nodes by preemption (the queue's nominator, upstream
@@ -166,10 +170,13 @@ class NominatedSet:
         ``pod`` itself excluded, ordered by row."""
         mine = self.index.get(pod.key)
         if rows.shape[0] == 1:  # result reuse and preemption re-filter one node
+            on_row = self._on_row.get(int(rows[0]))
+            if not on_row:
+                return _NO_SLOTS
             prio = pod.priority
-            on_row = self._on_row.get(int(rows[0]), ())
-            slots = sorted(s for s in on_row if s != mine and int(self.priority[s]) >= prio)
-            return np.asarray(slots, dtype=np.int64)
+            priority = self.priority
+            slots = sorted(s for s in on_row if s != mine and int(priority[s]) >= prio)
+            return np.asarray(slots, dtype=np.int64) if slots else _NO_SLOTS
         mask = self.alive & (self.priority >= pod.priority)
         if mine is not None:
             mask[mine] = False

@@ -123,6 +123,8 @@ def sanitize(ip: str, protocol: str, port: int) -> PortKey:
 
 def host_ports(pod: api.Pod) -> tuple[PortKey, ...]:
     """The Pod's sanitized host ports (``hostPort > 0``), in declaration order."""
+    if not pod.host_ports:  # most Pods: no generator to make
+        return ()
     return tuple(sanitize(p.host_ip, p.protocol, p.port) for p in pod.host_ports if p.port > 0)
 
 

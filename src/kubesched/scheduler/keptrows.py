@@ -44,7 +44,9 @@ class KeptFailure:
     nominations: int
     """The nominator's version the verdicts hold for."""
     generation: IntArray
-    """int64 ``(capacity,)``: each row's generation when its verdict was found."""
+    """int64 ``(capacity,)``: each row's generation when its verdict was found; -1 for a
+    row without a verdict (generations are never negative, so such a row always compares
+    as changed)."""
     status: IntArray
     """int64 ``(capacity,)``: index into :attr:`statuses` of each row's verdict (-1: none)."""
     statuses: list[Status]
@@ -89,8 +91,9 @@ class KeptFailures:
             self.kept = None
             return None
         # stale rows marked over the whole table (the columns compared as they are), then
-        # read in ``rows``' order: fewer index operations than comparing ``rows``' entries
-        mark = (table.generation != kept.generation) | (kept.status < 0)
+        # read in ``rows``' order: fewer index operations than comparing ``rows``' entries;
+        # a row without a verdict has generation -1 (:attr:`KeptFailure.generation`)
+        mark = table.generation != kept.generation
         if names:
             row_of = table.row_of
             moved = [row_of[n] for n in names if n in row_of]
@@ -103,11 +106,18 @@ class KeptFailures:
             if out.feasible.size:
                 self.kept = None
                 return None
-            ids = np.asarray([self._intern(kept, st) for st in out.statuses], dtype=np.int64)
-            now = ids[out.failed_status]
-            same = bool((kept.status[out.failed] == now).all())
-            kept.status[out.failed] = now
-            kept.generation[again] = table.generation[again]
+            if again.shape[0] == 1:  # the usual one changed node: ints, no index arrays
+                row = int(again[0])
+                sid = self._intern(kept, out.statuses[int(out.failed_status[0])])
+                same = int(kept.status[row]) == sid
+                kept.status[row] = sid
+                kept.generation[row] = table.generation[row]
+            else:
+                ids = [self._intern(kept, st) for st in out.statuses]
+                now = np.asarray(ids, dtype=np.int64)[out.failed_status]
+                same = bool((kept.status[out.failed] == now).all())
+                kept.status[out.failed] = now
+                kept.generation[again] = table.generation[again]
         kept.nominations = nominator.version
         self.hits += 1
         last = self.last
@@ -155,12 +165,14 @@ class KeptFailures:
             return
         status = np.full(table.capacity, -1, dtype=np.int64)
         status[outcome.failed] = outcome.failed_status
+        generation = table.generation.copy()
+        generation[status < 0] = -1  # no verdict: always stale
         statuses = list(outcome.statuses)
         self.kept = KeptFailure(
             key=pod_key,
             table_version=table.version,
             nominations=nominator.version,
-            generation=table.generation.copy(),
+            generation=generation,
             status=status,
             statuses=statuses,
             ids={st: i for i, st in enumerate(statuses)},

@@ -289,6 +289,8 @@ def _potential_victims(
     cluster: ClusterState, pod: api.Pod, row: int, timed_at_listing: bool
 ) -> list[PodRecord]:
     keys = cluster.pods_on_node.get(cluster.nodes.names[row], ())
+    if not keys:  # an emptied node (every victim of an earlier preemptor gone)
+        return []
     recs = [cluster.pods[k] for k in keys]  # upstream's nodeInfo.GetPods() order
     listed = {r.pod.key: i for i, r in enumerate(recs)} if timed_at_listing else None
     recs = [r for r in recs if r.pod.priority < pod.priority]

@@ -16,6 +16,7 @@ the one listed first is more important.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -113,5 +114,11 @@ def pick_one_node(candidates: Sequence[Candidate]) -> int:
     is the first candidate of the greatest :func:`rank` in lexicographic order."""
     if len(candidates) <= 1:
         return len(candidates) - 1
-    ranks = [c.rank or rank(c) for c in candidates]
+    ranks = list(map(_KEPT_RANK, candidates))  # kept ranks (None: not yet), no Python loop
+    if None in ranks:
+        ranks = [rank(c) for c in candidates]
     return ranks.index(max(ranks))  # max keeps the first of the greatest; index finds it
+
+
+_KEPT_RANK = operator.attrgetter("rank")
+"""A candidate's :attr:`Candidate.rank` (None when not computed yet)."""
