@@ -507,8 +507,8 @@ class Scheduler:
         return ran
 
     def _schedule_one(self) -> bool:
-        if self.committer.renominate and not self.queue.pending_pods()[ACTIVE]:
-            self.committer.renominate_due()
+        if self.committer.renominate:
+            self.committer.renominate_due(all_of_them=not self.queue.pending_pods()[ACTIVE])
         qp = self.queue.pop()
         if qp is None:
             return False
