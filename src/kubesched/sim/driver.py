@@ -293,7 +293,10 @@ class SimCluster:
         if self._unchanged is None or self._unchanged[0] != seen:
             self._unchanged = (seen, dict(s.pod_attempts))
             return False
-        if s.in_flight_bindings or s.next_waiting_deadline() is not None or self.api.terminating:
+        if self.api.terminating:  # its end frees room: count the retries after it
+            self._unchanged = (seen, dict(s.pod_attempts))
+            return False
+        if s.in_flight_bindings or s.next_waiting_deadline() is not None:
             return False
         marks = self._unchanged[1]
         ready = [
