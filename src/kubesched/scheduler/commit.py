@@ -92,14 +92,14 @@ class Commit:
         self.in_flight = 0
         """Pods past Permit (held there or binding) whose binding cycle has not ended."""
         self.nominate_held = False
-        """NominatedNodeNameForExpectation (v1.35+, on by default) without
-        SchedulerAsyncAPICalls: the binding cycle of a Pod that will wait at Permit first
-        patches ``status.nominatedNodeName`` to its node, and when the wait fails (rejected,
-        timed out) nothing clears it (the failure's patch compares with the scheduler's copy
-        of the Pod, which never had it), so the Pod stays nominated to that node, its
-        resources counted there for Pods of no higher priority.  With SchedulerAsyncAPICalls
-        the failure's patch is synced with the informer's copy, which has the field, and
-        clears it (set by the scheduler from its gates).  The queue hears the field from the
+        """NominatedNodeNameForExpectation (v1.35+, on by default): the binding cycle of a
+        Pod that will wait at Permit first patches ``status.nominatedNodeName`` to its node,
+        and when the wait fails (rejected, timed out) nothing clears it (the failure's patch
+        compares with the scheduler's copy of the Pod, the assumed one, which never had it),
+        so the Pod stays nominated to that node, its resources counted there for Pods of no
+        higher priority.  With SchedulerAsyncAPICalls too: the patch call carries that copy's
+        status and is synced with the informer's only when an update of the Pod arrives
+        before the call runs (v1.35.4 at seed 22352 case 69).  The queue hears the field from the
         Pod's update event, which arrives while the first Pod the failure moved straight to
         activeQ is tried: :attr:`renominate` holds it until :meth:`renominate_due`."""
         self.renominate: list[tuple[QueuedPodInfo, str, bool]] = []

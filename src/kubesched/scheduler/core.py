@@ -187,9 +187,7 @@ class Scheduler:
             submit_binding=submit_binding or (lambda fn: fn()),
         )
         """The commit step: assume, Reserve, Permit, hold or bind, and their undo."""
-        self.committer.nominate_held = gates.enabled(
-            "NominatedNodeNameForExpectation"
-        ) and not gates.enabled("SchedulerAsyncAPICalls")
+        self.committer.nominate_held = gates.enabled("NominatedNodeNameForExpectation")
         self.search = Search(
             self,
             cluster=self.cluster,
