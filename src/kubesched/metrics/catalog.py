@@ -165,8 +165,8 @@ OWN_METRICS: dict[str, tuple[str, tuple[str, ...], str]] = {
         "counter",
         ("profile", "reason"),
         "Cached results dropped, by reason (signature, not_consecutive, nominations, "
-        "cluster_changed, expired, exhausted, domain_widened). The cache is shared by all "
-        "profiles and counted under the first.",
+        "cluster_changed, expired, exhausted, domain_widened, placement). The cache is shared "
+        "by all profiles and counted under the first.",
     ),
     "scheduler_binder_conflicts_total": (
         "counter",

@@ -114,6 +114,12 @@ class GroupQueueCore(QueueCore):
         self._last_popped = ""
         """The group whose entity was popped last and not requeued yet (``lastPoppedEntity``)."""
 
+    @property
+    def retries_after_backoff_alone(self) -> bool:
+        """Also v1.37's PodGroup entities: a group whose cycle failed goes back to backoffQ
+        and is retried after its backoff, for ever (``AddAttemptedPodGroupIfNeeded``)."""
+        return self._entity_of is not None or super().retries_after_backoff_alone
+
     def _group_of(self, pod: api.Pod) -> tuple[str, int] | None:
         return None if self._entity_of is None else self._entity_of(pod)
 

@@ -22,6 +22,8 @@ Validity (a miss flushes the entry, counted by reason):
   to or removed from nodes the full path did not look at (``ClusterState.rows_changed_since``);
 - ``expired``: the entry has served ``max_uses`` Pods (then it is rebuilt in full);
 - ``exhausted``: no cached node is feasible any more;
+- ``placement``: the Pod is searched in another PodGroup placement (or in none) than the
+  entry's nodes were (``Search.reuse``);
 - ``domain_widened``: a Filter whose answers span nodes (see below) may now accept a node it
   rejected when the entry was built, which the cache therefore does not hold.
 
@@ -108,6 +110,9 @@ class BatchEntry:
     nominations: int = -1
     """The nominator's version when the entry was last used (see ``nominations`` above)."""
     uses: int = 0
+    placement: IntArray | None = None
+    """The PodGroup placement the entry's nodes were searched in (None: every node); the
+    entry serves only a Pod searched in that same placement."""
     refreshers: list[Any] = field(default_factory=list)
     """The Filters of ``filters`` whose answers span nodes (``refresh_filter``)."""
     filter_ones: list[Any] = field(default_factory=list)

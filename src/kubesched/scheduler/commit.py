@@ -95,18 +95,19 @@ class Commit:
         self.in_flight = 0
         """Pods past Permit (held there or binding) whose binding cycle has not ended."""
         self.nominate_held = False
-        """NominatedNodeNameForExpectation (v1.35+, on by default) without
-        SchedulerAsyncAPICalls: the binding cycle of a Pod that will wait at Permit first
-        patches ``status.nominatedNodeName`` to its node, and when the wait fails (rejected,
-        timed out) nothing clears it (the failure's patch compares with the scheduler's copy
-        of the Pod, which never had it), so the Pod stays nominated to that node, its
-        resources counted there for Pods of no higher priority.  With SchedulerAsyncAPICalls
-        the failure's patch is synced with the informer's copy, which has the field, and
-        clears it (set by the scheduler from its gates).  The queue hears the field from the
-        Pod's update event, which comes after the Pods the failure moved straight to activeQ
-        were tried: :attr:`renominate` holds it until :meth:`renominate_due`."""
-        self.renominate: list[tuple[QueuedPodInfo, str]] = []
-        """Failed Permit waiters whose nomination comes back with their next update event."""
+        """NominatedNodeNameForExpectation (v1.35+, on by default): the binding cycle of a
+        Pod that will wait at Permit first patches ``status.nominatedNodeName`` to its node,
+        and when the wait fails (rejected, timed out) nothing clears it (the failure's patch
+        compares with the scheduler's copy of the Pod, the assumed one, which never had it),
+        so the Pod stays nominated to that node, its resources counted there for Pods of no
+        higher priority.  With SchedulerAsyncAPICalls too: the patch call carries that copy's
+        status and is synced with the informer's only when an update of the Pod arrives
+        before the call runs (v1.35.4 at seed 22352 case 69).  The queue hears the field from the
+        Pod's update event, which arrives while the first Pod the failure moved straight to
+        activeQ is tried: :attr:`renominate` holds it until :meth:`renominate_due`."""
+        self.renominate: list[tuple[QueuedPodInfo, str, bool]] = []
+        """Failed Permit waiters whose nomination comes back with their next update event,
+        each with whether a scheduling cycle has begun since it failed."""
         self.direct_bind: DirectBind | None = None
         """When set and it returns True for a Pod, it has bound the Pod itself and only the
         cache's and queue's bookkeeping of the binding cycle follows (a parallel shard
@@ -213,19 +214,28 @@ class Commit:
             why = rejected_on_node(wp.status)
             self.undo(held.fwk, held.state, held.qp, wp.pod, wp.status, why, held.cycle, start)
             if self.nominate_held:
-                self.renominate.append((held.qp, wp.pod.node_name))
+                self.renominate.append((held.qp, wp.pod.node_name, False))
 
-    def renominate_due(self) -> None:
+    def renominate_due(self, *, all_of_them: bool) -> None:
         """Nominate the failed Permit waiters again (:attr:`nominate_held`): upstream's
-        failure handler drops the nomination and moves the Pods the freed room may help, the
-        Pod's update event (carrying the field the failure did not clear) brings it back.
-        Called when activeQ is empty: the moved Pods that went straight to activeQ woke the
-        scheduling loop and were tried first; those still backing off wait for the backoff
-        flush, by which time the informer has delivered the update."""
-        for qp, node in self.renominate:
-            if self.queue.get(qp.pod.key) is not None:
+        failure handler drops the nomination, patches the Pod's status (the patch returns
+        before the Pods the freed room may help are moved) and then moves them; the Pod's
+        update event (carrying the field the failure did not clear) brings the nomination
+        back a fraction of a millisecond later.  The first moved Pod that went straight to
+        activeQ is popped at once and its Filter runs before that event; the next Pod's
+        cycle begins after it (kube-oracle v1.35.4's log at seed 21352 case 134: the update
+        event of the timed-out member is heard during the first moved Pod's cycle, before
+        the second's).  So called before each pop, it nominates again the waiters that
+        failed before the previous cycle began, or all of them (``all_of_them``) when
+        activeQ is empty: those still backing off wait for the backoff flush, by which time
+        the informer has delivered the update."""
+        keep: list[tuple[QueuedPodInfo, str, bool]] = []
+        for qp, node, raced in self.renominate:
+            if not (raced or all_of_them):
+                keep.append((qp, node, True))  # its update arrives during the next cycle
+            elif self.queue.get(qp.pod.key) is not None:
                 self.failures.keep_nomination(qp, node)
-        self.renominate.clear()
+        self.renominate = keep
 
     def expire_waiting(self) -> None:
         """Reject held Pods whose Permit deadline passed, and undo them."""

@@ -187,9 +187,7 @@ class Scheduler:
             submit_binding=submit_binding or (lambda fn: fn()),
         )
         """The commit step: assume, Reserve, Permit, hold or bind, and their undo."""
-        self.committer.nominate_held = gates.enabled(
-            "NominatedNodeNameForExpectation"
-        ) and not gates.enabled("SchedulerAsyncAPICalls")
+        self.committer.nominate_held = gates.enabled("NominatedNodeNameForExpectation")
         self.search = Search(
             self,
             cluster=self.cluster,
@@ -507,8 +505,8 @@ class Scheduler:
         return ran
 
     def _schedule_one(self) -> bool:
-        if self.committer.renominate and not self.queue.pending_pods()[ACTIVE]:
-            self.committer.renominate_due()
+        if self.committer.renominate:
+            self.committer.renominate_due(all_of_them=not self.queue.pending_pods()[ACTIVE])
         qp = self.queue.pop()
         if qp is None:
             return False

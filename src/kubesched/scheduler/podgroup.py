@@ -795,8 +795,15 @@ class GroupAlgorithm:
         self.cluster.assume_pod(assumed, node)
         nominated = self.nominator.node_of(pod.key) if self.nominator is not None else ""
         if nominated and self.nominator is not None:
+            # what the nominator answers for it (in a cycle, the bare Pod of
+            # :meth:`PodGroupCycle._hold_nominations`): upstream's revert adds the
+            # nomination back as a reference, which still resolves to that bare Pod
+            held = next(
+                (p for p in self.nominator.nominated_pods_for_node(nominated) if p.key == pod.key),
+                pod,
+            )
             self.nominator.delete(pod.key)
-            self._unnominated[pod.key] = (pod, nominated)
+            self._unnominated[pod.key] = (held, nominated)
         status = fwk.run_reserve(state, assumed, node)
         if not status.is_success():
             fwk.run_unreserve(state, assumed, node)

@@ -74,6 +74,12 @@ class SearchHost(Protocol):
         none is)."""
         ...
 
+    @property
+    def placement(self) -> IntArray | None:
+        """The rows of the PodGroup placement being tried (None when none is); a new
+        placement is a new array."""
+        ...
+
     def select_host(
         self,
         total: IntArray | None,
@@ -180,6 +186,11 @@ class Search:
             fwk.profile_name, signature, cycle, self.cluster, nominator.version
         )
         if entry is None:
+            return None
+        if entry.placement is not self.host.placement:
+            # built over other candidate nodes (a PodGroup placement, or none): the full
+            # path searches this placement's alone (v1.37 seed 22371 case 69)
+            self.batch.invalidate("placement")
             return None
         reused = self._from_entry(fwk, state, pod, entry)
         if reused is not None:
@@ -455,6 +466,7 @@ class Search:
                 looked_at = rotated[: outcome.processed]
                 alone = ScoreOutcome(np.zeros(1, dtype=np.int64))
                 entry = batch.build_entry(fwk, state, signature, feasible, alone, 0, looked_at)
+                entry.placement = self.host.placement
             return ScheduleResult(table.names[int(feasible[0])], outcome.processed, 1, entry)
         pre_status = fwk.run_pre_score(state, pod, feasible)
         if not pre_status.is_success():
@@ -471,6 +483,7 @@ class Search:
         if self.batch.enabled and signature is not None:
             looked_at = rotated[: outcome.processed]
             entry = batch.build_entry(fwk, state, signature, feasible, scored, pick, looked_at)
+            entry.placement = self.host.placement
         return ScheduleResult(
             table.names[int(feasible[pick])], outcome.processed, int(feasible.size), entry
         )

@@ -286,16 +286,20 @@ class SimCluster:
 
     def retrying_unchanged(self, retries: int) -> bool:
         """A queue that requeues failed attempts after their backoff alone (v1.36 PodGroup
-        members, ``SchedulingQueue``'s ``backoff_only``) retries them for ever; the run has
-        settled when every Pod ready to schedule has been attempted ``retries`` more times
-        while nothing changed at the API server (no bind, create or delete), nothing is
-        being bound and nobody waits at Permit: each retry repeats the one before."""
+        members, ``SchedulingQueue``'s ``backoff_only``; v1.37 PodGroup entities) retries
+        them for ever; the run has settled when every Pod ready to schedule has been
+        attempted ``retries`` more times while nothing changed at the API server (no bind,
+        create or delete), nothing is being bound or terminating and nobody waits at Permit:
+        each retry repeats the one before."""
         s = self.scheduler
         if not s.queue.retries_after_backoff_alone:
             return False
         stats = self.api.stats
         seen = (stats.binds, stats.bind_errors, stats.creates, stats.deletes)
         if self._unchanged is None or self._unchanged[0] != seen:
+            self._unchanged = (seen, dict(s.pod_attempts))
+            return False
+        if self.api.terminating:  # its end frees room: count the retries after it
             self._unchanged = (seen, dict(s.pod_attempts))
             return False
         if s.in_flight_bindings or s.next_waiting_deadline() is not None:
