@@ -242,3 +242,39 @@ def test_a_release_watches_the_workload_api_kind_its_scheduler_reads(
     [k] = extra
     assert (k.kind, k.versions) == want
     assert k.path == f"/apis/scheduling.k8s.io/{want[1][0]}/{want[0].lower()}s"
+
+
+def test_a_pod_informer_drops_managed_fields_its_texts_keep_them(
+    api: Api, client: KubeClient
+) -> None:
+    """As upstream's Pod informer (``newPodInformer``'s transform): the decoded Pods, listed
+    and watched, come without ``metadata.managedFields``; the JSON text handed on with a
+    watched Pod is the text as received."""
+    fields = [{"manager": "m", "operation": "Update", "fieldsV1": {"f:spec": {"f:x": {}}}}]
+
+    def with_fields(name: str) -> dict[str, object]:
+        manifest = pod(name)
+        manifest["metadata"]["managedFields"] = fields
+        return manifest
+
+    api.create(with_fields("listed"))
+    deltas: list[Delta] = []
+    stop = threading.Event()
+    inf = Informer(client, PODS, deltas.append, stop, FAST, texts=True, trim_managed_fields=True)
+    thread = threading.Thread(target=inf.run, daemon=True)
+    thread.start()
+    try:
+        wait_for(inf.synced.is_set)
+        api.create(with_fields("watched"))
+        wait_for(lambda: len(deltas) == 2)
+    finally:
+        stop.set()
+        while thread.is_alive():
+            client.abort()
+            thread.join(0.2)
+    assert [object_key(d.new) for d in deltas] == ["default/listed", "default/watched"]
+    for d in deltas:
+        assert "managedFields" not in d.new["metadata"]
+        assert d.new["metadata"]["name"] in {"listed", "watched"}
+    assert deltas[1].text is not None and b'"managedFields"' in bytes(deltas[1].text)
+    assert all("managedFields" not in o["metadata"] for o in inf.store.values())

@@ -261,7 +261,6 @@ class _Write:
     """When the rate limiter lets it go (monotonic seconds)."""
     attempts: int = 0
     body: io.BytesIO = field(default_factory=io.BytesIO)
-    head: io.BytesIO = field(default_factory=io.BytesIO)
 
 
 class WritesInFlight:
@@ -457,15 +456,15 @@ class WritesInFlight:
         write.attempts += 1
         write.body.seek(0)
         write.body.truncate()
-        write.head.seek(0)
-        write.head.truncate()
         base, lines = write.client.write_headers(write.content_type)
         curl.setopt(pycurl.URL, base + write.path)
         curl.setopt(pycurl.CUSTOMREQUEST, write.method)
         curl.setopt(pycurl.POSTFIELDS, write.data)
         curl.setopt(pycurl.HTTPHEADER, lines)
         curl.setopt(pycurl.WRITEDATA, write.body)
-        curl.setopt(pycurl.HEADERFUNCTION, write.head.write)
+        # No header callback: each header line would take the interpreter lock from the
+        # scheduling thread (eight or so per answer); the one header read, Retry-After,
+        # libcurl parses itself (``CURLINFO_RETRY_AFTER``).
         curl.setopt(pycurl.TIMEOUT_MS, max(1, int(write.timeout * 1000)))
 
     def _ended(self, curl: Any, write: _Write, failure: str | None, free: list[Any]) -> None:
@@ -477,8 +476,8 @@ class WritesInFlight:
             status = int(curl.getinfo(pycurl.RESPONSE_CODE))
             write.client.answered(write.method, status)
             if status >= 400:
-                headers = _header_lines(write.head.getvalue())
-                retry = {"Retry-After": headers.get("retry-after", "")}
+                seconds = int(curl.getinfo(pycurl.RETRY_AFTER))  # 0: none (or 0)
+                retry = {"Retry-After": str(seconds) if seconds > 0 else ""}
                 err = _status_error(status, write.body.getvalue(), retry)
         write.client.took(write.method, time.monotonic() - write.submitted)
         free.append(curl)

@@ -167,6 +167,7 @@ class LiveScheduler:
                 *(client, k, self.deltas.put, self.stop_event, timing),
                 batch_lists=True,
                 texts=k.kind == "Pod",  # read by the dispatcher's parse (Delta.text)
+                trim_managed_fields=k.kind == "Pod",  # as upstream's Pod informer
             )
             for k in (scheduler_kinds(config.feature_gates) if kinds is None else kinds)
         ]

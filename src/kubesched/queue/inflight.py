@@ -32,6 +32,9 @@ class InFlightLog:
         self._order: deque[tuple[int, str]] = deque()  # (start seq, uid), oldest first
         self._events: list[tuple[int, Recorded]] = []
         self._head = 0  # events before this index are pruned
+        self._counts: dict[ClusterEvent, int] = {}
+        """How many of the events from ``_head`` on are each event (kept as they are logged
+        and pruned, so the once-a-second gauge does not walk a burst's long log)."""
 
     def __len__(self) -> int:
         return len(self._pods)
@@ -56,15 +59,18 @@ class InFlightLog:
             return False
         self._seq += 1
         self._events.append((self._seq, (event, old, new)))
+        self._counts[event] = self._counts.get(event, 0) + 1
         return True
 
     def record_for_pod(self, uid: str, evs: list[ClusterEvent], old: Any, new: Any) -> bool:
         """Log ``evs`` if Pod ``uid`` is in flight (upstream ``addEventsIfPodInFlight``)."""
         if uid not in self._pods:
             return False
+        counts = self._counts
         for ev in evs:
             self._seq += 1
             self._events.append((self._seq, (ev, old, new)))
+            counts[ev] = counts.get(ev, 0) + 1
         return True
 
     def events_since(self, uid: str) -> list[Recorded] | None:
@@ -86,20 +92,27 @@ class InFlightLog:
         if not order:
             self._events.clear()
             self._head = 0
+            self._counts.clear()
         else:
             oldest = order[0][0]
-            events = self._events
+            events, counts = self._events, self._counts
             while self._head < len(events) and events[self._head][0] < oldest:
+                ev = events[self._head][1][0]
+                left = counts[ev] - 1
+                if left:
+                    counts[ev] = left
+                else:
+                    del counts[ev]
                 self._head += 1
             if self._head > 1024 and self._head * 2 > len(events):
                 del events[: self._head]
                 self._head = 0
         return rec[1]
 
-    def tracked(self) -> tuple[int, list[ClusterEvent]]:
-        """How many Pods are in flight and the events still logged for them: what upstream's
-        ``inFlightEvents`` list holds (``scheduler_inflight_events``)."""
-        return len(self._pods), [rec[0] for _, rec in self._events[self._head :]]
+    def tracked(self) -> tuple[int, dict[ClusterEvent, int]]:
+        """How many Pods are in flight and how many of each event are still logged for them:
+        what upstream's ``inFlightEvents`` list holds (``scheduler_inflight_events``)."""
+        return len(self._pods), dict(self._counts)
 
     def pods(self) -> list[str]:
         """UIDs of the Pods in flight, oldest first."""

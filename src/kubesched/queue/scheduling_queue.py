@@ -509,11 +509,11 @@ class SchedulingQueue(GroupQueueCore):
     def inflight_events(self) -> dict[str, int]:
         """``scheduler_inflight_events``: per event label the events kept for Pods in flight,
         and ``PodPopped`` -> the Pods in flight (upstream's ``inFlightEvents`` list)."""
-        pods, evs = self._in_flight.tracked()
+        pods, counts = self._in_flight.tracked()
         out: dict[str, int] = {POD_POPPED_IN_FLIGHT_EVENT: pods}
-        for ev in evs:
+        for ev, n in counts.items():
             label = events.event_label(ev)
-            out[label] = out.get(label, 0) + 1
+            out[label] = out.get(label, 0) + n
         return out
 
     def in_flight_pods(self) -> list[str]:
