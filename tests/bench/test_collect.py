@@ -75,6 +75,21 @@ def test_a_single_sample_is_the_tail_so_short_runs_report_total_over_elapsed() -
     assert data["Average"] == pytest.approx(500 / 1.5)
 
 
+def test_a_short_runs_window_opens_after_the_uncounted_pods_queued_ahead() -> None:
+    """SchedulingDeletedPodsWithFinalizers' shape: other Pods queued before the phase bind
+    first; upstream's samples begin only once a measured Pod is bound, so their time is not
+    the measured Pods'."""
+    c = collect.ThroughputCollector(["m"], None, start=0.0)
+    _bind(c, 400, 0.2, ns="finalizers")
+    _bind(c, 500, 0.4, ns="finalizers")  # the last uncounted bind before the first counted
+    _bind(c, 100, 0.45)
+    _bind(c, 3, 0.47, ns="finalizers")  # after the first counted one: inside the window
+    _bind(c, 100, 0.6)
+    data, short = c.summary()
+    assert short and data is not None
+    assert data["Average"] == pytest.approx(200 / 0.2)
+
+
 @pytest.mark.parametrize(
     ("values", "p", "want"), [([1.0], 50, 1.0), ([1.0, 2.0, 3.0, 4.0], 50, 2.0),
                                ([1.0, 2.0, 3.0, 4.0], 90, 4.0), (list(range(1, 101)), 99, 99)],

@@ -7,7 +7,10 @@ package oracle
 //     after the first bind, the first interval dropped, an interval with no bind stretched
 //     into the next sample; Average and nearest-rank PercN.  As kubesched does (and upstream
 //     does not), a phase too short for two samples reports Pods bound / time to the last
-//     bind, marked short (one sample is the tail after the dropped first interval).
+//     bind, marked short (one sample is the tail after the dropped first interval).  That
+//     time opens at the later of the phase's start and the last bind of an uncounted Pod
+//     before the first counted one, as upstream's samples begin only once a measured Pod
+//     is bound (misc's SchedulingDeletedPodsWithFinalizers queues 5,000 other Pods ahead).
 //   - SchedulingAttemptDuration: every ScheduleOne of the phase timed from the moment its Pod
 //     left the queue until the binding goroutine was started (or the failure handled): the
 //     scheduling cycle, exact.
@@ -173,13 +176,16 @@ type throughputCollector struct {
 	done       chan struct{}
 	samples    []float64
 	boundLast  time.Time
+	openedAt   time.Time
 	scheduled  int       // guarded by world.mu
 	lastBind   time.Time // guarded by world.mu
+	opened     time.Time // guarded by world.mu: the last uncounted bind before a counted one
 }
 
 func startCollector(w *benchWorld, name string, namespaces []string, selector map[string]string) *throughputCollector {
 	c := &throughputCollector{world: w, name: name, namespaces: map[string]bool{}, selector: selector,
 		begin: time.Now(), hist0: gatherAttempts(), quit: make(chan struct{}), done: make(chan struct{})}
+	c.opened = c.begin
 	for _, ns := range namespaces {
 		c.namespaces[ns] = true
 	}
@@ -195,22 +201,33 @@ func startCollector(w *benchWorld, name string, namespaces []string, selector ma
 
 // count notes pod's bind at now when the phase counts it (called with world.mu held).
 func (c *throughputCollector) count(pod *v1.Pod, now time.Time) {
-	if !c.namespaces[pod.Namespace] {
-		return
-	}
-	for k, v := range c.selector {
-		if got, ok := pod.Labels[k]; !ok || got != v {
-			return
+	if !c.counts(pod) {
+		if c.scheduled == 0 {
+			c.opened = now
 		}
+		return
 	}
 	c.scheduled++
 	c.lastBind = now
 }
 
+// counts says whether the phase counts pod's bind.
+func (c *throughputCollector) counts(pod *v1.Pod) bool {
+	if !c.namespaces[pod.Namespace] {
+		return false
+	}
+	for k, v := range c.selector {
+		if got, ok := pod.Labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
 func (c *throughputCollector) bound() int {
 	c.world.mu.Lock()
 	defer c.world.mu.Unlock()
-	c.boundLast = c.lastBind
+	c.boundLast, c.openedAt = c.lastBind, c.opened
 	return c.scheduled
 }
 
@@ -270,8 +287,8 @@ func (c *throughputCollector) stop() *phase {
 		p.throughput = percentiles(c.samples, 1)
 		return p
 	}
-	if n := c.bound(); n > 0 && c.boundLast.After(c.begin) {
-		rate := float64(n) / c.boundLast.Sub(c.begin).Seconds()
+	if n := c.bound(); n > 0 && c.boundLast.After(c.openedAt) {
+		rate := float64(n) / c.boundLast.Sub(c.openedAt).Seconds()
 		p.throughput, p.short = percentiles([]float64{rate}, 1), true
 	}
 	return p

@@ -14,7 +14,13 @@ than about 2 s), and a single sample when it yields one: the tail bound in the s
 after the first interval (most of the phase) was dropped, often 1 Pod/s.  kubesched then
 reports one sample, the Pods bound divided by the time from the start of collection to the
 last bind, and says so in the summary (``short run``); ``kube-oracle bench`` does the same,
-so the two stay comparable.
+so the two stay comparable.  That time leaves out, as upstream's window does, what the
+scheduler spent binding Pods the phase does not count before the first it counts: the window
+opens at the later of the phase's start and the last bind of an uncounted Pod before the
+first counted one.  A phase that begins with other Pods still queued ahead of its own
+(misc's ``SchedulingDeletedPodsWithFinalizers``: the 5,000 finalizer Pods created just
+before, without waiting) is then measured on its own Pods, as upstream's collector, whose
+samples begin only at the first tick that sees a measured Pod bound, measures it.
 
 Latency items are upstream's ``metricsCollector``: per label value, the quantiles of the
 scheduler's Prometheus histograms over the phase (bucket interpolation as PromQL's
@@ -89,6 +95,9 @@ class ThroughputCollector:
         self.last_time = start
         self.skipped = 0
         self.last_bound_at: float | None = None
+        self.opened = start
+        """Where a short run's window opens: the phase's start, or the last bind of a Pod
+        not counted before the first counted one."""
 
     def pod_bound(self, pod: api.Pod, now: float) -> None:
         """The API server bound ``pod``: count it if it is measured."""
@@ -97,6 +106,8 @@ class ThroughputCollector:
         ):
             self.scheduled += 1
             self.last_bound_at = now
+        elif not self.scheduled:
+            self.opened = now
 
     def tick(self, now: float) -> None:
         """Take a sample if a tick is due (ticks missed while busy collapse into one)."""
@@ -127,7 +138,7 @@ class ThroughputCollector:
         values = sorted(self.samples)
         short = False
         if len(values) < 2 and self.scheduled and self.last_bound_at is not None:
-            elapsed = max(self.last_bound_at - self.start, 1e-9)
+            elapsed = max(self.last_bound_at - self.opened, 1e-9)
             values, short = [self.scheduled / elapsed], True
         if not values:
             return None, False
