@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubesched.api.parse import parse_pod
+from kubesched.api.parse import parse_node, parse_pod
 from kubesched.config.load import load_config
 from kubesched.framework.clusterevents import Resource
 from kubesched.plugins.registry import known_plugin_names
@@ -79,3 +79,22 @@ def test_a_nominated_pending_pod_deleted_releases_lower_or_equal_priority(
         True,
         False,
     ]
+
+
+def test_an_assumed_pod_deleted_before_its_bind_lands_frees_its_node(monkeypatch: Any) -> None:
+    """Upstream's ``handleAssumedPodDeletion``: a Pod still in its binding cycle (a
+    preemption's victim, say) is deleted while the API server holds it unbound; the
+    ``AssignedPodDelete`` it raises carries the cache's copy, on its node, so the hints
+    see room freed there (the API's unbound copy made NodeResourcesFit skip every Pod:
+    v1.36 seed 20361 case 170, ``tests/oracle/regressions/case-bc6f0579bd37.json``)."""
+    s, heard = _scheduler(monkeypatch)
+    node = {"metadata": {"name": "n1"}, "status": {"allocatable": {"cpu": "1", "pods": "2"}}}
+    s.on_node_add(parse_node(node))
+    heard.clear()
+    pending = _pod("p", 0)
+    s.cluster.assume_pod(pending.bound_to("n1"), "n1")
+    s.on_pod_delete(pending)
+    ((resource, old, new),) = heard
+    assert (resource, new) == (Resource.ASSIGNED_POD.value, None)
+    assert (old.key, old.node_name) == ("default/p", "n1")
+    assert not s.cluster.is_assumed("default/p")
