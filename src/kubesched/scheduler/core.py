@@ -415,10 +415,11 @@ class Scheduler:
             self.committer.drain_waiting()
         if (record := self.cluster.remove_pod(pod.key)) is not None:
             # An assumed Pod deleted before its bind lands (a preemption's victim still in
-            # its binding cycle) is an unbound Pod to the API server; upstream's
+            # its binding cycle) is an unbound Pod to the API server; from v1.35 upstream's
             # handleAssumedPodDeletion raises the event with the cache's copy, on its node,
-            # so the hints see room freed there.
-            gone = pod if pod.node_name else record.pod
+            # so the hints see room freed there (v1.34 hands them the deleted object).
+            assumed = not pod.node_name and self.handle.feature_gates.at_least("1.35")
+            gone = record.pod if assumed else pod
             self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_DELETE, gone, None)
             label = "AssignedPodDelete"
         else:
