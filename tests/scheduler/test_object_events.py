@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubesched.api.parse import parse_pod
+import pytest
+
+from kubesched.api.parse import parse_node, parse_pod
+from kubesched.config.featuregates import FeatureGates
 from kubesched.config.load import load_config
 from kubesched.framework.clusterevents import Resource
 from kubesched.plugins.registry import known_plugin_names
@@ -18,9 +21,14 @@ checks: list[Any] = []
 """The ``pre_check`` of each event :func:`_scheduler`'s queue heard."""
 
 
-def _scheduler(monkeypatch: Any) -> tuple[Scheduler, list[tuple[str, Any, Any]]]:
-    """A scheduler whose queue records each event it is told about and the objects."""
-    s = Scheduler(load_config(None, known_plugins=known_plugin_names()), clock=VirtualClock())
+def _scheduler(
+    monkeypatch: Any, version: str | None = None
+) -> tuple[Scheduler, list[tuple[str, Any, Any]]]:
+    """A scheduler (of ``version``; None: the default) whose queue records each event it is
+    told about and the objects."""
+    gates = FeatureGates(version=version) if version else None
+    config = load_config(None, known_plugins=known_plugin_names(), gates=gates)
+    s = Scheduler(config, clock=VirtualClock())
     heard: list[tuple[str, Any, Any]] = []
     checks.clear()
 
@@ -79,3 +87,26 @@ def test_a_nominated_pending_pod_deleted_releases_lower_or_equal_priority(
         True,
         False,
     ]
+
+
+@pytest.mark.parametrize("version", ["1.34", "1.35", "1.36", "1.37"])
+def test_an_assumed_pod_deleted_before_its_bind_lands_frees_its_node(
+    monkeypatch: Any, version: str
+) -> None:
+    """From v1.35 upstream's ``handleAssumedPodDeletion``: a Pod still in its binding cycle
+    (a preemption's victim, say) is deleted while the API server holds it unbound; the
+    ``AssignedPodDelete`` it raises carries the cache's copy, on its node, so the hints
+    see room freed there (the API's unbound copy made NodeResourcesFit skip every Pod:
+    v1.36 seed 20361 case 170, ``tests/oracle/regressions/case-bc6f0579bd37.json``).
+    v1.34's ``deletePodFromSchedulingQueue`` hands on the deleted object."""
+    s, heard = _scheduler(monkeypatch, version)
+    node = {"metadata": {"name": "n1"}, "status": {"allocatable": {"cpu": "1", "pods": "2"}}}
+    s.on_node_add(parse_node(node))
+    heard.clear()
+    pending = _pod("p", 0)
+    s.cluster.assume_pod(pending.bound_to("n1"), "n1")
+    s.on_pod_delete(pending)
+    ((resource, old, new),) = heard
+    assert (resource, new) == (Resource.ASSIGNED_POD.value, None)
+    assert (old.key, old.node_name) == ("default/p", "" if version == "1.34" else "n1")
+    assert not s.cluster.is_assumed("default/p")

@@ -411,8 +411,14 @@ class Scheduler:
         self._tell("on_pod_delete", pod)
         if self.handle.reject_waiting_pod(pod.key):
             self.committer.drain_waiting()
-        if self.cluster.remove_pod(pod.key) is not None:
-            self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_DELETE, pod, None)
+        if (record := self.cluster.remove_pod(pod.key)) is not None:
+            # An assumed Pod deleted before its bind lands (a preemption's victim still in
+            # its binding cycle) is an unbound Pod to the API server; from v1.35 upstream's
+            # handleAssumedPodDeletion raises the event with the cache's copy, on its node,
+            # so the hints see room freed there (v1.34 hands them the deleted object).
+            assumed = not pod.node_name and self.handle.feature_gates.at_least("1.35")
+            gone = record.pod if assumed else pod
+            self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_DELETE, gone, None)
             label = "AssignedPodDelete"
         else:
             self.queue.delete(pod)
