@@ -317,9 +317,9 @@ class LiveScheduler:
         ``synced`` (the first lists applied, not a shutdown before that), the process's
         first loop freezes what was built meanwhile whatever its size: the Nodes and
         bound Pods of a cluster below :data:`~kubesched.api.source.FREEZE_AFTER` objects
-        live as long as the loop, and unfrozen they
-        are walked again by the first young collection, the first middle one and every full
-        one (h/live34b in benchmarks/RESULTS.md).  Only a reference cycle among them that
+        live as long as the loop, and unfrozen they are walked again by the first young
+        collection, the first middle one and every full one (h/live34b in
+        benchmarks/RESULTS.md).  Only a reference cycle among them that
         later becomes garbage is never collected; acyclic objects are freed as usual."""
         if self._collector_paused:
             self._collector_paused = False
