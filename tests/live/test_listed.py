@@ -146,3 +146,29 @@ def test_the_collector_stays_paused_until_every_first_list_is_applied(
     assert not gc.isenabled() and not r.live.synced()
     wait_for(lambda: api.node_of("p"))
     assert gc.isenabled()
+
+
+def test_the_first_synced_loop_of_a_process_freezes_its_first_lists(
+    api: Api, replicas: Callable[..., Replica], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A small cluster's first lists (far fewer objects than ``FREEZE_AFTER``) are frozen
+    once synced, so the collector does not walk them again; only the process's first loop
+    freezes (a second replica of the same process leaves the collector's generations be)."""
+    from kubesched.live import runner
+
+    monkeypatch.setattr(runner, "_COLLECTOR", runner._Collector())  # a fresh process's
+    api.create(node("n1"))
+    api.create(pod("p"))
+    gc.unfreeze()
+    try:
+        r = replicas("a", make_config(leader=False))
+        wait_for(lambda: api.node_of("p"))
+        wait_for(gc.isenabled)
+        frozen = gc.get_freeze_count()
+        assert frozen > 0 and r.live.synced()
+        gc.unfreeze()
+        b = replicas("b", make_config(leader=False))
+        wait_for(lambda: b.live.synced() and not b.live._collector_paused)
+        assert gc.get_freeze_count() == 0
+    finally:
+        gc.unfreeze()

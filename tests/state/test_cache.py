@@ -171,3 +171,50 @@ def test_objects_are_indexed_by_their_controller_owner_through_updates_and_delet
     c.apply_object(_owned("a"), deleted=True)
     c.apply_object(_owned("c"), deleted=True)
     assert c.controlled == {}
+
+
+COUNT_OPS = st.lists(
+    st.tuples(
+        st.sampled_from(
+            ["add", "assume", "forget", "confirm", "finish", "delete", "node_del", "node_add"]
+        ),
+        st.integers(0, 7),
+        st.integers(0, 3),
+    ),
+    max_size=80,
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(COUNT_OPS)
+def test_the_assumed_count_equals_a_walk_of_the_pods(ops: list[tuple[str, int, int]]) -> None:
+    """``assumed_count`` (the ``assumed_pods`` gauge, kept as Pods are assumed, forgotten,
+    confirmed by the watch, moved, deleted or dropped with their node) equals a count of the
+    cached Pods marked assumed after every step."""
+    c = ClusterState(capacity=1)
+    nodes = [f"n{i}" for i in range(4)]
+    for n in nodes:
+        c.add_node(make_node(n).cap(cpu="100", memory="100Gi", pods=1000).obj())
+    for op, p, n in ops:
+        key = f"default/p{p}"
+        node = nodes[n]
+        if op == "assume" and key not in c.pods and node in c.nodes.row_of:
+            c.assume_pod(make_pod(f"p{p}").req(cpu="100m").obj(), node)
+        elif op in ("add", "confirm") and node in c.nodes.row_of:
+            rec = c.pods.get(key)
+            if op == "confirm" and rec is not None:
+                node = rec.node  # the watch's bound Pod confirms the assumed copy
+            pod = make_pod(f"p{p}").req(cpu="100m").obj()
+            pod.node_name = node  # "add" of an assumed Pod on another node moves it
+            c.add_pod(pod)
+        elif op == "forget" and c.is_assumed(key):
+            c.forget_pod(c.pods[key].pod)
+        elif op == "finish" and key in c.pods:
+            c.finish_binding(c.pods[key].pod)
+        elif op == "delete":
+            c.remove_pod(key)
+        elif op == "node_del" and node in c.nodes.row_of:
+            c.remove_node(node)
+        elif op == "node_add" and node not in c.nodes.row_of:
+            c.add_node(make_node(node).cap(cpu="100", memory="100Gi", pods=1000).obj())
+        assert c.assumed_count == sum(1 for r in c.pods.values() if r.assumed), (op, p, n)

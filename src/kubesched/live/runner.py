@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable
 
 from kubesched.api import objects as api
-from kubesched.api.source import resume_collector
+from kubesched.api.source import FREEZE_AFTER, resume_collector
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.live.binder import LiveApi
 from kubesched.live.client import KubeClient
@@ -81,6 +81,17 @@ class _Collector:
         self._lock = threading.Lock()
         self._running = 0
         self._saved: tuple[int, ...] = ()
+        self._frozen = False
+
+    def freeze_first_sync(self) -> bool:
+        """Whether this process's first synced loop is the caller (true once per process):
+        that loop's first lists are frozen whatever their size (:meth:`LiveScheduler.
+        _resume_collector`); later loops of the same process (replicas embedded, tests)
+        freeze only what passes :data:`~kubesched.api.source.FREEZE_AFTER`, so a
+        process that starts many leaves no more of their garbage frozen."""
+        with self._lock:
+            first, self._frozen = not self._frozen, True
+            return first
 
     def enter(self) -> None:
         with self._lock:
@@ -300,12 +311,20 @@ class LiveScheduler:
         for inf in self.informers:
             self._spawn(f"informer-{inf.kind.kind}", inf.run)
 
-    def _resume_collector(self) -> None:
+    def _resume_collector(self, synced: bool = False) -> None:
         """End the pause of :meth:`_start_informers`: a large cluster's lists are moved out
-        of the collector's sight (:func:`~kubesched.api.source.resume_collector`)."""
+        of the collector's sight (:func:`~kubesched.api.source.resume_collector`).  Once
+        ``synced`` (the first lists applied, not a shutdown before that), the process's
+        first loop freezes what was built meanwhile whatever its size: the Nodes and
+        bound Pods of a cluster below :data:`~kubesched.api.source.FREEZE_AFTER` objects
+        live as long as the loop, and unfrozen they are walked again by the first young
+        collection, the first middle one and every full one (h/live34b in
+        benchmarks/RESULTS.md).  Only a reference cycle among them that
+        later becomes garbage is never collected; acyclic objects are freed as usual."""
         if self._collector_paused:
             self._collector_paused = False
-            resume_collector()
+            first = synced and _COLLECTOR.freeze_first_sync()
+            resume_collector(0 if first else FREEZE_AFTER)
 
     def _loop(self, started: bool) -> None:
         was_leading = in_sync = False
@@ -320,7 +339,7 @@ class LiveScheduler:
             listed = self._collector_paused and self.synced()
             self._drain()
             if listed:  # every first list was queued before synced() and is applied now
-                self._resume_collector()
+                self._resume_collector(synced=True)
             if not self.leading():
                 if was_leading or (self.elector is not None and self.elector.lost.is_set()):
                     if not self.stop_event.is_set():

@@ -621,7 +621,7 @@ class Scheduler:
             cache={
                 "nodes": len(self.cluster.nodes),
                 "pods": len(pods),
-                "assumed_pods": sum(1 for r in pods.values() if r.assumed),
+                "assumed_pods": self.cluster.assumed_count,
             },
             batch_profile=next(iter(self.profiles)),
             batch_attempts=self.batch.attempts,

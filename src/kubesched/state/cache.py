@@ -173,6 +173,10 @@ class ClusterState:
     def __init__(self, capacity: int = 64) -> None:
         self.nodes = NodeTable(capacity)
         self.pods: dict[str, PodRecord] = {}
+        self.assumed_count = 0
+        """How many of :attr:`pods` are assumed (not yet confirmed), kept as they are
+        assumed, forgotten, confirmed or removed (the ``assumed_pods`` gauge reads it once a
+        second without a walk of every Pod)."""
         self.pods_on_node: dict[str, list[str]] = {}
         """Node name -> keys of the Pods accounted on it, in upstream's ``NodeInfo.Pods``
         order (the module docstring)."""
@@ -363,6 +367,8 @@ class ClusterState:
         self.nodes.add_pod_usage(row, req, nonzero, pod.host_ports, sparse)
         rec = PodRecord(pod, node_name, row, req, nonzero, assumed=assumed, sparse=sparse)
         self.pods[pod.key] = rec
+        if assumed:
+            self.assumed_count += 1
         keys = self.pods_on_node.setdefault(node_name, [])
         self._slot[pod.key] = len(keys)
         keys.append(pod.key)
@@ -373,6 +379,8 @@ class ClusterState:
 
     def _unaccount(self, key: str) -> PodRecord:
         rec = self.pods.pop(key)
+        if rec.assumed:
+            self.assumed_count -= 1
         self.nodes.remove_pod_usage(
             rec.row, rec.request, rec.nonzero, rec.pod.host_ports, rec.sparse
         )
@@ -503,6 +511,7 @@ class ClusterState:
         if rec is not None:
             if rec.assumed and rec.node == pod.node_name and rec.pod.labels == pod.labels:
                 rec.assumed = False
+                self.assumed_count -= 1
                 rec.pod = pod
                 keys = self.pods_on_node[rec.node]  # upstream's updatePod: removed, appended
                 if keys[-1] != pod.key:
