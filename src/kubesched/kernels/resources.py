@@ -282,14 +282,31 @@ def balanced_change_cpu_memory(used: IntArray, pod: IntArray, allocatable: IntAr
     :func:`balanced_cpu_memory`, both evaluated in one pass over ``(2, n, 2)``.
 
     ``used``, ``allocatable``: int64 ``(n, 2)``; ``pod``: int64 ``(2,)``; int64 ``(n,)``.
+
+    In place over one buffer, with two steps of the general kernels left out because they
+    change nothing here: the fractions are within [0, 1], so ``std`` is at most 0.5 and
+    ``(1 - std) * 100`` within [50, 100], where the cast truncates as ``np.trunc`` does;
+    the two scores are then within [50, 100], so ``50 + with - without`` is not negative
+    and Go's division by 2 is the floor division.
     """
-    frac = np.minimum(np.stack((used + pod, used)) / allocatable, 1.0)
-    std = np.abs((frac[:, :, 0] - frac[:, :, 1]) / 2)
-    both = np.trunc((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
+    frac = np.empty((2, used.shape[0], 2), dtype=np.float64)
+    frac[0] = used + pod  # int64 sum, then the exact cast (as the general kernel)
+    frac[1] = used
+    frac /= allocatable
+    np.minimum(frac, 1.0, out=frac)
+    std = frac[:, :, 0]
+    std -= frac[:, :, 1]
+    np.abs(std, out=std)
+    std /= 2
+    np.subtract(1.0, std, out=std)
+    std *= float(MAX_NODE_SCORE)
+    both = std.astype(np.int64)
     half = MAX_NODE_SCORE // 2
-    diff = half + both[0] - both[1]
-    q = np.abs(diff) // 2
-    out: IntArray = half + np.where(diff < 0, -q, q)
+    out: IntArray = both[0]
+    out -= both[1]
+    out += half
+    out //= 2
+    out += half
     return out
 
 
