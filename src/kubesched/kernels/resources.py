@@ -283,14 +283,11 @@ def balanced_change_cpu_memory(used: IntArray, pod: IntArray, allocatable: IntAr
 
     ``used``, ``allocatable``: int64 ``(n, 2)``; ``pod``: int64 ``(2,)``; int64 ``(n,)``.
 
-    In place over one buffer, with two steps of the general kernels left out because they
-    change nothing here: the fractions are within [0, 1], so ``std`` is at most 0.5 and
-    ``(1 - std) * 100`` within [50, 100], where the cast truncates as ``np.trunc`` does;
-    the two scores are then within [50, 100], so ``50 + with - without`` is not negative
-    and Go's division by 2 is the floor division.
+    The float steps run in place over one buffer, and without ``np.trunc``: the cast to
+    int64 truncates toward zero as it does (the values are finite: no allocatable is 0).
     """
     frac = np.empty((2, used.shape[0], 2), dtype=np.float64)
-    frac[0] = used + pod  # int64 sum, then the exact cast (as the general kernel)
+    frac[0] = used + pod  # the int64 sum, cast as the int64 division casts it
     frac[1] = used
     frac /= allocatable
     np.minimum(frac, 1.0, out=frac)
@@ -302,11 +299,11 @@ def balanced_change_cpu_memory(used: IntArray, pod: IntArray, allocatable: IntAr
     std *= float(MAX_NODE_SCORE)
     both = std.astype(np.int64)
     half = MAX_NODE_SCORE // 2
-    out: IntArray = both[0]
-    out -= both[1]
-    out += half
-    out //= 2
-    out += half
+    diff = both[0]
+    diff -= both[1]
+    diff += half
+    q = np.abs(diff) // 2
+    out: IntArray = half + np.where(diff < 0, -q, q)
     return out
 
 
