@@ -115,3 +115,47 @@ def test_few_candidates_are_filtered_alone_and_many_walked(candidates: int) -> N
         assert walk.passes == [candidates]
     else:
         assert walk.passes[0] == 300 and sum(walk.passes) < candidates
+
+
+@pytest.mark.parametrize("hint", [(10, 1), (100, 50), (1000, 970), (500, 499), (3, 2)])
+@pytest.mark.parametrize("share", [0.02, 0.3, 0.97, 1.0])
+@pytest.mark.parametrize("seed", range(4))
+def test_a_first_pass_sized_by_the_last_search_does_not_change_the_outcome(
+    hint: tuple[int, int], share: float, seed: int
+) -> None:
+    """Whatever share of feasible rows the last search saw (the first pass then takes up
+    to twice the default chunk), the outcome is the default walk's, also where exactly
+    ``k`` nodes pass within the default walk's rows and ``processed`` is its end."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(150, 2000))
+    k = int(rng.integers(1, 400))
+    rows = np.roll(rng.permutation(n).astype(np.int64), int(rng.integers(0, n)))
+    feasible = {int(r) for r in rows if rng.random() < share}
+    if seed == 3:  # exactly k feasible among the first 2k rows: the walk's end counts
+        feasible = {int(r) for r in rows[: 2 * k : 2][:k]}
+    walk = _Walk(feasible)
+    walk._walk_share = hint
+    got = walk.find_nodes_that_pass_filters(CycleState(), api.Pod("p"), rows, k, narrow=False)
+    want = _default_walk(_Walk(feasible), rows, k)
+    assert got.feasible.tolist() == want.feasible.tolist()
+    assert sorted(got.failed.tolist()) == sorted(want.failed.tolist())
+    assert got.processed == want.processed
+
+
+def test_a_walk_over_a_few_full_nodes_takes_one_pass_once_it_knows_their_share() -> None:
+    """A few full nodes in every chunk (2.5 % of the rows): the default chunk finds fewer
+    nodes than wanted and a second pass of ``k`` rows follows; the next search's first pass,
+    sized by that share, holds its answer (and it is the default walk's)."""
+    rows = np.arange(5000, dtype=np.int64)
+    feasible = {r for r in range(5000) if r % 40 != 7}
+    walk = _Walk(feasible)
+    first = walk.find_nodes_that_pass_filters(CycleState(), api.Pod("p"), rows, 500, narrow=False)
+    assert walk.passes == [500, 500]
+    walk.passes.clear()
+    rotated = np.roll(rows, -first.processed)
+    got = walk.find_nodes_that_pass_filters(CycleState(), api.Pod("p"), rotated, 500, narrow=False)
+    assert len(walk.passes) == 1 and walk.passes[0] < 600
+    want = _default_walk(_Walk(feasible), rotated, 500)
+    assert got.feasible.tolist() == want.feasible.tolist()
+    assert sorted(got.failed.tolist()) == sorted(want.failed.tolist())
+    assert got.processed == want.processed

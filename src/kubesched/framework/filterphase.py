@@ -89,6 +89,23 @@ def next_chunk(chunk: int, walked: int, found: int, num_to_find: int) -> int:
     return out
 
 
+def first_chunk(num_to_find: int, n: int, share: tuple[int, int] | None) -> int:
+    """How many rows the first Filter pass of a search takes: the default chunk
+    (``num_to_find``), or, when the last search's walk saw ``share = (rows filtered,
+    feasible among them)`` with some rows failing, enough rows to find one node more than
+    wanted at that share with an eighth to spare (at most twice the default chunk): the
+    first pass then usually holds the search's answer whole (the rows past the wanted
+    nodes change nothing, :meth:`FilterPhase._as_default_walk`), where the default chunk
+    leaves a second pass for the few nodes full ones took the place of."""
+    k = max(num_to_find, 1)
+    if share is None or k >= n:
+        return k
+    walked, found = share
+    if found >= walked or found == 0:
+        return k
+    return min(max(k, -(-(k + 1) * walked * 9 // (found * 8))), 2 * k, n)
+
+
 def _narrow_pays(candidates: int, n: int, num_to_find: int) -> bool:
     """Whether filtering ``candidates`` rows at once (:meth:`FilterPhase._find_among`) is
     cheaper than the chunked walk over ``n``, which looks at about ``num_to_find * n /
@@ -110,6 +127,9 @@ class FilterPhase:
     _usage: nominated.UsageCache
     capabilities: ProfileCapabilities
     profile_name: str
+    _walk_share: tuple[int, int] | None = None
+    """(rows filtered, feasible among them) of the last search's chunked walk: how
+    :func:`first_chunk` sizes the next search's first pass."""
     _row_key: tuple[CycleState, api.Pod, frozenset[str], Hashable | None] | None
     """The last :meth:`row_local_key` answer with its cycle state, Pod and skipped Filter
     plugins (the framework forgets it when a search begins)."""
@@ -410,7 +430,7 @@ class FilterPhase:
                 self._timed("Filter", start, SUCCESS)
                 return narrowed
         pos = 0
-        chunk = max(num_to_find, 1)
+        chunk = first = first_chunk(num_to_find, n, self._walk_share)
         parts: list[FilterOutcome] = []
         interned: dict[Status, int] = {}
         found = 0
@@ -423,7 +443,8 @@ class FilterPhase:
             pos += chunk
             chunk = next_chunk(chunk, pos, found, num_to_find)
         outcome = merge_outcomes(parts, list(interned))
-        if len(parts) > 1:
+        self._walk_share = (min(pos, n), found)
+        if len(parts) > 1 or first > max(num_to_find, 1):
             outcome = self._as_default_walk(
                 state, pod, ordered_rows, num_to_find, outcome, min(pos, n), interned
             )
@@ -445,7 +466,10 @@ class FilterPhase:
         """``outcome`` of the passes :func:`next_chunk` sized over the first ``walked`` of
         ``ordered_rows``, cut (or extended) to the rows the default chunks would have walked
         (:func:`default_chunk_end`): the same nodes, failures and ``processed`` (which moves
-        the round-robin start) whatever the pass sizes."""
+        the round-robin start) whatever the pass sizes.  When more than ``num_to_find``
+        nodes passed among the rows filtered, the rows past them are not filtered even where
+        the default walk would have: it keeps only the first ``num_to_find`` nodes and the
+        failures before the last of them (:func:`truncate_outcome`), all among these rows."""
         n = int(ordered_rows.size)
         position = np.empty(int(ordered_rows.max()) + 1, dtype=np.int64)
         position[ordered_rows] = np.arange(n, dtype=np.int64)
@@ -453,6 +477,8 @@ class FilterPhase:
             end = default_chunk_end(position[outcome.feasible], walked, n, num_to_find)
             if end <= walked:
                 break
+            if outcome.feasible.size > num_to_find:
+                return outcome  # the caller's truncate_outcome gives the walk's answer
             more = self.run_filter_with_nominated(state, pod, ordered_rows[walked:end], interned)
             outcome = merge_outcomes([outcome, more], list(interned))
             walked = end

@@ -282,12 +282,26 @@ def balanced_change_cpu_memory(used: IntArray, pod: IntArray, allocatable: IntAr
     :func:`balanced_cpu_memory`, both evaluated in one pass over ``(2, n, 2)``.
 
     ``used``, ``allocatable``: int64 ``(n, 2)``; ``pod``: int64 ``(2,)``; int64 ``(n,)``.
+
+    The float steps run in place over one buffer, and without ``np.trunc``: the cast to
+    int64 truncates toward zero as it does (the values are finite: no allocatable is 0).
     """
-    frac = np.minimum(np.stack((used + pod, used)) / allocatable, 1.0)
-    std = np.abs((frac[:, :, 0] - frac[:, :, 1]) / 2)
-    both = np.trunc((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
+    frac = np.empty((2, used.shape[0], 2), dtype=np.float64)
+    frac[0] = used + pod  # the int64 sum, cast as the int64 division casts it
+    frac[1] = used
+    frac /= allocatable
+    np.minimum(frac, 1.0, out=frac)
+    std = frac[:, :, 0]
+    std -= frac[:, :, 1]
+    np.abs(std, out=std)
+    std /= 2
+    np.subtract(1.0, std, out=std)
+    std *= float(MAX_NODE_SCORE)
+    both = std.astype(np.int64)
     half = MAX_NODE_SCORE // 2
-    diff = half + both[0] - both[1]
+    diff = both[0]
+    diff -= both[1]
+    diff += half
     q = np.abs(diff) // 2
     out: IntArray = half + np.where(diff < 0, -q, q)
     return out
