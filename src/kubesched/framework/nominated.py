@@ -189,9 +189,7 @@ class NominatedSet:
         return idx[np.argsort(self.rows[idx], kind="stable")]
 
 
-def usage_on_row(
-    nominator: PodNominator, table: NodeTable, pod: api.Pod, row: int
-) -> list[Usage]:
+def usage_on_row(nominator: PodNominator, table: NodeTable, pod: api.Pod, row: int) -> list[Usage]:
     """The usage of the Pods nominated to node ``row`` with priority >= ``pod``'s, ``pod``
     itself excluded: the Pods :meth:`NominatedSet.select` picks for that one row, read from
     the nominator directly (no set to bring up to date for a one-row Filter)."""
