@@ -7,6 +7,8 @@ plugins over those rows at once, and takes the usage off again exactly
 (:meth:`kubesched.framework.filterphase.FilterPhase.run_filter_with_nominated`).  All
 nominated Pods are kept as arrays (:class:`NominatedSet`, over a
 :class:`~kubesched.kernels.usage.UsageBlock`), updated in place when a nomination changes.
+A Filter over one row reads that node's nominated Pods from the nominator instead
+(:func:`usage_on_row`, :func:`shift_row`): no set to bring up to date for one row.
 
 Arrays: ``rows`` int64 ``(n,)`` node-table rows.
 """
