@@ -281,6 +281,8 @@ class FilterPhase:
         nom = self.nominator
         if nom is None or len(nom) == 0 or rows.size == 0:
             return self.run_filter(state, pod, rows, interned)
+        if rows.shape[0] == 1 and not self.active_extensions(state):
+            return self._filter_one_with_nominated(state, pod, rows, interned, nom)
         nset = self._usage.nominated(nom, self.handle.cluster.nodes)
         idx = nset.select(pod, rows)
         if idx.size == 0:
@@ -327,6 +329,33 @@ class FilterPhase:
             statuses=list(interned),
             processed=int(rows.size),
         )
+
+    def _filter_one_with_nominated(
+        self,
+        state: CycleState,
+        pod: api.Pod,
+        rows: IntArray,
+        interned: dict[Status, int],
+        nom: nominated.PodNominator,
+    ) -> FilterOutcome:
+        """:meth:`run_filter_with_nominated` over one row without PreFilter extensions
+        holding state (preemption's kept failed pass and re-filters, result reuse): the
+        nominated Pods' usage, read from the nominator, is added to that row alone and
+        taken off again, without bringing the whole :class:`~.nominated.NominatedSet` up
+        to date.  Same passes and statuses as the general path."""
+        table = self.handle.cluster.nodes
+        row = int(rows[0])
+        added = nominated.usage_on_row(nom, table, pod, row)
+        if not added:
+            return self.run_filter(state, pod, rows, interned)
+        nominated.shift_row(table, row, added, 1)
+        try:
+            w = self.run_filter(state, pod, rows, interned)
+        finally:
+            nominated.shift_row(table, row, added, -1)
+        if w.failed.size == 0:
+            return self.run_filter(state, pod, rows, interned)
+        return FilterOutcome(w.feasible, w.failed, w.failed_status, list(interned), 1)
 
     def _filter_with_added(
         self,

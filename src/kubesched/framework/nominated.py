@@ -7,6 +7,8 @@ plugins over those rows at once, and takes the usage off again exactly
 (:meth:`kubesched.framework.filterphase.FilterPhase.run_filter_with_nominated`).  All
 nominated Pods are kept as arrays (:class:`NominatedSet`, over a
 :class:`~kubesched.kernels.usage.UsageBlock`), updated in place when a nomination changes.
+A Filter over one row reads that node's nominated Pods from the nominator instead
+(:func:`usage_on_row`, :func:`shift_row`): no set to bring up to date for one row.
 
 Arrays: ``rows`` int64 ``(n,)`` node-table rows.
 """
@@ -187,6 +189,42 @@ class NominatedSet:
         mask &= wanted[self.rows]
         idx = np.flatnonzero(mask)
         return idx[np.argsort(self.rows[idx], kind="stable")]
+
+
+def usage_on_row(nominator: PodNominator, table: NodeTable, pod: api.Pod, row: int) -> list[Usage]:
+    """The usage of the Pods nominated to node ``row`` with priority >= ``pod``'s, ``pod``
+    itself excluded: the Pods :meth:`NominatedSet.select` picks for that one row, read from
+    the nominator directly (no set to bring up to date for a one-row Filter)."""
+    pods = nominator.nominated_pods_for_node(table.names[row])
+    if not pods:
+        return []
+    prio, key = pod.priority, pod.key
+    return [usage_of(table, row, p) for p in pods if p.priority >= prio and p.key != key]
+
+
+def shift_row(table: NodeTable, row: int, usage: Sequence[Usage], sign: int) -> None:
+    """Add (``sign`` 1) or remove (-1) ``usage`` (all on ``row``) on that row of ``table``:
+    requests (dense and sparse), non-zero requests, Pod counts and host ports, as
+    :meth:`UsageBlock.shift` (``generation`` left alone: every change made here is undone)."""
+    used, nz = table.requested[row], table.nonzero_requested[row]
+    for _, req, nonzero, ports, sparse in usage:
+        # views changed in place (``a[row] += x`` would copy them back too)
+        part = used[: req.shape[0]]
+        if sign > 0:
+            part += req
+        else:
+            part -= req
+        nz[0] += sign * nonzero[0]
+        nz[1] += sign * nonzero[1]
+        for name, amount in sparse:
+            table.add_sparse_request(row, name, sign * amount)
+        for p in ports:
+            k = (p.host_ip, p.protocol, p.port)
+            col = table.host_ports.get(k)
+            if col is None:
+                col = table.host_ports[k] = np.zeros(table.capacity, dtype=np.int32)
+            col[row] += sign
+    table.pod_count[row] += sign * len(usage)
 
 
 class UsageCache:
