@@ -12,7 +12,7 @@ writes status by building a new manifest (:func:`with_claim_status`), never in p
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
@@ -344,7 +344,15 @@ def _attribute(value: Obj, path: str) -> tuple[str, Any]:
     return kind, v
 
 
-def _device(obj: Obj, driver: str, path: str) -> Device:
+SharedMatches = dict[Hashable, tuple[dict[str, bool], dict[str, bool]]]
+"""Selector results shared by devices of the same content (:func:`parse_slice`'s
+``shared``): per content key, the :attr:`Device.matches` and
+:attr:`Device.unshared_matches` dicts every such device holds."""
+SHARED_MAX = 65536
+"""Device contents kept in a :data:`SharedMatches` before starting again."""
+
+
+def _device(obj: Obj, driver: str, path: str, shared: SharedMatches | None = None) -> Device:
     from kubesched.api import cel
 
     name = f.required_string(obj, "name", path)
@@ -362,11 +370,13 @@ def _device(obj: Obj, driver: str, path: str) -> Device:
             values[key] = list(v) if kind in LIST_KINDS else v
     capacity: dict[str, cel.Quantity] = {}
     policies: dict[str, DeviceCapacity] = {}
+    texts: list[tuple[str, str]] = []
     cpath = join(path, "capacity")
     for key, value in f.mapping(obj, "capacity", path).items():
         vp = join(cpath, key)
         value = f.as_mapping(value, vp)
         text = str(value.get("value", ""))
+        texts.append((key, text))
         try:
             capacity[key] = cel.Quantity(text, parse_quantity(text))
         except QuantityError as e:
@@ -392,6 +402,23 @@ def _device(obj: Obj, driver: str, path: str) -> Device:
                 tuple(_counters(cc, join(ccp, i)).items()),
             )
         )
+    matches: dict[str, bool] = {}
+    unshared: dict[str, bool] = {}
+    if shared is not None:
+        # what a selector sees of the device (:func:`cel.activation`) is a function of
+        # these, in this order: devices alike share their selector results
+        content = (driver, allow_multiple, tuple(typed.items()), tuple(texts))
+        try:
+            hit = shared.get(content)
+        except TypeError:  # (an unhashable value: no sharing)
+            hit = None
+        else:
+            if hit is None:
+                if len(shared) >= SHARED_MAX:
+                    shared.clear()
+                hit = shared[content] = (matches, unshared)
+        if hit is not None:
+            matches, unshared = hit
     return Device(
         name,
         typed,
@@ -405,6 +432,8 @@ def _device(obj: Obj, driver: str, path: str) -> Device:
         allow_multiple=allow_multiple,
         capacity=policies,
         binds_to_node=f.boolean(obj, "bindsToNode", path),
+        matches=matches,
+        unshared_matches=unshared,
     )
 
 
@@ -456,9 +485,12 @@ def _capacity_policy(obj: Obj, value: Fraction, path: str) -> DeviceCapacity:
     return DeviceCapacity(value, True, default, valid, rng)
 
 
-def parse_slice(obj: Obj, path: str = "") -> ResourceSlice:
+def parse_slice(obj: Obj, path: str = "", shared: SharedMatches | None = None) -> ResourceSlice:
     """A ResourceSlice; exactly one of nodeName, nodeSelector, allNodes,
-    perDeviceNodeSelection (API validation)."""
+    perDeviceNodeSelection (API validation).  With ``shared``, devices of the same driver,
+    attributes (in order), capacities and ``allowMultipleAllocations`` as a device parsed
+    before with it share that device's selector results (a selector is evaluated once for
+    them all; the ``shared`` of one scheduler: one release's CEL)."""
     name = f.required_string(f.mapping(obj, "metadata", path), "name", join(path, "metadata"))
     sp = join(path, "spec")
     spec = f.mapping(obj, "spec", path)
@@ -482,7 +514,12 @@ def parse_slice(obj: Obj, path: str = "") -> ResourceSlice:
             "must have exactly one node selector term",
         )
     devices = tuple(
-        _device(f.as_mapping(d, join(join(sp, "devices"), i)), driver, join(join(sp, "devices"), i))
+        _device(
+            f.as_mapping(d, join(join(sp, "devices"), i)),
+            driver,
+            join(join(sp, "devices"), i),
+            shared,
+        )
         for i, d in enumerate(f.seq(spec, "devices", sp))
     )
     for i, d in enumerate(devices):

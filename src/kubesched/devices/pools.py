@@ -167,9 +167,7 @@ def gather_pools(
         elif s.generation == pool.slices[0].generation:
             pool.slices.append(s)
     out = []
-    everything: dict[tuple[str, str], list[r.ResourceSlice]] = {}
-    for x in every if every is not None and options.pool_counters else ():
-        everything.setdefault((x.driver, x.pool), []).append(x)
+    everything: dict[tuple[str, str], list[r.ResourceSlice]] | None = None
     keys = sorted(pools)
     if options.pool_seed is not None:
         random.Random(f"{options.pool_seed}/{node}").shuffle(keys)
@@ -178,6 +176,10 @@ def gather_pools(
         pool.pool_counters = options.partitionable and options.pool_counters
         if options.pool_counters and len(pool.slices) != pool.slices[0].slice_count:
             gen = pool.slices[0].generation
+            if everything is None:  # grouped once, only for a pool that looks incomplete
+                everything = {}
+                for x in every if every is not None else ():
+                    everything.setdefault((x.driver, x.pool), []).append(x)
             same = everything.get(k, [])
             if any(x.generation > gen for x in same):
                 continue  # upstream: obsolete, the driver is replacing it

@@ -148,6 +148,8 @@ class DraObjects:
         self._parsed: dict[int, tuple[Mapping[str, Any], Any]] = {}
         self._parts: dict[int, tuple[Any, Any]] = {}
         """Claim specs and allocations parsed, shared by a claim's versions."""
+        self._alike: r.SharedMatches = {}
+        """Selector results shared by the slices' devices alike (:func:`r.parse_slice`)."""
         self.in_flight: dict[str, tuple[r.AllocatedDevice, ...]] = {}
         self.assumed: dict[str, r.ResourceClaim] = {}
         self.version = 0
@@ -174,7 +176,7 @@ class DraObjects:
         if kind == "ResourceClaim":
             parsed = r.parse_claim(obj, cache=self._parts)
         elif kind == "ResourceSlice":
-            parsed = r.parse_slice(obj)
+            parsed = r.parse_slice(obj, shared=self._alike)
         elif kind == "DeviceTaintRule":
             parsed = r.parse_taint_rule(obj)
         else:
