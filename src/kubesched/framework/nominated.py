@@ -203,28 +203,10 @@ def usage_on_row(nominator: PodNominator, table: NodeTable, pod: api.Pod, row: i
 
 
 def shift_row(table: NodeTable, row: int, usage: Sequence[Usage], sign: int) -> None:
-    """Add (``sign`` 1) or remove (-1) ``usage`` (all on ``row``) on that row of ``table``:
-    requests (dense and sparse), non-zero requests, Pod counts and host ports, as
-    :meth:`UsageBlock.shift` (``generation`` left alone: every change made here is undone)."""
-    used, nz = table.requested[row], table.nonzero_requested[row]
+    """Add (``sign`` 1) or remove (-1) ``usage`` (all on ``row``) on that row of ``table``,
+    ``generation`` left alone (every change made here is undone)."""
     for _, req, nonzero, ports, sparse in usage:
-        # views changed in place (``a[row] += x`` would copy them back too)
-        part = used[: req.shape[0]]
-        if sign > 0:
-            part += req
-        else:
-            part -= req
-        nz[0] += sign * nonzero[0]
-        nz[1] += sign * nonzero[1]
-        for name, amount in sparse:
-            table.add_sparse_request(row, name, sign * amount)
-        for p in ports:
-            k = (p.host_ip, p.protocol, p.port)
-            col = table.host_ports.get(k)
-            if col is None:
-                col = table.host_ports[k] = np.zeros(table.capacity, dtype=np.int32)
-            col[row] += sign
-    table.pod_count[row] += sign * len(usage)
+        table.shift_pod_usage(row, req, nonzero, ports, sparse, sign)
 
 
 class UsageCache:

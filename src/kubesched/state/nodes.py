@@ -382,22 +382,7 @@ class NodeTable:
     ) -> None:
         """Account one pod on ``row``: ``req`` has shape ``(R',)`` with ``R' <= R``;
         ``sparse`` its requests of sparse resources (:meth:`split_request`)."""
-        # a view changed in place: ``a[row, :k] += req`` would also copy it back (setitem)
-        used = self.requested[row, : req.shape[0]]
-        used += req
-        for name, amount in sparse:
-            self.add_sparse_request(row, name, amount)
-        nz = self.nonzero_requested[row]
-        nz[0] += nonzero[0]
-        nz[1] += nonzero[1]
-        self.pod_count[row] += 1
-        for p in ports:
-            key = (p.host_ip, p.protocol, p.port)
-            pcol = self.host_ports.get(key)
-            if pcol is None:
-                pcol = np.zeros(self.capacity, dtype=np.int32)
-                self.host_ports[key] = pcol
-            pcol[row] += 1
+        self.shift_pod_usage(row, req, nonzero, ports, sparse, 1)
         self.generation[row] += 1
 
     def remove_pod_usage(
@@ -409,14 +394,38 @@ class NodeTable:
         sparse: SparseRequest = (),
     ) -> None:
         """Undo :meth:`add_pod_usage` for the same arguments."""
-        used = self.requested[row, : req.shape[0]]
-        used -= req
-        for name, amount in sparse:
-            self.add_sparse_request(row, name, -amount)
-        nz = self.nonzero_requested[row]
-        nz[0] -= nonzero[0]
-        nz[1] -= nonzero[1]
-        self.pod_count[row] -= 1
-        for p in ports:
-            self.host_ports[(p.host_ip, p.protocol, p.port)][row] -= 1
+        self.shift_pod_usage(row, req, nonzero, ports, sparse, -1)
         self.generation[row] += 1
+
+    def shift_pod_usage(
+        self,
+        row: int,
+        req: IntArray,
+        nonzero: tuple[int, int],
+        ports: Iterable[api.HostPort],
+        sparse: SparseRequest,
+        sign: int,
+    ) -> None:
+        """Add (``sign`` 1) or take off (-1) one pod's usage on ``row``: requests (dense and
+        sparse), non-zero requests, the Pod count and host ports, ``generation`` left alone
+        (:meth:`add_pod_usage` and :meth:`remove_pod_usage` move it; a Filter with
+        nominated Pods undoes every change it makes here)."""
+        # a view changed in place: ``a[row, :k] += req`` would also copy it back (setitem)
+        used = self.requested[row, : req.shape[0]]
+        if sign > 0:
+            used += req
+        else:
+            used -= req
+        for name, amount in sparse:
+            self.add_sparse_request(row, name, sign * amount)
+        nz = self.nonzero_requested[row]
+        nz[0] += sign * nonzero[0]
+        nz[1] += sign * nonzero[1]
+        self.pod_count[row] += sign
+        for p in ports:
+            key = (p.host_ip, p.protocol, p.port)
+            pcol = self.host_ports.get(key)
+            if pcol is None:
+                pcol = np.zeros(self.capacity, dtype=np.int32)
+                self.host_ports[key] = pcol
+            pcol[row] += sign
