@@ -44,7 +44,14 @@ def test_a_saved_regression_keeps_its_release(tmp_path: Path) -> None:
     assert other != path
 
 
-def test_coverage_stays_on_the_default_build(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit):
-        diff.main(["--coverage", "--kubernetes-version", "1.37"])
-    assert "--coverage measures the default build" in capsys.readouterr().err
+def test_coverage_at_a_later_release_names_the_build_it_needs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "kube-oracle"
+    assert (
+        diff.main(["--coverage", "--kubernetes-version", "1.37", "--cover-oracle", str(missing)])
+        == 2
+    )
+    err = capsys.readouterr().err
+    assert str(missing) in err
+    assert 'ORACLE_VERSIONS="1.37" bash oracle/build.sh --cover' in err
