@@ -187,16 +187,21 @@ def _fit_error_rows(s: Scheduler, pod: api.Pod) -> list[int]:
     return rows
 
 
-def test_the_kept_pass_walks_the_rotation_of_its_own_start() -> None:
-    """The search keeps its rotated node order while the list and the start index are the
-    same (the kept failed pass then compares its rows by identity); a moved start index or a
-    changed node list is rotated anew, and the kept pass answers in that walk's order."""
-    s = Scheduler(
+def _default_scheduler() -> Scheduler:
+    """A scheduler of the default profile on a virtual clock, binding through a fake API."""
+    return Scheduler(
         load_config(None, known_plugins=known_plugin_names()),
         clock=VirtualClock(),
         api_client=Api(),
         options=SchedulerOptions(registry=in_tree_registry()),
     )
+
+
+def test_the_kept_pass_walks_the_rotation_of_its_own_start() -> None:
+    """The search keeps its rotated node order while the list and the start index are the
+    same (the kept failed pass then compares its rows by identity); a moved start index or a
+    changed node list is rotated anew, and the kept pass answers in that walk's order."""
+    s = _default_scheduler()
     for i in range(4):
         s.on_node_add(make_node(f"n{i}").cap(cpu="2", memory="8Gi", pods=20).obj())
         s.on_pod_add(make_pod(f"low{i}").req(cpu="1500m").node(f"n{i}").obj())
@@ -223,12 +228,7 @@ def test_the_kept_pass_walks_the_rotation_of_its_own_start() -> None:
 def test_a_row_the_kept_pass_had_no_verdict_for_is_filtered() -> None:
     """A row outside the pass that was kept (no verdict for it) is filtered when a later
     pass walks it: here it fits, so the kept verdicts answer nothing."""
-    s = Scheduler(
-        load_config(None, known_plugins=known_plugin_names()),
-        clock=VirtualClock(),
-        api_client=Api(),
-        options=SchedulerOptions(registry=in_tree_registry()),
-    )
+    s = _default_scheduler()
     for i in range(4):
         s.on_node_add(make_node(f"n{i}").cap(cpu="2", memory="8Gi", pods=20).obj())
     for i in range(3):  # n3 stays empty
