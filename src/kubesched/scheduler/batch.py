@@ -252,9 +252,11 @@ def build_entry(
     scored: ScoreOutcome,
     pick: int,
     looked_at: IntArray,
+    placement: IntArray | None,
 ) -> BatchEntry:
     """An entry from a full cycle's results (call before Reserve touches ``state``);
-    ``looked_at``: int64 ``(k,)``, the rows the Filters ran on, in order."""
+    ``looked_at``: int64 ``(k,)``, the rows the Filters ran on, in order; ``placement``:
+    the PodGroup placement those were searched in (:attr:`BatchEntry.placement`)."""
     can = fwk.capabilities
     checked = [
         p
@@ -297,6 +299,7 @@ def build_entry(
         score_ones=[
             p.score_one if p.name in can.score_one and _bare(fwk, p) else None for p, _ in scores
         ],
+        placement=placement,
     )
 
 

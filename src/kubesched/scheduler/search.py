@@ -465,8 +465,9 @@ class Search:
             if self.batch.enabled and signature is not None:
                 looked_at = rotated[: outcome.processed]
                 alone = ScoreOutcome(np.zeros(1, dtype=np.int64))
-                entry = batch.build_entry(fwk, state, signature, feasible, alone, 0, looked_at)
-                entry.placement = self.host.placement
+                entry = batch.build_entry(
+                    fwk, state, signature, feasible, alone, 0, looked_at, self.host.placement
+                )
             return ScheduleResult(table.names[int(feasible[0])], outcome.processed, 1, entry)
         pre_status = fwk.run_pre_score(state, pod, feasible)
         if not pre_status.is_success():
@@ -482,8 +483,9 @@ class Search:
         entry = None
         if self.batch.enabled and signature is not None:
             looked_at = rotated[: outcome.processed]
-            entry = batch.build_entry(fwk, state, signature, feasible, scored, pick, looked_at)
-            entry.placement = self.host.placement
+            entry = batch.build_entry(
+                fwk, state, signature, feasible, scored, pick, looked_at, self.host.placement
+            )
         return ScheduleResult(
             table.names[int(feasible[pick])], outcome.processed, int(feasible.size), entry
         )
