@@ -29,6 +29,7 @@ from typing import Any
 
 from draws import APPS, EFFECTS, EXT, TAINT_KEYS, TIERS, ZONES
 from generator import Gen
+from release_draws import RESIZE_PREEMPTION_GATE
 
 OPS = ("node-add", "node-update", "node-delete", "pod-add", "pod-update", "pod-delete",
        "self-update", "pending-delete")  # fmt: skip
@@ -67,12 +68,58 @@ def hint_case(seed: int, index: int, version: str | None = None) -> dict[str, An
     features = Gen(random.Random(f"hints-features/{seed}/{index}"))  # v1.37's, drawn last
     if (version or "") >= "1.37" and features.chance(0.15):
         event, items = _declared_features(features, incoming, event, items)
-    return {
+    request = {
         "cluster": {"apiVersion": "v1", "kind": "List", "items": items},
         "pod": incoming,
         "config": config,
         "event": event,
     }
+    deferred = Gen(random.Random(f"hints-deferred/{seed}/{index}"))  # v1.37's, drawn last
+    if (version or "") >= "1.37" and deferred.chance(0.1):
+        request["event"], request["cluster"]["items"] = _deferred_resize(deferred, incoming, items)
+        request["featureGates"] = {RESIZE_PREEMPTION_GATE: True}
+    return request
+
+
+def _deferred_resize(
+    gen: Gen, incoming: dict[str, Any], items: list[dict[str, Any]]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """DeferredPodScheduling's events (v1.37, InPlacePodVerticalScalingSchedulerPreemption
+    on): the rejected Pod's in-place resize deferred by its kubelet (``PodResizePending``,
+    ``Deferred``), its node named most of the time, and the event a node added (the Pod's
+    own, or another) or a node's ``spec.podPreemptionPolicy`` changed (set, lifted, other
+    owners), at times with a label too.  Returns ``(event, items)``."""
+    conditions = incoming.setdefault("status", {}).setdefault("conditions", [])
+    conditions.append({"type": "PodResizePending", "status": "True", "reason": "Deferred"})
+    nodes = [o for o in items if o["kind"] == "Node"]
+
+    def policy(node: dict[str, Any]) -> None:
+        owners = gen.pick([None, ["cluster-autoscaler"], ["ops", "vpa"], []])
+        spec = node.setdefault("spec", {})
+        spec.pop("podPreemptionPolicy", None)
+        if owners is not None:
+            spec["podPreemptionPolicy"] = {"disableResizePreemption": owners}
+
+    for node in nodes:
+        policy(node)
+    own = f"node-{10 + len(nodes)}"  # a name no node has
+    if nodes and gen.chance(0.8):
+        own = gen.pick([own, *(n["metadata"]["name"] for n in nodes)])
+        incoming["spec"]["nodeName"] = own
+    if not nodes or gen.chance(0.4):
+        new = gen.node(10 + len(nodes))
+        policy(new)
+        return {"op": "add", "new": new}, [*items, new]
+    old = gen.pick(nodes)
+    new = copy.deepcopy(old)
+    policy(new)
+    if gen.chance(0.3):
+        new["metadata"].setdefault("labels", {})["hint-extra"] = "x"
+    if gen.chance(0.5):
+        old, new = new, old  # the change the other way round: the cluster holds ``new``
+    else:
+        items = [new if o is old else o for o in items]
+    return {"op": "update", "old": old, "new": new}, items
 
 
 def _extended_resource_grows(
