@@ -228,6 +228,9 @@ def api_once(
         )
         cpu_per_pod = (cpu_seconds(proc.pid) - cpu_before) / pods
         burst_api_cpu = (control_plane_cpu(directory) - api_before) / pods
+        if recorder is not None:  # py-spy first, while its target still runs
+            stop(recorder, signal.SIGINT)
+            recorder = None
         stop(proc)  # its queued Events flushed before they are counted
         events = {ns: count_events(directory, ns) for ns in (backlog, burst_ns)}
         return {
