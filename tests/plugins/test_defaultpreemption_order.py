@@ -8,8 +8,15 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from kubesched.plugins.defaultpreemption.picking import more_important_now, order_victims
+from kubesched.kernels.gosort import MAX_INSERTION, sort_slice
+from kubesched.plugins.defaultpreemption.picking import (
+    _insertion_sorted_now,
+    more_important_now,
+    order_victims,
+)
 from kubesched.testing import make_pod
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "gosort" / "fixture.json"
@@ -45,3 +52,25 @@ def test_pods_without_a_start_time() -> None:
     assert names == ["s", "p4", "p3", "p2", "p1", "p0"]
     names = [p.name for p in order_victims([*pods, started], timed_at_listing=True)]
     assert names == ["s", "p0", "p1", "p2", "p3", "p4"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 2), st.sampled_from([None, None, 1.0, 2.0])),
+        max_size=MAX_INSERTION,
+    )
+)
+def test_short_lists_by_key_as_gos_insertion_sort(shape: list[tuple[int, float | None]]) -> None:
+    """Up to twelve Pods (Go's insertion sort), with ties of priority and start time and
+    Pods without one: the keyed sort order_victims uses is the order Go's sort.Slice with
+    MoreImportantPod gives (our port of it)."""
+    pods = []
+    for i, (prio, start) in enumerate(shape):
+        p = make_pod(f"p{i}").priority(prio).obj()
+        p.start_time = start
+        pods.append(p)
+    want = list(pods)
+    sort_slice(want, more_important_now)
+    assert [p.name for p in _insertion_sorted_now(pods)] == [p.name for p in want]
+    assert [p.name for p in order_victims(pods, timed_at_listing=False)] == [p.name for p in want]

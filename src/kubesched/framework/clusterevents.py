@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.api import objects as api
@@ -87,11 +87,26 @@ class Resource(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class ClusterEvent:
-    """A change in the cluster: which resource and which action(s)."""
+    """A change in the cluster: which resource and which action(s).
+
+    Its hash is computed once, at construction (an event is a dict key several times per
+    cluster event: the queue's interest and gating tables, the in-flight log's counts), and
+    recomputed when an event is unpickled (:meth:`__reduce__`), since a string's hash differs
+    between processes."""
 
     resource: Resource
     action: ActionType
     label: str = ""
+    _hash: int = field(default=0, init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.resource, self.action, self.label)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self) -> tuple[type[ClusterEvent], tuple[Resource, ActionType, str]]:
+        return ClusterEvent, (self.resource, self.action, self.label)
 
     def matches(self, other: ClusterEvent) -> bool:
         """Whether this *registered* event covers the *incoming* ``other`` event."""

@@ -45,6 +45,10 @@ from kubesched.framework.outcomes import (
     truncate_outcome,
 )
 
+_SKIP, _OK = Code.SKIP, Code.SUCCESS
+"""The two codes :meth:`FilterPhase.run_pre_filter` tells apart per plugin (module constants:
+no enum attribute lookup per call)."""
+
 _FIRST: IntArray = np.zeros(1, dtype=np.int64)
 _FIRST.flags.writeable = False
 """The start of the one group of a one-row pass with nominated Pods (read-only)."""
@@ -161,16 +165,18 @@ class FilterPhase:
             # Upstream v1.37: these plugins' PreFilter Skips a resize-deferred Pod (their
             # Filter passes it too, whether or not they have a PreFilter).
             state.skip_filter.update(RESIZE_DEFERRED_SKIPPED)
+        skipped = state.skip_filter.add
         for p in self.plugins["pre_filter"]:
             if deferred and p.name in RESIZE_DEFERRED_SKIPPED:
                 continue
             r, s = p.pre_filter(state, pod, cluster)
-            if s.code == Code.SKIP:
-                state.skip_filter.add(p.name)
+            code = s.code
+            if code == _SKIP:
+                skipped(p.name)
                 continue
             key = (p.name, "PreFilter")
             ev[key] = ev.get(key, 0) + 1
-            if not s.is_success():
+            if code != _OK:
                 s = s.with_plugin(p.name)
                 self._timed("PreFilter", start, s)
                 if s.is_rejected():

@@ -161,8 +161,14 @@ class QueueCore:
 
     def _move_pods(self, entries: list[Entry], event: ClusterEvent, old: Any, new: Any) -> None:
         """Upstream ``movePodsToActiveOrBackoffQueue``."""
-        if not self._hints.is_event_of_interest(event):
-            return
+        if self._hints.is_event_of_interest(event):
+            self._move_interesting(entries, event, old, new)
+
+    def _move_interesting(
+        self, entries: list[Entry], event: ClusterEvent, old: Any, new: Any
+    ) -> None:
+        """:meth:`_move_pods` for an ``event`` some plugin registered for (the caller
+        asked :meth:`HintTable.is_event_of_interest`)."""
         label = events.event_label(event) if entries else ""
         for entry in self._release_order(entries):
             qp = entry.qp

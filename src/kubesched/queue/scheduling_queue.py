@@ -356,7 +356,7 @@ class SchedulingQueue(GroupQueueCore):
             for e in self._pool_for(event)
             if pre_check is None or any(pre_check(m.qp.pod) for m in self._pods_of(e))
         ]
-        self._move_pods(pooled, event, old, new)
+        self._move_interesting(pooled, event, old, new)
 
     def assigned_pod_added(self, pod: api.Pod) -> None:
         """A bound Pod appeared (may satisfy affinity / spread of pooled Pods)."""

@@ -66,9 +66,28 @@ def order_victims(
     unstarted = [p.priority for p in pods if p.start_time is None]
     if len(unstarted) == len(set(unstarted)):  # less is a strict weak order: by key
         return gosort.sorted_by_key(pods, importance_key)
+    if len(pods) <= gosort.MAX_INSERTION:
+        return _insertion_sorted_now(pods)
     out = list(pods)
     gosort.sort_slice(out, more_important_now)
     return out
+
+
+def _insertion_sorted_now(pods: Sequence[api.Pod]) -> list[api.Pod]:
+    """``pods`` as Go's insertion sort (``sort.Slice`` up to :data:`gosort.MAX_INSERTION`
+    items) orders them with :func:`more_important_now`, by a key: each Pod moves left past
+    every Pod it is more important than, so the answer is sorted by :func:`importance_key`,
+    and within one key the Pods keep their order, except Pods without a start time, which
+    each pass all the earlier ones of their key (each is more important than the other):
+    their order is reversed."""
+
+    def key(i: int) -> tuple[int, float, int]:
+        p = pods[i]
+        if p.start_time is None:
+            return (-p.priority, math.inf, -i)
+        return (-p.priority, p.start_time, i)
+
+    return [pods[i] for i in sorted(range(len(pods)), key=key)]
 
 
 def more_important_now(a: api.Pod, b: api.Pod) -> bool:
