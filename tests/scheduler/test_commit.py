@@ -147,4 +147,3 @@ def test_a_pod_deleted_in_its_binding_cycle_is_not_requeued_when_its_bind_fails(
     binding_cycle()
     assert s.failures["default/p"][0] == "SchedulerError"
     assert s.queue.queue_of("default/p") is None and s.queue.pop() is None
-
