@@ -127,3 +127,23 @@ def test_a_direct_bind_replaces_the_binding_cycle() -> None:
     assert direct == ["n"] and fake.binds == {} and s.in_flight_bindings == 0
     assert [point for point, _ in ledger.log] == ["reserve", "permit"]  # no PreBind, PostBind
     assert s.queue.queue_of("default/p") is None
+
+
+def test_a_pod_deleted_in_its_binding_cycle_is_not_requeued_when_its_bind_fails() -> None:
+    """Upstream ``deletePodFromSchedulingQueue`` deletes an assumed Pod from the queue too,
+    and ``handleSchedulingFailure`` requeues nothing the informer no longer has: a
+    preemption's victim deleted while its binding cycle runs is not tried again when its
+    bind then fails (kubesched requeued it, and a v1.36 PodGroup cycle kept placing the
+    ghost: seed 22363 case 11, ``group-1-1`` tried 8 times against upstream's once)."""
+    s, fake, _ledger, fwk, qp = setup(make_pod("p").req(cpu="1").obj())
+    later: list[Any] = []
+    s.committer.submit_binding = later.append
+    assumed = s.committer.assume(qp.pod, "n")
+    assert s.committer.commit(fwk, CycleState(), qp, assumed, 0.0, 1) is None
+    s.on_pod_delete(qp.pod)  # the API server's copy: unbound
+    assert "default/p" not in s.cluster.pods
+    fake.refuse.add("default/p")  # pods "p" not found
+    (binding_cycle,) = later
+    binding_cycle()
+    assert s.failures["default/p"][0] == "SchedulerError"
+    assert s.queue.queue_of("default/p") is None and s.queue.pop() is None

@@ -409,6 +409,12 @@ class Scheduler:
             return
         start = time.perf_counter()
         self._tell("on_pod_delete", pod)
+        if not pod.node_name and pod.key in self.cluster.pods:
+            # An assumed Pod (a Permit waiter, or in its binding cycle) leaves the queue
+            # first, as upstream's deletePodFromSchedulingQueue deletes every unbound Pod
+            # from it: its failure that follows is not requeued (handleSchedulingFailure
+            # requeues nothing the informer no longer has).
+            self.queue.delete(pod)
         if self.handle.reject_waiting_pod(pod.key):
             self.committer.drain_waiting()
         if (record := self.cluster.remove_pod(pod.key)) is not None:
