@@ -333,10 +333,7 @@ def fit_score_columns(
     """
     total: IntArray | None = None
     for req, alloc, weight in zip(requested, allocatable, weights, strict=True):
-        if most:
-            per = np.minimum(req, alloc)
-        else:
-            per = alloc - req
+        per = np.minimum(req, alloc) if most else alloc - req
         per *= MAX_NODE_SCORE
         per //= alloc
         if not most:
