@@ -118,9 +118,9 @@ def balanced_scores(
             return np.asarray([one], dtype=np.int64)
     if names == _CPU_MEMORY:
         # Fast path for the default resources: both columns present on every row.
-        alloc = np.take(nodes.allocatable, rows, axis=0)  # (n, R); cpu, memory: columns 0, 1
+        alloc = nodes.allocatable.take(rows, axis=0)  # (n, R); cpu, memory: columns 0, 1
         if alloc[:, 0].all() and alloc[:, 1].all():
-            used = np.take(nodes.requested, rows, axis=0)
+            used = nodes.requested.take(rows, axis=0)
             if change:
                 p0, p1 = pod_requests.tolist()
                 return res.balanced_change_cpu_memory(

@@ -169,12 +169,12 @@ class NodeResourcesFit(GovernedHints):
                 return fw.Verdict.all_pass(1) if mask == 0 else verdict_one(mask, s.reasons)
             if fits_one(nodes, row, s):
                 return fw.Verdict.all_pass(1)
-        pod_count = np.take(nodes.pod_count, rows)
-        allowed = np.take(nodes.allowed_pods, rows)
+        pod_count = nodes.pod_count.take(rows)
+        allowed = nodes.allowed_pods.take(rows)
         fits = pod_count < allowed
         if not (s.sparse or s.delegated):  # the dense columns only: checked one by one
-            table_alloc = np.take(nodes.allocatable, rows, axis=0)  # (n, R)
-            table_used = np.take(nodes.requested, rows, axis=0)
+            table_alloc = nodes.allocatable.take(rows, axis=0)  # (n, R)
+            table_used = nodes.requested.take(rows, axis=0)
             for col, amount in s.dense:
                 fits &= table_alloc[:, col] - table_used[:, col] >= amount
             if fits.all():
@@ -262,10 +262,10 @@ class NodeResourcesFit(GovernedHints):
                 one = self._score_one(nodes, int(rows[0]), pod_reqs)
                 if one is not None:
                     return np.asarray([one], dtype=np.int64)
-            table = np.take(nodes.allocatable, rows, axis=0)  # (n, R), read by column
+            table = nodes.allocatable.take(rows, axis=0)  # (n, R), read by column
             alloc_cols = [table[:, col] for col, _ in self._score_pairs]
             if all(a.all() for a in alloc_cols):
-                used = np.take(nodes.nonzero_requested, rows, axis=0)  # (n, 2)
+                used = nodes.nonzero_requested.take(rows, axis=0)  # (n, 2)
                 req_cols = [
                     used[:, col] + p
                     for (col, _), p in zip(self._score_pairs, pod_reqs.tolist(), strict=True)
