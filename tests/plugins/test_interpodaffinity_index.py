@@ -213,14 +213,18 @@ def _snapshot(index: AffinityIndex, fresh: AffinityIndex) -> None:
         again = fresh.counter(key)
         assert counts.rows == again.rows and counts.total == again.total
         for k in KEYS:
-            assert counts.domain(k, index.table).tolist() == again.domain(k, fresh.table).tolist()
+            dom = counts.domain(k, index.table)
+            assert dom.tolist() == again.domain(k, fresh.table).tolist()
+            assert counts.labelled[k] == int(dom.sum())  # kept, as the array is
     for kind in KINDS:
         assert index.groups[kind].keys() == fresh.groups[kind].keys()
         for gkey, counts in index.groups[kind].items():
             again = fresh.groups[kind][gkey]
             assert counts.rows == again.rows
             k = gkey[1].topology_key
-            assert counts.domain(k, index.table).tolist() == again.domain(k, fresh.table).tolist()
+            dom = counts.domain(k, index.table)
+            assert dom.tolist() == again.domain(k, fresh.table).tolist()
+            assert counts.labelled[k] == int(dom.sum())
 
 
 @settings(max_examples=60, deadline=None)

@@ -294,11 +294,16 @@ def test_v136_upstream_cases(
 def test_change_kernel_for_cpu_and_memory_equals_the_two_scores() -> None:
     """The fused v1.36 kernel gives what two balanced scores and their change give."""
     rng = np.random.default_rng(7)
-    for _ in range(100):
+    for i in range(200):
         alloc = rng.integers(1, 10 ** int(rng.integers(1, 12)), size=(300, 2))
         used = rng.integers(0, alloc * 2 + 1)
         pod = rng.integers(0, 10 ** int(rng.integers(1, 10)), size=2)
-        got = res.balanced_change_cpu_memory(used, pod, alloc)
+        if i % 2:  # negative allocatable and usage too: Go's division by 2 of a negative
+            alloc *= rng.choice([-1, 1], size=alloc.shape)
+            used *= rng.choice([-1, 1], size=used.shape)
+        got = res.balanced_change_cpu_memory(
+            used[:, 0], used[:, 1], int(pod[0]), int(pod[1]), alloc[:, 0], alloc[:, 1]
+        )
         want = ba.balance_change(
             res.balanced_cpu_memory(used + pod, alloc), res.balanced_cpu_memory(used, alloc)
         )

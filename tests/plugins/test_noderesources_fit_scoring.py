@@ -467,3 +467,25 @@ def test_score_without_pre_score_matches() -> None:
     pl = fit.new(None, fw.Handle(cluster))
     pod = _pod(*REQ_3000_5000)
     assert pl.score(fw.CycleState(), pod, cluster, cluster.nodes.order()).tolist() == [57, 45]
+
+
+@pytest.mark.parametrize("most", [False, True])
+def test_column_kernel_equals_the_general_scorers(most: bool) -> None:
+    """``fit_score_columns`` (one resource at a time, over strided columns of a gathered
+    table) gives what the general LeastAllocated / MostAllocated kernels give on the same
+    ``(n, k)`` requests when every allocatable is non-zero, over and under capacity."""
+    rng = np.random.default_rng(11)
+    for _ in range(200):
+        k = int(rng.integers(1, 3))
+        alloc = rng.integers(1, 10 ** int(rng.integers(1, 13)), size=(257, 3))
+        req = rng.integers(0, alloc * 2 + 1)
+        weights = rng.integers(1, 101, size=k)
+        cols = rng.permutation(3)[:k]
+        before = (req.copy(), alloc.copy())
+        got = res.fit_score_columns(
+            [req[:, c] for c in cols], [alloc[:, c] for c in cols], weights.tolist(), most
+        )
+        scorer = res.most_allocated if most else res.least_allocated
+        want = scorer(req[:, cols], alloc[:, cols], weights)
+        assert got.dtype == np.int64 and got.tolist() == want.tolist()
+        assert (req == before[0]).all() and (alloc == before[1]).all()  # inputs untouched

@@ -117,11 +117,15 @@ class Verdict:
 
     @staticmethod
     def all_pass(n: int) -> Verdict:
-        """Every node passes (one node: one shared, read-only verdict; the one-row passes
-        of preemption and of nominated nodes ask for it several times a cycle)."""
-        if n == 1:
-            return _PASS_ONE
-        return Verdict(np.zeros(n, dtype=np.int8))
+        """Every node passes: one shared verdict per ``n``, its codes read-only (the one-row
+        passes of preemption and of nominated nodes ask for it several times a cycle, and
+        every cycle's Filter plugins for each chunk they pass whole)."""
+        out = _PASS.get(n)
+        if out is None:
+            if len(_PASS) >= _MAX_PASS:
+                _PASS.clear()
+            out = _PASS[n] = Verdict(_read_only(np.zeros(n, dtype=np.int8)))
+        return out
 
     @staticmethod
     def from_mask(fails: npt.NDArray[np.bool_], status: Status) -> Verdict:
@@ -134,8 +138,10 @@ def _read_only(codes: CodeArray) -> CodeArray:
     return codes
 
 
-_PASS_ONE = Verdict(_read_only(np.zeros(1, dtype=np.int8)))
-""":meth:`Verdict.all_pass` of one node."""
+_PASS: dict[int, Verdict] = {}
+""":meth:`Verdict.all_pass` by node count."""
+_MAX_PASS = 256
+"""Node counts whose all-pass verdicts are kept; all are dropped beyond."""
 
 
 class CycleState(dict[str, Any]):

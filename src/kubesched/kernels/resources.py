@@ -276,55 +276,75 @@ def balanced_cpu_memory(requested: IntArray, allocatable: IntArray) -> IntArray:
     return np.trunc((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
 
 
-def balanced_change_cpu_memory(used: IntArray, pod: IntArray, allocatable: IntArray) -> IntArray:
+def balanced_change_cpu_memory(
+    used0: IntArray, used1: IntArray, pod0: int, pod1: int, alloc0: IntArray, alloc1: IntArray
+) -> IntArray:
     """v1.36's score of the change in balance for exactly cpu and memory, all allocatable
     non-zero: ``50 + (50 + s(used + pod) - s(used)) / 2`` (Go's integer division), ``s``
-    :func:`balanced_cpu_memory`, both evaluated in one pass over ``(2, n, 2)``.
+    :func:`balanced_cpu_memory`, int64 ``(n,)``.
 
-    ``used``, ``allocatable``: int64 ``(n, 2)``; ``pod``: int64 ``(2,)``; int64 ``(n,)``.
-
-    The float steps run in place over one buffer, and without ``np.trunc``: the cast to
-    int64 truncates toward zero as it does (the values are finite: no allocatable is 0).
+    Column by column: ``used0``/``used1`` (cpu/memory requested) and ``alloc0``/``alloc1``
+    (allocatable) are int64 ``(n,)`` each (strided views of a gathered ``(n, R)`` table
+    are fine); ``pod0``/``pod1`` the Pod's requests.  An ``(n, 2)`` layout made numpy run
+    its inner loop over the 2 resources, once per node; here every step runs over ``n``.
+    The float steps are those of :func:`balanced_cpu_memory` on each element in the same
+    order (the int64 sum cast to float64, divided by the allocatable cast to float64), in
+    place over one ``(2, 2, n)`` buffer (with/without the Pod, cpu/memory); the cast to
+    int64 truncates toward zero as ``np.trunc`` does (the values are finite).
     """
-    frac = np.empty((2, used.shape[0], 2), dtype=np.float64)
-    frac[0] = used + pod  # the int64 sum, cast as the int64 division casts it
-    frac[1] = used
-    frac /= allocatable
+    frac = np.empty((2, 2, used0.shape[0]), dtype=np.float64)
+    frac[0, 0] = used0 + pod0  # the int64 sum, cast as the int64 division casts it
+    frac[0, 1] = used1 + pod1
+    frac[1, 0] = used0
+    frac[1, 1] = used1
+    frac[:, 0] /= alloc0.astype(np.float64)
+    frac[:, 1] /= alloc1.astype(np.float64)
     np.minimum(frac, 1.0, out=frac)
-    std = frac[:, :, 0]
-    std -= frac[:, :, 1]
+    std = frac[:, 0]  # (2, n): with, without the Pod
+    std -= frac[:, 1]
     np.abs(std, out=std)
     std /= 2
     np.subtract(1.0, std, out=std)
     std *= float(MAX_NODE_SCORE)
     both = std.astype(np.int64)
     half = MAX_NODE_SCORE // 2
-    diff = both[0]
+    diff: IntArray = both[0]
     diff -= both[1]
     diff += half
-    q = np.abs(diff) // 2
-    out: IntArray = half + np.where(diff < 0, -q, q)
-    return out
+    diff -= diff >> 63  # Go's division by 2 truncates toward zero: a negative one rounds up
+    diff >>= 1
+    diff += half
+    return diff
 
 
-def least_allocated_all_present(
-    requested: IntArray, allocatable: IntArray, weights: IntArray
+def fit_score_columns(
+    requested: Sequence[IntArray],
+    allocatable: Sequence[IntArray],
+    weights: Sequence[int],
+    most: bool,
 ) -> IntArray:
-    """:func:`least_allocated` when every allocatable is non-zero: int64 ``(n,)``.
+    """:func:`least_allocated` (or, with ``most``, :func:`most_allocated`) when every
+    allocatable is non-zero, column by column: int64 ``(n,)``.
 
-    ``requested``, ``allocatable``: int64 ``(n, k)``; ``weights``: int64 ``(k,)``.
+    ``requested[j]``, ``allocatable[j]``: int64 ``(n,)`` for scored resource ``j`` (Pod
+    included; strided views are fine), every allocatable non-zero; ``weights``: one int
+    per resource.  The same integer arithmetic, per resource over ``n`` rather than over
+    an inner dimension of ``k``.
     """
-    per = np.where(
-        requested > allocatable, 0, (allocatable - requested) * MAX_NODE_SCORE // allocatable
-    )
-    out: IntArray = (per * weights).sum(axis=1) // int(weights.sum())
-    return out
-
-
-def most_allocated_all_present(
-    requested: IntArray, allocatable: IntArray, weights: IntArray
-) -> IntArray:
-    """:func:`most_allocated` when every allocatable is non-zero: int64 ``(n,)``."""
-    per = np.minimum(requested, allocatable) * MAX_NODE_SCORE // allocatable
-    out: IntArray = (per * weights).sum(axis=1) // int(weights.sum())
-    return out
+    total: IntArray | None = None
+    for req, alloc, weight in zip(requested, allocatable, weights, strict=True):
+        per = np.minimum(req, alloc) if most else alloc - req
+        per *= MAX_NODE_SCORE
+        per //= alloc
+        if not most:
+            per[req > alloc] = 0
+        if weight != 1:
+            per *= weight
+        if total is None:
+            total = per
+        else:
+            total += per
+    if total is None:
+        raise ValueError("no scored resource")
+    total //= sum(weights)
+    return total

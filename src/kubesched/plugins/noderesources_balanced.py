@@ -118,12 +118,15 @@ def balanced_scores(
             return np.asarray([one], dtype=np.int64)
     if names == _CPU_MEMORY:
         # Fast path for the default resources: both columns present on every row.
-        alloc = np.take(nodes.allocatable, rows, axis=0)[:, :2]
-        if alloc.all():
-            used = np.take(nodes.requested, rows, axis=0)[:, :2]
+        alloc = nodes.allocatable.take(rows, axis=0)  # (n, R); cpu, memory: columns 0, 1
+        if alloc[:, 0].all() and alloc[:, 1].all():
+            used = nodes.requested.take(rows, axis=0)
             if change:
-                return res.balanced_change_cpu_memory(used, pod_requests, alloc)
-            return res.balanced_cpu_memory(used + pod_requests, alloc)
+                p0, p1 = pod_requests.tolist()
+                return res.balanced_change_cpu_memory(
+                    used[:, 0], used[:, 1], p0, p1, alloc[:, 0], alloc[:, 1]
+                )
+            return res.balanced_cpu_memory(used[:, :2] + pod_requests, alloc[:, :2])
     alloc, req = res.allocatable_and_requested(nodes, rows, names, pod_requests, use_requested=True)
     with_pod = res.balanced_allocation(req, alloc)
     if not change:

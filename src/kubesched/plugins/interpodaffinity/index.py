@@ -61,11 +61,14 @@ MAX_MATCHED = 4096
 class Counts:
     """Pods counted per node row (sparse) and, on demand, per topology domain."""
 
-    __slots__ = ("doms", "last_used", "rows", "total")
+    __slots__ = ("doms", "labelled", "last_used", "rows", "total")
 
     def __init__(self) -> None:
         self.rows: dict[int, int] = {}
         self.doms: dict[str, IntArray] = {}
+        self.labelled: dict[str, int] = {}
+        """Per key of ``doms``: the Pods counted on rows labelled ``key`` (the sum of its
+        domain array: non-zero exactly when some domain holds a Pod)."""
         self.total = 0
         self.last_used = 0
 
@@ -85,6 +88,7 @@ class Counts:
             if code >= dom.shape[0] - 1:
                 dom = self._grow(key, table)
             dom[code] += n
+            self.labelled[key] += n
 
     def _grow(self, key: str, table: NodeTable) -> IntArray:
         old = self.doms[key]
@@ -101,6 +105,7 @@ class Counts:
         if dom is not None:
             return dom if dom.shape[0] > n_values else self._grow(key, table)
         col = table.label_codes.get(key)
+        labelled = 0
         if col is None or not self.rows:
             dom = np.zeros(n_values + 1, dtype=np.int64)
         else:
@@ -110,8 +115,15 @@ class Counts:
             has = codes >= 0
             dom = np.zeros(n_values + 1, dtype=np.int64)
             np.add.at(dom, codes[has], cnt[has])
+            labelled = int(cnt[has].sum())
         self.doms[key] = dom
+        self.labelled[key] = labelled
         return dom
+
+    def forget_domains(self) -> None:
+        """Drop the domain arrays (a node holding counted Pods changed labels)."""
+        self.doms.clear()
+        self.labelled.clear()
 
 
 @dataclass(slots=True)
@@ -232,7 +244,7 @@ class AffinityIndex:
             return
         for counts in self._all_counts():
             if row in counts.rows:
-                counts.doms.clear()
+                counts.forget_domains()
 
     def _remove(self, key: str) -> None:
         entry = self._pods.pop(key, None)

@@ -32,6 +32,7 @@ from kubesched.plugins.interpodaffinity.index import (
     PREFERRED_ANTI,
     REQUIRED_AFFINITY,
     AffinityIndex,
+    Counts,
 )
 from kubesched.plugins.interpodaffinity.terms import PodTerms
 from kubesched.state.nodes import NodeTable
@@ -51,12 +52,19 @@ class _Sum:
         self.acc: dict[str, IntArray] = {}
         self.hit = False
 
-    def add(self, key: str, weight: int, dom: IntArray) -> None:
-        if not dom.any():
+    def add(self, key: str, weight: int, counts: Counts, table: NodeTable) -> None:
+        """Add ``weight`` times ``counts``' domain array of ``key``."""
+        dom = counts.domain(key, table)
+        if not counts.labelled[key]:
             return  # no matching Pod on a node labelled ``key``: upstream adds no entry
         self.hit = True
         cur = self.acc.get(key)
-        self.acc[key] = weight * dom if cur is None else cur + weight * dom
+        if cur is None:
+            self.acc[key] = weight * dom  # a copy: the domain array stays live
+        elif weight == 1:
+            cur += dom
+        else:
+            cur += weight * dom
 
 
 def pre_score_state(
@@ -76,7 +84,7 @@ def pre_score_state(
     for sign, weighted in ((1, terms.preferred_affinity), (-1, terms.preferred_anti)):
         for weight, t in weighted:
             counts = index.counter((index.matcher(t, namespaces),))
-            total.add(t.topology_key, sign * weight, counts.domain(t.topology_key, table))
+            total.add(t.topology_key, sign * weight, counts, table)
     signs = {PREFERRED_AFFINITY: 1, PREFERRED_ANTI: -1}
     if hard_weight > 0:
         signs[REQUIRED_AFFINITY] = 1
@@ -85,7 +93,7 @@ def pre_score_state(
         if factor is not None:
             w = hard_weight if kind == REQUIRED_AFFINITY else weight
             counts = index.groups[kind][(weight, t)]
-            total.add(t.topology_key, factor * w, counts.domain(t.topology_key, table))
+            total.add(t.topology_key, factor * w, counts, table)
     if not total.hit:
         return None
     return PreScoreState(list(total.acc.items()))

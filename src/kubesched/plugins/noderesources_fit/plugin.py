@@ -171,14 +171,23 @@ class NodeResourcesFit(GovernedHints):
                 return fw.Verdict.all_pass(1) if mask == 0 else verdict_one(mask, s.reasons)
             if fits_one(nodes, row, s):
                 return fw.Verdict.all_pass(1)
-        pod_count = nodes.pod_count[rows]
-        allowed = nodes.allowed_pods[rows]
-        alloc, used = checked_columns(cluster, rows, s)
+        pod_count = nodes.pod_count.take(rows)
+        allowed = nodes.allowed_pods.take(rows)
         fits = pod_count < allowed
-        if s.amounts.shape[0]:
-            fits &= (alloc - used >= s.amounts).all(axis=1)
-        if fits.all():
-            return fw.Verdict.all_pass(rows.shape[0])  # the common case: no bitmasks needed
+        if not (s.sparse or s.delegated):  # the dense columns only: checked one by one
+            table_alloc = nodes.allocatable.take(rows, axis=0)  # (n, R)
+            table_used = nodes.requested.take(rows, axis=0)
+            for col, amount in s.dense:
+                fits &= table_alloc[:, col] - table_used[:, col] >= amount
+            if fits.all():
+                return fw.Verdict.all_pass(rows.shape[0])  # the common case: no bitmasks
+            alloc, used = table_alloc[:, s.cols], table_used[:, s.cols]
+        else:
+            alloc, used = checked_columns(cluster, rows, s)
+            if s.amounts.shape[0]:
+                fits &= (alloc - used >= s.amounts).all(axis=1)
+            if fits.all():
+                return fw.Verdict.all_pass(rows.shape[0])
         bad = np.flatnonzero(~fits)
         if bad.shape[0] * 4 > rows.shape[0]:  # many fail: bitmasks of every row
             return verdict_from_masks(
@@ -255,12 +264,20 @@ class NodeResourcesFit(GovernedHints):
                 one = self._score_one(nodes, int(rows[0]), pod_reqs)
                 if one is not None:
                     return np.asarray([one], dtype=np.int64)
-            alloc2 = np.take(nodes.allocatable, rows, axis=0)[:, self.score_cols]
-            if alloc2.all():
-                req2 = np.take(nodes.nonzero_requested, rows, axis=0)[:, self.score_cols] + pod_reqs
-                if self.strategy == cfg.MOST_ALLOCATED:
-                    return res.most_allocated_all_present(req2, alloc2, self.weights)
-                return res.least_allocated_all_present(req2, alloc2, self.weights)
+            table = nodes.allocatable.take(rows, axis=0)  # (n, R), read by column
+            alloc_cols = [table[:, col] for col, _ in self._score_pairs]
+            if all(a.all() for a in alloc_cols):
+                used = nodes.nonzero_requested.take(rows, axis=0)  # (n, 2)
+                req_cols = [
+                    used[:, col] + p
+                    for (col, _), p in zip(self._score_pairs, pod_reqs.tolist(), strict=True)
+                ]
+                return res.fit_score_columns(
+                    req_cols,
+                    alloc_cols,
+                    [w for _, w in self._score_pairs],
+                    most=self.strategy == cfg.MOST_ALLOCATED,
+                )
         alloc, req = res.allocatable_and_requested(
             cluster.nodes, rows, self.score_names, pod_reqs, use_requested=False
         )
