@@ -546,7 +546,7 @@ def one_release_order(
     return False
 
 
-SCHEDULER_SEEDS = 8
+SCHEDULER_SEEDS = 16
 """How many seeds of the scheduler's random draws ``one_scheduler_seed`` tries."""
 
 
