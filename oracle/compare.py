@@ -181,10 +181,12 @@ def ours_schedule(
     version: str | None = None,
     release_seed: int | None = None,
     pool_seed: int | None = None,
+    seed: int | None = None,
 ) -> dict[str, Any]:
     """kubesched.schedule's answer (an input error is an answer too); ``release_seed``: the
     order of Pods one event releases drawn from it (``kubesched.schedule``); ``pool_seed``:
-    each node's device pools searched in an order drawn from it; the request's
+    each node's device pools searched in an order drawn from it; ``seed``: the scheduler's
+    random draws (a preemption dry run's offset, ties among top-scored nodes); the request's
     ``volumeFaults`` (what goes wrong with VolumeBinding's PreBind writes, as kube-oracle's
     fake API server and PV controller play them) as its ``volume_faults``, and ``claimFaults``
     (DynamicResources' claim writes, ``claimfaults.go``) as its ``claim_faults``, and
@@ -196,6 +198,8 @@ def ours_schedule(
         options["release_seed"] = release_seed
     if pool_seed is not None:
         options["pool_seed"] = pool_seed
+    if seed is not None:
+        options["seed"] = seed
     if request.get("volumeFaults"):
         options["volume_faults"] = request["volumeFaults"]
     if request.get("claimFaults"):

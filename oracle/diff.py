@@ -31,8 +31,11 @@ not always deterministic (Go map order, goroutines racing for a freed node), so 
 that differs is asked again up to ``--reask N`` times (default 3) and counts as a match when
 one of upstream's answers is kubesched's, or kubesched's with the Pods one event releases
 from the unschedulable pool requeued in another order (``one_release_order``: Go's map walk
-upstream) or with each node's device pools searched in another order (``one_pool_order``:
-which devices an allocation takes); those are counted on a line of their own.  So is
+upstream), with its random draws from another seed (``one_scheduler_seed``: a preemption dry
+run's offset, which picks among candidate nodes tied on every criterion) or with each node's
+device pools searched in another order (``one_pool_order``: which devices an allocation
+takes); those are counted on a line of their own, by way (``varied_schedule``), and each
+such case is named with its way.  So is
 an explain case with ResourceSlices that differs (upstream's allocator walks a node's
 device pools in Go map order, and v1.34 and v1.35 keep a device's counters reserved after
 a constraint passes it over, so the order can decide whether a node fits): upstream is
@@ -371,6 +374,7 @@ def run(oracle: Oracle, args: argparse.Namespace, gen: Any = None) -> int:
     """The mismatches of ``args.cases`` cases (``gen``, else the verb's generator)."""
     version = getattr(args, "kubernetes_version", None)
     mismatches = varied = 0
+    ways: dict[str, int] = {}  # schedules: why upstream's answer counted as varied -> count
     with oracle:
         indices = range(args.start, args.start + args.cases)
         for i in tqdm(indices, desc="oracle", unit="case", file=sys.stderr, mininterval=2):
@@ -401,23 +405,16 @@ def run(oracle: Oracle, args: argparse.Namespace, gen: Any = None) -> int:
                 mine = ours_schedule(request, version)
                 theirs = oracle.ask(request)
                 lines = schedule_differences(mine, theirs)
-                if lines and args.reask:
-                    answers = [theirs]
-                    if (
-                        one_of_upstreams(oracle, request, mine, args.reask, answers)
-                        or one_release_order(request, version, answers, RELEASE_ORDERS)
-                        or (
-                            searches_pools(request)
-                            and one_pool_order(request, version, answers, POOL_ORDERS)
-                        )
-                    ):
-                        varied += 1
-                        tqdm.write(
-                            f"case {i} (seed {args.seed}): upstream answered otherwise when "
-                            "asked again, or released Pods or searched device pools in another "
-                            "order, and once as kubesched does"
-                        )
-                        continue
+                why = (
+                    varied_schedule(oracle, request, version, mine, theirs, args.reask)
+                    if lines and args.reask
+                    else None
+                )
+                if why is not None:
+                    varied += 1
+                    ways[why] = ways.get(why, 0) + 1
+                    tqdm.write(f"case {i} (seed {args.seed}): {VARIED[why]}")
+                    continue
                 if lines:
                     mismatches += 1
                     tqdm.write(f"case {i} (seed {args.seed}): " + "; ".join(lines[:6]))
@@ -464,8 +461,50 @@ def run(oracle: Oracle, args: argparse.Namespace, gen: Any = None) -> int:
                 tqdm.write(f"  saved {path}")
     if varied:
         what = "schedules" if args.verb == "schedule" else "cases"
-        print(f"oracle: {varied} {what} where upstream's answer varied, kubesched's among them")
+        how = ", ".join(f"{n} {why}" for why, n in sorted(ways.items()))
+        print(
+            f"oracle: {varied} {what} where upstream's answer varied, kubesched's among them"
+            + (f" ({how})" if how else "")
+        )
     return mismatches
+
+
+VARIED = {
+    "asked again": "upstream answered otherwise when asked again, once as kubesched does",
+    "release order": "kubesched, with the Pods one event releases requeued in another order "
+    "(upstream: a Go map's walk), answers as upstream did",
+    "scheduler seed": "kubesched, with its random draws from another seed (a preemption dry "
+    "run's offset, which decides among candidates tied on every criterion; ties among "
+    "top-scored nodes), answers as upstream did",
+    "pool order": "kubesched, with each node's device pools searched in another order "
+    "(upstream: a Go map's walk), answers as upstream did",
+}
+"""Why a schedule that differed counts as one of upstream's answers (``varied_schedule``),
+as the campaign prints it: each a way upstream's own answer varies run to run."""
+
+
+def varied_schedule(
+    oracle: Oracle,
+    request: dict[str, Any],
+    version: str | None,
+    mine: dict[str, Any],
+    theirs: dict[str, Any],
+    tries: int,
+) -> str | None:
+    """Why kubesched's schedule, which differs from upstream's answer ``theirs``, is one of
+    upstream's answers all the same (a key of :data:`VARIED`), or None: upstream, asked again
+    up to ``tries`` times, answered as kubesched does; or kubesched, with one of upstream's
+    random choices drawn otherwise, answers as upstream did in one of its answers."""
+    answers = [theirs]
+    if one_of_upstreams(oracle, request, mine, tries, answers):
+        return "asked again"
+    if one_release_order(request, version, answers, RELEASE_ORDERS):
+        return "release order"
+    if one_scheduler_seed(request, version, answers, SCHEDULER_SEEDS):
+        return "scheduler seed"
+    if searches_pools(request) and one_pool_order(request, version, answers, POOL_ORDERS):
+        return "pool order"
+    return None
 
 
 def one_of_upstreams(
@@ -502,6 +541,26 @@ def one_release_order(
     as upstream did in one of ``answers``."""
     for seed in range(1, orders + 1):
         mine = ours_schedule(request, version, release_seed=seed)
+        if any(not schedule_differences(mine, theirs) for theirs in answers):
+            return True
+    return False
+
+
+SCHEDULER_SEEDS = 16
+"""How many seeds of the scheduler's random draws ``one_scheduler_seed`` tries."""
+
+
+def one_scheduler_seed(
+    request: dict[str, Any], version: str | None, answers: list[dict[str, Any]], seeds: int
+) -> bool:
+    """Whether kubesched, with its random draws from seed 1..``seeds`` (``kubesched.schedule``'s
+    ``seed``: which of equally scored nodes a Pod takes, the offset a preemption's dry run
+    starts from), answers as upstream did in one of ``answers``.  Upstream draws them anew
+    each run, and among preemption candidates tied on every criterion takes the first of a
+    walk of a Go map filled in the dry run's order (v1.37 seed 1 case 108: a
+    ``disruptionMode: all`` victim group on both candidate nodes)."""
+    for seed in range(1, seeds + 1):
+        mine = ours_schedule(request, version, seed=seed)
         if any(not schedule_differences(mine, theirs) for theirs in answers):
             return True
     return False

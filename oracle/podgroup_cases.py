@@ -57,6 +57,11 @@ constraints on the hostname and zone labels beside the rack, CompositePodGroup t
 up to four deep, and more signatures within a group (another request, a toleration, a zone
 selector).
 
+Last, under TopologyAwareWorkloadScheduling a third of the schedule cases weigh a group's
+placements otherwise (:func:`_placement_weights`: PodGroupPodsCount's and NodeResourcesFit's
+placement-score weights, the resources Fit's scoring strategy weighs), from a stream of its
+own.
+
 ``podgroup_schedule_case`` is the ``kubesched.schedule`` form; ``podgroup_case`` the
 ``explain`` form: the same cluster with some members already pending or bound, and one
 member to explain.
@@ -422,6 +427,41 @@ def _config() -> dict[str, Any]:
     }
 
 
+def _placement_weights(r: random.Random, request: dict[str, Any]) -> None:
+    """Under TopologyAwareWorkloadScheduling, in a third of the schedule cases (from a stream
+    of its own ``r``, drawn after everything else), how the PodGroup cycle ranks a group's
+    feasible placements: the PlacementScore plugins' weights (upstream's
+    ``placementScorePluginWeight``, from multiPoint: PodGroupPodsCount, or NodeResourcesFit,
+    whose placement score is MostAllocated over the placement's nodes whatever its node
+    scoring strategy) and the resources NodeResourcesFit's ``scoringStrategy`` weighs, which
+    its placement score weighs too.  Node scores keep NodeAffinity's order (weight 100, its
+    preferences 15 apart: at most 10 x 100 from Fit)."""
+    if not request.get("featureGates", {}).get("TopologyAwareWorkloadScheduling"):
+        return
+    if r.random() >= 1 / 3:
+        return
+    profile = request["config"]["profiles"][0]
+    kind = r.choice(["pods", "fit", "both", "resources"])
+    multi: list[dict[str, Any]] = []
+    if kind in ("pods", "both"):
+        multi.append({"name": "PodGroupPodsCount", "weight": r.choice([2, 5, 10])})
+    if kind in ("fit", "both"):
+        multi.append({"name": "NodeResourcesFit", "weight": r.choice([2, 5, 10])})
+    if multi:
+        profile["plugins"]["multiPoint"] = {"enabled": multi}
+    if kind == "resources" or r.random() < 0.3:
+        resources = [
+            {"name": "cpu", "weight": r.choice([1, 3])},
+            {"name": "memory", "weight": r.choice([1, 5])},
+        ]
+        if r.random() < 0.3:
+            resources = [r.choice(resources)]
+        strategy = {"type": r.choice(["LeastAllocated", "MostAllocated"]), "resources": resources}
+        profile["pluginConfig"] = [
+            {"name": "NodeResourcesFit", "args": {"scoringStrategy": strategy}}
+        ]
+
+
 def _draw(gen: _Gen, preemption: bool = False) -> dict[str, Any]:
     """Everything of one case: nodes, running Pods, group plans, objects, ordinary Pods,
     and the submission (Pods and late objects, stamped in arrival order); ``preemption``:
@@ -775,6 +815,7 @@ def podgroup_schedule_case(seed: int, index: int, version: str | None) -> dict[s
     }
     if d["gates"]:
         request["featureGates"] = d["gates"]
+    _placement_weights(random.Random(f"podgroup-placement/{seed}/{index}/{v}"), request)
     return request
 
 

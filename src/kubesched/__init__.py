@@ -61,6 +61,7 @@ def schedule(
     claim_faults: Mapping[str, str] | None = None,
     bind_faults: Mapping[str, str] | None = None,
     pool_seed: int | None = None,
+    seed: int = 0,
 ) -> dict[str, Any]:
     """Schedule ``pods`` onto ``cluster`` in virtual time; one result per Pod plus a summary.
 
@@ -79,13 +80,17 @@ def schedule(
     ``refuseBinding`` (:data:`kubesched.sim.apiserver.BIND_FAULTS`).
     ``pool_seed`` draws the order DynamicResources searches each node's device pools in, as
     :func:`explain`'s does (which devices an allocation takes, and so where a Pod sharing
-    the claim may go, can depend on it)."""
+    the claim may go, can depend on it).  ``seed`` seeds the scheduler's random draws (as
+    ``kubesched schedule --seed``): the node among equally scored ones, the offset a
+    preemption's dry run starts its walk of the nodes from (upstream draws both anew each
+    run; preemption candidates tied on every criterion then go to the first met)."""
     from kubesched.sim.whatif import schedule as _schedule
 
     return _schedule(
         cluster,
         pods,
         config,
+        seed=seed,
         gates=_gates(kubernetes_version, feature_gates),
         release_seed=release_seed,
         volume_faults=volume_faults,

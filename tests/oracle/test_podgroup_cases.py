@@ -382,3 +382,26 @@ def test_upstream_drops_a_late_pod_groups_constraint_its_gate_disables(
     assert answer["pods"]["default/victim-0"]["result"] == "Preempted", answer["pods"]
     mine = ours_schedule(req, "1.36")
     assert schedule_differences(mine, answer) == []
+
+
+def test_placement_score_weights_are_drawn_under_topology_aware_scheduling_only() -> None:
+    """``podgroup_cases._placement_weights``: across 120 v1.37 schedule cases, some under
+    TopologyAwareWorkloadScheduling weigh PodGroupPodsCount and NodeResourcesFit by
+    multiPoint and Fit's scoring-strategy resources; none without the gate; kubesched
+    takes such a profile."""
+    seen: set[str] = set()
+    taken = 0
+    for i in range(120):
+        req = podgroup_schedule_case(2137, i, "1.37")
+        profile = req["config"]["profiles"][0]
+        multi = {p["name"] for p in profile["plugins"].get("multiPoint", {}).get("enabled", [])}
+        args = profile.get("pluginConfig", [])
+        if not (multi or args):
+            continue
+        assert req["featureGates"].get("TopologyAwareWorkloadScheduling"), i
+        seen |= multi
+        seen |= {"resources"} if args else set()
+        if taken < 2:
+            taken += 1
+            assert "error" not in ours_schedule(req, "1.37")
+    assert seen >= {"PodGroupPodsCount", "NodeResourcesFit", "resources"}, seen

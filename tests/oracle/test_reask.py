@@ -16,12 +16,16 @@ from typing import Any
 
 from cases import schedule_case
 from compare import differences, one_of_pool_orders, ours, ours_schedule, schedule_differences
-from diff import one_of_upstreams, one_pool_order, one_release_order, run
+from diff import one_of_upstreams, one_pool_order, one_release_order, one_scheduler_seed, run
 from dra_cases import dra_schedule_case
 
 RELEASE_ORDER_CASE = Path(__file__).parent / "release_order_case.json"
 """A v1.36 gang whose gated members one event releases: upstream (kube-oracle, asked six
 times) placed them two ways, kubesched's pool order gives the rarer one."""
+SCHEDULER_SEED_CASE = Path(__file__).parent / "scheduler_seed_case.json"
+"""v1.37 podgroup schedule 108 of seed 1: an ordinary Pod preempts a ``disruptionMode: all``
+group with members on node-1 and node-2, both candidates tied on every criterion; upstream
+nominated node-1 in 17 of 20 asks (the answer kept), kubesched's offset draw gives node-2."""
 POOL_ORDER_CASE = Path(__file__).parent / "regressions" / "case-8e3f05402cf8.json"
 """DRA case 188 of seed 2078598265 at v1.34: upstream places the Pod on n0 or keeps it off,
 by the order of n0's pools (Go map order); kubesched's order of pools keeps it off."""
@@ -91,6 +95,18 @@ def test_another_release_order_answering_as_upstream_is_a_match() -> None:
     mine = ours_schedule(request, version)
     assert schedule_differences(mine, usual) and not schedule_differences(mine, rarer)
     assert one_release_order(request, version, [usual], 12)
+    gen = lambda seed, i, v: request  # noqa: E731
+    assert run(Answers(usual), _args(3, version), gen) == 0  # type: ignore[arg-type]
+    assert run(Answers(usual), _args(0, version), gen) == 1  # type: ignore[arg-type]
+
+
+def test_another_draw_of_the_schedulers_randomness_answering_as_upstream_is_a_match() -> None:
+    saved = json.loads(SCHEDULER_SEED_CASE.read_text())
+    request, version = saved["request"], saved["kubernetesVersion"]
+    (usual,) = saved["upstreamAnswers"]
+    assert schedule_differences(ours_schedule(request, version), usual)
+    assert one_scheduler_seed(request, version, [usual], 8)
+    assert not one_scheduler_seed(request, version, [_other(usual)], 8)
     gen = lambda seed, i, v: request  # noqa: E731
     assert run(Answers(usual), _args(3, version), gen) == 0  # type: ignore[arg-type]
     assert run(Answers(usual), _args(0, version), gen) == 1  # type: ignore[arg-type]

@@ -402,6 +402,30 @@ class PodGroupManager:
             return self.state(key).scheduled()
         return {k for leaf in self.tree(key).leaves() for k in self.state(leaf.key).scheduled()}
 
+    def too_deep(self, key: str) -> str | None:
+        """Upstream ``helper.GetPodGroupStates``' refusal of the tree under ``key`` (a
+        ``composite:`` key; a PodGroup's is never refused): an entity :data:`~kubesched.api.
+        workload.MAX_TREE_DEPTH` levels below ``key`` or deeper (a PodGroup under four
+        CompositePodGroups, say, which no API validation refuses: the objects name their
+        parents), as its error reads, ``exceeded maximum hierarchy depth at
+        podgroup/NAMESPACE/NAME``; None when the tree is shallow enough.  Upstream walks a
+        CompositePodGroup's children in a Go set's order, so of several too deep the one
+        named may differ; TopologyPlacementGenerator and PodGroupPodsCount fail with it."""
+        if not key.startswith(COMPOSITE):
+            return None
+
+        def walk(node: TreeNode, depth: int) -> str | None:
+            if depth >= workload.MAX_TREE_DEPTH:
+                kind = "compositepodgroup" if node.composite else "podgroup"
+                return f"{kind}/{node.key.removeprefix(COMPOSITE)}"
+            for child in node.children:
+                if (found := walk(child, depth + 1)) is not None:
+                    return found
+            return None
+
+        found = walk(self.tree(key), 0)
+        return None if found is None else f"exceeded maximum hierarchy depth at {found}"
+
     def tree_ready(self, node: TreeNode, count: Callable[[GroupState], int]) -> bool:
         """GangScheduling's ``isCPGTreeReady``: at least ``minGroupCount`` children ready, a
         PodGroup ready when ``count`` of its state reaches its ``minCount`` (1 for

@@ -10,8 +10,10 @@ CompositePodGroup) is read the same way: its children are tried inside each of i
 placements (:mod:`kubesched.scheduler.podgroup_tree`), and the members scheduled under it
 (every PodGroup of its subtree) pin it.  Members already scheduled
 pin the group to their domain (``cannot determine domain for already scheduled pods: ...``
-when they span two or sit on a node without the label).  Nodes without the label are in no
-placement.
+when they span two or sit on a node without the label), and a tree too deep under it fails
+the walk for them (``exceeded maximum hierarchy depth at ...``,
+:meth:`~kubesched.framework.podgroups.PodGroupManager.too_deep`).  Nodes without the label
+are in no placement.
 
 Deviation: upstream collects the domains in a Go map, so the placements' order is random
 (it decides which failure the group reports, ``first placement status``); here they are in
@@ -47,6 +49,9 @@ class TopologyPlacementGenerator:
         if policy is None or not policy.topology_keys:
             return [Placement("", rows)], fw.SUCCESS
         topology = policy.topology_keys[0]
+        deep = manager.too_deep(key)
+        if deep is not None:  # upstream's GetPodGroupStates refuses the walk
+            return [], fw.error(deep)
         required: str | None = None
         for pod_key in sorted(manager.scheduled_under(key)):
             rec = self.cluster.pods.get(pod_key)
