@@ -164,8 +164,10 @@ def api_once(
     lists, watches, binds and Events cost the control plane it shares the cores with, plus
     the control plane's own background work over that time, so a slower backlog is charged
     more of it), ``burstApiCpuMsPerPod`` (theirs over the burst: creating the Pods and
-    serving the scheduler) and ``backlogCreatePodsPerSecond`` (the creator's rate with no
-    scheduler running)."""
+    serving the scheduler), ``backlogCreatePodsPerSecond`` (the creator's rate with no
+    scheduler running) and ``backlogEvents`` / ``burstEvents``: the Events the scheduler
+    wrote in each namespace, counted after it stopped (each bound Pod's ``Scheduled``; a
+    scheduler that drops Events does less work per Pod, so compare CPU at equal counts)."""
     config, name = scheduler_config(directory, who, qps, burst_)
     pod_args = ("--template", str(templates / "pod-default.yaml"), "--scheduler-name", name)
     backlog, burst_ns = f"backlog-{tag}", f"burst-{tag}"
@@ -189,6 +191,7 @@ def api_once(
         text=True,
     )
     proc = recorder = None
+    events: dict[str, int] = {}
     try:
         assert waiter.stdout is not None
         if waiter.stdout.readline().strip() != "watching":
@@ -225,6 +228,11 @@ def api_once(
         )
         cpu_per_pod = (cpu_seconds(proc.pid) - cpu_before) / pods
         burst_api_cpu = (control_plane_cpu(directory) - api_before) / pods
+        if recorder is not None:  # py-spy first, while its target still runs
+            stop(recorder, signal.SIGINT)
+            recorder = None
+        stop(proc)  # its queued Events flushed before they are counted
+        events = {ns: count_events(directory, ns) for ns in (backlog, burst_ns)}
         return {
             **json.loads(out),
             "backlogPodsPerSecond": backlog_rate,
@@ -233,6 +241,8 @@ def api_once(
             "cpuMsPerPod": cpu_per_pod * 1000,
             "apiCpuMsPerPod": api_cpu * 1000,
             "burstApiCpuMsPerPod": burst_api_cpu * 1000,
+            "backlogEvents": events[backlog],
+            "burstEvents": events[burst_ns],
         }
     except (BenchError, subprocess.TimeoutExpired) as e:
         tail = (directory / f"{who}.log").read_text(errors="replace")[-1500:] if proc else ""
@@ -246,6 +256,26 @@ def api_once(
             stop(proc)
         for ns in (backlog, burst_ns):
             burst(directory, "delete", "--namespace", ns, timeout=300)
+
+
+def count_events(directory: Path, namespace: str) -> int:
+    """How many ``events.k8s.io/v1`` Events ``namespace`` holds (LIST pages of 1,000)."""
+    from kubesched.live.client import connect  # src/ is on the path (env())
+
+    client = connect(kubeconfig=str(directory / "admin.kubeconfig"), qps=0, burst=1)
+    try:
+        count, cont = 0, ""
+        while True:
+            query: dict[str, Any] = {"limit": 1000, **({"continue": cont} if cont else {})}
+            page = client.request(
+                "GET", f"/apis/events.k8s.io/v1/namespaces/{namespace}/events", query=query
+            )
+            count += len(page.get("items") or [])
+            cont = str((page.get("metadata") or {}).get("continue") or "")
+            if not cont:
+                return count
+    finally:
+        client.close()
 
 
 def cpu_seconds(pid: int) -> float:
@@ -322,7 +352,8 @@ def api(
                         f"burst {res['cpuMsPerPod']:.2f} ms CPU per Pod; "
                         f"API server + etcd {res['apiCpuMsPerPod']:.2f} ms CPU per backlog Pod, "
                         f"{res['burstApiCpuMsPerPod']:.2f} per burst Pod; backlog created at "
-                        f"{res['backlogCreatePodsPerSecond']:.0f}/s",
+                        f"{res['backlogCreatePodsPerSecond']:.0f}/s; Events written "
+                        f"{res['backlogEvents']} backlog, {res['burstEvents']} burst",
                         file=sys.stderr,
                     )
             for who, rs in runs.items():

@@ -36,6 +36,7 @@ import argparse
 import json
 import os
 import signal
+import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -178,10 +179,10 @@ def print_tables(result: dict[str, Any]) -> None:
         print(
             "\n| clientConnection qps / burst | scheduler | burst: Pods/s to all bound | "
             "p99 creation→bound | Pods created per s | backlog: Pods/s | "
-            "backlog: CPU ms per Pod | burst: CPU ms per Pod | "
+            "backlog: CPU ms per Pod | burst: CPU ms per Pod | Events written (backlog, burst) | "
             f"ratio kubesched / {version} (burst, backlog, backlog CPU, burst CPU) |"
         )
-        print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
         for key, row in result["api"].items():
             qps, b, who = key.split("/")
             up = result["api"][f"{qps}/{b}/{UPSTREAM}"]
@@ -197,12 +198,22 @@ def print_tables(result: dict[str, Any]) -> None:
                 f"| {qps} / {b} | {who} | {row['podsPerSecond']:,.0f} | "
                 f"{row['p99Ms'] / 1000:.2f} s | {row['createPodsPerSecond']:,.0f} | "
                 f"{row['backlogPodsPerSecond']:,.0f} | {row['backlogCpuMsPerPod']:.2f} | "
-                f"{row['cpuMsPerPod']:.2f} | {ratio} |"
+                f"{row['cpuMsPerPod']:.2f} | {events(row)} | {ratio} |"
             )
     for title, frames in result.get("pySpy", {}).items():
         print(f"\npy-spy, kubesched run during the burst, top frames ({title}):")
         for f, share in frames:
             print(f"  {share:5.1f}%  {f}")
+
+
+def events(row: dict[str, Any]) -> str:
+    """The medians of the Events a scheduler wrote per run (backlog, burst)."""
+    runs = row.get("runs") or [row]
+    if not all("burstEvents" in r for r in runs):
+        return "—"
+    backlog = statistics.median(r["backlogEvents"] for r in runs)
+    burst = statistics.median(r["burstEvents"] for r in runs)
+    return f"{backlog:,.0f}, {burst:,.0f}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -119,7 +119,7 @@ FAMILIES: dict[str, dict[str, Any]] = {
     "default": {
         "explain": None,
         "schedule": None,
-        "hints": lambda seed, i, version: hint_case(seed, i),
+        "hints": hint_case,
     },
     "storage": {
         "explain": lambda seed, i, version: storage_case(seed, i),

@@ -19,7 +19,8 @@ from a template and named in the first Pod's status):
   fails once);
 
 (``allocatedElsewhere``, another scheduler allocating the claim alike just before PreBind's
-write, is declared by the tests only: see ``KINDS``.)
+write, and ``deleted``, the claim deleted just before it, are declared by the tests only:
+see ``KINDS``.)
 
 When the incoming Pod asks for an extended resource a DeviceClass backs
 (DRAExtendedResource), half the time the claim PreBind creates for it is refused its status
@@ -35,7 +36,10 @@ from typing import Any
 KINDS = ["refuseStatus", "refuseStatus", "refuseUpdate", "conflict"]
 """``allocatedElsewhere`` is not drawn: seed 2's DRA schedules 137 (two Pods sharing the
 claim on two nodes) and 187 (beside a released claim PostFilter deallocates) end otherwise
-upstream (docs/fidelity.md); tests/oracle/test_dra_faults.py compares it on its own."""
+upstream (docs/fidelity.md); tests/oracle/test_dra_faults.py compares it on its own.
+``deleted`` is not drawn either: upstream's answer then depends on a race between its claim
+informer and its failure handler (``Error`` after one attempt, or ``Unschedulable`` after
+two; docs/fidelity.md), so one ask cannot judge kubesched's; the same test asks again."""
 
 
 def claim_faults(seed: int, index: int, case: dict[str, Any], version: str | None) -> None:

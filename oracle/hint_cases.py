@@ -6,7 +6,7 @@ says the event may help (``Queue``) or not (``QueueSkip``).  ``explain`` never s
 event, so without this family upstream's hints (``EventsToRegister``,
 ``isSchedulableAfter*``) never ran in the differential run.
 
-``hint_case(seed, index)`` builds one request ``{"cluster", "pod", "config", "event"}``:
+``hint_case(seed, index, version)`` builds one request ``{"cluster", "pod", "config", "event"}``:
 the cluster, the rejected (incoming) Pod and the configuration of ``oracle/cases.py``, and
 one change of a Node or a Pod (storage objects: ``oracle/storage_hint_cases.py``):
 ``{"op": "add"|"update"|"delete", "old", "new"}``: a node
@@ -29,13 +29,15 @@ from typing import Any
 
 from draws import APPS, EFFECTS, EXT, TAINT_KEYS, TIERS, ZONES
 from generator import Gen
+from release_draws import RESIZE_PREEMPTION_GATE
 
 OPS = ("node-add", "node-update", "node-delete", "pod-add", "pod-update", "pod-delete",
        "self-update", "pending-delete")  # fmt: skip
 
 
-def hint_case(seed: int, index: int) -> dict[str, Any]:
-    """The ``index``-th hint case of ``seed``."""
+def hint_case(seed: int, index: int, version: str | None = None) -> dict[str, Any]:
+    """The ``index``-th hint case of ``seed`` (at ``version``: from v1.37, NodeDeclaredFeatures'
+    events in some, :func:`_declared_features`)."""
     gen = Gen(random.Random(f"hints/{seed}/{index}"))
     nodes = [gen.node(i) for i in range(gen.r.randint(1, 4))]
     names = [n["metadata"]["name"] for n in nodes]
@@ -63,12 +65,61 @@ def hint_case(seed: int, index: int) -> dict[str, Any]:
     grow = Gen(random.Random(f"hints-grow/{seed}/{index}"))
     if grow.chance(0.04):
         event, items = _extended_resource_grows(grow, incoming, event, items)
-    return {
+    features = Gen(random.Random(f"hints-features/{seed}/{index}"))  # v1.37's, drawn last
+    if (version or "") >= "1.37" and features.chance(0.15):
+        event, items = _declared_features(features, incoming, event, items)
+    request = {
         "cluster": {"apiVersion": "v1", "kind": "List", "items": items},
         "pod": incoming,
         "config": config,
         "event": event,
     }
+    deferred = Gen(random.Random(f"hints-deferred/{seed}/{index}"))  # v1.37's, drawn last
+    if (version or "") >= "1.37" and deferred.chance(0.1):
+        request["event"], request["cluster"]["items"] = _deferred_resize(deferred, incoming, items)
+        request["featureGates"] = {RESIZE_PREEMPTION_GATE: True}
+    return request
+
+
+def _deferred_resize(
+    gen: Gen, incoming: dict[str, Any], items: list[dict[str, Any]]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """DeferredPodScheduling's events (v1.37, InPlacePodVerticalScalingSchedulerPreemption
+    on): the rejected Pod's in-place resize deferred by its kubelet (``PodResizePending``,
+    ``Deferred``), its node named most of the time, and the event a node added (the Pod's
+    own, or another) or a node's ``spec.podPreemptionPolicy`` changed (set, lifted, other
+    owners), at times with a label too.  Returns ``(event, items)``."""
+    conditions = incoming.setdefault("status", {}).setdefault("conditions", [])
+    conditions.append({"type": "PodResizePending", "status": "True", "reason": "Deferred"})
+    nodes = [o for o in items if o["kind"] == "Node"]
+
+    def policy(node: dict[str, Any]) -> None:
+        owners = gen.pick([None, ["cluster-autoscaler"], ["ops", "vpa"], []])
+        spec = node.setdefault("spec", {})
+        spec.pop("podPreemptionPolicy", None)
+        if owners is not None:
+            spec["podPreemptionPolicy"] = {"disableResizePreemption": owners}
+
+    for node in nodes:
+        policy(node)
+    own = f"node-{10 + len(nodes)}"  # a name no node has
+    if nodes and gen.chance(0.8):
+        own = gen.pick([own, *(n["metadata"]["name"] for n in nodes)])
+        incoming["spec"]["nodeName"] = own
+    if not nodes or gen.chance(0.4):
+        new = gen.node(10 + len(nodes))
+        policy(new)
+        return {"op": "add", "new": new}, [*items, new]
+    old = gen.pick(nodes)
+    new = copy.deepcopy(old)
+    policy(new)
+    if gen.chance(0.3):
+        new["metadata"].setdefault("labels", {})["hint-extra"] = "x"
+    if gen.chance(0.5):
+        old, new = new, old  # the change the other way round: the cluster holds ``new``
+    else:
+        items = [new if o is old else o for o in items]
+    return {"op": "update", "old": old, "new": new}, items
 
 
 def _extended_resource_grows(
@@ -94,6 +145,54 @@ def _extended_resource_grows(
     for node in (old, new):
         node["status"]["capacity"] = dict(node["status"]["allocatable"])
     items = [new if o is old else o for o in items]
+    return {"op": "update", "old": old, "new": new}, items
+
+
+FEATURES = ("RestartAllContainersOnContainerExits", "UserNamespacesHostNetworkSupport")
+"""Node features a Pod's spec makes it need (``kubesched.api.nodefeatures``), and one no Pod
+needs."""
+UNNEEDED = "InPlacePodVerticalScaling"
+
+
+def _declared_features(
+    gen: Gen, incoming: dict[str, Any], event: dict[str, Any], items: list[dict[str, Any]]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """NodeDeclaredFeatures' events (v1.37, GA): the rejected Pod needs one or both of
+    :data:`FEATURES` (a container's restart rule restarting all containers; host network
+    without host users) in most cases, the nodes declare some of them, and the event is a
+    node added or one whose declared features change (gained, lost, replaced, or only an
+    unneeded one), at times with nothing else changed.  Returns ``(event, items)``."""
+    spec = incoming["spec"]
+    needs = [x for x in FEATURES if gen.chance(0.6)]
+    if FEATURES[0] in needs:
+        rule = {"action": "RestartAllContainers",
+                "exitCodes": {"operator": "In", "values": [gen.pick([1, 42])]}}  # fmt: skip
+        spec["containers"][0]["restartPolicy"] = "Never"
+        spec["containers"][0]["restartPolicyRules"] = [rule]
+    if FEATURES[1] in needs:
+        spec["hostNetwork"], spec["hostUsers"] = True, False
+
+    def declared() -> list[str]:
+        return sorted(x for x in (*FEATURES, UNNEEDED) if gen.chance(0.5))
+
+    nodes = [o for o in items if o["kind"] == "Node"]
+    for node in nodes:
+        node["status"]["declaredFeatures"] = declared()
+    if not nodes or gen.chance(0.3):
+        new = gen.node(10 + len(nodes))  # a name no node has (a deleted one's included)
+        new["status"]["declaredFeatures"] = declared()
+        if gen.chance(0.2):
+            new["spec"]["unschedulable"] = True
+        return {"op": "add", "new": new}, [*items, new]
+    old = gen.pick(nodes)
+    new = copy.deepcopy(old)
+    new["status"]["declaredFeatures"] = declared()
+    if gen.chance(0.3):
+        new["metadata"].setdefault("labels", {})["hint-extra"] = "x"
+    if gen.chance(0.5):
+        old, new = new, old  # the change the other way round: the cluster holds ``new``
+    else:
+        items = [new if o is old else o for o in items]
     return {"op": "update", "old": old, "new": new}, items
 
 

@@ -73,7 +73,7 @@ def schedule(
     ``failProvisioning`` or ``bindLater`` (:data:`kubesched.sim.apiserver.VOLUME_FAULTS`).
     ``claim_faults`` asks the same of DynamicResources' ResourceClaim writes: per claim
     (``ResourceClaim/NAMESPACE/NAME``) one of ``refuseStatus``, ``refuseUpdate``,
-    ``conflict`` or ``allocatedElsewhere``
+    ``conflict``, ``allocatedElsewhere`` or ``deleted``
     (:data:`kubesched.plugins.dynamicresources.faults.CLAIM_FAULTS`).
     ``bind_faults`` asks what if a Pod's binding is refused: per Pod (``Pod/NAMESPACE/NAME``)
     ``refuseBinding`` (:data:`kubesched.sim.apiserver.BIND_FAULTS`).

@@ -75,3 +75,31 @@ def test_declared_claim_faults_end_as_upstream(
     if want == "Unschedulable":
         assert theirs["message"] == mine["message"]
     assert theirs.get("node") == mine.get("node")
+
+
+@pytest.mark.parametrize("world", [_two_claims, _full])
+def test_a_claim_deleted_before_prebind_ends_as_one_of_upstreams_answers(
+    schedule_oracle: Any, world: Any
+) -> None:
+    """``deleted``: the claim is gone when PreBind first writes it (NotFound, before the
+    API server's validation of 257 consumers).  Upstream's retry is held at PreEnqueue
+    (``Error`` after one attempt, reported by that attempt) or, when its failure handler
+    requeues the Pod before the informer delivers the deletion, fails PreFilter
+    (``Unschedulable`` after two): a race (2 and 4 of 8 asks the first, session 23).
+    kubesched's informer hears the deletion at once: the first."""
+    import kubesched
+
+    state, pods = world()
+    faults = {"ResourceClaim/default/a": "deleted"}
+    request = {"cluster": state, "pods": pods, "config": CONFIG, "claimFaults": faults}
+    mine = kubesched.schedule(state, pods, CONFIG, kubernetes_version="1.34", claim_faults=faults)[
+        "pods"
+    ]["default/p"]
+    assert (mine["result"], mine["attempts"]) == ("Error", 1)
+    assert 'resourceclaims.resource.k8s.io "a" not found' in mine["message"]
+    held = 'could not find ResourceClaim "default/a"'
+    for _ in range(3):
+        theirs = schedule_oracle.ask(request)["pods"]["default/p"]
+        answer = (theirs["result"], theirs.get("attempts"))
+        assert answer in {("Error", 1), ("Unschedulable", 2)}, theirs
+        assert ("not found" if answer[0] == "Error" else held) in theirs["message"], theirs

@@ -497,3 +497,24 @@ def test_verdict_from_failing_codes_the_distinct_masks_in_ascending_order(k: int
         assert list(st.reasons) == want
         assert (st.code == UU) == bool(m >> (k + 1) & 1)
     assert fit.verdict_from_masks(masks, reasons).codes.tolist() == want_codes
+
+
+def test_a_resize_deferred_pod_hears_only_its_own_nodes_changes() -> None:
+    """v1.37 with InPlacePodVerticalScalingSchedulerPreemption: a resize-deferred Pod is
+    bound to its node, so upstream's Fit skips another node added or grown and a bound Pod
+    deleted elsewhere (kube-oracle v1.37.2: seed 1's hint cases 59, 224, 229, 244, 286 and
+    287 at v1.37, a node added, where kubesched answered Queue)."""
+    gates = FeatureGates("1.37", (("InPlacePodVerticalScalingSchedulerPreemption", True),))
+    handle = fw.Handle(make_cluster([]), feature_gates=gates)
+    hints = {e.event.resource: e.hint for e in fit.new(None, handle).events_to_register()}
+    on_node, on_pod = hints[fw.Resource.NODE], hints[fw.Resource.ASSIGNED_POD]
+    assert on_node is not None and on_pod is not None
+    deferred = _pod({"cpu": "1"}, node="own")
+    deferred.resize_deferred = True
+    room: dict[str, str | int] = {"cpu": "4", "memory": "8Gi", "pods": 110}
+    own, other = make_node("own").res(room).obj(), make_node("other").res(room).obj()
+    assert on_node(deferred, None, own) == fw.QueueingHint.QUEUE
+    assert on_node(deferred, None, other) == fw.QueueingHint.QUEUE_SKIP
+    assert on_node(_pod({"cpu": "1"}), None, other) == fw.QueueingHint.QUEUE  # not deferred
+    assert on_pod(deferred, _pod({"cpu": "1"}, node="own"), None) == fw.QueueingHint.QUEUE
+    assert on_pod(deferred, _pod({"cpu": "1"}, node="other"), None) == fw.QueueingHint.QUEUE_SKIP

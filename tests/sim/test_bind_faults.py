@@ -4,11 +4,13 @@ DefaultBinder's error returns).  The answers are upstream v1.34.4's (kube-oracle
 verb, asked in session 21; ``tests/oracle/test_bind_faults.py`` asks it again).
 
 Upstream's binding cycle starts within microseconds of Permit and the refusal comes back at
-once, so the refused Pod is forgotten before the next Pod's scheduling cycle, which finds
-the node free.  The simulator answers a refused binding at the end of the scheduling cycle
-(``bind_latency`` is an accepted bind's); it used to run it ``bind_latency`` later, when the
-other Pod had already met the refused one assumed and gone to the unschedulable pool, and
-the refused Pod, of higher priority, won every retry."""
+once, while the next Pod's cycle runs: that cycle meets the refused Pod assumed and fails,
+the refused Pod is forgotten meanwhile, and the move that makes sends the other Pod to
+backoffQ, from which Pop takes it at once (kube-oracle reports it attempted twice).  The
+simulator ends a refused binding just after the next scheduling cycle (``bind_latency`` is
+an accepted bind's; ``tests/sim/test_prebind_faults.py`` does the same for refused PreBind
+writes); it used to run it ``bind_latency`` later, when nothing woke the scheduler for the
+moved Pod, and the refused Pod, of higher priority, won every retry."""
 
 from __future__ import annotations
 

@@ -20,6 +20,10 @@ package oracle
 //     claim has none stores that allocation without the Pod's reservation (another
 //     scheduler allocated the claim alike in the meantime) and answers Conflict: bindClaim's
 //     retry finds it allocated and fails; the Pod's next attempt reserves it.
+//   - deleted: the claim is deleted (by its owner, without a finalizer holding it) just
+//     before DynamicResources first writes it, between Reserve and PreBind: the write
+//     answers NotFound, PreBind fails, and the Pod's next attempt finds the claim missing
+//     (PreEnqueue holds it).
 //
 // Validation: a status update whose status.reservedFor holds more than
 // ResourceClaimReservedForMaxSize (256) consumers is refused (Invalid), as kube-apiserver's
@@ -79,6 +83,11 @@ func (c *claimFaulter) react(action clienttesting.Action) (bool, runtime.Object,
 		return false, nil, nil
 	}
 	status := update.GetSubresource() == "status"
+	if key := claimKey(claim); c.faults[key] == "deleted" {
+		// gone before the write arrives: NotFound, whatever the write holds
+		_ = c.tracker.Delete(claimsGVR, claim.Namespace, claim.Name)
+		return true, nil, apierrors.NewNotFound(claimsGVR.GroupResource(), claim.Name)
+	}
 	if status && len(claim.Status.ReservedFor) > resourceapi.ResourceClaimReservedForMaxSize {
 		errs := field.ErrorList{field.TooMany(field.NewPath("status", "reservedFor"),
 			len(claim.Status.ReservedFor), resourceapi.ResourceClaimReservedForMaxSize)}

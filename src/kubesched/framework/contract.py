@@ -443,6 +443,31 @@ class Reporter(Protocol):
     def report(self) -> dict[str, Any]: ...
 
 
+class PreBindTiming(enum.Enum):
+    """How a PreBind will go, told before it runs (:class:`PreBindPreview`)."""
+
+    PASSES = "passes"
+    """It passes at once: nothing to write, or writes the API server accepts at once."""
+    WAITS = "waits"
+    """It waits for someone (a PV controller, a device's binding conditions) before it ends,
+    or it cannot be told beforehand."""
+    FAILS = "fails"
+    """It fails at once: a write the API server refuses (a declared fault), or an error
+    before any wait."""
+
+
+@runtime_checkable
+class PreBindPreview(Protocol):
+    """How the plugin's PreBind will go for the Pod on ``node``, told at the end of the
+    scheduling cycle without running it (no write, no state changed).  Upstream's binding
+    cycle starts microseconds after Permit, so a PreBind that fails at once frees the Pod's
+    node before the next Pod's cycle; the simulator answers such a binding cycle then, not
+    ``bind_latency`` later (:mod:`kubesched.sim.driver`).  A PreBind plugin without it is
+    taken to wait."""
+
+    def pre_bind_timing(self, state: CycleState, pod: api.Pod, node: str, /) -> PreBindTiming: ...
+
+
 class Locality(enum.Enum):
     """Where a Filter plugin's verdict on a node comes from (the parallel binder's fast check
     reads it, :mod:`kubesched.parallel.fastpath`)."""

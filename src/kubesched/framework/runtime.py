@@ -424,6 +424,18 @@ class Framework(FilterPhase):
                 return s.with_plugin(p.name)
         return SUCCESS
 
+    def pre_bind_timing(self, state: CycleState, pod: api.Pod, node: str) -> contract.PreBindTiming:
+        """How :meth:`run_pre_bind` will go, told before it runs: the first PreBind plugin that
+        does not pass at once decides (one without :class:`~.contract.PreBindPreview` waits)."""
+        for p in self.plugins["pre_bind"] if pod.has_claims else self._pre_bind_unclaimed:
+            inner = contract.unwrap(p)
+            if not isinstance(inner, contract.PreBindPreview):
+                return contract.PreBindTiming.WAITS
+            timing = inner.pre_bind_timing(state, pod, node)
+            if timing is not contract.PreBindTiming.PASSES:
+                return timing
+        return contract.PreBindTiming.PASSES
+
     def run_bind(self, state: CycleState, pod: api.Pod, node: str) -> Status:
         """Bind with the first plugin that does not Skip."""
         start = time.perf_counter()

@@ -42,6 +42,7 @@ from kubesched.config import names
 from kubesched.devices import gpuview as gv
 from kubesched.devices import koordinator, measures
 from kubesched.devices import policies as gp
+from kubesched.framework.contract import PreBindTiming
 from kubesched.framework.interface import (
     SKIP,
     SUCCESS,
@@ -193,6 +194,11 @@ class GpuDevices:
         if indices is not None:
             pod.annotations = {**pod.annotations, g.GPU_INDEX_ANNOTATION: g.format_indices(indices)}
         return SUCCESS
+
+    def pre_bind_timing(self, state: CycleState, pod: api.Pod, node_name: str) -> PreBindTiming:
+        """How :meth:`pre_bind` will go (``PreBindPreview``): it writes nothing to the API
+        server, so it passes at once."""
+        return PreBindTiming.PASSES
 
     def on_object(self, obj: dict[str, Any], deleted: bool = False) -> None:
         """Event handler: a Koordinator Device sets (or, deleted, unsets) its node's GPU

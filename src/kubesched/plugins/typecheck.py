@@ -187,6 +187,11 @@ PRE_BIND_PLUGIN: tuple[type[c.PreBindPlugin], ...] = (
     GpuDevices,
     VolumeBinding,
 )
+PRE_BIND_PREVIEW: tuple[type[c.PreBindPreview], ...] = (
+    DynamicResources,
+    GpuDevices,
+    VolumeBinding,
+)
 BIND_PLUGIN: tuple[type[c.BindPlugin], ...] = (DefaultBinder,)
 ENQUEUE_EXTENSIONS: tuple[type[c.EnqueueExtensions], ...] = (
     CapacityScheduling,

@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from kubesched.api import objects as api
 from kubesched.config import names
 from kubesched.framework import events
+from kubesched.framework.contract import PreBindTiming
 from kubesched.framework.interface import (
     PODS_TO_ACTIVATE_KEY,
     Code,
@@ -51,6 +53,20 @@ BindLater = Callable[[api.Pod, Callable[[Exception | None], None]], None]
 """``(assumed Pod, answered)``: start the Pod's bind and return at once; ``answered(error)``
 (None: bound) is called later on the thread that owns the scheduler (see
 :attr:`Commit.bind_later`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Submission:
+    """The binding cycle :attr:`Commit.submit_binding` is being handed: its profile, cycle
+    state and assumed Pod (on its node)."""
+
+    fwk: Framework
+    state: CycleState
+    pod: api.Pod
+
+    def pre_bind_timing(self) -> PreBindTiming:
+        """How its PreBind will go (:meth:`Framework.pre_bind_timing`), without running it."""
+        return self.fwk.pre_bind_timing(self.state, self.pod, self.pod.node_name)
 
 
 def resume(spent: float) -> float:
@@ -89,9 +105,9 @@ class Commit:
         self.extenders = extenders
         self.submit_binding = submit_binding
         """Runs a binding cycle: at once, later in virtual time, or on a thread."""
-        self.submitting: api.Pod | None = None
-        """The assumed Pod whose binding cycle ``submit_binding`` is being handed, while it
-        runs (the simulator times a binding the API server refuses by it)."""
+        self.submitting: Submission | None = None
+        """The binding cycle ``submit_binding`` is being handed, while it runs (the simulator
+        answers one whose PreBind or binding the API server refuses at once by it)."""
         self.in_flight = 0
         """Pods past Permit (held there or binding) whose binding cycle has not ended."""
         self.nominate_held = False
@@ -269,7 +285,7 @@ class Commit:
         def binding_cycle() -> None:  # waiting for the binder does not count (see resume)
             self.binding_cycle(fwk, state, qp, assumed, resume(spent), cycle)
 
-        self.submitting = assumed
+        self.submitting = Submission(fwk, state, assumed)
         try:
             self.submit_binding(binding_cycle)
         finally:

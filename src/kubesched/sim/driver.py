@@ -3,8 +3,9 @@
 The scheduler is one simulated process: each scheduling attempt costs ``cycle_seconds`` of
 virtual time, or what upstream's kube-scheduler would take for it (``cost_model``), (a
 deterministic cost either way, so the same seed gives the same placements), each
-binding cycle completes ``bind_latency`` later, and the queue's periodic work wakes it up
-(:meth:`~kubesched.queue.scheduling_queue.SchedulingQueue.due` at
+binding cycle completes ``bind_latency`` later (one the API server refuses at once, in
+PreBind or Bind, ends during the next scheduling cycle), and the queue's periodic work
+wakes it up (:meth:`~kubesched.queue.scheduling_queue.SchedulingQueue.due` at
 :meth:`~kubesched.queue.scheduling_queue.SchedulingQueue.next_wakeup`: a Pod leaves backoffQ
 the moment its backoff ends, the unschedulable pool is flushed every 30 s).  Wall-clock time
 spent in the scheduler is measured separately, for the real throughput.
@@ -19,15 +20,20 @@ from typing import Any
 
 from kubesched.api import objects as api
 from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.framework.contract import PreBindTiming
 from kubesched.metrics import SchedulerMetrics
 from kubesched.parallel import factory
 from kubesched.queue.core import ACTIVE, BACKOFF
+from kubesched.scheduler.commit import Submission
 from kubesched.sim.apiserver import SimApiServer
 from kubesched.sim.costmodel import CostModel
 from kubesched.sim.engine import EventLoop
 from kubesched.sim.ephemeral import EphemeralVolumeController
 from kubesched.sim.pvcontroller import PVController
 from kubesched.sim.resourceclaims import ResourceClaimController
+
+_AFTER_TICK = 2
+"""Event priority after a scheduling cycle's (``wake``: 1) at the same virtual time."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +146,11 @@ class SimCluster:
         last saw it change, and each Pod's attempts then."""
         self.api.on_bound.append(self._bound)
         self.api.on_held.append(self._held)
+        self._ticking = False
+        """A scheduling cycle is running (:meth:`_tick`)."""
+        self._refused: list[tuple[float, Callable[[], None]]] = []
+        """Binding cycles refused at once (:meth:`_refused_at_once`) submitted by the running
+        scheduling cycle, each with its wait for the client's rate limiter."""
 
     def start_volumes(self, provisioning: dict[str, float], until: float) -> PVController:
         """Run a PV controller and provisioner (:mod:`kubesched.sim.pvcontroller`):
@@ -161,7 +172,7 @@ class SimCluster:
 
     def _submit_binding(self, fn: Callable[[], None]) -> None:
         submitted = self.loop.now  # the scheduling cycle is over (Permit passed)
-        pod = self.scheduler.committer.submitting
+        refused = self._refused_at_once(self.scheduler.committer.submitting)
 
         def run() -> None:
             t0 = time.perf_counter()
@@ -180,13 +191,34 @@ class SimCluster:
             if self.api.notifications == heard and self._tick_at is None:
                 self.wake()
 
-        # ``bind_latency`` is an accepted bind's.  A binding the API server refuses (the
-        # case's bindFaults) is answered at once, as upstream's binding cycle starts within
-        # microseconds of Permit and kube-oracle's fake API server refuses at once: the Pod
-        # is forgotten before the next scheduling cycle, which finds its node free.
-        refused = pod is not None and self.api.refuses_binding(pod)
-        delay = self._client_wait() + (0.0 if refused else self.timing.bind_latency)
-        self.loop.call_later(delay, run, priority=-1)
+        wait = self._client_wait()
+        if not refused:
+            self.loop.call_later(wait + self.timing.bind_latency, run, priority=-1)
+        elif self._ticking:  # the next scheduling cycle is timed when this one ends
+            self._refused.append((wait, run))
+        else:
+            self.loop.call_later(wait, run, priority=_AFTER_TICK)
+
+    def _refused_at_once(self, cycle: Submission | None) -> bool:
+        """Whether the binding cycle being submitted fails at once: its PreBind refused a
+        write (the case's ``volumeFaults`` or ``claimFaults``) before any wait, or nothing in
+        PreBind waits and the API server refuses the binding (``bindFaults``).
+
+        ``bind_latency`` is an accepted bind's.  Upstream's binding cycle starts within
+        microseconds of Permit and kube-oracle's fake API server refuses at once, while the
+        scheduling loop pops the next Pod: that Pod's cycle still meets the refused Pod
+        assumed (its snapshot, the claims in flight), and the refused Pod is unreserved and
+        forgotten while it runs, the move that forgetting makes heard as an event in flight
+        (kube-oracle v1.34: the other Pod's ``attempts``).  So such a cycle ends just after
+        the next scheduling cycle (:meth:`_tick`), not ``bind_latency`` later.  Only
+        declared faults are looked for (none in a simulation: nothing is asked there)."""
+        api_ = self.api
+        if cycle is None or not (api_.volume_faults or api_.claim_faults or api_.bind_faults):
+            return False
+        timing = cycle.pre_bind_timing()
+        if timing is PreBindTiming.FAILS:
+            return True
+        return timing is PreBindTiming.PASSES and api_.refuses_binding(cycle.pod)
 
     def _client_wait(self) -> float:
         """Seconds a bind waits for the client's token bucket (client-go's rate limiter)."""
@@ -240,12 +272,23 @@ class SimCluster:
         q = self.scheduler.queue
         q.due(self.loop.now)
         t0 = time.perf_counter()
-        ran = self.scheduler.schedule_one()
+        self._ticking = True
+        try:
+            ran = self.scheduler.schedule_one()
+        finally:
+            self._ticking = False
         self.wall_seconds += time.perf_counter() - t0
         if ran:
             cycles = factory.step_weight(self.scheduler)  # a parallel step: shards side by side
             self._busy_until = self.loop.now + self._attempt_seconds() * cycles
             self.wake()
+        # A binding cycle refused at once ends during the next scheduling cycle: at its
+        # start, after it (``_AFTER_TICK``).
+        for wait, fail in self._refused:
+            at = max(self._busy_until, self.loop.now + wait)
+            self.loop.call_at(at, fail, priority=_AFTER_TICK)
+        self._refused.clear()
+        if ran:
             return
         nxt = q.next_wakeup()
         permit = self.scheduler.next_waiting_deadline()

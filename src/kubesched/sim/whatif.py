@@ -284,7 +284,11 @@ def _result(
             qp = queued.get(pod.key)
             reason, message = s.failures.get(pod.key, ("", ""))
             held = s.queue.held_gate(pod.key) if attempts == 0 else ""
-            if qp is not None and qp.gated:
+            # Gated: held by PreEnqueue before any attempt, or by its own scheduling gates; a
+            # Pod held after an attempt (its claim deleted since) reports that attempt, as
+            # kube-oracle reports a Pod by its last PodScheduled condition.
+            first = attempts == 0 or bool((live or pod).scheduling_gates)
+            if qp is not None and qp.gated and first:
                 entry = {"result": "Gated", "node": None, "message": qp.message or message}
             elif held:  # held until its PodGroup is observed: PreEnqueue's answer
                 entry = {"result": "Gated", "node": None, "message": held}

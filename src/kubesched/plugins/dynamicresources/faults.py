@@ -17,6 +17,9 @@ deallocates a claim with one status update, without retrying.  Per claim
 - ``allocatedElsewhere``: the first status update writing an allocation finds the claim
   allocated alike by another scheduler (its allocation stored, the Pod not in
   ``reservedFor``): PreBind fails, the Pod's next attempt reserves it.
+- ``deleted``: the claim is deleted (nothing holds it) just before PreBind first writes it,
+  between Reserve and PreBind: the write finds it gone (NotFound), PreBind fails, and the
+  Pod's next attempt is held at PreEnqueue (its claim missing).
 
 The API server's validation (no fault): ``status.reservedFor`` holds at most 256 consumers
 (:meth:`kubesched.sim.apiserver.SimApiServer.update_object`).
@@ -29,12 +32,14 @@ from dataclasses import dataclass
 from typing import Any, Protocol, cast, runtime_checkable
 
 from kubesched.api.errors import check_fault_map
+from kubesched.framework.contract import PreBindTiming
 
 CLAIM_FAULTS = {
     "refuseStatus": "every update of the claim's status is refused (Forbidden)",
     "refuseUpdate": "every update of the claim itself is refused (Forbidden)",
     "conflict": "the first update answers Conflict (the claim written again by another)",
     "allocatedElsewhere": "the first status update writing an allocation finds it allocated",
+    "deleted": "the claim is deleted just before PreBind's first write of it (NotFound)",
 }
 """The faults of a claim's writes, keyed ``ResourceClaim/NAMESPACE/NAME``."""
 FINALIZER = "resource.kubernetes.io/delete-protection"
@@ -61,6 +66,11 @@ def forbidden(name: str) -> str:
     """The API server's refusal of a write a ``refuse*`` fault refuses."""
     refusal = "refused (the case's claimFaults)"
     return f'resourceclaims.resource.k8s.io "{name}" is forbidden: {refusal}'
+
+
+def not_found(name: str) -> str:
+    """The API server's answer to a write of a claim that is gone."""
+    return f'resourceclaims.resource.k8s.io "{name}" not found'
 
 
 def conflict(name: str) -> str:
@@ -100,6 +110,8 @@ class Outcome:
 
     stored: dict[str, Any] | None
     error: str = ""
+    deleted: bool = False
+    """The claim is gone from the API server (the ``deleted`` fault)."""
 
 
 def pre_bind(
@@ -113,6 +125,11 @@ def pre_bind(
     meta = current.get("metadata") or {}
     name, where = meta.get("name", ""), f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
     finalizer_missing = allocating and FINALIZER not in (meta.get("finalizers") or ())
+    if fault == "deleted":  # the first write, the finalizer's when it lacks one
+        what = "add finalizer to" if finalizer_missing else "add reservation to"
+        if allocating and not finalizer_missing:
+            what = "add allocation and reservation to"
+        return Outcome(None, f"{what} claim {where}: {not_found(name)}", deleted=True)
     if fault == "conflict" and source is not None:
         source.claim_fault_once(key)  # the retry reads the claim again and ends the same
     elif fault == "refuseUpdate" and finalizer_missing:
@@ -139,6 +156,23 @@ def pre_bind(
         stored = {**written, "status": status}
         return Outcome(stored, f"claim {where} got allocated elsewhere in the meantime")
     return Outcome(written)
+
+
+def pre_bind_timing(api: object, current: Mapping[str, Any], allocating: bool) -> PreBindTiming:
+    """How PreBind's write of ``current`` (its allocation when ``allocating``, and the
+    reservation) will go, without making it (:func:`pre_bind` makes it): ``FAILS`` when a
+    ``refuse*`` fault refuses it, ``WAITS`` for ``allocatedElsewhere`` (whether that
+    once-only fault is still to happen is asked only by making the write), else
+    ``PASSES`` (a ``conflict`` is retried at once)."""
+    source = fault_source(api)
+    fault = source.claim_fault(fault_key(current)) if source is not None else ""
+    meta = current.get("metadata") or {}
+    finalizer_missing = allocating and FINALIZER not in (meta.get("finalizers") or ())
+    if fault in ("refuseStatus", "deleted") or (fault == "refuseUpdate" and finalizer_missing):
+        return PreBindTiming.FAILS
+    if fault == "allocatedElsewhere" and allocating:
+        return PreBindTiming.WAITS
+    return PreBindTiming.PASSES
 
 
 def post_filter(api: object, current: Mapping[str, Any]) -> str:

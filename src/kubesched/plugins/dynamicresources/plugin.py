@@ -14,7 +14,7 @@
 - PreBind: writes ``status.allocation`` and adds the Pod to ``status.reservedFor`` (with
   the delete-protection finalizer), through the API client when it has ``update_object``;
   a write the what-if's ``claim_faults`` disturb fails as upstream's ``bindClaim`` does
-  (:mod:`.faults`).
+  (:mod:`.faults`); ``pre_bind_timing`` tells beforehand whether one fails it at once.
 - PostFilter: ``no new claims to deallocate`` / ``still not schedulable`` (from v1.37 no
   message), or deallocates a claim allocated to a node that failed and reserved by no other
   Pod.
@@ -64,7 +64,7 @@ from kubesched.devices import allocator, drafrag, draoptions
 from kubesched.devices import draindex as index
 from kubesched.devices import extended as ext
 from kubesched.devices.pools import Pool
-from kubesched.framework.contract import Locality
+from kubesched.framework.contract import Locality, PreBindTiming
 from kubesched.framework.interface import (
     SKIP,
     SUCCESS,
@@ -850,6 +850,9 @@ class DynamicResources(Hints):
             outcome = faults.pre_bind(self.handle.api, current.raw, raw, results is not None)
             if outcome.error:
                 self._fail_write(claim.uid, outcome.stored)
+                deleter = self.handle.api
+                if outcome.deleted and isinstance(deleter, ObjectDeleter):
+                    deleter.delete_object("ResourceClaim", claim.namespace, claim.name)
                 return error(outcome.error)
             _, failed = self._write_claim(claim.uid, raw, results)
             if failed is not None:
@@ -859,6 +862,35 @@ class DynamicResources(Hints):
         s.reserved = False
         s.reserved_now.clear()
         return SUCCESS
+
+    def pre_bind_timing(self, state: CycleState, pod: api.Pod, node_name: str) -> PreBindTiming:
+        """How :meth:`pre_bind` will go (``PreBindPreview``), its claims in its order:
+        upstream's ``bindClaim`` writes each at once and fails at the first write refused
+        (:func:`.faults.pre_bind_timing`).  A claim whose devices have binding conditions
+        passes too: PreBind's wait for them is not modelled (module docstring)."""
+        s = state.get(_KEY)
+        if not isinstance(s, _State):
+            return PreBindTiming.PASSES
+        found = zip((c.uid for c in s.to_allocate), s.per_node.get(node_name, []), strict=False)
+        allocating = {uid for uid, results in found if results is not None}
+        row = self.handle.cluster.nodes.row_of.get(node_name)
+        for claim in s.claims:
+            if s.special is not None and claim is s.special.base:
+                variant = None if row is None else s.per_node_special.get(row)
+                if claim.uid not in allocating or variant is None:
+                    continue
+                created = special.created_claim(pod, variant[0])
+                timing = faults.pre_bind_timing(self.handle.api, created, True)
+            elif groupclaims.reserved_for_pod(pod, claim.raw, self._group_claims):
+                continue
+            else:
+                current = self.objects.claim(claim.namespace, claim.name) or claim
+                timing = faults.pre_bind_timing(
+                    self.handle.api, current.raw, claim.uid in allocating
+                )
+            if timing is not PreBindTiming.PASSES:
+                return timing
+        return PreBindTiming.PASSES
 
     def _fail_write(self, in_flight: str, stored: dict[str, Any] | None) -> None:
         """A claim write a declared fault failed (:mod:`.faults`): the in-flight allocation

@@ -117,6 +117,24 @@ def node_hint(pod: api.Pod, old: Any, new: Any) -> fw.QueueingHint:
     return fw.QueueingHint.QUEUE_SKIP
 
 
+def on_deferred_node(hint: fw.HintFn) -> fw.HintFn:
+    """v1.37 under InPlacePodVerticalScalingSchedulerPreemption: ``hint``, but QueueSkip
+    for a resize-deferred Pod when the changed Node, or the node of the changed bound Pod,
+    is not the Pod's own (upstream's Fit: such a Pod is bound to its node, so another
+    node's change cannot help it)."""
+
+    def hinted(pod: api.Pod, old: Any, new: Any) -> fw.QueueingHint:
+        if pod.resize_deferred:
+            changed = new if new is not None else old
+            if isinstance(changed, api.Node) and changed.name != pod.node_name:
+                return fw.QueueingHint.QUEUE_SKIP
+            if isinstance(changed, api.Pod) and changed.node_name != pod.node_name:
+                return fw.QueueingHint.QUEUE_SKIP
+        return hint(pod, old, new)
+
+    return hinted
+
+
 def device_class_hint(pod: api.Pod, old: Any, new: Any) -> fw.QueueingHint:
     """Upstream ``isSchedulableAfterDeviceClassEvent`` (DRAExtendedResource): a class added
     whose implicit name the Pod requests, or a class whose ``extendedResourceName`` changed

@@ -13,6 +13,7 @@ from kubesched.api import objects as api
 from kubesched.api.errors import InputError
 from kubesched.config import args as cfg
 from kubesched.config import names
+from kubesched.config.featuregates import RESIZE_PREEMPTION
 from kubesched.devices import extended
 from kubesched.framework import interface as fw
 from kubesched.framework.contract import Locality
@@ -21,6 +22,7 @@ from kubesched.plugins.noderesources_fit.hints import (
     GovernedHints,
     device_class_hint,
     node_hint,
+    on_deferred_node,
     pod_hint,
 )
 from kubesched.plugins.noderesources_fit.kernels import (
@@ -347,6 +349,8 @@ class NodeResourcesFit(GovernedHints):
         if gates.at_least("1.37"):
             # v1.37: AssignedPod Delete|UpdatePodScaleDown, and the queued Pod's own scale-down
             # (TargetPod/UpdatePodScaleDown: always Queue).
+            if gates.enabled(RESIZE_PREEMPTION):
+                on_pod, on_node = on_deferred_node(on_pod), on_deferred_node(on_node)
             target = fw.ClusterEvent(fw.Resource.TARGET_POD, fw.ActionType.UPDATE_POD_SCALE_DOWN)
             out = [
                 fw.ClusterEventWithHint(

@@ -30,7 +30,8 @@
   on the node: its CSI translation): else an error, and the next attempt finds the claim
   bound to a PV in conflict.  An API client with declared faults (:class:`VolumeFaultSource`:
   ``kubesched.schedule``'s ``volume_faults``) makes PreBind fail as upstream's does when its
-  write is refused, the PV controller resets a PV's ``claimRef`` or a provisioner gives up.
+  write is refused, the PV controller resets a PV's ``claimRef`` or a provisioner gives up;
+  ``pre_bind_timing`` tells beforehand whether a refused write fails it at once.
 - Queueing hints: a claim the Pod names added or updated (here), a StorageClass, CSINode,
   CSIDriver or CSIStorageCapacity change as upstream tells them apart
   (:mod:`~.hints`); a PersistentVolume and a Node's addition or label change unhinted.
@@ -51,7 +52,7 @@ from kubesched.api.csimigration import TranslationError, binder_node_affinity
 from kubesched.api.podvolumes import ephemeral_claim_name
 from kubesched.config import names
 from kubesched.config.featuregates import RESIZE_PREEMPTION
-from kubesched.framework.contract import Locality
+from kubesched.framework.contract import Locality, PreBindTiming
 from kubesched.framework.interface import (
     MAX_NODE_SCORE,
     SKIP,
@@ -466,6 +467,38 @@ class VolumeBinding:
         if failed:
             return error(f"binding volumes: {failed}")
         return self._check_bindings(storage, volumes, target)
+
+    def pre_bind_timing(self, state: CycleState, pod: api.Pod, node: str) -> PreBindTiming:
+        """How :meth:`pre_bind` will go (``PreBindPreview``): upstream's ``bindAPIUpdate``
+        writes every binding at once and fails at the first refused write; then it polls the
+        PV controller every second (``wait.PollUntilContextTimeout``, not at once)."""
+        if not pod.volumes:
+            return PreBindTiming.PASSES
+        s = state.get(_KEY)
+        if not isinstance(s, _State):
+            return PreBindTiming.FAILS
+        if s.all_bound:
+            return PreBindTiming.PASSES
+        volumes = s.volumes_on(node, self.handle.cluster.nodes.row_of.get(node))
+        if volumes is None:
+            return PreBindTiming.FAILS
+        source = self.handle.api if isinstance(self.handle.api, VolumeFaultSource) else None
+        waiter = self.handle.api if isinstance(self.handle.api, VolumeBindWaiter) else None
+        if source is None or (waiter is not None and waiter.binds_claims()):
+            return PreBindTiming.WAITS  # the PV controller's writes are refused by nobody
+        storage = storage_of(self.handle.cluster)
+        target = self.handle.cluster.node(node)
+        for pv, claim in volumes.static:
+            fault = source.volume_fault(f"{PV_FAULT}/{pv.name}")
+            if _fault_of(fault, PV_FAULTS, pv.name, claim).startswith(REFUSED):
+                return PreBindTiming.FAILS
+        for claim, _cap in volumes.dynamic:
+            if storage.storage_class(claim.storage_class) is None or target is None:
+                return PreBindTiming.FAILS
+            fault = source.volume_fault(f"{PVC_FAULT}/{claim.key}")
+            if _fault_of(fault, PVC_FAULTS, claim.name, claim).startswith(REFUSED):
+                return PreBindTiming.FAILS
+        return PreBindTiming.WAITS
 
     @staticmethod
     def _check_bindings(storage: Storage, volumes: b.PodVolumes, target: api.Node | None) -> Status:
