@@ -149,3 +149,38 @@ def test_bad_claim_fault_keys_are_refused() -> None:
         _run({"ResourceClaim/a": "conflict"})
     with pytest.raises(InputError, match="must be one of"):
         _run({"ResourceClaim/default/a": "nope"})
+
+
+def test_the_fault_source_check_is_made_once_per_client_class(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from kubesched.plugins.dynamicresources import faults
+
+    class Plain:
+        pass
+
+    class Declaring:
+        def claim_fault(self, key: str) -> str:
+            return "refuseStatus" if key.endswith("/c") else ""
+
+        def claim_fault_once(self, key: str) -> bool:
+            return False
+
+    checks: list[type] = []
+    real = isinstance
+
+    def counting(obj: Any, cls: Any) -> bool:
+        if cls is faults.ClaimFaultSource:
+            checks.append(type(obj))
+        return real(obj, cls)
+
+    monkeypatch.setattr(faults, "isinstance", counting, raising=False)
+    monkeypatch.setattr(faults, "_SOURCE_CLASSES", {})
+    claim_c = {"metadata": {"name": "c", "namespace": "default"}}
+    for _ in range(3):
+        assert faults.post_filter(Plain(), claim_c) == ""
+        assert faults.post_filter(Declaring(), claim_c) == faults.forbidden("c")
+        written = {**claim_c, "status": {}}
+        assert faults.pre_bind(Plain(), claim_c, written, False).error == ""
+        assert faults.pre_bind(Declaring(), claim_c, written, False).stored is None
+    assert checks == [Plain, Declaring]

@@ -188,3 +188,32 @@ def test_an_object_change_is_an_add_or_an_update_as_the_informer_tells() -> None
     assert events.matches(ClusterEvent(R.WORKLOAD, A.UPDATE), updated)
     gone = object_event("Workload", True, True)
     assert gone is not None and gone.action == A.DELETE
+
+
+def test_event_labels_are_worked_out_once_per_event_and_release(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    worked: list[ActionType] = []
+    real = events._action_string
+
+    def counting(action: ActionType) -> str:
+        worked.append(action)
+        return real(action)
+
+    monkeypatch.setattr(events, "_action_string", counting)
+    monkeypatch.setattr(events, "_LABELS", ({}, {}))
+    for _ in range(3):
+        for resource in Resource:
+            for action in (ActionType.ADD, ActionType.UPDATE, ActionType.DELETE):
+                ev = ClusterEvent(resource, action)
+                for since in (False, True):
+                    resource_text = (
+                        "UnscheduledPod"
+                        if since and resource == Resource.UNSCHEDULED_POD
+                        else resource.value
+                    )
+                    want = resource_text + action.name.capitalize()
+                    assert events.event_label(ev, since_v137=since) == want
+    assert len(worked) == len(Resource) * 3 * 2  # once per event and release, not per call
+    labelled = ClusterEvent(Resource.NODE, ActionType.ADD, "NodeAdd")
+    assert events.event_label(labelled) == "NodeAdd"

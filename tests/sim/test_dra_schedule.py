@@ -266,3 +266,26 @@ def test_a_device_that_binds_to_its_node_pins_the_claim_to_the_first_node() -> N
     allocation = claims_of(sim)["default/shared"]["status"]["allocation"]
     fields = [{"key": "metadata.name", "operator": "In", "values": [placed]}]
     assert allocation["nodeSelector"] == {"nodeSelectorTerms": [{"matchFields": fields}]}
+
+
+def test_a_templates_claims_share_its_spec_and_the_informer_parses_it_once(
+    monkeypatch: Any,
+) -> None:
+    import kubesched.api.resource as resource
+
+    parsed: list[int] = []
+    real = resource.parse_claim_spec
+
+    def counting(spec: Any, path: str) -> Any:
+        parsed.append(id(spec))
+        return real(spec, path)
+
+    monkeypatch.setattr(resource, "parse_claim_spec", counting)
+    sim = run(twelve_gpus(), [claiming(f"p{i}") for i in range(6)])
+    tmpl = sim.api.objects[("ResourceClaimTemplate", "default/two-gpus")]
+    claims = claims_of(sim)
+    assert len(claims) == 6
+    assert all(c["spec"] is tmpl["spec"]["spec"] for c in claims.values())
+    assert all(len(devices(c)) == 2 for c in claims.values())  # each Pod's claim allocated
+    # the six claims, each heard several times (made, allocated, prepared): one spec parsed
+    assert parsed.count(id(tmpl["spec"]["spec"])) == 1

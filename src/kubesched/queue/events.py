@@ -84,6 +84,12 @@ def _action_string(action: ActionType) -> str:
     return "".join(part.capitalize() for part in name.split("_"))
 
 
+_LABELS: tuple[dict[ClusterEvent, str], dict[ClusterEvent, str]] = ({}, {})
+""":func:`event_label`'s answers, before v1.37 and since (events are few: a handful of
+resources and actions; each label is worked out once, not once per event heard)."""
+_LABELS_MAX = 4096
+
+
 def event_label(event: ClusterEvent, *, since_v137: bool = False) -> str:
     """Upstream ``ClusterEvent.Label()``: the custom label, else resource + action.
 
@@ -92,10 +98,17 @@ def event_label(event: ClusterEvent, *, since_v137: bool = False) -> str:
     """
     if event.label:
         return event.label
-    resource = event.resource.value
-    if since_v137 and event.resource == Resource.UNSCHEDULED_POD:
-        resource = "UnscheduledPod"
-    return f"{resource}{_action_string(event.action)}"
+    known = _LABELS[since_v137]
+    label = known.get(event)
+    if label is None:
+        resource = event.resource.value
+        if since_v137 and event.resource == Resource.UNSCHEDULED_POD:
+            resource = "UnscheduledPod"
+        label = f"{resource}{_action_string(event.action)}"
+        if len(known) >= _LABELS_MAX:
+            known.clear()
+        known[event] = label
+    return label
 
 
 def pod_scheduling_properties_change(

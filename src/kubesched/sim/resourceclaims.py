@@ -306,7 +306,13 @@ def _from_template(
     template: dict[str, Any], namespace: str, entry: str, name: str, owner: dict[str, Any]
 ) -> dict[str, Any]:
     """The claim ``name`` made from ``template`` for claim entry ``entry`` of ``owner``
-    (its controller reference: a Pod, or a PodGroup)."""
+    (its controller reference: a Pod, or a PodGroup).  Its ``spec`` is the template's
+    ``spec.spec`` mapping itself, not a copy (upstream deep-copies a Go struct): manifests
+    here are never changed in place -- a new version of a template or a claim is a new
+    dict, the claim's other versions share their ``spec`` the same way (:meth:`_release`,
+    :meth:`_prepare`, PreBind's write) -- so every claim of a template reads the same, and
+    the scheduler's informer parses that spec once per template, not once per claim
+    (:meth:`~kubesched.plugins.dynamicresources.claims.DraObjects.parse`)."""
     spec = template.get("spec") or {}
     meta = spec.get("metadata") or {}
     return {
@@ -320,5 +326,5 @@ def _from_template(
             "annotations": {**(meta.get("annotations") or {}), POD_CLAIM_ANNOTATION: entry},
             "ownerReferences": [owner],
         },
-        "spec": copy.deepcopy(spec.get("spec") or {}),
+        "spec": spec.get("spec") or {},
     }
