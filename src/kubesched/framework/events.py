@@ -116,7 +116,8 @@ def object_event(
     resource = _OBJECT_RESOURCES.get(kind)
     if resource is None:
         return None
-    if workload_api and kind in ("PodGroup", "CompositePodGroup") and (deleted or existed is not None):
+    known = deleted or existed is not None
+    if workload_api and kind in ("PodGroup", "CompositePodGroup") and known:
         action = ActionType.DELETE if deleted else ActionType.UPDATE if existed else ActionType.ADD
         name = "Delete" if deleted else "Update" if existed else "Add"
         return ClusterEvent(resource, action, f"{WORKLOAD_API_GROUP}/{kind}{name}")
