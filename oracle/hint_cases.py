@@ -37,7 +37,8 @@ OPS = ("node-add", "node-update", "node-delete", "pod-add", "pod-update", "pod-d
 
 def hint_case(seed: int, index: int, version: str | None = None) -> dict[str, Any]:
     """The ``index``-th hint case of ``seed`` (at ``version``: from v1.37, NodeDeclaredFeatures'
-    events in some, :func:`_declared_features`)."""
+    events in some, :func:`_declared_features`, DeferredPodScheduling's, :func:`_deferred_resize`,
+    and GangScheduling's PodGroup events, :func:`_pod_group_event`)."""
     gen = Gen(random.Random(f"hints/{seed}/{index}"))
     nodes = [gen.node(i) for i in range(gen.r.randint(1, 4))]
     names = [n["metadata"]["name"] for n in nodes]
@@ -78,7 +79,62 @@ def hint_case(seed: int, index: int, version: str | None = None) -> dict[str, An
     if (version or "") >= "1.37" and deferred.chance(0.1):
         request["event"], request["cluster"]["items"] = _deferred_resize(deferred, incoming, items)
         request["featureGates"] = {RESIZE_PREEMPTION_GATE: True}
+    groups = Gen(random.Random(f"hints-podgroup/{seed}/{index}"))  # v1.37's, drawn last
+    if (version or "") >= "1.37" and groups.chance(0.15):
+        request["event"], request["cluster"]["items"] = _pod_group_event(
+            groups, incoming, request["cluster"]["items"]
+        )
+        request["featureGates"] = {**request.get("featureGates", {}), "GenericWorkload": True}
     return request
+
+
+def _pod_group(gen: Gen, name: str, namespace: str) -> dict[str, Any]:
+    """A scheduling.k8s.io/v1beta1 PodGroup (v1.37's served version): a ``gang`` policy
+    (``minCount`` 1-5) most of the time, else ``basic``."""
+    policy: dict[str, Any] = {"basic": {}}
+    if gen.chance(0.75):
+        policy = {"gang": {"minCount": gen.r.randint(1, 5)}}
+    return {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"schedulingPolicy": policy},
+    }
+
+
+def _pod_group_event(
+    gen: Gen, incoming: dict[str, Any], items: list[dict[str, Any]]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """GangScheduling's PodGroup events (v1.37, GenericWorkload on): the rejected Pod a
+    member of ``group-0`` most of the time (``spec.schedulingGroup``), and a PodGroup added
+    (its own group, another, or its name in another namespace), updated (``minCount``
+    lowered, raised or kept, gang to basic or back, a label only) or deleted.  Returns
+    ``(event, items)``: the cluster holds the PodGroup after the change."""
+    if gen.chance(0.85):
+        incoming["spec"]["schedulingGroup"] = {"podGroupName": "group-0"}
+    ns = incoming["metadata"].get("namespace") or "default"
+    name = gen.pick(["group-0", "group-0", "group-1"])
+    if gen.chance(0.15):
+        ns = "other" if ns != "other" else "default"
+    new = _pod_group(gen, name, ns)
+    op = gen.pick(["add", "update", "update", "delete"])
+    if op == "add":
+        return {"op": "add", "new": new}, [*items, new]
+    if op == "delete":
+        return {"op": "delete", "old": new}, items
+    old = copy.deepcopy(new)
+    kind = gen.pick(["lower", "lower", "raise", "same", "policy", "label"])
+    gang = new["spec"]["schedulingPolicy"].get("gang")
+    if kind == "policy" or gang is None:
+        old["spec"]["schedulingPolicy"] = (
+            {"basic": {}} if gang is not None else {"gang": {"minCount": gen.r.randint(1, 5)}}
+        )
+    elif kind == "label":
+        new["metadata"]["labels"] = {"hint-extra": "x"}
+    else:
+        delta = {"lower": 1, "raise": -1, "same": 0}[kind] * gen.r.randint(1, 3)
+        old["spec"]["schedulingPolicy"] = {"gang": {"minCount": max(1, gang["minCount"] + delta)}}
+    return {"op": "update", "old": old, "new": new}, [*items, new]
 
 
 def _deferred_resize(
@@ -461,6 +517,7 @@ def ours_hints(request: dict[str, Any], version: str | None = None) -> dict[str,
     from compare import DEFAULT_VERSION
 
     from kubesched.api import objects as api
+    from kubesched.api import workload
     from kubesched.api.errors import InputError
     from kubesched.api.parse import parse_node, parse_pod
     from kubesched.config import featuregates
@@ -501,7 +558,12 @@ def ours_hints(request: dict[str, Any], version: str | None = None) -> dict[str,
     subject = old if op == "delete" else new
     events: list[ClusterEvent]
     if isinstance(subject, dict):  # a storage object: its informer's one event
-        event_of = object_event(str(subject.get("kind")), op == "delete", op == "update")
+        event_of = object_event(
+            str(subject.get("kind")),
+            op == "delete",
+            op == "update",
+            workload_api=workload.is_workload_api(subject),
+        )
         events = [] if event_of is None else [event_of]
     elif isinstance(subject, api.Node):
         if op == "update":

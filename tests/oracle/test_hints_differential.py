@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from compare import Oracle, OracleMissing, binary
 from dra_hint_cases import dra_hint_case
 from hint_cases import hint_case, hint_differences, ours_hints
 from storage_hint_cases import storage_hint_case
@@ -67,6 +68,39 @@ def test_storage_hint_cases_change_every_kind() -> None:
                      "CSIDriver", "CSIStorageCapacity", "VolumeAttachment", "Pod"}  # fmt: skip
     assert {e["op"] for e in events} == {"add", "update", "delete"}
     assert storage_hint_case(3, 7) == storage_hint_case(3, 7)
+
+
+def _pod_group_cases(seed: int, n: int) -> list[dict[str, Any]]:
+    """The v1.37 hint cases among the first ``n`` of ``seed`` whose event is a PodGroup's."""
+    cases = [hint_case(seed, i, "1.37") for i in range(n)]
+    return [c for c in cases if (c["event"].get("new") or c["event"]["old"])["kind"] == "PodGroup"]
+
+
+def test_v137_hint_cases_draw_pod_group_events() -> None:
+    """From v1.37 some cases are a scheduling.k8s.io/v1beta1 PodGroup's add, update or
+    delete (GenericWorkload on); v1.34's draw none."""
+    cases = _pod_group_cases(1, 300)
+    assert {c["event"]["op"] for c in cases} == {"add", "update", "delete"}
+    assert all(c["featureGates"]["GenericWorkload"] for c in cases)
+    kinds = {(hint_case(1, i)["event"].get("new") or {}).get("kind") for i in range(300)}
+    assert "PodGroup" not in kinds
+
+
+def test_v137_pod_group_hints_match_upstream() -> None:
+    """GangScheduling's PodGroup Add and Update hints against kube-oracle v1.37's (skipped
+    when ``oracle/bin/v1.37`` is not built): the label upstream's event carries and the hint,
+    ``Queue`` and ``QueueSkip`` both answered."""
+    path = binary("1.37")
+    try:
+        with Oracle(binary=path, verb="hints") as upstream:
+            cases = _pod_group_cases(1, 300)
+            answers = [(ours_hints(c, "1.37"), upstream.ask(c)) for c in cases]
+    except OracleMissing as e:
+        pytest.skip(str(e))
+    failures = [d for ours, theirs in answers for d in hint_differences(ours, theirs)]
+    assert not failures, "\n".join(failures[:10])
+    hints = {h["hint"] for _, theirs in answers for h in theirs["hints"]}
+    assert hints == {"Queue", "QueueSkip"}
 
 
 def test_hint_cases_reproduce_and_vary() -> None:

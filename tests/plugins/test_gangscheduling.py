@@ -165,6 +165,48 @@ def test_hints_queue_only_the_same_group() -> None:
     assert group_hint(_member("a"), None, _group("h", 1)) == fw.QueueingHint.QUEUE_SKIP
 
 
+@pytest.mark.parametrize(
+    ("old", "new", "group", "want"),
+    [
+        (3, 2, "g", fw.QueueingHint.QUEUE),  # minCount lowered
+        (2, 2, "g", fw.QueueingHint.QUEUE_SKIP),  # kept (a label changed)
+        (2, 3, "g", fw.QueueingHint.QUEUE_SKIP),  # raised
+        (None, 2, "g", fw.QueueingHint.QUEUE_SKIP),  # basic to gang
+        (2, None, "g", fw.QueueingHint.QUEUE_SKIP),  # gang to basic
+        (3, 2, "h", fw.QueueingHint.QUEUE_SKIP),  # another group's
+    ],
+)
+def test_v137_pod_group_update_queues_only_a_lowered_min_count(
+    old: int | None, new: int | None, group: str, want: fw.QueueingHint
+) -> None:
+    """v1.37 registers PodGroup Update apart from Add (``isSchedulableAfterPodGroupUpdated``):
+    only the member's own group, gang before and after, with ``minCount`` lowered, queues."""
+    registered = [
+        e
+        for e in _plugin().events_to_register()
+        if e.event.resource == fw.Resource.POD_GROUP and e.event.action == fw.ActionType.UPDATE
+    ]
+    assert len(registered) == 1 and registered[0].hint is not None
+    assert registered[0].hint(_member("a"), _group(group, old), _group(group, new)) == want
+
+
+def test_workload_api_pod_group_events_carry_upstreams_labels() -> None:
+    """A scheduling.k8s.io PodGroup's events are labelled as upstream's resource
+    (``scheduling.k8s.io/PodGroupAdd``...), scheduler-plugins' PodGroup's as before."""
+    from kubesched.framework.events import object_event
+    from kubesched.queue.events import event_label
+
+    def label(deleted: bool, existed: bool, workload_api: bool) -> str:
+        event = object_event("PodGroup", deleted, existed, workload_api=workload_api)
+        assert event is not None
+        return event_label(event, since_v137=True)
+
+    assert label(False, False, True) == "scheduling.k8s.io/PodGroupAdd"
+    assert label(False, True, True) == "scheduling.k8s.io/PodGroupUpdate"
+    assert label(True, True, True) == "scheduling.k8s.io/PodGroupDelete"
+    assert label(True, True, False) == "PodGroupDelete"
+
+
 def test_composite_gate_reads_the_group_through_the_hierarchy_snapshot() -> None:
     """v1.37 with CompositePodGroup on: PreEnqueue and Permit of a member whose PodGroup is
     missing fail with ``BuildHierarchySnapshotFromPod``'s error (upstream

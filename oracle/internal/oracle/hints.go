@@ -26,8 +26,9 @@ type HintsRequest struct {
 
 // HintEvent is one change of a Node, a Pod, a storage object (PersistentVolume,
 // PersistentVolumeClaim, StorageClass, CSINode, CSIDriver, CSIStorageCapacity,
-// VolumeAttachment) or a DRA object (ResourceClaim, ResourceSlice, DeviceClass of
-// resource.k8s.io/v1): Op is add, update or delete; Old and New the object before and after
+// VolumeAttachment), a DRA object (ResourceClaim, ResourceSlice, DeviceClass of
+// resource.k8s.io/v1) or, from v1.37, a Workload API object (scheduling.k8s.io/v1beta1
+// PodGroup, v1alpha3 CompositePodGroup: the release's served versions): Op is add, update or delete; Old and New the object before and after
 // (absent for an add's Old and a delete's New).  An update of an unbound Pod is the rejected
 // Pod's own update (the queue's Update): New is then the Pod.
 type HintEvent struct {
@@ -125,8 +126,8 @@ func Hints(ctx context.Context, req *HintsRequest) (*HintsResult, error) {
 	return out, nil
 }
 
-// hintObject decodes a Node, a Pod, a storage or a DRA object (nil when absent), with the
-// API server's defaults.
+// hintObject decodes a Node, a Pod, a storage, a DRA or a Workload API object (nil when
+// absent), with the API server's defaults.
 func hintObject(raw json.RawMessage) (runtime.Object, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
@@ -142,11 +143,11 @@ func hintObject(raw json.RawMessage) (runtime.Object, error) {
 	if _, ok := objectResource(obj); ok {
 		return obj, nil
 	}
-	return nil, fmt.Errorf("want a Node, a Pod, a storage or a DRA object, got %T", obj)
+	return nil, fmt.Errorf("want a Node, a Pod, a storage, a DRA or a Workload API object, got %T", obj)
 }
 
-// objectResource is the event resource of a storage or DRA object's informer (false for
-// any other object).
+// objectResource is the event resource of a storage, DRA or (from v1.37) Workload API
+// object's informer (false for any other object).
 func objectResource(obj runtime.Object) (fwk.EventResource, bool) {
 	switch obj.(type) {
 	case *v1.PersistentVolume:
@@ -170,7 +171,7 @@ func objectResource(obj runtime.Object) (fwk.EventResource, bool) {
 	case *resourceapi.DeviceClass:
 		return fwk.DeviceClass, true
 	}
-	return "", false
+	return workloadResource(obj)
 }
 
 // objectEvents is buildEvtResHandler's event for a storage or DRA object's add, update or

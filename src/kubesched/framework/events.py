@@ -62,6 +62,10 @@ def preemption_policy(node: api.Node) -> object:
     return spec.get("podPreemptionPolicy") if isinstance(spec, dict) else None
 
 
+WORKLOAD_API_GROUP = "scheduling.k8s.io"
+"""The Workload API's group: upstream's event resources ``scheduling.k8s.io/PodGroup`` and
+``scheduling.k8s.io/CompositePodGroup`` (v1.36+)."""
+
 _OBJECT_RESOURCES = {
     "Namespace": Resource.NAMESPACE,
     "Service": Resource.SERVICE,
@@ -92,7 +96,9 @@ _LABELLED_BY_RESOURCE = frozenset(
 )  # fmt: skip
 
 
-def object_event(kind: str, deleted: bool, existed: bool | None = None) -> ClusterEvent | None:
+def object_event(
+    kind: str, deleted: bool, existed: bool | None = None, *, workload_api: bool = False
+) -> ClusterEvent | None:
     """The event for an add, update or delete of a Namespace, Service, PDB, PodGroup,
     CompositePodGroup, Workload, ElasticQuota, DRA object (ResourceClaim, ResourceSlice,
     DeviceClass, DeviceTaintRule) or storage object (PersistentVolume,
@@ -102,10 +108,19 @@ def object_event(kind: str, deleted: bool, existed: bool | None = None) -> Clust
     ``existed`` says whether the object was known before the change: False an Add, True an
     Update (upstream's informers tell them apart, so a plugin registered for Add alone, such
     as v1.35-1.36 GangScheduling's Workload or PodGroup Add, hears a new object); None (not
-    known) an Add or Update."""
+    known) an Add or Update.
+
+    ``workload_api``: the object is a Workload API one (``scheduling.k8s.io``, not
+    scheduler-plugins' PodGroup, which shares its resource): its event is labelled as
+    upstream's resource (``scheduling.k8s.io/PodGroupAdd``, ``...Update``, ``...Delete``)."""
     resource = _OBJECT_RESOURCES.get(kind)
     if resource is None:
         return None
+    known = deleted or existed is not None
+    if workload_api and kind in ("PodGroup", "CompositePodGroup") and known:
+        action = ActionType.DELETE if deleted else ActionType.UPDATE if existed else ActionType.ADD
+        name = "Delete" if deleted else "Update" if existed else "Add"
+        return ClusterEvent(resource, action, f"{WORKLOAD_API_GROUP}/{kind}{name}")
     if deleted:
         label = "" if kind in _LABELLED_BY_RESOURCE else f"{kind}Delete"
         return ClusterEvent(resource, ActionType.DELETE, label)

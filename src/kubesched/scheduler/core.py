@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from kubesched.api import objects as api
+from kubesched.api import workload
 from kubesched.api.pods import skip_pod_level_resources
 from kubesched.config import extenders as extender_config
 from kubesched.config.featuregates import FeatureGates
@@ -449,7 +450,9 @@ class Scheduler:
         elif not deleted:  # AddPodGroup / AddCompositePodGroup: held members released
             for released in podgroups.released_groups(self.pod_group_manager, obj):
                 self.queue.pod_group_added(released)
-        event = events.object_event(kind, deleted, before is not None)
+        event = events.object_event(
+            kind, deleted, before is not None, workload_api=workload.is_workload_api(obj)
+        )
         if event is not None:
             if deleted:
                 self.queue.move_all_to_active_or_backoff(event, obj, None)

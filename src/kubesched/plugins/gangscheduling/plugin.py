@@ -239,8 +239,11 @@ class GangScheduling:
                 fw.ClusterEvent(fw.Resource.ASSIGNED_POD, add), self._pod_added
             ),
             fw.ClusterEventWithHint(
-                fw.ClusterEvent(fw.Resource.POD_GROUP, add | fw.ActionType.UPDATE),
-                self._pod_group_changed,
+                fw.ClusterEvent(fw.Resource.POD_GROUP, add), self._pod_group_changed
+            ),
+            fw.ClusterEventWithHint(
+                fw.ClusterEvent(fw.Resource.POD_GROUP, fw.ActionType.UPDATE),
+                self._pod_group_updated,
             ),
         ]
         if self.hierarchies:  # a CompositePodGroup added may complete a waiting tree
@@ -275,6 +278,18 @@ class GangScheduling:
             return self._in_tree_of(pod, workload_pod_group_key(new))
         return self._names_object(pod, new, "PodGroup", pod.scheduling_group)
 
+    def _pod_group_updated(self, pod: api.Pod, old: Any, new: Any) -> fw.QueueingHint:
+        """``isSchedulableAfterPodGroupUpdated`` (v1.37): the updated PodGroup is the pod's
+        group (or in its tree), gang before and after, and its ``minCount`` lowered."""
+        if not isinstance(old, dict) or not isinstance(new, dict):
+            return fw.QueueingHint.QUEUE  # util.As's error: Queue
+        if self._pod_group_changed(pod, None, new) is fw.QueueingHint.QUEUE_SKIP:
+            return fw.QueueingHint.QUEUE_SKIP
+        before, after = _gang_min_count(old), _gang_min_count(new)
+        if before is None or after is None or after >= before:
+            return fw.QueueingHint.QUEUE_SKIP
+        return fw.QueueingHint.QUEUE
+
     def _composite_added(self, pod: api.Pod, old: Any, new: Any) -> fw.QueueingHint:
         """``isSchedulableAfterCompositePodGroupAdded``: the added CompositePodGroup is in
         the pod's group's tree."""
@@ -304,6 +319,17 @@ class GangScheduling:
         meta = obj.get("metadata") or {}
         same = (meta.get("namespace") or "default") == pod.namespace and meta.get("name") == name
         return fw.QueueingHint.QUEUE if same else fw.QueueingHint.QUEUE_SKIP
+
+
+def _gang_min_count(obj: dict[str, Any]) -> int | None:
+    """A PodGroup manifest's ``spec.schedulingPolicy.gang.minCount`` (None: not a gang)."""
+    spec = obj.get("spec")
+    policy = spec.get("schedulingPolicy") if isinstance(spec, dict) else None
+    gang = policy.get("gang") if isinstance(policy, dict) else None
+    if not isinstance(gang, dict):
+        return None
+    count = gang.get("minCount")
+    return count if isinstance(count, int) else 0
 
 
 def _tree_wait(tree: TreeNode) -> str:
