@@ -79,44 +79,57 @@ def hint_case(seed: int, index: int, version: str | None = None) -> dict[str, An
     if (version or "") >= "1.37" and deferred.chance(0.1):
         request["event"], request["cluster"]["items"] = _deferred_resize(deferred, incoming, items)
         request["featureGates"] = {RESIZE_PREEMPTION_GATE: True}
-    groups = Gen(random.Random(f"hints-podgroup/{seed}/{index}"))  # v1.37's, drawn last
-    if (version or "") >= "1.37" and groups.chance(0.15):
-        request["event"], request["cluster"]["items"] = _pod_group_event(
-            groups, incoming, request["cluster"]["items"]
+    groups = Gen(random.Random(f"hints-podgroup/{seed}/{index}"))  # v1.35+'s, drawn last
+    if (version or "") >= "1.35" and groups.chance(0.15):
+        draw = _workload_event if version == "1.35" else _pod_group_event
+        request["event"], request["cluster"]["items"] = draw(
+            groups, incoming, request["cluster"]["items"], version or ""
         )
-        request["featureGates"] = {**request.get("featureGates", {}), "GenericWorkload": True}
+        gates = {"GenericWorkload": True}
+        if (version or "") < "1.37":  # GangScheduling is its own gate before v1.37
+            gates["GangScheduling"] = True
+        request["featureGates"] = {**request.get("featureGates", {}), **gates}
     return request
 
 
-def _pod_group(gen: Gen, name: str, namespace: str) -> dict[str, Any]:
-    """A scheduling.k8s.io/v1beta1 PodGroup (v1.37's served version): a ``gang`` policy
-    (``minCount`` 1-5) most of the time, else ``basic``."""
-    policy: dict[str, Any] = {"basic": {}}
+# The Workload API's served version (GenericWorkload on) at each release this family draws.
+_WORKLOAD_API = {"1.35": "scheduling.k8s.io/v1alpha1", "1.36": "scheduling.k8s.io/v1alpha2"}
+
+
+def _gang_policy(gen: Gen) -> dict[str, Any]:
+    """A ``gang`` policy (``minCount`` 1-5) most of the time, else ``basic``."""
     if gen.chance(0.75):
-        policy = {"gang": {"minCount": gen.r.randint(1, 5)}}
+        return {"gang": {"minCount": gen.r.randint(1, 5)}}
+    return {"basic": {}}
+
+
+def _pod_group(gen: Gen, name: str, namespace: str, version: str) -> dict[str, Any]:
+    """A PodGroup as the release serves it: ``scheduling.k8s.io/v1beta1`` from v1.37,
+    ``v1alpha2`` at v1.36 (:func:`_gang_policy`)."""
     return {
-        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "apiVersion": _WORKLOAD_API.get(version, "scheduling.k8s.io/v1beta1"),
         "kind": "PodGroup",
         "metadata": {"name": name, "namespace": namespace},
-        "spec": {"schedulingPolicy": policy},
+        "spec": {"schedulingPolicy": _gang_policy(gen)},
     }
 
 
 def _pod_group_event(
-    gen: Gen, incoming: dict[str, Any], items: list[dict[str, Any]]
+    gen: Gen, incoming: dict[str, Any], items: list[dict[str, Any]], version: str
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """GangScheduling's PodGroup events (v1.37, GenericWorkload on): the rejected Pod a
-    member of ``group-0`` most of the time (``spec.schedulingGroup``), and a PodGroup added
-    (its own group, another, or its name in another namespace), updated (``minCount``
-    lowered, raised or kept, gang to basic or back, a label only) or deleted.  Returns
-    ``(event, items)``: the cluster holds the PodGroup after the change."""
+    """GangScheduling's PodGroup events (v1.36's ``v1alpha2``, v1.37's ``v1beta1``,
+    GenericWorkload on): the rejected Pod a member of ``group-0`` most of the time
+    (``spec.schedulingGroup``), and a PodGroup added (its own group, another, or its name in
+    another namespace), updated (``minCount`` lowered, raised or kept, gang to basic or back,
+    a label only) or deleted.  Returns ``(event, items)``: the cluster holds the PodGroup
+    after the change."""
     if gen.chance(0.85):
         incoming["spec"]["schedulingGroup"] = {"podGroupName": "group-0"}
     ns = incoming["metadata"].get("namespace") or "default"
     name = gen.pick(["group-0", "group-0", "group-1"])
     if gen.chance(0.15):
         ns = "other" if ns != "other" else "default"
-    new = _pod_group(gen, name, ns)
+    new = _pod_group(gen, name, ns, version)
     op = gen.pick(["add", "update", "update", "delete"])
     if op == "add":
         return {"op": "add", "new": new}, [*items, new]
@@ -134,6 +147,42 @@ def _pod_group_event(
     else:
         delta = {"lower": 1, "raise": -1, "same": 0}[kind] * gen.r.randint(1, 3)
         old["spec"]["schedulingPolicy"] = {"gang": {"minCount": max(1, gang["minCount"] + delta)}}
+    return {"op": "update", "old": old, "new": new}, [*items, new]
+
+
+def _workload_event(
+    gen: Gen, incoming: dict[str, Any], items: list[dict[str, Any]], version: str
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """GangScheduling's Workload events (v1.35's ``scheduling.k8s.io/v1alpha1``, GenericWorkload
+    and GangScheduling on): the rejected Pod in ``workload-0``'s group ``group-0`` most of the
+    time (``spec.workloadRef``), and a Workload added (its own, another, or its name in another
+    namespace), updated (a group's policy, or a label only; upstream registers no Workload
+    Update) or deleted.  Returns ``(event, items)`` as :func:`_pod_group_event`."""
+    if gen.chance(0.85):
+        incoming["spec"]["workloadRef"] = {"name": "workload-0", "podGroup": "group-0"}
+    ns = incoming["metadata"].get("namespace") or "default"
+    name = gen.pick(["workload-0", "workload-0", "workload-1"])
+    if gen.chance(0.15):
+        ns = "other" if ns != "other" else "default"
+    groups = [{"name": "group-0", "policy": _gang_policy(gen)}]
+    if gen.chance(0.3):
+        groups.append({"name": "group-1", "policy": _gang_policy(gen)})
+    new = {
+        "apiVersion": _WORKLOAD_API[version],
+        "kind": "Workload",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"podGroups": groups},
+    }
+    op = gen.pick(["add", "add", "update", "delete"])
+    if op == "add":
+        return {"op": "add", "new": new}, [*items, new]
+    if op == "delete":
+        return {"op": "delete", "old": new}, items
+    old = copy.deepcopy(new)
+    if gen.chance(0.5):
+        new["metadata"]["labels"] = {"hint-extra": "x"}
+    else:
+        old["spec"]["podGroups"][0]["policy"] = _gang_policy(gen)
     return {"op": "update", "old": old, "new": new}, [*items, new]
 
 

@@ -27,10 +27,11 @@ type HintsRequest struct {
 // HintEvent is one change of a Node, a Pod, a storage object (PersistentVolume,
 // PersistentVolumeClaim, StorageClass, CSINode, CSIDriver, CSIStorageCapacity,
 // VolumeAttachment), a DRA object (ResourceClaim, ResourceSlice, DeviceClass of
-// resource.k8s.io/v1) or, from v1.37, a Workload API object (scheduling.k8s.io/v1beta1
-// PodGroup, v1alpha3 CompositePodGroup: the release's served versions): Op is add, update or delete; Old and New the object before and after
-// (absent for an add's Old and a delete's New).  An update of an unbound Pod is the rejected
-// Pod's own update (the queue's Update): New is then the Pod.
+// resource.k8s.io/v1) or, from v1.35, a Workload API object in the release's served version
+// (v1.35: scheduling.k8s.io/v1alpha1 Workload; v1.36: v1alpha2 PodGroup; v1.37: v1beta1
+// PodGroup, v1alpha3 CompositePodGroup): Op is add, update or delete; Old and New the object
+// before and after (absent for an add's Old and a delete's New).  An update of an unbound Pod
+// is the rejected Pod's own update (the queue's Update): New is then the Pod.
 type HintEvent struct {
 	Op  string          `json:"op"`
 	Old json.RawMessage `json:"old,omitempty"`
@@ -146,7 +147,7 @@ func hintObject(raw json.RawMessage) (runtime.Object, error) {
 	return nil, fmt.Errorf("want a Node, a Pod, a storage, a DRA or a Workload API object, got %T", obj)
 }
 
-// objectResource is the event resource of a storage, DRA or (from v1.37) Workload API
+// objectResource is the event resource of a storage, DRA or (from v1.35) Workload API
 // object's informer (false for any other object).
 func objectResource(obj runtime.Object) (fwk.EventResource, bool) {
 	switch obj.(type) {

@@ -63,8 +63,9 @@ def preemption_policy(node: api.Node) -> object:
 
 
 WORKLOAD_API_GROUP = "scheduling.k8s.io"
-"""The Workload API's group: upstream's event resources ``scheduling.k8s.io/PodGroup`` and
-``scheduling.k8s.io/CompositePodGroup`` (v1.36+)."""
+"""The Workload API's group: upstream's event resources ``scheduling.k8s.io/Workload``
+(v1.35), ``scheduling.k8s.io/PodGroup`` (v1.36+) and ``scheduling.k8s.io/CompositePodGroup``
+(v1.37)."""
 
 _OBJECT_RESOURCES = {
     "Namespace": Resource.NAMESPACE,
@@ -112,12 +113,13 @@ def object_event(
 
     ``workload_api``: the object is a Workload API one (``scheduling.k8s.io``, not
     scheduler-plugins' PodGroup, which shares its resource): its event is labelled as
-    upstream's resource (``scheduling.k8s.io/PodGroupAdd``, ``...Update``, ``...Delete``)."""
+    upstream's resource (``scheduling.k8s.io/PodGroupAdd``, ``...Update``, ``...Delete``; v1.35's
+``scheduling.k8s.io/WorkloadAdd`` and so on)."""
     resource = _OBJECT_RESOURCES.get(kind)
     if resource is None:
         return None
     known = deleted or existed is not None
-    if workload_api and kind in ("PodGroup", "CompositePodGroup") and known:
+    if workload_api and kind in ("PodGroup", "CompositePodGroup", "Workload") and known:
         action = ActionType.DELETE if deleted else ActionType.UPDATE if existed else ActionType.ADD
         name = "Delete" if deleted else "Update" if existed else "Add"
         return ClusterEvent(resource, action, f"{WORKLOAD_API_GROUP}/{kind}{name}")

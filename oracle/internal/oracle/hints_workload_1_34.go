@@ -1,4 +1,4 @@
-//go:build !kube_ge_1_37
+//go:build !kube_ge_1_35
 
 package oracle
 
@@ -7,8 +7,8 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 )
 
-// workloadResource: before v1.37 the hints verb takes no Workload API object (v1.35's
-// Workload and v1.36's v1alpha2 PodGroup events are not drawn yet).
+// workloadResource: v1.34 serves no Workload API (scheduling.k8s.io/v1alpha1 Workload
+// arrives in v1.35), so the hints verb takes no such object.
 func workloadResource(runtime.Object) (fwk.EventResource, bool) {
 	return "", false
 }
