@@ -70,31 +70,50 @@ def test_storage_hint_cases_change_every_kind() -> None:
     assert storage_hint_case(3, 7) == storage_hint_case(3, 7)
 
 
-def _pod_group_cases(seed: int, n: int) -> list[dict[str, Any]]:
-    """The v1.37 hint cases among the first ``n`` of ``seed`` whose event is a PodGroup's."""
-    cases = [hint_case(seed, i, "1.37") for i in range(n)]
-    return [c for c in cases if (c["event"].get("new") or c["event"]["old"])["kind"] == "PodGroup"]
+# The Workload API object each release's GangScheduling hears (GenericWorkload on).
+_WORKLOAD_KIND = {
+    "1.35": ("scheduling.k8s.io/v1alpha1", "Workload"),
+    "1.36": ("scheduling.k8s.io/v1alpha2", "PodGroup"),
+    "1.37": ("scheduling.k8s.io/v1beta1", "PodGroup"),
+}
 
 
-def test_v137_hint_cases_draw_pod_group_events() -> None:
-    """From v1.37 some cases are a scheduling.k8s.io/v1beta1 PodGroup's add, update or
-    delete (GenericWorkload on); v1.34's draw none."""
-    cases = _pod_group_cases(1, 300)
+def _pod_group_cases(seed: int, n: int, version: str = "1.37") -> list[dict[str, Any]]:
+    """The hint cases at ``version`` among the first ``n`` of ``seed`` whose event is a
+    Workload API object's (a Workload at v1.35, a PodGroup from v1.36)."""
+    cases = [hint_case(seed, i, version) for i in range(n)]
+    kinds = {"Workload", "PodGroup"}
+    return [c for c in cases if (c["event"].get("new") or c["event"]["old"])["kind"] in kinds]
+
+
+@pytest.mark.parametrize("version", ["1.35", "1.36", "1.37"])
+def test_hint_cases_draw_workload_api_events(version: str) -> None:
+    """From v1.35 some cases are the release's Workload API object's add, update or delete
+    (v1.35 a ``v1alpha1`` Workload, v1.36 a ``v1alpha2`` PodGroup, v1.37 a ``v1beta1``
+    one; GenericWorkload on, and GangScheduling, a gate of its own before v1.37); v1.34's
+    draw none."""
+    cases = _pod_group_cases(1, 300, version)
     assert {c["event"]["op"] for c in cases} == {"add", "update", "delete"}
+    objects = [c["event"][k] for c in cases for k in ("old", "new") if k in c["event"]]
+    shapes = {(o["apiVersion"], o["kind"]) for o in objects}
+    assert shapes == {_WORKLOAD_KIND[version]}
     assert all(c["featureGates"]["GenericWorkload"] for c in cases)
+    if version < "1.37":
+        assert all(c["featureGates"]["GangScheduling"] for c in cases)
     kinds = {(hint_case(1, i)["event"].get("new") or {}).get("kind") for i in range(300)}
-    assert "PodGroup" not in kinds
+    assert not kinds & {"PodGroup", "Workload"}
 
 
-def test_v137_pod_group_hints_match_upstream() -> None:
-    """GangScheduling's PodGroup Add and Update hints against kube-oracle v1.37's (skipped
-    when ``oracle/bin/v1.37`` is not built): the label upstream's event carries and the hint,
-    ``Queue`` and ``QueueSkip`` both answered."""
-    path = binary("1.37")
+@pytest.mark.parametrize("version", ["1.35", "1.36", "1.37"])
+def test_workload_api_hints_match_upstream(version: str) -> None:
+    """GangScheduling's Workload (v1.35) and PodGroup (v1.36 Add; v1.37 Add and Update) hints
+    against kube-oracle's of the release (skipped when ``oracle/bin/vV`` is not built): the
+    label upstream's event carries and the hint, ``Queue`` and ``QueueSkip`` both answered."""
+    path = binary(version)
     try:
         with Oracle(binary=path, verb="hints") as upstream:
-            cases = _pod_group_cases(1, 300)
-            answers = [(ours_hints(c, "1.37"), upstream.ask(c)) for c in cases]
+            cases = _pod_group_cases(1, 300, version)
+            answers = [(ours_hints(c, version), upstream.ask(c)) for c in cases]
     except OracleMissing as e:
         pytest.skip(str(e))
     failures = [d for ours, theirs in answers for d in hint_differences(ours, theirs)]

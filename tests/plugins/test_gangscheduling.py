@@ -207,6 +207,27 @@ def test_workload_api_pod_group_events_carry_upstreams_labels() -> None:
     assert label(True, True, False) == "PodGroupDelete"
 
 
+def test_v135_workload_events_carry_upstreams_labels() -> None:
+    """v1.35's Workload events are labelled as upstream's resource ``scheduling.k8s.io/Workload``
+    (``scheduling.k8s.io/WorkloadAdd``...), and GangScheduling's registered Workload Add is that
+    resource's."""
+    from kubesched.framework.events import object_event
+    from kubesched.queue.events import event_label
+
+    def label(deleted: bool, existed: bool) -> str:
+        event = object_event("Workload", deleted, existed, workload_api=True)
+        assert event is not None
+        return event_label(event)
+
+    assert label(False, False) == "scheduling.k8s.io/WorkloadAdd"
+    assert label(False, True) == "scheduling.k8s.io/WorkloadUpdate"
+    assert label(True, True) == "scheduling.k8s.io/WorkloadDelete"
+    gates = featuregates.with_settings("1.35", {"GenericWorkload": True, "GangScheduling": True})
+    pl = gangscheduling.new(None, fw.Handle(make_cluster([]), feature_gates=gates))
+    registered = {event_label(e.event) for e in pl.events_to_register()}
+    assert "scheduling.k8s.io/WorkloadAdd" in registered
+
+
 def test_composite_gate_reads_the_group_through_the_hierarchy_snapshot() -> None:
     """v1.37 with CompositePodGroup on: PreEnqueue and Permit of a member whose PodGroup is
     missing fail with ``BuildHierarchySnapshotFromPod``'s error (upstream
