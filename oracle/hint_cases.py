@@ -38,7 +38,8 @@ OPS = ("node-add", "node-update", "node-delete", "pod-add", "pod-update", "pod-d
 def hint_case(seed: int, index: int, version: str | None = None) -> dict[str, Any]:
     """The ``index``-th hint case of ``seed`` (at ``version``: from v1.37, NodeDeclaredFeatures'
     events in some, :func:`_declared_features`, DeferredPodScheduling's, :func:`_deferred_resize`,
-    and GangScheduling's PodGroup events, :func:`_pod_group_event`)."""
+    and, from v1.35, GangScheduling's Workload API events: v1.35's Workload,
+    :func:`_workload_event`, v1.36's and v1.37's PodGroup, :func:`_pod_group_event`)."""
     gen = Gen(random.Random(f"hints/{seed}/{index}"))
     nodes = [gen.node(i) for i in range(gen.r.randint(1, 4))]
     names = [n["metadata"]["name"] for n in nodes]

@@ -113,8 +113,8 @@ def object_event(
 
     ``workload_api``: the object is a Workload API one (``scheduling.k8s.io``, not
     scheduler-plugins' PodGroup, which shares its resource): its event is labelled as
-    upstream's resource (``scheduling.k8s.io/PodGroupAdd``, ``...Update``, ``...Delete``; v1.35's
-``scheduling.k8s.io/WorkloadAdd`` and so on)."""
+    upstream's resource (``scheduling.k8s.io/PodGroupAdd``, ``...Update``, ``...Delete``;
+    v1.35's ``scheduling.k8s.io/WorkloadAdd`` and so on)."""
     resource = _OBJECT_RESOURCES.get(kind)
     if resource is None:
         return None
