@@ -98,24 +98,6 @@ def test_permit_timeout_on_the_scheduler_clock() -> None:
     )
 
 
-def test_waits_ending_together_are_rejected_one_a_cycle() -> None:
-    """Two Pods waiting at Permit until the same deadline: ``schedule_one`` rejects the one
-    that began to wait first, runs a cycle, and rejects the other at its next call
-    (upstream's timers fire apart, kube-oracle v1.35.4 at seed 23352 case 175)."""
-    s, _fake, clock, gate = setup()
-    s.on_pod_add(make_pod("a").req(cpu="1").labels(wait="5").obj())
-    s.on_pod_add(make_pod("b").req(cpu="1").labels(wait="5").obj())
-    assert s.schedule_one() and s.schedule_one()
-    assert s.handle.get_waiting_pod("default/a") is not None
-    assert s.handle.get_waiting_pod("default/b") is not None
-    clock.now = 5.0
-    s.schedule_one()
-    assert gate.unreserved == ["default/a"]
-    assert s.handle.get_waiting_pod("default/b") is not None
-    s.schedule_one()
-    assert gate.unreserved == ["default/a", "default/b"]
-
-
 def test_wait_is_capped_at_fifteen_minutes() -> None:
     s, _fake, _clock, _gate = setup()
     s.on_pod_add(make_pod("p").req(cpu="1").labels(wait="100000").obj())

@@ -301,10 +301,9 @@ class Commit:
                 self.renominate.remove(r)
             return
 
-    def expire_waiting(self, *, one: bool = False) -> None:
-        """Reject held Pods whose Permit deadline passed (``one``: the first of them,
-        :meth:`Waiting.expire`), and undo them."""
-        self.waiting.expire(one=one)
+    def expire_waiting(self) -> None:
+        """Reject held Pods whose Permit deadline passed, and undo them."""
+        self.waiting.expire()
         self.drain_waiting()
 
     # ------------------------------------------------------------------ binding cycle

@@ -504,10 +504,9 @@ class Scheduler:
     # ------------------------------------------------------------------ the cycle
     def schedule_one(self) -> bool:
         """Run one scheduling cycle; False when no Pod was ready to pop.  Waiting Pods whose
-        Permit timed out are rejected first, one a cycle (the rest at the next calls: their
-        deadlines have passed); Pods allowed or rejected during the cycle then start (or
-        undo) their binding cycle."""
-        self.expire_waiting_pods(one=True)
+        Permit timed out are rejected first; Pods allowed or rejected during the cycle then
+        start (or undo) their binding cycle."""
+        self.expire_waiting_pods()
         ran = self._schedule_one()
         self.committer.drain_waiting()
         if self.committer.renominate and not self.queue.pending_pods()[ACTIVE]:
@@ -594,11 +593,10 @@ class Scheduler:
         self.committer.commit(fwk, state, qp, assumed, start, cycle)
 
     # ------------------------------------------------------------------ held at Permit
-    def expire_waiting_pods(self, *, one: bool = False) -> None:
+    def expire_waiting_pods(self) -> None:
         """Reject waiting Pods whose earliest Permit deadline passed (upstream: one timer per
-        waiting Pod, on the scheduler's clock), and undo them; ``one``: only the first
-        (:meth:`kubesched.scheduler.waiting.Waiting.expire`)."""
-        self.committer.expire_waiting(one=one)
+        waiting Pod, on the scheduler's clock), and undo them."""
+        self.committer.expire_waiting()
 
     def next_waiting_deadline(self) -> float | None:
         """Earliest Permit deadline among waiting Pods (None: nobody waits)."""

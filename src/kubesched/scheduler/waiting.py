@@ -79,15 +79,9 @@ class Waiting:
             return wp, held
         return None
 
-    def expire(self, *, one: bool = False) -> None:
+    def expire(self) -> None:
         """Reject held Pods whose earliest Permit deadline passed (upstream: one timer per
-        waiting Pod, on the scheduler's clock).  ``one``: only the first of them, in the
-        order they began to wait; the serial scheduler runs a cycle before the next
-        (:meth:`kubesched.scheduler.Scheduler.schedule_one`): upstream's timers of a gang's
-        members, which share its deadline, fire a millisecond or so apart, and the first
-        rejection's moved Pods reach their cycle in between (kube-oracle v1.35.4's logs at
-        seed 22352 case 69, 2.8 ms apart with a cycle between, and seed 23352 case 175,
-        1.2 ms; at seed 23351 case 87 0.3 ms, none between)."""
+        waiting Pod, on the scheduler's clock)."""
         if not len(self.handle.waiting_pods):
             return
         now = self.clock()
@@ -101,8 +95,6 @@ class Waiting:
                     f"rejected due to timeout after waiting {go_duration(waited)} "
                     f"at plugin {plugin}",
                 )
-                if one:
-                    return
 
     def next_deadline(self) -> float | None:
         """Earliest Permit deadline among held Pods (None: nobody waits)."""
