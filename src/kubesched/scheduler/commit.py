@@ -69,6 +69,29 @@ class Submission:
         return self.fwk.pre_bind_timing(self.state, self.pod, self.pod.node_name)
 
 
+ASYNC_PATCH_CYCLES = 6
+"""With SchedulerAsyncAPICalls, how many scheduling cycles a failed Permit waiter's status
+patch call (the API dispatcher's, against the API server) and the update event it sets off
+take (:meth:`Commit.renominate_due`).  Upstream's vary with the machine's load: kube-oracle
+v1.35.4's log heard the update after the sixth cycle at seed 22354 case 6 (5.8 ms), before
+the first at seed 22352 case 69 (2.5 ms); a waiter retried before it is heard loses its
+nomination (:meth:`Commit.failed_again`)."""
+
+
+@dataclass
+class Renomination:
+    """A failed Permit waiter whose ``status.nominatedNodeName`` (``node``) the queue has not
+    heard back yet (:attr:`Commit.renominate`)."""
+
+    qp: QueuedPodInfo
+    node: str
+    cycles: int = 0
+    """Scheduling cycles begun since it failed."""
+    failed_again: bool = False
+    """With SchedulerAsyncAPICalls: it failed another scheduling cycle before the update was
+    heard, so that failure's patch call cleared the field (:meth:`Commit.failed_again`)."""
+
+
 def resume(spent: float) -> float:
     """A ``start`` for an attempt that resumes now after ``spent`` wall seconds of its own
     work: ``time.perf_counter() - start`` then counts that work and what follows, not the
@@ -120,10 +143,15 @@ class Commit:
         status and is synced with the informer's only when an update of the Pod arrives
         before the call runs (v1.35.4 at seed 22352 case 69).  The queue hears the field from the
         Pod's update event, which arrives while the first Pod the failure moved straight to
-        activeQ is tried: :attr:`renominate` holds it until :meth:`renominate_due`."""
-        self.renominate: list[tuple[QueuedPodInfo, str, bool]] = []
-        """Failed Permit waiters whose nomination comes back with their next update event,
-        each with whether a scheduling cycle has begun since it failed."""
+        activeQ is tried (with SchedulerAsyncAPICalls: once activeQ is empty, the patch call
+        runs on the dispatcher's goroutine): :attr:`renominate` holds it until
+        :meth:`renominate_due`."""
+        self.async_api = False
+        """SchedulerAsyncAPICalls: status patches go through upstream's API dispatcher, which
+        merges a Pod's new call into the one still queued or in flight for it
+        (:meth:`failed_again`)."""
+        self.renominate: list[Renomination] = []
+        """Failed Permit waiters whose nomination comes back with their next update event."""
         self.direct_bind: DirectBind | None = None
         """When set and it returns True for a Pod, it has bound the Pod itself and only the
         cache's and queue's bookkeeping of the binding cycle follows (a parallel shard
@@ -135,6 +163,7 @@ class Commit:
         mode's asynchronous binds, as upstream's API dispatcher: no thread per bind)."""
         self._binds_only: dict[str, bool] = {}
         self.activate: Callable[[list[api.Pod]], None] = queue.activate
+        failures.failing_again = self.failed_again
         """Upstream's ``PodsToActivate`` after Permit: the queue's ``activate`` (a parallel
         shard's also tells its coordinator, who holds the Pods the shard does not)."""
 
@@ -230,7 +259,7 @@ class Commit:
             why = rejected_on_node(wp.status)
             self.undo(held.fwk, held.state, held.qp, wp.pod, wp.status, why, held.cycle, start)
             if self.nominate_held:
-                self.renominate.append((held.qp, wp.pod.node_name, False))
+                self.renominate.append(Renomination(held.qp, wp.pod.node_name))
 
     def renominate_due(self, *, all_of_them: bool) -> None:
         """Nominate the failed Permit waiters again (:attr:`nominate_held`): upstream's
@@ -244,14 +273,48 @@ class Commit:
         the second's).  So called before each pop, it nominates again the waiters that
         failed before the previous cycle began, or all of them (``all_of_them``) when
         activeQ is empty: those still backing off wait for the backoff flush, by which time
-        the informer has delivered the update."""
-        keep: list[tuple[QueuedPodInfo, str, bool]] = []
-        for qp, node, raced in self.renominate:
-            if not (raced or all_of_them):
-                keep.append((qp, node, True))  # its update arrives during the next cycle
-            elif self.queue.get(qp.pod.key) is not None:
-                self.failures.keep_nomination(qp, node)
+        the informer has delivered the update.
+
+        With SchedulerAsyncAPICalls (:attr:`async_api`) the patch call runs on the API
+        dispatcher's goroutine and takes milliseconds against the API server, longer than
+        a cycle: the nomination comes back after :data:`ASYNC_PATCH_CYCLES` cycles, or once
+        activeQ is empty.  A waiter that failed again before that (:meth:`failed_again`)
+        loses it instead, its Pods of lower or equal priority moved as by a deleted Pod."""
+        heard_after = ASYNC_PATCH_CYCLES if self.async_api else 1
+        keep: list[Renomination] = []
+        for r in self.renominate:
+            r.cycles += 1  # one is about to begin
+            if not all_of_them and r.cycles <= heard_after:
+                keep.append(r)
+                continue
+            queued = self.queue.get(r.qp.pod.key)
+            if r.failed_again:
+                self.failures.drop_nomination(queued or r.qp, r.node)
+            elif queued is not None:
+                self.failures.keep_nomination(queued, r.node)
         self.renominate = keep
+
+    def failed_again(self, qp: QueuedPodInfo) -> None:
+        """``qp`` fails a scheduling cycle (:meth:`Failures.fail`, before it is requeued).  A
+        failed Permit waiter whose update has not been heard yet is nominated again at once:
+        upstream's failure handler nominates the informer's copy, which still carries the
+        field.  With SchedulerAsyncAPICalls its failure's patch call finds the first one's
+        (``clearNominatedNode``) still queued or in flight and takes its nomination over
+        (``PodStatusPatchCall.Merge``): the field is cleared, and the update that says so
+        comes once activeQ is empty (v1.35.4 at seed 22354 case 6, 11 of 14 asks: the
+        timed-out ``group-0-0``, force-activated by its sibling and rejected again, loses
+        node-0, where ``group-1-0`` then fits).  Without it the Pod's update has restored
+        the nomination already."""
+        key = qp.pod.key
+        for r in self.renominate:
+            if r.qp.pod.key != key or r.failed_again:
+                continue
+            self.failures.keep_nomination(qp, r.node)
+            if self.async_api:
+                r.failed_again = True
+            else:
+                self.renominate.remove(r)
+            return
 
     def expire_waiting(self) -> None:
         """Reject held Pods whose Permit deadline passed, and undo them."""

@@ -189,6 +189,7 @@ class Scheduler:
         )
         """The commit step: assume, Reserve, Permit, hold or bind, and their undo."""
         self.committer.nominate_held = gates.enabled("NominatedNodeNameForExpectation")
+        self.committer.async_api = gates.enabled("SchedulerAsyncAPICalls")
         self.search = Search(
             self,
             cluster=self.cluster,
@@ -517,6 +518,9 @@ class Scheduler:
         self.expire_waiting_pods()
         ran = self._schedule_one()
         self.committer.drain_waiting()
+        if self.committer.renominate and not self.queue.pending_pods()[ACTIVE]:
+            # idle: the failed waiters' updates are heard before time moves on
+            self.committer.renominate_due(all_of_them=True)
         return ran
 
     def _schedule_one(self) -> bool:

@@ -66,6 +66,9 @@ class Failures:
         """Preemptor key to (node, victim keys) of its last successful preemption."""
         self.preempted_by: dict[str, str] = {}
         """Victim key to the key of the Pod that preempted it."""
+        self.failing_again: Callable[[QueuedPodInfo], None] | None = None
+        """Told of each Pod :meth:`fail` fails, before it is requeued
+        (:meth:`kubesched.scheduler.commit.Commit.failed_again`)."""
         self.released: list[Pod] = []
         """Pods whose nomination :meth:`nominate` took off a node, each as it was (still
         nominated there), for :meth:`release_nominations`."""
@@ -149,6 +152,16 @@ class Failures:
             qp.pod = qp.pod.nominated_to(node)
         self.queue.nominator.add(qp.pod, node)
 
+    def drop_nomination(self, qp: QueuedPodInfo, node: str) -> None:
+        """The update of ``qp``'s Pod that clears its ``status.nominatedNodeName`` (``node``)
+        is heard: the nominator lets it go, and Pods of lower or equal priority hear
+        ``AssignedPodDelete`` (upstream ``updatePodInSchedulingQueue``)."""
+        old = qp.pod if qp.pod.nominated_node_name == node else qp.pod.nominated_to(node)
+        self.queue.nominator.delete(old.key)
+        if qp.pod.nominated_node_name:
+            qp.pod = qp.pod.nominated_to("")
+        self.nomination_freed(old)
+
     def fail(
         self,
         fwk: Framework,
@@ -173,6 +186,8 @@ class Failures:
         self.record(result, fwk, start)
         qp.message = message
         self.last[qp.pod.key] = (reason, message)
+        if self.failing_again is not None:
+            self.failing_again(qp)
         self.queue.add_unschedulable_if_not_present(qp, cycle)
         self.release_nominations()
         if self.reporter is not None:

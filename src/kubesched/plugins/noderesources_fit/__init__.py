@@ -27,6 +27,7 @@ name.  The DRA-backed extended resources (alpha, off by default) are not modelle
 from kubesched.plugins.noderesources_fit.hints import node_hint, pod_hint
 from kubesched.plugins.noderesources_fit.kernels import (
     TOO_MANY_PODS,
+    dense_fit_masks,
     fit_masks,
     insufficient,
     node_fits,
@@ -39,6 +40,7 @@ __all__ = [
     "NAME",
     "TOO_MANY_PODS",
     "NodeResourcesFit",
+    "dense_fit_masks",
     "fit_masks",
     "insufficient",
     "new",

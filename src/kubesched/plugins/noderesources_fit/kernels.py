@@ -167,6 +167,33 @@ def fit_masks(
     return mask
 
 
+def dense_fit_masks(
+    pod_count: IntArray,
+    allowed_pods: IntArray,
+    allocatable: IntArray,
+    requested: IntArray,
+    failing: IntArray,
+    dense: tuple[tuple[int, int], ...],
+) -> IntArray:
+    """:func:`fit_masks` of the positions ``failing`` (int64 ``(f,)``) only, from the
+    gathered node-table rows: ``pod_count``, ``allowed_pods`` int64 ``(n,)``,
+    ``allocatable``, ``requested`` int64 ``(n, R)`` (every table column); ``dense`` the
+    checked (column, amount) pairs in bit order (``PreFilterState.dense``). Reads each
+    checked column of the failing rows once: no ``(n, k)`` gather of the checked columns."""
+    alloc = allocatable.take(failing, axis=0)
+    used = requested.take(failing, axis=0)
+    mask = (pod_count.take(failing) + 1 > allowed_pods.take(failing)).astype(np.int64)
+    unresolvable = np.zeros(failing.shape[0], dtype=np.bool_)
+    for j, (col, amount) in enumerate(dense):
+        have = alloc[:, col]
+        fails = amount > have - used[:, col]
+        mask |= fails.astype(np.int64) << (j + 1)
+        unresolvable |= fails & (amount > have)
+    if dense:
+        mask |= unresolvable.astype(np.int64) << (len(dense) + 1)
+    return mask
+
+
 def verdict_from_masks(masks: IntArray, reasons: tuple[str, ...]) -> fw.Verdict:
     """Compact int8 codes and a status table from :func:`fit_masks` bitmasks ``(n,)``: 0 for
     a passing node, ``1..m`` for the distinct non-zero masks in ascending order."""
@@ -222,7 +249,23 @@ def _counted(
     else:
         codes = np.zeros(n, dtype=np.int8)
         codes[failing] = lookup[masks]
-    return fw.Verdict(codes, _table(uniq.tolist(), reasons))
+    return fw.Verdict(codes, _shared_table(uniq.tolist(), reasons))
+
+
+_TABLES: dict[tuple[tuple[int, ...], tuple[str, ...]], dict[int, fw.Status]] = {}
+"""The status table of a counted verdict by (its distinct bitmasks, reasons): verdicts'
+tables are read, never written, so one table serves every verdict with the same masks."""
+
+
+def _shared_table(uniq: list[int], reasons: tuple[str, ...]) -> dict[int, fw.Status]:
+    """:func:`_table` of ``uniq``, made once per (bitmasks, reasons)."""
+    key = (tuple(uniq), reasons)
+    table = _TABLES.get(key)
+    if table is None:
+        if len(_TABLES) > 4096:
+            _TABLES.clear()
+        table = _TABLES[key] = _table(uniq, reasons)
+    return table
 
 
 def _table(uniq: list[int], reasons: tuple[str, ...]) -> dict[int, fw.Status]:

@@ -29,6 +29,7 @@ from kubesched.plugins.noderesources_fit.kernels import (
     PreFilterState,
     PreScoreState,
     checked_columns,
+    dense_fit_masks,
     fit_masks,
     fits_one,
     insufficient,
@@ -181,7 +182,9 @@ class NodeResourcesFit(GovernedHints):
                 fits &= table_alloc[:, col] - table_used[:, col] >= amount
             if fits.all():
                 return fw.Verdict.all_pass(rows.shape[0])  # the common case: no bitmasks
-            alloc, used = table_alloc[:, s.cols], table_used[:, s.cols]
+            bad = np.flatnonzero(~fits)  # the bitmasks of the failing rows, column by column
+            masks = dense_fit_masks(pod_count, allowed, table_alloc, table_used, bad, s.dense)
+            return verdict_from_failing(rows.shape[0], bad, masks, s.reasons)
         else:
             alloc, used = checked_columns(cluster, rows, s)
             if s.amounts.shape[0]:
