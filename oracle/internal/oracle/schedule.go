@@ -425,8 +425,11 @@ type recorder struct {
 	prev   map[string]time.Time // ns/name -> when the Event before its last came
 	// deleted is when a Pod was last deleted (a preemption's victim).
 	deleted time.Time
-	// deallocated is when a ResourceClaim was last deallocated (deallocationReactor).
-	deallocated time.Time
+	// deallocating: a ResourceClaim was deallocated (deallocationReactor) and no rejection
+	// has come since; retryDue: the Pods whose last rejection came after one (in the same
+	// attempt), their retry still to come.
+	deallocating bool
+	retryDue     map[string]bool
 	// changed is when the last Event came; released when the run last gave something back
 	// (a Pod deleted, a Permit wait ended): a retry after it may answer differently.
 	changed, released time.Time
@@ -435,7 +438,8 @@ type recorder struct {
 func newRecorder() *recorder {
 	now := time.Now()
 	return &recorder{events: map[string][]string{}, notes: map[string]string{},
-		last: map[string]time.Time{}, prev: map[string]time.Time{}, changed: now, released: now}
+		last: map[string]time.Time{}, prev: map[string]time.Time{}, changed: now, released: now,
+		retryDue: map[string]bool{}}
 }
 
 // release notes that something was given back (see released).
@@ -477,19 +481,19 @@ func (r *recorder) deallocationReactor(tracker clienttesting.ObjectTracker) clie
 		r.release()
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		r.deallocated = r.released
+		r.deallocating = true
 		return false, nil, nil
 	}
 }
 
-// deallocatedInLastAttempt tells whether a ResourceClaim was deallocated between key's last
-// two Events: in the attempt its last Event reports (the PostFilter that rejected it freed
-// the claim's devices).  Such a Pod is retried (v1.37: its PodGroup from backoffQ, the
-// member itself parked beside the queues meanwhile) and may then schedule.
+// deallocatedInLastAttempt tells whether a ResourceClaim was deallocated in the attempt
+// key's last Event reports (the PostFilter that rejected it freed the claim's devices).
+// Such a Pod is retried (v1.37: its PodGroup from backoffQ, the member itself parked beside
+// the queues meanwhile) and may then schedule.
 func (r *recorder) deallocatedInLastAttempt(key string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return !r.deallocated.IsZero() && r.deallocated.After(r.prev[key]) && r.deallocated.Before(r.last[key])
+	return r.retryDue[key]
 }
 
 // nominationReactor notes a group member newly nominated (its status patched with another
@@ -546,6 +550,12 @@ func (r *recorder) Eventf(regarding, _ runtime.Object, _, reason, _, note string
 	r.changed = time.Now()
 	r.prev[key] = r.last[key]
 	r.last[key] = r.changed
+	// A deallocation is the PostFilter's of the attempt the next rejection reports (cycles
+	// are serial); any later Event of that Pod is its retry's.
+	delete(r.retryDue, key)
+	if r.deallocating && reason == "FailedScheduling" {
+		r.retryDue[key], r.deallocating = true, false
+	}
 }
 
 // WithLogger is the recorder itself (events.EventRecorderLogger).
