@@ -12,6 +12,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -138,10 +139,12 @@ func Schedule(ctx context.Context, req *ScheduleRequest, timeout time.Duration) 
 	client.PrependReactor("create", "resourceclaims", nameClaim)
 	// The API server's part in DynamicResources' claim writes: declared faults, the size of
 	// status.reservedFor (claimfaults.go).
-	faulter := &claimFaulter{tracker: tracker, faults: req.ClaimFaults}
-	client.PrependReactor("update", "resourceclaims", faulter.react)
 	watches := recordWatches(client)
 	rec := newRecorder()
+	// Before the faulter (reactors run last-prepended first): a refused write changes nothing.
+	client.PrependReactor("update", "resourceclaims", rec.deallocationReactor(tracker))
+	faulter := &claimFaulter{tracker: tracker, faults: req.ClaimFaults}
+	client.PrependReactor("update", "resourceclaims", faulter.react)
 	client.PrependReactor("delete", "pods", rec.releaseReactor)
 	client.PrependReactor("patch", "pods", rec.nominationReactor(tracker))
 	factory := informers.NewSharedInformerFactory(client, 0)
@@ -422,6 +425,11 @@ type recorder struct {
 	prev   map[string]time.Time // ns/name -> when the Event before its last came
 	// deleted is when a Pod was last deleted (a preemption's victim).
 	deleted time.Time
+	// deallocating: a ResourceClaim was deallocated (deallocationReactor) and no rejection
+	// has come since; retryDue: the Pods whose last rejection came after one (in the same
+	// attempt), their retry still to come.
+	deallocating bool
+	retryDue     map[string]bool
 	// changed is when the last Event came; released when the run last gave something back
 	// (a Pod deleted, a Permit wait ended): a retry after it may answer differently.
 	changed, released time.Time
@@ -430,7 +438,8 @@ type recorder struct {
 func newRecorder() *recorder {
 	now := time.Now()
 	return &recorder{events: map[string][]string{}, notes: map[string]string{},
-		last: map[string]time.Time{}, prev: map[string]time.Time{}, changed: now, released: now}
+		last: map[string]time.Time{}, prev: map[string]time.Time{}, changed: now, released: now,
+		retryDue: map[string]bool{}}
 }
 
 // release notes that something was given back (see released).
@@ -447,6 +456,44 @@ func (r *recorder) releaseReactor(clienttesting.Action) (bool, runtime.Object, e
 	defer r.mu.Unlock()
 	r.deleted = r.released
 	return false, nil, nil
+}
+
+// deallocationReactor notes a ResourceClaim's status written without the allocation its
+// stored copy has (DynamicResources' PostFilter, or from v1.37 its PodGroupPostFilter,
+// deallocating a claim to make room) as a release, like a deletion: it comes in the attempt
+// the member's next Event reports, and v1.37 sends the failed PodGroup to backoffQ with no
+// unschedulable plugin, so only its retry after the backoff, with the devices now free,
+// answers differently (it may schedule): waitQuiet waits for it (deallocatedInLastAttempt).
+func (r *recorder) deallocationReactor(tracker clienttesting.ObjectTracker) clienttesting.ReactionFunc {
+	return func(a clienttesting.Action) (bool, runtime.Object, error) {
+		u, ok := a.(clienttesting.UpdateAction)
+		if !ok || u.GetSubresource() != "status" {
+			return false, nil, nil
+		}
+		claim, ok := u.GetObject().(*resourceapi.ResourceClaim)
+		if !ok || claim.Status.Allocation != nil {
+			return false, nil, nil
+		}
+		obj, err := tracker.Get(claimsGVR, claim.Namespace, claim.Name)
+		if err != nil || obj.(*resourceapi.ResourceClaim).Status.Allocation == nil {
+			return false, nil, nil
+		}
+		r.release()
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.deallocating = true
+		return false, nil, nil
+	}
+}
+
+// deallocatedInLastAttempt tells whether a ResourceClaim was deallocated in the attempt
+// key's last Event reports (the PostFilter that rejected it freed the claim's devices).
+// Such a Pod is retried (v1.37: its PodGroup from backoffQ, the member itself parked beside
+// the queues meanwhile) and may then schedule.
+func (r *recorder) deallocatedInLastAttempt(key string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.retryDue[key]
 }
 
 // nominationReactor notes a group member newly nominated (its status patched with another
@@ -503,6 +550,12 @@ func (r *recorder) Eventf(regarding, _ runtime.Object, _, reason, _, note string
 	r.changed = time.Now()
 	r.prev[key] = r.last[key]
 	r.last[key] = r.changed
+	// A deallocation is the PostFilter's of the attempt the next rejection reports (cycles
+	// are serial); any later Event of that Pod is its retry's.
+	delete(r.retryDue, key)
+	if r.deallocating && reason == "FailedScheduling" {
+		r.retryDue[key], r.deallocating = true, false
+	}
 }
 
 // WithLogger is the recorder itself (events.EventRecorderLogger).
@@ -545,7 +598,8 @@ const errorAttempts = 3
 // errors, each attempted errorAttempts times; spinning; or, in backoffQ, a group member
 // rejected again since the last release: a PodGroup's cycle that fails goes to backoffQ
 // and is retried for ever, with the same answer while nothing is given back), every Pod attempted at least once, gated or waiting
-// at Permit, and nothing changed for QuietFor.
+// at Permit, none rejected in an attempt that deallocated a claim and not retried since,
+// and nothing changed for QuietFor.
 func waitQuiet(ctx context.Context, sched *scheduler.Scheduler, rec *recorder, tracker clienttesting.ObjectTracker, pods []*v1.Pod, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
@@ -583,6 +637,9 @@ func waitQuiet(ctx context.Context, sched *scheduler.Scheduler, rec *recorder, t
 			n, _ := rec.seen(p.Namespace + "/" + p.Name)
 			if n == 0 && p.Spec.NodeName == "" && len(p.Spec.SchedulingGates) == 0 && profileKnown(sched, p) && !parked(sched, p, uids) {
 				settled = false
+			}
+			if n > 0 && rec.deallocatedInLastAttempt(p.Namespace+"/"+p.Name) {
+				settled = false // its retry (after a PodGroup's backoff) is still to come
 			}
 		}
 		if settled && time.Since(rec.lastChange(spinning)) >= QuietFor {
