@@ -53,7 +53,7 @@ from kubesched.framework.runtime import Framework, PluginError
 from kubesched.metrics import PLUGIN_SAMPLE_EVERY, SchedulerMetrics
 from kubesched.plugins.registry import full_registry
 from kubesched.queue import events as qevents
-from kubesched.queue.core import ACTIVE
+from kubesched.queue.core import ACTIVE, BACKOFF
 from kubesched.queue.scheduling_queue import SchedulingQueue
 from kubesched.scheduler.commit import Commit
 from kubesched.scheduler.extenders import EXTENDER_NAME, Extenders
@@ -199,6 +199,7 @@ class Scheduler:
             batching=options.batching,
         )
         """The search, stage by stage (:mod:`kubesched.scheduler.search`)."""
+        self.search.unheard = self.failing.unheard
         self.placement: IntArray | None = None
         """The rows of the PodGroup cycle's placement being tried (None: no placement)."""
         self._placement_rows: tuple[IntArray, IntArray, IntArray] | None = None
@@ -526,6 +527,9 @@ class Scheduler:
     def _schedule_one(self) -> bool:
         if self.committer.renominate:
             self.committer.renominate_due(all_of_them=not self.queue.pending_pods()[ACTIVE])
+        if self.failing.unheard:
+            pending = self.queue.pending_pods()  # a pop takes from backoffQ when activeQ is empty
+            self.failing.hear_nominations(all_of_them=not (pending[ACTIVE] or pending[BACKOFF]))
         qp = self.queue.pop()
         if qp is None:
             return False

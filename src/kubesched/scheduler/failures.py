@@ -72,6 +72,17 @@ class Failures:
         self.released: list[Pod] = []
         """Pods whose nomination :meth:`nominate` took off a node, each as it was (still
         nominated there), for :meth:`release_nominations`."""
+        self.unheard: dict[str, tuple[QueuedPodInfo, list[tuple[str, bool]]]] = {}
+        """Pod key to the Pod and its status patches not yet heard, in order, each the node
+        it nominates and whether a scheduling cycle has begun since (:meth:`nominate` with
+        ``heard_later``).  Upstream's failure handler puts a nomination on the nominator at
+        once (``AddNominatedPod``: other Pods' Filters count it) but the Pod's own
+        ``status.nominatedNodeName``, which ``findNodesThatFitPod`` tries first, only comes
+        with the update event of its status patch; a v1.36 PodGroup popped again at once
+        (from backoffQ when activeQ is empty: 6 ms later at v1.36.3, seed 22363 case 122)
+        searches its members without it, and the patch of one cycle is heard during the
+        next.  :meth:`hear_nominations` puts them on the Pods, timed as
+        ``Commit.renominate_due`` times a failed waiter's."""
 
     def post_filter(
         self, fwk: Framework, state: CycleState, pod: api.Pod, diagnosis: Diagnosis
@@ -93,12 +104,19 @@ class Failures:
         return result if isinstance(result, PostFilterResult) else None
 
     def nominate(
-        self, qp: QueuedPodInfo, result: PostFilterResult, *, clear_lower: bool = True
+        self,
+        qp: QueuedPodInfo,
+        result: PostFilterResult,
+        *,
+        clear_lower: bool = True,
+        heard_later: bool = False,
     ) -> None:
         """Apply a PostFilter nomination (upstream ``AddNominatedPod`` + status patch); after a
         preemption, lower-priority Pods nominated to the same node lose their nomination
         (upstream ``prepareCandidate``; not for a PodGroup's members, ``clear_lower`` False:
-        its preemption's candidate is the whole cluster, no node)."""
+        its preemption's candidate is the whole cluster, no node).  With ``heard_later`` a
+        nomination to a node reaches the Pod itself only at :meth:`hear_nominations`
+        (:attr:`unheard`)."""
         node, pod = result.nominated_node_name, qp.pod
         nominator = self.queue.nominator
         if node and clear_lower:
@@ -113,8 +131,30 @@ class Failures:
         if pod.nominated_node_name != node:
             if pod.nominated_node_name:
                 self.released.append(pod)
+            if heard_later and node:
+                self.unheard.setdefault(pod.key, (qp, []))[1].append((node, False))
+                nominator.add(pod.nominated_to(node), node)
+                return
             qp.pod = pod.nominated_to(node)
         nominator.add(qp.pod, node)
+
+    def hear_nominations(self, *, all_of_them: bool) -> None:
+        """Hear the :attr:`unheard` status patches, called before each pop: those made
+        before the previous cycle began, or all of them (``all_of_them``) when no Pod can
+        be popped at once; each puts its node on the Pod (its update event), whatever
+        the nominator holds since."""
+        for key, (qp, patches) in list(self.unheard.items()):
+            kept: list[tuple[str, bool]] = []
+            for node, raced in patches:
+                if raced or all_of_them:
+                    if self.queue.get(key) is not None and not qp.pod.node_name:
+                        qp.pod = qp.pod.nominated_to(node)
+                else:
+                    kept.append((node, True))  # heard during the next cycle
+            if kept:
+                self.unheard[key] = (qp, kept)
+            else:
+                del self.unheard[key]
 
     def release_nominations(self) -> None:
         """Raise ``AssignedPodDelete`` for each Pod :meth:`nominate` took off a node since

@@ -990,6 +990,9 @@ class PodGroupCycle(GroupAlgorithm):
         (``preemption``) fails every member, each nominated to the node the preemption
         found for it; the victims are recorded against its first nominated member."""
         victims = preemption.victims if preemption is not None else ()
+        # v1.36: a member's nomination is on its Pod once its status patch is heard, after
+        # the group's next cycle when that follows at once (``Failures.unheard``)
+        later = self.version == "1.36"
         for i, m in enumerate(members):
             res = results[i] if i < len(results) else None
             why = self.member_failure(res, group, untried, waiting=preemption is not None)
@@ -1005,7 +1008,9 @@ class PodGroupCycle(GroupAlgorithm):
                 self.failures.record_victims(m.pod.key, res.node, res.nominating.victims)
             if preemption is not None and m.pod.key in preemption.nominations:
                 node = preemption.nominations[m.pod.key]
-                self.failures.nominate(m, PostFilterResult(node, victims), clear_lower=False)
+                self.failures.nominate(
+                    m, PostFilterResult(node, victims), clear_lower=False, heard_later=later
+                )
                 victims = ()
             elif (
                 preemption is None
@@ -1016,7 +1021,7 @@ class PodGroupCycle(GroupAlgorithm):
                 self.failures.nominate(m, PostFilterResult(""), clear_lower=False)
             elif res is not None and res.nominating is not None and group.code != Code.ERROR:
                 # v1.36: a member that fit nowhere keeps what its own PostFilter answered
-                self.failures.nominate(m, res.nominating)
+                self.failures.nominate(m, res.nominating, heard_later=later)
             self.failures.fail(fwk, m, why, cycle, start)
         if victims and members:  # v1.36: a preemption that nominated no member
             self.failures.record_victims(members[0].pod.key, "", victims)

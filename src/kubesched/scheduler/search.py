@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
+from collections.abc import Container
 from typing import Protocol
 
 import numpy as np
@@ -129,6 +130,9 @@ class Search:
         """Where the next Filter pass starts (upstream's round robin)."""
         self.last_nodes = 0
         """Nodes in the last search (``candidate_rows`` of the last :meth:`run`)."""
+        self.unheard: Container[str] = frozenset()
+        """Keys of Pods whose nomination is on the nominator but not yet on the Pod
+        (the scheduler's ``Failures.unheard``)."""
         self._rotated: tuple[IntArray, int, IntArray] | None = None
         """The last :meth:`rotation`: its candidates, start index and rotated rows."""
         self._counted: tuple[FilterOutcome, Counter[str], set[str], str] | None = None
@@ -151,7 +155,10 @@ class Search:
         if n == 0:
             raise NoNodesError(NO_NODES_AVAILABLE)
         # A nominated Pod tries its nominated node first (below), so it never reuses results.
-        nominated = pod.nominated_node_name or self.queue.nominator.node_of(pod.key)
+        # A nomination not yet heard on the Pod (``Failures.unheard``) is not tried first.
+        nominated = pod.nominated_node_name or (
+            "" if pod.key in self.unheard else self.queue.nominator.node_of(pod.key)
+        )
         signature = None
         if self.batch.enabled and not nominated:
             signature = self.host.sign(fwk, pod)
