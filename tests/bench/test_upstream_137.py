@@ -4,6 +4,7 @@ suite's mock node features (``numNodeDeclaredFeatures``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -44,14 +45,22 @@ def config(suite: str) -> str:
     return str(SUITES / suite / "performance-config.yaml")
 
 
-def run(path: str, case: str, workload: str) -> runner._WorkloadRun:
-    """One workload through the runner at v1.37, its error kept in the result."""
+def run(
+    path: str,
+    case: str,
+    workload: str,
+    after: Callable[[runner._WorkloadRun], None] | None = None,
+) -> runner._WorkloadRun:
+    """One workload through the runner at v1.37, its error kept in the result; ``after``
+    runs once the workload's ops are done, before the run is finished."""
     ((tc, w),) = p.select(load_test_cases(path), case=case, workload=workload)
     gates = runner.workload_gates(FeatureGates("1.37"), {**tc.feature_gates, **w.feature_gates}, "")
     opts = runner.RunOptions(timeout=60.0, gates=gates)
     run = runner._WorkloadRun(tc, w, p.resolve(tc, w), opts)
     try:
         run.run()
+        if after is not None:
+            after(run)
     except WorkloadError as err:
         run.result.error = str(err)
     finally:
