@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import copy
 import random
+from collections.abc import Callable
 from typing import Any
 
 from draws import APPS, EFFECTS, EXT, TAINT_KEYS, TIERS, ZONES
@@ -187,6 +188,27 @@ def _workload_event(
     return {"op": "update", "old": old, "new": new}, [*items, new]
 
 
+def _node_update(
+    gen: Gen,
+    nodes: list[dict[str, Any]],
+    items: list[dict[str, Any]],
+    change: Callable[[dict[str, Any]], None],
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """An update event of one of ``nodes``: a copy ``change``d, at times with a label too,
+    and either way round (the cluster holding the old or the new).  Returns
+    ``(event, items)``."""
+    old = gen.pick(nodes)
+    new = copy.deepcopy(old)
+    change(new)
+    if gen.chance(0.3):
+        new["metadata"].setdefault("labels", {})["hint-extra"] = "x"
+    if gen.chance(0.5):
+        old, new = new, old  # the change the other way round: the cluster holds ``new``
+    else:
+        items = [new if o is old else o for o in items]
+    return {"op": "update", "old": old, "new": new}, items
+
+
 def _deferred_resize(
     gen: Gen, incoming: dict[str, Any], items: list[dict[str, Any]]
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -216,16 +238,7 @@ def _deferred_resize(
         new = gen.node(10 + len(nodes))
         policy(new)
         return {"op": "add", "new": new}, [*items, new]
-    old = gen.pick(nodes)
-    new = copy.deepcopy(old)
-    policy(new)
-    if gen.chance(0.3):
-        new["metadata"].setdefault("labels", {})["hint-extra"] = "x"
-    if gen.chance(0.5):
-        old, new = new, old  # the change the other way round: the cluster holds ``new``
-    else:
-        items = [new if o is old else o for o in items]
-    return {"op": "update", "old": old, "new": new}, items
+    return _node_update(gen, nodes, items, policy)
 
 
 def _extended_resource_grows(
@@ -290,16 +303,11 @@ def _declared_features(
         if gen.chance(0.2):
             new["spec"]["unschedulable"] = True
         return {"op": "add", "new": new}, [*items, new]
-    old = gen.pick(nodes)
-    new = copy.deepcopy(old)
-    new["status"]["declaredFeatures"] = declared()
-    if gen.chance(0.3):
-        new["metadata"].setdefault("labels", {})["hint-extra"] = "x"
-    if gen.chance(0.5):
-        old, new = new, old  # the change the other way round: the cluster holds ``new``
-    else:
-        items = [new if o is old else o for o in items]
-    return {"op": "update", "old": old, "new": new}, items
+
+    def declare(node: dict[str, Any]) -> None:
+        node["status"]["declaredFeatures"] = declared()
+
+    return _node_update(gen, nodes, items, declare)
 
 
 def _resources_for_hints(gen: Gen, incoming: dict[str, Any], pods: list[dict[str, Any]]) -> None:
