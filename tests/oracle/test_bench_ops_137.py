@@ -9,16 +9,15 @@ required with ``ORACLE_LATER_RELEASES=required`` (``.ci/run`` builds it after th
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
-from compare import binary
 
 from tests.bench.support import ROOT
+from tests.oracle.conftest import later_release_binary
 
 UPSTREAM_137 = ROOT / "benchmarks" / "upstream-1.37"
 
@@ -53,13 +52,7 @@ MEMBER = {
 
 @pytest.fixture(scope="module")
 def oracle_137() -> Path:
-    path = binary("1.37")
-    if not path.exists():
-        msg = f"{path} is missing: run bash oracle/build.sh"
-        if os.environ.get("ORACLE_LATER_RELEASES") == "required":
-            pytest.fail(msg)
-        pytest.skip(msg)
-    return path
+    return later_release_binary("1.37")
 
 
 def bench(oracle: Path, config: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -6,13 +6,14 @@ missing group) instead of running into its wall-clock limit.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from compare import Oracle, OracleMissing, binary, ours, ours_schedule, schedule_differences
+from compare import ours, ours_schedule, schedule_differences
 from podgroup_cases import HOST, RACK, check_version, podgroup_case, podgroup_schedule_case
+
+from tests.oracle.conftest import later_release_oracle
 
 RELEASES = ("1.35", "1.36", "1.37")
 
@@ -142,21 +143,9 @@ def _gang_request(min_count: int, members: int, created: str) -> dict[str, Any]:
     }
 
 
-def _schedule_oracle(version: str) -> Iterator[Any]:
-    """kube-oracle's schedule verb at ``version``, skipped when it is not built (failed when
-    .ci/run, which builds the later releases after the default run, says it is required)."""
-    try:
-        with Oracle(binary(version), "schedule") as o:
-            yield o
-    except OracleMissing as e:
-        if os.environ.get("ORACLE_LATER_RELEASES") == "required":
-            pytest.fail(f"the oracle is required here: {e}")
-        pytest.skip(str(e))
-
-
 @pytest.fixture(scope="module")
 def schedule_oracle_1_37() -> Iterator[Any]:
-    yield from _schedule_oracle("1.37")
+    yield from later_release_oracle("1.37", "schedule")
 
 
 def test_upstream_settles_a_gang_that_cannot_fill(schedule_oracle_1_37: Any) -> None:
@@ -358,7 +347,7 @@ def test_running_pods_of_a_1_36_workload_aware_preemption_situation_start_at_dis
 
 @pytest.fixture(scope="module")
 def schedule_oracle_1_36() -> Iterator[Any]:
-    yield from _schedule_oracle("1.36")
+    yield from later_release_oracle("1.36", "schedule")
 
 
 def test_upstream_drops_a_late_pod_groups_constraint_its_gate_disables(

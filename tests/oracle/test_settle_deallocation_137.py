@@ -11,26 +11,21 @@ Unschedulable where upstream's scheduler goes on to bind.
 from __future__ import annotations
 
 import json
-import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from compare import Oracle, binary, ours_schedule
+from compare import ours_schedule
+
+from tests.oracle.conftest import later_release_oracle
 
 CASE = Path(__file__).parent / "regressions" / "case-5af09f101715.json"
 
 
 @pytest.fixture(scope="module")
-def schedule_oracle_137() -> Any:
-    path = binary("1.37")
-    if not path.exists():
-        msg = f"{path} is missing: run bash oracle/build.sh"
-        if os.environ.get("ORACLE_LATER_RELEASES") == "required":
-            pytest.fail(msg)
-        pytest.skip(msg)
-    with Oracle(path, verb="schedule") as o:
-        yield o
+def schedule_oracle_137() -> Iterator[Any]:
+    yield from later_release_oracle("1.37", "schedule")
 
 
 def test_podgroup_retried_after_its_postfilter_deallocated_the_claim(
