@@ -114,10 +114,9 @@ class Search:
         self.cluster = cluster
         self.queue = queue
         self.extenders = extenders
-        self.rng = rng
-        """Breaks ties among equally scored nodes."""
         self.draw = BoundedDraw(rng)
-        """``rng.integers(n)``, the same numbers, without numpy's per-call overhead."""
+        """Breaks ties among equally scored nodes: ``rng.integers(n)``, the same numbers,
+        without numpy's per-call overhead."""
         self.batch = BatchCache(enabled=batching)
         """Reuse of results across equivalent Pods (see :mod:`kubesched.scheduler.batch`)."""
         self.static_failures = StaticFailures()
