@@ -15,6 +15,7 @@ from kubesched.api import objects as api
 from kubesched.config import featuregates
 from kubesched.config.load import load_config
 from kubesched.plugins.registry import known_plugin_names
+from kubesched.queue.core import BACKOFF
 from kubesched.scheduler import SchedulerOptions
 from kubesched.scheduler.core import Scheduler
 from kubesched.testing import FakeApi, VirtualClock, make_node, make_pod
@@ -235,6 +236,14 @@ def test_v135_gang_waits_at_permit_and_binds_whole() -> None:
 def _v135_gang_that_cannot_fill(gates: dict[str, bool]) -> tuple[Scheduler, VirtualClock]:
     """A v1.35 gang of two on a node of one CPU: m0 (1 CPU) waits at Permit, m1 (2 CPUs) fits
     nowhere; then the wait times out."""
+    s, clock = _v135_gang_waiting(gates)
+    clock.advance(300.0)  # the gang's Permit timeout
+    _run(s)
+    return s, clock
+
+
+def _v135_gang_waiting(gates: dict[str, bool]) -> tuple[Scheduler, VirtualClock]:
+    """:func:`_v135_gang_that_cannot_fill` until m0 waits at Permit and m1 has failed."""
     fg = featuregates.with_settings(
         "1.35", {"GenericWorkload": True, "GangScheduling": True, **gates}
     )
@@ -258,8 +267,6 @@ def _v135_gang_that_cannot_fill(gates: dict[str, bool]) -> tuple[Scheduler, Virt
         s.on_pod_add(pod)
     _run(s)
     assert len(s.handle.waiting_pods) == 1
-    clock.advance(300.0)  # the gang's Permit timeout
-    _run(s)
     return s, clock
 
 
@@ -278,6 +285,27 @@ def test_v135_a_member_whose_wait_failed_stays_nominated_to_its_node() -> None:
     assert s.queue.nominator.node_of("ns/m0") == "n0"
     s, _ = _v135_gang_that_cannot_fill({"NominatedNodeNameForExpectation": False})
     assert s.queue.nominator.node_of("ns/m0") in (None, "")
+
+
+def test_v135_async_a_failed_waiters_update_is_heard_after_the_pods_backing_off() -> None:
+    """With SchedulerAsyncAPICalls the failed waiter's update comes after its patch's round
+    trip: all at once only when no other Pod's cycle can begin first, which with activeQ
+    empty still means backoffQ empty too (a pop takes from backoffQ).  ``p`` (2 CPUs, fits
+    nowhere) failed half a second before the timeout; the timeout's move sends m1 to
+    activeQ and ``p``, still backing off, to backoffQ.  m0's nomination comes back after
+    ``p``'s cycle, not once m1's has emptied activeQ (v1.35 seed 23351 case 87)."""
+    s, clock = _v135_gang_waiting({"SchedulerAsyncAPICalls": True})
+    clock.advance(299.5)
+    s.on_pod_add(make_pod("p", "ns").req(cpu="2").obj())
+    _run(s)
+    clock.advance(0.5)  # the gang's Permit timeout
+    assert s.schedule_one()  # m0 rejected; m1 tried and failed again
+    assert s.pod_attempts["ns/m1"] == 2 and s.pod_attempts["ns/p"] == 1
+    assert s.queue.pending_pods()[BACKOFF] == 1
+    assert s.queue.nominator.node_of("ns/m0") in (None, "")
+    assert s.schedule_one()  # p, popped from backoffQ
+    assert s.pod_attempts["ns/p"] == 2
+    assert s.queue.nominator.node_of("ns/m0") == "n0"
 
 
 class GroupStatusApi(FakeApi):

@@ -143,8 +143,8 @@ class Commit:
         status and is synced with the informer's only when an update of the Pod arrives
         before the call runs (v1.35.4 at seed 22352 case 69).  The queue hears the field from the
         Pod's update event, which arrives while the first Pod the failure moved straight to
-        activeQ is tried (with SchedulerAsyncAPICalls: once activeQ is empty, the patch call
-        runs on the dispatcher's goroutine): :attr:`renominate` holds it until
+        activeQ is tried (with SchedulerAsyncAPICalls: once activeQ and backoffQ are empty, the
+        patch call runs on the dispatcher's goroutine): :attr:`renominate` holds it until
         :meth:`renominate_due`."""
         self.async_api = False
         """SchedulerAsyncAPICalls: status patches go through upstream's API dispatcher, which
@@ -278,8 +278,10 @@ class Commit:
         With SchedulerAsyncAPICalls (:attr:`async_api`) the patch call runs on the API
         dispatcher's goroutine and takes milliseconds against the API server, longer than
         a cycle: the nomination comes back after :data:`ASYNC_PATCH_CYCLES` cycles, or once
-        activeQ is empty.  A waiter that failed again before that (:meth:`failed_again`)
-        loses it instead, its Pods of lower or equal priority moved as by a deleted Pod."""
+        activeQ and backoffQ are empty (``all_of_them``: ``Scheduler._idle_for_renomination``;
+        a pop takes from backoffQ when activeQ is empty).  A waiter that failed again before
+        that (:meth:`failed_again`) loses it instead, its Pods of lower or equal priority
+        moved as by a deleted Pod."""
         heard_after = ASYNC_PATCH_CYCLES if self.async_api else 1
         keep: list[Renomination] = []
         for r in self.renominate:
@@ -301,7 +303,7 @@ class Commit:
         field.  With SchedulerAsyncAPICalls its failure's patch call finds the first one's
         (``clearNominatedNode``) still queued or in flight and takes its nomination over
         (``PodStatusPatchCall.Merge``): the field is cleared, and the update that says so
-        comes once activeQ is empty (v1.35.4 at seed 22354 case 6, 11 of 14 asks: the
+        comes once the queue is idle (v1.35.4 at seed 22354 case 6, 11 of 14 asks: the
         timed-out ``group-0-0``, force-activated by its sibling and rejected again, loses
         node-0, where ``group-1-0`` then fits).  Without it the Pod's update has restored
         the nomination already."""
