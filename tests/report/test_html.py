@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -96,9 +97,61 @@ def test_report_rejects_a_file_that_is_not_a_run(tmp_path: Path) -> None:
     assert main(["report", str(bad)]) == 2
 
 
+class _Reads(dict[str, Any]):
+    """A summary that notes which of its top-level fields are read: by name (``get``, ``[]``,
+    ``in``), or every one by any walk over it (``dict(...)``, ``{**...}`` and ``json`` walk
+    a dict subclass through ``keys`` or ``items``)."""
+
+    def __init__(self, summary: dict[str, Any]) -> None:
+        super().__init__(summary)
+        self.read: set[str] = set()
+
+    def __getitem__(self, key: str) -> Any:
+        self.read.add(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.read.add(key)
+        return super().get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        self.read.add(str(key))
+        return super().__contains__(key)
+
+    def _all(self) -> None:
+        self.read.update(dict.keys(self))
+
+    def __iter__(self) -> Iterator[str]:
+        self._all()
+        return super().__iter__()
+
+    def keys(self) -> Any:
+        self._all()
+        return super().keys()
+
+    def values(self) -> Any:
+        self._all()
+        return super().values()
+
+    def items(self) -> Any:
+        self._all()
+        return super().items()
+
+
 def _draws_or_is_refused(summary: dict[str, Any], every: int, out: Path) -> int:
     """Each single-field mutation of ``summary`` (every ``every``-th field) is refused naming
-    a field, or drawn without an exception; the number refused."""
+    a field, or drawn without an exception; the number refused.  A mutation redraws the
+    plots that read its top-level field (and the page): a plot that does not read it gets
+    the run's own input and draws as it does for the run, which this drew first.  A plot
+    reads the same fields of a mutated summary as of the run up to its first read of the
+    mutated one, so one that never reads it on the run never does on the mutation."""
+    reads: dict[str, set[str]] = {}
+    captions: dict[str, str] = {}
+    for name, fn in plots.PLOTS.items():
+        tracked = _Reads(summary)
+        if name not in plots.OPTIONAL or plots.OPTIONAL[name](tracked):
+            captions[name] = fn(tracked, out / name)
+        reads[name] = tracked.read
     refused = 0
     for where in list(paths(summary, items=1))[::every]:
         for value in (None, "x", [1]):
@@ -109,7 +162,14 @@ def _draws_or_is_refused(summary: dict[str, Any], every: int, out: Path) -> int:
                 assert all(path for path, _ in err.problems), err
                 refused += 1
                 continue
-            html.write_report(doc, out)
+            drawn = dict(captions)
+            for name, fn in plots.PLOTS.items():
+                if str(where[0]) not in reads[name]:
+                    continue
+                drawn.pop(name, None)
+                if name not in plots.OPTIONAL or plots.OPTIONAL[name](doc):
+                    drawn[name] = fn(doc, out / name)
+            html.render_html(doc, drawn)
     return refused
 
 
