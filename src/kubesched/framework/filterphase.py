@@ -506,8 +506,9 @@ class FilterPhase:
         the default walk would have: it keeps only the first ``num_to_find`` nodes and the
         failures before the last of them (:func:`truncate_outcome`), all among these rows."""
         n = int(ordered_rows.size)
+        # positions of the rows filtered so far (the outcome's rows are all among them)
         position = np.empty(int(ordered_rows.max()) + 1, dtype=np.int64)
-        position[ordered_rows] = np.arange(n, dtype=np.int64)
+        position[ordered_rows[:walked]] = np.arange(walked, dtype=np.int64)
         while True:
             end = default_chunk_end(position[outcome.feasible], walked, n, num_to_find)
             if end <= walked:
@@ -516,6 +517,7 @@ class FilterPhase:
                 return outcome  # the caller's truncate_outcome gives the walk's answer
             more = self.run_filter_with_nominated(state, pod, ordered_rows[walked:end], interned)
             outcome = merge_outcomes([outcome, more], list(interned))
+            position[ordered_rows[walked:end]] = np.arange(walked, end, dtype=np.int64)
             walked = end
         if end == walked:
             return outcome

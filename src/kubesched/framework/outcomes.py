@@ -147,12 +147,14 @@ def truncate_outcome(outcome: FilterOutcome, ordered: IntArray, k: int) -> Filte
     """Keep the first ``k`` feasible nodes and the failures evaluated before the last of them.
 
     ``outcome.feasible`` is already in ``ordered`` order (chunks run in order and every
-    plugin keeps the order of the rows it passes), so no sort is needed.
+    plugin keeps the order of the rows it passes), so no sort is needed; its rows are all
+    among ``ordered[:outcome.processed]``, the rows filtered, so only those are read.
     """
     kept = outcome.feasible[:k]
-    cutoff = int(np.flatnonzero(ordered == kept[-1])[0])
-    seen = np.zeros(int(ordered.max()) + 1, dtype=np.bool_)
-    seen[ordered[: cutoff + 1]] = True
+    looked = ordered[: outcome.processed]
+    cutoff = int(np.flatnonzero(looked == kept[-1])[0])
+    seen = np.zeros(int(looked.max()) + 1, dtype=np.bool_)
+    seen[looked[: cutoff + 1]] = True
     keep_failed = seen[outcome.failed]
     return FilterOutcome(
         kept,

@@ -30,6 +30,7 @@ from kubesched.framework import interface as fw
 from kubesched.kernels import resources as res
 from kubesched.state.cache import ClusterState
 from kubesched.state.nodes import IntArray, NodeTable
+from kubesched.state.rowmemo import FEW_ROWS, RowMemo
 
 NAME = names.NODE_RESOURCES_BALANCED_ALLOCATION
 _PRE_SCORE_KEY = "PreScore" + NAME
@@ -59,6 +60,10 @@ class NodeResourcesBalancedAllocation:
         self.handle = handle
         self.names = tuple(r.name for r in self.args.resources)
         self.change = self.args.score_balance_change
+        self._memo = RowMemo()
+        """The cpu/memory scores of each row for the Pods' requests asked last (an
+        elementwise kernel of the row's allocatable and requested: :mod:`~kubesched.state.
+        rowmemo`)."""
 
     def sign(self, pod: api.Pod) -> object:
         """Result reuse: the answer depends on the Pod's requests only."""
@@ -85,6 +90,14 @@ class NodeResourcesBalancedAllocation:
             reqs = res.pod_score_requests(pod, self.names, use_requested=True)
             if not reqs.any():
                 return np.zeros(rows.shape[0], dtype=np.int64)
+        if self.names == _CPU_MEMORY and rows.shape[0] > 1:
+            key = (*reqs.tolist(), self.change)
+            return self._memo.values(
+                cluster.nodes,
+                key,
+                rows,
+                lambda stale: _balanced_rows(cluster, stale, reqs, self.change),
+            )
         return balanced_scores(cluster, rows, self.names, reqs, self.change)
 
     def score_one(
@@ -133,6 +146,19 @@ def balanced_scores(
         return with_pod
     used = np.where(alloc != 0, req - pod_requests, 0)
     return balance_change(with_pod, res.balanced_allocation(used, alloc))
+
+
+def _balanced_rows(
+    cluster: ClusterState, rows: IntArray, pod_requests: IntArray, change: bool
+) -> IntArray:
+    """:func:`balanced_scores` of the cpu/memory scores (int64 ``(n,)``), a few rows one
+    by one (:func:`_balanced_one`, the same float64 operations)."""
+    if rows.shape[0] <= FEW_ROWS:
+        nodes = cluster.nodes
+        few = [_balanced_one(nodes, r, pod_requests, change) for r in rows.tolist()]
+        if None not in few:
+            return np.asarray(few, dtype=np.int64)
+    return balanced_scores(cluster, rows, _CPU_MEMORY, pod_requests, change)
 
 
 def balance_change(with_pod: IntArray, without_pod: IntArray) -> IntArray:

@@ -134,6 +134,9 @@ class Search:
         (the scheduler's ``Failures.unheard``)."""
         self._rotated: tuple[IntArray, int, IntArray] | None = None
         """The last :meth:`rotation`: its candidates, start index and rotated rows."""
+        self._doubled: tuple[IntArray, IntArray] | None = None
+        """The read-only candidates :meth:`rotation` last rotated, and a read-only copy of
+        them written twice over (each rotation is a view into it)."""
         self._counted: tuple[FilterOutcome, Counter[str], set[str], str] | None = None
         """The last failed outcome with its reason counts, rejecting plugins and the
         counts' text."""
@@ -400,19 +403,23 @@ class Search:
         """``candidates`` (int64 ``[M]``) rotated to begin at ``start``, read-only; the
         same array again while ``candidates`` is the same array and ``start`` the same
         index (a failing pass over every node leaves the index where it was), so that a
-        kept failed pass sees its rows unchanged by identity (:class:`KeptFailures`)."""
+        kept failed pass sees its rows unchanged by identity (:class:`KeptFailures`).
+        A view into ``candidates`` written twice over, kept while ``candidates`` is the
+        same array: no copy of the rows per search."""
         last = self._rotated
         if last is not None and last[0] is candidates and last[1] == start:
             return last[2]
-        if start:
-            rotated = np.concatenate([candidates[start:], candidates[:start]])
-        elif candidates.flags.writeable:
+        doubled = self._doubled
+        if doubled is None or doubled[0] is not candidates:
             # a copy: a read-only view of a list someone may still write into (a placement's
-            # rows) would let a kept failed pass match rows whose contents changed
-            rotated = candidates.copy()
-        else:
-            rotated = candidates.view()  # the node table's order: read-only, never written
-        rotated.flags.writeable = False
+            # rows) would let a kept failed pass match rows whose contents changed; such a
+            # list is copied for each rotation, the node table's read-only order once
+            twice = np.concatenate([candidates, candidates])
+            twice.flags.writeable = False
+            doubled = (candidates, twice)
+            if not candidates.flags.writeable:
+                self._doubled = doubled
+        rotated = doubled[1][start : start + int(candidates.size)]
         self._rotated = (candidates, start, rotated)
         return rotated
 

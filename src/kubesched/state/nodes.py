@@ -17,6 +17,10 @@ Columns (``cap`` rows are allocated; ``alive[row]`` says whether a row holds a n
   defaults, what the scoring plugins use.
 - ``pod_count``, ``allowed_pods`` : int64 ``(cap,)``.
 - ``unschedulable`` : bool ``(cap,)``; ``generation`` : int64 ``(cap,)`` bumped on each change.
+- ``transient`` : int64 ``(cap,)`` bumped on each change of a row's Pod usage, those undone
+  again too (a Filter pass's nominated Pods, a preemption dry run's victims), when made and
+  when undone: with ``generation``, what a row's kept answers are stamped with
+  (:mod:`kubesched.state.rowmemo`).
 - ``label_codes[key]`` : int32 ``(cap,)`` interned value code of label ``key``, -1 if absent;
   ``label_values[key]`` maps value to code.
 - ``taint_set`` : int32 ``(cap,)`` id into ``taint_sets`` (interned tuples of taints).
@@ -67,6 +71,7 @@ class NodeTable:
         self.unschedulable = np.zeros(cap, dtype=np.bool_)
         self.alive = np.zeros(cap, dtype=np.bool_)
         self.generation = np.zeros(cap, dtype=np.int64)
+        self.transient = np.zeros(cap, dtype=np.int64)
         self.taint_set = np.zeros(cap, dtype=np.int32)
         self.taint_sets: list[tuple[api.Taint, ...]] = [()]
         self._taint_set_ids: dict[tuple[api.Taint, ...], int] = {(): 0}
@@ -126,6 +131,7 @@ class NodeTable:
         self.unschedulable = grow(self.unschedulable)  # type: ignore[assignment]
         self.alive = grow(self.alive)  # type: ignore[assignment]
         self.generation = grow(self.generation)  # type: ignore[assignment]
+        self.transient = grow(self.transient)  # type: ignore[assignment]
         self.taint_set = grow(self.taint_set)  # type: ignore[assignment]
         self.feature_set = grow(self.feature_set)  # type: ignore[assignment]
         self._seq = np.concatenate([self._seq, np.zeros(cap - old, dtype=np.int64)])
@@ -409,7 +415,8 @@ class NodeTable:
         """Add (``sign`` 1) or take off (-1) one pod's usage on ``row``: requests (dense and
         sparse), non-zero requests, the Pod count and host ports, ``generation`` left alone
         (:meth:`add_pod_usage` and :meth:`remove_pod_usage` move it; a Filter with
-        nominated Pods undoes every change it makes here)."""
+        nominated Pods undoes every change it makes here); ``transient`` bumped."""
+        self.transient[row] += 1
         # a view changed in place: ``a[row, :k] += req`` would also copy it back (setitem)
         used = self.requested[row, : req.shape[0]]
         if sign > 0:

@@ -39,7 +39,8 @@ from kubesched.plugins.noderesources_fit.kernels import (
     verdict_one,
 )
 from kubesched.state.cache import ClusterState
-from kubesched.state.nodes import IntArray
+from kubesched.state.nodes import IntArray, NodeTable
+from kubesched.state.rowmemo import FEW_ROWS, RowMemo
 
 NAME = names.NODE_RESOURCES_FIT
 _PRE_FILTER_KEY = "PreFilter" + NAME
@@ -81,6 +82,13 @@ class NodeResourcesFit(GovernedHints):
         self.shape_util = np.asarray([p.utilization for p in strategy.shape], dtype=np.int64)
         scale = res.MAX_NODE_SCORE // res.MAX_CUSTOM_PRIORITY_SCORE
         self.shape_score = np.asarray([p.score * scale for p in strategy.shape], dtype=np.int64)
+        self._masks = RowMemo()
+        """Filter's bitmask of each row (0: the Pod fits) for the dense requests asked last
+        (``PreFilterState.dense``; :func:`_dense_masks`, :mod:`~kubesched.state.rowmemo`)."""
+        self._memo = RowMemo()
+        """The cpu/memory scores of each row for the Pods' requests asked last (an
+        elementwise kernel of the row's allocatable and non-zero requested:
+        :mod:`~kubesched.state.rowmemo`)."""
 
     def sign(self, pod: api.Pod) -> object:
         """Result reuse: the answer depends on the Pod's requests only."""
@@ -172,25 +180,22 @@ class NodeResourcesFit(GovernedHints):
                 return fw.Verdict.all_pass(1) if mask == 0 else verdict_one(mask, s.reasons)
             if fits_one(nodes, row, s):
                 return fw.Verdict.all_pass(1)
+        if not (s.sparse or s.delegated):  # the dense columns only: bitmasks kept per row
+            masks = self._masks.values(
+                nodes, s.dense, rows, lambda stale: _dense_masks(nodes, stale, s)
+            )
+            if not masks.any():
+                return fw.Verdict.all_pass(rows.shape[0])  # the common case
+            bad = np.flatnonzero(masks)
+            return verdict_from_failing(rows.shape[0], bad, masks.take(bad), s.reasons)
         pod_count = nodes.pod_count.take(rows)
         allowed = nodes.allowed_pods.take(rows)
         fits = pod_count < allowed
-        if not (s.sparse or s.delegated):  # the dense columns only: checked one by one
-            table_alloc = nodes.allocatable.take(rows, axis=0)  # (n, R)
-            table_used = nodes.requested.take(rows, axis=0)
-            for col, amount in s.dense:
-                fits &= table_alloc[:, col] - table_used[:, col] >= amount
-            if fits.all():
-                return fw.Verdict.all_pass(rows.shape[0])  # the common case: no bitmasks
-            bad = np.flatnonzero(~fits)  # the bitmasks of the failing rows, column by column
-            masks = dense_fit_masks(pod_count, allowed, table_alloc, table_used, bad, s.dense)
-            return verdict_from_failing(rows.shape[0], bad, masks, s.reasons)
-        else:
-            alloc, used = checked_columns(cluster, rows, s)
-            if s.amounts.shape[0]:
-                fits &= (alloc - used >= s.amounts).all(axis=1)
-            if fits.all():
-                return fw.Verdict.all_pass(rows.shape[0])
+        alloc, used = checked_columns(cluster, rows, s)
+        if s.amounts.shape[0]:
+            fits &= (alloc - used >= s.amounts).all(axis=1)
+        if fits.all():
+            return fw.Verdict.all_pass(rows.shape[0])
         bad = np.flatnonzero(~fits)
         if bad.shape[0] * 4 > rows.shape[0]:  # many fail: bitmasks of every row
             return verdict_from_masks(
@@ -261,12 +266,30 @@ class NodeResourcesFit(GovernedHints):
         if not self.score_names:
             return np.zeros(rows.shape[0], dtype=np.int64)
         if self.cpu_memory_only and self.strategy != cfg.REQUESTED_TO_CAPACITY_RATIO:
-            # Fast path: only cpu/memory scored and every row has both.
             nodes = cluster.nodes
             if rows.shape[0] == 1:
                 one = self._score_one(nodes, int(rows[0]), pod_reqs)
                 if one is not None:
                     return np.asarray([one], dtype=np.int64)
+            return self._memo.values(
+                nodes,
+                tuple(pod_reqs.tolist()),
+                rows,
+                lambda stale: self._score_rows(cluster, stale, pod_reqs),
+            )
+        return self._score_rows(cluster, rows, pod_reqs)
+
+    def _score_rows(self, cluster: ClusterState, rows: IntArray, pod_reqs: IntArray) -> IntArray:
+        """:meth:`score` of ``rows`` computed (int64 ``(n,)``): elementwise over the rows;
+        a few rows one by one (:meth:`_score_one`, the same integer arithmetic)."""
+        if self.cpu_memory_only and self.strategy != cfg.REQUESTED_TO_CAPACITY_RATIO:
+            if rows.shape[0] <= FEW_ROWS:
+                nodes = cluster.nodes
+                few = [self._score_one(nodes, r, pod_reqs) for r in rows.tolist()]
+                if None not in few:
+                    return np.asarray(few, dtype=np.int64)
+            # Fast path: only cpu/memory scored and every row has both.
+            nodes = cluster.nodes
             table = nodes.allocatable.take(rows, axis=0)  # (n, R), read by column
             alloc_cols = [table[:, col] for col, _ in self._score_pairs]
             if all(a.all() for a in alloc_cols):
@@ -393,6 +416,22 @@ class NodeResourcesFit(GovernedHints):
                 )
             )
         return out
+
+
+def _dense_masks(nodes: NodeTable, rows: IntArray, s: PreFilterState) -> IntArray:
+    """Filter's bitmasks of ``rows`` (int64 ``(n,)``, 0 where the Pod fits) for ``s``'s
+    dense requests (:func:`~.kernels.dense_fit_masks`; a few rows one by one,
+    :func:`~.kernels.mask_one`, the same bits): elementwise over the rows."""
+    if rows.shape[0] <= FEW_ROWS:
+        return np.asarray([mask_one(nodes, r, s) for r in rows.tolist()], dtype=np.int64)
+    return dense_fit_masks(
+        nodes.pod_count.take(rows),
+        nodes.allowed_pods.take(rows),
+        nodes.allocatable.take(rows, axis=0),
+        nodes.requested.take(rows, axis=0),
+        np.arange(rows.shape[0], dtype=np.int64),
+        s.dense,
+    )
 
 
 def new(args: object | None, handle: fw.Handle) -> NodeResourcesFit:

@@ -196,15 +196,14 @@ def default_selector(
 
 
 def build_default_constraints(
-    defaults: Sequence[api.TopologySpreadConstraint],
+    constraints: Sequence[Constraint],
     pod: api.Pod,
-    action: str,
     services: ServiceIndex,
     objects: ObjectIndex | None = None,
 ) -> list[Constraint]:
-    """Upstream ``buildDefaultConstraints``: the defaults for ``action`` with the deduced
-    selector, or none when the selector is empty."""
-    constraints = filter_constraints(defaults, pod.labels, action)
+    """Upstream ``buildDefaultConstraints``: the defaults for an action, parsed
+    (:func:`filter_constraints` of the defaults for the Pod's labels and that action), with
+    the deduced selector, or none when the selector is empty."""
     if not constraints:
         return []
     selector = default_selector(pod, services, objects)

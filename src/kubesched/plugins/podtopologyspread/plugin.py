@@ -82,7 +82,7 @@ class PodTopologySpread:
         if own:
             if any(c.when_unsatisfiable != a.DO_NOT_SCHEDULE for c in own):
                 return None
-            parsed = self._own_constraints(own, pod.labels, a.DO_NOT_SCHEDULE)
+            parsed = self._parsed_constraints(own, pod.labels, a.DO_NOT_SCHEDULE)
             return (
                 pod.namespace,
                 own,
@@ -120,20 +120,20 @@ class PodTopologySpread:
         a selector deduced from Services; raises :class:`~.constraints.SelectorError`."""
         own = pod.topology_spread_constraints
         if own:
-            return self._own_constraints(own, pod.labels, action)
+            return self._parsed_constraints(own, pod.labels, action)
         if not self._has_defaults[action]:
             return ()
-        return cs.build_default_constraints(
-            self.args.default_constraints, pod, action, cluster.services, cluster.objects
-        )
+        defaults = self._parsed_constraints(self.args.default_constraints, pod.labels, action)
+        return cs.build_default_constraints(defaults, pod, cluster.services, cluster.objects)
 
-    def _own_constraints(
+    def _parsed_constraints(
         self,
         own: tuple[api.TopologySpreadConstraint, ...],
         labels: dict[str, str],
         action: str,
     ) -> tuple[cs.Constraint, ...]:
-        """The Pod's parsed constraints, cached by spec (and matchLabelKeys values)."""
+        """The Pod's parsed constraints (or the default ones), cached by spec (and
+        matchLabelKeys values): upstream ``filterTopologySpreadConstraints``."""
         keyed = tuple(labels.get(k) for c in own for k in c.match_label_keys)
         last = self._last.get(action)
         if last is not None and last[0] is own and last[1] == keyed:
