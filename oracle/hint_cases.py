@@ -14,7 +14,9 @@ added (cordoned, tainted, labelled or not), updated (cordoned or uncordoned, lab
 taints, allocatable, annotations, conditions changed) or deleted; a running Pod added,
 updated (labels, resources scaled down, nothing the scheduler reads) or deleted; the
 rejected Pod's own update (tolerations added, scheduling gates removed, labels, resources
-scaled down); another pending Pod deleted.  ``kube-oracle hints`` answers it with the events
+scaled down); another pending Pod deleted; from v1.35 the Workload API's objects (a
+Workload, a PodGroup, v1.37's CompositePodGroup trees) added, updated or deleted, or a Pod
+added, pending or bound, that names its group.  ``kube-oracle hints`` answers it with the events
 upstream's handlers derive (``NodeSchedulingPropertiesChange``,
 ``PodSchedulingPropertiesChange``) and every plugin's hint for each event it registered;
 ``ours_hints`` answers the same with kubesched's (``kubesched.queue.events`` and each
@@ -40,7 +42,9 @@ def hint_case(seed: int, index: int, version: str | None = None) -> dict[str, An
     """The ``index``-th hint case of ``seed`` (at ``version``: from v1.37, NodeDeclaredFeatures'
     events in some, :func:`_declared_features`, DeferredPodScheduling's, :func:`_deferred_resize`,
     and, from v1.35, GangScheduling's Workload API events: v1.35's Workload,
-    :func:`_workload_event`, v1.36's and v1.37's PodGroup, :func:`_pod_group_event`)."""
+    :func:`_workload_event`, v1.36's and v1.37's PodGroup, :func:`_pod_group_event`, a Pod
+    added that names its group, :func:`_member_added`, and v1.37's composite trees,
+    :func:`_composite_event`)."""
     gen = Gen(random.Random(f"hints/{seed}/{index}"))
     nodes = [gen.node(i) for i in range(gen.r.randint(1, 4))]
     names = [n["metadata"]["name"] for n in nodes]
@@ -81,17 +85,37 @@ def hint_case(seed: int, index: int, version: str | None = None) -> dict[str, An
     if (version or "") >= "1.37" and deferred.chance(0.1):
         request["event"], request["cluster"]["items"] = _deferred_resize(deferred, incoming, items)
         request["featureGates"] = {RESIZE_PREEMPTION_GATE: True}
-    groups = Gen(random.Random(f"hints-podgroup/{seed}/{index}"))  # v1.35+'s, drawn last
-    if (version or "") >= "1.35" and groups.chance(0.15):
-        draw = _workload_event if version == "1.35" else _pod_group_event
+    # The Workload API's events (v1.35+), drawn last, each from a stream of its own; one per
+    # case at most: a composite tree's (v1.37), a member Pod added, or a group object's.
+    groups = Gen(random.Random(f"hints-podgroup/{seed}/{index}"))
+    members = Gen(random.Random(f"hints-member/{seed}/{index}"))
+    composite = Gen(random.Random(f"hints-composite/{seed}/{index}"))
+    v = version or ""
+    draw: _GroupDraw | None = None
+    if v >= "1.37" and composite.chance(0.12):
+        draw, gen_of = _composite_event, composite
+    elif v >= "1.35" and members.chance(0.12):
+        draw, gen_of = _member_added, members
+    elif v >= "1.35" and groups.chance(0.15):
+        draw, gen_of = (_workload_event if v == "1.35" else _pod_group_event), groups
+    if draw is not None:
         request["event"], request["cluster"]["items"] = draw(
-            groups, incoming, request["cluster"]["items"], version or ""
+            gen_of, incoming, request["cluster"]["items"], v
         )
         gates = {"GenericWorkload": True}
-        if (version or "") < "1.37":  # GangScheduling is its own gate before v1.37
+        if v < "1.37":  # GangScheduling is its own gate before v1.37
             gates["GangScheduling"] = True
+        if draw is _composite_event:  # CompositePodGroup needs TopologyAwareWorkloadScheduling
+            gates.update(TopologyAwareWorkloadScheduling=True, CompositePodGroup=True)
         request["featureGates"] = {**request.get("featureGates", {}), **gates}
     return request
+
+
+_GroupDraw = Callable[
+    [Gen, dict[str, Any], list[dict[str, Any]], str],
+    tuple[dict[str, Any], list[dict[str, Any]]],
+]
+"""A Workload API event's draw: ``(gen, rejected Pod, items, version) -> (event, items)``."""
 
 
 # The Workload API's served version (GenericWorkload on) at each release this family draws.
@@ -152,6 +176,177 @@ def _pod_group_event(
     return {"op": "update", "old": old, "new": new}, [*items, new]
 
 
+def _member_ref(version: str, group: str, workload: str = "workload-0") -> tuple[str, Any]:
+    """The Pod field naming its group at ``version`` and its value: v1.35 ``workloadRef``
+    (``workload``'s ``group``), v1.36+ ``schedulingGroup`` (PodGroup ``group``)."""
+    if version == "1.35":
+        return "workloadRef", {"name": workload, "podGroup": group}
+    return "schedulingGroup", {"podGroupName": group}
+
+
+def _member_added(
+    gen: Gen, incoming: dict[str, Any], items: list[dict[str, Any]], version: str
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A Pod added that names a group (v1.35's ``spec.workloadRef``, v1.36+'s
+    ``spec.schedulingGroup``): pending most of the time (the queue's ``UnscheduledPodAdd``,
+    raised under GangScheduling before v1.37 and GenericWorkload from v1.37) or bound
+    (``AssignedPodAdd``), while the rejected Pod is a member of ``group-0`` most of the time.
+    The added Pod is in the same group, another one, or has the same reference in another
+    namespace (v1.35: or another Workload, or another replica key), at times no reference;
+    the groups' objects (v1.35: ``workload-0`` with ``group-0`` and ``group-1``; v1.36+: the
+    PodGroups) are in the cluster most of the time.  Returns ``(event, items)``: the cluster
+    holds the added Pod."""
+    field, ref = _member_ref(version, "group-0")
+    if gen.chance(0.85):
+        incoming["spec"][field] = ref
+    ns = incoming["metadata"].get("namespace") or "default"
+    nodes = [o["metadata"]["name"] for o in items if o["kind"] == "Node"]
+    new = gen.running_pod(40, nodes or ["node-0"])
+    new["metadata"].update(name="member-new", uid="uid-member-new", namespace=ns)
+    new["metadata"].pop("deletionTimestamp", None)
+    if not nodes or gen.chance(0.6):
+        del new["spec"]["nodeName"]
+        new["status"] = {"phase": "Pending"}
+    else:
+        new["spec"]["nodeName"] = gen.pick(nodes)
+    kinds = ["same", "same", "same", "other-group", "other-namespace", "none"]
+    if version == "1.35":
+        kinds += ["other-workload", "replica"]
+    kind = gen.pick(kinds)
+    if kind != "none":
+        group = "group-1" if kind == "other-group" else "group-0"
+        workload = "workload-1" if kind == "other-workload" else "workload-0"
+        field, ref = _member_ref(version, group, workload)
+        if kind == "replica":
+            ref["podGroupReplicaKey"] = "r1"
+        new["spec"][field] = ref
+        if kind == "other-namespace":
+            new["metadata"]["namespace"] = "other" if ns != "other" else "default"
+    objects: list[dict[str, Any]] = []
+    if version == "1.35":
+        if gen.chance(0.85):
+            wl = _workload(gen, "workload-0", ns, version)
+            if len(wl["spec"]["podGroups"]) == 1:
+                wl["spec"]["podGroups"].append({"name": "group-1", "policy": _gang_policy(gen)})
+            objects.append(wl)
+    else:
+        objects = [_pod_group(gen, g, ns, version) for g in ("group-0", "group-1")]
+        objects = [o for o in objects if gen.chance(0.85)]
+    return {"op": "add", "new": new}, [*items, *objects, new]
+
+
+_COMPOSITE_API = "scheduling.k8s.io/v1alpha3"
+"""v1.37's CompositePodGroup API version (CompositePodGroup gate on)."""
+
+
+def _composite_event(
+    gen: Gen, incoming: dict[str, Any], items: list[dict[str, Any]], version: str
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """CompositePodGroup trees' events (v1.37, GenericWorkload, TopologyAwareWorkloadScheduling
+    and CompositePodGroup on): the rejected Pod a member of ``group-0`` most of the time, a
+    tree ``tree-root`` over ``group-0`` (directly or under ``tree-mid``) and at times
+    ``group-1``, beside another tree ``tree-b`` over ``group-2``; some of those objects not
+    observed.  The event: a CompositePodGroup added (one of the tree, the other tree's, or
+    one of the same name in another namespace), updated (its policy or a label) or deleted;
+    a PodGroup of either tree added or updated (``minCount`` lowered or raised); or a member
+    Pod of either tree added (pending or bound).  GangScheduling's hints then ask whether
+    both groups' roots are observed and the same (``areSameHierarchy``).  Returns ``(event,
+    items)``: the cluster holds the objects after the change."""
+    if gen.chance(0.9):
+        incoming["spec"]["schedulingGroup"] = {"podGroupName": "group-0"}
+    ns = incoming["metadata"].get("namespace") or "default"
+
+    def policy(children: int) -> dict[str, Any]:
+        if gen.chance(0.2):
+            return {"basic": {}}
+        return {"gang": {"minGroupCount": gen.r.randint(1, max(1, children))}}
+
+    def cpg(name: str, parent: str | None, children: int) -> dict[str, Any]:
+        spec: dict[str, Any] = {
+            "workloadRef": {"workloadName": "wl-tree", "templateName": f"t-{name}"},
+            "schedulingPolicy": policy(children),
+        }
+        if parent is not None:
+            spec["parentCompositePodGroupName"] = parent
+        meta = {"name": name, "namespace": ns}
+        return {"apiVersion": _COMPOSITE_API, "kind": "CompositePodGroup", "metadata": meta,
+                "spec": spec}  # fmt: skip
+
+    def pg(name: str, parent: str | None) -> dict[str, Any]:
+        group = _pod_group(gen, name, ns, version)
+        if parent is not None:
+            group["spec"]["parentCompositePodGroupName"] = parent
+            group["spec"]["workloadRef"] = {"workloadName": "wl-tree", "templateName": f"t-{name}"}
+        return group
+
+    middle = gen.chance(0.4)
+    with_one = gen.chance(0.5)
+    tree = [cpg("tree-root", None, 1 + int(with_one))]
+    if middle:
+        tree.append(cpg("tree-mid", "tree-root", 1))
+    tree += [pg("group-0", "tree-mid" if middle else "tree-root"), cpg("tree-b", None, 1)]
+    tree.append(pg("group-2", "tree-b"))
+    if with_one:
+        tree.append(pg("group-1", gen.pick(["tree-root", "tree-mid" if middle else "tree-b"])))
+    observed = [o for o in tree if gen.chance(0.85)]
+    what = gen.pick(["cpg-add", "cpg-add", "cpg-add", "cpg-update", "cpg-delete", "pg-add",
+                     "pg-update", "pod-add"])  # fmt: skip
+    if what.startswith("cpg"):
+        pick = gen.pick([o for o in tree if o["kind"] == "CompositePodGroup"])
+        new = copy.deepcopy(pick)
+        if gen.chance(0.15):
+            new["metadata"]["namespace"] = "other" if ns != "other" else "default"
+        rest = [o for o in observed if o["metadata"] != new["metadata"]]
+        if what == "cpg-add":
+            return {"op": "add", "new": new}, [*items, *rest, new]
+        if what == "cpg-delete":
+            return {"op": "delete", "old": new}, [*items, *rest]
+        old = copy.deepcopy(new)
+        if gen.chance(0.5):
+            new["metadata"]["labels"] = {"hint-extra": "x"}
+        else:
+            old["spec"]["schedulingPolicy"] = policy(2)
+        return {"op": "update", "old": old, "new": new}, [*items, *rest, new]
+    if what.startswith("pg"):
+        new = copy.deepcopy(gen.pick([o for o in tree if o["kind"] == "PodGroup"]))
+        rest = [o for o in observed if o["metadata"] != new["metadata"]]
+        if what == "pg-add":
+            return {"op": "add", "new": new}, [*items, *rest, new]
+        old = copy.deepcopy(new)
+        gang = new["spec"]["schedulingPolicy"].get("gang")
+        count = gang["minCount"] if gang else 1
+        old["spec"]["schedulingPolicy"] = {"gang": {"minCount": count + gen.pick([-1, 1, 2])}}
+        if old["spec"]["schedulingPolicy"]["gang"]["minCount"] < 1:
+            old["spec"]["schedulingPolicy"] = {"basic": {}}
+        return {"op": "update", "old": old, "new": new}, [*items, *rest, new]
+    nodes = [o["metadata"]["name"] for o in items if o["kind"] == "Node"]
+    member = gen.running_pod(40, nodes or ["node-0"])
+    member["metadata"].update(name="member-new", uid="uid-member-new", namespace=ns)
+    member["metadata"].pop("deletionTimestamp", None)
+    member["spec"]["schedulingGroup"] = {"podGroupName": gen.pick(["group-0", "group-1",
+                                                                   "group-2"])}  # fmt: skip
+    if not nodes or gen.chance(0.6):
+        del member["spec"]["nodeName"]
+        member["status"] = {"phase": "Pending"}
+    else:
+        member["spec"]["nodeName"] = gen.pick(nodes)
+    return {"op": "add", "new": member}, [*items, *observed, member]
+
+
+def _workload(gen: Gen, name: str, ns: str, version: str) -> dict[str, Any]:
+    """v1.35's Workload ``name`` with ``group-0`` and, at times, ``group-1``
+    (:func:`_gang_policy` each)."""
+    groups = [{"name": "group-0", "policy": _gang_policy(gen)}]
+    if gen.chance(0.3):
+        groups.append({"name": "group-1", "policy": _gang_policy(gen)})
+    return {
+        "apiVersion": _WORKLOAD_API[version],
+        "kind": "Workload",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"podGroups": groups},
+    }
+
+
 def _workload_event(
     gen: Gen, incoming: dict[str, Any], items: list[dict[str, Any]], version: str
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -166,15 +361,7 @@ def _workload_event(
     name = gen.pick(["workload-0", "workload-0", "workload-1"])
     if gen.chance(0.15):
         ns = "other" if ns != "other" else "default"
-    groups = [{"name": "group-0", "policy": _gang_policy(gen)}]
-    if gen.chance(0.3):
-        groups.append({"name": "group-1", "policy": _gang_policy(gen)})
-    new = {
-        "apiVersion": _WORKLOAD_API[version],
-        "kind": "Workload",
-        "metadata": {"name": name, "namespace": ns},
-        "spec": {"podGroups": groups},
-    }
+    new = _workload(gen, name, ns, version)
     op = gen.pick(["add", "add", "update", "delete"])
     if op == "add":
         return {"op": "add", "new": new}, [*items, new]
@@ -581,6 +768,7 @@ def ours_hints(request: dict[str, Any], version: str | None = None) -> dict[str,
     from kubesched.config import featuregates
     from kubesched.config.load import load_config
     from kubesched.explainer.cycle import build_cluster
+    from kubesched.framework import podgroups
     from kubesched.framework.clusterevents import (
         ActionType,
         ClusterEvent,
@@ -634,6 +822,11 @@ def ours_hints(request: dict[str, Any], version: str | None = None) -> dict[str,
         events = ev.pod_scheduling_properties_change(
             new, old, target=since_v137, since_v137=since_v137
         )
+    elif op == "add" and not subject.node_name:
+        # A pending Pod's add moves the pooled Pods only under the Workload API's gate
+        # (upstream ``addPodToSchedulingQueue``): else no event.
+        moves = podgroups.unscheduled_add_moves(cfg.feature_gates)
+        events = [ev.EVENT_UNSCHEDULED_POD_ADD] if moves else []
     else:
         assigned = bool(subject.node_name)
         resource = Resource.ASSIGNED_POD if assigned else Resource.UNSCHEDULED_POD

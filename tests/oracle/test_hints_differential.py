@@ -122,6 +122,66 @@ def test_workload_api_hints_match_upstream(version: str) -> None:
     assert hints == {"Queue", "QueueSkip"}
 
 
+def _member_or_tree_cases(seed: int, n: int, version: str) -> list[dict[str, Any]]:
+    """The hint cases at ``version`` among the first ``n`` of ``seed`` whose event is a Pod
+    added that names its group (``member-new``) or a CompositePodGroup's."""
+    out = []
+    for i in range(n):
+        case = hint_case(seed, i, version)
+        obj = case["event"].get("new") or case["event"]["old"]
+        if obj["kind"] == "CompositePodGroup" or obj["metadata"]["name"] == "member-new":
+            out.append(case)
+    return out
+
+
+@pytest.mark.parametrize("version", ["1.34", "1.35", "1.36", "1.37"])
+def test_hint_cases_draw_members_added_and_composite_trees(version: str) -> None:
+    """From v1.35 some cases add a Pod, pending or bound, that names a group by the
+    release's field (v1.35 ``workloadRef``, v1.36+ ``schedulingGroup``), and at v1.37 some
+    add, update or delete a ``v1alpha3`` CompositePodGroup (its gate and the gates it needs
+    on); v1.34's draw neither."""
+    cases = _member_or_tree_cases(1, 300, version)
+    if version == "1.34":
+        assert cases == []
+        return
+    field = "workloadRef" if version == "1.35" else "schedulingGroup"
+    added = [c["event"]["new"] for c in cases if c["event"]["op"] == "add"]
+    members = [p for p in added if p["kind"] == "Pod"]
+    assert {bool(p["spec"].get("nodeName")) for p in members} == {True, False}
+    assert any(field in p["spec"] for p in members)
+    assert all(c["featureGates"]["GenericWorkload"] for c in cases)
+    trees = [c for c in cases if c["featureGates"].get("CompositePodGroup")]
+    if version < "1.37":
+        assert trees == []
+        return
+    events = [c["event"] for c in trees]
+    composite = [e for e in events if (e.get("new") or e["old"])["kind"] == "CompositePodGroup"]
+    assert {e["op"] for e in composite} == {"add", "update", "delete"}
+    objects = [e[k] for e in composite for k in ("old", "new") if k in e]
+    assert {o["apiVersion"] for o in objects} == {"scheduling.k8s.io/v1alpha3"}
+    assert all(c["featureGates"]["TopologyAwareWorkloadScheduling"] for c in trees)
+
+
+@pytest.mark.parametrize("version", ["1.35", "1.36", "1.37"])
+def test_member_and_tree_hints_match_upstream(version: str) -> None:
+    """GangScheduling's hints on a Pod added that names a group (a pending one: the
+    queue's ``UnscheduledPodAdd``) and, at v1.37, on a composite tree's objects, against
+    kube-oracle's of the release (skipped when ``oracle/bin/vV`` is not built): ``Queue``
+    and ``QueueSkip`` both answered."""
+    path = binary(version)
+    try:
+        with Oracle(binary=path, verb="hints") as upstream:
+            cases = _member_or_tree_cases(1, 300, version)
+            answers = [(ours_hints(c, version), upstream.ask(c)) for c in cases]
+    except OracleMissing as e:
+        pytest.skip(str(e))
+    failures = [d for ours, theirs in answers for d in hint_differences(ours, theirs)]
+    assert not failures, "\n".join(failures[:10])
+    gang = {h["hint"] for _, t in answers for h in t["hints"] if h["plugin"] == "GangScheduling"}
+    assert gang == {"Queue", "QueueSkip"}
+    assert any(e.startswith("Unsched") for _, t in answers for e in t["events"])
+
+
 def test_hint_cases_reproduce_and_vary() -> None:
     assert hint_case(3, 7) == hint_case(3, 7)
     ops = {hint_case(3, i)["event"]["op"] for i in range(60)}

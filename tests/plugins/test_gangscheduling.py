@@ -245,3 +245,19 @@ def test_composite_gate_reads_the_group_through_the_hierarchy_snapshot() -> None
     assert permit.code == fw.Code.ERROR and permit.message() == f"{why} podgroup/ns/g"
     pl.manager.on_object(_group("g", 2), False)
     assert pl.pre_enqueue(p0).message() == WAITING_FOR_MIN_COUNT
+
+
+def test_composite_gate_queues_a_member_added_only_once_its_pod_group_is_observed() -> None:
+    """v1.37 with CompositePodGroup on: a Pod added to the rejected Pod's own group queues it
+    only when ``areSameHierarchy`` finds both roots, and the cache's ``GetRootKeyForGroup``
+    finds none for a PodGroup whose object is not observed, members known or not (kube-oracle
+    v1.37.2: QueueSkip; seed 1 case 165 of the v1.37 hint cases)."""
+    settings = {"GenericWorkload": True, "TopologyAwareWorkloadScheduling": True}
+    gates = featuregates.with_settings("1.37", {**settings, "CompositePodGroup": True})
+    pl = gangscheduling.new(None, fw.Handle(make_cluster([]), feature_gates=gates))
+    pl.manager.on_pod_add(_member("a"))
+    hint = pl.events_to_register()[0].hint
+    assert hint is not None
+    assert hint(_member("a"), None, _member("b")) == fw.QueueingHint.QUEUE_SKIP
+    pl.manager.on_object(_group("g", 2), False)
+    assert hint(_member("a"), None, _member("b")) == fw.QueueingHint.QUEUE

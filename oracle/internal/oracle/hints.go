@@ -54,8 +54,8 @@ type HintsResult struct {
 
 // Hints derives the cluster events of req.Event as upstream's event handlers do
 // (eventhandlers.go: Node add, update, delete; assigned Pod add, update, delete; the
-// unbound Pod's own update through the queue's Update and another unbound Pod's
-// deletion; a storage or DRA object's add, update or delete, buildEvtResHandler's one event
+// unbound Pod's own update through the queue's Update, another unbound Pod's add (from
+// v1.35, under the Workload API's gate, unscheduledPodAddMoves) and deletion; a storage or DRA object's add, update or delete, buildEvtResHandler's one event
 // of the object's resource: the claims' assume cache and the slices' and classes' informers
 // raise theirs through it too) and asks each plugin's QueueingHintFn whose registered event matches
 // (framework.MatchClusterEvents; no hint function means Queue).  Every plugin is asked,
@@ -225,10 +225,15 @@ func clusterEvents(op string, oldObj, newObj runtime.Object) ([]fwk.ClusterEvent
 		assigned := o.Spec.NodeName != ""
 		switch op {
 		case "add":
-			if !assigned {
-				return nil, fmt.Errorf("event: an unbound Pod's add raises no event")
+			if assigned {
+				return []fwk.ClusterEvent{framework.EventAssignedPodAdd}, nil
 			}
-			return []fwk.ClusterEvent{framework.EventAssignedPodAdd}, nil
+			// addPodToSchedulingQueue moves the unschedulable Pods on an unbound Pod's add
+			// only under the release's Workload API gate; else it raises no event.
+			if unscheduledPodAddMoves() {
+				return []fwk.ClusterEvent{framework.EventUnscheduledPodAdd}, nil
+			}
+			return []fwk.ClusterEvent{}, nil
 		case "delete":
 			if assigned {
 				return []fwk.ClusterEvent{framework.EventAssignedPodDelete}, nil

@@ -12,3 +12,9 @@ import (
 func workloadResource(runtime.Object) (fwk.EventResource, bool) {
 	return "", false
 }
+
+// unscheduledPodAddMoves: v1.34's addPodToSchedulingQueue raises no event for an unbound
+// Pod's add.
+func unscheduledPodAddMoves() bool {
+	return false
+}

@@ -5,7 +5,9 @@ package oracle
 import (
 	schedulingv1alpha1 "k8s.io/api/scheduling/v1alpha1"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/features"
 )
 
 // workloadResource is the event resource of a Workload API object as v1.35's scheduler
@@ -16,4 +18,11 @@ func workloadResource(obj runtime.Object) (fwk.EventResource, bool) {
 		return fwk.Workload, true
 	}
 	return "", false
+}
+
+// unscheduledPodAddMoves tells whether addPodToSchedulingQueue moves the unschedulable Pods
+// on an unbound Pod's add (framework.EventUnscheduledPodAdd): under GangScheduling (a
+// member may complete its gang).
+func unscheduledPodAddMoves() bool {
+	return utilfeature.DefaultFeatureGate.Enabled(features.GangScheduling)
 }

@@ -6,7 +6,9 @@ import (
 	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/features"
 )
 
 // workloadResource is the event resource of a Workload API object as v1.37's scheduler
@@ -21,4 +23,10 @@ func workloadResource(obj runtime.Object) (fwk.EventResource, bool) {
 		return fwk.CompositePodGroup, true
 	}
 	return "", false
+}
+
+// unscheduledPodAddMoves tells whether addPodToSchedulingQueue moves the unschedulable Pods
+// on an unbound Pod's add (framework.EventUnscheduledPodAdd): under GenericWorkload.
+func unscheduledPodAddMoves() bool {
+	return utilfeature.DefaultFeatureGate.Enabled(features.GenericWorkload)
 }

@@ -45,6 +45,7 @@ from kubesched.api import objects as api
 from kubesched.config import names
 from kubesched.framework import interface as fw
 from kubesched.framework.podgroups import (
+    COMPOSITE,
     GroupState,
     PodGroupManager,
     TreeNode,
@@ -263,14 +264,25 @@ class GangScheduling:
         theirs = self.manager.group_key(new)
         if mine is None or theirs is None:
             return fw.QueueingHint.QUEUE_SKIP
-        if mine == theirs or (self.hierarchies and self._same_tree(mine, theirs)):
+        if self.hierarchies:  # areSameHierarchy alone, even for the same group
+            same = self._same_tree(mine, theirs)
+            return fw.QueueingHint.QUEUE if same else fw.QueueingHint.QUEUE_SKIP
+        if mine == theirs:
             return fw.QueueingHint.QUEUE
         return fw.QueueingHint.QUEUE_SKIP
 
     def _same_tree(self, a: str, b: str) -> bool:
-        """``areSameHierarchy``: both groups' roots observed and the same."""
-        root = self.manager.root(a)
-        return root is not None and root == self.manager.root(b)
+        """``areSameHierarchy``: both groups' roots observed and the same (the cache's
+        ``GetRootKeyForGroup``: a PodGroup whose object is not observed has no root, even
+        with members known)."""
+        root = self._root(a)
+        return root is not None and root == self._root(b)
+
+    def _root(self, key: str) -> str | None:
+        """``GetRootKeyForGroup``: None while PodGroup ``key``'s object is not observed."""
+        if not key.startswith(COMPOSITE) and self.manager.pod_group(key) is None:
+            return None
+        return self.manager.root(key)
 
     def _pod_group_changed(self, pod: api.Pod, old: Any, new: Any) -> fw.QueueingHint:
         del old
