@@ -184,3 +184,15 @@ def test_a_repeated_event_answered_409_is_written_only_on_a_later_attempt(
         assert rec.written == 2 and not rec.retries
     finally:
         rec.pipe.close()
+
+
+def test_an_answer_without_a_status_line_fails_the_connection(tmp_path: Path) -> None:
+    raw = _Raw([(b"garbage\r\n\r\n", False), (CREATED, False)])
+    c, pipe = _pipe(raw, tmp_path)
+    try:
+        answers = pipe.post([_event("e0", "a"), _event("e1", "a")], "application/json", 5.0)
+        assert all(isinstance(a, ApiError) and a.code == 0 and a.retryable for a in answers)
+        assert pipe._conns[0] is None
+    finally:
+        pipe.close()
+        c.close()

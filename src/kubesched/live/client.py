@@ -601,7 +601,7 @@ class PipelinedPosts:
         while failed is None and conn is not None and len(got) < count:
             try:
                 status, body, retry_after, closing = conn.answer()
-            except (OSError, ValueError) as e:
+            except (OSError, ValueError, IndexError) as e:  # IndexError: no status code
                 self._drop(i)
                 idle = conn.reused and conn.answered == 0 and not isinstance(e, TimeoutError)
                 if idle and not resent:  # closed while idle: open again, send once more
