@@ -56,9 +56,6 @@ BATCH_SECONDS = 0.05
 """How long the recorder lets Events gather after the first one before writing them (one
 wake-up of its thread per batch, not per Event)."""
 WRITE_ATTEMPTS = 2
-PIPELINED_BATCH = MAX_QUEUED_EVENTS
-"""Most Events one pipelined write sends (the rest wait for the next): as many as may
-wait."""
 
 
 def cap_note(note: str) -> str:
@@ -191,7 +188,7 @@ class Recorder:
         its ``podgroups/status`` path and the condition."""
         self.events: collections.deque[PendingEvent] = collections.deque()
         self.retries: list[tuple[float, PendingEvent, int]] = []
-        """Events whose asynchronous write failed and may be tried again (when, what, the
+        """Events whose pipelined write failed and may be tried again (when, what, the
         attempt it will be)."""
         self.dropped = 0
         self.written = 0
@@ -306,10 +303,8 @@ class Recorder:
                 self.conditions.clear()
                 group_conditions = list(self.group_conditions.values())
                 self.group_conditions.clear()
-                room = len(self.events)
-                if self.pipe is not None:
-                    room = min(room, PIPELINED_BATCH)
-                events = [(self.events.popleft(), 1) for _ in range(room)]
+                events = [(ev, 1) for ev in self.events]  # at most MAX_QUEUED_EVENTS
+                self.events.clear()
                 events.extend(self._take_retries())
             for pod, reason, message in conditions:
                 self._write(
