@@ -73,15 +73,15 @@ def test_writes_submitted_while_the_thread_works_need_no_wake_up(
     assert client.writes is not None and client.writes.wakeups < 20
 
 
-def test_events_go_behind_binds_through_the_shared_writes_thread(
+def test_events_go_through_pipelined_connections_beside_the_writes_thread(
     server: FakeApiServer, api: Api, client: KubeClient
 ) -> None:
-    """The recorder's client is a sibling: its Events go through the origin's writes
-    thread, paced by the sibling's own limiter and built on the recorder's thread; a
-    retryable failure is tried once more."""
+    """The recorder's client is a sibling with its own limiter; its Events are built and
+    written on the recorder's thread through pipelined connections of its own (the binds'
+    writes thread never starts for them); a retryable failure is tried once more."""
     events = client.sibling(0, 1)
-    assert events.writes is client.writes is not None
     rec = Recorder(events, host="h")
+    assert rec.pipe is not None
     stop = threading.Event()
     thread = threading.Thread(target=rec.run, args=(stop,), daemon=True)
     thread.start()
@@ -91,7 +91,9 @@ def test_events_go_behind_binds_through_the_shared_writes_thread(
         for p in pods:
             rec.pod_scheduled(parse_pod(p), "n1")
         wait(lambda: len(api.events("Scheduled")) == 5)
-        wait(lambda: rec.written == 5 and rec.in_flight == 0)
+        wait(lambda: rec.written == 5 and not rec.retries)
+        assert client.writes is not None and client.writes.pending == 0
+        assert client.writes._thread is None  # no write went through it
     finally:
         stop.set()
         rec.wake()
@@ -143,7 +145,8 @@ def test_lean_binding_cycles_need_no_binding_worker(
     wait(lambda: len(api.events("Scheduled")) == 20)
     assert r.live.binding_pool is not None and r.live.binding_pool.ran == 0
     assert r.live.api.binds == 20 and r.live.binds_later == 0
-    assert not any(r.live.scheduler.cluster.is_assumed(f"default/p{i}") for i in range(20))
+    # each Pod is confirmed by its watch event, which may trail its bind and its Event
+    wait(lambda: not any(r.live.scheduler.cluster.is_assumed(f"default/p{i}") for i in range(20)))
 
 
 def test_a_failed_bind_later_is_undone_and_retried(
@@ -161,45 +164,3 @@ def test_a_failed_bind_later_is_undone_and_retried(
     assert api.store.stats.binds_per_pod["default/p"] == 1  # the failed one was not written
     # the retried bind's Pod is confirmed by its watch event, which may trail the bind
     wait(lambda: not r.live.scheduler.cluster.is_assumed("default/p"))
-
-
-def test_events_take_turns_with_binds_while_both_wait(api: Api, kubeconfig: Path) -> None:
-    """A ``low`` write (an Event) is not held back until no bind waits: while both queues
-    wait, the writes thread takes a bind, then an Event (upstream writes Events from their
-    own client, beside its binds).  One write in flight at a time, so every write is queued
-    before the second is taken and the answers come in the order the writes were taken."""
-    c = connect(kubeconfig=str(kubeconfig), qps=50, burst=1)
-    try:
-        order: queue.SimpleQueue[str] = queue.SimpleQueue()
-        for i in range(10):
-            api.create(pod(f"p{i}"))
-        assert c.writes is not None
-        c.writes.MAX_IN_FLIGHT = 1
-        for i in range(10):
-            c.writes.submit(
-                "POST",
-                f"/api/v1/namespaces/default/pods/p{i}/binding",
-                _binding(f"p{i}"),
-                answered=lambda err: order.put("bind"),
-            )
-        for i in range(10):
-            c.writes.submit(
-                "POST",
-                "/apis/events.k8s.io/v1/namespaces/default/events",
-                {
-                    "apiVersion": "events.k8s.io/v1",
-                    "kind": "Event",
-                    "metadata": {"name": f"p{i}.e", "namespace": "default"},
-                    "reason": "Scheduled",
-                    "type": "Normal",
-                    "action": "Binding",
-                    "note": "x",
-                    "regarding": {"kind": "Pod", "namespace": "default", "name": f"p{i}"},
-                },
-                answered=lambda err: order.put("event"),
-                low=True,
-            )
-        answers = [order.get(timeout=10) for _ in range(20)]
-        assert answers[:10].count("event") >= 4, answers
-    finally:
-        c.close()

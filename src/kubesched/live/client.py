@@ -30,9 +30,12 @@ allows it (no proxy): a request costs about a third of the CPU it costs through 
 ``http.client`` (whose header parsing runs the ``email`` package).  The same answers, errors
 and metrics either way; urllib3 never retries these methods, and a connection that cannot be
 made is retried up to three times, as urllib3's default does.  Writes nobody waits for
-(live mode's binds, and its Events behind them) go through :class:`WritesInFlight`: one thread
-keeps many of them in flight with libcurl's multi interface and calls back with each answer;
-a client's siblings share it, each write paced by its own client's limiter.
+(live mode's binds) go through :class:`WritesInFlight`: one thread keeps many of them in
+flight with libcurl's multi interface and calls back with each answer; a client's siblings
+share it, each write paced by its own client's limiter.  Writes whose answers are only read
+for success, in batches (live mode's Events), go through :class:`PipelinedPosts`: HTTP/1.1
+keep-alive connections of their own, each batch sent back to back (pipelined) by the
+caller's thread, at about half the CPU per write of libcurl's transfers.
 
 With a :class:`~kubesched.metrics.RestClientMetrics`, every answer is counted in
 ``rest_client_requests_total`` and every request's duration (rate limiter wait included)
@@ -50,8 +53,11 @@ import json
 import logging
 import os
 import select
+import socket
+import ssl
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -283,14 +289,6 @@ class WritesInFlight:
         self._client = client
         self._writer = writer
         self._queue: collections.deque[_Write] = collections.deque()
-        self._later: collections.deque[_Write] = collections.deque()
-        """Writes that take turns with :attr:`_queue` (Events): when both wait, a bind goes
-        first, then an Event.  Upstream writes Events from their own client, beside its
-        binds; an Event queued only behind every waiting bind would wait out a whole backlog
-        and be dropped by the recorder's bound (:data:`MAX_QUEUED_EVENTS`)."""
-        self._low_turn = False
-        """The next write taken while both queues wait is a ``low`` one (guarded by
-        ``_lock``)."""
         self._lock = threading.Lock()
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
@@ -316,11 +314,10 @@ class WritesInFlight:
         content_type: str = "application/json",
         timeout: float = DEFAULT_TIMEOUT,
         client: KubeClient | None = None,
-        low: bool = False,
     ) -> None:
         """Queue one write; ``answered`` is called on the writes' thread.  ``client`` (a
         :meth:`KubeClient.sibling` sharing this thread; default: the owner) paces and counts
-        it; ``low`` writes take turns with the others (one each while both wait)."""
+        it."""
         write = _Write(
             client or self._client,
             method,
@@ -336,7 +333,7 @@ class WritesInFlight:
             if self._closed:
                 raise ApiError(0, "the client is closed")
             self.pending += 1
-            (self._later if low else self._queue).append(write)
+            self._queue.append(write)
             if self._thread is None:
                 self._thread = threading.Thread(
                     target=self._run, name="kubesched-writes", daemon=True
@@ -369,18 +366,11 @@ class WritesInFlight:
         paced: collections.deque[_Write] = collections.deque()
         while True:
             with self._lock:
-                while len(active) + len(paced) < self.MAX_IN_FLIGHT:
-                    if self._later and (self._low_turn or not self._queue):
-                        write = self._later.popleft()
-                        self._low_turn = False
-                    elif self._queue:
-                        write = self._queue.popleft()
-                        self._low_turn = True
-                    else:
-                        break
+                while self._queue and len(active) + len(paced) < self.MAX_IN_FLIGHT:
+                    write = self._queue.popleft()
                     write.at = time.monotonic() + write.client.limiter.reserve()
                     paced.append(write)
-                closed = self._closed and not self._queue and not self._later
+                closed = self._closed and not self._queue
             now = time.monotonic()
             while paced and paced[0].at <= now:
                 write = paced.popleft()
@@ -429,7 +419,7 @@ class WritesInFlight:
         if paced:
             wait = min(wait, max(0.0, paced[0].at - time.monotonic()))
         with self._lock:
-            if (self._queue or self._later) and len(active) + len(paced) < self.MAX_IN_FLIGHT:
+            if self._queue and len(active) + len(paced) < self.MAX_IN_FLIGHT:
                 return  # submitted since the queue was last taken: take it now
             self._awake = False  # from here on a submit wakes the thread through the pipe
         poll = select.poll()  # not select(): no limit on the descriptors' numbers
@@ -490,6 +480,217 @@ class WritesInFlight:
             write.answered(err)
         except Exception:  # a caller's bug must not end the writes of every other one
             log.exception("answering %s %s failed", write.method, write.path)
+
+
+class PipelinedPosts:
+    """POSTs whose answers are only read for success or failure (live mode's Events), sent
+    back to back on HTTP/1.1 keep-alive connections of their own (pipelining): one system
+    call sends a connection's share of a batch, and its answers are read in order.  Through
+    libcurl each write is a transfer of its own (set-up, a send, a poll and a read, about
+    130 us of CPU per Event on the test host); here a batch of Events costs one send and a
+    few reads (benchmarks/RESULTS.md, h/live36).  The caller's thread does the I/O.
+
+    A batch is split over up to :data:`CONNECTIONS` connections, :data:`PER_CONNECTION`
+    writes each while there are enough: the API server answers one connection's requests
+    one at a time, so one connection would cap the Events' rate at one per the server's
+    latency for an Event.  A connection that breaks or times out before
+    all its answers came fails the rest with code 0 (retryable); a reused connection that
+    breaks before its first answer (the server closed it while idle) is opened again and
+    its share sent once more.  A write may so land twice: callers whose objects have unique
+    names read the second answer, 409 AlreadyExists, as written.  TLS, the client
+    certificate and the credentials are the configuration's, as :class:`CurlWriter`'s."""
+
+    CONNECTIONS = 16
+    PER_CONNECTION = 4
+    """Writes a connection is given before the next one is opened (at most
+    :data:`CONNECTIONS`, then each takes more)."""
+
+    def __init__(self, client: KubeClient) -> None:
+        self._client = client
+        conf = client._api.configuration
+        url = urllib.parse.urlsplit(str(conf.host))
+        self._tls: ssl.SSLContext | None = None
+        if url.scheme == "https":
+            tls = ssl.create_default_context(cafile=conf.ssl_ca_cert or None)
+            if not conf.verify_ssl:
+                tls.check_hostname = False
+                tls.verify_mode = ssl.CERT_NONE
+            elif conf.assert_hostname is False:
+                tls.check_hostname = False
+            if conf.cert_file:
+                tls.load_cert_chain(conf.cert_file, conf.key_file or None)
+            tls.set_alpn_protocols(["http/1.1"])
+            self._tls = tls
+        self._server_name = getattr(conf, "tls_server_name", None) or url.hostname or ""
+        self._address = (url.hostname or "", url.port or (443 if self._tls else 80))
+        self._netloc = url.netloc
+        self._conns: list[_Connection | None] = [None] * self.CONNECTIONS
+
+    def post(
+        self, writes: list[tuple[str, Obj]], content_type: str, timeout: float
+    ) -> list[ApiError | None]:
+        """POST each ``(path, body)`` (encoded as JSON); each one's answer: None (2xx) or
+        the :class:`ApiError` :meth:`KubeClient.request` would raise."""
+        start = time.monotonic()
+        base, lines = self._client.write_headers(content_type)
+        prefix = urllib.parse.urlsplit(base).path.rstrip("/")
+        head = "".join(f"{line}\r\n" for line in lines if line != "Expect:")
+        head += f"Host: {self._netloc}\r\n"
+        n = len(writes)
+        used = max(1, min(self.CONNECTIONS, -(-n // self.PER_CONNECTION)))
+        shares = [writes[i * n // used : (i + 1) * n // used] for i in range(used)]
+        line = f"HTTP/1.1\r\n{head}Content-Length: "
+        encode = msgspec.json.encode
+        requests = []
+        for share in shares:
+            parts = []
+            for path, obj in share:
+                data = encode(obj)
+                parts.append(f"POST {prefix}{path} {line}{len(data)}\r\n\r\n".encode())
+                parts.append(data)
+            requests.append(b"".join(parts))
+        sent = [self._send(i, req, timeout) for i, req in enumerate(requests)]
+        answers: list[ApiError | None] = []
+        for i, share in enumerate(shares):
+            got = self._answers(i, len(share), sent[i], requests[i], timeout)
+            for status, body, retry_after in got:
+                self._client.answered("POST", status or None)
+                if status == 0:
+                    answers.append(ApiError(0, body.decode("utf-8", "replace")))
+                elif status >= 400:
+                    answers.append(_status_error(status, body, {"Retry-After": retry_after}))
+                else:
+                    answers.append(None)
+        took = time.monotonic() - start
+        for _ in range(n):
+            self._client.took("POST", took)
+        return answers
+
+    def _connect(self, timeout: float) -> _Connection:
+        sock = socket.create_connection(self._address, timeout=timeout)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if self._tls is not None:
+            sock = self._tls.wrap_socket(sock, server_hostname=self._server_name)
+        return _Connection(sock)
+
+    def _send(self, i: int, request: bytes, timeout: float) -> str | None:
+        """Send on connection ``i`` (opened when it is not); None, or why it failed."""
+        conn = self._conns[i]
+        for fresh in (conn is None, True):
+            try:
+                if conn is None:
+                    conn = self._conns[i] = self._connect(timeout)
+                conn.sock.settimeout(timeout)
+                conn.sock.sendall(request)
+                return None
+            except OSError as e:
+                self._drop(i)
+                conn = None
+                if fresh:
+                    return f"{type(e).__name__}: {e}"
+        return None  # not reached: the second pass is always fresh
+
+    def _answers(
+        self, i: int, count: int, failed: str | None, request: bytes, timeout: float
+    ) -> list[tuple[int, bytes, str]]:
+        """``count`` answers of connection ``i`` as (status, body, Retry-After); status 0
+        with the reason as body for those that did not come."""
+        got: list[tuple[int, bytes, str]] = []
+        conn = self._conns[i]
+        resent = False
+        while failed is None and conn is not None and len(got) < count:
+            try:
+                status, body, retry_after, closing = conn.answer()
+            except (OSError, ValueError, IndexError) as e:  # IndexError: no status code
+                self._drop(i)
+                idle = conn.reused and conn.answered == 0 and not isinstance(e, TimeoutError)
+                if idle and not resent:  # closed while idle: open again, send once more
+                    resent = True
+                    failed = self._send(i, request, timeout)
+                    conn = self._conns[i]
+                    continue
+                failed = f"{type(e).__name__}: {e}"
+                break
+            got.append((status, body, retry_after))
+            if closing:
+                self._drop(i)
+                failed = "connection closed by the server"
+        if conn is not None and self._conns[i] is conn:
+            conn.reused = True
+            conn.answered = 0
+        why = (failed or "no answer").encode()
+        return got + [(0, why, "")] * (count - len(got))
+
+    def _drop(self, i: int) -> None:
+        conn, self._conns[i] = self._conns[i], None
+        if conn is not None:
+            with contextlib.suppress(OSError):
+                conn.sock.close()
+
+    def close(self) -> None:
+        """Close the connections."""
+        for i in range(len(self._conns)):
+            self._drop(i)
+
+
+class _Connection:
+    """One keep-alive connection of :class:`PipelinedPosts` and what it has read."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.buf = bytearray()
+        self.answered = 0
+        self.reused = False
+
+    def _more(self) -> None:
+        data = self.sock.recv(WATCH_READ)
+        if not data:
+            raise ConnectionError("connection closed by the server")
+        self.buf += data
+
+    def answer(self) -> tuple[int, bytes, str, bool]:
+        """The next answer: status, body, Retry-After, and whether the server closes the
+        connection after it."""
+        while (end := self.buf.find(b"\r\n\r\n")) < 0:
+            self._more()
+        head = bytes(self.buf[:end]).decode("latin-1").split("\r\n")
+        del self.buf[: end + 4]
+        status = int(head[0].split(" ", 2)[1])
+        fields: dict[str, str] = {}
+        for line in head[1:]:
+            name, _, value = line.partition(":")
+            fields[name.strip().lower()] = value.strip()
+        if fields.get("transfer-encoding", "").lower() == "chunked":
+            body = self._chunks()
+        else:
+            size = int(fields.get("content-length", "0"))
+            while len(self.buf) < size:
+                self._more()
+            body = bytes(self.buf[:size])
+            del self.buf[:size]
+        self.answered += 1
+        closing = fields.get("connection", "").lower() == "close"
+        return status, body, fields.get("retry-after", ""), closing
+
+    def _chunks(self) -> bytes:
+        parts: list[bytes] = []
+        while True:
+            while (eol := self.buf.find(b"\r\n")) < 0:
+                self._more()
+            size = int(bytes(self.buf[:eol]).split(b";", 1)[0], 16)
+            del self.buf[: eol + 2]
+            if size == 0:
+                while (eol := self.buf.find(b"\r\n")) != 0:  # trailers, then a blank line
+                    if eol < 0:
+                        self._more()
+                    else:
+                        del self.buf[: eol + 2]
+                del self.buf[:2]
+                return b"".join(parts)
+            while len(self.buf) < size + 2:
+                self._more()
+            parts.append(bytes(self.buf[:size]))
+            del self.buf[: size + 2]
 
 
 WATCH_READ = 1 << 16
@@ -598,6 +799,12 @@ class KubeClient:
         self._owns_writes = writes_of is None
         self._headers: dict[str, tuple[float, str, list[str]]] = {}
         """Content type -> (when built, the URL base, a write's header lines)."""
+
+    def pipelined(self) -> PipelinedPosts | None:
+        """New pipelined connections of this client for writes whose answers are only read
+        for success (the caller's to close), or None when only urllib3 can speak for its
+        configuration (:meth:`CurlWriter.supports`)."""
+        return PipelinedPosts(self) if self._writer is not None else None
 
     def sibling(self, qps: float, burst: int) -> KubeClient:
         """A client on the same connection pool and writes thread with its own rate limiter

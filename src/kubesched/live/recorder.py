@@ -17,10 +17,13 @@ One background thread drains two queues:
   ``<scheduler>-<hostname>`` as upstream's event recorder.
 
 The scheduling thread only queues what happened (:class:`PendingEvent`: the Pod, reason,
-note and the time); the Event is built and encoded on the recorder's thread, which wakes at
-most every :data:`BATCH_SECONDS` while Events come and hands the batch to the client's
-writes thread (:class:`~kubesched.live.client.WritesInFlight`, taking turns with the binds) when the
-client has one -- upstream's broadcaster likewise records on its own goroutine.
+note and the time); the Event is built and written on the recorder's thread, which wakes
+at most every :data:`BATCH_SECONDS` while Events come and writes the batch on pipelined
+HTTP/1.1 connections of its own (:class:`~kubesched.live.client.PipelinedPosts`), beside
+the binds' writes thread -- upstream's broadcaster likewise records on its own goroutine,
+through an Event client of its own.  A second attempt answered 409 AlreadyExists is
+written: an Event's name is unique to its occurrence, so the first attempt landed and
+only its answer was lost.
 
 Rate limits as upstream's recorder: the note is capped at 1024 bytes; a spam filter allows
 each (Pod, reason) a burst of 25 Events refilled at one per 5 minutes (client-go's
@@ -40,7 +43,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesched.api import objects as api
-from kubesched.live.client import ApiError, KubeClient
+from kubesched.live.client import ApiError, KubeClient, PipelinedPosts
 from kubesched.live.leader import micro_time
 
 log = logging.getLogger(__name__)
@@ -133,6 +136,10 @@ def disruption_condition(message: str) -> dict[str, Any]:
     }
 
 
+def _events_path(ev: PendingEvent) -> str:
+    return f"/apis/events.k8s.io/v1/namespaces/{ev.pod.namespace}/events"
+
+
 def _seconds_now() -> str:
     """Now as RFC 3339 to the second (a condition's ``lastTransitionTime``)."""
     return micro_time().split(".")[0] + "Z"
@@ -181,13 +188,13 @@ class Recorder:
         its ``podgroups/status`` path and the condition."""
         self.events: collections.deque[PendingEvent] = collections.deque()
         self.retries: list[tuple[float, PendingEvent, int]] = []
-        """Events whose asynchronous write failed and may be tried again (when, what, the
+        """Events whose pipelined write failed and may be tried again (when, what, the
         attempt it will be)."""
-        self.in_flight = 0
-        """Events handed to the writes thread and not answered (at most
-        :data:`MAX_QUEUED_EVENTS`; more wait in :attr:`events`)."""
         self.dropped = 0
         self.written = 0
+        self.pipe: PipelinedPosts | None = client.pipelined() if client is not None else None
+        """Where Events are written, on this thread (None: one by one through urllib3, when
+        libcurl cannot speak for the client's configuration)."""
 
     # ------------------------------------------------------------------ producers
     def pod_failed(self, pod: api.Pod, reason: str, message: str) -> None:
@@ -264,6 +271,13 @@ class Recorder:
     # ------------------------------------------------------------------ the thread
     def run(self, stop: threading.Event) -> None:
         """Write until ``stop`` is set, then flush what is queued (bounded by the limiter)."""
+        try:
+            self._run(stop)
+        finally:
+            if self.pipe is not None:
+                self.pipe.close()
+
+    def _run(self, stop: threading.Event) -> None:
         while True:
             with self.cond:
                 while (
@@ -289,10 +303,8 @@ class Recorder:
                 self.conditions.clear()
                 group_conditions = list(self.group_conditions.values())
                 self.group_conditions.clear()
-                room = len(self.events)
-                if self.client.writes is not None:
-                    room = min(room, max(0, MAX_QUEUED_EVENTS - self.in_flight))
-                events = [(self.events.popleft(), 1) for _ in range(room)]
+                events = [(ev, 1) for ev in self.events]  # at most MAX_QUEUED_EVENTS
+                self.events.clear()
                 events.extend(self._take_retries())
             for pod, reason, message in conditions:
                 self._write(
@@ -308,45 +320,40 @@ class Recorder:
                     {"status": {"conditions": [condition]}},
                     "application/strategic-merge-patch+json",
                 )
-            for ev, attempt in events:
-                self._send(ev, attempt)
+            if self.pipe is None:
+                for ev, _ in events:
+                    self._write("POST", _events_path(ev), self.event_body(ev))
+            elif events:
+                self._post(self.pipe, events)
 
-    def _send(self, ev: PendingEvent, attempt: int = 1) -> None:
-        """Write one Event: through the client's writes thread when it has one (the answer
-        handled there), else here."""
-        body = self.event_body(ev)
-        path = f"/apis/events.k8s.io/v1/namespaces/{ev.pod.namespace}/events"
-        writes = self.client.writes
-        if writes is None:
-            self._write("POST", path, body)
+    def _post(self, pipe: PipelinedPosts, events: list[tuple[PendingEvent, int]]) -> None:
+        """Write a batch of Events through ``pipe`` on this thread, each paced by the
+        client's limiter (the batch leaves when its last token is due)."""
+        delay = max(self.client.limiter.reserve() for _ in events)
+        if delay > 0:
+            time.sleep(delay)
+        paths = [_events_path(ev) for ev, _ in events]
+        bodies = [self.event_body(ev) for ev, _ in events]
+        answers = pipe.post(list(zip(paths, bodies, strict=True)), "application/json", 5.0)
+        for (ev, attempt), path, err in zip(events, paths, answers, strict=True):
+            self._answered(ev, attempt, path, err)
+
+    def _answered(self, ev: PendingEvent, attempt: int, path: str, err: Exception | None) -> None:
+        """Count an Event's answer, or queue its next attempt after a retryable failure.  A
+        second attempt answered 409 AlreadyExists found the first one written (an Event's
+        name is unique to its occurrence)."""
+        if err is None or (isinstance(err, ApiError) and err.code == 409 and attempt > 1):
+            self.written += 1
             return
-
-        def answered(err: Exception | None) -> None:  # on the writes thread
-            with self.cond:
-                self.in_flight -= 1
-            if err is None:
-                self.written += 1
+        if isinstance(err, ApiError):
+            if err.code == 404:
+                return  # the namespace is gone
+            if err.retryable and attempt < WRITE_ATTEMPTS:
+                due = time.monotonic() + min(err.retry_after or 0.2, 2.0)
+                with self.cond:
+                    self.retries.append((due, ev, attempt + 1))
                 return
-            if isinstance(err, ApiError):
-                if err.code == 404:
-                    return  # the namespace is gone
-                if err.retryable and attempt < WRITE_ATTEMPTS:
-                    due = time.monotonic() + min(err.retry_after or 0.2, 2.0)
-                    with self.cond:
-                        self.retries.append((due, ev, attempt + 1))
-                    return
-            log.info("dropping POST %s: %s", path, err)
-
-        with self.cond:
-            self.in_flight += 1
-        try:
-            writes.submit(
-                "POST", path, body, answered=answered, client=self.client, timeout=5.0, low=True
-            )
-        except ApiError as e:  # the client is closed: shutting down
-            with self.cond:
-                self.in_flight -= 1
-            log.info("dropping POST %s: %s", path, e)
+        log.info("dropping POST %s: %s", path, err)
 
     def _retry_due(self) -> bool:
         now = time.monotonic()
