@@ -357,3 +357,37 @@ def test_a_constrained_group_created_with_topology_scheduling_off_preempts() -> 
     out = _run(items, pods)
     assert out["l0"]["result"] == "Preempted"
     assert out["h0"]["result"] == "Scheduled"
+
+
+def _members_preempting_on_both_nodes(async_api: bool) -> dict[str, dict[str, Any]]:
+    """Without GangScheduling, three 1-CPU members that prefer n1 each preempt for
+    themselves: h0 and h1 evict the lowest-priority Pod on n2, h2 a Pod of n1; a Pod that
+    may not preempt (``p``) has a short cycle of its own before the group's next."""
+    mid = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "value": 10}
+    mid["metadata"] = {"name": "mid"}
+    items = [_node("n1", "2"), _node("n2", "2"), _group("hi", 1, "high"), mid]
+    pods = [_pod("a", "1", 1, on="n1"), _pod("b", "1", 2, on="n1"), _pod("c", "2", 3, on="n2")]
+    for p in pods[:2]:
+        p["spec"]["priorityClassName"], p["spec"]["priority"] = "mid", 10
+    pods += [_pod("p", "3", 4, never=True)]
+    pods += [_pod(f"h{i}", "1", 5 + i, group="hi", cls="high", prefer="n1") for i in range(3)]
+    gates = {"GangScheduling": False, "SchedulerAsyncAPICalls": async_api}
+    return _run(items, pods, wap=False, gates=gates)
+
+
+def test_members_nominations_are_heard_after_a_short_cycle_without_async_api_calls() -> None:
+    """The failure handler patches each member's status itself: the group's next cycle
+    finds them nominated, and each returns to its node (kube-oracle v1.36.3: 4 of 4)."""
+    out = _members_preempting_on_both_nodes(async_api=False)
+    assert out["a"]["result"] == out["c"]["result"] == "Preempted"
+    assert [out[f"h{i}"]["node"] for i in range(3)] == ["n2", "n2", "n1"]
+
+
+def test_with_async_api_calls_a_short_cycle_does_not_hear_the_members_nominations() -> None:
+    """The API dispatcher patches later; ``p``'s cycle (no eviction, well under a
+    millisecond) is too short for the update to come, so the group's next cycle searches
+    its members afresh: h0 takes n1, which it prefers (kube-oracle v1.36.3: 2 of 3 asks,
+    the third h1 on n1; the nominated nodes, h2 on n1, in none)."""
+    out = _members_preempting_on_both_nodes(async_api=True)
+    assert out["a"]["result"] == out["c"]["result"] == "Preempted"
+    assert [out[f"h{i}"]["node"] for i in range(3)] == ["n1", "n2", "n2"]

@@ -190,6 +190,7 @@ class Scheduler:
         """The commit step: assume, Reserve, Permit, hold or bind, and their undo."""
         self.committer.nominate_held = gates.enabled("NominatedNodeNameForExpectation")
         self.committer.async_api = gates.enabled("SchedulerAsyncAPICalls")
+        self.failing.async_api = self.committer.async_api
         self.search = Search(
             self,
             cluster=self.cluster,

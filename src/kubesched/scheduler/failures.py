@@ -78,11 +78,30 @@ class Failures:
         ``heard_later``).  Upstream's failure handler puts a nomination on the nominator at
         once (``AddNominatedPod``: other Pods' Filters count it) but the Pod's own
         ``status.nominatedNodeName``, which ``findNodesThatFitPod`` tries first, only comes
-        with the update event of its status patch; a v1.36 PodGroup popped again at once
-        (from backoffQ when activeQ is empty: 6 ms later at v1.36.3, seed 22363 case 122)
-        searches its members without it, and the patch of one cycle is heard during the
-        next.  :meth:`hear_nominations` puts them on the Pods, timed as
-        ``Commit.renominate_due`` times a failed waiter's."""
+        with the update event of its status patch (the API dispatcher's call, then the
+        informer); a v1.36 PodGroup popped again soon after (from backoffQ when activeQ is
+        empty) searches its members without it.  Without SchedulerAsyncAPICalls the
+        failure handler patches at once and the update is heard during the next cycle
+        (seed 19601 case 24).  With it (:attr:`async_api`) the API dispatcher's goroutine
+        patches later, and the update comes while the scheduler is busy for milliseconds:
+        during the first later cycle that is a :meth:`slow_step` (seed 22363 case 122:
+        the group's next cycle), not during a single Pod's cycle that evicts nothing (well
+        under a millisecond at upstream's pace: seed 23362 case 10, two such cycles
+        between the group's, its members searched afresh in 8 of 11 asks).
+        :meth:`hear_nominations` puts them on the Pods."""
+        self.async_api = False
+        """SchedulerAsyncAPICalls is on (set by the scheduler)."""
+        self.slow_steps = 0
+        """How many cycles so far took the informer long enough to deliver an update
+        (:meth:`slow_step`)."""
+        self._slow_steps_heard = 0
+        """:attr:`slow_steps` at the last :meth:`hear_nominations`."""
+
+    def slow_step(self) -> None:
+        """The cycle running takes milliseconds at upstream's pace: a PodGroup cycle (each
+        member searched, its Permit run, its own preemption tried) or a preemption that
+        evicts victims (API calls, :meth:`record_victims`)."""
+        self.slow_steps += 1
 
     def post_filter(
         self, fwk: Framework, state: CycleState, pod: api.Pod, diagnosis: Diagnosis
@@ -139,18 +158,21 @@ class Failures:
         nominator.add(qp.pod, node)
 
     def hear_nominations(self, *, all_of_them: bool) -> None:
-        """Hear the :attr:`unheard` status patches, called before each pop: those made
-        before the previous cycle began, or all of them (``all_of_them``) when no Pod can
-        be popped at once; each puts its node on the Pod (its update event), whatever
-        the nominator holds since."""
+        """Hear the :attr:`unheard` status patches, called before each pop: those sent
+        before the cycle that just ended (with :attr:`async_api`: if it was a
+        :meth:`slow_step`), or all of them (``all_of_them``) when no Pod can be popped at
+        once; each puts its node on the Pod (its update event), whatever the nominator
+        holds since."""
+        slow = self.slow_steps != self._slow_steps_heard or not self.async_api
+        self._slow_steps_heard = self.slow_steps
         for key, (qp, patches) in list(self.unheard.items()):
             kept: list[tuple[str, bool]] = []
             for node, raced in patches:
-                if raced or all_of_them:
+                if (raced and slow) or all_of_them:
                     if self.queue.get(key) is not None and not qp.pod.node_name:
                         qp.pod = qp.pod.nominated_to(node)
                 else:
-                    kept.append((node, True))  # heard during the next cycle
+                    kept.append((node, True))  # heard during a later cycle
             if kept:
                 self.unheard[key] = (qp, kept)
             else:
@@ -179,6 +201,7 @@ class Failures:
         """Remember that ``preemptor`` (a Pod key) evicted ``victims`` for ``node`` ("": a
         PodGroup's preemption that nominated none of its members, v1.36)."""
         if victims:
+            self.slow_step()
             keys = tuple(v.key for v in victims)
             self.preemptions[preemptor] = (node, keys)
             for k in keys:

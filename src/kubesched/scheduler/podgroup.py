@@ -887,6 +887,7 @@ class PodGroupCycle(GroupAlgorithm):
                 self.queue.add_attempted_pod_group(key, "success")
             return []
         members = self.order(kept)
+        self.failures.slow_step()  # long enough for the informer (``Failures.unheard``)
         held = self._hold_nominations(members)
         hold = self.hold_deletions
         if hold is not None:
@@ -990,8 +991,8 @@ class PodGroupCycle(GroupAlgorithm):
         (``preemption``) fails every member, each nominated to the node the preemption
         found for it; the victims are recorded against its first nominated member."""
         victims = preemption.victims if preemption is not None else ()
-        # v1.36: a member's nomination is on its Pod once its status patch is heard, after
-        # the group's next cycle when that follows at once (``Failures.unheard``)
+        # v1.36: a member's nomination is on its Pod once its status patch is heard, during
+        # a later slow cycle (``Failures.unheard``)
         later = self.version == "1.36"
         for i, m in enumerate(members):
             res = results[i] if i < len(results) else None
