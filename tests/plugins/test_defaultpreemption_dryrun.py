@@ -8,10 +8,17 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubesched.api import objects as api
 from kubesched.plugins.defaultpreemption import dryrun, pdb
-from kubesched.plugins.defaultpreemption.picking import Candidate, pick_one_node
+from kubesched.plugins.defaultpreemption.picking import (
+    PRIORITY_OFFSET,
+    Candidate,
+    earliest_start_of_highest,
+    pick_one_node,
+)
 from tests.plugins._defaultpreemption import (
     HIGH,
     LARGE,
@@ -405,6 +412,59 @@ def _candidate(name: str, *prios: int, pdb_violations: int = 0) -> Candidate:
 )
 def test_pick_one_node(candidates: list[Candidate], want: int) -> None:
     assert pick_one_node(candidates) == want
+
+
+def _upstream_pick(candidates: list[Candidate]) -> int:
+    """``pickOneNodeForPreemption`` as upstream writes it: each criterion in turn keeps the
+    candidates scoring best under it, the first left wins."""
+    if not candidates:
+        return -1
+    left = list(range(len(candidates)))
+    criteria = (
+        lambda c: -c.num_pdb_violations,
+        lambda c: -c.victims[0].priority,
+        lambda c: -sum(p.priority + PRIORITY_OFFSET for p in c.victims),
+        lambda c: -len(c.victims),
+        lambda c: earliest_start_of_highest(c.victims),
+    )
+    for score in criteria:
+        best = max(score(candidates[i]) for i in left)
+        left = [i for i in left if score(candidates[i]) == best]
+    return left[0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 2),
+            st.lists(
+                st.tuples(st.integers(-3, 3), st.one_of(st.none(), st.integers(0, 3))),
+                min_size=1,
+                max_size=4,
+            ),
+        ),
+        max_size=6,
+    )
+)
+def test_pick_one_node_as_upstreams_criteria_one_by_one(
+    drawn: list[tuple[int, list[tuple[int, int | None]]]],
+) -> None:
+    """The kept rank, compared as one tuple, picks what the criteria applied one after
+    another pick (random priorities, start times with and without, PDB violations)."""
+    candidates = [
+        Candidate(
+            f"n{i}",
+            i,
+            [
+                pod(f"n{i}-{j}", prio, start=None if start is None else float(start))
+                for j, (prio, start) in enumerate(victims)
+            ],
+            bad,
+        )
+        for i, (bad, victims) in enumerate(drawn)
+    ]
+    assert pick_one_node(candidates) == _upstream_pick(candidates)
 
 
 @pytest.mark.parametrize(

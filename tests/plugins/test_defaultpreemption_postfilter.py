@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -274,6 +275,24 @@ def test_calculate_num_candidates(pct: int, absolute: int, nodes: int, want: int
     assert pl.calculate_num_candidates(nodes) == want
     offset, n = pl.get_offset_and_num_candidates(nodes)
     assert 0 <= offset < nodes and n == want
+
+
+def test_offsets_are_the_scheduler_generators_integers_draws() -> None:
+    """The random offsets into the potential nodes are ``rng.integers(n)`` of the
+    scheduler's seeded generator, drawn in turn with its other user (the tie-break of
+    :meth:`Search.pick`): the same numbers in the same order as numpy's own calls."""
+    s, _ = scheduler([node("n")], [])
+    pl = plugin(s)
+    rng = pl.handle.rng
+    assert rng is not None
+    twin = copy.deepcopy(rng)
+    got, want = [], []
+    for n in (500, 7, 5000, 3, 2**20, 1, 64, 2**33):
+        got.append(pl.get_offset_and_num_candidates(n)[0])
+        want.append(int(twin.integers(n)))
+        got.append(s.search.draw(n))
+        want.append(int(twin.integers(n)))
+    assert got == want
 
 
 def test_args_from_the_profile_mapping() -> None:

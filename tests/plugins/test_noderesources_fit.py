@@ -351,6 +351,24 @@ def test_one_node_verdict_is_the_array_verdict() -> None:
             assert got == want
 
 
+def test_one_failing_node_verdict_is_shared_and_read_only() -> None:
+    """A one-node failure's verdict is made once per bitmask and given again (the kept
+    failed pass asks for the same failing node each cycle): the same object, its codes
+    read-only, as :meth:`Verdict.all_pass`'s."""
+    cluster = make_cluster([make_node("n").cap(cpu="1", pods=10).obj()])
+    pl = fit.new(None, fw.Handle(cluster))
+    pod = _pod({"cpu": "2"})
+    state = fw.CycleState()
+    pl.pre_filter(state, pod, cluster)
+    row = cluster.nodes.order()[:1]
+    first = pl.filter(state, pod, cluster, row)
+    again = pl.filter(state, pod, cluster, row)
+    assert first is again and not first.codes.flags.writeable
+    assert first.table[int(first.codes[0])].reasons == ("Insufficient cpu",)
+    with pytest.raises(ValueError, match="read-only"):
+        first.codes[0] = 0
+
+
 def test_filter_without_pre_filter_is_an_error() -> None:
     cluster = make_cluster([make_node("n").cap(cpu="1", pods=10).obj()])
     pl = fit.new(None, fw.Handle(cluster))

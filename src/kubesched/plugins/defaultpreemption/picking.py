@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from kubesched.api import objects as api
@@ -107,23 +107,26 @@ def earliest_start_of_highest(victims: Sequence[api.Pod]) -> float:
     return min(start_time(p) for p in victims if p.priority == top)
 
 
-_CRITERIA: tuple[Callable[[Candidate], float], ...] = (
-    lambda c: -c.num_pdb_violations,
-    lambda c: -c.victims[0].priority,
-    lambda c: -sum(p.priority + PRIORITY_OFFSET for p in c.victims),
-    lambda c: -len(c.victims),
-    lambda c: earliest_start_of_highest(c.victims),
-)
-"""Upstream's criteria in order, each a score where higher is better: fewest PDB violations,
-lowest highest-priority victim, smallest sum of priorities, fewest victims, latest start of
-the highest-priority victims."""
-
-
 def rank(candidate: Candidate) -> tuple[float, ...]:
-    """The candidate's scores under every criterion, in order (kept on the candidate)."""
+    """The candidate's scores under upstream's criteria in order, each a score where higher
+    is better: fewest PDB violations, lowest highest-priority victim (the first), smallest
+    sum of priorities (each offset by :data:`PRIORITY_OFFSET`), fewest victims, latest
+    start of the highest-priority victims (:func:`earliest_start_of_highest`).  Computed
+    once, in one pass over the victims, and kept on the candidate."""
     r = candidate.rank
     if r is None:
-        r = candidate.rank = tuple(score(candidate) for score in _CRITERIA)
+        victims = candidate.victims
+        prios = [p.priority for p in victims]
+        top = max(prios)
+        earliest = min(start_time(p) for p in victims if p.priority == top)
+        n = len(prios)
+        r = candidate.rank = (
+            -candidate.num_pdb_violations,
+            -prios[0],
+            -(sum(prios) + PRIORITY_OFFSET * n),
+            -n,
+            earliest,
+        )
     return r
 
 

@@ -118,20 +118,24 @@ def mask_one(nodes: Any, row: int, s: PreFilterState) -> int | None:
     return mask
 
 
-_ONE_TABLES: dict[tuple[int, tuple[str, ...]], dict[int, fw.Status]] = {}
-"""The status table of a one-node verdict by (bitmask, reasons)."""
+_ONE_VERDICTS: dict[tuple[int, tuple[str, ...]], fw.Verdict] = {}
+"""The one-node verdict by (bitmask, reasons)."""
 
 
 def verdict_one(mask: int, reasons: tuple[str, ...]) -> fw.Verdict:
     """The verdict of one node with the non-zero :func:`mask_one` bitmask ``mask``: what
-    :func:`verdict_from_masks` gives for it, its status table made once per bitmask."""
+    :func:`verdict_from_masks` gives for it, made once per bitmask and shared, its codes
+    read-only as :meth:`~kubesched.framework.interface.Verdict.all_pass`'s (the kept failed
+    pass and the preemption re-checks ask for the same failing node's verdict each cycle)."""
     key = (mask, reasons)
-    table = _ONE_TABLES.get(key)
-    if table is None:
-        if len(_ONE_TABLES) > 4096:
-            _ONE_TABLES.clear()
-        table = _ONE_TABLES[key] = _table([mask], reasons)
-    return fw.Verdict(np.ones(1, dtype=np.int8), table)
+    verdict = _ONE_VERDICTS.get(key)
+    if verdict is None:
+        if len(_ONE_VERDICTS) > 4096:
+            _ONE_VERDICTS.clear()
+        codes = np.ones(1, dtype=np.int8)
+        codes.flags.writeable = False
+        verdict = _ONE_VERDICTS[key] = fw.Verdict(codes, _table([mask], reasons))
+    return verdict
 
 
 def node_fits(requests: api.Resources, allocatable: api.Resources) -> bool:
