@@ -132,7 +132,7 @@ def explain_group(
     ]
     ordered = cycle.order(queued)
     results, decided = cycle.decide(fwk, ordered, key)
-    group = cycle.post_filter(fwk, key, ordered, decided)
+    group = cycle.post_filter(fwk, key, ordered, decided, results)
     placements: dict[str, str | None] = {m.pod.key: None for m in ordered}
     unplaced: dict[str, str] = {}
     for res in results:

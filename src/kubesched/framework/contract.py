@@ -316,6 +316,20 @@ class PodGroupPostFilterPlugin(Plugin, Protocol):
     ) -> tuple[PodGroupPostFilterResult | None, Status]: ...
 
 
+@runtime_checkable
+class PodGroupClaimsPostFilterPlugin(Plugin, Protocol):
+    """DynamicResources' PodGroupPostFilter (v1.37): after a PodGroup's algorithm is
+    Unschedulable, free the claims that kept its members off every node.  ``members`` are
+    the group's unscheduled Pods of this cycle in its order, ``states`` the cycle state of
+    each member the algorithm tried, by Pod key (upstream's PodGroup cycle state gathers
+    what each member's PreFilter wrote).  Found among the profile's PostFilter plugins by
+    the cycle (:mod:`kubesched.scheduler.podgroup`)."""
+
+    def pod_group_post_filter_claims(
+        self, members: Sequence[api.Pod], states: Mapping[str, CycleState], /
+    ) -> Status: ...
+
+
 POINT_PROTOCOLS: Mapping[str, type] = {
     "pre_enqueue": PreEnqueuePlugin,
     "queue_sort": QueueSortPlugin,

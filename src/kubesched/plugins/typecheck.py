@@ -175,6 +175,9 @@ PERMIT_PLUGIN: tuple[type[c.PermitPlugin], ...] = (
 )
 PLACEMENT_FEASIBLE_PLUGIN: tuple[type[c.PlacementFeasiblePlugin], ...] = (GangScheduling,)
 POD_GROUP_POST_FILTER_PLUGIN: tuple[type[c.PodGroupPostFilterPlugin], ...] = (DefaultPreemption,)
+POD_GROUP_CLAIMS_POST_FILTER_PLUGIN: tuple[type[c.PodGroupClaimsPostFilterPlugin], ...] = (
+    DynamicResources,
+)
 PLACEMENT_GENERATE_PLUGIN: tuple[type[c.PlacementGeneratePlugin], ...] = (
     TopologyPlacementGenerator,
 )

@@ -46,7 +46,7 @@ member that fits nowhere also runs its own PostFilter plugins for their message)
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -124,31 +124,37 @@ def run_pod_group_post_filters(
     key: str,
     pods: list[api.Pod],
     schedule: contract.PodGroupSchedulingFunc | None,
-    dra: bool,
+    claims: Mapping[str, CycleState] | None,
 ) -> tuple[Status, contract.PodGroupPostFilterResult | None]:
     """``RunPodGroupPostFilterPlugins`` for group ``key`` (a ``composite:`` key for a
-    tree's root) in the profile's PostFilter order: DynamicResources says ``deallocation
-    and deletion of ResourceClaims completed`` when ``dra`` (else nothing); a
-    PodGroupPostFilter plugin (DefaultPreemption) preempts for the group when it has a
+    tree's root) and its unscheduled members ``pods``, in the profile's PostFilter order:
+    DynamicResources frees the claims that kept the members off their nodes when given
+    ``claims``, the cycle states of the members the algorithm tried (by Pod key), and says
+    nothing without (:class:`~kubesched.framework.contract.PodGroupClaimsPostFilterPlugin`);
+    a PodGroupPostFilter plugin (DefaultPreemption) preempts for the group when it has a
     ``schedule`` (its whole algorithm).  The first Success or UnschedulableAndUnresolvable
     answer ends the run (with its nominations on Success); Unschedulable reasons are joined
     (an empty message when none says anything); an Error is ``error in "NAME"
     PodGroupPostFilter plugins: ...``."""
     reasons: list[str] = []
     for plugin in fwk.plugins["post_filter"]:
-        if plugin.name == names.DYNAMIC_RESOURCES:
-            if dra:
-                reasons.append("deallocation and deletion of ResourceClaims completed")
+        result: contract.PodGroupPostFilterResult | None = None
+        if isinstance(plugin, contract.PodGroupClaimsPostFilterPlugin):
+            if claims is None:
+                continue
+            status = plugin.pod_group_post_filter_claims(pods, claims)
         elif isinstance(plugin, contract.PodGroupPostFilterPlugin) and schedule is not None:
             result, status = plugin.pod_group_post_filter(key, pods, schedule)
-            if status.is_success():
-                return Status(Code.SUCCESS, (status.message(),)), result
-            if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
-                return Status(status.code, (status.message(),)), None
-            if status.code != Code.UNSCHEDULABLE:
-                msg = f'error in "{plugin.name}" PodGroupPostFilter plugins: {status.message()}'
-                return Status(Code.ERROR, (msg,), plugin.name), None
-            reasons.extend(status.reasons)
+        else:
+            continue
+        if status.is_success():
+            return Status(Code.SUCCESS, (status.message(),)), result
+        if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+            return Status(status.code, (status.message(),)), None
+        if status.code != Code.UNSCHEDULABLE:
+            msg = f'error in "{plugin.name}" PodGroupPostFilter plugins: {status.message()}'
+            return Status(Code.ERROR, (msg,), plugin.name), None
+        reasons.extend(status.reasons)
     return Status(Code.UNSCHEDULABLE, (", ".join(reasons),)), None
 
 
@@ -411,10 +417,15 @@ class GroupAlgorithm:
         return max(range(len(rows)), key=lambda i: (totals[i], -i))
 
     def post_filter(
-        self, fwk: Framework, key: str, members: list[QueuedPodInfo], group: Status
+        self,
+        fwk: Framework,
+        key: str,
+        members: list[QueuedPodInfo],
+        group: Status,
+        results: Sequence[MemberResult],
     ) -> Status:
         """The group's status after :meth:`post_filter_result`."""
-        return self.post_filter_result(fwk, key, members, group)[0]
+        return self.post_filter_result(fwk, key, members, group, results)[0]
 
     def _scheduling_func(
         self,
@@ -463,13 +474,14 @@ class GroupAlgorithm:
         gates = self.manager.gates
         policy = self.manager.policy(key)
         constrained = policy is not None and bool(policy.topology_keys)
-        dra = not (gates.enabled("TopologyAwareWorkloadScheduling") and constrained)
-        if policy is None:
-            status, result = run_pod_group_post_filters(fwk, key, [], None, dra)
-        else:
-            schedule = self._scheduling_func(fwk, members, key, policy)
-            pods = [m.pod for m in members]
-            status, result = run_pod_group_post_filters(fwk, key, pods, schedule, dra)
+        claims = (
+            None
+            if gates.enabled("TopologyAwareWorkloadScheduling") and constrained
+            else {r.qp.pod.key: r.state for r in results}
+        )
+        pods = [m.pod for m in members]
+        schedule = None if policy is None else self._scheduling_func(fwk, members, key, policy)
+        status, result = run_pod_group_post_filters(fwk, key, pods, schedule, claims)
         if status.code == Code.ERROR:
             return status, None
         return with_reason(group, status.message()), result

@@ -241,7 +241,7 @@ class TreeCycle(PodGroupCycle):
             return contract.PodGroupAssignments(placed, results[tree.key].status)
 
         pods = [m.pod for m in popped]
-        return run_pod_group_post_filters(fwk, tree.key, pods, schedule, dra=False)
+        return run_pod_group_post_filters(fwk, tree.key, pods, schedule, claims=None)
 
     def validate_tree(self, members: list[QueuedPodInfo], root: str, leaves: list[TreeNode]) -> str:
         """``validatePodGroup`` for a tree: the root's priority and preemption policy."""

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,6 +68,7 @@ from kubesched.framework.contract import Locality, PreBindTiming
 from kubesched.framework.interface import (
     SKIP,
     SUCCESS,
+    Code,
     CycleState,
     Handle,
     IntArray,
@@ -632,6 +633,19 @@ class DynamicResources(Hints):
             if self._post_filter_quiet:
                 return None, unschedulable()
             return None, unschedulable("no new claims to deallocate")
+        freed = self._free_one(pod, s)
+        if freed is not None:
+            return None, freed
+        if self._post_filter_quiet:
+            return None, unschedulable()
+        return None, unschedulable("still not schedulable")
+
+    def _free_one(self, pod: api.Pod, s: _State) -> Status | None:
+        """Upstream ``deallocateOrDeletePodClaims``: deallocate one claim that kept the Pod
+        off a node where the rest fit and that no other Pod uses (upstream picks one at
+        random; kubesched the first by position), else delete the DRAExtendedResource claim
+        an earlier cycle made; Unschedulable saying which, or the write's Error.  None:
+        nothing to free."""
         stale = s.special.base if s.special and not special.is_special(s.special.base) else None
         for k in sorted(s.unavailable):
             claim = s.claims[k]
@@ -640,32 +654,129 @@ class DynamicResources(Hints):
                     break
                 continue
             if set(claim.reserved_for) <= {pod.uid}:
-                write = self.handle.api
-                refused = faults.post_filter(write, claim.raw)
-                if refused:
-                    return None, error(refused)
-                if isinstance(write, ObjectWriter):
-                    raw = copy.deepcopy(dict(claim.raw))
-                    status = raw.get("status") or {}
-                    for key in ("reservedFor", "allocation", "devices"):
-                        status.pop(key, None)
-                    raw["status"] = status
-                    try:
-                        write.update_object(raw)
-                    except Exception as e:
-                        return None, error(f"deallocate claim {claim.key}: {e}")
-                return None, unschedulable("deallocation of ResourceClaim completed")
+                status = self._deallocate(claim)
+                return status or unschedulable("deallocation of ResourceClaim completed")
         if stale is not None:  # the special claim an earlier cycle created: delete it
             write = self.handle.api
             if isinstance(write, ObjectDeleter):
                 try:
                     write.delete_object("ResourceClaim", stale.namespace, stale.name)
                 except Exception as e:
-                    return None, error(str(e))
-            return None, unschedulable("deletion of ResourceClaim completed")
-        if self._post_filter_quiet:
-            return None, unschedulable()
-        return None, unschedulable("still not schedulable")
+                    return error(str(e))
+            return unschedulable("deletion of ResourceClaim completed")
+        return None
+
+    def _deallocate(self, claim: r.ResourceClaim) -> Status | None:
+        """Write ``claim`` without its reservations, allocation and device statuses (through
+        the API client, when it writes): the write's Error, None when it succeeds."""
+        write = self.handle.api
+        refused = faults.post_filter(write, claim.raw)
+        if refused:
+            return error(refused)
+        if isinstance(write, ObjectWriter):
+            raw = copy.deepcopy(dict(claim.raw))
+            status = raw.get("status") or {}
+            for key in ("reservedFor", "allocation", "devices"):
+                status.pop(key, None)
+            raw["status"] = status
+            try:
+                write.update_object(raw)
+            except Exception as e:
+                return error(f"deallocate claim {claim.key}: {e}")
+        return None
+
+    def pod_group_post_filter_claims(
+        self, members: Sequence[api.Pod], states: Mapping[str, CycleState]
+    ) -> Status:
+        """Upstream v1.37 ``PodGroupPostFilter`` for a PodGroup (the cycle does not ask for a
+        composite tree, nor under TopologyAwareWorkloadScheduling for a group with
+        scheduling constraints): each member the algorithm tried (``states``, by Pod key)
+        frees what its own PostFilter would (:meth:`_free_one`); then, under
+        DRAWorkloadResourceClaims, when one of them had nothing to free, the group's own
+        claims (:meth:`_free_group_claims`, whose message then answers).  Unschedulable
+        ``deallocation and deletion of ResourceClaims completed``; an Error as soon as a
+        write fails, or ``not found`` when no member reached this plugin's PreFilter
+        (upstream reads the group's state, which the first one writes)."""
+        tried = [
+            (pod, state)
+            for pod in members
+            if (state := states.get(pod.key)) is not None and _RAN in state
+        ]
+        if not tried:
+            return error("not found")
+        unreserve = False
+        for pod, state in tried:
+            s = state.get(_KEY)
+            freed = self._free_one(pod, s) if isinstance(s, _State) and s.claims else None
+            if freed is None:
+                unreserve = True  # not every member could be helped
+            elif freed.code == Code.ERROR:
+                return freed
+        if unreserve and self._group_claims and members:
+            said = self._free_group_claims(members[0], [state for _, state in tried])
+            if said is not None:
+                return said
+        return unschedulable("deallocation and deletion of ResourceClaims completed")
+
+    def _free_group_claims(self, pod: api.Pod, states: list[CycleState]) -> Status | None:
+        """Upstream ``deallocatePodGroupClaims`` (``pod``: the group's first member): unless
+        a member is scheduled already, deallocate the first claim that kept a member off a
+        node and is reserved for nobody or for the PodGroup alone, else take the PodGroup
+        out of ``reservedFor`` of the first of its own allocated claims reserved for it
+        (upstream's patch, which the API's faults do not disturb).  Its message, an Error,
+        or None (nothing done)."""
+        manager = manager_of(self.handle)
+        key = manager.group_key(pod)
+        if key is None or manager.state(key).scheduled_count() > 0:
+            return None
+        group, problem = self.pod_group_of(pod)
+        if problem:
+            return error(problem)
+        assert group is not None  # DRAWorkloadResourceClaims is on and the Pod in a group
+        group_uid = groupclaims.object_uid(group)
+        for state in states:
+            s = state.get(_KEY)
+            if not isinstance(s, _State):
+                continue
+            for k in sorted(s.unavailable):
+                claim = s.claims[k]
+                if claim.reserved_for in ((), (group_uid,)):
+                    status = self._deallocate(claim)
+                    return status or unschedulable(
+                        "deallocation of PodGroup ResourceClaim completed"
+                    )
+        statuses = groupclaims.group_statuses(group)
+        for entry, claim_name, template in groupclaims.group_entries(group):
+            name = claim_name
+            if not claim_name:
+                if not template:
+                    return error(
+                        f"PodGroup {key}, spec.resourceClaim {entry}: "
+                        "none of the supported fields are set"
+                    )
+                if entry not in statuses:
+                    return error(f"PodGroup {key}: ResourceClaim not created yet")
+                name = statuses[entry]
+                if not name:
+                    continue
+            own = self.objects.claim(pod.namespace, name)
+            if own is None:
+                return error(f'could not find ResourceClaim "{pod.namespace}/{name}"')
+            if not claim_name and group_uid not in own.owner_uids:
+                continue  # made from the template, but not for this PodGroup
+            if own.allocation is None or not groupclaims.reserved_for_pod(pod, own.raw, True):
+                continue
+            write = self._writers()[0]
+            if write is not None:
+                patched = dict(own.raw.get("status") or {})
+                kept = [x for x in patched.get("reservedFor") or () if x.get("uid") != group_uid]
+                if kept:
+                    patched["reservedFor"] = kept
+                else:
+                    patched.pop("reservedFor", None)
+                write.update_object({**own.raw, "status": patched})
+            return unschedulable("ResourceClaim unreserved for PodGroup")
+        return None
 
     def pre_score(
         self, state: CycleState, pod: api.Pod, cluster: ClusterState, rows: IntArray
