@@ -461,3 +461,44 @@ def test_v137_queue_metrics_show_the_held_members_and_the_entities() -> None:
     got = s.metrics.samples()
     assert got[("scheduler_pending_pods", (("queue", "incomplete"),))] == 0
     assert got[(entities, (("queue", "gated"), ("type", "podgroup")))] == 1
+
+
+def test_v135_waiters_rejected_together_are_heard_after_the_second_moved_pods_cycle() -> None:
+    """Without SchedulerAsyncAPICalls a failed waiter's update (its nomination back) is heard
+    during the first moved Pod's cycle when it failed alone (v1.35 seed 21352 case 134), but
+    after the second when several waiters were rejected at once, each failure handler
+    patching the API server (v1.35 seed 24352 case 126, seed 24354 case 140: three members
+    timed out together, the second moved Pod's Filter still finding their node free).
+    m0 and m1 wait on n0 (2 CPUs), m2 fits nowhere, and m0 and m1 time out together; p and
+    q (1 CPU each, failed before) are moved by the timeout: p binds on n0 first, q too in
+    the second cycle, before the nominations are heard."""
+    fg = featuregates.with_settings("1.35", {"GenericWorkload": True, "GangScheduling": True})
+    cfg = load_config(None, known_plugins=known_plugin_names(), gates=fg)
+    clock = VirtualClock()
+    fake = FakeApi()
+    s = Scheduler(cfg, clock=clock, api_client=fake, options=SchedulerOptions(feature_gates=fg))
+    s.on_node_add(make_node("n0").cap(cpu="2", memory="8Gi", pods=10).obj())
+    s.on_object(
+        {
+            "apiVersion": "scheduling.k8s.io/v1alpha1",
+            "kind": "Workload",
+            "metadata": {"name": "w", "namespace": "ns"},
+            "spec": {"podGroups": [{"name": "g", "policy": {"gang": {"minCount": 3}}}]},
+        }
+    )
+    for i in range(3):  # m2 fits no node (no Pod's deletion moves it)
+        builder = make_pod(f"m{i}", "ns").req(cpu="1")
+        pod = (builder.node_selector(zone="none") if i == 2 else builder).obj()
+        pod.workload_ref = api.WorkloadRef("w", "g", "")
+        s.on_pod_add(pod)
+    _run(s)
+    assert len(s.handle.waiting_pods) == 2
+    for name in ("p", "q"):
+        s.on_pod_add(make_pod(name, "ns").req(cpu="1").obj())
+    _run(s)
+    assert s.pod_attempts["ns/p"] == 1 and s.pod_attempts["ns/q"] == 1
+    clock.advance(300.0)  # the gang's Permit timeout: m0 and m1 rejected at once
+    _run(s)
+    assert s.queue.nominator.node_of("ns/m0") == "n0"
+    assert s.queue.nominator.node_of("ns/m1") == "n0"
+    assert {fake.binds.get("ns/p"), fake.binds.get("ns/q")} == {"n0"}
