@@ -194,7 +194,14 @@ func Schedule(ctx context.Context, req *ScheduleRequest, timeout time.Duration) 
 		if err := waitQuiet(ctx, sched, rec, tracker, pods, time.Until(deadline)); err != nil {
 			return nil, err
 		}
-		if round == permitRounds || expireWaiting(sched, queueClock, rec, pods, expired) == 0 {
+		if round == permitRounds {
+			break
+		}
+		n, err := expireWaiting(sched, queueClock, rec, pods, expired, deadline)
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
 			break
 		}
 	}
@@ -249,7 +256,11 @@ func (c *jumpClock) jump(d time.Duration) { c.offset.Add(int64(d)) }
 // release (rec).  Returns once every wait it ends has ended; expired counts, per gang, the
 // waits ended so far: a gang waiting again after one has a new deadline, five minutes after
 // the others'.
-func expireWaiting(sched *scheduler.Scheduler, queueClock *jumpClock, rec *recorder, pods []*v1.Pod, expired map[string]int) int {
+//
+// The ends are replayed in real time, offset as they fall: gangs expired a different number
+// of times end gangPermitTimeout (minutes) apart, past the run's deadline.  Such a run fails
+// with an error rather than outliving its timeout (v1.35 seeds 24352 cases 132 and 134).
+func expireWaiting(sched *scheduler.Scheduler, queueClock *jumpClock, rec *recorder, pods []*v1.Pod, expired map[string]int, deadline time.Time) (int, error) {
 	due := map[string]time.Time{}    // each gang's deadline, read once
 	ends := map[time.Time][]func(){} // each deadline's rejections
 	n := 0
@@ -276,13 +287,19 @@ func expireWaiting(sched *scheduler.Scheduler, queueClock *jumpClock, rec *recor
 		n++
 	}
 	if n == 0 {
-		return 0
+		return 0, nil
 	}
-	var first time.Time
+	var first, last time.Time
 	for at := range ends {
 		if first.IsZero() || at.Before(first) {
 			first = at
 		}
+		if at.After(last) {
+			last = at
+		}
+	}
+	if spread := last.Sub(first); time.Now().Add(spread).After(deadline) {
+		return 0, fmt.Errorf("the Permit waits end %v apart, past the run's timeout (%v left)", spread, time.Until(deadline).Round(time.Millisecond))
 	}
 	queueClock.jump(gangPermitTimeout)
 	var done sync.WaitGroup
@@ -304,7 +321,7 @@ func expireWaiting(sched *scheduler.Scheduler, queueClock *jumpClock, rec *recor
 	for gang := range due {
 		expired[gang]++
 	}
-	return n
+	return n, nil
 }
 
 // decodeSubmitted decodes one entry of the request's pods: a Pod (its apiVersion and kind
