@@ -1,7 +1,9 @@
-"""A Pod's compiled affinity terms are kept per Pod (:func:`pod_terms`): the queue's hint for
-an assigned Pod's add asks for every pooled Pod's terms in turn, so a cache of the last Pod
-only would compile each of them again per event; a Pod whose labels changed is compiled
-again (``matchLabelKeys`` reads them)."""
+"""A Pod's compiled affinity terms are kept per (affinity objects, namespace, labels)
+(:func:`pod_terms`): the queue's hint for an assigned Pod's add asks for every pooled Pod's
+terms in turn, so a cache of the last Pod only would compile each of them again per event;
+the Pods of one template (shallow copies sharing the affinity objects) compile once; a Pod
+whose labels or namespace differ is compiled again (``matchLabelKeys`` reads the labels, an
+empty ``namespaces`` defaults to the Pod's own)."""
 
 from __future__ import annotations
 
@@ -42,3 +44,33 @@ def test_changed_labels_are_compiled_again() -> None:
     after = terms.pod_terms(pod)
     assert after != before  # matchLabelKeys took the new value
     assert terms.pod_terms(pod) is after
+
+
+def test_pods_of_one_template_share_one_compile(monkeypatch: pytest.MonkeyPatch) -> None:
+    compiled: list[str] = []
+    compile_ = terms._compile
+
+    def counting(pod: api.Pod, aff: object, anti: object) -> terms.PodTerms:
+        compiled.append(pod.name)
+        return compile_(pod, pod.pod_affinity, pod.pod_anti_affinity)
+
+    monkeypatch.setattr(terms, "_compile", counting)
+    base = _pod("template", "web")
+    copies = []
+    for i in range(4):
+        c = base.shallow_copy()
+        c.rename(f"c{i}")
+        c.uid = f"uid-{i}"
+        c.labels = dict(base.labels)
+        copies.append(c)
+    first = terms.pod_terms(copies[0])
+    assert all(terms.pod_terms(c) is first for c in copies)
+    assert compiled == ["c0"]
+    other_labels, other_ns = copies[1].shallow_copy(), copies[2].shallow_copy()
+    other_labels.labels = {"app": "api"}
+    other_ns.namespace = "other"
+    for pod in (other_labels, other_ns):  # the answer a fresh compile gives
+        assert terms.pod_terms(pod) == compile_(pod, pod.pod_affinity, pod.pod_anti_affinity)
+    assert terms.pod_terms(other_labels) != first
+    assert terms.pod_terms(other_ns).required_affinity[0].namespaces == {"other"}
+    assert len(compiled) == 3

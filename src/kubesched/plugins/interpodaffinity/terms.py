@@ -185,10 +185,12 @@ def _preferred(
 
 
 _Seen = tuple[object, object, dict[str, str], PodTerms]
-_seen: dict[tuple[str, str, int, int], _Seen] = {}
-"""``(uid, namespace, id(affinity), id(anti-affinity))`` -> the affinity objects, the labels
-and the terms compiled from them (the objects are kept, so an id is not reused while its
-entry lives; a hit needs the same objects and equal labels)."""
+_seen: dict[tuple[str, int, int], _Seen] = {}
+"""``(namespace, id(affinity), id(anti-affinity))`` -> the affinity objects, the labels and
+the terms compiled from them (the objects are kept, so an id is not reused while its entry
+lives; a hit needs the same objects and equal labels).  Pods made from one template share
+their affinity objects, so they share one answer: the same :class:`Term` objects, which
+the index's dicts then find by identity."""
 _SEEN_MAX = 1 << 14
 """Entries kept before the cache starts again (a burst of Pods with terms, each seen once)."""
 
@@ -196,15 +198,16 @@ _SEEN_MAX = 1 << 14
 def pod_terms(pod: api.Pod) -> PodTerms:
     """Upstream ``NewPodInfo``'s terms; errors aggregated as ``utilerrors.NewAggregate``.
 
-    The answer is kept per Pod (the same uid, affinity objects, namespace and labels): one
-    scheduling cycle asks in PreFilter, PreScore and when the Pod is assumed, and the queue's
+    The answer is kept per (affinity objects, namespace, labels), the only inputs: one
+    scheduling cycle asks in PreFilter, PreScore and when the Pod is assumed, the queue's
     hint for an assigned Pod's add asks for every pooled Pod with terms (EventHandlingPodAdd:
-    2,000 pooled Pods, one bound Pod at a time).  The terms depend on nothing else.
+    2,000 pooled Pods, one bound Pod at a time), and the Pods of one template (shallow
+    copies sharing the affinity objects) compile their terms once.
     """
     aff, anti = pod.pod_affinity, pod.pod_anti_affinity
     if aff is None and anti is None:
         return NO_TERMS
-    key = (pod.uid, pod.namespace, id(aff), id(anti))
+    key = (pod.namespace, id(aff), id(anti))
     seen = _seen.get(key)
     if seen is not None and seen[0] is aff and seen[1] is anti and seen[2] == pod.labels:
         return seen[3]
