@@ -7,6 +7,11 @@ empty ``namespaces`` defaults to the Pod's own)."""
 
 from __future__ import annotations
 
+import os
+import pickle
+import subprocess
+import sys
+
 import pytest
 
 from kubesched.api import objects as api
@@ -74,3 +79,32 @@ def test_pods_of_one_template_share_one_compile(monkeypatch: pytest.MonkeyPatch)
     assert terms.pod_terms(other_labels) != first
     assert terms.pod_terms(other_ns).required_affinity[0].namespaces == {"other"}
     assert len(compiled) == 3
+
+
+def test_kept_hashes_match_fresh_terms_and_are_not_pickled() -> None:
+    """Terms and matchers keep their hash; one pickled in a process with another string
+    hash seed (a parallel worker) still finds, and is found by, the same term here."""
+    pod = _pod("p", "web")
+    [term] = terms.pod_terms(pod).required_affinity
+    fresh, _ = terms.compile_term(pod, pod.pod_affinity.required[0])  # type: ignore[union-attr]
+    assert fresh is not term and {term: 1}[fresh] == 1
+    m = terms.matcher(term, {}, ())
+    assert {m: 1}[terms.matcher(fresh, {}, ())] == 1
+    script = (
+        "import pickle, sys\n"
+        "from kubesched.plugins.interpodaffinity import terms\n"
+        "from kubesched.testing import make_pod\n"
+        "from kubesched.testing.builders import affinity_term\n"
+        "t = affinity_term('zone', labels={'role': 'db'}, match_label_keys=('app',))\n"
+        "pod = make_pod('p').labels(app='web').pod_affinity(t).obj()\n"
+        "[term] = terms.pod_terms(pod).required_affinity\n"
+        "sys.stdout.buffer.write(pickle.dumps((term, terms.matcher(term, {}, ()))))\n"
+    )
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        out = subprocess.run(
+            [sys.executable, "-c", script], env=env, capture_output=True, check=True
+        ).stdout
+        loaded_term, loaded_matcher = pickle.loads(out)
+        assert loaded_term == term and hash(loaded_term) == hash(term)
+        assert {term: 1}[loaded_term] == 1 and {loaded_matcher: 1}[m] == 1

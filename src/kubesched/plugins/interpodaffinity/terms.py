@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kubesched.api import objects as api
 
@@ -43,6 +43,16 @@ _NAME_MSG = (
 )
 
 
+def _hashed(obj: object, fields: tuple[object, ...]) -> None:
+    """Keep the hash of a frozen term's fields on it.
+
+    Terms and matchers key the index's dicts (groups, resolved matchers, counters) and are
+    looked up several times per Pod; the generated hash walked the selectors' nested tuples
+    each time.  String hashes differ between processes, so the kept hash is never pickled.
+    """
+    object.__setattr__(obj, "_hash", hash(fields))
+
+
 @dataclass(frozen=True, slots=True)
 class Term:
     """A processed ``PodAffinityTerm`` (upstream ``AffinityTerm``).
@@ -55,6 +65,18 @@ class Term:
     selector: api.LabelSelector | None
     namespaces: frozenset[str]
     ns_selector: api.LabelSelector | None
+    _hash: int = field(init=False, repr=False, compare=False)
+    """The fields' hash, computed once (:func:`_hashed`)."""
+
+    def __post_init__(self) -> None:
+        _hashed(self, (self.topology_key, self.selector, self.namespaces, self.ns_selector))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self) -> tuple[type[Term], tuple[object, ...]]:
+        """Pickle as ``Term(*fields)``: the hash is computed again where it is loaded."""
+        return Term, (self.topology_key, self.selector, self.namespaces, self.ns_selector)
 
     def matches(self, namespace: str, labels: dict[str, str], ns_labels: Mapping[str, str]) -> bool:
         """Upstream ``AffinityTerm.Matches``: namespace (listed, or its labels selected) and
@@ -76,6 +98,18 @@ class Matcher:
     all_namespaces: bool
     namespaces: frozenset[str]
     selector: api.LabelSelector | None
+    _hash: int = field(init=False, repr=False, compare=False)
+    """The fields' hash, computed once (:func:`_hashed`)."""
+
+    def __post_init__(self) -> None:
+        _hashed(self, (self.all_namespaces, self.namespaces, self.selector))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self) -> tuple[type[Matcher], tuple[object, ...]]:
+        """Pickle as ``Matcher(*fields)``: the hash is computed again where it is loaded."""
+        return Matcher, (self.all_namespaces, self.namespaces, self.selector)
 
     def matches(self, namespace: str, labels: dict[str, str]) -> bool:
         """Whether a Pod in ``namespace`` with ``labels`` is selected."""
