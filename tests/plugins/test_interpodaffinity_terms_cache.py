@@ -108,3 +108,22 @@ def test_kept_hashes_match_fresh_terms_and_are_not_pickled() -> None:
         loaded_term, loaded_matcher = pickle.loads(out)
         assert loaded_term == term and hash(loaded_term) == hash(term)
         assert {term: 1}[loaded_term] == 1 and {loaded_matcher: 1}[m] == 1
+
+
+def test_labels_no_term_reads_do_not_compile_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    compiled: list[str] = []
+    compile_ = terms._compile
+
+    def counting(pod: api.Pod, aff: object, anti: object) -> terms.PodTerms:
+        compiled.append(pod.name)
+        return compile_(pod, pod.pod_affinity, pod.pod_anti_affinity)
+
+    monkeypatch.setattr(terms, "_compile", counting)
+    base = make_pod("t").labels(app="web").pod_affinity(affinity_term("zone", labels={"a": "b"}))
+    pods = [base.obj().shallow_copy() for _ in range(2)]
+    pods[1].labels = {"app": "web", "signature": "signature-label-1"}
+    first = terms.pod_terms(pods[0])
+    for pod in (*pods, pods[0]):
+        assert terms.pod_terms(pod) is first
+        assert first == compile_(pod, pod.pod_affinity, pod.pod_anti_affinity)
+    assert compiled == ["t"]

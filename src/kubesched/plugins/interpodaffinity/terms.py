@@ -218,13 +218,14 @@ def _preferred(
     return tuple(out)
 
 
-_Seen = tuple[object, object, dict[str, str], PodTerms]
+_Seen = tuple[object, object, dict[str, str] | None, PodTerms]
 _seen: dict[tuple[str, int, int], _Seen] = {}
-"""``(namespace, id(affinity), id(anti-affinity))`` -> the affinity objects, the labels and
-the terms compiled from them (the objects are kept, so an id is not reused while its entry
-lives; a hit needs the same objects and equal labels).  Pods made from one template share
-their affinity objects, so they share one answer: the same :class:`Term` objects, which
-the index's dicts then find by identity."""
+"""``(namespace, id(affinity), id(anti-affinity))`` -> the affinity objects, the labels (None
+when no term has ``matchLabelKeys`` / ``mismatchLabelKeys``: the terms do not read them)
+and the terms compiled from them (the objects are kept, so an id is not reused while its
+entry lives; a hit needs the same objects and, when kept, equal labels).  Pods made from
+one template share their affinity objects, so they share one answer: the same
+:class:`Term` objects, which the index's dicts then find by identity."""
 _SEEN_MAX = 1 << 14
 """Entries kept before the cache starts again (a burst of Pods with terms, each seen once)."""
 
@@ -232,24 +233,40 @@ _SEEN_MAX = 1 << 14
 def pod_terms(pod: api.Pod) -> PodTerms:
     """Upstream ``NewPodInfo``'s terms; errors aggregated as ``utilerrors.NewAggregate``.
 
-    The answer is kept per (affinity objects, namespace, labels), the only inputs: one
-    scheduling cycle asks in PreFilter, PreScore and when the Pod is assumed, the queue's
-    hint for an assigned Pod's add asks for every pooled Pod with terms (EventHandlingPodAdd:
-    2,000 pooled Pods, one bound Pod at a time), and the Pods of one template (shallow
-    copies sharing the affinity objects) compile their terms once.
+    The answer is kept per (affinity objects, namespace, labels if a term reads them), the
+    only inputs: one scheduling cycle asks in PreFilter, PreScore and when the Pod is
+    assumed, the queue's hint for an assigned Pod's add asks for every pooled Pod with terms
+    (EventHandlingPodAdd: 2,000 pooled Pods, one bound Pod at a time), and the Pods of one
+    template (shallow copies sharing the affinity objects, their labels differing by the
+    benchmark's signature label) compile their terms once.
     """
     aff, anti = pod.pod_affinity, pod.pod_anti_affinity
     if aff is None and anti is None:
         return NO_TERMS
     key = (pod.namespace, id(aff), id(anti))
     seen = _seen.get(key)
-    if seen is not None and seen[0] is aff and seen[1] is anti and seen[2] == pod.labels:
+    if (
+        seen is not None
+        and seen[0] is aff
+        and seen[1] is anti
+        and (seen[2] is None or seen[2] == pod.labels)
+    ):
         return seen[3]
     terms = _compile(pod, aff, anti)
     if len(_seen) >= _SEEN_MAX:
         _seen.clear()
-    _seen[key] = (aff, anti, dict(pod.labels), terms)
+    _seen[key] = (aff, anti, dict(pod.labels) if _reads_labels(aff, anti) else None, terms)
     return terms
+
+
+def _reads_labels(*affinities: api.PodAffinity | None) -> bool:
+    """Whether any term merges the Pod's labels (``matchLabelKeys`` / ``mismatchLabelKeys``)."""
+    return any(
+        t.match_label_keys or t.mismatch_label_keys
+        for aff in affinities
+        if aff is not None
+        for t in (*aff.required, *(w.term for w in aff.preferred))
+    )
 
 
 def _compile(pod: api.Pod, aff: api.PodAffinity | None, anti: api.PodAffinity | None) -> PodTerms:
