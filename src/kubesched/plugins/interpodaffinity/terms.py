@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kubesched.api import objects as api
 
@@ -43,6 +43,16 @@ _NAME_MSG = (
 )
 
 
+def _hashed(obj: object, fields: tuple[object, ...]) -> None:
+    """Keep the hash of a frozen term's fields on it.
+
+    Terms and matchers key the index's dicts (groups, resolved matchers, counters) and are
+    looked up several times per Pod; the generated hash walked the selectors' nested tuples
+    each time.  String hashes differ between processes, so the kept hash is never pickled.
+    """
+    object.__setattr__(obj, "_hash", hash(fields))
+
+
 @dataclass(frozen=True, slots=True)
 class Term:
     """A processed ``PodAffinityTerm`` (upstream ``AffinityTerm``).
@@ -55,6 +65,18 @@ class Term:
     selector: api.LabelSelector | None
     namespaces: frozenset[str]
     ns_selector: api.LabelSelector | None
+    _hash: int = field(init=False, repr=False, compare=False)
+    """The fields' hash, computed once (:func:`_hashed`)."""
+
+    def __post_init__(self) -> None:
+        _hashed(self, (self.topology_key, self.selector, self.namespaces, self.ns_selector))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self) -> tuple[type[Term], tuple[object, ...]]:
+        """Pickle as ``Term(*fields)``: the hash is computed again where it is loaded."""
+        return Term, (self.topology_key, self.selector, self.namespaces, self.ns_selector)
 
     def matches(self, namespace: str, labels: dict[str, str], ns_labels: Mapping[str, str]) -> bool:
         """Upstream ``AffinityTerm.Matches``: namespace (listed, or its labels selected) and
@@ -76,6 +98,18 @@ class Matcher:
     all_namespaces: bool
     namespaces: frozenset[str]
     selector: api.LabelSelector | None
+    _hash: int = field(init=False, repr=False, compare=False)
+    """The fields' hash, computed once (:func:`_hashed`)."""
+
+    def __post_init__(self) -> None:
+        _hashed(self, (self.all_namespaces, self.namespaces, self.selector))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self) -> tuple[type[Matcher], tuple[object, ...]]:
+        """Pickle as ``Matcher(*fields)``: the hash is computed again where it is loaded."""
+        return Matcher, (self.all_namespaces, self.namespaces, self.selector)
 
     def matches(self, namespace: str, labels: dict[str, str]) -> bool:
         """Whether a Pod in ``namespace`` with ``labels`` is selected."""
@@ -184,11 +218,14 @@ def _preferred(
     return tuple(out)
 
 
-_Seen = tuple[object, object, dict[str, str], PodTerms]
-_seen: dict[tuple[str, str, int, int], _Seen] = {}
-"""``(uid, namespace, id(affinity), id(anti-affinity))`` -> the affinity objects, the labels
+_Seen = tuple[object, object, dict[str, str] | None, PodTerms]
+_seen: dict[tuple[str, int, int], _Seen] = {}
+"""``(namespace, id(affinity), id(anti-affinity))`` -> the affinity objects, the labels (None
+when no term has ``matchLabelKeys`` / ``mismatchLabelKeys``: the terms do not read them)
 and the terms compiled from them (the objects are kept, so an id is not reused while its
-entry lives; a hit needs the same objects and equal labels)."""
+entry lives; a hit needs the same objects and, when kept, equal labels).  Pods made from
+one template share their affinity objects, so they share one answer: the same
+:class:`Term` objects, which the index's dicts then find by identity."""
 _SEEN_MAX = 1 << 14
 """Entries kept before the cache starts again (a burst of Pods with terms, each seen once)."""
 
@@ -196,23 +233,40 @@ _SEEN_MAX = 1 << 14
 def pod_terms(pod: api.Pod) -> PodTerms:
     """Upstream ``NewPodInfo``'s terms; errors aggregated as ``utilerrors.NewAggregate``.
 
-    The answer is kept per Pod (the same uid, affinity objects, namespace and labels): one
-    scheduling cycle asks in PreFilter, PreScore and when the Pod is assumed, and the queue's
-    hint for an assigned Pod's add asks for every pooled Pod with terms (EventHandlingPodAdd:
-    2,000 pooled Pods, one bound Pod at a time).  The terms depend on nothing else.
+    The answer is kept per (affinity objects, namespace, labels if a term reads them), the
+    only inputs: one scheduling cycle asks in PreFilter, PreScore and when the Pod is
+    assumed, the queue's hint for an assigned Pod's add asks for every pooled Pod with terms
+    (EventHandlingPodAdd: 2,000 pooled Pods, one bound Pod at a time), and the Pods of one
+    template (shallow copies sharing the affinity objects, their labels differing by the
+    benchmark's signature label) compile their terms once.
     """
     aff, anti = pod.pod_affinity, pod.pod_anti_affinity
     if aff is None and anti is None:
         return NO_TERMS
-    key = (pod.uid, pod.namespace, id(aff), id(anti))
+    key = (pod.namespace, id(aff), id(anti))
     seen = _seen.get(key)
-    if seen is not None and seen[0] is aff and seen[1] is anti and seen[2] == pod.labels:
+    if (
+        seen is not None
+        and seen[0] is aff
+        and seen[1] is anti
+        and (seen[2] is None or seen[2] == pod.labels)
+    ):
         return seen[3]
     terms = _compile(pod, aff, anti)
     if len(_seen) >= _SEEN_MAX:
         _seen.clear()
-    _seen[key] = (aff, anti, dict(pod.labels), terms)
+    _seen[key] = (aff, anti, dict(pod.labels) if _reads_labels(aff, anti) else None, terms)
     return terms
+
+
+def _reads_labels(*affinities: api.PodAffinity | None) -> bool:
+    """Whether any term merges the Pod's labels (``matchLabelKeys`` / ``mismatchLabelKeys``)."""
+    return any(
+        t.match_label_keys or t.mismatch_label_keys
+        for aff in affinities
+        if aff is not None
+        for t in (*aff.required, *(w.term for w in aff.preferred))
+    )
 
 
 def _compile(pod: api.Pod, aff: api.PodAffinity | None, anti: api.PodAffinity | None) -> PodTerms:
