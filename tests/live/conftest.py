@@ -45,6 +45,11 @@ def wait_for(cond: Callable[[], Any], timeout: float = 20.0, step: float = 0.02)
         time.sleep(step)
 
 
+STEADY_LEASE = ("15s", "10s", "100ms")
+"""Lease timings with no failover on a loaded machine (the 1 s test default loses the Lease
+to a few slow requests), for tests that do not test failover."""
+
+
 def make_config(
     *,
     leader: bool = True,
@@ -149,7 +154,7 @@ class Replica:
             kubeconfig=str(kubeconfig), user_agent=f"kubesched-test ({identity})"
         )
         self.live = LiveScheduler(
-            config or make_config(),
+            config or make_config(lease=STEADY_LEASE),
             self.client,
             identity=identity,
             timing=FAST,
@@ -273,11 +278,6 @@ def roles(kubeconfig: Path) -> Iterator[Callable[..., Role]]:
     yield make
     for r in made:
         r.stop()
-
-
-STEADY_LEASE = ("15s", "10s", "100ms")
-"""Lease timings with no failover on a loaded machine (the 1 s test default loses the Lease
-to a few slow requests), for tests that do not test failover."""
 
 
 def start(

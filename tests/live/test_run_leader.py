@@ -101,9 +101,9 @@ def test_standby_takes_over_from_a_failed_leader(
     api: Api, replicas: Callable[..., Replica]
 ) -> None:
     api.create(node("n1"))
-    a = replicas("replica-a")
+    a = replicas("replica-a", make_config())  # the 1 s Lease: b takes over within seconds
     wait(a.live.leading)
-    b = replicas("replica-b")
+    b = replicas("replica-b", make_config())
     overlap = Overlap(a, b)
     api.create(pod("early"))
     wait(lambda: bound(api, "early"))
