@@ -39,12 +39,12 @@ OPS = ("node-add", "node-update", "node-delete", "pod-add", "pod-update", "pod-d
 
 
 def hint_case(seed: int, index: int, version: str | None = None) -> dict[str, Any]:
-    """The ``index``-th hint case of ``seed`` (at ``version``: from v1.37, NodeDeclaredFeatures'
-    events in some, :func:`_declared_features`, DeferredPodScheduling's, :func:`_deferred_resize`,
-    and, from v1.35, GangScheduling's Workload API events: v1.35's Workload,
-    :func:`_workload_event`, v1.36's and v1.37's PodGroup, :func:`_pod_group_event`, a Pod
-    added that names its group, :func:`_member_added`, and v1.37's composite trees,
-    :func:`_composite_event`)."""
+    """The ``index``-th hint case of ``seed`` (at ``version``: from v1.35, NodeDeclaredFeatures'
+    events in some, :func:`_declared_features`, with its gate on; from v1.37,
+    DeferredPodScheduling's, :func:`_deferred_resize`; and, from v1.35, GangScheduling's Workload
+    API events: v1.35's Workload, :func:`_workload_event`, v1.36's and v1.37's PodGroup,
+    :func:`_pod_group_event`, a Pod added that names its group, :func:`_member_added`, and v1.37's
+    composite trees, :func:`_composite_event`)."""
     gen = Gen(random.Random(f"hints/{seed}/{index}"))
     nodes = [gen.node(i) for i in range(gen.r.randint(1, 4))]
     names = [n["metadata"]["name"] for n in nodes]
@@ -72,19 +72,22 @@ def hint_case(seed: int, index: int, version: str | None = None) -> dict[str, An
     grow = Gen(random.Random(f"hints-grow/{seed}/{index}"))
     if grow.chance(0.04):
         event, items = _extended_resource_grows(grow, incoming, event, items)
-    features = Gen(random.Random(f"hints-features/{seed}/{index}"))  # v1.37's, drawn last
-    if (version or "") >= "1.37" and features.chance(0.15):
+    features = Gen(random.Random(f"hints-features/{seed}/{index}"))  # v1.35's, drawn last
+    declares = (version or "") >= "1.35" and features.chance(0.15)
+    if declares:
         event, items = _declared_features(features, incoming, event, items)
-    request = {
+    request: dict[str, Any] = {
         "cluster": {"apiVersion": "v1", "kind": "List", "items": items},
         "pod": incoming,
         "config": config,
         "event": event,
     }
+    if declares and (version or "") < "1.37":  # Alpha (v1.35), Beta (v1.36); GA, locked, at v1.37
+        request["featureGates"] = {DECLARED_FEATURES_GATE: True}
     deferred = Gen(random.Random(f"hints-deferred/{seed}/{index}"))  # v1.37's, drawn last
     if (version or "") >= "1.37" and deferred.chance(0.1):
         request["event"], request["cluster"]["items"] = _deferred_resize(deferred, incoming, items)
-        request["featureGates"] = {RESIZE_PREEMPTION_GATE: True}
+        request["featureGates"] = {**request.get("featureGates", {}), RESIZE_PREEMPTION_GATE: True}
     # The Workload API's events (v1.35+), drawn last, each from a stream of its own; one per
     # case at most: a composite tree's (v1.37), a member Pod added, or a group object's.
     groups = Gen(random.Random(f"hints-podgroup/{seed}/{index}"))
@@ -454,8 +457,10 @@ def _extended_resource_grows(
     return {"op": "update", "old": old, "new": new}, items
 
 
+DECLARED_FEATURES_GATE = "NodeDeclaredFeatures"
 FEATURES = ("RestartAllContainersOnContainerExits", "UserNamespacesHostNetworkSupport")
-"""Node features a Pod's spec makes it need (``kubesched.api.nodefeatures``), and one no Pod
+"""Node features a Pod's spec makes it need (``kubesched.api.nodefeatures``; v1.35's registry
+knows only the first, so there a Pod needing the second needs nothing), and one no Pod
 needs."""
 UNNEEDED = "InPlacePodVerticalScaling"
 
@@ -463,11 +468,11 @@ UNNEEDED = "InPlacePodVerticalScaling"
 def _declared_features(
     gen: Gen, incoming: dict[str, Any], event: dict[str, Any], items: list[dict[str, Any]]
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """NodeDeclaredFeatures' events (v1.37, GA): the rejected Pod needs one or both of
-    :data:`FEATURES` (a container's restart rule restarting all containers; host network
-    without host users) in most cases, the nodes declare some of them, and the event is a
-    node added or one whose declared features change (gained, lost, replaced, or only an
-    unneeded one), at times with nothing else changed.  Returns ``(event, items)``."""
+    """NodeDeclaredFeatures' events (v1.35 Alpha, v1.36 Beta, v1.37 GA): the rejected Pod needs
+    one or both of :data:`FEATURES` (a container's restart rule restarting all containers; host
+    network without host users) in most cases, the nodes declare some of them, and the event is a
+    node added or one whose declared features change (gained, lost, replaced, or only an unneeded
+    one), at times with nothing else changed. Returns ``(event, items)``."""
     spec = incoming["spec"]
     needs = [x for x in FEATURES if gen.chance(0.6)]
     if FEATURES[0] in needs:

@@ -182,6 +182,52 @@ def test_member_and_tree_hints_match_upstream(version: str) -> None:
     assert any(e.startswith("Unsched") for _, t in answers for e in t["events"])
 
 
+def _declared_feature_cases(seed: int, n: int, version: str) -> list[dict[str, Any]]:
+    """The first ``n`` hint cases of ``seed`` at ``version`` whose Nodes declare features."""
+    out = []
+    for i in range(n):
+        case = hint_case(seed, i, version)
+        nodes = [o for o in case["cluster"]["items"] if o["kind"] == "Node"]
+        if any("declaredFeatures" in node["status"] for node in nodes):
+            out.append(case)
+    return out
+
+
+@pytest.mark.parametrize("version", ["1.34", "1.35", "1.36", "1.37"])
+def test_hint_cases_draw_declared_features(version: str) -> None:
+    """From v1.35 some cases' Nodes declare features (``status.declaredFeatures``), the
+    NodeDeclaredFeatures gate on where a user may set it (v1.35 Alpha, v1.36 Beta; GA and
+    locked at v1.37); v1.34's declare none."""
+    cases = _declared_feature_cases(1, 300, version)
+    if version == "1.34":
+        assert cases == []
+        return
+    assert len(cases) >= 20
+    gates = {c.get("featureGates", {}).get("NodeDeclaredFeatures") for c in cases}
+    assert gates == ({True} if version < "1.37" else {None})
+
+
+@pytest.mark.parametrize("version", ["1.35", "1.36", "1.37"])
+def test_declared_feature_hints_match_upstream(version: str) -> None:
+    """NodeDeclaredFeatures' hints on a Node added or one whose declared features change,
+    against kube-oracle's of the release (skipped when ``oracle/bin/vV`` is not built): the
+    plugin asked (its gate on), ``Queue`` answered (upstream skips only a Node whose declared
+    features stay as they were, which asks it nothing)."""
+    path = binary(version)
+    try:
+        with Oracle(binary=path, verb="hints") as upstream:
+            cases = _declared_feature_cases(1, 300, version)
+            answers = [(ours_hints(c, version), upstream.ask(c)) for c in cases]
+    except OracleMissing as e:
+        pytest.skip(str(e))
+    failures = [d for ours, theirs in answers for d in hint_differences(ours, theirs)]
+    assert not failures, "\n".join(failures[:10])
+    ndf = {
+        h["hint"] for _, t in answers for h in t["hints"] if h["plugin"] == "NodeDeclaredFeatures"
+    }
+    assert "Queue" in ndf
+
+
 def test_hint_cases_reproduce_and_vary() -> None:
     assert hint_case(3, 7) == hint_case(3, 7)
     ops = {hint_case(3, i)["event"]["op"] for i in range(60)}
