@@ -78,6 +78,19 @@ _WORKLOAD_KIND = {
 }
 
 
+def _upstream_agrees(version: str, cases: list[dict[str, Any]]) -> list[tuple[Any, Any]]:
+    """``(ours, upstream's)`` hint answers of ``cases`` at ``version``, asserted equal
+    (skipped when ``oracle/bin/vV``'s kube-oracle is not built)."""
+    try:
+        with Oracle(binary=binary(version), verb="hints") as upstream:
+            answers = [(ours_hints(c, version), upstream.ask(c)) for c in cases]
+    except OracleMissing as e:
+        pytest.skip(str(e))
+    failures = [d for ours, theirs in answers for d in hint_differences(ours, theirs)]
+    assert not failures, "\n".join(failures[:10])
+    return answers
+
+
 def _pod_group_cases(seed: int, n: int, version: str = "1.37") -> list[dict[str, Any]]:
     """The hint cases at ``version`` among the first ``n`` of ``seed`` whose event is a
     Workload API object's (a Workload at v1.35, a PodGroup from v1.36)."""
@@ -109,15 +122,7 @@ def test_workload_api_hints_match_upstream(version: str) -> None:
     """GangScheduling's Workload (v1.35) and PodGroup (v1.36 Add; v1.37 Add and Update) hints
     against kube-oracle's of the release (skipped when ``oracle/bin/vV`` is not built): the
     label upstream's event carries and the hint, ``Queue`` and ``QueueSkip`` both answered."""
-    path = binary(version)
-    try:
-        with Oracle(binary=path, verb="hints") as upstream:
-            cases = _pod_group_cases(1, 300, version)
-            answers = [(ours_hints(c, version), upstream.ask(c)) for c in cases]
-    except OracleMissing as e:
-        pytest.skip(str(e))
-    failures = [d for ours, theirs in answers for d in hint_differences(ours, theirs)]
-    assert not failures, "\n".join(failures[:10])
+    answers = _upstream_agrees(version, _pod_group_cases(1, 300, version))
     hints = {h["hint"] for _, theirs in answers for h in theirs["hints"]}
     assert hints == {"Queue", "QueueSkip"}
 
@@ -168,15 +173,7 @@ def test_member_and_tree_hints_match_upstream(version: str) -> None:
     queue's ``UnscheduledPodAdd``) and, at v1.37, on a composite tree's objects, against
     kube-oracle's of the release (skipped when ``oracle/bin/vV`` is not built): ``Queue``
     and ``QueueSkip`` both answered."""
-    path = binary(version)
-    try:
-        with Oracle(binary=path, verb="hints") as upstream:
-            cases = _member_or_tree_cases(1, 300, version)
-            answers = [(ours_hints(c, version), upstream.ask(c)) for c in cases]
-    except OracleMissing as e:
-        pytest.skip(str(e))
-    failures = [d for ours, theirs in answers for d in hint_differences(ours, theirs)]
-    assert not failures, "\n".join(failures[:10])
+    answers = _upstream_agrees(version, _member_or_tree_cases(1, 300, version))
     gang = {h["hint"] for _, t in answers for h in t["hints"] if h["plugin"] == "GangScheduling"}
     assert gang == {"Queue", "QueueSkip"}
     assert any(e.startswith("Unsched") for _, t in answers for e in t["events"])
@@ -213,15 +210,7 @@ def test_declared_feature_hints_match_upstream(version: str) -> None:
     against kube-oracle's of the release (skipped when ``oracle/bin/vV`` is not built): the
     plugin asked (its gate on), ``Queue`` answered (upstream skips only a Node whose declared
     features stay as they were, which asks it nothing)."""
-    path = binary(version)
-    try:
-        with Oracle(binary=path, verb="hints") as upstream:
-            cases = _declared_feature_cases(1, 300, version)
-            answers = [(ours_hints(c, version), upstream.ask(c)) for c in cases]
-    except OracleMissing as e:
-        pytest.skip(str(e))
-    failures = [d for ours, theirs in answers for d in hint_differences(ours, theirs)]
-    assert not failures, "\n".join(failures[:10])
+    answers = _upstream_agrees(version, _declared_feature_cases(1, 300, version))
     ndf = {
         h["hint"] for _, t in answers for h in t["hints"] if h["plugin"] == "NodeDeclaredFeatures"
     }
