@@ -21,12 +21,16 @@ from kubesched.scheduler.core import Scheduler
 from kubesched.testing import FakeApi, VirtualClock, make_node, make_pod
 
 
-def _scheduler(version: str, gates: dict[str, bool]) -> tuple[Scheduler, FakeApi]:
+def _scheduler(
+    version: str, gates: dict[str, bool], clock: VirtualClock | None = None
+) -> tuple[Scheduler, FakeApi]:
+    """The default profile of ``version`` under ``gates``, on ``clock`` (a test that moves
+    time passes its own) and a :class:`FakeApi`."""
     fg = featuregates.with_settings(version, gates)
     cfg = load_config(None, known_plugins=known_plugin_names(), gates=fg)
     fake = FakeApi()
     options = SchedulerOptions(feature_gates=fg)
-    return Scheduler(cfg, clock=VirtualClock(), api_client=fake, options=options), fake
+    return Scheduler(cfg, clock=clock or VirtualClock(), api_client=fake, options=options), fake
 
 
 def pod_group(
@@ -98,10 +102,7 @@ def test_a_group_that_cannot_fit_is_retried_whole_on_its_own_backoff() -> None:
     one failure), the one Insufficient cpu rejected too, and the group's next cycle takes
     them all at once."""
     clock = VirtualClock()
-    fg = featuregates.with_settings("1.37", {"GenericWorkload": True})
-    cfg = load_config(None, known_plugins=known_plugin_names(), gates=fg)
-    options = SchedulerOptions(feature_gates=fg)
-    s = Scheduler(cfg, clock=clock, api_client=FakeApi(), options=options)
+    s, _ = _scheduler("1.37", {"GenericWorkload": True}, clock)
     s.on_node_add(make_node("n0").cap(cpu="4", memory="8Gi", pods=10).obj())
     s.on_object(pod_group("g", 3))
     for i in range(3):
@@ -244,14 +245,8 @@ def _v135_gang_that_cannot_fill(gates: dict[str, bool]) -> tuple[Scheduler, Virt
 
 def _v135_gang_waiting(gates: dict[str, bool]) -> tuple[Scheduler, VirtualClock]:
     """:func:`_v135_gang_that_cannot_fill` until m0 waits at Permit and m1 has failed."""
-    fg = featuregates.with_settings(
-        "1.35", {"GenericWorkload": True, "GangScheduling": True, **gates}
-    )
-    cfg = load_config(None, known_plugins=known_plugin_names(), gates=fg)
     clock = VirtualClock()
-    s = Scheduler(
-        cfg, clock=clock, api_client=FakeApi(), options=SchedulerOptions(feature_gates=fg)
-    )
+    s, _ = _scheduler("1.35", {"GenericWorkload": True, "GangScheduling": True, **gates}, clock)
     s.on_node_add(make_node("n0").cap(cpu="1", memory="8Gi", pods=10).obj())
     s.on_object(
         {
@@ -472,11 +467,8 @@ def test_v135_waiters_rejected_together_are_heard_after_the_second_moved_pods_cy
     m0 and m1 wait on n0 (2 CPUs), m2 fits nowhere, and m0 and m1 time out together; p and
     q (1 CPU each, failed before) are moved by the timeout: p binds on n0 first, q too in
     the second cycle, before the nominations are heard."""
-    fg = featuregates.with_settings("1.35", {"GenericWorkload": True, "GangScheduling": True})
-    cfg = load_config(None, known_plugins=known_plugin_names(), gates=fg)
     clock = VirtualClock()
-    fake = FakeApi()
-    s = Scheduler(cfg, clock=clock, api_client=fake, options=SchedulerOptions(feature_gates=fg))
+    s, fake = _scheduler("1.35", {"GenericWorkload": True, "GangScheduling": True}, clock)
     s.on_node_add(make_node("n0").cap(cpu="2", memory="8Gi", pods=10).obj())
     s.on_object(
         {
