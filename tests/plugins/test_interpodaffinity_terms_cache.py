@@ -25,15 +25,24 @@ def _pod(name: str, app: str) -> api.Pod:
     return make_pod(name).labels(app=app).pod_affinity(term).obj()
 
 
-def test_pods_asked_in_turn_are_compiled_once_each(monkeypatch: pytest.MonkeyPatch) -> None:
-    compiled: list[str] = []
-    compile_ = terms._compile
+_fresh_compile = terms._compile
+"""The compile itself, kept before :func:`compiled` replaces it."""
+
+
+@pytest.fixture
+def compiled(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the Pods whose terms are compiled (not found kept), in order."""
+    names: list[str] = []
 
     def counting(pod: api.Pod, aff: object, anti: object) -> terms.PodTerms:
-        compiled.append(pod.name)
-        return compile_(pod, pod.pod_affinity, pod.pod_anti_affinity)
+        names.append(pod.name)
+        return _fresh_compile(pod, pod.pod_affinity, pod.pod_anti_affinity)
 
     monkeypatch.setattr(terms, "_compile", counting)
+    return names
+
+
+def test_pods_asked_in_turn_are_compiled_once_each(compiled: list[str]) -> None:
     pods = [_pod(f"p{i}", "web") for i in range(3)]
     first = [terms.pod_terms(p) for p in pods]
     for _ in range(3):  # three events, each walking the pool
@@ -51,15 +60,7 @@ def test_changed_labels_are_compiled_again() -> None:
     assert terms.pod_terms(pod) is after
 
 
-def test_pods_of_one_template_share_one_compile(monkeypatch: pytest.MonkeyPatch) -> None:
-    compiled: list[str] = []
-    compile_ = terms._compile
-
-    def counting(pod: api.Pod, aff: object, anti: object) -> terms.PodTerms:
-        compiled.append(pod.name)
-        return compile_(pod, pod.pod_affinity, pod.pod_anti_affinity)
-
-    monkeypatch.setattr(terms, "_compile", counting)
+def test_pods_of_one_template_share_one_compile(compiled: list[str]) -> None:
     base = _pod("template", "web")
     copies = []
     for i in range(4):
@@ -75,7 +76,7 @@ def test_pods_of_one_template_share_one_compile(monkeypatch: pytest.MonkeyPatch)
     other_labels.labels = {"app": "api"}
     other_ns.namespace = "other"
     for pod in (other_labels, other_ns):  # the answer a fresh compile gives
-        assert terms.pod_terms(pod) == compile_(pod, pod.pod_affinity, pod.pod_anti_affinity)
+        assert terms.pod_terms(pod) == _fresh_compile(pod, pod.pod_affinity, pod.pod_anti_affinity)
     assert terms.pod_terms(other_labels) != first
     assert terms.pod_terms(other_ns).required_affinity[0].namespaces == {"other"}
     assert len(compiled) == 3
@@ -110,20 +111,12 @@ def test_kept_hashes_match_fresh_terms_and_are_not_pickled() -> None:
         assert {term: 1}[loaded_term] == 1 and {loaded_matcher: 1}[m] == 1
 
 
-def test_labels_no_term_reads_do_not_compile_again(monkeypatch: pytest.MonkeyPatch) -> None:
-    compiled: list[str] = []
-    compile_ = terms._compile
-
-    def counting(pod: api.Pod, aff: object, anti: object) -> terms.PodTerms:
-        compiled.append(pod.name)
-        return compile_(pod, pod.pod_affinity, pod.pod_anti_affinity)
-
-    monkeypatch.setattr(terms, "_compile", counting)
+def test_labels_no_term_reads_do_not_compile_again(compiled: list[str]) -> None:
     base = make_pod("t").labels(app="web").pod_affinity(affinity_term("zone", labels={"a": "b"}))
     pods = [base.obj().shallow_copy() for _ in range(2)]
     pods[1].labels = {"app": "web", "signature": "signature-label-1"}
     first = terms.pod_terms(pods[0])
     for pod in (*pods, pods[0]):
         assert terms.pod_terms(pod) is first
-        assert first == compile_(pod, pod.pod_affinity, pod.pod_anti_affinity)
+        assert first == _fresh_compile(pod, pod.pod_affinity, pod.pod_anti_affinity)
     assert compiled == ["t"]
