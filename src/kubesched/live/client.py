@@ -521,7 +521,7 @@ class PipelinedPosts:
                 tls.load_cert_chain(conf.cert_file, conf.key_file or None)
             tls.set_alpn_protocols(["http/1.1"])
             self._tls = tls
-        self._server_name = getattr(conf, "tls_server_name", None) or url.hostname or ""
+        self._server_name = conf.tls_server_name or url.hostname or ""
         self._address = (url.hostname or "", url.port or (443 if self._tls else 80))
         self._netloc = url.netloc
         self._conns: list[_Connection | None] = [None] * self.CONNECTIONS
