@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import signal
 import statistics
@@ -164,10 +165,17 @@ def api_once(
     lists, watches, binds and Events cost the control plane it shares the cores with, plus
     the control plane's own background work over that time, so a slower backlog is charged
     more of it), ``burstApiCpuMsPerPod`` (theirs over the burst: creating the Pods and
-    serving the scheduler), ``backlogCreatePodsPerSecond`` (the creator's rate with no
-    scheduler running) and ``backlogEvents`` / ``burstEvents``: the Events the scheduler
-    wrote in each namespace, counted after it stopped (each bound Pod's ``Scheduled``; a
-    scheduler that drops Events does less work per Pod, so compare CPU at equal counts)."""
+    serving the scheduler), ``burstDriverCpuMsPerPod`` (the creator's own CPU over the burst,
+    ``kube-oracle burst pods``: it runs on the same cores for either scheduler),
+    ``burstCreateShare`` (the creation's share of the burst's window, first create -> last
+    create over first create -> last bind: near 1 when the scheduler keeps up, so the figure
+    is then the creator's rate while both share the cores), ``backlogCreatePodsPerSecond``
+    (the creator's rate with no scheduler running), ``backlogEvents`` / ``burstEvents``: the
+    Events the scheduler wrote in each namespace, counted after it stopped (each bound Pod's ``Scheduled``; a
+    scheduler that drops Events does less work per Pod, so compare CPU at equal counts) and
+    ``backlogEventsAtLastBind`` / ``burstEventsAtLastBind``: those counted (a LIST) right
+    after each phase's last bind; Events written later have their cost outside that phase's
+    window and figures (a backlog's late ones fall into the burst's)."""
     config, name = scheduler_config(directory, who, qps, burst_)
     pod_args = ("--template", str(templates / "pod-default.yaml"), "--scheduler-name", name)
     backlog, burst_ns = f"backlog-{tag}", f"burst-{tag}"
@@ -205,6 +213,7 @@ def api_once(
         backlog_rate = json.loads(out)["podsPerSecond"]
         # from the process's start: its start-up (imports, first lists) is in this figure
         backlog_cpu = cpu_seconds(proc.pid) / pods
+        backlog_events_at_end = count_events(directory, backlog)
         if spy is not None:
             # --gil: only the thread holding the GIL, i.e. where Python spends its CPU
             record = ["record", "--format", "raw", "--gil", "-o", str(spy), "-p", str(proc.pid)]
@@ -216,6 +225,7 @@ def api_once(
             time.sleep(1)
         cpu_before = cpu_seconds(proc.pid)
         api_before = control_plane_cpu(directory)
+        driver_before = children_cpu_seconds()
         out = burst(
             directory,
             "pods",
@@ -228,21 +238,28 @@ def api_once(
         )
         cpu_per_pod = (cpu_seconds(proc.pid) - cpu_before) / pods
         burst_api_cpu = (control_plane_cpu(directory) - api_before) / pods
+        driver_cpu = (children_cpu_seconds() - driver_before) / pods
+        burst_events_at_end = count_events(directory, burst_ns)
         if recorder is not None:  # py-spy first, while its target still runs
             stop(recorder, signal.SIGINT)
             recorder = None
         stop(proc)  # its queued Events flushed before they are counted
         events = {ns: count_events(directory, ns) for ns in (backlog, burst_ns)}
+        result = json.loads(out)
         return {
-            **json.loads(out),
+            **result,
             "backlogPodsPerSecond": backlog_rate,
             "backlogCreatePodsPerSecond": json.loads(created)["createPodsPerSecond"],
             "backlogCpuMsPerPod": backlog_cpu * 1000,
             "cpuMsPerPod": cpu_per_pod * 1000,
             "apiCpuMsPerPod": api_cpu * 1000,
             "burstApiCpuMsPerPod": burst_api_cpu * 1000,
+            "burstDriverCpuMsPerPod": driver_cpu * 1000,
+            "burstCreateShare": result["createSeconds"] / result["allBoundSeconds"],
             "backlogEvents": events[backlog],
             "burstEvents": events[burst_ns],
+            "backlogEventsAtLastBind": backlog_events_at_end,
+            "burstEventsAtLastBind": burst_events_at_end,
         }
     except (BenchError, subprocess.TimeoutExpired) as e:
         tail = (directory / f"{who}.log").read_text(errors="replace")[-1500:] if proc else ""
@@ -284,6 +301,14 @@ def cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     ticks = sum(int(fields[i]) for i in (11, 12, 13, 14))
     return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu_seconds() -> float:
+    """CPU seconds (user + system) of this process's children that have been waited for:
+    around one ``burst`` call, the ``kube-oracle`` it ran (the scheduler is waited for only
+    when it stops)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def control_plane_cpu(directory: Path) -> float:
@@ -351,9 +376,14 @@ def api(
                         f"{res['backlogCpuMsPerPod']:.2f} ms CPU per Pod; "
                         f"burst {res['cpuMsPerPod']:.2f} ms CPU per Pod; "
                         f"API server + etcd {res['apiCpuMsPerPod']:.2f} ms CPU per backlog Pod, "
-                        f"{res['burstApiCpuMsPerPod']:.2f} per burst Pod; backlog created at "
+                        f"{res['burstApiCpuMsPerPod']:.2f} per burst Pod; the creator "
+                        f"{res['burstDriverCpuMsPerPod']:.2f} ms CPU per burst Pod, creating "
+                        f"{100 * res['burstCreateShare']:.0f} % of the burst's window; "
+                        "backlog created at "
                         f"{res['backlogCreatePodsPerSecond']:.0f}/s; Events written "
-                        f"{res['backlogEvents']} backlog, {res['burstEvents']} burst",
+                        f"{res['backlogEvents']} backlog, {res['burstEvents']} burst "
+                        f"({res['backlogEventsAtLastBind']}, {res['burstEventsAtLastBind']} "
+                        "at each phase's last bind)",
                         file=sys.stderr,
                     )
             for who, rs in runs.items():
@@ -368,6 +398,8 @@ def api(
                     "cpuMsPerPod",
                     "apiCpuMsPerPod",
                     "burstApiCpuMsPerPod",
+                    "burstDriverCpuMsPerPod",
+                    "burstCreateShare",
                     "backlogCreatePodsPerSecond",
                 )
                 table[f"{qps:g}/{b}/{who}"] = summarise(rs, *keys)
