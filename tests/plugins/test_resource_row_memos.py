@@ -1,8 +1,11 @@
 """NodeResourcesFit's Filter and Score and BalancedAllocation's Score keep each row's answer
 (:mod:`kubesched.state.rowmemo`): a plugin that has answered before gives what a new one
-gives, whatever changed in between — Pods added and removed, a Node's allocatable
-updated, nominated Pods' usage shifted onto rows for a Filter pass (answered while on them,
-and after it is taken off again), preemption's victims lifted off in a block."""
+gives, whatever changed in between — Pods added and removed (one by one and in bulk), a
+Node's allocatable updated, Nodes removed and added (their rows recycled), nominated Pods'
+usage shifted onto rows for a Filter pass (answered while on them, and after it is taken
+off again), preemption's victims lifted off in a block; with the table's journal of stamp
+moves long enough, and so short that it mostly no longer reaches back to a key's last
+call."""
 
 from __future__ import annotations
 
@@ -19,6 +22,8 @@ from kubesched.kernels.usage import UsageBlock, usage_of
 from kubesched.plugins import noderesources_balanced as balanced
 from kubesched.plugins import noderesources_fit as fit
 from kubesched.state.cache import ClusterState
+from kubesched.state.journal import ChangeJournal
+from kubesched.state.nodes import MOVES_KEPT
 from kubesched.testing import make_cluster, make_node
 
 _seq = itertools.count()
@@ -67,13 +72,17 @@ def _plugins(cluster: ClusterState, version: str) -> tuple[object, object]:
     return fit.new(None, handle), balanced.new(None, handle)
 
 
+@pytest.mark.parametrize("keep", [MOVES_KEPT, 6])
 @pytest.mark.parametrize("version", ["1.34", "1.37"])
-def test_kept_row_answers_equal_a_new_plugins(version: str) -> None:
+def test_kept_row_answers_equal_a_new_plugins(version: str, keep: int) -> None:
     rng = np.random.default_rng(36)
-    nodes = [_node(f"n{i}", rng) for i in range(30)]
+    names = [f"n{i}" for i in range(34)]
+    nodes = [_node(n, rng) for n in names[:30]]
     bound = [_pod(rng, n.name) for n in nodes if rng.random() < 0.6]
     cluster = make_cluster(nodes, bound)
     table = cluster.nodes
+    table.moves = ChangeJournal(keep)
+    live = [n.name for n in nodes]
     kept = _plugins(cluster, version)
     templates = [_pod(rng) for _ in range(3)]  # a few Pod templates, asked again and again
 
@@ -85,18 +94,30 @@ def test_kept_row_answers_equal_a_new_plugins(version: str) -> None:
             _plugins(cluster, version), cluster, pod, rows
         )
 
-    for _ in range(250):
+    for _ in range(300):
         pod = templates[int(rng.integers(len(templates)))]
         check(pod)
         what = rng.random()
-        if what < 0.3:
-            cluster.add_pod(_pod(rng, nodes[int(rng.integers(len(nodes)))].name))
-        elif what < 0.45 and bound:
+        node = live[int(rng.integers(len(live)))]
+        if what < 0.25:
+            cluster.add_pod(_pod(rng, node))
+        elif what < 0.3:
+            cluster.add_bound_pods(
+                [_pod(rng, live[int(rng.integers(len(live)))]) for _ in range(4)]
+            )
+        elif what < 0.4 and bound:
             cluster.remove_pod(bound.pop(int(rng.integers(len(bound)))).key)
-        elif what < 0.55:
-            cluster.update_node(_node(nodes[int(rng.integers(len(nodes)))].name, rng))
+        elif what < 0.48:
+            cluster.update_node(_node(node, rng))
+        elif what < 0.52 and len(live) > 20:  # its row is freed, and taken by the next Node
+            cluster.remove_node(node)
+            live.remove(node)
+        elif what < 0.56 and len(live) < len(names):
+            name = next(n for n in names if n not in live)
+            cluster.add_node(_node(name, rng))
+            live.append(name)
         elif what < 0.8:  # nominated Pods on a row for a Filter pass, then taken off
-            row = int(table.order()[int(rng.integers(len(nodes)))])
+            row = table.row_of[node]
             usage = [usage_of(table, row, _pod(rng)) for _ in range(int(rng.integers(1, 3)))]
             nominated.shift_row(table, row, usage, 1)
             check(pod)

@@ -238,8 +238,8 @@ class FilterPhase:
                 failed_status.append(np.asarray([sid], dtype=np.int64))
                 alive = alive[:0]
                 continue
-            bad = codes != 0
-            if not bad.any():
+            bad = codes.nonzero()[0]  # positions, ascending
+            if not bad.shape[0]:
                 continue
             remap = np.zeros(max(verdict.table, default=0) + 1, dtype=np.int64)
             for k, st in verdict.table.items():
@@ -247,9 +247,9 @@ class FilterPhase:
                     raise PluginError(p.name, st.message(), point="filter")
                 st = st.with_plugin(p.name)
                 remap[k] = interned.setdefault(st, len(interned))
-            failed.append(alive[bad])
-            failed_status.append(remap[codes[bad]])
-            alive = alive[~bad]
+            failed.append(alive.take(bad))
+            failed_status.append(remap.take(codes.take(bad)))
+            alive = alive[codes == 0]
         if len(failed) == 1:  # one plugin rejected nodes (every one-row failure): no copies
             return FilterOutcome(
                 alive, failed[0], failed_status[0], list(interned), int(rows.shape[0])
@@ -507,7 +507,7 @@ class FilterPhase:
         failures before the last of them (:func:`truncate_outcome`), all among these rows."""
         n = int(ordered_rows.size)
         # positions of the rows filtered so far (the outcome's rows are all among them)
-        position = np.empty(int(ordered_rows.max()) + 1, dtype=np.int64)
+        position = np.empty(int(np.maximum.reduce(ordered_rows)) + 1, dtype=np.int64)
         position[ordered_rows[:walked]] = np.arange(walked, dtype=np.int64)
         while True:
             end = default_chunk_end(position[outcome.feasible], walked, n, num_to_find)

@@ -57,6 +57,8 @@ Observer = Callable[[str, str, float], None]
 """``observe(extension_point, status, seconds)``: where extension-point durations go."""
 _CODE_LABEL = {code: code.name.title() for code in Code}
 """The status label an :data:`Observer` gets per code (``Success``, ...), made once."""
+_max, _min = np.maximum.reduce, np.minimum.reduce
+"""A score array's largest and smallest value (``a.max()`` without its Python wrapper)."""
 
 
 class Framework(FilterPhase):
@@ -293,12 +295,12 @@ class Framework(FilterPhase):
                 p.normalize_score(state, pod, scores)
             else:
                 out.raw[p.name] = scores
-            if check and scores.size and (scores.max() > MAX_NODE_SCORE or scores.min() < 0):
+            if check and scores.size and (_max(scores) > MAX_NODE_SCORE or _min(scores) < 0):
                 raise PluginError(
                     p.name, f"plugin {p.name!r} returns an invalid score, it should be in [0, 100]"
                 )
             out.by_plugin[p.name] = scores
-            total += scores * weight
+            total += scores if weight == 1 else scores * weight
         self._timed("Score", start, SUCCESS)
         return out
 

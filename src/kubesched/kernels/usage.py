@@ -61,6 +61,7 @@ class UsageBlock:
         if rows.size == 0:
             return
         t.transient[rows] += 1  # a row listed twice moves once: moved all the same
+        t.moves.extend(rows.tolist())
         if rows.shape[0] == 1:  # one Pod (a nominated one, a victim): views, no ufunc.at
             row = int(rows[0])
             i = range(self.rows.shape[0])[idx][0] if isinstance(idx, slice) else int(idx[0])

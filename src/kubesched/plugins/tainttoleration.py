@@ -74,8 +74,10 @@ class TaintToleration:
     ) -> Verdict:
         """Reject rows whose taint set has an untolerated NoSchedule/NoExecute taint."""
         table = cluster.nodes
+        if len(table.taint_sets) == 1:  # no node has had a taint: no row to read
+            return Verdict.all_pass(rows.shape[0])
         ids = table.taint_set[rows]
-        if len(table.taint_sets) == 1 or not ids.any():
+        if not ids.any():
             return Verdict.all_pass(rows.shape[0])
         uniq, inverse = np.unique(ids, return_inverse=True)
         per_set = np.zeros(uniq.shape[0], dtype=np.int8)
@@ -100,8 +102,10 @@ class TaintToleration:
         if tolerations is None:  # PreScore did not run: compute as it would have
             tolerations = prefer_no_schedule_tolerations(pod.tolerations)
         table = cluster.nodes
+        if len(table.taint_sets) == 1:  # no node has had a taint: no row to read
+            return np.zeros(rows.shape[0], dtype=np.int64)
         ids = table.taint_set[rows]
-        if len(table.taint_sets) == 1 or not ids.any():
+        if not ids.any():
             return np.zeros(rows.shape[0], dtype=np.int64)
         uniq, inverse = np.unique(ids, return_inverse=True)
         per_set = np.fromiter(

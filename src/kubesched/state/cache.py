@@ -479,6 +479,7 @@ class ClusterState:
             counts = np.bincount(rows, minlength=table.capacity)
             table.pod_count += counts
             table.generation += counts
+            table.moves.extend(rows_list)
             self._bump_rows(rows_list)
             for o in self.observers:
                 tell_added(o, recs)

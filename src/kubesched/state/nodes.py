@@ -19,8 +19,9 @@ Columns (``cap`` rows are allocated; ``alive[row]`` says whether a row holds a n
 - ``unschedulable`` : bool ``(cap,)``; ``generation`` : int64 ``(cap,)`` bumped on each change.
 - ``transient`` : int64 ``(cap,)`` bumped on each change of a row's Pod usage, those undone
   again too (a Filter pass's nominated Pods, a preemption dry run's victims), when made and
-  when undone: with ``generation``, what a row's kept answers are stamped with
-  (:mod:`kubesched.state.rowmemo`).
+  when undone: with ``generation``, a row's stamp.  ``moves`` (a
+  :class:`~kubesched.state.journal.ChangeJournal`) lists the row of each move of a stamp,
+  in order: what kept per-row answers are dropped by (:mod:`kubesched.state.rowmemo`).
 - ``label_codes[key]`` : int32 ``(cap,)`` interned value code of label ``key``, -1 if absent;
   ``label_values[key]`` maps value to code.
 - ``taint_set`` : int32 ``(cap,)`` id into ``taint_sets`` (interned tuples of taints).
@@ -38,6 +39,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kubesched.api import objects as api
+from kubesched.state.journal import ChangeJournal
 from kubesched.state.sparse import SparseRequest, SparseResource
 
 IntArray = npt.NDArray[np.int64]
@@ -49,6 +51,8 @@ MAX_DENSE_EXTENDED = 16
 """Extended resources that get a dense column as soon as they appear."""
 PROMOTE_ROWS = 64
 """A sparse resource on this many rows becomes a dense column."""
+MOVES_KEPT = 4096
+"""Stamp moves :attr:`NodeTable.moves` keeps (between half and all of them)."""
 
 
 class NodeTable:
@@ -72,6 +76,10 @@ class NodeTable:
         self.alive = np.zeros(cap, dtype=np.bool_)
         self.generation = np.zeros(cap, dtype=np.int64)
         self.transient = np.zeros(cap, dtype=np.int64)
+        self.moves: ChangeJournal[int] = ChangeJournal(MOVES_KEPT)
+        """The row of each move of a row's stamp (``generation`` or ``transient`` bumped;
+        a block's bump, one entry per row listed), in order.  Whatever bumps either column
+        adds its rows here too."""
         self.taint_set = np.zeros(cap, dtype=np.int32)
         self.taint_sets: list[tuple[api.Taint, ...]] = [()]
         self._taint_set_ids: dict[tuple[api.Taint, ...], int] = {(): 0}
@@ -355,6 +363,7 @@ class NodeTable:
                 sizes[row] = image.size_bytes
         self.nodes[row] = node
         self.generation[row] += 1
+        self.moves.add(row)
         self.version += 1
 
     def remove_node(self, name: str) -> int:
@@ -372,6 +381,7 @@ class NodeTable:
         for rname in self._row_sparse.pop(row, ()):
             self.sparse[rname].drop(row)
         self.generation[row] += 1
+        self.moves.add(row)
         self._free_rows.append(row)
         self._order = None
         self.version += 1
@@ -389,7 +399,7 @@ class NodeTable:
         """Account one pod on ``row``: ``req`` has shape ``(R',)`` with ``R' <= R``;
         ``sparse`` its requests of sparse resources (:meth:`split_request`)."""
         self.shift_pod_usage(row, req, nonzero, ports, sparse, 1)
-        self.generation[row] += 1
+        self.generation[row] += 1  # the row's move journalled by shift_pod_usage
 
     def remove_pod_usage(
         self,
@@ -401,7 +411,7 @@ class NodeTable:
     ) -> None:
         """Undo :meth:`add_pod_usage` for the same arguments."""
         self.shift_pod_usage(row, req, nonzero, ports, sparse, -1)
-        self.generation[row] += 1
+        self.generation[row] += 1  # the row's move journalled by shift_pod_usage
 
     def shift_pod_usage(
         self,
@@ -417,6 +427,7 @@ class NodeTable:
         (:meth:`add_pod_usage` and :meth:`remove_pod_usage` move it; a Filter with
         nominated Pods undoes every change it makes here); ``transient`` bumped."""
         self.transient[row] += 1
+        self.moves.add(row)
         # a view changed in place: ``a[row, :k] += req`` would also copy it back (setitem)
         used = self.requested[row, : req.shape[0]]
         if sign > 0:

@@ -6,10 +6,12 @@ requests, say) and that node's own row of the :class:`~kubesched.state.nodes.Nod
 changes.  Every lasting change of a row moves its ``generation`` (a Node set or removed, a
 Pod added or removed), and every change undone again (the nominated Pods' usage a Filter
 pass adds, the victims a preemption dry run takes off) moves its ``transient`` count, when
-made and when undone.  Pods of one template are filtered and scored against mostly the
-same rows, each bind changing one row, so :class:`RowMemo` keeps each row's answer with
-the sum of the two counts it was found at (both only grow: the sum moves when either
-does) and computes only the rows whose sum moved (or that were never asked for).
+made and when undone; the table lists the row of each such move of a row's stamp in
+:attr:`~kubesched.state.nodes.NodeTable.moves`.  Pods of one template are filtered and
+scored against mostly the same rows, each bind changing one row, so :class:`RowMemo`
+keeps each row's answer until its stamp moves: a call first drops the answers of the rows
+moved since the key's last call (all of them when the journal no longer reaches back
+that far), then computes only the rows asked for that have no answer.
 
 A memo is only for kernels whose answer is elementwise over the rows (the answer for a row
 is the same whichever other rows are computed with it) and reads nothing beyond the row's
@@ -32,6 +34,18 @@ MAX_KEYS = 16
 """Keys kept at once (Pods of a few templates alternating); past it the memo starts over."""
 
 
+class _Kept:
+    """One key's answers: int64 ``(capacity,)``, each current where ``known`` (bool) is
+    set, as of the table's ``moves.version`` ``seen``."""
+
+    __slots__ = ("answers", "known", "seen")
+
+    def __init__(self, capacity: int, seen: int) -> None:
+        self.answers = np.zeros(capacity, dtype=np.int64)
+        self.known = np.zeros(capacity, dtype=np.bool_)
+        self.seen = seen
+
+
 class RowMemo:
     """Per-row answers (int64) of one kernel, for up to :data:`MAX_KEYS` keys, of one table."""
 
@@ -40,10 +54,7 @@ class RowMemo:
     def __init__(self) -> None:
         self._table: NodeTable | None = None
         self._capacity = 0
-        self._kept: dict[Hashable, tuple[IntArray, IntArray]] = {}
-        """key -> (answers, stamps): int64 ``(capacity,)`` each; a stamp is the row's
-        ``generation + transient`` when its answer was found, -1 for a row never computed
-        (the counts are never negative)."""
+        self._kept: dict[Hashable, _Kept] = {}
 
     def values(
         self,
@@ -53,26 +64,32 @@ class RowMemo:
         compute: Callable[[IntArray], IntArray],
     ) -> IntArray:
         """The answers for ``rows`` (int64 ``(n,)``, a new array): kept ones where the row's
-        stamp is the one they were found at, the others from ``compute(stale rows)``
-        (int64, one answer per row given, in their order)."""
+        stamp did not move since they were found, the others from ``compute(rows without
+        one)`` (int64, one answer per row given, in their order)."""
         if table is not self._table or table.capacity != self._capacity:
             self._table, self._capacity = table, table.capacity
             self._kept.clear()
+        moves = table.moves
         kept = self._kept.get(key)
         if kept is None:
             if len(self._kept) >= MAX_KEYS:
                 self._kept.clear()
-            kept = (
-                np.zeros(self._capacity, dtype=np.int64),
-                np.full(self._capacity, -1, dtype=np.int64),
-            )
-            self._kept[key] = kept
-        answers, stamps = kept
-        now = table.generation.take(rows)
-        now += table.transient.take(rows)
-        stale = stamps.take(rows) != now
-        if stale.any():
-            redo = rows[stale]
+            kept = self._kept[key] = _Kept(self._capacity, moves.version)
+        elif kept.seen != moves.version:
+            moved = moves.since(kept.seen)
+            if moved is None:  # the journal no longer reaches back: nothing is known
+                kept.known.fill(False)
+            elif len(moved) <= FEW_ROWS:
+                known = kept.known
+                for row in moved:
+                    known[row] = False
+            else:
+                kept.known[np.asarray(moved, dtype=np.int64)] = False
+            kept.seen = moves.version
+        answers, known = kept.answers, kept.known
+        have = known.take(rows)
+        if np.count_nonzero(have) != rows.shape[0]:
+            redo = rows[~have]
             answers[redo] = compute(redo)
-            stamps[redo] = now[stale]
+            known[redo] = True
         return answers.take(rows)

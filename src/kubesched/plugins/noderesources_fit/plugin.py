@@ -184,9 +184,9 @@ class NodeResourcesFit(GovernedHints):
             masks = self._masks.values(
                 nodes, s.dense, rows, lambda stale: _dense_masks(nodes, stale, s)
             )
-            if not masks.any():
+            bad = masks.nonzero()[0]
+            if not bad.shape[0]:
                 return fw.Verdict.all_pass(rows.shape[0])  # the common case
-            bad = np.flatnonzero(masks)
             return verdict_from_failing(rows.shape[0], bad, masks.take(bad), s.reasons)
         pod_count = nodes.pod_count.take(rows)
         allowed = nodes.allowed_pods.take(rows)
