@@ -82,12 +82,13 @@ class Failures:
         informer); a v1.36 PodGroup popped again soon after (from backoffQ when activeQ is
         empty) searches its members without it.  Without SchedulerAsyncAPICalls the
         failure handler patches at once and the update is heard during the next cycle
-        (seed 19601 case 24).  With it (:attr:`async_api`) the API dispatcher's goroutine
-        patches later, and the update comes while the scheduler is busy for milliseconds:
-        during the first later cycle that is a :meth:`slow_step` (seed 22363 case 122:
-        the group's next cycle), not during a single Pod's cycle that evicts nothing (well
-        under a millisecond at upstream's pace: seed 23362 case 10, two such cycles
-        between the group's, its members searched afresh in 8 of 11 asks).
+        (seed 19601 case 24), or sooner, while a later member of the same cycle is failed
+        and patched (:meth:`hear_patched_before`).  With it (:attr:`async_api`) the API
+        dispatcher's goroutine patches later, and the update comes while the scheduler is
+        busy for milliseconds: during the first later cycle that is a :meth:`slow_step`
+        (seed 22363 case 122: the group's next cycle), not during a single Pod's cycle that
+        evicts nothing (well under a millisecond at upstream's pace: seed 23362 case 10,
+        two such cycles between the group's, its members searched afresh in 8 of 11 asks).
         :meth:`hear_nominations` puts them on the Pods."""
         self.async_api = False
         """SchedulerAsyncAPICalls is on (set by the scheduler)."""
@@ -177,6 +178,23 @@ class Failures:
                 self.unheard[key] = (qp, kept)
             else:
                 del self.unheard[key]
+
+    def hear_patched_before(self, key: str) -> None:
+        """Without :attr:`async_api`, the Pod ``key`` is about to be failed and its status
+        patched by the failure handler itself, after the earlier ones of the same cycle: the
+        informer delivers those earlier patches' updates during that round trip, so every
+        :attr:`unheard` patch but ``key``'s own is heard now.  (v1.36 seed 24361 case 162: a
+        PodGroup's first member, nominated by the group's preemption, found nominated by the
+        group's next cycle, popped at once from backoffQ, in 5 of 6 asks; three members
+        failed after it.)"""
+        if self.async_api:
+            return
+        for other, (qp, patches) in list(self.unheard.items()):
+            if other == key:
+                continue
+            if self.queue.get(other) is not None and not qp.pod.node_name:
+                qp.pod = qp.pod.nominated_to(patches[-1][0])
+            del self.unheard[other]
 
     def release_nominations(self) -> None:
         """Raise ``AssignedPodDelete`` for each Pod :meth:`nominate` took off a node since
