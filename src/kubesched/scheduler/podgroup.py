@@ -1035,6 +1035,8 @@ class PodGroupCycle(GroupAlgorithm):
             elif res is not None and res.nominating is not None and group.code != Code.ERROR:
                 # v1.36: a member that fit nowhere keeps what its own PostFilter answered
                 self.failures.nominate(m, res.nominating, heard_later=later)
+            if later:
+                self.failures.hear_patched_before(m.pod.key)
             self.failures.fail(fwk, m, why, cycle, start)
         if victims and members:  # v1.36: a preemption that nominated no member
             self.failures.record_victims(members[0].pod.key, "", victims)
