@@ -189,21 +189,24 @@ func Schedule(ctx context.Context, req *ScheduleRequest, timeout time.Duration) 
 	time.Sleep(groupSettle)
 	go sched.Run(ctx)
 	deadline := time.Now().Add(timeout)
-	expired := map[string]int{}
+	var starts *waitStarts // from the first round on: when each gang begins to wait again
 	for round := 0; ; round++ {
-		if err := waitQuiet(ctx, sched, rec, tracker, pods, time.Until(deadline)); err != nil {
+		err := waitQuiet(ctx, sched, rec, tracker, pods, time.Until(deadline))
+		began := starts.end()
+		if err != nil {
 			return nil, err
 		}
 		if round == permitRounds {
 			break
 		}
-		n, err := expireWaiting(sched, queueClock, rec, pods, expired, deadline)
+		n, err := expireWaiting(sched, queueClock, rec, pods, began, deadline)
 		if err != nil {
 			return nil, err
 		}
 		if n == 0 {
 			break
 		}
+		starts = watchWaits(sched, pods)
 	}
 	return outcomes(ctx, client, sched, rec, pods), nil
 }
@@ -253,14 +256,19 @@ func (c *jumpClock) jump(d time.Duration) { c.offset.Add(int64(d)) }
 // a gang that began to wait a few cycles after another times out those few cycles after it,
 // and the retries the first timeout sets off race the second as they do upstream (ended at
 // once, the second gang's members were back in the queue before any retry).  Each ending is a
-// release (rec).  Returns once every wait it ends has ended; expired counts, per gang, the
-// waits ended so far: a gang waiting again after one has a new deadline, five minutes after
-// the others'.
+// release (rec).  Returns once every wait it ends has ended.
 //
-// The ends are replayed in real time, offset as they fall: gangs expired a different number
-// of times end gangPermitTimeout (minutes) apart, past the run's deadline.  Such a run fails
-// with an error rather than outliving its timeout (v1.35 seeds 24352 cases 132 and 134).
-func expireWaiting(sched *scheduler.Scheduler, queueClock *jumpClock, rec *recorder, pods []*v1.Pod, expired map[string]int, deadline time.Time) (int, error) {
+// began (nil in the first round) holds when each gang began to wait since the last round's
+// ends (watchWaits).  A gang that waits again after its wait was ended keeps, in wall time,
+// the deadline of its first wait (v1.35's SchedulingTimeout sets a new one only once the old
+// one has passed, on the wall clock: here seconds ago, upstream five minutes); upstream's
+// had passed, so its new deadline is five minutes after the gang began to wait again, and
+// so is every gang's that began to wait since the last round: the waits of one round end
+// as far apart as the gangs began to wait, a few cycles (before session 25 a gang waiting
+// again counted five minutes more, past the others' deadlines and past the run's timeout:
+// v1.35 seeds 24352 cases 132 and 134 were refused).  A round whose ends are still
+// further apart than the run's timeout leaves fails with an error rather than outliving it.
+func expireWaiting(sched *scheduler.Scheduler, queueClock *jumpClock, rec *recorder, pods []*v1.Pod, began map[string]time.Time, deadline time.Time) (int, error) {
 	due := map[string]time.Time{}    // each gang's deadline, read once
 	ends := map[time.Time][]func(){} // each deadline's rejections
 	n := 0
@@ -276,7 +284,10 @@ func expireWaiting(sched *scheduler.Scheduler, queueClock *jumpClock, rec *recor
 		gang, left := permitDeadline(f, wp.GetPod())
 		at, ok := due[gang]
 		if !ok {
-			at = time.Now().Add(left + time.Duration(expired[gang])*gangPermitTimeout)
+			at = time.Now().Add(left)
+			if since, seen := began[gang]; seen && gang != "" {
+				at = since.Add(gangPermitTimeout)
+			}
 			due[gang] = at
 		}
 		ends[at] = append(ends[at], func() {
@@ -318,10 +329,82 @@ func expireWaiting(sched *scheduler.Scheduler, queueClock *jumpClock, rec *recor
 		}
 	}
 	done.Wait()
-	for gang := range due {
-		expired[gang]++
-	}
 	return n, nil
+}
+
+// waitStarts is when each gang was first seen waiting at Permit (by permitDeadline's key)
+// since a round's ends: watchWaits looks every waitPoll.
+type waitStarts struct {
+	mu    sync.Mutex
+	seen  map[types.UID]bool
+	gangs map[string]time.Time
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+// waitPoll is how often watchWaits looks for Pods waiting at Permit: well under a
+// scheduling cycle (0.1 to 1 ms in kube-oracle's logs), so gangs that begin to wait a
+// cycle apart are told apart.
+const waitPoll = 50 * time.Microsecond
+
+// watchWaits notes, until end, when each gang among pods first has a member waiting at
+// Permit (its wait's start, give or take waitPoll).  No exported hook of the framework
+// tells when a Pod begins to wait, so it looks.
+func watchWaits(sched *scheduler.Scheduler, pods []*v1.Pod) *waitStarts {
+	w := &waitStarts{seen: map[types.UID]bool{}, gangs: map[string]time.Time{}, stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		tick := time.NewTicker(waitPoll)
+		defer tick.Stop()
+		for {
+			select {
+			case <-w.stop:
+				return
+			case <-tick.C:
+			}
+			now := time.Now()
+			for _, p := range pods {
+				if w.seen[p.UID] {
+					continue
+				}
+				f, ok := sched.Profiles[p.Spec.SchedulerName]
+				if !ok {
+					continue
+				}
+				wp := f.GetWaitingPod(p.UID)
+				if wp == nil {
+					continue
+				}
+				w.seen[p.UID] = true
+				// The gang has a deadline already (its member's Permit read it), so
+				// permitDeadline sets none.
+				gang, _ := permitDeadline(f, wp.GetPod())
+				w.mu.Lock()
+				if _, ok := w.gangs[gang]; !ok {
+					w.gangs[gang] = now
+				}
+				w.mu.Unlock()
+			}
+		}
+	}()
+	return w
+}
+
+// end stops the watch and returns each gang's first wait (nil for a nil watch: the first
+// round's).
+func (w *waitStarts) end() map[string]time.Time {
+	if w == nil {
+		return nil
+	}
+	select {
+	case <-w.stop:
+	default:
+		close(w.stop)
+	}
+	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.gangs
 }
 
 // decodeSubmitted decodes one entry of the request's pods: a Pod (its apiVersion and kind
