@@ -189,24 +189,24 @@ func Schedule(ctx context.Context, req *ScheduleRequest, timeout time.Duration) 
 	time.Sleep(groupSettle)
 	go sched.Run(ctx)
 	deadline := time.Now().Add(timeout)
-	var starts *waitStarts // from the first round on: when each gang begins to wait again
+	var watch *waitWatch            // from the first round on: when Pods begin to wait at Permit
+	ended := map[string]time.Time{} // each gang's last wait ended, as scheduled
+	defer func() { watch.close() }()
 	for round := 0; ; round++ {
-		err := waitQuiet(ctx, sched, rec, tracker, pods, time.Until(deadline))
-		began := starts.end()
-		if err != nil {
+		if err := waitQuiet(ctx, sched, rec, tracker, pods, time.Until(deadline)); err != nil {
 			return nil, err
 		}
 		if round == permitRounds {
 			break
 		}
-		n, err := expireWaiting(sched, queueClock, rec, pods, began, deadline)
+		var n int
+		watch, n, err = expireWaiting(sched, queueClock, rec, pods, watch, ended, deadline)
 		if err != nil {
 			return nil, err
 		}
 		if n == 0 {
 			break
 		}
-		starts = watchWaits(sched, pods)
 	}
 	return outcomes(ctx, client, sched, rec, pods), nil
 }
@@ -255,22 +255,24 @@ func (c *jumpClock) jump(d time.Duration) { c.offset.Add(int64(d)) }
 // v1.35 a gang's deadline is set when its first member begins to wait (permitDeadline), so
 // a gang that began to wait a few cycles after another times out those few cycles after it,
 // and the retries the first timeout sets off race the second as they do upstream (ended at
-// once, the second gang's members were back in the queue before any retry).  Each ending is a
-// release (rec).  Returns once every wait it ends has ended.
+// once, the second gang's members were back in the queue before any retry).  A member that
+// begins to wait before its gang's deadline, in those cycles, is rejected with the others
+// (upstream's timer waits what is left of the deadline).  Each ending is a release (rec).
+// Returns once every wait it ends has ended, with the watch (watchWaits, started by the
+// first call, for the v1.35 gangs only) that tells when Pods began to wait.
 //
-// began (nil in the first round) holds when each gang began to wait since the last round's
-// ends (watchWaits).  A gang that waits again after its wait was ended keeps, in wall time,
-// the deadline of its first wait (v1.35's SchedulingTimeout sets a new one only once the old
-// one has passed, on the wall clock: here seconds ago, upstream five minutes); upstream's
-// had passed, so its new deadline is five minutes after the gang began to wait again, and
-// so is every gang's that began to wait since the last round: the waits of one round end
-// as far apart as the gangs began to wait, a few cycles (before session 25 a gang waiting
-// again counted five minutes more, past the others' deadlines and past the run's timeout:
-// v1.35 seeds 24352 cases 132 and 134 were refused).  A round whose ends are still
-// further apart than the run's timeout leaves fails with an error rather than outliving it.
-func expireWaiting(sched *scheduler.Scheduler, queueClock *jumpClock, rec *recorder, pods []*v1.Pod, began map[string]time.Time, deadline time.Time) (int, error) {
-	due := map[string]time.Time{}    // each gang's deadline, read once
-	ends := map[time.Time][]func(){} // each deadline's rejections
+// A gang that waits again after its wait was ended keeps, in wall time, the deadline of its
+// first wait (v1.35's SchedulingTimeout sets a new one only once the old one has passed, on
+// the wall clock: here seconds ago, upstream five minutes); upstream's had passed, so its
+// new deadline is five minutes after the gang began to wait again (ended: when its last
+// wait ended): the waits of one round end as far apart as the gangs began to wait, a few
+// cycles (before session 25 a gang waiting again counted five minutes more, past the
+// deadlines of the gangs that first waited in that round and past the run's timeout: v1.35
+// seeds 24352 cases 132 and 134 were refused).  A round whose ends are still further apart
+// than the run's timeout leaves fails with an error rather than outliving it.
+func expireWaiting(sched *scheduler.Scheduler, queueClock *jumpClock, rec *recorder, pods []*v1.Pod, watch *waitWatch, ended map[string]time.Time, deadline time.Time) (*waitWatch, int, error) {
+	due := map[string]time.Time{}  // each gang's deadline, read once
+	waiting := map[types.UID]any{} // the waits ended now, by Pod
 	n := 0
 	for _, p := range pods {
 		f, ok := sched.Profiles[p.Spec.SchedulerName]
@@ -281,27 +283,21 @@ func expireWaiting(sched *scheduler.Scheduler, queueClock *jumpClock, rec *recor
 		if wp == nil {
 			continue
 		}
+		waiting[p.UID] = wp
 		gang, left := permitDeadline(f, wp.GetPod())
-		at, ok := due[gang]
-		if !ok {
-			at = time.Now().Add(left)
-			if since, seen := began[gang]; seen && gang != "" {
-				at = since.Add(gangPermitTimeout)
+		if _, ok := due[gang]; !ok {
+			due[gang] = time.Now().Add(left)
+			if since, seen := watch.began(gang, ended[gang]); seen {
+				due[gang] = since.Add(gangPermitTimeout)
 			}
-			due[gang] = at
 		}
-		ends[at] = append(ends[at], func() {
-			for _, plugin := range wp.GetPendingPlugins() {
-				wp.Reject(plugin, fmt.Sprintf("rejected due to timeout after waiting %v at plugin %v", gangPermitTimeout, plugin))
-			}
-		})
 		n++
 	}
 	if n == 0 {
-		return 0, nil
+		return watch, 0, nil
 	}
 	var first, last time.Time
-	for at := range ends {
+	for _, at := range due {
 		if first.IsZero() || at.Before(first) {
 			first = at
 		}
@@ -310,36 +306,78 @@ func expireWaiting(sched *scheduler.Scheduler, queueClock *jumpClock, rec *recor
 		}
 	}
 	if spread := last.Sub(first); time.Now().Add(spread).After(deadline) {
-		return 0, fmt.Errorf("the Permit waits end %v apart, past the run's timeout (%v left)", spread, time.Until(deadline).Round(time.Millisecond))
+		return watch, 0, fmt.Errorf("the Permit waits end %v apart, past the run's timeout (%v left)", spread, time.Until(deadline).Round(time.Millisecond))
+	}
+	gangs := len(due)
+	if _, ok := due[""]; ok {
+		gangs-- // waits of no v1.35 gang: ended at once
+	}
+	if watch == nil && gangs > 0 {
+		watch = watchWaits(sched, pods, waiting)
 	}
 	queueClock.jump(gangPermitTimeout)
+	start := time.Now()
 	var done sync.WaitGroup
-	for at, rejects := range ends {
+	for gang, at := range due {
+		after := at.Sub(first)
+		ended[gang] = start.Add(after)
 		done.Add(1)
-		time.AfterFunc(at.Sub(first), func() {
+		time.AfterFunc(after, func() {
 			defer done.Done()
 			rec.release()
 		})
-		for _, reject := range rejects {
+		// One timer per member, as upstream's: each ends the member's wait if it is waiting
+		// then (one it began since this round began too).
+		for _, p := range pods {
+			f, ok := sched.Profiles[p.Spec.SchedulerName]
+			if !ok {
+				continue
+			}
 			done.Add(1)
-			time.AfterFunc(at.Sub(first), func() {
+			time.AfterFunc(after, func() {
 				defer done.Done()
-				reject()
+				wp := f.GetWaitingPod(p.UID)
+				if wp == nil {
+					return
+				}
+				if g, _ := permitDeadline(f, wp.GetPod()); g != gang {
+					return
+				}
+				waited := gangPermitTimeout
+				if waiting[p.UID] != any(wp) {
+					if since, ok := watch.startOf(p.UID, wp); ok {
+						waited = time.Since(since)
+					}
+				}
+				watch.end(wp)
+				for _, plugin := range wp.GetPendingPlugins() {
+					wp.Reject(plugin, fmt.Sprintf("rejected due to timeout after waiting %v at plugin %v", waited, plugin))
+				}
 			})
 		}
 	}
 	done.Wait()
-	return n, nil
+	return watch, n, nil
 }
 
-// waitStarts is when each gang was first seen waiting at Permit (by permitDeadline's key)
-// since a round's ends: watchWaits looks every waitPoll.
-type waitStarts struct {
-	mu    sync.Mutex
-	seen  map[types.UID]bool
-	gangs map[string]time.Time
-	stop  chan struct{}
-	done  chan struct{}
+// waitWatch notes when Pods begin to wait at Permit: a wait the framework lists that it had
+// not seen (watchWaits looks every waitPoll; no hook of the framework tells when a wait
+// begins).  A nil watch knows of no wait.
+type waitWatch struct {
+	mu     sync.Mutex
+	known  map[types.UID]any // the wait last seen of each Pod
+	ended  map[any]bool      // the waits expireWaiting ended (listed until their cycle ends)
+	starts []waitStart
+	stop   chan struct{}
+	done   chan struct{}
+}
+
+// waitStart is a wait seen beginning: whose, its gang (permitDeadline's key), and when.
+type waitStart struct {
+	uid  types.UID
+	wait any
+	gang string
+	at   time.Time
 }
 
 // waitPoll is how often watchWaits looks for Pods waiting at Permit: well under a
@@ -347,11 +385,12 @@ type waitStarts struct {
 // cycle apart are told apart.
 const waitPoll = 50 * time.Microsecond
 
-// watchWaits notes, until end, when each gang among pods first has a member waiting at
-// Permit (its wait's start, give or take waitPoll).  No exported hook of the framework
-// tells when a Pod begins to wait, so it looks.
-func watchWaits(sched *scheduler.Scheduler, pods []*v1.Pod) *waitStarts {
-	w := &waitStarts{seen: map[types.UID]bool{}, gangs: map[string]time.Time{}, stop: make(chan struct{}), done: make(chan struct{})}
+// watchWaits starts a watch of the waits of pods, those in known (by Pod) begun already.
+func watchWaits(sched *scheduler.Scheduler, pods []*v1.Pod, known map[types.UID]any) *waitWatch {
+	w := &waitWatch{known: map[types.UID]any{}, ended: map[any]bool{}, stop: make(chan struct{}), done: make(chan struct{})}
+	for uid, wp := range known {
+		w.known[uid] = wp
+	}
 	go func() {
 		defer close(w.done)
 		tick := time.NewTicker(waitPoll)
@@ -364,9 +403,6 @@ func watchWaits(sched *scheduler.Scheduler, pods []*v1.Pod) *waitStarts {
 			}
 			now := time.Now()
 			for _, p := range pods {
-				if w.seen[p.UID] {
-					continue
-				}
 				f, ok := sched.Profiles[p.Spec.SchedulerName]
 				if !ok {
 					continue
@@ -375,13 +411,13 @@ func watchWaits(sched *scheduler.Scheduler, pods []*v1.Pod) *waitStarts {
 				if wp == nil {
 					continue
 				}
-				w.seen[p.UID] = true
-				// The gang has a deadline already (its member's Permit read it), so
-				// permitDeadline sets none.
-				gang, _ := permitDeadline(f, wp.GetPod())
 				w.mu.Lock()
-				if _, ok := w.gangs[gang]; !ok {
-					w.gangs[gang] = now
+				if w.known[p.UID] != any(wp) && !w.ended[wp] {
+					w.known[p.UID] = wp
+					// The gang has a deadline already (the member's Permit read it), so
+					// permitDeadline sets none.
+					gang, _ := permitDeadline(f, wp.GetPod())
+					w.starts = append(w.starts, waitStart{uid: p.UID, wait: wp, gang: gang, at: now})
 				}
 				w.mu.Unlock()
 			}
@@ -390,21 +426,54 @@ func watchWaits(sched *scheduler.Scheduler, pods []*v1.Pod) *waitStarts {
 	return w
 }
 
-// end stops the watch and returns each gang's first wait (nil for a nil watch: the first
-// round's).
-func (w *waitStarts) end() map[string]time.Time {
-	if w == nil {
-		return nil
+// began says when gang first began a wait after its last one ended (after) that was not
+// ended by expireWaiting: what upstream's new deadline counts from.
+func (w *waitWatch) began(gang string, after time.Time) (time.Time, bool) {
+	if w == nil || gang == "" {
+		return time.Time{}, false
 	}
-	select {
-	case <-w.stop:
-	default:
-		close(w.stop)
-	}
-	<-w.done
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.gangs
+	for _, s := range w.starts {
+		if s.gang == gang && s.at.After(after) && !w.ended[s.wait] {
+			return s.at, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// startOf says when the wait wp of the Pod uid was seen beginning.
+func (w *waitWatch) startOf(uid types.UID, wp any) (time.Time, bool) {
+	if w == nil {
+		return time.Time{}, false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, s := range w.starts {
+		if s.uid == uid && s.wait == wp {
+			return s.at, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// end notes that expireWaiting ends the wait wp.
+func (w *waitWatch) end(wp any) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.ended[wp] = true
+}
+
+// close stops the watch.
+func (w *waitWatch) close() {
+	if w == nil {
+		return
+	}
+	close(w.stop)
+	<-w.done
 }
 
 // decodeSubmitted decodes one entry of the request's pods: a Pod (its apiVersion and kind
