@@ -394,3 +394,29 @@ def test_placement_score_weights_are_drawn_under_topology_aware_scheduling_only(
             taken += 1
             assert "error" not in ours_schedule(req, "1.37")
     assert seen >= {"PodGroupPodsCount", "NodeResourcesFit", "resources"}, seen
+
+
+@pytest.fixture(scope="module")
+def schedule_oracle_1_35() -> Iterator[Any]:
+    yield from later_release_oracle("1.35", "schedule")
+
+
+def test_upstream_ends_the_second_permit_round_of_gangs_that_began_to_wait_again(
+    schedule_oracle_1_35: Any,
+) -> None:
+    """Seed 24352 case 134 (v1.35, SchedulerAsyncAPICalls on): after the first Permit round
+    (every wait ended at its gang's deadline) ``group-0`` and ``group-2`` wait again, one of
+    them for the first time since the other's wait was ended.  Upstream gives both a new
+    deadline five minutes after they began to wait again (``SchedulingTimeout`` on the wall
+    clock); kube-oracle once counted the gang waiting again five minutes more, so the two
+    ends fell minutes apart in wall time and the run was refused (``the Permit waits end
+    ... past the run's timeout``: 3 of 4 asks in session 25).  Now both rounds end and the
+    run answers: asked three times, as the refusal came with the run's pace."""
+    req = podgroup_schedule_case(24352, 134, "1.35")
+    for _ in range(3):
+        answer = schedule_oracle_1_35.ask(req)
+        assert "error" not in answer, answer
+        timed_out = [
+            k for k, v in answer["pods"].items() if "rejected due to timeout" in v["message"]
+        ]
+        assert timed_out, answer["pods"]

@@ -189,7 +189,9 @@ func Schedule(ctx context.Context, req *ScheduleRequest, timeout time.Duration) 
 	time.Sleep(groupSettle)
 	go sched.Run(ctx)
 	deadline := time.Now().Add(timeout)
-	expired := map[string]int{}
+	var watch *waitWatch            // from the first round on: when Pods begin to wait at Permit
+	ended := map[string]time.Time{} // each gang's last wait ended, as scheduled
+	defer func() { watch.close() }()
 	for round := 0; ; round++ {
 		if err := waitQuiet(ctx, sched, rec, tracker, pods, time.Until(deadline)); err != nil {
 			return nil, err
@@ -197,7 +199,8 @@ func Schedule(ctx context.Context, req *ScheduleRequest, timeout time.Duration) 
 		if round == permitRounds {
 			break
 		}
-		n, err := expireWaiting(sched, queueClock, rec, pods, expired, deadline)
+		var n int
+		watch, n, err = expireWaiting(sched, queueClock, rec, pods, watch, ended, deadline)
 		if err != nil {
 			return nil, err
 		}
@@ -252,17 +255,24 @@ func (c *jumpClock) jump(d time.Duration) { c.offset.Add(int64(d)) }
 // v1.35 a gang's deadline is set when its first member begins to wait (permitDeadline), so
 // a gang that began to wait a few cycles after another times out those few cycles after it,
 // and the retries the first timeout sets off race the second as they do upstream (ended at
-// once, the second gang's members were back in the queue before any retry).  Each ending is a
-// release (rec).  Returns once every wait it ends has ended; expired counts, per gang, the
-// waits ended so far: a gang waiting again after one has a new deadline, five minutes after
-// the others'.
+// once, the second gang's members were back in the queue before any retry).  A member that
+// begins to wait before its gang's deadline, in those cycles, is rejected with the others
+// (upstream's timer waits what is left of the deadline).  Each ending is a release (rec).
+// Returns once every wait it ends has ended, with the watch (watchWaits, started by the
+// first call, for the v1.35 gangs only) that tells when Pods began to wait.
 //
-// The ends are replayed in real time, offset as they fall: gangs expired a different number
-// of times end gangPermitTimeout (minutes) apart, past the run's deadline.  Such a run fails
-// with an error rather than outliving its timeout (v1.35 seeds 24352 cases 132 and 134).
-func expireWaiting(sched *scheduler.Scheduler, queueClock *jumpClock, rec *recorder, pods []*v1.Pod, expired map[string]int, deadline time.Time) (int, error) {
-	due := map[string]time.Time{}    // each gang's deadline, read once
-	ends := map[time.Time][]func(){} // each deadline's rejections
+// A gang that waits again after its wait was ended keeps, in wall time, the deadline of its
+// first wait (v1.35's SchedulingTimeout sets a new one only once the old one has passed, on
+// the wall clock: here seconds ago, upstream five minutes); upstream's had passed, so its
+// new deadline is five minutes after the gang began to wait again (ended: when its last
+// wait ended): the waits of one round end as far apart as the gangs began to wait, a few
+// cycles (before session 25 a gang waiting again counted five minutes more, past the
+// deadlines of the gangs that first waited in that round and past the run's timeout: v1.35
+// seeds 24352 cases 132 and 134 were refused).  A round whose ends are still further apart
+// than the run's timeout leaves fails with an error rather than outliving it.
+func expireWaiting(sched *scheduler.Scheduler, queueClock *jumpClock, rec *recorder, pods []*v1.Pod, watch *waitWatch, ended map[string]time.Time, deadline time.Time) (*waitWatch, int, error) {
+	due := map[string]time.Time{}  // each gang's deadline, read once
+	waiting := map[types.UID]any{} // the waits ended now, by Pod
 	n := 0
 	for _, p := range pods {
 		f, ok := sched.Profiles[p.Spec.SchedulerName]
@@ -273,24 +283,21 @@ func expireWaiting(sched *scheduler.Scheduler, queueClock *jumpClock, rec *recor
 		if wp == nil {
 			continue
 		}
+		waiting[p.UID] = wp
 		gang, left := permitDeadline(f, wp.GetPod())
-		at, ok := due[gang]
-		if !ok {
-			at = time.Now().Add(left + time.Duration(expired[gang])*gangPermitTimeout)
-			due[gang] = at
-		}
-		ends[at] = append(ends[at], func() {
-			for _, plugin := range wp.GetPendingPlugins() {
-				wp.Reject(plugin, fmt.Sprintf("rejected due to timeout after waiting %v at plugin %v", gangPermitTimeout, plugin))
+		if _, ok := due[gang]; !ok {
+			due[gang] = time.Now().Add(left)
+			if since, seen := watch.began(gang, ended[gang]); seen {
+				due[gang] = since.Add(gangPermitTimeout)
 			}
-		})
+		}
 		n++
 	}
 	if n == 0 {
-		return 0, nil
+		return watch, 0, nil
 	}
 	var first, last time.Time
-	for at := range ends {
+	for _, at := range due {
 		if first.IsZero() || at.Before(first) {
 			first = at
 		}
@@ -299,29 +306,176 @@ func expireWaiting(sched *scheduler.Scheduler, queueClock *jumpClock, rec *recor
 		}
 	}
 	if spread := last.Sub(first); time.Now().Add(spread).After(deadline) {
-		return 0, fmt.Errorf("the Permit waits end %v apart, past the run's timeout (%v left)", spread, time.Until(deadline).Round(time.Millisecond))
+		return watch, 0, fmt.Errorf("the Permit waits end %v apart, past the run's timeout (%v left)", spread, time.Until(deadline).Round(time.Millisecond))
+	}
+	gangs := len(due)
+	if _, ok := due[""]; ok {
+		gangs-- // waits of no v1.35 gang: ended at once
+	}
+	if watch == nil && gangs > 0 {
+		watch = watchWaits(sched, pods, waiting)
 	}
 	queueClock.jump(gangPermitTimeout)
+	start := time.Now()
 	var done sync.WaitGroup
-	for at, rejects := range ends {
+	for gang, at := range due {
+		after := at.Sub(first)
+		ended[gang] = start.Add(after)
 		done.Add(1)
-		time.AfterFunc(at.Sub(first), func() {
+		time.AfterFunc(after, func() {
 			defer done.Done()
 			rec.release()
 		})
-		for _, reject := range rejects {
+		// One timer per member, as upstream's: each ends the member's wait if it is waiting
+		// then (one it began since this round began too).
+		for _, p := range pods {
+			f, ok := sched.Profiles[p.Spec.SchedulerName]
+			if !ok {
+				continue
+			}
 			done.Add(1)
-			time.AfterFunc(at.Sub(first), func() {
+			time.AfterFunc(after, func() {
 				defer done.Done()
-				reject()
+				wp := f.GetWaitingPod(p.UID)
+				if wp == nil {
+					return
+				}
+				if g, _ := permitDeadline(f, wp.GetPod()); g != gang {
+					return
+				}
+				waited := gangPermitTimeout
+				if waiting[p.UID] != any(wp) {
+					if since, ok := watch.startOf(p.UID, wp); ok {
+						waited = time.Since(since)
+					}
+				}
+				watch.end(wp)
+				for _, plugin := range wp.GetPendingPlugins() {
+					wp.Reject(plugin, fmt.Sprintf("rejected due to timeout after waiting %v at plugin %v", waited, plugin))
+				}
 			})
 		}
 	}
 	done.Wait()
-	for gang := range due {
-		expired[gang]++
+	return watch, n, nil
+}
+
+// waitWatch notes when Pods begin to wait at Permit: a wait the framework lists that it had
+// not seen (watchWaits looks every waitPoll; no hook of the framework tells when a wait
+// begins).  A nil watch knows of no wait.
+type waitWatch struct {
+	mu     sync.Mutex
+	known  map[types.UID]any // the wait last seen of each Pod
+	ended  map[any]bool      // the waits expireWaiting ended (listed until their cycle ends)
+	starts []waitStart
+	stop   chan struct{}
+	done   chan struct{}
+}
+
+// waitStart is a wait seen beginning: whose, its gang (permitDeadline's key), and when.
+type waitStart struct {
+	uid  types.UID
+	wait any
+	gang string
+	at   time.Time
+}
+
+// waitPoll is how often watchWaits looks for Pods waiting at Permit: gangs that begin to
+// wait less apart (a few scheduling cycles, 0.1 to 1 ms each in kube-oracle's logs) may be
+// seen at the same look, and their waits then end together.  Looking every 50 µs cost the
+// scheduler's own pace on a loaded machine (seed 24352 case 126's saved answer, a race of
+// a few ms, 1 of 6 asks, 3 of 6 without the watch: session 25).
+const waitPoll = time.Millisecond
+
+// watchWaits starts a watch of the waits of pods, those in known (by Pod) begun already.
+func watchWaits(sched *scheduler.Scheduler, pods []*v1.Pod, known map[types.UID]any) *waitWatch {
+	w := &waitWatch{known: map[types.UID]any{}, ended: map[any]bool{}, stop: make(chan struct{}), done: make(chan struct{})}
+	for uid, wp := range known {
+		w.known[uid] = wp
 	}
-	return n, nil
+	go func() {
+		defer close(w.done)
+		tick := time.NewTicker(waitPoll)
+		defer tick.Stop()
+		for {
+			select {
+			case <-w.stop:
+				return
+			case <-tick.C:
+			}
+			now := time.Now()
+			for _, p := range pods {
+				f, ok := sched.Profiles[p.Spec.SchedulerName]
+				if !ok {
+					continue
+				}
+				wp := f.GetWaitingPod(p.UID)
+				if wp == nil {
+					continue
+				}
+				w.mu.Lock()
+				if w.known[p.UID] != any(wp) && !w.ended[wp] {
+					w.known[p.UID] = wp
+					// The gang has a deadline already (the member's Permit read it), so
+					// permitDeadline sets none.
+					gang, _ := permitDeadline(f, wp.GetPod())
+					w.starts = append(w.starts, waitStart{uid: p.UID, wait: wp, gang: gang, at: now})
+				}
+				w.mu.Unlock()
+			}
+		}
+	}()
+	return w
+}
+
+// began says when gang first began a wait after its last one ended (after) that was not
+// ended by expireWaiting: what upstream's new deadline counts from.
+func (w *waitWatch) began(gang string, after time.Time) (time.Time, bool) {
+	if w == nil || gang == "" {
+		return time.Time{}, false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, s := range w.starts {
+		if s.gang == gang && s.at.After(after) && !w.ended[s.wait] {
+			return s.at, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// startOf says when the wait wp of the Pod uid was seen beginning.
+func (w *waitWatch) startOf(uid types.UID, wp any) (time.Time, bool) {
+	if w == nil {
+		return time.Time{}, false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, s := range w.starts {
+		if s.uid == uid && s.wait == wp {
+			return s.at, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// end notes that expireWaiting ends the wait wp.
+func (w *waitWatch) end(wp any) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.ended[wp] = true
+}
+
+// close stops the watch.
+func (w *waitWatch) close() {
+	if w == nil {
+		return
+	}
+	close(w.stop)
+	<-w.done
 }
 
 // decodeSubmitted decodes one entry of the request's pods: a Pod (its apiVersion and kind
