@@ -216,13 +216,23 @@ def test_node_resources_fit_requeues_on_a_class_that_backs_what_the_pod_requests
 # ------------------------------------------------------------------ scoring from devices
 def _scoring_config(strategy: str) -> dict[str, Any]:
     args = "kubescheduler.config.k8s.io/v1"
-    fit = {"apiVersion": args, "kind": "NodeResourcesFitArgs", "scoringStrategy": {
-        "type": strategy, "resources": [{"name": GPU, "weight": 1}]}}  # fmt: skip
-    balanced = {"apiVersion": args, "kind": "NodeResourcesBalancedAllocationArgs",
-                "resources": [{"name": "cpu", "weight": 1}, {"name": GPU, "weight": 1}]}  # fmt: skip
-    profile = {"schedulerName": "default-scheduler", "pluginConfig": [
-        {"name": "NodeResourcesFit", "args": fit},
-        {"name": "NodeResourcesBalancedAllocation", "args": balanced}]}  # fmt: skip
+    fit = {
+        "apiVersion": args,
+        "kind": "NodeResourcesFitArgs",
+        "scoringStrategy": {"type": strategy, "resources": [{"name": GPU, "weight": 1}]},
+    }
+    balanced = {
+        "apiVersion": args,
+        "kind": "NodeResourcesBalancedAllocationArgs",
+        "resources": [{"name": "cpu", "weight": 1}, {"name": GPU, "weight": 1}],
+    }
+    profile = {
+        "schedulerName": "default-scheduler",
+        "pluginConfig": [
+            {"name": "NodeResourcesFit", "args": fit},
+            {"name": "NodeResourcesBalancedAllocation", "args": balanced},
+        ],
+    }
     return {**CONFIG, "profiles": [profile]}
 
 
@@ -230,18 +240,34 @@ def _held(device: str, node_name: str) -> list[Any]:
     """A running Pod's claim holding ``device`` of ``node_name``'s pool."""
     term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node_name]}]}
     result = {"request": "r", "driver": "gpu.example.com", "pool": node_name, "device": device}
-    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-             "metadata": {"name": "held", "namespace": "default", "uid": "uid-held"},
-             "spec": {"devices": {"requests": [
-                 {"name": "r", "exactly": {"deviceClassName": "gpu.example.com"}}]}},
-             "status": {"allocation": {"devices": {"results": [result]},
-                                       "nodeSelector": {"nodeSelectorTerms": [term]}},
-                        "reservedFor": [{"resource": "pods", "name": "run", "uid": "uid-run"}]}}  # fmt: skip
-    run = {"apiVersion": "v1", "kind": "Pod",
-           "metadata": {"name": "run", "namespace": "default", "uid": "uid-run"},
-           "spec": {"nodeName": node_name, "containers": [{"name": "c", "image": "app"}],
-                    "resourceClaims": [{"name": "r", "resourceClaimName": "held"}]},
-           "status": {"phase": "Running"}}  # fmt: skip
+    claim = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "held", "namespace": "default", "uid": "uid-held"},
+        "spec": {
+            "devices": {
+                "requests": [{"name": "r", "exactly": {"deviceClassName": "gpu.example.com"}}]
+            }
+        },
+        "status": {
+            "allocation": {
+                "devices": {"results": [result]},
+                "nodeSelector": {"nodeSelectorTerms": [term]},
+            },
+            "reservedFor": [{"resource": "pods", "name": "run", "uid": "uid-run"}],
+        },
+    }
+    run = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "run", "namespace": "default", "uid": "uid-run"},
+        "spec": {
+            "nodeName": node_name,
+            "containers": [{"name": "c", "image": "app"}],
+            "resourceClaims": [{"name": "r", "resourceClaimName": "held"}],
+        },
+        "status": {"phase": "Running"},
+    }
     return [claim, run]
 
 
@@ -264,9 +290,12 @@ def test_a_resource_a_class_backs_is_scored_from_the_nodes_devices_from_v135() -
         gates = {"DRAExtendedResource": True}
         for strategy, want in (("LeastAllocated", 25), ("MostAllocated", 75)):
             out = kubesched.explain(
-                cluster(*items), pod, _scoring_config(strategy),
-                kubernetes_version=version, feature_gates=gates,
-            )  # fmt: skip
+                cluster(*items),
+                pod,
+                _scoring_config(strategy),
+                kubernetes_version=version,
+                feature_gates=gates,
+            )
             scores = out["nodes"]["n1"]["scores"]
             assert scores["NodeResourcesFit"] == want, (version, strategy, out["nodes"]["n1"])
             fit_n2 = out["nodes"]["n2"]["scores"]["NodeResourcesFit"]
@@ -280,7 +309,10 @@ def test_a_resource_a_class_backs_is_scored_from_the_nodes_devices_from_v135() -
         assert scores["NodeResourcesBalancedAllocation"] == want_balanced, version
     # v1.34 has no such scoring: the resource is left out (no resource scored: 0)
     out = kubesched.explain(
-        cluster(*items), pod, _scoring_config("MostAllocated"),
-        kubernetes_version="1.34", feature_gates={"DRAExtendedResource": True},
-    )  # fmt: skip
+        cluster(*items),
+        pod,
+        _scoring_config("MostAllocated"),
+        kubernetes_version="1.34",
+        feature_gates={"DRAExtendedResource": True},
+    )
     assert out["nodes"]["n1"]["scores"]["NodeResourcesFit"] == 0
