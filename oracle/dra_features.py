@@ -677,7 +677,8 @@ def extended_scoring(seed: int, index: int, request: dict[str, Any], version: st
     selection, the class's CEL selectors, allocated devices).  One in four of those drops
     the GPU class's selectors (every device of every driver then belongs to it: upstream's
     fast path); BalancedAllocation names only the resources whose class has no selectors
-    (upstream's BalancedAllocation panics on a selector: it has no CEL cache)."""
+    (upstream's BalancedAllocation panics on a selector: it has no CEL cache), none at v1.35
+    (its BalancedAllocation has no DRA manager: it panics in PreScore)."""
     if version is None or _minor(version) < 35:
         return
     from kubesched.config.featuregates import gate_table
@@ -728,7 +729,9 @@ def extended_scoring(seed: int, index: int, request: dict[str, Any], version: st
                 return True  # no class backs it: the device plugin's
         return klass is not None and not klass["spec"].get("selectors")
 
-    balanced = ["cpu", "memory", *(n for n in scored if plain(n))]
+    # v1.35's BalancedAllocation has no DRA manager either (nil: a panic in PreScore for any
+    # extended name under the gate): it scores cpu and memory only there
+    balanced = ["cpu", "memory", *(n for n in scored if plain(n) and _minor(version) >= 36)]
     entries = [
         {
             "name": "NodeResourcesFit",

@@ -277,7 +277,9 @@ def test_a_resource_a_class_backs_is_scored_from_the_nodes_devices_from_v135() -
     of the class (4 on n1, one of them allocated) and the Pod's request on top (2): Least
     ``(4 - 3) * 100 / 4``, Most ``3 * 100 / 4``; a node with the resource in its allocatable
     (n2: 8, a device plugin's) scores from that.  BalancedAllocation: cpu 100m of 8 and 3 of
-    4 GPUs (v1.36 scores the change in balance)."""
+    4 GPUs (v1.36 scores the change in balance).  Upstream's BalancedAllocation crashes
+    here at v1.35 (no DRA manager) and on a class with selectors at every release (no CEL
+    cache): kubesched scores as NodeResourcesFit does (docs/fidelity.md)."""
     items = [
         node("n1"),
         with_allocatable(node("n2"), GPU, "8"),
