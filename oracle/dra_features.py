@@ -663,3 +663,99 @@ def _requests(
         if plan["distinct"] and not all_mode:
             attr = f"{GPU}/index" if len(str(plan)) % 2 else f"{GPU}/numa"
             devices.setdefault("constraints", []).append({"distinctAttribute": attr})
+
+
+# ------------------------------------------------ DRAExtendedResource: scoring from devices
+def extended_scoring(seed: int, index: int, request: dict[str, Any], version: str | None) -> None:
+    """v1.35+, a stream of its own (drawn after everything else, so a seed's other draws stay
+    as they were): where :func:`extended_resources` drew extended requests with
+    DRAExtendedResource on, six cases in ten score them, NodeResourcesFit (LeastAllocated,
+    MostAllocated or RequestedToCapacityRatio) and BalancedAllocation each naming the
+    requested extended resources besides cpu and memory (in random order); upstream then
+    counts a node's devices of the class behind a resource from the ResourceSlices where its
+    allocatable has none (``calculateDRAResourceTotals``: slice- and device-level node
+    selection, the class's CEL selectors, allocated devices).  One in four of those drops
+    the GPU class's selectors (every device of every driver then belongs to it: upstream's
+    fast path); BalancedAllocation names only the resources whose class has no selectors
+    (upstream's BalancedAllocation panics on a selector: it has no CEL cache), none at v1.35
+    (its BalancedAllocation has no DRA manager: it panics in PreScore)."""
+    if version is None or _minor(version) < 35:
+        return
+    from kubesched.config.featuregates import gate_table
+
+    spec = gate_table(version).get("DRAExtendedResource")
+    if spec is None or not request.get("featureGates", {}).get("DRAExtendedResource", spec.default):
+        return
+    pods = request["pods"] if "pods" in request else [request["pod"]]
+    requested: set[str] = set()
+    for c in [*pods[0]["spec"]["containers"], *pods[0]["spec"].get("initContainers", [])]:
+        requested.update(
+            n for n in (c.get("resources") or {}).get("requests", {}) if n not in ("cpu", "memory")
+        )
+    if not requested:
+        return
+    r = random.Random(f"dra-scored/{seed}/{index}")
+    if r.random() >= 0.6:
+        return
+    items: list[dict[str, Any]] = request["cluster"]["items"]
+    if r.random() < 0.25:
+        for c in items:
+            if c.get("kind") == "DeviceClass" and c["metadata"]["name"] == "gpu.example.com":
+                c["spec"].pop("selectors", None)
+    scored = sorted(requested)
+    r.shuffle(scored)
+    names = ["cpu", "memory", *scored]
+    strategy = r.choice(["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"])
+    scoring: dict[str, Any] = {
+        "type": strategy,
+        "resources": [{"name": n, "weight": r.choice([1, 1, 3])} for n in names],
+    }
+    if strategy == "RequestedToCapacityRatio":
+        scoring["requestedToCapacityRatio"] = {"shape": [
+            {"utilization": 0, "score": r.choice([0, 10])},
+            {"utilization": 100, "score": r.choice([0, 10])}]}  # fmt: skip
+    # BalancedAllocation names a resource only where its class has no selectors: upstream's
+    # BalancedAllocation (v1.35-v1.37) has no CEL cache and panics on a class's selector
+    # (NewBalancedAllocation leaves DRACaches.celCache nil; docs/fidelity.md)
+    classes = {c["metadata"]["name"]: c for c in items if c.get("kind") == "DeviceClass"}
+    backers = [c for c in classes.values() if c["spec"].get("extendedResourceName") == EXT_GPU]
+
+    def plain(name: str) -> bool:
+        if name.startswith(IMPLICIT):
+            klass = classes.get(name[len(IMPLICIT) :])
+        else:
+            klass = backers[0] if len(backers) == 1 else None
+            if not backers:
+                return True  # no class backs it: the device plugin's
+        return klass is not None and not klass["spec"].get("selectors")
+
+    # v1.35's BalancedAllocation has no DRA manager either (nil: a panic in PreScore for any
+    # extended name under the gate): it scores cpu and memory only there
+    balanced = ["cpu", "memory", *(n for n in scored if plain(n) and _minor(version) >= 36)]
+    entries = [
+        {
+            "name": "NodeResourcesFit",
+            "args": {
+                "apiVersion": "kubescheduler.config.k8s.io/v1",
+                "kind": "NodeResourcesFitArgs",
+                "scoringStrategy": scoring,
+            },
+        },
+        {
+            "name": "NodeResourcesBalancedAllocation",
+            "args": {
+                "apiVersion": "kubescheduler.config.k8s.io/v1",
+                "kind": "NodeResourcesBalancedAllocationArgs",
+                "resources": [{"name": n, "weight": 1} for n in balanced],
+            },
+        },
+    ]
+    config = request["config"]
+    profiles = config.setdefault("profiles", [{"schedulerName": "default-scheduler"}])
+    for profile in profiles:
+        kept = [
+            e
+            for e in profile.get("pluginConfig", [])
+            if e["name"] not in ("NodeResourcesFit", "NodeResourcesBalancedAllocation")
+        ]
+        profile["pluginConfig"] = [*kept, *entries]

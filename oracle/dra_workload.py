@@ -27,6 +27,12 @@ PostFilter (DynamicResources deallocating a claim that keeps it off every node, 
 which kubesched's cycle does not (it follows v1.37, where none runs); the generator's other
 claims meet that (a claim still allocated after its Pod finished).
 
+At v1.37 half of the simple cases find the group's claim allocated already (an earlier
+cycle's, its binding failed; :func:`_allocated_group_claim`), reserved for the PodGroup or
+for nobody, and the gang fails: the device is on a node the Pods cannot use (PodGroupPostFilter
+deallocates the claim, ``deallocatePodGroupClaims``, and the next cycle places them), or the
+Pods ask for more cpu than any node has (the PodGroup is taken out of ``reservedFor``).
+
 Explain cases are not drawn: kube-oracle's explain snapshot holds no PodGroup objects, so
 upstream's DynamicResources (v1.37) cannot find the Pod's PodGroup there.
 """
@@ -59,6 +65,8 @@ def workload_claims(seed: int, index: int, case: dict[str, Any], version: str | 
     case["featureGates"] = gates
     if version == "1.36" or (gates["DRAWorkloadResourceClaims"] and r.random() < 0.5):
         _one_group_claim(case, api)
+        if version == "1.37":  # a stream of its own: the other cases stay as they were
+            _allocated_group_claim(random.Random(f"dra-workload-alloc/{seed}/{index}"), case)
         return
     made = {
         s["name"]: s.get("resourceClaimName")
@@ -149,3 +157,59 @@ def _one_group_claim(case: dict[str, Any], api: str) -> None:
         only = {"name": "c", "image": "app", "resources": {"claims": [{"name": "gpu"}]}}
         p["spec"]["containers"] = [only]
         p["status"] = {"resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": name}]}
+
+
+def _allocated_group_claim(r: random.Random, case: dict[str, Any]) -> None:
+    """Half the time, the group claim of :func:`_one_group_claim` allocated already to a
+    GPU no other claim holds (a whole device of a node's own pool), ``reservedFor`` the
+    PodGroup (or, one time in four, nobody), and the gang unschedulable as it stands: the
+    device on a node the Pods cannot use (a node this schedule leaves out, else another than
+    the one they select), or, when there is none or one time in three, the Pods asking for
+    64 cpus (no node has them)."""
+    if r.random() >= 0.5:
+        return
+    items: list[dict[str, Any]] = case["cluster"]["items"]
+    pods: list[dict[str, Any]] = case["pods"]
+    nodes = {x["metadata"]["name"] for x in items if x["kind"] == "Node"}
+    where = (pods[0]["spec"].get("nodeSelector") or {}).get("kubernetes.io/hostname")
+    held = {
+        (res["driver"], res["pool"], res["device"])
+        for x in items
+        if x["kind"] == "ResourceClaim"
+        for res in ((x.get("status") or {}).get("allocation") or {})
+        .get("devices", {})
+        .get("results", [])
+    }
+    free: list[tuple[str, str, str]] = []  # node, pool, device
+    for x in items:
+        spec = x.get("spec") or {}
+        if x["kind"] != "ResourceSlice" or spec.get("driver") != GPU or not spec.get("nodeName"):
+            continue
+        if spec["pool"]["name"] != spec["nodeName"] or x["metadata"]["name"].endswith("-old"):
+            continue  # partitions, shared devices, a stale generation: not these
+        for d in spec.get("devices") or []:
+            if (GPU, spec["pool"]["name"], d["name"]) not in held:
+                free.append((spec["nodeName"], spec["pool"]["name"], d["name"]))
+    if not free:
+        return
+    elsewhere = [f for f in free if f[0] not in nodes or (where is not None and f[0] != where)]
+    if not elsewhere or r.random() < 1 / 3:
+        node, pool, device = r.choice(free)
+        for p in pods:
+            p["spec"]["containers"][0]["resources"]["requests"] = {"cpu": "64"}
+    else:
+        node, pool, device = r.choice(elsewhere)
+    claim = next(x for x in items if x["kind"] == "ResourceClaim" and x["metadata"]["name"]
+                 == "pg-gpu-abcde")  # fmt: skip
+    term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
+    claim["status"] = {
+        "allocation": {
+            "devices": {"results": [{"request": "gpu", "driver": GPU, "pool": pool,
+                                     "device": device}]},
+            "nodeSelector": {"nodeSelectorTerms": [term]},
+        }
+    }  # fmt: skip
+    if r.random() < 0.75:
+        ref = {"apiGroup": "scheduling.k8s.io", "resource": "podgroups", "name": GROUP,
+               "uid": f"uid-podgroup-{GROUP}"}  # fmt: skip
+        claim["status"]["reservedFor"] = [ref]

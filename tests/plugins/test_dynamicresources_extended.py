@@ -211,3 +211,110 @@ def test_node_resources_fit_requeues_on_a_class_that_backs_what_the_pod_requests
     )
     implicit = parse_pod(ext_pod("1", ext.DEVICE_CLASS_PREFIX + "gpu.example.com"))
     assert device_class_hint(implicit, None, plain) == QueueingHint.QUEUE
+
+
+# ------------------------------------------------------------------ scoring from devices
+def _scoring_config(strategy: str) -> dict[str, Any]:
+    args = "kubescheduler.config.k8s.io/v1"
+    fit = {
+        "apiVersion": args,
+        "kind": "NodeResourcesFitArgs",
+        "scoringStrategy": {"type": strategy, "resources": [{"name": GPU, "weight": 1}]},
+    }
+    balanced = {
+        "apiVersion": args,
+        "kind": "NodeResourcesBalancedAllocationArgs",
+        "resources": [{"name": "cpu", "weight": 1}, {"name": GPU, "weight": 1}],
+    }
+    profile = {
+        "schedulerName": "default-scheduler",
+        "pluginConfig": [
+            {"name": "NodeResourcesFit", "args": fit},
+            {"name": "NodeResourcesBalancedAllocation", "args": balanced},
+        ],
+    }
+    return {**CONFIG, "profiles": [profile]}
+
+
+def _held(device: str, node_name: str) -> list[Any]:
+    """A running Pod's claim holding ``device`` of ``node_name``'s pool."""
+    term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node_name]}]}
+    result = {"request": "r", "driver": "gpu.example.com", "pool": node_name, "device": device}
+    claim = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "held", "namespace": "default", "uid": "uid-held"},
+        "spec": {
+            "devices": {
+                "requests": [{"name": "r", "exactly": {"deviceClassName": "gpu.example.com"}}]
+            }
+        },
+        "status": {
+            "allocation": {
+                "devices": {"results": [result]},
+                "nodeSelector": {"nodeSelectorTerms": [term]},
+            },
+            "reservedFor": [{"resource": "pods", "name": "run", "uid": "uid-run"}],
+        },
+    }
+    run = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "run", "namespace": "default", "uid": "uid-run"},
+        "spec": {
+            "nodeName": node_name,
+            "containers": [{"name": "c", "image": "app"}],
+            "resourceClaims": [{"name": "r", "resourceClaimName": "held"}],
+        },
+        "status": {"phase": "Running"},
+    }
+    return [claim, run]
+
+
+def test_a_resource_a_class_backs_is_scored_from_the_nodes_devices_from_v135() -> None:
+    """v1.35+ (upstream ``calculateDRAResourceTotals``): on a node whose allocatable has none
+    of ``example.com/gpu``, NodeResourcesFit and BalancedAllocation count the node's devices
+    of the class (4 on n1, one of them allocated) and the Pod's request on top (2): Least
+    ``(4 - 3) * 100 / 4``, Most ``3 * 100 / 4``; a node with the resource in its allocatable
+    (n2: 8, a device plugin's) scores from that.  BalancedAllocation: cpu 100m of 8 and 3 of
+    4 GPUs (v1.36 scores the change in balance).  Upstream's BalancedAllocation crashes
+    here at v1.35 (no DRA manager) and on a class with selectors at every release (no CEL
+    cache): kubesched scores as NodeResourcesFit does (docs/fidelity.md)."""
+    items = [
+        node("n1"),
+        with_allocatable(node("n2"), GPU, "8"),
+        gpus("n1", 4),
+        gpu_class(),
+        *_held("gpu-0", "n1"),
+    ]
+    pod = ext_pod("2")
+    for version in ("1.35", "1.36", "1.37"):
+        gates = {"DRAExtendedResource": True}
+        for strategy, want in (("LeastAllocated", 25), ("MostAllocated", 75)):
+            out = kubesched.explain(
+                cluster(*items),
+                pod,
+                _scoring_config(strategy),
+                kubernetes_version=version,
+                feature_gates=gates,
+            )
+            scores = out["nodes"]["n1"]["scores"]
+            assert scores["NodeResourcesFit"] == want, (version, strategy, out["nodes"]["n1"])
+            fit_n2 = out["nodes"]["n2"]["scores"]["NodeResourcesFit"]
+            assert fit_n2 == (75 if strategy == "LeastAllocated" else 25), version
+        f_cpu, f_gpu = 100 / 8000, 3 / 4
+        with_pod = int((1 - abs(f_cpu - f_gpu) / 2) * 100)
+        want_balanced = with_pod
+        if version != "1.35":
+            without = int((1 - abs(0 - 1 / 4) / 2) * 100)
+            want_balanced = 50 + (50 + with_pod - without) // 2
+        assert scores["NodeResourcesBalancedAllocation"] == want_balanced, version
+    # v1.34 has no such scoring: the resource is left out (no resource scored: 0)
+    out = kubesched.explain(
+        cluster(*items),
+        pod,
+        _scoring_config("MostAllocated"),
+        kubernetes_version="1.34",
+        feature_gates={"DRAExtendedResource": True},
+    )
+    assert out["nodes"]["n1"]["scores"]["NodeResourcesFit"] == 0

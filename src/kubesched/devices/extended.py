@@ -23,7 +23,7 @@ DeviceClass instead of a node's allocatable: the class names the resource in
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,6 +49,68 @@ Resolver = Callable[[str], "r.DeviceClass | None"]
 RESOLVER: ServiceKey[Resolver] = ServiceKey("kubesched.io/dra-extended-resources")
 """DynamicResources offers its resolver here (NodeResourcesFit leaves a resource it resolves
 to DRA on a node without it in allocatable)."""
+
+
+NodeTotals = Callable[[str, Any], tuple[int, int]]
+"""``(resource, node)`` -> ``(devices, allocated devices)``: on the node (an
+:class:`~kubesched.api.objects.Node`), the devices of the class behind the extended
+resource and how many of them are allocated, ``(0, 0)`` for a resource no class backs."""
+Totals = Callable[[Sequence[str]], "NodeTotals | None"]
+"""Given the scored resource names: :data:`NodeTotals` over the cluster as it is now, or None
+when no class backs any of them (upstream ``getDRAPreScoredParams``)."""
+
+TOTALS: ServiceKey[Totals] = ServiceKey("kubesched.io/dra-extended-totals")
+"""DynamicResources offers the device counts here from v1.35 under DRAExtendedResource:
+NodeResourcesFit and BalancedAllocation score an extended resource a class backs from them
+on a node whose allocatable has none of it (upstream ``calculateDRAResourceTotals``)."""
+
+
+def device_totals(
+    klass: r.DeviceClass,
+    slices: Iterable[r.ResourceSlice],
+    allocated: Collection[tuple[str, str, str]],
+    node: str,
+    labels: Mapping[str, str],
+) -> tuple[int, int]:
+    """Upstream ``calculateDRAResourceTotals`` (v1.35+): over every slice (every pool
+    generation, as listed), the devices offered to ``node`` (a slice's ``nodeName``,
+    ``allNodes`` or ``nodeSelector``; under ``perDeviceNodeSelection`` each device's) that
+    pass every CEL selector of ``klass`` (``device.allowMultipleAllocations`` not given to
+    CEL), and how many of those ``allocated`` holds.  A selector failing at run time gives
+    ``(0, 0)`` for the node (upstream logs the error and scores without the resource)."""
+    from kubesched.api.errors import CelRuntimeError
+    from kubesched.devices.pools import node_matches
+
+    total = used = 0
+    for s in slices:
+        if s.per_device_node_selection:
+            devices = [
+                d
+                for d in s.devices
+                if d.all_nodes
+                or (d.node_name != "" and d.node_name == node)
+                or (
+                    d.node_selector is not None
+                    and node_matches(d.node_name, d.node_selector, d.all_nodes, node, labels)
+                )
+            ]
+        else:
+            if not s.all_nodes and s.node_name != node and s.node_selector is not None:
+                if not node_matches(s.node_name, s.node_selector, s.all_nodes, node, labels):
+                    continue
+            elif not s.all_nodes and s.node_name != "" and s.node_name != node:
+                continue
+            devices = list(s.devices)
+        for d in devices:
+            try:
+                if not all(d.selects(sel, multiple=False) for sel in klass.selectors):
+                    continue
+            except CelRuntimeError:
+                return 0, 0
+            total += 1
+            if (s.driver, s.pool, d.name) in allocated:
+                used += 1
+    return total, used
 
 
 def is_dra_extended_name(name: str) -> bool:

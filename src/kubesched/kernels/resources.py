@@ -14,7 +14,7 @@ upstream's ``calculateResourceAllocatableRequest`` returning ``(0, 0)``.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -150,6 +150,36 @@ def allocatable_and_requested(
         alloc[:, j] = a
         req[:, j] = np.where(present, used + pod_req, 0)
     return alloc, req
+
+
+def with_device_totals(
+    nodes: NodeTable,
+    rows: IntArray,
+    names: Sequence[str],
+    pod_requests: IntArray,
+    alloc: IntArray,
+    req: IntArray,
+    totals: Callable[[str, api.Node], tuple[int, int]],
+) -> None:
+    """DRAExtendedResource (v1.35+), in place on :func:`allocatable_and_requested`'s
+    answer: a scalar resource the Pod requests and a node's allocatable has none of (absent
+    or 0) is scored from the devices of the class behind it when the node has any
+    (``totals``: devices and those allocated), ``(devices, allocated + pod)`` (upstream
+    ``calculateResourceAllocatableRequest``)."""
+    for j, name in enumerate(names):
+        pod_req = int(pod_requests[j])
+        if name in (api.CPU, api.MEMORY, api.EPHEMERAL_STORAGE):
+            continue
+        if pod_req == 0 and is_scalar_resource_name(name):
+            continue
+        for i in np.flatnonzero(alloc[:, j] == 0).tolist():
+            node = nodes.nodes[int(rows[i])]
+            if node is None:
+                continue
+            capacity, allocated = totals(name, node)
+            if capacity > 0:
+                alloc[i, j] = capacity
+                req[i, j] = allocated + pod_req
 
 
 # --------------------------------------------------------------------------- scorers

@@ -12,7 +12,8 @@ v1.36 scores the change in balance instead: ``50 + (50 + s(with Pod) - s(without
 (integer division), ``s`` the score above with and without the Pod's requests, over the same
 resources; args ``score_balance_change`` chooses it (False, v1.34's, by default).
 
-Deviation: the DRA-backed extended resources (alpha, off by default) are not modelled.
+DRAExtendedResource (v1.35+): a resource a DeviceClass backs is scored from the node's
+devices of the class where its allocatable has none (:func:`res.with_device_totals`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from kubesched.api import objects as api
 from kubesched.api.errors import InputError
 from kubesched.config import args as cfg
 from kubesched.config import names
+from kubesched.devices import extended
 from kubesched.framework import interface as fw
 from kubesched.kernels import resources as res
 from kubesched.state.cache import ClusterState
@@ -60,6 +62,9 @@ class NodeResourcesBalancedAllocation:
         self.handle = handle
         self.names = tuple(r.name for r in self.args.resources)
         self.change = self.args.score_balance_change
+        self._device_scored = any(extended.is_dra_extended_name(n) for n in self.names)
+        """A resource a DeviceClass may back (DRAExtendedResource, v1.35+: scored from the
+        node's devices where its allocatable has none, :func:`balanced_scores`)."""
         self._memo = RowMemo()
         """The cpu/memory scores of each row for the Pods' requests asked last (an
         elementwise kernel of the row's allocatable and requested: :mod:`~kubesched.state.
@@ -98,7 +103,11 @@ class NodeResourcesBalancedAllocation:
                 rows,
                 lambda stale: _balanced_rows(cluster, stale, reqs, self.change),
             )
-        return balanced_scores(cluster, rows, self.names, reqs, self.change)
+        totals = None
+        if self._device_scored:
+            totals_of = self.handle.services.get(extended.TOTALS)
+            totals = totals_of(self.names) if totals_of is not None else None
+        return balanced_scores(cluster, rows, self.names, reqs, self.change, totals)
 
     def score_one(
         self, state: fw.CycleState, pod: api.Pod, cluster: ClusterState, row: int
@@ -118,9 +127,11 @@ def balanced_scores(
     names: tuple[str, ...],
     pod_requests: IntArray,
     change: bool = False,
+    totals: extended.NodeTotals | None = None,
 ) -> IntArray:
     """BalancedAllocation scores for ``rows`` (int64 ``(n,)``) given the Pod's requests;
-    with ``change``, v1.36's score of the change in balance.
+    with ``change``, v1.36's score of the change in balance; ``totals``: the devices behind
+    the extended resources a class backs (v1.35+, :func:`res.with_device_totals`).
 
     ``pod_requests``: int64 ``(k,)``, the Pod's plain request for each of ``names``.
     """
@@ -141,6 +152,8 @@ def balanced_scores(
                 )
             return res.balanced_cpu_memory(used[:, :2] + pod_requests, alloc[:, :2])
     alloc, req = res.allocatable_and_requested(nodes, rows, names, pod_requests, use_requested=True)
+    if totals is not None:
+        res.with_device_totals(nodes, rows, names, pod_requests, alloc, req, totals)
     with_pod = res.balanced_allocation(req, alloc)
     if not change:
         return with_pod

@@ -344,6 +344,14 @@ class DraObjects:
         (DRAConsumableCapacity; call :meth:`in_use` first)."""
         return allocator.shared_use(d for results in self._shares.values() for d in results)
 
+    def allocated_ids(self) -> set[DeviceId]:
+        """Upstream ``IsDeviceAllocated`` over ``GatherAllocatedState``: the devices a claim
+        or an in-flight allocation holds, shared ones (DRAConsumableCapacity) included."""
+        out = set(self.in_use())
+        for results in self._shares.values():
+            out.update(d.device_id for d in results)
+        return out
+
     def allocated_devices(self) -> set[DeviceId]:
         """:meth:`in_use` as a set (a copy)."""
         return set(self.in_use())

@@ -216,6 +216,8 @@ class DynamicResources(Hints):
         self.objects.extended_v134 = self._extended_v134
         if self._extended:  # NodeResourcesFit leaves resources backed by a class to DRA
             handle.services.provide(ext.RESOLVER, self.resolve)
+            if gates.at_least("1.35"):  # and scores them from the devices (v1.35+)
+                handle.services.provide(ext.TOTALS, self.extended_totals)
         self.index = index.DeviceIndex()
         self.objects.use.listeners.append(self.index.on_use)
         self._specs: dict[str, tuple[Mapping[str, Any], str]] = {}
@@ -276,6 +278,30 @@ class DynamicResources(Hints):
     def resolve(self, name: str) -> r.DeviceClass | None:
         """The DeviceClass behind extended resource ``name`` (DRAExtendedResource), or None."""
         return self.objects.extended_classes().get(name)
+
+    def extended_totals(self, names: Sequence[str]) -> ext.NodeTotals | None:
+        """v1.35+ (DRAExtendedResource): NodeResourcesFit's and BalancedAllocation's counts
+        of the devices behind the scored extended resources ``names``, per node
+        (:func:`kubesched.devices.extended.device_totals` over the slices and allocations as
+        they are now), or None when no class backs any of them (upstream
+        ``getDRAPreScoredParams``)."""
+        backed = {
+            n: c
+            for n in names
+            if ext.is_dra_extended_name(n) and (c := self.resolve(n)) is not None
+        }
+        if not backed:
+            return None
+        slices = self.objects.slices()
+        allocated = self.objects.allocated_ids()
+
+        def totals(name: str, node: api.Node) -> tuple[int, int]:
+            klass = backed.get(name)
+            if klass is None:
+                return 0, 0
+            return ext.device_totals(klass, slices, allocated, node.name, node.labels)
+
+        return totals
 
     def _wanted(self, pod: api.Pod) -> dict[str, int]:
         """The Pod's DRA-extended requests when a class backs one of them (else {})."""

@@ -15,7 +15,10 @@ candidate nodes at once:
   RequestedToCapacityRatio) over non-zero cpu/memory requests; no NormalizeScore.
 
 Deviations: upstream walks scalar resources in Go map order (random); we list them sorted by
-name.  The DRA-backed extended resources (alpha, off by default) are not modelled.  An empty
+name.  DRA-backed extended resources (DRAExtendedResource): Filter leaves a resource a
+DeviceClass backs to DynamicResources on a node whose allocatable has none of it; from v1.35
+Score counts such a node's devices of the class instead (``kernels.resources.
+with_device_totals``, from DynamicResources' ``extended.TOTALS`` service).  An empty
 ``scoringStrategy.resources`` scores 0 where upstream returns an Error status.
 
 - :mod:`.plugin`: the plugin (PreFilter, Filter over candidate rows, Score, the one-node

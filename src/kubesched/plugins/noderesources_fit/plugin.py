@@ -70,6 +70,9 @@ class NodeResourcesFit(GovernedHints):
             api.CPU,
             api.MEMORY,
         }
+        self._device_scored = any(extended.is_dra_extended_name(n) for n in self.score_names)
+        """A scored resource a DeviceClass may back (DRAExtendedResource, v1.35+: scored
+        from the node's devices where its allocatable has none, :meth:`_score_rows`)."""
         self.score_cols = np.asarray(
             [0 if n == api.CPU else 1 for n in self.score_names], dtype=np.int64
         )
@@ -307,6 +310,12 @@ class NodeResourcesFit(GovernedHints):
         alloc, req = res.allocatable_and_requested(
             cluster.nodes, rows, self.score_names, pod_reqs, use_requested=False
         )
+        totals_of = self.handle.services.get(extended.TOTALS) if self._device_scored else None
+        totals = totals_of(self.score_names) if totals_of is not None else None
+        if totals is not None:
+            res.with_device_totals(
+                cluster.nodes, rows, self.score_names, pod_reqs, alloc, req, totals
+            )
         if self.strategy == cfg.MOST_ALLOCATED:
             return res.most_allocated(req, alloc, self.weights)
         if self.strategy == cfg.REQUESTED_TO_CAPACITY_RATIO:
