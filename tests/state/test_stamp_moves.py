@@ -1,10 +1,12 @@
-"""Every move of a node row's stamp (``generation + transient``) is listed in the table's
-``moves`` journal: kept per-row answers (:mod:`kubesched.state.rowmemo`) are dropped by it,
-so a bump that is not journalled would leave a stale answer in use.  Each kind of change
-is made at random — Nodes added, updated, removed (their rows recycled), Pods added one by
-one and in bulk, removed, assumed and forgotten, nominated Pods' usage shifted onto a row
-and off again, preemption victims lifted off in a block — and after each one the rows whose
-stamp moved must be among the rows the journal lists since before it."""
+"""Every change of a node row is listed in the table's ``moves`` journal: kept per-row
+answers (:mod:`kubesched.state.rowmemo`) are dropped by it, so a change that is not
+journalled would leave a stale answer in use.  A row's change is read from the row itself:
+its ``generation`` and the Pod usage a row-local kernel reads (requests, non-zero
+requests, Pod count).  Each kind of change is made at random — Nodes added, updated,
+removed (their rows recycled), Pods added one by one and in bulk, removed, assumed and
+forgotten, nominated Pods' usage shifted onto a row and off again, preemption victims
+lifted off in a block — and after each one (and while a shift is on) the rows that changed
+must be among the rows the journal lists since before it."""
 
 from __future__ import annotations
 
@@ -33,15 +35,22 @@ def _pod(rng: np.random.Generator, node: str = "") -> api.Pod:
     return api.Pod(name=f"p{i}", uid=f"u{i}", node_name=node, requests=reqs, nonzero_requests=reqs)
 
 
-def _stamps(table: NodeTable) -> np.ndarray:
-    return table.generation + table.transient
+Stamps = tuple[np.ndarray, ...]
 
 
-def _moved(before: np.ndarray, table: NodeTable) -> set[int]:
-    after = _stamps(table)
-    old = np.zeros(after.shape[0], dtype=np.int64)
-    old[: before.shape[0]] = before  # rows the table grew by had stamp 0
-    return {int(r) for r in np.flatnonzero(after != old)}
+def _stamps(table: NodeTable) -> Stamps:
+    """Each row's generation, requests, non-zero requests and Pod count (copies)."""
+    cols = (table.generation, table.requested, table.nonzero_requested, table.pod_count)
+    return tuple(c.reshape(c.shape[0], -1).copy() for c in cols)
+
+
+def _moved(before: Stamps, table: NodeTable) -> set[int]:
+    moved: set[int] = set()
+    for old, new in zip(before, _stamps(table), strict=True):
+        was = np.zeros_like(new)
+        was[: old.shape[0], : old.shape[1]] = old  # rows and columns the table grew by
+        moved.update(int(r) for r in np.flatnonzero((new != was).any(axis=1)))
+    return moved
 
 
 def test_every_stamp_move_is_journalled() -> None:
@@ -96,6 +105,7 @@ def test_every_stamp_move_is_journalled() -> None:
             usage = [usage_of(table, row, _pod(rng)) for _ in range(int(rng.integers(1, 3)))]
             nominated.shift_row(table, row, usage, 1)
             assert _moved(before, table) <= set(table.moves.since(version) or ())
+            kinds.add("nominated shift")  # moved the row while on (its Pod count)
             nominated.shift_row(table, row, usage, -1)
             kind = "nominated shift"
         else:
@@ -105,6 +115,7 @@ def test_every_stamp_move_is_journalled() -> None:
             block = UsageBlock(table, [usage_of(table, r.row, r.pod) for r in recs])
             block.shift(slice(None), -1)
             assert _moved(before, table) <= set(table.moves.since(version) or ())
+            kinds.add("victims block")  # moved the rows while off (their Pod counts)
             block.shift(slice(None), 1)
             kind = "victims block"
         moved = _moved(before, table)
@@ -113,7 +124,7 @@ def test_every_stamp_move_is_journalled() -> None:
         assert moved <= set(listed), kind
         if moved:
             kinds.add(kind)
-    # every kind of change moved some stamp (and the journal listed it)
+    # every kind of change moved some row (and the journal listed it)
     assert len(kinds) == 9, ",".join(sorted(kinds))
 
 

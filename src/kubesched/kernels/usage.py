@@ -55,13 +55,12 @@ class UsageBlock:
         """Add (``sign`` 1) or remove (-1) the usage of Pods ``idx`` (int64 indices or a
         slice): requests (dense and sparse), non-zero requests, Pod counts and host ports, as
         ``add_pod_usage`` / ``remove_pod_usage`` one by one (``generation`` is left alone:
-        every change made here is undone; ``transient`` is bumped)."""
+        every change made here is undone; the rows journalled in ``moves``)."""
         t = self.table
         rows = self.rows[idx]
         if rows.size == 0:
             return
-        t.transient[rows] += 1  # a row listed twice moves once: moved all the same
-        t.moves.extend(rows.tolist())
+        t.moves.extend(rows.tolist())  # a row listed twice: journalled twice, dropped once
         if rows.shape[0] == 1:  # one Pod (a nominated one, a victim): views, no ufunc.at
             row = int(rows[0])
             i = range(self.rows.shape[0])[idx][0] if isinstance(idx, slice) else int(idx[0])

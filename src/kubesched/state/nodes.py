@@ -17,11 +17,10 @@ Columns (``cap`` rows are allocated; ``alive[row]`` says whether a row holds a n
   defaults, what the scoring plugins use.
 - ``pod_count``, ``allowed_pods`` : int64 ``(cap,)``.
 - ``unschedulable`` : bool ``(cap,)``; ``generation`` : int64 ``(cap,)`` bumped on each change.
-- ``transient`` : int64 ``(cap,)`` bumped on each change of a row's Pod usage, those undone
+- ``moves`` (a :class:`~kubesched.state.journal.ChangeJournal`) lists, in order, the row of
+  each change: every ``generation`` bump and every change of a row's Pod usage, those undone
   again too (a Filter pass's nominated Pods, a preemption dry run's victims), when made and
-  when undone: with ``generation``, a row's stamp.  ``moves`` (a
-  :class:`~kubesched.state.journal.ChangeJournal`) lists the row of each move of a stamp,
-  in order: what kept per-row answers are dropped by (:mod:`kubesched.state.rowmemo`).
+  when undone: what kept per-row answers are dropped by (:mod:`kubesched.state.rowmemo`).
 - ``label_codes[key]`` : int32 ``(cap,)`` interned value code of label ``key``, -1 if absent;
   ``label_values[key]`` maps value to code.
 - ``taint_set`` : int32 ``(cap,)`` id into ``taint_sets`` (interned tuples of taints).
@@ -75,11 +74,10 @@ class NodeTable:
         self.unschedulable = np.zeros(cap, dtype=np.bool_)
         self.alive = np.zeros(cap, dtype=np.bool_)
         self.generation = np.zeros(cap, dtype=np.int64)
-        self.transient = np.zeros(cap, dtype=np.int64)
         self.moves: ChangeJournal[int] = ChangeJournal(MOVES_KEPT)
-        """The row of each move of a row's stamp (``generation`` or ``transient`` bumped;
-        a block's bump, one entry per row listed), in order.  Whatever bumps either column
-        adds its rows here too."""
+        """The row of each change of a row (``generation`` bumped, or its Pod usage shifted
+        and shifted back; a block's shift, one entry per row listed), in order.  Whatever
+        bumps ``generation`` or shifts usage adds its rows here too."""
         self.taint_set = np.zeros(cap, dtype=np.int32)
         self.taint_sets: list[tuple[api.Taint, ...]] = [()]
         self._taint_set_ids: dict[tuple[api.Taint, ...], int] = {(): 0}
@@ -139,7 +137,6 @@ class NodeTable:
         self.unschedulable = grow(self.unschedulable)  # type: ignore[assignment]
         self.alive = grow(self.alive)  # type: ignore[assignment]
         self.generation = grow(self.generation)  # type: ignore[assignment]
-        self.transient = grow(self.transient)  # type: ignore[assignment]
         self.taint_set = grow(self.taint_set)  # type: ignore[assignment]
         self.feature_set = grow(self.feature_set)  # type: ignore[assignment]
         self._seq = np.concatenate([self._seq, np.zeros(cap - old, dtype=np.int64)])
@@ -425,8 +422,7 @@ class NodeTable:
         """Add (``sign`` 1) or take off (-1) one pod's usage on ``row``: requests (dense and
         sparse), non-zero requests, the Pod count and host ports, ``generation`` left alone
         (:meth:`add_pod_usage` and :meth:`remove_pod_usage` move it; a Filter with
-        nominated Pods undoes every change it makes here); ``transient`` bumped."""
-        self.transient[row] += 1
+        nominated Pods undoes every change it makes here); the row journalled in ``moves``."""
         self.moves.add(row)
         # a view changed in place: ``a[row, :k] += req`` would also copy it back (setitem)
         used = self.requested[row, : req.shape[0]]

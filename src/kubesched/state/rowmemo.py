@@ -3,15 +3,14 @@
 A Filter or Score kernel whose answer for a node depends only on a key (the Pod's
 requests, say) and that node's own row of the :class:`~kubesched.state.nodes.NodeTable`
 (allocatable, requested, Pod count) gives the same answer for a row until the row
-changes.  Every lasting change of a row moves its ``generation`` (a Node set or removed, a
-Pod added or removed), and every change undone again (the nominated Pods' usage a Filter
-pass adds, the victims a preemption dry run takes off) moves its ``transient`` count, when
-made and when undone; the table lists the row of each such move of a row's stamp in
-:attr:`~kubesched.state.nodes.NodeTable.moves`.  Pods of one template are filtered and
-scored against mostly the same rows, each bind changing one row, so :class:`RowMemo`
-keeps each row's answer until its stamp moves: a call first drops the answers of the rows
-moved since the key's last call (all of them when the journal no longer reaches back
-that far), then computes only the rows asked for that have no answer.
+changes.  The table lists the row of every change in
+:attr:`~kubesched.state.nodes.NodeTable.moves`: each lasting one (a Node set or removed, a
+Pod added or removed) and each one undone again (the nominated Pods' usage a Filter pass
+adds, the victims a preemption dry run takes off), when made and when undone.  Pods of one
+template are filtered and scored against mostly the same rows, each bind changing one row,
+so :class:`RowMemo` keeps each row's answer until its row changes: a call first drops the
+answers of the rows changed since the key's last call (all of them when the journal no
+longer reaches back that far), then computes only the rows asked for that have no answer.
 
 A memo is only for kernels whose answer is elementwise over the rows (the answer for a row
 is the same whichever other rows are computed with it) and reads nothing beyond the row's
@@ -63,8 +62,8 @@ class RowMemo:
         rows: IntArray,
         compute: Callable[[IntArray], IntArray],
     ) -> IntArray:
-        """The answers for ``rows`` (int64 ``(n,)``, a new array): kept ones where the row's
-        stamp did not move since they were found, the others from ``compute(rows without
+        """The answers for ``rows`` (int64 ``(n,)``, a new array): kept ones where the
+        row did not change since they were found, the others from ``compute(rows without
         one)`` (int64, one answer per row given, in their order)."""
         if table is not self._table or table.capacity != self._capacity:
             self._table, self._capacity = table, table.capacity
