@@ -494,3 +494,36 @@ def test_v135_waiters_rejected_together_are_heard_after_the_second_moved_pods_cy
     assert s.queue.nominator.node_of("ns/m0") == "n0"
     assert s.queue.nominator.node_of("ns/m1") == "n0"
     assert {fake.binds.get("ns/p"), fake.binds.get("ns/q")} == {"n0"}
+
+
+def test_v135_a_failed_waiter_assumed_again_is_not_nominated_by_its_late_update() -> None:
+    """The update of a timed-out member (its ``nominatedNodeName`` back, heard a cycle or two
+    later) is dropped when the member has been tried again and is assumed by then, waiting
+    at Permit: upstream's ``updatePodInSchedulingQueue`` ignores the updates of assumed
+    Pods (``IsAssumedPod``).  Kept, the nomination counted the member twice on its node
+    (v1.35 seed 24354 case 122: ``group-1-2``, waiting on node-1 in the gang's second round,
+    still held node-3 from the first, so ``group-2-1`` went to node-1; upstream node-3).
+    m0 and m1 wait on n0 (2 CPUs), m2 is short of room; they time out together, the move
+    sends m2 to n0, whose Permit activates m0, which waits on n0 again."""
+    clock = VirtualClock()
+    s, _ = _scheduler("1.35", {"GenericWorkload": True, "GangScheduling": True}, clock)
+    s.on_node_add(make_node("n0").cap(cpu="2", memory="8Gi", pods=10).obj())
+    s.on_object(
+        {
+            "apiVersion": "scheduling.k8s.io/v1alpha1",
+            "kind": "Workload",
+            "metadata": {"name": "w", "namespace": "ns"},
+            "spec": {"podGroups": [{"name": "g", "policy": {"gang": {"minCount": 3}}}]},
+        }
+    )
+    for i in range(3):
+        pod = make_pod(f"m{i}", "ns").req(cpu="1").obj()
+        pod.workload_ref = api.WorkloadRef("w", "g", "")
+        s.on_pod_add(pod)
+    _run(s)
+    assert len(s.handle.waiting_pods) == 2 and s.pod_attempts["ns/m2"] == 1
+    clock.advance(300.0)  # the gang's Permit timeout: m0 and m1 rejected at once
+    _run(s)
+    waiting = sorted(wp.pod.key for wp in s.handle.waiting_pods.all())
+    assert waiting == ["ns/m0", "ns/m2"]
+    assert s.queue.nominator.node_of("ns/m0") in (None, "")
