@@ -298,6 +298,14 @@ MAX_PERMIT_WAIT_SECONDS = 15 * 60.0
 """Upstream ``maxTimeout``: a Permit plugin's wait is capped at 15 minutes."""
 
 
+def passed(deadline: float, now: float) -> bool:
+    """Whether ``deadline`` has come by ``now`` (both seconds on the scheduler's clock),
+    compared in whole nanoseconds as Go's times are: the simulator's clock adds each
+    cycle's seconds as floats, so a deadline a whole number of cycles after it was set
+    may read 1e-13 s ahead of the clock that reaches it."""
+    return round(deadline * 1e9) <= round(now * 1e9)
+
+
 class WaitingPod:
     """A Pod reserved and held at Permit until every waiting plugin allows it, one rejects
     it, or the earliest plugin deadline passes (upstream ``waitingPod``).

@@ -198,7 +198,7 @@ class GangScheduling:
                 state.setdefault(fw.PODS_TO_ACTIVATE_KEY, {}).update(siblings)
             if self.version == "1.35":
                 now = self.clock()
-                if group.deadline is None or group.deadline <= now:
+                if group.deadline is None or fw.passed(group.deadline, now):
                     group.deadline = now + PERMIT_TIMEOUT_SECONDS
                 wait = _wait(PERMIT_WAIT_V135)
                 return wait, group.deadline - now
