@@ -125,8 +125,8 @@ FAMILIES: dict[str, dict[str, Any]] = {
         "hints": hint_case,
     },
     "storage": {
-        "explain": lambda seed, i, version: storage_case(seed, i),
-        "schedule": lambda seed, i, version: storage_schedule_case(seed, i),
+        "explain": storage_case,
+        "schedule": storage_schedule_case,
         "hints": lambda seed, i, version: storage_hint_case(seed, i),
     },
     "dra": {"explain": dra_case, "schedule": dra_schedule_case, "hints": dra_hint_case},
