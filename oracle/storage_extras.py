@@ -40,7 +40,10 @@ of its own, and only from v1.35 on: a seed's v1.34 cases stay as they were) draw
 release adds: the gate VolumeLimitScaling set at random where the release lets a user set it
 (alpha, off, at v1.35 and v1.36; beta, on, at v1.37), and from v1.36 (where the API has the
 field; its server drops it with the gate off) CSIDrivers' ``preventPodSchedulingIfMissing``
-(v1.37's NodeVolumeLimits reads it; v1.36's asks any CSIDriver's driver to be on the node).
+(NodeVolumeLimits reads it from v1.36; v1.35's asks any CSIDriver's driver to be on the node);
+and ``volumeAttributesClassName`` on some CSI PersistentVolumes and claims (a stream of its
+own; VolumeAttributesClass is on in every release: VolumeBinding matches a claim only to a
+volume of its class).
 """
 
 from __future__ import annotations
@@ -116,6 +119,7 @@ def release_storage(stream: str, request: dict[str, Any], version: str | None) -
         return
     from kubesched.config.featuregates import gate_table
 
+    _attributes_classes(random.Random(stream + "/vac"), request)
     r = random.Random(stream)
     spec = gate_table(version).get(LIMIT_SCALING)
     if spec is None:
@@ -131,6 +135,23 @@ def release_storage(stream: str, request: dict[str, Any], version: str | None) -
     for item in request["cluster"]["items"]:
         if item["kind"] == "CSIDriver" and r.random() < 0.7:
             item["spec"]["preventPodSchedulingIfMissing"] = r.random() < 0.7
+
+
+def _attributes_classes(r: random.Random, request: dict[str, Any]) -> None:
+    """In a third of the cases, ``volumeAttributesClassName`` on some CSI PersistentVolumes
+    and some claims (VolumeAttributesClass, GA and on in every release): a claim to bind
+    takes only a volume of its own attributes class (none matches none)."""
+    if r.random() >= 0.35:
+        return
+    for item in request["cluster"]["items"]:
+        if item["kind"] == "PersistentVolume" and "csi" in item["spec"]:
+            chance = 0.5
+        elif item["kind"] == "PersistentVolumeClaim":
+            chance = 0.4
+        else:
+            continue
+        if r.random() < chance:
+            item["spec"]["volumeAttributesClassName"] = r.choice(["gold", "silver"])
 
 
 def _iscsi_rbd(

@@ -249,32 +249,29 @@ def _scaling(items: list[dict], version: str, gates: dict[str, bool] | None = No
     )
 
 
-def test_volume_limit_scaling_v136_any_csidriver_must_be_on_the_node() -> None:
-    """v1.35/v1.36 under VolumeLimitScaling (alpha, off): a driver with a CSIDriver object
-    must be listed by the node's CSINode (no CSINode: not listed), before any limit."""
+def test_volume_limit_scaling_v135_any_csidriver_must_be_on_the_node() -> None:
+    """v1.35 under VolumeLimitScaling (alpha, off): a driver with a CSIDriver object must be
+    listed by the node's CSINode (no CSINode: not listed), before any limit."""
     items = _scaling_cluster(csidriver(EBS))
     refused = (nvl.NAME, [NOT_INSTALLED])
-    for version in ("1.35", "1.36"):
-        got = _scaling(items, version, {"VolumeLimitScaling": True})
-        assert got == {"n1": refused, "n2": refused, "n3": (None, [])}
-        got = _scaling(items, version)  # the gate's default: off
-        assert got == {"n1": (None, []), "n2": (None, []), "n3": (None, [])}
+    got = _scaling(items, "1.35", {"VolumeLimitScaling": True})
+    assert got == {"n1": refused, "n2": refused, "n3": (None, [])}
+    got = _scaling(items, "1.35")  # the gate's default: off
+    assert got == {"n1": (None, []), "n2": (None, []), "n3": (None, [])}
     # no CSIDriver object: the driver may not be CSI at all, every node passes
-    got = _scaling(_scaling_cluster(), "1.36", {"VolumeLimitScaling": True})
+    got = _scaling(_scaling_cluster(), "1.35", {"VolumeLimitScaling": True})
     assert got == {"n1": (None, []), "n2": (None, []), "n3": (None, [])}
 
 
-def test_volume_limit_scaling_v137_only_drivers_that_opt_in() -> None:
-    """v1.37 (beta, on): only a CSIDriver with ``preventPodSchedulingIfMissing`` true keeps
-    Pods off nodes that lack it."""
+def test_volume_limit_scaling_from_v136_only_drivers_that_opt_in() -> None:
+    """v1.36 (alpha, off) and v1.37 (beta, on): only a CSIDriver with
+    ``preventPodSchedulingIfMissing`` true keeps Pods off nodes that lack it."""
     refused = (nvl.NAME, [NOT_INSTALLED])
     passes = {"n1": (None, []), "n2": (None, []), "n3": (None, [])}
-    assert _scaling(_scaling_cluster(csidriver(EBS)), "1.37") == passes
-    assert _scaling(_scaling_cluster(csidriver(EBS, prevent=False)), "1.37") == passes
     opted = _scaling_cluster(csidriver(EBS, prevent=True))
-    assert _scaling(opted, "1.37") == {"n1": refused, "n2": refused, "n3": (None, [])}
-    assert _scaling(opted, "1.37", {"VolumeLimitScaling": False}) == passes
-    # v1.36 does not read the field: any CSIDriver object counts there
-    got = _scaling(_scaling_cluster(csidriver(EBS, prevent=False)), "1.36",
-                   {"VolumeLimitScaling": True})  # fmt: skip
-    assert got == {"n1": refused, "n2": refused, "n3": (None, [])}
+    for version, on in (("1.36", {"VolumeLimitScaling": True}), ("1.37", None)):
+        assert _scaling(_scaling_cluster(csidriver(EBS)), version, on) == passes
+        assert _scaling(_scaling_cluster(csidriver(EBS, prevent=False)), version, on) == passes
+        assert _scaling(opted, version, on) == {"n1": refused, "n2": refused, "n3": (None, [])}
+        assert _scaling(opted, version, {"VolumeLimitScaling": False}) == passes
+    assert _scaling(opted, "1.36") == passes  # the gate's default there: off

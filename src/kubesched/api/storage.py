@@ -180,8 +180,8 @@ class CSINode:
 class CSIDriver:
     """A CSIDriver (``attachRequired`` defaults true, ``storageCapacity`` false).
     ``prevent_scheduling_if_missing`` is ``spec.preventPodSchedulingIfMissing`` (v1.36+,
-    VolumeLimitScaling; absent or false: the driver does not opt in), which v1.37's
-    NodeVolumeLimits reads."""
+    VolumeLimitScaling; absent or false: the driver does not opt in), which NodeVolumeLimits
+    reads from v1.36."""
 
     name: str
     attach_required: bool = True

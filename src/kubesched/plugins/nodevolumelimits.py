@@ -16,11 +16,11 @@
 - Under VolumeLimitScaling (v1.35+; alpha, off, until v1.37's beta, on), before the
   limits: a node whose CSINode (or the lack of one) does not list a driver of the Pod's new
   volumes is ``DRIVER CSI driver is not installed on the node`` (Unschedulable) when that
-  driver must be there: v1.35 and v1.36 ask it of every driver with a CSIDriver object,
+  driver must be there: v1.35 asks it of every driver with a CSIDriver object, v1.36 and
   v1.37 only of one whose CSIDriver sets ``preventPodSchedulingIfMissing``
   (``checkCSIDriverOnNode``).  Upstream walks the new volumes in Go map order, so of two
-  such drivers missing it names either; kubesched names the first by the volumes' unique
-  names (``driver/handle``) in sorted order.
+  such drivers missing it may name either; kubesched names the one of the Pod's first such
+  volume, upstream's answer in most runs (:func:`_missing_driver`).
 - PreFilterExtensions (kubesched's, for what upstream's NodeInfo copy does): Pods that
   preemption or nomination add to or remove from a node count there.
 
@@ -202,8 +202,8 @@ class NodeVolumeLimits:
         self._portworx_annotated = not handle.feature_gates.at_least("1.36")
         gates = handle.feature_gates
         self._limit_scaling = gates.at_least("1.35") and gates.enabled("VolumeLimitScaling")
-        # v1.37 asks the driver's opt-in (preventPodSchedulingIfMissing); v1.35 and v1.36 not
-        self._opt_in = gates.at_least("1.37")
+        # v1.36+ asks the driver's opt-in (preventPodSchedulingIfMissing); v1.35 not
+        self._opt_in = gates.at_least("1.36")
         self._token: tuple[Storage | None, int] = (None, -1)
         self._memo: dict[int, tuple[api.Pod, dict[str, str]]] = {}
 
@@ -353,7 +353,7 @@ class NodeVolumeLimits:
 
     def _required_drivers(self, storage: Storage) -> frozenset[str]:
         """VolumeLimitScaling's drivers that must be on a node to take a new volume of theirs
-        (``checkCSIDriverOnNode``): v1.35 and v1.36 every driver with a CSIDriver object,
+        (``checkCSIDriverOnNode``): v1.35 every driver with a CSIDriver object, v1.36 and
         v1.37 those whose CSIDriver sets ``preventPodSchedulingIfMissing``; none with the
         gate off."""
         if not self._limit_scaling:
@@ -424,11 +424,13 @@ def _not_installed(driver: str) -> Status:
 def _missing_driver(
     new_volumes: dict[str, str], required: frozenset[str], csinode: st.CSINode | None
 ) -> str | None:
-    """The first driver (by the volumes' unique names, sorted: upstream's Go map order
-    varies) of ``new_volumes`` that must be installed and that ``csinode`` does not list."""
+    """The first driver of ``new_volumes`` (in the Pod's volume order) that must be
+    installed and that ``csinode`` does not list.  Upstream walks its Go map of them: for a
+    handful of volumes the walk starts at the first one added (the Pod's first) in most
+    runs (of two, 7 runs in 8: the walk starts at a random one of the map group's 8 slots
+    and wraps to slot 0 unless it starts on the second's), so that is the answer taken."""
     listed = csinode.drivers if csinode is not None else {}
-    for unique in sorted(new_volumes):
-        driver = new_volumes[unique]
+    for driver in new_volumes.values():
         if driver in required and driver not in listed:
             return driver
     return None
