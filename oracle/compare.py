@@ -145,6 +145,13 @@ def searches_pools(request: dict[str, Any]) -> bool:
     return any(x.get("kind") == "ResourceSlice" for x in request["cluster"]["items"])
 
 
+def checks_drivers(request: dict[str, Any]) -> bool:
+    """Whether the request holds CSIDrivers: under VolumeLimitScaling upstream's
+    NodeVolumeLimits walks the Pod's new volumes in Go map order and names the first driver
+    missing from a node, so with two missing it names either (``docs/fidelity.md``)."""
+    return any(x.get("kind") == "CSIDriver" for x in request["cluster"]["items"])
+
+
 def one_of_pool_orders(
     oracle: Any,
     request: dict[str, Any],
@@ -160,8 +167,11 @@ def one_of_pool_orders(
     drawn from seeds 1..``orders`` (``kubesched.explain``'s ``pool_seed``); one answer of
     kubesched's the same as one of upstream's is a match.  Upstream's v1.34 and v1.35
     allocators keep a device's counters reserved after a constraint or taint passes it
-    over, so whether a node fits can depend on that order (``docs/fidelity.md``)."""
-    if not searches_pools(request):
+    over, so whether a node fits can depend on that order (``docs/fidelity.md``).  A
+    request with CSIDrivers (``checks_drivers``) is asked again likewise (which missing
+    driver upstream names is Go map order too)."""
+    pools = searches_pools(request)
+    if not pools and not checks_drivers(request):
         return False
     answers = [theirs]
     for _ in range(tries):
@@ -169,6 +179,8 @@ def one_of_pool_orders(
         if not differences(mine, again):
             return True
         answers.append(again)
+    if not pools:
+        return False
     for seed in range(1, orders + 1):
         other = ours(request, version, pool_seed=seed)
         if any(not differences(other, a) for a in answers):

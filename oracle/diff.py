@@ -40,7 +40,9 @@ an explain case with ResourceSlices that differs (upstream's allocator walks a n
 device pools in Go map order, and v1.34 and v1.35 keep a device's counters reserved after
 a constraint passes it over, so the order can decide whether a node fits): upstream is
 asked again up to ``--reask`` times and kubesched answers with the pools in other orders
-(``compare.one_of_pool_orders``); one answer alike on both sides is a match.
+(``compare.one_of_pool_orders``); one answer alike on both sides is a match.  An explain
+case with CSIDrivers that differs is asked again likewise (under VolumeLimitScaling
+NodeVolumeLimits names the first missing driver of a Go map of the Pod's volumes).
 
 ``--kubernetes-version V`` (1.34 to 1.37) asks upstream V: ``oracle/bin/vV/kube-oracle``
 (``oracle/build.sh`` builds one per version); without it, ``oracle/bin/kube-oracle``, the
@@ -125,8 +127,8 @@ FAMILIES: dict[str, dict[str, Any]] = {
         "hints": hint_case,
     },
     "storage": {
-        "explain": lambda seed, i, version: storage_case(seed, i),
-        "schedule": lambda seed, i, version: storage_schedule_case(seed, i),
+        "explain": storage_case,
+        "schedule": storage_schedule_case,
         "hints": lambda seed, i, version: storage_hint_case(seed, i),
     },
     "dra": {"explain": dra_case, "schedule": dra_schedule_case, "hints": dra_hint_case},

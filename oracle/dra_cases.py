@@ -39,7 +39,7 @@ from typing import Any
 
 from dra_alpha import alpha_gates
 from dra_faults import claim_faults
-from dra_features import extended_scoring, release_features
+from dra_features import extended_scoring, fractional_capacity, release_features
 from dra_lists import list_attributes
 from dra_workload import workload_claims
 from lived_in import lived_in_pods
@@ -82,6 +82,7 @@ def _case(seed: int, index: int, version: str | None, verb: str) -> dict[str, An
     lived_in_pods(f"dra-lived/{seed}/{index}", request, version)  # own stream, drawn last
     list_attributes(seed, index, request, version)  # v1.36+, a stream of its own
     extended_scoring(seed, index, request, version)  # v1.35+, a stream of its own
+    fractional_capacity(seed, index, request, version)  # v1.37, a stream of its own, last
     return request
 
 

@@ -29,6 +29,9 @@ governs it, with random settings of those gates the release lets a user set.
   policies (a default, valid values or a valid range); claims of running Pods holding
   partitions and shares (``shareID``, ``consumedCapacity``); incoming requests with
   ``capacity`` and ``distinctAttribute`` constraints.
+
+- **DRAFractionalCapacityRange** (beta, off, at v1.37; needs DRAConsumableCapacity):
+  :func:`fractional_capacity`, a stream of its own drawn after everything else.
 """
 
 from __future__ import annotations
@@ -663,6 +666,129 @@ def _requests(
         if plan["distinct"] and not all_mode:
             attr = f"{GPU}/index" if len(str(plan)) % 2 else f"{GPU}/numa"
             devices.setdefault("constraints", []).append({"distinctAttribute": attr})
+
+
+# ------------------------------------------------------------- DRAFractionalCapacityRange
+FRACTIONAL_GATE = "DRAFractionalCapacityRange"
+# validRange policies of a "cores" capacity (value 4), each valid under both of upstream's
+# validations (the gate's milli path, and without it every bound rounded up to an integer)
+CORES_POLICIES: list[dict[str, Any]] = [
+    {"default": "500m", "validRange": {"min": "500m", "max": "4", "step": "250m"}},
+    {"default": "250m", "validRange": {"min": "250m", "step": "250m"}},
+    {"default": "600m", "validRange": {"min": "100m", "max": "2100m", "step": "500m"}},
+    {"default": "1", "validRange": {"min": "1", "max": "4", "step": "1"}},
+    {"default": "500m", "validRange": {"min": "500m"}},
+]
+CORE_ASKS = ["300m", "600m", "750m", "750m", "1100m", "1", "1250m"]
+CORE_HELD = ["2750m", "3", "3250m", "3250m", "3500m"]
+# per policy of CORES_POLICIES: (ask, held) where the ask rounds to different amounts in
+# thousandths and in integers, and what is held leaves room for the smaller one only
+CORE_PAIRS: list[list[tuple[str, str]]] = [
+    [("750m", "3250m"), ("1100m", "2750m"), ("600m", "3250m")],  # .75 / 1, 1.25 / 2, .75 / 1
+    [("600m", "3250m"), ("300m", "3500m")],  # .75 / 1, .5 / 1
+    [("750m", "3"), ("300m", "3400m")],  # 1.1 / 1, .6 / 1
+    [],
+    [],
+]
+
+
+def fractional_capacity(
+    seed: int, index: int, request: dict[str, Any], version: str | None
+) -> None:
+    """v1.37, a stream of its own (drawn after everything else, so a seed's other draws stay
+    as they were), in 45 % of the cases where DRAConsumableCapacity is on: the gate
+    DRAFractionalCapacityRange set at random (on in 60 % of those; its default is off), a
+    ``cores`` capacity (value 4) with a fractional ``validRange`` (min, max and step in
+    thousandths; :data:`CORES_POLICIES`) on every device shared by capacity (a shared pool
+    drawn when the case has none), most of them with a running Pod's share consuming 2.5 to
+    3.5 of their cores (often just what leaves room for one of the two roundings of the
+    ask, :data:`CORE_PAIRS`), the incoming Pods asking a share of one such device (a claim
+    of their own, ``cores`` from :data:`CORE_ASKS` and 512Mi of memory; half the time
+    their only claim, with no extended resource backed by devices) and, at times, cores on
+    their other GPU requests (a device without the capacity is then passed over).  Under
+    the gate upstream rounds such a request up in thousandths (750m on a 500m + n x 250m
+    range consumes 750m), without it after rounding every value up to an integer (it
+    consumes 1), so whether it fits beside 3250m differs."""
+    if version is None or _minor(version) < 37:
+        return
+    r = random.Random(f"dra-fractional/{seed}/{index}")
+    if r.random() >= 0.45:
+        return
+    from kubesched.config.featuregates import check_settings, gate_table
+
+    table = gate_table(version)
+    gates = dict(request.get("featureGates", {}))
+    if FRACTIONAL_GATE not in table or not gates.get(
+        "DRAConsumableCapacity", table["DRAConsumableCapacity"].default
+    ):
+        return
+    items: list[dict[str, Any]] = request["cluster"]["items"]
+    pods = request["pods"] if "pods" in request else [request["pod"]]
+    nodes = [o["metadata"]["name"] for o in items if o.get("kind") == "Node"]
+    if not nodes:
+        return
+    if r.random() < 0.6:
+        gates[FRACTIONAL_GATE] = r.random() < 0.6
+        if check_settings(version, sorted(gates.items())):
+            return
+        request["featureGates"] = gates
+
+    def shared() -> list[tuple[dict[str, Any], dict[str, Any]]]:
+        return [
+            (o, d)
+            for o in items
+            if o.get("kind") == "ResourceSlice"
+            for d in o["spec"].get("devices", [])
+            if d.get("allowMultipleAllocations")
+        ]
+
+    if not shared():
+        _shared_pool(r, items, nodes)
+    which = r.randrange(len(CORES_POLICIES))
+    policy = CORES_POLICIES[which]
+    pair = r.choice(CORE_PAIRS[which]) if CORE_PAIRS[which] and r.random() < 0.7 else None
+    for k, (sl, d) in enumerate(shared()):
+        d.setdefault("capacity", {})["cores"] = {"value": "4", "requestPolicy": dict(policy)}
+        node = sl["spec"].get("nodeName")
+        if node and r.random() < 0.8:
+            held = pair[1] if pair else r.choice(CORE_HELD)
+            _holder(items, f"cores-held-{k}", GPU, sl["spec"]["pool"]["name"], d["name"], node,
+                    {"shareID": f"00000000-0000-4000-8000-0000000001{k:02d}",
+                     "consumedCapacity": {"cores": held}})  # fmt: skip
+    plan: dict[str, str | None] = {}  # a template and the claim made from it alike
+    for spec in _incoming_specs(items, pods):
+        for req in spec["devices"]["requests"]:
+            for e in [req["exactly"]] if "exactly" in req else req["firstAvailable"]:
+                key = f"{req['name']}/{e.get('name', '')}"
+                if key not in plan:
+                    plan[key] = r.choice(CORE_ASKS) if r.random() < 0.3 else None
+                if plan[key] is not None and e.get("deviceClassName") == GPU:
+                    asks = e.setdefault("capacity", {}).setdefault("requests", {})
+                    asks["cores"] = plan[key]
+    if r.random() < 0.8:
+        ns = pods[0]["metadata"].get("namespace", "default")
+        ask = {"cores": pair[0] if pair else r.choice(CORE_ASKS), "memory": "512Mi"}
+        items.append({
+            "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+            "metadata": {"name": "cores-ask", "namespace": ns, "uid": "uid-cores-ask"},
+            "spec": {"devices": {"requests": [{"name": "cores", "exactly": {
+                "deviceClassName": GPU, "count": 1, "capacity": {"requests": ask}}}]}},
+        })  # fmt: skip
+        alone = r.random() < 0.5  # the share the Pods' only claim: it alone decides
+        for p in pods:
+            entry = {"name": "cores", "resourceClaimName": "cores-ask"}
+            if alone:
+                p["spec"]["resourceClaims"] = [entry]
+                for c in p["spec"].get("containers", []) + p["spec"].get("initContainers", []):
+                    res = c.get("resources", {})
+                    if res.get("claims"):
+                        res["claims"] = [{"name": "cores"}]
+                    for kind in ("requests", "limits"):  # no extended resource from devices
+                        for name in [n for n in res.get(kind, {}) if n == EXT_GPU or
+                                     n.startswith(IMPLICIT)]:  # fmt: skip
+                            del res[kind][name]
+            else:
+                p["spec"].setdefault("resourceClaims", []).append(entry)
 
 
 # ------------------------------------------------ DRAExtendedResource: scoring from devices

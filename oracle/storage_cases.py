@@ -31,7 +31,7 @@ import random
 from typing import Any
 
 from lived_in import lived_in_pods
-from storage_extras import static_volumes, storage_extras, volume_faults
+from storage_extras import release_storage, static_volumes, storage_extras, volume_faults
 
 ZONES = [
     "us-east1-b",
@@ -61,17 +61,20 @@ SIZES = ["1Gi", "5Gi", "10Gi", "50Gi", "100Gi"]
 GI = {s: int(s[:-2]) for s in SIZES}
 
 
-def storage_case(seed: int, index: int) -> dict[str, Any]:
-    """The ``index``-th storage explain case of ``seed``."""
+def storage_case(seed: int, index: int, version: str | None = None) -> dict[str, Any]:
+    """The ``index``-th storage explain case of ``seed`` (at Kubernetes ``version``: what
+    it adds is drawn last, ``storage_extras.release_storage``)."""
     gen = _Gen(random.Random(f"storage/{seed}/{index}"))
     request = gen.request(gen.r.randint(1, 6))
     lived_in_pods(f"storage-lived/{seed}/{index}", request)  # a stream of its own, drawn last
     storage_extras(f"storage-extras/{seed}/{index}", request)  # likewise, after it
+    release_storage(f"storage-release/{seed}/{index}", request, version)  # and after that
     return request
 
 
-def storage_schedule_case(seed: int, index: int) -> dict[str, Any]:
-    """The ``index``-th storage ``kubesched.schedule`` case of ``seed``."""
+def storage_schedule_case(seed: int, index: int, version: str | None = None) -> dict[str, Any]:
+    """The ``index``-th storage ``kubesched.schedule`` case of ``seed`` (``version`` as
+    :func:`storage_case`'s)."""
     gen = _Gen(random.Random(f"storage-schedule/{seed}/{index}"))
     gen.claims_made = True
     request = gen.request(1)
@@ -91,6 +94,7 @@ def storage_schedule_case(seed: int, index: int) -> dict[str, Any]:
     lived_in_pods(f"storage-schedule-lived/{seed}/{index}", request)  # drawn last
     static_volumes(f"storage-static/{seed}/{index}", request)  # after it, a stream of its own
     volume_faults(f"storage-faults/{seed}/{index}", request)  # likewise, after it
+    release_storage(f"storage-schedule-release/{seed}/{index}", request, version)  # last
     return request
 
 

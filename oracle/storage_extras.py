@@ -34,6 +34,16 @@ the PV controller, ``volume.kubernetes.io/storage-provisioner``, or with no othe
 binding done after PreBind's first check.  They reach the binding cycle's failure paths:
 ``bindAPIUpdate``'s failed writes and reverts, ``checkBindings``' reset claimRef, lost
 selected node and not-yet-bound claims, and Unreserve after them.
+
+``release_storage`` (explain and schedule cases, drawn after everything else from a stream
+of its own, and only from v1.35 on: a seed's v1.34 cases stay as they were) draws what a
+release adds: the gate VolumeLimitScaling set at random where the release lets a user set it
+(alpha, off, at v1.35 and v1.36; beta, on, at v1.37), and from v1.36 (where the API has the
+field; its server drops it with the gate off) CSIDrivers' ``preventPodSchedulingIfMissing``
+(NodeVolumeLimits reads it from v1.36; v1.35's asks any CSIDriver's driver to be on the node);
+and ``volumeAttributesClassName`` on some CSI PersistentVolumes and claims (a stream of its
+own; VolumeAttributesClass is on in every release: VolumeBinding matches a claim only to a
+volume of its class).
 """
 
 from __future__ import annotations
@@ -97,6 +107,51 @@ def storage_extras(stream: str, request: dict[str, Any]) -> None:
         profile = {"schedulerName": "default-scheduler", "plugins": {"multiPoint": {"disabled": [
             {"name": "VolumeBinding"}, {"name": "VolumeRestrictions"}]}}}  # fmt: skip
         request["config"] = _configuration(profile)
+
+
+LIMIT_SCALING = "VolumeLimitScaling"
+
+
+def release_storage(stream: str, request: dict[str, Any], version: str | None) -> None:
+    """What ``version`` adds to a storage request (module docstring), in place: the
+    request's ``featureGates`` and its CSIDrivers' ``preventPodSchedulingIfMissing``."""
+    if version is None or int(version.split(".")[1]) < 35:
+        return
+    from kubesched.config.featuregates import gate_table
+
+    _attributes_classes(random.Random(stream + "/vac"), request)
+    r = random.Random(stream)
+    spec = gate_table(version).get(LIMIT_SCALING)
+    if spec is None:
+        return
+    gates = dict(request.get("featureGates") or {})
+    if not spec.lock_to_default and r.random() < 0.6:
+        gates[LIMIT_SCALING] = r.random() < 0.7
+    if gates:
+        request["featureGates"] = gates
+    on = gates.get(LIMIT_SCALING, spec.default)
+    if not on or int(version.split(".")[1]) < 36:
+        return
+    for item in request["cluster"]["items"]:
+        if item["kind"] == "CSIDriver" and r.random() < 0.7:
+            item["spec"]["preventPodSchedulingIfMissing"] = r.random() < 0.7
+
+
+def _attributes_classes(r: random.Random, request: dict[str, Any]) -> None:
+    """In a third of the cases, ``volumeAttributesClassName`` on some CSI PersistentVolumes
+    and some claims (VolumeAttributesClass, GA and on in every release): a claim to bind
+    takes only a volume of its own attributes class (none matches none)."""
+    if r.random() >= 0.35:
+        return
+    for item in request["cluster"]["items"]:
+        if item["kind"] == "PersistentVolume" and "csi" in item["spec"]:
+            chance = 0.5
+        elif item["kind"] == "PersistentVolumeClaim":
+            chance = 0.4
+        else:
+            continue
+        if r.random() < chance:
+            item["spec"]["volumeAttributesClassName"] = r.choice(["gold", "silver"])
 
 
 def _iscsi_rbd(

@@ -218,3 +218,83 @@ def test_v1_34_distinct_attribute_only_refuses_one_device_twice() -> None:
     assert run([c], [s], SHARE) is None
     v134 = SHARE._replace(distinct_by_device=True)
     assert names(run([c], [s], v134)) == ["gpu-0", "gpu-1"]
+
+
+# ------------------------------------------- v1.37: DRAFractionalCapacityRange, capacity errors
+V137 = SHARE._replace(ordered=True, capacity_errors=True)
+FRACTIONAL = V137._replace(fractional_range=True)
+CORES = {"default": "500m", "validRange": {"min": "500m", "max": "4", "step": "250m"}}
+
+
+def cores_device(policy: dict[str, Any], value: str = "4") -> r.ResourceSlice:
+    d = gpu(0) | {"allowMultipleAllocations": True,
+                  "capacity": {"cores": {"value": value, "requestPolicy": policy}}}  # fmt: skip
+    return r.parse_slice(slice_("n1", [d], pool="s"))
+
+
+def asking_cores(name: str, cores: str) -> dict[str, Any]:
+    req = request(count=1)
+    req["exactly"]["capacity"] = {"requests": {"cores": cores}}
+    return claim(name, req)
+
+
+@pytest.mark.parametrize(
+    ("asked", "integer", "milli"),
+    [
+        (
+            "750m",
+            Fraction(1),
+            Fraction(3, 4),
+        ),  # integer path: ceil(0.75) - ceil(0.5) = 0 steps of 1
+        ("1100m", Fraction(2), Fraction(5, 4)),
+        ("300m", Fraction(1, 2), Fraction(1, 2)),  # below min: min, either way
+        ("2", Fraction(2), Fraction(2)),
+    ],
+)
+def test_fractional_ranges_round_in_thousandths_under_the_gate(
+    asked: str, integer: Fraction, milli: Fraction
+) -> None:
+    """DRAFractionalCapacityRange (v1.37): a range exact in thousandths is rounded up to
+    ``min + n * step`` in thousandths; without the gate every value is rounded up to an
+    integer first (``Value()``), so 750m on a 500m/250m range consumes 1."""
+    s = [cores_device(CORES)]
+    for options, want in ((V137, integer), (FRACTIONAL, milli)):
+        found = run([asking_cores("a", asked)], s, options)
+        assert found is not None and found[0][0].consumed == (("cores", want),), options
+
+
+def test_fractional_ranges_decide_how_many_shares_fit() -> None:
+    """Four 750m shares fit 4 cores in thousandths (3), not after rounding (4 x 1 = 4, then
+    a fifth: 5 > 4)."""
+    s = [cores_device(CORES)]
+    five = [asking_cores(f"c{i}", "750m") for i in range(5)]
+    assert run(five, s, V137) is None
+    assert names(run(five, s, FRACTIONAL)) == ["gpu-0"] * 5
+
+
+def test_v1_37_a_request_not_exact_in_thousandths_aborts_on_the_milli_path() -> None:
+    s = [cores_device(CORES)]
+    with pytest.raises(al.AllocationError) as err:
+        run([asking_cores("a", "1.0001")], s, FRACTIONAL)
+    assert str(err.value) == (
+        "claim default/a, request gpu: checking capacity for device "
+        f'{DRIVER}/s/gpu-0: capacity "cores": capacity request cannot be represented in the '
+        "device's range arithmetic: request 1000100u is not a representable milli value"
+    )
+    # the integer path rounds it up
+    assert run([asking_cores("a", "1.0001")], s, V137) is not None
+
+
+def test_v1_37_an_all_request_checks_capacity_against_the_device_alone() -> None:
+    """v1.37: a shared device whose shares leave too little stays among an ``All``
+    request's devices and fails it; v1.36 leaves it out and allocates the others."""
+    devices = [gpu(i) | {"allowMultipleAllocations": True,
+                         "capacity": {"memory": {"value": "8Gi"}}} for i in range(2)]  # fmt: skip
+    s = [r.parse_slice(slice_("n1", devices, pool="s"))]
+    used = al.SharedUse({(DRIVER, "s", "gpu-0")}, {(DRIVER, "s", "gpu-0"): {"memory": 6 * GI}})
+    req = request(count=1)
+    req["exactly"] |= {"allocationMode": "All", "capacity": {"requests": {"memory": "4Gi"}}}
+    req["exactly"].pop("count", None)
+    all_claim = claim("a", req)
+    assert names(run([all_claim], s, SHARE._replace(ordered=True), shared=used)) == ["gpu-1"]
+    assert run([all_claim], s, V137, shared=used) is None

@@ -5,6 +5,7 @@ tolerations; the cases of a seed stay as they were."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import cases
@@ -122,3 +123,38 @@ def test_pods_with_pod_level_resources_are_drawn_mid_resize(version: str) -> Non
 def _resizing(pod: dict[str, Any]) -> bool:
     conditions = pod.get("status", {}).get("conditions", [])
     return any(c["type"] in ("PodResizeInProgress", "PodResizePending") for c in conditions)
+
+
+def test_storage_cases_draw_volume_limit_scaling_from_v135_only() -> None:
+    """The storage family's release draws (``storage_extras.release_storage``) come last and
+    only from v1.35: a seed's v1.34 cases are what they were; from v1.35 the gate
+    VolumeLimitScaling is set at times, and from v1.36 CSIDrivers opt in at times."""
+    import storage_cases
+
+    gated = opted = classes = 0
+    for i in range(60):
+        assert storage_cases.storage_case(3, i, "1.34") == storage_cases.storage_case(3, i)
+        for version in ("1.35", "1.37"):
+            case = storage_cases.storage_case(3, i, version)
+            gates = case.get("featureGates", {})
+            gated += "VolumeLimitScaling" in gates
+            assert not check_settings(version, sorted(gates.items()))
+            drivers = [o for o in case["cluster"]["items"] if o["kind"] == "CSIDriver"]
+            has = any("preventPodSchedulingIfMissing" in d["spec"] for d in drivers)
+            assert not (has and version == "1.35")  # no such field at v1.35
+            opted += has
+            classes += "volumeAttributesClassName" in str(case)
+    assert gated and opted and classes
+
+
+def test_dra_cases_draw_fractional_ranges_at_v137_only() -> None:
+    import dra_cases
+
+    drawn = 0
+    for i in range(40):
+        assert "cores" not in str(dra_cases.dra_case(5, i, "1.36"))
+        case = dra_cases.dra_case(5, i, "1.37")
+        gates = case.get("featureGates", {})
+        assert not check_settings("1.37", sorted(gates.items()))
+        drawn += '"cores"' in json.dumps(case)
+    assert drawn

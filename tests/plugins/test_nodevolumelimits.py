@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+import kubesched
 from kubesched.api.parse import parse_node, parse_pod
 from kubesched.framework import interface as fw
 from kubesched.plugins import nodevolumelimits as nvl
@@ -207,3 +208,70 @@ def test_pod_delete_registered_on_assigned_pods_from_v137() -> None:
             and e.event.resource != fw.Resource.VOLUME_ATTACHMENT
         ]
         assert deletes == [pods]
+
+
+def csidriver(name: str, prevent: bool | None = None) -> dict:
+    spec: dict = {"attachRequired": True}
+    if prevent is not None:
+        spec["preventPodSchedulingIfMissing"] = prevent
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "CSIDriver",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+
+
+NOT_INSTALLED = f"{EBS} CSI driver is not installed on the node"
+
+
+def _scaling_cluster(*drivers: dict) -> list[dict]:
+    """n1's CSINode lacks the Pod's driver, n2 has no CSINode, n3 lists it (no limit)."""
+    return [
+        node("n1"),
+        node("n2"),
+        node("n3"),
+        csinode("n1", other_csi=None),
+        csinode("n3", ebs_csi_aws_com=None),
+        *drivers,
+        *bound("a"),
+    ]
+
+
+def _scaling(items: list[dict], version: str, gates: dict[str, bool] | None = None) -> dict:
+    return verdicts(
+        kubesched.explain(
+            {"apiVersion": "v1", "kind": "List", "items": items},
+            pod("new", claim_volume("a")),
+            kubernetes_version=version,
+            feature_gates=gates,
+        )
+    )
+
+
+def test_volume_limit_scaling_v135_any_csidriver_must_be_on_the_node() -> None:
+    """v1.35 under VolumeLimitScaling (alpha, off): a driver with a CSIDriver object must be
+    listed by the node's CSINode (no CSINode: not listed), before any limit."""
+    items = _scaling_cluster(csidriver(EBS))
+    refused = (nvl.NAME, [NOT_INSTALLED])
+    got = _scaling(items, "1.35", {"VolumeLimitScaling": True})
+    assert got == {"n1": refused, "n2": refused, "n3": (None, [])}
+    got = _scaling(items, "1.35")  # the gate's default: off
+    assert got == {"n1": (None, []), "n2": (None, []), "n3": (None, [])}
+    # no CSIDriver object: the driver may not be CSI at all, every node passes
+    got = _scaling(_scaling_cluster(), "1.35", {"VolumeLimitScaling": True})
+    assert got == {"n1": (None, []), "n2": (None, []), "n3": (None, [])}
+
+
+def test_volume_limit_scaling_from_v136_only_drivers_that_opt_in() -> None:
+    """v1.36 (alpha, off) and v1.37 (beta, on): only a CSIDriver with
+    ``preventPodSchedulingIfMissing`` true keeps Pods off nodes that lack it."""
+    refused = (nvl.NAME, [NOT_INSTALLED])
+    passes = {"n1": (None, []), "n2": (None, []), "n3": (None, [])}
+    opted = _scaling_cluster(csidriver(EBS, prevent=True))
+    for version, on in (("1.36", {"VolumeLimitScaling": True}), ("1.37", None)):
+        assert _scaling(_scaling_cluster(csidriver(EBS)), version, on) == passes
+        assert _scaling(_scaling_cluster(csidriver(EBS, prevent=False)), version, on) == passes
+        assert _scaling(opted, version, on) == {"n1": refused, "n2": refused, "n3": (None, [])}
+        assert _scaling(opted, version, {"VolumeLimitScaling": False}) == passes
+    assert _scaling(opted, "1.36") == passes  # the gate's default there: off

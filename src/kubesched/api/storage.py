@@ -178,11 +178,15 @@ class CSINode:
 
 @dataclass(frozen=True, slots=True)
 class CSIDriver:
-    """A CSIDriver (``attachRequired`` defaults true, ``storageCapacity`` false)."""
+    """A CSIDriver (``attachRequired`` defaults true, ``storageCapacity`` false).
+    ``prevent_scheduling_if_missing`` is ``spec.preventPodSchedulingIfMissing`` (v1.36+,
+    VolumeLimitScaling; absent or false: the driver does not opt in), which NodeVolumeLimits
+    reads from v1.36."""
 
     name: str
     attach_required: bool = True
     storage_capacity: bool = False
+    prevent_scheduling_if_missing: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -467,6 +471,9 @@ def parse_driver(obj: Obj, path: str = "") -> CSIDriver:
         name=name,
         attach_required=f.boolean(spec, "attachRequired", spath, True),
         storage_capacity=f.boolean(spec, "storageCapacity", spath, False),
+        prevent_scheduling_if_missing=f.boolean(
+            spec, "preventPodSchedulingIfMissing", spath, False
+        ),
     )
 
 

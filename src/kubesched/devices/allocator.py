@@ -230,9 +230,65 @@ def _value(q: Fraction) -> int:
     return math.ceil(q)
 
 
-def consumed_capacity(requested: Fraction | None, cap: r.DeviceCapacity) -> Fraction:
+MAX_INT64 = 2**63 - 1
+NOT_REPRESENTABLE = "capacity request cannot be represented in the device's range arithmetic"
+
+
+class CapacityError(Exception):
+    """v1.37's capacity check refusing a request outright (upstream aborts the allocation:
+    ``errCapacityRequestNotRepresentable``, ``errNegativeCapacity``); the caller names the
+    claim, request and device."""
+
+
+def _milli(q: Fraction) -> int | None:
+    """Upstream ``safeMilliValue``: ``q`` in thousandths when that is exact and fits an
+    int64, else None."""
+    m = q * 1000
+    if m.denominator != 1 or not -(2**63) <= m <= MAX_INT64:
+        return None
+    return int(m)
+
+
+def use_milli(rng: tuple[Fraction | None, ...], fractional: bool) -> bool:
+    """Upstream ``useMilli`` (v1.37): under DRAFractionalCapacityRange a range whose
+    ``min``, ``max`` and ``step`` are exact in thousandths (a step of at least ``1m``) is
+    worked out in thousandths, whether or not any of them is fractional (upstream's doc
+    comment says "any is fractional"; its code does not ask)."""
+    if not fractional:
+        return False
+    for i, q in enumerate(rng):
+        if q is None:
+            continue
+        m = _milli(q)
+        if m is None or (i == 2 and m < 1):
+            return False
+    return True
+
+
+def quantity_string(q: Fraction) -> str:
+    """A decimal quantity as Go's ``Quantity.String()`` writes one parsed without a binary
+    suffix: the largest of no suffix, ``m``, ``u`` and ``n`` that leaves an integer
+    (rounded up at ``n``)."""
+    for suffix, scale in (("", 1), ("m", 1000), ("u", 10**6)):
+        v = q * scale
+        if v.denominator == 1:
+            return f"{v.numerator}{suffix}"
+    return f"{math.ceil(q * 10**9)}n"
+
+
+def consumed_capacity(
+    requested: Fraction | None,
+    cap: r.DeviceCapacity,
+    fractional: bool = False,
+    strict: bool = False,
+) -> Fraction:
     """Upstream ``calculateConsumedCapacity``: what a request takes of one capacity (its
-    default, or the request rounded up to the policy's range step or next valid value)."""
+    default, or the request rounded up to the policy's range step or next valid value).
+    ``fractional`` (DRAFractionalCapacityRange, v1.37): a range :func:`use_milli` accepts
+    is rounded in thousandths (a request not exact in thousandths is a
+    :class:`CapacityError`), else every bound and the request are rounded up to integers
+    first (``Value()``).  ``strict`` (v1.37): a request or its rounding past the int64
+    range is a :class:`CapacityError` (v1.36 wraps it)."""
     if requested is None:
         return cap.default if cap.default is not None else cap.value
     if not cap.policy:
@@ -245,16 +301,48 @@ def consumed_capacity(requested: Fraction | None, cap: r.DeviceCapacity) -> Frac
             return low
         if step is None:
             return requested
-        n, mod = divmod(_value(requested) - _value(low), _value(step))
-        return Fraction(_value(low) + _value(step) * (n + (1 if mod else 0)))
+        if use_milli(rng, fractional):
+            asked, lo, by = _milli(requested), _milli(low), _milli(step)
+            if asked is None:
+                raise CapacityError(
+                    f"{NOT_REPRESENTABLE}: request {quantity_string(requested)} is not a "
+                    "representable milli value"
+                )
+            assert lo is not None and by is not None  # use_milli checked them
+            n = -(-(asked - lo) // by)  # asked >= lo: rounded up
+            if n > _go_div(MAX_INT64 - lo, by):
+                raise CapacityError(
+                    f"{NOT_REPRESENTABLE}: rounding request {quantity_string(requested)} up "
+                    "to the next step passes the milli-value range"
+                )
+            return Fraction(lo + by * n, 1000)
+        if strict and requested > MAX_INT64:
+            raise CapacityError(
+                f"{NOT_REPRESENTABLE}: request {quantity_string(requested)} exceeds MaxInt64"
+            )
+        lo_int, by_int = _value(low), _value(step)
+        n, mod = divmod(_value(requested) - lo_int, by_int)
+        n += 1 if mod else 0
+        if strict and lo_int >= 0 and n > _go_div(MAX_INT64 - lo_int, by_int):
+            raise CapacityError(
+                f"{NOT_REPRESENTABLE}: rounding request {quantity_string(requested)} up to "
+                "the next step passes MaxInt64"
+            )
+        return Fraction(lo_int + by_int * n)
     for v in cap.valid_values:
         if requested <= v:
             return v
     return requested
 
 
-def violates_policy(consumed: Fraction, cap: r.DeviceCapacity) -> bool:
-    """Upstream ``violatesPolicy``."""
+def _go_div(a: int, b: int) -> int:
+    """Go's integer division (truncated toward zero)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def violates_policy(consumed: Fraction, cap: r.DeviceCapacity, fractional: bool = False) -> bool:
+    """Upstream ``violatesPolicy`` (``fractional``: :func:`consumed_capacity`'s)."""
     if not cap.policy:
         return False
     if cap.default is not None and consumed == cap.default:
@@ -264,6 +352,11 @@ def violates_policy(consumed: Fraction, cap: r.DeviceCapacity) -> bool:
         if high is not None and consumed > high:
             return True
         if step is not None:
+            if use_milli(cap.valid_range, fractional):
+                took = _milli(consumed)
+                if took is None:
+                    return True
+                return (took - (_milli(low or Fraction(0)) or 0)) % (_milli(step) or 1) != 0
             return (_value(consumed) - _value(low or Fraction(0))) % _value(step) != 0
         return False
     if cap.valid_values:
@@ -429,7 +522,11 @@ class _Search:
                         dev_id = (s.driver, s.pool, d.name)
                         if not self.selectable(req, dev_id, d, stale, s):
                             continue
-                        if self.options.consumable and not self.fits_capacity(req, dev_id, d):
+                        if self.options.consumable and not (
+                            self.fits_static_capacity(req, d)
+                            if self.options.capacity_errors
+                            else self.fits_capacity(req, dev_id, d)
+                        ):
                             continue
                         req.all_devices.append((dev_id, d, s, pool))
         return req
@@ -483,19 +580,39 @@ class _Search:
     def fits_capacity(self, req: _Request, dev_id: DeviceId, device: r.Device) -> bool:
         """Upstream ``CmpRequestOverCapacity``: the request's capacity (each capacity's
         default where it asks none) fits beside what shares already consume (False also
-        for a capacity the device lacks: upstream's error, logged and passed over)."""
+        for a capacity the device lacks: upstream's error, logged and passed over).  From
+        v1.37 a request its rounding cannot represent, or a negative consumption, aborts
+        the allocation (:class:`AllocationError`)."""
         asked = req.spec.capacity or {}
         allocated = self.shared.capacity.get(dev_id)
         allocating = self.capacity.get(dev_id)
-        if not asked and not allocated and not allocating:
-            alone = device.fits_alone
-            if alone is None:
-                alone = device.fits_alone = self._fits(asked, device, None, None)
-            return alone
-        return self._fits(asked, device, allocated, allocating)
+        try:
+            if not asked and not allocated and not allocating and not self.options.fractional_range:
+                alone = device.fits_alone  # (kept on the device: the integer path's answer)
+                if alone is None:
+                    alone = device.fits_alone = self._fits(asked, device, None, None)
+                return alone
+            return self._fits(asked, device, allocated, allocating)
+        except CapacityError as err:
+            raise AllocationError(
+                f"claim {self.claims[req.claim].key}, request {req.spec.name}: checking "
+                f"capacity for device {'/'.join(dev_id)}: {err}"
+            ) from None
 
-    @staticmethod
+    def fits_static_capacity(self, req: _Request, device: r.Device) -> bool:
+        """v1.37's check of an ``All`` request's devices: the request's capacity against
+        the device's alone (what shares consume is checked when the device is taken, so a
+        device others' shares fill stays among the request's devices and fails it)."""
+        try:
+            return self._fits(req.spec.capacity or {}, device, None, None)
+        except CapacityError as err:
+            raise AllocationError(
+                f"claim {self.claims[req.claim].key}, request {req.spec.name}: checking "
+                f"capacity for device {device.name}: {err}"
+            ) from None
+
     def _fits(
+        self,
         asked: Mapping[str, Fraction],
         device: r.Device,
         allocated: Mapping[str, Fraction] | None,
@@ -503,9 +620,20 @@ class _Search:
     ) -> bool:
         if any(name not in device.capacity for name in asked):
             return False
+        fractional, strict = self.options.fractional_range, self.options.capacity_errors
+        if strict:  # every capacity's consumption is worked out before any is compared
+            took_all: dict[str, Fraction] = {}
+            for name, cap in device.capacity.items():
+                try:
+                    took = consumed_capacity(asked.get(name), cap, fractional, strict)
+                except CapacityError as err:
+                    raise CapacityError(f'capacity "{name}": {err}') from None
+                if took < 0:
+                    raise CapacityError(f'capacity "{name}": capacity value is negative')
+                took_all[name] = took
         for name, cap in device.capacity.items():
-            took = consumed_capacity(asked.get(name), cap)
-            if violates_policy(took, cap):
+            took = took_all[name] if strict else consumed_capacity(asked.get(name), cap)
+            if violates_policy(took, cap, fractional):
                 return False
             # exact sums: only what other allocations consume is added (no ``0 +``)
             total = took
@@ -653,7 +781,7 @@ class _Search:
             if multi:
                 asked = req.spec.capacity or {}
                 consumed = tuple(
-                    (name, consumed_capacity(asked.get(name), cap))
+                    (name, consumed_capacity(asked.get(name), cap, opts.fractional_range))
                     for name, cap in sorted(device.capacity.items())
                 )
                 claim = self.claims[req.claim]

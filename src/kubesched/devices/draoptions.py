@@ -78,6 +78,17 @@ class Options(NamedTuple):
     sets (a scalar is a set of one) and needs it non-empty, ``distinctAttribute`` needs each
     device's set disjoint from the others'."""
 
+    fractional_range: bool = False
+    """DRAFractionalCapacityRange (v1.37, beta): a capacity's ``validRange`` whose bounds
+    are exact in thousandths is rounded and checked in thousandths, not after rounding the
+    request and every bound up to integers (``devices.allocator.use_milli``)."""
+    capacity_errors: bool = False
+    """v1.37+: a capacity request that cannot be represented (past the int64 range, or not
+    exact in thousandths on the milli path) or a negative consumption aborts the allocation
+    with an error (v1.36 logs and passes the device over, or wraps), and an ``All``
+    request's devices are checked against their capacity alone, not what shares already
+    consume (so a device shares fill fails the request instead of being left out)."""
+
     pool_seed: int | None = None
     """Not a release's: the order in which a node's pools are searched is drawn from this
     seed and the node's name (upstream walks ``GatherPools``' Go map, another order each
@@ -115,6 +126,8 @@ class Options(NamedTuple):
             binds_to_node=which != STABLE and (which == EXPERIMENTAL or at_least("1.36")),
             cel_multiple=which != STABLE and (which == EXPERIMENTAL or at_least("1.36")),
             keeps_counters=not at_least("1.36"),
+            fractional_range=enabled("DRAFractionalCapacityRange"),
+            capacity_errors=at_least("1.37"),
             experimental=which == EXPERIMENTAL and not at_least("1.36"),
             list_attributes=which == EXPERIMENTAL and enabled("DRAListTypeAttributes"),
             ordered=which != STABLE and at_least("1.36"),

@@ -72,12 +72,13 @@ def cluster_key(name: str) -> str:
 @dataclass(slots=True)
 class _Lists:
     """What :meth:`Storage._listed` makes once per ``version``: the PVs by class, the
-    CSIStorageCapacities and the VolumeAttachments by node name."""
+    CSIStorageCapacities, the VolumeAttachments by node name and the CSIDrivers."""
 
     version: int
     by_class: dict[str, list[st.PersistentVolume]] = field(default_factory=dict)
     capacities: list[st.CSIStorageCapacity] = field(default_factory=list)
     attachments: dict[str, list[st.VolumeAttachment]] = field(default_factory=dict)
+    drivers: list[st.CSIDriver] = field(default_factory=list)
 
 
 class Storage:
@@ -279,6 +280,10 @@ class Storage:
         found: st.CSIDriver | None = self._get("CSIDriver", cluster_key(name))
         return found
 
+    def csidrivers(self) -> list[st.CSIDriver]:
+        """Every CSIDriver (callers must not change the list)."""
+        return self._listed().drivers
+
     def _listed(self) -> _Lists:
         lists = self._lists
         if lists is None or lists.version != self.version:
@@ -296,6 +301,10 @@ class Storage:
                     va = self._parse(obj)
                     if va is not None:
                         lists.attachments.setdefault(va.node_name, []).append(va)
+                elif kind == "CSIDriver":
+                    driver = self._parse(obj)
+                    if driver is not None:
+                        lists.drivers.append(driver)
             self._lists = lists
         return lists
 
