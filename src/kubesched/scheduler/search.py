@@ -3,8 +3,10 @@
 :meth:`Search.run` walks the stages in upstream's order:
 
 1. **reuse** -- the previous equivalent Pod's results, while they provably still hold
-   (:mod:`kubesched.scheduler.batch`);
-2. **PreFilter**;
+   (:mod:`kubesched.scheduler.batch`); from v1.35 with OpportunisticBatching on, only for a
+   Pod upstream does not sign;
+2. **PreFilter**, then (v1.35+) upstream's **node hint**: the next node of the last cycle's
+   list, tried as a nominated node is (:mod:`kubesched.scheduler.hints`);
 3. **static rejections** -- a Pod every node rejects for static reasons takes its kept
    Filter outcome (:mod:`kubesched.scheduler.verdicts`);
 4. **the nominated node** -- a Pod preemption made room for tries that node first (when it
