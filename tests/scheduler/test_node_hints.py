@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+import kubesched
 from kubesched.framework.interface import SUCCESS, Code, CycleState, Status
 from kubesched.kernels.draw import BoundedDraw
 from kubesched.scheduler.hints import MAX_BATCH_AGE, NodeHints, upstream_signature
@@ -304,3 +305,73 @@ def test_upstream_signature() -> None:
         pytest.skip("the default release is older than v1.35")
     sa, sb, sc = (upstream_signature(fwk, p) for p in (a, b, c))
     assert sa is not None and sa == sb and sa != sc
+
+
+def _windows(request: str) -> tuple[dict[str, Any], list[Any], dict[str, Any]]:
+    """200 nodes, 10 % scored (100 nodes a cycle): node-045 (8 CPUs) and node-040 (7.5) in
+    the first window, node-150 (6) in the second, the rest small (3 CPUs)."""
+    sizes = {45: "8", 40: "7500m", 150: "6"}
+    items = []
+    for i in range(200):
+        alloc = {"cpu": sizes.get(i, "3"), "memory": "16Gi", "pods": "110"}
+        items.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": f"node-{i:03d}"},
+                "status": {"allocatable": alloc},
+            }
+        )
+    pods = []
+    for i in range(2):
+        pod = _pod_obj(f"pod-{i}", request)
+        pod["spec"]["containers"][0]["resources"]["requests"]["memory"] = "1Gi"
+        pods.append(pod)
+    profile = {
+        "schedulerName": "default-scheduler",
+        "pluginConfig": [{"name": "PodTopologySpread", "args": {"defaultingType": "List"}}],
+    }
+    config = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "percentageOfNodesToScore": 10,
+        "profiles": [profile],
+    }
+    return {"apiVersion": "v1", "kind": "List", "items": items}, pods, config
+
+
+@pytest.mark.parametrize(
+    ("version", "want"), [("1.35", "node-150"), ("1.36", "node-150"), ("1.37", "node-040")]
+)
+def test_a_node_that_fits_again(version: str, want: str) -> None:
+    """Both Pods fit on node-045: v1.35 and v1.36 then search afresh, over the next window
+    (node-150); v1.37 scores node-045 again against the list, where node-040 wins.
+    Upstream's answers (kube-oracle; ``tests/oracle/regressions/case-4b9da4bdf41f.json``)."""
+    cluster, pods, config = _windows("1200m")
+    out = kubesched.schedule(cluster, pods, config, kubernetes_version=version)
+    assert [out["pods"][f"default/pod-{i}"]["node"] for i in range(2)] == ["node-045", want]
+
+
+def test_a_hinted_cycle_leaves_the_start_index() -> None:
+    """Upstream returns the hint before ``nextStartNodeIndex`` moves: after a full cycle
+    (100 nodes looked at) and a hinted one, the index is still 100."""
+    from kubesched.testing import make_node, make_pod
+    from tests.scheduler.test_batch import scheduler
+
+    _, _, config = _windows("4500m")
+    s, _ = scheduler(True, config)
+    if not next(iter(s.profiles.values())).handle.feature_gates.at_least("1.35"):
+        pytest.skip("the default release is older than v1.35")
+    sizes = {45: "8900m", 40: "8500m", 150: "8700m"}
+    for i in range(200):
+        s.on_node_add(
+            make_node(f"node-{i:03d}").cap(cpu=sizes.get(i, "5"), memory="16Gi", pods=110).obj()
+        )
+    for i in range(2):
+        s.on_pod_add(make_pod(f"pod-{i}").req(cpu="4500m", memory="1Gi").created(float(i)).obj())
+    s.schedule_one()
+    assert s.search.next_start_node_index == 100
+    s.schedule_one()
+    assert s.search.next_start_node_index == 100
+    assert s.search.hints.used == 1
+    assert s.cluster.pods["default/pod-1"].node == "node-040"
