@@ -88,75 +88,100 @@ def active(fwk: Framework) -> bool:
     return gates.at_least("1.35") and gates.enabled(GATE)
 
 
-def _profile_signs(fwk: Framework) -> bool:
-    names = {
+@dataclass(frozen=True, slots=True)
+class _Profile:
+    """What a profile's signing depends on, found once per framework."""
+
+    signs: bool
+    """Every PreFilter, Filter, PreScore and Score plugin has ``SignPod``."""
+    names: frozenset[str]
+    labels: bool
+    """InterPodAffinity signs the Pod's labels (not ``ignorePreferredTermsOfExistingPods``)."""
+    spread_defaults: bool
+    """PodTopologySpread has default constraints (no Pod is signable)."""
+
+
+def _profile(fwk: Framework) -> _Profile:
+    names = frozenset(
         p.name
         for point in ("pre_filter", "filter", "pre_score", "score")
         for p in fwk.plugins.get(point, [])
-    }
-    return names <= SIGNING
+    )
+    ipa = fwk.instances.get("InterPodAffinity")
+    args = getattr(fwk.instances.get("PodTopologySpread"), "args", None)
+    profile = _Profile(
+        signs=names <= SIGNING,
+        names=names,
+        labels=not getattr(ipa, "ignore_preferred_terms_of_existing_pods", False),
+        spread_defaults=args is not None
+        and len(getattr(args, "default_constraints", None) or ()) > 0,
+    )
+    return profile
 
 
 def _canon(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
 
 
-def upstream_signature(fwk: Framework, pod: api.Pod) -> SignatureT | None:
+def upstream_signature(
+    fwk: Framework, pod: api.Pod, prof: _Profile | None = None
+) -> SignatureT | None:
     """The Pod's upstream ``SignPod`` as a comparable tuple, or None (unsignable): the
-    fragments of the profile's signing plugins (each plugin's ``SignPod``)."""
-    if not _profile_signs(fwk):
+    fragments of the profile's signing plugins (each plugin's ``SignPod``), compared by
+    equality as upstream compares their JSON; ``prof``: ``fwk``'s, when known."""
+    prof = prof or _profile(fwk)
+    if not prof.signs:
         return None
-    names = {p.name for p in fwk.filter_plugins} | {p.name for p in fwk.plugins["score"]}
-    names |= {p.name for p in fwk.plugins["pre_filter"]} | {
-        p.name for p in fwk.plugins["pre_score"]
-    }
-    parts: dict[str, Any] = {"scheduler": pod.scheduler_name}
+    names = prof.names
+    parts: list[Any] = [pod.scheduler_name]
     if "InterPodAffinity" in names:
         if pod.pod_affinity is not None or pod.pod_anti_affinity is not None:
             return None
-        ipa = fwk.instances.get("InterPodAffinity")
-        if not getattr(ipa, "ignore_preferred_terms_of_existing_pods", False):
-            parts["labels"] = sorted(pod.labels.items())
-    if "PodTopologySpread" in names:
-        if pod.topology_spread_constraints:
-            return None
-        pts = fwk.instances.get("PodTopologySpread")
-        args = getattr(pts, "args", None)
-        if args is not None and len(getattr(args, "default_constraints", None) or ()):
-            return None
+        parts.append(tuple(sorted(pod.labels.items())) if prof.labels else None)
+    if "PodTopologySpread" in names and (pod.topology_spread_constraints or prof.spread_defaults):
+        return None
     if "DynamicResources" in names and pod.resource_claims:
         return None
-    if names & {"NodeResourcesFit", "NodeResourcesBalancedAllocation"}:
-        parts["resources"] = sorted(pod.requests.items())
-    if names & {"NodeVolumeLimits", "VolumeBinding", "VolumeZone", "VolumeRestrictions"}:
-        parts["volumes"] = _volumes(pod)
-    if names & {"TaintToleration", "NodeUnschedulable"}:
-        parts["tolerations"] = sorted(repr(t) for t in pod.tolerations)
+    if "NodeResourcesFit" in names or "NodeResourcesBalancedAllocation" in names:
+        parts.append(tuple(sorted(pod.requests.items())))
+    if names & _VOLUME_PLUGINS:
+        parts.append(_volumes(pod))
+    if "TaintToleration" in names or "NodeUnschedulable" in names:
+        parts.append(tuple(sorted(pod.tolerations, key=lambda t: (t.key, t.value))))
     if "NodePorts" in names:
-        parts["ports"] = sorted(repr(p) for p in pod.host_ports)
+        parts.append(pod.host_ports)
     if "NodeAffinity" in names:
-        parts["affinity"] = repr(pod.node_affinity)
-        parts["selector"] = sorted(pod.node_selector.items())
+        parts.append((pod.node_affinity, tuple(sorted(pod.node_selector.items()))))
     if "NodeName" in names:
-        parts["nodeName"] = pod.node_name
+        parts.append(pod.node_name)
     if "ImageLocality" in names:
-        parts["images"] = sorted({_image(i) for i in pod.images})
+        parts.append(tuple(sorted({_image(i) for i in pod.images})))
     if "NodeDeclaredFeatures" in names:
-        parts["features"] = pod.required_features
-    return tuple(sorted((k, _canon(v)) for k, v in parts.items()))
+        parts.append(pod.required_features)
+    return tuple(parts)
 
 
-def _volumes(pod: api.Pod) -> list[str]:
+_VOLUME_PLUGINS = frozenset(
+    {"NodeVolumeLimits", "VolumeBinding", "VolumeZone", "VolumeRestrictions"}
+)
+
+
+def _volumes(pod: api.Pod) -> tuple[str, ...]:
     """Upstream ``VolumesSigner``: each volume's source but configMap and secret ones, as
     written (without its name), sorted; from the parsed volumes for a Pod without its
     object."""
     spec = pod.raw.get("spec") if pod.raw else None
     if not isinstance(spec, dict):
-        return sorted(repr(dataclasses.replace(v, name="")) for v in pod.volumes)
-    return sorted(
-        _canon({k: v for k, v in vol.items() if k != "name"})
-        for vol in spec.get("volumes") or []
-        if isinstance(vol, dict) and "configMap" not in vol and "secret" not in vol
+        return tuple(sorted(repr(dataclasses.replace(v, name="")) for v in pod.volumes))
+    volumes = spec.get("volumes")
+    if not volumes:
+        return ()
+    return tuple(
+        sorted(
+            _canon({k: v for k, v in vol.items() if k != "name"})
+            for vol in volumes
+            if isinstance(vol, dict) and "configMap" not in vol and "secret" not in vol
+        )
     )
 
 
@@ -199,6 +224,14 @@ class NodeHints:
         """Why a list was dropped (upstream ``scheduler_batch_cache_flushed_total``)."""
         self.used = 0
         """Pods placed on their hint (upstream ``batchedPods``)."""
+        self._profiles: dict[int, tuple[Framework, _Profile]] = {}
+
+    def signature(self, fwk: Framework, pod: api.Pod) -> SignatureT | None:
+        """:func:`upstream_signature`, with ``fwk``'s profile facts found once."""
+        kept = self._profiles.get(id(fwk))
+        if kept is None or kept[0] is not fwk:
+            kept = self._profiles[id(fwk)] = (fwk, _profile(fwk))
+        return upstream_signature(fwk, pod, kept[1])
 
     def _flush(self, profile: str, reason: str) -> None:
         if self.lists.pop(profile, None) is not None:

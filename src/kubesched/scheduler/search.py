@@ -166,7 +166,7 @@ class Search:
             return self._search(fwk, state, pod, None)
         # Upstream's node hints (v1.35+): kubesched's own reuse serves only the Pods upstream
         # does not sign, whose cycles upstream never batches.
-        signature = hints.upstream_signature(fwk, pod)
+        signature = self.hints.signature(fwk, pod)
         self._scored = None
         result = self._search(fwk, state, pod, signature)
         hinted, scored = self._hinted, self._scored
