@@ -25,7 +25,9 @@ the exit code is 0 only when M is 0.  ``--family`` picks the generator: ``defaul
 cases above), ``storage`` (``oracle/storage_cases.py``: volumes, claims, classes, CSI nodes
 and drivers, storage capacity), ``dra`` (``oracle/dra_cases.py``) or ``podgroup``
 (``oracle/podgroup_cases.py``: scheduling.k8s.io Workloads and PodGroups, gangs; needs
-``--kubernetes-version`` 1.35 or newer).  A schedule mismatch is shrunk (Pods and objects
+``--kubernetes-version`` 1.35 or newer) or ``batching`` (``oracle/batching_cases.py``:
+schedules of equal Pods in a row, OpportunisticBatching's node hints, v1.35+; ``--verb
+schedule`` only).  A schedule mismatch is shrunk (Pods and objects
 removed while it still differs) when ``--save`` is given.  Upstream's whole scheduler is
 not always deterministic (Go map order, goroutines racing for a freed node), so a schedule
 that differs is asked again up to ``--reask N`` times (default 3) and counts as a match when
@@ -89,6 +91,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import upstream_coverage as coverage
+from batching_cases import batching_schedule_case
 from cases import (
     case,
     dra_case,
@@ -133,6 +136,7 @@ FAMILIES: dict[str, dict[str, Any]] = {
     },
     "dra": {"explain": dra_case, "schedule": dra_schedule_case, "hints": dra_hint_case},
     "podgroup": {"explain": podgroup_case, "schedule": podgroup_schedule_case},
+    "batching": {"schedule": batching_schedule_case},
 }
 
 
@@ -249,6 +253,8 @@ def main(argv: list[str] | None = None) -> int:
             "--family storage, storage objects' changes (oracle/storage_hint_cases.py), or "
             "with --family dra, DRA objects' changes (oracle/dra_hint_cases.py)"
         )
+    if args.family == "batching" and args.verb != "schedule":
+        ap.error("--family batching has schedule cases only (--verb schedule)")
     if args.family == "podgroup" and (args.kubernetes_version or DEFAULT_VERSION) < "1.35":
         ap.error("--family podgroup needs --kubernetes-version 1.35 or newer (the Workload API)")
     if args.coverage:

@@ -49,9 +49,11 @@ cluster, row)`` (the raw score as an int, or None: ``score`` answers), Python-in
 the one-row case that spare an array per call; NodeResourcesFit and BalancedAllocation have
 them.  A plugin wrapped to time its calls (a sampled cycle's) keeps its timed methods.
 
-Beyond upstream: upstream hands the next Pod the next node of the previous sorted list and
-only filters it; kubesched rescores the one changed node and keeps the cache, so the choice
-is the one the full path would make over the same candidate nodes.  With every node
+Beyond upstream: upstream v1.34 has no batching; from v1.35 (OpportunisticBatching) it hands
+the next Pod the next node of the previous sorted list and only filters it, which kubesched
+models apart (:mod:`kubesched.scheduler.hints`; this reuse then serves only the Pods upstream
+does not sign).  Here kubesched rescores the one changed node and keeps the cache, so the
+choice is the one the full path would make over the same candidate nodes.  With every node
 evaluated (``percentageOfNodesToScore: 100`` or fewer than 100 nodes) batched and
 non-batched placements are identical; with sampling the batched path keeps choosing within
 the window it cached, where the full path would move its round-robin window on.

@@ -198,6 +198,7 @@ class Scheduler:
             extenders=self.extenders,
             rng=self.rng,
             batching=options.batching,
+            clock=clock,
         )
         """The search, stage by stage (:mod:`kubesched.scheduler.search`)."""
         self.search.unheard = self.failing.unheard

@@ -3,8 +3,10 @@
 :meth:`Search.run` walks the stages in upstream's order:
 
 1. **reuse** -- the previous equivalent Pod's results, while they provably still hold
-   (:mod:`kubesched.scheduler.batch`);
-2. **PreFilter**;
+   (:mod:`kubesched.scheduler.batch`); from v1.35 with OpportunisticBatching on, only for a
+   Pod upstream does not sign;
+2. **PreFilter**, then (v1.35+) upstream's **node hint**: the next node of the last cycle's
+   list, tried as a nominated node is (:mod:`kubesched.scheduler.hints`);
 3. **static rejections** -- a Pod every node rejects for static reasons takes its kept
    Filter outcome (:mod:`kubesched.scheduler.verdicts`);
 4. **the nominated node** -- a Pod preemption made room for tries that node first (when it
@@ -24,7 +26,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Container
+from collections.abc import Callable, Container
 from typing import Protocol
 
 import numpy as np
@@ -42,7 +44,7 @@ from kubesched.framework.outcomes import with_nominated_failure
 from kubesched.framework.runtime import FilterOutcome, Framework, PluginError, ScoreOutcome
 from kubesched.kernels.draw import BoundedDraw
 from kubesched.queue.scheduling_queue import SchedulingQueue
-from kubesched.scheduler import batch
+from kubesched.scheduler import batch, hints
 from kubesched.scheduler.batch import BatchCache, BatchEntry
 from kubesched.scheduler.extenders import EXTENDER_NAME, Extenders
 from kubesched.scheduler.keptrows import KeptFailures
@@ -109,6 +111,7 @@ class Search:
         extenders: Extenders | None,
         rng: np.random.Generator,
         batching: bool,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.host = host
         self.cluster = cluster
@@ -119,6 +122,14 @@ class Search:
         without numpy's per-call overhead."""
         self.batch = BatchCache(enabled=batching)
         """Reuse of results across equivalent Pods (see :mod:`kubesched.scheduler.batch`)."""
+        self.hints = hints.NodeHints(clock, self.draw)
+        """Upstream's OpportunisticBatching, v1.35+ with the gate on (see
+        :mod:`kubesched.scheduler.hints`)."""
+        self._scored: tuple[IntArray, IntArray, dict[str, IntArray], int] | None = None
+        """The last full cycle's feasible rows, totals, raw scores and pick (for
+        :attr:`hints`)."""
+        self._hinted = ""
+        """The node hint of the current search ("" when none was given)."""
         self.static_failures = StaticFailures()
         """Kept Filter outcomes of Pods every node rejects for static reasons
         (:mod:`kubesched.scheduler.verdicts`)."""
@@ -151,6 +162,33 @@ class Search:
             fwk.end_search()
 
     def _run(self, fwk: Framework, state: CycleState, pod: api.Pod) -> ScheduleResult:
+        if self.host.placement is not None or not hints.active(fwk):
+            return self._search(fwk, state, pod, None)
+        # Upstream's node hints (v1.35+): kubesched's own reuse serves only the Pods upstream
+        # does not sign, whose cycles upstream never batches.
+        signature = self.hints.signature(fwk, pod)
+        self._scored = None
+        result = self._search(fwk, state, pod, signature)
+        hinted, scored = self._hinted, self._scored
+        listed = None
+        if signature is not None and scored is not None and result.node != hinted:
+            names = self.cluster.nodes.names
+            listed = ([names[int(r)] for r in scored[0]], *scored[1:])
+        self.hints.store(
+            fwk.profile_name, signature, hinted, result.node, self.queue.scheduling_cycle, listed
+        )
+        return result
+
+    def _search(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: api.Pod,
+        upstream: hints.SignatureT | None,
+    ) -> ScheduleResult:
+        """The search; ``upstream``: the Pod's upstream signature when node hints are on
+        (:meth:`_run`)."""
+        self._hinted = ""
         order = self.host.candidate_rows()
         n = int(order.size)
         self.last_nodes = n
@@ -162,16 +200,26 @@ class Search:
             "" if pod.key in self.unheard else self.queue.nominator.node_of(pod.key)
         )
         signature = None
-        if self.batch.enabled and not nominated:
+        hinting = upstream is not None and self.hints.compatible(
+            fwk, pod, upstream, self.queue.scheduling_cycle
+        )
+        if self.batch.enabled and not nominated and upstream is None:
             signature = self.host.sign(fwk, pod)
             reused = self.reuse(fwk, state, pod, signature)
             if reused is not None:
                 return reused
         pre, rejectors = self.pre_filter(fwk, state, pod, n)
+        first: FilterOutcome | None = None
+        if hinting:
+            self._hinted = hint = self.hints.hint(fwk, state, pod)
+            if hint and not nominated and hint in self.cluster.nodes.row_of:
+                chosen = self.nominated_node(fwk, state, pod, hint)
+                if isinstance(chosen, ScheduleResult):
+                    return chosen
+                first = chosen
         static_key = self.static_key(fwk, pod, pre, nominated, signature, n)
         if static_key is not None:
             self.static_rejection(fwk, static_key, n)
-        first: FilterOutcome | None = None
         # Upstream (v1.36+) skips a nominated node outside the placement being tried
         # (``GetNodeInPlacement`` fails; the Pod is searched over the placement alone).
         if (
@@ -489,6 +537,7 @@ class Search:
         if not pre_status.is_success():
             raise PluginError(pre_status.plugin, pre_status.message(), point="pre_score")
         if not fwk.has_score_plugins() and self.extenders is None:
+            self._scored = (feasible, np.ones(feasible.size, dtype=np.int64), {}, 0)
             return ScheduleResult(
                 table.names[int(feasible[0])], outcome.processed, int(feasible.size)
             )
@@ -496,6 +545,7 @@ class Search:
         if self.extenders is not None:  # upstream prioritizeNodes: extender scores added
             scored.total = scored.total + self.extenders.prioritize(pod, table, feasible).total
         pick = self.host.select_host(scored.total, feasible)
+        self._scored = (feasible, scored.total, scored.raw, pick)
         entry = None
         if self.batch.enabled and signature is not None:
             looked_at = rotated[: outcome.processed]
