@@ -134,6 +134,7 @@ class Framework(FilterPhase):
         ``RunFilterPluginsWithNominatedPods``)."""
         self._usage = nominated.UsageCache()
         self._row_key = None
+        self._row_local_skips = {}
         self.evaluations = {}
         for p in self.instances.values():
             if isinstance(p, contract.FrameworkAware):  # plugins that run other plugins
@@ -190,6 +191,7 @@ class Framework(FilterPhase):
             isinstance(p, contract.CandidateRows) for p in self.plugins["filter"]
         ]
         """Per Filter plugin (in order), whether it has ``candidate_rows``."""
+        self.candidate_at = [i for i, has in enumerate(self.candidate_filters) if has]
 
     # ------------------------------------------------------------------ helpers
     def _timed(self, point: str, start: float, status: Status) -> None:
