@@ -179,14 +179,16 @@ class AffinityIndex:
             self._pods[pod.key] = entry
             return
         kinds: tuple[tuple[int, tuple[GroupKey, ...]], ...] = (
-            (REQUIRED_AFFINITY, tuple((0, t) for t in terms.required_affinity)),
-            (REQUIRED_ANTI, tuple((0, t) for t in terms.required_anti)),
+            (REQUIRED_AFFINITY, tuple([(0, t) for t in terms.required_affinity])),
+            (REQUIRED_ANTI, tuple([(0, t) for t in terms.required_anti])),
             (PREFERRED_AFFINITY, terms.preferred_affinity),
             (PREFERRED_ANTI, terms.preferred_anti),
         )
         table = self.table
         own: list[tuple[int, GroupKey]] = []
         for kind, keys in kinds:
+            if not keys:
+                continue
             groups = self.groups[kind]
             for gkey in keys:
                 counts = groups.get(gkey)
@@ -196,8 +198,12 @@ class AffinityIndex:
                 counts.add(rec.row, 1, table)
                 own.append((kind, gkey))
         entry.groups = own
+        namespace, labels = entry.namespace, entry.labels
         for ckey, counts in self.counters.items():
-            if all(m.matches(entry.namespace, entry.labels) for m in ckey):
+            for m in ckey:  # every matcher of the key (``all``, without a generator)
+                if not m.matches(namespace, labels):
+                    break
+            else:
                 counts.add(rec.row, 1, table)
         self._count_namespace(entry.namespace)
         self._pods[pod.key] = entry
