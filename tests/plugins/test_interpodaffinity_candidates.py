@@ -108,6 +108,7 @@ def _anti_affine_run(narrow: bool) -> tuple[object, object, int]:
     if not narrow:
         for fwk in s.profiles.values():
             fwk.candidate_filters[:] = [False] * len(fwk.candidate_filters)
+            fwk.candidate_at.clear()
     for i in range(200):
         s.on_node_add(N(f"n{i:03d}", hostname=f"n{i:03d}", zone=f"z{i % 8}"))
     for i in range(260):

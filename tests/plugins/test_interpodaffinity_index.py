@@ -356,3 +356,36 @@ def test_resolved_namespace_selector_is_kept_until_namespaces_change() -> None:
     for term in (x, none):
         want = matcher(term, c.namespaces.labels, index.pod_namespaces)
         assert index.matcher(term, c.namespaces.labels) == want
+
+
+def test_matched_groups_are_kept_by_the_label_values_terms_read() -> None:
+    """The groups selecting a Pod are remembered per namespace and the values of the label
+    keys the groups' selectors read: Pods that differ in other labels only (a unique label
+    per Pod, as upstream's scheduler_perf gives) share one answer, and each answer is the
+    one matching every group's term against the Pod gives."""
+    c = cluster_of([N("n1", hostname="n1"), N("n2", hostname="n2")])
+    index = AffinityIndex(c)
+    c.add_pod(P("web", ns="subteam1.team1", node="n1", anti=[T("hostname", In("app", "web"))]))
+    c.add_pod(P("db", ns="subteam1.team1", node="n2", aff=[T("hostname", NotIn("tier", "x"))]))
+    answers = []
+    for i in range(12):
+        app = ("web", "db", None)[i % 3]
+        tier = None if i % 2 else "x"
+        labels = {
+            "unique": f"u{i}",
+            **({"app": app} if app else {}),
+            **({"tier": tier} if tier else {}),
+        }
+        pod = P(f"q{i}", ns="subteam1.team1", labels=labels)
+        got = index.matching_groups(pod)
+        own = c.namespaces.labels.get(pod.namespace) or {}
+        want = tuple(
+            (kind, gkey)
+            for kind, groups in enumerate(index.groups)
+            for gkey in groups
+            if gkey[1].matches(pod.namespace, pod.labels, own)
+        )
+        assert got == want
+        answers.append(got)
+    assert len(set(answers)) == 4  # app=web or not, tier=x or not
+    assert len(index._matched) == 6  # app: web, db, absent; tier: x, absent (the pairs met)

@@ -126,6 +126,8 @@ class FilterPhase:
     plugins: dict[str, list[Any]]
     filter_plugins: list[Any]
     candidate_filters: list[bool]
+    candidate_at: list[int]
+    """The positions in ``filter_plugins`` of those with ``candidate_rows``."""
     pre_filter_extensions: list[Any]
     nominator: nominated.PodNominator | None
     _usage: nominated.UsageCache
@@ -134,6 +136,8 @@ class FilterPhase:
     _walk_share: tuple[int, int] | None = None
     """(rows filtered, feasible among them) of the last search's chunked walk: how
     :func:`first_chunk` sizes the next search's first pass."""
+    _row_local_skips: dict[frozenset[str], bool]
+    """:meth:`_row_local_with` by the set of skipped Filter plugins (a few sets recur)."""
     _row_key: tuple[CycleState, api.Pod, frozenset[str], Hashable | None] | None
     """The last :meth:`row_local_key` answer with its cycle state, Pod and skipped Filter
     plugins (the framework forgets it when a search begins)."""
@@ -394,22 +398,36 @@ class FilterPhase:
             and memo[2] == state.skip_filter
         ):
             return memo[3]
-        key = self._row_local_key(state, pod)
-        self._row_key = (state, pod, frozenset(state.skip_filter), key)
+        skip = frozenset(state.skip_filter)
+        key = self._row_local_key(pod, skip)
+        self._row_key = (state, pod, skip, key)
         return key
 
-    def _row_local_key(self, state: CycleState, pod: api.Pod) -> Hashable | None:
-        if self.active_extensions(state):
+    def _row_local_key(self, pod: api.Pod, skip: frozenset[str]) -> Hashable | None:
+        local = self._row_local_skips.get(skip)
+        if local is None:
+            local = self._row_local_with(skip)
+            if len(self._row_local_skips) >= 64:
+                self._row_local_skips.clear()
+            self._row_local_skips[skip] = local
+        if not local:
             return None
-        can = self.capabilities
-        skip = state.skip_filter
-        for p in self.filter_plugins:
-            if p.name not in skip and p.name not in can.row_local and p.name not in can.node_only:
-                return None
         signature = self.sign(pod)
         if signature is None:
             return None
-        return (self.profile_name, signature, pod.priority, frozenset(skip))
+        return (self.profile_name, signature, pod.priority, skip)
+
+    def _row_local_with(self, skip: frozenset[str]) -> bool:
+        """Whether, with the plugins in ``skip`` skipped, no PreFilter extension holds state
+        and every Filter plugin that runs is row-local or node-only (by name: the profile's
+        plugins and their capabilities do not change)."""
+        if any(p.name not in skip for p in self.pre_filter_extensions):
+            return False
+        can = self.capabilities
+        return all(
+            p.name in skip or p.name in can.row_local or p.name in can.node_only
+            for p in self.filter_plugins
+        )
 
     def active_extensions(self, state: CycleState) -> list[Any]:
         """PreFilter plugins with PreFilterExtensions that did not Skip this cycle."""
@@ -535,8 +553,10 @@ class FilterPhase:
         """int64 rows outside which some Filter plugin rejects ``pod`` for sure, or None."""
         cluster = self.handle.cluster
         out: IntArray | None = None
-        for p, sparse in zip(self.filter_plugins, self.candidate_filters, strict=True):
-            if not sparse or p.name in state.skip_filter:
+        plugins, skip = self.filter_plugins, state.skip_filter
+        for at in self.candidate_at:
+            p = plugins[at]
+            if p.name in skip:
                 continue
             rows = p.candidate_rows(state, pod, cluster)
             if rows is not None:

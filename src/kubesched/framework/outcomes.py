@@ -152,8 +152,12 @@ def truncate_outcome(outcome: FilterOutcome, ordered: IntArray, k: int) -> Filte
     """
     kept = outcome.feasible[:k]
     looked = ordered[: outcome.processed]
-    cutoff = int(np.flatnonzero(looked == kept[-1])[0])
-    seen = np.zeros(int(looked.max()) + 1, dtype=np.bool_)
+    cutoff = int((looked == kept[-1]).argmax())  # the first (only) position of that row
+    if outcome.failed.shape[0] == 0:
+        return FilterOutcome(
+            kept, outcome.failed, outcome.failed_status, outcome.statuses, cutoff + 1
+        )
+    seen = np.zeros(int(np.maximum.reduce(looked)) + 1, dtype=np.bool_)
     seen[looked[: cutoff + 1]] = True
     keep_failed = seen[outcome.failed]
     return FilterOutcome(

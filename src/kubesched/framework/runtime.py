@@ -134,6 +134,7 @@ class Framework(FilterPhase):
         ``RunFilterPluginsWithNominatedPods``)."""
         self._usage = nominated.UsageCache()
         self._row_key = None
+        self._row_local_skips = {}
         self.evaluations = {}
         for p in self.instances.values():
             if isinstance(p, contract.FrameworkAware):  # plugins that run other plugins
@@ -190,6 +191,7 @@ class Framework(FilterPhase):
             isinstance(p, contract.CandidateRows) for p in self.plugins["filter"]
         ]
         """Per Filter plugin (in order), whether it has ``candidate_rows``."""
+        self.candidate_at = [i for i, has in enumerate(self.candidate_filters) if has]
 
     # ------------------------------------------------------------------ helpers
     def _timed(self, point: str, start: float, status: Status) -> None:
@@ -271,12 +273,21 @@ class Framework(FilterPhase):
         self._timed("PreScore", start, SUCCESS)
         return SUCCESS
 
-    def run_score(self, state: CycleState, pod: api.Pod, rows: IntArray) -> ScoreOutcome:
-        """Score, normalize, weight and sum; raises :class:`PluginError` on a bad score."""
+    def run_score(
+        self, state: CycleState, pod: api.Pod, rows: IntArray, *, keep_raw: bool = True
+    ) -> ScoreOutcome:
+        """Score, normalize, weight and sum; raises :class:`PluginError` on a bad score.
+        Without ``keep_raw`` the outcome's ``raw`` stays empty (no copy of a normalized
+        plugin's scores before NormalizeScore: a search whose results no later Pod reuses
+        reads none)."""
         start = time.perf_counter()
         cluster = self.handle.cluster
-        total = np.zeros(rows.size, dtype=np.int64)
+        n = rows.shape[0]
+        total = np.zeros(n, dtype=np.int64)
         out = ScoreOutcome(total)
+        raw = out.raw if keep_raw else None
+        by_plugin = out.by_plugin
+        skip, unprepared, ev = state.skip_score, self._unprepared_scores, self.evaluations
         for p, weight, check, normalizes in zip(
             self.plugins["score"],
             self.score_weights,
@@ -284,23 +295,29 @@ class Framework(FilterPhase):
             self._normalizes,
             strict=True,
         ):
-            if p.name in state.skip_score:
+            name = p.name
+            if name in skip:
                 continue
-            if p.name in self._unprepared_scores and rows.size:
-                raise PluginError(p.name, self._unprepared_scores[p.name], point="score")
+            if name in unprepared and n:
+                raise PluginError(name, unprepared[name], point="score")
             scores = np.asarray(p.score(state, pod, cluster, rows), dtype=np.int64)
-            self._evaluated(p.name, int(rows.size))
+            key = (name, "Score")  # one evaluation per node, as upstream (:meth:`_evaluated`)
+            ev[key] = ev.get(key, 0) + n
             if normalizes:
-                out.raw[p.name] = scores.copy()
+                if raw is not None:
+                    raw[name] = scores.copy()
                 p.normalize_score(state, pod, scores)
-            else:
-                out.raw[p.name] = scores
+            elif raw is not None:
+                raw[name] = scores
             if check and scores.size and (_max(scores) > MAX_NODE_SCORE or _min(scores) < 0):
                 raise PluginError(
-                    p.name, f"plugin {p.name!r} returns an invalid score, it should be in [0, 100]"
+                    name, f"plugin {name!r} returns an invalid score, it should be in [0, 100]"
                 )
-            out.by_plugin[p.name] = scores
-            total += scores if weight == 1 else scores * weight
+            by_plugin[name] = scores
+            if weight == 1:
+                total += scores
+            else:
+                total += scores * weight
         self._timed("Score", start, SUCCESS)
         return out
 

@@ -108,14 +108,15 @@ def pod_score_requests(pod: api.Pod, names: Sequence[str], use_requested: bool) 
     upstream's Fit scorer skips pod-level resources, BalancedAllocation's does not); every
     other resource uses the plain request.
     """
-    out = np.zeros(len(names), dtype=np.int64)
     fit = pod.fit_score_requests if pod.fit_score_requests is not None else pod.nonzero_requests
-    for i, name in enumerate(names):
-        if not use_requested and name in (api.CPU, api.MEMORY):
-            out[i] = fit.get(name, 0)
-        else:
-            out[i] = pod.requests.get(name, 0)
-    return out
+    requests = pod.requests
+    amounts = [
+        fit.get(name, 0)
+        if not use_requested and name in (api.CPU, api.MEMORY)
+        else requests.get(name, 0)
+        for name in names
+    ]
+    return np.array(amounts, dtype=np.int64)  # one array made from Python ints, not k writes
 
 
 def allocatable_and_requested(

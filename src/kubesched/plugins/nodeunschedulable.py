@@ -38,6 +38,8 @@ ERR_REASON_UNKNOWN_CONDITION = "node(s) had unknown conditions"
 TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
 
 _UNSCHEDULABLE_TAINT = api.Taint(TAINT_NODE_UNSCHEDULABLE, "", api.NO_SCHEDULE)
+_any = np.logical_or.reduce
+"""Whether a bool array holds a True (``a.any()`` without its Python wrapper)."""
 _STATUS = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_UNSCHEDULABLE,))
 
 
@@ -64,7 +66,10 @@ class NodeUnschedulable:
             return Verdict.all_pass(rows.shape[0])
         if rows.shape[0] == 1 and not cluster.nodes.unschedulable[rows[0]]:
             return Verdict.all_pass(1)  # one schedulable node: no mask to make
-        return Verdict.from_mask(unschedulable_mask(cluster, rows), _STATUS)
+        cordoned = cluster.nodes.unschedulable.take(rows)
+        if not _any(cordoned):  # the common case: no codes to make
+            return Verdict.all_pass(rows.shape[0])
+        return Verdict.from_mask(cordoned, _STATUS)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """Node/Add|UpdateNodeTaint and Pod/UpdatePodToleration, both hinted (v1.37+:

@@ -242,10 +242,10 @@ def default_normalize_score(scores: IntArray, max_priority: int, reverse: bool) 
     ``max * score / maxCount`` with Go's truncating division; ``maxCount`` starts at 0, so
     all-zero (or all-negative) scores stay as they are, or all become ``max`` if reversed.
     """
-    max_count = max(int(scores.max(initial=0)), 0)
+    max_count = int(np.maximum.reduce(scores, initial=0))  # ``a.max()``, no Python wrapper
     if max_count == 0:
         if reverse:
-            scores[:] = max_priority
+            scores.fill(max_priority)
         return
     prod = scores * max_priority
     quotient = np.abs(prod) // max_count * np.sign(prod)

@@ -541,13 +541,14 @@ class Search:
             return ScheduleResult(
                 table.names[int(feasible[0])], outcome.processed, int(feasible.size)
             )
-        scored = fwk.run_score(state, pod, feasible)
+        keep = self.batch.enabled and signature is not None  # what build_entry reads
+        scored = fwk.run_score(state, pod, feasible, keep_raw=keep)
         if self.extenders is not None:  # upstream prioritizeNodes: extender scores added
             scored.total = scored.total + self.extenders.prioritize(pod, table, feasible).total
         pick = self.host.select_host(scored.total, feasible)
         self._scored = (feasible, scored.total, scored.raw, pick)
         entry = None
-        if self.batch.enabled and signature is not None:
+        if keep:
             looked_at = rotated[: outcome.processed]
             entry = batch.build_entry(
                 fwk, state, signature, feasible, scored, pick, looked_at, self.host.placement

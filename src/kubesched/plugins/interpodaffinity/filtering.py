@@ -86,8 +86,10 @@ def existing_anti_domains(index: AffinityIndex, pod: api.Pod) -> dict[str, IntAr
     ``pod`` sit in each domain (upstream ``getExistingAntiAffinityCounts``), from the groups
     the index has matched to ``pod``'s namespace and labels."""
     acc: dict[str, IntArray] = {}
-    table = index.table
     groups = index.groups[REQUIRED_ANTI]
+    if not groups:  # no accounted Pod has required anti-affinity: no group to match
+        return acc
+    table = index.table
     for kind, gkey in index.matching_groups(pod):
         if kind == REQUIRED_ANTI:
             key = gkey[1].topology_key

@@ -14,11 +14,13 @@ answers current instead, through :meth:`ClusterState.observe` (``pod_added`` / `
   these Pods are looked at when checking "does the incoming Pod violate an existing Pod's
   anti-affinity" or scoring existing Pods' preferences.
 - **matched groups**: which groups' terms select an incoming Pod, remembered per (namespace,
-  labels) until a group appears or disappears or the namespace's labels change
-  (:meth:`AffinityIndex.matching_groups`).  So a Pod carrying a label that running Pods'
-  required anti-affinity selects (the symmetric check) reads the domains those groups block
-  from their kept counts, without testing every existing term again; the same tuple is the
-  result-reuse signature of a Pod without terms of its own.
+  values of the label keys the groups' selectors read) until a group appears or disappears
+  or the namespace's labels change (:meth:`AffinityIndex.matching_groups`): Pods that differ
+  only in labels no term reads (a unique label per Pod, say) share the answer.  So a Pod
+  carrying a label that running Pods' required anti-affinity selects (the symmetric check)
+  reads the domains those groups block from their kept counts, without testing every
+  existing term again; the same tuple is the result-reuse signature of a Pod without terms
+  of its own.
 
 Each :class:`Counts` aggregates per topology domain on demand: ``domain(key)`` is an int64
 array indexed by the node table's interned value code of label ``key``, with one extra zero
@@ -55,7 +57,8 @@ Matched = tuple[tuple[int, GroupKey], ...]
 """(kind, group key) of every group whose term selects a Pod, in :data:`KINDS` order."""
 
 MAX_MATCHED = 4096
-"""(namespace, labels) pairs whose matched groups are remembered; all are dropped beyond."""
+"""(namespace, label values) pairs whose matched groups are remembered; all are dropped
+beyond."""
 
 
 class Counts:
@@ -155,8 +158,11 @@ class AffinityIndex:
         self._tick = 0
         self.groups_version = 0
         """Bumped when a group appears or disappears (matched groups depend on it)."""
-        self._matched: dict[tuple[str, frozenset[tuple[str, str]]], tuple[int, object, Matched]]
+        self._matched: dict[tuple[str, tuple[str | None, ...]], tuple[int, object, Matched]]
         self._matched = {}
+        self._read_keys: tuple[int, tuple[str, ...]] = (-1, ())
+        """The groups' version and the label keys their terms' selectors read, sorted: a
+        Pod's values of these keys (None: absent) decide which terms select it."""
         if attach:
             cluster.observe(self)
 
@@ -173,14 +179,16 @@ class AffinityIndex:
             self._pods[pod.key] = entry
             return
         kinds: tuple[tuple[int, tuple[GroupKey, ...]], ...] = (
-            (REQUIRED_AFFINITY, tuple((0, t) for t in terms.required_affinity)),
-            (REQUIRED_ANTI, tuple((0, t) for t in terms.required_anti)),
+            (REQUIRED_AFFINITY, tuple([(0, t) for t in terms.required_affinity])),
+            (REQUIRED_ANTI, tuple([(0, t) for t in terms.required_anti])),
             (PREFERRED_AFFINITY, terms.preferred_affinity),
             (PREFERRED_ANTI, terms.preferred_anti),
         )
         table = self.table
         own: list[tuple[int, GroupKey]] = []
         for kind, keys in kinds:
+            if not keys:
+                continue
             groups = self.groups[kind]
             for gkey in keys:
                 counts = groups.get(gkey)
@@ -190,8 +198,12 @@ class AffinityIndex:
                 counts.add(rec.row, 1, table)
                 own.append((kind, gkey))
         entry.groups = own
+        namespace, labels = entry.namespace, entry.labels
         for ckey, counts in self.counters.items():
-            if all(m.matches(entry.namespace, entry.labels) for m in ckey):
+            for m in ckey:  # every matcher of the key (``all``, without a generator)
+                if not m.matches(namespace, labels):
+                    break
+            else:
                 counts.add(rec.row, 1, table)
         self._count_namespace(entry.namespace)
         self._pods[pod.key] = entry
@@ -313,11 +325,15 @@ class AffinityIndex:
 
     def matching_groups(self, pod: api.Pod) -> Matched:
         """The groups whose term selects ``pod`` (its namespace, with that namespace's labels,
-        and its labels), remembered per (namespace, labels) as the module docs say."""
+        and its labels), remembered per (namespace, values of the label keys the groups'
+        selectors read) as the module docs say."""
         if not any(self.groups):  # no accounted Pod has a term: nothing to match
             return ()
         ns_labels = self.cluster.namespaces.labels.get(pod.namespace)
-        key = (pod.namespace, frozenset(pod.labels.items()))
+        read = self._read_keys
+        if read[0] != self.groups_version:
+            read = self._read_keys = (self.groups_version, self._selector_keys())
+        key = (pod.namespace, tuple(map(pod.labels.get, read[1])))
         hit = self._matched.get(key)
         if hit is not None and hit[0] == self.groups_version and hit[1] is ns_labels:
             return hit[2]
@@ -332,6 +348,18 @@ class AffinityIndex:
             self._matched.clear()
         self._matched[key] = (self.groups_version, ns_labels, matched)
         return matched
+
+    def _selector_keys(self) -> tuple[str, ...]:
+        """The label keys the selectors of every group's term read, sorted (a Term matches
+        by namespace, namespace labels and these keys' values alone)."""
+        keys: set[str] = set()
+        for groups in self.groups:
+            for _, term in groups:
+                sel = term.selector
+                if sel is not None:
+                    keys.update(k for k, _ in sel.match_labels)
+                    keys.update(r.key for r in sel.match_expressions)
+        return tuple(sorted(keys))
 
     def has_groups(self) -> bool:
         """Whether any accounted Pod has an (anti-)affinity term."""

@@ -37,6 +37,9 @@ from kubesched.plugins.interpodaffinity.index import (
 from kubesched.plugins.interpodaffinity.terms import PodTerms
 from kubesched.state.nodes import NodeTable
 
+_min, _max = np.minimum.reduce, np.maximum.reduce
+"""A score array's smallest and largest value (``a.min()`` without its Python wrapper)."""
+
 
 @dataclass(slots=True)
 class PreScoreState:
@@ -111,12 +114,16 @@ def raw_scores(state: PreScoreState, table: NodeTable, rows: IntArray) -> IntArr
 
 def normalize(scores: IntArray) -> None:
     """In place: ``int64(100 * (s - min) / (max - min))`` (float64, truncated), or 0."""
-    if scores.size == 0:
+    if scores.shape[0] == 0:
         return
-    lo = int(scores.min())
-    diff = int(scores.max()) - lo
+    lo = int(_min(scores))
+    diff = int(_max(scores)) - lo
     if diff <= 0:
-        scores[:] = 0
+        scores.fill(0)
         return
-    frac = (scores - lo).astype(np.float64) / float(diff)
-    scores[:] = (float(MAX_NODE_SCORE) * frac).astype(np.int64)
+    # the same float64 steps as ``int64(100 * ((s - lo) / diff))``, in one scratch array;
+    # assigning float64 to int64 truncates toward zero as ``astype`` does
+    frac = np.subtract(scores, lo).astype(np.float64)
+    np.true_divide(frac, float(diff), out=frac)
+    np.multiply(frac, float(MAX_NODE_SCORE), out=frac)
+    scores[...] = frac

@@ -173,7 +173,9 @@ def default_selector(
             continue
         if all(labels.get(k) == v for k, v in sel.items()):
             merged.update(sel)
-    selector = selector_from_set(merged)
+    selector = selector_from_set(merged) if merged else EVERYTHING
+    if not pod.owner_references:  # the common bare Pod: no controller to add
+        return selector
     owner = next((o for o in pod.owner_references if o.controller), None)
     if owner is None or objects is None or (owner.api_version, owner.kind) not in _CONTROLLERS:
         return selector
