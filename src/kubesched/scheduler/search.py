@@ -232,7 +232,7 @@ class Search:
                 return chosen
             first = chosen
         outcome, rotated = self.filter(fwk, state, pod, order, pre, rejectors, static_key, first)
-        return self.score(fwk, state, pod, outcome, rotated, signature)
+        return self.score(fwk, state, pod, outcome, rotated, signature, upstream is not None)
 
     # ------------------------------------------------------------------ 1. reuse
     def reuse(
@@ -519,9 +519,12 @@ class Search:
         outcome: FilterOutcome,
         rotated: IntArray,
         signature: Signature | None,
+        listed: bool = False,
     ) -> ScheduleResult:
         """PreScore, Score and the extenders' priorities over the feasible nodes, then the
-        host; the result keeps what reuse needs for the next equivalent Pod."""
+        host; the result keeps what reuse needs for the next equivalent Pod (``signature``:
+        kubesched's reuse entry; ``listed``: upstream's node hints list these scores, whose
+        raw scores v1.37's rescoring reads)."""
         table = self.cluster.nodes
         feasible = outcome.feasible
         if feasible.size == 1:  # upstream scores nothing then; reuse keeps the one node
@@ -542,7 +545,7 @@ class Search:
                 table.names[int(feasible[0])], outcome.processed, int(feasible.size)
             )
         keep = self.batch.enabled and signature is not None  # what build_entry reads
-        scored = fwk.run_score(state, pod, feasible, keep_raw=keep)
+        scored = fwk.run_score(state, pod, feasible, keep_raw=keep or listed)
         if self.extenders is not None:  # upstream prioritizeNodes: extender scores added
             scored.total = scored.total + self.extenders.prioritize(pod, table, feasible).total
         pick = self.host.select_host(scored.total, feasible)
