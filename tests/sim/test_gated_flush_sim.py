@@ -47,7 +47,8 @@ def test_a_run_with_a_pod_gated_for_ever_finishes(tmp_path: Path, version: str) 
         "  - {apiVersion: v1, kind: Node, metadata: {name: n1},"
         " status: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}}}\n"
         "  - {apiVersion: v1, kind: Pod, metadata: {name: held, namespace: default},"
-        " spec: {schedulingGates: [{name: example.com/never}], containers: [{name: c, image: i}]}}\n"
+        " spec: {schedulingGates: [{name: example.com/never}],"
+        " containers: [{name: c, image: i}]}}\n"
         "  - {apiVersion: v1, kind: Pod, metadata: {name: ours, namespace: default},"
         " spec: {containers: [{name: c, image: i}]}}\n"
     )
