@@ -67,6 +67,10 @@ class Entry:
     members by Pod key (None: the record of one Pod)."""
     group: str = ""
     """A member inside its group's entity: the group's ``namespace/name``."""
+    flushed_at: float = -math.inf
+    """When the 5-minute flush last moved it (upstream v1.37 ``FlushTimestamp``; only
+    set with ``flush_gated``): its next time-out counts from the later of this and
+    ``qp.timestamp``."""
 
     @property
     def size(self) -> int:

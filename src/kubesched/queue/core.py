@@ -53,11 +53,14 @@ class QueueCore:
         assigned_pod_filter: AssignedPodFilter | None = None,
         nominate_gated: bool = False,
         target_pod_events: bool = False,
+        flush_gated: bool = False,
         backoff_only: Callable[[api.Pod], bool] | None = None,
     ) -> None:
         """Sub-queues empty; ``assigned_pod_filter``, ``nominate_gated``,
-        ``target_pod_events`` and ``backoff_only`` are documented on SchedulingQueue."""
+        ``target_pod_events``, ``flush_gated`` and ``backoff_only`` are documented on
+        SchedulingQueue."""
         self._backoff_only = backoff_only
+        self._flush_gated = flush_gated
         self._nominate_gated = nominate_gated
         self._target_pod_events = target_pod_events
         self._clock = clock
@@ -133,11 +136,13 @@ class QueueCore:
 
     def _pool_for(self, event: ClusterEvent) -> Iterator[Entry]:
         """Pooled Pods an event may concern: gated ones only when a gating (PreEnqueue)
-        plugin registered for the event."""
+        plugin registered for the event, or (``flush_gated``, v1.37) it is a wildcard."""
         include = self._gated_events.get(event)
         if include is None:
             hints = self._hints
-            include = any(hints.plugin_interested(name, event) for name in self._gating)
+            include = (self._flush_gated and events.is_wildcard(event)) or any(
+                hints.plugin_interested(name, event) for name in self._gating
+            )
             self._gated_events[event] = include
         return self._pool.candidates(include_gated=include)
 
@@ -170,11 +175,18 @@ class QueueCore:
         """:meth:`_move_pods` for an ``event`` some plugin registered for (the caller
         asked :meth:`HintTable.is_event_of_interest`)."""
         label = events.event_label(event) if entries else ""
+        # v1.37 (``flush_gated``): a wildcard event re-evaluates gated entities too, "so
+        # they don't get stuck due to incomplete or incorrect queueing hints".
+        wildcard = self._flush_gated and events.is_wildcard(event)
         for entry in self._release_order(entries):
             qp = entry.qp
             if entry.where != UNSCHEDULABLE:
                 continue
-            if qp.gated and not self._hints.plugin_interested(qp.gating_plugin, event):
+            if (
+                qp.gated
+                and not wildcard
+                and not self._hints.plugin_interested(qp.gating_plugin, event)
+            ):
                 continue
             strategy = self._worth(entry, event, old, new)
             if strategy == Strategy.SKIP:
@@ -253,8 +265,10 @@ class QueueCore:
             self._detach(entry)
             entry.where = UNSCHEDULABLE
             self.incoming_counts[(UNSCHEDULABLE, label)] += entry.size
-        times_out = not qp.gated or self._hints.plugin_interested(
-            qp.gating_plugin, events.EVENT_UNSCHEDULABLE_TIMEOUT
+        times_out = (
+            not qp.gated
+            or self._flush_gated
+            or self._hints.plugin_interested(qp.gating_plugin, events.EVENT_UNSCHEDULABLE_TIMEOUT)
         )
         self._pool.add_or_update(entry, times_out)
 

@@ -95,6 +95,11 @@ class SchedulingQueue(GroupQueueCore):
     events; None offers every pooled Pod and lets the hints decide.  ``nominate_gated``
     (v1.37's ``addPod``): a new Pod's nomination is recorded even when PreEnqueue keeps it
     out of activeQ; before v1.37 only a Pod let into activeQ is nominated.
+    ``flush_gated`` (v1.37's ``moveEntitiesToActiveOrBackoffQueue`` and
+    ``flushUnschedulableEntitiesLeftover``): a wildcard event (the 5-minute time-out flush)
+    re-runs PreEnqueue on gated Pods too, whatever their gating plugin registered, and a Pod
+    is flushed again 5 minutes after its last flush; before v1.37 a gated Pod is offered
+    only the events its gating plugin registered.
     ``target_pod_events`` (v1.37's ``PodSchedulingPropertiesChange(..., isTargetPod)``): a
     pending Pod's own update raises ``TargetPod`` events, and a grown request
     ``UpdatePodScaleUp``; before v1.37, ``UnschedulablePod`` events and no scale-up.
@@ -388,15 +393,26 @@ class SchedulingQueue(GroupQueueCore):
             self._move_to_active(entry, events.BACKOFF_COMPLETE, from_backoff=True)
 
     def flush_unschedulable_left_over(self) -> None:
-        """Move Pods pooled longer than ``max_in_unschedulable`` (upstream: every 30 s)."""
+        """Move Pods pooled longer than ``max_in_unschedulable`` (upstream: every 30 s).
+
+        Before v1.37 a Pod the flush leaves in the pool (gated) is due again at the next
+        flush; v1.37 (``flush_gated``) marks each flushed Pod's ``FlushTimestamp`` and counts
+        its next time-out from it, so a Pod that stays gated is flushed every 5 minutes."""
         now = self._clock()
         due = self._pool.pop_due(now)
         if not due:
             return
+        if self._flush_gated:
+            for entry in due:
+                entry.flushed_at = now
         self._move_pods(due, events.EVENT_UNSCHEDULABLE_TIMEOUT, None, None)
-        for entry in due:  # still gated: upstream retries at the next periodic flush
+        for entry in due:  # still in the pool (gated): when upstream retries it
             if entry.where == UNSCHEDULABLE:
-                self._pool.retry_at(entry, now + UNSCHEDULABLE_FLUSH_PERIOD)
+                if self._flush_gated:
+                    since = max(entry.qp.timestamp, entry.flushed_at)
+                    self._pool.retry_at(entry, since + self._pool.max_in_unschedulable)
+                else:
+                    self._pool.retry_at(entry, now + UNSCHEDULABLE_FLUSH_PERIOD)
 
     # ------------------------------------------------------------------ periodic work
     def start_periodic(self, backoff_period: float = BACKOFF_FLUSH_PERIOD) -> None:

@@ -5,8 +5,10 @@ counted apart (``scheduler_pending_pods{queue="gated"}``).  Upstream finds Pods 
 scanning the map every 30 s; here a heap ordered by time-out instant
 (``timestamp + max_in_unschedulable``) makes :meth:`UnschedulablePool.pop_due` and
 :meth:`UnschedulablePool.next_timeout` O(log n), which lets a virtual-time loop jump straight
-to the next instant anything can move.  Gated Pods whose gating plugin does not react to the
-wildcard time-out event never time out upstream, so they are kept out of that heap.  PreEnqueue
+to the next instant anything can move.  Before v1.37, gated Pods whose gating plugin does not
+react to the wildcard time-out event never time out upstream, so they are kept out of that
+heap; v1.37 flushes gated Pods too, each again 5 minutes after its last flush
+(``FlushTimestamp``, ``Entry.flushed_at``).  PreEnqueue
 (which decides who is gated) lives here too.
 """
 
@@ -86,7 +88,7 @@ class UnschedulablePool:
         """Insert or refresh ``entry``; returns True when it was not pooled before.
 
         ``times_out``: whether the Pod may leave on ``UnschedulableTimeout`` at
-        ``timestamp + max_in_unschedulable``.
+        ``max(timestamp, flushed_at) + max_in_unschedulable``.
         """
         key, qp = entry.key, entry.qp
         new = key not in self._pods
@@ -98,7 +100,8 @@ class UnschedulablePool:
             self._gated.discard(key)
             self._ungated[key] = entry
         if times_out:
-            self._timeouts.push(key, (qp.timestamp + self.max_in_unschedulable, qp.seq), entry)
+            since = max(qp.timestamp, entry.flushed_at)
+            self._timeouts.push(key, (since + self.max_in_unschedulable, qp.seq), entry)
         else:
             self._timeouts.remove(key)
         return new

@@ -163,6 +163,7 @@ class Scheduler:
             max_backoff=float(config.pod_max_backoff_seconds),
             nominate_gated=self.handle.feature_gates.at_least("1.37"),
             target_pod_events=self.handle.feature_gates.at_least("1.37"),
+            flush_gated=self.handle.feature_gates.at_least("1.37"),
             entity_of=podgroups.queue_entity(self.pod_group_manager),
             member_of=podgroups.queue_member(self.pod_group_manager),
             group_stores=self.handle.feature_gates.at_least("1.37"),
