@@ -209,23 +209,34 @@ def test_a_pod_group_without_priority_has_its_class_or_zero() -> None:
     )
 
 
-def test_v135_gang_waits_at_permit_and_binds_whole() -> None:
-    """v1.35 has no PodGroup cycle: members go one by one, GangScheduling holds the first at
-    Permit until ``minCount`` are assumed, then all bind."""
-    s, fake = _scheduler("1.35", {"GenericWorkload": True, "GangScheduling": True})
-    s.on_node_add(make_node("n0").cap(cpu="4", memory="8Gi", pods=10).obj())
+def _v135_workload(s: Scheduler, min_count: int) -> None:
+    """The v1alpha1 Workload ``ns/w`` with one gang PodGroup ``g`` of ``min_count``."""
+    gang = {"name": "g", "policy": {"gang": {"minCount": min_count}}}
     s.on_object(
         {
             "apiVersion": "scheduling.k8s.io/v1alpha1",
             "kind": "Workload",
             "metadata": {"name": "w", "namespace": "ns"},
-            "spec": {"podGroups": [{"name": "g", "policy": {"gang": {"minCount": 2}}}]},
+            "spec": {"podGroups": [gang]},
         }
     )
+
+
+def _member(pod: api.Pod) -> api.Pod:
+    """``pod`` made a member of ``ns/w``'s PodGroup ``g`` (v1.35's ``workloadRef``)."""
+    pod.workload_ref = api.WorkloadRef("w", "g", "")
+    return pod
+
+
+def test_v135_gang_waits_at_permit_and_binds_whole() -> None:
+    """v1.35 has no PodGroup cycle: members go one by one, GangScheduling holds the first at
+    Permit until ``minCount`` are assumed, then all bind."""
+    s, fake = _scheduler("1.35", {"GenericWorkload": True, "GangScheduling": True})
+    s.on_node_add(make_node("n0").cap(cpu="4", memory="8Gi", pods=10).obj())
+    _v135_workload(s, min_count=2)
     for i in range(2):
         pod = make_pod(f"m{i}", "ns").req(cpu="1").obj()
-        pod.workload_ref = api.WorkloadRef("w", "g", "")
-        s.on_pod_add(pod)
+        s.on_pod_add(_member(pod))
     s.schedule_one()
     assert fake.binds == {}  # the first member waits at Permit
     assert len(s.handle.waiting_pods) == 1
@@ -248,18 +259,10 @@ def _v135_gang_waiting(gates: dict[str, bool]) -> tuple[Scheduler, VirtualClock]
     clock = VirtualClock()
     s, _ = _scheduler("1.35", {"GenericWorkload": True, "GangScheduling": True, **gates}, clock)
     s.on_node_add(make_node("n0").cap(cpu="1", memory="8Gi", pods=10).obj())
-    s.on_object(
-        {
-            "apiVersion": "scheduling.k8s.io/v1alpha1",
-            "kind": "Workload",
-            "metadata": {"name": "w", "namespace": "ns"},
-            "spec": {"podGroups": [{"name": "g", "policy": {"gang": {"minCount": 2}}}]},
-        }
-    )
+    _v135_workload(s, min_count=2)
     for i, cpu in enumerate(("1", "2")):
         pod = make_pod(f"m{i}", "ns").req(cpu=cpu).obj()
-        pod.workload_ref = api.WorkloadRef("w", "g", "")
-        s.on_pod_add(pod)
+        s.on_pod_add(_member(pod))
     _run(s)
     assert len(s.handle.waiting_pods) == 1
     return s, clock
@@ -470,19 +473,11 @@ def test_v135_waiters_rejected_together_are_heard_after_the_second_moved_pods_cy
     clock = VirtualClock()
     s, fake = _scheduler("1.35", {"GenericWorkload": True, "GangScheduling": True}, clock)
     s.on_node_add(make_node("n0").cap(cpu="2", memory="8Gi", pods=10).obj())
-    s.on_object(
-        {
-            "apiVersion": "scheduling.k8s.io/v1alpha1",
-            "kind": "Workload",
-            "metadata": {"name": "w", "namespace": "ns"},
-            "spec": {"podGroups": [{"name": "g", "policy": {"gang": {"minCount": 3}}}]},
-        }
-    )
+    _v135_workload(s, min_count=3)
     for i in range(3):  # m2 fits no node (no Pod's deletion moves it)
         builder = make_pod(f"m{i}", "ns").req(cpu="1")
         pod = (builder.node_selector(zone="none") if i == 2 else builder).obj()
-        pod.workload_ref = api.WorkloadRef("w", "g", "")
-        s.on_pod_add(pod)
+        s.on_pod_add(_member(pod))
     _run(s)
     assert len(s.handle.waiting_pods) == 2
     for name in ("p", "q"):
@@ -508,18 +503,10 @@ def test_v135_a_failed_waiter_assumed_again_is_not_nominated_by_its_late_update(
     clock = VirtualClock()
     s, _ = _scheduler("1.35", {"GenericWorkload": True, "GangScheduling": True}, clock)
     s.on_node_add(make_node("n0").cap(cpu="2", memory="8Gi", pods=10).obj())
-    s.on_object(
-        {
-            "apiVersion": "scheduling.k8s.io/v1alpha1",
-            "kind": "Workload",
-            "metadata": {"name": "w", "namespace": "ns"},
-            "spec": {"podGroups": [{"name": "g", "policy": {"gang": {"minCount": 3}}}]},
-        }
-    )
+    _v135_workload(s, min_count=3)
     for i in range(3):
         pod = make_pod(f"m{i}", "ns").req(cpu="1").obj()
-        pod.workload_ref = api.WorkloadRef("w", "g", "")
-        s.on_pod_add(pod)
+        s.on_pod_add(_member(pod))
     _run(s)
     assert len(s.handle.waiting_pods) == 2 and s.pod_attempts["ns/m2"] == 1
     clock.advance(300.0)  # the gang's Permit timeout: m0 and m1 rejected at once
@@ -537,20 +524,11 @@ def test_v135_a_permit_deadline_reached_cycle_by_cycle_ends_the_wait_then() -> N
     clock = VirtualClock(0.003)
     s, _ = _scheduler("1.35", {"GenericWorkload": True, "GangScheduling": True}, clock)
     s.on_node_add(make_node("n0").cap(cpu="1", memory="8Gi", pods=10).obj())
-    s.on_object(
-        {
-            "apiVersion": "scheduling.k8s.io/v1alpha1",
-            "kind": "Workload",
-            "metadata": {"name": "w", "namespace": "ns"},
-            "spec": {"podGroups": [{"name": "g", "policy": {"gang": {"minCount": 2}}}]},
-        }
-    )
+    _v135_workload(s, min_count=2)
     pod = make_pod("m0", "ns").req(cpu="1").obj()
-    pod.workload_ref = api.WorkloadRef("w", "g", "")
-    s.on_pod_add(pod)
+    s.on_pod_add(_member(pod))
     pod = make_pod("m1", "ns").req(cpu="1").node_selector(zone="none").obj()
-    pod.workload_ref = api.WorkloadRef("w", "g", "")
-    s.on_pod_add(pod)
+    s.on_pod_add(_member(pod))
     _run(s)
     assert len(s.handle.waiting_pods) == 1
     clock.now = 300.001
