@@ -46,6 +46,7 @@ import numpy as np
 
 from kubesched.framework.interface import Code, CycleState, IntArray
 from kubesched.kernels.draw import BoundedDraw
+from kubesched.plugins.imagelocality import normalized_image_name
 
 if TYPE_CHECKING:
     from kubesched.api import objects as api
@@ -155,7 +156,7 @@ def upstream_signature(
     if "NodeName" in names:
         parts.append(pod.node_name)
     if "ImageLocality" in names:
-        parts.append(tuple(sorted({_image(i) for i in pod.images})))
+        parts.append(tuple(sorted({normalized_image_name(i) for i in pod.images})))
     if "NodeDeclaredFeatures" in names:
         parts.append(pod.required_features)
     return tuple(parts)
@@ -183,14 +184,6 @@ def _volumes(pod: api.Pod) -> tuple[str, ...]:
             if isinstance(vol, dict) and "configMap" not in vol and "secret" not in vol
         )
     )
-
-
-def _image(name: str) -> str:
-    """Upstream ImageLocality's ``normalizedImageName``: ``:latest`` when no tag or digest."""
-    last = name.rsplit("/", 1)[-1]
-    if ":" not in last and "@" not in name:
-        return name + ":latest"
-    return name
 
 
 @dataclass(slots=True)
