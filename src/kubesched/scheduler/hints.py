@@ -47,6 +47,8 @@ import numpy as np
 from kubesched.framework.interface import Code, CycleState, IntArray
 from kubesched.kernels.draw import BoundedDraw
 from kubesched.plugins.imagelocality import normalized_image_name
+from kubesched.plugins.interpodaffinity.plugin import InterPodAffinity
+from kubesched.plugins.podtopologyspread.plugin import PodTopologySpread
 
 if TYPE_CHECKING:
     from kubesched.api import objects as api
@@ -109,15 +111,15 @@ def _profile(fwk: Framework) -> _Profile:
         for p in fwk.plugins.get(point, [])
     )
     ipa = fwk.instances.get("InterPodAffinity")
-    args = getattr(fwk.instances.get("PodTopologySpread"), "args", None)
-    profile = _Profile(
+    pts = fwk.instances.get("PodTopologySpread")
+    return _Profile(
         signs=names <= SIGNING,
         names=names,
-        labels=not getattr(ipa, "ignore_preferred_terms_of_existing_pods", False),
-        spread_defaults=args is not None
-        and len(getattr(args, "default_constraints", None) or ()) > 0,
+        labels=not (
+            isinstance(ipa, InterPodAffinity) and ipa.ignore_preferred_terms_of_existing_pods
+        ),
+        spread_defaults=isinstance(pts, PodTopologySpread) and bool(pts.args.default_constraints),
     )
-    return profile
 
 
 def _canon(value: Any) -> str:
