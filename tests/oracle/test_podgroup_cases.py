@@ -411,12 +411,16 @@ def test_upstream_ends_the_second_permit_round_of_gangs_that_began_to_wait_again
     clock); kube-oracle once counted the gang waiting again five minutes more, so the two
     ends fell minutes apart in wall time and the run was refused (``the Permit waits end
     ... past the run's timeout``: 3 of 4 asks in session 25).  Now both rounds end and the
-    run answers: asked three times, as the refusal came with the run's pace."""
+    run answers: asked four times, as the refusal came with the run's pace.  Whether the
+    second round happens at all depends on upstream's own pace (under CI's load one ask
+    answered with every gang Unschedulable before it waited again), so every ask must answer
+    and at least one must show the timeouts of the second round."""
     req = podgroup_schedule_case(24352, 134, "1.35")
-    for _ in range(3):
+    rounds = []
+    for _ in range(4):
         answer = schedule_oracle_1_35.ask(req)
         assert "error" not in answer, answer
-        timed_out = [
-            k for k, v in answer["pods"].items() if "rejected due to timeout" in v["message"]
-        ]
-        assert timed_out, answer["pods"]
+        rounds.append(
+            [k for k, v in answer["pods"].items() if "rejected due to timeout" in v["message"]]
+        )
+    assert any(rounds), rounds
