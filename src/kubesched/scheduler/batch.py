@@ -71,6 +71,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kubesched.api import objects as api
+from kubesched.framework.filterphase import default_walk
 from kubesched.framework.interface import CycleState, IntArray
 
 if TYPE_CHECKING:
@@ -82,6 +83,25 @@ DEFAULT_MAX_USES = 1024
 HIT = "hit"
 MISS = "miss"
 UNSIGNABLE = "unsignable"
+
+
+@dataclass(slots=True)
+class Walk:
+    """The round-robin Filter walk of a full cycle (upstream ``findNodesThatFitPod``)."""
+
+    order: IntArray
+    """The search's candidate rows (``SearchHost.candidate_rows``); a sampled entry serves
+    only a search over the same ones."""
+    candidates: IntArray
+    """The rows walked: the nodes PreFilter named, or ``order``."""
+    to_find: int
+    """``numFeasibleNodesToFind`` over ``candidates`` (1 without scoring)."""
+
+    @property
+    def sampled(self) -> bool:
+        """Whether the walk may stop before the last candidate (``percentageOfNodesToScore``
+        below 100 % of more than 100 nodes): then a reuse walks the next window."""
+        return self.to_find < int(self.candidates.size)
 
 
 @dataclass(slots=True)
@@ -135,6 +155,15 @@ class BatchEntry:
     """``rows[ties]`` (ascending) while ``ties`` is a list, to find an index's place in it
     by bisection."""
     top: int = 0
+    walk: Walk | None = None
+    """Set for a *sampled* entry (module docs): it holds every feasible candidate, ``rows``
+    in increasing ``positions``, and each reuse takes the window of the next walk."""
+    positions: IntArray | None = None
+    """int64 ``(n,)``, ascending: each of ``rows``' index into ``walk.candidates``."""
+    renorm: bool = False
+    """A ``node_only`` plugin that normalizes over the feasible nodes has raw scores that
+    differ between them: its normalized scores change when the set does (a node dropped,
+    another window), so ``raw`` keeps every plugin's and the totals are found again."""
 
     def row_order(self) -> IntArray:
         """int64 ``(n,)``: indexes into ``rows`` in increasing row order."""
@@ -255,10 +284,18 @@ def build_entry(
     pick: int,
     looked_at: IntArray,
     placement: IntArray | None,
-) -> BatchEntry:
+    pod: api.Pod | None = None,
+    walk: Walk | None = None,
+    extenders: bool = False,
+) -> BatchEntry | None:
     """An entry from a full cycle's results (call before Reserve touches ``state``);
     ``looked_at``: int64 ``(k,)``, the rows the Filters ran on, in order; ``placement``:
-    the PodGroup placement those were searched in (:attr:`BatchEntry.placement`)."""
+    the PodGroup placement those were searched in (:attr:`BatchEntry.placement`).
+
+    A ``walk`` that sampled (:attr:`Walk.sampled`) makes a sampled entry: the candidates the
+    walk did not reach are filtered and scored too (uncounted: upstream's cycle did not look
+    at them), for ``pod``.  None when it cannot serve (module docs: a Score plugin normalizing
+    over nodes whose scores span nodes, or ``extenders``): every such Pod searches in full."""
     can = fwk.capabilities
     checked = [
         p
@@ -273,20 +310,34 @@ def build_entry(
         if p.name in scored.raw and p.name not in can.node_only
     ]
     incremental = not any(p.name in can.normalizing for p, _ in scores)
+    processed = int(looked_at.shape[0])
+    raw, total, positions = scored.raw, scored.total, None
+    if walk is not None and walk.sampled:
+        if not incremental or extenders or pod is None:
+            return None
+        feasible, raw, positions, pick = _complete(fwk, state, pod, walk, feasible, raw, pick)
+        looked_at = walk.candidates
+        total = fwk.totals_from_raw(state, pod, raw) if raw else np.zeros_like(feasible)
+    else:
+        walk = None
+    renorm = any(
+        name in can.node_only and name in can.normalizing and v.size and v.min() != v.max()
+        for name, v in raw.items()
+    )
     window = None
     plugins = [*filters, *(p for p, _ in scores)]
     if not refreshers and all(p.name in can.row_local for p in plugins):
         window = np.zeros(fwk.handle.cluster.nodes.capacity, dtype=np.bool_)
         window[looked_at] = True
-    kept = [p.name for p, _ in scores] if incremental else list(scored.raw)
+    kept = [p.name for p, _ in scores] if incremental and not renorm else list(raw)
     return BatchEntry(
         profile=fwk.profile_name,
         signature=signature,
         rows=feasible,
-        total=scored.total.copy(),
-        raw={name: scored.raw[name].copy() for name in kept},
+        total=total.copy(),
+        raw={name: raw[name].copy() for name in kept},
         chosen=pick,
-        processed=int(looked_at.shape[0]),
+        processed=processed,
         state=dict(state),
         skip_filter=frozenset(state.skip_filter),
         skip_score=frozenset(state.skip_score),
@@ -302,7 +353,75 @@ def build_entry(
             p.score_one if p.name in can.score_one and _bare(fwk, p) else None for p, _ in scores
         ],
         placement=placement,
+        walk=walk,
+        positions=positions,
+        renorm=renorm,
     )
+
+
+def _complete(
+    fwk: Framework,
+    state: CycleState,
+    pod: api.Pod,
+    walk: Walk,
+    feasible: IntArray,
+    raw: dict[str, IntArray],
+    pick: int,
+) -> tuple[IntArray, dict[str, IntArray], IntArray, int]:
+    """A sampled walk's feasible rows and raw scores completed with the candidates it did
+    not reach, all in increasing position in ``walk.candidates``: the rows, the raw scores,
+    the positions and ``pick``'s index among them.  The evaluations upstream's cycle did
+    not make are not counted."""
+    m = int(walk.candidates.size)
+    where = np.empty(int(np.maximum.reduce(walk.candidates)) + 1, dtype=np.int64)
+    where[walk.candidates] = np.arange(m, dtype=np.int64)
+    known = np.zeros(m, dtype=np.bool_)
+    known[where[feasible]] = True
+    chosen = int(feasible[pick])
+    evaluations = dict(fwk.evaluations)
+    try:
+        rest = walk.candidates[~known]  # the window's failures fail again: the same state
+        more = fwk.run_filter_with_nominated(state, pod, rest).feasible if rest.size else rest
+        extra = fwk.raw_scores(state, pod, more, set(raw)) if more.size and raw else {}
+    finally:
+        fwk.evaluations.clear()
+        fwk.evaluations.update(evaluations)
+    rows = np.concatenate([feasible, more])
+    at = where[rows]
+    order = np.argsort(at, kind="stable")
+    raws = {
+        k: np.concatenate([v, extra[k]])[order] if more.size else v[order] for k, v in raw.items()
+    }
+    rows = rows[order]
+    positions = at[order]
+    return rows, raws, positions, int(np.flatnonzero(rows == chosen)[0])
+
+
+def window(entry: BatchEntry, start: int) -> tuple[IntArray, int]:
+    """The window of a sampled entry's next walk from ``start`` (the round-robin index):
+    the indexes into ``entry.rows`` of the feasible nodes it keeps, in the walk's order, and
+    the nodes it processed (upstream ``findNodesThatPassFilters``' count, failures included,
+    by which the index moves on), as :meth:`FilterPhase.find_nodes_that_pass_filters` walks
+    with every verdict known."""
+    walk, pos = entry.walk, entry.positions
+    assert walk is not None and pos is not None
+    m, f, k = int(walk.candidates.size), int(pos.size), walk.to_find
+    s = start % m
+    at = int(np.searchsorted(pos, s))
+
+    def found_before(end: int) -> int:
+        stop = s + end
+        if stop <= m:
+            return int(np.searchsorted(pos, stop)) - at
+        return f - at + int(np.searchsorted(pos, stop - m))
+
+    found, processed = default_walk(found_before, m, k)
+    if found > k:
+        found, processed = k, (int(pos[(at + k - 1) % f]) - s) % m + 1
+    idx = np.arange(at, at + found, dtype=np.int64)
+    if at + found > f:
+        idx %= f
+    return idx, processed
 
 
 def _bare(fwk: Framework, plugin: Any) -> bool:
@@ -367,11 +486,16 @@ def reuse(fwk: Framework, state: CycleState, pod: api.Pod, entry: BatchEntry) ->
         entry.order = entry.ties = None
         entry.total = entry.total[keep]
         entry.raw = {k: v[keep] for k, v in entry.raw.items()}
+        if entry.positions is not None:
+            entry.positions = entry.positions[keep]
         if entry.rows.shape[0] == 0:
             return "exhausted"
     elif fits and entry.incremental:
         entry.total_changed(i)
-    if not entry.incremental and (fits or dropped):  # a plugin normalizes over all nodes
+    if entry.walk is not None:  # totals over each window (Search)
+        return ""
+    if (not entry.incremental and (fits or dropped)) or (dropped and entry.renorm):
+        # a plugin normalizes over all nodes
         entry.total = fwk.totals_from_raw(state, pod, entry.raw)
         entry.ties = None
     return ""
