@@ -10,11 +10,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubesched.api import objects as api
 from kubesched.scheduler import Scheduler, batch
 from kubesched.testing import FakeApi, drain, make_node, make_pod
-from tests.scheduler.test_batch import scheduler
+from tests.scheduler.test_batch import _entry, scheduler
 
 PREFERRED = api.NodeAffinity(
     preferred=(
@@ -129,6 +131,28 @@ def test_the_window_is_the_next_walk() -> None:
     entry = _sampled(s)
     assert entry.walk is not None and entry.walk.to_find == 120
     assert entry.rows.size == 300 and (np.diff(entry.positions) > 0).all()
-    idx, processed = batch.window(entry, 250)
-    assert processed == 120
-    assert entry.positions[idx].tolist() == [*range(250, 300), *range(70)]
+    at, found, processed = batch.window(entry, 250)
+    assert (found, processed) == (120, 120)
+    taken = batch.taken(entry.positions, at, found)
+    assert taken.tolist() == [*range(250, 300), *range(70)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_window_ties_are_the_picks_ties(data: st.DataObject) -> None:
+    """The tied nodes of a window, wrapped or not, in the order the full path's pick
+    draws over (increasing rows)."""
+    f = data.draw(st.integers(1, 12))
+    ascending = data.draw(st.booleans())
+    rows = np.arange(f, dtype=np.int64) * 3
+    if not ascending:
+        rows = np.asarray(data.draw(st.permutations(rows.tolist())), dtype=np.int64)
+    entry = _entry(rows.tolist(), [0] * f)
+    entry.ascending = bool((np.diff(rows) > 0).all())
+    at = data.draw(st.integers(0, f - 1))
+    found = data.draw(st.integers(1, f))
+    total = np.asarray(data.draw(st.lists(st.integers(0, 2), min_size=found, max_size=found)))
+    window_rows = batch.taken(entry.rows, at, found)
+    best = np.flatnonzero(total == total.max())
+    expected = best[np.argsort(window_rows[best], kind="stable")]
+    assert batch.window_ties(entry, total, at).tolist() == expected.tolist()

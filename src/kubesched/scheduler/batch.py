@@ -160,6 +160,9 @@ class BatchEntry:
     in increasing ``positions``, and each reuse takes the window of the next walk."""
     positions: IntArray | None = None
     """int64 ``(n,)``, ascending: each of ``rows``' index into ``walk.candidates``."""
+    ascending: bool = False
+    """A sampled entry's ``rows`` increase with ``positions`` (the candidates are in row
+    order): a window's ties are in row order without a sort, once unwrapped."""
     renorm: bool = False
     """A ``node_only`` plugin that normalizes over the feasible nodes has raw scores that
     differ between them: its normalized scores change when the set does (a node dropped,
@@ -355,6 +358,7 @@ def build_entry(
         placement=placement,
         walk=walk,
         positions=positions,
+        ascending=bool(walk is not None and (np.diff(feasible) > 0).all()),
         renorm=renorm,
     )
 
@@ -397,16 +401,19 @@ def _complete(
     return rows, raws, positions, int(np.flatnonzero(rows == chosen)[0])
 
 
-def window(entry: BatchEntry, start: int) -> tuple[IntArray, int]:
+def window(entry: BatchEntry, start: int) -> tuple[int, int, int]:
     """The window of a sampled entry's next walk from ``start`` (the round-robin index):
-    the indexes into ``entry.rows`` of the feasible nodes it keeps, in the walk's order, and
-    the nodes it processed (upstream ``findNodesThatPassFilters``' count, failures included,
-    by which the index moves on), as :meth:`FilterPhase.find_nodes_that_pass_filters` walks
-    with every verdict known."""
+    ``(at, found, processed)``, the feasible nodes it keeps being ``entry.rows[at : at +
+    found]`` wrapping around past the end (in the walk's order), and the nodes it processed
+    (upstream ``findNodesThatPassFilters``' count, failures included, by which the index
+    moves on), as :meth:`FilterPhase.find_nodes_that_pass_filters` walks with every verdict
+    known."""
     walk, pos = entry.walk, entry.positions
     assert walk is not None and pos is not None
     m, f, k = int(walk.candidates.size), int(pos.size), walk.to_find
     s = start % m
+    if f == m:  # every candidate feasible: the next min(k, m) of them
+        return s, min(k, m), min(k, m)
     at = int(np.searchsorted(pos, s))
 
     def found_before(end: int) -> int:
@@ -418,10 +425,30 @@ def window(entry: BatchEntry, start: int) -> tuple[IntArray, int]:
     found, processed = default_walk(found_before, m, k)
     if found > k:
         found, processed = k, (int(pos[(at + k - 1) % f]) - s) % m + 1
-    idx = np.arange(at, at + found, dtype=np.int64)
-    if at + found > f:
-        idx %= f
-    return idx, processed
+    return at % f, found, processed
+
+
+def window_ties(entry: BatchEntry, total: IntArray, at: int) -> IntArray:
+    """Indexes into a window's ``total`` (:func:`taken` from ``at``) of its highest scores,
+    in increasing row order (:meth:`Search.pick`'s draw over them)."""
+    best = np.flatnonzero(total == total.max())
+    if best.size == 1:
+        return best
+    if not entry.ascending:
+        return best[np.argsort(taken(entry.rows, at, int(total.size))[best], kind="stable")]
+    wrapped = int(entry.rows.shape[0]) - at  # the first index past the wrap: lower rows
+    if wrapped >= total.size or best[-1] < wrapped or best[0] >= wrapped:
+        return best
+    cut = int(np.searchsorted(best, wrapped))
+    return np.concatenate([best[cut:], best[:cut]])
+
+
+def taken(values: IntArray, at: int, found: int) -> IntArray:
+    """``values[at : at + found]``, wrapping around past the end (a view when it does not)."""
+    end = at + found
+    if end <= values.shape[0]:
+        return values[at:end]
+    return np.concatenate([values[at:], values[: end - values.shape[0]]])
 
 
 def _bare(fwk: Framework, plugin: Any) -> bool:

@@ -295,23 +295,23 @@ class Search:
         round-robin index the last cycle left, scored over its feasible nodes alone (the
         normalizing ``node_only`` plugins' scores found again over them when they differ)."""
         assert entry.walk is not None
-        idx, processed = batch.window(entry, self.next_start_node_index)
-        rows = entry.rows[idx]
-        if idx.size == 1:  # upstream scores nothing then
+        at, found, processed = batch.window(entry, self.next_start_node_index)
+        rows = batch.taken(entry.rows, at, found)
+        if found == 1:  # upstream scores nothing then
             pick = 0
         else:
             if entry.renorm:
-                total = fwk.totals_from_raw(state, pod, {k: v[idx] for k, v in entry.raw.items()})
+                raw = {k: batch.taken(v, at, found) for k, v in entry.raw.items()}
+                total = fwk.totals_from_raw(state, pod, raw)
             else:
-                total = entry.total[idx]
-            pick = self.host.select_host(total, rows)
-        entry.chosen = int(idx[pick])
+                total = batch.taken(entry.total, at, found)
+            ties = batch.window_ties(entry, total, at)
+            pick = self.host.select_host(total, rows, ties=ties)
+        entry.chosen = (at + pick) % int(entry.rows.shape[0])
         entry.uses += 1
         n = max(int(entry.walk.order.size), 1)
         self.next_start_node_index = (self.next_start_node_index + processed) % n
-        return ScheduleResult(
-            self.cluster.nodes.names[int(rows[pick])], processed, int(idx.size), entry
-        )
+        return ScheduleResult(self.cluster.nodes.names[int(rows[pick])], processed, found, entry)
 
     # ------------------------------------------------------------------ 2. PreFilter
     def pre_filter(
