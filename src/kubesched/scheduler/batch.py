@@ -23,7 +23,7 @@ Validity (a miss flushes the entry, counted by reason):
 - ``expired``: the entry has served ``max_uses`` Pods (then it is rebuilt in full);
 - ``exhausted``: no cached node is feasible any more;
 - ``placement``: the Pod is searched in another PodGroup placement (or in none) than the
-  entry's nodes were (``Search.reuse``);
+  entry's nodes were, or a sampled entry's over other candidate nodes (``Search.reuse``);
 - ``domain_widened``: a Filter whose answers span nodes (see below) may now accept a node it
   rejected when the entry was built, which the cache therefore does not hold.
 
@@ -41,7 +41,8 @@ whose remaining Filters and Scores are all such keeps the mask of the rows the f
 looked at (``window``): a Pod bound elsewhere cannot change any cached answer, so the entry
 stays valid.  This matters where other schedulers place Pods on the same cluster -- a
 parallel shard's replica hears the other shards' binds in every message -- and on a live
-cluster with churn.
+cluster with churn.  A sampled entry (below) looked at every candidate (every node, a
+shard's partition, or the nodes PreFilter named), since its later windows walk them all.
 
 The one node is re-checked through a plugin's optional ``filter_one(state, pod, cluster,
 row)`` (True: it passes; None: not known, so ``filter`` answers) and ``score_one(state, pod,
@@ -49,14 +50,29 @@ cluster, row)`` (the raw score as an int, or None: ``score`` answers), Python-in
 the one-row case that spare an array per call; NodeResourcesFit and BalancedAllocation have
 them.  A plugin wrapped to time its calls (a sampled cycle's) keeps its timed methods.
 
+Sampling: when the full cycle's Filter walk may stop before its last candidate
+(``percentageOfNodesToScore`` below 100 % of more than 100 nodes: upstream
+``numFeasibleNodesToFind``), the entry is *sampled* (:attr:`BatchEntry.walk`): built, it
+filters and scores every candidate the walk did not reach too (uncounted), so it holds every
+feasible candidate in walk order.  Each reuse then takes the window upstream's next cycle
+filters (:func:`window`): from the round-robin index the last cycle left, the same count of
+feasible nodes to find, the same chunked walk and wrap-around, the index moving on by the
+nodes examined, failures included; the totals of that window's feasible nodes are the
+entry's, or, when a ``node_only`` plugin normalizing over the feasible nodes (NodeAffinity,
+TaintToleration) has raw scores that differ between nodes (:attr:`BatchEntry.renorm`),
+normalized again over the window alone, as the full path's Score is.  A Score plugin whose
+PreScore or normalization depends on the other feasible nodes beyond that (PodTopologySpread,
+InterPodAffinity, DynamicResources' scoring: a ``normalizing`` plugin not ``node_only``), or
+an extender, makes no sampled entry: those Pods search in full under sampling.
+
 Beyond upstream: upstream v1.34 has no batching; from v1.35 (OpportunisticBatching) it hands
 the next Pod the next node of the previous sorted list and only filters it, which kubesched
 models apart (:mod:`kubesched.scheduler.hints`; this reuse then serves only the Pods upstream
 does not sign).  Here kubesched rescores the one changed node and keeps the cache, so the
-choice is the one the full path would make over the same candidate nodes.  With every node
-evaluated (``percentageOfNodesToScore: 100`` or fewer than 100 nodes) batched and
-non-batched placements are identical; with sampling the batched path keeps choosing within
-the window it cached, where the full path would move its round-robin window on.
+choice is the one the full path would make: batched and non-batched placements are
+identical, with sampling or without (``tests/scheduler/test_batch_sampled.py``).  A node
+dropped from an entry normalizes NodeAffinity's and TaintToleration's cached scores again
+over the nodes left, as a fresh cycle does.
 """
 
 from __future__ import annotations
@@ -426,6 +442,30 @@ def window(entry: BatchEntry, start: int) -> tuple[int, int, int]:
     if found > k:
         found, processed = k, (int(pos[(at + k - 1) % f]) - s) % m + 1
     return at % f, found, processed
+
+
+def window_top(entry: BatchEntry, at: int, found: int) -> IntArray | list[int] | None:
+    """A window's ties (:func:`window`) as indexes into ``entry.rows``, in increasing row
+    order, when the window holds one of the entry's highest totals (:meth:`BatchEntry.tied`,
+    kept across reuses): then its ties are the entry's within it.  None when it holds none,
+    or when the entry's rows are not in row order (``ascending``) or ``renorm``."""
+    if entry.renorm or not entry.ascending:
+        return None
+    ties = entry.tied()
+    f, end = int(entry.rows.shape[0]), at + found
+    if isinstance(ties, list):
+        lo = bisect.bisect_left(ties, at)
+        if end <= f:
+            out: IntArray | list[int] = ties[lo : bisect.bisect_left(ties, end)]
+        else:
+            out = ties[: bisect.bisect_left(ties, end - f)] + ties[lo:]
+    else:
+        lo = int(np.searchsorted(ties, at))
+        if end <= f:
+            out = ties[lo : int(np.searchsorted(ties, end))]
+        else:
+            out = np.concatenate([ties[: int(np.searchsorted(ties, end - f))], ties[lo:]])
+    return out if len(out) else None
 
 
 def window_ties(entry: BatchEntry, total: IntArray, at: int) -> IntArray:

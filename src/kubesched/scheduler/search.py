@@ -296,22 +296,26 @@ class Search:
         normalizing ``node_only`` plugins' scores found again over them when they differ)."""
         assert entry.walk is not None
         at, found, processed = batch.window(entry, self.next_start_node_index)
-        rows = batch.taken(entry.rows, at, found)
-        if found == 1:  # upstream scores nothing then
-            pick = 0
+        top = None if found == 1 else batch.window_top(entry, at, found)
+        if top is not None:  # the entry's ties within the window (indexes into its rows)
+            chosen = self.host.select_host(entry.total, entry.rows, ties=top)
+        elif found == 1:  # upstream scores nothing then
+            chosen = at
         else:
+            rows = batch.taken(entry.rows, at, found)
             if entry.renorm:
                 raw = {k: batch.taken(v, at, found) for k, v in entry.raw.items()}
                 total = fwk.totals_from_raw(state, pod, raw)
             else:
                 total = batch.taken(entry.total, at, found)
             ties = batch.window_ties(entry, total, at)
-            pick = self.host.select_host(total, rows, ties=ties)
-        entry.chosen = (at + pick) % int(entry.rows.shape[0])
+            chosen = (at + self.host.select_host(total, rows, ties=ties)) % int(entry.rows.size)
+        entry.chosen = chosen
         entry.uses += 1
         n = max(int(entry.walk.order.size), 1)
         self.next_start_node_index = (self.next_start_node_index + processed) % n
-        return ScheduleResult(self.cluster.nodes.names[int(rows[pick])], processed, found, entry)
+        name = self.cluster.nodes.names[int(entry.rows[chosen])]
+        return ScheduleResult(name, processed, found, entry)
 
     # ------------------------------------------------------------------ 2. PreFilter
     def pre_filter(
