@@ -16,16 +16,29 @@ package oracle
 //     and its claims' statuses when the template has none, podStatusStrategy).
 // Each write is one event for the scheduler's informers, as upstream's two are two.
 // Kinds other than Pod and Node are replaced by the template in one write.
+//
+// The op returns once the scheduler's cache holds every Node it wrote (cachedNodes): the
+// scheduler hears of a Node's update through the Node informer's handler and of the Pod a
+// next op creates through the Pod informer's, each on its own goroutine.  On a loaded
+// machine the Pod's scheduling cycle could take its snapshot before the Node handler ran,
+// and bind a Pod to a Node whose label the update had removed (a flaky
+// test_update_any_of_a_node_drops_labels_the_template_lacks: 2 Pods bound, not 1).
+// Upstream's runner writes through kube-apiserver and the next op's Pod takes a round trip
+// to it and back through the watch, time in which the scheduler takes the Node's event; the
+// wait gives kube-oracle that order always, as deliveries does for PVs (benchvolumes.go).
 
 import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
+	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
 )
 
 func (w *benchWorld) updateAny(ctx context.Context, op *BenchOp) error {
@@ -42,12 +55,22 @@ func (w *benchWorld) updateAny(ctx context.Context, op *BenchOp) error {
 	if err != nil {
 		return err
 	}
+	nodes := map[string]uint64{} // Node name -> resourceVersion of its last write
 	update := func(i int) error {
 		obj, err := tmpl.object(i, op.count)
 		if err != nil {
 			return fmt.Errorf("%s: parsing failed: %w", op.TemplatePath, err)
 		}
-		return w.updateObject(obj, ns, slices.Contains(op.Subresources, "resize"))
+		if err := w.updateObject(obj, ns, slices.Contains(op.Subresources, "resize")); err != nil {
+			return err
+		}
+		if n, ok := obj.(*v1.Node); ok {
+			rv, _ := w.tracker.Get(nodesResource, "", n.Name)
+			if m, err := meta.Accessor(rv); err == nil {
+				nodes[n.Name], _ = strconv.ParseUint(m.GetResourceVersion(), 10, 64)
+			}
+		}
+		return nil
 	}
 	if op.UpdatePerSecond == 0 {
 		for i := 0; i < op.count; i++ {
@@ -55,7 +78,7 @@ func (w *benchWorld) updateAny(ctx context.Context, op *BenchOp) error {
 				return err
 			}
 		}
-		return nil
+		return w.cachedNodes(ctx, nodes)
 	}
 	ticker := time.NewTicker(time.Second / time.Duration(op.UpdatePerSecond))
 	defer ticker.Stop()
@@ -69,7 +92,36 @@ func (w *benchWorld) updateAny(ctx context.Context, op *BenchOp) error {
 			return nil
 		}
 	}
-	return nil
+	return w.cachedNodes(ctx, nodes)
+}
+
+var nodesResource = v1.SchemeGroupVersion.WithResource("nodes")
+
+// cachedNodes waits until the scheduler's cache holds each Node of want at its
+// resourceVersion or a later one (see the file comment), read through a snapshot of the
+// cache's own (UpdateSnapshot: after the first, only the Nodes changed since are copied).
+func (w *benchWorld) cachedNodes(ctx context.Context, want map[string]uint64) error {
+	if len(want) == 0 {
+		return nil
+	}
+	logger := klog.FromContext(ctx)
+	snap := internalcache.NewEmptySnapshot()
+	return w.poll(ctx, "updated Nodes in the scheduler's cache", func() (bool, string) {
+		if err := w.sched.Cache.UpdateSnapshot(logger, snap); err != nil {
+			return false, err.Error()
+		}
+		have := 0
+		for name, rv := range want {
+			ni, err := snap.NodeInfos().Get(name)
+			if err != nil || ni.Node() == nil {
+				continue
+			}
+			if got, _ := strconv.ParseUint(ni.Node().ResourceVersion, 10, 64); got >= rv {
+				have++
+			}
+		}
+		return have == len(want), fmt.Sprintf("%d of %d", have, len(want))
+	})
 }
 
 // updateObject writes obj over the stored object of its name in ns (see the file comment).
