@@ -108,6 +108,52 @@ def test_a_refused_prebind_write_is_answered_during_the_next_cycle(
     assert got == want
 
 
+def _undone(policy: str) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
+    """``a``'s claim to provision is written, and the provisioner gives up at once
+    (``failProvisioning``): PreBind's first poll, a second later, finds it."""
+    state, pods, _ = _storage(policy)
+    return (
+        state,
+        pods,
+        {"volume_faults": {"PersistentVolumeClaim/default/data": "failProvisioning"}},
+    )
+
+
+@pytest.mark.parametrize(("policy", "want"), [("PreemptLowerPriority", PREEMPTED), ("Never", KEPT)])
+def test_a_binding_undone_wakes_the_scheduler_for_the_pods_it_moved(
+    policy: str, want: Answers
+) -> None:
+    """Upstream v1.34.4's answers (kube-oracle, asked twice each, session 27): ``a`` holds the
+    node until its first poll fails; forgetting it moves ``b``, which Pop takes from backoffQ
+    at once (activeQ empty) and binds.  The simulator woke only at the next flush, when
+    ``a``, of higher priority, had backed off too and took the node first, every time."""
+    state, pods, faults = _undone(policy)
+    out = kubesched.schedule(state, pods, None, kubernetes_version="1.34", **faults)["pods"]
+    assert {k.split("/")[1]: (v["result"], v["node"]) for k, v in out.items()} == want
+
+
+def test_a_binding_undone_fails_at_the_first_poll(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``BindPodVolumes`` polls the PV controller a second after its writes (not at once):
+    the Pod stays assumed until then (kube-oracle v1.34's log: each failure 1.00 s after
+    the write), not ``bind_latency``."""
+    from kubesched.sim import driver
+
+    ended: list[float] = []
+    submit = driver.SimCluster._submit_binding
+
+    def timed(self: driver.SimCluster, fn: Any) -> None:
+        def run() -> None:
+            fn()
+            ended.append(self.loop.now)
+
+        submit(self, run)
+
+    monkeypatch.setattr(driver.SimCluster, "_submit_binding", timed)
+    state, pods, faults = _undone("Never")
+    kubesched.schedule(state, pods, None, kubernetes_version="1.34", **faults)
+    assert ended[0] == pytest.approx(1.0)  # a's, submitted at 0
+
+
 @pytest.mark.parametrize("finalized", [False, True])
 def test_a_claim_deleted_between_reserve_and_prebind_ends_the_pod_an_error(
     finalized: bool,

@@ -813,6 +813,9 @@ func waitQuiet(ctx context.Context, sched *scheduler.Scheduler, rec *recorder, t
 				settled = false // its retry (after a PodGroup's backoff) is still to come
 			}
 		}
+		if settled && inFlight(sched, tracker, rec, pods, pending) {
+			settled = false
+		}
 		if settled && time.Since(rec.lastChange(spinning)) >= QuietFor {
 			return nil
 		}
@@ -870,6 +873,33 @@ func errorCondition(p *v1.Pod) bool {
 		if c.Type == v1.PodScheduled {
 			return c.Status == v1.ConditionFalse && c.Reason == v1.PodReasonSchedulerError
 		}
+	}
+	return false
+}
+
+// inFlight tells whether a Pod attempted before is in none of the queues and neither bound,
+// deleted nor waiting at Permit: popped for its next attempt (from backoffQ at once when
+// activeQ is empty, SchedulerPopFromBackoffQ) and not yet through it.  Without this the
+// run could settle on the previous attempt's answer (a Pod whose PreBind write was refused,
+// retried right after the other Pod bound: tests/oracle/test_bind_faults.py).  Members of a
+// PodGroup are left to the checks above (a release may hold them outside the queues).
+func inFlight(sched *scheduler.Scheduler, tracker clienttesting.ObjectTracker, rec *recorder, pods []*v1.Pod, pending []*v1.Pod) bool {
+	queued := make(map[types.UID]bool, len(pending))
+	for _, p := range pending {
+		queued[p.UID] = true
+	}
+	for _, p := range pods {
+		if n, _ := rec.seen(p.Namespace + "/" + p.Name); n == 0 || queued[p.UID] || groupMember(p) {
+			continue
+		}
+		obj, err := tracker.Get(podsGVR, p.Namespace, p.Name)
+		if err != nil || obj.(*v1.Pod).Spec.NodeName != "" {
+			continue
+		}
+		if f, ok := sched.Profiles[p.Spec.SchedulerName]; !ok || f.GetWaitingPod(p.UID) != nil {
+			continue
+		}
+		return true
 	}
 	return false
 }

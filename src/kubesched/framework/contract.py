@@ -468,6 +468,11 @@ class PreBindTiming(enum.Enum):
     FAILS = "fails"
     """It fails at once: a write the API server refuses (a declared fault), or an error
     before any wait."""
+    FAILS_AT_POLL = "fails at poll"
+    """It makes its writes, then fails at its first check of the outcome, a second later:
+    VolumeBinding's ``BindPodVolumes`` polls the PV controller every second, the first time
+    after one (``wait.PollUntilContextTimeout(ctx, time.Second, ..., false, ...)``), and a
+    declared fault undoes the binding (``failProvisioning``, ``resetClaimRef``)."""
 
 
 @runtime_checkable

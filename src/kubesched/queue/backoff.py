@@ -178,6 +178,10 @@ class BackoffQueue:
                 done.append(head)
         return done
 
+    def has_rejected(self) -> bool:
+        """Whether :meth:`pop_backoff` has a Pod to pop (a Pod rejected by plugins)."""
+        return self._rejected.peek() is not None
+
     def pop_backoff(self) -> Entry | None:
         """Pop the head of the rejected heap regardless of its backoff (KEP-5142)."""
         return self._rejected.pop()

@@ -248,6 +248,11 @@ class SchedulingQueue(GroupQueueCore):
         self._last_popped = ""
         return self._start_attempt(entry)
 
+    def poppable(self) -> bool:
+        """Whether :meth:`pop` has a Pod to give now (activeQ, or a rejected Pod popped
+        from backoffQ early)."""
+        return len(self._active) > 0 or self._backoff.has_rejected()
+
     def take(self, key: str) -> QueuedPodInfo | None:
         """Take the queued Pod ``key`` out of activeQ, backoffQ or the unschedulable pool
         (not gated) as :meth:`pop` would: a new attempt, in flight from now on, so its own

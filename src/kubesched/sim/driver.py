@@ -4,7 +4,8 @@ The scheduler is one simulated process: each scheduling attempt costs ``cycle_se
 virtual time, or what upstream's kube-scheduler would take for it (``cost_model``), (a
 deterministic cost either way, so the same seed gives the same placements), each
 binding cycle completes ``bind_latency`` later (one the API server refuses at once, in
-PreBind or Bind, ends during the next scheduling cycle), and the queue's periodic work
+PreBind or Bind, ends during the next scheduling cycle; one whose volume bindings a declared
+fault undoes ends at VolumeBinding's first poll, a second later), and the queue's periodic work
 wakes it up (:meth:`~kubesched.queue.scheduling_queue.SchedulingQueue.due` at
 :meth:`~kubesched.queue.scheduling_queue.SchedulingQueue.next_wakeup`: a Pod leaves backoffQ
 the moment its backoff ends, the unschedulable pool is flushed every 30 s).  Wall-clock time
@@ -29,7 +30,7 @@ from kubesched.sim.apiserver import SimApiServer
 from kubesched.sim.costmodel import CostModel
 from kubesched.sim.engine import EventLoop
 from kubesched.sim.ephemeral import EphemeralVolumeController
-from kubesched.sim.pvcontroller import PVController
+from kubesched.sim.pvcontroller import POLL_SECONDS, PVController
 from kubesched.sim.resourceclaims import ResourceClaimController
 
 _AFTER_TICK = 2
@@ -149,7 +150,7 @@ class SimCluster:
         self._ticking = False
         """A scheduling cycle is running (:meth:`_tick`)."""
         self._refused: list[tuple[float, Callable[[], None]]] = []
-        """Binding cycles refused at once (:meth:`_refused_at_once`) submitted by the running
+        """Binding cycles refused at once (:meth:`_declared_timing`) submitted by the running
         scheduling cycle, each with its wait for the client's rate limiter."""
 
     def start_volumes(self, provisioning: dict[str, float], until: float) -> PVController:
@@ -172,7 +173,8 @@ class SimCluster:
 
     def _submit_binding(self, fn: Callable[[], None]) -> None:
         submitted = self.loop.now  # the scheduling cycle is over (Permit passed)
-        refused = self._refused_at_once(self.scheduler.committer.submitting)
+        timing = self._declared_timing(self.scheduler.committer.submitting)
+        refused = timing is PreBindTiming.FAILS
 
         def run() -> None:
             t0 = time.perf_counter()
@@ -184,25 +186,41 @@ class SimCluster:
             finally:
                 self._binding_since = outer
             self.wall_seconds += time.perf_counter() - t0
-            # A binding cycle that failed without a write anyone hears (a PreBind refused
-            # before it wrote) put the Pod in backoffQ: with no wake-up due, the scheduler
-            # must wake for it.  A cycle that wrote wakes it through the watch, at the time
-            # the watch delivers; a wake-up already due keeps its time.
-            if self.api.notifications == heard and self._tick_at is None:
+            # A binding cycle that failed without a write anyone hears (a PreBind or the
+            # binding refused, or its writes undone) put the Pod in backoffQ: with no
+            # wake-up due, the scheduler must wake for it.  When it moved Pods its forgotten
+            # resources may help and the queue can give one now, the scheduler wakes at
+            # once, as upstream's queue wakes its waiting Pop (with activeQ empty it pops a
+            # rejected Pod from backoffQ early, SchedulerPopFromBackoffQ), not at a wake-up
+            # due later (the next flush).  A cycle that wrote wakes it through the watch, at
+            # the time the watch delivers.
+            if self.api.notifications == heard and (
+                self._tick_at is None or self.scheduler.queue.poppable()
+            ):
                 self.wake()
 
         wait = self._client_wait()
-        if not refused:
+        if timing is PreBindTiming.FAILS_AT_POLL:
+            # Its writes made and undone, the failure is found at the first poll, a second
+            # later: the Pod stays assumed (its node and claims held) until then.
+            self.loop.call_later(wait + POLL_SECONDS, run, priority=-1)
+        elif not refused:
             self.loop.call_later(wait + self.timing.bind_latency, run, priority=-1)
         elif self._ticking:  # the next scheduling cycle is timed when this one ends
             self._refused.append((wait, run))
         else:
             self.loop.call_later(wait, run, priority=_AFTER_TICK)
 
-    def _refused_at_once(self, cycle: Submission | None) -> bool:
-        """Whether the binding cycle being submitted fails at once: its PreBind refused a
-        write (the case's ``volumeFaults`` or ``claimFaults``) before any wait, or nothing in
-        PreBind waits and the API server refuses the binding (``bindFaults``).
+    def _declared_timing(self, cycle: Submission | None) -> PreBindTiming | None:
+        """How the binding cycle being submitted ends under the case's declared faults
+        (None: no fault declared, it takes ``bind_latency``).  ``FAILS``: at once, its
+        PreBind refused a write (the case's ``volumeFaults`` or ``claimFaults``) before any
+        wait, or nothing in PreBind waits and the API server refuses the binding
+        (``bindFaults``).  ``FAILS_AT_POLL``: VolumeBinding's writes are made and a declared
+        fault undoes them (``failProvisioning``, ``resetClaimRef``), so upstream's PreBind
+        fails at its first poll of the PV controller, a second after the writes
+        (``BindPodVolumes``): kube-oracle v1.34's log of CI's storage schedule seed 1 case
+        31 shows each such failure 1.00 s after the write, the Pod assumed meanwhile.
 
         ``bind_latency`` is an accepted bind's.  Upstream's binding cycle starts within
         microseconds of Permit and kube-oracle's fake API server refuses at once, while the
@@ -214,11 +232,13 @@ class SimCluster:
         declared faults are looked for (none in a simulation: nothing is asked there)."""
         api_ = self.api
         if cycle is None or not (api_.volume_faults or api_.claim_faults or api_.bind_faults):
-            return False
+            return None
         timing = cycle.pre_bind_timing()
-        if timing is PreBindTiming.FAILS:
-            return True
-        return timing is PreBindTiming.PASSES and api_.refuses_binding(cycle.pod)
+        if timing is PreBindTiming.FAILS or timing is PreBindTiming.FAILS_AT_POLL:
+            return timing
+        if timing is PreBindTiming.PASSES and api_.refuses_binding(cycle.pod):
+            return PreBindTiming.FAILS
+        return None
 
     def _client_wait(self) -> float:
         """Seconds a bind waits for the client's token bucket (client-go's rate limiter)."""

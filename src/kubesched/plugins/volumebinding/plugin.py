@@ -470,8 +470,10 @@ class VolumeBinding:
 
     def pre_bind_timing(self, state: CycleState, pod: api.Pod, node: str) -> PreBindTiming:
         """How :meth:`pre_bind` will go (``PreBindPreview``): upstream's ``bindAPIUpdate``
-        writes every binding at once and fails at the first refused write; then it polls the
-        PV controller every second (``wait.PollUntilContextTimeout``, not at once)."""
+        writes every binding at once and fails at the first refused write (``FAILS``); then
+        it polls the PV controller every second (``wait.PollUntilContextTimeout``, not at
+        once), and a binding a declared fault undoes (``failProvisioning``,
+        ``resetClaimRef``) fails that first poll (``FAILS_AT_POLL``)."""
         if not pod.volumes:
             return PreBindTiming.PASSES
         s = state.get(_KEY)
@@ -488,17 +490,24 @@ class VolumeBinding:
             return PreBindTiming.WAITS  # the PV controller's writes are refused by nobody
         storage = storage_of(self.handle.cluster)
         target = self.handle.cluster.node(node)
+        undone = False  # a write made and its binding undone: the first poll fails
         for pv, claim in volumes.static:
-            fault = source.volume_fault(f"{PV_FAULT}/{pv.name}")
-            if _fault_of(fault, PV_FAULTS, pv.name, claim).startswith(REFUSED):
+            fault = _fault_of(
+                source.volume_fault(f"{PV_FAULT}/{pv.name}"), PV_FAULTS, pv.name, claim
+            )
+            if fault.startswith(REFUSED):
                 return PreBindTiming.FAILS
+            undone = undone or bool(fault)
         for claim, _cap in volumes.dynamic:
             if storage.storage_class(claim.storage_class) is None or target is None:
                 return PreBindTiming.FAILS
-            fault = source.volume_fault(f"{PVC_FAULT}/{claim.key}")
-            if _fault_of(fault, PVC_FAULTS, claim.name, claim).startswith(REFUSED):
+            fault = _fault_of(
+                source.volume_fault(f"{PVC_FAULT}/{claim.key}"), PVC_FAULTS, claim.name, claim
+            )
+            if fault.startswith(REFUSED):
                 return PreBindTiming.FAILS
-        return PreBindTiming.WAITS
+            undone = undone or bool(fault)
+        return PreBindTiming.FAILS_AT_POLL if undone else PreBindTiming.WAITS
 
     @staticmethod
     def _check_bindings(storage: Storage, volumes: b.PodVolumes, target: api.Node | None) -> Status:
