@@ -76,8 +76,7 @@ class TopologyPlacementGenerator:
             if domain is not None and (required is None or domain == required):
                 per_domain.setdefault(domain, []).append(row)
         placements = [
-            Placement(domain, np.asarray(got, dtype=np.int64))
-            for domain, got in per_domain.items()
+            Placement(domain, np.asarray(got, dtype=np.int64)) for domain, got in per_domain.items()
         ]
         return placements, fw.SUCCESS
 
