@@ -46,6 +46,7 @@ from dra_features import (
     _ext_containers,
     _stale_claim,
 )
+from request_shape import cluster_items, incoming_pods
 
 PAST = "2026-01-01T00:00:00Z"
 """An ``allocationTimestamp`` whose binding timeout (600 s) has passed."""
@@ -65,16 +66,16 @@ def alpha_gates(
         gates = request.get("featureGates", {})
         on = gates.get("DRADeviceBindingConditions", True)
         if on and r.random() < 0.35:
-            pods = request["pods"] if "pods" in request else [request["pod"]]
-            binding_claims(r, request["cluster"]["items"], pods, verb)
+            pods = incoming_pods(request)
+            binding_claims(r, cluster_items(request), pods, verb)
         return
     if version not in (None, "1.34"):
         return
     if r.random() >= 0.5:
         return
     gates: dict[str, bool] = dict(request.get("featureGates", {}))
-    items: list[dict[str, Any]] = request["cluster"]["items"]
-    pods = request["pods"] if "pods" in request else [request["pod"]]
+    items = cluster_items(request)
+    pods = incoming_pods(request)
     if r.random() < 0.45:
         gates["DRADeviceTaints"] = True
         _device_taints(r, items, pods)
@@ -183,8 +184,8 @@ def extended_v134(r: random.Random, request: dict[str, Any], verb: str) -> None:
     DynamicResources then says ``cannot fit resource``), hugepages every node has, a
     container requesting none of it (or ``0``), a stale claim with its finalizer, and no
     DeviceClass at all."""
-    items: list[dict[str, Any]] = request["cluster"]["items"]
-    pods = request["pods"] if "pods" in request else [request["pod"]]
+    items = cluster_items(request)
+    pods = incoming_pods(request)
     classes = [o for o in items if o.get("kind") == "DeviceClass"]
     gpu = next((o for o in classes if o["metadata"]["name"] == "gpu.example.com"), None)
     if gpu is not None:

@@ -40,6 +40,8 @@ import json
 import random
 from typing import Any
 
+from request_shape import cluster_items, incoming_pods, node_names
+
 # The DRA gates a case may set, in the order they are drawn.
 DRA_GATES = ["DRADeviceTaints", "DRADeviceTaintRules", "DRADeviceBindingConditions"]
 # The DeviceTaintRule version each release's scheduler watches.
@@ -88,8 +90,8 @@ def _release_features(
         return
     from kubesched.config.featuregates import check_settings
 
-    items: list[dict[str, Any]] = request["cluster"]["items"]
-    pods = request["pods"] if "pods" in request else [request["pod"]]
+    items = cluster_items(request)
+    pods = incoming_pods(request)
     if r.random() < 0.5:
         _device_taints(r, items, pods)
     if r.random() < 0.35:
@@ -143,8 +145,8 @@ def extended_resources(
         if check_settings(version, sorted(gates.items())):
             return
         request["featureGates"] = gates
-    items: list[dict[str, Any]] = request["cluster"]["items"]
-    pods = request["pods"] if "pods" in request else [request["pod"]]
+    items = cluster_items(request)
+    pods = incoming_pods(request)
     classes = [o for o in items if o.get("kind") == "DeviceClass"]
     gpu = next((c for c in classes if c["metadata"]["name"] == "gpu.example.com"), None)
     names: list[str] = []
@@ -388,9 +390,9 @@ def partitions(r: random.Random, request: dict[str, Any], version: str) -> None:
         return
     from kubesched.config.featuregates import check_settings
 
-    items: list[dict[str, Any]] = request["cluster"]["items"]
-    pods = request["pods"] if "pods" in request else [request["pod"]]
-    nodes = [o["metadata"]["name"] for o in items if o.get("kind") == "Node"]
+    items = cluster_items(request)
+    pods = incoming_pods(request)
+    nodes = node_names(items)
     if not nodes:
         return
     gates = dict(request.get("featureGates", {}))
@@ -722,9 +724,9 @@ def fractional_capacity(
         "DRAConsumableCapacity", table["DRAConsumableCapacity"].default
     ):
         return
-    items: list[dict[str, Any]] = request["cluster"]["items"]
-    pods = request["pods"] if "pods" in request else [request["pod"]]
-    nodes = [o["metadata"]["name"] for o in items if o.get("kind") == "Node"]
+    items = cluster_items(request)
+    pods = incoming_pods(request)
+    nodes = node_names(items)
     if not nodes:
         return
     if r.random() < 0.6:
@@ -812,7 +814,7 @@ def extended_scoring(seed: int, index: int, request: dict[str, Any], version: st
     spec = gate_table(version).get("DRAExtendedResource")
     if spec is None or not request.get("featureGates", {}).get("DRAExtendedResource", spec.default):
         return
-    pods = request["pods"] if "pods" in request else [request["pod"]]
+    pods = incoming_pods(request)
     requested: set[str] = set()
     for c in [*pods[0]["spec"]["containers"], *pods[0]["spec"].get("initContainers", [])]:
         requested.update(
@@ -823,7 +825,7 @@ def extended_scoring(seed: int, index: int, request: dict[str, Any], version: st
     r = random.Random(f"dra-scored/{seed}/{index}")
     if r.random() >= 0.6:
         return
-    items: list[dict[str, Any]] = request["cluster"]["items"]
+    items = cluster_items(request)
     if r.random() < 0.25:
         for c in items:
             if c.get("kind") == "DeviceClass" and c["metadata"]["name"] == "gpu.example.com":

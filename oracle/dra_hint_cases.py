@@ -33,6 +33,7 @@ import random
 from typing import Any
 
 from dra_cases import API, FINALIZER, GPU, NIC, dra_case
+from request_shape import cluster_items
 
 KINDS = ("claim-add", "claim-update", "claim-update", "claim-update", "claim-delete",
          "self-update", "self-update", "running-update", "slice", "class")  # fmt: skip
@@ -46,7 +47,7 @@ def dra_hint_case(seed: int, index: int, version: str | None = None) -> dict[str
     """The ``index``-th DRA hint case of ``seed`` (over ``version``'s DRA case)."""
     request = dra_case(seed, index, version)
     r = random.Random(f"dra-hints/{seed}/{index}")
-    items: list[dict[str, Any]] = request["cluster"]["items"]
+    items = cluster_items(request)
     pod: dict[str, Any] = request["pod"]
     if r.random() < 0.125:
         own = [o for o in items if _is_claim(o) and _named_by(pod, o)]

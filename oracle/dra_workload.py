@@ -42,6 +42,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from request_shape import cluster_items
+
 DRA_API = "resource.k8s.io/v1"
 GPU = "gpu.example.com"
 API_VERSION = {"1.36": "scheduling.k8s.io/v1alpha2", "1.37": "scheduling.k8s.io/v1beta1"}
@@ -79,7 +81,7 @@ def workload_claims(seed: int, index: int, case: dict[str, Any], version: str | 
         for e in entries
         if r.random() < 0.7 and ("resourceClaimTemplateName" not in e or made.get(e["name"]))
     ]
-    items: list[dict[str, Any]] = case["cluster"]["items"]
+    items = cluster_items(case)
     claims = {
         x["metadata"]["name"]: x
         for x in items
@@ -126,7 +128,7 @@ def _one_group_claim(case: dict[str, Any], api: str) -> None:
     """The Pods' only claim is the PodGroup's, made from a template for one GPU (the
     controller's work done: owned by the PodGroup, named in its status and the Pods'), and
     they may share a node (both select the first Pod's, nothing else requested)."""
-    items: list[dict[str, Any]] = case["cluster"]["items"]
+    items = cluster_items(case)
     name = "pg-gpu-abcde"
     spec = {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": GPU}}]}}
     meta = {"name": "group-gpu", "namespace": "default"}
@@ -168,7 +170,7 @@ def _allocated_group_claim(r: random.Random, case: dict[str, Any]) -> None:
     64 cpus (no node has them)."""
     if r.random() >= 0.5:
         return
-    items: list[dict[str, Any]] = case["cluster"]["items"]
+    items = cluster_items(case)
     pods: list[dict[str, Any]] = case["pods"]
     nodes = {x["metadata"]["name"] for x in items if x["kind"] == "Node"}
     where = (pods[0]["spec"].get("nodeSelector") or {}).get("kubernetes.io/hostname")

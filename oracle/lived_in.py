@@ -15,6 +15,7 @@ import random
 from typing import Any
 
 from generator import Gen
+from request_shape import incoming_pods
 
 
 def _cpu(value: str) -> int:
@@ -280,7 +281,7 @@ def lived_in_pods(stream: str, request: dict[str, Any], version: str | None = No
     if not gen.chance(0.35):
         return
     items = request["cluster"]["items"]
-    to_place = request["pods"] if "pods" in request else [request["pod"]]
+    to_place = incoming_pods(request)
     for pod in to_place:
         if gen.chance(0.3):
             pod_level(gen, pod)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from draws import Draw
+from request_shape import node_names
 
 # The gates a case may set (--feature-gates on both sides): those of pkg/scheduler that bear on
 # what the default family draws; each release keeps those it lets a user set (Alpha or Beta,
@@ -199,7 +200,7 @@ def deferred_resize(
     if kind == "before":
         conditions.append({"type": "PodResizePending", "status": "True", "reason": "Infeasible"})
     if gen.chance(0.4):  # as it runs: its node named (explain places it anew)
-        names = [o["metadata"]["name"] for o in items if o.get("kind") == "Node"]
+        names = node_names(items)
         if names:
             pod["spec"]["nodeName"] = gen.pick(names)
     return {RESIZE_PREEMPTION_GATE: True} if gen.chance(0.8) else {}

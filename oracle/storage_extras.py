@@ -52,6 +52,8 @@ import copy
 import random
 from typing import Any
 
+from request_shape import cluster_items, incoming_pods
+
 AZURE, CINDER, PORTWORX = (
     "kubernetes.io/azure-disk",
     "kubernetes.io/cinder",
@@ -75,8 +77,8 @@ def storage_extras(stream: str, request: dict[str, Any]) -> None:
     ``pods`` takes them too, without the configurations) from the random stream named
     ``stream``.  ``storage_cases.storage_case`` calls it; its schedules do not (yet)."""
     r = random.Random(stream)
-    items: list[dict[str, Any]] = request["cluster"]["items"]
-    incoming = request["pods"] if "pods" in request else [request["pod"]]
+    items = cluster_items(request)
+    incoming = incoming_pods(request)
     running = [i for i in items if i["kind"] == "Pod" and i["spec"].get("nodeName")]
     if r.random() < 0.3:
         _iscsi_rbd(r, incoming, running)
@@ -396,7 +398,7 @@ def _to_score(r: random.Random, request: dict[str, Any]) -> None:
     claim of the ``capacity`` class to provision where a CSIStorageCapacity per node says
     how much is left (its driver tracking capacity), and at times a claim of the
     ``standard`` class a free PersistentVolume matches (a static binding)."""
-    items: list[dict[str, Any]] = request["cluster"]["items"]
+    items = cluster_items(request)
     pod = request["pod"]
     ns = pod["metadata"].get("namespace", "default")
     nodes = [i for i in items if i["kind"] == "Node"]

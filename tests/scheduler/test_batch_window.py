@@ -21,12 +21,23 @@ SAMPLED = {
 }
 
 
+PINNED = api.NodeAffinity(
+    required=tuple(
+        api.NodeSelectorTerm(match_fields=(api.Requirement("metadata.name", "In", (f"n{i:03d}",)),))
+        for i in range(120)
+    )
+)
+"""120 of the 300 nodes by name: NodeAffinity's PreFilter names them, the only nodes the
+search walks (a sampled search's entry covers every node it walks, so any bind on one of
+them changes the windows to come)."""
+
+
 def _started(pods: list[api.Pod] | None = None) -> tuple[Scheduler, BatchEntry]:
-    """300 nodes, 40 % scored: the entry looks at 120 of them."""
+    """300 nodes, 40 % scored, Pods pinned to 120 of them: the entry looks at those."""
     s, _ = scheduler(True, SAMPLED)
     workload(s, 300, [])
     for pod in pods or [
-        make_pod(f"p{i}").req(cpu="100m").created(float(i)).obj() for i in range(6)
+        make_pod(f"p{i}").req(cpu="100m").created(float(i)).affinity(PINNED).obj() for i in range(6)
     ]:
         s.on_pod_add(pod)
     s.schedule_one()
@@ -57,7 +68,7 @@ def test_binds_outside_the_window_keep_the_entry() -> None:
     s.schedule_one()
     assert s.batch.attempts["hit"] == 2 and not s.batch.flushes
     assert s.batch.entry is entry and entry.version == s.cluster.version
-    pod = make_pod("probe").req(cpu="100m").obj()
+    pod = make_pod("probe").req(cpu="100m").affinity(PINNED).obj()
     stale = np.arange(entry.rows.shape[0]) == entry.chosen  # rescored at the next reuse
     for name, raw in _fresh_raw(s, entry, pod).items():  # the cache is still the truth
         np.testing.assert_array_equal(raw[~stale], entry.raw[name][~stale])

@@ -18,7 +18,7 @@ node's reason is wanted.
 from __future__ import annotations
 
 import time
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 import numpy as np
@@ -78,6 +78,21 @@ def default_chunk_end(fpos: IntArray, walked: int, n: int, num_to_find: int) -> 
         found = int(np.searchsorted(fpos, end))
         chunk = max(chunk, (num_to_find - found) * 2)
     return end
+
+
+def default_walk(found_before: Callable[[int], int], n: int, num_to_find: int) -> tuple[int, int]:
+    """The search's default chunked walk over ``n`` rows (:func:`default_chunk_end`) when
+    every row's verdict is known: ``(found, end)``, the feasible rows among the first
+    ``end`` it walked.  ``found_before(end)``: how many of the first ``end`` rows pass.
+    When ``found > num_to_find`` the search keeps the first ``num_to_find`` and its
+    ``processed`` is the position of the last of them plus one (the caller's to find);
+    else ``processed`` is ``end``."""
+    end, chunk, found = 0, max(num_to_find, 1), 0
+    while end < n and found < num_to_find:
+        end = min(end + chunk, n)
+        found = found_before(end)
+        chunk = max(chunk, (num_to_find - found) * 2)
+    return found, end
 
 
 def next_chunk(chunk: int, walked: int, found: int, num_to_find: int) -> int:
@@ -586,12 +601,7 @@ class FilterPhase:
             return None
         # Their positions, ascending (filtering keeps the order of the rows).
         fpos = pos if feasible.size == pos.size else pos[np.isin(rows, feasible)]
-        end, chunk, found = 0, max(num_to_find, 1), 0
-        while end < n and found < num_to_find:  # the chunks the full search would run
-            end = min(end + chunk, n)
-            found = int(np.searchsorted(fpos, end))
-            chunk = max(chunk, (num_to_find - found) * 2)
-        processed = end
+        found, processed = default_walk(lambda end: int(np.searchsorted(fpos, end)), n, num_to_find)
         if found > num_to_find:
             found, processed = num_to_find, int(fpos[num_to_find - 1]) + 1
         empty = np.zeros(0, dtype=np.int64)

@@ -23,7 +23,7 @@ Validity (a miss flushes the entry, counted by reason):
 - ``expired``: the entry has served ``max_uses`` Pods (then it is rebuilt in full);
 - ``exhausted``: no cached node is feasible any more;
 - ``placement``: the Pod is searched in another PodGroup placement (or in none) than the
-  entry's nodes were (``Search.reuse``);
+  entry's nodes were, or a sampled entry's over other candidate nodes (``Search.reuse``);
 - ``domain_widened``: a Filter whose answers span nodes (see below) may now accept a node it
   rejected when the entry was built, which the cache therefore does not hold.
 
@@ -41,7 +41,8 @@ whose remaining Filters and Scores are all such keeps the mask of the rows the f
 looked at (``window``): a Pod bound elsewhere cannot change any cached answer, so the entry
 stays valid.  This matters where other schedulers place Pods on the same cluster -- a
 parallel shard's replica hears the other shards' binds in every message -- and on a live
-cluster with churn.
+cluster with churn.  A sampled entry (below) looked at every candidate (every node, a
+shard's partition, or the nodes PreFilter named), since its later windows walk them all.
 
 The one node is re-checked through a plugin's optional ``filter_one(state, pod, cluster,
 row)`` (True: it passes; None: not known, so ``filter`` answers) and ``score_one(state, pod,
@@ -49,14 +50,29 @@ cluster, row)`` (the raw score as an int, or None: ``score`` answers), Python-in
 the one-row case that spare an array per call; NodeResourcesFit and BalancedAllocation have
 them.  A plugin wrapped to time its calls (a sampled cycle's) keeps its timed methods.
 
+Sampling: when the full cycle's Filter walk may stop before its last candidate
+(``percentageOfNodesToScore`` below 100 % of more than 100 nodes: upstream
+``numFeasibleNodesToFind``), the entry is *sampled* (:attr:`BatchEntry.walk`): built, it
+filters and scores every candidate the walk did not reach too (uncounted), so it holds every
+feasible candidate in walk order.  Each reuse then takes the window upstream's next cycle
+filters (:func:`window`): from the round-robin index the last cycle left, the same count of
+feasible nodes to find, the same chunked walk and wrap-around, the index moving on by the
+nodes examined, failures included; the totals of that window's feasible nodes are the
+entry's, or, when a ``node_only`` plugin normalizing over the feasible nodes (NodeAffinity,
+TaintToleration) has raw scores that differ between nodes (:attr:`BatchEntry.renorm`),
+normalized again over the window alone, as the full path's Score is.  A Score plugin whose
+PreScore or normalization depends on the other feasible nodes beyond that (PodTopologySpread,
+InterPodAffinity, DynamicResources' scoring: a ``normalizing`` plugin not ``node_only``), or
+an extender, makes no sampled entry: those Pods search in full under sampling.
+
 Beyond upstream: upstream v1.34 has no batching; from v1.35 (OpportunisticBatching) it hands
 the next Pod the next node of the previous sorted list and only filters it, which kubesched
 models apart (:mod:`kubesched.scheduler.hints`; this reuse then serves only the Pods upstream
 does not sign).  Here kubesched rescores the one changed node and keeps the cache, so the
-choice is the one the full path would make over the same candidate nodes.  With every node
-evaluated (``percentageOfNodesToScore: 100`` or fewer than 100 nodes) batched and
-non-batched placements are identical; with sampling the batched path keeps choosing within
-the window it cached, where the full path would move its round-robin window on.
+choice is the one the full path would make: batched and non-batched placements are
+identical, with sampling or without (``tests/scheduler/test_batch_sampled.py``).  A node
+dropped from an entry normalizes NodeAffinity's and TaintToleration's cached scores again
+over the nodes left, as a fresh cycle does.
 """
 
 from __future__ import annotations
@@ -71,6 +87,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kubesched.api import objects as api
+from kubesched.framework.filterphase import default_walk
 from kubesched.framework.interface import CycleState, IntArray
 
 if TYPE_CHECKING:
@@ -82,6 +99,25 @@ DEFAULT_MAX_USES = 1024
 HIT = "hit"
 MISS = "miss"
 UNSIGNABLE = "unsignable"
+
+
+@dataclass(slots=True)
+class Walk:
+    """The round-robin Filter walk of a full cycle (upstream ``findNodesThatFitPod``)."""
+
+    order: IntArray
+    """The search's candidate rows (``SearchHost.candidate_rows``); a sampled entry serves
+    only a search over the same ones."""
+    candidates: IntArray
+    """The rows walked: the nodes PreFilter named, or ``order``."""
+    to_find: int
+    """``numFeasibleNodesToFind`` over ``candidates`` (1 without scoring)."""
+
+    @property
+    def sampled(self) -> bool:
+        """Whether the walk may stop before the last candidate (``percentageOfNodesToScore``
+        below 100 % of more than 100 nodes): then a reuse walks the next window."""
+        return self.to_find < int(self.candidates.size)
 
 
 @dataclass(slots=True)
@@ -135,6 +171,18 @@ class BatchEntry:
     """``rows[ties]`` (ascending) while ``ties`` is a list, to find an index's place in it
     by bisection."""
     top: int = 0
+    walk: Walk | None = None
+    """Set for a *sampled* entry (module docs): it holds every feasible candidate, ``rows``
+    in increasing ``positions``, and each reuse takes the window of the next walk."""
+    positions: IntArray | None = None
+    """int64 ``(n,)``, ascending: each of ``rows``' index into ``walk.candidates``."""
+    ascending: bool = False
+    """A sampled entry's ``rows`` increase with ``positions`` (the candidates are in row
+    order): a window's ties are in row order without a sort, once unwrapped."""
+    renorm: bool = False
+    """A ``node_only`` plugin that normalizes over the feasible nodes has raw scores that
+    differ between them: its normalized scores change when the set does (a node dropped,
+    another window), so ``raw`` keeps every plugin's and the totals are found again."""
 
     def row_order(self) -> IntArray:
         """int64 ``(n,)``: indexes into ``rows`` in increasing row order."""
@@ -255,10 +303,18 @@ def build_entry(
     pick: int,
     looked_at: IntArray,
     placement: IntArray | None,
-) -> BatchEntry:
+    pod: api.Pod | None = None,
+    walk: Walk | None = None,
+    extenders: bool = False,
+) -> BatchEntry | None:
     """An entry from a full cycle's results (call before Reserve touches ``state``);
     ``looked_at``: int64 ``(k,)``, the rows the Filters ran on, in order; ``placement``:
-    the PodGroup placement those were searched in (:attr:`BatchEntry.placement`)."""
+    the PodGroup placement those were searched in (:attr:`BatchEntry.placement`).
+
+    A ``walk`` that sampled (:attr:`Walk.sampled`) makes a sampled entry: the candidates the
+    walk did not reach are filtered and scored too (uncounted: upstream's cycle did not look
+    at them), for ``pod``.  None when it cannot serve (module docs: a Score plugin normalizing
+    over nodes whose scores span nodes, or ``extenders``): every such Pod searches in full."""
     can = fwk.capabilities
     checked = [
         p
@@ -273,20 +329,34 @@ def build_entry(
         if p.name in scored.raw and p.name not in can.node_only
     ]
     incremental = not any(p.name in can.normalizing for p, _ in scores)
+    processed = int(looked_at.shape[0])
+    raw, total, positions = scored.raw, scored.total, None
+    if walk is not None and walk.sampled:
+        if not incremental or extenders or pod is None:
+            return None
+        feasible, raw, positions, pick = _complete(fwk, state, pod, walk, feasible, raw, pick)
+        looked_at = walk.candidates
+        total = fwk.totals_from_raw(state, pod, raw) if raw else np.zeros_like(feasible)
+    else:
+        walk = None
+    renorm = any(
+        name in can.node_only and name in can.normalizing and v.size and v.min() != v.max()
+        for name, v in raw.items()
+    )
     window = None
     plugins = [*filters, *(p for p, _ in scores)]
     if not refreshers and all(p.name in can.row_local for p in plugins):
         window = np.zeros(fwk.handle.cluster.nodes.capacity, dtype=np.bool_)
         window[looked_at] = True
-    kept = [p.name for p, _ in scores] if incremental else list(scored.raw)
+    kept = [p.name for p, _ in scores] if incremental and not renorm else list(raw)
     return BatchEntry(
         profile=fwk.profile_name,
         signature=signature,
         rows=feasible,
-        total=scored.total.copy(),
-        raw={name: scored.raw[name].copy() for name in kept},
+        total=total.copy(),
+        raw={name: raw[name].copy() for name in kept},
         chosen=pick,
-        processed=int(looked_at.shape[0]),
+        processed=processed,
         state=dict(state),
         skip_filter=frozenset(state.skip_filter),
         skip_score=frozenset(state.skip_score),
@@ -302,7 +372,123 @@ def build_entry(
             p.score_one if p.name in can.score_one and _bare(fwk, p) else None for p, _ in scores
         ],
         placement=placement,
+        walk=walk,
+        positions=positions,
+        ascending=bool(walk is not None and (np.diff(feasible) > 0).all()),
+        renorm=renorm,
     )
+
+
+def _complete(
+    fwk: Framework,
+    state: CycleState,
+    pod: api.Pod,
+    walk: Walk,
+    feasible: IntArray,
+    raw: dict[str, IntArray],
+    pick: int,
+) -> tuple[IntArray, dict[str, IntArray], IntArray, int]:
+    """A sampled walk's feasible rows and raw scores completed with the candidates it did
+    not reach, all in increasing position in ``walk.candidates``: the rows, the raw scores,
+    the positions and ``pick``'s index among them.  The evaluations upstream's cycle did
+    not make are not counted."""
+    m = int(walk.candidates.size)
+    where = np.empty(int(np.maximum.reduce(walk.candidates)) + 1, dtype=np.int64)
+    where[walk.candidates] = np.arange(m, dtype=np.int64)
+    known = np.zeros(m, dtype=np.bool_)
+    known[where[feasible]] = True
+    chosen = int(feasible[pick])
+    evaluations = dict(fwk.evaluations)
+    try:
+        rest = walk.candidates[~known]  # the window's failures fail again: the same state
+        more = fwk.run_filter_with_nominated(state, pod, rest).feasible if rest.size else rest
+        extra = fwk.raw_scores(state, pod, more, set(raw)) if more.size and raw else {}
+    finally:
+        fwk.evaluations.clear()
+        fwk.evaluations.update(evaluations)
+    rows = np.concatenate([feasible, more])
+    at = where[rows]
+    order = np.argsort(at, kind="stable")
+    raws = {
+        k: np.concatenate([v, extra[k]])[order] if more.size else v[order] for k, v in raw.items()
+    }
+    rows = rows[order]
+    positions = at[order]
+    return rows, raws, positions, int(np.flatnonzero(rows == chosen)[0])
+
+
+def window(entry: BatchEntry, start: int) -> tuple[int, int, int]:
+    """The window of a sampled entry's next walk from ``start`` (the round-robin index):
+    ``(at, found, processed)``, the feasible nodes it keeps being ``entry.rows[at : at +
+    found]`` wrapping around past the end (in the walk's order), and the nodes it processed
+    (upstream ``findNodesThatPassFilters``' count, failures included, by which the index
+    moves on), as :meth:`FilterPhase.find_nodes_that_pass_filters` walks with every verdict
+    known."""
+    walk, pos = entry.walk, entry.positions
+    assert walk is not None and pos is not None
+    m, f, k = int(walk.candidates.size), int(pos.size), walk.to_find
+    s = start % m
+    if f == m:  # every candidate feasible: the next min(k, m) of them
+        return s, min(k, m), min(k, m)
+    at = int(np.searchsorted(pos, s))
+
+    def found_before(end: int) -> int:
+        stop = s + end
+        if stop <= m:
+            return int(np.searchsorted(pos, stop)) - at
+        return f - at + int(np.searchsorted(pos, stop - m))
+
+    found, processed = default_walk(found_before, m, k)
+    if found > k:
+        found, processed = k, (int(pos[(at + k - 1) % f]) - s) % m + 1
+    return at % f, found, processed
+
+
+def window_top(entry: BatchEntry, at: int, found: int) -> IntArray | list[int] | None:
+    """A window's ties (:func:`window`) as indexes into ``entry.rows``, in increasing row
+    order, when the window holds one of the entry's highest totals (:meth:`BatchEntry.tied`,
+    kept across reuses): then its ties are the entry's within it.  None when it holds none,
+    or when the entry's rows are not in row order (``ascending``) or ``renorm``."""
+    if entry.renorm or not entry.ascending:
+        return None
+    ties = entry.tied()
+    f, end = int(entry.rows.shape[0]), at + found
+    if isinstance(ties, list):
+        lo = bisect.bisect_left(ties, at)
+        if end <= f:
+            out: IntArray | list[int] = ties[lo : bisect.bisect_left(ties, end)]
+        else:
+            out = ties[: bisect.bisect_left(ties, end - f)] + ties[lo:]
+    else:
+        lo = int(np.searchsorted(ties, at))
+        if end <= f:
+            out = ties[lo : int(np.searchsorted(ties, end))]
+        else:
+            out = np.concatenate([ties[: int(np.searchsorted(ties, end - f))], ties[lo:]])
+    return out if len(out) else None
+
+
+def window_ties(entry: BatchEntry, total: IntArray, at: int) -> IntArray:
+    """Indexes into a window's ``total`` (:func:`taken` from ``at``) of its highest scores,
+    in increasing row order (:meth:`Search.pick`'s draw over them)."""
+    best = np.flatnonzero(total == total.max())
+    if best.size == 1:
+        return best
+    if not entry.ascending:
+        return best[np.argsort(taken(entry.rows, at, int(total.size))[best], kind="stable")]
+    wrapped = int(entry.rows.shape[0]) - at  # the first index past the wrap: lower rows
+    if wrapped >= total.size or best[-1] < wrapped or best[0] >= wrapped:
+        return best
+    cut = int(np.searchsorted(best, wrapped))
+    return np.concatenate([best[cut:], best[:cut]])
+
+
+def taken(values: IntArray, at: int, found: int) -> IntArray:
+    """``values[at : at + found]``, wrapping around past the end (a view when it does not)."""
+    end = at + found
+    if end <= values.shape[0]:
+        return values[at:end]
+    return np.concatenate([values[at:], values[: end - values.shape[0]]])
 
 
 def _bare(fwk: Framework, plugin: Any) -> bool:
@@ -367,11 +553,16 @@ def reuse(fwk: Framework, state: CycleState, pod: api.Pod, entry: BatchEntry) ->
         entry.order = entry.ties = None
         entry.total = entry.total[keep]
         entry.raw = {k: v[keep] for k, v in entry.raw.items()}
+        if entry.positions is not None:
+            entry.positions = entry.positions[keep]
         if entry.rows.shape[0] == 0:
             return "exhausted"
     elif fits and entry.incremental:
         entry.total_changed(i)
-    if not entry.incremental and (fits or dropped):  # a plugin normalizes over all nodes
+    if entry.walk is not None:  # totals over each window (Search)
+        return ""
+    if (not entry.incremental and (fits or dropped)) or (dropped and entry.renorm):
+        # a plugin normalizes over all nodes
         entry.total = fwk.totals_from_raw(state, pod, entry.raw)
         entry.ties = None
     return ""

@@ -148,6 +148,8 @@ class Search:
         self._doubled: tuple[IntArray, IntArray] | None = None
         """The read-only candidates :meth:`rotation` last rotated, and a read-only copy of
         them written twice over (each rotation is a view into it)."""
+        self._walk: batch.Walk | None = None
+        """The last Filter pass's walk (what a sampled reuse entry walks again)."""
         self._counted: tuple[FilterOutcome, Counter[str], set[str], str] | None = None
         """The last failed outcome with its reason counts, rejecting plugins and the
         counts' text."""
@@ -257,6 +259,11 @@ class Search:
             # path searches this placement's alone (v1.37 seed 22371 case 69)
             self.batch.invalidate("placement")
             return None
+        if entry.walk is not None:
+            order = self.host.candidate_rows()
+            if order is not entry.walk.order and not np.array_equal(order, entry.walk.order):
+                self.batch.invalidate("placement")  # another walk (a shard's partition)
+                return None
         reused = self._from_entry(fwk, state, pod, entry)
         if reused is not None:
             return reused
@@ -272,6 +279,8 @@ class Search:
         if reason:
             self.batch.invalidate(reason)
             return None
+        if entry.walk is not None:
+            return self._from_window(fwk, state, pod, entry)
         pick = self.host.select_host(entry.total, entry.rows, ties=entry.tied())
         entry.chosen = pick
         entry.uses += 1
@@ -283,6 +292,35 @@ class Search:
             int(entry.rows.size),
             entry,
         )
+
+    def _from_window(
+        self, fwk: Framework, state: CycleState, pod: api.Pod, entry: BatchEntry
+    ) -> ScheduleResult:
+        """A sampled entry's cycle: the window upstream's next walk filters, from the
+        round-robin index the last cycle left, scored over its feasible nodes alone (the
+        normalizing ``node_only`` plugins' scores found again over them when they differ)."""
+        assert entry.walk is not None
+        at, found, processed = batch.window(entry, self.next_start_node_index)
+        top = None if found == 1 else batch.window_top(entry, at, found)
+        if top is not None:  # the entry's ties within the window (indexes into its rows)
+            chosen = self.host.select_host(entry.total, entry.rows, ties=top)
+        elif found == 1:  # upstream scores nothing then
+            chosen = at
+        else:
+            rows = batch.taken(entry.rows, at, found)
+            if entry.renorm:
+                raw = {k: batch.taken(v, at, found) for k, v in entry.raw.items()}
+                total = fwk.totals_from_raw(state, pod, raw)
+            else:
+                total = batch.taken(entry.total, at, found)
+            ties = batch.window_ties(entry, total, at)
+            chosen = (at + self.host.select_host(total, rows, ties=ties)) % int(entry.rows.size)
+        entry.chosen = chosen
+        entry.uses += 1
+        n = max(int(entry.walk.order.size), 1)
+        self.next_start_node_index = (self.next_start_node_index + processed) % n
+        name = self.cluster.nodes.names[int(entry.rows[chosen])]
+        return ScheduleResult(name, processed, found, entry)
 
     # ------------------------------------------------------------------ 2. PreFilter
     def pre_filter(
@@ -396,6 +434,7 @@ class Search:
             to_find = min(to_find, 1)
         start = self.next_start_node_index % max(m, 1)
         rotated = self.rotation(candidates, start)
+        self._walk = batch.Walk(order, candidates, to_find)
         # Filter extenders may reject every feasible node: then all nodes' reasons are wanted.
         narrow = self.extenders is None
         before = dict(fwk.evaluations) if static_key is not None else {}
@@ -538,7 +577,17 @@ class Search:
                 looked_at = rotated[: outcome.processed]
                 alone = ScoreOutcome(np.zeros(1, dtype=np.int64))
                 entry = batch.build_entry(
-                    fwk, state, signature, feasible, alone, 0, looked_at, self.host.placement
+                    fwk,
+                    state,
+                    signature,
+                    feasible,
+                    alone,
+                    0,
+                    looked_at,
+                    self.host.placement,
+                    pod,
+                    self._walk,
+                    self.extenders is not None,
                 )
             return ScheduleResult(table.names[int(feasible[0])], outcome.processed, 1, entry)
         pre_status = fwk.run_pre_score(state, pod, feasible)
@@ -559,7 +608,17 @@ class Search:
         if keep:
             looked_at = rotated[: outcome.processed]
             entry = batch.build_entry(
-                fwk, state, signature, feasible, scored, pick, looked_at, self.host.placement
+                fwk,
+                state,
+                signature,
+                feasible,
+                scored,
+                pick,
+                looked_at,
+                self.host.placement,
+                pod,
+                self._walk,
+                self.extenders is not None,
             )
         return ScheduleResult(
             table.names[int(feasible[pick])], outcome.processed, int(feasible.size), entry

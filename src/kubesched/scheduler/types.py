@@ -100,7 +100,8 @@ class FitError(Exception):
 @dataclass(slots=True)
 class ScheduleResult:
     """The chosen node and how many nodes were evaluated / feasible (a reused result: those
-    of the full cycle it reuses, what upstream's search would have covered); ``entry`` is
+    of the full cycle it reuses, or of the window a sampled reuse walked: what upstream's
+    search would have covered); ``entry`` is
     what result reuse keeps for the next equivalent Pod (None when nothing can be reused)."""
 
     node: str
