@@ -187,8 +187,120 @@ def batching_schedule_case(seed: int, index: int, version: str | None = None) ->
     }
     if sampling:
         config["percentageOfNodesToScore"] = r.choice([5, 10, 20, 30, 50])
-    return {
+    request: dict[str, Any] = {
         "cluster": {"apiVersion": "v1", "kind": "List", "items": items},
         "pods": pods,
         "config": config,
     }
+    if version is not None and _minor(version) >= 35:
+        # drawn last, each from a stream of its own: a seed's other draws stay as they were
+        _extended_resource(random.Random(f"batching-dra/{seed}/{index}"), request, version)
+    if version is not None and _minor(version) >= 36:
+        _pod_group(random.Random(f"batching-podgroup/{seed}/{index}"), request, version)
+    return request
+
+
+def _minor(version: str) -> int:
+    return int(version.split(".")[1])
+
+
+def _gates(request: dict[str, Any], version: str, wanted: dict[str, bool]) -> bool:
+    """Add ``wanted`` to the request's feature gates where the release lets a user set them;
+    False (nothing added) when the release refuses the combination."""
+    from kubesched.config.featuregates import check_settings, gate_table
+
+    table = gate_table(version)
+    gates = dict(request.get("featureGates", {}))
+    for name, value in wanted.items():
+        spec = table.get(name)
+        if spec is None or (spec.lock_to_default and spec.default != value):
+            continue
+        if not spec.lock_to_default:
+            gates[name] = value
+    if check_settings(version, sorted(gates.items())):
+        return False
+    if gates:
+        request["featureGates"] = gates
+    return True
+
+
+def _pod_group(r: random.Random, request: dict[str, Any], version: str) -> None:
+    """v1.36+, half the cases: a run of the equal Pods are the members of one PodGroup
+    (GenericWorkload on), scheduled in one PodGroup cycle.  v1.37 lets each member take the
+    node hint a sibling left (the members share the cycle count); v1.36 takes the other
+    members out of the queue one pop each, so only a group of one follows the cycle before
+    it.  Sometimes the first equal Pod stays outside (its list may serve the first member),
+    a ``gang`` ``minCount`` more than fit (the group fails and its members are undone, the
+    list stays), and under TopologyAwareWorkloadScheduling a constraint on the nodes'
+    ``tier`` (two placements: a hint may lie outside the one tried)."""
+    if r.random() >= 0.5:
+        return
+    from podgroup_cases import API_VERSION
+
+    pods = request["pods"]
+    equal = [i for i, p in enumerate(pods) if p["metadata"]["name"].startswith("pod-")]
+    start = 1 if len(equal) > 1 and r.random() < 0.35 else 0
+    room = len(equal) - start
+    size = 1 if room == 1 or r.random() < 0.15 else r.randint(2, room)
+    members = [pods[i] for i in equal[start : start + size]]
+    if r.random() < 0.35:
+        policy: dict[str, Any] = {"basic": {}}
+    else:
+        top = size + 1 if r.random() < 0.15 else size
+        policy = {"gang": {"minCount": r.randint(1, top)}}
+    wanted = {"GenericWorkload": True, "GangScheduling": True}
+    tas = r.random() < 0.35
+    if tas:
+        wanted["TopologyAwareWorkloadScheduling"] = True
+    if not _gates(request, version, wanted):
+        return
+    spec: dict[str, Any] = {"schedulingPolicy": policy}
+    if tas and r.random() < 0.6:
+        spec["schedulingConstraints"] = {"topology": [{"key": "tier"}]}
+    request["cluster"]["items"].append(
+        {
+            "apiVersion": f"scheduling.k8s.io/{API_VERSION[version]}",
+            "kind": "PodGroup",
+            "metadata": {"name": "group-0", "namespace": "default"},
+            "spec": spec,
+        }
+    )
+    for pod in members:
+        pod["spec"]["schedulingGroup"] = {"podGroupName": "group-0"}
+
+
+EXT_GPU = "example.com/gpu"
+
+
+def _extended_resource(r: random.Random, request: dict[str, Any], version: str) -> None:
+    """v1.35+, a case in four: every Pod asks for one ``example.com/gpu`` that every node's
+    device plugin offers (allocatable 4, so NodeResourcesFit answers on every node), and a
+    DeviceClass names that resource (``extendedResourceName``) or, the control, another
+    one; DRAExtendedResource at random where it can be set.  Under the gate
+    NodeResourcesFit and BalancedAllocation sign no Pod whose extended resource a class backs
+    (v1.35: no Pod at all), so upstream gives no hint."""
+    if r.random() >= 0.25:
+        return
+    backed = r.random() < 0.7
+    if not _gates(request, version, {"DRAExtendedResource": r.random() < 0.8}):
+        return
+    items = request["cluster"]["items"]
+    for node in items:
+        if node["kind"] == "Node":
+            node["status"]["allocatable"][EXT_GPU] = "4"
+            node["status"]["capacity"][EXT_GPU] = "4"
+    items.append(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": "gpu.example.com"},
+            "spec": {
+                "extendedResourceName": EXT_GPU if backed else "example.com/other",
+                "selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}],
+            },
+        }
+    )
+    for pod in request["pods"]:
+        for c in pod["spec"]["containers"]:
+            c["resources"]["requests"][EXT_GPU] = "1"
+            c["resources"]["limits"] = {EXT_GPU: "1"}

@@ -25,12 +25,13 @@ from kubesched.scheduler.hints import MAX_BATCH_AGE, NodeHints, upstream_signatu
 @dataclass
 class _Gates:
     version: str
+    off: frozenset[str] = frozenset()
 
     def at_least(self, v: str) -> bool:
         return tuple(map(int, self.version.split("."))) >= tuple(map(int, v.split(".")))
 
     def enabled(self, name: str) -> bool:
-        return True
+        return name not in self.off
 
 
 @dataclass
@@ -45,11 +46,13 @@ class _Fwk:
     filter_error: bool = False
     fresh: int = 0
     profile_name: str = "default-scheduler"
+    off: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         row_of = {n: i for i, n in enumerate(self.nodes)}
         cluster = SimpleNamespace(nodes=SimpleNamespace(row_of=row_of, names=self.nodes))
-        self.handle = SimpleNamespace(cluster=cluster, feature_gates=_Gates(self.version))
+        gates = _Gates(self.version, self.off)
+        self.handle = SimpleNamespace(cluster=cluster, feature_gates=gates)
         self.plugins: dict[str, list[Any]] = {"score": [SimpleNamespace(name="score")]}
 
     def run_filter(self, state: CycleState, pod: Any, rows: Any) -> Any:
@@ -233,6 +236,84 @@ def test_v137_rescore_chain() -> None:
     h.store(fwk.profile_name, ("s",), "n2", "n2", 2, None)
     assert _second(h, fwk, ("s",), 3) == "n2"
     assert h.lists[fwk.profile_name].names == ["n1"]
+
+
+@pytest.mark.parametrize(
+    ("version", "off", "want"),
+    [("1.37", frozenset(), "n1"), ("1.37", {"GenericWorkload"}, ""), ("1.36", frozenset(), "")],
+)
+def test_v137_pod_group_members_share_their_cycle(
+    version: str, off: frozenset[str], want: str
+) -> None:
+    """v1.37 with GenericWorkload: a PodGroup cycle's members share one cycle count, and
+    a member takes the list the sibling before it left (``cycleCount ==
+    lastCycle.cycleCount``, ``genericWorkloadEnabled``); v1.36 and v1.37 without the gate:
+    only the next cycle."""
+    fwk = _Fwk(version, ["n1", "n2", "n3"], {"n3"}, off=frozenset(off))
+    h = _hints()
+    h.store(fwk.profile_name, ("s",), "", "n3", 5, _listed(["n3", "n1", "n2"]))
+    assert _second(h, fwk, ("s",), 5) == want
+
+
+def test_v137_a_miss_keeps_the_list_for_the_next_member() -> None:
+    """Upstream's ``logUnusableState`` only counts a miss: a member of another signature
+    that then fits nowhere stores nothing, and the next member of the first signature, in
+    the same PodGroup cycle, still takes the list."""
+    fwk = _Fwk("1.37", ["n1", "n2", "n3"], {"n3"})
+    h = _hints()
+    h.store(fwk.profile_name, ("s",), "", "n3", 5, _listed(["n3", "n1", "n2"]))
+    assert _second(h, fwk, ("other",), 5) == ""
+    assert h.flushes["pod_incompatible"] == 1
+    assert _second(h, fwk, ("s",), 5) == "n1"
+
+
+def _signing_fwk(version: str, off: frozenset[str], classes: dict[str, str]) -> Any:
+    """A profile of signing plugins (no PodTopologySpread defaults); ``classes``: extended
+    resource to the DeviceClass DynamicResources resolves it to."""
+    from kubesched.devices import extended
+
+    names = ("NodeResourcesFit", "NodeResourcesBalancedAllocation", "TaintToleration")
+    services = {extended.RESOLVER: classes.get}
+    handle = SimpleNamespace(feature_gates=_Gates(version, off), services=services)
+    plugins = {"filter": [SimpleNamespace(name=n) for n in names]}
+    return SimpleNamespace(plugins=plugins, instances={}, handle=handle)
+
+
+@pytest.mark.parametrize(
+    ("version", "off", "backed", "signed"),
+    [
+        ("1.35", frozenset(), False, False),  # v1.35: no Pod under the gate
+        ("1.35", frozenset({"DRAExtendedResource"}), True, True),
+        ("1.36", frozenset(), True, False),
+        ("1.36", frozenset(), False, True),  # the class backs another resource
+        ("1.36", frozenset({"DRAExtendedResource"}), True, True),
+        ("1.37", frozenset(), True, False),
+    ],
+)
+def test_fit_signs_no_pod_whose_extended_resource_dra_backs(
+    version: str, off: frozenset[str], backed: bool, signed: bool
+) -> None:
+    """NodeResourcesFit's and BalancedAllocation's ``SignPod`` under DRAExtendedResource:
+    v1.35 refuses every Pod, v1.36+ a Pod asking for an extended resource a DeviceClass
+    backs (``shouldDelegateResourceToDRA`` without a node)."""
+    from kubesched.testing import make_pod
+
+    fwk = _signing_fwk(version, off, {"example.com/gpu": "gpu"} if backed else {})
+    pod = make_pod("a").req(cpu="1", **{"example.com/gpu": "1"}).obj()
+    assert (upstream_signature(fwk, pod) is not None) is signed
+    plain = make_pod("b").req(cpu="1").obj()
+    assert (upstream_signature(fwk, plain) is not None) is (signed or version != "1.35")
+
+
+def test_extenders_disable_signatures() -> None:
+    """Upstream ``computeBatchablePlugins``: a scheduler with extenders signs no Pod."""
+    from kubesched.testing import make_pod
+
+    fwk = _signing_fwk("1.37", frozenset(), {})
+    pod = make_pod("a").req(cpu="1").obj()
+    assert _hints().signature(fwk, pod) is not None
+    with_extenders = NodeHints(_Clock(), BoundedDraw(np.random.default_rng(0)), extenders=True)
+    assert with_extenders.signature(fwk, pod) is None
 
 
 def test_v136_still_fitting_node_means_a_full_cycle() -> None:

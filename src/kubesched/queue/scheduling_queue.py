@@ -253,17 +253,21 @@ class SchedulingQueue(GroupQueueCore):
         from backoffQ early)."""
         return len(self._active) > 0 or self._backoff.has_rejected()
 
-    def take(self, key: str) -> QueuedPodInfo | None:
+    def take(self, key: str, *, counted: bool = False) -> QueuedPodInfo | None:
         """Take the queued Pod ``key`` out of activeQ, backoffQ or the unschedulable pool
         (not gated) as :meth:`pop` would: a new attempt, in flight from now on, so its own
         updates and the cluster's events are recorded for its requeue as for a popped Pod
-        (a gang's siblings handed out with the member popped).  None: not queued there."""
+        (a gang's siblings handed out with the member popped).  None: not queued there.
+        ``counted``: the take is a scheduling cycle too (v1.36's ``PopSpecificPod``, whose
+        ``movePodToInFlight`` counts one as a pop does; OpportunisticBatching reads it)."""
         entry = self._entries.get(key)
         if entry is None or entry.where not in (ACTIVE, BACKOFF, UNSCHEDULABLE):
             return None
         if entry.where == UNSCHEDULABLE and self._pool.is_gated(key):
             return None
         self._detach(entry)
+        if counted:
+            self._cycle += 1
         return self._start_attempt(entry)
 
     def _start_attempt(self, entry: Entry) -> QueuedPodInfo:

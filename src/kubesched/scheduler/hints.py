@@ -6,12 +6,22 @@ instead of a search when all of these hold (``batchStateCompatible``):
 
 - the list is not empty, and this cycle directly follows the last successful search
   (``cycleCount == last + 1``; a failed search stores nothing, so the next cycle never
-  follows it);
+  follows it), or, v1.37 with GenericWorkload, is that search's own cycle: the members of a
+  PodGroup cycle share its count, so each may take the list a sibling (or, across the
+  group's placements, a sibling in an earlier placement) left; v1.36 takes a group's other
+  members out of the queue one pop each (``PopSpecificPod``), so only a group of one
+  follows the cycle before it, and its members never hint one another;
 - the Pod's upstream signature (:func:`upstream_signature`: every Filter and Score plugin's
-  ``SignPod``) is not nil and equals the list's;
+  ``SignPod``) is not nil and equals the list's (nil for every Pod when the scheduler has
+  extenders configured; under DRAExtendedResource NodeResourcesFit and BalancedAllocation
+  sign no Pod in v1.35, and from v1.36 none asking for an extended resource a DeviceClass
+  backs);
 - the list is at most :data:`MAX_BATCH_AGE` old (wall clock upstream; kubesched's scheduler
   clock here, virtual in a simulation, see docs/fidelity.md);
 - v1.37: the Pod has no ``status.nominatedNodeName``.
+
+A miss leaves the list as it is (upstream's ``logUnusableState`` only counts it): only a
+search that succeeds replaces it.
 
 Then the node chosen last time is looked at again (after PreFilter, with this Pod's cycle
 state, without nominated Pods):
@@ -24,8 +34,10 @@ state, without nominated Pods):
   into the list; if it is rejected there, it simply stays out; the hint is the best node.
 
 The hint passes Filter (with nominated Pods) and the filter extenders, as a nominated node
-does: then it is the Pod's node, nothing is scored and the round-robin start index does not
-move (upstream returns before ``nextStartNodeIndex`` is advanced); the list keeps its age.
+does (in a PodGroup placement, a hint outside it is passed over, popped all the same:
+``evaluateNominatedNode``'s ``GetNodeInPlacement``): then it is the Pod's node, nothing is
+scored and the round-robin start index does not move (upstream returns before
+``nextStartNodeIndex`` is advanced); the list keeps its age.
 Otherwise the full cycle runs and its scores become the new list.  Cluster events do not
 invalidate the list upstream, so they do not here either: the hint is filtered anew, only
 its scores may be stale.
@@ -44,8 +56,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from kubesched.devices import extended
 from kubesched.framework.interface import Code, CycleState, IntArray
 from kubesched.kernels.draw import BoundedDraw
+from kubesched.kernels.resources import counted_requests
 from kubesched.plugins.imagelocality import normalized_image_name
 from kubesched.plugins.interpodaffinity.plugin import InterPodAffinity
 from kubesched.plugins.podtopologyspread.plugin import PodTopologySpread
@@ -102,9 +116,13 @@ class _Profile:
     """InterPodAffinity signs the Pod's labels (not ``ignorePreferredTermsOfExistingPods``)."""
     spread_defaults: bool
     """PodTopologySpread has default constraints (no Pod is signable)."""
+    dra_extended: str = ""
+    """NodeResourcesFit and BalancedAllocation under DRAExtendedResource: ``all`` (v1.35:
+    they sign no Pod), ``backed`` (v1.36+: no Pod asking for an extended resource a
+    DeviceClass backs), "" (the gate off, or neither plugin)."""
 
 
-def _profile(fwk: Framework) -> _Profile:
+def _profile(fwk: Framework, extenders: bool = False) -> _Profile:
     names = frozenset(
         p.name
         for point in ("pre_filter", "filter", "pre_score", "score")
@@ -112,14 +130,39 @@ def _profile(fwk: Framework) -> _Profile:
     )
     ipa = fwk.instances.get("InterPodAffinity")
     pts = fwk.instances.get("PodTopologySpread")
+    gates = fwk.handle.feature_gates
+    dra_extended = ""
+    if names & _RESOURCE_PLUGINS and gates.enabled("DRAExtendedResource"):
+        dra_extended = "backed" if gates.at_least("1.36") else "all"
     return _Profile(
-        signs=names <= SIGNING,
+        # upstream computeBatchablePlugins: any configured extender disables signatures
+        signs=names <= SIGNING and not extenders,
         names=names,
         labels=not (
             isinstance(ipa, InterPodAffinity) and ipa.ignore_preferred_terms_of_existing_pods
         ),
         spread_defaults=isinstance(pts, PodTopologySpread) and bool(pts.args.default_constraints),
+        dra_extended=dra_extended,
     )
+
+
+_RESOURCE_PLUGINS = frozenset({"NodeResourcesFit", "NodeResourcesBalancedAllocation"})
+
+
+def _dra_backed(fwk: Framework, pod: api.Pod) -> bool:
+    """Upstream Fit's and BalancedAllocation's ``SignPod`` (v1.36+, DRAExtendedResource):
+    a scalar resource the Pod asks for (non-zero) that a DeviceClass backs
+    (``shouldDelegateResourceToDRA`` without a node)."""
+    resolve = fwk.handle.services.get(extended.RESOLVER)
+    if resolve is None:
+        return False
+    return any(
+        amount > 0 and name not in _NATIVE and resolve(name) is not None
+        for name, amount in counted_requests(pod.requests).items()
+    )
+
+
+_NATIVE = frozenset({"cpu", "memory", "ephemeral-storage"})
 
 
 def _canon(value: Any) -> str:
@@ -145,7 +188,9 @@ def upstream_signature(
         return None
     if "DynamicResources" in names and pod.resource_claims:
         return None
-    if "NodeResourcesFit" in names or "NodeResourcesBalancedAllocation" in names:
+    if names & _RESOURCE_PLUGINS:
+        if prof.dra_extended == "all" or (prof.dra_extended == "backed" and _dra_backed(fwk, pod)):
+            return None
         parts.append(tuple(sorted(pod.requests.items())))
     if names & _VOLUME_PLUGINS:
         parts.append(_volumes(pod))
@@ -210,13 +255,17 @@ class LastCycle:
 class NodeHints:
     """Upstream's ``OpportunisticBatch``, one list per profile (module docstring)."""
 
-    def __init__(self, clock: Callable[[], float], draw: BoundedDraw) -> None:
+    def __init__(
+        self, clock: Callable[[], float], draw: BoundedDraw, *, extenders: bool = False
+    ) -> None:
         self.clock = clock
         self.draw = draw
+        self.extenders = extenders
+        """The scheduler has extenders configured: upstream signs no Pod then."""
         self.lists: dict[str, HintList] = {}
         self.last: dict[str, LastCycle] = {}
         self.flushes: Counter[str] = Counter()
-        """Why a list was dropped (upstream ``scheduler_batch_cache_flushed_total``)."""
+        """Why no hint was given (upstream ``scheduler_batch_cache_flushed_total``)."""
         self.used = 0
         """Pods placed on their hint (upstream ``batchedPods``)."""
         self._profiles: dict[int, tuple[Framework, _Profile]] = {}
@@ -225,33 +274,45 @@ class NodeHints:
         """:func:`upstream_signature`, with ``fwk``'s profile facts found once."""
         kept = self._profiles.get(id(fwk))
         if kept is None or kept[0] is not fwk:
-            kept = self._profiles[id(fwk)] = (fwk, _profile(fwk))
+            kept = self._profiles[id(fwk)] = (fwk, _profile(fwk, self.extenders))
         return upstream_signature(fwk, pod, kept[1])
 
-    def _flush(self, profile: str, reason: str) -> None:
-        if self.lists.pop(profile, None) is not None:
-            self.flushes[reason] += 1
+    def _flush(self, reason: str) -> None:
+        """Upstream ``logUnusableState``: why no hint was given.  The list stays (upstream
+        keeps ``b.state``): only the next successful search replaces it, so a PodGroup
+        member after a sibling that failed may still take it (v1.37, :meth:`compatible`)."""
+        self.flushes[reason] += 1
+
+    @staticmethod
+    def same_cycle(fwk: Framework) -> bool:
+        """v1.37 with GenericWorkload: a PodGroup cycle's members share one cycle count
+        and each may use the list a sibling left (``genericWorkloadEnabled``)."""
+        gates = fwk.handle.feature_gates
+        return gates.at_least("1.37") and gates.enabled("GenericWorkload")
 
     def compatible(
         self, fwk: Framework, pod: api.Pod, signature: SignatureT | None, cycle: int
     ) -> bool:
-        """Upstream ``batchStateCompatible`` (a miss drops the list)."""
+        """Upstream ``batchStateCompatible``: this cycle directly follows the last
+        successful search, or (:meth:`same_cycle`) is that search's own PodGroup cycle."""
         profile = fwk.profile_name
         hl = self.lists.get(profile)
         if hl is None or not hl.names:
             return False
         last = self.last.get(profile)
-        if last is None or cycle != last.cycle + 1:
-            self._flush(profile, "pod_skipped")
+        if last is None or (
+            cycle != last.cycle + 1 and not (cycle == last.cycle and self.same_cycle(fwk))
+        ):
+            self._flush("pod_skipped")
             return False
         if fwk.handle.feature_gates.at_least("1.37") and pod.nominated_node_name:
-            self._flush(profile, "pod_nominated")
+            self._flush("pod_nominated")
             return False
         if signature is None or signature != hl.signature:
-            self._flush(profile, "pod_incompatible")
+            self._flush("pod_incompatible")
             return False
         if self.clock() > hl.created + MAX_BATCH_AGE:
-            self._flush(profile, "expired")
+            self._flush("expired")
             return False
         return True
 
@@ -264,18 +325,18 @@ class NodeHints:
         last = self.last[profile].node
         row = table.row_of.get(last)
         if row is None:
-            self._flush(profile, "node_missing")
+            self._flush("node_missing")
             return ""
         one = np.asarray([row], dtype=np.int64)
         outcome = fwk.run_filter(state, pod, one)
         if outcome.feasible.size:
             if not fwk.handle.feature_gates.at_least("1.37"):
-                self._flush(profile, "node_not_full")
+                self._flush("node_not_full")
                 return ""
             if not self._rescore(fwk, state, pod, hl, last, row):
                 return ""
         elif any(st.code == Code.ERROR for st in outcome.statuses):
-            self._flush(profile, "filter_error")
+            self._flush("filter_error")
             return ""
         i = self._best(hl)
         name = hl.names.pop(i)
@@ -296,23 +357,22 @@ class NodeHints:
         self, fwk: Framework, state: CycleState, pod: api.Pod, hl: HintList, last: str, row: int
     ) -> bool:
         """v1.37 ``rescoreHintedNode``: the last chosen node scored again and put back."""
-        profile = fwk.profile_name
         row_of = fwk.handle.cluster.nodes.row_of
         rows = [row_of.get(n) for n in hl.names]
         if any(r is None for r in rows):
-            self._flush(profile, "node_missing")
+            self._flush("node_missing")
             return False
         every = np.asarray([*rows, row], dtype=np.int64)
         st = state.clone()
         st.skip_score.clear()
         if not fwk.run_pre_score(st, pod, every).is_success():
-            self._flush(profile, "prescore_error")
+            self._flush("prescore_error")
             return False
         names = {p.name for p in fwk.plugins["score"] if p.name not in st.skip_score}
         try:
             fresh = fwk.raw_scores(st, pod, every[-1:], names)
-        except Exception:  # a failing Score: upstream drops the list
-            self._flush(profile, "rescore_error")
+        except Exception:  # a failing Score: no hint
+            self._flush("rescore_error")
             return False
         n = len(hl.names)
         raw = {
@@ -351,4 +411,5 @@ class NodeHints:
                 self.clock(),
             )
         else:
-            self._flush(profile, "pod_not_batchable" if signature is None else "empty_list")
+            self.lists.pop(profile, None)
+            self._flush("pod_not_batchable" if signature is None else "empty_list")

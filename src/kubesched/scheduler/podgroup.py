@@ -884,8 +884,11 @@ class PodGroupCycle(GroupAlgorithm):
         entity = self.queue.group_members(qp)  # v1.37: the group popped as one entity
         members = list(entity) if entity is not None else [qp]
         if entity is None:  # v1.36 (or a member queued alone): PopSpecificPod of the others
+            counted = self.version == "1.36"  # each one a cycle of the queue's count
             for pod in self.manager.state(key).unscheduled():
-                if pod.key != qp.pod.key and (taken := self.queue.take(pod.key)) is not None:
+                if pod.key == qp.pod.key:
+                    continue
+                if (taken := self.queue.take(pod.key, counted=counted)) is not None:
                     members.append(taken)
         kept = []
         for m in members:

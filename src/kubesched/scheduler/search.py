@@ -122,7 +122,7 @@ class Search:
         without numpy's per-call overhead."""
         self.batch = BatchCache(enabled=batching)
         """Reuse of results across equivalent Pods (see :mod:`kubesched.scheduler.batch`)."""
-        self.hints = hints.NodeHints(clock, self.draw)
+        self.hints = hints.NodeHints(clock, self.draw, extenders=bool(extenders))
         """Upstream's OpportunisticBatching, v1.35+ with the gate on (see
         :mod:`kubesched.scheduler.hints`)."""
         self._scored: tuple[IntArray, IntArray, dict[str, IntArray], int] | None = None
@@ -164,7 +164,7 @@ class Search:
             fwk.end_search()
 
     def _run(self, fwk: Framework, state: CycleState, pod: api.Pod) -> ScheduleResult:
-        if self.host.placement is not None or not hints.active(fwk):
+        if not hints.active(fwk):
             return self._search(fwk, state, pod, None)
         # Upstream's node hints (v1.35+): kubesched's own reuse serves only the Pods upstream
         # does not sign, whose cycles upstream never batches.
@@ -214,7 +214,12 @@ class Search:
         first: FilterOutcome | None = None
         if hinting:
             self._hinted = hint = self.hints.hint(fwk, state, pod)
-            if hint and not nominated and hint in self.cluster.nodes.row_of:
+            if (
+                hint
+                and not nominated
+                and hint in self.cluster.nodes.row_of
+                and not self.host.outside_placement(hint)
+            ):
                 chosen = self.nominated_node(fwk, state, pod, hint)
                 if isinstance(chosen, ScheduleResult):
                     return chosen
