@@ -570,6 +570,12 @@ class Scheduler:
         self.schedule_popped(qp)
         return True
 
+    def unheard_events(self) -> bool:
+        """Whether events are still on their way to the scheduler: the last cycle's victims
+        (:attr:`lag_victims`) or lost nominations (``Failures.unheard_releases``).  A run is
+        not quiet until they are heard (the next :meth:`schedule_one` delivers them)."""
+        return bool(self._lagged_deletions or self.failing.unheard_releases)
+
     def _deliver_lagged(self) -> None:
         """The last cycle's victims (:attr:`lag_victims`) reach the scheduler's view."""
         lagged, self._lagged_deletions = self._lagged_deletions, []
