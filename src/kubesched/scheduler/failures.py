@@ -6,7 +6,9 @@ there for every Pod of lower or equal priority, as a deleted Pod would: upstream
 Pod's status patch back from its informer and moves those Pods with ``AssignedPodDelete``
 (``updatePodInSchedulingQueue``: ``hasNominatedNodeNameChanged``).  kubesched's nominations
 are in memory, so :meth:`Failures.nominate` keeps each such Pod as it was and
-:meth:`Failures.release_nominations` raises the event once the failed Pod is requeued.
+:meth:`Failures.release_nominations` raises the event once the failed Pod is requeued (v1.36
+with GenericWorkload and SchedulerAsyncAPICalls: once the patch's update is heard, later,
+:attr:`Failures.defer_releases`).
 
 :class:`Failures` is a part of :class:`kubesched.scheduler.Scheduler`; the commit step
 (:mod:`kubesched.scheduler.commit`), the parallel binder and live mode's coordinator fail a
@@ -103,6 +105,20 @@ class Failures:
         (:meth:`slow_step`)."""
         self._slow_steps_heard = 0
         """:attr:`slow_steps` at the last :meth:`hear_nominations`."""
+        self.defer_releases = False
+        """v1.36 with GenericWorkload and SchedulerAsyncAPICalls: :meth:`release_nominations`
+        keeps the lost nominations in :attr:`unheard_releases` until the status patches'
+        update events are heard (:meth:`hear_nominations`), as a member's nomination is.
+        The API dispatcher sends the patch after the failure handler returns, and
+        ``updatePodInSchedulingQueue`` raises ``AssignedPodDelete`` for the old nomination
+        only with its update event (``hasNominatedNodeNameChanged``), so the Pods it moves
+        stay pooled through the short cycles that follow (seed 24365 case 72: ``plain-1``
+        loses its nomination with no victims; kube-oracle v1.36.3 heard the update during
+        ``group-0``'s next cycle, 170 ms later, and ``plain-0``, pooled still, was not tried
+        in between).  Other releases and gates: at once, as before."""
+        self.unheard_releases: list[tuple[Pod, bool]] = []
+        """The lost nominations :meth:`release_nominations` holds (:attr:`defer_releases`),
+        each with whether a scheduling cycle has begun since, as :attr:`unheard`'s."""
         self._patched_after: dict[str, int] = {}
         """Pod key to how many other Pods' patches the failure handler has sent since its
         :attr:`unheard` patches (:meth:`hear_patched_before`)."""
@@ -172,9 +188,17 @@ class Failures:
         before the cycle that just ended (with :attr:`async_api`: if it was a
         :meth:`slow_step`), or all of them (``all_of_them``) when no Pod can be popped at
         once; each puts its node on the Pod (its update event), whatever the nominator
-        holds since."""
+        holds since.  The :attr:`unheard_releases` are heard by the same rule, each raising
+        ``AssignedPodDelete`` (:meth:`nomination_freed`)."""
         slow = self.slow_steps != self._slow_steps_heard or not self.async_api
         self._slow_steps_heard = self.slow_steps
+        if self.unheard_releases:
+            releases, self.unheard_releases = self.unheard_releases, []
+            for old, raced in releases:
+                if (raced and slow) or all_of_them:
+                    self.nomination_freed(old)
+                else:
+                    self.unheard_releases.append((old, True))
         for key, (qp, patches) in list(self.unheard.items()):
             kept: list[tuple[str, bool]] = []
             for node, raced in patches:
@@ -221,6 +245,9 @@ class Failures:
         :meth:`fail` calls it once the failed Pod is back in the queue, as upstream's
         patch follows ``AddUnschedulablePodIfNotPresent``."""
         released, self.released = self.released, []
+        if self.defer_releases:
+            self.unheard_releases.extend((old, False) for old in released)
+            return
         for old in released:
             self.nomination_freed(old)
 

@@ -323,13 +323,15 @@ class SimCluster:
 
     def quiet(self) -> bool:
         """No Pod is ready to schedule, being bound, or terminating (a victim's grace period
-        still running: its preemptor is waiting for it)."""
+        still running: its preemptor is waiting for it), and no event is on its way to the
+        scheduler (``Scheduler.unheard_events``)."""
         counts = self.scheduler.queue.pending_pods()
         return (
             counts.get("active", 0) == 0
             and counts.get("backoff", 0) == 0
             and self.scheduler.in_flight_bindings == 0
             and not self.api.terminating
+            and not self.scheduler.unheard_events()
         )
 
     def spinning(self, attempts: int) -> bool:
