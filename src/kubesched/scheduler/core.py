@@ -192,6 +192,7 @@ class Scheduler:
         self.committer.nominate_held = gates.enabled("NominatedNodeNameForExpectation")
         self.committer.async_api = gates.enabled("SchedulerAsyncAPICalls")
         self.failing.async_api = self.committer.async_api
+        self.committer.v135_patch_timing = gates.version == "1.35"
         self.search = Search(
             self,
             cluster=self.cluster,
