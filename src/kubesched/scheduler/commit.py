@@ -99,9 +99,9 @@ through the dispatcher's goroutine, the fake API server and the informer (2.5 to
 seed 23351 case 202 all twelve cycles of the burst ran before the update (7.7 ms), as
 upstream answered in 6 of 6 asks, where six cycles (:data:`ASYNC_PATCH_CYCLES`) heard it
 between them in none.  The count is a bound, not a measurement: 12 or 16 broke seed 22354
-case 110 (upstream 0 of 6 asks), and from 20 on the answers at 2,478 schedules with the
-gate on (seeds 21351-24355) are those of hearing it only when idle (h/v135e in
-``benchmarks/RESULTS.md``)."""
+case 110 (upstream 0 of 6 asks; 20 to 64 do not), and with 64 the answers at 2,478
+schedules with the gate on (seeds 21351-24355) are those of hearing it only when idle
+(h/v135e in ``benchmarks/RESULTS.md``)."""
 
 
 @dataclass
