@@ -461,34 +461,50 @@ def test_v137_queue_metrics_show_the_held_members_and_the_entities() -> None:
     assert got[(entities, (("queue", "gated"), ("type", "podgroup")))] == 1
 
 
-def test_v135_waiters_rejected_together_are_heard_after_the_second_moved_pods_cycle() -> None:
-    """Without SchedulerAsyncAPICalls a failed waiter's update (its nomination back) is heard
-    during the first moved Pod's cycle when it failed alone (v1.35 seed 21352 case 134), but
-    after the second when several waiters were rejected at once, each failure handler
-    patching the API server (v1.35 seed 24352 case 126, seed 24354 case 140: three members
-    timed out together, the second moved Pod's Filter still finding their node free).
-    m0 and m1 wait on n0 (2 CPUs), m2 fits nowhere, and m0 and m1 time out together; p and
-    q (1 CPU each, failed before) are moved by the timeout: p binds on n0 first, q too in
-    the second cycle, before the nominations are heard."""
+def _v135_waiters_time_out_together(waiters: int) -> tuple[Scheduler, FakeApi]:
+    """Without SchedulerAsyncAPICalls: ``waiters`` members wait on n0 (one CPU each, n0 full)
+    while one more fits nowhere; p and q (1 CPU each) fail before the gang's Permit timeout,
+    which rejects the waiters at once and moves p and q."""
     clock = VirtualClock()
     s, fake = _scheduler("1.35", {"GenericWorkload": True, "GangScheduling": True}, clock)
-    s.on_node_add(make_node("n0").cap(cpu="2", memory="8Gi", pods=10).obj())
-    _v135_workload(s, min_count=3)
-    for i in range(3):  # m2 fits no node (no Pod's deletion moves it)
+    s.on_node_add(make_node("n0").cap(cpu=str(waiters), memory="8Gi", pods=10).obj())
+    _v135_workload(s, min_count=waiters + 1)
+    for i in range(waiters + 1):  # the last fits no node (no Pod's deletion moves it)
         builder = make_pod(f"m{i}", "ns").req(cpu="1")
-        pod = (builder.node_selector(zone="none") if i == 2 else builder).obj()
+        pod = (builder.node_selector(zone="none") if i == waiters else builder).obj()
         s.on_pod_add(_member(pod))
     _run(s)
-    assert len(s.handle.waiting_pods) == 2
+    assert len(s.handle.waiting_pods) == waiters
     for name in ("p", "q"):
         s.on_pod_add(make_pod(name, "ns").req(cpu="1").obj())
     _run(s)
     assert s.pod_attempts["ns/p"] == 1 and s.pod_attempts["ns/q"] == 1
-    clock.advance(300.0)  # the gang's Permit timeout: m0 and m1 rejected at once
+    clock.advance(300.0)  # the gang's Permit timeout: the waiters rejected at once
     _run(s)
-    assert s.queue.nominator.node_of("ns/m0") == "n0"
-    assert s.queue.nominator.node_of("ns/m1") == "n0"
+    for i in range(waiters):
+        assert s.queue.nominator.node_of(f"ns/m{i}") == "n0"
+    return s, fake
+
+
+def test_v135_waiters_rejected_together_are_heard_after_the_second_moved_pods_cycle() -> None:
+    """Without SchedulerAsyncAPICalls a failed waiter's update (its nomination back) is heard
+    during the first moved Pod's cycle when it failed alone (v1.35 seed 21352 case 134), but
+    after the second when three or more waiters were rejected at once, each failure handler
+    patching the API server (v1.35 seed 24352 case 126, seed 24354 case 140: three members
+    timed out together, the second moved Pod's Filter still finding their node free): p
+    binds on n0 first, q too in the second cycle, before the nominations are heard."""
+    _, fake = _v135_waiters_time_out_together(3)
     assert {fake.binds.get("ns/p"), fake.binds.get("ns/q")} == {"n0"}
+
+
+def test_v135_two_waiters_rejected_together_are_heard_after_the_first_moved_pods_cycle() -> None:
+    """Two waiters rejected at once are heard as one alone is, during the first moved Pod's
+    cycle (v1.35 seed 24356 case 33: ``group-2-0`` and ``group-2-1`` time out together on
+    node-0; the first moved Pod, ``group-1-0``, binds there, the second, ``group-1-1``,
+    finds their nominations and is Unschedulable, upstream 7 of 7 asks): p binds on n0, q
+    does not."""
+    _, fake = _v135_waiters_time_out_together(2)
+    assert [fake.binds.get("ns/p"), fake.binds.get("ns/q")] == ["n0", None]
 
 
 def test_v135_a_failed_waiter_assumed_again_is_not_nominated_by_its_late_update() -> None:
@@ -501,7 +517,8 @@ def test_v135_a_failed_waiter_assumed_again_is_not_nominated_by_its_late_update(
     m0 and m1 wait on n0 (2 CPUs), m2 is short of room; they time out together, the move
     sends m2 to n0, whose Permit activates m0, which waits on n0 again."""
     clock = VirtualClock()
-    s, _ = _scheduler("1.35", {"GenericWorkload": True, "GangScheduling": True}, clock)
+    gates = {"GenericWorkload": True, "GangScheduling": True, "SchedulerAsyncAPICalls": True}
+    s, _ = _scheduler("1.35", gates, clock)
     s.on_node_add(make_node("n0").cap(cpu="2", memory="8Gi", pods=10).obj())
     _v135_workload(s, min_count=3)
     for i in range(3):
@@ -538,3 +555,33 @@ def test_v135_a_permit_deadline_reached_cycle_by_cycle_ends_the_wait_then() -> N
     s.expire_waiting_pods()
     assert not s.handle.waiting_pods
     assert s.failures["ns/m0"][1].endswith("after waiting 5m0s at plugin GangScheduling.")
+
+
+def test_v135_async_a_lone_waiters_update_comes_after_the_burst_of_moved_pods() -> None:
+    """With SchedulerAsyncAPICalls a Permit waiter rejected alone is heard (its
+    ``nominatedNodeName`` back) only after :data:`ASYNC_LONE_PATCH_CYCLES` cycles or once the
+    queue is idle: the Pods its failure moves are retried in quick cycles while the patch
+    makes its round trip (v1.35 seed 23351 case 202: all twelve retries ran before the
+    update, 6 of 6 asks).  m0 waits on n0 (1 CPU), m1 fits nowhere; eight Pods too big for
+    n0 and then q (1 CPU) failed before the timeout; after it q is the ninth Pod retried and
+    takes n0, m0's nomination not heard yet (six cycles, the count before, heard it first)."""
+    clock = VirtualClock()
+    gates = {"GenericWorkload": True, "GangScheduling": True, "SchedulerAsyncAPICalls": True}
+    s, fake = _scheduler("1.35", gates, clock)
+    s.on_node_add(make_node("n0").cap(cpu="1", memory="8Gi", pods=20).obj())
+    _v135_workload(s, min_count=2)
+    s.on_pod_add(_member(make_pod("m0", "ns").req(cpu="1").obj()))
+    s.on_pod_add(_member(make_pod("m1", "ns").req(cpu="1").node_selector(zone="none").obj()))
+    _run(s)
+    assert len(s.handle.waiting_pods) == 1
+    for i in range(8):
+        clock.advance(0.001)
+        s.on_pod_add(make_pod(f"big{i}", "ns").req(cpu="2").obj())
+    clock.advance(0.001)
+    s.on_pod_add(make_pod("q", "ns").req(cpu="1").obj())
+    _run(s)
+    assert s.pod_attempts["ns/q"] == 1 and not fake.binds
+    clock.advance(300.0)  # the gang's Permit timeout: m0 rejected alone
+    _run(s)
+    assert fake.binds.get("ns/q") == "n0"
+    assert s.pod_attempts["ns/q"] == 2

@@ -193,6 +193,7 @@ class Scheduler:
         self.committer.async_api = gates.enabled("SchedulerAsyncAPICalls")
         self.failing.async_api = self.committer.async_api
         self.failing.defer_releases = self.failing.async_api and _v136_groups(gates)
+        self.committer.v135_patch_timing = gates.version == "1.35"
         self.search = Search(
             self,
             cluster=self.cluster,
