@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Hashable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -64,41 +65,38 @@ def _no_node_left(narrowing: set[str]) -> str:
     return f"node(s) didn't satisfy plugin(s) [{' '.join(names)}] simultaneously"
 
 
-def default_chunk_end(fpos: IntArray, walked: int, n: int, num_to_find: int) -> int:
-    """Where the search's default chunked walk over ``n`` rows stops: chunks of
-    ``num_to_find`` rows, then of at least twice the nodes still wanted, until
-    ``num_to_find`` feasible ones are found or the rows run out.  ``fpos`` (int64, ascending)
-    are the positions of the feasible rows among the first ``walked``; the answer is the
-    first chunk end past ``walked`` when the walk needs rows not filtered yet."""
+def default_walk(
+    found_before: Callable[[int], int], n: int, num_to_find: int, walked: int | None = None
+) -> tuple[int, int]:
+    """The search's default chunked walk over ``n`` rows: chunks of ``num_to_find`` rows,
+    then of at least twice the nodes still wanted, until ``num_to_find`` feasible ones are
+    found or the rows run out.  ``(found, end)``: the feasible rows among the first ``end``
+    it walked; ``found_before(end)``: how many of the first ``end`` rows pass.  When
+    ``found > num_to_find`` the search keeps the first ``num_to_find`` and its ``processed``
+    is the position of the last of them plus one (the caller's to find); else
+    ``processed`` is ``end``.  With ``walked`` (only the first ``walked`` rows' verdicts
+    known), the walk stops at the first chunk end past it, where it needs rows not
+    filtered yet (``found`` then counts the rows before that chunk)."""
     end, chunk, found = 0, max(num_to_find, 1), 0
     while end < n and found < num_to_find:
         end = min(end + chunk, n)
-        if end > walked:
-            return end
-        found = int(np.searchsorted(fpos, end))
-        chunk = max(chunk, (num_to_find - found) * 2)
-    return end
-
-
-def default_walk(found_before: Callable[[int], int], n: int, num_to_find: int) -> tuple[int, int]:
-    """The search's default chunked walk over ``n`` rows (:func:`default_chunk_end`) when
-    every row's verdict is known: ``(found, end)``, the feasible rows among the first
-    ``end`` it walked.  ``found_before(end)``: how many of the first ``end`` rows pass.
-    When ``found > num_to_find`` the search keeps the first ``num_to_find`` and its
-    ``processed`` is the position of the last of them plus one (the caller's to find);
-    else ``processed`` is ``end``."""
-    end, chunk, found = 0, max(num_to_find, 1), 0
-    while end < n and found < num_to_find:
-        end = min(end + chunk, n)
+        if walked is not None and end > walked:
+            break
         found = found_before(end)
         chunk = max(chunk, (num_to_find - found) * 2)
     return found, end
 
 
+def _before(fpos: IntArray, end: int) -> int:
+    """How many of the ascending positions ``fpos`` (int64) are below ``end``: the feasible
+    rows among a walk's first ``end`` (:func:`default_walk`'s ``found_before``)."""
+    return int(np.searchsorted(fpos, end))
+
+
 def next_chunk(chunk: int, walked: int, found: int, num_to_find: int) -> int:
     """How many rows the next Filter pass of a search takes, after ``walked`` rows gave
     ``found`` feasible ones of the ``num_to_find`` wanted: the default chunk
-    (:func:`default_chunk_end`), or more when the feasible share seen so far says it will
+    (:func:`default_walk`), or more when the feasible share seen so far says it will
     not do (with a quarter to spare), so a search over mostly full nodes takes a few large
     passes rather than many small ones."""
     left = num_to_find - found
@@ -533,7 +531,7 @@ class FilterPhase:
     ) -> FilterOutcome:
         """``outcome`` of the passes :func:`next_chunk` sized over the first ``walked`` of
         ``ordered_rows``, cut (or extended) to the rows the default chunks would have walked
-        (:func:`default_chunk_end`): the same nodes, failures and ``processed`` (which moves
+        (:func:`default_walk`): the same nodes, failures and ``processed`` (which moves
         the round-robin start) whatever the pass sizes.  When more than ``num_to_find``
         nodes passed among the rows filtered, the rows past them are not filtered even where
         the default walk would have: it keeps only the first ``num_to_find`` nodes and the
@@ -543,7 +541,8 @@ class FilterPhase:
         position = np.empty(int(np.maximum.reduce(ordered_rows)) + 1, dtype=np.int64)
         position[ordered_rows[:walked]] = np.arange(walked, dtype=np.int64)
         while True:
-            end = default_chunk_end(position[outcome.feasible], walked, n, num_to_find)
+            fpos = position[outcome.feasible]  # ascending: filtering keeps the rows' order
+            _, end = default_walk(partial(_before, fpos), n, num_to_find, walked)
             if end <= walked:
                 break
             if outcome.feasible.size > num_to_find:
@@ -601,7 +600,7 @@ class FilterPhase:
             return None
         # Their positions, ascending (filtering keeps the order of the rows).
         fpos = pos if feasible.size == pos.size else pos[np.isin(rows, feasible)]
-        found, processed = default_walk(lambda end: int(np.searchsorted(fpos, end)), n, num_to_find)
+        found, processed = default_walk(partial(_before, fpos), n, num_to_find)
         if found > num_to_find:
             found, processed = num_to_find, int(fpos[num_to_find - 1]) + 1
         empty = np.zeros(0, dtype=np.int64)
